@@ -1,0 +1,45 @@
+# hnsproxy build and test entry points. `make test` is what CI runs.
+SHELL := /bin/bash
+GO    ?= go
+BIN   := bin
+PKGS  := ./...
+export GOFLAGS := -buildvcs=false
+
+.PHONY: all build unit windows wine e2e test demo bench soak fuzz clean
+
+all: build
+
+## build: every binary into bin/
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+## unit: fast unit tests (no control plane)
+unit:
+	$(GO) test -count=1 $(PKGS)
+
+## windows: GOOS=windows build, vet and test compile of every package
+windows:
+	hack/verify-windows.sh
+
+## wine: run the Windows-only tests (hcn JSON equality) under Wine
+wine:
+	hack/wine-test.sh
+
+## e2e: end-to-end tests on a real kube-apiserver and etcd
+e2e:
+	hack/e2e.sh
+
+## test: everything CI runs
+test: unit windows wine e2e
+
+## demo: the main job; a control plane, simulated Windows nodes, Services, HNS tables
+demo: build
+	hack/demo.sh
+
+## bench: benchmarks and the scale harness
+bench:
+	hack/bench.sh
+
+clean:
+	rm -rf $(BIN) _output

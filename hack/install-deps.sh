@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the tests use: Wine and mingw-w64 (Windows test
+# binaries and the bcryptprimitives shim), Prometheus (promtool, real scrapes).
+# Idempotent; skips apt when everything is present.
+set -euo pipefail
+need=()
+command -v wine >/dev/null 2>&1 || need+=(wine wine64)
+command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need+=(gcc-mingw-w64-x86-64-win32)
+command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "install-deps: installing ${need[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+echo "install-deps: ok ($(wine --version 2>/dev/null || echo 'no wine'), $(promtool --version 2>&1 | head -1))"

@@ -1,0 +1,99 @@
+package hnslb
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrorCode is the HRESULT or Win32 code HNS returns. Generic Windows codes
+// arrive short (0x490), HNS's own as 0x803bxxxx.
+type ErrorCode uint32
+
+const (
+	CodeInvalidParameter      ErrorCode = 0x57       // ERROR_INVALID_PARAMETER; also "invalid number of destinations"
+	CodeAlreadyExists         ErrorCode = 0xb7       // ERROR_ALREADY_EXISTS
+	CodeNotFound              ErrorCode = 0x490      // ERROR_NOT_FOUND
+	CodeTimeout               ErrorCode = 0x5b4      // ERROR_TIMEOUT
+	CodeRPCServerUnavailable  ErrorCode = 0x6ba      // RPC_S_SERVER_UNAVAILABLE: the HNS service is down or restarting
+	CodeNotImplemented        ErrorCode = 0x80004001 // E_NOTIMPL
+	CodeNetworkNotFound       ErrorCode = 0x803b0001 // HCN_E_NETWORK_NOT_FOUND
+	CodeEndpointNotFound      ErrorCode = 0x803b0002 // HCN_E_ENDPOINT_NOT_FOUND
+	CodeInvalidEndpoint       ErrorCode = 0x803b000c // HCN_E_INVALID_ENDPOINT
+	CodeNetworkAlreadyExists  ErrorCode = 0x803b0010 // HCN_E_NETWORK_ALREADY_EXISTS
+	CodePortAlreadyExists     ErrorCode = 0x803b0013 // HCN_E_PORT_ALREADY_EXISTS
+	CodeEndpointAlreadyAttach ErrorCode = 0x803b0014 // HCN_E_ENDPOINT_ALREADY_ATTACHED
+	CodeRequestUnsupported    ErrorCode = 0x803b0015 // HCN_E_REQUEST_UNSUPPORTED
+	CodeInvalidIP             ErrorCode = 0x803b001e // HCN_E_INVALID_IP
+	CodeManagerStopped        ErrorCode = 0x803b0020 // HCN_E_MANAGER_STOPPED
+)
+
+// Error is an HNS failure: the operation, HNS's code, and HNS's message.
+type Error struct {
+	Op      string
+	Code    ErrorCode
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("hns %s: code 0x%x", e.Op, uint32(e.Code))
+	}
+	return fmt.Sprintf("hns %s: %s (0x%x)", e.Op, e.Message, uint32(e.Code))
+}
+
+// NewError builds an *Error.
+func NewError(op string, code ErrorCode, format string, args ...any) *Error {
+	return &Error{Op: op, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// CodeOf returns the HNS code inside err, and whether there was one.
+func CodeOf(err error) (ErrorCode, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code, true
+	}
+	return 0, false
+}
+
+func hasCode(err error, codes ...ErrorCode) bool {
+	c, ok := CodeOf(err)
+	if !ok {
+		return false
+	}
+	for _, want := range codes {
+		if c == want {
+			return true
+		}
+	}
+	return false
+}
+
+// IsNotFound reports an object that does not exist. HNS being unreachable is
+// never "not found" (kubernetes/kubernetes#139519).
+func IsNotFound(err error) bool {
+	return hasCode(err, CodeNotFound, CodeNetworkNotFound, CodeEndpointNotFound)
+}
+
+// IsPortAlreadyExists reports a frontend conflict with another load balancer.
+func IsPortAlreadyExists(err error) bool { return hasCode(err, CodePortAlreadyExists) }
+
+// IsAlreadyExists reports a duplicate object (an endpoint IP taken, a network name taken).
+func IsAlreadyExists(err error) bool {
+	return hasCode(err, CodeAlreadyExists, CodeNetworkAlreadyExists, CodeEndpointAlreadyAttach)
+}
+
+// IsInvalidParameter reports a rejected document, e.g. too many destinations.
+func IsInvalidParameter(err error) bool { return hasCode(err, CodeInvalidParameter, CodeInvalidIP) }
+
+// IsNotImplemented reports an operation this HNS build lacks.
+func IsNotImplemented(err error) bool {
+	return hasCode(err, CodeNotImplemented, CodeRequestUnsupported)
+}
+
+// IsUnavailable reports that HNS could not be reached or is restarting: retry later.
+func IsUnavailable(err error) bool {
+	return hasCode(err, CodeRPCServerUnavailable, CodeManagerStopped, CodeTimeout)
+}
+
+// IsTransient reports an error worth retrying as it is.
+func IsTransient(err error) bool { return IsUnavailable(err) }
