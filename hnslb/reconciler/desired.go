@@ -45,6 +45,8 @@ type Backend struct {
 	// ProviderAddress is the node IP hosting a remote backend on overlay
 	// networks ("" on l2bridge).
 	ProviderAddress string
+	// MAC given to the remote endpoint HNS creates for a remote backend.
+	MAC string
 }
 
 // DesiredLB is one HNS load balancer hnsproxy wants on this node.
