@@ -63,6 +63,10 @@ type parsedSlice struct {
 // name and protocol as kube-proxy does. ok is false when the slice does not
 // carry the port; valid is false when it carries it without a usable number.
 func (s *parsedSlice) portFor(sp *v1.ServicePort) (port uint16, ok, valid bool) {
+	want := sp.Protocol
+	if want == "" {
+		want = v1.ProtocolTCP // the API default
+	}
 	for _, p := range s.ports {
 		name := ""
 		if p.Name != nil {
@@ -72,7 +76,7 @@ func (s *parsedSlice) portFor(sp *v1.ServicePort) (port uint16, ok, valid bool) 
 		if p.Protocol != nil {
 			proto = *p.Protocol
 		}
-		if name != sp.Name || proto != sp.Protocol {
+		if name != sp.Name || proto != want {
 			continue
 		}
 		if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {
