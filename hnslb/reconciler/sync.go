@@ -287,10 +287,10 @@ func (r *Reconciler) findBlocker(run *syncRun, key LBKey) *hnslb.LoadBalancer {
 		}
 	}
 	for i := range run.listedLBs {
-		lb := &run.listedLBs[i]
-		if k, ok := keyOf(lb); ok && k == key {
+		if k, ok := keyOf(&run.listedLBs[i]); ok && k == key {
+			lb := run.listedLBs[i]
 			run.listedLBs = slices.Delete(run.listedLBs, i, i+1)
-			return lb
+			return &lb
 		}
 	}
 	return nil
