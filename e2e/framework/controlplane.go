@@ -198,7 +198,10 @@ func (c *ControlPlane) Stop() error {
 	if err != nil {
 		return err
 	}
-	return os.Remove(filepath.Join(c.dir, stateFile))
+	if err := os.Remove(filepath.Join(c.dir, stateFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 func (c *ControlPlane) startEtcd(ctx context.Context) error {

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/csv"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,6 +167,40 @@ func TestProcessLifecycle(t *testing.T) {
 	}
 	if err := p.stop(time.Second); err != nil {
 		t.Errorf("second stop: %v", err)
+	}
+}
+
+// TestProcessDiesWithCaller runs this test binary as a caller that starts a
+// child and exits without stopping it: the kernel must kill the child, as it
+// would an apiserver left behind by a test that timed out.
+func TestProcessDiesWithCaller(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(t.TempDir(), "sleep.log")
+	if os.Getenv("FRAMEWORK_TEST_CALLER") != "" {
+		p, err := startProcess("sleep", sleep, []string{"600"}, logPath, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("child pid", p.pid)
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestProcessDiesWithCaller$")
+	cmd.Env = append(os.Environ(), "FRAMEWORK_TEST_CALLER=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("caller: %v", err)
+	}
+	var pid int
+	if _, err := fmt.Sscanf(string(out), "child pid %d", &pid); err != nil {
+		t.Fatalf("caller printed %q: %v", out, err)
+	}
+	child := findProcess("sleep", sleep, pid, logPath)
+	if !child.waitExit(time.Minute) {
+		_ = child.stop(time.Second)
+		t.Fatalf("child %d outlived its caller", pid)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -41,16 +42,27 @@ func startProcess(name, bin string, args []string, logPath string, detach bool) 
 	} else {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("starting %s: %w", name, err)
-	}
-	p := &process{name: name, bin: bin, pid: cmd.Process.Pid, logPath: logPath, exited: make(chan struct{})}
+	// The kernel sends Pdeathsig when the thread that forked the child
+	// exits, not the process, and the Go runtime retires threads whose
+	// goroutine ends while locked to them. So fork from a thread locked for
+	// the child's whole life.
+	started := make(chan error)
+	p := &process{name: name, bin: bin, logPath: logPath, exited: make(chan struct{})}
 	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		defer logFile.Close()
+		if err := cmd.Start(); err != nil {
+			started <- fmt.Errorf("starting %s: %w", name, err)
+			return
+		}
+		p.pid = cmd.Process.Pid
+		started <- nil
 		_ = cmd.Wait()
-		logFile.Close()
 		close(p.exited)
 	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
