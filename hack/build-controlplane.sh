@@ -24,6 +24,12 @@ cached() {
     "${STAMP}" -nt "${MOD}/go.mod" && "${STAMP}" -nt "${MOD}/go.sum" ]]
 }
 
+# One build at a time per output folder (the demo and the e2e suite may
+# start together); a waiter then finds the fresh binaries cached.
+mkdir -p "${OUT}"
+exec 9>"${OUT}/.lock"
+flock 9
+
 if cached; then
   log "using cached binaries in ${OUT} ($(cat "${STAMP}"))"
   echo "${OUT}"
