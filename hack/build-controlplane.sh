@@ -73,7 +73,7 @@ trap 'kill "${heartbeat}" 2>/dev/null || true' EXIT
 build() { # build OUTPUT PKG
   "${GO}" build -v -ldflags "${ldflags}" -o "$1" "$2" 2>&1
 }
-{ build "${tmp}/kube-apiserver" "${KUBE_PKG}" && build "${tmp}/etcd" "${ETCD_PKG}"; } |
+if ! { build "${tmp}/kube-apiserver" "${KUBE_PKG}" && build "${tmp}/etcd" "${ETCD_PKG}"; } |
   awk -v total="${total}" -v start="$(date +%s)" '
     /^#|: / { print; fflush(); next }        # compiler errors pass through
     { n++ }
@@ -81,10 +81,8 @@ build() { # build OUTPUT PKG
       printf "build-controlplane: compiled %d packages (of at most %d), %ds\n", n, total, systime() - start > "/dev/stderr"
       fflush("/dev/stderr")
     }
-    END { printf "build-controlplane: compiled %d packages\n", n > "/dev/stderr" }' >&2
-status=("${PIPESTATUS[@]}")
-if [[ "${status[0]}" != 0 ]]; then
-  log "build failed"
+    END { printf "build-controlplane: compiled %d packages\n", n > "/dev/stderr" }' >&2; then
+  log "build failed; the go command's messages are above"
   exit 1
 fi
 
