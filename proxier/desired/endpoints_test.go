@@ -221,6 +221,22 @@ func TestMixedPortsAndDuplicates(t *testing.T) {
 		cluster:  "10.1.0.2,10.1.0.3",
 		nodePort: "10.1.0.2,10.1.0.3",
 	}, {
+		name: "a ready copy beats a serving-terminating one",
+		slices: []*discoveryv1.EndpointSlice{
+			slice("web-a", 8080, ep("10.1.0.2", servingTerminating), ep("10.1.0.3")),
+			slice("web-b", 8080, ep("10.1.0.2")),
+		},
+		cluster:  "10.1.0.2,10.1.0.3",
+		nodePort: "10.1.0.2,10.1.0.3",
+	}, {
+		name: "a serving-terminating copy beats a non-serving one",
+		slices: []*discoveryv1.EndpointSlice{
+			slice("web-a", 8080, ep("10.1.0.2", goneTerminating)),
+			slice("web-b", 8080, ep("10.1.0.2", servingTerminating)),
+		},
+		cluster:  "10.1.0.2",
+		nodePort: "10.1.0.2",
+	}, {
 		name: "a local copy of a duplicate wins over a remote one",
 		slices: []*discoveryv1.EndpointSlice{
 			slice("web-a", 8080, ep("10.1.0.2")),
