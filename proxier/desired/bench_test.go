@@ -34,14 +34,22 @@ func benchInputs(n int) []ServiceInput {
 	return out
 }
 
+// BenchmarkForService maps n Services one by one, without the node state:
+// the cost of the mapping alone.
 func BenchmarkForService(b *testing.B) {
-	cfg := config()
-	in := benchInputs(1)[0]
-	b.ReportAllocs()
-	for b.Loop() {
-		if r := ForService(in, cfg); len(r.LBs) != 3 {
-			b.Fatalf("got %d load balancers", len(r.LBs))
-		}
+	for _, n := range []int{1, 1000, 10000} {
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			cfg := config()
+			in := benchInputs(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range in {
+					if r := ForService(in[i], cfg); len(r.LBs) != 3 {
+						b.Fatalf("got %d load balancers", len(r.LBs))
+					}
+				}
+			}
+		})
 	}
 }
 
