@@ -4,9 +4,11 @@
 # under Wine, and fails unless at least one test ran and none failed.
 #
 # Go >= 1.24 Windows binaries import ProcessPrng from bcryptprimitives.dll,
-# which Wine 8 lacks; hack/wine/bcryptprimitives.c is a shim that provides it,
-# built with mingw-w64 and installed into a private Wine prefix under
-# _output/ (never the user's ~/.wine). Headless: no X, no Mono/Gecko, no network.
+# which Wine 8 lacks; hack/wine/bcryptprimitives.c is a shim that provides it.
+# Wine has no HNS either: hack/wine/computenetwork.c and vmcompute.c are a
+# scriptable fake of HNS's client DLLs, so hcn's real code paths run. All are
+# built with mingw-w64 and installed into a private Wine prefix under _output/
+# (never the user's ~/.wine). Headless: no X, no Mono/Gecko, no network.
 #
 # Without wine or mingw-w64 this fails when CI is set, and skips loudly otherwise.
 set -euo pipefail
@@ -36,16 +38,22 @@ wineserver=$(command -v wineserver || command -v /usr/lib/wine/wineserver64 || t
 unset DISPLAY WAYLAND_DISPLAY
 export WINEDEBUG=-all WINEARCH=win64 WINELOADER=$wine
 # mscoree/mshtml disabled: wineboot would otherwise offer to download Mono and
-# Gecko. bcryptprimitives: our native shim first (Wine 8 has no builtin one).
-export WINEDLLOVERRIDES="mscoree,mshtml=;bcryptprimitives=n,b"
+# Gecko. Our DLLs load first (Wine 8 has no builtin ones of these names).
+export WINEDLLOVERRIDES="mscoree,mshtml=;bcryptprimitives,computenetwork,vmcompute=n,b"
 
 mkdir -p "$out"
-shim=$out/bcryptprimitives.dll
-if [ ! -f "$shim" ] || [ hack/wine/bcryptprimitives.c -nt "$shim" ] || [ hack/wine/bcryptprimitives.def -nt "$shim" ]; then
-  echo "wine-test: building the bcryptprimitives.dll shim (ProcessPrng)"
-  x86_64-w64-mingw32-gcc -shared -O2 -s -static-libgcc -o "$shim" \
-    hack/wine/bcryptprimitives.c hack/wine/bcryptprimitives.def -lbcrypt
-fi
+# build_dll NAME LIBS...: hack/wine/NAME.c (+ NAME.def if present) -> $out/NAME.dll
+build_dll() {
+  local name=$1; shift
+  local dll=$out/$name.dll src=hack/wine/$name.c def=()
+  [ -f "hack/wine/$name.def" ] && def=("hack/wine/$name.def")
+  if [ -f "$dll" ] && [ -z "$(find hack/wine -newer "$dll" -print -quit)" ]; then return; fi
+  echo "wine-test: building $name.dll"
+  x86_64-w64-mingw32-gcc -shared -O2 -s -static-libgcc -Wall -o "$dll" "$src" "${def[@]}" "$@"
+}
+build_dll bcryptprimitives -lbcrypt # ProcessPrng for the Go runtime
+build_dll computenetwork -lole32    # fake HNS API (hack/wine/fakehns.h)
+build_dll vmcompute -lole32         # fake HNSCall (HNS version)
 
 if [ ! -f "$WINEPREFIX/system.reg" ] || [ ! -d "$WINEPREFIX/drive_c/windows/system32" ]; then
   echo "wine-test: creating the Wine prefix $WINEPREFIX (first run only)"
@@ -55,7 +63,9 @@ if [ ! -f "$WINEPREFIX/system.reg" ] || [ ! -d "$WINEPREFIX/drive_c/windows/syst
   [ -z "$wineserver" ] || timeout 120 "$wineserver" -w || true
 fi
 sys32=$WINEPREFIX/drive_c/windows/system32
-cmp -s "$shim" "$sys32/bcryptprimitives.dll" || cp "$shim" "$sys32/bcryptprimitives.dll"
+for name in bcryptprimitives computenetwork vmcompute; do
+  cmp -s "$out/$name.dll" "$sys32/$name.dll" || cp "$out/$name.dll" "$sys32/$name.dll"
+done
 
 pkgs=$(find . -name '*_windows_test.go' -not -path './_output/*' -not -path './.cache/*' -exec dirname {} \; | sort -u)
 [ -n "$pkgs" ] || { echo "wine-test: FAIL: no package has *_windows_test.go files" >&2; exit 1; }

@@ -21,7 +21,8 @@ func call(ctx context.Context, op string, fn func() error) (err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = &hnslb.Error{Op: op, Message: fmt.Sprintf("hcn panicked: %v", r)}
+			perr := fmt.Errorf("hcn panicked: %v", r)
+			err = &hnslb.Error{Op: op, Message: perr.Error(), Err: perr}
 		}
 	}()
 	return mapError(op, fn())
