@@ -279,4 +279,3 @@ func postOne[T any](ctx context.Context, c *Client, op, method, path string, in 
 	}
 	return &v, nil
 }
-
