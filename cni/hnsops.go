@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
@@ -74,4 +73,3 @@ func namespaceHasEndpoint(ns *hnslb.Namespace, endpointID string) bool {
 	}
 	return false
 }
-
