@@ -261,6 +261,11 @@ func (c *Client) SetFaults(ctx context.Context, req FaultsRequest) error {
 	return c.call(ctx, "SetFaults", http.MethodPost, pathFaults, req, nil)
 }
 
+// SetRemoteSubnets replaces a network's RemoteSubnetRoute policies.
+func (c *Client) SetRemoteSubnets(ctx context.Context, req RemoteSubnetsRequest) error {
+	return c.call(ctx, "SetRemoteSubnets", http.MethodPost, pathRemoteSubnets, req, nil)
+}
+
 func getOne[T any](ctx context.Context, c *Client, op, path string) (*T, error) {
 	var v T
 	if err := c.call(ctx, op, http.MethodGet, path, nil, &v); err != nil {

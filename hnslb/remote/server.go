@@ -31,6 +31,8 @@ type Extras struct {
 	Trace func(ctx context.Context, req TraceRequest, self PeerNode) (any, error)
 	// SetFaults changes injected faults, latency, or starts a restart window.
 	SetFaults func(FaultsRequest) error
+	// SetRemoteSubnets replaces a network's RemoteSubnetRoute policies.
+	SetRemoteSubnets func(RemoteSubnetsRequest) error
 }
 
 // NewServer serves c's HNS API and x's diagnostics.
@@ -70,6 +72,7 @@ func NewServer(c hnslb.Client, x Extras) http.Handler {
 	m.HandleFunc("GET "+pathNode, s.node)
 	m.HandleFunc("POST "+pathTrace, s.trace)
 	m.HandleFunc("POST "+pathFaults, s.faults)
+	m.HandleFunc("POST "+pathRemoteSubnets, s.remoteSubnets)
 	return m
 }
 
@@ -298,20 +301,30 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) faults(w http.ResponseWriter, r *http.Request) {
-	if s.x.SetFaults == nil {
-		reply(w, "SetFaults", nil, notImplemented("SetFaults"))
+	serveSetter(w, r, "SetFaults", s.x.SetFaults)
+}
+
+func (s *server) remoteSubnets(w http.ResponseWriter, r *http.Request) {
+	serveSetter(w, r, "SetRemoteSubnets", s.x.SetRemoteSubnets)
+}
+
+// serveSetter decodes a request and hands it to set; HNS errors keep their
+// code, others are a bad request.
+func serveSetter[T any](w http.ResponseWriter, r *http.Request, op string, set func(T) error) {
+	if set == nil {
+		reply(w, op, nil, notImplemented(op))
 		return
 	}
-	var req FaultsRequest
-	if err := decode(r, "SetFaults", &req); err != nil {
-		reply(w, "SetFaults", nil, err)
+	var req T
+	if err := decode(r, op, &req); err != nil {
+		reply(w, op, nil, err)
 		return
 	}
-	if err := s.x.SetFaults(req); err != nil {
-		reply(w, "SetFaults", nil, hnslb.NewError("SetFaults", hnslb.CodeInvalidParameter, "%v", err))
-		return
+	err := set(req)
+	if _, ok := hnslb.CodeOf(err); err != nil && !ok {
+		err = hnslb.NewError(op, hnslb.CodeInvalidParameter, "%v", err)
 	}
-	reply(w, "SetFaults", nil, nil)
+	reply(w, op, nil, err)
 }
 
 // nonNil makes empty lists travel as [] rather than null.

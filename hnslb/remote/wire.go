@@ -22,6 +22,9 @@ const (
 	pathNode   = "/node"
 	pathTrace  = "/trace"
 	pathFaults = "/faults"
+	// pathRemoteSubnets replaces an overlay network's RemoteSubnetRoute
+	// policies, as flannel does on Windows when nodes come and go.
+	pathRemoteSubnets = "/remote-subnets"
 )
 
 // httpStatus is the status a failed call answers with. Clients read the
@@ -103,4 +106,10 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// RemoteSubnetsRequest replaces the RemoteSubnetRoute policies of a network.
+type RemoteSubnetsRequest struct {
+	Network string                                 `json:"network"`
+	Routes  []hnslb.RemoteSubnetRoutePolicySetting `json:"routes"`
 }
