@@ -67,11 +67,22 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 		if err := checkNetworkType(network, n.Mode); err != nil {
 			return nil, err
 		}
+	} else if n.overlay() && !n.providerAddress.IsValid() {
+		// Refuse before creating anything: an overlay network without the
+		// node's provider address would stay broken for every later pod.
+		return nil, invalidConfig("HNS network %q does not exist, and creating an overlay network needs providerAddress", n.Network)
 	}
 	name := endpointName(s.args.ContainerID, s.args.IfName)
-	// An endpoint left by an interrupted ADD of this attachment goes first.
-	if err := c.removeEndpoint(ctx, name); err != nil {
+	// An endpoint left by an interrupted ADD of this attachment goes first,
+	// with its address: IPAM refuses a second address for one attachment.
+	stale, err := c.removeEndpoint(ctx, name)
+	if err != nil {
 		return nil, err
+	}
+	if stale {
+		if err := ipam.ExecDel(n.IPAM.Type, s.args.StdinData); err != nil {
+			return nil, err
+		}
 	}
 
 	ipamResult, err := ipam.ExecAdd(n.IPAM.Type, s.args.StdinData)

@@ -15,7 +15,7 @@ func cmdDel(args *skel.CmdArgs) error {
 	if err != nil {
 		return err
 	}
-	if err := s.hns.removeEndpoint(ctx, endpointName(args.ContainerID, args.IfName)); err != nil {
+	if _, err := s.hns.removeEndpoint(ctx, endpointName(args.ContainerID, args.IfName)); err != nil {
 		return err
 	}
 	return ipam.ExecDel(s.conf.IPAM.Type, args.StdinData)

@@ -208,7 +208,10 @@ func (c netConf) listJSON(t *testing.T) []byte {
 // pluginJSON is the single plugin's config as a runtime hands it to the binary.
 func (c netConf) pluginJSON(t *testing.T) []byte {
 	p := c.plugin()
-	p["cniVersion"], p["name"] = c.version, "pods"
+	p["name"] = "pods"
+	if _, set := c.extra["cniVersion"]; !set {
+		p["cniVersion"] = c.version
+	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
