@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
 	current "github.com/containernetworking/cni/pkg/types/100"
 	"github.com/containernetworking/plugins/pkg/ipam"
@@ -17,14 +16,8 @@ import (
 // defaultVNI is the VXLAN id of an overlay network hnscni creates (as Flannel's).
 const defaultVNI = 4096
 
-func cmdAdd(args *skel.CmdArgs) error {
-	ctx, cancel := withTimeout()
-	defer cancel()
-	s, err := newSession(args)
-	if err != nil {
-		return err
-	}
-	nsID, err := namespaceID(args.Netns)
+func cmdAdd(ctx context.Context, s *session) error {
+	nsID, err := namespaceID(s.args.Netns)
 	if err != nil {
 		return err
 	}

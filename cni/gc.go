@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/containernetworking/cni/pkg/invoke"
-	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
 )
 
@@ -16,13 +15,7 @@ import (
 // no longer lists, releases their addresses, and lets IPAM collect its own
 // garbage. Only attached endpoints named like ours are candidates, so the
 // proxy's remote endpoints and other agents' endpoints stay.
-func cmdGC(args *skel.CmdArgs) error {
-	ctx, cancel := withTimeout()
-	defer cancel()
-	s, err := newSession(args)
-	if err != nil {
-		return err
-	}
+func cmdGC(ctx context.Context, s *session) error {
 	network, err := s.hns.network(ctx, s.conf.Network)
 	if err != nil {
 		return err

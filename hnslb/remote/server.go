@@ -138,13 +138,7 @@ func (s *server) getNetwork(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) createNetwork(w http.ResponseWriter, r *http.Request) {
-	var n hnslb.Network
-	if err := decode(r, "CreateNetwork", &n); err != nil {
-		reply(w, "CreateNetwork", nil, err)
-		return
-	}
-	v, err := s.c.CreateNetwork(r.Context(), &n)
-	reply(w, "CreateNetwork", v, err)
+	withDocument(w, r, "CreateNetwork", s.c.CreateNetwork)
 }
 
 func (s *server) deleteNetwork(w http.ResponseWriter, r *http.Request) {
@@ -157,13 +151,9 @@ func (s *server) listEndpointsOfNetwork(w http.ResponseWriter, r *http.Request) 
 }
 
 func (s *server) createEndpoint(w http.ResponseWriter, r *http.Request) {
-	var e hnslb.Endpoint
-	if err := decode(r, "CreateEndpoint", &e); err != nil {
-		reply(w, "CreateEndpoint", nil, err)
-		return
-	}
-	v, err := s.c.CreateEndpoint(r.Context(), r.PathValue("id"), &e)
-	reply(w, "CreateEndpoint", v, err)
+	withDocument(w, r, "CreateEndpoint", func(ctx context.Context, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
+		return s.c.CreateEndpoint(ctx, r.PathValue("id"), e)
+	})
 }
 
 func (s *server) listEndpoints(w http.ResponseWriter, r *http.Request) {
@@ -196,13 +186,7 @@ func (s *server) getNamespace(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) createNamespace(w http.ResponseWriter, r *http.Request) {
-	var ns hnslb.Namespace
-	if err := decode(r, "CreateNamespace", &ns); err != nil {
-		reply(w, "CreateNamespace", nil, err)
-		return
-	}
-	v, err := s.c.CreateNamespace(r.Context(), &ns)
-	reply(w, "CreateNamespace", v, err)
+	withDocument(w, r, "CreateNamespace", s.c.CreateNamespace)
 }
 
 func (s *server) deleteNamespace(w http.ResponseWriter, r *http.Request) {
@@ -230,23 +214,24 @@ func (s *server) getLoadBalancer(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) createLoadBalancer(w http.ResponseWriter, r *http.Request) {
-	var lb hnslb.LoadBalancer
-	if err := decode(r, "CreateLoadBalancer", &lb); err != nil {
-		reply(w, "CreateLoadBalancer", nil, err)
-		return
-	}
-	v, err := s.c.CreateLoadBalancer(r.Context(), &lb)
-	reply(w, "CreateLoadBalancer", v, err)
+	withDocument(w, r, "CreateLoadBalancer", s.c.CreateLoadBalancer)
 }
 
 func (s *server) updateLoadBalancer(w http.ResponseWriter, r *http.Request) {
-	var lb hnslb.LoadBalancer
-	if err := decode(r, "UpdateLoadBalancer", &lb); err != nil {
-		reply(w, "UpdateLoadBalancer", nil, err)
+	withDocument(w, r, "UpdateLoadBalancer", func(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+		return s.c.UpdateLoadBalancer(ctx, r.PathValue("id"), lb)
+	})
+}
+
+// withDocument decodes the request's HNS document and replies with what do makes of it.
+func withDocument[T, R any](w http.ResponseWriter, r *http.Request, op string, do func(context.Context, *T) (R, error)) {
+	var doc T
+	if err := decode(r, op, &doc); err != nil {
+		reply(w, op, nil, err)
 		return
 	}
-	v, err := s.c.UpdateLoadBalancer(r.Context(), r.PathValue("id"), &lb)
-	reply(w, "UpdateLoadBalancer", v, err)
+	v, err := do(r.Context(), &doc)
+	reply(w, op, v, err)
 }
 
 func (s *server) deleteLoadBalancer(w http.ResponseWriter, r *http.Request) {
