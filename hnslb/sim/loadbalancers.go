@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"net/netip"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -20,7 +19,7 @@ func (h *HNS) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*
 		stored := copyLoadBalancer(lb)
 		stored.ID = h.state.ids.guid()
 		stored.SchemaVersion = hnslb.V2
-		h.state.loadBalancers.put(stored.ID, stored)
+		h.state.putLoadBalancer(stored)
 		out = copyLoadBalancer(stored)
 		return nil
 	})
@@ -53,7 +52,7 @@ func (h *HNS) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadB
 		if mode == modifyIgnoresBackends {
 			stored.HostComputeEndpoints = old.HostComputeEndpoints
 		}
-		h.state.loadBalancers.put(stored.ID, stored)
+		h.state.putLoadBalancer(stored)
 		out = copyLoadBalancer(stored)
 		return nil
 	})
@@ -73,7 +72,7 @@ func (h *HNS) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, erro
 // DeleteLoadBalancer deletes a load balancer, or fails with CodeNotFound.
 func (h *HNS) DeleteLoadBalancer(ctx context.Context, id string) error {
 	return deleteByID(ctx, h, OpDeleteLoadBalancer, "load balancer", &h.state.loadBalancers, id, func(lb *hnslb.LoadBalancer) {
-		h.state.loadBalancers.del(lb.ID)
+		h.state.deleteLoadBalancer(lb.ID)
 	})
 }
 
@@ -94,14 +93,13 @@ func (h *HNS) checkLoadBalancer(op Op, lb *hnslb.LoadBalancer, self string) erro
 	if err != nil {
 		return err
 	}
-	vips, err := checkFamily(op, ipv6, lb)
-	if err != nil {
+	if err := checkFamily(op, ipv6, lb); err != nil {
 		return err
 	}
 	if err := h.checkBackends(op, ipv6, lb.HostComputeEndpoints); err != nil {
 		return err
 	}
-	return h.checkFrontendFree(op, self, ipv6, pm, vips)
+	return h.checkFrontendFree(op, self, lb)
 }
 
 func (h *HNS) checkPortMapping(op Op, pm hnslb.PortMapping) error {
@@ -145,29 +143,27 @@ func (h *HNS) checkLoadBalancerFlags(op Op, flags hnslb.LoadBalancerFlags) (bool
 }
 
 // checkFamily checks that the frontend VIPs and the source VIP are of the
-// family the IPv6 flag says, and returns the VIPs.
-func checkFamily(op Op, ipv6 bool, lb *hnslb.LoadBalancer) ([]netip.Addr, error) {
-	var vips []netip.Addr
+// family the IPv6 flag says.
+func checkFamily(op Op, ipv6 bool, lb *hnslb.LoadBalancer) error {
 	for _, s := range lb.FrontendVIPs {
 		a, ok := parseIP(s)
 		if !ok {
-			return nil, hnsError(op, hnslb.CodeInvalidParameter, "frontend VIP %q", s)
+			return hnsError(op, hnslb.CodeInvalidParameter, "frontend VIP %q", s)
 		}
 		if a.Is6() != ipv6 {
-			return nil, hnsError(op, hnslb.CodeInvalidParameter, "frontend VIP %s does not match the IPv6 flag (%v)", a, ipv6)
+			return hnsError(op, hnslb.CodeInvalidParameter, "frontend VIP %s does not match the IPv6 flag (%v)", a, ipv6)
 		}
-		vips = append(vips, a)
 	}
 	if lb.SourceVIP != "" {
 		a, ok := parseIP(lb.SourceVIP)
 		if !ok {
-			return nil, hnsError(op, hnslb.CodeInvalidParameter, "source VIP %q", lb.SourceVIP)
+			return hnsError(op, hnslb.CodeInvalidParameter, "source VIP %q", lb.SourceVIP)
 		}
 		if a.Is6() != ipv6 {
-			return nil, hnsError(op, hnslb.CodeInvalidParameter, "source VIP %s does not match the IPv6 flag (%v)", a, ipv6)
+			return hnsError(op, hnslb.CodeInvalidParameter, "source VIP %s does not match the IPv6 flag (%v)", a, ipv6)
 		}
 	}
-	return vips, nil
+	return nil
 }
 
 // checkBackends enforces the cap, existing endpoints, no repeats, and that
@@ -209,31 +205,13 @@ func hasFamily(e *hnslb.Endpoint, ipv6 bool) bool {
 // frontend VIP, protocol and external port. Load balancers without a VIP
 // (NodePort) apply to the node's addresses and conflict among themselves,
 // per address family.
-func (h *HNS) checkFrontendFree(op Op, self string, ipv6 bool, pm hnslb.PortMapping, vips []netip.Addr) error {
-	var err error
-	h.state.loadBalancers.each(func(other *hnslb.LoadBalancer) {
-		if err != nil || (self != "" && key(other.ID) == key(self)) || len(other.PortMappings) == 0 {
-			return
+func (h *HNS) checkFrontendFree(op Op, self string, lb *hnslb.LoadBalancer) error {
+	for _, k := range frontendKeys(lb) {
+		if owner, taken := h.state.frontends[k]; taken && owner != key(self) {
+			pm := lb.PortMappings[0]
+			return hnsError(op, hnslb.CodePortAlreadyExists, "frontend %v port %d protocol %d is used by load balancer %s",
+				lb.FrontendVIPs, pm.ExternalPort, pm.Protocol, owner)
 		}
-		opm := other.PortMappings[0]
-		if opm.Protocol != pm.Protocol || opm.ExternalPort != pm.ExternalPort {
-			return
-		}
-		if len(vips) == 0 {
-			if len(other.FrontendVIPs) == 0 && (other.Flags&hnslb.LoadBalancerFlagsIPv6 != 0) == ipv6 {
-				err = hnsError(op, hnslb.CodePortAlreadyExists, "node port %d/%d is used by load balancer %s", pm.ExternalPort, pm.Protocol, other.ID)
-			}
-			return
-		}
-		for _, s := range other.FrontendVIPs {
-			a, ok := parseIP(s)
-			for _, v := range vips {
-				if ok && a == v {
-					err = hnsError(op, hnslb.CodePortAlreadyExists, "%s:%d/%d is used by load balancer %s", v, pm.ExternalPort, pm.Protocol, other.ID)
-					return
-				}
-			}
-		}
-	})
-	return err
+	}
+	return nil
 }
