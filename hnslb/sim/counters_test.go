@@ -14,7 +14,7 @@ func TestCounters(t *testing.T) {
 	if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, a.ID)); err != nil {
 		t.Fatal(err) // 1 write
 	}
-	if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, a.ID)); err == nil {
+	if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80)); err == nil {
 		t.Fatal("conflict accepted") // failed: not a write
 	}
 	if _, err := h.ListEndpoints(ctx); err != nil { // 1 + 3*2 hcn calls

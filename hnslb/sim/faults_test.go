@@ -132,4 +132,8 @@ func TestRestart(t *testing.T) {
 	if c := h.Counters(); c.CountResult(OpDeleteLoadBalancer, "RPCServerUnavailable") != 1 {
 		t.Errorf("counters %v", c.Calls)
 	}
+	// A client that took "unavailable" for "gone" and re-creates the same
+	// load balancer meets 0xb7 (kubernetes/kubernetes#139519).
+	_, err = h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80))
+	wantCode(t, err, hnslb.CodeAlreadyExists)
 }

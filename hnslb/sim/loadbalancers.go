@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"slices"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -170,7 +171,7 @@ func checkFamily(op Op, ipv6 bool, lb *hnslb.LoadBalancer) error {
 // every backend has an address of the load balancer's family.
 func (h *HNS) checkBackends(op Op, ipv6 bool, ids []string) error {
 	if max := h.profile.Features().MaxBackends; len(ids) > max {
-		return hnsError(op, hnslb.CodeInvalidParameter, "invalid number of destinations: %d (at most %d)", len(ids), max)
+		return hnsError(op, hnslb.CodeInvalidParameter, "Unable to initialize VFP LB rule: invalid number of destinations. (%d, at most %d)", len(ids), max)
 	}
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
@@ -204,14 +205,51 @@ func hasFamily(e *hnslb.Endpoint, ipv6 bool) bool {
 // checkFrontendFree is the conflict rule: no two load balancers share a
 // frontend VIP, protocol and external port. Load balancers without a VIP
 // (NodePort) apply to the node's addresses and conflict among themselves,
-// per address family.
+// per address family. A document identical to the load balancer holding the
+// frontend is "already exists" (0xb7), not a port conflict: that is what
+// kube-proxy met re-creating load balancers HNS had kept across a restart
+// (kubernetes/kubernetes#139519).
 func (h *HNS) checkFrontendFree(op Op, self string, lb *hnslb.LoadBalancer) error {
 	for _, k := range frontendKeys(lb) {
-		if owner, taken := h.state.frontends[k]; taken && owner != key(self) {
-			pm := lb.PortMappings[0]
-			return hnsError(op, hnslb.CodePortAlreadyExists, "frontend %v port %d protocol %d is used by load balancer %s",
-				lb.FrontendVIPs, pm.ExternalPort, pm.Protocol, owner)
+		owner, taken := h.state.frontends[k]
+		if !taken || owner == key(self) {
+			continue
 		}
+		if other, ok := h.state.loadBalancers.get(owner); ok && sameLoadBalancer(other, lb) {
+			return hnsError(op, hnslb.CodeAlreadyExists, "(identical to load balancer %s)", other.ID)
+		}
+		pm := lb.PortMappings[0]
+		return hnsError(op, hnslb.CodePortAlreadyExists, "(frontend %v port %d protocol %d is used by load balancer %s)",
+			lb.FrontendVIPs, pm.ExternalPort, pm.Protocol, owner)
 	}
 	return nil
+}
+
+// sameLoadBalancer compares what defines a load balancer, ignoring ID,
+// order and spelling of addresses and IDs.
+func sameLoadBalancer(a, b *hnslb.LoadBalancer) bool {
+	return a.Flags == b.Flags && slices.Equal(a.PortMappings, b.PortMappings) &&
+		normalIP(a.SourceVIP) == normalIP(b.SourceVIP) &&
+		sameSet(a.FrontendVIPs, b.FrontendVIPs, normalIP) &&
+		sameSet(a.HostComputeEndpoints, b.HostComputeEndpoints, key)
+}
+
+func normalIP(s string) string {
+	if a, ok := parseIP(s); ok {
+		return a.String()
+	}
+	return s
+}
+
+func sameSet(a, b []string, norm func(string) string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	na, nb := make([]string, len(a)), make([]string, len(b))
+	for i := range a {
+		na[i], nb[i] = norm(a[i]), norm(b[i])
+	}
+	slices.Sort(na)
+	slices.Sort(nb)
+	return slices.Equal(na, nb)
 }

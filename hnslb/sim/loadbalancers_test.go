@@ -183,26 +183,38 @@ func TestFrontendConflictRule(t *testing.T) {
 		lb.FrontendVIPs = append(lb.FrontendVIPs, "10.96.0.99")
 		return lb
 	}
+	otherPort := func(lb *hnslb.LoadBalancer) *hnslb.LoadBalancer {
+		lb.PortMappings[0].InternalPort = 9999
+		return lb
+	}
+	const (
+		free      = 0
+		identical = hnslb.CodeAlreadyExists
+		conflict  = hnslb.CodePortAlreadyExists
+	)
 	tests := []struct {
 		name          string
 		first, second *hnslb.LoadBalancer
-		conflict      bool
+		want          hnslb.ErrorCode
 	}{
-		{"same VIP, protocol, port", lbDoc("10.96.0.10", 80), lbDoc("10.96.0.10", 80), true},
-		{"same VIP and port, other protocol", lbDoc("10.96.0.10", 80), udp(lbDoc("10.96.0.10", 80)), false},
-		{"same VIP, other port", lbDoc("10.96.0.10", 80), lbDoc("10.96.0.10", 81), false},
-		{"other VIP, same port", lbDoc("10.96.0.10", 80), lbDoc("10.96.0.11", 80), false},
-		{"same VIP written differently", v6(lbDoc("fd00:96::10", 80)), v6(lbDoc("fd00:96:0::0010", 80)), true},
-		{"second VIP of a multi-VIP LB", twoVIPs(lbDoc("10.96.0.10", 80)), lbDoc("10.96.0.99", 80), true},
-		{"internal port does not matter", lbDoc("10.96.0.10", 80), func() *hnslb.LoadBalancer {
+		{"same VIP, protocol, port", lbDoc("10.96.0.10", 80), otherPort(lbDoc("10.96.0.10", 80)), conflict},
+		{"identical load balancer", lbDoc("10.96.0.10", 80), lbDoc("10.96.0.10", 80), identical},
+		{"same VIP and port, other protocol", lbDoc("10.96.0.10", 80), udp(lbDoc("10.96.0.10", 80)), free},
+		{"same VIP, other port", lbDoc("10.96.0.10", 80), lbDoc("10.96.0.10", 81), free},
+		{"other VIP, same port", lbDoc("10.96.0.10", 80), lbDoc("10.96.0.11", 80), free},
+		{"same VIP written differently", v6(lbDoc("fd00:96::10", 80)), otherPort(v6(lbDoc("fd00:96:0::0010", 80))), conflict},
+		{"identical but written differently", v6(lbDoc("fd00:96::10", 80)), v6(lbDoc("fd00:96:0::0010", 80)), identical},
+		{"second VIP of a multi-VIP LB", twoVIPs(lbDoc("10.96.0.10", 80)), lbDoc("10.96.0.99", 80), conflict},
+		{"other flags", lbDoc("10.96.0.10", 80), func() *hnslb.LoadBalancer {
 			lb := lbDoc("10.96.0.10", 80)
-			lb.PortMappings[0].InternalPort = 9999
+			lb.Flags = hnslb.LoadBalancerFlagsDSR
 			return lb
-		}(), true},
-		{"two node ports, same port", lbDoc("", 30080), lbDoc("", 30080), true},
-		{"two node ports, other protocol", lbDoc("", 30080), udp(lbDoc("", 30080)), false},
-		{"node ports of both families", lbDoc("", 30080), v6(lbDoc("", 30080)), false},
-		{"node port vs VIP on same port", lbDoc("", 30080), lbDoc("10.96.0.10", 30080), false},
+		}(), conflict},
+		{"two node ports, same port", lbDoc("", 30080), otherPort(lbDoc("", 30080)), conflict},
+		{"two identical node ports", lbDoc("", 30080), lbDoc("", 30080), identical},
+		{"two node ports, other protocol", lbDoc("", 30080), udp(lbDoc("", 30080)), free},
+		{"node ports of both families", lbDoc("", 30080), v6(lbDoc("", 30080)), free},
+		{"node port vs VIP on same port", lbDoc("", 30080), lbDoc("10.96.0.10", 30080), free},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,15 +224,15 @@ func TestFrontendConflictRule(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = h.CreateLoadBalancer(ctx, tc.second)
-			if !tc.conflict {
+			if tc.want == free {
 				if err != nil {
 					t.Fatalf("second rejected: %v", err)
 				}
 				return
 			}
-			wantCode(t, err, hnslb.CodePortAlreadyExists)
-			if !hnslb.IsPortAlreadyExists(err) {
-				t.Errorf("IsPortAlreadyExists(%v) = false", err)
+			wantCode(t, err, tc.want)
+			if hnslb.IsPortAlreadyExists(err) != (tc.want == conflict) || hnslb.IsAlreadyExists(err) != (tc.want == identical) {
+				t.Errorf("classification of %v", err)
 			}
 			// Once the first goes, the frontend is free.
 			if err := h.DeleteLoadBalancer(ctx, first.ID); err != nil {
@@ -238,7 +250,9 @@ func TestPortAlreadyExistsMessage(t *testing.T) {
 	if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80))
+	second := lbDoc("10.96.0.10", 80)
+	second.PortMappings[0].InternalPort = 9090
+	_, err := h.CreateLoadBalancer(ctx, second)
 	var e *hnslb.Error
 	if !asError(err, &e) || !contains(e.Message, "The specified port already exists.") {
 		t.Fatalf("got %v", err)
@@ -348,9 +362,11 @@ func TestUpdateLoadBalancerChecks(t *testing.T) {
 	if _, err := f.h.UpdateLoadBalancer(ctx, a.ID, lbDoc("10.96.0.10", 80, f.v4b.ID)); err != nil {
 		t.Errorf("update keeping its frontend: %v", err)
 	}
-	// Another's frontend does.
-	_, err = f.h.UpdateLoadBalancer(ctx, a.ID, lbDoc("10.96.0.11", 80, f.v4.ID))
+	// Another's frontend does; taking an identical copy of another is "already exists".
+	_, err = f.h.UpdateLoadBalancer(ctx, a.ID, lbDoc("10.96.0.11", 80, f.v4b.ID))
 	wantCode(t, err, hnslb.CodePortAlreadyExists)
+	_, err = f.h.UpdateLoadBalancer(ctx, a.ID, lbDoc("10.96.0.11", 80, f.v4.ID))
+	wantCode(t, err, hnslb.CodeAlreadyExists)
 	// Unknown IDs are not found.
 	_, err = f.h.UpdateLoadBalancer(ctx, "6f1c2a3b-0000-4000-8000-000000000001", lbDoc("10.96.0.12", 80))
 	wantCode(t, err, hnslb.CodeNotFound)
