@@ -36,8 +36,8 @@ func TestCounters(t *testing.T) {
 	if c.Writes() != 4 || c.Lists() != 2 || c.Total() != 8 {
 		t.Errorf("Writes %d Lists %d Total %d", c.Writes(), c.Lists(), c.Total())
 	}
-	// 6 non-list calls + (1+6) + (1+3).
-	if c.HCNCalls != 6+7+4 {
+	// Network 3, endpoints 5+5, LB 3, failed LB 1, lists (1+3*2) and (1+3*1), version 1.
+	if c.HCNCalls != 3+10+3+1+7+4+1 {
 		t.Errorf("HCNCalls = %d", c.HCNCalls)
 	}
 	// Counters are a copy.
@@ -49,6 +49,17 @@ func TestCounters(t *testing.T) {
 	h.Snapshot()
 	if h.Counters().Total() != 8 {
 		t.Error("Snapshot was counted")
+	}
+	// A get is a filtered enumerate: 1 + 3 when found, 1 when not.
+	h.ResetCounters()
+	if _, err := h.GetEndpointByID(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.GetNetworkByName(ctx, "missing"); err == nil {
+		t.Fatal("found a missing network")
+	}
+	if got := h.Counters().HCNCalls; got != 4+1 {
+		t.Errorf("gets cost %d HCN calls", got)
 	}
 	h.ResetCounters()
 	if c := h.Counters(); c.Total() != 0 || c.HCNCalls != 0 {

@@ -125,6 +125,7 @@ func (h *HNS) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoi
 		if out == nil {
 			return hnsError(op, hnslb.CodeEndpointNotFound, "endpoint name %q", name)
 		}
+		h.chargeList(1)
 		return nil
 	})
 	return out, err
