@@ -28,6 +28,7 @@ func getByID[T any](ctx context.Context, h *HNS, op Op, kind string, s *store[T]
 		o, err := find(op, kind, s, id)
 		if err == nil {
 			out = clone(o)
+			h.chargeList(1)
 		}
 		return err
 	})

@@ -2,6 +2,9 @@ package sim
 
 import (
 	"context"
+	"errors"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -79,3 +82,11 @@ func wantCode(t testing.TB, err error, want hnslb.ErrorCode) {
 		t.Fatalf("got %v, want code 0x%x", err, uint32(want))
 	}
 }
+
+func asError(err error, target **hnslb.Error) bool { return errors.As(err, target) }
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+var macPattern = regexp.MustCompile(`^00-15-5D-[0-9A-F]{2}-[0-9A-F]{2}-[0-9A-F]{2}$`)
+
+func contextWithCancel() (context.Context, context.CancelFunc) { return context.WithCancel(ctx) }

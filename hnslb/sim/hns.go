@@ -104,11 +104,12 @@ func (h *HNS) call(ctx context.Context, op Op, fn func() error) error {
 		err = fn()
 	}
 	h.counters.add(op, resultName(err))
-	h.counters.HCNCalls++
+	h.counters.HCNCalls += op.hcnCost(err)
 	return err
 }
 
-// chargeList adds what hcn spends per listed object (open, query, close).
+// chargeList adds what hcn spends per object a get or list returns (open,
+// query, close).
 func (h *HNS) chargeList(objects int) { h.counters.HCNCalls += 3 * objects }
 
 func (h *HNS) wait(ctx context.Context) error {

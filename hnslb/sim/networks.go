@@ -93,6 +93,7 @@ func (h *HNS) GetNetworkByName(ctx context.Context, name string) (*hnslb.Network
 			return hnsError(op, hnslb.CodeNetworkNotFound, "network name %q", name)
 		}
 		out = copyNetwork(n)
+		h.chargeList(1)
 		return nil
 	})
 	return out, err

@@ -14,7 +14,7 @@ func (h *HNS) DeleteLoadBalancerOutOfBand(id string) error {
 		if err != nil {
 			return err
 		}
-		h.state.loadBalancers.del(lb.ID)
+		h.state.deleteLoadBalancer(lb.ID)
 		return nil
 	})
 }
