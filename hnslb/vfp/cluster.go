@@ -25,7 +25,7 @@ type Node struct {
 
 // Cluster is a set of nodes whose HNS state packets are traced through.
 // NewCluster indexes the snapshots once; build a new Cluster after the
-// state changes.
+// state changes. Trace only reads the index, so concurrent traces are safe.
 type Cluster struct {
 	nodes []*node
 }

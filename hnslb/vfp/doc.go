@@ -49,7 +49,11 @@
 // kept, so the backend sees the client's address and replies directly;
 // the source port is never changed (port allocation is not modelled).
 //
-// Two combinations are dropped because they cannot work on a real node:
+// A pod reaching itself through a DSR load balancer (hairpin) is dropped
+// unless its endpoint carries a loopback DSR policy (an OutBoundNAT policy
+// with the pod's own address in Destinations), which translates the source.
+//
+// Two more combinations are dropped because they cannot work on a real node:
 // PreserveDIP with a remote backend ("also disables node-node forwarding"),
 // and DSR for traffic from outside the node with a remote backend (the
 // reply would bypass the node holding the translation); kube-proxy and
@@ -83,7 +87,6 @@
 // does not translate ICMP, so an ICMP packet that would be NATed is dropped;
 // ICMP between pods and nodes works. No load balancer matches ICMP.
 //
-// Not modelled: replies and connection tracking, hairpin (a pod reaching
-// itself through a DSR load balancer), ACLs, host port mappings, the
+// Not modelled: replies and connection tracking, ACLs, host port mappings, the
 // DrMacAddress and MAC rewriting, and networks other than L2Bridge and Overlay.
 package vfp

@@ -212,3 +212,30 @@ func TestDualStack(t *testing.T) {
 			want: want{outcome: DeliveredToPod, backend: podA2 + ":8080"}},
 	})
 }
+
+func TestDSRHairpinNeedsLoopbackDSR(t *testing.T) {
+	const podA3 = "10.244.1.12"
+	a := newHNS(nodeA, hnslb.NetworkTypeL2Bridge, "10.244.1.0/24", 0)
+	a.pod(podA1)
+	// podA3 as win-bridge makes it with loopbackDSR: an extra OutBoundNAT
+	// policy with the pod's own address as its only destination.
+	a.endpoint(hnslb.Endpoint{Policies: []hnslb.EndpointPolicy{
+		hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT, hnslb.OutboundNatPolicySetting{Exceptions: natExceptions}),
+		hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT, hnslb.OutboundNatPolicySetting{Destinations: []string{podA3}}),
+	}}, podA3)
+	dsr := hnslb.LoadBalancerFlagsDSR
+	a.lb(lbSpec{vip: "10.96.0.10", ext: 80, int: 8080, backends: []string{podA1}, flags: dsr})
+	a.lb(lbSpec{vip: "10.96.0.11", ext: 80, int: 8080, backends: []string{podA3}, flags: dsr})
+	a.lb(lbSpec{vip: "10.96.0.12", ext: 80, int: 8080, backends: []string{podA1}, sourceVIP: ipA})
+	runFlows(t, mustCluster(t, a.asNode(ipA)), "", "", []flow{
+		{name: "without loopback DSR the pod cannot reach itself", pkt: tcp(podA1+":40000", "10.96.0.10:80"),
+			want: want{outcome: Dropped, dsr: true, reason: "has no loopback DSR policy"}},
+		{name: "with loopback DSR the source is translated", pkt: tcp(podA3+":40000", "10.96.0.11:80"),
+			want: want{outcome: DeliveredToPod, dsr: true, src: ipA + ":40000", dst: podA3 + ":8080",
+				actions: []Action{ActionFromPod, ActionDNAT, ActionOutboundNAT, ActionDeliver}}},
+		{name: "another pod reaches it through DSR", pkt: tcp(podA3+":40000", "10.96.0.10:80"),
+			want: want{outcome: DeliveredToPod, dsr: true, keepsIP: true, src: podA3 + ":40000"}},
+		{name: "non-DSR hairpin works through SNAT", pkt: tcp(podA1+":40000", "10.96.0.12:80"),
+			want: want{outcome: DeliveredToPod, src: ipA + ":40000", dst: podA1 + ":8080"}},
+	})
+}

@@ -29,8 +29,8 @@ func (p Packet) String() string {
 type Options struct {
 	// Ingress is the node where a packet from outside the cluster enters (the
 	// node an external load balancer or client sends it to). Default: the node
-	// that owns Dst as a node address or a pod address. Ignored for packets
-	// sent by a pod or a node.
+	// that owns Dst as a node address or a pod address. Not used for packets
+	// sent by a pod or a node, but it must name a node of the cluster if set.
 	Ingress string
 }
 

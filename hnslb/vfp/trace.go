@@ -154,8 +154,26 @@ func (t *tracer) applyLB(n *node, o origin) bool {
 	if !lb.isDSR() && !t.snat(n, lb) {
 		return true
 	}
+	if lb.isDSR() && t.srcPod != nil && backend == t.p.Src.Addr() && !t.loopbackDSR(n, lb) {
+		return true
+	}
 	t.forward(n)
 	return true
+}
+
+// loopbackDSR handles a pod reaching itself through a DSR load balancer
+// (hairpin): VFP drops it unless the CNI gave the endpoint a loopback DSR
+// policy, an OutBoundNAT policy listing the pod's own address in
+// Destinations, which translates the source. It reports false if it
+// dropped the packet.
+func (t *tracer) loopbackDSR(n *node, lb *loadBalancer) bool {
+	for _, nat := range t.srcPod.outboundNAT {
+		if prefixesContain(nat.destinations, t.route) {
+			return t.outboundNAT(n, t.route)
+		}
+	}
+	t.drop(n, "DSR load balancer %s sent pod %s to itself, and its endpoint has no loopback DSR policy (OutBoundNAT with its own address in Destinations)", lb.ID, t.route)
+	return false
 }
 
 // snat rewrites the source of non-DSR load-balanced traffic to the load

@@ -63,6 +63,8 @@ func commonFlows() []flow {
 		{name: "external to LoadBalancer ingress IP at the backend's node", pkt: tcp(client+":5555", "192.0.2.10:443"), opt: Options{Ingress: nodeB},
 			want: want{outcome: DeliveredToPod, lb: "b-lb9", node: nodeB, backend: podB1 + ":8443", src: "svB:5555", dst: podB1 + ":8443",
 				actions: []Action{ActionIngress, ActionDNAT, ActionSNAT, ActionDeliver}}},
+		{name: "pod to LoadBalancer ingress IP is load balanced at the pod's port", pkt: tcp(podA1+":40000", "192.0.2.10:443"),
+			want: want{outcome: DeliveredToPod, lb: "a-lb11", node: nodeB, backend: podB1 + ":8443", src: "svA:40000"}},
 		{name: "preserve-destination keeps the VIP as destination", pkt: tcp(client+":5555", "192.0.2.20:80"), opt: Options{Ingress: nodeA},
 			want: want{outcome: DeliveredToPod, lb: "a-lb12", node: nodeA, backend: podA2 + ":8080", src: client + ":5555", dst: "192.0.2.20:8080",
 				dsr: true, keepsIP: true, detail: "PreserveDIP"}},
