@@ -87,6 +87,7 @@ func TestBadInputFailsCleanly(t *testing.T) {
 		{"bad interface name", map[string]string{"CNI_IFNAME": "eth0/../x"}, good.pluginJSON(t), types.ErrInvalidEnvironmentVariables},
 		{"netns not a GUID", map[string]string{"CNI_NETNS": "/var/run/netns/x"}, good.pluginJSON(t), types.ErrInvalidNetNS},
 		{"netns unknown", map[string]string{"CNI_NETNS": "0b9e1f9e-5a5e-4c57-9c0b-000000000000"}, good.pluginJSON(t), types.ErrInvalidNetNS},
+		{"no HNS off Windows", nil, with(map[string]any{"hnsEndpoint": ""}), types.ErrPluginNotAvailable},
 		{"HNS unreachable", nil, with(map[string]any{"hnsEndpoint": "unix://" + filepath.Join(shortDir(t), "none.sock")}), types.ErrTryAgainLater},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -231,5 +232,25 @@ func TestAddAgainReplacesStaleAttachment(t *testing.T) {
 	}
 	if err := rt.check(p); err != nil {
 		t.Errorf("CHECK: %v", err)
+	}
+}
+
+// TestHNSEndpointFromEnvironment: without hnsEndpoint in the configuration,
+// HNS_ENDPOINT selects hnssim, as it does for hnsproxy.
+func TestHNSEndpointFromEnvironment(t *testing.T) {
+	n1 := startNode(t, "n1", "--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.7.0/24")
+	conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.7.0/24", dataDir: t.TempDir(),
+		extra: map[string]any{"hnsEndpoint": ""}}
+	exit, err := execPlugin(t, map[string]string{"CNI_COMMAND": "STATUS", "HNS_ENDPOINT": "unix://" + n1.socket}, conf.pluginJSON(t))
+	if exit != 0 || err != nil {
+		t.Fatalf("STATUS with HNS_ENDPOINT: exit %d, %+v", exit, err)
+	}
+	ns := n1.createNamespace(t)
+	exit, err = execPlugin(t, map[string]string{"CNI_COMMAND": "ADD", "CNI_NETNS": ns, "HNS_ENDPOINT": "unix://" + n1.socket}, conf.pluginJSON(t))
+	if exit != 0 || err != nil {
+		t.Fatalf("ADD with HNS_ENDPOINT: exit %d, %+v", exit, err)
+	}
+	if got := names(n1.dump(t)); !slices.Equal(got, []string{"c1_eth0"}) {
+		t.Errorf("endpoints %v", got)
 	}
 }
