@@ -146,11 +146,12 @@ func TestErrorsKeepTheirCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	frontend := func() *hnslb.LoadBalancer {
+	// Same frontend (VIP, protocol, port), different target port: a conflict.
+	frontend := func(target uint16) *hnslb.LoadBalancer {
 		return &hnslb.LoadBalancer{HostComputeEndpoints: []string{ep.ID}, FrontendVIPs: []string{"10.96.0.10"},
-			PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 80, ExternalPort: 80}}, SchemaVersion: hnslb.V2}
+			PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: target, ExternalPort: 80}}, SchemaVersion: hnslb.V2}
 	}
-	if _, err := c.CreateLoadBalancer(ctx, frontend()); err != nil {
+	if _, err := c.CreateLoadBalancer(ctx, frontend(80)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -158,7 +159,7 @@ func TestErrorsKeepTheirCodes(t *testing.T) {
 	assertCode(t, "network by name", err, hnslb.CodeNetworkNotFound, hnslb.IsNotFound)
 	_, err = c.GetEndpointByID(ctx, "8e3c07a1-07c2-4a5b-9d9b-9a5c2a3a0c11")
 	assertCode(t, "endpoint by id", err, 0, hnslb.IsNotFound)
-	_, err = c.CreateLoadBalancer(ctx, frontend())
+	_, err = c.CreateLoadBalancer(ctx, frontend(8080))
 	assertCode(t, "duplicate frontend", err, hnslb.CodePortAlreadyExists, hnslb.IsPortAlreadyExists)
 	_, err = c.CreateNetwork(ctx, l2bridge("cbr0"))
 	assertCode(t, "duplicate network", err, hnslb.CodeNetworkAlreadyExists, hnslb.IsAlreadyExists)
