@@ -254,3 +254,39 @@ func TestHNSEndpointFromEnvironment(t *testing.T) {
 		t.Errorf("endpoints %v", got)
 	}
 }
+
+// TestStateSurvivesRestart restarts hnssim with --state: like HNS across a
+// service restart it keeps its objects, so pods wired before stay wired,
+// CHECK passes and DEL cleans up.
+func TestStateSurvivesRestart(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "hns.json")
+	n1 := startNode(t, "n1", "--state", state, "--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.8.0/24")
+	conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.8.0/24", socket: n1.socket, dataDir: t.TempDir()}
+	rt := newRuntime(t, conf)
+	p := pod{id: "kept", netns: n1.createNamespace(t)}
+	rt.add(t, p)
+	before := n1.dump(t)
+
+	n1.stop(t)
+	// While HNS is down, DEL must fail as "try again later", not succeed.
+	if err := rt.cni.DelNetworkList(context.Background(), rt.list, p.rt()); cniCode(err) != int(types.ErrTryAgainLater) {
+		t.Errorf("DEL with HNS down: %v, want code %d", err, types.ErrTryAgainLater)
+	}
+	n1.start(t)
+
+	after := n1.dump(t)
+	if len(after.Networks) != 1 || after.Networks[0].ID != before.Networks[0].ID ||
+		len(after.Endpoints) != 1 || after.Endpoints[0].ID != before.Endpoints[0].ID {
+		t.Fatalf("state not kept across restart:\nbefore %+v\nafter  %+v", before, after)
+	}
+	if err := rt.check(p); err != nil {
+		t.Errorf("CHECK after restart: %v", err)
+	}
+	rt.del(t, p)
+	if got := names(n1.dump(t)); len(got) != 0 {
+		t.Errorf("endpoints after DEL: %v", got)
+	}
+	if got := allocated(t, conf.dataDir); len(got) != 0 {
+		t.Errorf("addresses after DEL: %v", got)
+	}
+}
