@@ -109,6 +109,7 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 		return err
 	}
 
+	privateFiles()
 	l, err := remote.Listen(socket)
 	if err != nil {
 		return err
