@@ -120,6 +120,20 @@ func TestOwnNameAndNamespaceID(t *testing.T) {
 			t.Errorf("ownName(%q) = %v, want %v", name, got, want)
 		}
 	}
+	mine := &hnslb.Endpoint{Name: "abc_eth0", MacAddress: "0e-2a-0a-f4-01-07", IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.7"}}}
+	if !ours(mine) {
+		t.Error("an endpoint hnscni made is not recognised")
+	}
+	for what, e := range map[string]hnslb.Endpoint{
+		"other MAC":  {Name: "abc_eth0", MacAddress: "00-15-5D-01-02-03", IpConfigurations: mine.IpConfigurations},
+		"remote":     {Name: "abc_eth0", MacAddress: mine.MacAddress, IpConfigurations: mine.IpConfigurations, Flags: hnslb.EndpointFlagsRemoteEndpoint},
+		"other name": {Name: "sourcevip", MacAddress: mine.MacAddress, IpConfigurations: mine.IpConfigurations},
+		"no address": {Name: "abc_eth0", MacAddress: mine.MacAddress},
+	} {
+		if ours(&e) {
+			t.Errorf("%s: taken for hnscni's", what)
+		}
+	}
 	if id, err := namespaceID("{0B9E1F9E-5A5E-4C57-9C0B-0123456789AB}"); err != nil || id != "0B9E1F9E-5A5E-4C57-9C0B-0123456789AB" {
 		t.Errorf("braced GUID: %q, %v", id, err)
 	}

@@ -13,8 +13,9 @@ import (
 
 // cmdGC deletes this network's pod endpoints whose attachment the runtime
 // no longer lists, releases their addresses, and lets IPAM collect its own
-// garbage. Only attached endpoints named like ours are candidates, so the
-// proxy's remote endpoints and other agents' endpoints stay.
+// garbage. Only endpoints hnscni made are candidates (ours), so the proxy's
+// remote endpoints and other agents' endpoints stay. An endpoint need not be
+// attached: deleting a pod's namespace detaches it.
 func cmdGC(ctx context.Context, s *session) error {
 	network, err := s.hns.network(ctx, s.conf.Network)
 	if err != nil {
@@ -32,7 +33,7 @@ func cmdGC(ctx context.Context, s *session) error {
 		}
 		for i := range eps {
 			ep := &eps[i]
-			if ep.IsRemote() || ep.HostComputeNamespace == "" || valid[ep.Name] || !ownName.MatchString(ep.Name) {
+			if valid[ep.Name] || !ours(ep) {
 				continue
 			}
 			if err := s.hns.deleteEndpoint(ctx, ep); err != nil {
