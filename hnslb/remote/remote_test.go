@@ -32,7 +32,11 @@ func socketPath(t *testing.T) string {
 // serveSim serves a fresh simulator with x and returns it and a client.
 func serveSim(t *testing.T, x remote.Extras) (*sim.HNS, *remote.Client, string) {
 	t.Helper()
-	h := sim.New(sim.Options{Seed: 7})
+	profile, err := sim.ProfileByName(sim.ProfileWS2025) // supports ModifyLoadBalancer
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sim.New(sim.Options{Profile: profile, Seed: 7})
 	if x.Dump == nil {
 		x.Dump = h.Snapshot
 	}
@@ -95,6 +99,13 @@ func TestRoundTripEveryObject(t *testing.T) {
 		PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 8080, ExternalPort: 80}}, SchemaVersion: hnslb.V2})
 	if err != nil {
 		t.Fatal(err)
+	}
+	lb.PortMappings[0].InternalPort = 9090
+	if up, err := c.UpdateLoadBalancer(ctx, lb.ID, lb); err != nil || up.PortMappings[0].InternalPort != 9090 {
+		t.Fatalf("UpdateLoadBalancer = %+v, %v", up, err)
+	}
+	if got, err := c.GetLoadBalancerByID(ctx, lb.ID); err != nil || got.PortMappings[0].InternalPort != 9090 {
+		t.Fatalf("load balancer after update = %+v, %v", got, err)
 	}
 	lists := map[string]func() (int, error){
 		"networks":           func() (int, error) { l, err := c.ListNetworks(ctx); return len(l), err },
