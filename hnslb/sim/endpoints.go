@@ -42,7 +42,7 @@ func (h *HNS) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.End
 		out = copyEndpoint(stored)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // checkEndpoint validates the document and returns its addresses.
@@ -128,7 +128,7 @@ func (h *HNS) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoi
 		h.chargeList(1)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // ListEndpoints returns every endpoint.

@@ -137,3 +137,28 @@ func TestRestart(t *testing.T) {
 	_, err = h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80))
 	wantCode(t, err, hnslb.CodeAlreadyExists)
 }
+
+func TestCommittedFaults(t *testing.T) {
+	h := newSim(t, ProfileWS2022)
+	h.SetFaults(Faults{ErrorRate: map[Op]float64{OpCreateLoadBalancer: 1, OpListLoadBalancers: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeTimeout}, Committed: 1})
+	lb, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80))
+	wantCode(t, err, hnslb.CodeTimeout)
+	if lb != nil {
+		t.Errorf("failed call returned %+v", lb)
+	}
+	// The create happened: a retry meets the load balancer it made.
+	if n := len(h.Snapshot().LoadBalancers); n != 1 {
+		t.Fatalf("%d load balancers after a committed failure", n)
+	}
+	// Reads are never "committed"; an invalid write stays invalid.
+	_, err = h.ListLoadBalancers(ctx)
+	wantCode(t, err, hnslb.CodeTimeout)
+	_, err = h.CreateLoadBalancer(ctx, lbDoc("10.96.0", 80))
+	wantCode(t, err, hnslb.CodeTimeout)
+	if n := len(h.Snapshot().LoadBalancers); n != 1 {
+		t.Errorf("%d load balancers after an invalid committed write", n)
+	}
+	h.SetFaults(Faults{})
+	_, err = h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80))
+	wantCode(t, err, hnslb.CodeAlreadyExists)
+}

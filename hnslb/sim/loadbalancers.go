@@ -24,7 +24,7 @@ func (h *HNS) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*
 		out = copyLoadBalancer(stored)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // UpdateLoadBalancer is HNS ModifyLoadBalancer: E_NOTIMPL before 15.4; on
@@ -57,7 +57,7 @@ func (h *HNS) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadB
 		out = copyLoadBalancer(stored)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // GetLoadBalancerByID returns a load balancer, or CodeNotFound.
