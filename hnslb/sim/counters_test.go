@@ -79,3 +79,24 @@ func TestCancelledCallIsNotCounted(t *testing.T) {
 		t.Error("cancelled call reached HNS")
 	}
 }
+
+func TestLatencyEndsWithTheContext(t *testing.T) {
+	h := New(Options{Latency: 1 << 40})
+	cctx, cancel := contextWithCancel()
+	done := make(chan error)
+	go func() {
+		_, err := h.ListNetworks(cctx)
+		done <- err
+	}()
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("call outlived its context")
+	}
+	h.SetLatency(0)
+	if _, err := h.ListNetworks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Counters().Count(OpListNetworks); got != 1 {
+		t.Errorf("%d list calls counted, want the one that reached HNS", got)
+	}
+}
