@@ -10,11 +10,11 @@ func TestCounters(t *testing.T) {
 	h := newSim(t, ProfileWS2022)
 	n := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge) // 1 write
 	a := mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.5"))  // 1 write
-	mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.6"))       // 1 write
+	b := mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.6"))  // 1 write
 	if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, a.ID)); err != nil {
 		t.Fatal(err) // 1 write
 	}
-	if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80)); err == nil {
+	if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, b.ID)); err == nil {
 		t.Fatal("conflict accepted") // failed: not a write
 	}
 	if _, err := h.ListEndpoints(ctx); err != nil { // 1 + 3*2 hcn calls

@@ -47,7 +47,7 @@ func TestExportImport(t *testing.T) {
 		t.Errorf("after import: %+v vs %+v", x, y)
 	}
 	// Rules hold on imported state: the frontend and the address are taken.
-	_, err = restored.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80))
+	_, err = restored.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, orig.Snapshot().Endpoints[1].ID))
 	wantCode(t, err, hnslb.CodePortAlreadyExists)
 	_, err = restored.CreateEndpoint(ctx, orig.Snapshot().Networks[0].ID, endpointDoc("10.244.1.5"))
 	wantCode(t, err, hnslb.CodeAlreadyExists)
