@@ -440,3 +440,34 @@ func TestDeleteLoadBalancerOutOfBand(t *testing.T) {
 		t.Errorf("counters %+v (Writes %d)", c.Calls, c.Writes())
 	}
 }
+
+func TestPutLoadBalancerOutOfBand(t *testing.T) {
+	h := newSim(t, ProfileWS2022)
+	// What kubernetes/kubernetes#141488 met in a listing: no port mappings.
+	odd, err := h.PutLoadBalancerOutOfBand(hnslb.LoadBalancer{FrontendVIPs: []string{"10.96.0.10"}})
+	if err != nil || !isGUID(odd.ID) {
+		t.Fatalf("put: %+v %v", odd, err)
+	}
+	list, err := h.ListLoadBalancers(ctx)
+	if err != nil || len(list) != 1 || len(list[0].PortMappings) != 0 {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	// A foreign load balancer holds its frontend like any other.
+	foreign, err := h.PutLoadBalancerOutOfBand(*withBackend(t, h, lbDoc("10.96.0.20", 80)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := withBackend(t, h, lbDoc("10.96.0.20", 80))
+	doc.PortMappings[0].InternalPort = 9
+	_, err = h.CreateLoadBalancer(ctx, doc)
+	wantCode(t, err, hnslb.CodePortAlreadyExists)
+	if err := h.DeleteLoadBalancer(ctx, foreign.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.PutLoadBalancerOutOfBand(hnslb.LoadBalancer{ID: "x"}); err == nil {
+		t.Error("non-GUID ID accepted")
+	}
+	if c := h.Counters(); c.Count(OpPutLoadBalancerOutOfBand) != 3 || c.Count(OpCreateLoadBalancer) != 1 {
+		t.Errorf("counters %v", c.Calls)
+	}
+}
