@@ -28,7 +28,7 @@ func TestConcurrentClients(t *testing.T) {
 				// Every worker races for the same frontends: at most one wins each.
 				lb, err := h.CreateLoadBalancer(ctx, lbDoc(fmt.Sprintf("10.96.1.%d", i), 80, ep.ID))
 				if err == nil && i%2 == 0 {
-					_, _ = h.UpdateLoadBalancer(ctx, lb.ID, lbDoc(fmt.Sprintf("10.96.1.%d", i), 80))
+					_, _ = h.UpdateLoadBalancer(ctx, lb.ID, lbDoc(fmt.Sprintf("10.96.1.%d", i), 80, ep.ID))
 				}
 				_, _ = h.ListLoadBalancers(ctx)
 				_ = h.Snapshot()

@@ -42,6 +42,7 @@ const (
 // that assertions about the code under test stay exact.
 const (
 	OpDeleteLoadBalancerOutOfBand Op = "DeleteLoadBalancerOutOfBand"
+	OpPutLoadBalancerOutOfBand    Op = "PutLoadBalancerOutOfBand"
 	OpSetNetworkPolicies          Op = "SetNetworkPolicies"
 )
 
@@ -147,7 +148,7 @@ func (op Op) hcnCost(err error) int {
 func (op Op) isList() bool { return strings.HasPrefix(string(op), "List") }
 
 func (op Op) outOfBand() bool {
-	return op == OpDeleteLoadBalancerOutOfBand || op == OpSetNetworkPolicies
+	return op == OpDeleteLoadBalancerOutOfBand || op == OpPutLoadBalancerOutOfBand || op == OpSetNetworkPolicies
 }
 
 func (op Op) isWrite() bool {

@@ -10,11 +10,11 @@ func TestCounters(t *testing.T) {
 	h := newSim(t, ProfileWS2022)
 	n := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge) // 1 write
 	a := mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.5"))  // 1 write
-	mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.6"))       // 1 write
+	b := mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.6"))  // 1 write
 	if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, a.ID)); err != nil {
 		t.Fatal(err) // 1 write
 	}
-	if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80)); err == nil {
+	if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, b.ID)); err == nil {
 		t.Fatal("conflict accepted") // failed: not a write
 	}
 	if _, err := h.ListEndpoints(ctx); err != nil { // 1 + 3*2 hcn calls
@@ -77,5 +77,26 @@ func TestCancelledCallIsNotCounted(t *testing.T) {
 	}
 	if h.Counters().Total() != 0 || len(h.Snapshot().Networks) != 0 {
 		t.Error("cancelled call reached HNS")
+	}
+}
+
+func TestLatencyEndsWithTheContext(t *testing.T) {
+	h := New(Options{Latency: 1 << 40})
+	cctx, cancel := contextWithCancel()
+	done := make(chan error)
+	go func() {
+		_, err := h.ListNetworks(cctx)
+		done <- err
+	}()
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("call outlived its context")
+	}
+	h.SetLatency(0)
+	if _, err := h.ListNetworks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Counters().Count(OpListNetworks); got != 1 {
+		t.Errorf("%d list calls counted, want the one that reached HNS", got)
 	}
 }

@@ -42,7 +42,7 @@ func (h *HNS) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.End
 		out = copyEndpoint(stored)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // checkEndpoint validates the document and returns its addresses.
@@ -51,8 +51,8 @@ func checkEndpoint(op Op, e *hnslb.Endpoint) ([]netip.Addr, error) {
 		return nil, hnsError(op, hnslb.CodeInvalidParameter, "no endpoint document")
 	}
 	if len(e.IpConfigurations) == 0 {
-		// HNS would allocate from the network's subnet; every caller of
-		// hnsproxy's (the CNI with IPAM, the proxy for remote pods) brings one.
+		// HNS would allocate one from the network's subnet; hnsproxy's
+		// callers (the CNI with IPAM, the proxy for remote pods) always bring one.
 		return nil, hnsError(op, hnslb.CodeInvalidParameter, "endpoint has no IP configuration (the simulator does not allocate)")
 	}
 	if len(e.IpConfigurations) > 2 {
@@ -128,7 +128,7 @@ func (h *HNS) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoi
 		h.chargeList(1)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // ListEndpoints returns every endpoint.

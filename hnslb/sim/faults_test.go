@@ -25,12 +25,11 @@ func runScript(h *HNS) []string {
 	for i := 0; i < 50; i++ {
 		ep, err := h.CreateEndpoint(ctx, n.ID, endpointDoc(fmt.Sprintf("10.244.1.%d", i+2)))
 		rec(err)
-		ids := []string{}
-		if err == nil {
-			ids = append(ids, ep.ID)
-			out = append(out, ep.ID)
+		if err != nil {
+			continue
 		}
-		lb, err := h.CreateLoadBalancer(ctx, lbDoc(fmt.Sprintf("10.96.0.%d", i+2), 80, ids...))
+		out = append(out, ep.ID)
+		lb, err := h.CreateLoadBalancer(ctx, lbDoc(fmt.Sprintf("10.96.0.%d", i+2), 80, ep.ID))
 		rec(err)
 		if err == nil {
 			out = append(out, lb.ID)
@@ -106,7 +105,8 @@ func TestRestart(t *testing.T) {
 	p, _ := ProfileByName(ProfileWS2022)
 	h := New(Options{Profile: p, Clock: clk})
 	n := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
-	lb, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80))
+	backend := sharedBackend(t, h)
+	lb, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, backend))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestRestart(t *testing.T) {
 	if err != nil || got.ID != lb.ID {
 		t.Fatalf("after restart: %+v %v", got, err)
 	}
-	if len(h.Snapshot().Endpoints) != 0 {
+	if len(h.Snapshot().Endpoints) != 1 {
 		t.Error("a call during the restart changed state")
 	}
 	if c := h.Counters(); c.CountResult(OpDeleteLoadBalancer, "RPCServerUnavailable") != 1 {
@@ -134,6 +134,32 @@ func TestRestart(t *testing.T) {
 	}
 	// A client that took "unavailable" for "gone" and re-creates the same
 	// load balancer meets 0xb7 (kubernetes/kubernetes#139519).
-	_, err = h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80))
+	_, err = h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, backend))
+	wantCode(t, err, hnslb.CodeAlreadyExists)
+}
+
+func TestCommittedFaults(t *testing.T) {
+	h := newSim(t, ProfileWS2022)
+	backend := sharedBackend(t, h)
+	h.SetFaults(Faults{ErrorRate: map[Op]float64{OpCreateLoadBalancer: 1, OpListLoadBalancers: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeTimeout}, Committed: 1})
+	lb, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, backend))
+	wantCode(t, err, hnslb.CodeTimeout)
+	if lb != nil {
+		t.Errorf("failed call returned %+v", lb)
+	}
+	// The create happened: a retry meets the load balancer it made.
+	if n := len(h.Snapshot().LoadBalancers); n != 1 {
+		t.Fatalf("%d load balancers after a committed failure", n)
+	}
+	// Reads are never "committed"; an invalid write stays invalid.
+	_, err = h.ListLoadBalancers(ctx)
+	wantCode(t, err, hnslb.CodeTimeout)
+	_, err = h.CreateLoadBalancer(ctx, lbDoc("10.96.0", 80, backend))
+	wantCode(t, err, hnslb.CodeTimeout)
+	if n := len(h.Snapshot().LoadBalancers); n != 1 {
+		t.Errorf("%d load balancers after an invalid committed write", n)
+	}
+	h.SetFaults(Faults{})
+	_, err = h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, backend))
 	wantCode(t, err, hnslb.CodeAlreadyExists)
 }

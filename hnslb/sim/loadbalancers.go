@@ -24,7 +24,7 @@ func (h *HNS) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*
 		out = copyLoadBalancer(stored)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // UpdateLoadBalancer is HNS ModifyLoadBalancer: E_NOTIMPL before 15.4; on
@@ -57,7 +57,7 @@ func (h *HNS) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadB
 		out = copyLoadBalancer(stored)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // GetLoadBalancerByID returns a load balancer, or CodeNotFound.
@@ -167,11 +167,13 @@ func checkFamily(op Op, ipv6 bool, lb *hnslb.LoadBalancer) error {
 	return nil
 }
 
-// checkBackends enforces the cap, existing endpoints, no repeats, and that
+// checkBackends enforces 1..cap backends, existing endpoints, no repeats, and that
 // every backend has an address of the load balancer's family.
 func (h *HNS) checkBackends(op Op, ipv6 bool, ids []string) error {
-	if max := h.profile.Features().MaxBackends; len(ids) > max {
-		return hnsError(op, hnslb.CodeInvalidParameter, "Unable to initialize VFP LB rule: invalid number of destinations. (%d, at most %d)", len(ids), max)
+	// HNS refuses a load balancer without backends (kubernetes/kubernetes#106936)
+	// as it refuses one with too many (#98680).
+	if max := h.profile.Features().MaxBackends; len(ids) == 0 || len(ids) > max {
+		return hnsError(op, hnslb.CodeInvalidParameter, "Unable to initialize VFP LB rule: invalid number of destinations. (%d, need 1 to %d)", len(ids), max)
 	}
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {

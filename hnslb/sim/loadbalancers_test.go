@@ -76,7 +76,7 @@ func TestCreateLoadBalancerRules(t *testing.T) {
 	}{
 		{"cluster IP", ProfileWS2019, func(f lbFixture) *hnslb.LoadBalancer { return lbDoc("10.96.0.10", 80, f.v4.ID) }, 0},
 		{"node port without VIP", ProfileWS2019, func(f lbFixture) *hnslb.LoadBalancer { return lbDoc("", 30080, f.v4.ID) }, 0},
-		{"no backends", ProfileWS2019, func(f lbFixture) *hnslb.LoadBalancer { return lbDoc("10.96.0.10", 80) }, 0},
+		{"no backends", ProfileWS2019, func(f lbFixture) *hnslb.LoadBalancer { return lbDoc("10.96.0.10", 80) }, hnslb.CodeInvalidParameter},
 		{"nil document", ProfileWS2022, func(f lbFixture) *hnslb.LoadBalancer { return nil }, hnslb.CodeInvalidParameter},
 		{"no port mapping", ProfileWS2022, clusterIP(func(lb *hnslb.LoadBalancer) { lb.PortMappings = nil }), hnslb.CodeInvalidParameter},
 		{"two port mappings", ProfileWS2022, clusterIP(func(lb *hnslb.LoadBalancer) { lb.PortMappings = append(lb.PortMappings, lb.PortMappings[0]) }), hnslb.CodeInvalidParameter},
@@ -219,6 +219,8 @@ func TestFrontendConflictRule(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newSim(t, ProfileWS2022)
+			withBackend(t, h, tc.first)
+			withBackend(t, h, tc.second)
 			first, err := h.CreateLoadBalancer(ctx, tc.first)
 			if err != nil {
 				t.Fatal(err)
@@ -247,10 +249,10 @@ func TestFrontendConflictRule(t *testing.T) {
 
 func TestPortAlreadyExistsMessage(t *testing.T) {
 	h := newSim(t, ProfileWS2022)
-	if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80)); err != nil {
+	if _, err := h.CreateLoadBalancer(ctx, withBackend(t, h, lbDoc("10.96.0.10", 80))); err != nil {
 		t.Fatal(err)
 	}
-	second := lbDoc("10.96.0.10", 80)
+	second := withBackend(t, h, lbDoc("10.96.0.10", 80))
 	second.PortMappings[0].InternalPort = 9090
 	_, err := h.CreateLoadBalancer(ctx, second)
 	var e *hnslb.Error
@@ -408,11 +410,19 @@ func TestDeletingBackendEndpointShrinksLoadBalancer(t *testing.T) {
 	if !slices.Equal(got.HostComputeEndpoints, []string{f.v4b.ID}) {
 		t.Errorf("backends after delete: %v", got.HostComputeEndpoints)
 	}
+	// The last one going leaves an empty load balancer, which stays.
+	if err := f.h.DeleteEndpoint(ctx, f.v4b.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err = f.h.GetLoadBalancerByID(ctx, lb.ID)
+	if err != nil || len(got.HostComputeEndpoints) != 0 {
+		t.Errorf("after the last backend went: %+v %v", got, err)
+	}
 }
 
 func TestDeleteLoadBalancerOutOfBand(t *testing.T) {
 	h := newSim(t, ProfileWS2022)
-	lb, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80))
+	lb, err := h.CreateLoadBalancer(ctx, withBackend(t, h, lbDoc("10.96.0.10", 80)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +436,38 @@ func TestDeleteLoadBalancerOutOfBand(t *testing.T) {
 	}
 	wantCode(t, h.DeleteLoadBalancerOutOfBand(lb.ID), hnslb.CodeNotFound)
 	c := h.Counters()
-	if c.Count(OpDeleteLoadBalancerOutOfBand) != 2 || c.Writes() != 1 {
+	if c.Count(OpDeleteLoadBalancerOutOfBand) != 2 || c.Writes() != 3 { // network, endpoint, load balancer
 		t.Errorf("counters %+v (Writes %d)", c.Calls, c.Writes())
+	}
+}
+
+func TestPutLoadBalancerOutOfBand(t *testing.T) {
+	h := newSim(t, ProfileWS2022)
+	// What kubernetes/kubernetes#141488 met in a listing: no port mappings.
+	odd, err := h.PutLoadBalancerOutOfBand(hnslb.LoadBalancer{FrontendVIPs: []string{"10.96.0.10"}})
+	if err != nil || !isGUID(odd.ID) {
+		t.Fatalf("put: %+v %v", odd, err)
+	}
+	list, err := h.ListLoadBalancers(ctx)
+	if err != nil || len(list) != 1 || len(list[0].PortMappings) != 0 {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	// A foreign load balancer holds its frontend like any other.
+	foreign, err := h.PutLoadBalancerOutOfBand(*withBackend(t, h, lbDoc("10.96.0.20", 80)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := withBackend(t, h, lbDoc("10.96.0.20", 80))
+	doc.PortMappings[0].InternalPort = 9
+	_, err = h.CreateLoadBalancer(ctx, doc)
+	wantCode(t, err, hnslb.CodePortAlreadyExists)
+	if err := h.DeleteLoadBalancer(ctx, foreign.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.PutLoadBalancerOutOfBand(hnslb.LoadBalancer{ID: "x"}); err == nil {
+		t.Error("non-GUID ID accepted")
+	}
+	if c := h.Counters(); c.Count(OpPutLoadBalancerOutOfBand) != 3 || c.Count(OpCreateLoadBalancer) != 1 {
+		t.Errorf("counters %v", c.Calls)
 	}
 }

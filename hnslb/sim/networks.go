@@ -33,7 +33,7 @@ func (h *HNS) CreateNetwork(ctx context.Context, n *hnslb.Network) (*hnslb.Netwo
 		out = copyNetwork(stored)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 func (h *HNS) checkNetwork(op Op, n *hnslb.Network) error {
@@ -96,7 +96,7 @@ func (h *HNS) GetNetworkByName(ctx context.Context, name string) (*hnslb.Network
 		h.chargeList(1)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // ListNetworks returns every network.
