@@ -120,15 +120,16 @@ func TestFailedAddIsUndone(t *testing.T) {
 	conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.4.0/24", socket: n1.socket, dataDir: t.TempDir()}
 	rt := newRuntime(t, conf)
 	for _, c := range []struct {
-		op   string
-		code string
-		want uint
+		op, code, committed string
+		want                uint
 	}{
-		{"CreateEndpoint", "0x6ba", types.ErrTryAgainLater},       // HNS unavailable: retry
-		{"AddNamespaceEndpoint", "0x57", types.ErrInternal},       // attach refused: endpoint must go
-		{"AddNamespaceEndpoint", "0x6ba", types.ErrTryAgainLater}, // attach unavailable
+		{"CreateEndpoint", "0x6ba", "0", types.ErrTryAgainLater},       // HNS unavailable: retry
+		{"CreateEndpoint", "0x5b4", "1", types.ErrTryAgainLater},       // timed out, but created
+		{"AddNamespaceEndpoint", "0x57", "0", types.ErrInternal},       // attach refused: endpoint must go
+		{"AddNamespaceEndpoint", "0x6ba", "0", types.ErrTryAgainLater}, // attach unavailable
+		{"AddNamespaceEndpoint", "0x5b4", "1", types.ErrTryAgainLater}, // timed out, but attached
 	} {
-		n1.hnssim(t, "faults", "--error-rate", c.op+"=1", "--error-code", c.code)
+		n1.hnssim(t, "faults", "--error-rate", c.op+"=1", "--error-code", c.code, "--committed", c.committed)
 		p := pod{id: "p-" + c.op, netns: n1.createNamespace(t)}
 		_, err := rt.cni.AddNetworkList(context.Background(), rt.list, p.rt())
 		if cniCode(err) != int(c.want) {
