@@ -20,6 +20,8 @@ func readState(t *testing.T, path string) stateFile {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
 	}
+	slices.Sort(s.LoadBalancers)
+	slices.Sort(s.RemoteEndpoints)
 	return s
 }
 
@@ -319,7 +321,7 @@ func TestRemoteEndpointAdoption(t *testing.T) {
 			t.Errorf("outdated remote endpoint kept: %+v", ep)
 		}
 	}
-	if !containsID(e.hnsLB(a.Key).HostComputeEndpoints, old.ID) {
+	if !slices.Contains(e.hnsLB(a.Key).HostComputeEndpoints, old.ID) {
 		t.Error("adopted remote endpoint not used")
 	}
 	e.assertRealized([]DesiredLB{a})
