@@ -254,3 +254,18 @@ func TestHelpers(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestModifyNotImplementedFallsBackToReplace(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	e.tweak = func(o *Options) { o.Features.ModifyLoadBalancer = true } // wrong: ws2022 has no modify
+	r := e.started(want...)
+	want[0] = lb("10.96.0.10", 53, loc("10.244.1.10"), loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
+	r.Upsert(want[0])
+	res := r.Sync(ctx)
+	c := e.counters()
+	if res.Updated != 1 || res.Failed != 0 || c.CountResult(sim.OpUpdateLoadBalancer, "NotImplemented") != 1 || c.Writes() != 2 {
+		t.Errorf("fallback: %+v %v", res, c.Calls)
+	}
+	e.assertRealized(want)
+}

@@ -32,7 +32,8 @@ func TestFaultsConvergeWithoutLeaks(t *testing.T) {
 			want := e.manyServices(20)
 			e.hns.SetFaults(sim.Faults{
 				ErrorRate: map[sim.Op]float64{sim.AnyOp: 0.3},
-				Errors:    []hnslb.ErrorCode{hnslb.CodeRPCServerUnavailable, hnslb.CodeTimeout, hnslb.CodeManagerStopped},
+				Errors: []hnslb.ErrorCode{hnslb.CodeRPCServerUnavailable, hnslb.CodeTimeout, hnslb.CodeManagerStopped,
+					hnslb.CodeInvalidParameter},
 			})
 			r := e.reconciler()
 			for _, d := range want {
@@ -67,6 +68,7 @@ func TestFaultsConvergeWithoutLeaks(t *testing.T) {
 			}
 			e.converge(r)
 			e.assertRealized(kept)
+			e.assertStateFileMatchesHNS()
 			for _, s := range r.Statuses() {
 				if s.State != StateDone || s.Attempts != 0 {
 					t.Errorf("status after convergence %+v", s)

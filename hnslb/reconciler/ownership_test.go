@@ -10,7 +10,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb/sim"
 )
 
-func readState(t *testing.T, path string) stateFile {
+func readState(t testing.TB, path string) stateFile {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -28,6 +28,21 @@ func readState(t *testing.T, path string) stateFile {
 func TestStateFileRecordsOwnedIDs(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
 	e.started(e.threeServices()...)
+	e.assertStateFileMatchesHNS()
+	fi, err := os.Stat(e.stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("state file mode %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+// assertStateFileMatchesHNS checks that the state file lists exactly the
+// load balancers and remote endpoints HNS holds (all of them ours).
+func (e *env) assertStateFileMatchesHNS() {
+	t := e.t
+	t.Helper()
 	s := readState(t, e.stateFile)
 	var lbIDs, epIDs []string
 	snap := e.snapshot()
@@ -43,13 +58,6 @@ func TestStateFileRecordsOwnedIDs(t *testing.T) {
 	slices.Sort(epIDs)
 	if s.Version != stateFileVersion || !slices.Equal(s.LoadBalancers, lbIDs) || !slices.Equal(s.RemoteEndpoints, epIDs) {
 		t.Errorf("state file %+v, want load balancers %v and remote endpoints %v", s, lbIDs, epIDs)
-	}
-	fi, err := os.Stat(e.stateFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode().Perm() != 0o600 {
-		t.Errorf("state file mode %v, want 0600", fi.Mode().Perm())
 	}
 }
 

@@ -183,13 +183,22 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 			run.res.Updated++
 			r.settle(run, ref, &e.st, missing)
 			return
+		case hnslb.IsNotImplemented(err):
+			// Features promised modify, HNS disagrees: replace this time.
+			r.log.Info("HNS lacks ModifyLoadBalancer; replacing the load balancer instead", "key", e.key, "err", err)
+			if err := r.deleteLB(run, e.realizedID); err != nil {
+				r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+				return
+			}
+			r.clearRealized(e)
 		case !hnslb.IsNotFound(err):
 			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 			return
+		default:
+			// It vanished behind our back: create it anew.
+			r.clearRealized(e)
+			replacing = false
 		}
-		// It vanished behind our back: create it anew.
-		r.clearRealized(e)
-		replacing = false
 	} else if replacing {
 		if err := r.deleteLB(run, e.realizedID); err != nil {
 			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
