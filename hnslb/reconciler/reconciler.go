@@ -89,7 +89,10 @@ type lbEntry struct {
 	realizedID string
 	realized   *hnslb.LoadBalancer
 	missing    []string // backend IPs left out at the last attempt
-	st         objStatus
+	// uncertain is the document of a create whose reply was lost (HNS
+	// unavailable, a timeout): HNS may hold it under an ID we never saw.
+	uncertain *hnslb.LoadBalancer
+	st        objStatus
 }
 
 type remoteEP struct {
@@ -99,7 +102,9 @@ type remoteEP struct {
 	// realized
 	id           string
 	realizedSpec RemoteEndpoint
-	st           objStatus
+	// uncertain: a create's reply was lost; HNS may hold it (see lbEntry.uncertain).
+	uncertain bool
+	st        objStatus
 }
 
 func (e *remoteEP) desired() bool { return len(e.lbs) > 0 || e.extra }
@@ -363,7 +368,7 @@ func (r *Reconciler) setRealized(e *lbEntry, id string, doc *hnslb.LoadBalancer)
 	} else {
 		r.dropRefs(e) // modified in place: same ID, same ownership
 	}
-	e.realizedID, e.realized = id, doc
+	e.realizedID, e.realized, e.uncertain = id, doc, nil
 	for _, epID := range doc.HostComputeEndpoints {
 		m := r.refs[epID]
 		if m == nil {
