@@ -394,3 +394,25 @@ func TestExtraEndpoints(t *testing.T) {
 	r.Sync(ctx)
 	e.assertRealized(want[:2])
 }
+
+func TestRestartModifiesOwnLoadBalancerInPlace(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	want := e.threeServices()
+	e.started(want...)
+	oldID := e.hnsLB(want[2].Key).ID
+	// After the restart want[2] uses another remote pod; 10.244.3.31 is stale
+	// but the update that stops using it fails at first.
+	want[2] = lb("10.96.0.30", 443, rem("10.244.3.32", "192.168.0.3"))
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpUpdateLoadBalancer: 1}})
+	r, res := e.start(e.hns, want...)
+	if res.Failed != 1 || e.counters().Count(sim.OpDeleteEndpoint) != 0 || e.counters().Count(sim.OpDeleteLoadBalancer) != 0 {
+		t.Fatalf("restart with failing modify: %+v %v", res, e.counters().Calls)
+	}
+	e.hns.SetFaults(sim.Faults{})
+	e.converge(r)
+	e.assertRealized(want)
+	if got := e.hnsLB(want[2].Key).ID; got != oldID {
+		t.Errorf("own load balancer replaced (%s → %s), want modified in place", oldID, got)
+	}
+	e.assertStateFileMatchesHNS()
+}

@@ -118,6 +118,10 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 			continue
 		}
 		ref := objectRef{id: id}
+		if n := len(r.refs[id]); n > 0 { // an endpoint a realized load balancer still uses
+			r.wait(run, ref, &s.st, fmt.Errorf("not deleted yet: %d realized load balancers still use it", n))
+			continue
+		}
 		if err := del(run.ctx, id); err != nil && !hnslb.IsNotFound(err) {
 			r.fail(run, ref, &s.st, KindStale, id, err)
 			continue
