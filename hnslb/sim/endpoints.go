@@ -51,8 +51,8 @@ func checkEndpoint(op Op, e *hnslb.Endpoint) ([]netip.Addr, error) {
 		return nil, hnsError(op, hnslb.CodeInvalidParameter, "no endpoint document")
 	}
 	if len(e.IpConfigurations) == 0 {
-		// HNS would allocate from the network's subnet; every caller of
-		// hnsproxy's (the CNI with IPAM, the proxy for remote pods) brings one.
+		// HNS would allocate one from the network's subnet; hnsproxy's
+		// callers (the CNI with IPAM, the proxy for remote pods) always bring one.
 		return nil, hnsError(op, hnslb.CodeInvalidParameter, "endpoint has no IP configuration (the simulator does not allocate)")
 	}
 	if len(e.IpConfigurations) > 2 {
