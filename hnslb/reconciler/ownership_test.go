@@ -416,3 +416,34 @@ func TestRestartModifiesOwnLoadBalancerInPlace(t *testing.T) {
 	}
 	e.assertStateFileMatchesHNS()
 }
+
+func TestOddLoadBalancersInHNS(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	// HNS has been seen listing load balancers without port mappings
+	// (kubernetes/kubernetes#141488): one foreign, one in our state file.
+	foreign, err := e.hns.PutLoadBalancerOutOfBand(hnslb.LoadBalancer{FrontendVIPs: []string{"10.96.0.10"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := e.hns.PutLoadBalancerOutOfBand(hnslb.LoadBalancer{FrontendVIPs: []string{"10.96.0.20"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(stateFile{Version: stateFileVersion, LoadBalancers: []string{ours.ID}})
+	if err := os.WriteFile(e.stateFile, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := e.started(want...)
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.Sync(ctx)
+	var ids []string
+	for _, l := range e.snapshot().LoadBalancers {
+		ids = append(ids, l.ID)
+	}
+	if !slices.Contains(ids, foreign.ID) || slices.Contains(ids, ours.ID) || len(ids) != 4 {
+		t.Errorf("load balancers %v: want ours (%s) gone, the foreign one (%s) kept, and 3 desired", ids, ours.ID, foreign.ID)
+	}
+}
