@@ -32,6 +32,9 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	if r.client == nil {
 		return errors.New("reconciler: no HNS client")
 	}
+	if r.opts.NetworkID == "" {
+		return errors.New("reconciler: no HNS network ID")
+	}
 	owned, err := loadState(r.opts.StateFile)
 	if err != nil {
 		r.log.Error(err, "Ignoring hnsproxy state file: treating every existing HNS object as foreign", "path", r.opts.StateFile)
