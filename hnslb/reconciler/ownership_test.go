@@ -447,3 +447,49 @@ func TestOddLoadBalancersInHNS(t *testing.T) {
 		t.Errorf("load balancers %v: want ours (%s) gone, the foreign one (%s) kept, and 3 desired", ids, ours.ID, foreign.ID)
 	}
 }
+
+func TestLocalExtraEndpointIsLocalAndAdoptedAfterRestart(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	r := e.started(want...)
+	sourceVIP := RemoteEndpoint{IP: "10.244.1.250", MAC: "00-15-5D-00-00-01", ProviderAddress: "192.168.0.1", Local: true}
+	r.SetExtraEndpoints([]RemoteEndpoint{sourceVIP})
+	if res := r.Sync(ctx); res.Created != 1 || res.Failed != 0 {
+		t.Fatalf("creating the source-VIP endpoint: %+v", res)
+	}
+	var got *hnslb.Endpoint
+	for _, ep := range e.snapshot().Endpoints {
+		if ep.IP() == sourceVIP.IP {
+			got = &ep
+		}
+	}
+	if got == nil || got.IsRemote() || got.ProviderAddress() != "" {
+		t.Fatalf("source-VIP endpoint = %+v, want a local endpoint without a provider address", got)
+	}
+
+	// A restart finds it among local endpoints and adopts it: no writes.
+	e.hns.ResetCounters()
+	r2 := e.reconciler()
+	for _, lb := range want {
+		r2.Upsert(lb)
+	}
+	r2.SetExtraEndpoints([]RemoteEndpoint{sourceVIP})
+	if err := r2.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res := r2.Sync(ctx); res.Created+res.Deleted+res.Updated+res.Failed != 0 {
+		t.Errorf("restart touched HNS: %+v", res)
+	}
+	if w := e.counters().Writes(); w != 0 {
+		t.Errorf("restart made %d writes: %v", w, e.counters().Calls)
+	}
+
+	// No longer wanted: it goes, being ours.
+	r2.SetExtraEndpoints(nil)
+	r2.Sync(ctx)
+	for _, ep := range e.snapshot().Endpoints {
+		if ep.IP() == sourceVIP.IP {
+			t.Errorf("source-VIP endpoint left behind: %+v", ep)
+		}
+	}
+}

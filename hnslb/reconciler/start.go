@@ -71,6 +71,11 @@ func (r *Reconciler) Start(ctx context.Context) error {
 		switch {
 		case !ep.IsRemote():
 			r.localIndex[ep.IP()] = ep.ID
+			// A local endpoint we made (the overlay source VIP) is adopted
+			// like a remote one; the CNI's pod endpoints never are.
+			if ours && r.orphanEPs[ep.IP()].ID == "" {
+				r.orphanEPs[ep.IP()] = ep
+			}
 		case r.orphanEPs[ep.IP()].ID == "":
 			r.orphanEPs[ep.IP()] = ep
 		case ours:

@@ -409,7 +409,7 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 	wrote := err == nil
 	if hnslb.IsAlreadyExists(err) {
 		// Made by someone else, or by us before a lost reply: same IP, same network.
-		if found := r.findRemote(run, ip); found != nil && remoteMatches(ep.spec, remoteSpecOf(found)) {
+		if found := r.findRemote(run, ip, ep.spec.Local); found != nil && remoteMatches(ep.spec, remoteSpecOf(found)) {
 			r.log.Info("Adopted existing remote endpoint", "ip", ip, "id", found.ID)
 			got, err = found, nil
 		}
@@ -454,15 +454,16 @@ func (r *Reconciler) removeEP(run *syncRun, ep *remoteEP) error {
 	return nil
 }
 
-// findRemote returns the network's remote endpoint with ip, listing once per Sync.
-func (r *Reconciler) findRemote(run *syncRun, ip string) *hnslb.Endpoint {
+// findRemote returns the network's remote endpoint with ip (a local one when
+// local is set), listing once per Sync.
+func (r *Reconciler) findRemote(run *syncRun, ip string, local bool) *hnslb.Endpoint {
 	eps, err := r.networkEndpoints(run)
 	if err != nil {
 		r.log.Error(err, "Listing endpoints to find an existing remote endpoint failed", "ip", ip)
 		return nil
 	}
 	for i := range eps {
-		if eps[i].IsRemote() && eps[i].IP() == ip {
+		if eps[i].IsRemote() != local && eps[i].IP() == ip {
 			return &eps[i]
 		}
 	}
@@ -481,7 +482,7 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 			r.fail(run, ref, &ep.st, KindRemoteEndpoint, ip, fmt.Errorf("looking for an endpoint a lost create may have made: %w", err))
 			return
 		}
-		if found := r.findRemote(run, ip); found != nil && remoteMatches(ep.spec, remoteSpecOf(found)) {
+		if found := r.findRemote(run, ip, ep.spec.Local); found != nil && remoteMatches(ep.spec, remoteSpecOf(found)) {
 			ep.id = found.ID
 		}
 		ep.uncertain = false
