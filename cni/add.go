@@ -111,11 +111,13 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 		spec.loopbackDSR = hnslb.FeaturesFor(v).DSR
 	}
 
+	// Undo by name, re-read: a failed create or attach may still have
+	// happened in HNS (a reply lost on the way back).
+	undo.push(func(ctx context.Context) { _, _ = c.removeEndpoint(ctx, name) })
 	ep, err := c.CreateEndpoint(ctx, network.ID, n.buildEndpoint(spec))
 	if err != nil {
 		return nil, hnsError("create HNS endpoint "+name, err)
 	}
-	undo.push(func(ctx context.Context) { _ = c.deleteEndpoint(ctx, ep) })
 	if err := c.AddNamespaceEndpoint(ctx, nsID, ep.ID); err != nil {
 		return nil, hnsError("attach HNS endpoint "+name+" to namespace "+nsID, err)
 	}

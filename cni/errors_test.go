@@ -120,15 +120,16 @@ func TestFailedAddIsUndone(t *testing.T) {
 	conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.4.0/24", socket: n1.socket, dataDir: t.TempDir()}
 	rt := newRuntime(t, conf)
 	for _, c := range []struct {
-		op   string
-		code string
-		want uint
+		op, code, committed string
+		want                uint
 	}{
-		{"CreateEndpoint", "0x6ba", types.ErrTryAgainLater},       // HNS unavailable: retry
-		{"AddNamespaceEndpoint", "0x57", types.ErrInternal},       // attach refused: endpoint must go
-		{"AddNamespaceEndpoint", "0x6ba", types.ErrTryAgainLater}, // attach unavailable
+		{"CreateEndpoint", "0x6ba", "0", types.ErrTryAgainLater},       // HNS unavailable: retry
+		{"CreateEndpoint", "0x5b4", "1", types.ErrTryAgainLater},       // timed out, but created
+		{"AddNamespaceEndpoint", "0x57", "0", types.ErrInternal},       // attach refused: endpoint must go
+		{"AddNamespaceEndpoint", "0x6ba", "0", types.ErrTryAgainLater}, // attach unavailable
+		{"AddNamespaceEndpoint", "0x5b4", "1", types.ErrTryAgainLater}, // timed out, but attached
 	} {
-		n1.hnssim(t, "faults", "--error-rate", c.op+"=1", "--error-code", c.code)
+		n1.hnssim(t, "faults", "--error-rate", c.op+"=1", "--error-code", c.code, "--committed", c.committed)
 		p := pod{id: "p-" + c.op, netns: n1.createNamespace(t)}
 		_, err := rt.cni.AddNetworkList(context.Background(), rt.list, p.rt())
 		if cniCode(err) != int(c.want) {
@@ -288,5 +289,45 @@ func TestStateSurvivesRestart(t *testing.T) {
 	}
 	if got := allocated(t, conf.dataDir); len(got) != 0 {
 		t.Errorf("addresses after DEL: %v", got)
+	}
+}
+
+// TestConcurrentAddsShareOneNewNetwork runs ADDs in parallel on a node
+// without the network: exactly one network results, every pod gets its own
+// address and endpoint.
+func TestConcurrentAddsShareOneNewNetwork(t *testing.T) {
+	n1 := startNode(t, "n1")
+	conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.9.0/24", socket: n1.socket, dataDir: t.TempDir()}
+	rt := newRuntime(t, conf)
+	const pods = 6
+	var ps []pod
+	for i := 0; i < pods; i++ {
+		ps = append(ps, pod{id: "par" + string(rune('a'+i)), netns: n1.createNamespace(t)})
+	}
+	errs := make(chan error, pods)
+	for _, p := range ps {
+		go func() {
+			_, err := rt.cni.AddNetworkList(context.Background(), rt.list, p.rt())
+			errs <- err
+		}()
+	}
+	for range ps {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	s := n1.dump(t)
+	if len(s.Networks) != 1 || len(s.Endpoints) != pods {
+		t.Fatalf("%d networks, endpoints %v", len(s.Networks), names(s))
+	}
+	seen := map[string]bool{}
+	for _, e := range s.Endpoints {
+		if seen[e.IP()] || e.HostComputeNamespace == "" {
+			t.Errorf("endpoint %s: address %s repeated or not attached", e.Name, e.IP())
+		}
+		seen[e.IP()] = true
+	}
+	if got := allocated(t, conf.dataDir); len(got) != pods {
+		t.Errorf("host-local holds %v", got)
 	}
 }

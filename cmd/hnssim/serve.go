@@ -185,7 +185,10 @@ func (n *node) setFaults(req remote.FaultsRequest) error {
 	for _, op := range sim.Ops() {
 		known[op] = true
 	}
-	f := sim.Faults{ErrorRate: map[sim.Op]float64{}, Errors: req.Errors}
+	if req.Committed < 0 || req.Committed > 1 {
+		return fmt.Errorf("committed share %v: want 0..1", req.Committed)
+	}
+	f := sim.Faults{ErrorRate: map[sim.Op]float64{}, Errors: req.Errors, Committed: req.Committed}
 	for op, rate := range req.ErrorRate {
 		if !known[sim.Op(op)] {
 			return fmt.Errorf("unknown operation %q in error rates", op)
