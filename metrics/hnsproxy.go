@@ -29,8 +29,8 @@ var (
 	// HNSOperationDuration is how long HNS calls take, by operation.
 	HNSOperationDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
 		Namespace: namespace, Name: "hns_operation_duration_seconds",
-		Help:    "HNS call latency in seconds",
-		Buckets: metrics.ExponentialBuckets(0.0005, 2, 16), // 0.5ms .. ~16s
+		Help:           "HNS call latency in seconds",
+		Buckets:        metrics.ExponentialBuckets(0.0005, 2, 16), // 0.5ms .. ~16s
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"operation"})
 

@@ -98,12 +98,12 @@ var wantFamilies = map[string]struct {
 	"kubeproxy_sync_proxy_rules_no_local_endpoints_total":      {dto.MetricType_GAUGE, "ip_family,traffic_policy"},
 	"hnsproxy_hns_operations_total":                            {dto.MetricType_COUNTER, "operation,result"},
 	"hnsproxy_hns_operation_duration_seconds":                  {dto.MetricType_HISTOGRAM, "operation"},
-	"hnsproxy_objects":                                         {dto.MetricType_GAUGE, "kind,state"},
-	"hnsproxy_drift_repairs_total":                             {dto.MetricType_COUNTER, "kind"},
-	"hnsproxy_backends_truncated":                              {dto.MetricType_GAUGE, ""},
-	"hnsproxy_endpoints_dropped_mixed_ports":                   {dto.MetricType_GAUGE, ""},
-	"hnsproxy_hns_feature_enabled":                             {dto.MetricType_GAUGE, "feature"},
-	"hnsproxy_hns_info":                                        {dto.MetricType_GAUGE, "version"},
+	"hnsproxy_objects":                       {dto.MetricType_GAUGE, "kind,state"},
+	"hnsproxy_drift_repairs_total":           {dto.MetricType_COUNTER, "kind"},
+	"hnsproxy_backends_truncated":            {dto.MetricType_GAUGE, ""},
+	"hnsproxy_endpoints_dropped_mixed_ports": {dto.MetricType_GAUGE, ""},
+	"hnsproxy_hns_feature_enabled":           {dto.MetricType_GAUGE, "feature"},
+	"hnsproxy_hns_info":                      {dto.MetricType_GAUGE, "version"},
 }
 
 func TestScrapeNamesAndPromtool(t *testing.T) {
