@@ -70,4 +70,8 @@ type RemoteEndpoint struct {
 	IP              string
 	MAC             string
 	ProviderAddress string
+	// Local asks for an endpoint without the RemoteEndpoint flag and without
+	// a ProviderAddress policy: the overlay source-VIP endpoint, which
+	// winkernel creates that way. Pods' local endpoints are the CNI's, never these.
+	Local bool
 }

@@ -1,3 +1,30 @@
 // Package reconciler converges HNS towards the load balancers and remote
 // endpoints hnsproxy wants on this node. It knows nothing about Kubernetes.
+//
+// What it owns in HNS: the load balancers and remote endpoints whose IDs it
+// records in its state file (those it created, and identical ones it adopted).
+// What it leaves alone: local endpoints (made by the CNI), and every other
+// load balancer or endpoint, unless a foreign load balancer blocks a desired
+// frontend (same family, VIP, protocol and port): that one is deleted, with a
+// log line saying why.
+//
+// The model is cilium/statedb's reconciler: every desired object carries a
+// status (pending, done, error with the next retry); operations are
+// idempotent; failures back off exponentially per object; Repair lists HNS on
+// a slower period and marks drifted objects for the next Sync.
+//
+// Remote endpoints are derived state: the union of the non-local backend IPs
+// of the desired load balancers plus SetExtraEndpoints, kept as an index
+// IP → load balancer keys, never as hand-kept reference counts. Ordering: a
+// remote endpoint is created before any load balancer references it, and
+// deleted only once no realized load balancer references it.
+//
+// Local backends are resolved to the CNI's endpoint IDs through an index
+// IP → endpoint ID, built by listing the network's endpoints at Start and
+// Repair. When a Sync meets a local backend IP the index does not know, it
+// refreshes the index with one list (at most once per Sync); if the IP is
+// still unknown the backend is left out, the load balancer's status shows it,
+// and it is retried with backoff. The incremental path (Upsert or Delete of
+// one load balancer, then Sync) lists nothing as long as its local backends
+// are known.
 package reconciler

@@ -1,0 +1,184 @@
+package reconciler
+
+import (
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+)
+
+func TestDriftRepairRecreatesDeletedLoadBalancer(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	want := e.threeServices()
+	r := e.started(want...)
+	victim := e.hnsLB(want[1].Key)
+	if err := e.hns.DeleteLoadBalancerOutOfBand(victim.ID); err != nil {
+		t.Fatal(err)
+	}
+	// The incremental path does not list, so it cannot notice.
+	r.Sync(ctx)
+	if c := e.counters(); c.Total() != 0 {
+		t.Fatalf("sync without changes made calls: %v", c.Calls)
+	}
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c := e.counters(); c.Lists() != 2 || c.Writes() != 0 {
+		t.Errorf("repair: %v, want 2 lists and no writes", c.Calls)
+	}
+	res := r.Sync(ctx)
+	if res.Created != 1 || e.counters().Writes() != 1 {
+		t.Errorf("sync after repair %+v %v", res, e.counters().Calls)
+	}
+	e.assertRealized(want)
+}
+
+func TestDriftRepairEndpoints(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	r := e.started(want...)
+
+	// A remote endpoint deleted by hand (HNS also drops it from load balancers),
+	// and a pod recreated by the CNI with the same IP but a new endpoint ID.
+	var remoteID string
+	for _, ep := range e.snapshot().Endpoints {
+		if ep.IsRemote() && ep.IP() == "10.244.3.31" {
+			remoteID = ep.ID
+		}
+	}
+	if err := e.hns.DeleteEndpoint(ctx, remoteID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
+		t.Fatal(err)
+	}
+	e.local("10.244.1.10")
+	e.hns.ResetCounters()
+
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res := r.Sync(ctx)
+	// Endpoint recreated; want[2] and want[0] replaced (delete + create on ws2022).
+	c := e.counters()
+	if c.Count(sim.OpCreateEndpoint) != 1 || c.Count(sim.OpCreateLoadBalancer) != 2 || c.Count(sim.OpDeleteLoadBalancer) != 2 || c.Lists() != 2 {
+		t.Errorf("repair sync: %v %+v", c.Calls, res)
+	}
+	e.assertRealized(want)
+	if got := e.hnsLB(want[0].Key).HostComputeEndpoints; !containsID(got, e.locals["10.244.1.10"]) {
+		t.Errorf("load balancer uses %v, want the new local endpoint %s", got, e.locals["10.244.1.10"])
+	}
+}
+
+func containsID(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDriftRepairModifiedLoadBalancer(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	want := e.threeServices()
+	r := e.started(want...)
+	// Someone modifies our load balancer behind our back.
+	got := e.hnsLB(want[0].Key)
+	changed := *got
+	changed.SourceVIP = "10.244.1.99"
+	if _, err := e.hns.UpdateLoadBalancer(ctx, got.ID, &changed); err != nil {
+		t.Fatal(err)
+	}
+	e.hns.ResetCounters()
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res := r.Sync(ctx)
+	if res.Updated != 1 || e.counters().Count(sim.OpUpdateLoadBalancer) != 1 {
+		t.Errorf("repair of a modified load balancer: %+v %v", res, e.counters().Calls)
+	}
+	if e.hnsLB(want[0].Key).SourceVIP != want[0].SourceVIP {
+		t.Error("source VIP not repaired")
+	}
+}
+
+func TestMissingLocalBackendIsRetried(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	e.local("10.244.1.10")
+	e.hns.ResetCounters()
+	r := e.reconciler()
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.Sync(ctx)
+	e.hns.ResetCounters()
+
+	// Two load balancers want a pod the CNI has not wired yet.
+	a := lb("10.96.0.1", 80, loc("10.244.1.10"), loc("10.244.1.20"))
+	b := lb("10.96.0.2", 80, loc("10.244.1.20"))
+	r.Upsert(a)
+	r.Upsert(b)
+	res := r.Sync(ctx)
+	c := e.counters()
+	if c.Lists() != 1 {
+		t.Errorf("lists %d, want 1 (one refresh per sync)", c.Lists())
+	}
+	if res.Created != 1 || res.Pending != 2 || res.Failed != 0 {
+		t.Errorf("result %+v", res)
+	}
+	sa, sb := statusOf(r, a.Key), statusOf(r, b.Key)
+	if sa.State != StatePending || len(sa.MissingBackends) != 1 || sa.MissingBackends[0] != "10.244.1.20" || sa.RealizedID == "" {
+		t.Errorf("status a %+v", sa)
+	}
+	if sb.State != StatePending || sb.RealizedID != "" {
+		t.Errorf("status b %+v", sb)
+	}
+	// Before the retry is due nothing happens.
+	e.hns.ResetCounters()
+	r.Sync(ctx)
+	if n := e.counters().Total(); n != 0 {
+		t.Errorf("sync before retry made %d calls", n)
+	}
+	e.local("10.244.1.20")
+	e.hns.ResetCounters()
+	next, ok := r.NextRetry()
+	if !ok {
+		t.Fatal("no retry scheduled")
+	}
+	e.clock.SetTime(next)
+	res = r.Sync(ctx)
+	c = e.counters()
+	if c.Lists() != 1 || c.Count(sim.OpUpdateLoadBalancer) != 1 || c.Count(sim.OpCreateLoadBalancer) != 1 {
+		t.Errorf("retry: %v %+v", c.Calls, res)
+	}
+	e.assertRealized([]DesiredLB{a, b})
+	if s := statusOf(r, a.Key); s.State != StateDone || len(s.MissingBackends) != 0 {
+		t.Errorf("status after retry %+v", s)
+	}
+}
+
+func TestLocalBackendVanishesBeforeRepairDeletesEmptyLoadBalancer(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2019)
+	e.local("10.244.1.10")
+	a := lb("10.96.0.1", 80, loc("10.244.1.10"))
+	r := e.started(a)
+	if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res := r.Sync(ctx)
+	if res.Deleted != 1 || e.hnsLB(a.Key) != nil {
+		t.Errorf("a load balancer left without any backend should go: %+v", res)
+	}
+	if s := statusOf(r, a.Key); s.State != StatePending || s.RealizedID != "" {
+		t.Errorf("status %+v", s)
+	}
+	e.local("10.244.1.10")
+	e.converge(r)
+	e.assertRealized([]DesiredLB{a})
+}
+
+var _ = hnslb.ProtocolTCP

@@ -1,0 +1,144 @@
+package reconciler
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+)
+
+// manyServices: n load balancers over a pool of local and remote pods, with
+// remote endpoints shared between load balancers.
+func (e *env) manyServices(n int) []DesiredLB {
+	for i := range 8 {
+		e.local(fmt.Sprintf("10.244.1.%d", 10+i))
+	}
+	var out []DesiredLB
+	for i := range n {
+		out = append(out, lb(fmt.Sprintf("10.96.0.%d", i+1), 80,
+			loc(fmt.Sprintf("10.244.1.%d", 10+i%8)),
+			rem(fmt.Sprintf("10.244.2.%d", 10+i%5), "192.168.0.2"),
+			rem(fmt.Sprintf("10.244.3.%d", 10+i%7), "192.168.0.3")))
+	}
+	return out
+}
+
+func TestFaultsConvergeWithoutLeaks(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2019, sim.ProfileWS2025} {
+		t.Run(profile, func(t *testing.T) {
+			e := newEnv(t, profile)
+			want := e.manyServices(20)
+			e.hns.SetFaults(sim.Faults{
+				ErrorRate: map[sim.Op]float64{sim.AnyOp: 0.3},
+				Errors:    []hnslb.ErrorCode{hnslb.CodeRPCServerUnavailable, hnslb.CodeTimeout, hnslb.CodeManagerStopped},
+			})
+			r := e.reconciler()
+			for _, d := range want {
+				r.Upsert(d)
+			}
+			for r.Start(ctx) != nil {
+				// Start lists; a failed list is simply retried.
+			}
+			res := r.Sync(ctx)
+			if res.Failed == 0 || len(res.Errors) != res.Failed {
+				t.Fatalf("30%% faults but no failure: %+v", res)
+			}
+			e.converge(r)
+			e.assertRealized(want)
+
+			// Churn under faults: change half, drop a quarter, then converge.
+			for i, d := range want {
+				switch {
+				case i%4 == 0:
+					r.Delete(d.Key)
+				case i%2 == 0:
+					d.Backends = d.Backends[:2]
+					want[i] = d
+					r.Upsert(d)
+				}
+			}
+			var kept []DesiredLB
+			for i, d := range want {
+				if i%4 != 0 {
+					kept = append(kept, d)
+				}
+			}
+			e.converge(r)
+			e.assertRealized(kept)
+			for _, s := range r.Statuses() {
+				if s.State != StateDone || s.Attempts != 0 {
+					t.Errorf("status after convergence %+v", s)
+				}
+			}
+			e.hns.SetFaults(sim.Faults{})
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.hns.ResetCounters()
+			r.Sync(ctx)
+			if c := e.counters(); c.Writes() != 0 {
+				t.Errorf("repair after convergence found work: %v", c.Calls)
+			}
+		})
+	}
+}
+
+func TestHNSRestartNeverDeletes(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	r := e.started(want...)
+
+	e.hns.Restart(time.Minute)
+	if err := r.Repair(ctx); err == nil || !hnslb.IsUnavailable(err) {
+		t.Fatalf("repair while HNS restarts: %v", err)
+	}
+	want[0] = lb("10.96.0.10", 53, loc("10.244.1.10"))
+	r.Upsert(want[0])
+	res := r.Sync(ctx)
+	if res.Failed != 1 || res.Deleted != 0 || !hnslb.IsUnavailable(res.Errors[0].Err) {
+		t.Fatalf("sync while HNS restarts: %+v", res)
+	}
+	for _, s := range r.Statuses() {
+		if s.RealizedID == "" {
+			t.Errorf("%s forgot its load balancer during the restart", s.Key)
+		}
+	}
+	e.clock.Step(time.Minute)
+	e.converge(r)
+	e.assertRealized(want)
+	c := e.counters()
+	// The failed delete + create of want[0], then delete + create (no modify
+	// on ws2022) and the remote endpoint nobody uses any more. Nothing else
+	// was deleted.
+	if got := c.CountResult(sim.OpDeleteLoadBalancer, sim.ResultOK); got != 1 {
+		t.Errorf("load balancer deletes %d, want 1: %v", got, c.Calls)
+	}
+	if got := c.CountResult(sim.OpDeleteEndpoint, sim.ResultOK); got != 0 {
+		t.Errorf("endpoint deletes %d, want 0 (10.244.2.20 is still used): %v", got, c.Calls)
+	}
+}
+
+func TestStartFailsWhileHNSRestarts(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	e.hns.Restart(time.Minute)
+	r := e.reconciler()
+	if err := r.Start(ctx); err == nil || !hnslb.IsUnavailable(err) {
+		t.Fatalf("start: %v", err)
+	}
+	r.Upsert(lb("10.96.0.1", 80, loc("10.244.1.10")))
+	if res := r.Sync(ctx); res.Pending != 1 || res.Created != 0 {
+		t.Errorf("sync before start %+v", res)
+	}
+	if err := r.Repair(ctx); err == nil {
+		t.Error("repair before start succeeded")
+	}
+	e.clock.Step(time.Minute)
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal("second start:", err)
+	}
+}

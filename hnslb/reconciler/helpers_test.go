@@ -1,0 +1,257 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2/ktesting"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+)
+
+var ctx = context.Background()
+
+// env is one simulated node: an HNS with one network, local endpoints made
+// as the CNI would, a fake clock shared by HNS and the reconciler, and a
+// state file path.
+type env struct {
+	t         testing.TB
+	hns       *sim.HNS
+	profile   sim.Profile
+	netID     string
+	clock     *clocktesting.FakeClock
+	stateFile string
+	locals    map[string]string // IP → local endpoint ID
+}
+
+func newEnv(t testing.TB, profile string) *env {
+	t.Helper()
+	p, err := sim.ProfileByName(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	h := sim.New(sim.Options{Profile: p, Seed: 7, Clock: clk})
+	n, err := h.CreateNetwork(ctx, &hnslb.Network{
+		Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, hns: h, profile: p, netID: n.ID, clock: clk,
+		stateFile: filepath.Join(t.TempDir(), "hnsproxy-state.json"), locals: map[string]string{}}
+	return e
+}
+
+// local creates a local endpoint (the CNI's job) and returns its ID.
+func (e *env) local(ip string) string {
+	e.t.Helper()
+	ep, err := e.hns.CreateEndpoint(ctx, e.netID, &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}}})
+	if err != nil {
+		e.t.Fatalf("create local endpoint %s: %v", ip, err)
+	}
+	e.locals[ip] = ep.ID
+	return ep.ID
+}
+
+func (e *env) options() Options {
+	return Options{
+		NetworkID: e.netID, Features: e.profile.Features(), StateFile: e.stateFile,
+		RetryBase: time.Second, RetryMax: 16 * time.Second, Clock: e.clock,
+		Logger: ktesting.NewLogger(e.t, ktesting.NewConfig()),
+	}
+}
+
+func (e *env) reconciler() *Reconciler { return New(e.hns, e.options()) }
+
+// start runs a new reconciler over c with lbs desired: Upserts, Start, one Sync.
+func (e *env) start(c hnslb.Client, lbs ...DesiredLB) (*Reconciler, SyncResult) {
+	e.t.Helper()
+	r := New(c, e.options())
+	for _, lb := range lbs {
+		r.Upsert(lb)
+	}
+	if err := r.Start(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	return r, r.Sync(ctx)
+}
+
+// started is start on the simulator, requiring a clean first Sync;
+// counters are reset afterwards.
+func (e *env) started(lbs ...DesiredLB) *Reconciler {
+	e.t.Helper()
+	r, res := e.start(e.hns, lbs...)
+	if res.Failed+res.Pending != 0 {
+		e.t.Fatalf("initial sync: %+v", res)
+	}
+	e.hns.ResetCounters()
+	return r
+}
+
+// converge runs Sync, stepping the clock to each retry, until nothing waits.
+func (e *env) converge(r *Reconciler) {
+	e.t.Helper()
+	for i := 0; i < 500; i++ {
+		r.Sync(ctx)
+		next, ok := r.NextRetry()
+		if !ok {
+			return
+		}
+		if d := next.Sub(e.clock.Now()); d > 0 {
+			e.clock.Step(d)
+		}
+	}
+	e.t.Fatalf("no convergence after 500 syncs: %+v", r.Statuses())
+}
+
+func (e *env) counters() sim.Counters { return e.hns.Counters() }
+
+func (e *env) snapshot() *hnslb.Snapshot { return e.hns.Snapshot() }
+
+func loc(ip string) Backend { return Backend{IP: ip, Local: true} }
+
+func rem(ip, pa string) Backend { return Backend{IP: ip, ProviderAddress: pa} }
+
+// lb is a TCP ClusterIP load balancer desired on vip:port.
+func lb(vip string, port uint16, backends ...Backend) DesiredLB {
+	slices.SortFunc(backends, func(a, b Backend) int { return compareIPs(a.IP, b.IP) })
+	return DesiredLB{
+		Key:          LBKey{Family: IPv4, VIP: vip, Protocol: hnslb.ProtocolTCP, Port: port},
+		SourceVIP:    "10.244.1.2",
+		InternalPort: 8080,
+		Backends:     backends,
+		Owner:        fmt.Sprintf("default/svc-%s:%d", vip, port),
+	}
+}
+
+// hnsLB returns the load balancer HNS holds for key, or nil.
+func (e *env) hnsLB(key LBKey) *hnslb.LoadBalancer {
+	for _, l := range e.snapshot().LoadBalancers {
+		if k, ok := keyOf(&l); ok && k == key {
+			return &l
+		}
+	}
+	return nil
+}
+
+// backendIPs are the IPs of the endpoints a load balancer in HNS uses.
+func (e *env) backendIPs(l *hnslb.LoadBalancer) []string {
+	byID := map[string]string{}
+	for _, ep := range e.snapshot().Endpoints {
+		byID[ep.ID] = ep.IP()
+	}
+	var ips []string
+	for _, id := range l.HostComputeEndpoints {
+		ips = append(ips, byID[id])
+	}
+	slices.SortFunc(ips, compareIPs)
+	return ips
+}
+
+// remoteIPs are the IPs of the remote endpoints in HNS, sorted.
+func (e *env) remoteIPs() []string {
+	var ips []string
+	for _, ep := range e.snapshot().Endpoints {
+		if ep.IsRemote() {
+			ips = append(ips, ep.IP())
+		}
+	}
+	slices.SortFunc(ips, compareIPs)
+	return ips
+}
+
+func ipsOf(bs []Backend) []string {
+	var ips []string
+	for _, b := range bs {
+		ips = append(ips, b.IP)
+	}
+	slices.SortFunc(ips, compareIPs)
+	return ips
+}
+
+// assertRealized checks that HNS holds exactly the desired load balancers
+// with exactly their backends, and exactly the remote endpoints wanted.
+func (e *env) assertRealized(want []DesiredLB, extraRemote ...string) {
+	e.t.Helper()
+	snap := e.snapshot()
+	if len(snap.LoadBalancers) != len(want) {
+		e.t.Errorf("HNS holds %d load balancers, want %d", len(snap.LoadBalancers), len(want))
+	}
+	remote := map[string]bool{}
+	for _, ip := range extraRemote {
+		remote[ip] = true
+	}
+	for _, d := range want {
+		got := e.hnsLB(d.Key)
+		if got == nil {
+			e.t.Errorf("no load balancer for %s", d.Key)
+			continue
+		}
+		if !slices.Equal(e.backendIPs(got), ipsOf(d.Backends)) {
+			e.t.Errorf("%s backends %v, want %v", d.Key, e.backendIPs(got), ipsOf(d.Backends))
+		}
+		for _, b := range d.Backends {
+			if !b.Local {
+				remote[b.IP] = true
+			}
+		}
+	}
+	var wantRemote []string
+	for ip := range remote {
+		wantRemote = append(wantRemote, ip)
+	}
+	slices.SortFunc(wantRemote, compareIPs)
+	if got := e.remoteIPs(); !slices.Equal(got, wantRemote) {
+		e.t.Errorf("remote endpoints %v, want %v", got, wantRemote)
+	}
+}
+
+// recorder is the simulator seen through a decorator that logs the order
+// of writes (not a fake: every call goes to the simulator).
+type recorder struct {
+	hnslb.Client
+	ops []string
+}
+
+func (r *recorder) CreateEndpoint(ctx context.Context, n string, ep *hnslb.Endpoint) (*hnslb.Endpoint, error) {
+	out, err := r.Client.CreateEndpoint(ctx, n, ep)
+	if err == nil {
+		r.ops = append(r.ops, "create-ep "+out.ID)
+	}
+	return out, err
+}
+
+func (r *recorder) DeleteEndpoint(ctx context.Context, id string) error {
+	err := r.Client.DeleteEndpoint(ctx, id)
+	if err == nil {
+		r.ops = append(r.ops, "delete-ep "+id)
+	}
+	return err
+}
+
+func (r *recorder) CreateLoadBalancer(ctx context.Context, l *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	out, err := r.Client.CreateLoadBalancer(ctx, l)
+	if err == nil {
+		r.ops = append(r.ops, "create-lb "+out.ID)
+		for _, id := range l.HostComputeEndpoints {
+			r.ops = append(r.ops, "uses "+id)
+		}
+	}
+	return out, err
+}
+
+func (r *recorder) DeleteLoadBalancer(ctx context.Context, id string) error {
+	err := r.Client.DeleteLoadBalancer(ctx, id)
+	if err == nil {
+		r.ops = append(r.ops, "delete-lb "+id)
+	}
+	return err
+}

@@ -1,0 +1,156 @@
+package reconciler
+
+import (
+	"cmp"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// buildLB is the HNS document for a desired load balancer whose backends
+// resolved to endpointIDs. The IPv6 flag always follows the key's family,
+// so that keyOf(buildLB(d)) == d.Key.
+func buildLB(d *DesiredLB, endpointIDs []string) *hnslb.LoadBalancer {
+	lb := &hnslb.LoadBalancer{
+		HostComputeEndpoints: endpointIDs,
+		SourceVIP:            d.SourceVIP,
+		PortMappings: []hnslb.PortMapping{{
+			Protocol:         d.Key.Protocol,
+			InternalPort:     d.InternalPort,
+			ExternalPort:     d.Key.Port,
+			DistributionType: d.Distribution,
+			Flags:            d.PortFlags,
+		}},
+		SchemaVersion: hnslb.V2,
+		Flags:         d.Flags,
+	}
+	if d.Key.VIP != "" {
+		lb.FrontendVIPs = []string{d.Key.VIP}
+	}
+	if d.Key.Family == IPv6 {
+		lb.Flags |= hnslb.LoadBalancerFlagsIPv6
+	}
+	return lb
+}
+
+// keyOf is the frontend identity of a load balancer found in HNS; ok is
+// false for shapes hnsproxy never makes (no or several port mappings).
+func keyOf(lb *hnslb.LoadBalancer) (LBKey, bool) {
+	if len(lb.PortMappings) != 1 || len(lb.FrontendVIPs) > 1 {
+		return LBKey{}, false
+	}
+	pm := lb.PortMappings[0]
+	k := LBKey{Family: IPv4, Protocol: pm.Protocol, Port: pm.ExternalPort}
+	if len(lb.FrontendVIPs) == 1 {
+		k.VIP = lb.FrontendVIPs[0]
+		if a, err := netip.ParseAddr(k.VIP); err == nil && a.Is6() && !a.Is4In6() {
+			k.Family = IPv6
+		}
+	}
+	if lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0 {
+		k.Family = IPv6
+	}
+	return k, true
+}
+
+// sameLB reports whether two load balancer documents program the same
+// dataplane. IDs and the schema version are ignored, endpoint IDs compare
+// as sets (HNS does not promise to keep their order).
+func sameLB(a, b *hnslb.LoadBalancer) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.SourceVIP == b.SourceVIP &&
+		a.Flags == b.Flags &&
+		slices.Equal(a.FrontendVIPs, b.FrontendVIPs) &&
+		slices.Equal(a.PortMappings, b.PortMappings) &&
+		sameIDSet(a.HostComputeEndpoints, b.HostComputeEndpoints)
+}
+
+func sameIDSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if slices.EqualFunc(a, b, strings.EqualFold) {
+		return true
+	}
+	as, bs := lowerSorted(a), lowerSorted(b)
+	return slices.Equal(as, bs)
+}
+
+func lowerSorted(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strings.ToLower(id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// buildRemoteEndpoint is the HNS document for a remote endpoint.
+func buildRemoteEndpoint(networkID string, re RemoteEndpoint) *hnslb.Endpoint {
+	ep := &hnslb.Endpoint{
+		HostComputeNetwork: networkID,
+		IpConfigurations:   []hnslb.IPConfig{{IpAddress: re.IP}},
+		MacAddress:         re.MAC,
+		Flags:              hnslb.EndpointFlagsRemoteEndpoint,
+		SchemaVersion:      hnslb.V2,
+	}
+	if re.ProviderAddress != "" {
+		ep.Policies = []hnslb.EndpointPolicy{hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress,
+			hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: re.ProviderAddress})}
+	}
+	return ep
+}
+
+// remoteSpecOf reads back what a remote endpoint found in HNS stands for.
+func remoteSpecOf(ep *hnslb.Endpoint) RemoteEndpoint {
+	return RemoteEndpoint{IP: ep.IP(), MAC: ep.MacAddress, ProviderAddress: ep.ProviderAddress()}
+}
+
+// remoteMatches reports whether a realized remote endpoint serves a desired
+// one. An empty desired MAC accepts whatever MAC HNS picked.
+func remoteMatches(want, got RemoteEndpoint) bool {
+	if want.IP != got.IP || want.ProviderAddress != got.ProviderAddress {
+		return false
+	}
+	return want.MAC == "" || normalMAC(want.MAC) == normalMAC(got.MAC)
+}
+
+// normalMAC folds the two spellings HNS and Kubernetes use (00-15-5D-.. and 00:15:5d:..).
+func normalMAC(m string) string { return strings.ToLower(strings.ReplaceAll(m, ":", "-")) }
+
+func compareKeys(a, b LBKey) int {
+	return cmp.Or(
+		cmp.Compare(a.Family, b.Family),
+		cmp.Compare(a.VIP, b.VIP),
+		cmp.Compare(a.Protocol, b.Protocol),
+		cmp.Compare(a.Port, b.Port))
+}
+
+func equalDesired(a, b *DesiredLB) bool {
+	return a.Key == b.Key && a.SourceVIP == b.SourceVIP && a.InternalPort == b.InternalPort &&
+		a.Distribution == b.Distribution && a.PortFlags == b.PortFlags && a.Flags == b.Flags &&
+		a.Owner == b.Owner && slices.Equal(a.Backends, b.Backends)
+}
+
+func remoteOf(b Backend) RemoteEndpoint {
+	return RemoteEndpoint{IP: b.IP, MAC: b.MAC, ProviderAddress: b.ProviderAddress}
+}
+
+// compareIPs orders addresses numerically, unparsable ones as strings after them.
+func compareIPs(a, b string) int {
+	pa, errA := netip.ParseAddr(a)
+	pb, errB := netip.ParseAddr(b)
+	switch {
+	case errA == nil && errB == nil:
+		return pa.Compare(pb)
+	case errA == nil:
+		return -1
+	case errB == nil:
+		return 1
+	}
+	return cmp.Compare(a, b)
+}

@@ -1,0 +1,386 @@
+package reconciler
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+)
+
+func readState(t *testing.T, path string) stateFile {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s stateFile
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestStateFileRecordsOwnedIDs(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.started(e.threeServices()...)
+	s := readState(t, e.stateFile)
+	var lbIDs, epIDs []string
+	snap := e.snapshot()
+	for _, l := range snap.LoadBalancers {
+		lbIDs = append(lbIDs, l.ID)
+	}
+	for _, ep := range snap.Endpoints {
+		if ep.IsRemote() {
+			epIDs = append(epIDs, ep.ID)
+		}
+	}
+	slices.Sort(lbIDs)
+	slices.Sort(epIDs)
+	if s.Version != stateFileVersion || !slices.Equal(s.LoadBalancers, lbIDs) || !slices.Equal(s.RemoteEndpoints, epIDs) {
+		t.Errorf("state file %+v, want load balancers %v and remote endpoints %v", s, lbIDs, epIDs)
+	}
+	fi, err := os.Stat(e.stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("state file mode %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+func TestRestartAdoptsWithoutWrites(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2019, sim.ProfileWS2025} {
+		t.Run(profile, func(t *testing.T) {
+			e := newEnv(t, profile)
+			want := e.threeServices()
+			e.started(want...)
+			before := readState(t, e.stateFile)
+
+			// Desired state before Start.
+			r, res := e.start(e.hns, want...)
+			if c := e.counters(); c.Writes() != 0 || c.Lists() != 2 || res.Created+res.Updated+res.Deleted+res.Pending != 0 {
+				t.Errorf("restart: %v %+v", c.Calls, res)
+			}
+			for _, s := range r.Statuses() {
+				if s.State != StateDone || s.RealizedID == "" {
+					t.Errorf("status after adoption %+v", s)
+				}
+			}
+			if after := readState(t, e.stateFile); !slices.Equal(after.LoadBalancers, before.LoadBalancers) {
+				t.Errorf("state changed: %v → %v", before, after)
+			}
+
+			// Desired state after Start (but before the first Sync).
+			e.hns.ResetCounters()
+			r = e.reconciler()
+			if err := r.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range want {
+				r.Upsert(d)
+			}
+			r.Sync(ctx)
+			if c := e.counters(); c.Writes() != 0 {
+				t.Errorf("restart with late desired state: %v", c.Calls)
+			}
+			e.assertRealized(want)
+		})
+	}
+}
+
+func TestRestartDeletesOwnStaleObjects(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	e.started(want...)
+
+	// After the restart want[2] (and its remote endpoint 10.244.3.31) is gone.
+	_, res := e.start(e.hns, want[:2]...)
+	c := e.counters()
+	if c.Writes() != 2 || c.Count(sim.OpDeleteLoadBalancer) != 1 || c.Count(sim.OpDeleteEndpoint) != 1 || res.Deleted != 2 {
+		t.Errorf("stale cleanup: %v %+v", c.Calls, res)
+	}
+	e.assertRealized(want[:2])
+	if s := readState(t, e.stateFile); len(s.LoadBalancers) != 2 || len(s.RemoteEndpoints) != 2 {
+		t.Errorf("state after cleanup %+v", s)
+	}
+}
+
+// foreign creates objects another agent owns: a load balancer on another
+// frontend and a remote endpoint hnsproxy does not want.
+func (e *env) foreign() (lbID, epID string) {
+	e.t.Helper()
+	ep, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, RemoteEndpoint{IP: "10.244.9.9"}))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	l, err := e.hns.CreateLoadBalancer(ctx, buildLB(&DesiredLB{
+		Key: LBKey{Family: IPv4, VIP: "10.96.9.9", Protocol: hnslb.ProtocolTCP, Port: 9}, InternalPort: 9,
+	}, []string{ep.ID}))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return l.ID, ep.ID
+}
+
+func TestForeignObjectsLeftAlone(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	want := e.threeServices()
+	lbID, epID := e.foreign()
+	r := e.started(want...) // fails unless the first sync was clean
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range want {
+		r.Delete(d.Key)
+	}
+	e.converge(r)
+	snap := e.snapshot()
+	if len(snap.LoadBalancers) != 1 || snap.LoadBalancers[0].ID != lbID {
+		t.Errorf("load balancers left %+v, want only the foreign %s", snap.LoadBalancers, lbID)
+	}
+	if got := e.remoteIPs(); !slices.Equal(got, []string{"10.244.9.9"}) {
+		t.Errorf("remote endpoints %v, want only the foreign one", got)
+	}
+	_ = epID
+}
+
+func TestForeignBlockerAtStartIsDeleted(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	want := e.threeServices()
+	// Someone else holds want[0]'s frontend with other backends.
+	blocker, err := e.hns.CreateLoadBalancer(ctx, buildLB(&want[0], []string{e.locals["10.244.1.11"]}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreignID, _ := e.foreign()
+	e.hns.ResetCounters()
+	_, res := e.start(e.hns, want...)
+	c := e.counters()
+	if c.Count(sim.OpDeleteLoadBalancer) != 1 || c.Count(sim.OpCreateLoadBalancer) != 3 || res.Failed != 0 {
+		t.Errorf("blocker: %v %+v", c.Calls, res)
+	}
+	for _, d := range want {
+		if got := e.hnsLB(d.Key); got == nil || !slices.Equal(e.backendIPs(got), ipsOf(d.Backends)) {
+			t.Errorf("%s not realized: %+v", d.Key, got)
+		}
+	}
+	snap := e.snapshot()
+	for _, l := range snap.LoadBalancers {
+		if l.ID == blocker.ID {
+			t.Error("blocker still there")
+		}
+	}
+	if l := e.hnsLB(LBKey{Family: IPv4, VIP: "10.96.9.9", Protocol: hnslb.ProtocolTCP, Port: 9}); l == nil || l.ID != foreignID {
+		t.Error("unrelated foreign load balancer touched")
+	}
+}
+
+func TestForeignIdenticalLoadBalancerIsAdopted(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.local("10.244.1.10")
+	a := lb("10.96.0.1", 80, loc("10.244.1.10"))
+	if _, err := e.hns.CreateLoadBalancer(ctx, buildLB(&a, []string{e.locals["10.244.1.10"]})); err != nil {
+		t.Fatal(err)
+	}
+	e.hns.ResetCounters()
+	r := e.started(a) // must be clean
+	_ = r
+	if c := e.counters(); c.Writes() != 0 {
+		t.Errorf("identical foreign load balancer not adopted: %v", c.Calls)
+	}
+	if s := readState(t, e.stateFile); len(s.LoadBalancers) != 1 {
+		t.Errorf("adopted load balancer not recorded: %+v", s)
+	}
+}
+
+func TestBlockerAppearingAfterStart(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2019)
+	want := e.threeServices()
+	r := e.started(want[:2]...)
+
+	// Another agent takes want[2]'s frontend after Start: the create
+	// conflicts, one list finds the blocker, it goes, the create succeeds.
+	e.local("10.244.1.50")
+	if _, err := e.hns.CreateLoadBalancer(ctx, buildLB(&want[2], []string{e.locals["10.244.1.50"]})); err != nil {
+		t.Fatal(err)
+	}
+	e.hns.ResetCounters()
+	r.Upsert(want[2])
+	res := r.Sync(ctx)
+	c := e.counters()
+	if c.CountResult(sim.OpCreateLoadBalancer, "PortAlreadyExists") != 1 || c.Count(sim.OpListLoadBalancers) != 1 ||
+		c.Count(sim.OpDeleteLoadBalancer) != 1 || c.CountResult(sim.OpCreateLoadBalancer, sim.ResultOK) != 1 {
+		t.Errorf("late blocker: %v", c.Calls)
+	}
+	if res.Created != 2 || res.Deleted != 1 || res.Failed != 0 { // endpoint + load balancer; the blocker
+		t.Errorf("result %+v", res)
+	}
+	e.assertRealized(want)
+
+	// An identical one appearing is adopted instead.
+	r.Delete(want[2].Key)
+	r.Sync(ctx)
+	epID := ""
+	for _, ep := range e.snapshot().Endpoints {
+		if ep.IP() == "10.244.3.31" {
+			epID = ep.ID
+		}
+	}
+	if epID == "" {
+		var err error
+		ep, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, RemoteEndpoint{IP: "10.244.3.31", ProviderAddress: "192.168.0.3"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		epID = ep.ID
+	}
+	if _, err := e.hns.CreateLoadBalancer(ctx, buildLB(&want[2], []string{epID})); err != nil {
+		t.Fatal(err)
+	}
+	e.hns.ResetCounters()
+	r.Upsert(want[2])
+	res = r.Sync(ctx)
+	c = e.counters()
+	// The remote endpoint exists already (AlreadyExists → adopted after a list),
+	// the load balancer conflicts and is adopted as identical.
+	if c.Writes() != 0 || res.Failed != 0 || res.Created != 0 {
+		t.Errorf("identical late load balancer: %v %+v", c.Calls, res)
+	}
+	e.assertRealized(want)
+}
+
+func TestCorruptStateFile(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	e.started(want...)
+	if err := os.WriteFile(e.stateFile, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// After the restart: want[0] unchanged (adopt), want[1]'s frontend wants
+	// other backends (its old load balancer blocks it: deleted), want[2] is
+	// no longer desired (unknown ownership: left alone).
+	want[1] = lb("10.96.0.20", 80, loc("10.244.1.11"))
+	r := e.reconciler()
+	r.Upsert(want[0])
+	r.Upsert(want[1])
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res := r.Sync(ctx)
+	c := e.counters()
+	if c.Count(sim.OpDeleteLoadBalancer) != 1 || c.Count(sim.OpCreateLoadBalancer) != 1 || c.Count(sim.OpDeleteEndpoint) != 0 || res.Failed != 0 {
+		t.Errorf("corrupt state: %v %+v", c.Calls, res)
+	}
+	if e.hnsLB(want[2].Key) == nil {
+		t.Error("load balancer of unknown ownership deleted")
+	}
+	if got := e.remoteIPs(); !slices.Equal(got, []string{"10.244.2.20", "10.244.3.30", "10.244.3.31"}) {
+		t.Errorf("remote endpoints %v: none may be deleted without ownership", got)
+	}
+	// The state file is valid again and lists only what we now own.
+	s := readState(t, e.stateFile)
+	if len(s.LoadBalancers) != 2 || len(s.RemoteEndpoints) != 1 {
+		t.Errorf("rebuilt state %+v", s)
+	}
+}
+
+func TestRemoteEndpointAdoption(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	// Left over (or made by someone else): a remote endpoint with our IP.
+	old, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, RemoteEndpoint{IP: "10.244.2.20", ProviderAddress: "192.168.0.2"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One with the right IP but an outdated provider address.
+	if _, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, RemoteEndpoint{IP: "10.244.3.30", ProviderAddress: "192.168.0.99"})); err != nil {
+		t.Fatal(err)
+	}
+	e.hns.ResetCounters()
+	a := lb("10.96.0.1", 80, rem("10.244.2.20", "192.168.0.2"), rem("10.244.3.30", "192.168.0.3"))
+	r := e.reconciler()
+	r.Upsert(a)
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res := r.Sync(ctx); res.Failed+res.Pending != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	snap := e.snapshot()
+	c := e.counters()
+	// Adopted as is: 10.244.2.20. Replaced: 10.244.3.30 (delete + create).
+	if c.Count(sim.OpCreateEndpoint) != 1 || c.Count(sim.OpDeleteEndpoint) != 1 || c.Count(sim.OpCreateLoadBalancer) != 1 {
+		t.Errorf("adoption: %v", c.Calls)
+	}
+	for _, ep := range snap.Endpoints {
+		if ep.IP() == "10.244.3.30" && ep.ProviderAddress() != "192.168.0.3" {
+			t.Errorf("outdated remote endpoint kept: %+v", ep)
+		}
+	}
+	if !containsID(e.hnsLB(a.Key).HostComputeEndpoints, old.ID) {
+		t.Error("adopted remote endpoint not used")
+	}
+	e.assertRealized([]DesiredLB{a})
+}
+
+func TestRemoteEndpointChangesProviderAddress(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	want := e.threeServices()
+	r := e.started(want...)
+	// Pod 10.244.2.20 now lives on another node (IP reuse): both users follow.
+	want[0] = lb("10.96.0.10", 53, loc("10.244.1.10"), rem("10.244.2.20", "192.168.0.7"))
+	want[1] = lb("10.96.0.20", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.7"), rem("10.244.3.30", "192.168.0.3"))
+	r.Upsert(want[0])
+	r.Upsert(want[1])
+	res := r.Sync(ctx)
+	if res.Failed+res.Pending != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	e.assertRealized(want)
+	for _, ep := range e.snapshot().Endpoints {
+		if ep.IP() == "10.244.2.20" && ep.ProviderAddress() != "192.168.0.7" {
+			t.Errorf("provider address not updated: %+v", ep)
+		}
+	}
+	c := e.counters()
+	if c.Count(sim.OpDeleteEndpoint) != 1 || c.Count(sim.OpCreateEndpoint) != 1 || c.Count(sim.OpDeleteLoadBalancer) != 2 || c.Count(sim.OpCreateLoadBalancer) != 2 {
+		t.Errorf("replacement: %v", c.Calls)
+	}
+}
+
+func TestExtraEndpoints(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	r := e.started(want...)
+	sourceVIP := RemoteEndpoint{IP: "10.244.1.2", MAC: "00-11-22-33-44-55", ProviderAddress: "192.168.0.1"}
+	shared := RemoteEndpoint{IP: "10.244.3.31", ProviderAddress: "192.168.0.3"}
+	r.SetExtraEndpoints([]RemoteEndpoint{sourceVIP, shared})
+	res := r.Sync(ctx)
+	if c := e.counters(); c.Writes() != 1 || res.Created != 1 {
+		t.Errorf("extras: %v %+v", c.Calls, res)
+	}
+	e.assertRealized(want, sourceVIP.IP)
+	for _, ep := range e.snapshot().Endpoints {
+		if ep.IP() == sourceVIP.IP && normalMAC(ep.MacAddress) != normalMAC(sourceVIP.MAC) {
+			t.Errorf("extra endpoint MAC %s", ep.MacAddress)
+		}
+	}
+	// The extra keeps a remote endpoint alive after its last load balancer goes.
+	r.Delete(want[2].Key)
+	r.Sync(ctx)
+	e.assertRealized(want[:2], sourceVIP.IP, shared.IP)
+	found := false
+	for _, s := range r.EndpointStatuses() {
+		if s.Endpoint.IP == shared.IP {
+			found = s.Extra && s.Desired && s.Users == 0 && s.State == StateDone && s.RealizedID != ""
+		}
+	}
+	if !found {
+		t.Errorf("endpoint statuses %+v", r.EndpointStatuses())
+	}
+	r.SetExtraEndpoints(nil)
+	r.Sync(ctx)
+	e.assertRealized(want[:2])
+}

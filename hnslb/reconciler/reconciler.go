@@ -1,0 +1,400 @@
+package reconciler
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// Default retry backoff bounds.
+const (
+	DefaultRetryBase = time.Second
+	DefaultRetryMax  = 2 * time.Minute
+)
+
+// Options configure a Reconciler.
+type Options struct {
+	// NetworkID is the HNS network remote endpoints are created on and
+	// local endpoints are looked up in.
+	NetworkID string
+	Features  hnslb.Features
+	// StateFile records the IDs hnsproxy created; "" disables persistence
+	// (then every existing object is treated as foreign at Start).
+	StateFile string
+	// RetryBase and RetryMax bound the per-object exponential backoff
+	// (defaults DefaultRetryBase, DefaultRetryMax).
+	RetryBase, RetryMax time.Duration
+	Clock               clock.PassiveClock // default: the real clock
+	Logger              klog.Logger        // default: klog.Background()
+}
+
+// Reconciler converges HNS towards the desired load balancers and remote
+// endpoints. All methods are safe for concurrent use; Sync, Start and Repair
+// hold the lock while they talk to HNS.
+type Reconciler struct {
+	mu      sync.Mutex
+	client  hnslb.Client
+	opts    Options
+	log     klog.Logger
+	clock   clock.PassiveClock
+	limiter workqueue.TypedRateLimiter[objectRef]
+
+	lbs    map[LBKey]*lbEntry
+	eps    map[string]*remoteEP // by IP
+	extras map[string]RemoteEndpoint
+
+	dirtyLBs map[LBKey]struct{}
+	dirtyEPs map[string]struct{}
+	retryLBs map[LBKey]struct{} // objects with a nextRetry set
+	retryEPs map[string]struct{}
+
+	// localIndex maps a local (CNI) endpoint's IP to its HNS ID.
+	localIndex map[string]string
+	// refs maps an HNS endpoint ID to the realized load balancers using it.
+	refs map[string]map[LBKey]struct{}
+
+	// ownedLBs and ownedEPs are the IDs in the state file: created or
+	// adopted by us, possibly still waiting for their deletion.
+	ownedLBs, ownedEPs map[string]struct{}
+	stateChanged       bool
+
+	// stale objects to delete: our own leftovers and foreign blockers.
+	staleLBs, staleEPs map[string]*staleObj
+
+	started bool
+	// Between Start and the first Sync, objects listed at Start that no
+	// desired object claimed yet; the first Sync deletes our own ones.
+	orphanLBs map[LBKey][]hnslb.LoadBalancer
+	orphanEPs map[string]hnslb.Endpoint
+	pruned    bool
+}
+
+// objectRef names an object for the backoff rate limiter.
+type objectRef struct {
+	lb LBKey
+	ip string // remote endpoint
+	id string // stale object
+}
+
+type lbEntry struct {
+	key     LBKey
+	desired *DesiredLB // nil: delete
+	// realized is the document HNS holds under realizedID, as we wrote or adopted it.
+	realizedID string
+	realized   *hnslb.LoadBalancer
+	missing    []string // backend IPs left out at the last attempt
+	st         objStatus
+}
+
+type remoteEP struct {
+	lbs   map[LBKey]struct{} // desired load balancers with this remote backend
+	extra bool
+	spec  RemoteEndpoint
+	// realized
+	id           string
+	realizedSpec RemoteEndpoint
+	st           objStatus
+}
+
+func (e *remoteEP) desired() bool { return len(e.lbs) > 0 || e.extra }
+
+type staleObj struct {
+	reason string
+	st     objStatus
+}
+
+// New returns a Reconciler; call Start before the first Sync.
+func New(c hnslb.Client, o Options) *Reconciler {
+	if o.RetryBase <= 0 {
+		o.RetryBase = DefaultRetryBase
+	}
+	if o.RetryMax < o.RetryBase {
+		o.RetryMax = max(DefaultRetryMax, o.RetryBase)
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	log := o.Logger
+	if log.GetSink() == nil {
+		log = klog.Background()
+	}
+	return &Reconciler{
+		client:     c,
+		opts:       o,
+		log:        log.WithName("reconciler"),
+		clock:      o.Clock,
+		limiter:    workqueue.NewTypedItemExponentialFailureRateLimiter[objectRef](o.RetryBase, o.RetryMax),
+		lbs:        map[LBKey]*lbEntry{},
+		eps:        map[string]*remoteEP{},
+		extras:     map[string]RemoteEndpoint{},
+		dirtyLBs:   map[LBKey]struct{}{},
+		dirtyEPs:   map[string]struct{}{},
+		retryLBs:   map[LBKey]struct{}{},
+		retryEPs:   map[string]struct{}{},
+		localIndex: map[string]string{},
+		refs:       map[string]map[LBKey]struct{}{},
+		ownedLBs:   map[string]struct{}{},
+		ownedEPs:   map[string]struct{}{},
+		staleLBs:   map[string]*staleObj{},
+		staleEPs:   map[string]*staleObj{},
+	}
+}
+
+// Upsert sets one desired load balancer. It marks the object for the next
+// Sync only if it differs from the current desired state.
+func (r *Reconciler) Upsert(lb DesiredLB) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.lbs[lb.Key]
+	if e != nil && e.desired != nil && equalDesired(e.desired, &lb) {
+		return
+	}
+	lb.Backends = slices.Clone(lb.Backends)
+	if e == nil {
+		e = &lbEntry{key: lb.Key, st: objStatus{state: StatePending}}
+		r.lbs[lb.Key] = e
+	}
+	r.reindex(lb.Key, e.desired, &lb)
+	e.desired = &lb
+	r.markLB(e)
+	r.adoptOrphans(lb.Key)
+}
+
+// Delete removes one desired load balancer; the next Sync deletes it from HNS.
+func (r *Reconciler) Delete(key LBKey) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.lbs[key]
+	if e == nil || e.desired == nil {
+		return
+	}
+	r.reindex(key, e.desired, nil)
+	e.desired = nil
+	r.markLB(e)
+}
+
+// SetExtraEndpoints sets the remote endpoints wanted beyond the load
+// balancers' remote backends (e.g. the overlay source-VIP endpoint). An
+// extra's MAC and provider address take precedence over a backend's.
+func (r *Reconciler) SetExtraEndpoints(eps []RemoteEndpoint) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next := make(map[string]RemoteEndpoint, len(eps))
+	for _, re := range eps {
+		next[re.IP] = re
+	}
+	for ip := range r.extras {
+		if _, keep := next[ip]; !keep {
+			ep := r.eps[ip]
+			ep.extra = false
+			r.markEP(ip)
+		}
+	}
+	for ip, re := range next {
+		ep := r.remote(ip, re)
+		if !ep.extra || ep.spec != re {
+			ep.extra = true
+			ep.spec = re
+			r.markEP(ip)
+		}
+	}
+	r.extras = next
+	r.adoptOrphans()
+}
+
+// NextRetry is when the next Sync has work: now if something is dirty, else
+// the earliest retry; false if nothing waits.
+func (r *Reconciler) NextRetry() (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.dirtyLBs)+len(r.dirtyEPs) > 0 {
+		return r.clock.Now(), true
+	}
+	var next time.Time
+	consider := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	for k := range r.retryLBs {
+		consider(r.lbs[k].st.nextRetry)
+	}
+	for ip := range r.retryEPs {
+		consider(r.eps[ip].st.nextRetry)
+	}
+	for _, m := range []map[string]*staleObj{r.staleLBs, r.staleEPs} {
+		for _, s := range m {
+			if s.st.nextRetry.IsZero() {
+				return r.clock.Now(), true
+			}
+			consider(s.st.nextRetry)
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// Statuses reports every load balancer's status, sorted by key.
+func (r *Reconciler) Statuses() []Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Status, 0, len(r.lbs))
+	for _, e := range r.lbs {
+		s := Status{
+			Key:             e.key,
+			RealizedID:      e.realizedID,
+			State:           e.st.state,
+			LastError:       e.st.errString(),
+			Attempts:        e.st.attempts,
+			NextRetry:       e.st.nextRetry,
+			MissingBackends: slices.Clone(e.missing),
+		}
+		if e.desired != nil {
+			d := *e.desired
+			d.Backends = slices.Clone(d.Backends)
+			s.Desired, s.Owner = &d, d.Owner
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b Status) int { return compareKeys(a.Key, b.Key) })
+	return out
+}
+
+// EndpointStatuses reports every tracked remote endpoint's status, sorted by IP.
+func (r *Reconciler) EndpointStatuses() []EndpointStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]EndpointStatus, 0, len(r.eps))
+	for _, ep := range r.eps {
+		out = append(out, EndpointStatus{
+			Endpoint: ep.spec, Desired: ep.desired(), Users: len(ep.lbs), Extra: ep.extra,
+			RealizedID: ep.id, State: ep.st.state, LastError: ep.st.errString(),
+			Attempts: ep.st.attempts, NextRetry: ep.st.nextRetry,
+		})
+	}
+	slices.SortFunc(out, func(a, b EndpointStatus) int { return compareIPs(a.Endpoint.IP, b.Endpoint.IP) })
+	return out
+}
+
+// reindex moves key's references in the remote endpoint index from the
+// remote backends of old to those of next (either may be nil).
+func (r *Reconciler) reindex(key LBKey, old, next *DesiredLB) {
+	var keep map[string]struct{}
+	if old != nil && next != nil {
+		keep = make(map[string]struct{}, len(next.Backends))
+		for _, b := range next.Backends {
+			if !b.Local {
+				keep[b.IP] = struct{}{}
+			}
+		}
+	}
+	if old != nil {
+		for _, b := range old.Backends {
+			if _, kept := keep[b.IP]; b.Local || kept {
+				continue
+			}
+			if ep := r.eps[b.IP]; ep != nil {
+				delete(ep.lbs, key)
+				if !ep.desired() {
+					r.markEP(b.IP)
+				}
+			}
+		}
+	}
+	if next == nil {
+		return
+	}
+	for _, b := range next.Backends {
+		if b.Local {
+			continue
+		}
+		ep := r.remote(b.IP, remoteOf(b))
+		if _, had := ep.lbs[key]; !had {
+			ep.lbs[key] = struct{}{}
+			if ep.id == "" || len(ep.lbs) == 1 && !ep.extra {
+				r.markEP(b.IP)
+			}
+		}
+		// An extra's spec wins; otherwise the latest backend's.
+		if spec := remoteOf(b); !ep.extra && ep.spec != spec {
+			ep.spec = spec
+			r.markEP(b.IP)
+		}
+	}
+}
+
+// remote returns the index entry for ip, creating it with spec.
+func (r *Reconciler) remote(ip string, spec RemoteEndpoint) *remoteEP {
+	ep := r.eps[ip]
+	if ep == nil {
+		ep = &remoteEP{lbs: map[LBKey]struct{}{}, spec: spec, st: objStatus{state: StatePending}}
+		r.eps[ip] = ep
+		r.markEP(ip)
+	}
+	return ep
+}
+
+func (r *Reconciler) markLB(e *lbEntry) {
+	r.dirtyLBs[e.key] = struct{}{}
+	if e.st.state == StateDone {
+		e.st.state = StatePending
+	}
+}
+
+func (r *Reconciler) markEP(ip string) {
+	r.dirtyEPs[ip] = struct{}{}
+	if ep := r.eps[ip]; ep != nil && ep.st.state == StateDone {
+		ep.st.state = StatePending
+	}
+}
+
+// setRealized records that HNS holds doc under id for e.
+func (r *Reconciler) setRealized(e *lbEntry, id string, doc *hnslb.LoadBalancer) {
+	r.clearRealized(e)
+	e.realizedID, e.realized = id, doc
+	for _, epID := range doc.HostComputeEndpoints {
+		m := r.refs[epID]
+		if m == nil {
+			m = map[LBKey]struct{}{}
+			r.refs[epID] = m
+		}
+		m[e.key] = struct{}{}
+	}
+	r.own(r.ownedLBs, id)
+}
+
+// clearRealized forgets e's realized load balancer (deleted or vanished).
+func (r *Reconciler) clearRealized(e *lbEntry) {
+	if e.realizedID == "" {
+		return
+	}
+	for _, epID := range e.realized.HostComputeEndpoints {
+		if m := r.refs[epID]; m != nil {
+			delete(m, e.key)
+			if len(m) == 0 {
+				delete(r.refs, epID)
+			}
+		}
+	}
+	r.disown(r.ownedLBs, e.realizedID)
+	e.realizedID, e.realized = "", nil
+}
+
+func (r *Reconciler) own(set map[string]struct{}, id string) {
+	if _, ok := set[id]; !ok {
+		set[id] = struct{}{}
+		r.stateChanged = true
+	}
+}
+
+func (r *Reconciler) disown(set map[string]struct{}, id string) {
+	if _, ok := set[id]; ok {
+		delete(set, id)
+		r.stateChanged = true
+	}
+}

@@ -1,0 +1,124 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// Repair lists HNS (load balancers and the network's endpoints) and marks
+// for the next Sync every object that drifted behind our back:
+//   - a realized load balancer or remote endpoint that vanished is forgotten
+//     (and recreated by Sync), as are the load balancers that used a vanished
+//     endpoint;
+//   - a realized load balancer whose document differs, or that uses an
+//     endpoint ID HNS no longer has (a pod recreated by the CNI), is updated;
+//   - load balancers that left backends out are retried if the refreshed
+//     local endpoint index now knows them;
+//   - owned IDs HNS no longer has are dropped from the state file, and owned
+//     objects no desired object uses are deleted (leaks).
+//
+// If listing fails nothing changes: unavailable HNS is never "not found".
+func (r *Reconciler) Repair(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.started {
+		return errors.New("reconciler: Repair before Start")
+	}
+	lbs, err := r.client.ListLoadBalancers(ctx)
+	if err != nil {
+		return fmt.Errorf("repair: list load balancers: %w", err)
+	}
+	eps, err := r.client.ListEndpointsOfNetwork(ctx, r.opts.NetworkID)
+	if err != nil {
+		return fmt.Errorf("repair: list endpoints of network %q: %w", r.opts.NetworkID, err)
+	}
+	lbByID := make(map[string]*hnslb.LoadBalancer, len(lbs))
+	for i := range lbs {
+		lbByID[lbs[i].ID] = &lbs[i]
+	}
+	epByID := make(map[string]*hnslb.Endpoint, len(eps))
+	for i := range eps {
+		epByID[eps[i].ID] = &eps[i]
+	}
+	r.localIndex = localIndexOf(eps)
+
+	usedEPs := map[string]struct{}{}
+	for ip, ep := range r.eps {
+		if ep.id == "" {
+			continue
+		}
+		if epByID[ep.id] == nil {
+			r.log.Info("Remote endpoint vanished from HNS; recreating it", "ip", ip, "id", ep.id)
+			for k := range r.refs[ep.id] {
+				r.markLB(r.lbs[k])
+			}
+			r.disown(r.ownedEPs, ep.id)
+			ep.id, ep.realizedSpec = "", RemoteEndpoint{}
+			r.markEP(ip)
+			continue
+		}
+		usedEPs[ep.id] = struct{}{}
+	}
+	usedLBs := map[string]struct{}{}
+	for _, e := range r.lbs {
+		r.repairLB(e, lbByID, epByID)
+		if e.realizedID != "" {
+			usedLBs[e.realizedID] = struct{}{}
+		}
+	}
+	// Until the first Sync, owned objects may still be claimed by Upserts.
+	if r.pruned {
+		r.repairOwned(r.ownedLBs, usedLBs, r.staleLBs, func(id string) bool { return lbByID[id] != nil })
+		r.repairOwned(r.ownedEPs, usedEPs, r.staleEPs, func(id string) bool { return epByID[id] != nil })
+	}
+	return nil
+}
+
+func (r *Reconciler) repairLB(e *lbEntry, lbByID map[string]*hnslb.LoadBalancer, epByID map[string]*hnslb.Endpoint) {
+	if e.realizedID != "" {
+		got := lbByID[e.realizedID]
+		switch {
+		case got == nil:
+			r.log.Info("Load balancer vanished from HNS; recreating it", "key", e.key, "id", e.realizedID)
+			r.clearRealized(e)
+			r.markLB(e)
+			return
+		case !sameLB(got, e.realized):
+			r.log.Info("Load balancer differs in HNS; repairing it", "key", e.key, "id", e.realizedID)
+			r.setRealized(e, e.realizedID, got)
+			r.markLB(e)
+			return
+		}
+		for _, id := range got.HostComputeEndpoints {
+			if epByID[id] == nil {
+				r.log.V(2).Info("Load balancer uses a vanished endpoint; repairing it", "key", e.key, "endpoint", id)
+				r.markLB(e)
+				return
+			}
+		}
+	}
+	for _, ip := range e.missing {
+		if r.localIndex[ip] != "" {
+			r.markLB(e)
+			return
+		}
+	}
+}
+
+// repairOwned drops owned IDs HNS no longer has, and marks owned objects
+// that nothing uses (and that are not being deleted already) as stale.
+func (r *Reconciler) repairOwned(owned, used map[string]struct{}, stale map[string]*staleObj, exists func(string) bool) {
+	for id := range owned {
+		switch _, inUse := used[id]; {
+		case !exists(id):
+			r.disown(owned, id)
+			delete(stale, id)
+		case !inUse && stale[id] == nil:
+			r.log.Info("Owned HNS object is used by nothing; deleting it", "id", id)
+			stale[id] = &staleObj{reason: "ours, leaked"}
+		}
+	}
+}

@@ -1,0 +1,58 @@
+package reconciler
+
+import "fmt"
+
+// succeed marks an object converged and resets its backoff.
+func (r *Reconciler) succeed(ref objectRef, st *objStatus) {
+	r.limiter.Forget(ref)
+	*st = objStatus{state: StateDone}
+	r.unschedule(ref)
+}
+
+// settle is succeed, unless backends had to be left out: then the object
+// stays pending and is retried with backoff.
+func (r *Reconciler) settle(run *syncRun, ref objectRef, st *objStatus, missing []string) {
+	if len(missing) == 0 {
+		r.succeed(ref, st)
+		return
+	}
+	r.wait(run, ref, st, fmt.Errorf("backends left out, no HNS endpoint known for %v", missing))
+}
+
+// wait keeps an object pending, to be retried with backoff (not a failure).
+func (r *Reconciler) wait(run *syncRun, ref objectRef, st *objStatus, why error) {
+	st.state, st.lastErr = StatePending, why
+	r.schedule(run, ref, st)
+}
+
+// fail records a failed attempt and schedules the retry with backoff.
+func (r *Reconciler) fail(run *syncRun, ref objectRef, st *objStatus, kind ObjectKind, name string, err error) {
+	st.state, st.lastErr = StateError, err
+	r.schedule(run, ref, st)
+	run.res.Failed++
+	run.res.Errors = append(run.res.Errors, ObjectError{Kind: kind, Name: name, Err: err})
+	r.log.V(2).Info("HNS operation failed; will retry", "kind", kind, "object", name, "err", err, "retryAt", st.nextRetry)
+}
+
+func (r *Reconciler) schedule(run *syncRun, ref objectRef, st *objStatus) {
+	st.attempts++
+	st.nextRetry = run.now.Add(r.limiter.When(ref))
+	switch {
+	case ref.ip != "":
+		r.retryEPs[ref.ip] = struct{}{}
+	case ref.id == "":
+		r.retryLBs[ref.lb] = struct{}{}
+	}
+}
+
+func (r *Reconciler) unschedule(ref objectRef) {
+	switch {
+	case ref.ip != "":
+		delete(r.retryEPs, ref.ip)
+	case ref.id == "":
+		delete(r.retryLBs, ref.lb)
+	}
+}
+
+// done marks an object converged without an HNS call (adopted).
+func (r *Reconciler) done(st *objStatus) { *st = objStatus{state: StateDone} }

@@ -1,0 +1,200 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// Start loads the state file and lists HNS once (load balancers and the
+// network's endpoints) to adopt what already exists:
+//   - a load balancer or remote endpoint identical to a desired one is kept
+//     and adopted, without any HNS write;
+//   - one of ours (in the state file) that no desired object claims is
+//     deleted by the first Sync, so call Sync only once the desired state
+//     is complete;
+//   - a foreign one is left alone unless it blocks a desired frontend (same
+//     LBKey); then the next Sync deletes it and logs why.
+//
+// Desired state may be set before or after Start; objects listed at Start
+// are matched against Upserts until the first Sync. If the state file is
+// unreadable or corrupt it is logged and treated as empty: then nothing is
+// ours, so only identical objects are adopted and only blockers deleted.
+// Start can be retried after an error; after success it does nothing.
+func (r *Reconciler) Start(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.started {
+		return nil
+	}
+	if r.client == nil {
+		return errors.New("reconciler: no HNS client")
+	}
+	owned, err := loadState(r.opts.StateFile)
+	if err != nil {
+		r.log.Error(err, "Ignoring hnsproxy state file: treating every existing HNS object as foreign", "path", r.opts.StateFile)
+		owned = &stateFile{}
+	}
+	lbs, err := r.client.ListLoadBalancers(ctx)
+	if err != nil {
+		return fmt.Errorf("reconciler start: list load balancers: %w", err)
+	}
+	eps, err := r.client.ListEndpointsOfNetwork(ctx, r.opts.NetworkID)
+	if err != nil {
+		return fmt.Errorf("reconciler start: list endpoints of network %q: %w", r.opts.NetworkID, err)
+	}
+
+	ownedLB, ownedEP := idSet(owned.LoadBalancers), idSet(owned.RemoteEndpoints)
+	r.orphanLBs = map[LBKey][]hnslb.LoadBalancer{}
+	for _, lb := range lbs {
+		if _, ok := ownedLB[lb.ID]; ok {
+			r.ownedLBs[lb.ID] = struct{}{}
+		}
+		if key, ok := keyOf(&lb); ok {
+			r.orphanLBs[key] = append(r.orphanLBs[key], lb)
+		} else if _, ours := ownedLB[lb.ID]; ours {
+			r.staleLBs[lb.ID] = &staleObj{reason: "ours, of a shape hnsproxy does not make"}
+		}
+	}
+	r.orphanEPs = map[string]hnslb.Endpoint{}
+	r.localIndex = map[string]string{}
+	for _, ep := range eps {
+		_, ours := ownedEP[ep.ID]
+		if ours {
+			r.ownedEPs[ep.ID] = struct{}{}
+		}
+		switch {
+		case !ep.IsRemote():
+			r.localIndex[ep.IP()] = ep.ID
+		case r.orphanEPs[ep.IP()].ID == "":
+			r.orphanEPs[ep.IP()] = ep
+		case ours:
+			r.staleEPs[ep.ID] = &staleObj{reason: "ours, a duplicate remote endpoint for " + ep.IP()}
+		}
+	}
+	// IDs in the state file that HNS no longer has are forgotten.
+	r.stateChanged = len(r.ownedLBs) != len(ownedLB) || len(r.ownedEPs) != len(ownedEP)
+	r.started, r.pruned = true, false
+	r.adoptOrphans()
+	r.log.V(2).Info("Started", "loadBalancers", len(lbs), "endpoints", len(eps),
+		"ownedLoadBalancers", len(r.ownedLBs), "ownedRemoteEndpoints", len(r.ownedEPs))
+	return nil
+}
+
+func idSet(ids []string) map[string]struct{} {
+	m := make(map[string]struct{}, len(ids))
+	for _, id := range ids {
+		m[id] = struct{}{}
+	}
+	return m
+}
+
+// adoptOrphans matches objects listed at Start against desired ones: all of
+// them, or only the load balancers keys (and their remote endpoints). It is a
+// no-op outside the window between Start and the first Sync.
+func (r *Reconciler) adoptOrphans(keys ...LBKey) {
+	if !r.started || r.pruned {
+		return
+	}
+	if keys == nil {
+		for ip := range r.eps {
+			r.adoptEP(ip)
+		}
+		for k := range r.lbs {
+			r.adoptLB(r.lbs[k])
+		}
+		return
+	}
+	for _, k := range keys {
+		e := r.lbs[k]
+		for _, b := range e.desired.Backends {
+			if !b.Local {
+				r.adoptEP(b.IP)
+			}
+		}
+		r.adoptLB(e)
+	}
+}
+
+// adoptEP adopts the listed remote endpoint with a desired endpoint's IP:
+// an existing remote endpoint for that IP on our network is what we would
+// create, whoever made it. If its MAC or provider address differ, the next
+// Sync replaces it.
+func (r *Reconciler) adoptEP(ip string) {
+	ep := r.eps[ip]
+	found, ok := r.orphanEPs[ip]
+	if ep == nil || !ep.desired() || ep.id != "" || !ok {
+		return
+	}
+	delete(r.orphanEPs, ip)
+	ep.id, ep.realizedSpec = found.ID, remoteSpecOf(&found)
+	r.own(r.ownedEPs, found.ID)
+	if remoteMatches(ep.spec, ep.realizedSpec) {
+		r.done(&ep.st)
+		delete(r.dirtyEPs, ip)
+	}
+}
+
+// adoptLB claims the listed load balancers with e's key: an identical one is
+// adopted as is; with modify support one of ours is adopted to be updated in
+// place; every other one blocks e's frontend and is marked for deletion.
+func (r *Reconciler) adoptLB(e *lbEntry) {
+	cands := r.orphanLBs[e.key]
+	if e.desired == nil || e.realizedID != "" || len(cands) == 0 {
+		return
+	}
+	delete(r.orphanLBs, e.key)
+	ids, missing := r.resolve(e.desired)
+	doc := buildLB(e.desired, ids)
+	adopted := -1
+	for i := range cands {
+		if len(missing) == 0 && sameLB(&cands[i], doc) {
+			adopted = i
+			r.setRealized(e, cands[i].ID, doc)
+			r.done(&e.st)
+			delete(r.dirtyLBs, e.key)
+			break
+		}
+	}
+	if adopted < 0 && r.opts.Features.ModifyLoadBalancer {
+		for i := range cands {
+			if _, ours := r.ownedLBs[cands[i].ID]; ours {
+				adopted = i
+				lb := cands[i]
+				r.setRealized(e, lb.ID, &lb)
+				break
+			}
+		}
+	}
+	for i := range cands {
+		if i == adopted {
+			continue
+		}
+		reason := "foreign load balancer blocks desired frontend " + e.key.String()
+		if _, ours := r.ownedLBs[cands[i].ID]; ours {
+			reason = "ours, differs from desired " + e.key.String() + ": replaced"
+		}
+		r.log.Info("Load balancer will be deleted", "id", cands[i].ID, "reason", reason)
+		r.staleLBs[cands[i].ID] = &staleObj{reason: reason}
+	}
+}
+
+// pruneOrphans ends adoption at the first Sync: our own objects nothing
+// claimed are marked for deletion, foreign ones are left alone.
+func (r *Reconciler) pruneOrphans() {
+	for _, cands := range r.orphanLBs {
+		for _, lb := range cands {
+			if _, ours := r.ownedLBs[lb.ID]; ours {
+				r.staleLBs[lb.ID] = &staleObj{reason: "ours, no longer desired"}
+			}
+		}
+	}
+	for _, ep := range r.orphanEPs {
+		if _, ours := r.ownedEPs[ep.ID]; ours {
+			r.staleEPs[ep.ID] = &staleObj{reason: "ours, no longer desired"}
+		}
+	}
+	r.orphanLBs, r.orphanEPs, r.pruned = nil, nil, true
+}

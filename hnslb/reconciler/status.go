@@ -1,0 +1,95 @@
+package reconciler
+
+import (
+	"fmt"
+	"time"
+)
+
+// State of one object's convergence.
+type State string
+
+const (
+	// StatePending: not yet converged (new, changed, or waiting for a
+	// backend it cannot resolve yet).
+	StatePending State = "pending"
+	// StateDone: HNS holds exactly what is desired.
+	StateDone State = "done"
+	// StateError: the last attempt failed; it is retried at NextRetry.
+	StateError State = "error"
+)
+
+// objStatus is the convergence status every tracked object carries.
+type objStatus struct {
+	state     State
+	lastErr   error
+	attempts  int // consecutive unsuccessful attempts
+	nextRetry time.Time
+}
+
+func (s *objStatus) errString() string {
+	if s.lastErr == nil {
+		return ""
+	}
+	return s.lastErr.Error()
+}
+
+// Status is one load balancer's convergence status, for the debug endpoint.
+type Status struct {
+	Key   LBKey  `json:"key"`
+	Owner string `json:"owner,omitempty"`
+	// Desired is nil while a removed load balancer waits for its deletion.
+	Desired    *DesiredLB `json:"desired,omitempty"`
+	RealizedID string     `json:"realizedID,omitempty"`
+	State      State      `json:"state"`
+	LastError  string     `json:"lastError,omitempty"`
+	Attempts   int        `json:"attempts,omitempty"`
+	NextRetry  time.Time  `json:"nextRetry,omitzero"`
+	// MissingBackends are backend IPs left out of the realized load
+	// balancer because no HNS endpoint for them is known yet.
+	MissingBackends []string `json:"missingBackends,omitempty"`
+}
+
+// EndpointStatus is one remote endpoint's convergence status.
+type EndpointStatus struct {
+	Endpoint   RemoteEndpoint `json:"endpoint"`
+	Desired    bool           `json:"desired"`
+	Users      int            `json:"users"` // desired load balancers referencing it
+	Extra      bool           `json:"extra,omitempty"`
+	RealizedID string         `json:"realizedID,omitempty"`
+	State      State          `json:"state"`
+	LastError  string         `json:"lastError,omitempty"`
+	Attempts   int            `json:"attempts,omitempty"`
+	NextRetry  time.Time      `json:"nextRetry,omitzero"`
+}
+
+// ObjectKind names what an ObjectError is about.
+type ObjectKind string
+
+const (
+	KindLoadBalancer   ObjectKind = "LoadBalancer"
+	KindRemoteEndpoint ObjectKind = "RemoteEndpoint"
+	// KindStale is an object being removed that no desired object stands
+	// for: one of ours left over, or a foreign one blocking a frontend.
+	KindStale ObjectKind = "Stale"
+)
+
+// ObjectError is one object's failure in a Sync.
+type ObjectError struct {
+	Kind ObjectKind
+	// Name is the load balancer key, the remote endpoint IP, or the HNS ID
+	// of a stale object.
+	Name string
+	Err  error
+}
+
+func (e ObjectError) Error() string { return fmt.Sprintf("%s %s: %v", e.Kind, e.Name, e.Err) }
+func (e ObjectError) Unwrap() error { return e.Err }
+
+// SyncResult counts what one Sync did. Created, Updated and Deleted count
+// objects (an update done as delete + create counts once, as Updated).
+// Failed counts objects whose attempt failed in this Sync; Pending counts
+// objects still not converged after it (failed ones included).
+type SyncResult struct {
+	Created, Updated, Deleted, Failed, Pending int
+	Errors                                     []ObjectError
+}

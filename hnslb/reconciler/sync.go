@@ -1,0 +1,439 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// syncRun is one Sync's scratch state.
+type syncRun struct {
+	ctx context.Context
+	now time.Time
+	res SyncResult
+	lbs map[LBKey]struct{} // load balancers to process in this Sync
+	// HNS listings, each fetched at most once per Sync and only when needed.
+	listedLBs      []hnslb.LoadBalancer
+	listedLBsErr   error
+	lbsListed      bool
+	listedEPs      []hnslb.Endpoint
+	listedEPsErr   error
+	epsListed      bool
+	localRefreshed bool
+}
+
+// Sync processes dirty objects and those whose retry is due, in an order
+// that keeps references valid: stale and removed load balancers are deleted
+// first, then remote endpoints are created, then load balancers are created
+// or updated, and last remote endpoints that no realized load balancer uses
+// are deleted. A failing object gets an error status and a retry with
+// exponential backoff; it never stops the others, and Sync never stops half
+// way. Sync writes the state file when the set of owned IDs changed. Before
+// Start it does nothing.
+func (r *Reconciler) Sync(ctx context.Context) SyncResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.started {
+		return SyncResult{Pending: r.pending()}
+	}
+	if !r.pruned {
+		r.pruneOrphans()
+	}
+	run := &syncRun{ctx: ctx, now: r.clock.Now()}
+	run.lbs = takeDue(run.now, r.dirtyLBs, r.retryLBs, func(k LBKey) time.Time { return r.lbs[k].st.nextRetry })
+	epWork := takeDue(run.now, r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
+	ips := slices.SortedFunc(maps.Keys(epWork), compareIPs)
+
+	r.refreshLocalIfNeeded(run)
+	r.syncStale(run, r.staleLBs, r.client.DeleteLoadBalancer, r.ownedLBs)
+	for _, k := range sortedKeys(run.lbs) {
+		if e := r.lbs[k]; e != nil && e.desired == nil {
+			r.syncRemovedLB(run, e)
+		}
+	}
+	for _, ip := range ips {
+		if ep := r.eps[ip]; ep != nil && ep.desired() {
+			r.syncWantedEP(run, ip)
+		}
+	}
+	for _, k := range sortedKeys(run.lbs) {
+		if e := r.lbs[k]; e != nil && e.desired != nil {
+			r.syncLB(run, e)
+		}
+	}
+	for _, ip := range ips {
+		if ep := r.eps[ip]; ep != nil && !ep.desired() {
+			r.syncUnwantedEP(run, ip)
+		}
+	}
+	// Stale endpoints wait until no stale load balancer (which may use them) is left.
+	if len(r.staleLBs) == 0 {
+		r.syncStale(run, r.staleEPs, r.client.DeleteEndpoint, r.ownedEPs)
+	}
+
+	if r.stateChanged {
+		if err := r.saveState(); err != nil {
+			r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
+		} else {
+			r.stateChanged = false
+		}
+	}
+	run.res.Pending = r.pending()
+	return run.res
+}
+
+func (r *Reconciler) pending() int {
+	return len(r.dirtyLBs) + len(r.dirtyEPs) + len(r.retryLBs) + len(r.retryEPs) + len(r.staleLBs) + len(r.staleEPs)
+}
+
+// takeDue empties dirty and returns its keys plus the keys of retry whose
+// retry time has come.
+func takeDue[K comparable](now time.Time, dirty, retry map[K]struct{}, nextRetry func(K) time.Time) map[K]struct{} {
+	work := make(map[K]struct{}, len(dirty))
+	for k := range dirty {
+		work[k] = struct{}{}
+	}
+	clear(dirty)
+	for k := range retry {
+		if !nextRetry(k).After(now) {
+			work[k] = struct{}{}
+		}
+	}
+	return work
+}
+
+func sortedKeys(m map[LBKey]struct{}) []LBKey {
+	return slices.SortedFunc(maps.Keys(m), compareKeys)
+}
+
+// syncStale deletes due stale objects (ours left over, foreign blockers).
+func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del func(context.Context, string) error, owned map[string]struct{}) {
+	for _, id := range slices.Sorted(maps.Keys(stale)) {
+		s := stale[id]
+		if s.st.nextRetry.After(run.now) {
+			continue
+		}
+		ref := objectRef{id: id}
+		if err := del(run.ctx, id); err != nil && !hnslb.IsNotFound(err) {
+			r.fail(run, ref, &s.st, KindStale, id, err)
+			continue
+		}
+		r.log.Info("Deleted HNS object", "id", id, "reason", s.reason)
+		r.limiter.Forget(ref)
+		r.disown(owned, id)
+		delete(stale, id)
+		run.res.Deleted++
+	}
+}
+
+// syncRemovedLB deletes a load balancer no longer desired.
+func (r *Reconciler) syncRemovedLB(run *syncRun, e *lbEntry) {
+	ref := objectRef{lb: e.key}
+	delete(r.retryLBs, e.key)
+	if e.realizedID != "" {
+		if err := r.deleteLB(run, e.realizedID); err != nil {
+			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+			return
+		}
+		r.clearRealized(e)
+		run.res.Deleted++
+	}
+	r.limiter.Forget(ref)
+	delete(r.lbs, e.key)
+}
+
+// syncLB creates or updates a desired load balancer.
+func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
+	ref := objectRef{lb: e.key}
+	delete(r.retryLBs, e.key)
+	ids, missing := r.resolve(e.desired)
+	e.missing = missing
+	if len(ids) == 0 && len(e.desired.Backends) > 0 {
+		// Nothing to balance to yet: keep no load balancer pointing at stale endpoints.
+		if e.realizedID != "" {
+			if err := r.deleteLB(run, e.realizedID); err != nil {
+				r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+				return
+			}
+			r.clearRealized(e)
+			run.res.Deleted++
+		}
+		r.settle(run, ref, &e.st, missing)
+		return
+	}
+	doc := buildLB(e.desired, ids)
+	if e.realizedID != "" && sameLB(e.realized, doc) {
+		r.settle(run, ref, &e.st, missing)
+		return
+	}
+	replacing := e.realizedID != ""
+	if replacing && r.opts.Features.ModifyLoadBalancer {
+		got, err := r.client.UpdateLoadBalancer(run.ctx, e.realizedID, doc)
+		switch {
+		case err == nil:
+			id := e.realizedID
+			if got != nil && got.ID != "" {
+				id = got.ID
+			}
+			r.setRealized(e, id, doc)
+			run.res.Updated++
+			r.settle(run, ref, &e.st, missing)
+			return
+		case !hnslb.IsNotFound(err):
+			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+			return
+		}
+		// It vanished behind our back: create it anew.
+		r.clearRealized(e)
+		replacing = false
+	} else if replacing {
+		if err := r.deleteLB(run, e.realizedID); err != nil {
+			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+			return
+		}
+		r.clearRealized(e)
+	}
+	wrote, err := r.createLB(run, e, doc)
+	switch {
+	case err != nil:
+		if replacing {
+			run.res.Deleted++ // the old one is gone; the create is retried
+		}
+		r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+		return
+	case wrote && replacing:
+		run.res.Updated++
+	case wrote:
+		run.res.Created++
+	}
+	r.settle(run, ref, &e.st, missing)
+}
+
+// resolve maps a desired load balancer's backends to HNS endpoint IDs;
+// missing are the IPs with no usable endpoint yet. A remote endpoint about
+// to be replaced counts as missing.
+func (r *Reconciler) resolve(d *DesiredLB) (ids, missing []string) {
+	ids = make([]string, 0, len(d.Backends))
+	for i, b := range d.Backends {
+		if i > 0 && d.Backends[i-1].IP == b.IP {
+			continue
+		}
+		var id string
+		if b.Local {
+			id = r.localIndex[b.IP]
+		} else if ep := r.eps[b.IP]; ep != nil && ep.id != "" && remoteMatches(ep.spec, ep.realizedSpec) {
+			id = ep.id
+		}
+		if id == "" {
+			missing = append(missing, b.IP)
+			continue
+		}
+		ids = append(ids, id)
+	}
+	return ids, missing
+}
+
+func (r *Reconciler) deleteLB(run *syncRun, id string) error {
+	if err := r.client.DeleteLoadBalancer(run.ctx, id); err != nil && !hnslb.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// createLB creates doc for e. If HNS reports the frontend taken, it lists
+// load balancers (once per Sync) to find the blocker: an identical one is
+// adopted, any other is deleted (it is ours and stale, or foreign and in
+// the way) and the create retried once. wrote is false when nothing was
+// created (adopted).
+func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer) (wrote bool, err error) {
+	got, err := r.client.CreateLoadBalancer(run.ctx, doc)
+	if hnslb.IsPortAlreadyExists(err) {
+		blocker := r.findBlocker(run, e.key)
+		if blocker == nil {
+			return false, err
+		}
+		if sameLB(blocker, doc) {
+			r.log.Info("Adopted existing identical load balancer", "key", e.key, "id", blocker.ID)
+			r.setRealized(e, blocker.ID, doc)
+			return false, nil
+		}
+		_, ours := r.ownedLBs[blocker.ID]
+		r.log.Info("Deleting load balancer that blocks a desired frontend", "key", e.key, "id", blocker.ID, "ours", ours)
+		if derr := r.deleteLB(run, blocker.ID); derr != nil {
+			return false, fmt.Errorf("%w; deleting blocking load balancer %s: %w", err, blocker.ID, derr)
+		}
+		r.disown(r.ownedLBs, blocker.ID)
+		run.res.Deleted++
+		got, err = r.client.CreateLoadBalancer(run.ctx, doc)
+	}
+	if err != nil {
+		return false, err
+	}
+	r.setRealized(e, got.ID, doc)
+	return true, nil
+}
+
+// findBlocker returns the listed load balancer with key, if any.
+func (r *Reconciler) findBlocker(run *syncRun, key LBKey) *hnslb.LoadBalancer {
+	if !run.lbsListed {
+		run.lbsListed = true
+		run.listedLBs, run.listedLBsErr = r.client.ListLoadBalancers(run.ctx)
+		if run.listedLBsErr != nil {
+			r.log.Error(run.listedLBsErr, "Listing load balancers to find a frontend conflict failed")
+		}
+	}
+	for i := range run.listedLBs {
+		if k, ok := keyOf(&run.listedLBs[i]); ok && k == key {
+			lb := run.listedLBs[i]
+			run.listedLBs = slices.Delete(run.listedLBs, i, i+1)
+			return &lb
+		}
+	}
+	return nil
+}
+
+// networkEndpoints lists the network's endpoints at most once per Sync.
+func (r *Reconciler) networkEndpoints(run *syncRun) ([]hnslb.Endpoint, error) {
+	if !run.epsListed {
+		run.epsListed = true
+		run.listedEPs, run.listedEPsErr = r.client.ListEndpointsOfNetwork(run.ctx, r.opts.NetworkID)
+	}
+	return run.listedEPs, run.listedEPsErr
+}
+
+// refreshLocalIfNeeded rebuilds the local endpoint index with one list when
+// a load balancer to process has a local backend the index does not know.
+func (r *Reconciler) refreshLocalIfNeeded(run *syncRun) {
+	for k := range run.lbs {
+		e := r.lbs[k]
+		if e == nil || e.desired == nil {
+			continue
+		}
+		for _, b := range e.desired.Backends {
+			if b.Local && r.localIndex[b.IP] == "" {
+				eps, err := r.networkEndpoints(run)
+				if err != nil {
+					r.log.Error(err, "Refreshing local endpoints failed", "network", r.opts.NetworkID)
+					return
+				}
+				r.localIndex = localIndexOf(eps)
+				run.localRefreshed = true
+				return
+			}
+		}
+	}
+}
+
+func localIndexOf(eps []hnslb.Endpoint) map[string]string {
+	idx := make(map[string]string, len(eps))
+	for i := range eps {
+		if !eps[i].IsRemote() {
+			idx[eps[i].IP()] = eps[i].ID
+		}
+	}
+	return idx
+}
+
+// syncWantedEP creates (or replaces) a desired remote endpoint.
+func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
+	ep := r.eps[ip]
+	ref := objectRef{ip: ip}
+	delete(r.retryEPs, ip)
+	if ep.id != "" && remoteMatches(ep.spec, ep.realizedSpec) {
+		r.succeed(ref, &ep.st)
+		return
+	}
+	if ep.id != "" {
+		if err := r.removeEP(run, ep); err != nil {
+			r.fail(run, ref, &ep.st, KindRemoteEndpoint, ip, err)
+			return
+		}
+	}
+	got, err := r.client.CreateEndpoint(run.ctx, r.opts.NetworkID, buildRemoteEndpoint(r.opts.NetworkID, ep.spec))
+	wrote := err == nil
+	if hnslb.IsAlreadyExists(err) {
+		// Made by someone else, or by us before a lost reply: same IP, same network.
+		if found := r.findRemote(run, ip); found != nil && remoteMatches(ep.spec, remoteSpecOf(found)) {
+			r.log.Info("Adopted existing remote endpoint", "ip", ip, "id", found.ID)
+			got, err = found, nil
+		}
+	}
+	if err != nil {
+		r.fail(run, ref, &ep.st, KindRemoteEndpoint, ip, err)
+		return
+	}
+	ep.id, ep.realizedSpec = got.ID, ep.spec
+	r.own(r.ownedEPs, got.ID)
+	if wrote {
+		run.res.Created++
+	}
+	r.succeed(ref, &ep.st)
+	// Load balancers that had to leave this backend out can use it now.
+	for k := range ep.lbs {
+		if e := r.lbs[k]; e != nil && slices.Contains(e.missing, ip) {
+			run.lbs[k] = struct{}{}
+		}
+	}
+}
+
+// removeEP deletes a realized remote endpoint that must be replaced, after
+// the load balancers using it (they are recreated in this Sync).
+func (r *Reconciler) removeEP(run *syncRun, ep *remoteEP) error {
+	for _, k := range sortedKeys(r.refs[ep.id]) {
+		e := r.lbs[k]
+		if err := r.deleteLB(run, e.realizedID); err != nil {
+			return fmt.Errorf("deleting load balancer %s that uses the endpoint: %w", k, err)
+		}
+		r.clearRealized(e)
+		run.res.Deleted++
+		run.lbs[k] = struct{}{}
+	}
+	if err := r.client.DeleteEndpoint(run.ctx, ep.id); err != nil && !hnslb.IsNotFound(err) {
+		return err
+	}
+	r.disown(r.ownedEPs, ep.id)
+	ep.id, ep.realizedSpec = "", RemoteEndpoint{}
+	run.res.Deleted++
+	return nil
+}
+
+// findRemote returns the network's remote endpoint with ip, listing once per Sync.
+func (r *Reconciler) findRemote(run *syncRun, ip string) *hnslb.Endpoint {
+	eps, err := r.networkEndpoints(run)
+	if err != nil {
+		r.log.Error(err, "Listing endpoints to find an existing remote endpoint failed", "ip", ip)
+		return nil
+	}
+	for i := range eps {
+		if eps[i].IsRemote() && eps[i].IP() == ip {
+			return &eps[i]
+		}
+	}
+	return nil
+}
+
+// syncUnwantedEP deletes a remote endpoint no longer desired, once no
+// realized load balancer uses it.
+func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
+	ep := r.eps[ip]
+	ref := objectRef{ip: ip}
+	delete(r.retryEPs, ip)
+	if ep.id != "" {
+		if n := len(r.refs[ep.id]); n > 0 {
+			r.wait(run, ref, &ep.st, fmt.Errorf("not deleted yet: %d realized load balancers still use it", n))
+			return
+		}
+		if err := r.client.DeleteEndpoint(run.ctx, ep.id); err != nil && !hnslb.IsNotFound(err) {
+			r.fail(run, ref, &ep.st, KindRemoteEndpoint, ip, err)
+			return
+		}
+		r.disown(r.ownedEPs, ep.id)
+		run.res.Deleted++
+	}
+	r.limiter.Forget(ref)
+	delete(r.eps, ip)
+}

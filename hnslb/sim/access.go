@@ -1,0 +1,61 @@
+package sim
+
+import (
+	"context"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// The calls every object kind shares: lookup, get, list and delete by ID.
+
+// find returns the stored object with id; a malformed ID is an invalid
+// parameter, an unknown one CodeNotFound (ERROR_NOT_FOUND, what hcn's
+// IsElementNotFoundError tests).
+func find[T any](op Op, kind string, s *store[T], id string) (*T, error) {
+	if err := checkID(op, kind, id); err != nil {
+		return nil, err
+	}
+	o, ok := s.get(id)
+	if !ok {
+		return nil, hnsError(op, hnslb.CodeNotFound, "%s %s", kind, id)
+	}
+	return o, nil
+}
+
+func getByID[T any](ctx context.Context, h *HNS, op Op, kind string, s *store[T], id string, clone func(*T) *T) (*T, error) {
+	var out *T
+	err := h.call(ctx, op, func() error {
+		o, err := find(op, kind, s, id)
+		if err == nil {
+			out = clone(o)
+		}
+		return err
+	})
+	return out, err
+}
+
+// list returns copies of the objects keep accepts (nil keeps all), charged as hcn charges.
+func list[T any](ctx context.Context, h *HNS, op Op, s *store[T], keep func(*T) bool, clone func(*T) *T) ([]T, error) {
+	var out []T
+	err := h.call(ctx, op, func() error {
+		s.each(func(o *T) {
+			if keep == nil || keep(o) {
+				out = append(out, *clone(o))
+			}
+		})
+		h.chargeList(len(out))
+		return nil
+	})
+	return out, err
+}
+
+// deleteByID finds the object and hands it to remove.
+func deleteByID[T any](ctx context.Context, h *HNS, op Op, kind string, s *store[T], id string, remove func(*T)) error {
+	return h.call(ctx, op, func() error {
+		o, err := find(op, kind, s, id)
+		if err == nil {
+			remove(o)
+		}
+		return err
+	})
+}

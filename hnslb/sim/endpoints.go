@@ -1,0 +1,176 @@
+package sim
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// CreateEndpoint stores a local or (flag RemoteEndpoint) remote endpoint on
+// an existing network. Its addresses must be unique on the network.
+func (h *HNS) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
+	const op = OpCreateEndpoint
+	var out *hnslb.Endpoint
+	err := h.call(ctx, op, func() error {
+		if err := checkID(op, "network", networkID); err != nil {
+			return err
+		}
+		n, ok := h.state.networks.get(networkID)
+		if !ok {
+			return hnsError(op, hnslb.CodeNetworkNotFound, "network %s", networkID)
+		}
+		ips, err := checkEndpoint(op, e)
+		if err != nil {
+			return err
+		}
+		if err := h.checkEndpointIPsFree(op, n.ID, e.IsRemote(), ips); err != nil {
+			return err
+		}
+		stored := copyEndpoint(e)
+		stored.ID = h.state.ids.guid()
+		stored.HostComputeNetwork = n.ID
+		// Attachment is AddNamespaceEndpoint's job; HNS reports it, callers do not set it.
+		stored.HostComputeNamespace = ""
+		stored.SchemaVersion = hnslb.V2
+		stored.Health = hnslb.Health{}
+		if stored.MacAddress == "" {
+			stored.MacAddress = h.state.ids.mac()
+		}
+		h.state.endpoints.put(stored.ID, stored)
+		out = copyEndpoint(stored)
+		return nil
+	})
+	return out, err
+}
+
+// checkEndpoint validates the document and returns its addresses.
+func checkEndpoint(op Op, e *hnslb.Endpoint) ([]netip.Addr, error) {
+	if e == nil {
+		return nil, hnsError(op, hnslb.CodeInvalidParameter, "no endpoint document")
+	}
+	if len(e.IpConfigurations) == 0 {
+		// HNS would allocate from the network's subnet; every caller of
+		// hnsproxy's (the CNI with IPAM, the proxy for remote pods) brings one.
+		return nil, hnsError(op, hnslb.CodeInvalidParameter, "endpoint has no IP configuration (the simulator does not allocate)")
+	}
+	if len(e.IpConfigurations) > 2 {
+		return nil, hnsError(op, hnslb.CodeInvalidParameter, "endpoint has %d IP configurations, at most one per family", len(e.IpConfigurations))
+	}
+	var ips []netip.Addr
+	for _, c := range e.IpConfigurations {
+		a, ok := parseIP(c.IpAddress)
+		if !ok {
+			return nil, hnsError(op, hnslb.CodeInvalidIP, "%q", c.IpAddress)
+		}
+		if int(c.PrefixLength) > a.BitLen() {
+			return nil, hnsError(op, hnslb.CodeInvalidParameter, "prefix length %d for %s", c.PrefixLength, a)
+		}
+		if len(ips) == 1 && ips[0].Is4() == a.Is4() {
+			return nil, hnsError(op, hnslb.CodeInvalidParameter, "two addresses of one family (%s, %s)", ips[0], a)
+		}
+		ips = append(ips, a)
+	}
+	for _, p := range e.Policies {
+		if p.Type == "" {
+			return nil, hnsError(op, hnslb.CodeInvalidParameter, "endpoint policy without a type")
+		}
+		if err := checkSettings(op, string(p.Type), p.Settings); err != nil {
+			return nil, err
+		}
+		if p.Type == hnslb.EndpointPolicyProviderAddress {
+			var s hnslb.ProviderAddressEndpointPolicySetting
+			if err := hnslb.DecodeSettings(p.Settings, &s); err != nil {
+				return nil, hnsError(op, hnslb.CodeInvalidParameter, "ProviderAddress settings: %v", err)
+			}
+			if _, ok := parseIP(s.ProviderAddress); !ok {
+				return nil, hnsError(op, hnslb.CodeInvalidIP, "provider address %q", s.ProviderAddress)
+			}
+		}
+	}
+	return ips, nil
+}
+
+// checkEndpointIPsFree enforces one endpoint per address on a network. On
+// profiles with LocalRemoteIPOverlap a local and a remote endpoint may share
+// an address (the Windows Server 2019/2022 bug).
+func (h *HNS) checkEndpointIPsFree(op Op, networkID string, remote bool, ips []netip.Addr) error {
+	var err error
+	h.state.endpoints.each(func(other *hnslb.Endpoint) {
+		if err != nil || key(other.HostComputeNetwork) != key(networkID) {
+			return
+		}
+		if h.profile.LocalRemoteIPOverlap && other.IsRemote() != remote {
+			return
+		}
+		for _, c := range other.IpConfigurations {
+			if a, ok := parseIP(c.IpAddress); ok && slices.Contains(ips, a) {
+				err = hnsError(op, hnslb.CodeAlreadyExists, "address %s is held by endpoint %s", a, other.ID)
+				return
+			}
+		}
+	})
+	return err
+}
+
+// GetEndpointByID returns an endpoint, or CodeNotFound.
+func (h *HNS) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {
+	return getByID(ctx, h, OpGetEndpoint, "endpoint", &h.state.endpoints, id, copyEndpoint)
+}
+
+// GetEndpointByName returns the first endpoint with the name, or CodeEndpointNotFound.
+func (h *HNS) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoint, error) {
+	const op = OpGetEndpoint
+	var out *hnslb.Endpoint
+	err := h.call(ctx, op, func() error {
+		h.state.endpoints.each(func(e *hnslb.Endpoint) {
+			if out == nil && e.Name == name {
+				out = copyEndpoint(e)
+			}
+		})
+		if out == nil {
+			return hnsError(op, hnslb.CodeEndpointNotFound, "endpoint name %q", name)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ListEndpoints returns every endpoint.
+func (h *HNS) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error) {
+	return list(ctx, h, OpListEndpoints, &h.state.endpoints, nil, copyEndpoint)
+}
+
+// ListEndpointsOfNetwork returns the endpoints of one network (none for an
+// unknown network, as hcn's filtered query does).
+func (h *HNS) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]hnslb.Endpoint, error) {
+	onNetwork := func(e *hnslb.Endpoint) bool { return key(e.HostComputeNetwork) == key(networkID) }
+	return list(ctx, h, OpListEndpoints, &h.state.endpoints, onNetwork, copyEndpoint)
+}
+
+// DeleteEndpoint deletes an endpoint even while load balancers use it: on
+// Windows the CNI deletes a pod's endpoint before the proxy has seen the pod
+// go. Load balancers lose it as a backend; its namespace loses it.
+func (h *HNS) DeleteEndpoint(ctx context.Context, id string) error {
+	return deleteByID(ctx, h, OpDeleteEndpoint, "endpoint", &h.state.endpoints, id, func(e *hnslb.Endpoint) {
+		h.removeEndpoint(e.ID)
+	})
+}
+
+// removeEndpoint deletes an endpoint and every reference to it.
+func (h *HNS) removeEndpoint(id string) {
+	e, ok := h.state.endpoints.get(id)
+	if !ok {
+		return
+	}
+	if e.HostComputeNamespace != "" {
+		if ns, ok := h.state.namespaces.get(e.HostComputeNamespace); ok {
+			detach(ns, e.ID)
+		}
+	}
+	h.state.loadBalancers.each(func(lb *hnslb.LoadBalancer) {
+		lb.HostComputeEndpoints = slices.DeleteFunc(lb.HostComputeEndpoints, func(b string) bool { return key(b) == key(id) })
+	})
+	h.state.endpoints.del(id)
+}

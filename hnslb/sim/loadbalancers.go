@@ -1,0 +1,239 @@
+package sim
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// CreateLoadBalancer stores a load balancer under a new ID after HNS's checks:
+// one port mapping, the frontend conflict rule, the backend cap, existing
+// backends, address families, and the profile's features.
+func (h *HNS) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	const op = OpCreateLoadBalancer
+	var out *hnslb.LoadBalancer
+	err := h.call(ctx, op, func() error {
+		if err := h.checkLoadBalancer(op, lb, ""); err != nil {
+			return err
+		}
+		stored := copyLoadBalancer(lb)
+		stored.ID = h.state.ids.guid()
+		stored.SchemaVersion = hnslb.V2
+		h.state.loadBalancers.put(stored.ID, stored)
+		out = copyLoadBalancer(stored)
+		return nil
+	})
+	return out, err
+}
+
+// UpdateLoadBalancer is HNS ModifyLoadBalancer: E_NOTIMPL before 15.4; on
+// 15.4 it reports success and applies everything but the backends
+// (kubernetes/kubernetes#131466); from 15.5 it replaces the load balancer in
+// place, keeping its ID. The checks of Create apply, the conflict rule
+// ignoring the load balancer itself.
+func (h *HNS) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	const op = OpUpdateLoadBalancer
+	var out *hnslb.LoadBalancer
+	err := h.call(ctx, op, func() error {
+		mode := h.profile.modify()
+		if mode == modifyUnsupported {
+			return hnsError(op, hnslb.CodeNotImplemented, "ModifyLoadBalancer needs HNS 15.5 or later (this is %s)", h.profile.Version)
+		}
+		old, err := find(op, "load balancer", &h.state.loadBalancers, id)
+		if err != nil {
+			return err
+		}
+		if err := h.checkLoadBalancer(op, lb, old.ID); err != nil {
+			return err
+		}
+		stored := copyLoadBalancer(lb)
+		stored.ID = old.ID
+		stored.SchemaVersion = hnslb.V2
+		if mode == modifyIgnoresBackends {
+			stored.HostComputeEndpoints = old.HostComputeEndpoints
+		}
+		h.state.loadBalancers.put(stored.ID, stored)
+		out = copyLoadBalancer(stored)
+		return nil
+	})
+	return out, err
+}
+
+// GetLoadBalancerByID returns a load balancer, or CodeNotFound.
+func (h *HNS) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.LoadBalancer, error) {
+	return getByID(ctx, h, OpGetLoadBalancer, "load balancer", &h.state.loadBalancers, id, copyLoadBalancer)
+}
+
+// ListLoadBalancers returns every load balancer.
+func (h *HNS) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, error) {
+	return list(ctx, h, OpListLoadBalancers, &h.state.loadBalancers, nil, copyLoadBalancer)
+}
+
+// DeleteLoadBalancer deletes a load balancer, or fails with CodeNotFound.
+func (h *HNS) DeleteLoadBalancer(ctx context.Context, id string) error {
+	return deleteByID(ctx, h, OpDeleteLoadBalancer, "load balancer", &h.state.loadBalancers, id, func(lb *hnslb.LoadBalancer) {
+		h.state.loadBalancers.del(lb.ID)
+	})
+}
+
+// checkLoadBalancer applies HNS's rules to a load balancer document; self is
+// the ID of the load balancer being modified ("" on create).
+func (h *HNS) checkLoadBalancer(op Op, lb *hnslb.LoadBalancer, self string) error {
+	if lb == nil {
+		return hnsError(op, hnslb.CodeInvalidParameter, "no load balancer document")
+	}
+	if len(lb.PortMappings) != 1 {
+		return hnsError(op, hnslb.CodeInvalidParameter, "a load balancer takes exactly one port mapping, got %d", len(lb.PortMappings))
+	}
+	pm := lb.PortMappings[0]
+	if err := h.checkPortMapping(op, pm); err != nil {
+		return err
+	}
+	ipv6, err := h.checkLoadBalancerFlags(op, lb.Flags)
+	if err != nil {
+		return err
+	}
+	vips, err := checkFamily(op, ipv6, lb)
+	if err != nil {
+		return err
+	}
+	if err := h.checkBackends(op, ipv6, lb.HostComputeEndpoints); err != nil {
+		return err
+	}
+	return h.checkFrontendFree(op, self, ipv6, pm, vips)
+}
+
+func (h *HNS) checkPortMapping(op Op, pm hnslb.PortMapping) error {
+	if pm.Protocol != hnslb.ProtocolTCP && pm.Protocol != hnslb.ProtocolUDP {
+		return hnsError(op, hnslb.CodeInvalidParameter, "protocol %d (HNS load balances TCP 6 and UDP 17)", pm.Protocol)
+	}
+	if pm.ExternalPort == 0 || pm.InternalPort == 0 {
+		return hnsError(op, hnslb.CodeInvalidParameter, "port mapping needs external and internal ports (%d -> %d)", pm.ExternalPort, pm.InternalPort)
+	}
+	switch pm.DistributionType {
+	case hnslb.DistributionNone, hnslb.DistributionSourceIPProtocol:
+	case hnslb.DistributionSourceIP:
+		if !h.profile.Features().SessionAffinity {
+			return hnsError(op, hnslb.CodeRequestUnsupported, "SourceIP distribution (session affinity) needs HNS 12.0 (this is %s)", h.profile.Version)
+		}
+	default:
+		return hnsError(op, hnslb.CodeInvalidParameter, "distribution type %d", pm.DistributionType)
+	}
+	const known = hnslb.PortMappingFlagsILB | hnslb.PortMappingFlagsLocalRoutedVIP | hnslb.PortMappingFlagsUseMux |
+		hnslb.PortMappingFlagsPreserveDIP | hnslb.PortMappingFlagsVipExternalIP
+	if pm.Flags&^known != 0 {
+		return hnsError(op, hnslb.CodeInvalidParameter, "unknown port mapping flags 0x%x", uint32(pm.Flags&^known))
+	}
+	return nil
+}
+
+// checkLoadBalancerFlags returns whether the load balancer is IPv6.
+func (h *HNS) checkLoadBalancerFlags(op Op, flags hnslb.LoadBalancerFlags) (bool, error) {
+	if unknown := flags &^ (hnslb.LoadBalancerFlagsDSR | hnslb.LoadBalancerFlagsIPv6); unknown != 0 {
+		return false, hnsError(op, hnslb.CodeInvalidParameter, "unknown load balancer flags 0x%x", uint32(unknown))
+	}
+	f := h.profile.Features()
+	if flags&hnslb.LoadBalancerFlagsDSR != 0 && !f.DSR {
+		return false, hnsError(op, hnslb.CodeRequestUnsupported, "DSR needs HNS 9.3+ or 10.2+ (this is %s)", h.profile.Version)
+	}
+	ipv6 := flags&hnslb.LoadBalancerFlagsIPv6 != 0
+	if ipv6 && !f.IPv6DualStack {
+		return false, hnsError(op, hnslb.CodeRequestUnsupported, "IPv6 load balancers need HNS 11.10 (this is %s)", h.profile.Version)
+	}
+	return ipv6, nil
+}
+
+// checkFamily checks that the frontend VIPs and the source VIP are of the
+// family the IPv6 flag says, and returns the VIPs.
+func checkFamily(op Op, ipv6 bool, lb *hnslb.LoadBalancer) ([]netip.Addr, error) {
+	var vips []netip.Addr
+	for _, s := range lb.FrontendVIPs {
+		a, ok := parseIP(s)
+		if !ok {
+			return nil, hnsError(op, hnslb.CodeInvalidParameter, "frontend VIP %q", s)
+		}
+		if a.Is6() != ipv6 {
+			return nil, hnsError(op, hnslb.CodeInvalidParameter, "frontend VIP %s does not match the IPv6 flag (%v)", a, ipv6)
+		}
+		vips = append(vips, a)
+	}
+	if lb.SourceVIP != "" {
+		a, ok := parseIP(lb.SourceVIP)
+		if !ok {
+			return nil, hnsError(op, hnslb.CodeInvalidParameter, "source VIP %q", lb.SourceVIP)
+		}
+		if a.Is6() != ipv6 {
+			return nil, hnsError(op, hnslb.CodeInvalidParameter, "source VIP %s does not match the IPv6 flag (%v)", a, ipv6)
+		}
+	}
+	return vips, nil
+}
+
+// checkBackends enforces the cap, existing endpoints, no repeats, and that
+// every backend has an address of the load balancer's family.
+func (h *HNS) checkBackends(op Op, ipv6 bool, ids []string) error {
+	if max := h.profile.Features().MaxBackends; len(ids) > max {
+		return hnsError(op, hnslb.CodeInvalidParameter, "invalid number of destinations: %d (at most %d)", len(ids), max)
+	}
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if seen[key(id)] {
+			return hnsError(op, hnslb.CodeInvalidParameter, "endpoint %s is listed twice", id)
+		}
+		seen[key(id)] = true
+		if err := checkID(op, "endpoint", id); err != nil {
+			return err
+		}
+		e, ok := h.state.endpoints.get(id)
+		if !ok {
+			return hnsError(op, hnslb.CodeEndpointNotFound, "backend endpoint %s", id)
+		}
+		if !hasFamily(e, ipv6) {
+			return hnsError(op, hnslb.CodeInvalidParameter, "backend endpoint %s has no address matching the IPv6 flag (%v)", id, ipv6)
+		}
+	}
+	return nil
+}
+
+func hasFamily(e *hnslb.Endpoint, ipv6 bool) bool {
+	for _, c := range e.IpConfigurations {
+		if a, ok := parseIP(c.IpAddress); ok && a.Is6() == ipv6 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkFrontendFree is the conflict rule: no two load balancers share a
+// frontend VIP, protocol and external port. Load balancers without a VIP
+// (NodePort) apply to the node's addresses and conflict among themselves,
+// per address family.
+func (h *HNS) checkFrontendFree(op Op, self string, ipv6 bool, pm hnslb.PortMapping, vips []netip.Addr) error {
+	var err error
+	h.state.loadBalancers.each(func(other *hnslb.LoadBalancer) {
+		if err != nil || (self != "" && key(other.ID) == key(self)) || len(other.PortMappings) == 0 {
+			return
+		}
+		opm := other.PortMappings[0]
+		if opm.Protocol != pm.Protocol || opm.ExternalPort != pm.ExternalPort {
+			return
+		}
+		if len(vips) == 0 {
+			if len(other.FrontendVIPs) == 0 && (other.Flags&hnslb.LoadBalancerFlagsIPv6 != 0) == ipv6 {
+				err = hnsError(op, hnslb.CodePortAlreadyExists, "node port %d/%d is used by load balancer %s", pm.ExternalPort, pm.Protocol, other.ID)
+			}
+			return
+		}
+		for _, s := range other.FrontendVIPs {
+			a, ok := parseIP(s)
+			for _, v := range vips {
+				if ok && a == v {
+					err = hnsError(op, hnslb.CodePortAlreadyExists, "%s:%d/%d is used by load balancer %s", v, pm.ExternalPort, pm.Protocol, other.ID)
+					return
+				}
+			}
+		}
+	})
+	return err
+}

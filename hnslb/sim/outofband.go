@@ -1,0 +1,45 @@
+package sim
+
+import "github.com/hnsproxy/hnsproxy/hnslb"
+
+// Helpers that play other actors on the node. They bypass latency, faults
+// and the restart window, and are counted under their own operations.
+
+// DeleteLoadBalancerOutOfBand deletes a load balancer behind the client's
+// back, as an operator or another agent would (drift).
+func (h *HNS) DeleteLoadBalancerOutOfBand(id string) error {
+	const op = OpDeleteLoadBalancerOutOfBand
+	return h.outOfBand(op, func() error {
+		lb, err := find(op, "load balancer", &h.state.loadBalancers, id)
+		if err != nil {
+			return err
+		}
+		h.state.loadBalancers.del(lb.ID)
+		return nil
+	})
+}
+
+// SetNetworkPolicies replaces a network's policies, as flannel does when
+// remote subnets change (RemoteSubnetRoute on overlay).
+func (h *HNS) SetNetworkPolicies(id string, pols []hnslb.NetworkPolicy) error {
+	const op = OpSetNetworkPolicies
+	return h.outOfBand(op, func() error {
+		n, err := find(op, "network", &h.state.networks, id)
+		if err != nil {
+			return err
+		}
+		if err := checkNetworkPolicies(op, pols); err != nil {
+			return err
+		}
+		n.Policies = copyNetworkPolicies(pols)
+		return nil
+	})
+}
+
+func (h *HNS) outOfBand(op Op, fn func() error) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	err := fn()
+	h.counters.add(op, resultName(err))
+	return err
+}

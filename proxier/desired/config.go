@@ -1,0 +1,117 @@
+package desired
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+)
+
+// NetworkMode is the kind of HNS network the node's pods live on.
+type NetworkMode string
+
+const (
+	L2Bridge NetworkMode = "l2bridge"
+	Overlay  NetworkMode = "overlay"
+)
+
+// RemoteSubnet is one RemoteSubnetRoute policy of an overlay network: the pod
+// subnet a remote node hosts and that node's provider address.
+type RemoteSubnet struct {
+	Prefix          netip.Prefix
+	ProviderAddress netip.Addr
+}
+
+// Config is everything about this node and hnsproxy's settings the mapping
+// depends on. It is an input like the Services: a change means recompute.
+type Config struct {
+	// NodeName decides which endpoints are local (endpoint.nodeName).
+	NodeName string
+	// Zone is the node's topology.kubernetes.io/zone label ("" if none).
+	Zone string
+	// NodeIPs per family; a family without a node IP gets no load balancers.
+	NodeIPs map[reconciler.IPFamily]netip.Addr
+	Mode    NetworkMode
+	// SourceVIP per family (--source-vip), used on overlay only; l2bridge
+	// load balancers use the node IP.
+	SourceVIP map[reconciler.IPFamily]netip.Addr
+	// HostMAC is the MAC of the node's interface carrying the node IP
+	// (overlay: given to the source-VIP and service-VIP endpoints).
+	HostMAC string
+	// EnableDSR asks for DSR on ClusterIP load balancers (--enable-dsr).
+	EnableDSR bool
+	// ForwardHealthCheckVIP (--forward-healthcheck-vip) adds, for each
+	// load-balancer ingress IP, a load balancer from ingressIP:healthPort to
+	// the node's gateway endpoint, so cloud load balancers probing the
+	// ingress IP reach hnsproxy's health servers.
+	ForwardHealthCheckVIP bool
+	// HealthzPort is the proxy healthz port (--healthz-bind-address port,
+	// 10256 by default), probed when a Service has no health-check node port.
+	HealthzPort uint16
+	// HealthCheckGateway is, per family, the IP of the node's root/gateway
+	// HNS endpoint (--root-hnsendpoint-name) the health-check load balancers
+	// forward to. Missing: no health-check load balancer, and a problem.
+	HealthCheckGateway map[reconciler.IPFamily]netip.Addr
+	// MaxBackends caps backends per load balancer; <= 0 uses Features.MaxBackends,
+	// and if that is <= 0 too there is no cap.
+	MaxBackends int
+	Features    hnslb.Features
+	// RemoteSubnets of the overlay network (ignored on l2bridge).
+	RemoteSubnets []RemoteSubnet
+}
+
+// Validate reports settings hnsproxy cannot run with. The mapping itself
+// never fails on a bad Config (it degrades: no DSR, node IP as source VIP),
+// so callers validate once at start.
+func (c Config) Validate() error {
+	var errs []error
+	if c.NodeName == "" {
+		errs = append(errs, errors.New("node name is empty"))
+	}
+	if len(c.NodeIPs) == 0 {
+		errs = append(errs, errors.New("no node IP"))
+	}
+	for fam, ip := range c.NodeIPs {
+		if familyOf(ip) != fam {
+			errs = append(errs, fmt.Errorf("node IP %s is not IPv%d", ip, fam))
+		}
+	}
+	switch c.Mode {
+	case L2Bridge:
+	case Overlay:
+		for fam := range c.NodeIPs {
+			if !c.SourceVIP[fam].IsValid() {
+				errs = append(errs, fmt.Errorf("overlay network needs a source VIP for IPv%d", fam))
+			}
+		}
+		if c.HostMAC == "" {
+			errs = append(errs, errors.New("overlay network needs the host MAC"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("unknown network mode %q (want %q or %q)", c.Mode, L2Bridge, Overlay))
+	}
+	if c.EnableDSR && !c.Features.DSR {
+		errs = append(errs, fmt.Errorf("DSR requested but HNS %s does not support it", c.Features.Version))
+	}
+	return errors.Join(errs...)
+}
+
+// maxBackends is the effective cap (0: none).
+func (c Config) maxBackends() int {
+	if c.MaxBackends > 0 {
+		return c.MaxBackends
+	}
+	return max(c.Features.MaxBackends, 0)
+}
+
+// clusterDSR says whether ClusterIP load balancers use DSR.
+func (c Config) clusterDSR() bool { return c.EnableDSR && c.Features.DSR }
+
+func familyOf(ip netip.Addr) reconciler.IPFamily {
+	if ip.Is4() {
+		return reconciler.IPv4
+	}
+	return reconciler.IPv6
+}

@@ -1,0 +1,274 @@
+package desired
+
+import (
+	"cmp"
+	"net/netip"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+)
+
+// endpoint is one EndpointSlice endpoint as the mapping sees it. Everything
+// that depends only on the address (backend form, rendezvous weight) is
+// computed once per slice endpoint, not once per load balancer.
+type endpoint struct {
+	ip          netip.Addr
+	port        uint16
+	local       bool
+	ready       bool
+	serving     bool
+	terminating bool
+	zoneHints   []string
+	nodeHints   []string
+
+	backend reconciler.Backend
+	weight  uint64
+	// remoteNode: a remote endpoint that is another node's own address
+	// (host-network pod); noPA: a remote endpoint outside every remote
+	// subnet. Both make overlay load balancers use the node IP as source VIP.
+	remoteNode bool
+	noPA       bool
+}
+
+// servingTerminating is KEP-1669's fallback class.
+func (e *endpoint) servingTerminating() bool { return e.serving && e.terminating }
+
+// rank orders duplicates of one IP:port: ready beats serving-terminating
+// beats the rest, and local beats remote (as kube-proxy's slice cache does).
+func (e *endpoint) rank() int {
+	r := 0
+	switch {
+	case e.ready:
+		r = 4
+	case e.servingTerminating():
+		r = 2
+	}
+	if e.local {
+		r++
+	}
+	return r
+}
+
+// parsedSlice is an EndpointSlice with its endpoints checked and parsed.
+type parsedSlice struct {
+	family    reconciler.IPFamily
+	ports     []discoveryv1.EndpointPort
+	endpoints []endpoint
+}
+
+// portFor returns the slice's port number for a Service port, matched by
+// name and protocol as kube-proxy does. ok is false when the slice does not
+// carry the port; valid is false when it carries it without a usable number.
+func (s *parsedSlice) portFor(sp *v1.ServicePort) (port uint16, ok, valid bool) {
+	want := sp.Protocol
+	if want == "" {
+		want = v1.ProtocolTCP // the API default
+	}
+	for _, p := range s.ports {
+		name := ""
+		if p.Name != nil {
+			name = *p.Name
+		}
+		proto := v1.ProtocolTCP
+		if p.Protocol != nil {
+			proto = *p.Protocol
+		}
+		if name != sp.Name || proto != want {
+			continue
+		}
+		if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {
+			return 0, true, false
+		}
+		return uint16(*p.Port), true, true
+	}
+	return 0, false, false
+}
+
+// parseSlices checks and parses a Service's slices in name order (so that
+// duplicate handling never depends on informer order). It returns how many
+// endpoints had an unusable address.
+func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config, ov *overlayIndex) (out []parsedSlice, invalid int) {
+	sorted := slices.Clone(in)
+	slices.SortFunc(sorted, func(a, b *discoveryv1.EndpointSlice) int {
+		if a == nil || b == nil {
+			return cmp.Compare(boolInt(a != nil), boolInt(b != nil))
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	node := nodeHash(cfg.NodeName)
+	for _, s := range sorted {
+		if s == nil {
+			continue
+		}
+		var fam reconciler.IPFamily
+		switch s.AddressType {
+		case discoveryv1.AddressTypeIPv4:
+			fam = reconciler.IPv4
+		case discoveryv1.AddressTypeIPv6:
+			fam = reconciler.IPv6
+		default: // FQDN slices carry no addresses a proxy can use
+			continue
+		}
+		ps := parsedSlice{family: fam, ports: s.Ports, endpoints: make([]endpoint, 0, len(s.Endpoints))}
+		for i := range s.Endpoints {
+			e := &s.Endpoints[i]
+			// Like kube-proxy, only the first address of an endpoint is used.
+			if len(e.Addresses) == 0 {
+				invalid++
+				continue
+			}
+			ip, err := netip.ParseAddr(e.Addresses[0])
+			if err != nil || ip.Zone() != "" || ip.Is4In6() || familyOf(ip) != fam || ip.IsUnspecified() {
+				invalid++
+				continue
+			}
+			ep := endpoint{
+				ip:          ip,
+				local:       e.NodeName != nil && *e.NodeName == cfg.NodeName,
+				ready:       e.Conditions.Ready == nil || *e.Conditions.Ready,
+				serving:     e.Conditions.Serving == nil || *e.Conditions.Serving,
+				terminating: e.Conditions.Terminating != nil && *e.Conditions.Terminating,
+				weight:      rendezvousWeight(node, ip),
+			}
+			if h := e.Hints; h != nil {
+				for _, z := range h.ForZones {
+					ep.zoneHints = append(ep.zoneHints, z.Name)
+				}
+				for _, n := range h.ForNodes {
+					ep.nodeHints = append(ep.nodeHints, n.Name)
+				}
+			}
+			ep.backend = reconciler.Backend{IP: ip.String(), Local: ep.local}
+			if !ep.local {
+				ep.backend.MAC = ConjureMAC(ip)
+				if cfg.Mode == Overlay {
+					pa, found := ov.providerAddress(ip)
+					if !found {
+						// winkernel: outside every remote subnet means a
+						// public IP, reached through this node.
+						pa = cfg.NodeIPs[fam]
+						ep.noPA = true
+					}
+					ep.remoteNode = found && pa == ip
+					if pa.IsValid() {
+						ep.backend.ProviderAddress = pa.String()
+					}
+				}
+			}
+			ps.endpoints = append(ps.endpoints, ep)
+		}
+		out = append(out, ps)
+	}
+	return out, invalid
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// portEndpoints are the endpoints behind one Service port in one family.
+type portEndpoints struct {
+	// port is the one internal port the load balancers carry.
+	port      uint16
+	endpoints []endpoint // unique IPs, sorted by IP
+	// mixedDropped counts usable endpoints left out for having another port.
+	mixedDropped int
+	// badPort counts endpoints whose slice gives the port without a number.
+	badPort int
+}
+
+// endpointsForPort gathers, de-duplicates and port-groups one Service
+// port's endpoints of one family.
+func endpointsForPort(parsed []parsedSlice, fam reconciler.IPFamily, sp *v1.ServicePort) portEndpoints {
+	var res portEndpoints
+	type ipPort struct {
+		ip   netip.Addr
+		port uint16
+	}
+	index := map[ipPort]int{}
+	var all []endpoint
+	for i := range parsed {
+		ps := &parsed[i]
+		if ps.family != fam {
+			continue
+		}
+		port, ok, valid := ps.portFor(sp)
+		if !ok {
+			continue
+		}
+		if !valid {
+			res.badPort += len(ps.endpoints)
+			continue
+		}
+		for _, ep := range ps.endpoints {
+			ep.port = port
+			k := ipPort{ep.ip, port}
+			if j, dup := index[k]; dup {
+				if ep.rank() > all[j].rank() {
+					all[j] = ep
+				}
+				continue
+			}
+			index[k] = len(all)
+			all = append(all, ep)
+		}
+	}
+	if len(all) == 0 {
+		return res
+	}
+	res.port = choosePort(all)
+	res.endpoints = all[:0:0]
+	for _, ep := range all {
+		if ep.port == res.port {
+			res.endpoints = append(res.endpoints, ep)
+		} else if ep.ready || ep.serving {
+			res.mixedDropped++
+		}
+	}
+	slices.SortFunc(res.endpoints, func(a, b endpoint) int { return a.ip.Compare(b.ip) })
+	return res
+}
+
+// choosePort picks the one internal port a load balancer can carry when a
+// named target port resolves differently per endpoint: the port with the
+// most ready endpoints, then the most serving ones, then the lowest.
+func choosePort(eps []endpoint) uint16 {
+	first := eps[0].port
+	mixed := false
+	for _, ep := range eps[1:] {
+		if ep.port != first {
+			mixed = true
+			break
+		}
+	}
+	if !mixed {
+		return first
+	}
+	type score struct{ ready, serving int }
+	scores := map[uint16]score{}
+	for _, ep := range eps {
+		s := scores[ep.port]
+		if ep.ready {
+			s.ready++
+		}
+		if ep.serving {
+			s.serving++
+		}
+		scores[ep.port] = s
+	}
+	best, bestScore := uint16(0), score{-1, -1}
+	for p, s := range scores {
+		if s.ready > bestScore.ready ||
+			(s.ready == bestScore.ready && s.serving > bestScore.serving) ||
+			(s.ready == bestScore.ready && s.serving == bestScore.serving && p < best) {
+			best, bestScore = p, s
+		}
+	}
+	return best
+}

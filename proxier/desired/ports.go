@@ -1,0 +1,312 @@
+package desired
+
+import (
+	"cmp"
+	"net/netip"
+	"slices"
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+)
+
+// port adds the load balancers of one Service port in every served family.
+// It returns false when the port cannot be served at all.
+func (b *serviceBuilder) port(sp *v1.ServicePort, parsed []parsedSlice) bool {
+	name := portName(sp)
+	proto, ok := protocolNumber(sp.Protocol)
+	if !ok {
+		b.problem(warn(ReasonUnsupportedProtocol, "port %s: protocol %s is not supported by HNS load balancers (TCP and UDP only)", name, sp.Protocol))
+		return false
+	}
+	if sp.Port < 1 || sp.Port > 65535 {
+		b.problem(warn(ReasonInvalidPort, "port %s: %d is not a valid port", name, sp.Port))
+		return false
+	}
+	nodePort := uint16(0)
+	if sp.NodePort != 0 && (b.svc.Spec.Type == v1.ServiceTypeNodePort || b.svc.Spec.Type == v1.ServiceTypeLoadBalancer) {
+		if sp.NodePort < 1 || sp.NodePort > 65535 {
+			b.problem(warn(ReasonInvalidPort, "port %s: node port %d is not a valid port", name, sp.NodePort))
+		} else {
+			nodePort = uint16(sp.NodePort)
+		}
+	}
+	pl := portLBs{b: b, owner: b.r.Name.String() + ":" + name, proto: proto, port: uint16(sp.Port), nodePort: nodePort}
+	for _, fam := range families {
+		if !b.served(fam) {
+			continue
+		}
+		pe := endpointsForPort(parsed, fam, sp)
+		if pe.badPort > 0 {
+			b.problem(warn(ReasonInvalidEndpoint, "port %s: %d IPv%d endpoints have no valid port number and are ignored", name, pe.badPort, fam))
+		}
+		if pe.mixedDropped > 0 {
+			b.r.MixedPortDropped += pe.mixedDropped
+			b.problem(warn(ReasonMixedTargetPorts,
+				"port %s: endpoints listen on different ports; HNS load balancers carry one, so %d IPv%d endpoints not on port %d are left out",
+				name, pe.mixedDropped, fam, pe.port))
+		}
+		pl.family(fam, pe)
+	}
+	return true
+}
+
+// portName names a Service port in messages and owners: its name, else its number.
+func portName(sp *v1.ServicePort) string {
+	if sp.Name != "" {
+		return sp.Name
+	}
+	return strconv.Itoa(int(sp.Port))
+}
+
+// portLBs builds the load balancers of one Service port.
+type portLBs struct {
+	b        *serviceBuilder
+	owner    string
+	proto    uint32
+	port     uint16
+	nodePort uint16
+}
+
+// family adds the port's load balancers of one family: ClusterIP, NodePort,
+// each external IP and each ingress IP, in that order (on a key clash
+// inside one Service the first wins).
+func (pl *portLBs) family(fam reconciler.IPFamily, pe portEndpoints) {
+	if len(pe.endpoints) == 0 {
+		return
+	}
+	b := pl.b
+	var clusterSel, localSel *selection
+	cluster := func() selection {
+		if clusterSel == nil {
+			s := clusterSelection(pe.endpoints, b.cfg.NodeName, b.cfg.Zone)
+			clusterSel = &s
+		}
+		return *clusterSel
+	}
+	local := func() selection {
+		if localSel == nil {
+			s := localSelection(pe.endpoints)
+			localSel = &s
+		}
+		return *localSel
+	}
+	pick := func(localOnly bool) selection {
+		if localOnly {
+			return local()
+		}
+		return cluster()
+	}
+	v6 := hnslb.LoadBalancerFlagsNone
+	if fam == reconciler.IPv6 {
+		v6 = hnslb.LoadBalancerFlagsIPv6
+	}
+	dsrIf := func(on bool) hnslb.LoadBalancerFlags {
+		if on && b.dsr {
+			return v6 | hnslb.LoadBalancerFlagsDSR
+		}
+		return v6
+	}
+	mk := func(vip string, port uint16, sel selection, pf hnslb.PortMappingFlags, f hnslb.LoadBalancerFlags) {
+		b.add(reconciler.LBKey{Family: fam, VIP: vip, Protocol: pl.proto, Port: port}, pe.port, sel, pf, f, b.distribution, pl.owner)
+	}
+
+	mk(b.clusterIPs[fam].String(), pl.port, pick(b.itpLocal), hnslb.PortMappingFlagsNone, dsrIf(b.cfg.clusterDSR()))
+
+	external := hnslb.PortMappingFlagsVipExternalIP
+	if pl.nodePort != 0 {
+		// preserve-destination keeps NodePort traffic on this node too
+		// (winkernel: health probes on the node port must not be answered by
+		// another node), but NodePort gets no UseMux/PreserveDIP.
+		mk("", pl.nodePort, pick(b.etpLocal || b.preserveDIP), external|hnslb.PortMappingFlagsLocalRoutedVIP, dsrIf(b.etpLocal))
+	}
+	for _, ip := range b.externalIPs[fam] {
+		mk(ip.String(), pl.port, pick(b.etpLocal), external, dsrIf(b.etpLocal))
+	}
+	ingressFlags := external
+	if b.preserveDIP && b.dsr {
+		ingressFlags |= hnslb.PortMappingFlagsUseMux | hnslb.PortMappingFlagsPreserveDIP
+	}
+	for _, ip := range b.ingressIPs[fam] {
+		sel := pick(b.etpLocal || b.preserveDIP)
+		mk(ip.String(), pl.port, sel, ingressFlags, dsrIf(b.etpLocal || b.preserveDIP))
+		// Health-check forwarding needs ready endpoints (winkernel: not
+		// when all are terminating), so cloud probes drain this node.
+		if len(sel.endpoints) > 0 && !sel.fallback {
+			if b.ingressReady == nil {
+				b.ingressReady = map[reconciler.IPFamily]bool{}
+			}
+			b.ingressReady[fam] = true
+		}
+	}
+}
+
+// add appends one load balancer unless it has no backends. Within one
+// Service, a second load balancer with the same key is dropped (reported
+// unless identical).
+func (b *serviceBuilder) add(key reconciler.LBKey, internalPort uint16, sel selection,
+	pf hnslb.PortMappingFlags, f hnslb.LoadBalancerFlags, dist hnslb.Distribution, owner string) {
+	if len(sel.endpoints) == 0 {
+		return // winkernel makes no load balancer without endpoints; HNS needs one
+	}
+	kept, dropped := capEndpoints(sel.endpoints, b.cfg.maxBackends())
+	b.r.Truncated = max(b.r.Truncated, dropped)
+	lb := reconciler.DesiredLB{
+		Key:          key,
+		SourceVIP:    b.lbSourceVIP(key.Family, kept),
+		InternalPort: internalPort,
+		Distribution: dist,
+		PortFlags:    pf,
+		Flags:        f,
+		Backends:     make([]reconciler.Backend, len(kept)),
+		Owner:        owner,
+	}
+	for i := range kept {
+		lb.Backends[i] = kept[i].backend
+		if kept[i].noPA {
+			if b.unknownPA == nil {
+				b.unknownPA = map[netip.Addr]bool{}
+			}
+			b.unknownPA[kept[i].ip] = true
+		}
+	}
+	b.addLB(lb)
+}
+
+func (b *serviceBuilder) addLB(lb reconciler.DesiredLB) {
+	if j, dup := b.keys[lb.Key]; dup {
+		if !EqualLB(b.r.LBs[j], lb) {
+			b.problem(warn(ReasonLoadBalancerConflict, "%s (%s) is already used by this Service's %s; left out", lb.Key, lb.Owner, b.r.LBs[j].Owner))
+		}
+		return
+	}
+	b.keys[lb.Key] = len(b.r.LBs)
+	b.r.LBs = append(b.r.LBs, lb)
+}
+
+// lbSourceVIP: l2bridge uses the node IP. Overlay uses the source VIP,
+// except (winkernel) when a remote backend is another node's own address
+// or outside every remote subnet: then the node IP.
+func (b *serviceBuilder) lbSourceVIP(fam reconciler.IPFamily, backends []endpoint) string {
+	for i := range backends {
+		if backends[i].remoteNode || backends[i].noPA {
+			return b.nodeIP[fam]
+		}
+	}
+	return b.sourceVIP[fam]
+}
+
+// healthCheckLBs adds, with --forward-healthcheck-vip, one load balancer per
+// ingress IP forwarding ingressIP:healthPort to the node's gateway endpoint.
+// winkernel makes one per Service port with the port's protocol; the probe
+// is HTTP, so one TCP load balancer per ingress IP is what works.
+func (b *serviceBuilder) healthCheckLBs() {
+	if !b.cfg.ForwardHealthCheckVIP {
+		return
+	}
+	port := b.cfg.HealthzPort
+	if hc := b.svc.Spec.HealthCheckNodePort; hc > 0 && hc <= 65535 {
+		port = uint16(hc)
+	}
+	if port == 0 {
+		return
+	}
+	pf := hnslb.PortMappingFlagsNone
+	if b.preserveDIP && b.dsr {
+		pf = hnslb.PortMappingFlagsUseMux | hnslb.PortMappingFlagsPreserveDIP
+	}
+	for _, fam := range families {
+		if !b.ingressReady[fam] {
+			continue
+		}
+		gw := b.cfg.HealthCheckGateway[fam]
+		if !gw.IsValid() {
+			b.problem(warn(ReasonHealthCheckGatewayUnknown,
+				"forward-healthcheck-vip: no IPv%d gateway endpoint on this node, health checks on the ingress IPs are not forwarded", fam))
+			continue
+		}
+		gwEP := endpoint{ip: gw, local: true, ready: true, serving: true, backend: reconciler.Backend{IP: gw.String(), Local: true}}
+		f := hnslb.LoadBalancerFlagsNone
+		if fam == reconciler.IPv6 {
+			f = hnslb.LoadBalancerFlagsIPv6
+		}
+		for _, ip := range b.ingressIPs[fam] {
+			key := reconciler.LBKey{Family: fam, VIP: ip.String(), Protocol: hnslb.ProtocolTCP, Port: port}
+			b.add(key, port, selection{endpoints: []endpoint{gwEP}}, pf, f, hnslb.DistributionNone, b.r.Name.String()+":healthcheck")
+		}
+	}
+}
+
+// finish sorts the load balancers and adds what depends on the whole Service.
+func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
+	r := b.r
+	slices.SortFunc(r.LBs, func(x, y reconciler.DesiredLB) int { return CompareLBKeys(x.Key, y.Key) })
+	if r.Truncated > 0 {
+		b.problem(warn(ReasonBackendsTruncated,
+			"more endpoints than the HNS backend cap (%d): up to %d are left out of a load balancer on this node (each node keeps its own subset)",
+			b.cfg.maxBackends(), r.Truncated))
+	}
+	if len(b.unknownPA) > 0 {
+		ips := make([]netip.Addr, 0, len(b.unknownPA))
+		for ip := range b.unknownPA {
+			ips = append(ips, ip)
+		}
+		slices.SortFunc(ips, netip.Addr.Compare)
+		b.problem(note(ReasonProviderAddressUnknown,
+			"%d remote endpoints (first %s) are in no remote subnet of the overlay network: treated as external addresses reached through this node",
+			len(ips), ips[0]))
+	}
+	if anyPort && b.cfg.Mode == Overlay {
+		for _, fam := range families {
+			if b.served(fam) {
+				r.ServiceVIPEndpoints = append(r.ServiceVIPEndpoints, serviceVIPEndpoint(b.cfg, b.clusterIPs[fam]))
+			}
+		}
+	}
+	if hc := b.svc.Spec.HealthCheckNodePort; b.etpLocal && b.svc.Spec.Type == v1.ServiceTypeLoadBalancer && hc > 0 && hc <= 65535 {
+		r.HealthCheck = &HealthCheck{NodePort: uint16(hc), LocalEndpoints: localReadyCount(parsed, b)}
+	}
+}
+
+// localReadyCount counts distinct ready local endpoint IPs in served families.
+func localReadyCount(parsed []parsedSlice, b *serviceBuilder) int {
+	seen := map[netip.Addr]bool{}
+	for i := range parsed {
+		if !b.served(parsed[i].family) {
+			continue
+		}
+		for _, ep := range parsed[i].endpoints {
+			if ep.local && ep.ready {
+				seen[ep.ip] = true
+			}
+		}
+	}
+	return len(seen)
+}
+
+// CompareLBKeys orders keys: family, VIP (NodePort's "" first, then by
+// address), protocol, port.
+func CompareLBKeys(a, b reconciler.LBKey) int {
+	if c := cmp.Compare(a.Family, b.Family); c != 0 {
+		return c
+	}
+	if a.VIP != b.VIP {
+		if a.VIP == "" || b.VIP == "" {
+			return cmp.Compare(a.VIP, b.VIP)
+		}
+		return compareIPStrings(a.VIP, b.VIP)
+	}
+	if c := cmp.Compare(a.Protocol, b.Protocol); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Port, b.Port)
+}
+
+// EqualLB reports whether two desired load balancers are identical.
+func EqualLB(a, b reconciler.DesiredLB) bool {
+	return a.Key == b.Key && a.SourceVIP == b.SourceVIP && a.InternalPort == b.InternalPort &&
+		a.Distribution == b.Distribution && a.PortFlags == b.PortFlags && a.Flags == b.Flags &&
+		a.Owner == b.Owner && slices.Equal(a.Backends, b.Backends)
+}

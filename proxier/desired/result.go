@@ -1,0 +1,89 @@
+package desired
+
+import (
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+)
+
+// ServiceInput is one Service with the EndpointSlices labelled with its name
+// (the caller groups slices by kubernetes.io/service-name).
+type ServiceInput struct {
+	Service *v1.Service
+	Slices  []*discoveryv1.EndpointSlice
+}
+
+// ServiceResult is what one Service asks of this node.
+type ServiceResult struct {
+	Name types.NamespacedName
+	// Created is the Service's creationTimestamp; it orders conflict resolution.
+	Created time.Time
+	// LBs sorted by key; no two share a key.
+	LBs []reconciler.DesiredLB
+	// ServiceVIPEndpoints are, on overlay, one remote endpoint per cluster IP
+	// (IP = cluster IP, MAC = host MAC, PA = node IP) as winkernel creates them.
+	// Remote endpoints for backends are derived from LBs (RemoteEndpointsFor).
+	ServiceVIPEndpoints []reconciler.RemoteEndpoint
+	Problems            []Problem
+	// HealthCheck is set for ETP=Local LoadBalancer Services with a
+	// health-check node port.
+	HealthCheck *HealthCheck
+	// Truncated is the largest number of backends any one of the Service's
+	// load balancers left out because of the backend cap.
+	Truncated int
+	// MixedPortDropped counts usable endpoints left out because their port
+	// differs from the one each load balancer carries (summed over ports and families).
+	MixedPortDropped int
+}
+
+// Claimant returns who the result's load balancers belong to, for conflict resolution.
+func (r ServiceResult) Claimant() Claimant { return Claimant{Name: r.Name, Created: r.Created} }
+
+// HealthCheck is the per-Service health-check node port for ETP=Local
+// LoadBalancer Services: it answers 200 with LocalEndpoints > 0, else 503.
+type HealthCheck struct {
+	NodePort uint16
+	// LocalEndpoints counts this node's ready endpoints (distinct IPs, all families).
+	LocalEndpoints int
+}
+
+// Problem is something the caller reports as an event on the Service (and a metric).
+type Problem struct {
+	// Reason is the event reason, one of the Reason constants.
+	Reason  string
+	Message string
+	// Warning selects the event type (Warning, else Normal).
+	Warning bool
+}
+
+// Event reasons of Problems.
+const (
+	ReasonUnsupportedProtocol         = "UnsupportedProtocol"
+	ReasonSessionAffinityUnsupported  = "SessionAffinityUnsupported"
+	ReasonSessionAffinityTimeout      = "SessionAffinityTimeoutIgnored"
+	ReasonNoDSRForLocalPolicy         = "NoDSRForLocalPolicy"
+	ReasonNoDSRForPreserveDestination = "NoDSRForPreserveDestination"
+	ReasonMixedTargetPorts            = "MixedTargetPorts"
+	ReasonBackendsTruncated           = "BackendsTruncated"
+	ReasonLoadBalancerConflict        = "LoadBalancerConflict"
+	ReasonIPFamilyUnsupported         = "IPFamilyUnsupported"
+	ReasonIPFamilyMismatch            = "IPFamilyMismatch"
+	ReasonInvalidIP                   = "InvalidIP"
+	ReasonInvalidPort                 = "InvalidPort"
+	ReasonInvalidEndpoint             = "InvalidEndpoint"
+	ReasonProviderAddressUnknown      = "ProviderAddressUnknown"
+	ReasonHealthCheckGatewayUnknown   = "HealthCheckGatewayUnknown"
+)
+
+func warn(reason, format string, args ...any) Problem {
+	return Problem{Reason: reason, Message: fmt.Sprintf(format, args...), Warning: true}
+}
+
+func note(reason, format string, args ...any) Problem {
+	return Problem{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}

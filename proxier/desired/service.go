@@ -1,0 +1,243 @@
+package desired
+
+import (
+	"net/netip"
+	"slices"
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+)
+
+// PreserveDestinationAnnotation on a Service (value "true") keeps the
+// load-balancer ingress IP as the destination backends see (winkernel's
+// annotation: UseMux + PreserveDIP + DSR, local backends only).
+const PreserveDestinationAnnotation = "preserve-destination"
+
+// defaultAffinityTimeout is the API default of sessionAffinityConfig.clientIP.timeoutSeconds.
+const defaultAffinityTimeout = 10800
+
+var families = []reconciler.IPFamily{reconciler.IPv4, reconciler.IPv6}
+
+// ForService computes the load balancers one Service asks of this node. It
+// never fails: unusable parts of the input are left out and reported as
+// Problems. Headless and ExternalName Services ask for nothing.
+func ForService(in ServiceInput, cfg Config) ServiceResult {
+	svc := in.Service
+	if svc == nil {
+		return ServiceResult{}
+	}
+	r := ServiceResult{
+		Name:    types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name},
+		Created: svc.CreationTimestamp.Time,
+	}
+	if svc.Spec.Type == v1.ServiceTypeExternalName || svc.Spec.ClusterIP == v1.ClusterIPNone {
+		return r
+	}
+	b := &serviceBuilder{svc: svc, cfg: &cfg, r: &r, keys: map[reconciler.LBKey]int{}}
+	b.build(in.Slices)
+	return r
+}
+
+// serviceBuilder carries one ForService call's working state.
+type serviceBuilder struct {
+	svc *v1.Service
+	cfg *Config
+	r   *ServiceResult
+
+	clusterIPs  map[reconciler.IPFamily]netip.Addr // supported families only
+	externalIPs map[reconciler.IPFamily][]netip.Addr
+	ingressIPs  map[reconciler.IPFamily][]netip.Addr
+	nodeIP      map[reconciler.IPFamily]string
+	sourceVIP   map[reconciler.IPFamily]string
+
+	etpLocal, itpLocal, preserveDIP, dsr bool
+	distribution                         hnslb.Distribution
+
+	keys         map[reconciler.LBKey]int // index into r.LBs
+	ingressReady map[reconciler.IPFamily]bool
+	unknownPA    map[netip.Addr]bool
+}
+
+func (b *serviceBuilder) build(eps []*discoveryv1.EndpointSlice) {
+	if !b.families() {
+		return
+	}
+	b.frontends()
+	b.policies()
+	ov := newOverlayIndex(b.cfg)
+	parsed, invalid := parseSlices(eps, b.cfg, ov)
+	if invalid > 0 {
+		b.problem(warn(ReasonInvalidEndpoint, "%d endpoints have no usable address and are ignored", invalid))
+	}
+	anyPort := false
+	for i := range b.svc.Spec.Ports {
+		if b.port(&b.svc.Spec.Ports[i], parsed) {
+			anyPort = true
+		}
+	}
+	b.healthCheckLBs()
+	b.finish(parsed, anyPort)
+}
+
+// families records the Service's cluster IPs in the families this node can
+// serve; false if there are none.
+func (b *serviceBuilder) families() bool {
+	ips := b.svc.Spec.ClusterIPs
+	if len(ips) == 0 && b.svc.Spec.ClusterIP != "" {
+		ips = []string{b.svc.Spec.ClusterIP}
+	}
+	b.clusterIPs = map[reconciler.IPFamily]netip.Addr{}
+	b.nodeIP = map[reconciler.IPFamily]string{}
+	b.sourceVIP = map[reconciler.IPFamily]string{}
+	for _, s := range ips {
+		ip, ok := parseIP(s)
+		if !ok {
+			b.problem(warn(ReasonInvalidIP, "cluster IP %q is not a valid IP address", s))
+			continue
+		}
+		fam := familyOf(ip)
+		if _, dup := b.clusterIPs[fam]; dup {
+			continue
+		}
+		if why := b.familyUnsupported(fam); why != "" {
+			b.problem(warn(ReasonIPFamilyUnsupported, "cluster IP %s not served on this node: %s", ip, why))
+			b.clusterIPs[fam] = netip.Addr{} // known family, not served
+			continue
+		}
+		b.clusterIPs[fam] = ip
+		b.nodeIP[fam] = b.cfg.NodeIPs[fam].String()
+		b.sourceVIP[fam] = b.nodeIP[fam]
+		if vip := b.cfg.SourceVIP[fam]; b.cfg.Mode == Overlay && vip.IsValid() {
+			b.sourceVIP[fam] = vip.String()
+		}
+	}
+	return len(b.nodeIP) > 0
+}
+
+func (b *serviceBuilder) familyUnsupported(fam reconciler.IPFamily) string {
+	switch {
+	case !b.cfg.NodeIPs[fam].IsValid():
+		return "the node has no IPv" + strconv.Itoa(int(fam)) + " address"
+	case fam == reconciler.IPv6 && !b.cfg.Features.IPv6DualStack:
+		return "HNS " + b.cfg.Features.Version.String() + " does not support IPv6"
+	case fam == reconciler.IPv6 && b.cfg.Mode == Overlay:
+		return "overlay networks do not support IPv6"
+	}
+	return ""
+}
+
+// served reports whether the Service has a cluster IP this node serves in fam.
+func (b *serviceBuilder) served(fam reconciler.IPFamily) bool {
+	_, ok := b.nodeIP[fam]
+	return ok
+}
+
+// frontends collects external IPs and load-balancer ingress IPs by family.
+func (b *serviceBuilder) frontends() {
+	b.externalIPs = map[reconciler.IPFamily][]netip.Addr{}
+	b.ingressIPs = map[reconciler.IPFamily][]netip.Addr{}
+	for _, s := range b.svc.Spec.ExternalIPs {
+		b.addFrontend(b.externalIPs, "external IP", s)
+	}
+	for _, ing := range b.svc.Status.LoadBalancer.Ingress {
+		if ing.IP == "" {
+			continue // hostname-only ingress: nothing to program
+		}
+		// Like the Linux proxies: with ipMode Proxy the cloud load balancer
+		// sends traffic to the node itself (it arrives on node ports), so the
+		// ingress IP gets no load balancer here.
+		if ing.IPMode != nil && *ing.IPMode == v1.LoadBalancerIPModeProxy {
+			continue
+		}
+		b.addFrontend(b.ingressIPs, "load-balancer ingress IP", ing.IP)
+	}
+}
+
+func (b *serviceBuilder) addFrontend(into map[reconciler.IPFamily][]netip.Addr, what, s string) {
+	ip, ok := parseIP(s)
+	if !ok {
+		b.problem(warn(ReasonInvalidIP, "%s %q is not a valid IP address", what, s))
+		return
+	}
+	fam := familyOf(ip)
+	if _, known := b.clusterIPs[fam]; !known {
+		b.problem(warn(ReasonIPFamilyMismatch, "%s %s is IPv%d but the Service has no IPv%d cluster IP", what, ip, fam, fam))
+		return
+	}
+	if !b.served(fam) || slices.Contains(into[fam], ip) {
+		return // family problem already reported; duplicates are harmless
+	}
+	into[fam] = append(into[fam], ip)
+}
+
+// policies reads traffic policies, the annotation and affinity, reporting
+// what HNS cannot honour. Backend choice never depends on HNS features;
+// only the packet treatment (DSR) does, and losing it is reported.
+func (b *serviceBuilder) policies() {
+	spec := &b.svc.Spec
+	b.etpLocal = externallyAccessible(b.svc) && spec.ExternalTrafficPolicy == v1.ServiceExternalTrafficPolicyLocal
+	b.itpLocal = spec.InternalTrafficPolicy != nil && *spec.InternalTrafficPolicy == v1.ServiceInternalTrafficPolicyLocal
+	b.preserveDIP = b.svc.Annotations[PreserveDestinationAnnotation] == "true"
+	b.dsr = b.cfg.Features.DSR
+	if b.etpLocal && !b.dsr {
+		b.problem(warn(ReasonNoDSRForLocalPolicy,
+			"externalTrafficPolicy Local: HNS %s has no DSR, so backends see this node's address instead of the client's (traffic still stays on local endpoints)",
+			b.cfg.Features.Version))
+	}
+	if b.preserveDIP && !b.dsr {
+		b.problem(warn(ReasonNoDSRForPreserveDestination,
+			"annotation %s: HNS %s has no DSR, so the destination IP is not preserved (traffic still stays on local endpoints)",
+			PreserveDestinationAnnotation, b.cfg.Features.Version))
+	}
+	if spec.SessionAffinity != v1.ServiceAffinityClientIP {
+		return
+	}
+	if !b.cfg.Features.SessionAffinity {
+		b.problem(warn(ReasonSessionAffinityUnsupported,
+			"sessionAffinity ClientIP: HNS %s does not support session affinity; connections are spread without it", b.cfg.Features.Version))
+		return
+	}
+	b.distribution = hnslb.DistributionSourceIP
+	if c := spec.SessionAffinityConfig; c != nil && c.ClientIP != nil && c.ClientIP.TimeoutSeconds != nil &&
+		*c.ClientIP.TimeoutSeconds != defaultAffinityTimeout {
+		b.problem(warn(ReasonSessionAffinityTimeout,
+			"sessionAffinity ClientIP: HNS affinity has no timeout, timeoutSeconds %d is ignored", *c.ClientIP.TimeoutSeconds))
+	}
+}
+
+// externallyAccessible mirrors the API's notion: LoadBalancer and NodePort
+// Services, and ClusterIP Services with external IPs.
+func externallyAccessible(svc *v1.Service) bool {
+	switch svc.Spec.Type {
+	case v1.ServiceTypeLoadBalancer, v1.ServiceTypeNodePort:
+		return true
+	case v1.ServiceTypeClusterIP, "":
+		return len(svc.Spec.ExternalIPs) > 0
+	}
+	return false
+}
+
+func (b *serviceBuilder) problem(p Problem) { b.r.Problems = append(b.r.Problems, p) }
+
+func parseIP(s string) (netip.Addr, bool) {
+	ip, err := netip.ParseAddr(s)
+	if err != nil || ip.Zone() != "" || ip.Is4In6() || ip.IsUnspecified() {
+		return netip.Addr{}, false
+	}
+	return ip, true
+}
+
+func protocolNumber(p v1.Protocol) (uint32, bool) {
+	switch p {
+	case v1.ProtocolTCP, "":
+		return hnslb.ProtocolTCP, true
+	case v1.ProtocolUDP:
+		return hnslb.ProtocolUDP, true
+	}
+	return 0, false
+}

@@ -1,0 +1,449 @@
+package desired
+
+import (
+	"net/netip"
+	"reflect"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+)
+
+const (
+	vipExt   = hnslb.PortMappingFlagsVipExternalIP
+	nodePort = hnslb.PortMappingFlagsVipExternalIP | hnslb.PortMappingFlagsLocalRoutedVIP
+	dsr      = hnslb.LoadBalancerFlagsDSR
+	v6flag   = hnslb.LoadBalancerFlagsIPv6
+	owner    = "ns/web:http"
+)
+
+// twoEndpoints: 10.1.0.2 on this node, 10.1.0.3 elsewhere, target port 8080.
+func twoEndpoints() []*discoveryv1.EndpointSlice {
+	return []*discoveryv1.EndpointSlice{slice("web-1", 8080, ep("10.1.0.3"), ep("10.1.0.2", local))}
+}
+
+func lb(k reconciler.LBKey, pf hnslb.PortMappingFlags, f hnslb.LoadBalancerFlags, bes ...reconciler.Backend) reconciler.DesiredLB {
+	src := nodeIPv4
+	if k.Family == reconciler.IPv6 {
+		src = nodeIPv6
+	}
+	return reconciler.DesiredLB{Key: k, SourceVIP: src, InternalPort: 8080, PortFlags: pf, Flags: f, Backends: bes, Owner: owner}
+}
+
+var (
+	both      = []reconciler.Backend{localBE("10.1.0.2"), remote("10.1.0.3")}
+	localOnly = []reconciler.Backend{localBE("10.1.0.2")}
+)
+
+type serviceCase struct {
+	name   string
+	svc    *v1.Service
+	slices []*discoveryv1.EndpointSlice
+	cfg    func(*Config)
+	// want, when non-nil, is the exact list of load balancers ("none" cases use empty).
+	want []reconciler.DesiredLB
+	// problems is the exact list of problem reasons, in order.
+	problems string
+	check    func(t *testing.T, r ServiceResult)
+}
+
+func runServiceCases(t *testing.T, cases []serviceCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config()
+			if tc.cfg != nil {
+				tc.cfg(&cfg)
+			}
+			r := ForService(ServiceInput{Service: tc.svc, Slices: tc.slices}, cfg)
+			if tc.want != nil && !reflect.DeepEqual(nonNil(r.LBs), tc.want) {
+				t.Errorf("load balancers:\n got %s\nwant %s", dump(r), dump(ServiceResult{LBs: tc.want}))
+			}
+			if got := reasons(r.Problems); got != tc.problems {
+				t.Errorf("problems = %q, want %q (%+v)", got, tc.problems, r.Problems)
+			}
+			if tc.check != nil {
+				tc.check(t, r)
+			}
+		})
+	}
+}
+
+func nonNil(lbs []reconciler.DesiredLB) []reconciler.DesiredLB {
+	if lbs == nil {
+		return []reconciler.DesiredLB{}
+	}
+	return lbs
+}
+
+var none = []reconciler.DesiredLB{}
+
+func TestServiceKinds(t *testing.T) {
+	runServiceCases(t, []serviceCase{{
+		name:   "ClusterIP: one load balancer per port, target port from the slice, backends sorted by IP",
+		svc:    service("web"),
+		slices: twoEndpoints(),
+		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		check: func(t *testing.T, r ServiceResult) {
+			if r.Name.String() != "ns/web" || !r.Created.Equal(baseTime) {
+				t.Errorf("identity = %s %s", r.Name, r.Created)
+			}
+			if r.HealthCheck != nil || r.ServiceVIPEndpoints != nil {
+				t.Errorf("unexpected health check %v or VIP endpoints %v", r.HealthCheck, r.ServiceVIPEndpoints)
+			}
+		},
+	}, {
+		name:   "ClusterIP DSR with --enable-dsr",
+		svc:    service("web"),
+		slices: twoEndpoints(),
+		cfg:    func(c *Config) { c.EnableDSR = true },
+		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, dsr, both...)},
+	}, {
+		name:   "--enable-dsr on HNS without DSR: no DSR flag",
+		svc:    service("web"),
+		slices: twoEndpoints(),
+		cfg:    func(c *Config) { c.EnableDSR = true; oldHNS(c) },
+		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+	}, {
+		name:   "NodePort: no VIP, LocalRoutedVIP + VipExternalIP, all backends",
+		svc:    service("web", nodePorts(30080)),
+		slices: twoEndpoints(),
+		want: []reconciler.DesiredLB{
+			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, 0, both...),
+			lb(key("10.0.0.1", 80), 0, 0, both...),
+		},
+	}, {
+		name:   "each external IP: VipExternalIP",
+		svc:    service("web", externalIPs("203.0.113.6", "203.0.113.5", "203.0.113.6")),
+		slices: twoEndpoints(),
+		want: []reconciler.DesiredLB{
+			lb(key("10.0.0.1", 80), 0, 0, both...),
+			lb(key("203.0.113.5", 80), vipExt, 0, both...),
+			lb(key("203.0.113.6", 80), vipExt, 0, both...),
+		},
+	}, {
+		name: "each ingress IP; hostname-only and ipMode Proxy ingress skipped",
+		svc: service("web", nodePorts(30080), loadBalancer(
+			ingressIP("198.51.100.7"),
+			v1.LoadBalancerIngress{Hostname: "lb.example.com"},
+			v1.LoadBalancerIngress{IP: "198.51.100.8", IPMode: ptr(v1.LoadBalancerIPModeProxy)},
+			v1.LoadBalancerIngress{IP: "198.51.100.9", IPMode: ptr(v1.LoadBalancerIPModeVIP)},
+		)),
+		slices: twoEndpoints(),
+		want: []reconciler.DesiredLB{
+			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, 0, both...),
+			lb(key("10.0.0.1", 80), 0, 0, both...),
+			lb(key("198.51.100.7", 80), vipExt, 0, both...),
+			lb(key("198.51.100.9", 80), vipExt, 0, both...),
+		},
+	}, {
+		name: "TCP and UDP ports; SCTP is reported and gets no load balancer",
+		svc: service("web", ports(tcpPort("dns-tcp", 53), udpPort("dns", 53),
+			v1.ServicePort{Name: "sig", Port: 9, Protocol: v1.ProtocolSCTP})),
+		slices: []*discoveryv1.EndpointSlice{sliceWithPorts("web-1", []discoveryv1.EndpointPort{
+			slicePort("dns-tcp", 5353, v1.ProtocolTCP), slicePort("dns", 5353, v1.ProtocolUDP), slicePort("sig", 9, v1.ProtocolSCTP),
+		}, ep("10.1.0.3"))},
+		problems: ReasonUnsupportedProtocol,
+		check: func(t *testing.T, r ServiceResult) {
+			if len(r.LBs) != 2 {
+				t.Fatalf("got %s", dump(r))
+			}
+			udp := reconciler.LBKey{Family: reconciler.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolUDP, Port: 53}
+			if got := lbByKey(t, r, udp); got.InternalPort != 5353 || got.Owner != "ns/web:dns" {
+				t.Errorf("udp LB = %+v", got)
+			}
+			if got := lbByKey(t, r, key("10.0.0.1", 53)); got.InternalPort != 5353 || got.Owner != "ns/web:dns-tcp" {
+				t.Errorf("tcp LB = %+v", got)
+			}
+		},
+	}, {
+		name: "unnamed port: owner names the port number",
+		svc:  service("web", ports(v1.ServicePort{Port: 80})), // protocol defaulted to TCP
+		slices: []*discoveryv1.EndpointSlice{sliceWithPorts("web-1",
+			[]discoveryv1.EndpointPort{{Port: ptr(int32(8080))}}, ep("10.1.0.3"))},
+		check: func(t *testing.T, r ServiceResult) {
+			if got := lbByKey(t, r, key("10.0.0.1", 80)); got.Owner != "ns/web:80" || got.InternalPort != 8080 {
+				t.Errorf("LB = %+v", got)
+			}
+		},
+	}, {
+		name:   "headless Service: nothing",
+		svc:    service("web", clusterIPs(v1.ClusterIPNone)),
+		slices: twoEndpoints(),
+		want:   none,
+	}, {
+		name: "ExternalName Service: nothing",
+		svc: service("web", func(s *v1.Service) {
+			s.Spec.Type = v1.ServiceTypeExternalName
+			s.Spec.ExternalName = "example.com"
+		}),
+		slices: twoEndpoints(),
+		want:   none,
+	}, {
+		name:   "Service without selector still uses its slices",
+		svc:    service("web", func(s *v1.Service) { s.Spec.Selector = nil }),
+		slices: []*discoveryv1.EndpointSlice{slice("web-manual", 443, ep("203.0.113.50"))},
+		check: func(t *testing.T, r ServiceResult) {
+			if got := lbByKey(t, r, key("10.0.0.1", 80)); backendIPs(got) != "203.0.113.50" || got.InternalPort != 443 {
+				t.Errorf("LB = %+v", got)
+			}
+		},
+	}, {
+		name: "no cluster IP allocated yet: nothing",
+		svc:  service("web", func(s *v1.Service) { s.Spec.ClusterIP, s.Spec.ClusterIPs = "", nil }),
+		want: none,
+	}, {
+		name:   "legacy spec.clusterIP without clusterIPs",
+		svc:    service("web", func(s *v1.Service) { s.Spec.ClusterIPs = nil }),
+		slices: twoEndpoints(),
+		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+	}, {
+		name: "no endpoints: no load balancers, no problem",
+		svc:  service("web", nodePorts(30080)),
+		want: none,
+	}})
+}
+
+func TestSessionAffinity(t *testing.T) {
+	withAffinity := func(f hnslb.Distribution) []reconciler.DesiredLB {
+		l := lb(key("10.0.0.1", 80), 0, 0, both...)
+		l.Distribution = f
+		n := lb(nodePortKey(reconciler.IPv4, 30080), nodePort, 0, both...)
+		n.Distribution = f
+		return []reconciler.DesiredLB{n, l}
+	}
+	runServiceCases(t, []serviceCase{{
+		name:   "ClientIP → SourceIP distribution on every load balancer",
+		svc:    service("web", nodePorts(30080), affinity(10800)),
+		slices: twoEndpoints(),
+		want:   withAffinity(hnslb.DistributionSourceIP),
+	}, {
+		name:     "ClientIP with a non-default timeout: HNS has none, reported",
+		svc:      service("web", nodePorts(30080), affinity(60)),
+		slices:   twoEndpoints(),
+		want:     withAffinity(hnslb.DistributionSourceIP),
+		problems: ReasonSessionAffinityTimeout,
+	}, {
+		name:     "ClientIP on HNS without affinity: reported, no distribution",
+		svc:      service("web", nodePorts(30080), affinity(10800)),
+		slices:   twoEndpoints(),
+		cfg:      oldHNS,
+		want:     withAffinity(hnslb.DistributionNone),
+		problems: ReasonSessionAffinityUnsupported,
+	}})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestTrafficPolicies(t *testing.T) {
+	lbSvc := func(opts ...svcOpt) *v1.Service {
+		return service("web", append([]svcOpt{nodePorts(30080), loadBalancer(ingressIP("198.51.100.7")), externalIPs("203.0.113.5")}, opts...)...)
+	}
+	runServiceCases(t, []serviceCase{{
+		name:   "ETP=Local: DSR and local backends on NodePort, external and ingress IPs; ClusterIP untouched",
+		svc:    lbSvc(etpLocal(32000)),
+		slices: twoEndpoints(),
+		want: []reconciler.DesiredLB{
+			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, dsr, localOnly...),
+			lb(key("10.0.0.1", 80), 0, 0, both...),
+			lb(key("198.51.100.7", 80), vipExt, dsr, localOnly...),
+			lb(key("203.0.113.5", 80), vipExt, dsr, localOnly...),
+		},
+		check: func(t *testing.T, r ServiceResult) {
+			if r.HealthCheck == nil || *r.HealthCheck != (HealthCheck{NodePort: 32000, LocalEndpoints: 1}) {
+				t.Errorf("health check = %+v", r.HealthCheck)
+			}
+		},
+	}, {
+		name:   "ETP=Local without DSR: reported, backends stay local",
+		svc:    lbSvc(etpLocal(32000)),
+		slices: twoEndpoints(),
+		cfg:    oldHNS,
+		want: []reconciler.DesiredLB{
+			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, 0, localOnly...),
+			lb(key("10.0.0.1", 80), 0, 0, both...),
+			lb(key("198.51.100.7", 80), vipExt, 0, localOnly...),
+			lb(key("203.0.113.5", 80), vipExt, 0, localOnly...),
+		},
+		problems: ReasonNoDSRForLocalPolicy,
+	}, {
+		name:   "ETP=Local with no local endpoint: external load balancers vanish, health check says 0",
+		svc:    lbSvc(etpLocal(32000)),
+		slices: []*discoveryv1.EndpointSlice{slice("web-1", 8080, ep("10.1.0.3"))},
+		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, remote("10.1.0.3"))},
+		check: func(t *testing.T, r ServiceResult) {
+			if r.HealthCheck == nil || *r.HealthCheck != (HealthCheck{NodePort: 32000}) {
+				t.Errorf("health check = %+v", r.HealthCheck)
+			}
+		},
+	}, {
+		name:   "ETP=Local on a ClusterIP Service without external IPs means nothing",
+		svc:    service("web", etpLocal(0)),
+		slices: twoEndpoints(),
+		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+	}, {
+		name:   "ETP=Local on a NodePort Service: no health check (no health-check node port)",
+		svc:    service("web", nodePorts(30080), etpLocal(0)),
+		slices: twoEndpoints(),
+		want: []reconciler.DesiredLB{
+			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, dsr, localOnly...),
+			lb(key("10.0.0.1", 80), 0, 0, both...),
+		},
+		check: func(t *testing.T, r ServiceResult) {
+			if r.HealthCheck != nil {
+				t.Errorf("health check = %+v", r.HealthCheck)
+			}
+		},
+	}, {
+		name:   "ITP=Local: ClusterIP local-only, NodePort untouched",
+		svc:    service("web", nodePorts(30080), itpLocal),
+		slices: twoEndpoints(),
+		want: []reconciler.DesiredLB{
+			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, 0, both...),
+			lb(key("10.0.0.1", 80), 0, 0, localOnly...),
+		},
+	}, {
+		name:   "ITP=Local and ETP=Local with only remote endpoints: nothing",
+		svc:    service("web", nodePorts(30080), itpLocal, etpLocal(0)),
+		slices: []*discoveryv1.EndpointSlice{slice("web-1", 8080, ep("10.1.0.3"))},
+		want:   none,
+	}, {
+		name:   "preserve-destination: ingress UseMux+PreserveDIP+DSR local-only; NodePort local-only; external IP untouched",
+		svc:    lbSvc(annotate(PreserveDestinationAnnotation, "true")),
+		slices: twoEndpoints(),
+		want: []reconciler.DesiredLB{
+			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, 0, localOnly...),
+			lb(key("10.0.0.1", 80), 0, 0, both...),
+			lb(key("198.51.100.7", 80), vipExt|hnslb.PortMappingFlagsUseMux|hnslb.PortMappingFlagsPreserveDIP, dsr, localOnly...),
+			lb(key("203.0.113.5", 80), vipExt, 0, both...),
+		},
+	}, {
+		name:   "preserve-destination other than \"true\" is ignored",
+		svc:    lbSvc(annotate(PreserveDestinationAnnotation, "yes")),
+		slices: twoEndpoints(),
+		check: func(t *testing.T, r ServiceResult) {
+			if got := lbByKey(t, r, key("198.51.100.7", 80)); got.PortFlags != vipExt || len(got.Backends) != 2 {
+				t.Errorf("ingress LB = %+v", got)
+			}
+		},
+	}, {
+		name:     "preserve-destination without DSR: reported, no mux flags, still local",
+		svc:      lbSvc(annotate(PreserveDestinationAnnotation, "true")),
+		slices:   twoEndpoints(),
+		cfg:      oldHNS,
+		problems: ReasonNoDSRForPreserveDestination,
+		check: func(t *testing.T, r ServiceResult) {
+			got := lbByKey(t, r, key("198.51.100.7", 80))
+			if got.PortFlags != vipExt || got.Flags != 0 || backendIPs(got) != "10.1.0.2" {
+				t.Errorf("ingress LB = %+v", got)
+			}
+		},
+	}})
+}
+
+func TestForwardHealthCheckVIP(t *testing.T) {
+	gw := func(c *Config) {
+		c.ForwardHealthCheckVIP = true
+		c.HealthCheckGateway = map[reconciler.IPFamily]netip.Addr{reconciler.IPv4: addr("10.1.0.1")}
+	}
+	healthLB := func(port uint16, pf hnslb.PortMappingFlags) reconciler.DesiredLB {
+		return reconciler.DesiredLB{
+			Key: key("198.51.100.7", port), SourceVIP: nodeIPv4, InternalPort: port, PortFlags: pf,
+			Backends: []reconciler.Backend{localBE("10.1.0.1")}, Owner: "ns/web:healthcheck",
+		}
+	}
+	udpSvc := service("web", ports(udpPort("http", 80)), loadBalancer(ingressIP("198.51.100.7")))
+	runServiceCases(t, []serviceCase{{
+		name:   "ingress IP: healthz port forwarded to the gateway endpoint",
+		svc:    service("web", loadBalancer(ingressIP("198.51.100.7"))),
+		slices: twoEndpoints(),
+		cfg:    gw,
+		want: []reconciler.DesiredLB{
+			lb(key("10.0.0.1", 80), 0, 0, both...),
+			lb(key("198.51.100.7", 80), vipExt, 0, both...),
+			healthLB(10256, 0),
+		},
+	}, {
+		name:   "UDP Service: the health check is still one TCP load balancer",
+		svc:    udpSvc,
+		slices: []*discoveryv1.EndpointSlice{sliceWithPorts("web-1", []discoveryv1.EndpointPort{slicePort("http", 8080, v1.ProtocolUDP)}, ep("10.1.0.3"))},
+		cfg:    gw,
+		check: func(t *testing.T, r ServiceResult) {
+			if got := lbByKey(t, r, key("198.51.100.7", 10256)); !reflect.DeepEqual(got, healthLB(10256, 0)) {
+				t.Errorf("health LB = %+v", got)
+			}
+		},
+	}, {
+		name:   "ETP=Local: the health-check node port; preserve-destination adds mux flags",
+		svc:    service("web", loadBalancer(ingressIP("198.51.100.7")), etpLocal(32000), annotate(PreserveDestinationAnnotation, "true")),
+		slices: twoEndpoints(),
+		cfg:    gw,
+		check: func(t *testing.T, r ServiceResult) {
+			want := healthLB(32000, hnslb.PortMappingFlagsUseMux|hnslb.PortMappingFlagsPreserveDIP)
+			if got := lbByKey(t, r, key("198.51.100.7", 32000)); !reflect.DeepEqual(got, want) {
+				t.Errorf("health LB = %+v", got)
+			}
+		},
+	}, {
+		name:   "all endpoints terminating: no health-check load balancer, so probes fail",
+		svc:    service("web", loadBalancer(ingressIP("198.51.100.7"))),
+		slices: []*discoveryv1.EndpointSlice{slice("web-1", 8080, ep("10.1.0.3", servingTerminating))},
+		cfg:    gw,
+		check: func(t *testing.T, r ServiceResult) {
+			if len(r.LBs) != 2 {
+				t.Errorf("want ClusterIP and ingress only: %s", dump(r))
+			}
+		},
+	}, {
+		name:     "no gateway endpoint: reported",
+		svc:      service("web", loadBalancer(ingressIP("198.51.100.7"))),
+		slices:   twoEndpoints(),
+		cfg:      func(c *Config) { c.ForwardHealthCheckVIP = true },
+		problems: ReasonHealthCheckGatewayUnknown,
+		check: func(t *testing.T, r ServiceResult) {
+			if len(r.LBs) != 2 {
+				t.Errorf("got %s", dump(r))
+			}
+		},
+	}, {
+		name:     "health-check port clashing with a Service port on the ingress IP: Service port wins, reported",
+		svc:      service("web", ports(tcpPort("http", 10256)), loadBalancer(ingressIP("198.51.100.7"))),
+		slices:   twoEndpoints(),
+		cfg:      gw,
+		problems: ReasonLoadBalancerConflict,
+		check: func(t *testing.T, r ServiceResult) {
+			if got := lbByKey(t, r, key("198.51.100.7", 10256)); got.Owner != owner {
+				t.Errorf("LB = %+v", got)
+			}
+		},
+	}, {
+		name:   "forward-healthcheck-vip with healthz port 0 and no health-check node port: nothing extra",
+		svc:    service("web", loadBalancer(ingressIP("198.51.100.7"))),
+		slices: twoEndpoints(),
+		cfg:    func(c *Config) { gw(c); c.HealthzPort = 0 },
+		check: func(t *testing.T, r ServiceResult) {
+			if len(r.LBs) != 2 {
+				t.Errorf("got %s", dump(r))
+			}
+		},
+	}})
+}
+
+func TestIntraServiceKeyClash(t *testing.T) {
+	// The same IP as external IP and ingress IP: identical load balancers
+	// merge silently, different ones keep the first (external IP) and report.
+	same := service("web", externalIPs("198.51.100.7"), loadBalancer(ingressIP("198.51.100.7")))
+	r := ForService(ServiceInput{Service: same, Slices: twoEndpoints()}, config())
+	if len(r.LBs) != 2 || len(r.Problems) != 0 {
+		t.Errorf("identical: %s", dump(r))
+	}
+	diff := service("web", externalIPs("198.51.100.7"), loadBalancer(ingressIP("198.51.100.7")),
+		annotate(PreserveDestinationAnnotation, "true"))
+	r = ForService(ServiceInput{Service: diff, Slices: twoEndpoints()}, config())
+	if got := lbByKey(t, r, key("198.51.100.7", 80)); got.PortFlags != vipExt || reasons(r.Problems) != ReasonLoadBalancerConflict {
+		t.Errorf("different: %s", dump(r))
+	}
+}

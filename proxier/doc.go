@@ -1,0 +1,12 @@
+// Package proxier turns Kubernetes Services, EndpointSlices and this Node into
+// HNS load balancers on this node. It owns the informer handlers, the change
+// tracking (which Services must be recomputed), the conflict rule between
+// Services that ask for the same HNS frontend, and the sync loop that feeds the
+// pure desired-state function (package desired) into the reconciler.
+//
+// What hnsproxy owns in HNS: the load balancers it creates (recorded by the
+// reconciler's state file), the remote endpoints for backends on other nodes,
+// and on overlay the source-VIP endpoint. What it leaves alone: local pod
+// endpoints and networks (the CNI's), and load balancers others created (CNI
+// loopback DSR, other agents) unless one blocks a frontend a Service needs.
+package proxier

@@ -1,0 +1,273 @@
+package proxier
+
+import (
+	"context"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+)
+
+// testNode is one simulated Windows node running the real proxier against
+// the simulator, fed by a fake clientset through real informers.
+type testNode struct {
+	t         *testing.T
+	name      string
+	client    *fake.Clientset
+	hns       *sim.HNS
+	networkID string
+	stateFile string
+	recorder  *events.FakeRecorder
+	proxier   *Proxier
+	cancel    context.CancelFunc
+	done      chan error
+}
+
+const (
+	nodeName = "win-1"
+	nodeIP   = "10.0.0.1"
+	podCIDR  = "10.244.1.0/24"
+)
+
+// newTestNode makes a node with an l2bridge network and local pod endpoints
+// (as the CNI would create them) on the given simulator profile.
+func newTestNode(t *testing.T, profile string, localPods ...string) *testNode {
+	t.Helper()
+	p, err := sim.ProfileByName(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hns := sim.New(sim.Options{Profile: p, Seed: 1})
+	ctx := context.Background()
+	nw, err := hns.CreateNetwork(ctx, &hnslb.Network{
+		Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: podCIDR}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ip := range localPods {
+		if _, err := hns.CreateEndpoint(ctx, nw.ID, &hnslb.Endpoint{
+			Name:             "pod-" + ip,
+			IpConfigurations: []hnslb.IPConfig{{IpAddress: ip, PrefixLength: 24}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: nodeName, Labels: map[string]string{v1.LabelTopologyZone: "zone-a"}},
+		Spec:       v1.NodeSpec{PodCIDR: podCIDR},
+		Status:     v1.NodeStatus{Addresses: []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: nodeIP}}},
+	}
+	return &testNode{
+		t: t, name: nodeName, client: fake.NewClientset(node), hns: hns, networkID: nw.ID,
+		stateFile: filepath.Join(t.TempDir(), "state.json"),
+	}
+}
+
+// start runs a fresh proxier and reconciler (a new process, as after a restart).
+func (n *testNode) start() {
+	n.t.Helper()
+	features := n.hns.Profile().Features()
+	rec := reconciler.New(n.hns, reconciler.Options{
+		NetworkID: n.networkID, Features: features, StateFile: n.stateFile,
+		RetryBase: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond,
+	})
+	factory := informers.NewSharedInformerFactory(n.client, 0)
+	nodeFactory := informers.NewSharedInformerFactory(n.client, 0)
+	n.recorder = events.NewFakeRecorder(100)
+	p, err := New(Options{
+		NodeName: n.name,
+		Config: desired.Config{
+			Mode:        desired.L2Bridge,
+			Features:    features,
+			HealthzPort: 10256,
+		},
+		SyncPeriod:   time.Hour,
+		RepairPeriod: time.Hour,
+		Reconciler:   rec,
+		Recorder:     n.recorder,
+	}, factory, nodeFactory)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	n.proxier = p
+	ctx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	n.done = make(chan error, 1)
+	factory.Start(ctx.Done())
+	nodeFactory.Start(ctx.Done())
+	go func() { n.done <- p.Run(ctx) }()
+	n.t.Cleanup(n.stop)
+}
+
+func (n *testNode) stop() {
+	if n.cancel == nil {
+		return
+	}
+	n.cancel()
+	if err := <-n.done; err != nil {
+		n.t.Errorf("proxier.Run: %v", err)
+	}
+	n.cancel = nil
+}
+
+// lbView is a load balancer as a test reads it: frontend and backend IPs.
+type lbView struct {
+	Frontend string
+	Port     uint16
+	Internal uint16
+	Backends []string
+	Flags    hnslb.LoadBalancerFlags
+	PortFlag hnslb.PortMappingFlags
+	Dist     hnslb.Distribution
+}
+
+// lbs returns HNS's load balancers with backend IDs resolved to IPs.
+func (n *testNode) lbs() []lbView {
+	snap := n.hns.Snapshot()
+	ips := map[string]string{}
+	for _, e := range snap.Endpoints {
+		ips[e.ID] = e.IP()
+	}
+	var out []lbView
+	for _, lb := range snap.LoadBalancers {
+		v := lbView{Flags: lb.Flags}
+		if len(lb.FrontendVIPs) > 0 {
+			v.Frontend = lb.FrontendVIPs[0]
+		}
+		if len(lb.PortMappings) > 0 {
+			pm := lb.PortMappings[0]
+			v.Port, v.Internal, v.PortFlag, v.Dist = pm.ExternalPort, pm.InternalPort, pm.Flags, pm.DistributionType
+		}
+		for _, id := range lb.HostComputeEndpoints {
+			v.Backends = append(v.Backends, ips[id])
+		}
+		sort.Strings(v.Backends)
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Frontend != out[j].Frontend {
+			return out[i].Frontend < out[j].Frontend
+		}
+		return out[i].Port < out[j].Port
+	})
+	return out
+}
+
+func (n *testNode) remoteEndpointIPs() []string {
+	var out []string
+	for _, e := range n.hns.Snapshot().Endpoints {
+		if e.IsRemote() {
+			out = append(out, e.IP())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// eventually polls cond until it holds; convergence, not speed, is asserted.
+func (n *testNode) eventually(what string, cond func() bool) {
+	n.t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 20*time.Second, true,
+		func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		n.t.Fatalf("%s never happened; HNS load balancers: %+v", what, n.lbs())
+	}
+}
+
+// settle waits until the proxier has no queued change and HNS is quiet.
+func (n *testNode) settle() {
+	n.t.Helper()
+	last := -1
+	stable := 0
+	n.eventually("HNS settling", func() bool {
+		w := n.hns.Counters().Total()
+		s, e := n.proxier.tracker.pending()
+		if w == last && s == 0 && e == 0 {
+			stable++
+		} else {
+			stable = 0
+		}
+		last = w
+		return stable >= 20
+	})
+}
+
+func (n *testNode) apply(objs ...any) {
+	n.t.Helper()
+	ctx := context.Background()
+	for _, o := range objs {
+		var err error
+		switch o := o.(type) {
+		case *v1.Service:
+			_, err = n.client.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+			if err != nil {
+				_, err = n.client.CoreV1().Services(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
+			}
+		case *discoveryv1.EndpointSlice:
+			_, err = n.client.DiscoveryV1().EndpointSlices(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+			if err != nil {
+				_, err = n.client.DiscoveryV1().EndpointSlices(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
+			}
+		default:
+			n.t.Fatalf("apply: unexpected %T", o)
+		}
+		if err != nil {
+			n.t.Fatal(err)
+		}
+	}
+}
+
+// service builds a ClusterIP Service with one TCP port 80 → 8080.
+func service(name, clusterIP string, mutate ...func(*v1.Service)) *v1.Service {
+	s := &v1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, CreationTimestamp: metav1.NewTime(time.Unix(1000, 0))},
+		Spec: v1.ServiceSpec{
+			Type: v1.ServiceTypeClusterIP, ClusterIP: clusterIP, ClusterIPs: []string{clusterIP},
+			IPFamilies: []v1.IPFamily{v1.IPv4Protocol},
+			Ports:      []v1.ServicePort{{Name: "http", Protocol: v1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}
+	for _, m := range mutate {
+		m(s)
+	}
+	return s
+}
+
+// endpoint is one ready endpoint on a node.
+type endpoint struct{ ip, node string }
+
+func slice(svc string, eps ...endpoint) *discoveryv1.EndpointSlice {
+	s := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "default", Name: svc + "-abc",
+			Labels: map[string]string{discoveryv1.LabelServiceName: svc},
+		},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(v1.ProtocolTCP)}},
+	}
+	for _, e := range eps {
+		s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{
+			Addresses:  []string{e.ip},
+			NodeName:   ptr.To(e.node),
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)},
+		})
+	}
+	return s
+}

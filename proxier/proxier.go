@@ -1,0 +1,290 @@
+package proxier
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/informers"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+)
+
+// Reconciler is what the proxier needs of hnslb/reconciler.Reconciler.
+type Reconciler interface {
+	Start(ctx context.Context) error
+	Upsert(lb reconciler.DesiredLB)
+	Delete(key reconciler.LBKey)
+	SetExtraEndpoints(eps []reconciler.RemoteEndpoint)
+	Sync(ctx context.Context) reconciler.SyncResult
+	Repair(ctx context.Context) error
+	NextRetry() (time.Time, bool)
+}
+
+// Observer receives what the sync loop does, for metrics and health. The
+// daemon adapts the metrics and healthcheck packages to it.
+type Observer interface {
+	// SyncQueued is called when a change asks for a sync.
+	SyncQueued(at time.Time)
+	// SyncDone is called after every sync.
+	SyncDone(s SyncStats)
+	// HealthChecks replaces the per-Service health-check node ports and local endpoint counts.
+	HealthChecks(checks map[types.NamespacedName]desired.HealthCheck)
+}
+
+// SyncStats describes one sync.
+type SyncStats struct {
+	Start, End         time.Time
+	Full               bool // every Service was recomputed
+	ServicesComputed   int
+	ServiceChanges     int
+	EndpointChanges    int
+	Result             reconciler.SyncResult
+	NoLocalEndpoints   map[string]int // by traffic policy "internal"/"external"
+	ProgrammingLatency []time.Duration
+	Truncated          int
+	MixedPortDropped   int
+}
+
+// Options configure a Proxier.
+type Options struct {
+	NodeName string
+	// Config is the node-independent part of desired.Config; node IPs and
+	// zone not set here are taken from the Node object.
+	Config        desired.Config
+	MinSyncPeriod time.Duration
+	SyncPeriod    time.Duration
+	// RepairPeriod is how often HNS is listed to repair drift.
+	RepairPeriod time.Duration
+	Reconciler   Reconciler
+	Recorder     events.EventRecorder
+	Observer     Observer
+	// RemoteSubnets, if set, re-reads the overlay network's RemoteSubnetRoute
+	// policies; called at start and on every drift repair.
+	RemoteSubnets func(ctx context.Context) ([]desired.RemoteSubnet, error)
+	Clock         clock.WithTicker
+}
+
+// Proxier is the sync loop of one node.
+type Proxier struct {
+	opts    Options
+	clock   clock.WithTicker
+	tracker *changeTracker
+	queue   workqueue.TypedDelayingInterface[string]
+
+	services                                  corelisters.ServiceLister
+	slices                                    cache.Indexer
+	nodes                                     corelisters.NodeLister
+	servicesSynced, slicesSynced, nodesSynced cache.InformerSynced
+
+	// Owned by the sync loop.
+	mu  sync.Mutex
+	cfg desired.Config
+	// computedWith is the config the current results were computed with.
+	computedWith desired.Config
+	state        *desired.State
+	reported     map[types.NamespacedName]string // last problems reported per Service
+	lastSync     time.Time
+	lastRepair   time.Time
+	vipEPs       map[types.NamespacedName][]reconciler.RemoteEndpoint
+	health       map[types.NamespacedName]desired.HealthCheck
+	initialized  bool
+	// vipsChanged says the extra remote endpoints must be handed over again.
+	vipsChanged bool
+}
+
+const (
+	syncKey         = "sync"
+	sliceServiceIdx = "service"
+)
+
+// New registers informer handlers on factory (which the caller starts) and
+// returns the proxier. The Node informer factory must be filtered to this node.
+func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*Proxier, error) {
+	if opts.NodeName == "" {
+		return nil, fmt.Errorf("proxier: node name is required")
+	}
+	if opts.Reconciler == nil {
+		return nil, fmt.Errorf("proxier: reconciler is required")
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.SyncPeriod <= 0 {
+		opts.SyncPeriod = 30 * time.Second
+	}
+	if opts.MinSyncPeriod < 0 {
+		opts.MinSyncPeriod = 0
+	}
+	if opts.RepairPeriod <= 0 {
+		opts.RepairPeriod = 5 * time.Minute
+	}
+	p := &Proxier{
+		opts:    opts,
+		clock:   opts.Clock,
+		tracker: newChangeTracker(),
+		queue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{
+			Name: "hnsproxy_sync", Clock: opts.Clock,
+		}),
+		cfg:      opts.Config,
+		reported: map[types.NamespacedName]string{},
+		vipEPs:   map[types.NamespacedName][]reconciler.RemoteEndpoint{},
+		health:   map[types.NamespacedName]desired.HealthCheck{},
+	}
+	p.cfg.NodeName = opts.NodeName
+	p.state = desired.NewState(p.cfg)
+	p.vipsChanged = true
+
+	svcInformer := factory.Core().V1().Services()
+	sliceInformer := factory.Discovery().V1().EndpointSlices()
+	nodeInformer := nodeFactory.Core().V1().Nodes()
+	if err := sliceInformer.Informer().AddIndexers(cache.Indexers{sliceServiceIdx: indexSliceByService}); err != nil {
+		return nil, fmt.Errorf("proxier: endpointslice indexer: %w", err)
+	}
+	p.services = svcInformer.Lister()
+	p.slices = sliceInformer.Informer().GetIndexer()
+	p.nodes = nodeInformer.Lister()
+	p.servicesSynced = svcInformer.Informer().HasSynced
+	p.slicesSynced = sliceInformer.Informer().HasSynced
+	p.nodesSynced = nodeInformer.Informer().HasSynced
+
+	if _, err := svcInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { p.onService(obj) },
+		UpdateFunc: func(_, obj any) { p.onService(obj) },
+		DeleteFunc: func(obj any) { p.onService(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := sliceInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { p.onSlice(obj) },
+		UpdateFunc: func(_, obj any) { p.onSlice(obj) },
+		DeleteFunc: func(obj any) { p.onSlice(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { p.onNode(obj) },
+		UpdateFunc: func(_, obj any) { p.onNode(obj) },
+		DeleteFunc: func(obj any) { p.onNode(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func indexSliceByService(obj any) ([]string, error) {
+	slice, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok {
+		return nil, nil
+	}
+	name, ok := sliceService(slice)
+	if !ok {
+		return nil, nil
+	}
+	return []string{name.String()}, nil
+}
+
+func unwrapTombstone(obj any) any {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return t.Obj
+	}
+	return obj
+}
+
+func (p *Proxier) onService(obj any) {
+	svc, ok := unwrapTombstone(obj).(*v1.Service)
+	if !ok {
+		return
+	}
+	p.tracker.serviceChanged(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name})
+	p.requestSync()
+}
+
+func (p *Proxier) onSlice(obj any) {
+	slice, ok := unwrapTombstone(obj).(*discoveryv1.EndpointSlice)
+	if !ok {
+		return
+	}
+	name, ok := sliceService(slice)
+	if !ok {
+		return
+	}
+	p.tracker.sliceChanged(name, slice)
+	p.requestSync()
+}
+
+func (p *Proxier) onNode(obj any) {
+	node, ok := unwrapTombstone(obj).(*v1.Node)
+	if !ok || node.Name != p.opts.NodeName {
+		return
+	}
+	p.tracker.nodeUpdated()
+	p.requestSync()
+}
+
+// requestSync queues a sync no sooner than MinSyncPeriod after the last one;
+// the delaying queue keeps one entry, so a burst of changes is one sync.
+func (p *Proxier) requestSync() {
+	now := p.clock.Now()
+	if p.opts.Observer != nil {
+		p.opts.Observer.SyncQueued(now)
+	}
+	p.mu.Lock()
+	wait := p.lastSync.Add(p.opts.MinSyncPeriod).Sub(now)
+	p.mu.Unlock()
+	if wait <= 0 {
+		p.queue.Add(syncKey)
+		return
+	}
+	p.queue.AddAfter(syncKey, wait)
+}
+
+// Run waits for the informers, starts the reconciler (adopting what HNS
+// already holds) and syncs until ctx ends.
+func (p *Proxier) Run(ctx context.Context) error {
+	defer utilruntime.HandleCrash()
+	logger := klog.FromContext(ctx)
+	go func() {
+		<-ctx.Done()
+		p.queue.ShutDown()
+	}()
+	logger.Info("Waiting for caches to sync")
+	if !cache.WaitForNamedCacheSync("hnsproxy", ctx.Done(), p.servicesSynced, p.slicesSynced, p.nodesSynced) {
+		return fmt.Errorf("proxier: caches did not sync: %w", ctx.Err())
+	}
+	if err := p.refreshRemoteSubnets(ctx); err != nil {
+		logger.Error(err, "Reading overlay remote subnets; will retry at the next drift repair")
+	}
+	// Compute desired state before Start, so adoption can match identical
+	// load balancers and a restart makes no HNS writes.
+	p.mu.Lock()
+	p.computeAll()
+	p.mu.Unlock()
+	if err := p.opts.Reconciler.Start(ctx); err != nil {
+		return fmt.Errorf("proxier: starting reconciler: %w", err)
+	}
+	p.mu.Lock()
+	p.lastRepair = p.clock.Now()
+	p.mu.Unlock()
+	p.queue.Add(syncKey)
+	for {
+		key, shutdown := p.queue.Get()
+		if shutdown {
+			return nil
+		}
+		p.Sync(ctx)
+		p.queue.Done(key)
+	}
+}

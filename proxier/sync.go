@@ -1,0 +1,322 @@
+package proxier
+
+import (
+	"context"
+	"net/netip"
+	"reflect"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+)
+
+// Sync recomputes the Services that changed since the last sync, hands the
+// resulting load balancers to the reconciler and lets it converge HNS. It
+// never lists HNS except for the periodic drift repair.
+func (p *Proxier) Sync(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	logger := klog.FromContext(ctx)
+	stats := SyncStats{Start: p.clock.Now()}
+	changes := p.tracker.take()
+	stats.ServiceChanges, stats.EndpointChanges = changes.serviceChanges, changes.endpointChanges
+
+	repairDue := p.initialized && p.clock.Since(p.lastRepair) >= p.opts.RepairPeriod
+	if repairDue {
+		if err := p.refreshRemoteSubnets(ctx); err != nil {
+			logger.Error(err, "Reading overlay remote subnets")
+		}
+	}
+	if changes.nodeChanged || !p.initialized || p.configChanged() {
+		stats.Full = true
+		stats.ServicesComputed = p.computeAll()
+	} else {
+		for name := range changes.services {
+			p.computeService(name)
+		}
+		stats.ServicesComputed = len(changes.services)
+	}
+	p.updateExtraEndpoints()
+	p.updateHealthChecks()
+
+	if repairDue {
+		if err := p.opts.Reconciler.Repair(ctx); err != nil {
+			logger.Error(err, "Drift repair failed; will retry")
+		} else {
+			p.lastRepair = p.clock.Now()
+		}
+	}
+	stats.Result = p.opts.Reconciler.Sync(ctx)
+	stats.End = p.clock.Now()
+	for _, times := range changes.triggerTimes {
+		for _, t := range times {
+			stats.ProgrammingLatency = append(stats.ProgrammingLatency, stats.End.Sub(t))
+		}
+	}
+	stats.NoLocalEndpoints = p.noLocalEndpoints()
+	for _, r := range p.state.Services {
+		stats.Truncated += r.Truncated
+		stats.MixedPortDropped += r.MixedPortDropped
+	}
+	p.lastSync = stats.End
+	if p.opts.Observer != nil {
+		p.opts.Observer.SyncDone(stats)
+	}
+	if stats.Result.Failed > 0 {
+		logger.Info("HNS sync incomplete; failed objects are retried with backoff", "failed", stats.Result.Failed, "pending", stats.Result.Pending)
+	}
+	logger.V(2).Info("Synced", "services", stats.ServicesComputed, "full", stats.Full, "created", stats.Result.Created,
+		"updated", stats.Result.Updated, "deleted", stats.Result.Deleted, "elapsed", stats.End.Sub(stats.Start))
+	p.scheduleNext()
+}
+
+// scheduleNext queues the next sync at the earliest of: the periodic sync,
+// the next object retry, the next drift repair.
+func (p *Proxier) scheduleNext() {
+	now := p.clock.Now()
+	next := now.Add(p.opts.SyncPeriod)
+	if t, ok := p.opts.Reconciler.NextRetry(); ok && t.Before(next) {
+		next = t
+	}
+	if r := p.lastRepair.Add(p.opts.RepairPeriod); r.Before(next) {
+		next = r
+	}
+	if min := p.lastSync.Add(p.opts.MinSyncPeriod); next.Before(min) {
+		next = min
+	}
+	p.queue.AddAfter(syncKey, next.Sub(now))
+}
+
+// configChanged re-derives the node-dependent part of the configuration and
+// reports whether it differs from what the current results were computed with.
+func (p *Proxier) configChanged() bool {
+	return !reflect.DeepEqual(p.nodeConfig(), p.computedWith)
+}
+
+// nodeConfig fills node IPs (when not configured) and the zone from the Node.
+func (p *Proxier) nodeConfig() desired.Config {
+	cfg := p.cfg
+	node, err := p.nodes.Get(p.opts.NodeName)
+	if err != nil {
+		return cfg
+	}
+	cfg.Zone = node.Labels[v1.LabelTopologyZone]
+	if len(p.opts.Config.NodeIPs) == 0 {
+		ips := map[reconciler.IPFamily]netip.Addr{}
+		for _, a := range node.Status.Addresses {
+			if a.Type != v1.NodeInternalIP {
+				continue
+			}
+			ip, err := netip.ParseAddr(a.Address)
+			if err != nil {
+				continue
+			}
+			fam := reconciler.IPv4
+			if ip.Is6() && !ip.Is4In6() {
+				fam = reconciler.IPv6
+			}
+			if _, seen := ips[fam]; !seen {
+				ips[fam] = ip.Unmap()
+			}
+		}
+		cfg.NodeIPs = ips
+	}
+	return cfg
+}
+
+// computeAll recomputes every Service from a fresh desired state, then hands
+// the reconciler every frontend that differs from before.
+func (p *Proxier) computeAll() int {
+	p.cfg = p.nodeConfig()
+	p.computedWith = p.cfg
+	p.initialized = true
+	old := p.state
+	p.state = desired.NewState(p.cfg)
+	p.vipEPs = map[types.NamespacedName][]reconciler.RemoteEndpoint{}
+	p.vipsChanged = true
+	p.health = map[types.NamespacedName]desired.HealthCheck{}
+	svcs, err := p.services.List(labels.Everything())
+	if err != nil {
+		return 0
+	}
+	for _, svc := range svcs {
+		p.computeService(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name})
+	}
+	for key := range old.LBs {
+		if _, ok := p.state.LBs[key]; !ok {
+			p.opts.Reconciler.Delete(key)
+		}
+	}
+	for name := range p.reported {
+		if _, ok := p.state.Services[name]; !ok {
+			delete(p.reported, name)
+		}
+	}
+	return len(svcs)
+}
+
+// computeService recomputes one Service and hands the changed frontends to the reconciler.
+func (p *Proxier) computeService(name types.NamespacedName) {
+	svc, err := p.services.Services(name.Namespace).Get(name.Name)
+	if apierrors.IsNotFound(err) || svc == nil {
+		delete(p.reported, name)
+		delete(p.vipEPs, name)
+		delete(p.health, name)
+		p.apply(p.state.Delete(name))
+		return
+	}
+	objs, _ := p.slices.ByIndex(sliceServiceIdx, name.String())
+	slices := make([]*discoveryv1.EndpointSlice, 0, len(objs))
+	for _, o := range objs {
+		if s, ok := o.(*discoveryv1.EndpointSlice); ok {
+			slices = append(slices, s)
+		}
+	}
+	res := desired.ForService(desired.ServiceInput{Service: svc, Slices: slices}, p.cfg)
+	if len(res.ServiceVIPEndpoints) > 0 || len(p.vipEPs[name]) > 0 {
+		if !reflect.DeepEqual(res.ServiceVIPEndpoints, p.vipEPs[name]) {
+			p.vipsChanged = true
+		}
+		p.vipEPs[name] = res.ServiceVIPEndpoints
+	}
+	if res.HealthCheck != nil {
+		p.health[name] = *res.HealthCheck
+	} else {
+		delete(p.health, name)
+	}
+	p.apply(p.state.Set(res))
+	p.report(name)
+}
+
+// apply tells the reconciler what each changed frontend should now be, and
+// re-reports Services whose conflicts may have changed.
+func (p *Proxier) apply(ch desired.Change) {
+	for _, k := range ch.LBs {
+		if lb, ok := p.state.LBs[k]; ok {
+			p.opts.Reconciler.Upsert(lb)
+		} else {
+			p.opts.Reconciler.Delete(k)
+		}
+	}
+	for _, name := range ch.Conflicted {
+		p.report(name)
+	}
+}
+
+// report emits the Service's problems as events when they changed since the
+// last report, so a steady problem is one event, not one per sync.
+func (p *Proxier) report(name types.NamespacedName) {
+	res, ok := p.state.Services[name]
+	if !ok {
+		return
+	}
+	problems := append(append([]desired.Problem(nil), res.Problems...), p.state.Conflicts(name)...)
+	var sig strings.Builder
+	for _, pr := range problems {
+		sig.WriteString(pr.Reason + ":" + pr.Message + "\n")
+	}
+	if p.reported[name] == sig.String() {
+		return
+	}
+	p.reported[name] = sig.String()
+	if p.opts.Recorder == nil {
+		return
+	}
+	svc, err := p.services.Services(name.Namespace).Get(name.Name)
+	if err != nil {
+		return
+	}
+	for _, pr := range problems {
+		eventType := v1.EventTypeNormal
+		if pr.Warning {
+			eventType = v1.EventTypeWarning
+		}
+		p.opts.Recorder.Eventf(svc, nil, eventType, pr.Reason, "Sync", "%s", pr.Message)
+	}
+}
+
+// updateExtraEndpoints hands the reconciler the remote endpoints no load
+// balancer backend implies: overlay service-VIP endpoints and the source VIP.
+func (p *Proxier) updateExtraEndpoints() {
+	if !p.vipsChanged {
+		return
+	}
+	p.vipsChanged = false
+	byIP := map[string]reconciler.RemoteEndpoint{}
+	for _, ep := range desired.SourceVIPEndpoints(p.cfg) {
+		byIP[ep.IP] = ep
+	}
+	for _, eps := range p.vipEPs {
+		for _, ep := range eps {
+			byIP[ep.IP] = ep
+		}
+	}
+	out := make([]reconciler.RemoteEndpoint, 0, len(byIP))
+	for _, ep := range byIP {
+		out = append(out, ep)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].IP < out[j].IP })
+	p.opts.Reconciler.SetExtraEndpoints(out)
+}
+
+func (p *Proxier) updateHealthChecks() {
+	if p.opts.Observer == nil {
+		return
+	}
+	checks := make(map[types.NamespacedName]desired.HealthCheck, len(p.health))
+	for k, v := range p.health {
+		checks[k] = v
+	}
+	p.opts.Observer.HealthChecks(checks)
+}
+
+// noLocalEndpoints counts Services with a Local traffic policy and no local
+// endpoint, as kube-proxy's sync_proxy_rules_no_local_endpoints_total does.
+func (p *Proxier) noLocalEndpoints() map[string]int {
+	out := map[string]int{"internal": 0, "external": 0}
+	for name, res := range p.state.Services {
+		svc, err := p.services.Services(name.Namespace).Get(name.Name)
+		if err != nil {
+			continue
+		}
+		local := 0
+		for _, lb := range res.LBs {
+			for _, b := range lb.Backends {
+				if b.Local {
+					local++
+				}
+			}
+		}
+		if local > 0 {
+			continue
+		}
+		if svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == v1.ServiceInternalTrafficPolicyLocal {
+			out["internal"]++
+		}
+		if svc.Spec.ExternalTrafficPolicy == v1.ServiceExternalTrafficPolicyLocal && svc.Spec.Type != v1.ServiceTypeClusterIP {
+			out["external"]++
+		}
+	}
+	return out
+}
+
+// refreshRemoteSubnets re-reads the overlay network's remote subnets into the config.
+func (p *Proxier) refreshRemoteSubnets(ctx context.Context) error {
+	if p.opts.RemoteSubnets == nil {
+		return nil
+	}
+	subnets, err := p.opts.RemoteSubnets(ctx)
+	if err != nil {
+		return err
+	}
+	p.cfg.RemoteSubnets = subnets
+	return nil
+}

@@ -1,0 +1,107 @@
+package proxier
+
+import (
+	"sync"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// changeTracker collects which Services must be recomputed between syncs.
+// Informer handlers write to it; the sync loop takes the accumulated set.
+type changeTracker struct {
+	mu              sync.Mutex
+	services        map[types.NamespacedName]struct{}
+	nodeChanged     bool
+	serviceChanges  int
+	endpointChanges int
+	// triggerTimes are EndpointSlice last-change-trigger-time annotations per
+	// Service, for the network programming latency metric.
+	triggerTimes map[types.NamespacedName][]time.Time
+}
+
+// pendingChanges is what one sync works on.
+type pendingChanges struct {
+	services        map[types.NamespacedName]struct{}
+	nodeChanged     bool
+	serviceChanges  int
+	endpointChanges int
+	triggerTimes    map[types.NamespacedName][]time.Time
+}
+
+func newChangeTracker() *changeTracker {
+	return &changeTracker{
+		services:     map[types.NamespacedName]struct{}{},
+		triggerTimes: map[types.NamespacedName][]time.Time{},
+	}
+}
+
+func (t *changeTracker) serviceChanged(name types.NamespacedName) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.services[name] = struct{}{}
+	t.serviceChanges++
+}
+
+func (t *changeTracker) sliceChanged(name types.NamespacedName, slice *discoveryv1.EndpointSlice) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.services[name] = struct{}{}
+	t.endpointChanges++
+	if ts, ok := triggerTime(slice); ok {
+		t.triggerTimes[name] = append(t.triggerTimes[name], ts)
+	}
+}
+
+func (t *changeTracker) nodeUpdated() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.nodeChanged = true
+}
+
+// pending reports how many changes wait for the next sync.
+func (t *changeTracker) pending() (services, endpoints int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.serviceChanges, t.endpointChanges
+}
+
+func (t *changeTracker) take() pendingChanges {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := pendingChanges{
+		services:        t.services,
+		nodeChanged:     t.nodeChanged,
+		serviceChanges:  t.serviceChanges,
+		endpointChanges: t.endpointChanges,
+		triggerTimes:    t.triggerTimes,
+	}
+	t.services = map[types.NamespacedName]struct{}{}
+	t.triggerTimes = map[types.NamespacedName][]time.Time{}
+	t.nodeChanged = false
+	t.serviceChanges, t.endpointChanges = 0, 0
+	return p
+}
+
+// sliceService names the Service an EndpointSlice belongs to, if any.
+func sliceService(slice *discoveryv1.EndpointSlice) (types.NamespacedName, bool) {
+	name := slice.Labels[discoveryv1.LabelServiceName]
+	if name == "" {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: slice.Namespace, Name: name}, true
+}
+
+// triggerTimeAnnotation is set by the EndpointSlice controller to when the
+// change that caused this slice version happened.
+const triggerTimeAnnotation = "endpoints.kubernetes.io/last-change-trigger-time"
+
+func triggerTime(slice *discoveryv1.EndpointSlice) (time.Time, bool) {
+	v, ok := slice.Annotations[triggerTimeAnnotation]
+	if !ok {
+		return time.Time{}, false
+	}
+	ts, err := time.Parse(time.RFC3339Nano, v)
+	return ts, err == nil
+}
