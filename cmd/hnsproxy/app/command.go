@@ -45,13 +45,13 @@ across restarts. It takes kube-proxy's flags and configuration file.`,
 			if err != nil {
 				return err
 			}
+			if opts.WriteConfigTo != "" {
+				return writeConfig(opts, cmd, opts.WriteConfigTo)
+			}
 			if err := logsapi.ValidateAndApply(&cfg.Logging, cfg.FeatureGates); err != nil {
 				return fmt.Errorf("initializing logging: %w", err)
 			}
 			cliflag.PrintFlags(cmd.Flags())
-			if opts.WriteConfigTo != "" {
-				return writeConfig(opts, cmd, opts.WriteConfigTo)
-			}
 			ctx, cancel := signalContext()
 			defer cancel()
 			return Run(ctx, cfg)

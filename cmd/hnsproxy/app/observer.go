@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	netutils "k8s.io/utils/net"
 
 	"github.com/hnsproxy/hnsproxy/healthcheck"
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -42,11 +43,8 @@ func familiesOf(cidrs []string) []v1.IPFamily {
 	seen := map[v1.IPFamily]bool{}
 	for _, c := range cidrs {
 		f := v1.IPv4Protocol
-		for i := 0; i < len(c); i++ {
-			if c[i] == ':' {
-				f = v1.IPv6Protocol
-				break
-			}
+		if netutils.IsIPv6CIDRString(c) {
+			f = v1.IPv6Protocol
 		}
 		if !seen[f] {
 			seen[f] = true
