@@ -59,15 +59,21 @@ const (
 // Run starts everything around the proxier, checks HNS, and runs the
 // proxier until ctx ends or a fatal error.
 func Run(ctx context.Context, cfg *options.Config) error {
+	kube, err := newKubeClient(cfg)
+	if err != nil {
+		return err
+	}
+	return run(ctx, cfg, kube, nil)
+}
+
+// run is Run with the API client given, and optionally the HNS client
+// (nil: the one cfg selects); tests pass a fake clientset and a simulator.
+func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hns hnslb.Client) error {
 	logger := klog.FromContext(ctx)
 	info := Version()
 	logger.Info("Starting hnsproxy", "version", info.GitVersion, "kubeProxyCompat", kubeProxyCompat, "go", info.GoVersion, "platform", info.Platform, "node", cfg.NodeName)
 	metrics.Register()
 
-	kube, err := newKubeClient(cfg)
-	if err != nil {
-		return err
-	}
 	factory, nodeFactory, err := newInformerFactories(kube, cfg)
 	if err != nil {
 		return err
@@ -106,7 +112,7 @@ func Run(ctx context.Context, cfg *options.Config) error {
 		return newObserver(cfg.ClusterCIDRs, deps.Health, deps.ServiceHealth, statuses)
 	}
 
-	if err := connectHNS(ctx, cfg, deps); err != nil {
+	if err := connectHNS(ctx, cfg, deps, hns); err != nil {
 		return err
 	}
 	reporter.Starting()
@@ -122,10 +128,12 @@ func Run(ctx context.Context, cfg *options.Config) error {
 }
 
 // connectHNS selects the HNS client, waits for the network and checks capabilities.
-func connectHNS(ctx context.Context, cfg *options.Config, deps *Deps) error {
-	raw, err := newHNSClient(cfg.HNS)
-	if err != nil {
-		return err
+func connectHNS(ctx context.Context, cfg *options.Config, deps *Deps, raw hnslb.Client) error {
+	var err error
+	if raw == nil {
+		if raw, err = newHNSClient(cfg.HNS); err != nil {
+			return err
+		}
 	}
 	deps.HNS = metrics.InstrumentClient(raw)
 	if cfg.HNS.IsSim() {
