@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -230,6 +232,8 @@ func (c *Cluster) startNode(ctx context.Context, binDir string, spec NodeSpec) (
 // other node's pod CIDR through its provider address.
 func (c *Cluster) hnssimArgs(spec NodeSpec) []string {
 	args := []string{
+		// Distinct seeds give the nodes distinct object IDs, as real hosts have.
+		"--seed", strconv.Itoa(1 + slices.IndexFunc(c.Spec.Nodes, func(n NodeSpec) bool { return n.Name == spec.Name })),
 		"--profile", spec.profile(),
 		"--node-ip", spec.NodeIP,
 		"--network-name", c.Spec.networkName(),
