@@ -78,7 +78,9 @@ func StartPrometheus(ctx context.Context, c *Cluster, dir string) (*Prometheus, 
 	return p, nil
 }
 
-func (p *Prometheus) url(path string) string { return fmt.Sprintf("http://127.0.0.1:%d%s", p.Port, path) }
+func (p *Prometheus) url(path string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", p.Port, path)
+}
 
 // Stop stops prometheus.
 func (p *Prometheus) Stop() error { return p.proc.stop(stopGrace) }
