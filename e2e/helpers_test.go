@@ -5,9 +5,9 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -226,4 +226,15 @@ func frontend(vip string, port int32, proto string, target int32) string {
 }
 
 func boolp(b bool) *bool { return &b }
-func itoa(i int) string { return strconv.Itoa(i) }
+func itoa(i int) string  { return strconv.Itoa(i) }
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// nthIP is the n-th address of a CIDR.
+func nthIP(cidr string, n int) string {
+	a := netip.MustParsePrefix(cidr).Masked().Addr()
+	for range n {
+		a = a.Next()
+	}
+	return a.String()
+}
