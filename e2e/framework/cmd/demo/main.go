@@ -67,6 +67,7 @@ func run(ctx context.Context, oneShot bool) (err error) {
 	if err != nil {
 		return err
 	}
+	w.oneShot = oneShot
 	step("Waiting for hnsproxy to program HNS on both nodes")
 	if err := w.waitProgrammed(ctx, c); err != nil {
 		return err

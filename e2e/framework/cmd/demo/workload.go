@@ -34,6 +34,7 @@ const ingressIP = "203.0.113.10"
 
 // workload is what the demo deployed.
 type workload struct {
+	oneShot  bool
 	client   framework.Pod
 	pods     map[string][]framework.Pod // by app
 	services []*corev1.Service
@@ -194,6 +195,10 @@ func (w *workload) print(ctx context.Context, out io.Writer, c *framework.Cluste
 			return err
 		}
 	}
+	names, err := w.objectNames(ctx, c)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintln(out, "\nPacket traces (hnssim's VFP model over both nodes' HNS state):")
 	for _, f := range w.flows(c) {
 		t, err := c.Trace(ctx, f.flow)
@@ -203,7 +208,7 @@ func (w *workload) print(ctx context.Context, out io.Writer, c *framework.Cluste
 		fmt.Fprintf(out, "\n  %s\n    %s\n", f.what, f.flow)
 		fmt.Fprintf(out, "    => %s\n", traceWords(t))
 		for _, h := range t.Verdict.Hops {
-			fmt.Fprintf(out, "       %s\n", h)
+			fmt.Fprintf(out, "       %s\n", names.Replace(h.String()))
 		}
 	}
 	fmt.Fprintln(out, "\nWhere to look:")
@@ -213,6 +218,9 @@ func (w *workload) print(ctx context.Context, out io.Writer, c *framework.Cluste
 	}
 	fmt.Fprintf(out, "  kubectl --kubeconfig %s get svc,endpointslices -A\n", c.CP.AdminKubeconfig())
 	fmt.Fprintf(out, "  hnsproxy runs as %s (deploy/rbac.yaml); files in %s\n", c.Identity.User(), dir)
+	if w.oneShot {
+		fmt.Fprintln(out, "  (DEMO_ONESHOT: everything above stops and is removed now)")
+	}
 	return nil
 }
 
@@ -231,8 +239,48 @@ func describeService(s *corev1.Service) string {
 	if s.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
 		parts = append(parts, "externalTrafficPolicy Local")
 	}
+	if s.Spec.HealthCheckNodePort != 0 {
+		parts = append(parts, fmt.Sprintf("healthCheckNodePort %d", s.Spec.HealthCheckNodePort))
+	}
 	for _, in := range s.Status.LoadBalancer.Ingress {
 		parts = append(parts, "ingress "+in.IP)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// objectNames replaces HNS object IDs in trace hops with what they are:
+// pods by name, remote endpoints by address, load balancers by Service
+// port and role.
+func (w *workload) objectNames(ctx context.Context, c *framework.Cluster) (*strings.Replacer, error) {
+	podByIP := map[string]string{}
+	for _, pods := range w.pods {
+		for _, p := range pods {
+			podByIP[p.IP.String()] = p.Name
+		}
+	}
+	var pairs []string
+	for _, n := range c.Nodes {
+		snap, err := n.Sim.Dump(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range snap.Endpoints {
+			ip := ""
+			if len(e.IpConfigurations) > 0 {
+				ip = e.IpConfigurations[0].IpAddress
+			}
+			switch {
+			case e.IsRemote():
+				pairs = append(pairs, e.ID, "["+ip+" on another node]")
+			case podByIP[ip] != "":
+				pairs = append(pairs, e.ID, "[pod "+podByIP[ip]+"]")
+			default:
+				pairs = append(pairs, e.ID, "["+e.Name+"]")
+			}
+		}
+		for _, v := range framework.DescribeLoadBalancers(snap, w.serviceList()) {
+			pairs = append(pairs, v.LB.ID, "["+v.Service+" "+v.Role+"]")
+		}
+	}
+	return strings.NewReplacer(pairs...), nil
 }
