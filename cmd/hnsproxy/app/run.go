@@ -89,7 +89,7 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 	reporter := events.NewReporter(broadcaster, cfg.NodeName)
 
 	deps := &Deps{Kube: kube, Informers: factory, NodeInformers: nodeFactory, Events: reporter}
-	fatal := make(chan error, 2)
+	fatal := make(chan error, 3)
 	if cfg.HealthzBindAddress != "" {
 		deps.Health = healthcheck.NewProxyHealthServer(clock.RealClock{}, 2*cfg.SyncPeriod, nodes)
 		deps.ServiceHealth = healthcheck.NewServiceHealthServer(cfg.NodeName, reporter.Recorder(), nil, deps.Health)
@@ -117,6 +117,13 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 	}
 	reporter.Starting()
 
+	if path := cfg.ConfigFile; path != "" {
+		go func() {
+			if err := watchConfigFile(ctx, path, configPoll); err != nil {
+				fatal <- err
+			}
+		}()
+	}
 	proxierDone := make(chan error, 1)
 	go func() { proxierDone <- runProxier(ctx, cfg, deps) }()
 	select {
