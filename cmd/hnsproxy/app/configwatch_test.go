@@ -14,22 +14,27 @@ func TestConfigFileChangeStopsTheDaemon(t *testing.T) {
 	if err := os.WriteFile(path, []byte("mode: kernelspace\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- watchConfigFile(context.Background(), path, time.Millisecond) }()
+	w, err := newConfigWatcher(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(path, []byte("mode: kernelspace\nwinkernel: {enableDSR: true}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err == nil || !strings.Contains(err.Error(), "was updated") {
-		t.Errorf("watch returned %v", err)
+	if err := w.wait(context.Background(), time.Millisecond); err == nil || !strings.Contains(err.Error(), "was updated") {
+		t.Errorf("wait returned %v", err)
 	}
 
+	same, err := newConfigWatcher(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { done <- watchConfigFile(ctx, path, time.Millisecond) }()
 	cancel()
-	if err := <-done; err != nil {
+	if err := same.wait(ctx, time.Millisecond); err != nil {
 		t.Errorf("an unchanged file stopped the daemon: %v", err)
 	}
-	if err := watchConfigFile(context.Background(), filepath.Join(t.TempDir(), "missing"), time.Millisecond); err == nil {
+	if _, err := newConfigWatcher(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("a missing file was watched")
 	}
 }

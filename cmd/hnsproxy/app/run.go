@@ -117,9 +117,13 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 	}
 	reporter.Starting()
 
-	if path := cfg.ConfigFile; path != "" {
+	if cfg.ConfigFile != "" {
+		w, err := newConfigWatcher(cfg.ConfigFile)
+		if err != nil {
+			return err
+		}
 		go func() {
-			if err := watchConfigFile(ctx, path, configPoll); err != nil {
+			if err := w.wait(ctx, configPoll); err != nil {
 				fatal <- err
 			}
 		}()
