@@ -109,7 +109,7 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 			func(err error) { reporter.ServerFailed(events.ReasonFailedToStartMetricServer, err) })
 	}
 	deps.NewObserver = func(statuses StatusSource) proxier.Observer {
-		return newObserver(cfg.ClusterCIDRs, deps.Health, deps.ServiceHealth, statuses)
+		return newObserver(cfg.ClusterCIDRs, deps.Health, deps.ServiceHealth, statuses, reporter)
 	}
 
 	if err := connectHNS(ctx, cfg, deps, hns); err != nil {
