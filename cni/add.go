@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
 	current "github.com/containernetworking/cni/pkg/types/100"
 	"github.com/containernetworking/plugins/pkg/ipam"
@@ -17,14 +16,8 @@ import (
 // defaultVNI is the VXLAN id of an overlay network hnscni creates (as Flannel's).
 const defaultVNI = 4096
 
-func cmdAdd(args *skel.CmdArgs) error {
-	ctx, cancel := withTimeout()
-	defer cancel()
-	s, err := newSession(args)
-	if err != nil {
-		return err
-	}
-	nsID, err := namespaceID(args.Netns)
+func cmdAdd(ctx context.Context, s *session) error {
+	nsID, err := namespaceID(s.args.Netns)
 	if err != nil {
 		return err
 	}
@@ -67,11 +60,22 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 		if err := checkNetworkType(network, n.Mode); err != nil {
 			return nil, err
 		}
+	} else if n.overlay() && !n.providerAddress.IsValid() {
+		// Refuse before creating anything: an overlay network without the
+		// node's provider address would stay broken for every later pod.
+		return nil, invalidConfig("HNS network %q does not exist, and creating an overlay network needs providerAddress", n.Network)
 	}
 	name := endpointName(s.args.ContainerID, s.args.IfName)
-	// An endpoint left by an interrupted ADD of this attachment goes first.
-	if err := c.removeEndpoint(ctx, name); err != nil {
+	// An endpoint left by an interrupted ADD of this attachment goes first,
+	// with its address: IPAM refuses a second address for one attachment.
+	stale, err := c.removeEndpoint(ctx, name)
+	if err != nil {
 		return nil, err
+	}
+	if stale {
+		if err := ipam.ExecDel(n.IPAM.Type, s.args.StdinData); err != nil {
+			return nil, err
+		}
 	}
 
 	ipamResult, err := ipam.ExecAdd(n.IPAM.Type, s.args.StdinData)
@@ -107,11 +111,13 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 		spec.loopbackDSR = hnslb.FeaturesFor(v).DSR
 	}
 
+	// Undo by name, re-read: a failed create or attach may still have
+	// happened in HNS (a reply lost on the way back).
+	undo.push(func(ctx context.Context) { _, _ = c.removeEndpoint(ctx, name) })
 	ep, err := c.CreateEndpoint(ctx, network.ID, n.buildEndpoint(spec))
 	if err != nil {
 		return nil, hnsError("create HNS endpoint "+name, err)
 	}
-	undo.push(func(ctx context.Context) { _ = c.deleteEndpoint(ctx, ep) })
 	if err := c.AddNamespaceEndpoint(ctx, nsID, ep.ID); err != nil {
 		return nil, hnsError("attach HNS endpoint "+name+" to namespace "+nsID, err)
 	}

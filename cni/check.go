@@ -1,6 +1,7 @@
 package cni
 
 import (
+	"context"
 	"net"
 	"strings"
 
@@ -15,13 +16,8 @@ import (
 // cmdCheck verifies that the attachment is as ADD left it: the endpoint
 // exists on the configured network, is attached to CNI_NETNS, and has the
 // address and MAC of prevResult; then lets IPAM check its side.
-func cmdCheck(args *skel.CmdArgs) error {
-	ctx, cancel := withTimeout()
-	defer cancel()
-	s, err := newSession(args)
-	if err != nil {
-		return err
-	}
+func cmdCheck(ctx context.Context, s *session) error {
+	args := s.args
 	if s.conf.PrevResult == nil {
 		return invalidConfig("CHECK needs prevResult")
 	}

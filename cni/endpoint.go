@@ -18,6 +18,17 @@ func endpointName(containerID, ifName string) string { return containerID + "_" 
 // interface name), so GC leaves other agents' endpoints alone.
 var ownName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.\-]*_[^_/:\s]{1,15}$`)
 
+// ours reports whether hnscni made an endpoint: a local endpoint named as
+// endpointName names them, with the MAC endpointMAC derives from its address.
+// HNS endpoints carry no owner tag; both marks together do not happen by chance.
+func ours(e *hnslb.Endpoint) bool {
+	if e.IsRemote() || !ownName.MatchString(e.Name) {
+		return false
+	}
+	ip, err := netip.ParseAddr(e.IP())
+	return err == nil && strings.EqualFold(e.MacAddress, endpointMAC(ip))
+}
+
 // endpointMAC derives the MAC from the pod address, as win-overlay does
 // ("0E-2A" and the IPv4 address's four bytes; the last four for IPv6): unique
 // per address on a node, and stable across re-creations of the endpoint.

@@ -8,21 +8,15 @@ import (
 	"strings"
 
 	"github.com/containernetworking/cni/pkg/invoke"
-	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
 )
 
 // cmdGC deletes this network's pod endpoints whose attachment the runtime
 // no longer lists, releases their addresses, and lets IPAM collect its own
-// garbage. Only attached endpoints named like ours are candidates, so the
-// proxy's remote endpoints and other agents' endpoints stay.
-func cmdGC(args *skel.CmdArgs) error {
-	ctx, cancel := withTimeout()
-	defer cancel()
-	s, err := newSession(args)
-	if err != nil {
-		return err
-	}
+// garbage. Only endpoints hnscni made are candidates (ours), so the proxy's
+// remote endpoints and other agents' endpoints stay. An endpoint need not be
+// attached: deleting a pod's namespace detaches it.
+func cmdGC(ctx context.Context, s *session) error {
 	network, err := s.hns.network(ctx, s.conf.Network)
 	if err != nil {
 		return err
@@ -39,7 +33,7 @@ func cmdGC(args *skel.CmdArgs) error {
 		}
 		for i := range eps {
 			ep := &eps[i]
-			if ep.IsRemote() || ep.HostComputeNamespace == "" || valid[ep.Name] || !ownName.MatchString(ep.Name) {
+			if valid[ep.Name] || !ours(ep) {
 				continue
 			}
 			if err := s.hns.deleteEndpoint(ctx, ep); err != nil {

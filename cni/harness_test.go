@@ -65,26 +65,36 @@ func shortDir(t *testing.T) string {
 // simNode is a running `hnssim serve`.
 type simNode struct {
 	name, socket string
+	args         []string
 	client       *remote.Client
+	stopFn       func(t *testing.T)
 }
 
 func startNode(t *testing.T, name string, args ...string) *simNode {
 	t.Helper()
-	sock := filepath.Join(shortDir(t), "hns.sock")
+	n := &simNode{name: name, socket: filepath.Join(shortDir(t), "hns.sock"), args: args}
+	n.start(t)
+	t.Cleanup(func() { n.stop(t) })
+	return n
+}
+
+// start runs the server and waits until it answers.
+func (n *simNode) start(t *testing.T) {
+	t.Helper()
 	var out bytes.Buffer
-	cmd := exec.Command(filepath.Join(binDir, "hnssim"), append([]string{"serve", "--socket", sock, "--node-name", name}, args...)...)
+	cmd := exec.Command(filepath.Join(binDir, "hnssim"), append([]string{"serve", "--socket", n.socket, "--node-name", n.name}, n.args...)...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	n := &simNode{name: name, socket: sock, client: remote.NewClient(sock)}
+	n.client = remote.NewClient(n.socket)
 	// Wait until it answers (or died): a readiness poll, not a timing assertion.
 	for ready := false; !ready; {
 		select {
 		case err := <-exited:
-			t.Fatalf("hnssim %s exited: %v\n%s", name, err, out.String())
+			t.Fatalf("hnssim %s exited: %v\n%s", n.name, err, out.String())
 		default:
 		}
 		_, err := n.client.Version(context.Background())
@@ -93,17 +103,24 @@ func startNode(t *testing.T, name string, args ...string) *simNode {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	t.Cleanup(func() {
+	n.stopFn = func(t *testing.T) {
 		n.client.Close()
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		if err := <-exited; err != nil {
-			t.Errorf("hnssim %s did not stop cleanly on SIGTERM: %v\n%s", name, err, out.String())
+			t.Errorf("hnssim %s did not stop cleanly on SIGTERM: %v\n%s", n.name, err, out.String())
 		}
-		if _, err := os.Stat(sock); !os.IsNotExist(err) {
-			t.Errorf("hnssim %s left its socket behind: %v", name, err)
+		if _, err := os.Stat(n.socket); !os.IsNotExist(err) {
+			t.Errorf("hnssim %s left its socket behind: %v", n.name, err)
 		}
-	})
-	return n
+	}
+}
+
+// stop sends SIGTERM and checks the server went away cleanly.
+func (n *simNode) stop(t *testing.T) {
+	if n.stopFn != nil {
+		n.stopFn(t)
+		n.stopFn = nil
+	}
 }
 
 // hnssim runs a client subcommand against the node and returns its stdout.
@@ -208,7 +225,10 @@ func (c netConf) listJSON(t *testing.T) []byte {
 // pluginJSON is the single plugin's config as a runtime hands it to the binary.
 func (c netConf) pluginJSON(t *testing.T) []byte {
 	p := c.plugin()
-	p["cniVersion"], p["name"] = c.version, "pods"
+	p["name"] = "pods"
+	if _, set := c.extra["cniVersion"]; !set {
+		p["cniVersion"] = c.version
+	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/hcnclient"
 	"github.com/hnsproxy/hnsproxy/hnslb/remote"
 )
 
@@ -22,9 +23,10 @@ func connect(n *NetConf) (hnslb.Client, error) {
 		ep = os.Getenv(EnvHNSEndpoint)
 	}
 	if ep == "" {
-		c, err := platformHNS()
+		// The real HNS: only on Windows (hcnclient.ErrNotWindows elsewhere).
+		c, err := hcnclient.New()
 		if err != nil {
-			return nil, types.NewError(types.ErrPluginNotAvailable, "no HNS to talk to", err.Error())
+			return nil, types.NewError(types.ErrPluginNotAvailable, "no HNS to talk to: set hnsEndpoint or "+EnvHNSEndpoint, err.Error())
 		}
 		return c, nil
 	}

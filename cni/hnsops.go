@@ -34,17 +34,18 @@ func checkNetworkType(n *hnslb.Network, mode string) error {
 	return nil
 }
 
-// removeEndpoint detaches and deletes the named endpoint. Anything already
-// gone counts as done: DEL is idempotent and the namespace may be gone.
-func (c hnsClient) removeEndpoint(ctx context.Context, name string) error {
+// removeEndpoint detaches and deletes the named endpoint and reports whether
+// there was one. Anything already gone counts as done: DEL is idempotent and
+// the namespace may be gone.
+func (c hnsClient) removeEndpoint(ctx context.Context, name string) (bool, error) {
 	ep, err := c.GetEndpointByName(ctx, name)
 	if hnslb.IsNotFound(err) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return hnsError("get HNS endpoint "+name, err)
+		return false, hnsError("get HNS endpoint "+name, err)
 	}
-	return c.deleteEndpoint(ctx, ep)
+	return true, c.deleteEndpoint(ctx, ep)
 }
 
 func (c hnsClient) deleteEndpoint(ctx context.Context, ep *hnslb.Endpoint) error {

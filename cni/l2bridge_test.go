@@ -142,20 +142,26 @@ func TestL2BridgePodLifecycle(t *testing.T) {
 	leaked := pod{id: "pod5", netns: n1.createNamespace(t)}
 	newRuntime(t, conf).add(t, leaked)
 	leakedIP := endpointByName(n1.dump(t), "pod5_eth0").IP()
+	// Its namespace is gone too, which detaches the endpoint.
+	n1.hnssim(t, "delete-namespace", leaked.netns)
+	// Another agent's endpoint, named in the same shape but not made by
+	// hnscni (no address-derived MAC), is not GC's to delete.
+	foreign, err := n1.client.CreateEndpoint(context.Background(), s.Networks[0].ID, &hnslb.Endpoint{
+		Name: "cbr0_sourcevip", IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.250", PrefixLength: 24}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := rt.cni.GCNetworkList(context.Background(), rt.list, &libcni.GCArgs{
 		ValidAttachments: []types.GCAttachment{{ContainerID: "pod3", IfName: "eth0"}},
 	}); err != nil {
 		t.Fatalf("GC: %v", err)
 	}
 	s = n1.dump(t)
-	if got := names(s); !slices.Equal(got, []string{"pod3_eth0"}) {
-		t.Errorf("after GC endpoints %v, want [pod3_eth0]", got)
+	if got := names(s); !slices.Equal(got, []string{"cbr0_sourcevip", "pod3_eth0"}) || endpointByName(s, "cbr0_sourcevip").ID != foreign.ID {
+		t.Errorf("after GC endpoints %v, want [cbr0_sourcevip pod3_eth0]", got)
 	}
 	if got := allocated(t, conf.dataDir); !slices.Equal(got, []string{ips["pod3"].String()}) {
 		t.Errorf("after GC host-local holds %v, want only pod3's %s (pod5 had %s)", got, ips["pod3"], leakedIP)
-	}
-	if got := namespaceEndpoints(t, namespaceByID(s, leaked.netns)); len(got) != 0 {
-		t.Errorf("GC left pod5's namespace holding %v", got)
 	}
 	if err := rt.check(pods[2]); err != nil {
 		t.Errorf("CHECK pod3 after GC: %v", err)

@@ -21,11 +21,11 @@ const callTimeout = 2 * time.Minute
 // Main runs one CNI command from the environment and stdin and exits.
 func Main() {
 	skel.PluginMainFuncs(skel.CNIFuncs{
-		Add:    cmdAdd,
-		Del:    cmdDel,
-		Check:  cmdCheck,
-		GC:     cmdGC,
-		Status: cmdStatus,
+		Add:    command(cmdAdd),
+		Del:    command(cmdDel),
+		Check:  command(cmdCheck),
+		GC:     command(cmdGC),
+		Status: command(cmdStatus),
 	}, SupportedVersions, "CNI plugin hnscni (HNS l2bridge and overlay networks)")
 }
 
@@ -58,6 +58,20 @@ func newSession(args *skel.CmdArgs) (*session, error) {
 		return nil, err
 	}
 	return &session{conf: n, hns: hnsClient{c}, args: args}, nil
+}
+
+// command runs f for one CNI command with a parsed configuration, an HNS
+// client and a deadline.
+func command(f func(ctx context.Context, s *session) error) func(*skel.CmdArgs) error {
+	return func(args *skel.CmdArgs) error {
+		ctx, cancel := withTimeout()
+		defer cancel()
+		s, err := newSession(args)
+		if err != nil {
+			return err
+		}
+		return f(ctx, s)
+	}
 }
 
 func withTimeout() (context.Context, context.CancelFunc) {

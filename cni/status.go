@@ -1,20 +1,14 @@
 package cni
 
 import (
-	"github.com/containernetworking/cni/pkg/skel"
+	"context"
 	"github.com/containernetworking/cni/pkg/types"
 	"github.com/containernetworking/plugins/pkg/ipam"
 )
 
 // cmdStatus reports whether ADD can work: HNS answers, the network exists
 // with the configured type, and IPAM is ready.
-func cmdStatus(args *skel.CmdArgs) error {
-	ctx, cancel := withTimeout()
-	defer cancel()
-	s, err := newSession(args)
-	if err != nil {
-		return err
-	}
+func cmdStatus(ctx context.Context, s *session) error {
 	if _, err := s.hns.Version(ctx); err != nil {
 		return types.NewError(types.ErrPluginNotAvailable, "HNS is not reachable", err.Error())
 	}
@@ -28,7 +22,7 @@ func cmdStatus(args *skel.CmdArgs) error {
 	if err := checkNetworkType(network, s.conf.Mode); err != nil {
 		return err
 	}
-	if err := ipam.ExecStatus(s.conf.IPAM.Type, args.StdinData); err != nil && !incompatible(err) {
+	if err := ipam.ExecStatus(s.conf.IPAM.Type, s.args.StdinData); err != nil && !incompatible(err) {
 		return err
 	}
 	return nil

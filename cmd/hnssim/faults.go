@@ -15,15 +15,17 @@ import (
 type faultFlags struct {
 	errorRates []string
 	errorCodes []string
+	committed  float64
 }
 
 func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.errorRates, "error-rate", nil, `OP=RATE: fail this share (0..1) of an operation's calls; OP "*" is every operation (repeatable)`)
+	fs.Float64Var(&f.committed, "committed", 0, "share (0..1) of failed writes HNS applied anyway (the reply was lost)")
 	fs.StringSliceVar(&f.errorCodes, "error-code", nil, "HNS code a failing call returns, e.g. 0x6ba (repeatable; default: HNS unavailable)")
 }
 
 func (f *faultFlags) request() (remote.FaultsRequest, error) {
-	req := remote.FaultsRequest{ErrorRate: map[string]float64{}}
+	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed}
 	for _, s := range f.errorRates {
 		op, rateStr, ok := strings.Cut(s, "=")
 		if !ok {

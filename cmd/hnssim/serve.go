@@ -25,6 +25,7 @@ type serveOptions struct {
 	latency  time.Duration
 	nodeName string
 	nodeIPs  []string
+	state    string
 	faults   faultFlags
 	network  networkOptions
 }
@@ -47,6 +48,7 @@ func newServeCommand(socket *string) *cobra.Command {
 	fs.DurationVar(&o.latency, "latency", 0, "added to every HNS call")
 	fs.StringVar(&o.nodeName, "node-name", "node", "the node's name (for traces)")
 	fs.StringSliceVar(&o.nodeIPs, "node-ip", nil, "the node's host addresses (repeatable)")
+	fs.StringVar(&o.state, "state", "", "load HNS objects from this file at start and save them there on stop, as HNS keeps them across restarts")
 	o.faults.addFlags(fs)
 	o.network.addFlags(fs)
 	return cmd
@@ -79,13 +81,19 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 		hns:  sim.New(sim.Options{Profile: profile, Seed: o.seed, Latency: o.latency}),
 		info: remote.NodeInfo{Name: o.nodeName, IPs: o.nodeIPs, NetworkName: o.network.name},
 	}
+	if err := loadState(n.hns, o.state); err != nil {
+		return err
+	}
 	if o.network.name != "" {
 		doc, pa, err := o.network.document(ips)
 		if err != nil {
 			return err
 		}
-		if _, err := n.hns.CreateNetwork(ctx, doc); err != nil {
-			return fmt.Errorf("create network %s: %w", o.network.name, err)
+		// A network restored from --state stays as it was.
+		if _, err := n.hns.GetNetworkByName(ctx, o.network.name); hnslb.IsNotFound(err) {
+			if _, err := n.hns.CreateNetwork(ctx, doc); err != nil {
+				return fmt.Errorf("create network %s: %w", o.network.name, err)
+			}
 		}
 		// The provider address is a host address of the node too.
 		if pa.IsValid() && !containsAddr(ips, pa) {
@@ -101,6 +109,7 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 		return err
 	}
 
+	privateFiles()
 	l, err := remote.Listen(socket)
 	if err != nil {
 		return err
@@ -136,7 +145,38 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
-	return err
+	return errors.Join(err, saveState(n.hns, o.state))
+}
+
+// loadState imports a saved state, if there is one.
+func loadState(h *sim.HNS, path string) error {
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return h.Import(data)
+}
+
+// saveState writes the state atomically, so a crash mid-write keeps the old one.
+func saveState(h *sim.HNS, path string) error {
+	if path == "" {
+		return nil
+	}
+	data, err := h.Export()
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // setFaults applies a faults request to the simulator.
@@ -145,7 +185,10 @@ func (n *node) setFaults(req remote.FaultsRequest) error {
 	for _, op := range sim.Ops() {
 		known[op] = true
 	}
-	f := sim.Faults{ErrorRate: map[sim.Op]float64{}, Errors: req.Errors}
+	if req.Committed < 0 || req.Committed > 1 {
+		return fmt.Errorf("committed share %v: want 0..1", req.Committed)
+	}
+	f := sim.Faults{ErrorRate: map[sim.Op]float64{}, Errors: req.Errors, Committed: req.Committed}
 	for op, rate := range req.ErrorRate {
 		if !known[sim.Op(op)] {
 			return fmt.Errorf("unknown operation %q in error rates", op)

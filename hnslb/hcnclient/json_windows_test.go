@@ -42,15 +42,25 @@ func assertSameJSON[To, From any](t *testing.T, from *From) {
 		t.Fatalf("convert %T: %v", from, err)
 	}
 	if got := mustJSON(t, to); !bytes.Equal(want, got) {
-		t.Errorf("%T -> %T changes the JSON:\n %T: %s\n %T: %s", from, to, from, want, to, got)
+		t.Errorf("%T -> %T changes the JSON %s:\n %T: %s\n %T: %s", from, to, firstDiff(want, got), from, want, to, got)
 	}
 	back, err := convert[From](to)
 	if err != nil {
 		t.Fatalf("convert back %T: %v", to, err)
 	}
 	if got := mustJSON(t, back); !bytes.Equal(want, got) {
-		t.Errorf("%T -> %T -> %T changes the JSON:\n want %s\n got  %s", from, to, back, want, got)
+		t.Errorf("%T -> %T -> %T changes the JSON %s:\n want %s\n got  %s", from, to, back, firstDiff(want, got), want, got)
 	}
+}
+
+// firstDiff says where two JSON documents part, with a little context.
+func firstDiff(a, b []byte) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	from := max(0, i-30)
+	return fmt.Sprintf("from byte %d: %q vs %q", i, a[from:min(len(a), i+30)], b[from:min(len(b), i+30)])
 }
 
 // assertPairJSON checks one pair of mirror types with realistic, fully

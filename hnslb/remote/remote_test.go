@@ -32,7 +32,11 @@ func socketPath(t *testing.T) string {
 // serveSim serves a fresh simulator with x and returns it and a client.
 func serveSim(t *testing.T, x remote.Extras) (*sim.HNS, *remote.Client, string) {
 	t.Helper()
-	h := sim.New(sim.Options{Seed: 7})
+	profile, err := sim.ProfileByName(sim.ProfileWS2025) // supports ModifyLoadBalancer
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sim.New(sim.Options{Profile: profile, Seed: 7})
 	if x.Dump == nil {
 		x.Dump = h.Snapshot
 	}
@@ -96,6 +100,13 @@ func TestRoundTripEveryObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	lb.PortMappings[0].InternalPort = 9090
+	if up, err := c.UpdateLoadBalancer(ctx, lb.ID, lb); err != nil || up.PortMappings[0].InternalPort != 9090 {
+		t.Fatalf("UpdateLoadBalancer = %+v, %v", up, err)
+	}
+	if got, err := c.GetLoadBalancerByID(ctx, lb.ID); err != nil || got.PortMappings[0].InternalPort != 9090 {
+		t.Fatalf("load balancer after update = %+v, %v", got, err)
+	}
 	lists := map[string]func() (int, error){
 		"networks":           func() (int, error) { l, err := c.ListNetworks(ctx); return len(l), err },
 		"endpoints":          func() (int, error) { l, err := c.ListEndpoints(ctx); return len(l), err },
@@ -146,11 +157,12 @@ func TestErrorsKeepTheirCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	frontend := func() *hnslb.LoadBalancer {
+	// Same frontend (VIP, protocol, port), different target port: a conflict.
+	frontend := func(target uint16) *hnslb.LoadBalancer {
 		return &hnslb.LoadBalancer{HostComputeEndpoints: []string{ep.ID}, FrontendVIPs: []string{"10.96.0.10"},
-			PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 80, ExternalPort: 80}}, SchemaVersion: hnslb.V2}
+			PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: target, ExternalPort: 80}}, SchemaVersion: hnslb.V2}
 	}
-	if _, err := c.CreateLoadBalancer(ctx, frontend()); err != nil {
+	if _, err := c.CreateLoadBalancer(ctx, frontend(80)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -158,7 +170,7 @@ func TestErrorsKeepTheirCodes(t *testing.T) {
 	assertCode(t, "network by name", err, hnslb.CodeNetworkNotFound, hnslb.IsNotFound)
 	_, err = c.GetEndpointByID(ctx, "8e3c07a1-07c2-4a5b-9d9b-9a5c2a3a0c11")
 	assertCode(t, "endpoint by id", err, 0, hnslb.IsNotFound)
-	_, err = c.CreateLoadBalancer(ctx, frontend())
+	_, err = c.CreateLoadBalancer(ctx, frontend(8080))
 	assertCode(t, "duplicate frontend", err, hnslb.CodePortAlreadyExists, hnslb.IsPortAlreadyExists)
 	_, err = c.CreateNetwork(ctx, l2bridge("cbr0"))
 	assertCode(t, "duplicate network", err, hnslb.CodeNetworkAlreadyExists, hnslb.IsAlreadyExists)

@@ -41,31 +41,31 @@ func NewServer(c hnslb.Client, x Extras) http.Handler {
 	m := http.NewServeMux()
 	m.HandleFunc("GET "+pathVersion, s.version)
 
-	m.HandleFunc("GET "+pathNetworks, s.listNetworks)
-	m.HandleFunc("GET "+pathNetworks+"/byname", s.getNetworkByName)
-	m.HandleFunc("GET "+pathNetworks+"/{id}", s.getNetwork)
-	m.HandleFunc("POST "+pathNetworks, s.createNetwork)
-	m.HandleFunc("DELETE "+pathNetworks+"/{id}", s.deleteNetwork)
-	m.HandleFunc("GET "+pathNetworks+"/{id}/endpoints", s.listEndpointsOfNetwork)
-	m.HandleFunc("POST "+pathNetworks+"/{id}/endpoints", s.createEndpoint)
+	m.HandleFunc("GET "+pathNetworks, list("ListNetworks", c.ListNetworks))
+	m.HandleFunc("GET "+pathNetworks+"/byname", get("GetNetworkByName", c.GetNetworkByName, queryName))
+	m.HandleFunc("GET "+pathNetworks+"/{id}", get("GetNetworkByID", c.GetNetworkByID, pathID))
+	m.HandleFunc("POST "+pathNetworks, create("CreateNetwork", c.CreateNetwork))
+	m.HandleFunc("DELETE "+pathNetworks+"/{id}", remove("DeleteNetwork", c.DeleteNetwork))
+	m.HandleFunc("GET "+pathNetworks+"/{id}/endpoints", get("ListEndpointsOfNetwork", nonNilList(c.ListEndpointsOfNetwork), pathID))
+	m.HandleFunc("POST "+pathNetworks+"/{id}/endpoints", createIn("CreateEndpoint", c.CreateEndpoint))
 
-	m.HandleFunc("GET "+pathEndpoints, s.listEndpoints)
-	m.HandleFunc("GET "+pathEndpoints+"/byname", s.getEndpointByName)
-	m.HandleFunc("GET "+pathEndpoints+"/{id}", s.getEndpoint)
-	m.HandleFunc("DELETE "+pathEndpoints+"/{id}", s.deleteEndpoint)
+	m.HandleFunc("GET "+pathEndpoints, list("ListEndpoints", c.ListEndpoints))
+	m.HandleFunc("GET "+pathEndpoints+"/byname", get("GetEndpointByName", c.GetEndpointByName, queryName))
+	m.HandleFunc("GET "+pathEndpoints+"/{id}", get("GetEndpointByID", c.GetEndpointByID, pathID))
+	m.HandleFunc("DELETE "+pathEndpoints+"/{id}", remove("DeleteEndpoint", c.DeleteEndpoint))
 
-	m.HandleFunc("GET "+pathNamespaces, s.listNamespaces)
-	m.HandleFunc("GET "+pathNamespaces+"/{id}", s.getNamespace)
-	m.HandleFunc("POST "+pathNamespaces, s.createNamespace)
-	m.HandleFunc("DELETE "+pathNamespaces+"/{id}", s.deleteNamespace)
-	m.HandleFunc("PUT "+pathNamespaces+"/{id}/endpoints/{eid}", s.addNamespaceEndpoint)
-	m.HandleFunc("DELETE "+pathNamespaces+"/{id}/endpoints/{eid}", s.removeNamespaceEndpoint)
+	m.HandleFunc("GET "+pathNamespaces, list("ListNamespaces", c.ListNamespaces))
+	m.HandleFunc("GET "+pathNamespaces+"/{id}", get("GetNamespaceByID", c.GetNamespaceByID, pathID))
+	m.HandleFunc("POST "+pathNamespaces, create("CreateNamespace", c.CreateNamespace))
+	m.HandleFunc("DELETE "+pathNamespaces+"/{id}", remove("DeleteNamespace", c.DeleteNamespace))
+	m.HandleFunc("PUT "+pathNamespaces+"/{id}/endpoints/{eid}", namespaceEndpoint("AddNamespaceEndpoint", c.AddNamespaceEndpoint))
+	m.HandleFunc("DELETE "+pathNamespaces+"/{id}/endpoints/{eid}", namespaceEndpoint("RemoveNamespaceEndpoint", c.RemoveNamespaceEndpoint))
 
-	m.HandleFunc("GET "+pathLoadBalancers, s.listLoadBalancers)
-	m.HandleFunc("GET "+pathLoadBalancers+"/{id}", s.getLoadBalancer)
-	m.HandleFunc("POST "+pathLoadBalancers, s.createLoadBalancer)
-	m.HandleFunc("PUT "+pathLoadBalancers+"/{id}", s.updateLoadBalancer)
-	m.HandleFunc("DELETE "+pathLoadBalancers+"/{id}", s.deleteLoadBalancer)
+	m.HandleFunc("GET "+pathLoadBalancers, list("ListLoadBalancers", c.ListLoadBalancers))
+	m.HandleFunc("GET "+pathLoadBalancers+"/{id}", get("GetLoadBalancerByID", c.GetLoadBalancerByID, pathID))
+	m.HandleFunc("POST "+pathLoadBalancers, create("CreateLoadBalancer", c.CreateLoadBalancer))
+	m.HandleFunc("PUT "+pathLoadBalancers+"/{id}", createIn("UpdateLoadBalancer", c.UpdateLoadBalancer))
+	m.HandleFunc("DELETE "+pathLoadBalancers+"/{id}", remove("DeleteLoadBalancer", c.DeleteLoadBalancer))
 
 	m.HandleFunc("GET "+pathDump, s.dump)
 	m.HandleFunc("GET "+pathStats, s.stats)
@@ -122,135 +122,69 @@ func (s *server) version(w http.ResponseWriter, r *http.Request) {
 	reply(w, "Version", v, err)
 }
 
-func (s *server) listNetworks(w http.ResponseWriter, r *http.Request) {
-	v, err := s.c.ListNetworks(r.Context())
-	reply(w, "ListNetworks", nonNil(v), err)
+// Handlers over hnslb.Client methods, by shape.
+
+func pathID(r *http.Request) string    { return r.PathValue("id") }
+func queryName(r *http.Request) string { return r.URL.Query().Get("name") }
+
+// list serves a List call; empty lists travel as [] rather than null.
+func list[T any](op string, f func(context.Context) ([]T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := f(r.Context())
+		reply(w, op, nonNil(v), err)
+	}
 }
 
-func (s *server) getNetworkByName(w http.ResponseWriter, r *http.Request) {
-	v, err := s.c.GetNetworkByName(r.Context(), r.URL.Query().Get("name"))
-	reply(w, "GetNetworkByName", v, err)
+// get serves a lookup by a key taken from the request.
+func get[R any](op string, f func(context.Context, string) (R, error), key func(*http.Request) string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := f(r.Context(), key(r))
+		reply(w, op, v, err)
+	}
 }
 
-func (s *server) getNetwork(w http.ResponseWriter, r *http.Request) {
-	v, err := s.c.GetNetworkByID(r.Context(), r.PathValue("id"))
-	reply(w, "GetNetworkByID", v, err)
+func nonNilList[T any](f func(context.Context, string) ([]T, error)) func(context.Context, string) ([]T, error) {
+	return func(ctx context.Context, id string) ([]T, error) {
+		v, err := f(ctx, id)
+		return nonNil(v), err
+	}
 }
 
-func (s *server) createNetwork(w http.ResponseWriter, r *http.Request) {
-	var n hnslb.Network
-	if err := decode(r, "CreateNetwork", &n); err != nil {
-		reply(w, "CreateNetwork", nil, err)
+// create serves a Create call with the request's document.
+func create[T any](op string, f func(context.Context, *T) (*T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		withDocument(w, r, op, f)
+	}
+}
+
+// createIn serves a call on the object {id} names with the request's document.
+func createIn[T any](op string, f func(context.Context, string, *T) (*T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		withDocument(w, r, op, func(ctx context.Context, doc *T) (*T, error) { return f(ctx, pathID(r), doc) })
+	}
+}
+
+// withDocument decodes the request's HNS document and replies with what do makes of it.
+func withDocument[T, R any](w http.ResponseWriter, r *http.Request, op string, do func(context.Context, *T) (R, error)) {
+	var doc T
+	if err := decode(r, op, &doc); err != nil {
+		reply(w, op, nil, err)
 		return
 	}
-	v, err := s.c.CreateNetwork(r.Context(), &n)
-	reply(w, "CreateNetwork", v, err)
+	v, err := do(r.Context(), &doc)
+	reply(w, op, v, err)
 }
 
-func (s *server) deleteNetwork(w http.ResponseWriter, r *http.Request) {
-	reply(w, "DeleteNetwork", nil, s.c.DeleteNetwork(r.Context(), r.PathValue("id")))
-}
-
-func (s *server) listEndpointsOfNetwork(w http.ResponseWriter, r *http.Request) {
-	v, err := s.c.ListEndpointsOfNetwork(r.Context(), r.PathValue("id"))
-	reply(w, "ListEndpointsOfNetwork", nonNil(v), err)
-}
-
-func (s *server) createEndpoint(w http.ResponseWriter, r *http.Request) {
-	var e hnslb.Endpoint
-	if err := decode(r, "CreateEndpoint", &e); err != nil {
-		reply(w, "CreateEndpoint", nil, err)
-		return
+func remove(op string, f func(context.Context, string) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		reply(w, op, nil, f(r.Context(), pathID(r)))
 	}
-	v, err := s.c.CreateEndpoint(r.Context(), r.PathValue("id"), &e)
-	reply(w, "CreateEndpoint", v, err)
 }
 
-func (s *server) listEndpoints(w http.ResponseWriter, r *http.Request) {
-	v, err := s.c.ListEndpoints(r.Context())
-	reply(w, "ListEndpoints", nonNil(v), err)
-}
-
-func (s *server) getEndpointByName(w http.ResponseWriter, r *http.Request) {
-	v, err := s.c.GetEndpointByName(r.Context(), r.URL.Query().Get("name"))
-	reply(w, "GetEndpointByName", v, err)
-}
-
-func (s *server) getEndpoint(w http.ResponseWriter, r *http.Request) {
-	v, err := s.c.GetEndpointByID(r.Context(), r.PathValue("id"))
-	reply(w, "GetEndpointByID", v, err)
-}
-
-func (s *server) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
-	reply(w, "DeleteEndpoint", nil, s.c.DeleteEndpoint(r.Context(), r.PathValue("id")))
-}
-
-func (s *server) listNamespaces(w http.ResponseWriter, r *http.Request) {
-	v, err := s.c.ListNamespaces(r.Context())
-	reply(w, "ListNamespaces", nonNil(v), err)
-}
-
-func (s *server) getNamespace(w http.ResponseWriter, r *http.Request) {
-	v, err := s.c.GetNamespaceByID(r.Context(), r.PathValue("id"))
-	reply(w, "GetNamespaceByID", v, err)
-}
-
-func (s *server) createNamespace(w http.ResponseWriter, r *http.Request) {
-	var ns hnslb.Namespace
-	if err := decode(r, "CreateNamespace", &ns); err != nil {
-		reply(w, "CreateNamespace", nil, err)
-		return
+func namespaceEndpoint(op string, f func(ctx context.Context, namespaceID, endpointID string) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		reply(w, op, nil, f(r.Context(), pathID(r), r.PathValue("eid")))
 	}
-	v, err := s.c.CreateNamespace(r.Context(), &ns)
-	reply(w, "CreateNamespace", v, err)
-}
-
-func (s *server) deleteNamespace(w http.ResponseWriter, r *http.Request) {
-	reply(w, "DeleteNamespace", nil, s.c.DeleteNamespace(r.Context(), r.PathValue("id")))
-}
-
-func (s *server) addNamespaceEndpoint(w http.ResponseWriter, r *http.Request) {
-	err := s.c.AddNamespaceEndpoint(r.Context(), r.PathValue("id"), r.PathValue("eid"))
-	reply(w, "AddNamespaceEndpoint", nil, err)
-}
-
-func (s *server) removeNamespaceEndpoint(w http.ResponseWriter, r *http.Request) {
-	err := s.c.RemoveNamespaceEndpoint(r.Context(), r.PathValue("id"), r.PathValue("eid"))
-	reply(w, "RemoveNamespaceEndpoint", nil, err)
-}
-
-func (s *server) listLoadBalancers(w http.ResponseWriter, r *http.Request) {
-	v, err := s.c.ListLoadBalancers(r.Context())
-	reply(w, "ListLoadBalancers", nonNil(v), err)
-}
-
-func (s *server) getLoadBalancer(w http.ResponseWriter, r *http.Request) {
-	v, err := s.c.GetLoadBalancerByID(r.Context(), r.PathValue("id"))
-	reply(w, "GetLoadBalancerByID", v, err)
-}
-
-func (s *server) createLoadBalancer(w http.ResponseWriter, r *http.Request) {
-	var lb hnslb.LoadBalancer
-	if err := decode(r, "CreateLoadBalancer", &lb); err != nil {
-		reply(w, "CreateLoadBalancer", nil, err)
-		return
-	}
-	v, err := s.c.CreateLoadBalancer(r.Context(), &lb)
-	reply(w, "CreateLoadBalancer", v, err)
-}
-
-func (s *server) updateLoadBalancer(w http.ResponseWriter, r *http.Request) {
-	var lb hnslb.LoadBalancer
-	if err := decode(r, "UpdateLoadBalancer", &lb); err != nil {
-		reply(w, "UpdateLoadBalancer", nil, err)
-		return
-	}
-	v, err := s.c.UpdateLoadBalancer(r.Context(), r.PathValue("id"), &lb)
-	reply(w, "UpdateLoadBalancer", v, err)
-}
-
-func (s *server) deleteLoadBalancer(w http.ResponseWriter, r *http.Request) {
-	reply(w, "DeleteLoadBalancer", nil, s.c.DeleteLoadBalancer(r.Context(), r.PathValue("id")))
 }
 
 func (s *server) snapshot(ctx context.Context) (*hnslb.Snapshot, error) {

@@ -86,8 +86,10 @@ type TraceRequest struct {
 type FaultsRequest struct {
 	ErrorRate map[string]float64 `json:"errorRate,omitempty"`
 	Errors    []hnslb.ErrorCode  `json:"errors,omitempty"`
-	Restart   Duration           `json:"restart,omitempty"`
-	Latency   *Duration          `json:"latency,omitempty"`
+	// Committed is the share (0..1) of failed writes HNS applied anyway.
+	Committed float64   `json:"committed,omitempty"`
+	Restart   Duration  `json:"restart,omitempty"`
+	Latency   *Duration `json:"latency,omitempty"`
 }
 
 // Duration is a time.Duration written as "1.5s" in JSON.

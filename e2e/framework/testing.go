@@ -1,0 +1,54 @@
+//go:build linux
+
+package framework
+
+import (
+	"context"
+	"testing"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// StartForTest starts a control plane in t.TempDir() that is stopped when
+// the test ends (and killed by the kernel if the test binary dies first).
+// A failure to start fails the test, with the server log's tail.
+func StartForTest(t testing.TB) *ControlPlane {
+	t.Helper()
+	cp, err := Start(context.Background(), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatalf("starting control plane: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := cp.Stop(); err != nil {
+			t.Errorf("stopping control plane: %v", err)
+		}
+	})
+	return cp
+}
+
+// AdminClient is a clientset for a system:masters user; it fails t on error.
+func (c *ControlPlane) AdminClient(t testing.TB) kubernetes.Interface {
+	t.Helper()
+	return mustClientset(t, c.AdminConfig)
+}
+
+// KubeProxyClient is a clientset for the user system:kube-proxy; it fails t
+// on error.
+func (c *ControlPlane) KubeProxyClient(t testing.TB) kubernetes.Interface {
+	t.Helper()
+	return mustClientset(t, c.KubeProxyConfig)
+}
+
+func mustClientset(t testing.TB, config func() (*rest.Config, error)) kubernetes.Interface {
+	t.Helper()
+	cfg, err := config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
