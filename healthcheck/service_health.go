@@ -41,8 +41,8 @@ type hcInstance struct {
 }
 
 // NewServiceHealthServer returns a server with no services. listenIPs are
-// the node addresses to listen on (kube-proxy listens on 0.0.0.0 or ::
-// unless --nodeport-addresses narrows it); empty means 0.0.0.0.
+// the node addresses to listen on (kube-proxy listens on 0.0.0.0 and/or ::,
+// one per IP family); empty means 0.0.0.0.
 func NewServiceHealthServer(nodeName string, recorder events.EventRecorder, listenIPs []string, health ProxyHealthChecker) *ServiceHealthServer {
 	if len(listenIPs) == 0 {
 		listenIPs = []string{"0.0.0.0"}
@@ -124,7 +124,7 @@ func (s *ServiceHealthServer) Close() {
 func (s *ServiceHealthServer) open(nsn types.NamespacedName, port uint16) (*hcInstance, error) {
 	hc := &hcInstance{port: port}
 	for _, ip := range s.listenIPs {
-		ln, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(int(port))))
+		ln, err := net.Listen(networkFor(ip), net.JoinHostPort(ip, strconv.Itoa(int(port))))
 		if err != nil {
 			hc.close() // release what opened, so a retry or another owner can take the port
 			return nil, err
@@ -139,6 +139,20 @@ func (s *ServiceHealthServer) open(nsn types.NamespacedName, port uint16) (*hcIn
 		}()
 	}
 	return hc, nil
+}
+
+// networkFor pins a listen IP's family (tcp4 / tcp6) so that 0.0.0.0 and ::
+// can both be open on one port, as kube-proxy's per-family servers are.
+func networkFor(ip string) string {
+	parsed := net.ParseIP(ip)
+	switch {
+	case parsed == nil:
+		return "tcp"
+	case parsed.To4() != nil:
+		return "tcp4"
+	default:
+		return "tcp6"
+	}
 }
 
 func (hc *hcInstance) close() {

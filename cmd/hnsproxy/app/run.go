@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -92,7 +93,7 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 	fatal := make(chan error, 3)
 	if cfg.HealthzBindAddress != "" {
 		deps.Health = healthcheck.NewProxyHealthServer(clock.RealClock{}, 2*cfg.SyncPeriod, nodes)
-		deps.ServiceHealth = healthcheck.NewServiceHealthServer(cfg.NodeName, reporter.Recorder(), nil, deps.Health)
+		deps.ServiceHealth = healthcheck.NewServiceHealthServer(cfg.NodeName, reporter.Recorder(), wildcardIPs(cfg.ClusterCIDRs), deps.Health)
 		defer deps.ServiceHealth.Close()
 		serve(ctx, "healthz", cfg.HealthzBindAddress, cfg.BindAddressHardFail, fatal, func(ctx context.Context, ln net.Listener) error {
 			return deps.Health.Serve(ctx, ln)
@@ -190,4 +191,18 @@ func serve(ctx context.Context, name, addr string, hardFail bool, fatal chan<- e
 			}
 		}
 	}()
+}
+
+// wildcardIPs are the any-addresses of the cluster's IP families, where the
+// per-Service health checks listen.
+func wildcardIPs(clusterCIDRs []string) []string {
+	var out []string
+	for _, f := range familiesOf(clusterCIDRs) {
+		if f == v1.IPv6Protocol {
+			out = append(out, "::")
+		} else {
+			out = append(out, "0.0.0.0")
+		}
+	}
+	return out
 }
