@@ -36,6 +36,14 @@ type testNode struct {
 	proxier   *Proxier
 	cancel    context.CancelFunc
 	done      chan error
+
+	// What start gives the proxier besides the defaults: the
+	// node-independent config (Mode l2bridge when unset), the overlay
+	// remote-subnet reader, an observer and the min sync period.
+	config        desired.Config
+	remoteSubnets func(context.Context) ([]desired.RemoteSubnet, error)
+	observer      Observer
+	minSyncPeriod time.Duration
 }
 
 const (
@@ -90,18 +98,23 @@ func (n *testNode) start() {
 	})
 	factory := informers.NewSharedInformerFactory(n.client, 0)
 	nodeFactory := informers.NewSharedInformerFactory(n.client, 0)
-	n.recorder = events.NewFakeRecorder(100)
+	n.recorder = events.NewFakeRecorder(1000)
+	cfg := n.config
+	if cfg.Mode == "" {
+		cfg.Mode = desired.L2Bridge
+	}
+	cfg.Features = features
+	cfg.HealthzPort = 10256
 	p, err := New(Options{
-		NodeName: n.name,
-		Config: desired.Config{
-			Mode:        desired.L2Bridge,
-			Features:    features,
-			HealthzPort: 10256,
-		},
-		SyncPeriod:   time.Hour,
-		RepairPeriod: time.Hour,
-		Reconciler:   rec,
-		Recorder:     n.recorder,
+		NodeName:      n.name,
+		Config:        cfg,
+		MinSyncPeriod: n.minSyncPeriod,
+		SyncPeriod:    time.Hour,
+		RepairPeriod:  time.Hour,
+		Reconciler:    rec,
+		Recorder:      n.recorder,
+		Observer:      n.observer,
+		RemoteSubnets: n.remoteSubnets,
 	}, factory, nodeFactory)
 	if err != nil {
 		n.t.Fatal(err)
@@ -197,6 +210,9 @@ func (n *testNode) settle() {
 	last := -1
 	stable := 0
 	n.eventually("HNS settling", func() bool {
+		// Sync holds mu: taking it waits for a sync in progress.
+		n.proxier.mu.Lock()
+		n.proxier.mu.Unlock()
 		w := n.hns.Counters().Total()
 		s, e := n.proxier.tracker.pending()
 		if w == last && s == 0 && e == 0 {
