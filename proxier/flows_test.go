@@ -293,34 +293,49 @@ func (c *simCluster) addr(s string) netip.Addr {
 	return netip.MustParseAddr(s)
 }
 
-// snatAddr is the source a non-DSR load balancer on node gives packets.
-func (c *simCluster) snatAddr(node string) netip.Addr {
+// nodeAddr is the node's address of like's family.
+func (c *simCluster) nodeAddr(node string, like netip.Addr) netip.Addr {
 	for _, ns := range c.spec.nodes {
 		if ns.name != node {
 			continue
 		}
-		if c.spec.mode == desired.Overlay {
-			return sourceVIP(ns)
+		for _, s := range ns.ips {
+			if ip := netip.MustParseAddr(s); ip.Is4() == like.Is4() {
+				return ip
+			}
 		}
-		return netip.MustParseAddr(ns.ips[0])
 	}
-	c.t.Fatalf("no node %q", node)
+	c.t.Fatalf("node %q has no address of %s's family", node, like)
 	return netip.Addr{}
 }
 
+// snatAddr is the source a non-DSR load balancer on node gives packets
+// of like's family.
+func (c *simCluster) snatAddr(node string, like netip.Addr) netip.Addr {
+	if c.spec.mode == desired.Overlay {
+		for _, ns := range c.spec.nodes {
+			if ns.name == node {
+				return sourceVIP(ns)
+			}
+		}
+	}
+	return c.nodeAddr(node, like)
+}
+
 func (c *simCluster) wantSrc(v flowVariant, f flow, pkt vfp.Packet, verdict vfp.Verdict) netip.Addr {
+	src := pkt.Src.Addr()
 	switch f.src {
 	case srcSNAT:
-		return c.snatAddr(verdict.LBNode)
+		return c.snatAddr(verdict.LBNode, src)
 	case srcClusterDSR:
 		if v.dsr {
-			return pkt.Src.Addr()
+			return src
 		}
-		return c.snatAddr(verdict.LBNode)
+		return c.snatAddr(verdict.LBNode, src)
 	case srcSenderNode:
-		return c.addr(verdict.Hops[0].Node)
+		return c.nodeAddr(verdict.Hops[0].Node, src)
 	}
-	return pkt.Src.Addr()
+	return src
 }
 
 func wantDst(f flow, pkt vfp.Packet, verdict vfp.Verdict) netip.AddrPort {
