@@ -185,30 +185,13 @@ func podEndpoint(pod string) *hnslb.Endpoint {
 // apply writes objects through the shared clientset and remembers them.
 func (c *simCluster) apply(objs ...any) {
 	c.t.Helper()
-	ctx := context.Background()
 	for _, o := range objs {
-		var err error
-		switch o := o.(type) {
-		case *v1.Service:
-			var out *v1.Service
-			out, err = c.client.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-			if err != nil {
-				out, err = c.client.CoreV1().Services(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
-			}
-			c.applied["svc/"+o.Namespace+"/"+o.Name] = out
-		case *discoveryv1.EndpointSlice:
-			var out *discoveryv1.EndpointSlice
-			out, err = c.client.DiscoveryV1().EndpointSlices(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-			if err != nil {
-				out, err = c.client.DiscoveryV1().EndpointSlices(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
-			}
-			c.applied["slice/"+o.Namespace+"/"+o.Name] = out
-		default:
-			c.t.Fatalf("apply: unexpected %T", o)
-		}
+		out, err := upsert(c.client, o)
 		if err != nil {
 			c.t.Fatal(err)
 		}
+		m := out.(metav1.Object)
+		c.applied[fmt.Sprintf("%T/%s/%s", out, m.GetNamespace(), m.GetName())] = out
 	}
 }
 

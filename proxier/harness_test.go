@@ -2,6 +2,7 @@ package proxier
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -227,27 +228,36 @@ func (n *testNode) settle() {
 
 func (n *testNode) apply(objs ...any) {
 	n.t.Helper()
-	ctx := context.Background()
 	for _, o := range objs {
-		var err error
-		switch o := o.(type) {
-		case *v1.Service:
-			_, err = n.client.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-			if err != nil {
-				_, err = n.client.CoreV1().Services(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
-			}
-		case *discoveryv1.EndpointSlice:
-			_, err = n.client.DiscoveryV1().EndpointSlices(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-			if err != nil {
-				_, err = n.client.DiscoveryV1().EndpointSlices(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
-			}
-		default:
-			n.t.Fatalf("apply: unexpected %T", o)
-		}
-		if err != nil {
+		if _, err := upsert(n.client, o); err != nil {
 			n.t.Fatal(err)
 		}
 	}
+}
+
+// upsert creates or updates a Service or EndpointSlice and returns the stored object.
+func upsert(client *fake.Clientset, obj any) (any, error) {
+	ctx := context.Background()
+	switch o := obj.(type) {
+	case *v1.Service:
+		return createOrUpdate(ctx, client.CoreV1().Services(o.Namespace), o)
+	case *discoveryv1.EndpointSlice:
+		return createOrUpdate(ctx, client.DiscoveryV1().EndpointSlices(o.Namespace), o)
+	}
+	return nil, fmt.Errorf("upsert: unexpected %T", obj)
+}
+
+type createUpdater[T any] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
+}
+
+func createOrUpdate[T any](ctx context.Context, c createUpdater[T], o T) (T, error) {
+	out, err := c.Create(ctx, o, metav1.CreateOptions{})
+	if err != nil {
+		out, err = c.Update(ctx, o, metav1.UpdateOptions{})
+	}
+	return out, err
 }
 
 // service builds a ClusterIP Service with one TCP port 80 → 8080.
