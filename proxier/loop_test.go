@@ -366,4 +366,3 @@ func TestHNSRestartDuringSyncConvergesWithoutDeletes(t *testing.T) {
 		t.Error("drift repair never succeeded after the restart")
 	}
 }
-
