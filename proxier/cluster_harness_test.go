@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -282,4 +283,22 @@ func sliceOf(svc, name string, at discoveryv1.AddressType, eps ...discoveryv1.En
 		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(v1.ProtocolTCP)}},
 		Endpoints:   eps,
 	}
+}
+
+// repairNow makes the next sync a drift repair, as the repair timer would.
+func (n *testNode) repairNow() {
+	n.proxier.mu.Lock()
+	n.proxier.lastRepair = time.Time{}
+	n.proxier.mu.Unlock()
+	n.proxier.queue.Add(syncKey)
+}
+
+// remoteEndpointPA is the provider address of the remote endpoint for ip.
+func (n *testNode) remoteEndpointPA(ip string) string {
+	for _, e := range n.hns.Snapshot().Endpoints {
+		if e.IsRemote() && e.IP() == ip {
+			return e.ProviderAddress()
+		}
+	}
+	return "(no remote endpoint)"
 }

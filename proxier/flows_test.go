@@ -1,14 +1,17 @@
 package proxier
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -355,4 +358,71 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestOverlayRemoteSubnetsAreReReadAtDriftRepair: a node whose pod subnet
+// the overlay network does not route yet (flannel adds the route when it
+// learns the node) is reachable once the route appears and the periodic
+// drift repair has re-read the network: the remote endpoint then carries
+// that node's provider address.
+func TestOverlayRemoteSubnetsAreReReadAtDriftRepair(t *testing.T) {
+	c := newSimCluster(t, clusterSpec{profile: "ws2022", mode: desired.Overlay, nodes: threeNodes()})
+	n1 := c.node("win-1")
+	nw, err := n1.hns.GetNetworkByID(context.Background(), n1.networkID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := nw.Policies
+	var withoutWin3 []hnslb.NetworkPolicy
+	for _, p := range routes {
+		if !strings.Contains(string(p.Settings), ip3) {
+			withoutWin3 = append(withoutWin3, p)
+		}
+	}
+	setRoutes := func(pols []hnslb.NetworkPolicy) {
+		t.Helper()
+		if err := n1.hns.SetNetworkPolicies(n1.networkID, pols); err != nil {
+			t.Fatal(err)
+		}
+		n1.repairNow()
+		c.converge()
+	}
+	setRoutes(withoutWin3)
+
+	c.apply(service("web", "10.96.0.10"), sliceOf("web", "web-1", discoveryv1.AddressTypeIPv4, readyEP(pod3a, "win-3")))
+	c.converge()
+	f := flow{from: pod1a, to: "10.96.0.10:80", outcome: vfp.DeliveredToPod, backends: []string{pod3a}, src: srcSNAT, dst: dstBackend}
+	if v, err := c.vfp().Trace(vfp.Packet{Src: netip.MustParseAddrPort(pod1a + ":40000"), Dst: netip.MustParseAddrPort(f.to), Protocol: hnslb.ProtocolTCP}, vfp.Options{}); err != nil || v.Outcome == vfp.DeliveredToPod {
+		t.Fatalf("without a route to win-3's pods the flow was %v (err %v), want no delivery", v, err)
+	}
+
+	setRoutes(routes)
+	if pa := n1.remoteEndpointPA(pod3a); pa != ip3 {
+		t.Fatalf("remote endpoint %s has provider address %q after the route appeared, want %s", pod3a, pa, ip3)
+	}
+	c.checkFlow(t, c.vfp(), flowVariant{mode: desired.Overlay}, f)
+}
+
+// TestOverlayServiceVIPEndpointGoesWithTheService: on overlay each served
+// cluster IP has a service-VIP endpoint; deleting the Service removes it.
+func TestOverlayServiceVIPEndpointGoesWithTheService(t *testing.T) {
+	c := newSimCluster(t, clusterSpec{profile: "ws2022", mode: desired.Overlay, nodes: threeNodes()[:2]})
+	c.apply(service("web", "10.96.0.10"), sliceOf("web", "web-1", discoveryv1.AddressTypeIPv4, readyEP(pod2a, "win-2")))
+	c.converge()
+	n1 := c.node("win-1")
+	if pa := n1.remoteEndpointPA("10.96.0.10"); pa != ip1 {
+		t.Fatalf("service-VIP endpoint of 10.96.0.10 has provider address %q, want this node's %s", pa, ip1)
+	}
+	if err := c.client.CoreV1().Services("default").Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	delete(c.applied, "*v1.Service/default/web")
+	n1.eventually("Service gone from the informer", func() bool {
+		_, err := n1.proxier.services.Services("default").Get("web")
+		return err != nil
+	})
+	c.converge()
+	if got := n1.remoteEndpointIPs(); slices.Contains(got, "10.96.0.10") {
+		t.Errorf("remote endpoints after the Service was deleted: %v, want no service-VIP endpoint for 10.96.0.10", got)
+	}
 }

@@ -168,6 +168,9 @@ func (p *Proxier) computeService(name types.NamespacedName) {
 	svc, err := p.services.Services(name.Namespace).Get(name.Name)
 	if apierrors.IsNotFound(err) || svc == nil {
 		delete(p.reported, name)
+		if len(p.vipEPs[name]) > 0 {
+			p.vipsChanged = true // its overlay service-VIP endpoints must go too
+		}
 		delete(p.vipEPs, name)
 		delete(p.health, name)
 		p.apply(p.state.Delete(name))
