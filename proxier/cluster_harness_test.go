@@ -302,3 +302,10 @@ func (n *testNode) remoteEndpointPA(ip string) string {
 	}
 	return "(no remote endpoint)"
 }
+
+// udpSlice is an EndpointSlice of svc with port http 5353/UDP.
+func udpSlice(svc, name string, eps ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
+	s := sliceOf(svc, name, discoveryv1.AddressTypeIPv4, eps...)
+	s.Ports = []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](5353), Protocol: ptr.To(v1.ProtocolUDP)}}
+	return s
+}

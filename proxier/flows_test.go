@@ -84,6 +84,14 @@ func flowServices() []any {
 		service("sticky", "10.96.0.70", func(s *v1.Service) { s.Spec.SessionAffinity = v1.ServiceAffinityClientIP }),
 		sliceOf("sticky", "sticky-1", ipv4, readyEP(pod1a, "win-1"), readyEP(pod1b, "win-1"), readyEP(pod2a, "win-2")),
 
+		service("ext-ip", "10.96.0.90", func(s *v1.Service) { s.Spec.ExternalIPs = []string{"192.0.2.40"} }),
+		sliceOf("ext-ip", "ext-ip-1", ipv4, readyEP(pod2a, "win-2")),
+
+		service("dns", "10.96.0.53", func(s *v1.Service) {
+			s.Spec.Ports = []v1.ServicePort{{Name: "http", Protocol: v1.ProtocolUDP, Port: 53, TargetPort: s.Spec.Ports[0].TargetPort}}
+		}),
+		udpSlice("dns", "dns-1", readyEP(pod1a, "win-1"), readyEP(pod2a, "win-2")),
+
 		// Terminating endpoints serve only when no endpoint is ready (KEP-1669).
 		service("draining", "10.96.0.80"),
 		sliceOf("draining", "draining-1", ipv4, readyEP(pod1a, "win-1"), terminatingEP(pod2a, "win-2", true)),
@@ -129,6 +137,8 @@ type flow struct {
 	// only limits the row to some variants.
 	only func(flowVariant) bool
 
+	udp      bool // UDP instead of TCP
+
 	outcome  vfp.Outcome
 	backends []string // the set of backend IPs reachable over many source ports
 	noLB     bool     // no load balancer may match
@@ -155,6 +165,9 @@ var flowTable = []flow{
 		outcome: vfp.DeliveredToPod, backends: []string{pod1a, pod2a}, src: srcClusterDSR, dst: dstBackend},
 	{name: "pod to ClusterIP of a NodePort Service", from: pod1a, to: "10.96.0.30:80",
 		outcome: vfp.DeliveredToPod, backends: []string{pod2a}, src: srcClusterDSR, dst: dstBackend},
+	{name: "pod to UDP ClusterIP", from: pod3a, to: "10.96.0.53:53", udp: true,
+		outcome: vfp.DeliveredToPod, backends: []string{pod1a, pod2a}, src: srcClusterDSR, dst: dstBackend},
+	{name: "TCP to a UDP-only ClusterIP drops", from: pod3a, to: "10.96.0.53:53", outcome: vfp.Dropped, noLB: true},
 	{name: "internalTrafficPolicy Local reaches the local backend only", from: pod1b, to: "10.96.0.20:80",
 		outcome: vfp.DeliveredToPod, backends: []string{pod1a}, src: srcClusterDSR, dst: dstBackend},
 	{name: "internalTrafficPolicy Local on the other node", from: pod2b, to: "10.96.0.20:80",
@@ -199,6 +212,19 @@ var flowTable = []flow{
 		outcome: vfp.DeliveredToPod, backends: []string{pod2a}, src: srcClient, dst: dstBackend},
 	{name: "NodePort externalTrafficPolicy Local on a node without local endpoints", from: extClient, to: ip3 + ":30081",
 		outcome: vfp.DeliveredToHost, noLB: true},
+
+	{name: "pod to its own node's NodePort", from: pod2b, to: ip2 + ":30080",
+		outcome: vfp.DeliveredToPod, backends: []string{pod2a}, src: srcSNAT, dst: dstBackend},
+	// Local NodePort access from the node itself is not supported on Windows.
+	{name: "node to its own NodePort", from: "win-2", to: ip2 + ":30080", outcome: vfp.Dropped},
+	{name: "node to another node's NodePort", from: "win-3", to: ip1 + ":30080",
+		outcome: vfp.DeliveredToPod, backends: []string{pod2a}, src: srcSNAT, dst: dstBackend},
+
+	// External → external IP.
+	{name: "external IP, backend on another node", from: extClient, to: "192.0.2.40:80", ingress: "win-1",
+		outcome: vfp.DeliveredToPod, backends: []string{pod2a}, src: srcSNAT, dst: dstBackend},
+	{name: "pod to external IP", from: pod3a, to: "192.0.2.40:80",
+		outcome: vfp.DeliveredToPod, backends: []string{pod2a}, src: srcSNAT, dst: dstBackend},
 
 	// External → LoadBalancer ingress IP.
 	{name: "ingress IP, externalTrafficPolicy Cluster", from: extClient, to: "192.0.2.20:80", ingress: "win-3",
@@ -249,6 +275,9 @@ func (c *simCluster) checkFlow(t *testing.T, vc *vfp.Cluster, v flowVariant, f f
 	reached := map[string]bool{}
 	for i := range sourcePorts {
 		pkt := vfp.Packet{Src: netip.AddrPortFrom(src, uint16(40000+i)), Dst: dst, Protocol: hnslb.ProtocolTCP}
+		if f.udp {
+			pkt.Protocol = hnslb.ProtocolUDP
+		}
 		verdict, err := vc.Trace(pkt, vfp.Options{Ingress: f.ingress})
 		if err != nil {
 			t.Fatalf("Trace(%s): %v", pkt, err)
@@ -344,11 +373,19 @@ func (c *simCluster) wantSrc(v flowVariant, f flow, pkt vfp.Packet, verdict vfp.
 func wantDst(f flow, pkt vfp.Packet, verdict vfp.Verdict) netip.AddrPort {
 	switch f.dst {
 	case dstBackend:
-		return netip.AddrPortFrom(verdict.Backend.Addr(), 8080)
+		return netip.AddrPortFrom(verdict.Backend.Addr(), targetPort(f))
 	case dstVIP:
-		return netip.AddrPortFrom(pkt.Dst.Addr(), 8080)
+		return netip.AddrPortFrom(pkt.Dst.Addr(), targetPort(f))
 	}
 	return pkt.Dst
+}
+
+// targetPort is where the fixture's Services send: 8080/TCP, 5353/UDP.
+func targetPort(f flow) uint16 {
+	if f.udp {
+		return 5353
+	}
+	return 8080
 }
 
 func sortedKeys(m map[string]bool) []string {
