@@ -137,7 +137,7 @@ type flow struct {
 	// only limits the row to some variants.
 	only func(flowVariant) bool
 
-	udp      bool // UDP instead of TCP
+	udp bool // UDP instead of TCP
 
 	outcome  vfp.Outcome
 	backends []string // the set of backend IPs reachable over many source ports
