@@ -98,12 +98,22 @@ type Proxier struct {
 	reported     map[types.NamespacedName]string // last problems reported per Service
 	lastSync     time.Time
 	lastRepair   time.Time
-	vipEPs       map[types.NamespacedName][]reconciler.RemoteEndpoint
-	health       map[types.NamespacedName]desired.HealthCheck
-	initialized  bool
+	// repairRetryAt holds back the next drift repair after a failed one.
+	repairRetryAt time.Time
+	repairBackoff workqueue.TypedRateLimiter[string]
+	vipEPs        map[types.NamespacedName][]reconciler.RemoteEndpoint
+	health        map[types.NamespacedName]desired.HealthCheck
+	initialized   bool
 	// vipsChanged says the extra remote endpoints must be handed over again.
 	vipsChanged bool
 }
+
+// A failed drift repair (each lists all of HNS) is retried with
+// exponential backoff between these bounds, never later than RepairPeriod.
+const (
+	repairRetryBase = 100 * time.Millisecond
+	repairRetryMax  = 30 * time.Second
+)
 
 const (
 	syncKey         = "sync"
@@ -138,7 +148,9 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 		queue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{
 			Name: "hnsproxy_sync", Clock: opts.Clock,
 		}),
-		cfg:      opts.Config,
+		cfg: opts.Config,
+		repairBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](
+			repairRetryBase, min(repairRetryMax, opts.RepairPeriod)),
 		reported: map[types.NamespacedName]string{},
 		vipEPs:   map[types.NamespacedName][]reconciler.RemoteEndpoint{},
 		health:   map[types.NamespacedName]desired.HealthCheck{},
