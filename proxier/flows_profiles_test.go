@@ -34,11 +34,9 @@ func TestPacketFlowsDualStack(t *testing.T) {
 			s.Spec.Ports[0].NodePort = 30090
 		}),
 		sliceOf("dual", "dual-v4", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1"), readyEP(pod2a, "win-2")),
-		// IPv6 backends on win-2 only, traced from win-1: the reconciler
-		// indexes a dual-stack pod endpoint by its first address only, so
-		// a local IPv6 backend is never resolved (reported, fixed in the
-		// reconciler's branch).
-		sliceOf("dual", "dual-v6", discoveryv1.AddressTypeIPv6, readyEP("fd00:10:244:2::10", "win-2")),
+		// A local and a remote IPv6 backend: the local one is the second
+		// address of a dual-stack pod endpoint.
+		sliceOf("dual", "dual-v6", discoveryv1.AddressTypeIPv6, readyEP("fd00:10:244:1::10", "win-1"), readyEP("fd00:10:244:2::10", "win-2")),
 	)
 	c.converge()
 	vc := c.vfp()
@@ -47,11 +45,11 @@ func TestPacketFlowsDualStack(t *testing.T) {
 		{name: "IPv4 pod to ClusterIP", from: pod1b, to: "10.96.0.10:80",
 			outcome: vfp.DeliveredToPod, backends: []string{pod1a, pod2a}, src: srcSNAT, dst: dstBackend},
 		{name: "IPv6 pod to ClusterIP", from: "fd00:10:244:1::11", to: "[fd00:10:96::10]:80",
-			outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:2::10"}, src: srcSNAT, dst: dstBackend},
+			outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:1::10", "fd00:10:244:2::10"}, src: srcSNAT, dst: dstBackend},
 		{name: "IPv6 pod to pod, other node", from: "fd00:10:244:1::11", to: "[fd00:10:244:2::10]:8080",
 			outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:2::10"}},
 		{name: "IPv6 external to NodePort", from: "2001:db8::7", to: "[fd00::1]:30090",
-			outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:2::10"}, src: srcSNAT, dst: dstBackend},
+			outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:1::10", "fd00:10:244:2::10"}, src: srcSNAT, dst: dstBackend},
 		{name: "IPv6 node to pod, other node", from: "fd00::1", to: "[fd00:10:244:2::10]:8080",
 			outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:2::10"}},
 		{name: "IPv4 external to NodePort", from: extClient, to: ip2 + ":30090",

@@ -265,7 +265,7 @@ func TestRequestSyncRespectsMinSyncPeriod(t *testing.T) {
 
 	// Right after a sync: held back until MinSyncPeriod has passed.
 	p.mu.Lock()
-	p.lastSync = clk.Now()
+	p.markSynced(clk.Now())
 	p.mu.Unlock()
 	p.requestSync()
 	p.requestSync()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -97,7 +98,9 @@ type Proxier struct {
 	state        *desired.State
 	reported     map[types.NamespacedName]string // last problems reported per Service
 	lastSync     time.Time
-	lastRepair   time.Time
+	// lastSyncNanos mirrors lastSync for requestSync, which runs without p.mu.
+	lastSyncNanos atomic.Int64
+	lastRepair    time.Time
 	// repairRetryAt holds back the next drift repair after a failed one.
 	repairRetryAt time.Time
 	repairBackoff workqueue.TypedRateLimiter[string]
@@ -253,9 +256,9 @@ func (p *Proxier) requestSync() {
 	if p.opts.Observer != nil {
 		p.opts.Observer.SyncQueued(now)
 	}
-	p.mu.Lock()
-	wait := p.lastSync.Add(p.opts.MinSyncPeriod).Sub(now)
-	p.mu.Unlock()
+	// lastSyncNanos is atomic so informer handlers never wait for a sync
+	// that holds p.mu while it talks to HNS.
+	wait := time.Unix(0, p.lastSyncNanos.Load()).Add(p.opts.MinSyncPeriod).Sub(now)
 	if wait <= 0 {
 		p.queue.Add(syncKey)
 		return

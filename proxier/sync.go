@@ -70,7 +70,7 @@ func (p *Proxier) Sync(ctx context.Context) {
 		stats.Truncated += r.Truncated
 		stats.MixedPortDropped += r.MixedPortDropped
 	}
-	p.lastSync = stats.End
+	p.markSynced(stats.End)
 	if p.opts.Observer != nil {
 		p.opts.Observer.SyncDone(stats)
 	}
@@ -336,4 +336,10 @@ func (p *Proxier) refreshRemoteSubnets(ctx context.Context) error {
 	}
 	p.cfg.RemoteSubnets = subnets
 	return nil
+}
+
+// markSynced records when a sync ended; callers hold p.mu.
+func (p *Proxier) markSynced(at time.Time) {
+	p.lastSync = at
+	p.lastSyncNanos.Store(at.UnixNano())
 }
