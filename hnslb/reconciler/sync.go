@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -384,10 +385,22 @@ func localIndexOf(eps []hnslb.Endpoint) map[string]string {
 	idx := make(map[string]string, len(eps))
 	for i := range eps {
 		if !eps[i].IsRemote() {
-			idx[eps[i].IP()] = eps[i].ID
+			indexLocal(idx, &eps[i])
 		}
 	}
 	return idx
+}
+
+// indexLocal records every address of a local endpoint: a dual-stack pod's
+// endpoint backs both its IPv4 and its IPv6 load balancers.
+func indexLocal(idx map[string]string, ep *hnslb.Endpoint) {
+	for _, c := range ep.IpConfigurations {
+		ip := c.IpAddress
+		if a, err := netip.ParseAddr(ip); err == nil {
+			ip = a.Unmap().String()
+		}
+		idx[ip] = ep.ID
+	}
 }
 
 // syncWantedEP creates (or replaces) a desired remote endpoint.
