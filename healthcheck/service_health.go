@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+
+	hnsevents "github.com/hnsproxy/hnsproxy/events"
 )
 
 // ProxyHealthChecker is what the service health checks consult besides the endpoint count.
@@ -80,7 +82,7 @@ func (s *ServiceHealthServer) SyncServices(newServices map[types.NamespacedName]
 			klog.ErrorS(err, "Failed to start healthcheck", "node", s.nodeName, "service", nsn, "port", port)
 			if s.recorder != nil {
 				ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Service", Namespace: nsn.Namespace, Name: nsn.Name}
-				s.recorder.Eventf(ref, nil, v1.EventTypeWarning, "FailedToStartServiceHealthcheck", "Listen",
+				s.recorder.Eventf(ref, nil, v1.EventTypeWarning, hnsevents.ReasonFailedToStartServiceHealthcheck, "Listen",
 					"node %s failed to start healthcheck %q on port %d: %v", s.nodeName, nsn.String(), port, err)
 			}
 			continue
