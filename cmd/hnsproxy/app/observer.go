@@ -64,7 +64,9 @@ func familiesOf(cidrs []string) []v1.IPFamily {
 	return out
 }
 
-func (o *observer) SyncQueued(at time.Time) {
+func (o *observer) SyncQueued(at time.Time, pendingServices, pendingEndpoints int) {
+	metrics.ServiceChangesPending.Set(float64(pendingServices))
+	metrics.EndpointChangesPending.Set(float64(pendingEndpoints))
 	for _, f := range o.families {
 		metrics.SyncProxyRulesLastQueuedTimestamp.WithLabelValues(string(f)).Set(float64(at.UnixNano()) / 1e9)
 		if o.health != nil {

@@ -60,7 +60,13 @@ func TestObserverFeedsMetricsAndHealth(t *testing.T) {
 
 	beforeSvc := must(testutil.GetCounterMetricValue(metrics.ServiceChangesTotal))
 	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now()}) // the first sync
-	obs.SyncQueued(clk.Now())
+	obs.SyncQueued(clk.Now(), 2, 5)
+	if got := must(testutil.GetGaugeMetricValue(metrics.ServiceChangesPending)); got != 2 {
+		t.Errorf("service changes pending = %v, want 2", got)
+	}
+	if got := must(testutil.GetGaugeMetricValue(metrics.EndpointChangesPending)); got != 5 {
+		t.Errorf("endpoint changes pending = %v, want 5", got)
+	}
 	clk.Step(2 * time.Minute)
 	if health.Health().Healthy {
 		t.Fatal("a queued update older than the timeout should be unhealthy")
