@@ -301,3 +301,12 @@ func TestServiceHealthCheckPortChangeAndConflict(t *testing.T) {
 		t.Errorf("moved health check: %d %s", a.code, a.raw)
 	}
 }
+
+func TestListenNetworkPinsTheFamily(t *testing.T) {
+	// tcp4 and tcp6 let 0.0.0.0 and :: share a port (a plain "tcp" :: socket is dual-stack and would take both).
+	for ip, want := range map[string]string{"0.0.0.0": "tcp4", "127.0.0.1": "tcp4", "::": "tcp6", "::1": "tcp6", "": "tcp"} {
+		if got := networkFor(ip); got != want {
+			t.Errorf("networkFor(%q) = %q, want %q", ip, got, want)
+		}
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+
+	hnsevents "github.com/hnsproxy/hnsproxy/events"
 )
 
 // ProxyHealthChecker is what the service health checks consult besides the endpoint count.
@@ -41,8 +43,8 @@ type hcInstance struct {
 }
 
 // NewServiceHealthServer returns a server with no services. listenIPs are
-// the node addresses to listen on (kube-proxy listens on 0.0.0.0 or ::
-// unless --nodeport-addresses narrows it); empty means 0.0.0.0.
+// the node addresses to listen on (kube-proxy listens on 0.0.0.0 and/or ::,
+// one per IP family); empty means 0.0.0.0.
 func NewServiceHealthServer(nodeName string, recorder events.EventRecorder, listenIPs []string, health ProxyHealthChecker) *ServiceHealthServer {
 	if len(listenIPs) == 0 {
 		listenIPs = []string{"0.0.0.0"}
@@ -80,7 +82,7 @@ func (s *ServiceHealthServer) SyncServices(newServices map[types.NamespacedName]
 			klog.ErrorS(err, "Failed to start healthcheck", "node", s.nodeName, "service", nsn, "port", port)
 			if s.recorder != nil {
 				ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Service", Namespace: nsn.Namespace, Name: nsn.Name}
-				s.recorder.Eventf(ref, nil, v1.EventTypeWarning, "FailedToStartServiceHealthcheck", "Listen",
+				s.recorder.Eventf(ref, nil, v1.EventTypeWarning, hnsevents.ReasonFailedToStartServiceHealthcheck, "Listen",
 					"node %s failed to start healthcheck %q on port %d: %v", s.nodeName, nsn.String(), port, err)
 			}
 			continue
@@ -124,7 +126,7 @@ func (s *ServiceHealthServer) Close() {
 func (s *ServiceHealthServer) open(nsn types.NamespacedName, port uint16) (*hcInstance, error) {
 	hc := &hcInstance{port: port}
 	for _, ip := range s.listenIPs {
-		ln, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(int(port))))
+		ln, err := net.Listen(networkFor(ip), net.JoinHostPort(ip, strconv.Itoa(int(port))))
 		if err != nil {
 			hc.close() // release what opened, so a retry or another owner can take the port
 			return nil, err
@@ -139,6 +141,20 @@ func (s *ServiceHealthServer) open(nsn types.NamespacedName, port uint16) (*hcIn
 		}()
 	}
 	return hc, nil
+}
+
+// networkFor pins a listen IP's family (tcp4 / tcp6) so that 0.0.0.0 and ::
+// can both be open on one port, as kube-proxy's per-family servers are.
+func networkFor(ip string) string {
+	parsed := net.ParseIP(ip)
+	switch {
+	case parsed == nil:
+		return "tcp"
+	case parsed.To4() != nil:
+		return "tcp4"
+	default:
+		return "tcp6"
+	}
 }
 
 func (hc *hcInstance) close() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -36,8 +37,9 @@ type Reconciler interface {
 // Observer receives what the sync loop does, for metrics and health. The
 // daemon adapts the metrics and healthcheck packages to it.
 type Observer interface {
-	// SyncQueued is called when a change asks for a sync.
-	SyncQueued(at time.Time)
+	// SyncQueued is called when a change asks for a sync, with the number of
+	// Service and EndpointSlice changes waiting for it.
+	SyncQueued(at time.Time, pendingServices, pendingEndpoints int)
 	// SyncDone is called after every sync.
 	SyncDone(s SyncStats)
 	// HealthChecks replaces the per-Service health-check node ports and local endpoint counts.
@@ -66,7 +68,7 @@ type Options struct {
 	Config        desired.Config
 	MinSyncPeriod time.Duration
 	SyncPeriod    time.Duration
-	// RepairPeriod is how often HNS is listed to repair drift.
+	// RepairPeriod is how often HNS is listed to repair drift; 0 turns drift repair off.
 	RepairPeriod time.Duration
 	Reconciler   Reconciler
 	Recorder     events.EventRecorder
@@ -97,13 +99,25 @@ type Proxier struct {
 	state        *desired.State
 	reported     map[types.NamespacedName]string // last problems reported per Service
 	lastSync     time.Time
-	lastRepair   time.Time
-	vipEPs       map[types.NamespacedName][]reconciler.RemoteEndpoint
-	health       map[types.NamespacedName]desired.HealthCheck
-	initialized  bool
+	// lastSyncNanos mirrors lastSync for requestSync, which runs without p.mu.
+	lastSyncNanos atomic.Int64
+	lastRepair    time.Time
+	// repairRetryAt holds back the next drift repair after a failed one.
+	repairRetryAt time.Time
+	repairBackoff workqueue.TypedRateLimiter[string]
+	vipEPs        map[types.NamespacedName][]reconciler.RemoteEndpoint
+	health        map[types.NamespacedName]desired.HealthCheck
+	initialized   bool
 	// vipsChanged says the extra remote endpoints must be handed over again.
 	vipsChanged bool
 }
+
+// A failed drift repair (each lists all of HNS) is retried with
+// exponential backoff between these bounds, never later than RepairPeriod.
+const (
+	repairRetryBase = 100 * time.Millisecond
+	repairRetryMax  = 30 * time.Second
+)
 
 const (
 	syncKey         = "sync"
@@ -128,8 +142,12 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 	if opts.MinSyncPeriod < 0 {
 		opts.MinSyncPeriod = 0
 	}
-	if opts.RepairPeriod <= 0 {
-		opts.RepairPeriod = 5 * time.Minute
+	if opts.RepairPeriod < 0 {
+		opts.RepairPeriod = 0
+	}
+	repairMax := repairRetryMax
+	if opts.RepairPeriod > 0 {
+		repairMax = min(repairRetryMax, opts.RepairPeriod)
 	}
 	p := &Proxier{
 		opts:    opts,
@@ -138,7 +156,9 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 		queue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{
 			Name: "hnsproxy_sync", Clock: opts.Clock,
 		}),
-		cfg:      opts.Config,
+		cfg: opts.Config,
+		repairBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](
+			repairRetryBase, repairMax),
 		reported: map[types.NamespacedName]string{},
 		vipEPs:   map[types.NamespacedName][]reconciler.RemoteEndpoint{},
 		health:   map[types.NamespacedName]desired.HealthCheck{},
@@ -239,11 +259,12 @@ func (p *Proxier) onNode(obj any) {
 func (p *Proxier) requestSync() {
 	now := p.clock.Now()
 	if p.opts.Observer != nil {
-		p.opts.Observer.SyncQueued(now)
+		services, endpoints := p.tracker.pending()
+		p.opts.Observer.SyncQueued(now, services, endpoints)
 	}
-	p.mu.Lock()
-	wait := p.lastSync.Add(p.opts.MinSyncPeriod).Sub(now)
-	p.mu.Unlock()
+	// lastSyncNanos is atomic so informer handlers never wait for a sync
+	// that holds p.mu while it talks to HNS.
+	wait := time.Unix(0, p.lastSyncNanos.Load()).Add(p.opts.MinSyncPeriod).Sub(now)
 	if wait <= 0 {
 		p.queue.Add(syncKey)
 		return

@@ -269,3 +269,24 @@ func TestModifyNotImplementedFallsBackToReplace(t *testing.T) {
 	}
 	e.assertRealized(want)
 }
+
+func TestDualStackPodEndpointBacksBothFamilies(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	// One pod endpoint with an IPv4 and an IPv6 address, written the long way.
+	pod, err := e.hns.CreateEndpoint(ctx, e.netID, &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{
+		{IpAddress: "10.244.1.20"}, {IpAddress: "fd00:10:244:1:0:0:0:20"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster4 := lb("10.96.0.20", 80, loc("10.244.1.20"))
+	cluster6 := lb("fd00:10:96::20", 80, loc("fd00:10:244:1::20"))
+	cluster6.Key.Family, cluster6.SourceVIP = IPv6, ""
+	e.started(cluster4, cluster6)
+	for _, d := range []DesiredLB{cluster4, cluster6} {
+		got := e.hnsLB(d.Key)
+		if got == nil || len(got.HostComputeEndpoints) != 1 || got.HostComputeEndpoints[0] != pod.ID {
+			t.Errorf("%s: load balancer %+v, want the dual-stack pod endpoint %s as its backend", d.Key, got, pod.ID)
+		}
+	}
+}

@@ -70,7 +70,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 		}
 		switch {
 		case !ep.IsRemote():
-			r.localIndex[ep.IP()] = ep.ID
+			indexLocal(r.localIndex, &ep)
 			// A local endpoint we made (the overlay source VIP) is adopted
 			// like a remote one; the CNI's pod endpoints never are.
 			if ours && r.orphanEPs[ep.IP()].ID == "" {

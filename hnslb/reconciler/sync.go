@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -138,22 +139,30 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 func (r *Reconciler) syncRemovedLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
+	if err := r.removeRealizedLB(run, e); err != nil {
+		r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+		return
+	}
+	r.limiter.Forget(ref)
+	delete(r.lbs, e.key)
+}
+
+// removeRealizedLB deletes e's load balancer from HNS, including one a
+// lost create may have made.
+func (r *Reconciler) removeRealizedLB(run *syncRun, e *lbEntry) error {
 	if e.realizedID == "" && e.uncertain != nil {
 		if err := r.resolveUncertainLB(run, e); err != nil {
-			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
-			return
+			return err
 		}
 	}
 	if e.realizedID != "" {
 		if err := r.deleteLB(run, e.realizedID); err != nil {
-			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
-			return
+			return err
 		}
 		r.clearRealized(e)
 		run.res.Deleted++
 	}
-	r.limiter.Forget(ref)
-	delete(r.lbs, e.key)
+	return nil
 }
 
 // resolveUncertainLB looks for the load balancer a lost create may have
@@ -178,19 +187,9 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	if len(ids) == 0 {
 		// Nothing to balance to (HNS refuses a load balancer without
 		// backends): keep none rather than one pointing at stale endpoints.
-		if e.realizedID == "" && e.uncertain != nil {
-			if err := r.resolveUncertainLB(run, e); err != nil {
-				r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
-				return
-			}
-		}
-		if e.realizedID != "" {
-			if err := r.deleteLB(run, e.realizedID); err != nil {
-				r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
-				return
-			}
-			r.clearRealized(e)
-			run.res.Deleted++
+		if err := r.removeRealizedLB(run, e); err != nil {
+			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+			return
 		}
 		r.settle(run, ref, &e.st, missing)
 		return
@@ -384,10 +383,22 @@ func localIndexOf(eps []hnslb.Endpoint) map[string]string {
 	idx := make(map[string]string, len(eps))
 	for i := range eps {
 		if !eps[i].IsRemote() {
-			idx[eps[i].IP()] = eps[i].ID
+			indexLocal(idx, &eps[i])
 		}
 	}
 	return idx
+}
+
+// indexLocal records every address of a local endpoint: a dual-stack pod's
+// endpoint backs both its IPv4 and its IPv6 load balancers.
+func indexLocal(idx map[string]string, ep *hnslb.Endpoint) {
+	for _, c := range ep.IpConfigurations {
+		ip := c.IpAddress
+		if a, err := netip.ParseAddr(ip); err == nil {
+			ip = a.Unmap().String()
+		}
+		idx[ip] = ep.ID
+	}
 }
 
 // syncWantedEP creates (or replaces) a desired remote endpoint.

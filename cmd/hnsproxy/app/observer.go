@@ -1,6 +1,7 @@
 package app
 
 import (
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -8,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 	netutils "k8s.io/utils/net"
 
+	"github.com/hnsproxy/hnsproxy/events"
 	"github.com/hnsproxy/hnsproxy/healthcheck"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
@@ -29,13 +31,18 @@ type observer struct {
 	health   *healthcheck.ProxyHealthServer   // nil when healthz is disabled
 	services *healthcheck.ServiceHealthServer // nil when healthz is disabled
 	statuses StatusSource                     // may be nil
+	events   *events.Reporter                 // may be nil
+
+	// rejected is the last HNS error reported per load balancer key, so a
+	// load balancer HNS keeps refusing is one event, not one per retry.
+	rejected map[string]string
 }
 
 var _ proxier.Observer = (*observer)(nil)
 
 // newObserver reports for the families in clusterCIDRs (IPv4 when none are given).
-func newObserver(clusterCIDRs []string, health *healthcheck.ProxyHealthServer, services *healthcheck.ServiceHealthServer, statuses StatusSource) *observer {
-	return &observer{families: familiesOf(clusterCIDRs), health: health, services: services, statuses: statuses}
+func newObserver(clusterCIDRs []string, health *healthcheck.ProxyHealthServer, services *healthcheck.ServiceHealthServer, statuses StatusSource, reporter *events.Reporter) *observer {
+	return &observer{families: familiesOf(clusterCIDRs), health: health, services: services, statuses: statuses, events: reporter, rejected: map[string]string{}}
 }
 
 func familiesOf(cidrs []string) []v1.IPFamily {
@@ -57,7 +64,9 @@ func familiesOf(cidrs []string) []v1.IPFamily {
 	return out
 }
 
-func (o *observer) SyncQueued(at time.Time) {
+func (o *observer) SyncQueued(at time.Time, pendingServices, pendingEndpoints int) {
+	metrics.ServiceChangesPending.Set(float64(pendingServices))
+	metrics.EndpointChangesPending.Set(float64(pendingEndpoints))
 	for _, f := range o.families {
 		metrics.SyncProxyRulesLastQueuedTimestamp.WithLabelValues(string(f)).Set(float64(at.UnixNano()) / 1e9)
 		if o.health != nil {
@@ -99,6 +108,9 @@ func (o *observer) SyncDone(s proxier.SyncStats) {
 	metrics.EndpointsDroppedMixedPorts.Set(float64(s.MixedPortDropped))
 	if o.statuses != nil {
 		setObjectGauges(o.statuses)
+		if o.events != nil {
+			o.reportRejections(s.Result)
+		}
 	}
 	if !synced {
 		klog.V(2).InfoS("Sync could not reach HNS; healthz will turn unhealthy if this lasts", "failed", s.Result.Failed)
@@ -171,4 +183,39 @@ func (o *observer) HealthChecks(checks map[types.NamespacedName]desired.HealthCh
 	}
 	_ = o.services.SyncServices(ports)
 	_ = o.services.SyncEndpoints(local)
+}
+
+// reportRejections raises HNSLoadBalancerRejected on the owning Service for
+// each load balancer HNS refused (not for HNS being unreachable), once per
+// distinct error.
+func (o *observer) reportRejections(r reconciler.SyncResult) {
+	owners := map[string]string{}
+	for _, st := range o.statuses.Statuses() {
+		key := st.Key.String()
+		owners[key] = st.Owner
+		if st.State != reconciler.StateError {
+			delete(o.rejected, key)
+		}
+	}
+	for _, e := range r.Errors {
+		if e.Kind != reconciler.KindLoadBalancer || hnslb.IsUnavailable(e.Err) || o.rejected[e.Name] == e.Err.Error() {
+			continue
+		}
+		svc, port, ok := splitOwner(owners[e.Name])
+		if !ok {
+			continue
+		}
+		o.rejected[e.Name] = e.Err.Error()
+		o.events.LoadBalancerRejected(svc, port, e.Name, e.Err)
+	}
+}
+
+// splitOwner parses a load balancer owner, "namespace/name:port".
+func splitOwner(owner string) (types.NamespacedName, string, bool) {
+	colon := strings.LastIndexByte(owner, ':')
+	slash := strings.IndexByte(owner, '/')
+	if colon < 0 || slash < 0 || slash > colon {
+		return types.NamespacedName{}, "", false
+	}
+	return types.NamespacedName{Namespace: owner[:slash], Name: owner[slash+1 : colon]}, owner[colon+1:], true
 }

@@ -4,14 +4,17 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	hnsevents "github.com/hnsproxy/hnsproxy/events"
 	"github.com/hnsproxy/hnsproxy/healthcheck"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
@@ -41,17 +44,29 @@ func TestObserverFeedsMetricsAndHealth(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
 	health := healthcheck.NewProxyHealthServer(clk, time.Minute, nil)
 	lb := reconciler.DesiredLB{Owner: "shop/web:http"}
+	webKey := reconciler.LBKey{Family: reconciler.IPv4, VIP: "10.96.0.10", Protocol: hnslb.ProtocolTCP, Port: 80}
+	rec := events.NewFakeRecorder(10)
 	obs := newObserver([]string{"10.244.0.0/16", "fd00::/56"}, health, nil, statuses{
-		lbs: []reconciler.Status{{Desired: &lb, State: reconciler.StateDone}, {Desired: &lb, State: reconciler.StateError}, {State: reconciler.StatePending}},
+		lbs: []reconciler.Status{
+			{Desired: &lb, State: reconciler.StateDone},
+			{Key: webKey, Owner: "shop/web:http", Desired: &lb, State: reconciler.StateError},
+			{State: reconciler.StatePending},
+		},
 		eps: []reconciler.EndpointStatus{{Desired: true, State: reconciler.StateDone}},
-	})
+	}, hnsevents.NewReporterWithRecorder(rec, "win-1"))
 	if len(obs.families) != 2 || obs.families[1] != v1.IPv6Protocol {
 		t.Fatalf("families = %v", obs.families)
 	}
 
 	beforeSvc := must(testutil.GetCounterMetricValue(metrics.ServiceChangesTotal))
 	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now()}) // the first sync
-	obs.SyncQueued(clk.Now())
+	obs.SyncQueued(clk.Now(), 2, 5)
+	if got := must(testutil.GetGaugeMetricValue(metrics.ServiceChangesPending)); got != 2 {
+		t.Errorf("service changes pending = %v, want 2", got)
+	}
+	if got := must(testutil.GetGaugeMetricValue(metrics.EndpointChangesPending)); got != 5 {
+		t.Errorf("endpoint changes pending = %v, want 5", got)
+	}
 	clk.Step(2 * time.Minute)
 	if health.Health().Healthy {
 		t.Fatal("a queued update older than the timeout should be unhealthy")
@@ -63,9 +78,17 @@ func TestObserverFeedsMetricsAndHealth(t *testing.T) {
 		t.Error("a sync that could not reach HNS must not count as synced")
 	}
 	rejected := hnslb.NewError("CreateLoadBalancer", hnslb.CodePortAlreadyExists, "exists")
-	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now().Add(time.Second), Full: true, Truncated: 7, MixedPortDropped: 2,
-		NoLocalEndpoints: map[string]int{"external": 4},
-		Result:           reconciler.SyncResult{Failed: 1, Errors: []reconciler.ObjectError{{Kind: reconciler.KindLoadBalancer, Err: rejected}}}})
+	for range 2 { // a load balancer HNS keeps refusing is reported once
+		obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now().Add(time.Second), Full: true, Truncated: 7, MixedPortDropped: 2,
+			NoLocalEndpoints: map[string]int{"external": 4},
+			Result:           reconciler.SyncResult{Failed: 1, Errors: []reconciler.ObjectError{{Kind: reconciler.KindLoadBalancer, Name: webKey.String(), Err: rejected}}}})
+	}
+	if len(rec.Events) != 1 {
+		t.Fatalf("%d rejection events, want 1", len(rec.Events))
+	}
+	if ev := <-rec.Events; !strings.Contains(ev, "HNSLoadBalancerRejected") || !strings.Contains(ev, "port http (10.96.0.10:80/tcp)") || !strings.Contains(ev, "0x803b0013") {
+		t.Errorf("event = %q", ev)
+	}
 	if !health.Health().Healthy {
 		t.Error("one rejected load balancer must not make the node unhealthy")
 	}
@@ -105,7 +128,7 @@ func TestObserverOpensHealthCheckPorts(t *testing.T) {
 	health := healthcheck.NewProxyHealthServer(clocktesting.NewFakeClock(time.Now()), time.Minute, nil)
 	services := healthcheck.NewServiceHealthServer("win-1", nil, []string{"127.0.0.1"}, health)
 	t.Cleanup(services.Close)
-	obs := newObserver(nil, health, services, nil)
+	obs := newObserver(nil, health, services, nil, nil)
 	web := types.NamespacedName{Namespace: "shop", Name: "web"}
 	obs.HealthChecks(map[types.NamespacedName]desired.HealthCheck{web: {NodePort: port, LocalEndpoints: 2}, {Namespace: "shop", Name: "nohc"}: {}})
 	resp, err := http.Get("http://" + net.JoinHostPort("127.0.0.1", itoa(port)) + "/")

@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-	"time"
 
 	"k8s.io/klog/v2"
 
@@ -17,10 +16,6 @@ import (
 	"github.com/hnsproxy/hnsproxy/proxier"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
-
-// noRepair stands for "drift repair off": the proxier treats a period of 0
-// as its default, so "never" is a period longer than any node's uptime.
-const noRepair = 100 * 365 * 24 * time.Hour
 
 // runProxier is the seam between the daemon and the sync loop: it builds
 // the reconciler and the proxier from cfg and deps and runs them until ctx
@@ -39,16 +34,12 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 	if err != nil {
 		return err
 	}
-	repair := cfg.DriftRepairPeriod
-	if repair == 0 {
-		repair = noRepair
-	}
 	p, err := proxier.New(proxier.Options{
 		NodeName:      cfg.NodeName,
 		Config:        dcfg,
 		MinSyncPeriod: cfg.MinSyncPeriod,
 		SyncPeriod:    cfg.SyncPeriod,
-		RepairPeriod:  repair,
+		RepairPeriod:  cfg.DriftRepairPeriod,
 		Reconciler:    rec,
 		Recorder:      deps.Events.Recorder(),
 		Observer:      deps.NewObserver(rec),

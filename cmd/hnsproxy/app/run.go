@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -89,10 +90,10 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 	reporter := events.NewReporter(broadcaster, cfg.NodeName)
 
 	deps := &Deps{Kube: kube, Informers: factory, NodeInformers: nodeFactory, Events: reporter}
-	fatal := make(chan error, 2)
+	fatal := make(chan error, 3)
 	if cfg.HealthzBindAddress != "" {
 		deps.Health = healthcheck.NewProxyHealthServer(clock.RealClock{}, 2*cfg.SyncPeriod, nodes)
-		deps.ServiceHealth = healthcheck.NewServiceHealthServer(cfg.NodeName, reporter.Recorder(), nil, deps.Health)
+		deps.ServiceHealth = healthcheck.NewServiceHealthServer(cfg.NodeName, reporter.Recorder(), wildcardIPs(cfg.ClusterCIDRs), deps.Health)
 		defer deps.ServiceHealth.Close()
 		serve(ctx, "healthz", cfg.HealthzBindAddress, cfg.BindAddressHardFail, fatal, func(ctx context.Context, ln net.Listener) error {
 			return deps.Health.Serve(ctx, ln)
@@ -109,7 +110,7 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 			func(err error) { reporter.ServerFailed(events.ReasonFailedToStartMetricServer, err) })
 	}
 	deps.NewObserver = func(statuses StatusSource) proxier.Observer {
-		return newObserver(cfg.ClusterCIDRs, deps.Health, deps.ServiceHealth, statuses)
+		return newObserver(cfg.ClusterCIDRs, deps.Health, deps.ServiceHealth, statuses, reporter)
 	}
 
 	if err := connectHNS(ctx, cfg, deps, hns); err != nil {
@@ -117,6 +118,17 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 	}
 	reporter.Starting()
 
+	if cfg.ConfigFile != "" {
+		w, err := newConfigWatcher(cfg.ConfigFile)
+		if err != nil {
+			return err
+		}
+		go func() {
+			if err := w.wait(ctx, configPoll); err != nil {
+				fatal <- err
+			}
+		}()
+	}
 	proxierDone := make(chan error, 1)
 	go func() { proxierDone <- runProxier(ctx, cfg, deps) }()
 	select {
@@ -179,4 +191,18 @@ func serve(ctx context.Context, name, addr string, hardFail bool, fatal chan<- e
 			}
 		}
 	}()
+}
+
+// wildcardIPs are the any-addresses of the cluster's IP families, where the
+// per-Service health checks listen.
+func wildcardIPs(clusterCIDRs []string) []string {
+	var out []string
+	for _, f := range familiesOf(clusterCIDRs) {
+		if f == v1.IPv6Protocol {
+			out = append(out, "::")
+		} else {
+			out = append(out, "0.0.0.0")
+		}
+	}
+	return out
 }

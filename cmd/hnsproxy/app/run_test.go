@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/remote"
 	"github.com/hnsproxy/hnsproxy/hnslb/sim"
 )
 
@@ -66,12 +68,33 @@ func httpGet(t *testing.T, url string) (int, string) {
 }
 
 // TestDaemonProgramsHNS runs the whole daemon against a fake API server and
-// the in-process simulator: a ClusterIP Service with a local and a remote
-// endpoint becomes one HNS load balancer, and the servers report it.
+// a simulated HNS, in process and as the hnssim service over a unix socket:
+// a ClusterIP Service with a local and a remote endpoint becomes one HNS
+// load balancer, and the servers report it.
 func TestDaemonProgramsHNS(t *testing.T) {
+	t.Run("in-process simulator", func(t *testing.T) {
+		hns := sim.New(sim.Options{})
+		testDaemon(t, hns, "sim", hns)
+	})
+	t.Run("hnssim over a unix socket", func(t *testing.T) {
+		hns := sim.New(sim.Options{})
+		path := filepath.Join(t.TempDir(), "hns.sock")
+		ln, err := remote.Listen(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: remote.NewServer(hns, remote.Extras{})}
+		go func() { _ = srv.Serve(ln) }()
+		t.Cleanup(func() { srv.Close() })
+		testDaemon(t, hns, "unix://"+path, nil)
+	})
+}
+
+// testDaemon runs the daemon with --hns-endpoint=endpoint (inject, if not
+// nil, replaces the client that selects) and checks what hns ends up holding.
+func testDaemon(t *testing.T, hns *sim.HNS, endpoint string, inject hnslb.Client) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	hns := sim.New(sim.Options{})
 	network, err := hns.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
 		Ipams: []hnslb.Ipam{{Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
 	if err != nil {
@@ -102,10 +125,10 @@ func TestDaemonProgramsHNS(t *testing.T) {
 	healthz, metricsPort := freePort(t), freePort(t)
 	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--min-sync-period=0",
 		"--healthz-bind-address=127.0.0.1:"+healthz, "--metrics-bind-address=127.0.0.1:"+metricsPort,
-		"--state-file="+t.TempDir()+"/state.json", "--hns-endpoint=sim")
+		"--state-file="+t.TempDir()+"/state.json", "--hns-endpoint="+endpoint)
 
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, cfg, client, hns) }()
+	go func() { done <- run(ctx, cfg, client, inject) }()
 
 	var lb hnslb.LoadBalancer
 	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {

@@ -95,6 +95,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		DriftRepairPeriod: o.driftRepairPeriod,
 		StateFile:         o.stateFile,
 		DebugEndpoint:     o.enableDebugEndpoint || isLoopbackAddress(kp.MetricsBindAddress),
+		ConfigFile:        o.ConfigFile,
 		Source:            kp,
 	}
 	if kp.ClusterCIDR != "" {

@@ -61,6 +61,10 @@ type Config struct {
 	// for, or when the metrics server listens on loopback only.
 	DebugEndpoint bool
 
+	// ConfigFile is --config ("" when the flags are the configuration); the
+	// daemon exits when its content changes, as kube-proxy does.
+	ConfigFile string
+
 	// Source is the merged KubeProxyConfiguration this Config came from,
 	// for display (configz-like) and anything not lifted into Config.
 	Source *v1alpha1.KubeProxyConfiguration
