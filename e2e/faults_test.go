@@ -55,11 +55,19 @@ func TestHNSFaults(t *testing.T) {
 	if err := framework.UpdateEndpoints(ctx, c, webSvc, framework.Backends(shrunk)); err != nil {
 		t.Fatal(err)
 	}
-	late := apply(t, c, service("web", "late", "", 81, 8080), framework.Backends(web))
+	late := apply(t, c, service("web", "late", "", 81, 8080), framework.Backends(shrunk))
+	// ... and its sandbox goes (CNI DEL while HNS is away fails and is retried, as kubelet does).
+	gone := web[0]
+	err := framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+		return c.Node(gone.Node).RemovePod(ctx, gone)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	for _, n := range c.Nodes {
 		expectLBs(t, c, n, webSvc, expect(n, 80, 8080, webSvc.Spec.ClusterIP, shrunk))
-		expectLBs(t, c, n, late, expect(n, 81, 8080, late.Spec.ClusterIP, web))
+		expectLBs(t, c, n, late, expect(n, 81, 8080, late.Spec.ClusterIP, shrunk))
 	}
 	for _, n := range c.Nodes {
 		if err := n.Sim.SetFaults(ctx, hnsremote.FaultsRequest{}); err != nil {
@@ -69,6 +77,25 @@ func TestHNSFaults(t *testing.T) {
 			t.Errorf("node %s: the untouched DNS load balancer was replaced (%s -> %s) across the HNS outage", n.Name(), dnsIDs[n], got)
 		}
 		expectLBs(t, c, n, dnsSvc, expect(n, 53, 53, dnsSvc.Spec.ClusterIP, dns))
+	}
+	// Neither its local endpoint nor the other node's remote endpoint for
+	// it may stay behind.
+	for _, n := range c.Nodes {
+		err := framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+			snap, err := n.Sim.Dump(ctx)
+			if err != nil {
+				return err
+			}
+			for _, e := range snap.Endpoints {
+				if len(e.IpConfigurations) > 0 && e.IpConfigurations[0].IpAddress == gone.IP.String() {
+					return errorf("endpoint %s (%s, remote %v) for the removed pod %s is still there", e.ID, e.Name, e.IsRemote(), gone.IP)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("node %s: %v", n.Name(), err)
+		}
 	}
 	stats := statsOf(t, c)
 	for _, n := range c.Nodes {
