@@ -33,6 +33,7 @@ type testNode struct {
 	networkID string
 	stateFile string
 	recorder  *events.FakeRecorder
+	observer  Observer // optional, given to the next start
 	proxier   *Proxier
 	cancel    context.CancelFunc
 	done      chan error
@@ -102,6 +103,7 @@ func (n *testNode) start() {
 		RepairPeriod: time.Hour,
 		Reconciler:   rec,
 		Recorder:     n.recorder,
+		Observer:     n.observer,
 	}, factory, nodeFactory)
 	if err != nil {
 		n.t.Fatal(err)
