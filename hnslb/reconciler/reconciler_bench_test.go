@@ -25,7 +25,10 @@ func newMapHNS() *mapHNS {
 	return &mapHNS{lbs: map[string]hnslb.LoadBalancer{}, eps: map[string]hnslb.Endpoint{}}
 }
 
-func (m *mapHNS) id() string { m.next++; return fmt.Sprintf("%08x-0000-0000-0000-000000000000", m.next) }
+func (m *mapHNS) id() string {
+	m.next++
+	return fmt.Sprintf("%08x-0000-0000-0000-000000000000", m.next)
+}
 
 func (m *mapHNS) ListLoadBalancers(context.Context) ([]hnslb.LoadBalancer, error) {
 	out := make([]hnslb.LoadBalancer, 0, len(m.lbs))
@@ -66,7 +69,10 @@ func (m *mapHNS) UpdateLoadBalancer(_ context.Context, id string, lb *hnslb.Load
 	return &c, nil
 }
 
-func (m *mapHNS) DeleteLoadBalancer(_ context.Context, id string) error { delete(m.lbs, id); return nil }
+func (m *mapHNS) DeleteLoadBalancer(_ context.Context, id string) error {
+	delete(m.lbs, id)
+	return nil
+}
 
 // BenchmarkUpsertSync is the reconciler's share of one endpoint change: one
 // desired load balancer among many gains or loses one remote backend (one
