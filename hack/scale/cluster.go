@@ -71,11 +71,10 @@ func (p pod) local() bool { return p.node == thisNode }
 // cluster is the synthetic cluster and the harness's own model of what HNS
 // must end up holding, kept independently of the code under test.
 type cluster struct {
-	spec  clusterSpec
-	rng   *rand.Rand
-	pods  []pod
-	svcs  []*v1.Service
-	slice [][]*discoveryv1.EndpointSlice // per Service
+	spec clusterSpec
+	rng  *rand.Rand
+	pods []pod
+	svcs []*v1.Service
 	// members[i][j] is the pod behind endpoint j of Service i.
 	members [][]int
 	ready   [][]bool
@@ -127,11 +126,6 @@ func newCluster(spec clusterSpec) *cluster {
 			ready[j] = true
 		}
 		c.ready = append(c.ready, ready)
-		var slices []*discoveryv1.EndpointSlice
-		for s := 0; s*endpointsCap < len(members); s++ {
-			slices = append(slices, c.buildSlice(i, s))
-		}
-		c.slice = append(c.slice, slices)
 	}
 	return c
 }
@@ -162,13 +156,15 @@ func (c *cluster) buildSlice(i, s int) *discoveryv1.EndpointSlice {
 	return out
 }
 
-// objects is every Service and EndpointSlice, for the fake clientset.
+// objects is every Service and EndpointSlice, for the fake clientset. The
+// slices are rendered afresh, not kept, so that the harness's own memory
+// stays small beside the proxier's.
 func (c *cluster) objects() []runtime.Object {
 	var out []runtime.Object
 	for i, svc := range c.svcs {
 		out = append(out, svc)
-		for _, s := range c.slice[i] {
-			out = append(out, s)
+		for s := 0; s*endpointsCap < len(c.members[i]); s++ {
+			out = append(out, c.buildSlice(i, s))
 		}
 	}
 	return out
@@ -233,7 +229,6 @@ func (c *cluster) nextChange() change {
 			ch.remoteEndpointWrites = 1
 		}
 		ch.slice = c.buildSlice(i, j/endpointsCap)
-		c.slice[i][j/endpointsCap] = ch.slice
 		return ch
 	}
 }

@@ -12,7 +12,9 @@ import (
 // meteredHNS wraps the simulator and adds up the CPU its calls spend on the
 // calling thread, so that the simulator's own work (validation scans, deep
 // copies) can be taken out of the proxier's CPU figure. The simulated
-// latency is a timer sleep and costs no thread CPU either way.
+// latency is a timer sleep inside the call: no thread CPU, but the Go
+// runtime's hand-offs around a parked goroutine run on other threads and
+// are charged to the proxier (see docs/benchmarks.md).
 type meteredHNS struct {
 	inner hnslb.Client
 	cpu   atomic.Int64 // nanoseconds

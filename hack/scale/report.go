@@ -51,8 +51,14 @@ type report struct {
 	RestartWallSeconds    float64 `json:"restart_wall_seconds"`
 
 	RSSMiB               float64 `json:"rss_mib"`
+	RSSAfterColdMiB      float64 `json:"rss_after_cold_mib"`
 	HeapAfterColdMiB     float64 `json:"heap_after_cold_mib"`
 	HeapBeforeProxierMiB float64 `json:"heap_before_proxier_mib"`
+
+	// TargetsMet checks the figures against issue 7's targets (stated for
+	// 10,000 Services × 10 endpoints on 100 nodes). CPU figures are noisy
+	// on a shared machine; they are reported, never a reason to fail.
+	TargetsMet map[string]bool `json:"targets_met"`
 
 	// Problems lists every check that failed (wrong HNS contents, missed
 	// minimal write counts); the harness exits 1 when it is not empty.
@@ -70,4 +76,18 @@ func percentile(ds []time.Duration, q float64) time.Duration {
 	slices.Sort(s)
 	rank := int(q/100*float64(len(s))+0.999999) - 1
 	return s[min(max(rank, 0), len(s)-1)]
+}
+
+// checkTargets fills TargetsMet.
+func (r *report) checkTargets() {
+	r.TargetsMet = map[string]bool{
+		"cold_writes_exact":      r.ColdHNSWrites == r.ColdExpectedWrites,
+		"cold_cpu_le_2s":         r.ColdProxierCPUSeconds <= 2,
+		"rss_le_400mib":          r.RSSMiB <= 400,
+		"incr_le_1_write_per_lb": r.IncrMaxLBWritesPerChange <= 1,
+		"incr_no_lists":          r.IncrHNSLists == 0,
+		"incr_cpu_p50_le_5ms":    r.IncrProxierCPUMsP50 <= 5,
+		"incr_cpu_p99_le_20ms":   r.IncrProxierCPUMsP99 <= 20,
+		"restart_no_writes":      r.RestartHNSWrites == 0,
+	}
 }

@@ -61,6 +61,7 @@ func run(ctx context.Context, o options) (*report, error) {
 	if err := coldStart(ctx, o, c, n, prof, rep); err != nil {
 		return rep, err
 	}
+	rep.RSSAfterColdMiB = mib(peakRSS())
 	rep.HeapAfterColdMiB = mib(heapLive())
 	if o.memProfile != "" {
 		if err := writeHeapProfile(o.memProfile); err != nil {
@@ -80,6 +81,7 @@ func run(ctx context.Context, o options) (*report, error) {
 		rep.problem("%d sync events were dropped; figures may be off", d)
 	}
 	rep.RSSMiB = mib(peakRSS())
+	rep.checkTargets()
 	progress("done; peak RSS %.0f MiB", rep.RSSMiB)
 	return rep, nil
 }
