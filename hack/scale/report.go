@@ -42,8 +42,13 @@ type report struct {
 	IncrProxierCPUMsP50         float64 `json:"incr_proxier_cpu_ms_p50"`
 	IncrProxierCPUMsP99         float64 `json:"incr_proxier_cpu_ms_p99"`
 	IncrProxierCPUMsMax         float64 `json:"incr_proxier_cpu_ms_max"`
-	IncrWallMsP50               float64 `json:"incr_wall_ms_p50"`
-	IncrWallMsP99               float64 `json:"incr_wall_ms_p99"`
+	// The same for the changes that need no remote endpoint write (a load
+	// balancer update only): the like-for-like figure across cluster sizes.
+	IncrLBOnlyChanges  int     `json:"incr_lb_only_changes"`
+	IncrLBOnlyCPUMsP50 float64 `json:"incr_lb_only_proxier_cpu_ms_p50"`
+	IncrLBOnlyCPUMsP99 float64 `json:"incr_lb_only_proxier_cpu_ms_p99"`
+	IncrWallMsP50      float64 `json:"incr_wall_ms_p50"`
+	IncrWallMsP99      float64 `json:"incr_wall_ms_p99"`
 
 	RestartHNSWrites      int     `json:"restart_hns_writes"`
 	RestartHNSLists       int     `json:"restart_hns_lists"`

@@ -138,7 +138,7 @@ func changes(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfi
 		return err
 	}
 	n.drain()
-	var cpu, wall []time.Duration
+	var cpu, wall, lbOnlyCPU []time.Duration
 	writes, lbWrites, epWrites, expected := 0, 0, 0, 0
 	for i := range o.changes {
 		ch := c.nextChange()
@@ -152,6 +152,9 @@ func changes(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfi
 			return fmt.Errorf("change %d: %w", i, err)
 		}
 		cpu = append(cpu, ev.cpu-cpu0)
+		if ch.remoteEndpointWrites == 0 {
+			lbOnlyCPU = append(lbOnlyCPU, ev.cpu-cpu0)
+		}
 		wall = append(wall, ev.stats.End.Sub(t0))
 		after := n.hns.Counters()
 		lb := delta(before, after, sim.OpCreateLoadBalancer, sim.OpUpdateLoadBalancer, sim.OpDeleteLoadBalancer)
@@ -178,6 +181,9 @@ func changes(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfi
 	rep.IncrProxierCPUMsP50 = ms(percentile(cpu, 50))
 	rep.IncrProxierCPUMsP99 = ms(percentile(cpu, 99))
 	rep.IncrProxierCPUMsMax = ms(percentile(cpu, 100))
+	rep.IncrLBOnlyChanges = len(lbOnlyCPU)
+	rep.IncrLBOnlyCPUMsP50 = ms(percentile(lbOnlyCPU, 50))
+	rep.IncrLBOnlyCPUMsP99 = ms(percentile(lbOnlyCPU, 99))
 	rep.IncrWallMsP50 = ms(percentile(wall, 50))
 	rep.IncrWallMsP99 = ms(percentile(wall, 99))
 	progress("changes: %.2f writes/change (minimal %.2f), %.2f LB writes/change, %d lists, proxier CPU p50 %.2fms p99 %.2fms",
