@@ -81,6 +81,8 @@ type cluster struct {
 	// readyRefs counts, per pod, the ready endpoints that name it: a remote
 	// pod with readyRefs > 0 needs a remote HNS endpoint on this node.
 	readyRefs []int
+	// newLocalPods counts pods added on this node after the start.
+	newLocalPods int
 }
 
 // newCluster makes Services with one TCP port each, whose endpoints are
@@ -230,5 +232,36 @@ func (c *cluster) nextChange() change {
 		}
 		ch.slice = c.buildSlice(i, j/endpointsCap)
 		return ch
+	}
+}
+
+// newLocalPodChange replaces a ready endpoint of a random Service with a
+// brand-new pod on this node (a pod rescheduled here). It returns the change
+// and the new pod's IP, whose local HNS endpoint the CNI makes first. ok is
+// false when this node's pod subnet is full.
+func (c *cluster) newLocalPodChange() (ch change, ip string, ok bool) {
+	k := c.spec.PodsPerNode + c.newLocalPods + 1
+	if k > 254 {
+		return change{}, "", false
+	}
+	c.newLocalPods++
+	ip = addrPlus(podCIDR(thisNode).Addr(), k).String()
+	c.pods = append(c.pods, pod{ip: ip, node: thisNode})
+	c.readyRefs = append(c.readyRefs, 1)
+	for {
+		i := c.rng.IntN(len(c.svcs))
+		j := c.rng.IntN(len(c.members[i]))
+		if !c.ready[i][j] {
+			continue
+		}
+		old := c.members[i][j]
+		c.readyRefs[old]--
+		ch = change{service: i, endpoint: j}
+		if !c.pods[old].local() && c.readyRefs[old] == 0 {
+			ch.remoteEndpointWrites = 1
+		}
+		c.members[i][j] = len(c.pods) - 1
+		ch.slice = c.buildSlice(i, j/endpointsCap)
+		return ch, ip, true
 	}
 }

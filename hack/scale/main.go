@@ -22,14 +22,15 @@ import (
 )
 
 type options struct {
-	spec       clusterSpec
-	changes    int
-	latency    time.Duration
-	profile    string
-	cpuProfile string
-	cpuPhase   string
-	memProfile string
-	quiet      time.Duration
+	spec         clusterSpec
+	changes      int
+	newLocalPods int
+	latency      time.Duration
+	profile      string
+	cpuProfile   string
+	cpuPhase     string
+	memProfile   string
+	quiet        time.Duration
 }
 
 func parseFlags(args []string) (options, error) {
@@ -41,6 +42,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.spec.PodsPerNode, "pods-per-node", 110, "pods per node (kubelet's default max-pods); the pool Services draw endpoints from")
 	seed := fs.Uint64("seed", 1, "seed of the cluster layout and the changes")
 	fs.IntVar(&o.changes, "changes", 1000, "random single-endpoint changes after the cold start")
+	fs.IntVar(&o.newLocalPods, "new-local-pods", 20, "then replace this many endpoints by brand-new pods on this node (at most 254-pods-per-node)")
 	fs.DurationVar(&o.latency, "hns-latency", 0, "simulated latency of every HNS call (a sleep: adds wall time, not CPU)")
 	fs.StringVar(&o.profile, "profile", sim.ProfileWS2025, "simulated HNS profile (ws2019, ws2022, ws2025-15.4, ws2025)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of -cpuprofile-phase to this file")
@@ -60,6 +62,8 @@ func parseFlags(args []string) (options, error) {
 	switch {
 	case o.changes < 0:
 		return o, fmt.Errorf("-changes must be >= 0, got %d", o.changes)
+	case o.newLocalPods < 0:
+		return o, fmt.Errorf("-new-local-pods must be >= 0, got %d", o.newLocalPods)
 	case o.latency < 0:
 		return o, fmt.Errorf("-hns-latency must be >= 0, got %s", o.latency)
 	case o.quiet <= 0:

@@ -79,11 +79,8 @@ func newNode(ctx context.Context, c *cluster, profile sim.Profile, latency time.
 		if !p.local() {
 			continue
 		}
-		if _, err := hns.CreateEndpoint(ctx, nw.ID, &hnslb.Endpoint{
-			Name:             "pod-" + p.ip,
-			IpConfigurations: []hnslb.IPConfig{{IpAddress: p.ip, PrefixLength: 24}},
-		}); err != nil {
-			return nil, fmt.Errorf("creating local endpoint %s: %w", p.ip, err)
+		if err := createLocalEndpoint(ctx, hns, nw.ID, p.ip); err != nil {
+			return nil, err
 		}
 	}
 	hns.SetLatency(latency)
@@ -102,6 +99,18 @@ func newNode(ctx context.Context, c *cluster, profile sim.Profile, latency time.
 		kube:      kube, features: profile.Features(),
 		events: make(chan syncEvent, 1<<16),
 	}, nil
+}
+
+// createLocalEndpoint makes a pod's endpoint as the CNI would.
+func createLocalEndpoint(ctx context.Context, hns *sim.HNS, networkID, ip string) error {
+	_, err := hns.CreateEndpoint(ctx, networkID, &hnslb.Endpoint{
+		Name:             "pod-" + ip,
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: ip, PrefixLength: 24}},
+	})
+	if err != nil {
+		return fmt.Errorf("creating local endpoint %s: %w", ip, err)
+	}
+	return nil
 }
 
 // start runs a new reconciler and proxier, as a freshly started process

@@ -50,6 +50,14 @@ type report struct {
 	IncrWallMsP50      float64 `json:"incr_wall_ms_p50"`
 	IncrWallMsP99      float64 `json:"incr_wall_ms_p99"`
 
+	// Endpoints replaced by brand-new pods on this node (-new-local-pods).
+	NewPodChanges                 int     `json:"new_local_pod_changes"`
+	NewPodWritesPerChange         float64 `json:"new_local_pod_hns_writes_per_change"`
+	NewPodExpectedWritesPerChange float64 `json:"new_local_pod_expected_writes_per_change"`
+	NewPodLists                   int     `json:"new_local_pod_hns_lists"`
+	NewPodHCNCallsPerChange       float64 `json:"new_local_pod_hcn_calls_per_change"`
+	NewPodCPUMsP50                float64 `json:"new_local_pod_proxier_cpu_ms_p50"`
+
 	RestartHNSWrites      int     `json:"restart_hns_writes"`
 	RestartHNSLists       int     `json:"restart_hns_lists"`
 	RestartProxierCPUSecs float64 `json:"restart_proxier_cpu_seconds"`
@@ -93,6 +101,7 @@ func (r *report) checkTargets() {
 		"incr_no_lists":          r.IncrHNSLists == 0,
 		"incr_cpu_p50_le_5ms":    r.IncrProxierCPUMsP50 <= 5,
 		"incr_cpu_p99_le_20ms":   r.IncrProxierCPUMsP99 <= 20,
+		"new_local_pod_no_lists": r.NewPodLists == 0,
 		"restart_no_writes":      r.RestartHNSWrites == 0,
 	}
 }

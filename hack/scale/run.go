@@ -71,6 +71,9 @@ func run(ctx context.Context, o options) (*report, error) {
 	if err := changes(ctx, o, c, n, prof, rep); err != nil {
 		return rep, err
 	}
+	if err := newLocalPods(ctx, o, c, n, rep); err != nil {
+		return rep, err
+	}
 	if err := restart(ctx, o, c, n, prof, rep); err != nil {
 		return rep, err
 	}
@@ -129,6 +132,36 @@ func coldStart(ctx context.Context, o options, c *cluster, n *node, prof *cpuPro
 	return nil
 }
 
+// measured is one change as HNS and the CPU clock saw it.
+type measured struct {
+	cpu, wall                       time.Duration
+	writes, lbWrites, epWrites, min int
+	lists, hcnCalls                 int
+}
+
+// measure writes one change and waits for the sync that carried it.
+func measure(ctx context.Context, n *node, ch change) (measured, error) {
+	before := n.hns.Counters()
+	cpu0, t0 := n.proxierCPU(), time.Now()
+	if err := n.updateSlice(ctx, ch.slice); err != nil {
+		return measured{}, fmt.Errorf("updating EndpointSlice %s/%s: %w", ch.slice.Namespace, ch.slice.Name, err)
+	}
+	ev, err := n.waitSync(ctx, func(ev syncEvent) bool { return ev.stats.EndpointChanges > 0 })
+	if err != nil {
+		return measured{}, err
+	}
+	after := n.hns.Counters()
+	return measured{
+		cpu: ev.cpu - cpu0, wall: ev.stats.End.Sub(t0),
+		writes:   after.Writes() - before.Writes(),
+		lbWrites: delta(before, after, sim.OpCreateLoadBalancer, sim.OpUpdateLoadBalancer, sim.OpDeleteLoadBalancer),
+		epWrites: delta(before, after, sim.OpCreateEndpoint, sim.OpDeleteEndpoint),
+		min:      1 + ch.remoteEndpointWrites,
+		lists:    after.Lists() - before.Lists(),
+		hcnCalls: after.HCNCalls - before.HCNCalls,
+	}, nil
+}
+
 func changes(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfiler, rep *report) error {
 	if o.changes == 0 {
 		return nil
@@ -142,31 +175,20 @@ func changes(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfi
 	writes, lbWrites, epWrites, expected := 0, 0, 0, 0
 	for i := range o.changes {
 		ch := c.nextChange()
-		before := n.hns.Counters()
-		cpu0, t0 := n.proxierCPU(), time.Now()
-		if err := n.updateSlice(ctx, ch.slice); err != nil {
-			return fmt.Errorf("change %d: updating EndpointSlice %s/%s: %w", i, ch.slice.Namespace, ch.slice.Name, err)
-		}
-		ev, err := n.waitSync(ctx, func(ev syncEvent) bool { return ev.stats.EndpointChanges > 0 })
+		m, err := measure(ctx, n, ch)
 		if err != nil {
 			return fmt.Errorf("change %d: %w", i, err)
 		}
-		cpu = append(cpu, ev.cpu-cpu0)
+		cpu, wall = append(cpu, m.cpu), append(wall, m.wall)
 		if ch.remoteEndpointWrites == 0 {
-			lbOnlyCPU = append(lbOnlyCPU, ev.cpu-cpu0)
+			lbOnlyCPU = append(lbOnlyCPU, m.cpu)
 		}
-		wall = append(wall, ev.stats.End.Sub(t0))
-		after := n.hns.Counters()
-		lb := delta(before, after, sim.OpCreateLoadBalancer, sim.OpUpdateLoadBalancer, sim.OpDeleteLoadBalancer)
-		ep := delta(before, after, sim.OpCreateEndpoint, sim.OpDeleteEndpoint)
-		w := after.Writes() - before.Writes()
-		want := 1 + ch.remoteEndpointWrites
-		writes, lbWrites, epWrites, expected = writes+w, lbWrites+lb, epWrites+ep, expected+want
-		rep.IncrMaxLBWritesPerChange = max(rep.IncrMaxLBWritesPerChange, lb)
-		if w > want {
+		writes, lbWrites, epWrites, expected = writes+m.writes, lbWrites+m.lbWrites, epWrites+m.epWrites, expected+m.min
+		rep.IncrMaxLBWritesPerChange = max(rep.IncrMaxLBWritesPerChange, m.lbWrites)
+		if m.writes > m.min {
 			rep.IncrChangesAboveMinimum++
 		}
-		rep.IncrHNSLists += after.Lists() - before.Lists()
+		rep.IncrHNSLists += m.lists
 		if (i+1)%max(o.changes/10, 1) == 0 {
 			progress("  %d/%d changes", i+1, o.changes)
 		}
@@ -195,6 +217,52 @@ func changes(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfi
 		rep.problem("single-endpoint changes listed HNS %d times, want 0", rep.IncrHNSLists)
 	}
 	verify(c, n, rep, "after the changes")
+	return nil
+}
+
+// newLocalPods replaces endpoints with brand-new pods on this node, whose
+// local HNS endpoints the harness first makes as the CNI would (outside the
+// measurement). The proxier learns a local endpoint's HNS ID only from HNS,
+// so these changes are reported apart from the readiness flips.
+func newLocalPods(ctx context.Context, o options, c *cluster, n *node, rep *report) error {
+	if o.newLocalPods == 0 {
+		return nil
+	}
+	progress("%d endpoints replaced by new pods on this node", o.newLocalPods)
+	n.drain()
+	var cpu []time.Duration
+	writes, expected, hcn := 0, 0, 0
+	for i := range o.newLocalPods {
+		ch, ip, ok := c.newLocalPodChange()
+		if !ok {
+			break
+		}
+		if err := createLocalEndpoint(ctx, n.hns, n.networkID, ip); err != nil {
+			return err
+		}
+		m, err := measure(ctx, n, ch)
+		if err != nil {
+			return fmt.Errorf("new local pod %d: %w", i, err)
+		}
+		cpu = append(cpu, m.cpu)
+		writes, expected, hcn = writes+m.writes, expected+m.min, hcn+m.hcnCalls
+		rep.NewPodLists += m.lists
+		rep.NewPodChanges++
+	}
+	if rep.NewPodChanges == 0 {
+		return nil
+	}
+	nc := float64(rep.NewPodChanges)
+	rep.NewPodWritesPerChange = float64(writes) / nc
+	rep.NewPodExpectedWritesPerChange = float64(expected) / nc
+	rep.NewPodHCNCallsPerChange = float64(hcn) / nc
+	rep.NewPodCPUMsP50 = ms(percentile(cpu, 50))
+	progress("new local pods: %.2f writes/change (minimal %.2f), %d lists (%.0f hcn calls/change), proxier CPU p50 %.2fms",
+		rep.NewPodWritesPerChange, rep.NewPodExpectedWritesPerChange, rep.NewPodLists, rep.NewPodHCNCallsPerChange, rep.NewPodCPUMsP50)
+	if writes > expected {
+		rep.problem("new local pods: %d HNS writes, want at most %d", writes, expected)
+	}
+	verify(c, n, rep, "after the new local pods")
 	return nil
 }
 
