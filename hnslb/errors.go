@@ -32,7 +32,12 @@ type Error struct {
 	Op      string
 	Code    ErrorCode
 	Message string
+	// Err is the underlying error from the HNS client library, if any.
+	Err error
 }
+
+// Unwrap returns the underlying error, so errors.Is/As reach it.
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Message == "" {

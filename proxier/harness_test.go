@@ -2,6 +2,7 @@ package proxier
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -33,10 +34,17 @@ type testNode struct {
 	networkID string
 	stateFile string
 	recorder  *events.FakeRecorder
-	observer  Observer // optional, given to the next start
 	proxier   *Proxier
 	cancel    context.CancelFunc
 	done      chan error
+
+	// What start gives the proxier besides the defaults: the
+	// node-independent config (Mode l2bridge when unset), the overlay
+	// remote-subnet reader, an observer and the min sync period.
+	config        desired.Config
+	remoteSubnets func(context.Context) ([]desired.RemoteSubnet, error)
+	observer      Observer
+	minSyncPeriod time.Duration
 }
 
 const (
@@ -91,19 +99,23 @@ func (n *testNode) start() {
 	})
 	factory := informers.NewSharedInformerFactory(n.client, 0)
 	nodeFactory := informers.NewSharedInformerFactory(n.client, 0)
-	n.recorder = events.NewFakeRecorder(100)
+	n.recorder = events.NewFakeRecorder(1000)
+	cfg := n.config
+	if cfg.Mode == "" {
+		cfg.Mode = desired.L2Bridge
+	}
+	cfg.Features = features
+	cfg.HealthzPort = 10256
 	p, err := New(Options{
-		NodeName: n.name,
-		Config: desired.Config{
-			Mode:        desired.L2Bridge,
-			Features:    features,
-			HealthzPort: 10256,
-		},
-		SyncPeriod:   time.Hour,
-		RepairPeriod: time.Hour,
-		Reconciler:   rec,
-		Recorder:     n.recorder,
-		Observer:     n.observer,
+		NodeName:      n.name,
+		Config:        cfg,
+		MinSyncPeriod: n.minSyncPeriod,
+		SyncPeriod:    time.Hour,
+		RepairPeriod:  time.Hour,
+		Reconciler:    rec,
+		Recorder:      n.recorder,
+		Observer:      n.observer,
+		RemoteSubnets: n.remoteSubnets,
 	}, factory, nodeFactory)
 	if err != nil {
 		n.t.Fatal(err)
@@ -199,6 +211,9 @@ func (n *testNode) settle() {
 	last := -1
 	stable := 0
 	n.eventually("HNS settling", func() bool {
+		// Sync holds mu: taking it waits for a sync in progress.
+		n.proxier.mu.Lock()
+		n.proxier.mu.Unlock()
 		w := n.hns.Counters().Total()
 		s, e := n.proxier.tracker.pending()
 		if w == last && s == 0 && e == 0 {
@@ -213,27 +228,36 @@ func (n *testNode) settle() {
 
 func (n *testNode) apply(objs ...any) {
 	n.t.Helper()
-	ctx := context.Background()
 	for _, o := range objs {
-		var err error
-		switch o := o.(type) {
-		case *v1.Service:
-			_, err = n.client.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-			if err != nil {
-				_, err = n.client.CoreV1().Services(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
-			}
-		case *discoveryv1.EndpointSlice:
-			_, err = n.client.DiscoveryV1().EndpointSlices(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-			if err != nil {
-				_, err = n.client.DiscoveryV1().EndpointSlices(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
-			}
-		default:
-			n.t.Fatalf("apply: unexpected %T", o)
-		}
-		if err != nil {
+		if _, err := upsert(n.client, o); err != nil {
 			n.t.Fatal(err)
 		}
 	}
+}
+
+// upsert creates or updates a Service or EndpointSlice and returns the stored object.
+func upsert(client *fake.Clientset, obj any) (any, error) {
+	ctx := context.Background()
+	switch o := obj.(type) {
+	case *v1.Service:
+		return createOrUpdate(ctx, client.CoreV1().Services(o.Namespace), o)
+	case *discoveryv1.EndpointSlice:
+		return createOrUpdate(ctx, client.DiscoveryV1().EndpointSlices(o.Namespace), o)
+	}
+	return nil, fmt.Errorf("upsert: unexpected %T", obj)
+}
+
+type createUpdater[T any] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
+}
+
+func createOrUpdate[T any](ctx context.Context, c createUpdater[T], o T) (T, error) {
+	out, err := c.Create(ctx, o, metav1.CreateOptions{})
+	if err != nil {
+		out, err = c.Update(ctx, o, metav1.UpdateOptions{})
+	}
+	return out, err
 }
 
 // service builds a ClusterIP Service with one TCP port 80 → 8080.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -95,16 +96,31 @@ type Proxier struct {
 	// computedWith is the config the current results were computed with.
 	computedWith desired.Config
 	state        *desired.State
-	tally        *tallies                        // per-Service gauges of state, summed
+	tally        *tallies // per-Service gauges of state, summed
+	// startChanges are the changes Run's first computation covered; the
+	// first Sync reports them (counts, trigger times) without recomputing.
+	startChanges *pendingChanges
 	reported     map[types.NamespacedName]string // last problems reported per Service
 	lastSync     time.Time
-	lastRepair   time.Time
-	vipEPs       map[types.NamespacedName][]reconciler.RemoteEndpoint
-	health       map[types.NamespacedName]desired.HealthCheck
-	initialized  bool
+	// lastSyncNanos mirrors lastSync for requestSync, which runs without p.mu.
+	lastSyncNanos atomic.Int64
+	lastRepair    time.Time
+	// repairRetryAt holds back the next drift repair after a failed one.
+	repairRetryAt time.Time
+	repairBackoff workqueue.TypedRateLimiter[string]
+	vipEPs        map[types.NamespacedName][]reconciler.RemoteEndpoint
+	health        map[types.NamespacedName]desired.HealthCheck
+	initialized   bool
 	// vipsChanged says the extra remote endpoints must be handed over again.
 	vipsChanged bool
 }
+
+// A failed drift repair (each lists all of HNS) is retried with
+// exponential backoff between these bounds, never later than RepairPeriod.
+const (
+	repairRetryBase = 100 * time.Millisecond
+	repairRetryMax  = 30 * time.Second
+)
 
 const (
 	syncKey         = "sync"
@@ -139,7 +155,9 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 		queue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{
 			Name: "hnsproxy_sync", Clock: opts.Clock,
 		}),
-		cfg:      opts.Config,
+		cfg: opts.Config,
+		repairBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](
+			repairRetryBase, min(repairRetryMax, opts.RepairPeriod)),
 		reported: map[types.NamespacedName]string{},
 		vipEPs:   map[types.NamespacedName][]reconciler.RemoteEndpoint{},
 		health:   map[types.NamespacedName]desired.HealthCheck{},
@@ -246,9 +264,9 @@ func (p *Proxier) requestSync() {
 	if p.opts.Observer != nil {
 		p.opts.Observer.SyncQueued(now)
 	}
-	p.mu.Lock()
-	wait := p.lastSync.Add(p.opts.MinSyncPeriod).Sub(now)
-	p.mu.Unlock()
+	// lastSyncNanos is atomic so informer handlers never wait for a sync
+	// that holds p.mu while it talks to HNS.
+	wait := time.Unix(0, p.lastSyncNanos.Load()).Add(p.opts.MinSyncPeriod).Sub(now)
 	if wait <= 0 {
 		p.queue.Add(syncKey)
 		return
@@ -274,13 +292,17 @@ func (p *Proxier) Run(ctx context.Context) error {
 	}
 	// Compute desired state before Start, so adoption can match identical
 	// load balancers and a restart makes no HNS writes. The changes the
-	// initial lists reported are in this computation: drop them, or the
-	// first Sync would compute every Service a second time.
+	// initial lists reported are in this computation: the first Sync only
+	// reports them, or it would compute every Service a second time.
 	p.mu.Lock()
-	p.tracker.take()
+	initial := p.tracker.take()
+	p.startChanges = &initial
 	p.computeAll()
 	p.mu.Unlock()
 	if err := p.opts.Reconciler.Start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // shut down while starting: not a failure
+		}
 		return fmt.Errorf("proxier: starting reconciler: %w", err)
 	}
 	p.mu.Lock()

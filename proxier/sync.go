@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -27,9 +28,13 @@ func (p *Proxier) Sync(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	stats := SyncStats{Start: p.clock.Now()}
 	changes := p.tracker.take()
+	if p.startChanges != nil {
+		changes.addReported(*p.startChanges)
+		p.startChanges = nil
+	}
 	stats.ServiceChanges, stats.EndpointChanges = changes.serviceChanges, changes.endpointChanges
 
-	repairDue := p.initialized && p.clock.Since(p.lastRepair) >= p.opts.RepairPeriod
+	repairDue := p.initialized && !p.clock.Now().Before(p.nextRepair())
 	if repairDue {
 		if err := p.refreshRemoteSubnets(ctx); err != nil {
 			logger.Error(err, "Reading overlay remote subnets")
@@ -49,9 +54,12 @@ func (p *Proxier) Sync(ctx context.Context) {
 
 	if repairDue {
 		if err := p.opts.Reconciler.Repair(ctx); err != nil {
-			logger.Error(err, "Drift repair failed; will retry")
+			p.repairRetryAt = p.clock.Now().Add(p.repairBackoff.When(syncKey))
+			logger.Error(err, "Drift repair failed; will retry", "at", p.repairRetryAt)
 		} else {
 			p.lastRepair = p.clock.Now()
+			p.repairRetryAt = time.Time{}
+			p.repairBackoff.Forget(syncKey)
 		}
 	}
 	stats.Result = p.opts.Reconciler.Sync(ctx)
@@ -63,7 +71,7 @@ func (p *Proxier) Sync(ctx context.Context) {
 	}
 	stats.NoLocalEndpoints = p.tally.noLocalEndpoints()
 	stats.Truncated, stats.MixedPortDropped = p.tally.total.truncated, p.tally.total.mixedPortDropped
-	p.lastSync = stats.End
+	p.markSynced(stats.End)
 	if p.opts.Observer != nil {
 		p.opts.Observer.SyncDone(stats)
 	}
@@ -83,13 +91,23 @@ func (p *Proxier) scheduleNext() {
 	if t, ok := p.opts.Reconciler.NextRetry(); ok && t.Before(next) {
 		next = t
 	}
-	if r := p.lastRepair.Add(p.opts.RepairPeriod); r.Before(next) {
+	if r := p.nextRepair(); r.Before(next) {
 		next = r
 	}
 	if min := p.lastSync.Add(p.opts.MinSyncPeriod); next.Before(min) {
 		next = min
 	}
 	p.queue.AddAfter(syncKey, next.Sub(now))
+}
+
+// nextRepair is when the next drift repair is due: a repair period after
+// the last good one, or later while a failed one backs off.
+func (p *Proxier) nextRepair() time.Time {
+	next := p.lastRepair.Add(p.opts.RepairPeriod)
+	if p.repairRetryAt.After(next) {
+		next = p.repairRetryAt
+	}
+	return next
 }
 
 // configChanged re-derives the node-dependent part of the configuration and
@@ -166,6 +184,9 @@ func (p *Proxier) computeService(name types.NamespacedName) {
 	svc, err := p.services.Services(name.Namespace).Get(name.Name)
 	if apierrors.IsNotFound(err) || svc == nil {
 		delete(p.reported, name)
+		if len(p.vipEPs[name]) > 0 {
+			p.vipsChanged = true // its overlay service-VIP endpoints must go too
+		}
 		delete(p.vipEPs, name)
 		delete(p.health, name)
 		p.tally.remove(name)
@@ -289,4 +310,10 @@ func (p *Proxier) refreshRemoteSubnets(ctx context.Context) error {
 	}
 	p.cfg.RemoteSubnets = subnets
 	return nil
+}
+
+// markSynced records when a sync ended; callers hold p.mu.
+func (p *Proxier) markSynced(at time.Time) {
+	p.lastSync = at
+	p.lastSyncNanos.Store(at.UnixNano())
 }

@@ -1,9 +1,9 @@
 package reconciler
 
 import (
+	"slices"
 	"testing"
 
-	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/hnslb/sim"
 )
 
@@ -65,18 +65,9 @@ func TestDriftRepairEndpoints(t *testing.T) {
 		t.Errorf("repair sync: %v %+v", c.Calls, res)
 	}
 	e.assertRealized(want)
-	if got := e.hnsLB(want[0].Key).HostComputeEndpoints; !containsID(got, e.locals["10.244.1.10"]) {
+	if got := e.hnsLB(want[0].Key).HostComputeEndpoints; !slices.Contains(got, e.locals["10.244.1.10"]) {
 		t.Errorf("load balancer uses %v, want the new local endpoint %s", got, e.locals["10.244.1.10"])
 	}
-}
-
-func containsID(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 func TestDriftRepairModifiedLoadBalancer(t *testing.T) {
@@ -180,5 +171,3 @@ func TestLocalBackendVanishesBeforeRepairDeletesEmptyLoadBalancer(t *testing.T) 
 	e.converge(r)
 	e.assertRealized([]DesiredLB{a})
 }
-
-var _ = hnslb.ProtocolTCP

@@ -26,14 +26,23 @@ func (e *env) manyServices(n int) []DesiredLB {
 }
 
 func TestFaultsConvergeWithoutLeaks(t *testing.T) {
-	for _, profile := range []string{sim.ProfileWS2019, sim.ProfileWS2025} {
-		t.Run(profile, func(t *testing.T) {
-			e := newEnv(t, profile)
+	unavailable := []hnslb.ErrorCode{hnslb.CodeRPCServerUnavailable, hnslb.CodeTimeout, hnslb.CodeManagerStopped}
+	for _, tc := range []struct {
+		name    string
+		profile string
+		faults  sim.Faults
+	}{
+		{"ws2019", sim.ProfileWS2019, sim.Faults{Errors: append(unavailable, hnslb.CodeInvalidParameter)}},
+		{"ws2025", sim.ProfileWS2025, sim.Faults{Errors: append(unavailable, hnslb.CodeInvalidParameter)}},
+		// Half of the failed writes happened all the same (lost replies).
+		{"ws2019/committed", sim.ProfileWS2019, sim.Faults{Errors: unavailable, Committed: 0.5}},
+		{"ws2025/committed", sim.ProfileWS2025, sim.Faults{Errors: unavailable, Committed: 0.5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.profile)
 			want := e.manyServices(20)
-			e.hns.SetFaults(sim.Faults{
-				ErrorRate: map[sim.Op]float64{sim.AnyOp: 0.3},
-				Errors:    []hnslb.ErrorCode{hnslb.CodeRPCServerUnavailable, hnslb.CodeTimeout, hnslb.CodeManagerStopped},
-			})
+			tc.faults.ErrorRate = map[sim.Op]float64{sim.AnyOp: 0.3}
+			e.hns.SetFaults(tc.faults)
 			r := e.reconciler()
 			for _, d := range want {
 				r.Upsert(d)
@@ -67,6 +76,7 @@ func TestFaultsConvergeWithoutLeaks(t *testing.T) {
 			}
 			e.converge(r)
 			e.assertRealized(kept)
+			e.assertStateFileMatchesHNS()
 			for _, s := range r.Statuses() {
 				if s.State != StateDone || s.Attempts != 0 {
 					t.Errorf("status after convergence %+v", s)
@@ -141,4 +151,57 @@ func TestStartFailsWhileHNSRestarts(t *testing.T) {
 	if err := r.Start(ctx); err != nil {
 		t.Fatal("second start:", err)
 	}
+}
+
+func TestLostCreateRepliesLeakNothing(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2019, sim.ProfileWS2025} {
+		t.Run(profile, func(t *testing.T) {
+			e := newEnv(t, profile)
+			want := e.threeServices()
+			r := e.started()
+			// Every create is applied, but its reply is lost.
+			e.hns.SetFaults(sim.Faults{
+				ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1, sim.OpCreateEndpoint: 1},
+				Committed: 1,
+			})
+			for _, d := range want {
+				r.Upsert(d)
+			}
+			res := r.Sync(ctx)
+			if res.Failed == 0 || len(e.snapshot().LoadBalancers) == 0 {
+				t.Fatalf("lost replies: %+v, %d load balancers in HNS", res, len(e.snapshot().LoadBalancers))
+			}
+			// want[0] and want[2] (with remote endpoint 10.244.3.31, that
+			// only it used) are dropped before any retry; want[1] converges.
+			r.Delete(want[0].Key)
+			r.Delete(want[2].Key)
+			e.hns.SetFaults(sim.Faults{})
+			e.converge(r)
+			e.assertRealized(want[1:2])
+			e.assertStateFileMatchesHNS()
+
+			r.Delete(want[1].Key)
+			e.converge(r)
+			e.assertRealized(nil)
+		})
+	}
+}
+
+func TestLoadBalancerWithoutBackendsIsNotCreated(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	r := e.started(want...)
+	empty := want[2]
+	empty.Backends = nil
+	r.Upsert(empty)
+	res := r.Sync(ctx)
+	if res.Deleted != 2 || res.Failed+res.Pending != 0 || e.hnsLB(empty.Key) != nil {
+		t.Errorf("emptied load balancer: %+v", res) // the load balancer and its only remote endpoint
+	}
+	if s := statusOf(r, empty.Key); s.State != StateDone || s.RealizedID != "" {
+		t.Errorf("status %+v", s)
+	}
+	r.Upsert(want[2])
+	r.Sync(ctx)
+	e.assertRealized(want)
 }

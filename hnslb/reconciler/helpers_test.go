@@ -28,6 +28,7 @@ type env struct {
 	clock     *clocktesting.FakeClock
 	stateFile string
 	locals    map[string]string // IP → local endpoint ID
+	tweak     func(*Options)    // changes the reconciler's options, if set
 }
 
 func newEnv(t testing.TB, profile string) *env {
@@ -62,11 +63,15 @@ func (e *env) local(ip string) string {
 }
 
 func (e *env) options() Options {
-	return Options{
+	o := Options{
 		NetworkID: e.netID, Features: e.profile.Features(), StateFile: e.stateFile,
 		RetryBase: time.Second, RetryMax: 16 * time.Second, Clock: e.clock,
 		Logger: ktesting.NewLogger(e.t, ktesting.NewConfig()),
 	}
+	if e.tweak != nil {
+		e.tweak(&o)
+	}
+	return o
 }
 
 func (e *env) reconciler() *Reconciler { return New(e.hns, e.options()) }

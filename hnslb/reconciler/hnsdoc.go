@@ -89,7 +89,8 @@ func lowerSorted(ids []string) []string {
 	return out
 }
 
-// buildRemoteEndpoint is the HNS document for a remote endpoint.
+// buildRemoteEndpoint is the HNS document for a remote endpoint, or for a
+// local one hnsproxy owns (the overlay source-VIP endpoint).
 func buildRemoteEndpoint(networkID string, re RemoteEndpoint) *hnslb.Endpoint {
 	ep := &hnslb.Endpoint{
 		HostComputeNetwork: networkID,
@@ -97,6 +98,10 @@ func buildRemoteEndpoint(networkID string, re RemoteEndpoint) *hnslb.Endpoint {
 		MacAddress:         re.MAC,
 		Flags:              hnslb.EndpointFlagsRemoteEndpoint,
 		SchemaVersion:      hnslb.V2,
+	}
+	if re.Local {
+		ep.Flags = hnslb.EndpointFlagsNone
+		return ep
 	}
 	if re.ProviderAddress != "" {
 		ep.Policies = []hnslb.EndpointPolicy{hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress,
@@ -107,13 +112,17 @@ func buildRemoteEndpoint(networkID string, re RemoteEndpoint) *hnslb.Endpoint {
 
 // remoteSpecOf reads back what a remote endpoint found in HNS stands for.
 func remoteSpecOf(ep *hnslb.Endpoint) RemoteEndpoint {
-	return RemoteEndpoint{IP: ep.IP(), MAC: ep.MacAddress, ProviderAddress: ep.ProviderAddress()}
+	return RemoteEndpoint{IP: ep.IP(), MAC: ep.MacAddress, ProviderAddress: ep.ProviderAddress(), Local: !ep.IsRemote()}
 }
 
 // remoteMatches reports whether a realized remote endpoint serves a desired
 // one. An empty desired MAC accepts whatever MAC HNS picked.
 func remoteMatches(want, got RemoteEndpoint) bool {
-	if want.IP != got.IP || want.ProviderAddress != got.ProviderAddress {
+	if want.IP != got.IP || want.Local != got.Local {
+		return false
+	}
+	// A local endpoint carries no provider address policy.
+	if !want.Local && want.ProviderAddress != got.ProviderAddress {
 		return false
 	}
 	return want.MAC == "" || normalMAC(want.MAC) == normalMAC(got.MAC)

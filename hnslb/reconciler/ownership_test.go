@@ -10,7 +10,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb/sim"
 )
 
-func readState(t *testing.T, path string) stateFile {
+func readState(t testing.TB, path string) stateFile {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -20,12 +20,29 @@ func readState(t *testing.T, path string) stateFile {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
 	}
+	slices.Sort(s.LoadBalancers)
+	slices.Sort(s.RemoteEndpoints)
 	return s
 }
 
 func TestStateFileRecordsOwnedIDs(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
 	e.started(e.threeServices()...)
+	e.assertStateFileMatchesHNS()
+	fi, err := os.Stat(e.stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("state file mode %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+// assertStateFileMatchesHNS checks that the state file lists exactly the
+// load balancers and remote endpoints HNS holds (all of them ours).
+func (e *env) assertStateFileMatchesHNS() {
+	t := e.t
+	t.Helper()
 	s := readState(t, e.stateFile)
 	var lbIDs, epIDs []string
 	snap := e.snapshot()
@@ -41,13 +58,6 @@ func TestStateFileRecordsOwnedIDs(t *testing.T) {
 	slices.Sort(epIDs)
 	if s.Version != stateFileVersion || !slices.Equal(s.LoadBalancers, lbIDs) || !slices.Equal(s.RemoteEndpoints, epIDs) {
 		t.Errorf("state file %+v, want load balancers %v and remote endpoints %v", s, lbIDs, epIDs)
-	}
-	fi, err := os.Stat(e.stateFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode().Perm() != 0o600 {
-		t.Errorf("state file mode %v, want 0600", fi.Mode().Perm())
 	}
 }
 
@@ -319,7 +329,7 @@ func TestRemoteEndpointAdoption(t *testing.T) {
 			t.Errorf("outdated remote endpoint kept: %+v", ep)
 		}
 	}
-	if !containsID(e.hnsLB(a.Key).HostComputeEndpoints, old.ID) {
+	if !slices.Contains(e.hnsLB(a.Key).HostComputeEndpoints, old.ID) {
 		t.Error("adopted remote endpoint not used")
 	}
 	e.assertRealized([]DesiredLB{a})
@@ -383,4 +393,103 @@ func TestExtraEndpoints(t *testing.T) {
 	r.SetExtraEndpoints(nil)
 	r.Sync(ctx)
 	e.assertRealized(want[:2])
+}
+
+func TestRestartModifiesOwnLoadBalancerInPlace(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	want := e.threeServices()
+	e.started(want...)
+	oldID := e.hnsLB(want[2].Key).ID
+	// After the restart want[2] uses another remote pod; 10.244.3.31 is stale
+	// but the update that stops using it fails at first.
+	want[2] = lb("10.96.0.30", 443, rem("10.244.3.32", "192.168.0.3"))
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpUpdateLoadBalancer: 1}})
+	r, res := e.start(e.hns, want...)
+	if res.Failed != 1 || e.counters().Count(sim.OpDeleteEndpoint) != 0 || e.counters().Count(sim.OpDeleteLoadBalancer) != 0 {
+		t.Fatalf("restart with failing modify: %+v %v", res, e.counters().Calls)
+	}
+	e.hns.SetFaults(sim.Faults{})
+	e.converge(r)
+	e.assertRealized(want)
+	if got := e.hnsLB(want[2].Key).ID; got != oldID {
+		t.Errorf("own load balancer replaced (%s → %s), want modified in place", oldID, got)
+	}
+	e.assertStateFileMatchesHNS()
+}
+
+func TestOddLoadBalancersInHNS(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	// HNS has been seen listing load balancers without port mappings
+	// (kubernetes/kubernetes#141488): one foreign, one in our state file.
+	foreign, err := e.hns.PutLoadBalancerOutOfBand(hnslb.LoadBalancer{FrontendVIPs: []string{"10.96.0.10"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := e.hns.PutLoadBalancerOutOfBand(hnslb.LoadBalancer{FrontendVIPs: []string{"10.96.0.20"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(stateFile{Version: stateFileVersion, LoadBalancers: []string{ours.ID}})
+	if err := os.WriteFile(e.stateFile, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := e.started(want...)
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.Sync(ctx)
+	var ids []string
+	for _, l := range e.snapshot().LoadBalancers {
+		ids = append(ids, l.ID)
+	}
+	if !slices.Contains(ids, foreign.ID) || slices.Contains(ids, ours.ID) || len(ids) != 4 {
+		t.Errorf("load balancers %v: want ours (%s) gone, the foreign one (%s) kept, and 3 desired", ids, ours.ID, foreign.ID)
+	}
+}
+
+func TestLocalExtraEndpointIsLocalAndAdoptedAfterRestart(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	r := e.started(want...)
+	sourceVIP := RemoteEndpoint{IP: "10.244.1.250", MAC: "00-15-5D-00-00-01", ProviderAddress: "192.168.0.1", Local: true}
+	r.SetExtraEndpoints([]RemoteEndpoint{sourceVIP})
+	if res := r.Sync(ctx); res.Created != 1 || res.Failed != 0 {
+		t.Fatalf("creating the source-VIP endpoint: %+v", res)
+	}
+	var got *hnslb.Endpoint
+	for _, ep := range e.snapshot().Endpoints {
+		if ep.IP() == sourceVIP.IP {
+			got = &ep
+		}
+	}
+	if got == nil || got.IsRemote() || got.ProviderAddress() != "" {
+		t.Fatalf("source-VIP endpoint = %+v, want a local endpoint without a provider address", got)
+	}
+
+	// A restart finds it among local endpoints and adopts it: no writes.
+	e.hns.ResetCounters()
+	r2 := e.reconciler()
+	for _, lb := range want {
+		r2.Upsert(lb)
+	}
+	r2.SetExtraEndpoints([]RemoteEndpoint{sourceVIP})
+	if err := r2.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res := r2.Sync(ctx); res.Created+res.Deleted+res.Updated+res.Failed != 0 {
+		t.Errorf("restart touched HNS: %+v", res)
+	}
+	if w := e.counters().Writes(); w != 0 {
+		t.Errorf("restart made %d writes: %v", w, e.counters().Calls)
+	}
+
+	// No longer wanted: it goes, being ours.
+	r2.SetExtraEndpoints(nil)
+	r2.Sync(ctx)
+	for _, ep := range e.snapshot().Endpoints {
+		if ep.IP() == sourceVIP.IP {
+			t.Errorf("source-VIP endpoint left behind: %+v", ep)
+		}
+	}
 }

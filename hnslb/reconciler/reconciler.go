@@ -89,7 +89,10 @@ type lbEntry struct {
 	realizedID string
 	realized   *hnslb.LoadBalancer
 	missing    []string // backend IPs left out at the last attempt
-	st         objStatus
+	// uncertain is the document of a create whose reply was lost (HNS
+	// unavailable, a timeout): HNS may hold it under an ID we never saw.
+	uncertain *hnslb.LoadBalancer
+	st        objStatus
 }
 
 type remoteEP struct {
@@ -99,7 +102,9 @@ type remoteEP struct {
 	// realized
 	id           string
 	realizedSpec RemoteEndpoint
-	st           objStatus
+	// uncertain: a create's reply was lost; HNS may hold it (see lbEntry.uncertain).
+	uncertain bool
+	st        objStatus
 }
 
 func (e *remoteEP) desired() bool { return len(e.lbs) > 0 || e.extra }
@@ -228,13 +233,16 @@ func (r *Reconciler) NextRetry() (time.Time, bool) {
 	for ip := range r.retryEPs {
 		consider(r.eps[ip].st.nextRetry)
 	}
-	for _, m := range []map[string]*staleObj{r.staleLBs, r.staleEPs} {
-		for _, s := range m {
-			if s.st.nextRetry.IsZero() {
-				return r.clock.Now(), true
-			}
-			consider(s.st.nextRetry)
+	// Stale endpoints are tried once no stale load balancer is left.
+	stale := r.staleLBs
+	if len(stale) == 0 {
+		stale = r.staleEPs
+	}
+	for _, s := range stale {
+		if s.st.nextRetry.IsZero() {
+			return r.clock.Now(), true
 		}
+		consider(s.st.nextRetry)
 	}
 	return next, !next.IsZero()
 }
@@ -355,8 +363,12 @@ func (r *Reconciler) markEP(ip string) {
 
 // setRealized records that HNS holds doc under id for e.
 func (r *Reconciler) setRealized(e *lbEntry, id string, doc *hnslb.LoadBalancer) {
-	r.clearRealized(e)
-	e.realizedID, e.realized = id, doc
+	if e.realizedID != id {
+		r.clearRealized(e)
+	} else {
+		r.dropRefs(e) // modified in place: same ID, same ownership
+	}
+	e.realizedID, e.realized, e.uncertain = id, doc, nil
 	for _, epID := range doc.HostComputeEndpoints {
 		m := r.refs[epID]
 		if m == nil {
@@ -373,6 +385,16 @@ func (r *Reconciler) clearRealized(e *lbEntry) {
 	if e.realizedID == "" {
 		return
 	}
+	r.dropRefs(e)
+	r.disown(r.ownedLBs, e.realizedID)
+	e.realizedID, e.realized = "", nil
+}
+
+// dropRefs removes e's realized load balancer from the endpoint references.
+func (r *Reconciler) dropRefs(e *lbEntry) {
+	if e.realized == nil {
+		return
+	}
 	for _, epID := range e.realized.HostComputeEndpoints {
 		if m := r.refs[epID]; m != nil {
 			delete(m, e.key)
@@ -381,8 +403,6 @@ func (r *Reconciler) clearRealized(e *lbEntry) {
 			}
 		}
 	}
-	r.disown(r.ownedLBs, e.realizedID)
-	e.realizedID, e.realized = "", nil
 }
 
 func (r *Reconciler) own(set map[string]struct{}, id string) {

@@ -3,6 +3,7 @@ package reconciler
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -82,7 +83,14 @@ func TestOneBackendChange(t *testing.T) {
 
 			want[1] = lb("10.96.0.20", 80, loc("10.244.1.12"), rem("10.244.2.20", "192.168.0.2"), rem("10.244.3.30", "192.168.0.3"))
 			r.Upsert(want[1])
+			if err := os.Remove(e.stateFile); err != nil {
+				t.Fatal(err)
+			}
 			res := r.Sync(ctx)
+			// The state file is written only when owned IDs change (not on modify).
+			if _, err := os.Stat(e.stateFile); (err == nil) != (tc.writes == 2) {
+				t.Errorf("state file written: %v, want %v", err == nil, tc.writes == 2)
+			}
 			c := e.counters()
 			if c.Writes() != tc.writes || c.Lists() != 0 {
 				t.Errorf("writes %d lists %d, want %d and 0 (%v)", c.Writes(), c.Lists(), tc.writes, c.Calls)

@@ -32,6 +32,9 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	if r.client == nil {
 		return errors.New("reconciler: no HNS client")
 	}
+	if r.opts.NetworkID == "" {
+		return errors.New("reconciler: no HNS network ID")
+	}
 	owned, err := loadState(r.opts.StateFile)
 	if err != nil {
 		r.log.Error(err, "Ignoring hnsproxy state file: treating every existing HNS object as foreign", "path", r.opts.StateFile)
@@ -67,7 +70,12 @@ func (r *Reconciler) Start(ctx context.Context) error {
 		}
 		switch {
 		case !ep.IsRemote():
-			r.localIndex[ep.IP()] = ep.ID
+			indexLocal(r.localIndex, &ep)
+			// A local endpoint we made (the overlay source VIP) is adopted
+			// like a remote one; the CNI's pod endpoints never are.
+			if ours && r.orphanEPs[ep.IP()].ID == "" {
+				r.orphanEPs[ep.IP()] = ep
+			}
 		case r.orphanEPs[ep.IP()].ID == "":
 			r.orphanEPs[ep.IP()] = ep
 		case ours:

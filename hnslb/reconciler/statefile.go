@@ -52,9 +52,10 @@ func (r *Reconciler) saveState() error {
 		return nil
 	}
 	raw, err := json.Marshal(stateFile{
-		Version:         stateFileVersion,
-		LoadBalancers:   slices.Sorted(maps.Keys(r.ownedLBs)),
-		RemoteEndpoints: slices.Sorted(maps.Keys(r.ownedEPs)),
+		Version: stateFileVersion,
+		// Unsorted: sorting 20k IDs on every write costs more than it helps.
+		LoadBalancers:   slices.Collect(maps.Keys(r.ownedLBs)),
+		RemoteEndpoints: slices.Collect(maps.Keys(r.ownedEPs)),
 	})
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -118,6 +119,10 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 			continue
 		}
 		ref := objectRef{id: id}
+		if n := len(r.refs[id]); n > 0 { // an endpoint a realized load balancer still uses
+			r.wait(run, ref, &s.st, fmt.Errorf("not deleted yet: %d realized load balancers still use it", n))
+			continue
+		}
 		if err := del(run.ctx, id); err != nil && !hnslb.IsNotFound(err) {
 			r.fail(run, ref, &s.st, KindStale, id, err)
 			continue
@@ -134,6 +139,12 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 func (r *Reconciler) syncRemovedLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
+	if e.realizedID == "" && e.uncertain != nil {
+		if err := r.resolveUncertainLB(run, e); err != nil {
+			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+			return
+		}
+	}
 	if e.realizedID != "" {
 		if err := r.deleteLB(run, e.realizedID); err != nil {
 			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
@@ -146,14 +157,34 @@ func (r *Reconciler) syncRemovedLB(run *syncRun, e *lbEntry) {
 	delete(r.lbs, e.key)
 }
 
+// resolveUncertainLB looks for the load balancer a lost create may have
+// made (one list per Sync): if HNS holds exactly that document on e's
+// frontend, it is ours and becomes e's realized load balancer.
+func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
+	if found := r.findBlocker(run, e.key); found != nil && sameLB(found, e.uncertain) {
+		r.setRealized(e, found.ID, e.uncertain)
+	} else if run.listedLBsErr != nil {
+		return fmt.Errorf("looking for a load balancer a lost create may have made: %w", run.listedLBsErr)
+	}
+	e.uncertain = nil
+	return nil
+}
+
 // syncLB creates or updates a desired load balancer.
 func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
 	ids, missing := r.resolve(e.desired)
 	e.missing = missing
-	if len(ids) == 0 && len(e.desired.Backends) > 0 {
-		// Nothing to balance to yet: keep no load balancer pointing at stale endpoints.
+	if len(ids) == 0 {
+		// Nothing to balance to (HNS refuses a load balancer without
+		// backends): keep none rather than one pointing at stale endpoints.
+		if e.realizedID == "" && e.uncertain != nil {
+			if err := r.resolveUncertainLB(run, e); err != nil {
+				r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+				return
+			}
+		}
 		if e.realizedID != "" {
 			if err := r.deleteLB(run, e.realizedID); err != nil {
 				r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
@@ -183,13 +214,22 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 			run.res.Updated++
 			r.settle(run, ref, &e.st, missing)
 			return
+		case hnslb.IsNotImplemented(err):
+			// Features promised modify, HNS disagrees: replace this time.
+			r.log.Info("HNS lacks ModifyLoadBalancer; replacing the load balancer instead", "key", e.key, "err", err)
+			if err := r.deleteLB(run, e.realizedID); err != nil {
+				r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+				return
+			}
+			r.clearRealized(e)
 		case !hnslb.IsNotFound(err):
 			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 			return
+		default:
+			// It vanished behind our back: create it anew.
+			r.clearRealized(e)
+			replacing = false
 		}
-		// It vanished behind our back: create it anew.
-		r.clearRealized(e)
-		replacing = false
 	} else if replacing {
 		if err := r.deleteLB(run, e.realizedID); err != nil {
 			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
@@ -244,14 +284,16 @@ func (r *Reconciler) deleteLB(run *syncRun, id string) error {
 	return nil
 }
 
-// createLB creates doc for e. If HNS reports the frontend taken, it lists
-// load balancers (once per Sync) to find the blocker: an identical one is
+// createLB creates doc for e. If HNS reports the frontend taken ("port
+// already exists", or "already exists" for an identical document, as HNS
+// answers after keeping load balancers across a restart), it lists load
+// balancers (once per Sync) to find the blocker: an identical one is
 // adopted, any other is deleted (it is ours and stale, or foreign and in
 // the way) and the create retried once. wrote is false when nothing was
 // created (adopted).
 func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer) (wrote bool, err error) {
 	got, err := r.client.CreateLoadBalancer(run.ctx, doc)
-	if hnslb.IsPortAlreadyExists(err) {
+	if hnslb.IsPortAlreadyExists(err) || hnslb.IsAlreadyExists(err) {
 		blocker := r.findBlocker(run, e.key)
 		if blocker == nil {
 			return false, err
@@ -271,10 +313,21 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer)
 		got, err = r.client.CreateLoadBalancer(run.ctx, doc)
 	}
 	if err != nil {
+		if !definitive(err) {
+			e.uncertain = doc
+		}
 		return false, err
 	}
 	r.setRealized(e, got.ID, doc)
 	return true, nil
+}
+
+// definitive reports a create error after which HNS surely made nothing.
+// Other errors (HNS unavailable, a timeout, anything unknown) may come after
+// HNS applied the write.
+func definitive(err error) bool {
+	return hnslb.IsPortAlreadyExists(err) || hnslb.IsAlreadyExists(err) || hnslb.IsInvalidParameter(err) ||
+		hnslb.IsNotImplemented(err) || hnslb.IsNotFound(err)
 }
 
 // findBlocker returns the listed load balancer with key, if any.
@@ -332,10 +385,22 @@ func localIndexOf(eps []hnslb.Endpoint) map[string]string {
 	idx := make(map[string]string, len(eps))
 	for i := range eps {
 		if !eps[i].IsRemote() {
-			idx[eps[i].IP()] = eps[i].ID
+			indexLocal(idx, &eps[i])
 		}
 	}
 	return idx
+}
+
+// indexLocal records every address of a local endpoint: a dual-stack pod's
+// endpoint backs both its IPv4 and its IPv6 load balancers.
+func indexLocal(idx map[string]string, ep *hnslb.Endpoint) {
+	for _, c := range ep.IpConfigurations {
+		ip := c.IpAddress
+		if a, err := netip.ParseAddr(ip); err == nil {
+			ip = a.Unmap().String()
+		}
+		idx[ip] = ep.ID
+	}
 }
 
 // syncWantedEP creates (or replaces) a desired remote endpoint.
@@ -357,16 +422,17 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 	wrote := err == nil
 	if hnslb.IsAlreadyExists(err) {
 		// Made by someone else, or by us before a lost reply: same IP, same network.
-		if found := r.findRemote(run, ip); found != nil && remoteMatches(ep.spec, remoteSpecOf(found)) {
+		if found := r.findRemote(run, ip, ep.spec.Local); found != nil && remoteMatches(ep.spec, remoteSpecOf(found)) {
 			r.log.Info("Adopted existing remote endpoint", "ip", ip, "id", found.ID)
 			got, err = found, nil
 		}
 	}
 	if err != nil {
+		ep.uncertain = ep.uncertain || !definitive(err)
 		r.fail(run, ref, &ep.st, KindRemoteEndpoint, ip, err)
 		return
 	}
-	ep.id, ep.realizedSpec = got.ID, ep.spec
+	ep.id, ep.realizedSpec, ep.uncertain = got.ID, ep.spec, false
 	r.own(r.ownedEPs, got.ID)
 	if wrote {
 		run.res.Created++
@@ -401,15 +467,16 @@ func (r *Reconciler) removeEP(run *syncRun, ep *remoteEP) error {
 	return nil
 }
 
-// findRemote returns the network's remote endpoint with ip, listing once per Sync.
-func (r *Reconciler) findRemote(run *syncRun, ip string) *hnslb.Endpoint {
+// findRemote returns the network's remote endpoint with ip (a local one when
+// local is set), listing once per Sync.
+func (r *Reconciler) findRemote(run *syncRun, ip string, local bool) *hnslb.Endpoint {
 	eps, err := r.networkEndpoints(run)
 	if err != nil {
 		r.log.Error(err, "Listing endpoints to find an existing remote endpoint failed", "ip", ip)
 		return nil
 	}
 	for i := range eps {
-		if eps[i].IsRemote() && eps[i].IP() == ip {
+		if eps[i].IsRemote() != local && eps[i].IP() == ip {
 			return &eps[i]
 		}
 	}
@@ -422,6 +489,17 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 	ep := r.eps[ip]
 	ref := objectRef{ip: ip}
 	delete(r.retryEPs, ip)
+	if ep.id == "" && ep.uncertain {
+		// A lost create may have made it: find it (one list per Sync) and delete it.
+		if _, err := r.networkEndpoints(run); err != nil {
+			r.fail(run, ref, &ep.st, KindRemoteEndpoint, ip, fmt.Errorf("looking for an endpoint a lost create may have made: %w", err))
+			return
+		}
+		if found := r.findRemote(run, ip, ep.spec.Local); found != nil && remoteMatches(ep.spec, remoteSpecOf(found)) {
+			ep.id = found.ID
+		}
+		ep.uncertain = false
+	}
 	if ep.id != "" {
 		if n := len(r.refs[ep.id]); n > 0 {
 			r.wait(run, ref, &ep.st, fmt.Errorf("not deleted yet: %d realized load balancers still use it", n))

@@ -28,10 +28,11 @@ func getByID[T any](ctx context.Context, h *HNS, op Op, kind string, s *store[T]
 		o, err := find(op, kind, s, id)
 		if err == nil {
 			out = clone(o)
+			h.chargeList(1)
 		}
 		return err
 	})
-	return out, err
+	return result(out, err)
 }
 
 // list returns copies of the objects keep accepts (nil keeps all), charged as hcn charges.
@@ -46,7 +47,7 @@ func list[T any](ctx context.Context, h *HNS, op Op, s *store[T], keep func(*T) 
 		h.chargeList(len(out))
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // deleteByID finds the object and hands it to remove.
@@ -58,4 +59,14 @@ func deleteByID[T any](ctx context.Context, h *HNS, op Op, kind string, s *store
 		}
 		return err
 	})
+}
+
+// result drops what a call produced when it failed (a committed fault runs
+// the call and then fails it).
+func result[T any](out T, err error) (T, error) {
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return out, nil
 }

@@ -42,6 +42,7 @@ const (
 // that assertions about the code under test stay exact.
 const (
 	OpDeleteLoadBalancerOutOfBand Op = "DeleteLoadBalancerOutOfBand"
+	OpPutLoadBalancerOutOfBand    Op = "PutLoadBalancerOutOfBand"
 	OpSetNetworkPolicies          Op = "SetNetworkPolicies"
 )
 
@@ -53,8 +54,8 @@ const ResultOK = "ok"
 // "NotFound", "PortAlreadyExists", "RPCServerUnavailable").
 type Counters struct {
 	Calls map[Op]map[string]int
-	// HCNCalls is what the calls would cost through hcn: a list is one
-	// enumerate plus open, query and close per object; anything else is one.
+	// HCNCalls is what the calls would cost in HNS calls through hcsshim's
+	// hcn package (see hcnCost); a failed call counts one.
 	HCNCalls int
 }
 
@@ -124,10 +125,30 @@ func (c Counters) Total() int {
 	return n
 }
 
+// hcnCost is what a successful call costs through hcn (hcsshim hcn/*.go):
+// a create is create, query and close (an endpoint also opens and closes its
+// network), a modify is open, modify, query and close, a delete is one call.
+// Gets and lists are a (filtered) enumerate, one call, plus open, query and
+// close per object returned, which chargeList adds.
+var hcnCost = map[Op]int{
+	OpCreateNetwork: 3, OpCreateNamespace: 3, OpCreateLoadBalancer: 3,
+	OpCreateEndpoint:          5,
+	OpUpdateLoadBalancer:      4,
+	OpAddNamespaceEndpoint:    4,
+	OpRemoveNamespaceEndpoint: 4,
+}
+
+func (op Op) hcnCost(err error) int {
+	if c, ok := hcnCost[op]; ok && err == nil {
+		return c
+	}
+	return 1
+}
+
 func (op Op) isList() bool { return strings.HasPrefix(string(op), "List") }
 
 func (op Op) outOfBand() bool {
-	return op == OpDeleteLoadBalancerOutOfBand || op == OpSetNetworkPolicies
+	return op == OpDeleteLoadBalancerOutOfBand || op == OpPutLoadBalancerOutOfBand || op == OpSetNetworkPolicies
 }
 
 func (op Op) isWrite() bool {

@@ -38,11 +38,11 @@ func (h *HNS) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.End
 		if stored.MacAddress == "" {
 			stored.MacAddress = h.state.ids.mac()
 		}
-		h.state.endpoints.put(stored.ID, stored)
+		h.state.putEndpoint(stored)
 		out = copyEndpoint(stored)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // checkEndpoint validates the document and returns its addresses.
@@ -51,8 +51,8 @@ func checkEndpoint(op Op, e *hnslb.Endpoint) ([]netip.Addr, error) {
 		return nil, hnsError(op, hnslb.CodeInvalidParameter, "no endpoint document")
 	}
 	if len(e.IpConfigurations) == 0 {
-		// HNS would allocate from the network's subnet; every caller of
-		// hnsproxy's (the CNI with IPAM, the proxy for remote pods) brings one.
+		// HNS would allocate one from the network's subnet; hnsproxy's
+		// callers (the CNI with IPAM, the proxy for remote pods) always bring one.
 		return nil, hnsError(op, hnslb.CodeInvalidParameter, "endpoint has no IP configuration (the simulator does not allocate)")
 	}
 	if len(e.IpConfigurations) > 2 {
@@ -96,22 +96,15 @@ func checkEndpoint(op Op, e *hnslb.Endpoint) ([]netip.Addr, error) {
 // profiles with LocalRemoteIPOverlap a local and a remote endpoint may share
 // an address (the Windows Server 2019/2022 bug).
 func (h *HNS) checkEndpointIPsFree(op Op, networkID string, remote bool, ips []netip.Addr) error {
-	var err error
-	h.state.endpoints.each(func(other *hnslb.Endpoint) {
-		if err != nil || key(other.HostComputeNetwork) != key(networkID) {
-			return
-		}
-		if h.profile.LocalRemoteIPOverlap && other.IsRemote() != remote {
-			return
-		}
-		for _, c := range other.IpConfigurations {
-			if a, ok := parseIP(c.IpAddress); ok && slices.Contains(ips, a) {
-				err = hnsError(op, hnslb.CodeAlreadyExists, "address %s is held by endpoint %s", a, other.ID)
-				return
+	for _, a := range ips {
+		for _, other := range h.state.endpointsWithIP(networkID, a) {
+			if h.profile.LocalRemoteIPOverlap && other.IsRemote() != remote {
+				continue
 			}
+			return hnsError(op, hnslb.CodeAlreadyExists, "address %s is held by endpoint %s", a, other.ID)
 		}
-	})
-	return err
+	}
+	return nil
 }
 
 // GetEndpointByID returns an endpoint, or CodeNotFound.
@@ -132,9 +125,10 @@ func (h *HNS) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoi
 		if out == nil {
 			return hnsError(op, hnslb.CodeEndpointNotFound, "endpoint name %q", name)
 		}
+		h.chargeList(1)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // ListEndpoints returns every endpoint.
@@ -169,8 +163,8 @@ func (h *HNS) removeEndpoint(id string) {
 			detach(ns, e.ID)
 		}
 	}
-	h.state.loadBalancers.each(func(lb *hnslb.LoadBalancer) {
+	h.state.loadBalancers.all(func(lb *hnslb.LoadBalancer) {
 		lb.HostComputeEndpoints = slices.DeleteFunc(lb.HostComputeEndpoints, func(b string) bool { return key(b) == key(id) })
 	})
-	h.state.endpoints.del(id)
+	h.state.deleteEndpoint(id)
 }

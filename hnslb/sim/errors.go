@@ -25,7 +25,7 @@ var hnsCodes = map[hnslb.ErrorCode]hnsCode{
 	hnslb.CodeInvalidEndpoint:       {"InvalidEndpoint", "The endpoint is invalid."},
 	hnslb.CodeNetworkAlreadyExists:  {"NetworkAlreadyExists", "A network with this name already exists."},
 	hnslb.CodePortAlreadyExists:     {"PortAlreadyExists", "The specified port already exists."},
-	hnslb.CodeEndpointAlreadyAttach: {"EndpointAlreadyAttach", "The endpoint is already attached."},
+	hnslb.CodeEndpointAlreadyAttach: {"EndpointAlreadyAttach", "This endpoint is already attached to the switch."},
 	hnslb.CodeRequestUnsupported:    {"RequestUnsupported", "The request is not supported."},
 	hnslb.CodeInvalidIP:             {"InvalidIP", "The IP address is invalid."},
 	hnslb.CodeManagerStopped:        {"ManagerStopped", "The HNS manager is stopped."},

@@ -18,6 +18,11 @@ type Faults struct {
 	// Errors are the codes a failing call draws from; empty means
 	// RPCServerUnavailable (HNS unreachable).
 	Errors []hnslb.ErrorCode
+	// Committed is the probability (0..1) that an injected failure of a
+	// write happened after HNS applied it: the caller sees the error, the
+	// object was created, changed or deleted all the same (a timeout on the
+	// way back). Zero, the default, means failed calls change nothing.
+	Committed float64
 }
 
 // SetFaults replaces the injected faults. Draws come from a generator seeded
@@ -39,21 +44,24 @@ func (h *HNS) Restart(d time.Duration) {
 	h.mu.Unlock()
 }
 
-// gate decides, before a call touches state, whether it fails. Called with h.mu held.
-func (h *HNS) gate(op Op) error {
+// gate decides, before a call touches state, whether it fails and, for an
+// injected failure of a write, whether the write still happens. Called with
+// h.mu held.
+func (h *HNS) gate(op Op) (commit bool, err error) {
 	if h.clock.Now().Before(h.down) {
-		return hnsError(op, hnslb.CodeRPCServerUnavailable, "(HNS is restarting)")
+		return false, hnsError(op, hnslb.CodeRPCServerUnavailable, "(HNS is restarting)")
 	}
 	rate, ok := h.faults.ErrorRate[op]
 	if !ok {
 		rate = h.faults.ErrorRate[AnyOp]
 	}
 	if rate <= 0 || h.faultRng.Float64() >= rate {
-		return nil
+		return false, nil
 	}
 	code := hnslb.CodeRPCServerUnavailable
 	if n := len(h.faults.Errors); n > 0 {
 		code = h.faults.Errors[h.faultRng.IntN(n)]
 	}
-	return hnsError(op, code, "(injected fault)")
+	commit = op.isWrite() && h.faults.Committed > 0 && h.faultRng.Float64() < h.faults.Committed
+	return commit, hnsError(op, code, "(injected fault)")
 }

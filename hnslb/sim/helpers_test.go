@@ -2,6 +2,9 @@ package sim
 
 import (
 	"context"
+	"errors"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -48,6 +51,30 @@ func remoteDoc(ip, pa string) *hnslb.Endpoint {
 	return e
 }
 
+// sharedBackend returns a dual-stack endpoint any load balancer can use,
+// creating it (and its network) on first use.
+func sharedBackend(t testing.TB, h *HNS) string {
+	t.Helper()
+	for _, e := range h.Snapshot().Endpoints {
+		if e.IP() == "10.255.0.1" {
+			return e.ID
+		}
+	}
+	n, err := h.CreateNetwork(ctx, &hnslb.Network{Name: "backends", Type: hnslb.NetworkTypeL2Bridge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mustEndpoint(t, h, n.ID, endpointDoc("10.255.0.1", "fd00:ff::1")).ID
+}
+
+// withBackend gives a load balancer without backends the shared one.
+func withBackend(t testing.TB, h *HNS, lb *hnslb.LoadBalancer) *hnslb.LoadBalancer {
+	if len(lb.HostComputeEndpoints) == 0 {
+		lb.HostComputeEndpoints = []string{sharedBackend(t, h)}
+	}
+	return lb
+}
+
 func mustEndpoint(t testing.TB, h *HNS, networkID string, e *hnslb.Endpoint) *hnslb.Endpoint {
 	t.Helper()
 	out, err := h.CreateEndpoint(ctx, networkID, e)
@@ -79,3 +106,11 @@ func wantCode(t testing.TB, err error, want hnslb.ErrorCode) {
 		t.Fatalf("got %v, want code 0x%x", err, uint32(want))
 	}
 }
+
+func asError(err error, target **hnslb.Error) bool { return errors.As(err, target) }
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+var macPattern = regexp.MustCompile(`^00-15-5D-[0-9A-F]{2}-[0-9A-F]{2}-[0-9A-F]{2}$`)
+
+func contextWithCancel() (context.Context, context.CancelFunc) { return context.WithCancel(ctx) }

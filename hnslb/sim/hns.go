@@ -91,7 +91,8 @@ func (h *HNS) Snapshot() *hnslb.Snapshot {
 
 // call runs one HNS call: latency first (outside the lock, like a round
 // trip), then the restart window and injected faults, then fn under the
-// lock. A failed gate means fn never runs, so faults never change state.
+// lock. A failed gate means fn never runs, so faults change nothing, unless
+// Faults.Committed says the write went through before the error.
 // A cancelled context ends the call before it reaches HNS and is not counted.
 func (h *HNS) call(ctx context.Context, op Op, fn func() error) error {
 	if err := h.wait(ctx); err != nil {
@@ -99,16 +100,20 @@ func (h *HNS) call(ctx context.Context, op Op, fn func() error) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	err := h.gate(op)
-	if err == nil {
+	commit, err := h.gate(op)
+	switch {
+	case err == nil:
 		err = fn()
+	case commit:
+		_ = fn() // applied if valid; the caller sees the injected error either way
 	}
 	h.counters.add(op, resultName(err))
-	h.counters.HCNCalls++
+	h.counters.HCNCalls += op.hcnCost(err)
 	return err
 }
 
-// chargeList adds what hcn spends per listed object (open, query, close).
+// chargeList adds what hcn spends per object a get or list returns (open,
+// query, close).
 func (h *HNS) chargeList(objects int) { h.counters.HCNCalls += 3 * objects }
 
 func (h *HNS) wait(ctx context.Context) error {

@@ -2,7 +2,7 @@ package sim
 
 import (
 	"context"
-	"net/netip"
+	"slices"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -20,11 +20,11 @@ func (h *HNS) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*
 		stored := copyLoadBalancer(lb)
 		stored.ID = h.state.ids.guid()
 		stored.SchemaVersion = hnslb.V2
-		h.state.loadBalancers.put(stored.ID, stored)
+		h.state.putLoadBalancer(stored)
 		out = copyLoadBalancer(stored)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // UpdateLoadBalancer is HNS ModifyLoadBalancer: E_NOTIMPL before 15.4; on
@@ -53,11 +53,11 @@ func (h *HNS) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadB
 		if mode == modifyIgnoresBackends {
 			stored.HostComputeEndpoints = old.HostComputeEndpoints
 		}
-		h.state.loadBalancers.put(stored.ID, stored)
+		h.state.putLoadBalancer(stored)
 		out = copyLoadBalancer(stored)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // GetLoadBalancerByID returns a load balancer, or CodeNotFound.
@@ -73,7 +73,7 @@ func (h *HNS) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, erro
 // DeleteLoadBalancer deletes a load balancer, or fails with CodeNotFound.
 func (h *HNS) DeleteLoadBalancer(ctx context.Context, id string) error {
 	return deleteByID(ctx, h, OpDeleteLoadBalancer, "load balancer", &h.state.loadBalancers, id, func(lb *hnslb.LoadBalancer) {
-		h.state.loadBalancers.del(lb.ID)
+		h.state.deleteLoadBalancer(lb.ID)
 	})
 }
 
@@ -94,14 +94,13 @@ func (h *HNS) checkLoadBalancer(op Op, lb *hnslb.LoadBalancer, self string) erro
 	if err != nil {
 		return err
 	}
-	vips, err := checkFamily(op, ipv6, lb)
-	if err != nil {
+	if err := checkFamily(op, ipv6, lb); err != nil {
 		return err
 	}
 	if err := h.checkBackends(op, ipv6, lb.HostComputeEndpoints); err != nil {
 		return err
 	}
-	return h.checkFrontendFree(op, self, ipv6, pm, vips)
+	return h.checkFrontendFree(op, self, lb)
 }
 
 func (h *HNS) checkPortMapping(op Op, pm hnslb.PortMapping) error {
@@ -145,36 +144,36 @@ func (h *HNS) checkLoadBalancerFlags(op Op, flags hnslb.LoadBalancerFlags) (bool
 }
 
 // checkFamily checks that the frontend VIPs and the source VIP are of the
-// family the IPv6 flag says, and returns the VIPs.
-func checkFamily(op Op, ipv6 bool, lb *hnslb.LoadBalancer) ([]netip.Addr, error) {
-	var vips []netip.Addr
+// family the IPv6 flag says.
+func checkFamily(op Op, ipv6 bool, lb *hnslb.LoadBalancer) error {
 	for _, s := range lb.FrontendVIPs {
 		a, ok := parseIP(s)
 		if !ok {
-			return nil, hnsError(op, hnslb.CodeInvalidParameter, "frontend VIP %q", s)
+			return hnsError(op, hnslb.CodeInvalidParameter, "frontend VIP %q", s)
 		}
 		if a.Is6() != ipv6 {
-			return nil, hnsError(op, hnslb.CodeInvalidParameter, "frontend VIP %s does not match the IPv6 flag (%v)", a, ipv6)
+			return hnsError(op, hnslb.CodeInvalidParameter, "frontend VIP %s does not match the IPv6 flag (%v)", a, ipv6)
 		}
-		vips = append(vips, a)
 	}
 	if lb.SourceVIP != "" {
 		a, ok := parseIP(lb.SourceVIP)
 		if !ok {
-			return nil, hnsError(op, hnslb.CodeInvalidParameter, "source VIP %q", lb.SourceVIP)
+			return hnsError(op, hnslb.CodeInvalidParameter, "source VIP %q", lb.SourceVIP)
 		}
 		if a.Is6() != ipv6 {
-			return nil, hnsError(op, hnslb.CodeInvalidParameter, "source VIP %s does not match the IPv6 flag (%v)", a, ipv6)
+			return hnsError(op, hnslb.CodeInvalidParameter, "source VIP %s does not match the IPv6 flag (%v)", a, ipv6)
 		}
 	}
-	return vips, nil
+	return nil
 }
 
-// checkBackends enforces the cap, existing endpoints, no repeats, and that
+// checkBackends enforces 1..cap backends, existing endpoints, no repeats, and that
 // every backend has an address of the load balancer's family.
 func (h *HNS) checkBackends(op Op, ipv6 bool, ids []string) error {
-	if max := h.profile.Features().MaxBackends; len(ids) > max {
-		return hnsError(op, hnslb.CodeInvalidParameter, "invalid number of destinations: %d (at most %d)", len(ids), max)
+	// HNS refuses a load balancer without backends (kubernetes/kubernetes#106936)
+	// as it refuses one with too many (#98680).
+	if max := h.profile.Features().MaxBackends; len(ids) == 0 || len(ids) > max {
+		return hnsError(op, hnslb.CodeInvalidParameter, "Unable to initialize VFP LB rule: invalid number of destinations. (%d, need 1 to %d)", len(ids), max)
 	}
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
@@ -208,32 +207,51 @@ func hasFamily(e *hnslb.Endpoint, ipv6 bool) bool {
 // checkFrontendFree is the conflict rule: no two load balancers share a
 // frontend VIP, protocol and external port. Load balancers without a VIP
 // (NodePort) apply to the node's addresses and conflict among themselves,
-// per address family.
-func (h *HNS) checkFrontendFree(op Op, self string, ipv6 bool, pm hnslb.PortMapping, vips []netip.Addr) error {
-	var err error
-	h.state.loadBalancers.each(func(other *hnslb.LoadBalancer) {
-		if err != nil || (self != "" && key(other.ID) == key(self)) || len(other.PortMappings) == 0 {
-			return
+// per address family. A document identical to the load balancer holding the
+// frontend is "already exists" (0xb7), not a port conflict: that is what
+// kube-proxy met re-creating load balancers HNS had kept across a restart
+// (kubernetes/kubernetes#139519).
+func (h *HNS) checkFrontendFree(op Op, self string, lb *hnslb.LoadBalancer) error {
+	for _, k := range frontendKeys(lb) {
+		owner, taken := h.state.frontends[k]
+		if !taken || owner == key(self) {
+			continue
 		}
-		opm := other.PortMappings[0]
-		if opm.Protocol != pm.Protocol || opm.ExternalPort != pm.ExternalPort {
-			return
+		if other, ok := h.state.loadBalancers.get(owner); ok && sameLoadBalancer(other, lb) {
+			return hnsError(op, hnslb.CodeAlreadyExists, "(identical to load balancer %s)", other.ID)
 		}
-		if len(vips) == 0 {
-			if len(other.FrontendVIPs) == 0 && (other.Flags&hnslb.LoadBalancerFlagsIPv6 != 0) == ipv6 {
-				err = hnsError(op, hnslb.CodePortAlreadyExists, "node port %d/%d is used by load balancer %s", pm.ExternalPort, pm.Protocol, other.ID)
-			}
-			return
-		}
-		for _, s := range other.FrontendVIPs {
-			a, ok := parseIP(s)
-			for _, v := range vips {
-				if ok && a == v {
-					err = hnsError(op, hnslb.CodePortAlreadyExists, "%s:%d/%d is used by load balancer %s", v, pm.ExternalPort, pm.Protocol, other.ID)
-					return
-				}
-			}
-		}
-	})
-	return err
+		pm := lb.PortMappings[0]
+		return hnsError(op, hnslb.CodePortAlreadyExists, "(frontend %v port %d protocol %d is used by load balancer %s)",
+			lb.FrontendVIPs, pm.ExternalPort, pm.Protocol, owner)
+	}
+	return nil
+}
+
+// sameLoadBalancer compares what defines a load balancer, ignoring ID,
+// order and spelling of addresses and IDs.
+func sameLoadBalancer(a, b *hnslb.LoadBalancer) bool {
+	return a.Flags == b.Flags && slices.Equal(a.PortMappings, b.PortMappings) &&
+		normalIP(a.SourceVIP) == normalIP(b.SourceVIP) &&
+		sameSet(a.FrontendVIPs, b.FrontendVIPs, normalIP) &&
+		sameSet(a.HostComputeEndpoints, b.HostComputeEndpoints, key)
+}
+
+func normalIP(s string) string {
+	if a, ok := parseIP(s); ok {
+		return a.String()
+	}
+	return s
+}
+
+func sameSet(a, b []string, norm func(string) string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	na, nb := make([]string, len(a)), make([]string, len(b))
+	for i := range a {
+		na[i], nb[i] = norm(a[i]), norm(b[i])
+	}
+	slices.Sort(na)
+	slices.Sort(nb)
+	return slices.Equal(na, nb)
 }

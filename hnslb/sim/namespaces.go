@@ -39,7 +39,7 @@ func (h *HNS) CreateNamespace(ctx context.Context, ns *hnslb.Namespace) (*hnslb.
 		out = copyNamespace(stored)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // GetNamespaceByID returns a namespace, or CodeNotFound.

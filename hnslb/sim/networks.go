@@ -33,7 +33,7 @@ func (h *HNS) CreateNetwork(ctx context.Context, n *hnslb.Network) (*hnslb.Netwo
 		out = copyNetwork(stored)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 func (h *HNS) checkNetwork(op Op, n *hnslb.Network) error {
@@ -93,9 +93,10 @@ func (h *HNS) GetNetworkByName(ctx context.Context, name string) (*hnslb.Network
 			return hnsError(op, hnslb.CodeNetworkNotFound, "network name %q", name)
 		}
 		out = copyNetwork(n)
+		h.chargeList(1)
 		return nil
 	})
-	return out, err
+	return result(out, err)
 }
 
 // ListNetworks returns every network.

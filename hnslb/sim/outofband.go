@@ -14,9 +14,31 @@ func (h *HNS) DeleteLoadBalancerOutOfBand(id string) error {
 		if err != nil {
 			return err
 		}
-		h.state.loadBalancers.del(lb.ID)
+		h.state.deleteLoadBalancer(lb.ID)
 		return nil
 	})
+}
+
+// PutLoadBalancerOutOfBand stores a load balancer as another agent or an
+// older HNS left it, without HNS's checks: HNS has been seen listing load
+// balancers without port mappings (kubernetes/kubernetes#141488). An empty ID
+// gets a generated one; an existing ID is replaced. It returns the stored copy.
+func (h *HNS) PutLoadBalancerOutOfBand(lb hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	const op = OpPutLoadBalancerOutOfBand
+	var out *hnslb.LoadBalancer
+	err := h.outOfBand(op, func() error {
+		stored := copyLoadBalancer(&lb)
+		if stored.ID == "" {
+			stored.ID = h.state.ids.guid()
+		}
+		if err := checkID(op, "load balancer", stored.ID); err != nil {
+			return err
+		}
+		h.state.putLoadBalancer(stored)
+		out = copyLoadBalancer(stored)
+		return nil
+	})
+	return result(out, err)
 }
 
 // SetNetworkPolicies replaces a network's policies, as flannel does when

@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/json"
+	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -10,42 +13,56 @@ import (
 
 // store keeps one kind of object by case-insensitive ID, listed in creation order.
 type store[T any] struct {
-	byID map[string]*T
-	ids  []string // creation order
+	byID map[string]entry[T]
+	seq  uint64
 }
 
-func newStore[T any]() store[T] { return store[T]{byID: map[string]*T{}} }
+type entry[T any] struct {
+	seq uint64 // creation order
+	obj *T
+}
+
+func newStore[T any]() store[T] { return store[T]{byID: map[string]entry[T]{}} }
 
 func key(id string) string { return strings.ToLower(id) }
 
 func (s *store[T]) get(id string) (*T, bool) {
-	o, ok := s.byID[key(id)]
-	return o, ok
+	e, ok := s.byID[key(id)]
+	return e.obj, ok
 }
 
+// put adds or replaces; a replaced object keeps its place in the order.
 func (s *store[T]) put(id string, o *T) {
 	k := key(id)
-	if _, ok := s.byID[k]; !ok {
-		s.ids = append(s.ids, k)
+	e, ok := s.byID[k]
+	if !ok {
+		s.seq++
+		e.seq = s.seq
 	}
-	s.byID[k] = o
+	e.obj = o
+	s.byID[k] = e
 }
 
-func (s *store[T]) del(id string) {
-	k := key(id)
-	if _, ok := s.byID[k]; !ok {
-		return
-	}
-	delete(s.byID, k)
-	s.ids = slices.DeleteFunc(s.ids, func(x string) bool { return x == k })
-}
+func (s *store[T]) del(id string) { delete(s.byID, key(id)) }
 
 func (s *store[T]) len() int { return len(s.byID) }
 
+// all visits objects in no particular order (cheaper than each).
+func (s *store[T]) all(fn func(*T)) {
+	for _, e := range s.byID {
+		fn(e.obj)
+	}
+}
+
 // each visits objects in creation order.
 func (s *store[T]) each(fn func(*T)) {
-	for _, k := range s.ids {
-		fn(s.byID[k])
+	entries := make([]entry[T], 0, len(s.byID))
+	for _, e := range s.byID {
+		entries = append(entries, e)
+	}
+	slices.SortFunc(entries, func(a, b entry[T]) int { return cmp.Compare(a.seq, b.seq) })
+	for _, e := range entries {
+		fn(e.obj)
 	}
 }
 
@@ -57,6 +74,10 @@ type state struct {
 	loadBalancers store[hnslb.LoadBalancer]
 	ids           idSource
 	namespaceSeq  uint32 // NamespaceId (the compartment number) of the last namespace
+
+	// Indexes for the rules that would otherwise scan every object.
+	frontends   map[string]string   // frontendKey -> load balancer ID
+	endpointIPs map[string][]string // network ID|IP -> endpoint IDs
 }
 
 func newState(seed uint64) state {
@@ -66,9 +87,98 @@ func newState(seed uint64) state {
 		namespaces:    newStore[hnslb.Namespace](),
 		loadBalancers: newStore[hnslb.LoadBalancer](),
 		ids:           idSource{Seed: seed},
+		frontends:     map[string]string{},
+		endpointIPs:   map[string][]string{},
 		// Compartment 1 is the host's default compartment.
 		namespaceSeq: 1,
 	}
+}
+
+// frontendKeys are what the conflict rule compares: VIP, protocol and
+// external port; a load balancer without VIPs holds the node's port for its
+// address family.
+func frontendKeys(lb *hnslb.LoadBalancer) []string {
+	if len(lb.PortMappings) == 0 {
+		return nil
+	}
+	pm := lb.PortMappings[0]
+	if len(lb.FrontendVIPs) == 0 {
+		return []string{fmt.Sprintf("node/v6=%v/%d/%d", lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0, pm.Protocol, pm.ExternalPort)}
+	}
+	keys := make([]string, 0, len(lb.FrontendVIPs))
+	for _, v := range lb.FrontendVIPs {
+		if a, ok := parseIP(v); ok {
+			keys = append(keys, fmt.Sprintf("%s/%d/%d", a, pm.Protocol, pm.ExternalPort))
+		}
+	}
+	return keys
+}
+
+func (s *state) putLoadBalancer(lb *hnslb.LoadBalancer) {
+	s.dropFrontends(lb.ID)
+	s.loadBalancers.put(lb.ID, lb)
+	for _, k := range frontendKeys(lb) {
+		s.frontends[k] = key(lb.ID)
+	}
+}
+
+func (s *state) deleteLoadBalancer(id string) {
+	s.dropFrontends(id)
+	s.loadBalancers.del(id)
+}
+
+func (s *state) dropFrontends(id string) {
+	if old, ok := s.loadBalancers.get(id); ok {
+		for _, k := range frontendKeys(old) {
+			if s.frontends[k] == key(id) {
+				delete(s.frontends, k)
+			}
+		}
+	}
+}
+
+func endpointIPKeys(e *hnslb.Endpoint) []string {
+	keys := make([]string, 0, len(e.IpConfigurations))
+	for _, c := range e.IpConfigurations {
+		if a, ok := parseIP(c.IpAddress); ok {
+			keys = append(keys, key(e.HostComputeNetwork)+"|"+a.String())
+		}
+	}
+	return keys
+}
+
+func (s *state) putEndpoint(e *hnslb.Endpoint) {
+	s.endpoints.put(e.ID, e)
+	for _, k := range endpointIPKeys(e) {
+		s.endpointIPs[k] = append(s.endpointIPs[k], key(e.ID))
+	}
+}
+
+func (s *state) deleteEndpoint(id string) {
+	e, ok := s.endpoints.get(id)
+	if !ok {
+		return
+	}
+	for _, k := range endpointIPKeys(e) {
+		ids := slices.DeleteFunc(s.endpointIPs[k], func(x string) bool { return x == key(id) })
+		if len(ids) == 0 {
+			delete(s.endpointIPs, k)
+		} else {
+			s.endpointIPs[k] = ids
+		}
+	}
+	s.endpoints.del(id)
+}
+
+// endpointsWithIP returns the endpoints of a network that hold an address.
+func (s *state) endpointsWithIP(networkID string, a netip.Addr) []*hnslb.Endpoint {
+	var out []*hnslb.Endpoint
+	for _, id := range s.endpointIPs[key(networkID)+"|"+a.String()] {
+		if e, ok := s.endpoints.get(id); ok {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func (s *state) snapshot(v hnslb.Version) *hnslb.Snapshot {

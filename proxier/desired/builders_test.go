@@ -144,24 +144,25 @@ var (
 
 func zoneHints(zones ...string) epOpt {
 	return func(e *discoveryv1.Endpoint) {
-		if e.Hints == nil {
-			e.Hints = &discoveryv1.EndpointHints{}
-		}
 		for _, z := range zones {
-			e.Hints.ForZones = append(e.Hints.ForZones, discoveryv1.ForZone{Name: z})
+			hints(e).ForZones = append(hints(e).ForZones, discoveryv1.ForZone{Name: z})
 		}
 	}
 }
 
 func nodeHints(nodes ...string) epOpt {
 	return func(e *discoveryv1.Endpoint) {
-		if e.Hints == nil {
-			e.Hints = &discoveryv1.EndpointHints{}
-		}
 		for _, n := range nodes {
-			e.Hints.ForNodes = append(e.Hints.ForNodes, discoveryv1.ForNode{Name: n})
+			hints(e).ForNodes = append(hints(e).ForNodes, discoveryv1.ForNode{Name: n})
 		}
 	}
+}
+
+func hints(e *discoveryv1.Endpoint) *discoveryv1.EndpointHints {
+	if e.Hints == nil {
+		e.Hints = &discoveryv1.EndpointHints{}
+	}
+	return e.Hints
 }
 
 func slicePort(name string, port int32, proto v1.Protocol) discoveryv1.EndpointPort {

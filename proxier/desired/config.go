@@ -82,7 +82,8 @@ func (c Config) Validate() error {
 	case L2Bridge:
 	case Overlay:
 		for fam := range c.NodeIPs {
-			if !c.SourceVIP[fam].IsValid() {
+			// IPv6 is not served on overlay, so it needs no source VIP.
+			if fam != reconciler.IPv6 && !c.SourceVIP[fam].IsValid() {
 				errs = append(errs, fmt.Errorf("overlay network needs a source VIP for IPv%d", fam))
 			}
 		}

@@ -16,7 +16,6 @@ import (
 // computed once per slice endpoint, not once per load balancer.
 type endpoint struct {
 	ip          netip.Addr
-	port        uint16
 	local       bool
 	ready       bool
 	serving     bool
@@ -176,7 +175,7 @@ func boolInt(b bool) int {
 type portEndpoints struct {
 	// port is the one internal port the load balancers carry.
 	port      uint16
-	endpoints []endpoint // unique IPs, sorted by IP
+	endpoints []*endpoint // unique IPs, sorted by IP
 	// mixedDropped counts usable endpoints left out for having another port.
 	mixedDropped int
 	// badPort counts endpoints whose slice gives the port without a number.
@@ -191,8 +190,12 @@ func endpointsForPort(parsed []parsedSlice, fam reconciler.IPFamily, sp *v1.Serv
 		ip   netip.Addr
 		port uint16
 	}
-	index := map[ipPort]int{}
-	var all []endpoint
+	n := 0
+	for i := range parsed {
+		n += len(parsed[i].endpoints)
+	}
+	index := make(map[ipPort]int, n)
+	all := make([]portPick, 0, n)
 	for i := range parsed {
 		ps := &parsed[i]
 		if ps.family != fam {
@@ -206,39 +209,47 @@ func endpointsForPort(parsed []parsedSlice, fam reconciler.IPFamily, sp *v1.Serv
 			res.badPort += len(ps.endpoints)
 			continue
 		}
-		for _, ep := range ps.endpoints {
-			ep.port = port
+		for j := range ps.endpoints {
+			ep := &ps.endpoints[j]
 			k := ipPort{ep.ip, port}
-			if j, dup := index[k]; dup {
-				if ep.rank() > all[j].rank() {
-					all[j] = ep
+			if d, dup := index[k]; dup {
+				if ep.rank() > all[d].ep.rank() {
+					all[d].ep = ep
 				}
 				continue
 			}
 			index[k] = len(all)
-			all = append(all, ep)
+			all = append(all, portPick{ep, port})
 		}
 	}
 	if len(all) == 0 {
 		return res
 	}
 	res.port = choosePort(all)
-	res.endpoints = all[:0:0]
-	for _, ep := range all {
-		if ep.port == res.port {
-			res.endpoints = append(res.endpoints, ep)
-		} else if ep.ready || ep.serving {
+	res.endpoints = make([]*endpoint, 0, len(all))
+	for _, p := range all {
+		if p.port == res.port {
+			res.endpoints = append(res.endpoints, p.ep)
+		} else if p.ep.ready || p.ep.serving {
 			res.mixedDropped++
 		}
 	}
-	slices.SortFunc(res.endpoints, func(a, b endpoint) int { return a.ip.Compare(b.ip) })
+	slices.SortFunc(res.endpoints, compareEndpointIPs)
 	return res
 }
+
+// portPick is an endpoint with the port one slice gives it for a Service port.
+type portPick struct {
+	ep   *endpoint
+	port uint16
+}
+
+func compareEndpointIPs(a, b *endpoint) int { return a.ip.Compare(b.ip) }
 
 // choosePort picks the one internal port a load balancer can carry when a
 // named target port resolves differently per endpoint: the port with the
 // most ready endpoints, then the most serving ones, then the lowest.
-func choosePort(eps []endpoint) uint16 {
+func choosePort(eps []portPick) uint16 {
 	first := eps[0].port
 	mixed := false
 	for _, ep := range eps[1:] {
@@ -254,10 +265,10 @@ func choosePort(eps []endpoint) uint16 {
 	scores := map[uint16]score{}
 	for _, ep := range eps {
 		s := scores[ep.port]
-		if ep.ready {
+		if ep.ep.ready {
 			s.ready++
 		}
-		if ep.serving {
+		if ep.ep.serving {
 			s.serving++
 		}
 		scores[ep.port] = s

@@ -21,37 +21,34 @@ type backendsCase struct {
 	check             func(t *testing.T, r ServiceResult)
 }
 
+// runBackendsCases runs backends cases as service cases whose check
+// compares the ClusterIP and NodePort backends.
 func runBackendsCases(t *testing.T, cases []backendsCase) {
 	t.Helper()
+	var scs []serviceCase
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := config()
-			if tc.cfg != nil {
-				tc.cfg(&cfg)
-			}
-			svc := tc.svc
-			if svc == nil {
-				svc = service("web", nodePorts(30080))
-			}
-			r := ForService(ServiceInput{Service: svc, Slices: tc.slices}, cfg)
-			got := map[reconciler.LBKey]string{}
-			for _, lb := range r.LBs {
-				got[lb.Key] = backendIPs(lb)
-			}
-			if c := got[key("10.0.0.1", 80)]; c != tc.cluster {
-				t.Errorf("ClusterIP backends = %q, want %q\n%s", c, tc.cluster, dump(r))
-			}
-			if n := got[nodePortKey(reconciler.IPv4, 30080)]; n != tc.nodePort {
-				t.Errorf("NodePort backends = %q, want %q\n%s", n, tc.nodePort, dump(r))
-			}
-			if p := reasons(r.Problems); p != tc.problems {
-				t.Errorf("problems = %q, want %q (%+v)", p, tc.problems, r.Problems)
-			}
-			if tc.check != nil {
-				tc.check(t, r)
-			}
-		})
+		svc := tc.svc
+		if svc == nil {
+			svc = service("web", nodePorts(30080))
+		}
+		scs = append(scs, serviceCase{name: tc.name, svc: svc, slices: tc.slices, cfg: tc.cfg, problems: tc.problems,
+			check: func(t *testing.T, r ServiceResult) {
+				got := map[reconciler.LBKey]string{}
+				for _, lb := range r.LBs {
+					got[lb.Key] = backendIPs(lb)
+				}
+				if c := got[key("10.0.0.1", 80)]; c != tc.cluster {
+					t.Errorf("ClusterIP backends = %q, want %q\n%s", c, tc.cluster, dump(r))
+				}
+				if n := got[nodePortKey(reconciler.IPv4, 30080)]; n != tc.nodePort {
+					t.Errorf("NodePort backends = %q, want %q\n%s", n, tc.nodePort, dump(r))
+				}
+				if tc.check != nil {
+					tc.check(t, r)
+				}
+			}})
 	}
+	runServiceCases(t, scs)
 }
 
 func one(eps ...discoveryv1.Endpoint) []*discoveryv1.EndpointSlice {
@@ -223,6 +220,22 @@ func TestMixedPortsAndDuplicates(t *testing.T) {
 		},
 		cluster:  "10.1.0.2,10.1.0.3",
 		nodePort: "10.1.0.2,10.1.0.3",
+	}, {
+		name: "a ready copy beats a serving-terminating one",
+		slices: []*discoveryv1.EndpointSlice{
+			slice("web-a", 8080, ep("10.1.0.2", servingTerminating), ep("10.1.0.3")),
+			slice("web-b", 8080, ep("10.1.0.2")),
+		},
+		cluster:  "10.1.0.2,10.1.0.3",
+		nodePort: "10.1.0.2,10.1.0.3",
+	}, {
+		name: "a serving-terminating copy beats a non-serving one",
+		slices: []*discoveryv1.EndpointSlice{
+			slice("web-a", 8080, ep("10.1.0.2", goneTerminating)),
+			slice("web-b", 8080, ep("10.1.0.2", servingTerminating)),
+		},
+		cluster:  "10.1.0.2",
+		nodePort: "10.1.0.2",
 	}, {
 		name: "a local copy of a duplicate wins over a remote one",
 		slices: []*discoveryv1.EndpointSlice{

@@ -189,7 +189,7 @@ func (b *serviceBuilder) addLB(lb reconciler.DesiredLB) {
 // lbSourceVIP: l2bridge uses the node IP. Overlay uses the source VIP,
 // except (winkernel) when a remote backend is another node's own address
 // or outside every remote subnet: then the node IP.
-func (b *serviceBuilder) lbSourceVIP(fam reconciler.IPFamily, backends []endpoint) string {
+func (b *serviceBuilder) lbSourceVIP(fam reconciler.IPFamily, backends []*endpoint) string {
 	for i := range backends {
 		if backends[i].remoteNode || backends[i].noPA {
 			return b.nodeIP[fam]
@@ -227,14 +227,14 @@ func (b *serviceBuilder) healthCheckLBs() {
 				"forward-healthcheck-vip: no IPv%d gateway endpoint on this node, health checks on the ingress IPs are not forwarded", fam))
 			continue
 		}
-		gwEP := endpoint{ip: gw, local: true, ready: true, serving: true, backend: reconciler.Backend{IP: gw.String(), Local: true}}
+		gwEP := &endpoint{ip: gw, local: true, ready: true, serving: true, backend: reconciler.Backend{IP: gw.String(), Local: true}}
 		f := hnslb.LoadBalancerFlagsNone
 		if fam == reconciler.IPv6 {
 			f = hnslb.LoadBalancerFlagsIPv6
 		}
 		for _, ip := range b.ingressIPs[fam] {
 			key := reconciler.LBKey{Family: fam, VIP: ip.String(), Protocol: hnslb.ProtocolTCP, Port: port}
-			b.add(key, port, selection{endpoints: []endpoint{gwEP}}, pf, f, hnslb.DistributionNone, b.r.Name.String()+":healthcheck")
+			b.add(key, port, selection{endpoints: []*endpoint{gwEP}}, pf, f, hnslb.DistributionNone, b.r.Name.String()+":healthcheck")
 		}
 	}
 }

@@ -51,12 +51,12 @@ func rendezvousWeight(node uint64, ip netip.Addr) uint64 {
 // capEndpoints returns at most limit endpoints (all of them when limit <= 0
 // or they fit): local ones first, each group by descending weight, ties by
 // IP. The result is sorted by IP; dropped is how many were left out.
-func capEndpoints(eps []endpoint, limit int) (kept []endpoint, dropped int) {
+func capEndpoints(eps []*endpoint, limit int) (kept []*endpoint, dropped int) {
 	if limit <= 0 || len(eps) <= limit {
 		return eps, 0
 	}
 	ranked := slices.Clone(eps)
-	slices.SortFunc(ranked, func(a, b endpoint) int {
+	slices.SortFunc(ranked, func(a, b *endpoint) int {
 		if a.local != b.local {
 			if a.local {
 				return -1
@@ -69,6 +69,6 @@ func capEndpoints(eps []endpoint, limit int) (kept []endpoint, dropped int) {
 		return a.ip.Compare(b.ip)
 	})
 	kept = ranked[:limit]
-	slices.SortFunc(kept, func(a, b endpoint) int { return a.ip.Compare(b.ip) })
+	slices.SortFunc(kept, compareEndpointIPs)
 	return kept, len(eps) - limit
 }

@@ -29,7 +29,9 @@ type ServiceResult struct {
 	// (IP = cluster IP, MAC = host MAC, PA = node IP) as winkernel creates them.
 	// Remote endpoints for backends are derived from LBs (RemoteEndpointsFor).
 	ServiceVIPEndpoints []reconciler.RemoteEndpoint
-	Problems            []Problem
+	// Problems of this Service alone; keys lost to other Services are
+	// reported by State.Conflicts, as they change with the others.
+	Problems []Problem
 	// HealthCheck is set for ETP=Local LoadBalancer Services with a
 	// health-check node port.
 	HealthCheck *HealthCheck

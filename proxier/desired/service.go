@@ -49,7 +49,7 @@ type serviceBuilder struct {
 	cfg *Config
 	r   *ServiceResult
 
-	clusterIPs  map[reconciler.IPFamily]netip.Addr // supported families only
+	clusterIPs  map[reconciler.IPFamily]netip.Addr // the zero Addr for a family this node cannot serve
 	externalIPs map[reconciler.IPFamily][]netip.Addr
 	ingressIPs  map[reconciler.IPFamily][]netip.Addr
 	nodeIP      map[reconciler.IPFamily]string

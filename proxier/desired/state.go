@@ -87,14 +87,19 @@ func (c Change) Empty() bool {
 
 // NewState returns an empty desired state for a node (holding only the
 // overlay source-VIP endpoints).
-func NewState(cfg Config) *State {
+func NewState(cfg Config) *State { return newState(cfg, 0, 0, 0) }
+
+// newState sizes the maps for a known number of services, load balancers
+// and remote backends (upper bounds): growing them one entry at a time
+// dominates Compute otherwise.
+func newState(cfg Config, services, lbs, remotes int) *State {
 	s := &State{
-		LBs:             map[reconciler.LBKey]reconciler.DesiredLB{},
-		RemoteEndpoints: map[string]reconciler.RemoteEndpoint{},
-		Services:        map[types.NamespacedName]ServiceResult{},
-		claims:          map[reconciler.LBKey][]claim{},
-		backendRefs:     map[string]refEndpoint{},
-		vipRefs:         map[string]refEndpoint{},
+		LBs:             make(map[reconciler.LBKey]reconciler.DesiredLB, lbs),
+		RemoteEndpoints: make(map[string]reconciler.RemoteEndpoint, remotes+services),
+		Services:        make(map[types.NamespacedName]ServiceResult, services),
+		claims:          make(map[reconciler.LBKey][]claim, lbs),
+		backendRefs:     make(map[string]refEndpoint, remotes),
+		vipRefs:         make(map[string]refEndpoint, services),
 		fixed:           map[string]reconciler.RemoteEndpoint{},
 	}
 	for _, ep := range SourceVIPEndpoints(cfg) {
@@ -106,11 +111,21 @@ func NewState(cfg Config) *State {
 
 // Compute is the whole node's desired state from scratch.
 func Compute(svcs []ServiceInput, cfg Config) *State {
-	s := NewState(cfg)
+	results := make([]ServiceResult, 0, len(svcs))
+	lbs, remotes := 0, 0
 	for _, in := range svcs {
 		if in.Service != nil {
-			s.Set(ForService(in, cfg))
+			r := ForService(in, cfg)
+			lbs += len(r.LBs)
+			if len(r.LBs) > 0 {
+				remotes += len(r.LBs[0].Backends) // most share their backends
+			}
+			results = append(results, r)
 		}
+	}
+	s := newState(cfg, len(results), lbs, remotes)
+	for i := range results {
+		s.Set(results[i])
 	}
 	return s
 }
@@ -126,7 +141,11 @@ func (s *State) Delete(name types.NamespacedName) Change {
 }
 
 func (s *State) replace(name types.NamespacedName, r *ServiceResult) Change {
-	t := tracker{s: s, keys: map[reconciler.LBKey]bool{}, ips: map[string]bool{}, svcs: map[types.NamespacedName]bool{}}
+	n := 0
+	if r != nil {
+		n = len(r.LBs)
+	}
+	t := tracker{s: s, keys: make(map[reconciler.LBKey]bool, 2*n), ips: map[string]bool{}, svcs: map[types.NamespacedName]bool{}}
 	if old, ok := s.Services[name]; ok {
 		for _, lb := range old.LBs {
 			t.touch(lb.Key)

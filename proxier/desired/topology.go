@@ -13,7 +13,7 @@ import "slices"
 
 // selection is the endpoints one kind of load balancer uses.
 type selection struct {
-	endpoints []endpoint
+	endpoints []*endpoint
 	// fallback: no ready endpoint was usable, these are serving-terminating.
 	fallback bool
 }
@@ -30,10 +30,10 @@ const (
 // modeFromHints: same-node if every ready endpoint has node hints and one
 // names this node; else same-zone if every ready endpoint has zone hints and
 // one names this node's zone; else none.
-func modeFromHints(eps []endpoint, node, zone string) topologyMode {
+func modeFromHints(eps []*endpoint, node, zone string) topologyMode {
 	anyReady, allNode, forNode, allZone, forZone := false, true, false, true, false
 	for i := range eps {
-		ep := &eps[i]
+		ep := eps[i]
 		if !ep.ready {
 			continue
 		}
@@ -71,11 +71,11 @@ func (m topologyMode) admits(ep *endpoint, node, zone string) bool {
 }
 
 // clusterSelection is what Cluster traffic policy uses.
-func clusterSelection(eps []endpoint, node, zone string) selection {
+func clusterSelection(eps []*endpoint, node, zone string) selection {
 	mode := modeFromHints(eps, node, zone)
-	var out []endpoint
+	out := make([]*endpoint, 0, len(eps))
 	for i := range eps {
-		if eps[i].ready && mode.admits(&eps[i], node, zone) {
+		if eps[i].ready && mode.admits(eps[i], node, zone) {
 			out = append(out, eps[i])
 		}
 	}
@@ -93,8 +93,8 @@ func clusterSelection(eps []endpoint, node, zone string) selection {
 }
 
 // localSelection is what Local traffic policy (and preserve-destination) uses.
-func localSelection(eps []endpoint) selection {
-	var out []endpoint
+func localSelection(eps []*endpoint) selection {
+	var out []*endpoint
 	for i := range eps {
 		if eps[i].local && eps[i].ready {
 			out = append(out, eps[i])

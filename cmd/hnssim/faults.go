@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/remote"
+)
+
+// faultFlags are the fault injection flags shared by serve and faults.
+type faultFlags struct {
+	errorRates []string
+	errorCodes []string
+	committed  float64
+}
+
+func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&f.errorRates, "error-rate", nil, `OP=RATE: fail this share (0..1) of an operation's calls; OP "*" is every operation (repeatable)`)
+	fs.Float64Var(&f.committed, "committed", 0, "share (0..1) of failed writes HNS applied anyway (the reply was lost)")
+	fs.StringSliceVar(&f.errorCodes, "error-code", nil, "HNS code a failing call returns, e.g. 0x6ba (repeatable; default: HNS unavailable)")
+}
+
+func (f *faultFlags) request() (remote.FaultsRequest, error) {
+	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed}
+	for _, s := range f.errorRates {
+		op, rateStr, ok := strings.Cut(s, "=")
+		if !ok {
+			return req, fmt.Errorf("--error-rate %q: want OP=RATE", s)
+		}
+		rate, err := strconv.ParseFloat(rateStr, 64)
+		if err != nil {
+			return req, fmt.Errorf("--error-rate %q: %v", s, err)
+		}
+		req.ErrorRate[op] = rate
+	}
+	for _, s := range f.errorCodes {
+		c, err := strconv.ParseUint(s, 0, 32)
+		if err != nil {
+			return req, fmt.Errorf("--error-code %q: %v", s, err)
+		}
+		req.Errors = append(req.Errors, hnslb.ErrorCode(c))
+	}
+	return req, nil
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/remote"
+)
+
+func TestOverlayNetworkDocument(t *testing.T) {
+	o := networkOptions{name: "vxlan0", kind: "overlay", subnet: "10.244.1.9/24", vni: 4096,
+		remoteSubnets: []string{"10.244.2.0/24=192.168.0.12", "10.244.3.0/24=192.168.0.13"}}
+	n, pa, err := o.document([]netip.Addr{netip.MustParseAddr("192.168.0.11")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Type != hnslb.NetworkTypeOverlay || pa.String() != "192.168.0.11" || n.ProviderAddress() != "192.168.0.11" {
+		t.Errorf("type %s, PA %s / %s", n.Type, pa, n.ProviderAddress())
+	}
+	sn := n.Ipams[0].Subnets[0]
+	if sn.IpAddressPrefix != "10.244.1.0/24" || sn.Routes[0].NextHop != "10.244.1.1" || len(sn.Policies) != 1 {
+		t.Errorf("subnet %+v", sn)
+	}
+	routes := n.RemoteSubnetRoutes()
+	if len(routes) != 2 || routes[1] != (hnslb.RemoteSubnetRoutePolicySetting{DestinationPrefix: "10.244.3.0/24", IsolationId: 4096,
+		ProviderAddress: "192.168.0.13", DistributedRouterMacAddress: "0E-2A-C0-A8-00-0D"}) {
+		t.Errorf("routes %+v", routes)
+	}
+	// Replacing remote subnets keeps the other policies.
+	n.Policies = withRemoteSubnets(n.Policies, routes[:1])
+	if got := n.RemoteSubnetRoutes(); len(got) != 1 || n.ProviderAddress() != "192.168.0.11" || len(n.Policies) != 3 {
+		t.Errorf("after replacing: %+v", n.Policies)
+	}
+}
+
+func TestNetworkDocumentRejects(t *testing.T) {
+	for name, o := range map[string]networkOptions{
+		"bad subnet":             {name: "x", kind: "l2bridge", subnet: "10.244.1.0"},
+		"gateway outside subnet": {name: "x", kind: "l2bridge", subnet: "10.244.1.0/24", gateway: "10.244.2.1"},
+		"overlay flags on l2":    {name: "x", kind: "l2bridge", subnet: "10.244.1.0/24", remoteSubnets: []string{"10.244.2.0/24=1.2.3.4"}},
+		"unknown type":           {name: "x", kind: "nat", subnet: "10.244.1.0/24"},
+		"overlay without PA":     {name: "x", kind: "overlay", subnet: "10.244.1.0/24"},
+		"bad remote subnet":      {name: "x", kind: "overlay", subnet: "10.244.1.0/24", providerAddress: "1.2.3.4", remoteSubnets: []string{"10.244.2.0/24"}},
+		"bad remote PA":          {name: "x", kind: "overlay", subnet: "10.244.1.0/24", providerAddress: "1.2.3.4", remoteSubnets: []string{"10.244.2.0/24=pa"}},
+	} {
+		if _, _, err := o.document(nil); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestTracePacket(t *testing.T) {
+	p, err := packet(remote.TraceRequest{Src: "[fd00::2]", Dst: "[fd00::3]:53", Protocol: "UDP"})
+	if err != nil || p.Protocol != hnslb.ProtocolUDP || p.Src.Addr().String() != "fd00::2" || p.Src.Port() != 0 || p.Dst.Port() != 53 {
+		t.Errorf("IPv6 udp: %v, %v", p, err)
+	}
+	p, err = packet(remote.TraceRequest{Src: "10.244.1.2:40000", Dst: "10.244.2.3:80"})
+	if err != nil || p.Protocol != hnslb.ProtocolTCP || p.Src.Port() != 40000 || p.Dst.String() != "10.244.2.3:80" {
+		t.Errorf("tcp default: %v, %v", p, err)
+	}
+	for _, bad := range []remote.TraceRequest{{Src: "pod", Dst: "10.0.0.1:80"}, {Src: "10.0.0.1", Dst: "10.0.0.2:80", Protocol: "sctp"}} {
+		if _, err := packet(bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}

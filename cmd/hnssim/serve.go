@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/remote"
+	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+)
+
+type serveOptions struct {
+	profile  string
+	seed     int64
+	latency  time.Duration
+	nodeName string
+	nodeIPs  []string
+	state    string
+	faults   faultFlags
+	network  networkOptions
+}
+
+func newServeCommand(socket *string) *cobra.Command {
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve one simulated node's HNS on --socket until SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			return serve(ctx, cmd, *socket, o)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.profile, "profile", sim.ProfileWS2022, "Windows build to behave like: "+strings.Join(profileNames(), ", "))
+	fs.Int64Var(&o.seed, "seed", 1, "seed for generated IDs and fault draws")
+	fs.DurationVar(&o.latency, "latency", 0, "added to every HNS call")
+	fs.StringVar(&o.nodeName, "node-name", "node", "the node's name (for traces)")
+	fs.StringSliceVar(&o.nodeIPs, "node-ip", nil, "the node's host addresses (repeatable)")
+	fs.StringVar(&o.state, "state", "", "load HNS objects from this file at start and save them there on stop, as HNS keeps them across restarts")
+	o.faults.addFlags(fs)
+	o.network.addFlags(fs)
+	return cmd
+}
+
+func profileNames() []string {
+	var names []string
+	for _, p := range sim.Profiles() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// node is the served node: the simulated HNS and what traces need to know.
+type node struct {
+	hns  *sim.HNS
+	info remote.NodeInfo
+}
+
+func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptions) error {
+	profile, err := sim.ProfileByName(o.profile)
+	if err != nil {
+		return err
+	}
+	ips, err := parseAddrs(o.nodeIPs)
+	if err != nil {
+		return fmt.Errorf("--node-ip: %w", err)
+	}
+	n := &node{
+		hns:  sim.New(sim.Options{Profile: profile, Seed: o.seed, Latency: o.latency}),
+		info: remote.NodeInfo{Name: o.nodeName, IPs: o.nodeIPs, NetworkName: o.network.name},
+	}
+	if err := loadState(n.hns, o.state); err != nil {
+		return err
+	}
+	if o.network.name != "" {
+		doc, pa, err := o.network.document(ips)
+		if err != nil {
+			return err
+		}
+		// A network restored from --state stays as it was.
+		if _, err := n.hns.GetNetworkByName(ctx, o.network.name); hnslb.IsNotFound(err) {
+			if _, err := n.hns.CreateNetwork(ctx, doc); err != nil {
+				return fmt.Errorf("create network %s: %w", o.network.name, err)
+			}
+		}
+		// The provider address is a host address of the node too.
+		if pa.IsValid() && !containsAddr(ips, pa) {
+			n.info.IPs = append(n.info.IPs, pa.String())
+		}
+		n.hns.ResetCounters()
+	}
+	faults, err := o.faults.request()
+	if err != nil {
+		return err
+	}
+	if err := n.setFaults(faults); err != nil {
+		return err
+	}
+
+	privateFiles()
+	l, err := remote.Listen(socket)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler: remote.NewServer(n.hns, remote.Extras{
+			Node:             n.info,
+			Dump:             n.hns.Snapshot,
+			Stats:            func() any { return n.hns.Counters() },
+			Trace:            trace,
+			SetFaults:        n.setFaults,
+			SetRemoteSubnets: n.setRemoteSubnets,
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	fmt.Fprintf(cmd.OutOrStdout(), "hnssim: node %s (HNS %s, profile %s) serving on %s\n",
+		n.info.Name, profile.Version, profile.Name, socket)
+
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = srv.Shutdown(shutdownCtx)
+	// Closing the listener unlinks the socket; make sure even after a failed shutdown.
+	if rmErr := os.Remove(socket); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) && err == nil {
+		err = rmErr
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return errors.Join(err, saveState(n.hns, o.state))
+}
+
+// loadState imports a saved state, if there is one.
+func loadState(h *sim.HNS, path string) error {
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return h.Import(data)
+}
+
+// saveState writes the state atomically, so a crash mid-write keeps the old one.
+func saveState(h *sim.HNS, path string) error {
+	if path == "" {
+		return nil
+	}
+	data, err := h.Export()
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// setFaults applies a faults request to the simulator.
+func (n *node) setFaults(req remote.FaultsRequest) error {
+	known := map[sim.Op]bool{sim.AnyOp: true}
+	for _, op := range sim.Ops() {
+		known[op] = true
+	}
+	if req.Committed < 0 || req.Committed > 1 {
+		return fmt.Errorf("committed share %v: want 0..1", req.Committed)
+	}
+	f := sim.Faults{ErrorRate: map[sim.Op]float64{}, Errors: req.Errors, Committed: req.Committed}
+	for op, rate := range req.ErrorRate {
+		if !known[sim.Op(op)] {
+			return fmt.Errorf("unknown operation %q in error rates", op)
+		}
+		if rate < 0 || rate > 1 {
+			return fmt.Errorf("error rate %v of %s: want 0..1", rate, op)
+		}
+		f.ErrorRate[sim.Op(op)] = rate
+	}
+	n.hns.SetFaults(f)
+	if req.Latency != nil {
+		n.hns.SetLatency(time.Duration(*req.Latency))
+	}
+	if req.Restart > 0 {
+		n.hns.Restart(time.Duration(req.Restart))
+	}
+	return nil
+}
+
+// setRemoteSubnets replaces an overlay network's RemoteSubnetRoute policies,
+// as Flannel does when nodes join or leave.
+func (n *node) setRemoteSubnets(req remote.RemoteSubnetsRequest) error {
+	for _, nw := range n.hns.Snapshot().Networks {
+		if strings.EqualFold(nw.Name, req.Network) {
+			if nw.Type != hnslb.NetworkTypeOverlay {
+				return fmt.Errorf("network %q is %s; remote subnets are for overlay networks", nw.Name, nw.Type)
+			}
+			return n.hns.SetNetworkPolicies(nw.ID, withRemoteSubnets(nw.Policies, req.Routes))
+		}
+	}
+	return hnslb.NewError("SetRemoteSubnets", hnslb.CodeNetworkNotFound, "network name %q", req.Network)
+}
+
+func parseAddrs(ss []string) ([]netip.Addr, error) {
+	var out []netip.Addr
+	for _, s := range ss {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func containsAddr(as []netip.Addr, a netip.Addr) bool {
+	for _, b := range as {
+		if b == a {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,86 @@
+package cni
+
+import (
+	"context"
+	"net"
+	"strings"
+
+	"github.com/containernetworking/cni/pkg/skel"
+	"github.com/containernetworking/cni/pkg/types"
+	current "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/plugins/pkg/ipam"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// cmdCheck verifies that the attachment is as ADD left it: the endpoint
+// exists on the configured network, is attached to CNI_NETNS, and has the
+// address and MAC of prevResult; then lets IPAM check its side.
+func cmdCheck(ctx context.Context, s *session) error {
+	args := s.args
+	if s.conf.PrevResult == nil {
+		return invalidConfig("CHECK needs prevResult")
+	}
+	prev, err := current.NewResultFromResult(s.conf.PrevResult)
+	if err != nil {
+		return types.NewError(types.ErrDecodingFailure, "prevResult", err.Error())
+	}
+	nsID, err := namespaceID(args.Netns)
+	if err != nil {
+		return err
+	}
+	name := endpointName(args.ContainerID, args.IfName)
+	ep, err := s.hns.GetEndpointByName(ctx, name)
+	if hnslb.IsNotFound(err) {
+		return types.NewError(types.ErrUnknownContainer, "HNS endpoint "+name+" does not exist", "")
+	}
+	if err != nil {
+		return hnsError("get HNS endpoint "+name, err)
+	}
+	network, err := s.hns.network(ctx, s.conf.Network)
+	if err != nil {
+		return err
+	}
+	if network == nil || !strings.EqualFold(network.ID, ep.HostComputeNetwork) {
+		return internal("HNS endpoint %s is not on network %q", name, s.conf.Network)
+	}
+	if !strings.EqualFold(ep.HostComputeNamespace, nsID) {
+		return internal("HNS endpoint %s is attached to namespace %q, not %s", name, ep.HostComputeNamespace, nsID)
+	}
+	ns, err := s.hns.GetNamespaceByID(ctx, nsID)
+	if err != nil {
+		return hnsError("get HNS namespace "+nsID, err)
+	}
+	if !namespaceHasEndpoint(ns, ep.ID) {
+		return internal("HNS namespace %s does not list endpoint %s", nsID, name)
+	}
+	if err := matchPrevResult(prev, ep, args); err != nil {
+		return err
+	}
+	return ipam.ExecCheck(s.conf.IPAM.Type, args.StdinData)
+}
+
+// matchPrevResult compares the endpoint with what ADD reported.
+func matchPrevResult(prev *current.Result, ep *hnslb.Endpoint, args *skel.CmdArgs) error {
+	idx := -1
+	for i, itf := range prev.Interfaces {
+		if itf.Name == args.IfName && itf.Sandbox == args.Netns {
+			idx = i
+			if !strings.EqualFold(itf.Mac, cniMAC(ep.MacAddress)) {
+				return internal("HNS endpoint %s has MAC %s, prevResult says %s", ep.Name, ep.MacAddress, itf.Mac)
+			}
+		}
+	}
+	if idx < 0 {
+		return internal("prevResult has no interface %s in %s", args.IfName, args.Netns)
+	}
+	for _, ipc := range prev.IPs {
+		if ipc.Interface != nil && *ipc.Interface != idx {
+			continue
+		}
+		if ipc.Address.IP.Equal(net.ParseIP(ep.IP())) {
+			return nil
+		}
+	}
+	return internal("HNS endpoint %s has address %s, which prevResult does not record", ep.Name, ep.IP())
+}

@@ -1,0 +1,117 @@
+package cni
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"regexp"
+	"strings"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// endpointName names the HNS endpoint of one attachment. GC compares whole
+// names built the same way, so a "_" inside a container ID is harmless.
+func endpointName(containerID, ifName string) string { return containerID + "_" + ifName }
+
+// ownName matches names endpointName builds (a CNI container ID, "_", an
+// interface name), so GC leaves other agents' endpoints alone.
+var ownName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.\-]*_[^_/:\s]{1,15}$`)
+
+// ours reports whether hnscni made an endpoint: a local endpoint named as
+// endpointName names them, with the MAC endpointMAC derives from its address.
+// HNS endpoints carry no owner tag; both marks together do not happen by chance.
+func ours(e *hnslb.Endpoint) bool {
+	if e.IsRemote() || !ownName.MatchString(e.Name) {
+		return false
+	}
+	ip, err := netip.ParseAddr(e.IP())
+	return err == nil && strings.EqualFold(e.MacAddress, endpointMAC(ip))
+}
+
+// endpointMAC derives the MAC from the pod address, as win-overlay does
+// ("0E-2A" and the IPv4 address's four bytes; the last four for IPv6): unique
+// per address on a node, and stable across re-creations of the endpoint.
+func endpointMAC(ip netip.Addr) string {
+	b := ip.As16()
+	return fmt.Sprintf("0E-2A-%02X-%02X-%02X-%02X", b[12], b[13], b[14], b[15])
+}
+
+// cniMAC is an HNS MAC ("0E-2A-...") in the colon form CNI results use.
+func cniMAC(hnsMAC string) string {
+	hw, err := net.ParseMAC(strings.ReplaceAll(hnsMAC, "-", ":"))
+	if err != nil {
+		return hnsMAC
+	}
+	return hw.String()
+}
+
+// endpointSpec is what an endpoint is built from.
+type endpointSpec struct {
+	name            string
+	addr            netip.Prefix // pod address with the subnet's prefix length
+	gateway         netip.Addr
+	providerAddress netip.Addr // overlay only
+	loopbackDSR     bool
+}
+
+// buildEndpoint is the endpoint document ADD sends: the pod's address,
+// default route and DNS, and the policies the reference Windows plugins
+// send (OutBoundNAT with in-cluster exceptions, SDNRoute to the service
+// CIDR, ProviderAddress on overlay, loopback DSR, host port mappings).
+func (n *NetConf) buildEndpoint(s endpointSpec) *hnslb.Endpoint {
+	d := n.dns()
+	e := &hnslb.Endpoint{
+		Name:             s.name,
+		MacAddress:       endpointMAC(s.addr.Addr()),
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: s.addr.Addr().String(), PrefixLength: uint8(s.addr.Bits())}},
+		Routes:           []hnslb.Route{{NextHop: s.gateway.String(), DestinationPrefix: defaultRoute(s.addr.Addr()).String()}},
+		Dns:              hnslb.DNS{Domain: d.Domain, Search: d.Search, ServerList: d.Nameservers, Options: d.Options},
+		SchemaVersion:    hnslb.V2,
+	}
+	// Pods leave the node as the node's address, except towards the cluster.
+	e.Policies = append(e.Policies, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT,
+		hnslb.OutboundNatPolicySetting{Exceptions: n.natExceptionList()}))
+	if n.serviceCIDR.IsValid() {
+		// Both reference samples (win-bridge with flannel, win-overlay) ask
+		// for encapsulation so service traffic goes through VFP's load balancers.
+		e.Policies = append(e.Policies, hnslb.NewEndpointPolicy(hnslb.EndpointPolicySDNRoute,
+			hnslb.SDNRoutePolicySetting{DestinationPrefix: n.serviceCIDR.String(), NeedEncap: true}))
+	}
+	if s.providerAddress.IsValid() {
+		e.Policies = append(e.Policies, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress,
+			hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: s.providerAddress.String()}))
+	}
+	if s.loopbackDSR {
+		// The reference plugins express loopback DSR as an OutBoundNAT policy
+		// whose only destination is the pod's own address.
+		e.Policies = append(e.Policies, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT,
+			hnslb.OutboundNatPolicySetting{Destinations: []string{s.addr.Addr().String()}}))
+	}
+	for _, pm := range n.RuntimeConfig.PortMappings {
+		proto, _ := pm.protocolNumber() // validated by parseConfig
+		e.Policies = append(e.Policies, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyPortMapping,
+			hnslb.PortMappingPolicySetting{Protocol: proto, InternalPort: uint16(pm.ContainerPort), ExternalPort: uint16(pm.HostPort), VIP: pm.HostIP}))
+	}
+	return e
+}
+
+// natExceptionList is cluster CIDR, service CIDR and the extra exceptions, without repeats.
+func (n *NetConf) natExceptionList() []string {
+	var out []string
+	seen := map[netip.Prefix]bool{}
+	for _, p := range append([]netip.Prefix{n.clusterCIDR, n.serviceCIDR}, n.natExceptions...) {
+		if p.IsValid() && !seen[p] {
+			seen[p] = true
+			out = append(out, p.String())
+		}
+	}
+	return out
+}
+
+func defaultRoute(ip netip.Addr) netip.Prefix {
+	if ip.Is4() {
+		return netip.MustParsePrefix("0.0.0.0/0")
+	}
+	return netip.MustParsePrefix("::/0")
+}

@@ -1,0 +1,81 @@
+package cni
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/containernetworking/cni/pkg/invoke"
+	"github.com/containernetworking/cni/pkg/types"
+)
+
+// cmdGC deletes this network's pod endpoints whose attachment the runtime
+// no longer lists, releases their addresses, and lets IPAM collect its own
+// garbage. Only endpoints hnscni made are candidates (ours), so the proxy's
+// remote endpoints and other agents' endpoints stay. An endpoint need not be
+// attached: deleting a pod's namespace detaches it.
+func cmdGC(ctx context.Context, s *session) error {
+	network, err := s.hns.network(ctx, s.conf.Network)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if network != nil {
+		valid := map[string]bool{}
+		for _, a := range s.conf.ValidAttachments {
+			valid[endpointName(a.ContainerID, a.IfName)] = true
+		}
+		eps, err := s.hns.ListEndpointsOfNetwork(ctx, network.ID)
+		if err != nil {
+			return hnsError("list HNS endpoints of "+network.Name, err)
+		}
+		for i := range eps {
+			ep := &eps[i]
+			if valid[ep.Name] || !ours(ep) {
+				continue
+			}
+			if err := s.hns.deleteEndpoint(ctx, ep); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if err := s.releaseAddress(ctx, ep.Name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := s.delegate(ctx, "GC", "", ""); err != nil && !incompatible(err) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// releaseAddress runs IPAM DEL for the attachment an endpoint name stands for.
+func (s *session) releaseAddress(ctx context.Context, endpointName string) error {
+	i := strings.LastIndexByte(endpointName, '_')
+	return s.delegate(ctx, "DEL", endpointName[:i], endpointName[i+1:])
+}
+
+// delegate runs the IPAM plugin for a command on another attachment than
+// the current one (ipam.Exec* always pass the current one).
+func (s *session) delegate(ctx context.Context, command, containerID, ifName string) error {
+	paths := filepath.SplitList(os.Getenv("CNI_PATH"))
+	path, err := invoke.FindInPath(s.conf.IPAM.Type, paths)
+	if err != nil {
+		return err
+	}
+	return invoke.ExecPluginWithoutResult(ctx, path, s.args.StdinData, &invoke.Args{
+		Command:     command,
+		ContainerID: containerID,
+		IfName:      ifName,
+		Path:        os.Getenv("CNI_PATH"),
+	}, nil)
+}
+
+// incompatible reports a delegated plugin refusing a command its CNI
+// version lacks (GC and STATUS are 1.1).
+func incompatible(err error) bool {
+	var te *types.Error
+	return errors.As(err, &te) && te.Code == types.ErrIncompatibleCNIVersion
+}

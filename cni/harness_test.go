@@ -1,0 +1,365 @@
+package cni_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/types"
+	current "github.com/containernetworking/cni/pkg/types/100"
+	// The tests build host-local; importing its disk backend keeps the
+	// modules it needs in go.mod through go mod tidy.
+	_ "github.com/containernetworking/plugins/plugins/ipam/host-local/backend/disk"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/remote"
+)
+
+// binDir holds hnssim, hnscni and host-local, built once for all tests.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hnscni-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
+		"github.com/hnsproxy/hnsproxy/cmd/hnssim",
+		"github.com/hnsproxy/hnsproxy/cmd/hnscni",
+		"github.com/containernetworking/plugins/plugins/ipam/host-local")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building binaries:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// shortDir is a temp dir with a short path (unix socket paths are short).
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "hs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// simNode is a running `hnssim serve`.
+type simNode struct {
+	name, socket string
+	args         []string
+	client       *remote.Client
+	stopFn       func(t *testing.T)
+}
+
+func startNode(t *testing.T, name string, args ...string) *simNode {
+	t.Helper()
+	n := &simNode{name: name, socket: filepath.Join(shortDir(t), "hns.sock"), args: args}
+	n.start(t)
+	t.Cleanup(func() { n.stop(t) })
+	return n
+}
+
+// start runs the server and waits until it answers.
+func (n *simNode) start(t *testing.T) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := exec.Command(filepath.Join(binDir, "hnssim"), append([]string{"serve", "--socket", n.socket, "--node-name", n.name}, n.args...)...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	n.client = remote.NewClient(n.socket)
+	// Wait until it answers (or died): a readiness poll, not a timing assertion.
+	for ready := false; !ready; {
+		select {
+		case err := <-exited:
+			t.Fatalf("hnssim %s exited: %v\n%s", n.name, err, out.String())
+		default:
+		}
+		_, err := n.client.Version(context.Background())
+		ready = err == nil
+		if !ready {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	n.stopFn = func(t *testing.T) {
+		n.client.Close()
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		if err := <-exited; err != nil {
+			t.Errorf("hnssim %s did not stop cleanly on SIGTERM: %v\n%s", n.name, err, out.String())
+		}
+		if _, err := os.Stat(n.socket); !os.IsNotExist(err) {
+			t.Errorf("hnssim %s left its socket behind: %v", n.name, err)
+		}
+	}
+}
+
+// stop sends SIGTERM and checks the server went away cleanly.
+func (n *simNode) stop(t *testing.T) {
+	if n.stopFn != nil {
+		n.stopFn(t)
+		n.stopFn = nil
+	}
+}
+
+// hnssim runs a client subcommand against the node and returns its stdout.
+func (n *simNode) hnssim(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(binDir, "hnssim"), append([]string{"--socket", n.socket}, args...)...).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("hnssim %v: %v\n%s", args, err, stderr)
+	}
+	return string(out)
+}
+
+func (n *simNode) createNamespace(t *testing.T) string {
+	t.Helper()
+	return strings.TrimSpace(n.hnssim(t, "create-namespace"))
+}
+
+func (n *simNode) dump(t *testing.T) *hnslb.Snapshot {
+	t.Helper()
+	var s hnslb.Snapshot
+	if err := json.Unmarshal([]byte(n.hnssim(t, "dump")), &s); err != nil {
+		t.Fatal(err)
+	}
+	return &s
+}
+
+// traceResult is the part of `hnssim trace` output the tests read.
+type traceResult struct {
+	Outcome   string `json:"outcome"`
+	Delivered bool   `json:"delivered"`
+	Summary   string `json:"summary"`
+	Verdict   struct {
+		BackendNode       string
+		BackendEndpointID string
+		Hops              []struct{ Node, Action string }
+	} `json:"verdict"`
+}
+
+func (r traceResult) actions() string {
+	var as []string
+	for _, h := range r.Verdict.Hops {
+		as = append(as, h.Node+":"+h.Action)
+	}
+	return strings.Join(as, " ")
+}
+
+func (n *simNode) trace(t *testing.T, src, dst string, peers ...*simNode) traceResult {
+	t.Helper()
+	args := []string{"trace", "--src", src, "--dst", dst}
+	for _, p := range peers {
+		args = append(args, "--peer", p.name+"="+p.socket)
+	}
+	var r traceResult
+	if err := json.Unmarshal([]byte(n.hnssim(t, args...)), &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// netConf is one hnscni network configuration list.
+type netConf struct {
+	version, mode, network, subnet string
+	socket, dataDir                string
+	extra                          map[string]any // merged into the plugin config
+}
+
+func (c netConf) plugin() map[string]any {
+	p := map[string]any{
+		"type":         "hnscni",
+		"mode":         c.mode,
+		"network":      c.network,
+		"clusterCIDR":  "10.244.0.0/16",
+		"serviceCIDR":  "10.96.0.0/12",
+		"loopbackDSR":  true,
+		"hnsEndpoint":  "unix://" + c.socket,
+		"capabilities": map[string]bool{"portMappings": true, "dns": true},
+		"dns":          map[string]any{"nameservers": []string{"10.96.0.10"}, "search": []string{"svc.cluster.local"}},
+		"ipam": map[string]any{
+			"type":    "host-local",
+			"ranges":  [][]map[string]string{{{"subnet": c.subnet}}},
+			"dataDir": c.dataDir,
+		},
+	}
+	for k, v := range c.extra {
+		p[k] = v
+	}
+	return p
+}
+
+func (c netConf) listJSON(t *testing.T) []byte {
+	b, err := json.Marshal(map[string]any{"cniVersion": c.version, "name": "pods", "plugins": []any{c.plugin()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// pluginJSON is the single plugin's config as a runtime hands it to the binary.
+func (c netConf) pluginJSON(t *testing.T) []byte {
+	p := c.plugin()
+	p["name"] = "pods"
+	if _, set := c.extra["cniVersion"]; !set {
+		p["cniVersion"] = c.version
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// runtime drives hnscni through libcni as a container runtime does.
+type runtime struct {
+	cni  *libcni.CNIConfig
+	list *libcni.NetworkConfigList
+}
+
+func newRuntime(t *testing.T, c netConf) *runtime {
+	t.Helper()
+	list, err := libcni.NetworkConfFromBytes(c.listJSON(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &runtime{cni: libcni.NewCNIConfigWithCacheDir([]string{binDir}, t.TempDir(), nil), list: list}
+}
+
+type pod struct {
+	id, netns string
+	caps      map[string]any
+}
+
+func (p pod) rt() *libcni.RuntimeConf {
+	return &libcni.RuntimeConf{ContainerID: p.id, NetNS: p.netns, IfName: "eth0", CapabilityArgs: p.caps}
+}
+
+func (p pod) endpointName() string { return p.id + "_eth0" }
+
+func (r *runtime) add(t *testing.T, p pod) *current.Result {
+	t.Helper()
+	res, err := r.cni.AddNetworkList(context.Background(), r.list, p.rt())
+	if err != nil {
+		t.Fatalf("ADD %s: %v", p.id, err)
+	}
+	cur, err := current.NewResultFromResult(res)
+	if err != nil {
+		t.Fatalf("ADD %s result: %v", p.id, err)
+	}
+	return cur
+}
+
+func (r *runtime) del(t *testing.T, p pod) {
+	t.Helper()
+	if err := r.cni.DelNetworkList(context.Background(), r.list, p.rt()); err != nil {
+		t.Fatalf("DEL %s: %v", p.id, err)
+	}
+}
+
+func (r *runtime) check(p pod) error {
+	return r.cni.CheckNetworkList(context.Background(), r.list, p.rt())
+}
+
+// cniCode is the CNI error code inside err, or -1.
+func cniCode(err error) int {
+	var te *types.Error
+	if errors.As(err, &te) {
+		return int(te.Code)
+	}
+	return -1
+}
+
+// allocated lists the addresses host-local holds in dataDir for network "pods".
+func allocated(t *testing.T, dataDir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dataDir, "pods"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ips []string
+	for _, e := range entries {
+		if _, err := netip.ParseAddr(e.Name()); err == nil {
+			ips = append(ips, e.Name())
+		}
+	}
+	return ips
+}
+
+func endpointByName(s *hnslb.Snapshot, name string) *hnslb.Endpoint {
+	for i := range s.Endpoints {
+		if s.Endpoints[i].Name == name {
+			return &s.Endpoints[i]
+		}
+	}
+	return nil
+}
+
+func namespaceByID(s *hnslb.Snapshot, id string) *hnslb.Namespace {
+	for i := range s.Namespaces {
+		if strings.EqualFold(s.Namespaces[i].ID, id) {
+			return &s.Namespaces[i]
+		}
+	}
+	return nil
+}
+
+// namespaceEndpoints lists the endpoint IDs a namespace holds.
+func namespaceEndpoints(t *testing.T, ns *hnslb.Namespace) []string {
+	t.Helper()
+	var ids []string
+	for _, r := range ns.Resources {
+		if r.Type == hnslb.NamespaceResourceTypeEndpoint {
+			var d hnslb.NamespaceResourceEndpoint
+			if err := json.Unmarshal(r.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, d.ID)
+		}
+	}
+	return ids
+}
+
+// policies decodes an endpoint's policies of one type.
+func policies[T any](t *testing.T, e *hnslb.Endpoint, typ hnslb.EndpointPolicyType) []T {
+	t.Helper()
+	var out []T
+	for _, p := range e.Policies {
+		if p.Type == typ {
+			var s T
+			if err := json.Unmarshal(p.Settings, &s); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}

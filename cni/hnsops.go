@@ -1,0 +1,76 @@
+package cni
+
+import (
+	"context"
+	"strings"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// hnsClient adds the plugin's compound HNS operations to hnslb.Client.
+type hnsClient struct{ hnslb.Client }
+
+// network returns the named HNS network, or nil if there is none.
+func (c hnsClient) network(ctx context.Context, name string) (*hnslb.Network, error) {
+	n, err := c.GetNetworkByName(ctx, name)
+	if hnslb.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, hnsError("get HNS network "+name, err)
+	}
+	return n, nil
+}
+
+// checkNetworkType refuses a network whose type is not the configured mode's.
+func checkNetworkType(n *hnslb.Network, mode string) error {
+	want := hnslb.NetworkTypeL2Bridge
+	if mode == ModeOverlay {
+		want = hnslb.NetworkTypeOverlay
+	}
+	if !strings.EqualFold(string(n.Type), string(want)) {
+		return invalidConfig("HNS network %q is of type %s, but mode is %q", n.Name, n.Type, mode)
+	}
+	return nil
+}
+
+// removeEndpoint detaches and deletes the named endpoint and reports whether
+// there was one. Anything already gone counts as done: DEL is idempotent and
+// the namespace may be gone.
+func (c hnsClient) removeEndpoint(ctx context.Context, name string) (bool, error) {
+	ep, err := c.GetEndpointByName(ctx, name)
+	if hnslb.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, hnsError("get HNS endpoint "+name, err)
+	}
+	return true, c.deleteEndpoint(ctx, ep)
+}
+
+func (c hnsClient) deleteEndpoint(ctx context.Context, ep *hnslb.Endpoint) error {
+	if ep.HostComputeNamespace != "" {
+		err := c.RemoveNamespaceEndpoint(ctx, ep.HostComputeNamespace, ep.ID)
+		if err != nil && !hnslb.IsNotFound(err) {
+			return hnsError("detach HNS endpoint "+ep.Name, err)
+		}
+	}
+	if err := c.DeleteEndpoint(ctx, ep.ID); err != nil && !hnslb.IsNotFound(err) {
+		return hnsError("delete HNS endpoint "+ep.Name, err)
+	}
+	return nil
+}
+
+// namespaceHasEndpoint reports whether the namespace lists the endpoint.
+func namespaceHasEndpoint(ns *hnslb.Namespace, endpointID string) bool {
+	for _, r := range ns.Resources {
+		if r.Type != hnslb.NamespaceResourceTypeEndpoint {
+			continue
+		}
+		var d hnslb.NamespaceResourceEndpoint
+		if hnslb.DecodeSettings(r.Data, &d) == nil && strings.EqualFold(d.ID, endpointID) {
+			return true
+		}
+	}
+	return false
+}

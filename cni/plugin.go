@@ -1,0 +1,79 @@
+package cni
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/containernetworking/cni/pkg/skel"
+	"github.com/containernetworking/cni/pkg/types"
+	"github.com/containernetworking/cni/pkg/version"
+)
+
+// SupportedVersions are the CNI spec versions hnscni answers.
+var SupportedVersions = version.PluginSupports("0.4.0", "1.0.0", "1.1.0")
+
+// callTimeout bounds one command's HNS work; runtimes give plugins minutes,
+// but a hung HNS should fail the call, not the kubelet's sync loop.
+const callTimeout = 2 * time.Minute
+
+// Main runs one CNI command from the environment and stdin and exits.
+func Main() {
+	skel.PluginMainFuncs(skel.CNIFuncs{
+		Add:    command(cmdAdd),
+		Del:    command(cmdDel),
+		Check:  command(cmdCheck),
+		GC:     command(cmdGC),
+		Status: command(cmdStatus),
+	}, SupportedVersions, "CNI plugin hnscni (HNS l2bridge and overlay networks)")
+}
+
+// guid is an HNS namespace ID, which Windows runtimes pass as CNI_NETNS.
+var guid = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// namespaceID validates CNI_NETNS as an HNS namespace GUID.
+func namespaceID(netns string) (string, error) {
+	id := strings.Trim(netns, "{}")
+	if !guid.MatchString(id) {
+		return "", types.NewError(types.ErrInvalidNetNS, "CNI_NETNS must be an HNS namespace GUID", netns)
+	}
+	return id, nil
+}
+
+// session is one command's parsed configuration and HNS connection.
+type session struct {
+	conf *NetConf
+	hns  hnsClient
+	args *skel.CmdArgs
+}
+
+func newSession(args *skel.CmdArgs) (*session, error) {
+	n, err := parseConfig(args.StdinData)
+	if err != nil {
+		return nil, err
+	}
+	c, err := connect(n)
+	if err != nil {
+		return nil, err
+	}
+	return &session{conf: n, hns: hnsClient{c}, args: args}, nil
+}
+
+// command runs f for one CNI command with a parsed configuration, an HNS
+// client and a deadline.
+func command(f func(ctx context.Context, s *session) error) func(*skel.CmdArgs) error {
+	return func(args *skel.CmdArgs) error {
+		ctx, cancel := withTimeout()
+		defer cancel()
+		s, err := newSession(args)
+		if err != nil {
+			return err
+		}
+		return f(ctx, s)
+	}
+}
+
+func withTimeout() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), callTimeout)
+}

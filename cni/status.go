@@ -1,0 +1,29 @@
+package cni
+
+import (
+	"context"
+	"github.com/containernetworking/cni/pkg/types"
+	"github.com/containernetworking/plugins/pkg/ipam"
+)
+
+// cmdStatus reports whether ADD can work: HNS answers, the network exists
+// with the configured type, and IPAM is ready.
+func cmdStatus(ctx context.Context, s *session) error {
+	if _, err := s.hns.Version(ctx); err != nil {
+		return types.NewError(types.ErrPluginNotAvailable, "HNS is not reachable", err.Error())
+	}
+	network, err := s.hns.network(ctx, s.conf.Network)
+	if err != nil {
+		return types.NewError(types.ErrPluginNotAvailable, "HNS network lookup failed", err.Error())
+	}
+	if network == nil {
+		return types.NewError(types.ErrPluginNotAvailable, "HNS network "+s.conf.Network+" does not exist", "")
+	}
+	if err := checkNetworkType(network, s.conf.Mode); err != nil {
+		return err
+	}
+	if err := ipam.ExecStatus(s.conf.IPAM.Type, s.args.StdinData); err != nil && !incompatible(err) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+/*
+ * A scriptable stand-in for HNS's client DLLs (computenetwork.dll and
+ * vmcompute.dll) that Wine lacks, so hcn's real code paths (handles, result
+ * buffers, HRESULT decoding, hcn's error types) run in the Windows tests.
+ * It holds no objects: each call is steered by environment variables the test
+ * sets in its own process, and it records what it was called with.
+ *
+ *   HNSPROXY_FAKE_FAIL_OP   function name that fails ("*" = all)
+ *   HNSPROXY_FAKE_HRESULT   the HRESULT it returns, hex (e.g. 803b0013)
+ *   HNSPROXY_FAKE_RESULT    the error document put in the result buffer
+ *   HNSPROXY_FAKE_IDS       JSON array of GUIDs Enumerate* returns ("[]")
+ *   HNSPROXY_FAKE_OBJECT    JSON document Query* returns ("{}")
+ *   HNSPROXY_FAKE_HNSCALL   response HNSCall returns
+ *   HNSPROXY_FAKE_CALLS     (written) every function called, comma separated
+ *   HNSPROXY_FAKE_SENT      (written) the last settings document received
+ */
+#include <windows.h>
+#include <objbase.h>
+#include <wchar.h>
+
+#define ENV_MAX 32767
+
+static LPWSTR fake_dup(LPCWSTR s)
+{
+    size_t n = (wcslen(s) + 1) * sizeof(WCHAR);
+    LPWSTR out = CoTaskMemAlloc(n);
+    if (out)
+        memcpy(out, s, n);
+    return out;
+}
+
+/* fake_env returns the variable's value in a static buffer, or def. */
+static LPCWSTR fake_env(LPCWSTR name, LPCWSTR def)
+{
+    static WCHAR buf[ENV_MAX];
+    DWORD n = GetEnvironmentVariableW(name, buf, ENV_MAX);
+    return (n == 0 || n >= ENV_MAX) ? def : buf;
+}
+
+static void fake_record(LPCWSTR op)
+{
+    static WCHAR calls[ENV_MAX];
+    DWORD n = GetEnvironmentVariableW(L"HNSPROXY_FAKE_CALLS", calls, ENV_MAX);
+    if (n >= ENV_MAX)
+        n = 0;
+    calls[n] = 0;
+    if (n + wcslen(op) + 2 < ENV_MAX) {
+        if (n > 0)
+            wcscat(calls, L",");
+        wcscat(calls, op);
+    }
+    SetEnvironmentVariableW(L"HNSPROXY_FAKE_CALLS", calls);
+}
+
+/* fake_call records op and returns the HRESULT the test asked for. */
+static HRESULT fake_call(LPCWSTR op, LPWSTR *result)
+{
+    LPCWSTR fail;
+    fake_record(op);
+    if (result)
+        *result = NULL;
+    fail = fake_env(L"HNSPROXY_FAKE_FAIL_OP", L"");
+    if (wcscmp(fail, L"*") != 0 && wcscmp(fail, op) != 0)
+        return S_OK;
+    if (result && GetEnvironmentVariableW(L"HNSPROXY_FAKE_RESULT", NULL, 0) > 0)
+        *result = fake_dup(fake_env(L"HNSPROXY_FAKE_RESULT", L""));
+    return (HRESULT)wcstoul(fake_env(L"HNSPROXY_FAKE_HRESULT", L"80004005"), NULL, 16);
+}
+
+/* Marker the tests look for to know they talk to this fake, not to HNS. */
+__declspec(dllexport) BOOL WINAPI HnsproxyFakeHns(void) { return TRUE; }

@@ -1,0 +1,154 @@
+//go:build windows
+
+package hcnclient
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/Microsoft/hcsshim/hcn"
+	"golang.org/x/sys/windows"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// Client is hnslb.Client over hcn. It keeps no state: HNS holds it all.
+type Client struct{}
+
+var _ hnslb.Client = (*Client)(nil)
+
+// hcnDLL exports the Hcn* functions hcn calls for every object operation.
+const hcnDLL = "computenetwork.dll"
+
+// New returns the real HNS client, or an error if this Windows has no HNS API
+// (no Containers feature, or Wine).
+func New() (hnslb.Client, error) {
+	if err := requireSystemDLL(hcnDLL); err != nil {
+		return nil, err
+	}
+	return &Client{}, nil
+}
+
+func requireSystemDLL(name string) error {
+	if err := windows.NewLazySystemDLL(name).Load(); err != nil {
+		return fmt.Errorf("HNS API unavailable: cannot load %s (is the Windows Containers feature installed?): %w", name, err)
+	}
+	return nil
+}
+
+// Version reports HNS's version. It asks HNS each time rather than using
+// hcn.GetCachedSupportedFeatures, which caches a failure forever (an HNS
+// restart during start-up would stick).
+func (c *Client) Version(ctx context.Context) (hnslb.Version, error) {
+	var v hnslb.Version
+	err := call(ctx, "GetVersion", func() error {
+		g, err := hcn.GetGlobals()
+		if err != nil {
+			return err
+		}
+		v = hnslb.Version{Major: g.Version.Major, Minor: g.Version.Minor}
+		return nil
+	})
+	return v, err
+}
+
+func (c *Client) ListNetworks(ctx context.Context) ([]hnslb.Network, error) {
+	return list[hnslb.Network](ctx, "ListNetworks", hcn.ListNetworks)
+}
+
+func (c *Client) GetNetworkByID(ctx context.Context, id string) (*hnslb.Network, error) {
+	return get[hnslb.Network](ctx, "GetNetworkByID", func() (*hcn.HostComputeNetwork, error) { return hcn.GetNetworkByID(id) })
+}
+
+func (c *Client) GetNetworkByName(ctx context.Context, name string) (*hnslb.Network, error) {
+	return get[hnslb.Network](ctx, "GetNetworkByName", func() (*hcn.HostComputeNetwork, error) { return hcn.GetNetworkByName(name) })
+}
+
+func (c *Client) CreateNetwork(ctx context.Context, n *hnslb.Network) (*hnslb.Network, error) {
+	return send[hnslb.Network](ctx, "CreateNetwork", n, (*hcn.HostComputeNetwork).Create)
+}
+
+func (c *Client) DeleteNetwork(ctx context.Context, id string) error {
+	return call(ctx, "DeleteNetwork", (&hcn.HostComputeNetwork{Id: id}).Delete)
+}
+
+func (c *Client) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
+	return send[hnslb.Endpoint](ctx, "CreateEndpoint", e, func(h *hcn.HostComputeEndpoint) (*hcn.HostComputeEndpoint, error) {
+		// hcn creates the endpoint on the network its HostComputeNetwork names.
+		h.HostComputeNetwork = networkID
+		return h.Create()
+	})
+}
+
+func (c *Client) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {
+	return get[hnslb.Endpoint](ctx, "GetEndpointByID", func() (*hcn.HostComputeEndpoint, error) { return hcn.GetEndpointByID(id) })
+}
+
+func (c *Client) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoint, error) {
+	return get[hnslb.Endpoint](ctx, "GetEndpointByName", func() (*hcn.HostComputeEndpoint, error) { return hcn.GetEndpointByName(name) })
+}
+
+func (c *Client) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error) {
+	return list[hnslb.Endpoint](ctx, "ListEndpoints", hcn.ListEndpoints)
+}
+
+func (c *Client) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]hnslb.Endpoint, error) {
+	return list[hnslb.Endpoint](ctx, "ListEndpointsOfNetwork", func() ([]hcn.HostComputeEndpoint, error) {
+		return hcn.ListEndpointsOfNetwork(networkID)
+	})
+}
+
+func (c *Client) DeleteEndpoint(ctx context.Context, id string) error {
+	return call(ctx, "DeleteEndpoint", (&hcn.HostComputeEndpoint{Id: id}).Delete)
+}
+
+func (c *Client) CreateNamespace(ctx context.Context, ns *hnslb.Namespace) (*hnslb.Namespace, error) {
+	return send[hnslb.Namespace](ctx, "CreateNamespace", ns, (*hcn.HostComputeNamespace).Create)
+}
+
+func (c *Client) GetNamespaceByID(ctx context.Context, id string) (*hnslb.Namespace, error) {
+	return get[hnslb.Namespace](ctx, "GetNamespaceByID", func() (*hcn.HostComputeNamespace, error) { return hcn.GetNamespaceByID(id) })
+}
+
+func (c *Client) ListNamespaces(ctx context.Context) ([]hnslb.Namespace, error) {
+	return list[hnslb.Namespace](ctx, "ListNamespaces", hcn.ListNamespaces)
+}
+
+func (c *Client) DeleteNamespace(ctx context.Context, id string) error {
+	return call(ctx, "DeleteNamespace", (&hcn.HostComputeNamespace{Id: id}).Delete)
+}
+
+func (c *Client) AddNamespaceEndpoint(ctx context.Context, namespaceID, endpointID string) error {
+	return call(ctx, "AddNamespaceEndpoint", func() error { return hcn.AddNamespaceEndpoint(namespaceID, endpointID) })
+}
+
+func (c *Client) RemoveNamespaceEndpoint(ctx context.Context, namespaceID, endpointID string) error {
+	return call(ctx, "RemoveNamespaceEndpoint", func() error { return hcn.RemoveNamespaceEndpoint(namespaceID, endpointID) })
+}
+
+func (c *Client) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	return send[hnslb.LoadBalancer](ctx, "CreateLoadBalancer", lb, (*hcn.HostComputeLoadBalancer).Create)
+}
+
+// UpdateLoadBalancer is HNS ModifyLoadBalancer (hcn's Update). The caller
+// checks Features.ModifyLoadBalancer: HNS 15.4 reports success but keeps the
+// old backends.
+func (c *Client) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	return send[hnslb.LoadBalancer](ctx, "UpdateLoadBalancer", lb, func(h *hcn.HostComputeLoadBalancer) (*hcn.HostComputeLoadBalancer, error) {
+		return h.Update(id)
+	})
+}
+
+func (c *Client) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.LoadBalancer, error) {
+	return get[hnslb.LoadBalancer](ctx, "GetLoadBalancerByID", func() (*hcn.HostComputeLoadBalancer, error) {
+		return hcn.GetLoadBalancerByID(id)
+	})
+}
+
+func (c *Client) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, error) {
+	return list[hnslb.LoadBalancer](ctx, "ListLoadBalancers", hcn.ListLoadBalancers)
+}
+
+func (c *Client) DeleteLoadBalancer(ctx context.Context, id string) error {
+	return call(ctx, "DeleteLoadBalancer", (&hcn.HostComputeLoadBalancer{Id: id}).Delete)
+}

@@ -1,0 +1,13 @@
+// Package hcnclient is hnslb.Client over the real Windows Host Networking
+// Service, through github.com/Microsoft/hcsshim/hcn.
+//
+// It owns two things: converting hnslb's HNS v2 types to and from hcn's (a
+// JSON round trip, exact because both declare the same fields and tags; a
+// Windows test proves the JSON is byte-identical for every object we send),
+// and mapping hcn's errors to *hnslb.Error with HNS's real codes, so callers
+// can tell "not found" from "HNS unreachable".
+//
+// hcn only builds on Windows, so everything that touches it lives in
+// _windows.go files; elsewhere New returns ErrNotWindows. The Windows tests
+// run on Linux under Wine (hack/wine-test.sh).
+package hcnclient

@@ -1,0 +1,65 @@
+package reconciler
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+)
+
+// bigCluster is n load balancers over 250 local and 500 remote pods.
+func (e *env) bigCluster(n int) []DesiredLB {
+	for i := range 250 {
+		e.local(fmt.Sprintf("10.244.1.%d", i+1))
+	}
+	out := make([]DesiredLB, n)
+	for i := range out {
+		out[i] = lb(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1), 80,
+			loc(fmt.Sprintf("10.244.1.%d", i%250+1)),
+			loc(fmt.Sprintf("10.244.1.%d", (i+1)%250+1)),
+			rem(fmt.Sprintf("10.244.%d.%d", 2+i%2, i%250+1), "192.168.0.2"))
+	}
+	return out
+}
+
+// BenchmarkUpsertSyncOneOf20k is the incremental path: one load balancer's
+// backends change among 20,000 desired ones, then Sync. With a state file
+// on ws2019 every update is delete + create, a new ID, and a state write.
+func BenchmarkUpsertSyncOneOf20k(b *testing.B) {
+	for _, tc := range []struct {
+		profile   string
+		stateFile bool
+	}{
+		{sim.ProfileWS2025, false},
+		{sim.ProfileWS2025, true},
+		{sim.ProfileWS2019, false},
+		{sim.ProfileWS2019, true},
+	} {
+		b.Run(fmt.Sprintf("%s/statefile=%v", tc.profile, tc.stateFile), func(b *testing.B) {
+			e := newEnv(b, tc.profile)
+			if !tc.stateFile {
+				e.stateFile = ""
+			}
+			want := e.bigCluster(20000)
+			r := e.started(want...)
+			i := 0
+			for b.Loop() {
+				d := want[i%len(want)]
+				if i/len(want)%2 == 0 {
+					d.Backends = d.Backends[1:]
+				}
+				r.Upsert(d)
+				if res := r.Sync(ctx); res.Updated != 1 || res.Failed != 0 {
+					b.Fatalf("sync %d: %+v", i, res)
+				}
+				i++
+			}
+			c := e.counters()
+			if c.Lists() != 0 {
+				b.Fatalf("the incremental path listed HNS %d times", c.Lists())
+			}
+			b.ReportMetric(float64(c.Writes())/float64(i), "hns-writes/op")
+			b.ReportAllocs()
+		})
+	}
+}

@@ -1,0 +1,117 @@
+package remote
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// Paths of the HNS API. Objects are addressed by ID; lookups by name use
+// ?name=.
+const (
+	pathVersion       = "/version"
+	pathNetworks      = "/networks"
+	pathEndpoints     = "/endpoints"
+	pathNamespaces    = "/namespaces"
+	pathLoadBalancers = "/loadbalancers"
+
+	pathDump   = "/dump"
+	pathStats  = "/stats"
+	pathNode   = "/node"
+	pathTrace  = "/trace"
+	pathFaults = "/faults"
+	// pathRemoteSubnets replaces an overlay network's RemoteSubnetRoute
+	// policies, as flannel does on Windows when nodes come and go.
+	pathRemoteSubnets = "/remote-subnets"
+)
+
+// httpStatus is the status a failed call answers with. Clients read the
+// code from the body; the status only helps people reading with curl.
+func httpStatus(err error) int {
+	switch {
+	case hnslb.IsNotFound(err):
+		return http.StatusNotFound
+	case hnslb.IsAlreadyExists(err), hnslb.IsPortAlreadyExists(err):
+		return http.StatusConflict
+	case hnslb.IsInvalidParameter(err):
+		return http.StatusBadRequest
+	case hnslb.IsNotImplemented(err):
+		return http.StatusNotImplemented
+	case hnslb.IsUnavailable(err):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// wireError is an *hnslb.Error on the wire.
+type wireError struct {
+	Op      string
+	Code    hnslb.ErrorCode
+	Message string
+}
+
+// NodeInfo is what a served node says about itself: the packet model needs
+// a node's name, its host addresses (also its overlay provider address) and
+// the HNS network its pods are on.
+type NodeInfo struct {
+	Name        string   `json:"name"`
+	IPs         []string `json:"ips,omitempty"`
+	NetworkName string   `json:"networkName,omitempty"`
+}
+
+// PeerNode is another node's state shipped with a trace request, so one
+// server can trace a packet across several nodes.
+type PeerNode struct {
+	NodeInfo
+	HNS *hnslb.Snapshot `json:"hns"`
+}
+
+// TraceRequest asks the served node to trace a packet. Protocol is "tcp",
+// "udp", "icmp" or "icmpv6"; Src may omit the port.
+type TraceRequest struct {
+	Src      string     `json:"src"`
+	Dst      string     `json:"dst"`
+	Protocol string     `json:"protocol"`
+	Ingress  string     `json:"ingress,omitempty"`
+	Peers    []PeerNode `json:"peers,omitempty"`
+}
+
+// FaultsRequest changes the simulator's injected faults. ErrorRate keys are
+// operation names ("*" for all); Errors are HNS codes a failing call draws
+// from (empty: HNS unavailable). Restart, when positive, makes every call
+// fail as unavailable for that long. Latency, when set, replaces the per-call
+// latency.
+type FaultsRequest struct {
+	ErrorRate map[string]float64 `json:"errorRate,omitempty"`
+	Errors    []hnslb.ErrorCode  `json:"errors,omitempty"`
+	// Committed is the share (0..1) of failed writes HNS applied anyway.
+	Committed float64   `json:"committed,omitempty"`
+	Restart   Duration  `json:"restart,omitempty"`
+	Latency   *Duration `json:"latency,omitempty"`
+}
+
+// Duration is a time.Duration written as "1.5s" in JSON.
+type Duration time.Duration
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// RemoteSubnetsRequest replaces the RemoteSubnetRoute policies of a network.
+type RemoteSubnetsRequest struct {
+	Network string                                 `json:"network"`
+	Routes  []hnslb.RemoteSubnetRoutePolicySetting `json:"routes"`
+}

@@ -1,0 +1,165 @@
+package sim
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// run makes a fixed sequence of calls and records each outcome.
+func runScript(h *HNS) []string {
+	var out []string
+	rec := func(err error) {
+		c, _ := hnslb.CodeOf(err)
+		out = append(out, fmt.Sprintf("%x", uint32(c)))
+	}
+	n, err := h.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge})
+	rec(err)
+	if err != nil {
+		return out
+	}
+	for i := 0; i < 50; i++ {
+		ep, err := h.CreateEndpoint(ctx, n.ID, endpointDoc(fmt.Sprintf("10.244.1.%d", i+2)))
+		rec(err)
+		if err != nil {
+			continue
+		}
+		out = append(out, ep.ID)
+		lb, err := h.CreateLoadBalancer(ctx, lbDoc(fmt.Sprintf("10.96.0.%d", i+2), 80, ep.ID))
+		rec(err)
+		if err == nil {
+			out = append(out, lb.ID)
+		}
+		_, err = h.ListLoadBalancers(ctx)
+		rec(err)
+	}
+	return out
+}
+
+func TestFaultsAreDeterministic(t *testing.T) {
+	faults := Faults{
+		ErrorRate: map[Op]float64{OpCreateLoadBalancer: 0.3, AnyOp: 0.1},
+		Errors:    []hnslb.ErrorCode{hnslb.CodeRPCServerUnavailable, hnslb.CodeTimeout},
+	}
+	mk := func(seed int64) *HNS {
+		h := New(Options{Seed: seed})
+		h.SetFaults(faults)
+		return h
+	}
+	a, b := runScript(mk(42)), runScript(mk(42))
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatalf("same seed, different runs:\n%v\n%v", a, b)
+	}
+	if c := runScript(mk(43)); fmt.Sprint(a) == fmt.Sprint(c) {
+		t.Error("different seeds gave identical runs")
+	}
+	h := mk(42)
+	runScript(h)
+	c := h.Counters()
+	failed := c.Count(OpCreateLoadBalancer) - c.CountResult(OpCreateLoadBalancer, ResultOK)
+	if failed == 0 || c.CountResult(OpCreateLoadBalancer, "Timeout")+c.CountResult(OpCreateLoadBalancer, "RPCServerUnavailable") != failed {
+		t.Errorf("create results %v", c.Calls[OpCreateLoadBalancer])
+	}
+	// A failed create created nothing: state holds exactly the successes.
+	if got := len(h.Snapshot().LoadBalancers); got != c.CountResult(OpCreateLoadBalancer, ResultOK) {
+		t.Errorf("%d load balancers, %d successful creates", got, c.CountResult(OpCreateLoadBalancer, ResultOK))
+	}
+	if got := len(h.Snapshot().Endpoints); got != c.CountResult(OpCreateEndpoint, ResultOK) {
+		t.Errorf("%d endpoints, %d successful creates", got, c.CountResult(OpCreateEndpoint, ResultOK))
+	}
+}
+
+// Faults draw from their own generator: IDs do not depend on them.
+func TestFaultsDoNotShiftIDs(t *testing.T) {
+	clean := New(Options{Seed: 7})
+	faulty := New(Options{Seed: 7})
+	faulty.SetFaults(Faults{ErrorRate: map[Op]float64{OpListNetworks: 0.5}})
+	for i := 0; i < 20; i++ {
+		_, _ = faulty.ListNetworks(ctx) // only the fault draws matter
+	}
+	a, _ := clean.CreateNamespace(ctx, nil)
+	b, _ := faulty.CreateNamespace(ctx, nil)
+	if a.ID != b.ID {
+		t.Errorf("IDs differ: %s vs %s", a.ID, b.ID)
+	}
+}
+
+func TestFaultRateOneFailsEveryCallOfThatOp(t *testing.T) {
+	h := newSim(t, ProfileWS2022)
+	h.SetFaults(Faults{ErrorRate: map[Op]float64{OpCreateNetwork: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeManagerStopped}})
+	_, err := h.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge})
+	wantCode(t, err, hnslb.CodeManagerStopped)
+	if _, err := h.ListNetworks(ctx); err != nil {
+		t.Errorf("other op failed: %v", err)
+	}
+	h.SetFaults(Faults{})
+	mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+}
+
+func TestRestart(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	p, _ := ProfileByName(ProfileWS2022)
+	h := New(Options{Profile: p, Clock: clk})
+	n := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+	backend := sharedBackend(t, h)
+	lb, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, backend))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Restart(10 * time.Second)
+	for name, err := range map[string]error{
+		"get":    func() error { _, err := h.GetLoadBalancerByID(ctx, lb.ID); return err }(),
+		"delete": h.DeleteLoadBalancer(ctx, lb.ID),
+		"list":   func() error { _, err := h.ListNetworks(ctx); return err }(),
+		"create": func() error { _, err := h.CreateEndpoint(ctx, n.ID, endpointDoc("10.244.1.5")); return err }(),
+	} {
+		if !hnslb.IsUnavailable(err) || hnslb.IsNotFound(err) {
+			t.Errorf("%s during restart: %v (unavailable %v, not found %v)", name, err, hnslb.IsUnavailable(err), hnslb.IsNotFound(err))
+		}
+	}
+	clk.SetTime(clk.Now().Add(10 * time.Second))
+	got, err := h.GetLoadBalancerByID(ctx, lb.ID)
+	if err != nil || got.ID != lb.ID {
+		t.Fatalf("after restart: %+v %v", got, err)
+	}
+	if len(h.Snapshot().Endpoints) != 1 {
+		t.Error("a call during the restart changed state")
+	}
+	if c := h.Counters(); c.CountResult(OpDeleteLoadBalancer, "RPCServerUnavailable") != 1 {
+		t.Errorf("counters %v", c.Calls)
+	}
+	// A client that took "unavailable" for "gone" and re-creates the same
+	// load balancer meets 0xb7 (kubernetes/kubernetes#139519).
+	_, err = h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, backend))
+	wantCode(t, err, hnslb.CodeAlreadyExists)
+}
+
+func TestCommittedFaults(t *testing.T) {
+	h := newSim(t, ProfileWS2022)
+	backend := sharedBackend(t, h)
+	h.SetFaults(Faults{ErrorRate: map[Op]float64{OpCreateLoadBalancer: 1, OpListLoadBalancers: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeTimeout}, Committed: 1})
+	lb, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, backend))
+	wantCode(t, err, hnslb.CodeTimeout)
+	if lb != nil {
+		t.Errorf("failed call returned %+v", lb)
+	}
+	// The create happened: a retry meets the load balancer it made.
+	if n := len(h.Snapshot().LoadBalancers); n != 1 {
+		t.Fatalf("%d load balancers after a committed failure", n)
+	}
+	// Reads are never "committed"; an invalid write stays invalid.
+	_, err = h.ListLoadBalancers(ctx)
+	wantCode(t, err, hnslb.CodeTimeout)
+	_, err = h.CreateLoadBalancer(ctx, lbDoc("10.96.0", 80, backend))
+	wantCode(t, err, hnslb.CodeTimeout)
+	if n := len(h.Snapshot().LoadBalancers); n != 1 {
+		t.Errorf("%d load balancers after an invalid committed write", n)
+	}
+	h.SetFaults(Faults{})
+	_, err = h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, backend))
+	wantCode(t, err, hnslb.CodeAlreadyExists)
+}

@@ -1,0 +1,94 @@
+package desired
+
+import (
+	"fmt"
+	"testing"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+)
+
+// benchInputs: n Services (NodePort, one external IP each) × 10 endpoints
+// in two slices, a third of them local.
+func benchInputs(n int) []ServiceInput {
+	out := make([]ServiceInput, n)
+	for i := range n {
+		var eps []discoveryv1.Endpoint
+		for j := range 10 {
+			e := ep(fmt.Sprintf("10.%d.%d.%d", 1+i/(250*25), (i/25)%250, (i%25)*10+j+1))
+			if j%3 == 0 {
+				e = ep(e.Addresses[0], local)
+			}
+			eps = append(eps, e)
+		}
+		out[i] = ServiceInput{
+			Service: service(fmt.Sprintf("svc-%05d", i),
+				clusterIPs(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1)),
+				nodePorts(int32(30000+i%2700)),
+				externalIPs(fmt.Sprintf("203.0.%d.%d", i/250, i%250+1))),
+			Slices: []*discoveryv1.EndpointSlice{
+				slice(fmt.Sprintf("svc-%05d-a", i), 8080, eps[:5]...),
+				slice(fmt.Sprintf("svc-%05d-b", i), 8080, eps[5:]...),
+			},
+		}
+	}
+	return out
+}
+
+// BenchmarkForService maps n Services one by one, without the node state:
+// the cost of the mapping alone.
+func BenchmarkForService(b *testing.B) {
+	for _, n := range []int{1, 1000, 10000} {
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			cfg := config()
+			in := benchInputs(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range in {
+					if r := ForService(in[i], cfg); len(r.LBs) != 3 {
+						b.Fatalf("got %d load balancers", len(r.LBs))
+					}
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkCompute(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			cfg := config()
+			overlay(&cfg)
+			in := benchInputs(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				s := Compute(in, cfg)
+				if len(s.Services) != n {
+					b.Fatalf("got %d services", len(s.Services))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkIncrementalSet is the proxier's path: one Service's endpoints
+// changed in a 10k-Service state.
+func BenchmarkIncrementalSet(b *testing.B) {
+	cfg := config()
+	in := benchInputs(10000)
+	s := Compute(in, cfg)
+	one := in[5000]
+	alt := one
+	alt.Slices = one.Slices[:1]
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		x := one
+		if i%2 == 0 {
+			x = alt
+		}
+		i++
+		if ch := s.Set(ForService(x, cfg)); len(ch.LBs) == 0 {
+			b.Fatal("no change")
+		}
+	}
+}

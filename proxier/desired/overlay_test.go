@@ -1,0 +1,125 @@
+package desired
+
+import (
+	"net/netip"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+)
+
+func TestConjureMAC(t *testing.T) {
+	for _, tc := range []struct {
+		ip   netip.Addr
+		want string
+	}{
+		{addr("10.244.1.23"), "02-11-0a-f4-01-17"},
+		{addr("::ffff:10.244.1.23"), "02-11-0a-f4-01-17"},
+		// IPv6: the last four bytes, last first (winkernel's order).
+		{addr("fd00::aa:bb:ccdd:eeff"), "02-11-ff-ee-dd-cc"},
+		{netip.Addr{}, "02-11-22-33-44-55"},
+	} {
+		if got := ConjureMAC(tc.ip); got != tc.want {
+			t.Errorf("ConjureMAC(%s) = %s, want %s", tc.ip, got, tc.want)
+		}
+	}
+}
+
+func TestSourceVIPEndpoints(t *testing.T) {
+	cfg := config()
+	if got := SourceVIPEndpoints(cfg); got != nil {
+		t.Errorf("l2bridge: %+v", got)
+	}
+	overlay(&cfg)
+	cfg.SourceVIP[reconciler.IPv6] = addr("fd01::fa")
+	want := []reconciler.RemoteEndpoint{
+		{IP: "10.1.0.250", MAC: "00-15-5d-00-00-01", Local: true},
+		{IP: "fd01::fa", MAC: "00-15-5d-00-00-01", Local: true},
+	}
+	if got := SourceVIPEndpoints(cfg); !reflect.DeepEqual(got, want) {
+		t.Errorf("overlay: %+v", got)
+	}
+	delete(cfg.NodeIPs, reconciler.IPv6)
+	if got := SourceVIPEndpoints(cfg); len(got) != 1 {
+		t.Errorf("no IPv6 node IP: %+v", got)
+	}
+}
+
+func TestRemoteEndpointsFor(t *testing.T) {
+	a := reconciler.DesiredLB{Backends: []reconciler.Backend{localBE("10.1.0.2"), remote("10.1.0.30"), remote("10.1.0.4")}}
+	b := reconciler.DesiredLB{Backends: []reconciler.Backend{remote("10.1.0.4"), {IP: "fd01::3", MAC: "m", ProviderAddress: "p"}}}
+	got := RemoteEndpointsFor([]reconciler.DesiredLB{a, b})
+	want := []reconciler.RemoteEndpoint{
+		{IP: "10.1.0.4", MAC: "02-11-0a-01-00-04"},
+		{IP: "10.1.0.30", MAC: "02-11-0a-01-00-1e"},
+		{IP: "fd01::3", MAC: "m", ProviderAddress: "p"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v", got)
+	}
+}
+
+func TestCompareHelpers(t *testing.T) {
+	ordered := []string{"9.0.0.1", "10.0.0.1", "::1", "not-an-ip", "zzz"}
+	for i := 1; i < len(ordered); i++ {
+		if compareIPStrings(ordered[i-1], ordered[i]) >= 0 || compareIPStrings(ordered[i], ordered[i-1]) <= 0 {
+			t.Errorf("%s should sort before %s", ordered[i-1], ordered[i])
+		}
+	}
+	keys := []reconciler.LBKey{
+		{Family: reconciler.IPv4, VIP: "", Protocol: hnslb.ProtocolTCP, Port: 30000},
+		{Family: reconciler.IPv4, VIP: "9.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 80},
+		{Family: reconciler.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 80},
+		{Family: reconciler.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 443},
+		{Family: reconciler.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolUDP, Port: 53},
+		{Family: reconciler.IPv6, VIP: "", Protocol: hnslb.ProtocolTCP, Port: 30000},
+	}
+	for i := 1; i < len(keys); i++ {
+		if CompareLBKeys(keys[i-1], keys[i]) >= 0 || CompareLBKeys(keys[i], keys[i-1]) <= 0 {
+			t.Errorf("%s should sort before %s", keys[i-1], keys[i])
+		}
+	}
+	x := lb(key("10.0.0.1", 80), 0, 0, both...)
+	y := lb(key("10.0.0.1", 80), 0, 0, both...)
+	if !EqualLB(x, y) {
+		t.Error("identical load balancers differ")
+	}
+	y.Backends = []reconciler.Backend{both[0]}
+	if EqualLB(x, y) {
+		t.Error("different backends compare equal")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := config()
+	if err := good.Validate(); err != nil {
+		t.Errorf("good l2bridge config: %v", err)
+	}
+	ov := config()
+	overlay(&ov)
+	delete(ov.NodeIPs, reconciler.IPv6)
+	if err := ov.Validate(); err != nil {
+		t.Errorf("good overlay config: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+		want string
+	}{
+		{"no node name", func(c *Config) { c.NodeName = "" }, "node name"},
+		{"no node IPs", func(c *Config) { c.NodeIPs = nil }, "no node IP"},
+		{"node IP of the wrong family", func(c *Config) { c.NodeIPs[reconciler.IPv6] = addr("10.0.0.9") }, "is not IPv6"},
+		{"unknown mode", func(c *Config) { c.Mode = "transparent" }, "unknown network mode"},
+		{"overlay without source VIP", func(c *Config) { overlay(c); c.SourceVIP = nil }, "source VIP"},
+		{"overlay without host MAC", func(c *Config) { overlay(c); c.HostMAC = "" }, "host MAC"},
+		{"DSR without HNS support", func(c *Config) { c.EnableDSR = true; oldHNS(c) }, "DSR"},
+	} {
+		c := config()
+		tc.mod(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}

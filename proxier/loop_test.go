@@ -1,0 +1,368 @@
+package proxier
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+)
+
+// Tests of the sync loop itself: the Observer hook, node changes, handler
+// filtering, Run's lifecycle, rate limiting and retries after HNS faults.
+
+// recordingObserver keeps what the proxier reported.
+type recordingObserver struct {
+	mu     sync.Mutex
+	queued int
+	syncs  []SyncStats
+	checks map[types.NamespacedName]desired.HealthCheck
+}
+
+func (o *recordingObserver) SyncQueued(time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.queued++
+}
+
+func (o *recordingObserver) SyncDone(s SyncStats) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.syncs = append(o.syncs, s)
+}
+
+func (o *recordingObserver) HealthChecks(c map[types.NamespacedName]desired.HealthCheck) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.checks = c
+}
+
+// last returns the latest sync's stats and the health checks.
+func (o *recordingObserver) last() (SyncStats, map[types.NamespacedName]desired.HealthCheck, int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.syncs) == 0 {
+		return SyncStats{}, o.checks, o.queued
+	}
+	return o.syncs[len(o.syncs)-1], o.checks, o.queued
+}
+
+// anySync reports whether some sync so far satisfies cond.
+func (o *recordingObserver) anySync(cond func(SyncStats) bool) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, s := range o.syncs {
+		if cond(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func observedNode(t *testing.T, profile string, pods ...string) (*testNode, *recordingObserver) {
+	n := newTestNode(t, profile, pods...)
+	obs := &recordingObserver{}
+	n.observer = obs
+	n.start()
+	return n, obs
+}
+
+func TestObserverSeesSyncsHealthChecksAndLocalPolicyGaps(t *testing.T) {
+	n, obs := observedNode(t, "ws2022", "10.244.1.5")
+	lbName := types.NamespacedName{Namespace: "default", Name: "lb"}
+	trigger := time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)
+	lbSlice := slice("lb", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.2.7", "win-2"})
+	lbSlice.Annotations = map[string]string{triggerTimeAnnotation: trigger}
+	n.apply(
+		service("lb", "10.96.0.10", func(s *v1.Service) {
+			s.Spec.Type = v1.ServiceTypeLoadBalancer
+			s.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+			s.Spec.Ports[0].NodePort = 30080
+			s.Spec.HealthCheckNodePort = 32001
+		}), lbSlice,
+		// Local traffic policies with no endpoint on this node.
+		service("itp", "10.96.0.11", func(s *v1.Service) {
+			s.Spec.InternalTrafficPolicy = ptr.To(v1.ServiceInternalTrafficPolicyLocal)
+		}), slice("itp", endpoint{"10.244.2.8", "win-2"}),
+		service("etp", "10.96.0.12", func(s *v1.Service) {
+			s.Spec.Type = v1.ServiceTypeNodePort
+			s.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+			s.Spec.Ports[0].NodePort = 30081
+		}), slice("etp", endpoint{"10.244.2.9", "win-2"}),
+	)
+	n.eventually("health check and local-policy counts", func() bool {
+		s, checks, _ := obs.last()
+		return checks[lbName] == (desired.HealthCheck{NodePort: 32001, LocalEndpoints: 1}) && len(checks) == 1 &&
+			s.NoLocalEndpoints["internal"] == 1 && s.NoLocalEndpoints["external"] == 1
+	})
+	if !obs.anySync(func(s SyncStats) bool { return len(s.ProgrammingLatency) > 0 && s.EndpointChanges > 0 }) {
+		t.Error("no sync reported programming latency for the slice with a trigger time")
+	}
+	if !obs.anySync(func(s SyncStats) bool { return s.Result.Created > 0 && !s.End.Before(s.Start) }) {
+		t.Error("no sync reported created HNS objects")
+	}
+	if _, _, queued := obs.last(); queued == 0 {
+		t.Error("SyncQueued never called")
+	}
+
+	// The local endpoint goes: the health check reports none.
+	n.apply(slice("lb", endpoint{"10.244.2.7", "win-2"}))
+	n.eventually("no local endpoints for the health check", func() bool {
+		_, checks, _ := obs.last()
+		return checks[lbName] == (desired.HealthCheck{NodePort: 32001})
+	})
+	if err := n.client.CoreV1().Services("default").Delete(context.Background(), "lb", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.eventually("health check gone with the Service", func() bool {
+		_, checks, _ := obs.last()
+		_, ok := checks[lbName]
+		return !ok
+	})
+}
+
+func TestNodeChangesRecomputeEveryService(t *testing.T) {
+	n, obs := observedNode(t, "ws2022", "10.244.1.5")
+	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("load balancer with the node IP as source VIP", func() bool { return n.lbSourceVIPs() == nodeIP })
+	n.settle()
+
+	ctx := context.Background()
+	node, err := n.client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncs := len(obs.syncs)
+	node.Labels[v1.LabelTopologyZone] = "zone-b"
+	if _, err := n.client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.eventually("a full recompute after the zone change", func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		for _, s := range obs.syncs[syncs:] {
+			if s.Full && s.ServicesComputed == 1 {
+				return true
+			}
+		}
+		return false
+	})
+
+	// The node IP comes from the Node's status: the first valid InternalIP
+	// per family; other address types and junk are skipped.
+	node.Status.Addresses = []v1.NodeAddress{
+		{Type: v1.NodeExternalIP, Address: "198.51.100.1"},
+		{Type: v1.NodeInternalIP, Address: "not-an-ip"},
+		{Type: v1.NodeInternalIP, Address: "10.0.0.9"},
+		{Type: v1.NodeInternalIP, Address: "10.0.0.10"},
+		{Type: v1.NodeInternalIP, Address: "fd00::9"},
+	}
+	if _, err := n.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.eventually("load balancer follows the new node IP", func() bool { return n.lbSourceVIPs() == "10.0.0.9" })
+}
+
+// lbSourceVIPs lists the load balancers' source VIPs, comma-separated.
+func (n *testNode) lbSourceVIPs() string {
+	var vips []string
+	for _, lb := range n.hns.Snapshot().LoadBalancers {
+		vips = append(vips, lb.SourceVIP)
+	}
+	return strings.Join(vips, ",")
+}
+
+// idleProxier is a Proxier whose informers never run: for handler and
+// queue tests that call it directly.
+func idleProxier(t *testing.T, opts Options) *Proxier {
+	t.Helper()
+	client := fake.NewClientset()
+	if opts.NodeName == "" {
+		opts.NodeName = nodeName
+	}
+	if opts.Reconciler == nil {
+		opts.Reconciler = reconciler.New(sim.New(sim.Options{Seed: 1}), reconciler.Options{})
+	}
+	p, err := New(opts, informers.NewSharedInformerFactory(client, 0), informers.NewSharedInformerFactory(client, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.queue.ShutDown)
+	return p
+}
+
+func TestHandlersIgnoreForeignObjectsAndUnwrapTombstones(t *testing.T) {
+	p := idleProxier(t, Options{})
+	unlabelled := slice("web", endpoint{"10.244.1.5", nodeName})
+	unlabelled.Labels = nil
+	p.onSlice(unlabelled)
+	p.onSlice("not a slice")
+	p.onService(42)
+	p.onNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "other-node"}})
+	if s, e := p.tracker.pending(); s != 0 || e != 0 || p.tracker.take().nodeChanged {
+		t.Fatalf("foreign objects were tracked: %d service and %d endpoint changes", s, e)
+	}
+	if keys, _ := indexSliceByService(unlabelled); len(keys) != 0 {
+		t.Errorf("unlabelled slice indexed under %v", keys)
+	}
+	if keys, _ := indexSliceByService("junk"); len(keys) != 0 {
+		t.Errorf("non-slice indexed under %v", keys)
+	}
+
+	// Deletions the informer missed arrive as tombstones.
+	p.onService(cache.DeletedFinalStateUnknown{Key: "default/web", Obj: service("web", "10.96.0.10")})
+	p.onSlice(cache.DeletedFinalStateUnknown{Key: "default/web-abc", Obj: slice("web")})
+	p.onNode(cache.DeletedFinalStateUnknown{Key: nodeName, Obj: &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}})
+	got := p.tracker.take()
+	web := types.NamespacedName{Namespace: "default", Name: "web"}
+	if _, ok := got.services[web]; !ok || got.serviceChanges != 1 || got.endpointChanges != 1 || !got.nodeChanged {
+		t.Errorf("tombstones tracked as %+v, want one service, one endpoint and a node change for %s", got, web)
+	}
+}
+
+func TestBadTriggerTimeIsIgnored(t *testing.T) {
+	s := slice("web")
+	s.Annotations = map[string]string{triggerTimeAnnotation: "yesterday"}
+	if _, ok := triggerTime(s); ok {
+		t.Error("unparsable trigger time accepted")
+	}
+}
+
+func TestNewNeedsAReconciler(t *testing.T) {
+	client := fake.NewClientset()
+	f := informers.NewSharedInformerFactory(client, 0)
+	if _, err := New(Options{NodeName: nodeName}, f, f); err == nil || !strings.Contains(err.Error(), "reconciler") {
+		t.Errorf("New without a reconciler: %v, want an error naming it", err)
+	}
+}
+
+func TestRequestSyncRespectsMinSyncPeriod(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	p := idleProxier(t, Options{MinSyncPeriod: 10 * time.Second, Clock: clk})
+
+	// Long after the last sync: queued at once.
+	p.requestSync()
+	if p.queue.Len() != 1 {
+		t.Fatalf("queue length %d after a request long after the last sync, want 1", p.queue.Len())
+	}
+	key, _ := p.queue.Get()
+	p.queue.Done(key)
+
+	// Right after a sync: held back until MinSyncPeriod has passed.
+	p.mu.Lock()
+	p.markSynced(clk.Now())
+	p.mu.Unlock()
+	p.requestSync()
+	p.requestSync()
+	clk.Step(9 * time.Second)
+	if p.queue.Len() != 0 {
+		t.Fatalf("sync queued %v after the last one, before MinSyncPeriod", 9*time.Second)
+	}
+	clk.Step(time.Second)
+	waitFor(t, "the held-back sync", func() bool { return p.queue.Len() == 1 })
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	(&testNode{t: t}).eventually(what, cond)
+}
+
+func TestRunReturnsWhenContextEnds(t *testing.T) {
+	n, obs := observedNode(t, "ws2022")
+	n.eventually("the first sync", func() bool { return obs.anySync(func(SyncStats) bool { return true }) })
+	n.cancel()
+	if err := <-n.done; err != nil {
+		t.Errorf("Run after cancel: %v, want nil", err)
+	}
+	n.cancel = nil
+}
+
+func TestRunFailsWhenCachesNeverSync(t *testing.T) {
+	p := idleProxier(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.Run(ctx); err == nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("Run with unstarted informers and a cancelled context: %v, want the cancellation", err)
+	}
+}
+
+func TestRunFailsWhenHNSIsDownAtStart(t *testing.T) {
+	n := newTestNode(t, "ws2022")
+	n.hns.Restart(time.Hour)
+	n.start()
+	err := <-n.done
+	n.cancel()
+	n.cancel = nil
+	if !hnslb.IsUnavailable(err) || !strings.Contains(err.Error(), "starting reconciler") {
+		t.Errorf("Run with HNS down: %v, want an unavailable error from starting the reconciler", err)
+	}
+}
+
+func TestFailedWritesAreRetriedWithoutNewEvents(t *testing.T) {
+	n, obs := observedNode(t, "ws2022", "10.244.1.5")
+	n.settle()
+	n.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1}})
+	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("a sync reporting the failed create", func() bool {
+		return obs.anySync(func(s SyncStats) bool { return s.Result.Failed > 0 })
+	})
+	// No Kubernetes change follows: only the retry the sync loop scheduled
+	// from the reconciler's backoff can create the load balancer.
+	n.hns.SetFaults(sim.Faults{})
+	n.eventually("load balancer created by a retry", func() bool { return len(n.lbs()) == 1 })
+}
+
+func TestHNSRestartDuringSyncConvergesWithoutDeletes(t *testing.T) {
+	n, _ := observedNode(t, "ws2025", "10.244.1.5", "10.244.1.6")
+	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.2.7", "win-2"}))
+	n.eventually("load balancer", func() bool { return len(n.lbs()) == 1 })
+	n.settle()
+	before := n.hns.Snapshot().LoadBalancers[0].ID
+	n.hns.ResetCounters()
+
+	n.hns.Restart(time.Hour)
+	n.apply(slice("web", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.1.6", nodeName}, endpoint{"10.244.2.7", "win-2"}))
+	// A drift repair falls due while HNS is down, too.
+	n.proxier.mu.Lock()
+	n.proxier.lastRepair = time.Time{}
+	n.proxier.mu.Unlock()
+	n.eventually("a sync hitting the restarting HNS", func() bool {
+		c := n.hns.Counters()
+		return c.CountResult(sim.OpUpdateLoadBalancer, "RPCServerUnavailable") > 0 &&
+			c.CountResult(sim.OpListLoadBalancers, "RPCServerUnavailable") > 0
+	})
+	n.hns.Restart(0)
+	n.eventually("the update applied after the restart", func() bool {
+		lbs := n.lbs()
+		return len(lbs) == 1 && len(lbs[0].Backends) == 3
+	})
+	n.settle()
+	c := n.hns.Counters()
+	if d := c.Count(sim.OpDeleteLoadBalancer) + c.Count(sim.OpDeleteEndpoint); d != 0 {
+		t.Errorf("HNS restart led to %d deletes, want 0 (%+v)", d, c.Calls)
+	}
+	if after := n.hns.Snapshot().LoadBalancers[0].ID; after != before {
+		t.Errorf("load balancer replaced (%s → %s), want modified in place", before, after)
+	}
+	n.proxier.mu.Lock()
+	repaired := !n.proxier.lastRepair.IsZero()
+	n.proxier.mu.Unlock()
+	if !repaired {
+		t.Error("drift repair never succeeded after the restart")
+	}
+}

@@ -1,0 +1,70 @@
+package proxier
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+)
+
+// repairCounter is a Reconciler that only counts drift repairs and fails
+// them while down is set.
+type repairCounter struct {
+	repairs int
+	down    bool
+}
+
+func (r *repairCounter) Start(context.Context) error                   { return nil }
+func (r *repairCounter) Upsert(reconciler.DesiredLB)                   {}
+func (r *repairCounter) Delete(reconciler.LBKey)                       {}
+func (r *repairCounter) SetExtraEndpoints([]reconciler.RemoteEndpoint) {}
+func (r *repairCounter) Sync(context.Context) reconciler.SyncResult    { return reconciler.SyncResult{} }
+func (r *repairCounter) NextRetry() (time.Time, bool)                  { return time.Time{}, false }
+func (r *repairCounter) Repair(context.Context) error {
+	r.repairs++
+	if r.down {
+		return errors.New("HNS unavailable")
+	}
+	return nil
+}
+
+// TestFailedRepairBacksOff: a drift repair that fails (HNS down) is retried
+// with backoff, not at every sync: each attempt lists all of HNS, and with a
+// zero MinSyncPeriod the loop would otherwise spin on it.
+func TestFailedRepairBacksOff(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	rec := &repairCounter{down: true}
+	p := idleProxier(t, Options{Clock: clk, RepairPeriod: time.Hour, Reconciler: rec})
+	ctx := context.Background()
+	p.Sync(ctx) // initializes; a repair is not due yet
+	p.mu.Lock()
+	p.lastRepair = clk.Now().Add(-time.Hour)
+	p.mu.Unlock()
+
+	p.Sync(ctx)
+	p.Sync(ctx)
+	if rec.repairs != 1 {
+		t.Fatalf("%d repair attempts in two immediate syncs while HNS is down, want 1", rec.repairs)
+	}
+	clk.Step(repairRetryMax)
+	p.Sync(ctx)
+	if rec.repairs != 2 {
+		t.Fatalf("%d repair attempts after the backoff, want 2", rec.repairs)
+	}
+	rec.down = false
+	clk.Step(repairRetryMax)
+	p.Sync(ctx)
+	p.Sync(ctx)
+	if rec.repairs != 3 {
+		t.Fatalf("%d repair attempts once HNS is back, want 3 (then none until the period)", rec.repairs)
+	}
+	clk.Step(time.Hour)
+	p.Sync(ctx)
+	if rec.repairs != 4 {
+		t.Fatalf("%d repair attempts after a repair period, want 4", rec.repairs)
+	}
+}
