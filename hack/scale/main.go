@@ -46,7 +46,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.latency, "hns-latency", 0, "simulated latency of every HNS call (a sleep: adds wall time, not CPU)")
 	fs.StringVar(&o.profile, "profile", sim.ProfileWS2025, "simulated HNS profile (ws2019, ws2022, ws2025-15.4, ws2025)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of -cpuprofile-phase to this file")
-	fs.StringVar(&o.cpuPhase, "cpuprofile-phase", "all", "phase the CPU profile covers: cold, incr, restart or all")
+	fs.StringVar(&o.cpuPhase, "cpuprofile-phase", "all", "phase the CPU profile covers: cold, incr, newpods, restart or all")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a pprof heap profile taken after the cold start to this file")
 	fs.DurationVar(&o.quiet, "quiet", 300*time.Millisecond, "no sync for this long after convergence ends a phase (waited, not measured)")
 	if err := fs.Parse(args); err != nil {
@@ -70,9 +70,9 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("-quiet must be > 0, got %s", o.quiet)
 	}
 	switch o.cpuPhase {
-	case "cold", "incr", "restart", "all":
+	case "cold", "incr", "newpods", "restart", "all":
 	default:
-		return o, fmt.Errorf("-cpuprofile-phase must be cold, incr, restart or all, got %q", o.cpuPhase)
+		return o, fmt.Errorf("-cpuprofile-phase must be cold, incr, newpods, restart or all, got %q", o.cpuPhase)
 	}
 	return o, nil
 }

@@ -71,7 +71,7 @@ func run(ctx context.Context, o options) (*report, error) {
 	if err := changes(ctx, o, c, n, prof, rep); err != nil {
 		return rep, err
 	}
-	if err := newLocalPods(ctx, o, c, n, rep); err != nil {
+	if err := newLocalPods(ctx, o, c, n, prof, rep); err != nil {
 		return rep, err
 	}
 	if err := restart(ctx, o, c, n, prof, rep); err != nil {
@@ -224,11 +224,15 @@ func changes(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfi
 // local HNS endpoints the harness first makes as the CNI would (outside the
 // measurement). The proxier learns a local endpoint's HNS ID only from HNS,
 // so these changes are reported apart from the readiness flips.
-func newLocalPods(ctx context.Context, o options, c *cluster, n *node, rep *report) error {
+func newLocalPods(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfiler, rep *report) error {
 	if o.newLocalPods == 0 {
 		return nil
 	}
 	progress("%d endpoints replaced by new pods on this node", o.newLocalPods)
+	if err := prof.begin("newpods"); err != nil {
+		return err
+	}
+	defer prof.end("newpods")
 	n.drain()
 	var cpu []time.Duration
 	writes, expected, hcn := 0, 0, 0
