@@ -3,6 +3,8 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin
 PKGS  := ./...
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null | sed 's/^\([0-9a-f]\{7,\}\)/v0.0.0-\1/' || echo v0.0.0-dev)
+LDFLAGS := -X github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app.gitVersion=$(VERSION)
 export GOFLAGS := -buildvcs=false
 
 .PHONY: all build unit windows wine e2e test demo bench soak fuzz clean
@@ -12,7 +14,7 @@ all: build
 ## build: every binary into bin/
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 ## unit: fast unit tests (no control plane)
 unit:

@@ -34,7 +34,7 @@ type recordingObserver struct {
 	checks map[types.NamespacedName]desired.HealthCheck
 }
 
-func (o *recordingObserver) SyncQueued(time.Time) {
+func (o *recordingObserver) SyncQueued(time.Time, int, int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.queued++

@@ -37,8 +37,9 @@ type Reconciler interface {
 // Observer receives what the sync loop does, for metrics and health. The
 // daemon adapts the metrics and healthcheck packages to it.
 type Observer interface {
-	// SyncQueued is called when a change asks for a sync.
-	SyncQueued(at time.Time)
+	// SyncQueued is called when a change asks for a sync, with the number of
+	// Service and EndpointSlice changes waiting for it.
+	SyncQueued(at time.Time, pendingServices, pendingEndpoints int)
 	// SyncDone is called after every sync.
 	SyncDone(s SyncStats)
 	// HealthChecks replaces the per-Service health-check node ports and local endpoint counts.
@@ -67,7 +68,7 @@ type Options struct {
 	Config        desired.Config
 	MinSyncPeriod time.Duration
 	SyncPeriod    time.Duration
-	// RepairPeriod is how often HNS is listed to repair drift.
+	// RepairPeriod is how often HNS is listed to repair drift; 0 turns drift repair off.
 	RepairPeriod time.Duration
 	Reconciler   Reconciler
 	Recorder     events.EventRecorder
@@ -145,8 +146,12 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 	if opts.MinSyncPeriod < 0 {
 		opts.MinSyncPeriod = 0
 	}
-	if opts.RepairPeriod <= 0 {
-		opts.RepairPeriod = 5 * time.Minute
+	if opts.RepairPeriod < 0 {
+		opts.RepairPeriod = 0
+	}
+	repairMax := repairRetryMax
+	if opts.RepairPeriod > 0 {
+		repairMax = min(repairRetryMax, opts.RepairPeriod)
 	}
 	p := &Proxier{
 		opts:    opts,
@@ -157,7 +162,7 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 		}),
 		cfg: opts.Config,
 		repairBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](
-			repairRetryBase, min(repairRetryMax, opts.RepairPeriod)),
+			repairRetryBase, repairMax),
 		reported: map[types.NamespacedName]string{},
 		vipEPs:   map[types.NamespacedName][]reconciler.RemoteEndpoint{},
 		health:   map[types.NamespacedName]desired.HealthCheck{},
@@ -262,7 +267,8 @@ func (p *Proxier) onNode(obj any) {
 func (p *Proxier) requestSync() {
 	now := p.clock.Now()
 	if p.opts.Observer != nil {
-		p.opts.Observer.SyncQueued(now)
+		services, endpoints := p.tracker.pending()
+		p.opts.Observer.SyncQueued(now, services, endpoints)
 	}
 	// lastSyncNanos is atomic so informer handlers never wait for a sync
 	// that holds p.mu while it talks to HNS.

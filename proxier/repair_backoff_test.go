@@ -68,3 +68,19 @@ func TestFailedRepairBacksOff(t *testing.T) {
 		t.Fatalf("%d repair attempts after a repair period, want 4", rec.repairs)
 	}
 }
+
+// TestZeroRepairPeriodTurnsRepairOff: --drift-repair-period=0 means no
+// drift repair at all, however much time passes.
+func TestZeroRepairPeriodTurnsRepairOff(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	rec := &repairCounter{}
+	p := idleProxier(t, Options{Clock: clk, RepairPeriod: 0, Reconciler: rec})
+	ctx := context.Background()
+	for range 3 {
+		p.Sync(ctx)
+		clk.Step(24 * time.Hour)
+	}
+	if rec.repairs != 0 {
+		t.Errorf("%d drift repairs with RepairPeriod 0, want none", rec.repairs)
+	}
+}

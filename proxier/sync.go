@@ -34,7 +34,7 @@ func (p *Proxier) Sync(ctx context.Context) {
 	}
 	stats.ServiceChanges, stats.EndpointChanges = changes.serviceChanges, changes.endpointChanges
 
-	repairDue := p.initialized && !p.clock.Now().Before(p.nextRepair())
+	repairDue := p.initialized && p.opts.RepairPeriod > 0 && !p.clock.Now().Before(p.nextRepair())
 	if repairDue {
 		if err := p.refreshRemoteSubnets(ctx); err != nil {
 			logger.Error(err, "Reading overlay remote subnets")
@@ -91,7 +91,7 @@ func (p *Proxier) scheduleNext() {
 	if t, ok := p.opts.Reconciler.NextRetry(); ok && t.Before(next) {
 		next = t
 	}
-	if r := p.nextRepair(); r.Before(next) {
+	if r := p.nextRepair(); p.opts.RepairPeriod > 0 && r.Before(next) {
 		next = r
 	}
 	if min := p.lastSync.Add(p.opts.MinSyncPeriod); next.Before(min) {

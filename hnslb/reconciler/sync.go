@@ -139,22 +139,30 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 func (r *Reconciler) syncRemovedLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
+	if err := r.removeRealizedLB(run, e); err != nil {
+		r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+		return
+	}
+	r.limiter.Forget(ref)
+	delete(r.lbs, e.key)
+}
+
+// removeRealizedLB deletes e's load balancer from HNS, including one a
+// lost create may have made.
+func (r *Reconciler) removeRealizedLB(run *syncRun, e *lbEntry) error {
 	if e.realizedID == "" && e.uncertain != nil {
 		if err := r.resolveUncertainLB(run, e); err != nil {
-			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
-			return
+			return err
 		}
 	}
 	if e.realizedID != "" {
 		if err := r.deleteLB(run, e.realizedID); err != nil {
-			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
-			return
+			return err
 		}
 		r.clearRealized(e)
 		run.res.Deleted++
 	}
-	r.limiter.Forget(ref)
-	delete(r.lbs, e.key)
+	return nil
 }
 
 // resolveUncertainLB looks for the load balancer a lost create may have
@@ -179,19 +187,9 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	if len(ids) == 0 {
 		// Nothing to balance to (HNS refuses a load balancer without
 		// backends): keep none rather than one pointing at stale endpoints.
-		if e.realizedID == "" && e.uncertain != nil {
-			if err := r.resolveUncertainLB(run, e); err != nil {
-				r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
-				return
-			}
-		}
-		if e.realizedID != "" {
-			if err := r.deleteLB(run, e.realizedID); err != nil {
-				r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
-				return
-			}
-			r.clearRealized(e)
-			run.res.Deleted++
+		if err := r.removeRealizedLB(run, e); err != nil {
+			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+			return
 		}
 		r.settle(run, ref, &e.st, missing)
 		return

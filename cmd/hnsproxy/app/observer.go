@@ -1,0 +1,221 @@
+package app
+
+import (
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	netutils "k8s.io/utils/net"
+
+	"github.com/hnsproxy/hnsproxy/events"
+	"github.com/hnsproxy/hnsproxy/healthcheck"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/metrics"
+	"github.com/hnsproxy/hnsproxy/proxier"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+)
+
+// StatusSource lists the reconciler's per-object status (reconciler.Reconciler has these).
+type StatusSource interface {
+	Statuses() []reconciler.Status
+	EndpointStatuses() []reconciler.EndpointStatus
+}
+
+// observer turns the proxier's sync reports into kube-proxy's metrics, the
+// healthz state and the per-service health checks.
+type observer struct {
+	families []v1.IPFamily                    // families the one sync loop serves; the first is primary
+	health   *healthcheck.ProxyHealthServer   // nil when healthz is disabled
+	services *healthcheck.ServiceHealthServer // nil when healthz is disabled
+	statuses StatusSource                     // may be nil
+	events   *events.Reporter                 // may be nil
+
+	// rejected is the last HNS error reported per load balancer key, so a
+	// load balancer HNS keeps refusing is one event, not one per retry.
+	rejected map[string]string
+}
+
+var _ proxier.Observer = (*observer)(nil)
+
+// newObserver reports for the families in clusterCIDRs (IPv4 when none are given).
+func newObserver(clusterCIDRs []string, health *healthcheck.ProxyHealthServer, services *healthcheck.ServiceHealthServer, statuses StatusSource, reporter *events.Reporter) *observer {
+	return &observer{families: familiesOf(clusterCIDRs), health: health, services: services, statuses: statuses, events: reporter, rejected: map[string]string{}}
+}
+
+func familiesOf(cidrs []string) []v1.IPFamily {
+	var out []v1.IPFamily
+	seen := map[v1.IPFamily]bool{}
+	for _, c := range cidrs {
+		f := v1.IPv4Protocol
+		if netutils.IsIPv6CIDRString(c) {
+			f = v1.IPv6Protocol
+		}
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		out = []v1.IPFamily{v1.IPv4Protocol}
+	}
+	return out
+}
+
+func (o *observer) SyncQueued(at time.Time, pendingServices, pendingEndpoints int) {
+	metrics.ServiceChangesPending.Set(float64(pendingServices))
+	metrics.EndpointChangesPending.Set(float64(pendingEndpoints))
+	for _, f := range o.families {
+		metrics.SyncProxyRulesLastQueuedTimestamp.WithLabelValues(string(f)).Set(float64(at.UnixNano()) / 1e9)
+		if o.health != nil {
+			o.health.QueuedUpdate(f)
+		}
+	}
+}
+
+func (o *observer) SyncDone(s proxier.SyncStats) {
+	took := s.End.Sub(s.Start).Seconds()
+	primary := string(o.families[0])
+	split := metrics.SyncPartialProxyRulesLatency
+	if s.Full {
+		split = metrics.SyncFullProxyRulesLatency
+	}
+	synced := syncReachedHNS(s.Result)
+	for _, f := range o.families {
+		metrics.SyncProxyRulesLatency.WithLabelValues(string(f)).Observe(took)
+		split.WithLabelValues(string(f)).Observe(took)
+		if synced {
+			metrics.SyncProxyRulesLastTimestamp.WithLabelValues(string(f)).Set(float64(s.End.UnixNano()) / 1e9)
+			if o.health != nil {
+				o.health.Updated(f)
+			}
+		}
+	}
+	metrics.ServiceChangesTotal.Add(float64(s.ServiceChanges))
+	metrics.EndpointChangesTotal.Add(float64(s.EndpointChanges))
+	// The sync consumed every queued change.
+	metrics.ServiceChangesPending.Set(0)
+	metrics.EndpointChangesPending.Set(0)
+	for _, policy := range []string{"internal", "external"} {
+		metrics.SyncProxyRulesNoLocalEndpointsTotal.WithLabelValues(policy, primary).Set(float64(s.NoLocalEndpoints[policy]))
+	}
+	for _, d := range s.ProgrammingLatency {
+		metrics.NetworkProgrammingLatency.WithLabelValues(primary).Observe(d.Seconds())
+	}
+	metrics.BackendsTruncated.Set(float64(s.Truncated))
+	metrics.EndpointsDroppedMixedPorts.Set(float64(s.MixedPortDropped))
+	if o.statuses != nil {
+		setObjectGauges(o.statuses)
+		if o.events != nil {
+			o.reportRejections(s.Result)
+		}
+	}
+	if !synced {
+		klog.V(2).InfoS("Sync could not reach HNS; healthz will turn unhealthy if this lasts", "failed", s.Result.Failed)
+	}
+}
+
+// syncReachedHNS is false only when every failure was HNS being
+// unreachable: one object HNS rejects must not mark the whole node unhealthy
+// (and drain it from cloud load balancers), but HNS being down must.
+func syncReachedHNS(r reconciler.SyncResult) bool {
+	if len(r.Errors) == 0 {
+		return true
+	}
+	for _, e := range r.Errors {
+		if !hnslb.IsUnavailable(e.Err) {
+			return true
+		}
+	}
+	return r.Created+r.Updated+r.Deleted > 0
+}
+
+// setObjectGauges counts objects by kind and state: desired (wanted now),
+// realized (HNS holds exactly that) and failed (last attempt errored).
+func setObjectGauges(src StatusSource) {
+	var lbDesired, lbDone, lbFailed float64
+	for _, s := range src.Statuses() {
+		if s.Desired != nil {
+			lbDesired++
+		}
+		switch s.State {
+		case reconciler.StateDone:
+			lbDone++
+		case reconciler.StateError:
+			lbFailed++
+		}
+	}
+	var epDesired, epDone, epFailed float64
+	for _, s := range src.EndpointStatuses() {
+		if s.Desired {
+			epDesired++
+		}
+		switch s.State {
+		case reconciler.StateDone:
+			epDone++
+		case reconciler.StateError:
+			epFailed++
+		}
+	}
+	for kind, v := range map[string][3]float64{
+		metrics.KindLoadBalancer:   {lbDesired, lbDone, lbFailed},
+		metrics.KindRemoteEndpoint: {epDesired, epDone, epFailed},
+	} {
+		metrics.Objects.WithLabelValues(kind, metrics.StateDesired).Set(v[0])
+		metrics.Objects.WithLabelValues(kind, metrics.StateRealized).Set(v[1])
+		metrics.Objects.WithLabelValues(kind, metrics.StateFailed).Set(v[2])
+	}
+}
+
+func (o *observer) HealthChecks(checks map[types.NamespacedName]desired.HealthCheck) {
+	if o.services == nil {
+		return
+	}
+	ports := make(map[types.NamespacedName]uint16, len(checks))
+	local := make(map[types.NamespacedName]int, len(checks))
+	for nsn, hc := range checks {
+		if hc.NodePort != 0 {
+			ports[nsn] = hc.NodePort
+			local[nsn] = hc.LocalEndpoints
+		}
+	}
+	_ = o.services.SyncServices(ports)
+	_ = o.services.SyncEndpoints(local)
+}
+
+// reportRejections raises HNSLoadBalancerRejected on the owning Service for
+// each load balancer HNS refused (not for HNS being unreachable), once per
+// distinct error.
+func (o *observer) reportRejections(r reconciler.SyncResult) {
+	owners := map[string]string{}
+	for _, st := range o.statuses.Statuses() {
+		key := st.Key.String()
+		owners[key] = st.Owner
+		if st.State != reconciler.StateError {
+			delete(o.rejected, key)
+		}
+	}
+	for _, e := range r.Errors {
+		if e.Kind != reconciler.KindLoadBalancer || hnslb.IsUnavailable(e.Err) || o.rejected[e.Name] == e.Err.Error() {
+			continue
+		}
+		svc, port, ok := splitOwner(owners[e.Name])
+		if !ok {
+			continue
+		}
+		o.rejected[e.Name] = e.Err.Error()
+		o.events.LoadBalancerRejected(svc, port, e.Name, e.Err)
+	}
+}
+
+// splitOwner parses a load balancer owner, "namespace/name:port".
+func splitOwner(owner string) (types.NamespacedName, string, bool) {
+	colon := strings.LastIndexByte(owner, ':')
+	slash := strings.IndexByte(owner, '/')
+	if colon < 0 || slash < 0 || slash > colon {
+		return types.NamespacedName{}, "", false
+	}
+	return types.NamespacedName{Namespace: owner[:slash], Name: owner[slash+1 : colon]}, owner[colon+1:], true
+}
