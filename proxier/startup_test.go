@@ -1,36 +1,9 @@
 package proxier
 
 import (
-	"sync"
 	"testing"
 	"time"
-
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
-
-// syncRecorder is an Observer that keeps every sync's stats.
-type syncRecorder struct {
-	mu    sync.Mutex
-	syncs []SyncStats
-}
-
-func (r *syncRecorder) SyncQueued(time.Time) {}
-
-func (r *syncRecorder) SyncDone(s SyncStats) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.syncs = append(r.syncs, s)
-}
-
-func (r *syncRecorder) HealthChecks(map[types.NamespacedName]desired.HealthCheck) {}
-
-func (r *syncRecorder) all() []SyncStats {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]SyncStats(nil), r.syncs...)
-}
 
 // At start every Service is computed once, before the reconciler starts;
 // the informers' initial Add events must not make the first sync compute
@@ -43,12 +16,14 @@ func TestStartComputesEveryServiceOnce(t *testing.T) {
 		service("web", "10.96.0.10"), web,
 		service("api", "10.96.0.11"), slice("api", endpoint{"10.244.2.8", "win-2"}),
 	)
-	rec := &syncRecorder{}
+	rec := &recordingObserver{}
 	n.observer = rec
 	n.start()
 	n.eventually("both load balancers", func() bool { return len(n.lbs()) == 2 })
 	n.settle()
-	syncs := rec.all()
+	rec.mu.Lock()
+	syncs := append([]SyncStats(nil), rec.syncs...)
+	rec.mu.Unlock()
 	if len(syncs) == 0 {
 		t.Fatal("no sync reported")
 	}

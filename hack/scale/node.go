@@ -157,7 +157,7 @@ func (n *node) stop() error {
 }
 
 // SyncQueued implements proxier.Observer.
-func (n *node) SyncQueued(time.Time) {}
+func (n *node) SyncQueued(time.Time, int, int) {}
 
 // SyncDone implements proxier.Observer: it stamps the proxier's CPU on the
 // sync loop's own goroutine, so the harness waiting is never counted.
