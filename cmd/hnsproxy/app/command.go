@@ -1,0 +1,96 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	cliflag "k8s.io/component-base/cli/flag"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+)
+
+// NewCommand returns the hnsproxy command.
+func NewCommand() *cobra.Command {
+	opts := options.NewOptions()
+	var fss cliflag.NamedFlagSets
+	opts.AddFlags(&fss)
+	var showVersion versionFlag = "false"
+	global := fss.FlagSet("global")
+	global.Var(&showVersion, "version", "--version, --version=raw prints version information and quits")
+	global.Lookup("version").NoOptDefVal = "true"
+
+	cmd := &cobra.Command{
+		Use:   "hnsproxy",
+		Short: "A kube-proxy replacement for Windows nodes that programs HNS load balancers",
+		Long: `hnsproxy runs on each Windows node in place of kube-proxy's kernelspace mode.
+It watches Services, EndpointSlices and its Node and programs the Host
+Networking Service (HNS) load balancers that implement them: incrementally,
+with per-object retries, drift repair, and adoption of its own objects
+across restarts. It takes kube-proxy's flags and configuration file.`,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if showVersion.print(cmd.OutOrStdout()) {
+				return nil
+			}
+			cfg, warnings, err := opts.Complete(cmd.Flags())
+			for _, w := range warnings {
+				klog.Warning(w)
+			}
+			if err != nil {
+				return err
+			}
+			if opts.WriteConfigTo != "" {
+				return writeConfig(opts, cmd, opts.WriteConfigTo)
+			}
+			if err := logsapi.ValidateAndApply(&cfg.Logging, cfg.FeatureGates); err != nil {
+				return fmt.Errorf("initializing logging: %w", err)
+			}
+			cliflag.PrintFlags(cmd.Flags())
+			ctx, cancel := signalContext()
+			defer cancel()
+			return Run(ctx, cfg)
+		},
+		Args: func(cmd *cobra.Command, args []string) error {
+			for _, a := range args {
+				if a != "" {
+					return fmt.Errorf("%q does not take any arguments, got %q", cmd.CommandPath(), args)
+				}
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	for _, name := range fss.Order {
+		fs.AddFlagSet(fss.FlagSets[name])
+	}
+	cliflag.SetUsageAndHelpFunc(cmd, fss, 0)
+	_ = cmd.MarkFlagFilename("config", "yaml", "yml", "json", "conf")
+	return cmd
+}
+
+func writeConfig(opts *options.Options, cmd *cobra.Command, path string) error {
+	kp, err := opts.FlagConfiguration(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	data, err := options.EncodeConfig(kp)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return err
+	}
+	klog.InfoS("Wrote configuration", "file", path)
+	return nil
+}
+
+// signalContext ends on SIGINT or SIGTERM (the kubelet's stop).
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}

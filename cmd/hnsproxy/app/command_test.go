@@ -1,0 +1,82 @@
+package app
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func execute(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := NewCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+func TestHelpListsKubeProxyAndHNSProxyFlags(t *testing.T) {
+	out, err := execute(t, "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{
+		"--proxy-mode", "--config", "--kubeconfig", "--master", "--hostname-override", "--cluster-cidr",
+		"--feature-gates", "--healthz-bind-address", "--metrics-bind-address", "--min-sync-period", "--sync-period",
+		"--network-name", "--source-vip", "--enable-dsr", "--root-hnsendpoint-name", "--forward-healthcheck-vip",
+		"-v, --v", "--version", "--max-backends-per-lb", "--drift-repair-period", "--state-file", "--hns-endpoint",
+		"--hns-sim-profile", "--enable-debug-endpoint", "--masquerade-all", "--conntrack-max-per-core", "--ipvs-scheduler",
+	} {
+		if !strings.Contains(out, flag) {
+			t.Errorf("--help does not list %s", flag)
+		}
+	}
+	for _, section := range []string{"Kube-proxy flags:", "Windows (winkernel) flags:", "Hnsproxy flags:", "Linux-only (accepted for compatibility, no effect) flags:", "Logging flags:"} {
+		if !strings.Contains(out, section) {
+			t.Errorf("--help has no section %q", section)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, err := execute(t, "--version")
+	if err != nil || !strings.HasPrefix(out, "hnsproxy v") || !strings.Contains(out, "kube-proxy 1.36 compatible") {
+		t.Errorf("--version = %q, %v", out, err)
+	}
+	out, err = execute(t, "--version=raw")
+	if err != nil || !strings.Contains(out, "GitVersion:") {
+		t.Errorf("--version=raw = %q, %v", out, err)
+	}
+	if _, err := execute(t, "--version=maybe"); err == nil {
+		t.Error("--version=maybe parsed")
+	}
+}
+
+func TestBadCommandLines(t *testing.T) {
+	cases := map[string][]string{
+		`implements only "kernelspace"`: {"--proxy-mode=ipvs", "--network-name=n"},
+		"does not take any arguments":   {"extra"},
+		"unknown flag":                  {"--no-such-flag"},
+		"KUBE_NETWORK":                  {"--hns-endpoint=sim"},
+	}
+	t.Setenv("KUBE_NETWORK", "")
+	for want, args := range cases {
+		out, err := execute(t, args...)
+		if err == nil || !strings.Contains(err.Error()+out, want) {
+			t.Errorf("%v: err %v, output %q; want %q", args, err, out, want)
+		}
+	}
+}
+
+func TestWriteConfigTo(t *testing.T) {
+	path := t.TempDir() + "/kube-proxy.yaml"
+	if _, err := execute(t, "--network-name=vxlan0", "--source-vip=10.0.0.2", "--write-config-to="+path); err != nil {
+		t.Fatal(err)
+	}
+	out, err := execute(t, "--config="+path, "--write-config-to="+t.TempDir()+"/again.yaml")
+	if err != nil {
+		t.Fatalf("the written config does not load back: %v %s", err, out)
+	}
+}

@@ -1,0 +1,44 @@
+package app
+
+import (
+	"context"
+	"sort"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/metrics"
+)
+
+// debugView is what /debug/hns shows: per Service port ("namespace/name:port"),
+// the desired load balancers, the HNS IDs realized for them and their
+// state; load balancers being removed are under "" (no owner).
+type debugView struct {
+	Node            string                         `json:"node"`
+	Network         string                         `json:"network"`
+	NetworkID       string                         `json:"networkID"`
+	HNSVersion      string                         `json:"hnsVersion"`
+	Services        map[string][]reconciler.Status `json:"services"`
+	RemoteEndpoints []reconciler.EndpointStatus    `json:"remoteEndpoints"`
+}
+
+// StatusSource is also what debugSource reads.
+func debugSource(cfg *options.Config, deps *Deps, src StatusSource) metrics.DebugSource {
+	return func(context.Context) (any, error) {
+		v := debugView{
+			Node:       cfg.NodeName,
+			Network:    deps.Network.Name,
+			NetworkID:  deps.Network.ID,
+			HNSVersion: deps.Capabilities.Features.Version.String(),
+			Services:   map[string][]reconciler.Status{},
+		}
+		for _, s := range src.Statuses() {
+			v.Services[s.Owner] = append(v.Services[s.Owner], s)
+		}
+		for _, list := range v.Services {
+			sort.Slice(list, func(i, j int) bool { return list[i].Key.String() < list[j].Key.String() })
+		}
+		v.RemoteEndpoints = src.EndpointStatuses()
+		sort.Slice(v.RemoteEndpoints, func(i, j int) bool { return v.RemoteEndpoints[i].Endpoint.IP < v.RemoteEndpoints[j].Endpoint.IP })
+		return v, nil
+	}
+}

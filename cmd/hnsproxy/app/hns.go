@@ -1,0 +1,63 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"k8s.io/klog/v2"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/hcnclient"
+	"github.com/hnsproxy/hnsproxy/hnslb/remote"
+	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+)
+
+// errNoHNS explains what to do on a machine without HNS.
+var errNoHNS = fmt.Errorf("there is no HNS on %s: use the simulator with --hns-endpoint=sim (in-process) "+
+	"or --hns-endpoint=unix:///path/to/hnssim.sock (the hnssim service), or set HNS_ENDPOINT", runtime.GOOS)
+
+// newHNSClient connects to the HNS cfg names: the real one through hcn
+// (Windows), the in-process simulator, or the hnssim service.
+func newHNSClient(cfg options.HNS) (hnslb.Client, error) {
+	if cfg.IsSim() {
+		profile, err := sim.ProfileByName(cfg.SimProfile)
+		if err != nil {
+			return nil, fmt.Errorf("--hns-sim-profile: %w", err)
+		}
+		klog.InfoS("Using the in-process HNS simulator", "profile", profile.Name, "hnsVersion", profile.Version)
+		return sim.New(sim.Options{Profile: profile}), nil
+	}
+	if path, ok := cfg.UnixSocket(); ok {
+		klog.InfoS("Using the hnssim service", "socket", path)
+		return remote.NewClient(path), nil
+	}
+	if runtime.GOOS != "windows" {
+		return nil, errNoHNS
+	}
+	c, err := hcnclient.New()
+	if err != nil {
+		return nil, fmt.Errorf("connecting to HNS: %w", err)
+	}
+	return c, nil
+}
+
+// seedSimNetwork creates the named network in an in-process simulator, which
+// starts empty and has no CNI beside it: overlay when a source VIP is set
+// (overlay needs one), l2bridge otherwise.
+func seedSimNetwork(ctx context.Context, c hnslb.Client, wk options.Winkernel) error {
+	if _, err := c.GetNetworkByName(ctx, wk.NetworkName); err == nil || !hnslb.IsNotFound(err) {
+		return err
+	}
+	typ := hnslb.NetworkTypeL2Bridge
+	if wk.SourceVIP != "" {
+		typ = hnslb.NetworkTypeOverlay
+	}
+	n, err := c.CreateNetwork(ctx, &hnslb.Network{Name: wk.NetworkName, Type: typ, SchemaVersion: hnslb.V2})
+	if err != nil {
+		return fmt.Errorf("creating network %q in the simulator: %w", wk.NetworkName, err)
+	}
+	klog.InfoS("Created the HNS network in the in-process simulator", "name", n.Name, "id", n.ID, "type", n.Type)
+	return nil
+}

@@ -1,0 +1,81 @@
+package app
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/klog/v2"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+)
+
+// labelServiceProxyName marks Services another proxy implements; kube-proxy
+// ignores them, and so does hnsproxy.
+const labelServiceProxyName = "service.kubernetes.io/service-proxy-name"
+
+// newKubeClient builds the API client the way kube-proxy does: the
+// kubeconfig and --master if given, else in-cluster.
+func newKubeClient(cfg *options.Config) (kubernetes.Interface, error) {
+	var rc *rest.Config
+	var err error
+	if cfg.Kubeconfig == "" && cfg.Master == "" {
+		klog.InfoS("Neither kubeconfig file nor master URL was specified, falling back to in-cluster config")
+		rc, err = rest.InClusterConfig()
+	} else {
+		rc, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+			&clientcmd.ClientConfigLoadingRules{ExplicitPath: cfg.Kubeconfig},
+			&clientcmd.ConfigOverrides{ClusterInfo: clientcmdapi.Cluster{Server: cfg.Master}}).ClientConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("API server client: %w", err)
+	}
+	rc.AcceptContentTypes = cfg.AcceptContentTypes
+	rc.ContentType = cfg.ContentType
+	rc.QPS = cfg.QPS
+	rc.Burst = cfg.Burst
+	rc.UserAgent = "hnsproxy/" + Version().GitVersion
+	return kubernetes.NewForConfig(rc)
+}
+
+// newInformerFactories returns the factory for Services and EndpointSlices
+// (without the Services another proxy owns; the EndpointSlice controller
+// copies that label onto their slices) and the factory for this node only.
+func newInformerFactories(client kubernetes.Interface, cfg *options.Config) (informers.SharedInformerFactory, informers.SharedInformerFactory, error) {
+	noProxyName, err := labels.NewRequirement(labelServiceProxyName, selection.DoesNotExist, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	selector := labels.NewSelector().Add(*noProxyName).String()
+	factory := informers.NewSharedInformerFactoryWithOptions(client, cfg.ConfigSyncPeriod,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
+	nodeFactory := informers.NewSharedInformerFactoryWithOptions(client, cfg.ConfigSyncPeriod,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", cfg.NodeName).String()
+		}))
+	return factory, nodeFactory, nil
+}
+
+// nodeSource reads this node from the node informer's cache.
+type nodeSource struct {
+	name   string
+	lister corelisters.NodeLister
+}
+
+// Node is nil until the informer has seen the node.
+func (n nodeSource) Node() *v1.Node {
+	node, err := n.lister.Get(n.name)
+	if err != nil {
+		return nil
+	}
+	return node
+}

@@ -1,0 +1,125 @@
+package app
+
+import (
+	"net"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/metrics/testutil"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/hnsproxy/hnsproxy/healthcheck"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/metrics"
+	"github.com/hnsproxy/hnsproxy/proxier"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+)
+
+type statuses struct {
+	lbs []reconciler.Status
+	eps []reconciler.EndpointStatus
+}
+
+func (s statuses) Statuses() []reconciler.Status                 { return s.lbs }
+func (s statuses) EndpointStatuses() []reconciler.EndpointStatus { return s.eps }
+
+// must unwraps a metric read; a read error is a broken test, so it panics.
+func must(v float64, err error) float64 {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func TestObserverFeedsMetricsAndHealth(t *testing.T) {
+	metrics.Register()
+	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
+	health := healthcheck.NewProxyHealthServer(clk, time.Minute, nil)
+	lb := reconciler.DesiredLB{Owner: "shop/web:http"}
+	obs := newObserver([]string{"10.244.0.0/16", "fd00::/56"}, health, nil, statuses{
+		lbs: []reconciler.Status{{Desired: &lb, State: reconciler.StateDone}, {Desired: &lb, State: reconciler.StateError}, {State: reconciler.StatePending}},
+		eps: []reconciler.EndpointStatus{{Desired: true, State: reconciler.StateDone}},
+	})
+	if len(obs.families) != 2 || obs.families[1] != v1.IPv6Protocol {
+		t.Fatalf("families = %v", obs.families)
+	}
+
+	beforeSvc := must(testutil.GetCounterMetricValue(metrics.ServiceChangesTotal))
+	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now()}) // the first sync
+	obs.SyncQueued(clk.Now())
+	clk.Step(2 * time.Minute)
+	if health.Health().Healthy {
+		t.Fatal("a queued update older than the timeout should be unhealthy")
+	}
+	unreachable := hnslb.NewError("CreateLoadBalancer", hnslb.CodeRPCServerUnavailable, "HNS is restarting")
+	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now().Add(time.Second), ServiceChanges: 3,
+		Result: reconciler.SyncResult{Failed: 1, Errors: []reconciler.ObjectError{{Kind: reconciler.KindLoadBalancer, Err: unreachable}}}})
+	if health.Health().Healthy {
+		t.Error("a sync that could not reach HNS must not count as synced")
+	}
+	rejected := hnslb.NewError("CreateLoadBalancer", hnslb.CodePortAlreadyExists, "exists")
+	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now().Add(time.Second), Full: true, Truncated: 7, MixedPortDropped: 2,
+		NoLocalEndpoints: map[string]int{"external": 4},
+		Result:           reconciler.SyncResult{Failed: 1, Errors: []reconciler.ObjectError{{Kind: reconciler.KindLoadBalancer, Err: rejected}}}})
+	if !health.Health().Healthy {
+		t.Error("one rejected load balancer must not make the node unhealthy")
+	}
+	if got := must(testutil.GetCounterMetricValue(metrics.ServiceChangesTotal)) - beforeSvc; got != 3 {
+		t.Errorf("service changes moved by %v", got)
+	}
+	checks := map[string]float64{
+		"truncated": must(testutil.GetGaugeMetricValue(metrics.BackendsTruncated)),
+		"mixed":     must(testutil.GetGaugeMetricValue(metrics.EndpointsDroppedMixedPorts)),
+		"no local":  must(testutil.GetGaugeMetricValue(metrics.SyncProxyRulesNoLocalEndpointsTotal.WithLabelValues("external", "IPv4"))),
+		"lb want":   must(testutil.GetGaugeMetricValue(metrics.Objects.WithLabelValues(metrics.KindLoadBalancer, metrics.StateDesired))),
+		"lb done":   must(testutil.GetGaugeMetricValue(metrics.Objects.WithLabelValues(metrics.KindLoadBalancer, metrics.StateRealized))),
+		"lb failed": must(testutil.GetGaugeMetricValue(metrics.Objects.WithLabelValues(metrics.KindLoadBalancer, metrics.StateFailed))),
+		"ep done":   must(testutil.GetGaugeMetricValue(metrics.Objects.WithLabelValues(metrics.KindRemoteEndpoint, metrics.StateRealized))),
+		"last sync": must(testutil.GetGaugeMetricValue(metrics.SyncProxyRulesLastTimestamp.WithLabelValues("IPv6"))),
+	}
+	want := map[string]float64{"truncated": 7, "mixed": 2, "no local": 4, "lb want": 2, "lb done": 1, "lb failed": 1, "ep done": 1,
+		"last sync": float64(clk.Now().Add(time.Second).Unix())}
+	for k, w := range want {
+		if checks[k] != w {
+			t.Errorf("%s = %v, want %v", k, checks[k], w)
+		}
+	}
+	n, err := testutil.GetHistogramMetricCount(metrics.SyncFullProxyRulesLatency.WithLabelValues("IPv4"))
+	if err != nil || n == 0 {
+		t.Errorf("full sync latency not observed: %d %v", n, err)
+	}
+}
+
+func TestObserverOpensHealthCheckPorts(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	health := healthcheck.NewProxyHealthServer(clocktesting.NewFakeClock(time.Now()), time.Minute, nil)
+	services := healthcheck.NewServiceHealthServer("win-1", nil, []string{"127.0.0.1"}, health)
+	t.Cleanup(services.Close)
+	obs := newObserver(nil, health, services, nil)
+	web := types.NamespacedName{Namespace: "shop", Name: "web"}
+	obs.HealthChecks(map[types.NamespacedName]desired.HealthCheck{web: {NodePort: port, LocalEndpoints: 2}, {Namespace: "shop", Name: "nohc"}: {}})
+	resp, err := http.Get("http://" + net.JoinHostPort("127.0.0.1", itoa(port)) + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-Load-Balancing-Endpoint-Weight") != "2" {
+		t.Errorf("health check = %d weight %q", resp.StatusCode, resp.Header.Get("X-Load-Balancing-Endpoint-Weight"))
+	}
+	obs.HealthChecks(nil)
+	if services.Addrs(web) != nil {
+		t.Error("the health check stayed open after its service went away")
+	}
+}
+
+func itoa(p uint16) string { return strconv.Itoa(int(p)) }

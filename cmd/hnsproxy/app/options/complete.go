@@ -1,0 +1,224 @@
+package options
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/kube-proxy/config/v1alpha1"
+	netutils "k8s.io/utils/net"
+)
+
+var (
+	osGetenv   = os.Getenv
+	osHostname = os.Hostname
+)
+
+// Complete merges the flags in fs (the command's full flag set, after
+// parsing) with --config the way kube-proxy does, applies the Windows and
+// hnsproxy defaults, and validates. Warnings are for the operator's log
+// (ignored flags, lenient decoding, unknown gates); any error is fatal.
+func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
+	if o.Cleanup {
+		return nil, nil, errors.New("--cleanup is not implemented on Windows (as with kube-proxy); hnsproxy never leaves iptables or ipvs rules behind")
+	}
+	if o.InitOnly {
+		return nil, nil, errors.New("--init-only is not implemented on Windows (as with kube-proxy)")
+	}
+	var warnings []string
+	kp, w, err := o.kubeProxyConfiguration(fs)
+	warnings = append(warnings, w...)
+	if err != nil {
+		return nil, warnings, err
+	}
+	warnings = append(warnings, linuxOnlyWarnings(fs)...)
+	if kp.WindowsRunAsService || (o.ConfigFile == "" && o.WindowsService) {
+		warnings = append(warnings, "--windows-service / windowsRunAsService is not supported: run hnsproxy as a HostProcess DaemonSet (deploy/)")
+	}
+	applyWindowsDefaults(kp, o.getenv)
+
+	if o.hostnameOverride != "" {
+		h := strings.TrimSpace(o.hostnameOverride)
+		if h == "" {
+			return nil, warnings, errors.New("empty --hostname-override is invalid")
+		}
+		kp.HostnameOverride = strings.ToLower(h)
+	}
+	nodeName, err := o.nodeName(kp.HostnameOverride)
+	if err != nil {
+		return nil, warnings, err
+	}
+
+	fg, w, err := resolveFeatureGates(kp.FeatureGates)
+	warnings = append(warnings, w...)
+	if err != nil {
+		return nil, warnings, err
+	}
+
+	cfg := &Config{
+		NodeName:            nodeName,
+		Kubeconfig:          kp.ClientConnection.Kubeconfig,
+		Master:              o.master,
+		QPS:                 kp.ClientConnection.QPS,
+		Burst:               int(kp.ClientConnection.Burst),
+		ContentType:         kp.ClientConnection.ContentType,
+		AcceptContentTypes:  kp.ClientConnection.AcceptContentTypes,
+		BindAddress:         kp.BindAddress,
+		HealthzBindAddress:  kp.HealthzBindAddress,
+		MetricsBindAddress:  kp.MetricsBindAddress,
+		BindAddressHardFail: kp.BindAddressHardFail,
+		EnableProfiling:     kp.EnableProfiling,
+		// kernelspace reads the iptables section's periods (the v1alpha1
+		// conversion's default branch).
+		SyncPeriod:       kp.IPTables.SyncPeriod.Duration,
+		MinSyncPeriod:    kp.IPTables.MinSyncPeriod.Duration,
+		ConfigSyncPeriod: kp.ConfigSyncPeriod.Duration,
+		FeatureGates:     fg,
+		Logging:          kp.Logging,
+		Winkernel: Winkernel{
+			NetworkName:           kp.Winkernel.NetworkName,
+			SourceVIP:             kp.Winkernel.SourceVip,
+			EnableDSR:             kp.Winkernel.EnableDSR,
+			RootHNSEndpointName:   kp.Winkernel.RootHnsEndpointName,
+			ForwardHealthCheckVIP: kp.Winkernel.ForwardHealthCheckVip,
+		},
+		HNS: HNS{
+			Endpoint:           o.hnsEndpoint,
+			SimProfile:         o.hnsSimProfile,
+			MaxBackendsPerLB:   o.maxBackendsPerLB,
+			NetworkWaitTimeout: o.networkWaitTimeout,
+		},
+		DriftRepairPeriod: o.driftRepairPeriod,
+		StateFile:         o.stateFile,
+		DebugEndpoint:     o.enableDebugEndpoint || isLoopbackAddress(kp.MetricsBindAddress),
+		Source:            kp,
+	}
+	if kp.ClusterCIDR != "" {
+		cfg.ClusterCIDRs = strings.Split(kp.ClusterCIDR, ",")
+	}
+	if !changed(fs, "hns-endpoint") {
+		cfg.HNS.Endpoint = o.getenv("HNS_ENDPOINT")
+	}
+	if err := Validate(cfg); err != nil {
+		return nil, warnings, err
+	}
+	return cfg, warnings, nil
+}
+
+// kubeProxyConfiguration is the KubeProxyConfiguration kube-proxy would run
+// with: the file if --config is set (logging flags applied over it), else the flags.
+func (o *Options) kubeProxyConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxyConfiguration, []string, error) {
+	var warnings []string
+	if o.ConfigFile != "" {
+		kp, w, err := LoadConfigFile(o.ConfigFile)
+		warnings = append(warnings, w...)
+		if err != nil {
+			return nil, warnings, err
+		}
+		if err := copyLogsFromFlags(fs, &kp.Logging); err != nil {
+			return nil, warnings, err
+		}
+		for _, name := range fromFlagsOnly {
+			if changed(fs, name) {
+				warnings = append(warnings, fmt.Sprintf("flag --%s is ignored because --config is set (as kube-proxy does); set it in the config file", name))
+			}
+		}
+		return kp, warnings, nil
+	}
+
+	kp := o.flagConfig.DeepCopy()
+	if o.WriteConfigTo == "" {
+		kp.HealthzBindAddress = addressFromPortFlag(kp.HealthzBindAddress, o.healthzPort)
+		kp.MetricsBindAddress = addressFromPortFlag(kp.MetricsBindAddress, o.metricsPort)
+	}
+	if changed(fs, "cluster-cidr") {
+		kp.ClusterCIDR = o.clusterCIDRs
+	}
+	for ours, theirs := range map[string]string{"sync-period": "iptables-sync-period", "min-sync-period": "iptables-min-sync-period"} {
+		if changed(fs, ours) && changed(fs, theirs) && fs.Lookup(ours).Value.String() != fs.Lookup(theirs).Value.String() {
+			return nil, warnings, fmt.Errorf("--%s and --%s are the same setting and disagree; set one", ours, theirs)
+		}
+	}
+	if changed(fs, "sync-period") {
+		kp.IPTables.SyncPeriod.Duration = o.syncPeriod
+	}
+	if changed(fs, "min-sync-period") {
+		kp.IPTables.MinSyncPeriod.Duration = o.minSyncPeriod
+	}
+	return kp, warnings, nil
+}
+
+// FlagConfiguration is the KubeProxyConfiguration the flags alone describe,
+// for --write-config-to.
+func (o *Options) FlagConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxyConfiguration, error) {
+	saved := o.ConfigFile
+	o.ConfigFile = ""
+	defer func() { o.ConfigFile = saved }()
+	kp, _, err := o.kubeProxyConfiguration(fs)
+	return kp, err
+}
+
+// addressFromPortFlag applies the deprecated --healthz-port / --metrics-port:
+// 0 disables the server, otherwise the port is added to a bare IP.
+func addressFromPortFlag(addr string, port int32) string {
+	if port == 0 {
+		return ""
+	}
+	return appendPortIfNeeded(addr, int(port))
+}
+
+// copyLogsFromFlags applies the logging flags that were set on the command
+// line over the file's logging configuration, so that `--config f -v=5`
+// works; --vmodule entries from flags come first.
+func copyLogsFromFlags(from *pflag.FlagSet, to *logsapi.LoggingConfiguration) error {
+	var clone pflag.FlagSet
+	logsapi.AddFlags(to, &clone)
+	fileVModule := to.VModule
+	to.VModule = nil
+	var err error
+	clone.VisitAll(func(f *pflag.Flag) {
+		src := from.Lookup(f.Name)
+		if err != nil || src == nil || !src.Changed {
+			return
+		}
+		if setErr := f.Value.Set(src.Value.String()); setErr != nil {
+			err = fmt.Errorf("logging flag --%s: %w", f.Name, setErr)
+		}
+	})
+	to.VModule = append(to.VModule, fileVModule...)
+	return err
+}
+
+// nodeName is kube-proxy's: the override, or the host name, lower-cased.
+func (o *Options) nodeName(override string) (string, error) {
+	name := override
+	if name == "" {
+		h, err := o.hostname()
+		if err != nil {
+			return "", fmt.Errorf("finding the node name: %w (set --hostname-override)", err)
+		}
+		name = h
+	}
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" {
+		return "", errors.New("empty node name: set --hostname-override")
+	}
+	return name, nil
+}
+
+// isLoopbackAddress reports a "host:port" whose host is a loopback IP or localhost.
+func isLoopbackAddress(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := netutils.ParseIPSloppy(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,112 @@
+package options
+
+import (
+	"time"
+
+	"k8s.io/component-base/featuregate"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/kube-proxy/config/v1alpha1"
+)
+
+// Config is hnsproxy's resolved configuration: flags and file merged,
+// defaulted and validated. Durations are plain time.Duration; addresses are
+// "host:port" ("" disables that server).
+type Config struct {
+	// NodeName is --hostname-override (trimmed, lower-cased) or the host name.
+	NodeName string
+
+	// Kubeconfig and Master select the API server; both empty means in-cluster.
+	Kubeconfig string
+	Master     string
+	// QPS, Burst, ContentType and AcceptContentTypes tune the API client.
+	QPS                float32
+	Burst              int
+	ContentType        string
+	AcceptContentTypes string
+
+	// BindAddress overrides the node's primary IP when not 0.0.0.0 / ::
+	// (kube-proxy's historical name; nothing binds to it).
+	BindAddress string
+	// HealthzBindAddress serves /healthz and /livez; "" disables.
+	HealthzBindAddress string
+	// MetricsBindAddress serves /metrics (and /debug/hns, see DebugEndpoint); "" disables.
+	MetricsBindAddress string
+	// BindAddressHardFail makes a failure to serve healthz or metrics fatal.
+	BindAddressHardFail bool
+	// EnableProfiling serves /debug/pprof on the metrics server.
+	EnableProfiling bool
+
+	// SyncPeriod bounds how stale HNS may get; MinSyncPeriod rate-limits syncs.
+	SyncPeriod    time.Duration
+	MinSyncPeriod time.Duration
+	// ConfigSyncPeriod is the informers' resync period.
+	ConfigSyncPeriod time.Duration
+	// ClusterCIDRs are the pod CIDRs (one per IP family), from --cluster-cidr.
+	ClusterCIDRs []string
+
+	// FeatureGates holds the resolved gates (WinDSR, WinOverlay, logging, metrics).
+	FeatureGates featuregate.FeatureGate
+	// Logging is the logging configuration, flags applied over the file.
+	Logging logsapi.LoggingConfiguration
+
+	Winkernel Winkernel
+	HNS       HNS
+
+	// DriftRepairPeriod is how often HNS is listed and repaired against the
+	// desired state; 0 disables drift repair.
+	DriftRepairPeriod time.Duration
+	// StateFile records the IDs of the HNS objects hnsproxy created.
+	StateFile string
+	// DebugEndpoint serves /debug/hns on the metrics server: on when asked
+	// for, or when the metrics server listens on loopback only.
+	DebugEndpoint bool
+
+	// Source is the merged KubeProxyConfiguration this Config came from,
+	// for display (configz-like) and anything not lifted into Config.
+	Source *v1alpha1.KubeProxyConfiguration
+}
+
+// Winkernel is KubeProxyConfiguration's winkernel section, resolved.
+type Winkernel struct {
+	// NetworkName is the HNS network the proxy programs (falls back to $KUBE_NETWORK).
+	NetworkName string
+	// SourceVIP is the source VIP for load balancers on overlay networks.
+	SourceVIP string
+	// EnableDSR asks for Direct Server Return load balancers.
+	EnableDSR bool
+	// RootHNSEndpointName is the host's endpoint on l2bridge networks (default "cbr0").
+	RootHNSEndpointName string
+	// ForwardHealthCheckVIP forwards the service VIP for the health-check node port.
+	ForwardHealthCheckVIP bool
+}
+
+// HNS is how hnsproxy reaches HNS.
+type HNS struct {
+	// Endpoint is "" (the real HNS; Windows only), "sim" (an in-process
+	// simulator) or "unix:///path" (the hnssim service).
+	Endpoint string
+	// SimProfile names the Windows build the in-process simulator behaves like.
+	SimProfile string
+	// MaxBackendsPerLB overrides the per-load-balancer backend cap; 0 takes it from the HNS version.
+	MaxBackendsPerLB int
+	// NetworkWaitTimeout bounds the wait for the HNS network at start.
+	NetworkWaitTimeout time.Duration
+}
+
+// HNS endpoint forms.
+const (
+	HNSEndpointReal = ""
+	HNSEndpointSim  = "sim"
+	unixScheme      = "unix://"
+)
+
+// IsSim reports the in-process simulator.
+func (h HNS) IsSim() bool { return h.Endpoint == HNSEndpointSim }
+
+// UnixSocket returns the hnssim socket path and whether Endpoint names one.
+func (h HNS) UnixSocket() (string, bool) {
+	if len(h.Endpoint) > len(unixScheme) && h.Endpoint[:len(unixScheme)] == unixScheme {
+		return h.Endpoint[len(unixScheme):], true
+	}
+	return "", false
+}

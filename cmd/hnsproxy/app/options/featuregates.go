@@ -1,0 +1,81 @@
+package options
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/component-base/featuregate"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	metricsfeatures "k8s.io/component-base/metrics/features"
+)
+
+// The Windows proxy's gates, with kube-proxy 1.36's history
+// (pkg/features/kube_features.go). Both are GA and locked on: asking for
+// them off is an error in kube-proxy and here.
+const (
+	// WinDSR allows Direct Server Return load balancers.
+	WinDSR featuregate.Feature = "WinDSR"
+	// WinOverlay allows overlay (VXLAN) networks.
+	WinOverlay featuregate.Feature = "WinOverlay"
+)
+
+var proxyFeatureGates = map[featuregate.Feature]featuregate.VersionedSpecs{
+	WinDSR: {
+		{Version: version.MustParse("1.14"), Default: false, PreRelease: featuregate.Alpha},
+		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	},
+	WinOverlay: {
+		{Version: version.MustParse("1.14"), Default: false, PreRelease: featuregate.Alpha},
+		{Version: version.MustParse("1.20"), Default: true, PreRelease: featuregate.Beta},
+		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	},
+}
+
+// newFeatureGate returns a gate that knows the proxy's, logging's and
+// metrics' features, as kube-proxy's does.
+func newFeatureGate() featuregate.MutableVersionedFeatureGate {
+	fg := featuregate.NewFeatureGate()
+	for _, add := range []func(featuregate.MutableVersionedFeatureGate) error{
+		func(g featuregate.MutableVersionedFeatureGate) error { return g.AddVersioned(proxyFeatureGates) },
+		logsapi.AddFeatureGates,
+		metricsfeatures.AddFeatureGates,
+	} {
+		if err := add(fg); err != nil {
+			panic(fmt.Sprintf("registering feature gates: %v", err)) // programming error: duplicate gate names
+		}
+	}
+	return fg
+}
+
+// resolveFeatureGates applies requested gates. kube-proxy shares the whole
+// Kubernetes gate list and rejects names it has never heard of; hnsproxy
+// knows only the gates that change what it does, so any other name (a
+// Kubernetes gate an existing DaemonSet passes) is ignored with a warning
+// rather than failing the start.
+func resolveFeatureGates(requested map[string]bool) (featuregate.MutableVersionedFeatureGate, []string, error) {
+	fg := newFeatureGate()
+	known := fg.GetAll()
+	apply := map[string]bool{}
+	var ignored []string
+	for name, on := range requested {
+		if _, ok := known[featuregate.Feature(name)]; ok {
+			apply[name] = on
+		} else {
+			ignored = append(ignored, name)
+		}
+	}
+	sort.Strings(ignored)
+	var warnings []string
+	for _, name := range ignored {
+		warnings = append(warnings, fmt.Sprintf("feature gate %q does not affect hnsproxy; ignored", name))
+	}
+	if err := fg.SetFromMap(apply); err != nil {
+		return nil, warnings, fmt.Errorf("feature gates: %w", err)
+	}
+	return fg, warnings, nil
+}
+
+// KnownFeatures lists the gates for --help.
+func KnownFeatures() []string { return newFeatureGate().KnownFeatures() }

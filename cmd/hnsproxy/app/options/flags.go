@@ -1,0 +1,163 @@
+package options
+
+import (
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	cliflag "k8s.io/component-base/cli/flag"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/kube-proxy/config/v1alpha1"
+)
+
+// ProxyModeKernelspace is the only proxy mode hnsproxy implements.
+const ProxyModeKernelspace v1alpha1.ProxyMode = "kernelspace"
+
+// Flag section names, in --help order.
+const (
+	SectionKubeProxy = "kube-proxy"
+	SectionWinkernel = "windows (winkernel)"
+	SectionHNSProxy  = "hnsproxy"
+	SectionLinuxOnly = "linux-only (accepted for compatibility, no effect)"
+	SectionLogging   = "logging"
+)
+
+// Options is the parsed command line before it is merged with --config.
+type Options struct {
+	// ConfigFile is --config, a KubeProxyConfiguration v1alpha1 file.
+	ConfigFile string
+	// WriteConfigTo, when set, writes the flags' configuration there and exits.
+	WriteConfigTo string
+	// Cleanup and InitOnly are kube-proxy modes that are not implemented on Windows.
+	Cleanup, InitOnly bool
+	// WindowsService is kube-proxy's --windows-service (Service Control Manager integration).
+	WindowsService bool
+
+	// flagConfig holds the values of the flags that map to KubeProxyConfiguration.
+	flagConfig *v1alpha1.KubeProxyConfiguration
+
+	// Flags that do not map one to one onto KubeProxyConfiguration.
+	master           string
+	hostnameOverride string
+	clusterCIDRs     string
+	healthzPort      int32
+	metricsPort      int32
+	syncPeriod       time.Duration
+	minSyncPeriod    time.Duration
+
+	// hnsproxy's own.
+	hnsEndpoint         string
+	hnsSimProfile       string
+	maxBackendsPerLB    int
+	networkWaitTimeout  time.Duration
+	driftRepairPeriod   time.Duration
+	stateFile           string
+	enableDebugEndpoint bool
+
+	// getenv reads the environment (KUBE_NETWORK, HNS_ENDPOINT); tests replace it.
+	getenv func(string) string
+	// hostname returns the host's name when --hostname-override is unset.
+	hostname func() (string, error)
+}
+
+// NewOptions returns options holding kube-proxy's defaults.
+func NewOptions() *Options {
+	c := &v1alpha1.KubeProxyConfiguration{}
+	SetDefaults(c)
+	return &Options{
+		flagConfig:         c,
+		healthzPort:        ProxyHealthzPort,
+		metricsPort:        ProxyStatusPort,
+		hnsSimProfile:      DefaultSimProfile,
+		networkWaitTimeout: DefaultNetworkWaitTimeout,
+		driftRepairPeriod:  DefaultDriftRepairPeriod,
+		stateFile:          DefaultStateFile(),
+		getenv:             osGetenv,
+		hostname:           osHostname,
+	}
+}
+
+const ignoredWithConfig = " This parameter is ignored if a config file is specified by --config."
+
+// AddFlags registers every flag in sections.
+func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
+	c := o.flagConfig
+
+	fs := fss.FlagSet(SectionKubeProxy)
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "The path to the configuration file (KubeProxyConfiguration, kubeproxy.config.k8s.io/v1alpha1).")
+	fs.StringVar(&o.WriteConfigTo, "write-config-to", o.WriteConfigTo, "If set, write the configuration the flags describe to this file and exit.")
+	fs.BoolVar(&o.Cleanup, "cleanup", o.Cleanup, "kube-proxy: clean up iptables and ipvs rules and exit. Not implemented on Windows: an error, as with kube-proxy.")
+	fs.Var(cliflag.NewMapStringBool(&c.FeatureGates), "feature-gates", "A set of key=value pairs that describe feature gates. Options are:\n"+strings.Join(KnownFeatures(), "\n")+"\nWinDSR and WinOverlay (GA, locked on) are accepted; other Kubernetes gates are accepted and ignored."+ignoredWithConfig)
+	fs.StringVar(&c.ClientConnection.Kubeconfig, "kubeconfig", c.ClientConnection.Kubeconfig, "Path to kubeconfig file with authorization information (the master location can be overridden by the master flag)."+ignoredWithConfig)
+	fs.StringVar(&o.master, "master", o.master, "The address of the Kubernetes API server (overrides any value in kubeconfig).")
+	fs.StringVar(&c.ClientConnection.ContentType, "kube-api-content-type", c.ClientConnection.ContentType, "Content type of requests sent to apiserver."+ignoredWithConfig)
+	fs.Int32Var(&c.ClientConnection.Burst, "kube-api-burst", c.ClientConnection.Burst, "Burst to use while talking with kubernetes apiserver."+ignoredWithConfig)
+	fs.Float32Var(&c.ClientConnection.QPS, "kube-api-qps", c.ClientConnection.QPS, "QPS to use while talking with kubernetes apiserver."+ignoredWithConfig)
+	fs.StringVar(&o.hostnameOverride, "hostname-override", o.hostnameOverride, "If non-empty, will be used as the name of the Node that hnsproxy is running on. If unset, the node name is assumed to be the same as the node's hostname. Overrides the config file.")
+	fs.Var(ipValue{&c.BindAddress}, "bind-address", "Overrides the proxy's idea of what its node's primary IP is (nothing binds to it)."+ignoredWithConfig)
+	fs.Var(ipPortValue{&c.HealthzBindAddress}, "healthz-bind-address", "The IP address and port for the health check server to serve on, defaulting to \"0.0.0.0:10256\". Set empty to disable."+ignoredWithConfig)
+	fs.Var(ipPortValue{&c.MetricsBindAddress}, "metrics-bind-address", "The IP address and port for the metrics server to serve on, defaulting to \"127.0.0.1:10249\". (Set to \"0.0.0.0:10249\" / \"[::]:10249\" to bind on all interfaces.) Set empty to disable."+ignoredWithConfig)
+	fs.BoolVar(&c.BindAddressHardFail, "bind-address-hard-fail", c.BindAddressHardFail, "If true, failure to bind the healthz or metrics port is fatal."+ignoredWithConfig)
+	fs.BoolVar(&c.EnableProfiling, "profiling", c.EnableProfiling, "If true, serve /debug/pprof on the metrics server."+ignoredWithConfig)
+	fs.StringVar(&c.ShowHiddenMetricsForVersion, "show-hidden-metrics-for-version", c.ShowHiddenMetricsForVersion, "The previous version for which you want to show hidden metrics (hnsproxy hides none)."+ignoredWithConfig)
+	fs.Var(proxyModeValue{&c.Mode}, "proxy-mode", "Which proxy mode to use. hnsproxy implements only 'kernelspace' (the default); any other value is an error."+ignoredWithConfig)
+	fs.StringVar(&o.clusterCIDRs, "cluster-cidr", o.clusterCIDRs, "The CIDR range of the pods in the cluster (a comma-separated dual-stack pair for dual-stack clusters)."+ignoredWithConfig)
+	fs.DurationVar(&c.IPTables.SyncPeriod.Duration, "iptables-sync-period", c.IPTables.SyncPeriod.Duration, "kube-proxy's name for the sync period, which on Windows sets the kernelspace proxy's too (see --sync-period)."+ignoredWithConfig)
+	fs.DurationVar(&c.IPTables.MinSyncPeriod.Duration, "iptables-min-sync-period", c.IPTables.MinSyncPeriod.Duration, "kube-proxy's name for the minimum sync period, which on Windows sets the kernelspace proxy's too (see --min-sync-period)."+ignoredWithConfig)
+	fs.DurationVar(&c.ConfigSyncPeriod.Duration, "config-sync-period", c.ConfigSyncPeriod.Duration, "How often configuration from the apiserver is refreshed. Must be greater than 0."+ignoredWithConfig)
+	fs.Int32Var(&o.healthzPort, "healthz-port", o.healthzPort, "The port to bind the health check server. Use 0 to disable.")
+	_ = fs.MarkDeprecated("healthz-port", "use --healthz-bind-address instead.")
+	fs.Int32Var(&o.metricsPort, "metrics-port", o.metricsPort, "The port to bind the metrics server. Use 0 to disable.")
+	_ = fs.MarkDeprecated("metrics-port", "use --metrics-bind-address instead.")
+	fs.BoolVar(&o.WindowsService, "windows-service", o.WindowsService, "kube-proxy: run under the Windows Service Control Manager. hnsproxy runs as a HostProcess DaemonSet; accepted with a warning.")
+
+	fs = fss.FlagSet(SectionWinkernel)
+	fs.StringVar(&c.Winkernel.NetworkName, "network-name", c.Winkernel.NetworkName, "The name of the cluster's HNS network. Falls back to the KUBE_NETWORK environment variable."+ignoredWithConfig)
+	fs.Var(ipValue{&c.Winkernel.SourceVip}, "source-vip", "The IP address of the source VIP for non-DSR (required on overlay networks)."+ignoredWithConfig)
+	fs.BoolVar(&c.Winkernel.EnableDSR, "enable-dsr", c.Winkernel.EnableDSR, "If true, program DSR (Direct Server Return) load balancers for service VIPs."+ignoredWithConfig)
+	fs.StringVar(&c.Winkernel.RootHnsEndpointName, "root-hnsendpoint-name", "cbr0", "The name of the HNS endpoint for the root namespace attached to l2bridge."+ignoredWithConfig)
+	fs.BoolVar(&c.Winkernel.ForwardHealthCheckVip, "forward-healthcheck-vip", c.Winkernel.ForwardHealthCheckVip, "If true, forward the service VIP for the health check port."+ignoredWithConfig)
+
+	fs = fss.FlagSet(SectionHNSProxy)
+	fs.DurationVar(&o.syncPeriod, "sync-period", c.IPTables.SyncPeriod.Duration, "The maximum interval between full syncs of HNS with the desired state (same setting as --iptables-sync-period)."+ignoredWithConfig)
+	fs.DurationVar(&o.minSyncPeriod, "min-sync-period", c.IPTables.MinSyncPeriod.Duration, "The minimum interval between syncs; 0 syncs on every change (same setting as --iptables-min-sync-period)."+ignoredWithConfig)
+	fs.StringVar(&o.hnsEndpoint, "hns-endpoint", o.hnsEndpoint, "Where HNS is: empty for the real HNS (Windows), \"sim\" for an in-process simulator, or \"unix:///path/to/hnssim.sock\" for the hnssim service. Falls back to the HNS_ENDPOINT environment variable.")
+	fs.StringVar(&o.hnsSimProfile, "hns-sim-profile", o.hnsSimProfile, "With --hns-endpoint=sim: the Windows build the simulator behaves like (ws2019, ws2022, ws2025-15.4, ws2025).")
+	fs.IntVar(&o.maxBackendsPerLB, "max-backends-per-lb", o.maxBackendsPerLB, "The most backends one HNS load balancer gets; larger services get a stable per-node subset. 0 takes the cap from the HNS version (64 before HNS 13, 1024 after).")
+	fs.DurationVar(&o.networkWaitTimeout, "hns-network-timeout", o.networkWaitTimeout, "How long to wait at start for the HNS network to exist before failing.")
+	fs.DurationVar(&o.driftRepairPeriod, "drift-repair-period", o.driftRepairPeriod, "How often to list HNS and repair load balancers and endpoints changed behind hnsproxy's back. 0 disables.")
+	fs.StringVar(&o.stateFile, "state-file", o.stateFile, "Where hnsproxy records the IDs of the HNS objects it created, so that a restart adopts them and never deletes others'.")
+	fs.BoolVar(&o.enableDebugEndpoint, "enable-debug-endpoint", o.enableDebugEndpoint, "Serve /debug/hns (desired and realized HNS objects per Service port) on the metrics server even when it listens beyond loopback. On a loopback metrics address it is always served.")
+
+	o.addLinuxOnlyFlags(fss.FlagSet(SectionLinuxOnly))
+
+	logsapi.AddFlags(&c.Logging, fss.FlagSet(SectionLogging))
+}
+
+// proxyModeValue is --proxy-mode; any value parses, validation rejects all but kernelspace.
+type proxyModeValue struct{ val *v1alpha1.ProxyMode }
+
+func (v proxyModeValue) Set(s string) error { *v.val = v1alpha1.ProxyMode(s); return nil }
+func (v proxyModeValue) String() string {
+	if v.val == nil {
+		return ""
+	}
+	return string(*v.val)
+}
+func (v proxyModeValue) Type() string { return "ProxyMode" }
+
+// fromFlagsOnly lists the flags that kube-proxy ignores when --config is set.
+var fromFlagsOnly = []string{
+	"feature-gates", "kubeconfig", "kube-api-content-type", "kube-api-burst", "kube-api-qps",
+	"bind-address", "healthz-bind-address", "metrics-bind-address", "bind-address-hard-fail",
+	"profiling", "show-hidden-metrics-for-version", "proxy-mode", "cluster-cidr",
+	"iptables-sync-period", "iptables-min-sync-period", "config-sync-period",
+	"healthz-port", "metrics-port", "windows-service",
+	"network-name", "source-vip", "enable-dsr", "root-hnsendpoint-name", "forward-healthcheck-vip",
+	"sync-period", "min-sync-period",
+}
+
+func changed(fs *pflag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	return f != nil && f.Changed
+}

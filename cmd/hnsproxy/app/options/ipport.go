@@ -1,0 +1,69 @@
+package options
+
+import (
+	"fmt"
+	"net"
+
+	netutils "k8s.io/utils/net"
+)
+
+// ipPortValue is a flag holding "IP" or "IP:port" (kube-proxy's IPPortVar);
+// "" disables the server it configures.
+type ipPortValue struct{ val *string }
+
+func (v ipPortValue) Set(s string) error {
+	if s != "" {
+		if err := checkIPPort(s); err != nil {
+			return err
+		}
+	}
+	*v.val = s
+	return nil
+}
+
+func (v ipPortValue) String() string {
+	if v.val == nil {
+		return ""
+	}
+	return *v.val
+}
+
+func (v ipPortValue) Type() string { return "ipport" }
+
+// checkIPPort accepts an IP or IP:port.
+func checkIPPort(s string) error {
+	if netutils.ParseIPSloppy(s) != nil {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("%q is not in a valid format (ip or ip:port): %w", s, err)
+	}
+	if netutils.ParseIPSloppy(host) == nil {
+		return fmt.Errorf("%q is not a valid IP address", host)
+	}
+	if _, err := netutils.ParsePort(port, true); err != nil {
+		return fmt.Errorf("%q is not a valid port number", port)
+	}
+	return nil
+}
+
+// ipValue is a flag holding one IP address (kube-proxy's IPVar).
+type ipValue struct{ val *string }
+
+func (v ipValue) Set(s string) error {
+	if s != "" && netutils.ParseIPSloppy(s) == nil {
+		return fmt.Errorf("%q is not a valid IP address", s)
+	}
+	*v.val = s
+	return nil
+}
+
+func (v ipValue) String() string {
+	if v.val == nil {
+		return ""
+	}
+	return *v.val
+}
+
+func (v ipValue) Type() string { return "ip" }

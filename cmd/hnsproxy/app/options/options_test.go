@@ -1,0 +1,342 @@
+package options
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	cliflag "k8s.io/component-base/cli/flag"
+)
+
+// parse runs the command line through the same path the daemon does.
+func parse(t *testing.T, env map[string]string, args ...string) (*Options, *pflag.FlagSet, *Config, []string, error) {
+	t.Helper()
+	o := NewOptions()
+	o.getenv = func(k string) string { return env[k] }
+	o.hostname = func() (string, error) { return "WIN-HOST", nil }
+	var fss cliflag.NamedFlagSets
+	o.AddFlags(&fss)
+	fs := pflag.NewFlagSet("hnsproxy", pflag.ContinueOnError)
+	for _, name := range fss.Order {
+		fs.AddFlagSet(fss.FlagSets[name])
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, fs, nil, nil, err
+	}
+	cfg, warnings, err := o.Complete(fs)
+	return o, fs, cfg, warnings, err
+}
+
+func mustParse(t *testing.T, env map[string]string, args ...string) (*Config, []string) {
+	t.Helper()
+	_, _, cfg, warnings, err := parse(t, env, args...)
+	if err != nil {
+		t.Fatalf("parse %v: %v", args, err)
+	}
+	return cfg, warnings
+}
+
+func wantError(t *testing.T, err error, contains string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), contains) {
+		t.Fatalf("error = %v, want one containing %q", err, contains)
+	}
+}
+
+func wantWarning(t *testing.T, warnings []string, contains string) {
+	t.Helper()
+	for _, w := range warnings {
+		if strings.Contains(w, contains) {
+			return
+		}
+	}
+	t.Fatalf("no warning containing %q in %q", contains, warnings)
+}
+
+var kubeNetwork = map[string]string{"KUBE_NETWORK": "l2bridge"}
+
+func TestDefaultsMatchKubeProxy(t *testing.T) {
+	cfg, warnings := mustParse(t, kubeNetwork)
+	if len(warnings) != 0 {
+		t.Errorf("warnings = %q", warnings)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"node name", cfg.NodeName, "win-host"},
+		{"healthz", cfg.HealthzBindAddress, "0.0.0.0:10256"},
+		{"metrics", cfg.MetricsBindAddress, "127.0.0.1:10249"},
+		{"sync", cfg.SyncPeriod, 30 * time.Second},
+		{"min sync", cfg.MinSyncPeriod, time.Second},
+		{"config sync", cfg.ConfigSyncPeriod, 15 * time.Minute},
+		{"mode", string(cfg.Source.Mode), "kernelspace"},
+		{"root endpoint", cfg.Winkernel.RootHNSEndpointName, "cbr0"},
+		{"network from KUBE_NETWORK", cfg.Winkernel.NetworkName, "l2bridge"},
+		{"qps", cfg.QPS, float32(5)},
+		{"burst", cfg.Burst, 10},
+		{"content type", cfg.ContentType, "application/vnd.kubernetes.protobuf"},
+		{"debug endpoint on loopback metrics", cfg.DebugEndpoint, true},
+		{"drift repair", cfg.DriftRepairPeriod, DefaultDriftRepairPeriod},
+		{"state file", cfg.StateFile, DefaultStateFile()},
+		{"hns endpoint", cfg.HNS.Endpoint, ""},
+		{"backend cap", cfg.HNS.MaxBackendsPerLB, 0},
+		{"WinDSR", cfg.FeatureGates.Enabled(WinDSR), true},
+		{"WinOverlay", cfg.FeatureGates.Enabled(WinOverlay), true},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestWindowsFlags(t *testing.T) {
+	cfg, _ := mustParse(t, nil,
+		"--network-name=vxlan0", "--source-vip=10.244.3.2", "--enable-dsr", "--root-hnsendpoint-name=ext",
+		"--forward-healthcheck-vip", "--hostname-override= Node-A ", "--cluster-cidr=10.244.0.0/16,fd00::/56",
+		"--iptables-sync-period=20s", "--iptables-min-sync-period=0", "--kubeconfig=/k/config", "--master=https://127.0.0.1:6443",
+		"--proxy-mode=kernelspace", "--feature-gates=WinDSR=true,WinOverlay=true", "-v=4")
+	w := cfg.Winkernel
+	if w.NetworkName != "vxlan0" || w.SourceVIP != "10.244.3.2" || !w.EnableDSR || w.RootHNSEndpointName != "ext" || !w.ForwardHealthCheckVIP {
+		t.Errorf("winkernel = %+v", w)
+	}
+	if cfg.NodeName != "node-a" {
+		t.Errorf("node name = %q", cfg.NodeName)
+	}
+	if len(cfg.ClusterCIDRs) != 2 || cfg.ClusterCIDRs[1] != "fd00::/56" {
+		t.Errorf("cluster CIDRs = %q", cfg.ClusterCIDRs)
+	}
+	if cfg.SyncPeriod != 20*time.Second || cfg.MinSyncPeriod != 0 {
+		t.Errorf("periods = %v / %v", cfg.SyncPeriod, cfg.MinSyncPeriod)
+	}
+	if cfg.Kubeconfig != "/k/config" || cfg.Master != "https://127.0.0.1:6443" {
+		t.Errorf("client = %q %q", cfg.Kubeconfig, cfg.Master)
+	}
+	if cfg.Logging.Verbosity != 4 {
+		t.Errorf("verbosity = %d", cfg.Logging.Verbosity)
+	}
+}
+
+func TestProxyModeOnlyKernelspace(t *testing.T) {
+	for _, mode := range []string{"iptables", "ipvs", "nftables", "userspace", "bogus"} {
+		_, _, _, _, err := parse(t, kubeNetwork, "--proxy-mode="+mode)
+		wantError(t, err, `hnsproxy implements only "kernelspace"`)
+		wantError(t, err, mode)
+	}
+	_, _, _, _, err := parse(t, nil, "--config=testdata/iptables-mode.yaml")
+	wantError(t, err, `"iptables"`)
+}
+
+func TestSyncPeriodAliases(t *testing.T) {
+	cfg, _ := mustParse(t, kubeNetwork, "--sync-period=1m", "--min-sync-period=5s")
+	if cfg.SyncPeriod != time.Minute || cfg.MinSyncPeriod != 5*time.Second {
+		t.Errorf("periods = %v / %v", cfg.SyncPeriod, cfg.MinSyncPeriod)
+	}
+	cfg, _ = mustParse(t, kubeNetwork, "--sync-period=1m", "--iptables-sync-period=1m")
+	if cfg.SyncPeriod != time.Minute {
+		t.Errorf("sync = %v", cfg.SyncPeriod)
+	}
+	_, _, _, _, err := parse(t, kubeNetwork, "--sync-period=1m", "--iptables-sync-period=2m")
+	wantError(t, err, "disagree")
+	_, _, _, _, err = parse(t, kubeNetwork, "--sync-period=1s", "--min-sync-period=5s")
+	wantError(t, err, "minSyncPeriod")
+	_, _, _, _, err = parse(t, kubeNetwork, "--sync-period=0")
+	wantError(t, err, "syncPeriod")
+}
+
+func TestLinuxOnlyFlagsWarn(t *testing.T) {
+	args := []string{"--masquerade-all", "--conntrack-max-per-core=0", "--ipvs-scheduler=rr", "--oom-score-adj=-998",
+		"--iptables-masquerade-bit=14", "--detect-local-mode=ClusterCIDR", "--nodeport-addresses=primary", "--conntrack-tcp-timeout-established=1h"}
+	cfg, warnings := mustParse(t, kubeNetwork, args...)
+	if cfg == nil {
+		t.Fatal("no config")
+	}
+	for _, a := range args {
+		name := strings.SplitN(strings.TrimPrefix(a, "--"), "=", 2)[0]
+		wantWarning(t, warnings, "--"+name+" is Linux-only")
+	}
+	if len(warnings) != len(args) {
+		t.Errorf("%d warnings for %d flags: %q", len(warnings), len(args), warnings)
+	}
+	_, _, _, _, err := parse(t, kubeNetwork, "--init-only")
+	wantError(t, err, "not implemented on Windows")
+	_, _, _, _, err = parse(t, kubeNetwork, "--cleanup")
+	wantError(t, err, "not implemented on Windows")
+}
+
+func TestKubeadmWindowsConfigFile(t *testing.T) {
+	cfg, warnings := mustParse(t, nil, "--config=testdata/kubeadm-windows-overlay.yaml", "--hostname-override=win-1")
+	if len(warnings) != 0 {
+		t.Errorf("warnings = %q", warnings)
+	}
+	w := cfg.Winkernel
+	if w.NetworkName != "vxlan0" || w.SourceVIP != "10.244.3.2" || !w.EnableDSR || w.RootHNSEndpointName != "cbr0" {
+		t.Errorf("winkernel = %+v", w)
+	}
+	if cfg.Kubeconfig != `C:\var\lib\kube-proxy\kubeconfig.conf` {
+		t.Errorf("kubeconfig = %q", cfg.Kubeconfig)
+	}
+	// kubeadm's zero values mean defaults; a bare IP gets kube-proxy's port.
+	if cfg.SyncPeriod != 30*time.Second || cfg.MinSyncPeriod != time.Second || cfg.QPS != 5 || cfg.Burst != 10 {
+		t.Errorf("defaults not applied: %v %v %v %v", cfg.SyncPeriod, cfg.MinSyncPeriod, cfg.QPS, cfg.Burst)
+	}
+	if cfg.HealthzBindAddress != "0.0.0.0:10256" || cfg.MetricsBindAddress != "0.0.0.0:10249" {
+		t.Errorf("bind = %q %q", cfg.HealthzBindAddress, cfg.MetricsBindAddress)
+	}
+	if cfg.DebugEndpoint {
+		t.Error("debug endpoint on 0.0.0.0 without --enable-debug-endpoint")
+	}
+	if cfg.ClusterCIDRs[0] != "10.244.0.0/16" || cfg.NodeName != "win-1" {
+		t.Errorf("cidrs %q node %q", cfg.ClusterCIDRs, cfg.NodeName)
+	}
+}
+
+func TestJSONConfigFile(t *testing.T) {
+	cfg, _ := mustParse(t, nil, "--config=testdata/l2bridge-tuned.json")
+	if cfg.NodeName != "win-node-1" || cfg.SyncPeriod != 45*time.Second || cfg.MinSyncPeriod != 2*time.Second ||
+		cfg.ConfigSyncPeriod != 10*time.Minute || cfg.QPS != 50 || cfg.Burst != 100 || !cfg.Winkernel.ForwardHealthCheckVIP ||
+		len(cfg.ClusterCIDRs) != 2 || cfg.Logging.Verbosity != 2 {
+		t.Errorf("config = %+v", cfg)
+	}
+}
+
+func TestConfigFileWinsOverFlagsExceptHostnameAndLogging(t *testing.T) {
+	cfg, warnings := mustParse(t, nil, "--config=testdata/kubeadm-windows-overlay.yaml",
+		"--network-name=other", "--enable-dsr=false", "--metrics-bind-address=127.0.0.1:9999", "-v=6", "--hostname-override=flag-node")
+	if cfg.Winkernel.NetworkName != "vxlan0" || !cfg.Winkernel.EnableDSR || cfg.MetricsBindAddress != "0.0.0.0:10249" {
+		t.Errorf("flags overrode the file: %+v %q", cfg.Winkernel, cfg.MetricsBindAddress)
+	}
+	if cfg.Logging.Verbosity != 6 || cfg.NodeName != "flag-node" {
+		t.Errorf("verbosity %d node %q: logging and hostname flags must win", cfg.Logging.Verbosity, cfg.NodeName)
+	}
+	for _, f := range []string{"network-name", "enable-dsr", "metrics-bind-address"} {
+		wantWarning(t, warnings, "--"+f+" is ignored because --config is set")
+	}
+}
+
+func TestUnknownFieldIsAWarning(t *testing.T) {
+	cfg, warnings := mustParse(t, nil, "--config=testdata/unknown-field.yaml")
+	wantWarning(t, warnings, "lenient decoding")
+	wantWarning(t, warnings, "dsrMode")
+	if cfg.Winkernel.NetworkName != "l2bridge" || !cfg.Winkernel.EnableDSR {
+		t.Errorf("winkernel = %+v", cfg.Winkernel)
+	}
+}
+
+func TestBadConfigFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := map[string]struct{ path, want string }{
+		"missing":    {filepath.Join(dir, "nope.yaml"), "reading config file"},
+		"wrong kind": {"testdata/wrong-kind.yaml", "decoding"},
+		"not yaml":   {write("bad.yaml", "kind: [unclosed\n"), "decoding"},
+		"no kind":    {write("nokind.yaml", "mode: kernelspace\n"), "decoding"},
+		"bad type":   {write("badtype.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nwinkernel:\n  enableDSR: maybe\n"), "decoding"},
+		"bad period": {write("period.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nwinkernel: {networkName: x}\niptables: {syncPeriod: 1s, minSyncPeriod: 1m}\n"), "minSyncPeriod"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, _, _, _, err := parse(t, nil, "--config="+c.path)
+			wantError(t, err, c.want)
+		})
+	}
+}
+
+func TestFeatureGates(t *testing.T) {
+	_, warnings := mustParse(t, kubeNetwork, "--feature-gates=WinDSR=true,SomeKubeletGate=true")
+	wantWarning(t, warnings, `"SomeKubeletGate" does not affect hnsproxy`)
+	_, _, _, _, err := parse(t, kubeNetwork, "--feature-gates=WinDSR=false")
+	wantError(t, err, "WinDSR")
+	_, _, _, _, err = parse(t, kubeNetwork, "--feature-gates=WinDSR=notabool")
+	if err == nil {
+		t.Fatal("a malformed gate value parsed")
+	}
+}
+
+func TestNetworkNameRequired(t *testing.T) {
+	_, _, _, _, err := parse(t, nil)
+	wantError(t, err, "KUBE_NETWORK")
+	cfg, _ := mustParse(t, map[string]string{"KUBE_NETWORK": "env-net"}, "--network-name=flag-net")
+	if cfg.Winkernel.NetworkName != "flag-net" {
+		t.Errorf("network = %q: the flag must win over KUBE_NETWORK", cfg.Winkernel.NetworkName)
+	}
+}
+
+func TestHNSEndpoint(t *testing.T) {
+	env := map[string]string{"KUBE_NETWORK": "n", "HNS_ENDPOINT": "unix:///run/hnssim.sock"}
+	cfg, _ := mustParse(t, env)
+	if p, ok := cfg.HNS.UnixSocket(); !ok || p != "/run/hnssim.sock" {
+		t.Errorf("socket = %q %v", p, ok)
+	}
+	cfg, _ = mustParse(t, env, "--hns-endpoint=sim", "--hns-sim-profile=ws2019")
+	if !cfg.HNS.IsSim() || cfg.HNS.SimProfile != "ws2019" {
+		t.Errorf("hns = %+v: the flag must win over HNS_ENDPOINT", cfg.HNS)
+	}
+	for _, bad := range []string{"tcp://127.0.0.1:1", "unix://", "unix://relative/path", "npipe"} {
+		_, _, _, _, err := parse(t, kubeNetwork, "--hns-endpoint="+bad)
+		wantError(t, err, "hnsEndpoint")
+	}
+	_, _, _, _, err := parse(t, kubeNetwork, "--max-backends-per-lb=-1")
+	wantError(t, err, "maxBackendsPerLB")
+	_, _, _, _, err = parse(t, kubeNetwork, "--drift-repair-period=-1s")
+	wantError(t, err, "driftRepairPeriod")
+}
+
+func TestBindAddresses(t *testing.T) {
+	cfg, _ := mustParse(t, kubeNetwork, "--healthz-port=0", "--metrics-bind-address=0.0.0.0")
+	if cfg.HealthzBindAddress != "" || cfg.MetricsBindAddress != "0.0.0.0:10249" || cfg.DebugEndpoint {
+		t.Errorf("healthz %q metrics %q debug %v", cfg.HealthzBindAddress, cfg.MetricsBindAddress, cfg.DebugEndpoint)
+	}
+	cfg, _ = mustParse(t, kubeNetwork, "--metrics-bind-address=0.0.0.0:9100", "--enable-debug-endpoint")
+	if cfg.MetricsBindAddress != "0.0.0.0:9100" || !cfg.DebugEndpoint {
+		t.Errorf("metrics %q debug %v", cfg.MetricsBindAddress, cfg.DebugEndpoint)
+	}
+	cfg, _ = mustParse(t, kubeNetwork, "--metrics-bind-address=", "--healthz-bind-address=[::1]:0")
+	if cfg.MetricsBindAddress != "" || cfg.HealthzBindAddress != "[::1]:0" {
+		t.Errorf("metrics %q healthz %q", cfg.MetricsBindAddress, cfg.HealthzBindAddress)
+	}
+	for _, bad := range []string{"--healthz-bind-address=host:1", "--metrics-bind-address=1.2.3.4:99999", "--bind-address=nope", "--source-vip=10.0.0"} {
+		if _, _, _, _, err := parse(t, kubeNetwork, bad); err == nil {
+			t.Errorf("%s parsed", bad)
+		}
+	}
+}
+
+func TestClusterCIDRs(t *testing.T) {
+	for _, bad := range []string{"10.0.0.0/33", "10.0.0.0/8,10.1.0.0/16", "10.0.0.0/8,fd00::/64,10.1.0.0/16"} {
+		_, _, _, _, err := parse(t, kubeNetwork, "--cluster-cidr="+bad)
+		wantError(t, err, "clusterCIDR")
+	}
+}
+
+func TestWriteConfigRoundTrip(t *testing.T) {
+	o, fs, _, _, err := parse(t, kubeNetwork, "--network-name=vxlan0", "--source-vip=10.0.0.2", "--enable-dsr", "--sync-period=45s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := o.FlagConfiguration(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := EncodeConfig(kp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, warnings, err := DecodeConfig(data)
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("decode: %v %q\n%s", err, warnings, data)
+	}
+	if back.Winkernel.NetworkName != "vxlan0" || back.Winkernel.SourceVip != "10.0.0.2" || !back.Winkernel.EnableDSR || back.IPTables.SyncPeriod.Duration != 45*time.Second {
+		t.Errorf("round trip lost settings:\n%s", data)
+	}
+}

@@ -1,0 +1,124 @@
+package options
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	netutils "k8s.io/utils/net"
+)
+
+// Validate checks a resolved Config; the error lists every problem.
+func Validate(c *Config) error {
+	var errs field.ErrorList
+	root := field.NewPath("config")
+
+	if mode := c.Source.Mode; mode != "" && mode != ProxyModeKernelspace {
+		errs = append(errs, field.Invalid(root.Child("mode"), string(mode),
+			`hnsproxy implements only "kernelspace", the Windows HNS proxy; drop --proxy-mode (or mode in the config file) or set it to kernelspace`))
+	}
+	if c.SyncPeriod <= 0 {
+		errs = append(errs, field.Invalid(root.Child("syncPeriod"), c.SyncPeriod.String(), "must be greater than 0"))
+	}
+	if c.MinSyncPeriod < 0 {
+		errs = append(errs, field.Invalid(root.Child("minSyncPeriod"), c.MinSyncPeriod.String(), "must be greater than or equal to 0"))
+	}
+	if c.MinSyncPeriod > c.SyncPeriod {
+		errs = append(errs, field.Invalid(root.Child("syncPeriod"), c.SyncPeriod.String(), "must be greater than or equal to minSyncPeriod "+c.MinSyncPeriod.String()))
+	}
+	if c.ConfigSyncPeriod <= 0 {
+		errs = append(errs, field.Invalid(root.Child("configSyncPeriod"), c.ConfigSyncPeriod.String(), "must be greater than 0"))
+	}
+	if c.Burst < 0 {
+		errs = append(errs, field.Invalid(root.Child("clientConnection", "burst"), c.Burst, "must be greater than or equal to 0"))
+	}
+	if netutils.ParseIPSloppy(c.BindAddress) == nil {
+		errs = append(errs, field.Invalid(root.Child("bindAddress"), c.BindAddress, "must be a valid IP address"))
+	}
+	errs = append(errs, validateHostPort(root.Child("healthzBindAddress"), c.HealthzBindAddress)...)
+	errs = append(errs, validateHostPort(root.Child("metricsBindAddress"), c.MetricsBindAddress)...)
+	errs = append(errs, validateClusterCIDRs(root.Child("clusterCIDR"), c.ClusterCIDRs)...)
+
+	wk := root.Child("winkernel")
+	if c.Winkernel.NetworkName == "" {
+		errs = append(errs, field.Required(wk.Child("networkName"), "name the HNS network with --network-name, winkernel.networkName in the config file, or the KUBE_NETWORK environment variable"))
+	}
+	if c.Winkernel.SourceVIP != "" && netutils.ParseIPSloppy(c.Winkernel.SourceVIP) == nil {
+		errs = append(errs, field.Invalid(wk.Child("sourceVip"), c.Winkernel.SourceVIP, "must be a valid IP address"))
+	}
+
+	hp := field.NewPath("hnsproxy")
+	if err := checkHNSEndpoint(c.HNS); err != "" {
+		errs = append(errs, field.Invalid(hp.Child("hnsEndpoint"), c.HNS.Endpoint, err))
+	}
+	if c.HNS.MaxBackendsPerLB < 0 {
+		errs = append(errs, field.Invalid(hp.Child("maxBackendsPerLB"), c.HNS.MaxBackendsPerLB, "must be 0 (from the HNS version) or positive"))
+	}
+	if c.HNS.NetworkWaitTimeout <= 0 {
+		errs = append(errs, field.Invalid(hp.Child("hnsNetworkTimeout"), c.HNS.NetworkWaitTimeout.String(), "must be greater than 0"))
+	}
+	if c.DriftRepairPeriod < 0 {
+		errs = append(errs, field.Invalid(hp.Child("driftRepairPeriod"), c.DriftRepairPeriod.String(), "must be 0 (off) or positive"))
+	}
+	if c.StateFile == "" {
+		errs = append(errs, field.Required(hp.Child("stateFile"), "hnsproxy needs a state file to tell its HNS objects from others'"))
+	}
+	errs = append(errs, logsapi.Validate(&c.Logging, c.FeatureGates, root.Child("logging"))...)
+	return errs.ToAggregate()
+}
+
+func validateHostPort(p *field.Path, addr string) field.ErrorList {
+	if addr == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return field.ErrorList{field.Invalid(p, addr, "must be IP:port")}
+	}
+	if netutils.ParseIPSloppy(host) == nil {
+		return field.ErrorList{field.Invalid(p, addr, "must be a valid IP")}
+	}
+	if _, err := netutils.ParsePort(port, true); err != nil {
+		return field.ErrorList{field.Invalid(p, addr, "must be a valid port")}
+	}
+	return nil
+}
+
+func validateClusterCIDRs(p *field.Path, cidrs []string) field.ErrorList {
+	var errs field.ErrorList
+	for _, c := range cidrs {
+		if _, _, err := netutils.ParseCIDRSloppy(c); err != nil {
+			errs = append(errs, field.Invalid(p, c, "must be a valid CIDR"))
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if len(cidrs) > 2 {
+		errs = append(errs, field.Invalid(p, strings.Join(cidrs, ","), "at most one CIDR per IP family"))
+	} else if len(cidrs) == 2 {
+		if dual, _ := netutils.IsDualStackCIDRStrings(cidrs); !dual {
+			errs = append(errs, field.Invalid(p, strings.Join(cidrs, ","), "two CIDRs must be one IPv4 and one IPv6"))
+		}
+	}
+	return errs
+}
+
+// checkHNSEndpoint returns why an endpoint is malformed, or "".
+func checkHNSEndpoint(h HNS) string {
+	switch {
+	case h.Endpoint == HNSEndpointReal || h.IsSim():
+		return ""
+	case strings.HasPrefix(h.Endpoint, unixScheme):
+		path, ok := h.UnixSocket()
+		if !ok || !(strings.HasPrefix(path, "/") || filepath.IsAbs(path)) {
+			return fmt.Sprintf("want unix:///absolute/path/to/socket, got %q", h.Endpoint)
+		}
+		return ""
+	default:
+		return `must be empty (the real HNS), "sim", or "unix:///path/to/hnssim.sock"`
+	}
+}

@@ -1,0 +1,182 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/events"
+	"github.com/hnsproxy/hnsproxy/healthcheck"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/metrics"
+	"github.com/hnsproxy/hnsproxy/proxier"
+)
+
+// Deps is everything Run has built and started when it hands over to runProxier.
+type Deps struct {
+	Kube kubernetes.Interface
+	// Informers serves Services and EndpointSlices (minus those with
+	// service.kubernetes.io/service-proxy-name); NodeInformers serves this
+	// node only and is already started (healthz reads it). runProxier
+	// passes both to proxier.New and then starts them.
+	Informers, NodeInformers informers.SharedInformerFactory
+
+	// HNS is the selected HNS client, instrumented for metrics.
+	HNS hnslb.Client
+	// Network is the HNS network named by --network-name / KUBE_NETWORK.
+	Network *hnslb.Network
+	// Capabilities are the HNS features hnsproxy uses (DSR effective, backend cap).
+	Capabilities Capabilities
+
+	// Events reports node events; Events.Recorder() is the recorder for the proxier.
+	Events *events.Reporter
+	// Health and ServiceHealth are nil when --healthz-bind-address is empty.
+	Health        *healthcheck.ProxyHealthServer
+	ServiceHealth *healthcheck.ServiceHealthServer
+	// Metrics is nil when --metrics-bind-address is empty; runProxier
+	// installs the /debug/hns source on it.
+	Metrics *metrics.Server
+	// NewObserver adapts the proxier's reports to metrics and health;
+	// statuses (the reconciler) feeds hnsproxy_objects and may be nil.
+	NewObserver func(statuses StatusSource) proxier.Observer
+}
+
+// networkPoll and networkLogEvery pace the wait for the HNS network.
+const (
+	networkPoll     = time.Second
+	networkLogEvery = 10 * time.Second
+	serverRetry     = 5 * time.Second
+)
+
+// Run starts everything around the proxier, checks HNS, and runs the
+// proxier until ctx ends or a fatal error.
+func Run(ctx context.Context, cfg *options.Config) error {
+	kube, err := newKubeClient(cfg)
+	if err != nil {
+		return err
+	}
+	return run(ctx, cfg, kube, nil)
+}
+
+// run is Run with the API client given, and optionally the HNS client
+// (nil: the one cfg selects); tests pass a fake clientset and a simulator.
+func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hns hnslb.Client) error {
+	logger := klog.FromContext(ctx)
+	info := Version()
+	logger.Info("Starting hnsproxy", "version", info.GitVersion, "kubeProxyCompat", kubeProxyCompat, "go", info.GoVersion, "platform", info.Platform, "node", cfg.NodeName)
+	metrics.Register()
+
+	factory, nodeFactory, err := newInformerFactories(kube, cfg)
+	if err != nil {
+		return err
+	}
+	nodes := nodeSource{name: cfg.NodeName, lister: nodeFactory.Core().V1().Nodes().Lister()}
+	nodeFactory.Start(ctx.Done())
+
+	broadcaster := events.NewBroadcaster(kube)
+	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		return fmt.Errorf("starting events: %w", err)
+	}
+	defer broadcaster.Shutdown()
+	reporter := events.NewReporter(broadcaster, cfg.NodeName)
+
+	deps := &Deps{Kube: kube, Informers: factory, NodeInformers: nodeFactory, Events: reporter}
+	fatal := make(chan error, 2)
+	if cfg.HealthzBindAddress != "" {
+		deps.Health = healthcheck.NewProxyHealthServer(clock.RealClock{}, 2*cfg.SyncPeriod, nodes)
+		deps.ServiceHealth = healthcheck.NewServiceHealthServer(cfg.NodeName, reporter.Recorder(), nil, deps.Health)
+		defer deps.ServiceHealth.Close()
+		serve(ctx, "healthz", cfg.HealthzBindAddress, cfg.BindAddressHardFail, fatal, func(ctx context.Context, ln net.Listener) error {
+			return deps.Health.Serve(ctx, ln)
+		}, func(err error) { reporter.ServerFailed(events.ReasonFailedToStartProxierHealthcheck, err) })
+	}
+	if cfg.MetricsBindAddress != "" {
+		deps.Metrics = metrics.NewServer(metrics.ServerOptions{
+			ProxyMode:       string(options.ProxyModeKernelspace),
+			EnableProfiling: cfg.EnableProfiling,
+			EnableDebug:     cfg.DebugEndpoint,
+			Configz:         cfg.Source,
+		})
+		serve(ctx, "metrics", cfg.MetricsBindAddress, cfg.BindAddressHardFail, fatal, deps.Metrics.Serve,
+			func(err error) { reporter.ServerFailed(events.ReasonFailedToStartMetricServer, err) })
+	}
+	deps.NewObserver = func(statuses StatusSource) proxier.Observer {
+		return newObserver(cfg.ClusterCIDRs, deps.Health, deps.ServiceHealth, statuses)
+	}
+
+	if err := connectHNS(ctx, cfg, deps, hns); err != nil {
+		return err
+	}
+	reporter.Starting()
+
+	proxierDone := make(chan error, 1)
+	go func() { proxierDone <- runProxier(ctx, cfg, deps) }()
+	select {
+	case err := <-proxierDone:
+		return err
+	case err := <-fatal:
+		return err
+	}
+}
+
+// connectHNS selects the HNS client, waits for the network and checks capabilities.
+func connectHNS(ctx context.Context, cfg *options.Config, deps *Deps, raw hnslb.Client) error {
+	var err error
+	if raw == nil {
+		if raw, err = newHNSClient(cfg.HNS); err != nil {
+			return err
+		}
+	}
+	deps.HNS = metrics.InstrumentClient(raw)
+	if cfg.HNS.IsSim() {
+		if err := seedSimNetwork(ctx, deps.HNS, cfg.Winkernel); err != nil {
+			return err
+		}
+	}
+	deps.Network, err = waitForNetwork(ctx, deps.HNS, cfg.Winkernel.NetworkName, networkPoll, networkLogEvery, cfg.HNS.NetworkWaitTimeout)
+	if err != nil {
+		return err
+	}
+	deps.Capabilities, err = checkCapabilities(ctx, deps.HNS, cfg, deps.Network, deps.Events.FeatureUnavailable)
+	return err
+}
+
+// serve runs a server in the background like kube-proxy does: on failure
+// it reports, then retries every few seconds, or with hardFail sends the
+// error to fatal and stops.
+func serve(ctx context.Context, name, addr string, hardFail bool, fatal chan<- error, run func(context.Context, net.Listener) error, report func(error)) {
+	logger := klog.FromContext(ctx)
+	go func() {
+		for {
+			ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
+			if err == nil {
+				err = run(ctx, ln)
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if err == nil {
+				err = errors.New("server returned without error")
+			}
+			logger.Error(err, "Server failed", "server", name, "address", addr)
+			report(err)
+			if hardFail {
+				fatal <- fmt.Errorf("%s server on %s: %w", name, addr, err)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(serverRetry):
+			}
+		}
+	}()
+}

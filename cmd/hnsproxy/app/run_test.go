@@ -1,0 +1,157 @@
+package app
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/utils/ptr"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+)
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+func parseConfig(t *testing.T, args ...string) *options.Config {
+	t.Helper()
+	o := options.NewOptions()
+	var fss cliflag.NamedFlagSets
+	o.AddFlags(&fss)
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	for _, n := range fss.Order {
+		fs.AddFlagSet(fss.FlagSets[n])
+	}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := o.Complete(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// TestDaemonProgramsHNS runs the whole daemon against a fake API server and
+// the in-process simulator: a ClusterIP Service with a local and a remote
+// endpoint becomes one HNS load balancer, and the servers report it.
+func TestDaemonProgramsHNS(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hns := sim.New(sim.Options{})
+	network, err := hns.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hns.CreateEndpoint(ctx, network.ID, &hnslb.Endpoint{Name: "pod-a",
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.5", PrefixLength: 24}}, MacAddress: "00-15-5D-01-01-05"}); err != nil {
+		t.Fatal(err)
+	}
+
+	client := fake.NewClientset(
+		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1"},
+			Status: v1.NodeStatus{Addresses: []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.0.0.5"}}}},
+		&v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+			Spec: v1.ServiceSpec{Type: v1.ServiceTypeClusterIP, ClusterIP: "10.96.0.10", ClusterIPs: []string{"10.96.0.10"},
+				IPFamilies: []v1.IPFamily{v1.IPv4Protocol},
+				Ports:      []v1.ServicePort{{Name: "http", Protocol: v1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}}}},
+		&discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Namespace: "shop", Name: "web-1", Labels: map[string]string{discoveryv1.LabelServiceName: "web"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To[int32](8080)}},
+			Endpoints: []discoveryv1.Endpoint{
+				{Addresses: []string{"10.244.1.5"}, NodeName: ptr.To("win-1"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+				{Addresses: []string{"10.244.2.6"}, NodeName: ptr.To("win-2"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+			}},
+	)
+
+	healthz, metricsPort := freePort(t), freePort(t)
+	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--min-sync-period=0",
+		"--healthz-bind-address=127.0.0.1:"+healthz, "--metrics-bind-address=127.0.0.1:"+metricsPort,
+		"--state-file="+t.TempDir()+"/state.json", "--hns-endpoint=sim")
+
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, cfg, client, hns) }()
+
+	var lb hnslb.LoadBalancer
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			t.Fatalf("the daemon stopped: %v", err)
+		default:
+		}
+		lbs, err := hns.ListLoadBalancers(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, l := range lbs {
+			if len(l.FrontendVIPs) == 1 && l.FrontendVIPs[0] == "10.96.0.10" && len(l.HostComputeEndpoints) == 2 {
+				lb = l
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("no load balancer for 10.96.0.10 with two backends: %v", err)
+	}
+	if pm := lb.PortMappings[0]; pm.ExternalPort != 80 || pm.InternalPort != 8080 || pm.Protocol != hnslb.ProtocolTCP {
+		t.Errorf("port mapping = %+v", pm)
+	}
+
+	if code, body := httpGet(t, "http://127.0.0.1:"+healthz+"/healthz"); code != 200 || !strings.Contains(body, `"nodeEligible":true`) {
+		t.Errorf("/healthz = %d %s", code, body)
+	}
+	if code, body := httpGet(t, "http://127.0.0.1:"+metricsPort+"/debug/hns"); code != 200 || !strings.Contains(body, lb.ID) || !strings.Contains(body, "shop/web") {
+		t.Errorf("/debug/hns = %d %s; want the load balancer %s under shop/web", code, body, lb.ID)
+	}
+	_, scrape := httpGet(t, "http://127.0.0.1:"+metricsPort+"/metrics")
+	for _, want := range []string{
+		`hnsproxy_hns_operations_total{operation="create_load_balancer",result="success"}`,
+		`hnsproxy_objects{kind="loadbalancer",state="realized"} 1`,
+		`kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"}`,
+	} {
+		if !strings.Contains(scrape, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
+	cancel()
+	if err := <-done; err != nil && err != context.Canceled {
+		t.Errorf("the daemon returned %v on shutdown", err)
+	}
+}

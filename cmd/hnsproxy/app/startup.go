@@ -1,0 +1,160 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/metrics"
+)
+
+// Capabilities is what this node's HNS can do, as hnsproxy will use it.
+type Capabilities struct {
+	// Features are HNS's, with MaxBackends replaced by --max-backends-per-lb when set.
+	Features hnslb.Features
+	// DSR is --enable-dsr where HNS supports it (ClusterIP load balancers).
+	DSR bool
+}
+
+// featureLine is one line of the start-up capability report.
+type featureLine struct {
+	name   string
+	on     bool
+	reason string
+}
+
+// checkCapabilities reads HNS's version, decides which features hnsproxy
+// uses, and logs each with the reason. Missing API v2, or overlay without
+// remote subnet support, is fatal; asking for DSR where HNS lacks it is a
+// warning (featureUnavailable is told) and DSR stays off.
+func checkCapabilities(ctx context.Context, c hnslb.Client, cfg *options.Config, network *hnslb.Network, featureUnavailable func(feature, why string)) (Capabilities, error) {
+	logger := klog.FromContext(ctx)
+	v, err := c.Version(ctx)
+	if err != nil {
+		return Capabilities{}, fmt.Errorf("reading the HNS version: %w", err)
+	}
+	f := hnslb.FeaturesFor(v)
+	caps := Capabilities{Features: f}
+	have := "have " + v.String()
+	lines := []featureLine{{"HNS API v2", f.APIV2, "needs HNS >= 9.2, " + have}}
+	if !f.APIV2 {
+		report(logger, v, lines)
+		return caps, fmt.Errorf("HNS %s is too old: hnsproxy needs the HNS v2 API (HNS >= 9.2, Windows Server 2019 or later)", v)
+	}
+
+	switch {
+	case cfg.Winkernel.EnableDSR && f.DSR:
+		caps.DSR = true
+		lines = append(lines, featureLine{"DSR", true, "--enable-dsr, " + have})
+	case cfg.Winkernel.EnableDSR:
+		why := "needs HNS 9.3-9.x or >= 10.2, " + have
+		lines = append(lines, featureLine{"DSR", false, why})
+		logger.Info("Warning: --enable-dsr is set but this HNS cannot do DSR; ClusterIP load balancers are programmed without it", "hnsVersion", v)
+		if featureUnavailable != nil {
+			featureUnavailable("DSR (--enable-dsr)", why)
+		}
+	default:
+		lines = append(lines, featureLine{"DSR", false, "--enable-dsr not set"})
+	}
+	lines = append(lines, featureLine{"DSR for externalTrafficPolicy Local", f.DSR, "needs HNS 9.3-9.x or >= 10.2, " + have})
+
+	overlay := network != nil && network.Type == hnslb.NetworkTypeOverlay
+	if overlay {
+		lines = append(lines, featureLine{"Remote subnets (overlay)", f.RemoteSubnet, "needs HNS >= 9.2, " + have})
+		if !f.RemoteSubnet {
+			report(logger, v, lines)
+			return caps, fmt.Errorf("network %q is overlay but HNS %s lacks remote subnet support (needs >= 9.2)", network.Name, v)
+		}
+		if cfg.Winkernel.SourceVIP == "" {
+			return caps, fmt.Errorf("network %q is overlay: set --source-vip (winkernel.sourceVip) to the source VIP endpoint's IP", network.Name)
+		}
+	}
+	lines = append(lines,
+		featureLine{"IPv6 dual-stack", f.IPv6DualStack, "needs HNS >= 11.10, " + have},
+		featureLine{"Session affinity (ClientIP)", f.SessionAffinity, "needs HNS >= 12.0, " + have},
+		featureLine{"Modify load balancer in place", f.ModifyLoadBalancer, "needs HNS >= 15.5 (15.4 accepts but ignores backend changes), " + have + "; otherwise delete + create"},
+	)
+	capReason := fmt.Sprintf("from HNS %s", v)
+	if cfg.HNS.MaxBackendsPerLB > 0 {
+		caps.Features.MaxBackends = cfg.HNS.MaxBackendsPerLB
+		capReason = fmt.Sprintf("--max-backends-per-lb (HNS %s default %d)", v, f.MaxBackends)
+	}
+	report(logger, v, lines)
+	logger.Info("HNS backend cap per load balancer", "maxBackends", caps.Features.MaxBackends, "reason", capReason)
+
+	metrics.HNSInfo.WithLabelValues(v.String()).Set(1)
+	for _, l := range lines {
+		metrics.HNSFeatureEnabled.WithLabelValues(l.name).Set(boolGauge(l.on))
+	}
+	return caps, nil
+}
+
+func report(logger klog.Logger, v hnslb.Version, lines []featureLine) {
+	for _, l := range lines {
+		state := "off"
+		if l.on {
+			state = "on"
+		}
+		logger.Info("HNS feature", "feature", l.name, "state", state, "reason", l.reason, "hnsVersion", v.String())
+	}
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// waitForNetwork polls HNS for the named network (the CNI creates it,
+// sometimes after hnsproxy starts), logging every logEvery, and fails after
+// timeout with what it last saw rather than hanging.
+func waitForNetwork(ctx context.Context, c hnslb.Client, name string, poll, logEvery, timeout time.Duration) (*hnslb.Network, error) {
+	logger := klog.FromContext(ctx)
+	start := time.Now()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	ticker := time.NewTicker(poll)
+	defer ticker.Stop()
+	lastLog := start
+	var lastErr error
+	for attempt := 1; ; attempt++ {
+		n, err := c.GetNetworkByName(ctx, name)
+		if err == nil {
+			logger.Info("Found the HNS network", "name", n.Name, "id", n.ID, "type", n.Type, "waited", time.Since(start).Round(time.Millisecond))
+			return n, nil
+		}
+		lastErr = err
+		if attempt == 1 || time.Since(lastLog) >= logEvery {
+			lastLog = time.Now()
+			logger.Info("Waiting for the HNS network", "name", name, "attempt", attempt,
+				"waited", time.Since(start).Round(time.Second), "timeout", timeout, "why", networkWaitReason(err))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-deadline.C:
+			return nil, fmt.Errorf("HNS network %q did not appear within %v (%s; last error: %w): check --network-name / KUBE_NETWORK and that the CNI plugin created the network",
+				name, timeout, networkWaitReason(lastErr), lastErr)
+		case <-ticker.C:
+		}
+	}
+}
+
+func networkWaitReason(err error) string {
+	switch {
+	case hnslb.IsNotFound(err):
+		return "no network by that name yet"
+	case hnslb.IsUnavailable(err):
+		return "HNS is unavailable or restarting"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "HNS did not answer in time"
+	default:
+		return "HNS error"
+	}
+}

@@ -1,0 +1,156 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/metrics"
+)
+
+func simAt(major, minor int) *sim.HNS {
+	return sim.New(sim.Options{Profile: sim.Profile{Name: "test", Version: hnslb.Version{Major: major, Minor: minor}}})
+}
+
+func config(mutate func(*options.Config)) *options.Config {
+	c := &options.Config{Winkernel: options.Winkernel{NetworkName: "net"}}
+	if mutate != nil {
+		mutate(c)
+	}
+	return c
+}
+
+func TestCapabilities(t *testing.T) {
+	metrics.Register()
+	type unavailable struct{ feature, why string }
+	cases := []struct {
+		name        string
+		hns         *sim.HNS
+		cfg         *options.Config
+		network     *hnslb.Network
+		wantErr     string
+		wantDSR     bool
+		wantCap     int
+		wantWarning *unavailable
+	}{
+		{name: "ws2022 with DSR", hns: simAt(13, 2), cfg: config(func(c *options.Config) { c.Winkernel.EnableDSR = true }), wantDSR: true, wantCap: 1024},
+		{name: "ws2019 default cap", hns: simAt(9, 5), cfg: config(nil), wantCap: 64},
+		{name: "cap override", hns: simAt(9, 5), cfg: config(func(c *options.Config) { c.HNS.MaxBackendsPerLB = 200 }), wantCap: 200},
+		{
+			name: "DSR asked for but missing", hns: simAt(10, 1), cfg: config(func(c *options.Config) { c.Winkernel.EnableDSR = true }),
+			wantCap: 64, wantWarning: &unavailable{"DSR (--enable-dsr)", "needs HNS 9.3-9.x or >= 10.2, have 10.1"},
+		},
+		{name: "no v2 API", hns: simAt(9, 1), cfg: config(nil), wantErr: "needs the HNS v2 API"},
+		{
+			name: "overlay without source VIP", hns: simAt(13, 2), cfg: config(nil),
+			network: &hnslb.Network{Name: "vxlan0", Type: hnslb.NetworkTypeOverlay}, wantErr: "set --source-vip",
+		},
+		{
+			name: "overlay", hns: simAt(13, 2), cfg: config(func(c *options.Config) { c.Winkernel.SourceVIP = "10.244.1.2" }),
+			network: &hnslb.Network{Name: "vxlan0", Type: hnslb.NetworkTypeOverlay}, wantCap: 1024,
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got *unavailable
+			caps, err := checkCapabilities(context.Background(), c.hns, c.cfg, c.network, func(f, why string) { got = &unavailable{f, why} })
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if caps.DSR != c.wantDSR || caps.Features.MaxBackends != c.wantCap {
+				t.Errorf("DSR %v cap %d, want %v %d", caps.DSR, caps.Features.MaxBackends, c.wantDSR, c.wantCap)
+			}
+			if (got == nil) != (c.wantWarning == nil) || (got != nil && *got != *c.wantWarning) {
+				t.Errorf("feature warning = %+v, want %+v", got, c.wantWarning)
+			}
+		})
+	}
+}
+
+// lateNetwork creates the network on the nth lookup, as a CNI starting after hnsproxy would.
+type lateNetwork struct {
+	*sim.HNS
+	name    string
+	lookups int
+	createN int
+}
+
+func (l *lateNetwork) GetNetworkByName(ctx context.Context, name string) (*hnslb.Network, error) {
+	l.lookups++
+	if l.lookups == l.createN {
+		if _, err := l.HNS.CreateNetwork(ctx, &hnslb.Network{Name: l.name, Type: hnslb.NetworkTypeL2Bridge}); err != nil {
+			return nil, err
+		}
+	}
+	return l.HNS.GetNetworkByName(ctx, name)
+}
+
+func TestWaitForNetwork(t *testing.T) {
+	hns := &lateNetwork{HNS: simAt(13, 2), name: "cbr0", createN: 4}
+	n, err := waitForNetwork(context.Background(), hns, "cbr0", time.Millisecond, time.Millisecond, time.Hour)
+	if err != nil || n.Name != "cbr0" || hns.lookups != 4 {
+		t.Fatalf("network %+v, err %v after %d lookups", n, err, hns.lookups)
+	}
+
+	_, err = waitForNetwork(context.Background(), simAt(13, 2), "missing", time.Millisecond, time.Millisecond, 20*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), `HNS network "missing" did not appear`) || !strings.Contains(err.Error(), "no network by that name yet") || !hnslb.IsNotFound(err) {
+		t.Errorf("timeout error = %v", err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := waitForNetwork(ctx, simAt(13, 2), "missing", time.Millisecond, time.Millisecond, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled wait = %v", err)
+	}
+}
+
+func TestHNSClientSelection(t *testing.T) {
+	c, err := newHNSClient(options.HNS{Endpoint: "sim", SimProfile: "ws2025"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Version(context.Background()); err != nil || v != (hnslb.Version{Major: 15, Minor: 5}) {
+		t.Errorf("sim profile ws2025 reports %v, %v", v, err)
+	}
+	if _, err := newHNSClient(options.HNS{Endpoint: "sim", SimProfile: "ws2003"}); err == nil || !strings.Contains(err.Error(), "--hns-sim-profile") {
+		t.Errorf("unknown profile: %v", err)
+	}
+	// The hnssim client does not connect until used; a call to a socket nobody serves is "unavailable".
+	c, err = newHNSClient(options.HNS{Endpoint: "unix://" + t.TempDir() + "/none.sock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Version(context.Background()); !hnslb.IsUnavailable(err) {
+		t.Errorf("unserved socket: %v, want an unavailable error", err)
+	}
+}
+
+func TestSeedSimNetwork(t *testing.T) {
+	ctx := context.Background()
+	hns := simAt(13, 2)
+	if err := seedSimNetwork(ctx, hns, options.Winkernel{NetworkName: "vxlan0", SourceVIP: "10.0.0.2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := seedSimNetwork(ctx, hns, options.Winkernel{NetworkName: "vxlan0", SourceVIP: "10.0.0.2"}); err != nil {
+		t.Fatalf("seeding twice: %v", err)
+	}
+	n, err := hns.GetNetworkByName(ctx, "vxlan0")
+	if err != nil || n.Type != hnslb.NetworkTypeOverlay {
+		t.Errorf("seeded %+v, %v", n, err)
+	}
+	nets, _ := hns.ListNetworks(ctx)
+	if len(nets) != 1 {
+		t.Errorf("%d networks after seeding twice", len(nets))
+	}
+}

@@ -1,0 +1,178 @@
+// Package deploy holds hnsproxy's Kubernetes manifests; this test proves
+// they decode as the objects they claim to be and say what they must.
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+)
+
+// decodeAll decodes every document of every manifest strictly with client-go's scheme.
+func decodeAll(t *testing.T) map[string]runtime.Object {
+	t.Helper()
+	var kust struct {
+		APIVersion string   `json:"apiVersion"`
+		Kind       string   `json:"kind"`
+		Namespace  string   `json:"namespace"`
+		Resources  []string `json:"resources"`
+		Images     []struct {
+			Name   string `json:"name"`
+			NewTag string `json:"newTag"`
+		} `json:"images"`
+	}
+	data, err := os.ReadFile("kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(data, &kust); err != nil {
+		t.Fatalf("kustomization.yaml: %v", err)
+	}
+	if kust.Kind != "Kustomization" || kust.Namespace != "kube-system" {
+		t.Errorf("kustomization.yaml: kind %q namespace %q", kust.Kind, kust.Namespace)
+	}
+	files, _ := filepath.Glob("*.yaml")
+	var listed []string
+	for _, f := range files {
+		if f != "kustomization.yaml" {
+			listed = append(listed, f)
+		}
+	}
+	sort.Strings(listed)
+	resources := append([]string(nil), kust.Resources...)
+	sort.Strings(resources)
+	if !reflect.DeepEqual(listed, resources) {
+		t.Errorf("kustomization resources %v, manifests on disk %v", resources, listed)
+	}
+
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	objs := map[string]runtime.Object{}
+	for _, f := range kust.Resources {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for {
+			doc, err := reader.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if len(bytes.TrimSpace(doc)) == 0 {
+				continue
+			}
+			obj, gvk, err := decoder.Decode(doc, nil, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			objs[gvk.Kind] = obj
+		}
+	}
+	return objs
+}
+
+func TestManifests(t *testing.T) {
+	objs := decodeAll(t)
+	for _, kind := range []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "DaemonSet"} {
+		if objs[kind] == nil {
+			t.Fatalf("no %s in deploy/", kind)
+		}
+	}
+	sa := objs["ServiceAccount"].(*v1.ServiceAccount)
+	ds := objs["DaemonSet"].(*appsv1.DaemonSet)
+	pod := ds.Spec.Template.Spec
+	if pod.NodeSelector["kubernetes.io/os"] != "windows" || !pod.HostNetwork || pod.ServiceAccountName != sa.Name {
+		t.Errorf("pod spec: nodeSelector %v hostNetwork %v serviceAccount %q", pod.NodeSelector, pod.HostNetwork, pod.ServiceAccountName)
+	}
+	wo := pod.SecurityContext.WindowsOptions
+	if wo == nil || wo.HostProcess == nil || !*wo.HostProcess || wo.RunAsUserName == nil || *wo.RunAsUserName != `NT AUTHORITY\system` {
+		t.Errorf("windowsOptions = %+v: want a HostProcess container as NT AUTHORITY\\system", wo)
+	}
+	if ds.Spec.Selector.MatchLabels["k8s-app"] != ds.Spec.Template.Labels["k8s-app"] {
+		t.Error("the DaemonSet selector does not match its pods")
+	}
+
+	binding := objs["ClusterRoleBinding"].(*rbacv1.ClusterRoleBinding)
+	role := objs["ClusterRole"].(*rbacv1.ClusterRole)
+	if binding.RoleRef.Name != role.Name || len(binding.Subjects) != 1 || binding.Subjects[0].Name != sa.Name || binding.Subjects[0].Namespace != sa.Namespace {
+		t.Errorf("binding %+v does not bind role %q to %s/%s", binding, role.Name, sa.Namespace, sa.Name)
+	}
+	// Least privilege: exactly these grants, nothing more.
+	want := map[string]bool{
+		"/services/get": true, "/services/list": true, "/services/watch": true,
+		"/nodes/get": true, "/nodes/list": true, "/nodes/watch": true,
+		"discovery.k8s.io/endpointslices/get": true, "discovery.k8s.io/endpointslices/list": true, "discovery.k8s.io/endpointslices/watch": true,
+		"/events/create": true, "/events/patch": true, "events.k8s.io/events/create": true, "events.k8s.io/events/patch": true,
+	}
+	got := map[string]bool{}
+	for _, r := range role.Rules {
+		if len(r.ResourceNames) > 0 || len(r.NonResourceURLs) > 0 {
+			t.Errorf("unexpected rule %+v", r)
+		}
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					got[g+"/"+res+"/"+v] = true
+				}
+			}
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ClusterRole grants %v, want exactly %v", keys(got), keys(want))
+	}
+
+	// The DaemonSet's config file is the ConfigMap's, and it is a valid kernelspace configuration.
+	cm := objs["ConfigMap"].(*v1.ConfigMap)
+	if pod.Volumes[0].ConfigMap == nil || pod.Volumes[0].ConfigMap.Name != cm.Name {
+		t.Errorf("the DaemonSet mounts %+v, not ConfigMap %q", pod.Volumes[0], cm.Name)
+	}
+	kp, warnings, err := options.DecodeConfig([]byte(cm.Data["config.conf"]))
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("config.conf: %v %q", err, warnings)
+	}
+	if kp.Mode != options.ProxyModeKernelspace || kp.Winkernel.NetworkName == "" {
+		t.Errorf("config.conf: mode %q network %q", kp.Mode, kp.Winkernel.NetworkName)
+	}
+	args := strings.Join(pod.Containers[0].Args, " ")
+	mount := pod.Containers[0].VolumeMounts[0].MountPath
+	if !strings.Contains(args, "--config=") || !strings.Contains(filepath.ToSlash(strings.ReplaceAll(args, `\`, "/")), mount+"/config.conf") {
+		t.Errorf("args %q do not read config.conf from the mount %q", args, mount)
+	}
+	if !strings.HasSuffix(strings.ReplaceAll(kp.ClientConnection.Kubeconfig, `\`, "/"), mount+"/kubeconfig.conf") {
+		t.Errorf("config.conf's kubeconfig %q is not the mounted kubeconfig.conf", kp.ClientConnection.Kubeconfig)
+	}
+	if _, err := clientcmd.Load([]byte(cm.Data["kubeconfig.conf"])); err != nil {
+		t.Errorf("kubeconfig.conf: %v", err)
+	}
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

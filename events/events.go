@@ -1,0 +1,111 @@
+// Package events owns how hnsproxy reports Kubernetes events: the
+// events.k8s.io/v1 broadcaster and recorder (as kube-proxy builds them), and
+// the reasons and typed methods for the events the daemon itself raises
+// (start, HNS capabilities, servers, HNS rejections). The proxier raises the
+// Service mapping problems through the same recorder.
+//
+// Events name hnsproxy as their reporting controller, not kube-proxy: during
+// a migration both run in one cluster, and operators need to tell which one
+// spoke. The reasons kube-proxy also uses keep kube-proxy's names.
+package events
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	k8sevents "k8s.io/client-go/tools/events"
+)
+
+// ReportingController is the component name events carry.
+const ReportingController = "hnsproxy"
+
+// Reasons on Services. The proxier reports problems of the Service →
+// HNS mapping itself, with the reasons of proxier/desired (BackendsTruncated,
+// UnsupportedProtocol, NoDSRForLocalPolicy, MixedTargetPorts, ...); these are
+// the ones raised outside that pure mapping.
+const (
+	// ReasonLoadBalancerRejected: HNS refused a load balancer.
+	ReasonLoadBalancerRejected = "HNSLoadBalancerRejected"
+	// ReasonFailedToStartServiceHealthcheck is kube-proxy's: a health-check node port could not be opened.
+	ReasonFailedToStartServiceHealthcheck = "FailedToStartServiceHealthcheck"
+)
+
+// Reasons on the Node.
+const (
+	// ReasonStarting is kube-proxy's birth cry.
+	ReasonStarting = "Starting"
+	// ReasonHNSFeatureUnavailable: the configuration asks for an HNS feature this node's HNS lacks.
+	ReasonHNSFeatureUnavailable = "HNSFeatureUnavailable"
+	// ReasonFailedToStartProxierHealthcheck and ReasonFailedToStartMetricServer are kube-proxy's.
+	ReasonFailedToStartProxierHealthcheck = "FailedToStartProxierHealthcheck"
+	ReasonFailedToStartMetricServer       = "FailedToStartMetricServer"
+)
+
+// Actions (the events/v1 "action" field).
+const (
+	ActionSync  = "Sync"
+	ActionStart = "StartKubeProxy" // kube-proxy's action on its start events
+	ActionCheck = "CheckHNS"
+)
+
+// NewBroadcaster returns an events.k8s.io/v1 broadcaster writing through client.
+// Start it with StartRecordingToSink and Shutdown it on exit.
+func NewBroadcaster(client kubernetes.Interface) k8sevents.EventBroadcaster {
+	return k8sevents.NewBroadcaster(&k8sevents.EventSinkImpl{Interface: client.EventsV1()})
+}
+
+// Reporter emits hnsproxy's events.
+type Reporter struct {
+	rec      k8sevents.EventRecorder
+	nodeName string
+}
+
+// NewReporter reports through b's recorder as hnsproxy running on nodeName.
+func NewReporter(b k8sevents.EventBroadcaster, nodeName string) *Reporter {
+	return &Reporter{rec: b.NewRecorder(scheme.Scheme, ReportingController), nodeName: nodeName}
+}
+
+// NewReporterWithRecorder wraps an existing recorder (tests use events.FakeRecorder).
+func NewReporterWithRecorder(rec k8sevents.EventRecorder, nodeName string) *Reporter {
+	return &Reporter{rec: rec, nodeName: nodeName}
+}
+
+// Recorder is the underlying recorder, for code that takes one (the service health server).
+func (r *Reporter) Recorder() k8sevents.EventRecorder { return r.rec }
+
+// ServiceRef references a Service.
+func ServiceRef(svc types.NamespacedName) *v1.ObjectReference {
+	return &v1.ObjectReference{APIVersion: "v1", Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}
+}
+
+// NodeRef references a Node.
+func NodeRef(name string) *v1.ObjectReference {
+	return &v1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: name}
+}
+
+func (r *Reporter) service(svc types.NamespacedName, reason, note string, args ...any) {
+	r.rec.Eventf(ServiceRef(svc), nil, v1.EventTypeWarning, reason, ActionSync, "node %s: "+note, append([]any{r.nodeName}, args...)...)
+}
+
+// LoadBalancerRejected: HNS refused the load balancer for port; err carries HNS's code and message.
+func (r *Reporter) LoadBalancerRejected(svc types.NamespacedName, port, frontend string, err error) {
+	r.service(svc, ReasonLoadBalancerRejected, "HNS rejected the load balancer for port %s (%s): %v", port, frontend, err)
+}
+
+// Starting is the birth cry on the Node.
+func (r *Reporter) Starting() {
+	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeNormal, ReasonStarting, ActionStart, "")
+}
+
+// FeatureUnavailable: the configuration asks for feature, which this node's HNS lacks.
+func (r *Reporter) FeatureUnavailable(feature, why string) {
+	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, ReasonHNSFeatureUnavailable, ActionCheck, "%s requested but unavailable: %s", feature, why)
+}
+
+// ServerFailed reports a healthz or metrics server that could not start (kube-proxy's reasons).
+func (r *Reporter) ServerFailed(reason string, err error) {
+	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, reason, ActionStart, "%s", fmt.Sprint(err))
+}

@@ -1,0 +1,17 @@
+// Package healthcheck owns hnsproxy's health endpoints, with kube-proxy
+// 1.36's semantics (pkg/proxy/healthcheck) so probes, load balancers and
+// autoscalers that know kube-proxy need no change:
+//
+//   - ProxyHealthServer serves /healthz and /livez on --healthz-bind-address.
+//     The proxy is healthy unless an update has been queued (QueuedUpdate)
+//     and not synced (Updated) for longer than the health timeout (2x the
+//     sync period). /healthz is also unhealthy when the node is being
+//     deleted or is tainted ToBeDeletedByClusterAutoscaler, so cloud load
+//     balancers drain it; /livez ignores the node.
+//   - ServiceHealthServer opens one HTTP server per health-check node port
+//     of LoadBalancer Services with externalTrafficPolicy Local, answering
+//     200 when this node has local endpoints and the proxy is healthy, and
+//     503 otherwise.
+//
+// Both count their answers in kube-proxy's metrics.
+package healthcheck

@@ -1,0 +1,303 @@
+package healthcheck
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/component-base/metrics/testutil"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/hnsproxy/hnsproxy/metrics"
+)
+
+type fixedNode struct{ node *v1.Node }
+
+func (f *fixedNode) Node() *v1.Node { return f.node }
+
+func readyNode() *v1.Node { return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1"}} }
+
+const timeout = time.Minute // 2x a 30s sync period
+
+func newProxyHealth(t *testing.T, nodes NodeSource) (*ProxyHealthServer, *clocktesting.FakeClock, string) {
+	t.Helper()
+	metrics.Register()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC))
+	hs := NewProxyHealthServer(clk, timeout, nodes)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return hs, clk, "http://" + ln.Addr().String()
+}
+
+type answer struct {
+	code   int
+	header http.Header
+	raw    string
+	health ProxyHealth
+}
+
+func fetch(t *testing.T, url string) answer {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := answer{code: resp.StatusCode, header: resp.Header, raw: string(raw)}
+	if strings.HasSuffix(url, "z") {
+		if err := json.Unmarshal(raw, &a.health); err != nil {
+			t.Fatalf("%s body %q: %v", url, raw, err)
+		}
+	}
+	return a
+}
+
+func healthzCount(t *testing.T, code string) float64 {
+	t.Helper()
+	v, err := testutil.GetCounterMetricValue(metrics.ProxyHealthzTotal.WithLabelValues(code))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func livezCount(t *testing.T, code string) float64 {
+	t.Helper()
+	v, err := testutil.GetCounterMetricValue(metrics.ProxyLivezTotal.WithLabelValues(code))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestHealthyWhileStartingUp(t *testing.T) {
+	_, clk, base := newProxyHealth(t, &fixedNode{readyNode()})
+	before := healthzCount(t, "200")
+	a := fetch(t, base+"/healthz")
+	if a.code != 200 || !a.health.Healthy || a.health.NodeEligible == nil || !*a.health.NodeEligible {
+		t.Fatalf("/healthz at start = %d %s", a.code, a.raw)
+	}
+	if !a.health.CurrentTime.Equal(clk.Now()) || !a.health.LastUpdated.Equal(clk.Now()) {
+		t.Errorf("times = %s: want currentTime and (healthy) lastUpdated = the fake clock", a.raw)
+	}
+	if a.header.Get("Content-Type") != "application/json" {
+		t.Errorf("content type %q", a.header.Get("Content-Type"))
+	}
+	if got := healthzCount(t, "200") - before; got != 1 {
+		t.Errorf("kubeproxy_proxy_healthz_total{code=200} moved by %v", got)
+	}
+}
+
+func TestUnhealthyWhenAQueuedUpdateIsNotSyncedInTime(t *testing.T) {
+	hs, clk, base := newProxyHealth(t, &fixedNode{readyNode()})
+	hs.Updated(v1.IPv4Protocol)
+	synced := clk.Now()
+	clk.Step(10 * time.Second)
+	hs.QueuedUpdate(v1.IPv4Protocol)
+	clk.Step(timeout - time.Second)
+	hs.QueuedUpdate(v1.IPv4Protocol) // a later change must not restart the timer
+	if a := fetch(t, base+"/livez"); a.code != 200 {
+		t.Fatalf("/livez just inside the timeout = %d %s", a.code, a.raw)
+	}
+	clk.Step(time.Second)
+	before503z, before503l := healthzCount(t, "503"), livezCount(t, "503")
+	for _, path := range []string{"/healthz", "/livez"} {
+		a := fetch(t, base+path)
+		if a.code != http.StatusServiceUnavailable || a.health.Healthy {
+			t.Fatalf("%s after the timeout = %d %s", path, a.code, a.raw)
+		}
+		st := a.health.Status[v1.IPv4Protocol]
+		if st.Healthy || !st.LastUpdated.Equal(synced) || !a.health.LastUpdated.Equal(synced) {
+			t.Errorf("%s status = %s: want IPv4 unhealthy, lastUpdated = the last sync", path, a.raw)
+		}
+	}
+	if healthzCount(t, "503")-before503z != 1 || livezCount(t, "503")-before503l != 1 {
+		t.Error("503 answers not counted")
+	}
+	hs.Updated(v1.IPv4Protocol)
+	if a := fetch(t, base+"/healthz"); a.code != 200 {
+		t.Fatalf("/healthz after a sync = %d %s", a.code, a.raw)
+	}
+}
+
+func TestOneStaleFamilyMakesTheProxyUnhealthy(t *testing.T) {
+	hs, clk, base := newProxyHealth(t, nil)
+	hs.Updated(v1.IPv4Protocol)
+	hs.Updated(v1.IPv6Protocol)
+	hs.QueuedUpdate(v1.IPv6Protocol)
+	hs.QueuedUpdate(v1.IPv4Protocol)
+	clk.Step(timeout)
+	hs.Updated(v1.IPv4Protocol)
+	a := fetch(t, base+"/healthz")
+	if a.code != 503 || !a.health.Status[v1.IPv4Protocol].Healthy || a.health.Status[v1.IPv6Protocol].Healthy {
+		t.Fatalf("/healthz = %d %s", a.code, a.raw)
+	}
+	if !a.health.LastUpdated.Equal(clk.Now()) {
+		t.Errorf("lastUpdated = %v, want the newest family's sync %v", a.health.LastUpdated, clk.Now())
+	}
+}
+
+func TestNodeEligibility(t *testing.T) {
+	deleting := readyNode()
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	tainted := readyNode()
+	tainted.Spec.Taints = []v1.Taint{{Key: ToBeDeletedTaint, Effect: v1.TaintEffectNoSchedule}}
+	otherTaint := readyNode()
+	otherTaint.Spec.Taints = []v1.Taint{{Key: "node.kubernetes.io/unschedulable", Effect: v1.TaintEffectNoSchedule}}
+	cases := []struct {
+		name     string
+		node     *v1.Node
+		eligible bool
+	}{
+		{"ready", readyNode(), true},
+		{"unknown yet", nil, false},
+		{"being deleted", deleting, false},
+		{"autoscaler taint", tainted, false},
+		{"other taint", otherTaint, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, base := newProxyHealth(t, &fixedNode{c.node})
+			hz := fetch(t, base+"/healthz")
+			if (hz.code == 200) != c.eligible || hz.health.NodeEligible == nil || *hz.health.NodeEligible != c.eligible {
+				t.Errorf("/healthz = %d %s", hz.code, hz.raw)
+			}
+			lz := fetch(t, base+"/livez")
+			if lz.code != 200 || strings.Contains(lz.raw, "nodeEligible") {
+				t.Errorf("/livez must ignore the node: %d %s", lz.code, lz.raw)
+			}
+		})
+	}
+}
+
+// --- service health checks ---
+
+type fakeProxyHealth struct{ healthy bool }
+
+func (f *fakeProxyHealth) Health() ProxyHealth { return ProxyHealth{Healthy: f.healthy} }
+
+var web = types.NamespacedName{Namespace: "shop", Name: "web"}
+
+func serviceURL(t *testing.T, s *ServiceHealthServer, nsn types.NamespacedName) string {
+	t.Helper()
+	addrs := s.Addrs(nsn)
+	if len(addrs) != 1 {
+		t.Fatalf("%s listens on %v", nsn, addrs)
+	}
+	return "http://" + addrs[0].String() + "/"
+}
+
+func TestServiceHealthCheck(t *testing.T) {
+	proxy := &fakeProxyHealth{healthy: true}
+	s := NewServiceHealthServer("win-1", nil, []string{"127.0.0.1"}, proxy)
+	t.Cleanup(s.Close)
+	if err := s.SyncServices(map[types.NamespacedName]uint16{web: 0}); err != nil {
+		t.Fatal(err)
+	}
+	url := serviceURL(t, s, web)
+
+	a := fetch(t, url)
+	if a.code != 503 || !strings.Contains(a.raw, `"localEndpoints": 0`) {
+		t.Errorf("no local endpoints: %d %s", a.code, a.raw)
+	}
+
+	if err := s.SyncEndpoints(map[types.NamespacedName]int{web: 2, {Namespace: "x", Name: "unknown"}: 5}); err != nil {
+		t.Fatal(err)
+	}
+	a = fetch(t, url)
+	want := "{\n\t\"service\": {\n\t\t\"namespace\": \"shop\",\n\t\t\"name\": \"web\"\n\t},\n\t\"localEndpoints\": 2,\n\t\"serviceProxyHealthy\": true\n}"
+	if a.code != 200 || a.raw != want {
+		t.Errorf("two local endpoints: %d\n%s\nwant kube-proxy's body\n%s", a.code, a.raw, want)
+	}
+	if a.header.Get("X-Load-Balancing-Endpoint-Weight") != "2" {
+		t.Errorf("weight header = %q", a.header.Get("X-Load-Balancing-Endpoint-Weight"))
+	}
+
+	proxy.healthy = false
+	if a = fetch(t, url); a.code != 503 || !strings.Contains(a.raw, `"serviceProxyHealthy": false`) {
+		t.Errorf("unhealthy proxy: %d %s", a.code, a.raw)
+	}
+	proxy.healthy = true
+
+	if err := s.SyncEndpoints(map[types.NamespacedName]int{}); err != nil {
+		t.Fatal(err)
+	}
+	if a = fetch(t, url); a.code != 503 {
+		t.Errorf("endpoints gone: %d %s", a.code, a.raw)
+	}
+
+	if err := s.SyncServices(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get(url); err == nil {
+		t.Error("the health check still answers after its service went away")
+	}
+}
+
+func TestServiceHealthCheckPortChangeAndConflict(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	takenPort := uint16(taken.Addr().(*net.TCPAddr).Port)
+
+	rec := events.NewFakeRecorder(10)
+	s := NewServiceHealthServer("win-1", rec, []string{"127.0.0.1"}, &fakeProxyHealth{healthy: true})
+	t.Cleanup(s.Close)
+	db := types.NamespacedName{Namespace: "shop", Name: "db"}
+	if err := s.SyncServices(map[types.NamespacedName]uint16{web: 0, db: takenPort}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Addrs(db) != nil {
+		t.Error("a health check opened on a taken port")
+	}
+	select {
+	case ev := <-rec.Events:
+		if !strings.HasPrefix(ev, "Warning FailedToStartServiceHealthcheck node win-1 failed to start healthcheck \"shop/db\"") {
+			t.Errorf("event = %q", ev)
+		}
+	default:
+		t.Error("no event for the failed health check")
+	}
+	oldURL := serviceURL(t, s, web)
+
+	// Moving web to the freed port closes the old server and opens the new one.
+	taken.Close()
+	if err := s.SyncServices(map[types.NamespacedName]uint16{web: takenPort}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get(oldURL); err == nil {
+		t.Error("the old port still answers")
+	}
+	if got := s.Addrs(web); len(got) != 1 || got[0].(*net.TCPAddr).Port != int(takenPort) {
+		t.Errorf("web listens on %v, want port %d", got, takenPort)
+	}
+	if a := fetch(t, serviceURL(t, s, web)); a.code != 503 {
+		t.Errorf("moved health check: %d %s", a.code, a.raw)
+	}
+}

@@ -1,0 +1,192 @@
+package healthcheck
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+)
+
+// ProxyHealthChecker is what the service health checks consult besides the endpoint count.
+type ProxyHealthChecker interface {
+	Health() ProxyHealth
+}
+
+// ServiceHealthServer serves the health-check node ports of Services with
+// externalTrafficPolicy Local, one HTTP server per port and listen IP.
+type ServiceHealthServer struct {
+	nodeName  string
+	recorder  events.EventRecorder // may be nil
+	listenIPs []string
+	health    ProxyHealthChecker
+
+	mu       sync.RWMutex
+	services map[types.NamespacedName]*hcInstance
+}
+
+type hcInstance struct {
+	port      uint16
+	servers   []*http.Server
+	addrs     []net.Addr
+	endpoints int // local endpoints of the service on this node
+}
+
+// NewServiceHealthServer returns a server with no services. listenIPs are
+// the node addresses to listen on (kube-proxy listens on 0.0.0.0 or ::
+// unless --nodeport-addresses narrows it); empty means 0.0.0.0.
+func NewServiceHealthServer(nodeName string, recorder events.EventRecorder, listenIPs []string, health ProxyHealthChecker) *ServiceHealthServer {
+	if len(listenIPs) == 0 {
+		listenIPs = []string{"0.0.0.0"}
+	}
+	return &ServiceHealthServer{
+		nodeName:  nodeName,
+		recorder:  recorder,
+		listenIPs: listenIPs,
+		health:    health,
+		services:  map[types.NamespacedName]*hcInstance{},
+	}
+}
+
+// SyncServices makes newServices (service → health-check node port) the
+// open set: servers for services gone or moved to another port close, new
+// ones open, unchanged ones stay. A port that cannot be opened is reported
+// (log and a Warning event on the Service) and retried on the next sync.
+func (s *ServiceHealthServer) SyncServices(newServices map[types.NamespacedName]uint16) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for nsn, hc := range s.services {
+		if port, keep := newServices[nsn]; !keep || port != hc.port {
+			klog.V(2).InfoS("Closing healthcheck", "service", nsn, "port", hc.port)
+			hc.close()
+			delete(s.services, nsn)
+		}
+	}
+	for nsn, port := range newServices {
+		if s.services[nsn] != nil {
+			continue
+		}
+		klog.V(2).InfoS("Opening healthcheck", "service", nsn, "port", port)
+		hc, err := s.open(nsn, port)
+		if err != nil {
+			klog.ErrorS(err, "Failed to start healthcheck", "node", s.nodeName, "service", nsn, "port", port)
+			if s.recorder != nil {
+				ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Service", Namespace: nsn.Namespace, Name: nsn.Name}
+				s.recorder.Eventf(ref, nil, v1.EventTypeWarning, "FailedToStartServiceHealthcheck", "Listen",
+					"node %s failed to start healthcheck %q on port %d: %v", s.nodeName, nsn.String(), port, err)
+			}
+			continue
+		}
+		s.services[nsn] = hc
+	}
+	return nil
+}
+
+// SyncEndpoints sets each open service's local endpoint count; services
+// missing from newEndpoints have none.
+func (s *ServiceHealthServer) SyncEndpoints(newEndpoints map[types.NamespacedName]int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for nsn, hc := range s.services {
+		hc.endpoints = newEndpoints[nsn]
+	}
+	return nil
+}
+
+// Addrs returns where a service's health check listens (tests use port 0).
+func (s *ServiceHealthServer) Addrs(nsn types.NamespacedName) []net.Addr {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if hc := s.services[nsn]; hc != nil {
+		return append([]net.Addr(nil), hc.addrs...)
+	}
+	return nil
+}
+
+// Close closes every health-check server.
+func (s *ServiceHealthServer) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for nsn, hc := range s.services {
+		hc.close()
+		delete(s.services, nsn)
+	}
+}
+
+func (s *ServiceHealthServer) open(nsn types.NamespacedName, port uint16) (*hcInstance, error) {
+	hc := &hcInstance{port: port}
+	for _, ip := range s.listenIPs {
+		ln, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(int(port))))
+		if err != nil {
+			hc.close() // release what opened, so a retry or another owner can take the port
+			return nil, err
+		}
+		srv := &http.Server{Handler: s.handler(nsn), ReadHeaderTimeout: 10 * time.Second}
+		hc.servers = append(hc.servers, srv)
+		hc.addrs = append(hc.addrs, ln.Addr())
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				klog.ErrorS(err, "Healthcheck closed", "service", nsn)
+			}
+		}()
+	}
+	return hc, nil
+}
+
+func (hc *hcInstance) close() {
+	for _, srv := range hc.servers {
+		if err := srv.Close(); err != nil {
+			klog.ErrorS(err, "Closing health check server", "port", hc.port)
+		}
+	}
+}
+
+// serviceHealthBody is kube-proxy's response body, field for field.
+type serviceHealthBody struct {
+	Service struct {
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	} `json:"service"`
+	LocalEndpoints      int  `json:"localEndpoints"`
+	ServiceProxyHealthy bool `json:"serviceProxyHealthy"`
+}
+
+func (s *ServiceHealthServer) handler(nsn types.NamespacedName) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		s.mu.RLock()
+		hc := s.services[nsn]
+		count := 0
+		if hc != nil {
+			count = hc.endpoints
+		}
+		s.mu.RUnlock()
+		if hc == nil {
+			http.Error(w, fmt.Sprintf("health check for %s is closed", nsn), http.StatusServiceUnavailable)
+			return
+		}
+		proxyHealthy := s.health.Health().Healthy
+
+		var body serviceHealthBody
+		body.Service.Namespace, body.Service.Name = nsn.Namespace, nsn.Name
+		body.LocalEndpoints, body.ServiceProxyHealthy = count, proxyHealthy
+		data, _ := json.MarshalIndent(body, "", "\t")
+
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("X-Load-Balancing-Endpoint-Weight", strconv.Itoa(count))
+		if count > 0 && proxyHealthy {
+			w.WriteHeader(http.StatusOK)
+		} else {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_, _ = w.Write(data)
+	}
+}

@@ -1,0 +1,82 @@
+package metrics
+
+import (
+	"k8s.io/component-base/metrics"
+)
+
+const namespace = "hnsproxy"
+
+// Label values of Objects' state.
+const (
+	StateDesired  = "desired"
+	StateRealized = "realized"
+	StateFailed   = "failed"
+)
+
+// Label values of Objects' and DriftRepairsTotal's kind.
+const (
+	KindLoadBalancer   = "loadbalancer"
+	KindRemoteEndpoint = "remote_endpoint"
+)
+
+var (
+	// HNSOperationsTotal counts HNS calls by operation and result (see resultOf).
+	HNSOperationsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace: namespace, Name: "hns_operations_total",
+		Help: "HNS calls by operation and result", StabilityLevel: metrics.ALPHA,
+	}, []string{"operation", "result"})
+
+	// HNSOperationDuration is how long HNS calls take, by operation.
+	HNSOperationDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Namespace: namespace, Name: "hns_operation_duration_seconds",
+		Help:           "HNS call latency in seconds",
+		Buckets:        metrics.ExponentialBuckets(0.0005, 2, 16), // 0.5ms .. ~16s
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"operation"})
+
+	// Objects is how many HNS objects of a kind are desired, realized
+	// (programmed and matching) and failed (last attempt errored).
+	Objects = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "objects",
+		Help: "HNS objects hnsproxy manages, by kind and state (desired, realized, failed)", StabilityLevel: metrics.ALPHA,
+	}, []string{"kind", "state"})
+
+	// DriftRepairsTotal counts objects the drift repair found changed or
+	// missing in HNS and fixed, by kind.
+	DriftRepairsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace: namespace, Name: "drift_repairs_total",
+		Help: "HNS objects found changed or missing behind hnsproxy's back and repaired", StabilityLevel: metrics.ALPHA,
+	}, []string{"kind"})
+
+	// BackendsTruncated is how many ready backends are currently left out of
+	// load balancers because of the per-load-balancer backend cap.
+	BackendsTruncated = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "backends_truncated",
+		Help: "Backends currently left out of HNS load balancers by the per-load-balancer backend cap", StabilityLevel: metrics.ALPHA,
+	})
+
+	// EndpointsDroppedMixedPorts is how many endpoints are currently left
+	// out because a named target port resolved to a different port than the
+	// load balancer's single internal port.
+	EndpointsDroppedMixedPorts = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "endpoints_dropped_mixed_ports",
+		Help: "Endpoints currently left out because their named target port differs from the load balancer's internal port", StabilityLevel: metrics.ALPHA,
+	})
+
+	// HNSFeatureEnabled says which HNS capabilities are in use (1) or not (0).
+	HNSFeatureEnabled = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "hns_feature_enabled",
+		Help: "HNS capabilities hnsproxy uses (1) or not (0), from the HNS version and configuration", StabilityLevel: metrics.ALPHA,
+	}, []string{"feature"})
+
+	// HNSInfo carries the HNS version as a label; the value is always 1.
+	HNSInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "hns_info",
+		Help: "The HNS version this node reports (value always 1)", StabilityLevel: metrics.ALPHA,
+	}, []string{"version"})
+)
+
+var hnsProxyMetrics = []metrics.Registerable{
+	HNSOperationsTotal, HNSOperationDuration, Objects, DriftRepairsTotal,
+	BackendsTruncated, EndpointsDroppedMixedPorts, HNSFeatureEnabled, HNSInfo,
+}

@@ -1,0 +1,243 @@
+package metrics
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"k8s.io/component-base/metrics/testutil"
+)
+
+// startServer serves s on 127.0.0.1 and returns its base URL.
+func startServer(t *testing.T, s *Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// touchAll gives every vector a child so that it appears in a scrape.
+func touchAll() {
+	for _, l := range []string{"IPv4", "IPv6"} {
+		SyncProxyRulesLatency.WithLabelValues(l).Observe(0.02)
+		SyncFullProxyRulesLatency.WithLabelValues(l).Observe(0.5)
+		SyncPartialProxyRulesLatency.WithLabelValues(l).Observe(0.01)
+		SyncProxyRulesLastTimestamp.WithLabelValues(l).SetToCurrentTime()
+		SyncProxyRulesLastQueuedTimestamp.WithLabelValues(l).SetToCurrentTime()
+		NetworkProgrammingLatency.WithLabelValues(l).Observe(1.5)
+		SyncProxyRulesNoLocalEndpointsTotal.WithLabelValues("internal", l).Set(0)
+		SyncProxyRulesNoLocalEndpointsTotal.WithLabelValues("external", l).Set(1)
+	}
+	EndpointChangesPending.Set(0)
+	EndpointChangesTotal.Inc()
+	ServiceChangesPending.Set(0)
+	ServiceChangesTotal.Inc()
+	ProxyHealthzTotal.WithLabelValues("200").Inc()
+	ProxyLivezTotal.WithLabelValues("503").Inc()
+	HNSOperationsTotal.WithLabelValues("create_load_balancer", ResultSuccess).Inc()
+	HNSOperationDuration.WithLabelValues("create_load_balancer").Observe(0.003)
+	Objects.WithLabelValues(KindLoadBalancer, StateDesired).Set(3)
+	DriftRepairsTotal.WithLabelValues(KindLoadBalancer).Inc()
+	BackendsTruncated.Set(0)
+	EndpointsDroppedMixedPorts.Set(0)
+	HNSFeatureEnabled.WithLabelValues("DSR").Set(1)
+	HNSInfo.WithLabelValues("13.2").Set(1)
+}
+
+// wantFamilies are the scraped names, types and label names hnsproxy promises.
+var wantFamilies = map[string]struct {
+	typ    dto.MetricType
+	labels string
+}{
+	"kubeproxy_sync_proxy_rules_duration_seconds":              {dto.MetricType_HISTOGRAM, "ip_family"},
+	"kubeproxy_sync_full_proxy_rules_duration_seconds":         {dto.MetricType_HISTOGRAM, "ip_family"},
+	"kubeproxy_sync_partial_proxy_rules_duration_seconds":      {dto.MetricType_HISTOGRAM, "ip_family"},
+	"kubeproxy_sync_proxy_rules_last_timestamp_seconds":        {dto.MetricType_GAUGE, "ip_family"},
+	"kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds": {dto.MetricType_GAUGE, "ip_family"},
+	"kubeproxy_network_programming_duration_seconds":           {dto.MetricType_HISTOGRAM, "ip_family"},
+	"kubeproxy_sync_proxy_rules_endpoint_changes_pending":      {dto.MetricType_GAUGE, ""},
+	"kubeproxy_sync_proxy_rules_endpoint_changes_total":        {dto.MetricType_COUNTER, ""},
+	"kubeproxy_sync_proxy_rules_service_changes_pending":       {dto.MetricType_GAUGE, ""},
+	"kubeproxy_sync_proxy_rules_service_changes_total":         {dto.MetricType_COUNTER, ""},
+	"kubeproxy_proxy_healthz_total":                            {dto.MetricType_COUNTER, "code"},
+	"kubeproxy_proxy_livez_total":                              {dto.MetricType_COUNTER, "code"},
+	"kubeproxy_sync_proxy_rules_no_local_endpoints_total":      {dto.MetricType_GAUGE, "ip_family,traffic_policy"},
+	"hnsproxy_hns_operations_total":                            {dto.MetricType_COUNTER, "operation,result"},
+	"hnsproxy_hns_operation_duration_seconds":                  {dto.MetricType_HISTOGRAM, "operation"},
+	"hnsproxy_objects":                       {dto.MetricType_GAUGE, "kind,state"},
+	"hnsproxy_drift_repairs_total":           {dto.MetricType_COUNTER, "kind"},
+	"hnsproxy_backends_truncated":            {dto.MetricType_GAUGE, ""},
+	"hnsproxy_endpoints_dropped_mixed_ports": {dto.MetricType_GAUGE, ""},
+	"hnsproxy_hns_feature_enabled":           {dto.MetricType_GAUGE, "feature"},
+	"hnsproxy_hns_info":                      {dto.MetricType_GAUGE, "version"},
+}
+
+func TestScrapeNamesAndPromtool(t *testing.T) {
+	Register()
+	touchAll()
+	base := startServer(t, NewServer(ServerOptions{ProxyMode: "kernelspace"}))
+	code, body := get(t, base+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics = %d", code)
+	}
+	families, err := testutil.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("parsing the scrape: %v", err)
+	}
+	for name, want := range wantFamilies {
+		mf, ok := families[name]
+		if !ok {
+			t.Errorf("%s missing from the scrape", name)
+			continue
+		}
+		if mf.GetType() != want.typ {
+			t.Errorf("%s is a %v, want %v", name, mf.GetType(), want.typ)
+		}
+		var labels []string
+		for _, lp := range mf.GetMetric()[0].GetLabel() {
+			labels = append(labels, lp.GetName())
+		}
+		sort.Strings(labels)
+		if got := strings.Join(labels, ","); got != want.labels {
+			t.Errorf("%s labels = %q, want %q", name, got, want.labels)
+		}
+	}
+	// kube-proxy's help texts carry the stability level.
+	if !strings.Contains(body, "# HELP kubeproxy_sync_proxy_rules_duration_seconds [ALPHA] SyncProxyRules latency in seconds") {
+		t.Error("kube-proxy's help text for kubeproxy_sync_proxy_rules_duration_seconds is missing")
+	}
+	// kube-proxy's sync buckets: 0.001 doubling, 15 of them.
+	if !strings.Contains(body, `kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family="IPv4",le="16.384"}`) {
+		t.Error("kubeproxy_sync_proxy_rules_duration_seconds does not have kube-proxy's buckets")
+	}
+	runPromtool(t, body)
+}
+
+// knownPromtoolFindings are lint findings inherited from kube-proxy's names.
+var knownPromtoolFindings = []string{
+	`kubeproxy_sync_proxy_rules_no_local_endpoints_total non-counter metrics should not have "_total" suffix`,
+}
+
+func runPromtool(t *testing.T, scrape string) {
+	t.Helper()
+	path, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("promtool is not installed; hack/install-deps.sh installs it (Debian package prometheus)")
+		}
+		t.Skip("promtool not installed (Debian package prometheus); CI fails here instead of skipping")
+	}
+	cmd := exec.Command(path, "check", "metrics")
+	cmd.Stdin = strings.NewReader(scrape)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runErr := cmd.Run()
+	var problems []string
+	seenKnown := 0
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		line = strings.TrimSpace(line)
+		known := line == ""
+		for _, k := range knownPromtoolFindings {
+			if line == k {
+				known = true
+				seenKnown++
+			}
+		}
+		if !known {
+			problems = append(problems, line)
+		}
+	}
+	// The inherited finding proves promtool linted this scrape.
+	if seenKnown != len(knownPromtoolFindings) {
+		t.Errorf("promtool did not report the known findings %q; output:\n%s", knownPromtoolFindings, out.String())
+	}
+	if len(problems) > 0 {
+		t.Errorf("promtool check metrics: %v\n%s", runErr, strings.Join(problems, "\n"))
+	}
+	var exitErr *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &exitErr) {
+		t.Fatalf("running promtool: %v", runErr)
+	}
+}
+
+func TestServerEndpoints(t *testing.T) {
+	Register()
+	s := NewServer(ServerOptions{ProxyMode: "kernelspace", EnableDebug: true, Configz: map[string]string{"mode": "kernelspace"}})
+	base := startServer(t, s)
+
+	if code, body := get(t, base+"/proxyMode"); code != 200 || body != "kernelspace" {
+		t.Errorf("/proxyMode = %d %q", code, body)
+	}
+	if code, body := get(t, base+"/healthz"); code != 200 || body != "ok" {
+		t.Errorf("/healthz = %d %q", code, body)
+	}
+	if code, body := get(t, base+"/configz"); code != 200 || !strings.Contains(body, `"kubeproxy.config.k8s.io"`) {
+		t.Errorf("/configz = %d %q", code, body)
+	}
+	if code, body := get(t, base+"/debug/hns"); code != http.StatusServiceUnavailable || !strings.Contains(body, "not started") {
+		t.Errorf("/debug/hns before the proxier = %d %q", code, body)
+	}
+	type lbView struct {
+		Service, ID, Status string
+	}
+	s.SetDebugSource(func(context.Context) (any, error) {
+		return []lbView{{Service: "default/web:http", ID: "5f1c", Status: "done"}}, nil
+	})
+	if code, body := get(t, base+"/debug/hns"); code != 200 || !strings.Contains(body, `"ID": "5f1c"`) {
+		t.Errorf("/debug/hns = %d %q", code, body)
+	}
+	s.SetDebugSource(func(context.Context) (any, error) { return nil, errors.New("reconciler busy") })
+	if code, body := get(t, base+"/debug/hns"); code != 500 || !strings.Contains(body, "reconciler busy") {
+		t.Errorf("/debug/hns on error = %d %q", code, body)
+	}
+	if code, _ := get(t, base+"/debug/pprof/"); code != http.StatusNotFound {
+		t.Errorf("/debug/pprof/ without --profiling = %d", code)
+	}
+}
+
+func TestDebugEndpointOffUnlessEnabled(t *testing.T) {
+	Register()
+	s := NewServer(ServerOptions{ProxyMode: "kernelspace", EnableProfiling: true})
+	s.SetDebugSource(func(context.Context) (any, error) { return "secret", nil })
+	base := startServer(t, s)
+	if code, _ := get(t, base+"/debug/hns"); code != http.StatusNotFound {
+		t.Errorf("/debug/hns when disabled = %d", code)
+	}
+	if code, _ := get(t, base+"/debug/pprof/"); code != http.StatusOK {
+		t.Errorf("/debug/pprof/ with profiling = %d", code)
+	}
+}

@@ -1,0 +1,133 @@
+package metrics
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// DebugSource returns what /debug/hns shows: per Service port, the desired
+// HNS objects, the IDs realized for them and their status. The proxier
+// supplies it; the result is rendered as JSON.
+type DebugSource func(ctx context.Context) (any, error)
+
+// ServerOptions configure the metrics server.
+type ServerOptions struct {
+	// ProxyMode is what /proxyMode answers ("kernelspace").
+	ProxyMode string
+	// EnableProfiling serves /debug/pprof.
+	EnableProfiling bool
+	// EnableDebug serves /debug/hns.
+	EnableDebug bool
+	// Configz is served at /configz as {"kubeproxy.config.k8s.io": Configz}, like kube-proxy.
+	Configz any
+}
+
+// Server is the metrics server: /metrics, /healthz, /proxyMode, /configz,
+// and optionally /debug/hns and /debug/pprof.
+type Server struct {
+	opts  ServerOptions
+	debug atomic.Pointer[DebugSource]
+	mux   *http.ServeMux
+}
+
+// NewServer builds the handler; Serve or ListenAndServe runs it.
+func NewServer(opts ServerOptions) *Server {
+	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s.mux.Handle("/metrics", Handler())
+	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeText(w, "ok") })
+	s.mux.HandleFunc("/proxyMode", func(w http.ResponseWriter, _ *http.Request) { writeText(w, opts.ProxyMode) })
+	s.mux.HandleFunc("/configz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"kubeproxy.config.k8s.io": opts.Configz})
+	})
+	if opts.EnableDebug {
+		s.mux.HandleFunc("/debug/hns", s.serveDebug)
+	}
+	if opts.EnableProfiling {
+		s.mux.HandleFunc("/debug/pprof/", pprof.Index)
+		s.mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		s.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		s.mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		s.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	return s
+}
+
+// SetDebugSource installs the proxier's view for /debug/hns.
+func (s *Server) SetDebugSource(src DebugSource) { s.debug.Store(&src) }
+
+// Handler is the server's mux, for tests and embedding.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+func (s *Server) serveDebug(w http.ResponseWriter, r *http.Request) {
+	src := s.debug.Load()
+	if src == nil || *src == nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "the proxier has not started yet"})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	state, err := (*src)(ctx)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, state)
+}
+
+// ListenAndServe serves on addr until ctx ends.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics server: %w", err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx ends; it closes ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	return ServeHTTP(ctx, ln, s.mux, "metrics")
+}
+
+// ServeHTTP serves handler on ln until ctx ends, then shuts down gracefully.
+// Shared by the metrics and health servers.
+func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, name string) error {
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+	}()
+	klog.FromContext(ctx).V(2).Info("Serving", "server", name, "address", ln.Addr().String())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("%s server: %w", name, err)
+	}
+	return nil
+}
+
+func writeText(w http.ResponseWriter, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = fmt.Fprint(w, body)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		code, data = http.StatusInternalServerError, []byte(fmt.Sprintf(`{"error": %q}`, err.Error()))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write(data)
+	_, _ = w.Write([]byte("\n"))
+}
