@@ -165,3 +165,41 @@ func TestHostileAttachmentNames(t *testing.T) {
 	}
 	sb.assertUntouched(t)
 }
+
+// TestInterfaceNamesWithUnderscores is the regression test for a bug the
+// fuzzer found: endpoint names were "<containerID>_<ifname>", so the
+// attachments (c1, eth_0) and (c1_eth, 0) shared one endpoint (the second
+// ADD removed the first pod's endpoint as stale), GC released the address
+// of the wrong attachment, and an interface named "net_" was never
+// collected. Both attachments now live side by side and GC collects
+// exactly the one the runtime no longer lists, with its address.
+func TestInterfaceNamesWithUnderscores(t *testing.T) {
+	n1 := startNode(t, "n1", "--node-ip", "192.168.60.1",
+		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.6.0/24")
+	conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.6.0/24", socket: n1.socket, dataDir: t.TempDir()}
+	sb := newSandbox(t)
+	attachments := [][2]string{{"c1", "eth_0"}, {"c1_eth", "0"}, {"c2", "net_"}}
+	for _, a := range attachments {
+		if err, _ := sb.run(t, map[string]string{"CNI_CONTAINERID": a[0], "CNI_IFNAME": a[1], "CNI_NETNS": n1.createNamespace(t)}, conf.pluginJSON(t)); err != nil {
+			t.Fatalf("ADD %v: %+v", a, err)
+		}
+	}
+	if s := n1.dump(t); len(s.Endpoints) != 3 || len(allocated(t, conf.dataDir)) != 3 {
+		t.Fatalf("three attachments made endpoints %v and addresses %v", names(s), allocated(t, conf.dataDir))
+	}
+	keep := endpointByName(n1.dump(t), "c1_eth_0").IP()
+
+	gc := conf
+	gc.extra = map[string]any{"cni.dev/valid-attachments": []map[string]string{{"containerID": "c1_eth", "ifname": "0"}}}
+	if err, _ := sb.run(t, map[string]string{"CNI_COMMAND": "GC"}, gc.pluginJSON(t)); err != nil {
+		t.Fatalf("GC: %+v", err)
+	}
+	s := n1.dump(t)
+	if len(s.Endpoints) != 1 || s.Endpoints[0].Name != "c1_eth_0" {
+		t.Fatalf("after GC endpoints %v, want only c1_eth_0", names(s))
+	}
+	if got := allocated(t, conf.dataDir); len(got) != 1 || got[0] != keep {
+		t.Errorf("after GC addresses %v, want only %s (the listed attachment's)", got, keep)
+	}
+	sb.assertUntouched(t)
+}

@@ -98,8 +98,9 @@ func tempFile(t *testing.T, content []byte) *os.File {
 	return f
 }
 
-// checkNames: whatever skel lets through names an endpoint GC recognises
-// and that contains no path separator.
+// checkNames: whatever skel lets through names an endpoint GC recognises,
+// that contains no path separator, and that reads back as the attachment
+// (so no two attachments share an endpoint).
 func checkNames(t *testing.T, containerID, ifName string) {
 	t.Helper()
 	if utils.ValidateContainerID(containerID) != nil || utils.ValidateInterfaceName(ifName) != nil {
@@ -111,6 +112,9 @@ func checkNames(t *testing.T, containerID, ifName string) {
 	}
 	if strings.ContainsAny(name, `/\`) {
 		t.Fatalf("endpoint name %q contains a path separator", name)
+	}
+	if c, i := attachmentOf(name); c != containerID || i != ifName {
+		t.Fatalf("endpoint name %q reads back as (%q, %q), not (%q, %q)", name, c, i, containerID, ifName)
 	}
 }
 
