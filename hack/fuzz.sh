@@ -15,7 +15,7 @@ cd "${ROOT}"
 
 FUZZTIME="${FUZZTIME:-10s}"
 FUZZPARALLEL="${FUZZPARALLEL:-1}"
-filter="${1:-.}"
+filter="${1:-.*}"
 
 # "package-dir target" for every `func FuzzXxx(f *testing.F)` in tracked test files.
 targets="$(git ls-files '*_test.go' | xargs grep -HoE '^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)' |
