@@ -10,13 +10,28 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
-// endpointName names the HNS endpoint of one attachment. GC compares whole
-// names built the same way, so a "_" inside a container ID is harmless.
-func endpointName(containerID, ifName string) string { return containerID + "_" + ifName }
+// endpointName names the HNS endpoint of one attachment: the container ID,
+// "_", and the interface name with its own "_"s written as ":" (which CNI
+// forbids in interface names), so that the last "_" always separates the
+// two and no two attachments share a name ((c, "eth_0") and ("c_eth", "0")
+// would otherwise both be "c_eth_0"). Interface names without "_", the
+// usual case, are kept as they are.
+func endpointName(containerID, ifName string) string {
+	return containerID + "_" + strings.ReplaceAll(ifName, "_", ":")
+}
+
+// attachmentOf inverts endpointName.
+func attachmentOf(name string) (containerID, ifName string) {
+	i := strings.LastIndexByte(name, '_')
+	if i < 0 {
+		return name, ""
+	}
+	return name[:i], strings.ReplaceAll(name[i+1:], ":", "_")
+}
 
 // ownName matches names endpointName builds (a CNI container ID, "_", an
-// interface name), so GC leaves other agents' endpoints alone.
-var ownName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.\-]*_[^_/:\s]{1,15}$`)
+// encoded interface name), so GC leaves other agents' endpoints alone.
+var ownName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.\-]*_[^_/\s]{1,15}$`)
 
 // ours reports whether hnscni made an endpoint: a local endpoint named as
 // endpointName names them, with the MAC endpointMAC derives from its address.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
@@ -53,8 +52,8 @@ func cmdGC(ctx context.Context, s *session) error {
 
 // releaseAddress runs IPAM DEL for the attachment an endpoint name stands for.
 func (s *session) releaseAddress(ctx context.Context, endpointName string) error {
-	i := strings.LastIndexByte(endpointName, '_')
-	return s.delegate(ctx, "DEL", endpointName[:i], endpointName[i+1:])
+	containerID, ifName := attachmentOf(endpointName)
+	return s.delegate(ctx, "DEL", containerID, ifName)
 }
 
 // delegate runs the IPAM plugin for a command on another attachment than

@@ -164,6 +164,10 @@ func (b *serviceBuilder) addFrontend(into map[reconciler.IPFamily][]netip.Addr, 
 		b.problem(warn(ReasonInvalidIP, "%s %q is not a valid IP address", what, s))
 		return
 	}
+	if kind := specialAddress(ip); kind != "" {
+		b.problem(warn(ReasonInvalidIP, "%s %s is %s address, which cannot be a load-balancer frontend", what, ip, kind))
+		return
+	}
 	fam := familyOf(ip)
 	if _, known := b.clusterIPs[fam]; !known {
 		b.problem(warn(ReasonIPFamilyMismatch, "%s %s is IPv%d but the Service has no IPv%d cluster IP", what, ip, fam, fam))
@@ -230,6 +234,25 @@ func parseIP(s string) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	return ip, true
+}
+
+// specialAddress names the kind of a frontend address no load balancer may
+// take, or returns "". The API server refuses loopback and link-local
+// external IPs (ValidateEndpointIP) but keeps them on objects created under
+// older rules, and checks ingress IPs for syntax only; a multicast or
+// broadcast address is never a connection's destination.
+func specialAddress(ip netip.Addr) string {
+	switch {
+	case ip.IsLoopback():
+		return "a loopback"
+	case ip.IsLinkLocalUnicast():
+		return "a link-local"
+	case ip.IsMulticast():
+		return "a multicast"
+	case ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "the broadcast"
+	}
+	return ""
 }
 
 func protocolNumber(p v1.Protocol) (uint32, bool) {

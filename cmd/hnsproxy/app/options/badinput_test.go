@@ -1,0 +1,58 @@
+package options
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHostileConfigFiles is the configuration loader's part of the bad-input
+// table. Like kube-proxy (cmd/kube-proxy/app/options.go loadConfig), a file
+// with unknown or duplicate fields is decoded strictly, then leniently with
+// a warning, and its known fields apply; anything else wrong is an error
+// that names the problem.
+func TestHostileConfigFiles(t *testing.T) {
+	const head = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n"
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, body string
+		// warning (lenient decode) or error expected, as a substring.
+		warning, err string
+		// network is the winkernel network name the daemon ends up with.
+		network string
+	}{
+		{"unknown top-level field", head + "winkernel: {networkName: vxlan0}\nfrobnicate: true\n", "unknown field \"frobnicate\"", "", "vxlan0"},
+		{"unknown nested field", head + "winkernel: {networkName: vxlan0, dsrMode: always}\n", "unknown field \"winkernel.dsrMode\"", "", "vxlan0"},
+		{"duplicate field: the last wins", head + "winkernel: {networkName: a}\nwinkernel: {networkName: b}\n", "already set in map", "", "b"},
+		{"unknown field in JSON", `{"apiVersion":"kubeproxy.config.k8s.io/v1alpha1","kind":"KubeProxyConfiguration","winkernel":{"networkName":"x"},"x":1}`, "unknown field \"x\"", "", "x"},
+		{"wrong type", head + "winkernel: {networkName: [a, b]}\n", "", "decoding", ""},
+		{"unknown apiVersion", "apiVersion: kubeproxy.config.k8s.io/v9\nkind: KubeProxyConfiguration\n", "", "decoding", ""},
+		{"another kind", "apiVersion: v1\nkind: ConfigMap\ndata: {}\n", "", "decoding", ""},
+		{"empty file", "", "", "decoding", ""},
+		{"binary", "\x00\x01\xff\xfe", "", "decoding", ""},
+		{"YAML alias bomb", head + "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n", "", "decoding", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".yaml")
+			if err := os.WriteFile(p, []byte(c.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, _, cfg, warnings, err := parse(t, nil, "--config="+p)
+			if c.err != "" {
+				wantError(t, err, c.err)
+				return
+			}
+			if err != nil {
+				t.Fatalf("rejected: %v", err)
+			}
+			wantWarning(t, warnings, "lenient decoding")
+			wantWarning(t, warnings, c.warning)
+			if cfg.Winkernel.NetworkName != c.network {
+				t.Errorf("network %q, want %q", cfg.Winkernel.NetworkName, c.network)
+			}
+		})
+	}
+	_, _, _, _, err := parse(t, nil, "--config="+dir)
+	wantError(t, err, "reading config file")
+}
