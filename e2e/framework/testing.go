@@ -4,6 +4,7 @@ package framework
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"k8s.io/client-go/kubernetes"
@@ -51,4 +52,31 @@ func mustClientset(t testing.TB, config func() (*rest.Config, error)) kubernetes
 		t.Fatal(err)
 	}
 	return cs
+}
+
+// StartClusterForTest starts a control plane and the simulated Windows
+// nodes of spec, all stopped when the test ends. The nodes' folders (logs
+// included) are in a temp dir; failing tests log where.
+func StartClusterForTest(t testing.TB, spec ClusterSpec) *Cluster {
+	t.Helper()
+	cp := StartForTest(t)
+	dir, err := os.MkdirTemp("", "e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := StartCluster(context.Background(), cp, spec, dir)
+	if err != nil {
+		t.Fatalf("starting cluster (files in %s): %v", dir, err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("stopping cluster: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("cluster files (logs) kept in %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
+	return c
 }

@@ -1,0 +1,326 @@
+//go:build linux
+
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// HNS network types a cluster's nodes share.
+const (
+	NetworkL2Bridge = "l2bridge"
+	NetworkOverlay  = "overlay"
+)
+
+// ClusterSpec describes simulated Windows nodes joining a control plane.
+// Addresses are data for the simulator only: no packet leaves the machine.
+type ClusterSpec struct {
+	// NetworkType is NetworkL2Bridge or NetworkOverlay (every node).
+	NetworkType string
+	// NetworkName is the HNS network; default "cbr0" (l2bridge) or
+	// "vxlan0" (overlay), the names Flannel's host-gw and VXLAN backends use.
+	NetworkName string
+	// ClusterCIDR holds every node's pod CIDR; default 10.244.0.0/16.
+	ClusterCIDR string
+	Nodes       []NodeSpec
+	// DriftRepairPeriod is hnsproxy's --drift-repair-period; default 2s.
+	DriftRepairPeriod time.Duration
+	// ProxyArgs are added to every hnsproxy's flags.
+	ProxyArgs []string
+
+	serviceCIDR string // the control plane's primary Service range
+}
+
+// NodeSpec is one simulated Windows node.
+type NodeSpec struct {
+	Name string
+	// Profile is the Windows build hnssim behaves like (ws2019, ws2022,
+	// ws2025-15.4, ws2025); default ws2022.
+	Profile string
+	// NodeIP is the node's InternalIP and, on overlay, its provider address.
+	NodeIP string
+	// PodCIDR is the node's IPv4 pod CIDR (host-local hands out .10 on;
+	// .1 is the gateway, .2 the overlay source VIP).
+	PodCIDR string
+}
+
+func (s ClusterSpec) networkName() string {
+	switch {
+	case s.NetworkName != "":
+		return s.NetworkName
+	case s.NetworkType == NetworkOverlay:
+		return "vxlan0"
+	}
+	return "cbr0"
+}
+
+func (s ClusterSpec) clusterCIDR() string {
+	if s.ClusterCIDR != "" {
+		return s.ClusterCIDR
+	}
+	return "10.244.0.0/16"
+}
+
+func (s ClusterSpec) serviceRange() string {
+	if s.serviceCIDR != "" {
+		return s.serviceCIDR
+	}
+	return DefaultServiceCIDRs[0]
+}
+
+// dnsIP is the cluster DNS Service address, .10 of the Service range as
+// kubeadm picks it.
+func (s ClusterSpec) dnsIP() string {
+	return nthAddr(netip.MustParsePrefix(s.serviceRange()), 10).String()
+}
+
+func (s ClusterSpec) driftRepairPeriod() time.Duration {
+	if s.DriftRepairPeriod > 0 {
+		return s.DriftRepairPeriod
+	}
+	return 2 * time.Second
+}
+
+func (n NodeSpec) profile() string {
+	if n.Profile != "" {
+		return n.Profile
+	}
+	return "ws2022"
+}
+
+// sourceVIP is the overlay source VIP: .2 of the pod CIDR, outside
+// host-local's range.
+func (n NodeSpec) sourceVIP() netip.Addr { return nthAddr(netip.MustParsePrefix(n.PodCIDR), 2) }
+
+func (s ClusterSpec) validate() error {
+	if s.NetworkType != NetworkL2Bridge && s.NetworkType != NetworkOverlay {
+		return fmt.Errorf("cluster: network type %q: want %s or %s", s.NetworkType, NetworkL2Bridge, NetworkOverlay)
+	}
+	if len(s.Nodes) == 0 {
+		return errors.New("cluster: no nodes")
+	}
+	seen := map[string]bool{}
+	for _, n := range s.Nodes {
+		if n.Name == "" || seen[n.Name] {
+			return fmt.Errorf("cluster: node name %q empty or repeated", n.Name)
+		}
+		seen[n.Name] = true
+		if _, err := netip.ParseAddr(n.NodeIP); err != nil {
+			return fmt.Errorf("cluster: node %s: node IP: %w", n.Name, err)
+		}
+		if p, err := netip.ParsePrefix(n.PodCIDR); err != nil || !p.Addr().Is4() || p.Bits() > 28 {
+			return fmt.Errorf("cluster: node %s: pod CIDR %q: want an IPv4 prefix of /28 or wider", n.Name, n.PodCIDR)
+		}
+	}
+	return nil
+}
+
+// Cluster is a control plane with simulated Windows nodes, each running
+// hnssim (its HNS), hnscni (through libcni, for its pods) and hnsproxy.
+type Cluster struct {
+	Spec     ClusterSpec
+	CP       *ControlPlane
+	Admin    kubernetes.Interface
+	Identity *ProxyIdentity
+	Nodes    []*Node
+	dir      string
+}
+
+// Node is one simulated Windows node.
+type Node struct {
+	Spec  NodeSpec
+	Sim   *HNSSim
+	Proxy *Proxy
+	Pods  []Pod
+	dir   string
+	net   *podNetwork
+}
+
+// Name is the node's name.
+func (n *Node) Name() string { return n.Spec.Name }
+
+// StartCluster applies deploy/'s RBAC, then for each node starts hnssim,
+// registers the Node object and starts hnsproxy as the deploy/
+// ServiceAccount. dir holds every node's files (sockets, logs, IPAM);
+// keep it short, unix socket paths are limited to 108 bytes.
+func StartCluster(ctx context.Context, cp *ControlPlane, spec ClusterSpec, dir string) (c *Cluster, err error) {
+	if len(cp.ServiceCIDRs()) > 0 {
+		spec.serviceCIDR = cp.ServiceCIDRs()[0]
+	}
+	if err := spec.validate(); err != nil {
+		return nil, err
+	}
+	binDir, err := Tools()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := cp.AdminConfig()
+	if err != nil {
+		return nil, err
+	}
+	admin, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c = &Cluster{Spec: spec, CP: cp, Admin: admin, dir: dir}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, c.Stop())
+		}
+	}()
+	if c.Identity, err = ApplyProxyRBAC(ctx, cp, admin, dir); err != nil {
+		return c, err
+	}
+	for _, ns := range spec.Nodes {
+		n, err := c.startNode(ctx, binDir, ns)
+		if n != nil {
+			c.Nodes = append(c.Nodes, n) // so that Stop stops what started
+		}
+		if err != nil {
+			return c, err
+		}
+	}
+	for _, n := range c.Nodes {
+		if err := n.Proxy.Start(ctx); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+func (c *Cluster) startNode(ctx context.Context, binDir string, spec NodeSpec) (*Node, error) {
+	n := &Node{Spec: spec, dir: filepath.Join(c.dir, spec.Name)}
+	if err := os.MkdirAll(n.dir, 0o755); err != nil {
+		return nil, err
+	}
+	var err error
+	if n.Sim, err = startHNSSim(ctx, filepath.Join(binDir, HNSSimBin), n.dir, spec.Name, c.hnssimArgs(spec)); err != nil {
+		return nil, err
+	}
+	if _, err := RegisterWindowsNode(ctx, c.Admin, WindowsNode{
+		Name: spec.Name, PodCIDRs: []string{spec.PodCIDR}, InternalIPs: []string{spec.NodeIP},
+	}); err != nil {
+		return n, err
+	}
+	cacheDir, ipamDir := cniDirs(n.dir)
+	conf, err := cniConfig(c.Spec, spec, n.Sim.Socket, ipamDir)
+	if err != nil {
+		return n, err
+	}
+	if n.net, err = newPodNetwork(binDir, cacheDir, conf); err != nil {
+		return n, err
+	}
+	n.Proxy, err = newProxy(filepath.Join(binDir, HNSProxyBin), n.dir, spec, func(healthz, metrics int) []string {
+		return proxyArgs(c.Spec, spec, c.Identity.Kubeconfig, n.Sim.Socket, n.dir, healthz, metrics)
+	})
+	return n, err
+}
+
+// hnssimArgs pre-create the node's HNS network as the node's provisioning
+// (Flannel, or a start-up script) would: on overlay with a route to each
+// other node's pod CIDR through its provider address.
+func (c *Cluster) hnssimArgs(spec NodeSpec) []string {
+	args := []string{
+		// Distinct seeds give the nodes distinct object IDs, as real hosts have.
+		"--seed", strconv.Itoa(1 + slices.IndexFunc(c.Spec.Nodes, func(n NodeSpec) bool { return n.Name == spec.Name })),
+		"--profile", spec.profile(),
+		"--node-ip", spec.NodeIP,
+		"--network-name", c.Spec.networkName(),
+		"--network-type", c.Spec.NetworkType,
+		"--subnet", spec.PodCIDR,
+	}
+	if c.Spec.NetworkType == NetworkOverlay {
+		for _, other := range c.Spec.Nodes {
+			if other.Name != spec.Name {
+				args = append(args, "--remote-subnet", other.PodCIDR+"="+other.NodeIP)
+			}
+		}
+	}
+	return args
+}
+
+// Node returns the node named name, or nil.
+func (c *Cluster) Node(name string) *Node {
+	for _, n := range c.Nodes {
+		if n.Spec.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// Sims are every node's hnssim.
+func (c *Cluster) Sims() []*HNSSim {
+	out := make([]*HNSSim, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = n.Sim
+	}
+	return out
+}
+
+// Trace traces f over every node (the first node's server, the others as
+// peers), as `hnssim trace --peer ...` does.
+func (c *Cluster) Trace(ctx context.Context, f Flow) (Trace, error) {
+	sims := c.Sims()
+	return sims[0].Trace(ctx, f, sims[1:]...)
+}
+
+// WirePod creates a pod sandbox's HNS namespace and runs CNI ADD through
+// libcni, as a container runtime does.
+func (n *Node) WirePod(ctx context.Context, name string) (Pod, error) {
+	ns, err := n.Sim.CreateNamespace(ctx)
+	if err != nil {
+		return Pod{}, fmt.Errorf("node %s: pod %s: namespace: %w", n.Spec.Name, name, err)
+	}
+	ip, err := n.net.add(ctx, containerID(name), ns)
+	if err != nil {
+		return Pod{}, fmt.Errorf("node %s: pod %s: %w", n.Spec.Name, name, err)
+	}
+	p := Pod{Name: name, Node: n.Spec.Name, Namespace: ns, IP: ip}
+	n.Pods = append(n.Pods, p)
+	return p, nil
+}
+
+// WirePods wires count pods named prefix-<node>-<i>.
+func (n *Node) WirePods(ctx context.Context, prefix string, count int) ([]Pod, error) {
+	var pods []Pod
+	for i := range count {
+		p, err := n.WirePod(ctx, fmt.Sprintf("%s-%s-%d", prefix, n.Spec.Name, i))
+		if err != nil {
+			return pods, err
+		}
+		pods = append(pods, p)
+	}
+	return pods, nil
+}
+
+// containerID is the sandbox ID a runtime would pick; endpoint names
+// (<containerID>_eth0) stay readable.
+func containerID(podName string) string { return strings.ReplaceAll(podName, "_", "-") }
+
+// Stop stops every node's hnsproxy, then every hnssim.
+func (c *Cluster) Stop() error {
+	var errs []error
+	for _, n := range c.Nodes {
+		if n.Proxy != nil {
+			errs = append(errs, n.Proxy.Stop())
+		}
+	}
+	for _, n := range c.Nodes {
+		if n.Sim != nil {
+			errs = append(errs, n.Sim.Stop())
+		}
+	}
+	return errors.Join(errs...)
+}

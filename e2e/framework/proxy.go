@@ -1,0 +1,131 @@
+//go:build linux
+
+package framework
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+const proxyReadyWait = 2 * time.Minute
+
+// Proxy is one node's running hnsproxy binary.
+type Proxy struct {
+	Node        string
+	HealthzPort int
+	MetricsPort int
+	bin, log    string
+	args        []string
+	proc        *process
+}
+
+// HealthzURL is the proxy's /healthz.
+func (p *Proxy) HealthzURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d/healthz", p.HealthzPort)
+}
+
+// MetricsURL is the proxy's /metrics.
+func (p *Proxy) MetricsURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d/metrics", p.MetricsPort)
+}
+
+// DebugURL is the proxy's /debug/hns: desired and realized HNS objects per
+// Service port (served on a loopback metrics address).
+func (p *Proxy) DebugURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d/debug/hns", p.MetricsPort)
+}
+
+// LogPath is where the proxy's output goes (kept across restarts).
+func (p *Proxy) LogPath() string { return p.log }
+
+// PID is the running process's id, 0 when stopped.
+func (p *Proxy) PID() int {
+	if !p.proc.alive() {
+		return 0
+	}
+	return p.proc.pid
+}
+
+// proxyArgs are the kube-proxy-compatible flags a node's hnsproxy runs with.
+func proxyArgs(spec ClusterSpec, node NodeSpec, kubeconfig, socket, dir string, healthz, metrics int) []string {
+	args := []string{
+		"--kubeconfig=" + kubeconfig,
+		"--hostname-override=" + node.Name,
+		"--hns-endpoint=unix://" + socket,
+		"--network-name=" + spec.networkName(),
+		"--cluster-cidr=" + spec.clusterCIDR(),
+		"--enable-dsr",
+		fmt.Sprintf("--healthz-bind-address=127.0.0.1:%d", healthz),
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metrics),
+		"--state-file=" + filepath.Join(dir, "hnsproxy-state.json"),
+		"--sync-period=30s",
+		"--min-sync-period=0s",
+		"--drift-repair-period=" + spec.driftRepairPeriod().String(),
+		"--v=2",
+	}
+	if spec.NetworkType == NetworkOverlay {
+		args = append(args, "--source-vip="+node.sourceVIP().String())
+	}
+	return append(args, spec.ProxyArgs...)
+}
+
+func newProxy(bin, dir string, node NodeSpec, args func(healthz, metrics int) []string) (*Proxy, error) {
+	healthz, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	return &Proxy{
+		Node: node.Name, HealthzPort: healthz, MetricsPort: metrics,
+		bin: bin, log: filepath.Join(dir, "hnsproxy.log"), args: args(healthz, metrics),
+	}, nil
+}
+
+// Start runs the binary and waits until /healthz answers 200.
+func (p *Proxy) Start(ctx context.Context) error {
+	if p.proc.alive() {
+		return fmt.Errorf("hnsproxy %s is already running (pid %d)", p.Node, p.proc.pid)
+	}
+	proc, err := startProcess("hnsproxy "+p.Node, p.bin, p.args, p.log, false)
+	if err != nil {
+		return err
+	}
+	p.proc = proc
+	readyCtx, cancel := context.WithTimeout(ctx, proxyReadyWait)
+	defer cancel()
+	return proc.waitReady(readyCtx, func(ctx context.Context) error {
+		return httpGetOK(ctx, http.DefaultClient, p.HealthzURL(), "")
+	})
+}
+
+// Stop sends SIGTERM and waits for the exit.
+func (p *Proxy) Stop() error { return p.proc.stop(stopGrace) }
+
+// Kill sends SIGKILL (a crash: nothing is cleaned up) and waits for the exit.
+func (p *Proxy) Kill() error {
+	if !p.proc.alive() {
+		return nil
+	}
+	if err := syscall.Kill(p.proc.pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing hnsproxy %s: %w", p.Node, err)
+	}
+	if !p.proc.waitExit(stopGrace) {
+		return fmt.Errorf("hnsproxy %s (pid %d) did not exit after SIGKILL", p.Node, p.proc.pid)
+	}
+	return nil
+}
+
+// Restart stops (SIGTERM) and starts the proxy with the same flags.
+func (p *Proxy) Restart(ctx context.Context) error {
+	if err := p.Stop(); err != nil {
+		return err
+	}
+	return p.Start(ctx)
+}
