@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -274,9 +275,10 @@ func (d *driver) done(what string, err error) bool {
 
 func (d *driver) fail(what string, err error) {
 	d.failures.Add(1)
-	// Outages (apiserver restarts) are expected; a refusal of a valid
-	// object would be a driver bug, so the first ones are shown.
-	if d.logged < logFailures && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+	// Outages (apiserver restarts) and races with itself are expected; a
+	// refusal of an object would be a driver bug, so the first are shown.
+	var status apierrors.APIStatus
+	if d.logged < logFailures && errors.As(err, &status) && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		d.logged++
 		fmt.Fprintf(os.Stderr, "soak: driver: %s: %v\n", what, err)
 	}

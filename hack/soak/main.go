@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 )
@@ -178,7 +179,8 @@ func driverClient(cp *framework.ControlPlane) (kubernetes.Interface, error) {
 		return nil, err
 	}
 	cfg.QPS, cfg.Burst = 500, 1000
-	cfg.Timeout = 15 * time.Second // an apiserver restart must not hang the driver
+	cfg.Timeout = 15 * time.Second         // an apiserver restart must not hang the driver
+	cfg.WarningHandler = rest.NoWarnings{} // externalIPs are deprecated, and used on purpose
 	return kubernetes.NewForConfig(cfg)
 }
 
