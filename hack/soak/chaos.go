@@ -24,7 +24,8 @@ const (
 	hnsErrorRate     = 0.10
 	hnsCommitted     = 0.2 // of failed writes, the share HNS applied anyway (a lost reply)
 	hnsRestartWindow = 3 * time.Second
-	hnsRestartsEach  = 3 // per node
+	hnsLatency       = 2 * time.Millisecond // per call: a sync of a burst takes tens of ms, as on Windows
+	hnsRestartsEach  = 3                    // per node
 	apiRestarts      = 2
 	killsEach        = 2 // per node
 	watchEvery       = 200 * time.Millisecond
@@ -38,7 +39,9 @@ var injectedCodes = []hnslb.ErrorCode{hnslb.CodeRPCServerUnavailable, hnslb.Code
 var injectedResults = []string{"RPCServerUnavailable", "Timeout", "ManagerStopped"}
 
 func faultsOn(restart time.Duration) remote.FaultsRequest {
+	latency := remote.Duration(hnsLatency)
 	return remote.FaultsRequest{
+		Latency:   &latency,
 		ErrorRate: map[string]float64{"*": hnsErrorRate},
 		Errors:    injectedCodes,
 		Committed: hnsCommitted,
@@ -56,6 +59,7 @@ type chaos struct {
 	hnsRestarts atomic.Int64
 	apiRestarts atomic.Int64
 	kills       atomic.Int64
+	midSync     atomic.Int64 // kills that landed after the proxy's writes began
 	crashes     atomic.Int64
 	maxRSSKiB   atomic.Int64
 	errs        chan error
@@ -110,16 +114,17 @@ func (c *chaos) faults(ctx context.Context, window time.Duration) {
 	sleepUntil(ctx, start.Add(window))
 	wg.Wait()
 	for _, n := range c.cluster.Nodes {
-		if err := n.Sim.SetFaults(context.Background(), remote.FaultsRequest{}); err != nil {
+		var none remote.Duration
+		if err := n.Sim.SetFaults(context.Background(), remote.FaultsRequest{Latency: &none}); err != nil {
 			c.report(fmt.Errorf("node %s: clearing faults: %w", n.Name(), err))
 		}
 	}
 }
 
 // keepProxies watches every node's hnsproxy until ctx ends: it kills each
-// with SIGKILL killsEach times within window (right after a burst of
-// changes, so a sync is under way), restarts it, restarts it after any
-// exit it did not cause (a crash), and samples peak memory.
+// with SIGKILL killsEach times within window (mid-sync: after a burst of
+// changes, once the proxy's HNS writes have begun), restarts it, restarts
+// it after any exit it did not cause (a crash), and samples peak memory.
 func (c *chaos) keepProxies(ctx context.Context, window time.Duration) {
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -138,15 +143,7 @@ func (c *chaos) keepProxies(ctx context.Context, window time.Duration) {
 					c.start(ctx, n)
 				case len(kills) > 0 && time.Since(start) >= kills[0]:
 					kills = kills[1:]
-					c.drv.burst(ctx, 10)
-					time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
-					c.sampleRSS(n.Proxy)
-					if err := n.Proxy.Kill(); err != nil {
-						c.report(err)
-						continue
-					}
-					c.kills.Add(1)
-					c.start(ctx, n)
+					c.killMidSync(ctx, n, rng)
 				}
 				select {
 				case <-ctx.Done():
@@ -157,6 +154,33 @@ func (c *chaos) keepProxies(ctx context.Context, window time.Duration) {
 		})
 	}
 	wg.Wait()
+}
+
+// killMidSync makes a burst of changes, waits until the node's HNS sees
+// the proxy's writes begin (a sync is under way), lets a few more calls
+// through, then sends SIGKILL and starts the proxy again.
+func (c *chaos) killMidSync(ctx context.Context, n *framework.Node, rng *rand.Rand) {
+	before, _ := hnsWrites(ctx, n)
+	c.drv.burst(ctx, 10)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if w, err := hnsWrites(ctx, n); err == nil && w > before {
+			c.midSync.Add(1)
+			break
+		}
+	}
+	time.Sleep(time.Duration(rng.IntN(5)) * hnsLatency)
+	c.sampleRSS(n.Proxy)
+	if err := n.Proxy.Kill(); err != nil {
+		c.report(err)
+		return
+	}
+	c.kills.Add(1)
+	c.start(ctx, n)
+}
+
+func hnsWrites(ctx context.Context, n *framework.Node) (int, error) {
+	st, err := n.Sim.Stats(ctx)
+	return st.Writes(), err
 }
 
 // start restarts a node's hnsproxy; a failure to get ready is reported but

@@ -51,6 +51,7 @@ type result struct {
 	Seed           uint64  `json:"seed"`
 	FaultSeconds   float64 `json:"fault_seconds"`
 	RefusedChanges int64   `json:"refused_changes"`
+	KillsMidSync   int64   `json:"kills_mid_sync"`
 	Converged      bool    `json:"converged"`
 }
 
@@ -157,6 +158,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 
 	res.Changes, res.RefusedChanges = drv.changes.Load(), drv.failures.Load()
 	res.HNSRestarts, res.APIServerRestarts, res.ProxyKills = ch.hnsRestarts.Load(), ch.apiRestarts.Load(), ch.kills.Load()
+	res.KillsMidSync = ch.midSync.Load()
 	res.Crashes = ch.crashes.Load() + int64(r.panics())
 	res.MaxRSSMiB = float64(ch.maxRSSKiB.Load()) / 1024
 	res.Converged = converged
