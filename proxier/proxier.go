@@ -98,6 +98,10 @@ type Proxier struct {
 	// computedWith is the config the current results were computed with.
 	computedWith desired.Config
 	state        *desired.State
+	tally        *tallies // per-Service gauges of state, summed
+	// startChanges are the changes Run's first computation covered; the
+	// first Sync reports them (counts, trigger times) without recomputing.
+	startChanges *pendingChanges
 	reported     map[types.NamespacedName]string // last problems reported per Service
 	lastSync     time.Time
 	// lastSyncNanos mirrors lastSync for requestSync, which runs without p.mu.
@@ -191,6 +195,7 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 	}
 	p.cfg.NodeName = opts.NodeName
 	p.state = desired.NewState(p.cfg)
+	p.tally = newTallies()
 	p.vipsChanged = true
 
 	svcInformer := factory.Core().V1().Services()
@@ -202,31 +207,34 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 	p.services = svcInformer.Lister()
 	p.slices = sliceInformer.Informer().GetIndexer()
 	p.nodes = nodeInformer.Lister()
-	p.servicesSynced = svcInformer.Informer().HasSynced
-	p.slicesSynced = sliceInformer.Informer().HasSynced
-	p.nodesSynced = nodeInformer.Informer().HasSynced
-
-	if _, err := svcInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	// The handler registrations' HasSynced (not the informers') hold until
+	// the handlers have seen every object of the initial list, so that Run
+	// can drop those changes: its first computation covers them.
+	svcReg, err := svcInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { p.onService(obj) },
 		UpdateFunc: func(_, obj any) { p.onService(obj) },
 		DeleteFunc: func(obj any) { p.onService(obj) },
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
-	if _, err := sliceInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	sliceReg, err := sliceInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { p.onSlice(obj) },
 		UpdateFunc: func(_, obj any) { p.onSlice(obj) },
 		DeleteFunc: func(obj any) { p.onSlice(obj) },
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
-	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	nodeReg, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { p.onNode(obj) },
 		UpdateFunc: func(_, obj any) { p.onNode(obj) },
 		DeleteFunc: func(obj any) { p.onNode(obj) },
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
+	p.servicesSynced, p.slicesSynced, p.nodesSynced = svcReg.HasSynced, sliceReg.HasSynced, nodeReg.HasSynced
 	return p, nil
 }
 
@@ -315,11 +323,18 @@ func (p *Proxier) Run(ctx context.Context) error {
 		logger.Error(err, "Reading overlay remote subnets; will retry at the next drift repair")
 	}
 	// Compute desired state before Start, so adoption can match identical
-	// load balancers and a restart makes no HNS writes.
+	// load balancers and a restart makes no HNS writes. The changes the
+	// initial lists reported are in this computation: the first Sync only
+	// reports them, or it would compute every Service a second time.
 	p.mu.Lock()
+	initial := p.tracker.take()
+	p.startChanges = &initial
 	p.computeAll()
 	p.mu.Unlock()
 	if err := p.startReconciler(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // shut down while starting: not a failure
+		}
 		return fmt.Errorf("proxier: starting reconciler: %w", err)
 	}
 	p.mu.Lock()

@@ -28,6 +28,10 @@ func (p *Proxier) Sync(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	stats := SyncStats{Start: p.clock.Now()}
 	changes := p.tracker.take()
+	if p.startChanges != nil {
+		changes.addReported(*p.startChanges)
+		p.startChanges = nil
+	}
 	stats.ServiceChanges, stats.EndpointChanges = changes.serviceChanges, changes.endpointChanges
 
 	repairDue := p.initialized && p.opts.RepairPeriod > 0 && !p.clock.Now().Before(p.nextRepair())
@@ -65,11 +69,8 @@ func (p *Proxier) Sync(ctx context.Context) {
 			stats.ProgrammingLatency = append(stats.ProgrammingLatency, stats.End.Sub(t))
 		}
 	}
-	stats.NoLocalEndpoints = p.noLocalEndpoints()
-	for _, r := range p.state.Services {
-		stats.Truncated += r.Truncated
-		stats.MixedPortDropped += r.MixedPortDropped
-	}
+	stats.NoLocalEndpoints = p.tally.noLocalEndpoints()
+	stats.Truncated, stats.MixedPortDropped = p.tally.total.truncated, p.tally.total.mixedPortDropped
 	p.markSynced(stats.End)
 	if p.opts.Observer != nil {
 		p.opts.Observer.SyncDone(stats)
@@ -154,6 +155,7 @@ func (p *Proxier) computeAll() int {
 	p.initialized = true
 	old := p.state
 	p.state = desired.NewState(p.cfg)
+	p.tally = newTallies()
 	p.vipEPs = map[types.NamespacedName][]reconciler.RemoteEndpoint{}
 	p.vipsChanged = true
 	p.health = map[types.NamespacedName]desired.HealthCheck{}
@@ -187,6 +189,7 @@ func (p *Proxier) computeService(name types.NamespacedName) {
 		}
 		delete(p.vipEPs, name)
 		delete(p.health, name)
+		p.tally.remove(name)
 		p.apply(p.state.Delete(name))
 		return
 	}
@@ -209,6 +212,7 @@ func (p *Proxier) computeService(name types.NamespacedName) {
 	} else {
 		delete(p.health, name)
 	}
+	p.tally.set(name, tallyOf(svc, res))
 	p.apply(p.state.Set(res))
 	p.report(name)
 }
@@ -293,36 +297,6 @@ func (p *Proxier) updateHealthChecks() {
 		checks[k] = v
 	}
 	p.opts.Observer.HealthChecks(checks)
-}
-
-// noLocalEndpoints counts Services with a Local traffic policy and no local
-// endpoint, as kube-proxy's sync_proxy_rules_no_local_endpoints_total does.
-func (p *Proxier) noLocalEndpoints() map[string]int {
-	out := map[string]int{"internal": 0, "external": 0}
-	for name, res := range p.state.Services {
-		svc, err := p.services.Services(name.Namespace).Get(name.Name)
-		if err != nil {
-			continue
-		}
-		local := 0
-		for _, lb := range res.LBs {
-			for _, b := range lb.Backends {
-				if b.Local {
-					local++
-				}
-			}
-		}
-		if local > 0 {
-			continue
-		}
-		if svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == v1.ServiceInternalTrafficPolicyLocal {
-			out["internal"]++
-		}
-		if svc.Spec.ExternalTrafficPolicy == v1.ServiceExternalTrafficPolicyLocal && svc.Spec.Type != v1.ServiceTypeClusterIP {
-			out["external"]++
-		}
-	}
-	return out
 }
 
 // refreshRemoteSubnets re-reads the overlay network's remote subnets into the config.

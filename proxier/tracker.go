@@ -84,6 +84,16 @@ func (t *changeTracker) take() pendingChanges {
 	return p
 }
 
+// addReported adds o's counts and trigger times, not its Services: they
+// were computed already.
+func (p *pendingChanges) addReported(o pendingChanges) {
+	p.serviceChanges += o.serviceChanges
+	p.endpointChanges += o.endpointChanges
+	for name, ts := range o.triggerTimes {
+		p.triggerTimes[name] = append(p.triggerTimes[name], ts...)
+	}
+}
+
 // sliceService names the Service an EndpointSlice belongs to, if any.
 func sliceService(slice *discoveryv1.EndpointSlice) (types.NamespacedName, bool) {
 	name := slice.Labels[discoveryv1.LabelServiceName]

@@ -305,6 +305,19 @@ func (n *Node) WirePods(ctx context.Context, prefix string, count int) ([]Pod, e
 	return pods, nil
 }
 
+// RemovePod runs CNI DEL for the pod and deletes its HNS namespace, as a
+// runtime does when the pod sandbox goes away.
+func (n *Node) RemovePod(ctx context.Context, p Pod) error {
+	if err := n.net.del(ctx, containerID(p.Name), p.Namespace); err != nil {
+		return fmt.Errorf("node %s: pod %s: %w", n.Spec.Name, p.Name, err)
+	}
+	if err := n.Sim.Client.DeleteNamespace(ctx, p.Namespace); err != nil {
+		return fmt.Errorf("node %s: pod %s: namespace: %w", n.Spec.Name, p.Name, err)
+	}
+	n.Pods = slices.DeleteFunc(n.Pods, func(q Pod) bool { return q.Name == p.Name })
+	return nil
+}
+
 // containerID is the sandbox ID a runtime would pick; endpoint names
 // (<containerID>_eth0) stay readable.
 func containerID(podName string) string { return strings.ReplaceAll(podName, "_", "-") }

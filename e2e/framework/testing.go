@@ -5,6 +5,7 @@ package framework
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"k8s.io/client-go/kubernetes"
@@ -72,6 +73,11 @@ func StartClusterForTest(t testing.TB, spec ClusterSpec) *Cluster {
 		if err := c.Stop(); err != nil {
 			t.Errorf("stopping cluster: %v", err)
 		}
+		for _, n := range c.Nodes {
+			if crash := crashIn(n.Proxy.LogPath()); crash != "" {
+				t.Errorf("node %s: hnsproxy crashed: %s", n.Name(), crash)
+			}
+		}
 		if t.Failed() {
 			t.Logf("cluster files (logs) kept in %s", dir)
 			return
@@ -79,4 +85,18 @@ func StartClusterForTest(t testing.TB, spec ClusterSpec) *Cluster {
 		os.RemoveAll(dir)
 	})
 	return c
+}
+
+// crashIn returns the first line of a Go panic or fatal error in a log.
+func crashIn(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
+			return line
+		}
+	}
+	return ""
 }

@@ -51,8 +51,10 @@ func buildTools() (string, error) {
 		return "", err
 	}
 	dir := filepath.Join(root, "_output", "bin")
-	fmt.Fprintf(os.Stderr, "building hnssim, hnscni, hnsproxy and host-local into %s\n", dir)
-	cmd := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, toolPackages...)...)
+	fmt.Fprintf(os.Stderr, "building hnssim, hnscni, hnsproxy and host-local into %s (packages listed as they compile)\n", dir)
+	// -v names each package as it compiles: progress on a cold cache,
+	// silence on a warm one.
+	cmd := exec.Command("go", append([]string{"build", "-v", "-o", dir + string(filepath.Separator)}, toolPackages...)...)
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {

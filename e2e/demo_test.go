@@ -1,0 +1,80 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+)
+
+// TestDemo runs `make demo`'s program as CI would (DEMO_ONESHOT=1) and
+// checks that what it prints is what the README promises.
+func TestDemo(t *testing.T) {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "demo")
+	build := exec.Command("go", "build", "-o", bin, "./e2e/framework/cmd/demo")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the demo: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "DEMO_ONESHOT=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("demo: %v\n%s\n%s", err, out, stderr.String())
+	}
+	text := string(out)
+	ws2022, ws2019, _ := strings.Cut(text, "Node win-ws2019")
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^kube-system/kube-dns:dns +ClusterIP +10\.96\.0\.10:53/UDP->53 +DSR `),
+		regexp.MustCompile(`(?m)^kube-system/kube-dns:dns-tcp +ClusterIP +10\.96\.0\.10:53/TCP->53 +DSR `),
+		regexp.MustCompile(`(?m)^web/frontend:http +NodePort +\*:30080/TCP->8080 +local-routed-VIP VIP-external-IP client-IP-affinity SNAT-to-10\.244\.1\.2 `),
+		regexp.MustCompile(`(?m)^web/ingress-nginx:https +LoadBalancer +203\.0\.113\.10:443/TCP->8443 +DSR VIP-external-IP `),
+		regexp.MustCompile(`(?m)^batch/workers:grpc .* \.\.\. 80 in all$`),
+	} {
+		if !want.MatchString(ws2022) {
+			t.Errorf("ws2022 table lacks %s", want)
+		}
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^web/frontend:http +NodePort +\*:30080/TCP->8080 +local-routed-VIP VIP-external-IP SNAT-to-10\.244\.2\.2 `),
+		regexp.MustCompile(`(?m)^batch/workers:grpc .* \.\.\. 64 in all$`),
+	} {
+		if !want.MatchString(ws2019) {
+			t.Errorf("ws2019 table lacks %s", want)
+		}
+	}
+	tables, traces, _ := strings.Cut(ws2019, "Packet traces")
+	if strings.Contains(tables, "client-IP-affinity") || strings.Contains(tables, "LoadBalancer  203.0.113.10") {
+		t.Errorf("ws2019 (HNS 9.5, no ingress pods) shows affinity or an ETP Local ingress load balancer:\n%s", tables)
+	}
+	for _, want := range []string{
+		"=> dropped: no load balancer matched",
+		"client IP preserved",
+		"=> left the cluster towards 198.51.100.20:443; it sees 10.0.0.11:",
+		"debug http://127.0.0.1:",
+	} {
+		if !strings.Contains(traces, want) && !strings.Contains(text, want) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+	// Either CoreDNS pod may answer; it must be one of them.
+	if !regexp.MustCompile(`=> delivered to pod 10\.244\.[12]\.10:53 on win-ws20(22|19)`).MatchString(traces) {
+		t.Errorf("the DNS trace did not reach a CoreDNS pod")
+	}
+	if t.Failed() {
+		t.Logf("demo output:\n%s", text)
+	}
+}

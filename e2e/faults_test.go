@@ -1,0 +1,129 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	hnsremote "github.com/hnsproxy/hnsproxy/hnslb/remote"
+)
+
+// TestHNSFaults takes HNS away under a running hnsproxy (every call fails
+// as "unavailable", as while the HNS service restarts) and makes a third of
+// load balancer creates fail, while Services and endpoints change. Once
+// HNS answers, each node must hold exactly the desired load balancers, and
+// those of an untouched Service must be the very same objects: an
+// unavailable HNS is never read as "gone".
+func TestHNSFaults(t *testing.T) {
+	ctx := context.Background()
+	c := framework.StartClusterForTest(t, overlaySpec)
+	x, y := c.Nodes[0], c.Nodes[1]
+	web := append(wire(t, x, "web", 2), wire(t, y, "web", 2)...)
+	dns := append(wire(t, x, "dns", 1), wire(t, y, "dns", 1)...)
+
+	dnsSvc := apply(t, c, service("kube-system", "dns", "", 53, 53), framework.Backends(dns))
+	webSvc := apply(t, c, service("web", "web", "", 80, 8080), framework.Backends(web))
+	expect := func(n *framework.Node, port, target int32, clusterIP string, pods []framework.Pod) string {
+		return lb("ClusterIP", frontend(clusterIP, port, "TCP", target), flags("DSR"),
+			backends(local(onNode(pods, n.Name())...), remote(notOnNode(pods, n.Name())...))...)
+	}
+	for _, n := range c.Nodes {
+		expectLBs(t, c, n, dnsSvc, expect(n, 53, 53, dnsSvc.Spec.ClusterIP, dns))
+		expectLBs(t, c, n, webSvc, expect(n, 80, 8080, webSvc.Spec.ClusterIP, web))
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	dnsIDs := map[*framework.Node]string{}
+	for _, n := range c.Nodes {
+		dnsIDs[n] = lbID(t, n, dnsSvc.Spec.ClusterIP)
+	}
+
+	for _, n := range c.Nodes {
+		if err := n.Sim.SetFaults(ctx, hnsremote.FaultsRequest{
+			Restart:   hnsremote.Duration(5 * time.Second),
+			ErrorRate: map[string]float64{"CreateLoadBalancer": 0.34},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Changes while HNS is away: a pod leaves web, a Service arrives.
+	shrunk := web[1:]
+	if err := framework.UpdateEndpoints(ctx, c, webSvc, framework.Backends(shrunk)); err != nil {
+		t.Fatal(err)
+	}
+	late := apply(t, c, service("web", "late", "", 81, 8080), framework.Backends(shrunk))
+	// ... and its sandbox goes (CNI DEL while HNS is away fails and is retried, as kubelet does).
+	gone := web[0]
+	err := framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+		return c.Node(gone.Node).RemovePod(ctx, gone)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, n := range c.Nodes {
+		expectLBs(t, c, n, webSvc, expect(n, 80, 8080, webSvc.Spec.ClusterIP, shrunk))
+		expectLBs(t, c, n, late, expect(n, 81, 8080, late.Spec.ClusterIP, shrunk))
+	}
+	for _, n := range c.Nodes {
+		if err := n.Sim.SetFaults(ctx, hnsremote.FaultsRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := lbID(t, n, dnsSvc.Spec.ClusterIP); got != dnsIDs[n] {
+			t.Errorf("node %s: the untouched DNS load balancer was replaced (%s -> %s) across the HNS outage", n.Name(), dnsIDs[n], got)
+		}
+		expectLBs(t, c, n, dnsSvc, expect(n, 53, 53, dnsSvc.Spec.ClusterIP, dns))
+	}
+	// Neither its local endpoint nor the other node's remote endpoint for
+	// it may stay behind.
+	for _, n := range c.Nodes {
+		err := framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+			snap, err := n.Sim.Dump(ctx)
+			if err != nil {
+				return err
+			}
+			for _, e := range snap.Endpoints {
+				if len(e.IpConfigurations) > 0 && e.IpConfigurations[0].IpAddress == gone.IP.String() {
+					return errorf("endpoint %s (%s, remote %v) for the removed pod %s is still there", e.ID, e.Name, e.IsRemote(), gone.IP)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("node %s: %v", n.Name(), err)
+		}
+	}
+	stats := statsOf(t, c)
+	for _, n := range c.Nodes {
+		if failed := stats[n].Count("CreateLoadBalancer") - stats[n].CountResult("CreateLoadBalancer", "ok"); failed == 0 {
+			t.Errorf("node %s: no load balancer create failed; the injected faults did not bite", n.Name())
+		}
+		unavailable := 0
+		for _, results := range stats[n].Calls {
+			unavailable += results["RPCServerUnavailable"]
+		}
+		if unavailable == 0 {
+			t.Errorf("node %s: no call saw HNS unavailable; the outage did not bite", n.Name())
+		}
+	}
+}
+
+// lbID is the ID of the node's load balancer with frontend vip.
+func lbID(t *testing.T, n *framework.Node, vip string) string {
+	t.Helper()
+	snap, err := n.Sim.Dump(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range snap.LoadBalancers {
+		if len(l.FrontendVIPs) > 0 && l.FrontendVIPs[0] == vip {
+			return l.ID
+		}
+	}
+	t.Fatalf("node %s: no load balancer for %s", n.Name(), vip)
+	return ""
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/proxier"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+)
+
+// node is the Windows node the harness plays: a simulated HNS with the
+// pods' local endpoints (as the CNI would have made them), and the real
+// proxier and reconciler fed by informers on a fake clientset.
+type node struct {
+	hns       *sim.HNS
+	metered   *meteredHNS
+	networkID string
+	stateFile string
+	kube      *fake.Clientset
+	features  hnslb.Features
+
+	// apiCPU is the thread CPU of the harness's own API writes (the fake
+	// API server's work), taken out of the proxier's CPU like the simulator's.
+	apiCPU  atomic.Int64
+	events  chan syncEvent
+	dropped atomic.Int64
+	cancel  context.CancelFunc
+	done    chan error
+}
+
+// syncEvent is one finished proxier sync and the proxier's CPU at its end.
+type syncEvent struct {
+	stats proxier.SyncStats
+	cpu   time.Duration
+}
+
+// proxierCPU is the process CPU minus what the simulator spent in its calls
+// and the fake API server in the harness's writes.
+func (n *node) proxierCPU() time.Duration {
+	return processCPU() - n.metered.CPU() - time.Duration(n.apiCPU.Load())
+}
+
+// updateSlice writes an EndpointSlice to the fake API server. The call's
+// thread CPU (the fake server's work up to handing the watch event over)
+// is not the proxier's; the informer's handling of the event is.
+func (n *node) updateSlice(ctx context.Context, s *discoveryv1.EndpointSlice) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := threadCPU()
+	_, err := n.kube.DiscoveryV1().EndpointSlices(s.Namespace).Update(ctx, s, metav1.UpdateOptions{})
+	n.apiCPU.Add(int64(threadCPU() - start))
+	return err
+}
+
+func newNode(ctx context.Context, c *cluster, profile sim.Profile, latency time.Duration, dir string) (*node, error) {
+	hns := sim.New(sim.Options{Profile: profile, Seed: int64(c.spec.Seed)})
+	nw, err := hns.CreateNetwork(ctx, &hnslb.Network{
+		Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: podCIDR(thisNode).String()}}}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the pod network: %w", err)
+	}
+	for _, p := range c.pods {
+		if !p.local() {
+			continue
+		}
+		if err := createLocalEndpoint(ctx, hns, nw.ID, p.ip); err != nil {
+			return nil, err
+		}
+	}
+	hns.SetLatency(latency)
+	hns.ResetCounters()
+	k8sNode := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: nodeName(thisNode), Labels: map[string]string{v1.LabelTopologyZone: "zone-a"}},
+		Spec:       v1.NodeSpec{PodCIDR: podCIDR(thisNode).String()},
+		Status:     v1.NodeStatus{Addresses: []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: nodeIP(thisNode).String()}}},
+	}
+	// The simple tracker: a real API server does field management on its
+	// side, so the field-managed fake's cost would be no part of the proxier.
+	kube := fake.NewSimpleClientset(append(c.objects(), k8sNode)...)
+	return &node{
+		hns: hns, metered: &meteredHNS{inner: hns}, networkID: nw.ID,
+		stateFile: filepath.Join(dir, "hnsproxy-state.json"),
+		kube:      kube, features: profile.Features(),
+		events: make(chan syncEvent, 1<<16),
+	}, nil
+}
+
+// createLocalEndpoint makes a pod's endpoint as the CNI would.
+func createLocalEndpoint(ctx context.Context, hns *sim.HNS, networkID, ip string) error {
+	_, err := hns.CreateEndpoint(ctx, networkID, &hnslb.Endpoint{
+		Name:             "pod-" + ip,
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: ip, PrefixLength: 24}},
+	})
+	if err != nil {
+		return fmt.Errorf("creating local endpoint %s: %w", ip, err)
+	}
+	return nil
+}
+
+// start runs a new reconciler and proxier, as a freshly started process
+// would: new informers on the same API server, the same HNS and state file.
+func (n *node) start() error {
+	rec := reconciler.New(n.metered, reconciler.Options{
+		NetworkID: n.networkID, Features: n.features, StateFile: n.stateFile,
+	})
+	factory := informers.NewSharedInformerFactory(n.kube, 0)
+	nodeFactory := informers.NewSharedInformerFactoryWithOptions(n.kube, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + nodeName(thisNode) }))
+	p, err := proxier.New(proxier.Options{
+		NodeName: nodeName(thisNode),
+		Config: desired.Config{
+			Mode: desired.L2Bridge, Features: n.features, HealthzPort: 10256,
+		},
+		// Periodic syncs and drift repair (a full HNS list) are kept out of
+		// the measured phases; see docs/benchmarks.md.
+		SyncPeriod:   time.Hour,
+		RepairPeriod: time.Hour,
+		Reconciler:   rec,
+		Observer:     n,
+	}, factory, nodeFactory)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	n.done = make(chan error, 1)
+	factory.Start(ctx.Done())
+	nodeFactory.Start(ctx.Done())
+	go func() { n.done <- p.Run(ctx) }()
+	return nil
+}
+
+// stop ends the proxier and waits for its sync loop to return.
+func (n *node) stop() error {
+	if n.cancel == nil {
+		return nil
+	}
+	n.cancel()
+	n.cancel = nil
+	return <-n.done
+}
+
+// SyncQueued implements proxier.Observer.
+func (n *node) SyncQueued(time.Time, int, int) {}
+
+// SyncDone implements proxier.Observer: it stamps the proxier's CPU on the
+// sync loop's own goroutine, so the harness waiting is never counted.
+func (n *node) SyncDone(s proxier.SyncStats) {
+	select {
+	case n.events <- syncEvent{stats: s, cpu: n.proxierCPU()}:
+	default:
+		n.dropped.Add(1)
+	}
+}
+
+// HealthChecks implements proxier.Observer.
+func (n *node) HealthChecks(map[types.NamespacedName]desired.HealthCheck) {}
+
+// drain discards sync events of earlier phases.
+func (n *node) drain() {
+	for {
+		select {
+		case <-n.events:
+		default:
+			return
+		}
+	}
+}
+
+// waitConverged waits for a sync that leaves nothing pending and after
+// which done holds, then for quiet (no further sync); it returns the last
+// sync's event. Quiet time is waited out but not measured.
+func (n *node) waitConverged(ctx context.Context, quiet time.Duration, done func() bool) (syncEvent, error) {
+	var last syncEvent
+	seen := false
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		select {
+		case ev := <-n.events:
+			last, seen = ev, true
+			if ev.stats.Result.Pending == 0 && done() {
+				timer.Reset(quiet)
+			} else {
+				timer.Reset(time.Hour)
+			}
+		case <-timer.C:
+			if seen {
+				return last, nil
+			}
+		case err := <-n.done:
+			return last, fmt.Errorf("proxier stopped: %v", err)
+		case <-ctx.Done():
+			return last, ctx.Err()
+		}
+	}
+}

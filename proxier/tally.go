@@ -1,0 +1,68 @@
+package proxier
+
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+)
+
+// serviceTally is one Service's share of the gauges every sync reports. It
+// is taken when the Service is computed, so a sync costs in proportion to
+// what changed rather than to the number of Services.
+type serviceTally struct {
+	truncated, mixedPortDropped int
+	// noLocalInternal and noLocalExternal: a Local traffic policy and no local endpoint.
+	noLocalInternal, noLocalExternal int
+}
+
+func (t *serviceTally) add(o serviceTally, sign int) {
+	t.truncated += sign * o.truncated
+	t.mixedPortDropped += sign * o.mixedPortDropped
+	t.noLocalInternal += sign * o.noLocalInternal
+	t.noLocalExternal += sign * o.noLocalExternal
+}
+
+// tallyOf counts a Service's result the way kube-proxy's
+// sync_proxy_rules_no_local_endpoints_total does for the traffic policies.
+func tallyOf(svc *v1.Service, res desired.ServiceResult) serviceTally {
+	t := serviceTally{truncated: res.Truncated, mixedPortDropped: res.MixedPortDropped}
+	for _, lb := range res.LBs {
+		for _, b := range lb.Backends {
+			if b.Local {
+				return t
+			}
+		}
+	}
+	if svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == v1.ServiceInternalTrafficPolicyLocal {
+		t.noLocalInternal = 1
+	}
+	if svc.Spec.ExternalTrafficPolicy == v1.ServiceExternalTrafficPolicyLocal && svc.Spec.Type != v1.ServiceTypeClusterIP {
+		t.noLocalExternal = 1
+	}
+	return t
+}
+
+// tallies keeps every computed Service's tally and their sum.
+type tallies struct {
+	per   map[types.NamespacedName]serviceTally
+	total serviceTally
+}
+
+func newTallies() *tallies { return &tallies{per: map[types.NamespacedName]serviceTally{}} }
+
+func (t *tallies) set(name types.NamespacedName, v serviceTally) {
+	t.total.add(t.per[name], -1)
+	t.per[name] = v
+	t.total.add(v, 1)
+}
+
+func (t *tallies) remove(name types.NamespacedName) {
+	t.total.add(t.per[name], -1)
+	delete(t.per, name)
+}
+
+// noLocalEndpoints is SyncStats.NoLocalEndpoints.
+func (t *tallies) noLocalEndpoints() map[string]int {
+	return map[string]int{"internal": t.total.noLocalInternal, "external": t.total.noLocalExternal}
+}
