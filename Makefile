@@ -39,6 +39,10 @@ test: unit windows wine e2e
 demo: build
 	hack/demo.sh
 
+## soak: fault soak of the real binaries (SOAK_DURATION, default 3m); JSON report on the last line
+soak: build
+	hack/soak.sh
+
 ## bench: benchmarks and the scale harness
 bench:
 	hack/bench.sh

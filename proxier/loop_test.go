@@ -302,6 +302,8 @@ func TestRunFailsWhenCachesNeverSync(t *testing.T) {
 }
 
 func TestRunFailsWhenHNSIsDownAtStart(t *testing.T) {
+	defer func(d time.Duration) { startRetryFor = d }(startRetryFor)
+	startRetryFor = 300 * time.Millisecond
 	n := newTestNode(t, "ws2022")
 	n.hns.Restart(time.Hour)
 	n.start()
@@ -310,6 +312,21 @@ func TestRunFailsWhenHNSIsDownAtStart(t *testing.T) {
 	n.cancel = nil
 	if !hnslb.IsUnavailable(err) || !strings.Contains(err.Error(), "starting reconciler") {
 		t.Errorf("Run with HNS down: %v, want an unavailable error from starting the reconciler", err)
+	}
+}
+
+// A transient HNS failure at start (a restart, a lost reply) is retried:
+// found by the fault soak, where hnsproxy exited on one injected error.
+func TestRunRetriesAStartThatHNSFailsBriefly(t *testing.T) {
+	n := newTestNode(t, "ws2022", "10.244.1.5")
+	n.hns.Restart(500 * time.Millisecond)
+	n.start()
+	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("the load balancer after HNS came back", func() bool { return len(n.hns.Snapshot().LoadBalancers) == 1 })
+	select {
+	case err := <-n.done:
+		t.Fatalf("Run ended while HNS restarted briefly: %v", err)
+	default:
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
@@ -122,6 +123,31 @@ const (
 	repairRetryBase = 100 * time.Millisecond
 	repairRetryMax  = 30 * time.Second
 )
+
+// startRetryFor bounds how long Run retries a reconciler start that failed
+// transiently (HNS unreachable, restarting, timed out): one lost reply must
+// not end the process, an HNS that stays down must. A variable for tests.
+var startRetryFor = time.Minute
+
+// startReconciler starts the reconciler, retrying transient HNS failures
+// with backoff for up to startRetryFor.
+func (p *Proxier) startReconciler(ctx context.Context) error {
+	backoff := workqueue.NewTypedItemExponentialFailureRateLimiter[string](repairRetryBase, 5*time.Second)
+	deadline := time.Now().Add(startRetryFor)
+	for {
+		err := p.opts.Reconciler.Start(ctx)
+		if err == nil || !hnslb.IsTransient(err) || !time.Now().Before(deadline) {
+			return err
+		}
+		wait := backoff.When("start")
+		klog.FromContext(ctx).Error(err, "Starting the reconciler failed; retrying", "after", wait)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
 
 const (
 	syncKey         = "sync"
@@ -305,7 +331,7 @@ func (p *Proxier) Run(ctx context.Context) error {
 	p.startChanges = &initial
 	p.computeAll()
 	p.mu.Unlock()
-	if err := p.opts.Reconciler.Start(ctx); err != nil {
+	if err := p.startReconciler(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // shut down while starting: not a failure
 		}

@@ -63,6 +63,11 @@ type Reconciler struct {
 	// adopted by us, possibly still waiting for their deletion.
 	ownedLBs, ownedEPs map[string]struct{}
 	stateChanged       bool
+	// creatingLBs and creatingEPs are the keys and IPs whose create may
+	// have made an object whose ID we never recorded (a Sync under way, a
+	// lost reply); they are saved before the creates (see declareCreates).
+	creatingLBs map[LBKey]struct{}
+	creatingEPs map[string]struct{}
 
 	// stale objects to delete: our own leftovers and foreign blockers.
 	staleLBs, staleEPs map[string]*staleObj
@@ -130,24 +135,26 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		log = klog.Background()
 	}
 	return &Reconciler{
-		client:     c,
-		opts:       o,
-		log:        log.WithName("reconciler"),
-		clock:      o.Clock,
-		limiter:    workqueue.NewTypedItemExponentialFailureRateLimiter[objectRef](o.RetryBase, o.RetryMax),
-		lbs:        map[LBKey]*lbEntry{},
-		eps:        map[string]*remoteEP{},
-		extras:     map[string]RemoteEndpoint{},
-		dirtyLBs:   map[LBKey]struct{}{},
-		dirtyEPs:   map[string]struct{}{},
-		retryLBs:   map[LBKey]struct{}{},
-		retryEPs:   map[string]struct{}{},
-		localIndex: map[string]string{},
-		refs:       map[string]map[LBKey]struct{}{},
-		ownedLBs:   map[string]struct{}{},
-		ownedEPs:   map[string]struct{}{},
-		staleLBs:   map[string]*staleObj{},
-		staleEPs:   map[string]*staleObj{},
+		client:      c,
+		opts:        o,
+		log:         log.WithName("reconciler"),
+		clock:       o.Clock,
+		limiter:     workqueue.NewTypedItemExponentialFailureRateLimiter[objectRef](o.RetryBase, o.RetryMax),
+		lbs:         map[LBKey]*lbEntry{},
+		eps:         map[string]*remoteEP{},
+		extras:      map[string]RemoteEndpoint{},
+		dirtyLBs:    map[LBKey]struct{}{},
+		dirtyEPs:    map[string]struct{}{},
+		retryLBs:    map[LBKey]struct{}{},
+		retryEPs:    map[string]struct{}{},
+		localIndex:  map[string]string{},
+		refs:        map[string]map[LBKey]struct{}{},
+		ownedLBs:    map[string]struct{}{},
+		ownedEPs:    map[string]struct{}{},
+		creatingLBs: map[LBKey]struct{}{},
+		creatingEPs: map[string]struct{}{},
+		staleLBs:    map[string]*staleObj{},
+		staleEPs:    map[string]*staleObj{},
 	}
 }
 

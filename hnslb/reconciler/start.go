@@ -50,6 +50,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	}
 
 	ownedLB, ownedEP := idSet(owned.LoadBalancers), idSet(owned.RemoteEndpoints)
+	claimed := r.claimInterrupted(owned, lbs, eps, ownedLB, ownedEP)
 	r.orphanLBs = map[LBKey][]hnslb.LoadBalancer{}
 	for _, lb := range lbs {
 		if _, ok := ownedLB[lb.ID]; ok {
@@ -83,12 +84,51 @@ func (r *Reconciler) Start(ctx context.Context) error {
 		}
 	}
 	// IDs in the state file that HNS no longer has are forgotten.
-	r.stateChanged = len(r.ownedLBs) != len(ownedLB) || len(r.ownedEPs) != len(ownedEP)
+	r.stateChanged = len(r.ownedLBs) != len(ownedLB)-claimed.lbs || len(r.ownedEPs) != len(ownedEP)-claimed.eps || claimed.any
 	r.started, r.pruned = true, false
 	r.adoptOrphans()
 	r.log.V(2).Info("Started", "loadBalancers", len(lbs), "endpoints", len(eps),
 		"ownedLoadBalancers", len(r.ownedLBs), "ownedRemoteEndpoints", len(r.ownedEPs))
 	return nil
+}
+
+type claimCount struct {
+	lbs, eps int
+	any      bool // the state file declared creates
+}
+
+// claimInterrupted adds to ownedLB and ownedEP the listed objects nobody
+// owns on a key or IP the state file declared as being created: a create
+// whose ID never reached the state file (see declareCreates).
+func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint, ownedLB, ownedEP map[string]struct{}) claimCount {
+	c := claimCount{any: len(st.CreatingLoadBalancers)+len(st.CreatingRemoteEndpoints) > 0}
+	keys := map[LBKey]struct{}{}
+	for _, k := range st.CreatingLoadBalancers {
+		keys[k] = struct{}{}
+	}
+	ips := idSet(st.CreatingRemoteEndpoints)
+	for i := range lbs {
+		k, ok := keyOf(&lbs[i])
+		if _, mine := ownedLB[lbs[i].ID]; !ok || mine {
+			continue
+		}
+		if _, declared := keys[k]; declared {
+			r.log.Info("Claiming a load balancer an interrupted create made", "key", k, "id", lbs[i].ID)
+			ownedLB[lbs[i].ID] = struct{}{}
+			c.lbs++
+		}
+	}
+	for i := range eps {
+		if _, mine := ownedEP[eps[i].ID]; mine || !eps[i].IsRemote() {
+			continue
+		}
+		if _, declared := ips[eps[i].IP()]; declared {
+			r.log.Info("Claiming a remote endpoint an interrupted create made", "ip", eps[i].IP(), "id", eps[i].ID)
+			ownedEP[eps[i].ID] = struct{}{}
+			c.eps++
+		}
+	}
+	return c
 }
 
 func idSet(ids []string) map[string]struct{} {

@@ -48,6 +48,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	run.lbs = takeDue(run.now, r.dirtyLBs, r.retryLBs, func(k LBKey) time.Time { return r.lbs[k].st.nextRetry })
 	epWork := takeDue(run.now, r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
 	ips := slices.SortedFunc(maps.Keys(epWork), compareIPs)
+	r.declareCreates(run.lbs, ips)
 
 	r.refreshLocalIfNeeded(run)
 	r.syncStale(run, r.staleLBs, r.client.DeleteLoadBalancer, r.ownedLBs)
@@ -76,6 +77,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 		r.syncStale(run, r.staleEPs, r.client.DeleteEndpoint, r.ownedEPs)
 	}
 
+	r.settleCreates()
 	if r.stateChanged {
 		if err := r.saveState(); err != nil {
 			r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
@@ -166,13 +168,21 @@ func (r *Reconciler) removeRealizedLB(run *syncRun, e *lbEntry) error {
 }
 
 // resolveUncertainLB looks for the load balancer a lost create may have
-// made (one list per Sync): if HNS holds exactly that document on e's
-// frontend, it is ours and becomes e's realized load balancer.
+// made (one list per Sync): one nobody owns on e's frontend is ours (of
+// this document, or of an older one whose create was lost too) and becomes
+// e's realized load balancer.
 func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
-	if found := r.findBlocker(run, e.key); found != nil && sameLB(found, e.uncertain) {
-		r.setRealized(e, found.ID, e.uncertain)
-	} else if run.listedLBsErr != nil {
+	found := r.findBlocker(run, e.key)
+	switch {
+	case found == nil && run.listedLBsErr != nil:
 		return fmt.Errorf("looking for a load balancer a lost create may have made: %w", run.listedLBsErr)
+	case found == nil:
+	case sameLB(found, e.uncertain):
+		r.setRealized(e, found.ID, e.uncertain)
+	default:
+		if _, owned := r.ownedLBs[found.ID]; !owned {
+			r.setRealized(e, found.ID, found)
+		}
 	}
 	e.uncertain = nil
 	return nil

@@ -34,7 +34,7 @@ type featureLine struct {
 // warning (featureUnavailable is told) and DSR stays off.
 func checkCapabilities(ctx context.Context, c hnslb.Client, cfg *options.Config, network *hnslb.Network, featureUnavailable func(feature, why string)) (Capabilities, error) {
 	logger := klog.FromContext(ctx)
-	v, err := c.Version(ctx)
+	v, err := readVersion(ctx, c, networkPoll, cfg.HNS.NetworkWaitTimeout)
 	if err != nil {
 		return Capabilities{}, fmt.Errorf("reading the HNS version: %w", err)
 	}
@@ -114,6 +114,25 @@ func boolGauge(b bool) float64 {
 // waitForNetwork polls HNS for the named network (the CNI creates it,
 // sometimes after hnsproxy starts), logging every logEvery, and fails after
 // timeout with what it last saw rather than hanging.
+// readVersion reads HNS's version, retrying transient failures (HNS
+// restarting, a reply lost) every poll for up to timeout: the network was
+// just found, so HNS is there, and one failed call must not end hnsproxy.
+func readVersion(ctx context.Context, c hnslb.Client, poll, timeout time.Duration) (hnslb.Version, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		v, err := c.Version(ctx)
+		if err == nil || !hnslb.IsTransient(err) || !time.Now().Add(poll).Before(deadline) {
+			return v, err
+		}
+		klog.FromContext(ctx).Info("Reading the HNS version failed; retrying", "err", err, "after", poll)
+		select {
+		case <-ctx.Done():
+			return v, ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
+
 func waitForNetwork(ctx context.Context, c hnslb.Client, name string, poll, logEvery, timeout time.Duration) (*hnslb.Network, error) {
 	logger := klog.FromContext(ctx)
 	start := time.Now()

@@ -96,6 +96,21 @@ func (l *lateNetwork) GetNetworkByName(ctx context.Context, name string) (*hnslb
 	return l.HNS.GetNetworkByName(ctx, name)
 }
 
+// Found by the fault soak: one transient failure of the version call
+// ended hnsproxy at start.
+func TestReadVersionRetriesTransientFailures(t *testing.T) {
+	hns := simAt(13, 2)
+	hns.Restart(200 * time.Millisecond)
+	v, err := readVersion(context.Background(), hns, 10*time.Millisecond, time.Minute)
+	if err != nil || v != (hnslb.Version{Major: 13, Minor: 2}) {
+		t.Errorf("version %v, err %v, want 13.2 once HNS is back", v, err)
+	}
+	hns.Restart(time.Hour)
+	if _, err := readVersion(context.Background(), hns, 10*time.Millisecond, 50*time.Millisecond); !hnslb.IsUnavailable(err) {
+		t.Errorf("HNS down past the timeout: %v, want it unavailable", err)
+	}
+}
+
 func TestWaitForNetwork(t *testing.T) {
 	hns := &lateNetwork{HNS: simAt(13, 2), name: "cbr0", createN: 4}
 	n, err := waitForNetwork(context.Background(), hns, "cbr0", time.Millisecond, time.Millisecond, time.Hour)

@@ -1,0 +1,249 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/remote"
+)
+
+// Fault settings of the soak.
+const (
+	hnsErrorRate     = 0.10
+	hnsCommitted     = 0.2 // of failed writes, the share HNS applied anyway (a lost reply)
+	hnsRestartWindow = 3 * time.Second
+	hnsLatency       = 2 * time.Millisecond // per call: a sync of a burst takes tens of ms, as on Windows
+	hnsRestartsEach  = 3                    // per node
+	apiRestarts      = 2
+	killsEach        = 2 // per node
+	watchEvery       = 200 * time.Millisecond
+)
+
+// injectedCodes are the failures HNS calls draw from: unreachable, timed
+// out, and the HNS manager stopped (all transient).
+var injectedCodes = []hnslb.ErrorCode{hnslb.CodeRPCServerUnavailable, hnslb.CodeTimeout, hnslb.CodeManagerStopped}
+
+// injectedResults are those codes as hnssim's counters name them.
+var injectedResults = []string{"RPCServerUnavailable", "Timeout", "ManagerStopped"}
+
+func faultsOn(restart time.Duration) remote.FaultsRequest {
+	latency := remote.Duration(hnsLatency)
+	return remote.FaultsRequest{
+		Latency:   &latency,
+		ErrorRate: map[string]float64{"*": hnsErrorRate},
+		Errors:    injectedCodes,
+		Committed: hnsCommitted,
+		Restart:   remote.Duration(restart),
+	}
+}
+
+// chaos runs the faults of the soak's fault window and keeps every
+// hnsproxy running until told to stop, counting what happened.
+type chaos struct {
+	cluster *framework.Cluster
+	drv     *driver
+	seed    uint64
+
+	hnsRestarts atomic.Int64
+	apiRestarts atomic.Int64
+	kills       atomic.Int64
+	midSync     atomic.Int64 // kills that landed after the proxy's writes began
+	crashes     atomic.Int64
+	maxRSSKiB   atomic.Int64
+	errs        chan error
+}
+
+// at returns the offsets, within window, of n events spread evenly and
+// shifted by shift (a share of one gap), so events of different kinds and
+// nodes do not coincide.
+func at(window time.Duration, n int, shift float64) []time.Duration {
+	gap := window / time.Duration(n+1)
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = gap*time.Duration(i+1) + time.Duration(float64(gap)*shift)
+	}
+	return out
+}
+
+// faults runs the HNS faults and apiserver restarts for window, then turns
+// the faults off. It returns once everything it started has finished.
+func (c *chaos) faults(ctx context.Context, window time.Duration) {
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, n := range c.cluster.Nodes {
+		if err := n.Sim.SetFaults(ctx, faultsOn(0)); err != nil {
+			c.report(fmt.Errorf("node %s: setting faults: %w", n.Name(), err))
+		}
+		wg.Go(func() {
+			for _, off := range at(window, hnsRestartsEach, 0.3*float64(i)) {
+				if !sleepUntil(ctx, start.Add(off)) {
+					return
+				}
+				if err := n.Sim.SetFaults(ctx, faultsOn(hnsRestartWindow)); err != nil {
+					c.report(fmt.Errorf("node %s: HNS restart: %w", n.Name(), err))
+					continue
+				}
+				c.hnsRestarts.Add(1)
+			}
+		})
+	}
+	wg.Go(func() {
+		for _, off := range at(window, apiRestarts, 0.1) {
+			if !sleepUntil(ctx, start.Add(off)) {
+				return
+			}
+			if err := c.cluster.CP.RestartAPIServer(ctx); err != nil {
+				c.report(fmt.Errorf("restarting the apiserver: %w", err))
+				continue
+			}
+			c.apiRestarts.Add(1)
+		}
+	})
+	sleepUntil(ctx, start.Add(window))
+	wg.Wait()
+	for _, n := range c.cluster.Nodes {
+		var none remote.Duration
+		if err := n.Sim.SetFaults(context.Background(), remote.FaultsRequest{Latency: &none}); err != nil {
+			c.report(fmt.Errorf("node %s: clearing faults: %w", n.Name(), err))
+		}
+	}
+}
+
+// keepProxies watches every node's hnsproxy until ctx ends: it kills each
+// with SIGKILL killsEach times within window (mid-sync: after a burst of
+// changes, once the proxy's HNS writes have begun), restarts it, restarts
+// it after any exit it did not cause (a crash), and samples peak memory.
+func (c *chaos) keepProxies(ctx context.Context, window time.Duration) {
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, n := range c.cluster.Nodes {
+		rng := rand.New(rand.NewPCG(c.seed, uint64(i)))
+		kills := at(window, killsEach, 0.5+0.2*float64(i))
+		wg.Go(func() {
+			tick := time.NewTicker(watchEvery)
+			defer tick.Stop()
+			for {
+				c.sampleRSS(n.Proxy)
+				switch {
+				case n.Proxy.PID() == 0:
+					c.crashes.Add(1)
+					fmt.Fprintf(os.Stderr, "soak: hnsproxy %s exited on its own; restarting (log %s)\n", n.Name(), n.Proxy.LogPath())
+					c.start(ctx, n)
+				case len(kills) > 0 && time.Since(start) >= kills[0]:
+					kills = kills[1:]
+					c.killMidSync(ctx, n, rng)
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// killMidSync makes a burst of changes, waits until the node's HNS sees
+// the proxy's writes begin (a sync is under way), lets a few more calls
+// through, then sends SIGKILL and starts the proxy again.
+func (c *chaos) killMidSync(ctx context.Context, n *framework.Node, rng *rand.Rand) {
+	before, _ := hnsWrites(ctx, n)
+	c.drv.burst(ctx, 10)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if w, err := hnsWrites(ctx, n); err == nil && w > before {
+			c.midSync.Add(1)
+			break
+		}
+	}
+	time.Sleep(time.Duration(rng.IntN(5)) * hnsLatency)
+	c.sampleRSS(n.Proxy)
+	if err := n.Proxy.Kill(); err != nil {
+		c.report(err)
+		return
+	}
+	c.kills.Add(1)
+	c.start(ctx, n)
+}
+
+func hnsWrites(ctx context.Context, n *framework.Node) (int, error) {
+	st, err := n.Sim.Stats(ctx)
+	return st.Writes(), err
+}
+
+// start restarts a node's hnsproxy; a failure to get ready is reported but
+// the watch goes on (an exit shows up as a crash on the next tick).
+func (c *chaos) start(ctx context.Context, n *framework.Node) {
+	if err := n.Proxy.Start(ctx); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "soak: starting hnsproxy %s: %v\n", n.Name(), err)
+	}
+}
+
+// sampleRSS records the process's peak resident set (VmHWM).
+func (c *chaos) sampleRSS(p *framework.Proxy) {
+	pid := p.PID()
+	if pid == 0 {
+		return
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			for old := c.maxRSSKiB.Load(); err == nil && kib > old && !c.maxRSSKiB.CompareAndSwap(old, kib); {
+				old = c.maxRSSKiB.Load()
+			}
+		}
+	}
+}
+
+func (c *chaos) report(err error) {
+	select {
+	case c.errs <- err:
+	default:
+	}
+	fmt.Fprintln(os.Stderr, "soak:", err)
+}
+
+// hnsFaults counts the calls HNS failed with an injected code (restart
+// windows included) across nodes.
+func hnsFaults(ctx context.Context, c *framework.Cluster) (int, error) {
+	total := 0
+	for _, n := range c.Nodes {
+		st, err := n.Sim.Stats(ctx)
+		if err != nil {
+			return 0, err
+		}
+		for _, results := range st.Calls {
+			for _, r := range injectedResults {
+				total += results[r]
+			}
+		}
+	}
+	return total, nil
+}
+
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(time.Until(t)):
+		return true
+	}
+}

@@ -1,0 +1,213 @@
+//go:build linux
+
+// Command soak is `make soak`: a fault soak of the real hnsproxy binaries.
+// It starts a real etcd and kube-apiserver and two simulated Windows nodes
+// (hnssim, hnscni-wired pods, hnsproxy) with the e2e rig, plants HNS objects
+// another agent owns, then for a bounded time churns Services and
+// EndpointSlices through client-go while HNS fails 10% of calls (and
+// restarts), the apiserver restarts and hnsproxy is killed with SIGKILL.
+// After the faults it waits for convergence and compares each node's HNS
+// with the desired state computed independently from the API objects.
+//
+// Its last stdout line is one JSON object (see result); it exits non-zero
+// when anything was lost, leaked, wrong or crashed, or the faults did not
+// all happen.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+)
+
+// result is the soak's report, printed as one JSON line.
+type result struct {
+	Changes               int64   `json:"changes"`
+	HNSFaults             int     `json:"hns_faults"`
+	HNSRestarts           int64   `json:"hns_restarts"`
+	APIServerRestarts     int64   `json:"apiserver_restarts"`
+	ProxyKills            int64   `json:"proxy_kills"`
+	LeakedObjects         int     `json:"leaked_objects"`
+	MissingObjects        int     `json:"missing_objects"`
+	WrongObjects          int     `json:"wrong_objects"`
+	ForeignObjectsDeleted int     `json:"foreign_objects_deleted"`
+	Crashes               int64   `json:"crashes"`
+	ConvergeSeconds       float64 `json:"converge_seconds"`
+	MaxRSSMiB             float64 `json:"max_rss_mib"`
+	// Context for reading the figures.
+	Seed           uint64  `json:"seed"`
+	FaultSeconds   float64 `json:"fault_seconds"`
+	RefusedChanges int64   `json:"refused_changes"`
+	KillsMidSync   int64   `json:"kills_mid_sync"`
+	Converged      bool    `json:"converged"`
+}
+
+// failed says whether the soak found a problem or did not run its faults.
+func (r result) failed(nodes int) []string {
+	var why []string
+	for name, v := range map[string]int64{
+		"leaked_objects": int64(r.LeakedObjects), "missing_objects": int64(r.MissingObjects),
+		"wrong_objects": int64(r.WrongObjects), "foreign_objects_deleted": int64(r.ForeignObjectsDeleted),
+		"crashes": r.Crashes,
+	} {
+		if v != 0 {
+			why = append(why, fmt.Sprintf("%s = %d", name, v))
+		}
+	}
+	if !r.Converged {
+		why = append(why, "did not converge")
+	}
+	if r.APIServerRestarts < apiRestarts || r.HNSRestarts < int64(hnsRestartsEach*nodes) || r.ProxyKills < int64(killsEach*nodes) {
+		why = append(why, "not every planned fault happened")
+	}
+	return why
+}
+
+func main() {
+	duration := flag.Duration("duration", envDuration("SOAK_DURATION", 3*time.Minute), "how long faults and changes go on (env SOAK_DURATION)")
+	converge := flag.Duration("converge-timeout", envDuration("SOAK_CONVERGE_TIMEOUT", 5*time.Minute), "how long to wait for convergence after the faults (env SOAK_CONVERGE_TIMEOUT)")
+	seed := flag.Uint64("seed", envUint("SOAK_SEED", 1), "seed of every random choice (env SOAK_SEED)")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, why, err := run(ctx, *duration, *converge, *seed)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		os.Exit(2)
+	}
+	line, _ := json.Marshal(res)
+	fmt.Println(string(line))
+	if len(why) > 0 {
+		fmt.Fprintln(os.Stderr, "soak: FAILED:", why)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64) (res result, why []string, err error) {
+	res.Seed, res.FaultSeconds = seed, window.Seconds()
+	step("Building (or reusing) kube-apiserver, etcd and the node binaries")
+	if _, err := framework.Binaries(); err != nil {
+		return res, nil, err
+	}
+	if _, err := framework.Tools(); err != nil {
+		return res, nil, err
+	}
+	dir, err := os.MkdirTemp("", "soak")
+	if err != nil {
+		return res, nil, err
+	}
+	defer func() {
+		if err == nil && len(why) == 0 {
+			err = os.RemoveAll(dir)
+		} else {
+			fmt.Fprintln(os.Stderr, "soak: logs kept in", dir)
+		}
+	}()
+	step("Starting etcd and kube-apiserver on 127.0.0.1 (files in " + dir + ")")
+	cp, err := framework.Start(ctx, filepath.Join(dir, "cp"), framework.Options{})
+	if err != nil {
+		return res, nil, err
+	}
+	defer func() { err = errors.Join(err, cp.Stop()) }()
+	step("Starting two simulated Windows nodes (hnssim + hnsproxy each) and wiring pods")
+	r, err := startRig(ctx, cp, filepath.Join(dir, "n"))
+	if r != nil {
+		defer func() { err = errors.Join(err, r.cluster.Stop()) }()
+	}
+	if err != nil {
+		return res, nil, err
+	}
+	client, err := driverClient(cp)
+	if err != nil {
+		return res, nil, err
+	}
+
+	step(fmt.Sprintf("Soaking for %v: changes, HNS faults and restarts, apiserver restarts, hnsproxy kills", window))
+	drv := newDriver(client, soakNamespace, r.pods, seed)
+	ch := &chaos{cluster: r.cluster, drv: drv, seed: seed, errs: make(chan error, 64)}
+	proxiesCtx, stopProxies := context.WithCancel(ctx)
+	proxiesDone := make(chan struct{})
+	go func() { defer close(proxiesDone); ch.keepProxies(proxiesCtx, window) }()
+	driveCtx, stopDriving := context.WithTimeout(ctx, window)
+	driveDone := make(chan struct{})
+	go func() { defer close(driveDone); drv.run(driveCtx) }()
+	ch.faults(ctx, window)
+	<-driveDone
+	stopDriving()
+
+	step(fmt.Sprintf("Faults off after %d changes; waiting (up to %v) for every node to converge", drv.changes.Load(), convergeTimeout))
+	settled := time.Now()
+	last, converged := r.converge(ctx, client, convergeTimeout)
+	res.ConvergeSeconds = time.Since(settled).Seconds()
+	stopProxies()
+	<-proxiesDone
+
+	res.Changes, res.RefusedChanges = drv.changes.Load(), drv.failures.Load()
+	res.HNSRestarts, res.APIServerRestarts, res.ProxyKills = ch.hnsRestarts.Load(), ch.apiRestarts.Load(), ch.kills.Load()
+	res.KillsMidSync = ch.midSync.Load()
+	res.Crashes = ch.crashes.Load() + int64(r.panics())
+	res.MaxRSSMiB = float64(ch.maxRSSKiB.Load()) / 1024
+	res.Converged = converged
+	for _, d := range last {
+		res.LeakedObjects += len(d.Leaked)
+		res.MissingObjects += len(d.Missing)
+		res.WrongObjects += len(d.Wrong)
+		res.ForeignObjectsDeleted += len(d.ForeignDeleted)
+	}
+	if res.HNSFaults, err = hnsFaults(ctx, r.cluster); err != nil {
+		return res, nil, err
+	}
+	return res, res.failed(len(r.cluster.Nodes)), nil
+}
+
+// driverClient is an admin client paced for thousands of changes.
+func driverClient(cp *framework.ControlPlane) (kubernetes.Interface, error) {
+	cfg, err := cp.AdminConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	cfg.Timeout = 15 * time.Second         // an apiserver restart must not hang the driver
+	cfg.WarningHandler = rest.NoWarnings{} // externalIPs are deprecated, and used on purpose
+	return kubernetes.NewForConfig(cfg)
+}
+
+func step(s string) { fmt.Fprintln(os.Stderr, "==> "+s) }
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v := os.Getenv(name); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "soak: %s=%q: %v\n", name, v, err)
+			os.Exit(2)
+		}
+		return d
+	}
+	return def
+}
+
+func envUint(name string, def uint64) uint64 {
+	if v := os.Getenv(name); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "soak: %s=%q: %v\n", name, v, err)
+			os.Exit(2)
+		}
+		return n
+	}
+	return def
+}

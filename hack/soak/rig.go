@@ -1,0 +1,178 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+const (
+	soakNamespace = "soak"
+	podsPerNode   = 6
+	convergePoll  = time.Second
+)
+
+// clusterSpec: two l2bridge nodes on different HNS builds, one without
+// ModifyLoadBalancer (updates are delete + create) and one with it.
+var clusterSpec = framework.ClusterSpec{
+	NetworkType: framework.NetworkL2Bridge,
+	Nodes: []framework.NodeSpec{
+		{Name: "win-a", Profile: "ws2022", NodeIP: "192.168.50.11", PodCIDR: "10.244.1.0/24"},
+		{Name: "win-b", Profile: "ws2025", NodeIP: "192.168.50.12", PodCIDR: "10.244.2.0/24"},
+	},
+}
+
+// rig is the running cluster with what the soak needs to judge it.
+type rig struct {
+	cluster  *framework.Cluster
+	pods     []framework.Pod
+	settings map[string]nodeSettings
+	foreign  map[string]foreignSet
+}
+
+func startRig(ctx context.Context, cp *framework.ControlPlane, dir string) (*rig, error) {
+	c, err := framework.StartCluster(ctx, cp, clusterSpec, dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &rig{cluster: c, settings: map[string]nodeSettings{}, foreign: map[string]foreignSet{}}
+	if err := framework.EnsureNamespace(ctx, c, soakNamespace); err != nil {
+		return r, err
+	}
+	for _, n := range c.Nodes {
+		pods, err := n.WirePods(ctx, "soak", podsPerNode)
+		if err != nil {
+			return r, err
+		}
+		r.pods = append(r.pods, pods...)
+		v, err := n.Sim.Client.Version(ctx)
+		if err != nil {
+			return r, err
+		}
+		r.settings[n.Name()] = nodeSettings{Name: n.Name(), HealthzPort: uint16(n.Proxy.HealthzPort), Version: v}
+		if r.foreign[n.Name()], err = plantForeign(ctx, n); err != nil {
+			return r, fmt.Errorf("node %s: planting foreign objects: %w", n.Name(), err)
+		}
+	}
+	return r, nil
+}
+
+// plantForeign creates what another agent would own on the node: two
+// remote endpoints and two load balancers over them that no Service
+// wants. With the pods' endpoints (the CNI's) they are the node's foreign
+// objects.
+func plantForeign(ctx context.Context, n *framework.Node) (foreignSet, error) {
+	f := foreignSet{LBs: map[string]bool{}, Endpoints: map[string]bool{}}
+	hns := n.Sim.Client
+	network, err := hns.GetNetworkByName(ctx, "cbr0")
+	if err != nil {
+		return f, err
+	}
+	var epIDs []string
+	for i, ip := range []string{"10.250.0.1", "10.250.0.2"} {
+		ep, err := hns.CreateEndpoint(ctx, network.ID, &hnslb.Endpoint{
+			Name:             fmt.Sprintf("other-agent-%d", i),
+			IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}},
+			MacAddress:       fmt.Sprintf("02-11-22-33-44-%02X", i),
+			Flags:            hnslb.EndpointFlagsRemoteEndpoint,
+			SchemaVersion:    hnslb.V2,
+		})
+		if err != nil {
+			return f, err
+		}
+		epIDs = append(epIDs, ep.ID)
+	}
+	for _, lb := range []hnslb.LoadBalancer{
+		{FrontendVIPs: []string{"203.0.113.10"}, PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 9000, ExternalPort: 9999}}},
+		// A node-wide one on a port outside the NodePort range.
+		{PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolUDP, InternalPort: 5353, ExternalPort: 29999, Flags: hnslb.PortMappingFlagsLocalRoutedVIP}}},
+	} {
+		lb.HostComputeEndpoints, lb.SchemaVersion = epIDs, hnslb.V2
+		created, err := hns.CreateLoadBalancer(ctx, &lb)
+		if err != nil {
+			return f, err
+		}
+		f.LBs[created.ID] = true
+	}
+	snap, err := n.Sim.Dump(ctx)
+	if err != nil {
+		return f, err
+	}
+	for _, ep := range snap.Endpoints {
+		if !ep.IsRemote() { // the pods', made by hnscni
+			f.Endpoints[ep.ID] = true
+		}
+	}
+	for _, id := range epIDs {
+		f.Endpoints[id] = true
+	}
+	return f, nil
+}
+
+// converge compares every node's HNS with the expectation until all agree
+// or timeout passes, and returns the last comparison per node.
+func (r *rig) converge(ctx context.Context, client kubernetes.Interface, timeout time.Duration) (map[string]diff, bool) {
+	last := map[string]diff{}
+	err := framework.Poll(ctx, timeout, convergePoll, func(ctx context.Context) error {
+		clean := true
+		for _, n := range r.cluster.Nodes {
+			want, err := expectedState(ctx, client, r.settings[n.Name()])
+			if err != nil {
+				return err
+			}
+			snap, err := n.Sim.Dump(ctx)
+			if err != nil {
+				return err
+			}
+			d := compare(snap, want, r.foreign[n.Name()])
+			last[n.Name()] = d
+			clean = clean && d.clean()
+		}
+		if !clean {
+			return fmt.Errorf("HNS differs from the API objects")
+		}
+		return nil
+	})
+	if err != nil {
+		for name, d := range last {
+			if !d.clean() {
+				fmt.Fprintf(os.Stderr, "soak: node %s after %v:\n%s", name, timeout, d)
+			}
+		}
+		return last, false
+	}
+	return last, true
+}
+
+// panics counts log lines of every hnsproxy that mention a panic.
+func (r *rig) panics() int {
+	total := 0
+	for _, n := range r.cluster.Nodes {
+		f, err := os.Open(n.Proxy.LogPath())
+		if err != nil {
+			continue
+		}
+		s := bufio.NewScanner(f)
+		s.Buffer(make([]byte, 1<<20), 1<<20)
+		for s.Scan() {
+			if strings.Contains(strings.ToLower(s.Text()), "panic") {
+				total++
+				if total <= 5 {
+					fmt.Fprintf(os.Stderr, "soak: %s: %s\n", n.Proxy.LogPath(), s.Text())
+				}
+			}
+		}
+		f.Close()
+	}
+	return total
+}

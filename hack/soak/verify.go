@@ -1,0 +1,272 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+)
+
+// serviceProxyNameLabel marks Services another proxy owns; hnsproxy's
+// informers leave them (and their slices) out, so the expectation does too.
+const serviceProxyNameLabel = "service.kubernetes.io/service-proxy-name"
+
+// nodeSettings are the parts of a node's desired.Config that come from
+// hnsproxy's flags and HNS rather than from the API: built the way
+// cmd/hnsproxy/app/proxier.go builds them for the rig's flags (l2bridge,
+// --enable-dsr, no --bind-address, no root endpoint, no health-check VIP).
+type nodeSettings struct {
+	Name        string
+	HealthzPort uint16
+	Version     hnslb.Version
+}
+
+// expectedState lists the API objects with client-go and computes, with
+// desired.Compute, what the node's HNS must hold. It shares no code path
+// with the running proxier beyond the pure mapping.
+func expectedState(ctx context.Context, client kubernetes.Interface, ns nodeSettings) (*desired.State, error) {
+	sel := metav1.ListOptions{LabelSelector: "!" + serviceProxyNameLabel}
+	svcs, err := client.CoreV1().Services(metav1.NamespaceAll).List(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	eps, err := client.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	node, err := client.CoreV1().Nodes().Get(ctx, ns.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return computeExpected(svcs.Items, eps.Items, node, ns), nil
+}
+
+func computeExpected(svcs []corev1.Service, eps []discoveryv1.EndpointSlice, node *corev1.Node, ns nodeSettings) *desired.State {
+	byService := map[string][]*discoveryv1.EndpointSlice{}
+	for i := range eps {
+		name := eps[i].Labels[discoveryv1.LabelServiceName]
+		if name == "" {
+			continue
+		}
+		key := eps[i].Namespace + "/" + name
+		byService[key] = append(byService[key], &eps[i])
+	}
+	in := make([]desired.ServiceInput, 0, len(svcs))
+	for i := range svcs {
+		s := &svcs[i]
+		in = append(in, desired.ServiceInput{Service: s, Slices: byService[s.Namespace+"/"+s.Name]})
+	}
+	return desired.Compute(in, nodeConfig(node, ns))
+}
+
+// nodeConfig mirrors desiredConfig (cmd/hnsproxy/app) plus the proxier's
+// node-dependent part (node IPs from InternalIP addresses, the zone label).
+func nodeConfig(node *corev1.Node, ns nodeSettings) desired.Config {
+	f := hnslb.FeaturesFor(ns.Version)
+	cfg := desired.Config{
+		NodeName:    ns.Name,
+		Zone:        node.Labels[corev1.LabelTopologyZone],
+		Mode:        desired.L2Bridge,
+		EnableDSR:   f.DSR, // --enable-dsr, where HNS can
+		HealthzPort: ns.HealthzPort,
+		MaxBackends: f.MaxBackends,
+		Features:    f,
+		NodeIPs:     map[reconciler.IPFamily]netip.Addr{},
+	}
+	for _, a := range node.Status.Addresses {
+		ip, err := netip.ParseAddr(a.Address)
+		if a.Type != corev1.NodeInternalIP || err != nil {
+			continue
+		}
+		fam := reconciler.IPv4
+		if ip.Is6() && !ip.Is4In6() {
+			fam = reconciler.IPv6
+		}
+		if _, seen := cfg.NodeIPs[fam]; !seen {
+			cfg.NodeIPs[fam] = ip.Unmap()
+		}
+	}
+	return cfg
+}
+
+// foreignSet are HNS objects others own on a node (pods' endpoints made by
+// the CNI, and load balancers and endpoints planted as another agent's):
+// hnsproxy must leave every one of them alone.
+type foreignSet struct {
+	LBs       map[string]bool
+	Endpoints map[string]bool
+}
+
+// diff is how a node's HNS departs from the expectation.
+type diff struct {
+	Leaked  []string // objects hnsproxy owns that nothing wants
+	Missing []string // wanted objects HNS lacks
+	Wrong   []string // wanted objects HNS holds differently (or twice)
+	// ForeignDeleted are others' objects that disappeared.
+	ForeignDeleted []string
+}
+
+func (d diff) clean() bool {
+	return len(d.Leaked)+len(d.Missing)+len(d.Wrong)+len(d.ForeignDeleted) == 0
+}
+
+func (d diff) String() string {
+	var b strings.Builder
+	for _, part := range []struct {
+		name  string
+		items []string
+	}{{"leaked", d.Leaked}, {"missing", d.Missing}, {"wrong", d.Wrong}, {"foreign deleted", d.ForeignDeleted}} {
+		for _, s := range part.items {
+			fmt.Fprintf(&b, "  %s: %s\n", part.name, s)
+		}
+	}
+	return b.String()
+}
+
+// compare checks snap against want: every desired load balancer once, with
+// its frontend, port, protocol, flags, distribution, internal port and
+// backend IP set; every desired remote endpoint by IP; nothing else that
+// hnsproxy could own; every foreign object still present.
+func compare(snap *hnslb.Snapshot, want *desired.State, foreign foreignSet) diff {
+	var d diff
+	epByID := map[string]*hnslb.Endpoint{}
+	for i := range snap.Endpoints {
+		epByID[snap.Endpoints[i].ID] = &snap.Endpoints[i]
+	}
+	lbByID := map[string]bool{}
+	seen := map[reconciler.LBKey]bool{}
+	for i := range snap.LoadBalancers {
+		lb := &snap.LoadBalancers[i]
+		lbByID[lb.ID] = true
+		if foreign.LBs[lb.ID] {
+			continue
+		}
+		key, ok := keyOf(lb)
+		if !ok {
+			d.Leaked = append(d.Leaked, fmt.Sprintf("load balancer %s without a port mapping", lb.ID))
+			continue
+		}
+		w, wanted := want.LBs[key]
+		switch {
+		case !wanted:
+			d.Leaked = append(d.Leaked, fmt.Sprintf("load balancer %s %s", lb.ID, key))
+		case seen[key]:
+			d.Wrong = append(d.Wrong, fmt.Sprintf("load balancer %s %s: a second one for the key", lb.ID, key))
+		default:
+			if why := lbMismatch(lb, w, epByID); why != "" {
+				d.Wrong = append(d.Wrong, fmt.Sprintf("load balancer %s %s (%s): %s", lb.ID, key, w.Owner, why))
+			}
+		}
+		seen[key] = true
+	}
+	for key, w := range want.LBs {
+		if !seen[key] {
+			d.Missing = append(d.Missing, fmt.Sprintf("load balancer %s (%s)", key, w.Owner))
+		}
+	}
+	remoteSeen := map[string]bool{}
+	for i := range snap.Endpoints {
+		ep := &snap.Endpoints[i]
+		if foreign.Endpoints[ep.ID] {
+			continue
+		}
+		ip := ep.IP()
+		w, wanted := want.RemoteEndpoints[ip]
+		switch {
+		case !wanted:
+			d.Leaked = append(d.Leaked, fmt.Sprintf("endpoint %s %s (remote %v)", ep.ID, ip, ep.IsRemote()))
+		case remoteSeen[ip]:
+			d.Wrong = append(d.Wrong, fmt.Sprintf("endpoint %s %s: a second one for the IP", ep.ID, ip))
+		case w.Local == ep.IsRemote():
+			d.Wrong = append(d.Wrong, fmt.Sprintf("endpoint %s %s: remote flag %v", ep.ID, ip, ep.IsRemote()))
+		}
+		remoteSeen[ip] = true
+	}
+	for ip := range want.RemoteEndpoints {
+		if !remoteSeen[ip] {
+			d.Missing = append(d.Missing, "remote endpoint "+ip)
+		}
+	}
+	for id := range foreign.LBs {
+		if !lbByID[id] {
+			d.ForeignDeleted = append(d.ForeignDeleted, "load balancer "+id)
+		}
+	}
+	for id := range foreign.Endpoints {
+		if epByID[id] == nil {
+			d.ForeignDeleted = append(d.ForeignDeleted, "endpoint "+id)
+		}
+	}
+	for _, l := range [][]string{d.Leaked, d.Missing, d.Wrong, d.ForeignDeleted} {
+		slices.Sort(l)
+	}
+	return d
+}
+
+// keyOf is a realized load balancer's identity as the reconciler keys it.
+func keyOf(lb *hnslb.LoadBalancer) (reconciler.LBKey, bool) {
+	if len(lb.PortMappings) != 1 {
+		return reconciler.LBKey{}, false
+	}
+	pm := lb.PortMappings[0]
+	k := reconciler.LBKey{Family: reconciler.IPv4, Protocol: pm.Protocol, Port: pm.ExternalPort}
+	if lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0 {
+		k.Family = reconciler.IPv6
+	}
+	if len(lb.FrontendVIPs) > 0 {
+		k.VIP = lb.FrontendVIPs[0]
+	}
+	return k, true
+}
+
+func lbMismatch(lb *hnslb.LoadBalancer, w reconciler.DesiredLB, eps map[string]*hnslb.Endpoint) string {
+	pm := lb.PortMappings[0]
+	var why []string
+	if len(lb.FrontendVIPs) > 1 {
+		why = append(why, fmt.Sprintf("frontends %v", lb.FrontendVIPs))
+	}
+	if pm.InternalPort != w.InternalPort {
+		why = append(why, fmt.Sprintf("internal port %d, want %d", pm.InternalPort, w.InternalPort))
+	}
+	if pm.Flags != w.PortFlags {
+		why = append(why, fmt.Sprintf("port flags %d, want %d", pm.Flags, w.PortFlags))
+	}
+	if pm.DistributionType != w.Distribution {
+		why = append(why, fmt.Sprintf("distribution %d, want %d", pm.DistributionType, w.Distribution))
+	}
+	if lb.Flags != w.Flags {
+		why = append(why, fmt.Sprintf("flags %d, want %d", lb.Flags, w.Flags))
+	}
+	if lb.SourceVIP != w.SourceVIP {
+		why = append(why, fmt.Sprintf("source VIP %q, want %q", lb.SourceVIP, w.SourceVIP))
+	}
+	var got, want []string
+	for _, id := range lb.HostComputeEndpoints {
+		if ep := eps[id]; ep != nil {
+			got = append(got, ep.IP())
+		} else {
+			got = append(got, "missing:"+id)
+		}
+	}
+	for _, b := range w.Backends {
+		want = append(want, b.IP)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		why = append(why, fmt.Sprintf("backends %v, want %v", got, want))
+	}
+	return strings.Join(why, "; ")
+}

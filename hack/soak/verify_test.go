@@ -1,0 +1,90 @@
+//go:build linux
+
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+)
+
+var (
+	webKey = reconciler.LBKey{Family: reconciler.IPv4, VIP: "10.96.0.10", Protocol: hnslb.ProtocolTCP, Port: 80}
+	webLB  = reconciler.DesiredLB{
+		Key: webKey, SourceVIP: "192.168.50.11", InternalPort: 8080, Flags: hnslb.LoadBalancerFlagsDSR,
+		Backends: []reconciler.Backend{{IP: "10.244.1.10", Local: true}, {IP: "10.244.2.10"}},
+		Owner:    "soak/web:p0",
+	}
+)
+
+// realized is HNS holding webLB as hnsproxy would program it, a pod's
+// endpoint, the remote endpoint and a foreign load balancer.
+func realized() *hnslb.Snapshot {
+	return &hnslb.Snapshot{
+		Endpoints: []hnslb.Endpoint{
+			{ID: "pod", IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.10"}}},
+			{ID: "remote", IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.2.10"}}, Flags: hnslb.EndpointFlagsRemoteEndpoint},
+		},
+		LoadBalancers: []hnslb.LoadBalancer{
+			{ID: "web", HostComputeEndpoints: []string{"remote", "pod"}, SourceVIP: "192.168.50.11", FrontendVIPs: []string{"10.96.0.10"},
+				PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 8080, ExternalPort: 80}}, Flags: hnslb.LoadBalancerFlagsDSR},
+			{ID: "other", HostComputeEndpoints: []string{"pod"}, FrontendVIPs: []string{"203.0.113.10"},
+				PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 9000, ExternalPort: 9999}}},
+		},
+	}
+}
+
+func wanted() *desired.State {
+	return &desired.State{
+		LBs:             map[reconciler.LBKey]reconciler.DesiredLB{webKey: webLB},
+		RemoteEndpoints: map[string]reconciler.RemoteEndpoint{"10.244.2.10": {IP: "10.244.2.10"}},
+	}
+}
+
+func foreign() foreignSet {
+	return foreignSet{LBs: map[string]bool{"other": true}, Endpoints: map[string]bool{"pod": true}}
+}
+
+func TestCompare(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(*hnslb.Snapshot, *desired.State)
+		want   string // "" clean, else the kind and a part of the line
+	}{
+		{"as desired", func(*hnslb.Snapshot, *desired.State) {}, ""},
+		{"a load balancer nothing wants", func(_ *hnslb.Snapshot, w *desired.State) { delete(w.LBs, webKey) }, "leaked: load balancer web"},
+		{"a remote endpoint nothing wants", func(_ *hnslb.Snapshot, w *desired.State) { clear(w.RemoteEndpoints) }, "leaked: endpoint remote"},
+		{"a missing load balancer", func(s *hnslb.Snapshot, _ *desired.State) { s.LoadBalancers = s.LoadBalancers[1:] }, "missing: load balancer 10.96.0.10:80/tcp"},
+		{"a missing remote endpoint", func(s *hnslb.Snapshot, _ *desired.State) { s.Endpoints = s.Endpoints[:1] }, "missing: remote endpoint 10.244.2.10"},
+		{"a backend too few", func(s *hnslb.Snapshot, _ *desired.State) { s.LoadBalancers[0].HostComputeEndpoints = []string{"pod"} }, "wrong: load balancer web"},
+		{"another internal port", func(s *hnslb.Snapshot, _ *desired.State) { s.LoadBalancers[0].PortMappings[0].InternalPort = 8081 }, "internal port 8081"},
+		{"flags differ", func(s *hnslb.Snapshot, _ *desired.State) { s.LoadBalancers[0].Flags = 0 }, "flags 0, want 1"},
+		{"affinity differs", func(s *hnslb.Snapshot, _ *desired.State) {
+			s.LoadBalancers[0].PortMappings[0].DistributionType = hnslb.DistributionSourceIP
+		}, "distribution"},
+		{"two for one key", func(s *hnslb.Snapshot, _ *desired.State) {
+			dup := s.LoadBalancers[0]
+			dup.ID = "dup"
+			s.LoadBalancers = append(s.LoadBalancers, dup)
+		}, "wrong: load balancer"},
+		{"a foreign load balancer deleted", func(s *hnslb.Snapshot, _ *desired.State) { s.LoadBalancers = s.LoadBalancers[:1] }, "foreign deleted: load balancer other"},
+		{"a pod's endpoint deleted", func(s *hnslb.Snapshot, _ *desired.State) { s.Endpoints = s.Endpoints[1:] }, "foreign deleted: endpoint pod"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			snap, want := realized(), wanted()
+			c.change(snap, want)
+			d := compare(snap, want, foreign())
+			got := d.String()
+			switch {
+			case c.want == "" && !d.clean():
+				t.Errorf("differences in a matching HNS:\n%s", got)
+			case c.want != "" && (d.clean() || !strings.Contains(got, c.want)):
+				t.Errorf("got\n%s\nwant a line with %q", got, c.want)
+			}
+		})
+	}
+}
