@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null | sed 's/^\(
 LDFLAGS := -X github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app.gitVersion=$(VERSION)
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build unit windows wine e2e test demo bench soak fuzz clean
+.PHONY: all build unit windows wine e2e test demo bench soak soak-short fuzz clean
 
 all: build
 
@@ -33,11 +33,19 @@ e2e:
 	hack/e2e.sh
 
 ## test: everything CI runs
-test: unit windows wine e2e
+test: unit windows wine e2e fuzz soak-short
 
 ## demo: the main job; a control plane, simulated Windows nodes, Services, HNS tables
 demo: build
 	hack/demo.sh
+
+## fuzz: every fuzz target briefly (FUZZTIME, default 10s each)
+fuzz:
+	hack/fuzz.sh
+
+## soak-short: the fault soak in its CI length
+soak-short: build
+	SOAK_DURATION=45s hack/soak.sh
 
 ## soak: fault soak of the real binaries (SOAK_DURATION, default 3m); JSON report on the last line
 soak: build

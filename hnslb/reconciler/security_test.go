@@ -28,7 +28,14 @@ func TestStateFileIsReplacedAtomically(t *testing.T) {
 	if err := os.Chmod(e.stateFile, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	old, err := os.Stat(e.stateFile)
+	// Hold the old file open: its inode then cannot be reused by a later
+	// temp file, so SameFile below really tells replacement from rewriting.
+	held, err := os.Open(e.stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	old, err := held.Stat()
 	if err != nil {
 		t.Fatal(err)
 	}
