@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -85,12 +86,15 @@ func (p *process) alive() bool {
 			return true
 		}
 	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.pid))
+	// The exe link, not cmdline: the kernel sets the link before an exec
+	// closes the parent's wait pipe, but fills in the argument pages only
+	// after, so a cmdline read right after Start can still be empty.
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.pid))
 	if err != nil {
 		return false
 	}
-	argv0, _, _ := bytes.Cut(cmdline, []byte{0})
-	if string(argv0) != p.bin {
+	want, err := filepath.EvalSymlinks(p.bin)
+	if err != nil || exe != want {
 		return false
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
