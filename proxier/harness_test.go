@@ -97,8 +97,8 @@ func (n *testNode) start() {
 		NetworkID: n.networkID, Features: features, StateFile: n.stateFile,
 		RetryBase: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond,
 	})
-	factory := informers.NewSharedInformerFactory(n.client, 0)
-	nodeFactory := informers.NewSharedInformerFactory(n.client, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(TrimForCache))
+	nodeFactory := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(TrimForCache))
 	n.recorder = events.NewFakeRecorder(1000)
 	cfg := n.config
 	if cfg.Mode == "" {

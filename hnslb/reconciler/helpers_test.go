@@ -52,7 +52,24 @@ func newEnv(t testing.TB, profile string) *env {
 }
 
 // local creates a local endpoint (the CNI's job) and returns its ID.
+// local wires a pod as a runtime and the CNI do: a namespace for the pod,
+// an endpoint with its IP, attached to the namespace.
 func (e *env) local(ip string) string {
+	e.t.Helper()
+	id := e.localOutsideNamespace(ip)
+	ns, err := e.hns.CreateNamespace(ctx, &hnslb.Namespace{Type: hnslb.NamespaceTypeHost})
+	if err != nil {
+		e.t.Fatalf("create namespace for %s: %v", ip, err)
+	}
+	if err := e.hns.AddNamespaceEndpoint(ctx, ns.ID, id); err != nil {
+		e.t.Fatalf("attach endpoint %s: %v", ip, err)
+	}
+	return id
+}
+
+// localOutsideNamespace is a local endpoint in no namespace, as a runtime
+// that attaches endpoints otherwise leaves it.
+func (e *env) localOutsideNamespace(ip string) string {
 	e.t.Helper()
 	ep, err := e.hns.CreateEndpoint(ctx, e.netID, &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}}})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/netip"
 	"slices"
 	"time"
 
@@ -24,7 +23,6 @@ type syncRun struct {
 	listedEPs      []hnslb.Endpoint
 	listedEPsErr   error
 	epsListed      bool
-	localRefreshed bool
 }
 
 // Sync processes dirty objects and those whose retry is due, in an order
@@ -364,51 +362,6 @@ func (r *Reconciler) networkEndpoints(run *syncRun) ([]hnslb.Endpoint, error) {
 		run.listedEPs, run.listedEPsErr = r.client.ListEndpointsOfNetwork(run.ctx, r.opts.NetworkID)
 	}
 	return run.listedEPs, run.listedEPsErr
-}
-
-// refreshLocalIfNeeded rebuilds the local endpoint index with one list when
-// a load balancer to process has a local backend the index does not know.
-func (r *Reconciler) refreshLocalIfNeeded(run *syncRun) {
-	for k := range run.lbs {
-		e := r.lbs[k]
-		if e == nil || e.desired == nil {
-			continue
-		}
-		for _, b := range e.desired.Backends {
-			if b.Local && r.localIndex[b.IP] == "" {
-				eps, err := r.networkEndpoints(run)
-				if err != nil {
-					r.log.Error(err, "Refreshing local endpoints failed", "network", r.opts.NetworkID)
-					return
-				}
-				r.localIndex = localIndexOf(eps)
-				run.localRefreshed = true
-				return
-			}
-		}
-	}
-}
-
-func localIndexOf(eps []hnslb.Endpoint) map[string]string {
-	idx := make(map[string]string, len(eps))
-	for i := range eps {
-		if !eps[i].IsRemote() {
-			indexLocal(idx, &eps[i])
-		}
-	}
-	return idx
-}
-
-// indexLocal records every address of a local endpoint: a dual-stack pod's
-// endpoint backs both its IPv4 and its IPv6 load balancers.
-func indexLocal(idx map[string]string, ep *hnslb.Endpoint) {
-	for _, c := range ep.IpConfigurations {
-		ip := c.IpAddress
-		if a, err := netip.ParseAddr(ip); err == nil {
-			ip = a.Unmap().String()
-		}
-		idx[ip] = ep.ID
-	}
 }
 
 // syncWantedEP creates (or replaces) a desired remote endpoint.

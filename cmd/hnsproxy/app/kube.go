@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/proxier"
 )
 
 // labelServiceProxyName marks Services another proxy implements; kube-proxy
@@ -56,9 +57,9 @@ func newInformerFactories(client kubernetes.Interface, cfg *options.Config) (inf
 		return nil, nil, err
 	}
 	selector := labels.NewSelector().Add(*noProxyName).String()
-	factory := informers.NewSharedInformerFactoryWithOptions(client, cfg.ConfigSyncPeriod,
+	factory := informers.NewSharedInformerFactoryWithOptions(client, cfg.ConfigSyncPeriod, informers.WithTransform(proxier.TrimForCache),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
-	nodeFactory := informers.NewSharedInformerFactoryWithOptions(client, cfg.ConfigSyncPeriod,
+	nodeFactory := informers.NewSharedInformerFactoryWithOptions(client, cfg.ConfigSyncPeriod, informers.WithTransform(proxier.TrimForCache),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", cfg.NodeName).String()
 		}))

@@ -1,0 +1,139 @@
+package reconciler
+
+import (
+	"encoding/json"
+	"net/netip"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// The local index maps each local (CNI-made) endpoint's IP to its HNS ID, so
+// that load balancers can name pods on this node as backends. A pod that
+// starts after the index was built is looked for here.
+
+// refreshLocalIfNeeded finds the local endpoints of backends the index does
+// not know, when a load balancer to process has one (a pod that just started
+// on this node). Pods' endpoints sit in their HNS namespaces (the runtime
+// makes one per pod, the CNI attaches the endpoint to it), so one namespace
+// list and a get per endpoint not yet indexed find them without reading the
+// network's thousands of remote endpoints. Only if that leaves a backend
+// unknown (a runtime that attaches endpoints otherwise, or an HNS error) is
+// the whole network listed, once per Sync, as before.
+func (r *Reconciler) refreshLocalIfNeeded(run *syncRun) {
+	missing := r.unindexedLocalBackends(run)
+	if len(missing) == 0 {
+		return
+	}
+	if r.indexFromNamespaces(run, missing) {
+		return
+	}
+	eps, err := r.networkEndpoints(run)
+	if err != nil {
+		r.log.Error(err, "Refreshing local endpoints failed", "network", r.opts.NetworkID)
+		return
+	}
+	r.localIndex = localIndexOf(eps)
+}
+
+// unindexedLocalBackends are the local backends, of the load balancers this
+// Sync processes, that the index lacks.
+func (r *Reconciler) unindexedLocalBackends(run *syncRun) map[string]struct{} {
+	var missing map[string]struct{}
+	for k := range run.lbs {
+		e := r.lbs[k]
+		if e == nil || e.desired == nil {
+			continue
+		}
+		for _, b := range e.desired.Backends {
+			if b.Local && r.localIndex[b.IP] == "" {
+				if missing == nil {
+					missing = map[string]struct{}{}
+				}
+				missing[b.IP] = struct{}{}
+			}
+		}
+	}
+	return missing
+}
+
+// indexFromNamespaces indexes the endpoints attached to namespaces that the
+// index does not hold yet, and reports whether every missing IP was found.
+func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct{}) bool {
+	namespaces, err := r.client.ListNamespaces(run.ctx)
+	if err != nil {
+		r.log.V(2).Info("Listing namespaces to find new local endpoints failed; listing the network", "err", err)
+		return false
+	}
+	indexed := make(map[string]struct{}, len(r.localIndex))
+	for _, id := range r.localIndex {
+		indexed[id] = struct{}{}
+	}
+	for _, id := range namespaceEndpointIDs(namespaces) {
+		if _, ok := indexed[id]; ok {
+			continue
+		}
+		indexed[id] = struct{}{}
+		ep, err := r.client.GetEndpointByID(run.ctx, id)
+		if err != nil {
+			// Gone since the list, or HNS failing: the network list decides.
+			r.log.V(4).Info("Reading a namespace's endpoint failed", "id", id, "err", err)
+			continue
+		}
+		if ep.IsRemote() || ep.HostComputeNetwork != r.opts.NetworkID {
+			continue
+		}
+		indexLocal(r.localIndex, ep)
+	}
+	for ip := range missing {
+		if r.localIndex[ip] == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// namespaceEndpointIDs are the IDs of the endpoints attached to namespaces.
+func namespaceEndpointIDs(namespaces []hnslb.Namespace) []string {
+	var ids []string
+	for _, ns := range namespaces {
+		for _, res := range ns.Resources {
+			if res.Type != hnslb.NamespaceResourceTypeEndpoint {
+				continue
+			}
+			var data hnslb.NamespaceResourceEndpoint
+			if err := json.Unmarshal(res.Data, &data); err == nil && data.ID != "" {
+				ids = append(ids, data.ID)
+			}
+		}
+	}
+	return ids
+}
+
+func localIndexOf(eps []hnslb.Endpoint) map[string]string {
+	// Most of a network's endpoints are remote ones: size for the rest.
+	local := 0
+	for i := range eps {
+		if !eps[i].IsRemote() {
+			local++
+		}
+	}
+	idx := make(map[string]string, local)
+	for i := range eps {
+		if !eps[i].IsRemote() {
+			indexLocal(idx, &eps[i])
+		}
+	}
+	return idx
+}
+
+// indexLocal records every address of a local endpoint: a dual-stack pod's
+// endpoint backs both its IPv4 and its IPv6 load balancers.
+func indexLocal(idx map[string]string, ep *hnslb.Endpoint) {
+	for _, c := range ep.IpConfigurations {
+		ip := c.IpAddress
+		if a, err := netip.ParseAddr(ip); err == nil {
+			ip = a.Unmap().String()
+		}
+		idx[ip] = ep.ID
+	}
+}

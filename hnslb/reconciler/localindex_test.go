@@ -1,0 +1,103 @@
+package reconciler
+
+import (
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+)
+
+// startedEnv is a reconciler started on HNS holding the given pods, with the
+// counters reset after its first Sync.
+func startedEnv(t *testing.T, pods ...string) (*env, *Reconciler) {
+	t.Helper()
+	e := newEnv(t, sim.ProfileWS2025)
+	for _, ip := range pods {
+		e.local(ip)
+	}
+	r := e.reconciler()
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.Sync(ctx)
+	e.hns.ResetCounters()
+	return e, r
+}
+
+// TestNewLocalPodIsFoundThroughItsNamespace: a pod that starts after Start is
+// found by one namespace list and one get, never by listing the network's
+// endpoints (thousands of remote ones on a big cluster).
+func TestNewLocalPodIsFoundThroughItsNamespace(t *testing.T) {
+	e, r := startedEnv(t, "10.244.1.10")
+	e.local("10.244.1.20")
+	e.hns.ResetCounters()
+
+	want := lb("10.96.0.1", 80, loc("10.244.1.10"), loc("10.244.1.20"))
+	r.Upsert(want)
+	if res := r.Sync(ctx); res.Created != 1 || res.Pending != 0 {
+		t.Fatalf("sync %+v", res)
+	}
+	c := e.counters()
+	if c.Count(sim.OpListEndpoints) != 0 || c.Count(sim.OpListNamespaces) != 1 || c.Count(sim.OpGetEndpoint) != 1 {
+		t.Errorf("calls %v, want one namespace list and one endpoint get", c.Calls)
+	}
+	e.assertRealized([]DesiredLB{want})
+}
+
+// TestLocalEndpointOutsideNamespacesIsFoundByListingTheNetwork: a runtime
+// that does not attach endpoints to namespaces still gets its pods served.
+func TestLocalEndpointOutsideNamespacesIsFoundByListingTheNetwork(t *testing.T) {
+	e, r := startedEnv(t)
+	e.localOutsideNamespace("10.244.1.30")
+	e.hns.ResetCounters()
+	want := lb("10.96.0.1", 80, loc("10.244.1.30"))
+	r.Upsert(want)
+	if res := r.Sync(ctx); res.Created != 1 || res.Pending != 0 {
+		t.Fatalf("sync %+v", res)
+	}
+	if c := e.counters(); c.Count(sim.OpListEndpoints) != 1 {
+		t.Errorf("calls %v, want the network listed once", c.Calls)
+	}
+	e.assertRealized([]DesiredLB{want})
+}
+
+// TestNamespaceListFailureFallsBackToTheNetworkList: an HNS error on the
+// cheap path costs a list, not a pod.
+func TestNamespaceListFailureFallsBackToTheNetworkList(t *testing.T) {
+	e, r := startedEnv(t)
+	e.local("10.244.1.40")
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpListNamespaces: 1}})
+	want := lb("10.96.0.1", 80, loc("10.244.1.40"))
+	r.Upsert(want)
+	if res := r.Sync(ctx); res.Created != 1 || res.Pending != 0 {
+		t.Fatalf("sync %+v", res)
+	}
+	e.hns.SetFaults(sim.Faults{})
+	e.assertRealized([]DesiredLB{want})
+}
+
+// TestNamespaceEndpointsOfOtherNetworksAreNotIndexed: a namespace may hold an
+// endpoint of another network (a second NIC); it never backs our LBs.
+func TestNamespaceEndpointsOfOtherNetworksAreNotIndexed(t *testing.T) {
+	e, r := startedEnv(t)
+	other, err := e.hns.CreateNetwork(ctx, &hnslb.Network{Name: "other", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.250.0.0/24"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := e.hns.CreateEndpoint(ctx, other.ID, &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.250.0.5"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := e.hns.CreateNamespace(ctx, &hnslb.Namespace{Type: hnslb.NamespaceTypeHost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.hns.AddNamespaceEndpoint(ctx, ns.ID, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	r.Upsert(lb("10.96.0.1", 80, loc("10.250.0.5")))
+	if res := r.Sync(ctx); res.Pending != 1 || res.Created != 0 {
+		t.Errorf("sync %+v, want the load balancer pending on its unknown backend", res)
+	}
+}
