@@ -258,14 +258,38 @@ func checkDebug(t *testing.T, n *framework.Node, servicePort string) {
 }
 
 // checkHealthCheckNodePort asks the LoadBalancer's healthCheckNodePort
-// over HTTP. Both nodes' hnsproxy try to listen on it on this one
-// machine; the answer must match the node that holds it: 200 with the
-// local endpoint count where pods are, 503 elsewhere.
+// over HTTP, on each node in turn. Every hnsproxy on this one machine tries
+// to listen on it; the answer must match the node that holds it: 200 with
+// the local endpoint count where pods are (win-a), 503 elsewhere. Then the
+// holder's hnsproxy stops, and the other node's takes the port on its next
+// sync (a port that could not be opened is retried on every sync) and must
+// answer for itself.
 func checkHealthCheckNodePort(t *testing.T, c *framework.Cluster, svc *corev1.Service, podsOnA int) {
+	ctx := context.Background()
 	port := int(svc.Spec.HealthCheckNodePort)
 	if port == 0 {
 		t.Fatalf("%s/%s has no healthCheckNodePort", svc.Namespace, svc.Name)
 	}
+	first := askHealthCheck(t, c, svc, port, nil, podsOnA)
+	if err := first.Proxy.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := first.Proxy.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	// Any change makes every node sync.
+	apply(t, c, service("web", "health-check-nudge", "", 82, 8080), nil)
+	if second := askHealthCheck(t, c, svc, port, first, podsOnA); second == first {
+		t.Errorf("health check node port %d still held by stopped %s", port, first.Name())
+	}
+}
+
+// askHealthCheck waits until a node other than not holds port and checks
+// its answer; it returns that node.
+func askHealthCheck(t *testing.T, c *framework.Cluster, svc *corev1.Service, port int, not *framework.Node, podsOnA int) *framework.Node {
+	t.Helper()
 	var owner *framework.Node
 	var code int
 	var body []byte
@@ -273,6 +297,9 @@ func checkHealthCheckNodePort(t *testing.T, c *framework.Cluster, svc *corev1.Se
 		var err error
 		if owner, err = c.ListenerOwner(port); err != nil {
 			return err
+		}
+		if owner == not {
+			return fmt.Errorf("port %d still held by %s", port, owner.Name())
 		}
 		code, body, err = httpGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/", port))
 		return err
@@ -296,6 +323,7 @@ func checkHealthCheckNodePort(t *testing.T, c *framework.Cluster, svc *corev1.Se
 		t.Errorf("health check node port %d (held by %s): %d %s, want %d with %d local endpoints", port, owner.Name(), code, body, wantCode, wantLocal)
 	}
 	t.Logf("health check node port %d is held by %s: %d, %d local endpoints", port, owner.Name(), code, h.LocalEndpoints)
+	return owner
 }
 
 // checkPrometheus scrapes every hnsproxy with a real Prometheus and checks
