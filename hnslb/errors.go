@@ -79,6 +79,10 @@ func IsNotFound(err error) bool {
 	return hasCode(err, CodeNotFound, CodeNetworkNotFound, CodeEndpointNotFound)
 }
 
+// IsEndpointNotFound reports an endpoint that does not exist; from a load
+// balancer write, one of its backends is gone.
+func IsEndpointNotFound(err error) bool { return hasCode(err, CodeEndpointNotFound) }
+
 // IsPortAlreadyExists reports a frontend conflict with another load balancer.
 func IsPortAlreadyExists(err error) bool { return hasCode(err, CodePortAlreadyExists) }
 

@@ -35,6 +35,18 @@ func (r *Reconciler) refreshLocalIfNeeded(run *syncRun) {
 	r.localIndex = localIndexOf(eps)
 }
 
+// forgetLocalBackends drops the index entries of a load balancer's local
+// backends after HNS said one of its endpoints does not exist: a pod deleted
+// and started again with the same IP has a new endpoint, and the retry must
+// look it up rather than name the old ID forever.
+func (r *Reconciler) forgetLocalBackends(e *lbEntry) {
+	for _, b := range e.desired.Backends {
+		if b.Local {
+			delete(r.localIndex, b.IP)
+		}
+	}
+}
+
 // unindexedLocalBackends are the local backends, of the load balancers this
 // Sync processes, that the index lacks.
 func (r *Reconciler) unindexedLocalBackends(run *syncRun) map[string]struct{} {

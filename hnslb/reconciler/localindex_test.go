@@ -101,3 +101,26 @@ func TestNamespaceEndpointsOfOtherNetworksAreNotIndexed(t *testing.T) {
 		t.Errorf("sync %+v, want the load balancer pending on its unknown backend", res)
 	}
 }
+
+// TestPodRecreatedWithTheSameIPIsServedByItsNewEndpoint: a pod deleted and
+// started again with the same IP gets a new HNS endpoint; load balancers
+// must use the new one, not the ID the index remembers.
+func TestPodRecreatedWithTheSameIPIsServedByItsNewEndpoint(t *testing.T) {
+	e, r := startedEnv(t, "10.244.1.10", "10.244.1.11")
+	want := lb("10.96.0.1", 80, loc("10.244.1.10"), loc("10.244.1.11"))
+	r.Upsert(want)
+	r.Sync(ctx)
+	e.assertRealized([]DesiredLB{want})
+
+	// The pod goes: out of the EndpointSlice, its endpoint deleted by CNI DEL.
+	r.Upsert(lb("10.96.0.1", 80, loc("10.244.1.11")))
+	r.Sync(ctx)
+	if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
+		t.Fatal(err)
+	}
+	// It comes back with the same IP and a new endpoint.
+	e.local("10.244.1.10")
+	r.Upsert(want)
+	e.converge(r)
+	e.assertRealized([]DesiredLB{want})
+}

@@ -17,12 +17,12 @@ type syncRun struct {
 	res SyncResult
 	lbs map[LBKey]struct{} // load balancers to process in this Sync
 	// HNS listings, each fetched at most once per Sync and only when needed.
-	listedLBs      []hnslb.LoadBalancer
-	listedLBsErr   error
-	lbsListed      bool
-	listedEPs      []hnslb.Endpoint
-	listedEPsErr   error
-	epsListed      bool
+	listedLBs    []hnslb.LoadBalancer
+	listedLBsErr error
+	lbsListed    bool
+	listedEPs    []hnslb.Endpoint
+	listedEPsErr error
+	epsListed    bool
 }
 
 // Sync processes dirty objects and those whose retry is due, in an order
@@ -220,6 +220,10 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 			run.res.Updated++
 			r.settle(run, ref, &e.st, missing)
 			return
+		case hnslb.IsEndpointNotFound(err):
+			r.forgetLocalBackends(e)
+			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+			return
 		case hnslb.IsNotImplemented(err):
 			// Features promised modify, HNS disagrees: replace this time.
 			r.log.Info("HNS lacks ModifyLoadBalancer; replacing the load balancer instead", "key", e.key, "err", err)
@@ -246,6 +250,9 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	wrote, err := r.createLB(run, e, doc)
 	switch {
 	case err != nil:
+		if hnslb.IsEndpointNotFound(err) {
+			r.forgetLocalBackends(e)
+		}
 		if replacing {
 			run.res.Deleted++ // the old one is gone; the create is retried
 		}
