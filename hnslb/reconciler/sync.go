@@ -220,7 +220,8 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 			run.res.Updated++
 			r.settle(run, ref, &e.st, missing)
 			return
-		case hnslb.IsEndpointNotFound(err):
+		case hnslb.IsEndpointNotFound(err) && r.lbExists(run, e.realizedID):
+			// A backend is gone, not the load balancer.
 			r.forgetLocalBackends(e)
 			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 			return
@@ -264,6 +265,13 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		run.res.Created++
 	}
 	r.settle(run, ref, &e.st, missing)
+}
+
+// lbExists reports whether HNS still holds the load balancer; when it cannot
+// tell, it says yes, so that nothing is created beside one that may exist.
+func (r *Reconciler) lbExists(run *syncRun, id string) bool {
+	_, err := r.client.GetLoadBalancerByID(run.ctx, id)
+	return err == nil || !hnslb.IsNotFound(err)
 }
 
 // resolve maps a desired load balancer's backends to HNS endpoint IDs;
