@@ -21,10 +21,14 @@
 //
 // Local backends are resolved to the CNI's endpoint IDs through an index
 // IP → endpoint ID, built by listing the network's endpoints at Start and
-// Repair. When a Sync meets a local backend IP the index does not know, it
-// refreshes the index with one list (at most once per Sync); if the IP is
-// still unknown the backend is left out, the load balancer's status shows it,
-// and it is retried with backoff. The incremental path (Upsert or Delete of
-// one load balancer, then Sync) lists nothing as long as its local backends
-// are known.
+// Repair. When a Sync meets a local backend IP the index does not know (a pod
+// that just started), it lists HNS namespaces, where the runtime and the CNI
+// put each pod's endpoint, and reads only the endpoints not indexed yet; if
+// that leaves the IP unknown it lists the network's endpoints (at most once
+// per Sync). A backend still unknown is left out, the load balancer's status
+// shows it, and it is retried with backoff. A load balancer write that HNS
+// refuses because an endpoint is gone drops its local backends from the
+// index, so the retry looks them up again (a pod recreated with the same IP).
+// The incremental path (Upsert or Delete of one load balancer, then Sync)
+// lists nothing as long as its local backends are known.
 package reconciler
