@@ -83,19 +83,28 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 		return nil, err
 	}
 	undo.push(func(context.Context) { _ = ipam.ExecDel(n.IPAM.Type, s.args.StdinData) })
-	ipc, err := podAddress(ipamResult)
+	ipcs, err := podAddresses(ipamResult)
 	if err != nil {
 		return nil, err
 	}
-	addr, subnet := prefixOf(ipc.Address)
+	if n.overlay() {
+		for _, ipc := range ipcs {
+			if ipc.Address.IP.To4() == nil {
+				return nil, invalidConfig("IPAM gave %s, an IPv6 address: HNS overlay networks carry IPv4 only; use l2bridge for dual-stack pods", ipc.Address.IP)
+			}
+		}
+	}
 
 	if network == nil {
-		if network, err = c.createNetwork(ctx, n, subnet, ipamGateway(ipc, subnet)); err != nil {
+		if network, err = c.createNetwork(ctx, n, ipcs); err != nil {
 			return nil, err
 		}
 	}
-	gw := gateway(network, ipc, subnet)
-	spec := endpointSpec{name: name, addr: netip.PrefixFrom(addr, subnet.Bits()), gateway: gw}
+	spec := endpointSpec{name: name}
+	for _, ipc := range ipcs {
+		addr, subnet := prefixOf(ipc.Address)
+		spec.addrs = append(spec.addrs, podAddr{addr: netip.PrefixFrom(addr, subnet.Bits()), gateway: gateway(network, ipc, subnet)})
+	}
 	if n.overlay() {
 		if spec.providerAddress, err = providerAddress(network, n); err != nil {
 			return nil, err
@@ -122,24 +131,32 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 		return nil, hnsError("attach HNS endpoint "+name+" to namespace "+nsID, err)
 	}
 
-	ipnet := net.IPNet{IP: net.IP(addr.AsSlice()), Mask: net.CIDRMask(subnet.Bits(), addr.BitLen())}
-	gwIP := net.IP(gw.AsSlice())
-	dst := defaultRoute(addr)
-	return &current.Result{
+	result := &current.Result{
 		CNIVersion: current.ImplementedSpecVersion,
 		Interfaces: []*current.Interface{{Name: s.args.IfName, Mac: cniMAC(ep.MacAddress), Sandbox: s.args.Netns}},
-		IPs:        []*current.IPConfig{{Interface: current.Int(0), Address: ipnet, Gateway: gwIP}},
-		Routes: []*types.Route{{
+		DNS:        n.dns(),
+	}
+	for _, a := range spec.addrs {
+		addr := a.addr.Addr()
+		gwIP := net.IP(a.gateway.AsSlice())
+		result.IPs = append(result.IPs, &current.IPConfig{
+			Interface: current.Int(0),
+			Address:   net.IPNet{IP: net.IP(addr.AsSlice()), Mask: net.CIDRMask(a.addr.Bits(), addr.BitLen())},
+			Gateway:   gwIP,
+		})
+		dst := defaultRoute(addr)
+		result.Routes = append(result.Routes, &types.Route{
 			Dst: net.IPNet{IP: net.IP(dst.Addr().AsSlice()), Mask: net.CIDRMask(0, addr.BitLen())},
 			GW:  gwIP,
-		}},
-		DNS: n.dns(),
-	}, nil
+		})
+	}
+	return result, nil
 }
 
-// podAddress picks the pod's address from the IPAM result: the first one
-// (hnscni attaches one address per endpoint).
-func podAddress(r types.Result) (*current.IPConfig, error) {
+// podAddresses are the pod's addresses from the IPAM result, IPv4 first:
+// one, or on a dual-stack cluster one per family (host-local with a range
+// set per family gives that). One endpoint carries them all.
+func podAddresses(r types.Result) ([]*current.IPConfig, error) {
 	res, err := current.NewResultFromResult(r)
 	if err != nil {
 		return nil, internal("IPAM result: %v", err)
@@ -147,7 +164,18 @@ func podAddress(r types.Result) (*current.IPConfig, error) {
 	if len(res.IPs) == 0 {
 		return nil, internal("IPAM plugin returned no address")
 	}
-	return res.IPs[0], nil
+	var v4, v6 []*current.IPConfig
+	for _, ipc := range res.IPs {
+		if ipc.Address.IP.To4() != nil {
+			v4 = append(v4, ipc)
+		} else {
+			v6 = append(v6, ipc)
+		}
+	}
+	if len(v4) > 1 || len(v6) > 1 {
+		return nil, invalidConfig("IPAM gave %d IPv4 and %d IPv6 addresses: hnscni wires at most one of each family per pod (one range set per family)", len(v4), len(v6))
+	}
+	return append(v4, v6...), nil
 }
 
 // prefixOf splits an IPAM address into the pod address and its subnet.
@@ -201,16 +229,21 @@ func providerAddress(network *hnslb.Network, n *NetConf) (netip.Addr, error) {
 }
 
 // createNetwork creates the configured network when the node has none, as
-// a provisioning script would, from the subnet IPAM allocates from.
-func (c hnsClient) createNetwork(ctx context.Context, n *NetConf, subnet netip.Prefix, gw netip.Addr) (*hnslb.Network, error) {
+// a provisioning script would, from the subnets IPAM allocates from.
+func (c hnsClient) createNetwork(ctx context.Context, n *NetConf, ipcs []*current.IPConfig) (*hnslb.Network, error) {
 	doc := &hnslb.Network{
-		Name: n.Network,
-		Type: hnslb.NetworkTypeL2Bridge,
-		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{
+		Name:          n.Network,
+		Type:          hnslb.NetworkTypeL2Bridge,
+		Ipams:         []hnslb.Ipam{{Type: "Static"}},
+		SchemaVersion: hnslb.V2,
+	}
+	for _, ipc := range ipcs {
+		_, subnet := prefixOf(ipc.Address)
+		gw := ipamGateway(ipc, subnet)
+		doc.Ipams[0].Subnets = append(doc.Ipams[0].Subnets, hnslb.Subnet{
 			IpAddressPrefix: subnet.String(),
 			Routes:          []hnslb.Route{{NextHop: gw.String(), DestinationPrefix: defaultRoute(gw).String()}},
-		}}}},
-		SchemaVersion: hnslb.V2,
+		})
 	}
 	if n.overlay() {
 		doc.Type = hnslb.NetworkTypeOverlay

@@ -74,13 +74,28 @@ func matchPrevResult(prev *current.Result, ep *hnslb.Endpoint, args *skel.CmdArg
 	if idx < 0 {
 		return internal("prevResult has no interface %s in %s", args.IfName, args.Netns)
 	}
+	// Every address of the endpoint (two on a dual-stack pod) must be one
+	// prevResult records for this interface.
+	for _, c := range ep.IpConfigurations {
+		if !recorded(prev, idx, net.ParseIP(c.IpAddress)) {
+			return internal("HNS endpoint %s has address %s, which prevResult does not record", ep.Name, c.IpAddress)
+		}
+	}
+	if len(ep.IpConfigurations) == 0 {
+		return internal("HNS endpoint %s has no address", ep.Name)
+	}
+	return nil
+}
+
+// recorded reports whether prevResult lists ip on interface idx.
+func recorded(prev *current.Result, idx int, ip net.IP) bool {
 	for _, ipc := range prev.IPs {
 		if ipc.Interface != nil && *ipc.Interface != idx {
 			continue
 		}
-		if ipc.Address.IP.Equal(net.ParseIP(ep.IP())) {
-			return nil
+		if ipc.Address.IP.Equal(ip) {
+			return true
 		}
 	}
-	return internal("HNS endpoint %s has address %s, which prevResult does not record", ep.Name, ep.IP())
+	return false
 }

@@ -25,7 +25,9 @@ type NetConf struct {
 	// Network is the HNS network's name.
 	Network string `json:"network"`
 	// ClusterCIDR and ServiceCIDR are exempt from outbound NAT; ServiceCIDR
-	// also gets an SDNRoute so service traffic goes through VFP's load balancers.
+	// also gets an SDNRoute so service traffic goes through VFP's load
+	// balancers. On a dual-stack cluster each is two CIDRs, one per family,
+	// comma-separated as kube-proxy's --cluster-cidr is.
 	ClusterCIDR string `json:"clusterCIDR,omitempty"`
 	ServiceCIDR string `json:"serviceCIDR,omitempty"`
 	// OutboundNATExceptions are further destinations pods reach with their own
@@ -43,9 +45,9 @@ type NetConf struct {
 	RuntimeConfig RuntimeConfig `json:"runtimeConfig,omitempty"`
 
 	// Parsed forms.
-	clusterCIDR, serviceCIDR netip.Prefix
-	natExceptions            []netip.Prefix
-	providerAddress          netip.Addr
+	clusterCIDRs, serviceCIDRs []netip.Prefix
+	natExceptions              []netip.Prefix
+	providerAddress            netip.Addr
 }
 
 // RuntimeConfig holds the capability arguments the runtime passes.
@@ -95,10 +97,10 @@ func parseConfig(stdin []byte) (*NetConf, error) {
 		return nil, invalidConfig(`"ipam" with a "type" is required (hnscni delegates address management)`)
 	}
 	var err error
-	if n.clusterCIDR, err = optionalPrefix("clusterCIDR", n.ClusterCIDR); err != nil {
+	if n.clusterCIDRs, err = cidrsPerFamily("clusterCIDR", n.ClusterCIDR); err != nil {
 		return nil, err
 	}
-	if n.serviceCIDR, err = optionalPrefix("serviceCIDR", n.ServiceCIDR); err != nil {
+	if n.serviceCIDRs, err = cidrsPerFamily("serviceCIDR", n.ServiceCIDR); err != nil {
 		return nil, err
 	}
 	for i, s := range n.OutboundNATExceptions {
@@ -145,6 +147,30 @@ func optionalPrefix(field, s string) (netip.Prefix, error) {
 		return netip.Prefix{}, invalidConfig("%s %q is not a CIDR: %v", field, s, err)
 	}
 	return p.Masked(), nil
+}
+
+// cidrsPerFamily parses "" or comma-separated CIDRs, at most one per family.
+func cidrsPerFamily(field, s string) ([]netip.Prefix, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []netip.Prefix
+	for i, part := range strings.Split(s, ",") {
+		p, err := optionalPrefix(field, strings.TrimSpace(part))
+		if err != nil {
+			return nil, err
+		}
+		if !p.IsValid() {
+			return nil, invalidConfig("%s %q: empty CIDR at position %d", field, s, i+1)
+		}
+		for _, q := range out {
+			if q.Addr().Is4() == p.Addr().Is4() {
+				return nil, invalidConfig("%s %q: two CIDRs of one IP family; give at most one IPv4 and one IPv6", field, s)
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 func validPort(p int) bool { return p > 0 && p <= 65535 }

@@ -46,16 +46,18 @@ func TestParseConfigRejects(t *testing.T) {
 		change map[string]any
 		code   uint
 	}{
-		"unknown mode":      {map[string]any{"mode": "nat"}, types.ErrInvalidNetworkConfig},
-		"blank network":     {map[string]any{"network": "  "}, types.ErrInvalidNetworkConfig},
-		"no ipam type":      {map[string]any{"ipam": map[string]any{}}, types.ErrInvalidNetworkConfig},
-		"bad service CIDR":  {map[string]any{"serviceCIDR": "10.96.0.0"}, types.ErrInvalidNetworkConfig},
-		"bad exception":     {map[string]any{"outboundNATExceptions": []string{"x"}}, types.ErrInvalidNetworkConfig},
-		"bad PA":            {map[string]any{"providerAddress": "10.0.0.300"}, types.ErrInvalidNetworkConfig},
-		"port 0":            {map[string]any{"runtimeConfig": map[string]any{"portMappings": []map[string]any{{"hostPort": 0, "containerPort": 80}}}}, types.ErrInvalidNetworkConfig},
-		"bad host IP":       {map[string]any{"runtimeConfig": map[string]any{"portMappings": []map[string]any{{"hostPort": 80, "containerPort": 80, "hostIP": "me"}}}}, types.ErrInvalidNetworkConfig},
-		"wrong field types": {map[string]any{"loopbackDSR": "yes"}, types.ErrDecodingFailure},
-		"bad prevResult":    {map[string]any{"prevResult": map[string]any{"ips": "none"}}, types.ErrDecodingFailure},
+		"unknown mode":           {map[string]any{"mode": "nat"}, types.ErrInvalidNetworkConfig},
+		"blank network":          {map[string]any{"network": "  "}, types.ErrInvalidNetworkConfig},
+		"no ipam type":           {map[string]any{"ipam": map[string]any{}}, types.ErrInvalidNetworkConfig},
+		"bad service CIDR":       {map[string]any{"serviceCIDR": "10.96.0.0"}, types.ErrInvalidNetworkConfig},
+		"two IPv4 service CIDRs": {map[string]any{"serviceCIDR": "10.96.0.0/12,10.112.0.0/12"}, types.ErrInvalidNetworkConfig},
+		"empty cluster CIDR":     {map[string]any{"clusterCIDR": "10.244.0.0/16,"}, types.ErrInvalidNetworkConfig},
+		"bad exception":          {map[string]any{"outboundNATExceptions": []string{"x"}}, types.ErrInvalidNetworkConfig},
+		"bad PA":                 {map[string]any{"providerAddress": "10.0.0.300"}, types.ErrInvalidNetworkConfig},
+		"port 0":                 {map[string]any{"runtimeConfig": map[string]any{"portMappings": []map[string]any{{"hostPort": 0, "containerPort": 80}}}}, types.ErrInvalidNetworkConfig},
+		"bad host IP":            {map[string]any{"runtimeConfig": map[string]any{"portMappings": []map[string]any{{"hostPort": 80, "containerPort": 80, "hostIP": "me"}}}}, types.ErrInvalidNetworkConfig},
+		"wrong field types":      {map[string]any{"loopbackDSR": "yes"}, types.ErrDecodingFailure},
+		"bad prevResult":         {map[string]any{"prevResult": map[string]any{"ips": "none"}}, types.ErrDecodingFailure},
 	} {
 		m := map[string]any{}
 		for k, v := range base {
@@ -81,7 +83,8 @@ func TestBuildEndpointOverlay(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := n.buildEndpoint(endpointSpec{
-		name: "c1_eth0", addr: netip.MustParsePrefix("10.244.1.7/24"), gateway: netip.MustParseAddr("10.244.1.1"),
+		name:            "c1_eth0",
+		addrs:           []podAddr{{addr: netip.MustParsePrefix("10.244.1.7/24"), gateway: netip.MustParseAddr("10.244.1.1")}},
 		providerAddress: netip.MustParseAddr("192.168.0.11"), loopbackDSR: true,
 	})
 	if e.MacAddress != "0E-2A-0A-F4-01-07" || cniMAC(e.MacAddress) != "0e:2a:0a:f4:01:07" {
@@ -104,6 +107,69 @@ func TestBuildEndpointOverlay(t *testing.T) {
 	var pm hnslb.PortMappingPolicySetting
 	if err := json.Unmarshal(e.Policies[4].Settings, &pm); err != nil || pm != (hnslb.PortMappingPolicySetting{Protocol: 17, InternalPort: 53, ExternalPort: 5353, VIP: "192.168.0.11"}) {
 		t.Errorf("port mapping %+v, %v", pm, err)
+	}
+}
+
+// TestBuildEndpointDualStack: one endpoint carries both addresses, a
+// default route per family, an SDNRoute per service CIDR, IPv4-only
+// OutBoundNAT, and each host-wide port mapping twice (the second with the
+// IPv6 flag).
+func TestBuildEndpointDualStack(t *testing.T) {
+	n, err := parseConfig([]byte(`{"cniVersion": "1.1.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0",
+		"clusterCIDR": "10.244.0.0/16, fd00:10:244::/56", "serviceCIDR": "10.96.0.0/12,fd00:10:96::/112", "ipam": {"type": "host-local"},
+		"outboundNATExceptions": ["192.168.0.0/24", "fd00:1::/64"],
+		"runtimeConfig": {"portMappings": [{"hostPort": 8080, "containerPort": 80}, {"hostPort": 8443, "containerPort": 443, "hostIP": "fd00:1::11"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := n.buildEndpoint(endpointSpec{name: "c1_eth0", addrs: []podAddr{
+		{addr: netip.MustParsePrefix("10.244.1.7/24"), gateway: netip.MustParseAddr("10.244.1.1")},
+		{addr: netip.MustParsePrefix("fd00:10:244:1::7/64"), gateway: netip.MustParseAddr("fd00:10:244:1::1")},
+	}})
+	if e.MacAddress != "0E-2A-0A-F4-01-07" {
+		t.Errorf("MAC %s, want the IPv4 address's", e.MacAddress)
+	}
+	wantIPs := []hnslb.IPConfig{{IpAddress: "10.244.1.7", PrefixLength: 24}, {IpAddress: "fd00:10:244:1::7", PrefixLength: 64}}
+	wantRoutes := []hnslb.Route{{NextHop: "10.244.1.1", DestinationPrefix: "0.0.0.0/0"}, {NextHop: "fd00:10:244:1::1", DestinationPrefix: "::/0"}}
+	if !slices.Equal(e.IpConfigurations, wantIPs) || !slices.Equal(e.Routes, wantRoutes) {
+		t.Errorf("addresses %+v routes %+v", e.IpConfigurations, e.Routes)
+	}
+	var nat hnslb.OutboundNatPolicySetting
+	var sdn []string
+	var pms []hnslb.PortMappingPolicySetting
+	for _, p := range e.Policies {
+		switch p.Type {
+		case hnslb.EndpointPolicyOutBoundNAT:
+			if err := json.Unmarshal(p.Settings, &nat); err != nil {
+				t.Fatal(err)
+			}
+		case hnslb.EndpointPolicySDNRoute:
+			var r hnslb.SDNRoutePolicySetting
+			if err := json.Unmarshal(p.Settings, &r); err != nil || !r.NeedEncap {
+				t.Errorf("SDNRoute %+v, %v", r, err)
+			}
+			sdn = append(sdn, r.DestinationPrefix)
+		case hnslb.EndpointPolicyPortMapping:
+			var pm hnslb.PortMappingPolicySetting
+			if err := json.Unmarshal(p.Settings, &pm); err != nil {
+				t.Fatal(err)
+			}
+			pms = append(pms, pm)
+		}
+	}
+	if want := []string{"10.244.0.0/16", "10.96.0.0/12", "192.168.0.0/24"}; !slices.Equal(nat.Exceptions, want) {
+		t.Errorf("OutBoundNAT exceptions %v, want the IPv4 ones %v", nat.Exceptions, want)
+	}
+	if want := []string{"10.96.0.0/12", "fd00:10:96::/112"}; !slices.Equal(sdn, want) {
+		t.Errorf("SDNRoutes %v, want %v", sdn, want)
+	}
+	wantPMs := []hnslb.PortMappingPolicySetting{
+		{Protocol: 6, InternalPort: 80, ExternalPort: 8080},
+		{Protocol: 6, InternalPort: 80, ExternalPort: 8080, Flags: hnslb.NatFlagsIPv6},
+		{Protocol: 6, InternalPort: 443, ExternalPort: 8443, VIP: "fd00:1::11", Flags: hnslb.NatFlagsIPv6},
+	}
+	if !slices.Equal(pms, wantPMs) {
+		t.Errorf("port mappings %+v, want %+v", pms, wantPMs)
 	}
 }
 

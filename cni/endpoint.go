@@ -61,62 +61,107 @@ func cniMAC(hnsMAC string) string {
 	return hw.String()
 }
 
+// podAddr is one of a pod's addresses: with the subnet's prefix length, and
+// the next hop of its family's default route.
+type podAddr struct {
+	addr    netip.Prefix
+	gateway netip.Addr
+}
+
 // endpointSpec is what an endpoint is built from.
 type endpointSpec struct {
 	name            string
-	addr            netip.Prefix // pod address with the subnet's prefix length
-	gateway         netip.Addr
+	addrs           []podAddr  // one per family, IPv4 first
 	providerAddress netip.Addr // overlay only
 	loopbackDSR     bool
 }
 
-// buildEndpoint is the endpoint document ADD sends: the pod's address,
-// default route and DNS, and the policies the reference Windows plugins
-// send (OutBoundNAT with in-cluster exceptions, SDNRoute to the service
-// CIDR, ProviderAddress on overlay, loopback DSR, host port mappings).
+// v4 is the pod's IPv4 address, if it has one.
+func (s endpointSpec) v4() (netip.Addr, bool) {
+	for _, a := range s.addrs {
+		if a.addr.Addr().Is4() {
+			return a.addr.Addr(), true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// hasIPv6 reports a pod with an IPv6 address.
+func (s endpointSpec) hasIPv6() bool {
+	for _, a := range s.addrs {
+		if a.addr.Addr().Is6() {
+			return true
+		}
+	}
+	return false
+}
+
+// buildEndpoint is the endpoint document ADD sends: the pod's addresses,
+// a default route per family and DNS, and the policies the reference
+// Windows plugins send (OutBoundNAT with in-cluster exceptions, SDNRoute to
+// each service CIDR, ProviderAddress on overlay, loopback DSR, host port
+// mappings, doubled with the IPv6 flag for a dual-stack pod).
 func (n *NetConf) buildEndpoint(s endpointSpec) *hnslb.Endpoint {
 	d := n.dns()
 	e := &hnslb.Endpoint{
-		Name:             s.name,
-		MacAddress:       endpointMAC(s.addr.Addr()),
-		IpConfigurations: []hnslb.IPConfig{{IpAddress: s.addr.Addr().String(), PrefixLength: uint8(s.addr.Bits())}},
-		Routes:           []hnslb.Route{{NextHop: s.gateway.String(), DestinationPrefix: defaultRoute(s.addr.Addr()).String()}},
-		Dns:              hnslb.DNS{Domain: d.Domain, Search: d.Search, ServerList: d.Nameservers, Options: d.Options},
-		SchemaVersion:    hnslb.V2,
+		Name:          s.name,
+		MacAddress:    endpointMAC(s.addrs[0].addr.Addr()),
+		Dns:           hnslb.DNS{Domain: d.Domain, Search: d.Search, ServerList: d.Nameservers, Options: d.Options},
+		SchemaVersion: hnslb.V2,
 	}
-	// Pods leave the node as the node's address, except towards the cluster.
-	e.Policies = append(e.Policies, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT,
-		hnslb.OutboundNatPolicySetting{Exceptions: n.natExceptionList()}))
-	if n.serviceCIDR.IsValid() {
+	for _, a := range s.addrs {
+		e.IpConfigurations = append(e.IpConfigurations, hnslb.IPConfig{IpAddress: a.addr.Addr().String(), PrefixLength: uint8(a.addr.Bits())})
+		e.Routes = append(e.Routes, hnslb.Route{NextHop: a.gateway.String(), DestinationPrefix: defaultRoute(a.addr.Addr()).String()})
+	}
+	// Pods leave the node as the node's IPv4 address, except towards the
+	// cluster. IPv6 is not translated: a dual-stack cluster's IPv6 pod
+	// addresses are routable, as Kubernetes expects.
+	if _, ok := s.v4(); ok {
+		e.Policies = append(e.Policies, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT,
+			hnslb.OutboundNatPolicySetting{Exceptions: n.natExceptionList()}))
+	}
+	for _, svc := range n.serviceCIDRs {
 		// Both reference samples (win-bridge with flannel, win-overlay) ask
 		// for encapsulation so service traffic goes through VFP's load balancers.
 		e.Policies = append(e.Policies, hnslb.NewEndpointPolicy(hnslb.EndpointPolicySDNRoute,
-			hnslb.SDNRoutePolicySetting{DestinationPrefix: n.serviceCIDR.String(), NeedEncap: true}))
+			hnslb.SDNRoutePolicySetting{DestinationPrefix: svc.String(), NeedEncap: true}))
 	}
 	if s.providerAddress.IsValid() {
 		e.Policies = append(e.Policies, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress,
 			hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: s.providerAddress.String()}))
 	}
-	if s.loopbackDSR {
+	if v4, ok := s.v4(); ok && s.loopbackDSR {
 		// The reference plugins express loopback DSR as an OutBoundNAT policy
-		// whose only destination is the pod's own address.
+		// whose only destination is the pod's own (IPv4) address.
 		e.Policies = append(e.Policies, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT,
-			hnslb.OutboundNatPolicySetting{Destinations: []string{s.addr.Addr().String()}}))
+			hnslb.OutboundNatPolicySetting{Destinations: []string{v4.String()}}))
 	}
 	for _, pm := range n.RuntimeConfig.PortMappings {
 		proto, _ := pm.protocolNumber() // validated by parseConfig
-		e.Policies = append(e.Policies, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyPortMapping,
-			hnslb.PortMappingPolicySetting{Protocol: proto, InternalPort: uint16(pm.ContainerPort), ExternalPort: uint16(pm.HostPort), VIP: pm.HostIP}))
+		setting := hnslb.PortMappingPolicySetting{Protocol: proto, InternalPort: uint16(pm.ContainerPort), ExternalPort: uint16(pm.HostPort), VIP: pm.HostIP}
+		hostIP, err := netip.ParseAddr(pm.HostIP)
+		v6Host := err == nil && hostIP.Is6()
+		if v6Host {
+			setting.Flags = hnslb.NatFlagsIPv6
+		}
+		e.Policies = append(e.Policies, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyPortMapping, setting))
+		if pm.HostIP == "" && s.hasIPv6() {
+			// A mapping on every host address needs its IPv6 twin.
+			setting.Flags = hnslb.NatFlagsIPv6
+			e.Policies = append(e.Policies, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyPortMapping, setting))
+		}
 	}
 	return e
 }
 
-// natExceptionList is cluster CIDR, service CIDR and the extra exceptions, without repeats.
+// natExceptionList is the IPv4 cluster and service CIDRs and the extra
+// exceptions, without repeats: what OutBoundNAT leaves untranslated.
 func (n *NetConf) natExceptionList() []string {
 	var out []string
 	seen := map[netip.Prefix]bool{}
-	for _, p := range append([]netip.Prefix{n.clusterCIDR, n.serviceCIDR}, n.natExceptions...) {
-		if p.IsValid() && !seen[p] {
+	all := append(append(append([]netip.Prefix(nil), n.clusterCIDRs...), n.serviceCIDRs...), n.natExceptions...)
+	for _, p := range all {
+		if p.IsValid() && p.Addr().Is4() && !seen[p] {
 			seen[p] = true
 			out = append(out, p.String())
 		}

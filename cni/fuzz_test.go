@@ -159,7 +159,7 @@ func checkParsedConfig(t *testing.T, stdin []byte) {
 	}
 	for _, addr := range []string{"10.244.1.7/24", "fd00::7/64"} {
 		p := netip.MustParsePrefix(addr)
-		e := n.buildEndpoint(endpointSpec{name: "c_eth0", addr: p, gateway: p.Masked().Addr().Next(),
+		e := n.buildEndpoint(endpointSpec{name: "c_eth0", addrs: []podAddr{{addr: p, gateway: p.Masked().Addr().Next()}},
 			providerAddress: n.providerAddress, loopbackDSR: n.LoopbackDSR})
 		for _, pol := range e.Policies {
 			var m map[string]any

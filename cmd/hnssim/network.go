@@ -20,7 +20,7 @@ const defaultVNI = 4096
 type networkOptions struct {
 	name            string
 	kind            string
-	subnet          string
+	subnets         []string
 	gateway         string
 	remoteSubnets   []string
 	providerAddress string
@@ -30,8 +30,8 @@ type networkOptions struct {
 func (o *networkOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.name, "network-name", "", "create this HNS network at start (empty: none)")
 	fs.StringVar(&o.kind, "network-type", "l2bridge", "l2bridge or overlay")
-	fs.StringVar(&o.subnet, "subnet", "", "the node's pod subnet, e.g. 10.244.1.0/24")
-	fs.StringVar(&o.gateway, "gateway", "", "the pods' gateway (default: the subnet's first address)")
+	fs.StringSliceVar(&o.subnets, "subnet", nil, "the node's pod subnet, e.g. 10.244.1.0/24; a dual-stack l2bridge node gives one per family (repeatable)")
+	fs.StringVar(&o.gateway, "gateway", "", "the pods' gateway in the subnet of its family (default: each subnet's first address)")
 	fs.StringSliceVar(&o.remoteSubnets, "remote-subnet", nil, "overlay: CIDR=PA of another node's pod subnet (repeatable)")
 	fs.StringVar(&o.providerAddress, "provider-address", "", "overlay: this node's provider address (default: the first --node-ip)")
 	fs.Uint16Var(&o.vni, "vni", defaultVNI, "overlay: VXLAN network id")
@@ -43,27 +43,13 @@ func (o *networkOptions) overlay() bool { return strings.EqualFold(o.kind, "over
 // default provider address.
 func (o *networkOptions) document(nodeIPs []netip.Addr) (*hnslb.Network, netip.Addr, error) {
 	var pa netip.Addr
-	subnet, err := netip.ParsePrefix(o.subnet)
+	subnets, err := o.ipamSubnets()
 	if err != nil {
-		return nil, pa, fmt.Errorf("--subnet %q: %v", o.subnet, err)
-	}
-	subnet = subnet.Masked()
-	gw := subnet.Addr().Next()
-	if o.gateway != "" {
-		if gw, err = netip.ParseAddr(o.gateway); err != nil || !subnet.Contains(gw) {
-			return nil, pa, fmt.Errorf("--gateway %q: must be an address in %s", o.gateway, subnet)
-		}
-	}
-	def := "0.0.0.0/0"
-	if gw.Is6() {
-		def = "::/0"
+		return nil, pa, err
 	}
 	n := &hnslb.Network{
-		Name: o.name,
-		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{
-			IpAddressPrefix: subnet.String(),
-			Routes:          []hnslb.Route{{NextHop: gw.String(), DestinationPrefix: def}},
-		}}}},
+		Name:          o.name,
+		Ipams:         []hnslb.Ipam{{Type: "Static", Subnets: subnets}},
 		SchemaVersion: hnslb.V2,
 	}
 	switch strings.ToLower(o.kind) {
@@ -75,6 +61,9 @@ func (o *networkOptions) document(nodeIPs []netip.Addr) (*hnslb.Network, netip.A
 		return n, pa, nil
 	case "overlay":
 		n.Type = hnslb.NetworkTypeOverlay
+		if len(subnets) != 1 || !netip.MustParsePrefix(subnets[0].IpAddressPrefix).Addr().Is4() {
+			return nil, pa, fmt.Errorf("--subnet: an overlay network has one IPv4 subnet (HNS overlay carries no IPv6)")
+		}
 	default:
 		return nil, pa, fmt.Errorf("--network-type %q: want l2bridge or overlay", o.kind)
 	}
@@ -96,6 +85,50 @@ func (o *networkOptions) document(nodeIPs []netip.Addr) (*hnslb.Network, netip.A
 	}
 	n.Policies = overlayPolicies(pa, routes)
 	return n, pa, nil
+}
+
+// ipamSubnets are the --subnet flags as HNS subnets, at most one per family,
+// each with a default route through its gateway.
+func (o *networkOptions) ipamSubnets() ([]hnslb.Subnet, error) {
+	if len(o.subnets) == 0 {
+		return nil, fmt.Errorf("--subnet is required with --network-name")
+	}
+	var gateway netip.Addr
+	if o.gateway != "" {
+		var err error
+		if gateway, err = netip.ParseAddr(o.gateway); err != nil {
+			return nil, fmt.Errorf("--gateway %q: %v", o.gateway, err)
+		}
+	}
+	var out []hnslb.Subnet
+	seen := map[bool]bool{}
+	usedGateway := !gateway.IsValid()
+	for _, s := range o.subnets {
+		subnet, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("--subnet %q: %v", s, err)
+		}
+		subnet = subnet.Masked()
+		if seen[subnet.Addr().Is4()] {
+			return nil, fmt.Errorf("--subnet %q: a second subnet of one IP family", s)
+		}
+		seen[subnet.Addr().Is4()] = true
+		gw, def := subnet.Addr().Next(), "0.0.0.0/0"
+		if gateway.IsValid() && subnet.Contains(gateway) {
+			gw, usedGateway = gateway, true
+		}
+		if gw.Is6() {
+			def = "::/0"
+		}
+		out = append(out, hnslb.Subnet{
+			IpAddressPrefix: subnet.String(),
+			Routes:          []hnslb.Route{{NextHop: gw.String(), DestinationPrefix: def}},
+		})
+	}
+	if !usedGateway {
+		return nil, fmt.Errorf("--gateway %q: must be an address in a --subnet", o.gateway)
+	}
+	return out, nil
 }
 
 // overlayPolicies are an overlay network's own policies: its provider

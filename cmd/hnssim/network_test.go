@@ -9,7 +9,7 @@ import (
 )
 
 func TestOverlayNetworkDocument(t *testing.T) {
-	o := networkOptions{name: "vxlan0", kind: "overlay", subnet: "10.244.1.9/24", vni: 4096,
+	o := networkOptions{name: "vxlan0", kind: "overlay", subnets: []string{"10.244.1.9/24"}, vni: 4096,
 		remoteSubnets: []string{"10.244.2.0/24=192.168.0.12", "10.244.3.0/24=192.168.0.13"}}
 	n, pa, err := o.document([]netip.Addr{netip.MustParseAddr("192.168.0.11")})
 	if err != nil {
@@ -36,17 +36,33 @@ func TestOverlayNetworkDocument(t *testing.T) {
 
 func TestNetworkDocumentRejects(t *testing.T) {
 	for name, o := range map[string]networkOptions{
-		"bad subnet":             {name: "x", kind: "l2bridge", subnet: "10.244.1.0"},
-		"gateway outside subnet": {name: "x", kind: "l2bridge", subnet: "10.244.1.0/24", gateway: "10.244.2.1"},
-		"overlay flags on l2":    {name: "x", kind: "l2bridge", subnet: "10.244.1.0/24", remoteSubnets: []string{"10.244.2.0/24=1.2.3.4"}},
-		"unknown type":           {name: "x", kind: "nat", subnet: "10.244.1.0/24"},
-		"overlay without PA":     {name: "x", kind: "overlay", subnet: "10.244.1.0/24"},
-		"bad remote subnet":      {name: "x", kind: "overlay", subnet: "10.244.1.0/24", providerAddress: "1.2.3.4", remoteSubnets: []string{"10.244.2.0/24"}},
-		"bad remote PA":          {name: "x", kind: "overlay", subnet: "10.244.1.0/24", providerAddress: "1.2.3.4", remoteSubnets: []string{"10.244.2.0/24=pa"}},
+		"bad subnet":             {name: "x", kind: "l2bridge", subnets: []string{"10.244.1.0"}},
+		"gateway outside subnet": {name: "x", kind: "l2bridge", subnets: []string{"10.244.1.0/24"}, gateway: "10.244.2.1"},
+		"overlay flags on l2":    {name: "x", kind: "l2bridge", subnets: []string{"10.244.1.0/24"}, remoteSubnets: []string{"10.244.2.0/24=1.2.3.4"}},
+		"unknown type":           {name: "x", kind: "nat", subnets: []string{"10.244.1.0/24"}},
+		"overlay without PA":     {name: "x", kind: "overlay", subnets: []string{"10.244.1.0/24"}},
+		"bad remote subnet":      {name: "x", kind: "overlay", subnets: []string{"10.244.1.0/24"}, providerAddress: "1.2.3.4", remoteSubnets: []string{"10.244.2.0/24"}},
+		"bad remote PA":          {name: "x", kind: "overlay", subnets: []string{"10.244.1.0/24"}, providerAddress: "1.2.3.4", remoteSubnets: []string{"10.244.2.0/24=pa"}},
+		"no subnet":              {name: "x", kind: "l2bridge"},
+		"two IPv4 subnets":       {name: "x", kind: "l2bridge", subnets: []string{"10.244.1.0/24", "10.245.1.0/24"}},
+		"IPv6 on overlay":        {name: "x", kind: "overlay", subnets: []string{"10.244.1.0/24", "fd00:10:244:1::/64"}, providerAddress: "1.2.3.4"},
 	} {
 		if _, _, err := o.document(nil); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+func TestNetworkDocumentDualStack(t *testing.T) {
+	o := networkOptions{name: "cbr0", kind: "l2bridge", subnets: []string{"10.244.1.0/24", "fd00:10:244:1::/64"}, gateway: "fd00:10:244:1::fe"}
+	n, _, err := o.document(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := n.Ipams[0].Subnets
+	if len(got) != 2 || got[0].IpAddressPrefix != "10.244.1.0/24" || got[0].Routes[0] != (hnslb.Route{NextHop: "10.244.1.1", DestinationPrefix: "0.0.0.0/0"}) ||
+		got[1].IpAddressPrefix != "fd00:10:244:1::/64" || got[1].Routes[0] != (hnslb.Route{NextHop: "fd00:10:244:1::fe", DestinationPrefix: "::/0"}) {
+		t.Errorf("subnets %+v", got)
 	}
 }
 

@@ -1,0 +1,132 @@
+package cni_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/containernetworking/cni/pkg/types"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// dualStack is host-local with one range set per family, as a dual-stack
+// node's CNI config has it, and both families' cluster and service CIDRs.
+func dualStack(c netConf, v6Subnet string) netConf {
+	c.extra = map[string]any{
+		"clusterCIDR": "10.244.0.0/16,fd00:10:244::/56",
+		"serviceCIDR": "10.96.0.0/12,fd00:10:96::/112",
+		"ipam": map[string]any{
+			"type":    "host-local",
+			"ranges":  [][]map[string]string{{{"subnet": c.subnet}}, {{"subnet": v6Subnet}}},
+			"dataDir": c.dataDir,
+		},
+	}
+	return c
+}
+
+// TestDualStackPodLifecycle: on an l2bridge network with a subnet per
+// family, one pod gets one endpoint with both addresses, a result with both
+// and a default route per family; CHECK passes; DEL frees both addresses;
+// and the packet model delivers each family to it.
+func TestDualStackPodLifecycle(t *testing.T) {
+	n1 := startNode(t, "n1", "--node-ip", "192.168.10.1", "--node-ip", "fd00:192:168:10::1",
+		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.1.0/24", "--subnet", "fd00:10:244:1::/64")
+	conf := dualStack(netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.1.0/24", socket: n1.socket, dataDir: t.TempDir()}, "fd00:10:244:1::/64")
+	rt := newRuntime(t, conf)
+	web := pod{id: "web", netns: n1.createNamespace(t), caps: map[string]any{
+		"portMappings": []map[string]any{{"hostPort": 8080, "containerPort": 80, "protocol": "tcp"}},
+	}}
+	client := pod{id: "client", netns: n1.createNamespace(t)}
+
+	res := rt.add(t, web)
+	if len(res.IPs) != 2 || res.IPs[0].Address.IP.To4() == nil || res.IPs[1].Address.IP.To4() != nil {
+		t.Fatalf("ips %+v, want IPv4 then IPv6", res.IPs)
+	}
+	v4, v6 := res.IPs[0].Address.IP.String(), res.IPs[1].Address.IP.String()
+	if res.IPs[0].Gateway.String() != "10.244.1.1" || res.IPs[1].Gateway.String() != "fd00:10:244:1::1" {
+		t.Errorf("gateways %v %v", res.IPs[0].Gateway, res.IPs[1].Gateway)
+	}
+	var routes []string
+	for _, r := range res.Routes {
+		routes = append(routes, r.Dst.String()+" via "+r.GW.String())
+	}
+	if want := []string{"0.0.0.0/0 via 10.244.1.1", "::/0 via fd00:10:244:1::1"}; !slices.Equal(routes, want) {
+		t.Errorf("routes %v, want %v", routes, want)
+	}
+	clientRes := rt.add(t, client)
+
+	s := n1.dump(t)
+	e := endpointByName(s, web.endpointName())
+	if e == nil || len(e.IpConfigurations) != 2 || e.IpConfigurations[0].IpAddress != v4 || e.IpConfigurations[1].IpAddress != v6 {
+		t.Fatalf("endpoint %+v, want one endpoint with %s and %s", e, v4, v6)
+	}
+	if r := policies[hnslb.SDNRoutePolicySetting](t, e, hnslb.EndpointPolicySDNRoute); len(r) != 2 || r[1].DestinationPrefix != "fd00:10:96::/112" {
+		t.Errorf("SDNRoutes %+v, want one per service CIDR", r)
+	}
+	if pm := policies[hnslb.PortMappingPolicySetting](t, e, hnslb.EndpointPolicyPortMapping); len(pm) != 2 || pm[1].Flags != hnslb.NatFlagsIPv6 {
+		t.Errorf("port mappings %+v, want the IPv6 twin", pm)
+	}
+	if err := rt.check(web); err != nil {
+		t.Errorf("CHECK: %v", err)
+	}
+	if got := allocated(t, conf.dataDir); len(got) != 4 {
+		t.Errorf("host-local holds %v, want two addresses per pod", got)
+	}
+
+	// Each family reaches the pod directly on the node.
+	cv4, cv6 := clientRes.IPs[0].Address.IP.String(), clientRes.IPs[1].Address.IP.String()
+	for _, flow := range [][2]string{{cv4 + ":40000", v4 + ":80/tcp"}, {"[" + cv6 + "]:40000", "[" + v6 + "]:80/tcp"}} {
+		if tr := n1.trace(t, flow[0], flow[1]); tr.Outcome != "delivered-to-pod" || tr.Verdict.BackendEndpointID != e.ID {
+			t.Errorf("%s -> %s: %s", flow[0], flow[1], tr.Summary)
+		}
+	}
+
+	rt.del(t, web)
+	rt.del(t, client)
+	if got := allocated(t, conf.dataDir); len(got) != 0 {
+		t.Errorf("host-local holds %v after DEL", got)
+	}
+	if s := n1.dump(t); len(s.Endpoints) != 0 {
+		t.Errorf("endpoints left %v", names(s))
+	}
+}
+
+// TestDualStackNetworkCreatedWhenMissing: with no network on the node, ADD
+// creates one with a subnet per family.
+func TestDualStackNetworkCreatedWhenMissing(t *testing.T) {
+	n1 := startNode(t, "n1", "--node-ip", "192.168.10.1")
+	conf := dualStack(netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.2.0/24", socket: n1.socket, dataDir: t.TempDir()}, "fd00:10:244:2::/64")
+	newRuntime(t, conf).add(t, pod{id: "p", netns: n1.createNamespace(t)})
+	s := n1.dump(t)
+	if len(s.Networks) != 1 || len(s.Networks[0].Ipams) != 1 {
+		t.Fatalf("networks %+v", s.Networks)
+	}
+	var prefixes []string
+	for _, sn := range s.Networks[0].Ipams[0].Subnets {
+		prefixes = append(prefixes, sn.IpAddressPrefix)
+	}
+	if want := []string{"10.244.2.0/24", "fd00:10:244:2::/64"}; !slices.Equal(prefixes, want) {
+		t.Errorf("subnets %v, want %v", prefixes, want)
+	}
+}
+
+// TestIPv6OnOverlayIsRefused: HNS overlay carries no IPv6; an IPAM config
+// that hands one out is a configuration error, and the addresses IPAM gave
+// are returned.
+func TestIPv6OnOverlayIsRefused(t *testing.T) {
+	n1 := startNode(t, "n1", "--node-ip", "192.168.50.1",
+		"--network-name", "vxlan0", "--network-type", "overlay", "--subnet", "10.244.5.0/24")
+	conf := dualStack(netConf{version: "1.1.0", mode: "overlay", network: "vxlan0", subnet: "10.244.5.0/24", socket: n1.socket, dataDir: t.TempDir()}, "fd00:10:244:5::/64")
+	rt := newRuntime(t, conf)
+	_, err := rt.cni.AddNetworkList(context.Background(), rt.list, pod{id: "x", netns: n1.createNamespace(t)}.rt())
+	if cniCode(err) != int(types.ErrInvalidNetworkConfig) {
+		t.Fatalf("overlay ADD with an IPv6 range: %v, want code %d", err, types.ErrInvalidNetworkConfig)
+	}
+	if got := allocated(t, conf.dataDir); len(got) != 0 {
+		t.Errorf("addresses left %v", got)
+	}
+	if s := n1.dump(t); len(s.Endpoints) != 0 {
+		t.Errorf("endpoints left %v", names(s))
+	}
+}
