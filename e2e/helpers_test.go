@@ -32,14 +32,17 @@ func lb(role, frontend string, flags []string, backends ...string) string {
 
 func flags(f ...string) []string { return f }
 
-// local and remote mark backend addresses as framework.LBView does.
-func local(pods ...framework.Pod) []string  { return marked("local", pods) }
-func remote(pods ...framework.Pod) []string { return marked("remote", pods) }
+// local and remote mark backend addresses as framework.LBView does;
+// local6 and remote6 do it with the pods' IPv6 addresses.
+func local(pods ...framework.Pod) []string   { return marked("local", false, pods) }
+func remote(pods ...framework.Pod) []string  { return marked("remote", false, pods) }
+func local6(pods ...framework.Pod) []string  { return marked("local", true, pods) }
+func remote6(pods ...framework.Pod) []string { return marked("remote", true, pods) }
 
-func marked(where string, pods []framework.Pod) []string {
+func marked(where string, ipv6 bool, pods []framework.Pod) []string {
 	var out []string
 	for _, p := range pods {
-		out = append(out, p.IP.String()+"("+where+")")
+		out = append(out, p.Addr(ipv6).String()+"("+where+")")
 	}
 	return out
 }
@@ -148,7 +151,7 @@ func checkFlow(t *testing.T, c *framework.Cluster, fc flowCase) {
 	}
 	if len(fc.backends) > 0 {
 		ok := slices.ContainsFunc(fc.backends, func(p framework.Pod) bool {
-			return v.Backend == netip.AddrPortFrom(p.IP, fc.port)
+			return v.Backend == netip.AddrPortFrom(p.Addr(v.Backend.Addr().Is6()), fc.port)
 		})
 		if !ok {
 			fail("backend %s is not one of %v (port %d)", v.Backend, podIPs(fc.backends), fc.port)
@@ -218,7 +221,10 @@ func service(ns, name string, typ corev1.ServiceType, port, target int32) *corev
 	}
 }
 
-func addr(ip string, port int32) string { return fmt.Sprintf("%s:%d", ip, port) }
+// addr is "ip:port", with the IPv6 address in brackets.
+func addr(ip string, port int32) string {
+	return netip.AddrPortFrom(netip.MustParseAddr(ip), uint16(port)).String()
+}
 
 // frontend is "VIP:port/PROTO->target" ("*" VIP for NodePorts).
 func frontend(vip string, port int32, proto string, target int32) string {

@@ -88,8 +88,9 @@ func TestL2BridgeServices(t *testing.T) {
 	termOnly := service("web", "drained", "", 7001, 8080)
 	termOnly = apply(t, c, termOnly, []framework.Backend{{Pod: webB[0], Terminating: true}})
 
-	// Dual-stack Service: both ClusterIPs allocated, but the pods (hnscni
-	// wires one address) and nodes are IPv4, so only IPv4 is programmed.
+	// Dual-stack Service on single-stack nodes: both ClusterIPs allocated,
+	// but the pods have IPv4 addresses only, so only IPv4 is programmed
+	// (TestDualStackServices runs dual-stack nodes).
 	dual := service("web", "dual", "", 8000, 8080)
 	dual.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyPreferDualStack)
 	dual = apply(t, c, dual, framework.Backends(web))

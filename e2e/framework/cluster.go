@@ -33,13 +33,17 @@ type ClusterSpec struct {
 	NetworkName string
 	// ClusterCIDR holds every node's pod CIDR; default 10.244.0.0/16.
 	ClusterCIDR string
-	Nodes       []NodeSpec
+	// ClusterCIDRv6 holds every node's IPv6 pod CIDR on a dual-stack
+	// cluster (nodes with PodCIDRv6); default fd00:10:244::/56.
+	ClusterCIDRv6 string
+	Nodes         []NodeSpec
 	// DriftRepairPeriod is hnsproxy's --drift-repair-period; default 2s.
 	DriftRepairPeriod time.Duration
 	// ProxyArgs are added to every hnsproxy's flags.
 	ProxyArgs []string
 
-	serviceCIDR string // the control plane's primary Service range
+	serviceCIDR  string   // the control plane's primary Service range
+	serviceCIDRs []string // all of its Service ranges, primary first
 }
 
 // NodeSpec is one simulated Windows node.
@@ -53,6 +57,29 @@ type NodeSpec struct {
 	// PodCIDR is the node's IPv4 pod CIDR (host-local hands out .10 on;
 	// .1 is the gateway, .2 the overlay source VIP).
 	PodCIDR string
+	// NodeIPv6 and PodCIDRv6 make a dual-stack l2bridge node: a second
+	// InternalIP and pod CIDR, pods with an address of each family.
+	NodeIPv6  string
+	PodCIDRv6 string
+}
+
+// dualStack reports a node with IPv6 addresses beside its IPv4 ones.
+func (n NodeSpec) dualStack() bool { return n.PodCIDRv6 != "" }
+
+// podCIDRs are the node's pod CIDRs, IPv4 first.
+func (n NodeSpec) podCIDRs() []string {
+	if n.dualStack() {
+		return []string{n.PodCIDR, n.PodCIDRv6}
+	}
+	return []string{n.PodCIDR}
+}
+
+// nodeIPs are the node's InternalIPs, IPv4 first.
+func (n NodeSpec) nodeIPs() []string {
+	if n.dualStack() {
+		return []string{n.NodeIP, n.NodeIPv6}
+	}
+	return []string{n.NodeIP}
 }
 
 func (s ClusterSpec) networkName() string {
@@ -70,6 +97,33 @@ func (s ClusterSpec) clusterCIDR() string {
 		return s.ClusterCIDR
 	}
 	return "10.244.0.0/16"
+}
+
+// dualStack reports a cluster with dual-stack nodes.
+func (s ClusterSpec) dualStack() bool {
+	return slices.ContainsFunc(s.Nodes, NodeSpec.dualStack)
+}
+
+// clusterCIDRs is --cluster-cidr: the IPv4 cluster CIDR, and on a
+// dual-stack cluster the IPv6 one after a comma.
+func (s ClusterSpec) clusterCIDRs() string {
+	if !s.dualStack() {
+		return s.clusterCIDR()
+	}
+	v6 := s.ClusterCIDRv6
+	if v6 == "" {
+		v6 = "fd00:10:244::/56"
+	}
+	return s.clusterCIDR() + "," + v6
+}
+
+// serviceRanges are the Service ranges pods see: the primary one, and on a
+// dual-stack cluster the IPv6 one after a comma.
+func (s ClusterSpec) serviceRanges() string {
+	if !s.dualStack() || len(s.serviceCIDRs) < 2 {
+		return s.serviceRange()
+	}
+	return strings.Join(s.serviceCIDRs, ",")
 }
 
 func (s ClusterSpec) serviceRange() string {
@@ -122,6 +176,18 @@ func (s ClusterSpec) validate() error {
 		if p, err := netip.ParsePrefix(n.PodCIDR); err != nil || !p.Addr().Is4() || p.Bits() > 28 {
 			return fmt.Errorf("cluster: node %s: pod CIDR %q: want an IPv4 prefix of /28 or wider", n.Name, n.PodCIDR)
 		}
+		if n.NodeIPv6 == "" && n.PodCIDRv6 == "" {
+			continue
+		}
+		if s.NetworkType != NetworkL2Bridge {
+			return fmt.Errorf("cluster: node %s: dual-stack needs l2bridge (HNS overlay carries IPv4 only)", n.Name)
+		}
+		if a, err := netip.ParseAddr(n.NodeIPv6); err != nil || !a.Is6() {
+			return fmt.Errorf("cluster: node %s: IPv6 node IP %q: want an IPv6 address", n.Name, n.NodeIPv6)
+		}
+		if p, err := netip.ParsePrefix(n.PodCIDRv6); err != nil || p.Addr().Is4() || p.Bits() > 120 {
+			return fmt.Errorf("cluster: node %s: IPv6 pod CIDR %q: want an IPv6 prefix of /120 or wider", n.Name, n.PodCIDRv6)
+		}
 	}
 	return nil
 }
@@ -157,6 +223,7 @@ func (n *Node) Name() string { return n.Spec.Name }
 func StartCluster(ctx context.Context, cp *ControlPlane, spec ClusterSpec, dir string) (c *Cluster, err error) {
 	if len(cp.ServiceCIDRs()) > 0 {
 		spec.serviceCIDR = cp.ServiceCIDRs()[0]
+		spec.serviceCIDRs = cp.ServiceCIDRs()
 	}
 	if err := spec.validate(); err != nil {
 		return nil, err
@@ -209,7 +276,7 @@ func (c *Cluster) startNode(ctx context.Context, binDir string, spec NodeSpec) (
 		return nil, err
 	}
 	if _, err := RegisterWindowsNode(ctx, c.Admin, WindowsNode{
-		Name: spec.Name, PodCIDRs: []string{spec.PodCIDR}, InternalIPs: []string{spec.NodeIP},
+		Name: spec.Name, PodCIDRs: spec.podCIDRs(), InternalIPs: spec.nodeIPs(),
 	}); err != nil {
 		return n, err
 	}
@@ -235,10 +302,14 @@ func (c *Cluster) hnssimArgs(spec NodeSpec) []string {
 		// Distinct seeds give the nodes distinct object IDs, as real hosts have.
 		"--seed", strconv.Itoa(1 + slices.IndexFunc(c.Spec.Nodes, func(n NodeSpec) bool { return n.Name == spec.Name })),
 		"--profile", spec.profile(),
-		"--node-ip", spec.NodeIP,
 		"--network-name", c.Spec.networkName(),
 		"--network-type", c.Spec.NetworkType,
-		"--subnet", spec.PodCIDR,
+	}
+	for _, ip := range spec.nodeIPs() {
+		args = append(args, "--node-ip", ip)
+	}
+	for _, cidr := range spec.podCIDRs() {
+		args = append(args, "--subnet", cidr)
 	}
 	if c.Spec.NetworkType == NetworkOverlay {
 		for _, other := range c.Spec.Nodes {
@@ -283,11 +354,11 @@ func (n *Node) WirePod(ctx context.Context, name string) (Pod, error) {
 	if err != nil {
 		return Pod{}, fmt.Errorf("node %s: pod %s: namespace: %w", n.Spec.Name, name, err)
 	}
-	ip, err := n.net.add(ctx, containerID(name), ns)
+	ip, ipv6, err := n.net.add(ctx, containerID(name), ns)
 	if err != nil {
 		return Pod{}, fmt.Errorf("node %s: pod %s: %w", n.Spec.Name, name, err)
 	}
-	p := Pod{Name: name, Node: n.Spec.Name, Namespace: ns, IP: ip}
+	p := Pod{Name: name, Node: n.Spec.Name, Namespace: ns, IP: ip, IPv6: ipv6}
 	n.Pods = append(n.Pods, p)
 	return p, nil
 }

@@ -19,6 +19,16 @@ type Pod struct {
 	Node      string
 	Namespace string // the HNS namespace GUID (CNI_NETNS)
 	IP        netip.Addr
+	// IPv6 is the pod's IPv6 address on a dual-stack node; zero otherwise.
+	IPv6 netip.Addr
+}
+
+// Addr is the pod's address of a family (IPv6 or not); zero if it has none.
+func (p Pod) Addr(ipv6 bool) netip.Addr {
+	if ipv6 {
+		return p.IPv6
+	}
+	return p.IP
 }
 
 // podNetwork drives hnscni through libcni as a container runtime does
@@ -33,23 +43,27 @@ type podNetwork struct {
 // node's pod CIDR (addresses below .10 stay free for the gateway and the
 // source VIP).
 func cniConfig(spec ClusterSpec, node NodeSpec, socket, dataDir string) ([]byte, error) {
-	subnet, err := netip.ParsePrefix(node.PodCIDR)
-	if err != nil {
-		return nil, fmt.Errorf("node %s: pod CIDR: %w", node.Name, err)
+	ranges := [][]map[string]string{}
+	for _, cidr := range node.podCIDRs() {
+		subnet, err := netip.ParsePrefix(cidr)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: pod CIDR: %w", node.Name, err)
+		}
+		ranges = append(ranges, []map[string]string{{"subnet": subnet.String(), "rangeStart": nthAddr(subnet, 10).String()}})
 	}
 	plugin := map[string]any{
 		"type":         HNSCNIBin,
 		"mode":         spec.NetworkType,
 		"network":      spec.networkName(),
-		"clusterCIDR":  spec.clusterCIDR(),
-		"serviceCIDR":  spec.serviceRange(),
+		"clusterCIDR":  spec.clusterCIDRs(),
+		"serviceCIDR":  spec.serviceRanges(),
 		"loopbackDSR":  true,
 		"hnsEndpoint":  "unix://" + socket,
 		"capabilities": map[string]bool{"portMappings": true, "dns": true},
 		"dns":          map[string]any{"nameservers": []string{spec.dnsIP()}, "search": []string{"svc.cluster.local"}},
 		"ipam": map[string]any{
 			"type":    HostLocalBin,
-			"ranges":  [][]map[string]string{{{"subnet": subnet.String(), "rangeStart": nthAddr(subnet, 10).String()}}},
+			"ranges":  ranges,
 			"dataDir": dataDir,
 		},
 	}
@@ -67,23 +81,31 @@ func newPodNetwork(binDir, cacheDir string, conf []byte) (*podNetwork, error) {
 	return &podNetwork{cni: libcni.NewCNIConfigWithCacheDir([]string{binDir}, cacheDir, nil), list: list}, nil
 }
 
-func (n *podNetwork) add(ctx context.Context, containerID, netns string) (netip.Addr, error) {
+// add runs CNI ADD and returns the pod's IPv4 and (dual-stack) IPv6 address.
+func (n *podNetwork) add(ctx context.Context, containerID, netns string) (v4, v6 netip.Addr, err error) {
 	res, err := n.cni.AddNetworkList(ctx, n.list, runtimeConf(containerID, netns))
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("CNI ADD %s: %w", containerID, err)
+		return v4, v6, fmt.Errorf("CNI ADD %s: %w", containerID, err)
 	}
 	cur, err := current.NewResultFromResult(res)
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("CNI ADD %s result: %w", containerID, err)
+		return v4, v6, fmt.Errorf("CNI ADD %s result: %w", containerID, err)
 	}
-	if len(cur.IPs) == 0 {
-		return netip.Addr{}, fmt.Errorf("CNI ADD %s: no address in the result", containerID)
+	for _, ipc := range cur.IPs {
+		ip, ok := netip.AddrFromSlice(ipc.Address.IP)
+		switch {
+		case !ok:
+			return v4, v6, fmt.Errorf("CNI ADD %s: bad address %v", containerID, ipc.Address)
+		case ip.Unmap().Is4():
+			v4 = ip.Unmap()
+		default:
+			v6 = ip
+		}
 	}
-	ip, ok := netip.AddrFromSlice(cur.IPs[0].Address.IP)
-	if !ok {
-		return netip.Addr{}, fmt.Errorf("CNI ADD %s: bad address %v", containerID, cur.IPs[0].Address)
+	if !v4.IsValid() {
+		return v4, v6, fmt.Errorf("CNI ADD %s: no IPv4 address in the result", containerID)
 	}
-	return ip.Unmap(), nil
+	return v4, v6, nil
 }
 
 func (n *podNetwork) del(ctx context.Context, containerID, netns string) error {

@@ -71,7 +71,7 @@ func DescribeLoadBalancers(snap *hnslb.Snapshot, svcs []corev1.Service) []LBView
 				if e.IsRemote() {
 					where = "remote"
 				}
-				v.Backends = append(v.Backends, e.IpConfigurations[0].IpAddress+"("+where+")")
+				v.Backends = append(v.Backends, addressOfFamily(e, lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0)+"("+where+")")
 			}
 		}
 		sortAddrs(v.Backends)
@@ -89,6 +89,17 @@ func DescribeLoadBalancers(snap *hnslb.Snapshot, svcs []corev1.Service) []LBView
 		return a.Frontend < b.Frontend
 	})
 	return out
+}
+
+// addressOfFamily is the endpoint's address a load balancer of that family
+// uses: a dual-stack pod's endpoint has one of each.
+func addressOfFamily(e hnslb.Endpoint, ipv6 bool) string {
+	for _, c := range e.IpConfigurations {
+		if a, err := netip.ParseAddr(c.IpAddress); err == nil && a.Is6() == ipv6 {
+			return c.IpAddress
+		}
+	}
+	return e.IpConfigurations[0].IpAddress
 }
 
 // serviceOf finds the Service port a load balancer serves.

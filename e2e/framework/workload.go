@@ -33,10 +33,11 @@ func Backends(pods ...[]Pod) []Backend {
 	return out
 }
 
-// ApplyService creates svc and the EndpointSlice the endpointslice
-// controller would publish for it (one IPv4 slice, ports by name with the
-// Service's target ports), since no controller manager runs here. It
-// returns the Service as stored (with its ClusterIP and node ports).
+// ApplyService creates svc and the EndpointSlices the endpointslice
+// controller would publish for it (one per IP family of the Service, ports
+// by name with the Service's target ports), since no controller manager
+// runs here. It returns the Service as stored (with its ClusterIPs and node
+// ports).
 func ApplyService(ctx context.Context, c *Cluster, svc *corev1.Service, backends []Backend) (*corev1.Service, error) {
 	created, err := c.Admin.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{})
 	if err != nil {
@@ -48,37 +49,60 @@ func ApplyService(ctx context.Context, c *Cluster, svc *corev1.Service, backends
 			return nil, fmt.Errorf("service %s/%s status: %w", svc.Namespace, svc.Name, err)
 		}
 	}
-	if _, err := c.Admin.DiscoveryV1().EndpointSlices(svc.Namespace).Create(ctx, EndpointSliceFor(created, backends), metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("endpoints of %s/%s: %w", svc.Namespace, svc.Name, err)
+	for _, slice := range EndpointSlicesFor(created, backends) {
+		if _, err := c.Admin.DiscoveryV1().EndpointSlices(svc.Namespace).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+			return nil, fmt.Errorf("endpoints of %s/%s: %w", svc.Namespace, svc.Name, err)
+		}
 	}
 	return created, nil
 }
 
-// UpdateEndpoints replaces the Service's EndpointSlice's endpoints.
+// UpdateEndpoints replaces the endpoints of the Service's EndpointSlices.
 func UpdateEndpoints(ctx context.Context, c *Cluster, svc *corev1.Service, backends []Backend) error {
 	slices := c.Admin.DiscoveryV1().EndpointSlices(svc.Namespace)
-	want := EndpointSliceFor(svc, backends)
-	cur, err := slices.Get(ctx, want.Name, metav1.GetOptions{})
-	if err != nil {
-		return err
+	for _, want := range EndpointSlicesFor(svc, backends) {
+		cur, err := slices.Get(ctx, want.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Endpoints, cur.Ports = want.Endpoints, want.Ports
+		if _, err := slices.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
 	}
-	cur.Endpoints, cur.Ports = want.Endpoints, want.Ports
-	_, err = slices.Update(ctx, cur, metav1.UpdateOptions{})
-	return err
+	return nil
 }
 
-// EndpointSliceFor is svc's IPv4 EndpointSlice over backends.
-func EndpointSliceFor(svc *corev1.Service, backends []Backend) *discoveryv1.EndpointSlice {
+// EndpointSlicesFor are svc's EndpointSlices over backends: one per IP
+// family the Service has (IPv4 if it names none), each with the backends'
+// addresses of that family.
+func EndpointSlicesFor(svc *corev1.Service, backends []Backend) []*discoveryv1.EndpointSlice {
+	families := svc.Spec.IPFamilies
+	if len(families) == 0 {
+		families = []corev1.IPFamily{corev1.IPv4Protocol}
+	}
+	var out []*discoveryv1.EndpointSlice
+	for _, fam := range families {
+		out = append(out, endpointSliceFor(svc, backends, fam == corev1.IPv6Protocol))
+	}
+	return out
+}
+
+func endpointSliceFor(svc *corev1.Service, backends []Backend, ipv6 bool) *discoveryv1.EndpointSlice {
+	name, addressType := svc.Name+"-ipv4", discoveryv1.AddressTypeIPv4
+	if ipv6 {
+		name, addressType = svc.Name+"-ipv6", discoveryv1.AddressTypeIPv6
+	}
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      svc.Name + "-ipv4",
+			Name:      name,
 			Namespace: svc.Namespace,
 			Labels: map[string]string{
 				discoveryv1.LabelServiceName: svc.Name,
 				discoveryv1.LabelManagedBy:   "endpointslice-controller.k8s.io",
 			},
 		},
-		AddressType: discoveryv1.AddressTypeIPv4,
+		AddressType: addressType,
 	}
 	for _, p := range svc.Spec.Ports {
 		slice.Ports = append(slice.Ports, discoveryv1.EndpointPort{
@@ -88,8 +112,12 @@ func EndpointSliceFor(svc *corev1.Service, backends []Backend) *discoveryv1.Endp
 		})
 	}
 	for _, b := range backends {
+		addr := b.Pod.Addr(ipv6)
+		if !addr.IsValid() {
+			continue // a single-stack pod has no address of this family
+		}
 		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
-			Addresses: []string{b.Pod.IP.String()},
+			Addresses: []string{addr.String()},
 			Conditions: discoveryv1.EndpointConditions{
 				Ready:       ptr.To(!b.Terminating),
 				Serving:     ptr.To(true),

@@ -59,6 +59,7 @@ type endpoint struct {
 }
 
 type outboundNAT struct {
+	ipv6         bool // NatFlagsIPv6: the policy translates IPv6, else IPv4
 	vip          netip.Addr
 	exceptions   []netip.Prefix
 	destinations []netip.Prefix
@@ -224,7 +225,7 @@ func parseOutboundNAT(e *hnslb.Endpoint) ([]outboundNAT, error) {
 		if err := hnslb.DecodeSettings(p.Settings, &s); err != nil {
 			return nil, fmt.Errorf("endpoint %s: OutBoundNAT: %w", e.ID, err)
 		}
-		var nat outboundNAT
+		nat := outboundNAT{ipv6: s.Flags&hnslb.NatFlagsIPv6 != 0}
 		var err error
 		if s.VirtualIP != "" {
 			if nat.vip, err = netip.ParseAddr(s.VirtualIP); err != nil {

@@ -83,7 +83,10 @@
 //
 // A pod's OutBoundNAT policy rewrites its address to the policy's VirtualIP
 // or the node's address when the packet leaves the node unencapsulated for
-// an address outside the exceptions (and inside Destinations if any). VFP
+// an address outside the exceptions (and inside Destinations if any). A
+// policy translates one family: IPv6 with the NatFlagsIPv6 flag, IPv4
+// without it (as the flag selects the family of a PortMapping), so a
+// dual-stack pod's IPv6 traffic keeps its address under an IPv4 policy. VFP
 // does not translate ICMP, so an ICMP packet that would be NATed is dropped;
 // ICMP between pods and nodes works. No load balancer matches ICMP.
 //

@@ -210,6 +210,22 @@ func TestDualStack(t *testing.T) {
 			want: want{outcome: DeliveredToPod, backend: podA2 + ":8080", src: ipA + ":40000"}},
 		{name: "IPv4-mapped IPv6 addresses are IPv4", pkt: tcp("[::ffff:"+podA1+"]:40000", "[::ffff:10.96.0.10]:80"),
 			want: want{outcome: DeliveredToPod, backend: podA2 + ":8080"}},
+		{name: "an IPv4 OutBoundNAT policy leaves IPv6 traffic alone", pkt: tcp("["+podA1v6+"]:40000", "[2001:db8::1]:443"),
+			want: want{outcome: LeftCluster, src: "[" + podA1v6 + "]:40000", keepsIP: true, actions: []Action{ActionFromPod, ActionEgress}}},
+		{name: "and translates IPv4 traffic", pkt: tcp(podA1+":40000", "198.51.100.1:443"),
+			want: want{outcome: LeftCluster, src: ipA + ":40000", actions: []Action{ActionFromPod, ActionOutboundNAT, ActionEgress}}},
+	})
+
+	// A policy with the IPv6 flag translates IPv6 traffic, and only that.
+	const podA3v6 = "fd00:1::12"
+	a.endpoint(hnslb.Endpoint{Policies: []hnslb.EndpointPolicy{
+		hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT, hnslb.OutboundNatPolicySetting{Flags: hnslb.NatFlagsIPv6}),
+	}}, "10.244.1.12", podA3v6)
+	runFlows(t, mustCluster(t, a.asNode(ipA, "fd00::1")), "", "", []flow{
+		{name: "an IPv6 OutBoundNAT policy translates IPv6", pkt: tcp("["+podA3v6+"]:40000", "[2001:db8::1]:443"),
+			want: want{outcome: LeftCluster, src: "[fd00::1]:40000", actions: []Action{ActionFromPod, ActionOutboundNAT, ActionEgress}}},
+		{name: "and leaves IPv4 alone", pkt: tcp("10.244.1.12:40000", "198.51.100.1:443"),
+			want: want{outcome: LeftCluster, src: "10.244.1.12:40000", keepsIP: true, actions: []Action{ActionFromPod, ActionEgress}}},
 	})
 }
 

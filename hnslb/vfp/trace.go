@@ -331,7 +331,7 @@ func (t *tracer) outboundNAT(n *node, ip netip.Addr) bool {
 		return true
 	}
 	for _, nat := range t.srcPod.outboundNAT {
-		if len(nat.destinations) > 0 && !prefixesContain(nat.destinations, ip) || prefixesContain(nat.exceptions, ip) {
+		if nat.ipv6 != ip.Is6() || len(nat.destinations) > 0 && !prefixesContain(nat.destinations, ip) || prefixesContain(nat.exceptions, ip) {
 			continue
 		}
 		to := nat.vip
