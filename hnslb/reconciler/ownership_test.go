@@ -10,19 +10,26 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb/sim"
 )
 
+// readState is the state as a restart reads it: the snapshot with its
+// journal replayed, IDs sorted.
 func readState(t testing.TB, path string) stateFile {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	s, err := loadState(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s stateFile
-	if err := json.Unmarshal(raw, &s); err != nil {
-		t.Fatal(err)
+	if s.journalStopped != nil {
+		t.Fatalf("state journal ended early: %v", s.journalStopped)
 	}
 	slices.Sort(s.LoadBalancers)
 	slices.Sort(s.RemoteEndpoints)
-	return s
+	if s.LoadBalancers == nil {
+		s.LoadBalancers = []string{}
+	}
+	if s.RemoteEndpoints == nil {
+		s.RemoteEndpoints = []string{}
+	}
+	return *s
 }
 
 func TestStateFileRecordsOwnedIDs(t *testing.T) {

@@ -62,7 +62,11 @@ type Reconciler struct {
 	// ownedLBs and ownedEPs are the IDs in the state file: created or
 	// adopted by us, possibly still waiting for their deletion.
 	ownedLBs, ownedEPs map[string]struct{}
-	stateChanged       bool
+	// unsaved are the state changes not yet in the journal; journalLines
+	// counts the journal's lines since the last snapshot.
+	unsaved      []journalRecord
+	journalLines int
+	snapshotDue  bool // the next saveState writes a snapshot (Start's failed)
 	// creatingLBs and creatingEPs are the keys and IPs whose create may
 	// have made an object whose ID we never recorded (a Sync under way, a
 	// lost reply); they are saved before the creates (see declareCreates).
@@ -384,7 +388,7 @@ func (r *Reconciler) setRealized(e *lbEntry, id string, doc *hnslb.LoadBalancer)
 		}
 		m[e.key] = struct{}{}
 	}
-	r.own(r.ownedLBs, id)
+	r.own(recordLoadBalancer, id)
 }
 
 // clearRealized forgets e's realized load balancer (deleted or vanished).
@@ -393,7 +397,7 @@ func (r *Reconciler) clearRealized(e *lbEntry) {
 		return
 	}
 	r.dropRefs(e)
-	r.disown(r.ownedLBs, e.realizedID)
+	r.disown(recordLoadBalancer, e.realizedID)
 	e.realizedID, e.realized = "", nil
 }
 
@@ -412,16 +416,29 @@ func (r *Reconciler) dropRefs(e *lbEntry) {
 	}
 }
 
-func (r *Reconciler) own(set map[string]struct{}, id string) {
-	if _, ok := set[id]; !ok {
-		set[id] = struct{}{}
-		r.stateChanged = true
+// own records an HNS object of kind (recordLoadBalancer or
+// recordRemoteEndpoint) as hnsproxy's, for the state file's journal.
+func (r *Reconciler) own(kind recordKind, id string) {
+	if set := r.ownedSet(kind); addNew(set, id) {
+		r.journal(journalRecord{Add: true, Kind: kind, ID: id})
 	}
 }
 
-func (r *Reconciler) disown(set map[string]struct{}, id string) {
-	if _, ok := set[id]; ok {
-		delete(set, id)
-		r.stateChanged = true
+func (r *Reconciler) disown(kind recordKind, id string) {
+	if set := r.ownedSet(kind); set != nil {
+		if _, ok := set[id]; ok {
+			delete(set, id)
+			r.journal(journalRecord{Kind: kind, ID: id})
+		}
 	}
+}
+
+func (r *Reconciler) ownedSet(kind recordKind) map[string]struct{} {
+	switch kind {
+	case recordLoadBalancer:
+		return r.ownedLBs
+	case recordRemoteEndpoint:
+		return r.ownedEPs
+	}
+	return nil
 }

@@ -55,7 +55,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 			for k := range r.refs[ep.id] {
 				r.markLB(r.lbs[k])
 			}
-			r.disown(r.ownedEPs, ep.id)
+			r.disown(recordRemoteEndpoint, ep.id)
 			ep.id, ep.realizedSpec = "", RemoteEndpoint{}
 			r.markEP(ip)
 			continue
@@ -71,8 +71,8 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	}
 	// Until the first Sync, owned objects may still be claimed by Upserts.
 	if r.pruned {
-		r.repairOwned(r.ownedLBs, usedLBs, r.staleLBs, func(id string) bool { return lbByID[id] != nil })
-		r.repairOwned(r.ownedEPs, usedEPs, r.staleEPs, func(id string) bool { return epByID[id] != nil })
+		r.repairOwned(recordLoadBalancer, usedLBs, r.staleLBs, func(id string) bool { return lbByID[id] != nil })
+		r.repairOwned(recordRemoteEndpoint, usedEPs, r.staleEPs, func(id string) bool { return epByID[id] != nil })
 	}
 	return nil
 }
@@ -110,11 +110,11 @@ func (r *Reconciler) repairLB(e *lbEntry, lbByID map[string]*hnslb.LoadBalancer,
 
 // repairOwned drops owned IDs HNS no longer has, and marks owned objects
 // that nothing uses (and that are not being deleted already) as stale.
-func (r *Reconciler) repairOwned(owned, used map[string]struct{}, stale map[string]*staleObj, exists func(string) bool) {
-	for id := range owned {
+func (r *Reconciler) repairOwned(kind recordKind, used map[string]struct{}, stale map[string]*staleObj, exists func(string) bool) {
+	for id := range r.ownedSet(kind) {
 		switch _, inUse := used[id]; {
 		case !exists(id):
-			r.disown(owned, id)
+			r.disown(kind, id)
 			delete(stale, id)
 		case !inUse && stale[id] == nil:
 			r.log.Info("Owned HNS object is used by nothing; deleting it", "id", id)

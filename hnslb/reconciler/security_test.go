@@ -28,20 +28,16 @@ func TestStateFileIsReplacedAtomically(t *testing.T) {
 	if err := os.Chmod(e.stateFile, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Hold the old file open: its inode then cannot be reused by a later
-	// temp file, so SameFile below really tells replacement from rewriting.
-	held, err := os.Open(e.stateFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
-	old, err := held.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := holdFile(t, e.stateFile)
 
+	// A change goes to the journal, owner-only too; the next start folds it
+	// into a new snapshot.
 	r.Upsert(want[2])
 	e.converge(r)
+	if fi, err := os.Stat(journalPath(e.stateFile)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("state journal: %v, %v; want mode 0600", fi, err)
+	}
+	e.start(e.hns, want...)
 	now, err := os.Stat(e.stateFile)
 	if err != nil {
 		t.Fatal(err)
@@ -60,8 +56,25 @@ func TestStateFileIsReplacedAtomically(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(entries) != 1 {
-		t.Errorf("state directory holds %d entries, want only the state file (no temp files left)", len(entries))
+		t.Errorf("state directory holds %d entries, want only the state file (no temp files, the journal folded in)", len(entries))
 	}
+}
+
+// holdFile keeps path's file open until the test ends and returns its
+// info: the inode then cannot be reused by a later temp file, so SameFile
+// really tells a replaced file from one rewritten in place.
+func holdFile(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	held, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { held.Close() })
+	fi, err := held.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
 }
 
 // TestStateFileSymlinkIsNotFollowed: a symlink planted at the state path is

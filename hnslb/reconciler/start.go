@@ -50,7 +50,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	}
 
 	ownedLB, ownedEP := idSet(owned.LoadBalancers), idSet(owned.RemoteEndpoints)
-	claimed := r.claimInterrupted(owned, lbs, eps, ownedLB, ownedEP)
+	r.claimInterrupted(owned, lbs, eps, ownedLB, ownedEP)
 	r.orphanLBs = map[LBKey][]hnslb.LoadBalancer{}
 	for _, lb := range lbs {
 		if _, ok := ownedLB[lb.ID]; ok {
@@ -83,8 +83,15 @@ func (r *Reconciler) Start(ctx context.Context) error {
 			r.staleEPs[ep.ID] = &staleObj{reason: "ours, a duplicate remote endpoint for " + ep.IP()}
 		}
 	}
-	// IDs in the state file that HNS no longer has are forgotten.
-	r.stateChanged = len(r.ownedLBs) != len(ownedLB)-claimed.lbs || len(r.ownedEPs) != len(ownedEP)-claimed.eps || claimed.any
+	// A fresh snapshot: IDs in the state file that HNS no longer has are
+	// forgotten, claimed ones recorded, and the journal starts empty.
+	r.snapshotDue = true
+	if err := r.compactState(); err != nil {
+		r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
+	}
+	if owned.journalStopped != nil {
+		r.log.Info("Warning: the state file's journal ended early; objects of that last write count as unowned", "err", owned.journalStopped)
+	}
 	r.started, r.pruned = true, false
 	r.adoptOrphans()
 	r.log.V(2).Info("Started", "loadBalancers", len(lbs), "endpoints", len(eps),
@@ -92,16 +99,10 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	return nil
 }
 
-type claimCount struct {
-	lbs, eps int
-	any      bool // the state file declared creates
-}
-
 // claimInterrupted adds to ownedLB and ownedEP the listed objects nobody
 // owns on a key or IP the state file declared as being created: a create
 // whose ID never reached the state file (see declareCreates).
-func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint, ownedLB, ownedEP map[string]struct{}) claimCount {
-	c := claimCount{any: len(st.CreatingLoadBalancers)+len(st.CreatingRemoteEndpoints) > 0}
+func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint, ownedLB, ownedEP map[string]struct{}) {
 	keys := map[LBKey]struct{}{}
 	for _, k := range st.CreatingLoadBalancers {
 		keys[k] = struct{}{}
@@ -115,7 +116,6 @@ func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, e
 		if _, declared := keys[k]; declared {
 			r.log.Info("Claiming a load balancer an interrupted create made", "key", k, "id", lbs[i].ID)
 			ownedLB[lbs[i].ID] = struct{}{}
-			c.lbs++
 		}
 	}
 	for i := range eps {
@@ -125,10 +125,8 @@ func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, e
 		if _, declared := ips[eps[i].IP()]; declared {
 			r.log.Info("Claiming a remote endpoint an interrupted create made", "ip", eps[i].IP(), "id", eps[i].ID)
 			ownedEP[eps[i].ID] = struct{}{}
-			c.eps++
 		}
 	}
-	return c
 }
 
 func idSet(ids []string) map[string]struct{} {
@@ -178,7 +176,7 @@ func (r *Reconciler) adoptEP(ip string) {
 	}
 	delete(r.orphanEPs, ip)
 	ep.id, ep.realizedSpec = found.ID, remoteSpecOf(&found)
-	r.own(r.ownedEPs, found.ID)
+	r.own(recordRemoteEndpoint, found.ID)
 	if remoteMatches(ep.spec, ep.realizedSpec) {
 		r.done(&ep.st)
 		delete(r.dirtyEPs, ip)

@@ -49,7 +49,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	r.declareCreates(run.lbs, ips)
 
 	r.refreshLocalIfNeeded(run)
-	r.syncStale(run, r.staleLBs, r.client.DeleteLoadBalancer, r.ownedLBs)
+	r.syncStale(run, r.staleLBs, r.client.DeleteLoadBalancer, recordLoadBalancer)
 	for _, k := range sortedKeys(run.lbs) {
 		if e := r.lbs[k]; e != nil && e.desired == nil {
 			r.syncRemovedLB(run, e)
@@ -72,16 +72,12 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	}
 	// Stale endpoints wait until no stale load balancer (which may use them) is left.
 	if len(r.staleLBs) == 0 {
-		r.syncStale(run, r.staleEPs, r.client.DeleteEndpoint, r.ownedEPs)
+		r.syncStale(run, r.staleEPs, r.client.DeleteEndpoint, recordRemoteEndpoint)
 	}
 
 	r.settleCreates()
-	if r.stateChanged {
-		if err := r.saveState(); err != nil {
-			r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
-		} else {
-			r.stateChanged = false
-		}
+	if err := r.saveState(); err != nil {
+		r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
 	}
 	run.res.Pending = r.pending()
 	return run.res
@@ -112,7 +108,7 @@ func sortedKeys(m map[LBKey]struct{}) []LBKey {
 }
 
 // syncStale deletes due stale objects (ours left over, foreign blockers).
-func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del func(context.Context, string) error, owned map[string]struct{}) {
+func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del func(context.Context, string) error, owned recordKind) {
 	for _, id := range slices.Sorted(maps.Keys(stale)) {
 		s := stale[id]
 		if s.st.nextRetry.After(run.now) {
@@ -329,7 +325,7 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer)
 		if derr := r.deleteLB(run, blocker.ID); derr != nil {
 			return false, fmt.Errorf("%w; deleting blocking load balancer %s: %w", err, blocker.ID, derr)
 		}
-		r.disown(r.ownedLBs, blocker.ID)
+		r.disown(recordLoadBalancer, blocker.ID)
 		run.res.Deleted++
 		got, err = r.client.CreateLoadBalancer(run.ctx, doc)
 	}
@@ -409,7 +405,7 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 		return
 	}
 	ep.id, ep.realizedSpec, ep.uncertain = got.ID, ep.spec, false
-	r.own(r.ownedEPs, got.ID)
+	r.own(recordRemoteEndpoint, got.ID)
 	if wrote {
 		run.res.Created++
 	}
@@ -437,7 +433,7 @@ func (r *Reconciler) removeEP(run *syncRun, ep *remoteEP) error {
 	if err := r.client.DeleteEndpoint(run.ctx, ep.id); err != nil && !hnslb.IsNotFound(err) {
 		return err
 	}
-	r.disown(r.ownedEPs, ep.id)
+	r.disown(recordRemoteEndpoint, ep.id)
 	ep.id, ep.realizedSpec = "", RemoteEndpoint{}
 	run.res.Deleted++
 	return nil
@@ -485,7 +481,7 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 			r.fail(run, ref, &ep.st, KindRemoteEndpoint, ip, err)
 			return
 		}
-		r.disown(r.ownedEPs, ep.id)
+		r.disown(recordRemoteEndpoint, ep.id)
 		run.res.Deleted++
 	}
 	r.limiter.Forget(ref)

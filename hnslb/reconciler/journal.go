@@ -1,0 +1,197 @@
+package reconciler
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// The state file's journal. Between two snapshots (statefile.go) each change
+// of what hnsproxy owns is one line appended to <state file>.journal, so a
+// Sync that creates or deletes one object writes a line and one fsync, not
+// the whole owned set. A line is the CRC-32C of the record's JSON in hex, a
+// space, the JSON, and a newline. Loading replays the journal over the
+// snapshot and stops at the first line that is incomplete or fails its
+// checksum: a write torn by a crash loses only that write, whose objects
+// Start then meets as unowned, adopts when identical and otherwise leaves
+// alone. Start folds the journal into a new snapshot, and so does a Sync
+// once the journal has outgrown the owned set.
+
+// recordKind says which set a journal record changes.
+type recordKind string
+
+const (
+	recordLoadBalancer     recordKind = "lb" // ID: an owned load balancer
+	recordRemoteEndpoint   recordKind = "ep" // ID: an owned remote endpoint
+	recordCreatingLB       recordKind = "creating-lb"
+	recordCreatingEndpoint recordKind = "creating-ep" // ID: the endpoint's IP
+)
+
+// journalRecord adds an entry to one of the state's sets, or removes it.
+type journalRecord struct {
+	Add  bool       `json:"add"`
+	Kind recordKind `json:"kind"`
+	ID   string     `json:"id,omitempty"`
+	Key  *LBKey     `json:"key,omitempty"`
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func journalPath(stateFile string) string { return stateFile + ".journal" }
+
+// compactAfter is how many journal lines make a Sync fold the journal into
+// a snapshot: never fewer than a few thousand, else as many as owned IDs.
+func compactAfter(owned int) int { return max(4096, owned) }
+
+// encodeRecords renders records as journal lines.
+func encodeRecords(records []journalRecord) ([]byte, error) {
+	var buf bytes.Buffer
+	for _, rec := range records {
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&buf, "%08x %s\n", crc32.Checksum(raw, castagnoli), raw)
+	}
+	return buf.Bytes(), nil
+}
+
+// appendJournal appends lines and syncs them to disk.
+func appendJournal(path string, lines []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(lines); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// replayJournal applies the journal at path to s. It returns how many
+// records it applied and, if it stopped early, why (the rest is ignored).
+// A missing journal is an empty one.
+func replayJournal(path string, s *stateSets) (applied int, stopped error, err error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil, nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	offset := 0
+	for sc.Scan() {
+		line := sc.Bytes()
+		end := offset + len(line)
+		if end >= len(raw) || raw[end] != '\n' {
+			return applied, fmt.Errorf("journal %s: unterminated last line at byte %d", path, offset), nil
+		}
+		rec, err := decodeRecord(line)
+		if err != nil {
+			return applied, fmt.Errorf("journal %s: line at byte %d: %w", path, offset, err), nil
+		}
+		s.apply(rec)
+		applied++
+		offset = end + 1
+	}
+	if err := sc.Err(); err != nil {
+		return applied, fmt.Errorf("journal %s: at byte %d: %w", path, offset, err), nil
+	}
+	return applied, nil, nil
+}
+
+func decodeRecord(line []byte) (journalRecord, error) {
+	var rec journalRecord
+	sum, raw, ok := bytes.Cut(line, []byte{' '})
+	if !ok || len(sum) != 8 {
+		return rec, errors.New("no checksum")
+	}
+	if fmt.Sprintf("%08x", crc32.Checksum(raw, castagnoli)) != string(sum) {
+		return rec, errors.New("checksum mismatch")
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return rec, err
+	}
+	switch rec.Kind {
+	case recordLoadBalancer, recordRemoteEndpoint, recordCreatingEndpoint:
+		if rec.ID == "" {
+			return rec, fmt.Errorf("%s record without an id", rec.Kind)
+		}
+	case recordCreatingLB:
+		if rec.Key == nil {
+			return rec, errors.New("creating-lb record without a key")
+		}
+	default:
+		return rec, fmt.Errorf("unknown record kind %q", rec.Kind)
+	}
+	return rec, nil
+}
+
+// stateSets is the state file as sets, for replaying a journal.
+type stateSets struct {
+	lbs, eps, creatingEPs map[string]struct{}
+	creatingLBs           map[LBKey]struct{}
+}
+
+func setsOf(s *stateFile) *stateSets {
+	out := &stateSets{
+		lbs: idSet(s.LoadBalancers), eps: idSet(s.RemoteEndpoints), creatingEPs: idSet(s.CreatingRemoteEndpoints),
+		creatingLBs: map[LBKey]struct{}{},
+	}
+	for _, k := range s.CreatingLoadBalancers {
+		out.creatingLBs[k] = struct{}{}
+	}
+	return out
+}
+
+func (s *stateSets) apply(rec journalRecord) {
+	if rec.Kind == recordCreatingLB {
+		if rec.Add {
+			s.creatingLBs[*rec.Key] = struct{}{}
+		} else {
+			delete(s.creatingLBs, *rec.Key)
+		}
+		return
+	}
+	set := map[recordKind]map[string]struct{}{
+		recordLoadBalancer: s.lbs, recordRemoteEndpoint: s.eps, recordCreatingEndpoint: s.creatingEPs,
+	}[rec.Kind]
+	if rec.Add {
+		set[rec.ID] = struct{}{}
+	} else {
+		delete(set, rec.ID)
+	}
+}
+
+func (s *stateSets) file() *stateFile {
+	out := &stateFile{Version: stateFileVersion, LoadBalancers: []string{}, RemoteEndpoints: []string{}}
+	for id := range s.lbs {
+		out.LoadBalancers = append(out.LoadBalancers, id)
+	}
+	for id := range s.eps {
+		out.RemoteEndpoints = append(out.RemoteEndpoints, id)
+	}
+	for ip := range s.creatingEPs {
+		out.CreatingRemoteEndpoints = append(out.CreatingRemoteEndpoints, ip)
+	}
+	for k := range s.creatingLBs {
+		out.CreatingLoadBalancers = append(out.CreatingLoadBalancers, k)
+	}
+	return out
+}

@@ -1,0 +1,173 @@
+package reconciler
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+)
+
+func writeJournal(t testing.TB, statePath string, records ...journalRecord) []byte {
+	t.Helper()
+	lines, err := encodeRecords(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(journalPath(statePath), lines, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// TestJournalReplaysOverTheSnapshot: a snapshot in the old (version 1,
+// journal-less) format loads as it is, and a journal's records apply over
+// it in order, for every kind of record.
+func TestJournalReplaysOverTheSnapshot(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	if err := os.WriteFile(path, []byte(`{"version":1,"loadBalancers":["lb-1","lb-2"],"remoteEndpoints":["ep-1"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := loadState(path)
+	if err != nil || !slices.Equal(s.LoadBalancers, []string{"lb-1", "lb-2"}) || s.journalStopped != nil {
+		t.Fatalf("old-format file: %+v, %v", s, err)
+	}
+	key := LBKey{Family: IPv4, VIP: "10.96.0.10", Protocol: 6, Port: 80}
+	writeJournal(t, path,
+		journalRecord{Add: true, Kind: recordLoadBalancer, ID: "lb-3"},
+		journalRecord{Kind: recordLoadBalancer, ID: "lb-1"},
+		journalRecord{Add: true, Kind: recordRemoteEndpoint, ID: "ep-2"},
+		journalRecord{Add: true, Kind: recordCreatingLB, Key: &key},
+		journalRecord{Add: true, Kind: recordCreatingEndpoint, ID: "10.244.2.5"},
+		journalRecord{Add: true, Kind: recordCreatingEndpoint, ID: "10.244.2.6"},
+		journalRecord{Kind: recordCreatingEndpoint, ID: "10.244.2.5"},
+	)
+	s, err = loadState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(s.LoadBalancers)
+	slices.Sort(s.RemoteEndpoints)
+	if !slices.Equal(s.LoadBalancers, []string{"lb-2", "lb-3"}) || !slices.Equal(s.RemoteEndpoints, []string{"ep-1", "ep-2"}) ||
+		!slices.Equal(s.CreatingLoadBalancers, []LBKey{key}) || !slices.Equal(s.CreatingRemoteEndpoints, []string{"10.244.2.6"}) {
+		t.Errorf("replayed state %+v", s)
+	}
+}
+
+// TestJournalTornTailIsDropped: a last line cut short, a flipped byte, or a
+// record of an unknown kind end the replay there; what came before counts,
+// and loading never fails for it.
+func TestJournalTornTailIsDropped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	good := journalRecord{Add: true, Kind: recordLoadBalancer, ID: "lb-1"}
+	lost := journalRecord{Add: true, Kind: recordLoadBalancer, ID: "lb-2"}
+	for name, mangle := range map[string]func(first, second []byte) []byte{
+		"cut short":  func(first, second []byte) []byte { return append(first, second[:len(second)-5]...) },
+		"no newline": func(first, second []byte) []byte { return append(first, second[:len(second)-1]...) },
+		"flipped byte": func(first, second []byte) []byte {
+			return append(first, bytes.Replace(second, []byte("lb-2"), []byte("lb-9"), 1)...)
+		},
+		"no checksum": func(first, second []byte) []byte { return append(first, second[9:]...) },
+		"unknown kind": func(first, second []byte) []byte {
+			odd, _ := encodeRecords([]journalRecord{{Add: true, Kind: "route", ID: "x"}})
+			return append(first, odd...)
+		},
+	} {
+		first, _ := encodeRecords([]journalRecord{good})
+		second, _ := encodeRecords([]journalRecord{lost})
+		if err := os.WriteFile(journalPath(path), mangle(first, second), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := loadState(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !slices.Equal(s.LoadBalancers, []string{"lb-1"}) || s.journalStopped == nil {
+			t.Errorf("%s: state %+v, want lb-1 only and the stop reported", name, s)
+		}
+	}
+}
+
+// TestJournalAfterAnInterruptedCompaction: a crash after the new snapshot
+// but before the old journal went leaves both; replaying the old journal
+// over the new snapshot changes nothing.
+func TestJournalAfterAnInterruptedCompaction(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	r := e.started(want[:2]...)
+	r.Upsert(want[2])
+	e.converge(r)
+	journal, err := os.ReadFile(journalPath(e.stateFile))
+	if err != nil || len(journal) == 0 {
+		t.Fatalf("no journal after a change: %v", err)
+	}
+	before := readState(t, e.stateFile)
+	if err := r.compactState(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(journalPath(e.stateFile)); !os.IsNotExist(err) {
+		t.Fatalf("journal left after compaction: %v", err)
+	}
+	if err := os.WriteFile(journalPath(e.stateFile), journal, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if after := readState(t, e.stateFile); !slices.Equal(after.LoadBalancers, before.LoadBalancers) || !slices.Equal(after.RemoteEndpoints, before.RemoteEndpoints) {
+		t.Errorf("state %+v, want %+v", after, before)
+	}
+}
+
+// TestJournalIsFoldedOnceItOutgrowsTheOwnedSet: a Sync whose journal would
+// pass compactAfter writes a snapshot instead, and the journal starts over.
+func TestJournalIsFoldedOnceItOutgrowsTheOwnedSet(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	r := e.started(want...)
+	full := compactAfter(len(r.ownedLBs) + len(r.ownedEPs))
+	r.journalLines = full
+	old := holdFile(t, e.stateFile)
+	want[0] = lb(want[0].Key.VIP, want[0].Key.Port, loc("10.244.1.10"))
+	r.Upsert(want[0]) // ws2022: delete and create, a new ID to record
+	e.converge(r)
+	now, err := os.Stat(e.stateFile)
+	if err != nil || os.SameFile(old, now) || r.journalLines >= full {
+		t.Errorf("journal not folded into a new snapshot: %v, %d lines counted", err, r.journalLines)
+	}
+	s := readState(t, e.stateFile)
+	if id := e.hnsLB(want[0].Key).ID; !slices.Contains(s.LoadBalancers, id) {
+		t.Errorf("snapshot %+v lacks the new load balancer %s", s, id)
+	}
+}
+
+// FuzzStateJournal feeds arbitrary bytes as the journal beside a valid
+// snapshot: loading never fails or panics for the journal's sake, and the
+// loaded state holds only IDs the snapshot or a well-formed record named.
+func FuzzStateJournal(f *testing.F) {
+	valid, _ := encodeRecords([]journalRecord{
+		{Add: true, Kind: recordLoadBalancer, ID: "lb-2"},
+		{Kind: recordLoadBalancer, ID: "lb-1"},
+		{Add: true, Kind: recordCreatingLB, Key: &LBKey{Family: IPv6, VIP: "fd00::10", Protocol: 17, Port: 53}},
+	})
+	for _, seed := range [][]byte{nil, valid, valid[:len(valid)/2], []byte("00000000 {}\n"), []byte("zz\n\n\n"), bytes.Repeat([]byte("a"), 5000)} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, journal []byte) {
+		path := filepath.Join(t.TempDir(), "state.json")
+		if err := os.WriteFile(path, []byte(`{"version":1,"loadBalancers":["lb-1"]}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(journalPath(path), journal, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := loadState(path)
+		if err != nil {
+			t.Fatalf("journal %q made loading fail: %v", journal, err)
+		}
+		for _, id := range append(s.LoadBalancers, s.RemoteEndpoints...) {
+			if id != "lb-1" && !bytes.Contains(journal, []byte(`"`+id+`"`)) {
+				t.Fatalf("loaded ID %q that neither the snapshot nor the journal names", id)
+			}
+		}
+	})
+}
