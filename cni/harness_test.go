@@ -23,7 +23,7 @@ import (
 	_ "github.com/containernetworking/plugins/plugins/ipam/host-local/backend/disk"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/remote"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // binDir holds hnssim, hnscni and host-local, built once for all tests.

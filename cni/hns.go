@@ -10,7 +10,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/hnslb/hcnclient"
-	"github.com/hnsproxy/hnsproxy/hnslb/remote"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // EnvHNSEndpoint selects HNS when the configuration has no hnsEndpoint.

@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
-	"github.com/hnsproxy/hnsproxy/hnslb/vfp"
+	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
 // dualStackSpec is two dual-stack Windows Server 2022 nodes on l2bridge:

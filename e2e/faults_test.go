@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
-	hnsremote "github.com/hnsproxy/hnsproxy/hnslb/remote"
+	hnsremote "github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // TestHNSFaults takes HNS away under a running hnsproxy (every call fails

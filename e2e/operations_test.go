@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // TestOperations runs hnsproxy the way an operator does and checks what

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
-	"github.com/hnsproxy/hnsproxy/hnslb/vfp"
+	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
 // overlaySpec is Flannel VXLAN's vxlan0 with a Windows Server 2022 node and

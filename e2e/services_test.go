@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
-	"github.com/hnsproxy/hnsproxy/hnslb/vfp"
+	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
 // Addresses below are simulator data (TEST-NET ranges for outside

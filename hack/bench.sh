@@ -11,7 +11,7 @@ mkdir -p "$out"
 
 echo "== go test -bench (desired state, reconciler)"
 go test -run '^$' -bench . -benchmem -benchtime="${BENCHTIME:-0.5s}" \
-  ./proxier/desired/ ./hnslb/reconciler/ | tee "$out/benchmarks.txt"
+  ./proxier/desired/ ./reconciler/ | tee "$out/benchmarks.txt"
 
 echo "== scale harness"
 go build -o "$out/scale" ./hack/scale

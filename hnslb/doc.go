@@ -5,11 +5,9 @@
 //
 // hcsshim's hcn package only builds on Windows, so the types here are our own
 // copies with identical field names and JSON tags; the hcnclient sub-package
-// converts them on Windows and proves the JSON is byte-identical. Sub-packages:
+// converts them on Windows and proves the JSON is byte-identical.
 //
-//   - sim: an in-memory HNS that enforces HNS's rules (tests, benchmarks, hnssim)
-//   - vfp: a packet model that traces flows through one or more nodes' HNS state
-//   - hcnclient: the real HNS through github.com/Microsoft/hcsshim/hcn (Windows)
-//   - remote: the Client over a unix socket, served by cmd/hnssim
-//   - reconciler: converges desired load balancers and remote endpoints
+// Implementations of Client live elsewhere by role: hcnclient (the real HNS,
+// Windows), and, standing in for Windows off it, package sim (an in-memory
+// HNS) and sim/remote (that simulator over a unix socket).
 package hnslb

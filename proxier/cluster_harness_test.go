@@ -17,10 +17,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
-	"github.com/hnsproxy/hnsproxy/hnslb/vfp"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
+	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
 // A simulated cluster: several Windows nodes, each with its own HNS
@@ -100,7 +100,7 @@ func newSimCluster(t *testing.T, spec clusterSpec) *simCluster {
 			config:    desired.Config{Mode: spec.mode, EnableDSR: spec.dsr},
 		}
 		if spec.mode == desired.Overlay {
-			n.config.SourceVIP = map[reconciler.IPFamily]netip.Addr{reconciler.IPv4: sourceVIP(ns)}
+			n.config.SourceVIP = map[intent.IPFamily]netip.Addr{intent.IPv4: sourceVIP(ns)}
 			n.config.HostMAC = fmt.Sprintf("00-15-5d-00-00-%02x", i+1)
 			n.remoteSubnets = networkRemoteSubnets(hns, nw.ID)
 		}

@@ -10,7 +10,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/vfp"
+	"github.com/hnsproxy/hnsproxy/vfp"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 

@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/vfp"
+	"github.com/hnsproxy/hnsproxy/vfp"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 

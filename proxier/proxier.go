@@ -20,16 +20,17 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
+	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
-// Reconciler is what the proxier needs of hnslb/reconciler.Reconciler.
+// Reconciler is what the proxier needs of reconciler.Reconciler.
 type Reconciler interface {
 	Start(ctx context.Context) error
-	Upsert(lb reconciler.DesiredLB)
-	Delete(key reconciler.LBKey)
-	SetExtraEndpoints(eps []reconciler.RemoteEndpoint)
+	Upsert(lb intent.LB)
+	Delete(key intent.LBKey)
+	SetExtraEndpoints(eps []intent.RemoteEndpoint)
 	Sync(ctx context.Context) reconciler.SyncResult
 	Repair(ctx context.Context) error
 	NextRetry() (time.Time, bool)
@@ -110,7 +111,7 @@ type Proxier struct {
 	// repairRetryAt holds back the next drift repair after a failed one.
 	repairRetryAt time.Time
 	repairBackoff workqueue.TypedRateLimiter[string]
-	vipEPs        map[types.NamespacedName][]reconciler.RemoteEndpoint
+	vipEPs        map[types.NamespacedName][]intent.RemoteEndpoint
 	health        map[types.NamespacedName]desired.HealthCheck
 	initialized   bool
 	// vipsChanged says the extra remote endpoints must be handed over again.
@@ -190,7 +191,7 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 		repairBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			repairRetryBase, repairMax),
 		reported: map[types.NamespacedName]string{},
-		vipEPs:   map[types.NamespacedName][]reconciler.RemoteEndpoint{},
+		vipEPs:   map[types.NamespacedName][]intent.RemoteEndpoint{},
 		health:   map[types.NamespacedName]desired.HealthCheck{},
 	}
 	p.cfg.NodeName = opts.NodeName

@@ -8,7 +8,8 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 // repairCounter is a Reconciler that only counts drift repairs and fails
@@ -18,12 +19,12 @@ type repairCounter struct {
 	down    bool
 }
 
-func (r *repairCounter) Start(context.Context) error                   { return nil }
-func (r *repairCounter) Upsert(reconciler.DesiredLB)                   {}
-func (r *repairCounter) Delete(reconciler.LBKey)                       {}
-func (r *repairCounter) SetExtraEndpoints([]reconciler.RemoteEndpoint) {}
-func (r *repairCounter) Sync(context.Context) reconciler.SyncResult    { return reconciler.SyncResult{} }
-func (r *repairCounter) NextRetry() (time.Time, bool)                  { return time.Time{}, false }
+func (r *repairCounter) Start(context.Context) error                { return nil }
+func (r *repairCounter) Upsert(intent.LB)                           {}
+func (r *repairCounter) Delete(intent.LBKey)                        {}
+func (r *repairCounter) SetExtraEndpoints([]intent.RemoteEndpoint)  {}
+func (r *repairCounter) Sync(context.Context) reconciler.SyncResult { return reconciler.SyncResult{} }
+func (r *repairCounter) NextRetry() (time.Time, bool)               { return time.Time{}, false }
 func (r *repairCounter) Repair(context.Context) error {
 	r.repairs++
 	if r.down {

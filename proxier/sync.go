@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 
@@ -125,7 +125,7 @@ func (p *Proxier) nodeConfig() desired.Config {
 	}
 	cfg.Zone = node.Labels[v1.LabelTopologyZone]
 	if len(p.opts.Config.NodeIPs) == 0 {
-		ips := map[reconciler.IPFamily]netip.Addr{}
+		ips := map[intent.IPFamily]netip.Addr{}
 		for _, a := range node.Status.Addresses {
 			if a.Type != v1.NodeInternalIP {
 				continue
@@ -134,9 +134,9 @@ func (p *Proxier) nodeConfig() desired.Config {
 			if err != nil {
 				continue
 			}
-			fam := reconciler.IPv4
+			fam := intent.IPv4
 			if ip.Is6() && !ip.Is4In6() {
-				fam = reconciler.IPv6
+				fam = intent.IPv6
 			}
 			if _, seen := ips[fam]; !seen {
 				ips[fam] = ip.Unmap()
@@ -156,7 +156,7 @@ func (p *Proxier) computeAll() int {
 	old := p.state
 	p.state = desired.NewState(p.cfg)
 	p.tally = newTallies()
-	p.vipEPs = map[types.NamespacedName][]reconciler.RemoteEndpoint{}
+	p.vipEPs = map[types.NamespacedName][]intent.RemoteEndpoint{}
 	p.vipsChanged = true
 	p.health = map[types.NamespacedName]desired.HealthCheck{}
 	svcs, err := p.services.List(labels.Everything())
@@ -271,7 +271,7 @@ func (p *Proxier) updateExtraEndpoints() {
 		return
 	}
 	p.vipsChanged = false
-	byIP := map[string]reconciler.RemoteEndpoint{}
+	byIP := map[string]intent.RemoteEndpoint{}
 	for _, ep := range desired.SourceVIPEndpoints(p.cfg) {
 		byIP[ep.IP] = ep
 	}
@@ -280,7 +280,7 @@ func (p *Proxier) updateExtraEndpoints() {
 			byIP[ep.IP] = ep
 		}
 	}
-	out := make([]reconciler.RemoteEndpoint, 0, len(byIP))
+	out := make([]intent.RemoteEndpoint, 0, len(byIP))
 	for _, ep := range byIP {
 		out = append(out, ep)
 	}

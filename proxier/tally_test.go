@@ -8,13 +8,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 
 func TestTallyOfTrafficPolicies(t *testing.T) {
-	remoteOnly := desired.ServiceResult{LBs: []reconciler.DesiredLB{{Backends: []reconciler.Backend{{IP: "10.244.2.7"}}}}}
-	withLocal := desired.ServiceResult{LBs: []reconciler.DesiredLB{{Backends: []reconciler.Backend{{IP: "10.244.2.7"}, {IP: "10.244.1.5", Local: true}}}}}
+	remoteOnly := desired.ServiceResult{LBs: []intent.LB{{Backends: []intent.Backend{{IP: "10.244.2.7"}}}}}
+	withLocal := desired.ServiceResult{LBs: []intent.LB{{Backends: []intent.Backend{{IP: "10.244.2.7"}, {IP: "10.244.1.5", Local: true}}}}}
 	itpLocal := func(s *v1.Service) { s.Spec.InternalTrafficPolicy = ptr.To(v1.ServiceInternalTrafficPolicyLocal) }
 	etpLocal := func(s *v1.Service) {
 		s.Spec.Type = v1.ServiceTypeNodePort

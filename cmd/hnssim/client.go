@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/remote"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // clientTimeout bounds one client subcommand.

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/remote"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // faultFlags are the fault injection flags shared by serve and faults.

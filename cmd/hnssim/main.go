@@ -1,5 +1,5 @@
 // Command hnssim plays one Windows node's Host Networking Service: `serve`
-// runs the simulator (hnslb/sim) behind a unix socket (hnslb/remote), so
+// runs the simulator (sim) behind a unix socket (sim/remote), so
 // that the real hnsproxy and hnscni binaries share it as they share HNS on
 // Windows; the other subcommands are clients of a running server.
 package main

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/remote"
-	"github.com/hnsproxy/hnsproxy/hnslb/vfp"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
+	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
 // traceReply is the verdict with its outcome spelled out.

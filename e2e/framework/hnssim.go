@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/remote"
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
-	"github.com/hnsproxy/hnsproxy/hnslb/vfp"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
+	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
 const hnssimReadyWait = time.Minute

@@ -18,7 +18,7 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 type options struct {

@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/reconciler"
+	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/proxier"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )

@@ -16,7 +16,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/remote"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // Fault settings of the soak.

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 
@@ -83,16 +83,16 @@ func nodeConfig(node *corev1.Node, ns nodeSettings) desired.Config {
 		HealthzPort: ns.HealthzPort,
 		MaxBackends: f.MaxBackends,
 		Features:    f,
-		NodeIPs:     map[reconciler.IPFamily]netip.Addr{},
+		NodeIPs:     map[intent.IPFamily]netip.Addr{},
 	}
 	for _, a := range node.Status.Addresses {
 		ip, err := netip.ParseAddr(a.Address)
 		if a.Type != corev1.NodeInternalIP || err != nil {
 			continue
 		}
-		fam := reconciler.IPv4
+		fam := intent.IPv4
 		if ip.Is6() && !ip.Is4In6() {
-			fam = reconciler.IPv6
+			fam = intent.IPv6
 		}
 		if _, seen := cfg.NodeIPs[fam]; !seen {
 			cfg.NodeIPs[fam] = ip.Unmap()
@@ -146,7 +146,7 @@ func compare(snap *hnslb.Snapshot, want *desired.State, foreign foreignSet) diff
 		epByID[snap.Endpoints[i].ID] = &snap.Endpoints[i]
 	}
 	lbByID := map[string]bool{}
-	seen := map[reconciler.LBKey]bool{}
+	seen := map[intent.LBKey]bool{}
 	for i := range snap.LoadBalancers {
 		lb := &snap.LoadBalancers[i]
 		lbByID[lb.ID] = true
@@ -216,14 +216,14 @@ func compare(snap *hnslb.Snapshot, want *desired.State, foreign foreignSet) diff
 }
 
 // keyOf is a realized load balancer's identity as the reconciler keys it.
-func keyOf(lb *hnslb.LoadBalancer) (reconciler.LBKey, bool) {
+func keyOf(lb *hnslb.LoadBalancer) (intent.LBKey, bool) {
 	if len(lb.PortMappings) != 1 {
-		return reconciler.LBKey{}, false
+		return intent.LBKey{}, false
 	}
 	pm := lb.PortMappings[0]
-	k := reconciler.LBKey{Family: reconciler.IPv4, Protocol: pm.Protocol, Port: pm.ExternalPort}
+	k := intent.LBKey{Family: intent.IPv4, Protocol: pm.Protocol, Port: pm.ExternalPort}
 	if lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0 {
-		k.Family = reconciler.IPv6
+		k.Family = intent.IPv6
 	}
 	if len(lb.FrontendVIPs) > 0 {
 		k.VIP = lb.FrontendVIPs[0]
@@ -231,7 +231,7 @@ func keyOf(lb *hnslb.LoadBalancer) (reconciler.LBKey, bool) {
 	return k, true
 }
 
-func lbMismatch(lb *hnslb.LoadBalancer, w reconciler.DesiredLB, eps map[string]*hnslb.Endpoint) string {
+func lbMismatch(lb *hnslb.LoadBalancer, w intent.LB, eps map[string]*hnslb.Endpoint) string {
 	pm := lb.PortMappings[0]
 	var why []string
 	if len(lb.FrontendVIPs) > 1 {

@@ -7,15 +7,15 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 
 var (
-	webKey = reconciler.LBKey{Family: reconciler.IPv4, VIP: "10.96.0.10", Protocol: hnslb.ProtocolTCP, Port: 80}
-	webLB  = reconciler.DesiredLB{
+	webKey = intent.LBKey{Family: intent.IPv4, VIP: "10.96.0.10", Protocol: hnslb.ProtocolTCP, Port: 80}
+	webLB  = intent.LB{
 		Key: webKey, SourceVIP: "192.168.50.11", InternalPort: 8080, Flags: hnslb.LoadBalancerFlagsDSR,
-		Backends: []reconciler.Backend{{IP: "10.244.1.10", Local: true}, {IP: "10.244.2.10"}},
+		Backends: []intent.Backend{{IP: "10.244.1.10", Local: true}, {IP: "10.244.2.10"}},
 		Owner:    "soak/web:p0",
 	}
 )
@@ -39,8 +39,8 @@ func realized() *hnslb.Snapshot {
 
 func wanted() *desired.State {
 	return &desired.State{
-		LBs:             map[reconciler.LBKey]reconciler.DesiredLB{webKey: webLB},
-		RemoteEndpoints: map[string]reconciler.RemoteEndpoint{"10.244.2.10": {IP: "10.244.2.10"}},
+		LBs:             map[intent.LBKey]intent.LB{webKey: webLB},
+		RemoteEndpoints: map[string]intent.RemoteEndpoint{"10.244.2.10": {IP: "10.244.2.10"}},
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // TestHostileInput is the mapping's part of the bad-input table in
@@ -21,31 +21,31 @@ func TestHostileInput(t *testing.T) {
 		name string
 		svc  *v1.Service
 		// lbs are the keys wanted (sorted); problems the reasons (in order).
-		lbs      []reconciler.LBKey
+		lbs      []intent.LBKey
 		problems string
 	}{
 		{"external IP is the node IP: programmed as kube-proxy does",
-			service("web", externalIPs(nodeIPv4)), []reconciler.LBKey{cluster, key(nodeIPv4, 80)}, ""},
-		{"external IP 0.0.0.0", service("web", externalIPs("0.0.0.0")), []reconciler.LBKey{cluster}, ReasonInvalidIP},
-		{"external IP ::", service("web", clusterIPs("10.0.0.1", "fd00::1"), externalIPs("::")), []reconciler.LBKey{cluster}, ReasonInvalidIP},
-		{"external IP loopback", service("web", externalIPs("127.0.0.1")), []reconciler.LBKey{cluster}, ReasonInvalidIP},
-		{"external IP multicast", service("web", externalIPs("224.0.0.1", "239.1.2.3")), []reconciler.LBKey{cluster}, ReasonInvalidIP + "," + ReasonInvalidIP},
-		{"external IP IPv6 multicast", service("web", clusterIPs("10.0.0.1", "fd00::1"), externalIPs("ff02::1")), []reconciler.LBKey{cluster}, ReasonInvalidIP},
-		{"external IP link-local", service("web", externalIPs("169.254.1.1")), []reconciler.LBKey{cluster}, ReasonInvalidIP},
-		{"external IP broadcast", service("web", externalIPs("255.255.255.255")), []reconciler.LBKey{cluster}, ReasonInvalidIP},
-		{"external IP IPv4-mapped IPv6", service("web", externalIPs("::ffff:203.0.113.9")), []reconciler.LBKey{cluster}, ReasonInvalidIP},
-		{"external IP with a zone", service("web", externalIPs("fe80::1%eth0")), []reconciler.LBKey{cluster}, ReasonInvalidIP},
-		{"ingress IP of the wrong family", service("web", loadBalancer(ingressIP("2001:db8::7"))), []reconciler.LBKey{cluster}, ReasonIPFamilyMismatch},
-		{"ingress IP loopback", service("web", loadBalancer(ingressIP("127.0.0.2"))), []reconciler.LBKey{cluster}, ReasonInvalidIP},
-		{"ingress IP garbage", service("web", loadBalancer(ingressIP("lb.example.com"))), []reconciler.LBKey{cluster}, ReasonInvalidIP},
+			service("web", externalIPs(nodeIPv4)), []intent.LBKey{cluster, key(nodeIPv4, 80)}, ""},
+		{"external IP 0.0.0.0", service("web", externalIPs("0.0.0.0")), []intent.LBKey{cluster}, ReasonInvalidIP},
+		{"external IP ::", service("web", clusterIPs("10.0.0.1", "fd00::1"), externalIPs("::")), []intent.LBKey{cluster}, ReasonInvalidIP},
+		{"external IP loopback", service("web", externalIPs("127.0.0.1")), []intent.LBKey{cluster}, ReasonInvalidIP},
+		{"external IP multicast", service("web", externalIPs("224.0.0.1", "239.1.2.3")), []intent.LBKey{cluster}, ReasonInvalidIP + "," + ReasonInvalidIP},
+		{"external IP IPv6 multicast", service("web", clusterIPs("10.0.0.1", "fd00::1"), externalIPs("ff02::1")), []intent.LBKey{cluster}, ReasonInvalidIP},
+		{"external IP link-local", service("web", externalIPs("169.254.1.1")), []intent.LBKey{cluster}, ReasonInvalidIP},
+		{"external IP broadcast", service("web", externalIPs("255.255.255.255")), []intent.LBKey{cluster}, ReasonInvalidIP},
+		{"external IP IPv4-mapped IPv6", service("web", externalIPs("::ffff:203.0.113.9")), []intent.LBKey{cluster}, ReasonInvalidIP},
+		{"external IP with a zone", service("web", externalIPs("fe80::1%eth0")), []intent.LBKey{cluster}, ReasonInvalidIP},
+		{"ingress IP of the wrong family", service("web", loadBalancer(ingressIP("2001:db8::7"))), []intent.LBKey{cluster}, ReasonIPFamilyMismatch},
+		{"ingress IP loopback", service("web", loadBalancer(ingressIP("127.0.0.2"))), []intent.LBKey{cluster}, ReasonInvalidIP},
+		{"ingress IP garbage", service("web", loadBalancer(ingressIP("lb.example.com"))), []intent.LBKey{cluster}, ReasonInvalidIP},
 		{"cluster IP garbage", service("web", clusterIPs("10.0.0.300")), nil, ReasonInvalidIP},
-		{"port 0 and port 70000", service("web", ports(tcpPort("a", 0), tcpPort("http", 80), tcpPort("b", 70000))), []reconciler.LBKey{cluster}, ReasonInvalidPort + "," + ReasonInvalidPort},
+		{"port 0 and port 70000", service("web", ports(tcpPort("a", 0), tcpPort("http", 80), tcpPort("b", 70000))), []intent.LBKey{cluster}, ReasonInvalidPort + "," + ReasonInvalidPort},
 		{"SCTP", service("web", ports(v1.ServicePort{Name: "http", Port: 80, Protocol: v1.ProtocolSCTP})), nil, ReasonUnsupportedProtocol},
-		{"two ports on one number", service("web", ports(tcpPort("http", 80), tcpPort("http", 80))), []reconciler.LBKey{cluster}, ""},
+		{"two ports on one number", service("web", ports(tcpPort("http", 80), tcpPort("http", 80))), []intent.LBKey{cluster}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := ForService(ServiceInput{Service: c.svc, Slices: []*discoveryv1.EndpointSlice{backends}}, config())
-			var got []reconciler.LBKey
+			var got []intent.LBKey
 			for _, lb := range r.LBs {
 				got = append(got, lb.Key)
 				if lb.Key.VIP == nodeIPv4 && lb.PortFlags != hnslb.PortMappingFlagsVipExternalIP {
@@ -96,16 +96,16 @@ func TestDuplicateEndpointsAcrossSlices(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		slices []*discoveryv1.EndpointSlice
-		want   []reconciler.Backend
+		want   []intent.Backend
 	}{
 		{"same endpoint twice", []*discoveryv1.EndpointSlice{slice("a", 8080, ep("10.1.0.5")), slice("b", 8080, ep("10.1.0.5"))},
-			[]reconciler.Backend{remote("10.1.0.5")}},
+			[]intent.Backend{remote("10.1.0.5")}},
 		{"ready copy wins over a terminating one", []*discoveryv1.EndpointSlice{slice("a", 8080, ep("10.1.0.5", goneTerminating)), slice("b", 8080, ep("10.1.0.5"), ep("10.1.0.6", notReady))},
-			[]reconciler.Backend{remote("10.1.0.5")}},
+			[]intent.Backend{remote("10.1.0.5")}},
 		{"local copy wins over a remote one", []*discoveryv1.EndpointSlice{slice("a", 8080, ep("10.1.0.5")), slice("b", 8080, ep("10.1.0.5", local))},
-			[]reconciler.Backend{localBE("10.1.0.5")}},
+			[]intent.Backend{localBE("10.1.0.5")}},
 		{"a slice listing one address twice", []*discoveryv1.EndpointSlice{slice("a", 8080, ep("10.1.0.5"), ep("10.1.0.5"), ep("10.1.0.6"))},
-			[]reconciler.Backend{remote("10.1.0.5"), remote("10.1.0.6")}},
+			[]intent.Backend{remote("10.1.0.5"), remote("10.1.0.6")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := ForService(ServiceInput{Service: svc, Slices: c.slices}, config())

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // Small builders for Services, EndpointSlices and node configs.
@@ -192,7 +192,7 @@ func config() Config {
 	return Config{
 		NodeName:    thisNode,
 		Zone:        "zone-a",
-		NodeIPs:     map[reconciler.IPFamily]netip.Addr{reconciler.IPv4: addr(nodeIPv4), reconciler.IPv6: addr(nodeIPv6)},
+		NodeIPs:     map[intent.IPFamily]netip.Addr{intent.IPv4: addr(nodeIPv4), intent.IPv6: addr(nodeIPv6)},
 		Mode:        L2Bridge,
 		HealthzPort: 10256,
 		Features:    hnslb.FeaturesFor(hnslb.Version{Major: 15, Minor: 5}),
@@ -204,26 +204,26 @@ func oldHNS(c *Config) { c.Features = hnslb.FeaturesFor(hnslb.Version{Major: 9, 
 
 func addr(s string) netip.Addr { return netip.MustParseAddr(s) }
 
-func remote(ip string) reconciler.Backend {
-	return reconciler.Backend{IP: ip, MAC: ConjureMAC(addr(ip))}
+func remote(ip string) intent.Backend {
+	return intent.Backend{IP: ip, MAC: ConjureMAC(addr(ip))}
 }
 
-func localBE(ip string) reconciler.Backend { return reconciler.Backend{IP: ip, Local: true} }
+func localBE(ip string) intent.Backend { return intent.Backend{IP: ip, Local: true} }
 
-func key(vip string, port uint16) reconciler.LBKey {
-	fam := reconciler.IPv4
+func key(vip string, port uint16) intent.LBKey {
+	fam := intent.IPv4
 	if strings.Contains(vip, ":") {
-		fam = reconciler.IPv6
+		fam = intent.IPv6
 	}
-	return reconciler.LBKey{Family: fam, VIP: vip, Protocol: hnslb.ProtocolTCP, Port: port}
+	return intent.LBKey{Family: fam, VIP: vip, Protocol: hnslb.ProtocolTCP, Port: port}
 }
 
-func nodePortKey(fam reconciler.IPFamily, port uint16) reconciler.LBKey {
-	return reconciler.LBKey{Family: fam, Protocol: hnslb.ProtocolTCP, Port: port}
+func nodePortKey(fam intent.IPFamily, port uint16) intent.LBKey {
+	return intent.LBKey{Family: fam, Protocol: hnslb.ProtocolTCP, Port: port}
 }
 
 // lbByKey finds a result's load balancer or fails the test.
-func lbByKey(t *testing.T, r ServiceResult, k reconciler.LBKey) reconciler.DesiredLB {
+func lbByKey(t *testing.T, r ServiceResult, k intent.LBKey) intent.LB {
 	t.Helper()
 	for _, lb := range r.LBs {
 		if lb.Key == k {
@@ -231,7 +231,7 @@ func lbByKey(t *testing.T, r ServiceResult, k reconciler.LBKey) reconciler.Desir
 		}
 	}
 	t.Fatalf("no load balancer %s; have %s", k, keysOf(r))
-	return reconciler.DesiredLB{}
+	return intent.LB{}
 }
 
 func keysOf(r ServiceResult) string {
@@ -242,7 +242,7 @@ func keysOf(r ServiceResult) string {
 	return "[" + strings.Join(ks, " ") + "]"
 }
 
-func backendIPs(lb reconciler.DesiredLB) string {
+func backendIPs(lb intent.LB) string {
 	var ips []string
 	for _, b := range lb.Backends {
 		ips = append(ips, b.IP)

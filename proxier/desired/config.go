@@ -6,7 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // NetworkMode is the kind of HNS network the node's pods live on.
@@ -32,11 +32,11 @@ type Config struct {
 	// Zone is the node's topology.kubernetes.io/zone label ("" if none).
 	Zone string
 	// NodeIPs per family; a family without a node IP gets no load balancers.
-	NodeIPs map[reconciler.IPFamily]netip.Addr
+	NodeIPs map[intent.IPFamily]netip.Addr
 	Mode    NetworkMode
 	// SourceVIP per family (--source-vip), used on overlay only; l2bridge
 	// load balancers use the node IP.
-	SourceVIP map[reconciler.IPFamily]netip.Addr
+	SourceVIP map[intent.IPFamily]netip.Addr
 	// HostMAC is the MAC of the node's interface carrying the node IP
 	// (overlay: given to the source-VIP and service-VIP endpoints).
 	HostMAC string
@@ -53,7 +53,7 @@ type Config struct {
 	// HealthCheckGateway is, per family, the IP of the node's root/gateway
 	// HNS endpoint (--root-hnsendpoint-name) the health-check load balancers
 	// forward to. Missing: no health-check load balancer, and a problem.
-	HealthCheckGateway map[reconciler.IPFamily]netip.Addr
+	HealthCheckGateway map[intent.IPFamily]netip.Addr
 	// MaxBackends caps backends per load balancer; <= 0 uses Features.MaxBackends,
 	// and if that is <= 0 too there is no cap.
 	MaxBackends int
@@ -83,7 +83,7 @@ func (c Config) Validate() error {
 	case Overlay:
 		for fam := range c.NodeIPs {
 			// IPv6 is not served on overlay, so it needs no source VIP.
-			if fam != reconciler.IPv6 && !c.SourceVIP[fam].IsValid() {
+			if fam != intent.IPv6 && !c.SourceVIP[fam].IsValid() {
 				errs = append(errs, fmt.Errorf("overlay network needs a source VIP for IPv%d", fam))
 			}
 		}
@@ -110,9 +110,9 @@ func (c Config) maxBackends() int {
 // clusterDSR says whether ClusterIP load balancers use DSR.
 func (c Config) clusterDSR() bool { return c.EnableDSR && c.Features.DSR }
 
-func familyOf(ip netip.Addr) reconciler.IPFamily {
+func familyOf(ip netip.Addr) intent.IPFamily {
 	if ip.Is4() {
-		return reconciler.IPv4
+		return intent.IPv4
 	}
-	return reconciler.IPv6
+	return intent.IPv6
 }

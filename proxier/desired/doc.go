@@ -1,7 +1,7 @@
 // Package desired owns the step from Kubernetes objects to the HNS objects
 // one Windows node needs: a pure, deterministic function of the node's
 // Services, EndpointSlices, its own identity, hnsproxy's configuration and
-// the HNS feature set. It returns hnslb/reconciler load balancers and remote
+// the HNS feature set. It returns reconciler load balancers and remote
 // endpoints, plus "problems" (event reasons and messages) the caller turns
 // into events and metrics. It does no I/O, reads no clock and logs nothing.
 //

@@ -5,10 +5,9 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/hnsproxy/hnsproxy/intent"
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
 )
 
 // endpoint is one EndpointSlice endpoint as the mapping sees it. Everything
@@ -23,7 +22,7 @@ type endpoint struct {
 	zoneHints   []string
 	nodeHints   []string
 
-	backend reconciler.Backend
+	backend intent.Backend
 	weight  uint64
 	// remoteNode: a remote endpoint that is another node's own address
 	// (host-network pod); noPA: a remote endpoint outside every remote
@@ -53,7 +52,7 @@ func (e *endpoint) rank() int {
 
 // parsedSlice is an EndpointSlice with its endpoints checked and parsed.
 type parsedSlice struct {
-	family    reconciler.IPFamily
+	family    intent.IPFamily
 	ports     []discoveryv1.EndpointPort
 	endpoints []endpoint
 }
@@ -102,12 +101,12 @@ func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config, ov *overlayIndex)
 		if s == nil {
 			continue
 		}
-		var fam reconciler.IPFamily
+		var fam intent.IPFamily
 		switch s.AddressType {
 		case discoveryv1.AddressTypeIPv4:
-			fam = reconciler.IPv4
+			fam = intent.IPv4
 		case discoveryv1.AddressTypeIPv6:
-			fam = reconciler.IPv6
+			fam = intent.IPv6
 		default: // FQDN slices carry no addresses a proxy can use
 			continue
 		}
@@ -140,7 +139,7 @@ func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config, ov *overlayIndex)
 					ep.nodeHints = append(ep.nodeHints, n.Name)
 				}
 			}
-			ep.backend = reconciler.Backend{IP: ip.String(), Local: ep.local}
+			ep.backend = intent.Backend{IP: ip.String(), Local: ep.local}
 			if !ep.local {
 				ep.backend.MAC = ConjureMAC(ip)
 				if cfg.Mode == Overlay {
@@ -184,7 +183,7 @@ type portEndpoints struct {
 
 // endpointsForPort gathers, de-duplicates and port-groups one Service
 // port's endpoints of one family.
-func endpointsForPort(parsed []parsedSlice, fam reconciler.IPFamily, sp *v1.ServicePort) portEndpoints {
+func endpointsForPort(parsed []parsedSlice, fam intent.IPFamily, sp *v1.ServicePort) portEndpoints {
 	var res portEndpoints
 	type ipPort struct {
 		ip   netip.Addr

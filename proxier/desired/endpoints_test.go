@@ -3,10 +3,9 @@ package desired
 import (
 	"testing"
 
+	"github.com/hnsproxy/hnsproxy/intent"
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
 )
 
 // backendsCase checks which backends each kind of load balancer gets.
@@ -33,14 +32,14 @@ func runBackendsCases(t *testing.T, cases []backendsCase) {
 		}
 		scs = append(scs, serviceCase{name: tc.name, svc: svc, slices: tc.slices, cfg: tc.cfg, problems: tc.problems,
 			check: func(t *testing.T, r ServiceResult) {
-				got := map[reconciler.LBKey]string{}
+				got := map[intent.LBKey]string{}
 				for _, lb := range r.LBs {
 					got[lb.Key] = backendIPs(lb)
 				}
 				if c := got[key("10.0.0.1", 80)]; c != tc.cluster {
 					t.Errorf("ClusterIP backends = %q, want %q\n%s", c, tc.cluster, dump(r))
 				}
-				if n := got[nodePortKey(reconciler.IPv4, 30080)]; n != tc.nodePort {
+				if n := got[nodePortKey(intent.IPv4, 30080)]; n != tc.nodePort {
 					t.Errorf("NodePort backends = %q, want %q\n%s", n, tc.nodePort, dump(r))
 				}
 				if tc.check != nil {

@@ -8,7 +8,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 func dualStackSlices() []*discoveryv1.EndpointSlice {
@@ -20,16 +20,16 @@ func dualStackSlices() []*discoveryv1.EndpointSlice {
 
 func TestDualStack(t *testing.T) {
 	dual := clusterIPs("10.0.0.1", "fd00:96::1")
-	v6both := []reconciler.Backend{localBE("fd01::2"), remote("fd01::3")}
+	v6both := []intent.Backend{localBE("fd01::2"), remote("fd01::3")}
 	runServiceCases(t, []serviceCase{{
 		name:   "a load balancer per family; IPv6 flag; endpoints by address type; node IP per family",
 		svc:    service("web", dual, nodePorts(30080), externalIPs("2001:db8::5", "203.0.113.5")),
 		slices: dualStackSlices(),
-		want: []reconciler.DesiredLB{
-			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, 0, both...),
+		want: []intent.LB{
+			lb(nodePortKey(intent.IPv4, 30080), nodePort, 0, both...),
 			lb(key("10.0.0.1", 80), 0, 0, both...),
 			lb(key("203.0.113.5", 80), vipExt, 0, both...),
-			lb(nodePortKey(reconciler.IPv6, 30080), nodePort, v6flag, v6both...),
+			lb(nodePortKey(intent.IPv6, 30080), nodePort, v6flag, v6both...),
 			lb(key("2001:db8::5", 80), vipExt, v6flag, v6both...),
 			lb(key("fd00:96::1", 80), 0, v6flag, v6both...),
 		},
@@ -38,23 +38,23 @@ func TestDualStack(t *testing.T) {
 		svc:    service("web", clusterIPs("fd00:96::1"), nodePorts(30080), etpLocal(0)),
 		slices: dualStackSlices(),
 		cfg:    func(c *Config) { c.EnableDSR = true },
-		want: []reconciler.DesiredLB{
-			lb(nodePortKey(reconciler.IPv6, 30080), nodePort, v6flag|dsr, localBE("fd01::2")),
+		want: []intent.LB{
+			lb(nodePortKey(intent.IPv6, 30080), nodePort, v6flag|dsr, localBE("fd01::2")),
 			lb(key("fd00:96::1", 80), 0, v6flag|dsr, v6both...),
 		},
 	}, {
 		name:     "family without a node IP: skipped and reported",
 		svc:      service("web", dual),
 		slices:   dualStackSlices(),
-		cfg:      func(c *Config) { delete(c.NodeIPs, reconciler.IPv6) },
-		want:     []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		cfg:      func(c *Config) { delete(c.NodeIPs, intent.IPv6) },
+		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 		problems: ReasonIPFamilyUnsupported,
 	}, {
 		name:     "IPv6 on HNS without IPv6: skipped and reported",
 		svc:      service("web", dual),
 		slices:   dualStackSlices(),
 		cfg:      oldHNS,
-		want:     []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 		problems: ReasonIPFamilyUnsupported,
 	}, {
 		name:     "IPv6 on overlay: skipped and reported",
@@ -63,7 +63,7 @@ func TestDualStack(t *testing.T) {
 		cfg:      overlay,
 		problems: ReasonIPFamilyUnsupported,
 		check: func(t *testing.T, r ServiceResult) {
-			if len(r.LBs) != 1 || r.LBs[0].Key.Family != reconciler.IPv4 {
+			if len(r.LBs) != 1 || r.LBs[0].Key.Family != intent.IPv4 {
 				t.Errorf("got %s", dump(r))
 			}
 		},
@@ -78,14 +78,14 @@ func TestDualStack(t *testing.T) {
 		name:     "external and ingress IPs of a family the Service lacks: reported",
 		svc:      service("web", externalIPs("2001:db8::5"), loadBalancer(ingressIP("2001:db8::7"))),
 		slices:   dualStackSlices(),
-		want:     []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 		problems: ReasonIPFamilyMismatch + "," + ReasonIPFamilyMismatch,
 	}, {
 		name:     "external IP of an unserved family: only the family problem",
 		svc:      service("web", dual, externalIPs("2001:db8::5")),
 		slices:   dualStackSlices(),
-		cfg:      func(c *Config) { delete(c.NodeIPs, reconciler.IPv6) },
-		want:     []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		cfg:      func(c *Config) { delete(c.NodeIPs, intent.IPv6) },
+		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 		problems: ReasonIPFamilyUnsupported,
 	}})
 }
@@ -94,7 +94,7 @@ func TestDualStack(t *testing.T) {
 // node-b (192.168.0.11) hosts 10.1.1.0/24 inside a broader 10.1.0.0/16 route to 192.168.0.12.
 func overlay(c *Config) {
 	c.Mode = Overlay
-	c.SourceVIP = map[reconciler.IPFamily]netip.Addr{reconciler.IPv4: addr("10.1.0.250")}
+	c.SourceVIP = map[intent.IPFamily]netip.Addr{intent.IPv4: addr("10.1.0.250")}
 	c.HostMAC = "00-15-5d-00-00-01"
 	c.RemoteSubnets = []RemoteSubnet{
 		{Prefix: netip.MustParsePrefix("10.1.0.0/16"), ProviderAddress: addr("192.168.0.12")},
@@ -104,20 +104,20 @@ func overlay(c *Config) {
 }
 
 func TestOverlay(t *testing.T) {
-	pa := func(ip, pa string) reconciler.Backend {
+	pa := func(ip, pa string) intent.Backend {
 		b := remote(ip)
 		b.ProviderAddress = pa
 		return b
 	}
-	withSrc := func(l reconciler.DesiredLB, src string) reconciler.DesiredLB { l.SourceVIP = src; return l }
-	vipEP := []reconciler.RemoteEndpoint{{IP: "10.0.0.1", MAC: "00-15-5d-00-00-01", ProviderAddress: nodeIPv4}}
+	withSrc := func(l intent.LB, src string) intent.LB { l.SourceVIP = src; return l }
+	vipEP := []intent.RemoteEndpoint{{IP: "10.0.0.1", MAC: "00-15-5d-00-00-01", ProviderAddress: nodeIPv4}}
 	runServiceCases(t, []serviceCase{{
 		name: "remote backends carry their node's PA (longest prefix); source VIP; service-VIP endpoint",
 		svc:  service("web"),
 		slices: []*discoveryv1.EndpointSlice{slice("web-1", 8080,
 			ep("10.1.0.2", local), ep("10.1.1.3"), ep("10.1.5.4"))},
 		cfg: overlay,
-		want: []reconciler.DesiredLB{withSrc(lb(key("10.0.0.1", 80), 0, 0,
+		want: []intent.LB{withSrc(lb(key("10.0.0.1", 80), 0, 0,
 			localBE("10.1.0.2"), pa("10.1.1.3", "192.168.0.11"), pa("10.1.5.4", "192.168.0.12")), "10.1.0.250")},
 		check: func(t *testing.T, r ServiceResult) {
 			if !equalEndpoints(r.ServiceVIPEndpoints, vipEP) {
@@ -129,7 +129,7 @@ func TestOverlay(t *testing.T) {
 		svc:    service("web"),
 		slices: []*discoveryv1.EndpointSlice{slice("web-1", 8080, ep("10.1.1.3"), ep("203.0.113.9"))},
 		cfg:    overlay,
-		want: []reconciler.DesiredLB{withSrc(lb(key("10.0.0.1", 80), 0, 0,
+		want: []intent.LB{withSrc(lb(key("10.0.0.1", 80), 0, 0,
 			pa("10.1.1.3", "192.168.0.11"), pa("203.0.113.9", nodeIPv4)), nodeIPv4)},
 		problems: ReasonProviderAddressUnknown,
 		check: func(t *testing.T, r ServiceResult) {
@@ -142,7 +142,7 @@ func TestOverlay(t *testing.T) {
 		svc:    service("web"),
 		slices: []*discoveryv1.EndpointSlice{slice("web-1", 8080, ep("192.168.0.11"))},
 		cfg:    overlay,
-		want: []reconciler.DesiredLB{withSrc(lb(key("10.0.0.1", 80), 0, 0,
+		want: []intent.LB{withSrc(lb(key("10.0.0.1", 80), 0, 0,
 			pa("192.168.0.11", "192.168.0.11")), nodeIPv4)},
 	}, {
 		name:     "source VIP chosen per load balancer: ETP=Local NodePort keeps the source VIP",
@@ -151,7 +151,7 @@ func TestOverlay(t *testing.T) {
 		cfg:      overlay,
 		problems: ReasonProviderAddressUnknown,
 		check: func(t *testing.T, r ServiceResult) {
-			if got := lbByKey(t, r, nodePortKey(reconciler.IPv4, 30080)).SourceVIP; got != "10.1.0.250" {
+			if got := lbByKey(t, r, nodePortKey(intent.IPv4, 30080)).SourceVIP; got != "10.1.0.250" {
 				t.Errorf("NodePort source VIP = %s", got)
 			}
 			if got := lbByKey(t, r, key("10.0.0.1", 80)).SourceVIP; got != nodeIPv4 {
@@ -163,7 +163,7 @@ func TestOverlay(t *testing.T) {
 		svc:    service("web"),
 		slices: []*discoveryv1.EndpointSlice{slice("web-1", 8080, ep("10.1.1.3"))},
 		cfg:    func(c *Config) { overlay(c); c.SourceVIP = nil },
-		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, pa("10.1.1.3", "192.168.0.11"))},
+		want:   []intent.LB{lb(key("10.0.0.1", 80), 0, 0, pa("10.1.1.3", "192.168.0.11"))},
 	}, {
 		name:     "service-VIP endpoint only with a servable port",
 		svc:      service("web", ports(v1.ServicePort{Name: "sig", Port: 9, Protocol: v1.ProtocolSCTP})),
@@ -180,7 +180,7 @@ func TestOverlay(t *testing.T) {
 		svc:    service("web"),
 		slices: []*discoveryv1.EndpointSlice{slice("web-1", 8080, ep("10.1.1.3"))},
 		cfg:    func(c *Config) { overlay(c); c.Mode = L2Bridge },
-		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, remote("10.1.1.3"))},
+		want:   []intent.LB{lb(key("10.0.0.1", 80), 0, 0, remote("10.1.1.3"))},
 		check: func(t *testing.T, r ServiceResult) {
 			if r.ServiceVIPEndpoints != nil {
 				t.Errorf("service VIP endpoints = %+v", r.ServiceVIPEndpoints)
@@ -189,7 +189,7 @@ func TestOverlay(t *testing.T) {
 	}})
 }
 
-func equalEndpoints(a, b []reconciler.RemoteEndpoint) bool {
+func equalEndpoints(a, b []intent.RemoteEndpoint) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -228,7 +228,7 @@ func TestBackendCap(t *testing.T) {
 			t.Errorf("backends not sorted: %s", backendIPs(cluster))
 		}
 	}
-	if np := lbByKey(t, r, nodePortKey(reconciler.IPv4, 30080)); backendIPs(np) != backendIPs(cluster) {
+	if np := lbByKey(t, r, nodePortKey(intent.IPv4, 30080)); backendIPs(np) != backendIPs(cluster) {
 		t.Errorf("all load balancers of a Service keep the same subset: %s vs %s", backendIPs(np), backendIPs(cluster))
 	}
 
@@ -259,14 +259,14 @@ func TestInvalidInput(t *testing.T) {
 		name:     "invalid external and ingress IPs are skipped",
 		svc:      service("web", externalIPs("300.1.1.1", "fe80::1%eth0"), loadBalancer(ingressIP("::ffff:1.2.3.4"))),
 		slices:   twoEndpoints(),
-		want:     []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 		problems: ReasonInvalidIP + "," + ReasonInvalidIP + "," + ReasonInvalidIP,
 	}, {
 		name: "endpoints with unusable addresses are skipped and counted",
 		svc:  service("web"),
 		slices: []*discoveryv1.EndpointSlice{slice("web-1", 8080,
 			ep("bogus"), ep("fd01::2"), discoveryv1.Endpoint{}, ep("0.0.0.0"), ep("10.1.0.3"))},
-		want:     []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, remote("10.1.0.3"))},
+		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, remote("10.1.0.3"))},
 		problems: ReasonInvalidEndpoint,
 		check: func(t *testing.T, r ServiceResult) {
 			if r.Problems[0].Message != "4 endpoints have no usable address and are ignored" {
@@ -280,25 +280,25 @@ func TestInvalidInput(t *testing.T) {
 			sliceWithPorts("web-1", []discoveryv1.EndpointPort{{Name: ptr("http")}}, ep("10.1.0.4")),
 			slice("web-2", 8080, ep("10.1.0.3")),
 		},
-		want:     []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, remote("10.1.0.3"))},
+		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, remote("10.1.0.3"))},
 		problems: ReasonInvalidEndpoint,
 	}, {
 		name:     "invalid Service ports are skipped",
 		svc:      service("web", ports(tcpPort("zero", 0), tcpPort("big", 70000), tcpPort("http", 80))),
 		slices:   twoEndpoints(),
-		want:     []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 		problems: ReasonInvalidPort + "," + ReasonInvalidPort,
 	}, {
 		name:     "invalid node port: the ClusterIP load balancer stays",
 		svc:      service("web", nodePorts(70000)),
 		slices:   twoEndpoints(),
-		want:     []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 		problems: ReasonInvalidPort,
 	}, {
 		name:   "node port on a ClusterIP Service is ignored",
 		svc:    service("web", func(s *v1.Service) { s.Spec.Ports[0].NodePort = 30080 }),
 		slices: twoEndpoints(),
-		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		want:   []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 	}, {
 		name: "nil Service",
 		want: none,

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // FuzzCompute builds a whole node's inputs (several Services, each with
@@ -115,7 +115,7 @@ func checkState(t *testing.T, s *State, cfg Config) {
 
 // checkLB: valid frontend and backends of the key's family, sorted unique
 // backends within the cap, a usable port mapping and source VIP.
-func checkLB(t *testing.T, lb reconciler.DesiredLB, limit int) {
+func checkLB(t *testing.T, lb intent.LB, limit int) {
 	t.Helper()
 	k := lb.Key
 	inFamily := func(what, s string) {
@@ -124,7 +124,7 @@ func checkLB(t *testing.T, lb reconciler.DesiredLB, limit int) {
 			t.Fatalf("%s: %s %q is not a valid IPv%d address", k, what, s, k.Family)
 		}
 	}
-	if k.Family != reconciler.IPv4 && k.Family != reconciler.IPv6 {
+	if k.Family != intent.IPv4 && k.Family != intent.IPv6 {
 		t.Fatalf("%s: family %d", k, k.Family)
 	}
 	if k.VIP != "" {
@@ -134,7 +134,7 @@ func checkLB(t *testing.T, lb reconciler.DesiredLB, limit int) {
 		t.Fatalf("%s: port mapping %d→%d proto %d", k, k.Port, lb.InternalPort, k.Protocol)
 	}
 	inFamily("source VIP", lb.SourceVIP)
-	if (lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0) != (k.Family == reconciler.IPv6) {
+	if (lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0) != (k.Family == intent.IPv6) {
 		t.Fatalf("%s: flags %d", k, lb.Flags)
 	}
 	if len(lb.Backends) == 0 || (limit > 0 && len(lb.Backends) > limit) {
@@ -241,21 +241,21 @@ func (g *fuzzGen) config() Config {
 	if g.bool() {
 		cfg.Mode = Overlay
 		cfg.HostMAC = "00-15-5D-00-00-01"
-		cfg.SourceVIP = map[reconciler.IPFamily]netip.Addr{reconciler.IPv4: addr("10.244.1.250")}
+		cfg.SourceVIP = map[intent.IPFamily]netip.Addr{intent.IPv4: addr("10.244.1.250")}
 		cfg.RemoteSubnets = []RemoteSubnet{
 			{Prefix: netip.MustParsePrefix("10.244.2.0/24"), ProviderAddress: addr("192.168.0.11")},
 			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), ProviderAddress: addr("192.168.0.12")},
 		}
 	}
 	if g.bool() {
-		delete(cfg.NodeIPs, reconciler.IPv6)
+		delete(cfg.NodeIPs, intent.IPv6)
 	}
 	cfg.Features = hnslb.FeaturesFor(fuzzVersions[g.pick(len(fuzzVersions))])
 	cfg.MaxBackends = []int{0, 1, 3, 64}[g.pick(4)]
 	cfg.EnableDSR = g.bool()
 	cfg.ForwardHealthCheckVIP = g.bool()
 	if g.bool() {
-		cfg.HealthCheckGateway = map[reconciler.IPFamily]netip.Addr{reconciler.IPv4: addr("10.244.1.2"), reconciler.IPv6: addr("fd00::2")}
+		cfg.HealthCheckGateway = map[intent.IPFamily]netip.Addr{intent.IPv4: addr("10.244.1.2"), intent.IPv6: addr("fd00::2")}
 	}
 	return cfg
 }

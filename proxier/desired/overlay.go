@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // overlayIndex answers "which node hosts this pod IP" from the network's
@@ -77,25 +77,25 @@ func ConjureMAC(ip netip.Addr) string {
 // VIP for each family that has both a source VIP and a node IP: IP = source
 // VIP, MAC = host MAC. Like winkernel, it is a local endpoint (Local: no
 // RemoteEndpoint flag, no provider-address policy). Nil on l2bridge.
-func SourceVIPEndpoints(cfg Config) []reconciler.RemoteEndpoint {
+func SourceVIPEndpoints(cfg Config) []intent.RemoteEndpoint {
 	if cfg.Mode != Overlay {
 		return nil
 	}
-	var out []reconciler.RemoteEndpoint
-	for _, fam := range []reconciler.IPFamily{reconciler.IPv4, reconciler.IPv6} {
+	var out []intent.RemoteEndpoint
+	for _, fam := range []intent.IPFamily{intent.IPv4, intent.IPv6} {
 		vip := cfg.SourceVIP[fam]
 		if !vip.IsValid() || !cfg.NodeIPs[fam].IsValid() {
 			continue
 		}
-		out = append(out, reconciler.RemoteEndpoint{IP: vip.String(), MAC: cfg.HostMAC, Local: true})
+		out = append(out, intent.RemoteEndpoint{IP: vip.String(), MAC: cfg.HostMAC, Local: true})
 	}
 	return out
 }
 
 // serviceVIPEndpoint is winkernel's overlay endpoint for a cluster IP: a
 // remote endpoint with the host MAC whose provider address is this node.
-func serviceVIPEndpoint(cfg *Config, clusterIP netip.Addr) reconciler.RemoteEndpoint {
-	return reconciler.RemoteEndpoint{
+func serviceVIPEndpoint(cfg *Config, clusterIP netip.Addr) intent.RemoteEndpoint {
+	return intent.RemoteEndpoint{
 		IP:              clusterIP.String(),
 		MAC:             cfg.HostMAC,
 		ProviderAddress: cfg.NodeIPs[familyOf(clusterIP)].String(),
@@ -104,9 +104,9 @@ func serviceVIPEndpoint(cfg *Config, clusterIP netip.Addr) reconciler.RemoteEndp
 
 // RemoteEndpointsFor returns the remote endpoints that load balancers'
 // remote backends need, one per IP, sorted by IP.
-func RemoteEndpointsFor(lbs []reconciler.DesiredLB) []reconciler.RemoteEndpoint {
+func RemoteEndpointsFor(lbs []intent.LB) []intent.RemoteEndpoint {
 	seen := map[string]bool{}
-	var out []reconciler.RemoteEndpoint
+	var out []intent.RemoteEndpoint
 	for i := range lbs {
 		for _, b := range lbs[i].Backends {
 			if b.Local || seen[b.IP] {
@@ -116,12 +116,12 @@ func RemoteEndpointsFor(lbs []reconciler.DesiredLB) []reconciler.RemoteEndpoint 
 			out = append(out, backendEndpoint(b))
 		}
 	}
-	slices.SortFunc(out, func(a, b reconciler.RemoteEndpoint) int { return compareIPStrings(a.IP, b.IP) })
+	slices.SortFunc(out, func(a, b intent.RemoteEndpoint) int { return compareIPStrings(a.IP, b.IP) })
 	return out
 }
 
-func backendEndpoint(b reconciler.Backend) reconciler.RemoteEndpoint {
-	return reconciler.RemoteEndpoint{IP: b.IP, MAC: b.MAC, ProviderAddress: b.ProviderAddress}
+func backendEndpoint(b intent.Backend) intent.RemoteEndpoint {
+	return intent.RemoteEndpoint{IP: b.IP, MAC: b.MAC, ProviderAddress: b.ProviderAddress}
 }
 
 // compareIPStrings orders IP strings numerically (unparsable ones last, by text).

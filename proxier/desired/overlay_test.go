@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 func TestConjureMAC(t *testing.T) {
@@ -33,25 +33,25 @@ func TestSourceVIPEndpoints(t *testing.T) {
 		t.Errorf("l2bridge: %+v", got)
 	}
 	overlay(&cfg)
-	cfg.SourceVIP[reconciler.IPv6] = addr("fd01::fa")
-	want := []reconciler.RemoteEndpoint{
+	cfg.SourceVIP[intent.IPv6] = addr("fd01::fa")
+	want := []intent.RemoteEndpoint{
 		{IP: "10.1.0.250", MAC: "00-15-5d-00-00-01", Local: true},
 		{IP: "fd01::fa", MAC: "00-15-5d-00-00-01", Local: true},
 	}
 	if got := SourceVIPEndpoints(cfg); !reflect.DeepEqual(got, want) {
 		t.Errorf("overlay: %+v", got)
 	}
-	delete(cfg.NodeIPs, reconciler.IPv6)
+	delete(cfg.NodeIPs, intent.IPv6)
 	if got := SourceVIPEndpoints(cfg); len(got) != 1 {
 		t.Errorf("no IPv6 node IP: %+v", got)
 	}
 }
 
 func TestRemoteEndpointsFor(t *testing.T) {
-	a := reconciler.DesiredLB{Backends: []reconciler.Backend{localBE("10.1.0.2"), remote("10.1.0.30"), remote("10.1.0.4")}}
-	b := reconciler.DesiredLB{Backends: []reconciler.Backend{remote("10.1.0.4"), {IP: "fd01::3", MAC: "m", ProviderAddress: "p"}}}
-	got := RemoteEndpointsFor([]reconciler.DesiredLB{a, b})
-	want := []reconciler.RemoteEndpoint{
+	a := intent.LB{Backends: []intent.Backend{localBE("10.1.0.2"), remote("10.1.0.30"), remote("10.1.0.4")}}
+	b := intent.LB{Backends: []intent.Backend{remote("10.1.0.4"), {IP: "fd01::3", MAC: "m", ProviderAddress: "p"}}}
+	got := RemoteEndpointsFor([]intent.LB{a, b})
+	want := []intent.RemoteEndpoint{
 		{IP: "10.1.0.4", MAC: "02-11-0a-01-00-04"},
 		{IP: "10.1.0.30", MAC: "02-11-0a-01-00-1e"},
 		{IP: "fd01::3", MAC: "m", ProviderAddress: "p"},
@@ -68,13 +68,13 @@ func TestCompareHelpers(t *testing.T) {
 			t.Errorf("%s should sort before %s", ordered[i-1], ordered[i])
 		}
 	}
-	keys := []reconciler.LBKey{
-		{Family: reconciler.IPv4, VIP: "", Protocol: hnslb.ProtocolTCP, Port: 30000},
-		{Family: reconciler.IPv4, VIP: "9.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 80},
-		{Family: reconciler.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 80},
-		{Family: reconciler.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 443},
-		{Family: reconciler.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolUDP, Port: 53},
-		{Family: reconciler.IPv6, VIP: "", Protocol: hnslb.ProtocolTCP, Port: 30000},
+	keys := []intent.LBKey{
+		{Family: intent.IPv4, VIP: "", Protocol: hnslb.ProtocolTCP, Port: 30000},
+		{Family: intent.IPv4, VIP: "9.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 80},
+		{Family: intent.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 80},
+		{Family: intent.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 443},
+		{Family: intent.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolUDP, Port: 53},
+		{Family: intent.IPv6, VIP: "", Protocol: hnslb.ProtocolTCP, Port: 30000},
 	}
 	for i := 1; i < len(keys); i++ {
 		if CompareLBKeys(keys[i-1], keys[i]) >= 0 || CompareLBKeys(keys[i], keys[i-1]) <= 0 {
@@ -86,7 +86,7 @@ func TestCompareHelpers(t *testing.T) {
 	if !EqualLB(x, y) {
 		t.Error("identical load balancers differ")
 	}
-	y.Backends = []reconciler.Backend{both[0]}
+	y.Backends = []intent.Backend{both[0]}
 	if EqualLB(x, y) {
 		t.Error("different backends compare equal")
 	}
@@ -99,7 +99,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	ov := config()
 	overlay(&ov)
-	delete(ov.NodeIPs, reconciler.IPv6)
+	delete(ov.NodeIPs, intent.IPv6)
 	if err := ov.Validate(); err != nil {
 		t.Errorf("good overlay config: %v", err)
 	}
@@ -110,7 +110,7 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"no node name", func(c *Config) { c.NodeName = "" }, "node name"},
 		{"no node IPs", func(c *Config) { c.NodeIPs = nil }, "no node IP"},
-		{"node IP of the wrong family", func(c *Config) { c.NodeIPs[reconciler.IPv6] = addr("10.0.0.9") }, "is not IPv6"},
+		{"node IP of the wrong family", func(c *Config) { c.NodeIPs[intent.IPv6] = addr("10.0.0.9") }, "is not IPv6"},
 		{"unknown mode", func(c *Config) { c.Mode = "transparent" }, "unknown network mode"},
 		{"overlay without source VIP", func(c *Config) { overlay(c); c.SourceVIP = nil }, "source VIP"},
 		{"overlay without host MAC", func(c *Config) { overlay(c); c.HostMAC = "" }, "host MAC"},

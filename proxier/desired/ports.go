@@ -9,7 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // port adds the load balancers of one Service port in every served family.
@@ -73,7 +73,7 @@ type portLBs struct {
 // family adds the port's load balancers of one family: ClusterIP, NodePort,
 // each external IP and each ingress IP, in that order (on a key clash
 // inside one Service the first wins).
-func (pl *portLBs) family(fam reconciler.IPFamily, pe portEndpoints) {
+func (pl *portLBs) family(fam intent.IPFamily, pe portEndpoints) {
 	if len(pe.endpoints) == 0 {
 		return
 	}
@@ -100,7 +100,7 @@ func (pl *portLBs) family(fam reconciler.IPFamily, pe portEndpoints) {
 		return cluster()
 	}
 	v6 := hnslb.LoadBalancerFlagsNone
-	if fam == reconciler.IPv6 {
+	if fam == intent.IPv6 {
 		v6 = hnslb.LoadBalancerFlagsIPv6
 	}
 	dsrIf := func(on bool) hnslb.LoadBalancerFlags {
@@ -110,7 +110,7 @@ func (pl *portLBs) family(fam reconciler.IPFamily, pe portEndpoints) {
 		return v6
 	}
 	mk := func(vip string, port uint16, sel selection, pf hnslb.PortMappingFlags, f hnslb.LoadBalancerFlags) {
-		b.add(reconciler.LBKey{Family: fam, VIP: vip, Protocol: pl.proto, Port: port}, pe.port, sel, pf, f, b.distribution, pl.owner)
+		b.add(intent.LBKey{Family: fam, VIP: vip, Protocol: pl.proto, Port: port}, pe.port, sel, pf, f, b.distribution, pl.owner)
 	}
 
 	mk(b.clusterIPs[fam].String(), pl.port, pick(b.itpLocal), hnslb.PortMappingFlagsNone, dsrIf(b.cfg.clusterDSR()))
@@ -136,7 +136,7 @@ func (pl *portLBs) family(fam reconciler.IPFamily, pe portEndpoints) {
 		// when all are terminating), so cloud probes drain this node.
 		if len(sel.endpoints) > 0 && !sel.fallback {
 			if b.ingressReady == nil {
-				b.ingressReady = map[reconciler.IPFamily]bool{}
+				b.ingressReady = map[intent.IPFamily]bool{}
 			}
 			b.ingressReady[fam] = true
 		}
@@ -146,21 +146,21 @@ func (pl *portLBs) family(fam reconciler.IPFamily, pe portEndpoints) {
 // add appends one load balancer unless it has no backends. Within one
 // Service, a second load balancer with the same key is dropped (reported
 // unless identical).
-func (b *serviceBuilder) add(key reconciler.LBKey, internalPort uint16, sel selection,
+func (b *serviceBuilder) add(key intent.LBKey, internalPort uint16, sel selection,
 	pf hnslb.PortMappingFlags, f hnslb.LoadBalancerFlags, dist hnslb.Distribution, owner string) {
 	if len(sel.endpoints) == 0 {
 		return // winkernel makes no load balancer without endpoints; HNS needs one
 	}
 	kept, dropped := capEndpoints(sel.endpoints, b.cfg.maxBackends())
 	b.r.Truncated = max(b.r.Truncated, dropped)
-	lb := reconciler.DesiredLB{
+	lb := intent.LB{
 		Key:          key,
 		SourceVIP:    b.lbSourceVIP(key.Family, kept),
 		InternalPort: internalPort,
 		Distribution: dist,
 		PortFlags:    pf,
 		Flags:        f,
-		Backends:     make([]reconciler.Backend, len(kept)),
+		Backends:     make([]intent.Backend, len(kept)),
 		Owner:        owner,
 	}
 	for i := range kept {
@@ -175,7 +175,7 @@ func (b *serviceBuilder) add(key reconciler.LBKey, internalPort uint16, sel sele
 	b.addLB(lb)
 }
 
-func (b *serviceBuilder) addLB(lb reconciler.DesiredLB) {
+func (b *serviceBuilder) addLB(lb intent.LB) {
 	if j, dup := b.keys[lb.Key]; dup {
 		if !EqualLB(b.r.LBs[j], lb) {
 			b.problem(warn(ReasonLoadBalancerConflict, "%s (%s) is already used by this Service's %s; left out", lb.Key, lb.Owner, b.r.LBs[j].Owner))
@@ -189,7 +189,7 @@ func (b *serviceBuilder) addLB(lb reconciler.DesiredLB) {
 // lbSourceVIP: l2bridge uses the node IP. Overlay uses the source VIP,
 // except (winkernel) when a remote backend is another node's own address
 // or outside every remote subnet: then the node IP.
-func (b *serviceBuilder) lbSourceVIP(fam reconciler.IPFamily, backends []*endpoint) string {
+func (b *serviceBuilder) lbSourceVIP(fam intent.IPFamily, backends []*endpoint) string {
 	for i := range backends {
 		if backends[i].remoteNode || backends[i].noPA {
 			return b.nodeIP[fam]
@@ -227,13 +227,13 @@ func (b *serviceBuilder) healthCheckLBs() {
 				"forward-healthcheck-vip: no IPv%d gateway endpoint on this node, health checks on the ingress IPs are not forwarded", fam))
 			continue
 		}
-		gwEP := &endpoint{ip: gw, local: true, ready: true, serving: true, backend: reconciler.Backend{IP: gw.String(), Local: true}}
+		gwEP := &endpoint{ip: gw, local: true, ready: true, serving: true, backend: intent.Backend{IP: gw.String(), Local: true}}
 		f := hnslb.LoadBalancerFlagsNone
-		if fam == reconciler.IPv6 {
+		if fam == intent.IPv6 {
 			f = hnslb.LoadBalancerFlagsIPv6
 		}
 		for _, ip := range b.ingressIPs[fam] {
-			key := reconciler.LBKey{Family: fam, VIP: ip.String(), Protocol: hnslb.ProtocolTCP, Port: port}
+			key := intent.LBKey{Family: fam, VIP: ip.String(), Protocol: hnslb.ProtocolTCP, Port: port}
 			b.add(key, port, selection{endpoints: []*endpoint{gwEP}}, pf, f, hnslb.DistributionNone, b.r.Name.String()+":healthcheck")
 		}
 	}
@@ -242,7 +242,7 @@ func (b *serviceBuilder) healthCheckLBs() {
 // finish sorts the load balancers and adds what depends on the whole Service.
 func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
 	r := b.r
-	slices.SortFunc(r.LBs, func(x, y reconciler.DesiredLB) int { return CompareLBKeys(x.Key, y.Key) })
+	slices.SortFunc(r.LBs, func(x, y intent.LB) int { return CompareLBKeys(x.Key, y.Key) })
 	if r.Truncated > 0 {
 		b.problem(warn(ReasonBackendsTruncated,
 			"more endpoints than the HNS backend cap (%d): up to %d are left out of a load balancer on this node (each node keeps its own subset)",
@@ -288,7 +288,7 @@ func localReadyCount(parsed []parsedSlice, b *serviceBuilder) int {
 
 // CompareLBKeys orders keys: family, VIP (NodePort's "" first, then by
 // address), protocol, port.
-func CompareLBKeys(a, b reconciler.LBKey) int {
+func CompareLBKeys(a, b intent.LBKey) int {
 	if c := cmp.Compare(a.Family, b.Family); c != 0 {
 		return c
 	}
@@ -305,7 +305,7 @@ func CompareLBKeys(a, b reconciler.LBKey) int {
 }
 
 // EqualLB reports whether two desired load balancers are identical.
-func EqualLB(a, b reconciler.DesiredLB) bool {
+func EqualLB(a, b intent.LB) bool {
 	return a.Key == b.Key && a.SourceVIP == b.SourceVIP && a.InternalPort == b.InternalPort &&
 		a.Distribution == b.Distribution && a.PortFlags == b.PortFlags && a.Flags == b.Flags &&
 		a.Owner == b.Owner && slices.Equal(a.Backends, b.Backends)

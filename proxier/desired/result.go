@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hnsproxy/hnsproxy/intent"
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
 )
 
 // ServiceInput is one Service with the EndpointSlices labelled with its name
@@ -24,11 +23,11 @@ type ServiceResult struct {
 	// Created is the Service's creationTimestamp; it orders conflict resolution.
 	Created time.Time
 	// LBs sorted by key; no two share a key.
-	LBs []reconciler.DesiredLB
+	LBs []intent.LB
 	// ServiceVIPEndpoints are, on overlay, one remote endpoint per cluster IP
 	// (IP = cluster IP, MAC = host MAC, PA = node IP) as winkernel creates them.
 	// Remote endpoints for backends are derived from LBs (RemoteEndpointsFor).
-	ServiceVIPEndpoints []reconciler.RemoteEndpoint
+	ServiceVIPEndpoints []intent.RemoteEndpoint
 	// Problems of this Service alone; keys lost to other Services are
 	// reported by State.Conflicts, as they change with the others.
 	Problems []Problem

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // PreserveDestinationAnnotation on a Service (value "true") keeps the
@@ -21,7 +21,7 @@ const PreserveDestinationAnnotation = "preserve-destination"
 // defaultAffinityTimeout is the API default of sessionAffinityConfig.clientIP.timeoutSeconds.
 const defaultAffinityTimeout = 10800
 
-var families = []reconciler.IPFamily{reconciler.IPv4, reconciler.IPv6}
+var families = []intent.IPFamily{intent.IPv4, intent.IPv6}
 
 // ForService computes the load balancers one Service asks of this node. It
 // never fails: unusable parts of the input are left out and reported as
@@ -38,7 +38,7 @@ func ForService(in ServiceInput, cfg Config) ServiceResult {
 	if svc.Spec.Type == v1.ServiceTypeExternalName || svc.Spec.ClusterIP == v1.ClusterIPNone {
 		return r
 	}
-	b := &serviceBuilder{svc: svc, cfg: &cfg, r: &r, keys: map[reconciler.LBKey]int{}}
+	b := &serviceBuilder{svc: svc, cfg: &cfg, r: &r, keys: map[intent.LBKey]int{}}
 	b.build(in.Slices)
 	return r
 }
@@ -49,17 +49,17 @@ type serviceBuilder struct {
 	cfg *Config
 	r   *ServiceResult
 
-	clusterIPs  map[reconciler.IPFamily]netip.Addr // the zero Addr for a family this node cannot serve
-	externalIPs map[reconciler.IPFamily][]netip.Addr
-	ingressIPs  map[reconciler.IPFamily][]netip.Addr
-	nodeIP      map[reconciler.IPFamily]string
-	sourceVIP   map[reconciler.IPFamily]string
+	clusterIPs  map[intent.IPFamily]netip.Addr // the zero Addr for a family this node cannot serve
+	externalIPs map[intent.IPFamily][]netip.Addr
+	ingressIPs  map[intent.IPFamily][]netip.Addr
+	nodeIP      map[intent.IPFamily]string
+	sourceVIP   map[intent.IPFamily]string
 
 	etpLocal, itpLocal, preserveDIP, dsr bool
 	distribution                         hnslb.Distribution
 
-	keys         map[reconciler.LBKey]int // index into r.LBs
-	ingressReady map[reconciler.IPFamily]bool
+	keys         map[intent.LBKey]int // index into r.LBs
+	ingressReady map[intent.IPFamily]bool
 	unknownPA    map[netip.Addr]bool
 }
 
@@ -91,9 +91,9 @@ func (b *serviceBuilder) families() bool {
 	if len(ips) == 0 && b.svc.Spec.ClusterIP != "" {
 		ips = []string{b.svc.Spec.ClusterIP}
 	}
-	b.clusterIPs = map[reconciler.IPFamily]netip.Addr{}
-	b.nodeIP = map[reconciler.IPFamily]string{}
-	b.sourceVIP = map[reconciler.IPFamily]string{}
+	b.clusterIPs = map[intent.IPFamily]netip.Addr{}
+	b.nodeIP = map[intent.IPFamily]string{}
+	b.sourceVIP = map[intent.IPFamily]string{}
 	for _, s := range ips {
 		ip, ok := parseIP(s)
 		if !ok {
@@ -119,28 +119,28 @@ func (b *serviceBuilder) families() bool {
 	return len(b.nodeIP) > 0
 }
 
-func (b *serviceBuilder) familyUnsupported(fam reconciler.IPFamily) string {
+func (b *serviceBuilder) familyUnsupported(fam intent.IPFamily) string {
 	switch {
 	case !b.cfg.NodeIPs[fam].IsValid():
 		return "the node has no IPv" + strconv.Itoa(int(fam)) + " address"
-	case fam == reconciler.IPv6 && !b.cfg.Features.IPv6DualStack:
+	case fam == intent.IPv6 && !b.cfg.Features.IPv6DualStack:
 		return "HNS " + b.cfg.Features.Version.String() + " does not support IPv6"
-	case fam == reconciler.IPv6 && b.cfg.Mode == Overlay:
+	case fam == intent.IPv6 && b.cfg.Mode == Overlay:
 		return "overlay networks do not support IPv6"
 	}
 	return ""
 }
 
 // served reports whether the Service has a cluster IP this node serves in fam.
-func (b *serviceBuilder) served(fam reconciler.IPFamily) bool {
+func (b *serviceBuilder) served(fam intent.IPFamily) bool {
 	_, ok := b.nodeIP[fam]
 	return ok
 }
 
 // frontends collects external IPs and load-balancer ingress IPs by family.
 func (b *serviceBuilder) frontends() {
-	b.externalIPs = map[reconciler.IPFamily][]netip.Addr{}
-	b.ingressIPs = map[reconciler.IPFamily][]netip.Addr{}
+	b.externalIPs = map[intent.IPFamily][]netip.Addr{}
+	b.ingressIPs = map[intent.IPFamily][]netip.Addr{}
 	for _, s := range b.svc.Spec.ExternalIPs {
 		b.addFrontend(b.externalIPs, "external IP", s)
 	}
@@ -158,7 +158,7 @@ func (b *serviceBuilder) frontends() {
 	}
 }
 
-func (b *serviceBuilder) addFrontend(into map[reconciler.IPFamily][]netip.Addr, what, s string) {
+func (b *serviceBuilder) addFrontend(into map[intent.IPFamily][]netip.Addr, what, s string) {
 	ip, ok := parseIP(s)
 	if !ok {
 		b.problem(warn(ReasonInvalidIP, "%s %q is not a valid IP address", what, s))

@@ -9,7 +9,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 const (
@@ -25,17 +25,17 @@ func twoEndpoints() []*discoveryv1.EndpointSlice {
 	return []*discoveryv1.EndpointSlice{slice("web-1", 8080, ep("10.1.0.3"), ep("10.1.0.2", local))}
 }
 
-func lb(k reconciler.LBKey, pf hnslb.PortMappingFlags, f hnslb.LoadBalancerFlags, bes ...reconciler.Backend) reconciler.DesiredLB {
+func lb(k intent.LBKey, pf hnslb.PortMappingFlags, f hnslb.LoadBalancerFlags, bes ...intent.Backend) intent.LB {
 	src := nodeIPv4
-	if k.Family == reconciler.IPv6 {
+	if k.Family == intent.IPv6 {
 		src = nodeIPv6
 	}
-	return reconciler.DesiredLB{Key: k, SourceVIP: src, InternalPort: 8080, PortFlags: pf, Flags: f, Backends: bes, Owner: owner}
+	return intent.LB{Key: k, SourceVIP: src, InternalPort: 8080, PortFlags: pf, Flags: f, Backends: bes, Owner: owner}
 }
 
 var (
-	both      = []reconciler.Backend{localBE("10.1.0.2"), remote("10.1.0.3")}
-	localOnly = []reconciler.Backend{localBE("10.1.0.2")}
+	both      = []intent.Backend{localBE("10.1.0.2"), remote("10.1.0.3")}
+	localOnly = []intent.Backend{localBE("10.1.0.2")}
 )
 
 type serviceCase struct {
@@ -44,7 +44,7 @@ type serviceCase struct {
 	slices []*discoveryv1.EndpointSlice
 	cfg    func(*Config)
 	// want, when non-nil, is the exact list of load balancers ("none" cases use empty).
-	want []reconciler.DesiredLB
+	want []intent.LB
 	// problems is the exact list of problem reasons, in order.
 	problems string
 	check    func(t *testing.T, r ServiceResult)
@@ -72,21 +72,21 @@ func runServiceCases(t *testing.T, cases []serviceCase) {
 	}
 }
 
-func nonNil(lbs []reconciler.DesiredLB) []reconciler.DesiredLB {
+func nonNil(lbs []intent.LB) []intent.LB {
 	if lbs == nil {
-		return []reconciler.DesiredLB{}
+		return []intent.LB{}
 	}
 	return lbs
 }
 
-var none = []reconciler.DesiredLB{}
+var none = []intent.LB{}
 
 func TestServiceKinds(t *testing.T) {
 	runServiceCases(t, []serviceCase{{
 		name:   "ClusterIP: one load balancer per port, target port from the slice, backends sorted by IP",
 		svc:    service("web"),
 		slices: twoEndpoints(),
-		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		want:   []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 		check: func(t *testing.T, r ServiceResult) {
 			if r.Name.String() != "ns/web" || !r.Created.Equal(baseTime) {
 				t.Errorf("identity = %s %s", r.Name, r.Created)
@@ -100,26 +100,26 @@ func TestServiceKinds(t *testing.T) {
 		svc:    service("web"),
 		slices: twoEndpoints(),
 		cfg:    func(c *Config) { c.EnableDSR = true },
-		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, dsr, both...)},
+		want:   []intent.LB{lb(key("10.0.0.1", 80), 0, dsr, both...)},
 	}, {
 		name:   "--enable-dsr on HNS without DSR: no DSR flag",
 		svc:    service("web"),
 		slices: twoEndpoints(),
 		cfg:    func(c *Config) { c.EnableDSR = true; oldHNS(c) },
-		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		want:   []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 	}, {
 		name:   "NodePort: no VIP, LocalRoutedVIP + VipExternalIP, all backends",
 		svc:    service("web", nodePorts(30080)),
 		slices: twoEndpoints(),
-		want: []reconciler.DesiredLB{
-			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, 0, both...),
+		want: []intent.LB{
+			lb(nodePortKey(intent.IPv4, 30080), nodePort, 0, both...),
 			lb(key("10.0.0.1", 80), 0, 0, both...),
 		},
 	}, {
 		name:   "each external IP: VipExternalIP",
 		svc:    service("web", externalIPs("203.0.113.6", "203.0.113.5", "203.0.113.6")),
 		slices: twoEndpoints(),
-		want: []reconciler.DesiredLB{
+		want: []intent.LB{
 			lb(key("10.0.0.1", 80), 0, 0, both...),
 			lb(key("203.0.113.5", 80), vipExt, 0, both...),
 			lb(key("203.0.113.6", 80), vipExt, 0, both...),
@@ -133,8 +133,8 @@ func TestServiceKinds(t *testing.T) {
 			v1.LoadBalancerIngress{IP: "198.51.100.9", IPMode: ptr(v1.LoadBalancerIPModeVIP)},
 		)),
 		slices: twoEndpoints(),
-		want: []reconciler.DesiredLB{
-			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, 0, both...),
+		want: []intent.LB{
+			lb(nodePortKey(intent.IPv4, 30080), nodePort, 0, both...),
 			lb(key("10.0.0.1", 80), 0, 0, both...),
 			lb(key("198.51.100.7", 80), vipExt, 0, both...),
 			lb(key("198.51.100.9", 80), vipExt, 0, both...),
@@ -151,7 +151,7 @@ func TestServiceKinds(t *testing.T) {
 			if len(r.LBs) != 2 {
 				t.Fatalf("got %s", dump(r))
 			}
-			udp := reconciler.LBKey{Family: reconciler.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolUDP, Port: 53}
+			udp := intent.LBKey{Family: intent.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolUDP, Port: 53}
 			if got := lbByKey(t, r, udp); got.InternalPort != 5353 || got.Owner != "ns/web:dns" {
 				t.Errorf("udp LB = %+v", got)
 			}
@@ -199,7 +199,7 @@ func TestServiceKinds(t *testing.T) {
 		name:   "legacy spec.clusterIP without clusterIPs",
 		svc:    service("web", func(s *v1.Service) { s.Spec.ClusterIPs = nil }),
 		slices: twoEndpoints(),
-		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		want:   []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 	}, {
 		name: "no endpoints: no load balancers, no problem",
 		svc:  service("web", nodePorts(30080)),
@@ -208,12 +208,12 @@ func TestServiceKinds(t *testing.T) {
 }
 
 func TestSessionAffinity(t *testing.T) {
-	withAffinity := func(f hnslb.Distribution) []reconciler.DesiredLB {
+	withAffinity := func(f hnslb.Distribution) []intent.LB {
 		l := lb(key("10.0.0.1", 80), 0, 0, both...)
 		l.Distribution = f
-		n := lb(nodePortKey(reconciler.IPv4, 30080), nodePort, 0, both...)
+		n := lb(nodePortKey(intent.IPv4, 30080), nodePort, 0, both...)
 		n.Distribution = f
-		return []reconciler.DesiredLB{n, l}
+		return []intent.LB{n, l}
 	}
 	runServiceCases(t, []serviceCase{{
 		name:   "ClientIP → SourceIP distribution on every load balancer",
@@ -246,8 +246,8 @@ func TestTrafficPolicies(t *testing.T) {
 		name:   "ETP=Local: DSR and local backends on NodePort, external and ingress IPs; ClusterIP untouched",
 		svc:    lbSvc(etpLocal(32000)),
 		slices: twoEndpoints(),
-		want: []reconciler.DesiredLB{
-			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, dsr, localOnly...),
+		want: []intent.LB{
+			lb(nodePortKey(intent.IPv4, 30080), nodePort, dsr, localOnly...),
 			lb(key("10.0.0.1", 80), 0, 0, both...),
 			lb(key("198.51.100.7", 80), vipExt, dsr, localOnly...),
 			lb(key("203.0.113.5", 80), vipExt, dsr, localOnly...),
@@ -262,8 +262,8 @@ func TestTrafficPolicies(t *testing.T) {
 		svc:    lbSvc(etpLocal(32000)),
 		slices: twoEndpoints(),
 		cfg:    oldHNS,
-		want: []reconciler.DesiredLB{
-			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, 0, localOnly...),
+		want: []intent.LB{
+			lb(nodePortKey(intent.IPv4, 30080), nodePort, 0, localOnly...),
 			lb(key("10.0.0.1", 80), 0, 0, both...),
 			lb(key("198.51.100.7", 80), vipExt, 0, localOnly...),
 			lb(key("203.0.113.5", 80), vipExt, 0, localOnly...),
@@ -273,7 +273,7 @@ func TestTrafficPolicies(t *testing.T) {
 		name:   "ETP=Local with no local endpoint: external load balancers vanish, health check says 0",
 		svc:    lbSvc(etpLocal(32000)),
 		slices: []*discoveryv1.EndpointSlice{slice("web-1", 8080, ep("10.1.0.3"))},
-		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, remote("10.1.0.3"))},
+		want:   []intent.LB{lb(key("10.0.0.1", 80), 0, 0, remote("10.1.0.3"))},
 		check: func(t *testing.T, r ServiceResult) {
 			if r.HealthCheck == nil || *r.HealthCheck != (HealthCheck{NodePort: 32000}) {
 				t.Errorf("health check = %+v", r.HealthCheck)
@@ -283,13 +283,13 @@ func TestTrafficPolicies(t *testing.T) {
 		name:   "ETP=Local on a ClusterIP Service without external IPs means nothing",
 		svc:    service("web", etpLocal(0)),
 		slices: twoEndpoints(),
-		want:   []reconciler.DesiredLB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		want:   []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 	}, {
 		name:   "ETP=Local on a NodePort Service: no health check (no health-check node port)",
 		svc:    service("web", nodePorts(30080), etpLocal(0)),
 		slices: twoEndpoints(),
-		want: []reconciler.DesiredLB{
-			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, dsr, localOnly...),
+		want: []intent.LB{
+			lb(nodePortKey(intent.IPv4, 30080), nodePort, dsr, localOnly...),
 			lb(key("10.0.0.1", 80), 0, 0, both...),
 		},
 		check: func(t *testing.T, r ServiceResult) {
@@ -301,8 +301,8 @@ func TestTrafficPolicies(t *testing.T) {
 		name:   "ITP=Local: ClusterIP local-only, NodePort untouched",
 		svc:    service("web", nodePorts(30080), itpLocal),
 		slices: twoEndpoints(),
-		want: []reconciler.DesiredLB{
-			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, 0, both...),
+		want: []intent.LB{
+			lb(nodePortKey(intent.IPv4, 30080), nodePort, 0, both...),
 			lb(key("10.0.0.1", 80), 0, 0, localOnly...),
 		},
 	}, {
@@ -314,8 +314,8 @@ func TestTrafficPolicies(t *testing.T) {
 		name:   "preserve-destination: ingress UseMux+PreserveDIP+DSR local-only; NodePort local-only; external IP untouched",
 		svc:    lbSvc(annotate(PreserveDestinationAnnotation, "true")),
 		slices: twoEndpoints(),
-		want: []reconciler.DesiredLB{
-			lb(nodePortKey(reconciler.IPv4, 30080), nodePort, 0, localOnly...),
+		want: []intent.LB{
+			lb(nodePortKey(intent.IPv4, 30080), nodePort, 0, localOnly...),
 			lb(key("10.0.0.1", 80), 0, 0, both...),
 			lb(key("198.51.100.7", 80), vipExt|hnslb.PortMappingFlagsUseMux|hnslb.PortMappingFlagsPreserveDIP, dsr, localOnly...),
 			lb(key("203.0.113.5", 80), vipExt, 0, both...),
@@ -347,12 +347,12 @@ func TestTrafficPolicies(t *testing.T) {
 func TestForwardHealthCheckVIP(t *testing.T) {
 	gw := func(c *Config) {
 		c.ForwardHealthCheckVIP = true
-		c.HealthCheckGateway = map[reconciler.IPFamily]netip.Addr{reconciler.IPv4: addr("10.1.0.1")}
+		c.HealthCheckGateway = map[intent.IPFamily]netip.Addr{intent.IPv4: addr("10.1.0.1")}
 	}
-	healthLB := func(port uint16, pf hnslb.PortMappingFlags) reconciler.DesiredLB {
-		return reconciler.DesiredLB{
+	healthLB := func(port uint16, pf hnslb.PortMappingFlags) intent.LB {
+		return intent.LB{
 			Key: key("198.51.100.7", port), SourceVIP: nodeIPv4, InternalPort: port, PortFlags: pf,
-			Backends: []reconciler.Backend{localBE("10.1.0.1")}, Owner: "ns/web:healthcheck",
+			Backends: []intent.Backend{localBE("10.1.0.1")}, Owner: "ns/web:healthcheck",
 		}
 	}
 	udpSvc := service("web", ports(udpPort("http", 80)), loadBalancer(ingressIP("198.51.100.7")))
@@ -361,7 +361,7 @@ func TestForwardHealthCheckVIP(t *testing.T) {
 		svc:    service("web", loadBalancer(ingressIP("198.51.100.7"))),
 		slices: twoEndpoints(),
 		cfg:    gw,
-		want: []reconciler.DesiredLB{
+		want: []intent.LB{
 			lb(key("10.0.0.1", 80), 0, 0, both...),
 			lb(key("198.51.100.7", 80), vipExt, 0, both...),
 			healthLB(10256, 0),

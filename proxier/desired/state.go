@@ -5,9 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hnsproxy/hnsproxy/intent"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
 )
 
 // Claimant is a Service laying claim to load-balancer keys.
@@ -42,7 +41,7 @@ func (c Claimant) compare(o Claimant) int {
 
 type claim struct {
 	who Claimant
-	lb  reconciler.DesiredLB
+	lb  intent.LB
 }
 
 // State is the node's whole desired state, kept up to date one Service at a
@@ -50,30 +49,30 @@ type claim struct {
 // construction. LBs and RemoteEndpoints are read-only to callers.
 type State struct {
 	// LBs holds, per key, the winning Service's load balancer.
-	LBs map[reconciler.LBKey]reconciler.DesiredLB
+	LBs map[intent.LBKey]intent.LB
 	// RemoteEndpoints by IP: remote backends of LBs, overlay service-VIP
 	// endpoints and the overlay source-VIP endpoint.
-	RemoteEndpoints map[string]reconciler.RemoteEndpoint
+	RemoteEndpoints map[string]intent.RemoteEndpoint
 	// Services as last given to Set, without conflict problems (see Conflicts).
 	Services map[types.NamespacedName]ServiceResult
 
-	claims map[reconciler.LBKey][]claim // best first
+	claims map[intent.LBKey][]claim // best first
 	// Reference counts derived from LBs and Services, so removing the last
 	// user of a remote endpoint removes it; never maintained by hand elsewhere.
 	backendRefs map[string]refEndpoint
 	vipRefs     map[string]refEndpoint
-	fixed       map[string]reconciler.RemoteEndpoint // source-VIP endpoints
+	fixed       map[string]intent.RemoteEndpoint // source-VIP endpoints
 }
 
 type refEndpoint struct {
 	n  int
-	ep reconciler.RemoteEndpoint
+	ep intent.RemoteEndpoint
 }
 
 // Change lists what a Set or Delete changed, sorted.
 type Change struct {
 	// LBs whose desired load balancer appeared, changed or disappeared.
-	LBs []reconciler.LBKey
+	LBs []intent.LBKey
 	// RemoteEndpoints (by IP) that appeared, changed or disappeared.
 	RemoteEndpoints []string
 	// Conflicted are Services whose lost keys may have changed: re-read Conflicts for them.
@@ -94,13 +93,13 @@ func NewState(cfg Config) *State { return newState(cfg, 0, 0, 0) }
 // dominates Compute otherwise.
 func newState(cfg Config, services, lbs, remotes int) *State {
 	s := &State{
-		LBs:             make(map[reconciler.LBKey]reconciler.DesiredLB, lbs),
-		RemoteEndpoints: make(map[string]reconciler.RemoteEndpoint, remotes+services),
+		LBs:             make(map[intent.LBKey]intent.LB, lbs),
+		RemoteEndpoints: make(map[string]intent.RemoteEndpoint, remotes+services),
 		Services:        make(map[types.NamespacedName]ServiceResult, services),
-		claims:          make(map[reconciler.LBKey][]claim, lbs),
+		claims:          make(map[intent.LBKey][]claim, lbs),
 		backendRefs:     make(map[string]refEndpoint, remotes),
 		vipRefs:         make(map[string]refEndpoint, services),
-		fixed:           map[string]reconciler.RemoteEndpoint{},
+		fixed:           map[string]intent.RemoteEndpoint{},
 	}
 	for _, ep := range SourceVIPEndpoints(cfg) {
 		s.fixed[ep.IP] = ep
@@ -145,7 +144,7 @@ func (s *State) replace(name types.NamespacedName, r *ServiceResult) Change {
 	if r != nil {
 		n = len(r.LBs)
 	}
-	t := tracker{s: s, keys: make(map[reconciler.LBKey]bool, 2*n), ips: map[string]bool{}, svcs: map[types.NamespacedName]bool{}}
+	t := tracker{s: s, keys: make(map[intent.LBKey]bool, 2*n), ips: map[string]bool{}, svcs: map[types.NamespacedName]bool{}}
 	if old, ok := s.Services[name]; ok {
 		for _, lb := range old.LBs {
 			t.touch(lb.Key)
@@ -170,13 +169,13 @@ func (s *State) replace(name types.NamespacedName, r *ServiceResult) Change {
 	return t.settle()
 }
 
-func (s *State) claim(key reconciler.LBKey, c claim) {
+func (s *State) claim(key intent.LBKey, c claim) {
 	cs := s.claims[key]
 	i, _ := slices.BinarySearchFunc(cs, c.who, func(x claim, w Claimant) int { return x.who.compare(w) })
 	s.claims[key] = slices.Insert(cs, i, c)
 }
 
-func (s *State) unclaim(key reconciler.LBKey, name types.NamespacedName) {
+func (s *State) unclaim(key intent.LBKey, name types.NamespacedName) {
 	cs := slices.DeleteFunc(s.claims[key], func(c claim) bool { return c.who.Name == name })
 	if len(cs) == 0 {
 		delete(s.claims, key)
@@ -187,7 +186,7 @@ func (s *State) unclaim(key reconciler.LBKey, name types.NamespacedName) {
 
 // materialize is the remote endpoint wanted at ip: the source VIP first,
 // then a service VIP, then a backend.
-func (s *State) materialize(ip string) (reconciler.RemoteEndpoint, bool) {
+func (s *State) materialize(ip string) (intent.RemoteEndpoint, bool) {
 	if ep, ok := s.fixed[ip]; ok {
 		return ep, true
 	}
@@ -197,18 +196,18 @@ func (s *State) materialize(ip string) (reconciler.RemoteEndpoint, bool) {
 	if r, ok := s.backendRefs[ip]; ok {
 		return r.ep, true
 	}
-	return reconciler.RemoteEndpoint{}, false
+	return intent.RemoteEndpoint{}, false
 }
 
 // tracker collects one replace's effects.
 type tracker struct {
 	s    *State
-	keys map[reconciler.LBKey]bool
+	keys map[intent.LBKey]bool
 	ips  map[string]bool
 	svcs map[types.NamespacedName]bool
 }
 
-func (t *tracker) touch(key reconciler.LBKey) {
+func (t *tracker) touch(key intent.LBKey) {
 	if t.keys[key] {
 		return
 	}
@@ -217,7 +216,7 @@ func (t *tracker) touch(key reconciler.LBKey) {
 }
 
 // conflicted marks every claimant of a contested key.
-func (t *tracker) conflicted(key reconciler.LBKey) {
+func (t *tracker) conflicted(key intent.LBKey) {
 	if cs := t.s.claims[key]; len(cs) > 1 {
 		for _, c := range cs {
 			t.svcs[c.who.Name] = true
@@ -225,7 +224,7 @@ func (t *tracker) conflicted(key reconciler.LBKey) {
 	}
 }
 
-func (t *tracker) ref(refs map[string]refEndpoint, ep reconciler.RemoteEndpoint, delta int) {
+func (t *tracker) ref(refs map[string]refEndpoint, ep intent.RemoteEndpoint, delta int) {
 	t.ips[ep.IP] = true
 	r := refs[ep.IP]
 	r.n += delta
@@ -290,7 +289,7 @@ func (t *tracker) settle() Change {
 	return ch
 }
 
-func (t *tracker) backends(lb reconciler.DesiredLB, delta int) {
+func (t *tracker) backends(lb intent.LB, delta int) {
 	for _, b := range lb.Backends {
 		if !b.Local {
 			t.ref(t.s.backendRefs, backendEndpoint(b), delta)

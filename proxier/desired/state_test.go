@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hnsproxy/hnsproxy/intent"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
 )
 
 func nsName(ns, name string) types.NamespacedName {
@@ -77,7 +76,7 @@ func TestConflicts(t *testing.T) {
 
 	// The winner goes: the loser takes over, and only that key changes.
 	ch := s.Delete(nsName("ns", "b-old"))
-	if !reflect.DeepEqual(ch.LBs, []reconciler.LBKey{key("10.0.0.2", 80), ext}) {
+	if !reflect.DeepEqual(ch.LBs, []intent.LBKey{key("10.0.0.2", 80), ext}) {
 		t.Errorf("changed keys = %v", ch.LBs)
 	}
 	if !reflect.DeepEqual(ch.RemoteEndpoints, []string{"10.1.0.3"}) {
@@ -106,11 +105,11 @@ func TestStateChanges(t *testing.T) {
 	s := NewState(cfg)
 	in := ServiceInput{Service: service("web"), Slices: twoEndpoints()}
 	ch := s.Set(ForService(in, cfg))
-	if !reflect.DeepEqual(ch.LBs, []reconciler.LBKey{key("10.0.0.1", 80)}) ||
+	if !reflect.DeepEqual(ch.LBs, []intent.LBKey{key("10.0.0.1", 80)}) ||
 		!reflect.DeepEqual(ch.RemoteEndpoints, []string{"10.1.0.3"}) || ch.Conflicted != nil {
 		t.Errorf("first set: %+v", ch)
 	}
-	if want := (reconciler.RemoteEndpoint{IP: "10.1.0.3", MAC: "02-11-0a-01-00-03"}); s.RemoteEndpoints["10.1.0.3"] != want {
+	if want := (intent.RemoteEndpoint{IP: "10.1.0.3", MAC: "02-11-0a-01-00-03"}); s.RemoteEndpoints["10.1.0.3"] != want {
 		t.Errorf("remote endpoint = %+v", s.RemoteEndpoints["10.1.0.3"])
 	}
 	if ch := s.Set(ForService(in, cfg)); !ch.Empty() {
@@ -139,7 +138,7 @@ func TestStateOverlayEndpoints(t *testing.T) {
 	a := ServiceInput{Service: service("a", clusterIPs("10.0.0.1")), Slices: []*discoveryv1.EndpointSlice{slice("a-1", 8080, ep("10.1.1.3"))}}
 	b := ServiceInput{Service: service("b", clusterIPs("10.0.0.2")), Slices: []*discoveryv1.EndpointSlice{slice("b-1", 80, ep("10.0.0.1"))}}
 	s := Compute([]ServiceInput{a, b}, cfg)
-	want := map[string]reconciler.RemoteEndpoint{
+	want := map[string]intent.RemoteEndpoint{
 		"10.1.0.250": {IP: "10.1.0.250", MAC: cfg.HostMAC, Local: true},
 		"10.0.0.1":   {IP: "10.0.0.1", MAC: cfg.HostMAC, ProviderAddress: nodeIPv4},
 		"10.0.0.2":   {IP: "10.0.0.2", MAC: cfg.HostMAC, ProviderAddress: nodeIPv4},

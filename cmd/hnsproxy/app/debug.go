@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/reconciler"
 	"github.com/hnsproxy/hnsproxy/metrics"
 )
 

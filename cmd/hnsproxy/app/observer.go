@@ -12,7 +12,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/events"
 	"github.com/hnsproxy/hnsproxy/healthcheck"
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/reconciler"
 	"github.com/hnsproxy/hnsproxy/metrics"
 	"github.com/hnsproxy/hnsproxy/proxier"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"

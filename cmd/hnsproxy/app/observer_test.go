@@ -17,10 +17,11 @@ import (
 	hnsevents "github.com/hnsproxy/hnsproxy/events"
 	"github.com/hnsproxy/hnsproxy/healthcheck"
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/metrics"
 	"github.com/hnsproxy/hnsproxy/proxier"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
+	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 type statuses struct {
@@ -43,8 +44,8 @@ func TestObserverFeedsMetricsAndHealth(t *testing.T) {
 	metrics.Register()
 	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
 	health := healthcheck.NewProxyHealthServer(clk, time.Minute, nil)
-	lb := reconciler.DesiredLB{Owner: "shop/web:http"}
-	webKey := reconciler.LBKey{Family: reconciler.IPv4, VIP: "10.96.0.10", Protocol: hnslb.ProtocolTCP, Port: 80}
+	lb := intent.LB{Owner: "shop/web:http"}
+	webKey := intent.LBKey{Family: intent.IPv4, VIP: "10.96.0.10", Protocol: hnslb.ProtocolTCP, Port: 80}
 	rec := events.NewFakeRecorder(10)
 	obs := newObserver([]string{"10.244.0.0/16", "fd00::/56"}, health, nil, statuses{
 		lbs: []reconciler.Status{

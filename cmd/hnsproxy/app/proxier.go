@@ -12,9 +12,10 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/reconciler"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
+	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 // runProxier is the seam between the daemon and the sync loop: it builds
@@ -70,13 +71,13 @@ func desiredConfig(ctx context.Context, cfg *options.Config, deps *Deps) (desire
 		Features:              deps.Capabilities.Features,
 	}
 	if ip, err := netip.ParseAddr(cfg.BindAddress); err == nil && !ip.IsUnspecified() {
-		c.NodeIPs = map[reconciler.IPFamily]netip.Addr{familyOf(ip): ip}
+		c.NodeIPs = map[intent.IPFamily]netip.Addr{familyOf(ip): ip}
 	}
 	if vip, err := netip.ParseAddr(cfg.Winkernel.SourceVIP); err == nil {
-		c.SourceVIP = map[reconciler.IPFamily]netip.Addr{familyOf(vip): vip}
+		c.SourceVIP = map[intent.IPFamily]netip.Addr{familyOf(vip): vip}
 	}
 	if gw, err := deps.HNS.GetEndpointByName(ctx, cfg.Winkernel.RootHNSEndpointName); err == nil {
-		c.HealthCheckGateway = map[reconciler.IPFamily]netip.Addr{}
+		c.HealthCheckGateway = map[intent.IPFamily]netip.Addr{}
 		for _, ipc := range gw.IpConfigurations {
 			if ip, err := netip.ParseAddr(ipc.IpAddress); err == nil {
 				c.HealthCheckGateway[familyOf(ip)] = ip
@@ -98,11 +99,11 @@ func desiredConfig(ctx context.Context, cfg *options.Config, deps *Deps) (desire
 
 func isUnix(h options.HNS) bool { _, ok := h.UnixSocket(); return ok }
 
-func familyOf(ip netip.Addr) reconciler.IPFamily {
+func familyOf(ip netip.Addr) intent.IPFamily {
 	if ip.Is4() || ip.Is4In6() {
-		return reconciler.IPv4
+		return intent.IPv4
 	}
-	return reconciler.IPv6
+	return intent.IPv6
 }
 
 // healthzPort is the port of the healthz address (kube-proxy's 10256 when unset).

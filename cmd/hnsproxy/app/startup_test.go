@@ -9,7 +9,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/metrics"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
-	"github.com/hnsproxy/hnsproxy/hnslb/vfp"
+	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
 // externalClient is a client outside the cluster (TEST-NET-2, data only).

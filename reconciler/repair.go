@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // Repair lists HNS (load balancers and the network's endpoints) and marks
@@ -56,7 +57,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 				r.markLB(r.lbs[k])
 			}
 			r.disown(recordRemoteEndpoint, ep.id)
-			ep.id, ep.realizedSpec = "", RemoteEndpoint{}
+			ep.id, ep.realizedSpec = "", intent.RemoteEndpoint{}
 			r.markEP(ip)
 			continue
 		}

@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // readState is the state as a restart reads it: the snapshot with its
@@ -129,12 +130,12 @@ func TestRestartDeletesOwnStaleObjects(t *testing.T) {
 // frontend and a remote endpoint hnsproxy does not want.
 func (e *env) foreign() (lbID, epID string) {
 	e.t.Helper()
-	ep, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, RemoteEndpoint{IP: "10.244.9.9"}))
+	ep, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, intent.RemoteEndpoint{IP: "10.244.9.9"}))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	l, err := e.hns.CreateLoadBalancer(ctx, buildLB(&DesiredLB{
-		Key: LBKey{Family: IPv4, VIP: "10.96.9.9", Protocol: hnslb.ProtocolTCP, Port: 9}, InternalPort: 9,
+	l, err := e.hns.CreateLoadBalancer(ctx, buildLB(&intent.LB{
+		Key: intent.LBKey{Family: intent.IPv4, VIP: "10.96.9.9", Protocol: hnslb.ProtocolTCP, Port: 9}, InternalPort: 9,
 	}, []string{ep.ID}))
 	if err != nil {
 		e.t.Fatal(err)
@@ -190,7 +191,7 @@ func TestForeignBlockerAtStartIsDeleted(t *testing.T) {
 			t.Error("blocker still there")
 		}
 	}
-	if l := e.hnsLB(LBKey{Family: IPv4, VIP: "10.96.9.9", Protocol: hnslb.ProtocolTCP, Port: 9}); l == nil || l.ID != foreignID {
+	if l := e.hnsLB(intent.LBKey{Family: intent.IPv4, VIP: "10.96.9.9", Protocol: hnslb.ProtocolTCP, Port: 9}); l == nil || l.ID != foreignID {
 		t.Error("unrelated foreign load balancer touched")
 	}
 }
@@ -248,7 +249,7 @@ func TestBlockerAppearingAfterStart(t *testing.T) {
 	}
 	if epID == "" {
 		var err error
-		ep, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, RemoteEndpoint{IP: "10.244.3.31", ProviderAddress: "192.168.0.3"}))
+		ep, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, intent.RemoteEndpoint{IP: "10.244.3.31", ProviderAddress: "192.168.0.3"}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,12 +308,12 @@ func TestCorruptStateFile(t *testing.T) {
 func TestRemoteEndpointAdoption(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2025)
 	// Left over (or made by someone else): a remote endpoint with our IP.
-	old, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, RemoteEndpoint{IP: "10.244.2.20", ProviderAddress: "192.168.0.2"}))
+	old, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, intent.RemoteEndpoint{IP: "10.244.2.20", ProviderAddress: "192.168.0.2"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// One with the right IP but an outdated provider address.
-	if _, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, RemoteEndpoint{IP: "10.244.3.30", ProviderAddress: "192.168.0.99"})); err != nil {
+	if _, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, intent.RemoteEndpoint{IP: "10.244.3.30", ProviderAddress: "192.168.0.99"})); err != nil {
 		t.Fatal(err)
 	}
 	e.hns.ResetCounters()
@@ -339,7 +340,7 @@ func TestRemoteEndpointAdoption(t *testing.T) {
 	if !slices.Contains(e.hnsLB(a.Key).HostComputeEndpoints, old.ID) {
 		t.Error("adopted remote endpoint not used")
 	}
-	e.assertRealized([]DesiredLB{a})
+	e.assertRealized([]intent.LB{a})
 }
 
 func TestRemoteEndpointChangesProviderAddress(t *testing.T) {
@@ -371,9 +372,9 @@ func TestExtraEndpoints(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
 	want := e.threeServices()
 	r := e.started(want...)
-	sourceVIP := RemoteEndpoint{IP: "10.244.1.2", MAC: "00-11-22-33-44-55", ProviderAddress: "192.168.0.1"}
-	shared := RemoteEndpoint{IP: "10.244.3.31", ProviderAddress: "192.168.0.3"}
-	r.SetExtraEndpoints([]RemoteEndpoint{sourceVIP, shared})
+	sourceVIP := intent.RemoteEndpoint{IP: "10.244.1.2", MAC: "00-11-22-33-44-55", ProviderAddress: "192.168.0.1"}
+	shared := intent.RemoteEndpoint{IP: "10.244.3.31", ProviderAddress: "192.168.0.3"}
+	r.SetExtraEndpoints([]intent.RemoteEndpoint{sourceVIP, shared})
 	res := r.Sync(ctx)
 	if c := e.counters(); c.Writes() != 1 || res.Created != 1 {
 		t.Errorf("extras: %v %+v", c.Calls, res)
@@ -459,8 +460,8 @@ func TestLocalExtraEndpointIsLocalAndAdoptedAfterRestart(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
 	want := e.threeServices()
 	r := e.started(want...)
-	sourceVIP := RemoteEndpoint{IP: "10.244.1.250", MAC: "00-15-5D-00-00-01", ProviderAddress: "192.168.0.1", Local: true}
-	r.SetExtraEndpoints([]RemoteEndpoint{sourceVIP})
+	sourceVIP := intent.RemoteEndpoint{IP: "10.244.1.250", MAC: "00-15-5D-00-00-01", ProviderAddress: "192.168.0.1", Local: true}
+	r.SetExtraEndpoints([]intent.RemoteEndpoint{sourceVIP})
 	if res := r.Sync(ctx); res.Created != 1 || res.Failed != 0 {
 		t.Fatalf("creating the source-VIP endpoint: %+v", res)
 	}
@@ -480,7 +481,7 @@ func TestLocalExtraEndpointIsLocalAndAdoptedAfterRestart(t *testing.T) {
 	for _, lb := range want {
 		r2.Upsert(lb)
 	}
-	r2.SetExtraEndpoints([]RemoteEndpoint{sourceVIP})
+	r2.SetExtraEndpoints([]intent.RemoteEndpoint{sourceVIP})
 	if err := r2.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

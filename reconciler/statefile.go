@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // stateFileVersion is the schema of the state file.
@@ -23,8 +25,8 @@ type stateFile struct {
 	// creates whose IDs might never reach this file (hnsproxy killed
 	// mid-Sync, a reply lost on the way back): at Start, an object nobody
 	// owns on such a key or IP is claimed as ours.
-	CreatingLoadBalancers   []LBKey  `json:"creatingLoadBalancers,omitempty"`
-	CreatingRemoteEndpoints []string `json:"creatingRemoteEndpoints,omitempty"`
+	CreatingLoadBalancers   []intent.LBKey `json:"creatingLoadBalancers,omitempty"`
+	CreatingRemoteEndpoints []string       `json:"creatingRemoteEndpoints,omitempty"`
 
 	// journalStopped is why the journal's replay ended before its end.
 	journalStopped error
@@ -163,7 +165,7 @@ func (r *Reconciler) writeSnapshot() error {
 // it may create (with those still uncertain), when that set grew. Without
 // it a crash between a create and the state file write, or a lost reply
 // followed by a crash, leaves an object no one owns: a leak for good.
-func (r *Reconciler) declareCreates(lbs map[LBKey]struct{}, ips []string) {
+func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string) {
 	if r.opts.StateFile == "" {
 		return
 	}

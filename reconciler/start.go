@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // Start loads the state file and lists HNS once (load balancers and the
@@ -16,7 +17,7 @@ import (
 //     deleted by the first Sync, so call Sync only once the desired state
 //     is complete;
 //   - a foreign one is left alone unless it blocks a desired frontend (same
-//     LBKey); then the next Sync deletes it and logs why.
+//     intent.LBKey); then the next Sync deletes it and logs why.
 //
 // Desired state may be set before or after Start; objects listed at Start
 // are matched against Upserts until the first Sync. If the state file is
@@ -51,7 +52,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 
 	ownedLB, ownedEP := idSet(owned.LoadBalancers), idSet(owned.RemoteEndpoints)
 	r.claimInterrupted(owned, lbs, eps, ownedLB, ownedEP)
-	r.orphanLBs = map[LBKey][]hnslb.LoadBalancer{}
+	r.orphanLBs = map[intent.LBKey][]hnslb.LoadBalancer{}
 	for _, lb := range lbs {
 		if _, ok := ownedLB[lb.ID]; ok {
 			r.ownedLBs[lb.ID] = struct{}{}
@@ -103,7 +104,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 // owns on a key or IP the state file declared as being created: a create
 // whose ID never reached the state file (see declareCreates).
 func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint, ownedLB, ownedEP map[string]struct{}) {
-	keys := map[LBKey]struct{}{}
+	keys := map[intent.LBKey]struct{}{}
 	for _, k := range st.CreatingLoadBalancers {
 		keys[k] = struct{}{}
 	}
@@ -140,7 +141,7 @@ func idSet(ids []string) map[string]struct{} {
 // adoptOrphans matches objects listed at Start against desired ones: all of
 // them, or only the load balancers keys (and their remote endpoints). It is a
 // no-op outside the window between Start and the first Sync.
-func (r *Reconciler) adoptOrphans(keys ...LBKey) {
+func (r *Reconciler) adoptOrphans(keys ...intent.LBKey) {
 	if !r.started || r.pruned {
 		return
 	}

@@ -4,15 +4,16 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // bigCluster is n load balancers over 250 local and 500 remote pods.
-func (e *env) bigCluster(n int) []DesiredLB {
+func (e *env) bigCluster(n int) []intent.LB {
 	for i := range 250 {
 		e.local(fmt.Sprintf("10.244.1.%d", i+1))
 	}
-	out := make([]DesiredLB, n)
+	out := make([]intent.LB, n)
 	for i := range out {
 		out[i] = lb(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1), 80,
 			loc(fmt.Sprintf("10.244.1.%d", i%250+1)),

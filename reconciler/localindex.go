@@ -139,7 +139,7 @@ func localIndexOf(eps []hnslb.Endpoint) map[string]string {
 }
 
 // indexLocal records every address of a local endpoint: a dual-stack pod's
-// endpoint backs both its IPv4 and its IPv6 load balancers.
+// endpoint backs both its intent.IPv4 and its intent.IPv6 load balancers.
 func indexLocal(idx map[string]string, ep *hnslb.Endpoint) {
 	for _, c := range ep.IpConfigurations {
 		ip := c.IpAddress

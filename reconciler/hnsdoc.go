@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // buildLB is the HNS document for a desired load balancer whose backends
-// resolved to endpointIDs. The IPv6 flag always follows the key's family,
+// resolved to endpointIDs. The intent.IPv6 flag always follows the key's family,
 // so that keyOf(buildLB(d)) == d.Key.
-func buildLB(d *DesiredLB, endpointIDs []string) *hnslb.LoadBalancer {
+func buildLB(d *intent.LB, endpointIDs []string) *hnslb.LoadBalancer {
 	lb := &hnslb.LoadBalancer{
 		HostComputeEndpoints: endpointIDs,
 		SourceVIP:            d.SourceVIP,
@@ -29,7 +30,7 @@ func buildLB(d *DesiredLB, endpointIDs []string) *hnslb.LoadBalancer {
 	if d.Key.VIP != "" {
 		lb.FrontendVIPs = []string{d.Key.VIP}
 	}
-	if d.Key.Family == IPv6 {
+	if d.Key.Family == intent.IPv6 {
 		lb.Flags |= hnslb.LoadBalancerFlagsIPv6
 	}
 	return lb
@@ -37,20 +38,20 @@ func buildLB(d *DesiredLB, endpointIDs []string) *hnslb.LoadBalancer {
 
 // keyOf is the frontend identity of a load balancer found in HNS; ok is
 // false for shapes hnsproxy never makes (no or several port mappings).
-func keyOf(lb *hnslb.LoadBalancer) (LBKey, bool) {
+func keyOf(lb *hnslb.LoadBalancer) (intent.LBKey, bool) {
 	if len(lb.PortMappings) != 1 || len(lb.FrontendVIPs) > 1 {
-		return LBKey{}, false
+		return intent.LBKey{}, false
 	}
 	pm := lb.PortMappings[0]
-	k := LBKey{Family: IPv4, Protocol: pm.Protocol, Port: pm.ExternalPort}
+	k := intent.LBKey{Family: intent.IPv4, Protocol: pm.Protocol, Port: pm.ExternalPort}
 	if len(lb.FrontendVIPs) == 1 {
 		k.VIP = lb.FrontendVIPs[0]
 		if a, err := netip.ParseAddr(k.VIP); err == nil && a.Is6() && !a.Is4In6() {
-			k.Family = IPv6
+			k.Family = intent.IPv6
 		}
 	}
 	if lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0 {
-		k.Family = IPv6
+		k.Family = intent.IPv6
 	}
 	return k, true
 }
@@ -91,7 +92,7 @@ func lowerSorted(ids []string) []string {
 
 // buildRemoteEndpoint is the HNS document for a remote endpoint, or for a
 // local one hnsproxy owns (the overlay source-VIP endpoint).
-func buildRemoteEndpoint(networkID string, re RemoteEndpoint) *hnslb.Endpoint {
+func buildRemoteEndpoint(networkID string, re intent.RemoteEndpoint) *hnslb.Endpoint {
 	ep := &hnslb.Endpoint{
 		HostComputeNetwork: networkID,
 		IpConfigurations:   []hnslb.IPConfig{{IpAddress: re.IP}},
@@ -111,13 +112,13 @@ func buildRemoteEndpoint(networkID string, re RemoteEndpoint) *hnslb.Endpoint {
 }
 
 // remoteSpecOf reads back what a remote endpoint found in HNS stands for.
-func remoteSpecOf(ep *hnslb.Endpoint) RemoteEndpoint {
-	return RemoteEndpoint{IP: ep.IP(), MAC: ep.MacAddress, ProviderAddress: ep.ProviderAddress(), Local: !ep.IsRemote()}
+func remoteSpecOf(ep *hnslb.Endpoint) intent.RemoteEndpoint {
+	return intent.RemoteEndpoint{IP: ep.IP(), MAC: ep.MacAddress, ProviderAddress: ep.ProviderAddress(), Local: !ep.IsRemote()}
 }
 
 // remoteMatches reports whether a realized remote endpoint serves a desired
 // one. An empty desired MAC accepts whatever MAC HNS picked.
-func remoteMatches(want, got RemoteEndpoint) bool {
+func remoteMatches(want, got intent.RemoteEndpoint) bool {
 	if want.IP != got.IP || want.Local != got.Local {
 		return false
 	}
@@ -131,7 +132,7 @@ func remoteMatches(want, got RemoteEndpoint) bool {
 // normalMAC folds the two spellings HNS and Kubernetes use (00-15-5D-.. and 00:15:5d:..).
 func normalMAC(m string) string { return strings.ToLower(strings.ReplaceAll(m, ":", "-")) }
 
-func compareKeys(a, b LBKey) int {
+func compareKeys(a, b intent.LBKey) int {
 	return cmp.Or(
 		cmp.Compare(a.Family, b.Family),
 		cmp.Compare(a.VIP, b.VIP),
@@ -139,14 +140,14 @@ func compareKeys(a, b LBKey) int {
 		cmp.Compare(a.Port, b.Port))
 }
 
-func equalDesired(a, b *DesiredLB) bool {
+func equalDesired(a, b *intent.LB) bool {
 	return a.Key == b.Key && a.SourceVIP == b.SourceVIP && a.InternalPort == b.InternalPort &&
 		a.Distribution == b.Distribution && a.PortFlags == b.PortFlags && a.Flags == b.Flags &&
 		a.Owner == b.Owner && slices.Equal(a.Backends, b.Backends)
 }
 
-func remoteOf(b Backend) RemoteEndpoint {
-	return RemoteEndpoint{IP: b.IP, MAC: b.MAC, ProviderAddress: b.ProviderAddress}
+func remoteOf(b intent.Backend) intent.RemoteEndpoint {
+	return intent.RemoteEndpoint{IP: b.IP, MAC: b.MAC, ProviderAddress: b.ProviderAddress}
 }
 
 // compareIPs orders addresses numerically, unparsable ones as strings after them.

@@ -1,4 +1,5 @@
-// Package sim owns hnsproxy's in-memory HNS: an hnslb.Client that keeps
+// Package sim is the room for what stands in for Windows off it. It owns
+// hnsproxy's in-memory HNS: an hnslb.Client that keeps
 // networks, endpoints, namespaces and load balancers in memory and enforces
 // the rules real HNS enforces (generated GUIDs, the frontend conflict rule,
 // the backend cap, feature checks per HNS version, IP uniqueness, typed

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/remote"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // TestMalformedRequests is hnssim's part of the bad-input table: broken

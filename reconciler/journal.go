@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // The state file's journal. Between two snapshots (statefile.go) each change
@@ -35,10 +37,10 @@ const (
 
 // journalRecord adds an entry to one of the state's sets, or removes it.
 type journalRecord struct {
-	Add  bool       `json:"add"`
-	Kind recordKind `json:"kind"`
-	ID   string     `json:"id,omitempty"`
-	Key  *LBKey     `json:"key,omitempty"`
+	Add  bool          `json:"add"`
+	Kind recordKind    `json:"kind"`
+	ID   string        `json:"id,omitempty"`
+	Key  *intent.LBKey `json:"key,omitempty"`
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -146,13 +148,13 @@ func decodeRecord(line []byte) (journalRecord, error) {
 // stateSets is the state file as sets, for replaying a journal.
 type stateSets struct {
 	lbs, eps, creatingEPs map[string]struct{}
-	creatingLBs           map[LBKey]struct{}
+	creatingLBs           map[intent.LBKey]struct{}
 }
 
 func setsOf(s *stateFile) *stateSets {
 	out := &stateSets{
 		lbs: idSet(s.LoadBalancers), eps: idSet(s.RemoteEndpoints), creatingEPs: idSet(s.CreatingRemoteEndpoints),
-		creatingLBs: map[LBKey]struct{}{},
+		creatingLBs: map[intent.LBKey]struct{}{},
 	}
 	for _, k := range s.CreatingLoadBalancers {
 		out.creatingLBs[k] = struct{}{}

@@ -3,6 +3,8 @@ package reconciler
 import (
 	"fmt"
 	"time"
+
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // State of one object's convergence.
@@ -35,10 +37,10 @@ func (s *objStatus) errString() string {
 
 // Status is one load balancer's convergence status, for the debug endpoint.
 type Status struct {
-	Key   LBKey  `json:"key"`
-	Owner string `json:"owner,omitempty"`
+	Key   intent.LBKey `json:"key"`
+	Owner string       `json:"owner,omitempty"`
 	// Desired is nil while a removed load balancer waits for its deletion.
-	Desired    *DesiredLB `json:"desired,omitempty"`
+	Desired    *intent.LB `json:"desired,omitempty"`
 	RealizedID string     `json:"realizedID,omitempty"`
 	State      State      `json:"state"`
 	LastError  string     `json:"lastError,omitempty"`
@@ -51,15 +53,15 @@ type Status struct {
 
 // EndpointStatus is one remote endpoint's convergence status.
 type EndpointStatus struct {
-	Endpoint   RemoteEndpoint `json:"endpoint"`
-	Desired    bool           `json:"desired"`
-	Users      int            `json:"users"` // desired load balancers referencing it
-	Extra      bool           `json:"extra,omitempty"`
-	RealizedID string         `json:"realizedID,omitempty"`
-	State      State          `json:"state"`
-	LastError  string         `json:"lastError,omitempty"`
-	Attempts   int            `json:"attempts,omitempty"`
-	NextRetry  time.Time      `json:"nextRetry,omitzero"`
+	Endpoint   intent.RemoteEndpoint `json:"endpoint"`
+	Desired    bool                  `json:"desired"`
+	Users      int                   `json:"users"` // desired load balancers referencing it
+	Extra      bool                  `json:"extra,omitempty"`
+	RealizedID string                `json:"realizedID,omitempty"`
+	State      State                 `json:"state"`
+	LastError  string                `json:"lastError,omitempty"`
+	Attempts   int                   `json:"attempts,omitempty"`
+	NextRetry  time.Time             `json:"nextRetry,omitzero"`
 }
 
 // ObjectKind names what an ObjectError is about.

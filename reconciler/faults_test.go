@@ -6,16 +6,17 @@ import (
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // manyServices: n load balancers over a pool of local and remote pods, with
 // remote endpoints shared between load balancers.
-func (e *env) manyServices(n int) []DesiredLB {
+func (e *env) manyServices(n int) []intent.LB {
 	for i := range 8 {
 		e.local(fmt.Sprintf("10.244.1.%d", 10+i))
 	}
-	var out []DesiredLB
+	var out []intent.LB
 	for i := range n {
 		out = append(out, lb(fmt.Sprintf("10.96.0.%d", i+1), 80,
 			loc(fmt.Sprintf("10.244.1.%d", 10+i%8)),
@@ -68,7 +69,7 @@ func TestFaultsConvergeWithoutLeaks(t *testing.T) {
 					r.Upsert(d)
 				}
 			}
-			var kept []DesiredLB
+			var kept []intent.LB
 			for i, d := range want {
 				if i%4 != 0 {
 					kept = append(kept, d)

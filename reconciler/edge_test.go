@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 func TestEndpointWaitsForLoadBalancersStillUsingIt(t *testing.T) {
@@ -69,16 +70,16 @@ func TestIPv6AndNodePortLoadBalancers(t *testing.T) {
 	nodePort := lb("", 30080, loc("10.244.1.10"))
 	nodePort.PortFlags = hnslb.PortMappingFlagsLocalRoutedVIP | hnslb.PortMappingFlagsVipExternalIP
 	cluster6 := lb("fd00:10:96::10", 80, loc("fd00:10:244:1::10"))
-	cluster6.Key.Family, cluster6.SourceVIP = IPv6, ""
+	cluster6.Key.Family, cluster6.SourceVIP = intent.IPv6, ""
 	nodePort6 := cluster6
 	nodePort6.Key.VIP, nodePort6.Key.Port, nodePort6.Key.Protocol = "", 30080, hnslb.ProtocolUDP
 	r := e.started(nodePort, cluster6, nodePort6)
-	for _, d := range []DesiredLB{nodePort, cluster6, nodePort6} {
+	for _, d := range []intent.LB{nodePort, cluster6, nodePort6} {
 		got := e.hnsLB(d.Key)
 		if got == nil {
 			t.Fatalf("%s not realized", d.Key)
 		}
-		if (got.Flags&hnslb.LoadBalancerFlagsIPv6 != 0) != (d.Key.Family == IPv6) {
+		if (got.Flags&hnslb.LoadBalancerFlagsIPv6 != 0) != (d.Key.Family == intent.IPv6) {
 			t.Errorf("%s flags %v", d.Key, got.Flags)
 		}
 	}
@@ -238,7 +239,7 @@ func TestHelpers(t *testing.T) {
 	if _, ok := keyOf(&hnslb.LoadBalancer{PortMappings: make([]hnslb.PortMapping, 2)}); ok {
 		t.Error("two port mappings have a key")
 	}
-	if k, ok := keyOf(&hnslb.LoadBalancer{FrontendVIPs: []string{"fd00::1"}, PortMappings: make([]hnslb.PortMapping, 1)}); !ok || k.Family != IPv6 {
+	if k, ok := keyOf(&hnslb.LoadBalancer{FrontendVIPs: []string{"fd00::1"}, PortMappings: make([]hnslb.PortMapping, 1)}); !ok || k.Family != intent.IPv6 {
 		t.Errorf("v6 VIP key %+v", k)
 	}
 	if sameLB(nil, &hnslb.LoadBalancer{}) || !sameLB(nil, nil) {
@@ -247,7 +248,7 @@ func TestHelpers(t *testing.T) {
 	if !sameIDSet([]string{"A", "b"}, []string{"B", "a"}) || sameIDSet([]string{"a"}, []string{"a", "b"}) {
 		t.Error("sameIDSet")
 	}
-	if !remoteMatches(RemoteEndpoint{IP: "1.1.1.1", MAC: "00:15:5D:00:00:01"}, RemoteEndpoint{IP: "1.1.1.1", MAC: "00-15-5d-00-00-01"}) {
+	if !remoteMatches(intent.RemoteEndpoint{IP: "1.1.1.1", MAC: "00:15:5D:00:00:01"}, intent.RemoteEndpoint{IP: "1.1.1.1", MAC: "00-15-5d-00-00-01"}) {
 		t.Error("MAC spellings differ")
 	}
 	if err := (ObjectError{Kind: KindRemoteEndpoint, Name: "1.1.1.1", Err: context.Canceled}); !strings.Contains(err.Error(), "RemoteEndpoint 1.1.1.1") {
@@ -272,7 +273,7 @@ func TestModifyNotImplementedFallsBackToReplace(t *testing.T) {
 
 func TestDualStackPodEndpointBacksBothFamilies(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2025)
-	// One pod endpoint with an IPv4 and an IPv6 address, written the long way.
+	// One pod endpoint with an intent.IPv4 and an intent.IPv6 address, written the long way.
 	pod, err := e.hns.CreateEndpoint(ctx, e.netID, &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{
 		{IpAddress: "10.244.1.20"}, {IpAddress: "fd00:10:244:1:0:0:0:20"},
 	}})
@@ -281,9 +282,9 @@ func TestDualStackPodEndpointBacksBothFamilies(t *testing.T) {
 	}
 	cluster4 := lb("10.96.0.20", 80, loc("10.244.1.20"))
 	cluster6 := lb("fd00:10:96::20", 80, loc("fd00:10:244:1::20"))
-	cluster6.Key.Family, cluster6.SourceVIP = IPv6, ""
+	cluster6.Key.Family, cluster6.SourceVIP = intent.IPv6, ""
 	e.started(cluster4, cluster6)
-	for _, d := range []DesiredLB{cluster4, cluster6} {
+	for _, d := range []intent.LB{cluster4, cluster6} {
 		got := e.hnsLB(d.Key)
 		if got == nil || len(got.HostComputeEndpoints) != 1 || got.HostComputeEndpoints[0] != pod.ID {
 			t.Errorf("%s: load balancer %+v, want the dual-stack pod endpoint %s as its backend", d.Key, got, pod.ID)

@@ -4,7 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 func TestDriftRepairRecreatesDeletedLoadBalancer(t *testing.T) {
@@ -148,7 +149,7 @@ func TestMissingLocalBackendIsRetried(t *testing.T) {
 		c.Count(sim.OpUpdateLoadBalancer) != 1 || c.Count(sim.OpCreateLoadBalancer) != 1 {
 		t.Errorf("retry: %v %+v", c.Calls, res)
 	}
-	e.assertRealized([]DesiredLB{a, b})
+	e.assertRealized([]intent.LB{a, b})
 	if s := statusOf(r, a.Key); s.State != StateDone || len(s.MissingBackends) != 0 {
 		t.Errorf("status after retry %+v", s)
 	}
@@ -174,5 +175,5 @@ func TestLocalBackendVanishesBeforeRepairDeletesEmptyLoadBalancer(t *testing.T) 
 	}
 	e.local("10.244.1.10")
 	e.converge(r)
-	e.assertRealized([]DesiredLB{a})
+	e.assertRealized([]intent.LB{a})
 }

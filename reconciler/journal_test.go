@@ -7,7 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 func writeJournal(t testing.TB, statePath string, records ...journalRecord) []byte {
@@ -34,7 +35,7 @@ func TestJournalReplaysOverTheSnapshot(t *testing.T) {
 	if err != nil || !slices.Equal(s.LoadBalancers, []string{"lb-1", "lb-2"}) || s.journalStopped != nil {
 		t.Fatalf("old-format file: %+v, %v", s, err)
 	}
-	key := LBKey{Family: IPv4, VIP: "10.96.0.10", Protocol: 6, Port: 80}
+	key := intent.LBKey{Family: intent.IPv4, VIP: "10.96.0.10", Protocol: 6, Port: 80}
 	writeJournal(t, path,
 		journalRecord{Add: true, Kind: recordLoadBalancer, ID: "lb-3"},
 		journalRecord{Kind: recordLoadBalancer, ID: "lb-1"},
@@ -51,7 +52,7 @@ func TestJournalReplaysOverTheSnapshot(t *testing.T) {
 	slices.Sort(s.LoadBalancers)
 	slices.Sort(s.RemoteEndpoints)
 	if !slices.Equal(s.LoadBalancers, []string{"lb-2", "lb-3"}) || !slices.Equal(s.RemoteEndpoints, []string{"ep-1", "ep-2"}) ||
-		!slices.Equal(s.CreatingLoadBalancers, []LBKey{key}) || !slices.Equal(s.CreatingRemoteEndpoints, []string{"10.244.2.6"}) {
+		!slices.Equal(s.CreatingLoadBalancers, []intent.LBKey{key}) || !slices.Equal(s.CreatingRemoteEndpoints, []string{"10.244.2.6"}) {
 		t.Errorf("replayed state %+v", s)
 	}
 }
@@ -147,7 +148,7 @@ func FuzzStateJournal(f *testing.F) {
 	valid, _ := encodeRecords([]journalRecord{
 		{Add: true, Kind: recordLoadBalancer, ID: "lb-2"},
 		{Kind: recordLoadBalancer, ID: "lb-1"},
-		{Add: true, Kind: recordCreatingLB, Key: &LBKey{Family: IPv6, VIP: "fd00::10", Protocol: 17, Port: 53}},
+		{Add: true, Kind: recordCreatingLB, Key: &intent.LBKey{Family: intent.IPv6, VIP: "fd00::10", Protocol: 17, Port: 53}},
 	})
 	for _, seed := range [][]byte{nil, valid, valid[:len(valid)/2], []byte("00000000 {}\n"), []byte("zz\n\n\n"), bytes.Repeat([]byte("a"), 5000)} {
 		f.Add(seed)

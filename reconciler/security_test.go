@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/klog/v2/ktesting"
 
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // TestStateFileIsReplacedAtomically: every write is a new owner-only file

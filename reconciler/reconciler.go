@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // Default retry backoff bounds.
@@ -45,19 +46,19 @@ type Reconciler struct {
 	clock   clock.PassiveClock
 	limiter workqueue.TypedRateLimiter[objectRef]
 
-	lbs    map[LBKey]*lbEntry
+	lbs    map[intent.LBKey]*lbEntry
 	eps    map[string]*remoteEP // by IP
-	extras map[string]RemoteEndpoint
+	extras map[string]intent.RemoteEndpoint
 
-	dirtyLBs map[LBKey]struct{}
+	dirtyLBs map[intent.LBKey]struct{}
 	dirtyEPs map[string]struct{}
-	retryLBs map[LBKey]struct{} // objects with a nextRetry set
+	retryLBs map[intent.LBKey]struct{} // objects with a nextRetry set
 	retryEPs map[string]struct{}
 
 	// localIndex maps a local (CNI) endpoint's IP to its HNS ID.
 	localIndex map[string]string
 	// refs maps an HNS endpoint ID to the realized load balancers using it.
-	refs map[string]map[LBKey]struct{}
+	refs map[string]map[intent.LBKey]struct{}
 
 	// ownedLBs and ownedEPs are the IDs in the state file: created or
 	// adopted by us, possibly still waiting for their deletion.
@@ -70,7 +71,7 @@ type Reconciler struct {
 	// creatingLBs and creatingEPs are the keys and IPs whose create may
 	// have made an object whose ID we never recorded (a Sync under way, a
 	// lost reply); they are saved before the creates (see declareCreates).
-	creatingLBs map[LBKey]struct{}
+	creatingLBs map[intent.LBKey]struct{}
 	creatingEPs map[string]struct{}
 
 	// stale objects to delete: our own leftovers and foreign blockers.
@@ -79,21 +80,21 @@ type Reconciler struct {
 	started bool
 	// Between Start and the first Sync, objects listed at Start that no
 	// desired object claimed yet; the first Sync deletes our own ones.
-	orphanLBs map[LBKey][]hnslb.LoadBalancer
+	orphanLBs map[intent.LBKey][]hnslb.LoadBalancer
 	orphanEPs map[string]hnslb.Endpoint
 	pruned    bool
 }
 
 // objectRef names an object for the backoff rate limiter.
 type objectRef struct {
-	lb LBKey
+	lb intent.LBKey
 	ip string // remote endpoint
 	id string // stale object
 }
 
 type lbEntry struct {
-	key     LBKey
-	desired *DesiredLB // nil: delete
+	key     intent.LBKey
+	desired *intent.LB // nil: delete
 	// realized is the document HNS holds under realizedID, as we wrote or adopted it.
 	realizedID string
 	realized   *hnslb.LoadBalancer
@@ -105,12 +106,12 @@ type lbEntry struct {
 }
 
 type remoteEP struct {
-	lbs   map[LBKey]struct{} // desired load balancers with this remote backend
+	lbs   map[intent.LBKey]struct{} // desired load balancers with this remote backend
 	extra bool
-	spec  RemoteEndpoint
+	spec  intent.RemoteEndpoint
 	// realized
 	id           string
-	realizedSpec RemoteEndpoint
+	realizedSpec intent.RemoteEndpoint
 	// uncertain: a create's reply was lost; HNS may hold it (see lbEntry.uncertain).
 	uncertain bool
 	st        objStatus
@@ -144,18 +145,18 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		log:         log.WithName("reconciler"),
 		clock:       o.Clock,
 		limiter:     workqueue.NewTypedItemExponentialFailureRateLimiter[objectRef](o.RetryBase, o.RetryMax),
-		lbs:         map[LBKey]*lbEntry{},
+		lbs:         map[intent.LBKey]*lbEntry{},
 		eps:         map[string]*remoteEP{},
-		extras:      map[string]RemoteEndpoint{},
-		dirtyLBs:    map[LBKey]struct{}{},
+		extras:      map[string]intent.RemoteEndpoint{},
+		dirtyLBs:    map[intent.LBKey]struct{}{},
 		dirtyEPs:    map[string]struct{}{},
-		retryLBs:    map[LBKey]struct{}{},
+		retryLBs:    map[intent.LBKey]struct{}{},
 		retryEPs:    map[string]struct{}{},
 		localIndex:  map[string]string{},
-		refs:        map[string]map[LBKey]struct{}{},
+		refs:        map[string]map[intent.LBKey]struct{}{},
 		ownedLBs:    map[string]struct{}{},
 		ownedEPs:    map[string]struct{}{},
-		creatingLBs: map[LBKey]struct{}{},
+		creatingLBs: map[intent.LBKey]struct{}{},
 		creatingEPs: map[string]struct{}{},
 		staleLBs:    map[string]*staleObj{},
 		staleEPs:    map[string]*staleObj{},
@@ -164,7 +165,7 @@ func New(c hnslb.Client, o Options) *Reconciler {
 
 // Upsert sets one desired load balancer. It marks the object for the next
 // Sync only if it differs from the current desired state.
-func (r *Reconciler) Upsert(lb DesiredLB) {
+func (r *Reconciler) Upsert(lb intent.LB) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.lbs[lb.Key]
@@ -183,7 +184,7 @@ func (r *Reconciler) Upsert(lb DesiredLB) {
 }
 
 // Delete removes one desired load balancer; the next Sync deletes it from HNS.
-func (r *Reconciler) Delete(key LBKey) {
+func (r *Reconciler) Delete(key intent.LBKey) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.lbs[key]
@@ -198,10 +199,10 @@ func (r *Reconciler) Delete(key LBKey) {
 // SetExtraEndpoints sets the remote endpoints wanted beyond the load
 // balancers' remote backends (e.g. the overlay source-VIP endpoint). An
 // extra's MAC and provider address take precedence over a backend's.
-func (r *Reconciler) SetExtraEndpoints(eps []RemoteEndpoint) {
+func (r *Reconciler) SetExtraEndpoints(eps []intent.RemoteEndpoint) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	next := make(map[string]RemoteEndpoint, len(eps))
+	next := make(map[string]intent.RemoteEndpoint, len(eps))
 	for _, re := range eps {
 		next[re.IP] = re
 	}
@@ -302,7 +303,7 @@ func (r *Reconciler) EndpointStatuses() []EndpointStatus {
 
 // reindex moves key's references in the remote endpoint index from the
 // remote backends of old to those of next (either may be nil).
-func (r *Reconciler) reindex(key LBKey, old, next *DesiredLB) {
+func (r *Reconciler) reindex(key intent.LBKey, old, next *intent.LB) {
 	var keep map[string]struct{}
 	if old != nil && next != nil {
 		keep = make(map[string]struct{}, len(next.Backends))
@@ -348,10 +349,10 @@ func (r *Reconciler) reindex(key LBKey, old, next *DesiredLB) {
 }
 
 // remote returns the index entry for ip, creating it with spec.
-func (r *Reconciler) remote(ip string, spec RemoteEndpoint) *remoteEP {
+func (r *Reconciler) remote(ip string, spec intent.RemoteEndpoint) *remoteEP {
 	ep := r.eps[ip]
 	if ep == nil {
-		ep = &remoteEP{lbs: map[LBKey]struct{}{}, spec: spec, st: objStatus{state: StatePending}}
+		ep = &remoteEP{lbs: map[intent.LBKey]struct{}{}, spec: spec, st: objStatus{state: StatePending}}
 		r.eps[ip] = ep
 		r.markEP(ip)
 	}
@@ -383,7 +384,7 @@ func (r *Reconciler) setRealized(e *lbEntry, id string, doc *hnslb.LoadBalancer)
 	for _, epID := range doc.HostComputeEndpoints {
 		m := r.refs[epID]
 		if m == nil {
-			m = map[LBKey]struct{}{}
+			m = map[intent.LBKey]struct{}{}
 			r.refs[epID] = m
 		}
 		m[e.key] = struct{}{}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // syncRun is one Sync's scratch state.
@@ -15,7 +16,7 @@ type syncRun struct {
 	ctx context.Context
 	now time.Time
 	res SyncResult
-	lbs map[LBKey]struct{} // load balancers to process in this Sync
+	lbs map[intent.LBKey]struct{} // load balancers to process in this Sync
 	// HNS listings, each fetched at most once per Sync and only when needed.
 	listedLBs    []hnslb.LoadBalancer
 	listedLBsErr error
@@ -43,7 +44,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 		r.pruneOrphans()
 	}
 	run := &syncRun{ctx: ctx, now: r.clock.Now()}
-	run.lbs = takeDue(run.now, r.dirtyLBs, r.retryLBs, func(k LBKey) time.Time { return r.lbs[k].st.nextRetry })
+	run.lbs = takeDue(run.now, r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
 	epWork := takeDue(run.now, r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
 	ips := slices.SortedFunc(maps.Keys(epWork), compareIPs)
 	r.declareCreates(run.lbs, ips)
@@ -103,7 +104,7 @@ func takeDue[K comparable](now time.Time, dirty, retry map[K]struct{}, nextRetry
 	return work
 }
 
-func sortedKeys(m map[LBKey]struct{}) []LBKey {
+func sortedKeys(m map[intent.LBKey]struct{}) []intent.LBKey {
 	return slices.SortedFunc(maps.Keys(m), compareKeys)
 }
 
@@ -273,7 +274,7 @@ func (r *Reconciler) lbExists(run *syncRun, id string) bool {
 // resolve maps a desired load balancer's backends to HNS endpoint IDs;
 // missing are the IPs with no usable endpoint yet. A remote endpoint about
 // to be replaced counts as missing.
-func (r *Reconciler) resolve(d *DesiredLB) (ids, missing []string) {
+func (r *Reconciler) resolve(d *intent.LB) (ids, missing []string) {
 	ids = make([]string, 0, len(d.Backends))
 	for i, b := range d.Backends {
 		if i > 0 && d.Backends[i-1].IP == b.IP {
@@ -348,7 +349,7 @@ func definitive(err error) bool {
 }
 
 // findBlocker returns the listed load balancer with key, if any.
-func (r *Reconciler) findBlocker(run *syncRun, key LBKey) *hnslb.LoadBalancer {
+func (r *Reconciler) findBlocker(run *syncRun, key intent.LBKey) *hnslb.LoadBalancer {
 	if !run.lbsListed {
 		run.lbsListed = true
 		run.listedLBs, run.listedLBsErr = r.client.ListLoadBalancers(run.ctx)
@@ -434,7 +435,7 @@ func (r *Reconciler) removeEP(run *syncRun, ep *remoteEP) error {
 		return err
 	}
 	r.disown(recordRemoteEndpoint, ep.id)
-	ep.id, ep.realizedSpec = "", RemoteEndpoint{}
+	ep.id, ep.realizedSpec = "", intent.RemoteEndpoint{}
 	run.res.Deleted++
 	return nil
 }

@@ -4,7 +4,8 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // startedEnv is a reconciler started on HNS holding the given pods, with the
@@ -41,7 +42,7 @@ func TestNewLocalPodIsFoundThroughItsNamespace(t *testing.T) {
 	if c.Count(sim.OpListEndpoints) != 0 || c.Count(sim.OpListNamespaces) != 1 || c.Count(sim.OpGetEndpoint) != 1 {
 		t.Errorf("calls %v, want one namespace list and one endpoint get", c.Calls)
 	}
-	e.assertRealized([]DesiredLB{want})
+	e.assertRealized([]intent.LB{want})
 }
 
 // TestLocalEndpointOutsideNamespacesIsFoundByListingTheNetwork: a runtime
@@ -58,7 +59,7 @@ func TestLocalEndpointOutsideNamespacesIsFoundByListingTheNetwork(t *testing.T) 
 	if c := e.counters(); c.Count(sim.OpListEndpoints) != 1 {
 		t.Errorf("calls %v, want the network listed once", c.Calls)
 	}
-	e.assertRealized([]DesiredLB{want})
+	e.assertRealized([]intent.LB{want})
 }
 
 // TestNamespaceListFailureFallsBackToTheNetworkList: an HNS error on the
@@ -73,7 +74,7 @@ func TestNamespaceListFailureFallsBackToTheNetworkList(t *testing.T) {
 		t.Fatalf("sync %+v", res)
 	}
 	e.hns.SetFaults(sim.Faults{})
-	e.assertRealized([]DesiredLB{want})
+	e.assertRealized([]intent.LB{want})
 }
 
 // TestNamespaceEndpointsOfOtherNetworksAreNotIndexed: a namespace may hold an
@@ -110,7 +111,7 @@ func TestPodRecreatedWithTheSameIPIsServedByItsNewEndpoint(t *testing.T) {
 	want := lb("10.96.0.1", 80, loc("10.244.1.10"), loc("10.244.1.11"))
 	r.Upsert(want)
 	r.Sync(ctx)
-	e.assertRealized([]DesiredLB{want})
+	e.assertRealized([]intent.LB{want})
 
 	// The pod goes: out of the EndpointSlice, its endpoint deleted by CNI DEL.
 	r.Upsert(lb("10.96.0.1", 80, loc("10.244.1.11")))
@@ -122,5 +123,5 @@ func TestPodRecreatedWithTheSameIPIsServedByItsNewEndpoint(t *testing.T) {
 	e.local("10.244.1.10")
 	r.Upsert(want)
 	e.converge(r)
-	e.assertRealized([]DesiredLB{want})
+	e.assertRealized([]intent.LB{want})
 }

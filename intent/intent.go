@@ -1,4 +1,4 @@
-package reconciler
+package intent
 
 import (
 	"fmt"
@@ -49,8 +49,8 @@ type Backend struct {
 	MAC string
 }
 
-// DesiredLB is one HNS load balancer hnsproxy wants on this node.
-type DesiredLB struct {
+// LB is one HNS load balancer hnsproxy wants on this node.
+type LB struct {
 	Key          LBKey
 	SourceVIP    string
 	InternalPort uint16

@@ -10,14 +10,15 @@ import (
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // threeServices: two local pods, three remote pods, one remote pod shared.
-func (e *env) threeServices() []DesiredLB {
+func (e *env) threeServices() []intent.LB {
 	e.local("10.244.1.10")
 	e.local("10.244.1.11")
-	return []DesiredLB{
+	return []intent.LB{
 		lb("10.96.0.10", 53, loc("10.244.1.10"), rem("10.244.2.20", "192.168.0.2")),
 		lb("10.96.0.20", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"), rem("10.244.3.30", "192.168.0.3")),
 		lb("10.96.0.30", 443, rem("10.244.3.31", "192.168.0.3")),
@@ -234,7 +235,7 @@ func (e *env) localIDs() []string {
 
 func TestBackendCapProfile(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2019)
-	var full, over []Backend
+	var full, over []intent.Backend
 	for i := range 65 {
 		b := rem(fmt.Sprintf("10.245.%d.%d", i/200, i%200+1), "192.168.0.9")
 		if i < 64 {
@@ -292,7 +293,7 @@ func TestBackendCapProfile(t *testing.T) {
 	}
 }
 
-func statusOf(r *Reconciler, key LBKey) Status {
+func statusOf(r *Reconciler, key intent.LBKey) Status {
 	for _, s := range r.Statuses() {
 		if s.Key == key {
 			return s

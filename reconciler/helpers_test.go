@@ -12,7 +12,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 var ctx = context.Background()
@@ -94,7 +95,7 @@ func (e *env) options() Options {
 func (e *env) reconciler() *Reconciler { return New(e.hns, e.options()) }
 
 // start runs a new reconciler over c with lbs desired: Upserts, Start, one Sync.
-func (e *env) start(c hnslb.Client, lbs ...DesiredLB) (*Reconciler, SyncResult) {
+func (e *env) start(c hnslb.Client, lbs ...intent.LB) (*Reconciler, SyncResult) {
 	e.t.Helper()
 	r := New(c, e.options())
 	for _, lb := range lbs {
@@ -108,7 +109,7 @@ func (e *env) start(c hnslb.Client, lbs ...DesiredLB) (*Reconciler, SyncResult) 
 
 // started is start on the simulator, requiring a clean first Sync;
 // counters are reset afterwards.
-func (e *env) started(lbs ...DesiredLB) *Reconciler {
+func (e *env) started(lbs ...intent.LB) *Reconciler {
 	e.t.Helper()
 	r, res := e.start(e.hns, lbs...)
 	if res.Failed+res.Pending != 0 {
@@ -138,15 +139,15 @@ func (e *env) counters() sim.Counters { return e.hns.Counters() }
 
 func (e *env) snapshot() *hnslb.Snapshot { return e.hns.Snapshot() }
 
-func loc(ip string) Backend { return Backend{IP: ip, Local: true} }
+func loc(ip string) intent.Backend { return intent.Backend{IP: ip, Local: true} }
 
-func rem(ip, pa string) Backend { return Backend{IP: ip, ProviderAddress: pa} }
+func rem(ip, pa string) intent.Backend { return intent.Backend{IP: ip, ProviderAddress: pa} }
 
 // lb is a TCP ClusterIP load balancer desired on vip:port.
-func lb(vip string, port uint16, backends ...Backend) DesiredLB {
-	slices.SortFunc(backends, func(a, b Backend) int { return compareIPs(a.IP, b.IP) })
-	return DesiredLB{
-		Key:          LBKey{Family: IPv4, VIP: vip, Protocol: hnslb.ProtocolTCP, Port: port},
+func lb(vip string, port uint16, backends ...intent.Backend) intent.LB {
+	slices.SortFunc(backends, func(a, b intent.Backend) int { return compareIPs(a.IP, b.IP) })
+	return intent.LB{
+		Key:          intent.LBKey{Family: intent.IPv4, VIP: vip, Protocol: hnslb.ProtocolTCP, Port: port},
 		SourceVIP:    "10.244.1.2",
 		InternalPort: 8080,
 		Backends:     backends,
@@ -155,7 +156,7 @@ func lb(vip string, port uint16, backends ...Backend) DesiredLB {
 }
 
 // hnsLB returns the load balancer HNS holds for key, or nil.
-func (e *env) hnsLB(key LBKey) *hnslb.LoadBalancer {
+func (e *env) hnsLB(key intent.LBKey) *hnslb.LoadBalancer {
 	for _, l := range e.snapshot().LoadBalancers {
 		if k, ok := keyOf(&l); ok && k == key {
 			return &l
@@ -190,7 +191,7 @@ func (e *env) remoteIPs() []string {
 	return ips
 }
 
-func ipsOf(bs []Backend) []string {
+func ipsOf(bs []intent.Backend) []string {
 	var ips []string
 	for _, b := range bs {
 		ips = append(ips, b.IP)
@@ -201,7 +202,7 @@ func ipsOf(bs []Backend) []string {
 
 // assertRealized checks that HNS holds exactly the desired load balancers
 // with exactly their backends, and exactly the remote endpoints wanted.
-func (e *env) assertRealized(want []DesiredLB, extraRemote ...string) {
+func (e *env) assertRealized(want []intent.LB, extraRemote ...string) {
 	e.t.Helper()
 	snap := e.snapshot()
 	if len(snap.LoadBalancers) != len(want) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // FuzzStateFile feeds arbitrary bytes as hnsproxy's state file to a

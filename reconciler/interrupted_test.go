@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/hnslb/sim"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // Found by the fault soak: a create HNS applied but whose reply was lost,
