@@ -10,8 +10,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/vfp"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
+	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
 // Flows that depend on the HNS profile: dual-stack (HNS 11.10+, l2bridge

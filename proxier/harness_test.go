@@ -19,9 +19,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 	"github.com/hnsproxy/hnsproxy/sim"
-	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 
 // testNode is one simulated Windows node running the real proxier against

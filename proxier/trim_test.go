@@ -12,9 +12,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 	"github.com/hnsproxy/hnsproxy/sim"
-	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 
 // TestInformerCachesHoldTrimmedObjects: what the API server sends in bulk

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/sim/remote"
 	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
 	"github.com/hnsproxy/hnsproxy/vfp"
 )
 

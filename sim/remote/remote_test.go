@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/sim/remote"
 	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // socketPath is a short path: unix socket paths are limited to ~100 bytes.

@@ -5,8 +5,8 @@ import (
 	"sort"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
-	"github.com/hnsproxy/hnsproxy/reconciler"
 	"github.com/hnsproxy/hnsproxy/metrics"
+	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 // debugView is what /debug/hns shows: per Service port ("namespace/name:port"),

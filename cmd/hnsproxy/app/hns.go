@@ -10,8 +10,8 @@ import (
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/hnslb/hcnclient"
-	"github.com/hnsproxy/hnsproxy/sim/remote"
 	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // errNoHNS explains what to do on a machine without HNS.

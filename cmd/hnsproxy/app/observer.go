@@ -12,10 +12,10 @@ import (
 	"github.com/hnsproxy/hnsproxy/events"
 	"github.com/hnsproxy/hnsproxy/healthcheck"
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/reconciler"
 	"github.com/hnsproxy/hnsproxy/metrics"
 	"github.com/hnsproxy/hnsproxy/proxier"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
+	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 // StatusSource lists the reconciler's per-object status (reconciler.Reconciler has these).
