@@ -3,6 +3,7 @@ package proxier
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -381,5 +382,53 @@ func TestHNSRestartDuringSyncConvergesWithoutDeletes(t *testing.T) {
 	n.proxier.mu.Unlock()
 	if !repaired {
 		t.Error("drift repair never succeeded after the restart")
+	}
+}
+
+// A Node whose status loses every address (recreated by an operator, or
+// re-registered before the cloud controller fills them) must not empty HNS:
+// the last known addresses stay in use, with one Warning event.
+func TestNodeWithoutAddressesKeepsTheLastKnownOnes(t *testing.T) {
+	n, _ := observedNode(t, "ws2022", "10.244.1.5")
+	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("load balancer with the node IP as source VIP", func() bool { return n.lbSourceVIPs() == nodeIP })
+	n.settle()
+	before := n.lbs()
+
+	ctx := context.Background()
+	node, err := n.client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.Status.Addresses = nil
+	if _, err := n.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.eventually("a NodeAddressesMissing event", func() bool {
+		return drainUntil(n.recorder.Events, ReasonNodeAddressesMissing)
+	})
+	n.settle()
+	if got := n.lbs(); !reflect.DeepEqual(got, before) {
+		t.Fatalf("HNS changed after the Node lost its addresses:\n got %+v\nwant %+v", got, before)
+	}
+
+	node.Status.Addresses = []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.0.0.9"}}
+	if _, err := n.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.eventually("load balancer follows the returned node IP", func() bool { return n.lbSourceVIPs() == "10.0.0.9" })
+}
+
+// drainUntil reads events without blocking until one carries reason.
+func drainUntil(events <-chan string, reason string) bool {
+	for {
+		select {
+		case e := <-events:
+			if strings.Contains(e, reason) {
+				return true
+			}
+		default:
+			return false
+		}
 	}
 }

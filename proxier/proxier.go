@@ -116,6 +116,9 @@ type Proxier struct {
 	initialized   bool
 	// vipsChanged says the extra remote endpoints must be handed over again.
 	vipsChanged bool
+	// nodeAddressesMissing: the Node has no InternalIP and the last known
+	// node IPs are in use (reported once per streak).
+	nodeAddressesMissing bool
 }
 
 // A failed drift repair (each lists all of HNS) is retried with

@@ -125,26 +125,58 @@ func (p *Proxier) nodeConfig() desired.Config {
 	}
 	cfg.Zone = node.Labels[v1.LabelTopologyZone]
 	if len(p.opts.Config.NodeIPs) == 0 {
-		ips := map[intent.IPFamily]netip.Addr{}
-		for _, a := range node.Status.Addresses {
-			if a.Type != v1.NodeInternalIP {
-				continue
-			}
-			ip, err := netip.ParseAddr(a.Address)
-			if err != nil {
-				continue
-			}
-			fam := intent.IPv4
-			if ip.Is6() && !ip.Is4In6() {
-				fam = intent.IPv6
-			}
-			if _, seen := ips[fam]; !seen {
-				ips[fam] = ip.Unmap()
-			}
+		ips := nodeInternalIPs(node)
+		if len(ips) == 0 && len(cfg.NodeIPs) > 0 {
+			// A Node recreated or re-registered before its addresses are
+			// filled would otherwise empty this node's HNS in one sync:
+			// keep the last good addresses until new ones appear.
+			p.warnNodeAddressesMissing(node, cfg.NodeIPs)
+			return cfg
 		}
+		p.nodeAddressesMissing = false
 		cfg.NodeIPs = ips
 	}
 	return cfg
+}
+
+// nodeInternalIPs is the first valid InternalIP per family of node.
+func nodeInternalIPs(node *v1.Node) map[intent.IPFamily]netip.Addr {
+	ips := map[intent.IPFamily]netip.Addr{}
+	for _, a := range node.Status.Addresses {
+		if a.Type != v1.NodeInternalIP {
+			continue
+		}
+		ip, err := netip.ParseAddr(a.Address)
+		if err != nil {
+			continue
+		}
+		fam := intent.IPv4
+		if ip.Is6() && !ip.Is4In6() {
+			fam = intent.IPv6
+		}
+		if _, seen := ips[fam]; !seen {
+			ips[fam] = ip.Unmap()
+		}
+	}
+	return ips
+}
+
+// ReasonNodeAddressesMissing is the Warning event on the Node when its
+// status has no InternalIP and the last known addresses stay in use.
+const ReasonNodeAddressesMissing = "NodeAddressesMissing"
+
+// warnNodeAddressesMissing reports, once per streak, that the Node lost its
+// InternalIPs and the last good ones stay in use.
+func (p *Proxier) warnNodeAddressesMissing(node *v1.Node, kept map[intent.IPFamily]netip.Addr) {
+	if p.nodeAddressesMissing {
+		return
+	}
+	p.nodeAddressesMissing = true
+	klog.InfoS("Node has no InternalIP; keeping the last known node addresses", "node", node.Name, "addresses", kept)
+	if p.opts.Recorder != nil {
+		p.opts.Recorder.Eventf(node, nil, v1.EventTypeWarning, ReasonNodeAddressesMissing, "Sync",
+			"Node has no InternalIP address; hnsproxy keeps programming HNS with the last known node addresses %v until it has one", kept)
+	}
 }
 
 // computeAll recomputes every Service from a fresh desired state, then hands
