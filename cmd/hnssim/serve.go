@@ -73,6 +73,9 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 	if err != nil {
 		return err
 	}
+	if o.latency < 0 || o.latency > remote.MaxFaultLatency {
+		return fmt.Errorf("--latency %v: must be within 0..%v", o.latency, remote.MaxFaultLatency)
+	}
 	ips, err := parseAddrs(o.nodeIPs)
 	if err != nil {
 		return fmt.Errorf("--node-ip: %w", err)

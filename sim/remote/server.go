@@ -101,8 +101,19 @@ func reply(w http.ResponseWriter, op string, v any, err error) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// bodySlots bounds how many request bodies are read and decoded at once, so
+// parallel large bodies cost at most bodySlots*maxBody (plus decoding), not
+// one maxBody per connection.
+var bodySlots = make(chan struct{}, 2)
+
 // decode reads a JSON body into out; a bad document is HNS's invalid parameter.
 func decode(r *http.Request, op string, out any) error {
+	select {
+	case bodySlots <- struct{}{}:
+		defer func() { <-bodySlots }()
+	case <-r.Context().Done():
+		return hnslb.NewError(op, hnslb.CodeInvalidParameter, "read request: %v", r.Context().Err())
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
 	if err != nil {
 		return hnslb.NewError(op, hnslb.CodeInvalidParameter, "read request: %v", err)
@@ -253,6 +264,12 @@ func serveSetter[T any](w http.ResponseWriter, r *http.Request, op string, set f
 	if err := decode(r, op, &req); err != nil {
 		reply(w, op, nil, err)
 		return
+	}
+	if v, ok := any(req).(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			reply(w, op, nil, hnslb.NewError(op, hnslb.CodeInvalidParameter, "%v", err))
+			return
+		}
 	}
 	err := set(req)
 	if _, ok := hnslb.CodeOf(err); err != nil && !ok {

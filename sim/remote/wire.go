@@ -2,6 +2,7 @@ package remote
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -90,6 +91,35 @@ type FaultsRequest struct {
 	Committed float64   `json:"committed,omitempty"`
 	Restart   Duration  `json:"restart,omitempty"`
 	Latency   *Duration `json:"latency,omitempty"`
+}
+
+// Limits of FaultsRequest: a fault window or latency beyond these is a
+// mistake (a unit slip), not a scenario.
+const (
+	MaxFaultRestart = time.Hour
+	MaxFaultLatency = time.Minute
+)
+
+// Validate refuses nonsense: probabilities outside 0..1 (or NaN), negative
+// or absurd restart windows and latencies.
+func (f FaultsRequest) Validate() error {
+	for op, rate := range f.ErrorRate {
+		if !(rate >= 0 && rate <= 1) {
+			return fmt.Errorf("errorRate[%q] = %v: must be within 0..1", op, rate)
+		}
+	}
+	if !(f.Committed >= 0 && f.Committed <= 1) {
+		return fmt.Errorf("committed = %v: must be within 0..1", f.Committed)
+	}
+	if r := time.Duration(f.Restart); r < 0 || r > MaxFaultRestart {
+		return fmt.Errorf("restart = %v: must be within 0..%v", r, MaxFaultRestart)
+	}
+	if f.Latency != nil {
+		if l := time.Duration(*f.Latency); l < 0 || l > MaxFaultLatency {
+			return fmt.Errorf("latency = %v: must be within 0..%v", l, MaxFaultLatency)
+		}
+	}
+	return nil
 }
 
 // Duration is a time.Duration written as "1.5s" in JSON.
