@@ -13,6 +13,7 @@ import (
 	basemetrics "k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
+	"github.com/hnsproxy/hnsproxy/httpserve"
 	"github.com/hnsproxy/hnsproxy/metrics"
 )
 
@@ -142,7 +143,7 @@ func (hs *ProxyHealthServer) ListenAndServe(ctx context.Context, addr string) er
 
 // Serve serves on ln until ctx ends; it closes ln.
 func (hs *ProxyHealthServer) Serve(ctx context.Context, ln net.Listener) error {
-	return metrics.ServeHTTP(ctx, ln, hs.Handler(), "healthz")
+	return httpserve.Serve(ctx, ln, hs.Handler(), "healthz")
 }
 
 func (hs *ProxyHealthServer) serveHealthz(w http.ResponseWriter, _ *http.Request) {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	hnsevents "github.com/hnsproxy/hnsproxy/events"
+	"github.com/hnsproxy/hnsproxy/httpserve"
 )
 
 // ProxyHealthChecker is what the service health checks consult besides the endpoint count.
@@ -30,6 +30,9 @@ type ServiceHealthServer struct {
 	recorder  events.EventRecorder // may be nil
 	listenIPs []string
 	health    ProxyHealthChecker
+
+	// conns is shared by every health-check node port of this server.
+	conns httpserve.Budget
 
 	mu       sync.RWMutex
 	services map[types.NamespacedName]*hcInstance
@@ -54,6 +57,7 @@ func NewServiceHealthServer(nodeName string, recorder events.EventRecorder, list
 		recorder:  recorder,
 		listenIPs: listenIPs,
 		health:    health,
+		conns:     httpserve.NewBudget(httpserve.ConnsAllHealthCheckPorts),
 		services:  map[types.NamespacedName]*hcInstance{},
 	}
 }
@@ -131,11 +135,12 @@ func (s *ServiceHealthServer) open(nsn types.NamespacedName, port uint16) (*hcIn
 			hc.close() // release what opened, so a retry or another owner can take the port
 			return nil, err
 		}
-		srv := &http.Server{Handler: s.handler(nsn), ReadHeaderTimeout: 10 * time.Second}
+		srv := httpserve.NewServer(s.handler(nsn))
 		hc.servers = append(hc.servers, srv)
 		hc.addrs = append(hc.addrs, ln.Addr())
+		limited := httpserve.Limit(ln, httpserve.ConnsPerHealthCheckPort, s.conns)
 		go func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := srv.Serve(limited); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				klog.ErrorS(err, "Healthcheck closed", "service", nsn)
 			}
 		}()

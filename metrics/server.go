@@ -3,7 +3,6 @@ package metrics
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/klog/v2"
+	"github.com/hnsproxy/hnsproxy/httpserve"
 )
 
 // DebugSource returns what /debug/hns shows: per Service port, the desired
@@ -94,24 +93,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 
 // Serve serves on ln until ctx ends; it closes ln.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	return ServeHTTP(ctx, ln, s.mux, "metrics")
-}
-
-// ServeHTTP serves handler on ln until ctx ends, then shuts down gracefully.
-// Shared by the metrics and health servers.
-func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, name string) error {
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdownCtx)
-	}()
-	klog.FromContext(ctx).V(2).Info("Serving", "server", name, "address", ln.Addr().String())
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("%s server: %w", name, err)
-	}
-	return nil
+	return httpserve.Serve(ctx, ln, s.mux, "metrics")
 }
 
 func writeText(w http.ResponseWriter, body string) {

@@ -1,0 +1,137 @@
+package httpserve
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+)
+
+func serveOK(t *testing.T) (addr string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }), "test")
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// get sends one keep-alive request on c; the channel yields the status
+// line once the server answers.
+func get(c net.Conn) <-chan string {
+	out := make(chan string, 1)
+	go func() {
+		io.WriteString(c, "GET /livez HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			out <- "error: " + err.Error()
+			return
+		}
+		resp.Body.Close()
+		out <- resp.Status
+	}()
+	return out
+}
+
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func answered(ch <-chan string, d time.Duration) (string, bool) {
+	select {
+	case s := <-ch:
+		return s, true
+	case <-time.After(d):
+		return "", false
+	}
+}
+
+// Idle keep-alive connections cannot pile up past the cap: the connection
+// after them waits in the backlog until one of them goes.
+func TestServeCapsConnections(t *testing.T) {
+	addr := serveOK(t)
+	idle := make([]net.Conn, ConnsPerServer)
+	for i := range idle {
+		idle[i] = dial(t, addr)
+		if s, ok := answered(get(idle[i]), 10*time.Second); !ok || s != "200 OK" {
+			t.Fatalf("connection %d: %q", i, s)
+		}
+	}
+	late := get(dial(t, addr))
+	if s, ok := answered(late, 300*time.Millisecond); ok {
+		t.Fatalf("connection past the cap served: %q", s)
+	}
+	idle[0].Close()
+	if s, ok := answered(late, 10*time.Second); !ok || s != "200 OK" {
+		t.Fatalf("connection past the cap after one closed: %q, answered %v", s, ok)
+	}
+}
+
+// A connection that sends nothing, and one left idle after a request, are
+// closed by the server.
+func TestServeClosesSilentAndIdleConnections(t *testing.T) {
+	saved := DefaultTimeouts
+	DefaultTimeouts = Timeouts{ReadHeader: 100 * time.Millisecond, Read: time.Second, Write: time.Second, Idle: 100 * time.Millisecond}
+	t.Cleanup(func() { DefaultTimeouts = saved })
+	addr := serveOK(t)
+
+	silent := dial(t, addr)
+	keptAlive := dial(t, addr)
+	if s, ok := answered(get(keptAlive), 10*time.Second); !ok || s != "200 OK" {
+		t.Fatalf("request: %q", s)
+	}
+	for name, c := range map[string]net.Conn{"silent": silent, "idle keep-alive": keptAlive} {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.ReadAll(c); err != nil {
+			t.Errorf("%s connection: not closed by the server: %v", name, err)
+		}
+	}
+}
+
+// Listeners sharing a budget hold at most the budget between them.
+func TestLimitSharesABudget(t *testing.T) {
+	budget := NewBudget(1)
+	var addrs []string
+	for range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+		go srv.Serve(Limit(ln, 8, budget))
+		t.Cleanup(func() { srv.Close() })
+		addrs = append(addrs, ln.Addr().String())
+	}
+	first := dial(t, addrs[0])
+	if s, ok := answered(get(first), 10*time.Second); !ok || s != "200 OK" {
+		t.Fatalf("first: %q", s)
+	}
+	second := get(dial(t, addrs[1]))
+	if s, ok := answered(second, 300*time.Millisecond); ok {
+		t.Fatalf("second listener served past the shared budget: %q", s)
+	}
+	first.Close()
+	if s, ok := answered(second, 10*time.Second); !ok || s != "200 OK" {
+		t.Fatalf("second after the first closed: %q, answered %v", s, ok)
+	}
+}
