@@ -1,0 +1,72 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// runAsHNSProxy, set in a child process of this test binary, makes it run
+// the hnsproxy command with the arguments after "--" (logging setup is
+// process-global, so it is tested in a process of its own).
+const runAsHNSProxy = "HNSPROXY_TEST_RUN_COMMAND"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsHNSProxy) != "" {
+		cmd := NewCommand()
+		cmd.SetArgs(os.Args[len(os.Args)-countArgs():])
+		if err := cmd.Execute(); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func countArgs() int {
+	for i, a := range os.Args {
+		if a == "--" {
+			return len(os.Args) - i - 1
+		}
+	}
+	return 0
+}
+
+// kube-proxy's --logging-format=json is accepted and every log line is a
+// JSON object.
+func TestLoggingFormatJSON(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "--",
+		"--logging-format=json", "-v=1", "--hns-endpoint=sim", "--network-name=cbr0",
+		"--kubeconfig="+t.TempDir()+"/missing.kubeconfig")
+	cmd.Env = append(os.Environ(), runAsHNSProxy+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	_ = cmd.Run() // the missing kubeconfig ends it after logging starts
+	lines := 0
+	sc := bufio.NewScanner(&stderr)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(line), &obj); err != nil {
+			t.Errorf("not a JSON line: %q: %v", line, err)
+			continue
+		}
+		if _, ok := obj["msg"]; !ok {
+			t.Errorf("JSON line without msg: %q", line)
+		}
+		lines++
+	}
+	if lines == 0 {
+		t.Fatalf("no JSON log lines; stderr:\n%s", stderr.String())
+	}
+	if strings.Contains(stderr.String(), "unsupported logging format") {
+		t.Errorf("json format refused:\n%s", stderr.String())
+	}
+}
