@@ -4,7 +4,12 @@ import (
 	"net/http"
 	"sync"
 
+	"k8s.io/component-base/featuregate"
 	"k8s.io/component-base/metrics/legacyregistry"
+	// As kube-proxy: client-go's metrics (rest_client_*, workqueue_*) and
+	// kubernetes_build_info join the legacy registry at init.
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
 )
 
 var registerOnce sync.Once
@@ -21,6 +26,14 @@ func Register() {
 			legacyregistry.MustRegister(m)
 		}
 	})
+}
+
+// RegisterFeatureGates exports each gate's stage and state as
+// kubernetes_feature_enabled, as kube-proxy does.
+func RegisterFeatureGates(gates featuregate.FeatureGate) {
+	if m, ok := gates.(interface{ AddMetrics() }); ok {
+		m.AddMetrics()
+	}
 }
 
 // Handler serves the registry in the Prometheus text format.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/httpserve"
+	"k8s.io/component-base/metrics/prometheus/slis"
 )
 
 // DebugSource returns what /debug/hns shows: per Service port, the desired
@@ -42,6 +43,8 @@ type Server struct {
 func NewServer(opts ServerOptions) *Server {
 	s := &Server{opts: opts, mux: http.NewServeMux()}
 	s.mux.Handle("/metrics", Handler())
+	// kube-proxy serves the health-check SLIs beside its metrics.
+	slis.SLIMetricsWithReset{}.Install(s.mux)
 	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeText(w, "ok") })
 	s.mux.HandleFunc("/proxyMode", func(w http.ResponseWriter, _ *http.Request) { writeText(w, opts.ProxyMode) })
 	s.mux.HandleFunc("/configz", func(w http.ResponseWriter, _ *http.Request) {

@@ -74,6 +74,7 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 	info := Version()
 	logger.Info("Starting hnsproxy", "version", info.GitVersion, "kubeProxyCompat", kubeProxyCompat, "go", info.GoVersion, "platform", info.Platform, "node", cfg.NodeName)
 	metrics.Register()
+	metrics.RegisterFeatureGates(cfg.FeatureGates)
 
 	factory, nodeFactory, err := newInformerFactories(kube, cfg)
 	if err != nil {

@@ -1,0 +1,62 @@
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/component-base/featuregate"
+)
+
+// The metrics kube-proxy's dashboards and collectors chart beside its own:
+// client-go's (rest_client_*), the build info, the feature gates, and the
+// SLI endpoint.
+func TestScrapeHasKubernetesComponentMetrics(t *testing.T) {
+	Register()
+	gates := featuregate.NewFeatureGate()
+	if err := gates.Add(map[featuregate.Feature]featuregate.FeatureSpec{
+		"HNSProxyTestGate": {Default: true, PreRelease: featuregate.Beta},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	RegisterFeatureGates(gates)
+	touchAll()
+
+	// One apiserver request through client-go, so its request counter has a sample.
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"NodeList","apiVersion":"v1","items":[]}`))
+	}))
+	defer api.Close()
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: api.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	base := startServer(t, NewServer(ServerOptions{ProxyMode: "kernelspace"}))
+	code, body := get(t, base+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics = %d", code)
+	}
+	for _, want := range []string{
+		`rest_client_requests_total{code="200",host=`,
+		"kubernetes_build_info{",
+		`kubernetes_feature_enabled{name="HNSProxyTestGate",stage="BETA"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics has no %s", want)
+		}
+	}
+	runPromtool(t, body)
+	if code, _ := get(t, base+"/metrics/slis"); code != http.StatusOK {
+		t.Errorf("/metrics/slis = %d", code)
+	}
+}
