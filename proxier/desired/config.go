@@ -40,6 +40,9 @@ type Config struct {
 	// HostMAC is the MAC of the node's interface carrying the node IP
 	// (overlay: given to the source-VIP and service-VIP endpoints).
 	HostMAC string
+	// IgnoreExternalIPs leaves Service spec.externalIPs unprogrammed
+	// (--feature-gates=AllowServiceExternalIPs=false).
+	IgnoreExternalIPs bool
 	// EnableDSR asks for DSR on ClusterIP load balancers (--enable-dsr).
 	EnableDSR bool
 	// ForwardHealthCheckVIP (--forward-healthcheck-vip) adds, for each

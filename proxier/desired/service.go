@@ -141,8 +141,10 @@ func (b *serviceBuilder) served(fam intent.IPFamily) bool {
 func (b *serviceBuilder) frontends() {
 	b.externalIPs = map[intent.IPFamily][]netip.Addr{}
 	b.ingressIPs = map[intent.IPFamily][]netip.Addr{}
-	for _, s := range b.svc.Spec.ExternalIPs {
-		b.addFrontend(b.externalIPs, "external IP", s)
+	if !b.cfg.IgnoreExternalIPs {
+		for _, s := range b.svc.Spec.ExternalIPs {
+			b.addFrontend(b.externalIPs, "external IP", s)
+		}
 	}
 	for _, ing := range b.svc.Status.LoadBalancer.Ingress {
 		if ing.IP == "" {

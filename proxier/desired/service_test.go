@@ -125,6 +125,15 @@ func TestServiceKinds(t *testing.T) {
 			lb(key("203.0.113.6", 80), vipExt, 0, both...),
 		},
 	}, {
+		name:   "AllowServiceExternalIPs=false: external IPs not programmed, ingress IPs still are",
+		svc:    service("web", externalIPs("203.0.113.5"), loadBalancer(ingressIP("198.51.100.7"))),
+		slices: twoEndpoints(),
+		cfg:    func(c *Config) { c.IgnoreExternalIPs = true },
+		want: []intent.LB{
+			lb(key("10.0.0.1", 80), 0, 0, both...),
+			lb(key("198.51.100.7", 80), vipExt, 0, both...),
+		},
+	}, {
 		name: "each ingress IP; hostname-only and ipMode Proxy ingress skipped",
 		svc: service("web", nodePorts(30080), loadBalancer(
 			ingressIP("198.51.100.7"),

@@ -65,6 +65,7 @@ func desiredConfig(ctx context.Context, cfg *options.Config, deps *Deps) (desire
 		NodeName:              cfg.NodeName,
 		Mode:                  desired.L2Bridge,
 		EnableDSR:             deps.Capabilities.DSR,
+		IgnoreExternalIPs:     cfg.FeatureGates != nil && !cfg.FeatureGates.Enabled(options.AllowServiceExternalIPs),
 		ForwardHealthCheckVIP: cfg.Winkernel.ForwardHealthCheckVIP,
 		HealthzPort:           healthzPort(cfg.HealthzBindAddress),
 		MaxBackends:           deps.Capabilities.Features.MaxBackends,

@@ -11,13 +11,17 @@ import (
 )
 
 // The Windows proxy's gates, with kube-proxy 1.36's history
-// (pkg/features/kube_features.go). Both are GA and locked on: asking for
-// them off is an error in kube-proxy and here.
+// (pkg/features/kube_features.go). The Win* gates are GA and locked on:
+// asking for them off is an error in kube-proxy and here.
 const (
 	// WinDSR allows Direct Server Return load balancers.
 	WinDSR featuregate.Feature = "WinDSR"
 	// WinOverlay allows overlay (VXLAN) networks.
 	WinOverlay featuregate.Feature = "WinOverlay"
+	// AllowServiceExternalIPs, off, stops programming Service
+	// spec.externalIPs (kube-proxy 1.36, KEP-5707: the field is deprecated
+	// and tenant-controlled, the CVE-2020-8554 class).
+	AllowServiceExternalIPs featuregate.Feature = "AllowServiceExternalIPs"
 )
 
 var proxyFeatureGates = map[featuregate.Feature]featuregate.VersionedSpecs{
@@ -30,6 +34,11 @@ var proxyFeatureGates = map[featuregate.Feature]featuregate.VersionedSpecs{
 		{Version: version.MustParse("1.14"), Default: false, PreRelease: featuregate.Alpha},
 		{Version: version.MustParse("1.20"), Default: true, PreRelease: featuregate.Beta},
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	},
+	AllowServiceExternalIPs: {
+		// externalIPs always worked: GA from 1.0 until the deprecation.
+		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
+		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Deprecated},
 	},
 }
 

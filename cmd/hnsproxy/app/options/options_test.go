@@ -261,6 +261,20 @@ func TestFeatureGates(t *testing.T) {
 	if err == nil {
 		t.Fatal("a malformed gate value parsed")
 	}
+	// kube-proxy 1.36's AllowServiceExternalIPs: on by default, off on request.
+	cfg, _ := mustParse(t, kubeNetwork)
+	if !cfg.FeatureGates.Enabled(AllowServiceExternalIPs) {
+		t.Error("AllowServiceExternalIPs is off by default")
+	}
+	cfg, warnings = mustParse(t, kubeNetwork, "--feature-gates=AllowServiceExternalIPs=false")
+	if cfg.FeatureGates.Enabled(AllowServiceExternalIPs) {
+		t.Error("--feature-gates=AllowServiceExternalIPs=false left it on")
+	}
+	for _, w := range warnings {
+		if strings.Contains(w, "AllowServiceExternalIPs") && strings.Contains(w, "does not affect") {
+			t.Errorf("AllowServiceExternalIPs treated as unknown: %s", w)
+		}
+	}
 }
 
 func TestNetworkNameRequired(t *testing.T) {
