@@ -2,6 +2,8 @@ package app
 
 import (
 	"bytes"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -42,8 +44,20 @@ func TestHelpListsKubeProxyAndHNSProxyFlags(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	out, err := execute(t, "--version")
-	if err != nil || !strings.HasPrefix(out, "hnsproxy v") || !strings.Contains(out, "kube-proxy 1.36 compatible") {
+	if err != nil || !strings.HasPrefix(out, "Kubernetes v1.36.0 (hnsproxy v") {
 		t.Errorf("--version = %q, %v", out, err)
+	}
+	// Calico's kube-proxy start script (projectcalico, Windows
+	// kube-proxy-service.ps1) matches "v([0-9])\.([0-9]+)" and needs >= 1.14
+	// to keep --enable-dsr and start overlay.
+	m := regexp.MustCompile(`v([0-9])\.([0-9]+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("Calico's version pattern finds nothing in %q", out)
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	if !(major > 1 || major == 1 && minor >= 14) {
+		t.Errorf("Calico's script reads v%d.%d from %q: below 1.14", major, minor, out)
 	}
 	out, err = execute(t, "--version=raw")
 	if err != nil || !strings.Contains(out, "GitVersion:") {

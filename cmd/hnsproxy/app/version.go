@@ -58,7 +58,11 @@ func (v versionFlag) print(w io.Writer) bool {
 		fmt.Fprintf(w, "%#v\n", Version())
 	case "true":
 		info := Version()
-		fmt.Fprintf(w, "hnsproxy %s (kube-proxy %s compatible, %s, %s)\n", info.GitVersion, kubeProxyCompat, info.GoVersion, info.Platform)
+		// Scripts written for kube-proxy parse the first vMAJOR.MINOR of
+		// "Kubernetes v1.36.3" (Calico's kube-proxy start script, for one,
+		// drops --enable-dsr below v1.14), so the line leads with the
+		// kube-proxy release hnsproxy stands in for; hnsproxy's own version follows.
+		fmt.Fprintf(w, "Kubernetes v%s.0 (hnsproxy %s, %s, %s)\n", kubeProxyCompat, info.GitVersion, info.GoVersion, info.Platform)
 	default:
 		return false
 	}
