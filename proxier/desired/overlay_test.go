@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 )
 
@@ -58,37 +57,6 @@ func TestRemoteEndpointsFor(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v", got)
-	}
-}
-
-func TestCompareHelpers(t *testing.T) {
-	ordered := []string{"9.0.0.1", "10.0.0.1", "::1", "not-an-ip", "zzz"}
-	for i := 1; i < len(ordered); i++ {
-		if compareIPStrings(ordered[i-1], ordered[i]) >= 0 || compareIPStrings(ordered[i], ordered[i-1]) <= 0 {
-			t.Errorf("%s should sort before %s", ordered[i-1], ordered[i])
-		}
-	}
-	keys := []intent.LBKey{
-		{Family: intent.IPv4, VIP: "", Protocol: hnslb.ProtocolTCP, Port: 30000},
-		{Family: intent.IPv4, VIP: "9.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 80},
-		{Family: intent.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 80},
-		{Family: intent.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 443},
-		{Family: intent.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolUDP, Port: 53},
-		{Family: intent.IPv6, VIP: "", Protocol: hnslb.ProtocolTCP, Port: 30000},
-	}
-	for i := 1; i < len(keys); i++ {
-		if CompareLBKeys(keys[i-1], keys[i]) >= 0 || CompareLBKeys(keys[i], keys[i-1]) <= 0 {
-			t.Errorf("%s should sort before %s", keys[i-1], keys[i])
-		}
-	}
-	x := lb(key("10.0.0.1", 80), 0, 0, both...)
-	y := lb(key("10.0.0.1", 80), 0, 0, both...)
-	if !EqualLB(x, y) {
-		t.Error("identical load balancers differ")
-	}
-	y.Backends = []intent.Backend{both[0]}
-	if EqualLB(x, y) {
-		t.Error("different backends compare equal")
 	}
 }
 

@@ -255,7 +255,7 @@ func (t *tracker) settle() Change {
 			continue
 		}
 		win := cs[0].lb
-		if had && EqualLB(old, win) {
+		if had && intent.EqualLB(&old, &win) {
 			continue
 		}
 		if had {
@@ -281,8 +281,8 @@ func (t *tracker) settle() Change {
 	for n := range t.svcs {
 		ch.Conflicted = append(ch.Conflicted, n)
 	}
-	slices.SortFunc(ch.LBs, CompareLBKeys)
-	slices.SortFunc(ch.RemoteEndpoints, compareIPStrings)
+	slices.SortFunc(ch.LBs, intent.CompareLBKeys)
+	slices.SortFunc(ch.RemoteEndpoints, intent.CompareIPs)
 	slices.SortFunc(ch.Conflicted, func(a, b types.NamespacedName) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
@@ -292,7 +292,7 @@ func (t *tracker) settle() Change {
 func (t *tracker) backends(lb intent.LB, delta int) {
 	for _, b := range lb.Backends {
 		if !b.Local {
-			t.ref(t.s.backendRefs, backendEndpoint(b), delta)
+			t.ref(t.s.backendRefs, intent.EndpointOf(b), delta)
 		}
 	}
 }
