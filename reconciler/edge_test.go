@@ -32,7 +32,7 @@ func TestEndpointWaitsForLoadBalancersStillUsingIt(t *testing.T) {
 			waiting = &s
 		}
 	}
-	if waiting == nil || waiting.Desired || waiting.State != StatePending || !strings.Contains(waiting.LastError, "still use it") {
+	if waiting == nil || waiting.Desired || waiting.RealizedUsers != 1 || waiting.State != StatePending || !strings.Contains(waiting.LastError, "still use it") {
 		t.Fatalf("endpoint status %+v", waiting)
 	}
 	e.hns.SetFaults(sim.Faults{})

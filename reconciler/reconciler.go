@@ -225,7 +225,8 @@ func (r *Reconciler) UpsertEndpoint(re intent.RemoteEndpoint) {
 }
 
 // DeleteEndpoint removes one desired remote endpoint; the next Sync deletes
-// it from HNS once no realized load balancer uses it.
+// it from HNS once no realized load balancer uses it. The load balancers
+// using it are synced again, to leave it out if they still list it.
 func (r *Reconciler) DeleteEndpoint(ip string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -235,6 +236,11 @@ func (r *Reconciler) DeleteEndpoint(ip string) {
 	}
 	ep.wanted = false
 	r.markEP(ip)
+	if ep.id != "" {
+		for k := range r.refs[ep.id] {
+			r.markLB(r.lbs[k])
+		}
+	}
 }
 
 // NextRetry is when the next Sync has work: now if something is dirty, else
@@ -304,7 +310,7 @@ func (r *Reconciler) EndpointStatuses() []EndpointStatus {
 	out := make([]EndpointStatus, 0, len(r.eps))
 	for _, ep := range r.eps {
 		out = append(out, EndpointStatus{
-			Endpoint: ep.spec, Desired: ep.desired(),
+			Endpoint: ep.spec, Desired: ep.desired(), RealizedUsers: len(r.refs[ep.id]),
 			RealizedID: ep.id, State: ep.st.state, LastError: ep.st.errString(),
 			Attempts: ep.st.attempts, NextRetry: ep.st.nextRetry,
 		})

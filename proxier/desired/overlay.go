@@ -101,21 +101,3 @@ func serviceVIPEndpoint(cfg *Config, clusterIP netip.Addr) intent.RemoteEndpoint
 		ProviderAddress: cfg.NodeIPs[intent.FamilyOf(clusterIP)].String(),
 	}
 }
-
-// RemoteEndpointsFor returns the remote endpoints that load balancers'
-// remote backends need, one per IP, sorted by IP.
-func RemoteEndpointsFor(lbs []intent.LB) []intent.RemoteEndpoint {
-	seen := map[string]bool{}
-	var out []intent.RemoteEndpoint
-	for i := range lbs {
-		for _, b := range lbs[i].Backends {
-			if b.Local || seen[b.IP] {
-				continue
-			}
-			seen[b.IP] = true
-			out = append(out, intent.EndpointOf(b))
-		}
-	}
-	slices.SortFunc(out, func(a, b intent.RemoteEndpoint) int { return intent.CompareIPs(a.IP, b.IP) })
-	return out
-}

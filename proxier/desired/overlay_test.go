@@ -46,17 +46,24 @@ func TestSourceVIPEndpoints(t *testing.T) {
 	}
 }
 
-func TestRemoteEndpointsFor(t *testing.T) {
-	a := intent.LB{Backends: []intent.Backend{localBE("10.1.0.2"), remote("10.1.0.30"), remote("10.1.0.4")}}
-	b := intent.LB{Backends: []intent.Backend{remote("10.1.0.4"), {IP: "fd01::3", MAC: "m", ProviderAddress: "p"}}}
-	got := RemoteEndpointsFor([]intent.LB{a, b})
+// TestRemoteEndpointsOfBackends: the state holds one remote endpoint per
+// remote backend IP, none for local ones, and the change lists them sorted.
+func TestRemoteEndpointsOfBackends(t *testing.T) {
+	a := intent.LB{Key: key("10.0.0.1", 80), Backends: []intent.Backend{localBE("10.1.0.2"), remote("10.1.0.30"), remote("10.1.0.4")}}
+	b := intent.LB{Key: key("10.0.0.1", 443), Backends: []intent.Backend{remote("10.1.0.4"), {IP: "fd01::3", MAC: "m", ProviderAddress: "p"}}}
+	s := NewState(Config{})
+	ch := s.Set(ServiceResult{Name: nsName("ns", "web"), LBs: []intent.LB{a, b}})
 	want := []intent.RemoteEndpoint{
 		{IP: "10.1.0.4", MAC: "02-11-0a-01-00-04"},
 		{IP: "10.1.0.30", MAC: "02-11-0a-01-00-1e"},
 		{IP: "fd01::3", MAC: "m", ProviderAddress: "p"},
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %+v", got)
+	var got []intent.RemoteEndpoint
+	for _, ip := range ch.RemoteEndpoints {
+		got = append(got, s.RemoteEndpoints[ip])
+	}
+	if !reflect.DeepEqual(got, want) || len(s.RemoteEndpoints) != len(want) {
+		t.Errorf("got %+v (state %+v)", got, s.RemoteEndpoints)
 	}
 }
 

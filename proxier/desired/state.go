@@ -50,8 +50,9 @@ type claim struct {
 type State struct {
 	// LBs holds, per key, the winning Service's load balancer.
 	LBs map[intent.LBKey]intent.LB
-	// RemoteEndpoints by IP: remote backends of LBs, overlay service-VIP
-	// endpoints and the overlay source-VIP endpoint.
+	// RemoteEndpoints by IP is the node's one set of remote endpoints: remote
+	// backends of LBs, overlay service-VIP endpoints and the overlay
+	// source-VIP endpoint (see materialize for which wins an IP).
 	RemoteEndpoints map[string]intent.RemoteEndpoint
 	// Services as last given to Set, without conflict problems (see Conflicts).
 	Services map[types.NamespacedName]ServiceResult
