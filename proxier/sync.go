@@ -19,8 +19,8 @@ import (
 )
 
 // Sync recomputes the Services that changed since the last sync, hands the
-// resulting load balancers to the reconciler and lets it converge HNS. It
-// never lists HNS except for the periodic drift repair.
+// resulting load balancers and remote endpoints to the reconciler and lets
+// it converge HNS. It never lists HNS except for the periodic drift repair.
 func (p *Proxier) Sync(ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
