@@ -20,7 +20,7 @@ import (
 //     intent.LBKey); then the next Sync deletes it and logs why.
 //
 // Desired state may be set before or after Start; objects listed at Start
-// are matched against Upserts until the first Sync. If the state file is
+// are matched against Upserts and UpsertEndpoints until the first Sync. If the state file is
 // unreadable or corrupt it is logged and treated as empty: then nothing is
 // ours, so only identical objects are adopted and only blockers deleted.
 // Start can be retried after an error; after success it does nothing.
