@@ -2,6 +2,7 @@ package intent
 
 import (
 	"fmt"
+	"net/netip"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -13,6 +14,19 @@ const (
 	IPv4 IPFamily = 4
 	IPv6 IPFamily = 6
 )
+
+// FamilyOf is the family of ip; an IPv4-mapped IPv6 address is IPv4, as HNS
+// sees it.
+func FamilyOf(ip netip.Addr) IPFamily {
+	if ip.Is4() || ip.Is4In6() {
+		return IPv4
+	}
+	return IPv6
+}
+
+// String names the family as messages do ("IPv4", "IPv6"); formatting with
+// %d still gives the number.
+func (f IPFamily) String() string { return fmt.Sprintf("IPv%d", uint8(f)) }
 
 // LBKey is what HNS treats as a load balancer's identity: two load balancers
 // with the same frontend VIP, protocol and external port conflict. VIP is ""
@@ -64,8 +78,9 @@ type LB struct {
 }
 
 // RemoteEndpoint is one remote HNS endpoint hnsproxy wants on this node. The
-// set is derived from the desired load balancers' remote backends plus
-// extras such as the overlay source-VIP endpoint; nothing is reference-counted by hand.
+// set is the desired state's (package proxier/desired, State.RemoteEndpoints):
+// load balancers' remote backends, overlay service-VIP endpoints and the
+// overlay source-VIP endpoint. The reconciler takes it as given.
 type RemoteEndpoint struct {
 	IP              string
 	MAC             string
@@ -74,4 +89,9 @@ type RemoteEndpoint struct {
 	// a ProviderAddress policy: the overlay source-VIP endpoint, which
 	// winkernel creates that way. Pods' local endpoints are the CNI's, never these.
 	Local bool
+}
+
+// EndpointOf is the remote endpoint a remote backend needs.
+func EndpointOf(b Backend) RemoteEndpoint {
+	return RemoteEndpoint{IP: b.IP, MAC: b.MAC, ProviderAddress: b.ProviderAddress}
 }

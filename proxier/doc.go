@@ -2,7 +2,10 @@
 // HNS load balancers on this node. It owns the informer handlers, the change
 // tracking (which Services must be recomputed), the conflict rule between
 // Services that ask for the same HNS frontend, and the sync loop that feeds the
-// pure desired-state function (package desired) into the reconciler.
+// pure desired-state function (package desired) into the reconciler: each
+// load balancer and remote endpoint a desired.Change names is upserted or
+// deleted there. The set of remote endpoints is desired.State's alone; the
+// proxier keeps no copy of it.
 //
 // What hnsproxy owns in HNS: the load balancers it creates (recorded by the
 // reconciler's state file), the remote endpoints for backends on other nodes,

@@ -30,7 +30,8 @@ type Reconciler interface {
 	Start(ctx context.Context) error
 	Upsert(lb intent.LB)
 	Delete(key intent.LBKey)
-	SetExtraEndpoints(eps []intent.RemoteEndpoint)
+	UpsertEndpoint(ep intent.RemoteEndpoint)
+	DeleteEndpoint(ip string)
 	Sync(ctx context.Context) reconciler.SyncResult
 	Repair(ctx context.Context) error
 	NextRetry() (time.Time, bool)
@@ -111,11 +112,8 @@ type Proxier struct {
 	// repairRetryAt holds back the next drift repair after a failed one.
 	repairRetryAt time.Time
 	repairBackoff workqueue.TypedRateLimiter[string]
-	vipEPs        map[types.NamespacedName][]intent.RemoteEndpoint
 	health        map[types.NamespacedName]desired.HealthCheck
 	initialized   bool
-	// vipsChanged says the extra remote endpoints must be handed over again.
-	vipsChanged bool
 	// nodeAddressesMissing: the Node has no InternalIP and the last known
 	// node IPs are in use (reported once per streak).
 	nodeAddressesMissing bool
@@ -194,13 +192,11 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 		repairBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			repairRetryBase, repairMax),
 		reported: map[types.NamespacedName]string{},
-		vipEPs:   map[types.NamespacedName][]intent.RemoteEndpoint{},
 		health:   map[types.NamespacedName]desired.HealthCheck{},
 	}
 	p.cfg.NodeName = opts.NodeName
 	p.state = desired.NewState(p.cfg)
 	p.tally = newTallies()
-	p.vipsChanged = true
 
 	svcInformer := factory.Core().V1().Services()
 	sliceInformer := factory.Discovery().V1().EndpointSlices()

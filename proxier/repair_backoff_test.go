@@ -22,7 +22,8 @@ type repairCounter struct {
 func (r *repairCounter) Start(context.Context) error                { return nil }
 func (r *repairCounter) Upsert(intent.LB)                           {}
 func (r *repairCounter) Delete(intent.LBKey)                        {}
-func (r *repairCounter) SetExtraEndpoints([]intent.RemoteEndpoint)  {}
+func (r *repairCounter) UpsertEndpoint(intent.RemoteEndpoint)       {}
+func (r *repairCounter) DeleteEndpoint(string)                      {}
 func (r *repairCounter) Sync(context.Context) reconciler.SyncResult { return reconciler.SyncResult{} }
 func (r *repairCounter) NextRetry() (time.Time, bool)               { return time.Time{}, false }
 func (r *repairCounter) Repair(context.Context) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/netip"
 	"reflect"
-	"sort"
 	"strings"
 	"time"
 
@@ -20,8 +19,8 @@ import (
 )
 
 // Sync recomputes the Services that changed since the last sync, hands the
-// resulting load balancers to the reconciler and lets it converge HNS. It
-// never lists HNS except for the periodic drift repair.
+// resulting load balancers and remote endpoints to the reconciler and lets
+// it converge HNS. It never lists HNS except for the periodic drift repair.
 func (p *Proxier) Sync(ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -49,7 +48,6 @@ func (p *Proxier) Sync(ctx context.Context) {
 		}
 		stats.ServicesComputed = len(changes.services)
 	}
-	p.updateExtraEndpoints()
 	p.updateHealthChecks()
 
 	if repairDue {
@@ -150,10 +148,7 @@ func nodeInternalIPs(node *v1.Node) map[intent.IPFamily]netip.Addr {
 		if err != nil {
 			continue
 		}
-		fam := intent.IPv4
-		if ip.Is6() && !ip.Is4In6() {
-			fam = intent.IPv6
-		}
+		fam := intent.FamilyOf(ip)
 		if _, seen := ips[fam]; !seen {
 			ips[fam] = ip.Unmap()
 		}
@@ -188,8 +183,6 @@ func (p *Proxier) computeAll() int {
 	old := p.state
 	p.state = desired.NewState(p.cfg)
 	p.tally = newTallies()
-	p.vipEPs = map[types.NamespacedName][]intent.RemoteEndpoint{}
-	p.vipsChanged = true
 	p.health = map[types.NamespacedName]desired.HealthCheck{}
 	svcs, err := p.services.List(labels.Everything())
 	if err != nil {
@@ -201,6 +194,16 @@ func (p *Proxier) computeAll() int {
 	for key := range old.LBs {
 		if _, ok := p.state.LBs[key]; !ok {
 			p.opts.Reconciler.Delete(key)
+		}
+	}
+	// Every endpoint but the source VIP's came with a Service's change; the
+	// reconciler ignores an unchanged Upsert, so hand over the whole set.
+	for _, ep := range p.state.RemoteEndpoints {
+		p.opts.Reconciler.UpsertEndpoint(ep)
+	}
+	for ip := range old.RemoteEndpoints {
+		if _, ok := p.state.RemoteEndpoints[ip]; !ok {
+			p.opts.Reconciler.DeleteEndpoint(ip)
 		}
 	}
 	for name := range p.reported {
@@ -216,10 +219,6 @@ func (p *Proxier) computeService(name types.NamespacedName) {
 	svc, err := p.services.Services(name.Namespace).Get(name.Name)
 	if apierrors.IsNotFound(err) || svc == nil {
 		delete(p.reported, name)
-		if len(p.vipEPs[name]) > 0 {
-			p.vipsChanged = true // its overlay service-VIP endpoints must go too
-		}
-		delete(p.vipEPs, name)
 		delete(p.health, name)
 		p.tally.remove(name)
 		p.apply(p.state.Delete(name))
@@ -233,12 +232,6 @@ func (p *Proxier) computeService(name types.NamespacedName) {
 		}
 	}
 	res := desired.ForService(desired.ServiceInput{Service: svc, Slices: slices}, p.cfg)
-	if len(res.ServiceVIPEndpoints) > 0 || len(p.vipEPs[name]) > 0 {
-		if !reflect.DeepEqual(res.ServiceVIPEndpoints, p.vipEPs[name]) {
-			p.vipsChanged = true
-		}
-		p.vipEPs[name] = res.ServiceVIPEndpoints
-	}
 	if res.HealthCheck != nil {
 		p.health[name] = *res.HealthCheck
 	} else {
@@ -249,9 +242,18 @@ func (p *Proxier) computeService(name types.NamespacedName) {
 	p.report(name)
 }
 
-// apply tells the reconciler what each changed frontend should now be, and
-// re-reports Services whose conflicts may have changed.
+// apply tells the reconciler what each changed remote endpoint and frontend
+// should now be, and re-reports Services whose conflicts may have changed.
+// Endpoints go first, so that between Start and the first Sync a load
+// balancer already in HNS is adopted with the endpoints it uses.
 func (p *Proxier) apply(ch desired.Change) {
+	for _, ip := range ch.RemoteEndpoints {
+		if ep, ok := p.state.RemoteEndpoints[ip]; ok {
+			p.opts.Reconciler.UpsertEndpoint(ep)
+		} else {
+			p.opts.Reconciler.DeleteEndpoint(ip)
+		}
+	}
 	for _, k := range ch.LBs {
 		if lb, ok := p.state.LBs[k]; ok {
 			p.opts.Reconciler.Upsert(lb)
@@ -294,30 +296,6 @@ func (p *Proxier) report(name types.NamespacedName) {
 		}
 		p.opts.Recorder.Eventf(svc, nil, eventType, pr.Reason, "Sync", "%s", pr.Message)
 	}
-}
-
-// updateExtraEndpoints hands the reconciler the remote endpoints no load
-// balancer backend implies: overlay service-VIP endpoints and the source VIP.
-func (p *Proxier) updateExtraEndpoints() {
-	if !p.vipsChanged {
-		return
-	}
-	p.vipsChanged = false
-	byIP := map[string]intent.RemoteEndpoint{}
-	for _, ep := range desired.SourceVIPEndpoints(p.cfg) {
-		byIP[ep.IP] = ep
-	}
-	for _, eps := range p.vipEPs {
-		for _, ep := range eps {
-			byIP[ep.IP] = ep
-		}
-	}
-	out := make([]intent.RemoteEndpoint, 0, len(byIP))
-	for _, ep := range byIP {
-		out = append(out, ep)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].IP < out[j].IP })
-	p.opts.Reconciler.SetExtraEndpoints(out)
 }
 
 func (p *Proxier) updateHealthChecks() {

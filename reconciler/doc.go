@@ -14,11 +14,15 @@
 // idempotent; failures back off exponentially per object; Repair lists HNS on
 // a slower period and marks drifted objects for the next Sync.
 //
-// Remote endpoints are derived state: the union of the non-local backend IPs
-// of the desired load balancers plus SetExtraEndpoints, kept as an index
-// IP → load balancer keys, never as hand-kept reference counts. Ordering: a
+// Remote endpoints are given, not derived: the desired state (package
+// proxier/desired) owns the set, and its caller hands each change over with
+// UpsertEndpoint and DeleteEndpoint, as it does load balancers with Upsert and
+// Delete. The reconciler keeps only what is about HNS: the IDs it realized
+// and, per endpoint ID, the realized load balancers using it. Ordering: a
 // remote endpoint is created before any load balancer references it, and
-// deleted only once no realized load balancer references it.
+// deleted only once no realized load balancer references it; a load balancer
+// whose remote backend has no desired, realized endpoint leaves it out (a
+// missing backend) and is retried when the endpoint is created.
 //
 // Local backends are resolved to the CNI's endpoint IDs through an index
 // IP → endpoint ID, built by listing the network's endpoints at Start and

@@ -109,8 +109,8 @@ func TestMissingLocalBackendIsRetried(t *testing.T) {
 	// Two load balancers want a pod the CNI has not wired yet.
 	a := lb("10.96.0.1", 80, loc("10.244.1.10"), loc("10.244.1.20"))
 	b := lb("10.96.0.2", 80, loc("10.244.1.20"))
-	r.Upsert(a)
-	r.Upsert(b)
+	upsert(r, a)
+	upsert(r, b)
 	res := r.Sync(ctx)
 	c := e.counters()
 	// Namespaces hold no endpoint for 10.244.1.20, so the network is

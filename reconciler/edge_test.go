@@ -21,7 +21,7 @@ func TestEndpointWaitsForLoadBalancersStillUsingIt(t *testing.T) {
 	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpUpdateLoadBalancer: 1}})
 	// 10.244.3.31 loses its only user, but the modify of that user fails.
 	want[2] = lb("10.96.0.30", 443, rem("10.244.3.32", "192.168.0.3"))
-	r.Upsert(want[2])
+	upsert(r, want[2])
 	res := r.Sync(ctx)
 	if res.Failed != 1 || e.counters().Count(sim.OpDeleteEndpoint) != 0 {
 		t.Fatalf("sync with failing modify: %+v %v", res, e.counters().Calls)
@@ -32,7 +32,7 @@ func TestEndpointWaitsForLoadBalancersStillUsingIt(t *testing.T) {
 			waiting = &s
 		}
 	}
-	if waiting == nil || waiting.Desired || waiting.State != StatePending || !strings.Contains(waiting.LastError, "still use it") {
+	if waiting == nil || waiting.Desired || waiting.RealizedUsers != 1 || waiting.State != StatePending || !strings.Contains(waiting.LastError, "still use it") {
 		t.Fatalf("endpoint status %+v", waiting)
 	}
 	e.hns.SetFaults(sim.Faults{})
@@ -47,7 +47,7 @@ func TestCancelledContextFailsEverythingAndKeepsState(t *testing.T) {
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	for _, d := range want {
-		r.Delete(d.Key)
+		remove(r, d.Key)
 	}
 	res := r.Sync(cancelled)
 	if res.Failed != 3 || res.Deleted != 0 || len(e.snapshot().LoadBalancers) != 3 {
@@ -232,7 +232,7 @@ func TestHelpers(t *testing.T) {
 		{"10.0.0.1", "x", -1},
 		{"a", "b", -1},
 	} {
-		if got := compareIPs(tc.a, tc.b); got != tc.want {
+		if got := intent.CompareIPs(tc.a, tc.b); got != tc.want {
 			t.Errorf("compareIPs(%s, %s) = %d", tc.a, tc.b, got)
 		}
 	}
@@ -262,7 +262,7 @@ func TestModifyNotImplementedFallsBackToReplace(t *testing.T) {
 	e.tweak = func(o *Options) { o.Features.ModifyLoadBalancer = true } // wrong: ws2022 has no modify
 	r := e.started(want...)
 	want[0] = lb("10.96.0.10", 53, loc("10.244.1.10"), loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
-	r.Upsert(want[0])
+	upsert(r, want[0])
 	res := r.Sync(ctx)
 	c := e.counters()
 	if res.Updated != 1 || res.Failed != 0 || c.CountResult(sim.OpUpdateLoadBalancer, "NotImplemented") != 1 || c.Writes() != 2 {

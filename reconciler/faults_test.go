@@ -46,7 +46,7 @@ func TestFaultsConvergeWithoutLeaks(t *testing.T) {
 			e.hns.SetFaults(tc.faults)
 			r := e.reconciler()
 			for _, d := range want {
-				r.Upsert(d)
+				upsert(r, d)
 			}
 			for r.Start(ctx) != nil {
 				// Start lists; a failed list is simply retried.
@@ -62,11 +62,11 @@ func TestFaultsConvergeWithoutLeaks(t *testing.T) {
 			for i, d := range want {
 				switch {
 				case i%4 == 0:
-					r.Delete(d.Key)
+					remove(r, d.Key)
 				case i%2 == 0:
 					d.Backends = d.Backends[:2]
 					want[i] = d
-					r.Upsert(d)
+					upsert(r, d)
 				}
 			}
 			var kept []intent.LB
@@ -106,7 +106,7 @@ func TestHNSRestartNeverDeletes(t *testing.T) {
 		t.Fatalf("repair while HNS restarts: %v", err)
 	}
 	want[0] = lb("10.96.0.10", 53, loc("10.244.1.10"))
-	r.Upsert(want[0])
+	upsert(r, want[0])
 	res := r.Sync(ctx)
 	if res.Failed != 1 || res.Deleted != 0 || !hnslb.IsUnavailable(res.Errors[0].Err) {
 		t.Fatalf("sync while HNS restarts: %+v", res)
@@ -138,7 +138,7 @@ func TestStartFailsWhileHNSRestarts(t *testing.T) {
 	if err := r.Start(ctx); err == nil || !hnslb.IsUnavailable(err) {
 		t.Fatalf("start: %v", err)
 	}
-	r.Upsert(lb("10.96.0.1", 80, loc("10.244.1.10")))
+	upsert(r, lb("10.96.0.1", 80, loc("10.244.1.10")))
 	if res := r.Sync(ctx); res.Pending != 1 || res.Created != 0 {
 		t.Errorf("sync before start %+v", res)
 	}
@@ -166,7 +166,7 @@ func TestLostCreateRepliesLeakNothing(t *testing.T) {
 				Committed: 1,
 			})
 			for _, d := range want {
-				r.Upsert(d)
+				upsert(r, d)
 			}
 			res := r.Sync(ctx)
 			if res.Failed == 0 || len(e.snapshot().LoadBalancers) == 0 {
@@ -174,14 +174,14 @@ func TestLostCreateRepliesLeakNothing(t *testing.T) {
 			}
 			// want[0] and want[2] (with remote endpoint 10.244.3.31, that
 			// only it used) are dropped before any retry; want[1] converges.
-			r.Delete(want[0].Key)
-			r.Delete(want[2].Key)
+			remove(r, want[0].Key)
+			remove(r, want[2].Key)
 			e.hns.SetFaults(sim.Faults{})
 			e.converge(r)
 			e.assertRealized(want[1:2])
 			e.assertStateFileMatchesHNS()
 
-			r.Delete(want[1].Key)
+			remove(r, want[1].Key)
 			e.converge(r)
 			e.assertRealized(nil)
 		})
@@ -194,7 +194,7 @@ func TestLoadBalancerWithoutBackendsIsNotCreated(t *testing.T) {
 	r := e.started(want...)
 	empty := want[2]
 	empty.Backends = nil
-	r.Upsert(empty)
+	upsert(r, empty)
 	res := r.Sync(ctx)
 	if res.Deleted != 2 || res.Failed+res.Pending != 0 || e.hnsLB(empty.Key) != nil {
 		t.Errorf("emptied load balancer: %+v", res) // the load balancer and its only remote endpoint
@@ -202,7 +202,7 @@ func TestLoadBalancerWithoutBackendsIsNotCreated(t *testing.T) {
 	if s := statusOf(r, empty.Key); s.State != StateDone || s.RealizedID != "" {
 		t.Errorf("status %+v", s)
 	}
-	r.Upsert(want[2])
+	upsert(r, want[2])
 	r.Sync(ctx)
 	e.assertRealized(want)
 }

@@ -56,7 +56,7 @@ func FuzzStateFile(f *testing.F) {
 
 		// A restart that only wants a: b is ours or unknown, f is foreign.
 		r := e.reconciler()
-		r.Upsert(a)
+		upsert(r, a)
 		if err := r.Start(ctx); err != nil {
 			t.Fatalf("Start with state file %q: %v", data, err)
 		}

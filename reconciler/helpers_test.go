@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -98,9 +99,7 @@ func (e *env) reconciler() *Reconciler { return New(e.hns, e.options()) }
 func (e *env) start(c hnslb.Client, lbs ...intent.LB) (*Reconciler, SyncResult) {
 	e.t.Helper()
 	r := New(c, e.options())
-	for _, lb := range lbs {
-		r.Upsert(lb)
-	}
+	upsert(r, lbs...)
 	if err := r.Start(ctx); err != nil {
 		e.t.Fatal(err)
 	}
@@ -117,6 +116,69 @@ func (e *env) started(lbs ...intent.LB) *Reconciler {
 	}
 	e.hns.ResetCounters()
 	return r
+}
+
+// upsert hands r the load balancers and, before them, the remote endpoints
+// their remote backends need; then it withdraws the endpoints no desired
+// load balancer uses any more. It plays the part of the desired state, which
+// owns the remote endpoint set in production (package proxier/desired).
+func upsert(r *Reconciler, lbs ...intent.LB) { handOver(r, lbs, nil) }
+
+// remove deletes the load balancers and withdraws the remote endpoints no
+// desired load balancer uses any more.
+func remove(r *Reconciler, keys ...intent.LBKey) {
+	for _, k := range keys {
+		r.Delete(k)
+	}
+	handOver(r, nil, nil)
+}
+
+// handOver upserts lbs, and makes r's desired remote endpoints exactly the
+// remote backends of its desired load balancers plus extras (which win, as
+// the source VIP does in the desired state).
+func handOver(r *Reconciler, lbs []intent.LB, extras []intent.RemoteEndpoint) {
+	upserted := map[intent.LBKey]bool{}
+	for _, lb := range lbs {
+		upserted[lb.Key] = true
+	}
+	want := map[string]intent.RemoteEndpoint{}
+	addBackends := func(lb *intent.LB) {
+		for _, b := range lb.Backends {
+			if !b.Local {
+				want[b.IP] = intent.EndpointOf(b)
+			}
+		}
+	}
+	r.mu.Lock()
+	for _, e := range r.lbs {
+		if e.desired != nil && !upserted[e.key] {
+			addBackends(e.desired)
+		}
+	}
+	r.mu.Unlock()
+	for i := range lbs {
+		addBackends(&lbs[i])
+	}
+	for _, ep := range extras {
+		want[ep.IP] = ep
+	}
+	for _, ip := range slices.SortedFunc(maps.Keys(want), intent.CompareIPs) {
+		r.UpsertEndpoint(want[ip])
+	}
+	for _, lb := range lbs {
+		r.Upsert(lb)
+	}
+	r.mu.Lock()
+	var gone []string
+	for ip, ep := range r.eps {
+		if _, ok := want[ip]; ep.wanted && !ok {
+			gone = append(gone, ip)
+		}
+	}
+	r.mu.Unlock()
+	for _, ip := range gone {
+		r.DeleteEndpoint(ip)
+	}
 }
 
 // converge runs Sync, stepping the clock to each retry, until nothing waits.
@@ -145,7 +207,7 @@ func rem(ip, pa string) intent.Backend { return intent.Backend{IP: ip, ProviderA
 
 // lb is a TCP ClusterIP load balancer desired on vip:port.
 func lb(vip string, port uint16, backends ...intent.Backend) intent.LB {
-	slices.SortFunc(backends, func(a, b intent.Backend) int { return compareIPs(a.IP, b.IP) })
+	slices.SortFunc(backends, func(a, b intent.Backend) int { return intent.CompareIPs(a.IP, b.IP) })
 	return intent.LB{
 		Key:          intent.LBKey{Family: intent.IPv4, VIP: vip, Protocol: hnslb.ProtocolTCP, Port: port},
 		SourceVIP:    "10.244.1.2",
@@ -175,7 +237,7 @@ func (e *env) backendIPs(l *hnslb.LoadBalancer) []string {
 	for _, id := range l.HostComputeEndpoints {
 		ips = append(ips, byID[id])
 	}
-	slices.SortFunc(ips, compareIPs)
+	slices.SortFunc(ips, intent.CompareIPs)
 	return ips
 }
 
@@ -187,7 +249,7 @@ func (e *env) remoteIPs() []string {
 			ips = append(ips, ep.IP())
 		}
 	}
-	slices.SortFunc(ips, compareIPs)
+	slices.SortFunc(ips, intent.CompareIPs)
 	return ips
 }
 
@@ -196,7 +258,7 @@ func ipsOf(bs []intent.Backend) []string {
 	for _, b := range bs {
 		ips = append(ips, b.IP)
 	}
-	slices.SortFunc(ips, compareIPs)
+	slices.SortFunc(ips, intent.CompareIPs)
 	return ips
 }
 
@@ -231,7 +293,7 @@ func (e *env) assertRealized(want []intent.LB, extraRemote ...string) {
 	for ip := range remote {
 		wantRemote = append(wantRemote, ip)
 	}
-	slices.SortFunc(wantRemote, compareIPs)
+	slices.SortFunc(wantRemote, intent.CompareIPs)
 	if got := e.remoteIPs(); !slices.Equal(got, wantRemote) {
 		e.t.Errorf("remote endpoints %v, want %v", got, wantRemote)
 	}

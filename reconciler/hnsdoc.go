@@ -1,7 +1,6 @@
 package reconciler
 
 import (
-	"cmp"
 	"net/netip"
 	"slices"
 	"strings"
@@ -46,8 +45,8 @@ func keyOf(lb *hnslb.LoadBalancer) (intent.LBKey, bool) {
 	k := intent.LBKey{Family: intent.IPv4, Protocol: pm.Protocol, Port: pm.ExternalPort}
 	if len(lb.FrontendVIPs) == 1 {
 		k.VIP = lb.FrontendVIPs[0]
-		if a, err := netip.ParseAddr(k.VIP); err == nil && a.Is6() && !a.Is4In6() {
-			k.Family = intent.IPv6
+		if a, err := netip.ParseAddr(k.VIP); err == nil {
+			k.Family = intent.FamilyOf(a)
 		}
 	}
 	if lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0 {
@@ -131,36 +130,3 @@ func remoteMatches(want, got intent.RemoteEndpoint) bool {
 
 // normalMAC folds the two spellings HNS and Kubernetes use (00-15-5D-.. and 00:15:5d:..).
 func normalMAC(m string) string { return strings.ToLower(strings.ReplaceAll(m, ":", "-")) }
-
-func compareKeys(a, b intent.LBKey) int {
-	return cmp.Or(
-		cmp.Compare(a.Family, b.Family),
-		cmp.Compare(a.VIP, b.VIP),
-		cmp.Compare(a.Protocol, b.Protocol),
-		cmp.Compare(a.Port, b.Port))
-}
-
-func equalDesired(a, b *intent.LB) bool {
-	return a.Key == b.Key && a.SourceVIP == b.SourceVIP && a.InternalPort == b.InternalPort &&
-		a.Distribution == b.Distribution && a.PortFlags == b.PortFlags && a.Flags == b.Flags &&
-		a.Owner == b.Owner && slices.Equal(a.Backends, b.Backends)
-}
-
-func remoteOf(b intent.Backend) intent.RemoteEndpoint {
-	return intent.RemoteEndpoint{IP: b.IP, MAC: b.MAC, ProviderAddress: b.ProviderAddress}
-}
-
-// compareIPs orders addresses numerically, unparsable ones as strings after them.
-func compareIPs(a, b string) int {
-	pa, errA := netip.ParseAddr(a)
-	pb, errB := netip.ParseAddr(b)
-	switch {
-	case errA == nil && errB == nil:
-		return pa.Compare(pb)
-	case errA == nil:
-		return -1
-	case errB == nil:
-		return 1
-	}
-	return cmp.Compare(a, b)
-}

@@ -20,7 +20,7 @@ func TestRestartClaimsWhatAnInterruptedCreateMade(t *testing.T) {
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r.Upsert(want)
+	upsert(r, want)
 	// Every create is applied, and every reply lost.
 	e.hns.SetFaults(sim.Faults{
 		ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1, sim.OpCreateEndpoint: 1},

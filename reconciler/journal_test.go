@@ -98,7 +98,7 @@ func TestJournalAfterAnInterruptedCompaction(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
 	want := e.threeServices()
 	r := e.started(want[:2]...)
-	r.Upsert(want[2])
+	upsert(r, want[2])
 	e.converge(r)
 	journal, err := os.ReadFile(journalPath(e.stateFile))
 	if err != nil || len(journal) == 0 {
@@ -129,7 +129,7 @@ func TestJournalIsFoldedOnceItOutgrowsTheOwnedSet(t *testing.T) {
 	r.journalLines = full
 	old := holdFile(t, e.stateFile)
 	want[0] = lb(want[0].Key.VIP, want[0].Key.Port, loc("10.244.1.10"))
-	r.Upsert(want[0]) // ws2022: delete and create, a new ID to record
+	upsert(r, want[0]) // ws2022: delete and create, a new ID to record
 	e.converge(r)
 	now, err := os.Stat(e.stateFile)
 	if err != nil || os.SameFile(old, now) || r.journalLines >= full {

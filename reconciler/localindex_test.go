@@ -34,7 +34,7 @@ func TestNewLocalPodIsFoundThroughItsNamespace(t *testing.T) {
 	e.hns.ResetCounters()
 
 	want := lb("10.96.0.1", 80, loc("10.244.1.10"), loc("10.244.1.20"))
-	r.Upsert(want)
+	upsert(r, want)
 	if res := r.Sync(ctx); res.Created != 1 || res.Pending != 0 {
 		t.Fatalf("sync %+v", res)
 	}
@@ -52,7 +52,7 @@ func TestLocalEndpointOutsideNamespacesIsFoundByListingTheNetwork(t *testing.T) 
 	e.localOutsideNamespace("10.244.1.30")
 	e.hns.ResetCounters()
 	want := lb("10.96.0.1", 80, loc("10.244.1.30"))
-	r.Upsert(want)
+	upsert(r, want)
 	if res := r.Sync(ctx); res.Created != 1 || res.Pending != 0 {
 		t.Fatalf("sync %+v", res)
 	}
@@ -69,7 +69,7 @@ func TestNamespaceListFailureFallsBackToTheNetworkList(t *testing.T) {
 	e.local("10.244.1.40")
 	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpListNamespaces: 1}})
 	want := lb("10.96.0.1", 80, loc("10.244.1.40"))
-	r.Upsert(want)
+	upsert(r, want)
 	if res := r.Sync(ctx); res.Created != 1 || res.Pending != 0 {
 		t.Fatalf("sync %+v", res)
 	}
@@ -97,7 +97,7 @@ func TestNamespaceEndpointsOfOtherNetworksAreNotIndexed(t *testing.T) {
 	if err := e.hns.AddNamespaceEndpoint(ctx, ns.ID, ep.ID); err != nil {
 		t.Fatal(err)
 	}
-	r.Upsert(lb("10.96.0.1", 80, loc("10.250.0.5")))
+	upsert(r, lb("10.96.0.1", 80, loc("10.250.0.5")))
 	if res := r.Sync(ctx); res.Pending != 1 || res.Created != 0 {
 		t.Errorf("sync %+v, want the load balancer pending on its unknown backend", res)
 	}
@@ -109,19 +109,19 @@ func TestNamespaceEndpointsOfOtherNetworksAreNotIndexed(t *testing.T) {
 func TestPodRecreatedWithTheSameIPIsServedByItsNewEndpoint(t *testing.T) {
 	e, r := startedEnv(t, "10.244.1.10", "10.244.1.11")
 	want := lb("10.96.0.1", 80, loc("10.244.1.10"), loc("10.244.1.11"))
-	r.Upsert(want)
+	upsert(r, want)
 	r.Sync(ctx)
 	e.assertRealized([]intent.LB{want})
 
 	// The pod goes: out of the EndpointSlice, its endpoint deleted by CNI DEL.
-	r.Upsert(lb("10.96.0.1", 80, loc("10.244.1.11")))
+	upsert(r, lb("10.96.0.1", 80, loc("10.244.1.11")))
 	r.Sync(ctx)
 	if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
 		t.Fatal(err)
 	}
 	// It comes back with the same IP and a new endpoint.
 	e.local("10.244.1.10")
-	r.Upsert(want)
+	upsert(r, want)
 	e.converge(r)
 	e.assertRealized([]intent.LB{want})
 }

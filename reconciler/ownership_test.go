@@ -98,7 +98,7 @@ func TestRestartAdoptsWithoutWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, d := range want {
-				r.Upsert(d)
+				upsert(r, d)
 			}
 			r.Sync(ctx)
 			if c := e.counters(); c.Writes() != 0 {
@@ -152,7 +152,7 @@ func TestForeignObjectsLeftAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range want {
-		r.Delete(d.Key)
+		remove(r, d.Key)
 	}
 	e.converge(r)
 	snap := e.snapshot()
@@ -226,7 +226,7 @@ func TestBlockerAppearingAfterStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.hns.ResetCounters()
-	r.Upsert(want[2])
+	upsert(r, want[2])
 	res := r.Sync(ctx)
 	c := e.counters()
 	if c.CountResult(sim.OpCreateLoadBalancer, "PortAlreadyExists") != 1 || c.Count(sim.OpListLoadBalancers) != 1 ||
@@ -239,7 +239,7 @@ func TestBlockerAppearingAfterStart(t *testing.T) {
 	e.assertRealized(want)
 
 	// An identical one appearing is adopted instead.
-	r.Delete(want[2].Key)
+	remove(r, want[2].Key)
 	r.Sync(ctx)
 	epID := ""
 	for _, ep := range e.snapshot().Endpoints {
@@ -259,7 +259,7 @@ func TestBlockerAppearingAfterStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.hns.ResetCounters()
-	r.Upsert(want[2])
+	upsert(r, want[2])
 	res = r.Sync(ctx)
 	c = e.counters()
 	// The remote endpoint exists already (AlreadyExists → adopted after a list),
@@ -282,8 +282,8 @@ func TestCorruptStateFile(t *testing.T) {
 	// no longer desired (unknown ownership: left alone).
 	want[1] = lb("10.96.0.20", 80, loc("10.244.1.11"))
 	r := e.reconciler()
-	r.Upsert(want[0])
-	r.Upsert(want[1])
+	upsert(r, want[0])
+	upsert(r, want[1])
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestRemoteEndpointAdoption(t *testing.T) {
 	e.hns.ResetCounters()
 	a := lb("10.96.0.1", 80, rem("10.244.2.20", "192.168.0.2"), rem("10.244.3.30", "192.168.0.3"))
 	r := e.reconciler()
-	r.Upsert(a)
+	upsert(r, a)
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -350,8 +350,8 @@ func TestRemoteEndpointChangesProviderAddress(t *testing.T) {
 	// Pod 10.244.2.20 now lives on another node (IP reuse): both users follow.
 	want[0] = lb("10.96.0.10", 53, loc("10.244.1.10"), rem("10.244.2.20", "192.168.0.7"))
 	want[1] = lb("10.96.0.20", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.7"), rem("10.244.3.30", "192.168.0.3"))
-	r.Upsert(want[0])
-	r.Upsert(want[1])
+	upsert(r, want[0])
+	upsert(r, want[1])
 	res := r.Sync(ctx)
 	if res.Failed+res.Pending != 0 {
 		t.Fatalf("result %+v", res)
@@ -374,7 +374,8 @@ func TestExtraEndpoints(t *testing.T) {
 	r := e.started(want...)
 	sourceVIP := intent.RemoteEndpoint{IP: "10.244.1.2", MAC: "00-11-22-33-44-55", ProviderAddress: "192.168.0.1"}
 	shared := intent.RemoteEndpoint{IP: "10.244.3.31", ProviderAddress: "192.168.0.3"}
-	r.SetExtraEndpoints([]intent.RemoteEndpoint{sourceVIP, shared})
+	extras := []intent.RemoteEndpoint{sourceVIP, shared}
+	handOver(r, nil, extras)
 	res := r.Sync(ctx)
 	if c := e.counters(); c.Writes() != 1 || res.Created != 1 {
 		t.Errorf("extras: %v %+v", c.Calls, res)
@@ -387,18 +388,19 @@ func TestExtraEndpoints(t *testing.T) {
 	}
 	// The extra keeps a remote endpoint alive after its last load balancer goes.
 	r.Delete(want[2].Key)
+	handOver(r, nil, extras)
 	r.Sync(ctx)
 	e.assertRealized(want[:2], sourceVIP.IP, shared.IP)
 	found := false
 	for _, s := range r.EndpointStatuses() {
 		if s.Endpoint.IP == shared.IP {
-			found = s.Extra && s.Desired && s.Users == 0 && s.State == StateDone && s.RealizedID != ""
+			found = s.Endpoint == shared && s.Desired && s.State == StateDone && s.RealizedID != ""
 		}
 	}
 	if !found {
 		t.Errorf("endpoint statuses %+v", r.EndpointStatuses())
 	}
-	r.SetExtraEndpoints(nil)
+	handOver(r, nil, nil)
 	r.Sync(ctx)
 	e.assertRealized(want[:2])
 }
@@ -461,7 +463,7 @@ func TestLocalExtraEndpointIsLocalAndAdoptedAfterRestart(t *testing.T) {
 	want := e.threeServices()
 	r := e.started(want...)
 	sourceVIP := intent.RemoteEndpoint{IP: "10.244.1.250", MAC: "00-15-5D-00-00-01", ProviderAddress: "192.168.0.1", Local: true}
-	r.SetExtraEndpoints([]intent.RemoteEndpoint{sourceVIP})
+	handOver(r, nil, []intent.RemoteEndpoint{sourceVIP})
 	if res := r.Sync(ctx); res.Created != 1 || res.Failed != 0 {
 		t.Fatalf("creating the source-VIP endpoint: %+v", res)
 	}
@@ -478,10 +480,7 @@ func TestLocalExtraEndpointIsLocalAndAdoptedAfterRestart(t *testing.T) {
 	// A restart finds it among local endpoints and adopts it: no writes.
 	e.hns.ResetCounters()
 	r2 := e.reconciler()
-	for _, lb := range want {
-		r2.Upsert(lb)
-	}
-	r2.SetExtraEndpoints([]intent.RemoteEndpoint{sourceVIP})
+	handOver(r2, want, []intent.RemoteEndpoint{sourceVIP})
 	if err := r2.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +492,7 @@ func TestLocalExtraEndpointIsLocalAndAdoptedAfterRestart(t *testing.T) {
 	}
 
 	// No longer wanted: it goes, being ours.
-	r2.SetExtraEndpoints(nil)
+	handOver(r2, nil, nil)
 	r2.Sync(ctx)
 	for _, ep := range e.snapshot().Endpoints {
 		if ep.IP() == sourceVIP.IP {

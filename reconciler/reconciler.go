@@ -46,9 +46,8 @@ type Reconciler struct {
 	clock   clock.PassiveClock
 	limiter workqueue.TypedRateLimiter[objectRef]
 
-	lbs    map[intent.LBKey]*lbEntry
-	eps    map[string]*remoteEP // by IP
-	extras map[string]intent.RemoteEndpoint
+	lbs map[intent.LBKey]*lbEntry
+	eps map[string]*remoteEP // by IP
 
 	dirtyLBs map[intent.LBKey]struct{}
 	dirtyEPs map[string]struct{}
@@ -59,6 +58,10 @@ type Reconciler struct {
 	localIndex map[string]string
 	// refs maps an HNS endpoint ID to the realized load balancers using it.
 	refs map[string]map[intent.LBKey]struct{}
+	// waiting maps a backend IP to the load balancers that left it out at
+	// their last attempt (lbEntry.missing), so its endpoint's creation
+	// retries them at once.
+	waiting map[string]map[intent.LBKey]struct{}
 
 	// ownedLBs and ownedEPs are the IDs in the state file: created or
 	// adopted by us, possibly still waiting for their deletion.
@@ -106,9 +109,10 @@ type lbEntry struct {
 }
 
 type remoteEP struct {
-	lbs   map[intent.LBKey]struct{} // desired load balancers with this remote backend
-	extra bool
-	spec  intent.RemoteEndpoint
+	// wanted and spec are the desired endpoint as last given (UpsertEndpoint);
+	// an unwanted one waits for its deletion.
+	wanted bool
+	spec   intent.RemoteEndpoint
 	// realized
 	id           string
 	realizedSpec intent.RemoteEndpoint
@@ -117,7 +121,7 @@ type remoteEP struct {
 	st        objStatus
 }
 
-func (e *remoteEP) desired() bool { return len(e.lbs) > 0 || e.extra }
+func (e *remoteEP) desired() bool { return e.wanted }
 
 type staleObj struct {
 	reason string
@@ -147,13 +151,13 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		limiter:     workqueue.NewTypedItemExponentialFailureRateLimiter[objectRef](o.RetryBase, o.RetryMax),
 		lbs:         map[intent.LBKey]*lbEntry{},
 		eps:         map[string]*remoteEP{},
-		extras:      map[string]intent.RemoteEndpoint{},
 		dirtyLBs:    map[intent.LBKey]struct{}{},
 		dirtyEPs:    map[string]struct{}{},
 		retryLBs:    map[intent.LBKey]struct{}{},
 		retryEPs:    map[string]struct{}{},
 		localIndex:  map[string]string{},
 		refs:        map[string]map[intent.LBKey]struct{}{},
+		waiting:     map[string]map[intent.LBKey]struct{}{},
 		ownedLBs:    map[string]struct{}{},
 		ownedEPs:    map[string]struct{}{},
 		creatingLBs: map[intent.LBKey]struct{}{},
@@ -169,7 +173,7 @@ func (r *Reconciler) Upsert(lb intent.LB) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.lbs[lb.Key]
-	if e != nil && e.desired != nil && equalDesired(e.desired, &lb) {
+	if e != nil && e.desired != nil && intent.EqualLB(e.desired, &lb) {
 		return
 	}
 	lb.Backends = slices.Clone(lb.Backends)
@@ -177,10 +181,11 @@ func (r *Reconciler) Upsert(lb intent.LB) {
 		e = &lbEntry{key: lb.Key, st: objStatus{state: StatePending}}
 		r.lbs[lb.Key] = e
 	}
-	r.reindex(lb.Key, e.desired, &lb)
 	e.desired = &lb
 	r.markLB(e)
-	r.adoptOrphans(lb.Key)
+	if r.adopting() {
+		r.adoptLB(e)
+	}
 }
 
 // Delete removes one desired load balancer; the next Sync deletes it from HNS.
@@ -191,38 +196,51 @@ func (r *Reconciler) Delete(key intent.LBKey) {
 	if e == nil || e.desired == nil {
 		return
 	}
-	r.reindex(key, e.desired, nil)
 	e.desired = nil
 	r.markLB(e)
 }
 
-// SetExtraEndpoints sets the remote endpoints wanted beyond the load
-// balancers' remote backends (e.g. the overlay source-VIP endpoint). An
-// extra's MAC and provider address take precedence over a backend's.
-func (r *Reconciler) SetExtraEndpoints(eps []intent.RemoteEndpoint) {
+// UpsertEndpoint sets one desired remote endpoint, as the desired state
+// says it (the reconciler derives none from load balancer backends). A load
+// balancer whose remote backend has no desired, realized endpoint leaves
+// that backend out until it has one. Between Start and the first Sync,
+// upsert a load balancer's remote endpoints before it, so that an identical
+// load balancer already in HNS is adopted rather than replaced.
+func (r *Reconciler) UpsertEndpoint(re intent.RemoteEndpoint) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	next := make(map[string]intent.RemoteEndpoint, len(eps))
-	for _, re := range eps {
-		next[re.IP] = re
+	ep := r.eps[re.IP]
+	if ep != nil && ep.wanted && ep.spec == re {
+		return
 	}
-	for ip := range r.extras {
-		if _, keep := next[ip]; !keep {
-			ep := r.eps[ip]
-			ep.extra = false
-			r.markEP(ip)
+	if ep == nil {
+		ep = &remoteEP{st: objStatus{state: StatePending}}
+		r.eps[re.IP] = ep
+	}
+	ep.wanted, ep.spec = true, re
+	r.markEP(re.IP)
+	if r.adopting() {
+		r.adoptEP(re.IP)
+	}
+}
+
+// DeleteEndpoint removes one desired remote endpoint; the next Sync deletes
+// it from HNS once no realized load balancer uses it. The load balancers
+// using it are synced again, to leave it out if they still list it.
+func (r *Reconciler) DeleteEndpoint(ip string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ep := r.eps[ip]
+	if ep == nil || !ep.wanted {
+		return
+	}
+	ep.wanted = false
+	r.markEP(ip)
+	if ep.id != "" {
+		for k := range r.refs[ep.id] {
+			r.markLB(r.lbs[k])
 		}
 	}
-	for ip, re := range next {
-		ep := r.remote(ip, re)
-		if !ep.extra || ep.spec != re {
-			ep.extra = true
-			ep.spec = re
-			r.markEP(ip)
-		}
-	}
-	r.extras = next
-	r.adoptOrphans()
 }
 
 // NextRetry is when the next Sync has work: now if something is dirty, else
@@ -281,7 +299,7 @@ func (r *Reconciler) Statuses() []Status {
 		}
 		out = append(out, s)
 	}
-	slices.SortFunc(out, func(a, b Status) int { return compareKeys(a.Key, b.Key) })
+	slices.SortFunc(out, func(a, b Status) int { return intent.CompareLBKeys(a.Key, b.Key) })
 	return out
 }
 
@@ -292,71 +310,13 @@ func (r *Reconciler) EndpointStatuses() []EndpointStatus {
 	out := make([]EndpointStatus, 0, len(r.eps))
 	for _, ep := range r.eps {
 		out = append(out, EndpointStatus{
-			Endpoint: ep.spec, Desired: ep.desired(), Users: len(ep.lbs), Extra: ep.extra,
+			Endpoint: ep.spec, Desired: ep.desired(), RealizedUsers: len(r.refs[ep.id]),
 			RealizedID: ep.id, State: ep.st.state, LastError: ep.st.errString(),
 			Attempts: ep.st.attempts, NextRetry: ep.st.nextRetry,
 		})
 	}
-	slices.SortFunc(out, func(a, b EndpointStatus) int { return compareIPs(a.Endpoint.IP, b.Endpoint.IP) })
+	slices.SortFunc(out, func(a, b EndpointStatus) int { return intent.CompareIPs(a.Endpoint.IP, b.Endpoint.IP) })
 	return out
-}
-
-// reindex moves key's references in the remote endpoint index from the
-// remote backends of old to those of next (either may be nil).
-func (r *Reconciler) reindex(key intent.LBKey, old, next *intent.LB) {
-	var keep map[string]struct{}
-	if old != nil && next != nil {
-		keep = make(map[string]struct{}, len(next.Backends))
-		for _, b := range next.Backends {
-			if !b.Local {
-				keep[b.IP] = struct{}{}
-			}
-		}
-	}
-	if old != nil {
-		for _, b := range old.Backends {
-			if _, kept := keep[b.IP]; b.Local || kept {
-				continue
-			}
-			if ep := r.eps[b.IP]; ep != nil {
-				delete(ep.lbs, key)
-				if !ep.desired() {
-					r.markEP(b.IP)
-				}
-			}
-		}
-	}
-	if next == nil {
-		return
-	}
-	for _, b := range next.Backends {
-		if b.Local {
-			continue
-		}
-		ep := r.remote(b.IP, remoteOf(b))
-		if _, had := ep.lbs[key]; !had {
-			ep.lbs[key] = struct{}{}
-			if ep.id == "" || len(ep.lbs) == 1 && !ep.extra {
-				r.markEP(b.IP)
-			}
-		}
-		// An extra's spec wins; otherwise the latest backend's.
-		if spec := remoteOf(b); !ep.extra && ep.spec != spec {
-			ep.spec = spec
-			r.markEP(b.IP)
-		}
-	}
-}
-
-// remote returns the index entry for ip, creating it with spec.
-func (r *Reconciler) remote(ip string, spec intent.RemoteEndpoint) *remoteEP {
-	ep := r.eps[ip]
-	if ep == nil {
-		ep = &remoteEP{lbs: map[intent.LBKey]struct{}{}, spec: spec, st: objStatus{state: StatePending}}
-		r.eps[ip] = ep
-		r.markEP(ip)
-	}
-	return ep
 }
 
 func (r *Reconciler) markLB(e *lbEntry) {

@@ -83,7 +83,7 @@ func TestOneBackendChange(t *testing.T) {
 			before := e.hnsLB(want[1].Key)
 
 			want[1] = lb("10.96.0.20", 80, loc("10.244.1.12"), rem("10.244.2.20", "192.168.0.2"), rem("10.244.3.30", "192.168.0.3"))
-			r.Upsert(want[1])
+			upsert(r, want[1])
 			journalSize := func() int64 {
 				fi, err := os.Stat(journalPath(e.stateFile))
 				if err != nil {
@@ -111,7 +111,7 @@ func TestOneBackendChange(t *testing.T) {
 			}
 			// The same desired state again is not a change.
 			e.hns.ResetCounters()
-			r.Upsert(want[1])
+			upsert(r, want[1])
 			r.Sync(ctx)
 			if n := e.counters().Total(); n != 0 {
 				t.Errorf("unchanged upsert made %d calls", n)
@@ -129,7 +129,7 @@ func TestAddAndRemoveRemoteBackend(t *testing.T) {
 
 	// A new remote pod: one endpoint create, one modify.
 	want[2] = lb("10.96.0.30", 443, rem("10.244.3.31", "192.168.0.3"), rem("10.244.4.40", "192.168.0.4"))
-	r.Upsert(want[2])
+	upsert(r, want[2])
 	r.Sync(ctx)
 	c := e.counters()
 	if c.Count(sim.OpCreateEndpoint) != 1 || c.Count(sim.OpUpdateLoadBalancer) != 1 || c.Writes() != 2 || c.Lists() != 0 {
@@ -141,7 +141,7 @@ func TestAddAndRemoveRemoteBackend(t *testing.T) {
 	e.hns.ResetCounters()
 	rec.ops = nil
 	want[2] = lb("10.96.0.30", 443, rem("10.244.3.31", "192.168.0.3"))
-	r.Upsert(want[2])
+	upsert(r, want[2])
 	r.Sync(ctx)
 	c = e.counters()
 	if c.Count(sim.OpDeleteEndpoint) != 1 || c.Count(sim.OpUpdateLoadBalancer) != 1 || c.Writes() != 2 || c.Lists() != 0 {
@@ -155,7 +155,7 @@ func TestSharedRemoteEndpointLivesUntilLastUser(t *testing.T) {
 	want := e.threeServices() // 10.244.2.20 is used by want[0] and want[1]
 	r := e.started(want...)
 
-	r.Delete(want[0].Key)
+	remove(r, want[0].Key)
 	res := r.Sync(ctx)
 	if c := e.counters(); c.Writes() != 1 || c.Count(sim.OpDeleteLoadBalancer) != 1 || res.Deleted != 1 {
 		t.Errorf("first delete: %v %+v", c.Calls, res)
@@ -163,7 +163,7 @@ func TestSharedRemoteEndpointLivesUntilLastUser(t *testing.T) {
 	e.assertRealized(want[1:])
 
 	e.hns.ResetCounters()
-	r.Delete(want[1].Key)
+	remove(r, want[1].Key)
 	res = r.Sync(ctx)
 	// The load balancer, then its two remote endpoints nobody else uses.
 	if c := e.counters(); c.Writes() != 3 || c.Count(sim.OpDeleteEndpoint) != 2 || res.Deleted != 3 {
@@ -171,7 +171,7 @@ func TestSharedRemoteEndpointLivesUntilLastUser(t *testing.T) {
 	}
 	e.assertRealized(want[2:])
 	// Deleting what is not desired is a no-op.
-	r.Delete(want[1].Key)
+	remove(r, want[1].Key)
 	if _, ok := r.NextRetry(); ok {
 		t.Error("deleting an unknown key made work")
 	}
@@ -202,7 +202,7 @@ func TestOrderingEndpointsBeforeLoadBalancersAndBack(t *testing.T) {
 	// Delete everything: every load balancer goes before the endpoints it used.
 	rec.ops = nil
 	for _, d := range want {
-		r.Delete(d.Key)
+		remove(r, d.Key)
 	}
 	r.Sync(ctx)
 	deleted := map[string]bool{}
@@ -246,8 +246,8 @@ func TestBackendCapProfile(t *testing.T) {
 	ok := lb("10.96.1.1", 80, full...)
 	bad := lb("10.96.1.2", 80, over...)
 	r := e.reconciler()
-	r.Upsert(ok)
-	r.Upsert(bad)
+	upsert(r, ok)
+	upsert(r, bad)
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestBackendCapProfile(t *testing.T) {
 		t.Errorf("attempts %d, want 7", st.Attempts)
 	}
 	// Fixed desired state: converges and the backoff resets.
-	r.Upsert(lb("10.96.1.2", 80, full...))
+	upsert(r, lb("10.96.1.2", 80, full...))
 	res = r.Sync(ctx)
 	if res.Created != 1 || res.Failed != 0 {
 		t.Errorf("after fix: %+v", res)

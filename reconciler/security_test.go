@@ -32,7 +32,7 @@ func TestStateFileIsReplacedAtomically(t *testing.T) {
 
 	// A change goes to the journal, owner-only too; the next start folds it
 	// into a new snapshot.
-	r.Upsert(want[2])
+	upsert(r, want[2])
 	e.converge(r)
 	if fi, err := os.Stat(journalPath(e.stateFile)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("state journal: %v, %v; want mode 0600", fi, err)

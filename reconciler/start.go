@@ -20,7 +20,7 @@ import (
 //     intent.LBKey); then the next Sync deletes it and logs why.
 //
 // Desired state may be set before or after Start; objects listed at Start
-// are matched against Upserts until the first Sync. If the state file is
+// are matched against Upserts and UpsertEndpoints until the first Sync. If the state file is
 // unreadable or corrupt it is logged and treated as empty: then nothing is
 // ours, so only identical objects are adopted and only blockers deleted.
 // Start can be retried after an error; after success it does nothing.
@@ -138,30 +138,18 @@ func idSet(ids []string) map[string]struct{} {
 	return m
 }
 
-// adoptOrphans matches objects listed at Start against desired ones: all of
-// them, or only the load balancers keys (and their remote endpoints). It is a
-// no-op outside the window between Start and the first Sync.
-func (r *Reconciler) adoptOrphans(keys ...intent.LBKey) {
-	if !r.started || r.pruned {
-		return
+// adopting reports the window between Start and the first Sync, in which
+// objects listed at Start are matched against desired ones.
+func (r *Reconciler) adopting() bool { return r.started && !r.pruned }
+
+// adoptOrphans matches every desired object against those listed at Start:
+// remote endpoints first, so identical load balancers using them are adopted.
+func (r *Reconciler) adoptOrphans() {
+	for ip := range r.eps {
+		r.adoptEP(ip)
 	}
-	if keys == nil {
-		for ip := range r.eps {
-			r.adoptEP(ip)
-		}
-		for k := range r.lbs {
-			r.adoptLB(r.lbs[k])
-		}
-		return
-	}
-	for _, k := range keys {
-		e := r.lbs[k]
-		for _, b := range e.desired.Backends {
-			if !b.Local {
-				r.adoptEP(b.IP)
-			}
-		}
-		r.adoptLB(e)
+	for k := range r.lbs {
+		r.adoptLB(r.lbs[k])
 	}
 }
 

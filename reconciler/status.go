@@ -51,17 +51,19 @@ type Status struct {
 	MissingBackends []string `json:"missingBackends,omitempty"`
 }
 
-// EndpointStatus is one remote endpoint's convergence status.
+// EndpointStatus is one remote endpoint's convergence status. Desired false
+// means it waits for its deletion.
 type EndpointStatus struct {
-	Endpoint   intent.RemoteEndpoint `json:"endpoint"`
-	Desired    bool                  `json:"desired"`
-	Users      int                   `json:"users"` // desired load balancers referencing it
-	Extra      bool                  `json:"extra,omitempty"`
-	RealizedID string                `json:"realizedID,omitempty"`
-	State      State                 `json:"state"`
-	LastError  string                `json:"lastError,omitempty"`
-	Attempts   int                   `json:"attempts,omitempty"`
-	NextRetry  time.Time             `json:"nextRetry,omitzero"`
+	Endpoint intent.RemoteEndpoint `json:"endpoint"`
+	Desired  bool                  `json:"desired"`
+	// RealizedUsers counts the realized load balancers using it in HNS; it
+	// is deleted only once none does.
+	RealizedUsers int       `json:"realizedUsers,omitempty"`
+	RealizedID    string    `json:"realizedID,omitempty"`
+	State         State     `json:"state"`
+	LastError     string    `json:"lastError,omitempty"`
+	Attempts      int       `json:"attempts,omitempty"`
+	NextRetry     time.Time `json:"nextRetry,omitzero"`
 }
 
 // ObjectKind names what an ObjectError is about.

@@ -46,7 +46,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	run := &syncRun{ctx: ctx, now: r.clock.Now()}
 	run.lbs = takeDue(run.now, r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
 	epWork := takeDue(run.now, r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
-	ips := slices.SortedFunc(maps.Keys(epWork), compareIPs)
+	ips := slices.SortedFunc(maps.Keys(epWork), intent.CompareIPs)
 	r.declareCreates(run.lbs, ips)
 
 	r.refreshLocalIfNeeded(run)
@@ -105,7 +105,7 @@ func takeDue[K comparable](now time.Time, dirty, retry map[K]struct{}, nextRetry
 }
 
 func sortedKeys(m map[intent.LBKey]struct{}) []intent.LBKey {
-	return slices.SortedFunc(maps.Keys(m), compareKeys)
+	return slices.SortedFunc(maps.Keys(m), intent.CompareLBKeys)
 }
 
 // syncStale deletes due stale objects (ours left over, foreign blockers).
@@ -141,6 +141,7 @@ func (r *Reconciler) syncRemovedLB(run *syncRun, e *lbEntry) {
 		return
 	}
 	r.limiter.Forget(ref)
+	r.setMissing(e, nil)
 	delete(r.lbs, e.key)
 }
 
@@ -188,7 +189,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
 	ids, missing := r.resolve(e.desired)
-	e.missing = missing
+	r.setMissing(e, missing)
 	if len(ids) == 0 {
 		// Nothing to balance to (HNS refuses a load balancer without
 		// backends): keep none rather than one pointing at stale endpoints.
@@ -283,7 +284,7 @@ func (r *Reconciler) resolve(d *intent.LB) (ids, missing []string) {
 		var id string
 		if b.Local {
 			id = r.localIndex[b.IP]
-		} else if ep := r.eps[b.IP]; ep != nil && ep.id != "" && remoteMatches(ep.spec, ep.realizedSpec) {
+		} else if ep := r.eps[b.IP]; ep != nil && ep.wanted && ep.id != "" && remoteMatches(ep.spec, ep.realizedSpec) {
 			id = ep.id
 		}
 		if id == "" {
@@ -412,10 +413,29 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 	}
 	r.succeed(ref, &ep.st)
 	// Load balancers that had to leave this backend out can use it now.
-	for k := range ep.lbs {
-		if e := r.lbs[k]; e != nil && slices.Contains(e.missing, ip) {
-			run.lbs[k] = struct{}{}
+	for k := range r.waiting[ip] {
+		run.lbs[k] = struct{}{}
+	}
+}
+
+// setMissing records the backend IPs e left out, in e and in r.waiting.
+func (r *Reconciler) setMissing(e *lbEntry, missing []string) {
+	for _, ip := range e.missing {
+		if w := r.waiting[ip]; w != nil {
+			delete(w, e.key)
+			if len(w) == 0 {
+				delete(r.waiting, ip)
+			}
 		}
+	}
+	e.missing = missing
+	for _, ip := range missing {
+		w := r.waiting[ip]
+		if w == nil {
+			w = map[intent.LBKey]struct{}{}
+			r.waiting[ip] = w
+		}
+		w[e.key] = struct{}{}
 	}
 }
 

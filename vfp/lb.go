@@ -7,6 +7,7 @@ import (
 	"net/netip"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // loadBalancer is an HNS load balancer with its addresses parsed.
@@ -20,7 +21,7 @@ type loadBalancer struct {
 func parseLoadBalancer(l *hnslb.LoadBalancer) (*loadBalancer, error) {
 	lb := &loadBalancer{LoadBalancer: l}
 	if len(l.PortMappings) != 1 {
-		// HNS keeps one port mapping per load balancer (DESIGN.md §3).
+		// HNS keeps one port mapping per load balancer.
 		return nil, fmt.Errorf("load balancer %s has %d port mappings, want 1", l.ID, len(l.PortMappings))
 	}
 	lb.pm = l.PortMappings[0]
@@ -100,7 +101,7 @@ func (n *node) matchLB(dst netip.AddrPort, proto uint32, o origin) (match *loadB
 				nearMisses = append(nearMisses, fmt.Sprintf("load balancer %s listens on port %d, not %d", lb.ID, lb.pm.ExternalPort, dst.Port()))
 			}
 		case lb.isIPv6() != dst.Addr().Is6():
-			nearMisses = append(nearMisses, fmt.Sprintf("load balancer %s has the IPv6 flag %v but the packet is %s", lb.ID, lb.isIPv6(), family(dst.Addr())))
+			nearMisses = append(nearMisses, fmt.Sprintf("load balancer %s has the IPv6 flag %v but the packet is %s", lb.ID, lb.isIPv6(), intent.FamilyOf(dst.Addr())))
 		case lb.pm.Protocol != proto:
 			nearMisses = append(nearMisses, fmt.Sprintf("load balancer %s is for %s, not %s", lb.ID, protoName(lb.pm.Protocol), protoName(proto)))
 		case lb.nodePort():
@@ -139,13 +140,6 @@ func pickBackend(d hnslb.Distribution, p Packet, n int) int {
 		h.Write(b)
 	}
 	return int(h.Sum64() % uint64(n))
-}
-
-func family(ip netip.Addr) string {
-	if ip.Is4() {
-		return "IPv4"
-	}
-	return "IPv6"
 }
 
 func protoName(p uint32) string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // Trace follows p through the cluster and says what happens to it. Errors
@@ -131,7 +132,7 @@ func (t *tracer) applyLB(n *node, o origin) bool {
 	}
 	backend, ok := ep.addrOfFamily(t.dst.Addr())
 	if !ok {
-		t.drop(n, "load balancer %s chose backend endpoint %s, which has no %s address", lb.ID, id, family(t.dst.Addr()))
+		t.drop(n, "load balancer %s chose backend endpoint %s, which has no %s address", lb.ID, id, intent.FamilyOf(t.dst.Addr()))
 		return true
 	}
 	preserveDIP := lb.portFlag(hnslb.PortMappingFlagsPreserveDIP)
@@ -183,7 +184,7 @@ func (t *tracer) snat(n *node, lb *loadBalancer) bool {
 	if !to.IsValid() || to.Is4() != t.src.Addr().Is4() {
 		var ok bool
 		if to, ok = n.ipOfFamily(t.src.Addr()); !ok {
-			t.drop(n, "load balancer %s has no source VIP and node %s has no %s address to SNAT to", lb.ID, n.Name, family(t.src.Addr()))
+			t.drop(n, "load balancer %s has no source VIP and node %s has no %s address to SNAT to", lb.ID, n.Name, intent.FamilyOf(t.src.Addr()))
 			return false
 		}
 		how = "node address"
@@ -338,7 +339,7 @@ func (t *tracer) outboundNAT(n *node, ip netip.Addr) bool {
 		if !to.IsValid() || to.Is4() != ip.Is4() {
 			var ok bool
 			if to, ok = n.ipOfFamily(ip); !ok {
-				t.drop(n, "OutBoundNAT: node %s has no %s address", n.Name, family(ip))
+				t.drop(n, "OutBoundNAT: node %s has no %s address", n.Name, intent.FamilyOf(ip))
 				return false
 			}
 		}

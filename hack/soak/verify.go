@@ -90,10 +90,7 @@ func nodeConfig(node *corev1.Node, ns nodeSettings) desired.Config {
 		if a.Type != corev1.NodeInternalIP || err != nil {
 			continue
 		}
-		fam := intent.IPv4
-		if ip.Is6() && !ip.Is4In6() {
-			fam = intent.IPv6
-		}
+		fam := intent.FamilyOf(ip)
 		if _, seen := cfg.NodeIPs[fam]; !seen {
 			cfg.NodeIPs[fam] = ip.Unmap()
 		}

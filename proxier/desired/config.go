@@ -77,7 +77,7 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("no node IP"))
 	}
 	for fam, ip := range c.NodeIPs {
-		if familyOf(ip) != fam {
+		if ip.Is4In6() || intent.FamilyOf(ip) != fam {
 			errs = append(errs, fmt.Errorf("node IP %s is not IPv%d", ip, fam))
 		}
 	}
@@ -112,10 +112,3 @@ func (c Config) maxBackends() int {
 
 // clusterDSR says whether ClusterIP load balancers use DSR.
 func (c Config) clusterDSR() bool { return c.EnableDSR && c.Features.DSR }
-
-func familyOf(ip netip.Addr) intent.IPFamily {
-	if ip.Is4() {
-		return intent.IPv4
-	}
-	return intent.IPv6
-}

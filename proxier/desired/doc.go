@@ -5,9 +5,14 @@
 // endpoints, plus "problems" (event reasons and messages) the caller turns
 // into events and metrics. It does no I/O, reads no clock and logs nothing.
 //
-// The mapping follows DESIGN.md §4 and, where that is silent, what kube-proxy's
-// winkernel and Linux proxiers do; every choice made here is written next to
-// the code that makes it.
+// State owns the node's set of remote endpoints (State.RemoteEndpoints): the
+// remote backends of the winning load balancers, the overlay service-VIP
+// endpoints and the overlay source-VIP endpoint, one per IP, where the source
+// VIP wins over a service VIP and a service VIP over a backend. Change names
+// the IPs whose endpoint appeared, changed or went; nobody else derives the set.
+//
+// The mapping follows what kube-proxy's winkernel and Linux proxiers do; every
+// choice made here is written next to the code that makes it.
 //
 // HNS has no session-affinity timeout: sessionAffinity ClientIP becomes the
 // SourceIP distribution, and a timeout other than the default is reported

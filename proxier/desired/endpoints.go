@@ -119,7 +119,7 @@ func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config, ov *overlayIndex)
 				continue
 			}
 			ip, err := netip.ParseAddr(e.Addresses[0])
-			if err != nil || ip.Zone() != "" || ip.Is4In6() || familyOf(ip) != fam || ip.IsUnspecified() {
+			if err != nil || ip.Zone() != "" || ip.Is4In6() || intent.FamilyOf(ip) != fam || ip.IsUnspecified() {
 				invalid++
 				continue
 			}

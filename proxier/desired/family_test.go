@@ -224,7 +224,7 @@ func TestBackendCap(t *testing.T) {
 		t.Errorf("the local endpoint must be kept first: %s", backendIPs(cluster))
 	}
 	for i := 1; i < len(cluster.Backends); i++ {
-		if compareIPStrings(cluster.Backends[i-1].IP, cluster.Backends[i].IP) >= 0 {
+		if intent.CompareIPs(cluster.Backends[i-1].IP, cluster.Backends[i].IP) >= 0 {
 			t.Errorf("backends not sorted: %s", backendIPs(cluster))
 		}
 	}

@@ -76,7 +76,7 @@ func checkState(t *testing.T, s *State, cfg Config) {
 		}
 		for i, lb := range r.LBs {
 			checkLB(t, lb, limit)
-			if i > 0 && CompareLBKeys(r.LBs[i-1].Key, lb.Key) >= 0 {
+			if i > 0 && intent.CompareLBKeys(r.LBs[i-1].Key, lb.Key) >= 0 {
 				t.Fatalf("%s: load balancers not sorted or duplicated: %s then %s", name, r.LBs[i-1].Key, lb.Key)
 			}
 		}
@@ -120,7 +120,7 @@ func checkLB(t *testing.T, lb intent.LB, limit int) {
 	k := lb.Key
 	inFamily := func(what, s string) {
 		ip, ok := parseIP(s)
-		if !ok || familyOf(ip) != k.Family {
+		if !ok || intent.FamilyOf(ip) != k.Family {
 			t.Fatalf("%s: %s %q is not a valid IPv%d address", k, what, s, k.Family)
 		}
 	}
@@ -142,7 +142,7 @@ func checkLB(t *testing.T, lb intent.LB, limit int) {
 	}
 	for i, b := range lb.Backends {
 		inFamily("backend", b.IP)
-		if i > 0 && compareIPStrings(lb.Backends[i-1].IP, b.IP) >= 0 {
+		if i > 0 && intent.CompareIPs(lb.Backends[i-1].IP, b.IP) >= 0 {
 			t.Fatalf("%s: backends not sorted or duplicated: %s then %s", k, lb.Backends[i-1].IP, b.IP)
 		}
 		if !b.Local && b.MAC == "" {

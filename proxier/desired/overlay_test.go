@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 )
 
@@ -47,48 +46,24 @@ func TestSourceVIPEndpoints(t *testing.T) {
 	}
 }
 
-func TestRemoteEndpointsFor(t *testing.T) {
-	a := intent.LB{Backends: []intent.Backend{localBE("10.1.0.2"), remote("10.1.0.30"), remote("10.1.0.4")}}
-	b := intent.LB{Backends: []intent.Backend{remote("10.1.0.4"), {IP: "fd01::3", MAC: "m", ProviderAddress: "p"}}}
-	got := RemoteEndpointsFor([]intent.LB{a, b})
+// TestRemoteEndpointsOfBackends: the state holds one remote endpoint per
+// remote backend IP, none for local ones, and the change lists them sorted.
+func TestRemoteEndpointsOfBackends(t *testing.T) {
+	a := intent.LB{Key: key("10.0.0.1", 80), Backends: []intent.Backend{localBE("10.1.0.2"), remote("10.1.0.30"), remote("10.1.0.4")}}
+	b := intent.LB{Key: key("10.0.0.1", 443), Backends: []intent.Backend{remote("10.1.0.4"), {IP: "fd01::3", MAC: "m", ProviderAddress: "p"}}}
+	s := NewState(Config{})
+	ch := s.Set(ServiceResult{Name: nsName("ns", "web"), LBs: []intent.LB{a, b}})
 	want := []intent.RemoteEndpoint{
 		{IP: "10.1.0.4", MAC: "02-11-0a-01-00-04"},
 		{IP: "10.1.0.30", MAC: "02-11-0a-01-00-1e"},
 		{IP: "fd01::3", MAC: "m", ProviderAddress: "p"},
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %+v", got)
+	var got []intent.RemoteEndpoint
+	for _, ip := range ch.RemoteEndpoints {
+		got = append(got, s.RemoteEndpoints[ip])
 	}
-}
-
-func TestCompareHelpers(t *testing.T) {
-	ordered := []string{"9.0.0.1", "10.0.0.1", "::1", "not-an-ip", "zzz"}
-	for i := 1; i < len(ordered); i++ {
-		if compareIPStrings(ordered[i-1], ordered[i]) >= 0 || compareIPStrings(ordered[i], ordered[i-1]) <= 0 {
-			t.Errorf("%s should sort before %s", ordered[i-1], ordered[i])
-		}
-	}
-	keys := []intent.LBKey{
-		{Family: intent.IPv4, VIP: "", Protocol: hnslb.ProtocolTCP, Port: 30000},
-		{Family: intent.IPv4, VIP: "9.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 80},
-		{Family: intent.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 80},
-		{Family: intent.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 443},
-		{Family: intent.IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolUDP, Port: 53},
-		{Family: intent.IPv6, VIP: "", Protocol: hnslb.ProtocolTCP, Port: 30000},
-	}
-	for i := 1; i < len(keys); i++ {
-		if CompareLBKeys(keys[i-1], keys[i]) >= 0 || CompareLBKeys(keys[i], keys[i-1]) <= 0 {
-			t.Errorf("%s should sort before %s", keys[i-1], keys[i])
-		}
-	}
-	x := lb(key("10.0.0.1", 80), 0, 0, both...)
-	y := lb(key("10.0.0.1", 80), 0, 0, both...)
-	if !EqualLB(x, y) {
-		t.Error("identical load balancers differ")
-	}
-	y.Backends = []intent.Backend{both[0]}
-	if EqualLB(x, y) {
-		t.Error("different backends compare equal")
+	if !reflect.DeepEqual(got, want) || len(s.RemoteEndpoints) != len(want) {
+		t.Errorf("got %+v (state %+v)", got, s.RemoteEndpoints)
 	}
 }
 

@@ -1,7 +1,6 @@
 package desired
 
 import (
-	"cmp"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -177,7 +176,7 @@ func (b *serviceBuilder) add(key intent.LBKey, internalPort uint16, sel selectio
 
 func (b *serviceBuilder) addLB(lb intent.LB) {
 	if j, dup := b.keys[lb.Key]; dup {
-		if !EqualLB(b.r.LBs[j], lb) {
+		if !intent.EqualLB(&b.r.LBs[j], &lb) {
 			b.problem(warn(ReasonLoadBalancerConflict, "%s (%s) is already used by this Service's %s; left out", lb.Key, lb.Owner, b.r.LBs[j].Owner))
 		}
 		return
@@ -242,7 +241,7 @@ func (b *serviceBuilder) healthCheckLBs() {
 // finish sorts the load balancers and adds what depends on the whole Service.
 func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
 	r := b.r
-	slices.SortFunc(r.LBs, func(x, y intent.LB) int { return CompareLBKeys(x.Key, y.Key) })
+	slices.SortFunc(r.LBs, func(x, y intent.LB) int { return intent.CompareLBKeys(x.Key, y.Key) })
 	if r.Truncated > 0 {
 		b.problem(warn(ReasonBackendsTruncated,
 			"more endpoints than the HNS backend cap (%d): up to %d are left out of a load balancer on this node (each node keeps its own subset)",
@@ -284,29 +283,4 @@ func localReadyCount(parsed []parsedSlice, b *serviceBuilder) int {
 		}
 	}
 	return len(seen)
-}
-
-// CompareLBKeys orders keys: family, VIP (NodePort's "" first, then by
-// address), protocol, port.
-func CompareLBKeys(a, b intent.LBKey) int {
-	if c := cmp.Compare(a.Family, b.Family); c != 0 {
-		return c
-	}
-	if a.VIP != b.VIP {
-		if a.VIP == "" || b.VIP == "" {
-			return cmp.Compare(a.VIP, b.VIP)
-		}
-		return compareIPStrings(a.VIP, b.VIP)
-	}
-	if c := cmp.Compare(a.Protocol, b.Protocol); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Port, b.Port)
-}
-
-// EqualLB reports whether two desired load balancers are identical.
-func EqualLB(a, b intent.LB) bool {
-	return a.Key == b.Key && a.SourceVIP == b.SourceVIP && a.InternalPort == b.InternalPort &&
-		a.Distribution == b.Distribution && a.PortFlags == b.PortFlags && a.Flags == b.Flags &&
-		a.Owner == b.Owner && slices.Equal(a.Backends, b.Backends)
 }

@@ -100,7 +100,7 @@ func (b *serviceBuilder) families() bool {
 			b.problem(warn(ReasonInvalidIP, "cluster IP %q is not a valid IP address", s))
 			continue
 		}
-		fam := familyOf(ip)
+		fam := intent.FamilyOf(ip)
 		if _, dup := b.clusterIPs[fam]; dup {
 			continue
 		}
@@ -170,7 +170,7 @@ func (b *serviceBuilder) addFrontend(into map[intent.IPFamily][]netip.Addr, what
 		b.problem(warn(ReasonInvalidIP, "%s %s is %s address, which cannot be a load-balancer frontend", what, ip, kind))
 		return
 	}
-	fam := familyOf(ip)
+	fam := intent.FamilyOf(ip)
 	if _, known := b.clusterIPs[fam]; !known {
 		b.problem(warn(ReasonIPFamilyMismatch, "%s %s is IPv%d but the Service has no IPv%d cluster IP", what, ip, fam, fam))
 		return

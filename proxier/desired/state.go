@@ -50,8 +50,9 @@ type claim struct {
 type State struct {
 	// LBs holds, per key, the winning Service's load balancer.
 	LBs map[intent.LBKey]intent.LB
-	// RemoteEndpoints by IP: remote backends of LBs, overlay service-VIP
-	// endpoints and the overlay source-VIP endpoint.
+	// RemoteEndpoints by IP is the node's one set of remote endpoints: remote
+	// backends of LBs, overlay service-VIP endpoints and the overlay
+	// source-VIP endpoint (see materialize for which wins an IP).
 	RemoteEndpoints map[string]intent.RemoteEndpoint
 	// Services as last given to Set, without conflict problems (see Conflicts).
 	Services map[types.NamespacedName]ServiceResult
@@ -255,7 +256,7 @@ func (t *tracker) settle() Change {
 			continue
 		}
 		win := cs[0].lb
-		if had && EqualLB(old, win) {
+		if had && intent.EqualLB(&old, &win) {
 			continue
 		}
 		if had {
@@ -281,8 +282,8 @@ func (t *tracker) settle() Change {
 	for n := range t.svcs {
 		ch.Conflicted = append(ch.Conflicted, n)
 	}
-	slices.SortFunc(ch.LBs, CompareLBKeys)
-	slices.SortFunc(ch.RemoteEndpoints, compareIPStrings)
+	slices.SortFunc(ch.LBs, intent.CompareLBKeys)
+	slices.SortFunc(ch.RemoteEndpoints, intent.CompareIPs)
 	slices.SortFunc(ch.Conflicted, func(a, b types.NamespacedName) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
@@ -292,7 +293,7 @@ func (t *tracker) settle() Change {
 func (t *tracker) backends(lb intent.LB, delta int) {
 	for _, b := range lb.Backends {
 		if !b.Local {
-			t.ref(t.s.backendRefs, backendEndpoint(b), delta)
+			t.ref(t.s.backendRefs, intent.EndpointOf(b), delta)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"sort"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/metrics"
@@ -31,14 +30,12 @@ func debugSource(cfg *options.Config, deps *Deps, src StatusSource) metrics.Debu
 			HNSVersion: deps.Capabilities.Features.Version.String(),
 			Services:   map[string][]reconciler.Status{},
 		}
+		// The reconciler's order is kept (keys by intent.CompareLBKeys,
+		// endpoints by intent.CompareIPs): one order everywhere.
 		for _, s := range src.Statuses() {
 			v.Services[s.Owner] = append(v.Services[s.Owner], s)
 		}
-		for _, list := range v.Services {
-			sort.Slice(list, func(i, j int) bool { return list[i].Key.String() < list[j].Key.String() })
-		}
 		v.RemoteEndpoints = src.EndpointStatuses()
-		sort.Slice(v.RemoteEndpoints, func(i, j int) bool { return v.RemoteEndpoints[i].Endpoint.IP < v.RemoteEndpoints[j].Endpoint.IP })
 		return v, nil
 	}
 }

@@ -18,7 +18,9 @@ import (
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
-// StatusSource lists the reconciler's per-object status (reconciler.Reconciler has these).
+// StatusSource lists the reconciler's per-object status (reconciler.Reconciler
+// has these), sorted: load balancers by intent.CompareLBKeys, remote
+// endpoints by intent.CompareIPs.
 type StatusSource interface {
 	Statuses() []reconciler.Status
 	EndpointStatuses() []reconciler.EndpointStatus

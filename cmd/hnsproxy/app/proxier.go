@@ -72,16 +72,16 @@ func desiredConfig(ctx context.Context, cfg *options.Config, deps *Deps) (desire
 		Features:              deps.Capabilities.Features,
 	}
 	if ip, err := netip.ParseAddr(cfg.BindAddress); err == nil && !ip.IsUnspecified() {
-		c.NodeIPs = map[intent.IPFamily]netip.Addr{familyOf(ip): ip}
+		c.NodeIPs = map[intent.IPFamily]netip.Addr{intent.FamilyOf(ip): ip}
 	}
 	if vip, err := netip.ParseAddr(cfg.Winkernel.SourceVIP); err == nil {
-		c.SourceVIP = map[intent.IPFamily]netip.Addr{familyOf(vip): vip}
+		c.SourceVIP = map[intent.IPFamily]netip.Addr{intent.FamilyOf(vip): vip}
 	}
 	if gw, err := deps.HNS.GetEndpointByName(ctx, cfg.Winkernel.RootHNSEndpointName); err == nil {
 		c.HealthCheckGateway = map[intent.IPFamily]netip.Addr{}
 		for _, ipc := range gw.IpConfigurations {
 			if ip, err := netip.ParseAddr(ipc.IpAddress); err == nil {
-				c.HealthCheckGateway[familyOf(ip)] = ip
+				c.HealthCheckGateway[intent.FamilyOf(ip)] = ip
 			}
 		}
 	} else if cfg.Winkernel.ForwardHealthCheckVIP {
@@ -99,13 +99,6 @@ func desiredConfig(ctx context.Context, cfg *options.Config, deps *Deps) (desire
 }
 
 func isUnix(h options.HNS) bool { _, ok := h.UnixSocket(); return ok }
-
-func familyOf(ip netip.Addr) intent.IPFamily {
-	if ip.Is4() || ip.Is4In6() {
-		return intent.IPv4
-	}
-	return intent.IPv6
-}
 
 // healthzPort is the port of the healthz address (kube-proxy's 10256 when unset).
 func healthzPort(addr string) uint16 {
