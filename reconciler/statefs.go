@@ -68,7 +68,7 @@ func (osFS) Remove(name string) error     { return os.Remove(name) }
 
 // readStateFile reads a whole regular file of at most maxStateFileSize.
 func readStateFile(fsys stateFS, name string) ([]byte, error) {
-	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	f, err := fsys.OpenFile(name, os.O_RDONLY|readNonBlocking, 0)
 	if errors.Is(err, syscall.ENOTDIR) {
 		// A file where a directory should be: nothing can exist at name.
 		return nil, fmt.Errorf("%w: %w", fs.ErrNotExist, err)
@@ -84,6 +84,10 @@ func readStateFile(fsys stateFS, name string) ([]byte, error) {
 	if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: %w (%v)", name, errNotRegular, info.Mode().Type())
 	}
+	if info.Size() > maxStateFileSize {
+		return nil, fmt.Errorf("%s: %w: %d bytes", name, errTooLarge, info.Size())
+	}
+	// The limit again: a file may grow while it is read.
 	raw, err := io.ReadAll(io.LimitReader(f, maxStateFileSize+1))
 	if err != nil {
 		return nil, err

@@ -20,5 +20,9 @@ func openNoFollow(name string, flag int, perm fs.FileMode) (*os.File, error) {
 	return f, err
 }
 
+// readNonBlocking keeps the open of a FIFO planted at a state path from
+// waiting for a writer; the read then refuses it as not a regular file.
+const readNonBlocking = syscall.O_NONBLOCK
+
 // mkdirPrivate creates dir 0700 (and missing parents).
 func mkdirPrivate(dir string) error { return os.MkdirAll(dir, 0o700) }

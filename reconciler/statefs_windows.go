@@ -16,6 +16,9 @@ import (
 // what is created inside, and nothing to anyone else (P: no inherited ACEs).
 const stateDirSDDL = "D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
 
+// readNonBlocking: Windows opens nothing that waits for a writer.
+const readNonBlocking = 0
+
 // openNoFollow refuses a reparse point (symlink, junction, mount point) at
 // name, then opens it. Between the check and the open only SYSTEM and
 // Administrators can replace the file: the directory's ACL (mkdirPrivate).
