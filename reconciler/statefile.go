@@ -107,8 +107,12 @@ func (r *Reconciler) saveState() error {
 
 // compactState writes the whole state as a new snapshot, then empties the
 // journal. A crash between the two leaves a snapshot and an old journal
-// whose replay changes nothing: every record in it is already in the
-// snapshot, in order.
+// whose replay changes nothing for records that reached the journal; a
+// change folded into the snapshot straight from memory may be undone by
+// the old journal's record of the same ID, which errs towards owning an
+// object already deleted (Start forgets it). If the journal cannot be
+// removed, the next save writes a snapshot again: appending to the old
+// journal would make its stale records count after the new snapshot.
 func (r *Reconciler) compactState() error {
 	if r.opts.StateFile == "" {
 		return nil
@@ -122,6 +126,7 @@ func (r *Reconciler) writeCompaction() error {
 	}
 	r.unsaved, r.snapshotDue = nil, false
 	if err := r.stateFS().Remove(journalPath(r.opts.StateFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.snapshotDue = true
 		return err
 	}
 	r.journalLines = 0
