@@ -42,6 +42,9 @@ const (
 	// ReasonFailedToStartProxierHealthcheck and ReasonFailedToStartMetricServer are kube-proxy's.
 	ReasonFailedToStartProxierHealthcheck = "FailedToStartProxierHealthcheck"
 	ReasonFailedToStartMetricServer       = "FailedToStartMetricServer"
+	// ReasonStateFileWriteFailed: the state file recording which HNS objects
+	// hnsproxy owns could not be written; raised once per failure streak.
+	ReasonStateFileWriteFailed = "StateFileWriteFailed"
 )
 
 // Actions (the events/v1 "action" field).
@@ -49,6 +52,7 @@ const (
 	ActionSync  = "Sync"
 	ActionStart = "StartKubeProxy" // kube-proxy's action on its start events
 	ActionCheck = "CheckHNS"
+	ActionSave  = "SaveState"
 )
 
 // NewBroadcaster returns an events.k8s.io/v1 broadcaster writing through client.
@@ -108,4 +112,11 @@ func (r *Reporter) FeatureUnavailable(feature, why string) {
 // ServerFailed reports a healthz or metrics server that could not start (kube-proxy's reasons).
 func (r *Reporter) ServerFailed(reason string, err error) {
 	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, reason, ActionStart, "%s", fmt.Sprint(err))
+}
+
+// StateFileWriteFailed: writing the state file failed; until a write works,
+// ownership of the objects created meanwhile lives only in memory.
+func (r *Reporter) StateFileWriteFailed(err error) {
+	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, ReasonStateFileWriteFailed, ActionSave,
+		"writing the state file failed; hnsproxy retries at each sync: %v", err)
 }

@@ -92,8 +92,9 @@ func TestNodeEvents(t *testing.T) {
 	r.Starting()
 	r.FeatureUnavailable("DSR", "needs HNS >= 10.2, have 9.1")
 	r.ServerFailed(ReasonFailedToStartMetricServer, errors.New("listen tcp 127.0.0.1:10249: address already in use"))
+	r.StateFileWriteFailed(errors.New("state file C:\\state.json: no space left on device"))
 	seen := map[string]eventsv1.Event{}
-	for _, ev := range wait(metav1.NamespaceDefault, 3) {
+	for _, ev := range wait(metav1.NamespaceDefault, 4) {
 		seen[ev.Reason] = ev
 		if ev.Regarding.Kind != "Node" || ev.Regarding.Name != "win-1" {
 			t.Errorf("%s regards %+v", ev.Reason, ev.Regarding)
@@ -107,5 +108,8 @@ func TestNodeEvents(t *testing.T) {
 	}
 	if ev := seen[ReasonFailedToStartMetricServer]; !strings.Contains(ev.Note, "address already in use") {
 		t.Errorf("server event note = %q", ev.Note)
+	}
+	if ev := seen[ReasonStateFileWriteFailed]; ev.Type != v1.EventTypeWarning || !strings.Contains(ev.Note, "no space left on device") {
+		t.Errorf("state file event = %+v", ev)
 	}
 }

@@ -104,5 +104,10 @@ func IsUnavailable(err error) bool {
 	return hasCode(err, CodeRPCServerUnavailable, CodeManagerStopped, CodeTimeout)
 }
 
-// IsTransient reports an error worth retrying as it is.
-func IsTransient(err error) bool { return IsUnavailable(err) }
+// IsTransient reports an error worth retrying as it is: HNS unavailable,
+// or an error that says so itself with a Transient method (a state file
+// held open by another process).
+func IsTransient(err error) bool {
+	var t interface{ Transient() bool }
+	return IsUnavailable(err) || errors.As(err, &t) && t.Transient()
+}

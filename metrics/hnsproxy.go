@@ -69,6 +69,14 @@ var (
 		Help: "HNS capabilities hnsproxy uses (1) or not (0), from the HNS version and configuration", StabilityLevel: metrics.ALPHA,
 	}, []string{"feature"})
 
+	// StateFileWriteFailuresTotal counts failed writes of the state file
+	// (snapshot or journal): while they fail, ownership of new objects is
+	// only in memory.
+	StateFileWriteFailuresTotal = metrics.NewCounter(&metrics.CounterOpts{
+		Namespace: namespace, Name: "state_file_write_failures_total",
+		Help: "Failed writes of the state file that records which HNS objects hnsproxy owns", StabilityLevel: metrics.ALPHA,
+	})
+
 	// HNSInfo carries the HNS version as a label; the value is always 1.
 	HNSInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "hns_info",
@@ -79,4 +87,5 @@ var (
 var hnsProxyMetrics = []metrics.Registerable{
 	HNSOperationsTotal, HNSOperationDuration, Objects, DriftRepairsTotal,
 	BackendsTruncated, EndpointsDroppedMixedPorts, HNSFeatureEnabled, HNSInfo,
+	StateFileWriteFailuresTotal,
 }

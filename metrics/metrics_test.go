@@ -76,6 +76,7 @@ func touchAll() {
 	EndpointsDroppedMixedPorts.Set(0)
 	HNSFeatureEnabled.WithLabelValues("DSR").Set(1)
 	HNSInfo.WithLabelValues("13.2").Set(1)
+	StateFileWriteFailuresTotal.Inc()
 }
 
 // wantFamilies are the scraped names, types and label names hnsproxy promises.
@@ -98,12 +99,13 @@ var wantFamilies = map[string]struct {
 	"kubeproxy_sync_proxy_rules_no_local_endpoints_total":      {dto.MetricType_GAUGE, "ip_family,traffic_policy"},
 	"hnsproxy_hns_operations_total":                            {dto.MetricType_COUNTER, "operation,result"},
 	"hnsproxy_hns_operation_duration_seconds":                  {dto.MetricType_HISTOGRAM, "operation"},
-	"hnsproxy_objects":                       {dto.MetricType_GAUGE, "kind,state"},
-	"hnsproxy_drift_repairs_total":           {dto.MetricType_COUNTER, "kind"},
-	"hnsproxy_backends_truncated":            {dto.MetricType_GAUGE, ""},
-	"hnsproxy_endpoints_dropped_mixed_ports": {dto.MetricType_GAUGE, ""},
-	"hnsproxy_hns_feature_enabled":           {dto.MetricType_GAUGE, "feature"},
-	"hnsproxy_hns_info":                      {dto.MetricType_GAUGE, "version"},
+	"hnsproxy_objects":                         {dto.MetricType_GAUGE, "kind,state"},
+	"hnsproxy_drift_repairs_total":             {dto.MetricType_COUNTER, "kind"},
+	"hnsproxy_backends_truncated":              {dto.MetricType_GAUGE, ""},
+	"hnsproxy_endpoints_dropped_mixed_ports":   {dto.MetricType_GAUGE, ""},
+	"hnsproxy_hns_feature_enabled":             {dto.MetricType_GAUGE, "feature"},
+	"hnsproxy_hns_info":                        {dto.MetricType_GAUGE, "version"},
+	"hnsproxy_state_file_write_failures_total": {dto.MetricType_COUNTER, ""},
 }
 
 func TestScrapeNamesAndPromtool(t *testing.T) {

@@ -1,7 +1,6 @@
 package reconciler
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -64,56 +63,80 @@ func encodeRecords(records []journalRecord) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// appendJournal appends lines and syncs them to disk.
-func appendJournal(path string, lines []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+// appendJournal appends lines and syncs them to disk. On failure it cuts
+// the journal back to its length before the append, so that a short write
+// leaves no torn line (replay would skip one anyway).
+func appendJournal(fsys stateFS, path string, lines []byte) error {
+	if err := fsys.MkdirAll(filepath.Dir(path)); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(lines); err != nil {
+	info, err := f.Stat()
+	if err != nil {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
+	if _, err = f.Write(lines); err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		if terr := f.Truncate(info.Size()); terr != nil {
+			err = errors.Join(err, fmt.Errorf("cutting the journal back: %w", terr))
+		}
 		f.Close()
 		return err
 	}
 	return f.Close()
 }
 
+// recordStart is how every record's JSON begins (encoding/json keeps field
+// order). Inside a JSON string a quote is escaped, so in a good line it
+// occurs once, right after the checksum: its last occurrence in a damaged
+// line is where a good record glued to torn bytes would start.
+var recordStart = []byte(` {"add":`)
+
 // replayJournal applies the journal at path to s. It returns how many
-// records it applied and, if it stopped early, why (the rest is ignored).
-// A missing journal is an empty one.
-func replayJournal(path string, s *stateSets) (applied int, stopped error, err error) {
-	raw, err := os.ReadFile(path)
+// records it applied and what it skipped: torn or corrupt lines (the rest
+// still applies), or the whole journal when it is not a regular file or too
+// large (a *corruptStateError). A missing journal is an empty one; other
+// read errors are returned.
+func replayJournal(fsys stateFS, path string, s *stateSets) (applied int, skipped error, err error) {
+	raw, err := readStateFile(fsys, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil, nil
 	}
 	if err != nil {
+		if err = asCorrupt(path, err); errors.As(err, new(*corruptStateError)) {
+			return 0, err, nil
+		}
 		return 0, nil, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	offset := 0
-	for sc.Scan() {
-		line := sc.Bytes()
-		end := offset + len(line)
-		if end >= len(raw) || raw[end] != '\n' {
-			return applied, fmt.Errorf("journal %s: unterminated last line at byte %d", path, offset), nil
+	var damage []error
+	for offset := 0; offset < len(raw); {
+		end := bytes.IndexByte(raw[offset:], '\n')
+		if end < 0 {
+			damage = append(damage, fmt.Errorf("unterminated last line at byte %d", offset))
+			break
 		}
+		line := raw[offset : offset+end]
 		rec, err := decodeRecord(line)
 		if err != nil {
-			return applied, fmt.Errorf("journal %s: line at byte %d: %w", path, offset, err), nil
+			damage = append(damage, fmt.Errorf("line at byte %d: %w", offset, err))
+			if i := bytes.LastIndex(line, recordStart); i > 8 {
+				rec, err = decodeRecord(line[i-8:])
+			}
 		}
-		s.apply(rec)
-		applied++
-		offset = end + 1
+		if err == nil {
+			s.apply(rec)
+			applied++
+		}
+		offset += end + 1
 	}
-	if err := sc.Err(); err != nil {
-		return applied, fmt.Errorf("journal %s: at byte %d: %w", path, offset, err), nil
+	if len(damage) > 0 {
+		return applied, fmt.Errorf("journal %s: skipped %d damaged lines, first: %w", path, len(damage), damage[0]), nil
 	}
 	return applied, nil, nil
 }

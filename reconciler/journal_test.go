@@ -150,7 +150,8 @@ func FuzzStateJournal(f *testing.F) {
 		{Kind: recordLoadBalancer, ID: "lb-1"},
 		{Add: true, Kind: recordCreatingLB, Key: &intent.LBKey{Family: intent.IPv6, VIP: "fd00::10", Protocol: 17, Port: 53}},
 	})
-	for _, seed := range [][]byte{nil, valid, valid[:len(valid)/2], []byte("00000000 {}\n"), []byte("zz\n\n\n"), bytes.Repeat([]byte("a"), 5000)} {
+	glued := append(append([]byte{}, valid[:30]...), valid...) // a torn line glued to good ones
+	for _, seed := range [][]byte{nil, valid, valid[:len(valid)/2], glued, []byte("00000000 {}\n"), []byte("zz\n\n\n"), bytes.Repeat([]byte("a"), 5000)} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, journal []byte) {

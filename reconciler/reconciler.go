@@ -28,6 +28,10 @@ type Options struct {
 	// StateFile records the IDs hnsproxy created; "" disables persistence
 	// (then every existing object is treated as foreign at Start).
 	StateFile string
+	// StateWriteFailed, if set, is told of every failed state file write;
+	// streakStart marks the first since the last success (raise an event
+	// on those). It runs under the Reconciler's lock: it must not call it.
+	StateWriteFailed func(err error, streakStart bool)
 	// RetryBase and RetryMax bound the per-object exponential backoff
 	// (defaults DefaultRetryBase, DefaultRetryMax).
 	RetryBase, RetryMax time.Duration
@@ -71,6 +75,7 @@ type Reconciler struct {
 	unsaved      []journalRecord
 	journalLines int
 	snapshotDue  bool // the next saveState writes a snapshot (Start's failed)
+	store        stateStore
 	// creatingLBs and creatingEPs are the keys and IPs whose create may
 	// have made an object whose ID we never recorded (a Sync under way, a
 	// lost reply); they are saved before the creates (see declareCreates).

@@ -20,9 +20,11 @@ import (
 //     intent.LBKey); then the next Sync deletes it and logs why.
 //
 // Desired state may be set before or after Start; objects listed at Start
-// are matched against Upserts and UpsertEndpoints until the first Sync. If the state file is
-// unreadable or corrupt it is logged and treated as empty: then nothing is
+// are matched against Upserts and UpsertEndpoints until the first Sync. If
+// the state file is corrupt it is logged, set aside and treated as empty:
+// then nothing is
 // ours, so only identical objects are adopted and only blockers deleted.
+// If it cannot be read, Start fails with a transient error (see loadOwned).
 // Start can be retried after an error; after success it does nothing.
 func (r *Reconciler) Start(ctx context.Context) error {
 	r.mu.Lock()
@@ -36,10 +38,9 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	if r.opts.NetworkID == "" {
 		return errors.New("reconciler: no HNS network ID")
 	}
-	owned, err := loadState(r.opts.StateFile)
+	owned, err := r.loadOwned()
 	if err != nil {
-		r.log.Error(err, "Ignoring hnsproxy state file: treating every existing HNS object as foreign", "path", r.opts.StateFile)
-		owned = &stateFile{}
+		return err
 	}
 	lbs, err := r.client.ListLoadBalancers(ctx)
 	if err != nil {
@@ -89,9 +90,6 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	r.snapshotDue = true
 	if err := r.compactState(); err != nil {
 		r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
-	}
-	if owned.journalStopped != nil {
-		r.log.Info("Warning: the state file's journal ended early; objects of that last write count as unowned", "err", owned.journalStopped)
 	}
 	r.started, r.pruned = true, false
 	r.adoptOrphans()

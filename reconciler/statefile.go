@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"github.com/hnsproxy/hnsproxy/intent"
 )
@@ -28,35 +30,40 @@ type stateFile struct {
 	CreatingLoadBalancers   []intent.LBKey `json:"creatingLoadBalancers,omitempty"`
 	CreatingRemoteEndpoints []string       `json:"creatingRemoteEndpoints,omitempty"`
 
-	// journalStopped is why the journal's replay ended before its end.
+	// journalStopped is what the journal's replay skipped: torn or corrupt
+	// lines, or (a *corruptStateError) the whole journal.
 	journalStopped error
 }
 
-// loadState reads the state file: the snapshot, then its journal replayed
-// over it. A missing snapshot (or path "") is an empty state; an unreadable
-// or corrupt snapshot is an error. A journal that stops early (a torn last
-// write) is not: what it held up to there counts, and journalStopped says
-// why the rest did not.
-func loadState(path string) (*stateFile, error) {
+// loadState reads the state file at path from the real file system.
+func loadState(path string) (*stateFile, error) { return loadStateFrom(osFS{}, path) }
+
+// loadStateFrom reads the state file: the snapshot, then its journal
+// replayed over it. A missing snapshot (or path "") is an empty state; a
+// corrupt snapshot is a *corruptStateError; any other failure to read
+// either file is returned as it is. Damage inside the journal is not an
+// error: replay skips it (journal.go), and journalStopped says what it
+// skipped.
+func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 	if path == "" {
 		return &stateFile{Version: stateFileVersion}, nil
 	}
 	s := &stateFile{Version: stateFileVersion}
-	raw, err := os.ReadFile(path)
+	raw, err := readStateFile(fsys, path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, err
+		return nil, asCorrupt(path, err)
 	default:
 		if err := json.Unmarshal(raw, s); err != nil {
-			return nil, fmt.Errorf("parse state file %s: %w", path, err)
+			return nil, &corruptStateError{path, fmt.Errorf("parse state file %s: %w", path, err)}
 		}
 		if s.Version != stateFileVersion {
-			return nil, fmt.Errorf("state file %s: unknown version %d", path, s.Version)
+			return nil, &corruptStateError{path, fmt.Errorf("state file %s: unknown version %d", path, s.Version)}
 		}
 	}
 	sets := setsOf(s)
-	applied, stopped, err := replayJournal(journalPath(path), sets)
+	applied, stopped, err := replayJournal(fsys, journalPath(path), sets)
 	if err != nil {
 		return nil, err
 	}
@@ -78,46 +85,57 @@ func (r *Reconciler) journal(rec journalRecord) {
 // saveState makes the queued state changes durable: appended to the journal
 // with one fsync, or, once the journal has outgrown the owned set, folded
 // with it into a new snapshot. On failure they stay queued for the next try.
+// Every write's outcome goes to noteStateWrite.
 func (r *Reconciler) saveState() error {
 	if r.opts.StateFile == "" || len(r.unsaved) == 0 && !r.snapshotDue {
 		return nil
 	}
 	if r.snapshotDue || r.journalLines+len(r.unsaved) > compactAfter(len(r.ownedLBs)+len(r.ownedEPs)) {
-		return r.compactState()
+		return r.noteStateWrite(r.writeCompaction())
 	}
 	lines, err := encodeRecords(r.unsaved)
 	if err != nil {
 		return err
 	}
-	if err := appendJournal(journalPath(r.opts.StateFile), lines); err != nil {
-		return err
+	if err := appendJournal(r.stateFS(), journalPath(r.opts.StateFile), lines); err != nil {
+		return r.noteStateWrite(err)
 	}
 	r.journalLines += len(r.unsaved)
 	r.unsaved = nil
-	return nil
+	return r.noteStateWrite(nil)
 }
 
 // compactState writes the whole state as a new snapshot, then empties the
 // journal. A crash between the two leaves a snapshot and an old journal
-// whose replay changes nothing: every record in it is already in the
-// snapshot, in order.
+// whose replay changes nothing for records that reached the journal; a
+// change folded into the snapshot straight from memory may be undone by
+// the old journal's record of the same ID, which errs towards owning an
+// object already deleted (Start forgets it). If the journal cannot be
+// removed, the next save writes a snapshot again: appending to the old
+// journal would make its stale records count after the new snapshot.
 func (r *Reconciler) compactState() error {
 	if r.opts.StateFile == "" {
 		return nil
 	}
+	return r.noteStateWrite(r.writeCompaction())
+}
+
+func (r *Reconciler) writeCompaction() error {
 	if err := r.writeSnapshot(); err != nil {
 		return err
 	}
 	r.unsaved, r.snapshotDue = nil, false
-	if err := os.Remove(journalPath(r.opts.StateFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := r.stateFS().Remove(journalPath(r.opts.StateFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.snapshotDue = true
 		return err
 	}
 	r.journalLines = 0
 	return nil
 }
 
-// writeSnapshot writes the owned IDs atomically: a temp file in the same
-// directory, synced, mode 0600, renamed over the old one.
+// writeSnapshot writes the owned IDs atomically: a new temp file in the
+// same directory (O_EXCL: never a planted one), synced, mode 0600, renamed
+// over the old one.
 func (r *Reconciler) writeSnapshot() error {
 	path := r.opts.StateFile
 	if path == "" {
@@ -134,31 +152,31 @@ func (r *Reconciler) writeSnapshot() error {
 	if err != nil {
 		return err
 	}
+	fsys := r.stateFS()
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := fsys.MkdirAll(dir); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	tmp := filepath.Join(dir, filepath.Base(path)+".tmp"+strconv.FormatUint(rand.Uint64(), 36))
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(raw); err != nil {
-		tmp.Close()
+	defer fsys.Remove(tmp) // no-op after a successful rename
+	_, err = f.Write(raw)
+	if err == nil {
+		err = f.Chmod(0o600) // whatever the umask
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return fsys.Rename(tmp, path)
 }
 
 // declareCreates saves, before this Sync writes anything, every key and IP

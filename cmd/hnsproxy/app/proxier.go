@@ -30,6 +30,8 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		Features:  deps.Capabilities.Features,
 		StateFile: cfg.StateFile,
 		Logger:    logger.WithName("reconciler"),
+
+		StateWriteFailed: stateWriteFailed(deps.Events),
 	})
 	dcfg, err := desiredConfig(ctx, cfg, deps)
 	if err != nil {

@@ -1,0 +1,106 @@
+package reconciler
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+
+	"k8s.io/klog/v2/textlogger"
+)
+
+// saveFaults are the write failures FuzzStateSaves injects, one per save.
+var saveFaults = []func(op, name string) error{
+	nil,
+	func(op, _ string) error { return failOn(op, syscall.ENOSPC, "write") },             // full disk, half-written
+	func(op, _ string) error { return failOn(op, syscall.EIO, "sync") },                 // written, not durable
+	func(op, _ string) error { return failOn(op, syscall.ENOSPC, "write", "truncate") }, // torn line left behind
+	func(op, _ string) error { return failOn(op, syscall.EACCES, "rename") },            // snapshot not installed
+	func(op, _ string) error { return failOn(op, syscall.EACCES, "remove") },            // old journal kept after a snapshot
+	onJournal(syscall.EACCES, "open"),
+	onJournal(syscall.ENOSPC, "write"),
+}
+
+func failOn(op string, err error, ops ...string) error {
+	if slices.Contains(ops, op) {
+		return err
+	}
+	return nil
+}
+
+// FuzzStateSaves drives the state layer through a script from the fuzzer's
+// bytes: each step adds or removes an owned load balancer, sometimes asks
+// for a snapshot, and saves under one of saveFaults. A restart then loads
+// every ID owned at the last successful save that is still owned, and
+// nothing but those and IDs of saves that failed (pending); after one more
+// save that succeeds, exactly the owned set.
+func FuzzStateSaves(f *testing.F) {
+	for _, seed := range [][]byte{nil, {0, 1, 8, 2, 24, 3, 0, 4}, {8, 1, 24, 2, 0, 3, 1, 1, 56, 5}, {4, 1, 44, 2, 40, 3, 1, 2, 0, 9}} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, script []byte) {
+		path := filepath.Join(t.TempDir(), "state.json")
+		faults := &faultFS{shortWrites: true}
+		r := New(nil, Options{StateFile: path, Logger: textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(io.Discard)))})
+		r.store.fs = faults
+		durable := map[string]struct{}{} // owned at the last successful save
+		pending := map[string]struct{}{} // added to or removed from the owned set since
+		for i := 0; i+1 < len(script) && i < 400; i += 2 {
+			op, id := script[i], fmt.Sprintf("lb-%d", script[i+1]%16)
+			_, owned := r.ownedLBs[id]
+			switch {
+			case op&1 == 0 && !owned:
+				r.ownedLBs[id] = struct{}{}
+				r.journal(journalRecord{Add: true, Kind: recordLoadBalancer, ID: id})
+				pending[id] = struct{}{}
+			case op&1 == 1 && owned:
+				delete(r.ownedLBs, id)
+				r.journal(journalRecord{Kind: recordLoadBalancer, ID: id})
+				pending[id] = struct{}{}
+			}
+			if op&4 != 0 {
+				r.snapshotDue = true
+			}
+			faults.set(saveFaults[int(op>>3)%len(saveFaults)])
+			if err := r.saveState(); err == nil {
+				durable, pending = maps.Clone(r.ownedLBs), map[string]struct{}{}
+			}
+		}
+		faults.set(nil)
+		loaded := idSet(mustLoad(t, path).LoadBalancers)
+		for id := range durable {
+			if _, still := r.ownedLBs[id]; still {
+				if _, ok := loaded[id]; !ok {
+					t.Fatalf("durable owned ID %s lost; loaded %v", id, slices.Sorted(maps.Keys(loaded)))
+				}
+			}
+		}
+		for id := range loaded {
+			_, d := durable[id]
+			_, p := pending[id]
+			if !d && !p {
+				t.Fatalf("loaded ID %s that no save made durable or had pending", id)
+			}
+		}
+		r.snapshotDue = r.snapshotDue || len(script)%2 == 1 // the last save: a snapshot or an append
+		r.journal(journalRecord{Kind: recordLoadBalancer, ID: "lb-none"})
+		if err := r.saveState(); err != nil {
+			t.Fatalf("save without faults: %v", err)
+		}
+		if got := slices.Sorted(maps.Keys(idSet(mustLoad(t, path).LoadBalancers))); !slices.Equal(got, slices.Sorted(maps.Keys(r.ownedLBs))) {
+			t.Fatalf("after a good save loaded %v, own %v", got, slices.Sorted(maps.Keys(r.ownedLBs)))
+		}
+	})
+}
+
+func mustLoad(t *testing.T, path string) *stateFile {
+	t.Helper()
+	s, err := loadState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -1,0 +1,68 @@
+package reconciler
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+// stateDirSDDL grants SYSTEM and Administrators full control, inherited by
+// what is created inside, and nothing to anyone else (P: no inherited ACEs).
+const stateDirSDDL = "D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
+
+// readNonBlocking: Windows opens nothing that waits for a writer.
+const readNonBlocking = 0
+
+// openNoFollow refuses a reparse point (symlink, junction, mount point) at
+// name, then opens it. Between the check and the open only SYSTEM and
+// Administrators can replace the file: the directory's ACL (mkdirPrivate).
+func openNoFollow(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	info, err := os.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	case isReparsePoint(info):
+		return nil, fmt.Errorf("%s: %w (a reparse point)", name, errNotRegular)
+	}
+	return os.OpenFile(name, flag, perm)
+}
+
+func isReparsePoint(info fs.FileInfo) bool {
+	if info.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
+		return true
+	}
+	d, ok := info.Sys().(*syscall.Win32FileAttributeData)
+	return ok && d.FileAttributes&syscall.FILE_ATTRIBUTE_REPARSE_POINT != 0
+}
+
+// mkdirPrivate creates dir's parents as os.MkdirAll does and dir itself
+// with stateDirSDDL. An existing dir is left as it is.
+func mkdirPrivate(dir string) error {
+	if info, err := os.Stat(dir); err == nil && info.IsDir() {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return err
+	}
+	sd, err := windows.SecurityDescriptorFromString(stateDirSDDL)
+	if err != nil {
+		return err
+	}
+	sa := &windows.SecurityAttributes{SecurityDescriptor: sd}
+	sa.Length = uint32(unsafe.Sizeof(*sa))
+	p, err := windows.UTF16PtrFromString(dir)
+	if err != nil {
+		return err
+	}
+	if err := windows.CreateDirectory(p, sa); err != nil && !errors.Is(err, windows.ERROR_ALREADY_EXISTS) {
+		return &fs.PathError{Op: "mkdir", Path: dir, Err: err}
+	}
+	return nil
+}

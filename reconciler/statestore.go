@@ -1,0 +1,145 @@
+package reconciler
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// How the state layer meets a file system that misbehaves: which read
+// errors are retried, which content is set aside, and how write failures
+// are reported. HNS objects carry no owner tag, so the rule is that an
+// owned ID is never given up because of a file system hiccup.
+
+// stateStore is the Reconciler's file-system side of the state file.
+type stateStore struct {
+	fs      stateFS // nil: osFS
+	failing bool    // the last state write failed: a failure streak is under way
+}
+
+func (r *Reconciler) stateFS() stateFS {
+	if r.store.fs == nil {
+		return osFS{}
+	}
+	return r.store.fs
+}
+
+// stateReadBackoff is the wait before each retry of a state read that
+// failed for a reason other than corruption (a file held by antivirus or a
+// backup on Windows, EIO): a few short tries, then Start fails and its
+// caller retries Start.
+var stateReadBackoff = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond}
+
+// keptCorrupt is how many set-aside corrupt files of each kind are kept.
+const keptCorrupt = 3
+
+// corruptStateError is a snapshot or journal whose content hnsproxy did not
+// write: garbage, an unknown version, a symlink, a file too large.
+type corruptStateError struct {
+	path string
+	err  error
+}
+
+func (e *corruptStateError) Error() string { return e.err.Error() }
+func (e *corruptStateError) Unwrap() error { return e.err }
+
+// stateReadError is a state file that could not be read. It is transient
+// (hnslb.IsTransient): retrying Start may succeed, and until then nothing
+// may overwrite the file.
+type stateReadError struct{ err error }
+
+func (e *stateReadError) Error() string   { return "reading hnsproxy state file: " + e.err.Error() }
+func (e *stateReadError) Unwrap() error   { return e.err }
+func (e *stateReadError) Transient() bool { return true }
+
+// asCorrupt marks err as corruption of path when it is about content, not
+// about reading it.
+func asCorrupt(path string, err error) error {
+	if errors.Is(err, errNotRegular) || errors.Is(err, errTooLarge) {
+		return &corruptStateError{path: path, err: err}
+	}
+	return err
+}
+
+// loadOwned loads the state file for Start. A read error is retried with
+// stateReadBackoff and then returned as a stateReadError. A corrupt file is
+// logged, set aside as <file>.corrupt-<time> and treated as empty; a
+// corrupt journal beside a good snapshot costs only the journal.
+func (r *Reconciler) loadOwned() (*stateFile, error) {
+	path := r.opts.StateFile
+	for attempt := 0; ; attempt++ {
+		s, err := loadStateFrom(r.stateFS(), path)
+		var corrupt *corruptStateError
+		switch {
+		case err == nil:
+			if s.journalStopped != nil {
+				r.log.Info("Warning: part of the state file's journal was unreadable and skipped; objects of those records count as unowned", "err", s.journalStopped)
+				if errors.As(s.journalStopped, &corrupt) {
+					r.setAside(corrupt.path)
+				}
+			}
+			return s, nil
+		case errors.As(err, &corrupt):
+			r.log.Error(err, "Ignoring hnsproxy state file: treating every existing HNS object as foreign", "path", path)
+			r.setAside(corrupt.path)
+			return &stateFile{Version: stateFileVersion}, nil
+		case attempt == len(stateReadBackoff):
+			return nil, &stateReadError{err: err}
+		}
+		r.log.Error(err, "Reading hnsproxy state file failed; retrying", "path", path, "after", stateReadBackoff[attempt])
+		time.Sleep(stateReadBackoff[attempt])
+	}
+}
+
+// setAside renames a corrupt state file to <path>.corrupt-<time>, for a
+// human to look at, and removes all but the newest keptCorrupt of them.
+func (r *Reconciler) setAside(path string) {
+	aside := path + ".corrupt-" + r.clock.Now().UTC().Format("20060102T150405.000000000Z")
+	if err := r.stateFS().Rename(path, aside); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			r.log.Error(err, "Could not set the corrupt state file aside", "path", path)
+		}
+		return
+	}
+	r.log.Info("Set the corrupt state file aside", "path", path, "aside", aside)
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		return
+	}
+	var old []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), filepath.Base(path)+".corrupt-") {
+			old = append(old, filepath.Join(filepath.Dir(path), e.Name()))
+		}
+	}
+	slices.Sort(old) // the time stamps sort as text
+	for _, name := range old[:max(0, len(old)-keptCorrupt)] {
+		if err := r.stateFS().Remove(name); err != nil {
+			r.log.Error(err, "Could not remove an old corrupt state file", "path", name)
+		}
+	}
+}
+
+// noteStateWrite reports the outcome of a state file write: every failure
+// to Options.StateWriteFailed, marked as the start of a streak when the
+// write before succeeded.
+func (r *Reconciler) noteStateWrite(err error) error {
+	if err == nil {
+		if r.store.failing {
+			r.log.Info("Writing hnsproxy state file works again", "path", r.opts.StateFile)
+		}
+		r.store.failing = false
+		return nil
+	}
+	streakStart := !r.store.failing
+	r.store.failing = true
+	if r.opts.StateWriteFailed != nil {
+		r.opts.StateWriteFailed(fmt.Errorf("state file %s: %w", r.opts.StateFile, err), streakStart)
+	}
+	return err
+}
