@@ -102,24 +102,6 @@ func serviceVIPEndpoint(cfg *Config, clusterIP netip.Addr) intent.RemoteEndpoint
 	}
 }
 
-// RemoteEndpointsFor returns the remote endpoints that load balancers'
-// remote backends need, one per IP, sorted by IP.
-func RemoteEndpointsFor(lbs []intent.LB) []intent.RemoteEndpoint {
-	seen := map[string]bool{}
-	var out []intent.RemoteEndpoint
-	for i := range lbs {
-		for _, b := range lbs[i].Backends {
-			if b.Local || seen[b.IP] {
-				continue
-			}
-			seen[b.IP] = true
-			out = append(out, backendEndpoint(b))
-		}
-	}
-	slices.SortFunc(out, func(a, b intent.RemoteEndpoint) int { return compareIPStrings(a.IP, b.IP) })
-	return out
-}
-
 func backendEndpoint(b intent.Backend) intent.RemoteEndpoint {
 	return intent.RemoteEndpoint{IP: b.IP, MAC: b.MAC, ProviderAddress: b.ProviderAddress}
 }

@@ -47,17 +47,23 @@ func TestSourceVIPEndpoints(t *testing.T) {
 	}
 }
 
-func TestRemoteEndpointsFor(t *testing.T) {
-	a := intent.LB{Backends: []intent.Backend{localBE("10.1.0.2"), remote("10.1.0.30"), remote("10.1.0.4")}}
-	b := intent.LB{Backends: []intent.Backend{remote("10.1.0.4"), {IP: "fd01::3", MAC: "m", ProviderAddress: "p"}}}
-	got := RemoteEndpointsFor([]intent.LB{a, b})
-	want := []intent.RemoteEndpoint{
-		{IP: "10.1.0.4", MAC: "02-11-0a-01-00-04"},
-		{IP: "10.1.0.30", MAC: "02-11-0a-01-00-1e"},
-		{IP: "fd01::3", MAC: "m", ProviderAddress: "p"},
+// TestBackendRemoteEndpoints: the State derives one remote endpoint per
+// remote backend IP (local backends need none), sorted by IP in the Change.
+func TestBackendRemoteEndpoints(t *testing.T) {
+	a := intent.LB{Key: key("10.0.0.1", 80), Backends: []intent.Backend{localBE("10.1.0.2"), remote("10.1.0.30"), remote("10.1.0.4")}}
+	b := intent.LB{Key: key("10.0.0.1", 443), Backends: []intent.Backend{remote("10.1.0.4"), {IP: "fd01::3", MAC: "m", ProviderAddress: "p"}}}
+	s := NewState(config())
+	ch := s.Set(ServiceResult{Name: nsName("ns", "web"), LBs: []intent.LB{a, b}})
+	if want := []string{"10.1.0.4", "10.1.0.30", "fd01::3"}; !reflect.DeepEqual(ch.RemoteEndpoints, want) {
+		t.Errorf("changed remote endpoints %v, want %v", ch.RemoteEndpoints, want)
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %+v", got)
+	want := map[string]intent.RemoteEndpoint{
+		"10.1.0.4":  {IP: "10.1.0.4", MAC: "02-11-0a-01-00-04"},
+		"10.1.0.30": {IP: "10.1.0.30", MAC: "02-11-0a-01-00-1e"},
+		"fd01::3":   {IP: "fd01::3", MAC: "m", ProviderAddress: "p"},
+	}
+	if !reflect.DeepEqual(s.RemoteEndpoints, want) {
+		t.Errorf("remote endpoints %+v, want %+v", s.RemoteEndpoints, want)
 	}
 }
 

@@ -26,7 +26,7 @@ type ServiceResult struct {
 	LBs []intent.LB
 	// ServiceVIPEndpoints are, on overlay, one remote endpoint per cluster IP
 	// (IP = cluster IP, MAC = host MAC, PA = node IP) as winkernel creates them.
-	// Remote endpoints for backends are derived from LBs (RemoteEndpointsFor).
+	// Remote endpoints for backends are derived from LBs by the State.
 	ServiceVIPEndpoints []intent.RemoteEndpoint
 	// Problems of this Service alone; keys lost to other Services are
 	// reported by State.Conflicts, as they change with the others.
