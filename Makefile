@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null | sed 's/^\(
 LDFLAGS := -X github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app.gitVersion=$(VERSION)
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build unit windows wine e2e test demo bench soak soak-short fuzz clean
+.PHONY: all build lint unit windows wine e2e test demo bench soak soak-short fuzz clean
 
 all: build
 
@@ -15,6 +15,10 @@ all: build
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+
+## lint: go vet, staticcheck and the production dead-code check (tools pinned by hack/install-tools.sh)
+lint:
+	hack/lint.sh
 
 ## unit: fast unit tests (no control plane)
 unit:
@@ -33,7 +37,7 @@ e2e:
 	hack/e2e.sh
 
 ## test: everything CI runs
-test: unit windows wine e2e fuzz soak-short
+test: lint unit windows wine e2e fuzz soak-short
 
 ## demo: the main job; a control plane, simulated Windows nodes, Services, HNS tables
 demo: build

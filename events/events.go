@@ -72,11 +72,6 @@ func NewReporter(b k8sevents.EventBroadcaster, nodeName string) *Reporter {
 	return &Reporter{rec: b.NewRecorder(scheme.Scheme, ReportingController), nodeName: nodeName}
 }
 
-// NewReporterWithRecorder wraps an existing recorder (tests use events.FakeRecorder).
-func NewReporterWithRecorder(rec k8sevents.EventRecorder, nodeName string) *Reporter {
-	return &Reporter{rec: rec, nodeName: nodeName}
-}
-
 // Recorder is the underlying recorder, for code that takes one (the service health server).
 func (r *Reporter) Recorder() k8sevents.EventRecorder { return r.rec }
 

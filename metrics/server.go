@@ -39,7 +39,7 @@ type Server struct {
 	mux   *http.ServeMux
 }
 
-// NewServer builds the handler; Serve or ListenAndServe runs it.
+// NewServer builds the handler; Serve runs it.
 func NewServer(opts ServerOptions) *Server {
 	s := &Server{opts: opts, mux: http.NewServeMux()}
 	s.mux.Handle("/metrics", Handler())
@@ -66,9 +66,6 @@ func NewServer(opts ServerOptions) *Server {
 // SetDebugSource installs the proxier's view for /debug/hns.
 func (s *Server) SetDebugSource(src DebugSource) { s.debug.Store(&src) }
 
-// Handler is the server's mux, for tests and embedding.
-func (s *Server) Handler() http.Handler { return s.mux }
-
 func (s *Server) serveDebug(w http.ResponseWriter, r *http.Request) {
 	src := s.debug.Load()
 	if src == nil || *src == nil {
@@ -83,15 +80,6 @@ func (s *Server) serveDebug(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, state)
-}
-
-// ListenAndServe serves on addr until ctx ends.
-func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
-	if err != nil {
-		return fmt.Errorf("metrics server: %w", err)
-	}
-	return s.Serve(ctx, ln)
 }
 
 // Serve serves on ln until ctx ends; it closes ln.

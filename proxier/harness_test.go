@@ -211,11 +211,12 @@ func (n *testNode) settle() {
 	last := -1
 	stable := 0
 	n.eventually("HNS settling", func() bool {
-		// Sync holds mu: taking it waits for a sync in progress.
+		// Sync holds mu: taking it waits for a sync in progress, so the
+		// counters are read between syncs, never in the middle of one.
 		n.proxier.mu.Lock()
-		n.proxier.mu.Unlock()
 		w := n.hns.Counters().Total()
 		s, e := n.proxier.tracker.pending()
+		n.proxier.mu.Unlock()
 		if w == last && s == 0 && e == 0 {
 			stable++
 		} else {

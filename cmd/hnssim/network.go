@@ -37,8 +37,6 @@ func (o *networkOptions) addFlags(fs *pflag.FlagSet) {
 	fs.Uint16Var(&o.vni, "vni", defaultVNI, "overlay: VXLAN network id")
 }
 
-func (o *networkOptions) overlay() bool { return strings.EqualFold(o.kind, "overlay") }
-
 // document builds the HNS network from the flags. nodeIPs supply the
 // default provider address.
 func (o *networkOptions) document(nodeIPs []netip.Addr) (*hnslb.Network, netip.Addr, error) {

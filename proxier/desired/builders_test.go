@@ -112,8 +112,6 @@ func created(d time.Duration) svcOpt {
 	return func(s *v1.Service) { s.CreationTimestamp = metav1.NewTime(baseTime.Add(d)) }
 }
 
-func namespace(ns string) svcOpt { return func(s *v1.Service) { s.Namespace = ns } }
-
 type epOpt func(*discoveryv1.Endpoint)
 
 // ep is a ready endpoint on another node.

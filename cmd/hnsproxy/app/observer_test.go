@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics/testutil"
@@ -32,6 +33,18 @@ type statuses struct {
 func (s statuses) Statuses() []reconciler.Status                 { return s.lbs }
 func (s statuses) EndpointStatuses() []reconciler.EndpointStatus { return s.eps }
 
+// fakeBroadcaster hands every NewRecorder the same fake recorder, so the
+// test builds its reporter the way run.go does (events.NewReporter).
+type fakeBroadcaster struct {
+	// Only NewRecorder is called; the embedded nil interface fills the rest.
+	events.EventBroadcaster
+	rec *events.FakeRecorder
+}
+
+func (b fakeBroadcaster) NewRecorder(*runtime.Scheme, string) events.EventRecorderLogger {
+	return b.rec
+}
+
 // must unwraps a metric read; a read error is a broken test, so it panics.
 func must(v float64, err error) float64 {
 	if err != nil {
@@ -54,7 +67,7 @@ func TestObserverFeedsMetricsAndHealth(t *testing.T) {
 			{State: reconciler.StatePending},
 		},
 		eps: []reconciler.EndpointStatus{{Desired: true, State: reconciler.StateDone}},
-	}, hnsevents.NewReporterWithRecorder(rec, "win-1"))
+	}, hnsevents.NewReporter(fakeBroadcaster{rec: rec}, "win-1"))
 	if len(obs.families) != 2 || obs.families[1] != v1.IPv6Protocol {
 		t.Fatalf("families = %v", obs.families)
 	}

@@ -17,7 +17,7 @@ import (
 func TestStateWriteFailuresAreCountedAndRaisedOncePerStreak(t *testing.T) {
 	metrics.Register()
 	rec := events.NewFakeRecorder(10)
-	report := stateWriteFailed(hnsevents.NewReporterWithRecorder(rec, "win-1"))
+	report := stateWriteFailed(hnsevents.NewReporter(fakeBroadcaster{rec: rec}, "win-1"))
 	before := must(testutil.GetCounterMetricValue(metrics.StateFileWriteFailuresTotal))
 	full := errors.New("no space left on device")
 	for _, streakStart := range []bool{true, false, false, true} {
