@@ -27,30 +27,12 @@ mod="$(go list -m)"
 all="$("${TOOLS}/deadcode" -f '{{range .Funcs}}{{printf "%s %s: unreachable func: %s\n" $.Path .Position .Name}}{{end}}' ./...)"
 found="$(grep -vE "^${mod}/(e2e/framework|hack)(/| )" <<<"${all}" || true)"
 
-# Waived: production functions only tests call, each kept until the file
-# that holds it is next reworked. Stale entries are reported, not fatal.
-waived=(
-	"${mod}/proxier/desired Change.Empty"
-)
-is_waived() {
-	local w
-	for w in "${waived[@]}"; do [[ "${w}" == "$1" ]] && return 0; done
-	return 1
-}
 fail=0
 while read -r pkg where _ _ name; do
 	[[ -n "${pkg}" ]] || continue
-	if is_waived "${pkg} ${name}"; then
-		echo "lint: waived: ${where} ${name}"
-		continue
-	fi
 	echo "${where} unreachable func: ${name}" >&2
 	fail=1
 done <<<"${found}"
-for w in "${waived[@]}"; do
-	read -r pkg name <<<"${w}"
-	grep -q "^${pkg} .* ${name}\$" <<<"${found}" || echo "lint: waiver no longer needed, drop it: ${w}"
-done
 if [[ "${fail}" != 0 ]]; then
 	echo "lint: dead code in production packages (above): delete it, or move a test-only helper into the tests" >&2
 	exit 1

@@ -340,3 +340,6 @@ func (r *recorder) DeleteLoadBalancer(ctx context.Context, id string) error {
 	}
 	return err
 }
+
+// loadState reads the state file at path from the real file system.
+func loadState(path string) (*stateFile, error) { return loadStateFrom(osFS{}, path) }

@@ -35,9 +35,6 @@ type stateFile struct {
 	journalStopped error
 }
 
-// loadState reads the state file at path from the real file system.
-func loadState(path string) (*stateFile, error) { return loadStateFrom(osFS{}, path) }
-
 // loadStateFrom reads the state file: the snapshot, then its journal
 // replayed over it. A missing snapshot (or path "") is an empty state; a
 // corrupt snapshot is a *corruptStateError; any other failure to read

@@ -80,11 +80,6 @@ type Change struct {
 	Conflicted []types.NamespacedName
 }
 
-// Empty reports whether nothing changed.
-func (c Change) Empty() bool {
-	return len(c.LBs) == 0 && len(c.RemoteEndpoints) == 0 && len(c.Conflicted) == 0
-}
-
 // NewState returns an empty desired state for a node (holding only the
 // overlay source-VIP endpoints).
 func NewState(cfg Config) *State { return newState(cfg, 0, 0, 0) }
