@@ -97,8 +97,6 @@ func desiredConfig(ctx context.Context, cfg *options.Config, deps *Deps) (desire
 	return c, nil
 }
 
-func isUnix(h options.HNS) bool { _, ok := h.UnixSocket(); return ok }
-
 func familyOf(ip netip.Addr) intent.IPFamily {
 	if ip.Is4() || ip.Is4In6() {
 		return intent.IPv4
