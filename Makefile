@@ -1,20 +1,16 @@
 # hnsproxy build and test entry points. `make test` is what CI runs.
 SHELL := /bin/bash
 GO    ?= go
-BIN   := bin
 PKGS  := ./...
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null | sed 's/^\([0-9a-f]\{7,\}\)/v0.0.0-\1/' || echo v0.0.0-dev)
-LDFLAGS := -X github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app.gitVersion=$(VERSION)
 export GOFLAGS := -buildvcs=false
 
 .PHONY: all build lint unit windows wine e2e test demo bench soak soak-short fuzz clean
 
 all: build
 
-## build: every binary into bin/
+## build: every binary into _output/bin (hack/build.sh; VERSION overrides the stamp)
 build:
-	@mkdir -p $(BIN)
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+	hack/build.sh
 
 ## lint: go vet, staticcheck and the production dead-code check (tools pinned by hack/install-tools.sh)
 lint:
@@ -40,7 +36,7 @@ e2e:
 test: lint unit windows wine e2e fuzz soak-short
 
 ## demo: the main job; a control plane, simulated Windows nodes, Services, HNS tables
-demo: build
+demo:
 	hack/demo.sh
 
 ## fuzz: every fuzz target briefly (FUZZTIME, default 10s each)
@@ -48,11 +44,11 @@ fuzz:
 	hack/fuzz.sh
 
 ## soak-short: the fault soak in its CI length
-soak-short: build
+soak-short:
 	SOAK_DURATION=45s hack/soak.sh
 
 ## soak: fault soak of the real binaries (SOAK_DURATION, default 3m); JSON report on the last line
-soak: build
+soak:
 	hack/soak.sh
 
 ## bench: benchmarks and the scale harness
@@ -60,4 +56,4 @@ bench:
 	hack/bench.sh
 
 clean:
-	rm -rf $(BIN) _output
+	rm -rf _output

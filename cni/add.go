@@ -247,8 +247,7 @@ func (c hnsClient) createNetwork(ctx context.Context, n *NetConf, ipcs []*curren
 	}
 	if n.overlay() {
 		doc.Type = hnslb.NetworkTypeOverlay
-		vsid, _ := json.Marshal(map[string]any{"Type": "VSID", "Settings": map[string]any{"IsolationId": defaultVNI}})
-		doc.Ipams[0].Subnets[0].Policies = []json.RawMessage{vsid}
+		doc.Ipams[0].Subnets[0].Policies = []json.RawMessage{hnslb.NewVSIDSubnetPolicy(defaultVNI)}
 		if n.providerAddress.IsValid() {
 			doc.Policies = append(doc.Policies, hnslb.NewNetworkPolicy(hnslb.NetworkPolicyProviderAddress,
 				hnslb.ProviderAddressNetworkPolicySetting{ProviderAddress: n.providerAddress.String()}))

@@ -23,32 +23,22 @@ import (
 	_ "github.com/containernetworking/plugins/plugins/ipam/host-local/backend/disk"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/internal/buildscript"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
-// binDir holds hnssim, hnscni and host-local, built once for all tests.
+// binDir holds hnssim, hnscni and host-local, built once for all tests by
+// hack/build.sh (or taken from HNSPROXY_TOOLS_DIR).
 var binDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "hnscni-bin")
+	dir, err := buildscript.Tools("hnssim", "hnscni", "host-local")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"github.com/hnsproxy/hnsproxy/cmd/hnssim",
-		"github.com/hnsproxy/hnsproxy/cmd/hnscni",
-		"github.com/containernetworking/plugins/plugins/ipam/host-local")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building binaries:", err)
-		os.RemoveAll(dir)
 		os.Exit(1)
 	}
 	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // shortDir is a temp dir with a short path (unix socket paths are short).

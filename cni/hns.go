@@ -10,7 +10,6 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/hnslb/hcnclient"
-	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // EnvHNSEndpoint selects HNS when the configuration has no hnsEndpoint.
@@ -30,7 +29,7 @@ func connect(n *NetConf) (hnslb.Client, error) {
 		}
 		return c, nil
 	}
-	c, err := remote.Dial(ep)
+	c, err := dialSimulator(ep)
 	if err != nil {
 		return nil, invalidConfig("hnsEndpoint: %v", err)
 	}

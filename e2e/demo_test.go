@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/internal/buildscript"
 )
 
 // TestDemo runs `make demo`'s program as CI would (DEMO_ONESHOT=1) and
@@ -20,12 +21,11 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "demo")
-	build := exec.Command("go", "build", "-o", bin, "./e2e/framework/cmd/demo")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the demo: %v\n%s", err, out)
+	dir, err := buildscript.Build("demo")
+	if err != nil {
+		t.Fatal(err)
 	}
+	bin := filepath.Join(dir, "demo")
 	cmd := exec.Command(bin)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "DEMO_ONESHOT=1")

@@ -14,11 +14,11 @@ go test -run '^$' -bench . -benchmem -benchtime="${BENCHTIME:-0.5s}" \
   ./proxier/desired/ ./reconciler/ | tee "$out/benchmarks.txt"
 
 echo "== scale harness"
-go build -o "$out/scale" ./hack/scale
+scale="$(hack/build.sh scale)/scale"
 status=0
 for n in ${SIZES:-1000 10000}; do
   echo "-- $n services"
-  if ! "$out/scale" -services "$n" -endpoints-per-service 10 -nodes 100 \
+  if ! "$scale" -services "$n" -endpoints-per-service 10 -nodes 100 \
       -changes "${CHANGES:-1000}" -hns-latency "${HNS_LATENCY:-0s}" \
       -cpuprofile "$out/scale-$n.cpu.pprof" >"$out/scale-$n.stdout"; then
     status=1
@@ -26,9 +26,9 @@ for n in ${SIZES:-1000 10000}; do
   tail -n 1 "$out/scale-$n.stdout" | tee "$out/scale-$n.json"
 done
 echo "-- 1000 services with 1ms HNS latency per call (wall time)"
-if ! "$out/scale" -services 1000 -changes 200 -hns-latency 1ms >"$out/scale-1000-latency1ms.stdout"; then
+if ! "$scale" -services 1000 -changes 200 -hns-latency 1ms >"$out/scale-1000-latency1ms.stdout"; then
   status=1
 fi
 tail -n 1 "$out/scale-1000-latency1ms.stdout" | tee "$out/scale-1000-latency1ms.json"
-echo "profiles: go tool pprof -top $out/scale $out/scale-<n>.cpu.pprof"
+echo "profiles: go tool pprof -top $scale $out/scale-<n>.cpu.pprof"
 exit $status

@@ -2,11 +2,12 @@
 # make demo: a real kube-apiserver and etcd, two simulated Windows nodes
 # (hnssim + hnsproxy each, pods wired by hnscni), a few Services, and what
 # hnsproxy programmed into HNS. Runs until Ctrl-C; DEMO_ONESHOT=1 prints and
-# exits (CI). Everything lives in e2e/framework/cmd/demo.
+# exits (CI). Everything lives in demo/.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
-echo "==> Building the demo program" >&2
-mkdir -p _output/bin
-go build -o _output/bin/demo ./e2e/framework/cmd/demo
-exec _output/bin/demo "$@"
+echo "==> Building the demo and the node binaries" >&2
+# One build for all; the demo takes the node binaries from HNSPROXY_TOOLS_DIR.
+BIN="$(hack/build.sh demo hnssim hnscni hnsproxy host-local)"
+export HNSPROXY_TOOLS_DIR="${HNSPROXY_TOOLS_DIR:-${BIN}}"
+exec "${BIN}/demo" "$@"

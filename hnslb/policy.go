@@ -93,6 +93,31 @@ type RemoteSubnetRoutePolicySetting struct {
 	DistributedRouterMacAddress string
 }
 
+// SubnetPolicyVSID is the type of the subnet policy that carries an overlay
+// network's VXLAN id (hcn SubnetPolicyType VSID).
+const SubnetPolicyVSID = "VSID"
+
+// VsidPolicySetting (hcn VsidPolicySetting): the VXLAN id of an overlay subnet.
+type VsidPolicySetting struct {
+	IsolationId uint32
+}
+
+// subnetPolicy is hcn's SubnetPolicy: Subnet.Policies holds them raw.
+type subnetPolicy struct {
+	Type     string
+	Settings VsidPolicySetting
+}
+
+// NewVSIDSubnetPolicy is the VSID policy an overlay network's subnet carries,
+// as HNS stores it: {"Type":"VSID","Settings":{"IsolationId":4096}}.
+func NewVSIDSubnetPolicy(vni uint32) json.RawMessage {
+	raw, err := json.Marshal(subnetPolicy{Type: SubnetPolicyVSID, Settings: VsidPolicySetting{IsolationId: vni}})
+	if err != nil {
+		panic(fmt.Sprintf("hnslb: marshal %s settings: %v", SubnetPolicyVSID, err))
+	}
+	return raw
+}
+
 // VxlanPortPolicySetting (hcn VxlanPortPolicySetting).
 type VxlanPortPolicySetting struct {
 	Port uint16

@@ -37,8 +37,7 @@ type hns struct {
 func newHNS(node string, typ hnslb.NetworkType, subnet string, vsid uint32, policies ...hnslb.NetworkPolicy) *hns {
 	s := hnslb.Subnet{IpAddressPrefix: subnet}
 	if vsid != 0 {
-		raw, _ := json.Marshal(map[string]any{"Type": "VSID", "Settings": map[string]any{"IsolationId": vsid}})
-		s.Policies = []json.RawMessage{raw}
+		s.Policies = []json.RawMessage{hnslb.NewVSIDSubnetPolicy(vsid)}
 	}
 	return &hns{node: node, ids: map[string]string{}, snap: hnslb.Snapshot{Networks: []hnslb.Network{{
 		ID: node + "-net", Name: networkName, Type: typ, Policies: policies,

@@ -171,9 +171,9 @@ func subnetVSID(policies []json.RawMessage) uint32 {
 	for _, raw := range policies {
 		var p struct {
 			Type     string
-			Settings struct{ IsolationId uint32 }
+			Settings hnslb.VsidPolicySetting
 		}
-		if json.Unmarshal(raw, &p) == nil && p.Type == "VSID" {
+		if json.Unmarshal(raw, &p) == nil && p.Type == hnslb.SubnetPolicyVSID {
 			return p.Settings.IsolationId
 		}
 	}

@@ -75,8 +75,7 @@ func (o *networkOptions) document(nodeIPs []netip.Addr) (*hnslb.Network, netip.A
 	default:
 		return nil, pa, fmt.Errorf("an overlay network needs --provider-address or --node-ip")
 	}
-	vsid, _ := json.Marshal(map[string]any{"Type": "VSID", "Settings": map[string]any{"IsolationId": o.vni}})
-	n.Ipams[0].Subnets[0].Policies = []json.RawMessage{vsid}
+	n.Ipams[0].Subnets[0].Policies = []json.RawMessage{hnslb.NewVSIDSubnetPolicy(uint32(o.vni))}
 	routes, err := parseRemoteSubnets(o.remoteSubnets, o.vni)
 	if err != nil {
 		return nil, pa, err

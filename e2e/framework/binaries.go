@@ -4,13 +4,14 @@ package framework
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/hnsproxy/hnsproxy/internal/buildscript"
 )
 
 const buildScript = "hack/build-controlplane.sh"
@@ -56,20 +57,5 @@ func runBuildScript() (string, error) {
 }
 
 // RepoRoot finds the hnsproxy checkout from the working directory (go test
-// runs in the package folder) by looking upwards for the build script.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, buildScript)); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no hnsproxy checkout (with " + buildScript + ") above the working directory")
-		}
-		dir = parent
-	}
-}
+// runs in the package folder).
+func RepoRoot() (string, error) { return buildscript.RepoRoot() }

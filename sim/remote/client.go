@@ -37,9 +37,9 @@ func NewClient(socketPath string) *Client {
 	return &Client{socket: socketPath, http: &http.Client{Transport: tr}}
 }
 
-// Dial returns a client for a "unix:///path" endpoint.
+// Dial returns a client for a "unix:///path" endpoint (hnslb.ParseUnixEndpoint).
 func Dial(endpoint string) (*Client, error) {
-	path, err := ParseEndpoint(endpoint)
+	path, err := hnslb.ParseUnixEndpoint(endpoint)
 	if err != nil {
 		return nil, err
 	}

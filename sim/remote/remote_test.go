@@ -345,23 +345,6 @@ func TestExtras(t *testing.T) {
 	assertCode(t, "unserved extra", err, hnslb.CodeNotImplemented, hnslb.IsNotImplemented)
 }
 
-func TestParseEndpoint(t *testing.T) {
-	for in, want := range map[string]string{
-		"unix:///run/hnssim.sock":   "/run/hnssim.sock",
-		"unix:///C:/ProgramData/h":  "C:/ProgramData/h",
-		"unix://C:\\ProgramData\\h": "C:\\ProgramData\\h",
-	} {
-		if got, err := remote.ParseEndpoint(in); err != nil || got != want {
-			t.Errorf("ParseEndpoint(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "sim", "/run/x.sock", "unix://", "unix://relative/x", "tcp://127.0.0.1:1"} {
-		if got, err := remote.ParseEndpoint(in); err == nil {
-			t.Errorf("ParseEndpoint(%q) = %q, want an error", in, got)
-		}
-	}
-}
-
 func TestListenSocketModeAndStaleSocket(t *testing.T) {
 	path := socketPath(t)
 	// A stale socket from a dead server is replaced.

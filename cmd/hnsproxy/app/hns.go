@@ -10,8 +10,6 @@ import (
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/hnslb/hcnclient"
-	"github.com/hnsproxy/hnsproxy/sim"
-	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // errNoHNS explains what to do on a machine without HNS.
@@ -19,19 +17,10 @@ var errNoHNS = fmt.Errorf("there is no HNS on %s: use the simulator with --hns-e
 	"or --hns-endpoint=unix:///path/to/hnssim.sock (the hnssim service), or set HNS_ENDPOINT", runtime.GOOS)
 
 // newHNSClient connects to the HNS cfg names: the real one through hcn
-// (Windows), the in-process simulator, or the hnssim service.
+// (Windows), or a simulator (newSimulatorClient; not in Windows builds).
 func newHNSClient(cfg options.HNS) (hnslb.Client, error) {
-	if cfg.IsSim() {
-		profile, err := sim.ProfileByName(cfg.SimProfile)
-		if err != nil {
-			return nil, fmt.Errorf("--hns-sim-profile: %w", err)
-		}
-		klog.InfoS("Using the in-process HNS simulator", "profile", profile.Name, "hnsVersion", profile.Version)
-		return sim.New(sim.Options{Profile: profile}), nil
-	}
-	if path, ok := cfg.UnixSocket(); ok {
-		klog.InfoS("Using the hnssim service", "socket", path)
-		return remote.NewClient(path), nil
+	if cfg.IsSim() || isUnix(cfg) {
+		return newSimulatorClient(cfg)
 	}
 	if runtime.GOOS != "windows" {
 		return nil, errNoHNS
@@ -42,6 +31,8 @@ func newHNSClient(cfg options.HNS) (hnslb.Client, error) {
 	}
 	return c, nil
 }
+
+func isUnix(h options.HNS) bool { _, ok := h.UnixSocket(); return ok }
 
 // seedSimNetwork creates the named network in an in-process simulator, which
 // starts empty and has no CNI beside it: overlay when a source VIP is set

@@ -100,7 +100,6 @@ func desiredConfig(ctx context.Context, cfg *options.Config, deps *Deps) (desire
 	return c, nil
 }
 
-func isUnix(h options.HNS) bool { _, ok := h.UnixSocket(); return ok }
 
 // healthzPort is the port of the healthz address (kube-proxy's 10256 when unset).
 func healthzPort(addr string) uint16 {

@@ -6,6 +6,8 @@ import (
 	"k8s.io/component-base/featuregate"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/kube-proxy/config/v1alpha1"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
 // Config is hnsproxy's resolved configuration: flags and file merged,
@@ -101,16 +103,14 @@ type HNS struct {
 const (
 	HNSEndpointReal = ""
 	HNSEndpointSim  = "sim"
-	unixScheme      = "unix://"
 )
 
 // IsSim reports the in-process simulator.
 func (h HNS) IsSim() bool { return h.Endpoint == HNSEndpointSim }
 
-// UnixSocket returns the hnssim socket path and whether Endpoint names one.
+// UnixSocket returns the hnssim socket path and whether Endpoint names one
+// (a well-formed unix:// endpoint: hnslb.ParseUnixEndpoint).
 func (h HNS) UnixSocket() (string, bool) {
-	if len(h.Endpoint) > len(unixScheme) && h.Endpoint[:len(unixScheme)] == unixScheme {
-		return h.Endpoint[len(unixScheme):], true
-	}
-	return "", false
+	path, err := hnslb.ParseUnixEndpoint(h.Endpoint)
+	return path, err == nil
 }

@@ -3,12 +3,13 @@ package options
 import (
 	"fmt"
 	"net"
-	"path/filepath"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	netutils "k8s.io/utils/net"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
 // Validate checks a resolved Config; the error lists every problem.
@@ -112,9 +113,8 @@ func checkHNSEndpoint(h HNS) string {
 	switch {
 	case h.Endpoint == HNSEndpointReal || h.IsSim():
 		return ""
-	case strings.HasPrefix(h.Endpoint, unixScheme):
-		path, ok := h.UnixSocket()
-		if !ok || !(strings.HasPrefix(path, "/") || filepath.IsAbs(path)) {
+	case strings.HasPrefix(h.Endpoint, hnslb.UnixScheme):
+		if _, ok := h.UnixSocket(); !ok {
 			return fmt.Sprintf("want unix:///absolute/path/to/socket, got %q", h.Endpoint)
 		}
 		return ""

@@ -1,0 +1,78 @@
+// Package buildscript lets Go tests and tools build the repository's binaries
+// the one way there is, hack/build.sh, instead of running go build themselves.
+package buildscript
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Script is the build script, relative to the repository root.
+const Script = "hack/build.sh"
+
+// EnvToolsDir names a folder of prebuilt binaries that Tools uses instead of
+// building (the soak and the demo build once and share it).
+const EnvToolsDir = "HNSPROXY_TOOLS_DIR"
+
+// Build runs hack/build.sh for the named binaries (see the script for the
+// names) and returns the folder they are in. The script's progress goes to
+// stderr.
+func Build(names ...string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(filepath.Join(root, Script), names...)
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%s %s: %w", Script, strings.Join(names, " "), err)
+	}
+	// The script prints the output folder as its last line.
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	dir := lines[len(lines)-1]
+	return dir, present(dir, names)
+}
+
+// Tools returns a folder holding the named binaries: $HNSPROXY_TOOLS_DIR
+// when set, otherwise the one Build puts them in.
+func Tools(names ...string) (string, error) {
+	if dir := os.Getenv(EnvToolsDir); dir != "" {
+		return dir, present(dir, names)
+	}
+	return Build(names...)
+}
+
+func present(dir string, names []string) error {
+	for _, name := range names {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("built binaries: %w", err)
+		}
+	}
+	return nil
+}
+
+// RepoRoot finds the hnsproxy checkout from the working directory (go test
+// runs in the package folder) by looking upwards for the build script.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, Script)); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no hnsproxy checkout (with " + Script + ") above the working directory")
+		}
+		dir = parent
+	}
+}
