@@ -100,7 +100,6 @@ func desiredConfig(ctx context.Context, cfg *options.Config, deps *Deps) (desire
 	return c, nil
 }
 
-
 // healthzPort is the port of the healthz address (kube-proxy's 10256 when unset).
 func healthzPort(addr string) uint16 {
 	if _, port, err := net.SplitHostPort(addr); err == nil {
