@@ -78,6 +78,9 @@ func (s *Server) serveDebug(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	state, err := (*src)(ctx)
+	if r.Context().Err() != nil {
+		return // the client went away: nobody reads an answer
+	}
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return
