@@ -20,8 +20,7 @@ type loadBalancer struct {
 func parseLoadBalancer(l *hnslb.LoadBalancer) (*loadBalancer, error) {
 	lb := &loadBalancer{LoadBalancer: l}
 	if len(l.PortMappings) != 1 {
-		// One port mapping per load balancer: hcsshim's hcn AddLoadBalancer and
-		// kube-proxy's winkernel always send one (docs/simulator.md).
+		// HNS keeps one port mapping per load balancer.
 		return nil, fmt.Errorf("load balancer %s has %d port mappings, want 1", l.ID, len(l.PortMappings))
 	}
 	lb.pm = l.PortMappings[0]

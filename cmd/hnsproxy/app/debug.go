@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"sort"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/metrics"
@@ -47,6 +46,8 @@ func debugSource(cfg *options.Config, deps *Deps, src StatusSnapshotSource) metr
 			HNSVersion: deps.Capabilities.Features.Version.String(),
 			Services:   map[string][]reconciler.Status{},
 		}
+		// The reconciler's order is kept (load balancers by key, remote
+		// endpoints by IP): one order everywhere.
 		for i, s := range snap.LoadBalancers {
 			if i%ctxCheckEvery == 0 {
 				if err := ctx.Err(); err != nil {
@@ -55,15 +56,8 @@ func debugSource(cfg *options.Config, deps *Deps, src StatusSnapshotSource) metr
 			}
 			v.Services[s.Owner] = append(v.Services[s.Owner], s)
 		}
-		for _, list := range v.Services {
-			sort.Slice(list, func(i, j int) bool { return list[i].Key.String() < list[j].Key.String() })
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		// A copy, as the snapshot is shared; [] rather than null when empty.
+		// [] rather than null before the first publish.
 		v.RemoteEndpoints = append([]reconciler.EndpointStatus{}, snap.RemoteEndpoints...)
-		sort.Slice(v.RemoteEndpoints, func(i, j int) bool { return v.RemoteEndpoints[i].Endpoint.IP < v.RemoteEndpoints[j].Endpoint.IP })
 		return v, nil
 	}
 }
