@@ -63,6 +63,9 @@ func NewServer(opts ServerOptions) *Server {
 	return s
 }
 
+// ServeHTTP serves the server's endpoints.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
 // SetDebugSource installs the proxier's view for /debug/hns.
 func (s *Server) SetDebugSource(src DebugSource) { s.debug.Store(&src) }
 
@@ -75,6 +78,9 @@ func (s *Server) serveDebug(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	state, err := (*src)(ctx)
+	if r.Context().Err() != nil {
+		return // the client went away: nobody reads an answer
+	}
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return
@@ -84,7 +90,7 @@ func (s *Server) serveDebug(w http.ResponseWriter, r *http.Request) {
 
 // Serve serves on ln until ctx ends; it closes ln.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	return httpserve.Serve(ctx, ln, s.mux, "metrics")
+	return httpserve.Serve(ctx, ln, s, "metrics")
 }
 
 func writeText(w http.ResponseWriter, body string) {

@@ -91,6 +91,8 @@ type Reconciler struct {
 	orphanLBs map[intent.LBKey][]hnslb.LoadBalancer
 	orphanEPs map[string]hnslb.Endpoint
 	pruned    bool
+
+	published publishedStatus // what StatusSnapshot returns, see snapshot.go
 }
 
 // objectRef names an object for the backoff rate limiter.

@@ -24,6 +24,7 @@ import (
 // If listing fails nothing changes: unavailable HNS is never "not found".
 func (r *Reconciler) Repair(ctx context.Context) error {
 	r.mu.Lock()
+	defer r.publish() // runs after the unlock below: it takes the lock itself
 	defer r.mu.Unlock()
 	if !r.started {
 		return errors.New("reconciler: Repair before Start")

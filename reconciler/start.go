@@ -28,6 +28,7 @@ import (
 // Start can be retried after an error; after success it does nothing.
 func (r *Reconciler) Start(ctx context.Context) error {
 	r.mu.Lock()
+	defer r.publish() // runs after the unlock below: it takes the lock itself
 	defer r.mu.Unlock()
 	if r.started {
 		return nil

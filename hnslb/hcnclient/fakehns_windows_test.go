@@ -238,8 +238,10 @@ func TestFakeHNSReceivesHcnJSON(t *testing.T) {
 	}
 }
 
-// DESIGN.md §3: listing costs one enumerate plus open, query and close per
-// object; the simulator charges the same.
+// Listing costs one enumerate plus open, query and close per object, as in
+// hcsshim's hcn (hcn/hcnloadbalancer.go: enumerateLoadBalancers lists the
+// IDs, then getLoadBalancer opens, queries and closes each); the simulator
+// charges the same.
 func TestFakeHNSListCost(t *testing.T) {
 	f, c := useFakeHNS(t)
 	ids := []string{lbID, "c0ffee00-0000-4000-8000-000000000002", "c0ffee00-0000-4000-8000-000000000003"}

@@ -20,9 +20,25 @@ type debugView struct {
 	RemoteEndpoints []reconciler.EndpointStatus    `json:"remoteEndpoints"`
 }
 
-// StatusSource is also what debugSource reads.
-func debugSource(cfg *options.Config, deps *Deps, src StatusSource) metrics.DebugSource {
-	return func(context.Context) (any, error) {
+// StatusSnapshotSource publishes the reconciler's status without taking the
+// lock a sync holds while it talks to HNS (reconciler.Reconciler has it).
+type StatusSnapshotSource interface {
+	StatusSnapshot() *reconciler.StatusSnapshot
+}
+
+// ctxCheckEvery is how many load balancers debugSource groups between
+// looks at its context, so a huge node stops soon after the client leaves.
+const ctxCheckEvery = 256
+
+// debugSource reads the last published status, never the reconciler's
+// lock, so /debug/hns answers while a sync waits on HNS; it stops with the
+// request's context.
+func debugSource(cfg *options.Config, deps *Deps, src StatusSnapshotSource) metrics.DebugSource {
+	return func(ctx context.Context) (any, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		snap := src.StatusSnapshot()
 		v := debugView{
 			Node:       cfg.NodeName,
 			Network:    deps.Network.Name,
@@ -30,12 +46,18 @@ func debugSource(cfg *options.Config, deps *Deps, src StatusSource) metrics.Debu
 			HNSVersion: deps.Capabilities.Features.Version.String(),
 			Services:   map[string][]reconciler.Status{},
 		}
-		// The reconciler's order is kept (keys by intent.CompareLBKeys,
-		// endpoints by intent.CompareIPs): one order everywhere.
-		for _, s := range src.Statuses() {
+		// The reconciler's order is kept (load balancers by key, remote
+		// endpoints by IP): one order everywhere.
+		for i, s := range snap.LoadBalancers {
+			if i%ctxCheckEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			v.Services[s.Owner] = append(v.Services[s.Owner], s)
 		}
-		v.RemoteEndpoints = src.EndpointStatuses()
+		// [] rather than null before the first publish.
+		v.RemoteEndpoints = append([]reconciler.EndpointStatus{}, snap.RemoteEndpoints...)
 		return v, nil
 	}
 }
