@@ -4,9 +4,13 @@ GO    ?= go
 PKGS  := ./...
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build lint unit windows wine e2e test demo bench soak soak-short fuzz clean
+.PHONY: all deps build lint unit windows wine e2e test demo bench soak soak-short fuzz clean
 
 all: build
+
+## deps: the Debian packages the tests use (wine, mingw-w64, prometheus); a no-op when present
+deps:
+	hack/install-deps.sh
 
 ## build: every binary into _output/bin (hack/build.sh; VERSION overrides the stamp)
 build:
@@ -33,7 +37,7 @@ e2e:
 	hack/e2e.sh
 
 ## test: everything CI runs
-test: lint unit windows wine e2e fuzz soak-short
+test: deps lint unit windows wine e2e fuzz soak-short
 
 ## demo: the main job; a control plane, simulated Windows nodes, Services, HNS tables
 demo:
