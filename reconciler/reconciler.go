@@ -288,6 +288,10 @@ func (r *Reconciler) NextRetry() (time.Time, bool) {
 func (r *Reconciler) Statuses() []Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.statusesLocked()
+}
+
+func (r *Reconciler) statusesLocked() []Status {
 	out := make([]Status, 0, len(r.lbs))
 	for _, e := range r.lbs {
 		s := Status{
@@ -314,6 +318,10 @@ func (r *Reconciler) Statuses() []Status {
 func (r *Reconciler) EndpointStatuses() []EndpointStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.endpointStatusesLocked()
+}
+
+func (r *Reconciler) endpointStatusesLocked() []EndpointStatus {
 	out := make([]EndpointStatus, 0, len(r.eps))
 	for _, ep := range r.eps {
 		out = append(out, EndpointStatus{

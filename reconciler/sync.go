@@ -36,7 +36,7 @@ type syncRun struct {
 // Start it does nothing.
 func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	r.mu.Lock()
-	defer r.publish() // runs after the unlock below: it takes the lock itself
+	defer r.publishIfDue() // runs after the unlock below: it takes the lock itself
 	defer r.mu.Unlock()
 	if !r.started {
 		return SyncResult{Pending: r.pending()}

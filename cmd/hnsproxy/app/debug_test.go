@@ -83,6 +83,7 @@ func newDebugFixture(t *testing.T) *debugFixture {
 	if res := rec.Sync(ctx); res.Failed+res.Pending != 0 {
 		t.Fatalf("first sync: %+v", res)
 	}
+	rec.StatusSnapshot() // a reader looks while the reconciler is idle: the current status
 	deps := &Deps{Network: n, Capabilities: Capabilities{Features: p.Features()}}
 	src := debugSource(&options.Config{NodeName: "win-a"}, deps, rec)
 	m := metrics.NewServer(metrics.ServerOptions{EnableDebug: true})
