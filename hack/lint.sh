@@ -11,6 +11,25 @@ TOOLS="$(hack/install-tools.sh)"
 
 # The e2e suite carries the e2e build tag; no file is excluded by it, so one
 # tagged pass covers every package and test.
+# The import rules docs/architecture.md states: the desired state is pure
+# (no client-go, no reconciler), and the vocabulary package is a leaf.
+echo "lint: import rules"
+mod="$(go list -m)"
+rules_failed=0
+check_deps() { # package, forbidden pattern, why
+	local bad
+	bad="$(go list -deps "$1" | grep -E "$2" || true)"
+	if [[ -n "${bad}" ]]; then
+		echo "lint: $1 must not depend on ${3}:" >&2
+		sed 's/^/  /' <<<"${bad}" >&2
+		rules_failed=1
+	fi
+}
+check_deps ./proxier/desired "^(k8s.io/client-go|${mod}/(reconciler|sim|proxier$|cmd))" "client-go, the reconciler, the simulator or the daemon"
+check_deps ./intent "^(k8s.io/|${mod}/(reconciler|sim|proxier|cmd|vfp))" "Kubernetes or any package above the vocabulary"
+check_deps ./reconciler "^(k8s.io/api/|k8s.io/client-go/(kubernetes|informers|listers|tools)|${mod}/(proxier|sim|cmd))" "Kubernetes objects or clients, the proxier or the simulator"
+[[ "${rules_failed}" == 0 ]] || exit 1
+
 echo "lint: go vet -tags e2e ./..."
 go vet -tags e2e ./...
 
@@ -22,7 +41,6 @@ echo "lint: staticcheck -tags e2e ./..."
 # framework and hack/ are test tooling, and _test files are never roots here.
 # Callers in _windows.go files are not seen: this runs for the host GOOS.
 echo "lint: deadcode ./..."
-mod="$(go list -m)"
 # Captured first, so a deadcode failure fails lint instead of reading as "none".
 all="$("${TOOLS}/deadcode" -f '{{range .Funcs}}{{printf "%s %s: unreachable func: %s\n" $.Path .Position .Name}}{{end}}' ./...)"
 found="$(grep -vE "^${mod}/(e2e/framework|hack)(/| )" <<<"${all}" || true)"

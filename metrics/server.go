@@ -14,6 +14,10 @@ import (
 	"k8s.io/component-base/metrics/prometheus/slis"
 )
 
+// DebugRenders is how many /debug/hns views are built at once; more
+// requests wait for a turn (up to 10 s).
+const DebugRenders = 2
+
 // DebugSource returns what /debug/hns shows: per Service port, the desired
 // HNS objects, the IDs realized for them and their status. The proxier
 // supplies it; the result is rendered as JSON.
@@ -36,12 +40,14 @@ type ServerOptions struct {
 type Server struct {
 	opts  ServerOptions
 	debug atomic.Pointer[DebugSource]
+	// debugSlots bounds concurrent /debug/hns renders (DebugRenders).
+	debugSlots chan struct{}
 	mux   *http.ServeMux
 }
 
 // NewServer builds the handler; Serve runs it.
 func NewServer(opts ServerOptions) *Server {
-	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s := &Server{opts: opts, mux: http.NewServeMux(), debugSlots: make(chan struct{}, DebugRenders)}
 	s.mux.Handle("/metrics", Handler())
 	// kube-proxy serves the health-check SLIs beside its metrics.
 	slis.SLIMetricsWithReset{}.Install(s.mux)
@@ -77,6 +83,17 @@ func (s *Server) serveDebug(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
+	// A view of a large node is megabytes: render a few at a time, so a
+	// burst of requests queues instead of holding one view each.
+	select {
+	case s.debugSlots <- struct{}{}:
+		defer func() { <-s.debugSlots }()
+	case <-ctx.Done():
+		if r.Context().Err() == nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "busy: too many /debug/hns requests; retry"})
+		}
+		return
+	}
 	state, err := (*src)(ctx)
 	if r.Context().Err() != nil {
 		return // the client went away: nobody reads an answer
