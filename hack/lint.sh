@@ -13,6 +13,14 @@ TOOLS="$(hack/install-tools.sh)"
 # tagged pass covers every package and test.
 # The import rules docs/architecture.md states: the desired state is pure
 # (no client-go, no reconciler), and the vocabulary package is a leaf.
+echo "lint: gofmt"
+unformatted="$(gofmt -l $(git ls-files '*.go'))"
+if [[ -n "${unformatted}" ]]; then
+	echo "lint: gofmt would change (run gofmt -w):" >&2
+	sed 's/^/  /' <<<"${unformatted}" >&2
+	exit 1
+fi
+
 echo "lint: import rules"
 mod="$(go list -m)"
 rules_failed=0

@@ -42,7 +42,7 @@ type Server struct {
 	debug atomic.Pointer[DebugSource]
 	// debugSlots bounds concurrent /debug/hns renders (DebugRenders).
 	debugSlots chan struct{}
-	mux   *http.ServeMux
+	mux        *http.ServeMux
 }
 
 // NewServer builds the handler; Serve runs it.
