@@ -39,7 +39,9 @@ var emptyStatus = &StatusSnapshot{}
 // StatusSnapshot returns the current status when no Start, Sync or Repair
 // is under way, and otherwise, without waiting, the last one published (by
 // an earlier read, by Start or Repair, or by a Sync at most statusRefresh
-// before); the Sync under way then publishes when it ends.
+// before); the Sync under way then publishes when it ends, so a reader that
+// asks again after it sees its outcome. Read during a sync, the status is
+// thus at most statusRefresh older than the last completed Sync.
 func (r *Reconciler) StatusSnapshot() *StatusSnapshot {
 	if r.published.publishing.TryLock() {
 		defer r.published.publishing.Unlock()

@@ -159,7 +159,15 @@ func testDaemon(t *testing.T, hns *sim.HNS, endpoint string, inject hnslb.Client
 	if code, body := httpGet(t, "http://127.0.0.1:"+healthz+"/healthz"); code != 200 || !strings.Contains(body, `"nodeEligible":true`) {
 		t.Errorf("/healthz = %d %s", code, body)
 	}
-	if code, body := httpGet(t, "http://127.0.0.1:"+metricsPort+"/debug/hns"); code != 200 || !strings.Contains(body, lb.ID) || !strings.Contains(body, "shop/web") {
+	// /debug/hns never waits for a sync: read during one, it shows the last
+	// published status, and the sync it met publishes when it ends.
+	var code int
+	var body string
+	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		code, body = httpGet(t, "http://127.0.0.1:"+metricsPort+"/debug/hns")
+		return code == 200 && strings.Contains(body, lb.ID), nil
+	})
+	if code != 200 || !strings.Contains(body, lb.ID) || !strings.Contains(body, "shop/web") {
 		t.Errorf("/debug/hns = %d %s; want the load balancer %s under shop/web", code, body, lb.ID)
 	}
 	_, scrape := httpGet(t, "http://127.0.0.1:"+metricsPort+"/metrics")
