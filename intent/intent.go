@@ -75,6 +75,8 @@ type LB struct {
 	Backends []Backend
 	// Owner names what asked for it ("namespace/name:port"), for events and debugging.
 	Owner string
+	// Origin says who chose the frontend (see Origin).
+	Origin Origin
 }
 
 // RemoteEndpoint is one remote HNS endpoint hnsproxy wants on this node. The

@@ -55,6 +55,13 @@ var (
 		Help: "Backends currently left out of HNS load balancers by the per-load-balancer backend cap", StabilityLevel: metrics.ALPHA,
 	})
 
+	// ForeignFrontendConflicts is how many desired frontends a load balancer
+	// hnsproxy does not own holds, and hnsproxy will not delete.
+	ForeignFrontendConflicts = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "foreign_frontend_conflicts",
+		Help: "Desired load-balancer frontends held by an HNS load balancer hnsproxy does not own and may not delete", StabilityLevel: metrics.ALPHA,
+	})
+
 	// EndpointsDroppedMixedPorts is how many endpoints are currently left
 	// out because a named target port resolved to a different port than the
 	// load balancer's single internal port.
@@ -87,5 +94,5 @@ var (
 var hnsProxyMetrics = []metrics.Registerable{
 	HNSOperationsTotal, HNSOperationDuration, Objects, DriftRepairsTotal,
 	BackendsTruncated, EndpointsDroppedMixedPorts, HNSFeatureEnabled, HNSInfo,
-	StateFileWriteFailuresTotal,
+	StateFileWriteFailuresTotal, ForeignFrontendConflicts,
 }

@@ -117,6 +117,9 @@ type Proxier struct {
 	// nodeAddressesMissing: the Node has no InternalIP and the last known
 	// node IPs are in use (reported once per streak).
 	nodeAddressesMissing bool
+	// foreignReported maps each frontend a foreign load balancer holds to
+	// the ID last reported, so a steady conflict is one event.
+	foreignReported map[intent.LBKey]string
 }
 
 // A failed drift repair (each lists all of HNS) is retried with
@@ -191,8 +194,9 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 		cfg: opts.Config,
 		repairBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			repairRetryBase, repairMax),
-		reported: map[types.NamespacedName]string{},
-		health:   map[types.NamespacedName]desired.HealthCheck{},
+		reported:        map[types.NamespacedName]string{},
+		foreignReported: map[intent.LBKey]string{},
+		health:          map[types.NamespacedName]desired.HealthCheck{},
 	}
 	p.cfg.NodeName = opts.NodeName
 	p.state = desired.NewState(p.cfg)

@@ -28,6 +28,11 @@ type Options struct {
 	// StateFile records the IDs hnsproxy created; "" disables persistence
 	// (then every existing object is treated as foreign at Start).
 	StateFile string
+	// Takeover, when set and different from the token the state file
+	// recorded, makes this Start a takeover (see foreign.go) and records it,
+	// so a token takes over once. A Start without a usable state file is a
+	// takeover whatever the token.
+	Takeover string
 	// StateWriteFailed, if set, is told of every failed state file write;
 	// streakStart marks the first since the last success (raise an event
 	// on those). It runs under the Reconciler's lock: it must not call it.
@@ -91,6 +96,14 @@ type Reconciler struct {
 	orphanLBs map[intent.LBKey][]hnslb.LoadBalancer
 	orphanEPs map[string]hnslb.Endpoint
 	pruned    bool
+	// takeover: this Start may adopt or delete foreign load balancers on
+	// desired frontends, until the first Sync ends; takeoverToken is what
+	// the state file records (foreign.go).
+	takeover      bool
+	takeoverToken string
+	// foreignHeld maps desired frontends a foreign load balancer holds (one
+	// hnsproxy may not remove) to its ID.
+	foreignHeld map[intent.LBKey]string
 
 	published publishedStatus // what StatusSnapshot returns, see snapshot.go
 }
@@ -171,6 +184,7 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		creatingEPs: map[string]struct{}{},
 		staleLBs:    map[string]*staleObj{},
 		staleEPs:    map[string]*staleObj{},
+		foreignHeld: map[intent.LBKey]string{},
 	}
 }
 

@@ -29,6 +29,12 @@ type stateFile struct {
 	// owns on such a key or IP is claimed as ours.
 	CreatingLoadBalancers   []intent.LBKey `json:"creatingLoadBalancers,omitempty"`
 	CreatingRemoteEndpoints []string       `json:"creatingRemoteEndpoints,omitempty"`
+	// Takeover is the last Options.Takeover token a Start acted on.
+	Takeover string `json:"takeover,omitempty"`
+
+	// fresh: there was no usable state (no snapshot and no journal, or a
+	// corrupt snapshot set aside): a first start on this node.
+	fresh bool
 
 	// journalStopped is what the journal's replay skipped: torn or corrupt
 	// lines, or (a *corruptStateError) the whole journal.
@@ -43,12 +49,13 @@ type stateFile struct {
 // skipped.
 func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 	if path == "" {
-		return &stateFile{Version: stateFileVersion}, nil
+		return &stateFile{Version: stateFileVersion, fresh: true}, nil
 	}
 	s := &stateFile{Version: stateFileVersion}
 	raw, err := readStateFile(fsys, path)
+	noSnapshot := errors.Is(err, fs.ErrNotExist)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case noSnapshot:
 	case err != nil:
 		return nil, asCorrupt(path, err)
 	default:
@@ -65,10 +72,11 @@ func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 		return nil, err
 	}
 	if applied == 0 && stopped == nil {
+		s.fresh = noSnapshot // and an empty journal: nothing was ever recorded
 		return s, nil
 	}
 	out := sets.file()
-	out.journalStopped = stopped
+	out.Takeover, out.journalStopped = s.Takeover, stopped
 	return out, nil
 }
 
@@ -145,6 +153,7 @@ func (r *Reconciler) writeSnapshot() error {
 		RemoteEndpoints:         slices.Collect(maps.Keys(r.ownedEPs)),
 		CreatingLoadBalancers:   slices.Collect(maps.Keys(r.creatingLBs)),
 		CreatingRemoteEndpoints: slices.Collect(maps.Keys(r.creatingEPs)),
+		Takeover:                r.takeoverToken,
 	})
 	if err != nil {
 		return err

@@ -96,4 +96,7 @@ func (e ObjectError) Unwrap() error { return e.Err }
 type SyncResult struct {
 	Created, Updated, Deleted, Failed, Pending int
 	Errors                                     []ObjectError
+	// ForeignHeld lists every desired frontend a foreign load balancer holds
+	// now (not only those tried in this Sync), by key; see foreign.go.
+	ForeignHeld []ForeignFrontend
 }

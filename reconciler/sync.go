@@ -78,6 +78,8 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	}
 
 	r.settleCreates()
+	r.takeover = false // a takeover lasts until the first Sync ends
+	run.res.ForeignHeld = r.foreignHeldList()
 	if err := r.saveState(); err != nil {
 		r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
 	}
@@ -137,6 +139,7 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 func (r *Reconciler) syncRemovedLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
+	delete(r.foreignHeld, e.key)
 	if err := r.removeRealizedLB(run, e); err != nil {
 		r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 		return
@@ -189,6 +192,7 @@ func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
 func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
+	delete(r.foreignHeld, e.key) // set again if a foreign one still holds it
 	ids, missing := r.resolve(e.desired)
 	r.setMissing(e, missing)
 	if len(ids) == 0 {
@@ -307,9 +311,10 @@ func (r *Reconciler) deleteLB(run *syncRun, id string) error {
 // createLB creates doc for e. If HNS reports the frontend taken ("port
 // already exists", or "already exists" for an identical document, as HNS
 // answers after keeping load balancers across a restart), it lists load
-// balancers (once per Sync) to find the blocker: an identical one is
-// adopted, any other is deleted (it is ours and stale, or foreign and in
-// the way) and the create retried once. wrote is false when nothing was
+// balancers (once per Sync) to find the blocker. One of ours, or a foreign
+// one hnsproxy may take (foreign.go), is adopted if identical, else deleted
+// and the create retried once; any other foreign one stays, and the create
+// fails with a *ForeignFrontendError. wrote is false when nothing was
 // created (adopted).
 func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer) (wrote bool, err error) {
 	got, err := r.client.CreateLoadBalancer(run.ctx, doc)
@@ -318,12 +323,16 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer)
 		if blocker == nil {
 			return false, err
 		}
+		_, ours := r.ownedLBs[blocker.ID]
+		if !ours && !r.mayTakeForeign(e.desired) {
+			r.foreignHeld[e.key] = blocker.ID
+			return false, &ForeignFrontendError{Key: e.key, ID: blocker.ID, Origin: e.desired.Origin}
+		}
 		if sameLB(blocker, doc) {
 			r.log.Info("Adopted existing identical load balancer", "key", e.key, "id", blocker.ID)
 			r.setRealized(e, blocker.ID, doc)
 			return false, nil
 		}
-		_, ours := r.ownedLBs[blocker.ID]
 		r.log.Info("Deleting load balancer that blocks a desired frontend", "key", e.key, "id", blocker.ID, "ours", ours)
 		if derr := r.deleteLB(run, blocker.ID); derr != nil {
 			return false, fmt.Errorf("%w; deleting blocking load balancer %s: %w", err, blocker.ID, derr)

@@ -108,6 +108,7 @@ func (o *observer) SyncDone(s proxier.SyncStats) {
 	}
 	metrics.BackendsTruncated.Set(float64(s.Truncated))
 	metrics.EndpointsDroppedMixedPorts.Set(float64(s.MixedPortDropped))
+	metrics.ForeignFrontendConflicts.Set(float64(len(s.Result.ForeignHeld)))
 	if o.statuses != nil {
 		setObjectGauges(o.statuses)
 		if o.events != nil {

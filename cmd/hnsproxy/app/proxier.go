@@ -29,6 +29,7 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		NetworkID: deps.Network.ID,
 		Features:  deps.Capabilities.Features,
 		StateFile: cfg.StateFile,
+		Takeover:  cfg.Takeover,
 		Logger:    logger.WithName("reconciler"),
 
 		StateWriteFailed: stateWriteFailed(deps.Events),
@@ -64,14 +65,15 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 // from the Node object.
 func desiredConfig(ctx context.Context, cfg *options.Config, deps *Deps) (desired.Config, error) {
 	c := desired.Config{
-		NodeName:              cfg.NodeName,
-		Mode:                  desired.L2Bridge,
-		EnableDSR:             deps.Capabilities.DSR,
-		IgnoreExternalIPs:     cfg.FeatureGates != nil && !cfg.FeatureGates.Enabled(options.AllowServiceExternalIPs),
-		ForwardHealthCheckVIP: cfg.Winkernel.ForwardHealthCheckVIP,
-		HealthzPort:           healthzPort(cfg.HealthzBindAddress),
-		MaxBackends:           deps.Capabilities.Features.MaxBackends,
-		Features:              deps.Capabilities.Features,
+		NodeName:                         cfg.NodeName,
+		Mode:                             desired.L2Bridge,
+		EnableDSR:                        deps.Capabilities.DSR,
+		IgnoreExternalIPs:                cfg.FeatureGates != nil && !cfg.FeatureGates.Enabled(options.AllowServiceExternalIPs),
+		RefuseExternalIPsOnNodeAddresses: cfg.RefuseNodeExternalIPs,
+		ForwardHealthCheckVIP:            cfg.Winkernel.ForwardHealthCheckVIP,
+		HealthzPort:                      healthzPort(cfg.HealthzBindAddress),
+		MaxBackends:                      deps.Capabilities.Features.MaxBackends,
+		Features:                         deps.Capabilities.Features,
 	}
 	if ip, err := netip.ParseAddr(cfg.BindAddress); err == nil && !ip.IsUnspecified() {
 		c.NodeIPs = map[intent.IPFamily]netip.Addr{intent.FamilyOf(ip): ip}

@@ -59,6 +59,11 @@ type Config struct {
 	DriftRepairPeriod time.Duration
 	// StateFile records the IDs of the HNS objects hnsproxy created.
 	StateFile string
+	// Takeover is --takeover: a new token makes one start take over foreign
+	// load balancers on desired frontends (reconciler.Options.Takeover).
+	Takeover string
+	// RefuseNodeExternalIPs is --refuse-node-external-ips.
+	RefuseNodeExternalIPs bool
 	// DebugEndpoint serves /debug/hns on the metrics server: on when asked
 	// for, or when the metrics server listens on loopback only.
 	DebugEndpoint bool
