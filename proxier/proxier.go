@@ -117,9 +117,9 @@ type Proxier struct {
 	// nodeAddressesMissing: the Node has no InternalIP and the last known
 	// node IPs are in use (reported once per streak).
 	nodeAddressesMissing bool
-	// foreignReported maps each frontend a foreign load balancer holds to
-	// the ID last reported, so a steady conflict is one event.
-	foreignReported map[intent.LBKey]string
+	// foreignReported and leftOutReported hold what was last reported per
+	// frontend (the foreign load balancer's ID, the left-out IPs).
+	foreignReported, leftOutReported onceEach
 }
 
 // A failed drift repair (each lists all of HNS) is retried with
@@ -195,7 +195,8 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 		repairBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			repairRetryBase, repairMax),
 		reported:        map[types.NamespacedName]string{},
-		foreignReported: map[intent.LBKey]string{},
+		foreignReported: onceEach{},
+		leftOutReported: onceEach{},
 		health:          map[types.NamespacedName]desired.HealthCheck{},
 	}
 	p.cfg.NodeName = opts.NodeName

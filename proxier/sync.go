@@ -61,7 +61,7 @@ func (p *Proxier) Sync(ctx context.Context) {
 		}
 	}
 	stats.Result = p.opts.Reconciler.Sync(ctx)
-	p.reportForeign(stats.Result.ForeignHeld)
+	p.reportReconcile(stats.Result)
 	stats.End = p.clock.Now()
 	for _, times := range changes.triggerTimes {
 		for _, t := range times {

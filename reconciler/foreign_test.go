@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -69,10 +70,23 @@ func TestForeignLoadBalancerOnATenantFrontendIsNeverDeleted(t *testing.T) {
 			if c := e.counters(); c.Count(sim.OpDeleteLoadBalancer) != 0 || !e.hasLB(id) {
 				t.Fatalf("the foreign load balancer was touched: %v", c.Calls)
 			}
-			// Retries keep reporting it, and keep away.
+			// It is not declared as a create of ours: a crash now must not
+			// make the next Start claim it.
+			if st, err := loadState(e.stateFile); err != nil || slices.Contains(st.CreatingLoadBalancers, tenant.Key) {
+				t.Errorf("state file declares the held frontend: %+v, %v", st, err)
+			}
+			restarted := e.reconciler()
+			if err := restarted.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, owned := restarted.ownedLBs[id]; owned {
+				t.Fatal("a restart claimed the foreign load balancer")
+			}
+			// Retries keep reporting it, and keep away (one Get, no create).
+			e.hns.ResetCounters()
 			e.clock.Step(DefaultRetryMax)
-			if res := r.Sync(ctx); len(res.ForeignHeld) != 1 || !e.hasLB(id) {
-				t.Fatalf("retry: %+v", res)
+			if res := r.Sync(ctx); len(res.ForeignHeld) != 1 || !e.hasLB(id) || e.counters().Count(sim.OpCreateLoadBalancer) != 0 {
+				t.Fatalf("retry: %+v, calls %v", res, e.counters().Calls)
 			}
 			// The Service goes: the foreign load balancer stays, nothing is held.
 			remove(r, tenant.Key)

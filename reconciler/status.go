@@ -99,4 +99,14 @@ type SyncResult struct {
 	// ForeignHeld lists every desired frontend a foreign load balancer holds
 	// now (not only those tried in this Sync), by key; see foreign.go.
 	ForeignHeld []ForeignFrontend
+	// LeftOut lists, by key, desired load balancers that left out local
+	// backends because HNS has no endpoint for them (spares stood in where
+	// the cap allowed), with those backends' IPs.
+	LeftOut []LeftOutBackends
+}
+
+// LeftOutBackends are local backends one load balancer could not use.
+type LeftOutBackends struct {
+	Key intent.LBKey
+	IPs []string
 }

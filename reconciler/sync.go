@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -24,7 +25,14 @@ type syncRun struct {
 	listedEPs    []hnslb.Endpoint
 	listedEPsErr error
 	epsListed    bool
+	// noCreates: the state file cannot record new objects now (see
+	// declareCreates); creates wait, everything else goes on.
+	noCreates bool
 }
+
+// errStateUnwritable is the status of an object whose create waits for the
+// state file to work again.
+var errStateUnwritable = errors.New("not created while the state file cannot be written: an object hnsproxy cannot record as its own could leak")
 
 // Sync processes dirty objects and those whose retry is due, in an order
 // that keeps references valid: stale and removed load balancers are deleted
@@ -48,7 +56,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	run.lbs = takeDue(run.now, r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
 	epWork := takeDue(run.now, r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
 	ips := slices.SortedFunc(maps.Keys(epWork), intent.CompareIPs)
-	r.declareCreates(run.lbs, ips)
+	run.noCreates = !r.declareCreates(run.lbs, ips)
 
 	r.refreshLocalIfNeeded(run)
 	r.syncStale(run, r.staleLBs, r.client.DeleteLoadBalancer, recordLoadBalancer)
@@ -80,6 +88,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	r.settleCreates()
 	r.takeover = false // a takeover lasts until the first Sync ends
 	run.res.ForeignHeld = r.foreignHeldList()
+	run.res.LeftOut = r.leftOutLocals()
 	if err := r.saveState(); err != nil {
 		r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
 	}
@@ -192,6 +201,7 @@ func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
 func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
+	heldBy := r.foreignHeld[e.key]
 	delete(r.foreignHeld, e.key) // set again if a foreign one still holds it
 	ids, missing := r.resolve(e.desired)
 	r.setMissing(e, missing)
@@ -211,6 +221,10 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		return
 	}
 	replacing := e.realizedID != ""
+	if run.noCreates && (!replacing || !r.opts.Features.ModifyLoadBalancer) {
+		r.wait(run, ref, &e.st, errStateUnwritable)
+		return
+	}
 	if replacing && r.opts.Features.ModifyLoadBalancer {
 		got, err := r.client.UpdateLoadBalancer(run.ctx, e.realizedID, doc)
 		switch {
@@ -251,7 +265,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		}
 		r.clearRealized(e)
 	}
-	wrote, err := r.createLB(run, e, doc)
+	wrote, err := r.createLB(run, e, doc, heldBy)
 	switch {
 	case err != nil:
 		if hnslb.IsEndpointNotFound(err) {
@@ -279,26 +293,44 @@ func (r *Reconciler) lbExists(run *syncRun, id string) bool {
 
 // resolve maps a desired load balancer's backends to HNS endpoint IDs;
 // missing are the IPs with no usable endpoint yet. A remote endpoint about
-// to be replaced counts as missing.
+// to be replaced counts as missing. Each missing backend's place goes to
+// the next spare that resolves (intent.LB.Spares): over the backend cap,
+// only backends HNS can realize compete.
 func (r *Reconciler) resolve(d *intent.LB) (ids, missing []string) {
 	ids = make([]string, 0, len(d.Backends))
 	for i, b := range d.Backends {
 		if i > 0 && d.Backends[i-1].IP == b.IP {
 			continue
 		}
-		var id string
-		if b.Local {
-			id = r.localIndex[b.IP]
-		} else if ep := r.eps[b.IP]; ep != nil && ep.wanted && ep.id != "" && remoteMatches(ep.spec, ep.realizedSpec) {
-			id = ep.id
-		}
-		if id == "" {
+		if id := r.endpointID(b); id != "" {
+			ids = append(ids, id)
+		} else {
 			missing = append(missing, b.IP)
-			continue
 		}
-		ids = append(ids, id)
+	}
+	spares := d.Spares
+	for range missing {
+		for len(spares) > 0 {
+			id := r.endpointID(spares[0])
+			spares = spares[1:]
+			if id != "" {
+				ids = append(ids, id)
+				break
+			}
+		}
 	}
 	return ids, missing
+}
+
+// endpointID is the HNS endpoint a backend uses, "" if none is usable yet.
+func (r *Reconciler) endpointID(b intent.Backend) string {
+	if b.Local {
+		return r.localIndex[b.IP]
+	}
+	if ep := r.eps[b.IP]; ep != nil && ep.wanted && ep.id != "" && remoteMatches(ep.spec, ep.realizedSpec) {
+		return ep.id
+	}
+	return ""
 }
 
 func (r *Reconciler) deleteLB(run *syncRun, id string) error {
@@ -316,7 +348,20 @@ func (r *Reconciler) deleteLB(run *syncRun, id string) error {
 // and the create retried once; any other foreign one stays, and the create
 // fails with a *ForeignFrontendError. wrote is false when nothing was
 // created (adopted).
-func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer) (wrote bool, err error) {
+//
+// heldBy is the foreign load balancer that held the frontend at the last
+// attempt: while it is there nothing is tried (one Get); once it is gone
+// the key is declared (declareNow), as declareCreates left it out.
+func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer, heldBy string) (wrote bool, err error) {
+	if heldBy != "" {
+		if r.lbExists(run, heldBy) {
+			r.foreignHeld[e.key] = heldBy
+			return false, &ForeignFrontendError{Key: e.key, ID: heldBy, Origin: e.desired.Origin}
+		}
+		if err := r.declareNow(e.key); err != nil {
+			return false, fmt.Errorf("%w: %w", errStateUnwritable, err)
+		}
+	}
 	got, err := r.client.CreateLoadBalancer(run.ctx, doc)
 	if hnslb.IsPortAlreadyExists(err) || hnslb.IsAlreadyExists(err) {
 		blocker := r.findBlocker(run, e.key)
@@ -326,6 +371,7 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer)
 		_, ours := r.ownedLBs[blocker.ID]
 		if !ours && !r.mayTakeForeign(e.desired) {
 			r.foreignHeld[e.key] = blocker.ID
+			r.undeclare(e.key)
 			return false, &ForeignFrontendError{Key: e.key, ID: blocker.ID, Origin: e.desired.Origin}
 		}
 		if sameLB(blocker, doc) {
@@ -394,6 +440,10 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 	delete(r.retryEPs, ip)
 	if ep.id != "" && remoteMatches(ep.spec, ep.realizedSpec) {
 		r.succeed(ref, &ep.st)
+		return
+	}
+	if run.noCreates {
+		r.wait(run, ref, &ep.st, errStateUnwritable)
 		return
 	}
 	if ep.id != "" {

@@ -150,7 +150,7 @@ func (b *serviceBuilder) add(key intent.LBKey, origin intent.Origin, internalPor
 	if len(sel.endpoints) == 0 {
 		return // winkernel makes no load balancer without endpoints; HNS needs one
 	}
-	kept, dropped := capEndpoints(sel.endpoints, b.cfg.maxBackends())
+	kept, spares, dropped := capEndpoints(sel.endpoints, b.cfg.maxBackends())
 	b.r.Truncated = max(b.r.Truncated, dropped)
 	lb := intent.LB{
 		Key:          key,
@@ -162,6 +162,9 @@ func (b *serviceBuilder) add(key intent.LBKey, origin intent.Origin, internalPor
 		Backends:     make([]intent.Backend, len(kept)),
 		Owner:        owner,
 		Origin:       origin,
+	}
+	for _, e := range spares {
+		lb.Spares = append(lb.Spares, e.backend)
 	}
 	for i := range kept {
 		lb.Backends[i] = kept[i].backend

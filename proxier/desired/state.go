@@ -371,10 +371,14 @@ func (t *tracker) settle() Change {
 	return ch
 }
 
+// backends counts the remote endpoints lb may use: its backends and its
+// spares (a spare must be realizable the moment it stands in).
 func (t *tracker) backends(lb intent.LB, delta int) {
-	for _, b := range lb.Backends {
-		if !b.Local {
-			t.ref(t.s.backendRefs, intent.EndpointOf(b), delta)
+	for _, bs := range [][]intent.Backend{lb.Backends, lb.Spares} {
+		for _, b := range bs {
+			if !b.Local {
+				t.ref(t.s.backendRefs, intent.EndpointOf(b), delta)
+			}
 		}
 	}
 }

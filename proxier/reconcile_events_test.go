@@ -2,6 +2,7 @@ package proxier
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -103,5 +104,25 @@ func TestExternalIPEqualToAClusterIPIsRefused(t *testing.T) {
 	}
 	if len(n.lbs()) != 2 {
 		t.Errorf("load balancers %+v, want the two cluster IPs", n.lbs())
+	}
+}
+
+// TestOverTheCapOnlyRealizableBackendsCompete (F10): ready endpoints on
+// this node without an HNS endpoint never crowd out those with one; the
+// Service gets one BackendsUnrealizable event.
+func TestOverTheCapOnlyRealizableBackendsCompete(t *testing.T) {
+	n := newTestNode(t, "ws2022", "10.244.1.5") // .7 and .8 have no HNS endpoint
+	n.config.MaxBackends = 2
+	n.start()
+	n.apply(service("web", "10.96.0.10"), slice("web",
+		endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.1.7", nodeName}, endpoint{"10.244.1.8", nodeName},
+		endpoint{"10.244.2.9", "win-2"}))
+	n.eventually("the realizable backends, up to the cap", func() bool {
+		lbs := n.lbs()
+		return len(lbs) == 1 && reflect.DeepEqual(lbs[0].Backends, []string{"10.244.1.5", "10.244.2.9"})
+	})
+	n.settle()
+	if got := n.countEvents(ReasonBackendsUnrealizable); got != 1 {
+		t.Errorf("%d BackendsUnrealizable events, want 1", got)
 	}
 }
