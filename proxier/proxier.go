@@ -327,6 +327,9 @@ func (p *Proxier) Run(ctx context.Context) error {
 	if err := p.refreshRemoteSubnets(ctx); err != nil {
 		logger.Error(err, "Reading overlay remote subnets; will retry at the next drift repair")
 	}
+	if err := p.waitForNodeAddresses(ctx); err != nil {
+		return nil // shut down while waiting: not a failure
+	}
 	// Compute desired state before Start, so adoption can match identical
 	// load balancers and a restart makes no HNS writes. The changes the
 	// initial lists reported are in this computation: the first Sync only

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -155,6 +156,33 @@ func nodeInternalIPs(node *v1.Node) map[intent.IPFamily]netip.Addr {
 		}
 	}
 	return ips
+}
+
+// nodeAddressWait is how often a start waiting for node addresses looks again.
+const nodeAddressWait = time.Second
+
+// waitForNodeAddresses returns once the node has an address (or ctx ends).
+// A first computation without one would want nothing, and the first sync
+// would prune every load balancer of a previous run (a restart while the
+// Node is being re-registered); waiting leaves HNS as it is.
+func (p *Proxier) waitForNodeAddresses(ctx context.Context) error {
+	reported := false
+	return wait.PollUntilContextCancel(ctx, nodeAddressWait, true, func(context.Context) (bool, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if len(p.nodeConfig().NodeIPs) > 0 {
+			return true, nil
+		}
+		if !reported {
+			reported = true
+			klog.FromContext(ctx).Info("Node has no InternalIP yet; hnsproxy waits for one before its first sync and leaves HNS as it is", "node", p.opts.NodeName)
+			if node, err := p.nodes.Get(p.opts.NodeName); err == nil && p.opts.Recorder != nil {
+				p.opts.Recorder.Eventf(node, nil, v1.EventTypeWarning, ReasonNodeAddressesMissing, "Start",
+					"Node has no InternalIP address; hnsproxy waits for one before its first sync and leaves HNS as it is")
+			}
+		}
+		return false, nil
+	})
 }
 
 // ReasonNodeAddressesMissing is the Warning event on the Node when its
