@@ -35,7 +35,17 @@ type Options struct {
 	// RetryBase and RetryMax bound the per-object exponential backoff
 	// (defaults DefaultRetryBase, DefaultRetryMax).
 	RetryBase, RetryMax time.Duration
-	Clock               clock.PassiveClock // default: the real clock
+	// CallTimeout and ListTimeout are the deadlines of HNS calls on one
+	// object and of listings; MaxAbandonedCalls bounds the calls left
+	// running past their deadline (defaults in deadline.go).
+	CallTimeout, ListTimeout time.Duration
+	MaxAbandonedCalls        int
+	// CallTimedOut, if set, is told of each HNS call abandoned at its
+	// deadline, by operation (metrics' operation names).
+	CallTimedOut func(op string)
+	// Clock reads the time; the default is the real clock. If it is a
+	// clock.Clock, HNS call deadlines use its timers too.
+	Clock clock.PassiveClock
 	Logger              klog.Logger        // default: klog.Background()
 }
 
@@ -44,7 +54,7 @@ type Options struct {
 // hold the lock while they talk to HNS.
 type Reconciler struct {
 	mu      sync.Mutex
-	client  hnslb.Client
+	client  *deadlines
 	opts    Options
 	log     klog.Logger
 	clock   clock.PassiveClock
@@ -150,10 +160,11 @@ func New(c hnslb.Client, o Options) *Reconciler {
 	if log.GetSink() == nil {
 		log = klog.Background()
 	}
+	log = log.WithName("reconciler")
 	return &Reconciler{
-		client:      c,
+		client:      newDeadlines(c, o, log),
 		opts:        o,
-		log:         log.WithName("reconciler"),
+		log:         log,
 		clock:       o.Clock,
 		limiter:     workqueue.NewTypedItemExponentialFailureRateLimiter[objectRef](o.RetryBase, o.RetryMax),
 		lbs:         map[intent.LBKey]*lbEntry{},

@@ -117,6 +117,9 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 			continue
 		}
 		ref := objectRef{id: id}
+		if r.awaitingAbandoned(run, ref, &s.st, idToken(id)) {
+			continue
+		}
 		if n := len(r.refs[id]); n > 0 { // an endpoint a realized load balancer still uses
 			r.wait(run, ref, &s.st, fmt.Errorf("not deleted yet: %d realized load balancers still use it", n))
 			continue
@@ -137,6 +140,9 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 func (r *Reconciler) syncRemovedLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
+	if r.awaitingAbandoned(run, ref, &e.st, lbToken(e.key), idToken(e.realizedID)) {
+		return
+	}
 	if err := r.removeRealizedLB(run, e); err != nil {
 		r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 		return
@@ -189,6 +195,9 @@ func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
 func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
+	if r.awaitingAbandoned(run, ref, &e.st, lbToken(e.key), idToken(e.realizedID)) {
+		return
+	}
 	ids, missing := r.resolve(e.desired)
 	r.setMissing(e, missing)
 	if len(ids) == 0 {
@@ -383,6 +392,9 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 	ep := r.eps[ip]
 	ref := objectRef{ip: ip}
 	delete(r.retryEPs, ip)
+	if r.awaitingAbandoned(run, ref, &ep.st, epToken(ip), idToken(ep.id)) {
+		return
+	}
 	if ep.id != "" && remoteMatches(ep.spec, ep.realizedSpec) {
 		r.succeed(ref, &ep.st)
 		return
@@ -483,6 +495,9 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 	ep := r.eps[ip]
 	ref := objectRef{ip: ip}
 	delete(r.retryEPs, ip)
+	if r.awaitingAbandoned(run, ref, &ep.st, epToken(ip), idToken(ep.id)) {
+		return
+	}
 	if ep.id == "" && ep.uncertain {
 		// A lost create may have made it: find it (one list per Sync) and delete it.
 		if _, err := r.networkEndpoints(run); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/metrics"
 	"github.com/hnsproxy/hnsproxy/proxier"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 	"github.com/hnsproxy/hnsproxy/reconciler"
@@ -32,6 +33,9 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		Logger:    logger.WithName("reconciler"),
 
 		StateWriteFailed: stateWriteFailed(deps.Events),
+		CallTimeout:      cfg.HNS.CallTimeout,
+		ListTimeout:      cfg.HNS.ListTimeout,
+		CallTimedOut:     func(op string) { metrics.HNSCallTimeoutsTotal.WithLabelValues(op).Inc() },
 	})
 	dcfg, err := desiredConfig(ctx, cfg, deps)
 	if err != nil {

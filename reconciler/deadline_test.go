@@ -1,0 +1,170 @@
+package reconciler
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// hangWatch records timed-out operations and abandoned calls' returns.
+type hangWatch struct {
+	mu       sync.Mutex
+	timedOut []string
+	returned chan struct{}
+}
+
+// withHangWatch makes e's reconcilers report to a new hangWatch.
+func (e *env) withHangWatch(maxAbandoned int) *hangWatch {
+	w := &hangWatch{returned: make(chan struct{}, 16)}
+	e.tweak = func(o *Options) {
+		o.MaxAbandonedCalls = maxAbandoned
+		o.CallTimedOut = func(op string) {
+			w.mu.Lock()
+			w.timedOut = append(w.timedOut, op)
+			w.mu.Unlock()
+		}
+	}
+	return w
+}
+
+func (w *hangWatch) ops() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.timedOut)
+}
+
+// watch hooks w into r's deadlines.
+func (w *hangWatch) watch(r *Reconciler) *Reconciler {
+	r.client.onReturn = func() { w.returned <- struct{}{} }
+	return r
+}
+
+// syncPastHangs runs a Sync in which `hung` calls hang: each time one more is
+// held, the fake clock passes the call deadline, so the Sync abandons it and
+// goes on.
+func (e *env) syncPastHangs(r *Reconciler, hung int) SyncResult {
+	e.t.Helper()
+	done := make(chan SyncResult, 1)
+	held := e.hns.Held()
+	go func() { done <- r.Sync(ctx) }()
+	for i := 1; i <= hung; i++ {
+		if err := e.hns.WaitHeld(ctx, held+i); err != nil {
+			e.t.Fatal(err)
+		}
+		e.clock.Step(DefaultCallTimeout)
+	}
+	return <-done
+}
+
+// F7: a hung HNS call times out, is reported, and the rest of the node's
+// programming goes on; the object waits for the abandoned call, which is
+// never issued twice, and is finished once it returns.
+func TestHungCallTimesOutAndTheRestGoesOn(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	w := e.withHangWatch(0)
+	e.local("10.244.1.10")
+	e.local("10.244.1.11")
+	gone := lb("10.96.0.10", 80, loc("10.244.1.10"))
+	r := w.watch(e.started(gone))
+
+	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpDeleteLoadBalancer}})
+	added := lb("10.96.0.20", 80, loc("10.244.1.11"))
+	remove(r, gone.Key)
+	upsert(r, added)
+	res := e.syncPastHangs(r, 1)
+	if res.Created != 1 || res.Failed != 1 {
+		t.Fatalf("sync with a hung delete: %+v", res)
+	}
+	if got := w.ops(); !slices.Equal(got, []string{"delete_load_balancer"}) {
+		t.Errorf("timed-out operations %v, want [delete_load_balancer]", got)
+	}
+	if e.hnsLB(added.Key) == nil {
+		t.Error("the load balancer added beside the hung delete was not created")
+	}
+	if err := res.Errors[0].Err; !hnslb.IsUnavailable(err) || res.Errors[0].Name != gone.Key.String() {
+		t.Errorf("error %v for %s, want a timeout for %s", err, res.Errors[0].Name, gone.Key)
+	}
+
+	// While the abandoned delete runs, its object waits: no second call.
+	e.clock.Step(DefaultRetryMax)
+	if res := r.Sync(ctx); res.Failed != 0 || e.hns.Held() != 1 {
+		t.Fatalf("sync while the call is abandoned: %+v, %d calls held", res, e.hns.Held())
+	}
+	if st := statusOf(r, gone.Key); !strings.Contains(st.LastError, "abandoned") {
+		t.Errorf("status while waiting: %+v", st)
+	}
+
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+	e.converge(r)
+	e.assertRealized([]intent.LB{added})
+	if n := len(r.Statuses()); n != 1 {
+		t.Errorf("%d statuses, want 1", n)
+	}
+}
+
+// A create that HNS applied but whose reply hung past the deadline is
+// adopted once the call returns: never duplicated, never leaked, and owned.
+func TestLateCreateIsAdoptedNotDuplicated(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	w := e.withHangWatch(0)
+	e.local("10.244.1.10")
+	r := w.watch(e.started())
+
+	e.hns.SetFaults(sim.Faults{HangReply: []sim.Op{sim.OpCreateLoadBalancer}})
+	want := lb("10.96.0.10", 80, loc("10.244.1.10"))
+	upsert(r, want)
+	if res := e.syncPastHangs(r, 1); res.Failed != 1 {
+		t.Fatalf("sync with a hung create: %+v", res)
+	}
+	held := e.hnsLB(want.Key)
+	if held == nil {
+		t.Fatal("HangReply: HNS did not apply the create")
+	}
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+	e.converge(r)
+	e.assertRealized([]intent.LB{want})
+	if st := statusOf(r, want.Key); st.RealizedID != held.ID {
+		t.Errorf("status %+v, want the late create's %s adopted", st, held.ID)
+	}
+	saved, err := loadState(e.stateFile)
+	if err != nil || !slices.Contains(saved.LoadBalancers, held.ID) {
+		t.Errorf("state file %+v (%v) does not own %s", saved, err, held.ID)
+	}
+}
+
+// Abandoned calls are bounded: past MaxAbandonedCalls a call fails at once
+// without reaching HNS, so a wedged HNS costs a Sync a few deadlines, not
+// one per object.
+func TestAbandonedCallsAreBounded(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	w := e.withHangWatch(2)
+	var want []intent.LB
+	for i, ip := range []string{"10.244.1.10", "10.244.1.11", "10.244.1.12", "10.244.1.13"} {
+		e.local(ip)
+		want = append(want, lb("10.96.0.1"+string(rune('0'+i)), 80, loc(ip)))
+	}
+	r := w.watch(e.started())
+	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpCreateLoadBalancer}})
+	upsert(r, want...)
+	res := e.syncPastHangs(r, 2)
+	if res.Failed != 4 || e.hns.Held() != 2 || len(w.ops()) != 2 {
+		t.Fatalf("sync against a wedged HNS: %+v, %d calls held, timed out %v", res, e.hns.Held(), w.ops())
+	}
+	for _, oe := range res.Errors {
+		if !hnslb.IsUnavailable(oe.Err) {
+			t.Errorf("%s: %v, want a timeout (unavailable)", oe.Name, oe.Err)
+		}
+	}
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+	<-w.returned
+	e.converge(r)
+	e.assertRealized(want)
+}
