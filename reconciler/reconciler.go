@@ -45,8 +45,8 @@ type Options struct {
 	CallTimedOut func(op string)
 	// Clock reads the time; the default is the real clock. If it is a
 	// clock.Clock, HNS call deadlines use its timers too.
-	Clock clock.PassiveClock
-	Logger              klog.Logger        // default: klog.Background()
+	Clock  clock.PassiveClock
+	Logger klog.Logger // default: klog.Background()
 }
 
 // Reconciler converges HNS towards the desired load balancers and remote
