@@ -50,10 +50,14 @@ type Options struct {
 }
 
 // Reconciler converges HNS towards the desired load balancers and remote
-// endpoints. All methods are safe for concurrent use; Sync, Start and Repair
-// hold the lock while they talk to HNS.
+// endpoints. All methods are safe for concurrent use. Sync and Start hold
+// the lock while they talk to HNS; Repair lists HNS without it, so Syncs go
+// on meanwhile (listing.go), and takes it to judge what it listed.
 type Reconciler struct {
-	mu      sync.Mutex
+	// repairing orders Repairs; it is taken before mu, never while
+	// holding it.
+	repairing sync.Mutex
+	mu        sync.Mutex
 	client  *deadlines
 	opts    Options
 	log     klog.Logger
@@ -103,6 +107,10 @@ type Reconciler struct {
 	pruned    bool
 
 	published publishedStatus // what StatusSnapshot returns, see snapshot.go
+
+	// listing is set while a Repair lists HNS without the lock: what Syncs
+	// change meanwhile (listing.go).
+	listing *listingChanges
 }
 
 // objectRef names an object for the backoff rate limiter.
@@ -408,6 +416,7 @@ func (r *Reconciler) dropRefs(e *lbEntry) {
 func (r *Reconciler) own(kind recordKind, id string) {
 	if set := r.ownedSet(kind); addNew(set, id) {
 		r.journal(journalRecord{Add: true, Kind: kind, ID: id})
+		r.listing.noteOwned(id)
 	}
 }
 

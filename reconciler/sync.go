@@ -77,6 +77,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 		r.syncStale(run, r.staleEPs, r.client.DeleteEndpoint, recordRemoteEndpoint)
 	}
 
+	r.listing.noteSync(run.lbs, ips)
 	r.settleCreates()
 	if err := r.saveState(); err != nil {
 		r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
