@@ -38,5 +38,5 @@ func (c *listingChanges) noteOwned(id string) {
 }
 
 func (c *listingChanges) touchedLB(k intent.LBKey) bool { _, ok := c.lbs[k]; return ok }
-func (c *listingChanges) touchedEP(ip string) bool     { _, ok := c.eps[ip]; return ok }
-func (c *listingChanges) touchedID(id string) bool     { _, ok := c.ids[id]; return ok }
+func (c *listingChanges) touchedEP(ip string) bool      { _, ok := c.eps[ip]; return ok }
+func (c *listingChanges) touchedID(id string) bool      { _, ok := c.ids[id]; return ok }

@@ -58,11 +58,11 @@ type Reconciler struct {
 	// holding it.
 	repairing sync.Mutex
 	mu        sync.Mutex
-	client  *deadlines
-	opts    Options
-	log     klog.Logger
-	clock   clock.PassiveClock
-	limiter workqueue.TypedRateLimiter[objectRef]
+	client    *deadlines
+	opts      Options
+	log       klog.Logger
+	clock     clock.PassiveClock
+	limiter   workqueue.TypedRateLimiter[objectRef]
 
 	lbs map[intent.LBKey]*lbEntry
 	eps map[string]*remoteEP // by IP
