@@ -127,6 +127,16 @@ func (d *deadlines) activity() (waiting bool, lastEnded time.Time) {
 	return d.waiting > 0, d.lastEnded
 }
 
+// HNSActivity reports whether a caller waits on an HNS call now, and when a
+// call last returned or was abandoned at its deadline: liveness takes a
+// sync loop busy with HNS for alive.
+func (r *Reconciler) HNSActivity() (waiting bool, lastEnded time.Time) {
+	if r.client == nil {
+		return false, time.Time{}
+	}
+	return r.client.activity()
+}
+
 // guard runs fn with the deadline timeout, on behalf of the objects named
 // by tokens (none for reads).
 func guard[T any](d *deadlines, ctx context.Context, op string, timeout time.Duration, fn func(context.Context) (T, error), tokens ...string) (T, error) {

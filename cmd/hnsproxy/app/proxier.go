@@ -37,6 +37,9 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		ListTimeout:      cfg.HNS.ListTimeout,
 		CallTimedOut:     func(op string) { metrics.HNSCallTimeoutsTotal.WithLabelValues(op).Inc() },
 	})
+	if deps.Health != nil {
+		deps.Health.SetHNSActivity(rec)
+	}
 	dcfg, err := desiredConfig(ctx, cfg, deps)
 	if err != nil {
 		return err
