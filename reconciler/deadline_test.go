@@ -168,3 +168,29 @@ func TestAbandonedCallsAreBounded(t *testing.T) {
 	e.converge(r)
 	e.assertRealized(want)
 }
+
+// Liveness reads HNSActivity: a Sync stuck in a hung call is waiting on HNS
+// (not dead), and the call's abandonment counts as the last call ending.
+func TestHNSActivityShowsAHungCall(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	w := e.withHangWatch(0)
+	e.local("10.244.1.10")
+	r := w.watch(e.started())
+	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpCreateLoadBalancer}})
+	upsert(r, lb("10.96.0.10", 80, loc("10.244.1.10")))
+	done := make(chan SyncResult, 1)
+	go func() { done <- r.Sync(ctx) }()
+	if err := e.hns.WaitHeld(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if waiting, _ := r.HNSActivity(); !waiting {
+		t.Error("HNSActivity during a hung call: not waiting")
+	}
+	e.clock.Step(DefaultCallTimeout)
+	<-done
+	if waiting, last := r.HNSActivity(); waiting || !last.Equal(e.clock.Now()) {
+		t.Errorf("HNSActivity after the call was abandoned = %v, %v; want false, %v", waiting, last, e.clock.Now())
+	}
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+}
