@@ -108,17 +108,23 @@ func TestHungCallTimesOutAndTheRestGoesOn(t *testing.T) {
 	}
 }
 
-// A create that HNS applied but whose reply hung past the deadline is
-// adopted once the call returns: never duplicated, never leaked, and owned.
-func TestLateCreateIsAdoptedNotDuplicated(t *testing.T) {
+// hungCreate is a started reconciler, watched, that was just handed one
+// load balancer while faults hang its create.
+func hungCreate(t *testing.T, faults sim.Faults) (*env, *hangWatch, *Reconciler, intent.LB) {
 	e := newEnv(t, sim.ProfileWS2022)
 	w := e.withHangWatch(0)
 	e.local("10.244.1.10")
 	r := w.watch(e.started())
-
-	e.hns.SetFaults(sim.Faults{HangReply: []sim.Op{sim.OpCreateLoadBalancer}})
+	e.hns.SetFaults(faults)
 	want := lb("10.96.0.10", 80, loc("10.244.1.10"))
 	upsert(r, want)
+	return e, w, r, want
+}
+
+// A create that HNS applied but whose reply hung past the deadline is
+// adopted once the call returns: never duplicated, never leaked, and owned.
+func TestLateCreateIsAdoptedNotDuplicated(t *testing.T) {
+	e, w, r, want := hungCreate(t, sim.Faults{HangReply: []sim.Op{sim.OpCreateLoadBalancer}})
 	if res := e.syncPastHangs(r, 1); res.Failed != 1 {
 		t.Fatalf("sync with a hung create: %+v", res)
 	}
@@ -172,12 +178,7 @@ func TestAbandonedCallsAreBounded(t *testing.T) {
 // Liveness reads HNSActivity: a Sync stuck in a hung call is waiting on HNS
 // (not dead), and the call's abandonment counts as the last call ending.
 func TestHNSActivityShowsAHungCall(t *testing.T) {
-	e := newEnv(t, sim.ProfileWS2022)
-	w := e.withHangWatch(0)
-	e.local("10.244.1.10")
-	r := w.watch(e.started())
-	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpCreateLoadBalancer}})
-	upsert(r, lb("10.96.0.10", 80, loc("10.244.1.10")))
+	e, w, r, _ := hungCreate(t, sim.Faults{Hang: []sim.Op{sim.OpCreateLoadBalancer}})
 	done := make(chan SyncResult, 1)
 	go func() { done <- r.Sync(ctx) }()
 	if err := e.hns.WaitHeld(ctx, 1); err != nil {
