@@ -195,3 +195,34 @@ func TestHNSActivityShowsAHungCall(t *testing.T) {
 	e.hns.SetFaults(sim.Faults{})
 	<-w.returned
 }
+
+// A create abandoned at its deadline that HNS applied, for a load balancer
+// whose desired document changed meanwhile, is claimed as ours and brought
+// to the new document: never taken for a foreign blocker.
+func TestLateCreateOfAnOlderDocumentIsClaimed(t *testing.T) {
+	e, w, r, want := hungCreate(t, sim.Faults{HangReply: []sim.Op{sim.OpCreateLoadBalancer}})
+	if res := e.syncPastHangs(r, 1); res.Failed != 1 {
+		t.Fatalf("sync with a hung create: %+v", res)
+	}
+	if e.hnsLB(want.Key) == nil {
+		t.Fatal("HangReply: HNS did not apply the create")
+	}
+	e.local("10.244.1.11")
+	want.Backends = append(want.Backends, loc("10.244.1.11"))
+	upsert(r, want)
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+	e.hns.ResetCounters()
+	e.converge(r)
+	e.assertRealized([]intent.LB{want})
+	c := e.counters()
+	if c.Count(sim.OpCreateLoadBalancer) != 1 || c.Count(sim.OpDeleteLoadBalancer) != 1 {
+		t.Errorf("after the late create returned: %v; want it replaced once (delete and create, no modify on ws2022)", c.Calls)
+	}
+	if c.CountResult(sim.OpCreateLoadBalancer, "PortAlreadyExists") != 0 {
+		t.Errorf("the late create's load balancer was met as a blocker: %v", c.Calls)
+	}
+	if st := statusOf(r, want.Key); st.State != StateDone {
+		t.Errorf("status %+v", st)
+	}
+}

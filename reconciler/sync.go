@@ -199,6 +199,14 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	if r.awaitingAbandoned(run, ref, &e.st, lbToken(e.key), idToken(e.realizedID)) {
 		return
 	}
+	if e.realizedID == "" && e.uncertain != nil {
+		// A create whose reply was lost or abandoned may have made it:
+		// claim it as ours before a create meets it as a blocker.
+		if err := r.resolveUncertainLB(run, e); err != nil {
+			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+			return
+		}
+	}
 	ids, missing := r.resolve(e.desired)
 	r.setMissing(e, missing)
 	if len(ids) == 0 {
