@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -135,6 +136,15 @@ func (r *Reconciler) HNSActivity() (waiting bool, lastEnded time.Time) {
 		return false, time.Time{}
 	}
 	return r.client.activity()
+}
+
+// Network reads the reconciler's HNS network (the overlay's remote subnet
+// routes are policies on it) with a call deadline, without the lock.
+func (r *Reconciler) Network(ctx context.Context) (*hnslb.Network, error) {
+	if r.client == nil {
+		return nil, errors.New("reconciler: no HNS client")
+	}
+	return r.client.GetNetworkByID(ctx, r.opts.NetworkID)
 }
 
 // guard runs fn with the deadline timeout, on behalf of the objects named
@@ -303,6 +313,12 @@ func (d *deadlines) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endp
 func (d *deadlines) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]hnslb.Endpoint, error) {
 	return guard(d, ctx, "list_endpoints_of_network", d.list, func(ctx context.Context) ([]hnslb.Endpoint, error) {
 		return d.c.ListEndpointsOfNetwork(ctx, networkID)
+	})
+}
+
+func (d *deadlines) GetNetworkByID(ctx context.Context, id string) (*hnslb.Network, error) {
+	return guard(d, ctx, "get_network", d.call, func(ctx context.Context) (*hnslb.Network, error) {
+		return d.c.GetNetworkByID(ctx, id)
 	})
 }
 

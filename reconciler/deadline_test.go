@@ -226,3 +226,32 @@ func TestLateCreateOfAnOlderDocumentIsClaimed(t *testing.T) {
 		t.Errorf("status %+v", st)
 	}
 }
+
+// The overlay's remote subnets are read through Network, which has a call
+// deadline too: a hung read cannot stop the sync loop.
+func TestNetworkReadHasADeadline(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	w := e.withHangWatch(0)
+	r := w.watch(e.started())
+	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpGetNetwork}})
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Network(ctx)
+		done <- err
+	}()
+	if err := e.hns.WaitHeld(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(DefaultCallTimeout)
+	if err := <-done; !hnslb.IsUnavailable(err) {
+		t.Errorf("hung network read = %v, want a timeout", err)
+	}
+	if got := w.ops(); !slices.Equal(got, []string{"get_network"}) {
+		t.Errorf("timed-out operations %v", got)
+	}
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+	if n, err := r.Network(ctx); err != nil || n.ID != e.netID {
+		t.Errorf("Network = %v, %v", n, err)
+	}
+}
