@@ -25,7 +25,8 @@ import (
 // overtake a newer one, and a late create is found by the next attempt (as
 // an identical load balancer or endpoint) rather than leaked. At most
 // MaxAbandonedCalls calls are left running; past that HNS counts as hung and
-// calls fail at once, without a goroutine, until one returns.
+// calls fail at once, without a goroutine, until one returns. While any is
+// running, listings get the call deadline rather than their longer one.
 
 // Default deadlines and bound; see Options.
 const (
@@ -165,6 +166,11 @@ func guard[T any](d *deadlines, ctx context.Context, op string, timeout time.Dur
 			d.mu.Unlock()
 			return zero, errTimeout(op, "not called: an earlier call on %s has not returned", t)
 		}
+	}
+	if d.total > 0 {
+		// HNS has a call hanging: a listing gets no more time than a
+		// call, so a Sync that needs one is not held for minutes.
+		timeout = min(timeout, d.call)
 	}
 	d.waiting++
 	d.mu.Unlock()

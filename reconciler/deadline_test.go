@@ -255,3 +255,35 @@ func TestNetworkReadHasADeadline(t *testing.T) {
 		t.Errorf("Network = %v, %v", n, err)
 	}
 }
+
+// While a call hangs, a listing gets the call deadline, not the listing's
+// longer one: a Sync that needs a listing is not held for minutes by an HNS
+// that already hangs.
+func TestListingsGetTheCallDeadlineWhileACallHangs(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	w := e.withHangWatch(0)
+	r := w.watch(e.started())
+	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.AnyOp}})
+	read := make(chan error, 1)
+	go func() {
+		_, err := r.Network(ctx)
+		read <- err
+	}()
+	if err := e.hns.WaitHeld(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(DefaultCallTimeout)
+	<-read
+	repaired := make(chan error, 1)
+	go func() { repaired <- r.Repair(ctx) }()
+	if err := e.hns.WaitHeld(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(DefaultCallTimeout) // far less than DefaultListTimeout
+	if err := <-repaired; !hnslb.IsUnavailable(err) {
+		t.Errorf("repair while a call hangs = %v, want its listing timed out", err)
+	}
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+	<-w.returned
+}
