@@ -44,14 +44,14 @@ func (w *hangWatch) watch(r *Reconciler) *Reconciler {
 	return r
 }
 
-// syncPastHangs runs a Sync in which `hung` calls hang: each time one more is
-// held, the fake clock passes the call deadline, so the Sync abandons it and
-// goes on.
-func (e *env) syncPastHangs(r *Reconciler, hung int) SyncResult {
+// pastHangs runs call while `hung` of its HNS calls hang: each time one
+// more is held, the fake clock passes the call deadline, so it abandons
+// that call and goes on.
+func pastHangs[T any](e *env, hung int, call func() T) T {
 	e.t.Helper()
-	done := make(chan SyncResult, 1)
+	done := make(chan T, 1)
 	held := e.hns.Held()
-	go func() { done <- r.Sync(ctx) }()
+	go func() { done <- call() }()
 	for i := 1; i <= hung; i++ {
 		if err := e.hns.WaitHeld(ctx, held+i); err != nil {
 			e.t.Fatal(err)
@@ -59,6 +59,19 @@ func (e *env) syncPastHangs(r *Reconciler, hung int) SyncResult {
 		e.clock.Step(DefaultCallTimeout)
 	}
 	return <-done
+}
+
+// syncPastHangs is pastHangs for one Sync.
+func (e *env) syncPastHangs(r *Reconciler, hung int) SyncResult {
+	return pastHangs(e, hung, func() SyncResult { return r.Sync(ctx) })
+}
+
+// readNetwork is Network's error.
+func readNetwork(r *Reconciler) func() error {
+	return func() error {
+		_, err := r.Network(ctx)
+		return err
+	}
 }
 
 // F7: a hung HNS call times out, is reported, and the rest of the node's
@@ -234,16 +247,7 @@ func TestNetworkReadHasADeadline(t *testing.T) {
 	w := e.withHangWatch(0)
 	r := w.watch(e.started())
 	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpGetNetwork}})
-	done := make(chan error, 1)
-	go func() {
-		_, err := r.Network(ctx)
-		done <- err
-	}()
-	if err := e.hns.WaitHeld(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	e.clock.Step(DefaultCallTimeout)
-	if err := <-done; !hnslb.IsUnavailable(err) {
+	if err := pastHangs(e, 1, readNetwork(r)); !hnslb.IsUnavailable(err) {
 		t.Errorf("hung network read = %v, want a timeout", err)
 	}
 	if got := w.ops(); !slices.Equal(got, []string{"get_network"}) {
@@ -264,23 +268,9 @@ func TestListingsGetTheCallDeadlineWhileACallHangs(t *testing.T) {
 	w := e.withHangWatch(0)
 	r := w.watch(e.started())
 	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.AnyOp}})
-	read := make(chan error, 1)
-	go func() {
-		_, err := r.Network(ctx)
-		read <- err
-	}()
-	if err := e.hns.WaitHeld(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	e.clock.Step(DefaultCallTimeout)
-	<-read
-	repaired := make(chan error, 1)
-	go func() { repaired <- r.Repair(ctx) }()
-	if err := e.hns.WaitHeld(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	e.clock.Step(DefaultCallTimeout) // far less than DefaultListTimeout
-	if err := <-repaired; !hnslb.IsUnavailable(err) {
+	pastHangs(e, 1, readNetwork(r))
+	// One step of the call deadline, far less than DefaultListTimeout.
+	if err := pastHangs(e, 1, func() error { return r.Repair(ctx) }); !hnslb.IsUnavailable(err) {
 		t.Errorf("repair while a call hangs = %v, want its listing timed out", err)
 	}
 	e.hns.SetFaults(sim.Faults{})
