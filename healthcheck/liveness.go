@@ -6,9 +6,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// Liveness is not health. /healthz turns unhealthy when queued changes do
-// not reach HNS in time, which is true of a hung HNS and should drain the
-// node. /livez answers whether hnsproxy itself is alive: its sync loop
+// Liveness is not health. /healthz turns unhealthy when queued changes are
+// not synced in time, a sync that only met HNS unreachable not counting.
+// /livez answers whether hnsproxy itself is alive: its sync loop
 // finishes syncs, whatever HNS said, or is waiting on an HNS call that has a
 // deadline, or saw one end lately. A hung HNS is not a dead hnsproxy, and
 // restarting the pod would not unhang HNS.
