@@ -84,6 +84,14 @@ var (
 		Help: "Failed writes of the state file that records which HNS objects hnsproxy owns", StabilityLevel: metrics.ALPHA,
 	})
 
+	// HNSCallTimeoutsTotal counts HNS calls abandoned at their deadline,
+	// by operation (hns_operations_total's names). Such a call still runs
+	// (hcn calls cannot be cancelled); its object is retried once it returns.
+	HNSCallTimeoutsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace: namespace, Name: "hns_call_timeouts_total",
+		Help: "HNS calls abandoned at their deadline, by operation", StabilityLevel: metrics.ALPHA,
+	}, []string{"operation"})
+
 	// HNSInfo carries the HNS version as a label; the value is always 1.
 	HNSInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "hns_info",
@@ -94,5 +102,5 @@ var (
 var hnsProxyMetrics = []metrics.Registerable{
 	HNSOperationsTotal, HNSOperationDuration, Objects, DriftRepairsTotal,
 	BackendsTruncated, EndpointsDroppedMixedPorts, HNSFeatureEnabled, HNSInfo,
-	StateFileWriteFailuresTotal, ForeignFrontendConflicts,
+	StateFileWriteFailuresTotal, ForeignFrontendConflicts, HNSCallTimeoutsTotal,
 }

@@ -112,8 +112,11 @@ type Proxier struct {
 	// repairRetryAt holds back the next drift repair after a failed one.
 	repairRetryAt time.Time
 	repairBackoff workqueue.TypedRateLimiter[string]
-	health        map[types.NamespacedName]desired.HealthCheck
-	initialized   bool
+	// repairing: a drift repair runs (repair.go); repairs counts its goroutine.
+	repairing   bool
+	repairs     sync.WaitGroup
+	health      map[types.NamespacedName]desired.HealthCheck
+	initialized bool
 	// nodeAddressesMissing: the Node has no InternalIP and the last known
 	// node IPs are in use (reported once per streak).
 	nodeAddressesMissing bool
@@ -352,6 +355,7 @@ func (p *Proxier) Run(ctx context.Context) error {
 	for {
 		key, shutdown := p.queue.Get()
 		if shutdown {
+			p.repairs.Wait()
 			return nil
 		}
 		p.Sync(ctx)

@@ -21,7 +21,8 @@ import (
 
 // Sync recomputes the Services that changed since the last sync, hands the
 // resulting load balancers and remote endpoints to the reconciler and lets
-// it converge HNS. It never lists HNS except for the periodic drift repair.
+// it converge HNS. It never lists HNS; the periodic drift repair, which
+// does, runs beside it (repair.go).
 func (p *Proxier) Sync(ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -34,7 +35,7 @@ func (p *Proxier) Sync(ctx context.Context) {
 	}
 	stats.ServiceChanges, stats.EndpointChanges = changes.serviceChanges, changes.endpointChanges
 
-	repairDue := p.initialized && p.opts.RepairPeriod > 0 && !p.clock.Now().Before(p.nextRepair())
+	repairDue := p.repairDue()
 	if repairDue {
 		if err := p.refreshRemoteSubnets(ctx); err != nil {
 			logger.Error(err, "Reading overlay remote subnets")
@@ -52,14 +53,7 @@ func (p *Proxier) Sync(ctx context.Context) {
 	p.updateHealthChecks()
 
 	if repairDue {
-		if err := p.opts.Reconciler.Repair(ctx); err != nil {
-			p.repairRetryAt = p.clock.Now().Add(p.repairBackoff.When(syncKey))
-			logger.Error(err, "Drift repair failed; will retry", "at", p.repairRetryAt)
-		} else {
-			p.lastRepair = p.clock.Now()
-			p.repairRetryAt = time.Time{}
-			p.repairBackoff.Forget(syncKey)
-		}
+		p.startRepair(ctx)
 	}
 	stats.Result = p.opts.Reconciler.Sync(ctx)
 	p.reportReconcile(stats.Result)
@@ -84,30 +78,20 @@ func (p *Proxier) Sync(ctx context.Context) {
 }
 
 // scheduleNext queues the next sync at the earliest of: the periodic sync,
-// the next object retry, the next drift repair.
+// the next object retry, the next drift repair (the sync that starts it).
 func (p *Proxier) scheduleNext() {
 	now := p.clock.Now()
 	next := now.Add(p.opts.SyncPeriod)
 	if t, ok := p.opts.Reconciler.NextRetry(); ok && t.Before(next) {
 		next = t
 	}
-	if r := p.nextRepair(); p.opts.RepairPeriod > 0 && r.Before(next) {
+	if r := p.nextRepair(); p.opts.RepairPeriod > 0 && !p.repairing && r.Before(next) {
 		next = r
 	}
 	if min := p.lastSync.Add(p.opts.MinSyncPeriod); next.Before(min) {
 		next = min
 	}
 	p.queue.AddAfter(syncKey, next.Sub(now))
-}
-
-// nextRepair is when the next drift repair is due: a repair period after
-// the last good one, or later while a failed one backs off.
-func (p *Proxier) nextRepair() time.Time {
-	next := p.lastRepair.Add(p.opts.RepairPeriod)
-	if p.repairRetryAt.After(next) {
-		next = p.repairRetryAt
-	}
-	return next
 }
 
 // configChanged re-derives the node-dependent part of the configuration and

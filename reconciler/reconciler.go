@@ -40,20 +40,34 @@ type Options struct {
 	// RetryBase and RetryMax bound the per-object exponential backoff
 	// (defaults DefaultRetryBase, DefaultRetryMax).
 	RetryBase, RetryMax time.Duration
-	Clock               clock.PassiveClock // default: the real clock
-	Logger              klog.Logger        // default: klog.Background()
+	// CallTimeout and ListTimeout are the deadlines of HNS calls on one
+	// object and of listings; MaxAbandonedCalls bounds the calls left
+	// running past their deadline (defaults in deadline.go).
+	CallTimeout, ListTimeout time.Duration
+	MaxAbandonedCalls        int
+	// CallTimedOut, if set, is told of each HNS call abandoned at its
+	// deadline, by operation (metrics' operation names).
+	CallTimedOut func(op string)
+	// Clock reads the time; the default is the real clock. If it is a
+	// clock.Clock, HNS call deadlines use its timers too.
+	Clock  clock.PassiveClock
+	Logger klog.Logger // default: klog.Background()
 }
 
 // Reconciler converges HNS towards the desired load balancers and remote
-// endpoints. All methods are safe for concurrent use; Sync, Start and Repair
-// hold the lock while they talk to HNS.
+// endpoints. All methods are safe for concurrent use. Sync and Start hold
+// the lock while they talk to HNS; Repair lists HNS without it, so Syncs go
+// on meanwhile (listing.go), and takes it to judge what it listed.
 type Reconciler struct {
-	mu      sync.Mutex
-	client  hnslb.Client
-	opts    Options
-	log     klog.Logger
-	clock   clock.PassiveClock
-	limiter workqueue.TypedRateLimiter[objectRef]
+	// repairing orders Repairs; it is taken before mu, never while
+	// holding it.
+	repairing sync.Mutex
+	mu        sync.Mutex
+	client    *deadlines
+	opts      Options
+	log       klog.Logger
+	clock     clock.PassiveClock
+	limiter   workqueue.TypedRateLimiter[objectRef]
 
 	lbs map[intent.LBKey]*lbEntry
 	eps map[string]*remoteEP // by IP
@@ -106,6 +120,10 @@ type Reconciler struct {
 	foreignHeld map[intent.LBKey]string
 
 	published publishedStatus // what StatusSnapshot returns, see snapshot.go
+
+	// listing is set while a Repair lists HNS without the lock: what Syncs
+	// change meanwhile (listing.go).
+	listing *listingChanges
 }
 
 // objectRef names an object for the backoff rate limiter.
@@ -163,10 +181,11 @@ func New(c hnslb.Client, o Options) *Reconciler {
 	if log.GetSink() == nil {
 		log = klog.Background()
 	}
+	log = log.WithName("reconciler")
 	return &Reconciler{
-		client:      c,
+		client:      newDeadlines(c, o, log),
 		opts:        o,
-		log:         log.WithName("reconciler"),
+		log:         log,
 		clock:       o.Clock,
 		limiter:     workqueue.NewTypedItemExponentialFailureRateLimiter[objectRef](o.RetryBase, o.RetryMax),
 		lbs:         map[intent.LBKey]*lbEntry{},
@@ -411,6 +430,7 @@ func (r *Reconciler) dropRefs(e *lbEntry) {
 func (r *Reconciler) own(kind recordKind, id string) {
 	if set := r.ownedSet(kind); addNew(set, id) {
 		r.journal(journalRecord{Add: true, Kind: kind, ID: id})
+		r.listing.noteOwned(id)
 	}
 }
 

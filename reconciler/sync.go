@@ -85,6 +85,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 		r.syncStale(run, r.staleEPs, r.client.DeleteEndpoint, recordRemoteEndpoint)
 	}
 
+	r.listing.noteSync(run.lbs, ips)
 	r.settleCreates()
 	r.takeover = false // a takeover lasts until the first Sync ends
 	run.res.ForeignHeld = r.foreignHeldList()
@@ -128,6 +129,9 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 			continue
 		}
 		ref := objectRef{id: id}
+		if r.awaitingAbandoned(run, ref, &s.st, idToken(id)) {
+			continue
+		}
 		if n := len(r.refs[id]); n > 0 { // an endpoint a realized load balancer still uses
 			r.wait(run, ref, &s.st, fmt.Errorf("not deleted yet: %d realized load balancers still use it", n))
 			continue
@@ -149,6 +153,9 @@ func (r *Reconciler) syncRemovedLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
 	delete(r.foreignHeld, e.key)
+	if r.awaitingAbandoned(run, ref, &e.st, lbToken(e.key), idToken(e.realizedID)) {
+		return
+	}
 	if err := r.removeRealizedLB(run, e); err != nil {
 		r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 		return
@@ -178,8 +185,9 @@ func (r *Reconciler) removeRealizedLB(run *syncRun, e *lbEntry) error {
 
 // resolveUncertainLB looks for the load balancer a lost create may have
 // made (one list per Sync): one nobody owns on e's frontend is ours (of
-// this document, or of an older one whose create was lost too) and becomes
-// e's realized load balancer.
+// this document, or of an older one whose create was lost too, where
+// hnsproxy may take foreign ones: foreign.go) and becomes e's realized
+// load balancer.
 func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
 	found := r.findBlocker(run, e.key)
 	switch {
@@ -189,7 +197,9 @@ func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
 	case sameLB(found, e.uncertain):
 		r.setRealized(e, found.ID, e.uncertain)
 	default:
-		if _, owned := r.ownedLBs[found.ID]; !owned {
+		// An older document whose create was lost too; but on a frontend
+		// a tenant chose, a different one may be foreign: never claimed.
+		if _, owned := r.ownedLBs[found.ID]; !owned && r.mayTakeForeign(e.desired) {
 			r.setRealized(e, found.ID, found)
 		}
 	}
@@ -201,8 +211,19 @@ func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
 func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
+	if r.awaitingAbandoned(run, ref, &e.st, lbToken(e.key), idToken(e.realizedID)) {
+		return
+	}
 	heldBy := r.foreignHeld[e.key]
 	delete(r.foreignHeld, e.key) // set again if a foreign one still holds it
+	if e.realizedID == "" && e.uncertain != nil {
+		// A create whose reply was lost or abandoned may have made it:
+		// claim it as ours before a create meets it as a blocker.
+		if err := r.resolveUncertainLB(run, e); err != nil {
+			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+			return
+		}
+	}
 	ids, missing := r.resolve(e.desired)
 	r.setMissing(e, missing)
 	if len(ids) == 0 {
@@ -438,6 +459,9 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 	ep := r.eps[ip]
 	ref := objectRef{ip: ip}
 	delete(r.retryEPs, ip)
+	if r.awaitingAbandoned(run, ref, &ep.st, epToken(ip), idToken(ep.id)) {
+		return
+	}
 	if ep.id != "" && remoteMatches(ep.spec, ep.realizedSpec) {
 		r.succeed(ref, &ep.st)
 		return
@@ -542,6 +566,9 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 	ep := r.eps[ip]
 	ref := objectRef{ip: ip}
 	delete(r.retryEPs, ip)
+	if r.awaitingAbandoned(run, ref, &ep.st, epToken(ip), idToken(ep.id)) {
+		return
+	}
 	if ep.id == "" && ep.uncertain {
 		// A lost create may have made it: find it (one list per Sync) and delete it.
 		if _, err := r.networkEndpoints(run); err != nil {

@@ -86,6 +86,9 @@ func (o *observer) SyncDone(s proxier.SyncStats) {
 	}
 	synced := syncReachedHNS(s.Result)
 	for _, f := range o.families {
+		if o.health != nil {
+			o.health.SyncRan(f)
+		}
 		metrics.SyncProxyRulesLatency.WithLabelValues(string(f)).Observe(took)
 		split.WithLabelValues(string(f)).Observe(took)
 		if synced {

@@ -13,6 +13,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/metrics"
 	"github.com/hnsproxy/hnsproxy/proxier"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 	"github.com/hnsproxy/hnsproxy/reconciler"
@@ -33,7 +34,13 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		Logger:    logger.WithName("reconciler"),
 
 		StateWriteFailed: stateWriteFailed(deps.Events),
+		CallTimeout:      cfg.HNS.CallTimeout,
+		ListTimeout:      cfg.HNS.ListTimeout,
+		CallTimedOut:     func(op string) { metrics.HNSCallTimeoutsTotal.WithLabelValues(op).Inc() },
 	})
+	if deps.Health != nil {
+		deps.Health.SetHNSActivity(rec)
+	}
 	dcfg, err := desiredConfig(ctx, cfg, deps)
 	if err != nil {
 		return err
@@ -47,7 +54,7 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		Reconciler:    rec,
 		Recorder:      deps.Events.Recorder(),
 		Observer:      deps.NewObserver(rec),
-		RemoteSubnets: remoteSubnets(deps.HNS, deps.Network.ID),
+		RemoteSubnets: remoteSubnets(rec),
 	}, deps.Informers, deps.NodeInformers)
 	if err != nil {
 		return err
@@ -141,10 +148,11 @@ func hostMAC(providerAddress string, realHNS bool) (string, error) {
 	return fmt.Sprintf("00-15-5D-%02X-%02X-%02X", v4[1], v4[2], v4[3]), nil
 }
 
-// remoteSubnets re-reads the overlay network's RemoteSubnetRoute policies.
-func remoteSubnets(c hnslb.Client, networkID string) func(context.Context) ([]desired.RemoteSubnet, error) {
+// remoteSubnets re-reads the overlay network's RemoteSubnetRoute policies,
+// through the reconciler, so the read has an HNS call deadline.
+func remoteSubnets(rec *reconciler.Reconciler) func(context.Context) ([]desired.RemoteSubnet, error) {
 	return func(ctx context.Context) ([]desired.RemoteSubnet, error) {
-		n, err := c.GetNetworkByID(ctx, networkID)
+		n, err := rec.Network(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -91,6 +91,8 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 			SimProfile:         o.hnsSimProfile,
 			MaxBackendsPerLB:   o.maxBackendsPerLB,
 			NetworkWaitTimeout: o.networkWaitTimeout,
+			CallTimeout:        o.hnsCallTimeout,
+			ListTimeout:        o.hnsListTimeout,
 		},
 		DriftRepairPeriod:     o.driftRepairPeriod,
 		StateFile:             o.stateFile,

@@ -102,6 +102,10 @@ type HNS struct {
 	MaxBackendsPerLB int
 	// NetworkWaitTimeout bounds the wait for the HNS network at start.
 	NetworkWaitTimeout time.Duration
+	// CallTimeout and ListTimeout are the deadlines of HNS calls on one
+	// object and of listings; a call past its deadline is abandoned
+	// (reconciler.Options).
+	CallTimeout, ListTimeout time.Duration
 }
 
 // HNS endpoint forms.
