@@ -250,7 +250,8 @@ func (p pod) rt() *libcni.RuntimeConf {
 	return &libcni.RuntimeConf{ContainerID: p.id, NetNS: p.netns, IfName: "eth0", CapabilityArgs: p.caps}
 }
 
-func (p pod) endpointName() string { return p.id + "_eth0" }
+// endpointName is the pod's endpoint on a network (interface eth0).
+func (p pod) endpointName(network string) string { return p.id + "_" + network }
 
 func (r *runtime) add(t *testing.T, p pod) *current.Result {
 	t.Helper()

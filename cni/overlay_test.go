@@ -41,7 +41,7 @@ func TestOverlayPodsAcrossNodes(t *testing.T) {
 		node *simNode
 		pa   string
 		pods []string
-	}{{n1, "192.168.20.1", []string{"a1_eth0", "a2_eth0"}}, {n2, "192.168.20.2", []string{"b1_eth0"}}} {
+	}{{n1, "192.168.20.1", []string{"a1_vxlan0", "a2_vxlan0"}}, {n2, "192.168.20.2", []string{"b1_vxlan0"}}} {
 		s := c.node.dump(t)
 		if got := names(s); strings.Join(got, ",") != strings.Join(c.pods, ",") {
 			t.Errorf("%s endpoints %v, want %v", c.node.name, got, c.pods)
@@ -65,7 +65,7 @@ func TestOverlayPodsAcrossNodes(t *testing.T) {
 	// Across nodes, both ways: VXLAN to the other node's provider address.
 	tr = n1.trace(t, ip["a1"]+":41000", ip["b1"]+":8080/tcp", n2)
 	if tr.Outcome != "delivered-to-pod" || tr.Verdict.BackendNode != "n2" ||
-		tr.Verdict.BackendEndpointID != endpointByName(n2.dump(t), "b1_eth0").ID ||
+		tr.Verdict.BackendEndpointID != endpointByName(n2.dump(t), "b1_vxlan0").ID ||
 		!strings.Contains(tr.actions(), "n1:encap-vxlan n2:decap-vxlan") {
 		t.Errorf("a1 -> b1: %s", tr.Summary)
 	}
@@ -87,7 +87,7 @@ func TestOverlayPodsAcrossNodes(t *testing.T) {
 	rt1.del(t, a1)
 	rt2.del(t, b1)
 	rt2.del(t, b1)
-	if got := names(n1.dump(t)); strings.Join(got, ",") != "a2_eth0" {
+	if got := names(n1.dump(t)); strings.Join(got, ",") != "a2_vxlan0" {
 		t.Errorf("n1 endpoints after DEL: %v", got)
 	}
 	if got := names(n2.dump(t)); len(got) != 0 {
