@@ -18,6 +18,7 @@ import (
 // the IPAM data directory is seen.
 type sandbox struct {
 	cwd, home, tmp string
+	stderr         string // of the last run
 }
 
 func newSandbox(t *testing.T) *sandbox {
@@ -46,9 +47,10 @@ func (s *sandbox) run(t *testing.T, env map[string]string, stdin []byte) (*types
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Stdin = bytes.NewReader(stdin)
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	s.stderr = stderr.String()
 	if err == nil {
 		return nil, stdout.Bytes()
 	}

@@ -72,6 +72,8 @@ type referenceFields struct {
 	// optionalFlags.gatewayFromAdditionalRoutes.
 	AdditionalRoutes []types.Route `json:"additionalRoutes,omitempty"`
 	// IPMasq (win-overlay): NAT everything but the node's pod subnet.
+	// Flannel sets both on every delegate; sdnbridge/sdnoverlay ignore
+	// them, and so does hnscni for that family.
 	IPMasq bool `json:"ipMasq,omitempty"`
 	// IPMasqNetwork (win-bridge): a CIDR exempt from outbound NAT.
 	IPMasqNetwork string `json:"ipMasqNetwork,omitempty"`
@@ -184,9 +186,6 @@ func (n *NetConf) parseReferenceFields() error {
 		default:
 			n.warnings = append(n.warnings, fmt.Sprintf("%s: name %q is neither EndpointPolicy nor NetworkPolicy; ignored, as sdnbridge/sdnoverlay do", where, a.Name))
 		}
-	}
-	if (n.IPMasq || n.IPMasqNetwork != "") && n.family == familySDN {
-		n.warnings = append(n.warnings, "ipMasq/ipMasqNetwork are win-bridge/win-overlay fields; sdnbridge/sdnoverlay ignore them, and so does hnscni here")
 	}
 	return nil
 }

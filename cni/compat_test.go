@@ -167,3 +167,20 @@ func TestReferenceEndpointShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestSDNSearchDomain: sdnbridge/sdnoverlay prefix the first search domain
+// with the pod's namespace (K8S_POD_NAMESPACE); win-* do not.
+func TestSDNSearchDomain(t *testing.T) {
+	for conf, want := range map[string]string{
+		`{"name": "cbr0", "type": "sdnbridge", "dns": {"Search": ["svc.cluster.local", "cluster.local"]}}`:  "ns1.svc.cluster.local",
+		`{"name": "cbr0", "type": "win-bridge", "dns": {"search": ["svc.cluster.local", "cluster.local"]}}`: "svc.cluster.local",
+	} {
+		n, err := parseConfig([]byte(conf))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := n.dns("ns1"); len(d.Search) != 2 || d.Search[0] != want || d.Search[1] != "cluster.local" || n.DNS.Search[0] != "svc.cluster.local" {
+			t.Errorf("%s: search %v, want %s first (configuration left as it was: %v)", conf, d.Search, want, n.DNS.Search)
+		}
+	}
+}

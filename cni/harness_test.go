@@ -149,7 +149,7 @@ type traceResult struct {
 	Verdict   struct {
 		BackendNode       string
 		BackendEndpointID string
-		Hops              []struct{ Node, Action string }
+		Hops              []struct{ Node, Action, Detail string }
 	} `json:"verdict"`
 }
 
@@ -289,7 +289,13 @@ func cniCode(err error) int {
 // allocated lists the addresses host-local holds in dataDir for network "pods".
 func allocated(t *testing.T, dataDir string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(dataDir, "pods"))
+	return allocatedOn(t, dataDir, "pods")
+}
+
+// allocatedOn lists the addresses host-local holds in dataDir for a network.
+func allocatedOn(t *testing.T, dataDir, network string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dataDir, network))
 	if os.IsNotExist(err) {
 		return nil
 	}

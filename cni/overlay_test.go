@@ -94,3 +94,44 @@ func TestOverlayPodsAcrossNodes(t *testing.T) {
 		t.Errorf("n2 endpoints after DEL: %v", got)
 	}
 }
+
+// TestOverlayNetworkVNIAndPort: an overlay network hnscni creates takes the
+// VNI and VXLAN UDP port from the configuration; a trace across two such
+// nodes shows both on the tunnel hops, and a node on the default port
+// cannot receive.
+func TestOverlayNetworkVNIAndPort(t *testing.T) {
+	n1 := startNode(t, "n1", "--node-ip", "192.168.21.1")
+	n2 := startNode(t, "n2", "--node-ip", "192.168.21.2")
+	conf := func(n *simNode, subnet, pa string, port int) netConf {
+		return netConf{version: "1.1.0", mode: "overlay", network: "vxlan0", subnet: subnet, socket: n.socket, dataDir: t.TempDir(),
+			extra: map[string]any{"providerAddress": pa, "vxlanVNI": 5001, "vxlanPort": port}}
+	}
+	a := pod{id: "a", netns: n1.createNamespace(t)}
+	b := pod{id: "b", netns: n2.createNamespace(t)}
+	ipA := newRuntime(t, conf(n1, "10.244.1.0/24", "192.168.21.1", 8472)).add(t, a).IPs[0].Address.IP.String()
+	ipB := newRuntime(t, conf(n2, "10.244.2.0/24", "192.168.21.2", 8472)).add(t, b).IPs[0].Address.IP.String()
+	n1.hnssim(t, "set-remote-subnets", "--network", "vxlan0", "--vni", "5001", "10.244.2.0/24=192.168.21.2")
+
+	tr := n1.trace(t, ipA+":41000", ipB+":8080/tcp", n2)
+	var encap, decap string
+	for _, h := range tr.Verdict.Hops {
+		switch h.Action {
+		case "encap-vxlan":
+			encap = h.Detail
+		case "decap-vxlan":
+			decap = h.Detail
+		}
+	}
+	if tr.Outcome != "delivered-to-pod" || !strings.HasPrefix(encap, "vni=5001 port=8472 ") || decap != "vni=5001 port=8472" {
+		t.Errorf("a -> b: %s (encap %q, decap %q)", tr.Summary, encap, decap)
+	}
+
+	// A third node whose network runs on the default port does not decapsulate.
+	n3 := startNode(t, "n3", "--node-ip", "192.168.21.3")
+	c := pod{id: "c", netns: n3.createNamespace(t)}
+	ipC := newRuntime(t, conf(n3, "10.244.3.0/24", "192.168.21.3", 0)).add(t, c).IPs[0].Address.IP.String()
+	n1.hnssim(t, "set-remote-subnets", "--network", "vxlan0", "--vni", "5001", "10.244.2.0/24=192.168.21.2", "10.244.3.0/24=192.168.21.3")
+	if tr := n1.trace(t, ipA+":41000", ipC+":8080/tcp", n3); tr.Delivered || !strings.Contains(tr.Summary, "VXLAN port 8472") {
+		t.Errorf("a -> c on port 4789: %s", tr.Summary)
+	}
+}
