@@ -19,11 +19,19 @@ func cmdAdd(ctx context.Context, s *session) error {
 	}
 	var undo undoStack
 	result, err := s.add(ctx, nsID, &undo)
+	var versioned types.Result
+	if err == nil {
+		// Converted before anything is printed, so a result the
+		// configuration's version cannot express undoes the ADD too.
+		if versioned, err = result.GetAsVersion(s.conf.CNIVersion); err != nil {
+			err = internal("result in CNI version %q: %v", s.conf.CNIVersion, err)
+		}
+	}
 	if err != nil {
 		undo.run()
 		return err
 	}
-	return types.PrintResult(result, s.conf.CNIVersion)
+	return versioned.Print()
 }
 
 // undoStack runs compensations of a failed ADD in reverse order, each with
