@@ -73,9 +73,10 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 		}
 	}
 	name := endpointName(s.args.ContainerID, n.Network, s.args.IfName)
-	// An endpoint left by an interrupted ADD of this attachment goes first,
-	// with its address: IPAM refuses a second address for one attachment.
-	stale, err := c.removeEndpoint(ctx, name)
+	// An endpoint left by an interrupted ADD of this attachment (or one an
+	// earlier release named its way) goes first, with its address: IPAM
+	// refuses a second address for one attachment.
+	stale, err := s.removeAttachment(ctx)
 	if err != nil {
 		return nil, err
 	}

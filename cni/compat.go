@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/containernetworking/cni/pkg/types"
-
-	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
 // family is which reference plugins a configuration was written for; it
@@ -196,36 +194,4 @@ func validMacPrefix(p string) bool {
 	}
 	_, err := strconv.ParseUint(p[:2]+p[3:], 16, 16)
 	return err == nil
-}
-
-// protocolNumber reads a protocol name or number as the reference plugins
-// do; empty is TCP.
-func protocolNumber(s string) (uint32, error) {
-	names := map[string]uint32{"": 6, "tcp": 6, "udp": 17, "icmpv4": 1, "icmpv6": 58, "igmp": 2}
-	if p, ok := names[strings.ToLower(s)]; ok {
-		return p, nil
-	}
-	if u, err := strconv.ParseUint(s, 0, 8); err == nil {
-		return uint32(u), nil
-	}
-	return 0, fmt.Errorf("protocol %q: want tcp, udp, icmpv4, icmpv6, igmp or a protocol number", s)
-}
-
-// endpointMACFor derives an endpoint's MAC from its address (see endpointMAC).
-func (n *NetConf) endpointMACFor(s endpointSpec) string {
-	return endpointMAC(n.macPrefix, s.addrs[0].addr.Addr())
-}
-
-// networkPolicyList decodes AdditionalArgs' NetworkPolicy values for a
-// network hnscni creates.
-func (n *NetConf) networkPolicyList() ([]hnslb.NetworkPolicy, error) {
-	var out []hnslb.NetworkPolicy
-	for i, raw := range n.networkPolicies {
-		var p hnslb.NetworkPolicy
-		if err := json.Unmarshal(raw, &p); err != nil || p.Type == "" {
-			return nil, invalidConfig("AdditionalArgs NetworkPolicy %d: want {\"Type\", \"Settings\"}", i)
-		}
-		out = append(out, p)
-	}
-	return out, nil
 }

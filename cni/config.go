@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/containernetworking/cni/pkg/types"
@@ -250,3 +251,16 @@ func (n *NetConf) overlay() bool { return n.Mode == ModeOverlay }
 // hnsIPAM reports a configuration without IPAM: HNS assigns the address
 // from the network's subnet.
 func (n *NetConf) hnsIPAM() bool { return n.IPAM.Type == "" }
+
+// protocolNumber reads a protocol name or number as the reference plugins
+// do; empty is TCP.
+func protocolNumber(s string) (uint32, error) {
+	names := map[string]uint32{"": 6, "tcp": 6, "udp": 17, "icmpv4": 1, "icmpv6": 58, "igmp": 2}
+	if p, ok := names[strings.ToLower(s)]; ok {
+		return p, nil
+	}
+	if u, err := strconv.ParseUint(s, 0, 8); err == nil {
+		return uint32(u), nil
+	}
+	return 0, fmt.Errorf("protocol %q: want tcp, udp, icmpv4, icmpv6, igmp or a protocol number", s)
+}

@@ -49,6 +49,11 @@ func (s endpointSpec) hasIPv6() bool {
 	return false
 }
 
+// endpointMACFor derives an endpoint's MAC from its address (see endpointMAC).
+func (n *NetConf) endpointMACFor(s endpointSpec) string {
+	return endpointMAC(n.macPrefix, s.addrs[0].addr.Addr())
+}
+
 // buildEndpoint is the endpoint document ADD sends: the pod's addresses, a
 // default route per family, DNS, and the policies: the configuration's own
 // (policies / AdditionalArgs), merged with those hnscni adds.

@@ -177,3 +177,17 @@ func (c hnsClient) createNetwork(ctx context.Context, n *NetConf, ipcs []*curren
 	}
 	return created, nil
 }
+
+// networkPolicyList decodes AdditionalArgs' NetworkPolicy values for a
+// network hnscni creates.
+func (n *NetConf) networkPolicyList() ([]hnslb.NetworkPolicy, error) {
+	var out []hnslb.NetworkPolicy
+	for i, raw := range n.networkPolicies {
+		var p hnslb.NetworkPolicy
+		if err := json.Unmarshal(raw, &p); err != nil || p.Type == "" {
+			return nil, invalidConfig("AdditionalArgs NetworkPolicy %d: want {\"Type\", \"Settings\"}", i)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -22,8 +22,9 @@ import (
 // win-bridge wired (endpoint "<containerID>_<network>" with HNS's MAC,
 // address from host-local) is found and removed by hnscni's DEL, which
 // releases its address. A pod an earlier hnscni wired ("<containerID>_eth0")
-// passes CHECK, survives a GC that lists it, and is removed by DEL. A pod
-// hnscni wires now is named as win-bridge's DEL looks it up.
+// passes CHECK, survives a GC that lists it, and is removed by DEL, or
+// replaced by an ADD again. A pod hnscni wires now is named as win-bridge's
+// DEL looks it up.
 func TestPluginSwitch(t *testing.T) {
 	const network = "cbr0"
 	node := startNode(t, "n1", "--node-ip", "172.16.0.2", "--network-name", network, "--network-type", "l2bridge", "--subnet", "192.168.1.0/24")
@@ -52,12 +53,7 @@ func TestPluginSwitch(t *testing.T) {
 
 	// As an earlier hnscni did it: "<containerID>_eth0", MAC from the address.
 	old := pod{id: "old1", netns: node.createNamespace(t)}
-	oldIP := hostLocalAdd(t, cniPath, list, old)
-	a := oldIP.Addr().As4()
-	mac := net.HardwareAddr{0x0e, 0x2a, a[0], a[1], a[2], a[3]}
-	wireByHand(t, node, netID, old, &hnslb.Endpoint{Name: old.id + "_eth0",
-		MacAddress:       strings.ToUpper(strings.ReplaceAll(mac.String(), ":", "-")),
-		IpConfigurations: []hnslb.IPConfig{{IpAddress: oldIP.Addr().String(), PrefixLength: 24}}})
+	a, mac := wireLegacy(t, node, netID, cniPath, list, old)
 	prev, err := json.Marshal(&current.Result{CNIVersion: "1.1.0",
 		Interfaces: []*current.Interface{{Name: "eth0", Mac: mac.String(), Sandbox: old.netns}},
 		IPs:        []*current.IPConfig{{Interface: current.Int(0), Address: net.IPNet{IP: net.IP(a[:]), Mask: net.CIDRMask(24, 32)}}}})
@@ -89,6 +85,18 @@ func TestPluginSwitch(t *testing.T) {
 		t.Errorf("after DEL: endpoints %v, addresses %v", names(s), allocatedOn(t, dataDir, network))
 	}
 
+	// ADD again of a pod an earlier hnscni wired replaces its endpoint and
+	// address instead of failing on IPAM's one-address-per-attachment rule.
+	again := pod{id: "old2", netns: node.createNamespace(t)}
+	wireLegacy(t, node, netID, cniPath, list, again)
+	addAt(t, cni, list, again)
+	if got := names(node.dump(t)); !slices.Equal(got, []string{"old2_" + network}) || len(allocatedOn(t, dataDir, network)) != 1 {
+		t.Errorf("re-ADD over a legacy endpoint: endpoints %v, addresses %v", got, allocatedOn(t, dataDir, network))
+	}
+	if err := cni.DelNetworkList(context.Background(), list, again.rt()); err != nil {
+		t.Fatal(err)
+	}
+
 	// Wired now: the name win-bridge builds, containerID + "_" + name.
 	now := pod{id: "new1", netns: node.createNamespace(t)}
 	addAt(t, cni, list, now)
@@ -98,6 +106,20 @@ func TestPluginSwitch(t *testing.T) {
 	if err := cni.DelNetworkList(context.Background(), list, now.rt()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// wireLegacy wires a pod as an earlier hnscni did: host-local's address,
+// endpoint "<containerID>_eth0" with the MAC derived from the address. It
+// returns the address and MAC.
+func wireLegacy(t *testing.T, node *simNode, networkID, cniPath string, list *libcni.NetworkConfigList, p pod) ([4]byte, net.HardwareAddr) {
+	t.Helper()
+	ip := hostLocalAdd(t, cniPath, list, p)
+	a := ip.Addr().As4()
+	mac := net.HardwareAddr{0x0e, 0x2a, a[0], a[1], a[2], a[3]}
+	wireByHand(t, node, networkID, p, &hnslb.Endpoint{Name: p.id + "_eth0",
+		MacAddress:       strings.ToUpper(strings.ReplaceAll(mac.String(), ":", "-")),
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: ip.Addr().String(), PrefixLength: uint8(ip.Bits())}}})
+	return a, mac
 }
 
 // hostLocalAdd allocates an address for a pod as a reference plugin does:
