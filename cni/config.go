@@ -146,7 +146,8 @@ func parseConfig(stdin []byte) (*NetConf, error) {
 		n.VXLANVNI = n.CalicoVNI
 	}
 	if n.VXLANVNI > 1<<24-1 || (n.VXLANVNI != 0 && n.VXLANVNI < 4096) {
-		// HNS reserves VSIDs below 4096; a VNI is 24 bits.
+		// Flannel's Windows backend refuses VNIs below 4096 (the VSIDs
+		// below are HNS's own); a VNI is 24 bits.
 		return nil, invalidConfig("vxlanVNI %d: want 4096 to 16777215", n.VXLANVNI)
 	}
 	if n.VXLANVNI == 0 {
