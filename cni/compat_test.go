@@ -184,3 +184,30 @@ func TestSDNSearchDomain(t *testing.T) {
 		}
 	}
 }
+
+// TestSDNPortMappingFlags: sdnbridge's optionalFlags shape port mappings:
+// localRoutedPortMapping sets NatFlagsLocalRoutedVip, enableDualStack adds
+// an IPv6 twin of each mapping, allowAclPortMapping an inbound allow ACL
+// for the container port.
+func TestSDNPortMappingFlags(t *testing.T) {
+	n, err := parseConfig([]byte(`{"name": "cbr0", "type": "sdnbridge",
+		"optionalFlags": {"localRoutedPortMapping": true, "enableDualStack": true, "allowAclPortMapping": true},
+		"runtimeConfig": {"portMappings": [{"hostPort": 8080, "containerPort": 80, "protocol": "tcp", "hostIP": "192.168.0.11"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := n.buildEndpoint(endpointSpec{name: "c1_cbr0", addrs: []podAddr{{addr: netip.MustParsePrefix("10.244.1.7/24")}}})
+	want := []hnslb.EndpointPolicy{
+		hnslb.NewEndpointPolicy(hnslb.EndpointPolicyPortMapping, hnslb.PortMappingPolicySetting{Protocol: 6, InternalPort: 80, ExternalPort: 8080, VIP: "192.168.0.11", Flags: hnslb.NatFlagsLocalRoutedVip}),
+		hnslb.NewEndpointPolicy(hnslb.EndpointPolicyPortMapping, hnslb.PortMappingPolicySetting{Protocol: 6, InternalPort: 80, ExternalPort: 8080, Flags: hnslb.NatFlagsLocalRoutedVip | hnslb.NatFlagsIPv6}),
+		{Type: hnslb.EndpointPolicyACL, Settings: json.RawMessage(`{"Protocols": "6", "Action": "Allow", "Direction": "In", "LocalPorts": "80", "Priority": 1000}`)},
+	}
+	if len(e.Policies) != len(want) {
+		t.Fatalf("policies %s, want %d", e.Policies, len(want))
+	}
+	for i := range want {
+		if e.Policies[i].Type != want[i].Type || !jsonEqual(e.Policies[i].Settings, want[i].Settings) {
+			t.Errorf("policy %d: %s %s, want %s %s", i, e.Policies[i].Type, e.Policies[i].Settings, want[i].Type, want[i].Settings)
+		}
+	}
+}
