@@ -44,7 +44,7 @@ func parseFlags(args []string) (options, error) {
 	seed := fs.Uint64("seed", 1, "seed of the cluster layout and the changes")
 	fs.IntVar(&o.changes, "changes", 1000, "random single-endpoint changes after the cold start")
 	fs.IntVar(&o.newLocalPods, "new-local-pods", 20, "then replace this many endpoints by brand-new pods on this node (at most 254-pods-per-node)")
-	fs.DurationVar(&o.latency, "hns-latency", 0, "simulated latency of every HNS call (a sleep: adds wall time, not CPU)")
+	fs.DurationVar(&o.latency, "hns-latency", 0, "simulated latency of one hcn RPC, waited once per RPC a call costs (a sleep: adds wall time, not CPU); the target model is 0.2ms")
 	fs.StringVar(&o.profile, "profile", sim.ProfileWS2025, "simulated HNS profile (ws2019, ws2022, ws2025-15.4, ws2025)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of -cpuprofile-phase to this file")
 	fs.StringVar(&o.cpuPhase, "cpuprofile-phase", "all", "phase the CPU profile covers: cold, incr, newpods, restart or all")

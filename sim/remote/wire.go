@@ -82,8 +82,8 @@ type TraceRequest struct {
 // FaultsRequest changes the simulator's injected faults. ErrorRate keys are
 // operation names ("*" for all); Errors are HNS codes a failing call draws
 // from (empty: HNS unavailable). Restart, when positive, makes every call
-// fail as unavailable for that long. Latency, when set, replaces the per-call
-// latency.
+// fail as unavailable for that long. Latency, when set, replaces the latency
+// of one hcn RPC (a call waits it once per RPC it costs).
 type FaultsRequest struct {
 	ErrorRate map[string]float64 `json:"errorRate,omitempty"`
 	Errors    []hnslb.ErrorCode  `json:"errors,omitempty"`
