@@ -88,7 +88,7 @@ func (s *parsedSlice) portFor(sp *v1.ServicePort) (port uint16, ok, valid bool) 
 // parseSlices checks and parses a Service's slices in name order (so that
 // duplicate handling never depends on informer order). It returns how many
 // endpoints had an unusable address.
-func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config, ov *overlayIndex) (out []parsedSlice, invalid int) {
+func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config) (out []parsedSlice, invalid int) {
 	sorted := slices.Clone(in)
 	slices.SortFunc(sorted, func(a, b *discoveryv1.EndpointSlice) int {
 		if a == nil || b == nil {
@@ -143,7 +143,7 @@ func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config, ov *overlayIndex)
 			if !ep.local {
 				ep.backend.MAC = ConjureMAC(ip)
 				if cfg.Mode == Overlay {
-					pa, found := ov.providerAddress(ip)
+					pa, found := cfg.RemoteSubnets.providerAddress(ip)
 					if !found {
 						// winkernel: outside every remote subnet means a
 						// public IP, reached through this node.
