@@ -42,11 +42,13 @@ type node struct {
 
 	// apiCPU is the thread CPU of the harness's own API writes (the fake
 	// API server's work), taken out of the proxier's CPU like the simulator's.
-	apiCPU  atomic.Int64
-	events  chan syncEvent
-	dropped atomic.Int64
-	cancel  context.CancelFunc
-	done    chan error
+	apiCPU atomic.Int64
+	// delivered counts the informer events the proxier's handlers saw.
+	delivered atomic.Int64
+	events    chan syncEvent
+	dropped   atomic.Int64
+	cancel    context.CancelFunc
+	done      chan error
 }
 
 // syncEvent is one finished proxier sync and the proxier's CPU at its end.
@@ -240,8 +242,21 @@ func (n *node) stop() error {
 	return <-n.done
 }
 
-// SyncQueued implements proxier.Observer.
-func (n *node) SyncQueued(time.Time, int, int) {}
+// SyncQueued implements proxier.Observer; the handlers call it once per event.
+func (n *node) SyncQueued(time.Time, int, int) { n.delivered.Add(1) }
+
+// maxInFlight bounds the API writes whose watch events the proxier has not
+// yet seen: the fake API server's watch channel holds 100 and panics when
+// full (a real one would pace its writers).
+const maxInFlight = 50
+
+// awaitDelivery waits until at most maxInFlight of the events up to want
+// are undelivered.
+func (n *node) awaitDelivery(want int64) {
+	for want-n.delivered.Load() > maxInFlight {
+		time.Sleep(100 * time.Microsecond)
+	}
+}
 
 // SyncDone implements proxier.Observer: it stamps the proxier's CPU on the
 // sync loop's own goroutine, so the harness waiting is never counted.

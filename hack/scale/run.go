@@ -165,7 +165,9 @@ type measured struct {
 func measure(ctx context.Context, n *node, ch change) (measured, error) {
 	before := n.hns.Counters()
 	cpu0, t0 := n.proxierCPU(), time.Now()
-	for _, w := range ch.writes {
+	delivered := n.delivered.Load()
+	for i, w := range ch.writes {
+		n.awaitDelivery(delivered + int64(i))
 		if err := n.apply(ctx, w); err != nil {
 			return measured{}, fmt.Errorf("%s: writing the API: %w", ch.kind, err)
 		}
