@@ -181,10 +181,10 @@ func (p *Proxier) computeAll() int {
 	p.computedWith = p.cfg
 	p.initialized = true
 	old := p.state
-	p.state = desired.NewState(p.cfg)
+	svcs, err := p.services.List(labels.Everything())
+	p.state = desired.NewStateFor(p.cfg, len(svcs))
 	p.tally = newTallies()
 	p.health = map[types.NamespacedName]desired.HealthCheck{}
-	svcs, err := p.services.List(labels.Everything())
 	if err != nil {
 		return 0
 	}

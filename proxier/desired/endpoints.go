@@ -139,7 +139,7 @@ func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config) (out []parsedSlic
 					ep.nodeHints = append(ep.nodeHints, n.Name)
 				}
 			}
-			ep.backend = intent.Backend{IP: ip.String(), Local: ep.local}
+			ep.backend = intent.Backend{IP: canonical(e.Addresses[0], ip), Local: ep.local}
 			if !ep.local {
 				ep.backend.MAC = ConjureMAC(ip)
 				if cfg.Mode == Overlay {
@@ -281,4 +281,14 @@ func choosePort(eps []portPick) uint16 {
 		}
 	}
 	return best
+}
+
+// canonical is ip's text: as given for IPv4, whose only accepted form
+// (netip refuses leading zeros) is the canonical one, saving an allocation
+// per endpoint; formatted anew for IPv6, which has several.
+func canonical(given string, ip netip.Addr) string {
+	if ip.Is4() {
+		return given
+	}
+	return ip.String()
 }

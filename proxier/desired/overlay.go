@@ -2,7 +2,6 @@ package desired
 
 import (
 	"cmp"
-	"fmt"
 	"net/netip"
 	"slices"
 
@@ -135,12 +134,23 @@ func ConjureMAC(ip netip.Addr) string {
 	switch {
 	case ip.Is4():
 		b := ip.As4()
-		return fmt.Sprintf("02-11-%02x-%02x-%02x-%02x", b[0], b[1], b[2], b[3])
+		return macOf(b[0], b[1], b[2], b[3])
 	case ip.Is6():
 		b := ip.As16()
-		return fmt.Sprintf("02-11-%02x-%02x-%02x-%02x", b[15], b[14], b[13], b[12])
+		return macOf(b[15], b[14], b[13], b[12])
 	}
 	return "02-11-22-33-44-55"
+}
+
+// macOf is "02-11-" and the four bytes in lowercase hex, without fmt: one
+// per remote backend of every Service, it showed in cold-start profiles.
+func macOf(b ...byte) string {
+	const hex = "0123456789abcdef"
+	out := []byte("02-11-xx-xx-xx-xx")
+	for i, v := range b {
+		out[6+3*i], out[7+3*i] = hex[v>>4], hex[v&0xf]
+	}
+	return string(out)
 }
 
 // SourceVIPEndpoints returns, on overlay, the endpoint carrying the source
