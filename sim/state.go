@@ -47,13 +47,6 @@ func (s *store[T]) del(id string) { delete(s.byID, key(id)) }
 
 func (s *store[T]) len() int { return len(s.byID) }
 
-// all visits objects in no particular order (cheaper than each).
-func (s *store[T]) all(fn func(*T)) {
-	for _, e := range s.byID {
-		fn(e.obj)
-	}
-}
-
 // each visits objects in creation order.
 func (s *store[T]) each(fn func(*T)) {
 	entries := make([]entry[T], 0, len(s.byID))
