@@ -156,15 +156,6 @@ func remoteSubnets(rec *reconciler.Reconciler) func(context.Context) ([]desired.
 		if err != nil {
 			return nil, err
 		}
-		var out []desired.RemoteSubnet
-		for _, r := range n.RemoteSubnetRoutes() {
-			prefix, perr := netip.ParsePrefix(r.DestinationPrefix)
-			pa, aerr := netip.ParseAddr(r.ProviderAddress)
-			if perr != nil || aerr != nil {
-				continue
-			}
-			out = append(out, desired.RemoteSubnet{Prefix: prefix, ProviderAddress: pa})
-		}
-		return out, nil
+		return desired.RemoteSubnetsOf(n), nil
 	}
 }
