@@ -34,6 +34,55 @@ func (e *ForeignFrontendError) Error() string {
 		e.Key, e.Origin, e.ID)
 }
 
+// findHeldFrontends looks, before a Sync declares its creates, for foreign
+// load balancers on the frontends it is about to create for the first time
+// where hnsproxy may not take foreign ones (one listing, only in a Sync with
+// such a frontend: new external or ingress IPs are rare). A frontend found
+// held is recorded as such and never declared, so a Sync interrupted after
+// declaring it cannot make the next Start claim the foreign one as ours.
+// Frontends it could not check (the listing failed) are returned: they
+// wait for the next Sync.
+func (r *Reconciler) findHeldFrontends(run *syncRun) (unchecked map[intent.LBKey]struct{}) {
+	var keys []intent.LBKey
+	for k := range run.lbs {
+		e := r.lbs[k]
+		if e == nil || e.desired == nil || e.realizedID != "" || e.uncertain != nil || r.foreignHeld[k] != "" || r.mayTakeForeign(e.desired) {
+			continue
+		}
+		if _, declared := r.creatingLBs[k]; declared {
+			continue // checked when it was declared
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 || r.opts.StateFile == "" {
+		return nil
+	}
+	if !run.lbsListed {
+		run.lbsListed = true
+		run.listedLBs, run.listedLBsErr = r.client.ListLoadBalancers(run.ctx)
+	}
+	if run.listedLBsErr != nil {
+		unchecked = make(map[intent.LBKey]struct{}, len(keys))
+		for _, k := range keys {
+			unchecked[k] = struct{}{}
+		}
+		return unchecked
+	}
+	want := make(map[intent.LBKey]bool, len(keys))
+	for _, k := range keys {
+		want[k] = true
+	}
+	for i := range run.listedLBs {
+		lb := &run.listedLBs[i]
+		if k, ok := keyOf(lb); ok && want[k] && r.foreignHeld[k] == "" {
+			if _, ours := r.ownedLBs[lb.ID]; !ours {
+				r.foreignHeld[k] = lb.ID
+			}
+		}
+	}
+	return nil
+}
+
 // ForeignFrontend is one desired frontend held by a foreign load balancer.
 type ForeignFrontend struct {
 	Key intent.LBKey

@@ -5,6 +5,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -70,10 +71,16 @@ func TestForeignLoadBalancerOnATenantFrontendIsNeverDeleted(t *testing.T) {
 			if c := e.counters(); c.Count(sim.OpDeleteLoadBalancer) != 0 || !e.hasLB(id) {
 				t.Fatalf("the foreign load balancer was touched: %v", c.Calls)
 			}
-			// It is not declared as a create of ours: a crash now must not
-			// make the next Start claim it.
+			// It was never declared as a create of ours (the Sync looked for
+			// a holder first): a crash at any point must not make the next
+			// Start claim it.
 			if st, err := loadState(e.stateFile); err != nil || slices.Contains(st.CreatingLoadBalancers, tenant.Key) {
 				t.Errorf("state file declares the held frontend: %+v, %v", st, err)
+			}
+			for _, f := range []string{e.stateFile, journalPath(e.stateFile)} {
+				if raw, _ := os.ReadFile(f); strings.Contains(string(raw), tenant.Key.VIP) {
+					t.Errorf("%s mentions the held frontend: %s", f, raw)
+				}
 			}
 			restarted := e.reconciler()
 			if err := restarted.Start(ctx); err != nil {

@@ -196,6 +196,9 @@ func (r *Reconciler) adoptLB(e *lbEntry) {
 	if !r.mayTakeForeign(e.desired) {
 		cands = slices.DeleteFunc(slices.Clone(cands), func(lb hnslb.LoadBalancer) bool {
 			_, ours := r.ownedLBs[lb.ID]
+			if !ours && r.foreignHeld[e.key] == "" {
+				r.foreignHeld[e.key] = lb.ID // known held: never declared (findHeldFrontends)
+			}
 			return !ours
 		})
 	}

@@ -202,7 +202,7 @@ func (r *Reconciler) writeSnapshot() error {
 // A key a foreign load balancer holds is not declared: an interrupted
 // Sync must never make the next Start claim that one as ours. Its retry
 // declares it once the foreign one is gone (createLB).
-func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string) (durable bool) {
+func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string, unchecked map[intent.LBKey]struct{}) (durable bool) {
 	if r.opts.StateFile == "" {
 		return true
 	}
@@ -210,7 +210,7 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string)
 	for k := range lbs {
 		// With ModifyLoadBalancer a realized one is changed in place.
 		if e := r.lbs[k]; e != nil && e.desired != nil && (e.realizedID == "" || !r.opts.Features.ModifyLoadBalancer) &&
-			r.foreignHeld[k] == "" && addNew(r.creatingLBs, k) {
+			r.foreignHeld[k] == "" && !has(unchecked, k) && addNew(r.creatingLBs, k) {
 			r.journal(journalRecord{Add: true, Kind: recordCreatingLB, Key: &k})
 			grew = true
 		}
@@ -266,6 +266,11 @@ func (r *Reconciler) settleCreates() {
 			r.journal(journalRecord{Kind: recordCreatingEndpoint, ID: ip})
 		}
 	}
+}
+
+func has[K comparable](m map[K]struct{}, k K) bool {
+	_, ok := m[k]
+	return ok
 }
 
 func addNew[K comparable](m map[K]struct{}, k K) bool {

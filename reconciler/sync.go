@@ -28,6 +28,9 @@ type syncRun struct {
 	// noCreates: the state file cannot record new objects now (see
 	// declareCreates); creates wait, everything else goes on.
 	noCreates bool
+	// unchecked are new frontends whose foreign holder could not be looked
+	// for (findHeldFrontends): not created in this Sync.
+	unchecked map[intent.LBKey]struct{}
 }
 
 // errStateUnwritable is the status of an object whose create waits for the
@@ -56,7 +59,8 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	run.lbs = takeDue(run.now, r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
 	epWork := takeDue(run.now, r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
 	ips := slices.SortedFunc(maps.Keys(epWork), intent.CompareIPs)
-	run.noCreates = !r.declareCreates(run.lbs, ips)
+	run.unchecked = r.findHeldFrontends(run)
+	run.noCreates = !r.declareCreates(run.lbs, ips, run.unchecked)
 
 	r.refreshLocalIfNeeded(run)
 	r.syncStale(run, r.staleLBs, r.client.DeleteLoadBalancer, recordLoadBalancer)
@@ -244,6 +248,10 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	replacing := e.realizedID != ""
 	if run.noCreates && (!replacing || !r.opts.Features.ModifyLoadBalancer) {
 		r.wait(run, ref, &e.st, errStateUnwritable)
+		return
+	}
+	if _, skip := run.unchecked[e.key]; skip {
+		r.wait(run, ref, &e.st, fmt.Errorf("not created yet: listing HNS to check that no foreign load balancer holds the frontend failed: %w", run.listedLBsErr))
 		return
 	}
 	if replacing && r.opts.Features.ModifyLoadBalancer {
