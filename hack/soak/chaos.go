@@ -68,11 +68,17 @@ type chaos struct {
 	// stateDirsMounted: the nodes' state directories are size-limited
 	// mounts the soak may fill (nodefaults.go).
 	stateDirsMounted bool
-	stateDirFaults   atomic.Int64
-	addressLosses    atomic.Int64
-	massDeletions    atomic.Int64
-	floods           atomic.Int64
-	healthFailures   atomic.Int64
+	// hangs holds, per node, the HNS operations hung now (nodefaults.go);
+	// every fault setting of that node keeps them.
+	hangsMu        sync.Mutex
+	hangs          map[string][]string
+	hnsHangs       atomic.Int64
+	livezFailures  atomic.Int64
+	stateDirFaults atomic.Int64
+	addressLosses  atomic.Int64
+	massDeletions  atomic.Int64
+	floods         atomic.Int64
+	healthFailures atomic.Int64
 }
 
 // at returns the offsets, within window, of n events spread evenly and
@@ -93,7 +99,7 @@ func (c *chaos) faults(ctx context.Context, window time.Duration) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, n := range c.cluster.Nodes {
-		if err := n.Sim.SetFaults(ctx, faultsOn(0)); err != nil {
+		if err := n.Sim.SetFaults(ctx, c.faultsOf(n, 0)); err != nil {
 			c.report(fmt.Errorf("node %s: setting faults: %w", n.Name(), err))
 		}
 		wg.Go(func() {
@@ -101,7 +107,7 @@ func (c *chaos) faults(ctx context.Context, window time.Duration) {
 				if !sleepUntil(ctx, start.Add(off)) {
 					return
 				}
-				if err := n.Sim.SetFaults(ctx, faultsOn(hnsRestartWindow)); err != nil {
+				if err := n.Sim.SetFaults(ctx, c.faultsOf(n, hnsRestartWindow)); err != nil {
 					c.report(fmt.Errorf("node %s: HNS restart: %w", n.Name(), err))
 					continue
 				}
@@ -118,6 +124,11 @@ func (c *chaos) faults(ctx context.Context, window time.Duration) {
 		wg.Go(func() {
 			if sleepUntil(ctx, start.Add(at(window, 1, -0.4+0.15*float64(i))[0])) {
 				c.floodHealthz(ctx, n)
+			}
+		})
+		wg.Go(func() {
+			if sleepUntil(ctx, start.Add(at(window, 1, -0.1+0.1*float64(i))[0])) {
+				c.hangHNS(ctx, n)
 			}
 		})
 	}

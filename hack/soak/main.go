@@ -52,6 +52,8 @@ type result struct {
 	MassDeletions     int64 `json:"mass_deletions"`
 	IdleConnFloods    int64 `json:"idle_conn_floods"`
 	HealthzFailures   int64 `json:"healthz_failures_after_flood"`
+	HNSHangs          int64 `json:"hns_hangs"`
+	LivezFailures     int64 `json:"livez_failures_during_hang"`
 	// StateDirMounted is false when the soak could not mount the
 	// size-limited state directories (then state_dir_faults is 0).
 	StateDirMounted bool    `json:"state_dir_mounted"`
@@ -72,6 +74,7 @@ func (r result) failed(nodes int) []string {
 		"leaked_objects": int64(r.LeakedObjects), "missing_objects": int64(r.MissingObjects),
 		"wrong_objects": int64(r.WrongObjects), "foreign_objects_deleted": int64(r.ForeignObjectsDeleted),
 		"crashes": r.Crashes, "mass_deletions": r.MassDeletions, "healthz_failures_after_flood": r.HealthzFailures,
+		"livez_failures_during_hang": r.LivezFailures,
 	} {
 		if v != 0 {
 			why = append(why, fmt.Sprintf("%s = %d", name, v))
@@ -81,7 +84,7 @@ func (r result) failed(nodes int) []string {
 		why = append(why, "did not converge")
 	}
 	planned := r.APIServerRestarts >= apiRestarts && r.HNSRestarts >= int64(hnsRestartsEach*nodes) && r.ProxyKills >= int64(killsEach*nodes) &&
-		r.NodeAddressLosses >= int64(nodes) && r.IdleConnFloods >= int64(nodes) && r.TenantCollisions > 0 &&
+		r.NodeAddressLosses >= int64(nodes) && r.IdleConnFloods >= int64(nodes) && r.TenantCollisions > 0 && r.HNSHangs >= int64(nodes) &&
 		(!r.StateDirMounted || r.StateDirFaults >= int64(stateDirFaultsEach*nodes))
 	if !planned {
 		why = append(why, "not every planned fault happened")
@@ -154,7 +157,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 	step(fmt.Sprintf("Soaking for %v: changes, HNS faults and restarts, apiserver restarts, hnsproxy kills", window))
 	drv := newDriver(client, soakNamespace, r.pods, seed)
 	res.StateDirMounted = dirs.refused == nil && len(dirs.mounted) == len(r.cluster.Nodes)
-	ch := &chaos{cluster: r.cluster, drv: drv, seed: seed, errs: make(chan error, 64), stateDirsMounted: res.StateDirMounted}
+	ch := &chaos{cluster: r.cluster, drv: drv, seed: seed, errs: make(chan error, 64), stateDirsMounted: res.StateDirMounted, hangs: map[string][]string{}}
 	proxiesCtx, stopProxies := context.WithCancel(ctx)
 	proxiesDone := make(chan struct{})
 	go func() { defer close(proxiesDone); ch.keepProxies(proxiesCtx, window) }()
@@ -180,6 +183,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 	res.TenantCollisions, res.StateDirFaults = drv.collisions.Load(), ch.stateDirFaults.Load()
 	res.NodeAddressLosses, res.MassDeletions = ch.addressLosses.Load(), ch.massDeletions.Load()
 	res.IdleConnFloods, res.HealthzFailures = ch.floods.Load(), ch.healthFailures.Load()
+	res.HNSHangs, res.LivezFailures = ch.hnsHangs.Load(), ch.livezFailures.Load()
 	res.Converged = converged
 	for _, d := range last {
 		res.LeakedObjects += len(d.Leaked)

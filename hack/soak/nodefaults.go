@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // Settings of the node-level faults the red team found (issue F3, F5, F6).
@@ -28,7 +30,58 @@ const (
 	floodHold         = 3 * time.Second
 	healthAfterFlood  = 15 * time.Second // a fresh client's /healthz must answer within this
 	massDeletionShare = 2                // a loss that leaves fewer than 1/2 of the load balancers is a mass deletion
+	hangFor           = 15 * time.Second // longer than hnsproxy's 10 s HNS call deadline
 )
+
+// hungOps are the HNS calls a hang holds: the load-balancer writes, so the
+// reconciler's deadlines, abandoned calls and liveness are all exercised.
+var hungOps = []string{"CreateLoadBalancer", "DeleteLoadBalancer", "UpdateLoadBalancer"}
+
+// faultsOf is the node's fault setting: faultsOn plus the hang in force.
+func (c *chaos) faultsOf(n *framework.Node, restart time.Duration) remote.FaultsRequest {
+	f := faultsOn(restart)
+	c.hangsMu.Lock()
+	f.Hang = c.hangs[n.Name()]
+	c.hangsMu.Unlock()
+	return f
+}
+
+// hangHNS holds the node's load-balancer writes for hangFor (HNS hung, as
+// seen on real nodes), checking every second that /livez stays 200: a hung
+// HNS is not a dead hnsproxy. Then it lifts the hang.
+func (c *chaos) hangHNS(ctx context.Context, n *framework.Node) {
+	setHang := func(ops []string) error {
+		c.hangsMu.Lock()
+		c.hangs[n.Name()] = ops
+		c.hangsMu.Unlock()
+		return n.Sim.SetFaults(ctx, c.faultsOf(n, 0))
+	}
+	if err := setHang(hungOps); err != nil {
+		c.report(fmt.Errorf("node %s: hanging HNS: %w", n.Name(), err))
+		return
+	}
+	c.hnsHangs.Add(1)
+	c.drv.burst(ctx, 10)
+	livez := strings.Replace(n.Proxy.HealthzURL(), "/healthz", "/livez", 1)
+	client := &http.Client{Timeout: 2 * time.Second}
+	for end := time.Now().Add(hangFor); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(time.Second) {
+		if n.Proxy.PID() == 0 {
+			continue // killed by the soak: restarted by keepProxies
+		}
+		resp, err := client.Get(livez)
+		if err != nil {
+			continue // a restart under way
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			c.livezFailures.Add(1)
+			fmt.Fprintf(os.Stderr, "soak: node %s: /livez %d while HNS hangs\n", n.Name(), resp.StatusCode)
+		}
+	}
+	if err := setHang(nil); err != nil {
+		c.report(fmt.Errorf("node %s: lifting the HNS hang: %w", n.Name(), err))
+	}
+}
 
 // stateDirs mounts a size-limited tmpfs on each node's state directory
 // (framework.ClusterSpec.PrepareStateDir), so the soak can fill it as a
