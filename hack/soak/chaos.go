@@ -74,6 +74,7 @@ type chaos struct {
 	hangs          map[string][]string
 	hnsHangs       atomic.Int64
 	livezFailures  atomic.Int64
+	callTimeouts   atomic.Int64 // hnsproxy_hns_call_timeouts_total at the end of each hang
 	stateDirFaults atomic.Int64
 	addressLosses  atomic.Int64
 	massDeletions  atomic.Int64

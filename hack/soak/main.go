@@ -54,6 +54,9 @@ type result struct {
 	HealthzFailures   int64 `json:"healthz_failures_after_flood"`
 	HNSHangs          int64 `json:"hns_hangs"`
 	LivezFailures     int64 `json:"livez_failures_during_hang"`
+	// HNSCallTimeouts is what the proxies' hnsproxy_hns_call_timeouts_total
+	// said at the end of each hang (a proxy restarted meanwhile counts anew).
+	HNSCallTimeouts int64 `json:"hns_call_timeouts"`
 	// StateDirMounted is false when the soak could not mount the
 	// size-limited state directories (then state_dir_faults is 0).
 	StateDirMounted bool    `json:"state_dir_mounted"`
@@ -183,7 +186,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 	res.TenantCollisions, res.StateDirFaults = drv.collisions.Load(), ch.stateDirFaults.Load()
 	res.NodeAddressLosses, res.MassDeletions = ch.addressLosses.Load(), ch.massDeletions.Load()
 	res.IdleConnFloods, res.HealthzFailures = ch.floods.Load(), ch.healthFailures.Load()
-	res.HNSHangs, res.LivezFailures = ch.hnsHangs.Load(), ch.livezFailures.Load()
+	res.HNSHangs, res.LivezFailures, res.HNSCallTimeouts = ch.hnsHangs.Load(), ch.livezFailures.Load(), ch.callTimeouts.Load()
 	res.Converged = converged
 	for _, d := range last {
 		res.LeakedObjects += len(d.Leaked)

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -78,9 +80,35 @@ func (c *chaos) hangHNS(ctx context.Context, n *framework.Node) {
 			fmt.Fprintf(os.Stderr, "soak: node %s: /livez %d while HNS hangs\n", n.Name(), resp.StatusCode)
 		}
 	}
+	c.callTimeouts.Add(scrapeSum(client, n.Proxy.MetricsURL(), "hnsproxy_hns_call_timeouts_total"))
 	if err := setHang(nil); err != nil {
 		c.report(fmt.Errorf("node %s: lifting the HNS hang: %w", n.Name(), err))
 	}
+}
+
+// scrapeSum adds up a counter's series on a Prometheus text page (0 when
+// the page cannot be read: the proxy may be restarting).
+func scrapeSum(client *http.Client, url, name string) int64 {
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var sum float64
+	s := bufio.NewScanner(resp.Body)
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		line := s.Text()
+		if !strings.HasPrefix(line, name) {
+			continue
+		}
+		if f := strings.Fields(line); len(f) >= 2 {
+			if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
+				sum += v
+			}
+		}
+	}
+	return int64(sum)
 }
 
 // stateDirs mounts a size-limited tmpfs on each node's state directory
