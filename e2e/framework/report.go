@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy-diag/diag"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
@@ -54,11 +55,7 @@ func DescribeLoadBalancers(snap *hnslb.Snapshot, svcs []corev1.Service) []LBView
 		if len(lb.PortMappings) > 0 {
 			pm = lb.PortMappings[0]
 		}
-		vip := "*"
-		if len(lb.FrontendVIPs) > 0 {
-			vip = strings.Join(lb.FrontendVIPs, ",")
-		}
-		v.Frontend = fmt.Sprintf("%s:%d/%s->%d", vip, pm.ExternalPort, hnslb.ProtocolName(pm.Protocol), pm.InternalPort)
+		v.Frontend = diag.Frontend(&lb)
 		for _, id := range lb.HostComputeEndpoints {
 			e, ok := endpoints[id]
 			switch {
