@@ -129,7 +129,7 @@ func read(cmd *cobra.Command, opts *options.Options) (*diag.Inputs, error) {
 	ctx, cancel := context.WithTimeout(cmd.Context(), readTimeout)
 	defer cancel()
 	return diag.Read(ctx, diag.Source{
-		HNS: hns, Kube: kube, NodeName: cfg.NodeName, NetworkName: cfg.Winkernel.NetworkName, StateFile: cfg.StateFile,
+		HNS: hns, Kube: kube, NetworkName: cfg.Winkernel.NetworkName, StateFile: cfg.StateFile,
 		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error) {
 			c, err := nodeconfig.Desired(ctx, cfg, hns, network, nodeconfig.CapabilitiesOf(v, cfg), realHNS)
 			if network.Type == hnslb.NetworkTypeOverlay {

@@ -87,7 +87,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) read() *Inputs {
 	f.t.Helper()
 	in, err := Read(context.Background(), Source{
-		HNS: ReadOnly(f.hns), Kube: f.kube, NodeName: self, NetworkName: "cbr0", StateFile: f.stateFile,
+		HNS: ReadOnly(f.hns), Kube: f.kube, NetworkName: "cbr0", StateFile: f.stateFile,
 		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error) {
 			return nodeconfig.Desired(ctx, f.cfg, f.hns, network, nodeconfig.CapabilitiesOf(v, f.cfg), false)
 		},

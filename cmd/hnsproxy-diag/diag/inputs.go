@@ -38,11 +38,11 @@ type Inputs struct {
 type Source struct {
 	HNS         hnslb.Reader
 	Kube        kubernetes.Interface
-	NodeName    string
 	NetworkName string
 	StateFile   string
 	// Config resolves the desired-state configuration from hnsproxy's
-	// options, the node's network and its HNS, as the daemon does.
+	// options, the node's network and its HNS, as the daemon does; its
+	// NodeName says which Node is this one.
 	Config func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error)
 }
 

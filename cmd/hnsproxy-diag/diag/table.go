@@ -66,8 +66,10 @@ type Backend struct {
 }
 
 // Diagnose compares HNS with the desired state of the same objects.
-func Diagnose(in *Inputs) *Report {
-	v := newView(in)
+func Diagnose(in *Inputs) *Report { return newView(in).report() }
+
+func (v *view) report() *Report {
+	in := v.in
 	r := &Report{
 		Node: in.Config.NodeName, HNSVersion: in.HNS.Version.String(),
 		Network: in.Network.Name, NetworkType: string(in.Network.Type), StateFile: in.StateFile,

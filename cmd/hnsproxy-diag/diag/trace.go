@@ -68,7 +68,7 @@ func Trace(in *Inputs, p vfp.Packet) (*TraceReport, error) {
 		t.Hops = append(t.Hops, names.Replace(h.String()))
 	}
 	if id := verdict.LoadBalancerID; id != "" {
-		for _, row := range Diagnose(in).LoadBalancers {
+		for _, row := range v.report().LoadBalancers {
 			if row.ID == id {
 				t.LoadBalancer = &row
 			}
