@@ -7,7 +7,10 @@
 //     and not synced (Updated) for longer than the health timeout (2x the
 //     sync period). /healthz is also unhealthy when the node is being
 //     deleted or is tainted ToBeDeletedByClusterAutoscaler, so cloud load
-//     balancers drain it; /livez ignores the node.
+//     balancers drain it. /livez ignores the node, and unlike kube-proxy's
+//     it does not fail for changes HNS did not take: it fails only when the
+//     sync loop stops finishing syncs while not waiting on HNS (liveness.go),
+//     so a hung HNS does not get the pod restarted.
 //   - ServiceHealthServer opens one HTTP server per health-check node port
 //     of LoadBalancer Services with externalTrafficPolicy Local, answering
 //     200 when this node has local endpoints and the proxy is healthy, and

@@ -310,3 +310,62 @@ func TestListenNetworkPinsTheFamily(t *testing.T) {
 		}
 	}
 }
+
+// fakeHNSActivity is the sync loop's HNS calls as the reconciler reports them.
+type fakeHNSActivity struct {
+	waiting   bool
+	lastEnded time.Time
+}
+
+func (f *fakeHNSActivity) HNSActivity() (bool, time.Time) { return f.waiting, f.lastEnded }
+
+// F7: while HNS hangs, syncs still finish (their HNS calls time out), so
+// /healthz drains the node but /livez stays 200: restarting hnsproxy would
+// not unhang HNS.
+func TestLivezStaysHealthyWhileSyncsFinishWithoutHNS(t *testing.T) {
+	hs, clk, base := newProxyHealth(t, &fixedNode{readyNode()})
+	hs.SetHNSActivity(&fakeHNSActivity{lastEnded: clk.Now().Add(-time.Hour)})
+	hs.Updated(v1.IPv4Protocol)
+	hs.QueuedUpdate(v1.IPv4Protocol)
+	for range 10 { // ten minutes of syncs that HNS never takes
+		clk.Step(timeout)
+		hs.SyncRan(v1.IPv4Protocol)
+		hs.QueuedUpdate(v1.IPv4Protocol)
+	}
+	clk.Step(timeout - time.Second)
+	if a := fetch(t, base+"/healthz"); a.code != http.StatusServiceUnavailable {
+		t.Errorf("/healthz with HNS hung = %d %s, want 503", a.code, a.raw)
+	}
+	if a := fetch(t, base+"/livez"); a.code != http.StatusOK || !a.health.Healthy {
+		t.Errorf("/livez while syncs finish = %d %s, want 200", a.code, a.raw)
+	}
+}
+
+// /livez fails when the sync loop stops: a change waits past the timeout,
+// no sync finishes and no HNS call is under way or ended lately. A loop
+// waiting on an HNS call (which has a deadline), or whose last call ended
+// within the timeout, is alive.
+func TestLivezFailsOnlyWhenTheLoopStops(t *testing.T) {
+	hs, clk, base := newProxyHealth(t, &fixedNode{readyNode()})
+	hns := &fakeHNSActivity{lastEnded: clk.Now()}
+	hs.SetHNSActivity(hns)
+	hs.Updated(v1.IPv4Protocol)
+	hs.QueuedUpdate(v1.IPv4Protocol)
+	clk.Step(timeout)
+	if a := fetch(t, base+"/livez"); a.code != http.StatusServiceUnavailable || a.health.Status[v1.IPv4Protocol].Healthy {
+		t.Fatalf("/livez with the loop stopped = %d %s, want 503", a.code, a.raw)
+	}
+	hns.waiting = true
+	if a := fetch(t, base+"/livez"); a.code != http.StatusOK {
+		t.Errorf("/livez while the loop waits on HNS = %d %s, want 200", a.code, a.raw)
+	}
+	hns.waiting, hns.lastEnded = false, clk.Now().Add(-time.Second)
+	if a := fetch(t, base+"/livez"); a.code != http.StatusOK {
+		t.Errorf("/livez just after an HNS call ended = %d %s, want 200", a.code, a.raw)
+	}
+	hs.SyncRan(v1.IPv4Protocol)
+	hns.lastEnded = time.Time{}
+	if a := fetch(t, base+"/livez"); a.code != http.StatusOK {
+		t.Errorf("/livez after a sync finished = %d %s, want 200", a.code, a.raw)
+	}
+}

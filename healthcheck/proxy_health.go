@@ -51,6 +51,10 @@ type ProxyHealthServer struct {
 	mu            sync.RWMutex
 	lastUpdated   map[v1.IPFamily]time.Time
 	oldestPending map[v1.IPFamily]time.Time
+	// oldestUnrun is the oldest change queued since a sync last finished,
+	// and hns the sync loop's HNS calls, for /livez (liveness.go).
+	oldestUnrun map[v1.IPFamily]time.Time
+	hns         HNSActivity
 }
 
 // NewProxyHealthServer returns a health tracker; healthTimeout is
@@ -63,6 +67,7 @@ func NewProxyHealthServer(c clock.Clock, healthTimeout time.Duration, nodes Node
 		nodes:         nodes,
 		lastUpdated:   map[v1.IPFamily]time.Time{},
 		oldestPending: map[v1.IPFamily]time.Time{},
+		oldestUnrun:   map[v1.IPFamily]time.Time{},
 	}
 }
 
@@ -71,6 +76,7 @@ func (hs *ProxyHealthServer) Updated(family v1.IPFamily) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	delete(hs.oldestPending, family)
+	delete(hs.oldestUnrun, family)
 	hs.lastUpdated[family] = hs.clock.Now()
 }
 
@@ -81,6 +87,9 @@ func (hs *ProxyHealthServer) QueuedUpdate(family v1.IPFamily) {
 	defer hs.mu.Unlock()
 	if _, pending := hs.oldestPending[family]; !pending {
 		hs.oldestPending[family] = hs.clock.Now()
+	}
+	if _, unrun := hs.oldestUnrun[family]; !unrun {
+		hs.oldestUnrun[family] = hs.clock.Now()
 	}
 }
 
@@ -154,7 +163,7 @@ func (hs *ProxyHealthServer) serveHealthz(w http.ResponseWriter, _ *http.Request
 }
 
 func (hs *ProxyHealthServer) serveLivez(w http.ResponseWriter, _ *http.Request) {
-	h := hs.Health()
+	h := hs.Liveness()
 	hs.answer(w, h, h.Healthy, metrics.ProxyLivezTotal)
 }
 

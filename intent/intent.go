@@ -73,8 +73,14 @@ type LB struct {
 	Flags        hnslb.LoadBalancerFlags
 	// Backends sorted by IP; at most the node's backend cap.
 	Backends []Backend
+	// Spares, in order, stand in for backends the reconciler cannot realize
+	// (a local pod with no HNS endpoint): set only when the cap left
+	// candidates out, at most one per local backend.
+	Spares []Backend
 	// Owner names what asked for it ("namespace/name:port"), for events and debugging.
 	Owner string
+	// Origin says who chose the frontend (see Origin).
+	Origin Origin
 }
 
 // RemoteEndpoint is one remote HNS endpoint hnsproxy wants on this node. The

@@ -44,5 +44,5 @@ func CompareIPs(a, b string) int {
 func EqualLB(a, b *LB) bool {
 	return a.Key == b.Key && a.SourceVIP == b.SourceVIP && a.InternalPort == b.InternalPort &&
 		a.Distribution == b.Distribution && a.PortFlags == b.PortFlags && a.Flags == b.Flags &&
-		a.Owner == b.Owner && slices.Equal(a.Backends, b.Backends)
+		a.Owner == b.Owner && a.Origin == b.Origin && slices.Equal(a.Backends, b.Backends) && slices.Equal(a.Spares, b.Spares)
 }

@@ -55,6 +55,13 @@ var (
 		Help: "Backends currently left out of HNS load balancers by the per-load-balancer backend cap", StabilityLevel: metrics.ALPHA,
 	})
 
+	// ForeignFrontendConflicts is how many desired frontends a load balancer
+	// hnsproxy does not own holds, and hnsproxy will not delete.
+	ForeignFrontendConflicts = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "foreign_frontend_conflicts",
+		Help: "Desired load-balancer frontends held by an HNS load balancer hnsproxy does not own and may not delete", StabilityLevel: metrics.ALPHA,
+	})
+
 	// EndpointsDroppedMixedPorts is how many endpoints are currently left
 	// out because a named target port resolved to a different port than the
 	// load balancer's single internal port.
@@ -77,6 +84,14 @@ var (
 		Help: "Failed writes of the state file that records which HNS objects hnsproxy owns", StabilityLevel: metrics.ALPHA,
 	})
 
+	// HNSCallTimeoutsTotal counts HNS calls abandoned at their deadline,
+	// by operation (hns_operations_total's names). Such a call still runs
+	// (hcn calls cannot be cancelled); its object is retried once it returns.
+	HNSCallTimeoutsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace: namespace, Name: "hns_call_timeouts_total",
+		Help: "HNS calls abandoned at their deadline, by operation", StabilityLevel: metrics.ALPHA,
+	}, []string{"operation"})
+
 	// HNSInfo carries the HNS version as a label; the value is always 1.
 	HNSInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "hns_info",
@@ -87,5 +102,5 @@ var (
 var hnsProxyMetrics = []metrics.Registerable{
 	HNSOperationsTotal, HNSOperationDuration, Objects, DriftRepairsTotal,
 	BackendsTruncated, EndpointsDroppedMixedPorts, HNSFeatureEnabled, HNSInfo,
-	StateFileWriteFailuresTotal,
+	StateFileWriteFailuresTotal, ForeignFrontendConflicts, HNSCallTimeoutsTotal,
 }

@@ -73,6 +73,7 @@ func touchAll() {
 	Objects.WithLabelValues(KindLoadBalancer, StateDesired).Set(3)
 	DriftRepairsTotal.WithLabelValues(KindLoadBalancer).Inc()
 	BackendsTruncated.Set(0)
+	ForeignFrontendConflicts.Set(0)
 	EndpointsDroppedMixedPorts.Set(0)
 	HNSFeatureEnabled.WithLabelValues("DSR").Set(1)
 	HNSInfo.WithLabelValues("13.2").Set(1)
@@ -102,6 +103,7 @@ var wantFamilies = map[string]struct {
 	"hnsproxy_objects":                         {dto.MetricType_GAUGE, "kind,state"},
 	"hnsproxy_drift_repairs_total":             {dto.MetricType_COUNTER, "kind"},
 	"hnsproxy_backends_truncated":              {dto.MetricType_GAUGE, ""},
+	"hnsproxy_foreign_frontend_conflicts":      {dto.MetricType_GAUGE, ""},
 	"hnsproxy_endpoints_dropped_mixed_ports":   {dto.MetricType_GAUGE, ""},
 	"hnsproxy_hns_feature_enabled":             {dto.MetricType_GAUGE, "feature"},
 	"hnsproxy_hns_info":                        {dto.MetricType_GAUGE, "version"},

@@ -216,8 +216,9 @@ func (n *testNode) settle() {
 		n.proxier.mu.Lock()
 		w := n.hns.Counters().Total()
 		s, e := n.proxier.tracker.pending()
+		repairing := n.proxier.repairing
 		n.proxier.mu.Unlock()
-		if w == last && s == 0 && e == 0 {
+		if w == last && s == 0 && e == 0 && !repairing {
 			stable++
 		} else {
 			stable = 0

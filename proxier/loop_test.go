@@ -432,3 +432,44 @@ func drainUntil(events <-chan string, reason string) bool {
 		}
 	}
 }
+
+// TestRestartWithoutNodeAddressesLeavesHNSAlone (F6, found by the soak): a
+// restart while the Node has no address used to prune every load balancer
+// of the previous run at the first sync. The first sync now waits for an
+// address, then adopts what is there without a write.
+func TestRestartWithoutNodeAddressesLeavesHNSAlone(t *testing.T) {
+	n, _ := observedNode(t, "ws2022", "10.244.1.5")
+	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("load balancer", func() bool { return len(n.lbs()) == 1 })
+	n.settle()
+	before := n.lbs()
+	n.stop()
+
+	ctx := context.Background()
+	node, err := n.client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addresses := node.Status.Addresses
+	node.Status.Addresses = nil
+	if node, err = n.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.hns.ResetCounters()
+	n.start()
+	n.eventually("a NodeAddressesMissing event", func() bool {
+		return drainUntil(n.recorder.Events, ReasonNodeAddressesMissing)
+	})
+	if got := n.lbs(); !reflect.DeepEqual(got, before) || n.hns.Counters().Writes() != 0 {
+		t.Fatalf("HNS changed while the restarted proxy had no node address: %+v (writes %d)", got, n.hns.Counters().Writes())
+	}
+	node.Status.Addresses = addresses
+	if _, err := n.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.eventually("the first sync", func() bool { return n.proxier.lastSyncNanos.Load() != 0 })
+	n.settle()
+	if got := n.lbs(); !reflect.DeepEqual(got, before) || n.hns.Counters().Writes() != 0 {
+		t.Errorf("after the address returned: %+v (writes %d)", got, n.hns.Counters().Writes())
+	}
+}

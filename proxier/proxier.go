@@ -112,11 +112,17 @@ type Proxier struct {
 	// repairRetryAt holds back the next drift repair after a failed one.
 	repairRetryAt time.Time
 	repairBackoff workqueue.TypedRateLimiter[string]
-	health        map[types.NamespacedName]desired.HealthCheck
-	initialized   bool
+	// repairing: a drift repair runs (repair.go); repairs counts its goroutine.
+	repairing   bool
+	repairs     sync.WaitGroup
+	health      map[types.NamespacedName]desired.HealthCheck
+	initialized bool
 	// nodeAddressesMissing: the Node has no InternalIP and the last known
 	// node IPs are in use (reported once per streak).
 	nodeAddressesMissing bool
+	// foreignReported and leftOutReported hold what was last reported per
+	// frontend (the foreign load balancer's ID, the left-out IPs).
+	foreignReported, leftOutReported onceEach
 }
 
 // A failed drift repair (each lists all of HNS) is retried with
@@ -191,8 +197,10 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 		cfg: opts.Config,
 		repairBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			repairRetryBase, repairMax),
-		reported: map[types.NamespacedName]string{},
-		health:   map[types.NamespacedName]desired.HealthCheck{},
+		reported:        map[types.NamespacedName]string{},
+		foreignReported: onceEach{},
+		leftOutReported: onceEach{},
+		health:          map[types.NamespacedName]desired.HealthCheck{},
 	}
 	p.cfg.NodeName = opts.NodeName
 	p.state = desired.NewState(p.cfg)
@@ -322,6 +330,9 @@ func (p *Proxier) Run(ctx context.Context) error {
 	if err := p.refreshRemoteSubnets(ctx); err != nil {
 		logger.Error(err, "Reading overlay remote subnets; will retry at the next drift repair")
 	}
+	if err := p.waitForNodeAddresses(ctx); err != nil {
+		return nil // shut down while waiting: not a failure
+	}
 	// Compute desired state before Start, so adoption can match identical
 	// load balancers and a restart makes no HNS writes. The changes the
 	// initial lists reported are in this computation: the first Sync only
@@ -344,6 +355,7 @@ func (p *Proxier) Run(ctx context.Context) error {
 	for {
 		key, shutdown := p.queue.Get()
 		if shutdown {
+			p.repairs.Wait()
 			return nil
 		}
 		p.Sync(ctx)

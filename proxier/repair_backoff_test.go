@@ -34,6 +34,12 @@ func (r *repairCounter) Repair(context.Context) error {
 	return nil
 }
 
+// syncAndRepair runs one sync and waits for the drift repair it started, if any.
+func syncAndRepair(p *Proxier) {
+	p.Sync(context.Background())
+	p.repairs.Wait()
+}
+
 // TestFailedRepairBacksOff: a drift repair that fails (HNS down) is retried
 // with backoff, not at every sync: each attempt lists all of HNS, and with a
 // zero MinSyncPeriod the loop would otherwise spin on it.
@@ -47,25 +53,25 @@ func TestFailedRepairBacksOff(t *testing.T) {
 	p.lastRepair = clk.Now().Add(-time.Hour)
 	p.mu.Unlock()
 
-	p.Sync(ctx)
-	p.Sync(ctx)
+	syncAndRepair(p)
+	syncAndRepair(p)
 	if rec.repairs != 1 {
 		t.Fatalf("%d repair attempts in two immediate syncs while HNS is down, want 1", rec.repairs)
 	}
 	clk.Step(repairRetryMax)
-	p.Sync(ctx)
+	syncAndRepair(p)
 	if rec.repairs != 2 {
 		t.Fatalf("%d repair attempts after the backoff, want 2", rec.repairs)
 	}
 	rec.down = false
 	clk.Step(repairRetryMax)
-	p.Sync(ctx)
-	p.Sync(ctx)
+	syncAndRepair(p)
+	syncAndRepair(p)
 	if rec.repairs != 3 {
 		t.Fatalf("%d repair attempts once HNS is back, want 3 (then none until the period)", rec.repairs)
 	}
 	clk.Step(time.Hour)
-	p.Sync(ctx)
+	syncAndRepair(p)
 	if rec.repairs != 4 {
 		t.Fatalf("%d repair attempts after a repair period, want 4", rec.repairs)
 	}

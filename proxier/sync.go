@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -20,7 +21,8 @@ import (
 
 // Sync recomputes the Services that changed since the last sync, hands the
 // resulting load balancers and remote endpoints to the reconciler and lets
-// it converge HNS. It never lists HNS except for the periodic drift repair.
+// it converge HNS. It never lists HNS; the periodic drift repair, which
+// does, runs beside it (repair.go).
 func (p *Proxier) Sync(ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -33,7 +35,7 @@ func (p *Proxier) Sync(ctx context.Context) {
 	}
 	stats.ServiceChanges, stats.EndpointChanges = changes.serviceChanges, changes.endpointChanges
 
-	repairDue := p.initialized && p.opts.RepairPeriod > 0 && !p.clock.Now().Before(p.nextRepair())
+	repairDue := p.repairDue()
 	if repairDue {
 		if err := p.refreshRemoteSubnets(ctx); err != nil {
 			logger.Error(err, "Reading overlay remote subnets")
@@ -51,16 +53,10 @@ func (p *Proxier) Sync(ctx context.Context) {
 	p.updateHealthChecks()
 
 	if repairDue {
-		if err := p.opts.Reconciler.Repair(ctx); err != nil {
-			p.repairRetryAt = p.clock.Now().Add(p.repairBackoff.When(syncKey))
-			logger.Error(err, "Drift repair failed; will retry", "at", p.repairRetryAt)
-		} else {
-			p.lastRepair = p.clock.Now()
-			p.repairRetryAt = time.Time{}
-			p.repairBackoff.Forget(syncKey)
-		}
+		p.startRepair(ctx)
 	}
 	stats.Result = p.opts.Reconciler.Sync(ctx)
+	p.reportReconcile(stats.Result)
 	stats.End = p.clock.Now()
 	for _, times := range changes.triggerTimes {
 		for _, t := range times {
@@ -82,30 +78,20 @@ func (p *Proxier) Sync(ctx context.Context) {
 }
 
 // scheduleNext queues the next sync at the earliest of: the periodic sync,
-// the next object retry, the next drift repair.
+// the next object retry, the next drift repair (the sync that starts it).
 func (p *Proxier) scheduleNext() {
 	now := p.clock.Now()
 	next := now.Add(p.opts.SyncPeriod)
 	if t, ok := p.opts.Reconciler.NextRetry(); ok && t.Before(next) {
 		next = t
 	}
-	if r := p.nextRepair(); p.opts.RepairPeriod > 0 && r.Before(next) {
+	if r := p.nextRepair(); p.opts.RepairPeriod > 0 && !p.repairing && r.Before(next) {
 		next = r
 	}
 	if min := p.lastSync.Add(p.opts.MinSyncPeriod); next.Before(min) {
 		next = min
 	}
 	p.queue.AddAfter(syncKey, next.Sub(now))
-}
-
-// nextRepair is when the next drift repair is due: a repair period after
-// the last good one, or later while a failed one backs off.
-func (p *Proxier) nextRepair() time.Time {
-	next := p.lastRepair.Add(p.opts.RepairPeriod)
-	if p.repairRetryAt.After(next) {
-		next = p.repairRetryAt
-	}
-	return next
 }
 
 // configChanged re-derives the node-dependent part of the configuration and
@@ -135,6 +121,33 @@ func (p *Proxier) nodeConfig() desired.Config {
 		cfg.NodeIPs = ips
 	}
 	return cfg
+}
+
+// nodeAddressWait is how often a start waiting for node addresses looks again.
+const nodeAddressWait = time.Second
+
+// waitForNodeAddresses returns once the node has an address (or ctx ends).
+// A first computation without one would want nothing, and the first sync
+// would prune every load balancer of a previous run (a restart while the
+// Node is being re-registered); waiting leaves HNS as it is.
+func (p *Proxier) waitForNodeAddresses(ctx context.Context) error {
+	reported := false
+	return wait.PollUntilContextCancel(ctx, nodeAddressWait, true, func(context.Context) (bool, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if len(p.nodeConfig().NodeIPs) > 0 {
+			return true, nil
+		}
+		if !reported {
+			reported = true
+			klog.FromContext(ctx).Info("Node has no InternalIP yet; hnsproxy waits for one before its first sync and leaves HNS as it is", "node", p.opts.NodeName)
+			if node, err := p.nodes.Get(p.opts.NodeName); err == nil && p.opts.Recorder != nil {
+				p.opts.Recorder.Eventf(node, nil, v1.EventTypeWarning, ReasonNodeAddressesMissing, "Start",
+					"Node has no InternalIP address; hnsproxy waits for one before its first sync and leaves HNS as it is")
+			}
+		}
+		return false, nil
+	})
 }
 
 // ReasonNodeAddressesMissing is the Warning event on the Node when its

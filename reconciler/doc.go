@@ -36,4 +36,8 @@
 // index, so the retry looks them up again (a pod recreated with the same IP).
 // The incremental path (Upsert or Delete of one load balancer, then Sync)
 // lists nothing as long as its local backends are known.
+//
+// Every HNS call has a deadline (deadline.go): a hung call is abandoned,
+// reported, and its object waits until the call returns while the others go
+// on.
 package reconciler

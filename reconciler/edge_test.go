@@ -170,7 +170,9 @@ func TestStateFileProblems(t *testing.T) {
 		t.Errorf("missing file: %v %+v", err, s)
 	}
 
-	// An unwritable state path never stops convergence; the write is retried.
+	// An unwritable state path: nothing is created (it could not be
+	// recorded, so a crash would leak it); the write is retried, and once it
+	// works everything is created.
 	e := newEnv(t, sim.ProfileWS2022)
 	blocker := filepath.Join(dir, "file")
 	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
@@ -178,14 +180,18 @@ func TestStateFileProblems(t *testing.T) {
 	}
 	e.stateFile = filepath.Join(blocker, "state.json")
 	want := e.threeServices()
-	r := e.started(want...)
-	e.assertRealized(want)
+	r, res := e.start(e.hns, want...)
+	if n := len(e.snapshot().LoadBalancers); n != 0 || res.Created != 0 || res.Pending == 0 {
+		t.Errorf("created %d load balancers (%+v) with an unwritable state file", n, res)
+	}
 	if len(r.unsaved) == 0 && !r.snapshotDue {
 		t.Error("failed state write not remembered for a retry")
 	}
 	e.stateFile = filepath.Join(dir, "sub", "state.json")
 	r.opts.StateFile = e.stateFile
-	r.Sync(ctx)
+	e.clock.Step(DefaultRetryMax)
+	e.converge(r)
+	e.assertRealized(want)
 	if s := readState(t, e.stateFile); len(s.LoadBalancers) != 3 || len(r.unsaved) != 0 || r.snapshotDue {
 		t.Errorf("state after retry %+v", s)
 	}

@@ -214,6 +214,7 @@ func lb(vip string, port uint16, backends ...intent.Backend) intent.LB {
 		InternalPort: 8080,
 		Backends:     backends,
 		Owner:        fmt.Sprintf("default/svc-%s:%d", vip, port),
+		Origin:       intent.OriginClusterIP,
 	}
 }
 

@@ -28,6 +28,11 @@ type Options struct {
 	// StateFile records the IDs hnsproxy created; "" disables persistence
 	// (then every existing object is treated as foreign at Start).
 	StateFile string
+	// Takeover, when set and different from the token the state file
+	// recorded, makes this Start a takeover (see foreign.go) and records it,
+	// so a token takes over once. A Start without a usable state file is a
+	// takeover whatever the token.
+	Takeover string
 	// StateWriteFailed, if set, is told of every failed state file write;
 	// streakStart marks the first since the last success (raise an event
 	// on those). It runs under the Reconciler's lock: it must not call it.
@@ -35,20 +40,34 @@ type Options struct {
 	// RetryBase and RetryMax bound the per-object exponential backoff
 	// (defaults DefaultRetryBase, DefaultRetryMax).
 	RetryBase, RetryMax time.Duration
-	Clock               clock.PassiveClock // default: the real clock
-	Logger              klog.Logger        // default: klog.Background()
+	// CallTimeout and ListTimeout are the deadlines of HNS calls on one
+	// object and of listings; MaxAbandonedCalls bounds the calls left
+	// running past their deadline (defaults in deadline.go).
+	CallTimeout, ListTimeout time.Duration
+	MaxAbandonedCalls        int
+	// CallTimedOut, if set, is told of each HNS call abandoned at its
+	// deadline, by operation (metrics' operation names).
+	CallTimedOut func(op string)
+	// Clock reads the time; the default is the real clock. If it is a
+	// clock.Clock, HNS call deadlines use its timers too.
+	Clock  clock.PassiveClock
+	Logger klog.Logger // default: klog.Background()
 }
 
 // Reconciler converges HNS towards the desired load balancers and remote
-// endpoints. All methods are safe for concurrent use; Sync, Start and Repair
-// hold the lock while they talk to HNS.
+// endpoints. All methods are safe for concurrent use. Sync and Start hold
+// the lock while they talk to HNS; Repair lists HNS without it, so Syncs go
+// on meanwhile (listing.go), and takes it to judge what it listed.
 type Reconciler struct {
-	mu      sync.Mutex
-	client  hnslb.Client
-	opts    Options
-	log     klog.Logger
-	clock   clock.PassiveClock
-	limiter workqueue.TypedRateLimiter[objectRef]
+	// repairing orders Repairs; it is taken before mu, never while
+	// holding it.
+	repairing sync.Mutex
+	mu        sync.Mutex
+	client    *deadlines
+	opts      Options
+	log       klog.Logger
+	clock     clock.PassiveClock
+	limiter   workqueue.TypedRateLimiter[objectRef]
 
 	lbs map[intent.LBKey]*lbEntry
 	eps map[string]*remoteEP // by IP
@@ -91,8 +110,20 @@ type Reconciler struct {
 	orphanLBs map[intent.LBKey][]hnslb.LoadBalancer
 	orphanEPs map[string]hnslb.Endpoint
 	pruned    bool
+	// takeover: this Start may adopt or delete foreign load balancers on
+	// desired frontends, until the first Sync ends; takeoverToken is what
+	// the state file records (foreign.go).
+	takeover      bool
+	takeoverToken string
+	// foreignHeld maps desired frontends a foreign load balancer holds (one
+	// hnsproxy may not remove) to its ID.
+	foreignHeld map[intent.LBKey]string
 
 	published publishedStatus // what StatusSnapshot returns, see snapshot.go
+
+	// listing is set while a Repair lists HNS without the lock: what Syncs
+	// change meanwhile (listing.go).
+	listing *listingChanges
 }
 
 // objectRef names an object for the backoff rate limiter.
@@ -150,10 +181,11 @@ func New(c hnslb.Client, o Options) *Reconciler {
 	if log.GetSink() == nil {
 		log = klog.Background()
 	}
+	log = log.WithName("reconciler")
 	return &Reconciler{
-		client:      c,
+		client:      newDeadlines(c, o, log),
 		opts:        o,
-		log:         log.WithName("reconciler"),
+		log:         log,
 		clock:       o.Clock,
 		limiter:     workqueue.NewTypedItemExponentialFailureRateLimiter[objectRef](o.RetryBase, o.RetryMax),
 		lbs:         map[intent.LBKey]*lbEntry{},
@@ -171,6 +203,7 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		creatingEPs: map[string]struct{}{},
 		staleLBs:    map[string]*staleObj{},
 		staleEPs:    map[string]*staleObj{},
+		foreignHeld: map[intent.LBKey]string{},
 	}
 }
 
@@ -397,6 +430,7 @@ func (r *Reconciler) dropRefs(e *lbEntry) {
 func (r *Reconciler) own(kind recordKind, id string) {
 	if set := r.ownedSet(kind); addNew(set, id) {
 		r.journal(journalRecord{Add: true, Kind: kind, ID: id})
+		r.listing.noteOwned(id)
 	}
 }
 

@@ -22,20 +22,31 @@ import (
 //     objects no desired object uses are deleted (leaks).
 //
 // If listing fails nothing changes: unavailable HNS is never "not found".
+//
+// The listing runs without the lock (listing.go), so a change programmed
+// meanwhile is not held back; what Syncs touched during the listing, or what
+// an abandoned HNS call may still change (deadline.go), is not judged by
+// this repair but by the next one.
 func (r *Reconciler) Repair(ctx context.Context) error {
+	r.repairing.Lock()
+	defer r.repairing.Unlock()
+	r.mu.Lock()
+	if !r.started {
+		r.mu.Unlock()
+		return errors.New("reconciler: Repair before Start")
+	}
+	r.listing = newListingChanges()
+	r.mu.Unlock()
+
+	lbs, eps, err := r.listForRepair(ctx)
+
 	r.mu.Lock()
 	defer r.publish() // runs after the unlock below: it takes the lock itself
 	defer r.mu.Unlock()
-	if !r.started {
-		return errors.New("reconciler: Repair before Start")
-	}
-	lbs, err := r.client.ListLoadBalancers(ctx)
+	changed := r.listing
+	r.listing = nil
 	if err != nil {
-		return fmt.Errorf("repair: list load balancers: %w", err)
-	}
-	eps, err := r.client.ListEndpointsOfNetwork(ctx, r.opts.NetworkID)
-	if err != nil {
-		return fmt.Errorf("repair: list endpoints of network %q: %w", r.opts.NetworkID, err)
+		return err
 	}
 	lbByID := make(map[string]*hnslb.LoadBalancer, len(lbs))
 	for i := range lbs {
@@ -52,6 +63,10 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		if ep.id == "" {
 			continue
 		}
+		if changed.touchedEP(ip) || r.client.busy(epToken(ip), idToken(ep.id)) {
+			usedEPs[ep.id] = struct{}{} // not judged: the listing may predate its change
+			continue
+		}
 		if epByID[ep.id] == nil {
 			r.log.Info("Remote endpoint vanished from HNS; recreating it", "ip", ip, "id", ep.id)
 			for k := range r.refs[ep.id] {
@@ -66,17 +81,33 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	}
 	usedLBs := map[string]struct{}{}
 	for _, e := range r.lbs {
-		r.repairLB(e, lbByID, epByID)
+		if !changed.touchedLB(e.key) && !r.client.busy(lbToken(e.key), idToken(e.realizedID)) {
+			r.repairLB(e, lbByID, epByID)
+		}
 		if e.realizedID != "" {
 			usedLBs[e.realizedID] = struct{}{}
 		}
 	}
 	// Until the first Sync, owned objects may still be claimed by Upserts.
 	if r.pruned {
-		r.repairOwned(recordLoadBalancer, usedLBs, r.staleLBs, func(id string) bool { return lbByID[id] != nil })
-		r.repairOwned(recordRemoteEndpoint, usedEPs, r.staleEPs, func(id string) bool { return epByID[id] != nil })
+		r.repairOwned(recordLoadBalancer, usedLBs, r.staleLBs, changed, func(id string) bool { return lbByID[id] != nil })
+		r.repairOwned(recordRemoteEndpoint, usedEPs, r.staleEPs, changed, func(id string) bool { return epByID[id] != nil })
 	}
 	return nil
+}
+
+// listForRepair lists load balancers and the network's endpoints; called
+// without the lock.
+func (r *Reconciler) listForRepair(ctx context.Context) ([]hnslb.LoadBalancer, []hnslb.Endpoint, error) {
+	lbs, err := r.client.ListLoadBalancers(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("repair: list load balancers: %w", err)
+	}
+	eps, err := r.client.ListEndpointsOfNetwork(ctx, r.opts.NetworkID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("repair: list endpoints of network %q: %w", r.opts.NetworkID, err)
+	}
+	return lbs, eps, nil
 }
 
 func (r *Reconciler) repairLB(e *lbEntry, lbByID map[string]*hnslb.LoadBalancer, epByID map[string]*hnslb.Endpoint) {
@@ -111,9 +142,14 @@ func (r *Reconciler) repairLB(e *lbEntry, lbByID map[string]*hnslb.LoadBalancer,
 }
 
 // repairOwned drops owned IDs HNS no longer has, and marks owned objects
-// that nothing uses (and that are not being deleted already) as stale.
-func (r *Reconciler) repairOwned(kind recordKind, used map[string]struct{}, stale map[string]*staleObj, exists func(string) bool) {
+// that nothing uses (and that are not being deleted already) as stale. IDs
+// that became ours during the listing, or that an abandoned call may still
+// change, are left for the next repair.
+func (r *Reconciler) repairOwned(kind recordKind, used map[string]struct{}, stale map[string]*staleObj, changed *listingChanges, exists func(string) bool) {
 	for id := range r.ownedSet(kind) {
+		if changed.touchedID(id) || r.client.busy(idToken(id)) {
+			continue
+		}
 		switch _, inUse := used[id]; {
 		case !exists(id):
 			r.disown(kind, id)

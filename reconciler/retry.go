@@ -1,6 +1,9 @@
 package reconciler
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // succeed marks an object converged and resets its backoff.
 func (r *Reconciler) succeed(ref objectRef, st *objStatus) {
@@ -23,6 +26,17 @@ func (r *Reconciler) settle(run *syncRun, ref objectRef, st *objStatus, missing 
 func (r *Reconciler) wait(run *syncRun, ref objectRef, st *objStatus, why error) {
 	st.state, st.lastErr = StatePending, why
 	r.schedule(run, ref, st)
+}
+
+// awaitingAbandoned keeps an object waiting while a call on it that passed
+// its deadline still runs (see deadline.go): a new write could be overtaken
+// by the late one, and a lost create is found only once it returns.
+func (r *Reconciler) awaitingAbandoned(run *syncRun, ref objectRef, st *objStatus, tokens ...string) bool {
+	if !r.client.busy(tokens...) {
+		return false
+	}
+	r.wait(run, ref, st, errors.New("waiting for an abandoned HNS call on it to return"))
+	return true
 }
 
 // fail records a failed attempt and schedules the retry with backoff.

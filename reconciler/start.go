@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -16,14 +17,15 @@ import (
 //   - one of ours (in the state file) that no desired object claims is
 //     deleted by the first Sync, so call Sync only once the desired state
 //     is complete;
-//   - a foreign one is left alone unless it blocks a desired frontend (same
-//     intent.LBKey); then the next Sync deletes it and logs why.
+//   - a foreign one is left alone unless it sits on a desired frontend
+//     (same intent.LBKey) and hnsproxy may take it (foreign.go): then it is
+//     adopted if identical, else the next Sync deletes it and logs why.
 //
 // Desired state may be set before or after Start; objects listed at Start
 // are matched against Upserts and UpsertEndpoints until the first Sync. If
 // the state file is corrupt it is logged, set aside and treated as empty:
 // then nothing is
-// ours, so only identical objects are adopted and only blockers deleted.
+// ours, and the Start is a takeover (foreign.go).
 // If it cannot be read, Start fails with a transient error (see loadOwned).
 // Start can be retried after an error; after success it does nothing.
 func (r *Reconciler) Start(ctx context.Context) error {
@@ -42,6 +44,11 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	owned, err := r.loadOwned()
 	if err != nil {
 		return err
+	}
+	r.takeover = owned.fresh || r.opts.Takeover != "" && r.opts.Takeover != owned.Takeover
+	r.takeoverToken = owned.Takeover
+	if r.opts.Takeover != "" {
+		r.takeoverToken = r.opts.Takeover
 	}
 	lbs, err := r.client.ListLoadBalancers(ctx)
 	if err != nil {
@@ -96,6 +103,10 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	r.adoptOrphans()
 	r.log.V(2).Info("Started", "loadBalancers", len(lbs), "endpoints", len(eps),
 		"ownedLoadBalancers", len(r.ownedLBs), "ownedRemoteEndpoints", len(r.ownedEPs))
+	if r.takeover {
+		r.log.Info("Taking over this node: foreign load balancers on desired frontends are adopted if identical, replaced otherwise, until the first Sync ends",
+			"firstStart", owned.fresh, "token", r.opts.Takeover)
+	}
 	return nil
 }
 
@@ -174,12 +185,20 @@ func (r *Reconciler) adoptEP(ip string) {
 // adoptLB claims the listed load balancers with e's key: an identical one is
 // adopted as is; with modify support one of ours is adopted to be updated in
 // place; every other one blocks e's frontend and is marked for deletion.
+// Foreign ones take part only if hnsproxy may take them (foreign.go);
+// otherwise they stay, and e's create reports them.
 func (r *Reconciler) adoptLB(e *lbEntry) {
 	cands := r.orphanLBs[e.key]
 	if e.desired == nil || e.realizedID != "" || len(cands) == 0 {
 		return
 	}
 	delete(r.orphanLBs, e.key)
+	if !r.mayTakeForeign(e.desired) {
+		cands = slices.DeleteFunc(slices.Clone(cands), func(lb hnslb.LoadBalancer) bool {
+			_, ours := r.ownedLBs[lb.ID]
+			return !ours
+		})
+	}
 	ids, missing := r.resolve(e.desired)
 	doc := BuildLB(e.desired, ids)
 	adopted := -1

@@ -29,6 +29,12 @@ type stateFile struct {
 	// owns on such a key or IP is claimed as ours.
 	CreatingLoadBalancers   []intent.LBKey `json:"creatingLoadBalancers,omitempty"`
 	CreatingRemoteEndpoints []string       `json:"creatingRemoteEndpoints,omitempty"`
+	// Takeover is the last Options.Takeover token a Start acted on.
+	Takeover string `json:"takeover,omitempty"`
+
+	// fresh: there was no usable state (no snapshot and no journal, or a
+	// corrupt snapshot set aside): a first start on this node.
+	fresh bool
 
 	// journalStopped is what the journal's replay skipped: torn or corrupt
 	// lines, or (a *corruptStateError) the whole journal.
@@ -43,12 +49,13 @@ type stateFile struct {
 // skipped.
 func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 	if path == "" {
-		return &stateFile{Version: stateFileVersion}, nil
+		return &stateFile{Version: stateFileVersion, fresh: true}, nil
 	}
 	s := &stateFile{Version: stateFileVersion}
 	raw, err := readStateFile(fsys, path)
+	noSnapshot := errors.Is(err, fs.ErrNotExist)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case noSnapshot:
 	case err != nil:
 		return nil, asCorrupt(path, err)
 	default:
@@ -65,10 +72,11 @@ func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 		return nil, err
 	}
 	if applied == 0 && stopped == nil {
+		s.fresh = noSnapshot // and an empty journal: nothing was ever recorded
 		return s, nil
 	}
 	out := sets.file()
-	out.journalStopped = stopped
+	out.Takeover, out.journalStopped = s.Takeover, stopped
 	return out, nil
 }
 
@@ -95,6 +103,9 @@ func (r *Reconciler) saveState() error {
 		return err
 	}
 	if err := appendJournal(r.stateFS(), journalPath(r.opts.StateFile), lines); err != nil {
+		// The next save writes a snapshot instead, which replaces a journal
+		// that cannot be appended to (a planted link, a damaged file).
+		r.snapshotDue = true
 		return r.noteStateWrite(err)
 	}
 	r.journalLines += len(r.unsaved)
@@ -145,6 +156,7 @@ func (r *Reconciler) writeSnapshot() error {
 		RemoteEndpoints:         slices.Collect(maps.Keys(r.ownedEPs)),
 		CreatingLoadBalancers:   slices.Collect(maps.Keys(r.creatingLBs)),
 		CreatingRemoteEndpoints: slices.Collect(maps.Keys(r.creatingEPs)),
+		Takeover:                r.takeoverToken,
 	})
 	if err != nil {
 		return err
@@ -179,15 +191,23 @@ func (r *Reconciler) writeSnapshot() error {
 // declareCreates saves, before this Sync writes anything, every key and IP
 // it may create (with those still uncertain), when that set grew. Without
 // it a crash between a create and the state file write, or a lost reply
-// followed by a crash, leaves an object no one owns: a leak for good.
-func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string) {
+// followed by a crash, leaves an object no one owns: a leak for good. It
+// reports whether the state file holds every declaration (and every other
+// change): when not (a full disk), the caller creates nothing, since what
+// it cannot record it could lose.
+//
+// A key a foreign load balancer holds is not declared: an interrupted
+// Sync must never make the next Start claim that one as ours. Its retry
+// declares it once the foreign one is gone (createLB).
+func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string) (durable bool) {
 	if r.opts.StateFile == "" {
-		return
+		return true
 	}
 	grew := false
 	for k := range lbs {
 		// With ModifyLoadBalancer a realized one is changed in place.
-		if e := r.lbs[k]; e != nil && e.desired != nil && (e.realizedID == "" || !r.opts.Features.ModifyLoadBalancer) && addNew(r.creatingLBs, k) {
+		if e := r.lbs[k]; e != nil && e.desired != nil && (e.realizedID == "" || !r.opts.Features.ModifyLoadBalancer) &&
+			r.foreignHeld[k] == "" && addNew(r.creatingLBs, k) {
 			r.journal(journalRecord{Add: true, Kind: recordCreatingLB, Key: &k})
 			grew = true
 		}
@@ -198,11 +218,33 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string)
 			grew = true
 		}
 	}
-	if !grew {
+	if grew || len(r.unsaved) > 0 || r.snapshotDue {
+		if err := r.saveState(); err != nil {
+			r.log.Error(err, "Writing hnsproxy state file failed: creating no HNS objects until it works", "path", r.opts.StateFile)
+		}
+	}
+	return len(r.unsaved) == 0 && !r.snapshotDue
+}
+
+// declareNow makes one key's declaration durable before its create.
+func (r *Reconciler) declareNow(k intent.LBKey) error {
+	if r.opts.StateFile == "" || !addNew(r.creatingLBs, k) {
+		return nil
+	}
+	r.journal(journalRecord{Add: true, Kind: recordCreatingLB, Key: &k})
+	return r.saveState()
+}
+
+// undeclare drops a key's declaration at once: its create found a foreign
+// load balancer in place, which an interrupted Sync must not make ours.
+func (r *Reconciler) undeclare(k intent.LBKey) {
+	if _, ok := r.creatingLBs[k]; !ok || r.opts.StateFile == "" {
 		return
 	}
+	delete(r.creatingLBs, k)
+	r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
 	if err := r.saveState(); err != nil {
-		r.log.Error(err, "Writing hnsproxy state file failed before creating objects", "path", r.opts.StateFile)
+		r.log.Error(err, "Writing hnsproxy state file failed", "path", r.opts.StateFile)
 	}
 }
 

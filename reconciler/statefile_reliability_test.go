@@ -56,10 +56,11 @@ func (w *writeFailures) options(o *Options) {
 }
 
 // TestStateFileSurvivesAFullDisk (F3): the disk fills up while load
-// balancers are created, appends fail half-written, the disk frees, more
-// are created, then hnsproxy is killed and restarts: it still owns every
-// object. With the failed append cut back the journal is clean; when the
-// cut fails too, replay skips the torn line and keeps what follows. The
+// balancers are wanted, appends fail half-written, so nothing is created
+// (what cannot be recorded could leak); the disk frees, everything is
+// created, then hnsproxy is killed and restarts: it still owns every
+// object. A failed append is cut back, and the next save writes a snapshot
+// (which replaces a journal whose cut failed too). The
 // failures are reported, one streak for the whole outage.
 func TestStateFileSurvivesAFullDisk(t *testing.T) {
 	for _, cutFails := range []bool{false, true} {
@@ -87,17 +88,22 @@ func TestStateFileSurvivesAFullDisk(t *testing.T) {
 			if w.failures < 6 || w.streaks != 1 {
 				t.Errorf("during the outage: %d failures reported in %d streaks, want >= 6 in 1", w.failures, w.streaks)
 			}
+			if n := len(e.snapshot().LoadBalancers); n != 3 {
+				t.Errorf("%d load balancers while the state file could not record them, want the 3 from before", n)
+			}
 			faults.set(nil)
 			for _, l := range more[6:] {
 				upsert(r, l)
 				r.Sync(ctx)
 			}
+			e.clock.Step(DefaultRetryMax)
+			e.converge(r)
 			if len(r.unsaved) != 0 || r.store.failing {
 				t.Errorf("after the disk freed: %d records unsaved, failing %v", len(r.unsaved), r.store.failing)
 			}
 			s, err := loadState(e.stateFile)
-			if err != nil || len(s.LoadBalancers) != 15 || (s.journalStopped != nil) != cutFails {
-				t.Errorf("state before the crash: %d load balancers, journal damage %v, %v; want 15, damage only if the cut failed", len(s.LoadBalancers), s.journalStopped, err)
+			if err != nil || len(s.LoadBalancers) != 15 || s.journalStopped != nil {
+				t.Errorf("state before the crash: %d load balancers, journal damage %v, %v; want 15 and no damage (a failed append is followed by a snapshot)", len(s.LoadBalancers), s.journalStopped, err)
 			}
 			e.assertNothingLeaked()
 		})
@@ -170,8 +176,8 @@ func TestCorruptStateFileIsSetAside(t *testing.T) {
 }
 
 // TestJournalSymlinkIsNotFollowed (F8): a symlink planted at the journal
-// is never written through, the failed append is reported, and at restart
-// the link is set aside like a corrupt file.
+// is never written through, the failed append is reported, and the next
+// save writes a snapshot, which removes the link (not its target).
 func TestJournalSymlinkIsNotFollowed(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
 	var w writeFailures
@@ -191,11 +197,12 @@ func TestJournalSymlinkIsNotFollowed(t *testing.T) {
 	if w.failures == 0 {
 		t.Error("the refused append was not reported")
 	}
+	if fi, err := os.Lstat(journalPath(e.stateFile)); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		t.Error("the symlinked journal is still there")
+	}
 	e.start(e.hns, want...)
 	if b, err := os.ReadFile(victim); err != nil || string(b) != "precious" {
 		t.Fatalf("symlink target written: %q, %v", b, err)
 	}
-	if kept, _ := filepath.Glob(journalPath(e.stateFile) + ".corrupt-*"); len(kept) != 1 {
-		t.Errorf("symlinked journal not set aside: %v", kept)
-	}
+	e.assertStateFileMatchesHNS()
 }

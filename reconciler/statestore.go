@@ -78,7 +78,9 @@ func (r *Reconciler) loadOwned() (*stateFile, error) {
 		switch {
 		case err == nil:
 			if s.journalStopped != nil {
-				r.log.Info("Warning: part of the state file's journal was unreadable and skipped; objects of those records count as unowned", "err", s.journalStopped)
+				// Ownership of some objects is lost: take them over like a first start.
+				s.fresh = true
+				r.log.Info("Warning: part of the state file's journal was unreadable and skipped; objects of those records count as unowned, and this start takes over", "err", s.journalStopped)
 				if errors.As(s.journalStopped, &corrupt) {
 					r.setAside(corrupt.path)
 				}
@@ -87,7 +89,7 @@ func (r *Reconciler) loadOwned() (*stateFile, error) {
 		case errors.As(err, &corrupt):
 			r.log.Error(err, "Ignoring hnsproxy state file: treating every existing HNS object as foreign", "path", path)
 			r.setAside(corrupt.path)
-			return &stateFile{Version: stateFileVersion}, nil
+			return &stateFile{Version: stateFileVersion, fresh: true}, nil
 		case attempt == len(stateReadBackoff):
 			return nil, &stateReadError{err: err}
 		}

@@ -96,4 +96,17 @@ func (e ObjectError) Unwrap() error { return e.Err }
 type SyncResult struct {
 	Created, Updated, Deleted, Failed, Pending int
 	Errors                                     []ObjectError
+	// ForeignHeld lists every desired frontend a foreign load balancer holds
+	// now (not only those tried in this Sync), by key; see foreign.go.
+	ForeignHeld []ForeignFrontend
+	// LeftOut lists, by key, desired load balancers that left out local
+	// backends because HNS has no endpoint for them (spares stood in where
+	// the cap allowed), with those backends' IPs.
+	LeftOut []LeftOutBackends
+}
+
+// LeftOutBackends are local backends one load balancer could not use.
+type LeftOutBackends struct {
+	Key intent.LBKey
+	IPs []string
 }

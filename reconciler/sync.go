@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -24,7 +25,14 @@ type syncRun struct {
 	listedEPs    []hnslb.Endpoint
 	listedEPsErr error
 	epsListed    bool
+	// noCreates: the state file cannot record new objects now (see
+	// declareCreates); creates wait, everything else goes on.
+	noCreates bool
 }
+
+// errStateUnwritable is the status of an object whose create waits for the
+// state file to work again.
+var errStateUnwritable = errors.New("not created while the state file cannot be written: an object hnsproxy cannot record as its own could leak")
 
 // Sync processes dirty objects and those whose retry is due, in an order
 // that keeps references valid: stale and removed load balancers are deleted
@@ -48,7 +56,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	run.lbs = takeDue(run.now, r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
 	epWork := takeDue(run.now, r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
 	ips := slices.SortedFunc(maps.Keys(epWork), intent.CompareIPs)
-	r.declareCreates(run.lbs, ips)
+	run.noCreates = !r.declareCreates(run.lbs, ips)
 
 	r.refreshLocalIfNeeded(run)
 	r.syncStale(run, r.staleLBs, r.client.DeleteLoadBalancer, recordLoadBalancer)
@@ -77,7 +85,11 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 		r.syncStale(run, r.staleEPs, r.client.DeleteEndpoint, recordRemoteEndpoint)
 	}
 
+	r.listing.noteSync(run.lbs, ips)
 	r.settleCreates()
+	r.takeover = false // a takeover lasts until the first Sync ends
+	run.res.ForeignHeld = r.foreignHeldList()
+	run.res.LeftOut = r.leftOutLocals()
 	if err := r.saveState(); err != nil {
 		r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
 	}
@@ -117,6 +129,9 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 			continue
 		}
 		ref := objectRef{id: id}
+		if r.awaitingAbandoned(run, ref, &s.st, idToken(id)) {
+			continue
+		}
 		if n := len(r.refs[id]); n > 0 { // an endpoint a realized load balancer still uses
 			r.wait(run, ref, &s.st, fmt.Errorf("not deleted yet: %d realized load balancers still use it", n))
 			continue
@@ -137,6 +152,10 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 func (r *Reconciler) syncRemovedLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
+	delete(r.foreignHeld, e.key)
+	if r.awaitingAbandoned(run, ref, &e.st, lbToken(e.key), idToken(e.realizedID)) {
+		return
+	}
 	if err := r.removeRealizedLB(run, e); err != nil {
 		r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 		return
@@ -166,8 +185,9 @@ func (r *Reconciler) removeRealizedLB(run *syncRun, e *lbEntry) error {
 
 // resolveUncertainLB looks for the load balancer a lost create may have
 // made (one list per Sync): one nobody owns on e's frontend is ours (of
-// this document, or of an older one whose create was lost too) and becomes
-// e's realized load balancer.
+// this document, or of an older one whose create was lost too, where
+// hnsproxy may take foreign ones: foreign.go) and becomes e's realized
+// load balancer.
 func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
 	found := r.findBlocker(run, e.key)
 	switch {
@@ -177,7 +197,9 @@ func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
 	case sameLB(found, e.uncertain):
 		r.setRealized(e, found.ID, e.uncertain)
 	default:
-		if _, owned := r.ownedLBs[found.ID]; !owned {
+		// An older document whose create was lost too; but on a frontend
+		// a tenant chose, a different one may be foreign: never claimed.
+		if _, owned := r.ownedLBs[found.ID]; !owned && r.mayTakeForeign(e.desired) {
 			r.setRealized(e, found.ID, found)
 		}
 	}
@@ -189,6 +211,19 @@ func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
 func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
+	if r.awaitingAbandoned(run, ref, &e.st, lbToken(e.key), idToken(e.realizedID)) {
+		return
+	}
+	heldBy := r.foreignHeld[e.key]
+	delete(r.foreignHeld, e.key) // set again if a foreign one still holds it
+	if e.realizedID == "" && e.uncertain != nil {
+		// A create whose reply was lost or abandoned may have made it:
+		// claim it as ours before a create meets it as a blocker.
+		if err := r.resolveUncertainLB(run, e); err != nil {
+			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+			return
+		}
+	}
 	ids, missing := r.resolve(e.desired)
 	r.setMissing(e, missing)
 	if len(ids) == 0 {
@@ -207,6 +242,10 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		return
 	}
 	replacing := e.realizedID != ""
+	if run.noCreates && (!replacing || !r.opts.Features.ModifyLoadBalancer) {
+		r.wait(run, ref, &e.st, errStateUnwritable)
+		return
+	}
 	if replacing && r.opts.Features.ModifyLoadBalancer {
 		got, err := r.client.UpdateLoadBalancer(run.ctx, e.realizedID, doc)
 		switch {
@@ -247,7 +286,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		}
 		r.clearRealized(e)
 	}
-	wrote, err := r.createLB(run, e, doc)
+	wrote, err := r.createLB(run, e, doc, heldBy)
 	switch {
 	case err != nil:
 		if hnslb.IsEndpointNotFound(err) {
@@ -275,26 +314,44 @@ func (r *Reconciler) lbExists(run *syncRun, id string) bool {
 
 // resolve maps a desired load balancer's backends to HNS endpoint IDs;
 // missing are the IPs with no usable endpoint yet. A remote endpoint about
-// to be replaced counts as missing.
+// to be replaced counts as missing. Each missing backend's place goes to
+// the next spare that resolves (intent.LB.Spares): over the backend cap,
+// only backends HNS can realize compete.
 func (r *Reconciler) resolve(d *intent.LB) (ids, missing []string) {
 	ids = make([]string, 0, len(d.Backends))
 	for i, b := range d.Backends {
 		if i > 0 && d.Backends[i-1].IP == b.IP {
 			continue
 		}
-		var id string
-		if b.Local {
-			id = r.localIndex[b.IP]
-		} else if ep := r.eps[b.IP]; ep != nil && ep.wanted && ep.id != "" && remoteMatches(ep.spec, ep.realizedSpec) {
-			id = ep.id
-		}
-		if id == "" {
+		if id := r.endpointID(b); id != "" {
+			ids = append(ids, id)
+		} else {
 			missing = append(missing, b.IP)
-			continue
 		}
-		ids = append(ids, id)
+	}
+	spares := d.Spares
+	for range missing {
+		for len(spares) > 0 {
+			id := r.endpointID(spares[0])
+			spares = spares[1:]
+			if id != "" {
+				ids = append(ids, id)
+				break
+			}
+		}
 	}
 	return ids, missing
+}
+
+// endpointID is the HNS endpoint a backend uses, "" if none is usable yet.
+func (r *Reconciler) endpointID(b intent.Backend) string {
+	if b.Local {
+		return r.localIndex[b.IP]
+	}
+	if ep := r.eps[b.IP]; ep != nil && ep.wanted && ep.id != "" && remoteMatches(ep.spec, ep.realizedSpec) {
+		return ep.id
+	}
+	return ""
 }
 
 func (r *Reconciler) deleteLB(run *syncRun, id string) error {
@@ -307,23 +364,42 @@ func (r *Reconciler) deleteLB(run *syncRun, id string) error {
 // createLB creates doc for e. If HNS reports the frontend taken ("port
 // already exists", or "already exists" for an identical document, as HNS
 // answers after keeping load balancers across a restart), it lists load
-// balancers (once per Sync) to find the blocker: an identical one is
-// adopted, any other is deleted (it is ours and stale, or foreign and in
-// the way) and the create retried once. wrote is false when nothing was
+// balancers (once per Sync) to find the blocker. One of ours, or a foreign
+// one hnsproxy may take (foreign.go), is adopted if identical, else deleted
+// and the create retried once; any other foreign one stays, and the create
+// fails with a *ForeignFrontendError. wrote is false when nothing was
 // created (adopted).
-func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer) (wrote bool, err error) {
+//
+// heldBy is the foreign load balancer that held the frontend at the last
+// attempt: while it is there nothing is tried (one Get); once it is gone
+// the key is declared (declareNow), as declareCreates left it out.
+func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer, heldBy string) (wrote bool, err error) {
+	if heldBy != "" {
+		if r.lbExists(run, heldBy) {
+			r.foreignHeld[e.key] = heldBy
+			return false, &ForeignFrontendError{Key: e.key, ID: heldBy, Origin: e.desired.Origin}
+		}
+		if err := r.declareNow(e.key); err != nil {
+			return false, fmt.Errorf("%w: %w", errStateUnwritable, err)
+		}
+	}
 	got, err := r.client.CreateLoadBalancer(run.ctx, doc)
 	if hnslb.IsPortAlreadyExists(err) || hnslb.IsAlreadyExists(err) {
 		blocker := r.findBlocker(run, e.key)
 		if blocker == nil {
 			return false, err
 		}
+		_, ours := r.ownedLBs[blocker.ID]
+		if !ours && !r.mayTakeForeign(e.desired) {
+			r.foreignHeld[e.key] = blocker.ID
+			r.undeclare(e.key)
+			return false, &ForeignFrontendError{Key: e.key, ID: blocker.ID, Origin: e.desired.Origin}
+		}
 		if sameLB(blocker, doc) {
 			r.log.Info("Adopted existing identical load balancer", "key", e.key, "id", blocker.ID)
 			r.setRealized(e, blocker.ID, doc)
 			return false, nil
 		}
-		_, ours := r.ownedLBs[blocker.ID]
 		r.log.Info("Deleting load balancer that blocks a desired frontend", "key", e.key, "id", blocker.ID, "ours", ours)
 		if derr := r.deleteLB(run, blocker.ID); derr != nil {
 			return false, fmt.Errorf("%w; deleting blocking load balancer %s: %w", err, blocker.ID, derr)
@@ -383,8 +459,15 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 	ep := r.eps[ip]
 	ref := objectRef{ip: ip}
 	delete(r.retryEPs, ip)
+	if r.awaitingAbandoned(run, ref, &ep.st, epToken(ip), idToken(ep.id)) {
+		return
+	}
 	if ep.id != "" && remoteMatches(ep.spec, ep.realizedSpec) {
 		r.succeed(ref, &ep.st)
+		return
+	}
+	if run.noCreates {
+		r.wait(run, ref, &ep.st, errStateUnwritable)
 		return
 	}
 	if ep.id != "" {
@@ -483,6 +566,9 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 	ep := r.eps[ip]
 	ref := objectRef{ip: ip}
 	delete(r.retryEPs, ip)
+	if r.awaitingAbandoned(run, ref, &ep.st, epToken(ip), idToken(ep.id)) {
+		return
+	}
 	if ep.id == "" && ep.uncertain {
 		// A lost create may have made it: find it (one list per Sync) and delete it.
 		if _, err := r.networkEndpoints(run); err != nil {

@@ -23,6 +23,10 @@ type Faults struct {
 	// object was created, changed or deleted all the same (a timeout on the
 	// way back). Zero, the default, means failed calls change nothing.
 	Committed float64
+	// Hang holds every call of these operations (AnyOp: all) before it
+	// reaches HNS's state, and HangReply after HNS applied it, until
+	// SetFaults lifts the hang; see hang.go.
+	Hang, HangReply []Op
 }
 
 // SetFaults replaces the injected faults. Draws come from a generator seeded
@@ -32,6 +36,8 @@ func (h *HNS) SetFaults(f Faults) {
 	f.Errors = slices.Clone(f.Errors)
 	h.mu.Lock()
 	h.faults = f
+	h.hangs.set(f.Hang, f.HangReply)
+	h.hanging.Store(len(f.Hang)+len(f.HangReply) > 0)
 	h.mu.Unlock()
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -37,6 +38,8 @@ type HNS struct {
 	faults   Faults
 	down     time.Time // calls fail as unavailable until then
 	counters Counters
+	hangs    hangs
+	hanging  atomic.Bool // some operation hangs: calls look at hangs
 }
 
 var _ hnslb.Client = (*HNS)(nil)
@@ -55,6 +58,7 @@ func New(opts Options) *HNS {
 		latency:  opts.Latency,
 		state:    newState(uint64(opts.Seed)),
 		faultRng: rand.New(rand.NewPCG(uint64(opts.Seed), 0xfa17)),
+		hangs:    newHangs(),
 	}
 }
 
@@ -94,10 +98,13 @@ func (h *HNS) Snapshot() *hnslb.Snapshot {
 // lock. A failed gate means fn never runs, so faults change nothing, unless
 // Faults.Committed says the write went through before the error.
 // A cancelled context ends the call before it reaches HNS and is not counted.
+// A hang (see hang.go) holds the call before the lock, or its reply after.
 func (h *HNS) call(ctx context.Context, op Op, fn func() error) error {
 	if err := h.wait(ctx); err != nil {
 		return err
 	}
+	h.hold(op, false)
+	defer h.hold(op, true) // deferred first, so it runs after the unlock
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	commit, err := h.gate(op)

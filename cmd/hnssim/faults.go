@@ -16,16 +16,20 @@ type faultFlags struct {
 	errorRates []string
 	errorCodes []string
 	committed  float64
+	hang       []string
+	hangReply  []string
 }
 
 func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.errorRates, "error-rate", nil, `OP=RATE: fail this share (0..1) of an operation's calls; OP "*" is every operation (repeatable)`)
 	fs.Float64Var(&f.committed, "committed", 0, "share (0..1) of failed writes HNS applied anyway (the reply was lost)")
 	fs.StringSliceVar(&f.errorCodes, "error-code", nil, "HNS code a failing call returns, e.g. 0x6ba (repeatable; default: HNS unavailable)")
+	fs.StringSliceVar(&f.hang, "hang", nil, `OP: hold this operation's calls before they reach HNS until faults are set without it; OP "*" is every operation (repeatable)`)
+	fs.StringSliceVar(&f.hangReply, "hang-reply", nil, `OP: let HNS apply this operation's calls but hold their replies until faults are set without it (repeatable)`)
 }
 
 func (f *faultFlags) request() (remote.FaultsRequest, error) {
-	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed}
+	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed, Hang: f.hang, HangReply: f.hangReply}
 	for _, s := range f.errorRates {
 		op, rateStr, ok := strings.Cut(s, "=")
 		if !ok {

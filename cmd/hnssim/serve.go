@@ -201,6 +201,17 @@ func (n *node) setFaults(req remote.FaultsRequest) error {
 		}
 		f.ErrorRate[sim.Op(op)] = rate
 	}
+	for _, hang := range []struct {
+		names []string
+		ops   *[]sim.Op
+	}{{req.Hang, &f.Hang}, {req.HangReply, &f.HangReply}} {
+		for _, op := range hang.names {
+			if !known[sim.Op(op)] {
+				return fmt.Errorf("unknown operation %q to hang", op)
+			}
+			*hang.ops = append(*hang.ops, sim.Op(op))
+		}
+	}
 	n.hns.SetFaults(f)
 	if req.Latency != nil {
 		n.hns.SetLatency(time.Duration(*req.Latency))

@@ -41,6 +41,10 @@ type ClusterSpec struct {
 	DriftRepairPeriod time.Duration
 	// ProxyArgs are added to every hnsproxy's flags.
 	ProxyArgs []string
+	// PrepareStateDir, if set, is called with each node's state directory
+	// (where --state-file lives) before its hnsproxy first starts: the soak
+	// mounts a small file system there to fill it.
+	PrepareStateDir func(node, dir string) error
 
 	serviceCIDR  string   // the control plane's primary Service range
 	serviceCIDRs []string // all of its Service ranges, primary first
@@ -287,6 +291,14 @@ func (c *Cluster) startNode(ctx context.Context, binDir string, spec NodeSpec) (
 	}
 	if n.net, err = newPodNetwork(binDir, cacheDir, conf); err != nil {
 		return n, err
+	}
+	if err := os.MkdirAll(stateDir(n.dir), 0o700); err != nil {
+		return n, err
+	}
+	if c.Spec.PrepareStateDir != nil {
+		if err := c.Spec.PrepareStateDir(spec.Name, stateDir(n.dir)); err != nil {
+			return n, fmt.Errorf("node %s: preparing the state directory: %w", spec.Name, err)
+		}
 	}
 	n.Proxy, err = newProxy(filepath.Join(binDir, HNSProxyBin), n.dir, spec, func(healthz, metrics int) []string {
 		return proxyArgs(c.Spec, spec, c.Identity.Kubeconfig, n.Sim.Socket, n.dir, healthz, metrics)

@@ -54,6 +54,13 @@ func (p *Proxy) PID() int {
 	return p.proc.pid
 }
 
+// stateDir is where a node's hnsproxy keeps its state file, a directory of
+// its own (ClusterSpec.PrepareStateDir).
+func stateDir(nodeDir string) string { return filepath.Join(nodeDir, "state") }
+
+// StateDir is the directory of the proxy's --state-file.
+func (n *Node) StateDir() string { return stateDir(n.dir) }
+
 // proxyArgs are the kube-proxy-compatible flags a node's hnsproxy runs with.
 func proxyArgs(spec ClusterSpec, node NodeSpec, kubeconfig, socket, dir string, healthz, metrics int) []string {
 	args := []string{
@@ -65,7 +72,7 @@ func proxyArgs(spec ClusterSpec, node NodeSpec, kubeconfig, socket, dir string, 
 		"--enable-dsr",
 		fmt.Sprintf("--healthz-bind-address=127.0.0.1:%d", healthz),
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metrics),
-		"--state-file=" + filepath.Join(dir, "hnsproxy-state.json"),
+		"--state-file=" + filepath.Join(stateDir(dir), "hnsproxy-state.json"),
 		"--sync-period=30s",
 		"--min-sync-period=0s",
 		"--drift-repair-period=" + spec.driftRepairPeriod().String(),

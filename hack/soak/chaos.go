@@ -21,14 +21,15 @@ import (
 
 // Fault settings of the soak.
 const (
-	hnsErrorRate     = 0.10
-	hnsCommitted     = 0.2 // of failed writes, the share HNS applied anyway (a lost reply)
-	hnsRestartWindow = 3 * time.Second
-	hnsLatency       = 2 * time.Millisecond // per call: a sync of a burst takes tens of ms, as on Windows
-	hnsRestartsEach  = 3                    // per node
-	apiRestarts      = 2
-	killsEach        = 2 // per node
-	watchEvery       = 200 * time.Millisecond
+	hnsErrorRate       = 0.10
+	hnsCommitted       = 0.2 // of failed writes, the share HNS applied anyway (a lost reply)
+	hnsRestartWindow   = 3 * time.Second
+	hnsLatency         = 2 * time.Millisecond // per call: a sync of a burst takes tens of ms, as on Windows
+	hnsRestartsEach    = 3                    // per node
+	apiRestarts        = 2
+	killsEach          = 2 // per node
+	stateDirFaultsEach = 1 // per node, where the state directory could be mounted
+	watchEvery         = 200 * time.Millisecond
 )
 
 // injectedCodes are the failures HNS calls draw from: unreachable, timed
@@ -63,6 +64,15 @@ type chaos struct {
 	crashes     atomic.Int64
 	maxRSSKiB   atomic.Int64
 	errs        chan error
+
+	// stateDirsMounted: the nodes' state directories are size-limited
+	// mounts the soak may fill (nodefaults.go).
+	stateDirsMounted bool
+	stateDirFaults   atomic.Int64
+	addressLosses    atomic.Int64
+	massDeletions    atomic.Int64
+	floods           atomic.Int64
+	healthFailures   atomic.Int64
 }
 
 // at returns the offsets, within window, of n events spread evenly and
@@ -99,6 +109,18 @@ func (c *chaos) faults(ctx context.Context, window time.Duration) {
 			}
 		})
 	}
+	for i, n := range c.cluster.Nodes {
+		wg.Go(func() {
+			if sleepUntil(ctx, start.Add(at(window, 1, 0.6+0.15*float64(i))[0])) {
+				c.loseNodeAddresses(ctx, n)
+			}
+		})
+		wg.Go(func() {
+			if sleepUntil(ctx, start.Add(at(window, 1, -0.4+0.15*float64(i))[0])) {
+				c.floodHealthz(ctx, n)
+			}
+		})
+	}
 	wg.Go(func() {
 		for _, off := range at(window, apiRestarts, 0.1) {
 			if !sleepUntil(ctx, start.Add(off)) {
@@ -131,6 +153,10 @@ func (c *chaos) keepProxies(ctx context.Context, window time.Duration) {
 	for i, n := range c.cluster.Nodes {
 		rng := rand.New(rand.NewPCG(c.seed, uint64(i)))
 		kills := at(window, killsEach, 0.5+0.2*float64(i))
+		var fills []time.Duration
+		if c.stateDirsMounted {
+			fills = at(window, stateDirFaultsEach, -0.3+0.2*float64(i))
+		}
 		wg.Go(func() {
 			tick := time.NewTicker(watchEvery)
 			defer tick.Stop()
@@ -144,6 +170,9 @@ func (c *chaos) keepProxies(ctx context.Context, window time.Duration) {
 				case len(kills) > 0 && time.Since(start) >= kills[0]:
 					kills = kills[1:]
 					c.killMidSync(ctx, n, rng)
+				case len(fills) > 0 && time.Since(start) >= fills[0]:
+					fills = fills[1:]
+					c.fillStateDir(ctx, n)
 				}
 				select {
 				case <-ctx.Done():

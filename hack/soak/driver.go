@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,8 +37,12 @@ type driver struct {
 	names    []string
 	changes  atomic.Int64 // successful writes
 	failures atomic.Int64 // writes the apiserver refused or never answered
-	logged   int
-	mu       sync.Mutex // one change at a time: the generator is not shared safely
+	// collisions counts specs whose external IP is another Service's
+	// cluster IP, a foreign load balancer's frontend or a node address.
+	collisions atomic.Int64
+	clusterIPs []string // of Services the driver created
+	logged     int
+	mu         sync.Mutex // one change at a time: the generator is not shared safely
 }
 
 const (
@@ -124,6 +129,9 @@ func (d *driver) create(ctx context.Context, i int) {
 	if !d.done("create service", err) {
 		return
 	}
+	if ip := created.Spec.ClusterIP; ip != "" && !slices.Contains(d.clusterIPs, ip) {
+		d.clusterIPs = append(d.clusterIPs, ip)
+	}
 	d.setIngress(ctx, created)
 	d.writeSlices(ctx, created)
 }
@@ -170,6 +178,9 @@ func (d *driver) spec(i int, old *corev1.Service) corev1.ServiceSpec {
 			s.ExternalIPs = append(s.ExternalIPs, fmt.Sprintf("198.51.100.%d", 1+r.IntN(16)))
 		}
 	}
+	if r.IntN(6) == 0 {
+		d.collide(&s)
+	}
 	if s.Type != corev1.ServiceTypeClusterIP && r.IntN(3) == 0 {
 		s.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 	}
@@ -177,6 +188,28 @@ func (d *driver) spec(i int, old *corev1.Service) corev1.ServiceSpec {
 		s.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyLocal)
 	}
 	return s
+}
+
+// collide adds a tenant's hostile external IP to s: another Service's
+// cluster IP (refused), the frontend of the planted foreign load balancer
+// on its port (reported, never deleted), or a node address (served, as
+// kube-proxy does).
+func (d *driver) collide(s *corev1.ServiceSpec) {
+	switch d.rng.IntN(3) {
+	case 0:
+		if len(d.clusterIPs) == 0 {
+			return
+		}
+		s.ExternalIPs = append(s.ExternalIPs, d.clusterIPs[d.rng.IntN(len(d.clusterIPs))])
+	case 1:
+		s.ExternalIPs = append(s.ExternalIPs, foreignFrontend)
+		s.Ports = append(s.Ports, corev1.ServicePort{
+			Name: "foreign", Protocol: corev1.ProtocolTCP, Port: foreignPort, TargetPort: intstr.FromInt32(8080),
+		})
+	default:
+		s.ExternalIPs = append(s.ExternalIPs, clusterSpec.Nodes[d.rng.IntN(len(clusterSpec.Nodes))].NodeIP)
+	}
+	d.collisions.Add(1)
 }
 
 // setIngress gives a LoadBalancer Service an ingress IP, as a cloud

@@ -35,18 +35,28 @@ import (
 
 // result is the soak's report, printed as one JSON line.
 type result struct {
-	Changes               int64   `json:"changes"`
-	HNSFaults             int     `json:"hns_faults"`
-	HNSRestarts           int64   `json:"hns_restarts"`
-	APIServerRestarts     int64   `json:"apiserver_restarts"`
-	ProxyKills            int64   `json:"proxy_kills"`
-	LeakedObjects         int     `json:"leaked_objects"`
-	MissingObjects        int     `json:"missing_objects"`
-	WrongObjects          int     `json:"wrong_objects"`
-	ForeignObjectsDeleted int     `json:"foreign_objects_deleted"`
-	Crashes               int64   `json:"crashes"`
-	ConvergeSeconds       float64 `json:"converge_seconds"`
-	MaxRSSMiB             float64 `json:"max_rss_mib"`
+	Changes               int64 `json:"changes"`
+	HNSFaults             int   `json:"hns_faults"`
+	HNSRestarts           int64 `json:"hns_restarts"`
+	APIServerRestarts     int64 `json:"apiserver_restarts"`
+	ProxyKills            int64 `json:"proxy_kills"`
+	LeakedObjects         int   `json:"leaked_objects"`
+	MissingObjects        int   `json:"missing_objects"`
+	WrongObjects          int   `json:"wrong_objects"`
+	ForeignObjectsDeleted int   `json:"foreign_objects_deleted"`
+	Crashes               int64 `json:"crashes"`
+	// The red team's paths (docs/reliability.md, "Red-team findings").
+	TenantCollisions  int64 `json:"tenant_collisions"`
+	StateDirFaults    int64 `json:"state_dir_faults"`
+	NodeAddressLosses int64 `json:"node_address_losses"`
+	MassDeletions     int64 `json:"mass_deletions"`
+	IdleConnFloods    int64 `json:"idle_conn_floods"`
+	HealthzFailures   int64 `json:"healthz_failures_after_flood"`
+	// StateDirMounted is false when the soak could not mount the
+	// size-limited state directories (then state_dir_faults is 0).
+	StateDirMounted bool    `json:"state_dir_mounted"`
+	ConvergeSeconds float64 `json:"converge_seconds"`
+	MaxRSSMiB       float64 `json:"max_rss_mib"`
 	// Context for reading the figures.
 	Seed           uint64  `json:"seed"`
 	FaultSeconds   float64 `json:"fault_seconds"`
@@ -61,7 +71,7 @@ func (r result) failed(nodes int) []string {
 	for name, v := range map[string]int64{
 		"leaked_objects": int64(r.LeakedObjects), "missing_objects": int64(r.MissingObjects),
 		"wrong_objects": int64(r.WrongObjects), "foreign_objects_deleted": int64(r.ForeignObjectsDeleted),
-		"crashes": r.Crashes,
+		"crashes": r.Crashes, "mass_deletions": r.MassDeletions, "healthz_failures_after_flood": r.HealthzFailures,
 	} {
 		if v != 0 {
 			why = append(why, fmt.Sprintf("%s = %d", name, v))
@@ -70,7 +80,10 @@ func (r result) failed(nodes int) []string {
 	if !r.Converged {
 		why = append(why, "did not converge")
 	}
-	if r.APIServerRestarts < apiRestarts || r.HNSRestarts < int64(hnsRestartsEach*nodes) || r.ProxyKills < int64(killsEach*nodes) {
+	planned := r.APIServerRestarts >= apiRestarts && r.HNSRestarts >= int64(hnsRestartsEach*nodes) && r.ProxyKills >= int64(killsEach*nodes) &&
+		r.NodeAddressLosses >= int64(nodes) && r.IdleConnFloods >= int64(nodes) && r.TenantCollisions > 0 &&
+		(!r.StateDirMounted || r.StateDirFaults >= int64(stateDirFaultsEach*nodes))
+	if !planned {
 		why = append(why, "not every planned fault happened")
 	}
 	return why
@@ -124,8 +137,10 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 	}
 	defer func() { err = errors.Join(err, cp.Stop()) }()
 	step("Starting two simulated Windows nodes (hnssim + hnsproxy each) and wiring pods")
-	r, err := startRig(ctx, cp, filepath.Join(dir, "n"))
-	if r != nil {
+	dirs := &stateDirs{}
+	defer func() { err = errors.Join(err, dirs.unmount()) }()
+	r, err := startRig(ctx, cp, filepath.Join(dir, "n"), dirs.prepare)
+	if r != nil && r.cluster != nil {
 		defer func() { err = errors.Join(err, r.cluster.Stop()) }()
 	}
 	if err != nil {
@@ -138,7 +153,8 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 
 	step(fmt.Sprintf("Soaking for %v: changes, HNS faults and restarts, apiserver restarts, hnsproxy kills", window))
 	drv := newDriver(client, soakNamespace, r.pods, seed)
-	ch := &chaos{cluster: r.cluster, drv: drv, seed: seed, errs: make(chan error, 64)}
+	res.StateDirMounted = dirs.refused == nil && len(dirs.mounted) == len(r.cluster.Nodes)
+	ch := &chaos{cluster: r.cluster, drv: drv, seed: seed, errs: make(chan error, 64), stateDirsMounted: res.StateDirMounted}
 	proxiesCtx, stopProxies := context.WithCancel(ctx)
 	proxiesDone := make(chan struct{})
 	go func() { defer close(proxiesDone); ch.keepProxies(proxiesCtx, window) }()
@@ -161,6 +177,9 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 	res.KillsMidSync = ch.midSync.Load()
 	res.Crashes = ch.crashes.Load() + int64(r.panics())
 	res.MaxRSSMiB = float64(ch.maxRSSKiB.Load()) / 1024
+	res.TenantCollisions, res.StateDirFaults = drv.collisions.Load(), ch.stateDirFaults.Load()
+	res.NodeAddressLosses, res.MassDeletions = ch.addressLosses.Load(), ch.massDeletions.Load()
+	res.IdleConnFloods, res.HealthzFailures = ch.floods.Load(), ch.healthFailures.Load()
 	res.Converged = converged
 	for _, d := range last {
 		res.LeakedObjects += len(d.Leaked)

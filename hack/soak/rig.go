@@ -16,6 +16,12 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
+// The planted foreign load balancer's frontend, which tenants' external IPs aim at.
+const (
+	foreignFrontend = "203.0.113.10"
+	foreignPort     = 9999
+)
+
 const (
 	soakNamespace = "soak"
 	podsPerNode   = 6
@@ -40,8 +46,10 @@ type rig struct {
 	foreign  map[string]foreignSet
 }
 
-func startRig(ctx context.Context, cp *framework.ControlPlane, dir string) (*rig, error) {
-	c, err := framework.StartCluster(ctx, cp, clusterSpec, dir)
+func startRig(ctx context.Context, cp *framework.ControlPlane, dir string, prepareStateDir func(node, dir string) error) (*rig, error) {
+	spec := clusterSpec
+	spec.PrepareStateDir = prepareStateDir
+	c, err := framework.StartCluster(ctx, cp, spec, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +101,7 @@ func plantForeign(ctx context.Context, n *framework.Node) (foreignSet, error) {
 		epIDs = append(epIDs, ep.ID)
 	}
 	for _, lb := range []hnslb.LoadBalancer{
-		{FrontendVIPs: []string{"203.0.113.10"}, PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 9000, ExternalPort: 9999}}},
+		{FrontendVIPs: []string{foreignFrontend}, PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 9000, ExternalPort: foreignPort}}},
 		// A node-wide one on a port outside the NodePort range.
 		{PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolUDP, InternalPort: 5353, ExternalPort: 29999, Flags: hnslb.PortMappingFlagsLocalRoutedVIP}}},
 	} {

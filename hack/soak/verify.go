@@ -32,24 +32,38 @@ type nodeSettings struct {
 	Version     hnslb.Version
 }
 
+// expectation is what a node's HNS must hold: the desired state, and each
+// Service's cluster IPs (namespace/name by IP), which no other Service's
+// load balancer may ever carry, whatever the desired state says.
+type expectation struct {
+	state      *desired.State
+	clusterIPs map[string]string
+}
+
 // expectedState lists the API objects with client-go and computes, with
 // desired.Compute, what the node's HNS must hold. It shares no code path
 // with the running proxier beyond the pure mapping.
-func expectedState(ctx context.Context, client kubernetes.Interface, ns nodeSettings) (*desired.State, error) {
+func expectedState(ctx context.Context, client kubernetes.Interface, ns nodeSettings) (expectation, error) {
 	sel := metav1.ListOptions{LabelSelector: "!" + serviceProxyNameLabel}
 	svcs, err := client.CoreV1().Services(metav1.NamespaceAll).List(ctx, sel)
 	if err != nil {
-		return nil, err
+		return expectation{}, err
 	}
 	eps, err := client.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, sel)
 	if err != nil {
-		return nil, err
+		return expectation{}, err
 	}
 	node, err := client.CoreV1().Nodes().Get(ctx, ns.Name, metav1.GetOptions{})
 	if err != nil {
-		return nil, err
+		return expectation{}, err
 	}
-	return computeExpected(svcs.Items, eps.Items, node, ns), nil
+	want := expectation{state: computeExpected(svcs.Items, eps.Items, node, ns), clusterIPs: map[string]string{}}
+	for _, s := range svcs.Items {
+		for _, ip := range s.Spec.ClusterIPs {
+			want.clusterIPs[ip] = s.Namespace + "/" + s.Name
+		}
+	}
+	return want, nil
 }
 
 func computeExpected(svcs []corev1.Service, eps []discoveryv1.EndpointSlice, node *corev1.Node, ns nodeSettings) *desired.State {
@@ -107,25 +121,29 @@ func (d diff) String() string {
 	return b.String()
 }
 
-// compare checks snap against want: every desired load balancer once, with
+// compare checks snap against exp: every desired load balancer once, with
 // its frontend, port, protocol, flags, distribution, internal port and
-// backend IP set; every desired remote endpoint by IP; nothing else that
-// hnsproxy could own; every foreign object still present.
-func compare(snap *hnslb.Snapshot, want *desired.State, foreign foreignSet) diff {
+// backend IP set, unless a foreign load balancer holds a frontend a tenant
+// or controller chose (hnsproxy must leave it); no cluster IP carrying
+// another Service's load balancer; every desired remote endpoint by IP;
+// nothing else that hnsproxy could own; every foreign object still present.
+func compare(snap *hnslb.Snapshot, exp expectation, foreign foreignSet) diff {
 	var d diff
+	want := exp.state
 	epByID := map[string]*hnslb.Endpoint{}
 	for i := range snap.Endpoints {
 		epByID[snap.Endpoints[i].ID] = &snap.Endpoints[i]
 	}
 	lbByID := map[string]bool{}
-	seen := map[intent.LBKey]bool{}
+	seen, heldByForeign := map[intent.LBKey]bool{}, map[intent.LBKey]bool{}
 	for i := range snap.LoadBalancers {
 		lb := &snap.LoadBalancers[i]
 		lbByID[lb.ID] = true
+		key, ok := keyOf(lb)
 		if foreign.LBs[lb.ID] {
+			heldByForeign[key] = true
 			continue
 		}
-		key, ok := keyOf(lb)
 		if !ok {
 			d.Leaked = append(d.Leaked, fmt.Sprintf("load balancer %s without a port mapping", lb.ID))
 			continue
@@ -136,6 +154,8 @@ func compare(snap *hnslb.Snapshot, want *desired.State, foreign foreignSet) diff
 			d.Leaked = append(d.Leaked, fmt.Sprintf("load balancer %s %s", lb.ID, key))
 		case seen[key]:
 			d.Wrong = append(d.Wrong, fmt.Sprintf("load balancer %s %s: a second one for the key", lb.ID, key))
+		case exp.clusterIPs[key.VIP] != "" && !strings.HasPrefix(w.Owner, exp.clusterIPs[key.VIP]+":"):
+			d.Wrong = append(d.Wrong, fmt.Sprintf("load balancer %s %s: cluster IP of %s taken by %s", lb.ID, key, exp.clusterIPs[key.VIP], w.Owner))
 		default:
 			if why := lbMismatch(lb, w, epByID); why != "" {
 				d.Wrong = append(d.Wrong, fmt.Sprintf("load balancer %s %s (%s): %s", lb.ID, key, w.Owner, why))
@@ -144,7 +164,7 @@ func compare(snap *hnslb.Snapshot, want *desired.State, foreign foreignSet) diff
 		seen[key] = true
 	}
 	for key, w := range want.LBs {
-		if !seen[key] {
+		if !seen[key] && !(heldByForeign[key] && !w.Origin.Allocated()) {
 			d.Missing = append(d.Missing, fmt.Sprintf("load balancer %s (%s)", key, w.Owner))
 		}
 	}

@@ -37,12 +37,18 @@ func realized() *hnslb.Snapshot {
 	}
 }
 
-func wanted() *desired.State {
-	return &desired.State{
-		LBs:             map[intent.LBKey]intent.LB{webKey: webLB},
-		RemoteEndpoints: map[string]intent.RemoteEndpoint{"10.244.2.10": {IP: "10.244.2.10"}},
+func wanted() expectation {
+	return expectation{
+		state: &desired.State{
+			LBs:             map[intent.LBKey]intent.LB{webKey: webLB},
+			RemoteEndpoints: map[string]intent.RemoteEndpoint{"10.244.2.10": {IP: "10.244.2.10"}},
+		},
+		clusterIPs: map[string]string{"10.96.0.10": "soak/web"},
 	}
 }
+
+// heldKey is the planted foreign load balancer's frontend.
+var heldKey = intent.LBKey{Family: intent.IPv4, VIP: "203.0.113.10", Protocol: hnslb.ProtocolTCP, Port: 9999}
 
 func foreign() foreignSet {
 	return foreignSet{LBs: map[string]bool{"other": true}, Endpoints: map[string]bool{"pod": true}}
@@ -51,27 +57,38 @@ func foreign() foreignSet {
 func TestCompare(t *testing.T) {
 	cases := []struct {
 		name   string
-		change func(*hnslb.Snapshot, *desired.State)
+		change func(*hnslb.Snapshot, expectation)
 		want   string // "" clean, else the kind and a part of the line
 	}{
-		{"as desired", func(*hnslb.Snapshot, *desired.State) {}, ""},
-		{"a load balancer nothing wants", func(_ *hnslb.Snapshot, w *desired.State) { delete(w.LBs, webKey) }, "leaked: load balancer web"},
-		{"a remote endpoint nothing wants", func(_ *hnslb.Snapshot, w *desired.State) { clear(w.RemoteEndpoints) }, "leaked: endpoint remote"},
-		{"a missing load balancer", func(s *hnslb.Snapshot, _ *desired.State) { s.LoadBalancers = s.LoadBalancers[1:] }, "missing: load balancer 10.96.0.10:80/tcp"},
-		{"a missing remote endpoint", func(s *hnslb.Snapshot, _ *desired.State) { s.Endpoints = s.Endpoints[:1] }, "missing: remote endpoint 10.244.2.10"},
-		{"a backend too few", func(s *hnslb.Snapshot, _ *desired.State) { s.LoadBalancers[0].HostComputeEndpoints = []string{"pod"} }, "wrong: load balancer web"},
-		{"another internal port", func(s *hnslb.Snapshot, _ *desired.State) { s.LoadBalancers[0].PortMappings[0].InternalPort = 8081 }, "internal port 8081"},
-		{"flags differ", func(s *hnslb.Snapshot, _ *desired.State) { s.LoadBalancers[0].Flags = 0 }, "flags 0, want 1"},
-		{"affinity differs", func(s *hnslb.Snapshot, _ *desired.State) {
+		{"as desired", func(*hnslb.Snapshot, expectation) {}, ""},
+		{"a load balancer nothing wants", func(_ *hnslb.Snapshot, w expectation) { delete(w.state.LBs, webKey) }, "leaked: load balancer web"},
+		{"a remote endpoint nothing wants", func(_ *hnslb.Snapshot, w expectation) { clear(w.state.RemoteEndpoints) }, "leaked: endpoint remote"},
+		{"a missing load balancer", func(s *hnslb.Snapshot, _ expectation) { s.LoadBalancers = s.LoadBalancers[1:] }, "missing: load balancer 10.96.0.10:80/tcp"},
+		{"a missing remote endpoint", func(s *hnslb.Snapshot, _ expectation) { s.Endpoints = s.Endpoints[:1] }, "missing: remote endpoint 10.244.2.10"},
+		{"a backend too few", func(s *hnslb.Snapshot, _ expectation) { s.LoadBalancers[0].HostComputeEndpoints = []string{"pod"} }, "wrong: load balancer web"},
+		{"another internal port", func(s *hnslb.Snapshot, _ expectation) { s.LoadBalancers[0].PortMappings[0].InternalPort = 8081 }, "internal port 8081"},
+		{"flags differ", func(s *hnslb.Snapshot, _ expectation) { s.LoadBalancers[0].Flags = 0 }, "flags 0, want 1"},
+		{"affinity differs", func(s *hnslb.Snapshot, _ expectation) {
 			s.LoadBalancers[0].PortMappings[0].DistributionType = hnslb.DistributionSourceIP
 		}, "distribution"},
-		{"two for one key", func(s *hnslb.Snapshot, _ *desired.State) {
+		{"two for one key", func(s *hnslb.Snapshot, _ expectation) {
 			dup := s.LoadBalancers[0]
 			dup.ID = "dup"
 			s.LoadBalancers = append(s.LoadBalancers, dup)
 		}, "wrong: load balancer"},
-		{"a foreign load balancer deleted", func(s *hnslb.Snapshot, _ *desired.State) { s.LoadBalancers = s.LoadBalancers[:1] }, "foreign deleted: load balancer other"},
-		{"a pod's endpoint deleted", func(s *hnslb.Snapshot, _ *desired.State) { s.Endpoints = s.Endpoints[1:] }, "foreign deleted: endpoint pod"},
+		{"a tenant's external IP on the foreign frontend: held, not missing", func(_ *hnslb.Snapshot, w expectation) {
+			w.state.LBs[heldKey] = intent.LB{Key: heldKey, Owner: "soak/tenant:foreign", Origin: intent.OriginExternalIP}
+		}, ""},
+		{"a cluster IP on the foreign frontend: missing (hnsproxy replaces leftovers there)", func(_ *hnslb.Snapshot, w expectation) {
+			w.state.LBs[heldKey] = intent.LB{Key: heldKey, Owner: "soak/web2:p0", Origin: intent.OriginClusterIP}
+		}, "missing: load balancer 203.0.113.10:9999/tcp"},
+		{"a cluster IP carrying another Service's load balancer", func(_ *hnslb.Snapshot, w expectation) {
+			lb := webLB
+			lb.Owner = "soak/tenant:p0"
+			w.state.LBs[webKey] = lb
+		}, "cluster IP of soak/web taken by soak/tenant:p0"},
+		{"a foreign load balancer deleted", func(s *hnslb.Snapshot, _ expectation) { s.LoadBalancers = s.LoadBalancers[:1] }, "foreign deleted: load balancer other"},
+		{"a pod's endpoint deleted", func(s *hnslb.Snapshot, _ expectation) { s.Endpoints = s.Endpoints[1:] }, "foreign deleted: endpoint pod"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -43,6 +43,10 @@ type Config struct {
 	// IgnoreExternalIPs leaves Service spec.externalIPs unprogrammed
 	// (--feature-gates=AllowServiceExternalIPs=false).
 	IgnoreExternalIPs bool
+	// RefuseExternalIPsOnNodeAddresses refuses external IPs equal to the
+	// node's address (--refuse-node-external-ips); kube-proxy programs them,
+	// and bare-metal clusters rely on it, so it is off by default.
+	RefuseExternalIPsOnNodeAddresses bool
 	// EnableDSR asks for DSR on ClusterIP load balancers (--enable-dsr).
 	EnableDSR bool
 	// ForwardHealthCheckVIP (--forward-healthcheck-vip) adds, for each

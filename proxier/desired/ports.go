@@ -108,21 +108,21 @@ func (pl *portLBs) family(fam intent.IPFamily, pe portEndpoints) {
 		}
 		return v6
 	}
-	mk := func(vip string, port uint16, sel selection, pf hnslb.PortMappingFlags, f hnslb.LoadBalancerFlags) {
-		b.add(intent.LBKey{Family: fam, VIP: vip, Protocol: pl.proto, Port: port}, pe.port, sel, pf, f, b.distribution, pl.owner)
+	mk := func(origin intent.Origin, vip string, port uint16, sel selection, pf hnslb.PortMappingFlags, f hnslb.LoadBalancerFlags) {
+		b.add(intent.LBKey{Family: fam, VIP: vip, Protocol: pl.proto, Port: port}, origin, pe.port, sel, pf, f, b.distribution, pl.owner)
 	}
 
-	mk(b.clusterIPs[fam].String(), pl.port, pick(b.itpLocal), hnslb.PortMappingFlagsNone, dsrIf(b.cfg.clusterDSR()))
+	mk(intent.OriginClusterIP, b.clusterIPs[fam].String(), pl.port, pick(b.itpLocal), hnslb.PortMappingFlagsNone, dsrIf(b.cfg.clusterDSR()))
 
 	external := hnslb.PortMappingFlagsVipExternalIP
 	if pl.nodePort != 0 {
 		// preserve-destination keeps NodePort traffic on this node too
 		// (winkernel: health probes on the node port must not be answered by
 		// another node), but NodePort gets no UseMux/PreserveDIP.
-		mk("", pl.nodePort, pick(b.etpLocal || b.preserveDIP), external|hnslb.PortMappingFlagsLocalRoutedVIP, dsrIf(b.etpLocal))
+		mk(intent.OriginNodePort, "", pl.nodePort, pick(b.etpLocal || b.preserveDIP), external|hnslb.PortMappingFlagsLocalRoutedVIP, dsrIf(b.etpLocal))
 	}
 	for _, ip := range b.externalIPs[fam] {
-		mk(ip.String(), pl.port, pick(b.etpLocal), external, dsrIf(b.etpLocal))
+		mk(intent.OriginExternalIP, ip.String(), pl.port, pick(b.etpLocal), external, dsrIf(b.etpLocal))
 	}
 	ingressFlags := external
 	if b.preserveDIP && b.dsr {
@@ -130,7 +130,7 @@ func (pl *portLBs) family(fam intent.IPFamily, pe portEndpoints) {
 	}
 	for _, ip := range b.ingressIPs[fam] {
 		sel := pick(b.etpLocal || b.preserveDIP)
-		mk(ip.String(), pl.port, sel, ingressFlags, dsrIf(b.etpLocal || b.preserveDIP))
+		mk(intent.OriginIngress, ip.String(), pl.port, sel, ingressFlags, dsrIf(b.etpLocal || b.preserveDIP))
 		// Health-check forwarding needs ready endpoints (winkernel: not
 		// when all are terminating), so cloud probes drain this node.
 		if len(sel.endpoints) > 0 && !sel.fallback {
@@ -145,12 +145,12 @@ func (pl *portLBs) family(fam intent.IPFamily, pe portEndpoints) {
 // add appends one load balancer unless it has no backends. Within one
 // Service, a second load balancer with the same key is dropped (reported
 // unless identical).
-func (b *serviceBuilder) add(key intent.LBKey, internalPort uint16, sel selection,
+func (b *serviceBuilder) add(key intent.LBKey, origin intent.Origin, internalPort uint16, sel selection,
 	pf hnslb.PortMappingFlags, f hnslb.LoadBalancerFlags, dist hnslb.Distribution, owner string) {
 	if len(sel.endpoints) == 0 {
 		return // winkernel makes no load balancer without endpoints; HNS needs one
 	}
-	kept, dropped := capEndpoints(sel.endpoints, b.cfg.maxBackends())
+	kept, spares, dropped := capEndpoints(sel.endpoints, b.cfg.maxBackends())
 	b.r.Truncated = max(b.r.Truncated, dropped)
 	lb := intent.LB{
 		Key:          key,
@@ -161,6 +161,10 @@ func (b *serviceBuilder) add(key intent.LBKey, internalPort uint16, sel selectio
 		Flags:        f,
 		Backends:     make([]intent.Backend, len(kept)),
 		Owner:        owner,
+		Origin:       origin,
+	}
+	for _, e := range spares {
+		lb.Spares = append(lb.Spares, e.backend)
 	}
 	for i := range kept {
 		lb.Backends[i] = kept[i].backend
@@ -176,8 +180,14 @@ func (b *serviceBuilder) add(key intent.LBKey, internalPort uint16, sel selectio
 
 func (b *serviceBuilder) addLB(lb intent.LB) {
 	if j, dup := b.keys[lb.Key]; dup {
-		if !intent.EqualLB(&b.r.LBs[j], &lb) {
-			b.problem(warn(ReasonLoadBalancerConflict, "%s (%s) is already used by this Service's %s; left out", lb.Key, lb.Owner, b.r.LBs[j].Owner))
+		kept := &b.r.LBs[j]
+		same := lb
+		same.Origin = kept.Origin
+		switch {
+		case !intent.EqualLB(kept, &same):
+			b.problem(warn(ReasonLoadBalancerConflict, "%s (%s) is already used by this Service's %s; left out", lb.Key, lb.Owner, kept.Owner))
+		case lb.Origin.Rank() < kept.Origin.Rank():
+			kept.Origin = lb.Origin // the same load balancer, claimed with the better rank
 		}
 		return
 	}
@@ -233,7 +243,7 @@ func (b *serviceBuilder) healthCheckLBs() {
 		}
 		for _, ip := range b.ingressIPs[fam] {
 			key := intent.LBKey{Family: fam, VIP: ip.String(), Protocol: hnslb.ProtocolTCP, Port: port}
-			b.add(key, port, selection{endpoints: []*endpoint{gwEP}}, pf, f, hnslb.DistributionNone, b.r.Name.String()+":healthcheck")
+			b.add(key, intent.OriginIngress, port, selection{endpoints: []*endpoint{gwEP}}, pf, f, hnslb.DistributionNone, b.r.Name.String()+":healthcheck")
 		}
 	}
 }

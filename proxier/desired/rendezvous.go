@@ -51,9 +51,15 @@ func rendezvousWeight(node uint64, ip netip.Addr) uint64 {
 // capEndpoints returns at most limit endpoints (all of them when limit <= 0
 // or they fit): local ones first, each group by descending weight, ties by
 // IP. The result is sorted by IP; dropped is how many were left out.
-func capEndpoints(eps []*endpoint, limit int) (kept []*endpoint, dropped int) {
+//
+// spares are the next-ranked of those left out, one per local endpoint
+// kept, in rank order: a local pod's HNS endpoint may not exist (the CNI
+// has not made it, or it is gone), and only the reconciler can tell; it
+// puts a spare in each such place (intent.LB.Spares), so that only
+// backends HNS can realize compete for the cap.
+func capEndpoints(eps []*endpoint, limit int) (kept, spares []*endpoint, dropped int) {
 	if limit <= 0 || len(eps) <= limit {
-		return eps, 0
+		return eps, nil, 0
 	}
 	ranked := slices.Clone(eps)
 	slices.SortFunc(ranked, func(a, b *endpoint) int {
@@ -68,7 +74,14 @@ func capEndpoints(eps []*endpoint, limit int) (kept []*endpoint, dropped int) {
 		}
 		return a.ip.Compare(b.ip)
 	})
-	kept = ranked[:limit]
+	kept = ranked[:limit:limit]
+	locals := 0
+	for _, e := range kept {
+		if e.local {
+			locals++
+		}
+	}
+	spares = ranked[limit:min(len(ranked), limit+locals)]
 	slices.SortFunc(kept, compareEndpointIPs)
-	return kept, len(eps) - limit
+	return kept, spares, len(eps) - limit
 }

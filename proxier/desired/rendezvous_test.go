@@ -64,8 +64,8 @@ func TestRendezvousJoinLeaveMovesAtMostOneSlot(t *testing.T) {
 			}
 		}
 		node := fmt.Sprintf("node-%d", trial)
-		before, _ := capEndpoints(candidates(node, ips[:n], locals), limit)
-		after, _ := capEndpoints(candidates(node, ips, locals), limit) // one joins
+		before, _, _ := capEndpoints(candidates(node, ips[:n], locals), limit)
+		after, _, _ := capEndpoints(candidates(node, ips, locals), limit) // one joins
 		if c := slotChanges(before, after); c > 1 {
 			t.Fatalf("trial %d: a join changed %d slots", trial, c)
 		}
@@ -74,7 +74,7 @@ func TestRendezvousJoinLeaveMovesAtMostOneSlot(t *testing.T) {
 		}
 		gone := ips[rng.IntN(n)]
 		left := slices.DeleteFunc(slices.Clone(ips[:n]), func(ip netip.Addr) bool { return ip == gone })
-		afterLeave, _ := capEndpoints(candidates(node, left, locals), limit) // one leaves
+		afterLeave, _, _ := capEndpoints(candidates(node, left, locals), limit) // one leaves
 		if c := slotChanges(afterLeave, before); c > 1 {
 			t.Fatalf("trial %d: a leave changed %d slots", trial, c)
 		}
@@ -85,7 +85,7 @@ func TestRendezvousLocalFirstAndStable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	ips := randomIPs(rng, 100)
 	locals := map[netip.Addr]bool{ips[3]: true, ips[50]: true, ips[99]: true}
-	kept, dropped := capEndpoints(candidates("node-a", ips, locals), 10)
+	kept, _, dropped := capEndpoints(candidates("node-a", ips, locals), 10)
 	if dropped != 90 || len(kept) != 10 {
 		t.Fatalf("kept %d dropped %d", len(kept), dropped)
 	}
@@ -98,7 +98,7 @@ func TestRendezvousLocalFirstAndStable(t *testing.T) {
 	// Same inputs in another order, in another "process": same subset.
 	shuffledIPs := slices.Clone(ips)
 	rng.Shuffle(len(shuffledIPs), func(a, b int) { shuffledIPs[a], shuffledIPs[b] = shuffledIPs[b], shuffledIPs[a] })
-	again, _ := capEndpoints(candidates("node-a", shuffledIPs, locals), 10)
+	again, _, _ := capEndpoints(candidates("node-a", shuffledIPs, locals), 10)
 	if slotChanges(kept, again) != 0 {
 		t.Error("subset depends on input order")
 	}
@@ -107,7 +107,7 @@ func TestRendezvousLocalFirstAndStable(t *testing.T) {
 	for _, ip := range ips[:20] {
 		many[ip] = true
 	}
-	kept, _ = capEndpoints(candidates("node-a", ips, many), 10)
+	kept, _, _ = capEndpoints(candidates("node-a", ips, many), 10)
 	for _, e := range kept {
 		if !e.local {
 			t.Errorf("remote %s kept while locals exceed the cap", e.ip)
@@ -122,7 +122,7 @@ func TestRendezvousNodesDiffer(t *testing.T) {
 	covered := map[netip.Addr]bool{}
 	var subsets []map[netip.Addr]bool
 	for i := range nodes {
-		kept, _ := capEndpoints(candidates(fmt.Sprintf("win-%02d", i), ips, nil), limit)
+		kept, _, _ := capEndpoints(candidates(fmt.Sprintf("win-%02d", i), ips, nil), limit)
 		s := ipSet(kept)
 		for ip := range s {
 			covered[ip] = true
@@ -173,5 +173,51 @@ func TestRendezvousWeightIsStable(t *testing.T) {
 	}
 	if rendezvousWeight(nodeHash("node-b"), addr("10.1.0.2")) == got[0] {
 		t.Error("node name does not change the weight")
+	}
+}
+
+// TestSparesStandReadyForLocals (F10): over the cap, the next-ranked
+// candidates left out are handed down as spares, one per local backend
+// kept (only a local pod's HNS endpoint can be missing), in rank order.
+func TestSparesStandReadyForLocals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	ips := randomIPs(rng, 30)
+	locals := map[netip.Addr]bool{ips[1]: true, ips[2]: true, ips[3]: true, ips[4]: true, ips[5]: true}
+	kept, spares, _ := capEndpoints(candidates("node-a", ips, locals), 3)
+	if len(kept) != 3 || len(spares) != 3 {
+		t.Fatalf("kept %d, spares %d; want 3 and 3 (one per local kept)", len(kept), len(spares))
+	}
+	if !spares[0].local || !spares[1].local || spares[2].local {
+		t.Errorf("spares must follow the rank: the two locals left, then the best remote")
+	}
+	in := ipSet(kept)
+	for _, s := range spares {
+		if in[s.ip] {
+			t.Errorf("spare %s is also kept", s.ip)
+		}
+	}
+	// No local kept: nothing can be missing, no spares.
+	if _, spares, _ := capEndpoints(candidates("node-a", ips, nil), 3); len(spares) != 0 {
+		t.Errorf("spares without locals: %d", len(spares))
+	}
+	// Under the cap: no spares.
+	if _, spares, _ := capEndpoints(candidates("node-a", ips[:3], locals), 3); spares != nil {
+		t.Errorf("spares under the cap: %d", len(spares))
+	}
+}
+
+// TestSparesRemoteEndpointsAreDesired: a remote spare's endpoint is in the
+// desired set, so it exists the moment the spare stands in.
+func TestSparesRemoteEndpointsAreDesired(t *testing.T) {
+	cfg := config()
+	cfg.MaxBackends = 1
+	in := ServiceInput{Service: service("web"), Slices: twoEndpoints()} // 10.1.0.2 local, 10.1.0.3 remote
+	s := Compute([]ServiceInput{in}, cfg)
+	lb := s.LBs[key("10.0.0.1", 80)]
+	if len(lb.Backends) != 1 || !lb.Backends[0].Local || len(lb.Spares) != 1 || lb.Spares[0].IP != "10.1.0.3" {
+		t.Fatalf("load balancer %+v", lb)
+	}
+	if _, ok := s.RemoteEndpoints["10.1.0.3"]; !ok {
+		t.Error("the remote spare has no desired endpoint")
 	}
 }

@@ -22,6 +22,9 @@ type ServiceResult struct {
 	Name types.NamespacedName
 	// Created is the Service's creationTimestamp; it orders conflict resolution.
 	Created time.Time
+	// ClusterIPs are the Service's valid cluster IPs (served here or not):
+	// no other Service's external IP may take them (State.Conflicts).
+	ClusterIPs []string
 	// LBs sorted by key; no two share a key.
 	LBs []intent.LB
 	// ServiceVIPEndpoints are, on overlay, one remote endpoint per cluster IP
@@ -72,6 +75,7 @@ const (
 	ReasonMixedTargetPorts            = "MixedTargetPorts"
 	ReasonBackendsTruncated           = "BackendsTruncated"
 	ReasonLoadBalancerConflict        = "LoadBalancerConflict"
+	ReasonExternalIPRefused           = "ExternalIPRefused"
 	ReasonIPFamilyUnsupported         = "IPFamilyUnsupported"
 	ReasonIPFamilyMismatch            = "IPFamilyMismatch"
 	ReasonInvalidIP                   = "InvalidIP"

@@ -104,6 +104,7 @@ func (b *serviceBuilder) families() bool {
 		if _, dup := b.clusterIPs[fam]; dup {
 			continue
 		}
+		b.r.ClusterIPs = append(b.r.ClusterIPs, ip.String())
 		if why := b.familyUnsupported(fam); why != "" {
 			b.problem(warn(ReasonIPFamilyUnsupported, "cluster IP %s not served on this node: %s", ip, why))
 			b.clusterIPs[fam] = netip.Addr{} // known family, not served
@@ -145,6 +146,9 @@ func (b *serviceBuilder) frontends() {
 		for _, s := range b.svc.Spec.ExternalIPs {
 			b.addFrontend(b.externalIPs, "external IP", s)
 		}
+		if b.cfg.RefuseExternalIPsOnNodeAddresses {
+			b.refuseNodeAddresses()
+		}
 	}
 	for _, ing := range b.svc.Status.LoadBalancer.Ingress {
 		if ing.IP == "" {
@@ -157,6 +161,20 @@ func (b *serviceBuilder) frontends() {
 			continue
 		}
 		b.addFrontend(b.ingressIPs, "load-balancer ingress IP", ing.IP)
+	}
+}
+
+// refuseNodeAddresses drops external IPs equal to a node address
+// (--refuse-node-external-ips): a namespace user could otherwise take the
+// node's own traffic on the Service's ports.
+func (b *serviceBuilder) refuseNodeAddresses() {
+	for fam, ips := range b.externalIPs {
+		node := b.cfg.NodeIPs[fam]
+		if i := slices.Index(ips, node); i >= 0 {
+			b.problem(warn(ReasonExternalIPRefused,
+				"external IP %s is this node's address; refused on this node (--refuse-node-external-ips)", node))
+			b.externalIPs[fam] = slices.Delete(ips, i, i+1)
+		}
 	}
 }
 

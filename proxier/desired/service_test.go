@@ -3,6 +3,7 @@ package desired
 import (
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -30,7 +31,22 @@ func lb(k intent.LBKey, pf hnslb.PortMappingFlags, f hnslb.LoadBalancerFlags, be
 	if k.Family == intent.IPv6 {
 		src = nodeIPv6
 	}
-	return intent.LB{Key: k, SourceVIP: src, InternalPort: 8080, PortFlags: pf, Flags: f, Backends: bes, Owner: owner}
+	return intent.LB{Key: k, SourceVIP: src, InternalPort: 8080, PortFlags: pf, Flags: f, Backends: bes, Owner: owner, Origin: originOf(k.VIP)}
+}
+
+// originOf follows the tests' address plan: node ports have no VIP, external
+// IPs are in 203.0.113.0/24 or 2001:db8::5, ingress IPs in 198.51.100.0/24 or
+// 2001:db8::7, everything else is a cluster IP.
+func originOf(vip string) intent.Origin {
+	switch {
+	case vip == "":
+		return intent.OriginNodePort
+	case strings.HasPrefix(vip, "203.0.113.") || vip == "2001:db8::5":
+		return intent.OriginExternalIP
+	case strings.HasPrefix(vip, "198.51.100.") || vip == "2001:db8::7":
+		return intent.OriginIngress
+	}
+	return intent.OriginClusterIP
 }
 
 var (
@@ -361,7 +377,7 @@ func TestForwardHealthCheckVIP(t *testing.T) {
 	healthLB := func(port uint16, pf hnslb.PortMappingFlags) intent.LB {
 		return intent.LB{
 			Key: key("198.51.100.7", port), SourceVIP: nodeIPv4, InternalPort: port, PortFlags: pf,
-			Backends: []intent.Backend{localBE("10.1.0.1")}, Owner: "ns/web:healthcheck",
+			Backends: []intent.Backend{localBE("10.1.0.1")}, Owner: "ns/web:healthcheck", Origin: intent.OriginIngress,
 		}
 	}
 	udpSvc := service("web", ports(udpPort("http", 80)), loadBalancer(ingressIP("198.51.100.7")))
@@ -443,10 +459,11 @@ func TestForwardHealthCheckVIP(t *testing.T) {
 
 func TestIntraServiceKeyClash(t *testing.T) {
 	// The same IP as external IP and ingress IP: identical load balancers
-	// merge silently, different ones keep the first (external IP) and report.
+	// merge silently under the better-ranked origin (ingress), different
+	// ones keep the first (external IP) and report.
 	same := service("web", externalIPs("198.51.100.7"), loadBalancer(ingressIP("198.51.100.7")))
 	r := ForService(ServiceInput{Service: same, Slices: twoEndpoints()}, config())
-	if len(r.LBs) != 2 || len(r.Problems) != 0 {
+	if len(r.LBs) != 2 || len(r.Problems) != 0 || lbByKey(t, r, key("198.51.100.7", 80)).Origin != intent.OriginIngress {
 		t.Errorf("identical: %s", dump(r))
 	}
 	diff := service("web", externalIPs("198.51.100.7"), loadBalancer(ingressIP("198.51.100.7")),

@@ -15,10 +15,10 @@ type Claimant struct {
 	Created time.Time
 }
 
-// Outranks decides who gets a key two Services both want: the older Service
-// (creationTimestamp), then the first by namespace/name. It is a strict
-// total order on distinct claimants, so the winner never depends on the
-// order in which Services were seen.
+// Outranks breaks ties between claims of the same rank (see claim.before):
+// the older Service (creationTimestamp), then the first by namespace/name.
+// It is a strict total order on distinct claimants, so the winner never
+// depends on the order in which Services were seen.
 func (c Claimant) Outranks(o Claimant) bool {
 	if !c.Created.Equal(o.Created) {
 		return c.Created.Before(o.Created)
@@ -44,6 +44,15 @@ type claim struct {
 	lb  intent.LB
 }
 
+// compare orders claims on one key, best first: by the rank of who chose
+// the frontend (an apiserver-allocated cluster IP or node port, then a
+// controller's ingress IP, then a tenant's external IP), and only within a
+// rank by age and name. So a tenant's external IP never takes a cluster
+// IP's traffic, however old its Service.
+func (c claim) compare(o claim) int {
+	return cmp.Or(cmp.Compare(c.lb.Origin.Rank(), o.lb.Origin.Rank()), c.who.compare(o.who))
+}
+
 // State is the node's whole desired state, kept up to date one Service at a
 // time (Set, Delete) so the incremental path and Compute agree by
 // construction. LBs and RemoteEndpoints are read-only to callers.
@@ -58,6 +67,12 @@ type State struct {
 	Services map[types.NamespacedName]ServiceResult
 
 	claims map[intent.LBKey][]claim // best first
+	// clusterIPs maps each Service's cluster IP to the Services that have it
+	// (one, unless the API is inconsistent mid-update), and externalKeys
+	// each VIP some Service claims as an external IP to those keys: an
+	// external IP equal to another Service's cluster IP is refused.
+	clusterIPs   map[string][]types.NamespacedName
+	externalKeys map[string]map[intent.LBKey]struct{}
 	// Reference counts derived from LBs and Services, so removing the last
 	// user of a remote endpoint removes it; never maintained by hand elsewhere.
 	backendRefs map[string]refEndpoint
@@ -93,6 +108,8 @@ func newState(cfg Config, services, lbs, remotes int) *State {
 		RemoteEndpoints: make(map[string]intent.RemoteEndpoint, remotes+services),
 		Services:        make(map[types.NamespacedName]ServiceResult, services),
 		claims:          make(map[intent.LBKey][]claim, lbs),
+		clusterIPs:      make(map[string][]types.NamespacedName, services),
+		externalKeys:    map[string]map[intent.LBKey]struct{}{},
 		backendRefs:     make(map[string]refEndpoint, remotes),
 		vipRefs:         make(map[string]refEndpoint, services),
 		fixed:           map[string]intent.RemoteEndpoint{},
@@ -141,6 +158,7 @@ func (s *State) replace(name types.NamespacedName, r *ServiceResult) Change {
 		n = len(r.LBs)
 	}
 	t := tracker{s: s, keys: make(map[intent.LBKey]bool, 2*n), ips: map[string]bool{}, svcs: map[types.NamespacedName]bool{}}
+	var oldIPs []string
 	if old, ok := s.Services[name]; ok {
 		for _, lb := range old.LBs {
 			t.touch(lb.Key)
@@ -149,8 +167,10 @@ func (s *State) replace(name types.NamespacedName, r *ServiceResult) Change {
 		for _, ep := range old.ServiceVIPEndpoints {
 			t.ref(s.vipRefs, ep, -1)
 		}
+		oldIPs = old.ClusterIPs
 		delete(s.Services, name)
 	}
+	var newIPs []string
 	if r != nil {
 		s.Services[name] = *r
 		who := r.Claimant()
@@ -161,23 +181,89 @@ func (s *State) replace(name types.NamespacedName, r *ServiceResult) Change {
 		for _, ep := range r.ServiceVIPEndpoints {
 			t.ref(s.vipRefs, ep, 1)
 		}
+		newIPs = r.ClusterIPs
+	}
+	if !slices.Equal(oldIPs, newIPs) {
+		s.moveClusterIPs(&t, name, oldIPs, newIPs)
 	}
 	return t.settle()
 }
 
 func (s *State) claim(key intent.LBKey, c claim) {
 	cs := s.claims[key]
-	i, _ := slices.BinarySearchFunc(cs, c.who, func(x claim, w Claimant) int { return x.who.compare(w) })
+	i, _ := slices.BinarySearchFunc(cs, c, claim.compare)
 	s.claims[key] = slices.Insert(cs, i, c)
+	if c.lb.Origin.TenantChosen() {
+		keys := s.externalKeys[key.VIP]
+		if keys == nil {
+			keys = map[intent.LBKey]struct{}{}
+			s.externalKeys[key.VIP] = keys
+		}
+		keys[key] = struct{}{}
+	}
 }
 
 func (s *State) unclaim(key intent.LBKey, name types.NamespacedName) {
 	cs := slices.DeleteFunc(s.claims[key], func(c claim) bool { return c.who.Name == name })
+	if !slices.ContainsFunc(cs, func(c claim) bool { return c.lb.Origin.TenantChosen() }) {
+		if keys := s.externalKeys[key.VIP]; keys != nil {
+			delete(keys, key)
+			if len(keys) == 0 {
+				delete(s.externalKeys, key.VIP)
+			}
+		}
+	}
 	if len(cs) == 0 {
 		delete(s.claims, key)
 		return
 	}
 	s.claims[key] = cs
+}
+
+// moveClusterIPs updates the cluster IP index for one Service and touches
+// the external-IP keys on the IPs it gained or lost, whose refusal may change.
+func (s *State) moveClusterIPs(t *tracker, name types.NamespacedName, oldIPs, newIPs []string) {
+	for _, ip := range oldIPs {
+		owners := slices.DeleteFunc(s.clusterIPs[ip], func(n types.NamespacedName) bool { return n == name })
+		if len(owners) == 0 {
+			delete(s.clusterIPs, ip)
+		} else {
+			s.clusterIPs[ip] = owners
+		}
+	}
+	for _, ip := range newIPs {
+		s.clusterIPs[ip] = append(s.clusterIPs[ip], name)
+	}
+	for _, ip := range append(slices.Clip(oldIPs), newIPs...) {
+		for key := range s.externalKeys[ip] {
+			t.touch(key)
+		}
+	}
+}
+
+// refusedBy names the Service whose cluster IP c's external IP is, if any:
+// such a claim never wins its key.
+func (s *State) refusedBy(c *claim) (types.NamespacedName, bool) {
+	if !c.lb.Origin.TenantChosen() {
+		return types.NamespacedName{}, false
+	}
+	for _, n := range s.clusterIPs[c.lb.Key.VIP] {
+		if n != c.who.Name {
+			return n, true
+		}
+	}
+	return types.NamespacedName{}, false
+}
+
+// winner is the best claim on key that is not refused.
+func (s *State) winner(key intent.LBKey) (*claim, bool) {
+	cs := s.claims[key]
+	for i := range cs {
+		if _, refused := s.refusedBy(&cs[i]); !refused {
+			return &cs[i], true
+		}
+	}
+	return nil, false
 }
 
 // materialize is the remote endpoint wanted at ip: the source VIP first,
@@ -211,9 +297,10 @@ func (t *tracker) touch(key intent.LBKey) {
 	t.conflicted(key)
 }
 
-// conflicted marks every claimant of a contested key.
+// conflicted marks every claimant of a contested key (one with a rival or
+// an external IP that may be refused).
 func (t *tracker) conflicted(key intent.LBKey) {
-	if cs := t.s.claims[key]; len(cs) > 1 {
+	if cs := t.s.claims[key]; len(cs) > 1 || len(cs) == 1 && cs[0].lb.Origin.TenantChosen() {
 		for _, c := range cs {
 			t.svcs[c.who.Name] = true
 		}
@@ -241,8 +328,8 @@ func (t *tracker) settle() Change {
 	for key := range t.keys {
 		t.conflicted(key)
 		old, had := s.LBs[key]
-		cs := s.claims[key]
-		if len(cs) == 0 {
+		win, ok := s.winner(key)
+		if !ok {
 			if had {
 				t.backends(old, -1)
 				delete(s.LBs, key)
@@ -250,15 +337,14 @@ func (t *tracker) settle() Change {
 			}
 			continue
 		}
-		win := cs[0].lb
-		if had && intent.EqualLB(&old, &win) {
+		if had && intent.EqualLB(&old, &win.lb) {
 			continue
 		}
 		if had {
 			t.backends(old, -1)
 		}
-		t.backends(win, 1)
-		s.LBs[key] = win
+		t.backends(win.lb, 1)
+		s.LBs[key] = win.lb
 		ch.LBs = append(ch.LBs, key)
 	}
 	for ip := range t.ips {
@@ -285,25 +371,54 @@ func (t *tracker) settle() Change {
 	return ch
 }
 
+// backends counts the remote endpoints lb may use: its backends and its
+// spares (a spare must be realizable the moment it stands in).
 func (t *tracker) backends(lb intent.LB, delta int) {
-	for _, b := range lb.Backends {
-		if !b.Local {
-			t.ref(t.s.backendRefs, intent.EndpointOf(b), delta)
+	for _, bs := range [][]intent.Backend{lb.Backends, lb.Spares} {
+		for _, b := range bs {
+			if !b.Local {
+				t.ref(t.s.backendRefs, intent.EndpointOf(b), delta)
+			}
 		}
 	}
 }
 
-// Conflicts returns a LoadBalancerConflict problem for each key the Service
-// wants but another Service holds.
+// Holder is the Service whose load balancer the key carries, if any.
+func (s *State) Holder(key intent.LBKey) (types.NamespacedName, bool) {
+	if win, ok := s.winner(key); ok {
+		return win.who.Name, true
+	}
+	return types.NamespacedName{}, false
+}
+
+// Conflicts returns, for the Service, an ExternalIPRefused problem for each
+// external IP that is another Service's cluster IP, and a
+// LoadBalancerConflict problem for each other key another Service holds.
 func (s *State) Conflicts(name types.NamespacedName) []Problem {
 	var out []Problem
+	refused := map[string]bool{}
 	for _, lb := range s.Services[name].LBs {
-		cs := s.claims[lb.Key]
-		if len(cs) > 0 && cs[0].who.Name != name {
-			out = append(out, warn(ReasonLoadBalancerConflict,
-				"%s is also wanted by Service %s, which is older (or as old and first by name) and keeps it; this Service's load balancer for it is not programmed",
-				lb.Key, cs[0].who.Name))
+		mine := claim{who: s.Services[name].Claimant(), lb: lb}
+		if victim, ok := s.refusedBy(&mine); ok {
+			if !refused[lb.Key.VIP] {
+				refused[lb.Key.VIP] = true
+				out = append(out, warn(ReasonExternalIPRefused,
+					"external IP %s is the cluster IP of Service %s; refused on every port (an external IP may never take a cluster IP's traffic)",
+					lb.Key.VIP, victim))
+			}
+			continue
 		}
+		win, ok := s.winner(lb.Key)
+		if !ok || win.who.Name == name {
+			continue
+		}
+		why := "which is older (or as old and first by name)"
+		if win.lb.Origin.Rank() < lb.Origin.Rank() {
+			why = "whose " + win.lb.Origin.String() + " outranks an " + lb.Origin.String()
+		}
+		out = append(out, warn(ReasonLoadBalancerConflict,
+			"%s (this Service's %s) is also wanted by Service %s, %s, which keeps it; this Service's load balancer for it is not programmed",
+			lb.Key, lb.Origin, win.who.Name, why))
 	}
 	return out
 }

@@ -157,7 +157,8 @@ func TestStateOverlayEndpoints(t *testing.T) {
 	}
 }
 
-// randomInputs builds n Services, some conflicting on external IPs and
+// randomInputs builds n Services, some conflicting on external IPs (with
+// each other or with cluster IPs) and
 // sharing endpoints, with slices split so that order could matter.
 func randomInputs(rng *rand.Rand, n int) []ServiceInput {
 	var out []ServiceInput
@@ -167,8 +168,12 @@ func randomInputs(rng *rand.Rand, n int) []ServiceInput {
 			created(time.Duration(rng.IntN(3)) * time.Minute),
 			nodePorts(int32(30000 + i)),
 		}
-		if rng.IntN(3) == 0 {
+		switch rng.IntN(6) {
+		case 0, 1:
 			opts = append(opts, externalIPs(fmt.Sprintf("203.0.113.%d", rng.IntN(4))))
+		case 2: // another Service's cluster IP (or its own): refused
+			j := rng.IntN(n)
+			opts = append(opts, externalIPs(fmt.Sprintf("10.0.%d.%d", j/250, j%250+1)))
 		}
 		if rng.IntN(4) == 0 {
 			opts = append(opts, etpLocal(0))

@@ -58,6 +58,8 @@ func TestSetFaultsRefusesNonsense(t *testing.T) {
 		"day-long restart":  {Restart: huge},
 		"negative latency":  {Latency: &neg},
 		"day-long latency":  {Latency: &huge},
+		"empty hang":        {Hang: []string{""}},
+		"too many hangs":    {HangReply: make([]string, remote.MaxFaultHangs+1)},
 	} {
 		err := c.SetFaults(ctx, req)
 		if !hnslb.IsInvalidParameter(err) {

@@ -83,7 +83,9 @@ type TraceRequest struct {
 // operation names ("*" for all); Errors are HNS codes a failing call draws
 // from (empty: HNS unavailable). Restart, when positive, makes every call
 // fail as unavailable for that long. Latency, when set, replaces the per-call
-// latency.
+// latency. Hang and HangReply name operations ("*" for all) whose calls are
+// held before they reach HNS, or after HNS applied them, until a request
+// without them (sim.Faults.Hang).
 type FaultsRequest struct {
 	ErrorRate map[string]float64 `json:"errorRate,omitempty"`
 	Errors    []hnslb.ErrorCode  `json:"errors,omitempty"`
@@ -91,6 +93,8 @@ type FaultsRequest struct {
 	Committed float64   `json:"committed,omitempty"`
 	Restart   Duration  `json:"restart,omitempty"`
 	Latency   *Duration `json:"latency,omitempty"`
+	Hang      []string  `json:"hang,omitempty"`
+	HangReply []string  `json:"hangReply,omitempty"`
 }
 
 // Limits of FaultsRequest: a fault window or latency beyond these is a
@@ -98,6 +102,8 @@ type FaultsRequest struct {
 const (
 	MaxFaultRestart = time.Hour
 	MaxFaultLatency = time.Minute
+	// MaxFaultHangs bounds Hang and HangReply: there are fewer operations.
+	MaxFaultHangs = 32
 )
 
 // Validate refuses nonsense: probabilities outside 0..1 (or NaN), negative
@@ -117,6 +123,16 @@ func (f FaultsRequest) Validate() error {
 	if f.Latency != nil {
 		if l := time.Duration(*f.Latency); l < 0 || l > MaxFaultLatency {
 			return fmt.Errorf("latency = %v: must be within 0..%v", l, MaxFaultLatency)
+		}
+	}
+	for field, ops := range map[string][]string{"hang": f.Hang, "hangReply": f.HangReply} {
+		if len(ops) > MaxFaultHangs {
+			return fmt.Errorf("%s names %d operations: at most %d", field, len(ops), MaxFaultHangs)
+		}
+		for _, op := range ops {
+			if op == "" {
+				return fmt.Errorf("%s names an empty operation", field)
+			}
 		}
 	}
 	return nil

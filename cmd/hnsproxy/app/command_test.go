@@ -28,7 +28,7 @@ func TestHelpListsKubeProxyAndHNSProxyFlags(t *testing.T) {
 		"--proxy-mode", "--config", "--kubeconfig", "--master", "--hostname-override", "--cluster-cidr",
 		"--feature-gates", "--healthz-bind-address", "--metrics-bind-address", "--min-sync-period", "--sync-period",
 		"--network-name", "--source-vip", "--enable-dsr", "--root-hnsendpoint-name", "--forward-healthcheck-vip",
-		"-v, --v", "--version", "--max-backends-per-lb", "--drift-repair-period", "--state-file", "--hns-endpoint",
+		"-v, --v", "--version", "--max-backends-per-lb", "--drift-repair-period", "--state-file", "--takeover", "--refuse-node-external-ips", "--hns-endpoint",
 		"--hns-sim-profile", "--enable-debug-endpoint", "--masquerade-all", "--conntrack-max-per-core", "--ipvs-scheduler",
 	} {
 		if !strings.Contains(out, flag) {

@@ -86,6 +86,9 @@ func (o *observer) SyncDone(s proxier.SyncStats) {
 	}
 	synced := syncReachedHNS(s.Result)
 	for _, f := range o.families {
+		if o.health != nil {
+			o.health.SyncRan(f)
+		}
 		metrics.SyncProxyRulesLatency.WithLabelValues(string(f)).Observe(took)
 		split.WithLabelValues(string(f)).Observe(took)
 		if synced {
@@ -108,6 +111,7 @@ func (o *observer) SyncDone(s proxier.SyncStats) {
 	}
 	metrics.BackendsTruncated.Set(float64(s.Truncated))
 	metrics.EndpointsDroppedMixedPorts.Set(float64(s.MixedPortDropped))
+	metrics.ForeignFrontendConflicts.Set(float64(len(s.Result.ForeignHeld)))
 	if o.statuses != nil {
 		setObjectGauges(o.statuses)
 		if o.events != nil {

@@ -91,6 +91,9 @@ func TestObserverFeedsMetricsAndHealth(t *testing.T) {
 	if health.Health().Healthy {
 		t.Error("a sync that could not reach HNS must not count as synced")
 	}
+	if !health.Liveness().Healthy {
+		t.Error("a sync that finished without reaching HNS is a live loop: /livez must stay healthy (F7)")
+	}
 	rejected := hnslb.NewError("CreateLoadBalancer", hnslb.CodePortAlreadyExists, "exists")
 	for range 2 { // a load balancer HNS keeps refusing is reported once
 		obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now().Add(time.Second), Full: true, Truncated: 7, MixedPortDropped: 2,

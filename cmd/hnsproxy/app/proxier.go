@@ -7,7 +7,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
-	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/metrics"
 	"github.com/hnsproxy/hnsproxy/proxier"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 	"github.com/hnsproxy/hnsproxy/reconciler"
@@ -24,10 +24,17 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		NetworkID: deps.Network.ID,
 		Features:  deps.Capabilities.Features,
 		StateFile: cfg.StateFile,
+		Takeover:  cfg.Takeover,
 		Logger:    logger.WithName("reconciler"),
 
 		StateWriteFailed: stateWriteFailed(deps.Events),
+		CallTimeout:      cfg.HNS.CallTimeout,
+		ListTimeout:      cfg.HNS.ListTimeout,
+		CallTimedOut:     func(op string) { metrics.HNSCallTimeoutsTotal.WithLabelValues(op).Inc() },
 	})
+	if deps.Health != nil {
+		deps.Health.SetHNSActivity(rec)
+	}
 	dcfg, err := desiredConfig(ctx, cfg, deps)
 	if err != nil {
 		return err
@@ -41,7 +48,7 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		Reconciler:    rec,
 		Recorder:      deps.Events.Recorder(),
 		Observer:      deps.NewObserver(rec),
-		RemoteSubnets: remoteSubnets(deps.HNS, deps.Network.ID),
+		RemoteSubnets: remoteSubnets(rec),
 	}, deps.Informers, deps.NodeInformers)
 	if err != nil {
 		return err
@@ -60,10 +67,11 @@ func desiredConfig(ctx context.Context, cfg *options.Config, deps *Deps) (desire
 	return nodeconfig.Desired(ctx, cfg, deps.HNS, deps.Network, deps.Capabilities, !cfg.HNS.IsSim() && !isUnix(cfg.HNS))
 }
 
-// remoteSubnets re-reads the overlay network's RemoteSubnetRoute policies.
-func remoteSubnets(c hnslb.Reader, networkID string) func(context.Context) ([]desired.RemoteSubnet, error) {
+// remoteSubnets re-reads the overlay network's RemoteSubnetRoute policies,
+// through the reconciler, so the read has an HNS call deadline.
+func remoteSubnets(rec *reconciler.Reconciler) func(context.Context) ([]desired.RemoteSubnet, error) {
 	return func(ctx context.Context) ([]desired.RemoteSubnet, error) {
-		n, err := c.GetNetworkByID(ctx, networkID)
+		n, err := rec.Network(ctx)
 		if err != nil {
 			return nil, err
 		}

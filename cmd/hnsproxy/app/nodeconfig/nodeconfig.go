@@ -40,14 +40,15 @@ func CapabilitiesOf(v hnslb.Version, cfg *options.Config) Capabilities {
 // address (a simulated HNS has none, so the host MAC is derived from it).
 func Desired(ctx context.Context, cfg *options.Config, hns hnslb.Reader, network *hnslb.Network, caps Capabilities, realHNS bool) (desired.Config, error) {
 	c := desired.Config{
-		NodeName:              cfg.NodeName,
-		Mode:                  desired.L2Bridge,
-		EnableDSR:             caps.DSR,
-		IgnoreExternalIPs:     cfg.FeatureGates != nil && !cfg.FeatureGates.Enabled(options.AllowServiceExternalIPs),
-		ForwardHealthCheckVIP: cfg.Winkernel.ForwardHealthCheckVIP,
-		HealthzPort:           healthzPort(cfg.HealthzBindAddress),
-		MaxBackends:           caps.Features.MaxBackends,
-		Features:              caps.Features,
+		NodeName:                         cfg.NodeName,
+		Mode:                             desired.L2Bridge,
+		EnableDSR:                        caps.DSR,
+		IgnoreExternalIPs:                cfg.FeatureGates != nil && !cfg.FeatureGates.Enabled(options.AllowServiceExternalIPs),
+		RefuseExternalIPsOnNodeAddresses: cfg.RefuseNodeExternalIPs,
+		ForwardHealthCheckVIP:            cfg.Winkernel.ForwardHealthCheckVIP,
+		HealthzPort:                      healthzPort(cfg.HealthzBindAddress),
+		MaxBackends:                      caps.Features.MaxBackends,
+		Features:                         caps.Features,
 	}
 	if ip, err := netip.ParseAddr(cfg.BindAddress); err == nil && !ip.IsUnspecified() {
 		c.NodeIPs = map[intent.IPFamily]netip.Addr{intent.FamilyOf(ip): ip}

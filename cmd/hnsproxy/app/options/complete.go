@@ -91,12 +91,16 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 			SimProfile:         o.hnsSimProfile,
 			MaxBackendsPerLB:   o.maxBackendsPerLB,
 			NetworkWaitTimeout: o.networkWaitTimeout,
+			CallTimeout:        o.hnsCallTimeout,
+			ListTimeout:        o.hnsListTimeout,
 		},
-		DriftRepairPeriod: o.driftRepairPeriod,
-		StateFile:         o.stateFile,
-		DebugEndpoint:     o.enableDebugEndpoint || isLoopbackAddress(kp.MetricsBindAddress),
-		ConfigFile:        o.ConfigFile,
-		Source:            kp,
+		DriftRepairPeriod:     o.driftRepairPeriod,
+		StateFile:             o.stateFile,
+		Takeover:              o.takeover,
+		RefuseNodeExternalIPs: o.refuseNodeExtIPs,
+		DebugEndpoint:         o.enableDebugEndpoint || isLoopbackAddress(kp.MetricsBindAddress),
+		ConfigFile:            o.ConfigFile,
+		Source:                kp,
 	}
 	if kp.ClusterCIDR != "" {
 		cfg.ClusterCIDRs = strings.Split(kp.ClusterCIDR, ",")

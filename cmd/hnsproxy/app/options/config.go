@@ -59,6 +59,11 @@ type Config struct {
 	DriftRepairPeriod time.Duration
 	// StateFile records the IDs of the HNS objects hnsproxy created.
 	StateFile string
+	// Takeover is --takeover: a new token makes one start take over foreign
+	// load balancers on desired frontends (reconciler.Options.Takeover).
+	Takeover string
+	// RefuseNodeExternalIPs is --refuse-node-external-ips.
+	RefuseNodeExternalIPs bool
 	// DebugEndpoint serves /debug/hns on the metrics server: on when asked
 	// for, or when the metrics server listens on loopback only.
 	DebugEndpoint bool
@@ -97,6 +102,10 @@ type HNS struct {
 	MaxBackendsPerLB int
 	// NetworkWaitTimeout bounds the wait for the HNS network at start.
 	NetworkWaitTimeout time.Duration
+	// CallTimeout and ListTimeout are the deadlines of HNS calls on one
+	// object and of listings; a call past its deadline is abandoned
+	// (reconciler.Options).
+	CallTimeout, ListTimeout time.Duration
 }
 
 // HNS endpoint forms.

@@ -8,6 +8,8 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/kube-proxy/config/v1alpha1"
+
+	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 // ProxyModeKernelspace is the only proxy mode hnsproxy implements.
@@ -50,8 +52,12 @@ type Options struct {
 	hnsSimProfile       string
 	maxBackendsPerLB    int
 	networkWaitTimeout  time.Duration
+	hnsCallTimeout      time.Duration
+	hnsListTimeout      time.Duration
 	driftRepairPeriod   time.Duration
 	stateFile           string
+	takeover            string
+	refuseNodeExtIPs    bool
 	enableDebugEndpoint bool
 
 	// getenv reads the environment (KUBE_NETWORK, HNS_ENDPOINT); tests replace it.
@@ -70,6 +76,8 @@ func NewOptions() *Options {
 		metricsPort:        ProxyStatusPort,
 		hnsSimProfile:      DefaultSimProfile,
 		networkWaitTimeout: DefaultNetworkWaitTimeout,
+		hnsCallTimeout:     reconciler.DefaultCallTimeout,
+		hnsListTimeout:     reconciler.DefaultListTimeout,
 		driftRepairPeriod:  DefaultDriftRepairPeriod,
 		stateFile:          DefaultStateFile(),
 		getenv:             osGetenv,
@@ -125,8 +133,12 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.hnsSimProfile, "hns-sim-profile", o.hnsSimProfile, "With --hns-endpoint=sim: the Windows build the simulator behaves like (ws2019, ws2022, ws2025-15.4, ws2025).")
 	fs.IntVar(&o.maxBackendsPerLB, "max-backends-per-lb", o.maxBackendsPerLB, "The most backends one HNS load balancer gets; larger services get a stable per-node subset. 0 takes the cap from the HNS version (64 before HNS 13, 1024 after).")
 	fs.DurationVar(&o.networkWaitTimeout, "hns-network-timeout", o.networkWaitTimeout, "How long to wait at start for the HNS network to exist before failing.")
+	fs.DurationVar(&o.hnsCallTimeout, "hns-call-timeout", o.hnsCallTimeout, "The deadline of an HNS call on one object. HNS calls cannot be cancelled: one past its deadline is abandoned, reported (hnsproxy_hns_call_timeouts_total) and its object retried once it returns, while the rest of the node's programming goes on.")
+	fs.DurationVar(&o.hnsListTimeout, "hns-list-timeout", o.hnsListTimeout, "The deadline of an HNS listing (drift repair, start, frontend conflicts), which costs about three HNS calls per object listed.")
 	fs.DurationVar(&o.driftRepairPeriod, "drift-repair-period", o.driftRepairPeriod, "How often to list HNS and repair load balancers and endpoints changed behind hnsproxy's back. 0 disables.")
 	fs.StringVar(&o.stateFile, "state-file", o.stateFile, "Where hnsproxy records the IDs of the HNS objects it created, so that a restart adopts them and never deletes others'.")
+	fs.StringVar(&o.takeover, "takeover", o.takeover, "A token; when it differs from the one the state file recorded, this start takes over the node once: HNS load balancers hnsproxy does not own on frontends it wants (the previous proxy's) are adopted or replaced, whatever chose the frontend. A start without a state file always takes over. Otherwise a foreign load balancer on an external or ingress IP is reported, never deleted.")
+	fs.BoolVar(&o.refuseNodeExtIPs, "refuse-node-external-ips", o.refuseNodeExtIPs, "Refuse Service external IPs equal to this node's address (a namespace user could otherwise take the node's traffic on those ports); kube-proxy allows them, so the default does too.")
 	fs.BoolVar(&o.enableDebugEndpoint, "enable-debug-endpoint", o.enableDebugEndpoint, "Serve /debug/hns (desired and realized HNS objects per Service port) on the metrics server even when it listens beyond loopback. On a loopback metrics address it is always served.")
 
 	o.addLinuxOnlyFlags(fss.FlagSet(SectionLinuxOnly))

@@ -82,6 +82,8 @@ func TestDefaultsMatchKubeProxy(t *testing.T) {
 		{"debug endpoint on loopback metrics", cfg.DebugEndpoint, true},
 		{"drift repair", cfg.DriftRepairPeriod, DefaultDriftRepairPeriod},
 		{"state file", cfg.StateFile, DefaultStateFile()},
+		{"takeover token", cfg.Takeover, ""},
+		{"external IPs on node addresses", cfg.RefuseNodeExternalIPs, false},
 		{"hns endpoint", cfg.HNS.Endpoint, ""},
 		{"backend cap", cfg.HNS.MaxBackendsPerLB, 0},
 		{"WinDSR", cfg.FeatureGates.Enabled(WinDSR), true},
@@ -352,5 +354,12 @@ func TestWriteConfigRoundTrip(t *testing.T) {
 	}
 	if back.Winkernel.NetworkName != "vxlan0" || back.Winkernel.SourceVip != "10.0.0.2" || !back.Winkernel.EnableDSR || back.IPTables.SyncPeriod.Duration != 45*time.Second {
 		t.Errorf("round trip lost settings:\n%s", data)
+	}
+}
+
+func TestFrontendOwnershipFlags(t *testing.T) {
+	cfg, _ := mustParse(t, kubeNetwork, "--takeover=migration-2026-11", "--refuse-node-external-ips")
+	if cfg.Takeover != "migration-2026-11" || !cfg.RefuseNodeExternalIPs {
+		t.Errorf("takeover %q, refuse node external IPs %v", cfg.Takeover, cfg.RefuseNodeExternalIPs)
 	}
 }

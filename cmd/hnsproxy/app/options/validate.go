@@ -61,6 +61,12 @@ func Validate(c *Config) error {
 	if c.HNS.NetworkWaitTimeout <= 0 {
 		errs = append(errs, field.Invalid(hp.Child("hnsNetworkTimeout"), c.HNS.NetworkWaitTimeout.String(), "must be greater than 0"))
 	}
+	if c.HNS.CallTimeout <= 0 {
+		errs = append(errs, field.Invalid(hp.Child("hnsCallTimeout"), c.HNS.CallTimeout.String(), "must be greater than 0"))
+	}
+	if c.HNS.ListTimeout <= 0 {
+		errs = append(errs, field.Invalid(hp.Child("hnsListTimeout"), c.HNS.ListTimeout.String(), "must be greater than 0"))
+	}
 	if c.DriftRepairPeriod < 0 {
 		errs = append(errs, field.Invalid(hp.Child("driftRepairPeriod"), c.DriftRepairPeriod.String(), "must be 0 (off) or positive"))
 	}

@@ -1,0 +1,84 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	hnsremote "github.com/hnsproxy/hnsproxy/sim/remote"
+)
+
+// hangSyncPeriod makes twice the sync period, the health timeout, short.
+const hangSyncPeriod = 5 * time.Second
+
+// TestHNSHang (F7) hangs HNS calls under the real hnsproxy and hnssim.
+// One hung call (a load balancer delete) times out, is counted, and a
+// Service created meanwhile is programmed; the delete lands once HNS lets
+// it go. Then every call hangs: /livez stays 200 past twice the sync period
+// (where it used to fail and get the pod restarted), since the sync loop
+// still runs; once HNS answers, the change made meanwhile is programmed.
+func TestHNSHang(t *testing.T) {
+	ctx := context.Background()
+	spec := l2bridgeSpec
+	spec.ProxyArgs = append(slices.Clone(spec.ProxyArgs), "--hns-call-timeout=1s", "--sync-period="+hangSyncPeriod.String())
+	c := framework.StartClusterForTest(t, spec)
+	a := c.Nodes[0]
+	web := wire(t, a, "web", 1)
+	expect := func(svc string, port int32) string {
+		return lb("ClusterIP", frontend(svc, port, "TCP", 8080), flags("DSR"), backends(local(web...))...)
+	}
+	gone := apply(t, c, service("web", "gone", "", 80, 8080), framework.Backends(web))
+	expectLBs(t, c, a, gone, expect(gone.Spec.ClusterIP, 80))
+
+	// One call hangs: the delete. The rest of the node's programming goes on.
+	setFaults(t, a, hnsremote.FaultsRequest{Hang: []string{"DeleteLoadBalancer"}})
+	if err := c.Admin.CoreV1().Services("web").Delete(ctx, "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	added := apply(t, c, service("web", "added", "", 81, 8080), framework.Backends(web))
+	expectLBs(t, c, a, added, expect(added.Spec.ClusterIP, 81))
+	err := framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+		n, err := scrapeValue(ctx, a.Proxy.MetricsURL(), "hnsproxy_hns_call_timeouts_total")
+		if err == nil && n == 0 {
+			err = errorf("no HNS call timeout counted")
+		}
+		return err
+	})
+	if err != nil {
+		t.Errorf("hnsproxy_hns_call_timeouts_total: %v", err)
+	}
+	setFaults(t, a, hnsremote.FaultsRequest{})
+	expectLBs(t, c, a, gone) // none
+
+	// Every call hangs: a wedged HNS.
+	setFaults(t, a, hnsremote.FaultsRequest{Hang: []string{"*"}})
+	late := apply(t, c, service("web", "late", "", 82, 8080), framework.Backends(web))
+	livez := strings.TrimSuffix(a.Proxy.HealthzURL(), "/healthz") + "/livez"
+	// The change waits for HNS; /livez must hold past the health timeout
+	// (twice the sync period), when the loop used to be declared dead.
+	for end := time.Now().Add(3 * hangSyncPeriod); time.Now().Before(end); time.Sleep(pollEvery) {
+		if code, body, err := httpGet(ctx, livez); err != nil || code != http.StatusOK {
+			t.Fatalf("/livez with HNS hung = %d %s, %v; want 200: a hung HNS is not a dead hnsproxy", code, body, err)
+		}
+	}
+	setFaults(t, a, hnsremote.FaultsRequest{})
+	expectLBs(t, c, a, late, expect(late.Spec.ClusterIP, 82))
+	if code, body, err := httpGet(ctx, a.Proxy.HealthzURL()); err != nil || code != http.StatusOK {
+		t.Errorf("/healthz once HNS answers = %d %s, %v", code, body, err)
+	}
+}
+
+func setFaults(t *testing.T, n *framework.Node, req hnsremote.FaultsRequest) {
+	t.Helper()
+	if err := n.Sim.SetFaults(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,185 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+)
+
+// Settings of the node-level faults the red team found (issue F3, F5, F6).
+const (
+	stateDirSize      = "256k"          // the tmpfs holding each node's state file
+	stateFullFor      = 2 * time.Second // full before and after the kill
+	addressLossFor    = 3 * time.Second
+	floodConns        = 300 // idle connections to healthz per flood
+	floodHold         = 3 * time.Second
+	healthAfterFlood  = 15 * time.Second // a fresh client's /healthz must answer within this
+	massDeletionShare = 2                // a loss that leaves fewer than 1/2 of the load balancers is a mass deletion
+)
+
+// stateDirs mounts a size-limited tmpfs on each node's state directory
+// (framework.ClusterSpec.PrepareStateDir), so the soak can fill it as a
+// full disk would. Without the privilege to mount it says so loudly and
+// the soak runs without state directory faults.
+type stateDirs struct {
+	mounted []string
+	refused error
+}
+
+func (s *stateDirs) prepare(node, dir string) error {
+	if s.refused != nil {
+		return nil
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+stateDirSize+",mode=0700"); err != nil {
+		s.refused = err
+		fmt.Fprintf(os.Stderr, "soak: WARNING: cannot mount a %s tmpfs on %s (%v): the state directory faults (a full disk) DO NOT RUN in this soak\n", stateDirSize, dir, err)
+		return nil
+	}
+	s.mounted = append(s.mounted, dir)
+	return nil
+}
+
+func (s *stateDirs) unmount() error {
+	var errs []error
+	for _, dir := range s.mounted {
+		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+			errs = append(errs, fmt.Errorf("unmounting %s: %w", dir, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// fillStateDir fills the node's state directory (a full disk), makes
+// changes so that hnsproxy's state writes fail, kills hnsproxy and starts
+// it again while the disk is still full, then frees the space.
+func (c *chaos) fillStateDir(ctx context.Context, n *framework.Node) {
+	filler := filepath.Join(n.StateDir(), "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		c.report(fmt.Errorf("node %s: filling the state directory: %w", n.Name(), err))
+		return
+	}
+	chunk := make([]byte, 4096)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			break // ENOSPC: full
+		}
+	}
+	f.Close()
+	c.drv.burst(ctx, 10)
+	time.Sleep(stateFullFor)
+	if err := n.Proxy.Kill(); err != nil {
+		c.report(err)
+	} else {
+		c.kills.Add(1)
+	}
+	c.start(ctx, n)
+	time.Sleep(stateFullFor)
+	if err := os.Remove(filler); err != nil {
+		c.report(fmt.Errorf("node %s: freeing the state directory: %w", n.Name(), err))
+		return
+	}
+	c.stateDirFaults.Add(1)
+}
+
+// loseNodeAddresses empties the Node's status.addresses for a while (a
+// Node re-registered before its addresses are filled) and watches that
+// hnsproxy does not empty the node's HNS meanwhile.
+func (c *chaos) loseNodeAddresses(ctx context.Context, n *framework.Node) {
+	nodes := c.cluster.Admin.CoreV1().Nodes()
+	var saved []corev1.NodeAddress
+	err := framework.Poll(ctx, 30*time.Second, 200*time.Millisecond, func(ctx context.Context) error {
+		node, err := nodes.Get(ctx, n.Name(), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		saved = node.Status.Addresses
+		node.Status.Addresses = nil
+		_, err = nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		c.report(fmt.Errorf("node %s: removing its addresses: %w", n.Name(), err))
+		return
+	}
+	c.addressLosses.Add(1)
+	before := -1
+	for end := time.Now().Add(addressLossFor); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		snap, err := n.Sim.Dump(ctx)
+		if err != nil {
+			continue // an HNS restart window
+		}
+		if before < 0 {
+			before = len(snap.LoadBalancers)
+		}
+		if before >= 4 && len(snap.LoadBalancers) < before/massDeletionShare {
+			c.massDeletions.Add(1)
+			fmt.Fprintf(os.Stderr, "soak: node %s: %d load balancers left of %d while its Node had no address\n", n.Name(), len(snap.LoadBalancers), before)
+			break
+		}
+	}
+	err = framework.Poll(ctx, time.Minute, 200*time.Millisecond, func(ctx context.Context) error {
+		node, err := nodes.Get(ctx, n.Name(), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		node.Status.Addresses = saved
+		_, err = nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		c.report(fmt.Errorf("node %s: restoring its addresses: %w", n.Name(), err))
+	}
+}
+
+// floodHealthz holds many idle connections to the node's healthz port,
+// then checks that a fresh client still gets /healthz answered.
+func (c *chaos) floodHealthz(ctx context.Context, n *framework.Node) {
+	addr := fmt.Sprintf("127.0.0.1:%d", n.Proxy.HealthzPort)
+	var conns []net.Conn
+	for range floodConns {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			break // the backlog is full: the flood has done its worst
+		}
+		conns = append(conns, conn)
+	}
+	time.Sleep(floodHold)
+	for _, conn := range conns {
+		conn.Close()
+	}
+	c.floods.Add(1)
+	client := &http.Client{Timeout: 2 * time.Second}
+	err := framework.Poll(ctx, healthAfterFlood, 250*time.Millisecond, func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.Proxy.HealthzURL(), nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("healthz %d", resp.StatusCode)
+		}
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		c.healthFailures.Add(1)
+		fmt.Fprintf(os.Stderr, "soak: node %s: /healthz after an idle-connection flood (%d connections): %v\n", n.Name(), len(conns), err)
+	}
+}

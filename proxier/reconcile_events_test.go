@@ -1,0 +1,128 @@
+package proxier
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+)
+
+// countEvents drains the recorder and counts events whose text has reason.
+func (n *testNode) countEvents(reason string) int {
+	count := 0
+	for {
+		select {
+		case e := <-n.recorder.Events:
+			if strings.Contains(e, reason) {
+				count++
+			}
+		default:
+			return count
+		}
+	}
+}
+
+// TestForeignLoadBalancerOnAnExternalIPIsReportedOnceAndKept (F1): after the
+// node's first start, a namespace user points an external IP at a load
+// balancer hnsproxy does not own. It survives the Service's life; the
+// Service gets one Warning event however many retries see the conflict.
+func TestForeignLoadBalancerOnAnExternalIPIsReportedOnceAndKept(t *testing.T) {
+	n := newTestNode(t, "ws2022", "10.244.1.5", "10.244.1.6")
+	n.start()
+	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("first load balancer", func() bool { return len(n.lbs()) == 1 })
+	n.settle() // the first Sync is over: no takeover any more
+
+	var podEP string
+	for _, e := range n.hns.Snapshot().Endpoints {
+		if e.IP() == "10.244.1.6" {
+			podEP = e.ID
+		}
+	}
+	foreign, err := n.hns.CreateLoadBalancer(context.Background(), &hnslb.LoadBalancer{
+		HostComputeEndpoints: []string{podEP},
+		FrontendVIPs:         []string{"192.0.2.10"},
+		PortMappings:         []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 9000, ExternalPort: 80}},
+		SchemaVersion:        hnslb.SchemaVersion{Major: 2},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.apply(service("tenant", "10.96.0.11", func(s *v1.Service) { s.Spec.ExternalIPs = []string{"192.0.2.10"} }),
+		slice("tenant", endpoint{"10.244.1.5", nodeName}))
+	got := 0
+	n.eventually("a ForeignLoadBalancerConflict event", func() bool {
+		got += n.countEvents(ReasonForeignLoadBalancerConflict)
+		return got > 0
+	})
+	n.settle() // several retries (RetryMax 100 ms) see the same conflict
+	if got += n.countEvents(ReasonForeignLoadBalancerConflict); got != 1 {
+		t.Errorf("%d conflict events, want 1 per conflict", got)
+	}
+	if _, err := n.hns.GetLoadBalancerByID(context.Background(), foreign.ID); err != nil {
+		t.Fatalf("the foreign load balancer is gone: %v", err)
+	}
+	if err := n.client.CoreV1().Services("default").Delete(context.Background(), "tenant", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.settle()
+	if _, err := n.hns.GetLoadBalancerByID(context.Background(), foreign.ID); err != nil {
+		t.Fatalf("the foreign load balancer is gone after the Service: %v", err)
+	}
+}
+
+// TestExternalIPEqualToAClusterIPIsRefused (F2): an older Service's
+// external IP equal to a younger Service's cluster IP never takes its
+// traffic; the tenant's Service gets a Warning event.
+func TestExternalIPEqualToAClusterIPIsRefused(t *testing.T) {
+	n := newTestNode(t, "ws2022", "10.244.1.5", "10.244.1.6")
+	n.start()
+	tenant := service("tenant", "10.96.0.11", func(s *v1.Service) {
+		s.CreationTimestamp = metav1.NewTime(s.CreationTimestamp.Add(-3600e9))
+		s.Spec.ExternalIPs = []string{"10.96.0.10"}
+	})
+	n.apply(tenant, slice("tenant", endpoint{"10.244.1.6", nodeName}))
+	n.eventually("the tenant's cluster IP and external IP", func() bool { return len(n.lbs()) == 2 })
+	n.apply(service("victim", "10.96.0.10"), slice("victim", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("the victim's cluster IP carries the victim's backend", func() bool {
+		for _, lb := range n.lbs() {
+			if lb.Frontend == "10.96.0.10" {
+				return len(lb.Backends) == 1 && lb.Backends[0] == "10.244.1.5"
+			}
+		}
+		return false
+	})
+	n.settle()
+	if got := n.countEvents(desired.ReasonExternalIPRefused); got != 1 {
+		t.Errorf("%d ExternalIPRefused events, want 1", got)
+	}
+	if len(n.lbs()) != 2 {
+		t.Errorf("load balancers %+v, want the two cluster IPs", n.lbs())
+	}
+}
+
+// TestOverTheCapOnlyRealizableBackendsCompete (F10): ready endpoints on
+// this node without an HNS endpoint never crowd out those with one; the
+// Service gets one BackendsUnrealizable event.
+func TestOverTheCapOnlyRealizableBackendsCompete(t *testing.T) {
+	n := newTestNode(t, "ws2022", "10.244.1.5") // .7 and .8 have no HNS endpoint
+	n.config.MaxBackends = 2
+	n.start()
+	n.apply(service("web", "10.96.0.10"), slice("web",
+		endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.1.7", nodeName}, endpoint{"10.244.1.8", nodeName},
+		endpoint{"10.244.2.9", "win-2"}))
+	n.eventually("the realizable backends, up to the cap", func() bool {
+		lbs := n.lbs()
+		return len(lbs) == 1 && reflect.DeepEqual(lbs[0].Backends, []string{"10.244.1.5", "10.244.2.9"})
+	})
+	n.settle()
+	if got := n.countEvents(ReasonBackendsUnrealizable); got != 1 {
+		t.Errorf("%d BackendsUnrealizable events, want 1", got)
+	}
+}

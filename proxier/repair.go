@@ -1,0 +1,51 @@
+package proxier
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// The drift repair runs beside the sync loop, one at a time: the
+// reconciler lists HNS without its lock (three HNS calls per object, minutes
+// on a large node), so changes go on being programmed while it lists. A
+// sync starts it when it is due; when it ends, it records the outcome and
+// asks for a sync, which programs the drift it marked.
+
+// repairDue reports whether a sync should start a drift repair; callers hold p.mu.
+func (p *Proxier) repairDue() bool {
+	return p.initialized && p.opts.RepairPeriod > 0 && !p.repairing && !p.clock.Now().Before(p.nextRepair())
+}
+
+// startRepair runs a drift repair in its own goroutine; callers hold p.mu.
+func (p *Proxier) startRepair(ctx context.Context) {
+	p.repairing = true
+	p.repairs.Add(1)
+	go func() {
+		defer p.repairs.Done()
+		err := p.opts.Reconciler.Repair(ctx)
+		p.mu.Lock()
+		p.repairing = false
+		if err != nil {
+			p.repairRetryAt = p.clock.Now().Add(p.repairBackoff.When(syncKey))
+			klog.FromContext(ctx).Error(err, "Drift repair failed; will retry", "at", p.repairRetryAt)
+		} else {
+			p.lastRepair = p.clock.Now()
+			p.repairRetryAt = time.Time{}
+			p.repairBackoff.Forget(syncKey)
+		}
+		p.mu.Unlock()
+		p.requestSync()
+	}()
+}
+
+// nextRepair is when the next drift repair is due: a repair period after
+// the last good one, or later while a failed one backs off.
+func (p *Proxier) nextRepair() time.Time {
+	next := p.lastRepair.Add(p.opts.RepairPeriod)
+	if p.repairRetryAt.After(next) {
+		next = p.repairRetryAt
+	}
+	return next
+}

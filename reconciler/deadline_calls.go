@@ -1,0 +1,107 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// The HNS calls the reconciler makes, each through guard with its deadline
+// (deadline.go); operation names are metrics' operation label values.
+
+// Network reads the reconciler's HNS network (the overlay's remote subnet
+// routes are policies on it) with a call deadline, without the lock.
+func (r *Reconciler) Network(ctx context.Context) (*hnslb.Network, error) {
+	if r.client == nil {
+		return nil, errors.New("reconciler: no HNS client")
+	}
+	return r.client.GetNetworkByID(ctx, r.opts.NetworkID)
+}
+
+// HNSActivity reports whether a caller waits on an HNS call now, and when a
+// call last returned or was abandoned at its deadline: liveness takes a
+// sync loop busy with HNS for alive.
+func (r *Reconciler) HNSActivity() (waiting bool, lastEnded time.Time) {
+	if r.client == nil {
+		return false, time.Time{}
+	}
+	return r.client.activity()
+}
+
+// docToken is the frontend token of a load balancer document, if it has one.
+func docToken(lb *hnslb.LoadBalancer) string {
+	if k, ok := KeyOf(lb); ok {
+		return lbToken(k)
+	}
+	return ""
+}
+
+// guardDelete is guard for a delete by ID.
+func guardDelete(d *deadlines, ctx context.Context, op string, del func(context.Context, string) error, id string) error {
+	_, err := guard(d, ctx, op, d.call, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, del(ctx, id)
+	}, idToken(id))
+	return err
+}
+
+// The calls the reconciler makes, each with its deadline.
+
+func (d *deadlines) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	return guard(d, ctx, "create_load_balancer", d.call, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
+		return d.c.CreateLoadBalancer(ctx, lb)
+	}, docToken(lb))
+}
+
+func (d *deadlines) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	return guard(d, ctx, "update_load_balancer", d.call, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
+		return d.c.UpdateLoadBalancer(ctx, id, lb)
+	}, idToken(id), docToken(lb))
+}
+
+func (d *deadlines) DeleteLoadBalancer(ctx context.Context, id string) error {
+	return guardDelete(d, ctx, "delete_load_balancer", d.c.DeleteLoadBalancer, id)
+}
+
+func (d *deadlines) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.LoadBalancer, error) {
+	return guard(d, ctx, "get_load_balancer", d.call, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
+		return d.c.GetLoadBalancerByID(ctx, id)
+	})
+}
+
+func (d *deadlines) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, error) {
+	return guard(d, ctx, "list_load_balancers", d.list, d.c.ListLoadBalancers)
+}
+
+func (d *deadlines) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
+	return guard(d, ctx, "create_endpoint", d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
+		return d.c.CreateEndpoint(ctx, networkID, e)
+	}, epToken(e.IP()))
+}
+
+func (d *deadlines) DeleteEndpoint(ctx context.Context, id string) error {
+	return guardDelete(d, ctx, "delete_endpoint", d.c.DeleteEndpoint, id)
+}
+
+func (d *deadlines) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {
+	return guard(d, ctx, "get_endpoint", d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
+		return d.c.GetEndpointByID(ctx, id)
+	})
+}
+
+func (d *deadlines) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]hnslb.Endpoint, error) {
+	return guard(d, ctx, "list_endpoints_of_network", d.list, func(ctx context.Context) ([]hnslb.Endpoint, error) {
+		return d.c.ListEndpointsOfNetwork(ctx, networkID)
+	})
+}
+
+func (d *deadlines) GetNetworkByID(ctx context.Context, id string) (*hnslb.Network, error) {
+	return guard(d, ctx, "get_network", d.call, func(ctx context.Context) (*hnslb.Network, error) {
+		return d.c.GetNetworkByID(ctx, id)
+	})
+}
+
+func (d *deadlines) ListNamespaces(ctx context.Context) ([]hnslb.Namespace, error) {
+	return guard(d, ctx, "list_namespaces", d.list, d.c.ListNamespaces)
+}

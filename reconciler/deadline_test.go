@@ -1,0 +1,279 @@
+package reconciler
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// hangWatch records timed-out operations and abandoned calls' returns.
+type hangWatch struct {
+	mu       sync.Mutex
+	timedOut []string
+	returned chan struct{}
+}
+
+// withHangWatch makes e's reconcilers report to a new hangWatch.
+func (e *env) withHangWatch(maxAbandoned int) *hangWatch {
+	w := &hangWatch{returned: make(chan struct{}, 16)}
+	e.tweak = func(o *Options) {
+		o.MaxAbandonedCalls = maxAbandoned
+		o.CallTimedOut = func(op string) {
+			w.mu.Lock()
+			w.timedOut = append(w.timedOut, op)
+			w.mu.Unlock()
+		}
+	}
+	return w
+}
+
+func (w *hangWatch) ops() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.timedOut)
+}
+
+// watch hooks w into r's deadlines.
+func (w *hangWatch) watch(r *Reconciler) *Reconciler {
+	r.client.onReturn = func() { w.returned <- struct{}{} }
+	return r
+}
+
+// pastHangs runs call while `hung` of its HNS calls hang: each time one
+// more is held, the fake clock passes the call deadline, so it abandons
+// that call and goes on.
+func pastHangs[T any](e *env, hung int, call func() T) T {
+	e.t.Helper()
+	done := make(chan T, 1)
+	held := e.hns.Held()
+	go func() { done <- call() }()
+	for i := 1; i <= hung; i++ {
+		if err := e.hns.WaitHeld(ctx, held+i); err != nil {
+			e.t.Fatal(err)
+		}
+		e.clock.Step(DefaultCallTimeout)
+	}
+	return <-done
+}
+
+// syncPastHangs is pastHangs for one Sync.
+func (e *env) syncPastHangs(r *Reconciler, hung int) SyncResult {
+	return pastHangs(e, hung, func() SyncResult { return r.Sync(ctx) })
+}
+
+// readNetwork is Network's error.
+func readNetwork(r *Reconciler) func() error {
+	return func() error {
+		_, err := r.Network(ctx)
+		return err
+	}
+}
+
+// F7: a hung HNS call times out, is reported, and the rest of the node's
+// programming goes on; the object waits for the abandoned call, which is
+// never issued twice, and is finished once it returns.
+func TestHungCallTimesOutAndTheRestGoesOn(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	w := e.withHangWatch(0)
+	e.local("10.244.1.10")
+	e.local("10.244.1.11")
+	gone := lb("10.96.0.10", 80, loc("10.244.1.10"))
+	r := w.watch(e.started(gone))
+
+	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpDeleteLoadBalancer}})
+	added := lb("10.96.0.20", 80, loc("10.244.1.11"))
+	remove(r, gone.Key)
+	upsert(r, added)
+	res := e.syncPastHangs(r, 1)
+	if res.Created != 1 || res.Failed != 1 {
+		t.Fatalf("sync with a hung delete: %+v", res)
+	}
+	if got := w.ops(); !slices.Equal(got, []string{"delete_load_balancer"}) {
+		t.Errorf("timed-out operations %v, want [delete_load_balancer]", got)
+	}
+	if e.hnsLB(added.Key) == nil {
+		t.Error("the load balancer added beside the hung delete was not created")
+	}
+	if err := res.Errors[0].Err; !hnslb.IsUnavailable(err) || res.Errors[0].Name != gone.Key.String() {
+		t.Errorf("error %v for %s, want a timeout for %s", err, res.Errors[0].Name, gone.Key)
+	}
+
+	// While the abandoned delete runs, its object waits: no second call.
+	e.clock.Step(DefaultRetryMax)
+	if res := r.Sync(ctx); res.Failed != 0 || e.hns.Held() != 1 {
+		t.Fatalf("sync while the call is abandoned: %+v, %d calls held", res, e.hns.Held())
+	}
+	if st := statusOf(r, gone.Key); !strings.Contains(st.LastError, "abandoned") {
+		t.Errorf("status while waiting: %+v", st)
+	}
+
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+	e.converge(r)
+	e.assertRealized([]intent.LB{added})
+	if n := len(r.Statuses()); n != 1 {
+		t.Errorf("%d statuses, want 1", n)
+	}
+}
+
+// hungCreate is a started reconciler, watched, that was just handed one
+// load balancer while faults hang its create.
+func hungCreate(t *testing.T, faults sim.Faults) (*env, *hangWatch, *Reconciler, intent.LB) {
+	e := newEnv(t, sim.ProfileWS2022)
+	w := e.withHangWatch(0)
+	e.local("10.244.1.10")
+	r := w.watch(e.started())
+	e.hns.SetFaults(faults)
+	want := lb("10.96.0.10", 80, loc("10.244.1.10"))
+	upsert(r, want)
+	return e, w, r, want
+}
+
+// A create that HNS applied but whose reply hung past the deadline is
+// adopted once the call returns: never duplicated, never leaked, and owned.
+func TestLateCreateIsAdoptedNotDuplicated(t *testing.T) {
+	e, w, r, want := hungCreate(t, sim.Faults{HangReply: []sim.Op{sim.OpCreateLoadBalancer}})
+	if res := e.syncPastHangs(r, 1); res.Failed != 1 {
+		t.Fatalf("sync with a hung create: %+v", res)
+	}
+	held := e.hnsLB(want.Key)
+	if held == nil {
+		t.Fatal("HangReply: HNS did not apply the create")
+	}
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+	e.converge(r)
+	e.assertRealized([]intent.LB{want})
+	if st := statusOf(r, want.Key); st.RealizedID != held.ID {
+		t.Errorf("status %+v, want the late create's %s adopted", st, held.ID)
+	}
+	saved, err := loadState(e.stateFile)
+	if err != nil || !slices.Contains(saved.LoadBalancers, held.ID) {
+		t.Errorf("state file %+v (%v) does not own %s", saved, err, held.ID)
+	}
+}
+
+// Abandoned calls are bounded: past MaxAbandonedCalls a call fails at once
+// without reaching HNS, so a wedged HNS costs a Sync a few deadlines, not
+// one per object.
+func TestAbandonedCallsAreBounded(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	w := e.withHangWatch(2)
+	var want []intent.LB
+	for i, ip := range []string{"10.244.1.10", "10.244.1.11", "10.244.1.12", "10.244.1.13"} {
+		e.local(ip)
+		want = append(want, lb("10.96.0.1"+string(rune('0'+i)), 80, loc(ip)))
+	}
+	r := w.watch(e.started())
+	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpCreateLoadBalancer}})
+	upsert(r, want...)
+	res := e.syncPastHangs(r, 2)
+	if res.Failed != 4 || e.hns.Held() != 2 || len(w.ops()) != 2 {
+		t.Fatalf("sync against a wedged HNS: %+v, %d calls held, timed out %v", res, e.hns.Held(), w.ops())
+	}
+	for _, oe := range res.Errors {
+		if !hnslb.IsUnavailable(oe.Err) {
+			t.Errorf("%s: %v, want a timeout (unavailable)", oe.Name, oe.Err)
+		}
+	}
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+	<-w.returned
+	e.converge(r)
+	e.assertRealized(want)
+}
+
+// Liveness reads HNSActivity: a Sync stuck in a hung call is waiting on HNS
+// (not dead), and the call's abandonment counts as the last call ending.
+func TestHNSActivityShowsAHungCall(t *testing.T) {
+	e, w, r, _ := hungCreate(t, sim.Faults{Hang: []sim.Op{sim.OpCreateLoadBalancer}})
+	done := make(chan SyncResult, 1)
+	go func() { done <- r.Sync(ctx) }()
+	if err := e.hns.WaitHeld(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if waiting, _ := r.HNSActivity(); !waiting {
+		t.Error("HNSActivity during a hung call: not waiting")
+	}
+	e.clock.Step(DefaultCallTimeout)
+	<-done
+	if waiting, last := r.HNSActivity(); waiting || !last.Equal(e.clock.Now()) {
+		t.Errorf("HNSActivity after the call was abandoned = %v, %v; want false, %v", waiting, last, e.clock.Now())
+	}
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+}
+
+// A create abandoned at its deadline that HNS applied, for a load balancer
+// whose desired document changed meanwhile, is claimed as ours and brought
+// to the new document: never taken for a foreign blocker.
+func TestLateCreateOfAnOlderDocumentIsClaimed(t *testing.T) {
+	e, w, r, want := hungCreate(t, sim.Faults{HangReply: []sim.Op{sim.OpCreateLoadBalancer}})
+	if res := e.syncPastHangs(r, 1); res.Failed != 1 {
+		t.Fatalf("sync with a hung create: %+v", res)
+	}
+	if e.hnsLB(want.Key) == nil {
+		t.Fatal("HangReply: HNS did not apply the create")
+	}
+	e.local("10.244.1.11")
+	want.Backends = append(want.Backends, loc("10.244.1.11"))
+	upsert(r, want)
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+	e.hns.ResetCounters()
+	e.converge(r)
+	e.assertRealized([]intent.LB{want})
+	c := e.counters()
+	if c.Count(sim.OpCreateLoadBalancer) != 1 || c.Count(sim.OpDeleteLoadBalancer) != 1 {
+		t.Errorf("after the late create returned: %v; want it replaced once (delete and create, no modify on ws2022)", c.Calls)
+	}
+	if c.CountResult(sim.OpCreateLoadBalancer, "PortAlreadyExists") != 0 {
+		t.Errorf("the late create's load balancer was met as a blocker: %v", c.Calls)
+	}
+	if st := statusOf(r, want.Key); st.State != StateDone {
+		t.Errorf("status %+v", st)
+	}
+}
+
+// The overlay's remote subnets are read through Network, which has a call
+// deadline too: a hung read cannot stop the sync loop.
+func TestNetworkReadHasADeadline(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	w := e.withHangWatch(0)
+	r := w.watch(e.started())
+	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpGetNetwork}})
+	if err := pastHangs(e, 1, readNetwork(r)); !hnslb.IsUnavailable(err) {
+		t.Errorf("hung network read = %v, want a timeout", err)
+	}
+	if got := w.ops(); !slices.Equal(got, []string{"get_network"}) {
+		t.Errorf("timed-out operations %v", got)
+	}
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+	if n, err := r.Network(ctx); err != nil || n.ID != e.netID {
+		t.Errorf("Network = %v, %v", n, err)
+	}
+}
+
+// While a call hangs, a listing gets the call deadline, not the listing's
+// longer one: a Sync that needs a listing is not held for minutes by an HNS
+// that already hangs.
+func TestListingsGetTheCallDeadlineWhileACallHangs(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	w := e.withHangWatch(0)
+	r := w.watch(e.started())
+	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.AnyOp}})
+	pastHangs(e, 1, readNetwork(r))
+	// One step of the call deadline, far less than DefaultListTimeout.
+	if err := pastHangs(e, 1, func() error { return r.Repair(ctx) }); !hnslb.IsUnavailable(err) {
+		t.Errorf("repair while a call hangs = %v, want its listing timed out", err)
+	}
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+	<-w.returned
+}

@@ -1,0 +1,194 @@
+package reconciler
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// externalLB is lb with a tenant-chosen frontend (spec.externalIPs).
+func externalLB(vip string, port uint16, backends ...intent.Backend) intent.LB {
+	d := lb(vip, port, backends...)
+	d.Origin = intent.OriginExternalIP
+	return d
+}
+
+// foreignOn creates a load balancer on d's frontend as another agent would:
+// not in hnsproxy's state file. identical makes it the document hnsproxy
+// would write for d (with the local backend ip).
+func (e *env) foreignOn(d intent.LB, ip string) string {
+	e.t.Helper()
+	doc := BuildLB(&d, []string{e.local(ip)})
+	got, err := e.hns.CreateLoadBalancer(ctx, doc)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return got.ID
+}
+
+func (e *env) hasLB(id string) bool {
+	_, err := e.hns.GetLoadBalancerByID(ctx, id)
+	return err == nil
+}
+
+// TestForeignLoadBalancerOnATenantFrontendIsNeverDeleted (F1): a namespace
+// user sets an external IP on the frontend of a load balancer hnsproxy does
+// not own. hnsproxy reports it and keeps away, during and after the
+// Service's life, whether the foreign one differs or is identical.
+func TestForeignLoadBalancerOnATenantFrontendIsNeverDeleted(t *testing.T) {
+	for _, identical := range []bool{false, true} {
+		name := "different"
+		if identical {
+			name = "identical"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, sim.ProfileWS2022)
+			want := e.threeServices()
+			r := e.started(want...) // a state file exists: not a first start
+			tenant := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
+			theirs := tenant
+			theirs.Origin = intent.OriginUnknown
+			if !identical {
+				theirs.InternalPort = 9090
+			}
+			id := e.foreignOn(theirs, "10.244.1.60")
+
+			upsert(r, tenant)
+			res := r.Sync(ctx)
+			var held *ForeignFrontendError
+			if len(res.Errors) != 1 || !errors.As(res.Errors[0], &held) || held.ID != id || held.Key != tenant.Key {
+				t.Fatalf("errors %v, want one ForeignFrontendError on %s", res.Errors, id)
+			}
+			if want := []ForeignFrontend{{Key: tenant.Key, ID: id}}; !reflect.DeepEqual(res.ForeignHeld, want) {
+				t.Errorf("ForeignHeld = %+v, want %+v", res.ForeignHeld, want)
+			}
+			if c := e.counters(); c.Count(sim.OpDeleteLoadBalancer) != 0 || !e.hasLB(id) {
+				t.Fatalf("the foreign load balancer was touched: %v", c.Calls)
+			}
+			// It is not declared as a create of ours: a crash now must not
+			// make the next Start claim it.
+			if st, err := loadState(e.stateFile); err != nil || slices.Contains(st.CreatingLoadBalancers, tenant.Key) {
+				t.Errorf("state file declares the held frontend: %+v, %v", st, err)
+			}
+			restarted := e.reconciler()
+			if err := restarted.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, owned := restarted.ownedLBs[id]; owned {
+				t.Fatal("a restart claimed the foreign load balancer")
+			}
+			// Retries keep reporting it, and keep away (one Get, no create).
+			e.hns.ResetCounters()
+			e.clock.Step(DefaultRetryMax)
+			if res := r.Sync(ctx); len(res.ForeignHeld) != 1 || !e.hasLB(id) || e.counters().Count(sim.OpCreateLoadBalancer) != 0 {
+				t.Fatalf("retry: %+v, calls %v", res, e.counters().Calls)
+			}
+			// The Service goes: the foreign load balancer stays, nothing is held.
+			remove(r, tenant.Key)
+			if res := r.Sync(ctx); len(res.ForeignHeld) != 0 || !e.hasLB(id) {
+				t.Fatalf("after the Service left: %+v, foreign present %v", res, e.hasLB(id))
+			}
+			for _, d := range want {
+				if e.hnsLB(d.Key) == nil {
+					t.Errorf("%s lost", d.Key)
+				}
+			}
+		})
+	}
+}
+
+// TestForeignLoadBalancerOnAnAllocatedFrontendIsReplaced: a cluster IP or
+// node port is the apiserver's to give, so a foreign load balancer on it
+// can only be a leftover (kube-proxy's, or ours from a lost state file).
+func TestForeignLoadBalancerOnAnAllocatedFrontendIsReplaced(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	r := e.started(want[:2]...)
+	stale := want[2]
+	stale.InternalPort = 9090
+	id := e.foreignOn(stale, "10.244.1.60")
+	upsert(r, want[2])
+	if res := r.Sync(ctx); res.Failed != 0 || len(res.ForeignHeld) != 0 || e.hasLB(id) {
+		t.Fatalf("result %+v, leftover present %v", res, e.hasLB(id))
+	}
+	e.assertRealized(want)
+}
+
+// TestTakeover: the first start on a node (no state file), or a start
+// with a new --takeover token, adopts or replaces foreign load balancers on
+// every desired frontend listed at Start, tenant-chosen ones included (the
+// previous proxy's). Afterwards foreign ones on such frontends are reported.
+func TestTakeover(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	kubeProxys := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
+	old := kubeProxys
+	old.InternalPort = 9090 // kube-proxy's differs: replaced
+	oldID := e.foreignOn(old, "10.244.1.60")
+	same := externalLB("203.0.113.6", 80, loc("10.244.1.61"))
+	sameID := e.foreignOn(same, "10.244.1.61") // identical: adopted
+
+	r, res := e.start(e.hns, kubeProxys, same)
+	if res.Failed != 0 || len(res.ForeignHeld) != 0 || e.hasLB(oldID) || !e.hasLB(sameID) {
+		t.Fatalf("first start: %+v; old present %v, identical present %v", res, e.hasLB(oldID), e.hasLB(sameID))
+	}
+	if got := e.hnsLB(same.Key); got == nil || got.ID != sameID {
+		t.Errorf("identical load balancer not adopted: %+v", got)
+	}
+	// After the first Sync, a foreign one on a tenant frontend is only reported.
+	late := externalLB("203.0.113.7", 80, loc("10.244.1.62"))
+	lateDoc := late
+	lateDoc.InternalPort = 9090
+	lateID := e.foreignOn(lateDoc, "10.244.1.62")
+	upsert(r, late)
+	if res := r.Sync(ctx); len(res.ForeignHeld) != 1 || !e.hasLB(lateID) {
+		t.Fatalf("after the takeover: %+v", res)
+	}
+
+	// A restart with a state file: no takeover, the late one stays.
+	_, res = e.start(e.hns, kubeProxys, same, late)
+	if len(res.ForeignHeld) != 1 || !e.hasLB(lateID) {
+		t.Fatalf("restart: %+v", res)
+	}
+	// A new token takes over once...
+	e.tweak = func(o *Options) { o.Takeover = "migration-1" }
+	if _, res = e.start(e.hns, kubeProxys, same, late); len(res.ForeignHeld) != 0 || e.hasLB(lateID) {
+		t.Fatalf("takeover token: %+v, late present %v", res, e.hasLB(lateID))
+	}
+	// ...and not again with the same token.
+	againID := e.foreignOn(withInternalPort(externalLB("203.0.113.8", 80, loc("10.244.1.63")), 9090), "10.244.1.63")
+	if _, res = e.start(e.hns, kubeProxys, same, late, externalLB("203.0.113.8", 80, loc("10.244.1.63"))); len(res.ForeignHeld) != 1 || !e.hasLB(againID) {
+		t.Fatalf("same token again: %+v", res)
+	}
+	if st, err := loadState(e.stateFile); err != nil || st.Takeover != "migration-1" {
+		t.Errorf("state file token = %+v, %v", st, err)
+	}
+}
+
+func withInternalPort(d intent.LB, port uint16) intent.LB {
+	d.InternalPort = port
+	return d
+}
+
+// TestTakeoverAfterLostOwnership: a corrupt state file means ownership is
+// lost, so the start takes over (our own objects became "foreign").
+func TestTakeoverAfterLostOwnership(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.local("10.244.1.60")
+	d := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
+	e.started(d)
+	if err := os.WriteFile(e.stateFile, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	changed := withInternalPort(d, 9090)
+	if _, res := e.start(e.hns, changed); res.Failed != 0 || len(res.ForeignHeld) != 0 {
+		t.Fatalf("after a corrupt state file: %+v", res)
+	}
+	if got := e.hnsLB(d.Key); got == nil || got.PortMappings[0].InternalPort != 9090 {
+		t.Errorf("load balancer = %+v", got)
+	}
+}

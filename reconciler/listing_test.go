@@ -1,0 +1,84 @@
+package reconciler
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// A change made while a drift repair lists HNS is programmed before the
+// repair ends; the repair still repairs the drift it found; and what the
+// change created or deleted is neither deleted, recreated, duplicated nor
+// disowned because the listing predates it.
+func TestChangeDuringRepairListingIsNotHeldBack(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2022, sim.ProfileWS2025} {
+		t.Run(profile, func(t *testing.T) {
+			e := newEnv(t, profile)
+			want := e.threeServices()
+			r := e.started(want...)
+			// Drift the repair must find: a load balancer deleted by hand.
+			drifted := e.hnsLB(want[0].Key)
+			if err := e.hns.DeleteLoadBalancerOutOfBand(drifted.ID); err != nil {
+				t.Fatal(err)
+			}
+
+			// The listing reads HNS, then its reply hangs: it shows HNS as it
+			// was before the changes below.
+			e.hns.SetFaults(sim.Faults{HangReply: []sim.Op{sim.OpListLoadBalancers}})
+			repaired := make(chan error, 1)
+			go func() { repaired <- r.Repair(ctx) }()
+			if err := e.hns.WaitHeld(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			e.local("10.244.1.12")
+			added := lb("10.96.0.40", 80, loc("10.244.1.12"), rem("10.244.4.40", "192.168.0.4"))
+			handOver(r, []intent.LB{added}, nil)
+			remove(r, want[2].Key) // its remote endpoint 10.244.3.31 goes too
+			res := r.Sync(ctx)     // would wait for the repair if it held the lock
+			if res.Created != 2 || res.Failed != 0 {
+				t.Fatalf("sync during the listing: %+v", res)
+			}
+			addedLB := e.hnsLB(added.Key)
+			if addedLB == nil || e.hnsLB(want[2].Key) != nil {
+				t.Fatal("the change was not programmed while the repair listed")
+			}
+			select {
+			case err := <-repaired:
+				t.Fatalf("repair ended (%v) before its listing was released", err)
+			default:
+			}
+
+			e.hns.SetFaults(sim.Faults{})
+			if err := <-repaired; err != nil {
+				t.Fatal(err)
+			}
+			e.hns.ResetCounters()
+			e.converge(r)
+			final := []intent.LB{want[0], want[1], added}
+			e.assertRealized(final)
+			if c := e.counters(); c.Count(sim.OpCreateLoadBalancer) != 1 || c.Count(sim.OpDeleteLoadBalancer) != 0 ||
+				c.Count(sim.OpCreateEndpoint) != 0 || c.Count(sim.OpDeleteEndpoint) != 0 {
+				t.Errorf("after the repair: %v, want only the drifted load balancer created", c.Calls)
+			}
+			if got := e.hnsLB(added.Key); got == nil || got.ID != addedLB.ID {
+				t.Errorf("the load balancer added during the listing was replaced: %v → %v", addedLB, got)
+			}
+			saved, err := loadState(e.stateFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range e.snapshot().LoadBalancers {
+				if !slices.Contains(saved.LoadBalancers, l.ID) {
+					t.Errorf("load balancer %s in HNS is not owned in the state file", l.ID)
+				}
+			}
+			for _, ep := range e.snapshot().Endpoints {
+				if ep.IsRemote() && !slices.Contains(saved.RemoteEndpoints, ep.ID) {
+					t.Errorf("remote endpoint %s (%s) in HNS is not owned in the state file", ep.ID, ep.IP())
+				}
+			}
+		})
+	}
+}
