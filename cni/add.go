@@ -2,7 +2,6 @@ package cni
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"net/netip"
 
@@ -13,9 +12,6 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
-// defaultVNI is the VXLAN id of an overlay network hnscni creates (as Flannel's).
-const defaultVNI = 4096
-
 func cmdAdd(ctx context.Context, s *session) error {
 	nsID, err := namespaceID(s.args.Netns)
 	if err != nil {
@@ -23,11 +19,19 @@ func cmdAdd(ctx context.Context, s *session) error {
 	}
 	var undo undoStack
 	result, err := s.add(ctx, nsID, &undo)
+	var versioned types.Result
+	if err == nil {
+		// Converted before anything is printed, so a result the
+		// configuration's version cannot express undoes the ADD too.
+		if versioned, err = result.GetAsVersion(s.conf.CNIVersion); err != nil {
+			err = internal("result in CNI version %q: %v", s.conf.CNIVersion, err)
+		}
+	}
 	if err != nil {
 		undo.run()
 		return err
 	}
-	return types.PrintResult(result, s.conf.CNIVersion)
+	return versioned.Print()
 }
 
 // undoStack runs compensations of a failed ADD in reverse order, each with
@@ -52,65 +56,49 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 		}
 		return nil, hnsError("get HNS namespace "+nsID, err)
 	}
-	network, err := c.network(ctx, n.Network)
+	network, err := s.network(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if network != nil {
-		if err := checkNetworkType(network, n.Mode); err != nil {
-			return nil, err
-		}
-	} else if n.overlay() && !n.providerAddress.IsValid() {
-		// Refuse before creating anything: an overlay network without the
-		// node's provider address would stay broken for every later pod.
-		return nil, invalidConfig("HNS network %q does not exist, and creating an overlay network needs providerAddress", n.Network)
-	}
-	name := endpointName(s.args.ContainerID, s.args.IfName)
-	// An endpoint left by an interrupted ADD of this attachment goes first,
-	// with its address: IPAM refuses a second address for one attachment.
-	stale, err := c.removeEndpoint(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	if stale {
-		if err := ipam.ExecDel(n.IPAM.Type, s.args.StdinData); err != nil {
-			return nil, err
-		}
-	}
-
-	ipamResult, err := ipam.ExecAdd(n.IPAM.Type, s.args.StdinData)
-	if err != nil {
-		return nil, err
-	}
-	undo.push(func(context.Context) { _ = ipam.ExecDel(n.IPAM.Type, s.args.StdinData) })
-	ipcs, err := podAddresses(ipamResult)
-	if err != nil {
-		return nil, err
-	}
-	if n.overlay() {
-		for _, ipc := range ipcs {
-			if ipc.Address.IP.To4() == nil {
-				return nil, invalidConfig("IPAM gave %s, an IPv6 address: HNS overlay networks carry IPv4 only; use l2bridge for dual-stack pods", ipc.Address.IP)
-			}
-		}
-	}
-
 	if network == nil {
-		if network, err = c.createNetwork(ctx, n, ipcs); err != nil {
+		// Refuse before creating anything: a network created without these
+		// would stay broken for every later pod.
+		switch {
+		case n.Mode == "":
+			return nil, invalidConfig("HNS network %q does not exist; creating it needs \"mode\" (or a plugin type that names one)", n.Network)
+		case n.hnsIPAM():
+			return nil, invalidConfig("HNS network %q does not exist; without \"ipam\" HNS assigns addresses from the network's subnet, so the network must exist first", n.Network)
+		case n.overlay() && !n.providerAddress.IsValid():
+			return nil, invalidConfig("HNS network %q does not exist, and creating an overlay network needs providerAddress", n.Network)
+		}
+	}
+	name := endpointName(s.args.ContainerID, n.Network, s.args.IfName)
+	// An endpoint left by an interrupted ADD of this attachment (or one an
+	// earlier release named its way) goes first, with its address: IPAM
+	// refuses a second address for one attachment.
+	stale, err := s.removeAttachment(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if stale && !n.hnsIPAM() {
+		if err := s.ipamExec(ctx, ipam.ExecDel); err != nil {
 			return nil, err
 		}
 	}
-	spec := endpointSpec{name: name}
-	for _, ipc := range ipcs {
-		addr, subnet := prefixOf(ipc.Address)
-		spec.addrs = append(spec.addrs, podAddr{addr: netip.PrefixFrom(addr, subnet.Bits()), gateway: gateway(network, ipc, subnet)})
+
+	spec := endpointSpec{name: name, dns: n.dns(s.podNamespace()), loopbackDSR: n.LoopbackDSR}
+	if !n.hnsIPAM() {
+		if network, err = s.ipamAddresses(ctx, network, &spec, undo); err != nil {
+			return nil, err
+		}
 	}
+	spec.nodeSubnet = firstSubnet(network)
 	if n.overlay() {
 		if spec.providerAddress, err = providerAddress(network, n); err != nil {
 			return nil, err
 		}
 	}
-	if n.LoopbackDSR {
+	if spec.loopbackDSR {
 		v, err := c.Version(ctx)
 		if err != nil {
 			return nil, hnsError("get HNS version", err)
@@ -127,14 +115,86 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 	if err != nil {
 		return nil, hnsError("create HNS endpoint "+name, err)
 	}
+	if n.hnsIPAM() {
+		if spec.addrs, err = hnsAssigned(ep, network); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.AddNamespaceEndpoint(ctx, nsID, ep.ID); err != nil {
 		return nil, hnsError("attach HNS endpoint "+name+" to namespace "+nsID, err)
 	}
+	return s.result(ep, spec), nil
+}
 
+// ipamAddresses runs IPAM ADD, checks its addresses, creates the network
+// if missing, and sets the pod's addresses and gateways.
+func (s *session) ipamAddresses(ctx context.Context, network *hnslb.Network, spec *endpointSpec, undo *undoStack) (*hnslb.Network, error) {
+	n := s.conf
+	data, err := s.ipamStdin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ipamResult, err := ipam.ExecAdd(n.IPAM.Type, data)
+	if err != nil {
+		return nil, err
+	}
+	undo.push(func(context.Context) { _ = ipam.ExecDel(n.IPAM.Type, data) })
+	ipcs, err := podAddresses(ipamResult)
+	if err != nil {
+		return nil, err
+	}
+	if n.overlay() {
+		for _, ipc := range ipcs {
+			if ipc.Address.IP.To4() == nil {
+				return nil, invalidConfig("IPAM gave %s, an IPv6 address: HNS overlay networks carry IPv4 only; use l2bridge for dual-stack pods", ipc.Address.IP)
+			}
+		}
+	}
+	if network == nil {
+		if network, err = s.hns.createNetwork(ctx, n, ipcs); err != nil {
+			return nil, err
+		}
+	}
+	for _, ipc := range ipcs {
+		addr, subnet := prefixOf(ipc.Address)
+		spec.addrs = append(spec.addrs, podAddr{addr: netip.PrefixFrom(addr, subnet.Bits()), gateway: n.gateway(network, ipc, subnet)})
+	}
+	return network, nil
+}
+
+// hnsAssigned reads the address HNS gave an endpoint created without one.
+func hnsAssigned(ep *hnslb.Endpoint, network *hnslb.Network) ([]podAddr, error) {
+	var out []podAddr
+	for _, c := range ep.IpConfigurations {
+		a, err := netip.ParseAddr(c.IpAddress)
+		if err != nil {
+			return nil, internal("HNS gave endpoint %s the address %q", ep.Name, c.IpAddress)
+		}
+		bits := int(c.PrefixLength)
+		if p := subnetOf(network, a); bits == 0 && p.IsValid() {
+			bits = p.Bits()
+		}
+		gw := netip.PrefixFrom(a, bits).Masked().Addr().Next()
+		for _, r := range ep.Routes {
+			if g, err := netip.ParseAddr(r.NextHop); err == nil && g.Is4() == a.Is4() {
+				gw = g
+			}
+		}
+		out = append(out, podAddr{addr: netip.PrefixFrom(a, bits), gateway: gw})
+	}
+	if len(out) == 0 {
+		return nil, internal("HNS assigned endpoint %s no address (network %q has no subnet to assign from?)", ep.Name, network.Name)
+	}
+	return out, nil
+}
+
+// result is the CNI result of an ADD: one interface (ifname, MAC, sandbox),
+// one IP per address with its gateway, a default route per family, DNS.
+func (s *session) result(ep *hnslb.Endpoint, spec endpointSpec) *current.Result {
 	result := &current.Result{
 		CNIVersion: current.ImplementedSpecVersion,
 		Interfaces: []*current.Interface{{Name: s.args.IfName, Mac: cniMAC(ep.MacAddress), Sandbox: s.args.Netns}},
-		DNS:        n.dns(),
+		DNS:        spec.dns,
 	}
 	for _, a := range spec.addrs {
 		addr := a.addr.Addr()
@@ -150,7 +210,7 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 			GW:  gwIP,
 		})
 	}
-	return result, nil
+	return result
 }
 
 // podAddresses are the pod's addresses from the IPAM result, IPv4 first:
@@ -184,84 +244,4 @@ func prefixOf(n net.IPNet) (netip.Addr, netip.Prefix) {
 	a = a.Unmap()
 	ones, _ := n.Mask.Size()
 	return a, netip.PrefixFrom(a, ones).Masked()
-}
-
-func ipamGateway(ipc *current.IPConfig, subnet netip.Prefix) netip.Addr {
-	if gw, ok := netip.AddrFromSlice(ipc.Gateway); ok && subnet.Contains(gw.Unmap()) {
-		return gw.Unmap()
-	}
-	return subnet.Addr().Next()
-}
-
-// gateway is the pod's next hop: the network subnet's default route (set
-// by whoever provisioned the node), else IPAM's gateway, else the subnet's
-// first address.
-func gateway(network *hnslb.Network, ipc *current.IPConfig, subnet netip.Prefix) netip.Addr {
-	for _, ipam := range network.Ipams {
-		for _, s := range ipam.Subnets {
-			p, err := netip.ParsePrefix(s.IpAddressPrefix)
-			if err != nil || p.Masked() != subnet {
-				continue
-			}
-			for _, r := range s.Routes {
-				if gw, err := netip.ParseAddr(r.NextHop); err == nil && subnet.Contains(gw) {
-					return gw
-				}
-			}
-		}
-	}
-	return ipamGateway(ipc, subnet)
-}
-
-// providerAddress is the node's overlay PA: the network's, else the configured one.
-func providerAddress(network *hnslb.Network, n *NetConf) (netip.Addr, error) {
-	if pa := network.ProviderAddress(); pa != "" {
-		a, err := netip.ParseAddr(pa)
-		if err != nil {
-			return netip.Addr{}, internal("HNS network %q has a bad ProviderAddress %q", network.Name, pa)
-		}
-		return a, nil
-	}
-	if n.providerAddress.IsValid() {
-		return n.providerAddress, nil
-	}
-	return netip.Addr{}, invalidConfig("overlay network %q has no ProviderAddress policy and the configuration no providerAddress", network.Name)
-}
-
-// createNetwork creates the configured network when the node has none, as
-// a provisioning script would, from the subnets IPAM allocates from.
-func (c hnsClient) createNetwork(ctx context.Context, n *NetConf, ipcs []*current.IPConfig) (*hnslb.Network, error) {
-	doc := &hnslb.Network{
-		Name:          n.Network,
-		Type:          hnslb.NetworkTypeL2Bridge,
-		Ipams:         []hnslb.Ipam{{Type: "Static"}},
-		SchemaVersion: hnslb.V2,
-	}
-	for _, ipc := range ipcs {
-		_, subnet := prefixOf(ipc.Address)
-		gw := ipamGateway(ipc, subnet)
-		doc.Ipams[0].Subnets = append(doc.Ipams[0].Subnets, hnslb.Subnet{
-			IpAddressPrefix: subnet.String(),
-			Routes:          []hnslb.Route{{NextHop: gw.String(), DestinationPrefix: defaultRoute(gw).String()}},
-		})
-	}
-	if n.overlay() {
-		doc.Type = hnslb.NetworkTypeOverlay
-		doc.Ipams[0].Subnets[0].Policies = []json.RawMessage{hnslb.NewVSIDSubnetPolicy(defaultVNI)}
-		if n.providerAddress.IsValid() {
-			doc.Policies = append(doc.Policies, hnslb.NewNetworkPolicy(hnslb.NetworkPolicyProviderAddress,
-				hnslb.ProviderAddressNetworkPolicySetting{ProviderAddress: n.providerAddress.String()}))
-		}
-	}
-	created, err := c.CreateNetwork(ctx, doc)
-	if hnslb.IsAlreadyExists(err) {
-		// Another ADD created it meanwhile.
-		if created, err = c.GetNetworkByName(ctx, n.Network); err == nil {
-			return created, checkNetworkType(created, n.Mode)
-		}
-	}
-	if err != nil {
-		return nil, hnsError("create HNS network "+n.Network, err)
-	}
-	return created, nil
 }

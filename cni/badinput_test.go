@@ -18,6 +18,7 @@ import (
 // the IPAM data directory is seen.
 type sandbox struct {
 	cwd, home, tmp string
+	stderr         string // of the last run
 }
 
 func newSandbox(t *testing.T) *sandbox {
@@ -46,9 +47,10 @@ func (s *sandbox) run(t *testing.T, env map[string]string, stdin []byte) (*types
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Stdin = bytes.NewReader(stdin)
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	s.stderr = stderr.String()
 	if err == nil {
 		return nil, stdout.Bytes()
 	}
@@ -131,7 +133,7 @@ func TestHostileAttachmentNames(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ADD with a long container ID: %+v", err)
 	}
-	if e := endpointByName(n1.dump(t), long+"_eth0"); e == nil {
+	if e := endpointByName(n1.dump(t), long+"_cbr0"); e == nil {
 		t.Fatalf("no endpoint named after the long container ID; have %v", names(n1.dump(t)))
 	}
 	var withPrev map[string]any
@@ -171,8 +173,10 @@ func TestHostileAttachmentNames(t *testing.T) {
 // attachments (c1, eth_0) and (c1_eth, 0) shared one endpoint (the second
 // ADD removed the first pod's endpoint as stale), GC released the address
 // of the wrong attachment, and an interface named "net_" was never
-// collected. Both attachments now live side by side and GC collects
-// exactly the one the runtime no longer lists, with its address.
+// collected. The names are now "<containerID>_<network>:<ifname>" for
+// interfaces other than eth0; all three attachments live side by side and
+// GC collects exactly the ones the runtime no longer lists, with their
+// addresses.
 func TestInterfaceNamesWithUnderscores(t *testing.T) {
 	n1 := startNode(t, "n1", "--node-ip", "192.168.60.1",
 		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.6.0/24")
@@ -187,7 +191,7 @@ func TestInterfaceNamesWithUnderscores(t *testing.T) {
 	if s := n1.dump(t); len(s.Endpoints) != 3 || len(allocated(t, conf.dataDir)) != 3 {
 		t.Fatalf("three attachments made endpoints %v and addresses %v", names(s), allocated(t, conf.dataDir))
 	}
-	keep := endpointByName(n1.dump(t), "c1_eth_0").IP()
+	keep := endpointByName(n1.dump(t), "c1_eth_cbr0:0").IP()
 
 	gc := conf
 	gc.extra = map[string]any{"cni.dev/valid-attachments": []map[string]string{{"containerID": "c1_eth", "ifname": "0"}}}
@@ -195,8 +199,8 @@ func TestInterfaceNamesWithUnderscores(t *testing.T) {
 		t.Fatalf("GC: %+v", err)
 	}
 	s := n1.dump(t)
-	if len(s.Endpoints) != 1 || s.Endpoints[0].Name != "c1_eth_0" {
-		t.Fatalf("after GC endpoints %v, want only c1_eth_0", names(s))
+	if len(s.Endpoints) != 1 || s.Endpoints[0].Name != "c1_eth_cbr0:0" {
+		t.Fatalf("after GC endpoints %v, want only c1_eth_cbr0:0", names(s))
 	}
 	if got := allocated(t, conf.dataDir); len(got) != 1 || got[0] != keep {
 		t.Errorf("after GC addresses %v, want only %s (the listed attachment's)", got, keep)

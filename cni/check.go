@@ -29,15 +29,15 @@ func cmdCheck(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	name := endpointName(args.ContainerID, args.IfName)
-	ep, err := s.hns.GetEndpointByName(ctx, name)
-	if hnslb.IsNotFound(err) {
-		return types.NewError(types.ErrUnknownContainer, "HNS endpoint "+name+" does not exist", "")
-	}
+	ep, err := s.attachmentEndpoint(ctx)
 	if err != nil {
-		return hnsError("get HNS endpoint "+name, err)
+		return err
 	}
-	network, err := s.hns.network(ctx, s.conf.Network)
+	if ep == nil {
+		return types.NewError(types.ErrUnknownContainer, "HNS endpoint "+endpointName(args.ContainerID, s.conf.Network, args.IfName)+" does not exist", "")
+	}
+	name := ep.Name
+	network, err := s.network(ctx)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,10 @@ func cmdCheck(ctx context.Context, s *session) error {
 	if err := matchPrevResult(prev, ep, args); err != nil {
 		return err
 	}
-	return ipam.ExecCheck(s.conf.IPAM.Type, args.StdinData)
+	if s.conf.hnsIPAM() {
+		return nil
+	}
+	return s.ipamExec(ctx, ipam.ExecCheck)
 }
 
 // matchPrevResult compares the endpoint with what ADD reported.

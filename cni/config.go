@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/containernetworking/cni/pkg/types"
@@ -16,14 +17,24 @@ const (
 	ModeOverlay  = "overlay"
 )
 
-// NetConf is hnscni's network configuration (docs/cni.md).
+// VXLAN defaults of an overlay network hnscni creates: Flannel's and the
+// Windows overlay scripts' VNI, and the IANA VXLAN port.
+const (
+	defaultVNI       = 4096
+	defaultVXLANPort = 4789
+)
+
+// NetConf is hnscni's network configuration (docs/cni.md): its own fields
+// and those of the reference Windows plugins (compat.go).
 type NetConf struct {
 	types.PluginConf
 
-	// Mode is ModeL2Bridge or ModeOverlay; it must match the HNS network's type.
-	Mode string `json:"mode"`
-	// Network is the HNS network's name.
-	Network string `json:"network"`
+	// Mode is ModeL2Bridge or ModeOverlay (Calico's "windows-bgp" and
+	// "vxlan" too); empty: from the plugin type, else the HNS network's type.
+	Mode string `json:"mode,omitempty"`
+	// Network is the HNS network's name; empty: Name, as the reference
+	// plugins take it.
+	Network string `json:"network,omitempty"`
 	// ClusterCIDR and ServiceCIDR are exempt from outbound NAT; ServiceCIDR
 	// also gets an SDNRoute so service traffic goes through VFP's load
 	// balancers. On a dual-stack cluster each is two CIDRs, one per family,
@@ -38,16 +49,27 @@ type NetConf struct {
 	// ProviderAddress is the node's overlay provider address, used when the
 	// HNS network does not carry a ProviderAddress policy.
 	ProviderAddress string `json:"providerAddress,omitempty"`
+	// VXLANVNI and VXLANPort shape an overlay network hnscni creates.
+	VXLANVNI  uint32 `json:"vxlanVNI,omitempty"`
+	VXLANPort uint16 `json:"vxlanPort,omitempty"`
 	// HNSEndpoint selects HNS: "unix:///path" for hnssim. Empty: env
 	// HNS_ENDPOINT, else the real HNS on Windows.
 	HNSEndpoint string `json:"hnsEndpoint,omitempty"`
 
+	referenceFields
+
 	RuntimeConfig RuntimeConfig `json:"runtimeConfig,omitempty"`
 
 	// Parsed forms.
+	family                     family
 	clusterCIDRs, serviceCIDRs []netip.Prefix
 	natExceptions              []netip.Prefix
 	providerAddress            netip.Addr
+	configPolicies             []configPolicy
+	networkPolicies            []json.RawMessage
+	macPrefix                  string
+	// warnings name what the plugin ignores; Main prints them on stderr.
+	warnings []string
 }
 
 // RuntimeConfig holds the capability arguments the runtime passes.
@@ -83,20 +105,23 @@ func parseConfig(stdin []byte) (*NetConf, error) {
 	if err := json.Unmarshal(stdin, n); err != nil {
 		return nil, types.NewError(types.ErrDecodingFailure, "malformed network configuration", err.Error())
 	}
-	switch n.Mode {
-	case ModeL2Bridge, ModeOverlay:
-	case "":
-		return nil, invalidConfig(`"mode" is required: %q or %q`, ModeL2Bridge, ModeOverlay)
-	default:
-		return nil, invalidConfig("unknown mode %q: want %q or %q", n.Mode, ModeL2Bridge, ModeOverlay)
+	var err error
+	if n.warnings, err = unknownFields(stdin); err != nil {
+		return nil, err
+	}
+	n.family = familyOf(n)
+	if n.Mode, err = modeOf(n); err != nil {
+		return nil, err
 	}
 	if strings.TrimSpace(n.Network) == "" {
-		return nil, invalidConfig(`"network" (the HNS network name) is required`)
+		n.Network = n.Name
 	}
-	if n.IPAM.Type == "" {
-		return nil, invalidConfig(`"ipam" with a "type" is required (hnscni delegates address management)`)
+	if strings.TrimSpace(n.Network) == "" {
+		return nil, invalidConfig(`"name" (the HNS network name, or "network" if it differs) is required`)
 	}
-	var err error
+	if err := n.parseReferenceFields(); err != nil {
+		return nil, err
+	}
 	if n.clusterCIDRs, err = cidrsPerFamily("clusterCIDR", n.ClusterCIDR); err != nil {
 		return nil, err
 	}
@@ -116,6 +141,20 @@ func parseConfig(stdin []byte) (*NetConf, error) {
 		if n.providerAddress, err = netip.ParseAddr(n.ProviderAddress); err != nil {
 			return nil, invalidConfig("providerAddress %q: %v", n.ProviderAddress, err)
 		}
+	}
+	if n.VXLANVNI == 0 {
+		n.VXLANVNI = n.CalicoVNI
+	}
+	if n.VXLANVNI > 1<<24-1 || (n.VXLANVNI != 0 && n.VXLANVNI < 4096) {
+		// Flannel's Windows backend refuses VNIs below 4096 (the VSIDs
+		// below are HNS's own); a VNI is 24 bits.
+		return nil, invalidConfig("vxlanVNI %d: want 4096 to 16777215", n.VXLANVNI)
+	}
+	if n.VXLANVNI == 0 {
+		n.VXLANVNI = defaultVNI
+	}
+	if n.VXLANPort == 0 {
+		n.VXLANPort = defaultVXLANPort
 	}
 	for i, pm := range n.RuntimeConfig.PortMappings {
 		if _, err := pm.protocolNumber(); err != nil {
@@ -175,20 +214,25 @@ func cidrsPerFamily(field, s string) ([]netip.Prefix, error) {
 
 func validPort(p int) bool { return p > 0 && p <= 65535 }
 
+// protocolNumber reads a port mapping's protocol as the reference plugins
+// do: a name (tcp, udp, icmpv4, icmpv6, igmp) or a number; empty is tcp.
 func (pm PortMapping) protocolNumber() (uint32, error) {
-	switch strings.ToLower(pm.Protocol) {
-	case "tcp", "":
-		return 6, nil
-	case "udp":
-		return 17, nil
-	}
-	return 0, fmt.Errorf("protocol %q: want tcp or udp", pm.Protocol)
+	return protocolNumber(pm.Protocol)
 }
 
-// dns merges the configured DNS with the runtime's ("dns" capability wins).
-func (n *NetConf) dns() types.DNS {
+// dns is the endpoint's and the result's DNS: the configured one, each
+// field the runtime's "dns" capability sets replaced, as both reference
+// families do. libcni passes runtimeConfig only for declared capabilities,
+// and a delegating plugin (Flannel) passes it without them, so the plugin
+// does not check the declaration again. The sdnbridge/sdnoverlay family
+// prefixes the first search domain with the pod's namespace.
+func (n *NetConf) dns(podNamespace string) types.DNS {
 	d := n.DNS
-	if r := n.RuntimeConfig.DNS; r != nil && n.Capabilities["dns"] {
+	d.Search = append([]string(nil), d.Search...)
+	if n.family == familySDN && podNamespace != "" && len(d.Search) > 0 {
+		d.Search[0] = podNamespace + "." + d.Search[0]
+	}
+	if r := n.RuntimeConfig.DNS; r != nil {
 		if len(r.Servers) > 0 {
 			d.Nameservers = r.Servers
 		}
@@ -204,3 +248,20 @@ func (n *NetConf) dns() types.DNS {
 
 // overlay reports whether pods go on an HNS overlay (VXLAN) network.
 func (n *NetConf) overlay() bool { return n.Mode == ModeOverlay }
+
+// hnsIPAM reports a configuration without IPAM: HNS assigns the address
+// from the network's subnet.
+func (n *NetConf) hnsIPAM() bool { return n.IPAM.Type == "" }
+
+// protocolNumber reads a protocol name or number as the reference plugins
+// do; empty is TCP.
+func protocolNumber(s string) (uint32, error) {
+	names := map[string]uint32{"": 6, "tcp": 6, "udp": 17, "icmpv4": 1, "icmpv6": 58, "igmp": 2}
+	if p, ok := names[strings.ToLower(s)]; ok {
+		return p, nil
+	}
+	if u, err := strconv.ParseUint(s, 0, 8); err == nil {
+		return uint32(u), nil
+	}
+	return 0, fmt.Errorf("protocol %q: want tcp, udp, icmpv4, icmpv6, igmp or a protocol number", s)
+}

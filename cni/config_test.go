@@ -25,17 +25,18 @@ func TestParseConfigDNSAndExceptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Repeats drop out; host bits are masked.
-	if got := n.natExceptionList(); !slices.Equal(got, []string{"10.244.0.0/16", "10.96.0.0/12", "192.168.0.0/24"}) {
+	if got := n.natExceptionList(endpointSpec{}); !slices.Equal(got, []string{"10.244.0.0/16", "10.96.0.0/12", "192.168.0.0/24"}) {
 		t.Errorf("exceptions %v", got)
 	}
 	// The runtime's servers win; fields it leaves out keep the configured values.
-	d := n.dns()
+	d := n.dns("ns1")
 	if !slices.Equal(d.Nameservers, []string{"1.1.1.1"}) || !slices.Equal(d.Search, []string{"svc.cluster.local"}) || !slices.Equal(d.Options, []string{"ndots:5"}) {
 		t.Errorf("dns %+v", d)
 	}
-	// Without the capability the runtime's DNS is ignored.
+	// A delegating plugin (Flannel) passes runtimeConfig without the
+	// capability; the reference plugins apply it all the same.
 	n.Capabilities = nil
-	if d := n.dns(); !slices.Equal(d.Nameservers, []string{"10.96.0.10"}) {
+	if d := n.dns(""); !slices.Equal(d.Nameservers, []string{"1.1.1.1"}) {
 		t.Errorf("dns without capability %+v", d)
 	}
 }
@@ -47,8 +48,18 @@ func TestParseConfigRejects(t *testing.T) {
 		code   uint
 	}{
 		"unknown mode":           {map[string]any{"mode": "nat"}, types.ErrInvalidNetworkConfig},
-		"blank network":          {map[string]any{"network": "  "}, types.ErrInvalidNetworkConfig},
-		"no ipam type":           {map[string]any{"ipam": map[string]any{}}, types.ErrInvalidNetworkConfig},
+		"no network, blank name": {map[string]any{"network": "  ", "name": ""}, types.ErrInvalidNetworkConfig},
+		"typo of a field":        {map[string]any{"serviceCIRD": "10.96.0.0/12"}, types.ErrInvalidNetworkConfig},
+		"typo of a flag":         {map[string]any{"optionalFlags": map[string]any{"forceBrigeGateway": true}}, types.ErrInvalidNetworkConfig},
+		"apiVersion 3":           {map[string]any{"apiVersion": 3}, types.ErrInvalidNetworkConfig},
+		"bad MAC prefix":         {map[string]any{"endpointMacPrefix": "0E2A"}, types.ErrInvalidNetworkConfig},
+		"VNI below 4096":         {map[string]any{"vxlanVNI": 100}, types.ErrInvalidNetworkConfig},
+		"bad ipMasqNetwork":      {map[string]any{"ipMasqNetwork": "10.244.0.0"}, types.ErrInvalidNetworkConfig},
+		"policy not an object":   {map[string]any{"policies": []any{map[string]any{"name": "EndpointPolicy", "value": "x"}}}, types.ErrInvalidNetworkConfig},
+		"policy without a type":  {map[string]any{"AdditionalArgs": []any{map[string]any{"Name": "EndpointPolicy", "Value": map[string]any{"Settings": map[string]any{}}}}}, types.ErrInvalidNetworkConfig},
+		"route to no CIDR":       {map[string]any{"policies": []any{map[string]any{"name": "EndpointPolicy", "value": map[string]any{"Type": "ROUTE", "DestinationPrefix": ""}}}}, types.ErrInvalidNetworkConfig},
+		"bad NAT exception":      {map[string]any{"AdditionalArgs": []any{map[string]any{"Name": "EndpointPolicy", "Value": map[string]any{"Type": "OutBoundNAT", "Settings": map[string]any{"Exceptions": []string{"cluster"}}}}}}, types.ErrInvalidNetworkConfig},
+		"bad policy PA":          {map[string]any{"policies": []any{map[string]any{"name": "EndpointPolicy", "value": map[string]any{"Type": "PA", "PA": "node"}}}}, types.ErrInvalidNetworkConfig},
 		"bad service CIDR":       {map[string]any{"serviceCIDR": "10.96.0.0"}, types.ErrInvalidNetworkConfig},
 		"two IPv4 service CIDRs": {map[string]any{"serviceCIDR": "10.96.0.0/12,10.112.0.0/12"}, types.ErrInvalidNetworkConfig},
 		"empty cluster CIDR":     {map[string]any{"clusterCIDR": "10.244.0.0/16,"}, types.ErrInvalidNetworkConfig},
@@ -83,7 +94,7 @@ func TestBuildEndpointOverlay(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := n.buildEndpoint(endpointSpec{
-		name:            "c1_eth0",
+		name:            "c1_vxlan0",
 		addrs:           []podAddr{{addr: netip.MustParsePrefix("10.244.1.7/24"), gateway: netip.MustParseAddr("10.244.1.1")}},
 		providerAddress: netip.MustParseAddr("192.168.0.11"), loopbackDSR: true,
 	})
@@ -122,7 +133,7 @@ func TestBuildEndpointDualStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := n.buildEndpoint(endpointSpec{name: "c1_eth0", addrs: []podAddr{
+	e := n.buildEndpoint(endpointSpec{name: "c1_cbr0", addrs: []podAddr{
 		{addr: netip.MustParsePrefix("10.244.1.7/24"), gateway: netip.MustParseAddr("10.244.1.1")},
 		{addr: netip.MustParsePrefix("fd00:10:244:1::7/64"), gateway: netip.MustParseAddr("fd00:10:244:1::1")},
 	}})
@@ -173,32 +184,59 @@ func TestBuildEndpointDualStack(t *testing.T) {
 	}
 }
 
-func TestOwnNameAndNamespaceID(t *testing.T) {
-	for name, want := range map[string]bool{
-		endpointName("abc123", "eth0"):     true,
-		endpointName("my_pod.1-x", "eth0"): true,
-		"hnsproxy-source-vip":              false,
-		"abc_eth_0x":                       true, // the split is at the last "_": (abc_eth, 0x)
-		"_eth0":                            false,
-		"abc_" + "sixteen-chars-ifx":       false,
+func TestEndpointNamesAndNamespaceID(t *testing.T) {
+	for _, tc := range []struct{ cid, ifName, name string }{
+		{"abc123", "eth0", "abc123_cbr0"}, // the reference plugins' name
+		{"my_pod.1-x", "eth0", "my_pod.1-x_cbr0"},
+		{"abc", "net1", "abc_cbr0:net1"}, // a second interface
+		{"abc", "eth_1", "abc_cbr0:eth_1"},
+		{"a_cbr0", "cbr0", "a_cbr0_cbr0:cbr0"}, // an interface named as the network
+		{"a", "cbr0", "a_cbr0:cbr0"},
 	} {
-		if got := ownName.MatchString(name); got != want {
-			t.Errorf("ownName(%q) = %v, want %v", name, got, want)
+		if got := endpointName(tc.cid, "cbr0", tc.ifName); got != tc.name {
+			t.Errorf("endpointName(%q, %q) = %q, want %q", tc.cid, tc.ifName, got, tc.name)
+		}
+		if c, i, ok := attachmentOf(tc.name, "cbr0"); !ok || c != tc.cid || i != tc.ifName {
+			t.Errorf("attachmentOf(%q) = %q, %q, %v", tc.name, c, i, ok)
 		}
 	}
-	mine := &hnslb.Endpoint{Name: "abc_eth0", MacAddress: "0e-2a-0a-f4-01-07", IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.7"}}}
-	if !ours(mine) {
-		t.Error("an endpoint hnscni made is not recognised")
+	for _, name := range []string{"cbr0_ep", "hnsproxy-source-vip", "_cbr0", "abc_cbr0:sixteen-chars-ifx", "abc_vxlan0", "abc_cbr0:"} {
+		if c, i, ok := attachmentOf(name, "cbr0"); ok {
+			t.Errorf("attachmentOf(%q) = %q, %q: not a name endpointName builds", name, c, i)
+		}
+	}
+	if c, i, ok := legacyAttachmentOf(legacyEndpointName("abc_1", "eth_0")); !ok || c != "abc_1" || i != "eth_0" {
+		t.Errorf("legacy name reads back as %q, %q, %v", c, i, ok)
+	}
+	withIPAM, err := parseConfig([]byte(`{"cniVersion": "1.1.0", "name": "cbr0", "type": "win-bridge", "ipam": {"type": "host-local"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := []hnslb.IPConfig{{IpAddress: "10.244.1.7"}}
+	for _, name := range []string{"abc_cbr0", "abc_eth0"} {
+		if !withIPAM.ours(&hnslb.Endpoint{Name: name, MacAddress: "0e-2a-0a-f4-01-07", IpConfigurations: addr}) {
+			t.Errorf("%s, an endpoint hnscni made, is not recognised", name)
+		}
 	}
 	for what, e := range map[string]hnslb.Endpoint{
-		"other MAC":  {Name: "abc_eth0", MacAddress: "00-15-5D-01-02-03", IpConfigurations: mine.IpConfigurations},
-		"remote":     {Name: "abc_eth0", MacAddress: mine.MacAddress, IpConfigurations: mine.IpConfigurations, Flags: hnslb.EndpointFlagsRemoteEndpoint},
-		"other name": {Name: "sourcevip", MacAddress: mine.MacAddress, IpConfigurations: mine.IpConfigurations},
-		"no address": {Name: "abc_eth0", MacAddress: mine.MacAddress},
+		"other MAC":  {Name: "abc_cbr0", MacAddress: "00-15-5D-01-02-03", IpConfigurations: addr},
+		"remote":     {Name: "abc_cbr0", MacAddress: "0e-2a-0a-f4-01-07", IpConfigurations: addr, Flags: hnslb.EndpointFlagsRemoteEndpoint},
+		"other name": {Name: "sourcevip", MacAddress: "0e-2a-0a-f4-01-07", IpConfigurations: addr},
+		"no address": {Name: "abc_cbr0", MacAddress: "0e-2a-0a-f4-01-07"},
 	} {
-		if ours(&e) {
+		if withIPAM.ours(&e) {
 			t.Errorf("%s: taken for hnscni's", what)
 		}
+	}
+	// Without IPAM HNS picks the MAC: the name alone marks an endpoint,
+	// and legacy names (which always had IPAM) are not ours.
+	noIPAM, err := parseConfig([]byte(`{"cniVersion": "1.1.0", "name": "cbr0", "type": "win-bridge"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !noIPAM.ours(&hnslb.Endpoint{Name: "abc_cbr0", MacAddress: "00-15-5D-01-02-03", IpConfigurations: addr}) ||
+		noIPAM.ours(&hnslb.Endpoint{Name: "cbr0_ep", MacAddress: "00-15-5D-01-02-03", IpConfigurations: addr}) {
+		t.Error("without IPAM: wrong endpoints taken for hnscni's")
 	}
 	if id, err := namespaceID("{0B9E1F9E-5A5E-4C57-9C0B-0123456789AB}"); err != nil || id != "0B9E1F9E-5A5E-4C57-9C0B-0123456789AB" {
 		t.Errorf("braced GUID: %q, %v", id, err)

@@ -2,15 +2,20 @@ package cni
 
 import (
 	"context"
+
 	"github.com/containernetworking/plugins/pkg/ipam"
 )
 
 // cmdDel removes the attachment's endpoint, then releases its address.
 // Whatever is already gone counts as removed. The address is released only
 // once the endpoint is surely gone, so it is never handed out twice.
+// Without IPAM, deleting the endpoint returns its address to HNS.
 func cmdDel(ctx context.Context, s *session) error {
-	if _, err := s.hns.removeEndpoint(ctx, endpointName(s.args.ContainerID, s.args.IfName)); err != nil {
+	if _, err := s.removeAttachment(ctx); err != nil {
 		return err
 	}
-	return ipam.ExecDel(s.conf.IPAM.Type, s.args.StdinData)
+	if s.conf.hnsIPAM() {
+		return nil
+	}
+	return s.ipamExec(ctx, ipam.ExecDel)
 }

@@ -57,7 +57,7 @@ func TestDualStackPodLifecycle(t *testing.T) {
 	clientRes := rt.add(t, client)
 
 	s := n1.dump(t)
-	e := endpointByName(s, web.endpointName())
+	e := endpointByName(s, web.endpointName("cbr0"))
 	if e == nil || len(e.IpConfigurations) != 2 || e.IpConfigurations[0].IpAddress != v4 || e.IpConfigurations[1].IpAddress != v6 {
 		t.Fatalf("endpoint %+v, want one endpoint with %s and %s", e, v4, v6)
 	}

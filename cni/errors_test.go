@@ -59,7 +59,7 @@ func TestBadInputFailsCleanly(t *testing.T) {
 	}
 	withoutIPAM := func() []byte {
 		var m map[string]any
-		_ = json.Unmarshal(good.pluginJSON(t), &m)
+		_ = json.Unmarshal(with(map[string]any{"network": "absent"}), &m)
 		delete(m, "ipam")
 		b, _ := json.Marshal(m)
 		return b
@@ -73,15 +73,17 @@ func TestBadInputFailsCleanly(t *testing.T) {
 		{"malformed JSON", nil, []byte(`{"cniVersion": "1.1.0", "name": `), types.ErrDecodingFailure},
 		{"config not an object", nil, []byte(`{"cniVersion":"1.1.0","name":"pods","type":"hnscni","mode":7}`), types.ErrDecodingFailure},
 		{"unknown mode", nil, with(map[string]any{"mode": "transparent"}), types.ErrInvalidNetworkConfig},
-		{"no mode", nil, with(map[string]any{"mode": ""}), types.ErrInvalidNetworkConfig},
-		{"missing network", nil, with(map[string]any{"network": ""}), types.ErrInvalidNetworkConfig},
-		{"missing ipam", nil, withoutIPAM(), types.ErrInvalidNetworkConfig},
+		{"no mode to create a missing network with", nil, with(map[string]any{"mode": "", "network": "absent"}), types.ErrInvalidNetworkConfig},
+		{"neither network nor name", nil, []byte(strings.Replace(string(with(map[string]any{"network": ""})), `"name":"pods"`, `"name":""`, 1)), types.ErrInvalidNetworkConfig},
+		{"no ipam for a missing network", nil, withoutIPAM(), types.ErrInvalidNetworkConfig},
+		{"a typo'd field", nil, with(map[string]any{"serviceCIRD": "10.96.0.0/12"}), types.ErrInvalidNetworkConfig},
+		{"a policy with a bad CIDR", nil, with(map[string]any{"policies": []any{map[string]any{"name": "EndpointPolicy", "value": map[string]any{"Type": "ROUTE", "DestinationPrefix": "services"}}}}), types.ErrInvalidNetworkConfig},
 		{"bad cluster CIDR", nil, with(map[string]any{"clusterCIDR": "10.244.0.0/33"}), types.ErrInvalidNetworkConfig},
 		{"bad service CIDR", nil, with(map[string]any{"serviceCIDR": "services"}), types.ErrInvalidNetworkConfig},
 		{"bad port mapping", nil, with(map[string]any{"runtimeConfig": map[string]any{"portMappings": []map[string]any{{"hostPort": 80, "containerPort": 80, "protocol": "sctp"}}}}), types.ErrInvalidNetworkConfig},
 		{"mode does not match the network", nil, with(map[string]any{"mode": "overlay"}), types.ErrInvalidNetworkConfig},
 		{"bad hnsEndpoint", nil, with(map[string]any{"hnsEndpoint": "tcp://127.0.0.1:1"}), types.ErrInvalidNetworkConfig},
-		{"unsupported CNI version", nil, with(map[string]any{"cniVersion": "0.3.1"}), types.ErrIncompatibleCNIVersion},
+		{"unsupported CNI version", nil, with(map[string]any{"cniVersion": "2.0.0"}), types.ErrIncompatibleCNIVersion},
 		{"unknown CNI_COMMAND", map[string]string{"CNI_COMMAND": "FROB"}, good.pluginJSON(t), types.ErrInvalidEnvironmentVariables},
 		{"path-like container ID", map[string]string{"CNI_CONTAINERID": "../../etc/passwd"}, good.pluginJSON(t), types.ErrInvalidEnvironmentVariables},
 		{"bad interface name", map[string]string{"CNI_IFNAME": "eth0/../x"}, good.pluginJSON(t), types.ErrInvalidEnvironmentVariables},
@@ -183,7 +185,7 @@ func TestNetworkCreatedWhenMissing(t *testing.T) {
 		len(nw.Ipams) != 1 || nw.Ipams[0].Subnets[0].IpAddressPrefix != "10.244.5.0/24" {
 		t.Errorf("created network %+v", nw)
 	}
-	if got := names(s); !slices.Equal(got, []string{"p1_eth0", "p2_eth0"}) {
+	if got := names(s); !slices.Equal(got, []string{"p1_vxlan0", "p2_vxlan0"}) {
 		t.Errorf("endpoints %v", got)
 	}
 	for _, e := range s.Endpoints {
@@ -208,7 +210,7 @@ func TestVersion(t *testing.T) {
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(v.SupportedVersions, []string{"0.4.0", "1.0.0", "1.1.0"}) {
+	if !slices.Equal(v.SupportedVersions, []string{"0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"}) {
 		t.Errorf("supported versions %v", v.SupportedVersions)
 	}
 }
@@ -225,11 +227,11 @@ func TestAddAgainReplacesStaleAttachment(t *testing.T) {
 	rt := newRuntime(t, conf)
 	second := rt.add(t, p)
 	s := n1.dump(t)
-	if got := names(s); !slices.Equal(got, []string{"again_eth0"}) {
+	if got := names(s); !slices.Equal(got, []string{"again_cbr0"}) {
 		t.Fatalf("endpoints %v", got)
 	}
-	if got := allocated(t, conf.dataDir); len(got) != 1 || got[0] != endpointByName(s, "again_eth0").IP() {
-		t.Errorf("addresses %v for endpoint address %s (first ADD %v, second %v)", got, endpointByName(s, "again_eth0").IP(), first.IPs[0].Address, second.IPs[0].Address)
+	if got := allocated(t, conf.dataDir); len(got) != 1 || got[0] != endpointByName(s, "again_cbr0").IP() {
+		t.Errorf("addresses %v for endpoint address %s (first ADD %v, second %v)", got, endpointByName(s, "again_cbr0").IP(), first.IPs[0].Address, second.IPs[0].Address)
 	}
 	if err := rt.check(p); err != nil {
 		t.Errorf("CHECK: %v", err)
@@ -251,7 +253,7 @@ func TestHNSEndpointFromEnvironment(t *testing.T) {
 	if exit != 0 || err != nil {
 		t.Fatalf("ADD with HNS_ENDPOINT: exit %d, %+v", exit, err)
 	}
-	if got := names(n1.dump(t)); !slices.Equal(got, []string{"c1_eth0"}) {
+	if got := names(n1.dump(t)); !slices.Equal(got, []string{"c1_cbr0"}) {
 		t.Errorf("endpoints %v", got)
 	}
 }

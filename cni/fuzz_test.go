@@ -106,15 +106,18 @@ func checkNames(t *testing.T, containerID, ifName string) {
 	if utils.ValidateContainerID(containerID) != nil || utils.ValidateInterfaceName(ifName) != nil {
 		return
 	}
-	name := endpointName(containerID, ifName)
-	if !ownName.MatchString(name) {
-		t.Fatalf("endpoint name %q (container %q, interface %q) is not recognised by GC", name, containerID, ifName)
-	}
-	if strings.ContainsAny(name, `/\`) {
-		t.Fatalf("endpoint name %q contains a path separator", name)
-	}
-	if c, i := attachmentOf(name); c != containerID || i != ifName {
-		t.Fatalf("endpoint name %q reads back as (%q, %q), not (%q, %q)", name, c, i, containerID, ifName)
+	for _, network := range []string{"cbr0", "vxlan_0"} {
+		name := endpointName(containerID, network, ifName)
+		if strings.ContainsAny(name, `/\`) {
+			t.Fatalf("endpoint name %q contains a path separator", name)
+		}
+		c, i, ok := attachmentOf(name, network)
+		if ifName == "" {
+			ifName = primaryIfName
+		}
+		if !ok || c != containerID || i != ifName {
+			t.Fatalf("endpoint name %q reads back as (%q, %q, %v), not (%q, %q)", name, c, i, ok, containerID, ifName)
+		}
 	}
 }
 
@@ -144,7 +147,7 @@ func checkParsedConfig(t *testing.T, stdin []byte) {
 		}
 		return
 	}
-	if (n.Mode != ModeL2Bridge && n.Mode != ModeOverlay) || strings.TrimSpace(n.Network) == "" || n.IPAM.Type == "" {
+	if (n.Mode != "" && n.Mode != ModeL2Bridge && n.Mode != ModeOverlay) || strings.TrimSpace(n.Network) == "" {
 		t.Fatalf("accepted an incomplete configuration: %+v", n)
 	}
 	for _, pm := range n.RuntimeConfig.PortMappings {
@@ -152,14 +155,14 @@ func checkParsedConfig(t *testing.T, stdin []byte) {
 			t.Fatalf("accepted port mapping %+v", pm)
 		}
 	}
-	for _, s := range n.natExceptionList() {
+	for _, s := range n.natExceptionList(endpointSpec{}) {
 		if _, err := netip.ParsePrefix(s); err != nil {
 			t.Fatalf("outbound NAT exception %q", s)
 		}
 	}
 	for _, addr := range []string{"10.244.1.7/24", "fd00::7/64"} {
 		p := netip.MustParsePrefix(addr)
-		e := n.buildEndpoint(endpointSpec{name: "c_eth0", addrs: []podAddr{{addr: p, gateway: p.Masked().Addr().Next()}},
+		e := n.buildEndpoint(endpointSpec{name: "c_cbr0", addrs: []podAddr{{addr: p, gateway: p.Masked().Addr().Next()}},
 			providerAddress: n.providerAddress, loopbackDSR: n.LoopbackDSR})
 		for _, pol := range e.Policies {
 			var m map[string]any

@@ -16,7 +16,7 @@ import (
 // remote endpoints and other agents' endpoints stay. An endpoint need not be
 // attached: deleting a pod's namespace detaches it.
 func cmdGC(ctx context.Context, s *session) error {
-	network, err := s.hns.network(ctx, s.conf.Network)
+	network, err := s.network(ctx)
 	if err != nil {
 		return err
 	}
@@ -24,7 +24,8 @@ func cmdGC(ctx context.Context, s *session) error {
 	if network != nil {
 		valid := map[string]bool{}
 		for _, a := range s.conf.ValidAttachments {
-			valid[endpointName(a.ContainerID, a.IfName)] = true
+			valid[endpointName(a.ContainerID, s.conf.Network, a.IfName)] = true
+			valid[legacyEndpointName(a.ContainerID, a.IfName)] = true
 		}
 		eps, err := s.hns.ListEndpointsOfNetwork(ctx, network.ID)
 		if err != nil {
@@ -32,27 +33,35 @@ func cmdGC(ctx context.Context, s *session) error {
 		}
 		for i := range eps {
 			ep := &eps[i]
-			if valid[ep.Name] || !ours(ep) {
+			if valid[ep.Name] || !s.conf.ours(ep) {
 				continue
 			}
 			if err := s.hns.deleteEndpoint(ctx, ep); err != nil {
 				errs = append(errs, err)
 				continue
 			}
+			if s.conf.hnsIPAM() {
+				continue // HNS took the address back with the endpoint
+			}
 			if err := s.releaseAddress(ctx, ep.Name); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
-	if err := s.delegate(ctx, "GC", "", ""); err != nil && !incompatible(err) {
-		errs = append(errs, err)
+	if !s.conf.hnsIPAM() {
+		if err := s.delegate(ctx, "GC", "", ""); err != nil && !incompatible(err) {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
 
 // releaseAddress runs IPAM DEL for the attachment an endpoint name stands for.
 func (s *session) releaseAddress(ctx context.Context, endpointName string) error {
-	containerID, ifName := attachmentOf(endpointName)
+	containerID, ifName, ok := attachmentOf(endpointName, s.conf.Network)
+	if !ok {
+		containerID, ifName, _ = legacyAttachmentOf(endpointName)
+	}
 	return s.delegate(ctx, "DEL", containerID, ifName)
 }
 
@@ -64,7 +73,11 @@ func (s *session) delegate(ctx context.Context, command, containerID, ifName str
 	if err != nil {
 		return err
 	}
-	return invoke.ExecPluginWithoutResult(ctx, path, s.args.StdinData, &invoke.Args{
+	data, err := s.ipamStdin(ctx)
+	if err != nil {
+		return err
+	}
+	return invoke.ExecPluginWithoutResult(ctx, path, data, &invoke.Args{
 		Command:     command,
 		ContainerID: containerID,
 		IfName:      ifName,

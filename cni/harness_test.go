@@ -149,7 +149,7 @@ type traceResult struct {
 	Verdict   struct {
 		BackendNode       string
 		BackendEndpointID string
-		Hops              []struct{ Node, Action string }
+		Hops              []struct{ Node, Action, Detail string }
 	} `json:"verdict"`
 }
 
@@ -250,7 +250,8 @@ func (p pod) rt() *libcni.RuntimeConf {
 	return &libcni.RuntimeConf{ContainerID: p.id, NetNS: p.netns, IfName: "eth0", CapabilityArgs: p.caps}
 }
 
-func (p pod) endpointName() string { return p.id + "_eth0" }
+// endpointName is the pod's endpoint on a network (interface eth0).
+func (p pod) endpointName(network string) string { return p.id + "_" + network }
 
 func (r *runtime) add(t *testing.T, p pod) *current.Result {
 	t.Helper()
@@ -288,7 +289,13 @@ func cniCode(err error) int {
 // allocated lists the addresses host-local holds in dataDir for network "pods".
 func allocated(t *testing.T, dataDir string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(dataDir, "pods"))
+	return allocatedOn(t, dataDir, "pods")
+}
+
+// allocatedOn lists the addresses host-local holds in dataDir for a network.
+func allocatedOn(t *testing.T, dataDir, network string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dataDir, network))
 	if os.IsNotExist(err) {
 		return nil
 	}

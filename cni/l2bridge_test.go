@@ -58,17 +58,17 @@ func TestL2BridgePodLifecycle(t *testing.T) {
 		t.Errorf("configured DNS in result = %+v", got)
 	}
 	pods = append(pods, pod{id: "pod4"})
-	pods[3].netns = namespaceOfEndpoint(t, n1, "pod4_eth0")
-	ips["pod4"] = netip.MustParseAddr(endpointByName(n1.dump(t), "pod4_eth0").IP())
+	pods[3].netns = namespaceOfEndpoint(t, n1, "pod4_cbr0")
+	ips["pod4"] = netip.MustParseAddr(endpointByName(n1.dump(t), "pod4_cbr0").IP())
 
 	s := n1.dump(t)
 	if len(s.Networks) != 1 || len(s.Endpoints) != 4 {
 		t.Fatalf("dump: %d networks, %d endpoints; want 1, 4", len(s.Networks), len(s.Endpoints))
 	}
 	for _, p := range pods {
-		e := endpointByName(s, p.endpointName())
+		e := endpointByName(s, p.endpointName("cbr0"))
 		if e == nil {
-			t.Fatalf("no endpoint %s", p.endpointName())
+			t.Fatalf("no endpoint %s", p.endpointName("cbr0"))
 		}
 		if e.IP() != ips[p.id].String() || e.HostComputeNetwork != s.Networks[0].ID || !strings.EqualFold(e.HostComputeNamespace, p.netns) {
 			t.Errorf("%s: endpoint %+v", p.id, e)
@@ -89,11 +89,11 @@ func TestL2BridgePodLifecycle(t *testing.T) {
 			t.Errorf("%s: l2bridge endpoint has provider address %s", p.id, pa)
 		}
 	}
-	if pm := policies[hnslb.PortMappingPolicySetting](t, endpointByName(s, "pod2_eth0"), hnslb.EndpointPolicyPortMapping); len(pm) != 1 ||
+	if pm := policies[hnslb.PortMappingPolicySetting](t, endpointByName(s, "pod2_cbr0"), hnslb.EndpointPolicyPortMapping); len(pm) != 1 ||
 		pm[0] != (hnslb.PortMappingPolicySetting{Protocol: 6, InternalPort: 80, ExternalPort: 8080}) {
 		t.Errorf("pod2 port mappings %+v", pm)
 	}
-	if d := endpointByName(s, "pod3_eth0").Dns; !slices.Equal(d.ServerList, []string{"10.96.0.53"}) || !slices.Equal(d.Search, []string{"ns1.svc.cluster.local"}) {
+	if d := endpointByName(s, "pod3_cbr0").Dns; !slices.Equal(d.ServerList, []string{"10.96.0.53"}) || !slices.Equal(d.Search, []string{"ns1.svc.cluster.local"}) {
 		t.Errorf("pod3 runtime DNS not applied: %+v", d)
 	}
 	if got := allocated(t, conf.dataDir); len(got) != 4 {
@@ -108,7 +108,7 @@ func TestL2BridgePodLifecycle(t *testing.T) {
 
 	// pod1 reaches pod2 directly on the node.
 	tr := n1.trace(t, ips["pod1"].String()+":40000", ips["pod2"].String()+":80/tcp")
-	if tr.Outcome != "delivered-to-pod" || tr.Verdict.BackendEndpointID != endpointByName(s, "pod2_eth0").ID {
+	if tr.Outcome != "delivered-to-pod" || tr.Verdict.BackendEndpointID != endpointByName(s, "pod2_cbr0").ID {
 		t.Errorf("pod1 -> pod2: %s", tr.Summary)
 	}
 
@@ -119,7 +119,7 @@ func TestL2BridgePodLifecycle(t *testing.T) {
 	n1.hnssim(t, "delete-namespace", pods[1].netns)
 	rt.del(t, pods[1])
 	s = n1.dump(t)
-	if endpointByName(s, "pod1_eth0") != nil || endpointByName(s, "pod2_eth0") != nil || len(s.Endpoints) != 2 {
+	if endpointByName(s, "pod1_cbr0") != nil || endpointByName(s, "pod2_cbr0") != nil || len(s.Endpoints) != 2 {
 		t.Fatalf("after DEL: endpoints %v", names(s))
 	}
 	if got := namespaceEndpoints(t, namespaceByID(s, pods[0].netns)); len(got) != 0 {
@@ -130,7 +130,7 @@ func TestL2BridgePodLifecycle(t *testing.T) {
 	}
 
 	// CHECK notices an endpoint removed behind the runtime's back.
-	if err := n1.client.DeleteEndpoint(context.Background(), endpointByName(s, "pod4_eth0").ID); err != nil {
+	if err := n1.client.DeleteEndpoint(context.Background(), endpointByName(s, "pod4_cbr0").ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := rt.check(pods[3]); cniCode(err) != int(types.ErrUnknownContainer) {
@@ -141,7 +141,7 @@ func TestL2BridgePodLifecycle(t *testing.T) {
 	// GC: pod5 was added by a runtime that has since lost its cache; only pod3 is valid.
 	leaked := pod{id: "pod5", netns: n1.createNamespace(t)}
 	newRuntime(t, conf).add(t, leaked)
-	leakedIP := endpointByName(n1.dump(t), "pod5_eth0").IP()
+	leakedIP := endpointByName(n1.dump(t), "pod5_cbr0").IP()
 	// Its namespace is gone too, which detaches the endpoint.
 	n1.hnssim(t, "delete-namespace", leaked.netns)
 	// Another agent's endpoint, named in the same shape but not made by
@@ -157,8 +157,8 @@ func TestL2BridgePodLifecycle(t *testing.T) {
 		t.Fatalf("GC: %v", err)
 	}
 	s = n1.dump(t)
-	if got := names(s); !slices.Equal(got, []string{"cbr0_sourcevip", "pod3_eth0"}) || endpointByName(s, "cbr0_sourcevip").ID != foreign.ID {
-		t.Errorf("after GC endpoints %v, want [cbr0_sourcevip pod3_eth0]", got)
+	if got := names(s); !slices.Equal(got, []string{"cbr0_sourcevip", "pod3_cbr0"}) || endpointByName(s, "cbr0_sourcevip").ID != foreign.ID {
+		t.Errorf("after GC endpoints %v, want [cbr0_sourcevip pod3_cbr0]", got)
 	}
 	if got := allocated(t, conf.dataDir); !slices.Equal(got, []string{ips["pod3"].String()}) {
 		t.Errorf("after GC host-local holds %v, want only pod3's %s (pod5 had %s)", got, ips["pod3"], leakedIP)

@@ -41,7 +41,7 @@ func TestOverlayPodsAcrossNodes(t *testing.T) {
 		node *simNode
 		pa   string
 		pods []string
-	}{{n1, "192.168.20.1", []string{"a1_eth0", "a2_eth0"}}, {n2, "192.168.20.2", []string{"b1_eth0"}}} {
+	}{{n1, "192.168.20.1", []string{"a1_vxlan0", "a2_vxlan0"}}, {n2, "192.168.20.2", []string{"b1_vxlan0"}}} {
 		s := c.node.dump(t)
 		if got := names(s); strings.Join(got, ",") != strings.Join(c.pods, ",") {
 			t.Errorf("%s endpoints %v, want %v", c.node.name, got, c.pods)
@@ -65,7 +65,7 @@ func TestOverlayPodsAcrossNodes(t *testing.T) {
 	// Across nodes, both ways: VXLAN to the other node's provider address.
 	tr = n1.trace(t, ip["a1"]+":41000", ip["b1"]+":8080/tcp", n2)
 	if tr.Outcome != "delivered-to-pod" || tr.Verdict.BackendNode != "n2" ||
-		tr.Verdict.BackendEndpointID != endpointByName(n2.dump(t), "b1_eth0").ID ||
+		tr.Verdict.BackendEndpointID != endpointByName(n2.dump(t), "b1_vxlan0").ID ||
 		!strings.Contains(tr.actions(), "n1:encap-vxlan n2:decap-vxlan") {
 		t.Errorf("a1 -> b1: %s", tr.Summary)
 	}
@@ -87,10 +87,51 @@ func TestOverlayPodsAcrossNodes(t *testing.T) {
 	rt1.del(t, a1)
 	rt2.del(t, b1)
 	rt2.del(t, b1)
-	if got := names(n1.dump(t)); strings.Join(got, ",") != "a2_eth0" {
+	if got := names(n1.dump(t)); strings.Join(got, ",") != "a2_vxlan0" {
 		t.Errorf("n1 endpoints after DEL: %v", got)
 	}
 	if got := names(n2.dump(t)); len(got) != 0 {
 		t.Errorf("n2 endpoints after DEL: %v", got)
+	}
+}
+
+// TestOverlayNetworkVNIAndPort: an overlay network hnscni creates takes the
+// VNI and VXLAN UDP port from the configuration; a trace across two such
+// nodes shows both on the tunnel hops, and a node on the default port
+// cannot receive.
+func TestOverlayNetworkVNIAndPort(t *testing.T) {
+	n1 := startNode(t, "n1", "--node-ip", "192.168.21.1")
+	n2 := startNode(t, "n2", "--node-ip", "192.168.21.2")
+	conf := func(n *simNode, subnet, pa string, port int) netConf {
+		return netConf{version: "1.1.0", mode: "overlay", network: "vxlan0", subnet: subnet, socket: n.socket, dataDir: t.TempDir(),
+			extra: map[string]any{"providerAddress": pa, "vxlanVNI": 5001, "vxlanPort": port}}
+	}
+	a := pod{id: "a", netns: n1.createNamespace(t)}
+	b := pod{id: "b", netns: n2.createNamespace(t)}
+	ipA := newRuntime(t, conf(n1, "10.244.1.0/24", "192.168.21.1", 8472)).add(t, a).IPs[0].Address.IP.String()
+	ipB := newRuntime(t, conf(n2, "10.244.2.0/24", "192.168.21.2", 8472)).add(t, b).IPs[0].Address.IP.String()
+	n1.hnssim(t, "set-remote-subnets", "--network", "vxlan0", "--vni", "5001", "10.244.2.0/24=192.168.21.2")
+
+	tr := n1.trace(t, ipA+":41000", ipB+":8080/tcp", n2)
+	var encap, decap string
+	for _, h := range tr.Verdict.Hops {
+		switch h.Action {
+		case "encap-vxlan":
+			encap = h.Detail
+		case "decap-vxlan":
+			decap = h.Detail
+		}
+	}
+	if tr.Outcome != "delivered-to-pod" || !strings.HasPrefix(encap, "vni=5001 port=8472 ") || decap != "vni=5001 port=8472" {
+		t.Errorf("a -> b: %s (encap %q, decap %q)", tr.Summary, encap, decap)
+	}
+
+	// A third node whose network runs on the default port does not decapsulate.
+	n3 := startNode(t, "n3", "--node-ip", "192.168.21.3")
+	c := pod{id: "c", netns: n3.createNamespace(t)}
+	ipC := newRuntime(t, conf(n3, "10.244.3.0/24", "192.168.21.3", 0)).add(t, c).IPs[0].Address.IP.String()
+	n1.hnssim(t, "set-remote-subnets", "--network", "vxlan0", "--vni", "5001", "10.244.2.0/24=192.168.21.2", "10.244.3.0/24=192.168.21.3")
+	if tr := n1.trace(t, ipA+":41000", ipC+":8080/tcp", n3); tr.Delivered || !strings.Contains(tr.Summary, "VXLAN port 8472") {
+		t.Errorf("a -> c on port 4789: %s", tr.Summary)
 	}
 }

@@ -2,6 +2,8 @@ package cni
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -9,10 +11,13 @@ import (
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
 	"github.com/containernetworking/cni/pkg/version"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
-// SupportedVersions are the CNI spec versions hnscni answers.
-var SupportedVersions = version.PluginSupports("0.4.0", "1.0.0", "1.1.0")
+// SupportedVersions are the CNI spec versions hnscni answers: all of them,
+// as win-bridge and win-overlay do (Flannel's Windows default is 0.2.0).
+var SupportedVersions = version.All
 
 // callTimeout bounds one command's HNS work; runtimes give plugins minutes,
 // but a hung HNS should fail the call, not the kubelet's sync loop.
@@ -46,12 +51,17 @@ type session struct {
 	conf *NetConf
 	hns  hnsClient
 	args *skel.CmdArgs
+	net  *hnslb.Network // the configured network, once looked up
 }
 
 func newSession(args *skel.CmdArgs) (*session, error) {
 	n, err := parseConfig(args.StdinData)
 	if err != nil {
 		return nil, err
+	}
+	// A plugin's stdout is its result; runtimes log its stderr.
+	for _, w := range n.warnings {
+		fmt.Fprintln(os.Stderr, "hnscni: warning:", w)
 	}
 	c, err := connect(n)
 	if err != nil {

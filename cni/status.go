@@ -12,17 +12,20 @@ func cmdStatus(ctx context.Context, s *session) error {
 	if _, err := s.hns.Version(ctx); err != nil {
 		return types.NewError(types.ErrPluginNotAvailable, "HNS is not reachable", err.Error())
 	}
-	network, err := s.hns.network(ctx, s.conf.Network)
+	network, err := s.network(ctx)
+	if te, ok := err.(*types.Error); ok && te.Code == types.ErrInvalidNetworkConfig {
+		return err // a network of another type
+	}
 	if err != nil {
 		return types.NewError(types.ErrPluginNotAvailable, "HNS network lookup failed", err.Error())
 	}
 	if network == nil {
 		return types.NewError(types.ErrPluginNotAvailable, "HNS network "+s.conf.Network+" does not exist", "")
 	}
-	if err := checkNetworkType(network, s.conf.Mode); err != nil {
-		return err
+	if s.conf.hnsIPAM() {
+		return nil
 	}
-	if err := ipam.ExecStatus(s.conf.IPAM.Type, s.args.StdinData); err != nil && !incompatible(err) {
+	if err := s.ipamExec(ctx, ipam.ExecStatus); err != nil && !incompatible(err) {
 		return err
 	}
 	return nil

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Benchmarks and the scale harness (`make bench`; not part of `make test`).
 # Runs the desired-state and reconciler benchmarks with allocations, then
-# the scale harness at 1,000 and 10,000 Services. JSON results go to
-# _output/bench/. Environment: BENCHTIME (default 0.5s), CHANGES (1000),
-# HNS_LATENCY (0s), SIZES ("1000 10000").
+# the scale harness at 1,000 and 10,000 Services on l2bridge and overlay,
+# and at 5,000 nodes on overlay (ws2025, no HNS latency: the CPU figures),
+# each change mix once on ws2022 (no modify: an update is a delete and a
+# create), and at 10,000 Services with 0.2 ms per hcn RPC (the wall-time
+# model). JSON results and CPU profiles go to _output/bench/. Environment:
+# BENCHTIME (default 0.5s), CHANGES (1000), SIZES ("1000 10000"),
+# MODES ("l2bridge overlay"), RPC_LATENCY (0.2ms).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=_output/bench
@@ -16,19 +20,25 @@ go test -run '^$' -bench . -benchmem -benchtime="${BENCHTIME:-0.5s}" \
 echo "== scale harness"
 scale="$(hack/build.sh scale)/scale"
 status=0
-for n in ${SIZES:-1000 10000}; do
-  echo "-- $n services"
-  if ! "$scale" -services "$n" -endpoints-per-service 10 -nodes 100 \
-      -changes "${CHANGES:-1000}" -hns-latency "${HNS_LATENCY:-0s}" \
-      -cpuprofile "$out/scale-$n.cpu.pprof" >"$out/scale-$n.stdout"; then
+# run NAME ARGS...: one harness run; its JSON line goes to $out/NAME.json.
+run() {
+  local name="$1"
+  shift
+  echo "-- $name: $*"
+  if ! "$scale" "$@" >"$out/$name.stdout"; then
     status=1
   fi
-  tail -n 1 "$out/scale-$n.stdout" | tee "$out/scale-$n.json"
+  tail -n 1 "$out/$name.stdout" | tee "$out/$name.json"
+}
+for mode in ${MODES:-l2bridge overlay}; do
+  for n in ${SIZES:-1000 10000}; do
+    run "scale-$mode-$n" -mode "$mode" -services "$n" -changes "${CHANGES:-1000}" \
+      -cpuprofile "$out/scale-$mode-$n.cpu.pprof" -cpuprofile-phase cold
+  done
 done
-echo "-- 1000 services with 1ms HNS latency per call (wall time)"
-if ! "$scale" -services 1000 -changes 200 -hns-latency 1ms >"$out/scale-1000-latency1ms.stdout"; then
-  status=1
-fi
-tail -n 1 "$out/scale-1000-latency1ms.stdout" | tee "$out/scale-1000-latency1ms.json"
-echo "profiles: go tool pprof -top $scale $out/scale-<n>.cpu.pprof"
+run scale-overlay-10000-nodes5000 -mode overlay -services 10000 -nodes 5000 -changes "${CHANGES:-1000}"
+run scale-l2bridge-10000-ws2022 -profile ws2022 -services 10000 -changes "${CHANGES:-1000}"
+run scale-l2bridge-10000-ws2019 -profile ws2019 -services 10000 -changes "${CHANGES:-1000}"
+run scale-l2bridge-10000-latency -services 10000 -changes 200 -hns-latency "${RPC_LATENCY:-0.2ms}"
+echo "profiles: go tool pprof -top $scale $out/scale-<mode>-<n>.cpu.pprof (the cold start)"
 exit $status

@@ -13,9 +13,9 @@ import (
 // deadline, or saw one end lately. A hung HNS is not a dead hnsproxy, and
 // restarting the pod would not unhang HNS.
 
-// HNSActivity tells whether the sync loop waits on HNS now, and when an
-// HNS call last returned or was abandoned at its deadline
-// (reconciler.Reconciler has it).
+// HNSActivity tells whether the reconciler waits on HNS now (for a sync,
+// or for the drift repair's listing), and when an HNS call last returned or
+// was abandoned at its deadline (reconciler.Reconciler has it).
 type HNSActivity interface {
 	HNSActivity() (waiting bool, lastEnded time.Time)
 }

@@ -149,19 +149,7 @@ func networkRemoteSubnets(hns *sim.HNS, networkID string) func(context.Context) 
 		if err != nil {
 			return nil, err
 		}
-		var out []desired.RemoteSubnet
-		for _, r := range nw.RemoteSubnetRoutes() {
-			prefix, err := netip.ParsePrefix(r.DestinationPrefix)
-			if err != nil {
-				return nil, err
-			}
-			pa, err := netip.ParseAddr(r.ProviderAddress)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, desired.RemoteSubnet{Prefix: prefix, ProviderAddress: pa})
-		}
-		return out, nil
+		return desired.RemoteSubnetsOf(nw), nil
 	}
 }
 

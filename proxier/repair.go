@@ -40,6 +40,10 @@ func (p *Proxier) startRepair(ctx context.Context) {
 	}()
 }
 
+// WaitForRepair blocks until the drift repair under way, if any, has ended
+// (the scale harness measures one as a phase).
+func (p *Proxier) WaitForRepair() { p.repairs.Wait() }
+
 // nextRepair is when the next drift repair is due: a repair period after
 // the last good one, or later while a failed one backs off.
 func (p *Proxier) nextRepair() time.Time {

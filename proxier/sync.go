@@ -175,10 +175,10 @@ func (p *Proxier) computeAll() int {
 	p.computedWith = p.cfg
 	p.initialized = true
 	old := p.state
-	p.state = desired.NewState(p.cfg)
+	svcs, err := p.services.List(labels.Everything())
+	p.state = desired.NewStateFor(p.cfg, len(svcs))
 	p.tally = newTallies()
 	p.health = map[types.NamespacedName]desired.HealthCheck{}
-	svcs, err := p.services.List(labels.Everything())
 	if err != nil {
 		return 0
 	}
@@ -312,7 +312,11 @@ func (p *Proxier) refreshRemoteSubnets(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.cfg.RemoteSubnets = subnets
+	// Indexed here, once per change of the routes, not per Service; an
+	// unchanged set keeps its index, so configChanged sees the same pointer.
+	if ix := desired.NewRemoteSubnetIndex(subnets); !ix.Equal(p.cfg.RemoteSubnets) {
+		p.cfg.RemoteSubnets = ix
+	}
 	return nil
 }
 

@@ -37,6 +37,30 @@ func (c *listingChanges) noteOwned(id string) {
 	}
 }
 
+// keepIndexChanges is the local endpoint index a listing found, except
+// where Syncs changed the index while it listed (a pod's endpoint found, or
+// forgotten after HNS said it was gone): there the Sync's view is newer.
+func keepIndexChanges(listed, before, now map[string]string) map[string]string {
+	keep := func(ip string) {
+		if id, ok := now[ip]; ok {
+			listed[ip] = id
+		} else {
+			delete(listed, ip)
+		}
+	}
+	for ip, id := range now {
+		if before[ip] != id {
+			keep(ip)
+		}
+	}
+	for ip := range before {
+		if _, ok := now[ip]; !ok {
+			keep(ip)
+		}
+	}
+	return listed
+}
+
 func (c *listingChanges) touchedLB(k intent.LBKey) bool { _, ok := c.lbs[k]; return ok }
 func (c *listingChanges) touchedEP(ip string) bool      { _, ok := c.eps[ip]; return ok }
 func (c *listingChanges) touchedID(id string) bool      { _, ok := c.ids[id]; return ok }

@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -80,5 +81,19 @@ func TestChangeDuringRepairListingIsNotHeldBack(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The local index a repair's listing found keeps what Syncs changed while
+// it listed: a pod's endpoint found meanwhile stays, one forgotten meanwhile
+// stays forgotten; the rest is the listing's.
+func TestRepairKeepsIndexChangesMadeDuringItsListing(t *testing.T) {
+	before := map[string]string{"10.244.1.10": "a", "10.244.1.11": "b", "10.244.1.12": "c"}
+	now := map[string]string{"10.244.1.10": "a", "10.244.1.12": "c", "10.244.1.13": "d"} // b forgotten, d found
+	listed := map[string]string{"10.244.1.10": "a2", "10.244.1.11": "b", "10.244.1.12": "c"}
+	got := keepIndexChanges(listed, before, now)
+	want := map[string]string{"10.244.1.10": "a2", "10.244.1.12": "c", "10.244.1.13": "d"}
+	if !maps.Equal(got, want) {
+		t.Errorf("index %v, want %v", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -36,6 +37,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		return errors.New("reconciler: Repair before Start")
 	}
 	r.listing = newListingChanges()
+	indexBefore := maps.Clone(r.localIndex)
 	r.mu.Unlock()
 
 	lbs, eps, err := r.listForRepair(ctx)
@@ -56,7 +58,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	for i := range eps {
 		epByID[eps[i].ID] = &eps[i]
 	}
-	r.localIndex = localIndexOf(eps)
+	r.localIndex = keepIndexChanges(localIndexOf(eps), indexBefore, r.localIndex)
 
 	usedEPs := map[string]struct{}{}
 	for ip, ep := range r.eps {

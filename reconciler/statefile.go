@@ -95,17 +95,20 @@ func (r *Reconciler) saveState() error {
 	if r.opts.StateFile == "" || len(r.unsaved) == 0 && !r.snapshotDue {
 		return nil
 	}
-	if r.snapshotDue || r.journalLines+len(r.unsaved) > compactAfter(len(r.ownedLBs)+len(r.ownedEPs)) {
-		return r.noteStateWrite(r.writeCompaction())
+	if r.snapshotDue || r.appendFailed || r.journalLines+len(r.unsaved) > compactAfter(len(r.ownedLBs)+len(r.ownedEPs)) {
+		err := r.writeCompaction()
+		// After a failed append a snapshot replaces a journal that cannot
+		// be appended to (a planted link); but on a nearly full disk a
+		// snapshot needs more room than an append: try each in turn.
+		r.appendFailed = false
+		return r.noteStateWrite(err)
 	}
 	lines, err := encodeRecords(r.unsaved)
 	if err != nil {
 		return err
 	}
 	if err := appendJournal(r.stateFS(), journalPath(r.opts.StateFile), lines); err != nil {
-		// The next save writes a snapshot instead, which replaces a journal
-		// that cannot be appended to (a planted link, a damaged file).
-		r.snapshotDue = true
+		r.appendFailed = true
 		return r.noteStateWrite(err)
 	}
 	r.journalLines += len(r.unsaved)

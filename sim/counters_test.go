@@ -1,7 +1,11 @@
 package sim
 
 import (
+	"context"
+	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -98,5 +102,85 @@ func TestLatencyEndsWithTheContext(t *testing.T) {
 	}
 	if got := h.Counters().Count(OpListNetworks); got != 1 {
 		t.Errorf("%d list calls counted, want the one that reached HNS", got)
+	}
+}
+
+// recordSleeps replaces h's latency wait with one that records each wait
+// and returns at once.
+func recordSleeps(h *HNS) *[]time.Duration {
+	var waits []time.Duration
+	h.sleep = func(_ context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		return nil
+	}
+	return &waits
+}
+
+// Latency is charged per hcn RPC: the first before the call reaches HNS,
+// the call's remaining RPCs after it, so a list of N objects waits 1+3N
+// latencies and a failed call one.
+func TestLatencyIsChargedPerHCNRPC(t *testing.T) {
+	const rpc = time.Millisecond
+	h := newSim(t, ProfileWS2022)
+	n := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+	a := mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.5"))
+	b := mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.6"))
+	h.SetLatency(rpc)
+	waits := recordSleeps(h)
+	for _, tc := range []struct {
+		name string
+		call func() error
+		rpcs int
+	}{
+		{"create load balancer", func() error { _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, a.ID)); return err }, 3},
+		{"conflicting create (fails)", func() error {
+			if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, b.ID)); err == nil {
+				return errors.New("conflict accepted")
+			}
+			return nil
+		}, 1},
+		{"create remote endpoint", func() error { _, err := h.CreateEndpoint(ctx, n.ID, remoteDoc("10.244.2.5", "10.0.0.2")); return err }, 5},
+		{"list three endpoints", func() error { _, err := h.ListEndpoints(ctx); return err }, 1 + 3*3},
+		{"get one endpoint", func() error { _, err := h.GetEndpointByID(ctx, a.ID); return err }, 4},
+		{"delete an endpoint", func() error { return h.DeleteEndpoint(ctx, b.ID) }, 1},
+	} {
+		*waits = nil
+		before := h.Counters().HCNCalls
+		if err := tc.call(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := h.Counters().HCNCalls - before; got != tc.rpcs {
+			t.Fatalf("%s: %d hcn RPCs counted, want %d", tc.name, got, tc.rpcs)
+		}
+		want := []time.Duration{rpc}
+		if tc.rpcs > 1 {
+			want = append(want, time.Duration(tc.rpcs-1)*rpc)
+		}
+		if !slices.Equal(*waits, want) {
+			t.Errorf("%s: waited %v, want %v (first RPC, then the rest)", tc.name, *waits, want)
+		}
+	}
+}
+
+// A context that ends while the remaining RPCs of a list are waited out
+// fails the list, which HNS served and counted.
+func TestContextEndingDuringTheRemainingRPCsFailsTheCall(t *testing.T) {
+	h := newSim(t, ProfileWS2022)
+	mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+	h.SetLatency(time.Millisecond)
+	cctx, cancel := contextWithCancel()
+	calls := 0
+	h.sleep = func(ctx context.Context, _ time.Duration) error {
+		if calls++; calls == 2 {
+			cancel()
+			return ctx.Err()
+		}
+		return nil
+	}
+	if nws, err := h.ListNetworks(cctx); err == nil || nws != nil {
+		t.Fatalf("ListNetworks = %v, %v; want no result and the context's error", nws, err)
+	}
+	if got := h.Counters().Count(OpListNetworks); got != 1 {
+		t.Errorf("%d list calls counted, want the one HNS served", got)
 	}
 }

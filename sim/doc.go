@@ -5,7 +5,7 @@
 // the backend cap, feature checks per HNS version, IP uniqueness, typed
 // errors with HNS's codes).
 //
-// Beside the rules it models HNS as a service: per-call latency, injected
+// Beside the rules it models HNS as a service: latency per hcn RPC, injected
 // faults drawn from a seeded generator, an "HNS restart" window during which
 // every call fails as unavailable, and counters of every call by operation
 // and result, including what hcn would cost in HNS calls. Tests, benchmarks

@@ -65,7 +65,7 @@ func TestCreateEndpointRejects(t *testing.T) {
 		{"unknown network", "0b5e4c1e-0000-4000-8000-000000000000", endpointDoc("10.244.1.5"), hnslb.CodeNetworkNotFound},
 		{"network ID not a GUID", "cbr0", endpointDoc("10.244.1.5"), hnslb.CodeInvalidParameter},
 		{"nil document", "", nil, hnslb.CodeInvalidParameter},
-		{"no address", "", endpointDoc(), hnslb.CodeInvalidParameter},
+		{"remote without an address", "", &hnslb.Endpoint{Flags: hnslb.EndpointFlagsRemoteEndpoint}, hnslb.CodeInvalidParameter},
 		{"junk address", "", endpointDoc("10.244.1"), hnslb.CodeInvalidIP},
 		{"two IPv4 addresses", "", endpointDoc("10.244.1.5", "10.244.1.6"), hnslb.CodeInvalidParameter},
 		{"three addresses", "", endpointDoc("10.244.1.5", "fd00::5", "10.244.1.6"), hnslb.CodeInvalidParameter},

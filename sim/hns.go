@@ -18,7 +18,8 @@ type Options struct {
 	Profile Profile
 	// Seed makes generated IDs, MACs and injected faults reproducible.
 	Seed int64
-	// Latency is added to every call (a sleep, no CPU).
+	// Latency is what one hcn RPC takes (a sleep, no CPU); a call waits it
+	// once per RPC it costs through hcn (see Counters.HCNCalls).
 	Latency time.Duration
 	// Clock times restart windows; nil means the real clock.
 	Clock clock.PassiveClock
@@ -40,6 +41,8 @@ type HNS struct {
 	counters Counters
 	hangs    hangs
 	hanging  atomic.Bool // some operation hangs: calls look at hangs
+	// sleep waits out simulated latency; tests replace it to see what is charged.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 var _ hnslb.Client = (*HNS)(nil)
@@ -59,13 +62,14 @@ func New(opts Options) *HNS {
 		state:    newState(uint64(opts.Seed)),
 		faultRng: rand.New(rand.NewPCG(uint64(opts.Seed), 0xfa17)),
 		hangs:    newHangs(),
+		sleep:    sleepCtx,
 	}
 }
 
 // Profile is the profile this HNS behaves like.
 func (h *HNS) Profile() Profile { return h.profile }
 
-// SetLatency changes the per-call latency.
+// SetLatency changes the latency of one hcn RPC.
 func (h *HNS) SetLatency(d time.Duration) {
 	h.mu.Lock()
 	h.latency = d
@@ -93,20 +97,40 @@ func (h *HNS) Snapshot() *hnslb.Snapshot {
 	return h.state.snapshot(h.profile.Version)
 }
 
-// call runs one HNS call: latency first (outside the lock, like a round
-// trip), then the restart window and injected faults, then fn under the
-// lock. A failed gate means fn never runs, so faults change nothing, unless
-// Faults.Committed says the write went through before the error.
-// A cancelled context ends the call before it reaches HNS and is not counted.
-// A hang (see hang.go) holds the call before the lock, or its reply after.
+// call runs one HNS call: the latency of its first hcn RPC first (outside
+// the lock, like a round trip), then the restart window and injected
+// faults, then fn under the lock, then the latency of the call's remaining
+// hcn RPCs (a list's open, query and close per object; a create's query and
+// close), again outside the lock, as hcn makes them one at a time while
+// other callers' RPCs interleave. A failed gate means fn never runs, so
+// faults change nothing, unless Faults.Committed says the write went
+// through before the error. A cancelled context ends the call before it
+// reaches HNS and is not counted; one that ends during the remaining RPCs
+// finds the call counted and, for a write, applied (a deadline that fired
+// while hcn was still querying the new object). A hang (see hang.go) holds
+// the call before the lock, or its reply after.
 func (h *HNS) call(ctx context.Context, op Op, fn func() error) error {
-	if err := h.wait(ctx); err != nil {
+	latency, err := h.waitFirstRPC(ctx)
+	if err != nil {
 		return err
 	}
 	h.hold(op, false)
-	defer h.hold(op, true) // deferred first, so it runs after the unlock
+	rpcs, err := h.serve(op, fn)
+	h.hold(op, true) // the reply, after HNS applied the call
+	if rest := time.Duration(rpcs-1) * latency; rest > 0 {
+		if serr := h.sleep(ctx, rest); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	return err
+}
+
+// serve runs fn under the lock behind the restart window and faults, counts
+// the call and returns how many hcn RPCs it cost.
+func (h *HNS) serve(op Op, fn func() error) (rpcs int, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	before := h.counters.HCNCalls
 	commit, err := h.gate(op)
 	switch {
 	case err == nil:
@@ -116,23 +140,30 @@ func (h *HNS) call(ctx context.Context, op Op, fn func() error) error {
 	}
 	h.counters.add(op, resultName(err))
 	h.counters.HCNCalls += op.hcnCost(err)
-	return err
+	return h.counters.HCNCalls - before, err
 }
 
 // chargeList adds what hcn spends per object a get or list returns (open,
 // query, close).
 func (h *HNS) chargeList(objects int) { h.counters.HCNCalls += 3 * objects }
 
-func (h *HNS) wait(ctx context.Context) error {
+// waitFirstRPC waits out the first RPC's latency and returns the per-RPC
+// latency in force for the call.
+func (h *HNS) waitFirstRPC(ctx context.Context) (time.Duration, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	h.mu.Lock()
 	d := h.latency
 	h.mu.Unlock()
 	if d <= 0 {
-		return nil
+		return 0, nil
 	}
+	return d, h.sleep(ctx, d)
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -47,13 +47,6 @@ func (s *store[T]) del(id string) { delete(s.byID, key(id)) }
 
 func (s *store[T]) len() int { return len(s.byID) }
 
-// all visits objects in no particular order (cheaper than each).
-func (s *store[T]) all(fn func(*T)) {
-	for _, e := range s.byID {
-		fn(e.obj)
-	}
-}
-
 // each visits objects in creation order.
 func (s *store[T]) each(fn func(*T)) {
 	entries := make([]entry[T], 0, len(s.byID))
@@ -78,6 +71,9 @@ type state struct {
 	// Indexes for the rules that would otherwise scan every object.
 	frontends   map[string]string   // frontendKey -> load balancer ID
 	endpointIPs map[string][]string // network ID|IP -> endpoint IDs
+	// usedBy: endpoint ID -> IDs of the load balancers with it as a backend,
+	// so that deleting an endpoint does not walk every load balancer.
+	usedBy map[string]map[string]struct{}
 }
 
 func newState(seed uint64) state {
@@ -89,6 +85,7 @@ func newState(seed uint64) state {
 		ids:           idSource{Seed: seed},
 		frontends:     map[string]string{},
 		endpointIPs:   map[string][]string{},
+		usedBy:        map[string]map[string]struct{}{},
 		// Compartment 1 is the host's default compartment.
 		namespaceSeq: 1,
 	}
@@ -115,26 +112,60 @@ func frontendKeys(lb *hnslb.LoadBalancer) []string {
 }
 
 func (s *state) putLoadBalancer(lb *hnslb.LoadBalancer) {
-	s.dropFrontends(lb.ID)
+	s.dropIndexes(lb.ID)
 	s.loadBalancers.put(lb.ID, lb)
 	for _, k := range frontendKeys(lb) {
 		s.frontends[k] = key(lb.ID)
 	}
+	for _, ep := range lb.HostComputeEndpoints {
+		users := s.usedBy[key(ep)]
+		if users == nil {
+			users = map[string]struct{}{}
+			s.usedBy[key(ep)] = users
+		}
+		users[key(lb.ID)] = struct{}{}
+	}
 }
 
 func (s *state) deleteLoadBalancer(id string) {
-	s.dropFrontends(id)
+	s.dropIndexes(id)
 	s.loadBalancers.del(id)
 }
 
-func (s *state) dropFrontends(id string) {
-	if old, ok := s.loadBalancers.get(id); ok {
-		for _, k := range frontendKeys(old) {
-			if s.frontends[k] == key(id) {
-				delete(s.frontends, k)
-			}
+// dropIndexes removes load balancer id from the frontend and backend indexes.
+func (s *state) dropIndexes(id string) {
+	old, ok := s.loadBalancers.get(id)
+	if !ok {
+		return
+	}
+	for _, k := range frontendKeys(old) {
+		if s.frontends[k] == key(id) {
+			delete(s.frontends, k)
 		}
 	}
+	for _, ep := range old.HostComputeEndpoints {
+		s.dropUser(ep, id)
+	}
+}
+
+func (s *state) dropUser(endpointID, lbID string) {
+	if users := s.usedBy[key(endpointID)]; users != nil {
+		delete(users, key(lbID))
+		if len(users) == 0 {
+			delete(s.usedBy, key(endpointID))
+		}
+	}
+}
+
+// users are the load balancers with endpoint id as a backend.
+func (s *state) users(id string) []*hnslb.LoadBalancer {
+	var out []*hnslb.LoadBalancer
+	for lbID := range s.usedBy[key(id)] {
+		if lb, ok := s.loadBalancers.get(lbID); ok {
+			out = append(out, lb)
+		}
+	}
+	return out
 }
 
 func endpointIPKeys(e *hnslb.Endpoint) []string {

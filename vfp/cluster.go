@@ -12,6 +12,9 @@ import (
 // declares none (Flannel and win-overlay use 4096).
 const DefaultVNI uint32 = 4096
 
+// DefaultVXLANPort is the UDP port VXLAN uses without a VxlanPort policy (IANA's).
+const DefaultVXLANPort uint16 = 4789
+
 // Node is one Windows node: its name, its own addresses (the host's IPs on
 // the node network, which are also the overlay provider addresses), its HNS
 // state and the HNS network its pods are on.
@@ -36,6 +39,7 @@ type node struct {
 	network *hnslb.Network
 	overlay bool
 	vni     uint32
+	port    uint16         // VXLAN UDP port (VxlanPort network policy, else 4789)
 	subnets []netip.Prefix // the network's IPAM subnets (the local pod range)
 	routes  []subnetRoute  // overlay RemoteSubnetRoute policies
 	local   map[netip.Addr]*endpoint
@@ -137,6 +141,7 @@ func (n *node) findNetwork() error {
 		return fmt.Errorf("network %q has type %q; the model knows L2Bridge and Overlay", n.network.Name, n.network.Type)
 	}
 	n.vni = DefaultVNI
+	n.port = vxlanPort(n.network.Policies)
 	for _, ipam := range n.network.Ipams {
 		for _, s := range ipam.Subnets {
 			if s.IpAddressPrefix != "" {
@@ -163,6 +168,17 @@ func (n *node) findNetwork() error {
 		n.routes = append(n.routes, subnetRoute{prefix: p.Masked(), pa: pa.Unmap(), vni: uint32(r.IsolationId)})
 	}
 	return nil
+}
+
+// vxlanPort reads an overlay network's VxlanPort policy, else DefaultVXLANPort.
+func vxlanPort(policies []hnslb.NetworkPolicy) uint16 {
+	for _, p := range policies {
+		var s hnslb.VxlanPortPolicySetting
+		if p.Type == hnslb.NetworkPolicyVxlanPort && hnslb.DecodeSettings(p.Settings, &s) == nil && s.Port != 0 {
+			return s.Port
+		}
+	}
+	return DefaultVXLANPort
 }
 
 // subnetVSID reads the VSID (VXLAN id) subnet policy HNS overlay networks

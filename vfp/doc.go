@@ -68,8 +68,9 @@
 // on Overlay, VXLAN-encapsulated to the provider address of a remote endpoint
 // with the address, else of the longest RemoteSubnetRoute covering it, with
 // the VNI of the route, else of the network's VSID subnet policy, else 4096
-// (the receiving node must be overlay with the same VNI and hold the pod as a
-// local endpoint); on L2Bridge, routed to the node named by a remote
+// (the receiving node must be overlay with the same VNI and VXLAN UDP port,
+// the network's VxlanPort policy else 4789, and hold the pod as a local
+// endpoint); on L2Bridge, routed to the node named by a remote
 // endpoint's provider address, else the node holding the pod. Otherwise the
 // packet leaves the cluster, except that an address inside the node's pod
 // subnet, inside the sending pod's OutBoundNAT exceptions (in-cluster

@@ -164,7 +164,7 @@ func TestOverlayVNI(t *testing.T) {
 		outcome            Outcome
 		detail, reasonPart string
 	}{
-		{name: "default 4096 on both", outcome: DeliveredToPod, detail: "vni=4096 pa=10.0.0.2 via RemoteSubnetRoute 10.244.2.0/24"},
+		{name: "default 4096 on both", outcome: DeliveredToPod, detail: "vni=4096 port=4789 pa=10.0.0.2 via RemoteSubnetRoute 10.244.2.0/24"},
 		{name: "network VSID", vsidA: 5000, vsidB: 5000, outcome: DeliveredToPod, detail: "vni=5000"},
 		{name: "route isolation ID wins", vsidA: 5000, vsidB: 6000, routeVNI: 6000, outcome: DeliveredToPod, detail: "vni=6000"},
 		{name: "mismatch", vsidB: 4097, outcome: Dropped, reasonPart: "VNI 4096 does not match node b's VNI 4097"},
@@ -172,6 +172,39 @@ func TestOverlayVNI(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cluster(tc.vsidA, tc.vsidB, tc.routeVNI)
 			v, err := c.Trace(tcp(podA1+":40000", podB1+":80"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkVerdict(t, v, want{outcome: tc.outcome, node: map[bool]string{true: nodeB}[tc.outcome == DeliveredToPod],
+				detail: tc.detail, reason: tc.reasonPart, keepsIP: tc.outcome == DeliveredToPod}, strings.NewReplacer())
+		})
+	}
+}
+
+// TestOverlayVXLANPort: both ends must use one VXLAN UDP port (the
+// network's VxlanPort policy, else 4789); the trace names it.
+func TestOverlayVXLANPort(t *testing.T) {
+	portPolicy := func(port uint16) []hnslb.NetworkPolicy {
+		if port == 0 {
+			return nil
+		}
+		return []hnslb.NetworkPolicy{hnslb.NewNetworkPolicy(hnslb.NetworkPolicyVxlanPort, hnslb.VxlanPortPolicySetting{Port: port})}
+	}
+	for _, tc := range []struct {
+		name               string
+		portA, portB       uint16
+		outcome            Outcome
+		detail, reasonPart string
+	}{
+		{name: "same non-default port", portA: 8472, portB: 8472, outcome: DeliveredToPod, detail: "vni=4096 port=8472 pa=10.0.0.2"},
+		{name: "one end on the default", portA: 8472, outcome: Dropped, reasonPart: "VXLAN port 8472 does not match node b's port 4789"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newHNS(nodeA, hnslb.NetworkTypeOverlay, "10.244.1.0/24", 0, append(portPolicy(tc.portA), remoteSubnet("10.244.2.0/24", ipB, 0))...)
+			b := newHNS(nodeB, hnslb.NetworkTypeOverlay, "10.244.2.0/24", 0, portPolicy(tc.portB)...)
+			a.pod(podA1)
+			b.pod(podB1)
+			v, err := mustCluster(t, a.asNode(ipA), b.asNode(ipB)).Trace(tcp(podA1+":40000", podB1+":80"), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

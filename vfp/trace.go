@@ -303,7 +303,7 @@ func (t *tracer) encap(n *node, pa netip.Addr, vni uint32, via string) {
 		t.drop(n, "overlay: no node has provider address %s (%s)", pa, via)
 		return
 	}
-	t.hop(n, ActionEncap, fmt.Sprintf("vni=%d pa=%s via %s", vni, pa, via))
+	t.hop(n, ActionEncap, fmt.Sprintf("vni=%d port=%d pa=%s via %s", vni, n.port, pa, via))
 	if m == nil {
 		t.handOff(other)
 		return
@@ -316,7 +316,11 @@ func (t *tracer) encap(n *node, pa netip.Addr, vni uint32, via string) {
 		t.drop(m, "overlay: VNI %d does not match node %s's VNI %d", vni, m.Name, m.vni)
 		return
 	}
-	t.hop(m, ActionDecap, fmt.Sprintf("vni=%d", vni))
+	if m.port != n.port {
+		t.drop(m, "overlay: VXLAN port %d does not match node %s's port %d", n.port, m.Name, m.port)
+		return
+	}
+	t.hop(m, ActionDecap, fmt.Sprintf("vni=%d port=%d", vni, m.port))
 	if ep := m.local[t.route]; ep != nil {
 		t.deliverPod(m, ep)
 		return

@@ -115,7 +115,7 @@ func l2bridgeFlows() []flow {
 func overlayFlows() []flow {
 	return []flow{
 		{name: "pod to pod across nodes: VXLAN to the provider address", pkt: tcp(podA1+":40000", podB1+":8080"),
-			want: want{outcome: DeliveredToPod, node: nodeB, src: podA1 + ":40000", keepsIP: true, detail: "vni=4096 pa=10.0.0.2 via remote endpoint a-ep4",
+			want: want{outcome: DeliveredToPod, node: nodeB, src: podA1 + ":40000", keepsIP: true, detail: "vni=4096 port=4789 pa=10.0.0.2 via remote endpoint a-ep4",
 				actions: []Action{ActionFromPod, ActionEncap, ActionDecap, ActionDeliver}}},
 		{name: "pod to ClusterIP, remote backend: SNAT to the source VIP, encapsulated", pkt: tcp(podA1+":40000", "10.96.0.20:80"),
 			want: want{outcome: DeliveredToPod, lb: "a-lb2", node: nodeB, backend: podB1 + ":8080", src: svipA + ":40000", actions: lbRemoteVXL}},

@@ -133,7 +133,7 @@ func read(cmd *cobra.Command, opts *options.Options) (*diag.Inputs, error) {
 		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error) {
 			c, err := nodeconfig.Desired(ctx, cfg, hns, network, nodeconfig.CapabilitiesOf(v, cfg), realHNS)
 			if network.Type == hnslb.NetworkTypeOverlay {
-				c.RemoteSubnets = nodeconfig.RemoteSubnets(network)
+				c.RemoteSubnets = desired.NewRemoteSubnetIndex(desired.RemoteSubnetsOf(network))
 			}
 			return c, err
 		},

@@ -158,7 +158,7 @@ func newFaultsCommand(socket *string) *cobra.Command {
 		})
 	f.addFlags(cmd.Flags())
 	cmd.Flags().DurationVar(&restart, "restart", 0, "make every call fail as unavailable for this long")
-	cmd.Flags().DurationVar(&latency, "latency", 0, "per-call latency")
+	cmd.Flags().DurationVar(&latency, "latency", 0, "latency of one hcn RPC (a call waits it once per RPC it costs)")
 	return cmd
 }
 

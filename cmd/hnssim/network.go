@@ -25,6 +25,7 @@ type networkOptions struct {
 	remoteSubnets   []string
 	providerAddress string
 	vni             uint16
+	vxlanPort       uint16
 }
 
 func (o *networkOptions) addFlags(fs *pflag.FlagSet) {
@@ -35,6 +36,7 @@ func (o *networkOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.remoteSubnets, "remote-subnet", nil, "overlay: CIDR=PA of another node's pod subnet (repeatable)")
 	fs.StringVar(&o.providerAddress, "provider-address", "", "overlay: this node's provider address (default: the first --node-ip)")
 	fs.Uint16Var(&o.vni, "vni", defaultVNI, "overlay: VXLAN network id")
+	fs.Uint16Var(&o.vxlanPort, "vxlan-port", 4789, "overlay: VXLAN UDP port (a VxlanPort network policy when not 4789)")
 }
 
 // document builds the HNS network from the flags. nodeIPs supply the
@@ -81,6 +83,9 @@ func (o *networkOptions) document(nodeIPs []netip.Addr) (*hnslb.Network, netip.A
 		return nil, pa, err
 	}
 	n.Policies = overlayPolicies(pa, routes)
+	if o.vxlanPort != 0 && o.vxlanPort != 4789 {
+		n.Policies = append(n.Policies, hnslb.NewNetworkPolicy(hnslb.NetworkPolicyVxlanPort, hnslb.VxlanPortPolicySetting{Port: o.vxlanPort}))
+	}
 	return n, pa, nil
 }
 

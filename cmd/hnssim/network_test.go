@@ -31,6 +31,15 @@ func TestOverlayNetworkDocument(t *testing.T) {
 	if got := n.RemoteSubnetRoutes(); len(got) != 1 || n.ProviderAddress() != "192.168.0.11" || len(n.Policies) != 3 {
 		t.Errorf("after replacing: %+v", n.Policies)
 	}
+	// --vxlan-port other than 4789 is a VxlanPort policy.
+	o.vxlanPort = 8472
+	if n, _, err = o.document([]netip.Addr{pa}); err != nil {
+		t.Fatal(err)
+	}
+	last := n.Policies[len(n.Policies)-1]
+	if last.Type != hnslb.NetworkPolicyVxlanPort || string(last.Settings) != `{"Port":8472}` {
+		t.Errorf("with --vxlan-port 8472 the last policy is %s %s", last.Type, last.Settings)
+	}
 }
 
 func TestNetworkDocumentRejects(t *testing.T) {

@@ -45,7 +45,7 @@ func newServeCommand(socket *string) *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&o.profile, "profile", sim.ProfileWS2022, "Windows build to behave like: "+strings.Join(profileNames(), ", "))
 	fs.Int64Var(&o.seed, "seed", 1, "seed for generated IDs and fault draws")
-	fs.DurationVar(&o.latency, "latency", 0, "added to every HNS call")
+	fs.DurationVar(&o.latency, "latency", 0, "latency of one hcn RPC: every HNS call waits it once per RPC it costs through hcn")
 	fs.StringVar(&o.nodeName, "node-name", "node", "the node's name (for traces)")
 	fs.StringSliceVar(&o.nodeIPs, "node-ip", nil, "the node's host addresses (repeatable)")
 	fs.StringVar(&o.state, "state", "", "load HNS objects from this file at start and save them there on stop, as HNS keeps them across restarts")

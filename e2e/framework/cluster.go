@@ -402,7 +402,7 @@ func (n *Node) RemovePod(ctx context.Context, p Pod) error {
 }
 
 // containerID is the sandbox ID a runtime would pick; endpoint names
-// (<containerID>_eth0) stay readable.
+// (<containerID>_<network>) stay readable.
 func containerID(podName string) string { return strings.ReplaceAll(podName, "_", "-") }
 
 // Stop stops every node's hnsproxy, then every hnssim.

@@ -1,7 +1,11 @@
 // Command scale drives the real proxier (informer handlers, change tracker,
 // sync loop, desired-state mapping and reconciler) against the in-process
-// HNS simulator at cluster scale, and reports HNS calls, CPU and memory for
-// a cold start, single-endpoint changes and a restart. Kubernetes objects
+// HNS simulator at cluster scale, on l2bridge or overlay and any HNS
+// profile, and reports HNS calls, CPU, wall time and memory for a cold
+// start, each kind of change (readiness flips, new local pods, pods
+// replaced, Services created and deleted, scaling, node drains), a periodic
+// sync with nothing changed, a drift repair and a restart, checking HNS
+// against its own model and each phase's writes against the minimum. Kubernetes objects
 // come from client-go's fake clientset through real informers. Progress
 // goes to stderr; the last line of stdout is one JSON object.
 package main
@@ -25,6 +29,11 @@ type options struct {
 	spec         clusterSpec
 	changes      int
 	newLocalPods int
+	replacements int
+	serviceChurn int
+	scales       int
+	drains       int
+	drift        int
 	latency      time.Duration
 	profile      string
 	cpuProfile   string
@@ -39,15 +48,21 @@ func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("scale", flag.ContinueOnError)
 	fs.IntVar(&o.spec.Services, "services", 10000, "Services (one TCP port, ClusterIP each)")
 	fs.IntVar(&o.spec.EndpointsPerService, "endpoints-per-service", 10, "ready endpoints per Service, distinct pods drawn at random from the pod pool")
-	fs.IntVar(&o.spec.Nodes, "nodes", 100, "nodes the pods are spread over; the harness plays the first")
+	fs.IntVar(&o.spec.Nodes, "nodes", 100, "nodes the pods are spread over (at most 5000); the harness plays the first")
+	mode := fs.String("mode", "l2bridge", "the node's pod network: l2bridge or overlay (VXLAN; remote subnet routes to every other node)")
 	fs.IntVar(&o.spec.PodsPerNode, "pods-per-node", 110, "pods per node (kubelet's default max-pods); the pool Services draw endpoints from")
 	seed := fs.Uint64("seed", 1, "seed of the cluster layout and the changes")
-	fs.IntVar(&o.changes, "changes", 1000, "random single-endpoint changes after the cold start")
+	fs.IntVar(&o.changes, "changes", 1000, "random readiness flips of one endpoint after the cold start")
+	fs.IntVar(&o.replacements, "replacements", 100, "then replace this many remote pods by new pods on other nodes, in every Service they back")
+	fs.IntVar(&o.serviceChurn, "service-churn", 50, "then create this many Services with their EndpointSlices, each deleted right after")
+	fs.IntVar(&o.scales, "scales", 20, "then scale this many Services from -endpoints-per-service to five times as many new pods and back")
+	fs.IntVar(&o.drains, "drains", 2, "then drain this many nodes: every pod on one is replaced by a new pod on another node")
+	fs.IntVar(&o.drift, "drift", 10, "load balancers deleted out of band before the measured drift repair")
 	fs.IntVar(&o.newLocalPods, "new-local-pods", 20, "then replace this many endpoints by brand-new pods on this node (at most 254-pods-per-node)")
-	fs.DurationVar(&o.latency, "hns-latency", 0, "simulated latency of every HNS call (a sleep: adds wall time, not CPU)")
-	fs.StringVar(&o.profile, "profile", sim.ProfileWS2025, "simulated HNS profile (ws2019, ws2022, ws2025-15.4, ws2025)")
+	fs.DurationVar(&o.latency, "hns-latency", 0, "simulated latency of one hcn RPC, waited once per RPC a call costs (a sleep: adds wall time, not CPU); the target model is 0.2ms")
+	fs.StringVar(&o.profile, "profile", sim.ProfileWS2025, "simulated HNS profile (ws2019, ws2022, ws2025-15.4, ws2025); without modify (all but ws2025) a load balancer update is a delete and a create")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of -cpuprofile-phase to this file")
-	fs.StringVar(&o.cpuPhase, "cpuprofile-phase", "all", "phase the CPU profile covers: cold, incr, newpods, restart or all")
+	fs.StringVar(&o.cpuPhase, "cpuprofile-phase", "all", "phase the CPU profile covers: cold, incr, newpods, mix, repair, restart or all")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a pprof heap profile taken after -memprofile-phase to this file")
 	fs.StringVar(&o.memPhase, "memprofile-phase", "cold", "phase after which the heap profile is taken: cold or newpods")
 	fs.DurationVar(&o.quiet, "quiet", 300*time.Millisecond, "no sync for this long after convergence ends a phase (waited, not measured)")
@@ -58,6 +73,13 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	o.spec.Seed = *seed
+	switch *mode {
+	case "l2bridge":
+	case "overlay":
+		o.spec.Overlay = true
+	default:
+		return o, fmt.Errorf("-mode must be l2bridge or overlay, got %q", *mode)
+	}
 	if err := o.spec.validate(); err != nil {
 		return o, err
 	}
@@ -66,15 +88,19 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("-changes must be >= 0, got %d", o.changes)
 	case o.newLocalPods < 0:
 		return o, fmt.Errorf("-new-local-pods must be >= 0, got %d", o.newLocalPods)
+	case o.replacements < 0 || o.serviceChurn < 0 || o.scales < 0 || o.drains < 0 || o.drift < 0:
+		return o, fmt.Errorf("-replacements, -service-churn, -scales, -drains and -drift must be >= 0")
+	case o.spec.Nodes < 2 && o.replacements+o.scales+o.drains > 0:
+		return o, fmt.Errorf("-replacements, -scales and -drains move pods to other nodes: they need -nodes >= 2")
 	case o.latency < 0:
 		return o, fmt.Errorf("-hns-latency must be >= 0, got %s", o.latency)
 	case o.quiet <= 0:
 		return o, fmt.Errorf("-quiet must be > 0, got %s", o.quiet)
 	}
 	switch o.cpuPhase {
-	case "cold", "incr", "newpods", "restart", "all":
+	case "cold", "incr", "newpods", "mix", "repair", "restart", "all":
 	default:
-		return o, fmt.Errorf("-cpuprofile-phase must be cold, incr, newpods, restart or all, got %q", o.cpuPhase)
+		return o, fmt.Errorf("-cpuprofile-phase must be cold, incr, newpods, mix, repair, restart or all, got %q", o.cpuPhase)
 	}
 	if o.memPhase != "cold" && o.memPhase != "newpods" {
 		return o, fmt.Errorf("-memprofile-phase must be cold or newpods, got %q", o.memPhase)

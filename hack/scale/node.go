@@ -3,19 +3,23 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/clock"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 	"github.com/hnsproxy/hnsproxy/reconciler"
@@ -32,14 +36,23 @@ type node struct {
 	stateFile string
 	kube      *fake.Clientset
 	features  hnslb.Features
+	overlay   bool
+	// clock is the proxier's: real time that the harness can move forward
+	// to make a drift repair due.
+	clock   *steppedClock
+	proxier *proxier.Proxier
 
 	// apiCPU is the thread CPU of the harness's own API writes (the fake
 	// API server's work), taken out of the proxier's CPU like the simulator's.
-	apiCPU  atomic.Int64
-	events  chan syncEvent
-	dropped atomic.Int64
-	cancel  context.CancelFunc
-	done    chan error
+	apiCPU atomic.Int64
+	// listCPU is the thread CPU the fake API server spent serving LISTs.
+	listCPU atomic.Int64
+	// delivered counts the informer events the proxier's handlers saw.
+	delivered atomic.Int64
+	events    chan syncEvent
+	dropped   atomic.Int64
+	cancel    context.CancelFunc
+	done      chan error
 }
 
 // syncEvent is one finished proxier sync and the proxier's CPU at its end.
@@ -54,24 +67,48 @@ func (n *node) proxierCPU() time.Duration {
 	return processCPU() - n.metered.CPU() - time.Duration(n.apiCPU.Load())
 }
 
-// updateSlice writes an EndpointSlice to the fake API server. The call's
-// thread CPU (the fake server's work up to handing the watch event over)
-// is not the proxier's; the informer's handling of the event is.
-func (n *node) updateSlice(ctx context.Context, s *discoveryv1.EndpointSlice) error {
+// apply makes one API write. The call's thread CPU (the fake server's
+// work up to handing the watch event over) is not the proxier's; the
+// informer's handling of the event is.
+func (n *node) apply(ctx context.Context, w write) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	start := threadCPU()
-	_, err := n.kube.DiscoveryV1().EndpointSlices(s.Namespace).Update(ctx, s, metav1.UpdateOptions{})
+	err := n.write(ctx, w)
 	n.apiCPU.Add(int64(threadCPU() - start))
+	return err
+}
+
+func (n *node) write(ctx context.Context, w write) error {
+	if w.svc != nil {
+		return writeObject(ctx, n.kube.CoreV1().Services(w.svc.Namespace), w.op, w.svc, w.svc.Name)
+	}
+	return writeObject(ctx, n.kube.DiscoveryV1().EndpointSlices(w.slice.Namespace), w.op, w.slice, w.slice.Name)
+}
+
+// objectClient is what the harness uses of a typed client.
+type objectClient[T any] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
+	Delete(context.Context, string, metav1.DeleteOptions) error
+}
+
+func writeObject[T any](ctx context.Context, c objectClient[T], op writeOp, obj T, name string) error {
+	var err error
+	switch op {
+	case writeCreate:
+		_, err = c.Create(ctx, obj, metav1.CreateOptions{})
+	case writeDelete:
+		err = c.Delete(ctx, name, metav1.DeleteOptions{})
+	default:
+		_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
+	}
 	return err
 }
 
 func newNode(ctx context.Context, c *cluster, profile sim.Profile, latency time.Duration, dir string) (*node, error) {
 	hns := sim.New(sim.Options{Profile: profile, Seed: int64(c.spec.Seed)})
-	nw, err := hns.CreateNetwork(ctx, &hnslb.Network{
-		Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
-		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: podCIDR(thisNode).String()}}}},
-	})
+	nw, err := hns.CreateNetwork(ctx, podNetwork(c.spec))
 	if err != nil {
 		return nil, fmt.Errorf("creating the pod network: %w", err)
 	}
@@ -93,12 +130,66 @@ func newNode(ctx context.Context, c *cluster, profile sim.Profile, latency time.
 	// The simple tracker: a real API server does field management on its
 	// side, so the field-managed fake's cost would be no part of the proxier.
 	kube := fake.NewSimpleClientset(append(c.objects(), k8sNode)...)
-	return &node{
+	n := &node{
 		hns: hns, metered: &meteredHNS{inner: hns}, networkID: nw.ID,
 		stateFile: filepath.Join(dir, "hnsproxy-state.json"),
-		kube:      kube, features: profile.Features(),
+		kube:      kube, features: profile.Features(), overlay: c.spec.Overlay,
 		events: make(chan syncEvent, 1<<16),
-	}, nil
+	}
+	// The informers' LISTs are served by the fake API server's tracker (a
+	// real one serves them in its own process, and the informer decodes
+	// them instead); its thread CPU stays in the proxier's figure and is
+	// reported apart, to show how much of a cold start it is.
+	serve := k8stesting.ObjectReaction(kube.Tracker())
+	kube.PrependReactor("list", "*", func(a k8stesting.Action) (bool, k8sruntime.Object, error) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		start := threadCPU()
+		defer func() { n.listCPU.Add(int64(threadCPU() - start)) }()
+		return serve(a)
+	})
+	return n, nil
+}
+
+// podNetwork is this node's pod network as the CNI makes it; on overlay
+// (Flannel's VXLAN, VNI 4096) it routes every other node's pod subnet to
+// that node's address.
+func podNetwork(spec clusterSpec) *hnslb.Network {
+	nw := &hnslb.Network{
+		Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: podCIDR(thisNode).String()}}}},
+	}
+	if !spec.Overlay {
+		return nw
+	}
+	nw.Type = hnslb.NetworkTypeOverlay
+	for other := range spec.Nodes {
+		if other == thisNode {
+			continue
+		}
+		nw.Policies = append(nw.Policies, hnslb.NewNetworkPolicy(hnslb.NetworkPolicyRemoteSubnetRoute,
+			hnslb.RemoteSubnetRoutePolicySetting{DestinationPrefix: podCIDR(other).String(), ProviderAddress: nodeIP(other).String(), IsolationId: 4096}))
+	}
+	return nw
+}
+
+// desiredConfig is hnsproxy's configuration on this node: l2bridge, or
+// overlay with a source VIP, the host MAC and the network's remote subnets.
+func (n *node) desiredConfig() (desired.Config, func(context.Context) ([]desired.RemoteSubnet, error)) {
+	cfg := desired.Config{Mode: desired.L2Bridge, Features: n.features, HealthzPort: 10256}
+	if !n.overlay {
+		return cfg, nil
+	}
+	cfg.Mode = desired.Overlay
+	cfg.SourceVIP = map[intent.IPFamily]netip.Addr{intent.IPv4: sourceVIP()}
+	cfg.HostMAC = "00-15-5d-00-00-01"
+	return cfg, func(ctx context.Context) ([]desired.RemoteSubnet, error) {
+		nw, err := n.metered.GetNetworkByID(ctx, n.networkID)
+		if err != nil {
+			return nil, err
+		}
+		return desired.RemoteSubnetsOf(nw), nil
+	}
 }
 
 // createLocalEndpoint wires a pod as the runtime and the CNI would: the
@@ -124,27 +215,30 @@ func createLocalEndpoint(ctx context.Context, hns *sim.HNS, networkID, ip string
 // start runs a new reconciler and proxier, as a freshly started process
 // would: new informers on the same API server, the same HNS and state file.
 func (n *node) start() error {
+	n.clock = &steppedClock{} // a new process starts at the real time
 	rec := reconciler.New(n.metered, reconciler.Options{
 		NetworkID: n.networkID, Features: n.features, StateFile: n.stateFile,
 	})
 	factory := informers.NewSharedInformerFactoryWithOptions(n.kube, 0, informers.WithTransform(proxier.TrimForCache))
 	nodeFactory := informers.NewSharedInformerFactoryWithOptions(n.kube, 0, informers.WithTransform(proxier.TrimForCache),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + nodeName(thisNode) }))
+	cfg, remoteSubnets := n.desiredConfig()
 	p, err := proxier.New(proxier.Options{
 		NodeName: nodeName(thisNode),
-		Config: desired.Config{
-			Mode: desired.L2Bridge, Features: n.features, HealthzPort: 10256,
-		},
-		// Periodic syncs and drift repair (a full HNS list) are kept out of
-		// the measured phases; see docs/benchmarks.md.
-		SyncPeriod:   time.Hour,
-		RepairPeriod: time.Hour,
-		Reconciler:   rec,
-		Observer:     n,
+		Config:   cfg,
+		// Periodic syncs and drift repair (a full HNS list) come only when
+		// the harness measures them as phases; see docs/benchmarks.md.
+		SyncPeriod:    time.Hour,
+		RepairPeriod:  repairPeriod,
+		Reconciler:    rec,
+		Observer:      n,
+		RemoteSubnets: remoteSubnets,
+		Clock:         n.clock,
 	}, factory, nodeFactory)
 	if err != nil {
 		return err
 	}
+	n.proxier = p
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	n.done = make(chan error, 1)
@@ -164,8 +258,21 @@ func (n *node) stop() error {
 	return <-n.done
 }
 
-// SyncQueued implements proxier.Observer.
-func (n *node) SyncQueued(time.Time, int, int) {}
+// SyncQueued implements proxier.Observer; the handlers call it once per event.
+func (n *node) SyncQueued(time.Time, int, int) { n.delivered.Add(1) }
+
+// maxInFlight bounds the API writes whose watch events the proxier has not
+// yet seen: the fake API server's watch channel holds 100 and panics when
+// full (a real one would pace its writers).
+const maxInFlight = 50
+
+// awaitDelivery waits until at most maxInFlight of the events up to want
+// are undelivered.
+func (n *node) awaitDelivery(want int64) {
+	for want-n.delivered.Load() > maxInFlight {
+		time.Sleep(100 * time.Microsecond)
+	}
+}
 
 // SyncDone implements proxier.Observer: it stamps the proxier's CPU on the
 // sync loop's own goroutine, so the harness waiting is never counted.
@@ -219,3 +326,19 @@ func (n *node) waitConverged(ctx context.Context, quiet time.Duration, done func
 		}
 	}
 }
+
+// repairPeriod is the proxier's drift repair period; the harness moves the
+// proxier's clock past it to measure a repair.
+const repairPeriod = time.Hour
+
+// steppedClock is the real clock moved forward by what advance added.
+type steppedClock struct {
+	clock.RealClock
+	offset atomic.Int64
+}
+
+func (c *steppedClock) Now() time.Time { return c.RealClock.Now().Add(time.Duration(c.offset.Load())) }
+
+func (c *steppedClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+func (c *steppedClock) advance(d time.Duration) { c.offset.Add(int64(d)) }

@@ -17,6 +17,7 @@ type report struct {
 	LocalEndpoints      int     `json:"local_endpoints"`
 	LoadBalancers       int     `json:"load_balancers"`
 	RemoteEndpoints     int     `json:"remote_endpoints"`
+	Mode                string  `json:"mode"`
 	HNSProfile          string  `json:"hns_profile"`
 	HNSLatencyMs        float64 `json:"hns_latency_ms"`
 	GoMaxProcs          int     `json:"gomaxprocs"`
@@ -29,7 +30,10 @@ type report struct {
 	ColdSyncs               int     `json:"cold_syncs"`
 	ColdProxierCPUSeconds   float64 `json:"cold_proxier_cpu_seconds"`
 	ColdSimulatorCPUSeconds float64 `json:"cold_simulator_cpu_seconds"`
-	ColdWallSeconds         float64 `json:"cold_wall_seconds"`
+	// ColdAPIListCPUSeconds is the fake API server serving the informers'
+	// LISTs: part of ColdProxierCPUSeconds, not the proxier's own work.
+	ColdAPIListCPUSeconds float64 `json:"cold_api_list_cpu_seconds"`
+	ColdWallSeconds       float64 `json:"cold_wall_seconds"`
 
 	IncrChanges                 int     `json:"incr_changes"`
 	IncrHNSWritesPerChange      float64 `json:"incr_hns_writes_per_change"`
@@ -59,6 +63,15 @@ type report struct {
 	NewPodHCNCallsPerChange       float64 `json:"new_local_pod_hcn_calls_per_change"`
 	NewPodCPUMsP50                float64 `json:"new_local_pod_proxier_cpu_ms_p50"`
 
+	// ChangesByKind holds every kind of change measured, the readiness
+	// flips above included, by the names in cluster.go (kind*).
+	ChangesByKind map[string]*kindReport `json:"changes_by_kind"`
+
+	// NoopSync is a sync with nothing changed (the periodic sync); Repair
+	// the drift repair that follows -drift load balancers deleted out of band.
+	NoopSync *syncReport `json:"noop_sync,omitempty"`
+	Repair   *syncReport `json:"drift_repair,omitempty"`
+
 	RestartHNSWrites      int     `json:"restart_hns_writes"`
 	RestartHNSLists       int     `json:"restart_hns_lists"`
 	RestartProxierCPUSecs float64 `json:"restart_proxier_cpu_seconds"`
@@ -79,6 +92,13 @@ type report struct {
 	// Problems lists every check that failed (wrong HNS contents, missed
 	// minimal write counts); the harness exits 1 when it is not empty.
 	Problems []string `json:"problems,omitempty"`
+}
+
+func modeName(overlay bool) string {
+	if overlay {
+		return "overlay"
+	}
+	return "l2bridge"
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -45,7 +45,9 @@ func run(ctx context.Context, o options) (*report, error) {
 		Services: o.spec.Services, Endpoints: o.spec.Services * o.spec.EndpointsPerService,
 		Nodes: o.spec.Nodes, PodsPerNode: o.spec.PodsPerNode,
 		LoadBalancers: c.expectedLBs(), RemoteEndpoints: c.expectedRemoteEndpoints(),
+		Mode:       modeName(o.spec.Overlay),
 		HNSProfile: profile.Name, HNSLatencyMs: ms(o.latency), GoMaxProcs: runtime.GOMAXPROCS(0),
+		ChangesByKind:        map[string]*kindReport{},
 		ClusterSetupSeconds:  time.Since(setup).Seconds(),
 		HeapBeforeProxierMiB: mib(heapLive()),
 	}
@@ -76,6 +78,12 @@ func run(ctx context.Context, o options) (*report, error) {
 	}
 	rep.RSSAfterNewPodsMiB = mib(peakRSS())
 	if err := o.heapProfileAfter("newpods"); err != nil {
+		return rep, err
+	}
+	if err := mixes(ctx, o, c, n, prof, rep); err != nil {
+		return rep, err
+	}
+	if err := periodic(ctx, o, c, n, prof, rep); err != nil {
 		return rep, err
 	}
 	if err := restart(ctx, o, c, n, prof, rep); err != nil {
@@ -113,7 +121,7 @@ func coldStart(ctx context.Context, o options, c *cluster, n *node, prof *cpuPro
 		return err
 	}
 	n.hns.ResetCounters()
-	cpu0, sim0, t0 := n.proxierCPU(), n.metered.CPU(), time.Now()
+	cpu0, sim0, list0, t0 := n.proxierCPU(), n.metered.CPU(), n.listCPU.Load(), time.Now()
 	if err := n.start(); err != nil {
 		return err
 	}
@@ -122,7 +130,7 @@ func coldStart(ctx context.Context, o options, c *cluster, n *node, prof *cpuPro
 		syncs++
 		k := n.hns.Counters()
 		return k.CountResult(sim.OpCreateLoadBalancer, sim.ResultOK) >= rep.LoadBalancers &&
-			k.CountResult(sim.OpCreateEndpoint, sim.ResultOK) >= rep.RemoteEndpoints
+			k.CountResult(sim.OpCreateEndpoint, sim.ResultOK) >= c.expectedOwnEndpoints()
 	})
 	if err != nil {
 		return fmt.Errorf("cold start: %w", err)
@@ -130,15 +138,16 @@ func coldStart(ctx context.Context, o options, c *cluster, n *node, prof *cpuPro
 	prof.end("cold")
 	k := n.hns.Counters()
 	rep.ColdHNSWrites, rep.ColdHNSLists, rep.ColdHCNCalls = k.Writes(), k.Lists(), k.HCNCalls
-	rep.ColdExpectedWrites = rep.LoadBalancers + rep.RemoteEndpoints
+	rep.ColdExpectedWrites = rep.LoadBalancers + c.expectedOwnEndpoints()
 	rep.ColdSyncs = syncs
 	rep.ColdProxierCPUSeconds = (ev.cpu - cpu0).Seconds()
 	rep.ColdSimulatorCPUSeconds = (n.metered.CPU() - sim0).Seconds()
+	rep.ColdAPIListCPUSeconds = time.Duration(n.listCPU.Load() - list0).Seconds()
 	rep.ColdWallSeconds = ev.stats.End.Sub(t0).Seconds()
-	progress("cold start converged in %.1fs wall, %.2fs proxier CPU (simulator %.2fs): %d writes (expected %d), %d lists, %d syncs",
-		rep.ColdWallSeconds, rep.ColdProxierCPUSeconds, rep.ColdSimulatorCPUSeconds, rep.ColdHNSWrites, rep.ColdExpectedWrites, rep.ColdHNSLists, syncs)
+	progress("cold start converged in %.1fs wall, %.2fs proxier CPU (of which the fake API server's LISTs %.2fs; simulator %.2fs apart): %d writes (expected %d), %d lists, %d syncs",
+		rep.ColdWallSeconds, rep.ColdProxierCPUSeconds, rep.ColdAPIListCPUSeconds, rep.ColdSimulatorCPUSeconds, rep.ColdHNSWrites, rep.ColdExpectedWrites, rep.ColdHNSLists, syncs)
 	if rep.ColdHNSWrites != rep.ColdExpectedWrites {
-		rep.problem("cold start made %d HNS writes, want exactly %d (load balancers + remote endpoints): %v", rep.ColdHNSWrites, rep.ColdExpectedWrites, k.Calls)
+		rep.problem("cold start made %d HNS writes, want exactly %d (load balancers + remote endpoints, on overlay + the source-VIP endpoint): %v", rep.ColdHNSWrites, rep.ColdExpectedWrites, k.Calls)
 	}
 	verify(c, n, rep, "after cold start")
 	return nil
@@ -148,17 +157,27 @@ func coldStart(ctx context.Context, o options, c *cluster, n *node, prof *cpuPro
 type measured struct {
 	cpu, wall                       time.Duration
 	writes, lbWrites, epWrites, min int
+	apiWrites                       int
 	lists, endpointLists, hcnCalls  int
 }
 
-// measure writes one change and waits for the sync that carried it.
+// measure makes one change's API writes and waits for the syncs that
+// carried them all and left nothing pending.
 func measure(ctx context.Context, n *node, ch change) (measured, error) {
 	before := n.hns.Counters()
 	cpu0, t0 := n.proxierCPU(), time.Now()
-	if err := n.updateSlice(ctx, ch.slice); err != nil {
-		return measured{}, fmt.Errorf("updating EndpointSlice %s/%s: %w", ch.slice.Namespace, ch.slice.Name, err)
+	delivered := n.delivered.Load()
+	for i, w := range ch.writes {
+		n.awaitDelivery(delivered + int64(i))
+		if err := n.apply(ctx, w); err != nil {
+			return measured{}, fmt.Errorf("%s: writing the API: %w", ch.kind, err)
+		}
 	}
-	ev, err := n.waitSync(ctx, func(ev syncEvent) bool { return ev.stats.EndpointChanges > 0 })
+	seen := 0
+	ev, err := n.waitSync(ctx, func(ev syncEvent) bool {
+		seen += ev.stats.EndpointChanges + ev.stats.ServiceChanges
+		return seen >= len(ch.writes)
+	})
 	if err != nil {
 		return measured{}, err
 	}
@@ -168,11 +187,88 @@ func measure(ctx context.Context, n *node, ch change) (measured, error) {
 		writes:        after.Writes() - before.Writes(),
 		lbWrites:      delta(before, after, sim.OpCreateLoadBalancer, sim.OpUpdateLoadBalancer, sim.OpDeleteLoadBalancer),
 		epWrites:      delta(before, after, sim.OpCreateEndpoint, sim.OpDeleteEndpoint),
-		min:           1 + ch.remoteEndpointWrites,
+		min:           ch.minimalWrites(n.features.ModifyLoadBalancer),
+		apiWrites:     len(ch.writes),
 		lists:         after.Lists() - before.Lists(),
 		endpointLists: delta(before, after, sim.OpListEndpoints),
 		hcnCalls:      after.HCNCalls - before.HCNCalls,
 	}, nil
+}
+
+// kindReport sums the changes of one kind.
+type kindReport struct {
+	Changes                 int     `json:"changes"`
+	APIWritesPerChange      float64 `json:"api_writes_per_change"`
+	HNSWritesPerChange      float64 `json:"hns_writes_per_change"`
+	ExpectedWritesPerChange float64 `json:"expected_writes_per_change"`
+	// ChangesOffMinimum made more HNS writes than the minimum, or fewer
+	// (then the harness's model is wrong): both are problems.
+	ChangesOffMinimum int     `json:"changes_off_minimum_writes"`
+	HNSLists          int     `json:"hns_lists"`
+	HCNCallsPerChange float64 `json:"hcn_calls_per_change"`
+	CPUMsP50          float64 `json:"proxier_cpu_ms_p50"`
+	CPUMsP99          float64 `json:"proxier_cpu_ms_p99"`
+	CPUMsMax          float64 `json:"proxier_cpu_ms_max"`
+	WallMsP50         float64 `json:"wall_ms_p50"`
+	WallMsP99         float64 `json:"wall_ms_p99"`
+}
+
+func summarize(all []measured) *kindReport {
+	r := &kindReport{Changes: len(all)}
+	var cpu, wall []time.Duration
+	api, writes, expected, hcn := 0, 0, 0, 0
+	for _, m := range all {
+		cpu, wall = append(cpu, m.cpu), append(wall, m.wall)
+		api, writes, expected, hcn = api+m.apiWrites, writes+m.writes, expected+m.min, hcn+m.hcnCalls
+		r.HNSLists += m.lists
+		if m.writes != m.min {
+			r.ChangesOffMinimum++
+		}
+	}
+	nc := float64(max(len(all), 1))
+	r.APIWritesPerChange, r.HNSWritesPerChange = float64(api)/nc, float64(writes)/nc
+	r.ExpectedWritesPerChange, r.HCNCallsPerChange = float64(expected)/nc, float64(hcn)/nc
+	r.CPUMsP50, r.CPUMsP99, r.CPUMsMax = ms(percentile(cpu, 50)), ms(percentile(cpu, 99)), ms(percentile(cpu, 100))
+	r.WallMsP50, r.WallMsP99 = ms(percentile(wall, 50)), ms(percentile(wall, 99))
+	return r
+}
+
+// measureChanges makes count changes drawn from next, one at a time, and
+// records a summary per change kind (a mix may alternate two kinds, as
+// create and delete); next says when no such change is possible.
+func measureChanges(ctx context.Context, c *cluster, n *node, rep *report, mix string, count int, next func() (change, bool)) (map[string][]measured, error) {
+	n.drain()
+	byKind := map[string][]measured{}
+	var kinds []string
+	for i := range count {
+		ch, ok := next()
+		if !ok {
+			rep.problem("%s: no such change possible in this cluster (after %d)", mix, i)
+			break
+		}
+		m, err := measure(ctx, n, ch)
+		if err != nil {
+			return byKind, fmt.Errorf("%s %d: %w", ch.kind, i, err)
+		}
+		if _, seen := byKind[ch.kind]; !seen {
+			kinds = append(kinds, ch.kind)
+		}
+		byKind[ch.kind] = append(byKind[ch.kind], m)
+	}
+	for _, kind := range kinds {
+		r := summarize(byKind[kind])
+		rep.ChangesByKind[kind] = r
+		progress("%s: %d changes, %.2f API writes and %.2f HNS writes each (minimal %.2f), %d lists, proxier CPU p50 %.2fms p99 %.2fms, wall p50 %.2fms",
+			kind, r.Changes, r.APIWritesPerChange, r.HNSWritesPerChange, r.ExpectedWritesPerChange, r.HNSLists, r.CPUMsP50, r.CPUMsP99, r.WallMsP50)
+		if r.ChangesOffMinimum > 0 {
+			rep.problem("%s: %d of %d changes made other than the minimal HNS writes for %s", kind, r.ChangesOffMinimum, r.Changes, rep.HNSProfile)
+		}
+		if r.HNSLists > 0 {
+			rep.problem("%s: listed HNS %d times, want 0", kind, r.HNSLists)
+		}
+	}
+	verify(c, n, rep, "after the "+mix+" changes")
+	return byKind, nil
 }
 
 func changes(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfiler, rep *report) error {
@@ -183,53 +279,65 @@ func changes(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfi
 	if err := prof.begin("incr"); err != nil {
 		return err
 	}
-	n.drain()
-	var cpu, wall, lbOnlyCPU []time.Duration
-	writes, lbWrites, epWrites, expected := 0, 0, 0, 0
-	for i := range o.changes {
-		ch := c.nextChange()
-		m, err := measure(ctx, n, ch)
-		if err != nil {
-			return fmt.Errorf("change %d: %w", i, err)
-		}
-		cpu, wall = append(cpu, m.cpu), append(wall, m.wall)
-		if ch.remoteEndpointWrites == 0 {
-			lbOnlyCPU = append(lbOnlyCPU, m.cpu)
-		}
-		writes, lbWrites, epWrites, expected = writes+m.writes, lbWrites+m.lbWrites, epWrites+m.epWrites, expected+m.min
-		rep.IncrMaxLBWritesPerChange = max(rep.IncrMaxLBWritesPerChange, m.lbWrites)
-		if m.writes > m.min {
-			rep.IncrChangesAboveMinimum++
-		}
-		rep.IncrHNSLists += m.lists
-		if (i+1)%max(o.changes/10, 1) == 0 {
-			progress("  %d/%d changes", i+1, o.changes)
-		}
+	byKind, err := measureChanges(ctx, c, n, rep, kindFlip, o.changes, func() (change, bool) { return c.nextChange(), true })
+	if err != nil {
+		return err
 	}
 	prof.end("incr")
-	nc := float64(o.changes)
-	rep.IncrChanges = o.changes
-	rep.IncrHNSWritesPerChange = float64(writes) / nc
+	flips := byKind[kindFlip]
+	var lbOnlyCPU []time.Duration
+	lbWrites, epWrites := 0, 0
+	for _, m := range flips {
+		if m.epWrites == 0 {
+			lbOnlyCPU = append(lbOnlyCPU, m.cpu)
+		}
+		lbWrites, epWrites = lbWrites+m.lbWrites, epWrites+m.epWrites
+		rep.IncrMaxLBWritesPerChange = max(rep.IncrMaxLBWritesPerChange, m.lbWrites)
+	}
+	r := rep.ChangesByKind[kindFlip]
+	nc := float64(len(flips))
+	rep.IncrChanges = len(flips)
+	rep.IncrHNSWritesPerChange, rep.IncrExpectedWritesPerChange = r.HNSWritesPerChange, r.ExpectedWritesPerChange
 	rep.IncrLBWritesPerChange = float64(lbWrites) / nc
 	rep.IncrEndpointWritesPerChange = float64(epWrites) / nc
-	rep.IncrExpectedWritesPerChange = float64(expected) / nc
-	rep.IncrProxierCPUMsP50 = ms(percentile(cpu, 50))
-	rep.IncrProxierCPUMsP99 = ms(percentile(cpu, 99))
-	rep.IncrProxierCPUMsMax = ms(percentile(cpu, 100))
+	rep.IncrChangesAboveMinimum, rep.IncrHNSLists = r.ChangesOffMinimum, r.HNSLists
+	rep.IncrProxierCPUMsP50, rep.IncrProxierCPUMsP99, rep.IncrProxierCPUMsMax = r.CPUMsP50, r.CPUMsP99, r.CPUMsMax
 	rep.IncrLBOnlyChanges = len(lbOnlyCPU)
 	rep.IncrLBOnlyCPUMsP50 = ms(percentile(lbOnlyCPU, 50))
 	rep.IncrLBOnlyCPUMsP99 = ms(percentile(lbOnlyCPU, 99))
-	rep.IncrWallMsP50 = ms(percentile(wall, 50))
-	rep.IncrWallMsP99 = ms(percentile(wall, 99))
-	progress("changes: %.2f writes/change (minimal %.2f), %.2f LB writes/change, %d lists, proxier CPU p50 %.2fms p99 %.2fms",
-		rep.IncrHNSWritesPerChange, rep.IncrExpectedWritesPerChange, rep.IncrLBWritesPerChange, rep.IncrHNSLists, rep.IncrProxierCPUMsP50, rep.IncrProxierCPUMsP99)
-	if rep.IncrChangesAboveMinimum > 0 {
-		rep.problem("%d of %d changes made more HNS writes than the minimum (1 load balancer update plus remote endpoints gained or lost)", rep.IncrChangesAboveMinimum, o.changes)
+	rep.IncrWallMsP50, rep.IncrWallMsP99 = r.WallMsP50, r.WallMsP99
+	return nil
+}
+
+// mixes measures the changes beyond readiness flips: pods replaced on
+// other nodes, Services created and deleted, a Service scaled up fivefold
+// and back, nodes drained.
+func mixes(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfiler, rep *report) error {
+	if err := prof.begin("mix"); err != nil {
+		return err
 	}
-	if rep.IncrHNSLists > 0 {
-		rep.problem("single-endpoint changes listed HNS %d times, want 0", rep.IncrHNSLists)
+	defer prof.end("mix")
+	always := func(f func() change) func() (change, bool) {
+		return func() (change, bool) { return f(), true }
 	}
-	verify(c, n, rep, "after the changes")
+	for _, k := range []struct {
+		kind  string
+		count int
+		next  func() (change, bool)
+	}{
+		{kindReplace, o.replacements, c.replacePodChange},
+		{"service_churn", 2 * o.serviceChurn, always(c.serviceChurn)},
+		{"scale", 2 * o.scales, always(c.scaleChange)},
+		{kindDrain, o.drains, c.drainChange},
+	} {
+		if k.count == 0 {
+			continue
+		}
+		progress("%d changes: %s", k.count, k.kind)
+		if _, err := measureChanges(ctx, c, n, rep, k.kind, k.count, k.next); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -282,6 +390,78 @@ func newLocalPods(ctx context.Context, o options, c *cluster, n *node, prof *cpu
 	}
 	verify(c, n, rep, "after the new local pods")
 	return nil
+}
+
+// periodic measures a sync with nothing changed (the periodic sync every
+// --sync-period), then a drift repair after -drift load balancers were
+// deleted out of band (as `hnsdiag delete loadbalancers` does): the
+// proxier's clock is moved past the repair period, a sync starts the
+// repair (which lists HNS beside the sync loop), and the sync after it
+// re-creates what went missing. The repair's listing counts in the phase's
+// lists and hcn calls, not in its CPU or wall time.
+func periodic(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfiler, rep *report) error {
+	progress("a periodic sync with nothing changed, then a drift repair of %d deleted load balancers", o.drift)
+	n.drain()
+	noop := timeSync(ctx, n, func() {})
+	rep.NoopSync = &noop
+	if noop.Writes != 0 || noop.Lists != 0 {
+		rep.problem("a sync with nothing changed made %d HNS writes and %d lists, want 0 and 0", noop.Writes, noop.Lists)
+	}
+	if err := prof.begin("repair"); err != nil {
+		return err
+	}
+	lbs := n.hns.Snapshot().LoadBalancers
+	drift := min(o.drift, len(lbs))
+	for i := range drift { // a random sample without repeats
+		j := i + c.rng.IntN(len(lbs)-i)
+		lbs[i], lbs[j] = lbs[j], lbs[i]
+		if err := n.hns.DeleteLoadBalancerOutOfBand(lbs[i].ID); err != nil {
+			return fmt.Errorf("deleting a load balancer out of band: %w", err)
+		}
+	}
+	// The sync that finds the repair due starts it beside the sync loop;
+	// the sync after it ends programs what it found.
+	repair := timeSync(ctx, n, func() {
+		n.clock.advance(repairPeriod)
+		n.proxier.Sync(ctx)
+		n.proxier.WaitForRepair()
+	})
+	prof.end("repair")
+	rep.Repair = &repair
+	progress("no-op sync: %.2fms proxier CPU, %d hcn calls; drift repair: %d writes (drift %d), %d lists, %d hcn calls, %.2fs proxier CPU, %.2fs wall",
+		noop.CPUMs, noop.HCNCalls, repair.Writes, drift, repair.Lists, repair.HCNCalls, repair.CPUMs/1000, repair.WallMs/1000)
+	if repair.Writes != drift {
+		rep.problem("drift repair made %d HNS writes, want %d (the load balancers deleted out of band)", repair.Writes, drift)
+	}
+	if repair.Lists == 0 {
+		rep.problem("drift repair listed nothing: no repair ran")
+	}
+	verify(c, n, rep, "after the drift repair")
+	return nil
+}
+
+// syncReport is one sync the harness ran itself, as the sync loop would.
+type syncReport struct {
+	Writes   int     `json:"hns_writes"`
+	Lists    int     `json:"hns_lists"`
+	HCNCalls int     `json:"hcn_calls"`
+	CPUMs    float64 `json:"proxier_cpu_ms"`
+	WallMs   float64 `json:"wall_ms"`
+}
+
+// timeSync runs before, then one proxier Sync on this goroutine, and
+// measures the Sync.
+func timeSync(ctx context.Context, n *node, before func()) syncReport {
+	k0 := n.hns.Counters()
+	before()
+	cpu0, t0 := n.proxierCPU(), time.Now()
+	n.proxier.Sync(ctx)
+	cpu, wall := n.proxierCPU()-cpu0, time.Since(t0)
+	k := n.hns.Counters()
+	return syncReport{
+		Writes: k.Writes() - k0.Writes(), Lists: k.Lists() - k0.Lists(), HCNCalls: k.HCNCalls - k0.HCNCalls,
+		CPUMs: ms(cpu), WallMs: ms(wall),
+	}
 }
 
 func delta(before, after sim.Counters, ops ...sim.Op) int {
@@ -353,21 +533,38 @@ func restart(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfi
 
 // verify compares HNS's contents with the harness's own model: one load
 // balancer per Service with its ready endpoints as backends, and a remote
-// endpoint for exactly the remote pods some ready endpoint names.
+// endpoint for exactly the remote pods some ready endpoint names (on
+// overlay also one per cluster IP, and each pod's provider address is its
+// node's address).
 func verify(c *cluster, n *node, rep *report, when string) {
 	snap := n.hns.Snapshot()
 	byVIP := make(map[string]int, len(c.svcs))
 	for i, s := range c.svcs {
 		byVIP[s.Spec.ClusterIP] = i
 	}
-	remote := 0
+	nodeOf := map[string]int{}
+	if c.spec.Overlay {
+		for p, refs := range c.readyRefs {
+			if refs > 0 {
+				nodeOf[c.pods[p].ip] = c.pods[p].node
+			}
+		}
+	}
+	remote, wrongPA := 0, 0
 	for _, e := range snap.Endpoints {
-		if e.IsRemote() {
-			remote++
+		if !e.IsRemote() {
+			continue
+		}
+		remote++
+		if node, ok := nodeOf[e.IP()]; ok && e.ProviderAddress() != nodeIP(node).String() {
+			wrongPA++
 		}
 	}
 	if want := c.expectedRemoteEndpoints(); remote != want {
 		rep.problem("%s: HNS holds %d remote endpoints, want %d", when, remote, want)
+	}
+	if wrongPA > 0 {
+		rep.problem("%s: %d remote endpoints have a provider address other than their pod's node", when, wrongPA)
 	}
 	if len(snap.LoadBalancers) != c.expectedLBs() {
 		rep.problem("%s: HNS holds %d load balancers, want %d", when, len(snap.LoadBalancers), c.expectedLBs())

@@ -53,18 +53,80 @@ func TestClusterModelKeepsItsCountsConsistent(t *testing.T) {
 	}
 }
 
+// Every kind of change counts the remote endpoints it creates and deletes
+// as a recount from the members finds them, and names the slices to write.
+func TestChangeMixesCountRemoteEndpointWrites(t *testing.T) {
+	c := newCluster(smallSpec())
+	next := []func() (change, bool){
+		c.replacePodChange, c.drainChange,
+		func() (change, bool) { return c.serviceChurn(), true },
+		func() (change, bool) { return c.scaleChange(), true },
+	}
+	for k := range 64 { // 16 of each: 8 scale-ups take 160 new pods, the 3 other nodes have room for 723
+		before := remoteInUse(c)
+		ch, ok := next[k%len(next)]()
+		if !ok {
+			t.Fatalf("change %d: none possible", k)
+		}
+		after := remoteInUse(c)
+		// A change both deletes and creates; a recount sees only the net
+		// difference, which the writes cannot be below.
+		if net := max(after-before, before-after); ch.remoteEndpointWrites < net || (ch.remoteEndpointWrites-net)%2 != 0 {
+			t.Fatalf("%s %d: remote endpoints %d → %d, but the change expects %d writes", ch.kind, k, before, after, ch.remoteEndpointWrites)
+		}
+		if len(ch.writes) == 0 {
+			t.Fatalf("%s %d writes nothing to the API", ch.kind, k)
+		}
+		for i := range c.svcs {
+			if c.expectedBackends(i) == 0 {
+				t.Fatalf("%s %d left service %d without a ready endpoint", ch.kind, k, i)
+			}
+		}
+		for p, refs := range c.readyRefs {
+			if refs < 0 {
+				t.Fatalf("%s %d: pod %d has %d ready references", ch.kind, k, p, refs)
+			}
+		}
+	}
+	if len(c.svcs) != smallSpec().Services {
+		t.Errorf("service churn left %d Services, want %d", len(c.svcs), smallSpec().Services)
+	}
+}
+
+// The minimal writes of a change depend on the profile: without modify a
+// load balancer's new backends are a delete and a create.
+func TestMinimalWritesPerProfile(t *testing.T) {
+	for _, tc := range []struct {
+		ch               change
+		modify, noModify int
+	}{
+		{change{kind: kindFlip, lbUpdates: 1}, 1, 2},
+		{change{kind: kindFlip, lbUpdates: 1, remoteEndpointWrites: 1}, 2, 3},
+		{change{kind: kindServiceCreate, lbCreates: 1, remoteEndpointWrites: 4}, 5, 5},
+		{change{kind: kindServiceDelete, lbDeletes: 1, remoteEndpointWrites: 1}, 2, 2},
+		{change{kind: kindDrain, lbUpdates: 30, remoteEndpointWrites: 12}, 42, 72},
+	} {
+		if got := tc.ch.minimalWrites(true); got != tc.modify {
+			t.Errorf("%+v with modify: %d writes, want %d", tc.ch, got, tc.modify)
+		}
+		if got := tc.ch.minimalWrites(false); got != tc.noModify {
+			t.Errorf("%+v without modify: %d writes, want %d", tc.ch, got, tc.noModify)
+		}
+	}
+}
+
 func TestNewLocalPodChangeStopsWhenTheSubnetIsFull(t *testing.T) {
 	spec := smallSpec()
-	spec.PodsPerNode = 252
+	spec.PodsPerNode = 251
 	c := newCluster(spec)
 	for k := range 2 {
-		want := addrPlus(podCIDR(thisNode).Addr(), 253+k).String()
+		want := addrPlus(podCIDR(thisNode).Addr(), 252+k).String()
 		if _, ip, ok := c.newLocalPodChange(); !ok || ip != want {
 			t.Fatalf("new pod %d: ok=%v ip=%q, want %s", k, ok, ip, want)
 		}
 	}
 	if _, _, ok := c.newLocalPodChange(); ok {
-		t.Fatal("a 255th pod in a /24 was accepted")
+		t.Fatal("a pod at .254, the overlay source VIP, was accepted")
 	}
 }
 
@@ -87,7 +149,11 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"-services", "0"},
 		{"-nodes", "0"},
-		{"-pods-per-node", "255"},
+		{"-pods-per-node", "254"},
+		{"-nodes", "5001"},
+		{"-mode", "nat"},
+		{"-nodes", "1", "-endpoints-per-service", "1", "-drains", "1"},
+		{"-drift", "-1"},
 		{"-endpoints-per-service", "50", "-nodes", "2", "-pods-per-node", "10"},
 		{"-changes", "-1"},
 		{"-hns-latency", "-1ms"},
@@ -100,28 +166,55 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	}
 }
 
-// A small run end to end: HNS ends as the model says after every phase,
-// with the minimal writes, and a restart writes nothing.
+// A small run end to end, per mode and profile: HNS ends as the model says
+// after every phase, every kind of change makes exactly the minimal writes
+// for the profile, the no-op sync writes nothing, the drift repair
+// re-creates what was deleted, and a restart writes nothing.
 func TestRunSmallClusterHasNoProblems(t *testing.T) {
-	o, err := parseFlags([]string{"-services", "40", "-endpoints-per-service", "5", "-nodes", "4", "-pods-per-node", "12",
-		"-changes", "30", "-new-local-pods", "3", "-quiet", "50ms"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := run(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Problems) > 0 {
-		t.Fatalf("problems: %q", rep.Problems)
-	}
-	if rep.ColdHNSWrites != rep.LoadBalancers+rep.RemoteEndpoints || rep.LoadBalancers != 40 {
-		t.Errorf("cold start: %d writes for %d load balancers and %d remote endpoints", rep.ColdHNSWrites, rep.LoadBalancers, rep.RemoteEndpoints)
-	}
-	if rep.IncrChanges != 30 || rep.IncrMaxLBWritesPerChange != 1 || rep.NewPodChanges != 3 {
-		t.Errorf("changes: %d measured, at most %d load balancer writes each, %d new pods", rep.IncrChanges, rep.IncrMaxLBWritesPerChange, rep.NewPodChanges)
-	}
-	if rep.RestartHNSWrites != 0 {
-		t.Errorf("restart made %d writes", rep.RestartHNSWrites)
+	for _, mode := range []string{"l2bridge", "overlay"} {
+		for _, profile := range []string{"ws2019", "ws2022", "ws2025"} {
+			t.Run(mode+"/"+profile, func(t *testing.T) {
+				o, err := parseFlags([]string{"-services", "40", "-endpoints-per-service", "5", "-nodes", "4", "-pods-per-node", "12",
+					"-changes", "30", "-new-local-pods", "3", "-replacements", "3", "-service-churn", "2", "-scales", "1", "-drains", "1",
+					"-drift", "3", "-mode", mode, "-profile", profile, "-quiet", "50ms"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep, err := run(context.Background(), o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rep.Problems) > 0 {
+					t.Fatalf("problems: %q", rep.Problems)
+				}
+				want := rep.LoadBalancers + rep.RemoteEndpoints // on overlay these count a service-VIP endpoint per Service
+				if mode == "overlay" {
+					want++ // the source-VIP endpoint
+				}
+				if rep.ColdHNSWrites != want || rep.LoadBalancers != 40 {
+					t.Errorf("cold start: %d writes for %d load balancers and %d remote endpoints", rep.ColdHNSWrites, rep.LoadBalancers, rep.RemoteEndpoints)
+				}
+				perUpdate := map[string]float64{"ws2019": 2, "ws2022": 2, "ws2025": 1}[profile]
+				for kind, want := range map[string]float64{kindScaleUp: perUpdate + 4*5, kindScaleDown: perUpdate + 4*5} {
+					if got := rep.ChangesByKind[kind]; got == nil || got.HNSWritesPerChange != want {
+						t.Errorf("%s: %+v, want %v HNS writes (one load balancer update, 20 remote endpoints)", kind, got, want)
+					}
+				}
+				for _, kind := range []string{kindFlip, kindReplace, kindServiceCreate, kindServiceDelete, kindDrain} {
+					if rep.ChangesByKind[kind] == nil {
+						t.Errorf("no %s changes measured", kind)
+					}
+				}
+				if rep.IncrChanges != 30 || rep.NewPodChanges != 3 {
+					t.Errorf("changes: %d readiness flips, %d new pods measured", rep.IncrChanges, rep.NewPodChanges)
+				}
+				if rep.NoopSync == nil || rep.NoopSync.Writes != 0 || rep.Repair == nil || rep.Repair.Writes != 3 {
+					t.Errorf("no-op sync %+v, drift repair %+v", rep.NoopSync, rep.Repair)
+				}
+				if rep.RestartHNSWrites != 0 {
+					t.Errorf("restart made %d writes", rep.RestartHNSWrites)
+				}
+			})
+		}
 	}
 }

@@ -24,8 +24,8 @@ const (
 	hnsErrorRate       = 0.10
 	hnsCommitted       = 0.2 // of failed writes, the share HNS applied anyway (a lost reply)
 	hnsRestartWindow   = 3 * time.Second
-	hnsLatency         = 2 * time.Millisecond // per call: a sync of a burst takes tens of ms, as on Windows
-	hnsRestartsEach    = 3                    // per node
+	hnsLatency         = 500 * time.Microsecond // per hcn RPC: a create or update 1.5 to 2 ms, a sync of a burst tens of ms, as on Windows
+	hnsRestartsEach    = 3                      // per node
 	apiRestarts        = 2
 	killsEach          = 2 // per node
 	stateDirFaultsEach = 1 // per node, where the state directory could be mounted
@@ -197,7 +197,7 @@ func (c *chaos) killMidSync(ctx context.Context, n *framework.Node, rng *rand.Ra
 			break
 		}
 	}
-	time.Sleep(time.Duration(rng.IntN(5)) * hnsLatency)
+	time.Sleep(time.Duration(rng.IntN(5)) * 4 * hnsLatency) // up to four calls of four RPCs
 	c.sampleRSS(n.Proxy)
 	if err := n.Proxy.Kill(); err != nil {
 		c.report(err)

@@ -21,7 +21,7 @@ import (
 
 // Settings of the node-level faults the red team found (issue F3, F5, F6).
 const (
-	stateDirSize      = "256k"          // the tmpfs holding each node's state file
+	stateDirSize      = "2m"            // the tmpfs holding each node's state file (a journal grows to ~300 KiB before it is folded)
 	stateFullFor      = 2 * time.Second // full before and after the kill
 	addressLossFor    = 3 * time.Second
 	floodConns        = 300 // idle connections to healthz per flood

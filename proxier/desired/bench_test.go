@@ -2,6 +2,7 @@ package desired
 
 import (
 	"fmt"
+	"net/netip"
 	"testing"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -90,5 +91,32 @@ func BenchmarkIncrementalSet(b *testing.B) {
 		if ch := s.Set(ForService(x, cfg)); len(ch.LBs) == 0 {
 			b.Fatal("no change")
 		}
+	}
+}
+
+// BenchmarkForServiceOverlayNodes maps one Service on an overlay network
+// whose remote subnet routes name 100 or 5,000 nodes: the per-change cost
+// must not grow with the node count.
+func BenchmarkForServiceOverlayNodes(b *testing.B) {
+	for _, nodes := range []int{100, 5000} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			cfg := config()
+			overlay(&cfg)
+			routes := make([]RemoteSubnet, 0, nodes)
+			for n := range nodes {
+				routes = append(routes, RemoteSubnet{
+					Prefix:          netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(1 + n/256), byte(n % 256), 0}), 24), // the endpoints are in the first
+					ProviderAddress: netip.AddrFrom4([4]byte{192, 168, byte(n / 256), byte(n % 256)}),
+				})
+			}
+			cfg.RemoteSubnets = NewRemoteSubnetIndex(routes)
+			in := benchInputs(1)[0]
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := ForService(in, cfg); len(r.LBs) != 3 {
+					b.Fatalf("got %d load balancers", len(r.LBs))
+				}
+			}
+		})
 	}
 }

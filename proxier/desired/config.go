@@ -65,8 +65,9 @@ type Config struct {
 	// and if that is <= 0 too there is no cap.
 	MaxBackends int
 	Features    hnslb.Features
-	// RemoteSubnets of the overlay network (ignored on l2bridge).
-	RemoteSubnets []RemoteSubnet
+	// RemoteSubnets of the overlay network (ignored on l2bridge), indexed
+	// once when they change (NewRemoteSubnetIndex); nil: none.
+	RemoteSubnets *RemoteSubnetIndex
 }
 
 // Validate reports settings hnsproxy cannot run with. The mapping itself

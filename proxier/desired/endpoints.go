@@ -88,7 +88,7 @@ func (s *parsedSlice) portFor(sp *v1.ServicePort) (port uint16, ok, valid bool) 
 // parseSlices checks and parses a Service's slices in name order (so that
 // duplicate handling never depends on informer order). It returns how many
 // endpoints had an unusable address.
-func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config, ov *overlayIndex) (out []parsedSlice, invalid int) {
+func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config) (out []parsedSlice, invalid int) {
 	sorted := slices.Clone(in)
 	slices.SortFunc(sorted, func(a, b *discoveryv1.EndpointSlice) int {
 		if a == nil || b == nil {
@@ -139,11 +139,11 @@ func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config, ov *overlayIndex)
 					ep.nodeHints = append(ep.nodeHints, n.Name)
 				}
 			}
-			ep.backend = intent.Backend{IP: ip.String(), Local: ep.local}
+			ep.backend = intent.Backend{IP: canonical(e.Addresses[0], ip), Local: ep.local}
 			if !ep.local {
 				ep.backend.MAC = ConjureMAC(ip)
 				if cfg.Mode == Overlay {
-					pa, found := ov.providerAddress(ip)
+					pa, found := cfg.RemoteSubnets.providerAddress(ip)
 					if !found {
 						// winkernel: outside every remote subnet means a
 						// public IP, reached through this node.
@@ -281,4 +281,14 @@ func choosePort(eps []portPick) uint16 {
 		}
 	}
 	return best
+}
+
+// canonical is ip's text: as given for IPv4, whose only accepted form
+// (netip refuses leading zeros) is the canonical one, saving an allocation
+// per endpoint; formatted anew for IPv6, which has several.
+func canonical(given string, ip netip.Addr) string {
+	if ip.Is4() {
+		return given
+	}
+	return ip.String()
 }

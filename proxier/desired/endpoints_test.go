@@ -1,6 +1,7 @@
 package desired
 
 import (
+	"net/netip"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -268,4 +269,12 @@ func TestMixedPortsAndDuplicates(t *testing.T) {
 		cluster:  "10.1.0.2",
 		nodePort: "10.1.0.2",
 	}})
+}
+
+func TestBackendIPsAreCanonical(t *testing.T) {
+	for given, want := range map[string]string{"10.1.2.3": "10.1.2.3", "FD00:0:0::1": "fd00::1", "fd00::1": "fd00::1"} {
+		if got := canonical(given, netip.MustParseAddr(given)); got != want {
+			t.Errorf("canonical(%q) = %q, want %q", given, got, want)
+		}
+	}
 }

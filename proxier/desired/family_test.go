@@ -96,11 +96,11 @@ func overlay(c *Config) {
 	c.Mode = Overlay
 	c.SourceVIP = map[intent.IPFamily]netip.Addr{intent.IPv4: addr("10.1.0.250")}
 	c.HostMAC = "00-15-5d-00-00-01"
-	c.RemoteSubnets = []RemoteSubnet{
+	c.RemoteSubnets = NewRemoteSubnetIndex([]RemoteSubnet{
 		{Prefix: netip.MustParsePrefix("10.1.0.0/16"), ProviderAddress: addr("192.168.0.12")},
 		{Prefix: netip.MustParsePrefix("10.1.1.0/24"), ProviderAddress: addr("192.168.0.11")},
 		{}, // an unusable route is ignored
-	}
+	})
 }
 
 func TestOverlay(t *testing.T) {

@@ -242,10 +242,10 @@ func (g *fuzzGen) config() Config {
 		cfg.Mode = Overlay
 		cfg.HostMAC = "00-15-5D-00-00-01"
 		cfg.SourceVIP = map[intent.IPFamily]netip.Addr{intent.IPv4: addr("10.244.1.250")}
-		cfg.RemoteSubnets = []RemoteSubnet{
+		cfg.RemoteSubnets = NewRemoteSubnetIndex([]RemoteSubnet{
 			{Prefix: netip.MustParsePrefix("10.244.2.0/24"), ProviderAddress: addr("192.168.0.11")},
 			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), ProviderAddress: addr("192.168.0.12")},
-		}
+		})
 	}
 	if g.bool() {
 		delete(cfg.NodeIPs, intent.IPv6)

@@ -2,35 +2,49 @@ package desired
 
 import (
 	"cmp"
-	"fmt"
 	"net/netip"
 	"slices"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 )
 
-// overlayIndex answers "which node hosts this pod IP" from the network's
-// RemoteSubnetRoute policies.
-type overlayIndex struct {
-	// subnets sorted by descending prefix length, so the first match is the longest.
-	subnets []RemoteSubnet
+// RemoteSubnetIndex answers "which node hosts this pod IP" from the overlay
+// network's RemoteSubnetRoute policies. It is built once when the policies
+// change (NewRemoteSubnetIndex) and then only read, shared by every
+// Service's computation: a lookup costs one map probe per distinct prefix
+// length, not a walk over every node's subnet, so the per-Service cost does
+// not grow with the number of nodes. The nil index holds no routes.
+type RemoteSubnetIndex struct {
+	// routes are the usable routes, masked, longest prefix first (then by
+	// address and provider address): the index's content, for equality.
+	routes []RemoteSubnet
+	// byLength has one table per prefix length and family, longest first;
+	// a prefix routed to several nodes keeps the lowest provider address.
+	byLength []subnetTable
 	// nodes: the provider addresses themselves (a host-network pod's IP is its node's PA).
 	nodes map[netip.Addr]bool
 }
 
-func newOverlayIndex(cfg *Config) *overlayIndex {
-	ov := &overlayIndex{nodes: map[netip.Addr]bool{}}
-	if cfg.Mode != Overlay {
-		return ov
-	}
-	for _, s := range cfg.RemoteSubnets {
-		if !s.Prefix.IsValid() || !s.ProviderAddress.IsValid() {
+// subnetTable is the routes of one prefix length and family.
+type subnetTable struct {
+	bits int
+	is4  bool
+	pa   map[netip.Prefix]netip.Addr
+}
+
+// NewRemoteSubnetIndex indexes routes, leaving out those without a valid
+// prefix or provider address.
+func NewRemoteSubnetIndex(routes []RemoteSubnet) *RemoteSubnetIndex {
+	ix := &RemoteSubnetIndex{nodes: map[netip.Addr]bool{}}
+	for _, r := range routes {
+		if !r.Prefix.IsValid() || !r.ProviderAddress.IsValid() {
 			continue
 		}
-		ov.subnets = append(ov.subnets, RemoteSubnet{Prefix: s.Prefix.Masked(), ProviderAddress: s.ProviderAddress})
-		ov.nodes[s.ProviderAddress] = true
+		ix.routes = append(ix.routes, RemoteSubnet{Prefix: r.Prefix.Masked(), ProviderAddress: r.ProviderAddress})
+		ix.nodes[r.ProviderAddress] = true
 	}
-	slices.SortStableFunc(ov.subnets, func(a, b RemoteSubnet) int {
+	slices.SortFunc(ix.routes, func(a, b RemoteSubnet) int {
 		if c := cmp.Compare(b.Prefix.Bits(), a.Prefix.Bits()); c != 0 {
 			return c
 		}
@@ -39,21 +53,76 @@ func newOverlayIndex(cfg *Config) *overlayIndex {
 		}
 		return a.ProviderAddress.Compare(b.ProviderAddress)
 	})
-	return ov
+	for _, r := range ix.routes {
+		bits, is4 := r.Prefix.Bits(), r.Prefix.Addr().Is4()
+		if n := len(ix.byLength); n == 0 || ix.byLength[n-1].bits != bits || ix.byLength[n-1].is4 != is4 {
+			ix.byLength = append(ix.byLength, subnetTable{bits: bits, is4: is4, pa: map[netip.Prefix]netip.Addr{}})
+		}
+		t := ix.byLength[len(ix.byLength)-1]
+		if _, dup := t.pa[r.Prefix]; !dup { // sorted: the lowest provider address comes first
+			t.pa[r.Prefix] = r.ProviderAddress
+		}
+	}
+	return ix
+}
+
+// Routes are the usable routes, longest prefix first.
+func (ix *RemoteSubnetIndex) Routes() []RemoteSubnet {
+	if ix == nil {
+		return nil
+	}
+	return slices.Clone(ix.routes)
+}
+
+// Equal reports whether both index the same routes.
+func (ix *RemoteSubnetIndex) Equal(o *RemoteSubnetIndex) bool {
+	if ix == nil || o == nil {
+		return ix.Len() == o.Len()
+	}
+	return slices.Equal(ix.routes, o.routes)
+}
+
+// Len is the number of usable routes.
+func (ix *RemoteSubnetIndex) Len() int {
+	if ix == nil {
+		return 0
+	}
+	return len(ix.routes)
 }
 
 // providerAddress returns the PA of the node hosting ip: the node itself if
 // ip is a provider address, else the longest matching remote subnet's.
-func (ov *overlayIndex) providerAddress(ip netip.Addr) (netip.Addr, bool) {
-	if ov.nodes[ip] {
+func (ix *RemoteSubnetIndex) providerAddress(ip netip.Addr) (netip.Addr, bool) {
+	if ix == nil {
+		return netip.Addr{}, false
+	}
+	if ix.nodes[ip] {
 		return ip, true
 	}
-	for _, s := range ov.subnets {
-		if s.Prefix.Contains(ip) {
-			return s.ProviderAddress, true
+	for _, t := range ix.byLength {
+		if t.is4 != ip.Is4() {
+			continue
+		}
+		if pa, ok := t.pa[netip.PrefixFrom(ip, t.bits).Masked()]; ok {
+			return pa, true
 		}
 	}
 	return netip.Addr{}, false
+}
+
+// RemoteSubnetsOf reads a network's RemoteSubnetRoute policies, leaving out
+// those whose prefix or provider address does not parse.
+func RemoteSubnetsOf(n *hnslb.Network) []RemoteSubnet {
+	var out []RemoteSubnet
+	for _, r := range n.RemoteSubnetRoutes() {
+		prefix, perr := netip.ParsePrefix(r.DestinationPrefix)
+		pa, aerr := netip.ParseAddr(r.ProviderAddress)
+		if perr != nil || aerr != nil {
+			continue
+		}
+		out = append(out, RemoteSubnet{Prefix: prefix, ProviderAddress: pa})
+	}
+	return out
 }
 
 // ConjureMAC makes the MAC HNS gets for a remote endpoint, as kube-proxy's
@@ -65,12 +134,23 @@ func ConjureMAC(ip netip.Addr) string {
 	switch {
 	case ip.Is4():
 		b := ip.As4()
-		return fmt.Sprintf("02-11-%02x-%02x-%02x-%02x", b[0], b[1], b[2], b[3])
+		return macOf(b[0], b[1], b[2], b[3])
 	case ip.Is6():
 		b := ip.As16()
-		return fmt.Sprintf("02-11-%02x-%02x-%02x-%02x", b[15], b[14], b[13], b[12])
+		return macOf(b[15], b[14], b[13], b[12])
 	}
 	return "02-11-22-33-44-55"
+}
+
+// macOf is "02-11-" and the four bytes in lowercase hex, without fmt: one
+// per remote backend of every Service, it showed in cold-start profiles.
+func macOf(b ...byte) string {
+	const hex = "0123456789abcdef"
+	out := []byte("02-11-xx-xx-xx-xx")
+	for i, v := range b {
+		out[6+3*i], out[7+3*i] = hex[v>>4], hex[v&0xf]
+	}
+	return string(out)
 }
 
 // SourceVIPEndpoints returns, on overlay, the endpoint carrying the source

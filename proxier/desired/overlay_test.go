@@ -1,11 +1,14 @@
 package desired
 
 import (
+	"math/rand/v2"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 )
 
@@ -96,5 +99,97 @@ func TestConfigValidate(t *testing.T) {
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+func TestRemoteSubnetIndex(t *testing.T) {
+	route := func(prefix, pa string) RemoteSubnet {
+		return RemoteSubnet{Prefix: netip.MustParsePrefix(prefix), ProviderAddress: addr(pa)}
+	}
+	routes := []RemoteSubnet{
+		route("10.1.0.0/16", "192.168.0.12"),
+		route("10.1.1.7/24", "192.168.0.11"), // stored masked
+		route("10.1.2.0/24", "192.168.0.14"),
+		route("10.1.2.0/24", "192.168.0.13"), // the same subnet twice: the lower PA wins
+		route("fd01:1::/64", "fd00::11"),
+		{Prefix: netip.MustParsePrefix("10.9.0.0/16")}, // no PA: left out
+		{},
+	}
+	ix := NewRemoteSubnetIndex(routes)
+	for _, tc := range []struct{ ip, pa string }{
+		{"10.1.1.5", "192.168.0.11"},
+		{"10.1.2.5", "192.168.0.13"},
+		{"10.1.3.5", "192.168.0.12"},
+		{"fd01:1::5", "fd00::11"},
+		{"192.168.0.14", "192.168.0.14"}, // a node's own address
+		{"10.9.0.1", ""},
+		{"10.2.0.1", ""},
+		{"fd01:2::5", ""},
+	} {
+		pa, ok := ix.providerAddress(addr(tc.ip))
+		if got := map[bool]string{true: pa.String(), false: ""}[ok]; got != tc.pa {
+			t.Errorf("providerAddress(%s) = %q, want %q", tc.ip, got, tc.pa)
+		}
+	}
+	if got := ix.Len(); got != 5 {
+		t.Errorf("Len = %d, want the 5 usable routes", got)
+	}
+	if first := ix.Routes()[0]; first != route("fd01:1::/64", "fd00::11") {
+		t.Errorf("Routes()[0] = %v, want the longest prefix first", first)
+	}
+	reversed := slices.Clone(routes)
+	slices.Reverse(reversed)
+	if !ix.Equal(NewRemoteSubnetIndex(reversed)) {
+		t.Error("the same routes in another order index differently")
+	}
+	if ix.Equal(NewRemoteSubnetIndex(routes[:2])) || ix.Equal(nil) {
+		t.Error("different routes compare equal")
+	}
+	var none *RemoteSubnetIndex
+	if _, ok := none.providerAddress(addr("10.1.1.5")); ok || !none.Equal(NewRemoteSubnetIndex(nil)) || none.Routes() != nil {
+		t.Error("the nil index is not empty")
+	}
+}
+
+// The index answers what a walk over every route, longest prefix first,
+// answers, for random routes of mixed lengths.
+func TestRemoteSubnetIndexMatchesALinearWalk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var routes []RemoteSubnet
+	for range 300 {
+		a := netip.AddrFrom4([4]byte{10, byte(rng.IntN(4)), byte(rng.IntN(256)), byte(rng.IntN(256))})
+		p, _ := a.Prefix([]int{8, 16, 20, 24, 26}[rng.IntN(5)])
+		routes = append(routes, RemoteSubnet{Prefix: p, ProviderAddress: netip.AddrFrom4([4]byte{192, 168, byte(rng.IntN(4)), byte(rng.IntN(256))})})
+	}
+	ix := NewRemoteSubnetIndex(routes)
+	walk := ix.Routes() // longest first, then by address and PA
+	for range 5000 {
+		ip := netip.AddrFrom4([4]byte{[]byte{10, 192}[rng.IntN(2)], byte(rng.IntN(5)), byte(rng.IntN(256)), byte(rng.IntN(256))})
+		var want netip.Addr
+		if ix.nodes[ip] {
+			want = ip
+		} else {
+			for _, r := range walk {
+				if r.Prefix.Contains(ip) {
+					want = r.ProviderAddress
+					break
+				}
+			}
+		}
+		if got, _ := ix.providerAddress(ip); got != want {
+			t.Fatalf("providerAddress(%s) = %v, the walk says %v", ip, got, want)
+		}
+	}
+}
+
+func TestRemoteSubnetsOfReadsTheNetworksRoutes(t *testing.T) {
+	nw := &hnslb.Network{Policies: []hnslb.NetworkPolicy{
+		hnslb.NewNetworkPolicy(hnslb.NetworkPolicyRemoteSubnetRoute, hnslb.RemoteSubnetRoutePolicySetting{DestinationPrefix: "10.244.2.0/24", ProviderAddress: "10.0.0.12", IsolationId: 4096}),
+		hnslb.NewNetworkPolicy(hnslb.NetworkPolicyRemoteSubnetRoute, hnslb.RemoteSubnetRoutePolicySetting{DestinationPrefix: "bogus", ProviderAddress: "10.0.0.13"}),
+		hnslb.NewNetworkPolicy(hnslb.NetworkPolicyProviderAddress, hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: "10.0.0.11"}),
+	}}
+	want := []RemoteSubnet{{Prefix: netip.MustParsePrefix("10.244.2.0/24"), ProviderAddress: addr("10.0.0.12")}}
+	if got := RemoteSubnetsOf(nw); !reflect.DeepEqual(got, want) {
+		t.Errorf("RemoteSubnetsOf = %v, want %v", got, want)
 	}
 }

@@ -69,8 +69,7 @@ func (b *serviceBuilder) build(eps []*discoveryv1.EndpointSlice) {
 	}
 	b.frontends()
 	b.policies()
-	ov := newOverlayIndex(b.cfg)
-	parsed, invalid := parseSlices(eps, b.cfg, ov)
+	parsed, invalid := parseSlices(eps, b.cfg)
 	if invalid > 0 {
 		b.problem(warn(ReasonInvalidEndpoint, "%d endpoints have no usable address and are ignored", invalid))
 	}

@@ -99,6 +99,13 @@ type Change struct {
 // overlay source-VIP endpoints).
 func NewState(cfg Config) *State { return newState(cfg, 0, 0, 0) }
 
+// NewStateFor is an empty State sized for about services Services, each
+// with a load balancer and a remote endpoint of its own: a cold start fills
+// it one Service at a time, and growing its maps would dominate.
+func NewStateFor(cfg Config, services int) *State {
+	return newState(cfg, services, services, services)
+}
+
 // newState sizes the maps for a known number of services, load balancers
 // and remote backends (upper bounds): growing them one entry at a time
 // dominates Compute otherwise.

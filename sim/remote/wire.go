@@ -82,10 +82,10 @@ type TraceRequest struct {
 // FaultsRequest changes the simulator's injected faults. ErrorRate keys are
 // operation names ("*" for all); Errors are HNS codes a failing call draws
 // from (empty: HNS unavailable). Restart, when positive, makes every call
-// fail as unavailable for that long. Latency, when set, replaces the per-call
-// latency. Hang and HangReply name operations ("*" for all) whose calls are
-// held before they reach HNS, or after HNS applied them, until a request
-// without them (sim.Faults.Hang).
+// fail as unavailable for that long. Latency, when set, replaces the latency
+// of one hcn RPC (a call waits it once per RPC it costs). Hang and HangReply
+// name operations ("*" for all) whose calls are held before they reach HNS,
+// or after HNS applied them, until a request without them (sim.Faults.Hang).
 type FaultsRequest struct {
 	ErrorRate map[string]float64 `json:"errorRate,omitempty"`
 	Errors    []hnslb.ErrorCode  `json:"errors,omitempty"`

@@ -75,6 +75,6 @@ func remoteSubnets(rec *reconciler.Reconciler) func(context.Context) ([]desired.
 		if err != nil {
 			return nil, err
 		}
-		return nodeconfig.RemoteSubnets(n), nil
+		return desired.RemoteSubnetsOf(n), nil
 	}
 }

@@ -115,18 +115,3 @@ func hostMAC(providerAddress string, realHNS bool) (string, error) {
 	}
 	return fmt.Sprintf("00-15-5D-%02X-%02X-%02X", v4[1], v4[2], v4[3]), nil
 }
-
-// RemoteSubnets are an overlay network's RemoteSubnetRoute policies; routes
-// that do not parse are left out.
-func RemoteSubnets(n *hnslb.Network) []desired.RemoteSubnet {
-	var out []desired.RemoteSubnet
-	for _, r := range n.RemoteSubnetRoutes() {
-		prefix, perr := netip.ParsePrefix(r.DestinationPrefix)
-		pa, aerr := netip.ParseAddr(r.ProviderAddress)
-		if perr != nil || aerr != nil {
-			continue
-		}
-		out = append(out, desired.RemoteSubnet{Prefix: prefix, ProviderAddress: pa})
-	}
-	return out
-}

@@ -38,8 +38,6 @@ func TestDesiredOverlay(t *testing.T) {
 		Name: "vxlan0", Type: hnslb.NetworkTypeOverlay,
 		Policies: []hnslb.NetworkPolicy{
 			hnslb.NewNetworkPolicy(hnslb.NetworkPolicyProviderAddress, hnslb.ProviderAddressNetworkPolicySetting{ProviderAddress: "10.0.0.11"}),
-			hnslb.NewNetworkPolicy(hnslb.NetworkPolicyRemoteSubnetRoute, hnslb.RemoteSubnetRoutePolicySetting{DestinationPrefix: "10.244.2.0/24", ProviderAddress: "10.0.0.12"}),
-			hnslb.NewNetworkPolicy(hnslb.NetworkPolicyRemoteSubnetRoute, hnslb.RemoteSubnetRoutePolicySetting{DestinationPrefix: "bad", ProviderAddress: "10.0.0.13"}),
 		},
 	}
 	cfg := &options.Config{
@@ -59,10 +57,6 @@ func TestDesiredOverlay(t *testing.T) {
 	}
 	if err := c.Validate(); err == nil {
 		t.Error("a config without node IPs validates; the Node object must fill them")
-	}
-	subnets := RemoteSubnets(network)
-	if len(subnets) != 1 || subnets[0].Prefix.String() != "10.244.2.0/24" || subnets[0].ProviderAddress.String() != "10.0.0.12" {
-		t.Errorf("RemoteSubnets = %v, want the one route that parses", subnets)
 	}
 	if _, err := Desired(ctx, cfg, hns, &hnslb.Network{Type: hnslb.NetworkTypeOverlay}, caps, true); err == nil {
 		t.Error("an overlay network without a provider address gave a host MAC")

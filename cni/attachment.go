@@ -1,0 +1,51 @@
+package cni
+
+import (
+	"context"
+	"strings"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// attachmentEndpoint is the attachment's endpoint: under the reference
+// plugins' name, else under the name earlier hnscni releases used (on the
+// configured network only, and only with IPAM, which they required), so a
+// node can switch plugins with pods running. nil if there is none.
+func (s *session) attachmentEndpoint(ctx context.Context) (*hnslb.Endpoint, error) {
+	for i, name := range []string{
+		endpointName(s.args.ContainerID, s.conf.Network, s.args.IfName),
+		legacyEndpointName(s.args.ContainerID, s.args.IfName),
+	} {
+		if i == 1 && s.conf.hnsIPAM() {
+			break
+		}
+		ep, err := s.hns.GetEndpointByName(ctx, name)
+		if hnslb.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, hnsError("get HNS endpoint "+name, err)
+		}
+		if i == 1 {
+			network, err := s.network(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if network == nil || !strings.EqualFold(network.ID, ep.HostComputeNetwork) {
+				continue
+			}
+		}
+		return ep, nil
+	}
+	return nil, nil
+}
+
+// removeAttachment detaches and deletes the attachment's endpoint and
+// reports whether there was one.
+func (s *session) removeAttachment(ctx context.Context) (bool, error) {
+	ep, err := s.attachmentEndpoint(ctx)
+	if ep == nil || err != nil {
+		return false, err
+	}
+	return true, s.hns.deleteEndpoint(ctx, ep)
+}

@@ -1,0 +1,213 @@
+package cni
+
+import (
+	"encoding/json"
+	"net/netip"
+	"slices"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// TestPolicyForms: v1 flat policies (win-* without apiVersion 2, Calico)
+// become their v2 successors; v2 ones keep their settings; type names
+// match without regard to case; win-* match "EndpointPolicy" ignoring
+// case, sdn* exactly, and other names are skipped with a warning.
+func TestPolicyForms(t *testing.T) {
+	n, err := parseConfig([]byte(`{"cniVersion": "0.2.0", "name": "cbr0", "type": "win-bridge",
+		"Policies": [
+			{"Name": "EndpointPolicy", "Value": {"Type": "OutBoundNAT", "ExceptionList": ["10.244.0.0/16"]}},
+			{"name": "endpointpolicy", "value": {"Type": "ROUTE", "DestinationPrefix": "10.96.0.0/12", "NeedEncap": true}},
+			{"name": "EndpointPolicy", "value": {"Type": "PA", "PA": "192.168.0.11"}},
+			{"name": "EndpointPolicy", "value": {"Type": "NAT", "InternalPort": 80, "ExternalPort": 8080, "Protocol": "udp"}},
+			{"name": "EndpointPolicy", "value": {"Type": "SDNROUTE", "Settings": {"DestinationPrefix": "10.0.0.4/32", "NeedEncap": true}}},
+			{"name": "EndpointPolicy", "value": {"Type": "ACL", "Protocols": "6", "Action": "Block"}},
+			{"name": "NetworkPolicy", "value": {"Type": "OutBoundNAT"}}
+		]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []hnslb.EndpointPolicy{
+		hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT, hnslb.OutboundNatPolicySetting{Exceptions: []string{"10.244.0.0/16"}}),
+		hnslb.NewEndpointPolicy(hnslb.EndpointPolicySDNRoute, hnslb.SDNRoutePolicySetting{DestinationPrefix: "10.96.0.0/12", NeedEncap: true}),
+		hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress, hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: "192.168.0.11"}),
+		hnslb.NewEndpointPolicy(hnslb.EndpointPolicyPortMapping, hnslb.PortMappingPolicySetting{Protocol: 17, InternalPort: 80, ExternalPort: 8080}),
+		{Type: hnslb.EndpointPolicySDNRoute, Settings: json.RawMessage(`{"DestinationPrefix": "10.0.0.4/32", "NeedEncap": true}`)},
+		{Type: hnslb.EndpointPolicyACL, Settings: json.RawMessage(`{"Action":"Block","Protocols":"6"}`)},
+	}
+	if len(n.configPolicies) != len(want) {
+		t.Fatalf("policies %+v, want %d", n.configPolicies, len(want))
+	}
+	for i := range want {
+		if n.configPolicies[i].Type != want[i].Type || !jsonEqual(n.configPolicies[i].Settings, want[i].Settings) {
+			t.Errorf("policy %d: %s %s, want %s %s", i, n.configPolicies[i].Type, n.configPolicies[i].Settings, want[i].Type, want[i].Settings)
+		}
+	}
+	if n.family != familyWin || n.Mode != ModeL2Bridge || n.Network != "cbr0" || len(n.warnings) != 1 {
+		t.Errorf("family %d mode %q network %q warnings %q", n.family, n.Mode, n.Network, n.warnings)
+	}
+
+	sdn, err := parseConfig([]byte(`{"cniVersion": "0.3.0", "name": "vxlan0", "type": "sdnoverlay",
+		"AdditionalArgs": [
+			{"Name": "endpointpolicy", "Value": {"Type": "OutBoundNAT", "Settings": {"Exceptions": ["10.244.0.0/16"]}}},
+			{"Name": "NetworkPolicy", "Value": {"Type": "VxlanPort", "Settings": {"Port": 8472}}}
+		]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sdn.configPolicies) != 0 || len(sdn.networkPolicies) != 1 || sdn.family != familySDN || sdn.Mode != ModeOverlay || len(sdn.warnings) != 1 {
+		t.Errorf("sdn: policies %+v network policies %d family %d mode %q warnings %q", sdn.configPolicies, len(sdn.networkPolicies), sdn.family, sdn.Mode, sdn.warnings)
+	}
+}
+
+// TestMergePolicies: hnscni's own policies join the configuration's
+// without duplicates: NAT exceptions as one set in the configured
+// OutBoundNAT (its other settings kept), an SDNRoute to a prefix already
+// routed and a second ProviderAddress dropped, a loopback DSR policy
+// already listed not repeated.
+func TestMergePolicies(t *testing.T) {
+	nat := func(s hnslb.OutboundNatPolicySetting) hnslb.EndpointPolicy {
+		return hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT, s)
+	}
+	route := func(p string) hnslb.EndpointPolicy {
+		return hnslb.NewEndpointPolicy(hnslb.EndpointPolicySDNRoute, hnslb.SDNRoutePolicySetting{DestinationPrefix: p, NeedEncap: true})
+	}
+	pa := func(a string) hnslb.EndpointPolicy {
+		return hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress, hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: a})
+	}
+	config := []hnslb.EndpointPolicy{
+		{Type: hnslb.EndpointPolicyOutBoundNAT, Settings: json.RawMessage(`{"Exceptions": ["10.244.0.0/16"], "VirtualIP": "192.168.0.11"}`)},
+		route("10.96.0.0/12"),
+		pa("192.168.0.11"),
+		nat(hnslb.OutboundNatPolicySetting{Destinations: []string{"10.244.1.7"}}),
+	}
+	own := []hnslb.EndpointPolicy{
+		nat(hnslb.OutboundNatPolicySetting{Exceptions: []string{"10.244.0.5/16", "10.96.0.0/12"}}),
+		route("10.96.0.1/12"),
+		route("192.168.0.11/32"),
+		pa("192.168.0.99"),
+		nat(hnslb.OutboundNatPolicySetting{Destinations: []string{"10.244.1.7"}}),
+	}
+	got := mergePolicies(config, own)
+	want := []hnslb.EndpointPolicy{
+		nat(hnslb.OutboundNatPolicySetting{VirtualIP: "192.168.0.11", Exceptions: []string{"10.244.0.0/16", "10.96.0.0/12"}}),
+		route("10.96.0.0/12"),
+		pa("192.168.0.11"),
+		nat(hnslb.OutboundNatPolicySetting{Destinations: []string{"10.244.1.7"}}),
+		route("192.168.0.11/32"),
+	}
+	if len(got) != len(want) {
+		t.Fatalf("merged %d policies %+v, want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		if got[i].Type != want[i].Type || !jsonEqual(got[i].Settings, want[i].Settings) {
+			t.Errorf("policy %d: %s %s, want %s %s", i, got[i].Type, got[i].Settings, want[i].Type, want[i].Settings)
+		}
+	}
+}
+
+// TestReferenceEndpointShapes: what hnscni adds per family. A reference
+// configuration says itself whether it NATs: win-bridge adds ipMasqNetwork
+// as an exception, win-overlay the node's subnet under ipMasq, sdn* neither;
+// l2bridge pods of win-bridge (and sdnbridge under forceBridgeGateway) use
+// the subnet's second address as gateway; the MAC prefix is configurable.
+func TestReferenceEndpointShapes(t *testing.T) {
+	spec := endpointSpec{name: "c1_x", addrs: []podAddr{{addr: netip.MustParsePrefix("10.244.1.7/24")}}, nodeSubnet: netip.MustParsePrefix("10.244.1.0/24")}
+	for _, tc := range []struct {
+		name, conf string
+		nat        []string // nil: no OutBoundNAT
+		mac        string
+	}{
+		{"win-bridge ipMasqNetwork", `{"name": "cbr0", "type": "win-bridge", "ipMasq": true, "ipMasqNetwork": "10.244.0.0/16"}`, []string{"10.244.0.0/16"}, "0E-2A-0A-F4-01-07"},
+		{"win-overlay ipMasq", `{"name": "vxlan0", "type": "win-overlay", "ipMasq": true, "ipMasqNetwork": "10.244.0.0/16", "endpointMacPrefix": "0e-2b"}`, []string{"10.244.1.0/24"}, "0E-2B-0A-F4-01-07"},
+		{"win-overlay without ipMasq", `{"name": "vxlan0", "type": "win-overlay"}`, nil, "0E-2A-0A-F4-01-07"},
+		{"sdnbridge ignores both", `{"name": "cbr0", "type": "sdnbridge", "ipMasq": true, "ipMasqNetwork": "10.244.0.0/16"}`, nil, "0E-2A-0A-F4-01-07"},
+		{"Calico MAC prefix", `{"name": "Calico", "type": "calico", "mode": "windows-bgp", "vxlan_mac_prefix": "0E-2C"}`, nil, "0E-2C-0A-F4-01-07"},
+		{"hnscni's own always NATs", `{"name": "cbr0", "type": "hnscni", "mode": "l2bridge"}`, []string{}, "0E-2A-0A-F4-01-07"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, err := parseConfig([]byte(tc.conf))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := n.buildEndpoint(spec)
+			var nats [][]string
+			for _, p := range e.Policies {
+				if p.Type == hnslb.EndpointPolicyOutBoundNAT {
+					var s hnslb.OutboundNatPolicySetting
+					_ = json.Unmarshal(p.Settings, &s)
+					nats = append(nats, append([]string{}, s.Exceptions...))
+				}
+			}
+			if (tc.nat == nil) != (len(nats) == 0) || (tc.nat != nil && (len(nats) != 1 || !slices.Equal(nats[0], tc.nat))) {
+				t.Errorf("OutBoundNAT exceptions %v, want %v", nats, tc.nat)
+			}
+			if e.MacAddress != tc.mac {
+				t.Errorf("MAC %s, want %s", e.MacAddress, tc.mac)
+			}
+		})
+	}
+	subnet := netip.MustParsePrefix("10.244.1.0/24")
+	network := &hnslb.Network{Ipams: []hnslb.Ipam{{Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24",
+		Routes: []hnslb.Route{{NextHop: "10.244.1.1", DestinationPrefix: "0.0.0.0/0"}}}}}}}
+	for conf, want := range map[string]string{
+		`{"name": "cbr0", "type": "win-bridge"}`:                                               "10.244.1.2",
+		`{"name": "cbr0", "type": "sdnbridge", "optionalFlags": {"forceBridgeGateway": true}}`: "10.244.1.2",
+		`{"name": "cbr0", "type": "sdnbridge"}`:                                                "10.244.1.1",
+		`{"name": "vxlan0", "type": "win-overlay"}`:                                            "10.244.1.1",
+		`{"name": "cbr0", "type": "sdnbridge", "optionalFlags": {"gatewayFromAdditionalRoutes": true},
+		  "additionalRoutes": [{"dst": "0.0.0.0/0", "gw": "10.244.1.9"}]}`: "10.244.1.9",
+	} {
+		n, err := parseConfig([]byte(conf))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := n.gateway(network, nil, subnet); got.String() != want {
+			t.Errorf("%s: gateway %s, want %s", conf, got, want)
+		}
+	}
+}
+
+// TestSDNSearchDomain: sdnbridge/sdnoverlay prefix the first search domain
+// with the pod's namespace (K8S_POD_NAMESPACE); win-* do not.
+func TestSDNSearchDomain(t *testing.T) {
+	for conf, want := range map[string]string{
+		`{"name": "cbr0", "type": "sdnbridge", "dns": {"Search": ["svc.cluster.local", "cluster.local"]}}`:  "ns1.svc.cluster.local",
+		`{"name": "cbr0", "type": "win-bridge", "dns": {"search": ["svc.cluster.local", "cluster.local"]}}`: "svc.cluster.local",
+	} {
+		n, err := parseConfig([]byte(conf))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := n.dns("ns1"); len(d.Search) != 2 || d.Search[0] != want || d.Search[1] != "cluster.local" || n.DNS.Search[0] != "svc.cluster.local" {
+			t.Errorf("%s: search %v, want %s first (configuration left as it was: %v)", conf, d.Search, want, n.DNS.Search)
+		}
+	}
+}
+
+// TestSDNPortMappingFlags: sdnbridge's optionalFlags shape port mappings:
+// localRoutedPortMapping sets NatFlagsLocalRoutedVip, enableDualStack adds
+// an IPv6 twin of each mapping, allowAclPortMapping an inbound allow ACL
+// for the container port.
+func TestSDNPortMappingFlags(t *testing.T) {
+	n, err := parseConfig([]byte(`{"name": "cbr0", "type": "sdnbridge",
+		"optionalFlags": {"localRoutedPortMapping": true, "enableDualStack": true, "allowAclPortMapping": true},
+		"runtimeConfig": {"portMappings": [{"hostPort": 8080, "containerPort": 80, "protocol": "tcp", "hostIP": "192.168.0.11"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := n.buildEndpoint(endpointSpec{name: "c1_cbr0", addrs: []podAddr{{addr: netip.MustParsePrefix("10.244.1.7/24")}}})
+	want := []hnslb.EndpointPolicy{
+		hnslb.NewEndpointPolicy(hnslb.EndpointPolicyPortMapping, hnslb.PortMappingPolicySetting{Protocol: 6, InternalPort: 80, ExternalPort: 8080, VIP: "192.168.0.11", Flags: hnslb.NatFlagsLocalRoutedVip}),
+		hnslb.NewEndpointPolicy(hnslb.EndpointPolicyPortMapping, hnslb.PortMappingPolicySetting{Protocol: 6, InternalPort: 80, ExternalPort: 8080, Flags: hnslb.NatFlagsLocalRoutedVip | hnslb.NatFlagsIPv6}),
+		{Type: hnslb.EndpointPolicyACL, Settings: json.RawMessage(`{"Protocols": "6", "Action": "Allow", "Direction": "In", "LocalPorts": "80", "Priority": 1000}`)},
+	}
+	if len(e.Policies) != len(want) {
+		t.Fatalf("policies %s, want %d", e.Policies, len(want))
+	}
+	for i := range want {
+		if e.Policies[i].Type != want[i].Type || !jsonEqual(e.Policies[i].Settings, want[i].Settings) {
+			t.Errorf("policy %d: %s %s, want %s %s", i, e.Policies[i].Type, e.Policies[i].Settings, want[i].Type, want[i].Settings)
+		}
+	}
+}

@@ -1,0 +1,324 @@
+package cni_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/types"
+	current "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/cni/pkg/version"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// referencePlugins are the binary names the reference configurations run
+// under; a drop-in install puts hnscni there.
+var referencePlugins = []string{"win-bridge", "win-overlay", "sdnbridge", "sdnoverlay", "calico"}
+
+// dropInDir is a CNI_PATH with hnscni installed under each reference
+// plugin's name, next to host-local.
+func dropInDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range append(slices.Clone(referencePlugins), "host-local") {
+		target := filepath.Join(binDir, "hnscni")
+		if name == "host-local" {
+			target = filepath.Join(binDir, "host-local")
+		}
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// referenceCase is one fixture of testdata/reference (README.md there
+// names its source), the hnssim node its tool would have set up, and what
+// a reference plugin's endpoint carries.
+type referenceCase struct {
+	file     string
+	network  string
+	nodeArgs []string
+	gateway  string
+	// policies are the endpoint's, in order; "POD" stands for its address.
+	policies []hnslb.EndpointPolicy
+	dns      []string // nameservers in the result
+	// caps are the runtime's capability arguments (libcni passes those the
+	// configuration declares).
+	caps map[string]any
+}
+
+func natPolicy(exceptions ...string) hnslb.EndpointPolicy {
+	return hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT, hnslb.OutboundNatPolicySetting{Exceptions: exceptions})
+}
+
+func routePolicy(prefix string) hnslb.EndpointPolicy {
+	return hnslb.NewEndpointPolicy(hnslb.EndpointPolicySDNRoute, hnslb.SDNRoutePolicySetting{DestinationPrefix: prefix, NeedEncap: true})
+}
+
+func paPolicy(pa string) hnslb.EndpointPolicy {
+	return hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress, hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: pa})
+}
+
+// loopbackPolicy is loopback DSR as the reference plugins write it.
+var loopbackPolicy = hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT, hnslb.OutboundNatPolicySetting{Destinations: []string{"POD"}})
+
+var referenceCases = []referenceCase{
+	{
+		file: "flannel-host-gw-win-bridge.json", network: "cbr0",
+		nodeArgs: []string{"--network-type", "l2bridge", "--subnet", "192.168.1.0/24"},
+		gateway:  "192.168.1.2", // win-bridge: the subnet's second address
+		policies: []hnslb.EndpointPolicy{
+			natPolicy("192.168.0.0/16", "11.0.0.0/8", "10.137.196.0/23"), // ipMasqNetwork already listed
+			routePolicy("11.0.0.0/8"), routePolicy("10.137.198.27/32"), loopbackPolicy,
+		},
+		dns: []string{"11.0.0.10"},
+	},
+	{
+		file: "flannel-vxlan-win-overlay.json", network: "vxlan0",
+		nodeArgs: []string{"--network-type", "overlay", "--subnet", "192.168.2.0/24", "--provider-address", "172.16.0.2"},
+		gateway:  "192.168.2.1",
+		policies: []hnslb.EndpointPolicy{
+			// ipMasq exempts the node's subnet (win-overlay adds a second
+			// OutBoundNAT for it; hnscni keeps one exception set).
+			natPolicy("192.168.0.0/16", "11.0.0.0/8", "192.168.2.0/24"),
+			routePolicy("11.0.0.0/8"), paPolicy("172.16.0.2"),
+		},
+		dns: []string{"11.0.0.10"},
+	},
+	{
+		file: "flannel-host-gw-sdnbridge.json", network: "cbr0",
+		nodeArgs: []string{"--network-type", "l2bridge", "--subnet", "10.244.1.0/24"},
+		gateway:  "10.244.1.2", // forceBridgeGateway
+		policies: []hnslb.EndpointPolicy{
+			natPolicy("10.244.0.0/16", "10.96.0.0/12"), routePolicy("10.96.0.0/12"), routePolicy("10.132.34.98/32"),
+		},
+	},
+	{
+		file: "sig-windows-tools-flannel-sdnoverlay.json", network: "flannel.4096",
+		nodeArgs: []string{"--network-type", "overlay", "--subnet", "10.244.2.0/24", "--provider-address", "192.168.0.12"},
+		gateway:  "10.244.2.1",
+		policies: []hnslb.EndpointPolicy{
+			natPolicy("10.96.0.0/12", "10.244.0.0/16"), routePolicy("10.96.0.0/12"), paPolicy("192.168.0.12"),
+		},
+	},
+	{
+		file: "calico-l2bridge.conflist", network: "Calico",
+		nodeArgs: []string{"--network-type", "l2bridge", "--subnet", "10.244.3.0/24"},
+		gateway:  "10.244.3.1",
+		policies: []hnslb.EndpointPolicy{natPolicy("10.96.0.0/12"), routePolicy("10.96.0.0/12"), loopbackPolicy},
+		// Calico declares the dns capability: the runtime's servers win.
+		caps: map[string]any{"dns": map[string]any{"servers": []string{"10.96.0.53"}}},
+		dns:  []string{"10.96.0.53"},
+	},
+}
+
+// referenceList loads a fixture as libcni does, at a CNI version ("" keeps
+// its own), with host-local's state in dataDir.
+func referenceList(t *testing.T, file, cniVersion, dataDir string) *libcni.NetworkConfigList {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "reference", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	plugins := []any{doc}
+	if list, ok := doc["plugins"].([]any); ok {
+		plugins = list
+	}
+	for _, p := range plugins {
+		p.(map[string]any)["ipam"].(map[string]any)["dataDir"] = dataDir
+		if cniVersion != "" {
+			p.(map[string]any)["cniVersion"] = cniVersion
+		}
+	}
+	if cniVersion != "" {
+		doc["cniVersion"] = cniVersion
+	}
+	raw, err = json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return confList(t, raw)
+}
+
+// confList loads a configuration list, or a single configuration (a .conf
+// file) as the list of one a runtime makes of it.
+func confList(t *testing.T, raw []byte) *libcni.NetworkConfigList {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, isList := doc["plugins"]; !isList {
+		wrapped, err := json.Marshal(map[string]any{"cniVersion": doc["cniVersion"], "name": doc["name"], "plugins": []any{doc}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = wrapped
+	}
+	list, err := libcni.NetworkConfFromBytes(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// TestReferenceConfigs drives each real-world configuration through libcni
+// at its own CNI version and then at every version: ADD and DEL always,
+// CHECK from 0.4.0, GC from 1.1.0 (libcni refuses them below). After the
+// ADD at the configuration's own version the endpoint carries exactly the
+// policies a win-bridge/win-overlay endpoint would, hnssim's dump shows
+// them, and every result carries the address, gateway and DNS.
+func TestReferenceConfigs(t *testing.T) {
+	cniPath := dropInDir(t)
+	for _, rc := range referenceCases {
+		t.Run(rc.file, func(t *testing.T) {
+			node := startNode(t, "n1", append([]string{"--node-ip", "172.16.0.2", "--network-name", rc.network}, rc.nodeArgs...)...)
+			t.Setenv("HNS_ENDPOINT", "unix://"+node.socket)
+			dataDir := t.TempDir()
+			cni := libcni.NewCNIConfigWithCacheDir([]string{cniPath}, t.TempDir(), nil)
+			subnet := netip.MustParsePrefix(rc.nodeArgs[3])
+
+			own := referenceList(t, rc.file, "", dataDir)
+			p := pod{id: "own", netns: node.createNamespace(t), caps: rc.caps}
+			res := addAt(t, cni, own, p)
+			ip := checkResult(t, res, rc, subnet)
+			e := endpointByName(node.dump(t), "own_"+rc.network)
+			if e == nil {
+				t.Fatalf("no endpoint own_%s: %v", rc.network, names(node.dump(t)))
+			}
+			checkPolicies(t, e, rc.policies, ip)
+			if err := cni.DelNetworkList(context.Background(), own, p.rt()); err != nil {
+				t.Fatalf("DEL at %s: %v", own.CNIVersion, err)
+			}
+
+			for _, v := range version.All.SupportedVersions() {
+				list := referenceList(t, rc.file, v, dataDir)
+				p := pod{id: "at-" + v, netns: node.createNamespace(t), caps: rc.caps}
+				checkResult(t, addAt(t, cni, list, p), rc, subnet)
+				if gte(t, v, "0.4.0") {
+					if err := cni.CheckNetworkList(context.Background(), list, p.rt()); err != nil {
+						t.Errorf("CHECK at %s: %v", v, err)
+					}
+				}
+				if gte(t, v, "1.1.0") {
+					leaked := pod{id: "leaked", netns: node.createNamespace(t), caps: rc.caps}
+					addAt(t, cni, list, leaked)
+					valid := []types.GCAttachment{{ContainerID: p.id, IfName: "eth0"}}
+					if err := cni.GCNetworkList(context.Background(), list, &libcni.GCArgs{ValidAttachments: valid}); err != nil {
+						t.Errorf("GC at %s: %v", v, err)
+					}
+					if got := names(node.dump(t)); !slices.Equal(got, []string{p.id + "_" + rc.network}) {
+						t.Errorf("after GC at %s: endpoints %v, want only %s's", v, got, p.id)
+					}
+				}
+				if err := cni.DelNetworkList(context.Background(), list, p.rt()); err != nil {
+					t.Errorf("DEL at %s: %v", v, err)
+				}
+				if s := node.dump(t); len(s.Endpoints) != 0 || len(allocatedOn(t, dataDir, list.Name)) != 0 {
+					t.Errorf("after DEL at %s: endpoints %v, addresses %v", v, names(s), allocatedOn(t, dataDir, list.Name))
+				}
+			}
+		})
+	}
+}
+
+func addAt(t *testing.T, cni *libcni.CNIConfig, list *libcni.NetworkConfigList, p pod) *current.Result {
+	t.Helper()
+	r, err := cni.AddNetworkList(context.Background(), list, p.rt())
+	if err != nil {
+		t.Fatalf("ADD at %s: %v", list.CNIVersion, err)
+	}
+	if r.Version() != list.CNIVersion {
+		t.Errorf("ADD at %s answered a %s result", list.CNIVersion, r.Version())
+	}
+	res, err := current.NewResultFromResult(r)
+	if err != nil {
+		t.Fatalf("ADD at %s: result %v", list.CNIVersion, err)
+	}
+	return res
+}
+
+// checkResult checks an ADD result (converted from its version) and
+// returns the pod's address.
+func checkResult(t *testing.T, res *current.Result, rc referenceCase, subnet netip.Prefix) netip.Addr {
+	t.Helper()
+	if len(res.IPs) != 1 {
+		t.Fatalf("result IPs %+v", res.IPs)
+	}
+	ip, _ := netip.AddrFromSlice(res.IPs[0].Address.IP.To4())
+	ones, _ := res.IPs[0].Address.Mask.Size()
+	if !subnet.Contains(ip) || ones != subnet.Bits() || res.IPs[0].Gateway.String() != rc.gateway {
+		t.Errorf("result address %v gateway %v, want in %s via %s", res.IPs[0].Address, res.IPs[0].Gateway, subnet, rc.gateway)
+	}
+	if !slices.Equal(res.DNS.Nameservers, rc.dns) {
+		t.Errorf("result DNS %+v, want nameservers %v", res.DNS, rc.dns)
+	}
+	return ip
+}
+
+// checkPolicies compares an endpoint's policies with want, in order.
+func checkPolicies(t *testing.T, e *hnslb.Endpoint, want []hnslb.EndpointPolicy, ip netip.Addr) {
+	t.Helper()
+	if len(e.Policies) != len(want) {
+		t.Fatalf("endpoint policies %s, want %d", policyList(e.Policies), len(want))
+	}
+	for i, w := range want {
+		var got, exp any
+		_ = json.Unmarshal(e.Policies[i].Settings, &got)
+		_ = json.Unmarshal([]byte(strings.ReplaceAll(string(w.Settings), `"POD"`, `"`+ip.String()+`"`)), &exp)
+		g, _ := json.Marshal(got)
+		x, _ := json.Marshal(exp)
+		if e.Policies[i].Type != w.Type || string(g) != string(x) {
+			t.Errorf("policy %d: %s %s, want %s %s", i, e.Policies[i].Type, g, w.Type, x)
+		}
+	}
+}
+
+func policyList(ps []hnslb.EndpointPolicy) string {
+	b, _ := json.Marshal(ps)
+	return string(b)
+}
+
+func gte(t *testing.T, v, than string) bool {
+	t.Helper()
+	ok, err := version.GreaterThanOrEqualTo(v, than)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+// TestUnknownFieldWarning: a field hnscni does not know (sdnbridge's sample
+// l2bridge.conf carries "master", which sdnbridge ignores too) keeps the
+// ADD working and is named on stderr, where runtimes log a plugin's
+// complaints; a near miss of a known field is refused, naming the field
+// it resembles.
+func TestUnknownFieldWarning(t *testing.T) {
+	node := startNode(t, "n1", "--node-ip", "172.16.0.2", "--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.8.0/24")
+	sb := newSandbox(t)
+	env := map[string]string{"CNI_NETNS": node.createNamespace(t), "HNS_ENDPOINT": "unix://" + node.socket}
+	conf := `{"cniVersion": "0.2.0", "name": "cbr0", "type": "sdnbridge", "master": "Ethernet", %s
+		"ipam": {"type": "host-local", "subnet": "10.244.8.0/24", "dataDir": "` + t.TempDir() + `"}}`
+	if err, _ := sb.run(t, env, []byte(strings.Replace(conf, "%s", "", 1))); err != nil {
+		t.Fatalf("ADD: %+v", err)
+	}
+	if !strings.Contains(sb.stderr, `unknown configuration field "master" ignored`) {
+		t.Errorf("stderr %q does not name the unknown field", sb.stderr)
+	}
+	err, _ := sb.run(t, env, []byte(strings.Replace(conf, "%s", `"serviceCIRD": "10.96.0.0/12",`, 1)))
+	if err == nil || err.Code != types.ErrInvalidNetworkConfig || !strings.Contains(err.Msg, `did you mean "serviceCIDR"`) {
+		t.Errorf("a typo'd field: %+v", err)
+	}
+}
