@@ -56,20 +56,20 @@ func run(ctx context.Context, oneShot bool) (err error) {
 	defer func() { err = errors.Join(err, cp.Stop()) }()
 
 	step("Starting two simulated Windows nodes on the overlay network vxlan0 (hnssim + hnsproxy each)")
-	c, err := framework.StartCluster(ctx, cp, clusterSpec, filepath.Join(dir, "n"))
+	c, err := framework.StartCluster(ctx, cp, framework.DemoCluster, filepath.Join(dir, "n"))
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, c.Stop()) }()
 
 	step("Wiring pods with hnscni (through libcni and host-local, as containerd would)")
-	w, err := deploy(ctx, c)
+	deployed, err := framework.DeployDemo(ctx, c)
 	if err != nil {
 		return err
 	}
-	w.oneShot = oneShot
+	w := &workload{DemoWorkload: deployed, oneShot: oneShot}
 	step("Waiting for hnsproxy to program HNS on both nodes")
-	if err := w.waitProgrammed(ctx, c); err != nil {
+	if err := w.WaitProgrammed(ctx, c); err != nil {
 		return err
 	}
 	if err := w.print(ctx, os.Stdout, c, dir); err != nil {

@@ -3,7 +3,7 @@
 # the CNI tests and the e2e framework all come here), so each is stamped with
 # the same version and lands in the same place.
 #
-# Usage: hack/build.sh [name...]   names: hnsproxy hnssim hnscni host-local demo soak scale
+# Usage: hack/build.sh [name...]   names: hnsproxy hnsproxy-diag hnssim hnscni host-local demo soak scale
 #                                  (default: all of them)
 # Output: _output/bin for this machine's GOOS/GOARCH, _output/bin/GOOS-GOARCH
 #         otherwise (Windows names end in .exe); the folder is the last stdout line.
@@ -15,17 +15,17 @@ cd "${ROOT}"
 # package NAME: the Go package a binary name stands for.
 package() {
 	case "$1" in
-	hnsproxy | hnssim | hnscni) echo "./cmd/$1" ;;
+	hnsproxy | hnsproxy-diag | hnssim | hnscni) echo "./cmd/$1" ;;
 	demo) echo "./demo" ;;
 	soak | scale) echo "./hack/$1" ;;
 	# The reference IPAM plugin hnscni delegates to, at the version go.mod pins.
 	host-local) echo "github.com/containernetworking/plugins/plugins/ipam/host-local" ;;
-	*) echo "build: unknown binary $1 (want hnsproxy hnssim hnscni host-local demo soak scale)" >&2; return 1 ;;
+	*) echo "build: unknown binary $1 (want hnsproxy hnsproxy-diag hnssim hnscni host-local demo soak scale)" >&2; return 1 ;;
 	esac
 }
 
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(hnsproxy hnssim hnscni host-local demo soak scale)
+[ ${#names[@]} -gt 0 ] || names=(hnsproxy hnsproxy-diag hnssim hnscni host-local demo soak scale)
 pkgs=()
 for n in "${names[@]}"; do pkgs+=("$(package "$n")"); done
 

@@ -8,6 +8,6 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
 echo "==> Building the demo and the node binaries" >&2
 # One build for all; the demo takes the node binaries from HNSPROXY_TOOLS_DIR.
-BIN="$(hack/build.sh demo hnssim hnscni hnsproxy host-local)"
+BIN="$(hack/build.sh demo hnssim hnscni hnsproxy hnsproxy-diag host-local)"
 export HNSPROXY_TOOLS_DIR="${HNSPROXY_TOOLS_DIR:-${BIN}}"
 exec "${BIN}/demo" "$@"

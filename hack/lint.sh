@@ -36,6 +36,7 @@ check_deps() { # package, forbidden pattern, why
 check_deps ./proxier/desired "^(k8s.io/client-go|${mod}/(reconciler|sim|proxier$|cmd))" "client-go, the reconciler, the simulator or the daemon"
 check_deps ./intent "^(k8s.io/|${mod}/(reconciler|sim|proxier|cmd|vfp))" "Kubernetes or any package above the vocabulary"
 check_deps ./reconciler "^(k8s.io/api/|k8s.io/client-go/(kubernetes|informers|listers|tools)|${mod}/(proxier|sim|cmd))" "Kubernetes objects or clients, the proxier or the simulator"
+check_deps ./cmd/hnsproxy-diag/diag "^${mod}/(sim|proxier$|cmd/hnsproxy/app$)" "the simulator or the daemon (it reads HNS through hnslb.Reader)"
 [[ "${rules_failed}" == 0 ]] || exit 1
 
 echo "lint: go vet -tags e2e ./..."

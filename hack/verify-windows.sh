@@ -6,9 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOOS=windows GOARCH=amd64 CGO_ENABLED=0
 echo "windows: no simulator in the release binaries"
-sim=$(go list -deps ./cmd/hnsproxy ./cmd/hnscni | grep -E '^github\.com/hnsproxy/hnsproxy/sim(/|$)' || true)
+sim=$(go list -deps ./cmd/hnsproxy ./cmd/hnscni ./cmd/hnsproxy-diag | grep -E '^github\.com/hnsproxy/hnsproxy/sim(/|$)' || true)
 if [ -n "$sim" ]; then
-  echo "windows: FAIL: the Windows hnsproxy or hnscni links the simulator (split it off with a !windows build constraint):" >&2
+  echo "windows: FAIL: the Windows hnsproxy, hnscni or hnsproxy-diag links the simulator (split it off with a !windows build constraint):" >&2
   echo "$sim" >&2
   exit 1
 fi

@@ -7,26 +7,16 @@ import "context"
 // simulator served over a unix socket (remote). Every method returns *Error
 // for HNS failures so callers can use IsNotFound, IsUnavailable and friends.
 type Client interface {
-	// Version reports HNS's version; Features derive from it.
-	Version(ctx context.Context) (Version, error)
+	Reader
 
-	ListNetworks(ctx context.Context) ([]Network, error)
-	GetNetworkByID(ctx context.Context, id string) (*Network, error)
-	GetNetworkByName(ctx context.Context, name string) (*Network, error)
 	CreateNetwork(ctx context.Context, n *Network) (*Network, error)
 	DeleteNetwork(ctx context.Context, id string) error
 
 	// CreateEndpoint creates a local or (flag RemoteEndpoint) remote endpoint on a network.
 	CreateEndpoint(ctx context.Context, networkID string, e *Endpoint) (*Endpoint, error)
-	GetEndpointByID(ctx context.Context, id string) (*Endpoint, error)
-	GetEndpointByName(ctx context.Context, name string) (*Endpoint, error)
-	ListEndpoints(ctx context.Context) ([]Endpoint, error)
-	ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]Endpoint, error)
 	DeleteEndpoint(ctx context.Context, id string) error
 
 	CreateNamespace(ctx context.Context, ns *Namespace) (*Namespace, error)
-	GetNamespaceByID(ctx context.Context, id string) (*Namespace, error)
-	ListNamespaces(ctx context.Context) ([]Namespace, error)
 	DeleteNamespace(ctx context.Context, id string) error
 	AddNamespaceEndpoint(ctx context.Context, namespaceID, endpointID string) error
 	RemoveNamespaceEndpoint(ctx context.Context, namespaceID, endpointID string) error
@@ -34,9 +24,29 @@ type Client interface {
 	CreateLoadBalancer(ctx context.Context, lb *LoadBalancer) (*LoadBalancer, error)
 	// UpdateLoadBalancer is HNS ModifyLoadBalancer; check Features.ModifyLoadBalancer first.
 	UpdateLoadBalancer(ctx context.Context, id string, lb *LoadBalancer) (*LoadBalancer, error)
+	DeleteLoadBalancer(ctx context.Context, id string) error
+}
+
+// Reader is the part of Client that only looks: what a tool that must never
+// change HNS (hnsproxy-diag) holds, so that a write does not compile.
+type Reader interface {
+	// Version reports HNS's version; Features derive from it.
+	Version(ctx context.Context) (Version, error)
+
+	ListNetworks(ctx context.Context) ([]Network, error)
+	GetNetworkByID(ctx context.Context, id string) (*Network, error)
+	GetNetworkByName(ctx context.Context, name string) (*Network, error)
+
+	GetEndpointByID(ctx context.Context, id string) (*Endpoint, error)
+	GetEndpointByName(ctx context.Context, name string) (*Endpoint, error)
+	ListEndpoints(ctx context.Context) ([]Endpoint, error)
+	ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]Endpoint, error)
+
+	GetNamespaceByID(ctx context.Context, id string) (*Namespace, error)
+	ListNamespaces(ctx context.Context) ([]Namespace, error)
+
 	GetLoadBalancerByID(ctx context.Context, id string) (*LoadBalancer, error)
 	ListLoadBalancers(ctx context.Context) ([]LoadBalancer, error)
-	DeleteLoadBalancer(ctx context.Context, id string) error
 }
 
 // Snapshot is every object one node's HNS holds, for dumps and the packet model.
@@ -49,7 +59,7 @@ type Snapshot struct {
 }
 
 // TakeSnapshot lists everything through c.
-func TakeSnapshot(ctx context.Context, c Client) (*Snapshot, error) {
+func TakeSnapshot(ctx context.Context, c Reader) (*Snapshot, error) {
 	v, err := c.Version(ctx)
 	if err != nil {
 		return nil, err

@@ -109,7 +109,7 @@ func (p *Proxier) nodeConfig() desired.Config {
 	}
 	cfg.Zone = node.Labels[v1.LabelTopologyZone]
 	if len(p.opts.Config.NodeIPs) == 0 {
-		ips := nodeInternalIPs(node)
+		ips := desired.NodeInternalIPs(node)
 		if len(ips) == 0 && len(cfg.NodeIPs) > 0 {
 			// A Node recreated or re-registered before its addresses are
 			// filled would otherwise empty this node's HNS in one sync:
@@ -121,25 +121,6 @@ func (p *Proxier) nodeConfig() desired.Config {
 		cfg.NodeIPs = ips
 	}
 	return cfg
-}
-
-// nodeInternalIPs is the first valid InternalIP per family of node.
-func nodeInternalIPs(node *v1.Node) map[intent.IPFamily]netip.Addr {
-	ips := map[intent.IPFamily]netip.Addr{}
-	for _, a := range node.Status.Addresses {
-		if a.Type != v1.NodeInternalIP {
-			continue
-		}
-		ip, err := netip.ParseAddr(a.Address)
-		if err != nil {
-			continue
-		}
-		fam := intent.FamilyOf(ip)
-		if _, seen := ips[fam]; !seen {
-			ips[fam] = ip.Unmap()
-		}
-	}
-	return ips
 }
 
 // nodeAddressWait is how often a start waiting for node addresses looks again.

@@ -32,7 +32,7 @@ func (r *Reconciler) HNSActivity() (waiting bool, lastEnded time.Time) {
 
 // docToken is the frontend token of a load balancer document, if it has one.
 func docToken(lb *hnslb.LoadBalancer) string {
-	if k, ok := keyOf(lb); ok {
+	if k, ok := KeyOf(lb); ok {
 		return lbToken(k)
 	}
 	return ""

@@ -242,10 +242,10 @@ func TestHelpers(t *testing.T) {
 			t.Errorf("compareIPs(%s, %s) = %d", tc.a, tc.b, got)
 		}
 	}
-	if _, ok := keyOf(&hnslb.LoadBalancer{PortMappings: make([]hnslb.PortMapping, 2)}); ok {
+	if _, ok := KeyOf(&hnslb.LoadBalancer{PortMappings: make([]hnslb.PortMapping, 2)}); ok {
 		t.Error("two port mappings have a key")
 	}
-	if k, ok := keyOf(&hnslb.LoadBalancer{FrontendVIPs: []string{"fd00::1"}, PortMappings: make([]hnslb.PortMapping, 1)}); !ok || k.Family != intent.IPv6 {
+	if k, ok := KeyOf(&hnslb.LoadBalancer{FrontendVIPs: []string{"fd00::1"}, PortMappings: make([]hnslb.PortMapping, 1)}); !ok || k.Family != intent.IPv6 {
 		t.Errorf("v6 VIP key %+v", k)
 	}
 	if sameLB(nil, &hnslb.LoadBalancer{}) || !sameLB(nil, nil) {

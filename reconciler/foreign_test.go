@@ -24,7 +24,7 @@ func externalLB(vip string, port uint16, backends ...intent.Backend) intent.LB {
 // would write for d (with the local backend ip).
 func (e *env) foreignOn(d intent.LB, ip string) string {
 	e.t.Helper()
-	doc := buildLB(&d, []string{e.local(ip)})
+	doc := BuildLB(&d, []string{e.local(ip)})
 	got, err := e.hns.CreateLoadBalancer(ctx, doc)
 	if err != nil {
 		e.t.Fatal(err)

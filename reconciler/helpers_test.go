@@ -221,7 +221,7 @@ func lb(vip string, port uint16, backends ...intent.Backend) intent.LB {
 // hnsLB returns the load balancer HNS holds for key, or nil.
 func (e *env) hnsLB(key intent.LBKey) *hnslb.LoadBalancer {
 	for _, l := range e.snapshot().LoadBalancers {
-		if k, ok := keyOf(&l); ok && k == key {
+		if k, ok := KeyOf(&l); ok && k == key {
 			return &l
 		}
 	}

@@ -9,10 +9,10 @@ import (
 	"github.com/hnsproxy/hnsproxy/intent"
 )
 
-// buildLB is the HNS document for a desired load balancer whose backends
+// BuildLB is the HNS document for a desired load balancer whose backends
 // resolved to endpointIDs. The intent.IPv6 flag always follows the key's family,
-// so that keyOf(buildLB(d)) == d.Key.
-func buildLB(d *intent.LB, endpointIDs []string) *hnslb.LoadBalancer {
+// so that KeyOf(BuildLB(d)) == d.Key.
+func BuildLB(d *intent.LB, endpointIDs []string) *hnslb.LoadBalancer {
 	lb := &hnslb.LoadBalancer{
 		HostComputeEndpoints: endpointIDs,
 		SourceVIP:            d.SourceVIP,
@@ -35,9 +35,9 @@ func buildLB(d *intent.LB, endpointIDs []string) *hnslb.LoadBalancer {
 	return lb
 }
 
-// keyOf is the frontend identity of a load balancer found in HNS; ok is
+// KeyOf is the frontend identity of a load balancer found in HNS; ok is
 // false for shapes hnsproxy never makes (no or several port mappings).
-func keyOf(lb *hnslb.LoadBalancer) (intent.LBKey, bool) {
+func KeyOf(lb *hnslb.LoadBalancer) (intent.LBKey, bool) {
 	if len(lb.PortMappings) != 1 || len(lb.FrontendVIPs) > 1 {
 		return intent.LBKey{}, false
 	}

@@ -134,7 +134,7 @@ func (e *env) foreign() (lbID, epID string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	l, err := e.hns.CreateLoadBalancer(ctx, buildLB(&intent.LB{
+	l, err := e.hns.CreateLoadBalancer(ctx, BuildLB(&intent.LB{
 		Key: intent.LBKey{Family: intent.IPv4, VIP: "10.96.9.9", Protocol: hnslb.ProtocolTCP, Port: 9}, InternalPort: 9,
 	}, []string{ep.ID}))
 	if err != nil {
@@ -169,7 +169,7 @@ func TestForeignBlockerAtStartIsDeleted(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2025)
 	want := e.threeServices()
 	// Someone else holds want[0]'s frontend with other backends.
-	blocker, err := e.hns.CreateLoadBalancer(ctx, buildLB(&want[0], []string{e.locals["10.244.1.11"]}))
+	blocker, err := e.hns.CreateLoadBalancer(ctx, BuildLB(&want[0], []string{e.locals["10.244.1.11"]}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestForeignIdenticalLoadBalancerIsAdopted(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
 	e.local("10.244.1.10")
 	a := lb("10.96.0.1", 80, loc("10.244.1.10"))
-	if _, err := e.hns.CreateLoadBalancer(ctx, buildLB(&a, []string{e.locals["10.244.1.10"]})); err != nil {
+	if _, err := e.hns.CreateLoadBalancer(ctx, BuildLB(&a, []string{e.locals["10.244.1.10"]})); err != nil {
 		t.Fatal(err)
 	}
 	e.hns.ResetCounters()
@@ -222,7 +222,7 @@ func TestBlockerAppearingAfterStart(t *testing.T) {
 	// Another agent takes want[2]'s frontend after Start: the create
 	// conflicts, one list finds the blocker, it goes, the create succeeds.
 	e.local("10.244.1.50")
-	if _, err := e.hns.CreateLoadBalancer(ctx, buildLB(&want[2], []string{e.locals["10.244.1.50"]})); err != nil {
+	if _, err := e.hns.CreateLoadBalancer(ctx, BuildLB(&want[2], []string{e.locals["10.244.1.50"]})); err != nil {
 		t.Fatal(err)
 	}
 	e.hns.ResetCounters()
@@ -255,7 +255,7 @@ func TestBlockerAppearingAfterStart(t *testing.T) {
 		}
 		epID = ep.ID
 	}
-	if _, err := e.hns.CreateLoadBalancer(ctx, buildLB(&want[2], []string{epID})); err != nil {
+	if _, err := e.hns.CreateLoadBalancer(ctx, BuildLB(&want[2], []string{epID})); err != nil {
 		t.Fatal(err)
 	}
 	e.hns.ResetCounters()

@@ -66,7 +66,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 		if _, ok := ownedLB[lb.ID]; ok {
 			r.ownedLBs[lb.ID] = struct{}{}
 		}
-		if key, ok := keyOf(&lb); ok {
+		if key, ok := KeyOf(&lb); ok {
 			r.orphanLBs[key] = append(r.orphanLBs[key], lb)
 		} else if _, ours := ownedLB[lb.ID]; ours {
 			r.staleLBs[lb.ID] = &staleObj{reason: "ours, of a shape hnsproxy does not make"}
@@ -120,7 +120,7 @@ func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, e
 	}
 	ips := idSet(st.CreatingRemoteEndpoints)
 	for i := range lbs {
-		k, ok := keyOf(&lbs[i])
+		k, ok := KeyOf(&lbs[i])
 		if _, mine := ownedLB[lbs[i].ID]; !ok || mine {
 			continue
 		}
@@ -203,7 +203,7 @@ func (r *Reconciler) adoptLB(e *lbEntry) {
 		})
 	}
 	ids, missing := r.resolve(e.desired)
-	doc := buildLB(e.desired, ids)
+	doc := BuildLB(e.desired, ids)
 	adopted := -1
 	for i := range cands {
 		if len(missing) == 0 && sameLB(&cands[i], doc) {

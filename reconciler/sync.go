@@ -240,7 +240,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		r.settle(run, ref, &e.st, missing)
 		return
 	}
-	doc := buildLB(e.desired, ids)
+	doc := BuildLB(e.desired, ids)
 	if e.realizedID != "" && sameLB(e.realized, doc) {
 		r.settle(run, ref, &e.st, missing)
 		return
@@ -444,7 +444,7 @@ func (r *Reconciler) findBlocker(run *syncRun, key intent.LBKey) *hnslb.LoadBala
 		}
 	}
 	for i := range run.listedLBs {
-		if k, ok := keyOf(&run.listedLBs[i]); ok && k == key {
+		if k, ok := KeyOf(&run.listedLBs[i]); ok && k == key {
 			lb := run.listedLBs[i]
 			run.listedLBs = slices.Delete(run.listedLBs, i, i+1)
 			return &lb

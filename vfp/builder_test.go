@@ -183,8 +183,13 @@ func programServices(a, b *hns, svA, svB string) {
 // l2bridgeCluster: remote endpoints carry no provider address; the node
 // address is the source VIP.
 func l2bridgeCluster(t *testing.T) *Cluster {
-	a := newHNS(nodeA, hnslb.NetworkTypeL2Bridge, "10.244.1.0/24", 0)
-	b := newHNS(nodeB, hnslb.NetworkTypeL2Bridge, "10.244.2.0/24", 0)
+	a, b := l2bridgeHNS()
+	return mustCluster(t, a.asNode(ipA), b.asNode(ipB))
+}
+
+func l2bridgeHNS() (a, b *hns) {
+	a = newHNS(nodeA, hnslb.NetworkTypeL2Bridge, "10.244.1.0/24", 0)
+	b = newHNS(nodeB, hnslb.NetworkTypeL2Bridge, "10.244.2.0/24", 0)
 	a.pod(podA1)
 	a.pod(podA2)
 	a.remote(podB1, "")
@@ -192,14 +197,19 @@ func l2bridgeCluster(t *testing.T) *Cluster {
 	b.remote(podA1, "")
 	b.remote(podA2, "")
 	programServices(a, b, ipA, ipB)
-	return mustCluster(t, a.asNode(ipA), b.asNode(ipB))
+	return a, b
 }
 
 // overlayCluster: Flannel-like VXLAN with RemoteSubnetRoutes, remote
 // endpoints with provider addresses and a source VIP endpoint per node.
 func overlayCluster(t *testing.T) *Cluster {
-	a := newHNS(nodeA, hnslb.NetworkTypeOverlay, "10.244.1.0/24", 4096, remoteSubnet("10.244.2.0/24", ipB, 4096))
-	b := newHNS(nodeB, hnslb.NetworkTypeOverlay, "10.244.2.0/24", 4096, remoteSubnet("10.244.1.0/24", ipA, 4096))
+	a, b := overlayHNS()
+	return mustCluster(t, a.asNode(ipA), b.asNode(ipB))
+}
+
+func overlayHNS() (a, b *hns) {
+	a = newHNS(nodeA, hnslb.NetworkTypeOverlay, "10.244.1.0/24", 4096, remoteSubnet("10.244.2.0/24", ipB, 4096))
+	b = newHNS(nodeB, hnslb.NetworkTypeOverlay, "10.244.2.0/24", 4096, remoteSubnet("10.244.1.0/24", ipA, 4096))
 	a.endpoint(hnslb.Endpoint{Name: "sourcevip"}, svipA)
 	b.endpoint(hnslb.Endpoint{Name: "sourcevip"}, svipB)
 	a.pod(podA1)
@@ -209,5 +219,5 @@ func overlayCluster(t *testing.T) *Cluster {
 	b.remote(podA1, ipA)
 	b.remote(podA2, ipA)
 	programServices(a, b, svipA, svipB)
-	return mustCluster(t, a.asNode(ipA), b.asNode(ipB))
+	return a, b
 }

@@ -77,6 +77,11 @@
 // ranges), or on the frontend of a load balancer that missed on port,
 // protocol or family is a drop with that reason.
 //
+// Nodes outside the cluster (Options.OtherNodes, Options.OtherPods, for a
+// trace over one real node's HNS) take a packet sent to their node
+// addresses over the underlay, to their provider address over VXLAN, or to
+// their pods on L2Bridge: the trace ends there as HandedOff.
+//
 // On Overlay a packet whose source is a node address is never encapsulated:
 // a host reaches remote pods only through a load balancer that SNATs to the
 // source VIP (Flannel VXLAN: "node-pod connectivity is only possible for

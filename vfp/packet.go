@@ -32,6 +32,15 @@ type Options struct {
 	// that owns Dst as a node address or a pod address. Not used for packets
 	// sent by a pod or a node, but it must name a node of the cluster if set.
 	Ingress string
+
+	// OtherNodes and OtherPods place addresses on nodes whose HNS state is
+	// not in the cluster (a trace over one real node's HNS): node addresses
+	// and pod addresses, each mapped to its node's name. A packet the
+	// cluster forwards to one of them ends the trace as HandedOff, where it
+	// would otherwise leave the cluster or be dropped for want of that
+	// node's state. Addresses the cluster's own nodes hold take precedence.
+	OtherNodes map[netip.Addr]string
+	OtherPods  map[netip.Addr]string
 }
 
 // normalize unmaps IPv4-in-IPv6 addresses and checks the packet makes sense.

@@ -24,7 +24,7 @@ func (c *Cluster) Trace(p Packet, opt Options) (Verdict, error) {
 			return Verdict{}, fmt.Errorf("vfp: ingress node %q is not in the cluster", opt.Ingress)
 		}
 	}
-	t := &tracer{c: c, p: p, src: p.Src, dst: p.Dst, route: p.Dst.Addr()}
+	t := &tracer{c: c, p: p, opt: opt, src: p.Src, dst: p.Dst, route: p.Dst.Addr()}
 	if n, ep := c.podNode(p.Src.Addr()); n != nil {
 		t.srcPod = ep
 		t.hop(n, ActionFromPod, "endpoint "+ep.ID)
@@ -53,8 +53,9 @@ func (c *Cluster) Trace(p Packet, opt Options) (Verdict, error) {
 
 // tracer carries one packet's state through the trace.
 type tracer struct {
-	c *Cluster
-	p Packet // as sent
+	c   *Cluster
+	p   Packet // as sent
+	opt Options
 
 	src, dst netip.AddrPort // the header now
 	// route is the address the packet is forwarded to: dst's address, except
@@ -214,6 +215,13 @@ func (t *tracer) forward(n *node) {
 		}
 		return
 	}
+	if other, ok := t.opt.OtherNodes[ip]; ok {
+		if t.outboundNAT(n, ip) {
+			t.hop(n, ActionUnderlay, "to node "+other)
+			t.handOff(other)
+		}
+		return
+	}
 	if n.overlay {
 		if pa, vni, via, ok := n.overlayNextHop(ip); ok {
 			t.encap(n, pa, vni, via)
@@ -225,8 +233,22 @@ func (t *tracer) forward(n *node) {
 			t.arrive(m)
 		}
 		return
+	} else if other, ok := t.opt.OtherPods[ip]; ok {
+		if t.outboundNAT(n, ip) {
+			t.hop(n, ActionRoute, "to node "+other)
+			t.handOff(other)
+		}
+		return
 	}
 	t.leave(n)
+}
+
+// handOff ends the trace at a node outside the cluster (Options.OtherNodes,
+// Options.OtherPods): the packet left n for it as it now is.
+func (t *tracer) handOff(node string) {
+	t.v.Outcome = HandedOff
+	t.v.BackendNode = node
+	t.v.Backend = netip.AddrPortFrom(t.route, t.dst.Port())
 }
 
 // overlayNextHop finds the provider address of the node hosting ip: a
@@ -276,11 +298,16 @@ func (t *tracer) encap(n *node, pa netip.Addr, vni uint32, via string) {
 		return
 	}
 	m := t.c.nodeWithIP(pa)
-	if m == nil {
+	other, elsewhere := t.opt.OtherNodes[pa]
+	if m == nil && !elsewhere {
 		t.drop(n, "overlay: no node has provider address %s (%s)", pa, via)
 		return
 	}
 	t.hop(n, ActionEncap, fmt.Sprintf("vni=%d port=%d pa=%s via %s", vni, n.port, pa, via))
+	if m == nil {
+		t.handOff(other)
+		return
+	}
 	if !m.overlay {
 		t.drop(m, "node %s's network %q is not an overlay network", m.Name, m.network.Name)
 		return

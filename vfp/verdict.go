@@ -18,6 +18,10 @@ const (
 	DeliveredToHost
 	// LeftCluster: sent out of a node towards an address no node or pod holds.
 	LeftCluster
+	// HandedOff: sent to a node outside the traced cluster (Options.OtherNodes,
+	// Options.OtherPods), named by Verdict.BackendNode; what that node does
+	// with it is not traced.
+	HandedOff
 )
 
 func (o Outcome) String() string {
@@ -30,6 +34,8 @@ func (o Outcome) String() string {
 		return "delivered-to-host"
 	case LeftCluster:
 		return "left-cluster"
+	case HandedOff:
+		return "handed-off"
 	}
 	return fmt.Sprintf("outcome(%d)", uint8(o))
 }
@@ -91,7 +97,7 @@ type Verdict struct {
 	// PreserveDIP this is the pod's IP while SeenDst keeps the VIP), or the
 	// node address, or the external address.
 	Backend           netip.AddrPort
-	BackendNode       string // "" when the packet left the cluster or was dropped
+	BackendNode       string // "" when the packet left the cluster or was dropped; the receiving node when HandedOff
 	BackendEndpointID string // the local endpoint on BackendNode, for DeliveredToPod
 
 	// Addresses as the receiver sees them.

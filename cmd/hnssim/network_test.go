@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 func TestOverlayNetworkDocument(t *testing.T) {
@@ -72,21 +71,5 @@ func TestNetworkDocumentDualStack(t *testing.T) {
 	if len(got) != 2 || got[0].IpAddressPrefix != "10.244.1.0/24" || got[0].Routes[0] != (hnslb.Route{NextHop: "10.244.1.1", DestinationPrefix: "0.0.0.0/0"}) ||
 		got[1].IpAddressPrefix != "fd00:10:244:1::/64" || got[1].Routes[0] != (hnslb.Route{NextHop: "fd00:10:244:1::fe", DestinationPrefix: "::/0"}) {
 		t.Errorf("subnets %+v", got)
-	}
-}
-
-func TestTracePacket(t *testing.T) {
-	p, err := packet(remote.TraceRequest{Src: "[fd00::2]", Dst: "[fd00::3]:53", Protocol: "UDP"})
-	if err != nil || p.Protocol != hnslb.ProtocolUDP || p.Src.Addr().String() != "fd00::2" || p.Src.Port() != 0 || p.Dst.Port() != 53 {
-		t.Errorf("IPv6 udp: %v, %v", p, err)
-	}
-	p, err = packet(remote.TraceRequest{Src: "10.244.1.2:40000", Dst: "10.244.2.3:80"})
-	if err != nil || p.Protocol != hnslb.ProtocolTCP || p.Src.Port() != 40000 || p.Dst.String() != "10.244.2.3:80" {
-		t.Errorf("tcp default: %v, %v", p, err)
-	}
-	for _, bad := range []remote.TraceRequest{{Src: "pod", Dst: "10.0.0.1:80"}, {Src: "10.0.0.1", Dst: "10.0.0.2:80", Protocol: "sctp"}} {
-		if _, err := packet(bad); err == nil {
-			t.Errorf("%+v accepted", bad)
-		}
 	}
 }

@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/netip"
-	"strings"
 
-	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 	"github.com/hnsproxy/hnsproxy/vfp"
 )
@@ -33,7 +30,7 @@ func trace(_ context.Context, req remote.TraceRequest, self remote.PeerNode) (an
 	if err != nil {
 		return nil, err
 	}
-	pkt, err := packet(req)
+	pkt, err := vfp.ParsePacket(req.Src, req.Dst, req.Protocol)
 	if err != nil {
 		return nil, err
 	}
@@ -50,41 +47,4 @@ func vfpNode(p remote.PeerNode) (vfp.Node, error) {
 		return vfp.Node{}, fmt.Errorf("node %s: %w", p.Name, err)
 	}
 	return vfp.Node{Name: p.Name, IPs: ips, HNS: p.HNS, NetworkName: p.NetworkName}, nil
-}
-
-// packet reads "IP[:PORT]" sources, "IP:PORT" destinations and a protocol name.
-func packet(req remote.TraceRequest) (vfp.Packet, error) {
-	var p vfp.Packet
-	switch strings.ToLower(req.Protocol) {
-	case "tcp", "":
-		p.Protocol = hnslb.ProtocolTCP
-	case "udp":
-		p.Protocol = hnslb.ProtocolUDP
-	case "icmp":
-		p.Protocol = vfp.ProtocolICMP
-	case "icmpv6":
-		p.Protocol = vfp.ProtocolICMPv6
-	default:
-		return p, fmt.Errorf("protocol %q: want tcp, udp, icmp or icmpv6", req.Protocol)
-	}
-	var err error
-	if p.Src, err = addrPort(req.Src); err != nil {
-		return p, fmt.Errorf("source: %w", err)
-	}
-	if p.Dst, err = addrPort(req.Dst); err != nil {
-		return p, fmt.Errorf("destination: %w", err)
-	}
-	return p, nil
-}
-
-// addrPort accepts "IP:PORT", "[IPv6]:PORT" or a bare address (port 0).
-func addrPort(s string) (netip.AddrPort, error) {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap, nil
-	}
-	a, err := netip.ParseAddr(strings.Trim(s, "[]"))
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%q is not IP[:PORT]", s)
-	}
-	return netip.AddrPortFrom(a, 0), nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -41,6 +42,9 @@ func (p *Proxy) DebugURL() string {
 
 // LogPath is where the proxy's output goes (kept across restarts).
 func (p *Proxy) LogPath() string { return p.log }
+
+// Args are the flags the proxy runs with; hnsproxy-diag takes the same.
+func (p *Proxy) Args() []string { return slices.Clone(p.args) }
 
 // PID is the running process's id, 0 when stopped.
 func (p *Proxy) PID() int {

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy-diag/diag"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
@@ -49,16 +50,12 @@ func DescribeLoadBalancers(snap *hnslb.Snapshot, svcs []corev1.Service) []LBView
 	}
 	var out []LBView
 	for _, lb := range snap.LoadBalancers {
-		v := LBView{LB: lb, Flags: lbFlagWords(lb)}
+		v := LBView{LB: lb, Flags: lb.FlagWords()}
 		var pm hnslb.PortMapping
 		if len(lb.PortMappings) > 0 {
 			pm = lb.PortMappings[0]
 		}
-		vip := "*"
-		if len(lb.FrontendVIPs) > 0 {
-			vip = strings.Join(lb.FrontendVIPs, ",")
-		}
-		v.Frontend = fmt.Sprintf("%s:%d/%s->%d", vip, pm.ExternalPort, protocolName(pm.Protocol), pm.InternalPort)
+		v.Frontend = diag.Frontend(&lb)
 		for _, id := range lb.HostComputeEndpoints {
 			e, ok := endpoints[id]
 			switch {
@@ -104,7 +101,7 @@ func addressOfFamily(e hnslb.Endpoint, ipv6 bool) string {
 
 // serviceOf finds the Service port a load balancer serves.
 func serviceOf(lb hnslb.LoadBalancer, pm hnslb.PortMapping, svcs []corev1.Service) (string, string) {
-	proto := protocolName(pm.Protocol)
+	proto := hnslb.ProtocolName(pm.Protocol)
 	for _, s := range svcs {
 		for _, p := range s.Spec.Ports {
 			name := s.Namespace + "/" + s.Name + ":" + p.Name
@@ -135,56 +132,6 @@ func serviceOf(lb hnslb.LoadBalancer, pm hnslb.PortMapping, svcs []corev1.Servic
 		}
 	}
 	return "", ""
-}
-
-func lbFlagWords(lb hnslb.LoadBalancer) []string {
-	var w []string
-	if lb.Flags&hnslb.LoadBalancerFlagsDSR != 0 {
-		w = append(w, "DSR")
-	}
-	if lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0 {
-		w = append(w, "IPv6")
-	}
-	for _, pm := range lb.PortMappings {
-		for _, f := range []struct {
-			flag hnslb.PortMappingFlags
-			word string
-		}{
-			{hnslb.PortMappingFlagsILB, "internal"},
-			{hnslb.PortMappingFlagsLocalRoutedVIP, "local-routed-VIP"},
-			{hnslb.PortMappingFlagsUseMux, "mux"},
-			{hnslb.PortMappingFlagsPreserveDIP, "preserve-destination"},
-			{hnslb.PortMappingFlagsVipExternalIP, "VIP-external-IP"},
-		} {
-			if pm.Flags&f.flag != 0 && !slices.Contains(w, f.word) {
-				w = append(w, f.word)
-			}
-		}
-		switch pm.DistributionType {
-		case hnslb.DistributionSourceIP:
-			w = append(w, "client-IP-affinity")
-		case hnslb.DistributionSourceIPProtocol:
-			w = append(w, "client-IP+protocol-affinity")
-		}
-	}
-	// Without DSR the load balancer rewrites the source to its source VIP
-	// (with DSR the field is set too, but unused).
-	if lb.SourceVIP != "" && lb.Flags&hnslb.LoadBalancerFlagsDSR == 0 {
-		w = append(w, "SNAT-to-"+lb.SourceVIP)
-	}
-	return w
-}
-
-func protocolName(p uint32) string {
-	switch p {
-	case 6:
-		return "TCP"
-	case 17:
-		return "UDP"
-	case 132:
-		return "SCTP"
-	}
-	return fmt.Sprintf("proto%d", p)
 }
 
 // sortAddrs sorts "IP(suffix)" strings by address.

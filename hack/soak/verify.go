@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -68,21 +67,7 @@ func expectedState(ctx context.Context, client kubernetes.Interface, ns nodeSett
 }
 
 func computeExpected(svcs []corev1.Service, eps []discoveryv1.EndpointSlice, node *corev1.Node, ns nodeSettings) *desired.State {
-	byService := map[string][]*discoveryv1.EndpointSlice{}
-	for i := range eps {
-		name := eps[i].Labels[discoveryv1.LabelServiceName]
-		if name == "" {
-			continue
-		}
-		key := eps[i].Namespace + "/" + name
-		byService[key] = append(byService[key], &eps[i])
-	}
-	in := make([]desired.ServiceInput, 0, len(svcs))
-	for i := range svcs {
-		s := &svcs[i]
-		in = append(in, desired.ServiceInput{Service: s, Slices: byService[s.Namespace+"/"+s.Name]})
-	}
-	return desired.Compute(in, nodeConfig(node, ns))
+	return desired.Compute(desired.InputsOf(svcs, eps), nodeConfig(node, ns))
 }
 
 // nodeConfig mirrors desiredConfig (cmd/hnsproxy/app) plus the proxier's
@@ -97,17 +82,7 @@ func nodeConfig(node *corev1.Node, ns nodeSettings) desired.Config {
 		HealthzPort: ns.HealthzPort,
 		MaxBackends: f.MaxBackends,
 		Features:    f,
-		NodeIPs:     map[intent.IPFamily]netip.Addr{},
-	}
-	for _, a := range node.Status.Addresses {
-		ip, err := netip.ParseAddr(a.Address)
-		if a.Type != corev1.NodeInternalIP || err != nil {
-			continue
-		}
-		fam := intent.FamilyOf(ip)
-		if _, seen := cfg.NodeIPs[fam]; !seen {
-			cfg.NodeIPs[fam] = ip.Unmap()
-		}
+		NodeIPs:     desired.NodeInternalIPs(node),
 	}
 	return cfg
 }

@@ -8,18 +8,14 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/metrics"
 )
 
 // Capabilities is what this node's HNS can do, as hnsproxy will use it.
-type Capabilities struct {
-	// Features are HNS's, with MaxBackends replaced by --max-backends-per-lb when set.
-	Features hnslb.Features
-	// DSR is --enable-dsr where HNS supports it (ClusterIP load balancers).
-	DSR bool
-}
+type Capabilities = nodeconfig.Capabilities
 
 // featureLine is one line of the start-up capability report.
 type featureLine struct {
@@ -38,8 +34,8 @@ func checkCapabilities(ctx context.Context, c hnslb.Client, cfg *options.Config,
 	if err != nil {
 		return Capabilities{}, fmt.Errorf("reading the HNS version: %w", err)
 	}
+	caps := nodeconfig.CapabilitiesOf(v, cfg)
 	f := hnslb.FeaturesFor(v)
-	caps := Capabilities{Features: f}
 	have := "have " + v.String()
 	lines := []featureLine{{"HNS API v2", f.APIV2, "needs HNS >= 9.2, " + have}}
 	if !f.APIV2 {
@@ -48,8 +44,7 @@ func checkCapabilities(ctx context.Context, c hnslb.Client, cfg *options.Config,
 	}
 
 	switch {
-	case cfg.Winkernel.EnableDSR && f.DSR:
-		caps.DSR = true
+	case caps.DSR:
 		lines = append(lines, featureLine{"DSR", true, "--enable-dsr, " + have})
 	case cfg.Winkernel.EnableDSR:
 		why := "needs HNS 9.3-9.x or >= 10.2, " + have
@@ -81,7 +76,6 @@ func checkCapabilities(ctx context.Context, c hnslb.Client, cfg *options.Config,
 	)
 	capReason := fmt.Sprintf("from HNS %s", v)
 	if cfg.HNS.MaxBackendsPerLB > 0 {
-		caps.Features.MaxBackends = cfg.HNS.MaxBackendsPerLB
 		capReason = fmt.Sprintf("--max-backends-per-lb (HNS %s default %d)", v, f.MaxBackends)
 	}
 	report(logger, v, lines)

@@ -1,0 +1,42 @@
+package diag
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+	"github.com/hnsproxy/hnsproxy/vfp"
+)
+
+// TestBadInputIsAClearError: a wrong network or node name, or a packet
+// the model cannot answer, is an error that says what to fix.
+func TestBadInputIsAClearError(t *testing.T) {
+	f := newFixture(t)
+	read := func(network, node string) error {
+		_, err := Read(context.Background(), Source{
+			HNS: ReadOnly(f.hns), Kube: f.kube, NetworkName: network, StateFile: f.stateFile,
+			Config: func(ctx context.Context, n *hnslb.Network, v hnslb.Version) (desired.Config, error) {
+				cfg := *f.cfg
+				cfg.NodeName = node
+				return nodeconfig.Desired(ctx, &cfg, f.hns, n, nodeconfig.CapabilitiesOf(v, &cfg), false)
+			},
+		})
+		return err
+	}
+	for _, tc := range []struct{ network, node, want string }{
+		{"nope", self, `HNS has no network "nope" (it has: cbr0)`},
+		{"cbr0", "ghost", `no Node named "ghost"`},
+	} {
+		if err := read(tc.network, tc.node); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("network %q node %q: %v, want %q", tc.network, tc.node, err, tc.want)
+		}
+	}
+	in := f.read()
+	mixed := vfp.Packet{Src: mustPacket(t, "fd00::1", "fd00::2:80", "tcp").Src, Dst: mustPacket(t, client, frontendIP+":80", "tcp").Dst, Protocol: hnslb.ProtocolTCP}
+	if _, err := Trace(in, mixed); err == nil || !strings.Contains(err.Error(), "different IP families") {
+		t.Errorf("mixed families: %v", err)
+	}
+}

@@ -1,0 +1,149 @@
+package diag
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+	"github.com/hnsproxy/hnsproxy/reconciler"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// An l2bridge node win-a (10.0.0.11, pods 10.244.1.0/24) beside win-b
+// (10.0.0.12, pods 10.244.2.0/24, not simulated). Services:
+//
+//	web/frontend  NodePort 10.96.0.20:80/TCP->8080, node port 30080; pods web-a (win-a), web-b (win-b)
+//	web/ingress   LoadBalancer ETP Local 10.96.0.30:443->8443, node port 30443, ingress 203.0.113.10,
+//	              health-check node port 31000; pod ingress-b on win-b only
+const (
+	self, other      = "win-a", "win-b"
+	selfIP, otherIP  = "10.0.0.11", "10.0.0.12"
+	webA, webB       = "10.244.1.10", "10.244.2.10"
+	ingressB, client = "10.244.2.20", "10.244.1.50"
+	frontendIP       = "10.96.0.20"
+	ingressIP        = "203.0.113.10"
+)
+
+type fixture struct {
+	t         *testing.T
+	hns       *sim.HNS
+	kube      *fake.Clientset
+	stateFile string
+	cfg       *options.Config
+}
+
+// newFixture programs win-a's simulated HNS the way hnsproxy does: the
+// desired state of the objects handed to the real reconciler.
+func newFixture(t *testing.T) *fixture {
+	ctx := context.Background()
+	p, err := sim.ProfileByName("ws2022")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, hns: sim.New(sim.Options{Profile: p, Seed: 3}), stateFile: filepath.Join(t.TempDir(), "state.json")}
+	f.cfg = &options.Config{NodeName: self, StateFile: f.stateFile, Winkernel: options.Winkernel{NetworkName: "cbr0", EnableDSR: true}}
+	n, err := f.hns.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ip := range []string{webA, client} {
+		if _, err := f.hns.CreateEndpoint(ctx, n.ID, &hnslb.Endpoint{Name: ip, IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.kube = fake.NewClientset(f.objects()...)
+	in := f.read()
+	state := desired.Compute(desired.InputsOf(in.Services, in.Slices), in.Config)
+	rec := reconciler.New(f.hns, reconciler.Options{NetworkID: n.ID, Features: in.Config.Features, StateFile: f.stateFile})
+	for _, ep := range state.RemoteEndpoints {
+		rec.UpsertEndpoint(ep)
+	}
+	for _, lb := range state.LBs {
+		rec.Upsert(lb)
+	}
+	if err := rec.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res := rec.Sync(ctx); res.Failed+res.Pending != 0 {
+		t.Fatalf("programming HNS: %+v", res)
+	}
+	return f
+}
+
+// read is Read over the fixture, resolving the configuration as the command does.
+func (f *fixture) read() *Inputs {
+	f.t.Helper()
+	in, err := Read(context.Background(), Source{
+		HNS: ReadOnly(f.hns), Kube: f.kube, NetworkName: "cbr0", StateFile: f.stateFile,
+		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error) {
+			return nodeconfig.Desired(ctx, f.cfg, f.hns, network, nodeconfig.CapabilitiesOf(v, f.cfg), false)
+		},
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return in
+}
+
+func (f *fixture) objects() []runtime.Object {
+	node := func(name, ip string) *v1.Node {
+		return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Status: v1.NodeStatus{Addresses: []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: ip}}}}
+	}
+	svc := func(name, ip string, typ v1.ServiceType, port, target, nodePort int32) *v1.Service {
+		return &v1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: name},
+			Spec: v1.ServiceSpec{Type: typ, ClusterIP: ip, ClusterIPs: []string{ip}, Ports: []v1.ServicePort{{
+				Name: "http", Protocol: v1.ProtocolTCP, Port: port, TargetPort: intstr.FromInt32(target), NodePort: nodePort}}},
+		}
+	}
+	slice := func(svc *v1.Service, pods map[string][2]string) *discoveryv1.EndpointSlice {
+		s := &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Namespace: svc.Namespace, Name: svc.Name + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To(svc.Spec.Ports[0].TargetPort.IntVal)}},
+		}
+		for ip, at := range pods {
+			s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{
+				Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+				NodeName: ptr.To(at[1]), TargetRef: &v1.ObjectReference{Kind: "Pod", Namespace: svc.Namespace, Name: at[0]},
+			})
+		}
+		return s
+	}
+	frontend := svc("frontend", frontendIP, v1.ServiceTypeNodePort, 80, 8080, 30080)
+	ingress := svc("ingress", "10.96.0.30", v1.ServiceTypeLoadBalancer, 443, 8443, 30443)
+	ingress.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+	ingress.Spec.HealthCheckNodePort = 31000
+	ingress.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{IP: ingressIP}}
+	return []runtime.Object{
+		node(self, selfIP), node(other, otherIP), frontend, ingress,
+		slice(frontend, map[string][2]string{webA: {"web-a", self}, webB: {"web-b", other}}),
+		slice(ingress, map[string][2]string{ingressB: {"ingress-b", other}}),
+	}
+}
+
+// row finds the report's row for a Service port and role.
+func row(t *testing.T, r *Report, service, role string) Row {
+	t.Helper()
+	for _, row := range r.LoadBalancers {
+		if row.Service == service && row.Role == role {
+			return row
+		}
+	}
+	t.Fatalf("no %s row for %s in %+v", role, service, r.LoadBalancers)
+	return Row{}
+}

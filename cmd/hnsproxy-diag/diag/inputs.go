@@ -1,0 +1,136 @@
+package diag
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+	"github.com/hnsproxy/hnsproxy/reconciler"
+)
+
+// Inputs is everything a diagnosis looks at, read once.
+type Inputs struct {
+	// Config is the mapping's input as hnsproxy resolves it on this node,
+	// node IPs and zone filled from the Node object.
+	Config   desired.Config
+	HNS      *hnslb.Snapshot
+	Network  *hnslb.Network
+	Services []v1.Service
+	Slices   []discoveryv1.EndpointSlice
+	Nodes    []v1.Node
+	// StateFile is hnsproxy's state file; Owned is what it says hnsproxy
+	// owns, nil when it could not be read (OwnedErr says why).
+	StateFile string
+	Owned     *reconciler.Owned
+	OwnedErr  error
+}
+
+// Source says where Read looks.
+type Source struct {
+	HNS         hnslb.Reader
+	Kube        kubernetes.Interface
+	NetworkName string
+	StateFile   string
+	// Config resolves the desired-state configuration from hnsproxy's
+	// options, the node's network and its HNS, as the daemon does; its
+	// NodeName says which Node is this one.
+	Config func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error)
+}
+
+// Read takes one snapshot of HNS and lists the Services, EndpointSlices and
+// Nodes, then resolves the configuration the way hnsproxy does.
+func Read(ctx context.Context, src Source) (*Inputs, error) {
+	snap, err := hnslb.TakeSnapshot(ctx, src.HNS)
+	if err != nil {
+		return nil, fmt.Errorf("reading HNS: %w", err)
+	}
+	in := &Inputs{HNS: snap, StateFile: src.StateFile}
+	if in.Network, err = findNetwork(snap, src.NetworkName); err != nil {
+		return nil, err
+	}
+	svcs, err := src.Kube.CoreV1().Services(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing Services: %w", err)
+	}
+	slices, err := src.Kube.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing EndpointSlices: %w", err)
+	}
+	nodes, err := src.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing Nodes: %w", err)
+	}
+	in.Services, in.Slices, in.Nodes = svcs.Items, slices.Items, nodes.Items
+	if in.Config, err = src.Config(ctx, in.Network, snap.Version); err != nil {
+		return nil, err
+	}
+	if err := in.fillFromNode(); err != nil {
+		return nil, err
+	}
+	if src.StateFile != "" {
+		in.Owned, in.OwnedErr = reconciler.ReadOwned(src.StateFile)
+	} else {
+		in.OwnedErr = fmt.Errorf("no state file given (--state-file)")
+	}
+	return in, nil
+}
+
+// findNetwork is the pods' HNS network by name ("" picks the only one).
+func findNetwork(snap *hnslb.Snapshot, name string) (*hnslb.Network, error) {
+	var names []string
+	for i := range snap.Networks {
+		n := &snap.Networks[i]
+		if n.Name == name || (name == "" && len(snap.Networks) == 1) {
+			return n, nil
+		}
+		names = append(names, n.Name)
+	}
+	return nil, fmt.Errorf("HNS has no network %q (it has: %s); give hnsproxy's --network-name or --config", name, strings.Join(names, ", "))
+}
+
+// fillFromNode completes Config from this node's Node object as the
+// proxier does: the zone label, and the InternalIPs unless --bind-address
+// named a node IP.
+func (in *Inputs) fillFromNode() error {
+	node := in.node(in.Config.NodeName)
+	if node == nil {
+		return fmt.Errorf("no Node named %q in the cluster (use hnsproxy's --hostname-override)", in.Config.NodeName)
+	}
+	in.Config.Zone = node.Labels[v1.LabelTopologyZone]
+	if len(in.Config.NodeIPs) == 0 {
+		in.Config.NodeIPs = desired.NodeInternalIPs(node)
+	}
+	if err := in.Config.Validate(); err != nil {
+		return fmt.Errorf("hnsproxy could not run with this configuration: %w", err)
+	}
+	return nil
+}
+
+func (in *Inputs) node(name string) *v1.Node {
+	for i := range in.Nodes {
+		if in.Nodes[i].Name == name {
+			return &in.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// nodeIPs are this node's addresses as the packet model needs them.
+func (in *Inputs) nodeIPs() []netip.Addr {
+	var out []netip.Addr
+	for _, fam := range []intent.IPFamily{intent.IPv4, intent.IPv6} {
+		if ip := in.Config.NodeIPs[fam]; ip.IsValid() {
+			out = append(out, ip)
+		}
+	}
+	return out
+}

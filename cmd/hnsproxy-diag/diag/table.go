@@ -1,0 +1,278 @@
+package diag
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/reconciler"
+)
+
+// Report is the node's load balancers, per Service port, against what
+// hnsproxy would program.
+type Report struct {
+	Node        string   `json:"node"`
+	HNSVersion  string   `json:"hnsVersion"`
+	Network     string   `json:"network"`
+	NetworkType string   `json:"networkType"`
+	NodeIPs     []string `json:"nodeIPs"`
+	StateFile   string   `json:"stateFile,omitempty"`
+	// Ownership says how owners were told apart, or why they were not.
+	Ownership     string `json:"ownership"`
+	LoadBalancers []Row  `json:"loadBalancers"`
+	// Notes are the desired state's problems per Service and what the
+	// absence of load balancers means where it is by design.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// States of a row.
+const (
+	StateOK      = "ok"      // HNS holds what hnsproxy would program
+	StateMissing = "missing" // hnsproxy would program it; HNS has none on that frontend
+	StateDiffers = "differs" // HNS has one on that frontend, not as hnsproxy would program it
+	StateExtra   = "extra"   // HNS has it; hnsproxy would program nothing on that frontend
+)
+
+// Row is one frontend: the load balancer HNS holds and/or the one hnsproxy wants.
+type Row struct {
+	Service  string   `json:"service,omitempty"` // namespace/name:port
+	Role     string   `json:"role,omitempty"`
+	Frontend string   `json:"frontend"` // VIP:port/PROTO->backend port; * for NodePort
+	Flags    []string `json:"flags"`
+	ID       string   `json:"id,omitempty"` // the HNS load balancer
+	Owner    string   `json:"owner,omitempty"`
+	State    string   `json:"state"`
+	// Why explains a state other than ok.
+	Why      []string  `json:"why,omitempty"`
+	Backends []Backend `json:"backends"`
+}
+
+// Backend is one backend of a row, by pod and node where Kubernetes knows it.
+type Backend struct {
+	IP    string `json:"ip"`
+	Pod   string `json:"pod,omitempty"`
+	Node  string `json:"node,omitempty"`
+	Local bool   `json:"local"`
+	// State: "" when HNS and hnsproxy agree; "missing" (wanted, not in
+	// HNS's load balancer), "unwanted" (in HNS, not wanted), "no-endpoint"
+	// (HNS names an endpoint ID that does not exist).
+	State string `json:"state,omitempty"`
+	// EndpointID is the HNS endpoint, when HNS uses one.
+	EndpointID string `json:"endpointID,omitempty"`
+}
+
+// Diagnose compares HNS with the desired state of the same objects.
+func Diagnose(in *Inputs) *Report { return newView(in).report() }
+
+func (v *view) report() *Report {
+	in := v.in
+	r := &Report{
+		Node: in.Config.NodeName, HNSVersion: in.HNS.Version.String(),
+		Network: in.Network.Name, NetworkType: string(in.Network.Type), StateFile: in.StateFile,
+	}
+	for _, ip := range in.nodeIPs() {
+		r.NodeIPs = append(r.NodeIPs, ip.String())
+	}
+	switch {
+	case in.Owned == nil:
+		r.Ownership = "unknown: " + in.OwnedErr.Error()
+	case in.Owned.JournalDamage != nil:
+		r.Ownership = "from the state file, with damage skipped: " + in.Owned.JournalDamage.Error()
+	default:
+		r.Ownership = "from the state file"
+	}
+	keys := make([]intent.LBKey, 0, len(v.state.LBs))
+	for k := range v.state.LBs {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, intent.CompareLBKeys)
+	matched := map[*hnslb.LoadBalancer]bool{}
+	for _, k := range keys {
+		want := v.state.LBs[k]
+		got := v.byKey[k]
+		if got != nil {
+			matched[got] = true
+		}
+		r.LoadBalancers = append(r.LoadBalancers, v.compare(&want, got))
+	}
+	for i := range in.HNS.LoadBalancers {
+		if lb := &in.HNS.LoadBalancers[i]; !matched[lb] {
+			r.LoadBalancers = append(r.LoadBalancers, v.extra(lb))
+		}
+	}
+	slices.SortStableFunc(r.LoadBalancers, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(serviceless(a), serviceless(b)), cmp.Compare(a.Service, b.Service),
+			cmp.Compare(a.Role, b.Role), cmp.Compare(a.Frontend, b.Frontend))
+	})
+	r.Notes = v.notes()
+	return r
+}
+
+// serviceless sorts rows no Service claims last.
+func serviceless(r Row) int {
+	if r.Service == "" {
+		return 1
+	}
+	return 0
+}
+
+// compare is the row of a frontend hnsproxy wants; got is HNS's load
+// balancer on it, or nil.
+func (v *view) compare(want *intent.LB, got *hnslb.LoadBalancer) Row {
+	doc := reconciler.BuildLB(want, nil)
+	row := Row{Frontend: Frontend(doc), Flags: doc.FlagWords(), State: StateOK}
+	row.Service, row.Role = v.in.servicePort(want.Key)
+	if row.Service == "" {
+		row.Service = want.Owner
+	}
+	if got == nil {
+		row.State = StateMissing
+		row.Why = []string{"hnsproxy would program this load balancer and HNS has none on its frontend: deleted behind hnsproxy's back, or not programmed yet (drift repair re-creates it within --drift-repair-period; hnsproxy's /debug/hns shows its status)"}
+		row.Backends = v.backends(want, nil)
+		return row
+	}
+	row.ID, row.Owner, row.Flags = got.ID, v.owner(got.ID), got.FlagWords()
+	row.Why = shapeDiffs(doc, got)
+	row.Backends = v.backends(want, got)
+	if n := countState(row.Backends, "missing"); n > 0 {
+		row.Why = append(row.Why, fmt.Sprintf("%d backends hnsproxy wants are not in it", n))
+	}
+	if n := len(row.Backends) - countState(row.Backends, "") - countState(row.Backends, "missing"); n > 0 {
+		row.Why = append(row.Why, fmt.Sprintf("%d of its backends are not wanted", n))
+	}
+	if len(row.Why) > 0 {
+		row.State = StateDiffers
+		if row.Owner == OwnerForeign {
+			row.Why = append(row.Why, "it is not hnsproxy's: it blocks the frontend, so hnsproxy deletes it and creates its own at its next sync")
+		} else {
+			row.Why = append(row.Why, "hnsproxy corrects it at its next sync or drift repair (--drift-repair-period)")
+		}
+	}
+	return row
+}
+
+// extra is the row of a load balancer HNS holds on a frontend hnsproxy
+// would leave empty.
+func (v *view) extra(lb *hnslb.LoadBalancer) Row {
+	row := Row{Frontend: Frontend(lb), Flags: lb.FlagWords(), ID: lb.ID, Owner: v.owner(lb.ID), State: StateExtra}
+	key, ok := reconciler.KeyOf(lb)
+	if ok {
+		row.Service, row.Role = v.in.servicePort(key)
+	}
+	row.Backends = v.backends(nil, lb)
+	switch {
+	case !ok:
+		row.Why = append(row.Why, fmt.Sprintf("a shape hnsproxy never makes (%d port mappings, %d frontend VIPs)", len(lb.PortMappings), len(lb.FrontendVIPs)))
+	case v.byKey[key] != lb:
+		row.Why = append(row.Why, "a second load balancer on a frontend HNS already has one on")
+	}
+	switch row.Owner {
+	case OwnerHNSProxy:
+		row.Why = append(row.Why, "hnsproxy owns it but would not program it: left over, deleted at hnsproxy's next sync (is hnsproxy running?)")
+	case OwnerForeign:
+		row.Why = append(row.Why, "not hnsproxy's, and hnsproxy would program nothing on its frontend: left alone (another agent's, e.g. a CNI loopback DSR load balancer, or made by hand)")
+	default:
+		row.Why = append(row.Why, "hnsproxy would program nothing on its frontend")
+	}
+	return row
+}
+
+// shapeDiffs lists how got differs from the document hnsproxy would
+// write, backends aside.
+func shapeDiffs(want, got *hnslb.LoadBalancer) []string {
+	var out []string
+	if w, g := want.FlagWords(), got.FlagWords(); !slices.Equal(w, g) {
+		out = append(out, fmt.Sprintf("flags are [%s], hnsproxy would program [%s]", strings.Join(g, " "), strings.Join(w, " ")))
+	} else if want.SourceVIP != got.SourceVIP {
+		out = append(out, fmt.Sprintf("source VIP is %q, hnsproxy would program %q", got.SourceVIP, want.SourceVIP))
+	}
+	if len(got.PortMappings) == 1 && len(want.PortMappings) == 1 {
+		w, g := want.PortMappings[0], got.PortMappings[0]
+		if w.InternalPort != g.InternalPort {
+			out = append(out, fmt.Sprintf("backend port is %d, hnsproxy would program %d", g.InternalPort, w.InternalPort))
+		}
+	}
+	return out
+}
+
+// backends merges the backends hnsproxy wants with those HNS's load
+// balancer uses, by IP.
+func (v *view) backends(want *intent.LB, got *hnslb.LoadBalancer) []Backend {
+	byIP := map[string]*Backend{}
+	var out []*Backend
+	add := func(b Backend) *Backend {
+		if have := byIP[b.IP]; have != nil {
+			return have
+		}
+		if ip, err := netip.ParseAddr(b.IP); err == nil {
+			p := v.pods[ip]
+			b.Pod, b.Node = p.Pod, p.Node
+		}
+		nb := &b
+		byIP[b.IP] = nb
+		out = append(out, nb)
+		return nb
+	}
+	if want != nil {
+		for _, b := range want.Backends {
+			add(Backend{IP: b.IP, Local: b.Local, State: "missing"})
+		}
+	}
+	if got != nil {
+		ipv6 := got.Flags&hnslb.LoadBalancerFlagsIPv6 != 0
+		for _, id := range got.HostComputeEndpoints {
+			ip, ep, ok := v.backendIP(id, ipv6)
+			if !ok {
+				name := id
+				if ep != nil {
+					name = ep.Name
+				}
+				out = append(out, &Backend{IP: name, EndpointID: id, State: "no-endpoint"})
+				continue
+			}
+			b := add(Backend{IP: ip.String(), Local: !ep.IsRemote(), State: "unwanted"})
+			b.EndpointID = id
+			if b.State == "missing" {
+				b.State = ""
+			}
+		}
+	}
+	res := make([]Backend, len(out))
+	for i, b := range out {
+		res[i] = *b
+	}
+	slices.SortStableFunc(res, func(a, b Backend) int { return intent.CompareIPs(a.IP, b.IP) })
+	return res
+}
+
+func countState(bs []Backend, state string) int {
+	n := 0
+	for _, b := range bs {
+		if b.State == state {
+			n++
+		}
+	}
+	return n
+}
+
+// Frontend is a load balancer's "VIP:port/PROTO->backend port", "*"
+// standing for a NodePort's every node address.
+func Frontend(lb *hnslb.LoadBalancer) string {
+	var pm hnslb.PortMapping
+	if len(lb.PortMappings) > 0 {
+		pm = lb.PortMappings[0]
+	}
+	vip := "*"
+	if len(lb.FrontendVIPs) > 0 {
+		vip = strings.Join(lb.FrontendVIPs, ",")
+	}
+	internal := pm.InternalPort
+	if internal == 0 {
+		internal = pm.ExternalPort
+	}
+	return fmt.Sprintf("%s:%d/%s->%d", vip, pm.ExternalPort, hnslb.ProtocolName(pm.Protocol), internal)
+}

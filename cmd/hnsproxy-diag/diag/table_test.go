@@ -1,0 +1,142 @@
+package diag
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+func TestDiagnoseAgreesWithWhatHNSProxyProgrammed(t *testing.T) {
+	f := newFixture(t)
+	r := Diagnose(f.read())
+	if r.Node != self || r.HNSVersion != "13.2" || r.NetworkType != string(hnslb.NetworkTypeL2Bridge) || r.Ownership != "from the state file" {
+		t.Errorf("header %+v", r)
+	}
+	for _, row := range r.LoadBalancers {
+		if row.State != StateOK || row.Owner != OwnerHNSProxy {
+			t.Errorf("row %+v: want ok and hnsproxy's", row)
+		}
+	}
+	cip := row(t, r, "web/frontend:http", RoleClusterIP)
+	if cip.Frontend != frontendIP+":80/TCP->8080" || !strings.Contains(strings.Join(cip.Flags, " "), "DSR") {
+		t.Errorf("ClusterIP row %+v", cip)
+	}
+	want := []Backend{{IP: webA, Pod: "web/web-a", Node: self, Local: true}, {IP: webB, Pod: "web/web-b", Node: other}}
+	if len(cip.Backends) != 2 {
+		t.Fatalf("backends %+v, want %+v", cip.Backends, want)
+	}
+	for i, b := range cip.Backends {
+		b.EndpointID = ""
+		if b != want[i] {
+			t.Errorf("backend %d = %+v, want %+v", i, b, want[i])
+		}
+	}
+	row(t, r, "web/frontend:http", RoleNodePort)
+	row(t, r, "web/ingress:http", RoleClusterIP)
+	for _, row := range r.LoadBalancers {
+		if row.Service == "web/ingress:http" && row.Role != RoleClusterIP {
+			t.Errorf("an ETP Local frontend without local endpoints has a row: %+v", row)
+		}
+	}
+	if !hasLine(r.Notes, "web/ingress: externalTrafficPolicy Local and no ready endpoint on this node", "health-check node port 31000") {
+		t.Errorf("notes lack the ETP Local explanation: %q", r.Notes)
+	}
+}
+
+func TestDiagnoseFindsMissingExtraAndForeign(t *testing.T) {
+	f := newFixture(t)
+	in := f.read()
+	var nodePortID string
+	for _, row := range Diagnose(in).LoadBalancers {
+		if row.Role == RoleNodePort {
+			nodePortID = row.ID
+		}
+	}
+	if err := f.hns.DeleteLoadBalancerOutOfBand(nodePortID); err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := f.hns.CreateLoadBalancer(t.Context(), &hnslb.LoadBalancer{
+		FrontendVIPs: []string{"10.96.9.9"}, SchemaVersion: hnslb.V2,
+		PortMappings:         []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, ExternalPort: 80, InternalPort: 80}},
+		HostComputeEndpoints: []string{cipBackendID(t, Diagnose(in), webA)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Diagnose(f.read())
+	np := row(t, r, "web/frontend:http", RoleNodePort)
+	if np.State != StateMissing || np.ID != "" || np.Owner != "" || !hasLine(np.Why, "HNS has none") || len(np.Backends) != 2 ||
+		np.Backends[0].State != "missing" {
+		t.Errorf("deleted NodePort row %+v", np)
+	}
+	var extra *Row
+	for i := range r.LoadBalancers {
+		if r.LoadBalancers[i].ID == foreign.ID {
+			extra = &r.LoadBalancers[i]
+		}
+	}
+	if extra == nil || extra.State != StateExtra || extra.Owner != OwnerForeign || extra.Service != "" || !hasLine(extra.Why, "left alone") ||
+		len(extra.Backends) != 1 || extra.Backends[0].Pod != "web/web-a" || extra.Backends[0].State != "unwanted" {
+		t.Errorf("foreign row %+v", extra)
+	}
+	if last := r.LoadBalancers[len(r.LoadBalancers)-1]; last.ID != foreign.ID {
+		t.Errorf("the row no Service claims is not last: %+v", last)
+	}
+
+	var text bytes.Buffer
+	if err := r.WriteTable(&text); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("table:\n%s", text.String())
+	for _, want := range []string{"SERVICE", "web/frontend:http  NodePort", "missing", "web/web-a@win-a(10.244.1.10)", "\nWhy:\n", "\nNotes:\n"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, text.String())
+		}
+	}
+	var back Report
+	if b, err := json.Marshal(r); err != nil || json.Unmarshal(b, &back) != nil || len(back.LoadBalancers) != len(r.LoadBalancers) {
+		t.Errorf("JSON round trip: %v", err)
+	}
+}
+
+func TestDiagnoseWithoutStateFile(t *testing.T) {
+	f := newFixture(t)
+	f.stateFile = ""
+	r := Diagnose(f.read())
+	if !strings.HasPrefix(r.Ownership, "unknown: ") {
+		t.Errorf("Ownership = %q", r.Ownership)
+	}
+	for _, row := range r.LoadBalancers {
+		if row.Owner != OwnerUnknown {
+			t.Errorf("row %+v: owner should be unknown", row)
+		}
+	}
+}
+
+func cipBackendID(t *testing.T, r *Report, ip string) string {
+	t.Helper()
+	for _, b := range row(t, r, "web/frontend:http", RoleClusterIP).Backends {
+		if b.IP == ip {
+			return b.EndpointID
+		}
+	}
+	t.Fatalf("no backend %s", ip)
+	return ""
+}
+
+// hasLine reports whether one line contains every part.
+func hasLine(lines []string, parts ...string) bool {
+	for _, l := range lines {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(l, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}

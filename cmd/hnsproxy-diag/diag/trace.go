@@ -1,0 +1,185 @@
+package diag
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/reconciler"
+	"github.com/hnsproxy/hnsproxy/vfp"
+)
+
+// TraceReport is what happened to one packet on this node, with HNS
+// objects named by what they are.
+type TraceReport struct {
+	Packet  string `json:"packet"`
+	Outcome string `json:"outcome"`
+	// Summary says what happened in one sentence.
+	Summary string `json:"summary"`
+	// LoadBalancer is the row of the load balancer that matched, if one did.
+	LoadBalancer *Row `json:"loadBalancer,omitempty"`
+	// Backend names the pod the packet went to, when Kubernetes knows it.
+	Backend string `json:"backend,omitempty"`
+	// Hops are the verdict's hops with HNS IDs replaced by names.
+	Hops []string `json:"hops"`
+	// Notes explain a drop from what hnsproxy would program here.
+	Notes   []string    `json:"notes,omitempty"`
+	Verdict vfp.Verdict `json:"verdict"`
+}
+
+// Trace follows p through this node's HNS state as VFP would. A packet from
+// outside the node enters here; one for another node is handed off there.
+// A packet sent from another node's pod or host is refused: load
+// balancing happens at the sender's vSwitch port, so it must be traced on
+// the sender's node.
+func Trace(in *Inputs, p vfp.Packet) (*TraceReport, error) {
+	v := newView(in)
+	self := in.Config.NodeName
+	src := p.Src.Addr().Unmap()
+	if n := v.nodeIP[src]; n != "" && n != self {
+		return nil, fmt.Errorf("source %s is node %s's address: run hnsproxy-diag on %s (load balancing happens at the sender)", src, n, n)
+	}
+	if pl, ok := v.pods[src]; ok && pl.Node != "" && pl.Node != self {
+		return nil, fmt.Errorf("source %s is pod %s on node %s: run hnsproxy-diag on %s (load balancing happens at the sender's vSwitch port)", src, pl.Pod, pl.Node, pl.Node)
+	}
+	cluster, err := vfp.NewCluster(vfp.Node{Name: self, IPs: in.nodeIPs(), HNS: in.HNS, NetworkName: in.Network.Name})
+	if err != nil {
+		return nil, err
+	}
+	opt := vfp.Options{Ingress: self, OtherNodes: map[netip.Addr]string{}, OtherPods: map[netip.Addr]string{}}
+	for ip, n := range v.nodeIP {
+		if n != self {
+			opt.OtherNodes[ip] = n
+		}
+	}
+	for ip, pl := range v.pods {
+		if pl.Node != "" && pl.Node != self {
+			opt.OtherPods[ip] = pl.Node
+		}
+	}
+	verdict, err := cluster.Trace(p, opt)
+	if err != nil {
+		return nil, err
+	}
+	t := &TraceReport{Packet: p.String(), Outcome: verdict.Outcome.String(), Summary: Sentence(verdict), Verdict: verdict}
+	names := v.names()
+	for _, h := range verdict.Hops {
+		t.Hops = append(t.Hops, names.Replace(h.String()))
+	}
+	if id := verdict.LoadBalancerID; id != "" {
+		for _, row := range v.report().LoadBalancers {
+			if row.ID == id {
+				t.LoadBalancer = &row
+			}
+		}
+	}
+	if pl, ok := v.pods[verdict.Backend.Addr()]; ok && pl.Pod != "" && verdict.Outcome != vfp.Dropped {
+		t.Backend = fmt.Sprintf("pod %s on %s", pl.Pod, pl.Node)
+	}
+	if verdict.LoadBalancerID == "" {
+		t.Notes = v.explainMiss(p, src)
+	}
+	return t, nil
+}
+
+// explainMiss says, for a packet no load balancer took, which Service
+// frontend it was meant for and why this node has no load balancer there.
+func (v *view) explainMiss(p vfp.Packet, src netip.Addr) []string {
+	dst := p.Dst.Addr().Unmap()
+	fam := intent.FamilyOf(dst)
+	keys := []intent.LBKey{{Family: fam, VIP: dst.String(), Protocol: p.Protocol, Port: p.Dst.Port()}}
+	if v.nodeIP[dst] == v.in.Config.NodeName {
+		keys = append(keys, intent.LBKey{Family: fam, Protocol: p.Protocol, Port: p.Dst.Port()})
+	}
+	var out []string
+	for _, k := range keys {
+		svc, role := v.in.servicePort(k)
+		if svc == "" {
+			continue
+		}
+		_, wanted := v.state.LBs[k]
+		_, held := v.byKey[k]
+		fromOutside := v.pods[src].Node != v.in.Config.NodeName && v.nodeIP[src] == ""
+		switch {
+		case wanted && !held:
+			out = append(out, fmt.Sprintf("%s is the %s frontend of %s; hnsproxy would program a load balancer for it here and HNS has none (see the table: missing)", k, role, svc))
+		case role == RoleClusterIP && fromOutside:
+			out = append(out, fmt.Sprintf("%s is the cluster IP of %s: reachable only from pods and the host of a node, not from outside", k, svc))
+		case !wanted:
+			name, _, _ := strings.Cut(svc, ":")
+			why := "hnsproxy would program no load balancer for it here"
+			for _, n := range v.notes() {
+				if strings.HasPrefix(n, name+": externalTrafficPolicy Local") {
+					why = strings.TrimPrefix(n, name+": ")
+				}
+			}
+			out = append(out, fmt.Sprintf("%s is the %s frontend of %s: %s", k, role, svc, why))
+		}
+	}
+	return out
+}
+
+// names replaces HNS IDs in trace hops with what they are: pods by name,
+// remote endpoints by address and node, load balancers by Service port and role.
+func (v *view) names() *strings.Replacer {
+	var pairs []string
+	for id, ep := range v.endpoints {
+		ip := ep.IP()
+		addr, _ := netip.ParseAddr(ip)
+		pl := v.pods[addr.Unmap()]
+		switch {
+		case ep.IsRemote() && pl.Pod != "":
+			pairs = append(pairs, id, "[remote endpoint "+ip+": pod "+pl.Pod+" on "+pl.Node+"]")
+		case ep.IsRemote():
+			pairs = append(pairs, id, "[remote endpoint "+ip+"]")
+		case pl.Pod != "":
+			pairs = append(pairs, id, "[pod "+pl.Pod+"]")
+		case ep.Name != "":
+			pairs = append(pairs, id, "[endpoint "+ep.Name+" "+ip+"]")
+		default:
+			pairs = append(pairs, id, "[endpoint "+ip+"]")
+		}
+	}
+	for i := range v.in.HNS.LoadBalancers {
+		lb := &v.in.HNS.LoadBalancers[i]
+		if k, ok := reconciler.KeyOf(lb); ok {
+			if svc, role := v.in.servicePort(k); svc != "" {
+				pairs = append(pairs, lb.ID, "["+svc+" "+role+"]")
+			}
+		}
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// Sentence says what happened to a packet in one sentence.
+func Sentence(v vfp.Verdict) string {
+	var b strings.Builder
+	switch v.Outcome {
+	case vfp.Dropped:
+		fmt.Fprintf(&b, "dropped: %s", v.DropReason)
+	case vfp.DeliveredToPod:
+		fmt.Fprintf(&b, "delivered to pod %s on %s", v.Backend, v.BackendNode)
+	case vfp.DeliveredToHost:
+		fmt.Fprintf(&b, "delivered to the host of %s (%s)", v.BackendNode, v.Backend)
+	case vfp.LeftCluster:
+		fmt.Fprintf(&b, "left the cluster towards %s", v.Backend)
+	case vfp.HandedOff:
+		fmt.Fprintf(&b, "sent to node %s for %s", v.BackendNode, v.Backend)
+	default:
+		b.WriteString(v.Outcome.String())
+	}
+	if v.LoadBalancerID != "" {
+		fmt.Fprintf(&b, ", load-balanced on %s from %s", v.LBNode, v.Frontend)
+	}
+	if v.Outcome != vfp.Dropped {
+		fmt.Fprintf(&b, "; it sees %s -> %s", v.SeenSrc, v.SeenDst)
+		if v.DSR {
+			b.WriteString(" (DSR: replies go straight back)")
+		}
+		if v.ClientIPPreserved {
+			b.WriteString(", client IP preserved")
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,157 @@
+// Command hnsproxy-diag answers "why does my Service not work on this
+// Windows node?". It reads the node's HNS (never writing it) and the
+// Kubernetes objects, and shows each Service port's HNS load balancers
+// against what hnsproxy would program (`hnsproxy-diag`, the default), or
+// traces a packet through the node's HNS state (`hnsproxy-diag trace`).
+// It takes hnsproxy's own flags and --config, so it sees the node as the
+// daemon does. Named apart from Microsoft's hnsdiag, which lists HNS
+// objects without their Kubernetes meaning.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy-diag/diag"
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+	"github.com/hnsproxy/hnsproxy/vfp"
+)
+
+// readTimeout bounds reading HNS and the API server.
+const readTimeout = time.Minute
+
+func main() {
+	if err := newCommand().Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+func newCommand() *cobra.Command {
+	opts := options.NewOptions()
+	var output string
+	root := &cobra.Command{
+		Use:   "hnsproxy-diag",
+		Short: "Show this node's HNS load balancers per Service port against what hnsproxy would program",
+		Long: "Reads this Windows node's HNS (read-only) and the Kubernetes objects, and lists each Service port's HNS load balancers " +
+			"(flags, backends by pod and node, hnsproxy's or foreign) and what is missing or extra compared with what hnsproxy would program. " +
+			"Give it hnsproxy's own flags or --config.",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: false,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in, err := read(cmd, opts)
+			if err != nil {
+				return err
+			}
+			r := diag.Diagnose(in)
+			return write(cmd.OutOrStdout(), output, r, r.WriteTable)
+		},
+	}
+	fss := cliflag.NamedFlagSets{}
+	opts.AddFlags(&fss)
+	for _, name := range fss.Order {
+		root.PersistentFlags().AddFlagSet(fss.FlagSets[name])
+	}
+	root.PersistentFlags().StringVarP(&output, "output", "o", "table", "table or json")
+	root.AddCommand(newTraceCommand(opts, &output))
+	return root
+}
+
+func newTraceCommand(opts *options.Options, output *string) *cobra.Command {
+	var src, dst string
+	cmd := &cobra.Command{
+		Use:   "trace --src IP[:PORT] --dst IP:PORT/PROTO",
+		Short: "Trace a packet through this node's HNS state with the VFP model",
+		Long: "Traces the first packet of a flow through this node's HNS state: the load balancer matched, the backend chosen, " +
+			"the addresses the backend sees, the encapsulation, or where and why it is dropped. A source outside the node enters here; " +
+			"a packet for another node is followed to it and handed off.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			addr, proto, _ := strings.Cut(dst, "/")
+			p, err := vfp.ParsePacket(src, addr, proto)
+			if err != nil {
+				return err
+			}
+			in, err := read(cmd, opts)
+			if err != nil {
+				return err
+			}
+			t, err := diag.Trace(in, p)
+			if err != nil {
+				return err
+			}
+			return write(cmd.OutOrStdout(), *output, t, t.WriteText)
+		},
+	}
+	cmd.Flags().StringVar(&src, "src", "", "source IP[:PORT]: a pod or the host of this node, or a client outside it")
+	cmd.Flags().StringVar(&dst, "dst", "", "destination IP:PORT/PROTO (tcp, udp; IP/icmp)")
+	_ = cmd.MarkFlagRequired("src")
+	_ = cmd.MarkFlagRequired("dst")
+	return cmd
+}
+
+// read resolves hnsproxy's configuration from the flags and reads HNS and
+// the Kubernetes objects.
+func read(cmd *cobra.Command, opts *options.Options) (*diag.Inputs, error) {
+	cfg, warnings, err := opts.Complete(cmd.Flags())
+	for _, w := range warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "hnsproxy-diag: warning:", w)
+	}
+	if err != nil {
+		return nil, err
+	}
+	hns, closeHNS, err := openHNS(cfg.HNS)
+	if err != nil {
+		return nil, err
+	}
+	defer closeHNS()
+	rest, err := clientcmd.BuildConfigFromFlags(cfg.Master, cfg.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("building the Kubernetes client: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(rest)
+	if err != nil {
+		return nil, fmt.Errorf("building the Kubernetes client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), readTimeout)
+	defer cancel()
+	return diag.Read(ctx, diag.Source{
+		HNS: hns, Kube: kube, NetworkName: cfg.Winkernel.NetworkName, StateFile: cfg.StateFile,
+		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error) {
+			c, err := nodeconfig.Desired(ctx, cfg, hns, network, nodeconfig.CapabilitiesOf(v, cfg), realHNS)
+			if network.Type == hnslb.NetworkTypeOverlay {
+				c.RemoteSubnets = desired.NewRemoteSubnetIndex(desired.RemoteSubnetsOf(network))
+			}
+			return c, err
+		},
+	})
+}
+
+// write prints v as JSON or with its text form.
+func write(w io.Writer, output string, v any, text func(io.Writer) error) error {
+	switch output {
+	case "table", "text", "":
+		return text(w)
+	case "json":
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(w, string(b))
+		return err
+	}
+	return fmt.Errorf("--output %q: want table or json", output)
+}

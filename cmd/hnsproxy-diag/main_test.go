@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestWriteOutputs(t *testing.T) {
+	text := func(w io.Writer) error { _, err := io.WriteString(w, "as text\n"); return err }
+	var b bytes.Buffer
+	if err := write(&b, "table", struct{ A int }{1}, text); err != nil || b.String() != "as text\n" {
+		t.Errorf("table: %q, %v", b.String(), err)
+	}
+	b.Reset()
+	if err := write(&b, "json", struct{ A int }{1}, text); err != nil || b.String() != "{\n  \"A\": 1\n}\n" {
+		t.Errorf("json: %q, %v", b.String(), err)
+	}
+	if err := write(&b, "yaml", nil, text); err == nil || !strings.Contains(err.Error(), "want table or json") {
+		t.Errorf("yaml: %v", err)
+	}
+}
+
+// TestTraceNeedsSourceAndDestination: the trace refuses to start without
+// --src and --dst, and a malformed --dst is a clear error.
+func TestTraceNeedsSourceAndDestination(t *testing.T) {
+	for args, want := range map[string]string{
+		"trace --src 10.244.1.5":                          `required flag(s) "dst" not set`,
+		"trace --src 10.244.1.5 --dst svc:80/tcp":         `destination: "svc:80" is not IP[:PORT]`,
+		"trace --src 10.244.1.5 --dst 10.96.0.10:53/sctp": `protocol "sctp"`,
+	} {
+		cmd := newCommand()
+		cmd.SetArgs(strings.Fields(args))
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package desired
+
+import (
+	"net/netip"
+	"slices"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hnsproxy/hnsproxy/intent"
+)
+
+func TestNodeInternalIPs(t *testing.T) {
+	node := &v1.Node{Status: v1.NodeStatus{Addresses: []v1.NodeAddress{
+		{Type: v1.NodeHostName, Address: "win-1"},
+		{Type: v1.NodeExternalIP, Address: "198.51.100.1"},
+		{Type: v1.NodeInternalIP, Address: "not-an-ip"},
+		{Type: v1.NodeInternalIP, Address: "::ffff:10.0.0.11"},
+		{Type: v1.NodeInternalIP, Address: "10.0.0.99"},
+		{Type: v1.NodeInternalIP, Address: "fd00::11"},
+	}}}
+	got := NodeInternalIPs(node)
+	if len(got) != 2 || got[intent.IPv4] != netip.MustParseAddr("10.0.0.11") || got[intent.IPv6] != netip.MustParseAddr("fd00::11") {
+		t.Errorf("NodeInternalIPs = %v, want the first valid InternalIP per family, unmapped", got)
+	}
+	if got := NodeInternalIPs(&v1.Node{}); len(got) != 0 {
+		t.Errorf("a Node without addresses: %v", got)
+	}
+}
+
+func TestInputsOf(t *testing.T) {
+	svc := func(ns, name string) v1.Service {
+		return v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	}
+	slice := func(ns, name, service string) discoveryv1.EndpointSlice {
+		s := discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if service != "" {
+			s.Labels = map[string]string{discoveryv1.LabelServiceName: service}
+		}
+		return s
+	}
+	in := InputsOf(
+		[]v1.Service{svc("web", "frontend"), svc("batch", "frontend"), svc("web", "lonely")},
+		[]discoveryv1.EndpointSlice{slice("web", "frontend-a", "frontend"), slice("batch", "frontend-b", "frontend"),
+			slice("web", "frontend-c", "frontend"), slice("web", "orphan", "gone"), slice("web", "unlabelled", "")},
+	)
+	names := func(i int) []string {
+		var out []string
+		for _, s := range in[i].Slices {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	if len(in) != 3 || !slices.Equal(names(0), []string{"frontend-a", "frontend-c"}) || !slices.Equal(names(1), []string{"frontend-b"}) || len(names(2)) != 0 {
+		t.Errorf("InputsOf: %v %v %v", names(0), names(1), names(2))
+	}
+}

@@ -1,0 +1,37 @@
+package reconciler
+
+import "strings"
+
+// Owned is what a state file says hnsproxy owns in HNS, read by someone
+// other than the reconciler (hnsproxy-diag) to tell hnsproxy's load
+// balancers from foreign ones.
+type Owned struct {
+	loadBalancers map[string]bool // lower-cased IDs
+
+	// JournalDamage is what replaying the journal skipped (torn or corrupt
+	// lines), nil when nothing was.
+	JournalDamage error
+}
+
+// ReadOwned reads the state file at path and its journal as Start would,
+// without writing either: safe while hnsproxy runs (a line it is appending
+// may read as torn and is reported in JournalDamage). A missing file is an
+// empty Owned.
+func ReadOwned(path string) (*Owned, error) {
+	s, err := loadStateFrom(osFS{}, path)
+	if err != nil {
+		return nil, err
+	}
+	return &Owned{loadBalancers: lowerSet(s.LoadBalancers), JournalDamage: s.journalStopped}, nil
+}
+
+// LoadBalancer reports whether hnsproxy owns the load balancer with this ID.
+func (o *Owned) LoadBalancer(id string) bool { return o.loadBalancers[strings.ToLower(id)] }
+
+func lowerSet(ids []string) map[string]bool {
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[strings.ToLower(id)] = true
+	}
+	return m
+}
