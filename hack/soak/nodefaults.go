@@ -178,8 +178,13 @@ func (c *chaos) fillStateDir(ctx context.Context, n *framework.Node) {
 
 // loseNodeAddresses empties the Node's status.addresses for a while (a
 // Node re-registered before its addresses are filled) and watches that
-// hnsproxy does not empty the node's HNS meanwhile.
+// hnsproxy does not empty the node's HNS meanwhile. The driver pauses and
+// HNS settles first, so that deletions the churn asked for (a backlog after
+// an HNS hang, say) are not taken for a mass deletion.
 func (c *chaos) loseNodeAddresses(ctx context.Context, n *framework.Node) {
+	c.drv.mu.Lock()
+	defer c.drv.mu.Unlock()
+	settleWrites(ctx, n)
 	nodes := c.cluster.Admin.CoreV1().Nodes()
 	var saved []corev1.NodeAddress
 	err := framework.Poll(ctx, 30*time.Second, 200*time.Millisecond, func(ctx context.Context) error {
@@ -223,6 +228,23 @@ func (c *chaos) loseNodeAddresses(ctx context.Context, n *framework.Node) {
 	})
 	if err != nil {
 		c.report(fmt.Errorf("node %s: restoring its addresses: %w", n.Name(), err))
+	}
+}
+
+// settleWrites waits (up to 15 s) until the node's HNS has seen no write
+// for a second.
+func settleWrites(ctx context.Context, n *framework.Node) {
+	last, quietSince := -1, time.Now()
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(100 * time.Millisecond) {
+		w, err := hnsWrites(ctx, n)
+		if err != nil {
+			continue
+		}
+		if w != last {
+			last, quietSince = w, time.Now()
+		} else if time.Since(quietSince) >= time.Second {
+			return
+		}
 	}
 }
 
