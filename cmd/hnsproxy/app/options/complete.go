@@ -23,9 +23,6 @@ var (
 // hnsproxy defaults, and validates. Warnings are for the operator's log
 // (ignored flags, lenient decoding, unknown gates); any error is fatal.
 func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
-	if o.Cleanup {
-		return nil, nil, errors.New("--cleanup is not implemented on Windows (as with kube-proxy); hnsproxy never leaves iptables or ipvs rules behind")
-	}
 	if o.InitOnly {
 		return nil, nil, errors.New("--init-only is not implemented on Windows (as with kube-proxy)")
 	}
@@ -36,9 +33,6 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		return nil, warnings, err
 	}
 	warnings = append(warnings, linuxOnlyWarnings(fs)...)
-	if kp.WindowsRunAsService || (o.ConfigFile == "" && o.WindowsService) {
-		warnings = append(warnings, "--windows-service / windowsRunAsService is not supported: run hnsproxy as a HostProcess DaemonSet (deploy/)")
-	}
 	applyWindowsDefaults(kp, o.getenv)
 
 	if o.hostnameOverride != "" {
@@ -96,6 +90,8 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		StateFile:         o.stateFile,
 		DebugEndpoint:     o.enableDebugEndpoint || isLoopbackAddress(kp.MetricsBindAddress),
 		ConfigFile:        o.ConfigFile,
+		Cleanup:           o.Cleanup,
+		WindowsService:    kp.WindowsRunAsService,
 		Source:            kp,
 	}
 	if kp.ClusterCIDR != "" {
