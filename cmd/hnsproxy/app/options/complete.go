@@ -100,6 +100,11 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 	if !changed(fs, "hns-endpoint") {
 		cfg.HNS.Endpoint = o.getenv("HNS_ENDPOINT")
 	}
+	for _, path := range []*string{&cfg.Kubeconfig, &cfg.StateFile} {
+		if *path, err = ExpandSandboxPath(*path, o.getenv); err != nil {
+			return nil, warnings, err
+		}
+	}
 	if err := Validate(cfg); err != nil {
 		return nil, warnings, err
 	}
@@ -111,7 +116,11 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 func (o *Options) kubeProxyConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxyConfiguration, []string, error) {
 	var warnings []string
 	if o.ConfigFile != "" {
-		kp, w, err := LoadConfigFile(o.ConfigFile)
+		path, err := ExpandSandboxPath(o.ConfigFile, o.getenv)
+		if err != nil {
+			return nil, warnings, err
+		}
+		kp, w, err := LoadConfigFile(path)
 		warnings = append(warnings, w...)
 		if err != nil {
 			return nil, warnings, err
