@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -22,10 +24,8 @@ import (
 // is removed, and the exit status is 0.
 func TestCleanup(t *testing.T) {
 	ctx := context.Background()
-	c := framework.StartClusterForTest(t, overlaySpec)
-	x, y := c.Nodes[0], c.Nodes[1]
-	web := append(wire(t, x, "web", 1), wire(t, y, "web", 1)...)
-	svc := apply(t, c, service("web", "web", "", 80, 8080), framework.Backends(web))
+	c, _, svc := webOnTwoNodes(t, overlaySpec)
+	x := c.Nodes[0]
 
 	// Programmed: the ClusterIP's load balancer, with the remote pod behind a remote endpoint.
 	var before *hnslb.Snapshot
@@ -100,4 +100,13 @@ func TestCleanup(t *testing.T) {
 	if _, err := os.Stat(x.Proxy.StateFile()); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("state file %s after cleanup: %v, want it removed", x.Proxy.StateFile(), err)
 	}
+}
+
+// webOnTwoNodes starts a cluster of spec's first two nodes and a ClusterIP
+// Service "web/web" with one pod on each.
+func webOnTwoNodes(t *testing.T, spec framework.ClusterSpec) (*framework.Cluster, []framework.Pod, *corev1.Service) {
+	t.Helper()
+	c := framework.StartClusterForTest(t, spec)
+	web := append(wire(t, c.Nodes[0], "web", 1), wire(t, c.Nodes[1], "web", 1)...)
+	return c, web, apply(t, c, service("web", "web", "", 80, 8080), framework.Backends(web))
 }
