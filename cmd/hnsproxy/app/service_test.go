@@ -19,7 +19,7 @@ func same(r controlRequest) controlRequest { return r }
 func TestSuperviseStopIsGracefulShutdown(t *testing.T) {
 	for _, stop := range []controlRequest{requestStop, requestShutdown} {
 		requests := make(chan controlRequest)
-		running := make(chan struct{})
+		running, stopping, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 		var rec recorder
 		var cleanedUp bool
 		done := make(chan error, 1)
@@ -27,7 +27,9 @@ func TestSuperviseStopIsGracefulShutdown(t *testing.T) {
 			done <- supervise(func(ctx context.Context) error {
 				close(running)
 				<-ctx.Done()
-				cleanedUp = true // what run does after its context ends
+				close(stopping)
+				<-release // still shutting down: supervise keeps answering
+				cleanedUp = true
 				return ctx.Err()
 			}, requests, same, rec.report)
 		}()
@@ -35,7 +37,9 @@ func TestSuperviseStopIsGracefulShutdown(t *testing.T) {
 		requests <- requestIgnored
 		requests <- requestInterrogate
 		requests <- stop
+		<-stopping
 		requests <- requestStop // a second stop while stopping changes nothing
+		close(release)
 		if err := <-done; err != nil {
 			t.Errorf("request %d: supervise = %v, want nil after a stop", stop, err)
 		}
