@@ -166,6 +166,75 @@ func TestManifests(t *testing.T) {
 	if _, err := clientcmd.Load([]byte(cm.Data["kubeconfig.conf"])); err != nil {
 		t.Errorf("kubeconfig.conf: %v", err)
 	}
+	checkHostProcessPaths(t, pod, kp.ClientConnection.Kubeconfig, cm.Data["kubeconfig.conf"])
+}
+
+// hostProcessLayouts are the values CONTAINER_SANDBOX_MOUNT_POINT takes:
+// containerd 1.6 (hcsshim without the bind filter) mounts the image in a
+// directory per container, containerd 1.7 and later bind it at C:\hpc. Both
+// make each volume reachable below it at its mountPath (KEP-1981, "Container
+// Mounts"; hcsshim internal/jobcontainers).
+var hostProcessLayouts = map[string]string{
+	"containerd 1.6":  `C:\C\5f0e6a1c2b3d\`,
+	"containerd 1.7+": `C:\hpc\`,
+}
+
+// checkHostProcessPaths resolves every path the manifests name, for both
+// layouts, as the runtime (command line) and hnsproxy (files) do, and
+// checks each lands on its volume below the image directory.
+func checkHostProcessPaths(t *testing.T, pod v1.PodSpec, kubeconfigPath, kubeconfig string) {
+	t.Helper()
+	c := pod.Containers[0]
+	mounts := map[string]string{} // volume name → mountPath in Windows form
+	for _, m := range c.VolumeMounts {
+		mounts[m.Name] = strings.ReplaceAll(m.MountPath, "/", `\`)
+	}
+	const saDir = `\var\run\secrets\kubernetes.io\serviceaccount`
+	var config string
+	for _, a := range c.Args {
+		if v, ok := strings.CutPrefix(a, "--config="); ok {
+			config = v
+		}
+	}
+	kc, err := clientcmd.Load([]byte(kubeconfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for layout, root := range hostProcessLayouts {
+		getenv := func(k string) string {
+			if k == options.SandboxMountPointEnv {
+				return root
+			}
+			return ""
+		}
+		base := strings.TrimSuffix(root, `\`)
+		want := map[string]string{
+			"command":               base + `\hnsproxy.exe`,
+			"--config":              base + mounts["config"] + `\config.conf`,
+			"kubeconfig":            base + mounts["config"] + `\kubeconfig.conf`,
+			"certificate-authority": base + saDir + `\ca.crt`,
+			"tokenFile":             base + saDir + `\token`,
+		}
+		resolved := kc.DeepCopy()
+		if err := options.ExpandKubeconfigPaths(resolved, getenv); err != nil {
+			t.Fatalf("%s: %v", layout, err)
+		}
+		cluster, user := resolved.Clusters[resolved.Contexts[resolved.CurrentContext].Cluster], resolved.AuthInfos[resolved.Contexts[resolved.CurrentContext].AuthInfo]
+		got := map[string]string{
+			"certificate-authority": cluster.CertificateAuthority,
+			"tokenFile":             user.TokenFile,
+		}
+		for name, p := range map[string]string{"command": c.Command[0], "--config": config, "kubeconfig": kubeconfigPath} {
+			if got[name], err = options.ExpandSandboxPath(p, getenv); err != nil {
+				t.Errorf("%s: %s %q: %v", layout, name, p, err)
+			}
+		}
+		for name := range want {
+			if got[name] != want[name] {
+				t.Errorf("%s: %s resolves to %q, want %q", layout, name, got[name], want[name])
+			}
+		}
+	}
 }
 
 func keys(m map[string]bool) []string {

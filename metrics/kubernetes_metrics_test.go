@@ -18,28 +18,9 @@ import (
 // SLI endpoint.
 func TestScrapeHasKubernetesComponentMetrics(t *testing.T) {
 	Register()
-	gates := featuregate.NewFeatureGate()
-	if err := gates.Add(map[featuregate.Feature]featuregate.FeatureSpec{
-		"HNSProxyTestGate": {Default: true, PreRelease: featuregate.Beta},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	RegisterFeatureGates(gates)
+	RegisterFeatureGates(testFeatureGates(t))
 	touchAll()
-
-	// One apiserver request through client-go, so its request counter has a sample.
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"kind":"NodeList","apiVersion":"v1","items":[]}`))
-	}))
-	defer api.Close()
-	client, err := kubernetes.NewForConfig(&rest.Config{Host: api.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	oneAPIRequest(t)
 
 	base := startServer(t, NewServer(ServerOptions{ProxyMode: "kernelspace"}))
 	code, body := get(t, base+"/metrics")
@@ -58,5 +39,35 @@ func TestScrapeHasKubernetesComponentMetrics(t *testing.T) {
 	runPromtool(t, body)
 	if code, _ := get(t, base+"/metrics/slis"); code != http.StatusOK {
 		t.Errorf("/metrics/slis = %d", code)
+	}
+}
+
+// testFeatureGates is a gate set with one Beta gate, HNSProxyTestGate, on.
+func testFeatureGates(t *testing.T) featuregate.FeatureGate {
+	t.Helper()
+	gates := featuregate.NewFeatureGate()
+	if err := gates.Add(map[featuregate.Feature]featuregate.FeatureSpec{
+		"HNSProxyTestGate": {Default: true, PreRelease: featuregate.Beta},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return gates
+}
+
+// oneAPIRequest makes one apiserver request through client-go, so its
+// request metrics have a sample.
+func oneAPIRequest(t *testing.T) {
+	t.Helper()
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"NodeList","apiVersion":"v1","items":[]}`))
+	}))
+	defer api.Close()
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: api.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }

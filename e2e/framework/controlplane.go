@@ -304,6 +304,8 @@ func (c *ControlPlane) apiServerArgs() []string {
 		"--cert-dir=" + c.file("apiserver-certs"),
 		"--token-auth-file=" + c.file(tokenFile),
 		"--authorization-mode=Node,RBAC",
+		// HostProcess pods (deploy/'s DaemonSet) need it; the manifests are dry-run against this server.
+		"--allow-privileged=true",
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + c.file(saPubFile),
 		"--service-account-signing-key-file=" + c.file(saKeyFile),

@@ -6,8 +6,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -114,6 +116,25 @@ func (p *Proxy) Start(ctx context.Context) error {
 	return proc.waitReady(readyCtx, func(ctx context.Context) error {
 		return httpGetOK(ctx, http.DefaultClient, p.HealthzURL(), "")
 	})
+}
+
+// Cleanup runs the binary once, while the proxy is stopped, with the
+// proxy's flags and --cleanup, and returns its output.
+func (p *Proxy) Cleanup(ctx context.Context) ([]byte, error) {
+	if p.proc.alive() {
+		return nil, fmt.Errorf("hnsproxy %s is running (pid %d): stop it before --cleanup", p.Node, p.proc.pid)
+	}
+	return exec.CommandContext(ctx, p.bin, append(slices.Clone(p.args), "--cleanup")...).CombinedOutput()
+}
+
+// StateFile is where the proxy records the HNS objects it owns.
+func (p *Proxy) StateFile() string {
+	for _, a := range p.args {
+		if f, ok := strings.CutPrefix(a, "--state-file="); ok {
+			return f
+		}
+	}
+	return ""
 }
 
 // Stop sends SIGTERM and waits for the exit.

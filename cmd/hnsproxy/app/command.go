@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	cliflag "k8s.io/component-base/cli/flag"
@@ -52,9 +50,14 @@ across restarts. It takes kube-proxy's flags and configuration file.`,
 				return fmt.Errorf("initializing logging: %w", err)
 			}
 			cliflag.PrintFlags(cmd.Flags())
-			ctx, cancel := signalContext()
-			defer cancel()
-			return Run(ctx, cfg)
+			run := func(ctx context.Context) error { return Run(ctx, cfg) }
+			if cfg.Cleanup {
+				run = func(ctx context.Context) error { return runCleanup(ctx, cfg, nil) }
+			}
+			if cfg.WindowsService {
+				return runAsWindowsService(run)
+			}
+			return runUntilSignalled(run)
 		},
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
@@ -88,9 +91,4 @@ func writeConfig(opts *options.Options, cmd *cobra.Command, path string) error {
 	}
 	klog.InfoS("Wrote configuration", "file", path)
 	return nil
-}
-
-// signalContext ends on SIGINT or SIGTERM (the kubelet's stop).
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }

@@ -4,5 +4,7 @@
 // in-process simulator, or the hnssim service), the start-up checks of HNS
 // capabilities and network, and the healthz and metrics servers. It then
 // hands everything to runProxier (proxier.go), the one place that builds and
-// runs the sync loop.
+// runs the sync loop. It also owns how a run starts and stops (service.go:
+// signals, or the Windows Service Control Manager with --windows-service)
+// and --cleanup (cleanup.go).
 package app

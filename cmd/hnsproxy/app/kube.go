@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"os"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,9 +34,7 @@ func newKubeClient(cfg *options.Config) (kubernetes.Interface, error) {
 		klog.InfoS("Neither kubeconfig file nor master URL was specified, falling back to in-cluster config")
 		rc, err = rest.InClusterConfig()
 	} else {
-		rc, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-			&clientcmd.ClientConfigLoadingRules{ExplicitPath: cfg.Kubeconfig},
-			&clientcmd.ConfigOverrides{ClusterInfo: clientcmdapi.Cluster{Server: cfg.Master}}).ClientConfig()
+		rc, err = kubeconfigClientConfig(cfg.Kubeconfig, cfg.Master, os.Getenv)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("API server client: %w", err)
@@ -46,6 +45,28 @@ func newKubeClient(cfg *options.Config) (kubernetes.Interface, error) {
 	rc.Burst = cfg.Burst
 	rc.UserAgent = "hnsproxy/" + Version().GitVersion
 	return kubernetes.NewForConfig(rc)
+}
+
+// kubeconfigClientConfig loads the kubeconfig (if any) as clientcmd does,
+// with the files it names resolved for a HostProcess container first
+// (options.ExpandKubeconfigPaths; clientcmd would take them for paths
+// relative to the kubeconfig), and applies --master over it.
+func kubeconfigClientConfig(path, master string, getenv func(string) string) (*rest.Config, error) {
+	loaded := clientcmdapi.NewConfig()
+	if path != "" {
+		var err error
+		if loaded, err = clientcmd.LoadFromFile(path); err != nil {
+			return nil, err
+		}
+		if err := options.ExpandKubeconfigPaths(loaded, getenv); err != nil {
+			return nil, err
+		}
+		if err := clientcmd.ResolveLocalPaths(loaded); err != nil {
+			return nil, err
+		}
+	}
+	return clientcmd.NewNonInteractiveClientConfig(*loaded, "",
+		&clientcmd.ConfigOverrides{ClusterInfo: clientcmdapi.Cluster{Server: master}}, nil).ClientConfig()
 }
 
 // newInformerFactories returns the factory for Services and EndpointSlices

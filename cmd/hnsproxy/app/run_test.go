@@ -78,16 +78,23 @@ func TestDaemonProgramsHNS(t *testing.T) {
 	})
 	t.Run("hnssim over a unix socket", func(t *testing.T) {
 		hns := sim.New(sim.Options{})
-		path := filepath.Join(t.TempDir(), "hns.sock")
-		ln, err := remote.Listen(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &http.Server{Handler: remote.NewServer(hns, remote.Extras{})}
-		go func() { _ = srv.Serve(ln) }()
-		t.Cleanup(func() { srv.Close() })
-		testDaemon(t, hns, "unix://"+path, nil)
+		testDaemon(t, hns, serveHNSSim(t, hns), nil)
 	})
+}
+
+// serveHNSSim serves hns as the hnssim service does, on a unix socket, for
+// the test's duration, and returns its --hns-endpoint.
+func serveHNSSim(t *testing.T, hns *sim.HNS) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hns.sock")
+	ln, err := remote.Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: remote.NewServer(hns, remote.Extras{})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+	return "unix://" + path
 }
 
 // testDaemon runs the daemon with --hns-endpoint=endpoint (inject, if not

@@ -23,9 +23,6 @@ var (
 // hnsproxy defaults, and validates. Warnings are for the operator's log
 // (ignored flags, lenient decoding, unknown gates); any error is fatal.
 func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
-	if o.Cleanup {
-		return nil, nil, errors.New("--cleanup is not implemented on Windows (as with kube-proxy); hnsproxy never leaves iptables or ipvs rules behind")
-	}
 	if o.InitOnly {
 		return nil, nil, errors.New("--init-only is not implemented on Windows (as with kube-proxy)")
 	}
@@ -36,9 +33,6 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		return nil, warnings, err
 	}
 	warnings = append(warnings, linuxOnlyWarnings(fs)...)
-	if kp.WindowsRunAsService || (o.ConfigFile == "" && o.WindowsService) {
-		warnings = append(warnings, "--windows-service / windowsRunAsService is not supported: run hnsproxy as a HostProcess DaemonSet (deploy/)")
-	}
 	applyWindowsDefaults(kp, o.getenv)
 
 	if o.hostnameOverride != "" {
@@ -100,6 +94,8 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		RefuseNodeExternalIPs: o.refuseNodeExtIPs,
 		DebugEndpoint:         o.enableDebugEndpoint || isLoopbackAddress(kp.MetricsBindAddress),
 		ConfigFile:            o.ConfigFile,
+		Cleanup:               o.Cleanup,
+		WindowsService:        kp.WindowsRunAsService,
 		Source:                kp,
 	}
 	if kp.ClusterCIDR != "" {
@@ -107,6 +103,11 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 	}
 	if !changed(fs, "hns-endpoint") {
 		cfg.HNS.Endpoint = o.getenv("HNS_ENDPOINT")
+	}
+	for _, path := range []*string{&cfg.Kubeconfig, &cfg.StateFile} {
+		if *path, err = ExpandSandboxPath(*path, o.getenv); err != nil {
+			return nil, warnings, err
+		}
 	}
 	if err := Validate(cfg); err != nil {
 		return nil, warnings, err
@@ -119,7 +120,11 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 func (o *Options) kubeProxyConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxyConfiguration, []string, error) {
 	var warnings []string
 	if o.ConfigFile != "" {
-		kp, w, err := LoadConfigFile(o.ConfigFile)
+		path, err := ExpandSandboxPath(o.ConfigFile, o.getenv)
+		if err != nil {
+			return nil, warnings, err
+		}
+		kp, w, err := LoadConfigFile(path)
 		warnings = append(warnings, w...)
 		if err != nil {
 			return nil, warnings, err

@@ -72,6 +72,13 @@ type Config struct {
 	// daemon exits when its content changes, as kube-proxy does.
 	ConfigFile string
 
+	// Cleanup (--cleanup) deletes the HNS objects hnsproxy owns and exits
+	// instead of running the proxy.
+	Cleanup bool
+	// WindowsService (--windows-service, windowsRunAsService) runs the
+	// daemon under the Windows Service Control Manager.
+	WindowsService bool
+
 	// Source is the merged KubeProxyConfiguration this Config came from,
 	// for display (configz-like) and anything not lifted into Config.
 	Source *v1alpha1.KubeProxyConfiguration

@@ -21,4 +21,7 @@
 //     to the KUBE_NETWORK environment variable (winkernel's getNetworkName).
 //   - hnsproxy's own flags are not part of KubeProxyConfiguration and always
 //     apply.
+//   - Paths may start at a HostProcess container's image directory
+//     (%CONTAINER_SANDBOX_MOUNT_POINT%, sandbox.go), which differs between
+//     containerd 1.6 and 1.7+; they are resolved here.
 package options

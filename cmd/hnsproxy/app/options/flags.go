@@ -30,10 +30,10 @@ type Options struct {
 	ConfigFile string
 	// WriteConfigTo, when set, writes the flags' configuration there and exits.
 	WriteConfigTo string
-	// Cleanup and InitOnly are kube-proxy modes that are not implemented on Windows.
-	Cleanup, InitOnly bool
-	// WindowsService is kube-proxy's --windows-service (Service Control Manager integration).
-	WindowsService bool
+	// Cleanup is --cleanup: delete the HNS objects hnsproxy owns and exit.
+	Cleanup bool
+	// InitOnly is a kube-proxy mode that is not implemented on Windows.
+	InitOnly bool
 
 	// flagConfig holds the values of the flags that map to KubeProxyConfiguration.
 	flagConfig *v1alpha1.KubeProxyConfiguration
@@ -94,7 +94,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs := fss.FlagSet(SectionKubeProxy)
 	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "The path to the configuration file (KubeProxyConfiguration, kubeproxy.config.k8s.io/v1alpha1).")
 	fs.StringVar(&o.WriteConfigTo, "write-config-to", o.WriteConfigTo, "If set, write the configuration the flags describe to this file and exit.")
-	fs.BoolVar(&o.Cleanup, "cleanup", o.Cleanup, "kube-proxy: clean up iptables and ipvs rules and exit. Not implemented on Windows: an error, as with kube-proxy.")
+	fs.BoolVar(&o.Cleanup, "cleanup", o.Cleanup, "If true, delete the HNS load balancers and endpoints hnsproxy owns (those --state-file records), never others, remove the state file, and exit.")
 	fs.Var(cliflag.NewMapStringBool(&c.FeatureGates), "feature-gates", "A set of key=value pairs that describe feature gates. Options are:\n"+strings.Join(KnownFeatures(), "\n")+"\nWinDSR and WinOverlay (GA, locked on) are accepted; other Kubernetes gates are accepted and ignored."+ignoredWithConfig)
 	fs.StringVar(&c.ClientConnection.Kubeconfig, "kubeconfig", c.ClientConnection.Kubeconfig, "Path to kubeconfig file with authorization information (the master location can be overridden by the master flag)."+ignoredWithConfig)
 	fs.StringVar(&o.master, "master", o.master, "The address of the Kubernetes API server (overrides any value in kubeconfig).")
@@ -117,7 +117,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	_ = fs.MarkDeprecated("healthz-port", "use --healthz-bind-address instead.")
 	fs.Int32Var(&o.metricsPort, "metrics-port", o.metricsPort, "The port to bind the metrics server. Use 0 to disable.")
 	_ = fs.MarkDeprecated("metrics-port", "use --metrics-bind-address instead.")
-	fs.BoolVar(&o.WindowsService, "windows-service", o.WindowsService, "kube-proxy: run under the Windows Service Control Manager. hnsproxy runs as a HostProcess DaemonSet; accepted with a warning.")
+	fs.BoolVar(&c.WindowsRunAsService, "windows-service", c.WindowsRunAsService, "Enable Windows Service Control Manager API integration: run as a Windows service, stopping gracefully when the service is stopped or the host shuts down. Refused on other operating systems."+ignoredWithConfig)
 
 	fs = fss.FlagSet(SectionWinkernel)
 	fs.StringVar(&c.Winkernel.NetworkName, "network-name", c.Winkernel.NetworkName, "The name of the cluster's HNS network. Falls back to the KUBE_NETWORK environment variable."+ignoredWithConfig)

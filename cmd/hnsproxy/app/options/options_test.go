@@ -166,8 +166,41 @@ func TestLinuxOnlyFlagsWarn(t *testing.T) {
 	}
 	_, _, _, _, err := parse(t, kubeNetwork, "--init-only")
 	wantError(t, err, "not implemented on Windows")
-	_, _, _, _, err = parse(t, kubeNetwork, "--cleanup")
-	wantError(t, err, "not implemented on Windows")
+}
+
+// --cleanup and --windows-service are modes of the run, not of the proxy:
+// they are carried to the daemon, and --windows-service is, as in
+// kube-proxy, a flag the config file's windowsRunAsService replaces.
+func TestCleanupAndWindowsServiceModes(t *testing.T) {
+	cfg, _ := mustParse(t, kubeNetwork, "--cleanup")
+	if !cfg.Cleanup || cfg.WindowsService {
+		t.Errorf("--cleanup: Cleanup %v WindowsService %v", cfg.Cleanup, cfg.WindowsService)
+	}
+	cfg, warnings := mustParse(t, kubeNetwork, "--windows-service")
+	if !cfg.WindowsService || cfg.Cleanup || len(warnings) != 0 {
+		t.Errorf("--windows-service: WindowsService %v Cleanup %v warnings %q", cfg.WindowsService, cfg.Cleanup, warnings)
+	}
+	cfg, _ = mustParse(t, kubeNetwork)
+	if cfg.WindowsService || cfg.Cleanup {
+		t.Errorf("no flags: WindowsService %v Cleanup %v", cfg.WindowsService, cfg.Cleanup)
+	}
+
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nwindowsRunAsService: true\nwinkernel:\n  networkName: cbr0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ = mustParse(t, nil, "--config="+file)
+	if !cfg.WindowsService {
+		t.Error("windowsRunAsService: true in the config file does not run as a service")
+	}
+	if err := os.WriteFile(file, []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nwinkernel:\n  networkName: cbr0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, warnings = mustParse(t, nil, "--config="+file, "--windows-service")
+	if cfg.WindowsService {
+		t.Error("--windows-service applied over a config file without windowsRunAsService; kube-proxy ignores the flag then")
+	}
+	wantWarning(t, warnings, "flag --windows-service is ignored because --config is set")
 }
 
 func TestKubeadmWindowsConfigFile(t *testing.T) {

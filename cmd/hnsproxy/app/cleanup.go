@@ -1,0 +1,30 @@
+package app
+
+import (
+	"context"
+
+	"k8s.io/klog/v2"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/reconciler"
+)
+
+// runCleanup is --cleanup: it deletes the HNS objects hnsproxy owns on this
+// node (reconciler.Cleanup: what --state-file records, never another's) and
+// returns. It needs no API server and no HNS network. hns, if not nil,
+// replaces the client cfg selects.
+func runCleanup(ctx context.Context, cfg *options.Config, hns hnslb.Client) error {
+	logger := klog.FromContext(ctx)
+	if hns == nil {
+		var err error
+		if hns, err = newHNSClient(cfg.HNS); err != nil {
+			return err
+		}
+	}
+	logger.Info("Cleaning up: deleting the HNS objects hnsproxy owns", "stateFile", cfg.StateFile)
+	res, err := reconciler.Cleanup(ctx, hns, reconciler.Options{StateFile: cfg.StateFile, Logger: logger})
+	logger.Info("Cleanup finished", "deletedLoadBalancers", res.DeletedLoadBalancers,
+		"deletedEndpoints", res.DeletedEndpoints, "left", len(res.Failed), "stateFileRemoved", res.StateRemoved)
+	return err
+}

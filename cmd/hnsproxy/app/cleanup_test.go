@@ -1,0 +1,87 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/reconciler"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// `hnsproxy --cleanup`, run as a process against the hnssim service, deletes
+// the load balancers and endpoints hnsproxy programmed (a load balancer, its
+// remote endpoint and the source VIP endpoint) and its state file, leaves a
+// foreign load balancer and the CNI's pod endpoint, and exits 0.
+func TestCleanupCommand(t *testing.T) {
+	ctx := context.Background()
+	hns := sim.New(sim.Options{})
+	endpoint := serveHNSSim(t, hns)
+
+	network, err := hns.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, err := hns.CreateEndpoint(ctx, network.ID, &hnslb.Endpoint{Name: "pod-a",
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.5", PrefixLength: 24}}, MacAddress: "00-15-5D-01-01-05"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := hns.CreateLoadBalancer(ctx, &hnslb.LoadBalancer{FrontendVIPs: []string{"10.96.9.9"},
+		HostComputeEndpoints: []string{pod.ID},
+		PortMappings:         []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 9, ExternalPort: 9}},
+		SchemaVersion:        hnslb.V2})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// What hnsproxy programmed, recorded in its state file.
+	stateFile := filepath.Join(t.TempDir(), "state.json")
+	rec := reconciler.New(hns, reconciler.Options{NetworkID: network.ID, StateFile: stateFile})
+	remoteBackend := intent.Backend{IP: "10.244.2.6", ProviderAddress: "10.0.0.6"}
+	rec.UpsertEndpoint(intent.EndpointOf(remoteBackend))
+	rec.UpsertEndpoint(intent.RemoteEndpoint{IP: "10.244.1.2", Local: true}) // the source VIP's
+	rec.Upsert(intent.LB{
+		Key:          intent.LBKey{Family: intent.IPv4, VIP: "10.96.0.10", Protocol: hnslb.ProtocolTCP, Port: 80},
+		InternalPort: 8080, Owner: "shop/web:http",
+		Backends: []intent.Backend{{IP: "10.244.1.5", Local: true}, remoteBackend},
+	})
+	if err := rec.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res := rec.Sync(ctx); res.Failed+res.Pending != 0 || res.Created != 3 {
+		t.Fatalf("programming: %+v, want 3 objects created", res)
+	}
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "--cleanup", "--network-name=cbr0",
+		"--hostname-override=win-1", "--hns-endpoint="+endpoint, "--state-file="+stateFile)
+	cmd.Env = append(os.Environ(), runAsHNSProxy+"=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hnsproxy --cleanup: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "deletedLoadBalancers=1 deletedEndpoints=2") {
+		t.Errorf("the log does not report 1 load balancer and 2 endpoints deleted:\n%s", out.String())
+	}
+
+	snap := hns.Snapshot()
+	if len(snap.LoadBalancers) != 1 || snap.LoadBalancers[0].ID != foreign.ID {
+		t.Errorf("load balancers after cleanup %+v, want only the foreign %s", snap.LoadBalancers, foreign.ID)
+	}
+	if len(snap.Endpoints) != 1 || snap.Endpoints[0].ID != pod.ID {
+		t.Errorf("endpoints after cleanup %+v, want only the pod's %s", snap.Endpoints, pod.ID)
+	}
+	if _, err := os.Stat(stateFile); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("state file after cleanup: %v, want it removed", err)
+	}
+}

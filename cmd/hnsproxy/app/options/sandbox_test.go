@@ -1,0 +1,60 @@
+package options
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestExpandSandboxPath(t *testing.T) {
+	env := func(root string) func(string) string {
+		return func(k string) string {
+			if k == SandboxMountPointEnv {
+				return root
+			}
+			return ""
+		}
+	}
+	for _, tc := range []struct{ root, path, want string }{
+		{`C:\C\5f0e6a1c\`, `%CONTAINER_SANDBOX_MOUNT_POINT%\var\lib\hnsproxy\config.conf`, `C:\C\5f0e6a1c\var\lib\hnsproxy\config.conf`},
+		{`C:\hpc\`, `%CONTAINER_SANDBOX_MOUNT_POINT%\var\lib\hnsproxy\config.conf`, `C:\hpc\var\lib\hnsproxy\config.conf`},
+		{`C:\hpc\`, `$env:CONTAINER_SANDBOX_MOUNT_POINT/var/lib/hnsproxy/config.conf`, `C:\hpc/var/lib/hnsproxy/config.conf`},
+		{`C:\hpc`, `%CONTAINER_SANDBOX_MOUNT_POINT%\x`, `C:\hpc\x`},
+		{``, `C:\ProgramData\hnsproxy\state.json`, `C:\ProgramData\hnsproxy\state.json`},
+	} {
+		got, err := ExpandSandboxPath(tc.path, env(tc.root))
+		if err != nil || got != tc.want {
+			t.Errorf("ExpandSandboxPath(%q) with %q = %q, %v; want %q", tc.path, tc.root, got, err, tc.want)
+		}
+	}
+	if _, err := ExpandSandboxPath(`%CONTAINER_SANDBOX_MOUNT_POINT%\x`, env("")); err == nil || !strings.Contains(err.Error(), "HostProcess") {
+		t.Errorf("unset %s: %v, want an error saying the path needs a HostProcess container", SandboxMountPointEnv, err)
+	}
+}
+
+// Complete resolves the config file, the kubeconfig and the state file
+// against the sandbox mount point; without it, such a path is an error.
+func TestCompleteExpandsSandboxPaths(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "var", "lib", "hnsproxy"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "var", "lib", "hnsproxy", "config.conf"), []byte(
+		"apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n"+
+			"clientConnection:\n  kubeconfig: $env:CONTAINER_SANDBOX_MOUNT_POINT/var/lib/hnsproxy/kubeconfig.conf\n"+
+			"winkernel:\n  networkName: cbr0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{SandboxMountPointEnv: root + "/"}
+	cfg, _ := mustParse(t, env, "--config=%CONTAINER_SANDBOX_MOUNT_POINT%/var/lib/hnsproxy/config.conf",
+		"--state-file=%CONTAINER_SANDBOX_MOUNT_POINT%/state.json")
+	if want := root + "/var/lib/hnsproxy/kubeconfig.conf"; cfg.Kubeconfig != want {
+		t.Errorf("kubeconfig = %q, want %q", cfg.Kubeconfig, want)
+	}
+	if want := root + "/state.json"; cfg.StateFile != want {
+		t.Errorf("state file = %q, want %q", cfg.StateFile, want)
+	}
+	_, _, _, _, err := parse(t, kubeNetwork, "--kubeconfig=%CONTAINER_SANDBOX_MOUNT_POINT%/kubeconfig.conf")
+	wantError(t, err, "HostProcess")
+}

@@ -1,0 +1,72 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+)
+
+// recorder collects the states a supervisor reports.
+type recorder struct{ states []serviceState }
+
+func (r *recorder) report(s serviceState) { r.states = append(r.states, s) }
+
+func same(r controlRequest) controlRequest { return r }
+
+// A stop ends run's context; supervise reports stop pending, waits for run
+// and returns without error, the context's cancellation being the stop.
+func TestSuperviseStopIsGracefulShutdown(t *testing.T) {
+	for _, stop := range []controlRequest{requestStop, requestShutdown} {
+		requests := make(chan controlRequest)
+		running, stopping, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		var rec recorder
+		var cleanedUp bool
+		done := make(chan error, 1)
+		go func() {
+			done <- supervise(func(ctx context.Context) error {
+				close(running)
+				<-ctx.Done()
+				close(stopping)
+				<-release // still shutting down: supervise keeps answering
+				cleanedUp = true
+				return ctx.Err()
+			}, requests, same, rec.report)
+		}()
+		<-running
+		requests <- requestIgnored
+		requests <- requestInterrogate
+		requests <- stop
+		<-stopping
+		requests <- requestStop // a second stop while stopping changes nothing
+		close(release)
+		if err := <-done; err != nil {
+			t.Errorf("request %d: supervise = %v, want nil after a stop", stop, err)
+		}
+		if !cleanedUp {
+			t.Errorf("request %d: supervise returned before run did", stop)
+		}
+		want := []serviceState{stateStartPending, stateRunning, stateRunning, stateStopPending}
+		if !slices.Equal(rec.states, want) {
+			t.Errorf("request %d: reported %v, want %v (start pending, running, running again on interrogation, stop pending)", stop, rec.states, want)
+		}
+	}
+}
+
+// run failing on its own is supervise's error, so the SCM sees a failure.
+func TestSuperviseReturnsRunsFailure(t *testing.T) {
+	failure := errors.New("content of the configuration file was updated")
+	var rec recorder
+	err := supervise(func(context.Context) error { return failure }, make(chan controlRequest), same, rec.report)
+	if !errors.Is(err, failure) {
+		t.Errorf("supervise = %v, want %v", err, failure)
+	}
+	if want := []serviceState{stateStartPending, stateRunning}; !slices.Equal(rec.states, want) {
+		t.Errorf("reported %v, want %v", rec.states, want)
+	}
+	// Cancelled without a stop request is a failure too.
+	err = supervise(func(context.Context) error { return context.Canceled }, make(chan controlRequest), same, rec.report)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("supervise = %v, want context.Canceled passed on when nobody asked to stop", err)
+	}
+}

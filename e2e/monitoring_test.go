@@ -1,0 +1,153 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+)
+
+// dashboardQueries are the PromQL queries of deploy/monitoring's dashboard
+// panels, by panel title (variable queries are Grafana's label_values, not PromQL).
+func dashboardQueries(t *testing.T) map[string][]string {
+	t.Helper()
+	raw, err := os.ReadFile("../deploy/monitoring/hnsproxy-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type panel struct {
+		Title   string  `json:"title"`
+		Panels  []panel `json:"panels"`
+		Targets []struct {
+			Expr string `json:"expr"`
+		} `json:"targets"`
+	}
+	var d struct {
+		Panels []panel `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	var walk func([]panel)
+	walk = func(ps []panel) {
+		for _, p := range ps {
+			for _, tg := range p.Targets {
+				out[p.Title] = append(out[p.Title], tg.Expr)
+			}
+			walk(p.Panels)
+		}
+	}
+	walk(d.Panels)
+	return out
+}
+
+// dashboardVariables stand for the dashboard's variables against the e2e
+// Prometheus, whose scrape job is "hnsproxy" like the alerts' selector.
+var dashboardVariables = strings.NewReplacer(
+	"$__rate_interval", "1m", "$job", "hnsproxy", "$instance", ".+",
+)
+
+// mayBeEmpty are series the dashboard charts that this cluster may not
+// have, by a part of the query that selects them: failures and repairs on a
+// healthy cluster, /livez (no probe calls it here), network programming
+// latency (the framework's EndpointSlices carry no last-change-trigger-time),
+// full syncs (only at start and on Node or config changes, maybe outside
+// the rate window) and Local-policy Services (there are none).
+var mayBeEmpty = []string{
+	`result!~"success|not_found"`, "hnsproxy_drift_repairs_total", "kubeproxy_proxy_livez_total",
+	"kubeproxy_network_programming_duration_seconds", "kubeproxy_sync_full_proxy_rules_duration_seconds",
+	"kubeproxy_sync_proxy_rules_no_local_endpoints_total",
+}
+
+func allowedEmpty(query string) bool {
+	for _, m := range mayBeEmpty {
+		if strings.Contains(query, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestMonitoringQueries evaluates every dashboard query (variables
+// substituted) and every alert expression against a real Prometheus
+// scraping two nodes' hnsproxy: each parses and evaluates, and each
+// dashboard query but those of series a healthy cluster may lack
+// returns data.
+func TestMonitoringQueries(t *testing.T) {
+	ctx := context.Background()
+	c, web, svc := webOnTwoNodes(t, l2bridgeSpec)
+	for _, n := range c.Nodes {
+		all := backends(local(onNode(web, n.Name())...), remote(notOnNode(web, n.Name())...))
+		expectLBs(t, c, n, svc, lb("ClusterIP", frontend(svc.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), all...))
+	}
+	prom, err := framework.StartPrometheus(ctx, c, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prom.Stop()
+
+	// Rates need two scrapes of every node in their window.
+	warmUp := `sum by (node) (rate(kubeproxy_sync_proxy_rules_endpoint_changes_total{job="hnsproxy"}[1m]))`
+	err = framework.Poll(ctx, framework.ConvergeWait, 500*time.Millisecond, func(ctx context.Context) error {
+		samples, err := prom.Query(ctx, warmUp)
+		if err != nil || len(samples) != len(c.Nodes) {
+			return fmt.Errorf("%s: %v %v", warmUp, samples, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for title, queries := range dashboardQueries(t) {
+		for _, q := range queries {
+			q = dashboardVariables.Replace(q)
+			if strings.Contains(q, "$") {
+				t.Errorf("panel %q: %q has a variable the test does not know", title, q)
+				continue
+			}
+			samples, err := prom.Query(ctx, q)
+			if err != nil {
+				t.Errorf("panel %q: %v", title, err)
+			} else if len(samples) == 0 && !allowedEmpty(q) {
+				t.Errorf("panel %q: %q returns no data", title, q)
+			}
+		}
+	}
+
+	var rules struct {
+		Groups []struct {
+			Rules []struct {
+				Alert string `json:"alert"`
+				Expr  string `json:"expr"`
+			} `json:"rules"`
+		} `json:"groups"`
+	}
+	raw, err := os.ReadFile("../deploy/monitoring/hnsproxy-alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, &rules); err != nil {
+		t.Fatal(err)
+	}
+	// On this healthy cluster, scraped, converged, no alert condition holds.
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			samples, err := prom.Query(ctx, r.Expr)
+			if err != nil {
+				t.Errorf("alert %s: %v", r.Alert, err)
+			} else if len(samples) > 0 {
+				t.Errorf("alert %s would fire on a healthy cluster: %v", r.Alert, samples)
+			}
+		}
+	}
+}

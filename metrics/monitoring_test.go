@@ -1,0 +1,389 @@
+package metrics
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"sigs.k8s.io/yaml"
+)
+
+// The dashboard and alerting rules operators drop in (deploy/monitoring)
+// may only chart and alert on series hnsproxy exposes: a renamed metric
+// fails here, not on an operator's empty panel or silent alert.
+
+const monitoringDir = "../deploy/monitoring"
+
+// prometheusSeries are names Prometheus itself adds to every target.
+var prometheusSeries = map[string]bool{"up": true}
+
+// exposedSeriesNames are the series names a scrape of hnsproxy carries,
+// with every metric touched: histograms as their _bucket, _sum and _count.
+func exposedSeriesNames(t *testing.T) map[string]bool {
+	t.Helper()
+	Register()
+	RegisterFeatureGates(testFeatureGates(t))
+	touchAll()
+	oneAPIRequest(t) // client-go's rest_client_* get their samples
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, f := range families {
+		names[f.GetName()] = true
+		switch f.GetType() {
+		case dto.MetricType_HISTOGRAM:
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				names[f.GetName()+suffix] = true
+			}
+		case dto.MetricType_SUMMARY:
+			names[f.GetName()+"_sum"], names[f.GetName()+"_count"] = true, true
+		}
+	}
+	return names
+}
+
+// seriesNamesIn parses a PromQL expression and returns the metric names it selects.
+func seriesNamesIn(expr string) ([]string, error) {
+	node, err := parser.ParseExpr(expr)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	parser.Inspect(node, func(n parser.Node, _ []parser.Node) error {
+		if vs, ok := n.(*parser.VectorSelector); ok {
+			name := vs.Name
+			for _, m := range vs.LabelMatchers {
+				if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+					name = m.Value
+				}
+			}
+			names = append(names, name)
+		}
+		return nil
+	})
+	return names, nil
+}
+
+// checkExpr reports an expression that does not parse or selects a series
+// hnsproxy does not expose.
+func checkExpr(t *testing.T, where, expr string, exposed map[string]bool) {
+	t.Helper()
+	names, err := seriesNamesIn(expr)
+	if err != nil {
+		t.Errorf("%s: %q does not parse: %v", where, expr, err)
+		return
+	}
+	if len(names) == 0 {
+		t.Errorf("%s: %q selects no series", where, expr)
+	}
+	for _, n := range names {
+		if n == "" || !exposed[n] && !prometheusSeries[n] {
+			t.Errorf("%s: %q selects %q, which hnsproxy does not expose", where, expr, n)
+		}
+	}
+}
+
+// grafanaDashboard is the part of Grafana's dashboard model the checks read.
+type grafanaDashboard struct {
+	UID           string         `json:"uid"`
+	Title         string         `json:"title"`
+	SchemaVersion int            `json:"schemaVersion"`
+	Panels        []grafanaPanel `json:"panels"`
+	Templating    struct {
+		List []grafanaVariable `json:"list"`
+	} `json:"templating"`
+}
+
+type grafanaDatasource struct {
+	Type string `json:"type"`
+	UID  string `json:"uid"`
+}
+
+type grafanaPanel struct {
+	ID         int                      `json:"id"`
+	Type       string                   `json:"type"`
+	Title      string                   `json:"title"`
+	Datasource *grafanaDatasource       `json:"datasource"`
+	GridPos    struct{ H, W, X, Y int } `json:"gridPos"`
+	Targets    []struct {
+		RefID      string             `json:"refId"`
+		Expr       string             `json:"expr"`
+		Datasource *grafanaDatasource `json:"datasource"`
+	} `json:"targets"`
+	Panels []grafanaPanel `json:"panels"` // a collapsed row's
+}
+
+type grafanaVariable struct {
+	Name       string             `json:"name"`
+	Type       string             `json:"type"`
+	Query      variableQuery      `json:"query"`
+	Datasource *grafanaDatasource `json:"datasource"`
+}
+
+// variableQuery is a variable's query: a string (datasource variables, older
+// dashboards) or an object with the query in its "query" field.
+type variableQuery string
+
+func (q *variableQuery) UnmarshalJSON(raw []byte) error {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		*q = variableQuery(s)
+		return nil
+	}
+	var obj struct {
+		Query string `json:"query"`
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return err
+	}
+	*q = variableQuery(obj.Query)
+	return nil
+}
+
+// sampleValues stand for the dashboard's variables and Grafana's built-in
+// intervals when a query is parsed.
+var sampleValues = map[string]string{
+	"__rate_interval": "5m", "__interval": "1m", "__range": "1h",
+	"job": "hnsproxy", "instance": "n1:10249",
+}
+
+var variableRef = regexp.MustCompile(`\$\{(\w+)\}|\$(\w+)`)
+
+// substitute replaces $var and ${var} with sampleValues; an unknown variable is an error.
+func substitute(q string) (string, error) {
+	var unknown []string
+	out := variableRef.ReplaceAllStringFunc(q, func(ref string) string {
+		name := strings.Trim(ref, "${}")
+		v, ok := sampleValues[name]
+		if !ok {
+			unknown = append(unknown, name)
+		}
+		return v
+	})
+	if len(unknown) > 0 {
+		return "", fmt.Errorf("unknown variables %v (add sample values to the test)", unknown)
+	}
+	return out, nil
+}
+
+// labelValues is Grafana's label_values(selector, label) variable query.
+var labelValues = regexp.MustCompile(`^label_values\((.+),\s*(\w+)\)$`)
+
+var panelTypes = map[string]bool{"row": true, "stat": true, "timeseries": true, "table": true}
+
+func TestDashboard(t *testing.T) {
+	exposed := exposedSeriesNames(t)
+	raw, err := os.ReadFile(filepath.Join(monitoringDir, "hnsproxy-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d grafanaDashboard
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatalf("dashboard JSON: %v", err)
+	}
+	if d.UID == "" || d.Title == "" || d.SchemaVersion < 36 {
+		t.Errorf("dashboard uid %q title %q schemaVersion %d: want both set and a schema of Grafana 9 or later", d.UID, d.Title, d.SchemaVersion)
+	}
+
+	vars := map[string]bool{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = true
+		if v.Type != "query" {
+			continue
+		}
+		m := labelValues.FindStringSubmatch(string(v.Query))
+		if m == nil {
+			t.Errorf("variable %s: query %q is not label_values(selector, label)", v.Name, v.Query)
+			continue
+		}
+		q, err := substitute(m[1])
+		if err != nil {
+			t.Errorf("variable %s: %v", v.Name, err)
+			continue
+		}
+		checkExpr(t, "variable "+v.Name, q, exposed)
+	}
+	if !vars["datasource"] {
+		t.Error("the dashboard has no datasource variable: every panel should query the data source the operator picks")
+	}
+
+	ids := map[int]bool{}
+	queries := 0
+	var walk func(panels []grafanaPanel)
+	walk = func(panels []grafanaPanel) {
+		for _, p := range panels {
+			where := fmt.Sprintf("panel %d %q", p.ID, p.Title)
+			if ids[p.ID] {
+				t.Errorf("%s: id used twice", where)
+			}
+			ids[p.ID] = true
+			if !panelTypes[p.Type] {
+				t.Errorf("%s: type %q is not one of %v", where, p.Type, slices.Sorted(maps.Keys(panelTypes)))
+			}
+			if g := p.GridPos; g.W < 1 || g.H < 1 || g.X < 0 || g.X+g.W > 24 {
+				t.Errorf("%s: gridPos %+v is outside Grafana's 24 columns", where, g)
+			}
+			walk(p.Panels)
+			if p.Type == "row" {
+				continue
+			}
+			if p.Datasource == nil || p.Datasource.UID != "${datasource}" {
+				t.Errorf("%s: datasource %+v, want the ${datasource} variable", where, p.Datasource)
+			}
+			if len(p.Targets) == 0 {
+				t.Errorf("%s: no queries", where)
+			}
+			refs := map[string]bool{}
+			for _, tg := range p.Targets {
+				if tg.RefID == "" || refs[tg.RefID] {
+					t.Errorf("%s: refId %q empty or used twice", where, tg.RefID)
+				}
+				refs[tg.RefID] = true
+				q, err := substitute(tg.Expr)
+				if err != nil {
+					t.Errorf("%s: %v", where, err)
+					continue
+				}
+				checkExpr(t, where, q, exposed)
+				queries++
+			}
+		}
+	}
+	walk(d.Panels)
+	if queries == 0 {
+		t.Fatal("the dashboard has no queries")
+	}
+}
+
+// alertRules is the Prometheus rule file format, as far as read here.
+type alertRules struct {
+	Groups []struct {
+		Name  string `json:"name"`
+		Rules []struct {
+			Alert       string            `json:"alert"`
+			Expr        string            `json:"expr"`
+			Labels      map[string]string `json:"labels"`
+			Annotations map[string]string `json:"annotations"`
+		} `json:"rules"`
+	} `json:"groups"`
+}
+
+// alertTests is promtool's rule test file format, as far as read here.
+type alertTests struct {
+	Tests []struct {
+		AlertRuleTest []struct {
+			Alertname string            `json:"alertname"`
+			ExpAlerts []json.RawMessage `json:"exp_alerts"`
+		} `json:"alert_rule_test"`
+	} `json:"tests"`
+}
+
+func TestAlertRules(t *testing.T) {
+	exposed := exposedSeriesNames(t)
+	var rules alertRules
+	readYAML(t, "hnsproxy-alerts.yaml", &rules)
+	alerts := map[string]bool{}
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			where := "alert " + r.Alert
+			alerts[r.Alert] = true
+			checkExpr(t, where, r.Expr, exposed)
+			if s := r.Labels["severity"]; s != "critical" && s != "warning" && s != "info" {
+				t.Errorf("%s: severity %q, want critical, warning or info (kube-prometheus mixin convention)", where, s)
+			}
+			for _, a := range []string{"summary", "description", "runbook_url"} {
+				if r.Annotations[a] == "" {
+					t.Errorf("%s: no %s annotation", where, a)
+				}
+			}
+			if !strings.HasPrefix(r.Alert, "HNSProxy") {
+				t.Errorf("%s: alert names start with the component, HNSProxy", where)
+			}
+		}
+	}
+	if len(alerts) == 0 {
+		t.Fatal("no alerts")
+	}
+	checkRunbooks(t, rules)
+
+	// Every alert is unit tested both firing and quiet.
+	var tests alertTests
+	readYAML(t, "hnsproxy-alerts.test.yaml", &tests)
+	fires, quiet := map[string]bool{}, map[string]bool{}
+	for _, tc := range tests.Tests {
+		for _, at := range tc.AlertRuleTest {
+			if len(at.ExpAlerts) > 0 {
+				fires[at.Alertname] = true
+			} else {
+				quiet[at.Alertname] = true
+			}
+		}
+	}
+	for a := range alerts {
+		if !fires[a] || !quiet[a] {
+			t.Errorf("alert %s: promtool tests it firing %v, quiet %v; want both", a, fires[a], quiet[a])
+		}
+	}
+
+	for _, args := range [][]string{
+		{"check", "rules", "hnsproxy-alerts.yaml"},
+		{"test", "rules", "hnsproxy-alerts.test.yaml"},
+	} {
+		cmd := exec.Command(promtool(t), args...)
+		cmd.Dir = monitoringDir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+}
+
+func readYAML(t *testing.T, name string, into any) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(monitoringDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, into); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// runbookPrefix is where the alerts' runbooks live: sections of the
+// operator guide, "### Alert: <name>", whose anchors GitHub derives from
+// the heading.
+const runbookPrefix = "https://github.com/hnsproxy/hnsproxy/blob/main/docs/operators.md#"
+
+func checkRunbooks(t *testing.T, rules alertRules) {
+	t.Helper()
+	guide, err := os.ReadFile("../docs/operators.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]bool{}
+	for _, line := range strings.Split(string(guide), "\n") {
+		if name, ok := strings.CutPrefix(line, "### Alert: "); ok {
+			anchors["alert-"+strings.ToLower(strings.TrimSpace(name))] = true
+		}
+	}
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			anchor, ok := strings.CutPrefix(r.Annotations["runbook_url"], runbookPrefix)
+			if !ok || !anchors[anchor] || anchor != "alert-"+strings.ToLower(r.Alert) {
+				t.Errorf("alert %s: runbook_url %q is not its section in docs/operators.md (%salert-%s)", r.Alert, r.Annotations["runbook_url"], runbookPrefix, strings.ToLower(r.Alert))
+			}
+		}
+	}
+}

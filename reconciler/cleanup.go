@@ -1,0 +1,113 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// CleanupResult is what Cleanup removed, and what it could not.
+type CleanupResult struct {
+	DeletedLoadBalancers, DeletedEndpoints int
+	// Failed are the owned objects whose delete failed; the state file
+	// still names them, so running Cleanup again finishes the job.
+	Failed []ObjectError
+	// StateRemoved says the state file and its journal are gone.
+	StateRemoved bool
+}
+
+// Cleanup is hnsproxy's --cleanup: it deletes from HNS every load balancer
+// and endpoint the state file says hnsproxy owns (those it created or
+// adopted, its remote endpoints and overlay source VIP endpoint, and what an
+// interrupted create declared), and nothing else: a foreign object, or a
+// CNI's endpoint, is never touched. Load balancers go first, since they
+// reference the endpoints. Once all are gone, the state file and its
+// journal are removed; if a delete fails, the state file is rewritten with
+// what is left and the error names each failure. It needs neither the
+// network (it may run after the CNI removed it) nor a desired state, and
+// stands for Start: the Reconciler is not used afterwards.
+func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, error) {
+	var res CleanupResult
+	if o.StateFile == "" {
+		return res, errors.New("cleanup: no state file, so hnsproxy cannot tell its HNS objects from others'")
+	}
+	r := New(c, o)
+	owned, err := r.loadOwned()
+	if err != nil {
+		return res, err
+	}
+	lbs, err := c.ListLoadBalancers(ctx)
+	if err != nil {
+		return res, fmt.Errorf("cleanup: list load balancers: %w", err)
+	}
+	eps, err := c.ListEndpoints(ctx)
+	if err != nil {
+		return res, fmt.Errorf("cleanup: list endpoints: %w", err)
+	}
+	ownedLB, ownedEP := idSet(owned.LoadBalancers), idSet(owned.RemoteEndpoints)
+	r.claimInterrupted(owned, lbs, eps, ownedLB, ownedEP)
+
+	// Only listed objects are deleted: an owned ID HNS no longer has is gone
+	// already. An endpoint a remaining load balancer uses (one whose delete
+	// failed, or a foreign one) is kept: deleting it would break that one.
+	inUse := map[string]string{} // endpoint ID → a load balancer using it
+	for _, lb := range lbs {
+		if _, ours := ownedLB[lb.ID]; ours && r.cleanupOne(&res, KindLoadBalancer, lb.ID, c.DeleteLoadBalancer(ctx, lb.ID), recordLoadBalancer) {
+			res.DeletedLoadBalancers++
+			continue
+		}
+		for _, id := range lb.HostComputeEndpoints {
+			inUse[id] = lb.ID
+		}
+	}
+	for _, ep := range eps {
+		if _, ours := ownedEP[ep.ID]; !ours {
+			continue
+		}
+		err := error(nil)
+		if lbID, used := inUse[ep.ID]; used {
+			err = fmt.Errorf("kept: load balancer %s still uses it", lbID)
+		} else {
+			err = c.DeleteEndpoint(ctx, ep.ID)
+		}
+		if r.cleanupOne(&res, KindRemoteEndpoint, ep.ID, err, recordRemoteEndpoint) {
+			res.DeletedEndpoints++
+		}
+	}
+
+	if len(res.Failed) > 0 {
+		// The failed ones stay owned, nothing else does.
+		r.snapshotDue = true
+		if err := r.compactState(); err != nil {
+			r.log.Error(err, "Writing hnsproxy state file failed", "path", o.StateFile)
+		}
+		errs := make([]error, len(res.Failed))
+		for i := range res.Failed {
+			errs[i] = res.Failed[i]
+		}
+		return res, fmt.Errorf("cleanup: %d objects could not be deleted (run it again): %w", len(res.Failed), errors.Join(errs...))
+	}
+	for _, name := range []string{journalPath(o.StateFile), o.StateFile} {
+		if err := r.stateFS().Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return res, fmt.Errorf("cleanup: every owned HNS object is deleted, but removing %s failed: %w", name, err)
+		}
+	}
+	res.StateRemoved = true
+	return res, nil
+}
+
+// cleanupOne records the outcome of one owned object's delete: gone (HNS's
+// not-found included), or a failure that keeps it owned.
+func (r *Reconciler) cleanupOne(res *CleanupResult, kind ObjectKind, id string, err error, owned recordKind) bool {
+	if err != nil && !hnslb.IsNotFound(err) {
+		r.log.Error(err, "Cleanup: could not delete HNS object", "kind", kind, "id", id)
+		res.Failed = append(res.Failed, ObjectError{Kind: kind, Name: id, Err: err})
+		r.own(owned, id)
+		return false
+	}
+	r.log.Info("Cleanup: deleted HNS object", "kind", kind, "id", id)
+	return true
+}

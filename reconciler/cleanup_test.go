@@ -1,0 +1,143 @@
+package reconciler
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// assertOnlyForeignLeft checks that HNS holds the foreign load balancer and
+// remote endpoint, the CNI's local endpoints, and nothing of hnsproxy's.
+func (e *env) assertOnlyForeignLeft(foreignLB, foreignEP string) {
+	e.t.Helper()
+	snap := e.snapshot()
+	if len(snap.LoadBalancers) != 1 || snap.LoadBalancers[0].ID != foreignLB {
+		e.t.Errorf("load balancers after cleanup %+v, want only the foreign %s", snap.LoadBalancers, foreignLB)
+	}
+	var left []string
+	for _, ep := range snap.Endpoints {
+		if ep.IsRemote() && ep.ID != foreignEP {
+			left = append(left, ep.IP())
+		}
+	}
+	if len(left) > 0 {
+		e.t.Errorf("hnsproxy's remote endpoints %v survived cleanup", left)
+	}
+	for ip, id := range e.locals {
+		if !slices.ContainsFunc(snap.Endpoints, func(ep hnslb.Endpoint) bool { return ep.ID == id }) {
+			e.t.Errorf("cleanup deleted the CNI's endpoint %s (%s)", id, ip)
+		}
+	}
+}
+
+func TestCleanupDeletesOwnedObjectsOnly(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	foreignLB, foreignEP := e.foreign()
+	e.started(e.threeServices()...)
+
+	res, err := Cleanup(ctx, e.hns, e.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.DeletedLoadBalancers != 3 || res.DeletedEndpoints != 3 || !res.StateRemoved {
+		t.Errorf("cleanup result %+v, want 3 load balancers and 3 remote endpoints deleted, state removed", res)
+	}
+	e.assertOnlyForeignLeft(foreignLB, foreignEP)
+	for _, f := range []string{e.stateFile, journalPath(e.stateFile)} {
+		if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s after cleanup: %v, want it removed", f, err)
+		}
+	}
+
+	// Nothing owned is left: a second cleanup deletes nothing and succeeds.
+	e.hns.ResetCounters()
+	res, err = Cleanup(ctx, e.hns, e.options())
+	if err != nil || res.DeletedLoadBalancers+res.DeletedEndpoints != 0 || e.counters().Writes() != 0 {
+		t.Errorf("second cleanup: %+v %v, %d writes; want nothing to do", res, err, e.counters().Writes())
+	}
+}
+
+func TestCleanupFailureKeepsWhatIsLeftOwned(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	foreignLB, foreignEP := e.foreign()
+	e.started(e.threeServices()...)
+
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpDeleteLoadBalancer: 1}})
+	res, err := Cleanup(ctx, e.hns, e.options())
+	// The load balancers are left, so are the 3 remote endpoints they use.
+	if err == nil || len(res.Failed) != 6 || res.DeletedLoadBalancers+res.DeletedEndpoints != 0 || res.StateRemoved {
+		t.Fatalf("cleanup with failing deletes: %+v %v; want an error naming 6 objects left, state kept", res, err)
+	}
+	e.assertStateFileMatchesHNSExcept(foreignLB, foreignEP)
+
+	e.hns.SetFaults(sim.Faults{})
+	if res, err := Cleanup(ctx, e.hns, e.options()); err != nil || !res.StateRemoved || res.DeletedLoadBalancers != 3 || res.DeletedEndpoints != 3 {
+		t.Fatalf("cleanup again: %+v %v; want the rest deleted and the state removed", res, err)
+	}
+	e.assertOnlyForeignLeft(foreignLB, foreignEP)
+}
+
+// assertStateFileMatchesHNSExcept checks that the state file lists exactly
+// the load balancers and remote endpoints HNS holds, but the foreign ones.
+func (e *env) assertStateFileMatchesHNSExcept(foreignLB, foreignEP string) {
+	e.t.Helper()
+	s := readState(e.t, e.stateFile)
+	var lbIDs, epIDs []string
+	for _, l := range e.snapshot().LoadBalancers {
+		if l.ID != foreignLB {
+			lbIDs = append(lbIDs, l.ID)
+		}
+	}
+	for _, ep := range e.snapshot().Endpoints {
+		if ep.IsRemote() && ep.ID != foreignEP {
+			epIDs = append(epIDs, ep.ID)
+		}
+	}
+	slices.Sort(lbIDs)
+	slices.Sort(epIDs)
+	if !slices.Equal(s.LoadBalancers, lbIDs) || !slices.Equal(s.RemoteEndpoints, epIDs) {
+		e.t.Errorf("state file %+v, HNS holds load balancers %v and remote endpoints %v of ours", s, lbIDs, epIDs)
+	}
+}
+
+// An object a crash left between its create and the state file write is
+// claimed through the declared create, and cleaned up with the rest.
+func TestCleanupClaimsInterruptedCreates(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	foreignLB, foreignEP := e.foreign()
+	localID := e.local("10.244.1.12")
+	want := lb("10.96.0.40", 80, loc("10.244.1.12"))
+	r := e.started()
+	r.Upsert(want)
+	r.mu.Lock()
+	r.declareCreates(map[intent.LBKey]struct{}{want.Key: {}}, nil, nil)
+	r.mu.Unlock()
+	// The create happens, its ID never reaches the state file.
+	if _, err := e.hns.CreateLoadBalancer(ctx, BuildLB(&want, []string{localID})); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := Cleanup(ctx, e.hns, e.options())
+	if err != nil || res.DeletedLoadBalancers != 1 {
+		t.Fatalf("cleanup: %+v %v; want the interrupted create's load balancer deleted", res, err)
+	}
+	e.assertOnlyForeignLeft(foreignLB, foreignEP)
+}
+
+func TestCleanupWithoutStateFileIsRefused(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.tweak = func(o *Options) { o.StateFile = "" }
+	foreignLB, _ := e.foreign()
+	if _, err := Cleanup(ctx, e.hns, e.options()); err == nil {
+		t.Fatal("cleanup without a state file succeeded; it cannot know what is hnsproxy's")
+	}
+	if lbs := e.snapshot().LoadBalancers; len(lbs) != 1 || lbs[0].ID != foreignLB {
+		t.Errorf("load balancers %+v, want the foreign one untouched", lbs)
+	}
+}
