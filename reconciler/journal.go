@@ -23,6 +23,14 @@ import (
 // Start then meets as unowned, adopts when identical and otherwise leaves
 // alone. Start folds the journal into a new snapshot, and so does a Sync
 // once the journal has outgrown the owned set.
+//
+// Each append ends with a commit record, and a journal begins with one:
+// replay applies a batch only at its commit, so a write that failed after
+// some whole lines (a full disk whose cut-back failed too) never applies
+// half a batch. Those lines are the front of the queue the next append
+// sends again in full, so applying them before it changes nothing. A
+// journal without any commit record (written before batches had them)
+// applies every record as it comes.
 
 // recordKind says which set a journal record changes.
 type recordKind string
@@ -32,7 +40,11 @@ const (
 	recordRemoteEndpoint   recordKind = "ep" // ID: an owned remote endpoint
 	recordCreatingLB       recordKind = "creating-lb"
 	recordCreatingEndpoint recordKind = "creating-ep" // ID: the endpoint's IP
+	recordCommit           recordKind = "commit"      // the records since the last commit apply
 )
+
+// commitRecord ends a batch.
+var commitRecord = journalRecord{Kind: recordCommit}
 
 // journalRecord adds an entry to one of the state's sets, or removes it.
 type journalRecord struct {
@@ -79,6 +91,16 @@ func appendJournal(fsys stateFS, path string, lines []byte) error {
 		f.Close()
 		return err
 	}
+	if info.Size() == 0 {
+		// A new journal starts with a commit: it marks the format whose
+		// uncommitted records replay drops.
+		head, herr := encodeRecords([]journalRecord{commitRecord})
+		if herr != nil {
+			f.Close()
+			return herr
+		}
+		lines = append(head, lines...)
+	}
 	if _, err = f.Write(lines); err == nil {
 		err = f.Sync()
 	}
@@ -115,6 +137,8 @@ func replayJournal(fsys stateFS, path string, s *stateSets) (applied int, skippe
 		return 0, nil, err
 	}
 	var damage []error
+	var batch []journalRecord // records since the last commit
+	batched := false          // a commit was seen: records wait for theirs
 	for offset := 0; offset < len(raw); {
 		end := bytes.IndexByte(raw[offset:], '\n')
 		if end < 0 {
@@ -129,11 +153,24 @@ func replayJournal(fsys stateFS, path string, s *stateSets) (applied int, skippe
 				rec, err = decodeRecord(line[i-8:])
 			}
 		}
-		if err == nil {
-			s.apply(rec)
-			applied++
+		switch {
+		case err != nil:
+		case rec.Kind == recordCommit:
+			for _, r := range batch {
+				s.apply(r)
+			}
+			applied += len(batch)
+			batch, batched = batch[:0], true
+		default:
+			batch = append(batch, rec)
 		}
 		offset += end + 1
+	}
+	if !batched { // a journal from before commits: every record applies
+		for _, r := range batch {
+			s.apply(r)
+		}
+		applied += len(batch)
 	}
 	if len(damage) > 0 {
 		return applied, fmt.Errorf("journal %s: skipped %d damaged lines, first: %w", path, len(damage), damage[0]), nil
@@ -162,6 +199,7 @@ func decodeRecord(line []byte) (journalRecord, error) {
 		if rec.Key == nil {
 			return rec, errors.New("creating-lb record without a key")
 		}
+	case recordCommit:
 	default:
 		return rec, fmt.Errorf("unknown record kind %q", rec.Kind)
 	}

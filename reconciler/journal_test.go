@@ -173,3 +173,44 @@ func FuzzStateJournal(f *testing.F) {
 		}
 	})
 }
+
+// TestJournalAppliesBatchesAtTheirCommit: a batch whose commit never made it
+// to disk (a failed write whose cut-back failed too) applies not even in
+// part; a journal without commits (an older hnsproxy's) applies every line.
+func TestJournalAppliesBatchesAtTheirCommit(t *testing.T) {
+	lines := func(recs ...journalRecord) []byte {
+		b, err := encodeRecords(recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	add := func(id string) journalRecord { return journalRecord{Add: true, Kind: recordLoadBalancer, ID: id} }
+	drop := func(id string) journalRecord { return journalRecord{Kind: recordLoadBalancer, ID: id} }
+	for name, tc := range map[string]struct {
+		journal []byte
+		want    []string
+	}{
+		"committed":           {lines(commitRecord, add("lb-1"), commitRecord, drop("lb-0"), add("lb-2"), commitRecord), []string{"lb-1", "lb-2"}},
+		"half a batch":        {lines(commitRecord, add("lb-1"), commitRecord, drop("lb-0")), []string{"lb-0", "lb-1"}},
+		"sent again in full":  {append(lines(commitRecord, drop("lb-0")), lines(drop("lb-0"), add("lb-0"), commitRecord)...), []string{"lb-0"}},
+		"without any commits": {lines(add("lb-1"), drop("lb-0")), []string{"lb-1"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.json")
+			if err := os.WriteFile(path, []byte(`{"version":1,"loadBalancers":["lb-0"]}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(journalPath(path), tc.journal, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := loadState(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Sorted(slices.Values(s.LoadBalancers)); !slices.Equal(got, tc.want) {
+				t.Errorf("loaded %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -103,7 +103,7 @@ func (r *Reconciler) saveState() error {
 		r.appendFailed = false
 		return r.noteStateWrite(err)
 	}
-	lines, err := encodeRecords(r.unsaved)
+	lines, err := encodeRecords(append(slices.Clip(r.unsaved), commitRecord))
 	if err != nil {
 		return err
 	}
