@@ -36,7 +36,9 @@ func BuildLB(d *intent.LB, endpointIDs []string) *hnslb.LoadBalancer {
 }
 
 // KeyOf is the frontend identity of a load balancer found in HNS; ok is
-// false for shapes hnsproxy never makes (no or several port mappings).
+// false for shapes hnsproxy never makes (no or several port mappings). The
+// family comes from the frontend VIP, else the source VIP, else the IPv6
+// flag, whose echo no public capture shows (baseline.go).
 func KeyOf(lb *hnslb.LoadBalancer) (intent.LBKey, bool) {
 	if len(lb.PortMappings) != 1 || len(lb.FrontendVIPs) > 1 {
 		return intent.LBKey{}, false
@@ -48,6 +50,8 @@ func KeyOf(lb *hnslb.LoadBalancer) (intent.LBKey, bool) {
 		if a, err := netip.ParseAddr(k.VIP); err == nil {
 			k.Family = intent.FamilyOf(a)
 		}
+	} else if a, err := netip.ParseAddr(lb.SourceVIP); err == nil {
+		k.Family = intent.FamilyOf(a)
 	}
 	if lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0 {
 		k.Family = intent.IPv6
@@ -57,7 +61,9 @@ func KeyOf(lb *hnslb.LoadBalancer) (intent.LBKey, bool) {
 
 // sameLB reports whether two load balancer documents program the same
 // dataplane. IDs and the schema version are ignored, endpoint IDs compare
-// as sets (HNS does not promise to keep their order).
+// as sets (HNS does not promise to keep their order). It compares documents
+// we built; whether one HNS returned is ours and unchanged is decided by
+// Reconciler.unchanged (baseline.go).
 func sameLB(a, b *hnslb.LoadBalancer) bool {
 	if a == nil || b == nil {
 		return a == b

@@ -52,6 +52,10 @@ type journalRecord struct {
 	Kind recordKind    `json:"kind"`
 	ID   string        `json:"id,omitempty"`
 	Key  *intent.LBKey `json:"key,omitempty"`
+	// Baseline, on a load balancer's add, is its baseline (baseline.go);
+	// an add of an ID already owned only changes its baseline. Older
+	// hnsproxy versions ignore the field.
+	Baseline string `json:"baseline,omitempty"`
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -210,12 +214,18 @@ func decodeRecord(line []byte) (journalRecord, error) {
 type stateSets struct {
 	lbs, eps, creatingEPs map[string]struct{}
 	creatingLBs           map[intent.LBKey]struct{}
+	baselines             map[string]string // of lbs
 }
 
 func setsOf(s *stateFile) *stateSets {
 	out := &stateSets{
 		lbs: idSet(s.LoadBalancers), eps: idSet(s.RemoteEndpoints), creatingEPs: idSet(s.CreatingRemoteEndpoints),
-		creatingLBs: map[intent.LBKey]struct{}{},
+		creatingLBs: map[intent.LBKey]struct{}{}, baselines: map[string]string{},
+	}
+	for id, b := range s.LoadBalancerBaselines {
+		if _, ok := out.lbs[id]; ok {
+			out.baselines[id] = b
+		}
 	}
 	for _, k := range s.CreatingLoadBalancers {
 		out.creatingLBs[k] = struct{}{}
@@ -240,12 +250,22 @@ func (s *stateSets) apply(rec journalRecord) {
 	} else {
 		delete(set, rec.ID)
 	}
+	switch {
+	case rec.Kind != recordLoadBalancer:
+	case !rec.Add:
+		delete(s.baselines, rec.ID)
+	case rec.Baseline != "":
+		s.baselines[rec.ID] = rec.Baseline
+	}
 }
 
 func (s *stateSets) file() *stateFile {
 	out := &stateFile{Version: stateFileVersion, LoadBalancers: []string{}, RemoteEndpoints: []string{}}
 	for id := range s.lbs {
 		out.LoadBalancers = append(out.LoadBalancers, id)
+	}
+	if len(s.baselines) > 0 {
+		out.LoadBalancerBaselines = s.baselines
 	}
 	for id := range s.eps {
 		out.RemoteEndpoints = append(out.RemoteEndpoints, id)

@@ -89,6 +89,13 @@ type Reconciler struct {
 	// ownedLBs and ownedEPs are the IDs in the state file: created or
 	// adopted by us, possibly still waiting for their deletion.
 	ownedLBs, ownedEPs map[string]struct{}
+	// baselines maps an owned load balancer ID to its baseline: what we
+	// wrote and HNS echoed, fingerprinted (baseline.go).
+	baselines map[string]string
+	// unsavedBaselines are owned IDs whose baseline changed since the state
+	// file recorded it; baselinesDue: a Repair ran since, write them.
+	unsavedBaselines map[string]struct{}
+	baselinesDue     bool
 	// unsaved are the state changes not yet in the journal; journalLines
 	// counts the journal's lines since the last snapshot.
 	unsaved      []journalRecord
@@ -184,27 +191,29 @@ func New(c hnslb.Client, o Options) *Reconciler {
 	}
 	log = log.WithName("reconciler")
 	return &Reconciler{
-		client:      newDeadlines(c, o, log),
-		opts:        o,
-		log:         log,
-		clock:       o.Clock,
-		limiter:     workqueue.NewTypedItemExponentialFailureRateLimiter[objectRef](o.RetryBase, o.RetryMax),
-		lbs:         map[intent.LBKey]*lbEntry{},
-		eps:         map[string]*remoteEP{},
-		dirtyLBs:    map[intent.LBKey]struct{}{},
-		dirtyEPs:    map[string]struct{}{},
-		retryLBs:    map[intent.LBKey]struct{}{},
-		retryEPs:    map[string]struct{}{},
-		localIndex:  map[string]string{},
-		refs:        map[string]map[intent.LBKey]struct{}{},
-		waiting:     map[string]map[intent.LBKey]struct{}{},
-		ownedLBs:    map[string]struct{}{},
-		ownedEPs:    map[string]struct{}{},
-		creatingLBs: map[intent.LBKey]struct{}{},
-		creatingEPs: map[string]struct{}{},
-		staleLBs:    map[string]*staleObj{},
-		staleEPs:    map[string]*staleObj{},
-		foreignHeld: map[intent.LBKey]string{},
+		client:           newDeadlines(c, o, log),
+		opts:             o,
+		log:              log,
+		clock:            o.Clock,
+		limiter:          workqueue.NewTypedItemExponentialFailureRateLimiter[objectRef](o.RetryBase, o.RetryMax),
+		lbs:              map[intent.LBKey]*lbEntry{},
+		eps:              map[string]*remoteEP{},
+		dirtyLBs:         map[intent.LBKey]struct{}{},
+		dirtyEPs:         map[string]struct{}{},
+		retryLBs:         map[intent.LBKey]struct{}{},
+		retryEPs:         map[string]struct{}{},
+		localIndex:       map[string]string{},
+		refs:             map[string]map[intent.LBKey]struct{}{},
+		waiting:          map[string]map[intent.LBKey]struct{}{},
+		ownedLBs:         map[string]struct{}{},
+		ownedEPs:         map[string]struct{}{},
+		baselines:        map[string]string{},
+		unsavedBaselines: map[string]struct{}{},
+		creatingLBs:      map[intent.LBKey]struct{}{},
+		creatingEPs:      map[string]struct{}{},
+		staleLBs:         map[string]*staleObj{},
+		staleEPs:         map[string]*staleObj{},
+		foreignHeld:      map[intent.LBKey]string{},
 	}
 }
 
@@ -382,8 +391,10 @@ func (r *Reconciler) markEP(ip string) {
 	}
 }
 
-// setRealized records that HNS holds doc under id for e.
-func (r *Reconciler) setRealized(e *lbEntry, id string, doc *hnslb.LoadBalancer) {
+// setRealized records that HNS holds doc under id for e; echo is what HNS
+// answered for it (a create's or modify's reply, or a listing), nil if
+// nothing, and becomes its baseline (baseline.go).
+func (r *Reconciler) setRealized(e *lbEntry, id string, doc, echo *hnslb.LoadBalancer) {
 	if e.realizedID != id {
 		r.clearRealized(e)
 	} else {
@@ -398,7 +409,7 @@ func (r *Reconciler) setRealized(e *lbEntry, id string, doc *hnslb.LoadBalancer)
 		}
 		m[e.key] = struct{}{}
 	}
-	r.own(recordLoadBalancer, id)
+	r.ownLB(id, doc, echo)
 }
 
 // clearRealized forgets e's realized load balancer (deleted or vanished).
@@ -439,6 +450,8 @@ func (r *Reconciler) disown(kind recordKind, id string) {
 	if set := r.ownedSet(kind); set != nil {
 		if _, ok := set[id]; ok {
 			delete(set, id)
+			delete(r.baselines, id)
+			delete(r.unsavedBaselines, id)
 			r.journal(journalRecord{Kind: kind, ID: id})
 		}
 	}

@@ -15,8 +15,9 @@ import (
 //   - a realized load balancer or remote endpoint that vanished is forgotten
 //     (and recreated by Sync), as are the load balancers that used a vanished
 //     endpoint;
-//   - a realized load balancer whose document differs, or that uses an
-//     endpoint ID HNS no longer has (a pod recreated by the CNI), is updated;
+//   - a realized load balancer whose listing differs from its baseline (what
+//     HNS answered when we wrote it, baseline.go), or that uses an endpoint
+//     ID HNS no longer has (a pod recreated by the CNI), is updated;
 //   - load balancers that left backends out are retried if the refreshed
 //     local endpoint index now knows them;
 //   - owned IDs HNS no longer has are dropped from the state file, and owned
@@ -95,6 +96,9 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		r.repairOwned(recordLoadBalancer, usedLBs, r.staleLBs, changed, func(id string) bool { return lbByID[id] != nil })
 		r.repairOwned(recordRemoteEndpoint, usedEPs, r.staleEPs, changed, func(id string) bool { return epByID[id] != nil })
 	}
+	// Baselines changed by modifies and adoptions go to the state file
+	// with the next Sync.
+	r.baselinesDue = len(r.unsavedBaselines) > 0
 	return nil
 }
 
@@ -121,11 +125,16 @@ func (r *Reconciler) repairLB(e *lbEntry, lbByID map[string]*hnslb.LoadBalancer,
 			r.clearRealized(e)
 			r.markLB(e)
 			return
-		case !sameLB(got, e.realized):
+		case !r.unchanged(e.realized, got):
 			r.log.Info("Load balancer differs in HNS; repairing it", "key", e.key, "id", e.realizedID)
-			r.setRealized(e, e.realizedID, got)
+			r.setRealized(e, e.realizedID, got, nil)
 			r.markLB(e)
 			return
+		}
+		if _, ok := r.baselines[e.realizedID]; !ok {
+			// No baseline (a write answered with no document): the listing
+			// adoptionMatch accepted becomes it.
+			r.ownLB(e.realizedID, e.realized, got)
 		}
 		for _, id := range got.HostComputeEndpoints {
 			if epByID[id] == nil {

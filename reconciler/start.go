@@ -65,6 +65,9 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	for _, lb := range lbs {
 		if _, ok := ownedLB[lb.ID]; ok {
 			r.ownedLBs[lb.ID] = struct{}{}
+			if b := owned.LoadBalancerBaselines[lb.ID]; b != "" {
+				r.baselines[lb.ID] = b
+			}
 		}
 		if key, ok := KeyOf(&lb); ok {
 			r.orphanLBs[key] = append(r.orphanLBs[key], lb)
@@ -182,8 +185,8 @@ func (r *Reconciler) adoptEP(ip string) {
 	}
 }
 
-// adoptLB claims the listed load balancers with e's key: an identical one is
-// adopted as is; with modify support one of ours is adopted to be updated in
+// adoptLB claims the listed load balancers with e's key: an unchanged one
+// (by its baseline, else by adoptionMatch: baseline.go) is adopted as is; with modify support one of ours is adopted to be updated in
 // place; every other one blocks e's frontend and is marked for deletion.
 // Foreign ones take part only if hnsproxy may take them (foreign.go);
 // otherwise they stay, and e's create reports them.
@@ -206,9 +209,9 @@ func (r *Reconciler) adoptLB(e *lbEntry) {
 	doc := BuildLB(e.desired, ids)
 	adopted := -1
 	for i := range cands {
-		if len(missing) == 0 && sameLB(&cands[i], doc) {
+		if len(missing) == 0 && r.unchanged(doc, &cands[i]) {
 			adopted = i
-			r.setRealized(e, cands[i].ID, doc)
+			r.setRealized(e, cands[i].ID, doc, &cands[i])
 			r.done(&e.st)
 			delete(r.dirtyLBs, e.key)
 			break
@@ -219,7 +222,7 @@ func (r *Reconciler) adoptLB(e *lbEntry) {
 			if _, ours := r.ownedLBs[cands[i].ID]; ours {
 				adopted = i
 				lb := cands[i]
-				r.setRealized(e, lb.ID, &lb)
+				r.setRealized(e, lb.ID, &lb, nil)
 				break
 			}
 		}

@@ -23,6 +23,11 @@ type stateFile struct {
 	Version         int      `json:"version"`
 	LoadBalancers   []string `json:"loadBalancers"`
 	RemoteEndpoints []string `json:"remoteEndpoints"`
+	// LoadBalancerBaselines maps owned load balancer IDs to their baselines
+	// (baseline.go). Added without a version change: an older hnsproxy
+	// ignores it, and its next snapshot drops it; this one then adopts
+	// those load balancers by adoptionMatch and sets their baselines anew.
+	LoadBalancerBaselines map[string]string `json:"loadBalancerBaselines,omitempty"`
 	// CreatingLoadBalancers and CreatingRemoteEndpoints are written before
 	// creates whose IDs might never reach this file (hnsproxy killed
 	// mid-Sync, a reply lost on the way back): at Start, an object nobody
@@ -92,7 +97,14 @@ func (r *Reconciler) journal(rec journalRecord) {
 // with it into a new snapshot. On failure they stay queued for the next try.
 // Every write's outcome goes to noteStateWrite.
 func (r *Reconciler) saveState() error {
-	if r.opts.StateFile == "" || len(r.unsaved) == 0 && !r.snapshotDue {
+	if r.opts.StateFile == "" {
+		return nil
+	}
+	if len(r.unsaved) > 0 || r.snapshotDue || r.baselinesDue {
+		r.queueBaselines() // they ride along with a write due anyway
+		r.baselinesDue = false
+	}
+	if len(r.unsaved) == 0 && !r.snapshotDue {
 		return nil
 	}
 	if r.snapshotDue || r.appendFailed || r.journalLines+len(r.unsaved) > compactAfter(len(r.ownedLBs)+len(r.ownedEPs)) {
@@ -157,6 +169,7 @@ func (r *Reconciler) writeSnapshot() error {
 		// Unsorted: sorting 20k IDs on every write costs more than it helps.
 		LoadBalancers:           slices.Collect(maps.Keys(r.ownedLBs)),
 		RemoteEndpoints:         slices.Collect(maps.Keys(r.ownedEPs)),
+		LoadBalancerBaselines:   r.baselines,
 		CreatingLoadBalancers:   slices.Collect(maps.Keys(r.creatingLBs)),
 		CreatingRemoteEndpoints: slices.Collect(maps.Keys(r.creatingEPs)),
 		Takeover:                r.takeoverToken,

@@ -198,13 +198,13 @@ func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
 	case found == nil && run.listedLBsErr != nil:
 		return fmt.Errorf("looking for a load balancer a lost create may have made: %w", run.listedLBsErr)
 	case found == nil:
-	case sameLB(found, e.uncertain):
-		r.setRealized(e, found.ID, e.uncertain)
+	case r.unchanged(e.uncertain, found):
+		r.setRealized(e, found.ID, e.uncertain, found)
 	default:
 		// An older document whose create was lost too; but on a frontend
 		// a tenant chose, a different one may be foreign: never claimed.
 		if _, owned := r.ownedLBs[found.ID]; !owned && r.mayTakeForeign(e.desired) {
-			r.setRealized(e, found.ID, found)
+			r.setRealized(e, found.ID, found, nil)
 		}
 	}
 	e.uncertain = nil
@@ -262,7 +262,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 			if got != nil && got.ID != "" {
 				id = got.ID
 			}
-			r.setRealized(e, id, doc)
+			r.setRealized(e, id, doc, got)
 			run.res.Updated++
 			r.settle(run, ref, &e.st, missing)
 			return
@@ -403,9 +403,9 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer,
 			r.undeclare(e.key)
 			return false, &ForeignFrontendError{Key: e.key, ID: blocker.ID, Origin: e.desired.Origin}
 		}
-		if sameLB(blocker, doc) {
+		if r.unchanged(doc, blocker) {
 			r.log.Info("Adopted existing identical load balancer", "key", e.key, "id", blocker.ID)
-			r.setRealized(e, blocker.ID, doc)
+			r.setRealized(e, blocker.ID, doc, blocker)
 			return false, nil
 		}
 		r.log.Info("Deleting load balancer that blocks a desired frontend", "key", e.key, "id", blocker.ID, "ours", ours)
@@ -422,7 +422,7 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer,
 		}
 		return false, err
 	}
-	r.setRealized(e, got.ID, doc)
+	r.setRealized(e, got.ID, doc, got)
 	return true, nil
 }
 

@@ -48,7 +48,7 @@ func (h *HNS) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.End
 			stored.MacAddress = h.state.ids.mac()
 		}
 		h.state.putEndpoint(stored)
-		out = copyEndpoint(stored)
+		out = h.answerEndpoint(stored)
 		return nil
 	})
 	return result(out, err)
@@ -117,7 +117,7 @@ func (h *HNS) checkEndpointIPsFree(op Op, networkID string, remote bool, ips []n
 
 // GetEndpointByID returns an endpoint, or CodeNotFound.
 func (h *HNS) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {
-	return getByID(ctx, h, OpGetEndpoint, "endpoint", &h.state.endpoints, id, copyEndpoint)
+	return getByID(ctx, h, OpGetEndpoint, "endpoint", &h.state.endpoints, id, h.answerEndpoint)
 }
 
 // GetEndpointByName returns the first endpoint with the name, or CodeEndpointNotFound.
@@ -127,7 +127,7 @@ func (h *HNS) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoi
 	err := h.call(ctx, op, func() error {
 		h.state.endpoints.each(func(e *hnslb.Endpoint) {
 			if out == nil && e.Name == name {
-				out = copyEndpoint(e)
+				out = h.answerEndpoint(e)
 			}
 		})
 		if out == nil {
@@ -141,14 +141,14 @@ func (h *HNS) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoi
 
 // ListEndpoints returns every endpoint.
 func (h *HNS) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error) {
-	return list(ctx, h, OpListEndpoints, &h.state.endpoints, nil, copyEndpoint)
+	return list(ctx, h, OpListEndpoints, &h.state.endpoints, nil, h.answerEndpoint)
 }
 
 // ListEndpointsOfNetwork returns the endpoints of one network (none for an
 // unknown network, as hcn's filtered query does).
 func (h *HNS) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]hnslb.Endpoint, error) {
 	onNetwork := func(e *hnslb.Endpoint) bool { return key(e.HostComputeNetwork) == key(networkID) }
-	return list(ctx, h, OpListEndpoints, &h.state.endpoints, onNetwork, copyEndpoint)
+	return list(ctx, h, OpListEndpoints, &h.state.endpoints, onNetwork, h.answerEndpoint)
 }
 
 // DeleteEndpoint deletes an endpoint even while load balancers use it: on

@@ -23,6 +23,9 @@ type Options struct {
 	Latency time.Duration
 	// Clock times restart windows; nil means the real clock.
 	Clock clock.PassiveClock
+	// Echo is how answers differ from what is stored (echo.go); SetEcho
+	// changes it later.
+	Echo Echo
 }
 
 // HNS is one node's simulated Host Networking Service. It implements
@@ -41,6 +44,9 @@ type HNS struct {
 	counters Counters
 	hangs    hangs
 	hanging  atomic.Bool // some operation hangs: calls look at hangs
+	echo     Echo        // how answers differ from what is stored (echo.go)
+	// echoTurns counts Echo.Reorder's answers, each rotated one place more.
+	echoTurns int
 	// sleep waits out simulated latency; tests replace it to see what is charged.
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -59,6 +65,7 @@ func New(opts Options) *HNS {
 		profile:  opts.Profile,
 		clock:    opts.Clock,
 		latency:  opts.Latency,
+		echo:     opts.Echo,
 		state:    newState(uint64(opts.Seed)),
 		faultRng: rand.New(rand.NewPCG(uint64(opts.Seed), 0xfa17)),
 		hangs:    newHangs(),

@@ -18,10 +18,11 @@ func (h *HNS) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*
 			return err
 		}
 		stored := copyLoadBalancer(lb)
+		storedGUIDs(stored)
 		stored.ID = h.state.ids.guid()
 		stored.SchemaVersion = hnslb.V2
 		h.state.putLoadBalancer(stored)
-		out = copyLoadBalancer(stored)
+		out = h.answerLB(stored)
 		return nil
 	})
 	return result(out, err)
@@ -48,13 +49,14 @@ func (h *HNS) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadB
 			return err
 		}
 		stored := copyLoadBalancer(lb)
+		storedGUIDs(stored)
 		stored.ID = old.ID
 		stored.SchemaVersion = hnslb.V2
 		if mode == modifyIgnoresBackends {
 			stored.HostComputeEndpoints = old.HostComputeEndpoints
 		}
 		h.state.putLoadBalancer(stored)
-		out = copyLoadBalancer(stored)
+		out = h.answerLB(stored)
 		return nil
 	})
 	return result(out, err)
@@ -62,12 +64,12 @@ func (h *HNS) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadB
 
 // GetLoadBalancerByID returns a load balancer, or CodeNotFound.
 func (h *HNS) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.LoadBalancer, error) {
-	return getByID(ctx, h, OpGetLoadBalancer, "load balancer", &h.state.loadBalancers, id, copyLoadBalancer)
+	return getByID(ctx, h, OpGetLoadBalancer, "load balancer", &h.state.loadBalancers, id, h.answerLB)
 }
 
 // ListLoadBalancers returns every load balancer.
 func (h *HNS) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, error) {
-	return list(ctx, h, OpListLoadBalancers, &h.state.loadBalancers, nil, copyLoadBalancer)
+	return list(ctx, h, OpListLoadBalancers, &h.state.loadBalancers, nil, h.answerLB)
 }
 
 // DeleteLoadBalancer deletes a load balancer, or fails with CodeNotFound.

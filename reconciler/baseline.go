@@ -1,0 +1,174 @@
+package reconciler
+
+import (
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/netip"
+	"slices"
+	"strconv"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// Echo-proof identity. What HNS returns for a load balancer need not be
+// what we sent: it may drop flags it does not declare, change GUID case,
+// reorder lists, report another schema version (unknown on real HNS; the
+// simulator models each way, docs/simulator.md "Echo profiles"). So "ours
+// and unchanged" is decided from HNS's own echo: with each owned load
+// balancer ID the reconciler keeps a baseline, the fingerprint of the
+// document it wrote together with what HNS answered to that write (hcn's
+// create and modify return HNS's stored document, queried as a listing
+// queries it, so the baseline costs no extra call). A later listing is
+// drift only if its fingerprint differs from the baseline. The baseline is
+// saved in the state file, so a restart adopts without a write too.
+//
+// Without a baseline (kube-proxy's load balancers at migration, a lost
+// state file, a create whose reply was lost) adoptionMatch decides.
+
+// fingerprint is the baseline of a load balancer: what we wrote and what
+// HNS echoed, each in a canonical form that ignores the ID, the schema
+// version, GUID case and the order of backends, VIPs and port mappings.
+func fingerprint(written, echo *hnslb.LoadBalancer) string {
+	h := fnv.New64a()
+	writeCanonical(h, written)
+	io.WriteString(h, "\n")
+	writeCanonical(h, echo)
+	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+func writeCanonical(w io.Writer, lb *hnslb.LoadBalancer) {
+	fmt.Fprintf(w, "f%d s%s", lb.Flags, canonicalIP(lb.SourceVIP))
+	vips := make([]string, len(lb.FrontendVIPs))
+	for i, v := range lb.FrontendVIPs {
+		vips[i] = canonicalIP(v)
+	}
+	slices.Sort(vips)
+	fmt.Fprintf(w, " v%q", vips)
+	pms := make([]string, len(lb.PortMappings))
+	for i, pm := range lb.PortMappings {
+		pms[i] = fmt.Sprintf("%d/%d/%d/%d/%d", pm.Protocol, pm.InternalPort, pm.ExternalPort, pm.DistributionType, pm.Flags)
+	}
+	slices.Sort(pms)
+	fmt.Fprintf(w, " p%q b%q", pms, lowerSorted(lb.HostComputeEndpoints))
+}
+
+// canonicalIP is an address's canonical text, or s itself if it is none.
+func canonicalIP(s string) string {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.String()
+	}
+	return s
+}
+
+// Flags whose echo no public capture shows: a load balancer without a
+// baseline may lack them in HNS's answer and still be adopted. Port-mapping
+// flag 2 (LocalRoutedVIP) is seen echoed (projectcalico/calico#7305), and
+// the DSR flag is kept by HNS (the v1 view shows IsDSR,
+// projectcalico/calico#8465): both are trusted.
+const (
+	unconfirmedPortFlags = hnslb.PortMappingFlagsILB | hnslb.PortMappingFlagsUseMux |
+		hnslb.PortMappingFlagsPreserveDIP | hnslb.PortMappingFlagsVipExternalIP
+	unconfirmedLBFlags = hnslb.LoadBalancerFlagsIPv6
+)
+
+// adoptionMatch reports whether a load balancer listed in HNS (echo), for
+// which no baseline is known, serves the document we would write (want) on
+// the same frontend key. It trusts what decides where packets go and what
+// public captures show HNS echoing as sent: protocol, ports, distribution,
+// frontend VIPs and source VIP (as addresses), the backend set (GUIDs case
+// folded), port-mapping flag LocalRoutedVIP and the DSR flag. It tolerates
+// what HNS may not echo: the ID, the schema version, order, and a flag of
+// unconfirmedPortFlags or unconfirmedLBFlags that we set and the echo lacks.
+// A flag in the echo that we do not set is never tolerated: HNS does not
+// invent flags, so it is another agent's different load balancer.
+func adoptionMatch(echo, want *hnslb.LoadBalancer) bool {
+	if len(echo.PortMappings) != 1 || len(want.PortMappings) != 1 {
+		return false
+	}
+	e, w := echo.PortMappings[0], want.PortMappings[0]
+	if e.Protocol != w.Protocol || e.InternalPort != w.InternalPort || e.ExternalPort != w.ExternalPort ||
+		e.DistributionType != w.DistributionType {
+		return false
+	}
+	if !flagsMatch(e.Flags, w.Flags, unconfirmedPortFlags) || !flagsMatch(echo.Flags, want.Flags, unconfirmedLBFlags) {
+		return false
+	}
+	return canonicalIP(echo.SourceVIP) == canonicalIP(want.SourceVIP) &&
+		sameAddrSet(echo.FrontendVIPs, want.FrontendVIPs) &&
+		sameIDSet(echo.HostComputeEndpoints, want.HostComputeEndpoints)
+}
+
+// flagsMatch: the echo carries no flag we do not set, and lacks only
+// tolerated ones of those we set.
+func flagsMatch[F ~uint32](echo, want, tolerated F) bool {
+	return echo&^want == 0 && (want&^echo)&^tolerated == 0
+}
+
+func sameAddrSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	ca, cb := make([]string, len(a)), make([]string, len(b))
+	for i := range a {
+		ca[i], cb[i] = canonicalIP(a[i]), canonicalIP(b[i])
+	}
+	slices.Sort(ca)
+	slices.Sort(cb)
+	return slices.Equal(ca, cb)
+}
+
+// unchanged reports whether listed, a load balancer found in HNS, is what
+// HNS answered when we wrote written: by its baseline if we have one, else
+// by adoptionMatch.
+func (r *Reconciler) unchanged(written, listed *hnslb.LoadBalancer) bool {
+	if b, ok := r.baselines[listed.ID]; ok {
+		return fingerprint(written, listed) == b
+	}
+	return adoptionMatch(listed, written)
+}
+
+// ownLB records id as ours with the baseline of written and HNS's answer
+// echo. A new ID is journaled with its baseline in one record (an older
+// hnsproxy reads the baseline-less part: "owned"). A new baseline of an ID
+// already owned (a modify, an adoption) waits for the next state write, or
+// the first after a Repair (saveState): a modify costs no fsync, and a
+// crash before that write costs one rewrite of that load balancer at the
+// next start. Without an echo (a client that answered no document) the
+// baseline is forgotten; the next Repair sets one from its listing if
+// adoptionMatch accepts it.
+func (r *Reconciler) ownLB(id string, written, echo *hnslb.LoadBalancer) {
+	isNew := addNew(r.ownedLBs, id)
+	if isNew {
+		r.listing.noteOwned(id)
+	}
+	b := ""
+	if echo != nil {
+		b = fingerprint(written, echo)
+	}
+	changed := b != "" && r.baselines[id] != b
+	switch {
+	case changed:
+		r.baselines[id] = b
+	case b == "":
+		delete(r.baselines, id)
+	}
+	switch {
+	case isNew:
+		delete(r.unsavedBaselines, id)
+		r.journal(journalRecord{Add: true, Kind: recordLoadBalancer, ID: id, Baseline: b})
+	case changed && r.opts.StateFile != "":
+		r.unsavedBaselines[id] = struct{}{}
+	}
+}
+
+// queueBaselines moves the baselines waiting for a state write into the
+// journal's queue.
+func (r *Reconciler) queueBaselines() {
+	for id := range r.unsavedBaselines {
+		if b, ok := r.baselines[id]; ok {
+			r.journal(journalRecord{Add: true, Kind: recordLoadBalancer, ID: id, Baseline: b})
+		}
+	}
+	clear(r.unsavedBaselines)
+}
