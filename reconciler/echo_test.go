@@ -2,7 +2,9 @@ package reconciler
 
 import (
 	"fmt"
+	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // echoProfiles are the simulator's echo options one by one, and all at once.
@@ -298,4 +301,46 @@ func TestStateFileBaselinesAreBackwardCompatible(t *testing.T) {
 	if err != nil || got != rec {
 		t.Errorf("decode %+v %v", got, err)
 	}
+}
+
+// TestEchoProfilesOverTheWire: the same through hnssim's wire (sim/remote),
+// where answers also carry fields hnslb does not know.
+func TestEchoProfilesOverTheWire(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	echo, err := sim.ParseEcho("all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.hns.SetEcho(echo)
+	dir, err := os.MkdirTemp("", "echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "hns.sock")
+	l, err := remote.Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: remote.WithUnknownFields(remote.NewServer(e.hns, remote.Extras{}), func() bool { return true })}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	c := remote.NewClient(path)
+	t.Cleanup(c.Close)
+
+	want := e.echoServices()
+	r, res := e.start(c, want...)
+	if res.Pending+res.Failed != 0 {
+		t.Fatalf("first sync %+v", res)
+	}
+	e.hns.ResetCounters()
+	e.clock.Step(5 * time.Minute)
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.Sync(ctx)
+	if _, res := e.start(c, want...); e.counters().Writes() != 0 || res.Pending+res.Failed != 0 {
+		t.Errorf("a repair and a restart over the wire: %+v, calls %v", res, e.counters().Calls)
+	}
+	e.assertRealized(want)
 }

@@ -36,6 +36,7 @@ func newRootCommand() *cobra.Command {
 		newTraceCommand(&socket),
 		newSetRemoteSubnetsCommand(&socket),
 		newFaultsCommand(&socket),
+		newEchoCommand(&socket),
 	)
 	return root
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -26,6 +27,7 @@ type serveOptions struct {
 	nodeName string
 	nodeIPs  []string
 	state    string
+	echo     string
 	faults   faultFlags
 	network  networkOptions
 }
@@ -49,6 +51,7 @@ func newServeCommand(socket *string) *cobra.Command {
 	fs.StringVar(&o.nodeName, "node-name", "node", "the node's name (for traces)")
 	fs.StringSliceVar(&o.nodeIPs, "node-ip", nil, "the node's host addresses (repeatable)")
 	fs.StringVar(&o.state, "state", "", "load HNS objects from this file at start and save them there on stop, as HNS keeps them across restarts")
+	fs.StringVar(&o.echo, "echo", "", echoFlagHelp)
 	o.faults.addFlags(fs)
 	o.network.addFlags(fs)
 	return cmd
@@ -66,6 +69,8 @@ func profileNames() []string {
 type node struct {
 	hns  *sim.HNS
 	info remote.NodeInfo
+	// unknownFields: answers on the wire carry fields hnslb does not know.
+	unknownFields atomic.Bool
 }
 
 func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptions) error {
@@ -111,6 +116,9 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 	if err := n.setFaults(faults); err != nil {
 		return err
 	}
+	if err := n.setEcho(remote.EchoRequest{Echo: o.echo}); err != nil {
+		return fmt.Errorf("--echo: %w", err)
+	}
 
 	privateFiles()
 	l, err := remote.Listen(socket)
@@ -118,14 +126,15 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 		return err
 	}
 	srv := &http.Server{
-		Handler: remote.NewServer(n.hns, remote.Extras{
+		Handler: remote.WithUnknownFields(remote.NewServer(n.hns, remote.Extras{
 			Node:             n.info,
 			Dump:             n.hns.Snapshot,
 			Stats:            func() any { return n.hns.Counters() },
 			Trace:            trace,
 			SetFaults:        n.setFaults,
 			SetRemoteSubnets: n.setRemoteSubnets,
-		}),
+			SetEcho:          n.setEcho,
+		}), n.unknownFields.Load),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	done := make(chan error, 1)

@@ -4,5 +4,5 @@
 // Windows. Bodies are the hnslb types, i.e. HNS's own JSON documents; errors
 // travel as {Op, Code, Message} and come back as *hnslb.Error. Besides the
 // HNS API the server offers diagnostics for the simulator: /dump, /stats,
-// /node, /trace and /faults.
+// /node, /trace, /faults and /echo.
 package remote

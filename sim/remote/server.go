@@ -33,6 +33,8 @@ type Extras struct {
 	SetFaults func(FaultsRequest) error
 	// SetRemoteSubnets replaces a network's RemoteSubnetRoute policies.
 	SetRemoteSubnets func(RemoteSubnetsRequest) error
+	// SetEcho changes how HNS answers (echo.go).
+	SetEcho func(EchoRequest) error
 }
 
 // NewServer serves c's HNS API and x's diagnostics.
@@ -73,6 +75,7 @@ func NewServer(c hnslb.Client, x Extras) http.Handler {
 	m.HandleFunc("POST "+pathTrace, s.trace)
 	m.HandleFunc("POST "+pathFaults, s.faults)
 	m.HandleFunc("POST "+pathRemoteSubnets, s.remoteSubnets)
+	m.HandleFunc("POST "+pathEcho, s.echo)
 	return m
 }
 

@@ -1,0 +1,83 @@
+package sim
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+func TestParseEcho(t *testing.T) {
+	e, err := ParseEcho("drop-undeclared-flags, upper-guids,schema-minor")
+	if err != nil || e != (Echo{DropUndeclaredFlags: true, UpperGUIDs: true, SchemaMinor: 1}) {
+		t.Errorf("ParseEcho = %+v, %v", e, err)
+	}
+	if e, err := ParseEcho(""); err != nil || e != (Echo{}) {
+		t.Errorf(`ParseEcho("") = %+v, %v`, e, err)
+	}
+	all, err := ParseEcho("all")
+	if err != nil || !all.DropUnconfirmedFlags || !all.Reorder || !all.OmitEmpty || !all.UnknownFields {
+		t.Errorf("ParseEcho(all) = %+v, %v", all, err)
+	}
+	if _, err := ParseEcho("upper-guids,shout"); err == nil || !strings.Contains(err.Error(), `"shout"`) {
+		t.Errorf("an unknown option: %v", err)
+	}
+}
+
+// TestEchoChangesAnswersNotState: every answer (create reply, get, list)
+// shows the echo; what HNS holds, its snapshot and the next write do not.
+func TestEchoChangesAnswersNotState(t *testing.T) {
+	h := newSim(t, ProfileWS2025)
+	a := sharedBackend(t, h)
+	b := mustEndpoint(t, h, h.Snapshot().Networks[0].ID, endpointDoc("10.255.0.2")).ID
+	h.SetEcho(Echo{DropUndeclaredFlags: true, UpperGUIDs: true, Reorder: true, OmitEmpty: true, SchemaMinor: 3})
+	sent := &hnslb.LoadBalancer{
+		HostComputeEndpoints: []string{a, b}, FrontendVIPs: []string{"10.96.0.1"},
+		PortMappings: []hnslb.PortMapping{{Protocol: 6, InternalPort: 80, ExternalPort: 80,
+			Flags: hnslb.PortMappingFlagsLocalRoutedVIP | hnslb.PortMappingFlagsVipExternalIP}},
+	}
+	created, err := h.CreateLoadBalancer(ctx, sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.GetLoadBalancerByID(ctx, created.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := h.ListLoadBalancers(ctx)
+	if err != nil || len(listed) != 1 {
+		t.Fatalf("list %v %v", listed, err)
+	}
+	for _, lb := range []*hnslb.LoadBalancer{created, got, &listed[0]} {
+		if lb.ID != strings.ToUpper(lb.ID) || lb.PortMappings[0].Flags != hnslb.PortMappingFlagsLocalRoutedVIP ||
+			lb.SchemaVersion.Minor != 3 || lb.HostComputeEndpoints[0] != strings.ToUpper(lb.HostComputeEndpoints[0]) {
+			t.Errorf("answer %+v", lb)
+		}
+	}
+	if slices.Equal(created.HostComputeEndpoints, got.HostComputeEndpoints) {
+		t.Errorf("two answers in the same order %v: Reorder rotates each", got.HostComputeEndpoints)
+	}
+	stored := h.Snapshot().LoadBalancers[0]
+	if stored.ID != strings.ToLower(created.ID) || stored.PortMappings[0].Flags != sent.PortMappings[0].Flags ||
+		stored.SchemaVersion != hnslb.V2 || !slices.Equal(stored.HostComputeEndpoints, []string{a, b}) {
+		t.Errorf("stored %+v", stored)
+	}
+	// GUIDs come back as they were answered: HNS stores them lower case.
+	upd := *got
+	upd.HostComputeEndpoints = []string{strings.ToUpper(a)}
+	if _, err := h.UpdateLoadBalancer(ctx, got.ID, &upd); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.Snapshot().LoadBalancers[0]; !slices.Equal(s.HostComputeEndpoints, []string{a}) {
+		t.Errorf("stored after update %v", s.HostComputeEndpoints)
+	}
+	ep, err := h.GetEndpointByID(ctx, b)
+	if err != nil || ep.ID != strings.ToUpper(b) || ep.HostComputeNetwork != strings.ToUpper(ep.HostComputeNetwork) || ep.SchemaVersion.Minor != 3 {
+		t.Errorf("endpoint answer %+v %v", ep, err)
+	}
+	h.SetEcho(Echo{DropUnconfirmedFlags: true})
+	if got, _ := h.GetLoadBalancerByID(ctx, created.ID); got.PortMappings[0].Flags != hnslb.PortMappingFlagsLocalRoutedVIP || got.ID != strings.ToLower(got.ID) {
+		t.Errorf("after SetEcho %+v", got)
+	}
+}
