@@ -3,7 +3,9 @@
 //
 // What it owns in HNS: the load balancers and remote endpoints whose IDs it
 // records in its state file (those it created, and identical ones it adopted;
-// a snapshot plus a journal of changes, see journal.go).
+// a snapshot plus a journal of changes, see journal.go), with each load
+// balancer's baseline: what HNS answered when it was written, against which
+// drift and adoption judge later listings (baseline.go).
 // What it leaves alone: local endpoints (made by the CNI), and every other
 // load balancer or endpoint, unless a foreign load balancer blocks a desired
 // frontend (same family, VIP, protocol and port): that one is deleted, with a

@@ -66,32 +66,32 @@ func WithUnknownFields(next http.Handler, on func() bool) http.Handler {
 // JSON array; anything else is returned as it is.
 func addFields(body []byte) []byte {
 	var one map[string]any
-	if json.Unmarshal(body, &one) == nil {
-		for k, v := range hnsAddedFields {
-			if _, ok := one[k]; !ok {
-				one[k] = v
-			}
-		}
-		if out, err := json.Marshal(one); err == nil {
-			return out
-		}
-		return body
-	}
 	var many []map[string]any
-	if json.Unmarshal(body, &many) != nil {
+	var out any
+	switch {
+	case json.Unmarshal(body, &one) == nil:
+		addMissing(one)
+		out = one
+	case json.Unmarshal(body, &many) == nil:
+		for _, o := range many {
+			addMissing(o)
+		}
+		out = many
+	default:
 		return body
 	}
-	for _, o := range many {
-		for k, v := range hnsAddedFields {
-			if _, ok := o[k]; !ok {
-				o[k] = v
-			}
-		}
-	}
-	if out, err := json.Marshal(many); err == nil {
-		return out
+	if b, err := json.Marshal(out); err == nil {
+		return b
 	}
 	return body
+}
+
+func addMissing(o map[string]any) {
+	for k, v := range hnsAddedFields {
+		if _, ok := o[k]; !ok {
+			o[k] = v
+		}
+	}
 }
 
 // bufferedWriter holds a response so that it can be rewritten.
