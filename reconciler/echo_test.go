@@ -344,3 +344,69 @@ func TestEchoProfilesOverTheWire(t *testing.T) {
 	}
 	e.assertRealized(want)
 }
+
+// FuzzEchoBaseline: for any load balancer HNS accepts and any combination
+// of echo options, the create reply and a later listing give the same
+// baseline (no drift without a change), adoptionMatch accepts the listing
+// as the document sent, and a changed document is neither.
+func FuzzEchoBaseline(f *testing.F) {
+	f.Add(uint8(0), uint8(0), uint8(1), uint8(0), false)
+	f.Add(uint8(18), uint8(1), uint8(3), uint8(0x7f), true)
+	f.Add(uint8(13), uint8(0), uint8(8), uint8(0x0b), false)
+	f.Fuzz(func(t *testing.T, portFlags, lbFlags, backends, echoBits uint8, nodePort bool) {
+		e := newEnv(t, sim.ProfileWS2025)
+		var echo sim.Echo
+		for i, n := range sim.EchoNames() {
+			if echoBits&(1<<i) != 0 {
+				o, err := sim.ParseEcho(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				echo.DropUndeclaredFlags = echo.DropUndeclaredFlags || o.DropUndeclaredFlags
+				echo.DropUnconfirmedFlags = echo.DropUnconfirmedFlags || o.DropUnconfirmedFlags
+				echo.UpperGUIDs = echo.UpperGUIDs || o.UpperGUIDs
+				echo.Reorder = echo.Reorder || o.Reorder
+				echo.OmitEmpty = echo.OmitEmpty || o.OmitEmpty
+				echo.SchemaMinor = max(echo.SchemaMinor, o.SchemaMinor)
+			}
+		}
+		e.hns.SetEcho(echo)
+		d := lb("10.96.0.1", 80)
+		if nodePort {
+			d.Key.VIP = ""
+		}
+		for i := range int(backends%8) + 1 {
+			d.Backends = append(d.Backends, loc(fmt.Sprintf("10.244.1.%d", 10+i)))
+			e.local(d.Backends[i].IP)
+		}
+		d.PortFlags = hnslb.PortMappingFlags(portFlags % 32)
+		d.Flags = hnslb.LoadBalancerFlags(lbFlags % 2) // DSR or not; IPv6 follows the key
+		ids := make([]string, len(d.Backends))
+		for i, b := range d.Backends {
+			ids[i] = e.locals[b.IP]
+		}
+		doc := BuildLB(&d, ids)
+		created, err := e.hns.CreateLoadBalancer(ctx, doc)
+		if err != nil {
+			return // a document HNS refuses has no echo
+		}
+		listed, err := e.hns.ListLoadBalancers(ctx)
+		if err != nil || len(listed) != 1 {
+			t.Fatalf("list %v %v", listed, err)
+		}
+		if fingerprint(doc, created) != fingerprint(doc, &listed[0]) {
+			t.Errorf("reply %+v and listing %+v differ in baseline", created, listed[0])
+		}
+		if k, ok := KeyOf(&listed[0]); !ok || k != d.Key {
+			t.Errorf("key of the listing %v, want %v", k, d.Key)
+		}
+		if !adoptionMatch(&listed[0], doc) {
+			t.Errorf("adoptionMatch refuses %+v for %+v", listed[0], doc)
+		}
+		changed := BuildLB(&d, ids)
+		changed.PortMappings[0].InternalPort++
+		if adoptionMatch(&listed[0], changed) || fingerprint(changed, &listed[0]) == fingerprint(doc, created) {
+			t.Error("a changed document passes for the old one")
+		}
+	})
+}
