@@ -41,6 +41,7 @@ func (e *env) echoServices() []intent.LB {
 	nodePort.PortFlags = hnslb.PortMappingFlagsLocalRoutedVIP | hnslb.PortMappingFlagsVipExternalIP
 	external := lb("203.0.113.10", 443, loc("10.244.1.11"))
 	external.PortFlags = hnslb.PortMappingFlagsVipExternalIP
+	external.Origin = intent.OriginExternalIP // a tenant's: never taken from another agent
 	if e.profile.Features().SessionAffinity {
 		external.Distribution = hnslb.DistributionSourceIP
 	}
@@ -409,4 +410,30 @@ func FuzzEchoBaseline(f *testing.F) {
 			t.Error("a changed document passes for the old one")
 		}
 	})
+}
+
+// TestGUIDCaseChangesAcrossRestart: a state file written while HNS answered
+// upper-case GUIDs still names the same objects when it answers lower case
+// (an update of the node), and the other way round: nothing is rewritten,
+// nothing taken for foreign.
+func TestGUIDCaseChangesAcrossRestart(t *testing.T) {
+	for _, first := range []sim.Echo{{UpperGUIDs: true}, {}} {
+		e := newEnv(t, sim.ProfileWS2019)
+		e.hns.SetEcho(first)
+		want := e.echoServices()
+		e.started(want...)
+		e.hns.SetEcho(sim.Echo{UpperGUIDs: !first.UpperGUIDs})
+		r, res := e.start(e.hns, want...)
+		if c := e.counters(); c.Writes() != 0 || res.Pending+res.Failed != 0 || len(res.ForeignHeld) != 0 {
+			t.Errorf("upper-case GUIDs %v, then not: %+v, calls %v", first.UpperGUIDs, res, c.Calls)
+		}
+		e.clock.Step(5 * time.Minute)
+		if err := r.Repair(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r.Sync(ctx)
+		if c := e.counters(); c.Writes() != 0 {
+			t.Errorf("repair after the case change wrote %v", c.Calls)
+		}
+	}
 }

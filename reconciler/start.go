@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -59,26 +60,32 @@ func (r *Reconciler) Start(ctx context.Context) error {
 		return fmt.Errorf("reconciler start: list endpoints of network %q: %w", r.opts.NetworkID, err)
 	}
 
-	ownedLB, ownedEP := idSet(owned.LoadBalancers), idSet(owned.RemoteEndpoints)
+	// GUIDs are matched case-insensitively: HNS's answers need not keep the
+	// case they had when the state file recorded them (baseline.go).
+	ownedLB, ownedEP := foldedSet(owned.LoadBalancers), foldedSet(owned.RemoteEndpoints)
+	baselines := make(map[string]string, len(owned.LoadBalancerBaselines))
+	for id, b := range owned.LoadBalancerBaselines {
+		baselines[strings.ToLower(id)] = b
+	}
 	r.claimInterrupted(owned, lbs, eps, ownedLB, ownedEP)
 	r.orphanLBs = map[intent.LBKey][]hnslb.LoadBalancer{}
 	for _, lb := range lbs {
-		if _, ok := ownedLB[lb.ID]; ok {
+		if _, ok := ownedLB[strings.ToLower(lb.ID)]; ok {
 			r.ownedLBs[lb.ID] = struct{}{}
-			if b := owned.LoadBalancerBaselines[lb.ID]; b != "" {
+			if b := baselines[strings.ToLower(lb.ID)]; b != "" {
 				r.baselines[lb.ID] = b
 			}
 		}
 		if key, ok := KeyOf(&lb); ok {
 			r.orphanLBs[key] = append(r.orphanLBs[key], lb)
-		} else if _, ours := ownedLB[lb.ID]; ours {
+		} else if _, ours := ownedLB[strings.ToLower(lb.ID)]; ours {
 			r.staleLBs[lb.ID] = &staleObj{reason: "ours, of a shape hnsproxy does not make"}
 		}
 	}
 	r.orphanEPs = map[string]hnslb.Endpoint{}
 	r.localIndex = map[string]string{}
 	for _, ep := range eps {
-		_, ours := ownedEP[ep.ID]
+		_, ours := ownedEP[strings.ToLower(ep.ID)]
 		if ours {
 			r.ownedEPs[ep.ID] = struct{}{}
 		}
@@ -124,23 +131,32 @@ func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, e
 	ips := idSet(st.CreatingRemoteEndpoints)
 	for i := range lbs {
 		k, ok := KeyOf(&lbs[i])
-		if _, mine := ownedLB[lbs[i].ID]; !ok || mine {
+		if _, mine := ownedLB[strings.ToLower(lbs[i].ID)]; !ok || mine {
 			continue
 		}
 		if _, declared := keys[k]; declared {
 			r.log.Info("Claiming a load balancer an interrupted create made", "key", k, "id", lbs[i].ID)
-			ownedLB[lbs[i].ID] = struct{}{}
+			ownedLB[strings.ToLower(lbs[i].ID)] = struct{}{}
 		}
 	}
 	for i := range eps {
-		if _, mine := ownedEP[eps[i].ID]; mine || !eps[i].IsRemote() {
+		if _, mine := ownedEP[strings.ToLower(eps[i].ID)]; mine || !eps[i].IsRemote() {
 			continue
 		}
 		if _, declared := ips[eps[i].IP()]; declared {
 			r.log.Info("Claiming a remote endpoint an interrupted create made", "ip", eps[i].IP(), "id", eps[i].ID)
-			ownedEP[eps[i].ID] = struct{}{}
+			ownedEP[strings.ToLower(eps[i].ID)] = struct{}{}
 		}
 	}
+}
+
+// foldedSet is the set of ids in lower case.
+func foldedSet(ids []string) map[string]struct{} {
+	m := make(map[string]struct{}, len(ids))
+	for _, id := range ids {
+		m[strings.ToLower(id)] = struct{}{}
+	}
+	return m
 }
 
 func idSet(ids []string) map[string]struct{} {
