@@ -90,8 +90,13 @@ func TestEchoProfilesNoChurn(t *testing.T) {
 				for restart := range 2 {
 					var res SyncResult
 					r, res = e.start(e.hns, want...)
+					e.clock.Step(5 * time.Minute)
+					if err := r.Repair(ctx); err != nil {
+						t.Fatal(err)
+					}
+					r.Sync(ctx)
 					if c := e.counters(); c.Writes() != 0 || res.Pending+res.Failed != 0 {
-						t.Errorf("restart %d: %+v, calls %v", restart, res, c.Calls)
+						t.Errorf("restart %d and a repair period: %+v, calls %v", restart, res, c.Calls)
 					}
 				}
 				if err := os.Remove(e.stateFile); err != nil {
