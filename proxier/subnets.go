@@ -92,15 +92,15 @@ func (p *Proxier) readRemoteSubnets(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	p.subnets.backendAsked = false
 	p.subnets.fresh = true
-	if err := p.refreshRemoteSubnets(ctx); err != nil {
-		logger.Error(err, "Reading overlay remote subnets")
-		return
+	read := p.refreshRemoteSubnets(ctx)
+	if read != nil {
+		logger.Error(read, "Reading overlay remote subnets")
 	}
 	now := p.clock.Now()
 	for name, since := range p.subnets.unrouted {
 		node, err := p.opts.ClusterNodes.Lister().Get(name)
 		switch {
-		case err != nil || p.routed(node):
+		case err != nil || (read == nil && p.routed(node)):
 			delete(p.subnets.unrouted, name)
 		case now.Sub(since) >= routeWait:
 			delete(p.subnets.unrouted, name)
