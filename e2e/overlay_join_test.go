@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
@@ -19,7 +20,7 @@ import (
 // replaced, and a packet from this node reaches the pod.
 func TestOverlayNodeJoins(t *testing.T) {
 	spec := overlaySpec
-	spec.Nodes = overlaySpec.Nodes[:1]
+	spec.Nodes = slices.Clone(overlaySpec.Nodes[:1])
 	spec.ProxyArgs = []string{"--drift-repair-period=0s"}
 	c := framework.StartClusterForTest(t, spec)
 	x := c.Nodes[0]

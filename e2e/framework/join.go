@@ -5,6 +5,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
@@ -22,7 +23,8 @@ func (c *Cluster) JoinNode(ctx context.Context, spec NodeSpec) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.Spec.Nodes = append(c.Spec.Nodes, spec)
+	// Clipped: the spec's slice may share its array with the caller's.
+	c.Spec.Nodes = append(slices.Clip(c.Spec.Nodes), spec)
 	if err := c.Spec.validate(); err != nil {
 		return nil, err
 	}
