@@ -404,6 +404,7 @@ func sortedKeys(m map[string]bool) []string {
 // that node's provider address.
 func TestOverlayRemoteSubnetsAreReReadAtDriftRepair(t *testing.T) {
 	c := newSimCluster(t, clusterSpec{profile: "ws2022", mode: desired.Overlay, nodes: threeNodes()})
+	c.converge() // started: a start still under way would overwrite repairNow's due repair
 	n1 := c.node("win-1")
 	nw, err := n1.hns.GetNetworkByID(context.Background(), n1.networkID)
 	if err != nil {

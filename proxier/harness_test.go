@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
@@ -106,6 +107,12 @@ func (n *testNode) start() {
 	}
 	cfg.Features = features
 	cfg.HealthzPort = 10256
+	// On overlay every Node's pod CIDR is watched, as the daemon does.
+	clusterNodes := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(TrimToPodCIDRs))
+	var nodeInformer coreinformers.NodeInformer
+	if n.remoteSubnets != nil {
+		nodeInformer = clusterNodes.Core().V1().Nodes()
+	}
 	p, err := New(Options{
 		NodeName:      n.name,
 		Config:        cfg,
@@ -116,6 +123,7 @@ func (n *testNode) start() {
 		Recorder:      n.recorder,
 		Observer:      n.observer,
 		RemoteSubnets: n.remoteSubnets,
+		ClusterNodes:  nodeInformer,
 	}, factory, nodeFactory)
 	if err != nil {
 		n.t.Fatal(err)
@@ -126,6 +134,7 @@ func (n *testNode) start() {
 	n.done = make(chan error, 1)
 	factory.Start(ctx.Done())
 	nodeFactory.Start(ctx.Done())
+	clusterNodes.Start(ctx.Done())
 	go func() { n.done <- p.Run(ctx) }()
 	n.t.Cleanup(n.stop)
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
@@ -77,9 +78,14 @@ type Options struct {
 	Recorder     events.EventRecorder
 	Observer     Observer
 	// RemoteSubnets, if set, re-reads the overlay network's RemoteSubnetRoute
-	// policies; called at start and on every drift repair.
+	// policies: at start, on every drift repair, and when a route may have
+	// appeared (subnets.go).
 	RemoteSubnets func(ctx context.Context) ([]desired.RemoteSubnet, error)
-	Clock         clock.WithTicker
+	// ClusterNodes, if set with RemoteSubnets, watches every Node (its
+	// factory trims them with TrimToPodCIDRs): another Node's pod CIDR that
+	// appears or changes asks for a read until a route covers it.
+	ClusterNodes coreinformers.NodeInformer
+	Clock        clock.WithTicker
 }
 
 // Proxier is the sync loop of one node.
@@ -93,6 +99,8 @@ type Proxier struct {
 	slices                                    cache.Indexer
 	nodes                                     corelisters.NodeLister
 	servicesSynced, slicesSynced, nodesSynced cache.InformerSynced
+	// clusterNodesSynced waits for ClusterNodes' initial list (always true without it).
+	clusterNodesSynced cache.InformerSynced
 
 	// Owned by the sync loop.
 	mu  sync.Mutex
@@ -117,6 +125,7 @@ type Proxier struct {
 	repairs     sync.WaitGroup
 	health      map[types.NamespacedName]desired.HealthCheck
 	initialized bool
+	subnets     subnetReads
 	// nodeAddressesMissing: the Node has no InternalIP and the last known
 	// node IPs are in use (reported once per streak).
 	nodeAddressesMissing bool
@@ -243,6 +252,22 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 		return nil, err
 	}
 	p.servicesSynced, p.slicesSynced, p.nodesSynced = svcReg.HasSynced, sliceReg.HasSynced, nodeReg.HasSynced
+	p.clusterNodesSynced = func() bool { return true }
+	if opts.ClusterNodes != nil && opts.RemoteSubnets != nil {
+		reg, err := opts.ClusterNodes.Informer().AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+			// The initial list is covered by the read at start.
+			AddFunc: func(obj any, initial bool) {
+				if !initial {
+					p.onPodCIDRs(nil, obj)
+				}
+			},
+			UpdateFunc: p.onPodCIDRs,
+		})
+		if err != nil {
+			return nil, err
+		}
+		p.clusterNodesSynced = reg.HasSynced
+	}
 	return p, nil
 }
 
@@ -324,11 +349,8 @@ func (p *Proxier) Run(ctx context.Context) error {
 		p.queue.ShutDown()
 	}()
 	logger.Info("Waiting for caches to sync")
-	if !cache.WaitForNamedCacheSync("hnsproxy", ctx.Done(), p.servicesSynced, p.slicesSynced, p.nodesSynced) {
+	if !cache.WaitForNamedCacheSync("hnsproxy", ctx.Done(), p.servicesSynced, p.slicesSynced, p.nodesSynced, p.clusterNodesSynced) {
 		return fmt.Errorf("proxier: caches did not sync: %w", ctx.Err())
-	}
-	if err := p.refreshRemoteSubnets(ctx); err != nil {
-		logger.Error(err, "Reading overlay remote subnets; will retry at the next drift repair")
 	}
 	if err := p.waitForNodeAddresses(ctx); err != nil {
 		return nil // shut down while waiting: not a failure
@@ -340,7 +362,12 @@ func (p *Proxier) Run(ctx context.Context) error {
 	p.mu.Lock()
 	initial := p.tracker.take()
 	p.startChanges = &initial
+	if p.opts.RemoteSubnets != nil {
+		p.noteUnrouted(initial.podCIDRNodes) // Nodes that joined while the caches synced
+		p.readRemoteSubnets(ctx)
+	}
 	p.computeAll()
+	p.subnets.fresh = false
 	p.mu.Unlock()
 	if err := p.startReconciler(ctx); err != nil {
 		if ctx.Err() != nil {

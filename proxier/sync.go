@@ -36,20 +36,29 @@ func (p *Proxier) Sync(ctx context.Context) {
 	stats.ServiceChanges, stats.EndpointChanges = changes.serviceChanges, changes.endpointChanges
 
 	repairDue := p.repairDue()
-	if repairDue {
-		if err := p.refreshRemoteSubnets(ctx); err != nil {
-			logger.Error(err, "Reading overlay remote subnets")
-		}
+	p.noteUnrouted(changes.podCIDRNodes)
+	if repairDue && p.opts.RemoteSubnets != nil {
+		p.readRemoteSubnets(ctx)
+	} else {
+		p.readSubnetsForTriggers(ctx)
 	}
 	if changes.nodeChanged || !p.initialized || p.configChanged() {
 		stats.Full = true
 		stats.ServicesComputed = p.computeAll()
 	} else {
 		for name := range changes.services {
-			p.computeService(name)
+			p.computeService(name, p.state)
 		}
 		stats.ServicesComputed = len(changes.services)
 	}
+	// A backend in no known subnet asked for a read: done before the
+	// reconciler creates its endpoint, so a new node's pod gets its node's
+	// provider address in this sync rather than a replacement later.
+	if !p.subnets.fresh && p.readSubnetsForTriggers(ctx) && p.configChanged() {
+		stats.Full = true
+		stats.ServicesComputed += p.computeAll()
+	}
+	p.subnets.fresh = false
 	p.updateHealthChecks()
 
 	if repairDue {
@@ -86,6 +95,9 @@ func (p *Proxier) scheduleNext() {
 		next = t
 	}
 	if r := p.nextRepair(); p.opts.RepairPeriod > 0 && !p.repairing && r.Before(next) {
+		next = r
+	}
+	if r, ok := p.nextSubnetRead(); ok && r.Before(next) {
 		next = r
 	}
 	if min := p.lastSync.Add(p.opts.MinSyncPeriod); next.Before(min) {
@@ -183,7 +195,7 @@ func (p *Proxier) computeAll() int {
 		return 0
 	}
 	for _, svc := range svcs {
-		p.computeService(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name})
+		p.computeService(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, old)
 	}
 	for key := range old.LBs {
 		if _, ok := p.state.LBs[key]; !ok {
@@ -208,8 +220,9 @@ func (p *Proxier) computeAll() int {
 	return len(svcs)
 }
 
-// computeService recomputes one Service and hands the changed frontends to the reconciler.
-func (p *Proxier) computeService(name types.NamespacedName) {
+// computeService recomputes one Service and hands the changed frontends to
+// the reconciler; prior holds the Service's previous result.
+func (p *Proxier) computeService(name types.NamespacedName, prior *desired.State) {
 	svc, err := p.services.Services(name.Namespace).Get(name.Name)
 	if apierrors.IsNotFound(err) || svc == nil {
 		delete(p.reported, name)
@@ -226,6 +239,7 @@ func (p *Proxier) computeService(name types.NamespacedName) {
 		}
 	}
 	res := desired.ForService(desired.ServiceInput{Service: svc, Slices: slices}, p.cfg)
+	p.noteNoProviderAddress(res, prior.Services[name])
 	if res.HealthCheck != nil {
 		p.health[name] = *res.HealthCheck
 	} else {

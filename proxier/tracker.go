@@ -11,9 +11,11 @@ import (
 // changeTracker collects which Services must be recomputed between syncs.
 // Informer handlers write to it; the sync loop takes the accumulated set.
 type changeTracker struct {
-	mu              sync.Mutex
-	services        map[types.NamespacedName]struct{}
-	nodeChanged     bool
+	mu          sync.Mutex
+	services    map[types.NamespacedName]struct{}
+	nodeChanged bool
+	// podCIDRNodes are other Nodes whose pod CIDR appeared or changed (overlay).
+	podCIDRNodes    []string
 	serviceChanges  int
 	endpointChanges int
 	// triggerTimes are EndpointSlice last-change-trigger-time annotations per
@@ -25,6 +27,7 @@ type changeTracker struct {
 type pendingChanges struct {
 	services        map[types.NamespacedName]struct{}
 	nodeChanged     bool
+	podCIDRNodes    []string
 	serviceChanges  int
 	endpointChanges int
 	triggerTimes    map[types.NamespacedName][]time.Time
@@ -60,6 +63,12 @@ func (t *changeTracker) nodeUpdated() {
 	t.nodeChanged = true
 }
 
+func (t *changeTracker) podCIDRChanged(node string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.podCIDRNodes = append(t.podCIDRNodes, node)
+}
+
 // pending reports how many changes wait for the next sync.
 func (t *changeTracker) pending() (services, endpoints int) {
 	t.mu.Lock()
@@ -73,6 +82,7 @@ func (t *changeTracker) take() pendingChanges {
 	p := pendingChanges{
 		services:        t.services,
 		nodeChanged:     t.nodeChanged,
+		podCIDRNodes:    t.podCIDRNodes,
 		serviceChanges:  t.serviceChanges,
 		endpointChanges: t.endpointChanges,
 		triggerTimes:    t.triggerTimes,
@@ -80,6 +90,7 @@ func (t *changeTracker) take() pendingChanges {
 	t.services = map[types.NamespacedName]struct{}{}
 	t.triggerTimes = map[types.NamespacedName][]time.Time{}
 	t.nodeChanged = false
+	t.podCIDRNodes = nil
 	t.serviceChanges, t.endpointChanges = 0, 0
 	return p
 }

@@ -531,27 +531,6 @@ func (r *Reconciler) setMissing(e *lbEntry, missing []string) {
 	}
 }
 
-// removeEP deletes a realized remote endpoint that must be replaced, after
-// the load balancers using it (they are recreated in this Sync).
-func (r *Reconciler) removeEP(run *syncRun, ep *remoteEP) error {
-	for _, k := range sortedKeys(r.refs[ep.id]) {
-		e := r.lbs[k]
-		if err := r.deleteLB(run, e.realizedID); err != nil {
-			return fmt.Errorf("deleting load balancer %s that uses the endpoint: %w", k, err)
-		}
-		r.clearRealized(e)
-		run.res.Deleted++
-		run.lbs[k] = struct{}{}
-	}
-	if err := r.client.DeleteEndpoint(run.ctx, ep.id); err != nil && !hnslb.IsNotFound(err) {
-		return err
-	}
-	r.disown(recordRemoteEndpoint, ep.id)
-	ep.id, ep.realizedSpec = "", intent.RemoteEndpoint{}
-	run.res.Deleted++
-	return nil
-}
-
 // findRemote returns the network's remote endpoint with ip (a local one when
 // local is set), listing once per Sync.
 func (r *Reconciler) findRemote(run *syncRun, ip string, local bool) *hnslb.Endpoint {

@@ -2,6 +2,7 @@ package desired
 
 import (
 	"net/netip"
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -135,6 +136,9 @@ func TestOverlay(t *testing.T) {
 		check: func(t *testing.T, r ServiceResult) {
 			if r.Problems[0].Warning {
 				t.Error("a public backend is normal, not a warning")
+			}
+			if !slices.Equal(r.NoProviderAddress, []netip.Addr{netip.MustParseAddr("203.0.113.9")}) {
+				t.Errorf("NoProviderAddress = %v, want the public backend alone", r.NoProviderAddress)
 			}
 		},
 	}, {

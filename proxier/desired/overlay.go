@@ -110,6 +110,23 @@ func (ix *RemoteSubnetIndex) providerAddress(ip netip.Addr) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
+// Covers reports whether one route holds the whole of prefix: a node's pod
+// CIDR that Flannel has routed.
+func (ix *RemoteSubnetIndex) Covers(prefix netip.Prefix) bool {
+	if ix == nil || !prefix.IsValid() {
+		return false
+	}
+	for _, t := range ix.byLength {
+		if t.is4 != prefix.Addr().Is4() || t.bits > prefix.Bits() {
+			continue
+		}
+		if _, ok := t.pa[netip.PrefixFrom(prefix.Addr(), t.bits).Masked()]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // RemoteSubnetsOf reads a network's RemoteSubnetRoute policies, leaving out
 // those whose prefix or provider address does not parse.
 func RemoteSubnetsOf(n *hnslb.Network) []RemoteSubnet {

@@ -145,7 +145,18 @@ func TestRemoteSubnetIndex(t *testing.T) {
 	if ix.Equal(NewRemoteSubnetIndex(routes[:2])) || ix.Equal(nil) {
 		t.Error("different routes compare equal")
 	}
+	for prefix, want := range map[string]bool{
+		"10.1.1.0/24": true, "10.1.1.128/25": true, "10.1.7.0/24": true, // the /16 holds it
+		"10.1.0.0/15": false, "10.9.0.0/16": false, "fd01:1::/64": true, "fd01:1::/63": false,
+	} {
+		if got := ix.Covers(netip.MustParsePrefix(prefix)); got != want {
+			t.Errorf("Covers(%s) = %v, want %v", prefix, got, want)
+		}
+	}
 	var none *RemoteSubnetIndex
+	if none.Covers(netip.MustParsePrefix("10.1.1.0/24")) {
+		t.Error("the nil index covers a prefix")
+	}
 	if _, ok := none.providerAddress(addr("10.1.1.5")); ok || !none.Equal(NewRemoteSubnetIndex(nil)) || none.Routes() != nil {
 		t.Error("the nil index is not empty")
 	}

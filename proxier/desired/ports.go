@@ -263,6 +263,7 @@ func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
 			ips = append(ips, ip)
 		}
 		slices.SortFunc(ips, netip.Addr.Compare)
+		r.NoProviderAddress = ips
 		b.problem(note(ReasonProviderAddressUnknown,
 			"%d remote endpoints (first %s) are in no remote subnet of the overlay network: treated as external addresses reached through this node",
 			len(ips), ips[0]))

@@ -2,6 +2,7 @@ package desired
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -43,6 +44,10 @@ type ServiceResult struct {
 	// MixedPortDropped counts usable endpoints left out because their port
 	// differs from the one each load balancer carries (summed over ports and families).
 	MixedPortDropped int
+	// NoProviderAddress are, on overlay, the remote backend IPs in no remote
+	// subnet (reached through this node, as winkernel does), sorted: a new
+	// one may be a node the routes do not show yet.
+	NoProviderAddress []netip.Addr
 }
 
 // Claimant returns who the result's load balancers belong to, for conflict resolution.

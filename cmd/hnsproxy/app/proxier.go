@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 
+	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
@@ -39,6 +41,12 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 	if err != nil {
 		return err
 	}
+	// On overlay every Node's pod CIDR is watched (trimmed to it), so a
+	// node that joins has its route read (proxier/subnets.go).
+	var clusterNodes informers.SharedInformerFactory
+	if dcfg.Mode == desired.Overlay {
+		clusterNodes = informers.NewSharedInformerFactoryWithOptions(deps.Kube, cfg.ConfigSyncPeriod, informers.WithTransform(proxier.TrimToPodCIDRs))
+	}
 	p, err := proxier.New(proxier.Options{
 		NodeName:      cfg.NodeName,
 		Config:        dcfg,
@@ -49,12 +57,16 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		Recorder:      deps.Events.Recorder(),
 		Observer:      deps.NewObserver(rec),
 		RemoteSubnets: remoteSubnets(rec),
+		ClusterNodes:  nodesOf(clusterNodes),
 	}, deps.Informers, deps.NodeInformers)
 	if err != nil {
 		return err
 	}
 	deps.Informers.Start(ctx.Done())
 	deps.NodeInformers.Start(ctx.Done())
+	if clusterNodes != nil {
+		clusterNodes.Start(ctx.Done())
+	}
 	if deps.Metrics != nil {
 		deps.Metrics.SetDebugSource(debugSource(cfg, deps, rec))
 	}
@@ -65,6 +77,14 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 // nodeconfig.Desired).
 func desiredConfig(ctx context.Context, cfg *options.Config, deps *Deps) (desired.Config, error) {
 	return nodeconfig.Desired(ctx, cfg, deps.HNS, deps.Network, deps.Capabilities, !cfg.HNS.IsSim() && !isUnix(cfg.HNS))
+}
+
+// nodesOf is the Node informer of factory, nil without one.
+func nodesOf(factory informers.SharedInformerFactory) coreinformers.NodeInformer {
+	if factory == nil {
+		return nil
+	}
+	return factory.Core().V1().Nodes()
 }
 
 // remoteSubnets re-reads the overlay network's RemoteSubnetRoute policies,

@@ -1,0 +1,194 @@
+package proxier
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+)
+
+// On overlay, which node hosts a remote pod subnet is the network's
+// RemoteSubnetRoute policies, and the CNI writes them, not hnsproxy:
+// Flannel's VXLAN backend on Windows adds one (pod CIDR → the node's
+// public IP) when it sees a new node's lease, the node's annotations its
+// own flanneld writes at start, so after the pod CIDR was assigned. A
+// backend in no known subnet is reached through this node (winkernel's
+// rule), which is wrong for a pod on a node that joined after the last
+// read. So the routes are re-read (one HNS call, GetNetwork), besides at
+// start and with each drift repair, when the cluster says one may have
+// appeared:
+//   - another Node's pod CIDR appears or changes: re-read until a route
+//     covers it, for at most routeWait;
+//   - a Service's computation meets a remote backend IP in no known subnet
+//     that its previous result did not have.
+//
+// Each trigger reads at most once per subnetReadInterval.
+const (
+	// subnetReadInterval: a read costs one HNS call whose answer grows with
+	// the cluster (a policy per node), so a burst of joining nodes or new
+	// public backends costs at most one read per trigger every 2 s, while a
+	// new node's pods, which take longer than that to become ready, find
+	// their route already read.
+	subnetReadInterval = 2 * time.Second
+	// routeWait bounds the reads waiting for a node's route: Flannel adds it
+	// within seconds; a CNI whose routes are not the Nodes' pod CIDRs never
+	// does, and then the backend trigger and the drift repair remain.
+	routeWait = time.Minute
+)
+
+// subnetReads is when the routes were read and what asks for a read;
+// owned by the sync loop (p.mu).
+type subnetReads struct {
+	// byNodes and byBackends are the last reads each trigger made.
+	byNodes, byBackends time.Time
+	// unrouted are the Nodes whose pod CIDR changed and no route covers yet,
+	// with when that was seen.
+	unrouted map[string]time.Time
+	// backendAsked: a computation met a new backend IP in no known subnet.
+	backendAsked bool
+	// fresh: the routes were read in this sync (or Run's first computation),
+	// so a backend in no subnet asks for nothing more.
+	fresh bool
+}
+
+// noteUnrouted records Nodes whose pod CIDR appeared or changed.
+func (p *Proxier) noteUnrouted(names []string) {
+	for _, name := range names {
+		if p.subnets.unrouted == nil {
+			p.subnets.unrouted = map[string]time.Time{}
+		}
+		p.subnets.unrouted[name] = p.clock.Now()
+	}
+}
+
+// readSubnetsForTriggers re-reads the routes if a trigger asks and its
+// interval has passed, and reports whether it read.
+func (p *Proxier) readSubnetsForTriggers(ctx context.Context) bool {
+	if p.opts.RemoteSubnets == nil {
+		return false
+	}
+	now := p.clock.Now()
+	switch {
+	case p.subnets.backendAsked && !now.Before(p.subnets.byBackends.Add(subnetReadInterval)):
+		p.subnets.byBackends = now
+	case len(p.subnets.unrouted) > 0 && !now.Before(p.subnets.byNodes.Add(subnetReadInterval)):
+		p.subnets.byNodes = now
+	default:
+		return false
+	}
+	p.readRemoteSubnets(ctx)
+	return true
+}
+
+// readRemoteSubnets re-reads the routes into the config and drops the
+// waiting Nodes a route now covers, or that waited long enough.
+func (p *Proxier) readRemoteSubnets(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	p.subnets.backendAsked = false
+	p.subnets.fresh = true
+	read := p.refreshRemoteSubnets(ctx)
+	if read != nil {
+		logger.Error(read, "Reading overlay remote subnets")
+	}
+	now := p.clock.Now()
+	for name, since := range p.subnets.unrouted {
+		node, err := p.opts.ClusterNodes.Lister().Get(name)
+		switch {
+		case err != nil || (read == nil && p.routed(node)):
+			delete(p.subnets.unrouted, name)
+		case now.Sub(since) >= routeWait:
+			delete(p.subnets.unrouted, name)
+			logger.Info("No remote subnet route covers the node's pod CIDR; its backends are reached through this node until one appears (read again on the next drift repair or a new backend)",
+				"node", name, "podCIDRs", node.Spec.PodCIDRs, "waited", now.Sub(since))
+		}
+	}
+}
+
+// routed reports whether a route covers each of node's IPv4 pod CIDRs
+// (overlay carries IPv4 only).
+func (p *Proxier) routed(node *v1.Node) bool {
+	for _, c := range podCIDRs(node) {
+		if prefix, err := netip.ParsePrefix(c); err == nil && prefix.Addr().Is4() && !p.cfg.RemoteSubnets.Covers(prefix) {
+			return false
+		}
+	}
+	return true
+}
+
+// nextSubnetRead is when a waiting trigger may read next (false: none waits).
+func (p *Proxier) nextSubnetRead() (time.Time, bool) {
+	if p.opts.RemoteSubnets == nil {
+		return time.Time{}, false
+	}
+	var next time.Time
+	ok := false
+	if p.subnets.backendAsked {
+		next, ok = p.subnets.byBackends.Add(subnetReadInterval), true
+	}
+	if len(p.subnets.unrouted) > 0 {
+		if t := p.subnets.byNodes.Add(subnetReadInterval); !ok || t.Before(next) {
+			next, ok = t, true
+		}
+	}
+	return next, ok
+}
+
+// noteNoProviderAddress asks for a read when res has a backend in no known
+// subnet that prev, the Service's previous result, did not have: a steady
+// public backend asks once, not on every change of its Service.
+func (p *Proxier) noteNoProviderAddress(res, prev desired.ServiceResult) {
+	if p.opts.RemoteSubnets == nil || p.subnets.fresh || p.subnets.backendAsked {
+		return
+	}
+	for _, ip := range res.NoProviderAddress {
+		if _, seen := slices.BinarySearchFunc(prev.NoProviderAddress, ip, netip.Addr.Compare); !seen {
+			p.subnets.backendAsked = true
+			return
+		}
+	}
+}
+
+// onPodCIDRs notes another Node whose pod CIDR appeared or changed (old is
+// nil for a Node added after the initial list).
+func (p *Proxier) onPodCIDRs(old, obj any) {
+	node, ok := unwrapTombstone(obj).(*v1.Node)
+	if !ok || node.Name == p.opts.NodeName || len(podCIDRs(node)) == 0 {
+		return
+	}
+	if prev, ok := old.(*v1.Node); ok && slices.Equal(podCIDRs(prev), podCIDRs(node)) {
+		return
+	}
+	p.tracker.podCIDRChanged(node.Name)
+	p.requestSync()
+}
+
+// podCIDRs are a Node's pod CIDRs (spec.podCIDR when podCIDRs is empty).
+func podCIDRs(node *v1.Node) []string {
+	if len(node.Spec.PodCIDRs) > 0 {
+		return node.Spec.PodCIDRs
+	}
+	if node.Spec.PodCIDR != "" {
+		return []string{node.Spec.PodCIDR}
+	}
+	return nil
+}
+
+// TrimToPodCIDRs keeps of a Node only its name and pod CIDRs, before it
+// enters the cache of every Node on overlay (ClusterNodes): a few hundred
+// bytes per node, not the tens of kilobytes a Node's status holds.
+func TrimToPodCIDRs(obj any) (any, error) {
+	node, ok := obj.(*v1.Node)
+	if !ok {
+		return obj, nil
+	}
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: node.Name, UID: node.UID, ResourceVersion: node.ResourceVersion},
+		Spec:       v1.NodeSpec{PodCIDR: node.Spec.PodCIDR, PodCIDRs: node.Spec.PodCIDRs},
+	}, nil
+}

@@ -1,0 +1,200 @@
+package proxier
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// joinNode is what a node joining the cluster shows: its Node object with
+// a pod CIDR, and later (Flannel, on every other node) a route to it.
+const (
+	joinName    = "win-4"
+	joinIP      = "10.0.0.4"
+	joinPodCIDR = "10.244.4.0/24"
+	joinPod     = "10.244.4.10"
+)
+
+func joinNodeObject() *v1.Node {
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: joinName},
+		Spec:       v1.NodeSpec{PodCIDR: joinPodCIDR, PodCIDRs: []string{joinPodCIDR}},
+		Status:     v1.NodeStatus{Addresses: []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: joinIP}}},
+	}
+}
+
+// addRoute adds the joining node's RemoteSubnetRoute to n's network, as
+// Flannel's VXLAN backend does when it sees the node's lease.
+func (n *testNode) addRoute() {
+	n.t.Helper()
+	nw, err := n.hns.GetNetworkByID(context.Background(), n.networkID)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	pols := append(nw.Policies, hnslb.NewNetworkPolicy(hnslb.NetworkPolicyRemoteSubnetRoute,
+		hnslb.RemoteSubnetRoutePolicySetting{DestinationPrefix: joinPodCIDR, ProviderAddress: joinIP, IsolationId: 4096}))
+	if err := n.hns.SetNetworkPolicies(n.networkID, pols); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+func overlayCluster(t *testing.T) *simCluster {
+	return newSimCluster(t, clusterSpec{profile: sim.ProfileWS2022, mode: desired.Overlay, dsr: true, nodes: threeNodes()})
+}
+
+// TestBackendInNoSubnetReadsTheRoutes: the backend trigger. A pod on a node
+// whose route appeared after the last read (and whose Node the proxier
+// never saw change) gets its node's provider address in the sync of its
+// EndpointSlice: its remote endpoint is created once, with the right one.
+func TestBackendInNoSubnetReadsTheRoutes(t *testing.T) {
+	c := overlayCluster(t)
+	c.apply(service("web", "10.96.0.10"), sliceOf("web", "web-1", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1")))
+	c.converge()
+	n := c.node("win-1")
+	n.addRoute()
+	n.hns.ResetCounters()
+
+	c.apply(sliceOf("web", "web-1", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1"), readyEP(joinPod, joinName)))
+	c.converge()
+	if pa := n.remoteEndpointPA(joinPod); pa != joinIP {
+		t.Errorf("remote endpoint %s has provider address %s, want %s (its node's)", joinPod, pa, joinIP)
+	}
+	calls := n.hns.Counters()
+	if got := calls.Count(sim.OpCreateEndpoint); got != 1 || calls.Count(sim.OpDeleteEndpoint) != 0 {
+		t.Errorf("endpoint writes %v: want the endpoint created once, never replaced", calls.Calls)
+	}
+	if got := calls.Count(sim.OpGetNetwork); got < 1 {
+		t.Errorf("%d network reads, want the backend in no subnet to read the routes", got)
+	}
+}
+
+// TestJoiningNodeReadsItsRoute: the Node trigger and the provider-address
+// change. A Service already has a backend on a node that just joined, whose
+// route Flannel adds after the Node appeared: the proxier reads the routes
+// again until one covers the node's pod CIDR (no Service changes, no drift
+// repair), and the backend's endpoint moves to the node's provider address
+// while the load balancer keeps its local backend.
+func TestJoiningNodeReadsItsRoute(t *testing.T) {
+	c := overlayCluster(t)
+	n := c.node("win-1")
+	c.converge() // running: the Node below is a change, not part of the initial list
+	if _, err := c.client.CoreV1().Nodes().Create(context.Background(), joinNodeObject(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.apply(service("web", "10.96.0.10"), sliceOf("web", "web-1", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1"), readyEP(joinPod, joinName)))
+	c.converge()
+	if pa := n.remoteEndpointPA(joinPod); pa != ip1 {
+		t.Fatalf("before the route: provider address %s, want this node's %s (winkernel's rule)", pa, ip1)
+	}
+	n.proxier.mu.Lock()
+	waiting := len(n.proxier.subnets.unrouted)
+	n.proxier.mu.Unlock()
+	if waiting != 1 {
+		t.Fatalf("%d nodes wait for a route, want the joining one", waiting)
+	}
+
+	n.addRoute()
+	n.eventually("the endpoint moving to its node's provider address", func() bool { return n.remoteEndpointPA(joinPod) == joinIP })
+	n.settle()
+	for _, lb := range n.lbs() {
+		if lb.Frontend == "10.96.0.10" && !(len(lb.Backends) == 2 && lb.Backends[0] == pod1a && lb.Backends[1] == joinPod) {
+			t.Errorf("load balancer backends %v, want %s and %s", lb.Backends, pod1a, joinPod)
+		}
+	}
+	n.proxier.mu.Lock()
+	waiting = len(n.proxier.subnets.unrouted)
+	n.proxier.mu.Unlock()
+	if waiting != 0 {
+		t.Errorf("%d nodes still wait for a route once it is read", waiting)
+	}
+}
+
+// TestSubnetReadsAreRateLimited: each trigger reads at most once per
+// subnetReadInterval, on its own budget; a node waits for its route at most
+// routeWait; a backend in no subnet asks once, not on every change of its
+// Service.
+func TestSubnetReadsAreRateLimited(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	reads := 0
+	var routes []desired.RemoteSubnet
+	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	nodes := factory.Core().V1().Nodes()
+	if err := nodes.Informer().GetIndexer().Add(joinNodeObject()); err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxier{clock: clk, opts: Options{
+		NodeName:     nodeName,
+		ClusterNodes: nodes,
+		RemoteSubnets: func(context.Context) ([]desired.RemoteSubnet, error) {
+			reads++
+			return routes, nil
+		},
+	}}
+	ctx := context.Background()
+	public := netip.MustParseAddr("203.0.113.9")
+	withPublic := desired.ServiceResult{NoProviderAddress: []netip.Addr{public}}
+
+	p.noteNoProviderAddress(withPublic, desired.ServiceResult{})
+	if !p.readSubnetsForTriggers(ctx) || reads != 1 {
+		t.Fatalf("a new backend in no subnet: %d reads, want 1", reads)
+	}
+	p.subnets.fresh = false
+	p.noteNoProviderAddress(withPublic, withPublic)
+	if p.subnets.backendAsked {
+		t.Error("a backend already in no subnet before asks again")
+	}
+	p.noteNoProviderAddress(withPublic, desired.ServiceResult{})
+	if p.readSubnetsForTriggers(ctx) || reads != 1 {
+		t.Errorf("a second backend trigger within the interval read (%d reads)", reads)
+	}
+	if next, ok := p.nextSubnetRead(); !ok || !next.Equal(clk.Now().Add(subnetReadInterval)) {
+		t.Errorf("next read at %v (%t), want one interval on", next, ok)
+	}
+	// The Node trigger has its own budget: it reads now, and that read
+	// answers the waiting backend too.
+	p.noteUnrouted([]string{joinName})
+	if !p.readSubnetsForTriggers(ctx) || reads != 2 || p.subnets.backendAsked {
+		t.Errorf("the node trigger beside a waiting backend trigger: %d reads, want 2 answering both", reads)
+	}
+	if p.readSubnetsForTriggers(ctx) || reads != 2 {
+		t.Errorf("the node trigger read twice within the interval (%d reads)", reads)
+	}
+	clk.Step(subnetReadInterval)
+	if !p.readSubnetsForTriggers(ctx) || reads != 3 {
+		t.Errorf("one interval on: %d reads, want the waiting node's third", reads)
+	}
+	if len(p.subnets.unrouted) != 1 {
+		t.Fatal("the node without a route stopped waiting")
+	}
+	// Unrouted for routeWait: the node stops asking.
+	clk.Step(routeWait)
+	p.readSubnetsForTriggers(ctx)
+	if len(p.subnets.unrouted) != 0 {
+		t.Error("the node still waits for a route after routeWait")
+	}
+	if p.readSubnetsForTriggers(ctx) {
+		t.Error("a read with no trigger waiting")
+	}
+	if _, ok := p.nextSubnetRead(); ok {
+		t.Error("a next read scheduled with no trigger waiting")
+	}
+	// A route that covers the node ends its wait at the first read.
+	routes = []desired.RemoteSubnet{{Prefix: netip.MustParsePrefix(joinPodCIDR), ProviderAddress: netip.MustParseAddr(joinIP)}}
+	clk.Step(subnetReadInterval)
+	p.noteUnrouted([]string{joinName})
+	if !p.readSubnetsForTriggers(ctx) || len(p.subnets.unrouted) != 0 {
+		t.Error("the node still waits once a route covers its pod CIDR")
+	}
+}
