@@ -60,7 +60,7 @@ func (w *workload) print(ctx context.Context, out io.Writer, c *framework.Cluste
 		fmt.Fprintf(out, "  %s: why: _output/bin/hnsproxy-diag %s [trace --src IP:PORT --dst IP:PORT/PROTO]\n", n.Name(), strings.Join(n.Proxy.Args(), " "))
 	}
 	fmt.Fprintf(out, "  kubectl --kubeconfig %s get svc,endpointslices -A\n", c.CP.AdminKubeconfig())
-	fmt.Fprintf(out, "  hnsproxy runs as %s (deploy/rbac.yaml); files in %s\n", c.Identity.User(), dir)
+	fmt.Fprintf(out, "  hnsproxy runs as %s (deploy/base/rbac.yaml); files in %s\n", c.Identity.User(), dir)
 	if w.oneShot {
 		fmt.Fprintln(out, "  (DEMO_ONESHOT: everything above stops and is removed now)")
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -27,8 +28,12 @@ import (
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 )
 
-// decodeAll decodes every document of every manifest strictly with client-go's scheme.
-func decodeAll(t *testing.T) map[string]runtime.Object {
+// releaseTag is how hnsproxy's releases (and their images) are tagged.
+var releaseTag = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
+
+// decodeAll decodes every document of every manifest in base/ strictly with
+// client-go's scheme, and returns them with the image tag base/kustomization.yaml pins.
+func decodeAll(t *testing.T) (map[string]runtime.Object, string) {
 	t.Helper()
 	var kust struct {
 		APIVersion string   `json:"apiVersion"`
@@ -40,20 +45,25 @@ func decodeAll(t *testing.T) map[string]runtime.Object {
 			NewTag string `json:"newTag"`
 		} `json:"images"`
 	}
-	data, err := os.ReadFile("kustomization.yaml")
+	data, err := os.ReadFile("base/kustomization.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := yaml.UnmarshalStrict(data, &kust); err != nil {
-		t.Fatalf("kustomization.yaml: %v", err)
+		t.Fatalf("base/kustomization.yaml: %v", err)
 	}
 	if kust.Kind != "Kustomization" || kust.Namespace != "kube-system" {
 		t.Errorf("kustomization.yaml: kind %q namespace %q", kust.Kind, kust.Namespace)
 	}
-	files, _ := filepath.Glob("*.yaml")
+	// Images are tagged by version: a rollout names the release, and a
+	// rollback can name the one before.
+	if len(kust.Images) != 1 || !releaseTag.MatchString(kust.Images[0].NewTag) {
+		t.Errorf("kustomization.yaml images %+v: want the hnsproxy image pinned to a release vMAJOR.MINOR.PATCH", kust.Images)
+	}
+	files, _ := filepath.Glob("base/*.yaml")
 	var listed []string
 	for _, f := range files {
-		if f != "kustomization.yaml" {
+		if f = filepath.Base(f); f != "kustomization.yaml" {
 			listed = append(listed, f)
 		}
 	}
@@ -64,41 +74,65 @@ func decodeAll(t *testing.T) map[string]runtime.Object {
 		t.Errorf("kustomization resources %v, manifests on disk %v", resources, listed)
 	}
 
-	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
 	objs := map[string]runtime.Object{}
 	for _, f := range kust.Resources {
-		data, err := os.ReadFile(f)
+		data, err := os.ReadFile(filepath.Join("base", f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-		for {
-			doc, err := reader.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if len(bytes.TrimSpace(doc)) == 0 {
-				continue
-			}
-			obj, gvk, err := decoder.Decode(doc, nil, nil)
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			objs[gvk.Kind] = obj
-		}
+		decodeInto(t, f, data, objs)
 	}
-	return objs
+	var tag string
+	if len(kust.Images) > 0 {
+		tag = kust.Images[0].NewTag
+	}
+	return objs, tag
+}
+
+// decodeInto decodes every document of a manifest strictly with client-go's
+// scheme into objs, by kind.
+func decodeInto(t *testing.T, name string, data []byte, objs map[string]runtime.Object) {
+	t.Helper()
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, gvk, err := decoder.Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if objs[gvk.Kind] != nil {
+			t.Fatalf("%s: a second %s", name, gvk.Kind)
+		}
+		objs[gvk.Kind] = obj
+	}
 }
 
 func TestManifests(t *testing.T) {
-	objs := decodeAll(t)
+	objs, imageTag := decodeAll(t)
 	for _, kind := range []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "DaemonSet"} {
 		if objs[kind] == nil {
 			t.Fatalf("no %s in deploy/", kind)
 		}
+	}
+	// `kubectl apply -k deploy/` creates exactly these.
+	built := build(t, ".")
+	for kind := range objs {
+		if built[kind] == nil {
+			t.Errorf("kustomize build deploy/ has no %s", kind)
+		}
+	}
+	if len(built) != len(objs) {
+		t.Errorf("kustomize build deploy/ makes %d kinds of objects, base/ has %d", len(built), len(objs))
 	}
 	sa := objs["ServiceAccount"].(*v1.ServiceAccount)
 	ds := objs["DaemonSet"].(*appsv1.DaemonSet)
@@ -112,6 +146,10 @@ func TestManifests(t *testing.T) {
 	}
 	if ds.Spec.Selector.MatchLabels["k8s-app"] != ds.Spec.Template.Labels["k8s-app"] {
 		t.Error("the DaemonSet selector does not match its pods")
+	}
+
+	if image := pod.Containers[0].Image; !strings.HasSuffix(image, ":"+imageTag) {
+		t.Errorf("DaemonSet image %q is not tagged %q as kustomization.yaml pins it", image, imageTag)
 	}
 
 	binding := objs["ClusterRoleBinding"].(*rbacv1.ClusterRoleBinding)
@@ -181,15 +219,24 @@ var hostProcessLayouts = map[string]string{
 
 // checkHostProcessPaths resolves every path the manifests name, for both
 // layouts, as the runtime (command line) and hnsproxy (files) do, and
-// checks each lands on its volume below the image directory.
+// checks each lands on its volume below the image directory: the config
+// file on the ConfigMap's volume, the kubeconfig beside it, the
+// ServiceAccount's CA and token on the token volume. A file exists only on
+// a volume, so a path that reaches the host's own drive fails.
 func checkHostProcessPaths(t *testing.T, pod v1.PodSpec, kubeconfigPath, kubeconfig string) {
 	t.Helper()
 	c := pod.Containers[0]
-	mounts := map[string]string{} // volume name → mountPath in Windows form
+	const saDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+	volumes := []string{saDir}
+	var configMount string
 	for _, m := range c.VolumeMounts {
-		mounts[m.Name] = strings.ReplaceAll(m.MountPath, "/", `\`)
+		volumes = append(volumes, m.MountPath)
+		for _, v := range pod.Volumes {
+			if v.Name == m.Name && v.ConfigMap != nil {
+				configMount = m.MountPath
+			}
+		}
 	}
-	const saDir = `\var\run\secrets\kubernetes.io\serviceaccount`
 	var config string
 	for _, a := range c.Args {
 		if v, ok := strings.CutPrefix(a, "--config="); ok {
@@ -200,6 +247,7 @@ func checkHostProcessPaths(t *testing.T, pod v1.PodSpec, kubeconfigPath, kubecon
 	if err != nil {
 		t.Fatal(err)
 	}
+	slash := func(p string) string { return strings.ReplaceAll(p, `\`, "/") }
 	for layout, root := range hostProcessLayouts {
 		getenv := func(k string) string {
 			if k == options.SandboxMountPointEnv {
@@ -207,16 +255,24 @@ func checkHostProcessPaths(t *testing.T, pod v1.PodSpec, kubeconfigPath, kubecon
 			}
 			return ""
 		}
-		base := strings.TrimSuffix(root, `\`)
+		base := slash(strings.TrimSuffix(root, `\`))
+		onVolume := func(p string) bool {
+			for _, v := range volumes {
+				if strings.HasPrefix(slash(p), base+v+"/") {
+					return true
+				}
+			}
+			return false
+		}
 		want := map[string]string{
-			"command":               base + `\hnsproxy.exe`,
-			"--config":              base + mounts["config"] + `\config.conf`,
-			"kubeconfig":            base + mounts["config"] + `\kubeconfig.conf`,
-			"certificate-authority": base + saDir + `\ca.crt`,
-			"tokenFile":             base + saDir + `\token`,
+			"command":               base + "/hnsproxy.exe",
+			"--config":              base + configMount + "/config.conf",
+			"kubeconfig":            base + configMount + "/kubeconfig.conf",
+			"certificate-authority": base + saDir + "/ca.crt",
+			"tokenFile":             base + saDir + "/token",
 		}
 		resolved := kc.DeepCopy()
-		if err := options.ExpandKubeconfigPaths(resolved, getenv); err != nil {
+		if err := options.ExpandKubeconfigPaths(resolved, getenv, onVolume); err != nil {
 			t.Fatalf("%s: %v", layout, err)
 		}
 		cluster, user := resolved.Clusters[resolved.Contexts[resolved.CurrentContext].Cluster], resolved.AuthInfos[resolved.Contexts[resolved.CurrentContext].AuthInfo]
@@ -225,12 +281,12 @@ func checkHostProcessPaths(t *testing.T, pod v1.PodSpec, kubeconfigPath, kubecon
 			"tokenFile":             user.TokenFile,
 		}
 		for name, p := range map[string]string{"command": c.Command[0], "--config": config, "kubeconfig": kubeconfigPath} {
-			if got[name], err = options.ExpandSandboxPath(p, getenv); err != nil {
+			if got[name], err = options.ResolveInputPath(p, getenv, onVolume); err != nil {
 				t.Errorf("%s: %s %q: %v", layout, name, p, err)
 			}
 		}
 		for name := range want {
-			if got[name] != want[name] {
+			if slash(got[name]) != want[name] {
 				t.Errorf("%s: %s resolves to %q, want %q", layout, name, got[name], want[name])
 			}
 		}

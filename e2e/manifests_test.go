@@ -8,62 +8,94 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 )
 
-// deployObjects decodes every object of the manifests deploy/kustomization.yaml lists.
-func deployObjects(t *testing.T) []*unstructured.Unstructured {
+// The fixtures the migration overlay works with (their sources are named in each).
+const (
+	kubeadmConfigMapFixture = "../deploy/testdata/kubeadm-kube-proxy.yaml"
+	kubeProxyWindowsFixture = "../deploy/testdata/sig-windows-tools-kube-proxy-windows.yaml"
+)
+
+func mustRead(t *testing.T, path string) []byte {
 	t.Helper()
-	var kust struct {
-		Resources []string `json:"resources"`
-	}
-	raw, err := os.ReadFile("../deploy/kustomization.yaml")
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := yaml.Unmarshal(raw, &kust); err != nil {
-		t.Fatal(err)
-	}
+	return data
+}
+
+// manifestObjects decodes every object of what `kubectl apply -k` makes of
+// deploy/ and of the migration overlay deploy/replace-kube-proxy, and of
+// the fixtures the overlay works with (kubeadm's kube-proxy ConfigMap,
+// sig-windows-tools' kube-proxy-windows DaemonSet).
+func manifestObjects(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
 	var objs []*unstructured.Unstructured
-	for _, f := range kust.Resources {
-		data, err := os.ReadFile(filepath.Join("../deploy", f))
+	for _, dir := range []string{"../deploy", "../deploy/replace-kube-proxy"} {
+		res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+		if err != nil {
+			t.Fatalf("kustomize build %s: %v", dir, err)
+		}
+		data, err := res.AsYaml()
 		if err != nil {
 			t.Fatal(err)
 		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			obj := &unstructured.Unstructured{}
-			err := dec.Decode(&obj.Object)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if len(obj.Object) > 0 {
-				objs = append(objs, obj)
-			}
+		objs = append(objs, decodeObjects(t, dir, data)...)
+	}
+	for _, f := range []string{kubeadmConfigMapFixture, kubeProxyWindowsFixture} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
 		}
+		objs = append(objs, decodeObjects(t, f, data)...)
 	}
 	return objs
 }
 
-// Every manifest in deploy/ passes the real kube-apiserver's validation in
+// decodeObjects decodes a stream of YAML documents.
+func decodeObjects(t *testing.T, name string, data []byte) []*unstructured.Unstructured {
+	t.Helper()
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		err := dec.Decode(&obj.Object)
+		if errors.Is(err, io.EOF) {
+			return objs
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
+}
+
+// Every manifest in deploy/ (the plain install and the migration overlay,
+// as kustomize builds them) passes the real kube-apiserver's validation in
 // a server-side dry-run create with strict field validation (the
-// HostProcess DaemonSet needs --allow-privileged). A DaemonSet with a field
-// the API does not have is refused the same way, so the check can fail.
+// HostProcess DaemonSets need --allow-privileged), and so does the overlay's
+// patch of kube-proxy-windows, applied to sig-windows-tools' DaemonSet. A
+// DaemonSet with a field the API does not have is refused the same way, so
+// the check can fail.
 func TestManifestsServerSideDryRun(t *testing.T) {
 	cp := framework.StartForTest(t)
 	cfg, err := cp.AdminConfig()
@@ -92,7 +124,7 @@ func TestManifestsServerSideDryRun(t *testing.T) {
 
 	kinds := map[string]bool{}
 	var daemonSet *unstructured.Unstructured
-	for _, obj := range deployObjects(t) {
+	for _, obj := range manifestObjects(t) {
 		kinds[obj.GetKind()] = true
 		if obj.GetKind() == "DaemonSet" {
 			daemonSet = obj.DeepCopy()
@@ -100,6 +132,27 @@ func TestManifestsServerSideDryRun(t *testing.T) {
 		if err := create(obj); err != nil {
 			t.Errorf("%s %s/%s: server-side dry-run: %v", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 		}
+	}
+
+	// kube-proxy-windows as sig-windows-tools installs it, then the overlay's
+	// patch of it, as `kubectl patch --type strategic` sends it.
+	kubeProxy := decodeObjects(t, kubeProxyWindowsFixture, mustRead(t, kubeProxyWindowsFixture))[0]
+	dsClient := dyn.Resource(appsv1.SchemeGroupVersion.WithResource("daemonsets")).Namespace(kubeProxy.GetNamespace())
+	if _, err := dsClient.Create(context.Background(), kubeProxy, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict}); err != nil {
+		t.Fatalf("creating kube-proxy-windows: %v", err)
+	}
+	patch, err := yaml.YAMLToJSON(mustRead(t, "../deploy/replace-kube-proxy/kube-proxy-windows-patch.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	patched, err := dsClient.Patch(context.Background(), kubeProxy.GetName(), types.StrategicMergePatchType, patch,
+		metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict})
+	if err != nil {
+		t.Fatalf("patching kube-proxy-windows: %v", err)
+	}
+	if terms, _, _ := unstructured.NestedSlice(patched.Object, "spec", "template", "spec", "affinity", "nodeAffinity",
+		"requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"); len(terms) != 1 {
+		t.Errorf("patched kube-proxy-windows has node selector terms %v, want the one that excludes hnsproxy's nodes", terms)
 	}
 	for _, k := range []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "DaemonSet"} {
 		if !kinds[k] {

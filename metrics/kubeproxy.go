@@ -16,7 +16,10 @@ var (
 		Help: "SyncProxyRules latency in seconds", Buckets: syncBuckets, StabilityLevel: metrics.ALPHA,
 	}, []string{"ip_family"})
 
-	// SyncFullProxyRulesLatency is the duration of full syncs (drift repair and periodic full resyncs).
+	// SyncFullProxyRulesLatency is the duration of full syncs, those that
+	// recompute every Service: the first, and after an update of this Node
+	// (its kubelet's status reports, every 5 minutes by default) or of the
+	// node's configuration. Neither drift repair nor the periodic sync is one.
 	SyncFullProxyRulesLatency = metrics.NewHistogramVec(&metrics.HistogramOpts{
 		Subsystem: kubeProxySubsystem, Name: "sync_full_proxy_rules_duration_seconds",
 		Help: "SyncProxyRules latency in seconds for full resyncs", Buckets: syncBuckets, StabilityLevel: metrics.ALPHA,

@@ -41,6 +41,10 @@ type ClusterSpec struct {
 	DriftRepairPeriod time.Duration
 	// ProxyArgs are added to every hnsproxy's flags.
 	ProxyArgs []string
+	// ProxyLaunch, if set, gives each node's hnsproxy its flags and extra
+	// environment in place of the rig's (ProxyRig.Args): a kube-proxy
+	// manifest's own arguments, say, or flags that differ by node.
+	ProxyLaunch func(rig ProxyRig) (args, env []string, err error)
 	// PrepareStateDir, if set, is called with each node's state directory
 	// (where --state-file lives) before its hnsproxy first starts: the soak
 	// mounts a small file system there to fill it.
@@ -300,8 +304,16 @@ func (c *Cluster) startNode(ctx context.Context, binDir string, spec NodeSpec) (
 			return n, fmt.Errorf("node %s: preparing the state directory: %w", spec.Name, err)
 		}
 	}
-	n.Proxy, err = newProxy(filepath.Join(binDir, HNSProxyBin), n.dir, spec, func(healthz, metrics int) []string {
-		return proxyArgs(c.Spec, spec, c.Identity.Kubeconfig, n.Sim.Socket, n.dir, healthz, metrics)
+	n.Proxy, err = newProxy(filepath.Join(binDir, HNSProxyBin), n.dir, spec, func(healthz, metrics int) ([]string, []string, error) {
+		args := proxyArgs(c.Spec, spec, c.Identity.Kubeconfig, n.Sim.Socket, n.dir, healthz, metrics)
+		if c.Spec.ProxyLaunch == nil {
+			return args, nil, nil
+		}
+		return c.Spec.ProxyLaunch(ProxyRig{
+			Node: spec, Args: args, Kubeconfig: c.Identity.Kubeconfig, HNSEndpoint: "unix://" + n.Sim.Socket,
+			HealthzAddr: fmt.Sprintf("127.0.0.1:%d", healthz), MetricsAddr: fmt.Sprintf("127.0.0.1:%d", metrics),
+			StateFile: proxyStateFile(n.dir), Dir: n.dir,
+		})
 	})
 	return n, err
 }

@@ -268,7 +268,7 @@ func (c *ControlPlane) startAPIServer(ctx context.Context) error {
 }
 
 func (c *ControlPlane) start(name string, args []string) (*process, error) {
-	return startProcess(name, c.bin(name), args, c.logPath(name), c.st.Detach)
+	return startProcess(name, c.bin(name), args, nil, c.logPath(name), c.st.Detach)
 }
 
 func (c *ControlPlane) bin(name string) string     { return filepath.Join(c.st.BinDir, name) }

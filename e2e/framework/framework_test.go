@@ -146,7 +146,7 @@ func TestProcessLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	logPath := filepath.Join(t.TempDir(), "sleep.log")
-	p, err := startProcess("sleep", sleep, []string{"600"}, logPath, false)
+	p, err := startProcess("sleep", sleep, []string{"600"}, nil, logPath, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestProcessDiesWithCaller(t *testing.T) {
 	}
 	logPath := filepath.Join(t.TempDir(), "sleep.log")
 	if os.Getenv("FRAMEWORK_TEST_CALLER") != "" {
-		p, err := startProcess("sleep", sleep, []string{"600"}, logPath, false)
+		p, err := startProcess("sleep", sleep, []string{"600"}, nil, logPath, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,7 @@ type HNSSim struct {
 func startHNSSim(ctx context.Context, bin, dir, name string, args []string) (*HNSSim, error) {
 	socket := filepath.Join(dir, "hns.sock")
 	args = append([]string{"serve", "--socket", socket, "--node-name", name}, args...)
-	p, err := startProcess("hnssim "+name, bin, args, filepath.Join(dir, "hnssim.log"), false)
+	p, err := startProcess("hnssim "+name, bin, args, nil, filepath.Join(dir, "hnssim.log"), false)
 	if err != nil {
 		return nil, err
 	}

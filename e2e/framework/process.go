@@ -31,12 +31,13 @@ type process struct {
 // detached process gets its own session and outlives the caller (the shell
 // script's use); otherwise the kernel kills it when the caller dies, so a
 // crashed or timed-out test leaves nothing running.
-func startProcess(name, bin string, args []string, logPath string, detach bool) (*process, error) {
+func startProcess(name, bin string, args, env []string, logPath string, detach bool) (*process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if detach {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

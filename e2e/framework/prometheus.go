@@ -63,7 +63,7 @@ func StartPrometheus(ctx context.Context, c *Cluster, dir string) (*Prometheus, 
 		"--storage.tsdb.path=" + filepath.Join(dir, "tsdb"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
 		"--log.level=warn",
-	}, filepath.Join(dir, "prometheus.log"), false)
+	}, nil, filepath.Join(dir, "prometheus.log"), false)
 	if err != nil {
 		return nil, err
 	}

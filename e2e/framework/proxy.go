@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -22,7 +23,7 @@ type Proxy struct {
 	HealthzPort int
 	MetricsPort int
 	bin, log    string
-	args        []string
+	args, env   []string
 	proc        *process
 }
 
@@ -60,6 +61,11 @@ func (p *Proxy) PID() int {
 // its own (ClusterSpec.PrepareStateDir).
 func stateDir(nodeDir string) string { return filepath.Join(nodeDir, "state") }
 
+// proxyStateFile is a node's hnsproxy --state-file.
+func proxyStateFile(nodeDir string) string {
+	return filepath.Join(stateDir(nodeDir), "hnsproxy-state.json")
+}
+
 // StateDir is the directory of the proxy's --state-file.
 func (n *Node) StateDir() string { return stateDir(n.dir) }
 
@@ -74,7 +80,7 @@ func proxyArgs(spec ClusterSpec, node NodeSpec, kubeconfig, socket, dir string, 
 		"--enable-dsr",
 		fmt.Sprintf("--healthz-bind-address=127.0.0.1:%d", healthz),
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metrics),
-		"--state-file=" + filepath.Join(stateDir(dir), "hnsproxy-state.json"),
+		"--state-file=" + proxyStateFile(dir),
 		"--sync-period=30s",
 		"--min-sync-period=0s",
 		"--drift-repair-period=" + spec.driftRepairPeriod().String(),
@@ -86,7 +92,26 @@ func proxyArgs(spec ClusterSpec, node NodeSpec, kubeconfig, socket, dir string, 
 	return append(args, spec.ProxyArgs...)
 }
 
-func newProxy(bin, dir string, node NodeSpec, args func(healthz, metrics int) []string) (*Proxy, error) {
+// ProxyRig is what the rig set up for one node's hnsproxy, for a
+// ClusterSpec.ProxyLaunch that runs it with other flags.
+type ProxyRig struct {
+	Node NodeSpec
+	// Args are the flags the rig would run hnsproxy with.
+	Args []string
+	// Kubeconfig holds deploy/'s ServiceAccount credentials.
+	Kubeconfig string
+	// HNSEndpoint is the node's hnssim (unix://...), for HNS_ENDPOINT.
+	HNSEndpoint string
+	// HealthzAddr and MetricsAddr are free loopback addresses.
+	HealthzAddr, MetricsAddr string
+	// StateFile is where the node's state file belongs.
+	StateFile string
+	// Dir is the node's own directory, for files the launch writes.
+	Dir string
+}
+
+// newProxy prepares a proxy; launch returns its flags and extra environment.
+func newProxy(bin, dir string, node NodeSpec, launch func(healthz, metrics int) (args, env []string, err error)) (*Proxy, error) {
 	healthz, err := freePort()
 	if err != nil {
 		return nil, err
@@ -95,9 +120,13 @@ func newProxy(bin, dir string, node NodeSpec, args func(healthz, metrics int) []
 	if err != nil {
 		return nil, err
 	}
+	args, env, err := launch(healthz, metrics)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: hnsproxy's command line: %w", node.Name, err)
+	}
 	return &Proxy{
 		Node: node.Name, HealthzPort: healthz, MetricsPort: metrics,
-		bin: bin, log: filepath.Join(dir, "hnsproxy.log"), args: args(healthz, metrics),
+		bin: bin, log: filepath.Join(dir, "hnsproxy.log"), args: args, env: env,
 	}, nil
 }
 
@@ -106,7 +135,7 @@ func (p *Proxy) Start(ctx context.Context) error {
 	if p.proc.alive() {
 		return fmt.Errorf("hnsproxy %s is already running (pid %d)", p.Node, p.proc.pid)
 	}
-	proc, err := startProcess("hnsproxy "+p.Node, p.bin, p.args, p.log, false)
+	proc, err := startProcess("hnsproxy "+p.Node, p.bin, p.args, p.env, p.log, false)
 	if err != nil {
 		return err
 	}
@@ -124,7 +153,9 @@ func (p *Proxy) Cleanup(ctx context.Context) ([]byte, error) {
 	if p.proc.alive() {
 		return nil, fmt.Errorf("hnsproxy %s is running (pid %d): stop it before --cleanup", p.Node, p.proc.pid)
 	}
-	return exec.CommandContext(ctx, p.bin, append(slices.Clone(p.args), "--cleanup")...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, p.bin, append(slices.Clone(p.args), "--cleanup")...)
+	cmd.Env = append(os.Environ(), p.env...)
+	return cmd.CombinedOutput()
 }
 
 // StateFile is where the proxy records the HNS objects it owns.

@@ -26,7 +26,7 @@ import (
 
 // deployRBACFiles are the manifests of deploy/ that give hnsproxy its
 // identity and rights, applied as an operator would.
-var deployRBACFiles = []string{"deploy/serviceaccount.yaml", "deploy/rbac.yaml"}
+var deployRBACFiles = []string{"deploy/base/serviceaccount.yaml", "deploy/base/rbac.yaml"}
 
 // proxyTokenLifetime outlives any test or demo run.
 const proxyTokenLifetime = 24 * 60 * 60
@@ -44,7 +44,7 @@ func (p ProxyIdentity) User() string {
 	return "system:serviceaccount:" + p.Namespace + ":" + p.Name
 }
 
-// ApplyProxyRBAC applies deploy/serviceaccount.yaml and deploy/rbac.yaml and
+// ApplyProxyRBAC applies deploy/base/serviceaccount.yaml and deploy/base/rbac.yaml and
 // writes a kubeconfig for the ServiceAccount to dir.
 func ApplyProxyRBAC(ctx context.Context, cp *ControlPlane, admin kubernetes.Interface, dir string) (*ProxyIdentity, error) {
 	root, err := RepoRoot()

@@ -58,7 +58,7 @@ func kubeconfigClientConfig(path, master string, getenv func(string) string) (*r
 		if loaded, err = clientcmd.LoadFromFile(path); err != nil {
 			return nil, err
 		}
-		if err := options.ExpandKubeconfigPaths(loaded, getenv); err != nil {
+		if err := options.ExpandKubeconfigPaths(loaded, getenv, options.FileExists); err != nil {
 			return nil, err
 		}
 		if err := clientcmd.ResolveLocalPaths(loaded); err != nil {

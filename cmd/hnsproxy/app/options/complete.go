@@ -104,10 +104,14 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 	if !changed(fs, "hns-endpoint") {
 		cfg.HNS.Endpoint = o.getenv("HNS_ENDPOINT")
 	}
-	for _, path := range []*string{&cfg.Kubeconfig, &cfg.StateFile} {
-		if *path, err = ExpandSandboxPath(*path, o.getenv); err != nil {
-			return nil, warnings, err
-		}
+	if cfg.Kubeconfig, err = ResolveInputPath(cfg.Kubeconfig, o.getenv, FileExists); err != nil {
+		return nil, warnings, err
+	}
+	if cfg.StateFile, err = ExpandSandboxPath(cfg.StateFile, o.getenv); err != nil {
+		return nil, warnings, err
+	}
+	if cfg.ConfigFile, err = ResolveInputPath(cfg.ConfigFile, o.getenv, FileExists); err != nil {
+		return nil, warnings, err
 	}
 	if err := Validate(cfg); err != nil {
 		return nil, warnings, err
@@ -120,7 +124,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 func (o *Options) kubeProxyConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxyConfiguration, []string, error) {
 	var warnings []string
 	if o.ConfigFile != "" {
-		path, err := ExpandSandboxPath(o.ConfigFile, o.getenv)
+		path, err := ResolveInputPath(o.ConfigFile, o.getenv, FileExists)
 		if err != nil {
 			return nil, warnings, err
 		}

@@ -2,6 +2,7 @@ package options
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -18,6 +19,15 @@ import (
 // $env:CONTAINER_SANDBOX_MOUNT_POINT on the container's command line, but
 // not inside files. hnsproxy replaces the same two forms in the paths its
 // configuration and kubeconfig files name, so one manifest serves both.
+//
+// kubeadm's kube-proxy ConfigMap names its files as Linux paths rooted
+// without a drive (/var/lib/kube-proxy/kubeconfig.conf, and
+// /var/run/secrets/kubernetes.io/serviceaccount/token in its kubeconfig).
+// On containerd 1.7+ these reach the volumes bound at C:\var\...; on 1.6
+// they reach nothing, and client-go would even join them to the
+// kubeconfig's own directory (on Windows they are not absolute). So in a
+// HostProcess container such a path is read below the sandbox mount point
+// when the file is there: the same volume on 1.7+, the only copy on 1.6.
 
 // SandboxMountPointEnv is the variable HostProcess runtimes set.
 const SandboxMountPointEnv = "CONTAINER_SANDBOX_MOUNT_POINT"
@@ -42,12 +52,42 @@ func ExpandSandboxPath(path string, getenv func(string) string) (string, error) 
 	return path, nil
 }
 
-// ExpandKubeconfigPaths applies ExpandSandboxPath to every file a kubeconfig
+// ResolveInputPath is where hnsproxy reads a file its flags, config file or
+// kubeconfig name: ExpandSandboxPath, then, in a HostProcess container, a
+// path rooted without a drive is taken below the sandbox mount point if
+// exists reports the file there. Files hnsproxy writes (the state file)
+// are never moved into the sandbox: it is a directory per container on 1.6.
+func ResolveInputPath(path string, getenv func(string) string, exists func(string) bool) (string, error) {
+	path, err := ExpandSandboxPath(path, getenv)
+	if err != nil || !rootedWithoutDrive(path) {
+		return path, err
+	}
+	root := strings.TrimRight(getenv(SandboxMountPointEnv), `\/`)
+	if root == "" || !exists(root+path) {
+		return path, nil
+	}
+	return root + path, nil
+}
+
+// rootedWithoutDrive reports a path like /var/lib/x or \var\lib\x: rooted,
+// with neither a drive letter nor a UNC host.
+func rootedWithoutDrive(path string) bool {
+	isSep := func(c byte) bool { return c == '/' || c == '\\' }
+	return len(path) > 0 && isSep(path[0]) && (len(path) == 1 || !isSep(path[1]))
+}
+
+// FileExists is ResolveInputPath's exists for the real file system.
+func FileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// ExpandKubeconfigPaths applies ResolveInputPath to every file a kubeconfig
 // names (clientcmd's file references: certificate authorities, client
 // certificates and keys, token files, exec commands).
-func ExpandKubeconfigPaths(cfg *clientcmdapi.Config, getenv func(string) string) error {
+func ExpandKubeconfigPaths(cfg *clientcmdapi.Config, getenv func(string) string, exists func(string) bool) error {
 	for _, ref := range clientcmd.GetConfigFileReferences(cfg) {
-		p, err := ExpandSandboxPath(*ref, getenv)
+		p, err := ResolveInputPath(*ref, getenv, exists)
 		if err != nil {
 			return fmt.Errorf("kubeconfig: %w", err)
 		}

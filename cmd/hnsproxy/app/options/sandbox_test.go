@@ -58,3 +58,65 @@ func TestCompleteExpandsSandboxPaths(t *testing.T) {
 	_, _, _, _, err := parse(t, kubeNetwork, "--kubeconfig=%CONTAINER_SANDBOX_MOUNT_POINT%/kubeconfig.conf")
 	wantError(t, err, "HostProcess")
 }
+
+// kubeadm's paths (/var/lib/kube-proxy/..., /var/run/secrets/...) are read
+// below the sandbox mount point when the file is there, on both layouts;
+// paths with a drive, UNC paths, relative paths, a missing file and a run
+// outside a HostProcess container keep the path as written.
+func TestResolveInputPath(t *testing.T) {
+	const kubeadm = "/var/lib/kube-proxy/kubeconfig.conf"
+	slash := func(p string) string { return strings.ReplaceAll(p, `\`, "/") }
+	for _, tc := range []struct{ root, path, want string }{
+		{`C:\C\5f0e6a1c\`, kubeadm, `C:\C\5f0e6a1c` + kubeadm},
+		{`C:\hpc\`, kubeadm, `C:\hpc` + kubeadm},
+		{`C:\hpc\`, `\var\lib\kube-proxy\config.conf`, `C:\hpc\var\lib\kube-proxy\config.conf`},
+		{`C:\hpc\`, "%CONTAINER_SANDBOX_MOUNT_POINT%/var/lib/kube-proxy/config.conf", `C:\hpc/var/lib/kube-proxy/config.conf`},
+		{`C:\hpc\`, "/var/run/secrets/kubernetes.io/serviceaccount/token", "/var/run/secrets/kubernetes.io/serviceaccount/token"},
+		{`C:\hpc\`, `C:\var\lib\kube-proxy\kubeconfig.conf`, `C:\var\lib\kube-proxy\kubeconfig.conf`},
+		{`C:\hpc\`, `\\server\share\var\lib\kube-proxy\x`, `\\server\share\var\lib\kube-proxy\x`},
+		{`C:\hpc\`, "var/lib/kube-proxy/x", "var/lib/kube-proxy/x"},
+		{``, kubeadm, kubeadm},
+	} {
+		root := strings.TrimRight(tc.root, `\`)
+		got, err := ResolveInputPath(tc.path, func(k string) string {
+			if k == SandboxMountPointEnv {
+				return tc.root
+			}
+			return ""
+		}, func(p string) bool { return strings.HasPrefix(slash(p), slash(root)+"/var/lib/kube-proxy/") }) // the volume
+		if err != nil || got != tc.want {
+			t.Errorf("ResolveInputPath(%q) in %q = %q, %v; want %q", tc.path, tc.root, got, err, tc.want)
+		}
+	}
+}
+
+// A kubeadm config file read through its Linux path in a HostProcess
+// container resolves its kubeconfig the same way, and the resolved config
+// path is what the daemon watches for changes.
+func TestCompleteReadsKubeadmPathsBelowTheSandbox(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "var", "lib", "kube-proxy")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"config.conf": "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n" +
+			"clientConnection:\n  kubeconfig: /var/lib/kube-proxy/kubeconfig.conf\n",
+		"kubeconfig.conf": "apiVersion: v1\nkind: Config\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{SandboxMountPointEnv: root, "KUBE_NETWORK": "Calico"}
+	cfg, _ := mustParse(t, env, "--config=/var/lib/kube-proxy/config.conf")
+	if want := root + "/var/lib/kube-proxy/kubeconfig.conf"; cfg.Kubeconfig != want {
+		t.Errorf("kubeconfig = %q, want %q", cfg.Kubeconfig, want)
+	}
+	if want := root + "/var/lib/kube-proxy/config.conf"; cfg.ConfigFile != want {
+		t.Errorf("config file = %q, want %q (the file the daemon watches)", cfg.ConfigFile, want)
+	}
+	if cfg.Winkernel.NetworkName != "Calico" {
+		t.Errorf("network = %q, want KUBE_NETWORK's", cfg.Winkernel.NetworkName)
+	}
+}
