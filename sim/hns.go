@@ -23,14 +23,17 @@ type Options struct {
 	Latency time.Duration
 	// Clock times restart windows; nil means the real clock.
 	Clock clock.PassiveClock
+	// Variants choose the codes where real HNS is not known (errvariants.go).
+	Variants ErrorVariants
 }
 
 // HNS is one node's simulated Host Networking Service. It implements
 // hnslb.Client and is safe for concurrent use; calls are serialized like
 // HNS's own object lock would serialize them.
 type HNS struct {
-	profile Profile
-	clock   clock.PassiveClock
+	profile  Profile
+	variants ErrorVariants
+	clock    clock.PassiveClock
 
 	mu       sync.Mutex
 	latency  time.Duration
@@ -57,6 +60,7 @@ func New(opts Options) *HNS {
 	}
 	return &HNS{
 		profile:  opts.Profile,
+		variants: opts.Variants.withDefaults(),
 		clock:    opts.Clock,
 		latency:  opts.Latency,
 		state:    newState(uint64(opts.Seed)),

@@ -28,6 +28,7 @@ type serveOptions struct {
 	state    string
 	faults   faultFlags
 	network  networkOptions
+	variants variantFlags
 }
 
 func newServeCommand(socket *string) *cobra.Command {
@@ -51,6 +52,7 @@ func newServeCommand(socket *string) *cobra.Command {
 	fs.StringVar(&o.state, "state", "", "load HNS objects from this file at start and save them there on stop, as HNS keeps them across restarts")
 	o.faults.addFlags(fs)
 	o.network.addFlags(fs)
+	o.variants.addFlags(fs)
 	return cmd
 }
 
@@ -80,8 +82,12 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 	if err != nil {
 		return fmt.Errorf("--node-ip: %w", err)
 	}
+	variants, err := o.variants.variants()
+	if err != nil {
+		return err
+	}
 	n := &node{
-		hns:  sim.New(sim.Options{Profile: profile, Seed: o.seed, Latency: o.latency}),
+		hns:  sim.New(sim.Options{Profile: profile, Seed: o.seed, Latency: o.latency, Variants: variants}),
 		info: remote.NodeInfo{Name: o.nodeName, IPs: o.nodeIPs, NetworkName: o.network.name},
 	}
 	if err := loadState(n.hns, o.state); err != nil {
