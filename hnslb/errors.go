@@ -80,10 +80,6 @@ func IsNotFound(err error) bool {
 	return hasCode(err, CodeNotFound, CodeNetworkNotFound, CodeEndpointNotFound)
 }
 
-// IsEndpointNotFound reports an endpoint that does not exist; from a load
-// balancer write, one of its backends is gone.
-func IsEndpointNotFound(err error) bool { return hasCode(err, CodeEndpointNotFound) }
-
 // IsMissingReference reports a write that named an object HNS does not
 // have: a not-found code, or 0x803b0007 (the switch port of an endpoint),
 // which HNS has answered to load balancer creates (microsoft/hcsshim#1043).
