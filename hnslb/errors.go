@@ -18,6 +18,7 @@ const (
 	CodeNotImplemented        ErrorCode = 0x80004001 // E_NOTIMPL
 	CodeNetworkNotFound       ErrorCode = 0x803b0001 // HCN_E_NETWORK_NOT_FOUND
 	CodeEndpointNotFound      ErrorCode = 0x803b0002 // HCN_E_ENDPOINT_NOT_FOUND
+	CodePortNotFound          ErrorCode = 0x803b0007 // HCN_E_PORT_NOT_FOUND ("The switch-port was not found.")
 	CodeInvalidEndpoint       ErrorCode = 0x803b000c // HCN_E_INVALID_ENDPOINT
 	CodeNetworkAlreadyExists  ErrorCode = 0x803b0010 // HCN_E_NETWORK_ALREADY_EXISTS
 	CodePortAlreadyExists     ErrorCode = 0x803b0013 // HCN_E_PORT_ALREADY_EXISTS
@@ -79,9 +80,14 @@ func IsNotFound(err error) bool {
 	return hasCode(err, CodeNotFound, CodeNetworkNotFound, CodeEndpointNotFound)
 }
 
-// IsEndpointNotFound reports an endpoint that does not exist; from a load
-// balancer write, one of its backends is gone.
-func IsEndpointNotFound(err error) bool { return hasCode(err, CodeEndpointNotFound) }
+// IsMissingReference reports a write that named an object HNS does not
+// have: a not-found code, or 0x803b0007 (the switch port of an endpoint),
+// which HNS has answered to load balancer creates (microsoft/hcsshim#1043).
+// Which code real HNS gives for a missing backend or a missing load
+// balancer is not known, so the caller must find out which one is missing
+// (reconciler: a Get of the load balancer). It is kept apart from
+// IsNotFound: a delete answered 0x803b0007 must not count as done.
+func IsMissingReference(err error) bool { return IsNotFound(err) || hasCode(err, CodePortNotFound) }
 
 // IsPortAlreadyExists reports a frontend conflict with another load balancer.
 func IsPortAlreadyExists(err error) bool { return hasCode(err, CodePortAlreadyExists) }

@@ -36,6 +36,9 @@
 // shows it, and it is retried with backoff. A load balancer write that HNS
 // refuses because an endpoint is gone drops its local backends from the
 // index, so the retry looks them up again (a pod recreated with the same IP).
+// HNS's code does not say whether a backend or the load balancer is gone,
+// so after a failed modify a Get decides (modify.go); the same file owns
+// when an update is a modify at all (ModifyMode).
 // The incremental path (Upsert or Delete of one load balancer, then Sync)
 // lists nothing as long as its local backends are known.
 //

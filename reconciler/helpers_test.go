@@ -35,12 +35,18 @@ type env struct {
 
 func newEnv(t testing.TB, profile string) *env {
 	t.Helper()
+	return newEnvVariants(t, profile, sim.ErrorVariants{})
+}
+
+// newEnvVariants is newEnv on an HNS answering with the given error variants.
+func newEnvVariants(t testing.TB, profile string, variants sim.ErrorVariants) *env {
+	t.Helper()
 	p, err := sim.ProfileByName(profile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	h := sim.New(sim.Options{Profile: p, Seed: 7, Clock: clk})
+	h := sim.New(sim.Options{Profile: p, Seed: 7, Clock: clk, Variants: variants})
 	n, err := h.CreateNetwork(ctx, &hnslb.Network{
 		Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
 		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}},

@@ -48,6 +48,11 @@ type Options struct {
 	// CallTimedOut, if set, is told of each HNS call abandoned at its
 	// deadline, by operation (metrics' operation names).
 	CallTimedOut func(op string)
+	// Modify says when updates are HNS modifies (modify.go); "" is ModifyAuto.
+	Modify ModifyMode
+	// ModifyTurnedOff, if set, is told once when ModifyAuto turns modify
+	// off for the rest of the process. It runs under the Reconciler's lock.
+	ModifyTurnedOff func()
 	// Clock reads the time; the default is the real clock. If it is a
 	// clock.Clock, HNS call deadlines use its timers too.
 	Clock  clock.PassiveClock
@@ -132,6 +137,10 @@ type Reconciler struct {
 	// listing is set while a Repair lists HNS without the lock: what Syncs
 	// change meanwhile (listing.go).
 	listing *listingChanges
+
+	// modifyTurnedOff: HNS showed it cannot modify (ModifyAuto);
+	// modifyFailLogged: the first failure under ModifyEnabled was logged.
+	modifyTurnedOff, modifyFailLogged bool
 }
 
 // objectRef names an object for the backoff rate limiter.

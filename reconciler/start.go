@@ -233,7 +233,7 @@ func (r *Reconciler) adoptLB(e *lbEntry) {
 			break
 		}
 	}
-	if adopted < 0 && r.opts.Features.ModifyLoadBalancer {
+	if adopted < 0 && r.modifyOn() {
 		for i := range cands {
 			if _, ours := r.ownedLBs[cands[i].ID]; ours {
 				adopted = i

@@ -222,7 +222,7 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string,
 	grew := false
 	for k := range lbs {
 		// With ModifyLoadBalancer a realized one is changed in place.
-		if e := r.lbs[k]; e != nil && e.desired != nil && (e.realizedID == "" || !r.opts.Features.ModifyLoadBalancer) &&
+		if e := r.lbs[k]; e != nil && e.desired != nil && (e.realizedID == "" || !r.modifyOn()) &&
 			r.foreignHeld[k] == "" && !has(unchecked, k) && addNew(r.creatingLBs, k) {
 			r.journal(journalRecord{Add: true, Kind: recordCreatingLB, Key: &k})
 			grew = true

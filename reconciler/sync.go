@@ -246,7 +246,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		return
 	}
 	replacing := e.realizedID != ""
-	if run.noCreates && (!replacing || !r.opts.Features.ModifyLoadBalancer) {
+	if run.noCreates && (!replacing || !r.modifyOn()) {
 		r.wait(run, ref, &e.st, errStateUnwritable)
 		return
 	}
@@ -254,37 +254,17 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		r.wait(run, ref, &e.st, fmt.Errorf("not created yet: listing HNS to check that no foreign load balancer holds the frontend failed: %w", run.listedLBsErr))
 		return
 	}
-	if replacing && r.opts.Features.ModifyLoadBalancer {
-		got, err := r.client.UpdateLoadBalancer(run.ctx, e.realizedID, doc)
+	if replacing && r.modifyOn() {
+		outcome, err := r.modifyLB(run, e, doc)
 		switch {
-		case err == nil:
-			id := e.realizedID
-			if got != nil && got.ID != "" {
-				id = got.ID
-			}
-			r.setRealized(e, id, doc, got)
+		case err != nil:
+			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+			return
+		case outcome == modified:
 			run.res.Updated++
 			r.settle(run, ref, &e.st, missing)
 			return
-		case hnslb.IsEndpointNotFound(err) && r.lbExists(run, e.realizedID):
-			// A backend is gone, not the load balancer.
-			r.forgetLocalBackends(e)
-			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
-			return
-		case hnslb.IsNotImplemented(err):
-			// Features promised modify, HNS disagrees: replace this time.
-			r.log.Info("HNS lacks ModifyLoadBalancer; replacing the load balancer instead", "key", e.key, "err", err)
-			if err := r.deleteLB(run, e.realizedID); err != nil {
-				r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
-				return
-			}
-			r.clearRealized(e)
-		case !hnslb.IsNotFound(err):
-			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
-			return
-		default:
-			// It vanished behind our back: create it anew.
-			r.clearRealized(e)
+		case outcome == vanished:
 			replacing = false
 		}
 	} else if replacing {
@@ -297,7 +277,8 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	wrote, err := r.createLB(run, e, doc, heldBy)
 	switch {
 	case err != nil:
-		if hnslb.IsEndpointNotFound(err) {
+		if hnslb.IsMissingReference(err) {
+			// The new load balancer cannot be what is missing: a backend is.
 			r.forgetLocalBackends(e)
 		}
 		if replacing {
@@ -431,7 +412,7 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer,
 // HNS applied the write.
 func definitive(err error) bool {
 	return hnslb.IsPortAlreadyExists(err) || hnslb.IsAlreadyExists(err) || hnslb.IsInvalidParameter(err) ||
-		hnslb.IsNotImplemented(err) || hnslb.IsNotFound(err)
+		hnslb.IsNotImplemented(err) || hnslb.IsMissingReference(err)
 }
 
 // findBlocker returns the listed load balancer with key, if any.

@@ -9,15 +9,16 @@ import (
 // The calls every object kind shares: lookup, get, list and delete by ID.
 
 // find returns the stored object with id; a malformed ID is an invalid
-// parameter, an unknown one CodeNotFound (ERROR_NOT_FOUND, what hcn's
-// IsElementNotFoundError tests).
-func find[T any](op Op, kind string, s *store[T], id string) (*T, error) {
+// parameter, an unknown one notFound (CodeNotFound, ERROR_NOT_FOUND, what
+// hcn's IsElementNotFoundError tests, unless an error variant says
+// otherwise: HNS.notFound).
+func find[T any](op Op, kind string, s *store[T], id string, notFound hnslb.ErrorCode) (*T, error) {
 	if err := checkID(op, kind, id); err != nil {
 		return nil, err
 	}
 	o, ok := s.get(id)
 	if !ok {
-		return nil, hnsError(op, hnslb.CodeNotFound, "%s %s", kind, id)
+		return nil, hnsError(op, notFound, "%s %s", kind, id)
 	}
 	return o, nil
 }
@@ -25,7 +26,7 @@ func find[T any](op Op, kind string, s *store[T], id string) (*T, error) {
 func getByID[T any](ctx context.Context, h *HNS, op Op, kind string, s *store[T], id string, clone func(*T) *T) (*T, error) {
 	var out *T
 	err := h.call(ctx, op, func() error {
-		o, err := find(op, kind, s, id)
+		o, err := find(op, kind, s, id, h.notFound(kind))
 		if err == nil {
 			out = clone(o)
 			h.chargeList(1)
@@ -56,7 +57,7 @@ func list[T any](ctx context.Context, h *HNS, op Op, s *store[T], keep func(*T) 
 // deleteByID finds the object and hands it to remove.
 func deleteByID[T any](ctx context.Context, h *HNS, op Op, kind string, s *store[T], id string, remove func(*T)) error {
 	return h.call(ctx, op, func() error {
-		o, err := find(op, kind, s, id)
+		o, err := find(op, kind, s, id, h.notFound(kind))
 		if err == nil {
 			remove(o)
 		}

@@ -22,6 +22,7 @@ var hnsCodes = map[hnslb.ErrorCode]hnsCode{
 	hnslb.CodeNotImplemented:        {"NotImplemented", "Not implemented"},
 	hnslb.CodeNetworkNotFound:       {"NetworkNotFound", "The network was not found."},
 	hnslb.CodeEndpointNotFound:      {"EndpointNotFound", "The endpoint was not found."},
+	hnslb.CodePortNotFound:          {"PortNotFound", "The switch-port was not found."},
 	hnslb.CodeInvalidEndpoint:       {"InvalidEndpoint", "The endpoint is invalid."},
 	hnslb.CodeNetworkAlreadyExists:  {"NetworkAlreadyExists", "A network with this name already exists."},
 	hnslb.CodePortAlreadyExists:     {"PortAlreadyExists", "The specified port already exists."},

@@ -26,14 +26,17 @@ type Options struct {
 	// Echo is how answers differ from what is stored (echo.go); SetEcho
 	// changes it later.
 	Echo Echo
+	// Variants choose the codes where real HNS is not known (errvariants.go).
+	Variants ErrorVariants
 }
 
 // HNS is one node's simulated Host Networking Service. It implements
 // hnslb.Client and is safe for concurrent use; calls are serialized like
 // HNS's own object lock would serialize them.
 type HNS struct {
-	profile Profile
-	clock   clock.PassiveClock
+	profile  Profile
+	variants ErrorVariants
+	clock    clock.PassiveClock
 
 	mu       sync.Mutex
 	latency  time.Duration
@@ -63,6 +66,7 @@ func New(opts Options) *HNS {
 	}
 	return &HNS{
 		profile:  opts.Profile,
+		variants: opts.Variants.withDefaults(),
 		clock:    opts.Clock,
 		latency:  opts.Latency,
 		echo:     opts.Echo,

@@ -41,7 +41,7 @@ func (h *HNS) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadB
 		if mode == modifyUnsupported {
 			return hnsError(op, hnslb.CodeNotImplemented, "ModifyLoadBalancer needs HNS 15.5 or later (this is %s)", h.profile.Version)
 		}
-		old, err := find(op, "load balancer", &h.state.loadBalancers, id)
+		old, err := find(op, kindLoadBalancer, &h.state.loadBalancers, id, h.notFound(kindLoadBalancer))
 		if err != nil {
 			return err
 		}
@@ -62,9 +62,10 @@ func (h *HNS) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadB
 	return result(out, err)
 }
 
-// GetLoadBalancerByID returns a load balancer, or CodeNotFound.
+// GetLoadBalancerByID returns a load balancer, or the missing load
+// balancer code (ErrorVariants).
 func (h *HNS) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.LoadBalancer, error) {
-	return getByID(ctx, h, OpGetLoadBalancer, "load balancer", &h.state.loadBalancers, id, h.answerLB)
+	return getByID(ctx, h, OpGetLoadBalancer, kindLoadBalancer, &h.state.loadBalancers, id, h.answerLB)
 }
 
 // ListLoadBalancers returns every load balancer.
@@ -72,9 +73,10 @@ func (h *HNS) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, erro
 	return list(ctx, h, OpListLoadBalancers, &h.state.loadBalancers, nil, h.answerLB)
 }
 
-// DeleteLoadBalancer deletes a load balancer, or fails with CodeNotFound.
+// DeleteLoadBalancer deletes a load balancer, or fails with the missing
+// load balancer code (ErrorVariants).
 func (h *HNS) DeleteLoadBalancer(ctx context.Context, id string) error {
-	return deleteByID(ctx, h, OpDeleteLoadBalancer, "load balancer", &h.state.loadBalancers, id, func(lb *hnslb.LoadBalancer) {
+	return deleteByID(ctx, h, OpDeleteLoadBalancer, kindLoadBalancer, &h.state.loadBalancers, id, func(lb *hnslb.LoadBalancer) {
 		h.state.deleteLoadBalancer(lb.ID)
 	})
 }
@@ -188,7 +190,7 @@ func (h *HNS) checkBackends(op Op, ipv6 bool, ids []string) error {
 		}
 		e, ok := h.state.endpoints.get(id)
 		if !ok {
-			return hnsError(op, hnslb.CodeEndpointNotFound, "backend endpoint %s", id)
+			return hnsError(op, h.variants.MissingBackend, "backend endpoint %s", id)
 		}
 		if !hasFamily(e, ipv6) {
 			return hnsError(op, hnslb.CodeInvalidParameter, "backend endpoint %s has no address matching the IPv6 flag (%v)", id, ipv6)

@@ -107,7 +107,7 @@ func (h *HNS) RemoveNamespaceEndpoint(ctx context.Context, namespaceID, endpoint
 }
 
 func (h *HNS) namespaceAndEndpoint(op Op, namespaceID, endpointID string) (*hnslb.Namespace, *hnslb.Endpoint, error) {
-	ns, err := find(op, "namespace", &h.state.namespaces, namespaceID)
+	ns, err := find(op, "namespace", &h.state.namespaces, namespaceID, hnslb.CodeNotFound)
 	if err != nil {
 		return nil, nil, err
 	}

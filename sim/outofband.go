@@ -10,7 +10,7 @@ import "github.com/hnsproxy/hnsproxy/hnslb"
 func (h *HNS) DeleteLoadBalancerOutOfBand(id string) error {
 	const op = OpDeleteLoadBalancerOutOfBand
 	return h.outOfBand(op, func() error {
-		lb, err := find(op, "load balancer", &h.state.loadBalancers, id)
+		lb, err := find(op, kindLoadBalancer, &h.state.loadBalancers, id, h.notFound(kindLoadBalancer))
 		if err != nil {
 			return err
 		}
@@ -46,7 +46,7 @@ func (h *HNS) PutLoadBalancerOutOfBand(lb hnslb.LoadBalancer) (*hnslb.LoadBalanc
 func (h *HNS) SetNetworkPolicies(id string, pols []hnslb.NetworkPolicy) error {
 	const op = OpSetNetworkPolicies
 	return h.outOfBand(op, func() error {
-		n, err := find(op, "network", &h.state.networks, id)
+		n, err := find(op, "network", &h.state.networks, id, hnslb.CodeNotFound)
 		if err != nil {
 			return err
 		}

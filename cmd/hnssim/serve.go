@@ -30,6 +30,7 @@ type serveOptions struct {
 	echo     string
 	faults   faultFlags
 	network  networkOptions
+	variants variantFlags
 }
 
 func newServeCommand(socket *string) *cobra.Command {
@@ -54,6 +55,7 @@ func newServeCommand(socket *string) *cobra.Command {
 	fs.StringVar(&o.echo, "echo", "", echoFlagHelp)
 	o.faults.addFlags(fs)
 	o.network.addFlags(fs)
+	o.variants.addFlags(fs)
 	return cmd
 }
 
@@ -85,8 +87,12 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 	if err != nil {
 		return fmt.Errorf("--node-ip: %w", err)
 	}
+	variants, err := o.variants.variants()
+	if err != nil {
+		return err
+	}
 	n := &node{
-		hns:  sim.New(sim.Options{Profile: profile, Seed: o.seed, Latency: o.latency}),
+		hns:  sim.New(sim.Options{Profile: profile, Seed: o.seed, Latency: o.latency, Variants: variants}),
 		info: remote.NodeInfo{Name: o.nodeName, IPs: o.nodeIPs, NetworkName: o.network.name},
 	}
 	if err := loadState(n.hns, o.state); err != nil {

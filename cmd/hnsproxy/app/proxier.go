@@ -33,6 +33,8 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		CallTimeout:      cfg.HNS.CallTimeout,
 		ListTimeout:      cfg.HNS.ListTimeout,
 		CallTimedOut:     func(op string) { metrics.HNSCallTimeoutsTotal.WithLabelValues(op).Inc() },
+		Modify:           cfg.HNS.ModifyLoadBalancer,
+		ModifyTurnedOff:  modifyTurnedOff,
 	})
 	if deps.Health != nil {
 		deps.Health.SetHNSActivity(rec)

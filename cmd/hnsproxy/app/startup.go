@@ -12,6 +12,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/metrics"
+	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 // Capabilities is what this node's HNS can do, as hnsproxy will use it.
@@ -72,7 +73,7 @@ func checkCapabilities(ctx context.Context, c hnslb.Client, cfg *options.Config,
 	lines = append(lines,
 		featureLine{"IPv6 dual-stack", f.IPv6DualStack, "needs HNS >= 11.10, " + have},
 		featureLine{"Session affinity (ClientIP)", f.SessionAffinity, "needs HNS >= 12.0, " + have},
-		featureLine{"Modify load balancer in place", f.ModifyLoadBalancer, "needs HNS >= 15.5 (15.4 accepts but ignores backend changes), " + have + "; otherwise delete + create"},
+		featureLine{featureModify, caps.Features.ModifyLoadBalancer, modifyReason(cfg.HNS.ModifyLoadBalancer, have)},
 	)
 	capReason := fmt.Sprintf("from HNS %s", v)
 	if cfg.HNS.MaxBackendsPerLB > 0 {
@@ -87,6 +88,25 @@ func checkCapabilities(ctx context.Context, c hnslb.Client, cfg *options.Config,
 	}
 	return caps, nil
 }
+
+// featureModify is the modify feature's name in the start-up lines and
+// hnsproxy_hns_feature_enabled, which turns it off if HNS shows at run time
+// that it cannot modify (modifyTurnedOff).
+const featureModify = "Modify load balancer in place"
+
+func modifyReason(mode reconciler.ModifyMode, have string) string {
+	switch mode {
+	case reconciler.ModifyEnabled:
+		return "--hns-modify-load-balancer=enabled, " + have + "; a failed modify falls back to delete + create"
+	case reconciler.ModifyDisabled:
+		return "--hns-modify-load-balancer=disabled, " + have + "; updates are delete + create"
+	}
+	return "needs HNS >= 15.5 (15.4 accepts but ignores backend changes), " + have + "; otherwise delete + create, and turned off if HNS refuses it"
+}
+
+// modifyTurnedOff reports that the reconciler turned modify off (HNS
+// refused it, or kept the backends of a modify it reported done).
+func modifyTurnedOff() { metrics.HNSFeatureEnabled.WithLabelValues(featureModify).Set(0) }
 
 func report(logger klog.Logger, v hnslb.Version, lines []featureLine) {
 	for _, l := range lines {

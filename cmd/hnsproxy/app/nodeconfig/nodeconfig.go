@@ -18,7 +18,8 @@ import (
 
 // Capabilities is what this node's HNS can do, as hnsproxy will use it.
 type Capabilities struct {
-	// Features are HNS's, with MaxBackends replaced by --max-backends-per-lb when set.
+	// Features are HNS's, with MaxBackends replaced by --max-backends-per-lb
+	// when set and ModifyLoadBalancer as --hns-modify-load-balancer decides.
 	Features hnslb.Features
 	// DSR is --enable-dsr where HNS supports it (ClusterIP load balancers).
 	DSR bool
@@ -31,6 +32,7 @@ func CapabilitiesOf(v hnslb.Version, cfg *options.Config) Capabilities {
 	if cfg.HNS.MaxBackendsPerLB > 0 {
 		caps.Features.MaxBackends = cfg.HNS.MaxBackendsPerLB
 	}
+	caps.Features.ModifyLoadBalancer = cfg.HNS.ModifyLoadBalancer.On(caps.Features)
 	return caps
 }
 

@@ -11,6 +11,8 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/kube-proxy/config/v1alpha1"
 	netutils "k8s.io/utils/net"
+
+	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 var (
@@ -87,6 +89,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 			NetworkWaitTimeout: o.networkWaitTimeout,
 			CallTimeout:        o.hnsCallTimeout,
 			ListTimeout:        o.hnsListTimeout,
+			ModifyLoadBalancer: reconciler.ModifyMode(o.hnsModifyLB),
 		},
 		DriftRepairPeriod:     o.driftRepairPeriod,
 		StateFile:             o.stateFile,

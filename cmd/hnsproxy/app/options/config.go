@@ -8,6 +8,7 @@ import (
 	"k8s.io/kube-proxy/config/v1alpha1"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 // Config is hnsproxy's resolved configuration: flags and file merged,
@@ -113,6 +114,9 @@ type HNS struct {
 	// object and of listings; a call past its deadline is abandoned
 	// (reconciler.Options).
 	CallTimeout, ListTimeout time.Duration
+	// ModifyLoadBalancer is --hns-modify-load-balancer: when an update is
+	// an HNS modify rather than a delete and a create.
+	ModifyLoadBalancer reconciler.ModifyMode
 }
 
 // HNS endpoint forms.

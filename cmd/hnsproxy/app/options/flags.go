@@ -54,6 +54,7 @@ type Options struct {
 	networkWaitTimeout  time.Duration
 	hnsCallTimeout      time.Duration
 	hnsListTimeout      time.Duration
+	hnsModifyLB         string
 	driftRepairPeriod   time.Duration
 	stateFile           string
 	takeover            string
@@ -78,6 +79,7 @@ func NewOptions() *Options {
 		networkWaitTimeout: DefaultNetworkWaitTimeout,
 		hnsCallTimeout:     reconciler.DefaultCallTimeout,
 		hnsListTimeout:     reconciler.DefaultListTimeout,
+		hnsModifyLB:        string(reconciler.ModifyAuto),
 		driftRepairPeriod:  DefaultDriftRepairPeriod,
 		stateFile:          DefaultStateFile(),
 		getenv:             osGetenv,
@@ -135,6 +137,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.DurationVar(&o.networkWaitTimeout, "hns-network-timeout", o.networkWaitTimeout, "How long to wait at start for the HNS network to exist before failing.")
 	fs.DurationVar(&o.hnsCallTimeout, "hns-call-timeout", o.hnsCallTimeout, "The deadline of an HNS call on one object. HNS calls cannot be cancelled: one past its deadline is abandoned, reported (hnsproxy_hns_call_timeouts_total) and its object retried once it returns, while the rest of the node's programming goes on.")
 	fs.DurationVar(&o.hnsListTimeout, "hns-list-timeout", o.hnsListTimeout, "The deadline of an HNS listing (drift repair, start, frontend conflicts), which costs about three HNS calls per object listed.")
+	fs.StringVar(&o.hnsModifyLB, "hns-modify-load-balancer", o.hnsModifyLB, "How a load balancer update is made: \"auto\" modifies it in place where the HNS version can (15.5 and later) and switches to delete + create for the rest of the process the first time HNS shows it cannot; \"enabled\" always tries modify first (falling back to delete + create when it fails; on HNS 15.4 each modify is read back); \"disabled\" always deletes and creates. kube-proxy has no such setting.")
 	fs.DurationVar(&o.driftRepairPeriod, "drift-repair-period", o.driftRepairPeriod, "How often to list HNS and repair load balancers and endpoints changed behind hnsproxy's back. 0 disables.")
 	fs.StringVar(&o.stateFile, "state-file", o.stateFile, "Where hnsproxy records the IDs of the HNS objects it created, so that a restart adopts them and never deletes others'.")
 	fs.StringVar(&o.takeover, "takeover", o.takeover, "A token; when it differs from the one the state file recorded, this start takes over the node once: HNS load balancers hnsproxy does not own on frontends it wants (the previous proxy's) are adopted or replaced, whatever chose the frontend. A start without a state file always takes over. Otherwise a foreign load balancer on an external or ingress IP is reported, never deleted.")

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 // parse runs the command line through the same path the daemon does.
@@ -394,5 +396,26 @@ func TestFrontendOwnershipFlags(t *testing.T) {
 	cfg, _ := mustParse(t, kubeNetwork, "--takeover=migration-2026-11", "--refuse-node-external-ips")
 	if cfg.Takeover != "migration-2026-11" || !cfg.RefuseNodeExternalIPs {
 		t.Errorf("takeover %q, refuse node external IPs %v", cfg.Takeover, cfg.RefuseNodeExternalIPs)
+	}
+}
+
+// --hns-modify-load-balancer takes auto (the default), enabled or disabled,
+// with or without a config file (it is hnsproxy's own); anything else is
+// refused, naming the setting and the valid values.
+func TestHNSModifyLoadBalancer(t *testing.T) {
+	cfg, _ := mustParse(t, kubeNetwork)
+	if cfg.HNS.ModifyLoadBalancer != reconciler.ModifyAuto {
+		t.Errorf("default %q, want auto", cfg.HNS.ModifyLoadBalancer)
+	}
+	for _, mode := range []reconciler.ModifyMode{reconciler.ModifyEnabled, reconciler.ModifyDisabled, reconciler.ModifyAuto} {
+		cfg, _ := mustParse(t, kubeNetwork, "--hns-modify-load-balancer="+string(mode))
+		if cfg.HNS.ModifyLoadBalancer != mode {
+			t.Errorf("--hns-modify-load-balancer=%s gave %q", mode, cfg.HNS.ModifyLoadBalancer)
+		}
+	}
+	for _, bad := range []string{"on", "", "Enabled"} {
+		_, _, _, _, err := parse(t, kubeNetwork, "--hns-modify-load-balancer="+bad)
+		wantError(t, err, "hnsModifyLoadBalancer")
+		wantError(t, err, `"auto", "enabled", "disabled"`)
 	}
 }

@@ -3,6 +3,7 @@ package options
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -10,6 +11,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 // Validate checks a resolved Config; the error lists every problem.
@@ -66,6 +68,9 @@ func Validate(c *Config) error {
 	}
 	if c.HNS.ListTimeout <= 0 {
 		errs = append(errs, field.Invalid(hp.Child("hnsListTimeout"), c.HNS.ListTimeout.String(), "must be greater than 0"))
+	}
+	if !slices.Contains(reconciler.ModifyModes(), string(c.HNS.ModifyLoadBalancer)) {
+		errs = append(errs, field.NotSupported(hp.Child("hnsModifyLoadBalancer"), c.HNS.ModifyLoadBalancer, reconciler.ModifyModes()))
 	}
 	if c.DriftRepairPeriod < 0 {
 		errs = append(errs, field.Invalid(hp.Child("driftRepairPeriod"), c.DriftRepairPeriod.String(), "must be 0 (off) or positive"))

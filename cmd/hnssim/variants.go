@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/pflag"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// variantFlags choose the codes where real HNS is not known (sim.ErrorVariants).
+type variantFlags struct {
+	missingBackend string
+	missingLB      string
+}
+
+func (f *variantFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.missingBackend, "missing-backend-code", "0x803b0002",
+		"code a load balancer create or modify returns for a backend endpoint that does not exist: 0x803b0002, 0x490 or 0x803b0007 (unknown on real HNS)")
+	fs.StringVar(&f.missingLB, "missing-lb-code", "0x490",
+		"code a load balancer modify, get or delete returns for an ID that does not exist: 0x490 or 0x803b0002 (unknown on real HNS)")
+}
+
+func (f *variantFlags) variants() (sim.ErrorVariants, error) {
+	var v sim.ErrorVariants
+	for _, c := range []struct {
+		flag, value string
+		code        *hnslb.ErrorCode
+	}{{"--missing-backend-code", f.missingBackend, &v.MissingBackend}, {"--missing-lb-code", f.missingLB, &v.MissingLoadBalancer}} {
+		n, err := strconv.ParseUint(c.value, 0, 32)
+		if err != nil {
+			return v, fmt.Errorf("%s %q: %v", c.flag, c.value, err)
+		}
+		*c.code = hnslb.ErrorCode(n)
+	}
+	if err := v.Check(); err != nil {
+		return v, fmt.Errorf("--missing-backend-code / --missing-lb-code: %w", err)
+	}
+	return v, nil
+}

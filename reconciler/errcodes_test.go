@@ -1,0 +1,271 @@
+package reconciler
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/vfp"
+)
+
+// TestMissingObjectCodeVariants: whichever code HNS answers for a missing
+// backend (0x803b0002, 0x490, 0x803b0007) or a missing load balancer (0x490,
+// 0x803b0002), on every profile and modify mode, a load balancer write
+// that meets a gone backend or a vanished load balancer serves the
+// frontend again within one retry, and no load balancer of ours is ever
+// deleted as the "blocker" of its own recreate.
+func TestMissingObjectCodeVariants(t *testing.T) {
+	scenarios := []struct {
+		name string
+		// break changes HNS behind the reconciler's back before the update.
+		breakHNS func(e *env, lbID string)
+	}{
+		{"backend gone", func(e *env, _ string) {
+			// The pod is deleted and started again with the same IP: the
+			// reconciler's index still names its old endpoint.
+			if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
+				e.t.Fatal(err)
+			}
+			e.local("10.244.1.10")
+		}},
+		{"load balancer gone", func(e *env, lbID string) {
+			if err := e.hns.DeleteLoadBalancerOutOfBand(lbID); err != nil {
+				e.t.Fatal(err)
+			}
+		}},
+	}
+	for _, p := range sim.Profiles() {
+		for _, backendCode := range sim.MissingBackendCodes() {
+			for _, lbCode := range sim.MissingLoadBalancerCodes() {
+				for _, mode := range []ModifyMode{ModifyAuto, ModifyEnabled} {
+					for _, sc := range scenarios {
+						name := fmt.Sprintf("%s/backend-0x%x/lb-0x%x/modify-%s/%s", p.Name, uint32(backendCode), uint32(lbCode), mode, sc.name)
+						t.Run(name, func(t *testing.T) {
+							testMissingObject(t, p.Name, sim.ErrorVariants{MissingBackend: backendCode, MissingLoadBalancer: lbCode}, mode, sc.breakHNS)
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+func testMissingObject(t *testing.T, profile string, variants sim.ErrorVariants, mode ModifyMode, breakHNS func(*env, string)) {
+	e := newEnvVariants(t, profile, variants)
+	e.tweak = func(o *Options) { o.Modify = mode }
+	e.local("10.244.1.10")
+	e.local("10.244.1.11")
+	want := lb("10.96.0.1", 80, loc("10.244.1.10"), loc("10.244.1.11"))
+	r := e.started(want)
+	old := e.hnsLB(want.Key)
+	if old == nil {
+		t.Fatal("no load balancer after the first Sync")
+	}
+	breakHNS(e, old.ID)
+	rec := &recorder{Client: e.hns}
+	r.client = newDeadlines(rec, r.opts, r.log) // see every delete
+	e.hns.ResetCounters()
+
+	want.InternalPort = 8081 // an update: the write meets what broke
+	upsert(r, want)
+	r.Sync(ctx)
+	if next, ok := r.NextRetry(); ok {
+		e.clock.Step(next.Sub(e.clock.Now()))
+		r.Sync(ctx)
+	}
+	if next, ok := r.NextRetry(); ok {
+		t.Errorf("still retrying after one retry (next at %v): %+v", next, r.Statuses())
+	}
+	e.assertRealized([]intent.LB{want})
+
+	c := e.counters()
+	for _, result := range []string{"PortAlreadyExists", "AlreadyExists"} {
+		if n := c.CountResult(sim.OpCreateLoadBalancer, result); n != 0 {
+			t.Errorf("%d creates met a load balancer on the frontend (%s): one of ours was taken for a blocker", n, result)
+		}
+	}
+	var lbDeletes []string
+	for _, op := range rec.ops {
+		if id, ok := strings.CutPrefix(op, "delete-lb "); ok {
+			lbDeletes = append(lbDeletes, id)
+		}
+	}
+	// At most the replace of the old load balancer, where HNS cannot modify.
+	if len(lbDeletes) > 1 || len(lbDeletes) == 1 && !strings.EqualFold(lbDeletes[0], old.ID) {
+		t.Errorf("load balancers deleted %v; want at most the replaced %s", lbDeletes, old.ID)
+	}
+	e.assertServed(want)
+}
+
+// assertServed traces a packet from a local pod to d's frontend through
+// the packet model over HNS's state: it must reach one of d's backends.
+func (e *env) assertServed(d intent.LB) {
+	e.t.Helper()
+	vc, err := vfp.NewCluster(vfp.Node{Name: "win-1", IPs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, HNS: e.snapshot()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	pkt := vfp.Packet{
+		Src:      netip.MustParseAddrPort("10.244.1.11:40000"),
+		Dst:      netip.AddrPortFrom(netip.MustParseAddr(d.Key.VIP), d.Key.Port),
+		Protocol: hnslb.ProtocolTCP,
+	}
+	v, err := vc.Trace(pkt, vfp.Options{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if v.Outcome != vfp.DeliveredToPod || !slices.Contains(ipsOf(d.Backends), v.Backend.Addr().String()) || v.Backend.Port() != d.InternalPort {
+		e.t.Errorf("trace %s: %+v, want it delivered to one of %v on port %d", pkt, v, ipsOf(d.Backends), d.InternalPort)
+	}
+}
+
+// modifyEnv is a started node whose reconciler logs into a buffer and
+// counts ModifyTurnedOff calls.
+type modifyEnv struct {
+	*env
+	r       *Reconciler
+	want    intent.LB
+	logs    ktesting.Underlier
+	turnOff int
+}
+
+func newModifyEnv(t *testing.T, profile string, tweak func(*Options)) *modifyEnv {
+	m := &modifyEnv{env: newEnv(t, profile)}
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	m.logs = logger.GetSink().(ktesting.Underlier)
+	m.tweak = func(o *Options) {
+		o.Logger = logger
+		o.ModifyTurnedOff = func() { m.turnOff++ }
+		tweak(o)
+	}
+	m.local("10.244.1.10")
+	m.local("10.244.1.11")
+	m.local("10.244.1.12")
+	m.want = lb("10.96.0.1", 80, loc("10.244.1.10"), loc("10.244.1.11"))
+	m.r = m.started(m.want)
+	return m
+}
+
+// update adds a backend (or, the second time, another) and syncs.
+func (m *modifyEnv) update(backends ...intent.Backend) SyncResult {
+	m.t.Helper()
+	m.want.Backends = append(m.want.Backends, backends...)
+	upsert(m.r, m.want)
+	m.hns.ResetCounters()
+	res := m.r.Sync(ctx)
+	m.assertRealized([]intent.LB{m.want})
+	return res
+}
+
+func (m *modifyEnv) logged(s string) int {
+	return strings.Count(m.logs.GetBuffer().String(), s)
+}
+
+// TestModifyNotImplementedTurnsModifyOffOnce: features promised modify,
+// HNS answers E_NOTIMPL: that update is a delete + create, and every later
+// one too, without trying modify again; said once in the log and once to
+// ModifyTurnedOff (the feature metric).
+func TestModifyNotImplementedTurnsModifyOffOnce(t *testing.T) {
+	m := newModifyEnv(t, sim.ProfileWS2022, func(o *Options) { o.Features.ModifyLoadBalancer = true })
+	if res := m.update(loc("10.244.1.12")); res.Updated != 1 || res.Failed != 0 {
+		t.Errorf("first update: %+v", res)
+	}
+	if c := m.counters(); c.CountResult(sim.OpUpdateLoadBalancer, "NotImplemented") != 1 || c.Writes() != 2 {
+		t.Errorf("first update: want one refused modify, a delete and a create: %v", c.Calls)
+	}
+	m.want.Backends = m.want.Backends[:2]
+	if res := m.update(); res.Updated != 1 {
+		t.Errorf("second update: %+v", res)
+	}
+	if c := m.counters(); c.Count(sim.OpUpdateLoadBalancer) != 0 || c.Writes() != 2 {
+		t.Errorf("second update: want a delete and a create, no modify: %v", c.Calls)
+	}
+	if m.turnOff != 1 || m.logged("Turning HNS load balancer modify off") != 1 {
+		t.Errorf("ModifyTurnedOff called %d times, logged %d times; want once each", m.turnOff, m.logged("Turning HNS load balancer modify off"))
+	}
+}
+
+// TestModifyModeOverride: --hns-modify-load-balancer forces modify off on
+// an HNS that has it, and on on one that lacks it, where every update
+// tries it and falls back to delete + create, never turning it off.
+func TestModifyModeOverride(t *testing.T) {
+	t.Run("disabled", func(t *testing.T) {
+		m := newModifyEnv(t, sim.ProfileWS2025, func(o *Options) { o.Modify = ModifyDisabled })
+		m.update(loc("10.244.1.12"))
+		if c := m.counters(); c.Count(sim.OpUpdateLoadBalancer) != 0 || c.Count(sim.OpDeleteLoadBalancer) != 1 || c.Count(sim.OpCreateLoadBalancer) != 1 {
+			t.Errorf("want delete + create, no modify: %v", c.Calls)
+		}
+	})
+	t.Run("enabled", func(t *testing.T) {
+		m := newModifyEnv(t, sim.ProfileWS2022, func(o *Options) { o.Modify = ModifyEnabled })
+		m.update(loc("10.244.1.12"))
+		first := m.counters()
+		m.want.Backends = m.want.Backends[:2]
+		m.update()
+		for i, c := range []sim.Counters{first, m.counters()} {
+			if c.CountResult(sim.OpUpdateLoadBalancer, "NotImplemented") != 1 || c.Writes() != 2 {
+				t.Errorf("update %d: want a refused modify, a delete and a create: %v", i+1, c.Calls)
+			}
+		}
+		if m.turnOff != 0 || m.logged("keeps trying it") != 1 {
+			t.Errorf("ModifyTurnedOff called %d times (want 0), fall-back logged %d times (want 1)", m.turnOff, m.logged("keeps trying it"))
+		}
+	})
+	t.Run("enabled on ws2025", func(t *testing.T) {
+		m := newModifyEnv(t, sim.ProfileWS2025, func(o *Options) { o.Modify = ModifyEnabled })
+		before := m.hnsLB(m.want.Key).ID
+		m.update(loc("10.244.1.12"))
+		if c := m.counters(); c.Writes() != 1 || c.Count(sim.OpGetLoadBalancer) != 0 || m.hnsLB(m.want.Key).ID != before {
+			t.Errorf("want one modify in place, no read-back: %v", c.Calls)
+		}
+	})
+}
+
+// TestModifyReadBackOn154: HNS 15.4 reports a modify done but keeps the
+// old backends (kubernetes/kubernetes#131466). Forced on there, every
+// modify is read back and replaced when the backends did not change; in
+// auto mode (features wrongly promising modify) the first one turns it off.
+func TestModifyReadBackOn154(t *testing.T) {
+	t.Run("enabled", func(t *testing.T) {
+		m := newModifyEnv(t, sim.ProfileWS2025Mod4, func(o *Options) { o.Modify = ModifyEnabled })
+		for range 2 {
+			m.update(loc("10.244.1.12"))
+			if c := m.counters(); c.Count(sim.OpUpdateLoadBalancer) != 1 || c.Count(sim.OpGetLoadBalancer) != 1 || c.Writes() != 3 {
+				t.Errorf("want modify, read-back, delete, create: %v", c.Calls)
+			}
+			m.want.Backends = m.want.Backends[:2]
+			m.update()
+		}
+		if m.turnOff != 0 {
+			t.Errorf("ModifyTurnedOff called %d times under enabled", m.turnOff)
+		}
+	})
+	t.Run("auto", func(t *testing.T) {
+		m := newModifyEnv(t, sim.ProfileWS2025Mod4, func(o *Options) { o.Features.ModifyLoadBalancer = true })
+		m.update(loc("10.244.1.12"))
+		m.want.Backends = m.want.Backends[:2]
+		m.update()
+		if c := m.counters(); c.Count(sim.OpUpdateLoadBalancer) != 0 || m.turnOff != 1 {
+			t.Errorf("second update: want no modify after the read-back showed it ignored (turned off %d times): %v", m.turnOff, c.Calls)
+		}
+	})
+}
+
+func TestModifyModeOn(t *testing.T) {
+	with, without := hnslb.Features{ModifyLoadBalancer: true}, hnslb.Features{}
+	for _, c := range []struct {
+		mode          ModifyMode
+		with, without bool
+	}{{"", true, false}, {ModifyAuto, true, false}, {ModifyEnabled, true, true}, {ModifyDisabled, false, false}} {
+		if c.mode.On(with) != c.with || c.mode.On(without) != c.without {
+			t.Errorf("%q: On(with modify) = %v, On(without) = %v", c.mode, c.mode.On(with), c.mode.On(without))
+		}
+	}
+}

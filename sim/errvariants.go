@@ -1,0 +1,79 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// ErrorVariants choose the codes HNS answers where public sources disagree
+// on which one real HNS returns. They combine with every profile; the zero
+// value is the simulator's default (0x803b0002 for a missing backend, 0x490
+// for a missing load balancer). docs/simulator.md gives the sources.
+type ErrorVariants struct {
+	// MissingBackend is what a load balancer create or modify naming a
+	// backend endpoint that does not exist returns: one of
+	// MissingBackendCodes.
+	MissingBackend hnslb.ErrorCode
+	// MissingLoadBalancer is what a modify, get or delete of a load
+	// balancer ID that does not exist returns: one of
+	// MissingLoadBalancerCodes.
+	MissingLoadBalancer hnslb.ErrorCode
+}
+
+// MissingBackendCodes are the codes seen for "a backend endpoint is gone":
+// HCN_E_ENDPOINT_NOT_FOUND, ERROR_NOT_FOUND and HCN_E_PORT_NOT_FOUND. The
+// first is the default.
+func MissingBackendCodes() []hnslb.ErrorCode {
+	return []hnslb.ErrorCode{hnslb.CodeEndpointNotFound, hnslb.CodeNotFound, hnslb.CodePortNotFound}
+}
+
+// MissingLoadBalancerCodes are the codes modelled for "no such load
+// balancer": ERROR_NOT_FOUND (the default) and HCN_E_ENDPOINT_NOT_FOUND.
+func MissingLoadBalancerCodes() []hnslb.ErrorCode {
+	return []hnslb.ErrorCode{hnslb.CodeNotFound, hnslb.CodeEndpointNotFound}
+}
+
+// Check reports a code outside the modelled ones.
+func (v ErrorVariants) Check() error {
+	if v.MissingBackend != 0 && !slices.Contains(MissingBackendCodes(), v.MissingBackend) {
+		return fmt.Errorf("missing-backend code 0x%x: want one of %s", uint32(v.MissingBackend), codeList(MissingBackendCodes()))
+	}
+	if v.MissingLoadBalancer != 0 && !slices.Contains(MissingLoadBalancerCodes(), v.MissingLoadBalancer) {
+		return fmt.Errorf("missing-load-balancer code 0x%x: want one of %s", uint32(v.MissingLoadBalancer), codeList(MissingLoadBalancerCodes()))
+	}
+	return nil
+}
+
+// withDefaults fills the zero fields with the default codes.
+func (v ErrorVariants) withDefaults() ErrorVariants {
+	if v.MissingBackend == 0 {
+		v.MissingBackend = MissingBackendCodes()[0]
+	}
+	if v.MissingLoadBalancer == 0 {
+		v.MissingLoadBalancer = MissingLoadBalancerCodes()[0]
+	}
+	return v
+}
+
+// notFound is the code for a missing object of kind looked up by ID.
+func (h *HNS) notFound(kind string) hnslb.ErrorCode {
+	if kind == kindLoadBalancer {
+		return h.variants.MissingLoadBalancer
+	}
+	return hnslb.CodeNotFound
+}
+
+const kindLoadBalancer = "load balancer"
+
+func codeList(codes []hnslb.ErrorCode) string {
+	s := ""
+	for i, c := range codes {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("0x%x", uint32(c))
+	}
+	return s
+}

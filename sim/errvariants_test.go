@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// TestErrorVariantsPerProfile: each variant's code is what a missing
+// backend (create, and modify where the profile has it) and a missing load
+// balancer (modify, get, delete) answer, on every profile; the zero value
+// is 0x803b0002 and 0x490.
+func TestErrorVariantsPerProfile(t *testing.T) {
+	const missingLB = "6f1c2a3b-0000-4000-8000-000000000001"
+	for _, p := range Profiles() {
+		for _, backend := range append(MissingBackendCodes(), 0) {
+			for _, lbCode := range append(MissingLoadBalancerCodes(), 0) {
+				t.Run(fmt.Sprintf("%s/backend-0x%x/lb-0x%x", p.Name, uint32(backend), uint32(lbCode)), func(t *testing.T) {
+					wantBackend, wantLB := backend, lbCode
+					if wantBackend == 0 {
+						wantBackend = hnslb.CodeEndpointNotFound
+					}
+					if wantLB == 0 {
+						wantLB = hnslb.CodeNotFound
+					}
+					h := New(Options{Profile: p, Seed: 1, Variants: ErrorVariants{MissingBackend: backend, MissingLoadBalancer: lbCode}})
+					n := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+					live := mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.5"))
+					gone := mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.6"))
+					if err := h.DeleteEndpoint(ctx, gone.ID); err != nil {
+						t.Fatal(err)
+					}
+					lb, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, live.ID))
+					if err != nil {
+						t.Fatal(err)
+					}
+					_, err = h.CreateLoadBalancer(ctx, lbDoc("10.96.0.11", 80, live.ID, gone.ID))
+					wantCode(t, err, wantBackend)
+					if p.modify() != modifyUnsupported {
+						_, err = h.UpdateLoadBalancer(ctx, lb.ID, lbDoc("10.96.0.10", 80, live.ID, gone.ID))
+						wantCode(t, err, wantBackend)
+						_, err = h.UpdateLoadBalancer(ctx, missingLB, lbDoc("10.96.0.10", 80, live.ID))
+						wantCode(t, err, wantLB)
+					}
+					_, err = h.GetLoadBalancerByID(ctx, missingLB)
+					wantCode(t, err, wantLB)
+					wantCode(t, h.DeleteLoadBalancer(ctx, missingLB), wantLB)
+					wantCode(t, h.DeleteLoadBalancerOutOfBand(missingLB), wantLB)
+					// Other kinds keep ERROR_NOT_FOUND.
+					_, err = h.GetEndpointByID(ctx, missingLB)
+					wantCode(t, err, hnslb.CodeNotFound)
+					if c := h.Counters(); c.CountResult(OpGetLoadBalancer, hnsCodes[wantLB].name) != 1 {
+						t.Errorf("counters do not name the variant's code: %v", c.Calls)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestErrorVariantsCheck(t *testing.T) {
+	for _, v := range []ErrorVariants{{}, {MissingBackend: hnslb.CodePortNotFound}, {MissingLoadBalancer: hnslb.CodeEndpointNotFound}} {
+		if err := v.Check(); err != nil {
+			t.Errorf("%+v: %v", v, err)
+		}
+	}
+	for _, c := range []struct {
+		v    ErrorVariants
+		want string
+	}{
+		{ErrorVariants{MissingBackend: hnslb.CodeInvalidParameter}, "missing-backend code 0x57: want one of 0x803b0002, 0x490, 0x803b0007"},
+		{ErrorVariants{MissingLoadBalancer: hnslb.CodePortNotFound}, "missing-load-balancer code 0x803b0007: want one of 0x490, 0x803b0002"},
+	} {
+		if err := c.v.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.v, err, c.want)
+		}
+	}
+}
