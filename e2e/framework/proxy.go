@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -63,8 +64,27 @@ func stateDir(nodeDir string) string { return filepath.Join(nodeDir, "state") }
 // StateDir is the directory of the proxy's --state-file.
 func (n *Node) StateDir() string { return stateDir(n.dir) }
 
-// proxyArgs are the kube-proxy-compatible flags a node's hnsproxy runs with.
-func proxyArgs(spec ClusterSpec, node NodeSpec, kubeconfig, socket, dir string, healthz, metrics int) []string {
+// proxyArgs are the kube-proxy-compatible flags a node's hnsproxy runs
+// with, or with ClusterSpec.ProxyConfig its --config file and hnsproxy's own flags.
+func proxyArgs(spec ClusterSpec, node NodeSpec, kubeconfig, socket, dir string, healthz, metrics int) ([]string, error) {
+	if spec.ProxyConfig != nil {
+		conf, err := spec.ProxyConfig(node, fmt.Sprintf("127.0.0.1:%d", healthz), fmt.Sprintf("127.0.0.1:%d", metrics), kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		file := filepath.Join(dir, "config.conf")
+		if err := os.WriteFile(file, conf, 0o600); err != nil {
+			return nil, err
+		}
+		return append([]string{
+			"--config=" + file,
+			"--hostname-override=" + node.Name,
+			"--hns-endpoint=unix://" + socket,
+			"--state-file=" + filepath.Join(stateDir(dir), "hnsproxy-state.json"),
+			"--drift-repair-period=" + spec.driftRepairPeriod().String(),
+			"--v=2",
+		}, spec.ProxyArgs...), nil
+	}
 	args := []string{
 		"--kubeconfig=" + kubeconfig,
 		"--hostname-override=" + node.Name,
@@ -80,13 +100,13 @@ func proxyArgs(spec ClusterSpec, node NodeSpec, kubeconfig, socket, dir string, 
 		"--drift-repair-period=" + spec.driftRepairPeriod().String(),
 		"--v=2",
 	}
-	if spec.NetworkType == NetworkOverlay {
+	if spec.NetworkType == NetworkOverlay && !spec.SourceVIPFromIPAM {
 		args = append(args, "--source-vip="+node.sourceVIP().String())
 	}
-	return append(args, spec.ProxyArgs...)
+	return append(args, spec.ProxyArgs...), nil
 }
 
-func newProxy(bin, dir string, node NodeSpec, args func(healthz, metrics int) []string) (*Proxy, error) {
+func newProxy(bin, dir string, node NodeSpec, args func(healthz, metrics int) ([]string, error)) (*Proxy, error) {
 	healthz, err := freePort()
 	if err != nil {
 		return nil, err
@@ -95,9 +115,13 @@ func newProxy(bin, dir string, node NodeSpec, args func(healthz, metrics int) []
 	if err != nil {
 		return nil, err
 	}
+	a, err := args(healthz, metrics)
+	if err != nil {
+		return nil, err
+	}
 	return &Proxy{
 		Node: node.Name, HealthzPort: healthz, MetricsPort: metrics,
-		bin: bin, log: filepath.Join(dir, "hnsproxy.log"), args: args(healthz, metrics),
+		bin: bin, log: filepath.Join(dir, "hnsproxy.log"), args: a,
 	}, nil
 }
 

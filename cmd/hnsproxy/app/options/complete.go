@@ -90,6 +90,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		},
 		DriftRepairPeriod:     o.driftRepairPeriod,
 		StateFile:             o.stateFile,
+		CNI:                   CNI{ConfDir: o.cniConfDir, BinDir: o.cniBinDir},
 		Takeover:              o.takeover,
 		RefuseNodeExternalIPs: o.refuseNodeExtIPs,
 		DebugEndpoint:         o.enableDebugEndpoint || isLoopbackAddress(kp.MetricsBindAddress),
@@ -104,7 +105,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 	if !changed(fs, "hns-endpoint") {
 		cfg.HNS.Endpoint = o.getenv("HNS_ENDPOINT")
 	}
-	for _, path := range []*string{&cfg.Kubeconfig, &cfg.StateFile} {
+	for _, path := range []*string{&cfg.Kubeconfig, &cfg.StateFile, &cfg.CNI.ConfDir, &cfg.CNI.BinDir} {
 		if *path, err = ExpandSandboxPath(*path, o.getenv); err != nil {
 			return nil, warnings, err
 		}

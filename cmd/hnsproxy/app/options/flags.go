@@ -56,6 +56,8 @@ type Options struct {
 	hnsListTimeout      time.Duration
 	driftRepairPeriod   time.Duration
 	stateFile           string
+	cniConfDir          string
+	cniBinDir           string
 	takeover            string
 	refuseNodeExtIPs    bool
 	enableDebugEndpoint bool
@@ -80,6 +82,8 @@ func NewOptions() *Options {
 		hnsListTimeout:     reconciler.DefaultListTimeout,
 		driftRepairPeriod:  DefaultDriftRepairPeriod,
 		stateFile:          DefaultStateFile(),
+		cniConfDir:         DefaultCNIConfDir(),
+		cniBinDir:          DefaultCNIBinDir(),
 		getenv:             osGetenv,
 		hostname:           osHostname,
 	}
@@ -137,6 +141,8 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.DurationVar(&o.hnsListTimeout, "hns-list-timeout", o.hnsListTimeout, "The deadline of an HNS listing (drift repair, start, frontend conflicts), which costs about three HNS calls per object listed.")
 	fs.DurationVar(&o.driftRepairPeriod, "drift-repair-period", o.driftRepairPeriod, "How often to list HNS and repair load balancers and endpoints changed behind hnsproxy's back. 0 disables.")
 	fs.StringVar(&o.stateFile, "state-file", o.stateFile, "Where hnsproxy records the IDs of the HNS objects it created, so that a restart adopts them and never deletes others'.")
+	fs.StringVar(&o.cniConfDir, "cni-conf-dir", o.cniConfDir, "The node's CNI configuration directory. On an overlay network with no source VIP configured, hnsproxy reserves one through the IPAM plugin the node's CNI configuration names (the same every restart; --cleanup releases it).")
+	fs.StringVar(&o.cniBinDir, "cni-bin-dir", o.cniBinDir, "The node's CNI plugin directory, where that IPAM plugin is.")
 	fs.StringVar(&o.takeover, "takeover", o.takeover, "A token; when it differs from the one the state file recorded, this start takes over the node once: HNS load balancers hnsproxy does not own on frontends it wants (the previous proxy's) are adopted or replaced, whatever chose the frontend. A start without a state file always takes over. Otherwise a foreign load balancer on an external or ingress IP is reported, never deleted.")
 	fs.BoolVar(&o.refuseNodeExtIPs, "refuse-node-external-ips", o.refuseNodeExtIPs, "Refuse Service external IPs equal to this node's address (a namespace user could otherwise take the node's traffic on those ports); kube-proxy allows them, so the default does too.")
 	fs.BoolVar(&o.enableDebugEndpoint, "enable-debug-endpoint", o.enableDebugEndpoint, "Serve /debug/hns (desired and realized HNS objects per Service port) on the metrics server even when it listens beyond loopback. On a loopback metrics address it is always served.")
