@@ -111,6 +111,16 @@ func Release(ctx context.Context, recordFile, binDir string) (netip.Addr, error)
 	return r.Address, nil
 }
 
+// Recorded is the source VIP the record holds, zero without a record. It
+// only reads (hnsproxy-diag computes what the daemon programs with it).
+func Recorded(recordFile string) (netip.Addr, error) {
+	r, err := readRecord(recordFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return netip.Addr{}, nil
+	}
+	return r.Address, err
+}
+
 // check asks the IPAM whether it still holds the reservation. IPAM CHECK
 // exists from CNI 0.4.0; an older configuration's record is trusted.
 func (r record) check(ctx context.Context, binDir string) error {

@@ -111,6 +111,9 @@ func TestReserveHoldsOneAddressAcrossRestarts(t *testing.T) {
 		t.Errorf("host-local holds %d addresses after a restart, want 3 (two pods, one VIP): %v", n, held(t, store))
 	}
 
+	if got, err := Recorded(o.Record); err != nil || got != vip {
+		t.Errorf("Recorded: %s, %v; want %s", got, err, vip)
+	}
 	released, err := Release(ctx, o.Record, binDir)
 	if err != nil || released != vip {
 		t.Fatalf("Release: %s, %v; want %s", released, err, vip)
@@ -120,6 +123,9 @@ func TestReserveHoldsOneAddressAcrossRestarts(t *testing.T) {
 	}
 	if _, err := os.Stat(o.Record); !os.IsNotExist(err) {
 		t.Errorf("record after Release: %v, want it removed", err)
+	}
+	if got, err := Recorded(o.Record); err != nil || got.IsValid() {
+		t.Errorf("Recorded after Release: %s, %v; want nothing", got, err)
 	}
 	if got, err := Release(ctx, o.Record, binDir); err != nil || got.IsValid() {
 		t.Errorf("Release without a record: %s, %v; want nothing to do", got, err)
