@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"os"
 	"strings"
 
 	"github.com/containernetworking/cni/libcni"
@@ -86,17 +87,23 @@ func findIPAM(confDir, network string, subnet netip.Prefix) (ipamInput, error) {
 	return ipamInput{Type: fmt.Sprint(ipam["type"]), Conf: raw, Source: source}, nil
 }
 
-// loadList loads a .conflist, or a single configuration as the list of one
-// a runtime makes of it.
+// loadList loads a configuration list, or a single configuration (a
+// .conf) as the list of one a runtime makes of it.
 func loadList(file string) (*libcni.NetworkConfigList, error) {
-	if strings.HasSuffix(file, ".conflist") {
-		return libcni.ConfListFromFile(file)
-	}
-	conf, err := libcni.ConfFromFile(file)
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	return libcni.ConfListFromConf(conf)
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	if _, isList := doc["plugins"]; !isList {
+		if raw, err = json.Marshal(map[string]any{"cniVersion": doc["cniVersion"], "name": doc["name"], "plugins": []any{doc}}); err != nil {
+			return nil, err
+		}
+	}
+	return libcni.NetworkConfFromBytes(raw)
 }
 
 // names reports a configuration whose HNS network is network: the first
