@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -165,6 +166,69 @@ func TestReferenceEndpointShapes(t *testing.T) {
 		if got := n.gateway(network, nil, subnet); got.String() != want {
 			t.Errorf("%s: gateway %s, want %s", conf, got, want)
 		}
+	}
+}
+
+// TestWinPolicyOrder: for a win-* configuration the endpoint's policies
+// are those win-bridge and win-overlay would send, in their order
+// (containernetworking/plugins pkg/hns Apply*Policy, as each plugin's ADD
+// calls them): ipMasqNetwork / ipMasq is an OutBoundNAT of its own unless
+// an OutBoundNAT already lists the CIDR; win-bridge appends port mappings
+// and then loopback DSR; win-overlay appends ProviderAddress and the ipMasq
+// NAT, with loopback DSR before them under apiVersion 2 and after them in
+// HNS v1.
+func TestWinPolicyOrder(t *testing.T) {
+	nat := func(exceptions ...string) string {
+		return `OutBoundNAT{"Exceptions":["` + strings.Join(exceptions, `","`) + `"]}`
+	}
+	const (
+		dsr   = `OutBoundNAT{"Destinations":["10.244.1.7"]}`
+		pa    = `ProviderAddress{"ProviderAddress":"192.168.0.11"}`
+		route = `SDNRoute{"DestinationPrefix":"10.96.0.0/12","NeedEncap":true}`
+		ports = `PortMapping{"ExternalPort":8080,"InternalPort":80,"Protocol":6}`
+	)
+	natPolicy := `{"name": "EndpointPolicy", "value": {"Type": "OutBoundNAT", "Settings": {"Exceptions": ["10.96.0.0/12"]}}}`
+	routePolicy := `{"name": "EndpointPolicy", "value": {"Type": "ROUTE", "DestinationPrefix": "10.96.0.0/12", "NeedEncap": true}}`
+	portMap := `"runtimeConfig": {"portMappings": [{"hostPort": 8080, "containerPort": 80, "protocol": "tcp"}]}`
+	spec := endpointSpec{name: "c1_x", addrs: []podAddr{{addr: netip.MustParsePrefix("10.244.1.7/24")}},
+		nodeSubnet: netip.MustParsePrefix("10.244.1.0/24"), providerAddress: netip.MustParseAddr("192.168.0.11"), loopbackDSR: true}
+	for _, tc := range []struct {
+		name, conf string
+		overlay    bool
+		want       []string
+	}{
+		{"win-bridge, ipMasqNetwork not listed", `{"name": "cbr0", "type": "win-bridge", "apiVersion": 2, "ipMasqNetwork": "10.244.0.0/16", ` + portMap + `,
+			"policies": [` + natPolicy + `]}`, false, []string{nat("10.96.0.0/12"), nat("10.244.0.0/16"), ports, dsr}},
+		{"win-bridge, ipMasqNetwork listed", `{"name": "cbr0", "type": "win-bridge", "ipMasqNetwork": "10.96.0.0/12",
+			"policies": [` + natPolicy + `]}`, false, []string{nat("10.96.0.0/12"), dsr}},
+		{"win-overlay v1", `{"name": "vxlan0", "type": "win-overlay", "ipMasq": true, "policies": [` + natPolicy + `, ` + routePolicy + `]}`,
+			true, []string{nat("10.96.0.0/12"), route, pa, nat("10.244.1.0/24"), dsr}},
+		{"win-overlay apiVersion 2", `{"name": "vxlan0", "type": "win-overlay", "apiVersion": 2, "ipMasq": true, "policies": [` + natPolicy + `]}`,
+			true, []string{nat("10.96.0.0/12"), dsr, pa, nat("10.244.1.0/24")}},
+		{"win-overlay, subnet listed", `{"name": "vxlan0", "type": "win-overlay", "ipMasq": true,
+			"policies": [{"name": "EndpointPolicy", "value": {"Type": "OutBoundNAT", "ExceptionList": ["10.244.1.0/24"]}}]}`,
+			true, []string{nat("10.244.1.0/24"), pa, dsr}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, err := parseConfig([]byte(tc.conf))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := spec
+			if !tc.overlay {
+				s.providerAddress = netip.Addr{}
+			}
+			var got []string
+			for _, p := range n.buildEndpoint(s).Policies {
+				var v any
+				_ = json.Unmarshal(p.Settings, &v)
+				b, _ := json.Marshal(v)
+				got = append(got, string(p.Type)+string(b))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("policies\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package cni
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 
 	"github.com/containernetworking/cni/pkg/types"
@@ -71,17 +72,60 @@ func (n *NetConf) buildEndpoint(s endpointSpec) *hnslb.Endpoint {
 		e.IpConfigurations = append(e.IpConfigurations, hnslb.IPConfig{IpAddress: a.addr.Addr().String(), PrefixLength: uint8(a.addr.Bits())})
 		e.Routes = append(e.Routes, hnslb.Route{NextHop: a.gateway.String(), DestinationPrefix: defaultRoute(a.addr.Addr()).String()})
 	}
-	e.Policies = mergePolicies(n.configPolicies, n.ownPolicies(s))
+	e.Policies = n.endpointPolicies(s)
 	return e
 }
 
-// ownPolicies are the policies hnscni adds: OutBoundNAT with the in-cluster
-// exceptions, SDNRoute to each service CIDR, ProviderAddress on overlay,
-// loopback DSR, and host port mappings (doubled with the IPv6 flag for a
-// dual-stack pod), with ACLs for them under allowAclPortMapping.
-func (n *NetConf) ownPolicies(s endpointSpec) []hnslb.EndpointPolicy {
-	var out []hnslb.EndpointPolicy
-	exceptions := n.natExceptionList(s)
+// ownPolicies are the policies hnscni adds, each kind on its own:
+// OutBoundNAT with the exceptions of hnscni's own fields, SDNRoute to each
+// service CIDR, ProviderAddress on overlay, loopback DSR, and host port
+// mappings (doubled with the IPv6 flag for a dual-stack pod), with ACLs
+// for them under allowAclPortMapping.
+type ownPolicies struct {
+	nat, routes, providerAddress, loopbackDSR, portMappings []hnslb.EndpointPolicy
+}
+
+// endpointPolicies is the endpoint's policy list: the configuration's,
+// then hnscni's own. For a win-* configuration they come in the order
+// win-bridge and win-overlay append theirs (containernetworking/plugins
+// pkg/hns NetConf.Apply*Policy, called from each plugin's ADD), with
+// ipMasq/ipMasqNetwork as their own OutBoundNAT (masqException), so the
+// endpoint carries the list the reference plugin would give it:
+//   - win-bridge: ipMasqNetwork, port mappings, loopback DSR;
+//   - win-overlay, apiVersion 2: loopback DSR, ProviderAddress, ipMasq;
+//   - win-overlay, HNS v1: ProviderAddress, ipMasq, loopback DSR.
+//
+// hnscni's own exceptions and service routes (fields the reference plugins
+// lack) come first.
+func (n *NetConf) endpointPolicies(s endpointSpec) []hnslb.EndpointPolicy {
+	o := n.ownPolicies(s)
+	head := slices.Concat(o.nat, o.routes)
+	if n.family != familyWin {
+		return mergePolicies(n.configPolicies, slices.Concat(head, o.providerAddress, o.loopbackDSR, o.portMappings))
+	}
+	var masq string
+	switch {
+	case !n.overlay() && n.IPMasqNetwork != "":
+		masq = n.IPMasqNetwork
+	case n.overlay() && n.IPMasq && s.nodeSubnet.IsValid():
+		masq = s.nodeSubnet.String()
+	}
+	var before, after []hnslb.EndpointPolicy
+	switch {
+	case !n.overlay():
+		after = slices.Concat(o.portMappings, o.loopbackDSR)
+	case n.APIVersion == 2:
+		before, after = slices.Concat(o.loopbackDSR, o.providerAddress), o.portMappings
+	default:
+		before, after = o.providerAddress, slices.Concat(o.loopbackDSR, o.portMappings)
+	}
+	out := mergePolicies(n.configPolicies, slices.Concat(head, before))
+	return mergePolicies(masqException(out, masq), after)
+}
+
+func (n *NetConf) ownPolicies(s endpointSpec) ownPolicies {
+	var o ownPolicies
+	exceptions := n.natExceptionList()
 	_, v4 := s.v4()
 	// Pods leave the node as the node's IPv4 address, except towards the
 	// cluster. IPv6 is not translated: a dual-stack cluster's IPv6 pod
@@ -89,26 +133,27 @@ func (n *NetConf) ownPolicies(s endpointSpec) []hnslb.EndpointPolicy {
 	// configuration says itself whether it wants NAT, so hnscni adds one
 	// there only for exceptions of its own fields.
 	if (v4 || len(s.addrs) == 0) && (n.family == familyNative || len(exceptions) > 0) {
-		out = append(out, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT,
+		o.nat = append(o.nat, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT,
 			hnslb.OutboundNatPolicySetting{Exceptions: exceptions}))
 	}
 	for _, svc := range n.serviceCIDRs {
 		// Both reference samples (win-bridge with flannel, win-overlay) ask
 		// for encapsulation so service traffic goes through VFP's load balancers.
-		out = append(out, hnslb.NewEndpointPolicy(hnslb.EndpointPolicySDNRoute,
+		o.routes = append(o.routes, hnslb.NewEndpointPolicy(hnslb.EndpointPolicySDNRoute,
 			hnslb.SDNRoutePolicySetting{DestinationPrefix: svc.String(), NeedEncap: true}))
 	}
 	if s.providerAddress.IsValid() {
-		out = append(out, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress,
+		o.providerAddress = append(o.providerAddress, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress,
 			hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: s.providerAddress.String()}))
 	}
 	if ip, ok := s.v4(); ok && s.loopbackDSR {
 		// The reference plugins express loopback DSR as an OutBoundNAT policy
 		// whose only destination is the pod's own (IPv4) address.
-		out = append(out, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT,
+		o.loopbackDSR = append(o.loopbackDSR, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT,
 			hnslb.OutboundNatPolicySetting{Destinations: []string{ip.String()}}))
 	}
-	return append(out, n.portMappingPolicies(s)...)
+	o.portMappings = n.portMappingPolicies(s)
+	return o
 }
 
 // portMappingPolicies are the runtime's port mappings as HNS policies.
@@ -152,20 +197,12 @@ type aclSetting struct {
 	Priority   uint16
 }
 
-// natExceptionList is what OutBoundNAT leaves untranslated, IPv4 only and
-// without repeats: the cluster and service CIDRs, the extra exceptions,
-// and the reference fields' exceptions (win-bridge's ipMasqNetwork on
-// l2bridge; the node's pod subnet under win-overlay's ipMasq).
-func (n *NetConf) natExceptionList(s endpointSpec) []string {
-	all := append(append(append([]netip.Prefix(nil), n.clusterCIDRs...), n.serviceCIDRs...), n.natExceptions...)
-	if n.family != familySDN {
-		if p, err := netip.ParsePrefix(n.IPMasqNetwork); err == nil && !n.overlay() {
-			all = append(all, p.Masked())
-		}
-		if n.IPMasq && n.overlay() && s.nodeSubnet.IsValid() {
-			all = append(all, s.nodeSubnet)
-		}
-	}
+// natExceptionList is what hnscni's own OutBoundNAT leaves untranslated,
+// IPv4 only and without repeats: the cluster and service CIDRs and the
+// extra exceptions. (The reference fields' exceptions, ipMasq and
+// ipMasqNetwork, are their own OutBoundNAT: masqException.)
+func (n *NetConf) natExceptionList() []string {
+	all := slices.Concat(n.clusterCIDRs, n.serviceCIDRs, n.natExceptions)
 	var out []string
 	seen := map[netip.Prefix]bool{}
 	for _, p := range all {

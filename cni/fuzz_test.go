@@ -155,7 +155,7 @@ func checkParsedConfig(t *testing.T, stdin []byte) {
 			t.Fatalf("accepted port mapping %+v", pm)
 		}
 	}
-	for _, s := range n.natExceptionList(endpointSpec{}) {
+	for _, s := range n.natExceptionList() {
 		if _, err := netip.ParsePrefix(s); err != nil {
 			t.Fatalf("outbound NAT exception %q", s)
 		}

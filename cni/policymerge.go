@@ -49,6 +49,24 @@ func mergePolicies(config, own []hnslb.EndpointPolicy) []hnslb.EndpointPolicy {
 	return out
 }
 
+// masqException is win-bridge's ipMasqNetwork and win-overlay's ipMasq
+// applied as those plugins apply them (pkg/hns ApplyOutboundNatPolicy):
+// nothing if some OutBoundNAT already lists the CIDR as an exception, else
+// a further OutBoundNAT with that one exception at the end of the list.
+func masqException(list []hnslb.EndpointPolicy, cidr string) []hnslb.EndpointPolicy {
+	if cidr == "" {
+		return list
+	}
+	for _, p := range list {
+		var s hnslb.OutboundNatPolicySetting
+		if p.Type == hnslb.EndpointPolicyOutBoundNAT && hnslb.DecodeSettings(p.Settings, &s) == nil &&
+			slices.ContainsFunc(s.Exceptions, func(e string) bool { return sameCIDR(e, cidr) }) {
+			return list
+		}
+	}
+	return append(list, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT, hnslb.OutboundNatPolicySetting{Exceptions: []string{cidr}}))
+}
+
 // isExceptionNAT reports an OutBoundNAT that is not a loopback DSR one.
 func isExceptionNAT(p hnslb.EndpointPolicy) bool {
 	if p.Type != hnslb.EndpointPolicyOutBoundNAT {

@@ -86,10 +86,10 @@ var referenceCases = []referenceCase{
 		nodeArgs: []string{"--network-type", "overlay", "--subnet", "192.168.2.0/24", "--provider-address", "172.16.0.2"},
 		gateway:  "192.168.2.1",
 		policies: []hnslb.EndpointPolicy{
-			// ipMasq exempts the node's subnet (win-overlay adds a second
-			// OutBoundNAT for it; hnscni keeps one exception set).
-			natPolicy("192.168.0.0/16", "11.0.0.0/8", "192.168.2.0/24"),
-			routePolicy("11.0.0.0/8"), paPolicy("172.16.0.2"),
+			natPolicy("192.168.0.0/16", "11.0.0.0/8"), routePolicy("11.0.0.0/8"),
+			// win-overlay (HNS v1) appends the network's PA, then for ipMasq
+			// a second OutBoundNAT exempting the node's subnet.
+			paPolicy("172.16.0.2"), natPolicy("192.168.2.0/24"),
 		},
 		dns: []string{"11.0.0.10"},
 	},

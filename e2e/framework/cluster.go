@@ -45,6 +45,16 @@ type ClusterSpec struct {
 	// environment in place of the rig's (ProxyRig.Args): a kube-proxy
 	// manifest's own arguments, say, or flags that differ by node.
 	ProxyLaunch func(rig ProxyRig) (args, env []string, err error)
+	// ProxyConfig, if set, runs each hnsproxy with --config: the
+	// KubeProxyConfiguration it returns, given what the test rig must set
+	// per node (its loopback health and metrics addresses, its kubeconfig;
+	// a real node's file has none of these per node). kube-proxy's own
+	// flags are then left out (--config ignores them), hnsproxy's kept.
+	ProxyConfig func(node NodeSpec, healthzAddr, metricsAddr, kubeconfig string) ([]byte, error)
+	// SourceVIPFromIPAM leaves --source-vip out on overlay: each hnsproxy
+	// reserves its own through the node's CNI IPAM (--cni-conf-dir, where
+	// the node's hnscni configuration is written).
+	SourceVIPFromIPAM bool
 	// PrepareStateDir, if set, is called with each node's state directory
 	// (where --state-file lives) before its hnsproxy first starts: the soak
 	// mounts a small file system there to fill it.
@@ -293,6 +303,9 @@ func (c *Cluster) startNode(ctx context.Context, binDir string, spec NodeSpec) (
 	if err != nil {
 		return n, err
 	}
+	if err := writeCNIConfig(n.dir, conf); err != nil {
+		return n, err
+	}
 	if n.net, err = newPodNetwork(binDir, cacheDir, conf); err != nil {
 		return n, err
 	}
@@ -305,7 +318,11 @@ func (c *Cluster) startNode(ctx context.Context, binDir string, spec NodeSpec) (
 		}
 	}
 	n.Proxy, err = newProxy(filepath.Join(binDir, HNSProxyBin), n.dir, spec, func(healthz, metrics int) ([]string, []string, error) {
-		args := proxyArgs(c.Spec, spec, c.Identity.Kubeconfig, n.Sim.Socket, n.dir, healthz, metrics)
+		args, err := proxyArgs(c.Spec, spec, c.Identity.Kubeconfig, n.Sim.Socket, n.dir, healthz, metrics)
+		if err != nil {
+			return nil, nil, err
+		}
+		args = append(args, "--cni-conf-dir="+cniConfDir(n.dir), "--cni-bin-dir="+binDir)
 		if c.Spec.ProxyLaunch == nil {
 			return args, nil, nil
 		}

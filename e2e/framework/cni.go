@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"os"
 	"path/filepath"
 
 	"github.com/containernetworking/cni/libcni"
@@ -128,7 +129,28 @@ func nthAddr(p netip.Prefix, n int) netip.Addr {
 	return a
 }
 
+// cniConfDir is the node's CNI configuration directory (C:\etc\cni\net.d
+// on a Windows node), where hnsproxy finds the IPAM its source VIP comes from.
+func cniConfDir(nodeDir string) string { return filepath.Join(nodeDir, "cni-conf") }
+
+// writeCNIConfig writes the node's CNI configuration list there, as a
+// provisioning script does.
+func writeCNIConfig(nodeDir string, conf []byte) error {
+	if err := os.MkdirAll(cniConfDir(nodeDir), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(cniConfDir(nodeDir), "10-hnscni.conflist"), conf, 0o644)
+}
+
 // cniDirs are the folders hnscni's runtime uses under a node folder.
 func cniDirs(nodeDir string) (cache, ipam string) {
 	return filepath.Join(nodeDir, "cni-cache"), filepath.Join(nodeDir, "ipam")
+}
+
+// IPAMHolds reports whether the node's host-local store holds ip (for any
+// attachment) in the CNI network "pods".
+func (n *Node) IPAMHolds(ip netip.Addr) bool {
+	_, ipam := cniDirs(n.dir)
+	_, err := os.Stat(filepath.Join(ipam, "pods", ip.String()))
+	return err == nil
 }

@@ -69,8 +69,27 @@ func proxyStateFile(nodeDir string) string {
 // StateDir is the directory of the proxy's --state-file.
 func (n *Node) StateDir() string { return stateDir(n.dir) }
 
-// proxyArgs are the kube-proxy-compatible flags a node's hnsproxy runs with.
-func proxyArgs(spec ClusterSpec, node NodeSpec, kubeconfig, socket, dir string, healthz, metrics int) []string {
+// proxyArgs are the kube-proxy-compatible flags a node's hnsproxy runs
+// with, or with ClusterSpec.ProxyConfig its --config file and hnsproxy's own flags.
+func proxyArgs(spec ClusterSpec, node NodeSpec, kubeconfig, socket, dir string, healthz, metrics int) ([]string, error) {
+	if spec.ProxyConfig != nil {
+		conf, err := spec.ProxyConfig(node, fmt.Sprintf("127.0.0.1:%d", healthz), fmt.Sprintf("127.0.0.1:%d", metrics), kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		file := filepath.Join(dir, "config.conf")
+		if err := os.WriteFile(file, conf, 0o600); err != nil {
+			return nil, err
+		}
+		return append([]string{
+			"--config=" + file,
+			"--hostname-override=" + node.Name,
+			"--hns-endpoint=unix://" + socket,
+			"--state-file=" + proxyStateFile(dir),
+			"--drift-repair-period=" + spec.driftRepairPeriod().String(),
+			"--v=2",
+		}, spec.ProxyArgs...), nil
+	}
 	args := []string{
 		"--kubeconfig=" + kubeconfig,
 		"--hostname-override=" + node.Name,
@@ -86,10 +105,10 @@ func proxyArgs(spec ClusterSpec, node NodeSpec, kubeconfig, socket, dir string, 
 		"--drift-repair-period=" + spec.driftRepairPeriod().String(),
 		"--v=2",
 	}
-	if spec.NetworkType == NetworkOverlay {
+	if spec.NetworkType == NetworkOverlay && !spec.SourceVIPFromIPAM {
 		args = append(args, "--source-vip="+node.sourceVIP().String())
 	}
-	return append(args, spec.ProxyArgs...)
+	return append(args, spec.ProxyArgs...), nil
 }
 
 // ProxyRig is what the rig set up for one node's hnsproxy, for a

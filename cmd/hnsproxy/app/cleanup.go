@@ -6,13 +6,16 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/sourcevip"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 // runCleanup is --cleanup: it deletes the HNS objects hnsproxy owns on this
-// node (reconciler.Cleanup: what --state-file records, never another's) and
-// returns. It needs no API server and no HNS network. hns, if not nil,
+// node (reconciler.Cleanup: what --state-file records, never another's),
+// then gives a source VIP it reserved back to the CNI IPAM (only once the
+// endpoint carrying it is gone, so no pod can get an address still in
+// use), and returns. It needs no API server and no HNS network. hns, if not nil,
 // replaces the client cfg selects.
 func runCleanup(ctx context.Context, cfg *options.Config, hns hnslb.Client) error {
 	logger := klog.FromContext(ctx)
@@ -26,5 +29,12 @@ func runCleanup(ctx context.Context, cfg *options.Config, hns hnslb.Client) erro
 	res, err := reconciler.Cleanup(ctx, hns, reconciler.Options{StateFile: cfg.StateFile, Logger: logger})
 	logger.Info("Cleanup finished", "deletedLoadBalancers", res.DeletedLoadBalancers,
 		"deletedEndpoints", res.DeletedEndpoints, "left", len(res.Failed), "stateFileRemoved", res.StateRemoved)
+	if err != nil {
+		return err
+	}
+	vip, err := sourcevip.Release(ctx, sourcevip.RecordFile(cfg.StateFile), cfg.CNI.BinDir)
+	if vip.IsValid() {
+		logger.Info("Released the source VIP to the CNI IPAM", "address", vip)
+	}
 	return err
 }

@@ -158,6 +158,9 @@ func connectHNS(ctx context.Context, cfg *options.Config, deps *Deps, raw hnslb.
 	if err != nil {
 		return err
 	}
+	if err := ensureSourceVIP(ctx, cfg, deps.Network); err != nil {
+		return err
+	}
 	deps.Capabilities, err = checkCapabilities(ctx, deps.HNS, cfg, deps.Network, deps.Events.FeatureUnavailable)
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/sourcevip"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
@@ -55,7 +56,12 @@ func Desired(ctx context.Context, cfg *options.Config, hns hnslb.Reader, network
 	if ip, err := netip.ParseAddr(cfg.BindAddress); err == nil && !ip.IsUnspecified() {
 		c.NodeIPs = map[intent.IPFamily]netip.Addr{intent.FamilyOf(ip): ip}
 	}
-	if vip, err := netip.ParseAddr(cfg.Winkernel.SourceVIP); err == nil {
+	vip, err := netip.ParseAddr(cfg.Winkernel.SourceVIP)
+	if err != nil && network.Type == hnslb.NetworkTypeOverlay {
+		// None configured: the one the daemon reserved (package sourcevip).
+		vip, err = sourcevip.Recorded(sourcevip.RecordFile(cfg.StateFile))
+	}
+	if err == nil && vip.IsValid() {
 		c.SourceVIP = map[intent.IPFamily]netip.Addr{intent.FamilyOf(vip): vip}
 	}
 	if gw, err := hns.GetEndpointByName(ctx, cfg.Winkernel.RootHNSEndpointName); err == nil {

@@ -93,6 +93,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		},
 		DriftRepairPeriod:     o.driftRepairPeriod,
 		StateFile:             o.stateFile,
+		CNI:                   CNI{ConfDir: o.cniConfDir, BinDir: o.cniBinDir},
 		Takeover:              o.takeover,
 		RefuseNodeExternalIPs: o.refuseNodeExtIPs,
 		DebugEndpoint:         o.enableDebugEndpoint || isLoopbackAddress(kp.MetricsBindAddress),
@@ -107,6 +108,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 	if !changed(fs, "hns-endpoint") {
 		cfg.HNS.Endpoint = o.getenv("HNS_ENDPOINT")
 	}
+<<<<<<< HEAD
 	if cfg.Kubeconfig, err = ResolveInputPath(cfg.Kubeconfig, o.getenv, FileExists); err != nil {
 		return nil, warnings, err
 	}
@@ -115,6 +117,12 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 	}
 	if cfg.ConfigFile, err = ResolveInputPath(cfg.ConfigFile, o.getenv, FileExists); err != nil {
 		return nil, warnings, err
+=======
+	for _, path := range []*string{&cfg.Kubeconfig, &cfg.StateFile, &cfg.CNI.ConfDir, &cfg.CNI.BinDir} {
+		if *path, err = ExpandSandboxPath(*path, o.getenv); err != nil {
+			return nil, warnings, err
+		}
+>>>>>>> cni
 	}
 	if err := Validate(cfg); err != nil {
 		return nil, warnings, err

@@ -60,6 +60,10 @@ type Config struct {
 	DriftRepairPeriod time.Duration
 	// StateFile records the IDs of the HNS objects hnsproxy created.
 	StateFile string
+	// CNI is where the node's CNI configuration and plugins are: on overlay
+	// without a source VIP, one is reserved through the IPAM the
+	// configuration names (package sourcevip).
+	CNI CNI
 	// Takeover is --takeover: a new token makes one start take over foreign
 	// load balancers on desired frontends (reconciler.Options.Takeover).
 	Takeover string
@@ -97,6 +101,12 @@ type Winkernel struct {
 	RootHNSEndpointName string
 	// ForwardHealthCheckVIP forwards the service VIP for the health-check node port.
 	ForwardHealthCheckVIP bool
+}
+
+// CNI is the node's CNI directories (containerd's conf_dir and bin_dir).
+type CNI struct {
+	ConfDir string
+	BinDir  string
 }
 
 // HNS is how hnsproxy reaches HNS.

@@ -35,6 +35,23 @@ func DefaultStateFile() string {
 	return "/var/lib/hnsproxy/state.json"
 }
 
+// DefaultCNIConfDir and DefaultCNIBinDir are where Windows node set-ups
+// (kubeadm's Windows guide, sig-windows-tools) put the CNI configuration
+// and plugins, and the Linux convention elsewhere.
+func DefaultCNIConfDir() string {
+	if runtime.GOOS == "windows" {
+		return `C:\etc\cni\net.d`
+	}
+	return "/etc/cni/net.d"
+}
+
+func DefaultCNIBinDir() string {
+	if runtime.GOOS == "windows" {
+		return `C:\opt\cni\bin`
+	}
+	return "/opt/cni/bin"
+}
+
 // SetDefaults fills a KubeProxyConfiguration the way kube-proxy 1.36's
 // v1alpha1 defaulting does (pkg/proxy/apis/config/v1alpha1/defaults.go).
 func SetDefaults(c *v1alpha1.KubeProxyConfiguration) {

@@ -57,6 +57,8 @@ type Options struct {
 	hnsModifyLB         string
 	driftRepairPeriod   time.Duration
 	stateFile           string
+	cniConfDir          string
+	cniBinDir           string
 	takeover            string
 	refuseNodeExtIPs    bool
 	enableDebugEndpoint bool
@@ -82,6 +84,8 @@ func NewOptions() *Options {
 		hnsModifyLB:        string(reconciler.ModifyAuto),
 		driftRepairPeriod:  DefaultDriftRepairPeriod,
 		stateFile:          DefaultStateFile(),
+		cniConfDir:         DefaultCNIConfDir(),
+		cniBinDir:          DefaultCNIBinDir(),
 		getenv:             osGetenv,
 		hostname:           osHostname,
 	}
@@ -140,6 +144,8 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.hnsModifyLB, "hns-modify-load-balancer", o.hnsModifyLB, "How a load balancer update is made: \"auto\" modifies it in place where the HNS version can (15.5 and later) and switches to delete + create for the rest of the process the first time HNS shows it cannot; \"enabled\" always tries modify first (falling back to delete + create when it fails; on HNS 15.4 each modify is read back); \"disabled\" always deletes and creates. kube-proxy has no such setting.")
 	fs.DurationVar(&o.driftRepairPeriod, "drift-repair-period", o.driftRepairPeriod, "How often to list HNS and repair load balancers and endpoints changed behind hnsproxy's back. 0 disables.")
 	fs.StringVar(&o.stateFile, "state-file", o.stateFile, "Where hnsproxy records the IDs of the HNS objects it created, so that a restart adopts them and never deletes others'.")
+	fs.StringVar(&o.cniConfDir, "cni-conf-dir", o.cniConfDir, "The node's CNI configuration directory. On an overlay network with no source VIP configured, hnsproxy reserves one through the IPAM plugin the node's CNI configuration names (the same every restart; --cleanup releases it).")
+	fs.StringVar(&o.cniBinDir, "cni-bin-dir", o.cniBinDir, "The node's CNI plugin directory, where that IPAM plugin is.")
 	fs.StringVar(&o.takeover, "takeover", o.takeover, "A token; when it differs from the one the state file recorded, this start takes over the node once: HNS load balancers hnsproxy does not own on frontends it wants (the previous proxy's) are adopted or replaced, whatever chose the frontend. A start without a state file always takes over. Otherwise a foreign load balancer on an external or ingress IP is reported, never deleted.")
 	fs.BoolVar(&o.refuseNodeExtIPs, "refuse-node-external-ips", o.refuseNodeExtIPs, "Refuse Service external IPs equal to this node's address (a namespace user could otherwise take the node's traffic on those ports); kube-proxy allows them, so the default does too.")
 	fs.BoolVar(&o.enableDebugEndpoint, "enable-debug-endpoint", o.enableDebugEndpoint, "Serve /debug/hns (desired and realized HNS objects per Service port) on the metrics server even when it listens beyond loopback. On a loopback metrics address it is always served.")

@@ -1,0 +1,221 @@
+package sourcevip
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/netip"
+	"os"
+	"path/filepath"
+
+	"github.com/containernetworking/cni/pkg/invoke"
+	"github.com/containernetworking/cni/pkg/types"
+	current "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/cni/pkg/version"
+	"k8s.io/klog/v2"
+)
+
+// The attachment hnsproxy's reservation is made for, in the IPAM's store:
+// a container ID no runtime gives a pod (kube-proxy's start scripts use
+// "dummy" the same way).
+const (
+	ContainerID = "hnsproxy-source-vip"
+	IfName      = "sourcevip"
+)
+
+// Options say where the node's CNI files are and which network needs a VIP.
+type Options struct {
+	// ConfDir and BinDir are the node's CNI configuration and plugin
+	// directories (containerd's conf_dir and bin_dir).
+	ConfDir, BinDir string
+	// Network is the HNS network's name; Subnet its pod subnet.
+	Network string
+	Subnet  netip.Prefix
+	// Record is the reservation record's path (RecordFile).
+	Record string
+}
+
+// record is what the reservation record file holds.
+type record struct {
+	Address netip.Addr      `json:"address"`
+	Type    string          `json:"ipamType"`
+	Conf    json.RawMessage `json:"conf"`
+	Result  json.RawMessage `json:"result"`
+	Source  string          `json:"source"`
+}
+
+// RecordFile is the reservation record beside hnsproxy's state file.
+func RecordFile(stateFile string) string {
+	return filepath.Join(filepath.Dir(stateFile), "source-vip.json")
+}
+
+// Reserve returns the node's source VIP: the recorded one if the IPAM
+// still holds it for hnsproxy (IPAM CHECK, from CNI 0.4.0), else a new
+// reservation (IPAM ADD), recorded before it is used.
+func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
+	logger := klog.FromContext(ctx)
+	r, err := readRecord(o.Record)
+	switch {
+	case err == nil:
+		err = r.check(ctx, o.BinDir)
+		if err == nil {
+			logger.Info("Using the recorded source VIP", "address", r.Address, "ipam", r.Type, "record", o.Record)
+			return r.Address, nil
+		}
+		// The IPAM lost it (its store wiped): release what is left and reserve again.
+		logger.Info("Warning: the IPAM no longer holds the recorded source VIP; reserving again", "address", r.Address, "err", err)
+		_ = r.release(ctx, o.BinDir)
+	case !errors.Is(err, fs.ErrNotExist):
+		return netip.Addr{}, err
+	}
+	in, err := findIPAM(o.ConfDir, o.Network, o.Subnet)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	r = record{Type: in.Type, Conf: in.Conf, Source: in.Source}
+	res, err := r.add(ctx, o.BinDir)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("IPAM %s ADD (CNI configuration %s): %w", in.Type, in.Source, err)
+	}
+	if r.Address, err = firstIPv4(res); err == nil {
+		if r.Result, err = json.Marshal(res); err == nil {
+			err = writeRecord(o.Record, r)
+		}
+	}
+	if err != nil {
+		_ = r.release(ctx, o.BinDir)
+		return netip.Addr{}, err
+	}
+	logger.Info("Reserved the overlay source VIP through the node's CNI IPAM", "address", r.Address, "ipam", in.Type, "cniConfig", in.Source, "containerID", ContainerID)
+	return r.Address, nil
+}
+
+// Release gives a recorded reservation back to its IPAM (IPAM DEL) and
+// removes the record; without a record there is nothing to release.
+func Release(ctx context.Context, recordFile, binDir string) (netip.Addr, error) {
+	r, err := readRecord(recordFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return netip.Addr{}, nil
+	}
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	if err := r.release(ctx, binDir); err != nil {
+		return netip.Addr{}, fmt.Errorf("releasing the source VIP %s (IPAM %s DEL): %w", r.Address, r.Type, err)
+	}
+	if err := os.Remove(recordFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return netip.Addr{}, err
+	}
+	return r.Address, nil
+}
+
+// Recorded is the source VIP the record holds, zero without a record. It
+// only reads (hnsproxy-diag computes what the daemon programs with it).
+func Recorded(recordFile string) (netip.Addr, error) {
+	r, err := readRecord(recordFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return netip.Addr{}, nil
+	}
+	return r.Address, err
+}
+
+// check asks the IPAM whether it still holds the reservation. IPAM CHECK
+// exists from CNI 0.4.0; an older configuration's record is trusted.
+func (r record) check(ctx context.Context, binDir string) error {
+	var probe struct {
+		CNIVersion string `json:"cniVersion"`
+	}
+	_ = json.Unmarshal(r.Conf, &probe)
+	if ok, err := version.GreaterThanOrEqualTo(probe.CNIVersion, "0.4.0"); err != nil || !ok {
+		return nil
+	}
+	var conf map[string]any
+	if err := json.Unmarshal(r.Conf, &conf); err != nil {
+		return err
+	}
+	var prev any
+	if err := json.Unmarshal(r.Result, &prev); err != nil {
+		return err
+	}
+	conf["prevResult"] = prev
+	raw, err := json.Marshal(conf)
+	if err != nil {
+		return err
+	}
+	return r.run(ctx, "CHECK", binDir, raw)
+}
+
+func (r record) release(ctx context.Context, binDir string) error {
+	return r.run(ctx, "DEL", binDir, r.Conf)
+}
+
+func (r record) add(ctx context.Context, binDir string) (types.Result, error) {
+	path, args, err := r.invocation("ADD", binDir)
+	if err != nil {
+		return nil, err
+	}
+	return invoke.ExecPluginWithResult(ctx, path, r.Conf, args, nil)
+}
+
+func (r record) run(ctx context.Context, command, binDir string, stdin []byte) error {
+	path, args, err := r.invocation(command, binDir)
+	if err != nil {
+		return err
+	}
+	return invoke.ExecPluginWithoutResult(ctx, path, stdin, args, nil)
+}
+
+// invocation is the IPAM plugin and its arguments, as a runtime would run
+// it for hnsproxy's attachment (host-local needs no network namespace).
+func (r record) invocation(command, binDir string) (string, *invoke.Args, error) {
+	path, err := invoke.FindInPath(r.Type, []string{binDir})
+	if err != nil {
+		return "", nil, err
+	}
+	return path, &invoke.Args{Command: command, ContainerID: ContainerID, NetNS: "none", IfName: IfName, Path: binDir}, nil
+}
+
+// firstIPv4 is the IPv4 address of an IPAM result (HNS overlay is IPv4 only).
+func firstIPv4(res types.Result) (netip.Addr, error) {
+	cur, err := current.NewResultFromResult(res)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("IPAM result: %w", err)
+	}
+	for _, ipc := range cur.IPs {
+		if v4 := ipc.Address.IP.To4(); v4 != nil {
+			a, _ := netip.AddrFromSlice(v4)
+			return a, nil
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("IPAM result %v has no IPv4 address", cur.IPs)
+}
+
+func readRecord(path string) (record, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return record{}, err
+	}
+	var r record
+	if err := json.Unmarshal(raw, &r); err != nil || !r.Address.IsValid() || r.Type == "" {
+		return record{}, fmt.Errorf("source VIP record %s is unreadable (%v): remove it, or release the address by hand", path, err)
+	}
+	return r, nil
+}
+
+// writeRecord writes the record atomically (a crash leaves the old file or the new one).
+func writeRecord(path string, r record) error {
+	raw, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

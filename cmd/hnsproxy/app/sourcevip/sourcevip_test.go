@@ -1,0 +1,216 @@
+package sourcevip
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/containernetworking/cni/pkg/invoke"
+	current "github.com/containernetworking/cni/pkg/types/100"
+
+	"github.com/hnsproxy/hnsproxy/internal/buildscript"
+)
+
+// binDir holds host-local, built once for all tests.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := buildscript.Tools("host-local")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "building host-local:", err)
+		os.Exit(1)
+	}
+	binDir = dir
+	os.Exit(m.Run())
+}
+
+var subnet = netip.MustParsePrefix("10.244.3.0/24")
+
+// node is a CNI configuration directory holding conf, and host-local's store.
+func node(t *testing.T, file, conf string) (Options, string) {
+	t.Helper()
+	confDir, store := t.TempDir(), t.TempDir()
+	conf = strings.ReplaceAll(conf, "STORE", store)
+	if err := os.WriteFile(filepath.Join(confDir, file), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return Options{ConfDir: confDir, BinDir: binDir, Network: "vxlan0", Subnet: subnet, Record: filepath.Join(t.TempDir(), "source-vip.json")}, store
+}
+
+// hnscniList is a node's hnscni configuration as the e2e framework and a
+// provisioning script write it.
+const hnscniList = `{"cniVersion": "1.1.0", "name": "pods", "plugins": [{"type": "hnscni", "mode": "overlay", "network": "vxlan0",
+	"ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.3.0/24", "rangeStart": "10.244.3.10"}]], "dataDir": "STORE"}}]}`
+
+// podAdd reserves a pod's address through the same IPAM as a runtime would.
+func podAdd(t *testing.T, o Options, containerID string) netip.Addr {
+	t.Helper()
+	in, err := findIPAM(o.ConfDir, o.Network, o.Subnet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := invoke.ExecPluginWithResult(context.Background(), filepath.Join(binDir, "host-local"), in.Conf,
+		&invoke.Args{Command: "ADD", ContainerID: containerID, NetNS: "ns", IfName: "eth0", Path: binDir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := current.NewResultFromResult(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := netip.AddrFromSlice(cur.IPs[0].Address.IP.To4())
+	return a
+}
+
+// held lists the addresses host-local's store holds for network "pods".
+func held(t *testing.T, store string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(store, "pods"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		if _, err := netip.ParseAddr(e.Name()); err == nil {
+			raw, _ := os.ReadFile(filepath.Join(store, "pods", e.Name()))
+			out[e.Name()] = strings.Fields(string(raw))[0]
+		}
+	}
+	return out
+}
+
+// TestReserveHoldsOneAddressAcrossRestarts: the source VIP comes from the
+// pods' own IPAM store (so no pod gets it), a second start (a restart)
+// gets the same address without a second reservation, and Release gives
+// it back and removes the record.
+func TestReserveHoldsOneAddressAcrossRestarts(t *testing.T) {
+	ctx := context.Background()
+	o, store := node(t, "10-hnscni.conflist", hnscniList)
+	pod1 := podAdd(t, o, "pod1")
+	vip, err := Reserve(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod2 := podAdd(t, o, "pod2")
+	if !subnet.Contains(vip) || vip == pod1 || vip == pod2 {
+		t.Errorf("source VIP %s, pods %s %s: want a distinct address of %s", vip, pod1, pod2, subnet)
+	}
+	if got := held(t, store)[vip.String()]; got != ContainerID {
+		t.Errorf("host-local holds %s for %q, want %q", vip, got, ContainerID)
+	}
+	again, err := Reserve(ctx, o)
+	if err != nil || again != vip {
+		t.Fatalf("second start: %s, %v; want %s", again, err, vip)
+	}
+	if n := len(held(t, store)); n != 3 {
+		t.Errorf("host-local holds %d addresses after a restart, want 3 (two pods, one VIP): %v", n, held(t, store))
+	}
+
+	if got, err := Recorded(o.Record); err != nil || got != vip {
+		t.Errorf("Recorded: %s, %v; want %s", got, err, vip)
+	}
+	released, err := Release(ctx, o.Record, binDir)
+	if err != nil || released != vip {
+		t.Fatalf("Release: %s, %v; want %s", released, err, vip)
+	}
+	if _, ok := held(t, store)[vip.String()]; ok {
+		t.Errorf("host-local still holds %s after Release", vip)
+	}
+	if _, err := os.Stat(o.Record); !os.IsNotExist(err) {
+		t.Errorf("record after Release: %v, want it removed", err)
+	}
+	if got, err := Recorded(o.Record); err != nil || got.IsValid() {
+		t.Errorf("Recorded after Release: %s, %v; want nothing", got, err)
+	}
+	if got, err := Release(ctx, o.Record, binDir); err != nil || got.IsValid() {
+		t.Errorf("Release without a record: %s, %v; want nothing to do", got, err)
+	}
+}
+
+// TestReserveAgainWhenIPAMLostIt: a record whose address the IPAM no longer
+// holds (its store wiped) is not trusted: CHECK fails, and a new
+// reservation is made and recorded.
+func TestReserveAgainWhenIPAMLostIt(t *testing.T) {
+	ctx := context.Background()
+	o, store := node(t, "10-hnscni.conflist", hnscniList)
+	if _, err := Reserve(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(store, "pods")); err != nil {
+		t.Fatal(err)
+	}
+	vip, err := Reserve(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := held(t, store)[vip.String()]; got != ContainerID {
+		t.Errorf("after the store was wiped: host-local holds %s for %q, want %q", vip, got, ContainerID)
+	}
+	r, err := readRecord(o.Record)
+	if err != nil || r.Address != vip {
+		t.Errorf("record %+v, %v; want %s", r, err, vip)
+	}
+}
+
+// TestFindIPAM: which configuration and IPAM input the reservation uses.
+func TestFindIPAM(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, conf string
+		want             map[string]any // the ipam section sent; nil: an error
+	}{
+		{"hnscni", "10-hnscni.conflist", hnscniList,
+			map[string]any{"type": "host-local", "ranges": []any{[]any{map[string]any{"subnet": "10.244.3.0/24", "rangeStart": "10.244.3.10"}}}, "dataDir": "STORE"}},
+		// Flannel's delegate gets host-local over the node's subnet and host-local's default store.
+		{"flannel", "10-flannel.conf", `{"cniVersion": "0.3.0", "name": "vxlan0", "type": "flannel", "delegate": {"type": "win-overlay"}}`,
+			map[string]any{"type": "host-local", "subnet": "10.244.3.0/24"}},
+		{"calico usePodCidr", "10-calico.conflist", `{"cniVersion": "0.3.1", "name": "vxlan0", "plugins": [{"type": "calico", "ipam": {"type": "host-local", "subnet": "usePodCidr"}}]}`,
+			map[string]any{"type": "host-local", "subnet": "10.244.3.0/24"}},
+		{"no ipam", "10-bridge.conf", `{"cniVersion": "0.3.0", "name": "vxlan0", "type": "win-overlay"}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, store := node(t, tc.file, tc.conf)
+			in, err := findIPAM(o.ConfDir, o.Network, o.Subnet)
+			if tc.want == nil {
+				if err == nil || !strings.Contains(err.Error(), "names no IPAM plugin") {
+					t.Errorf("err %v, want one saying there is no IPAM", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				Name string         `json:"name"`
+				IPAM map[string]any `json:"ipam"`
+			}
+			_ = json.Unmarshal(in.Conf, &got)
+			want, _ := json.Marshal(tc.want)
+			have, _ := json.Marshal(got.IPAM)
+			if strings.ReplaceAll(string(want), "STORE", store) != string(have) || in.Type != "host-local" {
+				t.Errorf("ipam %s (%s), want %s", have, in.Type, want)
+			}
+		})
+	}
+}
+
+// TestFindIPAMPrefersTheNetworksConfiguration: of several configurations
+// the one naming the HNS network is used, else the first (as containerd).
+func TestFindIPAMPrefersTheNetworksConfiguration(t *testing.T) {
+	o, _ := node(t, "20-vxlan0.conf", `{"cniVersion": "0.3.0", "name": "vxlan0", "type": "flannel"}`)
+	other := `{"cniVersion": "0.3.0", "name": "other", "type": "win-bridge", "ipam": {"type": "host-local", "subnet": "10.1.0.0/24"}}`
+	if err := os.WriteFile(filepath.Join(o.ConfDir, "10-other.conf"), []byte(other), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := findIPAM(o.ConfDir, "VXLAN0", subnet)
+	if err != nil || filepath.Base(in.Source) != "20-vxlan0.conf" {
+		t.Errorf("chose %s (%v), want 20-vxlan0.conf", in.Source, err)
+	}
+	if in, err := findIPAM(o.ConfDir, "cbr0", subnet); err != nil || filepath.Base(in.Source) != "10-other.conf" {
+		t.Errorf("no configuration names cbr0: chose %s (%v), want the first, 10-other.conf", in.Source, err)
+	}
+}
