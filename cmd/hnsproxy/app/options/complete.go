@@ -108,21 +108,16 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 	if !changed(fs, "hns-endpoint") {
 		cfg.HNS.Endpoint = o.getenv("HNS_ENDPOINT")
 	}
-<<<<<<< HEAD
 	if cfg.Kubeconfig, err = ResolveInputPath(cfg.Kubeconfig, o.getenv, FileExists); err != nil {
-		return nil, warnings, err
-	}
-	if cfg.StateFile, err = ExpandSandboxPath(cfg.StateFile, o.getenv); err != nil {
 		return nil, warnings, err
 	}
 	if cfg.ConfigFile, err = ResolveInputPath(cfg.ConfigFile, o.getenv, FileExists); err != nil {
 		return nil, warnings, err
-=======
-	for _, path := range []*string{&cfg.Kubeconfig, &cfg.StateFile, &cfg.CNI.ConfDir, &cfg.CNI.BinDir} {
+	}
+	for _, path := range []*string{&cfg.StateFile, &cfg.CNI.ConfDir, &cfg.CNI.BinDir} {
 		if *path, err = ExpandSandboxPath(*path, o.getenv); err != nil {
 			return nil, warnings, err
 		}
->>>>>>> cni
 	}
 	if err := Validate(cfg); err != nil {
 		return nil, warnings, err
