@@ -318,29 +318,6 @@ func (r *Reconciler) NextRetry() (time.Time, bool) {
 	return next, !next.IsZero()
 }
 
-// Statuses reports every load balancer's status, sorted by key.
-func (r *Reconciler) Statuses() []Status {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.statusesLocked()
-}
-
-func (r *Reconciler) statusesLocked() []Status {
-	out := make([]Status, 0, len(r.lbs))
-	for _, e := range r.lbs {
-		s := e.status()
-		s.MissingBackends = slices.Clone(s.MissingBackends)
-		if s.Desired != nil {
-			d := *s.Desired
-			d.Backends = slices.Clone(d.Backends)
-			s.Desired = &d
-		}
-		out = append(out, s)
-	}
-	slices.SortFunc(out, func(a, b Status) int { return intent.CompareLBKeys(a.Key, b.Key) })
-	return out
-}
-
 // status is e's status; it shares e's desired load balancer and missing
 // backends, which are replaced, never changed in place.
 func (e *lbEntry) status() Status {
@@ -358,22 +335,6 @@ func (e *lbEntry) status() Status {
 		s.Owner = e.desired.Owner
 	}
 	return s
-}
-
-// EndpointStatuses reports every tracked remote endpoint's status, sorted by IP.
-func (r *Reconciler) EndpointStatuses() []EndpointStatus {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.endpointStatusesLocked()
-}
-
-func (r *Reconciler) endpointStatusesLocked() []EndpointStatus {
-	out := make([]EndpointStatus, 0, len(r.eps))
-	for _, ep := range r.eps {
-		out = append(out, r.endpointStatusOf(ep))
-	}
-	slices.SortFunc(out, func(a, b EndpointStatus) int { return intent.CompareIPs(a.Endpoint.IP, b.Endpoint.IP) })
-	return out
 }
 
 func (r *Reconciler) endpointStatusOf(ep *remoteEP) EndpointStatus {
