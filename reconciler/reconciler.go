@@ -336,58 +336,36 @@ func (r *Reconciler) NextRetry() (time.Time, bool) {
 	return next, !next.IsZero()
 }
 
-// Statuses reports every load balancer's status, sorted by key.
-func (r *Reconciler) Statuses() []Status {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.statusesLocked()
-}
-
-func (r *Reconciler) statusesLocked() []Status {
-	out := make([]Status, 0, len(r.lbs))
-	for _, e := range r.lbs {
-		s := Status{
-			Key:             e.key,
-			RealizedID:      e.realizedID,
-			State:           e.st.state,
-			LastError:       e.st.errString(),
-			Attempts:        e.st.attempts,
-			NextRetry:       e.st.nextRetry,
-			MissingBackends: slices.Clone(e.missing),
-		}
-		if e.desired != nil {
-			d := *e.desired
-			d.Backends = slices.Clone(d.Backends)
-			s.Desired, s.Owner = &d, d.Owner
-		}
-		out = append(out, s)
+// status is e's status; it shares e's desired load balancer and missing
+// backends, which are replaced, never changed in place.
+func (e *lbEntry) status() Status {
+	s := Status{
+		Key:             e.key,
+		Desired:         e.desired,
+		RealizedID:      e.realizedID,
+		State:           e.st.state,
+		LastError:       e.st.errString(),
+		Attempts:        e.st.attempts,
+		NextRetry:       e.st.nextRetry,
+		MissingBackends: e.missing,
 	}
-	slices.SortFunc(out, func(a, b Status) int { return intent.CompareLBKeys(a.Key, b.Key) })
-	return out
-}
-
-// EndpointStatuses reports every tracked remote endpoint's status, sorted by IP.
-func (r *Reconciler) EndpointStatuses() []EndpointStatus {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.endpointStatusesLocked()
-}
-
-func (r *Reconciler) endpointStatusesLocked() []EndpointStatus {
-	out := make([]EndpointStatus, 0, len(r.eps))
-	for _, ep := range r.eps {
-		out = append(out, EndpointStatus{
-			Endpoint: ep.spec, Desired: ep.desired(), RealizedUsers: len(r.refs[ep.id]),
-			RealizedID: ep.id, State: ep.st.state, LastError: ep.st.errString(),
-			Attempts: ep.st.attempts, NextRetry: ep.st.nextRetry,
-		})
+	if e.desired != nil {
+		s.Owner = e.desired.Owner
 	}
-	slices.SortFunc(out, func(a, b EndpointStatus) int { return intent.CompareIPs(a.Endpoint.IP, b.Endpoint.IP) })
-	return out
+	return s
+}
+
+func (r *Reconciler) endpointStatusOf(ep *remoteEP) EndpointStatus {
+	return EndpointStatus{
+		Endpoint: ep.spec, Desired: ep.desired(), RealizedUsers: len(r.refs[ep.id]),
+		RealizedID: ep.id, State: ep.st.state, LastError: ep.st.errString(),
+		Attempts: ep.st.attempts, NextRetry: ep.st.nextRetry,
+	}
 }
 
 func (r *Reconciler) markLB(e *lbEntry) {
 	r.dirtyLBs[e.key] = struct{}{}
+	r.published.changed.lb(e.key)
 	if e.st.state == StateDone {
 		e.st.state = StatePending
 	}
@@ -395,6 +373,7 @@ func (r *Reconciler) markLB(e *lbEntry) {
 
 func (r *Reconciler) markEP(ip string) {
 	r.dirtyEPs[ip] = struct{}{}
+	r.published.changed.ep(ip)
 	if ep := r.eps[ip]; ep != nil && ep.st.state == StateDone {
 		ep.st.state = StatePending
 	}
@@ -410,7 +389,9 @@ func (r *Reconciler) setRealized(e *lbEntry, id string, doc, echo *hnslb.LoadBal
 		r.dropRefs(e) // modified in place: same ID, same ownership
 	}
 	e.realizedID, e.realized, e.uncertain = id, doc, nil
+	r.published.changed.lb(e.key)
 	for _, epID := range doc.HostComputeEndpoints {
+		r.published.changed.epID(epID)
 		m := r.refs[epID]
 		if m == nil {
 			m = map[intent.LBKey]struct{}{}
@@ -429,6 +410,7 @@ func (r *Reconciler) clearRealized(e *lbEntry) {
 	r.dropRefs(e)
 	r.disown(recordLoadBalancer, e.realizedID)
 	e.realizedID, e.realized = "", nil
+	r.published.changed.lb(e.key)
 }
 
 // dropRefs removes e's realized load balancer from the endpoint references.
@@ -437,6 +419,7 @@ func (r *Reconciler) dropRefs(e *lbEntry) {
 		return
 	}
 	for _, epID := range e.realized.HostComputeEndpoints {
+		r.published.changed.epID(epID)
 		if m := r.refs[epID]; m != nil {
 			delete(m, e.key)
 			if len(m) == 0 {

@@ -44,8 +44,8 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	lbs, eps, err := r.listForRepair(ctx)
 
 	r.mu.Lock()
-	defer r.publish() // runs after the unlock below: it takes the lock itself
 	defer r.mu.Unlock()
+	defer r.flushStatusLocked()
 	changed := r.listing
 	r.listing = nil
 	if err != nil {

@@ -1,8 +1,12 @@
 package reconciler
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"testing"
 
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -18,8 +22,7 @@ func keysDone(s *StatusSnapshot) []string {
 }
 
 // An idle reconciler's snapshot is its current status; while a Sync holds
-// the lock a reader gets the last snapshot at once, and that Sync publishes
-// a fresh one when it ends; a Sync nobody asked about builds none.
+// the lock a reader gets, at once, the status at the end of the last Sync.
 func TestStatusSnapshotNeverWaitsAndStaysCurrent(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
 	e.local("10.244.1.10")
@@ -43,26 +46,24 @@ func TestStatusSnapshotNeverWaitsAndStaysCurrent(t *testing.T) {
 		t.Fatalf("after Sync: done %v (%+v), want [%s] realized", got, s.LoadBalancers, first.Key)
 	}
 
-	// A Sync nobody asked about builds no snapshot (it walks every object).
+	// A reader that meets a Sync in progress (the lock held) gets the
+	// status the last Sync ended with, without waiting.
 	second := lb("10.96.0.2", 80, loc("10.244.1.11"))
 	r.Upsert(second)
 	r.Sync(ctx)
-	if r.published.latest.Load() != s {
-		t.Fatal("a Sync nobody asked about published a snapshot")
-	}
-
-	// A reader that meets a Sync in progress (the lock held) gets the last
-	// snapshot without waiting; that Sync then publishes.
 	r.Upsert(lb("10.96.0.3", 80, loc("10.244.1.11")))
 	r.mu.Lock()
 	during := r.StatusSnapshot()
 	r.mu.Unlock()
-	if during != s {
-		t.Fatalf("during a sync: got %+v, want the last snapshot", during.LoadBalancers)
+	if got := keysDone(during); len(got) != 2 || len(during.LoadBalancers) != 2 {
+		t.Fatalf("during a sync: %+v, want the two load balancers of the last Sync, done", during.LoadBalancers)
 	}
 	r.Sync(ctx)
-	if got := keysDone(r.published.latest.Load()); len(got) != 3 {
-		t.Fatalf("after the sync a reader waited for: done %v, want all three", got)
+	r.mu.Lock()
+	after := r.StatusSnapshot()
+	r.mu.Unlock()
+	if got := keysDone(after); len(got) != 3 {
+		t.Fatalf("during the sync after: done %v, want all three", got)
 	}
 
 	// Drift: a load balancer disappears behind our back; Repair notices.
@@ -72,10 +73,148 @@ func TestStatusSnapshotNeverWaitsAndStaysCurrent(t *testing.T) {
 	if err := r.Repair(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := keysDone(r.published.latest.Load()); len(got) != 2 {
+	r.mu.Lock()
+	repaired := r.StatusSnapshot()
+	r.mu.Unlock()
+	if got := keysDone(repaired); len(got) != 2 {
 		t.Fatalf("after Repair: done %v, want the drifted load balancer no longer done", got)
 	}
 	if got := keysDone(s); len(got) != 1 {
 		t.Fatalf("an earlier snapshot changed under its reader: done %v", got)
 	}
+}
+
+// A Sync hands over only the objects it touched: one changed load balancer
+// among 50 is one entry for readers to fold, and its endpoints' realized
+// users follow it.
+func TestSyncPublishesOnlyWhatItTouched(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	e.local("10.244.1.10")
+	var lbs []intent.LB
+	for i := range 50 {
+		lbs = append(lbs, lb(fmt.Sprintf("10.96.1.%d", i), 80, loc("10.244.1.10"), rem(fmt.Sprintf("10.244.2.%d", i), "192.168.0.2")))
+	}
+	r := e.started(lbs...)
+	r.StatusSnapshot()
+
+	changed := lbs[7]
+	changed.Backends = append(changed.Backends, rem("10.244.3.1", "192.168.0.3"))
+	upsert(r, changed)
+	r.Sync(ctx)
+	r.published.mu.Lock()
+	gotLBs, gotEPs := len(r.published.lbDelta), len(r.published.epDelta)
+	r.published.mu.Unlock()
+	// The endpoints: the new one, and the one the load balancer used
+	// before, whose realized users were counted again.
+	if gotLBs != 1 || gotEPs != 2 {
+		t.Fatalf("one load balancer and two endpoints changed; the Sync handed over %d and %d", gotLBs, gotEPs)
+	}
+	assertSnapshotIsFullStatus(t, r)
+}
+
+// Whatever happens, a snapshot read while the reconciler is idle equals
+// a full walk of its status, and ObjectCounts counts that walk; readers
+// come at random points, so deltas of several Syncs are folded at once.
+func TestStatusSnapshotMatchesAFullWalk(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2025, sim.ProfileWS2022} {
+		t.Run(profile, func(t *testing.T) {
+			e := newEnv(t, profile)
+			locals := []string{"10.244.1.10", "10.244.1.11", "10.244.1.12"}
+			for _, ip := range locals {
+				e.local(ip)
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			r := e.started()
+			desired := map[intent.LBKey]intent.LB{}
+			for step := range 400 {
+				switch op := rng.IntN(10); {
+				case op < 5:
+					var backends []intent.Backend
+					for range 1 + rng.IntN(3) {
+						if rng.IntN(2) == 0 {
+							backends = append(backends, loc(locals[rng.IntN(len(locals))]))
+						} else {
+							n := rng.IntN(12)
+							backends = append(backends, rem(fmt.Sprintf("10.244.2.%d", n), fmt.Sprintf("192.168.0.%d", 2+n%2)))
+						}
+					}
+					// Unknown local backends leave a load balancer pending.
+					if rng.IntN(8) == 0 {
+						backends = append(backends, loc("10.244.1.99"))
+					}
+					l := lb(fmt.Sprintf("10.96.0.%d", rng.IntN(20)), 80, distinct(backends)...)
+					desired[l.Key] = l
+					upsert(r, l)
+				case op < 7:
+					for k := range desired {
+						delete(desired, k)
+						remove(r, k)
+						break
+					}
+				case op < 8:
+					if s := r.StatusSnapshot(); len(s.LoadBalancers) > 0 {
+						drifted := s.LoadBalancers[rng.IntN(len(s.LoadBalancers))]
+						if drifted.RealizedID != "" {
+							_ = e.hns.DeleteLoadBalancer(ctx, drifted.RealizedID)
+						}
+					}
+					if err := r.Repair(ctx); err != nil {
+						t.Fatal(err)
+					}
+				default:
+					if rng.IntN(3) == 0 {
+						e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.AnyOp: 0.3}})
+					}
+					r.Sync(ctx)
+					e.hns.SetFaults(sim.Faults{})
+					e.clock.Step(3 * DefaultRetryBase)
+				}
+				if rng.IntN(4) == 0 {
+					t.Run(fmt.Sprint("step", step), func(t *testing.T) { assertSnapshotIsFullStatus(t, r) })
+				}
+			}
+			assertSnapshotIsFullStatus(t, r)
+		})
+	}
+}
+
+func distinct(bs []intent.Backend) []intent.Backend {
+	seen := map[string]bool{}
+	var out []intent.Backend
+	for _, b := range bs {
+		if !seen[b.IP] {
+			seen[b.IP] = true
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func assertSnapshotIsFullStatus(t *testing.T, r *Reconciler) {
+	t.Helper()
+	s := r.StatusSnapshot()
+	lbs, eps := r.Statuses(), r.EndpointStatuses()
+	if !reflect.DeepEqual(nilIfEmpty(s.LoadBalancers), nilIfEmpty(lbs)) {
+		t.Fatalf("snapshot load balancers\n%+v\nfull walk\n%+v", s.LoadBalancers, lbs)
+	}
+	if !reflect.DeepEqual(nilIfEmpty(s.RemoteEndpoints), nilIfEmpty(eps)) {
+		t.Fatalf("snapshot endpoints\n%+v\nfull walk\n%+v", s.RemoteEndpoints, eps)
+	}
+	var want ObjectCounts
+	for _, st := range lbs {
+		want.LoadBalancers.add(statusClass{desired: st.Desired != nil, state: st.State}, 1)
+	}
+	for _, st := range eps {
+		want.RemoteEndpoints.add(statusClass{desired: st.Desired, state: st.State}, 1)
+	}
+	if got := r.ObjectCounts(); got != want {
+		t.Fatalf("ObjectCounts %+v, full walk %+v", got, want)
+	}
+}
+
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
 }

@@ -31,8 +31,8 @@ import (
 // Start can be retried after an error; after success it does nothing.
 func (r *Reconciler) Start(ctx context.Context) error {
 	r.mu.Lock()
-	defer r.publish() // runs after the unlock below: it takes the lock itself
 	defer r.mu.Unlock()
+	defer r.flushStatusLocked()
 	if r.started {
 		return nil
 	}
@@ -111,6 +111,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	}
 	r.started, r.pruned = true, false
 	r.adoptOrphans()
+	r.touchAll()
 	r.log.V(2).Info("Started", "loadBalancers", len(lbs), "endpoints", len(eps),
 		"ownedLoadBalancers", len(r.ownedLBs), "ownedRemoteEndpoints", len(r.ownedEPs))
 	if r.takeover {

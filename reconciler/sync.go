@@ -47,8 +47,8 @@ var errStateUnwritable = errors.New("not created while the state file cannot be 
 // Start it does nothing.
 func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	r.mu.Lock()
-	defer r.publishIfDue() // runs after the unlock below: it takes the lock itself
 	defer r.mu.Unlock()
+	defer r.flushStatusLocked()
 	if !r.started {
 		return SyncResult{Pending: r.pending()}
 	}
@@ -90,6 +90,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	}
 
 	r.listing.noteSync(run.lbs, ips)
+	r.noteSynced(run.lbs, ips)
 	r.settleCreates()
 	r.takeover = false // a takeover lasts until the first Sync ends
 	run.res.ForeignHeld = r.foreignHeldList()

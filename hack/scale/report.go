@@ -71,6 +71,9 @@ type report struct {
 	// the drift repair that follows -drift load balancers deleted out of band.
 	NoopSync *syncReport `json:"noop_sync,omitempty"`
 	Repair   *syncReport `json:"drift_repair,omitempty"`
+	// DuringRepair are readiness flips made while a drift repair listed
+	// HNS (-changes-during-repair); wall is network programming latency.
+	DuringRepair *kindReport `json:"changes_during_repair,omitempty"`
 
 	RestartHNSWrites      int     `json:"restart_hns_writes"`
 	RestartHNSLists       int     `json:"restart_hns_lists"`

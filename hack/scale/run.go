@@ -84,6 +84,9 @@ func run(ctx context.Context, o options) (*report, error) {
 		return rep, err
 	}
 	if err := periodic(ctx, o, c, n, prof, rep); err != nil {
+		return nil, err
+	}
+	if err := changesDuringRepair(ctx, o, c, n, rep); err != nil {
 		return rep, err
 	}
 	if err := restart(ctx, o, c, n, prof, rep); err != nil {
@@ -165,7 +168,7 @@ type measured struct {
 // carried them all and left nothing pending.
 func measure(ctx context.Context, n *node, ch change) (measured, error) {
 	before := n.hns.Counters()
-	cpu0, t0 := n.proxierCPU(), time.Now()
+	cpu0, t0 := n.proxierCPU(), n.clock.Now() // the clock of ev.stats.End, which a repair phase steps
 	delivered := n.delivered.Load()
 	for i, w := range ch.writes {
 		n.awaitDelivery(delivered + int64(i))
@@ -437,6 +440,65 @@ func periodic(ctx context.Context, o options, c *cluster, n *node, prof *cpuProf
 		rep.problem("drift repair listed nothing: no repair ran")
 	}
 	verify(c, n, rep, "after the drift repair")
+	return nil
+}
+
+// changesDuringRepair measures readiness flips made while a drift repair
+// lists HNS beside the sync loop, each from its API write to the end of
+// the sync that carried it (its network programming latency): what a
+// change waits behind a repair. The listing waits 1 + 3 RPC latencies per
+// object (-hns-latency), so with the 0.2 ms model a repair at 10,000
+// Services lists for seconds; without latency few flips fit in it. Only
+// flips made before the repair ended count.
+func changesDuringRepair(ctx context.Context, o options, c *cluster, n *node, rep *report) error {
+	if o.duringRepair == 0 {
+		return nil
+	}
+	progress("up to %d single-endpoint changes while a drift repair lists HNS", o.duringRepair)
+	n.drain()
+	n.clock.advance(repairPeriod)
+	n.proxier.Sync(ctx) // finds the repair due and starts it beside the sync loop
+	repaired := make(chan time.Time, 1)
+	go func() {
+		n.proxier.WaitForRepair()
+		repaired <- time.Now()
+	}()
+	type flip struct {
+		start time.Time
+		m     measured
+	}
+	var flips []flip
+	var end time.Time
+	for end.IsZero() && len(flips) < o.duringRepair {
+		start := time.Now()
+		m, err := measure(ctx, n, c.nextChange())
+		if err != nil {
+			return fmt.Errorf("a change during a repair: %w", err)
+		}
+		flips = append(flips, flip{start, m})
+		select {
+		case end = <-repaired:
+		default:
+		}
+	}
+	if end.IsZero() {
+		end = <-repaired
+	}
+	var during []measured
+	for _, f := range flips {
+		if f.start.Before(end) {
+			during = append(during, f.m)
+		}
+	}
+	r := summarize(during)
+	rep.DuringRepair = r
+	progress("%d changes during the repair: %.2f writes/change (minimal %.2f), wall p50 %.1fms p99 %.1fms, proxier CPU p50 %.2fms",
+		r.Changes, r.HNSWritesPerChange, r.ExpectedWritesPerChange, r.WallMsP50, r.WallMsP99, r.CPUMsP50)
+	if r.ChangesOffMinimum > 0 {
+		rep.problem("changes during a repair: %d made other than their minimal writes", r.ChangesOffMinimum)
+	}
+	n.drain()
+	verify(c, n, rep, "after the changes during a repair")
 	return nil
 }
 

@@ -18,12 +18,13 @@ import (
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
-// StatusSource lists the reconciler's per-object status (reconciler.Reconciler
-// has these), sorted: load balancers by intent.CompareLBKeys, remote
-// endpoints by intent.CompareIPs.
+// StatusSource is the reconciler's per-object status as of its last Sync
+// (reconciler.Reconciler has these), read without its lock: counts, kept
+// as it goes, for every Sync's gauges; the snapshot only when a load
+// balancer failed, since it covers every object.
 type StatusSource interface {
-	Statuses() []reconciler.Status
-	EndpointStatuses() []reconciler.EndpointStatus
+	ObjectCounts() reconciler.ObjectCounts
+	StatusSnapshot() *reconciler.StatusSnapshot
 }
 
 // observer turns the proxier's sync reports into kube-proxy's metrics, the
@@ -138,40 +139,18 @@ func syncReachedHNS(r reconciler.SyncResult) bool {
 	return r.Created+r.Updated+r.Deleted > 0
 }
 
-// setObjectGauges counts objects by kind and state: desired (wanted now),
-// realized (HNS holds exactly that) and failed (last attempt errored).
+// setObjectGauges sets the object gauges by kind and state: desired
+// (wanted now), realized (HNS holds exactly that) and failed (last attempt
+// errored).
 func setObjectGauges(src StatusSource) {
-	var lbDesired, lbDone, lbFailed float64
-	for _, s := range src.Statuses() {
-		if s.Desired != nil {
-			lbDesired++
-		}
-		switch s.State {
-		case reconciler.StateDone:
-			lbDone++
-		case reconciler.StateError:
-			lbFailed++
-		}
-	}
-	var epDesired, epDone, epFailed float64
-	for _, s := range src.EndpointStatuses() {
-		if s.Desired {
-			epDesired++
-		}
-		switch s.State {
-		case reconciler.StateDone:
-			epDone++
-		case reconciler.StateError:
-			epFailed++
-		}
-	}
-	for kind, v := range map[string][3]float64{
-		metrics.KindLoadBalancer:   {lbDesired, lbDone, lbFailed},
-		metrics.KindRemoteEndpoint: {epDesired, epDone, epFailed},
+	c := src.ObjectCounts()
+	for kind, v := range map[string]reconciler.KindCounts{
+		metrics.KindLoadBalancer:   c.LoadBalancers,
+		metrics.KindRemoteEndpoint: c.RemoteEndpoints,
 	} {
-		metrics.Objects.WithLabelValues(kind, metrics.StateDesired).Set(v[0])
-		metrics.Objects.WithLabelValues(kind, metrics.StateRealized).Set(v[1])
-		metrics.Objects.WithLabelValues(kind, metrics.StateFailed).Set(v[2])
+		metrics.Objects.WithLabelValues(kind, metrics.StateDesired).Set(float64(v.Desired))
+		metrics.Objects.WithLabelValues(kind, metrics.StateRealized).Set(float64(v.Done))
+		metrics.Objects.WithLabelValues(kind, metrics.StateFailed).Set(float64(v.Failed))
 	}
 }
 
@@ -193,10 +172,14 @@ func (o *observer) HealthChecks(checks map[types.NamespacedName]desired.HealthCh
 
 // reportRejections raises HNSLoadBalancerRejected on the owning Service for
 // each load balancer HNS refused (not for HNS being unreachable), once per
-// distinct error.
+// distinct error. It reads the whole status only while some load balancer
+// failed or was reported: the common Sync pays nothing for it.
 func (o *observer) reportRejections(r reconciler.SyncResult) {
+	if len(r.Errors) == 0 && len(o.rejected) == 0 {
+		return
+	}
 	owners := map[string]string{}
-	for _, st := range o.statuses.Statuses() {
+	for _, st := range o.statuses.StatusSnapshot().LoadBalancers {
 		key := st.Key.String()
 		owners[key] = st.Owner
 		if st.State != reconciler.StateError {

@@ -30,8 +30,32 @@ type statuses struct {
 	eps []reconciler.EndpointStatus
 }
 
-func (s statuses) Statuses() []reconciler.Status                 { return s.lbs }
-func (s statuses) EndpointStatuses() []reconciler.EndpointStatus { return s.eps }
+func (s statuses) StatusSnapshot() *reconciler.StatusSnapshot {
+	return &reconciler.StatusSnapshot{LoadBalancers: s.lbs, RemoteEndpoints: s.eps}
+}
+
+// ObjectCounts counts as the reconciler does, from the statuses.
+func (s statuses) ObjectCounts() reconciler.ObjectCounts {
+	var c reconciler.ObjectCounts
+	count := func(k *reconciler.KindCounts, desired bool, state reconciler.State) {
+		if desired {
+			k.Desired++
+		}
+		switch state {
+		case reconciler.StateDone:
+			k.Done++
+		case reconciler.StateError:
+			k.Failed++
+		}
+	}
+	for _, st := range s.lbs {
+		count(&c.LoadBalancers, st.Desired != nil, st.State)
+	}
+	for _, st := range s.eps {
+		count(&c.RemoteEndpoints, st.Desired, st.State)
+	}
+	return c
+}
 
 // fakeBroadcaster hands every NewRecorder the same fake recorder, so the
 // test builds its reporter the way run.go does (events.NewReporter).
