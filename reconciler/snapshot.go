@@ -13,6 +13,8 @@ import (
 type StatusSnapshot struct {
 	LoadBalancers   []Status         // sorted by key
 	RemoteEndpoints []EndpointStatus // sorted by IP
+	// LearnedBackendCap is the backend cap HNS was found to enforce (0: none; backendcap.go).
+	LearnedBackendCap int
 }
 
 // statusRefresh bounds how old a published snapshot may grow while syncs
@@ -81,7 +83,7 @@ func (r *Reconciler) publishIfDue() {
 }
 
 func (r *Reconciler) snapshotLocked() *StatusSnapshot {
-	return &StatusSnapshot{LoadBalancers: r.statusesLocked(), RemoteEndpoints: r.endpointStatusesLocked()}
+	return &StatusSnapshot{LoadBalancers: r.statusesLocked(), RemoteEndpoints: r.endpointStatusesLocked(), LearnedBackendCap: r.learnedCap}
 }
 
 // storeStatus publishes s; callers hold published.publishing.

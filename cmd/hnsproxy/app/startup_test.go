@@ -58,7 +58,7 @@ func TestCapabilities(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got *unavailable
-			caps, err := checkCapabilities(context.Background(), c.hns, c.cfg, c.network, func(f, why string) { got = &unavailable{f, why} })
+			caps, err := checkCapabilities(context.Background(), c.hns, c.cfg, c.network, capabilityEvents{featureUnavailable: func(f, why string) { got = &unavailable{f, why} }})
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err = %v, want %q", err, c.wantErr)
