@@ -91,11 +91,16 @@ func (p *Proxier) learnBackendCap(ctx context.Context, learned int) {
 		return
 	}
 	was := p.cfg.MaxBackends
+	if was <= 0 {
+		was = p.cfg.Features.MaxBackends
+	}
 	p.cfg.MaxBackends = learned
 	klog.FromContext(ctx).Info("Lowered the backend cap per load balancer: HNS refused more with 0x57 (invalid parameter) and accepted the lower cap",
 		"maxBackends", learned, "was", was, "hnsVersion", p.cfg.Features.Version)
 	if p.opts.Recorder != nil {
-		if node, err := p.nodes.Get(p.opts.NodeName); err == nil {
+		if node, err := p.nodes.Get(p.opts.NodeName); err != nil {
+			klog.FromContext(ctx).Error(err, "Reading the Node to report the lowered backend cap")
+		} else {
 			p.opts.Recorder.Eventf(node, nil, v1.EventTypeWarning, ReasonBackendCapLowered, "Sync",
 				"HNS refused a load balancer with more than %d backends and accepted %d: Services with more endpoints get a stable subset of %d on this node (was %d)",
 				learned, learned, learned, was)
