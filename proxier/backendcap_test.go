@@ -2,6 +2,7 @@ package proxier
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -33,7 +34,7 @@ func TestLearnedBackendCapFeedsTheDesiredState(t *testing.T) {
 			return false
 		}
 		for _, ip := range locals {
-			if !contains(lbs[0].Backends, ip) {
+			if !slices.Contains(lbs[0].Backends, ip) {
 				return false
 			}
 		}
@@ -46,13 +47,4 @@ func TestLearnedBackendCapFeedsTheDesiredState(t *testing.T) {
 	})
 	// And the desired state now computes 64: the Service reports its truncation.
 	n.eventually("a BackendsTruncated problem", func() bool { return drainUntil(n.recorder.Events, "BackendsTruncated") })
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
