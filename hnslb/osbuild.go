@@ -1,10 +1,6 @@
 package hnslb
 
-import (
-	"fmt"
-	"strconv"
-	"strings"
-)
+import "fmt"
 
 // OSBuild is the Windows build a node runs (major.minor.build.UBR, e.g.
 // 10.0.17763.2746). HNS's version does not say it: the same HNS version
@@ -39,23 +35,6 @@ func (b OSBuild) String() string {
 // AtLeast reports b >= build.ubr (major.minor are 10.0 for every build here).
 func (b OSBuild) AtLeast(build, ubr int) bool {
 	return b.Build > build || (b.Build == build && b.UBR >= ubr)
-}
-
-// ParseOSBuild reads "10.0.17763.2746" (four numbers; a missing UBR is 0).
-func ParseOSBuild(s string) (OSBuild, error) {
-	parts := strings.Split(strings.TrimSpace(s), ".")
-	if len(parts) < 3 || len(parts) > 4 {
-		return OSBuild{}, fmt.Errorf("OS build %q: want major.minor.build.ubr", s)
-	}
-	n := make([]int, 4)
-	for i, p := range parts {
-		v, err := strconv.Atoi(p)
-		if err != nil || v < 0 {
-			return OSBuild{}, fmt.Errorf("OS build %q: %q is not a number", s, p)
-		}
-		n[i] = v
-	}
-	return OSBuild{Major: n[0], Minor: n[1], Build: n[2], UBR: n[3]}, nil
 }
 
 // The backend cap's boundary: Windows Server 2019 capped a load balancer at
