@@ -45,6 +45,9 @@ const (
 	// ReasonStateFileWriteFailed: the state file recording which HNS objects
 	// hnsproxy owns could not be written; raised once per failure streak.
 	ReasonStateFileWriteFailed = "StateFileWriteFailed"
+	// ReasonOSBugWorkaround: this node's Windows build has a known dataplane
+	// bug and hnsproxy programs HNS around it (or was told not to).
+	ReasonOSBugWorkaround = "OSBugWorkaround"
 )
 
 // Actions (the events/v1 "action" field).
@@ -114,4 +117,9 @@ func (r *Reporter) ServerFailed(reason string, err error) {
 func (r *Reporter) StateFileWriteFailed(err error) {
 	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, ReasonStateFileWriteFailed, ActionSave,
 		"writing the state file failed; hnsproxy retries at each sync: %v", err)
+}
+
+// OSBugWorkaround: the node's Windows build has bug; what says what hnsproxy does about it.
+func (r *Reporter) OSBugWorkaround(bug, what string) {
+	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, ReasonOSBugWorkaround, ActionCheck, "Windows build has known bug %s: %s", bug, what)
 }

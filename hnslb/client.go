@@ -32,6 +32,10 @@ type Client interface {
 type Reader interface {
 	// Version reports HNS's version; Features derive from it.
 	Version(ctx context.Context) (Version, error)
+	// OSBuild reports the Windows build of the node HNS runs on (the
+	// registry's CurrentVersion keys on Windows, the profile in the
+	// simulator); the backend cap and known OS bugs depend on it.
+	OSBuild(ctx context.Context) (OSBuild, error)
 
 	ListNetworks(ctx context.Context) ([]Network, error)
 	GetNetworkByID(ctx context.Context, id string) (*Network, error)
@@ -51,7 +55,12 @@ type Reader interface {
 
 // Snapshot is every object one node's HNS holds, for dumps and the packet model.
 type Snapshot struct {
-	Version       Version        `json:"version"`
+	Version Version `json:"version"`
+	OSBuild OSBuild `json:"osBuild"`
+	// OSBugs are the dataplane bugs the node has, for the packet model: the
+	// simulator fills them from its profile; real HNS cannot say, and
+	// TakeSnapshot leaves them empty.
+	OSBugs        []OSBug        `json:"osBugs,omitempty"`
 	Networks      []Network      `json:"networks"`
 	Endpoints     []Endpoint     `json:"endpoints"`
 	LoadBalancers []LoadBalancer `json:"loadBalancers"`
@@ -65,6 +74,9 @@ func TakeSnapshot(ctx context.Context, c Reader) (*Snapshot, error) {
 		return nil, err
 	}
 	s := &Snapshot{Version: v}
+	if s.OSBuild, err = c.OSBuild(ctx); err != nil {
+		return nil, err
+	}
 	if s.Networks, err = c.ListNetworks(ctx); err != nil {
 		return nil, err
 	}

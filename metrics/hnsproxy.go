@@ -92,6 +92,22 @@ var (
 		Help: "HNS calls abandoned at their deadline, by operation", StabilityLevel: metrics.ALPHA,
 	}, []string{"operation"})
 
+	// OSBugWorkaround lists the known OS bugs of this node's Windows build
+	// that can hurt its traffic: 1 while hnsproxy works around one, 0 when
+	// --os-bug-workarounds=none leaves it.
+	OSBugWorkaround = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "os_bug_workaround",
+		Help: "Known Windows dataplane bugs of this node's build: worked around (1) or left as the operator chose (0)", StabilityLevel: metrics.ALPHA,
+	}, []string{"bug"})
+
+	// BackendCap is the per-load-balancer backend cap in force, labelled by
+	// where it comes from: os-build, hns-version, flag, or learned (HNS
+	// refused more with 0x57 and took 64).
+	BackendCap = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "backend_cap",
+		Help: "Backends per HNS load balancer hnsproxy programs at most, by the source of that cap", StabilityLevel: metrics.ALPHA,
+	}, []string{"source"})
+
 	// HNSInfo carries the HNS version as a label; the value is always 1.
 	HNSInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "hns_info",
@@ -103,4 +119,19 @@ var hnsProxyMetrics = []metrics.Registerable{
 	HNSOperationsTotal, HNSOperationDuration, Objects, DriftRepairsTotal,
 	BackendsTruncated, EndpointsDroppedMixedPorts, HNSFeatureEnabled, HNSInfo,
 	StateFileWriteFailuresTotal, ForeignFrontendConflicts, HNSCallTimeoutsTotal,
+	OSBugWorkaround, BackendCap,
+}
+
+// Sources of BackendCap.
+const (
+	BackendCapFromOSBuild    = "os-build"
+	BackendCapFromHNSVersion = "hns-version"
+	BackendCapFromFlag       = "flag"
+	BackendCapLearned        = "learned"
+)
+
+// SetBackendCap records the cap in force and its only source.
+func SetBackendCap(limit int, source string) {
+	BackendCap.Reset()
+	BackendCap.WithLabelValues(source).Set(float64(limit))
 }

@@ -73,6 +73,10 @@ func (i instrumented) Version(ctx context.Context) (hnslb.Version, error) {
 	return call1("version", func() (hnslb.Version, error) { return i.c.Version(ctx) })
 }
 
+func (i instrumented) OSBuild(ctx context.Context) (hnslb.OSBuild, error) {
+	return call1("os_build", func() (hnslb.OSBuild, error) { return i.c.OSBuild(ctx) })
+}
+
 func (i instrumented) ListNetworks(ctx context.Context) ([]hnslb.Network, error) {
 	return call1("list_networks", func() ([]hnslb.Network, error) { return i.c.ListNetworks(ctx) })
 }

@@ -46,6 +46,9 @@ type testNode struct {
 	remoteSubnets func(context.Context) ([]desired.RemoteSubnet, error)
 	observer      Observer
 	minSyncPeriod time.Duration
+	// believedCap, if set, is the backend cap hnsproxy starts with (from the
+	// OS build) where HNS may enforce less; the reconciler learns the cap.
+	believedCap int
 }
 
 const (
@@ -94,8 +97,11 @@ func newTestNode(t *testing.T, profile string, localPods ...string) *testNode {
 func (n *testNode) start() {
 	n.t.Helper()
 	features := n.hns.Profile().Features()
+	if n.believedCap > 0 {
+		features.MaxBackends = n.believedCap
+	}
 	rec := reconciler.New(n.hns, reconciler.Options{
-		NetworkID: n.networkID, Features: features, StateFile: n.stateFile,
+		NetworkID: n.networkID, Features: features, StateFile: n.stateFile, LearnBackendCap: n.believedCap > 0,
 		RetryBase: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond,
 	})
 	factory := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(TrimForCache))

@@ -66,6 +66,7 @@ func (p *Proxier) Sync(ctx context.Context) {
 	}
 	stats.Result = p.opts.Reconciler.Sync(ctx)
 	p.reportReconcile(stats.Result)
+	p.learnBackendCap(ctx, stats.Result.LearnedBackendCap)
 	stats.End = p.clock.Now()
 	for _, times := range changes.triggerTimes {
 		for _, t := range times {
@@ -84,6 +85,37 @@ func (p *Proxier) Sync(ctx context.Context) {
 	logger.V(2).Info("Synced", "services", stats.ServicesComputed, "full", stats.Full, "created", stats.Result.Created,
 		"updated", stats.Result.Updated, "deleted", stats.Result.Deleted, "elapsed", stats.End.Sub(stats.Start))
 	p.scheduleNext()
+}
+
+// ReasonBackendCapLowered is the Warning event on the Node when HNS
+// refused a load balancer of more than 64 backends and accepted 64.
+const ReasonBackendCapLowered = "HNSBackendCapLowered"
+
+// learnBackendCap lowers the cap the desired state uses to the one the
+// reconciler found HNS enforcing (the reconciler reports, the proxier feeds
+// it in: the desired state never reads the reconciler). The changed config
+// recomputes every Service at the next sync, which follows at once.
+func (p *Proxier) learnBackendCap(ctx context.Context, learned int) {
+	if learned <= 0 || (p.cfg.MaxBackends > 0 && p.cfg.MaxBackends <= learned) {
+		return
+	}
+	was := p.cfg.MaxBackends
+	if was <= 0 {
+		was = p.cfg.Features.MaxBackends
+	}
+	p.cfg.MaxBackends = learned
+	klog.FromContext(ctx).Info("Lowered the backend cap per load balancer: HNS refused more with 0x57 (invalid parameter) and accepted the lower cap",
+		"maxBackends", learned, "was", was, "hnsVersion", p.cfg.Features.Version)
+	if p.opts.Recorder != nil {
+		if node, err := p.nodes.Get(p.opts.NodeName); err != nil {
+			klog.FromContext(ctx).Error(err, "Reading the Node to report the lowered backend cap")
+		} else {
+			p.opts.Recorder.Eventf(node, nil, v1.EventTypeWarning, ReasonBackendCapLowered, "Sync",
+				"HNS refused a load balancer with more than %d backends and accepted %d: Services with more endpoints get a stable subset of %d on this node (was %d)",
+				learned, learned, learned, was)
+		}
+	}
+	p.queue.Add(syncKey)
 }
 
 // scheduleNext queues the next sync at the earliest of: the periodic sync,

@@ -25,6 +25,10 @@ type Options struct {
 	// local endpoints are looked up in.
 	NetworkID string
 	Features  hnslb.Features
+	// LearnBackendCap: when HNS refuses a load balancer of more than 64
+	// backends with 0x57, retry at 64 and, if that works, report the cap
+	// learned (backendcap.go). Off when an operator fixed the cap.
+	LearnBackendCap bool
 	// StateFile records the IDs hnsproxy created; "" disables persistence
 	// (then every existing object is treated as foreign at Start).
 	StateFile string
@@ -70,9 +74,11 @@ type Reconciler struct {
 	mu        sync.Mutex
 	client    *deadlines
 	opts      Options
-	log       klog.Logger
-	clock     clock.PassiveClock
-	limiter   workqueue.TypedRateLimiter[objectRef]
+	// learnedCap is the backend cap HNS was found to enforce (0: none learned).
+	learnedCap int
+	log        klog.Logger
+	clock      clock.PassiveClock
+	limiter    workqueue.TypedRateLimiter[objectRef]
 
 	lbs map[intent.LBKey]*lbEntry
 	eps map[string]*remoteEP // by IP

@@ -16,6 +16,8 @@ import (
 type StatusSnapshot struct {
 	LoadBalancers   []Status         // sorted by key
 	RemoteEndpoints []EndpointStatus // sorted by IP
+	// LearnedBackendCap is the backend cap HNS was found to enforce (0: none; backendcap.go).
+	LearnedBackendCap int
 }
 
 // ObjectCounts counts the tracked load balancers and remote endpoints.
@@ -92,6 +94,8 @@ type publishedStatus struct {
 	lbDelta map[intent.LBKey]*Status
 	epDelta map[string]*EndpointStatus
 	counts  ObjectCounts
+	// learnedCap is the reconciler's learnedCap as of the last flush.
+	learnedCap int
 
 	// merging orders readers; it guards latest.
 	merging sync.Mutex
@@ -112,7 +116,7 @@ func (r *Reconciler) StatusSnapshot() *StatusSnapshot {
 		r.mu.Unlock()
 	}
 	p.mu.Lock()
-	lbs, eps := p.lbDelta, p.epDelta
+	lbs, eps, learnedCap := p.lbDelta, p.epDelta, p.learnedCap
 	p.lbDelta, p.epDelta = nil, nil
 	p.mu.Unlock()
 	if p.latest == nil {
@@ -120,9 +124,15 @@ func (r *Reconciler) StatusSnapshot() *StatusSnapshot {
 	}
 	if len(lbs)+len(eps) > 0 {
 		p.latest = &StatusSnapshot{
-			LoadBalancers:   fold(p.latest.LoadBalancers, lbs, func(s *Status) intent.LBKey { return s.Key }, intent.CompareLBKeys),
-			RemoteEndpoints: fold(p.latest.RemoteEndpoints, eps, func(s *EndpointStatus) string { return s.Endpoint.IP }, intent.CompareIPs),
+			LoadBalancers:     fold(p.latest.LoadBalancers, lbs, func(s *Status) intent.LBKey { return s.Key }, intent.CompareLBKeys),
+			RemoteEndpoints:   fold(p.latest.RemoteEndpoints, eps, func(s *EndpointStatus) string { return s.Endpoint.IP }, intent.CompareIPs),
+			LearnedBackendCap: p.latest.LearnedBackendCap,
 		}
+	}
+	if p.latest.LearnedBackendCap != learnedCap {
+		next := *p.latest
+		next.LearnedBackendCap = learnedCap
+		p.latest = &next
 	}
 	return p.latest
 }
@@ -169,6 +179,9 @@ func (r *Reconciler) touchAll() {
 // flush over to readers; the caller holds the reconciler's lock.
 func (r *Reconciler) flushStatusLocked() {
 	p := &r.published
+	p.mu.Lock()
+	p.learnedCap = r.learnedCap
+	p.mu.Unlock()
 	c := &p.changed
 	for id := range c.epIDs {
 		if ip, ok := p.ipOfID[id]; ok {

@@ -103,6 +103,10 @@ type SyncResult struct {
 	// backends because HNS has no endpoint for them (spares stood in where
 	// the cap allowed), with those backends' IPs.
 	LeftOut []LeftOutBackends
+	// LearnedBackendCap is the backend cap HNS was found to enforce
+	// (backendcap.go), 0 while none was learned; once learned it is in
+	// every result.
+	LearnedBackendCap int
 }
 
 // LeftOutBackends are local backends one load balancer could not use.

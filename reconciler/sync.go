@@ -99,6 +99,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 		r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
 	}
 	run.res.Pending = r.pending()
+	run.res.LearnedBackendCap = r.learnedCap
 	return run.res
 }
 
@@ -276,6 +277,9 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		r.clearRealized(e)
 	}
 	wrote, err := r.createLB(run, e, doc, heldBy)
+	if err != nil && r.capRefusal(err, doc) {
+		wrote, err = r.createAtLegacyCap(run, e, doc, err)
+	}
 	switch {
 	case err != nil:
 		if hnslb.IsMissingReference(err) {

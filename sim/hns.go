@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,7 +106,9 @@ func (h *HNS) ResetCounters() {
 func (h *HNS) Snapshot() *hnslb.Snapshot {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.state.snapshot(h.profile.Version)
+	s := h.state.snapshot(h.profile.Version)
+	s.OSBuild, s.OSBugs = h.profile.OSBuild, slices.Clone(h.profile.Bugs)
+	return s
 }
 
 // call runs one HNS call: the latency of its first hcn RPC first (outside
@@ -193,4 +196,13 @@ func (h *HNS) Version(ctx context.Context) (hnslb.Version, error) {
 		return nil
 	})
 	return v, err
+}
+
+// OSBuild reports the profile's Windows build. On Windows it is a registry
+// read, not an HNS call: it is not counted and no fault or restart reaches it.
+func (h *HNS) OSBuild(ctx context.Context) (hnslb.OSBuild, error) {
+	if err := ctx.Err(); err != nil {
+		return hnslb.OSBuild{}, err
+	}
+	return h.profile.OSBuild, nil
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -15,7 +16,11 @@ func TestProfiles(t *testing.T) {
 		quirk                       bool
 	}{
 		{ProfileWS2019, true, false, false, false, 64, false},
+		{ProfileWS2019Lifted, true, false, false, false, 1024, false},
 		{ProfileWS2022, true, true, true, false, 1024, false},
+		{ProfileWS2022RTM, true, true, true, false, 1024, false},
+		{ProfileWS2022KB, true, true, true, false, 1024, false},
+		{ProfileWS2022Cap64, true, true, true, false, 64, false},
 		{ProfileWS2025Mod4, true, true, true, false, 1024, true},
 		{ProfileWS2025, true, true, true, true, 1024, false},
 	}
@@ -34,12 +39,18 @@ func TestProfiles(t *testing.T) {
 		if err != nil || v != p.Version {
 			t.Errorf("%s: Version() = %v, %v", tc.name, v, err)
 		}
+		if b, err := h.OSBuild(ctx); err != nil || b != p.OSBuild || !b.Known() {
+			t.Errorf("%s: OSBuild() = %v, %v", tc.name, b, err)
+		}
+		if snap := h.Snapshot(); snap.OSBuild != p.OSBuild || !reflect.DeepEqual(snap.OSBugs, p.Bugs) {
+			t.Errorf("%s: snapshot OS build %v bugs %v", tc.name, snap.OSBuild, snap.OSBugs)
+		}
 	}
 	if _, err := ProfileByName("ws2016"); err == nil {
 		t.Error("unknown profile accepted")
 	}
 	all := Profiles()
-	if len(all) != 4 || all[0].Name != ProfileWS2019 || all[3].Name != ProfileWS2025 {
+	if len(all) != len(profiles) || all[0].Name != ProfileWS2019 || all[len(all)-1].Name != ProfileWS2025 {
 		t.Errorf("Profiles() = %+v", all)
 	}
 }
@@ -49,7 +60,7 @@ func TestDefaultProfileIsWS2022(t *testing.T) {
 		t.Errorf("default profile %+v", got)
 	}
 	custom := Profile{Name: "custom", Version: hnslb.Version{Major: 12, Minor: 0}}
-	if got := New(Options{Profile: custom}).Profile(); got != custom {
+	if got := New(Options{Profile: custom}).Profile(); !reflect.DeepEqual(got, custom) {
 		t.Errorf("custom profile replaced: %+v", got)
 	}
 }

@@ -136,6 +136,10 @@ func (t *tracer) applyLB(n *node, o origin) bool {
 		t.drop(n, "load balancer %s chose backend endpoint %s, which has no %s address", lb.ID, id, intent.FamilyOf(t.dst.Addr()))
 		return true
 	}
+	if why := n.osBugDrop(lb, o, ep); why != "" {
+		t.drop(n, "%s", why)
+		return true
+	}
 	preserveDIP := lb.portFlag(hnslb.PortMappingFlagsPreserveDIP)
 	if preserveDIP && ep.IsRemote() {
 		t.drop(n, "load balancer %s chose remote backend %s: PreserveDIP disables node-to-node forwarding", lb.ID, backend)

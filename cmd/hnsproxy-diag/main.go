@@ -131,7 +131,7 @@ func read(cmd *cobra.Command, opts *options.Options) (*diag.Inputs, error) {
 	return diag.Read(ctx, diag.Source{
 		HNS: hns, Kube: kube, NetworkName: cfg.Winkernel.NetworkName, StateFile: cfg.StateFile,
 		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error) {
-			c, err := nodeconfig.Desired(ctx, cfg, hns, network, nodeconfig.CapabilitiesOf(v, cfg), realHNS)
+			c, err := nodeconfig.Desired(ctx, cfg, hns, network, nodeconfig.CapabilitiesOf(v, osBuildOf(ctx, hns), network, cfg), realHNS)
 			if network.Type == hnslb.NetworkTypeOverlay {
 				c.RemoteSubnets = desired.NewRemoteSubnetIndex(desired.RemoteSubnetsOf(network))
 			}
@@ -154,4 +154,12 @@ func write(w io.Writer, output string, v any, text func(io.Writer) error) error 
 		return err
 	}
 	return fmt.Errorf("--output %q: want table or json", output)
+}
+
+// osBuildOf is the node's Windows build, zero (unknown) when it cannot be
+// read: the diagnosis then assumes the HNS version's backend cap and no OS
+// bug workaround, and says nothing is certain about either.
+func osBuildOf(ctx context.Context, r hnslb.Reader) hnslb.OSBuild {
+	b, _ := r.OSBuild(ctx)
+	return b
 }

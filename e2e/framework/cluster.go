@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // HNS network types a cluster's nodes share.
@@ -79,6 +81,22 @@ type NodeSpec struct {
 	// InternalIP and pod CIDR, pods with an address of each family.
 	NodeIPv6  string
 	PodCIDRv6 string
+	// OSBugWorkarounds is hnsproxy's --os-bug-workarounds. Empty: "auto"
+	// where the profile models an OS bug, "none" where it models a build
+	// with the bugs fixed (ws2022: which build fixed them is unpublished,
+	// so hnsproxy's default would work around them there too).
+	OSBugWorkarounds string
+}
+
+// osBugWorkarounds is the node's --os-bug-workarounds value.
+func (n NodeSpec) osBugWorkarounds() string {
+	if n.OSBugWorkarounds != "" {
+		return n.OSBugWorkarounds
+	}
+	if p, err := sim.ProfileByName(n.profile()); err == nil && len(p.Bugs) == 0 {
+		return "none"
+	}
+	return "auto"
 }
 
 // dualStack reports a node with IPv6 addresses beside its IPv4 ones.

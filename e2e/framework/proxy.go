@@ -103,6 +103,7 @@ func proxyArgs(spec ClusterSpec, node NodeSpec, kubeconfig, socket, dir string, 
 		"--sync-period=30s",
 		"--min-sync-period=0s",
 		"--drift-repair-period=" + spec.driftRepairPeriod().String(),
+		"--os-bug-workarounds=" + node.osBugWorkarounds(),
 		"--v=2",
 	}
 	if spec.NetworkType == NetworkOverlay && !spec.SourceVIPFromIPAM {

@@ -48,6 +48,10 @@ func (m *meteredHNS) Version(ctx context.Context) (hnslb.Version, error) {
 	return metered(m, func() (hnslb.Version, error) { return m.inner.Version(ctx) })
 }
 
+func (m *meteredHNS) OSBuild(ctx context.Context) (hnslb.OSBuild, error) {
+	return metered(m, func() (hnslb.OSBuild, error) { return m.inner.OSBuild(ctx) })
+}
+
 func (m *meteredHNS) ListNetworks(ctx context.Context) ([]hnslb.Network, error) {
 	return metered(m, func() ([]hnslb.Network, error) { return m.inner.ListNetworks(ctx) })
 }

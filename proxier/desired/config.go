@@ -49,6 +49,11 @@ type Config struct {
 	RefuseExternalIPsOnNodeAddresses bool
 	// EnableDSR asks for DSR on ClusterIP load balancers (--enable-dsr).
 	EnableDSR bool
+	// NodePortLocalBackends gives NodePort load balancers of Services with
+	// externalTrafficPolicy Cluster only this node's endpoints when it has
+	// any: the workaround for Windows Server 2022 overlay nodes, which break
+	// NodePort traffic they forward to another node (hnslb.BugOverlayNodePortRemote).
+	NodePortLocalBackends bool
 	// ForwardHealthCheckVIP (--forward-healthcheck-vip) adds, for each
 	// load-balancer ingress IP, a load balancer from ingressIP:healthPort to
 	// the node's gateway endpoint, so cloud load balancers probing the

@@ -88,6 +88,7 @@ const (
 	ReasonInvalidEndpoint             = "InvalidEndpoint"
 	ReasonProviderAddressUnknown      = "ProviderAddressUnknown"
 	ReasonHealthCheckGatewayUnknown   = "HealthCheckGatewayUnknown"
+	ReasonNodePortRemoteOnly          = "NodePortRemoteBackendsOnly"
 )
 
 func warn(reason, format string, args ...any) Problem {

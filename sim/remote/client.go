@@ -123,6 +123,13 @@ func (c *Client) Version(ctx context.Context) (hnslb.Version, error) {
 	return v, err
 }
 
+// OSBuild reports the served node's Windows build.
+func (c *Client) OSBuild(ctx context.Context) (hnslb.OSBuild, error) {
+	var b hnslb.OSBuild
+	err := c.call(ctx, "OSBuild", http.MethodGet, pathOSBuild, nil, &b)
+	return b, err
+}
+
 func (c *Client) ListNetworks(ctx context.Context) ([]hnslb.Network, error) {
 	var v []hnslb.Network
 	return v, c.call(ctx, "ListNetworks", http.MethodGet, pathNetworks, nil, &v)

@@ -42,6 +42,7 @@ func NewServer(c hnslb.Client, x Extras) http.Handler {
 	s := &server{c: c, x: x}
 	m := http.NewServeMux()
 	m.HandleFunc("GET "+pathVersion, s.version)
+	m.HandleFunc("GET "+pathOSBuild, s.osBuild)
 
 	m.HandleFunc("GET "+pathNetworks, list("ListNetworks", c.ListNetworks))
 	m.HandleFunc("GET "+pathNetworks+"/byname", get("GetNetworkByName", c.GetNetworkByName, queryName))
@@ -134,6 +135,11 @@ func notImplemented(op string) error {
 func (s *server) version(w http.ResponseWriter, r *http.Request) {
 	v, err := s.c.Version(r.Context())
 	reply(w, "Version", v, err)
+}
+
+func (s *server) osBuild(w http.ResponseWriter, r *http.Request) {
+	b, err := s.c.OSBuild(r.Context())
+	reply(w, "OSBuild", b, err)
 }
 
 // Handlers over hnslb.Client methods, by shape.

@@ -13,6 +13,7 @@ import (
 // ?name=.
 const (
 	pathVersion       = "/version"
+	pathOSBuild       = "/osbuild"
 	pathNetworks      = "/networks"
 	pathEndpoints     = "/endpoints"
 	pathNamespaces    = "/namespaces"

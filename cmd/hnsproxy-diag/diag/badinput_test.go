@@ -21,7 +21,7 @@ func TestBadInputIsAClearError(t *testing.T) {
 			Config: func(ctx context.Context, n *hnslb.Network, v hnslb.Version) (desired.Config, error) {
 				cfg := *f.cfg
 				cfg.NodeName = node
-				return nodeconfig.Desired(ctx, &cfg, f.hns, n, nodeconfig.CapabilitiesOf(v, &cfg), false)
+				return nodeconfig.Desired(ctx, &cfg, f.hns, n, nodeconfig.CapabilitiesOf(v, osBuildOf(ctx, f.hns), n, &cfg), false)
 			},
 		})
 		return err

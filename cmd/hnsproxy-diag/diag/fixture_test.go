@@ -53,7 +53,9 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, hns: sim.New(sim.Options{Profile: p, Seed: 3}), stateFile: filepath.Join(t.TempDir(), "state.json")}
-	f.cfg = &options.Config{NodeName: self, StateFile: f.stateFile, Winkernel: options.Winkernel{NetworkName: "cbr0", EnableDSR: true}}
+	// The ws2022 profile models a build with the OS bugs fixed: no workaround.
+	f.cfg = &options.Config{NodeName: self, StateFile: f.stateFile, Winkernel: options.Winkernel{NetworkName: "cbr0", EnableDSR: true},
+		HNS: options.HNS{OSBugWorkarounds: options.OSBugWorkaroundsNone}}
 	n, err := f.hns.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
 		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
 	if err != nil {
@@ -89,7 +91,7 @@ func (f *fixture) read() *Inputs {
 	in, err := Read(context.Background(), Source{
 		HNS: ReadOnly(f.hns), Kube: f.kube, NetworkName: "cbr0", StateFile: f.stateFile,
 		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error) {
-			return nodeconfig.Desired(ctx, f.cfg, f.hns, network, nodeconfig.CapabilitiesOf(v, f.cfg), false)
+			return nodeconfig.Desired(ctx, f.cfg, f.hns, network, nodeconfig.CapabilitiesOf(v, osBuildOf(ctx, f.hns), network, f.cfg), false)
 		},
 	})
 	if err != nil {
@@ -146,4 +148,9 @@ func row(t *testing.T, r *Report, service, role string) Row {
 	}
 	t.Fatalf("no %s row for %s in %+v", role, service, r.LoadBalancers)
 	return Row{}
+}
+
+func osBuildOf(ctx context.Context, r hnslb.Reader) hnslb.OSBuild {
+	b, _ := r.OSBuild(ctx)
+	return b
 }

@@ -17,6 +17,7 @@ func (h readOnly) Version(ctx context.Context) (hnslb.Version, error) { return h
 func (h readOnly) ListNetworks(ctx context.Context) ([]hnslb.Network, error) {
 	return h.r.ListNetworks(ctx)
 }
+func (h readOnly) OSBuild(ctx context.Context) (hnslb.OSBuild, error) { return h.r.OSBuild(ctx) }
 func (h readOnly) GetNetworkByID(ctx context.Context, id string) (*hnslb.Network, error) {
 	return h.r.GetNetworkByID(ctx, id)
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/metrics"
@@ -12,12 +13,33 @@ import (
 // the desired load balancers, the HNS IDs realized for them and their
 // state; load balancers being removed are under "" (no owner).
 type debugView struct {
-	Node            string                         `json:"node"`
-	Network         string                         `json:"network"`
-	NetworkID       string                         `json:"networkID"`
-	HNSVersion      string                         `json:"hnsVersion"`
+	Node       string         `json:"node"`
+	Network    string         `json:"network"`
+	NetworkID  string         `json:"networkID"`
+	HNSVersion string         `json:"hnsVersion"`
+	OSBuild    string         `json:"osBuild"`
+	BackendCap backendCapView `json:"backendCap"`
+	// OSBugs are the known bugs of this build that can hurt this node, and
+	// whether hnsproxy works around each (--os-bug-workarounds).
+	OSBugs          map[string]bool                `json:"osBugs"`
 	Services        map[string][]reconciler.Status `json:"services"`
 	RemoteEndpoints []reconciler.EndpointStatus    `json:"remoteEndpoints"`
+}
+
+// backendCapView is the backend cap in use and why.
+type backendCapView struct {
+	Max    int    `json:"max"`
+	Reason string `json:"reason"`
+}
+
+// backendCapOf is the cap in use: the start-up decision, or one the
+// reconciler learned since (it only ever lowers an unfixed cap).
+func backendCapOf(caps Capabilities, learned int) backendCapView {
+	if learned > 0 && !caps.BackendCapFixed && learned < caps.Features.MaxBackends {
+		return backendCapView{Max: learned, Reason: fmt.Sprintf("learned: HNS refused more than %d backends with 0x57 and accepted %d (start-up default %d: %s)",
+			learned, learned, caps.Features.MaxBackends, caps.BackendCapReason)}
+	}
+	return backendCapView{Max: caps.Features.MaxBackends, Reason: caps.BackendCapReason}
 }
 
 // StatusSnapshotSource publishes the reconciler's status without taking the
@@ -44,7 +66,16 @@ func debugSource(cfg *options.Config, deps *Deps, src StatusSnapshotSource) metr
 			Network:    deps.Network.Name,
 			NetworkID:  deps.Network.ID,
 			HNSVersion: deps.Capabilities.Features.Version.String(),
+			OSBuild:    deps.Capabilities.OSBuild.String(),
+			BackendCap: backendCapOf(deps.Capabilities, snap.LearnedBackendCap),
+			OSBugs:     map[string]bool{},
 			Services:   map[string][]reconciler.Status{},
+		}
+		for _, b := range deps.Capabilities.Workarounds {
+			v.OSBugs[string(b)] = true
+		}
+		for _, b := range deps.Capabilities.Ignored {
+			v.OSBugs[string(b)] = false
 		}
 		// The reconciler's order is kept (load balancers by key, remote
 		// endpoints by IP): one order everywhere.

@@ -160,3 +160,20 @@ func TestDebugSourceStopsWithItsContext(t *testing.T) {
 		t.Errorf("/debug/hns answered a client that went away: %s", body)
 	}
 }
+
+// TestDebugBackendCap: /debug/hns shows the cap in use and why: the
+// start-up default, a learned lower one, or the flag's, which learning
+// never lowers.
+func TestDebugBackendCap(t *testing.T) {
+	def := Capabilities{Features: hnslb.Features{MaxBackends: 1024}, BackendCapReason: "OS build 10.0.20348.2227 >= 17763.2746"}
+	if got := backendCapOf(def, 0); got.Max != 1024 || got.Reason != def.BackendCapReason {
+		t.Errorf("default: %+v", got)
+	}
+	if got := backendCapOf(def, 64); got.Max != 64 || !strings.Contains(got.Reason, "learned") || !strings.Contains(got.Reason, def.BackendCapReason) {
+		t.Errorf("learned: %+v", got)
+	}
+	fixed := Capabilities{Features: hnslb.Features{MaxBackends: 200}, BackendCapFixed: true, BackendCapReason: "--max-backends-per-lb"}
+	if got := backendCapOf(fixed, 64); got.Max != 200 {
+		t.Errorf("flag: %+v", got)
+	}
+}

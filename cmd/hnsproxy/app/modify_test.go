@@ -30,7 +30,7 @@ func TestModifyLoadBalancerFlag(t *testing.T) {
 		{reconciler.ModifyEnabled, 9, 5, true},
 	} {
 		cfg := config(func(o *options.Config) { o.HNS.ModifyLoadBalancer = c.mode })
-		caps, err := checkCapabilities(context.Background(), simAt(c.major, c.minor), cfg, nil, nil)
+		caps, err := checkCapabilities(context.Background(), simAt(c.major, c.minor), cfg, nil, capabilityEvents{})
 		if err != nil {
 			t.Fatal(err)
 		}

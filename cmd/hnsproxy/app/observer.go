@@ -99,6 +99,9 @@ func (o *observer) SyncDone(s proxier.SyncStats) {
 			}
 		}
 	}
+	if s.Result.LearnedBackendCap > 0 {
+		metrics.SetBackendCap(s.Result.LearnedBackendCap, metrics.BackendCapLearned)
+	}
 	metrics.ServiceChangesTotal.Add(float64(s.ServiceChanges))
 	metrics.EndpointChangesTotal.Add(float64(s.EndpointChanges))
 	// The sync consumed every queued change.

@@ -25,9 +25,11 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 	rec := reconciler.New(deps.HNS, reconciler.Options{
 		NetworkID: deps.Network.ID,
 		Features:  deps.Capabilities.Features,
-		StateFile: cfg.StateFile,
-		Takeover:  cfg.Takeover,
-		Logger:    logger.WithName("reconciler"),
+		// --max-backends-per-lb wins: a cap the operator set is never lowered.
+		LearnBackendCap: !deps.Capabilities.BackendCapFixed,
+		StateFile:       cfg.StateFile,
+		Takeover:        cfg.Takeover,
+		Logger:          logger.WithName("reconciler"),
 
 		StateWriteFailed: stateWriteFailed(deps.Events),
 		CallTimeout:      cfg.HNS.CallTimeout,

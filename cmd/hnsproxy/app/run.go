@@ -161,7 +161,7 @@ func connectHNS(ctx context.Context, cfg *options.Config, deps *Deps, raw hnslb.
 	if err := ensureSourceVIP(ctx, cfg, deps.Network); err != nil {
 		return err
 	}
-	deps.Capabilities, err = checkCapabilities(ctx, deps.HNS, cfg, deps.Network, deps.Events.FeatureUnavailable)
+	deps.Capabilities, err = checkCapabilities(ctx, deps.HNS, cfg, deps.Network, capabilityEvents{deps.Events.FeatureUnavailable, deps.Events.OSBugWorkaround})
 	return err
 }
 

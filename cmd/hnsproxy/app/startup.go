@@ -25,17 +25,31 @@ type featureLine struct {
 	reason string
 }
 
-// checkCapabilities reads HNS's version, decides which features hnsproxy
-// uses, and logs each with the reason. Missing API v2, or overlay without
-// remote subnet support, is fatal; asking for DSR where HNS lacks it is a
-// warning (featureUnavailable is told) and DSR stays off.
-func checkCapabilities(ctx context.Context, c hnslb.Client, cfg *options.Config, network *hnslb.Network, featureUnavailable func(feature, why string)) (Capabilities, error) {
+// capabilityEvents are the Node events checkCapabilities raises: a feature
+// the configuration asks for and HNS lacks, and a known OS bug of the build.
+type capabilityEvents struct {
+	featureUnavailable func(feature, why string)
+	osBug              func(bug, what string)
+}
+
+// checkCapabilities reads HNS's version and the OS build, decides which
+// features hnsproxy uses, and logs each with the reason. Missing API v2, or
+// overlay without remote subnet support, is fatal; asking for DSR where HNS
+// lacks it is a warning (featureUnavailable is told) and DSR stays off; a
+// known OS bug is a warning and an event (osBug), worked around unless
+// --os-bug-workarounds=none.
+func checkCapabilities(ctx context.Context, c hnslb.Client, cfg *options.Config, network *hnslb.Network, ev capabilityEvents) (Capabilities, error) {
 	logger := klog.FromContext(ctx)
 	v, err := readVersion(ctx, c, networkPoll, cfg.HNS.NetworkWaitTimeout)
 	if err != nil {
 		return Capabilities{}, fmt.Errorf("reading the HNS version: %w", err)
 	}
-	caps := nodeconfig.CapabilitiesOf(v, cfg)
+	build, err := c.OSBuild(ctx)
+	if err != nil {
+		// Not fatal: the cap falls back to the HNS version and is learned.
+		logger.Info("Warning: could not read the Windows build; the backend cap follows the HNS version and no OS bug workaround applies", "err", err)
+	}
+	caps := nodeconfig.CapabilitiesOf(v, build, network, cfg)
 	f := hnslb.FeaturesFor(v)
 	have := "have " + v.String()
 	lines := []featureLine{{"HNS API v2", f.APIV2, "needs HNS >= 9.2, " + have}}
@@ -45,14 +59,16 @@ func checkCapabilities(ctx context.Context, c hnslb.Client, cfg *options.Config,
 	}
 
 	switch {
+	case caps.WorksAround(hnslb.BugL2BridgeDSRPodToService):
+		lines = append(lines, featureLine{"DSR", false, fmt.Sprintf("--enable-dsr, but OS build %s breaks pod-to-Service traffic with DSR on l2bridge (--os-bug-workarounds)", build)})
 	case caps.DSR:
 		lines = append(lines, featureLine{"DSR", true, "--enable-dsr, " + have})
 	case cfg.Winkernel.EnableDSR:
 		why := "needs HNS 9.3-9.x or >= 10.2, " + have
 		lines = append(lines, featureLine{"DSR", false, why})
 		logger.Info("Warning: --enable-dsr is set but this HNS cannot do DSR; ClusterIP load balancers are programmed without it", "hnsVersion", v)
-		if featureUnavailable != nil {
-			featureUnavailable("DSR (--enable-dsr)", why)
+		if ev.featureUnavailable != nil {
+			ev.featureUnavailable("DSR (--enable-dsr)", why)
 		}
 	default:
 		lines = append(lines, featureLine{"DSR", false, "--enable-dsr not set"})
@@ -75,12 +91,10 @@ func checkCapabilities(ctx context.Context, c hnslb.Client, cfg *options.Config,
 		featureLine{"Session affinity (ClientIP)", f.SessionAffinity, "needs HNS >= 12.0, " + have},
 		featureLine{featureModify, caps.Features.ModifyLoadBalancer, modifyReason(cfg.HNS.ModifyLoadBalancer, have)},
 	)
-	capReason := fmt.Sprintf("from HNS %s", v)
-	if cfg.HNS.MaxBackendsPerLB > 0 {
-		capReason = fmt.Sprintf("--max-backends-per-lb (HNS %s default %d)", v, f.MaxBackends)
-	}
+	lines = append(lines, workaroundLines(logger, caps, ev.osBug)...)
 	report(logger, v, lines)
-	logger.Info("HNS backend cap per load balancer", "maxBackends", caps.Features.MaxBackends, "reason", capReason)
+	logger.Info("HNS backend cap per load balancer", "maxBackends", caps.Features.MaxBackends, "reason", caps.BackendCapReason, "osBuild", build.String())
+	metrics.SetBackendCap(caps.Features.MaxBackends, backendCapSource(caps))
 
 	metrics.HNSInfo.WithLabelValues(v.String()).Set(1)
 	for _, l := range lines {
@@ -107,6 +121,51 @@ func modifyReason(mode reconciler.ModifyMode, have string) string {
 // modifyTurnedOff reports that the reconciler turned modify off (HNS
 // refused it, or kept the backends of a modify it reported done).
 func modifyTurnedOff() { metrics.HNSFeatureEnabled.WithLabelValues(featureModify).Set(0) }
+
+// workaroundLines tells, for each known OS bug of this build that can hurt
+// this node, what hnsproxy does: a warning, a Node event and the metric.
+func workaroundLines(logger klog.Logger, caps Capabilities, osBug func(bug, what string)) []featureLine {
+	var lines []featureLine
+	tell := func(bug hnslb.OSBug, on bool, what string) {
+		logger.Info("Warning: this Windows build has a known dataplane bug", "osBuild", caps.OSBuild.String(), "bug", bug, "workaround", on, "what", what)
+		if osBug != nil {
+			osBug(string(bug), what)
+		}
+		metrics.OSBugWorkaround.WithLabelValues(string(bug)).Set(boolGauge(on))
+		lines = append(lines, featureLine{"Workaround for " + string(bug), on, what})
+	}
+	for _, bug := range caps.Workarounds {
+		tell(bug, true, workaroundText[bug])
+	}
+	for _, bug := range caps.Ignored {
+		tell(bug, false, "not worked around (--os-bug-workarounds=none): "+bugEffect[bug])
+	}
+	return lines
+}
+
+// What each workaround does, and what each bug breaks when left.
+var (
+	workaroundText = map[hnslb.OSBug]string{
+		hnslb.BugL2BridgeDSRPodToService: "ClusterIP load balancers are programmed without DSR (backends see the node address, not the client pod's); externalTrafficPolicy Local keeps DSR",
+		hnslb.BugOverlayNodePortRemote:   "NodePort load balancers of externalTrafficPolicy Cluster Services use only this node's endpoints when it has any",
+	}
+	bugEffect = map[hnslb.OSBug]string{
+		hnslb.BugL2BridgeDSRPodToService: "pod-to-Service traffic through DSR load balancers on l2bridge may fail",
+		hnslb.BugOverlayNodePortRemote:   "NodePort traffic this node forwards to another node may fail",
+	}
+)
+
+// backendCapSource is the BackendCap metric's label for caps.
+func backendCapSource(caps Capabilities) string {
+	switch {
+	case caps.BackendCapFixed:
+		return metrics.BackendCapFromFlag
+	case caps.OSBuild.Known():
+		return metrics.BackendCapFromOSBuild
+	default:
+		return metrics.BackendCapFromHNSVersion
+	}
+}
 
 func report(logger klog.Logger, v hnslb.Version, lines []featureLine) {
 	for _, l := range lines {

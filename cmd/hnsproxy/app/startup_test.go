@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/component-base/metrics/testutil"
+
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/metrics"
@@ -58,7 +60,7 @@ func TestCapabilities(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got *unavailable
-			caps, err := checkCapabilities(context.Background(), c.hns, c.cfg, c.network, func(f, why string) { got = &unavailable{f, why} })
+			caps, err := checkCapabilities(context.Background(), c.hns, c.cfg, c.network, capabilityEvents{featureUnavailable: func(f, why string) { got = &unavailable{f, why} }})
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err = %v, want %q", err, c.wantErr)
@@ -146,5 +148,38 @@ func TestSeedSimNetwork(t *testing.T) {
 	nets, _ := hns.ListNetworks(ctx)
 	if len(nets) != 1 {
 		t.Errorf("%d networks after seeding twice", len(nets))
+	}
+}
+
+// TestCapabilitiesWorkAroundOSBugs: on Windows Server 2022 with KB5005619
+// and l2bridge, --enable-dsr gives no DSR by default; the bug is told (the
+// Node event) and exported. --os-bug-workarounds=none keeps DSR and still
+// tells the bug, with the metric at 0.
+func TestCapabilitiesWorkAroundOSBugs(t *testing.T) {
+	metrics.Register()
+	p, err := sim.ProfileByName(sim.ProfileWS2022KB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2bridge := &hnslb.Network{Name: "net", Type: hnslb.NetworkTypeL2Bridge}
+	for _, c := range []struct {
+		workarounds string
+		wantDSR     bool
+		wantMetric  float64
+	}{{"", false, 1}, {options.OSBugWorkaroundsNone, true, 0}} {
+		var told []string
+		cfg := config(func(cfg *options.Config) { cfg.Winkernel.EnableDSR, cfg.HNS.OSBugWorkarounds = true, c.workarounds })
+		caps, err := checkCapabilities(context.Background(), sim.New(sim.Options{Profile: p}), cfg, l2bridge,
+			capabilityEvents{osBug: func(bug, what string) { told = append(told, bug) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bug := string(hnslb.BugL2BridgeDSRPodToService)
+		if caps.DSR != c.wantDSR || len(told) != 1 || told[0] != bug {
+			t.Errorf("workarounds %q: DSR %v, told %v; want DSR %v and %s told", c.workarounds, caps.DSR, told, c.wantDSR, bug)
+		}
+		if got, err := testutil.GetGaugeMetricValue(metrics.OSBugWorkaround.WithLabelValues(bug)); err != nil || got != c.wantMetric {
+			t.Errorf("workarounds %q: hnsproxy_os_bug_workaround %v, want %v", c.workarounds, got, c.wantMetric)
+		}
 	}
 }

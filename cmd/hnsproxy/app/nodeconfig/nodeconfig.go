@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,23 +20,66 @@ import (
 
 // Capabilities is what this node's HNS can do, as hnsproxy will use it.
 type Capabilities struct {
-	// Features are HNS's, with MaxBackends replaced by --max-backends-per-lb
-	// when set and ModifyLoadBalancer as --hns-modify-load-balancer decides.
+	// Features are HNS's, with MaxBackends the cap in force (the build's
+	// default, hnslb.DefaultBackendCap, or --max-backends-per-lb) and
+	// ModifyLoadBalancer as --hns-modify-load-balancer decides.
 	Features hnslb.Features
-	// DSR is --enable-dsr where HNS supports it (ClusterIP load balancers).
+	// BackendCapReason says where Features.MaxBackends comes from.
+	BackendCapReason string
+	// BackendCapFixed: --max-backends-per-lb set the cap; it is never learned lower.
+	BackendCapFixed bool
+	// DSR is --enable-dsr where HNS supports it (ClusterIP load balancers),
+	// and no workaround turns it off.
 	DSR bool
+	// OSBuild is the node's Windows build (zero when unknown).
+	OSBuild hnslb.OSBuild
+	// Workarounds are the known OS bugs of this build that hnsproxy works
+	// around on this network (--os-bug-workarounds=auto), and Ignored those
+	// it does not because the operator said none.
+	Workarounds, Ignored []hnslb.OSBug
 }
 
-// CapabilitiesOf decides the features hnsproxy uses on HNS version v.
-func CapabilitiesOf(v hnslb.Version, cfg *options.Config) Capabilities {
-	caps := Capabilities{Features: hnslb.FeaturesFor(v)}
-	caps.DSR = cfg.Winkernel.EnableDSR && caps.Features.DSR
+// CapabilitiesOf decides the features hnsproxy uses on HNS version v, OS
+// build b and network (nil: unknown type, no network-specific workaround).
+func CapabilitiesOf(v hnslb.Version, b hnslb.OSBuild, network *hnslb.Network, cfg *options.Config) Capabilities {
+	caps := Capabilities{Features: hnslb.FeaturesFor(v), OSBuild: b}
+	def := hnslb.DefaultBackendCap(b, v)
+	caps.Features.MaxBackends, caps.BackendCapReason = def.Max, def.Reason
 	if cfg.HNS.MaxBackendsPerLB > 0 {
-		caps.Features.MaxBackends = cfg.HNS.MaxBackendsPerLB
+		caps.Features.MaxBackends, caps.BackendCapFixed = cfg.HNS.MaxBackendsPerLB, true
+		caps.BackendCapReason = fmt.Sprintf("--max-backends-per-lb (default here %d: %s)", def.Max, def.Reason)
 	}
 	caps.Features.ModifyLoadBalancer = cfg.HNS.ModifyLoadBalancer.On(caps.Features)
+	for _, bug := range hnslb.KnownOSBugs(b) {
+		if !bugApplies(bug, network, cfg) {
+			continue
+		}
+		if cfg.HNS.OSBugWorkarounds == options.OSBugWorkaroundsNone {
+			caps.Ignored = append(caps.Ignored, bug)
+		} else {
+			caps.Workarounds = append(caps.Workarounds, bug)
+		}
+	}
+	caps.DSR = cfg.Winkernel.EnableDSR && caps.Features.DSR && !caps.WorksAround(hnslb.BugL2BridgeDSRPodToService)
 	return caps
 }
+
+// bugApplies says whether bug can hurt this node's traffic as configured.
+func bugApplies(bug hnslb.OSBug, network *hnslb.Network, cfg *options.Config) bool {
+	if network == nil {
+		return false
+	}
+	switch bug {
+	case hnslb.BugL2BridgeDSRPodToService:
+		return network.Type == hnslb.NetworkTypeL2Bridge && cfg.Winkernel.EnableDSR
+	case hnslb.BugOverlayNodePortRemote:
+		return network.Type == hnslb.NetworkTypeOverlay
+	}
+	return false
+}
+
+// WorksAround reports whether hnsproxy works around bug on this node.
+func (c Capabilities) WorksAround(bug hnslb.OSBug) bool { return slices.Contains(c.Workarounds, bug) }
 
 // Desired is the node-independent part of the mapping's input; the proxier
 // fills node IPs (unless --bind-address names one) and the zone from the
@@ -46,6 +90,7 @@ func Desired(ctx context.Context, cfg *options.Config, hns hnslb.Reader, network
 		NodeName:                         cfg.NodeName,
 		Mode:                             desired.L2Bridge,
 		EnableDSR:                        caps.DSR,
+		NodePortLocalBackends:            caps.WorksAround(hnslb.BugOverlayNodePortRemote),
 		IgnoreExternalIPs:                cfg.FeatureGates != nil && !cfg.FeatureGates.Enabled(options.AllowServiceExternalIPs),
 		RefuseExternalIPsOnNodeAddresses: cfg.RefuseNodeExternalIPs,
 		ForwardHealthCheckVIP:            cfg.Winkernel.ForwardHealthCheckVIP,

@@ -3,6 +3,7 @@ package nodeconfig
 import (
 	"context"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
@@ -15,19 +16,60 @@ import (
 func TestCapabilitiesOf(t *testing.T) {
 	ws2019, ws2022 := hnslb.Version{Major: 9, Minor: 5}, hnslb.Version{Major: 13, Minor: 2}
 	old := hnslb.Version{Major: 9, Minor: 2} // no DSR
+	build := func(b, ubr int) hnslb.OSBuild { return hnslb.OSBuild{Major: 10, Build: b, UBR: ubr} }
+	unknown := hnslb.OSBuild{}
 	dsr := &options.Config{Winkernel: options.Winkernel{EnableDSR: true}}
-	if c := CapabilitiesOf(ws2022, dsr); !c.DSR || c.Features.MaxBackends != hnslb.MaxBackendsModern {
-		t.Errorf("ws2022 with --enable-dsr: %+v", c)
-	}
-	if c := CapabilitiesOf(old, dsr); c.DSR {
-		t.Errorf("HNS 9.2 cannot do DSR: %+v", c)
-	}
-	if c := CapabilitiesOf(ws2022, &options.Config{}); c.DSR {
-		t.Errorf("DSR without --enable-dsr: %+v", c)
-	}
+	none := &options.Config{Winkernel: options.Winkernel{EnableDSR: true}, HNS: options.HNS{OSBugWorkarounds: options.OSBugWorkaroundsNone}}
 	capped := &options.Config{HNS: options.HNS{MaxBackendsPerLB: 16}}
-	if c := CapabilitiesOf(ws2019, capped); c.Features.MaxBackends != 16 {
-		t.Errorf("--max-backends-per-lb=16: %+v", c)
+	l2bridge := &hnslb.Network{Type: hnslb.NetworkTypeL2Bridge}
+	overlay := &hnslb.Network{Type: hnslb.NetworkTypeOverlay}
+	cases := []struct {
+		name        string
+		v           hnslb.Version
+		b           hnslb.OSBuild
+		network     *hnslb.Network
+		cfg         *options.Config
+		wantDSR     bool
+		wantCap     int
+		wantFixed   bool
+		workarounds []hnslb.OSBug
+		ignored     []hnslb.OSBug
+	}{
+		{name: "ws2022 with --enable-dsr", v: ws2022, b: build(20348, 169), network: l2bridge, cfg: dsr, wantDSR: true, wantCap: 1024},
+		{name: "HNS 9.2 cannot do DSR", v: old, b: build(17763, 1), cfg: dsr, wantCap: 64},
+		{name: "DSR without --enable-dsr", v: ws2022, b: build(20348, 2227), network: l2bridge, cfg: &options.Config{}, wantCap: 1024},
+		{name: "flag wins over the build", v: ws2019, b: build(17763, 1757), cfg: capped, wantCap: 16, wantFixed: true},
+		{name: "ws2019 below 17763.2746 caps at 64", v: ws2019, b: build(17763, 2745), cfg: &options.Config{}, wantCap: 64},
+		{name: "ws2019 from 17763.2746 caps at 1024", v: ws2019, b: build(17763, 2746), cfg: &options.Config{}, wantCap: 1024},
+		{name: "unknown build follows HNS 9", v: ws2019, b: unknown, cfg: &options.Config{}, wantCap: 64},
+		{name: "unknown build follows HNS 13", v: ws2022, b: unknown, cfg: &options.Config{}, wantCap: 1024},
+		{
+			name: "KB5005619 on l2bridge turns DSR off", v: ws2022, b: build(20348, 261), network: l2bridge, cfg: dsr, wantCap: 1024,
+			workarounds: []hnslb.OSBug{hnslb.BugL2BridgeDSRPodToService},
+		},
+		{
+			name: "workarounds none keeps DSR", v: ws2022, b: build(20348, 261), network: l2bridge, cfg: none, wantDSR: true, wantCap: 1024,
+			ignored: []hnslb.OSBug{hnslb.BugL2BridgeDSRPodToService},
+		},
+		{
+			name: "ws2022 overlay works around NodePort", v: ws2022, b: build(20348, 169), network: overlay, cfg: dsr, wantDSR: true, wantCap: 1024,
+			workarounds: []hnslb.OSBug{hnslb.BugOverlayNodePortRemote},
+		},
+		{name: "ws2025 has no known bug", v: hnslb.Version{Major: 15, Minor: 5}, b: build(26100, 4061), network: l2bridge, cfg: dsr, wantDSR: true, wantCap: 1024},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := CapabilitiesOf(c.v, c.b, c.network, c.cfg)
+			if got.DSR != c.wantDSR || got.Features.MaxBackends != c.wantCap || got.BackendCapFixed != c.wantFixed ||
+				!slices.Equal(got.Workarounds, c.workarounds) || !slices.Equal(got.Ignored, c.ignored) {
+				t.Errorf("got DSR %v cap %d fixed %v workarounds %v ignored %v (reason %q); want %v %d %v %v %v",
+					got.DSR, got.Features.MaxBackends, got.BackendCapFixed, got.Workarounds, got.Ignored, got.BackendCapReason,
+					c.wantDSR, c.wantCap, c.wantFixed, c.workarounds, c.ignored)
+			}
+			if got.BackendCapReason == "" {
+				t.Error("no reason for the cap")
+			}
+		})
 	}
 }
 

@@ -86,6 +86,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 			Endpoint:           o.hnsEndpoint,
 			SimProfile:         o.hnsSimProfile,
 			MaxBackendsPerLB:   o.maxBackendsPerLB,
+			OSBugWorkarounds:   o.osBugWorkarounds,
 			NetworkWaitTimeout: o.networkWaitTimeout,
 			CallTimeout:        o.hnsCallTimeout,
 			ListTimeout:        o.hnsListTimeout,

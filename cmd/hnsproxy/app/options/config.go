@@ -116,8 +116,12 @@ type HNS struct {
 	Endpoint string
 	// SimProfile names the Windows build the in-process simulator behaves like.
 	SimProfile string
-	// MaxBackendsPerLB overrides the per-load-balancer backend cap; 0 takes it from the HNS version.
+	// MaxBackendsPerLB overrides the per-load-balancer backend cap; 0 takes
+	// it from the OS build (or the HNS version) and learns it from HNS.
 	MaxBackendsPerLB int
+	// OSBugWorkarounds is OSBugWorkaroundsAuto (work around the known OS
+	// bugs of this node's build; also "") or OSBugWorkaroundsNone.
+	OSBugWorkarounds string
 	// NetworkWaitTimeout bounds the wait for the HNS network at start.
 	NetworkWaitTimeout time.Duration
 	// CallTimeout and ListTimeout are the deadlines of HNS calls on one
@@ -128,6 +132,12 @@ type HNS struct {
 	// an HNS modify rather than a delete and a create.
 	ModifyLoadBalancer reconciler.ModifyMode
 }
+
+// OSBugWorkarounds values.
+const (
+	OSBugWorkaroundsAuto = "auto"
+	OSBugWorkaroundsNone = "none"
+)
 
 // HNS endpoint forms.
 const (

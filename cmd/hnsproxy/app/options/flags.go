@@ -51,6 +51,7 @@ type Options struct {
 	hnsEndpoint         string
 	hnsSimProfile       string
 	maxBackendsPerLB    int
+	osBugWorkarounds    string
 	networkWaitTimeout  time.Duration
 	hnsCallTimeout      time.Duration
 	hnsListTimeout      time.Duration
@@ -79,6 +80,7 @@ func NewOptions() *Options {
 		metricsPort:        ProxyStatusPort,
 		hnsSimProfile:      DefaultSimProfile,
 		networkWaitTimeout: DefaultNetworkWaitTimeout,
+		osBugWorkarounds:   OSBugWorkaroundsAuto,
 		hnsCallTimeout:     reconciler.DefaultCallTimeout,
 		hnsListTimeout:     reconciler.DefaultListTimeout,
 		hnsModifyLB:        string(reconciler.ModifyAuto),
@@ -137,7 +139,8 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.DurationVar(&o.minSyncPeriod, "min-sync-period", c.IPTables.MinSyncPeriod.Duration, "The minimum interval between syncs; 0 syncs on every change (same setting as --iptables-min-sync-period)."+ignoredWithConfig)
 	fs.StringVar(&o.hnsEndpoint, "hns-endpoint", o.hnsEndpoint, "Where HNS is: empty for the real HNS (Windows), \"sim\" for an in-process simulator, or \"unix:///path/to/hnssim.sock\" for the hnssim service. Falls back to the HNS_ENDPOINT environment variable.")
 	fs.StringVar(&o.hnsSimProfile, "hns-sim-profile", o.hnsSimProfile, "With --hns-endpoint=sim: the Windows build the simulator behaves like (ws2019, ws2022, ws2025-15.4, ws2025).")
-	fs.IntVar(&o.maxBackendsPerLB, "max-backends-per-lb", o.maxBackendsPerLB, "The most backends one HNS load balancer gets; larger services get a stable per-node subset. 0 takes the cap from the HNS version (64 before HNS 13, 1024 after).")
+	fs.IntVar(&o.maxBackendsPerLB, "max-backends-per-lb", o.maxBackendsPerLB, "The most backends one HNS load balancer gets; larger services get a stable per-node subset. 0 takes the cap from the Windows build (64 before 17763.2746, 1024 from it on; the HNS version when the build is unknown) and lowers it to 64 if HNS refuses more. A value set here is never lowered.")
+	fs.StringVar(&o.osBugWorkarounds, "os-bug-workarounds", o.osBugWorkarounds, "\"auto\": on a Windows build with a known dataplane bug, work around it (Windows Server 2022: no DSR for ClusterIP load balancers on l2bridge, local backends for NodePort load balancers on overlay), with a warning, a Node event and hnsproxy_os_bug_workaround. \"none\": never (a build whose fix you know is installed).")
 	fs.DurationVar(&o.networkWaitTimeout, "hns-network-timeout", o.networkWaitTimeout, "How long to wait at start for the HNS network to exist before failing.")
 	fs.DurationVar(&o.hnsCallTimeout, "hns-call-timeout", o.hnsCallTimeout, "The deadline of an HNS call on one object. HNS calls cannot be cancelled: one past its deadline is abandoned, reported (hnsproxy_hns_call_timeouts_total) and its object retried once it returns, while the rest of the node's programming goes on.")
 	fs.DurationVar(&o.hnsListTimeout, "hns-list-timeout", o.hnsListTimeout, "The deadline of an HNS listing (drift repair, start, frontend conflicts), which costs about three HNS calls per object listed.")

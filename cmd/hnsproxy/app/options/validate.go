@@ -60,6 +60,9 @@ func Validate(c *Config) error {
 	if c.HNS.MaxBackendsPerLB < 0 {
 		errs = append(errs, field.Invalid(hp.Child("maxBackendsPerLB"), c.HNS.MaxBackendsPerLB, "must be 0 (from the HNS version) or positive"))
 	}
+	if w := c.HNS.OSBugWorkarounds; w != "" && w != OSBugWorkaroundsAuto && w != OSBugWorkaroundsNone {
+		errs = append(errs, field.NotSupported(hp.Child("osBugWorkarounds"), w, []string{OSBugWorkaroundsAuto, OSBugWorkaroundsNone}))
+	}
 	if c.HNS.NetworkWaitTimeout <= 0 {
 		errs = append(errs, field.Invalid(hp.Child("hnsNetworkTimeout"), c.HNS.NetworkWaitTimeout.String(), "must be greater than 0"))
 	}
