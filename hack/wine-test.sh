@@ -18,55 +18,21 @@ root=$PWD
 out=$root/_output/wine
 export WINEPREFIX=${HNSPROXY_WINEPREFIX:-$root/_output/wineprefix}
 
-missing() {
-  if [ -n "${CI:-}" ] && [ "${CI:-}" != false ] && [ "${CI:-}" != 0 ]; then
-    echo "wine-test: FAIL: $1 is not installed (CI must run the Windows tests; see hack/install-deps.sh)" >&2
-    exit 1
-  fi
-  echo "wine-test: SKIP: $1 is not installed; the Windows-only tests did NOT run (hack/install-deps.sh installs it)" >&2
+# hack/wine-prefix.sh builds the DLLs, prepares the prefix and prints the
+# environment to run Wine with.
+set +e
+env_lines=$(hack/wine-prefix.sh)
+rc=$?
+set -e
+if [ "$rc" -eq 3 ]; then
+  echo "wine-test: SKIP: the Windows-only tests did NOT run (wine or mingw-w64 missing; hack/install-deps.sh installs them)" >&2
   exit 0
-}
-
-# Debian's `wine` wrapper prefers a 32-bit loader that a 64-bit-only install lacks.
-wine=""
-for w in wine64 /usr/lib/wine/wine64 /usr/lib/x86_64-linux-gnu/wine/wine64 wine; do
-  if command -v "$w" >/dev/null 2>&1; then wine=$(command -v "$w"); break; fi
-done
-[ -n "$wine" ] || missing wine
-command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || missing "x86_64-w64-mingw32-gcc (gcc-mingw-w64-x86-64-win32)"
-wineserver=$(command -v wineserver || command -v /usr/lib/wine/wineserver64 || true)
-
-unset DISPLAY WAYLAND_DISPLAY
-export WINEDEBUG=-all WINEARCH=win64 WINELOADER=$wine
-# mscoree/mshtml disabled: wineboot would otherwise offer to download Mono and
-# Gecko. Our DLLs load first (Wine 8 has no builtin ones of these names).
-export WINEDLLOVERRIDES="mscoree,mshtml=;bcryptprimitives,computenetwork,vmcompute=n,b"
-
-mkdir -p "$out"
-# build_dll NAME LIBS...: hack/wine/NAME.c (+ NAME.def if present) -> $out/NAME.dll
-build_dll() {
-  local name=$1; shift
-  local dll=$out/$name.dll src=hack/wine/$name.c def=()
-  [ -f "hack/wine/$name.def" ] && def=("hack/wine/$name.def")
-  if [ -f "$dll" ] && [ -z "$(find hack/wine -newer "$dll" -print -quit)" ]; then return; fi
-  echo "wine-test: building $name.dll"
-  x86_64-w64-mingw32-gcc -shared -O2 -s -static-libgcc -Wall -o "$dll" "$src" "${def[@]}" "$@"
-}
-build_dll bcryptprimitives -lbcrypt # ProcessPrng for the Go runtime
-build_dll computenetwork -lole32    # fake HNS API (hack/wine/fakehns.h)
-build_dll vmcompute -lole32         # fake HNSCall (HNS version)
-
-if [ ! -f "$WINEPREFIX/system.reg" ] || [ ! -d "$WINEPREFIX/drive_c/windows/system32" ]; then
-  echo "wine-test: creating the Wine prefix $WINEPREFIX (first run only)"
-  rm -rf "$WINEPREFIX"
-  timeout 300 "$wine" wineboot --init >"$out/wineboot.log" 2>&1 || {
-    cat "$out/wineboot.log" >&2; echo "wine-test: FAIL: wineboot failed" >&2; exit 1; }
-  [ -z "$wineserver" ] || timeout 120 "$wineserver" -w || true
 fi
-sys32=$WINEPREFIX/drive_c/windows/system32
-for name in bcryptprimitives computenetwork vmcompute; do
-  cmp -s "$out/$name.dll" "$sys32/$name.dll" || cp "$out/$name.dll" "$sys32/$name.dll"
-done
+[ "$rc" -eq 0 ] || { echo "wine-test: FAIL: hack/wine-prefix.sh failed" >&2; exit 1; }
+while IFS='=' read -r key value; do export "$key=$value"; done <<<"$env_lines"
+wine=$WINE
+wineserver=$(command -v wineserver || command -v /usr/lib/wine/wineserver64 || true)
+unset DISPLAY WAYLAND_DISPLAY
 
 pkgs=$(find . -name '*_windows_test.go' -not -path './_output/*' -not -path './.cache/*' -exec dirname {} \; | sort -u)
 [ -n "$pkgs" ] || { echo "wine-test: FAIL: no package has *_windows_test.go files" >&2; exit 1; }
