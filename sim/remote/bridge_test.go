@@ -24,7 +24,7 @@ type bridgeClient struct {
 }
 
 type bridgeReply struct {
-	hr           uint32
+	hr          uint32
 	out, errDoc string
 }
 
