@@ -32,12 +32,17 @@ type process struct {
 // script's use); otherwise the kernel kills it when the caller dies, so a
 // crashed or timed-out test leaves nothing running.
 func startProcess(name, bin string, args []string, logPath string, detach bool) (*process, error) {
+	return startProcessEnv(name, bin, args, nil, logPath, detach)
+}
+
+// startProcessEnv is startProcess with the environment env (nil: ours).
+func startProcessEnv(name, bin string, args, env []string, logPath string, detach bool) (*process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Stdout, cmd.Stderr, cmd.Env = logFile, logFile, env
 	if detach {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	} else {

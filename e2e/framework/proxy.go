@@ -24,6 +24,9 @@ type Proxy struct {
 	bin, log    string
 	args        []string
 	proc        *process
+	// wine, when set, runs bin (a Windows binary) under Wine with wineEnv.
+	wine    *wine
+	wineEnv []string
 }
 
 // HealthzURL is the proxy's /healthz.
@@ -106,7 +109,12 @@ func (p *Proxy) Start(ctx context.Context) error {
 	if p.proc.alive() {
 		return fmt.Errorf("hnsproxy %s is already running (pid %d)", p.Node, p.proc.pid)
 	}
-	proc, err := startProcess("hnsproxy "+p.Node, p.bin, p.args, p.log, false)
+	bin, args, env, name := p.bin, p.args, []string(nil), "hnsproxy "+p.Node
+	if p.wine != nil {
+		bin, args, env = p.wine.command(p.bin, p.args, p.wineEnv...)
+		name = filepath.Base(p.bin) + " " + p.Node
+	}
+	proc, err := startProcessEnv(name, bin, args, env, p.log, false)
 	if err != nil {
 		return err
 	}
