@@ -9,6 +9,8 @@
 # scriptable fake of HNS's client DLLs, so hcn's real code paths run. All are
 # built with mingw-w64 and installed into a private Wine prefix under _output/
 # (never the user's ~/.wine). Headless: no X, no Mono/Gecko, no network.
+# A second pass runs hnslb/hcnclient's TestBridge* with the DLLs in bridge
+# mode against a real hnssim (`serve --bridge`, loopback only).
 #
 # Without wine or mingw-w64 this fails when CI is set, and skips loudly otherwise.
 # Extra arguments go to the test binaries, e.g. hack/wine-test.sh -test.run=JSON.
@@ -46,7 +48,8 @@ for pkg in $pkgs; do
   GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go test -c -o "$exe" "$pkg"
   # Wine runs the Windows-only tests; the portable ones run natively on Linux
   # (Wine's file deletion differs enough to fail t.TempDir cleanups there).
-  only=$(grep -ho '^func Test[A-Za-z0-9_]*' "$pkg"/*_windows_test.go | sed 's/^func //' | paste -sd'|')
+  # TestBridge* run in a second pass, against hnssim (below).
+  only=$(grep -ho '^func Test[A-Za-z0-9_]*' "$pkg"/*_windows_test.go | sed 's/^func //' | grep -v '^TestBridge' | paste -sd'|')
   echo "wine-test: $pkg: running under $("$wine" --version 2>/dev/null || echo wine)"
   set +e
   (cd "$pkg" && timeout 600 "$wine" "$exe" -test.v -test.count=1 -test.timeout=5m -test.run="^($only)\$" "$@") 2>&1 | tr -d '\r' | tee "$log"
@@ -61,6 +64,34 @@ for pkg in $pkgs; do
     echo "wine-test: $pkg: ok ($passed tests passed under Wine)"
   fi
 done
+# The bridge pass: hnslb/hcnclient through hcn and the bridge DLLs against a
+# real hnssim (TestBridge*, hnslb/hcnclient/bridge_windows_test.go).
+bridge_pass() {
+  local exe=$out/hnslb_hcnclient.test.exe log=$out/bridge.log simlog=$out/hnssim-bridge.log dir sim port rc
+  dir=$(mktemp -d)
+  echo "wine-test: bridge: building hnssim"
+  go build -o "$dir/hnssim" ./cmd/hnssim
+  "$dir/hnssim" serve --socket "$dir/hns.sock" --profile ws2025 --bridge 127.0.0.1:0 \
+    --network-name cbr0 --network-type l2bridge --subnet 10.244.1.0/24 --node-ip 10.0.0.11 \
+    --error-rate GetNamespace=1 >"$simlog" 2>&1 &
+  sim=$!
+  for _ in $(seq 300); do grep -q "HCN bridge on" "$simlog" && break; sleep 0.1; done
+  # hnssim names the port it bound in its start-up line.
+  port=$(sed -n 's/.*HCN bridge on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$simlog")
+  [ -n "$port" ] || { echo "wine-test: bridge: FAIL: hnssim did not start:" >&2; cat "$simlog" >&2; kill "$sim" 2>/dev/null; return 1; }
+  set +e
+  (cd hnslb/hcnclient && HNSPROXY_HNS_BRIDGE=127.0.0.1:$port timeout 300 "$wine" "$exe" -test.v -test.count=1 -test.run='^TestBridge' "$@") 2>&1 | tr -d '\r' | tee "$log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  kill "$sim"; wait "$sim" || true
+  rm -rf "$dir"
+  if [ "$rc" -ne 0 ] || ! grep -q -- '^--- PASS: TestBridge' "$log" || grep -q -- '--- FAIL' "$log"; then
+    echo "wine-test: bridge: FAIL (exit $rc; hnssim log $simlog)" >&2
+    return 1
+  fi
+  echo "wine-test: bridge: ok (hcnclient through hcn and the bridge DLLs against hnssim)"
+}
+bridge_pass "$@" || status=1
 # Let the Wine server exit so no process outlives the script.
 [ -z "$wineserver" ] || timeout 60 "$wineserver" -w || true
 exit $status
