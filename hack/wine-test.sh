@@ -9,6 +9,8 @@
 # scriptable fake of HNS's client DLLs, so hcn's real code paths run. All are
 # built with mingw-w64 and installed into a private Wine prefix under _output/
 # (never the user's ~/.wine). Headless: no X, no Mono/Gecko, no network.
+# A second pass runs hnslb/hcnclient's TestBridge* with the DLLs in bridge
+# mode against a real hnssim (`serve --bridge`, loopback only).
 #
 # Without wine or mingw-w64 this fails when CI is set, and skips loudly otherwise.
 # Extra arguments go to the test binaries, e.g. hack/wine-test.sh -test.run=JSON.
@@ -18,55 +20,21 @@ root=$PWD
 out=$root/_output/wine
 export WINEPREFIX=${HNSPROXY_WINEPREFIX:-$root/_output/wineprefix}
 
-missing() {
-  if [ -n "${CI:-}" ] && [ "${CI:-}" != false ] && [ "${CI:-}" != 0 ]; then
-    echo "wine-test: FAIL: $1 is not installed (CI must run the Windows tests; see hack/install-deps.sh)" >&2
-    exit 1
-  fi
-  echo "wine-test: SKIP: $1 is not installed; the Windows-only tests did NOT run (hack/install-deps.sh installs it)" >&2
+# hack/wine-prefix.sh builds the DLLs, prepares the prefix and prints the
+# environment to run Wine with.
+set +e
+env_lines=$(hack/wine-prefix.sh)
+rc=$?
+set -e
+if [ "$rc" -eq 3 ]; then
+  echo "wine-test: SKIP: the Windows-only tests did NOT run (wine or mingw-w64 missing; hack/install-deps.sh installs them)" >&2
   exit 0
-}
-
-# Debian's `wine` wrapper prefers a 32-bit loader that a 64-bit-only install lacks.
-wine=""
-for w in wine64 /usr/lib/wine/wine64 /usr/lib/x86_64-linux-gnu/wine/wine64 wine; do
-  if command -v "$w" >/dev/null 2>&1; then wine=$(command -v "$w"); break; fi
-done
-[ -n "$wine" ] || missing wine
-command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || missing "x86_64-w64-mingw32-gcc (gcc-mingw-w64-x86-64-win32)"
-wineserver=$(command -v wineserver || command -v /usr/lib/wine/wineserver64 || true)
-
-unset DISPLAY WAYLAND_DISPLAY
-export WINEDEBUG=-all WINEARCH=win64 WINELOADER=$wine
-# mscoree/mshtml disabled: wineboot would otherwise offer to download Mono and
-# Gecko. Our DLLs load first (Wine 8 has no builtin ones of these names).
-export WINEDLLOVERRIDES="mscoree,mshtml=;bcryptprimitives,computenetwork,vmcompute=n,b"
-
-mkdir -p "$out"
-# build_dll NAME LIBS...: hack/wine/NAME.c (+ NAME.def if present) -> $out/NAME.dll
-build_dll() {
-  local name=$1; shift
-  local dll=$out/$name.dll src=hack/wine/$name.c def=()
-  [ -f "hack/wine/$name.def" ] && def=("hack/wine/$name.def")
-  if [ -f "$dll" ] && [ -z "$(find hack/wine -newer "$dll" -print -quit)" ]; then return; fi
-  echo "wine-test: building $name.dll"
-  x86_64-w64-mingw32-gcc -shared -O2 -s -static-libgcc -Wall -o "$dll" "$src" "${def[@]}" "$@"
-}
-build_dll bcryptprimitives -lbcrypt # ProcessPrng for the Go runtime
-build_dll computenetwork -lole32    # fake HNS API (hack/wine/fakehns.h)
-build_dll vmcompute -lole32         # fake HNSCall (HNS version)
-
-if [ ! -f "$WINEPREFIX/system.reg" ] || [ ! -d "$WINEPREFIX/drive_c/windows/system32" ]; then
-  echo "wine-test: creating the Wine prefix $WINEPREFIX (first run only)"
-  rm -rf "$WINEPREFIX"
-  timeout 300 "$wine" wineboot --init >"$out/wineboot.log" 2>&1 || {
-    cat "$out/wineboot.log" >&2; echo "wine-test: FAIL: wineboot failed" >&2; exit 1; }
-  [ -z "$wineserver" ] || timeout 120 "$wineserver" -w || true
 fi
-sys32=$WINEPREFIX/drive_c/windows/system32
-for name in bcryptprimitives computenetwork vmcompute; do
-  cmp -s "$out/$name.dll" "$sys32/$name.dll" || cp "$out/$name.dll" "$sys32/$name.dll"
-done
+[ "$rc" -eq 0 ] || { echo "wine-test: FAIL: hack/wine-prefix.sh failed" >&2; exit 1; }
+while IFS='=' read -r key value; do export "$key=$value"; done <<<"$env_lines"
+wine=$WINE
+wineserver=$(command -v wineserver || command -v /usr/lib/wine/wineserver64 || true)
+unset DISPLAY WAYLAND_DISPLAY
 
 pkgs=$(find . -name '*_windows_test.go' -not -path './_output/*' -not -path './.cache/*' -exec dirname {} \; | sort -u)
 [ -n "$pkgs" ] || { echo "wine-test: FAIL: no package has *_windows_test.go files" >&2; exit 1; }
@@ -80,7 +48,8 @@ for pkg in $pkgs; do
   GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go test -c -o "$exe" "$pkg"
   # Wine runs the Windows-only tests; the portable ones run natively on Linux
   # (Wine's file deletion differs enough to fail t.TempDir cleanups there).
-  only=$(grep -ho '^func Test[A-Za-z0-9_]*' "$pkg"/*_windows_test.go | sed 's/^func //' | paste -sd'|')
+  # TestBridge* run in a second pass, against hnssim (below).
+  only=$(grep -ho '^func Test[A-Za-z0-9_]*' "$pkg"/*_windows_test.go | sed 's/^func //' | grep -v '^TestBridge' | paste -sd'|')
   echo "wine-test: $pkg: running under $("$wine" --version 2>/dev/null || echo wine)"
   set +e
   (cd "$pkg" && timeout 600 "$wine" "$exe" -test.v -test.count=1 -test.timeout=5m -test.run="^($only)\$" "$@") 2>&1 | tr -d '\r' | tee "$log"
@@ -95,6 +64,34 @@ for pkg in $pkgs; do
     echo "wine-test: $pkg: ok ($passed tests passed under Wine)"
   fi
 done
+# The bridge pass: hnslb/hcnclient through hcn and the bridge DLLs against a
+# real hnssim (TestBridge*, hnslb/hcnclient/bridge_windows_test.go).
+bridge_pass() {
+  local exe=$out/hnslb_hcnclient.test.exe log=$out/bridge.log simlog=$out/hnssim-bridge.log dir sim port rc
+  dir=$(mktemp -d)
+  echo "wine-test: bridge: building hnssim"
+  go build -o "$dir/hnssim" ./cmd/hnssim
+  "$dir/hnssim" serve --socket "$dir/hns.sock" --profile ws2025 --bridge 127.0.0.1:0 \
+    --network-name cbr0 --network-type l2bridge --subnet 10.244.1.0/24 --node-ip 10.0.0.11 \
+    --error-rate GetNamespace=1 >"$simlog" 2>&1 &
+  sim=$!
+  for _ in $(seq 300); do grep -q "HCN bridge on" "$simlog" && break; sleep 0.1; done
+  # hnssim names the port it bound in its start-up line.
+  port=$(sed -n 's/.*HCN bridge on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$simlog")
+  [ -n "$port" ] || { echo "wine-test: bridge: FAIL: hnssim did not start:" >&2; cat "$simlog" >&2; kill "$sim" 2>/dev/null; return 1; }
+  set +e
+  (cd hnslb/hcnclient && HNSPROXY_HNS_BRIDGE=127.0.0.1:$port timeout 300 "$wine" "$exe" -test.v -test.count=1 -test.run='^TestBridge' "$@") 2>&1 | tr -d '\r' | tee "$log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  kill "$sim"; wait "$sim" || true
+  rm -rf "$dir"
+  if [ "$rc" -ne 0 ] || ! grep -q -- '^--- PASS: TestBridge' "$log" || grep -q -- '--- FAIL' "$log"; then
+    echo "wine-test: bridge: FAIL (exit $rc; hnssim log $simlog)" >&2
+    return 1
+  fi
+  echo "wine-test: bridge: ok (hcnclient through hcn and the bridge DLLs against hnssim)"
+}
+bridge_pass "$@" || status=1
 # Let the Wine server exit so no process outlives the script.
 [ -z "$wineserver" ] || timeout 60 "$wineserver" -w || true
 exit $status

@@ -28,6 +28,7 @@ type serveOptions struct {
 	nodeIPs  []string
 	state    string
 	echo     string
+	bridge   string
 	faults   faultFlags
 	network  networkOptions
 	variants variantFlags
@@ -53,6 +54,7 @@ func newServeCommand(socket *string) *cobra.Command {
 	fs.StringSliceVar(&o.nodeIPs, "node-ip", nil, "the node's host addresses (repeatable)")
 	fs.StringVar(&o.state, "state", "", "load HNS objects from this file at start and save them there on stop, as HNS keeps them across restarts")
 	fs.StringVar(&o.echo, "echo", "", echoFlagHelp)
+	fs.StringVar(&o.bridge, "bridge", "", "also serve the HCN bridge (hack/wine's stand-ins for computenetwork.dll and vmcompute.dll) on this loopback TCP address, e.g. 127.0.0.1:7070")
 	o.faults.addFlags(fs)
 	o.network.addFlags(fs)
 	o.variants.addFlags(fs)
@@ -131,11 +133,16 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 	if err != nil {
 		return err
 	}
+	bridge, err := startBridge(ctx, n, o.bridge)
+	if err != nil {
+		l.Close()
+		return err
+	}
 	srv := &http.Server{
 		Handler: remote.WithUnknownFields(remote.NewServer(n.hns, remote.Extras{
 			Node:             n.info,
 			Dump:             n.hns.Snapshot,
-			Stats:            func() any { return n.hns.Counters() },
+			Stats:            func() any { return bridge.stats(n.hns.Counters()) },
 			Trace:            trace,
 			SetFaults:        n.setFaults,
 			SetRemoteSubnets: n.setRemoteSubnets,
@@ -145,8 +152,8 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
-	fmt.Fprintf(cmd.OutOrStdout(), "hnssim: node %s (HNS %s, profile %s) serving on %s\n",
-		n.info.Name, profile.Version, profile.Name, socket)
+	fmt.Fprintf(cmd.OutOrStdout(), "hnssim: node %s (HNS %s, profile %s) serving on %s%s\n",
+		n.info.Name, profile.Version, profile.Name, socket, bridge.describe())
 
 	select {
 	case err := <-done:

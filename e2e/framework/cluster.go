@@ -57,6 +57,10 @@ type ClusterSpec struct {
 	// reserves its own through the node's CNI IPAM (--cni-conf-dir, where
 	// the node's hnscni configuration is written).
 	SourceVIPFromIPAM bool
+	// Windows runs every node's hnsproxy as the Windows release build under
+	// Wine, through hcn and the HCN bridge (winlane.go); the nodes share
+	// one profile.
+	Windows bool
 	// PrepareStateDir, if set, is called with each node's state directory
 	// (where --state-file lives) before its hnsproxy first starts: the soak
 	// mounts a small file system there to fill it.
@@ -237,6 +241,9 @@ type Cluster struct {
 	Identity *ProxyIdentity
 	Nodes    []*Node
 	dir      string
+	// wine and exes run the Windows lane's binaries (Spec.Windows).
+	wine *wine
+	exes string
 }
 
 // Node is one simulated Windows node.
@@ -285,6 +292,11 @@ func StartCluster(ctx context.Context, cp *ControlPlane, spec ClusterSpec, dir s
 	if c.Identity, err = ApplyProxyRBAC(ctx, cp, admin, dir); err != nil {
 		return c, err
 	}
+	if spec.Windows {
+		if c.wine, c.exes, err = spec.prepareWine(); err != nil {
+			return c, err
+		}
+	}
 	for _, ns := range spec.Nodes {
 		n, err := c.startNode(ctx, binDir, ns)
 		if n != nil {
@@ -307,8 +319,17 @@ func (c *Cluster) startNode(ctx context.Context, binDir string, spec NodeSpec) (
 	if err := os.MkdirAll(n.dir, 0o755); err != nil {
 		return nil, err
 	}
+	args := c.hnssimArgs(spec)
+	bridgePort := 0
+	if c.wine != nil {
+		var err error
+		if bridgePort, err = freePort(); err != nil {
+			return nil, err
+		}
+		args = append(args, bridgeArgs(bridgePort)...)
+	}
 	var err error
-	if n.Sim, err = startHNSSim(ctx, filepath.Join(binDir, HNSSimBin), n.dir, spec.Name, c.hnssimArgs(spec)); err != nil {
+	if n.Sim, err = startHNSSim(ctx, filepath.Join(binDir, HNSSimBin), n.dir, spec.Name, args); err != nil {
 		return nil, err
 	}
 	if _, err := RegisterWindowsNode(ctx, c.Admin, WindowsNode{
@@ -324,7 +345,16 @@ func (c *Cluster) startNode(ctx context.Context, binDir string, spec NodeSpec) (
 	if err := writeCNIConfig(n.dir, conf); err != nil {
 		return n, err
 	}
-	if n.net, err = newPodNetwork(binDir, cacheDir, conf); err != nil {
+	cniBin := binDir
+	if c.wine != nil {
+		if conf, err = windowsCNIConfig(conf); err != nil {
+			return n, err
+		}
+		if cniBin, err = c.wine.windowsCNILauncher(filepath.Join(n.dir, "cni-bin"), filepath.Join(c.exes, HNSCNIExe), bridgePort); err != nil {
+			return n, err
+		}
+	}
+	if n.net, err = newPodNetwork(cniBin, cacheDir, conf); err != nil {
 		return n, err
 	}
 	if err := os.MkdirAll(stateDir(n.dir), 0o700); err != nil {
@@ -334,6 +364,10 @@ func (c *Cluster) startNode(ctx context.Context, binDir string, spec NodeSpec) (
 		if err := c.Spec.PrepareStateDir(spec.Name, stateDir(n.dir)); err != nil {
 			return n, fmt.Errorf("node %s: preparing the state directory: %w", spec.Name, err)
 		}
+	}
+	if c.wine != nil {
+		n.Proxy, err = c.newWindowsProxy(c.wine, c.exes, n, bridgePort)
+		return n, err
 	}
 	n.Proxy, err = newProxy(filepath.Join(binDir, HNSProxyBin), n.dir, spec, func(healthz, metrics int) ([]string, []string, error) {
 		args, err := proxyArgs(c.Spec, spec, c.Identity.Kubeconfig, n.Sim.Socket, n.dir, healthz, metrics)

@@ -131,3 +131,17 @@ func (s *HNSSim) Trace(ctx context.Context, f Flow, peers ...*HNSSim) (Trace, er
 	}
 	return t, nil
 }
+
+// BridgeCalls are the raw calls the node's HCN bridge served, by function
+// (HcnOpenLoadBalancer, HNSCall, ...); empty without a bridge.
+func (s *HNSSim) BridgeCalls(ctx context.Context) (map[string]int, error) {
+	var c struct{ BridgeCalls map[string]int }
+	raw, err := s.Client.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("hnssim %s stats: %w", s.Name, err)
+	}
+	return c.BridgeCalls, nil
+}

@@ -25,6 +25,9 @@ type Proxy struct {
 	bin, log    string
 	args, env   []string
 	proc        *process
+	// wine, when set, runs bin (a Windows binary) under Wine with wineEnv.
+	wine    *wine
+	wineEnv []string
 }
 
 // HealthzURL is the proxy's /healthz.
@@ -155,7 +158,12 @@ func (p *Proxy) Start(ctx context.Context) error {
 	if p.proc.alive() {
 		return fmt.Errorf("hnsproxy %s is already running (pid %d)", p.Node, p.proc.pid)
 	}
-	proc, err := startProcess("hnsproxy "+p.Node, p.bin, p.args, p.env, p.log, false)
+	bin, args, env, name := p.bin, p.args, p.env, "hnsproxy "+p.Node
+	if p.wine != nil {
+		bin, args, env = p.wine.command(p.bin, p.args, p.wineEnv...)
+		name = filepath.Base(p.bin) + " " + p.Node
+	}
+	proc, err := startProcess(name, bin, args, env, p.log, false)
 	if err != nil {
 		return err
 	}

@@ -58,8 +58,21 @@ func mustClientset(t testing.TB, config func() (*rest.Config, error)) kubernetes
 // StartClusterForTest starts a control plane and the simulated Windows
 // nodes of spec, all stopped when the test ends. The nodes' folders (logs
 // included) are in a temp dir; failing tests log where.
+//
+// A Windows-lane spec skips the test, saying so, where the lane may not
+// run (EnvSkipWindowsLane, or no Wine off CI); with CI set it fails instead.
 func StartClusterForTest(t testing.TB, spec ClusterSpec) *Cluster {
 	t.Helper()
+	if spec.Windows {
+		_, _, err := spec.prepareWine()
+		skip, err := windowsLaneSkip(err)
+		if err != nil {
+			t.Fatalf("windows lane: %v", err)
+		}
+		if skip != "" {
+			t.Skip("SKIP: " + skip)
+		}
+	}
 	cp := StartForTest(t)
 	dir, err := os.MkdirTemp("", "e2e")
 	if err != nil {

@@ -22,7 +22,11 @@ const EnvToolsDir = "HNSPROXY_TOOLS_DIR"
 // Build runs hack/build.sh for the named binaries (see the script for the
 // names) and returns the folder they are in. The script's progress goes to
 // stderr.
-func Build(names ...string) (string, error) {
+func Build(names ...string) (string, error) { return BuildWith(nil, names...) }
+
+// BuildWith is Build with extra environment for the script, KEY=VALUE
+// (GOOS=windows, RELEASE=1, ...).
+func BuildWith(env []string, names ...string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
@@ -31,27 +35,35 @@ func Build(names ...string) (string, error) {
 	cmd := exec.Command(filepath.Join(root, Script), names...)
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	cmd.Env = append(os.Environ(), env...)
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("%s %s: %w", Script, strings.Join(names, " "), err)
+		return "", fmt.Errorf("%s %s %s: %w", strings.Join(env, " "), Script, strings.Join(names, " "), err)
 	}
 	// The script prints the output folder as its last line.
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	dir := lines[len(lines)-1]
-	return dir, present(dir, names)
+	return dir, present(dir, names, env)
 }
 
 // Tools returns a folder holding the named binaries: $HNSPROXY_TOOLS_DIR
 // when set, otherwise the one Build puts them in.
 func Tools(names ...string) (string, error) {
 	if dir := os.Getenv(EnvToolsDir); dir != "" {
-		return dir, present(dir, names)
+		return dir, present(dir, names, nil)
 	}
 	return Build(names...)
 }
 
-func present(dir string, names []string) error {
+// present checks the binaries are in dir (with .exe when env builds for Windows).
+func present(dir string, names, env []string) error {
+	exe := ""
+	for _, e := range env {
+		if e == "GOOS=windows" {
+			exe = ".exe"
+		}
+	}
 	for _, name := range names {
-		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, name+exe)); err != nil {
 			return fmt.Errorf("built binaries: %w", err)
 		}
 	}

@@ -1,0 +1,181 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	hnsremote "github.com/hnsproxy/hnsproxy/sim/remote"
+)
+
+// windowsLaneSpec is l2bridgeSpec with hnsproxy.exe under Wine on every
+// node, reaching hnssim through hcn and the HCN bridge.
+func windowsLaneSpec() framework.ClusterSpec {
+	spec := l2bridgeSpec
+	spec.Windows = true
+	// Full syncs rarely, so that only drift repair can restore a load
+	// balancer deleted behind hnsproxy's back.
+	spec.ProxyArgs = []string{"--sync-period=1h"}
+	return spec
+}
+
+// TestWindowsLane runs the Windows release build of hnsproxy under Wine,
+// through hnslb/hcnclient and hcsshim's hcn (handles, result buffers,
+// HRESULTs) against the simulated HNS: Services of each kind, a restart
+// that writes nothing, drift repair, and an HNS outage with failing
+// creates, where "unavailable" must never be read as "not found".
+func TestWindowsLane(t *testing.T) {
+	ctx := context.Background()
+	c := framework.StartClusterForTest(t, windowsLaneSpec())
+	a, b := c.Nodes[0], c.Nodes[1]
+	for _, n := range c.Nodes {
+		name, err := n.Proxy.ProcessName()
+		if err != nil || name != framework.HNSProxyExe {
+			t.Fatalf("node %s: hnsproxy process is %q (%v), want %s under Wine", n.Name(), name, err, framework.HNSProxyExe)
+		}
+		t.Logf("node %s: %s (pid %d) under Wine", n.Name(), name, n.Proxy.PID())
+	}
+	web := append(wire(t, a, "web", 2), wire(t, b, "web", 1)...)
+	ing := wire(t, a, "ing", 2)
+
+	webSvc := apply(t, c, service("web", "web", "", 80, 8080), framework.Backends(web))
+	np := service("web", "frontend", corev1.ServiceTypeNodePort, 81, 8080)
+	np.Spec.Ports[0].NodePort = 30080
+	np.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
+	np = apply(t, c, np, framework.Backends(web))
+	lbSvc := service("web", "ingress", corev1.ServiceTypeLoadBalancer, 443, 8443)
+	lbSvc.Spec.Ports[0].NodePort = 30443
+	lbSvc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	lbSvc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ingressLocal}}
+	lbSvc = apply(t, c, lbSvc, framework.Backends(ing))
+
+	want := map[*framework.Node][]string{}
+	for _, n := range c.Nodes {
+		all := backends(local(onNode(web, n.Name())...), remote(notOnNode(web, n.Name())...))
+		want[n] = []string{lb("ClusterIP", frontend(webSvc.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), all...)}
+		expectLBs(t, c, n, webSvc, want[n]...)
+		expectLBs(t, c, n, np,
+			lb("ClusterIP", frontend(np.Spec.ClusterIP, 81, "TCP", 8080), flags("DSR", "client-IP-affinity"), all...),
+			lb("NodePort", frontend("*", 30080, "TCP", 8080), flags("local-routed-VIP", "VIP-external-IP", "client-IP-affinity", "SNAT-to-"+n.Spec.NodeIP), all...))
+	}
+	expectLBs(t, c, a, lbSvc,
+		lb("ClusterIP", frontend(lbSvc.Spec.ClusterIP, 443, "TCP", 8443), flags("DSR"), local(ing...)...),
+		lb("LoadBalancer", frontend(ingressLocal, 443, "TCP", 8443), flags("DSR", "VIP-external-IP"), local(ing...)...),
+		lb("NodePort", frontend("*", 30443, "TCP", 8443), flags("DSR", "local-routed-VIP", "VIP-external-IP"), local(ing...)...))
+	if t.Failed() {
+		t.FailNow()
+	}
+	bridged(t, c)
+
+	t.Run("restart without HNS writes", func(t *testing.T) {
+		checkNoWrites(t, c, a, "restart of hnsproxy.exe", func() error { return a.Proxy.Restart(ctx) })
+		checkNoWrites(t, c, b, "kill -9 of hnsproxy.exe and start", func() error {
+			if err := b.Proxy.Kill(); err != nil {
+				return err
+			}
+			return b.Proxy.Start(ctx)
+		})
+		for _, n := range c.Nodes {
+			expectLBs(t, c, n, webSvc, want[n]...)
+		}
+	})
+	t.Run("drift repair", func(t *testing.T) { checkDriftRepair(t, c, a, webSvc, want[a]) })
+	t.Run("HNS fault burst and restart", func(t *testing.T) {
+		webIDs := map[*framework.Node]string{}
+		for _, n := range c.Nodes {
+			webIDs[n] = lbID(t, n, webSvc.Spec.ClusterIP)
+			if err := n.Sim.SetFaults(ctx, hnsremote.FaultsRequest{
+				Restart:   hnsremote.Duration(5 * time.Second),
+				ErrorRate: map[string]float64{"CreateLoadBalancer": 0.34},
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		late := apply(t, c, service("web", "late", "", 82, 8080), framework.Backends(web))
+		for _, n := range c.Nodes {
+			all := backends(local(onNode(web, n.Name())...), remote(notOnNode(web, n.Name())...))
+			expectLBs(t, c, n, late, lb("ClusterIP", frontend(late.Spec.ClusterIP, 82, "TCP", 8080), flags("DSR"), all...))
+		}
+		stats := statsOf(t, c)
+		for _, n := range c.Nodes {
+			if err := n.Sim.SetFaults(ctx, hnsremote.FaultsRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := lbID(t, n, webSvc.Spec.ClusterIP); got != webIDs[n] {
+				t.Errorf("node %s: the untouched web load balancer was replaced (%s -> %s) across the HNS outage", n.Name(), webIDs[n], got)
+			}
+			unavailable := 0
+			for _, results := range stats[n].Calls {
+				unavailable += results["RPCServerUnavailable"]
+			}
+			if unavailable == 0 {
+				t.Errorf("node %s: no call saw HNS unavailable; the outage did not bite", n.Name())
+			}
+		}
+	})
+	t.Run("CNI ADD CHECK DEL GC through hnscni.exe", func(t *testing.T) { checkWindowsCNI(t, a) })
+	for _, n := range c.Nodes {
+		checkLogClean(t, n)
+	}
+}
+
+// checkWindowsCNI drives hnscni.exe through libcni: ADD, CHECK, DEL, and a
+// GC that removes a sandbox the runtime lost track of.
+func checkWindowsCNI(t *testing.T, n *framework.Node) {
+	ctx := context.Background()
+	pods := wire(t, n, "cni", 2)
+	for _, p := range pods {
+		if err := n.CheckPod(ctx, p); err != nil {
+			t.Error(err)
+		}
+	}
+	kept, leaked := pods[0], pods[1]
+	if err := n.RemovePod(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	// The runtime forgets the leaked sandbox without a DEL; GC must remove it.
+	n.Pods = slices.DeleteFunc(n.Pods, func(p framework.Pod) bool { return p.Name == leaked.Name })
+	if err := n.GCPods(ctx); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := n.Sim.Dump(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range snap.Endpoints {
+		if ip := e.IP(); !e.IsRemote() && (ip == kept.IP.String() || ip == leaked.IP.String()) {
+			t.Errorf("node %s: endpoint %s (%s) of a deleted or collected pod is still in HNS", n.Name(), e.ID, ip)
+		}
+	}
+	calls, err := n.Sim.BridgeCalls(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only hnscni attaches endpoints to namespaces.
+	if calls["HcnModifyNamespace"] == 0 {
+		t.Errorf("node %s: no namespace attach came through the bridge; did hnscni.exe wire the pods? %v", n.Name(), calls)
+	}
+}
+
+// bridged checks that the nodes' HNS calls came through the HCN bridge:
+// hcn's enumerate-open-query-close and create-query-close sequences.
+func bridged(t *testing.T, c *framework.Cluster) {
+	t.Helper()
+	for _, n := range c.Nodes {
+		calls, err := n.Sim.BridgeCalls(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fn := range []string{"HNSCall", "HcnEnumerateLoadBalancers", "HcnCreateLoadBalancer", "HcnQueryLoadBalancerProperties", "HcnCloseLoadBalancer"} {
+			if calls[fn] == 0 {
+				t.Errorf("node %s: no %s reached hnssim through the bridge: %v", n.Name(), fn, calls)
+			}
+		}
+	}
+}
