@@ -18,14 +18,14 @@ import (
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 )
 
-// deployConfig is deploy/configmap.yaml's config.conf as an overlay
+// deployConfig is deploy/base/configmap.yaml's config.conf as an overlay
 // cluster runs it: with the one cluster-wide edit its comment names for
 // overlay (winkernel.networkName vxlan0) and no source VIP, plus what the
 // test rig must set per node because its nodes share one machine (loopback
 // health and metrics addresses, the rig's kubeconfig).
 func deployConfig(t *testing.T) func(framework.NodeSpec, string, string, string) ([]byte, error) {
 	t.Helper()
-	raw, err := os.ReadFile("../deploy/configmap.yaml")
+	raw, err := os.ReadFile("../deploy/base/configmap.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func deployConfig(t *testing.T) func(framework.NodeSpec, string, string, string)
 		}
 		winkernel, _ := conf["winkernel"].(map[string]any)
 		if _, set := winkernel["sourceVip"]; set {
-			return nil, errorf("deploy/configmap.yaml sets winkernel.sourceVip; the test wants the shipped file without one")
+			return nil, errorf("deploy/base/configmap.yaml sets winkernel.sourceVip; the test wants the shipped file without one")
 		}
 		winkernel["networkName"] = "vxlan0"
 		conf["clientConnection"].(map[string]any)["kubeconfig"] = kubeconfig
