@@ -145,6 +145,10 @@ func overlayLaunch(t *testing.T) func(rig framework.ProxyRig) ([]string, []strin
 	}
 }
 
+// noOSBugProfile is a simulator profile whose Windows build has no known
+// dataplane bug hnsproxy works around.
+const noOSBugProfile = "ws2025"
+
 // TestKubeProxyManifestsProgramHNS runs hnsproxy as kube-proxy's manifests
 // run kube-proxy: one node with the exact arguments of sig-windows-tools'
 // Calico start script, one with deploy/replace-kube-proxy's over kubeadm's
@@ -152,13 +156,17 @@ func overlayLaunch(t *testing.T) func(rig framework.ProxyRig) ([]string, []strin
 // cluster with Flannel's. Each programs the Service: the ClusterIP with
 // every backend, DSR where the manifest asks for it, and on overlay the
 // NodePort SNATed to the node's source VIP.
+//
+// The nodes play a build with no known OS bug (noOSBugProfile), so what
+// shows is the manifests' own settings, not hnsproxy's workarounds on an
+// affected Windows Server 2022 build (those are TestOSBug*'s).
 func TestKubeProxyManifestsProgramHNS(t *testing.T) {
 	kubeadm := overlayLaunch(t)
 	calicoSpec := framework.ClusterSpec{
 		NetworkType: framework.NetworkL2Bridge, NetworkName: "Calico",
 		Nodes: []framework.NodeSpec{
-			{Name: "win-calico", NodeIP: "10.0.0.41", PodCIDR: "10.244.41.0/24"},
-			{Name: "win-kubeadm", NodeIP: "10.0.0.42", PodCIDR: "10.244.42.0/24"},
+			{Name: "win-calico", Profile: noOSBugProfile, NodeIP: "10.0.0.41", PodCIDR: "10.244.41.0/24"},
+			{Name: "win-kubeadm", Profile: noOSBugProfile, NodeIP: "10.0.0.42", PodCIDR: "10.244.42.0/24"},
 		},
 		ProxyLaunch: func(rig framework.ProxyRig) ([]string, []string, error) {
 			if rig.Node.Name == "win-kubeadm" {
@@ -174,8 +182,8 @@ func TestKubeProxyManifestsProgramHNS(t *testing.T) {
 	flannelSpec := framework.ClusterSpec{
 		NetworkType: framework.NetworkOverlay, NetworkName: "flannel.4096",
 		Nodes: []framework.NodeSpec{
-			{Name: "win-f1", NodeIP: "10.0.0.43", PodCIDR: "10.244.43.0/24"},
-			{Name: "win-f2", NodeIP: "10.0.0.44", PodCIDR: "10.244.44.0/24"},
+			{Name: "win-f1", Profile: noOSBugProfile, NodeIP: "10.0.0.43", PodCIDR: "10.244.43.0/24"},
+			{Name: "win-f2", Profile: noOSBugProfile, NodeIP: "10.0.0.44", PodCIDR: "10.244.44.0/24"},
 		},
 		ProxyLaunch: func(rig framework.ProxyRig) ([]string, []string, error) {
 			dir, cm, err := sandbox(rig, "mounts/var/lib/kube-proxy")
