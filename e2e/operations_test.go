@@ -72,16 +72,7 @@ func TestOperations(t *testing.T) {
 	t.Run("health-check node port", func(t *testing.T) { checkHealthCheckNodePort(t, c, lbSvc, len(ing)) })
 	t.Run("prometheus", func(t *testing.T) { checkPrometheus(t, c, started) })
 	t.Run("restart without HNS writes", func(t *testing.T) {
-		checkNoWrites(t, c, a, "SIGTERM and start", func() error { return a.Proxy.Restart(ctx) })
-		checkNoWrites(t, c, b, "kill -9 and start", func() error {
-			if err := b.Proxy.Kill(); err != nil {
-				return err
-			}
-			return b.Proxy.Start(ctx)
-		})
-		for _, n := range c.Nodes {
-			expectLBs(t, c, n, webSvc, want[n]...)
-		}
+		checkRestartsWithoutWrites(t, c, a, b, "hnsproxy", webSvc, want)
 	})
 	t.Run("drift repair", func(t *testing.T) { checkDriftRepair(t, c, a, webSvc, want[a]) })
 	// Before the apiserver restart: while it starts, RBAC answers are not
@@ -153,6 +144,24 @@ func quiescent(t *testing.T, n *framework.Node) sim.Counters {
 		t.Fatalf("node %s: %v", n.Name(), err)
 	}
 	return last
+}
+
+// checkRestartsWithoutWrites restarts a's proxy (SIGTERM and start) and
+// kills b's (kill -9 and start), proving each wrote nothing to HNS, then
+// that every node still has the load balancers it wants for svc.
+func checkRestartsWithoutWrites(t *testing.T, c *framework.Cluster, a, b *framework.Node, proxy string, svc *corev1.Service, want map[*framework.Node][]string) {
+	t.Helper()
+	ctx := context.Background()
+	checkNoWrites(t, c, a, "SIGTERM of "+proxy+" and start", func() error { return a.Proxy.Restart(ctx) })
+	checkNoWrites(t, c, b, "kill -9 of "+proxy+" and start", func() error {
+		if err := b.Proxy.Kill(); err != nil {
+			return err
+		}
+		return b.Proxy.Start(ctx)
+	})
+	for _, n := range c.Nodes {
+		expectLBs(t, c, n, svc, want[n]...)
+	}
 }
 
 // checkNoWrites restarts a node's hnsproxy with nothing changed and

@@ -74,16 +74,7 @@ func TestWindowsLane(t *testing.T) {
 	bridged(t, c)
 
 	t.Run("restart without HNS writes", func(t *testing.T) {
-		checkNoWrites(t, c, a, "restart of hnsproxy.exe", func() error { return a.Proxy.Restart(ctx) })
-		checkNoWrites(t, c, b, "kill -9 of hnsproxy.exe and start", func() error {
-			if err := b.Proxy.Kill(); err != nil {
-				return err
-			}
-			return b.Proxy.Start(ctx)
-		})
-		for _, n := range c.Nodes {
-			expectLBs(t, c, n, webSvc, want[n]...)
-		}
+		checkRestartsWithoutWrites(t, c, a, b, "hnsproxy.exe", webSvc, want)
 	})
 	t.Run("drift repair", func(t *testing.T) { checkDriftRepair(t, c, a, webSvc, want[a]) })
 	t.Run("HNS fault burst and restart", func(t *testing.T) {
