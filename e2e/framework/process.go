@@ -7,12 +7,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -173,13 +176,55 @@ func logTail(path string, lines int) string {
 	return strings.Join(all, "\n")
 }
 
-// freePort asks the kernel for an unused 127.0.0.1 port. Another process may
-// take it before ours binds, so callers retry a start that fails.
+// freePort returns an unused 127.0.0.1 port below the kernel's ephemeral
+// range. A port from bind(":0") is an ephemeral one, which any outgoing
+// connection on the machine (etcd's, the apiserver's, a proxy's) may take
+// as its local port the moment we close our probe; a Windows binary under
+// Wine binds without SO_REUSEADDR and then cannot listen there for as long
+// as that connection lives. Below the range only listeners compete, and
+// this process hands each port out once. Another process may still take
+// it before ours binds, so callers retry a start that fails.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	lo, hi := listenPortRange()
+	portsGiven.Lock()
+	defer portsGiven.Unlock()
+	var lastErr error
+	for range 200 {
+		port := lo + rand.IntN(hi-lo+1)
+		if portsGiven.m[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		l.Close()
+		portsGiven.m[port] = true
+		return port, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free 127.0.0.1 port in %d-%d: %v", lo, hi, lastErr)
+}
+
+// portsGiven are the ports freePort handed out in this process.
+var portsGiven = struct {
+	sync.Mutex
+	m map[int]bool
+}{m: map[int]bool{}}
+
+// listenPortRange is where freePort looks: from 10000 up to just below
+// the kernel's ephemeral range (net.ipv4.ip_local_port_range).
+func listenPortRange() (lo, hi int) {
+	lo, hi = 10000, 32767
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return lo, hi
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 2 {
+		if eph, err := strconv.Atoi(f[0]); err == nil && eph-1 > lo+1000 {
+			hi = eph - 1
+		}
+	}
+	return lo, hi
 }
