@@ -137,6 +137,43 @@ func TestObserverSeesSyncsHealthChecksAndLocalPolicyGaps(t *testing.T) {
 	})
 }
 
+// TestNodeHeartbeatRecomputesNothing: kubelet rewrites the Node's status
+// on every condition change; what the desired state reads of the Node is
+// unchanged, so the sync it triggers recomputes no Service.
+func TestNodeHeartbeatRecomputesNothing(t *testing.T) {
+	n, obs := observedNode(t, "ws2025", "10.244.1.5")
+	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("the load balancer", func() bool { return len(n.lbs()) == 1 })
+	n.settle()
+
+	ctx := context.Background()
+	node, err := n.client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs.mu.Lock()
+	before := len(obs.syncs)
+	obs.mu.Unlock()
+	node.Status.Conditions = append(node.Status.Conditions, v1.NodeCondition{
+		Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.Now(),
+	})
+	if _, err := n.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.eventually("a sync after the Node's status update", func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return len(obs.syncs) > before
+	})
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	for _, s := range obs.syncs[before:] {
+		if s.Full || s.ServicesComputed != 0 {
+			t.Errorf("a heartbeat's sync: full=%v, %d Services computed; want none", s.Full, s.ServicesComputed)
+		}
+	}
+}
+
 func TestNodeChangesRecomputeEveryService(t *testing.T) {
 	n, obs := observedNode(t, "ws2022", "10.244.1.5")
 	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
@@ -215,8 +252,8 @@ func TestHandlersIgnoreForeignObjectsAndUnwrapTombstones(t *testing.T) {
 	p.onSlice("not a slice")
 	p.onService(42)
 	p.onNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "other-node"}})
-	if s, e := p.tracker.pending(); s != 0 || e != 0 || p.tracker.take().nodeChanged {
-		t.Fatalf("foreign objects were tracked: %d service and %d endpoint changes", s, e)
+	if s, e := p.tracker.pending(); s != 0 || e != 0 || p.queue.Len() != 0 {
+		t.Fatalf("foreign objects were tracked: %d service and %d endpoint changes, %d syncs queued", s, e, p.queue.Len())
 	}
 	if keys, _ := indexSliceByService(unlabelled); len(keys) != 0 {
 		t.Errorf("unlabelled slice indexed under %v", keys)
@@ -231,8 +268,8 @@ func TestHandlersIgnoreForeignObjectsAndUnwrapTombstones(t *testing.T) {
 	p.onNode(cache.DeletedFinalStateUnknown{Key: nodeName, Obj: &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}})
 	got := p.tracker.take()
 	web := types.NamespacedName{Namespace: "default", Name: "web"}
-	if _, ok := got.services[web]; !ok || got.serviceChanges != 1 || got.endpointChanges != 1 || !got.nodeChanged {
-		t.Errorf("tombstones tracked as %+v, want one service, one endpoint and a node change for %s", got, web)
+	if _, ok := got.services[web]; !ok || got.serviceChanges != 1 || got.endpointChanges != 1 || p.queue.Len() != 1 {
+		t.Errorf("tombstones tracked as %+v with %d syncs queued, want one service and one endpoint change for %s and a sync", got, p.queue.Len(), web)
 	}
 }
 

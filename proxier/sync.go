@@ -30,8 +30,12 @@ func (p *Proxier) Sync(ctx context.Context) {
 	stats := SyncStats{Start: p.clock.Now()}
 	changes := p.tracker.take()
 	if p.startChanges != nil {
+		// The first sync completes the start: Run computed every Service
+		// and the reconciler adopted or programmed them. Like kube-proxy's
+		// first sync it is a full one, timed from when Run began.
 		changes.addReported(*p.startChanges)
 		p.startChanges = nil
+		stats.Full, stats.Start = true, p.startedAt
 	}
 	stats.ServiceChanges, stats.EndpointChanges = changes.serviceChanges, changes.endpointChanges
 
@@ -42,7 +46,7 @@ func (p *Proxier) Sync(ctx context.Context) {
 	} else {
 		p.readSubnetsForTriggers(ctx)
 	}
-	if changes.nodeChanged || !p.initialized || p.configChanged() {
+	if !p.initialized || p.configChanged() {
 		stats.Full = true
 		stats.ServicesComputed = p.computeAll()
 	} else {

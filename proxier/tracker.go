@@ -11,9 +11,8 @@ import (
 // changeTracker collects which Services must be recomputed between syncs.
 // Informer handlers write to it; the sync loop takes the accumulated set.
 type changeTracker struct {
-	mu          sync.Mutex
-	services    map[types.NamespacedName]struct{}
-	nodeChanged bool
+	mu       sync.Mutex
+	services map[types.NamespacedName]struct{}
 	// podCIDRNodes are other Nodes whose pod CIDR appeared or changed (overlay).
 	podCIDRNodes    []string
 	serviceChanges  int
@@ -26,7 +25,6 @@ type changeTracker struct {
 // pendingChanges is what one sync works on.
 type pendingChanges struct {
 	services        map[types.NamespacedName]struct{}
-	nodeChanged     bool
 	podCIDRNodes    []string
 	serviceChanges  int
 	endpointChanges int
@@ -57,12 +55,6 @@ func (t *changeTracker) sliceChanged(name types.NamespacedName, slice *discovery
 	}
 }
 
-func (t *changeTracker) nodeUpdated() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.nodeChanged = true
-}
-
 func (t *changeTracker) podCIDRChanged(node string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -81,7 +73,6 @@ func (t *changeTracker) take() pendingChanges {
 	defer t.mu.Unlock()
 	p := pendingChanges{
 		services:        t.services,
-		nodeChanged:     t.nodeChanged,
 		podCIDRNodes:    t.podCIDRNodes,
 		serviceChanges:  t.serviceChanges,
 		endpointChanges: t.endpointChanges,
@@ -89,7 +80,6 @@ func (t *changeTracker) take() pendingChanges {
 	}
 	t.services = map[types.NamespacedName]struct{}{}
 	t.triggerTimes = map[types.NamespacedName][]time.Time{}
-	t.nodeChanged = false
 	t.podCIDRNodes = nil
 	t.serviceChanges, t.endpointChanges = 0, 0
 	return p

@@ -5,6 +5,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -66,6 +67,10 @@ func UpdateEndpoints(ctx context.Context, c *Cluster, svc *corev1.Service, backe
 			return err
 		}
 		cur.Endpoints, cur.Ports = want.Endpoints, want.Ports
+		if cur.Annotations == nil {
+			cur.Annotations = map[string]string{}
+		}
+		cur.Annotations[corev1.EndpointsLastChangeTriggerTime] = want.Annotations[corev1.EndpointsLastChangeTriggerTime]
 		if _, err := slices.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
 			return err
 		}
@@ -100,6 +105,11 @@ func endpointSliceFor(svc *corev1.Service, backends []Backend, ipv6 bool) *disco
 			Labels: map[string]string{
 				discoveryv1.LabelServiceName: svc.Name,
 				discoveryv1.LabelManagedBy:   "endpointslice-controller.k8s.io",
+			},
+			// The controller stamps the time of the change that made this
+			// version; hnsproxy's network programming latency starts there.
+			Annotations: map[string]string{
+				corev1.EndpointsLastChangeTriggerTime: time.Now().UTC().Format(time.RFC3339Nano),
 			},
 		},
 		AddressType: addressType,
