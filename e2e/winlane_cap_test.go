@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +21,7 @@ import (
 
 // TestWindowsLaneBackendCap serves a Service of more backends than the
 // 64-backend cap from two Windows-lane nodes in one cluster, each in the
-// Wine prefix of its own build: ws2019 (17763.1757, below the build that
+// Wine prefix of its own build (each hnsproxy.exe must read its own): ws2019 (17763.1757, below the build that
 // lifted the cap), where hnsproxy.exe reads the build from the registry and
 // caps at 64 from the start, and ws2022-cap64 (a build that reports 1024
 // but enforces 64), where HNS's 0x57 refusal must come through hcn's
@@ -38,6 +40,16 @@ func TestWindowsLaneBackendCap(t *testing.T) {
 		ProxyArgs: []string{"--sync-period=1h"},
 	})
 	old, learner := c.Nodes[0], c.Nodes[1]
+	// Each hnsproxy.exe read its own build from its prefix's registry.
+	for _, n := range c.Nodes {
+		profile, err := sim.ProfileByName(n.Spec.Profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := debugOSBuild(t, n); got != profile.OSBuild.String() {
+			t.Errorf("node %s (%s): hnsproxy.exe read OS build %q from the registry, want %s", n.Name(), n.Spec.Profile, got, profile.OSBuild)
+		}
+	}
 	// 33 a node: 66 backends, 33 local, so 64 keeps every local one.
 	pods := append(wire(t, old, "many", 33), wire(t, learner, "many", 33)...)
 	big := apply(t, c, service("batch", "workers", "", 9000, 9000), framework.Backends(pods))
@@ -64,6 +76,22 @@ func TestWindowsLaneBackendCap(t *testing.T) {
 	for _, n := range c.Nodes {
 		checkLogClean(t, n)
 	}
+}
+
+// debugOSBuild is the Windows build the node's hnsproxy reports in /debug/hns.
+func debugOSBuild(t *testing.T, n *framework.Node) string {
+	t.Helper()
+	code, body, err := httpGet(context.Background(), n.Proxy.DebugURL())
+	var d struct {
+		OSBuild string `json:"osBuild"`
+	}
+	if err == nil {
+		err = json.Unmarshal(body, &d)
+	}
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("node %s /debug/hns: %d %v: %.300s", n.Name(), code, err, body)
+	}
+	return d.OSBuild
 }
 
 // expectEvent waits for a Warning event of reason about the object of kind

@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// A check cut short by the deadline must not hide what it said before.
+// A check cut short by the deadline must not hide what it said before, and
+// the last check is not cut short in the first place.
 func TestPollReportsLastComplaint(t *testing.T) {
 	untilDeadline := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
 	err := Poll(context.Background(), 50*time.Millisecond, time.Millisecond, untilDeadline)
@@ -27,5 +28,16 @@ func TestPollReportsLastComplaint(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "still there") {
 		t.Fatalf("Poll = %v, want the last complaint before the deadline", err)
+	}
+	// The checks' context outlives the timeout, so that the last check can
+	// finish (a client's rate limiter refuses a wait it cannot finish).
+	start := time.Now()
+	var checkDeadline time.Time
+	_ = Poll(context.Background(), 50*time.Millisecond, time.Millisecond, func(ctx context.Context) error {
+		checkDeadline, _ = ctx.Deadline()
+		return errors.New("not yet")
+	})
+	if checkDeadline.Sub(start) < 90*time.Millisecond {
+		t.Errorf("the checks' context ends %v after the start, want about twice the 50ms timeout", checkDeadline.Sub(start))
 	}
 }
