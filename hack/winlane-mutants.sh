@@ -43,7 +43,7 @@ for name in "${names[@]}"; do
       echo "winlane-mutants: $name: caught; the lane failed:"
       # The failing tests, then the first complaint with its got/want lines.
       { grep -E -- '--- FAIL' "$log"
-        awk '/_test\.go:[0-9]+:/ && !/ under Wine$/ { if (seen++) exit } seen' "$log" | head -12
+        awk 'seen && /^ *(===|---) / { exit } /_test\.go:[0-9]+:/ && !/ under Wine$/ { if (seen++) exit } seen' "$log" | head -12
       } | sed 's/^/  /'
     else
       echo "winlane-mutants: $name: FAIL: the run failed, but no lane test did (see the log)"
