@@ -11,21 +11,29 @@ import (
 	hnsremote "github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
-// TestHNSFaults takes HNS away under a running hnsproxy (every call fails
-// as "unavailable", as while the HNS service restarts) and makes a third of
-// load balancer creates fail, while Services and endpoints change. Once
-// HNS answers, each node must hold exactly the desired load balancers, and
-// those of an untouched Service must be the very same objects: an
-// unavailable HNS is never read as "gone".
+// TestHNSFaults runs checkHNSOutage on the overlay cluster.
 func TestHNSFaults(t *testing.T) {
-	ctx := context.Background()
-	c := framework.StartClusterForTest(t, overlaySpec)
-	x, y := c.Nodes[0], c.Nodes[1]
-	web := append(wire(t, x, "web", 2), wire(t, y, "web", 2)...)
-	dns := append(wire(t, x, "dns", 1), wire(t, y, "dns", 1)...)
+	checkHNSOutage(t, framework.StartClusterForTest(t, overlaySpec), "")
+}
 
-	dnsSvc := apply(t, c, service("kube-system", "dns", "", 53, 53), framework.Backends(dns))
-	webSvc := apply(t, c, service("web", "web", "", 80, 8080), framework.Backends(web))
+// checkHNSOutage takes HNS away under a running hnsproxy on every node of c
+// (every call fails as "unavailable", as while the HNS service restarts)
+// and makes a third of load balancer creates fail, while Services and
+// endpoints change. Once HNS answers, each node must hold exactly the
+// desired load balancers, those of an untouched Service must be the very
+// same objects, and the endpoints of a pod removed meanwhile must be gone
+// (hnscni's and hnsproxy's deletes were retried): an unavailable HNS is
+// never read as "gone". The Services live in namespace prefix+"web" and
+// prefix+"kube-system", the pods are named after prefix, so that a cluster
+// with Services of its own can run it. The first two nodes carry the pods.
+func checkHNSOutage(t *testing.T, c *framework.Cluster, prefix string) {
+	ctx := context.Background()
+	x, y := c.Nodes[0], c.Nodes[1]
+	web := append(wire(t, x, prefix+"web", 2), wire(t, y, prefix+"web", 2)...)
+	dns := append(wire(t, x, prefix+"dns", 1), wire(t, y, prefix+"dns", 1)...)
+
+	dnsSvc := apply(t, c, service(prefix+"kube-system", "dns", "", 53, 53), framework.Backends(dns))
+	webSvc := apply(t, c, service(prefix+"web", "web", "", 80, 8080), framework.Backends(web))
 	expect := func(n *framework.Node, port, target int32, clusterIP string, pods []framework.Pod) string {
 		return lb("ClusterIP", frontend(clusterIP, port, "TCP", target), flags("DSR"),
 			backends(local(onNode(pods, n.Name())...), remote(notOnNode(pods, n.Name())...))...)
@@ -55,7 +63,7 @@ func TestHNSFaults(t *testing.T) {
 	if err := framework.UpdateEndpoints(ctx, c, webSvc, framework.Backends(shrunk)); err != nil {
 		t.Fatal(err)
 	}
-	late := apply(t, c, service("web", "late", "", 81, 8080), framework.Backends(shrunk))
+	late := apply(t, c, service(prefix+"web", "late", "", 81, 8080), framework.Backends(shrunk))
 	// ... and its sandbox goes (CNI DEL while HNS is away fails and is retried, as kubelet does).
 	gone := web[0]
 	err := framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {

@@ -111,6 +111,47 @@ func expectLBs(t *testing.T, c *framework.Cluster, n *framework.Node, svc *corev
 	}
 }
 
+// expectCappedLB waits until node n's HNS holds one load balancer for svc
+// (a single-port ClusterIP Service over pods, more of them than capacity)
+// with exactly capacity backends, each one of the pods, none twice, and
+// every pod local to n among them: the subset keeps local endpoints first.
+func expectCappedLB(t *testing.T, c *framework.Cluster, n *framework.Node, svc *corev1.Service, pods []framework.Pod, capacity int) {
+	t.Helper()
+	locals := local(onNode(pods, n.Name())...)
+	all := backends(locals, remote(notOnNode(pods, n.Name())...))
+	err := framework.Poll(context.Background(), framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+		views, err := serviceViews(ctx, c, n, svc)
+		if err != nil {
+			return err
+		}
+		if len(views) != 1 {
+			return errorf("want one load balancer, got %v", views)
+		}
+		fields := strings.Fields(views[0])
+		subset := strings.Split(fields[len(fields)-1], ",")
+		if len(subset) != capacity {
+			return errorf("%d backends, want %d", len(subset), capacity)
+		}
+		for _, b := range subset {
+			if !slices.Contains(all, b) {
+				return errorf("backend %s is not one of the Service's endpoints", b)
+			}
+		}
+		if compacted := slices.Compact(slices.Clone(subset)); len(compacted) != len(subset) {
+			return errorf("repeated backends in %v", subset)
+		}
+		for _, l := range locals {
+			if len(locals) <= capacity && !slices.Contains(subset, l) {
+				return errorf("local endpoint %s left out of the subset %v", l, subset)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("node %s (backend cap %d), service %s/%s: %v", n.Name(), capacity, svc.Namespace, svc.Name, err)
+	}
+}
+
 // tracePacket traces f across every node, failing t on error.
 func tracePacket(t *testing.T, c *framework.Cluster, f framework.Flow) framework.Trace {
 	t.Helper()

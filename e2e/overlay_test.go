@@ -3,9 +3,6 @@
 package e2e
 
 import (
-	"context"
-	"slices"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -57,33 +54,7 @@ func TestOverlayServices(t *testing.T) {
 	// ws2022: all 70 backends; ws2019: a subset of exactly 64.
 	expectLBs(t, c, x, big, lb("ClusterIP", frontend(big.Spec.ClusterIP, 9000, "TCP", 9000), flags("DSR"),
 		backends(local(onNode(many, x.Name())...), remote(onNode(many, y.Name())...))...))
-	allMany := backends(local(onNode(many, y.Name())...), remote(onNode(many, x.Name())...))
-	err := framework.Poll(context.Background(), framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
-		views, err := serviceViews(ctx, c, y, big)
-		if err != nil {
-			return err
-		}
-		if len(views) != 1 {
-			return errorf("want one load balancer, got %v", views)
-		}
-		fields := strings.Fields(views[0])
-		subset := strings.Split(fields[len(fields)-1], ",")
-		if len(subset) != 64 {
-			return errorf("%d backends, want 64", len(subset))
-		}
-		for _, b := range subset {
-			if !slices.Contains(allMany, b) {
-				return errorf("backend %s is not one of the Service's endpoints", b)
-			}
-		}
-		if compacted := slices.Compact(slices.Clone(subset)); len(compacted) != len(subset) {
-			return errorf("repeated backends in %v", subset)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Errorf("node %s (64-backend cap): %v", y.Name(), err)
-	}
+	expectCappedLB(t, c, y, big, many, 64)
 
 	webX, webY := onNode(web, x.Name()), onNode(web, y.Name())
 	flows := []flowCase{

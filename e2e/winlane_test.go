@@ -6,12 +6,10 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
-	hnsremote "github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // windowsLaneSpec is l2bridgeSpec with hnsproxy.exe under Wine on every
@@ -28,10 +26,11 @@ func windowsLaneSpec() framework.ClusterSpec {
 // TestWindowsLane runs the Windows release build of hnsproxy under Wine,
 // through hnslb/hcnclient and hcsshim's hcn (handles, result buffers,
 // HRESULTs) against the simulated HNS: Services of each kind, a restart
-// that writes nothing, drift repair, and an HNS outage with failing
-// creates, where "unavailable" must never be read as "not found".
+// that writes nothing, drift repair, and the Linux lane's HNS outage
+// (checkHNSOutage) with failing creates and a pod removed meanwhile, where
+// "unavailable" must never be read as "not found" by hnsproxy.exe or
+// hnscni.exe.
 func TestWindowsLane(t *testing.T) {
-	ctx := context.Background()
 	c := framework.StartClusterForTest(t, windowsLaneSpec())
 	a, b := c.Nodes[0], c.Nodes[1]
 	for _, n := range c.Nodes {
@@ -77,39 +76,7 @@ func TestWindowsLane(t *testing.T) {
 		checkRestartsWithoutWrites(t, c, a, b, "hnsproxy.exe", webSvc, want)
 	})
 	t.Run("drift repair", func(t *testing.T) { checkDriftRepair(t, c, a, webSvc, want[a]) })
-	t.Run("HNS fault burst and restart", func(t *testing.T) {
-		webIDs := map[*framework.Node]string{}
-		for _, n := range c.Nodes {
-			webIDs[n] = lbID(t, n, webSvc.Spec.ClusterIP)
-			if err := n.Sim.SetFaults(ctx, hnsremote.FaultsRequest{
-				Restart:   hnsremote.Duration(5 * time.Second),
-				ErrorRate: map[string]float64{"CreateLoadBalancer": 0.34},
-			}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		late := apply(t, c, service("web", "late", "", 82, 8080), framework.Backends(web))
-		for _, n := range c.Nodes {
-			all := backends(local(onNode(web, n.Name())...), remote(notOnNode(web, n.Name())...))
-			expectLBs(t, c, n, late, lb("ClusterIP", frontend(late.Spec.ClusterIP, 82, "TCP", 8080), flags("DSR"), all...))
-		}
-		stats := statsOf(t, c)
-		for _, n := range c.Nodes {
-			if err := n.Sim.SetFaults(ctx, hnsremote.FaultsRequest{}); err != nil {
-				t.Fatal(err)
-			}
-			if got := lbID(t, n, webSvc.Spec.ClusterIP); got != webIDs[n] {
-				t.Errorf("node %s: the untouched web load balancer was replaced (%s -> %s) across the HNS outage", n.Name(), webIDs[n], got)
-			}
-			unavailable := 0
-			for _, results := range stats[n].Calls {
-				unavailable += results["RPCServerUnavailable"]
-			}
-			if unavailable == 0 {
-				t.Errorf("node %s: no call saw HNS unavailable; the outage did not bite", n.Name())
-			}
-		}
-	})
+	t.Run("HNS fault burst and restart", func(t *testing.T) { checkHNSOutage(t, c, "outage-") })
 	t.Run("CNI ADD CHECK DEL GC through hnscni.exe", func(t *testing.T) { checkWindowsCNI(t, a) })
 	for _, n := range c.Nodes {
 		checkLogClean(t, n)

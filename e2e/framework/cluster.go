@@ -58,8 +58,8 @@ type ClusterSpec struct {
 	// the node's hnscni configuration is written).
 	SourceVIPFromIPAM bool
 	// Windows runs every node's hnsproxy as the Windows release build under
-	// Wine, through hcn and the HCN bridge (winlane.go); the nodes share
-	// one profile.
+	// Wine, through hcn and the HCN bridge (winlane.go), each node in the
+	// Wine prefix of its profile's Windows build.
 	Windows bool
 	// PrepareStateDir, if set, is called with each node's state directory
 	// (where --state-file lives) before its hnsproxy first starts: the soak
@@ -241,8 +241,7 @@ type Cluster struct {
 	Identity *ProxyIdentity
 	Nodes    []*Node
 	dir      string
-	// wine and exes run the Windows lane's binaries (Spec.Windows).
-	wine *wine
+	// exes holds the Windows lane's binaries (Spec.Windows).
 	exes string
 }
 
@@ -293,7 +292,7 @@ func StartCluster(ctx context.Context, cp *ControlPlane, spec ClusterSpec, dir s
 		return c, err
 	}
 	if spec.Windows {
-		if c.wine, c.exes, err = spec.prepareWine(); err != nil {
+		if c.exes, err = spec.prepareWine(); err != nil {
 			return c, err
 		}
 	}
@@ -321,8 +320,12 @@ func (c *Cluster) startNode(ctx context.Context, binDir string, spec NodeSpec) (
 	}
 	args := c.hnssimArgs(spec)
 	bridgePort := 0
-	if c.wine != nil {
+	var w *wine // the node's Wine prefix on the Windows lane
+	if c.Spec.Windows {
 		var err error
+		if w, _, err = prepareWine(spec.profile()); err != nil {
+			return nil, err
+		}
 		if bridgePort, err = freePort(); err != nil {
 			return nil, err
 		}
@@ -346,11 +349,11 @@ func (c *Cluster) startNode(ctx context.Context, binDir string, spec NodeSpec) (
 		return n, err
 	}
 	cniBin := binDir
-	if c.wine != nil {
+	if w != nil {
 		if conf, err = windowsCNIConfig(conf); err != nil {
 			return n, err
 		}
-		if cniBin, err = c.wine.windowsCNILauncher(filepath.Join(n.dir, "cni-bin"), filepath.Join(c.exes, HNSCNIExe), bridgePort); err != nil {
+		if cniBin, err = w.windowsCNILauncher(filepath.Join(n.dir, "cni-bin"), filepath.Join(c.exes, HNSCNIExe), bridgePort); err != nil {
 			return n, err
 		}
 	}
@@ -365,8 +368,8 @@ func (c *Cluster) startNode(ctx context.Context, binDir string, spec NodeSpec) (
 			return n, fmt.Errorf("node %s: preparing the state directory: %w", spec.Name, err)
 		}
 	}
-	if c.wine != nil {
-		n.Proxy, err = c.newWindowsProxy(c.wine, c.exes, n, bridgePort)
+	if w != nil {
+		n.Proxy, err = c.newWindowsProxy(w, c.exes, n, bridgePort)
 		return n, err
 	}
 	n.Proxy, err = newProxy(filepath.Join(binDir, HNSProxyBin), n.dir, spec, func(healthz, metrics int) ([]string, []string, error) {

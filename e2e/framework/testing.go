@@ -64,7 +64,7 @@ func mustClientset(t testing.TB, config func() (*rest.Config, error)) kubernetes
 func StartClusterForTest(t testing.TB, spec ClusterSpec) *Cluster {
 	t.Helper()
 	if spec.Windows {
-		_, _, err := spec.prepareWine()
+		_, err := spec.prepareWine()
 		skip, err := windowsLaneSkip(err)
 		if err != nil {
 			t.Fatalf("windows lane: %v", err)

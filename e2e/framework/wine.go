@@ -12,11 +12,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/internal/buildscript"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // The Windows lane runs the release builds of hnsproxy.exe (and hnscni.exe)
-// under Wine, in one private prefix per run (hack/wine-prefix.sh), reaching
+// under Wine, in one private prefix per Windows build (hack/wine-prefix.sh), reaching
 // the node's hnssim through hcn and the HCN bridge DLLs in hack/wine.
 
 // Environment switches of the Windows lane.
@@ -37,36 +39,47 @@ const (
 // errNoWine is hack/wine-prefix.sh's "wine or mingw-w64 is missing" (exit 3).
 var errNoWine = errors.New("wine or mingw-w64 is not installed (hack/install-deps.sh installs them)")
 
-// windowsBuilds is the Windows version each simulated profile plays, as the
-// registry of a node of that build reports it: MAJOR.MINOR.BUILD.UBR.
-var windowsBuilds = map[string]string{
-	"ws2019":      "10.0.17763.6189",
-	"ws2022":      "10.0.20348.2582",
-	"ws2025-15.4": "10.0.26100.1742",
-	"ws2025":      "10.0.26100.4061",
+// windowsBuild is the Windows version a node of profile reports in its
+// registry: the simulator profile's OS build, the one source of that fact
+// (sim.Profile.OSBuild; hnssim reports the same through OSBuild). A profile
+// whose build is unknown cannot be played: a Windows registry always names
+// its build, and hnsproxy would take another path (the HNS version) than on
+// any real node. A UBR of 0 is written as 0, what a build with no
+// cumulative update reports.
+func windowsBuild(profile string) (hnslb.OSBuild, error) {
+	p, err := sim.ProfileByName(profile)
+	if err != nil {
+		return hnslb.OSBuild{}, fmt.Errorf("windows lane: %w", err)
+	}
+	if !p.OSBuild.Known() {
+		return hnslb.OSBuild{}, fmt.Errorf("windows lane: profile %q has no OS build for the registry to report", profile)
+	}
+	return p.OSBuild, nil
 }
 
 // wine is a prepared prefix: how to run a Windows binary on this machine.
 type wine struct {
 	loader string   // the wine64 loader
 	env    []string // WINEPREFIX and the rest, KEY=VALUE
-	build  string   // the Windows version its registry reports
 }
 
-// wineState is the one prefix of this process; its registry reports one
-// Windows build at a time, so a cluster's Windows nodes share a profile.
+// wineState holds what this process prepared: the Windows release binaries
+// (built once) and one prefix per Windows build (hack/wine-prefix.sh
+// derives its folder from the build). A prefix's registry reports its one
+// build for good, so nodes of one cluster can play different profiles and
+// one cluster's preparation never rewrites a prefix another one runs in.
 var wineState struct {
-	mu   sync.Mutex
-	w    *wine
-	exes string // folder of the Windows release binaries
+	mu       sync.Mutex
+	exes     string // folder of the Windows release binaries
+	prefixes map[hnslb.OSBuild]*wine
 }
 
 // prepareWine builds the Windows release binaries (once per process) and
-// readies the prefix for profile's Windows build.
+// readies the prefix of profile's Windows build (once per build).
 func prepareWine(profile string) (*wine, string, error) {
-	build, ok := windowsBuilds[profile]
-	if !ok {
-		return nil, "", fmt.Errorf("windows lane: no Windows build known for profile %q", profile)
+	build, err := windowsBuild(profile)
+	if err != nil {
+		return nil, "", err
 	}
 	wineState.mu.Lock()
 	defer wineState.mu.Unlock()
@@ -78,24 +91,38 @@ func prepareWine(profile string) (*wine, string, error) {
 		}
 		wineState.exes = dir
 	}
-	if wineState.w != nil && wineState.w.build == build {
-		return wineState.w, wineState.exes, nil
+	if w := wineState.prefixes[build]; w != nil {
+		return w, wineState.exes, nil
 	}
-	root, err := RepoRoot()
+	w, err := runWinePrefix("--os-build", build.String())
 	if err != nil {
 		return nil, "", err
 	}
+	if wineState.prefixes == nil {
+		wineState.prefixes = map[hnslb.OSBuild]*wine{}
+	}
+	wineState.prefixes[build] = w
+	return w, wineState.exes, nil
+}
+
+// runWinePrefix runs hack/wine-prefix.sh with args and reads the
+// environment it prints.
+func runWinePrefix(args ...string) (*wine, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
 	var out, stderr bytes.Buffer
-	cmd := exec.Command(filepath.Join(root, "hack/wine-prefix.sh"), "--os-build", build)
+	cmd := exec.Command(filepath.Join(root, "hack/wine-prefix.sh"), args...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = root, &out, &stderr
 	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && exit.ExitCode() == 3 {
-			return nil, "", errNoWine
+			return nil, errNoWine
 		}
-		return nil, "", fmt.Errorf("hack/wine-prefix.sh: %w\n%s", err, stderr.String())
+		return nil, fmt.Errorf("hack/wine-prefix.sh: %w\n%s", err, stderr.String())
 	}
-	w := &wine{build: build}
+	w := &wine{}
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		if v, ok := strings.CutPrefix(line, "WINE="); ok {
 			w.loader = v
@@ -104,10 +131,9 @@ func prepareWine(profile string) (*wine, string, error) {
 		}
 	}
 	if w.loader == "" {
-		return nil, "", fmt.Errorf("hack/wine-prefix.sh named no wine loader:\n%s", out.String())
+		return nil, fmt.Errorf("hack/wine-prefix.sh named no wine loader:\n%s", out.String())
 	}
-	wineState.w = w
-	return w, wineState.exes, nil
+	return w, nil
 }
 
 // command runs exe with args under Wine, with extra environment.

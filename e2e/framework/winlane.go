@@ -14,20 +14,8 @@ import (
 // release build, hnsproxy.exe, under Wine: no --hns-endpoint (the real HNS
 // path, hnslb/hcnclient over hcsshim's hcn, whose computenetwork.dll and
 // vmcompute.dll are hack/wine's bridge DLLs), kubeconfig and state file as
-// Windows paths, and the profile's Windows build in the prefix's registry.
-
-// windowsProfile is the one profile of a Windows-lane cluster: the prefix's
-// registry reports one Windows build at a time.
-func (s ClusterSpec) windowsProfile() (string, error) {
-	profile := ""
-	for _, n := range s.Nodes {
-		if profile != "" && n.profile() != profile {
-			return "", fmt.Errorf("windows lane: nodes play %s and %s; one Wine prefix reports one Windows build", profile, n.profile())
-		}
-		profile = n.profile()
-	}
-	return profile, nil
-}
+// Windows paths, and the node's Windows build in its prefix's registry (one
+// prefix per build, so the nodes of a cluster may play different profiles).
 
 // bridgeArgs makes hnssim serve the HCN bridge on port.
 func bridgeArgs(port int) []string {
@@ -66,13 +54,18 @@ func windowsProxyArgs(args []string) []string {
 	return out
 }
 
-// prepareWine readies Wine and the Windows binaries for the spec's profile.
-func (s ClusterSpec) prepareWine() (*wine, string, error) {
-	profile, err := s.windowsProfile()
-	if err != nil {
-		return nil, "", err
+// prepareWine readies the Windows binaries and the prefix of each node's
+// Windows build; it returns the binaries' folder.
+func (s ClusterSpec) prepareWine() (string, error) {
+	exes := ""
+	for _, n := range s.Nodes {
+		_, dir, err := prepareWine(n.profile())
+		if err != nil {
+			return "", fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		exes = dir
 	}
-	return prepareWine(profile)
+	return exes, nil
 }
 
 // ProcessName is the running proxy's process name as the kernel shows it:
