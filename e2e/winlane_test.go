@@ -78,6 +78,7 @@ func TestWindowsLane(t *testing.T) {
 	t.Run("drift repair", func(t *testing.T) { checkDriftRepair(t, c, a, webSvc, want[a]) })
 	t.Run("HNS fault burst and restart", func(t *testing.T) { checkHNSOutage(t, c, "outage-") })
 	t.Run("CNI ADD CHECK DEL GC through hnscni.exe", func(t *testing.T) { checkWindowsCNI(t, a) })
+	t.Run("as a Windows service under the SCM", func(t *testing.T) { checkWindowsService(t, c, b, web) })
 	for _, n := range c.Nodes {
 		checkLogClean(t, n)
 	}

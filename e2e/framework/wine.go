@@ -61,6 +61,7 @@ func windowsBuild(profile string) (hnslb.OSBuild, error) {
 type wine struct {
 	loader string   // the wine64 loader
 	env    []string // WINEPREFIX and the rest, KEY=VALUE
+	build  hnslb.OSBuild
 }
 
 // wineState holds what this process prepared: the Windows release binaries
@@ -94,7 +95,7 @@ func prepareWine(profile string) (*wine, string, error) {
 	if w := wineState.prefixes[build]; w != nil {
 		return w, wineState.exes, nil
 	}
-	w, err := runWinePrefix("--os-build", build.String())
+	w, err := runWinePrefix(build, "")
 	if err != nil {
 		return nil, "", err
 	}
@@ -105,9 +106,14 @@ func prepareWine(profile string) (*wine, string, error) {
 	return w, wineState.exes, nil
 }
 
-// runWinePrefix runs hack/wine-prefix.sh with args and reads the
-// environment it prints.
-func runWinePrefix(args ...string) (*wine, error) {
+// runWinePrefix readies the prefix of build with hack/wine-prefix.sh, the
+// build's own or, with dir, a private one, and reads the environment it
+// prints.
+func runWinePrefix(build hnslb.OSBuild, dir string) (*wine, error) {
+	args := []string{"--os-build", build.String()}
+	if dir != "" {
+		args = append(args, "--prefix", dir)
+	}
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -122,7 +128,7 @@ func runWinePrefix(args ...string) (*wine, error) {
 		}
 		return nil, fmt.Errorf("hack/wine-prefix.sh: %w\n%s", err, stderr.String())
 	}
-	w := &wine{}
+	w := &wine{build: build}
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		if v, ok := strings.CutPrefix(line, "WINE="); ok {
 			w.loader = v
