@@ -126,13 +126,30 @@ func adoptionMatch(echo, want *hnslb.LoadBalancer) bool {
 		e.DistributionType != w.DistributionType {
 		return false
 	}
-	if !flagsMatch(e.Flags, w.Flags, unconfirmedPortFlags) || !flagsMatch(echo.Flags, want.Flags, unconfirmedLBFlags) {
+	if !EchoedFlags(echo, want) {
 		return false
 	}
-	return canonicalIP(echo.SourceVIP) == canonicalIP(want.SourceVIP) &&
+	return SameAddress(echo.SourceVIP, want.SourceVIP) &&
 		sameAddrSet(echo.FrontendVIPs, want.FrontendVIPs) &&
 		sameIDSet(echo.HostComputeEndpoints, want.HostComputeEndpoints)
 }
+
+// EchoedFlags reports whether the flags of echo, a load balancer of one
+// port mapping as HNS lists it, are those of want as HNS may echo them: no
+// flag want lacks, and of want's only those HNS may not echo missing. It is
+// adoptionMatch's rule for flags, for readers that judge a listing
+// (hnsproxy-diag).
+func EchoedFlags(echo, want *hnslb.LoadBalancer) bool {
+	if len(echo.PortMappings) != 1 || len(want.PortMappings) != 1 {
+		return false
+	}
+	return flagsMatch(echo.PortMappings[0].Flags, want.PortMappings[0].Flags, unconfirmedPortFlags) &&
+		flagsMatch(echo.Flags, want.Flags, unconfirmedLBFlags)
+}
+
+// SameAddress reports whether two IP addresses as HNS documents write them
+// are the same address, whatever their text form.
+func SameAddress(a, b string) bool { return canonicalIP(a) == canonicalIP(b) }
 
 // flagsMatch: the echo carries no flag we do not set, and lacks only
 // tolerated ones of those we set.

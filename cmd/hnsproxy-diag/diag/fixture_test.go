@@ -46,13 +46,16 @@ type fixture struct {
 
 // newFixture programs win-a's simulated HNS the way hnsproxy does: the
 // desired state of the objects handed to the real reconciler.
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureEchoing(t, sim.Echo{}) }
+
+// newFixtureEchoing is newFixture with an HNS that answers as echo says.
+func newFixtureEchoing(t *testing.T, echo sim.Echo) *fixture {
 	ctx := context.Background()
 	p, err := sim.ProfileByName("ws2022")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, hns: sim.New(sim.Options{Profile: p, Seed: 3}), stateFile: filepath.Join(t.TempDir(), "state.json")}
+	f := &fixture{t: t, hns: sim.New(sim.Options{Profile: p, Seed: 3, Echo: echo}), stateFile: filepath.Join(t.TempDir(), "state.json")}
 	// The ws2022 profile models a build with the OS bugs fixed: no workaround.
 	f.cfg = &options.Config{NodeName: self, StateFile: f.stateFile, Winkernel: options.Winkernel{NetworkName: "cbr0", EnableDSR: true},
 		HNS: options.HNS{OSBugWorkarounds: options.OSBugWorkaroundsNone}}

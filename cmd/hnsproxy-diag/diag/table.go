@@ -185,9 +185,11 @@ func (v *view) extra(lb *hnslb.LoadBalancer) Row {
 // write, backends aside.
 func shapeDiffs(want, got *hnslb.LoadBalancer) []string {
 	var out []string
-	if w, g := want.FlagWords(), got.FlagWords(); !slices.Equal(w, g) {
-		out = append(out, fmt.Sprintf("flags are [%s], hnsproxy would program [%s]", strings.Join(g, " "), strings.Join(w, " ")))
-	} else if want.SourceVIP != got.SourceVIP {
+	// Judged as hnsproxy judges a listing: HNS may not echo every flag it
+	// was given (reconciler.EchoedFlags), nor an address's text form.
+	if !reconciler.EchoedFlags(got, want) {
+		out = append(out, fmt.Sprintf("flags are [%s], hnsproxy would program [%s]", strings.Join(got.FlagWords(), " "), strings.Join(want.FlagWords(), " ")))
+	} else if !reconciler.SameAddress(want.SourceVIP, got.SourceVIP) {
 		out = append(out, fmt.Sprintf("source VIP is %q, hnsproxy would program %q", got.SourceVIP, want.SourceVIP))
 	}
 	if len(got.PortMappings) == 1 && len(want.PortMappings) == 1 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 func TestDiagnoseAgreesWithWhatHNSProxyProgrammed(t *testing.T) {
@@ -43,6 +44,29 @@ func TestDiagnoseAgreesWithWhatHNSProxyProgrammed(t *testing.T) {
 	}
 	if !hasLine(r.Notes, "web/ingress: externalTrafficPolicy Local and no ready endpoint on this node", "health-check node port 31000") {
 		t.Errorf("notes lack the ETP Local explanation: %q", r.Notes)
+	}
+}
+
+// TestDiagnoseUnderEveryEcho: however HNS echoes what hnsproxy wrote
+// (flags it may not echo dropped, GUIDs upper-cased, lists reordered...),
+// hnsproxy's own load balancers read as ok, as the reconciler adopts them.
+func TestDiagnoseUnderEveryEcho(t *testing.T) {
+	for _, name := range append(sim.EchoNames(), "all") {
+		t.Run(name, func(t *testing.T) {
+			echo, err := sim.ParseEcho(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := Diagnose(newFixtureEchoing(t, echo).read())
+			if len(r.LoadBalancers) == 0 {
+				t.Fatal("no rows")
+			}
+			for _, row := range r.LoadBalancers {
+				if row.State != StateOK {
+					t.Errorf("row %s %s: %s %q, want ok", row.Service, row.Role, row.State, row.Why)
+				}
+			}
+		})
 	}
 }
 
