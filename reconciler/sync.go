@@ -74,7 +74,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 			r.syncWantedEP(run, ip)
 		}
 	}
-	for _, k := range sortedKeys(run.lbs) {
+	for _, k := range sortedKeys(run.lbs) { // the endpoints' creates may have added some
 		if e := r.lbs[k]; e != nil && e.desired != nil {
 			r.syncLB(run, e)
 		}
