@@ -2,10 +2,14 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+
+	"k8s.io/klog/v2/ktesting"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -374,4 +378,41 @@ func TestLoadBalancersMadeAheadFollowTheirTurn(t *testing.T) {
 	}
 	e.converge(r)
 	e.assertRealized([]intent.LB{refused, changed, emptied})
+}
+
+// At shutdown a batch stops: the running call is abandoned (its object
+// busy until it returns), the calls after it are not made, and the results
+// before it are kept.
+func TestBatchStopsAtShutdown(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	d := newDeadlines(e.hns, e.options(), ktesting.NewLogger(t, ktesting.DefaultConfig))
+	returned := make(chan struct{})
+	d.onReturn = func() { close(returned) }
+	started, release := make(chan struct{}), make(chan struct{})
+	var madeAfter atomic.Bool // the call after the hung one must stay unmade
+	calls := []func(context.Context) (int, error){
+		func(context.Context) (int, error) { return 1, nil },
+		func(context.Context) (int, error) { close(started); <-release; return 2, nil },
+		func(context.Context) (int, error) { madeAfter.Store(true); return 3, nil },
+	}
+	stopping, stop := context.WithCancel(ctx)
+	go func() { <-started; stop() }()
+	out, errs := guardBatch(d, stopping, "create_test", calls, []string{"ep a", "ep b", "ep c"})
+	if out[0] != 1 || errs[0] != nil {
+		t.Errorf("the call before the hung one: %v, %v; want its result kept", out[0], errs[0])
+	}
+	if !errors.Is(errs[1], context.Canceled) || errs[2] == nil {
+		t.Errorf("errors %v; want the running call abandoned at shutdown and the next not made", errs)
+	}
+	if !d.busy("ep b") || d.busy("ep c") {
+		t.Error("the abandoned call's object is not busy, or the unmade call's is")
+	}
+	close(release)
+	<-returned
+	if d.busy("ep b") {
+		t.Error("the abandoned call returned, but its object stays busy")
+	}
+	if madeAfter.Load() {
+		t.Error("the call after the abandoned one was made")
+	}
 }
