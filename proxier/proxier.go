@@ -33,6 +33,8 @@ type Reconciler interface {
 	Delete(key intent.LBKey)
 	UpsertEndpoint(ep intent.RemoteEndpoint)
 	DeleteEndpoint(ip string)
+	// Expect is a size hint for a whole node's hand-over.
+	Expect(lbs, eps int)
 	Sync(ctx context.Context) reconciler.SyncResult
 	Repair(ctx context.Context) error
 	NextRetry() (time.Time, bool)

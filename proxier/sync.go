@@ -230,6 +230,9 @@ func (p *Proxier) computeAll() int {
 	if err != nil {
 		return 0
 	}
+	if len(old.LBs) == 0 { // a first hand-over: a load balancer and a remote endpoint or so per Service
+		p.opts.Reconciler.Expect(len(svcs), len(svcs))
+	}
 	for _, svc := range svcs {
 		p.computeService(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, old)
 	}

@@ -64,3 +64,17 @@ func BenchmarkUpsertSyncOneOf20k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkColdStart10k is a node's first start: 10,000 load balancers
+// (and their 500 remote endpoints) created on an empty HNS by Start and one
+// Sync, with a state file. The simulator's own work is in the figure.
+func BenchmarkColdStart10k(b *testing.B) {
+	for b.Loop() {
+		b.StopTimer()
+		e := newEnv(b, sim.ProfileWS2025)
+		want := e.bigCluster(10000)
+		b.StartTimer()
+		e.started(want...)
+	}
+	b.ReportAllocs()
+}

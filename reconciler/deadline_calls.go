@@ -80,6 +80,29 @@ func (d *deadlines) CreateEndpoint(ctx context.Context, networkID string, e *hns
 	}, epToken(e.IP()))
 }
 
+// CreateEndpoints creates eps one after another in one batch (guardBatch).
+func (d *deadlines) CreateEndpoints(ctx context.Context, networkID string, eps []*hnslb.Endpoint) ([]*hnslb.Endpoint, []error) {
+	return createAll(d, ctx, "create_endpoint", eps, func(ctx context.Context, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
+		return d.c.CreateEndpoint(ctx, networkID, e)
+	}, func(e *hnslb.Endpoint) string { return epToken(e.IP()) })
+}
+
+// CreateLoadBalancers creates lbs one after another in one batch (guardBatch).
+func (d *deadlines) CreateLoadBalancers(ctx context.Context, lbs []*hnslb.LoadBalancer) ([]*hnslb.LoadBalancer, []error) {
+	return createAll(d, ctx, "create_load_balancer", lbs, d.c.CreateLoadBalancer, docToken)
+}
+
+// createAll is guardBatch over one create per document.
+func createAll[D any](d *deadlines, ctx context.Context, op string, docs []D, create func(context.Context, D) (D, error), token func(D) string) ([]D, []error) {
+	calls := make([]func(context.Context) (D, error), len(docs))
+	tokens := make([]string, len(docs))
+	for i, doc := range docs {
+		calls[i] = func(ctx context.Context) (D, error) { return create(ctx, doc) }
+		tokens[i] = token(doc)
+	}
+	return guardBatch(d, ctx, op, calls, tokens)
+}
+
 func (d *deadlines) DeleteEndpoint(ctx context.Context, id string) error {
 	return guardDelete(d, ctx, "delete_endpoint", d.c.DeleteEndpoint, id)
 }

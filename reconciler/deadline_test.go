@@ -1,10 +1,15 @@
 package reconciler
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+
+	"k8s.io/klog/v2/ktesting"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -160,7 +165,8 @@ func TestLateCreateIsAdoptedNotDuplicated(t *testing.T) {
 
 // Abandoned calls are bounded: past MaxAbandonedCalls a call fails at once
 // without reaching HNS, so a wedged HNS costs a Sync a few deadlines, not
-// one per object.
+// one per object. Here two single creates hang (one Sync each); then a
+// Sync's batch of two creates fails without a call.
 func TestAbandonedCallsAreBounded(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
 	w := e.withHangWatch(2)
@@ -171,9 +177,17 @@ func TestAbandonedCallsAreBounded(t *testing.T) {
 	}
 	r := w.watch(e.started())
 	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpCreateLoadBalancer}})
+	for i := range 2 {
+		upsert(r, want[:i+1]...)
+		if res := e.syncPastHangs(r, 1); res.Failed != 1 {
+			t.Fatalf("sync %d with a hung create: %+v", i, res)
+		}
+	}
 	upsert(r, want...)
-	res := e.syncPastHangs(r, 2)
-	if res.Failed != 4 || e.hns.Held() != 2 || len(w.ops()) != 2 {
+	e.clock.Step(DefaultRetryMax)
+	res := r.Sync(ctx)
+	// The first two wait for their abandoned calls; the other two fail.
+	if res.Failed != 2 || res.Created != 0 || e.hns.Held() != 2 || len(w.ops()) != 2 {
 		t.Fatalf("sync against a wedged HNS: %+v, %d calls held, timed out %v", res, e.hns.Held(), w.ops())
 	}
 	for _, oe := range res.Errors {
@@ -276,4 +290,129 @@ func TestListingsGetTheCallDeadlineWhileACallHangs(t *testing.T) {
 	e.hns.SetFaults(sim.Faults{})
 	<-w.returned
 	<-w.returned
+}
+
+// A Sync's endpoint creates go to HNS in one batch (one hand-over, not one
+// per call), each call still with its deadline: a hung create is abandoned
+// at its deadline, the creates after it are not made, and every one is
+// retried; the load balancer then gets all its backends.
+func TestBatchedEndpointCreatesKeepTheCallDeadline(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	w := e.withHangWatch(0)
+	e.local("10.244.1.10")
+	r := w.watch(e.started())
+	want := lb("10.96.0.10", 80, loc("10.244.1.10"),
+		rem("10.244.2.20", "192.168.0.2"), rem("10.244.2.21", "192.168.0.2"), rem("10.244.2.22", "192.168.0.2"))
+	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpCreateEndpoint}})
+	upsert(r, want)
+	res := e.syncPastHangs(r, 1)
+	if got := w.ops(); !slices.Equal(got, []string{"create_endpoint"}) {
+		t.Errorf("timed-out operations %v, want one create_endpoint", got)
+	}
+	// The simulator counts a held call when it returns.
+	if n := e.counters().Count(sim.OpCreateEndpoint); n != 0 || e.hns.Held() != 1 {
+		t.Errorf("%d endpoint creates returned, %d held; want the hung one only, made", n, e.hns.Held())
+	}
+	var endpointErrs int
+	for _, oe := range res.Errors {
+		if oe.Kind == KindRemoteEndpoint {
+			endpointErrs++
+			if !hnslb.IsUnavailable(oe.Err) {
+				t.Errorf("%s: %v, want a timeout (unavailable), retried", oe.Name, oe.Err)
+			}
+		}
+	}
+	if endpointErrs != 3 {
+		t.Errorf("sync with a hung endpoint create: %+v; want 3 endpoint errors", res)
+	}
+
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+	e.converge(r)
+	e.assertRealized([]intent.LB{want})
+}
+
+// refuseFrontend fails the first create of a load balancer on vip with a
+// missing-reference error (HNS's answer when a backend endpoint is gone).
+type refuseFrontend struct {
+	hnslb.Client
+	vip     string
+	refused bool
+}
+
+func (c *refuseFrontend) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	if !c.refused && slices.Contains(lb.FrontendVIPs, c.vip) {
+		c.refused = true
+		return nil, hnslb.NewError("create_load_balancer", hnslb.CodePortNotFound, "the switch-port was not found")
+	}
+	return c.Client.CreateLoadBalancer(ctx, lb)
+}
+
+// A Sync's load balancer creates are made ahead in one batch; one whose
+// turn wants another document (an earlier create's missing reference made
+// a local backend unknown since) is deleted and made again, and one whose
+// turn wants none is deleted: nothing made ahead stays unowned on a
+// frontend, and everything converges after.
+func TestLoadBalancersMadeAheadFollowTheirTurn(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	e.local("10.244.1.10")
+	e.local("10.244.1.11")
+	refused := lb("10.96.0.1", 80, loc("10.244.1.10"))
+	changed := lb("10.96.0.2", 80, loc("10.244.1.10"), loc("10.244.1.11"))
+	emptied := lb("10.96.0.3", 80, loc("10.244.1.10"))
+	c := &refuseFrontend{Client: e.hns, vip: "10.96.0.1"}
+	r, res := e.start(c, refused, changed, emptied)
+	if res.Failed != 1 {
+		t.Fatalf("first sync: %+v, want the refused create failed", res)
+	}
+	for _, got := range e.snapshot().LoadBalancers {
+		if _, ours := r.ownedLBs[got.ID]; !ours {
+			t.Errorf("load balancer %s on %v left in HNS unowned", got.ID, got.FrontendVIPs)
+		}
+	}
+	if got := e.hnsLB(emptied.Key); got != nil {
+		t.Errorf("%s: the load balancer made ahead stayed, with no backend known now", emptied.Key)
+	}
+	if got := e.backendIPs(e.hnsLB(changed.Key)); !slices.Equal(got, []string{"10.244.1.11"}) {
+		t.Errorf("%s holds backends %v, want only the one still known", changed.Key, got)
+	}
+	e.converge(r)
+	e.assertRealized([]intent.LB{refused, changed, emptied})
+}
+
+// At shutdown a batch stops: the running call is abandoned (its object
+// busy until it returns), the calls after it are not made, and the results
+// before it are kept.
+func TestBatchStopsAtShutdown(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	d := newDeadlines(e.hns, e.options(), ktesting.NewLogger(t, ktesting.DefaultConfig))
+	returned := make(chan struct{})
+	d.onReturn = func() { close(returned) }
+	started, release := make(chan struct{}), make(chan struct{})
+	var madeAfter atomic.Bool // the call after the hung one must stay unmade
+	calls := []func(context.Context) (int, error){
+		func(context.Context) (int, error) { return 1, nil },
+		func(context.Context) (int, error) { close(started); <-release; return 2, nil },
+		func(context.Context) (int, error) { madeAfter.Store(true); return 3, nil },
+	}
+	stopping, stop := context.WithCancel(ctx)
+	go func() { <-started; stop() }()
+	out, errs := guardBatch(d, stopping, "create_test", calls, []string{"ep a", "ep b", "ep c"})
+	if out[0] != 1 || errs[0] != nil {
+		t.Errorf("the call before the hung one: %v, %v; want its result kept", out[0], errs[0])
+	}
+	if !errors.Is(errs[1], context.Canceled) || errs[2] == nil {
+		t.Errorf("errors %v; want the running call abandoned at shutdown and the next not made", errs)
+	}
+	if !d.busy("ep b") || d.busy("ep c") {
+		t.Error("the abandoned call's object is not busy, or the unmade call's is")
+	}
+	close(release)
+	<-returned
+	if d.busy("ep b") {
+		t.Error("the abandoned call returned, but its object stays busy")
+	}
+	if madeAfter.Load() {
+		t.Error("the call after the abandoned one was made")
+	}
 }

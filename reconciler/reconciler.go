@@ -397,7 +397,7 @@ func (r *Reconciler) setRealized(e *lbEntry, id string, doc, echo *hnslb.LoadBal
 	e.realizedID, e.realized, e.uncertain = id, doc, nil
 	r.published.changed.lb(e.key)
 	for _, epID := range doc.HostComputeEndpoints {
-		r.published.changed.epID(epID)
+		r.published.usersChanged(epID)
 		m := r.refs[epID]
 		if m == nil {
 			m = map[intent.LBKey]struct{}{}
@@ -425,7 +425,7 @@ func (r *Reconciler) dropRefs(e *lbEntry) {
 		return
 	}
 	for _, epID := range e.realized.HostComputeEndpoints {
-		r.published.changed.epID(epID)
+		r.published.usersChanged(epID)
 		if m := r.refs[epID]; m != nil {
 			delete(m, e.key)
 			if len(m) == 0 {

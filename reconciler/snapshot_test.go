@@ -88,12 +88,7 @@ func TestStatusSnapshotNeverWaitsAndStaysCurrent(t *testing.T) {
 // among 50 is one entry for readers to fold, and its endpoints' realized
 // users follow it.
 func TestSyncPublishesOnlyWhatItTouched(t *testing.T) {
-	e := newEnv(t, sim.ProfileWS2025)
-	e.local("10.244.1.10")
-	var lbs []intent.LB
-	for i := range 50 {
-		lbs = append(lbs, lb(fmt.Sprintf("10.96.1.%d", i), 80, loc("10.244.1.10"), rem(fmt.Sprintf("10.244.2.%d", i), "192.168.0.2")))
-	}
+	e, lbs := fiftyWithOneRemoteEach(t)
 	r := e.started(lbs...)
 	r.StatusSnapshot()
 
@@ -110,6 +105,64 @@ func TestSyncPublishesOnlyWhatItTouched(t *testing.T) {
 		t.Fatalf("one load balancer and two endpoints changed; the Sync handed over %d and %d", gotLBs, gotEPs)
 	}
 	assertSnapshotIsFullStatus(t, r)
+}
+
+// fiftyWithOneRemoteEach is a ws2025 node with one local pod and 50 load
+// balancers, each with that pod and a remote backend of its own.
+func fiftyWithOneRemoteEach(t *testing.T) (*env, []intent.LB) {
+	e := newEnv(t, sim.ProfileWS2025)
+	e.local("10.244.1.10")
+	var lbs []intent.LB
+	for i := range 50 {
+		lbs = append(lbs, lb(fmt.Sprintf("10.96.1.%d", i), 80, loc("10.244.1.10"), rem(fmt.Sprintf("10.244.2.%d", i), "192.168.0.2")))
+	}
+	return e, lbs
+}
+
+// Until a first reader asks, a Sync keeps the counts and hands over no
+// status; the first reader then gets every object: at once when the
+// reconciler is idle, else from the end of the Sync it met (reading the
+// empty status until then).
+func TestNoStatusIsHeldBeforeAFirstReader(t *testing.T) {
+	for _, firstReadDuringSync := range []bool{false, true} {
+		t.Run(fmt.Sprint("duringSync=", firstReadDuringSync), func(t *testing.T) {
+			e, lbs := fiftyWithOneRemoteEach(t)
+			r := e.started(lbs...)
+			changed := lbs[7]
+			changed.Backends = append(changed.Backends, rem("10.244.3.1", "192.168.0.3"))
+			upsert(r, changed)
+			r.Sync(ctx)
+
+			r.published.mu.Lock()
+			held := len(r.published.lbDelta) + len(r.published.epDelta)
+			r.published.mu.Unlock()
+			if held != 0 || len(r.published.changed.epIDs) != 0 {
+				t.Fatalf("no reader yet, but %d statuses and %d endpoint IDs are held", held, len(r.published.changed.epIDs))
+			}
+			want := ObjectCounts{LoadBalancers: KindCounts{Desired: 50, Done: 50}, RemoteEndpoints: KindCounts{Desired: 51, Done: 51}}
+			if got := r.ObjectCounts(); got != want {
+				t.Fatalf("ObjectCounts %+v with no reader, want %+v", got, want)
+			}
+
+			if firstReadDuringSync {
+				r.mu.Lock()
+				during := r.StatusSnapshot()
+				r.mu.Unlock()
+				if len(during.LoadBalancers)+len(during.RemoteEndpoints) != 0 {
+					t.Fatalf("a first read during a Sync got %d load balancers and %d endpoints; nothing was handed over yet",
+						len(during.LoadBalancers), len(during.RemoteEndpoints))
+				}
+				r.Sync(ctx) // nothing to do; its end hands everything over
+				r.published.mu.Lock()
+				held = len(r.published.lbDelta) + len(r.published.epDelta)
+				r.published.mu.Unlock()
+				if held != 50+51 {
+					t.Fatalf("the Sync after a first reader handed over %d statuses, want all %d", held, 50+51)
+				}
+			}
+			assertSnapshotIsFullStatus(t, r)
+		})
+	}
 }
 
 // Whatever happens, a snapshot read while the reconciler is idle equals

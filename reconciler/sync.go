@@ -31,6 +31,23 @@ type syncRun struct {
 	// unchecked are new frontends whose foreign holder could not be looked
 	// for (findHeldFrontends): not created in this Sync.
 	unchecked map[intent.LBKey]struct{}
+	// epCreates and lbCreates are the creates made ahead
+	// (createEndpointsAhead, createLoadBalancersAhead), each taken by its
+	// object's turn.
+	epCreates map[string]createdEP
+	lbCreates map[intent.LBKey]createdLB
+}
+
+// createdEP is the outcome of one endpoint create.
+type createdEP struct {
+	ep  *hnslb.Endpoint
+	err error
+}
+
+// createdLB is the outcome of one load balancer create, and its document.
+type createdLB struct {
+	doc, lb *hnslb.LoadBalancer
+	err     error
 }
 
 // errStateUnwritable is the status of an object whose create waits for the
@@ -69,16 +86,20 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 			r.syncRemovedLB(run, e)
 		}
 	}
+	r.createEndpointsAhead(run, ips)
 	for _, ip := range ips {
 		if ep := r.eps[ip]; ep != nil && ep.desired() {
 			r.syncWantedEP(run, ip)
 		}
 	}
-	for _, k := range sortedKeys(run.lbs) {
+	lbKeys := sortedKeys(run.lbs) // the endpoints' creates may have added some
+	r.createLoadBalancersAhead(run, lbKeys)
+	for _, k := range lbKeys {
 		if e := r.lbs[k]; e != nil && e.desired != nil {
 			r.syncLB(run, e)
 		}
 	}
+	r.dropUnusedCreates(run)
 	for _, ip := range ips {
 		if ep := r.eps[ip]; ep != nil && !ep.desired() {
 			r.syncUnwantedEP(run, ip)
@@ -217,7 +238,8 @@ func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
 func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
-	if r.awaitingAbandoned(run, ref, &e.st, lbToken(e.key), idToken(e.realizedID)) {
+	_, madeAhead := run.lbCreates[e.key]
+	if !madeAhead && r.awaitingAbandoned(run, ref, &e.st, lbToken(e.key), idToken(e.realizedID)) {
 		return
 	}
 	heldBy := r.foreignHeld[e.key]
@@ -377,7 +399,7 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer,
 			return false, fmt.Errorf("%w: %w", errStateUnwritable, err)
 		}
 	}
-	got, err := r.client.CreateLoadBalancer(run.ctx, doc)
+	got, err := r.createOnce(run, e.key, doc)
 	if hnslb.IsPortAlreadyExists(err) || hnslb.IsAlreadyExists(err) {
 		blocker := r.findBlocker(run, e.key)
 		if blocker == nil {
@@ -453,7 +475,8 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 	ep := r.eps[ip]
 	ref := objectRef{ip: ip}
 	delete(r.retryEPs, ip)
-	if r.awaitingAbandoned(run, ref, &ep.st, epToken(ip), idToken(ep.id)) {
+	ahead, madeAhead := run.epCreates[ip]
+	if !madeAhead && r.awaitingAbandoned(run, ref, &ep.st, epToken(ip), idToken(ep.id)) {
 		return
 	}
 	if ep.id != "" && remoteMatches(ep.spec, ep.realizedSpec) {
@@ -470,7 +493,10 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 			return
 		}
 	}
-	got, err := r.client.CreateEndpoint(run.ctx, r.opts.NetworkID, buildRemoteEndpoint(r.opts.NetworkID, ep.spec))
+	got, err := ahead.ep, ahead.err
+	if !madeAhead {
+		got, err = r.client.CreateEndpoint(run.ctx, r.opts.NetworkID, buildRemoteEndpoint(r.opts.NetworkID, ep.spec))
+	}
 	wrote := err == nil
 	if hnslb.IsAlreadyExists(err) {
 		// Made by someone else, or by us before a lost reply: same IP, same network.
@@ -494,6 +520,103 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 	for k := range r.waiting[ip] {
 		run.lbs[k] = struct{}{}
 	}
+}
+
+// createEndpointsAhead makes, in one batch, the creates syncWantedEP would
+// make one by one: those of wanted endpoints HNS does not hold yet, none
+// with an abandoned call on it. On a cold start those are every remote
+// endpoint; a batch of one is left to syncWantedEP.
+func (r *Reconciler) createEndpointsAhead(run *syncRun, ips []string) {
+	if run.noCreates {
+		return
+	}
+	var planned []string
+	var docs []*hnslb.Endpoint
+	for _, ip := range ips {
+		if ep := r.eps[ip]; ep != nil && ep.desired() && ep.id == "" && !r.client.busy(epToken(ip)) {
+			planned = append(planned, ip)
+			docs = append(docs, buildRemoteEndpoint(r.opts.NetworkID, ep.spec))
+		}
+	}
+	if len(planned) < 2 {
+		return
+	}
+	got, errs := r.client.CreateEndpoints(run.ctx, r.opts.NetworkID, docs)
+	run.epCreates = make(map[string]createdEP, len(planned))
+	for i, ip := range planned {
+		run.epCreates[ip] = createdEP{got[i], errs[i]}
+	}
+}
+
+// createLoadBalancersAhead makes, in one batch, the creates syncLB would
+// make one by one for new load balancers (none realized, none uncertain, no
+// foreign holder known, a backend resolved, no abandoned call on it). On a
+// cold start those are every load balancer; a batch of one is left to
+// syncLB.
+func (r *Reconciler) createLoadBalancersAhead(run *syncRun, keys []intent.LBKey) {
+	if run.noCreates {
+		return
+	}
+	var planned []intent.LBKey
+	var docs []*hnslb.LoadBalancer
+	for _, k := range keys {
+		e := r.lbs[k]
+		if e == nil || e.desired == nil || e.realizedID != "" || e.uncertain != nil || r.foreignHeld[k] != "" ||
+			has(run.unchecked, k) || r.client.busy(lbToken(k)) {
+			continue
+		}
+		if ids, _ := r.resolve(e.desired); len(ids) > 0 {
+			planned = append(planned, k)
+			docs = append(docs, BuildLB(e.desired, ids))
+		}
+	}
+	if len(planned) < 2 {
+		return
+	}
+	got, errs := r.client.CreateLoadBalancers(run.ctx, docs)
+	run.lbCreates = make(map[intent.LBKey]createdLB, len(planned))
+	for i, k := range planned {
+		run.lbCreates[k] = createdLB{docs[i], got[i], errs[i]}
+	}
+}
+
+// createOnce is the create of doc on k: the one made ahead in this Sync if
+// it made the same document, else a call now. A different document (an
+// earlier load balancer's failure made a local backend unknown since) has
+// the one made ahead deleted first.
+func (r *Reconciler) createOnce(run *syncRun, k intent.LBKey, doc *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	ahead, ok := run.lbCreates[k]
+	if !ok {
+		return r.client.CreateLoadBalancer(run.ctx, doc)
+	}
+	delete(run.lbCreates, k)
+	if sameLB(ahead.doc, doc) {
+		return ahead.lb, ahead.err
+	}
+	if ahead.err == nil {
+		if err := r.deleteLB(run, ahead.lb.ID); err != nil {
+			return nil, err // not definitive: the key's next Sync looks for what it holds
+		}
+	}
+	return r.client.CreateLoadBalancer(run.ctx, doc)
+}
+
+// dropUnusedCreates deletes the load balancers made ahead that their turn
+// did not take (their backends became unknown since), so none is left
+// unowned on a desired frontend; their load balancers are synced again.
+func (r *Reconciler) dropUnusedCreates(run *syncRun) {
+	for k, ahead := range run.lbCreates {
+		if ahead.err != nil {
+			continue
+		}
+		if err := r.deleteLB(run, ahead.lb.ID); err != nil {
+			r.log.Error(err, "Deleting a load balancer made ahead and not used failed; the next Sync finds it as a blocker", "key", k, "id", ahead.lb.ID)
+		}
+		if e := r.lbs[k]; e != nil {
+			r.markLB(e)
+		}
+	}
+	run.lbCreates = nil
 }
 
 // setMissing records the backend IPs e left out, in e and in r.waiting.
