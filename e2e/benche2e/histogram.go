@@ -1,0 +1,70 @@
+//go:build linux && benche2e
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+const programmingMetric = "kubeproxy_network_programming_duration_seconds"
+
+// buckets are a histogram's cumulative counts by upper bound, summed over
+// its label sets (ip_family).
+type buckets map[float64]float64
+
+// scrapeBuckets reads metric's buckets from a /metrics endpoint.
+func scrapeBuckets(ctx context.Context, url, metric string) (buckets, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", url, err)
+	}
+	out := buckets{}
+	if f, ok := families[metric]; ok {
+		for _, m := range f.GetMetric() {
+			for _, b := range m.GetHistogram().GetBucket() {
+				out[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+			}
+		}
+	}
+	return out, nil
+}
+
+// quantileBound is the upper bound of the bucket holding quantile q of the
+// observations made between two scrapes (+Inf past the last bound), and how
+// many observations there were.
+func quantileBound(before, after buckets, q float64) (bound, observations float64) {
+	bounds := make([]float64, 0, len(after))
+	for b := range after {
+		bounds = append(bounds, b)
+	}
+	slices.Sort(bounds)
+	for _, b := range bounds {
+		observations = max(observations, after[b]-before[b])
+	}
+	if observations == 0 {
+		return math.NaN(), 0
+	}
+	for _, b := range bounds {
+		if after[b]-before[b] >= q*observations {
+			return b, observations
+		}
+	}
+	return math.Inf(1), observations
+}
