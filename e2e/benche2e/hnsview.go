@@ -119,6 +119,10 @@ func (v *hnsView) waitFor(ctx context.Context, vips []string, timeout time.Durat
 		var last []string
 		for _, vip := range vips {
 			ips, err := v.backends(ctx, vip)
+			if hnslb.IsUnavailable(err) { // HNS restarting: look again
+				done = false
+				break
+			}
 			if err != nil {
 				return time.Time{}, err
 			}
