@@ -8,6 +8,7 @@
 # kept in _output/bench/bench-e2e-<services>.json.
 # Env: BENCH_SERVICES (10000), BENCH_ENDPOINTS (100000), BENCH_CHANGES (100:
 #      each one pod unready then ready again), BENCH_RPC_LATENCY (200us),
+#      BENCH_PROXY_ENV (one NAME=VALUE for hnsproxy, e.g. GOMEMLIMIT=200MiB),
 #      CONTROLPLANE_BIN_DIR.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,5 +27,5 @@ go build -tags benche2e -o "${bench}" ./e2e/benche2e
 dir="$(mktemp -d /tmp/benche2e.XXXXXX)"
 trap 'rm -rf "${dir}"' EXIT
 "${bench}" -dir "${dir}" -services "${services}" -endpoints "${BENCH_ENDPOINTS:-100000}" \
-  -changes "${BENCH_CHANGES:-100}" -rpc-latency "${BENCH_RPC_LATENCY:-200us}" |
-  tee "${out}/bench-e2e-${services}.json"
+  -changes "${BENCH_CHANGES:-100}" -rpc-latency "${BENCH_RPC_LATENCY:-200us}" \
+  -proxy-env "${BENCH_PROXY_ENV:-}" | tee "${out}/bench-e2e-${services}${BENCH_PROXY_ENV:+-${BENCH_PROXY_ENV}}.json"

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -18,8 +19,8 @@ const programmingMetric = "kubeproxy_network_programming_duration_seconds"
 // its label sets (ip_family).
 type buckets map[float64]float64
 
-// scrapeBuckets reads metric's buckets from a loopback /metrics endpoint.
-func scrapeBuckets(url, metric string) (buckets, error) {
+// scrape reads a loopback /metrics endpoint.
+func scrape(url string) (map[string]*dto.MetricFamily, error) {
 	resp, err := http.Get(url)
 	if err != nil {
 		return nil, err
@@ -30,15 +31,38 @@ func scrapeBuckets(url, metric string) (buckets, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", url, err)
 	}
+	return families, nil
+}
+
+// scrapeBuckets reads metric's buckets from a loopback /metrics endpoint.
+func scrapeBuckets(url, metric string) (buckets, error) {
+	families, err := scrape(url)
+	if err != nil {
+		return nil, err
+	}
 	out := buckets{}
-	if f, ok := families[metric]; ok {
-		for _, m := range f.GetMetric() {
-			for _, b := range m.GetHistogram().GetBucket() {
-				out[b.GetUpperBound()] += float64(b.GetCumulativeCount())
-			}
+	for _, m := range families[metric].GetMetric() {
+		for _, b := range m.GetHistogram().GetBucket() {
+			out[b.GetUpperBound()] += float64(b.GetCumulativeCount())
 		}
 	}
 	return out, nil
+}
+
+// heapGoalMiB is the Go runtime's heap goal (go_memstats_next_gc_bytes):
+// with GOGC=100 twice the heap that was live after the last collection,
+// which is where the RSS of a Go process settles.
+func heapGoalMiB(url string) (float64, error) {
+	families, err := scrape(url)
+	if err != nil {
+		return 0, err
+	}
+	const metric = "go_memstats_next_gc_bytes"
+	f, ok := families[metric]
+	if !ok || len(f.GetMetric()) == 0 {
+		return 0, fmt.Errorf("%s: no %s", url, metric)
+	}
+	return f.GetMetric()[0].GetGauge().GetValue() / (1 << 20), nil
 }
 
 // quantileBound is the upper bound of the bucket holding quantile q of the

@@ -29,23 +29,27 @@ type options struct {
 	rpcLatency time.Duration
 	hnsOutage  time.Duration
 	dir        string
+	proxyEnv   string
 }
 
 // report is the bench's result; durations in seconds, memory in MiB.
 type report struct {
-	Services                  int     `json:"services"`
-	Endpoints                 int     `json:"endpoints"`
-	Pods                      int     `json:"pods"`
-	RemoteNodes               int     `json:"remoteNodes"`
-	RPCLatency                string  `json:"rpcLatency"`
-	Profile                   string  `json:"profile"`
-	CPUs                      int     `json:"cpus"`
-	LoadSeconds               float64 `json:"loadSeconds"`
-	FirstFullSyncSeconds      float64 `json:"firstFullSyncSeconds"`
-	RSSAfterSyncMiB           float64 `json:"rssAfterSyncMiB"`
-	RSSAfterChangesMiB        float64 `json:"rssAfterChangesMiB"`
-	RSSEndMiB                 float64 `json:"rssEndMiB"`
-	RSSPeakMiB                float64 `json:"rssPeakMiB"`
+	Services             int     `json:"services"`
+	Endpoints            int     `json:"endpoints"`
+	Pods                 int     `json:"pods"`
+	RemoteNodes          int     `json:"remoteNodes"`
+	RPCLatency           string  `json:"rpcLatency"`
+	Profile              string  `json:"profile"`
+	CPUs                 int     `json:"cpus"`
+	ProxyEnv             string  `json:"proxyEnv,omitempty"`
+	LoadSeconds          float64 `json:"loadSeconds"`
+	FirstFullSyncSeconds float64 `json:"firstFullSyncSeconds"`
+	RSSAfterSyncMiB      float64 `json:"rssAfterSyncMiB"`
+	RSSAfterChangesMiB   float64 `json:"rssAfterChangesMiB"`
+	RSSEndMiB            float64 `json:"rssEndMiB"`
+	RSSPeakMiB           float64 `json:"rssPeakMiB"`
+	// HeapGoalMiB is go_memstats_next_gc_bytes after the reboot resync.
+	HeapGoalMiB               float64 `json:"heapGoalMiB"`
 	Changes                   int     `json:"changes"`
 	ProgrammingP50Seconds     float64 `json:"programmingP50Seconds"`
 	ProgrammingP99Seconds     float64 `json:"programmingP99Seconds"`
@@ -74,6 +78,7 @@ func main() {
 	flag.IntVar(&o.changes, "changes", 100, "readiness changes measured (each pod goes unready, then ready again: two changes)")
 	flag.DurationVar(&o.rpcLatency, "rpc-latency", 200*time.Microsecond, "hnssim's latency per hcn RPC")
 	flag.DurationVar(&o.hnsOutage, "hns-outage", 10*time.Second, "how long the simulated HNS restart refuses calls")
+	flag.StringVar(&o.proxyEnv, "proxy-env", "", "one NAME=VALUE added to hnsproxy's environment (GOMEMLIMIT=200MiB, say)")
 	flag.StringVar(&o.dir, "dir", "", "working folder (keep it short: unix sockets); default a temporary one")
 	flag.Parse()
 	if err := o.validate(); err != nil {
@@ -109,7 +114,7 @@ func logf(format string, args ...any) {
 
 func run(ctx context.Context, o options) (r report, err error) {
 	r = report{Services: o.services, Endpoints: o.endpoints, Pods: o.pods(), RemoteNodes: o.remoteNodes(),
-		RPCLatency: o.rpcLatency.String(), Profile: profile, CPUs: runtime.NumCPU()}
+		RPCLatency: o.rpcLatency.String(), Profile: profile, CPUs: runtime.NumCPU(), ProxyEnv: o.proxyEnv}
 	if o.dir == "" {
 		if o.dir, err = os.MkdirTemp("", "benche2e"); err != nil {
 			return r, err
@@ -169,6 +174,12 @@ func run(ctx context.Context, o options) (r report, err error) {
 		// measures repairs; this bench measures the process.
 		DriftRepairPeriod: time.Hour,
 		HNSSimArgs:        []string{"--latency", o.rpcLatency.String()},
+		ProxyLaunch: func(rig framework.ProxyRig) ([]string, []string, error) {
+			if o.proxyEnv == "" {
+				return rig.Args, nil, nil
+			}
+			return rig.Args, []string{o.proxyEnv}, nil
+		},
 	}, filepath.Join(o.dir, "n"))
 	if err != nil {
 		return r, err
@@ -245,6 +256,9 @@ func run(ctx context.Context, o options) (r report, err error) {
 	}
 	logf("node reboot: full sync after %.1fs", r.NodeRebootFullSyncSeconds)
 	r.RSSPeakMiB = rss.peakMiB()
+	if r.HeapGoalMiB, err = heapGoalMiB(node.Proxy.MetricsURL()); err != nil {
+		return r, err
+	}
 	r.HNSAfterReboot, err = node.Sim.Stats(ctx)
 	return r, err
 }
