@@ -49,11 +49,19 @@ type report struct {
 	RSSEndMiB            float64 `json:"rssEndMiB"`
 	RSSPeakMiB           float64 `json:"rssPeakMiB"`
 	// HeapGoalMiB is go_memstats_next_gc_bytes after the reboot resync.
-	HeapGoalMiB               float64 `json:"heapGoalMiB"`
-	Changes                   int     `json:"changes"`
-	ProgrammingP50Seconds     float64 `json:"programmingP50Seconds"`
-	ProgrammingP99Seconds     float64 `json:"programmingP99Seconds"`
-	ProgrammingMaxSeconds     float64 `json:"programmingMaxSeconds"`
+	HeapGoalMiB           float64 `json:"heapGoalMiB"`
+	Changes               int     `json:"changes"`
+	ProgrammingP50Seconds float64 `json:"programmingP50Seconds"`
+	ProgrammingP99Seconds float64 `json:"programmingP99Seconds"`
+	ProgrammingMaxSeconds float64 `json:"programmingMaxSeconds"`
+	// The split: status write to the bench's watch seeing every slice of
+	// the group written (the control plane), and from there to HNS
+	// (hnsproxy, and the probe's resolution), over SplitChanges changes.
+	SplitChanges              int     `json:"splitChanges"`
+	SlicesP50Seconds          float64 `json:"slicesP50Seconds"`
+	SlicesP99Seconds          float64 `json:"slicesP99Seconds"`
+	ProxyP50Seconds           float64 `json:"proxyP50Seconds"`
+	ProxyP99Seconds           float64 `json:"proxyP99Seconds"`
 	MetricObservations        float64 `json:"metricObservations"`
 	MetricP50BucketSeconds    string  `json:"metricP50BucketSeconds"`
 	MetricP99BucketSeconds    string  `json:"metricP99BucketSeconds"`
@@ -197,15 +205,22 @@ func run(ctx context.Context, o options) (r report, err error) {
 		return r, err
 	}
 	view := newHNSView(node.Sim.Client)
-	var lat []time.Duration
+	watch, err := watchSlices(ctx, admin)
+	if err != nil {
+		return r, err
+	}
+	var lat, sliceLat, proxyLat []time.Duration
 	for k := range o.changes {
 		n := pick(o.layout, k)
 		for _, ready := range []bool{false, true} {
-			d, err := change(ctx, admin, view, o.layout, vips, n, ready, applyWait)
+			t, err := change(ctx, admin, view, watch, o.layout, vips, n, ready, applyWait)
 			if err != nil {
 				return r, fmt.Errorf("change %d: %w", len(lat), err)
 			}
-			lat = append(lat, d)
+			lat = append(lat, t.total)
+			if t.slices > 0 {
+				sliceLat, proxyLat = append(sliceLat, t.slices), append(proxyLat, t.total-t.slices)
+			}
 		}
 	}
 	after, err := scrapeBuckets(node.Proxy.MetricsURL(), programmingMetric)
@@ -214,6 +229,9 @@ func run(ctx context.Context, o options) (r report, err error) {
 	}
 	r.Changes = len(lat)
 	r.ProgrammingP50Seconds, r.ProgrammingP99Seconds, r.ProgrammingMaxSeconds = quantile(lat, 0.50), quantile(lat, 0.99), quantile(lat, 1)
+	r.SplitChanges = len(sliceLat)
+	r.SlicesP50Seconds, r.SlicesP99Seconds = quantile(sliceLat, 0.50), quantile(sliceLat, 0.99)
+	r.ProxyP50Seconds, r.ProxyP99Seconds = quantile(proxyLat, 0.50), quantile(proxyLat, 0.99)
 	var p50, p99 float64
 	p50, r.MetricObservations = quantileBound(before, after, 0.50)
 	p99, _ = quantileBound(before, after, 0.99)
@@ -231,12 +249,12 @@ func run(ctx context.Context, o options) (r report, err error) {
 	}
 	back := time.Now().Add(o.hnsOutage)
 	n := pick(o.layout, o.changes)
-	if _, err := change(ctx, admin, view, o.layout, vips, n, false, o.hnsOutage+applyWait); err != nil {
+	if _, err := change(ctx, admin, view, watch, o.layout, vips, n, false, o.hnsOutage+applyWait); err != nil {
 		return r, fmt.Errorf("change during an HNS restart: %w", err)
 	}
 	r.HNSRestartRecoverySeconds = time.Since(back).Seconds()
 	logf("HNS restart: programmed %.2fs after HNS came back", r.HNSRestartRecoverySeconds)
-	if _, err := change(ctx, admin, view, o.layout, vips, n, true, applyWait); err != nil {
+	if _, err := change(ctx, admin, view, watch, o.layout, vips, n, true, applyWait); err != nil {
 		return r, err
 	}
 
@@ -270,23 +288,36 @@ func pick(l layout, k int) int {
 	return g*l.podsPerGroup + (k/l.groups())%l.podsPerGroup
 }
 
-// change flips pod n's readiness and returns how long until every Service
-// of its group balances to it (ready) or no longer does (unready) in HNS.
-func change(ctx context.Context, admin kubernetes.Interface, view *hnsView, l layout, vips []string, n int, ready bool, timeout time.Duration) (time.Duration, error) {
+// timing is one change's latency: until HNS shows it, and until the
+// bench's own watch saw the controller's EndpointSlice writes (zero when
+// it did not see every one).
+type timing struct{ total, slices time.Duration }
+
+// change flips pod n's readiness and times it until every Service of its
+// group balances to it (ready) or no longer does (unready) in HNS.
+func change(ctx context.Context, admin kubernetes.Interface, view *hnsView, watch *sliceWatch, l layout, vips []string, n int, ready bool, timeout time.Duration) (timing, error) {
 	_, ip := l.podPlace(n)
 	g := n / l.podsPerGroup
 	group := vips[g*l.groupSize : (g+1)*l.groupSize]
+	names := make([]string, 0, l.groupSize)
+	for i := g * l.groupSize; i < (g+1)*l.groupSize; i++ {
+		names = append(names, serviceName(i))
+	}
 	start := time.Now()
 	if err := setReady(ctx, admin, l, n, ready); err != nil {
-		return 0, err
+		return timing{}, err
 	}
 	seen, err := view.waitFor(ctx, group, timeout, func(ips []string) bool {
 		return slices.Contains(ips, ip) == ready
 	})
 	if err != nil {
-		return 0, fmt.Errorf("pod %d (%s) ready=%v: %w", n, ip, ready, err)
+		return timing{}, fmt.Errorf("pod %d (%s) ready=%v: %w", n, ip, ready, err)
 	}
-	return seen.Sub(start), nil
+	t := timing{total: seen.Sub(start)}
+	if sliced, ok := watch.latest(names, start); ok {
+		t.slices = sliced.Sub(start)
+	}
+	return t, nil
 }
 
 // fullSync waits until the node's HNS balances every Service to all its
