@@ -4,7 +4,7 @@ GO    ?= go
 PKGS  := ./...
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all deps build lint unit windows wine e2e test demo bench soak soak-short fuzz clean
+.PHONY: all deps build lint unit windows wine e2e test demo bench bench-e2e soak soak-short fuzz clean
 
 all: build
 
@@ -58,6 +58,10 @@ soak:
 ## bench: benchmarks and the scale harness
 bench:
 	hack/bench.sh
+
+## bench-e2e: the real hnsproxy process at scale against a real control plane (BENCH_SERVICES, BENCH_ENDPOINTS)
+bench-e2e:
+	hack/bench-e2e.sh
 
 clean:
 	rm -rf _output

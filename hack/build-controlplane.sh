@@ -8,7 +8,9 @@
 #
 # Usage: hack/build-controlplane.sh          # build or reuse; prints the bin dir last
 #        FORCE=1 hack/build-controlplane.sh  # rebuild even if cached
-# Env:   CONTROLPLANE_BIN_DIR overrides the output folder.
+# Env:   CONTROLPLANE_BIN_DIR overrides the output folder; CONTROLLER_MANAGER=1
+#        also builds kube-controller-manager (`make bench-e2e`), which then
+#        counts towards the cache check.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,9 +21,17 @@ GO="${GO:-go}"
 
 log() { printf 'build-controlplane: %s\n' "$*" >&2; }
 
+BINS=(kube-apiserver etcd)
+if [[ -n "${CONTROLLER_MANAGER:-}" ]]; then
+  BINS+=(kube-controller-manager)
+fi
+
 cached() {
-  [[ -z "${FORCE:-}" && -x "${OUT}/kube-apiserver" && -x "${OUT}/etcd" && -f "${STAMP}" &&
-    "${STAMP}" -nt "${MOD}/go.mod" && "${STAMP}" -nt "${MOD}/go.sum" ]]
+  [[ -z "${FORCE:-}" && -f "${STAMP}" && "${STAMP}" -nt "${MOD}/go.mod" && "${STAMP}" -nt "${MOD}/go.sum" ]] || return 1
+  local bin
+  for bin in "${BINS[@]}"; do
+    [[ -x "${OUT}/${bin}" ]] || return 1
+  done
 }
 
 # One build at a time per output folder (the demo and the e2e suite may
@@ -39,6 +49,7 @@ fi
 cd "${MOD}"
 export GOWORK=off GOFLAGS="${GOFLAGS:-} -mod=readonly"
 KUBE_PKG=k8s.io/kubernetes/cmd/kube-apiserver
+KCM_PKG=k8s.io/kubernetes/cmd/kube-controller-manager
 ETCD_PKG=go.etcd.io/etcd/server/v3
 KUBE_VERSION="$("${GO}" list -m -f '{{.Version}}' k8s.io/kubernetes)"
 ETCD_VERSION="$("${GO}" list -m -f '{{.Version}}' "${ETCD_PKG}")"
@@ -55,7 +66,11 @@ done
 
 log "downloading modules (kube-apiserver ${KUBE_VERSION}, etcd ${ETCD_VERSION})"
 "${GO}" mod download
-total="$("${GO}" list -deps "${KUBE_PKG}" "${ETCD_PKG}" | wc -l)"
+pkgs=("${KUBE_PKG}" "${ETCD_PKG}")
+if [[ -n "${CONTROLLER_MANAGER:-}" ]]; then
+  pkgs+=("${KCM_PKG}")
+fi
+total="$("${GO}" list -deps "${pkgs[@]}" | wc -l)"
 log "building ${total} packages; a cold build takes several minutes (warm: seconds)"
 
 tmp="${OUT}/.tmp"
@@ -73,7 +88,11 @@ trap 'kill "${heartbeat}" 2>/dev/null || true' EXIT
 build() { # build OUTPUT PKG
   "${GO}" build -v -ldflags "${ldflags}" -o "$1" "$2" 2>&1
 }
-if ! { build "${tmp}/kube-apiserver" "${KUBE_PKG}" && build "${tmp}/etcd" "${ETCD_PKG}"; } |
+build_all() {
+  build "${tmp}/kube-apiserver" "${KUBE_PKG}" && build "${tmp}/etcd" "${ETCD_PKG}" &&
+    if [[ -n "${CONTROLLER_MANAGER:-}" ]]; then build "${tmp}/kube-controller-manager" "${KCM_PKG}"; fi
+}
+if ! build_all |
   awk -v total="${total}" -v start="$(date +%s)" '
     /^#|: / { print; fflush(); next }        # compiler errors pass through
     { n++ }
@@ -86,8 +105,10 @@ if ! { build "${tmp}/kube-apiserver" "${KUBE_PKG}" && build "${tmp}/etcd" "${ETC
   exit 1
 fi
 
-mv -f "${tmp}/kube-apiserver" "${tmp}/etcd" "${OUT}/"
+for bin in "${BINS[@]}"; do
+  mv -f "${tmp}/${bin}" "${OUT}/"
+done
 rmdir "${tmp}"
-echo "kube-apiserver ${KUBE_VERSION}, etcd ${ETCD_VERSION}, built $(date -u +%FT%TZ) in $((SECONDS - start))s" >"${STAMP}"
-log "built in $((SECONDS - start))s: ${OUT}/kube-apiserver ${OUT}/etcd"
+echo "${BINS[*]}: kubernetes ${KUBE_VERSION}, etcd ${ETCD_VERSION}, built $(date -u +%FT%TZ) in $((SECONDS - start))s" >"${STAMP}"
+log "built in $((SECONDS - start))s: ${BINS[*]} in ${OUT}"
 echo "${OUT}"

@@ -9,8 +9,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
 TOOLS="$(hack/install-tools.sh)"
 
-# The e2e suite carries the e2e build tag; no file is excluded by it, so one
-# tagged pass covers every package and test.
+# The e2e suite carries the e2e build tag and `make bench-e2e`'s command the
+# benche2e tag; no file is excluded by both, so one tagged pass covers every
+# package and test.
 # The import rules docs/architecture.md states: the desired state is pure
 # (no client-go, no reconciler), and the vocabulary package is a leaf.
 echo "lint: gofmt"
@@ -39,11 +40,11 @@ check_deps ./reconciler "^(k8s.io/api/|k8s.io/client-go/(kubernetes|informers|li
 check_deps ./cmd/hnsproxy-diag/diag "^${mod}/(sim|proxier$|cmd/hnsproxy/app$)" "the simulator or the daemon (it reads HNS through hnslb.Reader)"
 [[ "${rules_failed}" == 0 ]] || exit 1
 
-echo "lint: go vet -tags e2e ./..."
-go vet -tags e2e ./...
+echo "lint: go vet -tags e2e,benche2e ./..."
+go vet -tags e2e,benche2e ./...
 
-echo "lint: staticcheck -tags e2e ./..."
-"${TOOLS}/staticcheck" -tags e2e ./...
+echo "lint: staticcheck -tags e2e,benche2e ./..."
+"${TOOLS}/staticcheck" -tags e2e,benche2e ./...
 
 # Dead code: functions no program of the module reaches (every main package
 # is a root, tests are not). Only production packages are reported: the e2e

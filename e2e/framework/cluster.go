@@ -43,6 +43,8 @@ type ClusterSpec struct {
 	DriftRepairPeriod time.Duration
 	// ProxyArgs are added to every hnsproxy's flags.
 	ProxyArgs []string
+	// HNSSimArgs are added to every hnssim serve's flags (--latency, say).
+	HNSSimArgs []string
 	// ProxyLaunch, if set, gives each node's hnsproxy its flags and extra
 	// environment in place of the rig's (ProxyRig.Args): a kube-proxy
 	// manifest's own arguments, say, or flags that differ by node.
@@ -414,7 +416,7 @@ func (c *Cluster) hnssimArgs(spec NodeSpec) []string {
 			}
 		}
 	}
-	return args
+	return append(args, c.Spec.HNSSimArgs...)
 }
 
 // Node returns the node named name, or nil.

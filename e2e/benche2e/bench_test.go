@@ -1,0 +1,66 @@
+//go:build linux && benche2e
+
+package main
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+func TestLayoutPlacesEveryPodInItsNodesCIDR(t *testing.T) {
+	l := layout{services: 10000, groupSize: 10, podsPerGroup: 10}
+	if l.pods() != 10000 || l.remoteNodes() != 50 {
+		t.Fatalf("pods %d, nodes %d; want 10000 and 50", l.pods(), l.remoteNodes())
+	}
+	seen := map[string]bool{}
+	for n := range l.pods() {
+		node, ip := l.podPlace(n)
+		var k int
+		if _, err := fmt.Sscanf(node, "remote-%d", &k); err != nil {
+			t.Fatal(err)
+		}
+		if !netip.MustParsePrefix(remotePodCIDR(k)).Contains(netip.MustParseAddr(ip)) {
+			t.Fatalf("pod %d: %s outside %s's %s", n, ip, node, remotePodCIDR(k))
+		}
+		if seen[ip] {
+			t.Fatalf("pod %d: address %s given twice", n, ip)
+		}
+		seen[ip] = true
+	}
+}
+
+func TestQuantileBoundReadsTheDifferenceOfTwoScrapes(t *testing.T) {
+	before := buckets{0.5: 10, 1: 10, 2: 10, math.Inf(1): 10}
+	after := buckets{0.5: 10, 1: 60, 2: 109, math.Inf(1): 110}
+	if b, n := quantileBound(before, after, 0.5); b != 1 || n != 100 {
+		t.Errorf("p50: bound %v of %v observations; want 1 of 100", b, n)
+	}
+	if b, _ := quantileBound(before, after, 0.99); b != 2 {
+		t.Errorf("p99: bound %v; want 2", b)
+	}
+	if b, _ := quantileBound(before, after, 1); !math.IsInf(b, 1) {
+		t.Errorf("max: bound %v; want +Inf", b)
+	}
+	if _, n := quantileBound(after, after, 0.5); n != 0 {
+		t.Errorf("no observations between equal scrapes: got %v", n)
+	}
+}
+
+func TestQuantileNearestRank(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	if got := quantile(d, 0.5); got != 0.050 {
+		t.Errorf("p50 %v; want 0.050", got)
+	}
+	if got := quantile(d, 0.99); got != 0.099 {
+		t.Errorf("p99 %v; want 0.099", got)
+	}
+	if got := quantile(d, 1); got != 0.100 {
+		t.Errorf("max %v; want 0.100", got)
+	}
+}

@@ -1,0 +1,374 @@
+//go:build linux && benche2e
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
+)
+
+type options struct {
+	layout
+	endpoints  int
+	changes    int
+	rpcLatency time.Duration
+	hnsOutage  time.Duration
+	dir        string
+	proxyEnv   string
+}
+
+// report is the bench's result; durations in seconds, memory in MiB.
+type report struct {
+	Services             int     `json:"services"`
+	Endpoints            int     `json:"endpoints"`
+	Pods                 int     `json:"pods"`
+	RemoteNodes          int     `json:"remoteNodes"`
+	RPCLatency           string  `json:"rpcLatency"`
+	Profile              string  `json:"profile"`
+	CPUs                 int     `json:"cpus"`
+	ProxyEnv             string  `json:"proxyEnv,omitempty"`
+	LoadSeconds          float64 `json:"loadSeconds"`
+	FirstFullSyncSeconds float64 `json:"firstFullSyncSeconds"`
+	RSSAfterSyncMiB      float64 `json:"rssAfterSyncMiB"`
+	RSSAfterChangesMiB   float64 `json:"rssAfterChangesMiB"`
+	RSSEndMiB            float64 `json:"rssEndMiB"`
+	RSSPeakMiB           float64 `json:"rssPeakMiB"`
+	// HeapGoalMiB is go_memstats_next_gc_bytes after the reboot resync.
+	HeapGoalMiB           float64 `json:"heapGoalMiB"`
+	Changes               int     `json:"changes"`
+	ProgrammingP50Seconds float64 `json:"programmingP50Seconds"`
+	ProgrammingP99Seconds float64 `json:"programmingP99Seconds"`
+	ProgrammingMaxSeconds float64 `json:"programmingMaxSeconds"`
+	// The split: status write to the bench's watch seeing every slice of
+	// the group written (the control plane), and from there to HNS
+	// (hnsproxy, and the probe's resolution), over SplitChanges changes.
+	SplitChanges              int     `json:"splitChanges"`
+	SlicesP50Seconds          float64 `json:"slicesP50Seconds"`
+	SlicesP99Seconds          float64 `json:"slicesP99Seconds"`
+	ProxyP50Seconds           float64 `json:"proxyP50Seconds"`
+	ProxyP99Seconds           float64 `json:"proxyP99Seconds"`
+	MetricObservations        float64 `json:"metricObservations"`
+	MetricP50BucketSeconds    string  `json:"metricP50BucketSeconds"`
+	MetricP99BucketSeconds    string  `json:"metricP99BucketSeconds"`
+	HNSRestartRecoverySeconds float64 `json:"hnsRestartRecoverySeconds"`
+	NodeRebootFullSyncSeconds float64 `json:"nodeRebootFullSyncSeconds"`
+	// HNSAfterReboot counts the calls the fresh HNS saw since the reboot.
+	HNSAfterReboot sim.Counters `json:"hnsAfterReboot"`
+}
+
+const (
+	nodeName  = "bench-node"
+	profile   = sim.ProfileWS2025
+	syncWait  = 30 * time.Minute // a deadline for a stuck run, not a target
+	applyWait = 2 * time.Minute
+)
+
+func main() {
+	var o options
+	flag.IntVar(&o.services, "services", 10000, "Services")
+	flag.IntVar(&o.endpoints, "endpoints", 100000, "endpoints over all Services (a multiple of -services)")
+	flag.IntVar(&o.groupSize, "group-size", 10, "Services selecting the same Pods")
+	flag.IntVar(&o.changes, "changes", 100, "readiness changes measured (each pod goes unready, then ready again: two changes)")
+	flag.DurationVar(&o.rpcLatency, "rpc-latency", 200*time.Microsecond, "hnssim's latency per hcn RPC")
+	flag.DurationVar(&o.hnsOutage, "hns-outage", 10*time.Second, "how long the simulated HNS restart refuses calls")
+	flag.StringVar(&o.proxyEnv, "proxy-env", "", "one NAME=VALUE added to hnsproxy's environment (GOMEMLIMIT=200MiB, say)")
+	flag.StringVar(&o.dir, "dir", "", "working folder (keep it short: unix sockets); default a temporary one")
+	flag.Parse()
+	if err := o.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "benche2e:", err)
+		os.Exit(2)
+	}
+	r, err := run(context.Background(), o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benche2e:", err)
+		os.Exit(1)
+	}
+	b, _ := json.Marshal(r)
+	fmt.Println(string(b))
+}
+
+func (o *options) validate() error {
+	if o.services <= 0 || o.groupSize <= 0 || o.services%o.groupSize != 0 {
+		return fmt.Errorf("-services %d must be a positive multiple of -group-size %d", o.services, o.groupSize)
+	}
+	if o.endpoints <= 0 || o.endpoints%o.services != 0 {
+		return fmt.Errorf("-endpoints %d must be a positive multiple of -services %d", o.endpoints, o.services)
+	}
+	o.podsPerGroup = o.endpoints / o.services
+	if o.remoteNodes() > 250 {
+		return fmt.Errorf("%d pods need %d nodes; the address plan holds 250", o.pods(), o.remoteNodes())
+	}
+	return nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "benche2e %s: %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func run(ctx context.Context, o options) (r report, err error) {
+	r = report{Services: o.services, Endpoints: o.endpoints, Pods: o.pods(), RemoteNodes: o.remoteNodes(),
+		RPCLatency: o.rpcLatency.String(), Profile: profile, CPUs: runtime.NumCPU(), ProxyEnv: o.proxyEnv}
+	if o.dir == "" {
+		if o.dir, err = os.MkdirTemp("", "benche2e"); err != nil {
+			return r, err
+		}
+	}
+	cp, err := framework.Start(ctx, filepath.Join(o.dir, "cp"), framework.Options{})
+	if err != nil {
+		return r, err
+	}
+	defer func() { err = errors.Join(err, cp.Stop()) }()
+	// The controller's client defaults (20 QPS) would take minutes to
+	// write 10,000 slices; a real control plane raises them too.
+	kcm, err := cp.StartControllerManager(ctx, []string{"endpointslice-controller"},
+		"--kube-api-qps=500", "--kube-api-burst=1000", "--concurrent-service-endpoint-syncs=10")
+	if err != nil {
+		return r, err
+	}
+	defer func() { err = errors.Join(err, kcm.Stop()) }()
+	cfg, err := cp.AdminConfig()
+	if err != nil {
+		return r, err
+	}
+	cfg.QPS, cfg.Burst = 2000, 4000
+	admin, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return r, err
+	}
+
+	logf("loading %d Services, %d endpoints (%d Pods on %d nodes)", o.services, o.endpoints, o.pods(), o.remoteNodes())
+	start := time.Now()
+	if err := load(ctx, admin, o.layout); err != nil {
+		return r, fmt.Errorf("loading: %w", err)
+	}
+	if err := waitSlices(ctx, admin, o.endpoints, syncWait); err != nil {
+		return r, err
+	}
+	r.LoadSeconds = time.Since(start).Seconds()
+	logf("EndpointSlices complete after %.1fs", r.LoadSeconds)
+	vips, err := clusterIPs(ctx, admin, o.services)
+	if err != nil {
+		return r, err
+	}
+	want := map[string]int{}
+	for _, vip := range vips {
+		want[vip] = o.podsPerGroup
+	}
+
+	// hnsproxy and hnssim are built first, so the sync is timed alone.
+	if _, err := framework.Tools(); err != nil {
+		return r, err
+	}
+	start = time.Now()
+	cluster, err := framework.StartCluster(ctx, cp, framework.ClusterSpec{
+		NetworkType: framework.NetworkL2Bridge,
+		Nodes:       []framework.NodeSpec{{Name: nodeName, Profile: profile, NodeIP: "10.0.0.1", PodCIDR: "10.244.0.0/24"}},
+		// No repair during the measurements: the in-process harness
+		// measures repairs; this bench measures the process.
+		DriftRepairPeriod: time.Hour,
+		HNSSimArgs:        []string{"--latency", o.rpcLatency.String()},
+		ProxyLaunch: func(rig framework.ProxyRig) ([]string, []string, error) {
+			if o.proxyEnv == "" {
+				return rig.Args, nil, nil
+			}
+			return rig.Args, []string{o.proxyEnv}, nil
+		},
+	}, filepath.Join(o.dir, "n"))
+	if err != nil {
+		return r, err
+	}
+	defer func() { err = errors.Join(err, cluster.Stop()) }()
+	node := cluster.Node(nodeName)
+	rss := watchRSS(node.Proxy.PID)
+	if r.FirstFullSyncSeconds, r.RSSAfterSyncMiB, err = fullSync(ctx, node, want, start); err != nil {
+		return r, err
+	}
+	logf("first full sync after %.1fs", r.FirstFullSyncSeconds)
+
+	before, err := scrapeBuckets(node.Proxy.MetricsURL(), programmingMetric)
+	if err != nil {
+		return r, err
+	}
+	view := newHNSView(node.Sim.Client)
+	watch, err := watchSlices(ctx, admin)
+	if err != nil {
+		return r, err
+	}
+	var lat, sliceLat, proxyLat []time.Duration
+	for k := range o.changes {
+		n := pick(o.layout, k)
+		for _, ready := range []bool{false, true} {
+			t, err := change(ctx, admin, view, watch, o.layout, vips, n, ready, applyWait)
+			if err != nil {
+				return r, fmt.Errorf("change %d: %w", len(lat), err)
+			}
+			lat = append(lat, t.total)
+			if t.slices > 0 {
+				sliceLat, proxyLat = append(sliceLat, t.slices), append(proxyLat, t.total-t.slices)
+			}
+		}
+	}
+	after, err := scrapeBuckets(node.Proxy.MetricsURL(), programmingMetric)
+	if err != nil {
+		return r, err
+	}
+	r.Changes = len(lat)
+	r.ProgrammingP50Seconds, r.ProgrammingP99Seconds, r.ProgrammingMaxSeconds = quantile(lat, 0.50), quantile(lat, 0.99), quantile(lat, 1)
+	r.SplitChanges = len(sliceLat)
+	r.SlicesP50Seconds, r.SlicesP99Seconds = quantile(sliceLat, 0.50), quantile(sliceLat, 0.99)
+	r.ProxyP50Seconds, r.ProxyP99Seconds = quantile(proxyLat, 0.50), quantile(proxyLat, 0.99)
+	var p50, p99 float64
+	p50, r.MetricObservations = quantileBound(before, after, 0.50)
+	p99, _ = quantileBound(before, after, 0.99)
+	r.MetricP50BucketSeconds, r.MetricP99BucketSeconds = fmt.Sprint(p50), fmt.Sprint(p99)
+	logf("%d changes: p50 %.3fs p99 %.3fs", r.Changes, r.ProgrammingP50Seconds, r.ProgrammingP99Seconds)
+	if r.RSSAfterChangesMiB, err = rssMiB(node.Proxy.PID()); err != nil {
+		return r, err
+	}
+
+	// HNS restart: HNS refuses every call for the outage; a change made
+	// in it is programmed once HNS is back. Recovery runs from its end.
+	lat0 := remote.Duration(o.rpcLatency)
+	if err := node.Sim.SetFaults(ctx, remote.FaultsRequest{Restart: remote.Duration(o.hnsOutage), Latency: &lat0}); err != nil {
+		return r, err
+	}
+	back := time.Now().Add(o.hnsOutage)
+	n := pick(o.layout, o.changes)
+	if _, err := change(ctx, admin, view, watch, o.layout, vips, n, false, o.hnsOutage+applyWait); err != nil {
+		return r, fmt.Errorf("change during an HNS restart: %w", err)
+	}
+	r.HNSRestartRecoverySeconds = time.Since(back).Seconds()
+	logf("HNS restart: programmed %.2fs after HNS came back", r.HNSRestartRecoverySeconds)
+	if _, err := change(ctx, admin, view, watch, o.layout, vips, n, true, applyWait); err != nil {
+		return r, err
+	}
+
+	// Node reboot: HNS empty, hnsproxy started again with its state file.
+	if err := node.Proxy.Stop(); err != nil {
+		return r, err
+	}
+	if err := cluster.ReplaceHNS(ctx, node); err != nil {
+		return r, err
+	}
+	start = time.Now()
+	if err := node.Proxy.Start(ctx); err != nil {
+		return r, err
+	}
+	if r.NodeRebootFullSyncSeconds, r.RSSEndMiB, err = fullSync(ctx, node, want, start); err != nil {
+		return r, err
+	}
+	logf("node reboot: full sync after %.1fs", r.NodeRebootFullSyncSeconds)
+	r.RSSPeakMiB = rss.peakMiB()
+	if r.HeapGoalMiB, err = heapGoalMiB(node.Proxy.MetricsURL()); err != nil {
+		return r, err
+	}
+	r.HNSAfterReboot, err = node.Sim.Stats(ctx)
+	return r, err
+}
+
+// pick is the pod the k-th change flips: each group in turn, a different
+// pod of it each round.
+func pick(l layout, k int) int {
+	g := k % l.groups()
+	return g*l.podsPerGroup + (k/l.groups())%l.podsPerGroup
+}
+
+// timing is one change's latency: until HNS shows it, and until the
+// bench's own watch saw the controller's EndpointSlice writes (zero when
+// it did not see every one).
+type timing struct{ total, slices time.Duration }
+
+// change flips pod n's readiness and times it until every Service of its
+// group balances to it (ready) or no longer does (unready) in HNS.
+func change(ctx context.Context, admin kubernetes.Interface, view *hnsView, watch *sliceWatch, l layout, vips []string, n int, ready bool, timeout time.Duration) (timing, error) {
+	_, ip := l.podPlace(n)
+	g := n / l.podsPerGroup
+	group := vips[g*l.groupSize : (g+1)*l.groupSize]
+	names := make([]string, 0, l.groupSize)
+	for i := g * l.groupSize; i < (g+1)*l.groupSize; i++ {
+		names = append(names, serviceName(i))
+	}
+	start := time.Now()
+	if err := setReady(ctx, admin, l, n, ready); err != nil {
+		return timing{}, err
+	}
+	seen, err := view.waitFor(ctx, group, timeout, func(ips []string) bool {
+		return slices.Contains(ips, ip) == ready
+	})
+	if err != nil {
+		return timing{}, fmt.Errorf("pod %d (%s) ready=%v: %w", n, ip, ready, err)
+	}
+	t := timing{total: seen.Sub(start)}
+	if sliced, ok := watch.latest(names, start); ok {
+		t.slices = sliced.Sub(start)
+	}
+	return t, nil
+}
+
+// fullSync waits until the node's HNS balances every Service to all its
+// endpoints and returns the seconds since start and hnsproxy's RSS then.
+func fullSync(ctx context.Context, node *framework.Node, want map[string]int, start time.Time) (seconds, rss float64, err error) {
+	view := newHNSView(node.Sim.Client)
+	err = framework.Poll(ctx, syncWait, time.Second, func(ctx context.Context) error {
+		n, err := view.synced(ctx, want)
+		if err != nil {
+			return err
+		}
+		if n != len(want) {
+			return fmt.Errorf("%d of %d Services programmed", n, len(want))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	seconds = time.Since(start).Seconds()
+	rss, err = rssMiB(node.Proxy.PID())
+	return seconds, rss, err
+}
+
+// clusterIPs are the Services' ClusterIPs by Service number.
+func clusterIPs(ctx context.Context, admin kubernetes.Interface, services int) ([]string, error) {
+	list, err := admin.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	ips := make([]string, services)
+	for _, s := range list.Items {
+		var i int
+		if _, err := fmt.Sscanf(s.Name, "s-%d", &i); err != nil || i < 0 || i >= services {
+			continue
+		}
+		ips[i] = s.Spec.ClusterIP
+	}
+	if i := slices.Index(ips, ""); i >= 0 {
+		return nil, fmt.Errorf("service %s has no ClusterIP", serviceName(i))
+	}
+	return ips, nil
+}
+
+// quantile of d (nearest rank), in seconds.
+func quantile(d []time.Duration, q float64) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)].Seconds()
+}

@@ -1,0 +1,93 @@
+//go:build linux && benche2e
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// memKiB reads VmRSS (resident now) and VmHWM (the resident peak of this
+// process instance) from /proc/PID/status, in KiB.
+func memKiB(pid int) (rss, hwm int64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		key, val, ok := strings.Cut(s.Text(), ":")
+		if !ok || (key != "VmRSS" && key != "VmHWM") {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/%d/status %s: %w", pid, key, err)
+		}
+		if key == "VmRSS" {
+			rss = n
+		} else {
+			hwm = n
+		}
+	}
+	return rss, hwm, s.Err()
+}
+
+// rssWatch samples a process's memory twice a second, following it across
+// restarts (pid is asked each time), and keeps the highest peak seen.
+type rssWatch struct {
+	mu      sync.Mutex
+	peakKiB int64
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func watchRSS(pid func() int) *rssWatch {
+	w := &rssWatch{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			w.sample(pid())
+			select {
+			case <-w.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return w
+}
+
+func (w *rssWatch) sample(pid int) {
+	if pid == 0 {
+		return
+	}
+	if _, hwm, err := memKiB(pid); err == nil {
+		w.mu.Lock()
+		w.peakKiB = max(w.peakKiB, hwm)
+		w.mu.Unlock()
+	}
+}
+
+// peakMiB stops the watch and returns the highest VmHWM seen.
+func (w *rssWatch) peakMiB() float64 {
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return float64(w.peakKiB) / 1024
+}
+
+// rssMiB is the process's resident set now, in MiB.
+func rssMiB(pid int) (float64, error) {
+	rss, _, err := memKiB(pid)
+	return float64(rss) / 1024, err
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The real hnsproxy process at scale (`make bench-e2e`; not part of `make
+# test`): a real kube-apiserver, etcd and kube-controller-manager (its
+# EndpointSlice controller only), BENCH_SERVICES Services over
+# BENCH_ENDPOINTS endpoints, and the Linux hnsproxy binary against hnssim
+# with BENCH_RPC_LATENCY per hcn RPC (e2e/benche2e, build tag benche2e).
+# Progress goes to stderr; the JSON report is the last stdout line and is
+# kept in _output/bench/bench-e2e-<services>.json.
+# Env: BENCH_SERVICES (10000), BENCH_ENDPOINTS (100000), BENCH_CHANGES (100:
+#      each one pod unready then ready again), BENCH_RPC_LATENCY (200us),
+#      BENCH_PROXY_ENV (one NAME=VALUE for hnsproxy, e.g. GOMEMLIMIT=200MiB),
+#      CONTROLPLANE_BIN_DIR.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "${ROOT}"
+
+echo "bench-e2e: building (or reusing) kube-apiserver, etcd and kube-controller-manager" >&2
+CONTROLPLANE_BIN_DIR="$(CONTROLLER_MANAGER=1 hack/build-controlplane.sh)"
+export CONTROLPLANE_BIN_DIR
+
+services="${BENCH_SERVICES:-10000}"
+out=_output/bench
+mkdir -p "${out}"
+bench="${out}/benche2e"
+go build -tags benche2e -o "${bench}" ./e2e/benche2e
+# A short folder: unix socket paths are limited to 108 bytes.
+dir="$(mktemp -d /tmp/benche2e.XXXXXX)"
+trap 'rm -rf "${dir}"' EXIT
+"${bench}" -dir "${dir}" -services "${services}" -endpoints "${BENCH_ENDPOINTS:-100000}" \
+  -changes "${BENCH_CHANGES:-100}" -rpc-latency "${BENCH_RPC_LATENCY:-200us}" \
+  -proxy-env "${BENCH_PROXY_ENV:-}" | tee "${out}/bench-e2e-${services}${BENCH_PROXY_ENV:+-${BENCH_PROXY_ENV}}.json"
