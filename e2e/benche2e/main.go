@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/internal/nearestrank"
 	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
@@ -362,13 +363,7 @@ func clusterIPs(ctx context.Context, admin kubernetes.Interface, services int) (
 	return ips, nil
 }
 
-// quantile of d (nearest rank), in seconds.
+// quantile of d (nearest rank, q in 0..1), in seconds.
 func quantile(d []time.Duration, q float64) float64 {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	i := int(q*float64(len(s))+0.5) - 1
-	return s[min(max(i, 0), len(s)-1)].Seconds()
+	return nearestrank.Percentile(d, q*100).Seconds()
 }

@@ -3,41 +3,11 @@
 package main
 
 import (
-	"bufio"
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
-)
 
-// memKiB reads VmRSS (resident now) and VmHWM (the resident peak of this
-// process instance) from /proc/PID/status, in KiB.
-func memKiB(pid int) (rss, hwm int64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		key, val, ok := strings.Cut(s.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("/proc/%d/status %s: %w", pid, key, err)
-		}
-		if key == "VmRSS" {
-			rss = n
-		} else {
-			hwm = n
-		}
-	}
-	return rss, hwm, s.Err()
-}
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+)
 
 // rssWatch samples a process's memory twice a second, following it across
 // restarts (pid is asked each time), and keeps the highest peak seen.
@@ -70,7 +40,7 @@ func (w *rssWatch) sample(pid int) {
 	if pid == 0 {
 		return
 	}
-	if _, hwm, err := memKiB(pid); err == nil {
+	if _, hwm, err := framework.ProcessMemory(pid); err == nil {
 		w.mu.Lock()
 		w.peakKiB = max(w.peakKiB, hwm)
 		w.mu.Unlock()
@@ -88,6 +58,6 @@ func (w *rssWatch) peakMiB() float64 {
 
 // rssMiB is the process's resident set now, in MiB.
 func rssMiB(pid int) (float64, error) {
-	rss, _, err := memKiB(pid)
+	rss, _, err := framework.ProcessMemory(pid)
 	return float64(rss) / 1024, err
 }

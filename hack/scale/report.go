@@ -1,9 +1,6 @@
 package main
 
-import (
-	"slices"
-	"time"
-)
+import "time"
 
 // report is the JSON object on the last line of stdout. CPU figures are the
 // process's user+system time minus the thread CPU spent inside simulator
@@ -105,17 +102,6 @@ func modeName(overlay bool) string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// percentile is the nearest-rank percentile q (0..100) of ds.
-func percentile(ds []time.Duration, q float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	rank := int(q/100*float64(len(s))+0.999999) - 1
-	return s[min(max(rank, 0), len(s)-1)]
-}
 
 // checkTargets fills TargetsMet.
 func (r *report) checkTargets() {

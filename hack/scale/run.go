@@ -10,6 +10,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/hnsproxy/hnsproxy/internal/nearestrank"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -231,8 +232,8 @@ func summarize(all []measured) *kindReport {
 	nc := float64(max(len(all), 1))
 	r.APIWritesPerChange, r.HNSWritesPerChange = float64(api)/nc, float64(writes)/nc
 	r.ExpectedWritesPerChange, r.HCNCallsPerChange = float64(expected)/nc, float64(hcn)/nc
-	r.CPUMsP50, r.CPUMsP99, r.CPUMsMax = ms(percentile(cpu, 50)), ms(percentile(cpu, 99)), ms(percentile(cpu, 100))
-	r.WallMsP50, r.WallMsP99 = ms(percentile(wall, 50)), ms(percentile(wall, 99))
+	r.CPUMsP50, r.CPUMsP99, r.CPUMsMax = ms(nearestrank.Percentile(cpu, 50)), ms(nearestrank.Percentile(cpu, 99)), ms(nearestrank.Percentile(cpu, 100))
+	r.WallMsP50, r.WallMsP99 = ms(nearestrank.Percentile(wall, 50)), ms(nearestrank.Percentile(wall, 99))
 	return r
 }
 
@@ -306,8 +307,8 @@ func changes(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfi
 	rep.IncrChangesAboveMinimum, rep.IncrHNSLists = r.ChangesOffMinimum, r.HNSLists
 	rep.IncrProxierCPUMsP50, rep.IncrProxierCPUMsP99, rep.IncrProxierCPUMsMax = r.CPUMsP50, r.CPUMsP99, r.CPUMsMax
 	rep.IncrLBOnlyChanges = len(lbOnlyCPU)
-	rep.IncrLBOnlyCPUMsP50 = ms(percentile(lbOnlyCPU, 50))
-	rep.IncrLBOnlyCPUMsP99 = ms(percentile(lbOnlyCPU, 99))
+	rep.IncrLBOnlyCPUMsP50 = ms(nearestrank.Percentile(lbOnlyCPU, 50))
+	rep.IncrLBOnlyCPUMsP99 = ms(nearestrank.Percentile(lbOnlyCPU, 99))
 	rep.IncrWallMsP50, rep.IncrWallMsP99 = r.WallMsP50, r.WallMsP99
 	return nil
 }
@@ -385,7 +386,7 @@ func newLocalPods(ctx context.Context, o options, c *cluster, n *node, prof *cpu
 	rep.NewPodWritesPerChange = float64(writes) / nc
 	rep.NewPodExpectedWritesPerChange = float64(expected) / nc
 	rep.NewPodHCNCallsPerChange = float64(hcn) / nc
-	rep.NewPodCPUMsP50 = ms(percentile(cpu, 50))
+	rep.NewPodCPUMsP50 = ms(nearestrank.Percentile(cpu, 50))
 	progress("new local pods: %.2f writes/change (minimal %.2f), %d lists of which %d of endpoints (%.0f hcn calls/change), proxier CPU p50 %.2fms",
 		rep.NewPodWritesPerChange, rep.NewPodExpectedWritesPerChange, rep.NewPodLists, rep.NewPodEndpointLists, rep.NewPodHCNCallsPerChange, rep.NewPodCPUMsP50)
 	if writes > expected {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"testing"
-	"time"
 )
 
 func smallSpec() clusterSpec {
@@ -127,21 +126,6 @@ func TestNewLocalPodChangeStopsWhenTheSubnetIsFull(t *testing.T) {
 	}
 	if _, _, ok := c.newLocalPodChange(); ok {
 		t.Fatal("a pod at .254, the overlay source VIP, was accepted")
-	}
-}
-
-func TestPercentile(t *testing.T) {
-	var ds []time.Duration
-	for i := 100; i >= 1; i-- {
-		ds = append(ds, time.Duration(i))
-	}
-	for q, want := range map[float64]time.Duration{50: 50, 99: 99, 100: 100, 0: 1} {
-		if got := percentile(ds, q); got != want {
-			t.Errorf("p%v = %d, want %d", q, got, want)
-		}
-	}
-	if percentile(nil, 50) != 0 {
-		t.Error("percentile of nothing is not 0")
 	}
 }
 

@@ -3,13 +3,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -238,19 +235,9 @@ func (c *chaos) sampleRSS(p *framework.Proxy) {
 	if pid == 0 {
 		return
 	}
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
-			kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			for old := c.maxRSSKiB.Load(); err == nil && kib > old && !c.maxRSSKiB.CompareAndSwap(old, kib); {
-				old = c.maxRSSKiB.Load()
-			}
-		}
+	_, kib, err := framework.ProcessMemory(pid)
+	for old := c.maxRSSKiB.Load(); err == nil && kib > old && !c.maxRSSKiB.CompareAndSwap(old, kib); {
+		old = c.maxRSSKiB.Load()
 	}
 }
 
