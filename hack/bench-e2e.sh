@@ -9,6 +9,8 @@
 # Env: BENCH_SERVICES (10000), BENCH_ENDPOINTS (100000), BENCH_CHANGES (100:
 #      each one pod unready then ready again), BENCH_RPC_LATENCY (200us),
 #      BENCH_PROXY_ENV (one NAME=VALUE for hnsproxy, e.g. GOMEMLIMIT=200MiB),
+#      BENCH_HEAP_PROFILES (a folder: hnsproxy runs with --profiling and its
+#      heap profiles after the first sync and at the end are saved there),
 #      CONTROLPLANE_BIN_DIR.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,4 +30,4 @@ dir="$(mktemp -d /tmp/benche2e.XXXXXX)"
 trap 'rm -rf "${dir}"' EXIT
 "${bench}" -dir "${dir}" -services "${services}" -endpoints "${BENCH_ENDPOINTS:-100000}" \
   -changes "${BENCH_CHANGES:-100}" -rpc-latency "${BENCH_RPC_LATENCY:-200us}" \
-  -proxy-env "${BENCH_PROXY_ENV:-}" | tee "${out}/bench-e2e-${services}${BENCH_PROXY_ENV:+-${BENCH_PROXY_ENV}}.json"
+  -proxy-env "${BENCH_PROXY_ENV:-}" -heap-profiles "${BENCH_HEAP_PROFILES:-}" | tee "${out}/bench-e2e-${services}${BENCH_PROXY_ENV:+-${BENCH_PROXY_ENV}}.json"

@@ -31,6 +31,7 @@ type options struct {
 	hnsOutage  time.Duration
 	dir        string
 	proxyEnv   string
+	profileDir string
 }
 
 // report is the bench's result; durations in seconds, memory in MiB.
@@ -88,6 +89,7 @@ func main() {
 	flag.DurationVar(&o.rpcLatency, "rpc-latency", 200*time.Microsecond, "hnssim's latency per hcn RPC")
 	flag.DurationVar(&o.hnsOutage, "hns-outage", 10*time.Second, "how long the simulated HNS restart refuses calls")
 	flag.StringVar(&o.proxyEnv, "proxy-env", "", "one NAME=VALUE added to hnsproxy's environment (GOMEMLIMIT=200MiB, say)")
+	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here after the first sync and at the end")
 	flag.StringVar(&o.dir, "dir", "", "working folder (keep it short: unix sockets); default a temporary one")
 	flag.Parse()
 	if err := o.validate(); err != nil {
@@ -183,6 +185,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 		// measures repairs; this bench measures the process.
 		DriftRepairPeriod: time.Hour,
 		HNSSimArgs:        []string{"--latency", o.rpcLatency.String()},
+		ProxyArgs:         o.proxyArgs(),
 		ProxyLaunch: func(rig framework.ProxyRig) ([]string, []string, error) {
 			if o.proxyEnv == "" {
 				return rig.Args, nil, nil
@@ -200,6 +203,9 @@ func run(ctx context.Context, o options) (r report, err error) {
 		return r, err
 	}
 	logf("first full sync after %.1fs", r.FirstFullSyncSeconds)
+	if err := o.heapProfile(ctx, node, "synced"); err != nil {
+		return r, err
+	}
 
 	before, err := scrapeBuckets(node.Proxy.MetricsURL(), programmingMetric)
 	if err != nil {
@@ -275,11 +281,31 @@ func run(ctx context.Context, o options) (r report, err error) {
 	}
 	logf("node reboot: full sync after %.1fs", r.NodeRebootFullSyncSeconds)
 	r.RSSPeakMiB = rss.peakMiB()
+	if err := o.heapProfile(ctx, node, "end"); err != nil {
+		return r, err
+	}
 	if r.HeapGoalMiB, err = heapGoalMiB(node.Proxy.MetricsURL()); err != nil {
 		return r, err
 	}
 	r.HNSAfterReboot, err = node.Sim.Stats(ctx)
 	return r, err
+}
+
+// proxyArgs are the flags added to the rig's: --profiling when heap
+// profiles are asked for.
+func (o options) proxyArgs() []string {
+	if o.profileDir == "" {
+		return nil
+	}
+	return []string{"--profiling"}
+}
+
+// heapProfile saves hnsproxy's heap profile when asked for.
+func (o options) heapProfile(ctx context.Context, node *framework.Node, label string) error {
+	if o.profileDir == "" {
+		return nil
+	}
+	return saveHeapProfile(ctx, node.Proxy.MetricsURL(), o.profileDir, label)
 }
 
 // pick is the pod the k-th change flips: each group in turn, a different
