@@ -79,6 +79,8 @@ type Reconciler struct {
 	log        klog.Logger
 	clock      clock.PassiveClock
 	limiter    workqueue.TypedRateLimiter[objectRef]
+	// outage is open while HNS refuses calls as down (outage.go).
+	outage outage
 
 	lbs map[intent.LBKey]*lbEntry
 	eps map[string]*remoteEP // by IP
@@ -321,6 +323,9 @@ func (r *Reconciler) NextRetry() (time.Time, bool) {
 		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
+	}
+	if r.outage.open {
+		consider(r.outage.probeAt)
 	}
 	for k := range r.retryLBs {
 		consider(r.lbs[k].st.nextRetry)

@@ -43,6 +43,7 @@ func (r *Reconciler) awaitingAbandoned(run *syncRun, ref objectRef, st *objStatu
 func (r *Reconciler) fail(run *syncRun, ref objectRef, st *objStatus, kind ObjectKind, name string, err error) {
 	st.state, st.lastErr = StateError, err
 	r.schedule(run, ref, st)
+	r.noteFailure(run.now, err)
 	run.res.Failed++
 	run.res.Errors = append(run.res.Errors, ObjectError{Kind: kind, Name: name, Err: err})
 	r.log.V(2).Info("HNS operation failed; will retry", "kind", kind, "object", name, "err", err, "retryAt", st.nextRetry)

@@ -73,6 +73,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 		r.pruneOrphans()
 	}
 	run := &syncRun{ctx: ctx, now: r.clock.Now()}
+	r.probeOutage(run)
 	run.lbs = takeDue(run.now, r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
 	epWork := takeDue(run.now, r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
 	ips := slices.SortedFunc(maps.Keys(epWork), intent.CompareIPs)

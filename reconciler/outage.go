@@ -1,0 +1,87 @@
+package reconciler
+
+import (
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// While HNS is down (restarting: every call answers RPC server unavailable
+// or manager stopped) every failing object fails for the same reason, and
+// its own exponential backoff (1 s, 2 s, 4 s, 8 s, ...) would keep it
+// waiting for up to as long again after HNS is back: a 10 s restart left a
+// change unprogrammed for 5 s more. So the first such failure opens an
+// outage, and while it lasts a Sync probes HNS with one cheap read (the
+// network) every outageProbeInterval; the first probe HNS answers ends the
+// outage and retries, in that same Sync, every object that waited through
+// it. Failing objects keep their own backoff meanwhile, so an
+// outage costs one call per probe, not one per object.
+//
+// A timeout is left to the backoff: a hung HNS would hang the probe too,
+// and each abandoned call counts against MaxAbandonedCalls.
+
+// outageProbeInterval is how often HNS is probed while it is down: about
+// how long after HNS returns the objects it refused are retried.
+const outageProbeInterval = 250 * time.Millisecond
+
+// outage is an open HNS outage; the zero value is none.
+type outage struct {
+	open    bool
+	probeAt time.Time
+}
+
+// refusedByDownHNS reports an error of HNS being down, rather than slow.
+func refusedByDownHNS(err error) bool {
+	code, _ := hnslb.CodeOf(err)
+	return hnslb.IsUnavailable(err) && code != hnslb.CodeTimeout
+}
+
+// noteFailure opens an outage when err says HNS is down.
+func (r *Reconciler) noteFailure(now time.Time, err error) {
+	if r.outage.open || !refusedByDownHNS(err) {
+		return
+	}
+	r.outage = outage{open: true, probeAt: now.Add(outageProbeInterval)}
+	r.log.Info("HNS is unavailable; probing it until it answers, then retrying what it refused", "err", err, "probeEvery", outageProbeInterval)
+}
+
+// probeOutage, when a probe is due, asks HNS for the network; once HNS
+// answers (with the network or any error other than being down) the
+// outage ends and every object waiting for a retry is due now.
+func (r *Reconciler) probeOutage(run *syncRun) {
+	if !r.outage.open || run.now.Before(r.outage.probeAt) {
+		return
+	}
+	if _, err := r.client.GetNetworkByID(run.ctx, r.opts.NetworkID); refusedByDownHNS(err) {
+		r.outage.probeAt = run.now.Add(outageProbeInterval)
+		return
+	}
+	r.outage = outage{}
+	// Whatever waited through the outage is tried again now: what HNS
+	// refused, and what waited on it (an endpoint's delete on a load
+	// balancer's update). Only the refused lose their backoff; an object
+	// failing for its own reason gets one try and keeps its schedule.
+	retried := 0
+	due := func(ref objectRef, st *objStatus) {
+		if !st.nextRetry.After(run.now) {
+			return
+		}
+		st.nextRetry = run.now
+		retried++
+		if refusedByDownHNS(st.lastErr) {
+			r.limiter.Forget(ref)
+		}
+	}
+	for k := range r.retryLBs {
+		due(objectRef{lb: k}, &r.lbs[k].st)
+	}
+	for ip := range r.retryEPs {
+		due(objectRef{ip: ip}, &r.eps[ip].st)
+	}
+	for _, stale := range []map[string]*staleObj{r.staleLBs, r.staleEPs} {
+		for id, s := range stale {
+			due(objectRef{id: id}, &s.st)
+		}
+	}
+	r.log.Info("HNS answers again; retrying what it refused", "objects", retried)
+}

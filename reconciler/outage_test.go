@@ -1,0 +1,64 @@
+package reconciler
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// A change refused during an HNS restart is programmed within one probe
+// interval of HNS's return, not when its own backoff (1, 2, 4, 8 s: next
+// at 15 s) next comes due; while HNS is down it costs one call per probe.
+func TestHNSRestartRetriedOnceHNSAnswers(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	want := e.threeServices()
+	r := e.started(want...)
+	start := e.clock.Now()
+	const restart = 10 * time.Second
+	e.hns.Restart(restart)
+	back := start.Add(restart)
+
+	const objects = 2 // two load balancers lose a backend
+	for i := range objects {
+		want[i].Backends = want[i].Backends[:len(want[i].Backends)-1]
+	}
+	upsert(r, want...)
+	if res := r.Sync(ctx); res.Failed != objects {
+		t.Fatalf("sync while HNS restarts: %+v", res)
+	}
+	programmedAt := time.Time{}
+	for range 200 {
+		next, ok := r.NextRetry()
+		if !ok {
+			programmedAt = e.clock.Now()
+			break
+		}
+		e.clock.SetTime(next)
+		r.Sync(ctx)
+	}
+	if programmedAt.IsZero() {
+		t.Fatalf("not programmed: %+v", r.Statuses())
+	}
+	if late := programmedAt.Sub(back); late > outageProbeInterval {
+		t.Errorf("programmed %v after HNS came back, want within %v", late, outageProbeInterval)
+	}
+	e.assertRealized(want)
+
+	c := e.counters()
+	probes := c.Calls[sim.OpGetNetwork]["RPCServerUnavailable"]
+	if probes == 0 || probes > int(restart/outageProbeInterval) {
+		t.Errorf("%d refused probes in a %v restart at one per %v", probes, restart, outageProbeInterval)
+	}
+	// Each object's own backoff tries it at +0, +1, +3 and +7 s; the probes
+	// add nothing per object.
+	var refusedWrites int
+	for op, results := range c.Calls {
+		if op != sim.OpGetNetwork {
+			refusedWrites += results["RPCServerUnavailable"]
+		}
+	}
+	if refusedWrites > 4*objects {
+		t.Errorf("%d refused object calls during the restart, want at most %d: %v", refusedWrites, 4*objects, c.Calls)
+	}
+}
