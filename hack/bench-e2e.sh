@@ -9,8 +9,12 @@
 # Env: BENCH_SERVICES (10000), BENCH_ENDPOINTS (100000), BENCH_CHANGES (100:
 #      each one pod unready then ready again), BENCH_RPC_LATENCY (200us),
 #      BENCH_PROXY_ENV (one NAME=VALUE for hnsproxy, e.g. GOMEMLIMIT=200MiB),
+#      BENCH_MODE (l2bridge, or overlay: a remote subnet route per remote
+#      node), BENCH_REPAIR_PERIOD (hnsproxy's --drift-repair-period, 1m),
+#      BENCH_REPAIR_CHANGES (50: changes measured while a drift repair lists
+#      HNS; 0 for none, and then no repair runs),
 #      BENCH_HEAP_PROFILES (a folder: hnsproxy runs with --profiling and its
-#      heap profiles after the first sync and at the end are saved there),
+#      heap profile at the end is saved there),
 #      CONTROLPLANE_BIN_DIR.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +25,7 @@ CONTROLPLANE_BIN_DIR="$(CONTROLLER_MANAGER=1 hack/build-controlplane.sh)"
 export CONTROLPLANE_BIN_DIR
 
 services="${BENCH_SERVICES:-10000}"
+mode="${BENCH_MODE:-l2bridge}"
 out=_output/bench
 mkdir -p "${out}"
 bench="${out}/benche2e"
@@ -29,5 +34,6 @@ go build -tags benche2e -o "${bench}" ./e2e/benche2e
 dir="$(mktemp -d /tmp/benche2e.XXXXXX)"
 trap 'rm -rf "${dir}"' EXIT
 "${bench}" -dir "${dir}" -services "${services}" -endpoints "${BENCH_ENDPOINTS:-100000}" \
-  -changes "${BENCH_CHANGES:-100}" -rpc-latency "${BENCH_RPC_LATENCY:-200us}" \
-  -proxy-env "${BENCH_PROXY_ENV:-}" -heap-profiles "${BENCH_HEAP_PROFILES:-}" | tee "${out}/bench-e2e-${services}${BENCH_PROXY_ENV:+-${BENCH_PROXY_ENV}}.json"
+  -changes "${BENCH_CHANGES:-100}" -mode "${mode}" -repair-period "${BENCH_REPAIR_PERIOD:-1m}" \
+  -repair-changes "${BENCH_REPAIR_CHANGES:-50}" -rpc-latency "${BENCH_RPC_LATENCY:-200us}" \
+  -proxy-env "${BENCH_PROXY_ENV:-}" -heap-profiles "${BENCH_HEAP_PROFILES:-}" | tee "${out}/bench-e2e-${services}-${mode}${BENCH_PROXY_ENV:+-${BENCH_PROXY_ENV}}.json"

@@ -64,3 +64,32 @@ func TestQuantileNearestRank(t *testing.T) {
 		t.Errorf("max %v; want 0.100", got)
 	}
 }
+
+func TestChangeOverlapsARepairListing(t *testing.T) {
+	idle, listing := repairMark{started: 3}, repairMark{started: 4, listing: true}
+	ended := repairMark{started: 4}
+	for _, c := range []struct {
+		name          string
+		before, after repairMark
+		want          bool
+	}{
+		{"no listing", idle, idle, false},
+		{"a listing started during it", idle, listing, true},
+		{"a listing started and ended during it", idle, ended, true},
+		{"made while one listed", listing, ended, true},
+		{"after one ended", ended, ended, false},
+	} {
+		if got := overlapped(c.before, c.after); got != c.want {
+			t.Errorf("%s: overlapped %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestSamplesSplitOnlyWhereTheSlicesWereSeen(t *testing.T) {
+	var s samples
+	s.add(timing{total: 300 * time.Millisecond, slices: 200 * time.Millisecond})
+	s.add(timing{total: 500 * time.Millisecond})
+	if len(s.total) != 2 || len(s.slices) != 1 || s.proxy[0] != 100*time.Millisecond {
+		t.Errorf("samples %+v: want 2 totals, one split of 200 ms + 100 ms", s)
+	}
+}

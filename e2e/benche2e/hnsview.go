@@ -66,6 +66,18 @@ func (v *hnsView) synced(ctx context.Context, want map[string]int) (int, error) 
 	return n, nil
 }
 
+// loadBalancerID is the ID of the load balancer serving vip.
+func (v *hnsView) loadBalancerID(ctx context.Context, vip string) (string, error) {
+	if _, err := v.refresh(ctx); err != nil {
+		return "", err
+	}
+	id, ok := v.lbByVIP[vip]
+	if !ok {
+		return "", fmt.Errorf("HNS has no load balancer for %s", vip)
+	}
+	return id, nil
+}
+
 // backends are the pod addresses the load balancer of vip balances to,
 // sorted; none when HNS has no load balancer for it.
 func (v *hnsView) backends(ctx context.Context, vip string) ([]string, error) {

@@ -32,6 +32,13 @@ type options struct {
 	dir        string
 	proxyEnv   string
 	profileDir string
+	// mode is the node's network: l2bridge, or overlay with a remote
+	// subnet route to every other node's pod CIDR.
+	mode string
+	// repairPeriod is hnsproxy's --drift-repair-period; repairChanges the
+	// changes to measure while a repair lists (0: no repair phase).
+	repairPeriod  time.Duration
+	repairChanges int
 }
 
 // report is the bench's result; durations in seconds, memory in MiB.
@@ -42,6 +49,8 @@ type report struct {
 	RemoteNodes          int     `json:"remoteNodes"`
 	RPCLatency           string  `json:"rpcLatency"`
 	Profile              string  `json:"profile"`
+	Mode                 string  `json:"mode"`
+	RepairPeriod         string  `json:"repairPeriod"`
 	CPUs                 int     `json:"cpus"`
 	ProxyEnv             string  `json:"proxyEnv,omitempty"`
 	LoadSeconds          float64 `json:"loadSeconds"`
@@ -52,6 +61,8 @@ type report struct {
 	RSSPeakMiB           float64 `json:"rssPeakMiB"`
 	// HeapGoalMiB is go_memstats_next_gc_bytes after the reboot resync.
 	HeapGoalMiB           float64 `json:"heapGoalMiB"`
+	// Changes and their quantiles leave out the changes made while a
+	// drift repair listed: those are the Repair* figures.
 	Changes               int     `json:"changes"`
 	ProgrammingP50Seconds float64 `json:"programmingP50Seconds"`
 	ProgrammingP99Seconds float64 `json:"programmingP99Seconds"`
@@ -67,7 +78,16 @@ type report struct {
 	MetricObservations        float64 `json:"metricObservations"`
 	MetricP50BucketSeconds    string  `json:"metricP50BucketSeconds"`
 	MetricP99BucketSeconds    string  `json:"metricP99BucketSeconds"`
-	HNSRestartRecoverySeconds float64 `json:"hnsRestartRecoverySeconds"`
+	// Changes made while a drift repair listed HNS (without hnsproxy's
+	// sync lock): from both phases, over RepairListings listings.
+	RepairListings              int     `json:"repairListings"`
+	RepairChanges               int     `json:"repairChanges"`
+	RepairProgrammingP50Seconds float64 `json:"repairProgrammingP50Seconds"`
+	RepairProgrammingP99Seconds float64 `json:"repairProgrammingP99Seconds"`
+	RepairProgrammingMaxSeconds float64 `json:"repairProgrammingMaxSeconds"`
+	RepairProxyP50Seconds       float64 `json:"repairProxyP50Seconds"`
+	RepairProxyP99Seconds       float64 `json:"repairProxyP99Seconds"`
+	HNSRestartRecoverySeconds   float64 `json:"hnsRestartRecoverySeconds"`
 	NodeRebootFullSyncSeconds float64 `json:"nodeRebootFullSyncSeconds"`
 	// HNSAfterReboot counts the calls the fresh HNS saw since the reboot.
 	HNSAfterReboot sim.Counters `json:"hnsAfterReboot"`
@@ -89,7 +109,10 @@ func main() {
 	flag.DurationVar(&o.rpcLatency, "rpc-latency", 200*time.Microsecond, "hnssim's latency per hcn RPC")
 	flag.DurationVar(&o.hnsOutage, "hns-outage", 10*time.Second, "how long the simulated HNS restart refuses calls")
 	flag.StringVar(&o.proxyEnv, "proxy-env", "", "one NAME=VALUE added to hnsproxy's environment (GOMEMLIMIT=200MiB, say)")
-	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here after the first sync and at the end")
+	flag.StringVar(&o.mode, "mode", framework.NetworkL2Bridge, "the node's network: l2bridge or overlay (a remote subnet route per remote node)")
+	flag.DurationVar(&o.repairPeriod, "repair-period", time.Minute, "hnsproxy's --drift-repair-period")
+	flag.IntVar(&o.repairChanges, "repair-changes", 50, "changes measured while a drift repair lists HNS, each repair found by an out-of-band deletion (0: none)")
+	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here at the end (after every RSS reading: the profile collects garbage first)")
 	flag.StringVar(&o.dir, "dir", "", "working folder (keep it short: unix sockets); default a temporary one")
 	flag.Parse()
 	if err := o.validate(); err != nil {
@@ -113,6 +136,12 @@ func (o *options) validate() error {
 		return fmt.Errorf("-endpoints %d must be a positive multiple of -services %d", o.endpoints, o.services)
 	}
 	o.podsPerGroup = o.endpoints / o.services
+	if o.mode != framework.NetworkL2Bridge && o.mode != framework.NetworkOverlay {
+		return fmt.Errorf("-mode %q: want %s or %s", o.mode, framework.NetworkL2Bridge, framework.NetworkOverlay)
+	}
+	if o.repairChanges > 0 && (o.repairPeriod <= 0 || o.layout.groups() < 2) {
+		return fmt.Errorf("-repair-changes needs a -repair-period and two Service groups or more")
+	}
 	if o.remoteNodes() > 250 {
 		return fmt.Errorf("%d pods need %d nodes; the address plan holds 250", o.pods(), o.remoteNodes())
 	}
@@ -125,7 +154,8 @@ func logf(format string, args ...any) {
 
 func run(ctx context.Context, o options) (r report, err error) {
 	r = report{Services: o.services, Endpoints: o.endpoints, Pods: o.pods(), RemoteNodes: o.remoteNodes(),
-		RPCLatency: o.rpcLatency.String(), Profile: profile, CPUs: runtime.NumCPU(), ProxyEnv: o.proxyEnv}
+		RPCLatency: o.rpcLatency.String(), Profile: profile, CPUs: runtime.NumCPU(), ProxyEnv: o.proxyEnv,
+		Mode: o.mode, RepairPeriod: o.repairPeriod.String()}
 	if o.dir == "" {
 		if o.dir, err = os.MkdirTemp("", "benche2e"); err != nil {
 			return r, err
@@ -179,12 +209,10 @@ func run(ctx context.Context, o options) (r report, err error) {
 	}
 	start = time.Now()
 	cluster, err := framework.StartCluster(ctx, cp, framework.ClusterSpec{
-		NetworkType: framework.NetworkL2Bridge,
+		NetworkType: o.mode,
 		Nodes:       []framework.NodeSpec{{Name: nodeName, Profile: profile, NodeIP: "10.0.0.1", PodCIDR: "10.244.0.0/24"}},
-		// No repair during the measurements: the in-process harness
-		// measures repairs; this bench measures the process.
-		DriftRepairPeriod: time.Hour,
-		HNSSimArgs:        []string{"--latency", o.rpcLatency.String()},
+		DriftRepairPeriod: o.driftRepairPeriod(),
+		HNSSimArgs:        append([]string{"--latency", o.rpcLatency.String()}, o.remoteSubnetArgs()...),
 		ProxyArgs:         o.proxyArgs(),
 		ProxyLaunch: func(rig framework.ProxyRig) ([]string, []string, error) {
 			if o.proxyEnv == "" {
@@ -203,9 +231,6 @@ func run(ctx context.Context, o options) (r report, err error) {
 		return r, err
 	}
 	logf("first full sync after %.1fs", r.FirstFullSyncSeconds)
-	if err := o.heapProfile(ctx, node, "synced"); err != nil {
-		return r, err
-	}
 
 	before, err := scrapeBuckets(node.Proxy.MetricsURL(), programmingMetric)
 	if err != nil {
@@ -216,17 +241,11 @@ func run(ctx context.Context, o options) (r report, err error) {
 	if err != nil {
 		return r, err
 	}
-	var lat, sliceLat, proxyLat []time.Duration
+	m := &measure{ctx: ctx, admin: admin, view: view, slices: watch, repairs: watchRepairs(ctx, node), l: o.layout, vips: vips}
 	for k := range o.changes {
-		n := pick(o.layout, k)
 		for _, ready := range []bool{false, true} {
-			t, err := change(ctx, admin, view, watch, o.layout, vips, n, ready, applyWait)
-			if err != nil {
-				return r, fmt.Errorf("change %d: %w", len(lat), err)
-			}
-			lat = append(lat, t.total)
-			if t.slices > 0 {
-				sliceLat, proxyLat = append(sliceLat, t.slices), append(proxyLat, t.total-t.slices)
+			if err := m.change(pick(o.layout, k), ready); err != nil {
+				return r, err
 			}
 		}
 	}
@@ -234,16 +253,19 @@ func run(ctx context.Context, o options) (r report, err error) {
 	if err != nil {
 		return r, err
 	}
-	r.Changes = len(lat)
-	r.ProgrammingP50Seconds, r.ProgrammingP99Seconds, r.ProgrammingMaxSeconds = quantile(lat, 0.50), quantile(lat, 0.99), quantile(lat, 1)
-	r.SplitChanges = len(sliceLat)
-	r.SlicesP50Seconds, r.SlicesP99Seconds = quantile(sliceLat, 0.50), quantile(sliceLat, 0.99)
-	r.ProxyP50Seconds, r.ProxyP99Seconds = quantile(proxyLat, 0.50), quantile(proxyLat, 0.99)
+	if err := m.repairPhase(node, o.repairChanges, o.changes, o.repairPeriod); err != nil {
+		return r, err
+	}
+	if err := m.repairs.close(); err != nil {
+		return r, fmt.Errorf("following drift repairs: %w", err)
+	}
+	m.report(&r)
 	var p50, p99 float64
 	p50, r.MetricObservations = quantileBound(before, after, 0.50)
 	p99, _ = quantileBound(before, after, 0.99)
 	r.MetricP50BucketSeconds, r.MetricP99BucketSeconds = fmt.Sprint(p50), fmt.Sprint(p99)
-	logf("%d changes: p50 %.3fs p99 %.3fs", r.Changes, r.ProgrammingP50Seconds, r.ProgrammingP99Seconds)
+	logf("%d changes: p50 %.3fs p99 %.3fs; %d during %d repair listings: p50 %.3fs p99 %.3fs", r.Changes, r.ProgrammingP50Seconds, r.ProgrammingP99Seconds,
+		r.RepairChanges, r.RepairListings, r.RepairProgrammingP50Seconds, r.RepairProgrammingP99Seconds)
 	if r.RSSAfterChangesMiB, err = rssMiB(node.Proxy.PID()); err != nil {
 		return r, err
 	}
@@ -255,7 +277,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 		return r, err
 	}
 	back := time.Now().Add(o.hnsOutage)
-	n := pick(o.layout, o.changes)
+	n := pick(o.layout, o.changes+m.used)
 	if _, err := change(ctx, admin, view, watch, o.layout, vips, n, false, o.hnsOutage+applyWait); err != nil {
 		return r, fmt.Errorf("change during an HNS restart: %w", err)
 	}
@@ -281,14 +303,36 @@ func run(ctx context.Context, o options) (r report, err error) {
 	}
 	logf("node reboot: full sync after %.1fs", r.NodeRebootFullSyncSeconds)
 	r.RSSPeakMiB = rss.peakMiB()
-	if err := o.heapProfile(ctx, node, "end"); err != nil {
+	if r.HeapGoalMiB, err = heapGoalMiB(node.Proxy.MetricsURL()); err != nil {
 		return r, err
 	}
-	if r.HeapGoalMiB, err = heapGoalMiB(node.Proxy.MetricsURL()); err != nil {
+	if err := o.heapProfile(ctx, node, "end"); err != nil {
 		return r, err
 	}
 	r.HNSAfterReboot, err = node.Sim.Stats(ctx)
 	return r, err
+}
+
+// driftRepairPeriod is hnsproxy's: an hour when no repair phase runs, so
+// none runs during the measurements.
+func (o options) driftRepairPeriod() time.Duration {
+	if o.repairChanges == 0 {
+		return time.Hour
+	}
+	return o.repairPeriod
+}
+
+// remoteSubnetArgs give hnssim, on overlay, a route to each remote node's
+// pod CIDR through its node IP, as Flannel's VXLAN backend sets them.
+func (o options) remoteSubnetArgs() []string {
+	if o.mode != framework.NetworkOverlay {
+		return nil
+	}
+	var args []string
+	for i := range o.remoteNodes() {
+		args = append(args, "--remote-subnet", remotePodCIDR(i)+"="+remoteNodeIP(i))
+	}
+	return args
 }
 
 // proxyArgs are the flags added to the rig's: --profiling when heap

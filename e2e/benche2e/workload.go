@@ -45,6 +45,7 @@ func groupName(g int) string     { return fmt.Sprintf("g-%d", g) }
 func podName(g, j int) string    { return fmt.Sprintf("p-%d-%d", g, j) }
 func remoteNode(i int) string    { return fmt.Sprintf("remote-%d", i) }
 func remotePodCIDR(i int) string { return fmt.Sprintf("10.244.%d.0/24", i+1) }
+func remoteNodeIP(i int) string  { return fmt.Sprintf("10.1.%d.%d", i/250, 1+i%250) }
 
 // podPlace is where pod number n (over all groups) runs and its address:
 // spread over the remote nodes, .10 on in each node's /24.
@@ -106,7 +107,7 @@ func load(ctx context.Context, admin kubernetes.Interface, l layout) error {
 	}
 	if err := parallel(l.remoteNodes(), workers, func(i int) error {
 		_, err := framework.RegisterWindowsNode(ctx, admin, framework.WindowsNode{
-			Name: remoteNode(i), PodCIDRs: []string{remotePodCIDR(i)}, InternalIPs: []string{fmt.Sprintf("10.1.%d.%d", i/250, 1+i%250)},
+			Name: remoteNode(i), PodCIDRs: []string{remotePodCIDR(i)}, InternalIPs: []string{remoteNodeIP(i)},
 		})
 		return err
 	}); err != nil {
