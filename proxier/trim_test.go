@@ -2,6 +2,7 @@ package proxier
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,15 +24,24 @@ func TestInformerCachesHoldTrimmedObjects(t *testing.T) {
 	managed := []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate}}
 	svc := service("web", "10.96.0.10")
 	svc.ManagedFields = managed
+	svc.Spec.Selector = map[string]string{"app": "web"}
 	svc.Annotations = map[string]string{
 		v1.LastAppliedConfigAnnotation:        `{"kind":"Service"}`,
 		desired.PreserveDestinationAnnotation: "true",
 	}
-	sl := slice("web", endpoint{"10.244.1.5", nodeName})
+	sl := slice("web", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.1.6", nodeName}, endpoint{"10.244.2.7", "other"})
+	sl.Endpoints = slices.Grow(sl.Endpoints, 10) // as the decoder leaves it: room to spare
 	sl.ManagedFields = managed
+	sl.GenerateName = "web-"
+	sl.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: "web"}}
+	sl.Labels[discoveryv1.LabelManagedBy] = "endpointslice-controller.k8s.io"
+	sl.Labels["app"] = "web"
+	sl.Annotations = map[string]string{triggerTimeAnnotation: "2026-11-26T08:00:00Z", "example.com/note": "x"}
 	sl.Endpoints[0].TargetRef = &v1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web-1"}
 	sl.Endpoints[0].Hostname = ptr.To("web-1")
 	sl.Endpoints[0].Zone = ptr.To("zone-a")
+	sl.Endpoints[2].Conditions = discoveryv1.EndpointConditions{Ready: ptr.To(false), Serving: ptr.To(true), Terminating: ptr.To(true)}
+	sl.Endpoints[2].Hints = &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: "zone-a"}}}
 	node := &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: nodeName, ManagedFields: managed, Labels: map[string]string{v1.LabelTopologyZone: "zone-a"}},
 		Spec:       v1.NodeSpec{PodCIDRs: []string{"10.244.1.0/24"}},
@@ -57,8 +67,8 @@ func TestInformerCachesHoldTrimmedObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gotSvc.ManagedFields != nil || gotSvc.Annotations[v1.LastAppliedConfigAnnotation] != "" {
-		t.Errorf("cached Service keeps managed fields or last-applied: %+v", gotSvc.ObjectMeta)
+	if gotSvc.ManagedFields != nil || gotSvc.Annotations[v1.LastAppliedConfigAnnotation] != "" || gotSvc.Spec.Selector != nil {
+		t.Errorf("cached Service keeps managed fields, last-applied or its selector: %+v", gotSvc)
 	}
 	if gotSvc.Annotations[desired.PreserveDestinationAnnotation] != "true" || gotSvc.Spec.ClusterIP != "10.96.0.10" {
 		t.Errorf("cached Service lost what hnsproxy reads: %+v", gotSvc)
@@ -70,12 +80,25 @@ func TestInformerCachesHoldTrimmedObjects(t *testing.T) {
 	}
 	gotSlice := obj.(*discoveryv1.EndpointSlice)
 	ep := gotSlice.Endpoints[0]
-	if gotSlice.ManagedFields != nil || ep.TargetRef != nil || ep.Hostname != nil {
-		t.Errorf("cached slice keeps managed fields, a pod reference or a hostname: %+v", gotSlice)
+	if gotSlice.ManagedFields != nil || gotSlice.OwnerReferences != nil || gotSlice.GenerateName != "" ||
+		ep.TargetRef != nil || ep.Hostname != nil || ep.Zone != nil {
+		t.Errorf("cached slice keeps managed fields, owners, a pod reference, a hostname or a zone: %+v", gotSlice)
 	}
-	if ep.Addresses[0] != "10.244.1.5" || ptr.Deref(ep.NodeName, "") != nodeName || ptr.Deref(ep.Zone, "") != "zone-a" ||
-		gotSlice.Labels[discoveryv1.LabelServiceName] != "web" {
+	if len(gotSlice.Labels) != 1 || len(gotSlice.Annotations) != 1 {
+		t.Errorf("cached slice keeps labels %v and annotations %v; want only the Service name and the trigger time", gotSlice.Labels, gotSlice.Annotations)
+	}
+	if cap(gotSlice.Endpoints) != len(gotSlice.Endpoints) {
+		t.Errorf("cached slice holds room for %d endpoints, has %d", cap(gotSlice.Endpoints), len(gotSlice.Endpoints))
+	}
+	last := gotSlice.Endpoints[2]
+	if ep.Addresses[0] != "10.244.1.5" || ptr.Deref(ep.NodeName, "") != nodeName || ptr.Deref(last.NodeName, "") != "other" ||
+		!*ep.Conditions.Ready || *ep.Conditions.Terminating || *last.Conditions.Ready || !*last.Conditions.Serving || !*last.Conditions.Terminating ||
+		last.Hints == nil || gotSlice.Labels[discoveryv1.LabelServiceName] != "web" || gotSlice.Annotations[triggerTimeAnnotation] == "" ||
+		len(gotSlice.Ports) != 1 {
 		t.Errorf("cached slice lost what hnsproxy reads: %+v", gotSlice)
+	}
+	if ep.NodeName != gotSlice.Endpoints[1].NodeName || ep.Conditions.Ready != last.Conditions.Serving {
+		t.Errorf("endpoints of one node, or of one condition value, do not share one pointer")
 	}
 
 	gotNode, err := p.nodes.Get(nodeName)
@@ -87,5 +110,18 @@ func TestInformerCachesHoldTrimmedObjects(t *testing.T) {
 	}
 	if gotNode.Labels[v1.LabelTopologyZone] != "zone-a" || len(gotNode.Spec.PodCIDRs) != 1 {
 		t.Errorf("cached Node lost what hnsproxy reads: %+v", gotNode)
+	}
+}
+
+// The decoder grows a slice's endpoints by doubling (the fake clientset's
+// deep copies do not), so the trim is checked on such an object directly.
+func TestTrimFitsEndpointsToTheirNumber(t *testing.T) {
+	sl := slice("web", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.1.6", nodeName})
+	sl.Endpoints = slices.Grow(sl.Endpoints, 14)
+	if _, err := TrimForCache(sl); err != nil {
+		t.Fatal(err)
+	}
+	if len(sl.Endpoints) != 2 || cap(sl.Endpoints) != 2 || sl.Endpoints[1].Addresses[0] != "10.244.1.6" {
+		t.Errorf("endpoints %d of capacity %d: %+v", len(sl.Endpoints), cap(sl.Endpoints), sl.Endpoints)
 	}
 }
