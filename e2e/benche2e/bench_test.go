@@ -65,18 +65,18 @@ func TestQuantileNearestRank(t *testing.T) {
 	}
 }
 
-func TestChangeOverlapsARepairListing(t *testing.T) {
-	idle, listing := repairMark{started: 3}, repairMark{started: 4, listing: true}
+func TestChangeOverlapsARepair(t *testing.T) {
+	idle, listing := repairMark{started: 3}, repairMark{started: 4, repairing: true}
 	ended := repairMark{started: 4}
 	for _, c := range []struct {
 		name          string
 		before, after repairMark
 		want          bool
 	}{
-		{"no listing", idle, idle, false},
-		{"a listing started during it", idle, listing, true},
-		{"a listing started and ended during it", idle, ended, true},
-		{"made while one listed", listing, ended, true},
+		{"no repair", idle, idle, false},
+		{"a repair started during it", idle, listing, true},
+		{"a repair started and ended during it", idle, ended, true},
+		{"made while one ran", listing, ended, true},
 		{"after one ended", ended, ended, false},
 	} {
 		if got := overlapped(c.before, c.after); got != c.want {

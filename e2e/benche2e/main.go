@@ -60,9 +60,9 @@ type report struct {
 	RSSEndMiB            float64 `json:"rssEndMiB"`
 	RSSPeakMiB           float64 `json:"rssPeakMiB"`
 	// HeapGoalMiB is go_memstats_next_gc_bytes after the reboot resync.
-	HeapGoalMiB           float64 `json:"heapGoalMiB"`
+	HeapGoalMiB float64 `json:"heapGoalMiB"`
 	// Changes and their quantiles leave out the changes made while a
-	// drift repair listed: those are the Repair* figures.
+	// drift repair ran: those are the Repair* figures.
 	Changes               int     `json:"changes"`
 	ProgrammingP50Seconds float64 `json:"programmingP50Seconds"`
 	ProgrammingP99Seconds float64 `json:"programmingP99Seconds"`
@@ -70,16 +70,17 @@ type report struct {
 	// The split: status write to the bench's watch seeing every slice of
 	// the group written (the control plane), and from there to HNS
 	// (hnsproxy, and the probe's resolution), over SplitChanges changes.
-	SplitChanges              int     `json:"splitChanges"`
-	SlicesP50Seconds          float64 `json:"slicesP50Seconds"`
-	SlicesP99Seconds          float64 `json:"slicesP99Seconds"`
-	ProxyP50Seconds           float64 `json:"proxyP50Seconds"`
-	ProxyP99Seconds           float64 `json:"proxyP99Seconds"`
-	MetricObservations        float64 `json:"metricObservations"`
-	MetricP50BucketSeconds    string  `json:"metricP50BucketSeconds"`
-	MetricP99BucketSeconds    string  `json:"metricP99BucketSeconds"`
-	// Changes made while a drift repair listed HNS (without hnsproxy's
-	// sync lock): from both phases, over RepairListings listings.
+	SplitChanges           int     `json:"splitChanges"`
+	SlicesP50Seconds       float64 `json:"slicesP50Seconds"`
+	SlicesP99Seconds       float64 `json:"slicesP99Seconds"`
+	ProxyP50Seconds        float64 `json:"proxyP50Seconds"`
+	ProxyP99Seconds        float64 `json:"proxyP99Seconds"`
+	MetricObservations     float64 `json:"metricObservations"`
+	MetricP50BucketSeconds string  `json:"metricP50BucketSeconds"`
+	MetricP99BucketSeconds string  `json:"metricP99BucketSeconds"`
+	// Changes made while a drift repair ran (its listing, without
+	// hnsproxy's sync lock, and its judging, with it, until the next sync
+	// ended): from both phases; RepairListings repairs started meanwhile.
 	RepairListings              int     `json:"repairListings"`
 	RepairChanges               int     `json:"repairChanges"`
 	RepairProgrammingP50Seconds float64 `json:"repairProgrammingP50Seconds"`
@@ -88,7 +89,7 @@ type report struct {
 	RepairProxyP50Seconds       float64 `json:"repairProxyP50Seconds"`
 	RepairProxyP99Seconds       float64 `json:"repairProxyP99Seconds"`
 	HNSRestartRecoverySeconds   float64 `json:"hnsRestartRecoverySeconds"`
-	NodeRebootFullSyncSeconds float64 `json:"nodeRebootFullSyncSeconds"`
+	NodeRebootFullSyncSeconds   float64 `json:"nodeRebootFullSyncSeconds"`
 	// HNSAfterReboot counts the calls the fresh HNS saw since the reboot.
 	HNSAfterReboot sim.Counters `json:"hnsAfterReboot"`
 }
@@ -111,7 +112,7 @@ func main() {
 	flag.StringVar(&o.proxyEnv, "proxy-env", "", "one NAME=VALUE added to hnsproxy's environment (GOMEMLIMIT=200MiB, say)")
 	flag.StringVar(&o.mode, "mode", framework.NetworkL2Bridge, "the node's network: l2bridge or overlay (a remote subnet route per remote node)")
 	flag.DurationVar(&o.repairPeriod, "repair-period", time.Minute, "hnsproxy's --drift-repair-period")
-	flag.IntVar(&o.repairChanges, "repair-changes", 50, "changes measured while a drift repair lists HNS, each repair found by an out-of-band deletion (0: none)")
+	flag.IntVar(&o.repairChanges, "repair-changes", 50, "changes measured while a drift repair runs, each repair given an out-of-band deletion to find (0: none, and no repair runs)")
 	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here at the end (after every RSS reading: the profile collects garbage first)")
 	flag.StringVar(&o.dir, "dir", "", "working folder (keep it short: unix sockets); default a temporary one")
 	flag.Parse()
@@ -209,8 +210,8 @@ func run(ctx context.Context, o options) (r report, err error) {
 	}
 	start = time.Now()
 	cluster, err := framework.StartCluster(ctx, cp, framework.ClusterSpec{
-		NetworkType: o.mode,
-		Nodes:       []framework.NodeSpec{{Name: nodeName, Profile: profile, NodeIP: "10.0.0.1", PodCIDR: "10.244.0.0/24"}},
+		NetworkType:       o.mode,
+		Nodes:             []framework.NodeSpec{{Name: nodeName, Profile: profile, NodeIP: "10.0.0.1", PodCIDR: "10.244.0.0/24"}},
 		DriftRepairPeriod: o.driftRepairPeriod(),
 		HNSSimArgs:        append([]string{"--latency", o.rpcLatency.String()}, o.remoteSubnetArgs()...),
 		ProxyArgs:         o.proxyArgs(),
@@ -264,7 +265,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 	p50, r.MetricObservations = quantileBound(before, after, 0.50)
 	p99, _ = quantileBound(before, after, 0.99)
 	r.MetricP50BucketSeconds, r.MetricP99BucketSeconds = fmt.Sprint(p50), fmt.Sprint(p99)
-	logf("%d changes: p50 %.3fs p99 %.3fs; %d during %d repair listings: p50 %.3fs p99 %.3fs", r.Changes, r.ProgrammingP50Seconds, r.ProgrammingP99Seconds,
+	logf("%d changes: p50 %.3fs p99 %.3fs; %d during %d drift repairs: p50 %.3fs p99 %.3fs", r.Changes, r.ProgrammingP50Seconds, r.ProgrammingP99Seconds,
 		r.RepairChanges, r.RepairListings, r.RepairProgrammingP50Seconds, r.RepairProgrammingP99Seconds)
 	if r.RSSAfterChangesMiB, err = rssMiB(node.Proxy.PID()); err != nil {
 		return r, err

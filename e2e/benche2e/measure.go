@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // measure times changes and sorts them by whether a drift repair listed
@@ -22,7 +23,7 @@ type measure struct {
 	repairs *repairWatch
 	l       layout
 	vips    []string
-	// normal and repair are the changes made without and during a listing.
+	// normal and repair are the changes made without and during a repair.
 	normal, repair samples
 	// used counts the pods the repair phase flipped, after the others.
 	used int
@@ -55,17 +56,22 @@ func (m *measure) change(n int, ready bool) error {
 	return nil
 }
 
-// repairPhase makes changes during drift repairs until want of them were
-// made while one listed: each round deletes one load balancer behind
-// hnsproxy's back (of the last Service group, whose pods it leaves alone,
-// so no change waits for the repair itself), flips pods while the next
-// repair lists, and waits until the repair has put the load balancer back.
-// Pods are picked after the first skip ones.
+// repairPhase makes changes during drift repairs until want of them
+// overlapped one: each round deletes one load balancer behind hnsproxy's
+// back (of the last Service group, whose pods it leaves alone, so no change
+// waits for the repair itself), waits for the next repair to start, and
+// flips pods until the repair has put the load balancer back. Pods are
+// picked after the first skip ones.
 func (m *measure) repairPhase(node *framework.Node, want, skip int, period time.Duration) error {
 	deleted := m.vips[len(m.vips)-1]
 	lastGroup := m.l.groups() - 1
+	back := func(ips []string) bool { return len(ips) == m.l.podsPerGroup }
 	for len(m.repair.total) < want {
 		before := m.repairs.mark()
+		creates, err := loadBalancerCreates(m.ctx, node)
+		if err != nil {
+			return err
+		}
 		id, err := m.view.loadBalancerID(m.ctx, deleted)
 		if err != nil {
 			return err
@@ -73,10 +79,20 @@ func (m *measure) repairPhase(node *framework.Node, want, skip int, period time.
 		if err := node.Sim.Client.DeleteLoadBalancer(m.ctx, id); err != nil {
 			return fmt.Errorf("deleting the load balancer of %s out of band: %w", deleted, err)
 		}
-		if err := m.repairs.waitListing(m.ctx, before, period+applyWait); err != nil {
+		if err := m.repairs.waitRepair(m.ctx, before, period+applyWait); err != nil {
 			return err
 		}
-		for m.repairs.mark().listing && len(m.repair.total) < want {
+		for len(m.repair.total) < want {
+			// The repair's create is the only one: a readiness flip is
+			// an update (ws2025 modifies). Counters are cheaper than a
+			// dump of every load balancer.
+			now, err := loadBalancerCreates(m.ctx, node)
+			if err != nil {
+				return err
+			}
+			if now > creates {
+				break
+			}
 			n := pick(m.l, skip+m.used)
 			m.used++
 			if n/m.l.podsPerGroup == lastGroup {
@@ -88,13 +104,17 @@ func (m *measure) repairPhase(node *framework.Node, want, skip int, period time.
 				}
 			}
 		}
-		if _, err := m.view.waitFor(m.ctx, []string{deleted}, period+applyWait, func(ips []string) bool {
-			return len(ips) == m.l.podsPerGroup
-		}); err != nil {
+		if _, err := m.view.waitFor(m.ctx, []string{deleted}, period+applyWait, back); err != nil {
 			return fmt.Errorf("the repair of %s's load balancer: %w", deleted, err)
 		}
 	}
 	return nil
+}
+
+// loadBalancerCreates counts the load balancers HNS created.
+func loadBalancerCreates(ctx context.Context, node *framework.Node) (int, error) {
+	c, err := node.Sim.Stats(ctx)
+	return c.Calls[sim.OpCreateLoadBalancer][sim.ResultOK], err
 }
 
 // report fills the latency figures.

@@ -12,25 +12,31 @@ import (
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
-// repairWatch follows hnsproxy's drift repairs from outside: a repair's
-// listing starts when hnssim counts a ListLoadBalancers (hnssim counts a
-// call as it starts, then charges its per-object RPCs) and ends when
-// hnsproxy's hnsproxy_hns_operation_duration_seconds counts a
-// list_endpoints_of_network, the repair's second and last listing. Polled
-// every repairPoll, so a boundary is known to about that.
+// repairWatch follows hnsproxy's drift repairs from outside. A repair
+// lists load balancers, then the network's endpoints, without hnsproxy's
+// sync lock; then it judges what it listed under the reconciler's lock, and
+// asks for a sync. hnssim counts each answered ListLoadBalancers as it
+// starts (its per-object RPCs are charged after), hnsproxy's
+// hnsproxy_hns_operation_duration_seconds counts each
+// list_endpoints_of_network as it ends, and its
+// kubeproxy_sync_proxy_rules_duration_seconds each sync as it ends. So a
+// repair runs from hnssim's count going up to hnsproxy's, and then until
+// the next sync ends: a sync cannot end while the judging holds the lock.
+// Polled every repairPoll, so a boundary is known to about that.
 type repairWatch struct {
-	mu      sync.Mutex
-	started int  // listings seen starting
-	listing bool // one is under way
-	err     error
-	stop    chan struct{}
-	done    chan struct{}
+	mu        sync.Mutex
+	started   int  // repairs seen starting
+	repairing bool // one is under way
+	err       error
+	stop      chan struct{}
+	done      chan struct{}
 }
 
 const (
 	repairPoll        = 50 * time.Millisecond
 	listEndpointsOp   = "list_endpoints_of_network"
 	hnsDurationMetric = "hnsproxy_hns_operation_duration_seconds"
+	syncMetric        = "kubeproxy_sync_proxy_rules_duration_seconds"
 )
 
 func watchRepairs(ctx context.Context, node *framework.Node) *repairWatch {
@@ -39,26 +45,37 @@ func watchRepairs(ctx context.Context, node *framework.Node) *repairWatch {
 		defer close(w.done)
 		tick := time.NewTicker(repairPoll)
 		defer tick.Stop()
-		lists, ended := -1, -1.0
+		var prev repairCount
+		first, listing := true, false
+		judgeUntil := -1.0 // a listing ended when syncs stood here: repairing until one more ends
 		for {
-			l, e, err := repairCounts(ctx, node)
+			c, err := repairCounts(ctx, node)
 			w.mu.Lock()
 			switch {
 			case err != nil:
 				w.err = err
-			case lists >= 0:
-				if l > lists {
-					w.started += l - lists
-					w.listing = true
+			case first:
+				first = false
+			default:
+				if c.started > prev.started {
+					w.started += c.started - prev.started
+					listing = true
 				}
-				if e > ended {
-					w.listing = false
+				if c.listed > prev.listed {
+					if !listing { // one under way when the watch began
+						w.started++
+					}
+					listing, judgeUntil = false, c.syncs
 				}
+				if judgeUntil >= 0 && c.syncs > judgeUntil {
+					judgeUntil = -1
+				}
+				w.repairing = listing || judgeUntil >= 0
+			}
+			if err == nil {
+				prev = c
 			}
 			w.mu.Unlock()
-			if err == nil {
-				lists, ended = l, e
-			}
 			select {
 			case <-w.stop:
 				return
@@ -69,44 +86,53 @@ func watchRepairs(ctx context.Context, node *framework.Node) *repairWatch {
 	return w
 }
 
-// repairCounts are hnssim's answered ListLoadBalancers calls and hnsproxy's
-// completed list_endpoints_of_network calls.
-func repairCounts(ctx context.Context, node *framework.Node) (lists int, ended float64, err error) {
+// repairCount is one poll: listings started (hnssim) and finished
+// (hnsproxy), and syncs ended.
+type repairCount struct {
+	started, listed int
+	syncs           float64
+}
+
+// repairCounts polls hnssim and hnsproxy once.
+func repairCounts(ctx context.Context, node *framework.Node) (repairCount, error) {
 	c, err := node.Sim.Stats(ctx)
 	if err != nil {
-		return 0, 0, err
+		return repairCount{}, err
 	}
 	// Only listings HNS answered: one refused (an HNS restart) ends there.
-	lists = c.Calls[sim.OpListLoadBalancers][sim.ResultOK]
+	out := repairCount{started: c.Calls[sim.OpListLoadBalancers][sim.ResultOK]}
 	families, err := scrape(node.Proxy.MetricsURL())
 	if err != nil {
-		return 0, 0, err
+		return repairCount{}, err
 	}
 	for _, m := range families[hnsDurationMetric].GetMetric() {
 		for _, l := range m.GetLabel() {
 			if l.GetName() == "operation" && l.GetValue() == listEndpointsOp {
-				ended += float64(m.GetHistogram().GetSampleCount())
+				out.listed += int(m.GetHistogram().GetSampleCount())
 			}
 		}
 	}
-	return lists, ended, nil
+	for _, m := range families[syncMetric].GetMetric() {
+		out.syncs += float64(m.GetHistogram().GetSampleCount())
+	}
+	return out, nil
 }
 
 // repairMark is what the watch knew at one moment.
 type repairMark struct {
-	started int
-	listing bool
+	started   int
+	repairing bool
 }
 
 func (w *repairWatch) mark() repairMark {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return repairMark{started: w.started, listing: w.listing}
+	return repairMark{started: w.started, repairing: w.repairing}
 }
 
-// overlapped reports whether a listing ran at some point between two marks.
+// overlapped reports whether a repair ran at some point between two marks.
 func overlapped(before, after repairMark) bool {
-	return before.listing || after.started > before.started
+	return before.repairing || after.started > before.started
 }
 
 // close stops the watch and returns the last polling error, if any.
@@ -118,13 +144,13 @@ func (w *repairWatch) close() error {
 	return w.err
 }
 
-// waitListing waits until a listing after mark m is under way.
-func (w *repairWatch) waitListing(ctx context.Context, m repairMark, timeout time.Duration) error {
+// waitRepair waits until a repair after mark m is under way.
+func (w *repairWatch) waitRepair(ctx context.Context, m repairMark, timeout time.Duration) error {
 	return framework.Poll(ctx, timeout, repairPoll, func(context.Context) error {
 		now := w.mark()
-		if now.started > m.started && now.listing {
+		if now.started > m.started && now.repairing {
 			return nil
 		}
-		return fmt.Errorf("no drift repair listing yet (%d seen)", now.started)
+		return fmt.Errorf("no drift repair yet (%d seen)", now.started)
 	})
 }
