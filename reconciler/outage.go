@@ -12,9 +12,11 @@ import (
 // waiting for up to as long again after HNS is back: a 10 s restart left a
 // change unprogrammed for 5 s more. So the first such failure opens an
 // outage, and while it lasts a Sync probes HNS with one cheap read (the
-// network) every outageProbeInterval; the first probe HNS answers ends the
-// outage and retries, in that same Sync, every object that waited through
-// it. Failing objects keep their own backoff meanwhile, so an
+// network) every outageProbeInterval. The first probe HNS answers ends the
+// outage; if a probe was refused before it (HNS was down, not one object
+// refused), every object that waited through the outage is retried in that
+// same Sync. A refusal HNS's own probe does not see (an object refused while
+// HNS answers) keeps its backoff, so it is not retried every interval. Failing objects keep their own backoff meanwhile, so an
 // outage costs one call per probe, not one per object.
 //
 // A timeout is left to the backoff: a hung HNS would hang the probe too,
@@ -24,10 +26,11 @@ import (
 // how long after HNS returns the objects it refused are retried.
 const outageProbeInterval = 250 * time.Millisecond
 
-// outage is an open HNS outage; the zero value is none.
+// outage is an open HNS outage; the zero value is none. confirmed: a
+// probe was refused too.
 type outage struct {
-	open    bool
-	probeAt time.Time
+	open, confirmed bool
+	probeAt         time.Time
 }
 
 // refusedByDownHNS reports an error of HNS being down, rather than slow.
@@ -47,16 +50,21 @@ func (r *Reconciler) noteFailure(now time.Time, err error) {
 
 // probeOutage, when a probe is due, asks HNS for the network; once HNS
 // answers (with the network or any error other than being down) the
-// outage ends and every object waiting for a retry is due now.
+// outage ends and, if HNS was seen down, every object waiting for a retry
+// is due now.
 func (r *Reconciler) probeOutage(run *syncRun) {
 	if !r.outage.open || run.now.Before(r.outage.probeAt) {
 		return
 	}
 	if _, err := r.client.GetNetworkByID(run.ctx, r.opts.NetworkID); refusedByDownHNS(err) {
-		r.outage.probeAt = run.now.Add(outageProbeInterval)
+		r.outage.probeAt, r.outage.confirmed = run.now.Add(outageProbeInterval), true
 		return
 	}
+	confirmed := r.outage.confirmed
 	r.outage = outage{}
+	if !confirmed {
+		return
+	}
 	// Whatever waited through the outage is tried again now: what HNS
 	// refused, and what waited on it (an endpoint's delete on a load
 	// balancer's update). Only the refused lose their backoff; an object

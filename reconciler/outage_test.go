@@ -62,3 +62,33 @@ func TestHNSRestartRetriedOnceHNSAnswers(t *testing.T) {
 		t.Errorf("%d refused object calls during the restart, want at most %d: %v", refusedWrites, 4*objects, c.Calls)
 	}
 }
+
+// An object HNS refuses as unavailable while HNS answers its probe (a
+// flaky call, not a restart) keeps its own backoff: it is not retried at
+// every probe.
+func TestRefusalWhileHNSAnswersKeepsItsBackoff(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	want := e.threeServices()
+	r := e.started(want...)
+	start := e.clock.Now()
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpUpdateLoadBalancer: 1}})
+
+	want[0].Backends = want[0].Backends[:1]
+	upsert(r, want...)
+	for range 20 {
+		r.Sync(ctx)
+		next, ok := r.NextRetry()
+		if !ok || next.Sub(start) > 8*time.Second {
+			break
+		}
+		e.clock.SetTime(next)
+	}
+	c := e.counters()
+	// Tries at +0, +1, +3 and +7 s (backoff 1, 2, 4 s), one probe after the first.
+	if got := c.Calls[sim.OpUpdateLoadBalancer]["RPCServerUnavailable"]; got != 4 {
+		t.Errorf("%d refused updates in 8 s, want 4 (its backoff): %v", got, c.Calls)
+	}
+	if got := c.Calls[sim.OpGetNetwork][sim.ResultOK]; got > 4 {
+		t.Errorf("%d probes HNS answered, want at most one per refusal: %v", got, c.Calls)
+	}
+}
