@@ -152,7 +152,7 @@ func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config) (out []parsedSlic
 					}
 					ep.remoteNode = found && pa == ip
 					if pa.IsValid() {
-						ep.backend.ProviderAddress = pa.String()
+						ep.backend.ProviderAddress = cfg.RemoteSubnets.text(pa)
 					}
 				}
 			}

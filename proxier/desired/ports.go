@@ -294,7 +294,7 @@ func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
 	if anyPort && b.cfg.Mode == Overlay {
 		for _, fam := range families {
 			if b.served(fam) {
-				r.ServiceVIPEndpoints = append(r.ServiceVIPEndpoints, serviceVIPEndpoint(b.cfg, b.clusterIPs.get(fam)))
+				r.ServiceVIPEndpoints = append(r.ServiceVIPEndpoints, serviceVIPEndpoint(b.cfg, b.clusterVIP.get(fam), b.nodeIP.get(fam)))
 			}
 		}
 	}
