@@ -19,11 +19,6 @@ func famIndex(f intent.IPFamily) int {
 
 func (p *perFamily[T]) get(f intent.IPFamily) T { return p.v[famIndex(f)] }
 
-func (p *perFamily[T]) lookup(f intent.IPFamily) (T, bool) {
-	i := famIndex(f)
-	return p.v[i], p.set[i]
-}
-
 func (p *perFamily[T]) has(f intent.IPFamily) bool { return p.set[famIndex(f)] }
 
 func (p *perFamily[T]) put(f intent.IPFamily, v T) {
