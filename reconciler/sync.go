@@ -75,7 +75,8 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	run := &syncRun{ctx: ctx, now: r.clock.Now()}
 	run.lbs = takeDue(run.now, r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
 	epWork := takeDue(run.now, r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
-	ips := slices.SortedFunc(maps.Keys(epWork), intent.CompareIPs)
+	ips := slices.AppendSeq(make([]string, 0, len(epWork)), maps.Keys(epWork))
+	intent.SortIPs(ips)
 	run.unchecked = r.findHeldFrontends(run)
 	run.noCreates = !r.declareCreates(run.lbs, ips, run.unchecked)
 
@@ -145,7 +146,9 @@ func takeDue[K comparable](now time.Time, dirty, retry map[K]struct{}, nextRetry
 }
 
 func sortedKeys(m map[intent.LBKey]struct{}) []intent.LBKey {
-	return slices.SortedFunc(maps.Keys(m), intent.CompareLBKeys)
+	keys := slices.AppendSeq(make([]intent.LBKey, 0, len(m)), maps.Keys(m))
+	intent.SortLBKeys(keys)
+	return keys
 }
 
 // syncStale deletes due stale objects (ours left over, foreign blockers).

@@ -397,8 +397,8 @@ func (t *tracker) settle() Change {
 	for n := range t.svcs {
 		ch.Conflicted = append(ch.Conflicted, n)
 	}
-	slices.SortFunc(ch.LBs, intent.CompareLBKeys)
-	slices.SortFunc(ch.RemoteEndpoints, intent.CompareIPs)
+	intent.SortLBKeys(ch.LBs)
+	intent.SortIPs(ch.RemoteEndpoints)
 	slices.SortFunc(ch.Conflicted, func(a, b types.NamespacedName) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
