@@ -79,10 +79,10 @@ func encodeRecords(records []journalRecord) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// appendJournal appends lines and syncs them to disk. On failure it cuts
-// the journal back to its length before the append, so that a short write
-// leaves no torn line (replay would skip one anyway).
-func appendJournal(fsys stateFS, path string, lines []byte) error {
+// appendJournal appends lines and, if durable, syncs the journal to disk.
+// On failure it cuts the journal back to its length before the append, so
+// that a short write leaves no torn line (replay would skip one anyway).
+func appendJournal(fsys stateFS, path string, lines []byte, durable bool) error {
 	if err := fsys.MkdirAll(filepath.Dir(path)); err != nil {
 		return err
 	}
@@ -105,7 +105,7 @@ func appendJournal(fsys stateFS, path string, lines []byte) error {
 		}
 		lines = append(head, lines...)
 	}
-	if _, err = f.Write(lines); err == nil {
+	if _, err = f.Write(lines); err == nil && durable {
 		err = f.Sync()
 	}
 	if err != nil {

@@ -92,11 +92,24 @@ func (r *Reconciler) journal(rec journalRecord) {
 	}
 }
 
-// saveState makes the queued state changes durable: appended to the journal
-// with one fsync, or, once the journal has outgrown the owned set, folded
-// with it into a new snapshot. On failure they stay queued for the next try.
-// Every write's outcome goes to noteStateWrite.
-func (r *Reconciler) saveState() error {
+// saveState makes the queued state changes durable, and any written
+// before without an fsync: appended to the journal with one fsync, or,
+// once the journal has outgrown the owned set, folded with it into a new
+// snapshot. On failure they stay queued for the next try. Every write's
+// outcome goes to noteStateWrite.
+func (r *Reconciler) saveState() error { return r.save(true) }
+
+// writeState appends the queued state changes to the journal without an
+// fsync: in the file for any reader and for a restart after hnsproxy is
+// killed (the kernel holds the written bytes), durable against the node
+// losing power only at the next saveState, which the next Sync makes
+// first (declareCreates). Every record it may carry is safe to lose with
+// the power: its object is gone (a disown), or was made on a key or IP
+// whose declaration is durable and is claimed through it (see
+// declareCreates; docs/reliability.md, the state file's fsyncs).
+func (r *Reconciler) writeState() error { return r.save(false) }
+
+func (r *Reconciler) save(durable bool) error {
 	if r.opts.StateFile == "" {
 		return nil
 	}
@@ -105,6 +118,9 @@ func (r *Reconciler) saveState() error {
 		r.baselinesDue = false
 	}
 	if len(r.unsaved) == 0 && !r.snapshotDue {
+		if durable && r.unsynced {
+			return r.noteStateWrite(r.syncJournal())
+		}
 		return nil
 	}
 	if r.snapshotDue || r.appendFailed || r.journalLines+len(r.unsaved) > compactAfter(len(r.ownedLBs)+len(r.ownedEPs)) {
@@ -119,13 +135,33 @@ func (r *Reconciler) saveState() error {
 	if err != nil {
 		return err
 	}
-	if err := appendJournal(r.stateFS(), journalPath(r.opts.StateFile), lines); err != nil {
+	if err := appendJournal(r.stateFS(), journalPath(r.opts.StateFile), lines, durable); err != nil {
 		r.appendFailed = true
 		return r.noteStateWrite(err)
 	}
 	r.journalLines += len(r.unsaved)
 	r.unsaved = nil
+	r.unsynced = !durable // an fsync makes every earlier append durable too
 	return r.noteStateWrite(nil)
+}
+
+// syncJournal makes the journal's appends durable. When the fsync fails,
+// the kernel may have dropped the unsynced bytes from its cache: the next
+// save writes the whole state as a snapshot.
+func (r *Reconciler) syncJournal() error {
+	f, err := r.stateFS().OpenFile(journalPath(r.opts.StateFile), os.O_WRONLY|os.O_APPEND, 0o600)
+	if err == nil {
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		r.appendFailed = true
+		return err
+	}
+	r.unsynced = false
+	return nil
 }
 
 // compactState writes the whole state as a new snapshot, then empties the
@@ -147,7 +183,7 @@ func (r *Reconciler) writeCompaction() error {
 	if err := r.writeSnapshot(); err != nil {
 		return err
 	}
-	r.unsaved, r.snapshotDue = nil, false
+	r.unsaved, r.snapshotDue, r.unsynced = nil, false, false
 	if err := r.stateFS().Remove(journalPath(r.opts.StateFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.snapshotDue = true
 		return err
@@ -234,12 +270,12 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string,
 			grew = true
 		}
 	}
-	if grew || len(r.unsaved) > 0 || r.snapshotDue {
+	if grew || len(r.unsaved) > 0 || r.snapshotDue || r.unsynced {
 		if err := r.saveState(); err != nil {
 			r.log.Error(err, "Writing hnsproxy state file failed: creating no HNS objects until it works", "path", r.opts.StateFile)
 		}
 	}
-	return len(r.unsaved) == 0 && !r.snapshotDue
+	return len(r.unsaved) == 0 && !r.snapshotDue && !r.unsynced
 }
 
 // declareNow makes one key's declaration durable before its create.
