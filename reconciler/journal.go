@@ -15,8 +15,9 @@ import (
 
 // The state file's journal. Between two snapshots (statefile.go) each change
 // of what hnsproxy owns is one line appended to <state file>.journal, so a
-// Sync that creates or deletes one object writes a line and one fsync, not
-// the whole owned set. A line is the CRC-32C of the record's JSON in hex, a
+// Sync that creates or deletes one object writes a few lines, not the whole
+// owned set, with at most one fsync (saveState and writeState say which
+// appends are fsynced and why that is enough). A line is the CRC-32C of the record's JSON in hex, a
 // space, the JSON, and a newline. Loading replays the journal over the
 // snapshot and stops at the first line that is incomplete or fails its
 // checksum: a write torn by a crash loses only that write, whose objects

@@ -241,7 +241,9 @@ func (r *Reconciler) writeSnapshot() error {
 }
 
 // declareCreates saves, before this Sync writes anything, every key and IP
-// it may create (with those still uncertain), when that set grew. Without
+// it may create (with those still uncertain), when that set grew: those of
+// its work, and the keys of load balancers waiting for an endpoint it may
+// create. Without
 // it a crash between a create and the state file write, or a lost reply
 // followed by a crash, leaves an object no one owns: a leak for good. It
 // reports whether the state file holds every declaration (and every other
@@ -256,7 +258,7 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string,
 		return true
 	}
 	grew := false
-	for k := range lbs {
+	declareLB := func(k intent.LBKey) {
 		// With ModifyLoadBalancer a realized one is changed in place.
 		if e := r.lbs[k]; e != nil && e.desired != nil && (e.realizedID == "" || !r.modifyOn()) &&
 			r.foreignHeld[k] == "" && !has(unchecked, k) && addNew(r.creatingLBs, k) {
@@ -264,10 +266,20 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string,
 			grew = true
 		}
 	}
+	for k := range lbs {
+		declareLB(k)
+	}
 	for _, ip := range ips {
-		if ep := r.eps[ip]; ep != nil && ep.desired() && (ep.id == "" || !remoteMatches(ep.spec, ep.realizedSpec)) && addNew(r.creatingEPs, ip) {
-			r.journal(journalRecord{Add: true, Kind: recordCreatingEndpoint, ID: ip})
-			grew = true
+		if ep := r.eps[ip]; ep != nil && ep.desired() && (ep.id == "" || !remoteMatches(ep.spec, ep.realizedSpec)) {
+			if addNew(r.creatingEPs, ip) {
+				r.journal(journalRecord{Add: true, Kind: recordCreatingEndpoint, ID: ip})
+				grew = true
+			}
+			// The load balancers that left this backend out are synced
+			// again once its endpoint exists (syncWantedEP), due or not.
+			for k := range r.waiting[ip] {
+				declareLB(k)
+			}
 		}
 	}
 	if grew || len(r.unsaved) > 0 || r.snapshotDue || r.unsynced {
