@@ -313,19 +313,31 @@ func (r *Reconciler) undeclare(k intent.LBKey) {
 }
 
 // settleCreates keeps, after a Sync, only the keys and IPs whose create is
-// still uncertain.
+// still uncertain, in new maps: the declarations of a cold start fill them
+// with every key (Expect sizes them so), and a map does not shrink, so every
+// later Sync would walk that size again.
 func (r *Reconciler) settleCreates() {
-	for k := range r.creatingLBs {
-		if e := r.lbs[k]; e == nil || e.uncertain == nil {
-			delete(r.creatingLBs, k)
-			r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
+	if len(r.creatingLBs) > 0 {
+		kept := map[intent.LBKey]struct{}{}
+		for k := range r.creatingLBs {
+			if e := r.lbs[k]; e != nil && e.uncertain != nil {
+				kept[k] = struct{}{}
+			} else {
+				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
+			}
 		}
+		r.creatingLBs = kept
 	}
-	for ip := range r.creatingEPs {
-		if ep := r.eps[ip]; ep == nil || !ep.uncertain {
-			delete(r.creatingEPs, ip)
-			r.journal(journalRecord{Kind: recordCreatingEndpoint, ID: ip})
+	if len(r.creatingEPs) > 0 {
+		kept := map[string]struct{}{}
+		for ip := range r.creatingEPs {
+			if ep := r.eps[ip]; ep != nil && ep.uncertain {
+				kept[ip] = struct{}{}
+			} else {
+				r.journal(journalRecord{Kind: recordCreatingEndpoint, ID: ip})
+			}
 		}
+		r.creatingEPs = kept
 	}
 }
 
