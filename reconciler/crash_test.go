@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -484,5 +486,47 @@ func TestALoadBalancerWaitingForANewEndpointIsDeclared(t *testing.T) {
 	}
 	if got := e.hnsLB(a.Key); got == nil || len(got.HostComputeEndpoints) != 2 {
 		t.Errorf("HNS holds %+v, want the load balancer with both backends", got)
+	}
+}
+
+// TestAFailedFsyncOfTheOutcomeIsFollowedByASnapshot: when the fsync that
+// should make the last Sync's outcome durable fails (the next Sync's
+// declaration, or its fsync alone when it has nothing to declare), the
+// kernel may have dropped those bytes; nothing is created until a snapshot
+// of the whole state is written, which the next save does.
+func TestAFailedFsyncOfTheOutcomeIsFollowedByASnapshot(t *testing.T) {
+	for _, declares := range []bool{false, true} {
+		e := newEnv(t, sim.ProfileWS2022)
+		e.local("10.244.1.11")
+		a := lb("10.96.0.10", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
+		r := e.started(a)
+		faults := &faultFS{}
+		r.store.fs = faults
+		a.Backends = []intent.Backend{loc("10.244.1.11"), rem("10.244.2.21", "192.168.0.2")}
+		upsert(r, a)
+		if res := r.Sync(ctx); res.Failed+res.Pending != 0 { // its outcome: appended, not fsynced
+			t.Fatalf("change: %+v", res)
+		}
+		faults.set(func(op, _ string) error { return failOn(op, syscall.EIO, "sync") })
+		if declares {
+			upsert(r, lb("10.96.0.11", 80, loc("10.244.1.11")))
+		}
+		if res := r.Sync(ctx); res.Created != 0 {
+			t.Fatalf("declares %v: a Sync whose first fsync failed created %d objects", declares, res.Created)
+		}
+		faults.set(nil)
+		e.converge(r)
+		raw, err := os.ReadFile(e.stateFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var snap stateFile
+		if err := json.Unmarshal(raw, &snap); err != nil {
+			t.Fatal(err)
+		}
+		if id := e.hnsLB(a.Key).ID; !slices.Contains(snap.LoadBalancers, id) {
+			t.Errorf("declares %v: the snapshot holds %v, want the changed load balancer %s: after the failed fsync its outcome must reach a snapshot", declares, snap.LoadBalancers, id)
+		}
+		e.assertStateFileMatchesHNS()
 	}
 }

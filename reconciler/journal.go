@@ -80,6 +80,10 @@ func encodeRecords(records []journalRecord) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// errFsync marks a failed fsync of the journal: the kernel may have dropped
+// every unsynced byte of it, those of earlier appends without an fsync too.
+var errFsync = errors.New("fsync of the journal failed")
+
 // appendJournal appends lines and, if durable, syncs the journal to disk.
 // On failure it cuts the journal back to its length before the append, so
 // that a short write leaves no torn line (replay would skip one anyway).
@@ -107,7 +111,9 @@ func appendJournal(fsys stateFS, path string, lines []byte, durable bool) error 
 		lines = append(head, lines...)
 	}
 	if _, err = f.Write(lines); err == nil && durable {
-		err = f.Sync()
+		if err = f.Sync(); err != nil {
+			err = fmt.Errorf("%w: %w", errFsync, err)
+		}
 	}
 	if err != nil {
 		if terr := f.Truncate(info.Size()); terr != nil {

@@ -137,6 +137,9 @@ func (r *Reconciler) save(durable bool) error {
 	}
 	if err := appendJournal(r.stateFS(), journalPath(r.opts.StateFile), lines, durable); err != nil {
 		r.appendFailed = true
+		// An outcome appended before without an fsync may be lost with it:
+		// only a snapshot of the whole state is sure to hold it.
+		r.snapshotDue = r.snapshotDue || r.unsynced && errors.Is(err, errFsync)
 		return r.noteStateWrite(err)
 	}
 	r.journalLines += len(r.unsaved)
@@ -147,7 +150,8 @@ func (r *Reconciler) save(durable bool) error {
 
 // syncJournal makes the journal's appends durable. When the fsync fails,
 // the kernel may have dropped the unsynced bytes from its cache: the next
-// save writes the whole state as a snapshot.
+// save writes the whole state as a snapshot, and until then nothing is
+// created (declareCreates).
 func (r *Reconciler) syncJournal() error {
 	f, err := r.stateFS().OpenFile(journalPath(r.opts.StateFile), os.O_WRONLY|os.O_APPEND, 0o600)
 	if err == nil {
@@ -157,7 +161,7 @@ func (r *Reconciler) syncJournal() error {
 		}
 	}
 	if err != nil {
-		r.appendFailed = true
+		r.snapshotDue = true
 		return err
 	}
 	r.unsynced = false
