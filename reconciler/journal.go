@@ -17,8 +17,8 @@ import (
 // of what hnsproxy owns is one line appended to <state file>.journal, so a
 // Sync that creates or deletes one object writes a few lines, not the whole
 // owned set, with at most one fsync (saveState and writeState say which
-// appends are fsynced and why that is enough). A line is the CRC-32C of the record's JSON in hex, a
-// space, the JSON, and a newline. Loading replays the journal over the
+// appends are fsynced and why that is enough). A line is the CRC-32C of the
+// record's JSON in hex, a space, the JSON, and a newline. Loading replays the journal over the
 // snapshot and stops at the first line that is incomplete or fails its
 // checksum: a write torn by a crash loses only that write, whose objects
 // Start then meets as unowned, adopts when identical and otherwise leaves

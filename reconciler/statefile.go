@@ -106,7 +106,7 @@ func (r *Reconciler) saveState() error { return r.save(true) }
 // first (declareCreates). Every record it may carry is safe to lose with
 // the power: its object is gone (a disown), or was made on a key or IP
 // whose declaration is durable and is claimed through it (see
-// declareCreates; docs/reliability.md, the state file's fsyncs).
+// declareCreates; docs/reliability.md, "The state file across crashes").
 func (r *Reconciler) writeState() error { return r.save(false) }
 
 func (r *Reconciler) save(durable bool) error {
@@ -247,12 +247,13 @@ func (r *Reconciler) writeSnapshot() error {
 // declareCreates saves, before this Sync writes anything, every key and IP
 // it may create (with those still uncertain), when that set grew: those of
 // its work, and the keys of load balancers waiting for an endpoint it may
-// create. Without
-// it a crash between a create and the state file write, or a lost reply
-// followed by a crash, leaves an object no one owns: a leak for good. It
-// reports whether the state file holds every declaration (and every other
-// change): when not (a full disk), the caller creates nothing, since what
-// it cannot record it could lose.
+// create. Without it a crash between a create and the state file write, or
+// a lost reply followed by a crash, leaves an object no one owns: a leak
+// for good. The same save makes the last Sync's outcome durable
+// (writeState). It reports whether the state file durably holds every
+// declaration (and every other change): when not (a full disk, a failed
+// fsync), the caller creates nothing, since what it cannot record it could
+// lose.
 //
 // A key a foreign load balancer holds is not declared: an interrupted
 // Sync must never make the next Start claim that one as ours. Its retry
