@@ -215,3 +215,15 @@ func TestSummarizeReportsCPUPerObjectWritten(t *testing.T) {
 		t.Errorf("summary %+v: want p99 20 ms per change, 2 / 3 ms per object written, 5.5 objects per change", r)
 	}
 }
+
+// Issue 17's target is read per change kind, per object written.
+func TestTargetsIncludeTheCPUPerObjectOfEveryKind(t *testing.T) {
+	r := &report{ChangesByKind: map[string]*kindReport{
+		kindFlip:  {CPUPerObjectMsP99: 0.8},
+		kindDrain: {CPUPerObjectMsP99: 1.2},
+	}}
+	r.checkTargets()
+	if !r.TargetsMet[kindFlip+"_cpu_p99_per_object_le_1ms"] || r.TargetsMet[kindDrain+"_cpu_p99_per_object_le_1ms"] {
+		t.Errorf("targets %v: want the flips' met and the drains' missed", r.TargetsMet)
+	}
+}
