@@ -112,6 +112,7 @@ type Reconciler struct {
 	journalLines int
 	snapshotDue  bool // the next saveState writes a snapshot (Start's failed)
 	appendFailed bool // the last append failed: the next save tries a snapshot
+	unsynced     bool // writeState appended without an fsync since the last one
 	store        stateStore
 	// creatingLBs and creatingEPs are the keys and IPs whose create may
 	// have made an object whose ID we never recorded (a Sync under way, a

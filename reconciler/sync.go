@@ -117,7 +117,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	r.takeover = false // a takeover lasts until the first Sync ends
 	run.res.ForeignHeld = r.foreignHeldList()
 	run.res.LeftOut = r.leftOutLocals()
-	if err := r.saveState(); err != nil {
+	if err := r.writeState(); err != nil {
 		r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
 	}
 	run.res.Pending = r.pending()
