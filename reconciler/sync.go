@@ -73,8 +73,8 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 		r.pruneOrphans()
 	}
 	run := &syncRun{ctx: ctx, now: r.clock.Now()}
-	run.lbs = takeDue(run.now, r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
-	epWork := takeDue(run.now, r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
+	run.lbs = takeDue(run.now, &r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
+	epWork := takeDue(run.now, &r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
 	ips := slices.AppendSeq(make([]string, 0, len(epWork)), maps.Keys(epWork))
 	intent.SortIPs(ips)
 	run.unchecked = r.findHeldFrontends(run)
@@ -131,12 +131,12 @@ func (r *Reconciler) pending() int {
 
 // takeDue empties dirty and returns its keys plus the keys of retry whose
 // retry time has come.
-func takeDue[K comparable](now time.Time, dirty, retry map[K]struct{}, nextRetry func(K) time.Time) map[K]struct{} {
-	work := make(map[K]struct{}, len(dirty))
-	for k := range dirty {
-		work[k] = struct{}{}
-	}
-	clear(dirty)
+func takeDue[K comparable](now time.Time, dirty *map[K]struct{}, retry map[K]struct{}, nextRetry func(K) time.Time) map[K]struct{} {
+	// The dirty set itself becomes the work and a fresh one takes its
+	// place: clearing it would keep a cold start's capacity for 10,000
+	// keys, which every later Sync would walk.
+	work := *dirty
+	*dirty = map[K]struct{}{}
 	for k := range retry {
 		if !nextRetry(k).After(now) {
 			work[k] = struct{}{}
