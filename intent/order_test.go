@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"math/rand/v2"
 	"net/netip"
 	"testing"
 
@@ -72,5 +73,38 @@ func TestEndpointOf(t *testing.T) {
 	want := RemoteEndpoint{IP: b.IP, MAC: b.MAC, ProviderAddress: b.ProviderAddress}
 	if got := EndpointOf(b); got != want {
 		t.Errorf("EndpointOf = %+v, want %+v", got, want)
+	}
+}
+
+// TestSortsParseOnceKeepTheOrder: SortLBKeys and SortIPs give the order of
+// CompareLBKeys and CompareIPs, including NodePort's empty VIP, unparsable
+// text and two spellings of one IPv6 address.
+func TestSortsParseOnceKeepTheOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vips := []string{"", "10.96.0.1", "10.96.0.10", "10.96.0.9", "192.168.1.1", "fd00::1", "FD00::1", "fd00::a", "not-an-ip", "zz", "1.2.3"}
+	for round := range 200 {
+		seen := map[LBKey]bool{}
+		var keys []LBKey
+		var ips []string
+		for range rng.IntN(40) {
+			k := LBKey{Family: []IPFamily{IPv4, IPv6}[rng.IntN(2)], VIP: vips[rng.IntN(len(vips))], Protocol: uint32(6 + 11*rng.IntN(2)), Port: uint16(rng.IntN(4))}
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+			ips = append(ips, vips[rng.IntN(len(vips))])
+		}
+		SortLBKeys(keys)
+		for i := 1; i < len(keys); i++ {
+			if CompareLBKeys(keys[i-1], keys[i]) > 0 {
+				t.Fatalf("round %d: SortLBKeys put %v before %v", round, keys[i-1], keys[i])
+			}
+		}
+		SortIPs(ips)
+		for i := 1; i < len(ips); i++ {
+			if CompareIPs(ips[i-1], ips[i]) > 0 {
+				t.Fatalf("round %d: SortIPs put %q before %q", round, ips[i-1], ips[i])
+			}
+		}
 	}
 }

@@ -234,7 +234,7 @@ func (p *Proxier) computeAll() int {
 		p.opts.Reconciler.Expect(len(svcs), len(svcs))
 	}
 	for _, svc := range svcs {
-		p.computeService(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, old)
+		p.computeListed(svc, types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, old)
 	}
 	for key := range old.LBs {
 		if _, ok := p.state.LBs[key]; !ok {
@@ -270,6 +270,11 @@ func (p *Proxier) computeService(name types.NamespacedName, prior *desired.State
 		p.apply(p.state.Delete(name))
 		return
 	}
+	p.computeListed(svc, name, prior)
+}
+
+// computeListed is computeService for a Service the lister holds.
+func (p *Proxier) computeListed(svc *v1.Service, name types.NamespacedName, prior *desired.State) {
 	objs, _ := p.slices.ByIndex(sliceServiceIdx, name.String())
 	slices := make([]*discoveryv1.EndpointSlice, 0, len(objs))
 	for _, o := range objs {

@@ -131,8 +131,31 @@ func remoteMatches(want, got intent.RemoteEndpoint) bool {
 	if !want.Local && want.ProviderAddress != got.ProviderAddress {
 		return false
 	}
-	return want.MAC == "" || normalMAC(want.MAC) == normalMAC(got.MAC)
+	return want.MAC == "" || sameMAC(want.MAC, got.MAC)
 }
 
-// normalMAC folds the two spellings HNS and Kubernetes use (00-15-5D-.. and 00:15:5d:..).
-func normalMAC(m string) string { return strings.ToLower(strings.ReplaceAll(m, ":", "-")) }
+// sameMAC compares MACs across the two spellings HNS and Kubernetes use
+// (00-15-5D-.. and 00:15:5d:..) without building either: it runs for every
+// backend of every load balancer a Sync writes.
+func sameMAC(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := foldMAC(a[i]), foldMAC(b[i])
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+func foldMAC(c byte) byte {
+	switch {
+	case c == ':':
+		return '-'
+	case 'A' <= c && c <= 'Z':
+		return c + 'a' - 'A'
+	}
+	return c
+}

@@ -15,9 +15,10 @@ import (
 
 // The state file's journal. Between two snapshots (statefile.go) each change
 // of what hnsproxy owns is one line appended to <state file>.journal, so a
-// Sync that creates or deletes one object writes a line and one fsync, not
-// the whole owned set. A line is the CRC-32C of the record's JSON in hex, a
-// space, the JSON, and a newline. Loading replays the journal over the
+// Sync that creates or deletes one object writes a few lines, not the whole
+// owned set, with at most one fsync (saveState and writeState say which
+// appends are fsynced and why that is enough). A line is the CRC-32C of the
+// record's JSON in hex, a space, the JSON, and a newline. Loading replays the journal over the
 // snapshot and stops at the first line that is incomplete or fails its
 // checksum: a write torn by a crash loses only that write, whose objects
 // Start then meets as unowned, adopts when identical and otherwise leaves
@@ -79,10 +80,14 @@ func encodeRecords(records []journalRecord) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// appendJournal appends lines and syncs them to disk. On failure it cuts
-// the journal back to its length before the append, so that a short write
-// leaves no torn line (replay would skip one anyway).
-func appendJournal(fsys stateFS, path string, lines []byte) error {
+// errFsync marks a failed fsync of the journal: the kernel may have dropped
+// every unsynced byte of it, those of earlier appends without an fsync too.
+var errFsync = errors.New("fsync of the journal failed")
+
+// appendJournal appends lines and, if durable, syncs the journal to disk.
+// On failure it cuts the journal back to its length before the append, so
+// that a short write leaves no torn line (replay would skip one anyway).
+func appendJournal(fsys stateFS, path string, lines []byte, durable bool) error {
 	if err := fsys.MkdirAll(filepath.Dir(path)); err != nil {
 		return err
 	}
@@ -105,8 +110,10 @@ func appendJournal(fsys stateFS, path string, lines []byte) error {
 		}
 		lines = append(head, lines...)
 	}
-	if _, err = f.Write(lines); err == nil {
-		err = f.Sync()
+	if _, err = f.Write(lines); err == nil && durable {
+		if err = f.Sync(); err != nil {
+			err = fmt.Errorf("%w: %w", errFsync, err)
+		}
 	}
 	if err != nil {
 		if terr := f.Truncate(info.Size()); terr != nil {

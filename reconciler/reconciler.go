@@ -1,7 +1,6 @@
 package reconciler
 
 import (
-	"slices"
 	"sync"
 	"time"
 
@@ -115,6 +114,7 @@ type Reconciler struct {
 	journalLines int
 	snapshotDue  bool // the next saveState writes a snapshot (Start's failed)
 	appendFailed bool // the last append failed: the next save tries a snapshot
+	unsynced     bool // writeState appended without an fsync since the last one
 	store        stateStore
 	// creatingLBs and creatingEPs are the keys and IPs whose create may
 	// have made an object whose ID we never recorded (a Sync under way, a
@@ -235,7 +235,10 @@ func New(c hnslb.Client, o Options) *Reconciler {
 }
 
 // Upsert sets one desired load balancer. It marks the object for the next
-// Sync only if it differs from the current desired state.
+// Sync only if it differs from the current desired state. The reconciler
+// keeps lb's backend and spare slices as they are (a second copy of every
+// backend was 5 MiB at 10,000 Services): the caller never changes them
+// afterwards, as the desired state builds new ones for every change.
 func (r *Reconciler) Upsert(lb intent.LB) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -243,7 +246,6 @@ func (r *Reconciler) Upsert(lb intent.LB) {
 	if e != nil && e.desired != nil && intent.EqualLB(e.desired, &lb) {
 		return
 	}
-	lb.Backends = slices.Clone(lb.Backends)
 	if e == nil {
 		e = &lbEntry{key: lb.Key, st: objStatus{state: StatePending}}
 		r.lbs[lb.Key] = e

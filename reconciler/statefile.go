@@ -92,11 +92,24 @@ func (r *Reconciler) journal(rec journalRecord) {
 	}
 }
 
-// saveState makes the queued state changes durable: appended to the journal
-// with one fsync, or, once the journal has outgrown the owned set, folded
-// with it into a new snapshot. On failure they stay queued for the next try.
-// Every write's outcome goes to noteStateWrite.
-func (r *Reconciler) saveState() error {
+// saveState makes the queued state changes durable, and any written
+// before without an fsync: appended to the journal with one fsync, or,
+// once the journal has outgrown the owned set, folded with it into a new
+// snapshot. On failure they stay queued for the next try. Every write's
+// outcome goes to noteStateWrite.
+func (r *Reconciler) saveState() error { return r.save(true) }
+
+// writeState appends the queued state changes to the journal without an
+// fsync: in the file for any reader and for a restart after hnsproxy is
+// killed (the kernel holds the written bytes), durable against the node
+// losing power only at the next saveState, which the next Sync makes
+// first (declareCreates). Every record it may carry is safe to lose with
+// the power: its object is gone (a disown), or was made on a key or IP
+// whose declaration is durable and is claimed through it (see
+// declareCreates; docs/reliability.md, "The state file across crashes").
+func (r *Reconciler) writeState() error { return r.save(false) }
+
+func (r *Reconciler) save(durable bool) error {
 	if r.opts.StateFile == "" {
 		return nil
 	}
@@ -105,6 +118,9 @@ func (r *Reconciler) saveState() error {
 		r.baselinesDue = false
 	}
 	if len(r.unsaved) == 0 && !r.snapshotDue {
+		if durable && r.unsynced {
+			return r.noteStateWrite(r.syncJournal())
+		}
 		return nil
 	}
 	if r.snapshotDue || r.appendFailed || r.journalLines+len(r.unsaved) > compactAfter(len(r.ownedLBs)+len(r.ownedEPs)) {
@@ -119,13 +135,37 @@ func (r *Reconciler) saveState() error {
 	if err != nil {
 		return err
 	}
-	if err := appendJournal(r.stateFS(), journalPath(r.opts.StateFile), lines); err != nil {
+	if err := appendJournal(r.stateFS(), journalPath(r.opts.StateFile), lines, durable); err != nil {
 		r.appendFailed = true
+		// An outcome appended before without an fsync may be lost with it:
+		// only a snapshot of the whole state is sure to hold it.
+		r.snapshotDue = r.snapshotDue || r.unsynced && errors.Is(err, errFsync)
 		return r.noteStateWrite(err)
 	}
 	r.journalLines += len(r.unsaved)
 	r.unsaved = nil
+	r.unsynced = !durable // an fsync makes every earlier append durable too
 	return r.noteStateWrite(nil)
+}
+
+// syncJournal makes the journal's appends durable. When the fsync fails,
+// the kernel may have dropped the unsynced bytes from its cache: the next
+// save writes the whole state as a snapshot, and until then nothing is
+// created (declareCreates).
+func (r *Reconciler) syncJournal() error {
+	f, err := r.stateFS().OpenFile(journalPath(r.opts.StateFile), os.O_WRONLY|os.O_APPEND, 0o600)
+	if err == nil {
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		r.snapshotDue = true
+		return err
+	}
+	r.unsynced = false
+	return nil
 }
 
 // compactState writes the whole state as a new snapshot, then empties the
@@ -147,7 +187,7 @@ func (r *Reconciler) writeCompaction() error {
 	if err := r.writeSnapshot(); err != nil {
 		return err
 	}
-	r.unsaved, r.snapshotDue = nil, false
+	r.unsaved, r.snapshotDue, r.unsynced = nil, false, false
 	if err := r.stateFS().Remove(journalPath(r.opts.StateFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.snapshotDue = true
 		return err
@@ -205,12 +245,15 @@ func (r *Reconciler) writeSnapshot() error {
 }
 
 // declareCreates saves, before this Sync writes anything, every key and IP
-// it may create (with those still uncertain), when that set grew. Without
-// it a crash between a create and the state file write, or a lost reply
-// followed by a crash, leaves an object no one owns: a leak for good. It
-// reports whether the state file holds every declaration (and every other
-// change): when not (a full disk), the caller creates nothing, since what
-// it cannot record it could lose.
+// it may create (with those still uncertain), when that set grew: those of
+// its work, and the keys of load balancers waiting for an endpoint it may
+// create. Without it a crash between a create and the state file write, or
+// a lost reply followed by a crash, leaves an object no one owns: a leak
+// for good. The same save makes the last Sync's outcome durable
+// (writeState). It reports whether the state file durably holds every
+// declaration (and every other change): when not (a full disk, a failed
+// fsync), the caller creates nothing, since what it cannot record it could
+// lose.
 //
 // A key a foreign load balancer holds is not declared: an interrupted
 // Sync must never make the next Start claim that one as ours. Its retry
@@ -220,7 +263,7 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string,
 		return true
 	}
 	grew := false
-	for k := range lbs {
+	declareLB := func(k intent.LBKey) {
 		// With ModifyLoadBalancer a realized one is changed in place.
 		if e := r.lbs[k]; e != nil && e.desired != nil && (e.realizedID == "" || !r.modifyOn()) &&
 			r.foreignHeld[k] == "" && !has(unchecked, k) && addNew(r.creatingLBs, k) {
@@ -228,18 +271,28 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string,
 			grew = true
 		}
 	}
+	for k := range lbs {
+		declareLB(k)
+	}
 	for _, ip := range ips {
-		if ep := r.eps[ip]; ep != nil && ep.desired() && (ep.id == "" || !remoteMatches(ep.spec, ep.realizedSpec)) && addNew(r.creatingEPs, ip) {
-			r.journal(journalRecord{Add: true, Kind: recordCreatingEndpoint, ID: ip})
-			grew = true
+		if ep := r.eps[ip]; ep != nil && ep.desired() && (ep.id == "" || !remoteMatches(ep.spec, ep.realizedSpec)) {
+			if addNew(r.creatingEPs, ip) {
+				r.journal(journalRecord{Add: true, Kind: recordCreatingEndpoint, ID: ip})
+				grew = true
+			}
+			// The load balancers that left this backend out are synced
+			// again once its endpoint exists (syncWantedEP), due or not.
+			for k := range r.waiting[ip] {
+				declareLB(k)
+			}
 		}
 	}
-	if grew || len(r.unsaved) > 0 || r.snapshotDue {
+	if grew || len(r.unsaved) > 0 || r.snapshotDue || r.unsynced {
 		if err := r.saveState(); err != nil {
 			r.log.Error(err, "Writing hnsproxy state file failed: creating no HNS objects until it works", "path", r.opts.StateFile)
 		}
 	}
-	return len(r.unsaved) == 0 && !r.snapshotDue
+	return len(r.unsaved) == 0 && !r.snapshotDue && !r.unsynced
 }
 
 // declareNow makes one key's declaration durable before its create.
@@ -265,19 +318,31 @@ func (r *Reconciler) undeclare(k intent.LBKey) {
 }
 
 // settleCreates keeps, after a Sync, only the keys and IPs whose create is
-// still uncertain.
+// still uncertain, in new maps: the declarations of a cold start fill them
+// with every key (Expect sizes them so), and a map does not shrink, so every
+// later Sync would walk that size again.
 func (r *Reconciler) settleCreates() {
-	for k := range r.creatingLBs {
-		if e := r.lbs[k]; e == nil || e.uncertain == nil {
-			delete(r.creatingLBs, k)
-			r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
+	if len(r.creatingLBs) > 0 {
+		kept := map[intent.LBKey]struct{}{}
+		for k := range r.creatingLBs {
+			if e := r.lbs[k]; e != nil && e.uncertain != nil {
+				kept[k] = struct{}{}
+			} else {
+				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
+			}
 		}
+		r.creatingLBs = kept
 	}
-	for ip := range r.creatingEPs {
-		if ep := r.eps[ip]; ep == nil || !ep.uncertain {
-			delete(r.creatingEPs, ip)
-			r.journal(journalRecord{Kind: recordCreatingEndpoint, ID: ip})
+	if len(r.creatingEPs) > 0 {
+		kept := map[string]struct{}{}
+		for ip := range r.creatingEPs {
+			if ep := r.eps[ip]; ep != nil && ep.uncertain {
+				kept[ip] = struct{}{}
+			} else {
+				r.journal(journalRecord{Kind: recordCreatingEndpoint, ID: ip})
+			}
 		}
+		r.creatingEPs = kept
 	}
 }
 

@@ -74,9 +74,10 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	}
 	run := &syncRun{ctx: ctx, now: r.clock.Now()}
 	r.probeOutage(run)
-	run.lbs = takeDue(run.now, r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
-	epWork := takeDue(run.now, r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
-	ips := slices.SortedFunc(maps.Keys(epWork), intent.CompareIPs)
+	run.lbs = takeDue(run.now, &r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
+	epWork := takeDue(run.now, &r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
+	ips := slices.AppendSeq(make([]string, 0, len(epWork)), maps.Keys(epWork))
+	intent.SortIPs(ips)
 	run.unchecked = r.findHeldFrontends(run)
 	run.noCreates = !r.declareCreates(run.lbs, ips, run.unchecked)
 
@@ -117,7 +118,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	r.takeover = false // a takeover lasts until the first Sync ends
 	run.res.ForeignHeld = r.foreignHeldList()
 	run.res.LeftOut = r.leftOutLocals()
-	if err := r.saveState(); err != nil {
+	if err := r.writeState(); err != nil {
 		r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
 	}
 	run.res.Pending = r.pending()
@@ -131,12 +132,12 @@ func (r *Reconciler) pending() int {
 
 // takeDue empties dirty and returns its keys plus the keys of retry whose
 // retry time has come.
-func takeDue[K comparable](now time.Time, dirty, retry map[K]struct{}, nextRetry func(K) time.Time) map[K]struct{} {
-	work := make(map[K]struct{}, len(dirty))
-	for k := range dirty {
-		work[k] = struct{}{}
-	}
-	clear(dirty)
+func takeDue[K comparable](now time.Time, dirty *map[K]struct{}, retry map[K]struct{}, nextRetry func(K) time.Time) map[K]struct{} {
+	// The dirty set itself becomes the work and a fresh one takes its
+	// place: clearing it would keep a cold start's capacity for 10,000
+	// keys, which every later Sync would walk.
+	work := *dirty
+	*dirty = map[K]struct{}{}
 	for k := range retry {
 		if !nextRetry(k).After(now) {
 			work[k] = struct{}{}
@@ -146,7 +147,9 @@ func takeDue[K comparable](now time.Time, dirty, retry map[K]struct{}, nextRetry
 }
 
 func sortedKeys(m map[intent.LBKey]struct{}) []intent.LBKey {
-	return slices.SortedFunc(maps.Keys(m), intent.CompareLBKeys)
+	keys := slices.AppendSeq(make([]intent.LBKey, 0, len(m)), maps.Keys(m))
+	intent.SortLBKeys(keys)
+	return keys
 }
 
 // syncStale deletes due stale objects (ours left over, foreign blockers).

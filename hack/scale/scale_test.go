@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 func smallSpec() clusterSpec {
@@ -200,5 +201,29 @@ func TestRunSmallClusterHasNoProblems(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// The per-object figure divides each change's CPU by the Services and
+// EndpointSlices it wrote, then takes percentiles over the changes.
+func TestSummarizeReportsCPUPerObjectWritten(t *testing.T) {
+	r := summarize([]measured{
+		{cpu: 20 * time.Millisecond, apiWrites: 10}, // a pod replaced: 2 ms per slice
+		{cpu: 3 * time.Millisecond, apiWrites: 1},   // a readiness flip
+	})
+	if r.CPUMsP99 != 20 || r.CPUPerObjectMsP50 != 2 || r.CPUPerObjectMsP99 != 3 || r.APIWritesPerChange != 5.5 {
+		t.Errorf("summary %+v: want p99 20 ms per change, 2 / 3 ms per object written, 5.5 objects per change", r)
+	}
+}
+
+// Issue 17's target is read per change kind, per object written.
+func TestTargetsIncludeTheCPUPerObjectOfEveryKind(t *testing.T) {
+	r := &report{ChangesByKind: map[string]*kindReport{
+		kindFlip:  {CPUPerObjectMsP99: 0.8},
+		kindDrain: {CPUPerObjectMsP99: 1.2},
+	}}
+	r.checkTargets()
+	if !r.TargetsMet[kindFlip+"_cpu_p99_per_object_le_1ms"] || r.TargetsMet[kindDrain+"_cpu_p99_per_object_le_1ms"] {
+		t.Errorf("targets %v: want the flips' met and the drains' missed", r.TargetsMet)
 	}
 }

@@ -152,7 +152,7 @@ func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config) (out []parsedSlic
 					}
 					ep.remoteNode = found && pa == ip
 					if pa.IsValid() {
-						ep.backend.ProviderAddress = pa.String()
+						ep.backend.ProviderAddress = cfg.RemoteSubnets.text(pa)
 					}
 				}
 			}
@@ -185,15 +185,10 @@ type portEndpoints struct {
 // port's endpoints of one family.
 func endpointsForPort(parsed []parsedSlice, fam intent.IPFamily, sp *v1.ServicePort) portEndpoints {
 	var res portEndpoints
-	type ipPort struct {
-		ip   netip.Addr
-		port uint16
-	}
 	n := 0
 	for i := range parsed {
 		n += len(parsed[i].endpoints)
 	}
-	index := make(map[ipPort]int, n)
 	all := make([]portPick, 0, n)
 	for i := range parsed {
 		ps := &parsed[i]
@@ -209,21 +204,13 @@ func endpointsForPort(parsed []parsedSlice, fam intent.IPFamily, sp *v1.ServiceP
 			continue
 		}
 		for j := range ps.endpoints {
-			ep := &ps.endpoints[j]
-			k := ipPort{ep.ip, port}
-			if d, dup := index[k]; dup {
-				if ep.rank() > all[d].ep.rank() {
-					all[d].ep = ep
-				}
-				continue
-			}
-			index[k] = len(all)
-			all = append(all, portPick{ep, port})
+			all = append(all, portPick{&ps.endpoints[j], port, len(all)})
 		}
 	}
 	if len(all) == 0 {
 		return res
 	}
+	all = dedupePicks(all)
 	res.port = choosePort(all)
 	res.endpoints = make([]*endpoint, 0, len(all))
 	for _, p := range all {
@@ -233,14 +220,33 @@ func endpointsForPort(parsed []parsedSlice, fam intent.IPFamily, sp *v1.ServiceP
 			res.mixedDropped++
 		}
 	}
-	slices.SortFunc(res.endpoints, compareEndpointIPs)
 	return res
+}
+
+// dedupePicks keeps one pick per IP and port, the best ranked (the first
+// seen among equals), sorted by IP: sorting a Service's few endpoints costs
+// less than indexing them in a map.
+func dedupePicks(all []portPick) []portPick {
+	slices.SortFunc(all, func(a, b portPick) int {
+		return cmp.Or(a.ep.ip.Compare(b.ep.ip), cmp.Compare(a.port, b.port), cmp.Compare(a.seen, b.seen))
+	})
+	out := all[:1]
+	for _, p := range all[1:] {
+		last := &out[len(out)-1]
+		if p.ep.ip != last.ep.ip || p.port != last.port {
+			out = append(out, p)
+		} else if p.ep.rank() > last.ep.rank() {
+			last.ep = p.ep
+		}
+	}
+	return out
 }
 
 // portPick is an endpoint with the port one slice gives it for a Service port.
 type portPick struct {
 	ep   *endpoint
 	port uint16
+	seen int // order of appearance: the first of equally ranked duplicates wins
 }
 
 func compareEndpointIPs(a, b *endpoint) int { return a.ip.Compare(b.ip) }

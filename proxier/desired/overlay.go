@@ -22,8 +22,10 @@ type RemoteSubnetIndex struct {
 	// byLength has one table per prefix length and family, longest first;
 	// a prefix routed to several nodes keeps the lowest provider address.
 	byLength []subnetTable
-	// nodes: the provider addresses themselves (a host-network pod's IP is its node's PA).
-	nodes map[netip.Addr]bool
+	// nodes: the provider addresses themselves (a host-network pod's IP is
+	// its node's PA), each with its text, formatted once for every backend
+	// on that node.
+	nodes map[netip.Addr]string
 }
 
 // subnetTable is the routes of one prefix length and family.
@@ -36,13 +38,13 @@ type subnetTable struct {
 // NewRemoteSubnetIndex indexes routes, leaving out those without a valid
 // prefix or provider address.
 func NewRemoteSubnetIndex(routes []RemoteSubnet) *RemoteSubnetIndex {
-	ix := &RemoteSubnetIndex{nodes: map[netip.Addr]bool{}}
+	ix := &RemoteSubnetIndex{nodes: map[netip.Addr]string{}}
 	for _, r := range routes {
 		if !r.Prefix.IsValid() || !r.ProviderAddress.IsValid() {
 			continue
 		}
 		ix.routes = append(ix.routes, RemoteSubnet{Prefix: r.Prefix.Masked(), ProviderAddress: r.ProviderAddress})
-		ix.nodes[r.ProviderAddress] = true
+		ix.nodes[r.ProviderAddress] = r.ProviderAddress.String()
 	}
 	slices.SortFunc(ix.routes, func(a, b RemoteSubnet) int {
 		if c := cmp.Compare(b.Prefix.Bits(), a.Prefix.Bits()); c != 0 {
@@ -96,7 +98,7 @@ func (ix *RemoteSubnetIndex) providerAddress(ip netip.Addr) (netip.Addr, bool) {
 	if ix == nil {
 		return netip.Addr{}, false
 	}
-	if ix.nodes[ip] {
+	if _, node := ix.nodes[ip]; node {
 		return ip, true
 	}
 	for _, t := range ix.byLength {
@@ -108,6 +110,16 @@ func (ix *RemoteSubnetIndex) providerAddress(ip netip.Addr) (netip.Addr, bool) {
 		}
 	}
 	return netip.Addr{}, false
+}
+
+// text is a provider address's text, formatted when the index was built.
+func (ix *RemoteSubnetIndex) text(pa netip.Addr) string {
+	if ix != nil {
+		if s, ok := ix.nodes[pa]; ok {
+			return s
+		}
+	}
+	return pa.String()
 }
 
 // Covers reports whether one route holds the whole of prefix: a node's pod
@@ -191,10 +203,6 @@ func SourceVIPEndpoints(cfg Config) []intent.RemoteEndpoint {
 
 // serviceVIPEndpoint is winkernel's overlay endpoint for a cluster IP: a
 // remote endpoint with the host MAC whose provider address is this node.
-func serviceVIPEndpoint(cfg *Config, clusterIP netip.Addr) intent.RemoteEndpoint {
-	return intent.RemoteEndpoint{
-		IP:              clusterIP.String(),
-		MAC:             cfg.HostMAC,
-		ProviderAddress: cfg.NodeIPs[intent.FamilyOf(clusterIP)].String(),
-	}
+func serviceVIPEndpoint(cfg *Config, clusterIP, nodeIP string) intent.RemoteEndpoint {
+	return intent.RemoteEndpoint{IP: clusterIP, MAC: cfg.HostMAC, ProviderAddress: nodeIP}
 }

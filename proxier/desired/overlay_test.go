@@ -177,7 +177,7 @@ func TestRemoteSubnetIndexMatchesALinearWalk(t *testing.T) {
 	for range 5000 {
 		ip := netip.AddrFrom4([4]byte{[]byte{10, 192}[rng.IntN(2)], byte(rng.IntN(5)), byte(rng.IntN(256)), byte(rng.IntN(256))})
 		var want netip.Addr
-		if ix.nodes[ip] {
+		if _, node := ix.nodes[ip]; node {
 			want = ip
 		} else {
 			for _, r := range walk {

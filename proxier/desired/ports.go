@@ -112,7 +112,7 @@ func (pl *portLBs) family(fam intent.IPFamily, pe portEndpoints) {
 		b.add(intent.LBKey{Family: fam, VIP: vip, Protocol: pl.proto, Port: port}, origin, pe.port, sel, pf, f, b.distribution, pl.owner)
 	}
 
-	mk(intent.OriginClusterIP, b.clusterIPs[fam].String(), pl.port, pick(b.itpLocal), hnslb.PortMappingFlagsNone, dsrIf(b.cfg.clusterDSR()))
+	mk(intent.OriginClusterIP, b.clusterVIP.get(fam), pl.port, pick(b.itpLocal), hnslb.PortMappingFlagsNone, dsrIf(b.cfg.clusterDSR()))
 
 	external := hnslb.PortMappingFlagsVipExternalIP
 	if pl.nodePort != 0 {
@@ -121,23 +121,20 @@ func (pl *portLBs) family(fam intent.IPFamily, pe portEndpoints) {
 		// another node), but NodePort gets no UseMux/PreserveDIP.
 		mk(intent.OriginNodePort, "", pl.nodePort, pick(b.etpLocal || b.preserveDIP || b.nodePortLocal(fam, local())), external|hnslb.PortMappingFlagsLocalRoutedVIP, dsrIf(b.etpLocal))
 	}
-	for _, ip := range b.externalIPs[fam] {
+	for _, ip := range b.externalIPs.get(fam) {
 		mk(intent.OriginExternalIP, ip.String(), pl.port, pick(b.etpLocal), external, dsrIf(b.etpLocal))
 	}
 	ingressFlags := external
 	if b.preserveDIP && b.dsr {
 		ingressFlags |= hnslb.PortMappingFlagsUseMux | hnslb.PortMappingFlagsPreserveDIP
 	}
-	for _, ip := range b.ingressIPs[fam] {
+	for _, ip := range b.ingressIPs.get(fam) {
 		sel := pick(b.etpLocal || b.preserveDIP)
 		mk(intent.OriginIngress, ip.String(), pl.port, sel, ingressFlags, dsrIf(b.etpLocal || b.preserveDIP))
 		// Health-check forwarding needs ready endpoints (winkernel: not
 		// when all are terminating), so cloud probes drain this node.
 		if len(sel.endpoints) > 0 && !sel.fallback {
-			if b.ingressReady == nil {
-				b.ingressReady = map[intent.IPFamily]bool{}
-			}
-			b.ingressReady[fam] = true
+			b.ingressReady.put(fam, true)
 		}
 	}
 }
@@ -179,7 +176,7 @@ func (b *serviceBuilder) add(key intent.LBKey, origin intent.Origin, internalPor
 }
 
 func (b *serviceBuilder) addLB(lb intent.LB) {
-	if j, dup := b.keys[lb.Key]; dup {
+	if j, dup := b.lbIndex(lb.Key); dup {
 		kept := &b.r.LBs[j]
 		same := lb
 		same.Origin = kept.Origin
@@ -191,8 +188,34 @@ func (b *serviceBuilder) addLB(lb intent.LB) {
 		}
 		return
 	}
-	b.keys[lb.Key] = len(b.r.LBs)
 	b.r.LBs = append(b.r.LBs, lb)
+	switch n := len(b.r.LBs); {
+	case b.keys != nil:
+		b.keys[lb.Key] = n - 1
+	case n > linearLBs:
+		b.keys = make(map[intent.LBKey]int, 2*n)
+		for j := range b.r.LBs {
+			b.keys[b.r.LBs[j].Key] = j
+		}
+	}
+}
+
+// linearLBs: up to this many load balancers a Service's keys are found by
+// scanning them (most Services have one to three); beyond it, by a map.
+const linearLBs = 16
+
+// lbIndex finds the Service's load balancer with key.
+func (b *serviceBuilder) lbIndex(key intent.LBKey) (int, bool) {
+	if b.keys != nil {
+		j, ok := b.keys[key]
+		return j, ok
+	}
+	for j := range b.r.LBs {
+		if b.r.LBs[j].Key == key {
+			return j, true
+		}
+	}
+	return 0, false
 }
 
 // lbSourceVIP: l2bridge uses the node IP. Overlay uses the source VIP,
@@ -201,10 +224,10 @@ func (b *serviceBuilder) addLB(lb intent.LB) {
 func (b *serviceBuilder) lbSourceVIP(fam intent.IPFamily, backends []*endpoint) string {
 	for i := range backends {
 		if backends[i].remoteNode || backends[i].noPA {
-			return b.nodeIP[fam]
+			return b.nodeIP.get(fam)
 		}
 	}
-	return b.sourceVIP[fam]
+	return b.sourceVIP.get(fam)
 }
 
 // healthCheckLBs adds, with --forward-healthcheck-vip, one load balancer per
@@ -227,7 +250,7 @@ func (b *serviceBuilder) healthCheckLBs() {
 		pf = hnslb.PortMappingFlagsUseMux | hnslb.PortMappingFlagsPreserveDIP
 	}
 	for _, fam := range families {
-		if !b.ingressReady[fam] {
+		if !b.ingressReady.get(fam) {
 			continue
 		}
 		gw := b.cfg.HealthCheckGateway[fam]
@@ -241,7 +264,7 @@ func (b *serviceBuilder) healthCheckLBs() {
 		if fam == intent.IPv6 {
 			f = hnslb.LoadBalancerFlagsIPv6
 		}
-		for _, ip := range b.ingressIPs[fam] {
+		for _, ip := range b.ingressIPs.get(fam) {
 			key := intent.LBKey{Family: fam, VIP: ip.String(), Protocol: hnslb.ProtocolTCP, Port: port}
 			b.add(key, intent.OriginIngress, port, selection{endpoints: []*endpoint{gwEP}}, pf, f, hnslb.DistributionNone, b.r.Name.String()+":healthcheck")
 		}
@@ -271,7 +294,7 @@ func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
 	if anyPort && b.cfg.Mode == Overlay {
 		for _, fam := range families {
 			if b.served(fam) {
-				r.ServiceVIPEndpoints = append(r.ServiceVIPEndpoints, serviceVIPEndpoint(b.cfg, b.clusterIPs[fam]))
+				r.ServiceVIPEndpoints = append(r.ServiceVIPEndpoints, serviceVIPEndpoint(b.cfg, b.clusterVIP.get(fam), b.nodeIP.get(fam)))
 			}
 		}
 	}

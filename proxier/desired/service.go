@@ -38,7 +38,7 @@ func ForService(in ServiceInput, cfg Config) ServiceResult {
 	if svc.Spec.Type == v1.ServiceTypeExternalName || svc.Spec.ClusterIP == v1.ClusterIPNone {
 		return r
 	}
-	b := &serviceBuilder{svc: svc, cfg: &cfg, r: &r, keys: map[intent.LBKey]int{}}
+	b := &serviceBuilder{svc: svc, cfg: &cfg, r: &r}
 	b.build(in.Slices)
 	return r
 }
@@ -49,17 +49,18 @@ type serviceBuilder struct {
 	cfg *Config
 	r   *ServiceResult
 
-	clusterIPs  map[intent.IPFamily]netip.Addr // the zero Addr for a family this node cannot serve
-	externalIPs map[intent.IPFamily][]netip.Addr
-	ingressIPs  map[intent.IPFamily][]netip.Addr
-	nodeIP      map[intent.IPFamily]string
-	sourceVIP   map[intent.IPFamily]string
+	clusterIPs  perFamily[netip.Addr] // the zero Addr for a family this node cannot serve
+	clusterVIP  perFamily[string]     // a served cluster IP's text
+	externalIPs perFamily[[]netip.Addr]
+	ingressIPs  perFamily[[]netip.Addr]
+	nodeIP      perFamily[string]
+	sourceVIP   perFamily[string]
 
 	etpLocal, itpLocal, preserveDIP, dsr bool
 	distribution                         hnslb.Distribution
 
-	keys         map[intent.LBKey]int // index into r.LBs
-	ingressReady map[intent.IPFamily]bool
+	keys         map[intent.LBKey]int // index into r.LBs, once there are more than linearLBs
+	ingressReady perFamily[bool]
 	unknownPA    map[netip.Addr]bool
 }
 
@@ -90,9 +91,6 @@ func (b *serviceBuilder) families() bool {
 	if len(ips) == 0 && b.svc.Spec.ClusterIP != "" {
 		ips = []string{b.svc.Spec.ClusterIP}
 	}
-	b.clusterIPs = map[intent.IPFamily]netip.Addr{}
-	b.nodeIP = map[intent.IPFamily]string{}
-	b.sourceVIP = map[intent.IPFamily]string{}
 	for _, s := range ips {
 		ip, ok := parseIP(s)
 		if !ok {
@@ -100,23 +98,26 @@ func (b *serviceBuilder) families() bool {
 			continue
 		}
 		fam := intent.FamilyOf(ip)
-		if _, dup := b.clusterIPs[fam]; dup {
+		if b.clusterIPs.has(fam) {
 			continue
 		}
-		b.r.ClusterIPs = append(b.r.ClusterIPs, ip.String())
+		text := canonical(s, ip)
+		b.r.ClusterIPs = append(b.r.ClusterIPs, text)
 		if why := b.familyUnsupported(fam); why != "" {
 			b.problem(warn(ReasonIPFamilyUnsupported, "cluster IP %s not served on this node: %s", ip, why))
-			b.clusterIPs[fam] = netip.Addr{} // known family, not served
+			b.clusterIPs.put(fam, netip.Addr{}) // known family, not served
 			continue
 		}
-		b.clusterIPs[fam] = ip
-		b.nodeIP[fam] = b.cfg.NodeIPs[fam].String()
-		b.sourceVIP[fam] = b.nodeIP[fam]
+		b.clusterIPs.put(fam, ip)
+		b.clusterVIP.put(fam, text)
+		node := b.cfg.NodeIPs[fam].String()
+		b.nodeIP.put(fam, node)
+		b.sourceVIP.put(fam, node)
 		if vip := b.cfg.SourceVIP[fam]; b.cfg.Mode == Overlay && vip.IsValid() {
-			b.sourceVIP[fam] = vip.String()
+			b.sourceVIP.put(fam, vip.String())
 		}
 	}
-	return len(b.nodeIP) > 0
+	return b.nodeIP.any()
 }
 
 func (b *serviceBuilder) familyUnsupported(fam intent.IPFamily) string {
@@ -133,17 +134,14 @@ func (b *serviceBuilder) familyUnsupported(fam intent.IPFamily) string {
 
 // served reports whether the Service has a cluster IP this node serves in fam.
 func (b *serviceBuilder) served(fam intent.IPFamily) bool {
-	_, ok := b.nodeIP[fam]
-	return ok
+	return b.nodeIP.has(fam)
 }
 
 // frontends collects external IPs and load-balancer ingress IPs by family.
 func (b *serviceBuilder) frontends() {
-	b.externalIPs = map[intent.IPFamily][]netip.Addr{}
-	b.ingressIPs = map[intent.IPFamily][]netip.Addr{}
 	if !b.cfg.IgnoreExternalIPs {
 		for _, s := range b.svc.Spec.ExternalIPs {
-			b.addFrontend(b.externalIPs, "external IP", s)
+			b.addFrontend(&b.externalIPs, "external IP", s)
 		}
 		if b.cfg.RefuseExternalIPsOnNodeAddresses {
 			b.refuseNodeAddresses()
@@ -159,7 +157,7 @@ func (b *serviceBuilder) frontends() {
 		if ing.IPMode != nil && *ing.IPMode == v1.LoadBalancerIPModeProxy {
 			continue
 		}
-		b.addFrontend(b.ingressIPs, "load-balancer ingress IP", ing.IP)
+		b.addFrontend(&b.ingressIPs, "load-balancer ingress IP", ing.IP)
 	}
 }
 
@@ -167,17 +165,18 @@ func (b *serviceBuilder) frontends() {
 // (--refuse-node-external-ips): a namespace user could otherwise take the
 // node's own traffic on the Service's ports.
 func (b *serviceBuilder) refuseNodeAddresses() {
-	for fam, ips := range b.externalIPs {
+	for _, fam := range families {
+		ips := b.externalIPs.get(fam)
 		node := b.cfg.NodeIPs[fam]
 		if i := slices.Index(ips, node); i >= 0 {
 			b.problem(warn(ReasonExternalIPRefused,
 				"external IP %s is this node's address; refused on this node (--refuse-node-external-ips)", node))
-			b.externalIPs[fam] = slices.Delete(ips, i, i+1)
+			b.externalIPs.put(fam, slices.Delete(ips, i, i+1))
 		}
 	}
 }
 
-func (b *serviceBuilder) addFrontend(into map[intent.IPFamily][]netip.Addr, what, s string) {
+func (b *serviceBuilder) addFrontend(into *perFamily[[]netip.Addr], what, s string) {
 	ip, ok := parseIP(s)
 	if !ok {
 		b.problem(warn(ReasonInvalidIP, "%s %q is not a valid IP address", what, s))
@@ -188,14 +187,14 @@ func (b *serviceBuilder) addFrontend(into map[intent.IPFamily][]netip.Addr, what
 		return
 	}
 	fam := intent.FamilyOf(ip)
-	if _, known := b.clusterIPs[fam]; !known {
+	if !b.clusterIPs.has(fam) {
 		b.problem(warn(ReasonIPFamilyMismatch, "%s %s is IPv%d but the Service has no IPv%d cluster IP", what, ip, fam, fam))
 		return
 	}
-	if !b.served(fam) || slices.Contains(into[fam], ip) {
+	if !b.served(fam) || slices.Contains(into.get(fam), ip) {
 		return // family problem already reported; duplicates are harmless
 	}
-	into[fam] = append(into[fam], ip)
+	into.put(fam, append(into.get(fam), ip))
 }
 
 // policies reads traffic policies, the annotation and affinity, reporting

@@ -1,0 +1,176 @@
+package reconciler
+
+import (
+	"io"
+	"testing"
+
+	"k8s.io/klog/v2/textlogger"
+
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// The crash script and the tests that kill it before every step (how a kill
+// is made: kill_test.go).
+
+// crashRun is one run of the crash script.
+type crashRun struct {
+	e      *env
+	ks     *killSwitch
+	kfs    *killFS
+	tenant intent.LBKey // the tenant's frontend (external IP): never to be claimed from another
+	// syncs are the step counts at each Sync's start and end.
+	syncs [][2]int
+}
+
+// newCrashRun runs the script a kill interrupts: a cold start, a Service whose
+// backend moves to a new remote pod (a new endpoint, the old one deleted;
+// without modify a new load balancer ID), a tenant's external IP Service
+// changed, a Service deleted, and a periodic Sync with nothing to do.
+func newCrashRun(t *testing.T, profile string, killAt int) *crashRun {
+	e := newEnv(t, profile)
+	e.foreign()
+	e.local("10.244.1.11")
+	e.local("10.244.1.12")
+	ks := &killSwitch{killAt: killAt}
+	c := &crashRun{e: e, ks: ks, kfs: &killFS{k: ks, synced: map[string]int64{}}}
+	a := lb("10.96.0.10", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
+	b := externalLB("203.0.113.10", 443, loc("10.244.1.11"), rem("10.244.2.21", "192.168.0.2"))
+	gone := lb("10.96.0.11", 53, rem("10.244.2.23", "192.168.0.3"))
+	c.tenant = b.Key
+	opts := e.options()
+	opts.Logger = textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(io.Discard))) // a dead process's errors
+	r := New(&killClient{Client: e.hns, k: ks}, opts)
+	r.store.fs = c.kfs
+	upsert(r, a, b, gone)
+	if err := r.Start(ctx); err != nil && ks.alive() {
+		t.Fatal(err)
+	}
+	sync := func() {
+		start := ks.count()
+		r.Sync(ctx)
+		c.syncs = append(c.syncs, [2]int{start, ks.count()})
+	}
+	sync()
+	a.Backends = []intent.Backend{loc("10.244.1.11"), rem("10.244.2.22", "192.168.0.2")}
+	upsert(r, a)
+	sync()
+	b.Backends = []intent.Backend{loc("10.244.1.12"), rem("10.244.2.21", "192.168.0.2")}
+	upsert(r, b)
+	remove(r, gone.Key)
+	sync()
+	sync()
+	return c
+}
+
+// restart starts a new reconciler on what the kill left, with nothing
+// desired (every Service deleted while hnsproxy was down), and converges.
+func (c *crashRun) restart() {
+	r := New(c.e.hns, c.e.options())
+	if err := r.Start(ctx); err != nil {
+		c.e.t.Fatal(err)
+	}
+	c.e.converge(r)
+}
+
+// leftovers are the load balancers and remote endpoints in HNS other than
+// those of e.foreign() (one of each).
+func (c *crashRun) leftovers() []string {
+	var out []string
+	for _, l := range c.e.snapshot().LoadBalancers {
+		if k, _ := KeyOf(&l); k.VIP != "10.96.9.9" {
+			out = append(out, "load balancer "+k.String())
+		}
+	}
+	for _, ep := range c.e.snapshot().Endpoints {
+		if ep.IsRemote() && ep.IP() != "10.244.9.9" {
+			out = append(out, "remote endpoint "+ep.IP())
+		}
+	}
+	return out
+}
+
+// mayHoldDeclaration reports whether a kill before step may leave the
+// tenant frontend declared as being created: inside a Sync that creates on
+// it (declaring marks the Sync's start), and after a power loss also inside
+// the Sync after it, whose first state write is the fsync that makes the
+// withdrawal durable. syncs are the step ranges of the run not killed;
+// creates says which of its Syncs create on the frontend.
+func mayHoldDeclaration(syncs [][2]int, creates []bool, step int, powerLoss bool) bool {
+	for i, s := range syncs {
+		if step > s[0] && step <= s[1] {
+			return creates[i] || powerLoss && i > 0 && creates[i-1]
+		}
+	}
+	return powerLoss && creates[len(creates)-1]
+}
+
+// TestKillAtEveryStepLeaksNothing: wherever the process dies, and whether
+// the journal keeps its unsynced appends (a kill) or loses them (power
+// loss), the restarted reconciler owns every object the killed one made:
+// with every Service deleted meanwhile, it removes them all, and leaves the
+// other agent's objects alone.
+func TestKillAtEveryStepLeaksNothing(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2022, sim.ProfileWS2025} {
+		steps := newCrashRun(t, profile, 0).ks.count()
+		if steps < 20 {
+			t.Fatalf("%s: the script took %d steps; it no longer exercises the state file", profile, steps)
+		}
+		for _, powerLoss := range []bool{false, true} {
+			for kill := 1; kill <= steps+1; kill++ {
+				c := newCrashRun(t, profile, kill)
+				if powerLoss {
+					c.kfs.powerLoss(t, journalPath(c.e.stateFile))
+				}
+				c.restart()
+				if left := c.leftovers(); len(left) > 0 {
+					t.Errorf("%s, killed before step %d of %d (power loss %v): leaked %v", profile, kill, steps, powerLoss, left)
+				}
+				if s := readState(t, c.e.stateFile); len(s.LoadBalancers)+len(s.RemoteEndpoints) != 0 {
+					t.Errorf("%s, killed before step %d: the state file still owns %+v", profile, kill, s)
+				}
+			}
+		}
+	}
+}
+
+// TestKillNeverClaimsAForeignLoadBalancer: after the kill, hnsproxy's load
+// balancer on a tenant's frontend vanishes and another agent makes one
+// there. The restarted reconciler must leave that one alone, except where
+// the state file still declares the frontend as being created: inside a
+// Sync that creates on it, and after a power loss until the next Sync's
+// first state write
+// (docs/reliability.md, the state file's fsyncs). The test fails if a
+// declaration outlives that window: a Sync that leaves it to the next one.
+func TestKillNeverClaimsAForeignLoadBalancer(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2022, sim.ProfileWS2025} {
+		whole := newCrashRun(t, profile, 0)
+		steps := whole.ks.count()
+		// The script creates on the tenant frontend in its first Sync, and
+		// without modify again in its third (a new backend: a new ID).
+		creates := []bool{true, false, profile != sim.ProfileWS2025, false}
+		for _, powerLoss := range []bool{false, true} {
+			for kill := 1; kill <= steps+1; kill++ {
+				c := newCrashRun(t, profile, kill)
+				if powerLoss {
+					c.kfs.powerLoss(t, journalPath(c.e.stateFile))
+				}
+				if ours := c.e.hnsLB(c.tenant); ours != nil {
+					if err := c.e.hns.DeleteLoadBalancer(ctx, ours.ID); err != nil {
+						t.Fatal(err)
+					}
+				}
+				d := externalLB(c.tenant.VIP, c.tenant.Port)
+				foreign := c.e.foreignOn(d, "10.244.1.99")
+				c.restart()
+				if c.e.hasLB(foreign) {
+					continue
+				}
+				if !mayHoldDeclaration(whole.syncs, creates, kill, powerLoss) {
+					t.Errorf("%s, killed before step %d (power loss %v): the restart took the tenant frontend's foreign load balancer (syncs at steps %v)",
+						profile, kill, powerLoss, whole.syncs)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package reconciler
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// TestSyncFsyncsTheStateFileAtMostOnce: a Sync that replaces a load
+// balancer (a new ID without modify) and a remote endpoint makes one fsync:
+// its declarations, which also make the previous Sync's records durable;
+// its own records are written without one. A Sync that writes no state
+// makes none, once the last one's records are durable.
+func TestSyncFsyncsTheStateFileAtMostOnce(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.local("10.244.1.11")
+	a := lb("10.96.0.10", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
+	r := e.started(a)
+	fsyncs := 0
+	faults := &faultFS{}
+	faults.set(func(op, name string) error {
+		if op == "sync" && strings.HasSuffix(name, ".journal") {
+			fsyncs++
+		}
+		return nil
+	})
+	r.store.fs = faults
+	for i, ip := range []string{"10.244.2.21", "10.244.2.22", "10.244.2.23"} {
+		fsyncs = 0
+		a.Backends = []intent.Backend{loc("10.244.1.11"), rem(ip, "192.168.0.2")}
+		upsert(r, a)
+		if res := r.Sync(ctx); res.Failed+res.Pending != 0 || res.Updated != 1 {
+			t.Fatalf("change %d: %+v", i, res)
+		}
+		if fsyncs != 1 {
+			t.Errorf("change %d: %d fsyncs of the journal, want 1", i, fsyncs)
+		}
+		if s := readState(t, e.stateFile); len(s.LoadBalancers) != 1 || e.hnsLB(a.Key) == nil || s.LoadBalancers[0] != e.hnsLB(a.Key).ID {
+			t.Errorf("change %d: the state file right after the Sync owns %v, want the new load balancer", i, s.LoadBalancers)
+		}
+	}
+	fsyncs = 0
+	r.Sync(ctx)
+	r.Sync(ctx)
+	if fsyncs != 1 {
+		t.Errorf("two Syncs with nothing to do after a change: %d fsyncs, want 1 (the change's records)", fsyncs)
+	}
+}
+
+// TestAFailedFsyncOfTheOutcomeIsFollowedByASnapshot: when the fsync that
+// should make the last Sync's outcome durable fails (the next Sync's
+// declaration, or its fsync alone when it has nothing to declare), the
+// kernel may have dropped those bytes; nothing is created until a snapshot
+// of the whole state is written, which the next save does.
+func TestAFailedFsyncOfTheOutcomeIsFollowedByASnapshot(t *testing.T) {
+	for _, declares := range []bool{false, true} {
+		e := newEnv(t, sim.ProfileWS2022)
+		e.local("10.244.1.11")
+		a := lb("10.96.0.10", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
+		r := e.started(a)
+		faults := &faultFS{}
+		r.store.fs = faults
+		a.Backends = []intent.Backend{loc("10.244.1.11"), rem("10.244.2.21", "192.168.0.2")}
+		upsert(r, a)
+		if res := r.Sync(ctx); res.Failed+res.Pending != 0 { // its outcome: appended, not fsynced
+			t.Fatalf("change: %+v", res)
+		}
+		faults.set(func(op, _ string) error { return failOn(op, syscall.EIO, "sync") })
+		if declares {
+			upsert(r, lb("10.96.0.11", 80, loc("10.244.1.11")))
+		}
+		if res := r.Sync(ctx); res.Created != 0 {
+			t.Fatalf("declares %v: a Sync whose first fsync failed created %d objects", declares, res.Created)
+		}
+		faults.set(nil)
+		e.converge(r)
+		raw, err := os.ReadFile(e.stateFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var snap stateFile
+		if err := json.Unmarshal(raw, &snap); err != nil {
+			t.Fatal(err)
+		}
+		if id := e.hnsLB(a.Key).ID; !slices.Contains(snap.LoadBalancers, id) {
+			t.Errorf("declares %v: the snapshot holds %v, want the changed load balancer %s: after the failed fsync its outcome must reach a snapshot", declares, snap.LoadBalancers, id)
+		}
+		e.assertStateFileMatchesHNS()
+	}
+}
