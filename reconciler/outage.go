@@ -22,8 +22,10 @@ import (
 // A timeout is left to the backoff: a hung HNS would hang the probe too,
 // and each abandoned call counts against MaxAbandonedCalls.
 
-// outageProbeInterval is how often HNS is probed while it is down: about
-// how long after HNS returns the objects it refused are retried.
+// outageProbeInterval is how often HNS is probed while it is down (a
+// probe needs a Sync, so the proxier's min-sync-period may space them
+// more): about how long after HNS returns the objects it refused are
+// retried.
 const outageProbeInterval = 250 * time.Millisecond
 
 // outage is an open HNS outage; the zero value is none. confirmed: a
