@@ -75,7 +75,7 @@ func (r *Reconciler) findHeldFrontends(run *syncRun) (unchecked map[intent.LBKey
 	for i := range run.listedLBs {
 		lb := &run.listedLBs[i]
 		if k, ok := KeyOf(lb); ok && want[k] && r.foreignHeld[k] == "" {
-			if _, ours := r.ownedLBs[lb.ID]; !ours {
+			if _, ours := r.ownedLBs[lb.ID]; !ours && !r.claimCarriedLB(k, lb.ID) {
 				r.foreignHeld[k] = lb.ID
 			}
 		}

@@ -121,6 +121,9 @@ type Reconciler struct {
 	// lost reply); they are saved before the creates (see declareCreates).
 	creatingLBs map[intent.LBKey]struct{}
 	creatingEPs map[string]struct{}
+	// carried are the declarations loaded at Start whose create may still
+	// land (carried.go).
+	carried carriedCreates
 
 	// stale objects to delete: our own leftovers and foreign blockers.
 	staleLBs, staleEPs map[string]*staleObj

@@ -39,6 +39,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	}
 	r.listing = newListingChanges()
 	indexBefore := maps.Clone(r.localIndex)
+	listedFrom := r.clock.Now()
 	r.mu.Unlock()
 
 	lbs, eps, err := r.listForRepair(ctx)
@@ -51,6 +52,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.claimCarried(lbs, eps, listedFrom)
 	lbByID := make(map[string]*hnslb.LoadBalancer, len(lbs))
 	for i := range lbs {
 		lbByID[lbs[i].ID] = &lbs[i]

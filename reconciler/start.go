@@ -68,6 +68,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 		baselines[strings.ToLower(id)] = b
 	}
 	r.claimInterrupted(owned, lbs, eps, ownedLB, ownedEP)
+	r.carryDeclarations(owned, lbs, eps)
 	r.orphanLBs = map[intent.LBKey][]hnslb.LoadBalancer{}
 	for _, lb := range lbs {
 		if _, ok := ownedLB[strings.ToLower(lb.ID)]; ok {

@@ -210,8 +210,8 @@ func (r *Reconciler) writeSnapshot() error {
 		LoadBalancers:           slices.Collect(maps.Keys(r.ownedLBs)),
 		RemoteEndpoints:         slices.Collect(maps.Keys(r.ownedEPs)),
 		LoadBalancerBaselines:   r.baselines,
-		CreatingLoadBalancers:   slices.Collect(maps.Keys(r.creatingLBs)),
-		CreatingRemoteEndpoints: slices.Collect(maps.Keys(r.creatingEPs)),
+		CreatingLoadBalancers:   r.declaredKeys(),
+		CreatingRemoteEndpoints: r.declaredIPs(),
 		Takeover:                r.takeoverToken,
 	})
 	if err != nil {
@@ -327,7 +327,7 @@ func (r *Reconciler) settleCreates() {
 		for k := range r.creatingLBs {
 			if e := r.lbs[k]; e != nil && e.uncertain != nil {
 				kept[k] = struct{}{}
-			} else {
+			} else if !has(r.carried.lbs, k) {
 				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
 			}
 		}
@@ -338,7 +338,7 @@ func (r *Reconciler) settleCreates() {
 		for ip := range r.creatingEPs {
 			if ep := r.eps[ip]; ep != nil && ep.uncertain {
 				kept[ip] = struct{}{}
-			} else {
+			} else if !has(r.carried.eps, ip) {
 				r.journal(journalRecord{Kind: recordCreatingEndpoint, ID: ip})
 			}
 		}

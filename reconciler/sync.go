@@ -410,6 +410,7 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer,
 			return false, err
 		}
 		_, ours := r.ownedLBs[blocker.ID]
+		ours = ours || r.claimCarriedLB(e.key, blocker.ID)
 		if !ours && !r.mayTakeForeign(e.desired) {
 			r.foreignHeld[e.key] = blocker.ID
 			r.undeclare(e.key)

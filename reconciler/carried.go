@@ -1,0 +1,148 @@
+package reconciler
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+)
+
+// carriedWindowCalls is how many HNS call deadlines a declaration found
+// empty at Start is carried: an hcn call abandoned at its deadline keeps
+// running in HNS after its caller died, so its create may land after the
+// restart listed HNS (found by the fault soak: HNS writes hung for 15 s,
+// the deadline 10 s, hnsproxy killed meanwhile). Six deadlines (a minute by
+// default) cover such a hang several times over, and keep short the time
+// in which a foreign load balancer made on a tenant's frontend that
+// hnsproxy had been creating could be taken for the late one.
+const carriedWindowCalls = 6
+
+// carriedCreates are the declarations (declareCreates) the state file held
+// at Start that found nothing in Start's listing: their create may still
+// land. They stay in the state file, so that another restart inside the
+// window carries them again, until the first drift repair whose listing
+// began after until; every repair before that claims what landed on them
+// (claimCarried).
+type carriedCreates struct {
+	lbs   map[intent.LBKey]struct{}
+	eps   map[string]struct{}
+	until time.Time
+}
+
+// carryDeclarations keeps the loaded declarations no listed object
+// answers: a key with no listed load balancer, an IP with no listed remote
+// endpoint.
+func (r *Reconciler) carryDeclarations(st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint) {
+	c := carriedCreates{lbs: map[intent.LBKey]struct{}{}, eps: map[string]struct{}{},
+		until: r.clock.Now().Add(carriedWindowCalls * r.client.call)}
+	for _, k := range st.CreatingLoadBalancers {
+		c.lbs[k] = struct{}{}
+	}
+	for _, ip := range st.CreatingRemoteEndpoints {
+		c.eps[ip] = struct{}{}
+	}
+	for i := range lbs {
+		if k, ok := KeyOf(&lbs[i]); ok {
+			delete(c.lbs, k)
+		}
+	}
+	for i := range eps {
+		if eps[i].IsRemote() {
+			delete(c.eps, eps[i].IP())
+		}
+	}
+	if len(c.lbs)+len(c.eps) > 0 {
+		r.log.Info("Carrying declared creates that found nothing: a create abandoned before the restart may still land",
+			"loadBalancers", len(c.lbs), "remoteEndpoints", len(c.eps), "until", c.until)
+	}
+	r.carried = c
+}
+
+// claimCarried takes as ours the listed objects nobody owns on a carried
+// key or IP, the late creates of a process that is gone: a drift repair
+// then deletes them if nothing wants them, and a desired load balancer on
+// a claimed frontend is synced again. A repair whose listing began after
+// the window ends the carrying.
+func (r *Reconciler) claimCarried(lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint, listedFrom time.Time) {
+	if len(r.carried.lbs)+len(r.carried.eps) == 0 {
+		return
+	}
+	ownedLB, ownedEP := foldedSet(slices.Collect(maps.Keys(r.ownedLBs))), foldedSet(slices.Collect(maps.Keys(r.ownedEPs)))
+	for i := range lbs {
+		k, ok := KeyOf(&lbs[i])
+		if _, mine := ownedLB[strings.ToLower(lbs[i].ID)]; !ok || mine || !has(r.carried.lbs, k) {
+			continue
+		}
+		r.claimCarriedLB(k, lbs[i].ID)
+		delete(r.foreignHeld, k)
+		if e := r.lbs[k]; e != nil && e.desired != nil {
+			r.markLB(e)
+		}
+	}
+	for i := range eps {
+		ip := eps[i].IP()
+		if _, mine := ownedEP[strings.ToLower(eps[i].ID)]; mine || !eps[i].IsRemote() || !has(r.carried.eps, ip) {
+			continue
+		}
+		r.log.Info("Claiming a remote endpoint a create abandoned before the restart made", "ip", ip, "id", eps[i].ID)
+		r.own(recordRemoteEndpoint, eps[i].ID)
+		if ep := r.eps[ip]; ep != nil && ep.desired() {
+			r.markEP(ip)
+		}
+	}
+	if listedFrom.After(r.carried.until) {
+		r.dropCarried()
+	}
+}
+
+// claimCarriedLB takes id, a load balancer nobody owns on key, as ours if
+// key is carried: it is taken for the late create (carried.go).
+func (r *Reconciler) claimCarriedLB(key intent.LBKey, id string) bool {
+	if !has(r.carried.lbs, key) {
+		return false
+	}
+	r.log.Info("Claiming a load balancer a create abandoned before the restart made", "key", key, "id", id)
+	r.own(recordLoadBalancer, id)
+	return true
+}
+
+// dropCarried ends the carrying; a key or IP a Sync declares again stays
+// declared.
+func (r *Reconciler) dropCarried() {
+	for k := range r.carried.lbs {
+		if !has(r.creatingLBs, k) {
+			r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
+		}
+	}
+	for ip := range r.carried.eps {
+		if !has(r.creatingEPs, ip) {
+			r.journal(journalRecord{Kind: recordCreatingEndpoint, ID: ip})
+		}
+	}
+	r.carried = carriedCreates{}
+}
+
+// declaredKeys and declaredIPs are what the state file declares: this
+// process's declarations and the carried ones.
+func (r *Reconciler) declaredKeys() []intent.LBKey {
+	return slices.Collect(maps.Keys(union(r.creatingLBs, r.carried.lbs)))
+}
+
+func (r *Reconciler) declaredIPs() []string {
+	return slices.Collect(maps.Keys(union(r.creatingEPs, r.carried.eps)))
+}
+
+func union[K comparable](a, b map[K]struct{}) map[K]struct{} {
+	if len(b) == 0 {
+		return a
+	}
+	u := maps.Clone(a)
+	if u == nil {
+		u = map[K]struct{}{}
+	}
+	maps.Copy(u, b)
+	return u
+}

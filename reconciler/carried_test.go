@@ -1,0 +1,128 @@
+package reconciler
+
+import (
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// Found by the fault soak: a create abandoned at its deadline, hnsproxy
+// killed, and the create landing in HNS only after the restart listed it.
+// The restarted reconciler carries the declaration that found nothing, so
+// the drift repair claims what lands and deletes it once its Service is
+// gone; a second restart inside the window carries it again; a repair after
+// the window drops it, and a load balancer made on that frontend later is
+// left alone.
+func TestLateCreateAfterARestartIsClaimed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hang sim.Op
+		want intent.LB
+	}{
+		{"load balancer", sim.OpCreateLoadBalancer, lb("10.96.0.10", 80, loc("10.244.1.10"))},
+		{"remote endpoint", sim.OpCreateEndpoint, lb("10.96.0.10", 80, rem("10.244.2.20", "192.168.0.2"))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, sim.ProfileWS2022)
+			w := e.withHangWatch(0)
+			e.local("10.244.1.10")
+			killed := w.watch(e.started())
+			e.hns.SetFaults(sim.Faults{Hang: []sim.Op{tc.hang}})
+			upsert(killed, tc.want)
+			if res := e.syncPastHangs(killed, 1); res.Failed != 1 {
+				t.Fatalf("sync with a hung create: %+v", res)
+			}
+
+			// Killed; the Service is deleted before two restarts, both
+			// while the create still hangs in HNS.
+			for range 2 {
+				r := e.reconciler()
+				if err := r.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if res := r.Sync(ctx); res.Failed+res.Pending != 0 {
+					t.Fatalf("first sync after the restart: %+v", res)
+				}
+			}
+			s := readState(t, e.stateFile)
+			if len(s.CreatingLoadBalancers)+len(s.CreatingRemoteEndpoints) == 0 {
+				t.Fatalf("state file after the restarts carries no declaration: %+v", s)
+			}
+			r := e.reconciler()
+			if err := r.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r.Sync(ctx)
+
+			e.hns.SetFaults(sim.Faults{})
+			<-w.returned // the abandoned create lands now
+			if snap := e.snapshot(); len(snap.LoadBalancers)+len(snap.Endpoints) < 2 {
+				t.Fatalf("HNS holds %+v, want the late create's object beside the pod's endpoint", snap)
+			}
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.converge(r)
+			if snap := e.snapshot(); len(snap.LoadBalancers) != 0 || len(snap.Endpoints) != 1 || snap.Endpoints[0].IsRemote() {
+				t.Fatalf("after the repair HNS holds %d load balancers and endpoints %+v, want only the pod's endpoint", len(snap.LoadBalancers), snap.Endpoints)
+			}
+
+			// After the window the declaration is dropped: a load balancer
+			// made on that frontend later is someone else's.
+			e.clock.Step(carriedWindowCalls*DefaultCallTimeout + 1)
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r.Sync(ctx)
+			if s := readState(t, e.stateFile); len(s.LoadBalancers)+len(s.RemoteEndpoints)+len(s.CreatingLoadBalancers)+len(s.CreatingRemoteEndpoints) != 0 {
+				t.Errorf("state file after the window: %+v", s)
+			}
+			foreign := e.foreignOn(lb("10.96.0.10", 80), "10.244.1.11")
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.converge(r)
+			if !e.hasLB(foreign) {
+				t.Error("a load balancer made on the frontend after the window was deleted")
+			}
+		})
+	}
+}
+
+// The same late create on a tenant's frontend whose Service is still
+// desired: the restarted reconciler finds it holding the frontend before
+// its own create and takes it for the late create, not for a foreign load
+// balancer it must keep away from.
+func TestLateCreateOnATenantFrontendIsNotForeign(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	w := e.withHangWatch(0)
+	e.local("10.244.1.10")
+	tenant := externalLB("203.0.113.5", 80, loc("10.244.1.10"))
+	killed := w.watch(e.started())
+	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpCreateLoadBalancer}})
+	upsert(killed, tenant)
+	if res := e.syncPastHangs(killed, 1); res.Failed != 1 {
+		t.Fatalf("sync with a hung create: %+v", res)
+	}
+
+	r := e.reconciler()
+	upsert(r, tenant)
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned // lands between the restart's listing and its first Sync
+	late := e.hnsLB(tenant.Key)
+	if late == nil {
+		t.Fatal("the abandoned create did not land")
+	}
+	e.converge(r)
+	if res := r.Sync(ctx); len(res.ForeignHeld) != 0 || res.Failed != 0 {
+		t.Fatalf("sync after the late create: %+v, want the frontend ours", res)
+	}
+	e.assertRealized([]intent.LB{tenant})
+	if st := statusOf(r, tenant.Key); st.RealizedID != late.ID {
+		t.Errorf("status %+v, want the late create %s adopted", st, late.ID)
+	}
+}
