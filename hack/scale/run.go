@@ -410,8 +410,9 @@ func newLocalPods(ctx context.Context, o options, c *cluster, n *node, prof *cpu
 // deleted out of band (as `hnsdiag delete loadbalancers` does): the
 // proxier's clock is moved past the repair period, a sync starts the
 // repair (which lists HNS beside the sync loop), and the sync after it
-// re-creates what went missing. The repair's listing counts in the phase's
-// lists and hcn calls, not in its CPU or wall time.
+// re-creates what went missing. The phase's CPU and wall time cover all
+// three: the repair's judging of its listing is the proxier's work too (the
+// simulator's side of the listing is metered out, as everywhere).
 func periodic(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfiler, rep *report) error {
 	progress("a periodic sync with nothing changed, then a drift repair of %d deleted load balancers", o.drift)
 	n.drain()
@@ -522,11 +523,11 @@ type syncReport struct {
 }
 
 // timeSync runs before, then one proxier Sync on this goroutine, and
-// measures the Sync.
+// measures both.
 func timeSync(ctx context.Context, n *node, before func()) syncReport {
 	k0 := n.hns.Counters()
-	before()
 	cpu0, t0 := n.proxierCPU(), time.Now()
+	before()
 	n.proxier.Sync(ctx)
 	cpu, wall := n.proxierCPU()-cpu0, time.Since(t0)
 	k := n.hns.Counters()
