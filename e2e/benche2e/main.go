@@ -55,10 +55,15 @@ type report struct {
 	ProxyEnv             string  `json:"proxyEnv,omitempty"`
 	LoadSeconds          float64 `json:"loadSeconds"`
 	FirstFullSyncSeconds float64 `json:"firstFullSyncSeconds"`
-	RSSAfterSyncMiB      float64 `json:"rssAfterSyncMiB"`
-	RSSAfterChangesMiB   float64 `json:"rssAfterChangesMiB"`
-	RSSEndMiB            float64 `json:"rssEndMiB"`
-	RSSPeakMiB           float64 `json:"rssPeakMiB"`
+	// FirstFullSyncCPUSeconds and NodeRebootFullSyncCPUSeconds are
+	// hnsproxy's process CPU (user and system) from its start to the full
+	// sync: its cold start against the real apiserver, decoding included.
+	FirstFullSyncCPUSeconds      float64 `json:"firstFullSyncCPUSeconds"`
+	NodeRebootFullSyncCPUSeconds float64 `json:"nodeRebootFullSyncCPUSeconds"`
+	RSSAfterSyncMiB              float64 `json:"rssAfterSyncMiB"`
+	RSSAfterChangesMiB           float64 `json:"rssAfterChangesMiB"`
+	RSSEndMiB                    float64 `json:"rssEndMiB"`
+	RSSPeakMiB                   float64 `json:"rssPeakMiB"`
 	// HeapGoalMiB is go_memstats_next_gc_bytes after the reboot resync.
 	HeapGoalMiB float64 `json:"heapGoalMiB"`
 	// Changes and their quantiles leave out the changes made while a
@@ -228,10 +233,10 @@ func run(ctx context.Context, o options) (r report, err error) {
 	defer func() { err = errors.Join(err, cluster.Stop()) }()
 	node := cluster.Node(nodeName)
 	rss := watchRSS(node.Proxy.PID)
-	if r.FirstFullSyncSeconds, r.RSSAfterSyncMiB, err = fullSync(ctx, node, want, start); err != nil {
+	if r.FirstFullSyncSeconds, r.RSSAfterSyncMiB, r.FirstFullSyncCPUSeconds, err = fullSync(ctx, node, want, start); err != nil {
 		return r, err
 	}
-	logf("first full sync after %.1fs", r.FirstFullSyncSeconds)
+	logf("first full sync after %.1fs, %.2fs of hnsproxy CPU", r.FirstFullSyncSeconds, r.FirstFullSyncCPUSeconds)
 
 	before, err := scrapeBuckets(node.Proxy.MetricsURL(), programmingMetric)
 	if err != nil {
@@ -299,10 +304,10 @@ func run(ctx context.Context, o options) (r report, err error) {
 	if err := node.Proxy.Start(ctx); err != nil {
 		return r, err
 	}
-	if r.NodeRebootFullSyncSeconds, r.RSSEndMiB, err = fullSync(ctx, node, want, start); err != nil {
+	if r.NodeRebootFullSyncSeconds, r.RSSEndMiB, r.NodeRebootFullSyncCPUSeconds, err = fullSync(ctx, node, want, start); err != nil {
 		return r, err
 	}
-	logf("node reboot: full sync after %.1fs", r.NodeRebootFullSyncSeconds)
+	logf("node reboot: full sync after %.1fs, %.2fs of hnsproxy CPU", r.NodeRebootFullSyncSeconds, r.NodeRebootFullSyncCPUSeconds)
 	r.RSSPeakMiB = rss.peakMiB()
 	if r.HeapGoalMiB, err = heapGoalMiB(node.Proxy.MetricsURL()); err != nil {
 		return r, err
@@ -393,8 +398,9 @@ func change(ctx context.Context, admin kubernetes.Interface, view *hnsView, watc
 }
 
 // fullSync waits until the node's HNS balances every Service to all its
-// endpoints and returns the seconds since start and hnsproxy's RSS then.
-func fullSync(ctx context.Context, node *framework.Node, want map[string]int, start time.Time) (seconds, rss float64, err error) {
+// endpoints and returns the seconds since start, and hnsproxy's RSS and the
+// CPU seconds it has used since it started, then.
+func fullSync(ctx context.Context, node *framework.Node, want map[string]int, start time.Time) (seconds, rss, cpu float64, err error) {
 	view := newHNSView(node.Sim.Client)
 	err = framework.Poll(ctx, syncWait, time.Second, func(ctx context.Context) error {
 		n, err := view.synced(ctx, want)
@@ -407,11 +413,16 @@ func fullSync(ctx context.Context, node *framework.Node, want map[string]int, st
 		return nil
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	seconds = time.Since(start).Seconds()
-	rss, err = rssMiB(node.Proxy.PID())
-	return seconds, rss, err
+	pid := node.Proxy.PID()
+	used, err := framework.ProcessCPU(pid)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	rss, err = rssMiB(pid)
+	return seconds, rss, used.Seconds(), err
 }
 
 // clusterIPs are the Services' ClusterIPs by Service number.

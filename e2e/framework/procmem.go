@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ProcessMemory reads a process's resident set now (VmRSS) and the peak of
@@ -36,4 +37,36 @@ func ProcessMemory(pid int) (rssKiB, peakKiB int64, err error) {
 		}
 	}
 	return rssKiB, peakKiB, s.Err()
+}
+
+// userHZ is the unit of /proc/PID/stat's CPU times: USER_HZ, 100 on every
+// Linux architecture the kernel reports to user space with.
+const userHZ = 100
+
+// ProcessCPU reads the CPU time a process has used so far, user and system
+// (/proc/PID/stat utime + stime), to 10 ms.
+func ProcessCPU(pid int) (time.Duration, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: fields count from
+	// after its closing one (state is field 3, utime 14, stime 15).
+	i := strings.LastIndexByte(string(raw), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the command name", pid, len(f))
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
 }
