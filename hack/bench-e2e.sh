@@ -14,7 +14,8 @@
 #      BENCH_REPAIR_CHANGES (50: changes measured while a drift repair lists
 #      HNS; 0 for none, and then no repair runs),
 #      BENCH_HEAP_PROFILES (a folder: hnsproxy runs with --profiling and its
-#      heap profile at the end is saved there),
+#      heap profile at the end is saved there), BENCH_COLD_CPU_PROFILE_SECONDS
+#      (with it: a CPU profile of hnsproxy's first seconds, cpu-cold.pprof),
 #      CONTROLPLANE_BIN_DIR.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -36,4 +37,5 @@ trap 'rm -rf "${dir}"' EXIT
 "${bench}" -dir "${dir}" -services "${services}" -endpoints "${BENCH_ENDPOINTS:-100000}" \
   -changes "${BENCH_CHANGES:-100}" -mode "${mode}" -repair-period "${BENCH_REPAIR_PERIOD:-1m}" \
   -repair-changes "${BENCH_REPAIR_CHANGES:-50}" -rpc-latency "${BENCH_RPC_LATENCY:-200us}" \
-  -proxy-env "${BENCH_PROXY_ENV:-}" -heap-profiles "${BENCH_HEAP_PROFILES:-}" | tee "${out}/bench-e2e-${services}-${mode}${BENCH_PROXY_ENV:+-${BENCH_PROXY_ENV}}.json"
+  -proxy-env "${BENCH_PROXY_ENV:-}" -heap-profiles "${BENCH_HEAP_PROFILES:-}" \
+  -cold-cpu-profile-seconds "${BENCH_COLD_CPU_PROFILE_SECONDS:-0}" | tee "${out}/bench-e2e-${services}-${mode}${BENCH_PROXY_ENV:+-${BENCH_PROXY_ENV}}.json"

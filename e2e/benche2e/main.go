@@ -32,6 +32,8 @@ type options struct {
 	dir        string
 	proxyEnv   string
 	profileDir string
+	// coldProfileSeconds: a CPU profile of hnsproxy's first seconds.
+	coldProfileSeconds int
 	// mode is the node's network: l2bridge, or overlay with a remote
 	// subnet route to every other node's pod CIDR.
 	mode string
@@ -119,6 +121,7 @@ func main() {
 	flag.DurationVar(&o.repairPeriod, "repair-period", time.Minute, "hnsproxy's --drift-repair-period")
 	flag.IntVar(&o.repairChanges, "repair-changes", 50, "changes measured while a drift repair runs, each repair given an out-of-band deletion to find (0: none, and no repair runs)")
 	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here at the end (after every RSS reading: the profile collects garbage first)")
+	flag.IntVar(&o.coldProfileSeconds, "cold-cpu-profile-seconds", 0, "with -heap-profiles, also save a CPU profile of hnsproxy's first seconds (its cold start) there as cpu-cold.pprof")
 	flag.StringVar(&o.dir, "dir", "", "working folder (keep it short: unix sockets); default a temporary one")
 	flag.Parse()
 	if err := o.validate(); err != nil {
@@ -233,10 +236,14 @@ func run(ctx context.Context, o options) (r report, err error) {
 	defer func() { err = errors.Join(err, cluster.Stop()) }()
 	node := cluster.Node(nodeName)
 	rss := watchRSS(node.Proxy.PID)
+	coldProfile := o.coldCPUProfile(ctx, node)
 	if r.FirstFullSyncSeconds, r.RSSAfterSyncMiB, r.FirstFullSyncCPUSeconds, err = fullSync(ctx, node, want, start); err != nil {
 		return r, err
 	}
 	logf("first full sync after %.1fs, %.2fs of hnsproxy CPU", r.FirstFullSyncSeconds, r.FirstFullSyncCPUSeconds)
+	if err := <-coldProfile; err != nil {
+		return r, err
+	}
 
 	before, err := scrapeBuckets(node.Proxy.MetricsURL(), programmingMetric)
 	if err != nil {
@@ -348,6 +355,20 @@ func (o options) proxyArgs() []string {
 		return nil
 	}
 	return []string{"--profiling"}
+}
+
+// coldCPUProfile starts, when asked for, the CPU profile of hnsproxy's
+// first seconds; the channel yields its outcome.
+func (o options) coldCPUProfile(ctx context.Context, node *framework.Node) <-chan error {
+	done := make(chan error, 1)
+	if o.profileDir == "" || o.coldProfileSeconds <= 0 {
+		done <- nil
+		return done
+	}
+	go func() {
+		done <- saveCPUProfile(ctx, node.Proxy.MetricsURL(), o.profileDir, "cold", o.coldProfileSeconds)
+	}()
+	return done
 }
 
 // heapProfile saves hnsproxy's heap profile when asked for.
