@@ -285,3 +285,51 @@ func nthIP(cidr string, n int) string {
 	}
 	return a.String()
 }
+
+// repairOnlySpec is l2bridgeSpec with full syncs rare, so that only drift
+// repair can restore a load balancer deleted behind hnsproxy's back.
+func repairOnlySpec() framework.ClusterSpec {
+	spec := l2bridgeSpec
+	spec.ProxyArgs = []string{"--sync-period=1h"}
+	return spec
+}
+
+// webAndIngress is the workload the operations and Windows lanes start
+// from, programmed: web's pods (two on the first node, one on the second)
+// behind a ClusterIP Service, and ing's (two on the first) behind an
+// ingress Service of type LoadBalancer with ETP Local on ingressLocal.
+// want is each node's web load balancer.
+type webAndIngress struct {
+	web, ing      []framework.Pod
+	webSvc, lbSvc *corev1.Service
+	want          map[*framework.Node][]string
+}
+
+// startWebAndIngress applies webAndIngress (the ingress Service on
+// nodePort, or an allocated one if 0) and expects its load balancers.
+func startWebAndIngress(t *testing.T, c *framework.Cluster, nodePort int32) webAndIngress {
+	t.Helper()
+	a, b := c.Nodes[0], c.Nodes[1]
+	w := webAndIngress{
+		web:  append(wire(t, a, "web", 2), wire(t, b, "web", 1)...),
+		ing:  wire(t, a, "ing", 2),
+		want: map[*framework.Node][]string{},
+	}
+	w.webSvc = apply(t, c, service("web", "web", "", 80, 8080), framework.Backends(w.web))
+	lbSvc := service("web", "ingress", corev1.ServiceTypeLoadBalancer, 443, 8443)
+	lbSvc.Spec.Ports[0].NodePort = nodePort
+	lbSvc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	lbSvc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ingressLocal}}
+	w.lbSvc = apply(t, c, lbSvc, framework.Backends(w.ing))
+
+	for _, n := range c.Nodes {
+		all := backends(local(onNode(w.web, n.Name())...), remote(notOnNode(w.web, n.Name())...))
+		w.want[n] = []string{lb("ClusterIP", frontend(w.webSvc.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), all...)}
+		expectLBs(t, c, n, w.webSvc, w.want[n]...)
+	}
+	expectLBs(t, c, a, w.lbSvc,
+		lb("ClusterIP", frontend(w.lbSvc.Spec.ClusterIP, 443, "TCP", 8443), flags("DSR"), local(w.ing...)...),
+		lb("LoadBalancer", frontend(ingressLocal, 443, "TCP", 8443), flags("DSR", "VIP-external-IP"), local(w.ing...)...),
+		lb("NodePort", frontend("*", w.lbSvc.Spec.Ports[0].NodePort, "TCP", 8443), flags("DSR", "local-routed-VIP", "VIP-external-IP"), local(w.ing...)...))
+	return w
+}

@@ -33,31 +33,10 @@ import (
 func TestOperations(t *testing.T) {
 	ctx := context.Background()
 	started := time.Now()
-	spec := l2bridgeSpec
-	// Full syncs rarely, so that only drift repair can restore a load
-	// balancer deleted behind hnsproxy's back.
-	spec.ProxyArgs = []string{"--sync-period=1h"}
-	c := framework.StartClusterForTest(t, spec)
+	c := framework.StartClusterForTest(t, repairOnlySpec())
 	a, b := c.Nodes[0], c.Nodes[1]
-	web := append(wire(t, a, "web", 2), wire(t, b, "web", 1)...)
-	ing := wire(t, a, "ing", 2)
-
-	webSvc := apply(t, c, service("web", "web", "", 80, 8080), framework.Backends(web))
-	lbSvc := service("web", "ingress", corev1.ServiceTypeLoadBalancer, 443, 8443)
-	lbSvc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
-	lbSvc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ingressLocal}}
-	lbSvc = apply(t, c, lbSvc, framework.Backends(ing))
-
-	want := map[*framework.Node][]string{}
-	for _, n := range c.Nodes {
-		all := backends(local(onNode(web, n.Name())...), remote(notOnNode(web, n.Name())...))
-		want[n] = []string{lb("ClusterIP", frontend(webSvc.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), all...)}
-		expectLBs(t, c, n, webSvc, want[n]...)
-	}
-	expectLBs(t, c, a, lbSvc,
-		lb("ClusterIP", frontend(lbSvc.Spec.ClusterIP, 443, "TCP", 8443), flags("DSR"), local(ing...)...),
-		lb("LoadBalancer", frontend(ingressLocal, 443, "TCP", 8443), flags("DSR", "VIP-external-IP"), local(ing...)...),
-		lb("NodePort", frontend("*", lbSvc.Spec.Ports[0].NodePort, "TCP", 8443), flags("DSR", "local-routed-VIP", "VIP-external-IP"), local(ing...)...))
+	w := startWebAndIngress(t, c, 0)
+	web, ing, webSvc, lbSvc, want := w.web, w.ing, w.webSvc, w.lbSvc, w.want
 	if t.Failed() {
 		t.FailNow()
 	}

@@ -15,11 +15,8 @@ import (
 // windowsLaneSpec is l2bridgeSpec with hnsproxy.exe under Wine on every
 // node, reaching hnssim through hcn and the HCN bridge.
 func windowsLaneSpec() framework.ClusterSpec {
-	spec := l2bridgeSpec
+	spec := repairOnlySpec()
 	spec.Windows = true
-	// Full syncs rarely, so that only drift repair can restore a load
-	// balancer deleted behind hnsproxy's back.
-	spec.ProxyArgs = []string{"--sync-period=1h"}
 	return spec
 }
 
@@ -40,33 +37,18 @@ func TestWindowsLane(t *testing.T) {
 		}
 		t.Logf("node %s: %s (pid %d) under Wine", n.Name(), name, n.Proxy.PID())
 	}
-	web := append(wire(t, a, "web", 2), wire(t, b, "web", 1)...)
-	ing := wire(t, a, "ing", 2)
-
-	webSvc := apply(t, c, service("web", "web", "", 80, 8080), framework.Backends(web))
+	w := startWebAndIngress(t, c, 30443)
+	web, webSvc, want := w.web, w.webSvc, w.want
 	np := service("web", "frontend", corev1.ServiceTypeNodePort, 81, 8080)
 	np.Spec.Ports[0].NodePort = 30080
 	np.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
 	np = apply(t, c, np, framework.Backends(web))
-	lbSvc := service("web", "ingress", corev1.ServiceTypeLoadBalancer, 443, 8443)
-	lbSvc.Spec.Ports[0].NodePort = 30443
-	lbSvc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
-	lbSvc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ingressLocal}}
-	lbSvc = apply(t, c, lbSvc, framework.Backends(ing))
-
-	want := map[*framework.Node][]string{}
 	for _, n := range c.Nodes {
 		all := backends(local(onNode(web, n.Name())...), remote(notOnNode(web, n.Name())...))
-		want[n] = []string{lb("ClusterIP", frontend(webSvc.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), all...)}
-		expectLBs(t, c, n, webSvc, want[n]...)
 		expectLBs(t, c, n, np,
 			lb("ClusterIP", frontend(np.Spec.ClusterIP, 81, "TCP", 8080), flags("DSR", "client-IP-affinity"), all...),
 			lb("NodePort", frontend("*", 30080, "TCP", 8080), flags("local-routed-VIP", "VIP-external-IP", "client-IP-affinity", "SNAT-to-"+n.Spec.NodeIP), all...))
 	}
-	expectLBs(t, c, a, lbSvc,
-		lb("ClusterIP", frontend(lbSvc.Spec.ClusterIP, 443, "TCP", 8443), flags("DSR"), local(ing...)...),
-		lb("LoadBalancer", frontend(ingressLocal, 443, "TCP", 8443), flags("DSR", "VIP-external-IP"), local(ing...)...),
-		lb("NodePort", frontend("*", 30443, "TCP", 8443), flags("DSR", "local-routed-VIP", "VIP-external-IP"), local(ing...)...))
 	if t.Failed() {
 		t.FailNow()
 	}
