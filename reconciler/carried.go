@@ -15,9 +15,10 @@ import (
 // running in HNS after its caller died, so its create may land after the
 // restart listed HNS (found by the fault soak: HNS writes hung for 15 s,
 // the deadline 10 s, hnsproxy killed meanwhile). Six deadlines (a minute by
-// default) cover such a hang several times over, and keep short the time
-// in which a foreign load balancer made on a tenant's frontend that
-// hnsproxy had been creating could be taken for the late one.
+// default) cover such a hang several times over; the first drift repair
+// after them ends the carrying, which bounds the time in which a foreign
+// load balancer made on a tenant's frontend that hnsproxy had been
+// creating could be taken for the late one.
 const carriedWindowCalls = 6
 
 // carriedCreates are the declarations (declareCreates) the state file held
