@@ -115,12 +115,19 @@ type Reconciler struct {
 	snapshotDue  bool // the next saveState writes a snapshot (Start's failed)
 	appendFailed bool // the last append failed: the next save tries a snapshot
 	unsynced     bool // writeState appended without an fsync since the last one
-	store        stateStore
+	// unsyncedWithdrawal: one of those appends withdrew a declaration, which
+	// the next Sync's first state write makes durable (declareCreates).
+	unsyncedWithdrawal bool
+	store              stateStore
 	// creatingLBs and creatingEPs are the keys and IPs whose create may
 	// have made an object whose ID we never recorded (a Sync under way, a
 	// lost reply); they are saved before the creates (see declareCreates).
 	creatingLBs map[intent.LBKey]struct{}
 	creatingEPs map[string]struct{}
+	// standingLBs are declared keys that stay declared after their create
+	// settled (standing declarations, statefile.go): their later creates
+	// need no declaration of their own.
+	standingLBs map[intent.LBKey]struct{}
 
 	// stale objects to delete: our own leftovers and foreign blockers.
 	staleLBs, staleEPs map[string]*staleObj
@@ -228,6 +235,7 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		unsavedBaselines: map[string]struct{}{},
 		creatingLBs:      map[intent.LBKey]struct{}{},
 		creatingEPs:      map[string]struct{}{},
+		standingLBs:      map[intent.LBKey]struct{}{},
 		staleLBs:         map[string]*staleObj{},
 		staleEPs:         map[string]*staleObj{},
 		foreignHeld:      map[intent.LBKey]string{},
