@@ -55,7 +55,7 @@ func countJournalFsyncs(r *Reconciler) *int {
 		}
 		return nil
 	})
-	r.store.fs = faults
+	useStateFS(r, faults)
 	return &fsyncs
 }
 
@@ -71,7 +71,7 @@ func TestAFailedFsyncOfTheOutcomeIsFollowedByASnapshot(t *testing.T) {
 		a := lb("10.96.0.10", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
 		r := e.started(a)
 		faults := &faultFS{}
-		r.store.fs = faults
+		useStateFS(r, faults)
 		a.Backends = []intent.Backend{loc("10.244.1.11"), rem("10.244.2.21", "192.168.0.2")}
 		upsert(r, a)
 		if res := r.Sync(ctx); res.Failed+res.Pending != 0 { // its outcome: appended, not fsynced

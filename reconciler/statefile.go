@@ -140,7 +140,7 @@ func (r *Reconciler) save(durable bool) error {
 	if err != nil {
 		return err
 	}
-	if err := appendJournal(r.stateFS(), journalPath(r.opts.StateFile), lines, durable); err != nil {
+	if err := r.store.appendJournal(r.stateFS(), journalPath(r.opts.StateFile), lines, durable); err != nil {
 		r.appendFailed = true
 		// An outcome appended before without an fsync may be lost with it:
 		// only a snapshot of the whole state is sure to hold it.
@@ -164,8 +164,13 @@ func isWithdrawal(rec journalRecord) bool {
 // save writes the whole state as a snapshot, and until then nothing is
 // created (declareCreates).
 func (r *Reconciler) syncJournal() error {
-	f, err := r.stateFS().OpenFile(journalPath(r.opts.StateFile), os.O_WRONLY|os.O_APPEND, 0o600)
-	if err == nil {
+	path := journalPath(r.opts.StateFile)
+	var err error
+	if f := r.store.heldJournal(r.stateFS(), path); f != nil {
+		if err = f.Sync(); err != nil {
+			r.store.closeJournal()
+		}
+	} else if f, err = r.stateFS().OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
 		err = f.Sync()
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -199,6 +204,7 @@ func (r *Reconciler) writeCompaction() error {
 		return err
 	}
 	r.unsaved, r.snapshotDue, r.unsynced, r.unsyncedWithdrawal = nil, false, false, false
+	r.store.closeJournal() // its appends are in the snapshot
 	if err := r.stateFS().Remove(journalPath(r.opts.StateFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.snapshotDue = true
 		return err
