@@ -216,6 +216,15 @@ func TestSummarizeReportsCPUPerObjectWritten(t *testing.T) {
 	}
 }
 
+// A change's garbage collections are summed per kind: they say whether the
+// whole heap's marking (the harness's too) is in the kind's CPU figures.
+func TestSummarizeCountsGarbageCollections(t *testing.T) {
+	r := summarize([]measured{{gcCycles: 1}, {}, {gcCycles: 2}})
+	if r.GCCycles != 3 {
+		t.Errorf("summary %+v: want 3 garbage collections", r)
+	}
+}
+
 // Issue 17's target is read per change kind, per object written.
 func TestTargetsIncludeTheCPUPerObjectOfEveryKind(t *testing.T) {
 	r := &report{ChangesByKind: map[string]*kindReport{
