@@ -163,14 +163,15 @@ type measured struct {
 	writes, lbWrites, epWrites, min int
 	apiWrites                       int
 	lists, endpointLists, hcnCalls  int
-	gcCycles                        uint64 // garbage collections completed during the change
+	// gcCycles are the garbage collections completed since the change
+	// before it ended (measureChanges).
+	gcCycles uint64
 }
 
 // measure makes one change's API writes and waits for the syncs that
 // carried them all and left nothing pending.
 func measure(ctx context.Context, n *node, ch change) (measured, error) {
 	before := n.hns.Counters()
-	gc0 := gcCycles()
 	cpu0, t0 := n.proxierCPU(), n.clock.Now() // the clock of ev.stats.End, which a repair phase steps
 	delivered := n.delivered.Load()
 	for i, w := range ch.writes {
@@ -198,7 +199,6 @@ func measure(ctx context.Context, n *node, ch change) (measured, error) {
 		lists:         after.Lists() - before.Lists(),
 		endpointLists: delta(before, after, sim.OpListEndpoints),
 		hcnCalls:      after.HCNCalls - before.HCNCalls,
-		gcCycles:      gcCycles() - gc0,
 	}, nil
 }
 
@@ -225,12 +225,14 @@ type kindReport struct {
 	CPUPerObjectMsP99 float64 `json:"proxier_cpu_ms_per_object_p99"`
 	WallMsP50         float64 `json:"wall_ms_p50"`
 	WallMsP99         float64 `json:"wall_ms_p99"`
-	// GCCycles are the garbage collections that completed while these
-	// changes were made: the process's whole heap (the harness's fake API
-	// server and model too, about 70 MiB of 170 at 10,000 Services) is
-	// marked in each, and its CPU counts as the proxier's. A collection
-	// marks over several changes, so 0 says none was charged; more says
-	// some were, not which.
+	// GCCycles are the garbage collections that completed in the phase,
+	// each counted on the first of its changes to end after it: the
+	// process's whole heap (the harness's fake API server and model too,
+	// about 70 MiB of 170 at 10,000 Services) is marked in each, and the
+	// marking's CPU counts as the proxier's for the changes it ran beside.
+	// So 0 says no collection was charged to these changes (one still
+	// marking when the phase ends is not seen); more says some were, not
+	// to which change.
 	GCCycles uint64 `json:"gc_cycles"`
 }
 
@@ -264,6 +266,7 @@ func measureChanges(ctx context.Context, c *cluster, n *node, rep *report, mix s
 	n.drain()
 	byKind := map[string][]measured{}
 	var kinds []string
+	gcSeen := gcCycles()
 	for i := range count {
 		ch, ok := next()
 		if !ok {
@@ -274,6 +277,8 @@ func measureChanges(ctx context.Context, c *cluster, n *node, rep *report, mix s
 		if err != nil {
 			return byKind, fmt.Errorf("%s %d: %w", ch.kind, i, err)
 		}
+		gc := gcCycles()
+		m.gcCycles, gcSeen = gc-gcSeen, gc
 		if _, seen := byKind[ch.kind]; !seen {
 			kinds = append(kinds, ch.kind)
 		}

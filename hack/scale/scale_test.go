@@ -216,8 +216,8 @@ func TestSummarizeReportsCPUPerObjectWritten(t *testing.T) {
 	}
 }
 
-// A change's garbage collections are summed per kind: they say whether the
-// whole heap's marking (the harness's too) is in the kind's CPU figures.
+// The garbage collections counted on a kind's changes are summed: they say
+// whether the whole heap's marking (the harness's too) is in its figures.
 func TestSummarizeCountsGarbageCollections(t *testing.T) {
 	r := summarize([]measured{{gcCycles: 1}, {}, {gcCycles: 2}})
 	if r.GCCycles != 3 {
