@@ -158,3 +158,29 @@ func TestStandingDeclarationsSpareTheFsync(t *testing.T) {
 		t.Errorf("the Sync after a withdrawal made %d fsyncs, want 1 (the withdrawal made durable)", *fsyncs)
 	}
 }
+
+// TestOnlyADurableDeclarationStands: a key whose declaration no fsynced
+// save has held (its save failed, and a later append without an fsync may
+// carry it) does not start to stand after its create: it is withdrawn, so
+// the next create on it declares it again, with an fsync.
+func TestOnlyADurableDeclarationStands(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.local("10.244.1.11")
+	a := lb("10.96.0.10", 80, loc("10.244.1.11"))
+	r := e.started(a)
+	delete(r.standingLBs, a.Key) // as if declared anew, by a save that failed:
+	r.creatingLBs[a.Key] = struct{}{}
+	r.journal(journalRecord{Add: true, Kind: recordCreatingLB, Key: &a.Key})
+	r.settleCreates(nil)
+	if has(r.standingLBs, a.Key) {
+		t.Fatal("a key whose declaration is not durable stands")
+	}
+	if err := r.saveState(); err != nil {
+		t.Fatal(err)
+	}
+	r.creatingLBs[a.Key] = struct{}{}
+	r.settleCreates(nil)
+	if !has(r.standingLBs, a.Key) {
+		t.Error("a key declared durably does not stand after its create")
+	}
+}

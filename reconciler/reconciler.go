@@ -118,7 +118,10 @@ type Reconciler struct {
 	// unsyncedWithdrawal: one of those appends withdrew a declaration, which
 	// the next Sync's first state write makes durable (declareCreates).
 	unsyncedWithdrawal bool
-	store              stateStore
+	// undurableDeclaration: a declaration was queued that no fsynced save
+	// has held since; until one does, no key starts to stand (settleCreates).
+	undurableDeclaration bool
+	store                stateStore
 	// creatingLBs and creatingEPs are the keys and IPs whose create may
 	// have made an object whose ID we never recorded (a Sync under way, a
 	// lost reply); they are saved before the creates (see declareCreates).

@@ -89,6 +89,7 @@ func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 func (r *Reconciler) journal(rec journalRecord) {
 	if r.opts.StateFile != "" {
 		r.unsaved = append(r.unsaved, rec)
+		r.undurableDeclaration = r.undurableDeclaration || rec.Add && (rec.Kind == recordCreatingLB || rec.Kind == recordCreatingEndpoint)
 	}
 }
 
@@ -151,6 +152,7 @@ func (r *Reconciler) save(durable bool) error {
 	r.unsaved = nil
 	r.unsynced = !durable // an fsync makes every earlier append durable too
 	r.unsyncedWithdrawal = !durable && (r.unsyncedWithdrawal || withdraws)
+	r.undurableDeclaration = r.undurableDeclaration && !durable
 	return r.noteStateWrite(nil)
 }
 
@@ -180,7 +182,7 @@ func (r *Reconciler) syncJournal() error {
 		r.snapshotDue = true
 		return err
 	}
-	r.unsynced, r.unsyncedWithdrawal = false, false
+	r.unsynced, r.unsyncedWithdrawal, r.undurableDeclaration = false, false, false
 	return nil
 }
 
@@ -203,7 +205,7 @@ func (r *Reconciler) writeCompaction() error {
 	if err := r.writeSnapshot(); err != nil {
 		return err
 	}
-	r.unsaved, r.snapshotDue, r.unsynced, r.unsyncedWithdrawal = nil, false, false, false
+	r.unsaved, r.snapshotDue, r.unsynced, r.unsyncedWithdrawal, r.undurableDeclaration = nil, false, false, false, false
 	r.store.closeJournal() // its appends are in the snapshot
 	if err := r.stateFS().Remove(journalPath(r.opts.StateFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.snapshotDue = true
@@ -366,7 +368,7 @@ func (r *Reconciler) settleCreates(work map[intent.LBKey]struct{}) {
 			switch e := r.lbs[k]; {
 			case e != nil && e.uncertain != nil:
 				kept[k] = struct{}{}
-			case r.stands(e):
+			case r.stands(e) && !r.undurableDeclaration: // only a durable declaration may stand
 				r.standingLBs[k] = struct{}{}
 			default:
 				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
