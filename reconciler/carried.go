@@ -114,7 +114,7 @@ func (r *Reconciler) claimCarriedLB(key intent.LBKey, id string) bool {
 // declared.
 func (r *Reconciler) dropCarried() {
 	for k := range r.carried.lbs {
-		if !has(r.creatingLBs, k) {
+		if !has(r.creatingLBs, k) && !has(r.standingLBs, k) {
 			r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
 		}
 	}
@@ -127,9 +127,9 @@ func (r *Reconciler) dropCarried() {
 }
 
 // declaredKeys and declaredIPs are what the state file declares: this
-// process's declarations and the carried ones.
+// process's declarations, standing and not, and the carried ones.
 func (r *Reconciler) declaredKeys() []intent.LBKey {
-	return slices.Collect(maps.Keys(union(r.creatingLBs, r.carried.lbs)))
+	return slices.Collect(maps.Keys(union(union(r.creatingLBs, r.standingLBs), r.carried.lbs)))
 }
 
 func (r *Reconciler) declaredIPs() []string {

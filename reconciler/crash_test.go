@@ -26,7 +26,9 @@ type crashRun struct {
 // newCrashRun runs the script a kill interrupts: a cold start, a Service whose
 // backend moves to a new remote pod (a new endpoint, the old one deleted;
 // without modify a new load balancer ID), a tenant's external IP Service
-// changed, a Service deleted, and a periodic Sync with nothing to do.
+// changed, a Service deleted, a periodic Sync with nothing to do, and the
+// first Service's local backend changed (without modify a new ID on a
+// standing declaration: no state write before the create).
 func newCrashRun(t *testing.T, profile string, killAt int) *crashRun {
 	e := newEnv(t, profile)
 	e.foreign()
@@ -59,6 +61,9 @@ func newCrashRun(t *testing.T, profile string, killAt int) *crashRun {
 	upsert(r, b)
 	remove(r, gone.Key)
 	sync()
+	sync()
+	a.Backends = []intent.Backend{loc("10.244.1.12"), rem("10.244.2.22", "192.168.0.2")}
+	upsert(r, a)
 	sync()
 	return c
 }
@@ -148,7 +153,7 @@ func TestKillNeverClaimsAForeignLoadBalancer(t *testing.T) {
 		steps := whole.ks.count()
 		// The script creates on the tenant frontend in its first Sync, and
 		// without modify again in its third (a new backend: a new ID).
-		creates := []bool{true, false, profile != sim.ProfileWS2025, false}
+		creates := []bool{true, false, profile != sim.ProfileWS2025, false, false}
 		for _, powerLoss := range []bool{false, true} {
 			for kill := 1; kill <= steps+1; kill++ {
 				c := newCrashRun(t, profile, kill)

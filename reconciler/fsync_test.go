@@ -22,6 +22,31 @@ func TestSyncFsyncsTheStateFileAtMostOnce(t *testing.T) {
 	e.local("10.244.1.11")
 	a := lb("10.96.0.10", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
 	r := e.started(a)
+	fsyncs := countJournalFsyncs(r)
+	for i, ip := range []string{"10.244.2.21", "10.244.2.22", "10.244.2.23"} {
+		*fsyncs = 0
+		a.Backends = []intent.Backend{loc("10.244.1.11"), rem(ip, "192.168.0.2")}
+		upsert(r, a)
+		if res := r.Sync(ctx); res.Failed+res.Pending != 0 || res.Updated != 1 {
+			t.Fatalf("change %d: %+v", i, res)
+		}
+		if *fsyncs != 1 {
+			t.Errorf("change %d: %d fsyncs of the journal, want 1", i, *fsyncs)
+		}
+		if s := readState(t, e.stateFile); len(s.LoadBalancers) != 1 || e.hnsLB(a.Key) == nil || s.LoadBalancers[0] != e.hnsLB(a.Key).ID {
+			t.Errorf("change %d: the state file right after the Sync owns %v, want the new load balancer", i, s.LoadBalancers)
+		}
+	}
+	*fsyncs = 0
+	r.Sync(ctx)
+	r.Sync(ctx)
+	if *fsyncs != 1 {
+		t.Errorf("two Syncs with nothing to do after a change: %d fsyncs, want 1 (the change's records)", *fsyncs)
+	}
+}
+
+// countJournalFsyncs points at the number of fsyncs of r's journal from now on.
+func countJournalFsyncs(r *Reconciler) *int {
 	fsyncs := 0
 	faults := &faultFS{}
 	faults.set(func(op, name string) error {
@@ -30,27 +55,8 @@ func TestSyncFsyncsTheStateFileAtMostOnce(t *testing.T) {
 		}
 		return nil
 	})
-	r.store.fs = faults
-	for i, ip := range []string{"10.244.2.21", "10.244.2.22", "10.244.2.23"} {
-		fsyncs = 0
-		a.Backends = []intent.Backend{loc("10.244.1.11"), rem(ip, "192.168.0.2")}
-		upsert(r, a)
-		if res := r.Sync(ctx); res.Failed+res.Pending != 0 || res.Updated != 1 {
-			t.Fatalf("change %d: %+v", i, res)
-		}
-		if fsyncs != 1 {
-			t.Errorf("change %d: %d fsyncs of the journal, want 1", i, fsyncs)
-		}
-		if s := readState(t, e.stateFile); len(s.LoadBalancers) != 1 || e.hnsLB(a.Key) == nil || s.LoadBalancers[0] != e.hnsLB(a.Key).ID {
-			t.Errorf("change %d: the state file right after the Sync owns %v, want the new load balancer", i, s.LoadBalancers)
-		}
-	}
-	fsyncs = 0
-	r.Sync(ctx)
-	r.Sync(ctx)
-	if fsyncs != 1 {
-		t.Errorf("two Syncs with nothing to do after a change: %d fsyncs, want 1 (the change's records)", fsyncs)
-	}
+	useStateFS(r, faults)
+	return &fsyncs
 }
 
 // TestAFailedFsyncOfTheOutcomeIsFollowedByASnapshot: when the fsync that
@@ -65,7 +71,7 @@ func TestAFailedFsyncOfTheOutcomeIsFollowedByASnapshot(t *testing.T) {
 		a := lb("10.96.0.10", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
 		r := e.started(a)
 		faults := &faultFS{}
-		r.store.fs = faults
+		useStateFS(r, faults)
 		a.Backends = []intent.Backend{loc("10.244.1.11"), rem("10.244.2.21", "192.168.0.2")}
 		upsert(r, a)
 		if res := r.Sync(ctx); res.Failed+res.Pending != 0 { // its outcome: appended, not fsynced
@@ -92,5 +98,89 @@ func TestAFailedFsyncOfTheOutcomeIsFollowedByASnapshot(t *testing.T) {
 			t.Errorf("declares %v: the snapshot holds %v, want the changed load balancer %s: after the failed fsync its outcome must reach a snapshot", declares, snap.LoadBalancers, id)
 		}
 		e.assertStateFileMatchesHNS()
+	}
+}
+
+// TestStandingDeclarationsSpareTheFsync: without modify, every change of a
+// load balancer is a delete and a create. On a cluster IP (a frontend the
+// apiserver allocated) its key stays declared after the first create, in
+// the state file's snapshot too, so later changes make no fsync; on a
+// tenant's external IP each change declares its key again, with an fsync
+// (which also makes the last change's withdrawal of it durable). A Service
+// deleted withdraws its key, and the next Sync makes that durable.
+func TestStandingDeclarationsSpareTheFsync(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.local("10.244.1.11")
+	e.local("10.244.1.12")
+	cluster := lb("10.96.0.10", 80, loc("10.244.1.11"))
+	tenant := externalLB("203.0.113.10", 443, loc("10.244.1.11"))
+	r := e.started(cluster, tenant)
+	fsyncs := countJournalFsyncs(r)
+	r.Sync(ctx) // makes the cold start's withdrawal of the tenant's declaration durable
+	for _, c := range []struct {
+		d      *intent.LB
+		fsyncs int
+	}{{&cluster, 0}, {&tenant, 1}} {
+		for i, ip := range []string{"10.244.1.12", "10.244.1.11", "10.244.1.12"} {
+			*fsyncs = 0
+			before := e.hnsLB(c.d.Key).ID
+			c.d.Backends = []intent.Backend{loc(ip)}
+			upsert(r, *c.d)
+			if res := r.Sync(ctx); res.Failed+res.Pending != 0 {
+				t.Fatalf("change %d of %s: %+v", i, c.d.Key, res)
+			}
+			now := e.hnsLB(c.d.Key).ID
+			if now == before {
+				t.Fatalf("change %d of %s: the load balancer kept its ID; the test needs a delete and a create", i, c.d.Key)
+			}
+			if *fsyncs != c.fsyncs {
+				t.Errorf("change %d of %s: %d fsyncs of the journal, want %d", i, c.d.Key, *fsyncs, c.fsyncs)
+			}
+			if s := readState(t, e.stateFile); !slices.Contains(s.LoadBalancers, now) {
+				t.Errorf("change %d of %s: the state file right after the Sync owns %v, want %s", i, c.d.Key, s.LoadBalancers, now)
+			}
+		}
+	}
+	if err := r.compactState(); err != nil {
+		t.Fatal(err)
+	}
+	if s := readState(t, e.stateFile); !slices.Contains(s.CreatingLoadBalancers, cluster.Key) || slices.Contains(s.CreatingLoadBalancers, tenant.Key) {
+		t.Errorf("the snapshot declares %v, want the cluster IP's key standing and not the tenant's", s.CreatingLoadBalancers)
+	}
+	remove(r, cluster.Key)
+	r.Sync(ctx)
+	if s := readState(t, e.stateFile); slices.Contains(s.CreatingLoadBalancers, cluster.Key) {
+		t.Errorf("after the Service's deletion the state file still declares %v", cluster.Key)
+	}
+	*fsyncs = 0
+	r.Sync(ctx)
+	if *fsyncs != 1 {
+		t.Errorf("the Sync after a withdrawal made %d fsyncs, want 1 (the withdrawal made durable)", *fsyncs)
+	}
+}
+
+// TestOnlyADurableDeclarationStands: a key whose declaration no fsynced
+// save has held (its save failed, and a later append without an fsync may
+// carry it) does not start to stand after its create: it is withdrawn, so
+// the next create on it declares it again, with an fsync.
+func TestOnlyADurableDeclarationStands(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.local("10.244.1.11")
+	a := lb("10.96.0.10", 80, loc("10.244.1.11"))
+	r := e.started(a)
+	delete(r.standingLBs, a.Key) // as if declared anew, by a save that failed:
+	r.creatingLBs[a.Key] = struct{}{}
+	r.journal(journalRecord{Add: true, Kind: recordCreatingLB, Key: &a.Key})
+	r.settleCreates(nil)
+	if has(r.standingLBs, a.Key) {
+		t.Fatal("a key whose declaration is not durable stands")
+	}
+	if err := r.saveState(); err != nil {
+		t.Fatal(err)
+	}
+	r.creatingLBs[a.Key] = struct{}{}
+	r.settleCreates(nil)
+	if !has(r.standingLBs, a.Key) {
+		t.Error("a key declared durably does not stand after its create")
 	}
 }

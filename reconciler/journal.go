@@ -2,6 +2,8 @@ package reconciler
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,15 +69,23 @@ func journalPath(stateFile string) string { return stateFile + ".journal" }
 // a snapshot: never fewer than a few thousand, else as many as owned IDs.
 func compactAfter(owned int) int { return max(4096, owned) }
 
-// encodeRecords renders records as journal lines.
+// encodeRecords renders records as journal lines, into one buffer: each
+// record's JSON is encoded in place after room for its checksum, which is
+// then filled in (a Marshal and a formatted write per record were most of
+// an append's allocations).
 func encodeRecords(records []journalRecord) ([]byte, error) {
 	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf) // Marshal's output, and a newline
 	for _, rec := range records {
-		raw, err := json.Marshal(rec)
-		if err != nil {
+		start := buf.Len()
+		buf.WriteString("00000000 ")
+		if err := enc.Encode(rec); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(&buf, "%08x %s\n", crc32.Checksum(raw, castagnoli), raw)
+		line := buf.Bytes()[start:]
+		var sum [4]byte
+		binary.BigEndian.PutUint32(sum[:], crc32.Checksum(line[9:len(line)-1], castagnoli))
+		hex.Encode(line[:8], sum[:])
 	}
 	return buf.Bytes(), nil
 }
@@ -84,20 +94,18 @@ func encodeRecords(records []journalRecord) ([]byte, error) {
 // every unsynced byte of it, those of earlier appends without an fsync too.
 var errFsync = errors.New("fsync of the journal failed")
 
-// appendJournal appends lines and, if durable, syncs the journal to disk.
-// On failure it cuts the journal back to its length before the append, so
-// that a short write leaves no torn line (replay would skip one anyway).
-func appendJournal(fsys stateFS, path string, lines []byte, durable bool) error {
-	if err := fsys.MkdirAll(filepath.Dir(path)); err != nil {
-		return err
-	}
-	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+// appendJournal appends lines to the journal at path and, if durable,
+// syncs it to disk. On failure it cuts the journal back to its length
+// before the append, so that a short write leaves no torn line (replay
+// would skip one anyway), and lets go of it.
+func (s *stateStore) appendJournal(fsys stateFS, path string, lines []byte, durable bool) error {
+	f, err := s.openJournal(fsys, path)
 	if err != nil {
 		return err
 	}
 	info, err := f.Stat()
 	if err != nil {
-		f.Close()
+		s.closeJournal()
 		return err
 	}
 	if info.Size() == 0 {
@@ -105,7 +113,7 @@ func appendJournal(fsys stateFS, path string, lines []byte, durable bool) error 
 		// uncommitted records replay drops.
 		head, herr := encodeRecords([]journalRecord{commitRecord})
 		if herr != nil {
-			f.Close()
+			s.closeJournal()
 			return herr
 		}
 		lines = append(head, lines...)
@@ -119,10 +127,65 @@ func appendJournal(fsys stateFS, path string, lines []byte, durable bool) error 
 		if terr := f.Truncate(info.Size()); terr != nil {
 			err = errors.Join(err, fmt.Errorf("cutting the journal back: %w", terr))
 		}
-		f.Close()
+		s.closeJournal()
 		return err
 	}
-	return f.Close()
+	if !keepJournalOpen {
+		return s.closeJournal()
+	}
+	return nil
+}
+
+// openJournal opens the journal at path for appending, or returns the one
+// an earlier append left open. Opening it for each append (a directory
+// check, an open, a close) was a third of the state file's cost per
+// change. The held one is used only while path still names that file (an
+// Lstat compared with os.SameFile): a journal replaced, or a link planted
+// at path, is then opened anew, which refuses a link (OpenFile), as an open
+// for each append did.
+func (s *stateStore) openJournal(fsys stateFS, path string) (stateHandle, error) {
+	if f := s.heldJournal(fsys, path); f != nil {
+		return f, nil
+	}
+	if err := fsys.MkdirAll(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	id, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.journal, s.journalID = f, id
+	return f, nil
+}
+
+// heldJournal is the journal an append left open, if path still names it;
+// otherwise it lets go of it and returns nil.
+func (s *stateStore) heldJournal(fsys stateFS, path string) stateHandle {
+	if s.journal == nil {
+		return nil
+	}
+	if now, err := fsys.Lstat(path); err == nil && os.SameFile(now, s.journalID) {
+		return s.journal
+	}
+	s.closeJournal()
+	return nil
+}
+
+// closeJournal lets go of the journal an append left open: before the
+// journal is removed or renamed (on Windows an open file cannot be), and
+// after a failed write.
+func (s *stateStore) closeJournal() error {
+	if s.journal == nil {
+		return nil
+	}
+	err := s.journal.Close()
+	s.journal, s.journalID = nil, nil
+	return err
 }
 
 // recordStart is how every record's JSON begins (encoding/json keeps field

@@ -214,3 +214,33 @@ func TestJournalAppliesBatchesAtTheirCommit(t *testing.T) {
 		})
 	}
 }
+
+// TestAJournalReplacedWhileHeldIsOpenedAnew: the journal stays open between
+// appends, but an append goes to the file its path names. Renamed away and
+// replaced by a copy behind hnsproxy's back (a restore from a backup), the
+// next append goes to the copy, which the state file then reads, not to the
+// old file still held open.
+func TestAJournalReplacedWhileHeldIsOpenedAnew(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	r := e.started(want...) // the first Sync's append: the journal is held from here on
+	path := journalPath(e.stateFile)
+	held, err := os.ReadFile(path)
+	if err != nil || len(held) == 0 {
+		t.Fatalf("no journal after the first Sync: %v", err)
+	}
+	if err := os.Rename(path, path+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, held, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	remove(r, want[2].Key)
+	e.converge(r)
+	if s := readState(t, e.stateFile); len(s.LoadBalancers) != 2 {
+		t.Errorf("the state file owns %d load balancers after a deletion, want 2: the append missed the journal at its path", len(s.LoadBalancers))
+	}
+	if away, err := os.ReadFile(path + ".away"); err != nil || len(away) != len(held) {
+		t.Errorf("the journal renamed away holds %d bytes (%v), want the %d it had", len(away), err, len(held))
+	}
+}

@@ -115,12 +115,22 @@ type Reconciler struct {
 	snapshotDue  bool // the next saveState writes a snapshot (Start's failed)
 	appendFailed bool // the last append failed: the next save tries a snapshot
 	unsynced     bool // writeState appended without an fsync since the last one
-	store        stateStore
+	// unsyncedWithdrawal: one of those appends withdrew a declaration, which
+	// the next Sync's first state write makes durable (declareCreates).
+	unsyncedWithdrawal bool
+	// undurableDeclaration: a declaration was queued that no fsynced save
+	// has held since; until one does, no key starts to stand (settleCreates).
+	undurableDeclaration bool
+	store                stateStore
 	// creatingLBs and creatingEPs are the keys and IPs whose create may
 	// have made an object whose ID we never recorded (a Sync under way, a
 	// lost reply); they are saved before the creates (see declareCreates).
 	creatingLBs map[intent.LBKey]struct{}
 	creatingEPs map[string]struct{}
+	// standingLBs are declared keys that stay declared after their create
+	// settled (standing declarations, statefile.go): their later creates
+	// need no declaration of their own.
+	standingLBs map[intent.LBKey]struct{}
 	// carried are the declarations loaded at Start whose create may still
 	// land (carried.go).
 	carried carriedCreates
@@ -231,6 +241,7 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		unsavedBaselines: map[string]struct{}{},
 		creatingLBs:      map[intent.LBKey]struct{}{},
 		creatingEPs:      map[string]struct{}{},
+		standingLBs:      map[intent.LBKey]struct{}{},
 		staleLBs:         map[string]*staleObj{},
 		staleEPs:         map[string]*staleObj{},
 		foreignHeld:      map[intent.LBKey]string{},

@@ -89,6 +89,7 @@ func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 func (r *Reconciler) journal(rec journalRecord) {
 	if r.opts.StateFile != "" {
 		r.unsaved = append(r.unsaved, rec)
+		r.undurableDeclaration = r.undurableDeclaration || rec.Add && (rec.Kind == recordCreatingLB || rec.Kind == recordCreatingEndpoint)
 	}
 }
 
@@ -102,11 +103,15 @@ func (r *Reconciler) saveState() error { return r.save(true) }
 // writeState appends the queued state changes to the journal without an
 // fsync: in the file for any reader and for a restart after hnsproxy is
 // killed (the kernel holds the written bytes), durable against the node
-// losing power only at the next saveState, which the next Sync makes
-// first (declareCreates). Every record it may carry is safe to lose with
-// the power: its object is gone (a disown), or was made on a key or IP
-// whose declaration is durable and is claimed through it (see
-// declareCreates; docs/reliability.md, "The state file across crashes").
+// losing power only at the next saveState. Every record it may carry is
+// safe to lose with the power: its object is gone (a disown), or was made
+// on a key or IP whose declaration is durable and is claimed through it
+// (see declareCreates), or it withdraws a declaration. Only the last may
+// not wait long: a declaration that comes back with the power could make
+// the restart claim another agent's load balancer on a tenant's frontend,
+// so the next Sync's first write makes a withdrawal durable
+// (unsyncedWithdrawal; docs/reliability.md, "The state file across
+// crashes").
 func (r *Reconciler) writeState() error { return r.save(false) }
 
 func (r *Reconciler) save(durable bool) error {
@@ -131,11 +136,12 @@ func (r *Reconciler) save(durable bool) error {
 		r.appendFailed = false
 		return r.noteStateWrite(err)
 	}
+	withdraws := slices.ContainsFunc(r.unsaved, isWithdrawal)
 	lines, err := encodeRecords(append(slices.Clip(r.unsaved), commitRecord))
 	if err != nil {
 		return err
 	}
-	if err := appendJournal(r.stateFS(), journalPath(r.opts.StateFile), lines, durable); err != nil {
+	if err := r.store.appendJournal(r.stateFS(), journalPath(r.opts.StateFile), lines, durable); err != nil {
 		r.appendFailed = true
 		// An outcome appended before without an fsync may be lost with it:
 		// only a snapshot of the whole state is sure to hold it.
@@ -145,7 +151,14 @@ func (r *Reconciler) save(durable bool) error {
 	r.journalLines += len(r.unsaved)
 	r.unsaved = nil
 	r.unsynced = !durable // an fsync makes every earlier append durable too
+	r.unsyncedWithdrawal = !durable && (r.unsyncedWithdrawal || withdraws)
+	r.undurableDeclaration = r.undurableDeclaration && !durable
 	return r.noteStateWrite(nil)
+}
+
+// isWithdrawal reports a record that withdraws a declaration.
+func isWithdrawal(rec journalRecord) bool {
+	return !rec.Add && (rec.Kind == recordCreatingLB || rec.Kind == recordCreatingEndpoint)
 }
 
 // syncJournal makes the journal's appends durable. When the fsync fails,
@@ -153,8 +166,13 @@ func (r *Reconciler) save(durable bool) error {
 // save writes the whole state as a snapshot, and until then nothing is
 // created (declareCreates).
 func (r *Reconciler) syncJournal() error {
-	f, err := r.stateFS().OpenFile(journalPath(r.opts.StateFile), os.O_WRONLY|os.O_APPEND, 0o600)
-	if err == nil {
+	path := journalPath(r.opts.StateFile)
+	var err error
+	if f := r.store.heldJournal(r.stateFS(), path); f != nil {
+		if err = f.Sync(); err != nil {
+			r.store.closeJournal()
+		}
+	} else if f, err = r.stateFS().OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
 		err = f.Sync()
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -164,7 +182,7 @@ func (r *Reconciler) syncJournal() error {
 		r.snapshotDue = true
 		return err
 	}
-	r.unsynced = false
+	r.unsynced, r.unsyncedWithdrawal, r.undurableDeclaration = false, false, false
 	return nil
 }
 
@@ -187,7 +205,8 @@ func (r *Reconciler) writeCompaction() error {
 	if err := r.writeSnapshot(); err != nil {
 		return err
 	}
-	r.unsaved, r.snapshotDue, r.unsynced = nil, false, false
+	r.unsaved, r.snapshotDue, r.unsynced, r.unsyncedWithdrawal, r.undurableDeclaration = nil, false, false, false, false
+	r.store.closeJournal() // its appends are in the snapshot
 	if err := r.stateFS().Remove(journalPath(r.opts.StateFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.snapshotDue = true
 		return err
@@ -249,24 +268,35 @@ func (r *Reconciler) writeSnapshot() error {
 // its work, and the keys of load balancers waiting for an endpoint it may
 // create. Without it a crash between a create and the state file write, or
 // a lost reply followed by a crash, leaves an object no one owns: a leak
-// for good. The same save makes the last Sync's outcome durable
-// (writeState). It reports whether the state file durably holds every
-// declaration (and every other change): when not (a full disk, a failed
-// fsync), the caller creates nothing, since what it cannot record it could
-// lose.
+// for good. The same save makes every earlier append durable, which a
+// withdrawal among them needs (writeState). It reports whether the state
+// file durably holds every declaration (and every withdrawal): when not (a
+// full disk, a failed fsync), the caller creates nothing, since what it
+// cannot record it could lose.
 //
 // A key a foreign load balancer holds is not declared: an interrupted
 // Sync must never make the next Start claim that one as ours. Its retry
-// declares it once the foreign one is gone (createLB).
+// declares it once the foreign one is gone (createLB). A standing key is
+// declared already.
 func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string, unchecked map[intent.LBKey]struct{}) (durable bool) {
 	if r.opts.StateFile == "" {
 		return true
 	}
 	grew := false
 	declareLB := func(k intent.LBKey) {
+		e := r.lbs[k]
 		// With ModifyLoadBalancer a realized one is changed in place.
-		if e := r.lbs[k]; e != nil && e.desired != nil && (e.realizedID == "" || !r.modifyOn()) &&
-			r.foreignHeld[k] == "" && !has(unchecked, k) && addNew(r.creatingLBs, k) {
+		if e == nil || e.desired == nil || e.realizedID != "" && r.modifyOn() || r.foreignHeld[k] != "" || has(unchecked, k) {
+			return
+		}
+		if has(r.standingLBs, k) {
+			if !r.stands(e) { // no longer a frontend that may stand: this Sync's alone
+				delete(r.standingLBs, k)
+				r.creatingLBs[k] = struct{}{}
+			}
+			return
+		}
+		if addNew(r.creatingLBs, k) {
 			r.journal(journalRecord{Add: true, Kind: recordCreatingLB, Key: &k})
 			grew = true
 		}
@@ -287,17 +317,17 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string,
 			}
 		}
 	}
-	if grew || len(r.unsaved) > 0 || r.snapshotDue || r.unsynced {
+	if grew || len(r.unsaved) > 0 || r.snapshotDue || r.unsyncedWithdrawal {
 		if err := r.saveState(); err != nil {
 			r.log.Error(err, "Writing hnsproxy state file failed: creating no HNS objects until it works", "path", r.opts.StateFile)
 		}
 	}
-	return len(r.unsaved) == 0 && !r.snapshotDue && !r.unsynced
+	return len(r.unsaved) == 0 && !r.snapshotDue && !r.unsyncedWithdrawal
 }
 
 // declareNow makes one key's declaration durable before its create.
 func (r *Reconciler) declareNow(k intent.LBKey) error {
-	if r.opts.StateFile == "" || !addNew(r.creatingLBs, k) {
+	if r.opts.StateFile == "" || has(r.standingLBs, k) || !addNew(r.creatingLBs, k) {
 		return nil
 	}
 	r.journal(journalRecord{Add: true, Kind: recordCreatingLB, Key: &k})
@@ -320,14 +350,30 @@ func (r *Reconciler) undeclare(k intent.LBKey) {
 // settleCreates keeps, after a Sync, only the keys and IPs whose create is
 // still uncertain, in new maps: the declarations of a cold start fill them
 // with every key (Expect sizes them so), and a map does not shrink, so every
-// later Sync would walk that size again.
-func (r *Reconciler) settleCreates() {
+// later Sync would walk that size again. Keys that may stand move to
+// standingLBs; those of work that may no longer stand are withdrawn.
+func (r *Reconciler) settleCreates(work map[intent.LBKey]struct{}) {
+	for k := range work {
+		if has(r.standingLBs, k) && !r.stands(r.lbs[k]) {
+			delete(r.standingLBs, k)
+			if !has(r.creatingLBs, k) && !has(r.carried.lbs, k) {
+				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
+			}
+		}
+	}
 	if len(r.creatingLBs) > 0 {
 		kept := map[intent.LBKey]struct{}{}
+		if len(r.standingLBs) == 0 {
+			r.standingLBs = make(map[intent.LBKey]struct{}, len(r.creatingLBs))
+		}
 		for k := range r.creatingLBs {
-			if e := r.lbs[k]; e != nil && e.uncertain != nil {
+			switch e := r.lbs[k]; {
+			case e != nil && e.uncertain != nil:
 				kept[k] = struct{}{}
-			} else if !has(r.carried.lbs, k) {
+			case r.stands(e) && !r.undurableDeclaration: // only a durable declaration may stand
+				r.standingLBs[k] = struct{}{}
+			case has(r.carried.lbs, k): // stays declared, carried
+			default:
 				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
 			}
 		}
@@ -344,6 +390,18 @@ func (r *Reconciler) settleCreates() {
 		}
 		r.creatingEPs = kept
 	}
+}
+
+// stands reports whether e's key may stay declared after its create
+// settled, so that its next create (without ModifyLoadBalancer, every
+// change of its load balancer is a delete and a create) needs no
+// declaration and no fsync of its own. Only a frontend the apiserver
+// allocated (a cluster IP, a node port) may: a foreign load balancer there
+// can only be a leftover, which hnsproxy takes anyway (foreign.go), so a
+// declaration that outlives its Sync cannot make a restart take a
+// tenant's. See docs/reliability.md, "Standing declarations".
+func (r *Reconciler) stands(e *lbEntry) bool {
+	return e != nil && e.desired != nil && e.desired.Origin.Allocated() && !r.modifyOn()
 }
 
 func has[K comparable](m map[K]struct{}, k K) bool {

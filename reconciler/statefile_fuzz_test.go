@@ -47,7 +47,7 @@ func FuzzStateSaves(f *testing.F) {
 		path := filepath.Join(t.TempDir(), "state.json")
 		faults := &faultFS{shortWrites: true}
 		r := New(nil, Options{StateFile: path, Logger: textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(io.Discard)))})
-		r.store.fs = faults
+		useStateFS(r, faults)
 		durable := map[string]struct{}{} // owned at the last successful save
 		pending := map[string]struct{}{} // added to or removed from the owned set since
 		for i := 0; i+1 < len(script) && i < 400; i += 2 {

@@ -71,7 +71,7 @@ func TestStateFileSurvivesAFullDisk(t *testing.T) {
 			e.tweak = w.options
 			r := e.started(e.threeServices()...)
 			faults := &faultFS{shortWrites: true}
-			r.store.fs = faults
+			useStateFS(r, faults)
 			faults.set(func(op, name string) error {
 				if op == "write" || cutFails && op == "truncate" {
 					return syscall.ENOSPC
@@ -127,13 +127,13 @@ func TestStateReadErrorFailsStartTransiently(t *testing.T) {
 			snapshot, journal := holdBytes(t, e.stateFile), holdBytes(t, journalPath(e.stateFile))
 			reads := 0
 			restarted := e.reconciler()
-			restarted.store.fs = &faultFS{fault: func(op, name string) error {
+			useStateFS(restarted, &faultFS{fault: func(op, name string) error {
 				if op == "read" && strings.HasSuffix(name, target) {
 					reads++
 					return syscall.EIO
 				}
 				return nil
-			}}
+			}})
 			err := restarted.Start(ctx)
 			if err == nil || !hnslb.IsTransient(err) || reads != 3 {
 				t.Fatalf("Start over an unreadable state file: %v (transient %v) after %d reads; want a transient error after 3", err, hnslb.IsTransient(err), reads)

@@ -24,6 +24,8 @@ type stateFS interface {
 	MkdirAll(dir string) error
 	Rename(from, to string) error
 	Remove(name string) error
+	// Lstat is os.Lstat: what name itself is, a link not followed.
+	Lstat(name string) (fs.FileInfo, error)
 }
 
 // stateHandle is the part of *os.File the state layer uses.
@@ -65,6 +67,8 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (stateHandle, erro
 func (osFS) MkdirAll(dir string) error    { return mkdirPrivate(dir) }
 func (osFS) Rename(from, to string) error { return os.Rename(from, to) }
 func (osFS) Remove(name string) error     { return os.Remove(name) }
+
+func (osFS) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }
 
 // readStateFile reads a whole regular file of at most maxStateFileSize.
 func readStateFile(fsys stateFS, name string) ([]byte, error) {

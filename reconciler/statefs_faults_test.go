@@ -104,6 +104,13 @@ func (h *faultHandle) Truncate(size int64) error {
 	return h.stateHandle.Truncate(size)
 }
 
+// useStateFS makes r's state layer use f from now on, the journal too:
+// r lets go of the journal it holds open.
+func useStateFS(r *Reconciler, f stateFS) {
+	r.store.closeJournal()
+	r.store.fs = f
+}
+
 // onJournal limits a fault to the journal, on the given operations.
 func onJournal(err error, ops ...string) func(op, name string) error {
 	return func(op, name string) error {

@@ -26,3 +26,6 @@ const readNonBlocking = syscall.O_NONBLOCK
 
 // mkdirPrivate creates dir 0700 (and missing parents).
 func mkdirPrivate(dir string) error { return os.MkdirAll(dir, 0o700) }
+
+// keepJournalOpen: the journal stays open between appends (openJournal).
+const keepJournalOpen = true

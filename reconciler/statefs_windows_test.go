@@ -109,7 +109,7 @@ func TestWindowsReparsePointIsRefused(t *testing.T) {
 	if _, err := readStateFile(osFS{}, link); !errors.Is(err, errNotRegular) {
 		t.Errorf("read through a symlink: %v, want refused", err)
 	}
-	if err := appendJournal(osFS{}, link, []byte("x\n"), true); !errors.Is(err, errNotRegular) {
+	if err := new(stateStore).appendJournal(osFS{}, link, []byte("x\n"), true); !errors.Is(err, errNotRegular) {
 		t.Errorf("append through a symlink: %v, want refused", err)
 	}
 	if b, err := os.ReadFile(victim); err != nil || string(b) != "precious" {

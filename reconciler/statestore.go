@@ -20,6 +20,10 @@ import (
 type stateStore struct {
 	fs      stateFS // nil: osFS
 	failing bool    // the last state write failed: a failure streak is under way
+	// journal is the journal an append left open, and journalID what its
+	// path named when it was opened (journal.go, openJournal).
+	journal   stateHandle
+	journalID fs.FileInfo
 }
 
 func (r *Reconciler) stateFS() stateFS {
@@ -101,6 +105,7 @@ func (r *Reconciler) loadOwned() (*stateFile, error) {
 // setAside renames a corrupt state file to <path>.corrupt-<time>, for a
 // human to look at, and removes all but the newest keptCorrupt of them.
 func (r *Reconciler) setAside(path string) {
+	r.store.closeJournal()
 	aside := path + ".corrupt-" + r.clock.Now().UTC().Format("20060102T150405.000000000Z")
 	if err := r.stateFS().Rename(path, aside); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {

@@ -114,7 +114,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 
 	r.listing.noteSync(run.lbs, ips)
 	r.noteSynced(run.lbs, ips)
-	r.settleCreates()
+	r.settleCreates(run.lbs)
 	r.takeover = false // a takeover lasts until the first Sync ends
 	run.res.ForeignHeld = r.foreignHeldList()
 	run.res.LeftOut = r.leftOutLocals()

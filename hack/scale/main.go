@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"time"
 
@@ -166,6 +167,13 @@ func progress(format string, args ...any) {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// gcCycles is how many garbage collections have completed so far.
+func gcCycles() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
+}
 
 func heapLive() int64 {
 	runtime.GC()

@@ -216,6 +216,15 @@ func TestSummarizeReportsCPUPerObjectWritten(t *testing.T) {
 	}
 }
 
+// The garbage collections counted on a kind's changes are summed: they say
+// whether the whole heap's marking (the harness's too) is in its figures.
+func TestSummarizeCountsGarbageCollections(t *testing.T) {
+	r := summarize([]measured{{gcCycles: 1}, {}, {gcCycles: 2}})
+	if r.GCCycles != 3 {
+		t.Errorf("summary %+v: want 3 garbage collections", r)
+	}
+}
+
 // Issue 17's target is read per change kind, per object written.
 func TestTargetsIncludeTheCPUPerObjectOfEveryKind(t *testing.T) {
 	r := &report{ChangesByKind: map[string]*kindReport{
