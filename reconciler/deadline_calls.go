@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -72,6 +73,47 @@ func (d *deadlines) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.
 
 func (d *deadlines) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, error) {
 	return guard(d, ctx, "list_load_balancers", d.list, d.c.ListLoadBalancers)
+}
+
+// WalkLoadBalancers is ListLoadBalancers one document at a time
+// (hnslb.Walker), with a listing's deadline.
+func (d *deadlines) WalkLoadBalancers(ctx context.Context, fn func(*hnslb.LoadBalancer) error) error {
+	return guardWalk(d, ctx, "list_load_balancers", func(ctx context.Context, fn func(*hnslb.LoadBalancer) error) error {
+		return hnslb.WalkLoadBalancers(ctx, d.c, fn)
+	}, fn)
+}
+
+// WalkEndpointsOfNetwork is ListEndpointsOfNetwork one document at a time.
+func (d *deadlines) WalkEndpointsOfNetwork(ctx context.Context, networkID string, fn func(*hnslb.Endpoint) error) error {
+	return guardWalk(d, ctx, "list_endpoints_of_network", func(ctx context.Context, fn func(*hnslb.Endpoint) error) error {
+		return hnslb.WalkEndpointsOfNetwork(ctx, d.c, networkID, fn)
+	}, fn)
+}
+
+// guardWalk is guard for a walk. Once it returns fn is neither running nor
+// called again, even if the walk was abandoned and goes on: the caller
+// owns what fn writes from then on. The walk's context ends with it, so a
+// client that heeds it stops reading.
+func guardWalk[T any](d *deadlines, ctx context.Context, op string, walk func(context.Context, func(*T) error) error, fn func(*T) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	over := false
+	gated := func(doc *T) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if over {
+			return errTimeout(op, "abandoned")
+		}
+		return fn(doc)
+	}
+	_, err := guard(d, ctx, op, d.list, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, walk(ctx, gated)
+	})
+	mu.Lock()
+	over = true
+	mu.Unlock()
+	return err
 }
 
 func (d *deadlines) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {

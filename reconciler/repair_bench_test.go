@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -26,7 +27,7 @@ import (
 func BenchmarkRepair10k(b *testing.B) {
 	e := newEnv(b, sim.ProfileWS2025)
 	e.stateFile = ""
-	c := &heldAtListingEnd{Client: serveOverWire(b, e.hns)}
+	c := &heldAtListingEnd{Client: serveOverWire(b, remote.NewServer(e.hns, remote.Extras{}))}
 	r, res := e.start(c, bigRemoteCluster(10000)...)
 	if res.Failed+res.Pending != 0 {
 		b.Fatalf("first sync %+v", res)
@@ -61,8 +62,9 @@ func bigRemoteCluster(n int) []intent.LB {
 	return out
 }
 
-// serveOverWire serves h on a unix socket and returns a client for it.
-func serveOverWire(t testing.TB, h *sim.HNS) *remote.Client {
+// serveOverWire serves handler (hnssim's: remote.NewServer) on a unix
+// socket and returns a client for it.
+func serveOverWire(t testing.TB, handler http.Handler) *remote.Client {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "hns") // short: a socket path has a length limit
 	if err != nil {
@@ -74,7 +76,7 @@ func serveOverWire(t testing.TB, h *sim.HNS) *remote.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: remote.NewServer(h, remote.Extras{})}
+	srv := &http.Server{Handler: handler}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
 	c := remote.NewClient(path)
@@ -96,7 +98,25 @@ func (h *heldAtListingEnd) ListEndpointsOfNetwork(ctx context.Context, networkID
 	return eps, err
 }
 
+func (h *heldAtListingEnd) WalkLoadBalancers(ctx context.Context, fn func(*hnslb.LoadBalancer) error) error {
+	return hnslb.WalkLoadBalancers(ctx, h.Client, fn)
+}
+
+func (h *heldAtListingEnd) WalkEndpointsOfNetwork(ctx context.Context, networkID string, fn func(*hnslb.Endpoint) error) error {
+	err := hnslb.WalkEndpointsOfNetwork(ctx, h.Client, networkID, fn)
+	h.held = liveHeap() - h.before
+	if p := os.Getenv("REPAIR_HEAP_PROFILE"); p != "" {
+		f, _ := os.Create(p)
+		pprof.WriteHeapProfile(f)
+		f.Close()
+	}
+	return err
+}
+
+// liveHeap is the heap live after a collection; the second one empties
+// sync.Pools (encoding/json's buffers), which survive one.
 func liveHeap() uint64 {
+	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
