@@ -67,8 +67,8 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		}
 		if !listed.hasEP(ep.id) {
 			r.log.Info("Remote endpoint vanished from HNS; recreating it", "ip", ip, "id", ep.id)
-			for k := range r.refs[ep.id] {
-				r.markLB(r.lbs[k])
+			for e := range r.refs[ep.id] {
+				r.markLB(e)
 			}
 			r.disown(recordRemoteEndpoint, ep.id)
 			ep.id, ep.realizedSpec = "", intent.RemoteEndpoint{}
