@@ -67,29 +67,31 @@ func (r *Reconciler) carryDeclarations(st *stateFile, lbs []hnslb.LoadBalancer, 
 // then deletes them if nothing wants them, and a desired load balancer on
 // a claimed frontend is synced again. A repair whose listing began after
 // the window ends the carrying.
-func (r *Reconciler) claimCarried(lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint, listedFrom time.Time) {
+func (r *Reconciler) claimCarried(listed *listedHNS, listedFrom time.Time) {
 	if len(r.carried.lbs)+len(r.carried.eps) == 0 {
 		return
 	}
 	ownedLB, ownedEP := foldedSet(slices.Collect(maps.Keys(r.ownedLBs))), foldedSet(slices.Collect(maps.Keys(r.ownedEPs)))
-	for i := range lbs {
-		k, ok := KeyOf(&lbs[i])
-		if _, mine := ownedLB[strings.ToLower(lbs[i].ID)]; !ok || mine || !has(r.carried.lbs, k) {
+	for id, l := range listed.lbs {
+		if l.doc == nil { // matched a realized one's baseline: ours
 			continue
 		}
-		r.claimCarriedLB(k, lbs[i].ID)
+		k, ok := KeyOf(l.doc)
+		if _, mine := ownedLB[strings.ToLower(id)]; !ok || mine || !has(r.carried.lbs, k) {
+			continue
+		}
+		r.claimCarriedLB(k, id)
 		delete(r.foreignHeld, k)
 		if e := r.lbs[k]; e != nil && e.desired != nil {
 			r.markLB(e)
 		}
 	}
-	for i := range eps {
-		ip := eps[i].IP()
-		if _, mine := ownedEP[strings.ToLower(eps[i].ID)]; mine || !eps[i].IsRemote() || !has(r.carried.eps, ip) {
+	for id, ip := range listed.carriedEPs {
+		if _, mine := ownedEP[strings.ToLower(id)]; mine || !has(r.carried.eps, ip) {
 			continue
 		}
-		r.log.Info("Claiming a remote endpoint a create abandoned before the restart made", "ip", ip, "id", eps[i].ID)
-		r.own(recordRemoteEndpoint, eps[i].ID)
+		r.log.Info("Claiming a remote endpoint a create abandoned before the restart made", "ip", ip, "id", id)
+		r.own(recordRemoteEndpoint, id)
 		if ep := r.eps[ip]; ep != nil && ep.desired() {
 			r.markEP(ip)
 		}

@@ -3,9 +3,11 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // The HNS calls the reconciler makes, each through guard with its deadline
@@ -74,17 +76,75 @@ func (d *deadlines) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer
 	return guard(d, ctx, "list_load_balancers", d.list, d.c.ListLoadBalancers)
 }
 
+// WalkLoadBalancers is ListLoadBalancers one document at a time
+// (hnslb.Walker), with a listing's deadline.
+func (d *deadlines) WalkLoadBalancers(ctx context.Context, fn func(*hnslb.LoadBalancer) error) error {
+	return guardWalk(d, ctx, "list_load_balancers", func(ctx context.Context, fn func(*hnslb.LoadBalancer) error) error {
+		return hnslb.WalkLoadBalancers(ctx, d.c, fn)
+	}, fn)
+}
+
+// WalkEndpointsOfNetwork is ListEndpointsOfNetwork one document at a time.
+func (d *deadlines) WalkEndpointsOfNetwork(ctx context.Context, networkID string, fn func(*hnslb.Endpoint) error) error {
+	return guardWalk(d, ctx, "list_endpoints_of_network", func(ctx context.Context, fn func(*hnslb.Endpoint) error) error {
+		return hnslb.WalkEndpointsOfNetwork(ctx, d.c, networkID, fn)
+	}, fn)
+}
+
+// guardWalk is guard for a walk. Once it returns fn is neither running nor
+// called again, even if the walk was abandoned and goes on: the caller
+// owns what fn writes from then on. The walk's context ends with it, so a
+// client that heeds it stops reading.
+func guardWalk[T any](d *deadlines, ctx context.Context, op string, walk func(context.Context, func(*T) error) error, fn func(*T) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	over := false
+	gated := func(doc *T) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if over {
+			return errTimeout(op, "abandoned")
+		}
+		return fn(doc)
+	}
+	_, err := guard(d, ctx, op, d.list, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, walk(ctx, gated)
+	})
+	mu.Lock()
+	over = true
+	mu.Unlock()
+	return err
+}
+
 func (d *deadlines) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
 	return guard(d, ctx, "create_endpoint", d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
 		return d.c.CreateEndpoint(ctx, networkID, e)
 	}, epToken(e.IP()))
 }
 
-// CreateEndpoints creates eps one after another in one batch (guardBatch).
-func (d *deadlines) CreateEndpoints(ctx context.Context, networkID string, eps []*hnslb.Endpoint) ([]*hnslb.Endpoint, []error) {
-	return createAll(d, ctx, "create_endpoint", eps, func(ctx context.Context, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
-		return d.c.CreateEndpoint(ctx, networkID, e)
-	}, func(e *hnslb.Endpoint) string { return epToken(e.IP()) })
+// CreateEndpoints creates the endpoints of specs one after another in one
+// batch (guardBatch) and returns their IDs. Each document is built just
+// before its call and each reply is kept as its ID only: a cold start's
+// batch (20,002 endpoints at 10,000 Services on overlay) held every
+// document and every reply until it ended, some 25 MB at once.
+func (d *deadlines) CreateEndpoints(ctx context.Context, networkID string, specs []intent.RemoteEndpoint) ([]string, []error) {
+	calls := make([]func(context.Context) (string, error), len(specs))
+	tokens := make([]string, len(specs))
+	for i, s := range specs {
+		calls[i] = func(ctx context.Context) (string, error) {
+			got, err := d.c.CreateEndpoint(ctx, networkID, buildRemoteEndpoint(networkID, s))
+			switch {
+			case err != nil:
+				return "", err
+			case got == nil:
+				return "", hnslb.NewError("create_endpoint", hnslb.CodeTimeout, "HNS answered no endpoint for %s", s.IP)
+			}
+			return got.ID, nil
+		}
+		tokens[i] = epToken(s.IP)
+	}
+	return guardBatch(d, ctx, "create_endpoint", calls, tokens)
 }
 
 // CreateLoadBalancers creates lbs one after another in one batch (guardBatch).

@@ -2,9 +2,7 @@ package reconciler
 
 import (
 	"fmt"
-	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -318,21 +316,7 @@ func TestEchoProfilesOverTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.hns.SetEcho(echo)
-	dir, err := os.MkdirTemp("", "echo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, "hns.sock")
-	l, err := remote.Listen(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: remote.WithUnknownFields(remote.NewServer(e.hns, remote.Extras{}), func() bool { return true })}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	c := remote.NewClient(path)
-	t.Cleanup(c.Close)
+	c := serveOverWire(t, remote.WithUnknownFields(remote.NewServer(e.hns, remote.Extras{}), func() bool { return true }))
 
 	want := e.echoServices()
 	r, res := e.start(c, want...)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 )
 
@@ -28,7 +27,9 @@ import (
 // The listing runs without the lock (listing.go), so a change programmed
 // meanwhile is not held back; what Syncs touched during the listing, or what
 // an abandoned HNS call may still change (deadline.go), is not judged by
-// this repair but by the next one.
+// this repair but by the next one. Each listed document is judged against
+// what was realized as the listing began and then dropped, unless the
+// judging under the lock needs it (listed.go).
 func (r *Reconciler) Repair(ctx context.Context) error {
 	r.repairing.Lock()
 	defer r.repairing.Unlock()
@@ -40,9 +41,10 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	r.listing = newListingChanges()
 	indexBefore := maps.Clone(r.localIndex)
 	listedFrom := r.clock.Now()
+	listed := r.newListedHNS()
 	r.mu.Unlock()
 
-	lbs, eps, err := r.listForRepair(ctx)
+	err := r.listForRepair(ctx, listed)
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -52,16 +54,9 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.claimCarried(lbs, eps, listedFrom)
-	lbByID := make(map[string]*hnslb.LoadBalancer, len(lbs))
-	for i := range lbs {
-		lbByID[lbs[i].ID] = &lbs[i]
-	}
-	epByID := make(map[string]*hnslb.Endpoint, len(eps))
-	for i := range eps {
-		epByID[eps[i].ID] = &eps[i]
-	}
-	r.localIndex = keepIndexChanges(localIndexOf(eps), indexBefore, r.localIndex)
+	listed.atStart = nil
+	r.claimCarried(listed, listedFrom)
+	r.localIndex = keepIndexChanges(listed.local, indexBefore, r.localIndex)
 
 	usedEPs := map[string]struct{}{}
 	for ip, ep := range r.eps {
@@ -72,10 +67,10 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 			usedEPs[ep.id] = struct{}{} // not judged: the listing may predate its change
 			continue
 		}
-		if epByID[ep.id] == nil {
+		if !listed.hasEP(ep.id) {
 			r.log.Info("Remote endpoint vanished from HNS; recreating it", "ip", ip, "id", ep.id)
-			for k := range r.refs[ep.id] {
-				r.markLB(r.lbs[k])
+			for e := range r.refs[ep.id] {
+				r.markLB(e)
 			}
 			r.disown(recordRemoteEndpoint, ep.id)
 			ep.id, ep.realizedSpec = "", intent.RemoteEndpoint{}
@@ -87,7 +82,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	usedLBs := map[string]struct{}{}
 	for _, e := range r.lbs {
 		if !changed.touchedLB(e.key) && !r.client.busy(lbToken(e.key), idToken(e.realizedID)) {
-			r.repairLB(e, lbByID, epByID)
+			r.repairLB(e, listed)
 		}
 		if e.realizedID != "" {
 			usedLBs[e.realizedID] = struct{}{}
@@ -95,8 +90,8 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	}
 	// Until the first Sync, owned objects may still be claimed by Upserts.
 	if r.pruned {
-		r.repairOwned(recordLoadBalancer, usedLBs, r.staleLBs, changed, func(id string) bool { return lbByID[id] != nil })
-		r.repairOwned(recordRemoteEndpoint, usedEPs, r.staleEPs, changed, func(id string) bool { return epByID[id] != nil })
+		r.repairOwned(recordLoadBalancer, usedLBs, r.staleLBs, changed, listed.hasLB)
+		r.repairOwned(recordRemoteEndpoint, usedEPs, r.staleEPs, changed, listed.hasEP)
 	}
 	// Baselines changed by modifies and adoptions go to the state file
 	// with the next Sync.
@@ -104,47 +99,21 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	return nil
 }
 
-// listForRepair lists load balancers and the network's endpoints; called
-// without the lock.
-func (r *Reconciler) listForRepair(ctx context.Context) ([]hnslb.LoadBalancer, []hnslb.Endpoint, error) {
-	lbs, err := r.client.ListLoadBalancers(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("repair: list load balancers: %w", err)
+// listForRepair lists load balancers and the network's endpoints into
+// listed; called without the lock.
+func (r *Reconciler) listForRepair(ctx context.Context, listed *listedHNS) error {
+	if err := r.client.WalkLoadBalancers(ctx, listed.addLB); err != nil {
+		return fmt.Errorf("repair: list load balancers: %w", err)
 	}
-	eps, err := r.client.ListEndpointsOfNetwork(ctx, r.opts.NetworkID)
-	if err != nil {
-		return nil, nil, fmt.Errorf("repair: list endpoints of network %q: %w", r.opts.NetworkID, err)
+	if err := r.client.WalkEndpointsOfNetwork(ctx, r.opts.NetworkID, listed.addEP); err != nil {
+		return fmt.Errorf("repair: list endpoints of network %q: %w", r.opts.NetworkID, err)
 	}
-	return lbs, eps, nil
+	return nil
 }
 
-func (r *Reconciler) repairLB(e *lbEntry, lbByID map[string]*hnslb.LoadBalancer, epByID map[string]*hnslb.Endpoint) {
-	if e.realizedID != "" {
-		got := lbByID[e.realizedID]
-		switch {
-		case got == nil:
-			r.log.Info("Load balancer vanished from HNS; recreating it", "key", e.key, "id", e.realizedID)
-			r.clearRealized(e)
-			r.markLB(e)
-			return
-		case !r.unchanged(e.realized, got):
-			r.log.Info("Load balancer differs in HNS; repairing it", "key", e.key, "id", e.realizedID)
-			r.setRealized(e, e.realizedID, got, nil)
-			r.markLB(e)
-			return
-		}
-		if _, ok := r.baselines[e.realizedID]; !ok {
-			// No baseline (a write answered with no document): the listing
-			// adoptionMatch accepted becomes it.
-			r.ownLB(e.realizedID, e.realized, got)
-		}
-		for _, id := range got.HostComputeEndpoints {
-			if epByID[id] == nil {
-				r.log.V(2).Info("Load balancer uses a vanished endpoint; repairing it", "key", e.key, "endpoint", id)
-				r.markLB(e)
-				return
-			}
-		}
+func (r *Reconciler) repairLB(e *lbEntry, listed *listedHNS) {
+	if e.realizedID != "" && r.repairRealized(e, listed) {
+		return
 	}
 	for _, ip := range e.missing {
 		if r.localIndex[ip] != "" {
@@ -152,6 +121,44 @@ func (r *Reconciler) repairLB(e *lbEntry, lbByID map[string]*hnslb.LoadBalancer,
 			return
 		}
 	}
+}
+
+// repairRealized judges e's realized load balancer by the listing and
+// reports whether it marked e.
+func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS) bool {
+	l, found := listed.lbs[e.realizedID]
+	backends := e.realized.HostComputeEndpoints // l matched: the listing has exactly these
+	switch {
+	case !found:
+		r.log.Info("Load balancer vanished from HNS; recreating it", "key", e.key, "id", e.realizedID)
+		r.clearRealized(e)
+		r.markLB(e)
+		return true
+	case l.doc == nil:
+		if !l.unchangedSinceStart(e, r.baselines) {
+			return false // judged against another document: the next repair judges it
+		}
+	case !r.unchanged(e.realized, l.doc):
+		r.log.Info("Load balancer differs in HNS; repairing it", "key", e.key, "id", e.realizedID)
+		r.setRealized(e, e.realizedID, l.doc, nil)
+		r.markLB(e)
+		return true
+	default:
+		if _, ok := r.baselines[e.realizedID]; !ok {
+			// No baseline (a write answered with no document): the listing
+			// adoptionMatch accepted becomes it.
+			r.ownLB(e.realizedID, e.realized, l.doc)
+		}
+		backends = l.doc.HostComputeEndpoints
+	}
+	for _, id := range backends {
+		if !listed.hasEP(id) {
+			r.log.V(2).Info("Load balancer uses a vanished endpoint; repairing it", "key", e.key, "endpoint", id)
+			r.markLB(e)
+			return true
+		}
+	}
+	return false
 }
 
 // repairOwned drops owned IDs HNS no longer has, and marks owned objects

@@ -20,7 +20,7 @@ import (
 // delete and create as for any update there. A load balancer with no
 // other backend is deleted and created again (2 writes).
 func (r *Reconciler) removeEP(run *syncRun, ep *remoteEP) error {
-	for _, k := range sortedKeys(r.refs[ep.id]) {
+	for _, k := range r.refs[ep.id].sortedKeys() {
 		if e := r.lbs[k]; e.desired != nil {
 			r.syncLB(run, e)
 		} else {
@@ -37,4 +37,14 @@ func (r *Reconciler) removeEP(run *syncRun, ep *remoteEP) error {
 	ep.id, ep.realizedSpec = "", intent.RemoteEndpoint{}
 	run.res.Deleted++
 	return nil
+}
+
+// sortedKeys are the frontend keys of u's load balancers, in order.
+func (u lbUsers) sortedKeys() []intent.LBKey {
+	keys := make([]intent.LBKey, 0, len(u))
+	for e := range u {
+		keys = append(keys, e.key)
+	}
+	intent.SortLBKeys(keys)
+	return keys
 }

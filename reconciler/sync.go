@@ -38,10 +38,18 @@ type syncRun struct {
 	lbCreates map[intent.LBKey]createdLB
 }
 
-// createdEP is the outcome of one endpoint create.
+// createdEP is the outcome of one endpoint create: the ID HNS gave it.
 type createdEP struct {
-	ep  *hnslb.Endpoint
+	id  string
 	err error
+}
+
+// reply is the create's reply as far as its turn reads it (the ID).
+func (c createdEP) reply() *hnslb.Endpoint {
+	if c.err != nil {
+		return nil
+	}
+	return &hnslb.Endpoint{ID: c.id}
 }
 
 // createdLB is the outcome of one load balancer create, and its document.
@@ -498,7 +506,7 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 			return
 		}
 	}
-	got, err := ahead.ep, ahead.err
+	got, err := ahead.reply(), ahead.err
 	if !madeAhead {
 		got, err = r.client.CreateEndpoint(run.ctx, r.opts.NetworkID, buildRemoteEndpoint(r.opts.NetworkID, ep.spec))
 	}
@@ -536,17 +544,17 @@ func (r *Reconciler) createEndpointsAhead(run *syncRun, ips []string) {
 		return
 	}
 	var planned []string
-	var docs []*hnslb.Endpoint
+	var specs []intent.RemoteEndpoint
 	for _, ip := range ips {
 		if ep := r.eps[ip]; ep != nil && ep.desired() && ep.id == "" && !r.client.busy(epToken(ip)) {
 			planned = append(planned, ip)
-			docs = append(docs, buildRemoteEndpoint(r.opts.NetworkID, ep.spec))
+			specs = append(specs, ep.spec)
 		}
 	}
 	if len(planned) < 2 {
 		return
 	}
-	got, errs := r.client.CreateEndpoints(run.ctx, r.opts.NetworkID, docs)
+	got, errs := r.client.CreateEndpoints(run.ctx, r.opts.NetworkID, specs)
 	run.epCreates = make(map[string]createdEP, len(planned))
 	for i, ip := range planned {
 		run.epCreates[ip] = createdEP{got[i], errs[i]}

@@ -5,6 +5,7 @@ package hcnclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"reflect"
 	"runtime"
@@ -242,21 +243,43 @@ func TestFakeHNSReceivesHcnJSON(t *testing.T) {
 // hcsshim's hcn (hcn/hcnloadbalancer.go: enumerateLoadBalancers lists the
 // IDs, then getLoadBalancer opens, queries and closes each); the simulator
 // charges the same.
+// TestFakeHNSListCost: a listing, and a walk of it, cost one enumerate
+// plus three calls per object and hand over what HNS holds.
 func TestFakeHNSListCost(t *testing.T) {
-	f, c := useFakeHNS(t)
-	ids := []string{lbID, "c0ffee00-0000-4000-8000-000000000002", "c0ffee00-0000-4000-8000-000000000003"}
-	raw, _ := json.Marshal(ids)
-	f.set("IDS", string(raw))
-	f.set("OBJECT", string(mustJSON(t, sampleLB())))
-	lbs, err := c.ListLoadBalancers(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	walk := func(c hnslb.Client) ([]hnslb.LoadBalancer, error) {
+		var walked []hnslb.LoadBalancer
+		err := hnslb.WalkLoadBalancers(context.Background(), c, func(lb *hnslb.LoadBalancer) error {
+			walked = append(walked, *lb)
+			return nil
+		})
+		return walked, err
 	}
-	if len(lbs) != len(ids) || !reflect.DeepEqual(lbs[2], *sampleLB()) {
-		t.Errorf("listed %+v", lbs)
-	}
-	if n := len(strings.Split(f.calls(), ",")); n != 1+3*len(ids) {
-		t.Errorf("listing %d load balancers made %d calls, want %d", len(ids), n, 1+3*len(ids))
+	for name, list := range map[string]func(hnslb.Client) ([]hnslb.LoadBalancer, error){
+		"list": func(c hnslb.Client) ([]hnslb.LoadBalancer, error) { return c.ListLoadBalancers(context.Background()) },
+		"walk": walk,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, c := useFakeHNS(t)
+			ids := []string{lbID, "c0ffee00-0000-4000-8000-000000000002", "c0ffee00-0000-4000-8000-000000000003"}
+			raw, _ := json.Marshal(ids)
+			f.set("IDS", string(raw))
+			f.set("OBJECT", string(mustJSON(t, sampleLB())))
+			lbs, err := list(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(lbs) != len(ids) || !reflect.DeepEqual(lbs[2], *sampleLB()) {
+				t.Errorf("listed %+v", lbs)
+			}
+			if n := len(strings.Split(f.calls(), ",")); n != 1+3*len(ids) {
+				t.Errorf("listing %d load balancers made %d calls, want %d", len(ids), n, 1+3*len(ids))
+			}
+			stop, n := errors.New("enough"), 0
+			err = c.(hnslb.Walker).WalkLoadBalancers(context.Background(), func(*hnslb.LoadBalancer) error { n++; return stop })
+			if !errors.Is(err, stop) || n != 1 {
+				t.Errorf("fn's error: walk returned %v after %d objects, want it after 1", err, n)
+			}
+		})
 	}
 }
 

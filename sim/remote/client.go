@@ -51,39 +51,14 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 
 // call sends in (if not nil) as JSON and decodes the reply into out (if not nil).
 func (c *Client) call(ctx context.Context, op, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return hnslb.NewError(op, hnslb.CodeInvalidParameter, "encode request: %v", err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://hns"+path, body)
+	resp, err := c.send(ctx, op, method, path, in)
 	if err != nil {
-		return hnslb.NewError(op, hnslb.CodeInvalidParameter, "build request: %v", err)
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		// An unreachable server is HNS being down, never "not found".
-		return hnslb.NewError(op, hnslb.CodeRPCServerUnavailable, "hns at %s unreachable: %v", c.socket, err)
+		return err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return hnslb.NewError(op, hnslb.CodeRPCServerUnavailable, "read reply from %s: %v", c.socket, err)
-	}
-	if resp.StatusCode >= 300 {
-		return replyError(op, resp.StatusCode, data)
+		return c.readError(ctx, op, err)
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		return nil
@@ -92,6 +67,51 @@ func (c *Client) call(ctx context.Context, op, method, path string, in, out any)
 		return hnslb.NewError(op, codeFail, "decode reply: %v", err)
 	}
 	return nil
+}
+
+// send sends in (if not nil) as JSON and returns a successful reply, whose
+// body the caller reads and closes; a failed reply is an error.
+func (c *Client) send(ctx context.Context, op, method, path string, in any) (*http.Response, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, hnslb.NewError(op, hnslb.CodeInvalidParameter, "encode request: %v", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://hns"+path, body)
+	if err != nil {
+		return nil, hnslb.NewError(op, hnslb.CodeInvalidParameter, "build request: %v", err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// An unreachable server is HNS being down, never "not found".
+		return nil, hnslb.NewError(op, hnslb.CodeRPCServerUnavailable, "hns at %s unreachable: %v", c.socket, err)
+	}
+	if resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, c.readError(ctx, op, err)
+	}
+	return nil, replyError(op, resp.StatusCode, data)
+}
+
+// readError is the error of a reply that broke off while being read.
+func (c *Client) readError(ctx context.Context, op string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return hnslb.NewError(op, hnslb.CodeRPCServerUnavailable, "read reply from %s: %v", c.socket, err)
 }
 
 // replyError turns a failed reply into *hnslb.Error.

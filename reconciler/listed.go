@@ -1,0 +1,101 @@
+package reconciler
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// What a Repair keeps of its listing. At 10,000 Services the listing is some
+// 20,000 HNS documents; held whole, with the reply they were decoded from,
+// they raised the heap (and the collector's goal, twice the live heap) by
+// about 25 MB while a repair ran. So each document is judged as it arrives
+// (hnslb.Walker) and dropped: a load balancer that matches its baseline
+// leaves only its ID, an endpoint only its ID (and, if local, its place in
+// the local index). The few documents that need the full judging under the
+// lock (drifted, without a baseline, not ours) are kept.
+
+// listedHNS is a Repair's listing.
+type listedHNS struct {
+	lbs   map[string]listedLB // by ID
+	eps   map[string]struct{} // endpoint IDs
+	local map[string]string   // the local endpoint index the listing shows
+	// atStart is, by ID, the realized load balancers and their baselines
+	// when the listing began, which the listed documents are judged against.
+	atStart map[string]realizedAt
+	// carriedIPs are the carried remote endpoint IPs as the listing began
+	// (carried.go), and carriedEPs the listed remote endpoints on them, IP
+	// by ID: claimCarried's to judge.
+	carriedIPs map[string]struct{}
+	carriedEPs map[string]string
+}
+
+// realizedAt is a realized load balancer as a listing began.
+type realizedAt struct {
+	id       string
+	doc      *hnslb.LoadBalancer
+	baseline string
+}
+
+// listedLB is one listed load balancer: doc, or if it matched its baseline
+// and holds exactly the backends we wrote, nil and what it matched.
+type listedLB struct {
+	doc     *hnslb.LoadBalancer
+	matched realizedAt
+}
+
+// newListedHNS starts a listing; called with the lock held.
+func (r *Reconciler) newListedHNS() *listedHNS {
+	at := make(map[string]realizedAt, len(r.baselines))
+	for _, e := range r.lbs {
+		if b, ok := r.baselines[e.realizedID]; ok && e.realized != nil {
+			at[e.realizedID] = realizedAt{id: e.realizedID, doc: e.realized, baseline: b}
+		}
+	}
+	return &listedHNS{lbs: make(map[string]listedLB, len(at)), eps: map[string]struct{}{}, local: map[string]string{}, atStart: at,
+		carriedIPs: maps.Clone(r.carried.eps), carriedEPs: map[string]string{}}
+}
+
+// addLB judges a listed load balancer against what was realized as the
+// listing began; without the lock.
+func (l *listedHNS) addLB(doc *hnslb.LoadBalancer) error {
+	if w, ok := l.atStart[doc.ID]; ok && sameIDs(w.doc.HostComputeEndpoints, doc.HostComputeEndpoints) &&
+		fingerprint(w.doc, doc) == w.baseline {
+		l.lbs[w.id] = listedLB{matched: w} // w.id: the string we hold already
+		return nil
+	}
+	l.lbs[doc.ID] = listedLB{doc: doc}
+	return nil
+}
+
+// addEP records a listed endpoint; without the lock.
+func (l *listedHNS) addEP(ep *hnslb.Endpoint) error {
+	l.eps[ep.ID] = struct{}{}
+	if !ep.IsRemote() {
+		indexLocal(l.local, ep)
+	} else if has(l.carriedIPs, ep.IP()) {
+		l.carriedEPs[ep.ID] = ep.IP()
+	}
+	return nil
+}
+
+// unchangedSinceStart reports whether l, a load balancer that matched,
+// matched what e holds now: the same document under the same baseline.
+func (l listedLB) unchangedSinceStart(e *lbEntry, baselines map[string]string) bool {
+	return l.matched.doc == e.realized && baselines[e.realizedID] == l.matched.baseline
+}
+
+// sameIDs reports whether two ID lists hold the same IDs, exactly spelt.
+func sameIDs(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if slices.Equal(a, b) {
+		return true
+	}
+	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
+}
+
+func (l *listedHNS) hasLB(id string) bool { _, ok := l.lbs[id]; return ok }
+func (l *listedHNS) hasEP(id string) bool { _, ok := l.eps[id]; return ok }
