@@ -6,13 +6,23 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
-// silentCreates answers endpoint creates with no document once.
+// silentCreates answers endpoint creates (silent) or load balancer
+// creates (silentLBs) with no document while set.
 type silentCreates struct {
 	hnslb.Client
-	silent atomic.Bool
+	silent, silentLBs atomic.Bool
+}
+
+func (s *silentCreates) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	got, err := s.Client.CreateLoadBalancer(ctx, lb)
+	if s.silentLBs.Load() {
+		return nil, err
+	}
+	return got, err
 }
 
 func (s *silentCreates) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
@@ -41,5 +51,34 @@ func TestBatchedCreateAnsweredWithoutDocument(t *testing.T) {
 	e.assertRealized(want)
 	if n := e.counters().CountResult(sim.OpCreateEndpoint, "ok"); n != 3 {
 		t.Errorf("%d endpoint creates succeeded in all, want 3 (none made twice)", n)
+	}
+}
+
+// A single create (no batch) answered with no document is an error too,
+// not a panic: for an endpoint, then for a load balancer; each is found in
+// HNS by the retry and adopted, never made twice.
+func TestSingleCreateAnsweredWithoutDocument(t *testing.T) {
+	want := lb("10.96.0.10", 80, rem("10.244.2.20", "192.168.0.2"))
+	for _, op := range []sim.Op{sim.OpCreateEndpoint, sim.OpCreateLoadBalancer} {
+		t.Run(string(op), func(t *testing.T) {
+			e := newEnv(t, sim.ProfileWS2025)
+			c := &silentCreates{Client: e.hns}
+			silent := &c.silent
+			if op == sim.OpCreateLoadBalancer {
+				silent = &c.silentLBs
+			}
+			r, _ := e.start(c)
+			silent.Store(true)
+			upsert(r, want)
+			if res := r.Sync(ctx); res.Failed == 0 {
+				t.Fatalf("sync %+v: want the create answered without a document failed", res)
+			}
+			silent.Store(false)
+			e.converge(r)
+			e.assertRealized([]intent.LB{want})
+			if n := e.counters().CountResult(op, "ok"); n != 1 {
+				t.Errorf("%d creates succeeded, want 1", n)
+			}
+		})
 	}
 }

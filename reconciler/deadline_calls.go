@@ -52,8 +52,28 @@ func guardDelete(d *deadlines, ctx context.Context, op string, del func(context.
 
 func (d *deadlines) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
 	return guard(d, ctx, "create_load_balancer", d.call, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
-		return d.c.CreateLoadBalancer(ctx, lb)
+		return d.createLoadBalancer(ctx, lb)
 	}, docToken(lb))
+}
+
+// createLoadBalancer and createEndpoint are the client's creates, where a
+// reply without a document (so without an ID) is an error that leaves the
+// create uncertain, as a timeout does: HNS may have made the object, and
+// the retry looks for it.
+func (d *deadlines) createLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	got, err := d.c.CreateLoadBalancer(ctx, lb)
+	if err == nil && (got == nil || got.ID == "") {
+		return nil, hnslb.NewError("create_load_balancer", hnslb.CodeTimeout, "HNS answered no load balancer for %s", docToken(lb))
+	}
+	return got, err
+}
+
+func (d *deadlines) createEndpoint(ctx context.Context, networkID string, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
+	got, err := d.c.CreateEndpoint(ctx, networkID, e)
+	if err == nil && (got == nil || got.ID == "") {
+		return nil, hnslb.NewError("create_endpoint", hnslb.CodeTimeout, "HNS answered no endpoint for %s", e.IP())
+	}
+	return got, err
 }
 
 func (d *deadlines) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
@@ -119,7 +139,7 @@ func guardWalk[T any](d *deadlines, ctx context.Context, op string, walk func(co
 
 func (d *deadlines) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
 	return guard(d, ctx, "create_endpoint", d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
-		return d.c.CreateEndpoint(ctx, networkID, e)
+		return d.createEndpoint(ctx, networkID, e)
 	}, epToken(e.IP()))
 }
 
@@ -133,12 +153,9 @@ func (d *deadlines) CreateEndpoints(ctx context.Context, networkID string, specs
 	tokens := make([]string, len(specs))
 	for i, s := range specs {
 		calls[i] = func(ctx context.Context) (string, error) {
-			got, err := d.c.CreateEndpoint(ctx, networkID, buildRemoteEndpoint(networkID, s))
-			switch {
-			case err != nil:
+			got, err := d.createEndpoint(ctx, networkID, buildRemoteEndpoint(networkID, s))
+			if err != nil {
 				return "", err
-			case got == nil:
-				return "", hnslb.NewError("create_endpoint", hnslb.CodeTimeout, "HNS answered no endpoint for %s", s.IP)
 			}
 			return got.ID, nil
 		}
@@ -149,7 +166,7 @@ func (d *deadlines) CreateEndpoints(ctx context.Context, networkID string, specs
 
 // CreateLoadBalancers creates lbs one after another in one batch (guardBatch).
 func (d *deadlines) CreateLoadBalancers(ctx context.Context, lbs []*hnslb.LoadBalancer) ([]*hnslb.LoadBalancer, []error) {
-	return createAll(d, ctx, "create_load_balancer", lbs, d.c.CreateLoadBalancer, docToken)
+	return createAll(d, ctx, "create_load_balancer", lbs, d.createLoadBalancer, docToken)
 }
 
 // createAll is guardBatch over one create per document.
