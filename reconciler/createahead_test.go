@@ -82,3 +82,26 @@ func TestSingleCreateAnsweredWithoutDocument(t *testing.T) {
 		})
 	}
 }
+
+// Load balancers are made ahead a chunk at a time (createAheadChunk): over
+// three chunks, each is created once, and nothing made ahead is left over
+// and deleted.
+func TestLoadBalancersMadeAheadInChunks(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	want := bigRemoteCluster(2*createAheadChunk + 10)
+	e.hns.ResetCounters()
+	r, res := e.start(e.hns, want...)
+	if res.Failed+res.Pending != 0 {
+		t.Fatalf("first sync %+v", res)
+	}
+	c := e.counters()
+	if n := c.CountResult(sim.OpCreateLoadBalancer, "ok"); n != len(want) || c.Count(sim.OpDeleteLoadBalancer) != 0 {
+		t.Errorf("%d load balancer creates and %d deletes, want %d and 0", n, c.Count(sim.OpDeleteLoadBalancer), len(want))
+	}
+	if n := len(e.snapshot().LoadBalancers); n != len(want) {
+		t.Errorf("HNS holds %d load balancers, want %d", n, len(want))
+	}
+	if res := r.Sync(ctx); res.Created+res.Updated+res.Deleted != 0 {
+		t.Errorf("a second sync wrote: %+v", res)
+	}
+}

@@ -102,11 +102,16 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 			r.syncWantedEP(run, ip)
 		}
 	}
-	lbKeys := sortedKeys(run.lbs) // the endpoints' creates may have added some
-	r.createLoadBalancersAhead(run, lbKeys)
-	for _, k := range lbKeys {
-		if e := r.lbs[k]; e != nil && e.desired != nil {
-			r.syncLB(run, e)
+	// The endpoints' creates may have added some. Load balancers are made
+	// ahead a chunk at a time, each chunk then taken by its turns: a cold
+	// start's 10,000 documents and HNS's answers, all held until their
+	// turn, were the process's peak of memory.
+	for chunk := range slices.Chunk(sortedKeys(run.lbs), createAheadChunk) {
+		r.createLoadBalancersAhead(run, chunk)
+		for _, k := range chunk {
+			if e := r.lbs[k]; e != nil && e.desired != nil {
+				r.syncLB(run, e)
+			}
 		}
 	}
 	r.dropUnusedCreates(run)
@@ -561,6 +566,12 @@ func (r *Reconciler) createEndpointsAhead(run *syncRun, ips []string) {
 	}
 }
 
+// createAheadChunk is how many load balancers a Sync makes ahead at once:
+// enough that a batch's deadline goroutine and bookkeeping are paid once
+// per hundreds of calls, few enough that its documents and answers weigh
+// little.
+const createAheadChunk = 512
+
 // createLoadBalancersAhead makes, in one batch, the creates syncLB would
 // make one by one for new load balancers (none realized, none uncertain, no
 // foreign holder known, a backend resolved, no abandoned call on it). On a
@@ -587,7 +598,9 @@ func (r *Reconciler) createLoadBalancersAhead(run *syncRun, keys []intent.LBKey)
 		return
 	}
 	got, errs := r.client.CreateLoadBalancers(run.ctx, docs)
-	run.lbCreates = make(map[intent.LBKey]createdLB, len(planned))
+	if run.lbCreates == nil {
+		run.lbCreates = make(map[intent.LBKey]createdLB, len(planned))
+	}
 	for i, k := range planned {
 		run.lbCreates[k] = createdLB{docs[i], got[i], errs[i]}
 	}
