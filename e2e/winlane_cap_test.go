@@ -78,20 +78,33 @@ func TestWindowsLaneBackendCap(t *testing.T) {
 	}
 }
 
-// debugOSBuild is the Windows build the node's hnsproxy reports in /debug/hns.
+// debugOSBuild is the Windows build the node's hnsproxy reports in
+// /debug/hns, once its proxier has started (before that the page answers
+// 503).
 func debugOSBuild(t *testing.T, n *framework.Node) string {
 	t.Helper()
-	code, body, err := httpGet(context.Background(), n.Proxy.DebugURL())
-	var d struct {
-		OSBuild string `json:"osBuild"`
+	var build string
+	err := framework.Poll(context.Background(), framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+		code, body, err := httpGet(ctx, n.Proxy.DebugURL())
+		if err != nil {
+			return err
+		}
+		if code != http.StatusOK {
+			return fmt.Errorf("/debug/hns: %d: %.300s", code, body)
+		}
+		var d struct {
+			OSBuild string `json:"osBuild"`
+		}
+		if err := json.Unmarshal(body, &d); err != nil {
+			return fmt.Errorf("/debug/hns: %w: %.300s", err, body)
+		}
+		build = d.OSBuild
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("node %s: %v", n.Name(), err)
 	}
-	if err == nil {
-		err = json.Unmarshal(body, &d)
-	}
-	if err != nil || code != http.StatusOK {
-		t.Fatalf("node %s /debug/hns: %d %v: %.300s", n.Name(), code, err, body)
-	}
-	return d.OSBuild
+	return build
 }
 
 // expectEvent waits for a Warning event of reason about the object of kind

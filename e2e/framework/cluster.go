@@ -253,8 +253,11 @@ type Node struct {
 	Sim   *HNSSim
 	Proxy *Proxy
 	Pods  []Pod
-	dir   string
-	net   *podNetwork
+	// SilentPluginExits are the CNI ADDs on the Windows lane whose
+	// hnscni.exe run ended without a word and whose sandbox was made anew.
+	SilentPluginExits []string
+	dir               string
+	net               *podNetwork
 }
 
 // Name is the node's name.
@@ -362,6 +365,7 @@ func (c *Cluster) startNode(ctx context.Context, binDir string, spec NodeSpec) (
 	if n.net, err = newPodNetwork(cniBin, cacheDir, conf); err != nil {
 		return n, err
 	}
+	n.net.underWine = w != nil
 	if err := os.MkdirAll(stateDir(n.dir), 0o700); err != nil {
 		return n, err
 	}
@@ -446,18 +450,36 @@ func (c *Cluster) Trace(ctx context.Context, f Flow) (Trace, error) {
 }
 
 // WirePod creates a pod sandbox's HNS namespace and runs CNI ADD through
-// libcni, as a container runtime does.
+// libcni, as a container runtime does. On the Windows lane a sandbox whose
+// plugin run ended without a word is torn down and made anew once, as the
+// kubelet retries a failed sandbox (silentPluginExit says why).
 func (n *Node) WirePod(ctx context.Context, name string) (Pod, error) {
+	p, err := n.wirePod(ctx, name)
+	if err != nil && n.net.underWine && silentPluginExit(err) {
+		n.SilentPluginExits = append(n.SilentPluginExits, err.Error())
+		if terr := n.tearDown(ctx, p); terr != nil {
+			return Pod{}, errors.Join(err, terr)
+		}
+		p, err = n.wirePod(ctx, name)
+	}
+	if err != nil {
+		return Pod{}, err
+	}
+	n.Pods = append(n.Pods, p)
+	return p, nil
+}
+
+// wirePod makes one sandbox; on a failed ADD it returns the pod as far as
+// it got (its namespace) with the error.
+func (n *Node) wirePod(ctx context.Context, name string) (Pod, error) {
 	ns, err := n.Sim.CreateNamespace(ctx)
 	if err != nil {
 		return Pod{}, fmt.Errorf("node %s: pod %s: namespace: %w", n.Spec.Name, name, err)
 	}
-	ip, ipv6, err := n.net.add(ctx, containerID(name), ns)
-	if err != nil {
-		return Pod{}, fmt.Errorf("node %s: pod %s: %w", n.Spec.Name, name, err)
+	p := Pod{Name: name, Node: n.Spec.Name, Namespace: ns}
+	if p.IP, p.IPv6, err = n.net.add(ctx, containerID(name), ns); err != nil {
+		return p, fmt.Errorf("node %s: pod %s: %w", n.Spec.Name, name, err)
 	}
-	p := Pod{Name: name, Node: n.Spec.Name, Namespace: ns, IP: ip, IPv6: ipv6}
-	n.Pods = append(n.Pods, p)
 	return p, nil
 }
 
@@ -477,13 +499,20 @@ func (n *Node) WirePods(ctx context.Context, prefix string, count int) ([]Pod, e
 // RemovePod runs CNI DEL for the pod and deletes its HNS namespace, as a
 // runtime does when the pod sandbox goes away.
 func (n *Node) RemovePod(ctx context.Context, p Pod) error {
+	if err := n.tearDown(ctx, p); err != nil {
+		return err
+	}
+	n.Pods = slices.DeleteFunc(n.Pods, func(q Pod) bool { return q.Name == p.Name })
+	return nil
+}
+
+func (n *Node) tearDown(ctx context.Context, p Pod) error {
 	if err := n.net.del(ctx, containerID(p.Name), p.Namespace); err != nil {
 		return fmt.Errorf("node %s: pod %s: %w", n.Spec.Name, p.Name, err)
 	}
 	if err := n.Sim.Client.DeleteNamespace(ctx, p.Namespace); err != nil {
 		return fmt.Errorf("node %s: pod %s: namespace: %w", n.Spec.Name, p.Name, err)
 	}
-	n.Pods = slices.DeleteFunc(n.Pods, func(q Pod) bool { return q.Name == p.Name })
 	return nil
 }
 

@@ -37,6 +37,8 @@ func (p Pod) Addr(ipv6 bool) netip.Addr {
 type podNetwork struct {
 	cni  *libcni.CNIConfig
 	list *libcni.NetworkConfigList
+	// underWine: the plugin is hnscni.exe, run by Wine's loader.
+	underWine bool
 }
 
 // cniConfig is the node's CNI configuration list, as a provisioning script

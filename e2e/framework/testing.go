@@ -90,6 +90,9 @@ func StartClusterForTest(t testing.TB, spec ClusterSpec) *Cluster {
 			if crash := crashIn(n.Proxy.LogPath()); crash != "" {
 				t.Errorf("node %s: hnsproxy crashed: %s", n.Name(), crash)
 			}
+			for _, exit := range n.SilentPluginExits {
+				t.Logf("node %s: a sandbox made anew after hnscni.exe exited without a word under Wine: %s", n.Name(), exit)
+			}
 		}
 		if t.Failed() {
 			t.Logf("cluster files (logs) kept in %s", dir)
