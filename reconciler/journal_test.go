@@ -108,8 +108,8 @@ func TestJournalAfterAnInterruptedCompaction(t *testing.T) {
 	if err := r.compactState(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(journalPath(e.stateFile)); !os.IsNotExist(err) {
-		t.Fatalf("journal left after compaction: %v", err)
+	if n := journalRecords(t, e.stateFile); n != 0 {
+		t.Fatalf("%d journal records left after compaction", n)
 	}
 	if err := os.WriteFile(journalPath(e.stateFile), journal, 0o600); err != nil {
 		t.Fatal(err)
@@ -242,5 +242,42 @@ func TestAJournalReplacedWhileHeldIsOpenedAnew(t *testing.T) {
 	}
 	if away, err := os.ReadFile(path + ".away"); err != nil || len(away) != len(held) {
 		t.Errorf("the journal renamed away holds %d bytes (%v), want the %d it had", len(away), err, len(held))
+	}
+}
+
+// journalRecords counts the records the journal of statePath applies (none
+// when it is missing); a damaged line fails the test.
+func journalRecords(t *testing.T, statePath string) int {
+	t.Helper()
+	applied, skipped, err := replayJournal(osFS{}, journalPath(statePath), setsOf(&stateFile{}))
+	if err != nil || skipped != nil {
+		t.Fatalf("replaying the journal: %v (skipped %v)", err, skipped)
+	}
+	return applied
+}
+
+// TestCompactionBeginsTheNextJournal: a compaction leaves the next journal
+// begun (its commit head synced), so the first change after it appends to
+// a file that exists, and that journal applies nothing.
+func TestCompactionBeginsTheNextJournal(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	r := e.started(want...)
+	e.converge(r)
+	if err := r.compactState(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(journalPath(e.stateFile))
+	if err != nil {
+		t.Fatalf("no journal after a compaction: %v", err)
+	}
+	if n := journalRecords(t, e.stateFile); n != 0 {
+		t.Errorf("the new journal applies %d records, want none", n)
+	}
+	remove(r, want[0].Key)
+	e.converge(r)
+	after, err := os.Stat(journalPath(e.stateFile))
+	if err != nil || !os.SameFile(before, after) || after.Size() <= before.Size() {
+		t.Errorf("journal after a change: %v; want the begun one appended to", err)
 	}
 }

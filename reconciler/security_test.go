@@ -55,8 +55,13 @@ func TestStateFileIsReplacedAtomically(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 1 {
-		t.Errorf("state directory holds %d entries, want only the state file (no temp files, the journal folded in)", len(entries))
+	for _, entry := range entries {
+		if name := entry.Name(); name != filepath.Base(e.stateFile) && name != filepath.Base(journalPath(e.stateFile)) {
+			t.Errorf("state directory holds %s; want only the state file and its journal (no temp files)", name)
+		}
+	}
+	if n := journalRecords(t, e.stateFile); n != 0 {
+		t.Errorf("the journal applies %d records after Start; want them folded into the snapshot", n)
 	}
 }
 

@@ -207,11 +207,17 @@ func (r *Reconciler) writeCompaction() error {
 	}
 	r.unsaved, r.snapshotDue, r.unsynced, r.unsyncedWithdrawal, r.undurableDeclaration = nil, false, false, false, false
 	r.store.closeJournal() // its appends are in the snapshot
-	if err := r.stateFS().Remove(journalPath(r.opts.StateFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	path := journalPath(r.opts.StateFile)
+	if err := r.stateFS().Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.snapshotDue = true
 		return err
 	}
 	r.journalLines = 0
+	// The next journal is begun here, its first line synced: creating the
+	// file and its first block was the dearest part of the first change
+	// after a compaction (a cold start ends with one). Should it fail, the
+	// next append creates it and reports what fails then.
+	_ = r.store.appendJournal(r.stateFS(), path, nil, true)
 	return nil
 }
 
