@@ -50,9 +50,10 @@ func faultsOn(restart time.Duration) remote.FaultsRequest {
 // chaos runs the faults of the soak's fault window and keeps every
 // hnsproxy running until told to stop, counting what happened.
 type chaos struct {
-	cluster *framework.Cluster
-	drv     *driver
-	seed    uint64
+	cluster  *framework.Cluster
+	settings map[string]nodeSettings // each node's, for what its HNS must hold
+	drv      *driver
+	seed     uint64
 
 	hnsRestarts atomic.Int64
 	apiRestarts atomic.Int64

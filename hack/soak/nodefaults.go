@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
@@ -179,15 +180,21 @@ func (c *chaos) fillStateDir(ctx context.Context, n *framework.Node) {
 // loseNodeAddresses empties the Node's status.addresses for a while (a
 // Node re-registered before its addresses are filled) and watches that
 // hnsproxy does not empty the node's HNS meanwhile. The driver pauses and
-// HNS settles first, so that deletions the churn asked for (a backlog after
-// an HNS hang, say) are not taken for a mass deletion.
+// HNS settles first, and only load balancers the API objects still want
+// are counted: deletions the churn asked for (a backlog after an HNS hang,
+// or after hnsproxy was killed and is catching up) are not a mass deletion.
 func (c *chaos) loseNodeAddresses(ctx context.Context, n *framework.Node) {
 	c.drv.mu.Lock()
 	defer c.drv.mu.Unlock()
 	settleWrites(ctx, n)
+	exp, err := expectedState(ctx, c.cluster.Admin, c.settings[n.Name()])
+	if err != nil {
+		c.report(fmt.Errorf("node %s: what its HNS must hold: %w", n.Name(), err))
+		return
+	}
 	nodes := c.cluster.Admin.CoreV1().Nodes()
 	var saved []corev1.NodeAddress
-	err := framework.Poll(ctx, 30*time.Second, 200*time.Millisecond, func(ctx context.Context) error {
+	err = framework.Poll(ctx, 30*time.Second, 200*time.Millisecond, func(ctx context.Context) error {
 		node, err := nodes.Get(ctx, n.Name(), metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -208,12 +215,13 @@ func (c *chaos) loseNodeAddresses(ctx context.Context, n *framework.Node) {
 		if err != nil {
 			continue // an HNS restart window
 		}
+		held := wantedHeld(snap, exp)
 		if before < 0 {
-			before = len(snap.LoadBalancers)
+			before = held
 		}
-		if before >= 4 && len(snap.LoadBalancers) < before/massDeletionShare {
+		if before >= 4 && held < before/massDeletionShare {
 			c.massDeletions.Add(1)
-			fmt.Fprintf(os.Stderr, "soak: node %s: %d load balancers left of %d while its Node had no address\n", n.Name(), len(snap.LoadBalancers), before)
+			fmt.Fprintf(os.Stderr, "soak: node %s: %d wanted load balancers left of %d while its Node had no address\n", n.Name(), held, before)
 			break
 		}
 	}
@@ -229,6 +237,20 @@ func (c *chaos) loseNodeAddresses(ctx context.Context, n *framework.Node) {
 	if err != nil {
 		c.report(fmt.Errorf("node %s: restoring its addresses: %w", n.Name(), err))
 	}
+}
+
+// wantedHeld counts the load balancers in snap whose frontend the
+// expectation wants.
+func wantedHeld(snap *hnslb.Snapshot, exp expectation) int {
+	held := 0
+	for i := range snap.LoadBalancers {
+		if key, ok := keyOf(&snap.LoadBalancers[i]); ok {
+			if _, wanted := exp.state.LBs[key]; wanted {
+				held++
+			}
+		}
+	}
+	return held
 }
 
 // settleWrites waits (up to 15 s) until the node's HNS has seen no write

@@ -105,3 +105,16 @@ func TestCompare(t *testing.T) {
 		})
 	}
 }
+
+// TestWantedHeld counts only load balancers the API objects still want: a
+// stale one hnsproxy deletes while catching up is no loss, a wanted one is.
+func TestWantedHeld(t *testing.T) {
+	snap, want := realized(), wanted()
+	if got := wantedHeld(snap, want); got != 1 {
+		t.Errorf("wantedHeld = %d, want 1 (web; the foreign one is not wanted)", got)
+	}
+	delete(want.state.LBs, webKey)
+	if got := wantedHeld(snap, want); got != 0 {
+		t.Errorf("wantedHeld with web no longer wanted = %d, want 0", got)
+	}
+}
