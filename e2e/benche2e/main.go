@@ -237,7 +237,11 @@ func run(ctx context.Context, o options) (r report, err error) {
 	node := cluster.Node(nodeName)
 	rss := watchRSS(node.Proxy.PID)
 	coldProfile := o.coldCPUProfile(ctx, node)
+	stopColdHeap := o.coldHeap(ctx, node, "cold")
 	if r.FirstFullSyncSeconds, r.RSSAfterSyncMiB, r.FirstFullSyncCPUSeconds, err = fullSync(ctx, node, want, start); err != nil {
+		return r, err
+	}
+	if err := stopColdHeap(); err != nil {
 		return r, err
 	}
 	logf("first full sync after %.1fs, %.2fs of hnsproxy CPU", r.FirstFullSyncSeconds, r.FirstFullSyncCPUSeconds)
@@ -311,7 +315,11 @@ func run(ctx context.Context, o options) (r report, err error) {
 	if err := node.Proxy.Start(ctx); err != nil {
 		return r, err
 	}
+	stopColdHeap = o.coldHeap(ctx, node, "reboot")
 	if r.NodeRebootFullSyncSeconds, r.RSSEndMiB, r.NodeRebootFullSyncCPUSeconds, err = fullSync(ctx, node, want, start); err != nil {
+		return r, err
+	}
+	if err := stopColdHeap(); err != nil {
 		return r, err
 	}
 	logf("node reboot: full sync after %.1fs, %.2fs of hnsproxy CPU", r.NodeRebootFullSyncSeconds, r.NodeRebootFullSyncCPUSeconds)
