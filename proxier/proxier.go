@@ -387,7 +387,7 @@ func (p *Proxier) Run(ctx context.Context) error {
 	p.lastRepair = p.clock.Now()
 	p.mu.Unlock()
 	p.queue.Add(syncKey)
-	for {
+	for first := true; ; first = false {
 		key, shutdown := p.queue.Get()
 		if shutdown {
 			p.repairs.Wait()
@@ -395,5 +395,8 @@ func (p *Proxier) Run(ctx context.Context) error {
 		}
 		p.Sync(ctx)
 		p.queue.Done(key)
+		if first {
+			releaseColdStart()
+		}
 	}
 }
