@@ -120,7 +120,7 @@ func main() {
 	flag.StringVar(&o.mode, "mode", framework.NetworkL2Bridge, "the node's network: l2bridge or overlay (a remote subnet route per remote node)")
 	flag.DurationVar(&o.repairPeriod, "repair-period", time.Minute, "hnsproxy's --drift-repair-period")
 	flag.IntVar(&o.repairChanges, "repair-changes", 50, "changes measured while a drift repair runs, each repair given an out-of-band deletion to find (0: none, and no repair runs)")
-	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here at the end (after every RSS reading: the profile collects garbage first)")
+	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here at the end (after every RSS reading: the profile collects garbage first), and during each full sync log its memory every second and save the profile at the highest heap goal")
 	flag.IntVar(&o.coldProfileSeconds, "cold-cpu-profile-seconds", 0, "with -heap-profiles, also save a CPU profile of hnsproxy's first seconds (its cold start) there as cpu-cold.pprof")
 	flag.StringVar(&o.dir, "dir", "", "working folder (keep it short: unix sockets); default a temporary one")
 	flag.Parse()
