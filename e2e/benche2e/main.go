@@ -249,6 +249,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 		return r, err
 	}
 
+	rss.setPhase("changes")
 	before, err := scrapeBuckets(node.Proxy.MetricsURL(), programmingMetric)
 	if err != nil {
 		return r, err
@@ -270,6 +271,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 	if err != nil {
 		return r, err
 	}
+	rss.setPhase("repair phase")
 	if err := m.repairPhase(node, o.repairChanges, o.changes, o.repairPeriod); err != nil {
 		return r, err
 	}
@@ -290,6 +292,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 	// HNS restart: HNS refuses every call for the outage; a change made
 	// in it is programmed once HNS is back. Recovery runs from its end.
 	lat0 := remote.Duration(o.rpcLatency)
+	rss.setPhase("HNS restart")
 	if err := node.Sim.SetFaults(ctx, remote.FaultsRequest{Restart: remote.Duration(o.hnsOutage), Latency: &lat0}); err != nil {
 		return r, err
 	}
@@ -308,6 +311,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 	if err := node.Proxy.Stop(); err != nil {
 		return r, err
 	}
+	rss.setPhase("node reboot")
 	if err := cluster.ReplaceHNS(ctx, node); err != nil {
 		return r, err
 	}
