@@ -14,7 +14,9 @@
 #      BENCH_REPAIR_CHANGES (50: changes measured while a drift repair lists
 #      HNS; 0 for none, and then no repair runs),
 #      BENCH_HEAP_PROFILES (a folder: hnsproxy runs with --profiling and its
-#      heap profile at the end is saved there), BENCH_COLD_CPU_PROFILE_SECONDS
+#      heap profile at the end is saved there; during each full sync its RSS
+#      and heap goal are logged every second and the profile at the highest
+#      goal is saved too), BENCH_COLD_CPU_PROFILE_SECONDS
 #      (with it: a CPU profile of hnsproxy's first seconds, cpu-cold.pprof),
 #      CONTROLPLANE_BIN_DIR.
 set -euo pipefail

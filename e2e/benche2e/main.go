@@ -120,7 +120,7 @@ func main() {
 	flag.StringVar(&o.mode, "mode", framework.NetworkL2Bridge, "the node's network: l2bridge or overlay (a remote subnet route per remote node)")
 	flag.DurationVar(&o.repairPeriod, "repair-period", time.Minute, "hnsproxy's --drift-repair-period")
 	flag.IntVar(&o.repairChanges, "repair-changes", 50, "changes measured while a drift repair runs, each repair given an out-of-band deletion to find (0: none, and no repair runs)")
-	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here at the end (after every RSS reading: the profile collects garbage first)")
+	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here at the end (after every RSS reading: the profile collects garbage first), and during each full sync log its memory every second and save the profile at the highest heap goal")
 	flag.IntVar(&o.coldProfileSeconds, "cold-cpu-profile-seconds", 0, "with -heap-profiles, also save a CPU profile of hnsproxy's first seconds (its cold start) there as cpu-cold.pprof")
 	flag.StringVar(&o.dir, "dir", "", "working folder (keep it short: unix sockets); default a temporary one")
 	flag.Parse()
@@ -237,7 +237,11 @@ func run(ctx context.Context, o options) (r report, err error) {
 	node := cluster.Node(nodeName)
 	rss := watchRSS(node.Proxy.PID)
 	coldProfile := o.coldCPUProfile(ctx, node)
+	stopColdHeap := o.coldHeap(ctx, node, "cold")
 	if r.FirstFullSyncSeconds, r.RSSAfterSyncMiB, r.FirstFullSyncCPUSeconds, err = fullSync(ctx, node, want, start); err != nil {
+		return r, err
+	}
+	if err := stopColdHeap(); err != nil {
 		return r, err
 	}
 	logf("first full sync after %.1fs, %.2fs of hnsproxy CPU", r.FirstFullSyncSeconds, r.FirstFullSyncCPUSeconds)
@@ -245,6 +249,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 		return r, err
 	}
 
+	rss.setPhase("changes")
 	before, err := scrapeBuckets(node.Proxy.MetricsURL(), programmingMetric)
 	if err != nil {
 		return r, err
@@ -266,6 +271,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 	if err != nil {
 		return r, err
 	}
+	rss.setPhase("repair phase")
 	if err := m.repairPhase(node, o.repairChanges, o.changes, o.repairPeriod); err != nil {
 		return r, err
 	}
@@ -286,6 +292,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 	// HNS restart: HNS refuses every call for the outage; a change made
 	// in it is programmed once HNS is back. Recovery runs from its end.
 	lat0 := remote.Duration(o.rpcLatency)
+	rss.setPhase("HNS restart")
 	if err := node.Sim.SetFaults(ctx, remote.FaultsRequest{Restart: remote.Duration(o.hnsOutage), Latency: &lat0}); err != nil {
 		return r, err
 	}
@@ -304,6 +311,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 	if err := node.Proxy.Stop(); err != nil {
 		return r, err
 	}
+	rss.setPhase("node reboot")
 	if err := cluster.ReplaceHNS(ctx, node); err != nil {
 		return r, err
 	}
@@ -311,7 +319,11 @@ func run(ctx context.Context, o options) (r report, err error) {
 	if err := node.Proxy.Start(ctx); err != nil {
 		return r, err
 	}
+	stopColdHeap = o.coldHeap(ctx, node, "reboot")
 	if r.NodeRebootFullSyncSeconds, r.RSSEndMiB, r.NodeRebootFullSyncCPUSeconds, err = fullSync(ctx, node, want, start); err != nil {
+		return r, err
+	}
+	if err := stopColdHeap(); err != nil {
 		return r, err
 	}
 	logf("node reboot: full sync after %.1fs, %.2fs of hnsproxy CPU", r.NodeRebootFullSyncSeconds, r.NodeRebootFullSyncCPUSeconds)

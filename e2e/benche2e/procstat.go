@@ -10,16 +10,20 @@ import (
 )
 
 // rssWatch samples a process's memory twice a second, following it across
-// restarts (pid is asked each time), and keeps the highest peak seen.
+// restarts (pid is asked each time), and keeps the highest peak seen. Each
+// time the peak rises by a MiB or more it logs it with the bench's phase,
+// so a run says which phase set it.
 type rssWatch struct {
-	mu      sync.Mutex
-	peakKiB int64
-	stop    chan struct{}
-	done    chan struct{}
+	mu        sync.Mutex
+	peakKiB   int64
+	loggedKiB int64
+	phase     string
+	stop      chan struct{}
+	done      chan struct{}
 }
 
 func watchRSS(pid func() int) *rssWatch {
-	w := &rssWatch{stop: make(chan struct{}), done: make(chan struct{})}
+	w := &rssWatch{phase: "first full sync", stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		tick := time.NewTicker(500 * time.Millisecond)
@@ -43,8 +47,19 @@ func (w *rssWatch) sample(pid int) {
 	if _, hwm, err := framework.ProcessMemory(pid); err == nil {
 		w.mu.Lock()
 		w.peakKiB = max(w.peakKiB, hwm)
+		if w.peakKiB >= w.loggedKiB+1024 {
+			w.loggedKiB = w.peakKiB
+			logf("hnsproxy's VmHWM rose to %.1f MiB during the %s", float64(w.peakKiB)/1024, w.phase)
+		}
 		w.mu.Unlock()
 	}
+}
+
+// setPhase names what the bench does from now on, for the peak's log.
+func (w *rssWatch) setPhase(phase string) {
+	w.mu.Lock()
+	w.phase = phase
+	w.mu.Unlock()
 }
 
 // peakMiB stops the watch and returns the highest VmHWM seen.
