@@ -178,9 +178,10 @@ func TestProcessDiesWithCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logPath := filepath.Join(t.TempDir(), "sleep.log")
-	if os.Getenv("FRAMEWORK_TEST_CALLER") != "" {
-		p, err := startProcess("sleep", sleep, []string{"600"}, nil, logPath, false)
+	// The caller exits without running cleanups, so it logs into the
+	// test's own temporary directory, which it is handed.
+	if callerLog := os.Getenv("FRAMEWORK_TEST_CALLER_LOG"); callerLog != "" {
+		p, err := startProcess("sleep", sleep, []string{"600"}, nil, callerLog, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +189,8 @@ func TestProcessDiesWithCaller(t *testing.T) {
 		os.Exit(0)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestProcessDiesWithCaller$")
-	cmd.Env = append(os.Environ(), "FRAMEWORK_TEST_CALLER=1")
+	logPath := filepath.Join(t.TempDir(), "sleep.log")
+	cmd.Env = append(os.Environ(), "FRAMEWORK_TEST_CALLER_LOG="+logPath)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("caller: %v", err)
