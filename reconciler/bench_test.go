@@ -78,3 +78,20 @@ func BenchmarkColdStart10k(b *testing.B) {
 	}
 	b.ReportAllocs()
 }
+
+// BenchmarkWriteSnapshot10k writes the state file's snapshot of a node
+// with 10,000 load balancers and their baselines: what a compaction holds
+// while it encodes (B/op) is live at once, and raises the collector's goal
+// when a collection lands in it.
+func BenchmarkWriteSnapshot10k(b *testing.B) {
+	e := newEnv(b, sim.ProfileWS2025)
+	r := e.started(e.bigCluster(10000)...)
+	b.ReportMetric(float64(len(r.ownedLBs)), "load-balancers")
+	b.ResetTimer()
+	for b.Loop() {
+		if err := r.writeSnapshot(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+}

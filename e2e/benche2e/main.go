@@ -235,7 +235,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 	}
 	defer func() { err = errors.Join(err, cluster.Stop()) }()
 	node := cluster.Node(nodeName)
-	rss := watchRSS(node.Proxy.PID)
+	rss := watchRSS(node.Proxy.PID, node.Proxy.MetricsURL)
 	coldProfile := o.coldCPUProfile(ctx, node)
 	stopColdHeap := o.coldHeap(ctx, node, "cold")
 	if r.FirstFullSyncSeconds, r.RSSAfterSyncMiB, r.FirstFullSyncCPUSeconds, err = fullSync(ctx, node, want, start); err != nil {
@@ -293,6 +293,14 @@ func run(ctx context.Context, o options) (r report, err error) {
 	// in it is programmed once HNS is back. Recovery runs from its end.
 	lat0 := remote.Duration(o.rpcLatency)
 	rss.setPhase("HNS restart")
+	// What the outage and the recovery allocate: the difference of these
+	// two (go tool pprof -sample_index=alloc_space -base ...). A profile
+	// counts allocations up to the last collection: none is forced here,
+	// so the heap's course through the outage is left as it was, and the
+	// one after it is collected first.
+	if err := o.allocsProfile(ctx, node, "restart-start", false); err != nil {
+		return r, err
+	}
 	if err := node.Sim.SetFaults(ctx, remote.FaultsRequest{Restart: remote.Duration(o.hnsOutage), Latency: &lat0}); err != nil {
 		return r, err
 	}
@@ -303,6 +311,9 @@ func run(ctx context.Context, o options) (r report, err error) {
 	}
 	r.HNSRestartRecoverySeconds = time.Since(back).Seconds()
 	logf("HNS restart: programmed %.2fs after HNS came back", r.HNSRestartRecoverySeconds)
+	if err := o.allocsProfile(ctx, node, "restart-end", true); err != nil {
+		return r, err
+	}
 	if _, err := change(ctx, admin, view, watch, o.layout, vips, n, true, applyWait); err != nil {
 		return r, err
 	}
@@ -389,6 +400,18 @@ func (o options) heapProfile(ctx context.Context, node *framework.Node, label st
 		return nil
 	}
 	return saveHeapProfile(ctx, node.Proxy.MetricsURL(), o.profileDir, label)
+}
+
+// allocsProfile saves hnsproxy's allocation profile when asked for.
+func (o options) allocsProfile(ctx context.Context, node *framework.Node, label string, collect bool) error {
+	if o.profileDir == "" {
+		return nil
+	}
+	query := "allocs"
+	if collect {
+		query += "?gc=1"
+	}
+	return saveProfile(ctx, node.Proxy.MetricsURL(), query, filepath.Join(o.profileDir, "allocs-"+label+".pprof"))
 }
 
 // pick is the pod the k-th change flips: each group in turn, a different

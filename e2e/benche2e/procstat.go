@@ -11,19 +11,21 @@ import (
 
 // rssWatch samples a process's memory twice a second, following it across
 // restarts (pid is asked each time), and keeps the highest peak seen. Each
-// time the peak rises by a MiB or more it logs it with the bench's phase,
-// so a run says which phase set it.
+// time the peak rises by a MiB or more it logs it with the bench's phase
+// and what the resident set is made of (memBreakdown), so a run says which
+// phase set it and with what.
 type rssWatch struct {
-	mu        sync.Mutex
-	peakKiB   int64
-	loggedKiB int64
-	phase     string
-	stop      chan struct{}
-	done      chan struct{}
+	mu         sync.Mutex
+	peakKiB    int64
+	loggedKiB  int64
+	phase      string
+	metricsURL func() string
+	stop       chan struct{}
+	done       chan struct{}
 }
 
-func watchRSS(pid func() int) *rssWatch {
-	w := &rssWatch{phase: "first full sync", stop: make(chan struct{}), done: make(chan struct{})}
+func watchRSS(pid func() int, metricsURL func() string) *rssWatch {
+	w := &rssWatch{phase: "first full sync", metricsURL: metricsURL, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		tick := time.NewTicker(500 * time.Millisecond)
@@ -47,11 +49,15 @@ func (w *rssWatch) sample(pid int) {
 	if _, hwm, err := framework.ProcessMemory(pid); err == nil {
 		w.mu.Lock()
 		w.peakKiB = max(w.peakKiB, hwm)
-		if w.peakKiB >= w.loggedKiB+1024 {
+		rose := w.peakKiB >= w.loggedKiB+1024
+		if rose {
 			w.loggedKiB = w.peakKiB
-			logf("hnsproxy's VmHWM rose to %.1f MiB during the %s", float64(w.peakKiB)/1024, w.phase)
 		}
+		peak, phase := w.peakKiB, w.phase
 		w.mu.Unlock()
+		if rose {
+			logf("hnsproxy's VmHWM rose to %.1f MiB during the %s (%s)", float64(peak)/1024, phase, memBreakdown(pid, w.metricsURL()))
+		}
 	}
 }
 
