@@ -69,7 +69,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		}
 		if !listed.hasEP(ep.id) {
 			r.log.Info("Remote endpoint vanished from HNS; recreating it", "ip", ip, "id", ep.id)
-			for e := range r.refs[ep.id] {
+			for _, e := range r.refs[ep.id] {
 				r.markLB(e)
 			}
 			r.disown(recordRemoteEndpoint, ep.id)

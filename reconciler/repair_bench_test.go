@@ -122,3 +122,36 @@ func liveHeap() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// BenchmarkHeldAfterColdStart10k reports what the reconciler keeps after
+// realizing bigRemoteCluster(10000) (10,000 load balancers of 10 remote
+// backends over 10,000 remote endpoints), as held-B: the live heap after
+// Start and the first Sync above the live heap before, hnssim's own
+// objects included. The steady live heap is what the collector sizes its
+// goal, and so the resident size, from. With HELD_HEAP_PROFILE=path (and
+// -memprofilerate 1) it writes the heap profile of that moment.
+func BenchmarkHeldAfterColdStart10k(b *testing.B) {
+	want := bigRemoteCluster(10000)
+	var held uint64
+	for b.Loop() {
+		b.StopTimer()
+		e := newEnv(b, sim.ProfileWS2025)
+		e.stateFile = ""
+		before := liveHeap()
+		b.StartTimer()
+		r, res := e.start(e.hns, want...)
+		b.StopTimer()
+		if res.Failed+res.Pending != 0 {
+			b.Fatalf("first sync %+v", res)
+		}
+		held += liveHeap() - before
+		if p := os.Getenv("HELD_HEAP_PROFILE"); p != "" {
+			f, _ := os.Create(p)
+			pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+		runtime.KeepAlive(r)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(held)/float64(b.N), "held-B")
+}

@@ -42,7 +42,7 @@ func (r *Reconciler) removeEP(run *syncRun, ep *remoteEP) error {
 // sortedKeys are the frontend keys of u's load balancers, in order.
 func (u lbUsers) sortedKeys() []intent.LBKey {
 	keys := make([]intent.LBKey, 0, len(u))
-	for e := range u {
+	for _, e := range u {
 		keys = append(keys, e.key)
 	}
 	intent.SortLBKeys(keys)
