@@ -6,12 +6,16 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 
 // TrimForCache drops, before an object enters the informer caches, the
 // fields hnsproxy never reads and a real API server sends in bulk: managed
-// fields on every object, kubectl's last-applied copy of a Service and its
-// selector (the EndpointSlice controller's to read, not a proxy's), a
+// fields on every object; of a Service its labels (the informer selects on
+// them server-side), its owners, every annotation but preserve-destination
+// (kubectl's last-applied copy, Helm's and other tools' notes) and its
+// selector (the EndpointSlice controller's to read, not a proxy's); a
 // Node's image list (tens of kilobytes on a busy node), and of an
 // EndpointSlice everything but its Service's name label, its trigger-time
 // annotation, its ports and its endpoints' addresses, conditions, node
@@ -25,8 +29,8 @@ import (
 func TrimForCache(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *v1.Service:
-		o.ManagedFields, o.Spec.Selector = nil, nil
-		delete(o.Annotations, v1.LastAppliedConfigAnnotation)
+		o.ManagedFields, o.Spec.Selector, o.Labels, o.OwnerReferences = nil, nil, nil, nil
+		keepOnly(o.Annotations, desired.PreserveDestinationAnnotation)
 	case *discoveryv1.EndpointSlice:
 		trimSlice(o)
 	case *v1.Node:
