@@ -61,4 +61,9 @@ func TestTalliesSumReplaceAndRemove(t *testing.T) {
 	if got, want := ts.noLocalEndpoints(), map[string]int{"internal": 0, "external": 0}; !reflect.DeepEqual(got, want) {
 		t.Errorf("noLocalEndpoints = %v, want %v", got, want)
 	}
+	ts.set(b, serviceTally{})
+	ts.set(a, serviceTally{}) // counts nothing now: nothing is kept of it
+	if ts.total != (serviceTally{}) || len(ts.per) != 0 {
+		t.Errorf("after zero tallies: total %+v, %d kept; want zero and none", ts.total, len(ts.per))
+	}
 }
