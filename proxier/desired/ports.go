@@ -156,7 +156,7 @@ func (b *serviceBuilder) add(key intent.LBKey, origin intent.Origin, internalPor
 		Distribution: dist,
 		PortFlags:    pf,
 		Flags:        f,
-		Backends:     make([]intent.Backend, len(kept)),
+		Backends:     b.backendsOf(kept),
 		Owner:        owner,
 		Origin:       origin,
 	}
@@ -164,7 +164,6 @@ func (b *serviceBuilder) add(key intent.LBKey, origin intent.Origin, internalPor
 		lb.Spares = append(lb.Spares, e.backend)
 	}
 	for i := range kept {
-		lb.Backends[i] = kept[i].backend
 		if kept[i].noPA {
 			if b.unknownPA == nil {
 				b.unknownPA = map[netip.Addr]bool{}
@@ -173,6 +172,34 @@ func (b *serviceBuilder) add(key intent.LBKey, origin intent.Origin, internalPor
 		}
 	}
 	b.addLB(lb)
+}
+
+// backendsOf is the backends of kept. A Service's frontends on one port
+// mostly balance to the same backends (its cluster IP, node port and
+// external IPs): a load balancer whose backends equal those of the one
+// added before it shares that one's slice (read-only, as every consumer
+// treats it): a Service with three frontends holds its backends once, not
+// three times.
+func (b *serviceBuilder) backendsOf(kept []*endpoint) []intent.Backend {
+	if n := len(b.r.LBs); n > 0 {
+		if prev := b.r.LBs[n-1].Backends; len(prev) == len(kept) && sameBackends(prev, kept) {
+			return prev
+		}
+	}
+	out := make([]intent.Backend, len(kept))
+	for i := range kept {
+		out[i] = kept[i].backend
+	}
+	return out
+}
+
+func sameBackends(bs []intent.Backend, kept []*endpoint) bool {
+	for i := range bs {
+		if bs[i] != kept[i].backend {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *serviceBuilder) addLB(lb intent.LB) {

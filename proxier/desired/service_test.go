@@ -473,3 +473,33 @@ func TestIntraServiceKeyClash(t *testing.T) {
 		t.Errorf("different: %s", dump(r))
 	}
 }
+
+// TestFrontendsShareEqualBackends: a Service's frontends with the same
+// backends share one slice of them; a frontend whose traffic policy picks
+// other backends gets its own, and every one balances to what it should.
+func TestFrontendsShareEqualBackends(t *testing.T) {
+	eps := slice("web-a", 8080, ep("10.244.1.5", local), ep("10.244.2.6"), ep("10.244.2.7"))
+	shared := ForService(ServiceInput{Service: service("web", nodePorts(30080), externalIPs("203.0.113.9")), Slices: []*discoveryv1.EndpointSlice{eps}}, config())
+	if len(shared.LBs) != 3 {
+		t.Fatalf("got %d load balancers, want cluster IP, node port and external IP", len(shared.LBs))
+	}
+	for _, lb := range shared.LBs[1:] {
+		if len(lb.Backends) != 3 || &lb.Backends[0] != &shared.LBs[0].Backends[0] {
+			t.Errorf("%s: backends %v not the cluster IP's slice", lb.Key, lb.Backends)
+		}
+	}
+
+	own := ForService(ServiceInput{Service: service("web", nodePorts(30080), externalIPs("203.0.113.9"), etpLocal(32000)), Slices: []*discoveryv1.EndpointSlice{eps}}, config())
+	var cluster, external []intent.Backend
+	for _, lb := range own.LBs {
+		switch lb.Origin {
+		case intent.OriginClusterIP:
+			cluster = lb.Backends
+		case intent.OriginExternalIP:
+			external = lb.Backends
+		}
+	}
+	if len(cluster) != 3 || len(external) != 1 || !external[0].Local || &cluster[0] == &external[0] {
+		t.Errorf("with a Local external policy: cluster IP backends %v, external IP backends %v; want all three, and the local one alone", cluster, external)
+	}
+}
