@@ -182,6 +182,7 @@ type lbEntry struct {
 	// unavailable, a timeout): HNS may hold it under an ID we never saw.
 	uncertain *hnslb.LoadBalancer
 	st        objStatus
+	flushed   flushMark // what the status counted of it (snapshot.go)
 }
 
 type remoteEP struct {
@@ -195,6 +196,10 @@ type remoteEP struct {
 	// uncertain: a create's reply was lost; HNS may hold it (see lbEntry.uncertain).
 	uncertain bool
 	st        objStatus
+	// flushed and flushedID: what the status counted of it, and the ID it
+	// showed (snapshot.go).
+	flushed   flushMark
+	flushedID string
 }
 
 func (e *remoteEP) desired() bool { return e.wanted }

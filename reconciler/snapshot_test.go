@@ -136,8 +136,9 @@ func TestNoStatusIsHeldBeforeAFirstReader(t *testing.T) {
 			r.published.mu.Lock()
 			held := len(r.published.lbDelta) + len(r.published.epDelta)
 			r.published.mu.Unlock()
-			if held != 0 || len(r.published.changed.epIDs) != 0 {
-				t.Fatalf("no reader yet, but %d statuses and %d endpoint IDs are held", held, len(r.published.changed.epIDs))
+			if held != 0 || len(r.published.changed.epIDs) != 0 || len(r.published.ipOfID) != 0 {
+				t.Fatalf("no reader yet, but %d statuses, %d changed endpoint IDs and %d endpoint IDs' IPs are held",
+					held, len(r.published.changed.epIDs), len(r.published.ipOfID))
 			}
 			want := ObjectCounts{LoadBalancers: KindCounts{Desired: 50, Done: 50}, RemoteEndpoints: KindCounts{Desired: 51, Done: 51}}
 			if got := r.ObjectCounts(); got != want {

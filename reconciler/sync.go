@@ -206,6 +206,7 @@ func (r *Reconciler) syncRemovedLB(run *syncRun, e *lbEntry) {
 	}
 	r.limiter.Forget(ref)
 	r.setMissing(e, nil)
+	r.published.lbGone(e)
 	delete(r.lbs, e.key)
 }
 
@@ -715,5 +716,6 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 		run.res.Deleted++
 	}
 	r.limiter.Forget(ref)
+	r.published.epGone(ip, ep)
 	delete(r.eps, ip)
 }
