@@ -407,7 +407,7 @@ func (o options) allocsProfile(ctx context.Context, node *framework.Node, label 
 	if o.profileDir == "" {
 		return nil
 	}
-	query := "allocs"
+	query := "heap" // its alloc_space is the allocs profile's; only heap takes gc=1
 	if collect {
 		query += "?gc=1"
 	}
