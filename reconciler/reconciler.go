@@ -195,10 +195,10 @@ type remoteEP struct {
 	realizedSpec intent.RemoteEndpoint
 	// uncertain: a create's reply was lost; HNS may hold it (see lbEntry.uncertain).
 	uncertain bool
-	st        objStatus
 	// flushed and flushedID: what the status counted of it, and the ID it
-	// showed (snapshot.go).
+	// showed (snapshot.go); flushed sits in uncertain's padding.
 	flushed   flushMark
+	st        objStatus
 	flushedID string
 }
 

@@ -255,11 +255,22 @@ func assertSnapshotIsFullStatus(t *testing.T, r *Reconciler) {
 		t.Fatalf("snapshot endpoints\n%+v\nfull walk\n%+v", s.RemoteEndpoints, eps)
 	}
 	var want ObjectCounts
+	count := func(c *KindCounts, desired bool, state State) {
+		if desired {
+			c.Desired++
+		}
+		switch state {
+		case StateDone:
+			c.Done++
+		case StateError:
+			c.Failed++
+		}
+	}
 	for _, st := range lbs {
-		want.LoadBalancers.add(statusClass{desired: st.Desired != nil, state: st.State}, 1)
+		count(&want.LoadBalancers, st.Desired != nil, st.State)
 	}
 	for _, st := range eps {
-		want.RemoteEndpoints.add(statusClass{desired: st.Desired, state: st.State}, 1)
+		count(&want.RemoteEndpoints, st.Desired, st.State)
 	}
 	if got := r.ObjectCounts(); got != want {
 		t.Fatalf("ObjectCounts %+v, full walk %+v", got, want)
