@@ -12,6 +12,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/internal/liveheap"
 	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
@@ -34,7 +35,7 @@ func BenchmarkRepair10k(b *testing.B) {
 	}
 	var held uint64
 	for b.Loop() {
-		c.before = liveHeap()
+		c.before = liveheap.Bytes()
 		if err := r.Repair(ctx); err != nil {
 			b.Fatal(err)
 		}
@@ -93,7 +94,7 @@ type heldAtListingEnd struct {
 
 func (h *heldAtListingEnd) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]hnslb.Endpoint, error) {
 	eps, err := h.Client.ListEndpointsOfNetwork(ctx, networkID)
-	h.held = liveHeap() - h.before
+	h.held = liveheap.Bytes() - h.before
 	runtime.KeepAlive(eps)
 	return eps, err
 }
@@ -104,23 +105,13 @@ func (h *heldAtListingEnd) WalkLoadBalancers(ctx context.Context, fn func(*hnslb
 
 func (h *heldAtListingEnd) WalkEndpointsOfNetwork(ctx context.Context, networkID string, fn func(*hnslb.Endpoint) error) error {
 	err := hnslb.WalkEndpointsOfNetwork(ctx, h.Client, networkID, fn)
-	h.held = liveHeap() - h.before
+	h.held = liveheap.Bytes() - h.before
 	if p := os.Getenv("REPAIR_HEAP_PROFILE"); p != "" {
 		f, _ := os.Create(p)
 		pprof.WriteHeapProfile(f)
 		f.Close()
 	}
 	return err
-}
-
-// liveHeap is the heap live after a collection; the second one empties
-// sync.Pools (encoding/json's buffers), which survive one.
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
 
 // BenchmarkHeldAfterColdStart10k reports what the reconciler keeps after
@@ -137,14 +128,14 @@ func BenchmarkHeldAfterColdStart10k(b *testing.B) {
 		b.StopTimer()
 		e := newEnv(b, sim.ProfileWS2025)
 		e.stateFile = ""
-		before := liveHeap()
+		before := liveheap.Bytes()
 		b.StartTimer()
 		r, res := e.start(e.hns, want...)
 		b.StopTimer()
 		if res.Failed+res.Pending != 0 {
 			b.Fatalf("first sync %+v", res)
 		}
-		held += liveHeap() - before
+		held += liveheap.Bytes() - before
 		if p := os.Getenv("HELD_HEAP_PROFILE"); p != "" {
 			f, _ := os.Create(p)
 			pprof.WriteHeapProfile(f)

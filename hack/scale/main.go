@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"time"
@@ -173,11 +172,4 @@ func gcCycles() uint64 {
 	sample := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	metrics.Read(sample)
 	return sample[0].Value.Uint64()
-}
-
-func heapLive() int64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
 }

@@ -10,6 +10,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/hnsproxy/hnsproxy/internal/liveheap"
 	"github.com/hnsproxy/hnsproxy/internal/nearestrank"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
@@ -50,7 +51,7 @@ func run(ctx context.Context, o options) (*report, error) {
 		HNSProfile: profile.Name, HNSLatencyMs: ms(o.latency), GoMaxProcs: runtime.GOMAXPROCS(0),
 		ChangesByKind:        map[string]*kindReport{},
 		ClusterSetupSeconds:  time.Since(setup).Seconds(),
-		HeapBeforeProxierMiB: mib(heapLive()),
+		HeapBeforeProxierMiB: mib(int64(liveheap.Bytes())),
 	}
 	for i := range c.members {
 		for _, p := range c.members[i] {
@@ -66,7 +67,7 @@ func run(ctx context.Context, o options) (*report, error) {
 		return rep, err
 	}
 	rep.RSSAfterColdMiB = mib(peakRSS())
-	rep.HeapAfterColdMiB = mib(heapLive())
+	rep.HeapAfterColdMiB = mib(int64(liveheap.Bytes()))
 	if err := o.heapProfileAfter("cold"); err != nil {
 		return rep, err
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/hnsproxy/hnsproxy/internal/liveheap"
 )
 
 // benchInputs: n Services (NodePort, one external IP each) × 10 endpoints
@@ -133,23 +135,13 @@ func BenchmarkHeldByState(b *testing.B) {
 	var held uint64
 	for b.Loop() {
 		b.StopTimer()
-		before := liveHeap()
+		before := liveheap.Bytes()
 		b.StartTimer()
 		s := Compute(in, cfg)
 		b.StopTimer()
-		held += liveHeap() - before
+		held += liveheap.Bytes() - before
 		runtime.KeepAlive(s)
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(held)/float64(b.N), "held-B")
-}
-
-// liveHeap is the heap live after a collection (two: the second empties
-// sync.Pools).
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
