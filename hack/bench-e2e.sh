@@ -16,7 +16,8 @@
 #      BENCH_HEAP_PROFILES (a folder: hnsproxy runs with --profiling and its
 #      heap profile at the end is saved there; during each full sync its RSS
 #      and heap goal are logged every second and the profile at the highest
-#      goal is saved too), BENCH_COLD_CPU_PROFILE_SECONDS
+#      goal is saved too, and heap profiles at the start and end of the
+#      HNS restart, allocs-restart-*.pprof), BENCH_COLD_CPU_PROFILE_SECONDS
 #      (with it: a CPU profile of hnsproxy's first seconds, cpu-cold.pprof),
 #      CONTROLPLANE_BIN_DIR.
 set -euo pipefail
