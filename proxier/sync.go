@@ -308,7 +308,7 @@ func (p *Proxier) apply(ch desired.Change) {
 	}
 	for _, k := range ch.LBs {
 		if lb, ok := p.state.LBs[k]; ok {
-			p.opts.Reconciler.Upsert(lb)
+			p.opts.Reconciler.Upsert(*lb)
 		} else {
 			p.opts.Reconciler.Delete(k)
 		}

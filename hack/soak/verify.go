@@ -223,7 +223,7 @@ func keyOf(lb *hnslb.LoadBalancer) (intent.LBKey, bool) {
 	return k, true
 }
 
-func lbMismatch(lb *hnslb.LoadBalancer, w intent.LB, eps map[string]*hnslb.Endpoint) string {
+func lbMismatch(lb *hnslb.LoadBalancer, w *intent.LB, eps map[string]*hnslb.Endpoint) string {
 	pm := lb.PortMappings[0]
 	var why []string
 	if len(lb.FrontendVIPs) > 1 {

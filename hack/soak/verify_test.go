@@ -38,9 +38,10 @@ func realized() *hnslb.Snapshot {
 }
 
 func wanted() expectation {
+	web := webLB
 	return expectation{
 		state: &desired.State{
-			LBs:             map[intent.LBKey]intent.LB{webKey: webLB},
+			LBs:             map[intent.LBKey]*intent.LB{webKey: &web},
 			RemoteEndpoints: map[string]intent.RemoteEndpoint{"10.244.2.10": {IP: "10.244.2.10"}},
 		},
 		clusterIPs: map[string]string{"10.96.0.10": "soak/web"},
@@ -77,15 +78,15 @@ func TestCompare(t *testing.T) {
 			s.LoadBalancers = append(s.LoadBalancers, dup)
 		}, "wrong: load balancer"},
 		{"a tenant's external IP on the foreign frontend: held, not missing", func(_ *hnslb.Snapshot, w expectation) {
-			w.state.LBs[heldKey] = intent.LB{Key: heldKey, Owner: "soak/tenant:foreign", Origin: intent.OriginExternalIP}
+			w.state.LBs[heldKey] = &intent.LB{Key: heldKey, Owner: "soak/tenant:foreign", Origin: intent.OriginExternalIP}
 		}, ""},
 		{"a cluster IP on the foreign frontend: missing (hnsproxy replaces leftovers there)", func(_ *hnslb.Snapshot, w expectation) {
-			w.state.LBs[heldKey] = intent.LB{Key: heldKey, Owner: "soak/web2:p0", Origin: intent.OriginClusterIP}
+			w.state.LBs[heldKey] = &intent.LB{Key: heldKey, Owner: "soak/web2:p0", Origin: intent.OriginClusterIP}
 		}, "missing: load balancer 203.0.113.10:9999/tcp"},
 		{"a cluster IP carrying another Service's load balancer", func(_ *hnslb.Snapshot, w expectation) {
 			lb := webLB
 			lb.Owner = "soak/tenant:p0"
-			w.state.LBs[webKey] = lb
+			w.state.LBs[webKey] = &lb
 		}, "cluster IP of soak/web taken by soak/tenant:p0"},
 		{"a foreign load balancer deleted", func(s *hnslb.Snapshot, _ expectation) { s.LoadBalancers = s.LoadBalancers[:1] }, "foreign deleted: load balancer other"},
 		{"a pod's endpoint deleted", func(s *hnslb.Snapshot, _ expectation) { s.Endpoints = s.Endpoints[1:] }, "foreign deleted: endpoint pod"},

@@ -42,7 +42,7 @@ func TestExternalIPNeverTakesAClusterIP(t *testing.T) {
 			}
 			s.Set(first)
 			ch := s.Set(second)
-			if got := s.LBs[key("10.0.0.7", 80)]; got.Owner != "ns/victim:http" || backendIPs(got) != "10.1.0.7" {
+			if got := s.LBs[key("10.0.0.7", 80)]; got.Owner != "ns/victim:http" || backendIPs(*got) != "10.1.0.7" {
 				t.Fatalf("the cluster IP went to %+v", got)
 			}
 			if !slices.Contains(ch.Conflicted, nsName("ns", "tenant")) {

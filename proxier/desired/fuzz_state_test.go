@@ -49,8 +49,10 @@ func FuzzCompute(f *testing.F) {
 			r := ForService(in[0], cfg)
 			inc.Delete(r.Name)
 			inc.Set(r)
+			inc.Set(ForService(in[0], cfg)) // recomputed, the same: a new result
 		}
 		sameState(t, inc, full, "incremental")
+		checkState(t, inc, cfg)
 
 		// Slice order never matters.
 		for i := range in {
@@ -58,6 +60,16 @@ func FuzzCompute(f *testing.F) {
 		}
 		sameState(t, Compute(in, cfg), full, "reversed slices")
 	})
+}
+
+// pointsInto reports whether lb is an element of lbs.
+func pointsInto(lb *intent.LB, lbs []intent.LB) bool {
+	for i := range lbs {
+		if &lbs[i] == lb {
+			return true
+		}
+	}
+	return false
 }
 
 // checkState asserts what every consumer of the desired state relies on.
@@ -68,7 +80,13 @@ func checkState(t *testing.T, s *State, cfg Config) {
 		if k != lb.Key {
 			t.Fatalf("LBs[%s] holds key %s", k, lb.Key)
 		}
-		checkLB(t, lb, limit)
+		checkLB(t, *lb, limit)
+		// Held once: in the stored result of the Service holding the key,
+		// never in a result that was replaced (which it would keep alive).
+		holder, _ := s.Holder(k)
+		if !pointsInto(lb, s.Services[holder].LBs) {
+			t.Fatalf("LBs[%s] is not %s's stored load balancer", k, holder)
+		}
 	}
 	for name, r := range s.Services {
 		if r.Name != name {

@@ -61,8 +61,10 @@ func (c claim) compare(o claim) int {
 // time (Set, Delete) so the incremental path and Compute agree by
 // construction. LBs and RemoteEndpoints are read-only to callers.
 type State struct {
-	// LBs holds, per key, the winning Service's load balancer.
-	LBs map[intent.LBKey]intent.LB
+	// LBs holds, per key, the winning Service's load balancer: in its
+	// stored result (Services), not a copy, so that each load balancer is
+	// held once. Read-only, as the results are.
+	LBs map[intent.LBKey]*intent.LB
 	// RemoteEndpoints by IP is the node's one set of remote endpoints: remote
 	// backends of LBs, overlay service-VIP endpoints and the overlay
 	// source-VIP endpoint (see materialize for which wins an IP).
@@ -119,7 +121,7 @@ func NewStateFor(cfg Config, services int) *State {
 // dominates Compute otherwise.
 func newState(cfg Config, services, lbs, remotes int) *State {
 	s := &State{
-		LBs:             make(map[intent.LBKey]intent.LB, lbs),
+		LBs:             make(map[intent.LBKey]*intent.LB, lbs),
 		RemoteEndpoints: make(map[string]intent.RemoteEndpoint, remotes+services),
 		Services:        make(map[types.NamespacedName]ServiceResult, services),
 		claims:          make(map[intent.LBKey][]claim, lbs),
@@ -377,14 +379,15 @@ func (t *tracker) settle() Change {
 			}
 			continue
 		}
-		if had && intent.EqualLB(&old, win.lb) {
+		if had && intent.EqualLB(old, win.lb) {
+			s.LBs[key] = win.lb // the same, but the old result may be gone
 			continue
 		}
 		if had {
 			t.backends(old, -1)
 		}
-		t.backends(*win.lb, 1)
-		s.LBs[key] = *win.lb
+		t.backends(win.lb, 1)
+		s.LBs[key] = win.lb
 		ch.LBs = append(ch.LBs, key)
 	}
 	for ip := range t.ips {
@@ -413,7 +416,7 @@ func (t *tracker) settle() Change {
 
 // backends counts the remote endpoints lb may use: its backends and its
 // spares (a spare must be realizable the moment it stands in).
-func (t *tracker) backends(lb intent.LB, delta int) {
+func (t *tracker) backends(lb *intent.LB, delta int) {
 	for _, bs := range [][]intent.Backend{lb.Backends, lb.Spares} {
 		for _, b := range bs {
 			if !b.Local {

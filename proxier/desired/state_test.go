@@ -57,7 +57,7 @@ func TestConflicts(t *testing.T) {
 	cfg := config()
 	s := Compute([]ServiceInput{young, old}, cfg)
 	ext := key("203.0.113.5", 80)
-	if got := s.LBs[ext]; got.Owner != "ns/b-old:http" || backendIPs(got) != "10.1.0.3" {
+	if got := s.LBs[ext]; got.Owner != "ns/b-old:http" || backendIPs(*got) != "10.1.0.3" {
 		t.Fatalf("the older Service must win: %+v", got)
 	}
 	if p := s.Conflicts(nsName("ns", "a-young")); reasons(p) != ReasonLoadBalancerConflict {
@@ -285,4 +285,27 @@ func TestIncrementalMatchesCompute(t *testing.T) {
 // noChange reports whether a Set or Delete changed nothing.
 func noChange(c Change) bool {
 	return len(c.LBs) == 0 && len(c.RemoteEndpoints) == 0 && len(c.Conflicted) == 0
+}
+
+// TestLBsAreTheStoredResults: State.LBs holds each load balancer where its
+// Service's stored result has it, never a copy and never a result that was
+// replaced, even by an equal one (it would keep the old result alive).
+func TestLBsAreTheStoredResults(t *testing.T) {
+	young, old := conflictInputs()
+	cfg := config()
+	s := NewState(cfg)
+	s.Set(ForService(young, cfg))
+	s.Set(ForService(old, cfg))
+	if ch := s.Set(ForService(young, cfg)); len(ch.LBs) != 0 { // recomputed, equal
+		t.Fatalf("an equal result changed %v", ch.LBs)
+	}
+	if len(s.LBs) != 3 {
+		t.Fatalf("got %d load balancers, want both cluster IPs and the shared external IP", len(s.LBs))
+	}
+	for k, lb := range s.LBs {
+		holder, _ := s.Holder(k)
+		if !pointsInto(lb, s.Services[holder].LBs) {
+			t.Errorf("LBs[%s] is not in %s's stored result", k, holder)
+		}
+	}
 }

@@ -77,7 +77,7 @@ func newFixtureEchoing(t *testing.T, echo sim.Echo) *fixture {
 		rec.UpsertEndpoint(ep)
 	}
 	for _, lb := range state.LBs {
-		rec.Upsert(lb)
+		rec.Upsert(*lb)
 	}
 	if err := rec.Start(ctx); err != nil {
 		t.Fatal(err)

@@ -97,7 +97,7 @@ func (v *view) report() *Report {
 		if got != nil {
 			matched[got] = true
 		}
-		r.LoadBalancers = append(r.LoadBalancers, v.compare(&want, got))
+		r.LoadBalancers = append(r.LoadBalancers, v.compare(want, got))
 	}
 	for i := range in.HNS.LoadBalancers {
 		if lb := &in.HNS.LoadBalancers[i]; !matched[lb] {
