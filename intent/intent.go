@@ -59,8 +59,6 @@ type Backend struct {
 	// ProviderAddress is the node IP hosting a remote backend on overlay
 	// networks ("" on l2bridge).
 	ProviderAddress string
-	// MAC given to the remote endpoint HNS creates for a remote backend.
-	MAC string
 }
 
 // LB is one HNS load balancer hnsproxy wants on this node.
@@ -97,7 +95,12 @@ type RemoteEndpoint struct {
 	Local bool
 }
 
-// EndpointOf is the remote endpoint a remote backend needs.
+// EndpointOf is the remote endpoint a remote backend needs, with the MAC
+// conjured from its IP (none for an IP that does not parse).
 func EndpointOf(b Backend) RemoteEndpoint {
-	return RemoteEndpoint{IP: b.IP, MAC: b.MAC, ProviderAddress: b.ProviderAddress}
+	ep := RemoteEndpoint{IP: b.IP, ProviderAddress: b.ProviderAddress}
+	if ip, err := netip.ParseAddr(b.IP); err == nil {
+		ep.MAC = ConjureMAC(ip)
+	}
+	return ep
 }

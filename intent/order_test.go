@@ -37,7 +37,7 @@ func TestCompareLBKeys(t *testing.T) {
 }
 
 func TestEqualLB(t *testing.T) {
-	backends := []Backend{{IP: "10.1.0.5", Local: true}, {IP: "10.2.0.7", ProviderAddress: "192.168.0.2", MAC: "02-11-0a-02-00-07"}}
+	backends := []Backend{{IP: "10.1.0.5", Local: true}, {IP: "10.2.0.7", ProviderAddress: "192.168.0.2"}}
 	mk := func() LB {
 		return LB{Key: LBKey{Family: IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 80},
 			InternalPort: 8080, Backends: append([]Backend(nil), backends...), Owner: "default/web:http"}
@@ -69,10 +69,13 @@ func TestFamilyOf(t *testing.T) {
 }
 
 func TestEndpointOf(t *testing.T) {
-	b := Backend{IP: "10.2.0.7", ProviderAddress: "192.168.0.2", MAC: "02-11-0a-02-00-07"}
-	want := RemoteEndpoint{IP: b.IP, MAC: b.MAC, ProviderAddress: b.ProviderAddress}
+	b := Backend{IP: "10.2.0.7", ProviderAddress: "192.168.0.2"}
+	want := RemoteEndpoint{IP: b.IP, MAC: "02-11-0a-02-00-07", ProviderAddress: b.ProviderAddress}
 	if got := EndpointOf(b); got != want {
 		t.Errorf("EndpointOf = %+v, want %+v", got, want)
+	}
+	if got := EndpointOf(Backend{IP: "not an IP"}); got.MAC != "" {
+		t.Errorf("EndpointOf an unparsable IP conjured MAC %q", got.MAC)
 	}
 }
 

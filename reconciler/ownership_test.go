@@ -249,7 +249,7 @@ func TestBlockerAppearingAfterStart(t *testing.T) {
 	}
 	if epID == "" {
 		var err error
-		ep, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, intent.RemoteEndpoint{IP: "10.244.3.31", ProviderAddress: "192.168.0.3"}))
+		ep, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, intent.EndpointOf(rem("10.244.3.31", "192.168.0.3"))))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,12 +308,12 @@ func TestCorruptStateFile(t *testing.T) {
 func TestRemoteEndpointAdoption(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2025)
 	// Left over (or made by someone else): a remote endpoint with our IP.
-	old, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, intent.RemoteEndpoint{IP: "10.244.2.20", ProviderAddress: "192.168.0.2"}))
+	old, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, intent.EndpointOf(rem("10.244.2.20", "192.168.0.2"))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// One with the right IP but an outdated provider address.
-	if _, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, intent.RemoteEndpoint{IP: "10.244.3.30", ProviderAddress: "192.168.0.99"})); err != nil {
+	if _, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, intent.EndpointOf(rem("10.244.3.30", "192.168.0.99")))); err != nil {
 		t.Fatal(err)
 	}
 	e.hns.ResetCounters()

@@ -203,7 +203,7 @@ func oldHNS(c *Config) { c.Features = hnslb.FeaturesFor(hnslb.Version{Major: 9, 
 func addr(s string) netip.Addr { return netip.MustParseAddr(s) }
 
 func remote(ip string) intent.Backend {
-	return intent.Backend{IP: ip, MAC: ConjureMAC(addr(ip))}
+	return intent.Backend{IP: ip}
 }
 
 func localBE(ip string) intent.Backend { return intent.Backend{IP: ip, Local: true} }

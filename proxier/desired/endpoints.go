@@ -141,7 +141,6 @@ func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config) (out []parsedSlic
 			}
 			ep.backend = intent.Backend{IP: canonical(e.Addresses[0], ip), Local: ep.local}
 			if !ep.local {
-				ep.backend.MAC = ConjureMAC(ip)
 				if cfg.Mode == Overlay {
 					pa, found := cfg.RemoteSubnets.providerAddress(ip)
 					if !found {

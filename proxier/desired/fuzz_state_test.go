@@ -163,8 +163,8 @@ func checkLB(t *testing.T, lb intent.LB, limit int) {
 		if i > 0 && intent.CompareIPs(lb.Backends[i-1].IP, b.IP) >= 0 {
 			t.Fatalf("%s: backends not sorted or duplicated: %s then %s", k, lb.Backends[i-1].IP, b.IP)
 		}
-		if !b.Local && b.MAC == "" {
-			t.Fatalf("%s: remote backend %s without a MAC", k, b.IP)
+		if !b.Local && intent.EndpointOf(b).MAC == "" {
+			t.Fatalf("%s: remote backend %s gets an endpoint without a MAC", k, b.IP)
 		}
 	}
 }

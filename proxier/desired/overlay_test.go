@@ -12,23 +12,6 @@ import (
 	"github.com/hnsproxy/hnsproxy/intent"
 )
 
-func TestConjureMAC(t *testing.T) {
-	for _, tc := range []struct {
-		ip   netip.Addr
-		want string
-	}{
-		{addr("10.244.1.23"), "02-11-0a-f4-01-17"},
-		{addr("::ffff:10.244.1.23"), "02-11-0a-f4-01-17"},
-		// IPv6: the last four bytes, last first (winkernel's order).
-		{addr("fd00::aa:bb:ccdd:eeff"), "02-11-ff-ee-dd-cc"},
-		{netip.Addr{}, "02-11-22-33-44-55"},
-	} {
-		if got := ConjureMAC(tc.ip); got != tc.want {
-			t.Errorf("ConjureMAC(%s) = %s, want %s", tc.ip, got, tc.want)
-		}
-	}
-}
-
 func TestSourceVIPEndpoints(t *testing.T) {
 	cfg := config()
 	if got := SourceVIPEndpoints(cfg); got != nil {
@@ -53,13 +36,13 @@ func TestSourceVIPEndpoints(t *testing.T) {
 // remote backend IP, none for local ones, and the change lists them sorted.
 func TestRemoteEndpointsOfBackends(t *testing.T) {
 	a := intent.LB{Key: key("10.0.0.1", 80), Backends: []intent.Backend{localBE("10.1.0.2"), remote("10.1.0.30"), remote("10.1.0.4")}}
-	b := intent.LB{Key: key("10.0.0.1", 443), Backends: []intent.Backend{remote("10.1.0.4"), {IP: "fd01::3", MAC: "m", ProviderAddress: "p"}}}
+	b := intent.LB{Key: key("10.0.0.1", 443), Backends: []intent.Backend{remote("10.1.0.4"), {IP: "fd01::3", ProviderAddress: "p"}}}
 	s := NewState(Config{})
 	ch := s.Set(ServiceResult{Name: nsName("ns", "web"), LBs: []intent.LB{a, b}})
 	want := []intent.RemoteEndpoint{
 		{IP: "10.1.0.4", MAC: "02-11-0a-01-00-04"},
 		{IP: "10.1.0.30", MAC: "02-11-0a-01-00-1e"},
-		{IP: "fd01::3", MAC: "m", ProviderAddress: "p"},
+		{IP: "fd01::3", MAC: "02-11-03-00-00-00", ProviderAddress: "p"},
 	}
 	var got []intent.RemoteEndpoint
 	for _, ip := range ch.RemoteEndpoints {

@@ -363,6 +363,18 @@ func (t *tracker) ref(refs map[string]refEndpoint, ep intent.RemoteEndpoint, del
 	refs[ep.IP] = r
 }
 
+// refBackend is ref for a remote backend's endpoint, made (its MAC
+// conjured) only when it is new or its provider address moved: a backend
+// is counted once per load balancer that uses it.
+func (t *tracker) refBackend(b intent.Backend, delta int) {
+	r, ok := t.s.backendRefs[b.IP]
+	ep := r.ep
+	if !ok || delta > 0 && r.ep.ProviderAddress != b.ProviderAddress {
+		ep = intent.EndpointOf(b)
+	}
+	t.ref(t.s.backendRefs, ep, delta)
+}
+
 // settle recomputes the winner of every touched key and reports changes.
 func (t *tracker) settle() Change {
 	s := t.s
@@ -420,7 +432,7 @@ func (t *tracker) backends(lb *intent.LB, delta int) {
 	for _, bs := range [][]intent.Backend{lb.Backends, lb.Spares} {
 		for _, b := range bs {
 			if !b.Local {
-				t.ref(t.s.backendRefs, intent.EndpointOf(b), delta)
+				t.refBackend(b, delta)
 			}
 		}
 	}
