@@ -3,12 +3,10 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
 )
 
 // memBreakdown says what a process's resident set is made of, for the
@@ -19,7 +17,7 @@ import (
 // so it is done only when the peak rises.
 func memBreakdown(pid int, metricsURL string) string {
 	var b strings.Builder
-	if kib, err := procStatusKiB(pid, "RssAnon", "RssFile"); err == nil {
+	if kib, err := framework.ProcessStatusKiB(pid, "RssAnon", "RssFile"); err == nil {
 		fmt.Fprintf(&b, "anon %.1f, file %.1f MiB", float64(kib["RssAnon"])/1024, float64(kib["RssFile"])/1024)
 	}
 	families, err := scrape(metricsURL)
@@ -40,27 +38,4 @@ func memBreakdown(pid int, metricsURL string) string {
 		}
 	}
 	return b.String()
-}
-
-// procStatusKiB reads the given kB fields of /proc/PID/status.
-func procStatusKiB(pid int, keys ...string) (map[string]int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	out := make(map[string]int64, len(keys))
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		key, val, ok := strings.Cut(s.Text(), ":")
-		if !ok || !slices.Contains(keys, key) {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("/proc/%d/status %s: %w", pid, key, err)
-		}
-		out[key] = n
-	}
-	return out, s.Err()
 }

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,28 +16,32 @@ import (
 // this process instance (VmHWM) from /proc/PID/status, in KiB: what the soak
 // and bench-e2e report of hnsproxy.
 func ProcessMemory(pid int) (rssKiB, peakKiB int64, err error) {
+	kib, err := ProcessStatusKiB(pid, "VmRSS", "VmHWM")
+	return kib["VmRSS"], kib["VmHWM"], err
+}
+
+// ProcessStatusKiB reads the given kB fields of /proc/PID/status (VmRSS,
+// RssAnon, RssFile, ...), in KiB.
+func ProcessStatusKiB(pid int, keys ...string) (map[string]int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	defer f.Close()
+	out := make(map[string]int64, len(keys))
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		key, val, ok := strings.Cut(s.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
+		if !ok || !slices.Contains(keys, key) {
 			continue
 		}
 		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
 		if err != nil {
-			return 0, 0, fmt.Errorf("/proc/%d/status %s: %w", pid, key, err)
+			return nil, fmt.Errorf("/proc/%d/status %s: %w", pid, key, err)
 		}
-		if key == "VmRSS" {
-			rssKiB = n
-		} else {
-			peakKiB = n
-		}
+		out[key] = n
 	}
-	return rssKiB, peakKiB, s.Err()
+	return out, s.Err()
 }
 
 // userHZ is the unit of /proc/PID/stat's CPU times: USER_HZ, 100 on every

@@ -34,3 +34,19 @@ func TestProcessCPUAgreesWithGetrusage(t *testing.T) {
 		t.Error("ProcessCPU of no process: no error")
 	}
 }
+
+// TestProcessMemoryReadsThisProcess: the fields come out of
+// /proc/PID/status as numbers, and a missing process is an error.
+func TestProcessMemoryReadsThisProcess(t *testing.T) {
+	rss, peak, err := ProcessMemory(os.Getpid())
+	if err != nil || rss <= 0 || peak < rss {
+		t.Fatalf("ProcessMemory = %d, %d, %v; want a resident set and a peak at least as high", rss, peak, err)
+	}
+	kib, err := ProcessStatusKiB(os.Getpid(), "RssAnon", "RssFile")
+	if err != nil || kib["RssAnon"] <= 0 || kib["RssFile"] <= 0 || len(kib) != 2 {
+		t.Fatalf("ProcessStatusKiB = %v, %v; want RssAnon and RssFile only", kib, err)
+	}
+	if _, _, err := ProcessMemory(-1); err == nil {
+		t.Error("ProcessMemory of no process: no error")
+	}
+}
