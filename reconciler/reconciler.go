@@ -210,9 +210,8 @@ func (e *remoteEP) desired() bool { return e.wanted }
 // of a map of them (about 2.5 MB less at 10,000 Services) and are cheaper to
 // add to. Removing one scans the slice, so dropping every user of an
 // endpoint that n load balancers share costs about n²/4 pointer comparisons
-// (25 million for one pod behind 10,000 Services). An entry
-// outlives its realized load balancer, whose references dropRefs removes
-// first.
+// (25 million for one pod behind 10,000 Services). An entry outlives its
+// realized load balancer, whose references dropRefs removes first.
 type lbUsers []*lbEntry
 
 // without returns u without e; the order is not kept.

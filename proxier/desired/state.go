@@ -452,9 +452,10 @@ func (s *State) Holder(key intent.LBKey) (types.NamespacedName, bool) {
 func (s *State) Conflicts(name types.NamespacedName) []Problem {
 	var out []Problem
 	refused := map[string]bool{}
-	for i := range s.Services[name].LBs {
-		lb := &s.Services[name].LBs[i]
-		mine := claim{who: s.Services[name].Claimant(), lb: lb}
+	res := s.Services[name]
+	for i := range res.LBs {
+		lb := &res.LBs[i]
+		mine := claim{who: res.Claimant(), lb: lb}
 		if victim, ok := s.refusedBy(&mine); ok {
 			if !refused[lb.Key.VIP] {
 				refused[lb.Key.VIP] = true
