@@ -248,14 +248,15 @@ func TestHandlersIgnoreForeignObjectsAndUnwrapTombstones(t *testing.T) {
 	p := idleProxier(t, Options{})
 	unlabelled := slice("web", endpoint{"10.244.1.5", nodeName})
 	unlabelled.Labels = nil
-	p.onSlice(unlabelled)
+	p.onSlice(cacheSlice(unlabelled))
+	p.onSlice(unlabelled) // the API type: not what the cache holds
 	p.onSlice("not a slice")
 	p.onService(42)
 	p.onNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "other-node"}})
 	if s, e := p.tracker.pending(); s != 0 || e != 0 || p.queue.Len() != 0 {
 		t.Fatalf("foreign objects were tracked: %d service and %d endpoint changes, %d syncs queued", s, e, p.queue.Len())
 	}
-	if keys, _ := indexSliceByService(unlabelled); len(keys) != 0 {
+	if keys, _ := indexSliceByService(cacheSlice(unlabelled)); len(keys) != 0 {
 		t.Errorf("unlabelled slice indexed under %v", keys)
 	}
 	if keys, _ := indexSliceByService("junk"); len(keys) != 0 {
@@ -264,7 +265,7 @@ func TestHandlersIgnoreForeignObjectsAndUnwrapTombstones(t *testing.T) {
 
 	// Deletions the informer missed arrive as tombstones.
 	p.onService(cache.DeletedFinalStateUnknown{Key: "default/web", Obj: service("web", "10.96.0.10")})
-	p.onSlice(cache.DeletedFinalStateUnknown{Key: "default/web-abc", Obj: slice("web")})
+	p.onSlice(cache.DeletedFinalStateUnknown{Key: "default/web-abc", Obj: cacheSlice(slice("web"))})
 	p.onNode(cache.DeletedFinalStateUnknown{Key: nodeName, Obj: &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}})
 	got := p.tracker.take()
 	web := types.NamespacedName{Namespace: "default", Name: "web"}
@@ -276,7 +277,7 @@ func TestHandlersIgnoreForeignObjectsAndUnwrapTombstones(t *testing.T) {
 func TestBadTriggerTimeIsIgnored(t *testing.T) {
 	s := slice("web")
 	s.Annotations = map[string]string{triggerTimeAnnotation: "yesterday"}
-	if _, ok := triggerTime(s); ok {
+	if ts := cacheSlice(s).triggerTime; !ts.IsZero() {
 		t.Error("unparsable trigger time accepted")
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
@@ -222,6 +221,11 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 	svcInformer := factory.Core().V1().Services()
 	sliceInformer := factory.Discovery().V1().EndpointSlices()
 	nodeInformer := nodeFactory.Core().V1().Nodes()
+	// The cache holds slices in the proxier's own form, whatever transform
+	// the caller gave the factory.
+	if err := sliceInformer.Informer().SetTransform(TrimForCache); err != nil {
+		return nil, fmt.Errorf("proxier: endpointslice transform: %w", err)
+	}
 	if err := sliceInformer.Informer().AddIndexers(cache.Indexers{sliceServiceIdx: indexSliceByService}); err != nil {
 		return nil, fmt.Errorf("proxier: endpointslice indexer: %w", err)
 	}
@@ -276,15 +280,11 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 }
 
 func indexSliceByService(obj any) ([]string, error) {
-	slice, ok := obj.(*discoveryv1.EndpointSlice)
-	if !ok {
+	slice, ok := obj.(*cachedSlice)
+	if !ok || slice.service.Name == "" {
 		return nil, nil
 	}
-	name, ok := sliceService(slice)
-	if !ok {
-		return nil, nil
-	}
-	return []string{name.String()}, nil
+	return []string{slice.service.String()}, nil
 }
 
 func unwrapTombstone(obj any) any {
@@ -304,15 +304,11 @@ func (p *Proxier) onService(obj any) {
 }
 
 func (p *Proxier) onSlice(obj any) {
-	slice, ok := unwrapTombstone(obj).(*discoveryv1.EndpointSlice)
-	if !ok {
+	slice, ok := unwrapTombstone(obj).(*cachedSlice)
+	if !ok || slice.service.Name == "" {
 		return
 	}
-	name, ok := sliceService(slice)
-	if !ok {
-		return
-	}
-	p.tracker.sliceChanged(name, slice)
+	p.tracker.sliceChanged(slice.service, slice.triggerTime)
 	p.requestSync()
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -276,10 +275,10 @@ func (p *Proxier) computeService(name types.NamespacedName, prior *desired.State
 // computeListed is computeService for a Service the lister holds.
 func (p *Proxier) computeListed(svc *v1.Service, name types.NamespacedName, prior *desired.State) {
 	objs, _ := p.slices.ByIndex(sliceServiceIdx, name.String())
-	slices := make([]*discoveryv1.EndpointSlice, 0, len(objs))
+	slices := make([]*desired.EndpointSlice, 0, len(objs))
 	for _, o := range objs {
-		if s, ok := o.(*discoveryv1.EndpointSlice); ok {
-			slices = append(slices, s)
+		if s, ok := o.(*cachedSlice); ok {
+			slices = append(slices, &s.slice)
 		}
 	}
 	res := desired.ForService(desired.ServiceInput{Service: svc, Slices: slices}, p.cfg)

@@ -4,7 +4,6 @@ import (
 	"sync"
 	"time"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -45,13 +44,15 @@ func (t *changeTracker) serviceChanged(name types.NamespacedName) {
 	t.serviceChanges++
 }
 
-func (t *changeTracker) sliceChanged(name types.NamespacedName, slice *discoveryv1.EndpointSlice) {
+// sliceChanged notes a change to one of name's slices; triggerTime is the
+// slice's (zero when it has none).
+func (t *changeTracker) sliceChanged(name types.NamespacedName, triggerTime time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.services[name] = struct{}{}
 	t.endpointChanges++
-	if ts, ok := triggerTime(slice); ok {
-		t.triggerTimes[name] = append(t.triggerTimes[name], ts)
+	if !triggerTime.IsZero() {
+		t.triggerTimes[name] = append(t.triggerTimes[name], triggerTime)
 	}
 }
 
@@ -93,26 +94,4 @@ func (p *pendingChanges) addReported(o pendingChanges) {
 	for name, ts := range o.triggerTimes {
 		p.triggerTimes[name] = append(p.triggerTimes[name], ts...)
 	}
-}
-
-// sliceService names the Service an EndpointSlice belongs to, if any.
-func sliceService(slice *discoveryv1.EndpointSlice) (types.NamespacedName, bool) {
-	name := slice.Labels[discoveryv1.LabelServiceName]
-	if name == "" {
-		return types.NamespacedName{}, false
-	}
-	return types.NamespacedName{Namespace: slice.Namespace, Name: name}, true
-}
-
-// triggerTimeAnnotation is set by the EndpointSlice controller to when the
-// change that caused this slice version happened.
-const triggerTimeAnnotation = "endpoints.kubernetes.io/last-change-trigger-time"
-
-func triggerTime(slice *discoveryv1.EndpointSlice) (time.Time, bool) {
-	v, ok := slice.Annotations[triggerTimeAnnotation]
-	if !ok {
-		return time.Time{}, false
-	}
-	ts, err := time.Parse(time.RFC3339Nano, v)
-	return ts, err == nil
 }

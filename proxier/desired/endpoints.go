@@ -88,9 +88,9 @@ func (s *parsedSlice) portFor(sp *v1.ServicePort) (port uint16, ok, valid bool) 
 // parseSlices checks and parses a Service's slices in name order (so that
 // duplicate handling never depends on informer order). It returns how many
 // endpoints had an unusable address.
-func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config) (out []parsedSlice, invalid int) {
+func parseSlices(in []*EndpointSlice, cfg *Config) (out []parsedSlice, invalid int) {
 	sorted := slices.Clone(in)
-	slices.SortFunc(sorted, func(a, b *discoveryv1.EndpointSlice) int {
+	slices.SortFunc(sorted, func(a, b *EndpointSlice) int {
 		if a == nil || b == nil {
 			return cmp.Compare(boolInt(a != nil), boolInt(b != nil))
 		}
@@ -98,37 +98,28 @@ func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config) (out []parsedSlic
 	})
 	node := nodeHash(cfg.NodeName)
 	for _, s := range sorted {
-		if s == nil {
+		if s == nil || s.Family == 0 { // FQDN slices carry no addresses a proxy can use
 			continue
 		}
-		var fam intent.IPFamily
-		switch s.AddressType {
-		case discoveryv1.AddressTypeIPv4:
-			fam = intent.IPv4
-		case discoveryv1.AddressTypeIPv6:
-			fam = intent.IPv6
-		default: // FQDN slices carry no addresses a proxy can use
-			continue
-		}
+		fam := s.Family
 		ps := parsedSlice{family: fam, ports: s.Ports, endpoints: make([]endpoint, 0, len(s.Endpoints))}
 		for i := range s.Endpoints {
 			e := &s.Endpoints[i]
-			// Like kube-proxy, only the first address of an endpoint is used.
-			if len(e.Addresses) == 0 {
+			if e.Address == "" {
 				invalid++
 				continue
 			}
-			ip, err := netip.ParseAddr(e.Addresses[0])
+			ip, err := netip.ParseAddr(e.Address)
 			if err != nil || ip.Zone() != "" || ip.Is4In6() || intent.FamilyOf(ip) != fam || ip.IsUnspecified() {
 				invalid++
 				continue
 			}
 			ep := endpoint{
 				ip:          ip,
-				local:       e.NodeName != nil && *e.NodeName == cfg.NodeName,
-				ready:       e.Conditions.Ready == nil || *e.Conditions.Ready,
-				serving:     e.Conditions.Serving == nil || *e.Conditions.Serving,
-				terminating: e.Conditions.Terminating != nil && *e.Conditions.Terminating,
+				local:       e.NodeName != "" && e.NodeName == cfg.NodeName,
+				ready:       e.Ready,
+				serving:     e.Serving,
+				terminating: e.Terminating,
 				weight:      rendezvousWeight(node, ip),
 			}
 			if h := e.Hints; h != nil {
@@ -139,7 +130,7 @@ func parseSlices(in []*discoveryv1.EndpointSlice, cfg *Config) (out []parsedSlic
 					ep.nodeHints = append(ep.nodeHints, n.Name)
 				}
 			}
-			ep.backend = intent.Backend{IP: canonical(e.Addresses[0], ip), Local: ep.local}
+			ep.backend = intent.Backend{IP: canonical(e.Address, ip), Local: ep.local}
 			if !ep.local {
 				if cfg.Mode == Overlay {
 					pa, found := cfg.RemoteSubnets.providerAddress(ip)

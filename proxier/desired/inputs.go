@@ -10,14 +10,14 @@ import (
 // that list objects rather than watch them. Slices of no listed Service are
 // left out.
 func InputsOf(svcs []v1.Service, slices []discoveryv1.EndpointSlice) []ServiceInput {
-	byService := map[string][]*discoveryv1.EndpointSlice{}
+	byService := map[string][]*EndpointSlice{}
 	for i := range slices {
 		name := slices[i].Labels[discoveryv1.LabelServiceName]
 		if name == "" {
 			continue
 		}
 		key := slices[i].Namespace + "/" + name
-		byService[key] = append(byService[key], &slices[i])
+		byService[key] = append(byService[key], SlicesOf(&slices[i])...)
 	}
 	in := make([]ServiceInput, 0, len(svcs))
 	for i := range svcs {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/intent"
 	v1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -15,7 +14,7 @@ import (
 // (the caller groups slices by kubernetes.io/service-name).
 type ServiceInput struct {
 	Service *v1.Service
-	Slices  []*discoveryv1.EndpointSlice
+	Slices  []*EndpointSlice
 }
 
 // ServiceResult is what one Service asks of this node.

@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -64,7 +63,7 @@ type serviceBuilder struct {
 	unknownPA    map[netip.Addr]bool
 }
 
-func (b *serviceBuilder) build(eps []*discoveryv1.EndpointSlice) {
+func (b *serviceBuilder) build(eps []*EndpointSlice) {
 	if !b.families() {
 		return
 	}

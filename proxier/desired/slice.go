@@ -1,0 +1,77 @@
+package desired
+
+import (
+	"unique"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/hnsproxy/hnsproxy/intent"
+)
+
+// EndpointSlice is what the mapping reads of a discovery/v1 EndpointSlice,
+// nothing more. At 10,000 Services the slices are most of what a proxy
+// caches, and the API type spends about 110 bytes per endpoint (an address
+// list, and a pointer for each condition, node name and reference) where
+// this one spends 48.
+type EndpointSlice struct {
+	// Name orders a Service's slices, so duplicate handling never depends
+	// on the order the informer delivered them in.
+	Name string
+	// Family is the slice's address type; 0 for FQDN slices (and any type
+	// this version does not know), whose addresses a proxy cannot use.
+	Family    intent.IPFamily
+	Ports     []discoveryv1.EndpointPort
+	Endpoints []Endpoint
+}
+
+// Endpoint is one endpoint of an EndpointSlice.
+type Endpoint struct {
+	// Address is the endpoint's first address ("" when it has none): like
+	// kube-proxy, only the first is used.
+	Address string
+	// NodeName is interned: a node's name is held once however many
+	// endpoints it runs.
+	NodeName string
+	Hints    *discoveryv1.EndpointHints
+	// The conditions with the API's meaning of an unset one applied: an
+	// unset ready or serving means true, an unset terminating false.
+	Ready, Serving, Terminating bool
+}
+
+// SliceOf returns what the mapping reads of s. It keeps nothing of s but
+// strings, ports and hints, which it shares, so s may be dropped after.
+func SliceOf(s *discoveryv1.EndpointSlice) EndpointSlice {
+	out := EndpointSlice{Name: s.Name, Ports: s.Ports, Endpoints: make([]Endpoint, len(s.Endpoints))}
+	switch s.AddressType {
+	case discoveryv1.AddressTypeIPv4:
+		out.Family = intent.IPv4
+	case discoveryv1.AddressTypeIPv6:
+		out.Family = intent.IPv6
+	}
+	for i := range s.Endpoints {
+		e, o := &s.Endpoints[i], &out.Endpoints[i]
+		if len(e.Addresses) > 0 {
+			o.Address = e.Addresses[0]
+		}
+		if e.NodeName != nil {
+			o.NodeName = unique.Make(*e.NodeName).Value()
+		}
+		o.Hints = e.Hints
+		o.Ready = e.Conditions.Ready == nil || *e.Conditions.Ready
+		o.Serving = e.Conditions.Serving == nil || *e.Conditions.Serving
+		o.Terminating = e.Conditions.Terminating != nil && *e.Conditions.Terminating
+	}
+	return out
+}
+
+// SlicesOf is SliceOf for each of in (nil for nil).
+func SlicesOf(in ...*discoveryv1.EndpointSlice) []*EndpointSlice {
+	out := make([]*EndpointSlice, len(in))
+	for i, s := range in {
+		if s != nil {
+			c := SliceOf(s)
+			out[i] = &c
+		}
+	}
+	return out
+}
