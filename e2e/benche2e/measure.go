@@ -48,13 +48,23 @@ func (m *measure) change(n int, ready bool) error {
 	if err != nil {
 		return fmt.Errorf("change %d: %w", len(m.normal.total)+len(m.repair.total), err)
 	}
-	if overlapped(before, m.repairs.mark()) {
+	during := overlapped(before, m.repairs.mark())
+	if during {
 		m.repair.add(t)
 	} else {
 		m.normal.add(t)
 	}
+	if share := t.total - t.slices; t.slices > 0 && share > slowShare {
+		// What set a p99 is found in hnsproxy's log by this time.
+		logf("slow change: pod %d ready=%v made at %s (during a repair: %v): %.3fs, hnsproxy's share %.3fs",
+			n, ready, t.at.UTC().Format("15:04:05.000"), during, t.total.Seconds(), share.Seconds())
+	}
 	return nil
 }
+
+// slowShare is the budget for hnsproxy's share of a change
+// (min-sync-period, 0 in the bench, plus 250 ms).
+const slowShare = 250 * time.Millisecond
 
 // repairPhase makes changes during drift repairs until want of them
 // overlapped one: each round deletes one load balancer behind hnsproxy's
