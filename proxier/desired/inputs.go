@@ -17,7 +17,8 @@ func InputsOf(svcs []v1.Service, slices []discoveryv1.EndpointSlice) []ServiceIn
 			continue
 		}
 		key := slices[i].Namespace + "/" + name
-		byService[key] = append(byService[key], SlicesOf(&slices[i])...)
+		s := SliceOf(&slices[i])
+		byService[key] = append(byService[key], &s)
 	}
 	in := make([]ServiceInput, 0, len(svcs))
 	for i := range svcs {
