@@ -44,7 +44,7 @@ func TestHostileInput(t *testing.T) {
 		{"two ports on one number", service("web", ports(tcpPort("http", 80), tcpPort("http", 80))), []intent.LBKey{cluster}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := ForService(ServiceInput{Service: c.svc, Slices: SlicesOf(backends)}, config())
+			r := ForService(ServiceInput{Service: c.svc, Slices: slicesOf(backends)}, config())
 			var got []intent.LBKey
 			for _, lb := range r.LBs {
 				got = append(got, lb.Key)
@@ -71,7 +71,7 @@ func TestTenThousandPorts(t *testing.T) {
 		eps = append(eps, slicePort(name, int32(20000+i), v1.ProtocolTCP))
 	}
 	svc := service("wide", clusterIPs("10.0.0.1", "fd00::1"), ports(sps...))
-	in := ServiceInput{Service: svc, Slices: SlicesOf(
+	in := ServiceInput{Service: svc, Slices: slicesOf(
 		sliceWithPorts("wide-4", eps, ep("10.1.0.5"), ep("10.1.0.6", local)),
 		sliceWithPorts("wide-6", eps, ep("fd01::5")),
 	)}
@@ -108,7 +108,7 @@ func TestDuplicateEndpointsAcrossSlices(t *testing.T) {
 			[]intent.Backend{remote("10.1.0.5"), remote("10.1.0.6")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := ForService(ServiceInput{Service: svc, Slices: SlicesOf(c.slices...)}, config())
+			r := ForService(ServiceInput{Service: svc, Slices: slicesOf(c.slices...)}, config())
 			if len(r.LBs) != 1 || fmt.Sprint(r.LBs[0].Backends) != fmt.Sprint(c.want) {
 				t.Fatalf("got %s", dump(r))
 			}
@@ -125,7 +125,7 @@ func TestHugeSliceIsCapped(t *testing.T) {
 	}
 	cfg := config()
 	oldHNS(&cfg)
-	r := ForService(ServiceInput{Service: service("big"), Slices: SlicesOf(slice("big-1", 8080, eps...))}, cfg)
+	r := ForService(ServiceInput{Service: service("big"), Slices: slicesOf(slice("big-1", 8080, eps...))}, cfg)
 	if len(r.LBs) != 1 || len(r.LBs[0].Backends) != 64 || r.Truncated != 20000-64 || !hasReason(r.Problems, ReasonBackendsTruncated) {
 		t.Fatalf("%d load balancers, truncated %d, problems %q", len(r.LBs), r.Truncated, reasons(r.Problems))
 	}

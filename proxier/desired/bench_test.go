@@ -29,7 +29,7 @@ func benchInputs(n int) []ServiceInput {
 				clusterIPs(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1)),
 				nodePorts(int32(30000+i%2700)),
 				externalIPs(fmt.Sprintf("203.0.%d.%d", i/250, i%250+1))),
-			Slices: SlicesOf(
+			Slices: slicesOf(
 				slice(fmt.Sprintf("svc-%05d-a", i), 8080, eps[:5]...),
 				slice(fmt.Sprintf("svc-%05d-b", i), 8080, eps[5:]...),
 			),

@@ -273,3 +273,16 @@ func dump(r ServiceResult) string {
 	fmt.Fprintf(&b, "problems=%s", reasons(r.Problems))
 	return b.String()
 }
+
+// slicesOf is SliceOf for each of in (nil for nil): the inputs tests
+// build from the API type.
+func slicesOf(in ...*discoveryv1.EndpointSlice) []*EndpointSlice {
+	out := make([]*EndpointSlice, len(in))
+	for i, s := range in {
+		if s != nil {
+			c := SliceOf(s)
+			out[i] = &c
+		}
+	}
+	return out
+}

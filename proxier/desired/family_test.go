@@ -212,7 +212,7 @@ func TestBackendCap(t *testing.T) {
 	}
 	eps = append(eps, ep("10.1.0.9", local))
 	svc := service("web", nodePorts(30080))
-	in := ServiceInput{Service: svc, Slices: SlicesOf(slice("web-1", 8080, eps...))}
+	in := ServiceInput{Service: svc, Slices: slicesOf(slice("web-1", 8080, eps...))}
 
 	cfg := config()
 	cfg.MaxBackends = 3

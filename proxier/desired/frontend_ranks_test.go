@@ -16,7 +16,7 @@ import (
 func victim() ServiceInput {
 	return ServiceInput{
 		Service: service("victim", clusterIPs("10.0.0.7"), ports(tcpPort("http", 80), tcpPort("https", 443)), created(time.Hour)),
-		Slices:  SlicesOf(slice("victim-1", 8080, ep("10.1.0.7"))),
+		Slices:  slicesOf(slice("victim-1", 8080, ep("10.1.0.7"))),
 	}
 }
 
@@ -25,7 +25,7 @@ func victim() ServiceInput {
 func tenant(extIP string) ServiceInput {
 	return ServiceInput{
 		Service: service("tenant", clusterIPs("10.0.0.8"), externalIPs(extIP)),
-		Slices:  SlicesOf(slice("tenant-1", 8080, ep("10.1.0.66"))),
+		Slices:  slicesOf(slice("tenant-1", 8080, ep("10.1.0.66"))),
 	}
 }
 
@@ -96,11 +96,11 @@ func TestIngressIPOutranksAnOlderExternalIP(t *testing.T) {
 	cfg := config()
 	ext := ServiceInput{
 		Service: service("a-ext", clusterIPs("10.0.0.2"), externalIPs("198.51.100.7")),
-		Slices:  SlicesOf(slice("a-ext-1", 8080, ep("10.1.0.2"))),
+		Slices:  slicesOf(slice("a-ext-1", 8080, ep("10.1.0.2"))),
 	}
 	ing := ServiceInput{
 		Service: service("b-lb", clusterIPs("10.0.0.3"), loadBalancer(ingressIP("198.51.100.7")), created(time.Hour)),
-		Slices:  SlicesOf(slice("b-lb-1", 8080, ep("10.1.0.3"))),
+		Slices:  slicesOf(slice("b-lb-1", 8080, ep("10.1.0.3"))),
 	}
 	s := Compute([]ServiceInput{ext, ing}, cfg)
 	if got := s.LBs[key("198.51.100.7", 80)]; got.Owner != "ns/b-lb:http" {
@@ -113,7 +113,7 @@ func TestIngressIPOutranksAnOlderExternalIP(t *testing.T) {
 }
 
 func TestRefuseExternalIPsOnNodeAddresses(t *testing.T) {
-	in := ServiceInput{Service: service("web", externalIPs(nodeIPv4, "203.0.113.5")), Slices: SlicesOf(twoEndpoints()...)}
+	in := ServiceInput{Service: service("web", externalIPs(nodeIPv4, "203.0.113.5")), Slices: slicesOf(twoEndpoints()...)}
 	cfg := config()
 	r := ForService(in, cfg)
 	if len(r.Problems) != 0 || lbByKey(t, r, key(nodeIPv4, 80)).Origin != intent.OriginExternalIP {

@@ -284,7 +284,7 @@ func (g *fuzzGen) inputs() []ServiceInput {
 		name := fmt.Sprintf("s%d", i)
 		in[i] = ServiceInput{Service: g.service(name)}
 		for j := range g.pick(4) {
-			in[i].Slices = append(in[i].Slices, SlicesOf(g.slice(fmt.Sprintf("%s-%d", name, j)))...)
+			in[i].Slices = append(in[i].Slices, slicesOf(g.slice(fmt.Sprintf("%s-%d", name, j)))...)
 		}
 	}
 	return in

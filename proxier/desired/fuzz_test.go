@@ -26,7 +26,7 @@ func FuzzForService(f *testing.F) {
 			mode(&cfg)
 			cfg.MaxBackends = 1
 			cfg.ForwardHealthCheckVIP = true
-			s := Compute([]ServiceInput{{Service: svc, Slices: SlicesOf(sl, slice("web-2", target, ep(epIP, local)))}}, cfg)
+			s := Compute([]ServiceInput{{Service: svc, Slices: slicesOf(sl, slice("web-2", target, ep(epIP, local)))}}, cfg)
 			for k, lb := range s.LBs {
 				if _, ok := parseIP(k.VIP); k.VIP != "" && !ok {
 					t.Fatalf("frontend %q", k.VIP)

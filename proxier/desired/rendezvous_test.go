@@ -211,7 +211,7 @@ func TestSparesStandReadyForLocals(t *testing.T) {
 func TestSparesRemoteEndpointsAreDesired(t *testing.T) {
 	cfg := config()
 	cfg.MaxBackends = 1
-	in := ServiceInput{Service: service("web"), Slices: SlicesOf(twoEndpoints()...)} // 10.1.0.2 local, 10.1.0.3 remote
+	in := ServiceInput{Service: service("web"), Slices: slicesOf(twoEndpoints()...)} // 10.1.0.2 local, 10.1.0.3 remote
 	s := Compute([]ServiceInput{in}, cfg)
 	lb := s.LBs[key("10.0.0.1", 80)]
 	if len(lb.Backends) != 1 || !lb.Backends[0].Local || len(lb.Spares) != 1 || lb.Spares[0].IP != "10.1.0.3" {

@@ -74,7 +74,7 @@ func runServiceCases(t *testing.T, cases []serviceCase) {
 			if tc.cfg != nil {
 				tc.cfg(&cfg)
 			}
-			r := ForService(ServiceInput{Service: tc.svc, Slices: SlicesOf(tc.slices...)}, cfg)
+			r := ForService(ServiceInput{Service: tc.svc, Slices: slicesOf(tc.slices...)}, cfg)
 			if tc.want != nil && !reflect.DeepEqual(nonNil(r.LBs), tc.want) {
 				t.Errorf("load balancers:\n got %s\nwant %s", dump(r), dump(ServiceResult{LBs: tc.want}))
 			}
@@ -462,13 +462,13 @@ func TestIntraServiceKeyClash(t *testing.T) {
 	// merge silently under the better-ranked origin (ingress), different
 	// ones keep the first (external IP) and report.
 	same := service("web", externalIPs("198.51.100.7"), loadBalancer(ingressIP("198.51.100.7")))
-	r := ForService(ServiceInput{Service: same, Slices: SlicesOf(twoEndpoints()...)}, config())
+	r := ForService(ServiceInput{Service: same, Slices: slicesOf(twoEndpoints()...)}, config())
 	if len(r.LBs) != 2 || len(r.Problems) != 0 || lbByKey(t, r, key("198.51.100.7", 80)).Origin != intent.OriginIngress {
 		t.Errorf("identical: %s", dump(r))
 	}
 	diff := service("web", externalIPs("198.51.100.7"), loadBalancer(ingressIP("198.51.100.7")),
 		annotate(PreserveDestinationAnnotation, "true"))
-	r = ForService(ServiceInput{Service: diff, Slices: SlicesOf(twoEndpoints()...)}, config())
+	r = ForService(ServiceInput{Service: diff, Slices: slicesOf(twoEndpoints()...)}, config())
 	if got := lbByKey(t, r, key("198.51.100.7", 80)); got.PortFlags != vipExt || reasons(r.Problems) != ReasonLoadBalancerConflict {
 		t.Errorf("different: %s", dump(r))
 	}
@@ -479,7 +479,7 @@ func TestIntraServiceKeyClash(t *testing.T) {
 // other backends gets its own, and every one balances to what it should.
 func TestFrontendsShareEqualBackends(t *testing.T) {
 	eps := slice("web-a", 8080, ep("10.244.1.5", local), ep("10.244.2.6"), ep("10.244.2.7"))
-	shared := ForService(ServiceInput{Service: service("web", nodePorts(30080), externalIPs("203.0.113.9")), Slices: SlicesOf(eps)}, config())
+	shared := ForService(ServiceInput{Service: service("web", nodePorts(30080), externalIPs("203.0.113.9")), Slices: slicesOf(eps)}, config())
 	if len(shared.LBs) != 3 {
 		t.Fatalf("got %d load balancers, want cluster IP, node port and external IP", len(shared.LBs))
 	}
@@ -489,7 +489,7 @@ func TestFrontendsShareEqualBackends(t *testing.T) {
 		}
 	}
 
-	own := ForService(ServiceInput{Service: service("web", nodePorts(30080), externalIPs("203.0.113.9"), etpLocal(32000)), Slices: SlicesOf(eps)}, config())
+	own := ForService(ServiceInput{Service: service("web", nodePorts(30080), externalIPs("203.0.113.9"), etpLocal(32000)), Slices: slicesOf(eps)}, config())
 	var cluster, external []intent.Backend
 	for _, lb := range own.LBs {
 		switch lb.Origin {

@@ -63,15 +63,3 @@ func SliceOf(s *discoveryv1.EndpointSlice) EndpointSlice {
 	}
 	return out
 }
-
-// SlicesOf is SliceOf for each of in (nil for nil).
-func SlicesOf(in ...*discoveryv1.EndpointSlice) []*EndpointSlice {
-	out := make([]*EndpointSlice, len(in))
-	for i, s := range in {
-		if s != nil {
-			c := SliceOf(s)
-			out[i] = &c
-		}
-	}
-	return out
-}

@@ -43,11 +43,11 @@ func TestClaimantOutranks(t *testing.T) {
 func conflictInputs() (young, old ServiceInput) {
 	young = ServiceInput{
 		Service: service("a-young", clusterIPs("10.0.0.1"), externalIPs("203.0.113.5"), created(time.Hour)),
-		Slices:  SlicesOf(slice("a-young-1", 8080, ep("10.1.0.2"))),
+		Slices:  slicesOf(slice("a-young-1", 8080, ep("10.1.0.2"))),
 	}
 	old = ServiceInput{
 		Service: service("b-old", clusterIPs("10.0.0.2"), externalIPs("203.0.113.5")),
-		Slices:  SlicesOf(slice("b-old-1", 8080, ep("10.1.0.3"))),
+		Slices:  slicesOf(slice("b-old-1", 8080, ep("10.1.0.3"))),
 	}
 	return young, old
 }
@@ -103,7 +103,7 @@ func TestConflicts(t *testing.T) {
 func TestStateChanges(t *testing.T) {
 	cfg := config()
 	s := NewState(cfg)
-	in := ServiceInput{Service: service("web"), Slices: SlicesOf(twoEndpoints()...)}
+	in := ServiceInput{Service: service("web"), Slices: slicesOf(twoEndpoints()...)}
 	ch := s.Set(ForService(in, cfg))
 	if !reflect.DeepEqual(ch.LBs, []intent.LBKey{key("10.0.0.1", 80)}) ||
 		!reflect.DeepEqual(ch.RemoteEndpoints, []string{"10.1.0.3"}) || ch.Conflicted != nil {
@@ -116,7 +116,7 @@ func TestStateChanges(t *testing.T) {
 		t.Errorf("same result again changed %+v", ch)
 	}
 	// One endpoint changes: one key, one remote endpoint in, one out.
-	in.Slices = SlicesOf(slice("web-1", 8080, ep("10.1.0.4"), ep("10.1.0.2", local)))
+	in.Slices = slicesOf(slice("web-1", 8080, ep("10.1.0.4"), ep("10.1.0.2", local)))
 	ch = s.Set(ForService(in, cfg))
 	if len(ch.LBs) != 1 || !reflect.DeepEqual(ch.RemoteEndpoints, []string{"10.1.0.3", "10.1.0.4"}) {
 		t.Errorf("endpoint change: %+v", ch)
@@ -135,8 +135,8 @@ func TestStateOverlayEndpoints(t *testing.T) {
 	overlay(&cfg)
 	// A Service whose backend is another Service's cluster IP: the
 	// service-VIP endpoint takes precedence, and the source VIP is fixed.
-	a := ServiceInput{Service: service("a", clusterIPs("10.0.0.1")), Slices: SlicesOf(slice("a-1", 8080, ep("10.1.1.3")))}
-	b := ServiceInput{Service: service("b", clusterIPs("10.0.0.2")), Slices: SlicesOf(slice("b-1", 80, ep("10.0.0.1")))}
+	a := ServiceInput{Service: service("a", clusterIPs("10.0.0.1")), Slices: slicesOf(slice("a-1", 8080, ep("10.1.1.3")))}
+	b := ServiceInput{Service: service("b", clusterIPs("10.0.0.2")), Slices: slicesOf(slice("b-1", 80, ep("10.0.0.1")))}
 	s := Compute([]ServiceInput{a, b}, cfg)
 	want := map[string]intent.RemoteEndpoint{
 		"10.1.0.250": {IP: "10.1.0.250", MAC: cfg.HostMAC, Local: true},
@@ -199,7 +199,7 @@ func randomInputs(rng *rand.Rand, n int) []ServiceInput {
 		}
 		out = append(out, ServiceInput{
 			Service: service(fmt.Sprintf("svc-%03d", i), opts...),
-			Slices:  SlicesOf(slice(fmt.Sprintf("s-%d-a", i), 8080, eps1...), slice(fmt.Sprintf("s-%d-b", i), port, eps2...)),
+			Slices:  slicesOf(slice(fmt.Sprintf("s-%d-a", i), 8080, eps1...), slice(fmt.Sprintf("s-%d-b", i), port, eps2...)),
 		})
 	}
 	return out
