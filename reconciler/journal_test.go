@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,6 +139,43 @@ func TestJournalIsFoldedOnceItOutgrowsTheOwnedSet(t *testing.T) {
 	s := readState(t, e.stateFile)
 	if id := e.hnsLB(want[0].Key).ID; !slices.Contains(s.LoadBalancers, id) {
 		t.Errorf("snapshot %+v lacks the new load balancer %s", s, id)
+	}
+}
+
+// TestAQueueAJournalWouldNotTakeIsDropped: records past what the next save
+// would append are not kept (that save writes a snapshot from memory), and
+// the snapshot holds every object of the Sync that dropped them.
+func TestAQueueAJournalWouldNotTakeIsDropped(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	r := e.started()
+	peak := 0
+	for i := range compactAfter(0) + 100 {
+		r.journal(journalRecord{Add: true, Kind: recordRemoteEndpoint, ID: fmt.Sprintf("ep-%d", i)})
+		peak = max(peak, len(r.unsaved))
+	}
+	if peak > compactAfter(0) || len(r.unsaved) != 0 || !r.snapshotDue {
+		t.Fatalf("queue peaked at %d records (the journal takes %d), %d left, snapshot due %v", peak, compactAfter(0), len(r.unsaved), r.snapshotDue)
+	}
+	r.snapshotDue = false
+	clear(r.unsaved)
+
+	// A cold start of 3,000 load balancers queues more than a journal takes.
+	want := e.bigCluster(3000)
+	for i := range want {
+		upsert(r, want[i])
+	}
+	e.converge(r)
+	s := readState(t, e.stateFile)
+	if len(s.LoadBalancers) != len(want) {
+		t.Fatalf("snapshot holds %d load balancers, want %d", len(s.LoadBalancers), len(want))
+	}
+	for _, d := range want[:10] {
+		if id := e.hnsLB(d.Key).ID; !slices.Contains(s.LoadBalancers, id) {
+			t.Errorf("snapshot lacks %s (%s)", id, d.Key)
+		}
+	}
+	if len(s.CreatingLoadBalancers) != 0 {
+		t.Errorf("snapshot keeps %d declarations after every create settled", len(s.CreatingLoadBalancers))
 	}
 }
 

@@ -85,11 +85,22 @@ func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 	return out, nil
 }
 
-// journal queues a state change for the next saveState.
+// journal queues a state change for the next saveState. Once the queue
+// is past what the next save would append (compactAfter), that save is
+// going to write a snapshot from memory anyway: the queue is dropped and
+// the snapshot made due, so a cold start's 90,000 records (a sixth of its
+// allocations) are never kept.
 func (r *Reconciler) journal(rec journalRecord) {
-	if r.opts.StateFile != "" {
-		r.unsaved = append(r.unsaved, rec)
-		r.undurableDeclaration = r.undurableDeclaration || rec.Add && (rec.Kind == recordCreatingLB || rec.Kind == recordCreatingEndpoint)
+	if r.opts.StateFile == "" {
+		return
+	}
+	r.undurableDeclaration = r.undurableDeclaration || rec.Add && (rec.Kind == recordCreatingLB || rec.Kind == recordCreatingEndpoint)
+	if r.snapshotDue {
+		return
+	}
+	r.unsaved = append(r.unsaved, rec)
+	if r.journalLines+len(r.unsaved) > compactAfter(len(r.ownedLBs)+len(r.ownedEPs)) {
+		r.unsaved, r.snapshotDue = nil, true
 	}
 }
 
