@@ -86,10 +86,22 @@ func (s *parsedSlice) portFor(sp *v1.ServicePort) (port uint16, ok, valid bool) 
 }
 
 // parseSlices checks and parses a Service's slices in name order (so that
-// duplicate handling never depends on informer order). It returns how many
-// endpoints had an unusable address.
-func parseSlices(in []*EndpointSlice, cfg *Config) (out []parsedSlice, invalid int) {
-	sorted := slices.Clone(in)
+// duplicate handling never depends on informer order), into buf. It
+// returns how many endpoints had an unusable address.
+func parseSlices(in []*EndpointSlice, cfg *Config, buf *buffers) (out []parsedSlice, invalid int) {
+	sorted := append(grown(buf.sorted, len(in)), in...)
+	buf.sorted = sorted
+	total := 0
+	for _, s := range in {
+		if s != nil {
+			total += len(s.Endpoints)
+		}
+	}
+	// One array for every slice's endpoints, sized first: each parsed
+	// slice's endpoints are a window of it, and a later append must not
+	// move the earlier windows.
+	all := grown(buf.endpoints, total)
+	out = grown(buf.slices, len(in))
 	slices.SortFunc(sorted, func(a, b *EndpointSlice) int {
 		if a == nil || b == nil {
 			return cmp.Compare(boolInt(a != nil), boolInt(b != nil))
@@ -102,7 +114,7 @@ func parseSlices(in []*EndpointSlice, cfg *Config) (out []parsedSlice, invalid i
 			continue
 		}
 		fam := s.Family
-		ps := parsedSlice{family: fam, ports: s.Ports, endpoints: make([]endpoint, 0, len(s.Endpoints))}
+		start := len(all)
 		for i := range s.Endpoints {
 			e := &s.Endpoints[i]
 			if e.Address == "" {
@@ -146,10 +158,11 @@ func parseSlices(in []*EndpointSlice, cfg *Config) (out []parsedSlice, invalid i
 					}
 				}
 			}
-			ps.endpoints = append(ps.endpoints, ep)
+			all = append(all, ep)
 		}
-		out = append(out, ps)
+		out = append(out, parsedSlice{family: fam, ports: s.Ports, endpoints: all[start:len(all):len(all)]})
 	}
+	buf.endpoints, buf.slices = all, out
 	return out, invalid
 }
 
@@ -173,13 +186,13 @@ type portEndpoints struct {
 
 // endpointsForPort gathers, de-duplicates and port-groups one Service
 // port's endpoints of one family.
-func endpointsForPort(parsed []parsedSlice, fam intent.IPFamily, sp *v1.ServicePort) portEndpoints {
+func endpointsForPort(parsed []parsedSlice, fam intent.IPFamily, sp *v1.ServicePort, buf *buffers) portEndpoints {
 	var res portEndpoints
 	n := 0
 	for i := range parsed {
 		n += len(parsed[i].endpoints)
 	}
-	all := make([]portPick, 0, n)
+	all := grown(buf.picks, n)
 	for i := range parsed {
 		ps := &parsed[i]
 		if ps.family != fam {
@@ -197,6 +210,7 @@ func endpointsForPort(parsed []parsedSlice, fam intent.IPFamily, sp *v1.ServiceP
 			all = append(all, portPick{&ps.endpoints[j], port, len(all)})
 		}
 	}
+	buf.picks = all // before de-duplication shortens it: put clears what was used
 	if len(all) == 0 {
 		return res
 	}

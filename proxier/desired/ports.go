@@ -37,7 +37,7 @@ func (b *serviceBuilder) port(sp *v1.ServicePort, parsed []parsedSlice) bool {
 		if !b.served(fam) {
 			continue
 		}
-		pe := endpointsForPort(parsed, fam, sp)
+		pe := endpointsForPort(parsed, fam, sp, &b.buf)
 		if pe.badPort > 0 {
 			b.problem(warn(ReasonInvalidEndpoint, "port %s: %d IPv%d endpoints have no valid port number and are ignored", name, pe.badPort, fam))
 		}
@@ -300,7 +300,7 @@ func (b *serviceBuilder) healthCheckLBs() {
 
 // finish sorts the load balancers and adds what depends on the whole Service.
 func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
-	r := b.r
+	r := &b.r
 	slices.SortFunc(r.LBs, func(x, y intent.LB) int { return intent.CompareLBKeys(x.Key, y.Key) })
 	if r.Truncated > 0 {
 		b.problem(warn(ReasonBackendsTruncated,
@@ -321,7 +321,7 @@ func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
 	if anyPort && b.cfg.Mode == Overlay {
 		for _, fam := range families {
 			if b.served(fam) {
-				r.ServiceVIPEndpoints = append(r.ServiceVIPEndpoints, serviceVIPEndpoint(b.cfg, b.clusterVIP.get(fam), b.nodeIP.get(fam)))
+				r.ServiceVIPEndpoints = append(r.ServiceVIPEndpoints, serviceVIPEndpoint(&b.cfg, b.clusterVIP.get(fam), b.nodeIP.get(fam)))
 			}
 		}
 	}

@@ -37,16 +37,18 @@ func ForService(in ServiceInput, cfg Config) ServiceResult {
 	if svc.Spec.Type == v1.ServiceTypeExternalName || svc.Spec.ClusterIP == v1.ClusterIPNone {
 		return r
 	}
-	b := &serviceBuilder{svc: svc, cfg: &cfg, r: &r}
+	b := getBuilder(svc, &cfg, r)
 	b.build(in.Slices)
+	r = b.r
+	b.put()
 	return r
 }
 
 // serviceBuilder carries one ForService call's working state.
 type serviceBuilder struct {
 	svc *v1.Service
-	cfg *Config
-	r   *ServiceResult
+	cfg Config
+	r   ServiceResult
 
 	clusterIPs  perFamily[netip.Addr] // the zero Addr for a family this node cannot serve
 	clusterVIP  perFamily[string]     // a served cluster IP's text
@@ -58,6 +60,7 @@ type serviceBuilder struct {
 	etpLocal, itpLocal, preserveDIP, dsr bool
 	distribution                         hnslb.Distribution
 
+	buf          buffers
 	keys         map[intent.LBKey]int // index into r.LBs, once there are more than linearLBs
 	ingressReady perFamily[bool]
 	unknownPA    map[netip.Addr]bool
@@ -69,7 +72,7 @@ func (b *serviceBuilder) build(eps []*EndpointSlice) {
 	}
 	b.frontends()
 	b.policies()
-	parsed, invalid := parseSlices(eps, b.cfg)
+	parsed, invalid := parseSlices(eps, &b.cfg, &b.buf)
 	if invalid > 0 {
 		b.problem(warn(ReasonInvalidEndpoint, "%d endpoints have no usable address and are ignored", invalid))
 	}

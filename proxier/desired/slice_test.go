@@ -65,7 +65,7 @@ func TestSliceOfLocalityNeedsANodeName(t *testing.T) {
 	cfg := config()
 	cfg.NodeName = ""
 	s := slice("web-1", 8080, discoveryv1.Endpoint{Addresses: []string{"10.1.0.2"}})
-	parsed, _ := parseSlices(slicesOf(s), &cfg)
+	parsed, _ := parseSlices(slicesOf(s), &cfg, new(buffers))
 	if len(parsed) != 1 || len(parsed[0].endpoints) != 1 || parsed[0].endpoints[0].local {
 		t.Errorf("parsed %+v, want one remote endpoint", parsed)
 	}
