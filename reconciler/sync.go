@@ -549,8 +549,8 @@ func (r *Reconciler) createEndpointsAhead(run *syncRun, ips []string) {
 	if run.noCreates {
 		return
 	}
-	var planned []string
-	var specs []intent.RemoteEndpoint
+	planned := make([]string, 0, len(ips))
+	specs := make([]intent.RemoteEndpoint, 0, len(ips))
 	for _, ip := range ips {
 		if ep := r.eps[ip]; ep != nil && ep.desired() && ep.id == "" && !r.client.busy(epToken(ip)) {
 			planned = append(planned, ip)
@@ -582,8 +582,8 @@ func (r *Reconciler) createLoadBalancersAhead(run *syncRun, keys []intent.LBKey)
 	if run.noCreates {
 		return
 	}
-	var planned []intent.LBKey
-	var docs []*hnslb.LoadBalancer
+	planned := make([]intent.LBKey, 0, len(keys))
+	docs := make([]*hnslb.LoadBalancer, 0, len(keys))
 	for _, k := range keys {
 		e := r.lbs[k]
 		if e == nil || e.desired == nil || e.realizedID != "" || e.uncertain != nil || r.foreignHeld[k] != "" ||
