@@ -168,8 +168,21 @@ func progress(format string, args ...any) {
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
 // gcCycles is how many garbage collections have completed so far.
-func gcCycles() uint64 {
-	sample := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+func gcCycles() uint64 { return runtimeCounter("/gc/cycles/total:gc-cycles") }
+
+// heapAllocated is how many bytes the process has allocated on its heap so far.
+func heapAllocated() uint64 { return runtimeCounter("/gc/heap/allocs:bytes") }
+
+// gcCPU is the runtime's estimate of the CPU its collector has used so far
+// (marking, assists, pauses), whoever's garbage it collected.
+func gcCPU() time.Duration {
+	sample := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(sample)
+	return time.Duration(sample[0].Value.Float64() * float64(time.Second))
+}
+
+func runtimeCounter(name string) uint64 {
+	sample := []metrics.Sample{{Name: name}}
 	metrics.Read(sample)
 	return sample[0].Value.Uint64()
 }

@@ -61,10 +61,10 @@ type syncEvent struct {
 	cpu   time.Duration
 }
 
-// proxierCPU is the process CPU minus what the simulator spent in its calls
-// and the fake API server in the harness's writes.
+// proxierCPU is the process CPU minus what the simulator spent in its calls,
+// what metering them cost, and the fake API server in the harness's writes.
 func (n *node) proxierCPU() time.Duration {
-	return processCPU() - n.metered.CPU() - time.Duration(n.apiCPU.Load())
+	return processCPU() - n.metered.CPU() - n.metered.ProbeCPU() - time.Duration(n.apiCPU.Load())
 }
 
 // apply makes one API write. The call's thread CPU (the fake server's
@@ -131,7 +131,7 @@ func newNode(ctx context.Context, c *cluster, profile sim.Profile, latency time.
 	// side, so the field-managed fake's cost would be no part of the proxier.
 	kube := fake.NewSimpleClientset(append(c.objects(), k8sNode)...)
 	n := &node{
-		hns: hns, metered: &meteredHNS{inner: hns}, networkID: nw.ID,
+		hns: hns, metered: newMeteredHNS(hns), networkID: nw.ID,
 		stateFile: filepath.Join(dir, "hnsproxy-state.json"),
 		kube:      kube, features: profile.Features(), overlay: c.spec.Overlay,
 		events: make(chan syncEvent, 1<<16),
