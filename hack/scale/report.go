@@ -46,6 +46,12 @@ type report struct {
 	// the fake API server's and the simulator's garbage and marks the
 	// harness's heap.
 	ColdGCCPUSeconds float64 `json:"cold_gc_cpu_seconds"`
+	// ColdKernelCPUSeconds is the whole process's system CPU in the cold
+	// start, ColdPageFaults its minor page faults: a heap growing into
+	// memory it never touched faults each page in, dearly in a VM whose
+	// host backs guest memory lazily.
+	ColdKernelCPUSeconds float64 `json:"cold_kernel_cpu_seconds"`
+	ColdPageFaults       int64   `json:"cold_page_faults"`
 
 	IncrChanges                 int     `json:"incr_changes"`
 	IncrHNSWritesPerChange      float64 `json:"incr_hns_writes_per_change"`

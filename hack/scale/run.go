@@ -128,6 +128,7 @@ func coldStart(ctx context.Context, o options, c *cluster, n *node, prof *cpuPro
 	n.hns.ResetCounters()
 	cpu0, sim0, list0, t0 := n.proxierCPU(), n.metered.CPU(), n.listCPU.Load(), time.Now()
 	alloc0, gc0, gcCPU0, probe0 := heapAllocated(), gcCycles(), gcCPU(), n.metered.ProbeCPU()
+	sys0, faults0 := kernelCPU()
 	if err := n.start(); err != nil {
 		return err
 	}
@@ -152,6 +153,8 @@ func coldStart(ctx context.Context, o options, c *cluster, n *node, prof *cpuPro
 	rep.ColdWallSeconds = ev.stats.End.Sub(t0).Seconds()
 	rep.ColdAllocatedMiB, rep.ColdGCCycles = mib(int64(heapAllocated()-alloc0)), gcCycles()-gc0
 	rep.ColdGCCPUSeconds = (gcCPU() - gcCPU0).Seconds()
+	sys, faults := kernelCPU()
+	rep.ColdKernelCPUSeconds, rep.ColdPageFaults = (sys - sys0).Seconds(), faults-faults0
 	rep.ColdMeterProbeCPUSeconds, rep.MeterProbeNs = (n.metered.ProbeCPU() - probe0).Seconds(), float64(n.metered.probe.Nanoseconds())
 	progress("cold start converged in %.1fs wall, %.2fs proxier CPU (of which the fake API server's LISTs %.2fs; simulator %.2fs apart): %d writes (expected %d), %d lists, %d syncs",
 		rep.ColdWallSeconds, rep.ColdProxierCPUSeconds, rep.ColdAPIListCPUSeconds, rep.ColdSimulatorCPUSeconds, rep.ColdHNSWrites, rep.ColdExpectedWrites, rep.ColdHNSLists, syncs)

@@ -10,3 +10,5 @@ const measurable = false
 func processCPU() time.Duration { return 0 }
 func threadCPU() time.Duration  { return 0 }
 func peakRSS() int64            { return 0 }
+
+func kernelCPU() (time.Duration, int64) { return 0, 0 }
