@@ -142,9 +142,10 @@ func TestJournalIsFoldedOnceItOutgrowsTheOwnedSet(t *testing.T) {
 	}
 }
 
-// TestAQueueAJournalWouldNotTakeIsDropped: records past what the next save
-// would append are not kept (that save writes a snapshot from memory), and
-// the snapshot holds every object of the Sync that dropped them.
+// TestAQueueAJournalWouldNotTakeIsDropped: a queue of records longer than
+// half of what the journal takes is not kept (the next save writes a
+// snapshot from memory instead), and the snapshot holds every object of
+// the Sync that dropped them.
 func TestAQueueAJournalWouldNotTakeIsDropped(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2025)
 	r := e.started()
@@ -153,8 +154,8 @@ func TestAQueueAJournalWouldNotTakeIsDropped(t *testing.T) {
 		r.journal(journalRecord{Add: true, Kind: recordRemoteEndpoint, ID: fmt.Sprintf("ep-%d", i)})
 		peak = max(peak, len(r.unsaved))
 	}
-	if peak > compactAfter(0) || len(r.unsaved) != 0 || !r.snapshotDue {
-		t.Fatalf("queue peaked at %d records (the journal takes %d), %d left, snapshot due %v", peak, compactAfter(0), len(r.unsaved), r.snapshotDue)
+	if peak > compactAfter(0)/2 || len(r.unsaved) != 0 || !r.snapshotDue {
+		t.Fatalf("queue peaked at %d records (half what the journal takes: %d), %d left, snapshot due %v", peak, compactAfter(0)/2, len(r.unsaved), r.snapshotDue)
 	}
 	r.snapshotDue = false
 	clear(r.unsaved)

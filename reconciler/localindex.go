@@ -33,6 +33,7 @@ func (r *Reconciler) refreshLocalIfNeeded(run *syncRun) {
 		return
 	}
 	r.localIndex = localIndexOf(eps)
+	r.resolveGen++
 }
 
 // forgetLocalBackends drops the index entries of a load balancer's local
@@ -40,6 +41,7 @@ func (r *Reconciler) refreshLocalIfNeeded(run *syncRun) {
 // and started again with the same IP has a new endpoint, and the retry must
 // look it up rather than name the old ID forever.
 func (r *Reconciler) forgetLocalBackends(e *lbEntry) {
+	r.resolveGen++
 	for _, b := range e.desired.Backends {
 		if b.Local {
 			delete(r.localIndex, b.IP)
@@ -95,6 +97,7 @@ func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct
 			continue
 		}
 		indexLocal(r.localIndex, ep)
+		r.resolveGen++
 	}
 	for ip := range missing {
 		if r.localIndex[ip] == "" {

@@ -91,6 +91,11 @@ type Reconciler struct {
 
 	// localIndex maps a local (CNI) endpoint's IP to its HNS ID.
 	localIndex map[string]string
+	// resolveGen counts changes to what resolve reads (localIndex, and a
+	// remote endpoint's wanted, spec, id and realizedSpec): a backend list
+	// resolved for a create made ahead is reused at its turn only if
+	// nothing changed since.
+	resolveGen uint64
 	// refs maps an HNS endpoint ID to the realized load balancers using it.
 	refs map[string]lbUsers
 	// waiting maps a backend IP to the load balancers that left it out at
@@ -329,6 +334,7 @@ func (r *Reconciler) UpsertEndpoint(re intent.RemoteEndpoint) {
 		r.eps[re.IP] = ep
 	}
 	ep.wanted, ep.spec = true, re
+	r.resolveGen++
 	r.markEP(re.IP)
 	if r.adopting() {
 		r.adoptEP(re.IP)
@@ -346,6 +352,7 @@ func (r *Reconciler) DeleteEndpoint(ip string) {
 		return
 	}
 	ep.wanted = false
+	r.resolveGen++
 	r.markEP(ip)
 	if ep.id != "" {
 		for _, e := range r.refs[ep.id] {

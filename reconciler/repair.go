@@ -57,6 +57,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	listed.atStart = nil
 	r.claimCarried(listed, listedFrom)
 	r.localIndex = keepIndexChanges(listed.local, indexBefore, r.localIndex)
+	r.resolveGen++
 
 	usedEPs := map[string]struct{}{}
 	for ip, ep := range r.eps {
@@ -74,6 +75,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 			}
 			r.disown(recordRemoteEndpoint, ep.id)
 			ep.id, ep.realizedSpec = "", intent.RemoteEndpoint{}
+			r.resolveGen++
 			r.markEP(ip)
 			continue
 		}

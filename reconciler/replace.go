@@ -35,6 +35,7 @@ func (r *Reconciler) removeEP(run *syncRun, ep *remoteEP) error {
 	}
 	r.disown(recordRemoteEndpoint, ep.id)
 	ep.id, ep.realizedSpec = "", intent.RemoteEndpoint{}
+	r.resolveGen++
 	run.res.Deleted++
 	return nil
 }

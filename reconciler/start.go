@@ -85,6 +85,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	}
 	r.orphanEPs = map[string]hnslb.Endpoint{}
 	r.localIndex = map[string]string{}
+	r.resolveGen++
 	for _, ep := range eps {
 		_, ours := ownedEP[strings.ToLower(ep.ID)]
 		if ours {
@@ -196,6 +197,7 @@ func (r *Reconciler) adoptEP(ip string) {
 	}
 	delete(r.orphanEPs, ip)
 	ep.id, ep.realizedSpec = found.ID, remoteSpecOf(&found)
+	r.resolveGen++
 	r.own(recordRemoteEndpoint, found.ID)
 	if remoteMatches(ep.spec, ep.realizedSpec) {
 		r.done(&ep.st)

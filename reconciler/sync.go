@@ -52,10 +52,13 @@ func (c createdEP) reply() *hnslb.Endpoint {
 	return &hnslb.Endpoint{ID: c.id}
 }
 
-// createdLB is the outcome of one load balancer create, and its document.
+// createdLB is the outcome of one load balancer create, its document, and
+// the backends resolved for it (ids, missing) as of resolveGen gen.
 type createdLB struct {
-	doc, lb *hnslb.LoadBalancer
-	err     error
+	doc, lb      *hnslb.LoadBalancer
+	err          error
+	ids, missing []string
+	gen          uint64
 }
 
 // errStateUnwritable is the status of an object whose create waits for the
@@ -270,7 +273,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 			return
 		}
 	}
-	ids, missing := r.resolve(e.desired)
+	ids, missing := r.resolveForTurn(run, e)
 	r.setMissing(e, missing)
 	if len(ids) == 0 {
 		// Nothing to balance to (HNS refuses a load balancer without
@@ -282,7 +285,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		r.settle(run, ref, &e.st, missing)
 		return
 	}
-	doc := BuildLB(e.desired, ids)
+	doc := r.docForTurn(run, e, ids)
 	if e.realizedID != "" && sameLB(e.realized, doc) {
 		r.settle(run, ref, &e.st, missing)
 		return
@@ -375,6 +378,25 @@ func (r *Reconciler) resolve(d *intent.LB) (ids, missing []string) {
 		}
 	}
 	return ids, missing
+}
+
+// resolveForTurn is resolve for a load balancer's turn: what its create
+// made ahead resolved, if nothing resolve reads changed since (resolving
+// twice was a tenth of a cold start's reconciler CPU), else anew.
+func (r *Reconciler) resolveForTurn(run *syncRun, e *lbEntry) (ids, missing []string) {
+	if ahead, ok := run.lbCreates[e.key]; ok && ahead.gen == r.resolveGen {
+		return ahead.ids, ahead.missing
+	}
+	return r.resolve(e.desired)
+}
+
+// docForTurn is the document for ids: the one made ahead if it was built
+// from the same backends.
+func (r *Reconciler) docForTurn(run *syncRun, e *lbEntry, ids []string) *hnslb.LoadBalancer {
+	if ahead, ok := run.lbCreates[e.key]; ok && slices.Equal(ahead.ids, ids) {
+		return ahead.doc
+	}
+	return BuildLB(e.desired, ids)
 }
 
 // endpointID is the HNS endpoint a backend uses, "" if none is usable yet.
@@ -530,6 +552,7 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 		return
 	}
 	ep.id, ep.realizedSpec, ep.uncertain = got.ID, ep.spec, false
+	r.resolveGen++
 	r.own(recordRemoteEndpoint, got.ID)
 	if wrote {
 		run.res.Created++
@@ -584,15 +607,17 @@ func (r *Reconciler) createLoadBalancersAhead(run *syncRun, keys []intent.LBKey)
 	}
 	planned := make([]intent.LBKey, 0, len(keys))
 	docs := make([]*hnslb.LoadBalancer, 0, len(keys))
+	resolved := make([][2][]string, 0, len(keys))
 	for _, k := range keys {
 		e := r.lbs[k]
 		if e == nil || e.desired == nil || e.realizedID != "" || e.uncertain != nil || r.foreignHeld[k] != "" ||
 			has(run.unchecked, k) || r.client.busy(lbToken(k)) {
 			continue
 		}
-		if ids, _ := r.resolve(e.desired); len(ids) > 0 {
+		if ids, missing := r.resolve(e.desired); len(ids) > 0 {
 			planned = append(planned, k)
 			docs = append(docs, BuildLB(e.desired, ids))
+			resolved = append(resolved, [2][]string{ids, missing})
 		}
 	}
 	if len(planned) < 2 {
@@ -603,7 +628,7 @@ func (r *Reconciler) createLoadBalancersAhead(run *syncRun, keys []intent.LBKey)
 		run.lbCreates = make(map[intent.LBKey]createdLB, len(planned))
 	}
 	for i, k := range planned {
-		run.lbCreates[k] = createdLB{docs[i], got[i], errs[i]}
+		run.lbCreates[k] = createdLB{doc: docs[i], lb: got[i], err: errs[i], ids: resolved[i][0], missing: resolved[i][1], gen: r.resolveGen}
 	}
 }
 
@@ -617,7 +642,7 @@ func (r *Reconciler) createOnce(run *syncRun, k intent.LBKey, doc *hnslb.LoadBal
 		return r.client.CreateLoadBalancer(run.ctx, doc)
 	}
 	delete(run.lbCreates, k)
-	if sameLB(ahead.doc, doc) {
+	if ahead.doc == doc || sameLB(ahead.doc, doc) {
 		return ahead.lb, ahead.err
 	}
 	if ahead.err == nil {
@@ -718,4 +743,5 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 	r.limiter.Forget(ref)
 	r.published.epGone(ip, ep)
 	delete(r.eps, ip)
+	r.resolveGen++
 }
