@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
 	current "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/cni/pkg/version"
 	// The tests build host-local; importing its disk backend keeps the
 	// modules it needs in go.mod through go mod tidy.
 	_ "github.com/containernetworking/plugins/plugins/ipam/host-local/backend/disk"
@@ -238,7 +240,10 @@ func newRuntime(t *testing.T, c netConf) *runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &runtime{cni: libcni.NewCNIConfigWithCacheDir([]string{binDir}, t.TempDir(), nil), list: list}
+	// The exec is given: left nil, libcni sets it on first use, a data race
+	// when one CNIConfig adds pods in parallel (TestConcurrentAddsShareOneNewNetwork).
+	pluginExec := &invoke.DefaultExec{RawExec: &invoke.RawExec{Stderr: os.Stderr}, PluginDecoder: version.PluginDecoder{}}
+	return &runtime{cni: libcni.NewCNIConfigWithCacheDir([]string{binDir}, t.TempDir(), pluginExec), list: list}
 }
 
 type pod struct {

@@ -11,11 +11,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 
@@ -104,8 +106,8 @@ func (n *testNode) start() {
 		NetworkID: n.networkID, Features: features, StateFile: n.stateFile, LearnBackendCap: n.believedCap > 0,
 		RetryBase: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond,
 	})
-	factory := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(TrimForCache))
-	nodeFactory := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(TrimForCache))
+	factory := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(ownCopy(TrimForCache)))
+	nodeFactory := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(ownCopy(TrimForCache)))
 	n.recorder = events.NewFakeRecorder(1000)
 	cfg := n.config
 	if cfg.Mode == "" {
@@ -114,7 +116,7 @@ func (n *testNode) start() {
 	cfg.Features = features
 	cfg.HealthzPort = 10256
 	// On overlay every Node's pod CIDR is watched, as the daemon does.
-	clusterNodes := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(TrimToPodCIDRs))
+	clusterNodes := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(ownCopy(TrimToPodCIDRs)))
 	var nodeInformer coreinformers.NodeInformer
 	if n.remoteSubnets != nil {
 		nodeInformer = clusterNodes.Core().V1().Nodes()
@@ -313,4 +315,17 @@ func slice(svc string, eps ...endpoint) *discoveryv1.EndpointSlice {
 		})
 	}
 	return s
+}
+
+// ownCopy runs transform on a copy of the object: the fake clientset hands
+// one object to every watcher, where each watcher of a real API server
+// decodes its own, which client-go lets a transform change in place (the
+// nodes of one test cluster share the fake, and trimming raced).
+func ownCopy(transform cache.TransformFunc) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		if o, ok := obj.(runtime.Object); ok {
+			obj = o.DeepCopyObject()
+		}
+		return transform(obj)
+	}
 }
