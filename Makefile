@@ -20,9 +20,9 @@ build:
 lint:
 	hack/lint.sh
 
-## unit: fast unit tests (no control plane)
+## unit: unit tests (no control plane), with the race detector: the reconciler, the proxier and the CNI run goroutines on shared state
 unit:
-	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -race $(PKGS)
 
 ## windows: GOOS=windows build, vet and test compile of every package
 windows:

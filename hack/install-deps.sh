@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests use: Wine and mingw-w64 (Windows test
-# binaries and the bcryptprimitives shim), Prometheus (promtool, real scrapes).
+# binaries and the bcryptprimitives shim), Prometheus (promtool, real scrapes),
+# a C compiler (the race detector needs cgo).
 # Idempotent; skips apt when everything is present.
 set -euo pipefail
 need=()
 command -v wine >/dev/null 2>&1 || need+=(wine wine64)
 command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need+=(gcc-mingw-w64-x86-64-win32)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"
