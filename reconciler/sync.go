@@ -606,8 +606,8 @@ func (r *Reconciler) createLoadBalancersAhead(run *syncRun, keys []intent.LBKey)
 		return
 	}
 	planned := make([]intent.LBKey, 0, len(keys))
+	made := make([]createdLB, 0, len(keys))
 	docs := make([]*hnslb.LoadBalancer, 0, len(keys))
-	resolved := make([][2][]string, 0, len(keys))
 	for _, k := range keys {
 		e := r.lbs[k]
 		if e == nil || e.desired == nil || e.realizedID != "" || e.uncertain != nil || r.foreignHeld[k] != "" ||
@@ -615,9 +615,10 @@ func (r *Reconciler) createLoadBalancersAhead(run *syncRun, keys []intent.LBKey)
 			continue
 		}
 		if ids, missing := r.resolve(e.desired); len(ids) > 0 {
+			doc := BuildLB(e.desired, ids)
 			planned = append(planned, k)
-			docs = append(docs, BuildLB(e.desired, ids))
-			resolved = append(resolved, [2][]string{ids, missing})
+			made = append(made, createdLB{doc: doc, ids: ids, missing: missing, gen: r.resolveGen})
+			docs = append(docs, doc)
 		}
 	}
 	if len(planned) < 2 {
@@ -628,7 +629,8 @@ func (r *Reconciler) createLoadBalancersAhead(run *syncRun, keys []intent.LBKey)
 		run.lbCreates = make(map[intent.LBKey]createdLB, len(planned))
 	}
 	for i, k := range planned {
-		run.lbCreates[k] = createdLB{doc: docs[i], lb: got[i], err: errs[i], ids: resolved[i][0], missing: resolved[i][1], gen: r.resolveGen}
+		made[i].lb, made[i].err = got[i], errs[i]
+		run.lbCreates[k] = made[i]
 	}
 }
 
