@@ -35,7 +35,7 @@ func failOn(op string, err error, ops ...string) error {
 // bytes: each step adds or removes an owned load balancer, sometimes asks
 // for a snapshot, and saves (with an fsync or without) under one of
 // saveFaults. A restart then loads
-// every ID owned at the last successful save that is still owned, and
+// every ID owned at the last successful save and not changed since, and
 // nothing but those and IDs of saves that failed (pending); after one more
 // save that succeeds, exactly the owned set.
 func FuzzStateSaves(f *testing.F) {
@@ -78,7 +78,11 @@ func FuzzStateSaves(f *testing.F) {
 		faults.set(nil)
 		loaded := idSet(mustLoad(t, path).LoadBalancers)
 		for id := range durable {
-			if _, still := r.ownedLBs[id]; still {
+			_, still := r.ownedLBs[id]
+			// An ID removed and added again since is pending: a save that
+			// failed after installing its snapshot (the old journal not
+			// removed) may have made the removal durable, and the add not.
+			if _, changed := pending[id]; still && !changed {
 				if _, ok := loaded[id]; !ok {
 					t.Fatalf("durable owned ID %s lost; loaded %v", id, slices.Sorted(maps.Keys(loaded)))
 				}
