@@ -85,6 +85,9 @@ func run(ctx context.Context, o options) (*report, error) {
 	if err := mixes(ctx, o, c, n, prof, rep); err != nil {
 		return rep, err
 	}
+	if err := o.heapProfileAfter("mix"); err != nil {
+		return rep, err
+	}
 	if err := periodic(ctx, o, c, n, prof, rep); err != nil {
 		return nil, err
 	}
