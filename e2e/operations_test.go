@@ -354,6 +354,7 @@ func checkPrometheus(t *testing.T, c *framework.Cluster, started time.Time) {
 		func(v float64) bool { return v > 0 && v < 300 }, "a positive duration")
 	lo, hi := float64(started.Add(-time.Minute).Unix()), float64(time.Now().Add(time.Hour).Unix())
 	check("kubeproxy_sync_proxy_rules_last_timestamp_seconds", func(v float64) bool { return v >= lo && v <= hi }, "a time during this test")
+	check("hnsproxy_state_file_sync_duration_seconds_count", func(v float64) bool { return v > 0 }, "> 0 (declarations before creates)")
 	check(`up{job="hnsproxy"}`, func(v float64) bool { return v == 1 }, "1")
 }
 

@@ -79,6 +79,7 @@ func touchAll() {
 	OSBugWorkaround.WithLabelValues("overlay-nodeport-remote-backend").Set(1)
 	SetBackendCap(64, BackendCapLearned)
 	StateFileWriteFailuresTotal.Inc()
+	StateFileSyncDuration.Observe(0.0004)
 }
 
 // wantFamilies are the scraped names, types and label names hnsproxy promises.
@@ -101,16 +102,17 @@ var wantFamilies = map[string]struct {
 	"kubeproxy_sync_proxy_rules_no_local_endpoints_total":      {dto.MetricType_GAUGE, "ip_family,traffic_policy"},
 	"hnsproxy_hns_operations_total":                            {dto.MetricType_COUNTER, "operation,result"},
 	"hnsproxy_hns_operation_duration_seconds":                  {dto.MetricType_HISTOGRAM, "operation"},
-	"hnsproxy_objects":                         {dto.MetricType_GAUGE, "kind,state"},
-	"hnsproxy_drift_repairs_total":             {dto.MetricType_COUNTER, "kind"},
-	"hnsproxy_backends_truncated":              {dto.MetricType_GAUGE, ""},
-	"hnsproxy_foreign_frontend_conflicts":      {dto.MetricType_GAUGE, ""},
-	"hnsproxy_endpoints_dropped_mixed_ports":   {dto.MetricType_GAUGE, ""},
-	"hnsproxy_hns_feature_enabled":             {dto.MetricType_GAUGE, "feature"},
-	"hnsproxy_hns_info":                        {dto.MetricType_GAUGE, "version"},
-	"hnsproxy_os_bug_workaround":               {dto.MetricType_GAUGE, "bug"},
-	"hnsproxy_backend_cap":                     {dto.MetricType_GAUGE, "source"},
-	"hnsproxy_state_file_write_failures_total": {dto.MetricType_COUNTER, ""},
+	"hnsproxy_objects":                          {dto.MetricType_GAUGE, "kind,state"},
+	"hnsproxy_drift_repairs_total":              {dto.MetricType_COUNTER, "kind"},
+	"hnsproxy_backends_truncated":               {dto.MetricType_GAUGE, ""},
+	"hnsproxy_foreign_frontend_conflicts":       {dto.MetricType_GAUGE, ""},
+	"hnsproxy_endpoints_dropped_mixed_ports":    {dto.MetricType_GAUGE, ""},
+	"hnsproxy_hns_feature_enabled":              {dto.MetricType_GAUGE, "feature"},
+	"hnsproxy_hns_info":                         {dto.MetricType_GAUGE, "version"},
+	"hnsproxy_os_bug_workaround":                {dto.MetricType_GAUGE, "bug"},
+	"hnsproxy_backend_cap":                      {dto.MetricType_GAUGE, "source"},
+	"hnsproxy_state_file_write_failures_total":  {dto.MetricType_COUNTER, ""},
+	"hnsproxy_state_file_sync_duration_seconds": {dto.MetricType_HISTOGRAM, ""},
 }
 
 func TestScrapeNamesAndPromtool(t *testing.T) {

@@ -40,6 +40,10 @@ type Options struct {
 	// streakStart marks the first since the last success (raise an event
 	// on those). It runs under the Reconciler's lock: it must not call it.
 	StateWriteFailed func(err error, streakStart bool)
+	// StateFileSynced, if set, is told of every fsync of the state file
+	// (the journal's, a snapshot's) and how long it took, failed or not.
+	// It runs under the Reconciler's lock: it must not call it.
+	StateFileSynced func(took time.Duration)
 	// RetryBase and RetryMax bound the per-object exponential backoff
 	// (defaults DefaultRetryBase, DefaultRetryMax).
 	RetryBase, RetryMax time.Duration

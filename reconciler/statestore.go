@@ -27,10 +27,14 @@ type stateStore struct {
 }
 
 func (r *Reconciler) stateFS() stateFS {
-	if r.store.fs == nil {
-		return osFS{}
+	fsys := r.store.fs
+	if fsys == nil {
+		fsys = osFS{}
 	}
-	return r.store.fs
+	if r.opts.StateFileSynced != nil {
+		return syncTimedFS{stateFS: fsys, clock: r.clock, synced: r.opts.StateFileSynced}
+	}
+	return fsys
 }
 
 // stateReadBackoff is the wait before each retry of a state read that

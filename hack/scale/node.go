@@ -47,6 +47,8 @@ type node struct {
 	apiCPU atomic.Int64
 	// listCPU is the thread CPU the fake API server spent serving LISTs.
 	listCPU atomic.Int64
+	// stateSyncs counts the state file's fsyncs (reconciler.Options.StateFileSynced).
+	stateSyncs atomic.Int64
 	// delivered counts the informer events the proxier's handlers saw.
 	delivered atomic.Int64
 	events    chan syncEvent
@@ -218,6 +220,7 @@ func (n *node) start() error {
 	n.clock = &steppedClock{} // a new process starts at the real time
 	rec := reconciler.New(n.metered, reconciler.Options{
 		NetworkID: n.networkID, Features: n.features, StateFile: n.stateFile,
+		StateFileSynced: func(time.Duration) { n.stateSyncs.Add(1) },
 	})
 	factory := informers.NewSharedInformerFactoryWithOptions(n.kube, 0, informers.WithTransform(proxier.TrimForCache))
 	nodeFactory := informers.NewSharedInformerFactoryWithOptions(n.kube, 0, informers.WithTransform(proxier.TrimForCache),

@@ -41,6 +41,8 @@ type report struct {
 	// ColdGCCycles the collections that ran: steadier between runs than CPU.
 	ColdAllocatedMiB float64 `json:"cold_allocated_mib"`
 	ColdGCCycles     uint64  `json:"cold_gc_cycles"`
+	// ColdStateFileSyncs are the state file's fsyncs in the cold start.
+	ColdStateFileSyncs int64 `json:"cold_state_file_syncs"`
 	// ColdGCCPUSeconds is the runtime's estimate of its collector's CPU in
 	// the cold start: part of ColdProxierCPUSeconds, though it also collects
 	// the fake API server's and the simulator's garbage and marks the

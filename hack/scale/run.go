@@ -132,6 +132,7 @@ func coldStart(ctx context.Context, o options, c *cluster, n *node, prof *cpuPro
 	cpu0, sim0, list0, t0 := n.proxierCPU(), n.metered.CPU(), n.listCPU.Load(), time.Now()
 	alloc0, gc0, gcCPU0, probe0 := heapAllocated(), gcCycles(), gcCPU(), n.metered.ProbeCPU()
 	sys0, faults0 := kernelCPU()
+	fsyncs0 := n.stateSyncs.Load()
 	if err := n.start(); err != nil {
 		return err
 	}
@@ -156,6 +157,7 @@ func coldStart(ctx context.Context, o options, c *cluster, n *node, prof *cpuPro
 	rep.ColdWallSeconds = ev.stats.End.Sub(t0).Seconds()
 	rep.ColdAllocatedMiB, rep.ColdGCCycles = mib(int64(heapAllocated()-alloc0)), gcCycles()-gc0
 	rep.ColdGCCPUSeconds = (gcCPU() - gcCPU0).Seconds()
+	rep.ColdStateFileSyncs = n.stateSyncs.Load() - fsyncs0
 	sys, faults := kernelCPU()
 	rep.ColdKernelCPUSeconds, rep.ColdPageFaults = (sys - sys0).Seconds(), faults-faults0
 	rep.ColdMeterProbeCPUSeconds, rep.MeterProbeNs = (n.metered.ProbeCPU() - probe0).Seconds(), float64(n.metered.probe.Nanoseconds())
@@ -174,6 +176,10 @@ type measured struct {
 	writes, lbWrites, epWrites, min int
 	apiWrites                       int
 	lists, endpointLists, hcnCalls  int
+	// stateSyncs are the state file's fsyncs from the change's first API
+	// write to its sync's end: each is a declaration made durable before a
+	// create, or a withdrawal the sync before it left.
+	stateSyncs int
 	// gcCycles are the garbage collections completed since the change
 	// before it ended (measureChanges).
 	gcCycles uint64
@@ -182,7 +188,7 @@ type measured struct {
 // measure makes one change's API writes and waits for the syncs that
 // carried them all and left nothing pending.
 func measure(ctx context.Context, n *node, ch change) (measured, error) {
-	before := n.hns.Counters()
+	before, fsyncs0 := n.hns.Counters(), n.stateSyncs.Load()
 	cpu0, t0 := n.proxierCPU(), n.clock.Now() // the clock of ev.stats.End, which a repair phase steps
 	delivered := n.delivered.Load()
 	for i, w := range ch.writes {
@@ -210,6 +216,7 @@ func measure(ctx context.Context, n *node, ch change) (measured, error) {
 		lists:         after.Lists() - before.Lists(),
 		endpointLists: delta(before, after, sim.OpListEndpoints),
 		hcnCalls:      after.HCNCalls - before.HCNCalls,
+		stateSyncs:    int(n.stateSyncs.Load() - fsyncs0),
 	}, nil
 }
 
@@ -245,13 +252,18 @@ type kindReport struct {
 	// marking when the phase ends is not seen); more says some were, not
 	// to which change.
 	GCCycles uint64 `json:"gc_cycles"`
+	// StateFileSyncsPerChange are the state file's fsyncs per change: on
+	// this machine each costs about 0.1 to 0.2 ms of the process's (kernel)
+	// CPU, charged to the change (docs/benchmarks.md).
+	StateFileSyncsPerChange float64 `json:"state_file_syncs_per_change"`
 }
 
 func summarize(all []measured) *kindReport {
 	r := &kindReport{Changes: len(all)}
 	var cpu, perObject, wall []time.Duration
-	api, writes, expected, hcn := 0, 0, 0, 0
+	api, writes, expected, hcn, fsyncs := 0, 0, 0, 0, 0
 	for _, m := range all {
+		fsyncs += m.stateSyncs
 		cpu, wall = append(cpu, m.cpu), append(wall, m.wall)
 		perObject = append(perObject, m.cpu/time.Duration(max(m.apiWrites, 1)))
 		api, writes, expected, hcn = api+m.apiWrites, writes+m.writes, expected+m.min, hcn+m.hcnCalls
@@ -264,6 +276,7 @@ func summarize(all []measured) *kindReport {
 	nc := float64(max(len(all), 1))
 	r.APIWritesPerChange, r.HNSWritesPerChange = float64(api)/nc, float64(writes)/nc
 	r.ExpectedWritesPerChange, r.HCNCallsPerChange = float64(expected)/nc, float64(hcn)/nc
+	r.StateFileSyncsPerChange = float64(fsyncs) / nc
 	r.CPUMsP50, r.CPUMsP99, r.CPUMsMax = ms(nearestrank.Percentile(cpu, 50)), ms(nearestrank.Percentile(cpu, 99)), ms(nearestrank.Percentile(cpu, 100))
 	r.CPUPerObjectMsP50, r.CPUPerObjectMsP99 = ms(nearestrank.Percentile(perObject, 50)), ms(nearestrank.Percentile(perObject, 99))
 	r.WallMsP50, r.WallMsP99 = ms(nearestrank.Percentile(wall, 50)), ms(nearestrank.Percentile(wall, 99))
@@ -298,8 +311,8 @@ func measureChanges(ctx context.Context, c *cluster, n *node, rep *report, mix s
 	for _, kind := range kinds {
 		r := summarize(byKind[kind])
 		rep.ChangesByKind[kind] = r
-		progress("%s: %d changes, %.2f API writes and %.2f HNS writes each (minimal %.2f), %d lists, proxier CPU p50 %.2fms p99 %.2fms (per object written p50 %.2fms p99 %.2fms), wall p50 %.2fms, %d garbage collections",
-			kind, r.Changes, r.APIWritesPerChange, r.HNSWritesPerChange, r.ExpectedWritesPerChange, r.HNSLists, r.CPUMsP50, r.CPUMsP99, r.CPUPerObjectMsP50, r.CPUPerObjectMsP99, r.WallMsP50, r.GCCycles)
+		progress("%s: %d changes, %.2f API writes and %.2f HNS writes each (minimal %.2f), %d lists, proxier CPU p50 %.2fms p99 %.2fms (per object written p50 %.2fms p99 %.2fms), wall p50 %.2fms, %d garbage collections, %.2f state file fsyncs each",
+			kind, r.Changes, r.APIWritesPerChange, r.HNSWritesPerChange, r.ExpectedWritesPerChange, r.HNSLists, r.CPUMsP50, r.CPUMsP99, r.CPUPerObjectMsP50, r.CPUPerObjectMsP99, r.WallMsP50, r.GCCycles, r.StateFileSyncsPerChange)
 		if r.ChangesOffMinimum > 0 {
 			rep.problem("%s: %d of %d changes made other than the minimal HNS writes for %s", kind, r.ChangesOffMinimum, r.Changes, rep.HNSProfile)
 		}

@@ -199,6 +199,10 @@ func TestRunSmallClusterHasNoProblems(t *testing.T) {
 				if rep.RestartHNSWrites != 0 {
 					t.Errorf("restart made %d writes", rep.RestartHNSWrites)
 				}
+				// A new Service's frontend is declared, fsynced, before its create.
+				if got := rep.ChangesByKind[kindServiceCreate]; rep.ColdStateFileSyncs == 0 || got == nil || got.StateFileSyncsPerChange < 1 {
+					t.Errorf("state file fsyncs: %d in the cold start, Services created %+v; want some, at least one per create", rep.ColdStateFileSyncs, got)
+				}
 			})
 		}
 	}
@@ -208,10 +212,10 @@ func TestRunSmallClusterHasNoProblems(t *testing.T) {
 // EndpointSlices it wrote, then takes percentiles over the changes.
 func TestSummarizeReportsCPUPerObjectWritten(t *testing.T) {
 	r := summarize([]measured{
-		{cpu: 20 * time.Millisecond, apiWrites: 10}, // a pod replaced: 2 ms per slice
-		{cpu: 3 * time.Millisecond, apiWrites: 1},   // a readiness flip
+		{cpu: 20 * time.Millisecond, apiWrites: 10, stateSyncs: 1}, // a pod replaced: 2 ms per slice
+		{cpu: 3 * time.Millisecond, apiWrites: 1},                  // a readiness flip
 	})
-	if r.CPUMsP99 != 20 || r.CPUPerObjectMsP50 != 2 || r.CPUPerObjectMsP99 != 3 || r.APIWritesPerChange != 5.5 {
+	if r.CPUMsP99 != 20 || r.CPUPerObjectMsP50 != 2 || r.CPUPerObjectMsP99 != 3 || r.APIWritesPerChange != 5.5 || r.StateFileSyncsPerChange != 0.5 {
 		t.Errorf("summary %+v: want p99 20 ms per change, 2 / 3 ms per object written, 5.5 objects per change", r)
 	}
 }

@@ -32,6 +32,7 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		Logger:          logger.WithName("reconciler"),
 
 		StateWriteFailed: stateWriteFailed(deps.Events),
+		StateFileSynced:  stateFileSynced,
 		CallTimeout:      cfg.HNS.CallTimeout,
 		ListTimeout:      cfg.HNS.ListTimeout,
 		CallTimedOut:     func(op string) { metrics.HNSCallTimeoutsTotal.WithLabelValues(op).Inc() },

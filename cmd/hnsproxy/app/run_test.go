@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -186,6 +187,10 @@ func testDaemon(t *testing.T, hns *sim.HNS, endpoint string, inject hnslb.Client
 		if !strings.Contains(scrape, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+	// The load balancer's declaration was fsynced before its create.
+	if m := regexp.MustCompile(`(?m)^hnsproxy_state_file_sync_duration_seconds_count (\d+)$`).FindStringSubmatch(scrape); m == nil || m[1] == "0" {
+		t.Errorf("/metrics: state file fsyncs %v, want some", m)
 	}
 
 	cancel()
