@@ -59,6 +59,11 @@ type journalRecord struct {
 	// an add of an ID already owned only changes its baseline. Older
 	// hnsproxy versions ignore the field.
 	Baseline string `json:"baseline,omitempty"`
+	// allocated marks the withdrawal of a key whose frontend the apiserver
+	// allocated (a cluster IP, a node port). Such a declaration may stand
+	// for good (statefile.go, stands), so its withdrawal is safe to lose
+	// with the power and need not be durable by the next Sync. Not written.
+	allocated bool
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

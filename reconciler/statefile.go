@@ -169,9 +169,10 @@ func (r *Reconciler) save(durable bool) error {
 	return r.noteStateWrite(nil)
 }
 
-// isWithdrawal reports a record that withdraws a declaration.
+// isWithdrawal reports a record that withdraws a declaration which the
+// next Sync must make durable: any but an allocated frontend's key.
 func isWithdrawal(rec journalRecord) bool {
-	return !rec.Add && (rec.Kind == recordCreatingLB || rec.Kind == recordCreatingEndpoint)
+	return !rec.Add && !rec.allocated && (rec.Kind == recordCreatingLB || rec.Kind == recordCreatingEndpoint)
 }
 
 // syncJournal makes the journal's appends durable. When the fsync fails,
@@ -376,7 +377,7 @@ func (r *Reconciler) settleCreates(work map[intent.LBKey]struct{}) {
 		if has(r.standingLBs, k) && !r.stands(r.lbs[k]) {
 			delete(r.standingLBs, k)
 			if !has(r.creatingLBs, k) && !has(r.carried.lbs, k) {
-				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
+				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k, allocated: true}) // only such keys stand
 			}
 		}
 	}
@@ -393,7 +394,7 @@ func (r *Reconciler) settleCreates(work map[intent.LBKey]struct{}) {
 				r.standingLBs[k] = struct{}{}
 			case has(r.carried.lbs, k): // stays declared, carried
 			default:
-				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
+				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k, allocated: e != nil && e.desired != nil && e.desired.Origin.Allocated()})
 			}
 		}
 		r.creatingLBs = kept
