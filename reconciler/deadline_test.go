@@ -354,14 +354,8 @@ func (c *refuseFrontend) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadB
 // turn wants none is deleted: nothing made ahead stays unowned on a
 // frontend, and everything converges after.
 func TestLoadBalancersMadeAheadFollowTheirTurn(t *testing.T) {
-	e := newEnv(t, sim.ProfileWS2025)
-	e.local("10.244.1.10")
-	e.local("10.244.1.11")
-	refused := lb("10.96.0.1", 80, loc("10.244.1.10"))
-	changed := lb("10.96.0.2", 80, loc("10.244.1.10"), loc("10.244.1.11"))
-	emptied := lb("10.96.0.3", 80, loc("10.244.1.10"))
-	c := &refuseFrontend{Client: e.hns, vip: "10.96.0.1"}
-	r, res := e.start(c, refused, changed, emptied)
+	e, r, res, lbs := startWithTurnsMadeAhead(t, lb, nil)
+	refused, changed, emptied := lbs[0], lbs[1], lbs[2]
 	if res.Failed != 1 {
 		t.Fatalf("first sync: %+v, want the refused create failed", res)
 	}
@@ -378,6 +372,26 @@ func TestLoadBalancersMadeAheadFollowTheirTurn(t *testing.T) {
 	}
 	e.converge(r)
 	e.assertRealized([]intent.LB{refused, changed, emptied})
+}
+
+// startWithTurnsMadeAhead starts a reconciler on three load balancers
+// made ahead in one batch: the first create is refused for a missing
+// reference, which makes a local backend unknown, so the second's turn
+// wants another document and the third's none. The second and third are
+// on frontends newLB makes (the first is on a cluster IP); wrap, if set,
+// wraps the client under the refusal.
+func startWithTurnsMadeAhead(t *testing.T, newLB func(string, uint16, ...intent.Backend) intent.LB, wrap func(hnslb.Client) hnslb.Client) (*env, *Reconciler, SyncResult, []intent.LB) {
+	e := newEnv(t, sim.ProfileWS2025)
+	e.local("10.244.1.10")
+	e.local("10.244.1.11")
+	lbs := []intent.LB{lb("10.96.0.1", 80, loc("10.244.1.10")),
+		newLB("10.96.0.2", 80, loc("10.244.1.10"), loc("10.244.1.11")), newLB("10.96.0.3", 80, loc("10.244.1.10"))}
+	var c hnslb.Client = e.hns
+	if wrap != nil {
+		c = wrap(c)
+	}
+	r, res := e.start(&refuseFrontend{Client: c, vip: "10.96.0.1"}, lbs...)
+	return e, r, res, lbs
 }
 
 // At shutdown a batch stops: the running call is abandoned (its object

@@ -455,6 +455,7 @@ func (r *Reconciler) setRealized(e *lbEntry, id string, doc, echo *hnslb.LoadBal
 		r.dropRefs(e) // modified in place: same ID, same ownership
 	}
 	e.realizedID, e.realized, e.uncertain = id, doc, nil
+	delete(r.staleLBs, id) // adopted for its key: no longer to be deleted
 	r.published.changed.lb(e.key)
 	for _, epID := range doc.HostComputeEndpoints {
 		r.published.usersChanged(epID)

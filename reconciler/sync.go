@@ -649,10 +649,20 @@ func (r *Reconciler) createOnce(run *syncRun, k intent.LBKey, doc *hnslb.LoadBal
 	}
 	if ahead.err == nil {
 		if err := r.deleteLB(run, ahead.lb.ID); err != nil {
+			r.keepToDelete(ahead.lb.ID)
 			return nil, err // not definitive: the key's next Sync looks for what it holds
 		}
 	}
 	return r.client.CreateLoadBalancer(run.ctx, doc)
+}
+
+// keepToDelete makes a load balancer made ahead whose delete failed
+// hnsproxy's, due for deletion: left unowned, the next Sync would take it
+// for another agent's on its frontend and, on a tenant's frontend, never
+// remove it (found by the fault soak, seed 3).
+func (r *Reconciler) keepToDelete(id string) {
+	r.own(recordLoadBalancer, id)
+	r.staleLBs[id] = &staleObj{reason: "ours, made ahead and not used"}
 }
 
 // dropUnusedCreates deletes the load balancers made ahead that their turn
@@ -664,7 +674,8 @@ func (r *Reconciler) dropUnusedCreates(run *syncRun) {
 			continue
 		}
 		if err := r.deleteLB(run, ahead.lb.ID); err != nil {
-			r.log.Error(err, "Deleting a load balancer made ahead and not used failed; the next Sync finds it as a blocker", "key", k, "id", ahead.lb.ID)
+			r.log.Error(err, "Deleting a load balancer made ahead and not used failed; it is deleted later", "key", k, "id", ahead.lb.ID)
+			r.keepToDelete(ahead.lb.ID)
 		}
 		if e := r.lbs[k]; e != nil {
 			r.markLB(e)
