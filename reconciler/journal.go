@@ -75,24 +75,20 @@ func journalPath(stateFile string) string { return stateFile + ".journal" }
 func compactAfter(owned int) int { return max(4096, owned) }
 
 // encodeRecords renders records as journal lines, into one buffer: each
-// record's JSON is encoded in place after room for its checksum, which is
-// then filled in (a Marshal and a formatted write per record were most of
-// an append's allocations).
+// record's JSON (appendRecord) is appended after room for its checksum,
+// which is then filled in.
 func encodeRecords(records []journalRecord) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf) // Marshal's output, and a newline
+	buf := make([]byte, 0, len(records)*112)
 	for _, rec := range records {
-		start := buf.Len()
-		buf.WriteString("00000000 ")
-		if err := enc.Encode(rec); err != nil {
-			return nil, err
-		}
-		line := buf.Bytes()[start:]
+		start := len(buf)
+		buf = append(buf, "00000000 "...)
+		buf = appendRecord(buf, rec)
 		var sum [4]byte
-		binary.BigEndian.PutUint32(sum[:], crc32.Checksum(line[9:len(line)-1], castagnoli))
-		hex.Encode(line[:8], sum[:])
+		binary.BigEndian.PutUint32(sum[:], crc32.Checksum(buf[start+9:], castagnoli))
+		hex.Encode(buf[start:start+8], sum[:])
+		buf = append(buf, '\n')
 	}
-	return buf.Bytes(), nil
+	return buf, nil
 }
 
 // errFsync marks a failed fsync of the journal: the kernel may have dropped

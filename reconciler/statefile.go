@@ -243,7 +243,8 @@ func (r *Reconciler) writeSnapshot() error {
 	if path == "" {
 		return nil
 	}
-	raw, err := json.Marshal(stateFile{
+	owned := len(r.ownedLBs) + len(r.ownedEPs)
+	raw := appendSnapshot(make([]byte, 0, 64+owned*40+len(r.baselines)*72), &stateFile{
 		Version: stateFileVersion,
 		// Unsorted: sorting 20k IDs on every write costs more than it helps.
 		LoadBalancers:           slices.Collect(maps.Keys(r.ownedLBs)),
@@ -253,9 +254,6 @@ func (r *Reconciler) writeSnapshot() error {
 		CreatingRemoteEndpoints: r.declaredIPs(),
 		Takeover:                r.takeoverToken,
 	})
-	if err != nil {
-		return err
-	}
 	fsys := r.stateFS()
 	dir := filepath.Dir(path)
 	if err := fsys.MkdirAll(dir); err != nil {

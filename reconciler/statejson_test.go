@@ -1,0 +1,78 @@
+package reconciler
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/intent"
+)
+
+// hostileStrings are what an ID, IP or baseline could hold if HNS or a
+// damaged file gave something other than plain ASCII: each takes
+// appendJSONString's way out to encoding/json.
+var hostileStrings = []string{
+	"", "0b3b4c1e-5f2a-4d9e-8a47-3c1d2e9f0a11", "10.96.0.1", "fd00::1",
+	`a"b`, `a\b`, "a\nb", "\x00", "a<b", "a>b", "a&b", "é", "\xff\xfe", "\u2028", "~\x7f",
+}
+
+// FuzzStateJSON holds the hand-written state file JSON (statejson.go) to
+// encoding/json's: a journal record byte for byte, a snapshot as read back.
+func FuzzStateJSON(f *testing.F) {
+	for _, s := range hostileStrings {
+		f.Add(s, s, s, uint16(80), true)
+	}
+	f.Add("id-1", "10.96.0.10", "v2:abc", uint16(53), false)
+	f.Fuzz(func(t *testing.T, id, vip, baseline string, port uint16, withKey bool) {
+		key := &intent.LBKey{Family: intent.IPv6, VIP: vip, Protocol: 17, Port: port}
+		if !withKey {
+			key = nil
+		}
+		for _, rec := range []journalRecord{
+			{Add: true, Kind: recordLoadBalancer, ID: id, Baseline: baseline},
+			{Add: false, Kind: recordCreatingLB, Key: key},
+			{Add: true, Kind: recordKind(vip), ID: id, Key: key, Baseline: baseline},
+			commitRecord,
+		} {
+			want, err := json.Marshal(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendRecord(nil, rec); !bytes.Equal(got, want) {
+				t.Fatalf("record %+v:\n got %s\nwant %s", rec, got, want)
+			}
+		}
+
+		states := []stateFile{
+			{Version: stateFileVersion},
+			{Version: stateFileVersion, LoadBalancers: []string{id, vip}, RemoteEndpoints: []string{baseline},
+				LoadBalancerBaselines:   map[string]string{id: baseline, vip + "x": id, "fixed": vip},
+				CreatingLoadBalancers:   []intent.LBKey{{Family: intent.IPv4, VIP: vip, Protocol: 6, Port: port}, {VIP: id}},
+				CreatingRemoteEndpoints: []string{vip, id}, Takeover: baseline},
+			{Version: 7, LoadBalancers: []string{}, RemoteEndpoints: []string{""}, LoadBalancerBaselines: map[string]string{},
+				CreatingLoadBalancers: []intent.LBKey{}, CreatingRemoteEndpoints: []string{}},
+		}
+		for _, s := range states {
+			want, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := appendSnapshot(nil, &s)
+			var fromGot, fromWant stateFile
+			if err := json.Unmarshal(got, &fromGot); err != nil {
+				t.Fatalf("snapshot %s does not parse: %v", got, err)
+			}
+			if err := json.Unmarshal(want, &fromWant); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(fromGot, fromWant) {
+				t.Fatalf("snapshot reads back\n %+v\nwant %+v", fromGot, fromWant)
+			}
+			if len(s.LoadBalancerBaselines) <= 1 && !bytes.Equal(got, want) {
+				// Only the baselines' order may differ from encoding/json.
+				t.Fatalf("snapshot:\n got %s\nwant %s", got, want)
+			}
+		}
+	})
+}
