@@ -184,6 +184,19 @@ func (d *deadlines) DeleteEndpoint(ctx context.Context, id string) error {
 	return guardDelete(d, ctx, "delete_endpoint", d.c.DeleteEndpoint, id)
 }
 
+// DeleteEndpoints deletes the endpoints ids one after another in one batch
+// (guardBatch).
+func (d *deadlines) DeleteEndpoints(ctx context.Context, ids []string) []error {
+	calls := make([]func(context.Context) (struct{}, error), len(ids))
+	tokens := make([]string, len(ids))
+	for i, id := range ids {
+		calls[i] = func(ctx context.Context) (struct{}, error) { return struct{}{}, d.c.DeleteEndpoint(ctx, id) }
+		tokens[i] = idToken(id)
+	}
+	_, errs := guardBatch(d, ctx, "delete_endpoint", calls, tokens)
+	return errs
+}
+
 func (d *deadlines) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {
 	return guard(d, ctx, "get_endpoint", d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
 		return d.c.GetEndpointByID(ctx, id)

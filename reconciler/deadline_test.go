@@ -430,3 +430,41 @@ func TestBatchStopsAtShutdown(t *testing.T) {
 		t.Error("the call after the abandoned one was made")
 	}
 }
+
+// A Sync's deletes of unwanted remote endpoints go out in one batch under
+// the call deadline: a hung one is abandoned, the rest of its batch is not
+// called and is retried, the hung one's endpoint waits for it to return,
+// and everything converges with nothing left behind.
+func TestBatchedEndpointDeletesKeepTheCallDeadline(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	w := e.withHangWatch(0)
+	e.local("10.244.1.10")
+	big := lb("10.96.0.10", 80, loc("10.244.1.10"),
+		rem("10.244.2.20", "192.168.0.2"), rem("10.244.2.21", "192.168.0.2"), rem("10.244.2.22", "192.168.0.2"))
+	r := w.watch(e.started(big))
+	small := lb("10.96.0.10", 80, loc("10.244.1.10"))
+	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpDeleteEndpoint}})
+	upsert(r, small)
+	e.syncPastHangs(r, 1)
+	if got := w.ops(); !slices.Equal(got, []string{"delete_endpoint"}) {
+		t.Errorf("timed-out operations %v, want one delete_endpoint", got)
+	}
+	if n := e.counters().Count(sim.OpDeleteEndpoint); n != 0 || e.hns.Held() != 1 {
+		t.Errorf("%d endpoint deletes returned, %d held; want the hung one only, the rest of its batch not called", n, e.hns.Held())
+	}
+	if got := len(e.snapshot().Endpoints); got != 1+3 {
+		t.Errorf("HNS holds %d endpoints after the hung batch, want the local one and the 3 remote", got)
+	}
+
+	e.hns.SetFaults(sim.Faults{})
+	<-w.returned
+	e.converge(r)
+	e.assertRealized([]intent.LB{small})
+	st, err := loadState(e.stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.RemoteEndpoints) != 0 {
+		t.Errorf("the state file still owns remote endpoints %v", st.RemoteEndpoints)
+	}
+}

@@ -36,6 +36,16 @@ type syncRun struct {
 	// object's turn.
 	epCreates map[string]createdEP
 	lbCreates map[intent.LBKey]createdLB
+	// epDeletes are the deletes of unwanted endpoints made ahead
+	// (deleteEndpointsAhead), by IP, each taken by its endpoint's turn.
+	epDeletes map[string]deletedEP
+}
+
+// deletedEP is the outcome of one endpoint delete made ahead: the ID it
+// deleted and HNS's answer.
+type deletedEP struct {
+	id  string
+	err error
 }
 
 // createdEP is the outcome of one endpoint create: the ID HNS gave it.
@@ -118,6 +128,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 		}
 	}
 	r.dropUnusedCreates(run)
+	r.deleteEndpointsAhead(run, ips)
 	for _, ip := range ips {
 		if ep := r.eps[ip]; ep != nil && !ep.desired() {
 			r.syncUnwantedEP(run, ip)
@@ -590,6 +601,41 @@ func (r *Reconciler) createEndpointsAhead(run *syncRun, ips []string) {
 	}
 }
 
+// deleteEndpointsAhead makes, in one batch, the deletes syncUnwantedEP
+// would make one by one: those of unwanted endpoints with a known ID that
+// no realized load balancer uses, none with an abandoned call on it. A
+// Service scaled down or deleted at thousands of nodes drops dozens at
+// once; a batch of one is left to syncUnwantedEP.
+func (r *Reconciler) deleteEndpointsAhead(run *syncRun, ips []string) {
+	var planned, ids []string
+	for _, ip := range ips {
+		ep := r.eps[ip]
+		if ep == nil || ep.desired() || ep.id == "" || len(r.refs[ep.id]) > 0 || r.client.busy(epToken(ip), idToken(ep.id)) {
+			continue
+		}
+		planned = append(planned, ip)
+		ids = append(ids, ep.id)
+	}
+	if len(planned) < 2 {
+		return
+	}
+	errs := r.client.DeleteEndpoints(run.ctx, ids)
+	run.epDeletes = make(map[string]deletedEP, len(planned))
+	for i, ip := range planned {
+		run.epDeletes[ip] = deletedEP{ids[i], errs[i]}
+	}
+}
+
+// deleteEndpointOnce is the delete of endpoint id at ip: the one made ahead
+// in this Sync if it deleted that ID, else a call now.
+func (r *Reconciler) deleteEndpointOnce(run *syncRun, ip, id string) error {
+	if d, ok := run.epDeletes[ip]; ok && d.id == id {
+		delete(run.epDeletes, ip)
+		return d.err
+	}
+	return r.client.DeleteEndpoint(run.ctx, id)
+}
+
 // createAheadChunk is how many load balancers a Sync makes ahead at once:
 // enough that a batch's deadline goroutine and bookkeeping are paid once
 // per hundreds of calls, few enough that its documents and answers weigh
@@ -746,7 +792,7 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 			r.wait(run, ref, &ep.st, fmt.Errorf("not deleted yet: %d realized load balancers still use it", n))
 			return
 		}
-		if err := r.client.DeleteEndpoint(run.ctx, ep.id); err != nil && !hnslb.IsNotFound(err) {
+		if err := r.deleteEndpointOnce(run, ip, ep.id); err != nil && !hnslb.IsNotFound(err) {
 			r.fail(run, ref, &ep.st, KindRemoteEndpoint, ip, err)
 			return
 		}
