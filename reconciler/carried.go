@@ -131,21 +131,32 @@ func (r *Reconciler) dropCarried() {
 // declaredKeys and declaredIPs are what the state file declares: this
 // process's declarations, standing and not, and the carried ones.
 func (r *Reconciler) declaredKeys() []intent.LBKey {
-	return slices.Collect(maps.Keys(union(union(r.creatingLBs, r.standingLBs), r.carried.lbs)))
+	return keysOf(r.creatingLBs, r.standingLBs, r.carried.lbs)
 }
 
 func (r *Reconciler) declaredIPs() []string {
-	return slices.Collect(maps.Keys(union(r.creatingEPs, r.carried.eps)))
+	return keysOf(r.creatingEPs, r.carried.eps)
 }
 
-func union[K comparable](a, b map[K]struct{}) map[K]struct{} {
-	if len(b) == 0 {
-		return a
+// keysOf lists the keys of sets, each once. On Windows Server 2019 and
+// 2022 every cluster IP key stands, so a snapshot lists thousands: no
+// merged copy of the sets is made for it.
+func keysOf[K comparable](sets ...map[K]struct{}) []K {
+	n := 0
+	for _, s := range sets {
+		n += len(s)
 	}
-	u := maps.Clone(a)
-	if u == nil {
-		u = map[K]struct{}{}
+	out := make([]K, 0, n)
+	for i, s := range sets {
+	keys:
+		for k := range s {
+			for _, earlier := range sets[:i] {
+				if has(earlier, k) {
+					continue keys
+				}
+			}
+			out = append(out, k)
+		}
 	}
-	maps.Copy(u, b)
-	return u
+	return out
 }

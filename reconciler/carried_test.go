@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -124,5 +125,20 @@ func TestLateCreateOnATenantFrontendIsNotForeign(t *testing.T) {
 	e.assertRealized([]intent.LB{tenant})
 	if st := statusOf(r, tenant.Key); st.RealizedID != late.ID {
 		t.Errorf("status %+v, want the late create %s adopted", st, late.ID)
+	}
+}
+
+// keysOf lists each key of the sets once, whichever sets hold it.
+func TestKeysOfListsEachKeyOnce(t *testing.T) {
+	a := map[string]struct{}{"x": {}, "y": {}}
+	b := map[string]struct{}{"y": {}, "z": {}}
+	c := map[string]struct{}{"x": {}, "w": {}}
+	got := keysOf(a, nil, b, c)
+	slices.Sort(got)
+	if want := []string{"w", "x", "y", "z"}; !slices.Equal(got, want) {
+		t.Errorf("keysOf = %v, want %v", got, want)
+	}
+	if got := keysOf[string](); len(got) != 0 {
+		t.Errorf("keysOf of no sets = %v", got)
 	}
 }

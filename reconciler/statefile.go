@@ -243,8 +243,7 @@ func (r *Reconciler) writeSnapshot() error {
 	if path == "" {
 		return nil
 	}
-	owned := len(r.ownedLBs) + len(r.ownedEPs)
-	raw := appendSnapshot(make([]byte, 0, 64+owned*40+len(r.baselines)*72), &stateFile{
+	s := &stateFile{
 		Version: stateFileVersion,
 		// Unsorted: sorting 20k IDs on every write costs more than it helps.
 		LoadBalancers:           slices.Collect(maps.Keys(r.ownedLBs)),
@@ -253,7 +252,12 @@ func (r *Reconciler) writeSnapshot() error {
 		CreatingLoadBalancers:   r.declaredKeys(),
 		CreatingRemoteEndpoints: r.declaredIPs(),
 		Takeover:                r.takeoverToken,
-	})
+	}
+	// Room for what a GUID, a baseline and a key take, so the buffer is
+	// not grown (and copied) on the way.
+	size := 64 + 40*(len(s.LoadBalancers)+len(s.RemoteEndpoints)+len(s.CreatingRemoteEndpoints)) +
+		60*len(s.LoadBalancerBaselines) + 64*len(s.CreatingLoadBalancers)
+	raw := appendSnapshot(make([]byte, 0, size), s)
 	fsys := r.stateFS()
 	dir := filepath.Dir(path)
 	if err := fsys.MkdirAll(dir); err != nil {
