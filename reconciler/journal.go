@@ -74,11 +74,14 @@ func journalPath(stateFile string) string { return stateFile + ".journal" }
 // a snapshot: never fewer than a few thousand, else as many as owned IDs.
 func compactAfter(owned int) int { return max(4096, owned) }
 
-// encodeRecords renders records as journal lines, into one buffer: each
-// record's JSON (appendRecord) is appended after room for its checksum,
-// which is then filled in.
+// encodeRecords renders records as journal lines, into one new buffer.
 func encodeRecords(records []journalRecord) ([]byte, error) {
-	buf := make([]byte, 0, len(records)*112)
+	return appendLines(make([]byte, 0, len(records)*112), records), nil
+}
+
+// appendLines appends records to buf as journal lines: each record's JSON
+// (appendRecord) after room for its checksum, which is then filled in.
+func appendLines(buf []byte, records []journalRecord) []byte {
 	for _, rec := range records {
 		start := len(buf)
 		buf = append(buf, "00000000 "...)
@@ -88,7 +91,7 @@ func encodeRecords(records []journalRecord) ([]byte, error) {
 		hex.Encode(buf[start:start+8], sum[:])
 		buf = append(buf, '\n')
 	}
-	return buf, nil
+	return buf
 }
 
 // errFsync marks a failed fsync of the journal: the kernel may have dropped

@@ -127,6 +127,23 @@ func (r *Reconciler) saveState() error { return r.save(true) }
 // crashes").
 func (r *Reconciler) writeState() error { return r.save(false) }
 
+// reusable is s emptied for the next Sync's records or lines, unless it
+// grew past limit (a Sync of thousands of objects): an append's queue and
+// its lines were most of what a change allocated in the state layer, and
+// neither is worth holding once it is large.
+func reusable[T any](s []T, limit int) []T {
+	if cap(s) > limit {
+		return nil
+	}
+	return s[:0]
+}
+
+// What a change's append may keep for the next: about 100 KB each.
+const (
+	reusedRecords   = 1024
+	reusedLineBytes = 128 << 10
+)
+
 func (r *Reconciler) save(durable bool) error {
 	if r.opts.StateFile == "" {
 		return nil
@@ -150,10 +167,10 @@ func (r *Reconciler) save(durable bool) error {
 		return r.noteStateWrite(err)
 	}
 	withdraws := slices.ContainsFunc(r.unsaved, isWithdrawal)
-	lines, err := encodeRecords(append(slices.Clip(r.unsaved), commitRecord))
-	if err != nil {
-		return err
-	}
+	r.unsaved = append(r.unsaved, commitRecord)
+	lines := appendLines(r.store.lines[:0], r.unsaved)
+	r.unsaved = r.unsaved[:len(r.unsaved)-1]
+	r.store.lines = reusable(lines, reusedLineBytes)
 	if err := r.store.appendJournal(r.stateFS(), journalPath(r.opts.StateFile), lines, durable); err != nil {
 		r.appendFailed = true
 		// An outcome appended before without an fsync may be lost with it:
@@ -162,7 +179,8 @@ func (r *Reconciler) save(durable bool) error {
 		return r.noteStateWrite(err)
 	}
 	r.journalLines += len(r.unsaved)
-	r.unsaved = nil
+	clear(r.unsaved) // no IDs or keys kept alive by the spare room
+	r.unsaved = reusable(r.unsaved, reusedRecords)
 	r.unsynced = !durable // an fsync makes every earlier append durable too
 	r.unsyncedWithdrawal = !durable && (r.unsyncedWithdrawal || withdraws)
 	r.undurableDeclaration = r.undurableDeclaration && !durable

@@ -24,6 +24,9 @@ type stateStore struct {
 	// path named when it was opened (journal.go, openJournal).
 	journal   stateHandle
 	journalID fs.FileInfo
+	// lines is the buffer the last append's lines were encoded into, kept
+	// for the next (save, reusable).
+	lines []byte
 }
 
 func (r *Reconciler) stateFS() stateFS {
