@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/netip"
 	"slices"
 	"strings"
@@ -46,6 +47,17 @@ func (s *store[T]) put(id string, o *T) {
 func (s *store[T]) del(id string) { delete(s.byID, key(id)) }
 
 func (s *store[T]) len() int { return len(s.byID) }
+
+// all yields the stored objects in no order.
+func (s *store[T]) all() iter.Seq[*T] {
+	return func(yield func(*T) bool) {
+		for _, e := range s.byID {
+			if !yield(e.obj) {
+				return
+			}
+		}
+	}
+}
 
 // each visits objects in creation order.
 func (s *store[T]) each(fn func(*T)) {

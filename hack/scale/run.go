@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"iter"
 	"net/netip"
 	"os"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/internal/liveheap"
 	"github.com/hnsproxy/hnsproxy/internal/nearestrank"
 	"github.com/hnsproxy/hnsproxy/sim"
@@ -650,7 +652,6 @@ func restart(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfi
 // overlay also one per cluster IP, and each pod's provider address is its
 // node's address).
 func verify(c *cluster, n *node, rep *report, when string) {
-	snap := n.hns.Snapshot()
 	byVIP := make(map[string]int, len(c.svcs))
 	for i, s := range c.svcs {
 		byVIP[s.Spec.ClusterIP] = i
@@ -663,35 +664,39 @@ func verify(c *cluster, n *node, rep *report, when string) {
 			}
 		}
 	}
-	remote, wrongPA := 0, 0
-	for _, e := range snap.Endpoints {
-		if !e.IsRemote() {
-			continue
+	// Read in place, not copied: a snapshot's copies were garbage that the
+	// next phase's measured changes paid to sweep and collect.
+	remote, wrongPA, lbs, wrong := 0, 0, 0, 0
+	n.hns.Inspect(func(endpoints iter.Seq[*hnslb.Endpoint], loadBalancers iter.Seq[*hnslb.LoadBalancer]) {
+		for e := range endpoints {
+			if !e.IsRemote() {
+				continue
+			}
+			remote++
+			if node, ok := nodeOf[e.IP()]; ok && e.ProviderAddress() != nodeIP(node).String() {
+				wrongPA++
+			}
 		}
-		remote++
-		if node, ok := nodeOf[e.IP()]; ok && e.ProviderAddress() != nodeIP(node).String() {
-			wrongPA++
+		for lb := range loadBalancers {
+			lbs++
+			if len(lb.FrontendVIPs) != 1 {
+				wrong++
+				continue
+			}
+			i, ok := byVIP[lb.FrontendVIPs[0]]
+			if _, err := netip.ParseAddr(lb.FrontendVIPs[0]); err != nil || !ok || len(lb.HostComputeEndpoints) != c.expectedBackends(i) {
+				wrong++
+			}
 		}
-	}
+	})
 	if want := c.expectedRemoteEndpoints(); remote != want {
 		rep.problem("%s: HNS holds %d remote endpoints, want %d", when, remote, want)
 	}
 	if wrongPA > 0 {
 		rep.problem("%s: %d remote endpoints have a provider address other than their pod's node", when, wrongPA)
 	}
-	if len(snap.LoadBalancers) != c.expectedLBs() {
-		rep.problem("%s: HNS holds %d load balancers, want %d", when, len(snap.LoadBalancers), c.expectedLBs())
-	}
-	wrong := 0
-	for _, lb := range snap.LoadBalancers {
-		if len(lb.FrontendVIPs) != 1 {
-			wrong++
-			continue
-		}
-		i, ok := byVIP[lb.FrontendVIPs[0]]
-		if _, err := netip.ParseAddr(lb.FrontendVIPs[0]); err != nil || !ok || len(lb.HostComputeEndpoints) != c.expectedBackends(i) {
-			wrong++
-		}
+	if lbs != c.expectedLBs() {
+		rep.problem("%s: HNS holds %d load balancers, want %d", when, lbs, c.expectedLBs())
 	}
 	if wrong > 0 {
 		rep.problem("%s: %d load balancers have an unknown frontend or the wrong number of backends", when, wrong)

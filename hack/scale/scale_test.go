@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 func smallSpec() clusterSpec {
@@ -238,5 +242,31 @@ func TestTargetsIncludeTheCPUPerObjectOfEveryKind(t *testing.T) {
 	r.checkTargets()
 	if !r.TargetsMet[kindFlip+"_cpu_p99_per_object_le_1ms"] || r.TargetsMet[kindDrain+"_cpu_p99_per_object_le_1ms"] {
 		t.Errorf("targets %v: want the flips' met and the drains' missed", r.TargetsMet)
+	}
+}
+
+// verify reads HNS in place (sim.HNS.Inspect) and still sees what is
+// wrong: before the proxier ran, HNS holds none of the load balancers and
+// remote endpoints the cluster needs.
+func TestVerifyReportsWhatHNSLacks(t *testing.T) {
+	spec := smallSpec()
+	spec.Overlay = true
+	c := newCluster(spec)
+	profile, err := sim.ProfileByName(sim.ProfileWS2022)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := newNode(context.Background(), c, profile, 0, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &report{}
+	verify(c, n, rep, "before the proxier")
+	want := []string{
+		fmt.Sprintf("before the proxier: HNS holds 0 remote endpoints, want %d", c.expectedRemoteEndpoints()),
+		fmt.Sprintf("before the proxier: HNS holds 0 load balancers, want %d", c.expectedLBs()),
+	}
+	if !slices.Equal(rep.Problems, want) {
+		t.Errorf("problems %q, want %q", rep.Problems, want)
 	}
 }
