@@ -75,8 +75,8 @@ func journalPath(stateFile string) string { return stateFile + ".journal" }
 func compactAfter(owned int) int { return max(4096, owned) }
 
 // encodeRecords renders records as journal lines, into one new buffer.
-func encodeRecords(records []journalRecord) ([]byte, error) {
-	return appendLines(make([]byte, 0, len(records)*112), records), nil
+func encodeRecords(records []journalRecord) []byte {
+	return appendLines(make([]byte, 0, len(records)*112), records)
 }
 
 // appendLines appends records to buf as journal lines: each record's JSON
@@ -115,12 +115,7 @@ func (s *stateStore) appendJournal(fsys stateFS, path string, lines []byte, dura
 	if info.Size() == 0 {
 		// A new journal starts with a commit: it marks the format whose
 		// uncommitted records replay drops.
-		head, herr := encodeRecords([]journalRecord{commitRecord})
-		if herr != nil {
-			s.closeJournal()
-			return herr
-		}
-		lines = append(head, lines...)
+		lines = append(encodeRecords([]journalRecord{commitRecord}), lines...)
 	}
 	if _, err = f.Write(lines); err == nil && durable {
 		if err = f.Sync(); err != nil {

@@ -14,10 +14,7 @@ import (
 
 func writeJournal(t testing.TB, statePath string, records ...journalRecord) []byte {
 	t.Helper()
-	lines, err := encodeRecords(records)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := encodeRecords(records)
 	if err := os.WriteFile(journalPath(statePath), lines, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -73,12 +70,12 @@ func TestJournalTornTailIsDropped(t *testing.T) {
 		},
 		"no checksum": func(first, second []byte) []byte { return append(first, second[9:]...) },
 		"unknown kind": func(first, second []byte) []byte {
-			odd, _ := encodeRecords([]journalRecord{{Add: true, Kind: "route", ID: "x"}})
+			odd := encodeRecords([]journalRecord{{Add: true, Kind: "route", ID: "x"}})
 			return append(first, odd...)
 		},
 	} {
-		first, _ := encodeRecords([]journalRecord{good})
-		second, _ := encodeRecords([]journalRecord{lost})
+		first := encodeRecords([]journalRecord{good})
+		second := encodeRecords([]journalRecord{lost})
 		if err := os.WriteFile(journalPath(path), mangle(first, second), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +181,7 @@ func TestAQueueAJournalWouldNotTakeIsDropped(t *testing.T) {
 // snapshot: loading never fails or panics for the journal's sake, and the
 // loaded state holds only IDs the snapshot or a well-formed record named.
 func FuzzStateJournal(f *testing.F) {
-	valid, _ := encodeRecords([]journalRecord{
+	valid := encodeRecords([]journalRecord{
 		{Add: true, Kind: recordLoadBalancer, ID: "lb-2"},
 		{Kind: recordLoadBalancer, ID: "lb-1"},
 		{Add: true, Kind: recordCreatingLB, Key: &intent.LBKey{Family: intent.IPv6, VIP: "fd00::10", Protocol: 17, Port: 53}},
@@ -217,13 +214,7 @@ func FuzzStateJournal(f *testing.F) {
 // to disk (a failed write whose cut-back failed too) applies not even in
 // part; a journal without commits (an older hnsproxy's) applies every line.
 func TestJournalAppliesBatchesAtTheirCommit(t *testing.T) {
-	lines := func(recs ...journalRecord) []byte {
-		b, err := encodeRecords(recs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	lines := func(recs ...journalRecord) []byte { return encodeRecords(recs) }
 	add := func(id string) journalRecord { return journalRecord{Add: true, Kind: recordLoadBalancer, ID: id} }
 	drop := func(id string) journalRecord { return journalRecord{Kind: recordLoadBalancer, ID: id} }
 	for name, tc := range map[string]struct {
