@@ -19,11 +19,17 @@ import (
 // error, so their objects are retried. A call whose token an abandoned call
 // still holds is not made either.
 func guardBatch[T any](d *deadlines, ctx context.Context, op string, calls []func(context.Context) (T, error), tokens []string) ([]T, []error) {
+	return guardBatchOf(d, ctx, func(int) string { return op }, calls, tokens)
+}
+
+// guardBatchOf is guardBatch for a batch of different operations: opOf(i)
+// names call i's.
+func guardBatchOf[T any](d *deadlines, ctx context.Context, opOf func(int) string, calls []func(context.Context) (T, error), tokens []string) ([]T, []error) {
 	out := make([]T, len(calls))
 	errs := make([]error, len(calls))
 	if err := ctx.Err(); err != nil {
 		for i := range errs {
-			errs[i] = fmt.Errorf("hns %s: not called: %w", op, err)
+			errs[i] = fmt.Errorf("hns %s: not called: %w", opOf(i), err)
 		}
 		return out, errs
 	}
@@ -32,7 +38,7 @@ func guardBatch[T any](d *deadlines, ctx context.Context, op string, calls []fun
 		n := d.total
 		d.mu.Unlock()
 		for i := range errs {
-			errs[i] = errTimeout(op, "not called: %d earlier HNS calls have not returned (HNS hung?)", n)
+			errs[i] = errTimeout(opOf(i), "not called: %d earlier HNS calls have not returned (HNS hung?)", n)
 		}
 		return out, errs
 	}
@@ -40,7 +46,7 @@ func guardBatch[T any](d *deadlines, ctx context.Context, op string, calls []fun
 	for i, t := range tokens {
 		if t != "" && d.abandoned[t] > 0 {
 			busy[i] = true
-			errs[i] = errTimeout(op, "not called: an earlier call on %s has not returned", t)
+			errs[i] = errTimeout(opOf(i), "not called: an earlier call on %s has not returned", t)
 		}
 	}
 	d.waiting++
@@ -61,7 +67,7 @@ func guardBatch[T any](d *deadlines, ctx context.Context, op string, calls []fun
 			}
 			v, err := call(ctx)
 			if !b.finish() {
-				d.log.Info("Abandoned HNS call returned", "operation", op, "objects", tokens[i:i+1], "err", err)
+				d.log.Info("Abandoned HNS call returned", "operation", opOf(i), "objects", tokens[i:i+1], "err", err)
 				d.returned(tokens[i : i+1])
 				return
 			}
@@ -79,12 +85,12 @@ func guardBatch[T any](d *deadlines, ctx context.Context, op string, calls []fun
 				timer.Reset(wait)
 				continue
 			}
-			expired := errTimeout(op, "no reply within %v; the call was abandoned and its object is retried once it returns", d.call)
-			d.log.Error(expired, "HNS call timed out", "operation", op, "objects", tokens[i:i+1])
+			expired := errTimeout(opOf(i), "no reply within %v; the call was abandoned and its object is retried once it returns", d.call)
+			d.log.Error(expired, "HNS call timed out", "operation", opOf(i), "objects", tokens[i:i+1])
 			if d.timedOut != nil {
-				d.timedOut(op)
+				d.timedOut(opOf(i))
 			}
-			return out, b.abandon(d, op, i, expired, errs, tokens)
+			return out, b.abandon(d, opOf, i, expired, errs, tokens)
 		case <-ctx.Done(): // shutting down
 			i := b.stop()
 			if i < 0 {
@@ -92,7 +98,7 @@ func guardBatch[T any](d *deadlines, ctx context.Context, op string, calls []fun
 				d.ended(false, nil)
 				return out, errs
 			}
-			return out, b.abandon(d, op, i, fmt.Errorf("hns %s: abandoned: %w", op, ctx.Err()), errs, tokens)
+			return out, b.abandon(d, opOf, i, fmt.Errorf("hns %s: abandoned: %w", opOf(i), ctx.Err()), errs, tokens)
 		}
 	}
 }
@@ -150,12 +156,12 @@ func (b *batchRun) stop() int {
 
 // abandon leaves call i running on its token with err; the calls after it
 // were not made.
-func (b *batchRun) abandon(d *deadlines, op string, i int, err error, errs []error, tokens []string) []error {
+func (b *batchRun) abandon(d *deadlines, opOf func(int) string, i int, err error, errs []error, tokens []string) []error {
 	d.ended(true, tokens[i:i+1])
 	errs[i] = err
 	for j := i + 1; j < len(errs); j++ {
 		if errs[j] == nil {
-			errs[j] = errTimeout(op, "not called: an earlier HNS call of its batch did not return in time")
+			errs[j] = errTimeout(opOf(j), "not called: an earlier HNS call of its batch did not return in time")
 		}
 	}
 	return errs

@@ -164,20 +164,73 @@ func (d *deadlines) CreateEndpoints(ctx context.Context, networkID string, specs
 	return guardBatch(d, ctx, "create_endpoint", calls, tokens)
 }
 
-// CreateLoadBalancers creates lbs one after another in one batch (guardBatch).
-func (d *deadlines) CreateLoadBalancers(ctx context.Context, lbs []*hnslb.LoadBalancer) ([]*hnslb.LoadBalancer, []error) {
-	return createAll(d, ctx, "create_load_balancer", lbs, d.createLoadBalancer, docToken)
+// lbWrite is one load balancer of a batch (CreateLoadBalancers): doc to
+// create, after deleting replaces (its frontend's load balancer now, where
+// HNS cannot modify one) if that is set.
+type lbWrite struct {
+	doc      *hnslb.LoadBalancer
+	replaces string
 }
 
-// createAll is guardBatch over one create per document.
-func createAll[D any](d *deadlines, ctx context.Context, op string, docs []D, create func(context.Context, D) (D, error), token func(D) string) ([]D, []error) {
-	calls := make([]func(context.Context) (D, error), len(docs))
-	tokens := make([]string, len(docs))
-	for i, doc := range docs {
-		calls[i] = func(ctx context.Context) (D, error) { return create(ctx, doc) }
-		tokens[i] = token(doc)
+// errReplacedKept is the error of a create not made because deleting the
+// load balancer it replaces failed.
+var errReplacedKept = errors.New("not created: deleting the load balancer it replaces failed")
+
+// CreateLoadBalancers makes writes one after another in one batch
+// (guardBatchOf): each delete of what a write replaces, then its create,
+// which is not made unless the delete went through (HNS not finding the
+// old one counts). Where HNS cannot modify, an update is a delete and a
+// create, and as calls of their own they were two hand-overs to a
+// goroutine per update. It returns each create's reply and error, and each
+// replaced load balancer's delete error.
+func (d *deadlines) CreateLoadBalancers(ctx context.Context, writes []lbWrite) (got []*hnslb.LoadBalancer, errs, deleteErrs []error) {
+	n := len(writes)
+	for _, w := range writes {
+		if w.replaces != "" {
+			n++
+		}
 	}
-	return guardBatch(d, ctx, op, calls, tokens)
+	calls := make([]func(context.Context) (*hnslb.LoadBalancer, error), 0, n)
+	tokens := make([]string, 0, n)
+	deletes := make([]bool, 0, n) // which calls are deletes
+	for _, w := range writes {
+		deleted := w.replaces == ""
+		if w.replaces != "" {
+			calls = append(calls, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
+				err := d.c.DeleteLoadBalancer(ctx, w.replaces)
+				if err != nil && !hnslb.IsNotFound(err) {
+					return nil, err
+				}
+				deleted = true // read by the create below, on the batch's goroutine
+				return nil, nil
+			})
+			tokens, deletes = append(tokens, idToken(w.replaces)), append(deletes, true)
+		}
+		calls = append(calls, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
+			if !deleted {
+				return nil, errReplacedKept
+			}
+			return d.createLoadBalancer(ctx, w.doc)
+		})
+		tokens, deletes = append(tokens, docToken(w.doc)), append(deletes, false)
+	}
+	out, callErrs := guardBatchOf(d, ctx, func(i int) string {
+		if deletes[i] {
+			return "delete_load_balancer"
+		}
+		return "create_load_balancer"
+	}, calls, tokens)
+	got, errs, deleteErrs = make([]*hnslb.LoadBalancer, len(writes)), make([]error, len(writes)), make([]error, len(writes))
+	i := 0
+	for j, w := range writes {
+		if w.replaces != "" {
+			deleteErrs[j] = callErrs[i]
+			i++
+		}
+		got[j], errs[j] = out[i], callErrs[i]
+		i++
+	}
+	return got, errs, deleteErrs
 }
 
 func (d *deadlines) DeleteEndpoint(ctx context.Context, id string) error {

@@ -69,6 +69,10 @@ type createdLB struct {
 	err          error
 	ids, missing []string
 	gen          uint64
+	// replaced: the load balancer it replaces was deleted ahead with it;
+	// deleteErr: that delete failed, and the create was not made.
+	replaced  bool
+	deleteErr error
 }
 
 // errStateUnwritable is the status of an object whose create waits for the
@@ -270,8 +274,15 @@ func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
 func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	ref := objectRef{lb: e.key}
 	delete(r.retryLBs, e.key)
-	_, madeAhead := run.lbCreates[e.key]
+	ahead, madeAhead := run.lbCreates[e.key]
 	if !madeAhead && r.awaitingAbandoned(run, ref, &e.st, lbToken(e.key), idToken(e.realizedID)) {
+		return
+	}
+	if ahead.deleteErr != nil {
+		// Deleting the load balancer it replaces failed ahead: the
+		// create was not made, and the old one stays realized.
+		delete(run.lbCreates, e.key)
+		r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), ahead.deleteErr)
 		return
 	}
 	heldBy := r.foreignHeld[e.key]
@@ -293,6 +304,9 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 			return
 		}
+		if ahead.replaced {
+			run.res.Deleted++
+		}
 		r.settle(run, ref, &e.st, missing)
 		return
 	}
@@ -301,7 +315,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		r.settle(run, ref, &e.st, missing)
 		return
 	}
-	replacing := e.realizedID != ""
+	replacing := e.realizedID != "" || ahead.replaced
 	if run.noCreates && (!replacing || !r.modifyOn()) {
 		r.wait(run, ref, &e.st, errStateUnwritable)
 		return
@@ -323,7 +337,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		case outcome == vanished:
 			replacing = false
 		}
-	} else if replacing {
+	} else if e.realizedID != "" { // not replaced ahead
 		if err := r.deleteLB(run, e.realizedID); err != nil {
 			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 			return
@@ -644,38 +658,57 @@ const createAheadChunk = 512
 
 // createLoadBalancersAhead makes, in one batch, the creates syncLB would
 // make one by one for new load balancers (none realized, none uncertain, no
-// foreign holder known, a backend resolved, no abandoned call on it). On a
-// cold start those are every load balancer; a batch of one is left to
-// syncLB.
+// foreign holder known, a backend resolved, no abandoned call on it), and,
+// where HNS cannot modify, the deletes and creates of the updates (each
+// create after its delete). On a cold start those are every load balancer;
+// a batch of one call is left to syncLB.
 func (r *Reconciler) createLoadBalancersAhead(run *syncRun, keys []intent.LBKey) {
 	if run.noCreates {
 		return
 	}
 	planned := make([]intent.LBKey, 0, len(keys))
 	made := make([]createdLB, 0, len(keys))
-	docs := make([]*hnslb.LoadBalancer, 0, len(keys))
+	writes := make([]lbWrite, 0, len(keys))
+	calls := 0
 	for _, k := range keys {
 		e := r.lbs[k]
-		if e == nil || e.desired == nil || e.realizedID != "" || e.uncertain != nil || r.foreignHeld[k] != "" ||
-			has(run.unchecked, k) || r.client.busy(lbToken(k)) {
+		if e == nil || e.desired == nil || e.uncertain != nil || r.foreignHeld[k] != "" ||
+			has(run.unchecked, k) || r.client.busy(lbToken(k), idToken(e.realizedID)) ||
+			e.realizedID != "" && r.modifyOn() { // an update modifies in its turn
 			continue
 		}
-		if ids, missing := r.resolve(e.desired); len(ids) > 0 {
-			doc := BuildLB(e.desired, ids)
-			planned = append(planned, k)
-			made = append(made, createdLB{doc: doc, ids: ids, missing: missing, gen: r.resolveGen})
-			docs = append(docs, doc)
+		ids, missing := r.resolve(e.desired)
+		if len(ids) == 0 {
+			continue
+		}
+		doc := BuildLB(e.desired, ids)
+		if e.realizedID != "" && sameLB(e.realized, doc) {
+			continue
+		}
+		planned = append(planned, k)
+		made = append(made, createdLB{doc: doc, ids: ids, missing: missing, gen: r.resolveGen})
+		writes = append(writes, lbWrite{doc: doc, replaces: e.realizedID})
+		calls++
+		if e.realizedID != "" {
+			calls++
 		}
 	}
-	if len(planned) < 2 {
+	if calls < 2 {
 		return
 	}
-	got, errs := r.client.CreateLoadBalancers(run.ctx, docs)
+	got, errs, deleteErrs := r.client.CreateLoadBalancers(run.ctx, writes)
 	if run.lbCreates == nil {
 		run.lbCreates = make(map[intent.LBKey]createdLB, len(planned))
 	}
 	for i, k := range planned {
 		made[i].lb, made[i].err = got[i], errs[i]
+		if writes[i].replaces != "" {
+			// What HNS now holds is recorded at once; the turn counts it.
+			if made[i].deleteErr = deleteErrs[i]; made[i].deleteErr == nil {
+				r.clearRealized(r.lbs[k])
+				made[i].replaced = true
+			}
+		}
 		run.lbCreates[k] = made[i]
 	}
 }
