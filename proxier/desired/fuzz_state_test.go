@@ -40,16 +40,24 @@ func FuzzCompute(f *testing.F) {
 		full := Compute(in, cfg)
 		checkState(t, full, cfg)
 
-		// Incremental: Set in reverse order, delete and re-add the first.
+		// Incremental: Set in reverse order, delete and re-add the first,
+		// give it another's endpoints and take them back.
+		// Each reports exactly the remote endpoints it changed.
 		inc := NewState(cfg)
 		for i := len(in) - 1; i >= 0; i-- {
-			inc.Set(ForService(in[i], cfg))
+			reported(t, inc, func() Change { return inc.Set(ForService(in[i], cfg)) })
 		}
 		if len(in) > 0 {
 			r := ForService(in[0], cfg)
-			inc.Delete(r.Name)
-			inc.Set(r)
-			inc.Set(ForService(in[0], cfg)) // recomputed, the same: a new result
+			reported(t, inc, func() Change { return inc.Delete(r.Name) })
+			reported(t, inc, func() Change { return inc.Set(r) })
+			reported(t, inc, func() Change { return inc.Set(ForService(in[0], cfg)) }) // recomputed, the same: a new result
+		}
+		if len(in) > 1 { // one Service's endpoints become another's
+			other := in[1]
+			other.Service = in[0].Service
+			reported(t, inc, func() Change { return inc.Set(ForService(other, cfg)) })
+			reported(t, inc, func() Change { return inc.Set(ForService(in[0], cfg)) })
 		}
 		sameState(t, inc, full, "incremental")
 		checkState(t, inc, cfg)

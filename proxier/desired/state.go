@@ -349,16 +349,22 @@ func (t *tracker) conflicted(key intent.LBKey) {
 	}
 }
 
+// ref counts ep once more in refs (delta 1) or once less (-1). Only an
+// endpoint that appears, goes or changes is marked for settle: a
+// load balancer replaced by one with mostly the same backends (a
+// readiness flip, a scale) counts each kept backend once more, then once
+// less, and settle's look at each kept IP was most of its cost.
 func (t *tracker) ref(refs map[string]refEndpoint, ep intent.RemoteEndpoint, delta int) {
-	t.ips[ep.IP] = true
-	r := refs[ep.IP]
+	r, had := refs[ep.IP]
 	r.n += delta
-	if delta > 0 {
-		r.ep = ep
-	}
 	if r.n <= 0 {
 		delete(refs, ep.IP)
+		t.ips[ep.IP] = true
 		return
+	}
+	if delta > 0 && (!had || r.ep != ep) {
+		r.ep = ep
+		t.ips[ep.IP] = true
 	}
 	refs[ep.IP] = r
 }
@@ -395,10 +401,12 @@ func (t *tracker) settle() Change {
 			s.LBs[key] = win.lb // the same, but the old result may be gone
 			continue
 		}
+		// The new backends are counted before the old are let go, so a
+		// backend both use never drops to zero (and is not marked).
+		t.backends(win.lb, 1)
 		if had {
 			t.backends(old, -1)
 		}
-		t.backends(win.lb, 1)
 		s.LBs[key] = win.lb
 		ch.LBs = append(ch.LBs, key)
 	}

@@ -2,7 +2,9 @@ package desired
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"net/netip"
 	"reflect"
 	"slices"
 	"testing"
@@ -157,6 +159,31 @@ func TestStateOverlayEndpoints(t *testing.T) {
 	}
 }
 
+// A backend whose node moved to another provider address is reported,
+// though its count stays the same: the reconciler must replace its remote
+// endpoint. Backends kept as they were are not reported.
+func TestKeptBackendWhoseAddressMovedIsReported(t *testing.T) {
+	cfg := config()
+	overlay(&cfg)
+	web := ServiceInput{Service: service("web"), Slices: slicesOf(slice("web-1", 8080, ep("10.1.1.3"), ep("10.1.5.4")))}
+	s := NewState(cfg)
+	reported(t, s, func() Change { return s.Set(ForService(web, cfg)) })
+
+	moved := cfg
+	moved.RemoteSubnets = NewRemoteSubnetIndex([]RemoteSubnet{
+		{Prefix: netip.MustParsePrefix("10.1.0.0/16"), ProviderAddress: addr("192.168.0.12")},
+		{Prefix: netip.MustParsePrefix("10.1.1.0/24"), ProviderAddress: addr("192.168.0.99")},
+	})
+	ch := reported(t, s, func() Change { return s.Set(ForService(web, moved)) })
+	if !slices.Equal(ch.RemoteEndpoints, []string{"10.1.1.3"}) {
+		t.Errorf("reported %v, want only the backend whose node moved", ch.RemoteEndpoints)
+	}
+	if got := s.RemoteEndpoints["10.1.1.3"].ProviderAddress; got != "192.168.0.99" {
+		t.Errorf("10.1.1.3's provider address %q, want the new one", got)
+	}
+	sameState(t, s, Compute([]ServiceInput{web}, moved), "after the move")
+}
+
 // randomInputs builds n Services, some conflicting on external IPs (with
 // each other or with cluster IPs) and
 // sharing endpoints, with slices split so that order could matter.
@@ -263,13 +290,13 @@ func TestIncrementalMatchesCompute(t *testing.T) {
 		in := pool[rng.IntN(len(pool))]
 		name := in.Service.Name
 		if _, ok := live[name]; ok && rng.IntN(3) == 0 {
-			s.Delete(nsName("ns", name))
+			reported(t, s, func() Change { return s.Delete(nsName("ns", name)) })
 			delete(live, name)
 		} else {
 			// Vary the endpoints too: a fresh variant of the same Service.
 			variant := randomInputs(rand.New(rand.NewPCG(uint64(step), 9)), len(pool))[rng.IntN(len(pool))]
 			in.Slices = variant.Slices
-			s.Set(ForService(in, cfg))
+			reported(t, s, func() Change { return s.Set(ForService(in, cfg)) })
 			live[name] = in
 		}
 		if step%50 == 49 {
@@ -280,6 +307,31 @@ func TestIncrementalMatchesCompute(t *testing.T) {
 			sameState(t, Compute(all, cfg), s, fmt.Sprintf("step %d", step))
 		}
 	}
+}
+
+// reported runs change (a Set or Delete of s) and asserts that the remote
+// endpoints it reports are exactly those that appeared, went or changed:
+// the reconciler hears of no other.
+func reported(t *testing.T, s *State, change func() Change) Change {
+	t.Helper()
+	before := maps.Clone(s.RemoteEndpoints)
+	ch := change()
+	var want []string
+	for ip, ep := range s.RemoteEndpoints {
+		if was, ok := before[ip]; !ok || was != ep {
+			want = append(want, ip)
+		}
+	}
+	for ip := range before {
+		if _, ok := s.RemoteEndpoints[ip]; !ok {
+			want = append(want, ip)
+		}
+	}
+	intent.SortIPs(want)
+	if !slices.Equal(ch.RemoteEndpoints, want) {
+		t.Fatalf("reported remote endpoints %v, want those that changed: %v", ch.RemoteEndpoints, want)
+	}
+	return ch
 }
 
 // noChange reports whether a Set or Delete changed nothing.
