@@ -192,7 +192,7 @@ func (d *deadlines) CreateLoadBalancers(ctx context.Context, writes []lbWrite) (
 	}
 	calls := make([]func(context.Context) (*hnslb.LoadBalancer, error), 0, n)
 	tokens := make([]string, 0, n)
-	deletes := make([]bool, 0, n) // which calls are deletes
+	ops := make([]string, 0, n)
 	for _, w := range writes {
 		deleted := w.replaces == ""
 		if w.replaces != "" {
@@ -204,7 +204,7 @@ func (d *deadlines) CreateLoadBalancers(ctx context.Context, writes []lbWrite) (
 				deleted = true // read by the create below, on the batch's goroutine
 				return nil, nil
 			})
-			tokens, deletes = append(tokens, idToken(w.replaces)), append(deletes, true)
+			tokens, ops = append(tokens, idToken(w.replaces)), append(ops, "delete_load_balancer")
 		}
 		calls = append(calls, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
 			if !deleted {
@@ -212,14 +212,9 @@ func (d *deadlines) CreateLoadBalancers(ctx context.Context, writes []lbWrite) (
 			}
 			return d.createLoadBalancer(ctx, w.doc)
 		})
-		tokens, deletes = append(tokens, docToken(w.doc)), append(deletes, false)
+		tokens, ops = append(tokens, docToken(w.doc)), append(ops, "create_load_balancer")
 	}
-	out, callErrs := guardBatchOf(d, ctx, func(i int) string {
-		if deletes[i] {
-			return "delete_load_balancer"
-		}
-		return "create_load_balancer"
-	}, calls, tokens)
+	out, callErrs := guardBatchOf(d, ctx, func(i int) string { return ops[i] }, calls, tokens)
 	got, errs, deleteErrs = make([]*hnslb.LoadBalancer, len(writes)), make([]error, len(writes)), make([]error, len(writes))
 	i := 0
 	for j, w := range writes {
