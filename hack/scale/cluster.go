@@ -170,14 +170,41 @@ func (c *cluster) addRef(p, d int) int {
 func (c *cluster) newPod(avoid int) int {
 	for range 1000 {
 		n := c.rng.IntN(c.spec.Nodes)
-		if n == thisNode && c.spec.Nodes > 1 || n == avoid && c.spec.Nodes > 2 {
+		if !c.takesNewPods(n, avoid) {
 			continue
 		}
 		if p, ok := c.addPod(n); ok {
 			return p
 		}
 	}
-	panic("no node has room for a new pod; use fewer changes or -pods-per-node")
+	// Most subnets are full: the first with room (roomForPods said there is one).
+	for n := range c.spec.Nodes {
+		if c.takesNewPods(n, avoid) {
+			if p, ok := c.addPod(n); ok {
+				return p
+			}
+		}
+	}
+	panic("scale: newPod without room; roomForPods is wrong")
+}
+
+// takesNewPods says whether newPod may put a pod on node n: not this node
+// (unless it is the only one) and not avoid (unless there are only two).
+func (c *cluster) takesNewPods(n, avoid int) bool {
+	return (n != thisNode || c.spec.Nodes == 1) && (n != avoid || c.spec.Nodes <= 2)
+}
+
+// roomForPods says whether newPod(avoid) can place count more pods:
+// addresses are never reused, so a long run of changes can fill every
+// other node's /24.
+func (c *cluster) roomForPods(count, avoid int) bool {
+	free := 0
+	for n := range c.spec.Nodes {
+		if c.takesNewPods(n, avoid) {
+			free += max(0, maxPodHost+1-c.nextHost[n])
+		}
+	}
+	return free >= count
 }
 
 // addPod adds a pod on node n if its subnet has room.
@@ -406,13 +433,16 @@ func (c *cluster) replacePods(ch *change, gone map[int]bool, avoid int) {
 
 // replacePodChange replaces a random remote pod that backs a Service by a
 // new pod on another node, in every Service it backs. ok is false when
-// there is no remote pod.
+// there is no remote pod, or no room for its replacement.
 func (c *cluster) replacePodChange() (ch change, ok bool) {
 	for range 1000 {
 		i := c.rng.IntN(len(c.svcs))
 		p := c.members[i][c.rng.IntN(len(c.members[i]))]
 		if c.pods[p].local() {
 			continue
+		}
+		if !c.roomForPods(1, c.pods[p].node) {
+			return change{}, false
 		}
 		ch = change{kind: kindReplace}
 		c.replacePods(&ch, map[int]bool{p: true}, c.pods[p].node)
@@ -422,7 +452,8 @@ func (c *cluster) replacePodChange() (ch change, ok bool) {
 }
 
 // drainChange drains a random other node that runs a pod some Service
-// names: every such pod on it is replaced by a new pod on another node.
+// names: every such pod on it is replaced by a new pod on another node. ok
+// is false when there is no such node, or no room for its pods elsewhere.
 func (c *cluster) drainChange() (ch change, ok bool) {
 	onNode := map[int]map[int]bool{}
 	for i := range c.members {
@@ -440,6 +471,9 @@ func (c *cluster) drainChange() (ch change, ok bool) {
 	}
 	nodes := slices.Sorted(maps.Keys(onNode))
 	n := nodes[c.rng.IntN(len(nodes))]
+	if !c.roomForPods(len(onNode[n]), n) {
+		return change{}, false
+	}
 	ch = change{kind: kindDrain}
 	c.replacePods(&ch, onNode[n], n)
 	return ch, true
@@ -480,15 +514,19 @@ func (c *cluster) serviceChurn() change {
 
 // scaleChange scales a random Service from endpoints-per-service to five
 // times as many new pods on other nodes, or the one it scaled back down.
-func (c *cluster) scaleChange() change {
+// ok is false when the other nodes have no room for the new pods.
+func (c *cluster) scaleChange() (ch change, ok bool) {
 	e := c.spec.EndpointsPerService
 	if c.scaledUp < 0 {
+		if !c.roomForPods(4*e, -1) {
+			return change{}, false
+		}
 		i := c.rng.IntN(c.spec.Services)
 		for len(c.members[i]) != e {
 			i = c.rng.IntN(c.spec.Services)
 		}
 		c.scaledUp = i
-		ch := change{kind: kindScaleUp, lbUpdates: 1, service: i}
+		ch = change{kind: kindScaleUp, lbUpdates: 1, service: i}
 		touched := map[int]bool{}
 		for j := e; j < 5*e; j++ {
 			p := c.newPod(-1)
@@ -498,11 +536,11 @@ func (c *cluster) scaleChange() change {
 			touched[j] = true
 		}
 		c.resliced(&ch, i, e, touched)
-		return ch
+		return ch, true
 	}
 	i := c.scaledUp
 	c.scaledUp = -1
-	ch := change{kind: kindScaleDown, lbUpdates: 1, service: i}
+	ch = change{kind: kindScaleDown, lbUpdates: 1, service: i}
 	before := len(c.members[i])
 	touched := map[int]bool{}
 	for j := e; j < before; j++ {
@@ -513,7 +551,7 @@ func (c *cluster) scaleChange() change {
 	}
 	c.members[i], c.ready[i] = c.members[i][:e], c.ready[i][:e]
 	c.resliced(&ch, i, before, touched)
-	return ch
+	return ch, true
 }
 
 // resliced writes Service i's slices after its endpoint count changed from

@@ -296,7 +296,7 @@ func measureChanges(ctx context.Context, c *cluster, n *node, rep *report, mix s
 	for i := range count {
 		ch, ok := next()
 		if !ok {
-			rep.problem("%s: no such change possible in this cluster (after %d)", mix, i)
+			rep.problem("%s: no such change possible in this cluster after %d (pods replaced, scaled up or drained need room in other nodes' pod subnets, whose addresses a run never reuses: fewer changes, more -nodes or a lower -pods-per-node)", mix, i)
 			break
 		}
 		m, err := measure(ctx, n, ch)
@@ -382,7 +382,7 @@ func mixes(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfile
 	}{
 		{kindReplace, o.replacements, c.replacePodChange},
 		{"service_churn", 2 * o.serviceChurn, always(c.serviceChurn)},
-		{"scale", 2 * o.scales, always(c.scaleChange)},
+		{"scale", 2 * o.scales, c.scaleChange},
 		{kindDrain, o.drains, c.drainChange},
 	} {
 		if k.count == 0 {

@@ -64,7 +64,7 @@ func TestChangeMixesCountRemoteEndpointWrites(t *testing.T) {
 	next := []func() (change, bool){
 		c.replacePodChange, c.drainChange,
 		func() (change, bool) { return c.serviceChurn(), true },
-		func() (change, bool) { return c.scaleChange(), true },
+		c.scaleChange,
 	}
 	for k := range 64 { // 16 of each: 8 scale-ups take 160 new pods, the 3 other nodes have room for 723
 		before := remoteInUse(c)
@@ -94,6 +94,59 @@ func TestChangeMixesCountRemoteEndpointWrites(t *testing.T) {
 	}
 	if len(c.svcs) != smallSpec().Services {
 		t.Errorf("service churn left %d Services, want %d", len(c.svcs), smallSpec().Services)
+	}
+}
+
+// TestChangesStopWhenOtherNodesAreFull: a run never reuses a pod address,
+// so enough scale-ups, replacements and drains fill the other nodes' /24s.
+// Then each says no change is possible (the harness reports a problem)
+// instead of panicking, and until then every new pod has an address of
+// its own on a node other than this one.
+func TestChangesStopWhenOtherNodesAreFull(t *testing.T) {
+	c := newCluster(smallSpec())
+	scaleUps := 0
+	for {
+		ch, ok := c.scaleChange()
+		if !ok {
+			break
+		}
+		if ch.kind == kindScaleUp {
+			scaleUps++
+		}
+		if scaleUps > 1000 {
+			t.Fatal("scale-ups never ran out of room")
+		}
+	}
+	// 3 other nodes with .13 to .253 free, 20 new pods per scale-up.
+	if want := 3 * (maxPodHost - 12) / 20; scaleUps != want {
+		t.Errorf("%d scale-ups fitted, want %d", scaleUps, want)
+	}
+	// Replacements take what the scale-ups left, wherever it is.
+	for range 1000 {
+		if !c.roomForPods(1, -1) {
+			break
+		}
+		c.replacePodChange()
+	}
+	if c.roomForPods(1, -1) {
+		t.Fatal("replacements never filled the other nodes")
+	}
+	for _, next := range []func() (change, bool){c.replacePodChange, c.drainChange, c.scaleChange} {
+		if _, ok := next(); ok {
+			t.Error("a change that needs a new pod was made with every other subnet full")
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range c.pods {
+		if seen[p.ip] {
+			t.Fatalf("address %s given to two pods", p.ip)
+		}
+		seen[p.ip] = true
+	}
+	for _, p := range c.pods[len(c.pods)-20:] {
+		if p.local() {
+			t.Fatalf("new pod %s placed on this node", p.ip)
+		}
 	}
 }
 
