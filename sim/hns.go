@@ -36,7 +36,12 @@ type Options struct {
 // hnslb.Client and is safe for concurrent use; calls are serialized like
 // HNS's own object lock would serialize them.
 type HNS struct {
-	profile  Profile
+	profile Profile
+	// features and modify are the profile's, worked out once: a load
+	// balancer's create or update reads them, and working them out formats
+	// the backend cap's reason.
+	features hnslb.Features
+	modify   modifyMode
 	variants ErrorVariants
 	clock    clock.PassiveClock
 
@@ -68,6 +73,8 @@ func New(opts Options) *HNS {
 	}
 	return &HNS{
 		profile:  opts.Profile,
+		features: opts.Profile.Features(),
+		modify:   opts.Profile.modify(),
 		variants: opts.Variants.withDefaults(),
 		clock:    opts.Clock,
 		latency:  opts.Latency,

@@ -37,7 +37,7 @@ func (h *HNS) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadB
 	const op = OpUpdateLoadBalancer
 	var out *hnslb.LoadBalancer
 	err := h.call(ctx, op, func() error {
-		mode := h.profile.modify()
+		mode := h.modify
 		if mode == modifyUnsupported {
 			return hnsError(op, hnslb.CodeNotImplemented, "ModifyLoadBalancer needs HNS 15.5 or later (this is %s)", h.profile.Version)
 		}
@@ -117,7 +117,7 @@ func (h *HNS) checkPortMapping(op Op, pm hnslb.PortMapping) error {
 	switch pm.DistributionType {
 	case hnslb.DistributionNone, hnslb.DistributionSourceIPProtocol:
 	case hnslb.DistributionSourceIP:
-		if !h.profile.Features().SessionAffinity {
+		if !h.features.SessionAffinity {
 			return hnsError(op, hnslb.CodeRequestUnsupported, "SourceIP distribution (session affinity) needs HNS 12.0 (this is %s)", h.profile.Version)
 		}
 	default:
@@ -136,7 +136,7 @@ func (h *HNS) checkLoadBalancerFlags(op Op, flags hnslb.LoadBalancerFlags) (bool
 	if unknown := flags &^ (hnslb.LoadBalancerFlagsDSR | hnslb.LoadBalancerFlagsIPv6); unknown != 0 {
 		return false, hnsError(op, hnslb.CodeInvalidParameter, "unknown load balancer flags 0x%x", uint32(unknown))
 	}
-	f := h.profile.Features()
+	f := h.features
 	if flags&hnslb.LoadBalancerFlagsDSR != 0 && !f.DSR {
 		return false, hnsError(op, hnslb.CodeRequestUnsupported, "DSR needs HNS 9.3+ or 10.2+ (this is %s)", h.profile.Version)
 	}
@@ -176,7 +176,7 @@ func checkFamily(op Op, ipv6 bool, lb *hnslb.LoadBalancer) error {
 func (h *HNS) checkBackends(op Op, ipv6 bool, ids []string) error {
 	// HNS refuses a load balancer without backends (kubernetes/kubernetes#106936)
 	// as it refuses one with too many (#98680).
-	if max := h.profile.Features().MaxBackends; len(ids) == 0 || len(ids) > max {
+	if max := h.features.MaxBackends; len(ids) == 0 || len(ids) > max {
 		return hnsError(op, hnslb.CodeInvalidParameter, "Unable to initialize VFP LB rule: invalid number of destinations. (%d, need 1 to %d)", len(ids), max)
 	}
 	seen := make(map[string]bool, len(ids))
