@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -42,8 +43,9 @@ type node struct {
 	clock   *steppedClock
 	proxier *proxier.Proxier
 
-	// apiCPU is the thread CPU of the harness's own API writes (the fake
-	// API server's work), taken out of the proxier's CPU like the simulator's.
+	// apiCPU is the thread CPU of the harness's own API writes and of the
+	// fake API server's watch starts (the API server's work), taken out of
+	// the proxier's CPU like the simulator's.
 	apiCPU atomic.Int64
 	// listCPU is the thread CPU the fake API server spent serving LISTs.
 	listCPU atomic.Int64
@@ -150,7 +152,28 @@ func newNode(ctx context.Context, c *cluster, profile sim.Profile, latency time.
 		defer func() { n.listCPU.Add(int64(threadCPU() - start)) }()
 		return serve(a)
 	})
+	// Starting a watch, the fake API server sorts every stored object of
+	// the resource to find those newer than the LIST (none): a real one
+	// does that in its own process, and the informer only opens a stream.
+	// Its thread CPU is the API server's, like the harness's writes.
+	for i, r := range kube.WatchReactionChain {
+		kube.WatchReactionChain[i] = apiWatch{WatchReactor: r, cpu: &n.apiCPU}
+	}
 	return n, nil
+}
+
+// apiWatch charges a watch reactor's thread CPU to the fake API server.
+type apiWatch struct {
+	k8stesting.WatchReactor
+	cpu *atomic.Int64
+}
+
+func (w apiWatch) React(a k8stesting.Action) (bool, watch.Interface, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := threadCPU()
+	defer func() { w.cpu.Add(int64(threadCPU() - start)) }()
+	return w.WatchReactor.React(a)
 }
 
 // podNetwork is this node's pod network as the CNI makes it; on overlay

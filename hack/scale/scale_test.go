@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -304,15 +308,7 @@ func TestTargetsIncludeTheCPUPerObjectOfEveryKind(t *testing.T) {
 func TestVerifyReportsWhatHNSLacks(t *testing.T) {
 	spec := smallSpec()
 	spec.Overlay = true
-	c := newCluster(spec)
-	profile, err := sim.ProfileByName(sim.ProfileWS2022)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := newNode(context.Background(), c, profile, 0, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, n := testNode(t, spec)
 	rep := &report{}
 	verify(c, n, rep, "before the proxier")
 	want := []string{
@@ -322,4 +318,53 @@ func TestVerifyReportsWhatHNSLacks(t *testing.T) {
 	if !slices.Equal(rep.Problems, want) {
 		t.Errorf("problems %q, want %q", rep.Problems, want)
 	}
+}
+
+// A watch start is the fake API server's work, charged to it (apiCPU),
+// and the watch still delivers what is written after the LIST, as an
+// informer's does.
+func TestWatchStartsAreTheAPIServers(t *testing.T) {
+	c, n := testNode(t, smallSpec())
+	services := n.kube.CoreV1().Services(c.svcs[0].Namespace)
+	list, err := services.List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := n.apiCPU.Load()
+	w, err := services.Watch(context.Background(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if n.apiCPU.Load() == before {
+		t.Error("a watch start charged the fake API server no CPU")
+	}
+	svc := c.svcs[0].DeepCopy()
+	svc.Name = "watched"
+	if _, err := services.Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		if got := ev.Object.(*v1.Service).Name; ev.Type != watch.Added || got != "watched" {
+			t.Errorf("watch delivered %s %s, want the new Service added", ev.Type, got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watch delivered nothing")
+	}
+}
+
+// testNode is a cluster of spec and its node on ws2022, the proxier not started.
+func testNode(t *testing.T, spec clusterSpec) (*cluster, *node) {
+	t.Helper()
+	c := newCluster(spec)
+	profile, err := sim.ProfileByName(sim.ProfileWS2022)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := newNode(context.Background(), c, profile, 0, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, n
 }
