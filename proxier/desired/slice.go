@@ -29,8 +29,12 @@ type Endpoint struct {
 	// Address is the endpoint's first address ("" when it has none): like
 	// kube-proxy, only the first is used.
 	Address string
-	// NodeName is interned: a node's name is held once however many
-	// endpoints it runs.
+	// NodeName is interned with unique.Make, which keeps a name canonical
+	// only while a handle to it lives (none is kept): endpoints cached
+	// between two garbage collections share one copy of their node's name,
+	// and a later one may hold another (about 16 bytes each, at most one
+	// per endpoint). A table that kept its names cost as much CPU and saved
+	// no measurable memory (docs/benchmarks.md, session 12).
 	NodeName string
 	Hints    *discoveryv1.EndpointHints
 	// The conditions with the API's meaning of an unset one applied: an
