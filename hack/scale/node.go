@@ -74,13 +74,20 @@ func (n *node) proxierCPU() time.Duration {
 // apply makes one API write. The call's thread CPU (the fake server's
 // work up to handing the watch event over) is not the proxier's; the
 // informer's handling of the event is.
-func (n *node) apply(ctx context.Context, w write) error {
+func (n *node) apply(ctx context.Context, w write) (err error) {
+	chargeThreadCPU(&n.apiCPU, func() { err = n.write(ctx, w) })
+	return err
+}
+
+// chargeThreadCPU runs fn pinned to one OS thread and adds the thread CPU
+// it spent to c: the fake API server's work, on whichever goroutine asked
+// for it.
+func chargeThreadCPU(c *atomic.Int64, fn func()) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	start := threadCPU()
-	err := n.write(ctx, w)
-	n.apiCPU.Add(int64(threadCPU() - start))
-	return err
+	fn()
+	c.Add(int64(threadCPU() - start))
 }
 
 func (n *node) write(ctx context.Context, w write) error {
@@ -145,12 +152,9 @@ func newNode(ctx context.Context, c *cluster, profile sim.Profile, latency time.
 	// them instead); its thread CPU stays in the proxier's figure and is
 	// reported apart, to show how much of a cold start it is.
 	serve := k8stesting.ObjectReaction(kube.Tracker())
-	kube.PrependReactor("list", "*", func(a k8stesting.Action) (bool, k8sruntime.Object, error) {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		start := threadCPU()
-		defer func() { n.listCPU.Add(int64(threadCPU() - start)) }()
-		return serve(a)
+	kube.PrependReactor("list", "*", func(a k8stesting.Action) (handled bool, obj k8sruntime.Object, err error) {
+		chargeThreadCPU(&n.listCPU, func() { handled, obj, err = serve(a) })
+		return handled, obj, err
 	})
 	// Starting a watch, the fake API server sorts every stored object of
 	// the resource to find those newer than the LIST (none): a real one
@@ -168,12 +172,9 @@ type apiWatch struct {
 	cpu *atomic.Int64
 }
 
-func (w apiWatch) React(a k8stesting.Action) (bool, watch.Interface, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	start := threadCPU()
-	defer func() { w.cpu.Add(int64(threadCPU() - start)) }()
-	return w.WatchReactor.React(a)
+func (w apiWatch) React(a k8stesting.Action) (handled bool, ret watch.Interface, err error) {
+	chargeThreadCPU(w.cpu, func() { handled, ret, err = w.WatchReactor.React(a) })
+	return handled, ret, err
 }
 
 // podNetwork is this node's pod network as the CNI makes it; on overlay
