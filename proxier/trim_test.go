@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 	"time"
+	"unique"
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -91,9 +92,9 @@ func TestInformerCachesHoldTrimmedObjects(t *testing.T) {
 		service:     types.NamespacedName{Namespace: "default", Name: "web"},
 		triggerTime: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC),
 		slice: desired.EndpointSlice{Name: sl.Name, Family: intent.IPv4, Ports: sl.Ports, Endpoints: []desired.Endpoint{
-			{Address: "10.244.1.5", NodeName: nodeName, Ready: true, Serving: true},
-			{Address: "10.244.1.6", NodeName: nodeName, Ready: true, Serving: true},
-			{Address: "10.244.2.7", NodeName: "other", Serving: true, Terminating: true, Hints: sl.Endpoints[2].Hints},
+			{Address: "10.244.1.5", Node: unique.Make(nodeName), Ready: true, Serving: true},
+			{Address: "10.244.1.6", Node: unique.Make(nodeName), Ready: true, Serving: true},
+			{Address: "10.244.2.7", Node: unique.Make("other"), Serving: true, Terminating: true, Hints: sl.Endpoints[2].Hints},
 		}},
 	}
 	if !reflect.DeepEqual(got, want) {

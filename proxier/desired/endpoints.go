@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"net/netip"
 	"slices"
+	"unique"
 
 	"github.com/hnsproxy/hnsproxy/intent"
 	v1 "k8s.io/api/core/v1"
@@ -109,6 +110,10 @@ func parseSlices(in []*EndpointSlice, cfg *Config, buf *buffers) (out []parsedSl
 		return cmp.Compare(a.Name, b.Name)
 	})
 	node := nodeHash(cfg.NodeName)
+	var self unique.Handle[string] // zero: no endpoint is local
+	if cfg.NodeName != "" {
+		self = unique.Make(cfg.NodeName)
+	}
 	for _, s := range sorted {
 		if s == nil || s.Family == 0 { // FQDN slices carry no addresses a proxy can use
 			continue
@@ -128,7 +133,7 @@ func parseSlices(in []*EndpointSlice, cfg *Config, buf *buffers) (out []parsedSl
 			}
 			ep := endpoint{
 				ip:          ip,
-				local:       e.NodeName != "" && e.NodeName == cfg.NodeName,
+				local:       self != (unique.Handle[string]{}) && e.Node == self,
 				ready:       e.Ready,
 				serving:     e.Serving,
 				terminating: e.Terminating,

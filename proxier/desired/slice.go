@@ -29,17 +29,25 @@ type Endpoint struct {
 	// Address is the endpoint's first address ("" when it has none): like
 	// kube-proxy, only the first is used.
 	Address string
-	// NodeName is interned with unique.Make, which keeps a name canonical
-	// only while a handle to it lives (none is kept): endpoints cached
-	// between two garbage collections share one copy of their node's name,
-	// and a later one may hold another (about 16 bytes each, at most one
-	// per endpoint). A table that kept its names cost as much CPU and saved
-	// no measurable memory (docs/benchmarks.md, session 12).
-	NodeName string
-	Hints    *discoveryv1.EndpointHints
+	// Node is the endpoint's node name, interned: endpoints of one node
+	// share one copy, locality is a pointer comparison, and holding the
+	// handle keeps the name interned. A bare string from unique.Make lets
+	// the interning lapse at the next garbage collection, and at 5,000
+	// nodes re-interning the names of a change's new pods was a sixteenth
+	// of its CPU (docs/benchmarks.md, session 13). Zero when unset.
+	Node  unique.Handle[string]
+	Hints *discoveryv1.EndpointHints
 	// The conditions with the API's meaning of an unset one applied: an
 	// unset ready or serving means true, an unset terminating false.
 	Ready, Serving, Terminating bool
+}
+
+// NodeName is the endpoint's node name, "" when it has none.
+func (e *Endpoint) NodeName() string {
+	if e.Node == (unique.Handle[string]{}) {
+		return ""
+	}
+	return e.Node.Value()
 }
 
 // SliceOf returns what the mapping reads of s. It keeps nothing of s but
@@ -58,7 +66,7 @@ func SliceOf(s *discoveryv1.EndpointSlice) EndpointSlice {
 			o.Address = e.Addresses[0]
 		}
 		if e.NodeName != nil {
-			o.NodeName = unique.Make(*e.NodeName).Value()
+			o.Node = unique.Make(*e.NodeName)
 		}
 		o.Hints = e.Hints
 		o.Ready = e.Conditions.Ready == nil || *e.Conditions.Ready

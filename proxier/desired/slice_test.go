@@ -1,6 +1,7 @@
 package desired
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -45,17 +46,26 @@ func TestSliceOfAppliesTheAPIsDefaults(t *testing.T) {
 }
 
 // TestSliceOfHoldsANodeNameOnce: endpoints of one node share one copy of
-// its name, however many decoded copies the API objects carried.
+// its name, however many decoded copies the API objects carried, also
+// when a garbage collection runs between the two decodes (the interning
+// lasts as long as a cached slice holds the name).
 func TestSliceOfHoldsANodeNameOnce(t *testing.T) {
-	a := &discoveryv1.EndpointSlice{AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{
-		{Addresses: []string{"10.1.0.2"}, NodeName: ptr(strings.Clone("win-a"))},
-	}}
-	b := &discoveryv1.EndpointSlice{AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{
-		{Addresses: []string{"10.1.0.3"}, NodeName: ptr(strings.Clone("win-a"))},
-	}}
-	na, nb := SliceOf(a).Endpoints[0].NodeName, SliceOf(b).Endpoints[0].NodeName
+	decode := func(ip string) EndpointSlice {
+		return SliceOf(&discoveryv1.EndpointSlice{AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{
+			{Addresses: []string{ip}, NodeName: ptr(strings.Clone("win-a"))},
+			{Addresses: []string{ip + "0"}},
+		}})
+	}
+	a := decode("10.1.0.2")
+	runtime.GC()
+	runtime.GC()
+	b := decode("10.1.0.3")
+	na, nb := a.Endpoints[0].NodeName(), b.Endpoints[0].NodeName()
 	if na != "win-a" || unsafe.StringData(na) != unsafe.StringData(nb) {
 		t.Errorf("node names %q and %q are two copies", na, nb)
+	}
+	if n := a.Endpoints[1].NodeName(); n != "" {
+		t.Errorf("endpoint without a node name has %q", n)
 	}
 }
 
