@@ -106,7 +106,6 @@ func (n *testNode) start() {
 		NetworkID: n.networkID, Features: features, StateFile: n.stateFile, LearnBackendCap: n.believedCap > 0,
 		RetryBase: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond,
 	})
-	factory := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(ownCopy(TrimForCache)))
 	nodeFactory := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(ownCopy(TrimForCache)))
 	n.recorder = events.NewFakeRecorder(1000)
 	cfg := n.config
@@ -122,17 +121,19 @@ func (n *testNode) start() {
 		nodeInformer = clusterNodes.Core().V1().Nodes()
 	}
 	p, err := New(Options{
-		NodeName:      n.name,
-		Config:        cfg,
-		MinSyncPeriod: n.minSyncPeriod,
-		SyncPeriod:    time.Hour,
-		RepairPeriod:  time.Hour,
-		Reconciler:    rec,
-		Recorder:      n.recorder,
-		Observer:      n.observer,
-		RemoteSubnets: n.remoteSubnets,
-		ClusterNodes:  nodeInformer,
-	}, factory, nodeFactory)
+		NodeName:       n.name,
+		Config:         cfg,
+		MinSyncPeriod:  n.minSyncPeriod,
+		SyncPeriod:     time.Hour,
+		RepairPeriod:   time.Hour,
+		Reconciler:     rec,
+		Recorder:       n.recorder,
+		Observer:       n.observer,
+		RemoteSubnets:  n.remoteSubnets,
+		ClusterNodes:   nodeInformer,
+		Kube:           n.client,
+		CacheTransform: ownCopy(TrimForCache),
+	}, nodeFactory)
 	if err != nil {
 		n.t.Fatal(err)
 	}
@@ -140,7 +141,6 @@ func (n *testNode) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	n.done = make(chan error, 1)
-	factory.Start(ctx.Done())
 	nodeFactory.Start(ctx.Done())
 	clusterNodes.Start(ctx.Done())
 	go func() { n.done <- p.Run(ctx) }()

@@ -236,7 +236,10 @@ func idleProxier(t *testing.T, opts Options) *Proxier {
 	if opts.Reconciler == nil {
 		opts.Reconciler = reconciler.New(sim.New(sim.Options{Seed: 1}), reconciler.Options{})
 	}
-	p, err := New(opts, informers.NewSharedInformerFactory(client, 0), informers.NewSharedInformerFactory(client, 0))
+	if opts.Kube == nil {
+		opts.Kube = client
+	}
+	p, err := New(opts, informers.NewSharedInformerFactory(client, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,11 +285,15 @@ func TestBadTriggerTimeIsIgnored(t *testing.T) {
 	}
 }
 
-func TestNewNeedsAReconciler(t *testing.T) {
+func TestNewNeedsAReconcilerAndAClient(t *testing.T) {
 	client := fake.NewClientset()
 	f := informers.NewSharedInformerFactory(client, 0)
-	if _, err := New(Options{NodeName: nodeName}, f, f); err == nil || !strings.Contains(err.Error(), "reconciler") {
+	if _, err := New(Options{NodeName: nodeName, Kube: client}, f); err == nil || !strings.Contains(err.Error(), "reconciler") {
 		t.Errorf("New without a reconciler: %v, want an error naming it", err)
+	}
+	rec := reconciler.New(sim.New(sim.Options{Seed: 1}), reconciler.Options{})
+	if _, err := New(Options{NodeName: nodeName, Reconciler: rec}, f); err == nil || !strings.Contains(err.Error(), "API client") {
+		t.Errorf("New without an API client: %v, want an error naming it", err)
 	}
 }
 

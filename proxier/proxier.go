@@ -8,10 +8,12 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
@@ -87,6 +89,18 @@ type Options struct {
 	// appears or changes asks for a read until a route covers it.
 	ClusterNodes coreinformers.NodeInformer
 	Clock        clock.WithTicker
+
+	// Kube is the API client the proxier's own Service and EndpointSlice
+	// informers list and watch with (informers.go); Run runs them.
+	Kube kubernetes.Interface
+	// Narrow, if set, narrows those lists and watches: the daemon leaves out
+	// the Services another proxy implements, and their slices.
+	Narrow func(*metav1.ListOptions)
+	// ResyncPeriod is those informers' resync period (--config-sync-period); 0: none.
+	ResyncPeriod time.Duration
+	// CacheTransform replaces TrimForCache on those informers. Tests that
+	// share a fake clientset's objects with other watchers copy first.
+	CacheTransform cache.TransformFunc
 }
 
 // Proxier is the sync loop of one node.
@@ -100,6 +114,7 @@ type Proxier struct {
 	slices                                    cache.Indexer
 	nodes                                     corelisters.NodeLister
 	servicesSynced, slicesSynced, nodesSynced cache.InformerSynced
+	informers                                 ownInformers
 	// clusterNodesSynced waits for ClusterNodes' initial list (always true without it).
 	clusterNodesSynced cache.InformerSynced
 
@@ -174,14 +189,18 @@ const (
 	sliceServiceIdx = "service"
 )
 
-// New registers informer handlers on factory (which the caller starts) and
-// returns the proxier. The Node informer factory must be filtered to this node.
-func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*Proxier, error) {
+// New builds the proxier's Service and EndpointSlice informers on
+// opts.Kube (Run runs them) and registers its Node handler on nodeFactory,
+// which must be filtered to this node and which the caller starts.
+func New(opts Options, nodeFactory informers.SharedInformerFactory) (*Proxier, error) {
 	if opts.NodeName == "" {
 		return nil, fmt.Errorf("proxier: node name is required")
 	}
 	if opts.Reconciler == nil {
 		return nil, fmt.Errorf("proxier: reconciler is required")
+	}
+	if opts.Kube == nil {
+		return nil, fmt.Errorf("proxier: API client is required")
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -218,48 +237,16 @@ func New(opts Options, factory, nodeFactory informers.SharedInformerFactory) (*P
 	p.state = desired.NewState(p.cfg)
 	p.tally = newTallies()
 
-	svcInformer := factory.Core().V1().Services()
-	sliceInformer := factory.Discovery().V1().EndpointSlices()
+	p.informers = p.newOwnInformers(&opts)
 	nodeInformer := nodeFactory.Core().V1().Nodes()
-	// The cache holds slices in the proxier's own form, whatever transform
-	// the caller gave the factory.
-	if err := sliceInformer.Informer().SetTransform(TrimForCache); err != nil {
-		return nil, fmt.Errorf("proxier: endpointslice transform: %w", err)
-	}
-	if err := sliceInformer.Informer().AddIndexers(cache.Indexers{sliceServiceIdx: indexSliceByService}); err != nil {
-		return nil, fmt.Errorf("proxier: endpointslice indexer: %w", err)
-	}
-	p.services = svcInformer.Lister()
-	p.slices = sliceInformer.Informer().GetIndexer()
 	p.nodes = nodeInformer.Lister()
-	// The handler registrations' HasSynced (not the informers') hold until
-	// the handlers have seen every object of the initial list, so that Run
-	// can drop those changes: its first computation covers them.
-	svcReg, err := svcInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { p.onService(obj) },
-		UpdateFunc: func(_, obj any) { p.onService(obj) },
-		DeleteFunc: func(obj any) { p.onService(obj) },
-	})
+	// The registration's HasSynced (not the informer's) holds until the
+	// handler has seen every object of the initial list.
+	nodeReg, err := nodeInformer.Informer().AddEventHandler(handlerOf(p.onNode))
 	if err != nil {
 		return nil, err
 	}
-	sliceReg, err := sliceInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { p.onSlice(obj) },
-		UpdateFunc: func(_, obj any) { p.onSlice(obj) },
-		DeleteFunc: func(obj any) { p.onSlice(obj) },
-	})
-	if err != nil {
-		return nil, err
-	}
-	nodeReg, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { p.onNode(obj) },
-		UpdateFunc: func(_, obj any) { p.onNode(obj) },
-		DeleteFunc: func(obj any) { p.onNode(obj) },
-	})
-	if err != nil {
-		return nil, err
-	}
-	p.servicesSynced, p.slicesSynced, p.nodesSynced = svcReg.HasSynced, sliceReg.HasSynced, nodeReg.HasSynced
+	p.nodesSynced = nodeReg.HasSynced
 	p.clusterNodesSynced = func() bool { return true }
 	if opts.ClusterNodes != nil && opts.RemoteSubnets != nil {
 		reg, err := opts.ClusterNodes.Informer().AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
@@ -351,6 +338,7 @@ func (p *Proxier) Run(ctx context.Context) error {
 		<-ctx.Done()
 		p.queue.ShutDown()
 	}()
+	p.informers.run(ctx)
 	logger.Info("Waiting for caches to sync")
 	if !cache.WaitForNamedCacheSync("hnsproxy", ctx.Done(), p.servicesSynced, p.slicesSynced, p.nodesSynced, p.clusterNodesSynced) {
 		return fmt.Errorf("proxier: caches did not sync: %w", ctx.Err())

@@ -17,8 +17,9 @@ import (
 // is replaced by a cachedSlice: at 10,000 Services the slices are most of
 // the cache, and the API type spends on each endpoint several times what
 // the mapping reads of it. Cached objects are read-only (client-go's
-// rule). Whoever builds the informer factories passes it as
-// informers.WithTransform; it is idempotent, as client-go asks.
+// rule). The proxier's own informers apply it; whoever builds a Node
+// informer factory for it passes it as informers.WithTransform. It is
+// idempotent, as client-go asks.
 func TrimForCache(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *v1.Service:

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -54,7 +55,7 @@ func TestInformerCachesHoldTrimmedObjects(t *testing.T) {
 	}
 	client := fake.NewClientset(svc, sl, node)
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(TrimForCache))
-	p, err := New(Options{NodeName: nodeName, Reconciler: reconciler.New(sim.New(sim.Options{Seed: 1}), reconciler.Options{})}, factory, factory)
+	p, err := New(Options{NodeName: nodeName, Kube: client, Reconciler: reconciler.New(sim.New(sim.Options{Seed: 1}), reconciler.Options{})}, factory)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +63,9 @@ func TestInformerCachesHoldTrimmedObjects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	factory.Start(ctx.Done())
-	for _, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			t.Fatal("caches did not sync")
-		}
+	p.informers.run(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), p.servicesSynced, p.slicesSynced, p.nodesSynced) {
+		t.Fatal("caches did not sync")
 	}
 
 	gotSvc, err := p.services.Services("default").Get("web")

@@ -246,7 +246,6 @@ func (n *node) start() error {
 		NetworkID: n.networkID, Features: n.features, StateFile: n.stateFile,
 		StateFileSynced: func(time.Duration) { n.stateSyncs.Add(1) },
 	})
-	factory := informers.NewSharedInformerFactoryWithOptions(n.kube, 0, informers.WithTransform(proxier.TrimForCache))
 	nodeFactory := informers.NewSharedInformerFactoryWithOptions(n.kube, 0, informers.WithTransform(proxier.TrimForCache),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + nodeName(thisNode) }))
 	cfg, remoteSubnets := n.desiredConfig()
@@ -261,7 +260,8 @@ func (n *node) start() error {
 		Observer:      n,
 		RemoteSubnets: remoteSubnets,
 		Clock:         n.clock,
-	}, factory, nodeFactory)
+		Kube:          n.kube,
+	}, nodeFactory)
 	if err != nil {
 		return err
 	}
@@ -269,7 +269,6 @@ func (n *node) start() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	n.done = make(chan error, 1)
-	factory.Start(ctx.Done())
 	nodeFactory.Start(ctx.Done())
 	go func() { n.done <- p.Run(ctx) }()
 	return nil

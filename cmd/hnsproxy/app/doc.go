@@ -1,6 +1,6 @@
 // Package app is the hnsproxy daemon around the proxier: the cobra command
 // (kube-proxy's flags via package options), logging, the Kubernetes client
-// and informer factories, the event broadcaster, the HNS client (real,
+// and this node's informer factory, the event broadcaster, the HNS client (real,
 // in-process simulator, or the hnssim service), the start-up checks of HNS
 // capabilities and network, and the healthz and metrics servers. It then
 // hands everything to runProxier (proxier.go), the one place that builds and

@@ -69,22 +69,25 @@ func kubeconfigClientConfig(path, master string, getenv func(string) string) (*r
 		&clientcmd.ConfigOverrides{ClusterInfo: clientcmdapi.Cluster{Server: master}}, nil).ClientConfig()
 }
 
-// newInformerFactories returns the factory for Services and EndpointSlices
-// (without the Services another proxy owns; the EndpointSlice controller
-// copies that label onto their slices) and the factory for this node only.
-func newInformerFactories(client kubernetes.Interface, cfg *options.Config) (informers.SharedInformerFactory, informers.SharedInformerFactory, error) {
+// withoutOtherProxies narrows the proxier's Service and EndpointSlice lists
+// to those no other proxy implements (the EndpointSlice controller copies
+// the label onto a Service's slices), as kube-proxy's do.
+func withoutOtherProxies() (func(*metav1.ListOptions), error) {
 	noProxyName, err := labels.NewRequirement(labelServiceProxyName, selection.DoesNotExist, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	selector := labels.NewSelector().Add(*noProxyName).String()
-	factory := informers.NewSharedInformerFactoryWithOptions(client, cfg.ConfigSyncPeriod, informers.WithTransform(proxier.TrimForCache),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
-	nodeFactory := informers.NewSharedInformerFactoryWithOptions(client, cfg.ConfigSyncPeriod, informers.WithTransform(proxier.TrimForCache),
+	return func(o *metav1.ListOptions) { o.LabelSelector = selector }, nil
+}
+
+// newNodeInformers returns the informer factory for this node only, its
+// objects trimmed (proxier.TrimForCache).
+func newNodeInformers(client kubernetes.Interface, cfg *options.Config) informers.SharedInformerFactory {
+	return informers.NewSharedInformerFactoryWithOptions(client, cfg.ConfigSyncPeriod, informers.WithTransform(proxier.TrimForCache),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", cfg.NodeName).String()
 		}))
-	return factory, nodeFactory, nil
 }
 
 // nodeSource reads this node from the node informer's cache.

@@ -8,44 +8,64 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 )
 
-// TestInformerFactoriesTrimCachedObjects: the daemon's caches hold objects
-// without the bulk hnsproxy never reads (proxier.TrimForCache).
-func TestInformerFactoriesTrimCachedObjects(t *testing.T) {
+// TestNodeInformersTrimCachedObjects: the daemon's Node cache holds this
+// node without the bulk hnsproxy never reads (proxier.TrimForCache).
+func TestNodeInformersTrimCachedObjects(t *testing.T) {
 	managed := []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
 	client := fake.NewClientset(
-		&v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", ManagedFields: managed}},
 		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-a", ManagedFields: managed},
 			Status: v1.NodeStatus{Images: []v1.ContainerImage{{Names: []string{"pause"}}}}},
 	)
-	factory, nodeFactory, err := newInformerFactories(client, &options.Config{NodeName: "win-a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	services := factory.Core().V1().Services().Lister()
+	nodeFactory := newNodeInformers(client, &options.Config{NodeName: "win-a"})
 	nodes := nodeFactory.Core().V1().Nodes().Lister()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	factory.Start(ctx.Done())
 	nodeFactory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
 	nodeFactory.WaitForCacheSync(ctx.Done())
 
-	svc, err := services.Services("default").Get("web")
-	if err != nil {
-		t.Fatal(err)
-	}
 	node, err := nodes.Get("win-a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if svc.ManagedFields != nil || node.ManagedFields != nil || node.Status.Images != nil {
-		t.Errorf("cached objects untrimmed: service %+v, node %+v", svc.ObjectMeta, node)
+	if node.ManagedFields != nil || node.Status.Images != nil {
+		t.Errorf("cached node untrimmed: %+v", node)
+	}
+}
+
+// TestListsLeaveOutOtherProxies: the proxier's lists skip the Services (and
+// their slices) another proxy implements, as kube-proxy's do.
+func TestListsLeaveOutOtherProxies(t *testing.T) {
+	other := map[string]string{labelServiceProxyName: "other-proxy"}
+	client := fake.NewClientset(
+		&v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}},
+		&v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "elsewhere", Labels: other}},
+		&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-1"}},
+		&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "elsewhere-1", Labels: other}},
+	)
+	narrow, err := withoutOtherProxies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o metav1.ListOptions
+	narrow(&o)
+	ctx := context.Background()
+	svcs, err := client.CoreV1().Services("").List(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices, err := client.DiscoveryV1().EndpointSlices("").List(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(svcs.Items) != 1 || svcs.Items[0].Name != "web" || len(slices.Items) != 1 || slices.Items[0].Name != "web-1" {
+		t.Errorf("narrowed lists hold %d Services and %d slices (selector %q), want web and web-1", len(svcs.Items), len(slices.Items), o.LabelSelector)
 	}
 }
 

@@ -52,6 +52,10 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 	if dcfg.Mode == desired.Overlay {
 		clusterNodes = informers.NewSharedInformerFactoryWithOptions(deps.Kube, cfg.ConfigSyncPeriod, informers.WithTransform(proxier.TrimToPodCIDRs))
 	}
+	narrow, err := withoutOtherProxies()
+	if err != nil {
+		return err
+	}
 	p, err := proxier.New(proxier.Options{
 		NodeName:      cfg.NodeName,
 		Config:        dcfg,
@@ -63,11 +67,13 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		Observer:      deps.NewObserver(rec),
 		RemoteSubnets: remoteSubnets(rec),
 		ClusterNodes:  nodesOf(clusterNodes),
-	}, deps.Informers, deps.NodeInformers)
+		Kube:          deps.Kube,
+		Narrow:        narrow,
+		ResyncPeriod:  cfg.ConfigSyncPeriod,
+	}, deps.NodeInformers)
 	if err != nil {
 		return err
 	}
-	deps.Informers.Start(ctx.Done())
 	deps.NodeInformers.Start(ctx.Done())
 	if clusterNodes != nil {
 		clusterNodes.Start(ctx.Done())

@@ -24,11 +24,10 @@ import (
 // Deps is everything Run has built and started when it hands over to runProxier.
 type Deps struct {
 	Kube kubernetes.Interface
-	// Informers serves Services and EndpointSlices (minus those with
-	// service.kubernetes.io/service-proxy-name); NodeInformers serves this
-	// node only and is already started (healthz reads it). runProxier
-	// passes both to proxier.New and then starts them.
-	Informers, NodeInformers informers.SharedInformerFactory
+	// NodeInformers serves this node only and is already started (healthz
+	// reads it); runProxier passes it to proxier.New. The proxier watches
+	// Services and EndpointSlices on informers of its own.
+	NodeInformers informers.SharedInformerFactory
 
 	// HNS is the selected HNS client, instrumented for metrics.
 	HNS hnslb.Client
@@ -76,10 +75,7 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 	metrics.Register()
 	metrics.RegisterFeatureGates(cfg.FeatureGates)
 
-	factory, nodeFactory, err := newInformerFactories(kube, cfg)
-	if err != nil {
-		return err
-	}
+	nodeFactory := newNodeInformers(kube, cfg)
 	nodes := nodeSource{name: cfg.NodeName, lister: nodeFactory.Core().V1().Nodes().Lister()}
 	nodeFactory.Start(ctx.Done())
 
@@ -90,7 +86,7 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 	defer broadcaster.Shutdown()
 	reporter := events.NewReporter(broadcaster, cfg.NodeName)
 
-	deps := &Deps{Kube: kube, Informers: factory, NodeInformers: nodeFactory, Events: reporter}
+	deps := &Deps{Kube: kube, NodeInformers: nodeFactory, Events: reporter}
 	fatal := make(chan error, 3)
 	if cfg.HealthzBindAddress != "" {
 		deps.Health = healthcheck.NewProxyHealthServer(clock.RealClock{}, 2*cfg.SyncPeriod, nodes)
