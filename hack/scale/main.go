@@ -66,7 +66,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of -cpuprofile-phase to this file")
 	fs.StringVar(&o.cpuPhase, "cpuprofile-phase", "all", "phase the CPU profile covers: cold, incr, newpods, mix, repair, restart or all")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a pprof heap profile taken after -memprofile-phase to this file")
-	fs.StringVar(&o.memPhase, "memprofile-phase", "cold", "phase after which the heap profile is taken: cold, newpods or mix (its allocations since start: diff two with pprof -base)")
+	fs.StringVar(&o.memPhase, "memprofile-phase", "cold", "phase after which the heap profile is taken: setup (the cluster built, before the cold start), cold, newpods or mix (its allocations since start: diff two with pprof -base)")
 	fs.DurationVar(&o.quiet, "quiet", 300*time.Millisecond, "no sync for this long after convergence ends a phase (waited, not measured)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -104,8 +104,10 @@ func parseFlags(args []string) (options, error) {
 	default:
 		return o, fmt.Errorf("-cpuprofile-phase must be cold, incr, newpods, mix, repair, restart or all, got %q", o.cpuPhase)
 	}
-	if o.memPhase != "cold" && o.memPhase != "newpods" && o.memPhase != "mix" {
-		return o, fmt.Errorf("-memprofile-phase must be cold, newpods or mix, got %q", o.memPhase)
+	switch o.memPhase {
+	case "setup", "cold", "newpods", "mix":
+	default:
+		return o, fmt.Errorf("-memprofile-phase must be setup, cold, newpods or mix, got %q", o.memPhase)
 	}
 	return o, nil
 }

@@ -65,6 +65,9 @@ func run(ctx context.Context, o options) (*report, error) {
 	progress("cluster ready in %.1fs: %d load balancers and %d remote endpoints expected, %d endpoints local",
 		rep.ClusterSetupSeconds, rep.LoadBalancers, rep.RemoteEndpoints, rep.LocalEndpoints)
 
+	if err := o.heapProfileAfter("setup"); err != nil {
+		return rep, err
+	}
 	if err := coldStart(ctx, o, c, n, prof, rep); err != nil {
 		return rep, err
 	}

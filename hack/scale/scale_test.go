@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -204,11 +206,31 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 		{"-changes", "-1"},
 		{"-hns-latency", "-1ms"},
 		{"-cpuprofile-phase", "warm"},
+		{"-memprofile-phase", "warm"},
 		{"extra"},
 	} {
 		if _, err := parseFlags(args); err == nil {
 			t.Errorf("parseFlags(%q) accepted bad input", args)
 		}
+	}
+}
+
+// -memprofile-phase setup writes the heap profile before the cold start,
+// the base against which a later phase's profile shows that phase's
+// allocations (pprof -base).
+func TestHeapProfileAfterSetup(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "setup.pb")
+	o, err := parseFlags([]string{"-services", "10", "-endpoints-per-service", "2", "-nodes", "2", "-pods-per-node", "5",
+		"-changes", "0", "-new-local-pods", "0", "-replacements", "0", "-service-churn", "0", "-scales", "0", "-drains", "0",
+		"-drift", "0", "-changes-during-repair", "0", "-quiet", "20ms", "-memprofile", path, "-memprofile-phase", "setup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Errorf("no heap profile after setup: %v", err)
 	}
 }
 
