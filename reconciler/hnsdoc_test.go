@@ -12,6 +12,7 @@ func TestSameMACAcrossSpellings(t *testing.T) {
 		{"02-11-0a-f4-01-06", "02-11-0a-f4-01-07", false},
 		{"02-11-0a-f4-01-06", "02-11-0a-f4-01-0", false},
 		{"02-11-0a-f4-01-06", "02:11-0a-f4-01-06", true},
+		{"02-11-0a-f4-01-06", "02-11-0a-f4-01-06", true},
 		{"", "", true},
 	} {
 		if got := sameMAC(tc.a, tc.b); got != tc.same {
