@@ -2,8 +2,11 @@ package reconciler
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
@@ -94,4 +97,33 @@ func BenchmarkWriteSnapshot10k(b *testing.B) {
 		}
 	}
 	b.ReportAllocs()
+}
+
+// BenchmarkFingerprint is the baseline every create and modify computes:
+// a load balancer of ten backends, and HNS's echo of it (the same fields
+// as sent, as HNS mostly answers, and the backends reordered and
+// upper-cased, which takes the canonical form's sorting and folding).
+func BenchmarkFingerprint(b *testing.B) {
+	written := &hnslb.LoadBalancer{SourceVIP: "10.244.1.2", FrontendVIPs: []string{"10.96.0.1"},
+		PortMappings: []hnslb.PortMapping{{Protocol: 6, InternalPort: 8080, ExternalPort: 80, Flags: 2}}, Flags: 1}
+	for i := range 10 {
+		written.HostComputeEndpoints = append(written.HostComputeEndpoints, fmt.Sprintf("a1b2c3d4-0000-0000-0000-%012d", 97-i*7))
+	}
+	same := *written
+	same.HostComputeEndpoints = slices.Clone(written.HostComputeEndpoints)
+	reordered := same
+	reordered.HostComputeEndpoints = slices.Clone(written.HostComputeEndpoints)
+	slices.Reverse(reordered.HostComputeEndpoints)
+	reordered.HostComputeEndpoints[0] = strings.ToUpper(reordered.HostComputeEndpoints[0])
+	for _, tc := range []struct {
+		name string
+		echo *hnslb.LoadBalancer
+	}{{"echoed-as-sent", &same}, {"echo-reordered", &reordered}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				_ = fingerprint(written, tc.echo)
+			}
+			b.ReportAllocs()
+		})
+	}
 }
