@@ -1,5 +1,6 @@
 // Package proxier turns Kubernetes Services, EndpointSlices and this Node into
-// HNS load balancers on this node. It owns the informer handlers, the change
+// HNS load balancers on this node. It owns its Service and EndpointSlice
+// informers (informers.go) and the handlers of those and of the Node's, the change
 // tracking (which Services must be recomputed), the conflict rule between
 // Services that ask for the same HNS frontend, and the sync loop that feeds the
 // pure desired-state function (package desired) into the reconciler: each
