@@ -56,8 +56,7 @@ func fingerprint(written, echo *hnslb.LoadBalancer) string {
 // sameCanonicalInput reports whether a and b agree, as written, on every
 // field appendCanonical reads.
 func sameCanonicalInput(a, b *hnslb.LoadBalancer) bool {
-	return a.Flags == b.Flags && a.SourceVIP == b.SourceVIP && slices.Equal(a.FrontendVIPs, b.FrontendVIPs) &&
-		slices.Equal(a.PortMappings, b.PortMappings) && slices.Equal(a.HostComputeEndpoints, b.HostComputeEndpoints)
+	return sameFrontendFields(a, b) && slices.Equal(a.HostComputeEndpoints, b.HostComputeEndpoints)
 }
 
 func appendCanonical(buf []byte, lb *hnslb.LoadBalancer) []byte {

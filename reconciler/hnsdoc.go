@@ -68,11 +68,14 @@ func sameLB(a, b *hnslb.LoadBalancer) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.SourceVIP == b.SourceVIP &&
-		a.Flags == b.Flags &&
-		slices.Equal(a.FrontendVIPs, b.FrontendVIPs) &&
-		slices.Equal(a.PortMappings, b.PortMappings) &&
-		sameIDSet(a.HostComputeEndpoints, b.HostComputeEndpoints)
+	return sameFrontendFields(a, b) && sameIDSet(a.HostComputeEndpoints, b.HostComputeEndpoints)
+}
+
+// sameFrontendFields reports whether a and b have, as written, the same
+// flags, source VIP, frontend VIPs and port mappings.
+func sameFrontendFields(a, b *hnslb.LoadBalancer) bool {
+	return a.SourceVIP == b.SourceVIP && a.Flags == b.Flags &&
+		slices.Equal(a.FrontendVIPs, b.FrontendVIPs) && slices.Equal(a.PortMappings, b.PortMappings)
 }
 
 func sameIDSet(a, b []string) bool {

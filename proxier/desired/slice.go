@@ -31,23 +31,14 @@ type Endpoint struct {
 	Address string
 	// Node is the endpoint's node name, interned: endpoints of one node
 	// share one copy, locality is a pointer comparison, and holding the
-	// handle keeps the name interned. A bare string from unique.Make lets
-	// the interning lapse at the next garbage collection, and at 5,000
-	// nodes re-interning the names of a change's new pods was a sixteenth
-	// of its CPU (docs/benchmarks.md, session 13). Zero when unset.
+	// handle keeps the name interned (a bare string from unique.Make let
+	// the interning lapse at the next garbage collection; docs/benchmarks.md,
+	// session 13). Zero when unset.
 	Node  unique.Handle[string]
 	Hints *discoveryv1.EndpointHints
 	// The conditions with the API's meaning of an unset one applied: an
 	// unset ready or serving means true, an unset terminating false.
 	Ready, Serving, Terminating bool
-}
-
-// NodeName is the endpoint's node name, "" when it has none.
-func (e *Endpoint) NodeName() string {
-	if e.Node == (unique.Handle[string]{}) {
-		return ""
-	}
-	return e.Node.Value()
 }
 
 // SliceOf returns what the mapping reads of s. It keeps nothing of s but

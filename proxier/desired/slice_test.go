@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unique"
 	"unsafe"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -60,12 +61,12 @@ func TestSliceOfHoldsANodeNameOnce(t *testing.T) {
 	runtime.GC()
 	runtime.GC()
 	b := decode("10.1.0.3")
-	na, nb := a.Endpoints[0].NodeName(), b.Endpoints[0].NodeName()
+	na, nb := a.Endpoints[0].Node.Value(), b.Endpoints[0].Node.Value()
 	if na != "win-a" || unsafe.StringData(na) != unsafe.StringData(nb) {
 		t.Errorf("node names %q and %q are two copies", na, nb)
 	}
-	if n := a.Endpoints[1].NodeName(); n != "" {
-		t.Errorf("endpoint without a node name has %q", n)
+	if n := a.Endpoints[1].Node; n != (unique.Handle[string]{}) {
+		t.Errorf("endpoint without a node name has %q", n.Value())
 	}
 }
 
