@@ -150,16 +150,16 @@ func parseSlices(in []*EndpointSlice, cfg *Config, buf *buffers) (out []parsedSl
 			ep.backend = intent.Backend{IP: canonical(e.Address, ip), Local: ep.local}
 			if !ep.local {
 				if cfg.Mode == Overlay {
-					pa, found := cfg.RemoteSubnets.providerAddress(ip)
-					if !found {
+					if n, found := cfg.RemoteSubnets.nodeOf(ip); found {
+						ep.remoteNode = n.pa == ip
+						ep.backend.ProviderAddress = n.text
+					} else {
 						// winkernel: outside every remote subnet means a
 						// public IP, reached through this node.
-						pa = cfg.NodeIPs[fam]
 						ep.noPA = true
-					}
-					ep.remoteNode = found && pa == ip
-					if pa.IsValid() {
-						ep.backend.ProviderAddress = cfg.RemoteSubnets.text(pa)
+						if pa := cfg.NodeIPs[fam]; pa.IsValid() {
+							ep.backend.ProviderAddress = cfg.RemoteSubnets.text(pa)
+						}
 					}
 				}
 			}

@@ -22,29 +22,43 @@ type RemoteSubnetIndex struct {
 	// byLength has one table per prefix length and family, longest first;
 	// a prefix routed to several nodes keeps the lowest provider address.
 	byLength []subnetTable
-	// nodes: the provider addresses themselves (a host-network pod's IP is
-	// its node's PA), each with its text, formatted once for every backend
-	// on that node.
-	nodes map[netip.Addr]string
+	// nodes are the provider addresses themselves: a host-network pod's IP
+	// is its node's PA.
+	nodes map[netip.Addr]*overlayNode
+	// nodesFirst: some provider address lies inside a routed subnet, so a
+	// lookup asks nodes before the subnets (the node itself wins). Else a
+	// pod IP, the common case, is answered by the subnets alone.
+	nodesFirst bool
 }
 
-// subnetTable is the routes of one prefix length and family.
+// overlayNode is one node's provider address and its text, formatted once
+// for every backend on that node. Lookups return it whole, so a backend
+// costs one map probe, not one for its node and one for the text.
+type overlayNode struct {
+	pa   netip.Addr
+	text string
+}
+
+// subnetTable is the routes of one prefix length and family, keyed by the
+// masked address.
 type subnetTable struct {
 	bits int
 	is4  bool
-	pa   map[netip.Prefix]netip.Addr
+	node map[netip.Addr]*overlayNode
 }
 
 // NewRemoteSubnetIndex indexes routes, leaving out those without a valid
 // prefix or provider address.
 func NewRemoteSubnetIndex(routes []RemoteSubnet) *RemoteSubnetIndex {
-	ix := &RemoteSubnetIndex{nodes: map[netip.Addr]string{}}
+	ix := &RemoteSubnetIndex{nodes: map[netip.Addr]*overlayNode{}}
 	for _, r := range routes {
 		if !r.Prefix.IsValid() || !r.ProviderAddress.IsValid() {
 			continue
 		}
 		ix.routes = append(ix.routes, RemoteSubnet{Prefix: r.Prefix.Masked(), ProviderAddress: r.ProviderAddress})
-		ix.nodes[r.ProviderAddress] = r.ProviderAddress.String()
+		if ix.nodes[r.ProviderAddress] == nil {
+			ix.nodes[r.ProviderAddress] = &overlayNode{pa: r.ProviderAddress, text: r.ProviderAddress.String()}
+		}
 	}
 	slices.SortFunc(ix.routes, func(a, b RemoteSubnet) int {
 		if c := cmp.Compare(b.Prefix.Bits(), a.Prefix.Bits()); c != 0 {
@@ -58,11 +72,17 @@ func NewRemoteSubnetIndex(routes []RemoteSubnet) *RemoteSubnetIndex {
 	for _, r := range ix.routes {
 		bits, is4 := r.Prefix.Bits(), r.Prefix.Addr().Is4()
 		if n := len(ix.byLength); n == 0 || ix.byLength[n-1].bits != bits || ix.byLength[n-1].is4 != is4 {
-			ix.byLength = append(ix.byLength, subnetTable{bits: bits, is4: is4, pa: map[netip.Prefix]netip.Addr{}})
+			ix.byLength = append(ix.byLength, subnetTable{bits: bits, is4: is4, node: map[netip.Addr]*overlayNode{}})
 		}
 		t := ix.byLength[len(ix.byLength)-1]
-		if _, dup := t.pa[r.Prefix]; !dup { // sorted: the lowest provider address comes first
-			t.pa[r.Prefix] = r.ProviderAddress
+		if _, dup := t.node[r.Prefix.Addr()]; !dup { // sorted: the lowest provider address comes first
+			t.node[r.Prefix.Addr()] = ix.nodes[r.ProviderAddress]
+		}
+	}
+	for pa := range ix.nodes {
+		if _, routed := ix.subnetOf(pa); routed {
+			ix.nodesFirst = true
+			break
 		}
 	}
 	return ix
@@ -92,31 +112,43 @@ func (ix *RemoteSubnetIndex) Len() int {
 	return len(ix.routes)
 }
 
-// providerAddress returns the PA of the node hosting ip: the node itself if
-// ip is a provider address, else the longest matching remote subnet's.
-func (ix *RemoteSubnetIndex) providerAddress(ip netip.Addr) (netip.Addr, bool) {
+// nodeOf returns the node hosting ip: the node itself if ip is a provider
+// address, else the one the longest matching remote subnet routes to.
+func (ix *RemoteSubnetIndex) nodeOf(ip netip.Addr) (*overlayNode, bool) {
 	if ix == nil {
-		return netip.Addr{}, false
+		return nil, false
 	}
-	if _, node := ix.nodes[ip]; node {
-		return ip, true
+	if ix.nodesFirst {
+		if n, ok := ix.nodes[ip]; ok {
+			return n, true
+		}
 	}
+	if n, ok := ix.subnetOf(ip); ok {
+		return n, true
+	}
+	n, ok := ix.nodes[ip]
+	return n, ok
+}
+
+// subnetOf returns the node the longest remote subnet holding ip routes to.
+func (ix *RemoteSubnetIndex) subnetOf(ip netip.Addr) (*overlayNode, bool) {
 	for _, t := range ix.byLength {
 		if t.is4 != ip.Is4() {
 			continue
 		}
-		if pa, ok := t.pa[netip.PrefixFrom(ip, t.bits).Masked()]; ok {
-			return pa, true
+		if n, ok := t.node[netip.PrefixFrom(ip, t.bits).Masked().Addr()]; ok {
+			return n, true
 		}
 	}
-	return netip.Addr{}, false
+	return nil, false
 }
 
-// text is a provider address's text, formatted when the index was built.
+// text is a provider address's text, formatted when the index was built
+// if it is a node's.
 func (ix *RemoteSubnetIndex) text(pa netip.Addr) string {
 	if ix != nil {
-		if s, ok := ix.nodes[pa]; ok {
-			return s
+		if n, ok := ix.nodes[pa]; ok {
+			return n.text
 		}
 	}
 	return pa.String()
@@ -132,7 +164,7 @@ func (ix *RemoteSubnetIndex) Covers(prefix netip.Prefix) bool {
 		if t.is4 != prefix.Addr().Is4() || t.bits > prefix.Bits() {
 			continue
 		}
-		if _, ok := t.pa[netip.PrefixFrom(prefix.Addr(), t.bits).Masked()]; ok {
+		if _, ok := t.node[netip.PrefixFrom(prefix.Addr(), t.bits).Masked().Addr()]; ok {
 			return true
 		}
 	}

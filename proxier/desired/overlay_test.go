@@ -1,6 +1,7 @@
 package desired
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"reflect"
@@ -109,7 +110,7 @@ func TestRemoteSubnetIndex(t *testing.T) {
 		{"10.2.0.1", ""},
 		{"fd01:2::5", ""},
 	} {
-		pa, ok := ix.providerAddress(addr(tc.ip))
+		pa, ok := paOf(ix, addr(tc.ip))
 		if got := map[bool]string{true: pa.String(), false: ""}[ok]; got != tc.pa {
 			t.Errorf("providerAddress(%s) = %q, want %q", tc.ip, got, tc.pa)
 		}
@@ -140,39 +141,77 @@ func TestRemoteSubnetIndex(t *testing.T) {
 	if none.Covers(netip.MustParsePrefix("10.1.1.0/24")) {
 		t.Error("the nil index covers a prefix")
 	}
-	if _, ok := none.providerAddress(addr("10.1.1.5")); ok || !none.Equal(NewRemoteSubnetIndex(nil)) || none.Routes() != nil {
+	if _, ok := paOf(none, addr("10.1.1.5")); ok || !none.Equal(NewRemoteSubnetIndex(nil)) || none.Routes() != nil {
 		t.Error("the nil index is not empty")
 	}
 }
 
-// The index answers what a walk over every route, longest prefix first,
-// answers, for random routes of mixed lengths.
-func TestRemoteSubnetIndexMatchesALinearWalk(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	var routes []RemoteSubnet
-	for range 300 {
-		a := netip.AddrFrom4([4]byte{10, byte(rng.IntN(4)), byte(rng.IntN(256)), byte(rng.IntN(256))})
-		p, _ := a.Prefix([]int{8, 16, 20, 24, 26}[rng.IntN(5)])
-		routes = append(routes, RemoteSubnet{Prefix: p, ProviderAddress: netip.AddrFrom4([4]byte{192, 168, byte(rng.IntN(4)), byte(rng.IntN(256))})})
+// paOf is the provider address of the node hosting ip.
+func paOf(ix *RemoteSubnetIndex, ip netip.Addr) (netip.Addr, bool) {
+	n, ok := ix.nodeOf(ip)
+	if !ok {
+		return netip.Addr{}, false
 	}
-	ix := NewRemoteSubnetIndex(routes)
-	walk := ix.Routes() // longest first, then by address and PA
-	for range 5000 {
-		ip := netip.AddrFrom4([4]byte{[]byte{10, 192}[rng.IntN(2)], byte(rng.IntN(5)), byte(rng.IntN(256)), byte(rng.IntN(256))})
-		var want netip.Addr
-		if _, node := ix.nodes[ip]; node {
-			want = ip
-		} else {
-			for _, r := range walk {
-				if r.Prefix.Contains(ip) {
-					want = r.ProviderAddress
-					break
+	if n.text != n.pa.String() {
+		panic(fmt.Sprintf("node %v carries the text %q", n.pa, n.text))
+	}
+	return n.pa, true
+}
+
+// The index answers what a walk over every route, longest prefix first,
+// answers, for random routes of mixed lengths: with the provider addresses
+// outside every route, and with some routes holding provider addresses
+// (where a node's own address wins over the subnet around it).
+func TestRemoteSubnetIndexMatchesALinearWalk(t *testing.T) {
+	for _, paRouted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("providerAddressesRouted=%v", paRouted), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			randomPA := func() netip.Addr {
+				return netip.AddrFrom4([4]byte{192, 168, byte(rng.IntN(4)), byte(rng.IntN(256))})
+			}
+			var routes []RemoteSubnet
+			for range 300 {
+				a := netip.AddrFrom4([4]byte{10, byte(rng.IntN(4)), byte(rng.IntN(256)), byte(rng.IntN(256))})
+				p, _ := a.Prefix([]int{8, 16, 20, 24, 26}[rng.IntN(5)])
+				routes = append(routes, RemoteSubnet{Prefix: p, ProviderAddress: randomPA()})
+			}
+			if paRouted {
+				for range 20 {
+					p, _ := randomPA().Prefix([]int{16, 24, 30}[rng.IntN(3)])
+					routes = append(routes, RemoteSubnet{Prefix: p, ProviderAddress: randomPA()})
 				}
 			}
-		}
-		if got, _ := ix.providerAddress(ip); got != want {
-			t.Fatalf("providerAddress(%s) = %v, the walk says %v", ip, got, want)
-		}
+			ix := NewRemoteSubnetIndex(routes)
+			if ix.nodesFirst != paRouted {
+				t.Fatalf("nodesFirst = %v, want %v", ix.nodesFirst, paRouted)
+			}
+			walk := ix.Routes() // longest first, then by address and PA
+			nodes := 0
+			for range 5000 {
+				ip := netip.AddrFrom4([4]byte{10, byte(rng.IntN(5)), byte(rng.IntN(256)), byte(rng.IntN(256))})
+				if rng.IntN(2) == 0 {
+					ip = randomPA()
+				}
+				var want netip.Addr
+				if _, node := ix.nodes[ip]; node {
+					want = ip
+					nodes++
+				} else {
+					for _, r := range walk {
+						if r.Prefix.Contains(ip) {
+							want = r.ProviderAddress
+							break
+						}
+					}
+				}
+				if got, _ := paOf(ix, ip); got != want {
+					t.Fatalf("the node of %s is %v, the walk says %v", ip, got, want)
+				}
+			}
+			if nodes == 0 {
+				t.Fatal("no lookup was of a node's own address")
+			}
+		})
 	}
 }
 
