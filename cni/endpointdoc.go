@@ -143,7 +143,8 @@ func (n *NetConf) ownPolicies(s endpointSpec) ownPolicies {
 			hnslb.SDNRoutePolicySetting{DestinationPrefix: svc.String(), NeedEncap: true}))
 	}
 	if s.providerAddress.IsValid() {
-		o.providerAddress = append(o.providerAddress, hnslb.NewProviderAddressPolicy(s.providerAddress.String()))
+		o.providerAddress = append(o.providerAddress, hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress,
+			hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: s.providerAddress.String()}))
 	}
 	if ip, ok := s.v4(); ok && s.loopbackDSR {
 		// The reference plugins express loopback DSR as an OutBoundNAT policy

@@ -133,50 +133,6 @@ func NewEndpointPolicy(t EndpointPolicyType, settings any) EndpointPolicy {
 	return EndpointPolicy{Type: t, Settings: raw}
 }
 
-// NewProviderAddressPolicy is the ProviderAddress endpoint policy for pa,
-// the bytes NewEndpointPolicy marshals: every remote endpoint's create on
-// overlay carries one, and encoding/json's reflection was most of building
-// it (a tenth of a 40-pod scale-up's CPU at 5,000 nodes).
-func NewProviderAddressPolicy(pa string) EndpointPolicy {
-	if pa == "" || !plainAddress(pa) {
-		return NewEndpointPolicy(EndpointPolicyProviderAddress, ProviderAddressEndpointPolicySetting{ProviderAddress: pa})
-	}
-	raw := make([]byte, 0, len(providerAddressHead)+len(pa)+len(providerAddressTail))
-	raw = append(append(append(raw, providerAddressHead...), pa...), providerAddressTail...)
-	return EndpointPolicy{Type: EndpointPolicyProviderAddress, Settings: raw}
-}
-
-// The settings' bytes around an address, as encoding/json writes them.
-const (
-	providerAddressHead = `{"ProviderAddress":"`
-	providerAddressTail = `"}`
-)
-
-// plainAddress reports whether s has only characters an IP address's text
-// has, none of which JSON escapes.
-func plainAddress(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F', c == '.', c == ':':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// plainProviderAddress reads settings of exactly NewProviderAddressPolicy's
-// form without encoding/json; ok is false for any other form.
-func plainProviderAddress(raw json.RawMessage) (pa string, ok bool) {
-	s := string(raw)
-	if len(s) <= len(providerAddressHead)+len(providerAddressTail) ||
-		s[:len(providerAddressHead)] != providerAddressHead || s[len(s)-len(providerAddressTail):] != providerAddressTail {
-		return "", false
-	}
-	pa = s[len(providerAddressHead) : len(s)-len(providerAddressTail)]
-	return pa, plainAddress(pa)
-}
-
 // NewNetworkPolicy marshals settings into a typed network policy.
 func NewNetworkPolicy(t NetworkPolicyType, settings any) NetworkPolicy {
 	raw, err := json.Marshal(settings)
@@ -198,9 +154,6 @@ func DecodeSettings(raw json.RawMessage, out any) error {
 func (e *Endpoint) ProviderAddress() string {
 	for _, p := range e.Policies {
 		if p.Type == EndpointPolicyProviderAddress {
-			if pa, ok := plainProviderAddress(p.Settings); ok {
-				return pa
-			}
 			var s ProviderAddressEndpointPolicySetting
 			if DecodeSettings(p.Settings, &s) == nil {
 				return s.ProviderAddress

@@ -113,7 +113,8 @@ func buildRemoteEndpoint(networkID string, re intent.RemoteEndpoint) *hnslb.Endp
 		return ep
 	}
 	if re.ProviderAddress != "" {
-		ep.Policies = []hnslb.EndpointPolicy{hnslb.NewProviderAddressPolicy(re.ProviderAddress)}
+		ep.Policies = []hnslb.EndpointPolicy{hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress,
+			hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: re.ProviderAddress})}
 	}
 	return ep
 }
