@@ -12,9 +12,10 @@ import (
 // RemoteSubnetIndex answers "which node hosts this pod IP" from the overlay
 // network's RemoteSubnetRoute policies. It is built once when the policies
 // change (NewRemoteSubnetIndex) and then only read, shared by every
-// Service's computation: a lookup costs one map probe per distinct prefix
-// length, not a walk over every node's subnet, so the per-Service cost does
-// not grow with the number of nodes. The nil index holds no routes.
+// Service's computation: a lookup costs at most one map probe per distinct
+// prefix length (one where every node's subnet has the same length), not a
+// walk over every node's subnet, so the per-Service cost does not grow with
+// the number of nodes. The nil index holds no routes.
 type RemoteSubnetIndex struct {
 	// routes are the usable routes, masked, longest prefix first (then by
 	// address and provider address): the index's content, for equality.
