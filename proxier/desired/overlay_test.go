@@ -110,9 +110,9 @@ func TestRemoteSubnetIndex(t *testing.T) {
 		{"10.2.0.1", ""},
 		{"fd01:2::5", ""},
 	} {
-		pa, ok := paOf(ix, addr(tc.ip))
+		pa, ok := paOf(t, ix, addr(tc.ip))
 		if got := map[bool]string{true: pa.String(), false: ""}[ok]; got != tc.pa {
-			t.Errorf("providerAddress(%s) = %q, want %q", tc.ip, got, tc.pa)
+			t.Errorf("the node of %s is %q, want %q", tc.ip, got, tc.pa)
 		}
 	}
 	if got := ix.Len(); got != 5 {
@@ -141,19 +141,21 @@ func TestRemoteSubnetIndex(t *testing.T) {
 	if none.Covers(netip.MustParsePrefix("10.1.1.0/24")) {
 		t.Error("the nil index covers a prefix")
 	}
-	if _, ok := paOf(none, addr("10.1.1.5")); ok || !none.Equal(NewRemoteSubnetIndex(nil)) || none.Routes() != nil {
+	if _, ok := paOf(t, none, addr("10.1.1.5")); ok || !none.Equal(NewRemoteSubnetIndex(nil)) || none.Routes() != nil {
 		t.Error("the nil index is not empty")
 	}
 }
 
-// paOf is the provider address of the node hosting ip.
-func paOf(ix *RemoteSubnetIndex, ip netip.Addr) (netip.Addr, bool) {
+// paOf is the provider address of the node hosting ip; the node's text
+// must be that address's.
+func paOf(t *testing.T, ix *RemoteSubnetIndex, ip netip.Addr) (netip.Addr, bool) {
+	t.Helper()
 	n, ok := ix.nodeOf(ip)
 	if !ok {
 		return netip.Addr{}, false
 	}
 	if n.text != n.pa.String() {
-		panic(fmt.Sprintf("node %v carries the text %q", n.pa, n.text))
+		t.Fatalf("node %v carries the text %q", n.pa, n.text)
 	}
 	return n.pa, true
 }
@@ -204,7 +206,7 @@ func TestRemoteSubnetIndexMatchesALinearWalk(t *testing.T) {
 						}
 					}
 				}
-				if got, _ := paOf(ix, ip); got != want {
+				if got, _ := paOf(t, ix, ip); got != want {
 					t.Fatalf("the node of %s is %v, the walk says %v", ip, got, want)
 				}
 			}
