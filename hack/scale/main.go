@@ -42,6 +42,7 @@ type options struct {
 	memProfile   string
 	memPhase     string
 	quiet        time.Duration
+	pause        time.Duration
 }
 
 func parseFlags(args []string) (options, error) {
@@ -67,6 +68,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.cpuPhase, "cpuprofile-phase", "all", "phase the CPU profile covers: cold, incr, newpods, mix, repair, restart or all")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a pprof heap profile taken after -memprofile-phase to this file")
 	fs.StringVar(&o.memPhase, "memprofile-phase", "cold", "phase after which the heap profile is taken: setup (the cluster built, before the cold start), cold, newpods or mix (its allocations since start: diff two with pprof -base)")
+	fs.DurationVar(&o.pause, "pause", 0, "idle time before each measured change of the flips and mixes (waited, not measured): on a node changes come seconds apart and find the caches cold; 0 makes them back to back")
 	fs.DurationVar(&o.quiet, "quiet", 300*time.Millisecond, "no sync for this long after convergence ends a phase (waited, not measured)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -98,6 +100,8 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("-hns-latency must be >= 0, got %s", o.latency)
 	case o.quiet <= 0:
 		return o, fmt.Errorf("-quiet must be > 0, got %s", o.quiet)
+	case o.pause < 0:
+		return o, fmt.Errorf("-pause must be >= 0, got %s", o.pause)
 	}
 	switch o.cpuPhase {
 	case "cold", "incr", "newpods", "mix", "repair", "restart", "all":

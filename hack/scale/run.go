@@ -50,7 +50,7 @@ func run(ctx context.Context, o options) (*report, error) {
 		Nodes: o.spec.Nodes, PodsPerNode: o.spec.PodsPerNode,
 		LoadBalancers: c.expectedLBs(), RemoteEndpoints: c.expectedRemoteEndpoints(),
 		Mode:       modeName(o.spec.Overlay),
-		HNSProfile: profile.Name, HNSLatencyMs: ms(o.latency), GoMaxProcs: runtime.GOMAXPROCS(0),
+		HNSProfile: profile.Name, HNSLatencyMs: ms(o.latency), PauseMs: ms(o.pause), GoMaxProcs: runtime.GOMAXPROCS(0),
 		ChangesByKind:        map[string]*kindReport{},
 		ClusterSetupSeconds:  time.Since(setup).Seconds(),
 		HeapBeforeProxierMiB: mib(int64(liveheap.Bytes())),
@@ -225,6 +225,25 @@ func measure(ctx context.Context, n *node, ch change) (measured, error) {
 	}, nil
 }
 
+// idle waits d before a change (nothing when d is 0) and drops the sync
+// events of the wait, so the change is measured as one arriving after idle
+// time: the caches its work reads cold, as on a node whose changes come
+// seconds apart (docs/benchmarks.md).
+func idle(ctx context.Context, n *node, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	n.drain()
+	return nil
+}
+
 // kindReport sums the changes of one kind.
 type kindReport struct {
 	Changes                 int     `json:"changes"`
@@ -259,7 +278,7 @@ type kindReport struct {
 	GCCycles uint64 `json:"gc_cycles"`
 	// StateFileSyncsPerChange are the state file's fsyncs per change: on
 	// this machine each costs about 0.1 to 0.2 ms of the process's (kernel)
-	// CPU, charged to the change (docs/benchmarks.md).
+	// CPU, charged to the change (docs/benchmarks-history.md).
 	StateFileSyncsPerChange float64 `json:"state_file_syncs_per_change"`
 }
 
@@ -290,8 +309,9 @@ func summarize(all []measured) *kindReport {
 
 // measureChanges makes count changes drawn from next, one at a time, and
 // records a summary per change kind (a mix may alternate two kinds, as
-// create and delete); next says when no such change is possible.
-func measureChanges(ctx context.Context, c *cluster, n *node, rep *report, mix string, count int, next func() (change, bool)) (map[string][]measured, error) {
+// create and delete); next says when no such change is possible. With a
+// pause, each change waits that long first, unmeasured.
+func measureChanges(ctx context.Context, c *cluster, n *node, rep *report, mix string, count int, pause time.Duration, next func() (change, bool)) (map[string][]measured, error) {
 	n.drain()
 	byKind := map[string][]measured{}
 	var kinds []string
@@ -301,6 +321,9 @@ func measureChanges(ctx context.Context, c *cluster, n *node, rep *report, mix s
 		if !ok {
 			rep.problem("%s: no such change possible in this cluster after %d (pods replaced, scaled up or drained need room in other nodes' pod subnets, whose addresses a run never reuses: fewer changes, more -nodes or a lower -pods-per-node)", mix, i)
 			break
+		}
+		if err := idle(ctx, n, pause); err != nil {
+			return byKind, err
 		}
 		m, err := measure(ctx, n, ch)
 		if err != nil {
@@ -337,7 +360,7 @@ func changes(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfi
 	if err := prof.begin("incr"); err != nil {
 		return err
 	}
-	byKind, err := measureChanges(ctx, c, n, rep, kindFlip, o.changes, func() (change, bool) { return c.nextChange(), true })
+	byKind, err := measureChanges(ctx, c, n, rep, kindFlip, o.changes, o.pause, func() (change, bool) { return c.nextChange(), true })
 	if err != nil {
 		return err
 	}
@@ -392,7 +415,7 @@ func mixes(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfile
 			continue
 		}
 		progress("%d changes: %s", k.count, k.kind)
-		if _, err := measureChanges(ctx, c, n, rep, k.kind, k.count, k.next); err != nil {
+		if _, err := measureChanges(ctx, c, n, rep, k.kind, k.count, o.pause, k.next); err != nil {
 			return err
 		}
 	}

@@ -205,6 +205,7 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 		{"-endpoints-per-service", "50", "-nodes", "2", "-pods-per-node", "10"},
 		{"-changes", "-1"},
 		{"-hns-latency", "-1ms"},
+		{"-pause", "-1ms"},
 		{"-cpuprofile-phase", "warm"},
 		{"-memprofile-phase", "warm"},
 		{"extra"},
@@ -212,6 +213,25 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 		if _, err := parseFlags(args); err == nil {
 			t.Errorf("parseFlags(%q) accepted bad input", args)
 		}
+	}
+}
+
+// A pause before a change drops the sync events that came in it (a
+// periodic sync's, say), so the change's own sync is the one measured;
+// no pause leaves them be, and a cancelled run stops waiting.
+func TestIdleDropsTheSyncEventsOfThePause(t *testing.T) {
+	n := &node{events: make(chan syncEvent, 4)}
+	n.events <- syncEvent{}
+	if err := idle(context.Background(), n, 0); err != nil || len(n.events) != 1 {
+		t.Fatalf("no pause: err %v, %d events left, want 1", err, len(n.events))
+	}
+	if err := idle(context.Background(), n, time.Millisecond); err != nil || len(n.events) != 0 {
+		t.Fatalf("a pause: err %v, %d events left, want 0", err, len(n.events))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := idle(ctx, n, time.Hour); err == nil {
+		t.Fatal("a cancelled pause returned no error")
 	}
 }
 
