@@ -18,7 +18,7 @@ import (
 // listener goroutines before the handler, and every hand-over between
 // goroutines wakes the idle processor. Their handlers run on the informer's
 // own goroutine, which cut a 10,000-Service cold start's CPU by about a
-// twentieth (docs/benchmarks.md, session 13). Nothing else in the daemon reads
+// twentieth (docs/benchmarks-history.md, session 13). Nothing else in the daemon reads
 // these caches.
 
 // ownInformers are the proxier's Service and EndpointSlice informers.

@@ -13,7 +13,7 @@ import (
 // goroutine, waking an idle processor for it, and parking and waking the
 // caller) cost about 20 µs of CPU per call on a 2-core machine: a third of
 // a second of a 10,000-Service cold start's 20,888 creates
-// (docs/benchmarks.md). Each call is watched as guard watches it: when one
+// (docs/benchmarks-history.md). Each call is watched as guard watches it: when one
 // passes its deadline it is abandoned on its token (tokens[i]) and the
 // batch returns; the calls after it are not made and fail with a timeout
 // error, so their objects are retried. A call whose token an abandoned call

@@ -32,7 +32,7 @@ type Endpoint struct {
 	// Node is the endpoint's node name, interned: endpoints of one node
 	// share one copy, locality is a pointer comparison, and holding the
 	// handle keeps the name interned (a bare string from unique.Make let
-	// the interning lapse at the next garbage collection; docs/benchmarks.md,
+	// the interning lapse at the next garbage collection; docs/benchmarks-history.md,
 	// session 13). Zero when unset.
 	Node  unique.Handle[string]
 	Hints *discoveryv1.EndpointHints
