@@ -4,8 +4,9 @@
 # the scale harness at 1,000 and 10,000 Services on l2bridge and overlay,
 # and at 5,000 nodes on overlay (ws2025, no HNS latency: the CPU figures),
 # each change mix once on ws2022 (no modify: an update is a delete and a
-# create), and at 10,000 Services with 0.2 ms per hcn RPC (the wall-time
-# model). JSON results and CPU profiles go to _output/bench/. Environment:
+# create), at 10,000 Services with 0.2 ms per hcn RPC (the wall-time
+# model), and at 10,000 Services with 200 ms of idle time before each change
+# (what a lone change costs on a quiet node). JSON results and CPU profiles go to _output/bench/. Environment:
 # BENCHTIME (default 0.5s), CHANGES (1000), SIZES ("1000 10000"),
 # MODES ("l2bridge overlay"), RPC_LATENCY (0.2ms).
 set -euo pipefail
@@ -40,5 +41,7 @@ run scale-overlay-10000-nodes5000 -mode overlay -services 10000 -nodes 5000 -cha
 run scale-l2bridge-10000-ws2022 -profile ws2022 -services 10000 -changes "${CHANGES:-1000}"
 run scale-l2bridge-10000-ws2019 -profile ws2019 -services 10000 -changes "${CHANGES:-1000}"
 run scale-l2bridge-10000-latency -services 10000 -changes 200 -hns-latency "${RPC_LATENCY:-0.2ms}"
+run scale-l2bridge-10000-after-idle -services 10000 -changes 100 -pause 200ms -new-local-pods 0 -replacements 0 \
+  -service-churn 0 -scales 30 -drains 0 -drift 0 -changes-during-repair 0
 echo "profiles: go tool pprof -top $scale $out/scale-<mode>-<n>.cpu.pprof (the cold start)"
 exit $status
