@@ -52,6 +52,7 @@ func faultsOn(restart time.Duration) remote.FaultsRequest {
 type chaos struct {
 	cluster  *framework.Cluster
 	settings map[string]nodeSettings // each node's, for what its HNS must hold
+	foreign  map[string]foreignSet   // each node's objects others own
 	drv      *driver
 	seed     uint64
 

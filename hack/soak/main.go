@@ -160,7 +160,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 	step(fmt.Sprintf("Soaking for %v: changes, HNS faults and restarts, apiserver restarts, hnsproxy kills", window))
 	drv := newDriver(client, soakNamespace, r.pods, seed)
 	res.StateDirMounted = dirs.refused == nil && len(dirs.mounted) == len(r.cluster.Nodes)
-	ch := &chaos{cluster: r.cluster, settings: r.settings, drv: drv, seed: seed, errs: make(chan error, 64), stateDirsMounted: res.StateDirMounted, hangs: map[string][]string{}}
+	ch := &chaos{cluster: r.cluster, settings: r.settings, foreign: r.foreign, drv: drv, seed: seed, errs: make(chan error, 64), stateDirsMounted: res.StateDirMounted, hangs: map[string][]string{}}
 	proxiesCtx, stopProxies := context.WithCancel(ctx)
 	proxiesDone := make(chan struct{})
 	go func() { defer close(proxiesDone); ch.keepProxies(proxiesCtx, window) }()

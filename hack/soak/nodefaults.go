@@ -33,6 +33,7 @@ const (
 	floodHold         = 3 * time.Second
 	healthAfterFlood  = 15 * time.Second // a fresh client's /healthz must answer within this
 	massDeletionShare = 2                // a loss that leaves fewer than 1/2 of the load balancers is a mass deletion
+	settleFor         = 30 * time.Second // a hang (15 s), an HNS restart and the catch-up after them
 	hangFor           = 15 * time.Second // longer than hnsproxy's 10 s HNS call deadline
 )
 
@@ -180,14 +181,16 @@ func (c *chaos) fillStateDir(ctx context.Context, n *framework.Node) {
 // loseNodeAddresses empties the Node's status.addresses for a while (a
 // Node re-registered before its addresses are filled) and watches that
 // hnsproxy does not empty the node's HNS meanwhile. The driver pauses and
-// HNS settles first, and only load balancers the API objects still want
-// are counted: deletions the churn asked for (a backlog after an HNS hang,
-// or after hnsproxy was killed and is catching up) are not a mass deletion.
+// the node's HNS is given time to converge on the API objects first (a
+// hang or an HNS restart can hold a backlog that no write shows). Then
+// only the load balancers that hold a wanted frontend as it is wanted are
+// watched, by ID: catching up, hnsproxy deletes what nothing wants and
+// replaces what differs (a delete, then a create, where HNS cannot modify),
+// and neither is a mass deletion.
 func (c *chaos) loseNodeAddresses(ctx context.Context, n *framework.Node) {
 	c.drv.mu.Lock()
 	defer c.drv.mu.Unlock()
-	settleWrites(ctx, n)
-	exp, err := expectedState(ctx, c.cluster.Admin, c.settings[n.Name()])
+	exp, err := c.settle(ctx, n)
 	if err != nil {
 		c.report(fmt.Errorf("node %s: what its HNS must hold: %w", n.Name(), err))
 		return
@@ -209,19 +212,19 @@ func (c *chaos) loseNodeAddresses(ctx context.Context, n *framework.Node) {
 		return
 	}
 	c.addressLosses.Add(1)
-	before := -1
+	var watched map[string]bool
 	for end := time.Now().Add(addressLossFor); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
 		snap, err := n.Sim.Dump(ctx)
 		if err != nil {
 			continue // an HNS restart window
 		}
-		held := wantedHeld(snap, exp)
-		if before < 0 {
-			before = held
+		if watched == nil {
+			watched = heldAsWanted(snap, exp)
+			continue
 		}
-		if before >= 4 && held < before/massDeletionShare {
+		if left := stillHeld(snap, watched); len(watched) >= 4 && left < len(watched)/massDeletionShare {
 			c.massDeletions.Add(1)
-			fmt.Fprintf(os.Stderr, "soak: node %s: %d wanted load balancers left of %d while its Node had no address\n", n.Name(), held, before)
+			fmt.Fprintf(os.Stderr, "soak: node %s: %d of %d load balancers held as wanted are left while its Node has no address\n", n.Name(), left, len(watched))
 			break
 		}
 	}
@@ -239,35 +242,68 @@ func (c *chaos) loseNodeAddresses(ctx context.Context, n *framework.Node) {
 	}
 }
 
-// wantedHeld counts the load balancers in snap whose frontend the
-// expectation wants.
-func wantedHeld(snap *hnslb.Snapshot, exp expectation) int {
-	held := 0
-	for i := range snap.LoadBalancers {
-		if key, ok := keyOf(&snap.LoadBalancers[i]); ok {
-			if _, wanted := exp.state.LBs[key]; wanted {
-				held++
+// settle waits, up to settleFor, until the node's HNS holds every object
+// the API objects want as they want it, and returns that expectation;
+// past the bound it returns the latest one (the watch then sees fewer
+// load balancers, not false losses). It fails only if no expectation
+// could be computed at all (the apiserver down throughout).
+func (c *chaos) settle(ctx context.Context, n *framework.Node) (expectation, error) {
+	var exp expectation
+	var err error
+	computed := false
+	for end := time.Now().Add(settleFor); ctx.Err() == nil; time.Sleep(200 * time.Millisecond) {
+		var e expectation
+		if e, err = expectedState(ctx, c.cluster.Admin, c.settings[n.Name()]); err == nil {
+			exp, computed = e, true
+			if snap, derr := n.Sim.Dump(ctx); derr == nil {
+				if d := compare(snap, exp, c.foreign[n.Name()]); len(d.Missing)+len(d.Wrong) == 0 {
+					return exp, nil
+				}
 			}
+		}
+		if !time.Now().Before(end) {
+			break
+		}
+	}
+	if computed {
+		return exp, nil
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return exp, err
+}
+
+// heldAsWanted are the IDs of the load balancers in snap that hold a
+// frontend the expectation wants, as it wants it.
+func heldAsWanted(snap *hnslb.Snapshot, exp expectation) map[string]bool {
+	eps := map[string]*hnslb.Endpoint{}
+	for i := range snap.Endpoints {
+		eps[snap.Endpoints[i].ID] = &snap.Endpoints[i]
+	}
+	held := map[string]bool{}
+	for i := range snap.LoadBalancers {
+		lb := &snap.LoadBalancers[i]
+		key, ok := keyOf(lb)
+		if !ok {
+			continue
+		}
+		if w, wanted := exp.state.LBs[key]; wanted && lbMismatch(lb, w, eps) == "" {
+			held[lb.ID] = true
 		}
 	}
 	return held
 }
 
-// settleWrites waits (up to 15 s) until the node's HNS has seen no write
-// for a second.
-func settleWrites(ctx context.Context, n *framework.Node) {
-	last, quietSince := -1, time.Now()
-	for end := time.Now().Add(15 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(100 * time.Millisecond) {
-		w, err := hnsWrites(ctx, n)
-		if err != nil {
-			continue
-		}
-		if w != last {
-			last, quietSince = w, time.Now()
-		} else if time.Since(quietSince) >= time.Second {
-			return
+// stillHeld counts the load balancers of ids that snap still holds.
+func stillHeld(snap *hnslb.Snapshot, ids map[string]bool) int {
+	left := 0
+	for i := range snap.LoadBalancers {
+		if ids[snap.LoadBalancers[i].ID] {
+			left++
 		}
 	}
+	return left
 }
 
 // floodHealthz holds many idle connections to the node's healthz port,

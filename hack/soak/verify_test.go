@@ -107,15 +107,24 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-// TestWantedHeld counts only load balancers the API objects still want: a
-// stale one hnsproxy deletes while catching up is no loss, a wanted one is.
-func TestWantedHeld(t *testing.T) {
+// Only a load balancer that holds a wanted frontend as it is wanted is
+// watched through an address loss: a stale one hnsproxy deletes while
+// catching up is no loss, nor is one it replaces because it differs.
+func TestHeldAsWanted(t *testing.T) {
 	snap, want := realized(), wanted()
-	if got := wantedHeld(snap, want); got != 1 {
-		t.Errorf("wantedHeld = %d, want 1 (web; the foreign one is not wanted)", got)
+	if got := heldAsWanted(snap, want); len(got) != 1 || !got[snap.LoadBalancers[0].ID] {
+		t.Errorf("heldAsWanted = %v, want web's alone (the foreign one is not wanted)", got)
 	}
+	if got := stillHeld(snap, map[string]bool{snap.LoadBalancers[0].ID: true, "gone": true}); got != 1 {
+		t.Errorf("stillHeld = %d, want 1 (web is held, gone is not)", got)
+	}
+	snap.LoadBalancers[0].HostComputeEndpoints = []string{"pod"}
+	if got := heldAsWanted(snap, want); len(got) != 0 {
+		t.Errorf("heldAsWanted with web's backends differing = %v, want none (hnsproxy replaces it)", got)
+	}
+	snap = realized()
 	delete(want.state.LBs, webKey)
-	if got := wantedHeld(snap, want); got != 0 {
-		t.Errorf("wantedHeld with web no longer wanted = %d, want 0", got)
+	if got := heldAsWanted(snap, want); len(got) != 0 {
+		t.Errorf("heldAsWanted with web no longer wanted = %v, want none", got)
 	}
 }
