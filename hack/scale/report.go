@@ -7,21 +7,21 @@ import "time"
 // calls; they include the fake clientset, the informers and the Go runtime
 // (GC). The simulated latency is a sleep and costs no CPU.
 type report struct {
-	Services        int     `json:"services"`
-	Endpoints       int     `json:"endpoints"`
-	Nodes           int     `json:"nodes"`
-	PodsPerNode     int     `json:"pods_per_node"`
-	LocalEndpoints  int     `json:"local_endpoints"`
-	LoadBalancers   int     `json:"load_balancers"`
-	RemoteEndpoints int     `json:"remote_endpoints"`
-	Mode            string  `json:"mode"`
-	HNSProfile      string  `json:"hns_profile"`
-	HNSLatencyMs    float64 `json:"hns_latency_ms"`
-	// PauseMs is the idle time before each measured change (-pause); 0:
-	// the changes came back to back.
-	PauseMs             float64 `json:"pause_ms"`
+	Services            int     `json:"services"`
+	Endpoints           int     `json:"endpoints"`
+	Nodes               int     `json:"nodes"`
+	PodsPerNode         int     `json:"pods_per_node"`
+	LocalEndpoints      int     `json:"local_endpoints"`
+	LoadBalancers       int     `json:"load_balancers"`
+	RemoteEndpoints     int     `json:"remote_endpoints"`
+	Mode                string  `json:"mode"`
+	HNSProfile          string  `json:"hns_profile"`
+	HNSLatencyMs        float64 `json:"hns_latency_ms"`
 	GoMaxProcs          int     `json:"gomaxprocs"`
 	ClusterSetupSeconds float64 `json:"cluster_setup_seconds"`
+	// PauseMs is the idle time before each measured change (-pause); 0:
+	// the changes came back to back.
+	PauseMs float64 `json:"pause_ms"`
 
 	ColdHNSWrites           int     `json:"cold_hns_writes"`
 	ColdExpectedWrites      int     `json:"cold_expected_writes"`
