@@ -62,7 +62,10 @@ func guardBatchOf[T any](d *deadlines, ctx context.Context, opOf func(int) strin
 			if busy[i] {
 				continue
 			}
-			if !b.start(i, d.clock.Now()) {
+			if ctx.Err() != nil || !b.start(i, d.clock.Now()) {
+				// Shutting down between two calls: none runs, and every
+				// call not made answers with an error, never a nil result.
+				notCalled(ctx, opOf, errs, i)
 				return
 			}
 			v, err := call(ctx)
@@ -99,6 +102,20 @@ func guardBatchOf[T any](d *deadlines, ctx context.Context, opOf func(int) strin
 				return out, errs
 			}
 			return out, b.abandon(d, opOf, i, fmt.Errorf("hns %s: abandoned: %w", opOf(i), ctx.Err()), errs, tokens)
+		}
+	}
+}
+
+// notCalled fails the calls from i on that have no error yet: a batch
+// stopped at shutdown did not make them.
+func notCalled(ctx context.Context, opOf func(int) string, errs []error, i int) {
+	cause := context.Cause(ctx)
+	if cause == nil {
+		cause = context.Canceled
+	}
+	for j := i; j < len(errs); j++ {
+		if errs[j] == nil {
+			errs[j] = fmt.Errorf("hns %s: not called: %w", opOf(j), cause)
 		}
 	}
 }

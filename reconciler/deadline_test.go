@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -466,5 +467,45 @@ func TestBatchedEndpointDeletesKeepTheCallDeadline(t *testing.T) {
 	}
 	if len(st.RemoteEndpoints) != 0 {
 		t.Errorf("the state file still owns remote endpoints %v", st.RemoteEndpoints)
+	}
+}
+
+// A batch stopped at shutdown between two calls (none running) answers
+// every call it did not make with an error: a nil result with no error
+// read as "created nothing, and succeeded", and a load balancer's create
+// dereferenced it (a panic in CI, proxier tests, 2026-11-28). One call
+// cancels the context; whether the caller then sees it during a later
+// call or between two is a race, so each position is run many times.
+func TestBatchStoppedBetweenCallsFailsTheCallsNotMade(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	d := newDeadlines(e.hns, e.options(), ktesting.NewLogger(t, ktesting.DefaultConfig))
+	const n = 8
+	for round := range 500 {
+		stopping, stop := context.WithCancel(ctx)
+		var made [n]atomic.Bool
+		calls := make([]func(context.Context) (int, error), n)
+		for i := range calls {
+			calls[i] = func(context.Context) (int, error) {
+				made[i].Store(true)
+				if i == round%(n-1) {
+					stop() // the caller sees it after this call, or during a later one
+				}
+				return i + 1, nil
+			}
+		}
+		tokens := make([]string, n)
+		for i := range tokens {
+			tokens[i] = fmt.Sprintf("ep %d-%d", round, i)
+		}
+		out, errs := guardBatch(d, stopping, "create_test", calls, tokens)
+		stop()
+		for i := range n {
+			if !made[i].Load() && (errs[i] == nil || out[i] != 0) {
+				t.Fatalf("round %d: call %d was not made, yet it answered %v, %v", round, i, out[i], errs[i])
+			}
+			if errs[i] == nil && out[i] != i+1 {
+				t.Fatalf("round %d: call %d answered %v with no error, want its result %d", round, i, out[i], i+1)
+			}
+		}
 	}
 }
