@@ -27,10 +27,8 @@ func guardBatch[T any](d *deadlines, ctx context.Context, op string, calls []fun
 func guardBatchOf[T any](d *deadlines, ctx context.Context, opOf func(int) string, calls []func(context.Context) (T, error), tokens []string) ([]T, []error) {
 	out := make([]T, len(calls))
 	errs := make([]error, len(calls))
-	if err := ctx.Err(); err != nil {
-		for i := range errs {
-			errs[i] = fmt.Errorf("hns %s: not called: %w", opOf(i), err)
-		}
+	if ctx.Err() != nil {
+		notCalled(ctx, opOf, errs, 0)
 		return out, errs
 	}
 	d.mu.Lock()
@@ -107,15 +105,11 @@ func guardBatchOf[T any](d *deadlines, ctx context.Context, opOf func(int) strin
 }
 
 // notCalled fails the calls from i on that have no error yet: a batch
-// stopped at shutdown did not make them.
+// whose context ended (shutting down) did not make them.
 func notCalled(ctx context.Context, opOf func(int) string, errs []error, i int) {
-	cause := context.Cause(ctx)
-	if cause == nil {
-		cause = context.Canceled
-	}
 	for j := i; j < len(errs); j++ {
 		if errs[j] == nil {
-			errs[j] = fmt.Errorf("hns %s: not called: %w", opOf(j), cause)
+			errs[j] = fmt.Errorf("hns %s: not called: %w", opOf(j), ctx.Err())
 		}
 	}
 }

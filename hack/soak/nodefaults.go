@@ -247,13 +247,11 @@ func (c *chaos) loseNodeAddresses(ctx context.Context, n *framework.Node) {
 // past the bound it returns the latest one (the watch then sees fewer
 // load balancers, not false losses). It fails only if no expectation
 // could be computed at all (the apiserver down throughout).
-func (c *chaos) settle(ctx context.Context, n *framework.Node) (expectation, error) {
-	var exp expectation
-	var err error
+func (c *chaos) settle(ctx context.Context, n *framework.Node) (exp expectation, err error) {
 	computed := false
-	for end := time.Now().Add(settleFor); ctx.Err() == nil; time.Sleep(200 * time.Millisecond) {
-		var e expectation
-		if e, err = expectedState(ctx, c.cluster.Admin, c.settings[n.Name()]); err == nil {
+	for end := time.Now().Add(settleFor); ; time.Sleep(200 * time.Millisecond) {
+		e, lerr := expectedState(ctx, c.cluster.Admin, c.settings[n.Name()])
+		if lerr == nil {
 			exp, computed = e, true
 			if snap, derr := n.Sim.Dump(ctx); derr == nil {
 				if d := compare(snap, exp, c.foreign[n.Name()]); len(d.Missing)+len(d.Wrong) == 0 {
@@ -261,26 +259,21 @@ func (c *chaos) settle(ctx context.Context, n *framework.Node) (expectation, err
 				}
 			}
 		}
-		if !time.Now().Before(end) {
+		err = lerr
+		if ctx.Err() != nil || !time.Now().Before(end) {
 			break
 		}
 	}
 	if computed {
 		return exp, nil
 	}
-	if err == nil {
-		err = ctx.Err()
-	}
-	return exp, err
+	return exp, errors.Join(err, ctx.Err())
 }
 
 // heldAsWanted are the IDs of the load balancers in snap that hold a
 // frontend the expectation wants, as it wants it.
 func heldAsWanted(snap *hnslb.Snapshot, exp expectation) map[string]bool {
-	eps := map[string]*hnslb.Endpoint{}
-	for i := range snap.Endpoints {
-		eps[snap.Endpoints[i].ID] = &snap.Endpoints[i]
-	}
+	eps := endpointsByID(snap)
 	held := map[string]bool{}
 	for i := range snap.LoadBalancers {
 		lb := &snap.LoadBalancers[i]

@@ -130,10 +130,7 @@ func (d diff) String() string {
 func compare(snap *hnslb.Snapshot, exp expectation, foreign foreignSet) diff {
 	var d diff
 	want := exp.state
-	epByID := map[string]*hnslb.Endpoint{}
-	for i := range snap.Endpoints {
-		epByID[snap.Endpoints[i].ID] = &snap.Endpoints[i]
-	}
+	epByID := endpointsByID(snap)
 	lbByID := map[string]bool{}
 	seen, heldByForeign := map[intent.LBKey]bool{}, map[intent.LBKey]bool{}
 	for i := range snap.LoadBalancers {
@@ -205,6 +202,15 @@ func compare(snap *hnslb.Snapshot, exp expectation, foreign foreignSet) diff {
 		slices.Sort(l)
 	}
 	return d
+}
+
+// endpointsByID indexes snap's endpoints by ID.
+func endpointsByID(snap *hnslb.Snapshot) map[string]*hnslb.Endpoint {
+	eps := make(map[string]*hnslb.Endpoint, len(snap.Endpoints))
+	for i := range snap.Endpoints {
+		eps[snap.Endpoints[i].ID] = &snap.Endpoints[i]
+	}
+	return eps
 }
 
 // keyOf is a realized load balancer's identity as the reconciler keys it.
