@@ -307,6 +307,10 @@ type tracker struct {
 	keys map[intent.LBKey]bool
 	ips  map[string]bool
 	svcs map[types.NamespacedName]bool
+	// kept is rebackends' scratch: the old load balancer's remote
+	// backends not yet found in the new one. Empty between calls; used
+	// only for load balancers of at most keptReused backends.
+	kept map[intent.Backend]int
 }
 
 // tracker returns an empty tracker for about keys keys.
@@ -315,7 +319,7 @@ func (s *State) tracker(keys int) *tracker {
 		s.spare = nil
 		return t
 	}
-	return &tracker{s: s, keys: make(map[intent.LBKey]bool, keys), ips: map[string]bool{}, svcs: map[types.NamespacedName]bool{}}
+	return &tracker{s: s, keys: make(map[intent.LBKey]bool, keys), ips: map[string]bool{}, svcs: map[types.NamespacedName]bool{}, kept: map[intent.Backend]int{}}
 }
 
 // release keeps t for the next replace unless it grew large: clearing a
@@ -401,11 +405,10 @@ func (t *tracker) settle() Change {
 			s.LBs[key] = win.lb // the same, but the old result may be gone
 			continue
 		}
-		// The new backends are counted before the old are let go, so a
-		// backend both use never drops to zero (and is not marked).
-		t.backends(win.lb, 1)
 		if had {
-			t.backends(old, -1)
+			t.rebackends(old, win.lb)
+		} else {
+			t.backends(win.lb, 1)
 		}
 		s.LBs[key] = win.lb
 		ch.LBs = append(ch.LBs, key)
@@ -445,6 +448,50 @@ func (t *tracker) backends(lb *intent.LB, delta int) {
 		}
 	}
 }
+
+// rebackends moves the counts of a load balancer replaced by lb from old's
+// remote endpoints to lb's, counting only the backends one has and the
+// other lacks: each count is a look-up in the map of every remote
+// endpoint, so a flip in a Service of n backends made 2n of them per load
+// balancer. The new are counted before the old are let go, so a backend
+// that moves between backends and spares never drops to zero.
+func (t *tracker) rebackends(old, lb *intent.LB) {
+	kept := t.kept
+	if n := len(old.Backends) + len(old.Spares); n > keptReused {
+		kept = make(map[intent.Backend]int, n) // t.kept stays small: see release
+	}
+	for _, bs := range [][]intent.Backend{old.Backends, old.Spares} {
+		for _, b := range bs {
+			if !b.Local {
+				kept[b]++
+			}
+		}
+	}
+	for _, bs := range [][]intent.Backend{lb.Backends, lb.Spares} {
+		for _, b := range bs {
+			switch {
+			case b.Local:
+			case kept[b] > 1:
+				kept[b]--
+			case kept[b] == 1:
+				delete(kept, b)
+			default:
+				t.refBackend(b, 1)
+			}
+		}
+	}
+	for b, n := range kept {
+		for range n {
+			t.refBackend(b, -1)
+		}
+		delete(kept, b)
+	}
+}
+
+// keptReused is the most backends rebackends counts in the tracker's own
+// scratch map: a map keeps its largest size, and clearing or ranging over
+// it costs that size.
+const keptReused = 128
 
 // Holder is the Service whose load balancer the key carries, if any.
 func (s *State) Holder(key intent.LBKey) (types.NamespacedName, bool) {
