@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"time"
@@ -41,6 +42,7 @@ type options struct {
 	cpuPhase     string
 	memProfile   string
 	memPhase     string
+	memRate      int
 	quiet        time.Duration
 	pause        time.Duration
 }
@@ -68,6 +70,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.cpuPhase, "cpuprofile-phase", "all", "phase the CPU profile covers: cold, incr, newpods, mix, repair, restart or all")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a pprof heap profile taken after -memprofile-phase to this file")
 	fs.StringVar(&o.memPhase, "memprofile-phase", "cold", "phase after which the heap profile is taken: setup (the cluster built, before the cold start), cold, newpods or mix (its allocations since start: diff two with pprof -base)")
+	fs.IntVar(&o.memRate, "memprofile-rate", 0, "bytes allocated per sample of -memprofile (runtime.MemProfileRate; 0 keeps the runtime's 512 KiB): 1 records every allocation, so two runs' profiles diff exactly, at several times the run's CPU")
 	fs.DurationVar(&o.pause, "pause", 0, "idle time before each measured change of the flips and mixes (waited, not measured): on a node changes come seconds apart and find the caches cold; 0 makes them back to back")
 	fs.DurationVar(&o.quiet, "quiet", 300*time.Millisecond, "no sync for this long after convergence ends a phase (waited, not measured)")
 	if err := fs.Parse(args); err != nil {
@@ -102,6 +105,8 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("-quiet must be > 0, got %s", o.quiet)
 	case o.pause < 0:
 		return o, fmt.Errorf("-pause must be >= 0, got %s", o.pause)
+	case o.memRate < 0:
+		return o, fmt.Errorf("-memprofile-rate must be >= 0, got %d", o.memRate)
 	}
 	switch o.cpuPhase {
 	case "cold", "incr", "newpods", "mix", "repair", "restart", "all":
@@ -128,6 +133,9 @@ func main() {
 	if !measurable {
 		fmt.Fprintln(os.Stderr, "scale: needs Linux (process rusage and thread CPU clocks)")
 		os.Exit(2)
+	}
+	if o.memRate > 0 {
+		runtime.MemProfileRate = o.memRate // before the cluster is built, so setup is sampled alike
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

@@ -53,10 +53,12 @@ type node struct {
 	stateSyncs atomic.Int64
 	// delivered counts the informer events the proxier's handlers saw.
 	delivered atomic.Int64
-	events    chan syncEvent
-	dropped   atomic.Int64
-	cancel    context.CancelFunc
-	done      chan error
+	// collections tells the changes a garbage collection ran beside.
+	collections collectionWatch
+	events      chan syncEvent
+	dropped     atomic.Int64
+	cancel      context.CancelFunc
+	done        chan error
 }
 
 // syncEvent is one finished proxier sync and the proxier's CPU at its end.
