@@ -380,6 +380,18 @@ func (r *Reconciler) lbExists(run *syncRun, id string) bool {
 // the next spare that resolves (intent.LB.Spares): over the backend cap,
 // only backends HNS can realize compete.
 func (r *Reconciler) resolve(d *intent.LB) (ids, missing []string) {
+	ids, missing, _, _ = r.resolveAfter(d, nil)
+	return ids, missing
+}
+
+// resolveAfter is resolve for a load balancer written in the batch that
+// first creates the endpoints of created (IP → the create's place in the
+// batch): each such backend gets a place in ids that the create's ID
+// fills. ok is false when the turns between the batch and the load
+// balancer's own could resolve it otherwise: an endpoint it uses is
+// replaced in its turn, or a spare would stand in for a backend missing
+// now and resolve only once created.
+func (r *Reconciler) resolveAfter(d *intent.LB, created map[string]int) (ids, missing []string, fills []endpointFill, ok bool) {
 	ids = make([]string, 0, len(d.Backends))
 	for i, b := range d.Backends {
 		if i > 0 && d.Backends[i-1].IP == b.IP {
@@ -387,14 +399,27 @@ func (r *Reconciler) resolve(d *intent.LB) (ids, missing []string) {
 		}
 		if id := r.endpointID(b); id != "" {
 			ids = append(ids, id)
-		} else {
-			missing = append(missing, b.IP)
+			continue
 		}
+		if created != nil && !b.Local {
+			if at, made := created[b.IP]; made {
+				fills = append(fills, endpointFill{pos: len(ids), ep: at})
+				ids = append(ids, "")
+				continue
+			}
+			if ep := r.eps[b.IP]; ep != nil && ep.id != "" {
+				return nil, nil, nil, false // replaced in its turn
+			}
+		}
+		missing = append(missing, b.IP)
 	}
 	spares := d.Spares
 	for range missing {
 		for len(spares) > 0 {
 			id := r.endpointID(spares[0])
+			if _, made := created[spares[0].IP]; made && id == "" {
+				return nil, nil, nil, false
+			}
 			spares = spares[1:]
 			if id != "" {
 				ids = append(ids, id)
@@ -402,7 +427,7 @@ func (r *Reconciler) resolve(d *intent.LB) (ids, missing []string) {
 			}
 		}
 	}
-	return ids, missing
+	return ids, missing, fills, true
 }
 
 // resolveForTurn is resolve for a load balancer's turn: what its create
@@ -592,7 +617,8 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 // createEndpointsAhead makes, in one batch, the creates syncWantedEP would
 // make one by one: those of wanted endpoints HNS does not hold yet, none
 // with an abandoned call on it. On a cold start those are every remote
-// endpoint; a batch of one is left to syncWantedEP.
+// endpoint; a batch of one is left to syncWantedEP, unless load balancers
+// that use it join the batch (createEndpointsThenLoadBalancers).
 func (r *Reconciler) createEndpointsAhead(run *syncRun, ips []string) {
 	if run.noCreates {
 		return
@@ -605,14 +631,66 @@ func (r *Reconciler) createEndpointsAhead(run *syncRun, ips []string) {
 			specs = append(specs, ep.spec)
 		}
 	}
+	if len(planned) == 0 {
+		return
+	}
+	if r.createEndpointsThenLoadBalancers(run, planned, specs) {
+		return
+	}
 	if len(planned) < 2 {
 		return
 	}
 	got, errs := r.client.CreateEndpoints(run.ctx, r.opts.NetworkID, specs)
+	r.endpointsMadeAhead(run, planned, got, errs)
+}
+
+// endpointsMadeAhead records the endpoint creates made ahead for their
+// turns (syncWantedEP).
+func (r *Reconciler) endpointsMadeAhead(run *syncRun, planned, ids []string, errs []error) {
 	run.epCreates = make(map[string]createdEP, len(planned))
 	for i, ip := range planned {
-		run.epCreates[ip] = createdEP{got[i], errs[i]}
+		run.epCreates[ip] = createdEP{ids[i], errs[i]}
 	}
+}
+
+// createEndpointsThenLoadBalancers makes the endpoint creates of planned
+// and, in the same batch, the load balancer writes that their turns will
+// make with those endpoints (CreateEndpointsThenLoadBalancers): a Sync of
+// one chunk of load balancers or fewer (a change, not a cold start). It
+// returns false, having made nothing, if there is no such write.
+func (r *Reconciler) createEndpointsThenLoadBalancers(run *syncRun, planned []string, specs []intent.RemoteEndpoint) bool {
+	if len(run.lbs) > createAheadChunk {
+		return false
+	}
+	created := make(map[string]int, len(planned))
+	for i, ip := range planned {
+		created[ip] = i
+	}
+	var keys []intent.LBKey
+	var made []createdLB
+	var writes []pendingLB
+	for _, k := range sortedKeys(run.lbs) {
+		if w, c, ok := r.planLB(run, k, created); ok && len(w.fills) > 0 {
+			keys, made, writes = append(keys, k), append(made, c), append(writes, w)
+		}
+	}
+	if len(writes) == 0 {
+		return false
+	}
+	res := r.client.CreateEndpointsThenLoadBalancers(run.ctx, r.opts.NetworkID, specs, writes)
+	r.endpointsMadeAhead(run, planned, res.epIDs, res.epErrs)
+	for i, k := range keys {
+		if res.lbDocs[i] == nil {
+			// An endpoint it uses was not created (errEndpointNotMade), or
+			// not tried (the batch stopped before it): nothing was made,
+			// and its turn makes it as it would after two batches.
+			continue
+		}
+		made[i].doc, made[i].lb, made[i].err = res.lbDocs[i], res.lbs[i], res.lbErrs[i]
+		made[i].ids = res.lbDocs[i].HostComputeEndpoints
+		r.madeAhead(run, k, made[i], writes[i].replaces, res.lbDeleteErrs[i])
+	}
+	return true
 }
 
 // deleteEndpointsAhead makes, in one batch, the deletes syncUnwantedEP
@@ -671,46 +749,73 @@ func (r *Reconciler) createLoadBalancersAhead(run *syncRun, keys []intent.LBKey)
 	writes := make([]lbWrite, 0, len(keys))
 	calls := 0
 	for _, k := range keys {
-		e := r.lbs[k]
-		if e == nil || e.desired == nil || e.uncertain != nil || r.foreignHeld[k] != "" ||
-			has(run.unchecked, k) || r.client.busy(lbToken(k), idToken(e.realizedID)) ||
-			e.realizedID != "" && r.modifyOn() { // an update modifies in its turn
+		w, c, ok := r.planLB(run, k, nil)
+		if !ok {
 			continue
 		}
-		ids, missing := r.resolve(e.desired)
-		if len(ids) == 0 {
-			continue
-		}
-		doc := BuildLB(e.desired, ids)
-		if e.realizedID != "" && sameLB(e.realized, doc) {
-			continue
-		}
-		planned = append(planned, k)
-		made = append(made, createdLB{doc: doc, ids: ids, missing: missing, gen: r.resolveGen})
-		writes = append(writes, lbWrite{doc: doc, replaces: e.realizedID})
-		calls++
-		if e.realizedID != "" {
-			calls++
-		}
+		planned, made, writes = append(planned, k), append(made, c), append(writes, w.lbWrite)
+		calls += w.calls()
 	}
 	if calls < 2 {
 		return
 	}
 	got, errs, deleteErrs := r.client.CreateLoadBalancers(run.ctx, writes)
-	if run.lbCreates == nil {
-		run.lbCreates = make(map[intent.LBKey]createdLB, len(planned))
-	}
 	for i, k := range planned {
 		made[i].lb, made[i].err = got[i], errs[i]
-		if writes[i].replaces != "" {
-			// What HNS now holds is recorded at once; the turn counts it.
-			if made[i].deleteErr = deleteErrs[i]; made[i].deleteErr == nil {
-				r.clearRealized(r.lbs[k])
-				made[i].replaced = true
-			}
-		}
-		run.lbCreates[k] = made[i]
+		r.madeAhead(run, k, made[i], writes[i].replaces, deleteErrs[i])
 	}
+}
+
+// planLB is the write a load balancer's turn would make that a batch can
+// make ahead (see createLoadBalancersAhead), resolved after the batch's
+// endpoint creates of created (nil: none; resolveAfter), with what its
+// turn takes from it; ok is false if there is none.
+func (r *Reconciler) planLB(run *syncRun, k intent.LBKey, created map[string]int) (w pendingLB, c createdLB, ok bool) {
+	e := r.lbs[k]
+	if e == nil || e.desired == nil || e.uncertain != nil || r.foreignHeld[k] != "" ||
+		has(run.unchecked, k) || r.client.busy(lbToken(k), idToken(e.realizedID)) ||
+		e.realizedID != "" && r.modifyOn() { // an update modifies in its turn
+		return w, c, false
+	}
+	if _, done := run.lbCreates[k]; done {
+		return w, c, false
+	}
+	ids, missing, fills, ok := r.resolveAfter(e.desired, created)
+	if !ok || len(ids) == 0 {
+		return w, c, false
+	}
+	doc := BuildLB(e.desired, ids)
+	if len(fills) == 0 && e.realizedID != "" && sameLB(e.realized, doc) {
+		return w, c, false
+	}
+	w = pendingLB{lbWrite: lbWrite{doc: doc, replaces: e.realizedID}, fills: fills}
+	return w, createdLB{doc: doc, ids: ids, missing: missing, gen: r.resolveGen}, true
+}
+
+// calls is how many HNS calls w makes: its create, and a delete first if
+// it replaces one.
+func (w pendingLB) calls() int {
+	if w.replaces != "" {
+		return 2
+	}
+	return 1
+}
+
+// madeAhead records a load balancer write made ahead for its turn: the
+// create's outcome in c, and where it replaced one, whether that delete
+// went through (what HNS now holds is recorded at once; the turn counts
+// it).
+func (r *Reconciler) madeAhead(run *syncRun, k intent.LBKey, c createdLB, replaces string, deleteErr error) {
+	if replaces != "" {
+		if c.deleteErr = deleteErr; deleteErr == nil {
+			r.clearRealized(r.lbs[k])
+			c.replaced = true
+		}
+	}
+	if run.lbCreates == nil {
+		run.lbCreates = map[intent.LBKey]createdLB{}
+	}
+	run.lbCreates[k] = c
 }
 
 // createOnce is the create of doc on k: the one made ahead in this Sync if
