@@ -164,9 +164,12 @@ func (d *deadlines) CreateEndpoints(ctx context.Context, networkID string, specs
 	return guardBatch(d, ctx, "create_endpoint", calls, tokens)
 }
 
-// lbWrite is one load balancer of a batch (CreateLoadBalancers): doc to
-// create, after deleting replaces (its frontend's load balancer now, where
-// HNS cannot modify one) if that is set.
+// lbWrite is one load balancer of a batch (WriteBatch): doc to create,
+// after deleting replaces (its frontend's load balancer now, where HNS
+// cannot modify one) if that is set. The create is not made unless the
+// delete went through (HNS not finding the old one counts): where HNS
+// cannot modify, an update is a delete and a create, and as calls of their
+// own they were two hand-overs to a goroutine per update.
 type lbWrite struct {
 	doc      *hnslb.LoadBalancer
 	replaces string
@@ -175,58 +178,6 @@ type lbWrite struct {
 // errReplacedKept is the error of a create not made because deleting the
 // load balancer it replaces failed.
 var errReplacedKept = errors.New("not created: deleting the load balancer it replaces failed")
-
-// CreateLoadBalancers makes writes one after another in one batch
-// (guardBatchOf): each delete of what a write replaces, then its create,
-// which is not made unless the delete went through (HNS not finding the
-// old one counts). Where HNS cannot modify, an update is a delete and a
-// create, and as calls of their own they were two hand-overs to a
-// goroutine per update. It returns each create's reply and error, and each
-// replaced load balancer's delete error.
-func (d *deadlines) CreateLoadBalancers(ctx context.Context, writes []lbWrite) (got []*hnslb.LoadBalancer, errs, deleteErrs []error) {
-	n := len(writes)
-	for _, w := range writes {
-		if w.replaces != "" {
-			n++
-		}
-	}
-	calls := make([]func(context.Context) (*hnslb.LoadBalancer, error), 0, n)
-	tokens := make([]string, 0, n)
-	ops := make([]string, 0, n)
-	for _, w := range writes {
-		deleted := w.replaces == ""
-		if w.replaces != "" {
-			calls = append(calls, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
-				err := d.c.DeleteLoadBalancer(ctx, w.replaces)
-				if err != nil && !hnslb.IsNotFound(err) {
-					return nil, err
-				}
-				deleted = true // read by the create below, on the batch's goroutine
-				return nil, nil
-			})
-			tokens, ops = append(tokens, idToken(w.replaces)), append(ops, "delete_load_balancer")
-		}
-		calls = append(calls, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
-			if !deleted {
-				return nil, errReplacedKept
-			}
-			return d.createLoadBalancer(ctx, w.doc)
-		})
-		tokens, ops = append(tokens, docToken(w.doc)), append(ops, "create_load_balancer")
-	}
-	out, callErrs := guardBatchOf(d, ctx, func(i int) string { return ops[i] }, calls, tokens)
-	got, errs, deleteErrs = make([]*hnslb.LoadBalancer, len(writes)), make([]error, len(writes)), make([]error, len(writes))
-	i := 0
-	for j, w := range writes {
-		if w.replaces != "" {
-			deleteErrs[j] = callErrs[i]
-			i++
-		}
-		got[j], errs[j] = out[i], callErrs[i]
-		i++
-	}
-	return got, errs, deleteErrs
-}
 
 func (d *deadlines) DeleteEndpoint(ctx context.Context, id string) error {
 	return guardDelete(d, ctx, "delete_endpoint", d.c.DeleteEndpoint, id)

@@ -39,6 +39,8 @@ type syncRun struct {
 	// epDeletes are the deletes of unwanted endpoints made ahead
 	// (deleteEndpointsAhead), by IP, each taken by its endpoint's turn.
 	epDeletes map[string]deletedEP
+	// ips are the endpoints this Sync processes, sorted.
+	ips []string
 }
 
 // deletedEP is the outcome of one endpoint delete made ahead: the ID it
@@ -103,6 +105,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	epWork := takeDue(run.now, &r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
 	ips := slices.AppendSeq(make([]string, 0, len(epWork)), maps.Keys(epWork))
 	intent.SortIPs(ips)
+	run.ips = ips
 	run.unchecked = r.findHeldFrontends(run)
 	run.noCreates = !r.declareCreates(run.lbs, ips, run.unchecked)
 
@@ -655,9 +658,10 @@ func (r *Reconciler) endpointsMadeAhead(run *syncRun, planned, ids []string, err
 
 // createEndpointsThenLoadBalancers makes the endpoint creates of planned
 // and, in the same batch, the load balancer writes that their turns will
-// make with those endpoints (CreateEndpointsThenLoadBalancers): a Sync of
-// one chunk of load balancers or fewer (a change, not a cold start). It
-// returns false, having made nothing, if there is no such write.
+// make with those endpoints, and the endpoint deletes those free
+// (writeAhead): a Sync of one chunk of load balancers or fewer (a change,
+// not a cold start). It returns false, having made nothing, if there is
+// no such write.
 func (r *Reconciler) createEndpointsThenLoadBalancers(run *syncRun, planned []string, specs []intent.RemoteEndpoint) bool {
 	if len(run.lbs) > createAheadChunk {
 		return false
@@ -677,8 +681,20 @@ func (r *Reconciler) createEndpointsThenLoadBalancers(run *syncRun, planned []st
 	if len(writes) == 0 {
 		return false
 	}
-	res := r.client.CreateEndpointsThenLoadBalancers(run.ctx, r.opts.NetworkID, specs, writes)
-	r.endpointsMadeAhead(run, planned, res.epIDs, res.epErrs)
+	deleteIPs, deletes := r.freedDeletes(run, writes)
+	r.writeAhead(run, planned, specs, keys, made, writes, deleteIPs, deletes)
+	return true
+}
+
+// writeAhead makes one batch (WriteBatch): the endpoint creates of planned
+// (specs), the load balancer writes of keys (made: what their turns take),
+// and the deletes of the unwanted endpoints at deleteIPs those writes free
+// (freedDeletes); and records each outcome for its object's turn.
+func (r *Reconciler) writeAhead(run *syncRun, planned []string, specs []intent.RemoteEndpoint, keys []intent.LBKey, made []createdLB, writes []pendingLB, deleteIPs []string, deletes []freedDelete) {
+	res := r.client.WriteBatch(run.ctx, r.opts.NetworkID, specs, writes, deletes)
+	if len(planned) > 0 {
+		r.endpointsMadeAhead(run, planned, res.epIDs, res.epErrs)
+	}
 	for i, k := range keys {
 		if res.lbDocs[i] == nil {
 			// An endpoint it uses was not created (errEndpointNotMade), or
@@ -690,7 +706,52 @@ func (r *Reconciler) createEndpointsThenLoadBalancers(run *syncRun, planned []st
 		made[i].ids = res.lbDocs[i].HostComputeEndpoints
 		r.madeAhead(run, k, made[i], writes[i].replaces, res.lbDeleteErrs[i])
 	}
-	return true
+	for i, ip := range deleteIPs {
+		if errors.Is(res.epDeleteErrs[i], errStillUsed) {
+			continue // its turn waits for the load balancer, as before
+		}
+		if run.epDeletes == nil {
+			run.epDeletes = map[string]deletedEP{}
+		}
+		run.epDeletes[ip] = deletedEP{deletes[i].id, res.epDeleteErrs[i]}
+	}
+}
+
+// freedDeletes are the deletes a batch of writes can make after them: of
+// the Sync's unwanted endpoints with a known ID (none with an abandoned call
+// on it, none deleted ahead already) whose every user, a realized load
+// balancer, the batch deletes (a replacement where HNS cannot modify); each
+// waits for those deletes. An endpoint no load balancer uses goes too.
+func (r *Reconciler) freedDeletes(run *syncRun, writes []pendingLB) (ips []string, deletes []freedDelete) {
+	var replacing map[string]int // a replaced load balancer's ID → its write
+	for j, w := range writes {
+		if w.replaces != "" {
+			if replacing == nil {
+				replacing = make(map[string]int, len(writes))
+			}
+			replacing[w.replaces] = j
+		}
+	}
+	for _, ip := range run.ips {
+		ep := r.eps[ip]
+		if ep == nil || ep.desired() || ep.id == "" || madeDelete(run, ip) || r.client.busy(epToken(ip), idToken(ep.id)) {
+			continue
+		}
+		users := r.refs[ep.id]
+		after := make([]int, 0, len(users))
+		for _, u := range users {
+			j, ok := replacing[u.realizedID]
+			if !ok {
+				break
+			}
+			after = append(after, j)
+		}
+		if len(after) < len(users) {
+			continue
+		}
+		ips, deletes = append(ips, ip), append(deletes, freedDelete{id: ep.id, after: after})
+	}
+	return ips, deletes
 }
 
 // deleteEndpointsAhead makes, in one batch, the deletes syncUnwantedEP
@@ -702,7 +763,7 @@ func (r *Reconciler) deleteEndpointsAhead(run *syncRun, ips []string) {
 	var planned, ids []string
 	for _, ip := range ips {
 		ep := r.eps[ip]
-		if ep == nil || ep.desired() || ep.id == "" || len(r.refs[ep.id]) > 0 || r.client.busy(epToken(ip), idToken(ep.id)) {
+		if ep == nil || ep.desired() || ep.id == "" || len(r.refs[ep.id]) > 0 || madeDelete(run, ip) || r.client.busy(epToken(ip), idToken(ep.id)) {
 			continue
 		}
 		planned = append(planned, ip)
@@ -712,7 +773,9 @@ func (r *Reconciler) deleteEndpointsAhead(run *syncRun, ips []string) {
 		return
 	}
 	errs := r.client.DeleteEndpoints(run.ctx, ids)
-	run.epDeletes = make(map[string]deletedEP, len(planned))
+	if run.epDeletes == nil {
+		run.epDeletes = make(map[string]deletedEP, len(planned))
+	}
 	for i, ip := range planned {
 		run.epDeletes[ip] = deletedEP{ids[i], errs[i]}
 	}
@@ -738,32 +801,40 @@ const createAheadChunk = 512
 // make one by one for new load balancers (none realized, none uncertain, no
 // foreign holder known, a backend resolved, no abandoned call on it), and,
 // where HNS cannot modify, the deletes and creates of the updates (each
-// create after its delete). On a cold start those are every load balancer;
-// a batch of one call is left to syncLB.
+// create after its delete), then the deletes of the endpoints those free
+// (writeAhead). On a cold start those are every load balancer; a batch of
+// one call is left to syncLB.
 func (r *Reconciler) createLoadBalancersAhead(run *syncRun, keys []intent.LBKey) {
 	if run.noCreates {
 		return
 	}
 	planned := make([]intent.LBKey, 0, len(keys))
 	made := make([]createdLB, 0, len(keys))
-	writes := make([]lbWrite, 0, len(keys))
+	writes := make([]pendingLB, 0, len(keys))
 	calls := 0
 	for _, k := range keys {
 		w, c, ok := r.planLB(run, k, nil)
 		if !ok {
 			continue
 		}
-		planned, made, writes = append(planned, k), append(made, c), append(writes, w.lbWrite)
+		planned, made, writes = append(planned, k), append(made, c), append(writes, w)
 		calls += w.calls()
 	}
-	if calls < 2 {
+	if calls == 0 {
 		return
 	}
-	got, errs, deleteErrs := r.client.CreateLoadBalancers(run.ctx, writes)
-	for i, k := range planned {
-		made[i].lb, made[i].err = got[i], errs[i]
-		r.madeAhead(run, k, made[i], writes[i].replaces, deleteErrs[i])
+	deleteIPs, deletes := r.freedDeletes(run, writes)
+	if calls+len(deletes) < 2 {
+		return // a batch of one call: its turn makes it
 	}
+	r.writeAhead(run, nil, nil, planned, made, writes, deleteIPs, deletes)
+}
+
+// madeDelete reports whether the endpoint at ip was deleted ahead in this
+// Sync.
+func madeDelete(run *syncRun, ip string) bool {
+	_, ok := run.epDeletes[ip]
+	return ok
 }
 
 // planLB is the write a load balancer's turn would make that a batch can

@@ -22,7 +22,8 @@ type callerOfWrites struct {
 	mu         sync.Mutex
 	goroutines map[uint64]int
 	failIPs    map[string]bool
-	emptyIDs   int // load balancer creates that named an empty endpoint ID
+	emptyIDs   int  // load balancer creates that named an empty endpoint ID
+	failLBDels bool // load balancer deletes fail
 }
 
 func (c *callerOfWrites) note() {
@@ -69,7 +70,15 @@ func (c *callerOfWrites) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadB
 
 func (c *callerOfWrites) DeleteLoadBalancer(ctx context.Context, id string) error {
 	c.note()
+	if c.failLBDels {
+		return hnslb.NewError("delete_load_balancer", hnslb.CodeRPCServerUnavailable, "injected for %s", id)
+	}
 	return c.Client.DeleteLoadBalancer(ctx, id)
+}
+
+func (c *callerOfWrites) DeleteEndpoint(ctx context.Context, id string) error {
+	c.note()
+	return c.Client.DeleteEndpoint(ctx, id)
 }
 
 // scaledUp is a ws2022 node with one load balancer of two remote backends
@@ -233,5 +242,89 @@ func TestSpareCreatedInTheSyncKeepsTheLoadBalancerOutOfTheBatch(t *testing.T) {
 	// Two endpoints created, the load balancer deleted and created once.
 	if w := e.counters().Writes(); w != 4 {
 		t.Errorf("%d HNS writes (%v), want 4", w, e.counters())
+	}
+}
+
+// A pod replaced where HNS cannot modify (its new pod's endpoint created,
+// the load balancer deleted and created with it, the old pod's endpoint
+// deleted) and the scale-down after it are one batch each, with the
+// minimal writes, and the state file disowns what was deleted.
+func TestPodReplacedAndScaleDownAreOneBatchEach(t *testing.T) {
+	e, c, r, big := scaledUp(t)
+	upsert(r, big)
+	if res := r.Sync(ctx); res.Failed+res.Pending != 0 {
+		t.Fatalf("scale-up: %+v", res)
+	}
+	replaced := lb("10.96.0.10", 80, append(slices.Clone(big.Backends[:5]), rem("10.244.5.10", "192.168.0.5"))...)
+	for _, step := range []struct {
+		name   string
+		want   intent.LB
+		writes int
+	}{
+		{"pod replaced", replaced, 4},                                      // an endpoint created, a delete and a create, an endpoint deleted
+		{"scaled down", lb("10.96.0.10", 80, replaced.Backends[:2]...), 6}, // a delete and a create, 4 endpoints deleted
+	} {
+		e.hns.ResetCounters()
+		c.reset()
+		upsert(r, step.want)
+		if res := r.Sync(ctx); res.Failed+res.Pending != 0 {
+			t.Fatalf("%s: %+v", step.name, res)
+		}
+		if n := c.batches(); n != 1 {
+			t.Errorf("%s: the writes ran on %d goroutines, want 1 (one batch)", step.name, n)
+		}
+		if w := e.counters().Writes(); w != step.writes {
+			t.Errorf("%s: %d HNS writes, want %d", step.name, w, step.writes)
+		}
+		e.assertRealized([]intent.LB{step.want})
+		e.assertStateFileMatchesHNS()
+	}
+}
+
+// An endpoint freed by a load balancer's replacement is not deleted in the
+// batch when that load balancer's delete fails: it stays while the old load
+// balancer, still realized, uses it, and goes once the update is made.
+func TestFreedEndpointWaitsForItsLoadBalancersDelete(t *testing.T) {
+	e, c, r, big := scaledUp(t)
+	upsert(r, big)
+	if res := r.Sync(ctx); res.Failed+res.Pending != 0 {
+		t.Fatalf("scale-up: %+v", res)
+	}
+	small := lb("10.96.0.10", 80, big.Backends[:2]...)
+	e.hns.ResetCounters()
+	c.failLBDels = true
+	upsert(r, small)
+	if res := r.Sync(ctx); res.Failed == 0 {
+		t.Fatalf("sync with the load balancer's delete failing: %+v, want it failed", res)
+	}
+	if n := e.counters().Count(sim.OpDeleteEndpoint); n != 0 {
+		t.Errorf("%d endpoints deleted while the load balancer using them stays, want none", n)
+	}
+	if got := e.hnsLB(big.Key); got == nil || len(got.HostComputeEndpoints) != 6 {
+		t.Fatalf("HNS holds %+v, want the old load balancer and its 6 backends", got)
+	}
+	c.failLBDels = false
+	e.converge(r)
+	e.assertRealized([]intent.LB{small})
+}
+
+// freedDeletes frees an unwanted endpoint only when the batch replaces
+// every realized load balancer that uses it, and waits for each of those
+// deletes.
+func TestFreedDeletesNeedEveryUserReplaced(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	const shared = "10.244.2.20"
+	a := lb("10.96.0.10", 80, rem(shared, "192.168.0.2"), rem("10.244.2.21", "192.168.0.2"))
+	b := lb("10.96.0.11", 80, rem(shared, "192.168.0.2"), rem("10.244.2.22", "192.168.0.2"))
+	r := e.started(a, b)
+	upsert(r, lb("10.96.0.10", 80, a.Backends[1]), lb("10.96.0.11", 80, b.Backends[1]))
+	run := &syncRun{ips: []string{shared}}
+	idA, idB := e.hnsLB(a.Key).ID, e.hnsLB(b.Key).ID
+	if _, dels := r.freedDeletes(run, []pendingLB{{lbWrite: lbWrite{replaces: idA}}}); len(dels) != 0 {
+		t.Errorf("with one of its two users replaced: %+v, want the endpoint kept", dels)
+	}
+	ips, dels := r.freedDeletes(run, []pendingLB{{lbWrite: lbWrite{replaces: idB}}, {lbWrite: lbWrite{replaces: idA}}})
+	if len(dels) != 1 || ips[0] != shared || !slices.Equal(slices.Sorted(slices.Values(dels[0].after)), []int{0, 1}) {
+		t.Errorf("with both users replaced: %q %+v, want %s after writes 0 and 1", ips, dels, shared)
 	}
 }

@@ -43,31 +43,45 @@ func (w pendingLB) filled(ids []string, errs []error) (*hnslb.LoadBalancer, bool
 // because a create of an endpoint it names failed in the same batch.
 var errEndpointNotMade = errors.New("not made: an endpoint it uses was not created")
 
-// pipelineResult is what CreateEndpointsThenLoadBalancers returns: the
-// endpoint creates' IDs and errors, and per load balancer write what
-// CreateLoadBalancers returns, with its document as made.
-type pipelineResult struct {
+// freedDelete is an endpoint delete of a batch that waits for the deletes
+// of the load balancers that used the endpoint (writes[after[i]].replaces):
+// it is made only if each went through.
+type freedDelete struct {
+	id    string
+	after []int
+}
+
+// errStillUsed is the error of an endpoint delete not made because a load
+// balancer that used it was not deleted in the same batch.
+var errStillUsed = errors.New("not deleted: a load balancer that used it was not deleted")
+
+// writeBatchResult is what WriteBatch returns: the endpoint creates' IDs
+// and errors; per load balancer write its create's reply and error, its
+// document as made (nil if an endpoint it uses was not created) and, where
+// it replaces one, that delete's error; and the endpoint deletes' errors.
+type writeBatchResult struct {
 	epIDs                []string
 	epErrs               []error
 	lbs                  []*hnslb.LoadBalancer
 	lbDocs               []*hnslb.LoadBalancer
 	lbErrs, lbDeleteErrs []error
+	epDeleteErrs         []error
 }
 
-// CreateEndpointsThenLoadBalancers makes, in one batch, the endpoint
-// creates of specs and then the load balancer writes, each document
-// completed with the IDs the creates before it returned. A scale step or
-// a pod replaced made them as two batches, each a hand-over to the
-// deadline's goroutine that woke the idle processor (about 0.07 ms of CPU
-// each on a 2-core machine). A write whose endpoint create failed is not
-// made (errEndpointNotMade, its delete neither); its turn makes it
-// without that backend, as after two batches.
-func (d *deadlines) CreateEndpointsThenLoadBalancers(ctx context.Context, networkID string, specs []intent.RemoteEndpoint, writes []pendingLB) pipelineResult {
+// WriteBatch makes, in one batch, the endpoint creates of specs, then the
+// load balancer writes, each document completed with the IDs the creates
+// before it returned, then the endpoint deletes those writes free. A scale
+// step or a pod replaced made them as two or three batches, each a
+// hand-over to the deadline's goroutine that woke the idle processor. A
+// write whose endpoint create failed is not made (errEndpointNotMade, its
+// delete neither), nor a delete whose endpoint a load balancer still uses
+// (errStillUsed); their turns make them, as after separate batches.
+func (d *deadlines) WriteBatch(ctx context.Context, networkID string, specs []intent.RemoteEndpoint, writes []pendingLB, deletes []freedDelete) writeBatchResult {
 	type reply struct {
 		id string
 		lb *hnslb.LoadBalancer
 	}
-	n := len(specs) + len(writes)
+	n := len(specs) + len(writes) + len(deletes)
 	for _, w := range writes {
 		if w.replaces != "" {
 			n++
@@ -90,7 +104,8 @@ func (d *deadlines) CreateEndpointsThenLoadBalancers(ctx context.Context, networ
 		})
 		tokens, ops = append(tokens, epToken(s.IP)), append(ops, "create_endpoint")
 	}
-	for _, w := range writes {
+	replaced := make([]bool, len(writes)) // the write's delete went through
+	for j, w := range writes {
 		var doc *hnslb.LoadBalancer
 		ready := func() bool {
 			if doc == nil {
@@ -111,7 +126,7 @@ func (d *deadlines) CreateEndpointsThenLoadBalancers(ctx context.Context, networ
 				if err != nil && !hnslb.IsNotFound(err) {
 					return reply{}, err
 				}
-				deleted = true
+				deleted, replaced[j] = true, true
 				return reply{}, nil
 			})
 			tokens, ops = append(tokens, idToken(w.replaces)), append(ops, "delete_load_balancer")
@@ -128,11 +143,23 @@ func (d *deadlines) CreateEndpointsThenLoadBalancers(ctx context.Context, networ
 		})
 		tokens, ops = append(tokens, docToken(w.doc)), append(ops, "create_load_balancer")
 	}
+	for _, del := range deletes {
+		calls = append(calls, func(ctx context.Context) (reply, error) {
+			for _, j := range del.after {
+				if !replaced[j] {
+					return reply{}, errStillUsed
+				}
+			}
+			return reply{}, d.c.DeleteEndpoint(ctx, del.id)
+		})
+		tokens, ops = append(tokens, idToken(del.id)), append(ops, "delete_endpoint")
+	}
 	out, callErrs := guardBatchOf(d, ctx, func(i int) string { return ops[i] }, calls, tokens)
-	res := pipelineResult{
+	res := writeBatchResult{
 		epIDs: make([]string, len(specs)), epErrs: callErrs[:len(specs)],
 		lbs: make([]*hnslb.LoadBalancer, len(writes)), lbDocs: make([]*hnslb.LoadBalancer, len(writes)),
 		lbErrs: make([]error, len(writes)), lbDeleteErrs: make([]error, len(writes)),
+		epDeleteErrs: callErrs[len(calls)-len(deletes):],
 	}
 	for i := range specs {
 		res.epIDs[i] = out[i].id
