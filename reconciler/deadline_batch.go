@@ -13,18 +13,13 @@ import (
 // goroutine, waking an idle processor for it, and parking and waking the
 // caller) cost about 20 µs of CPU per call on a 2-core machine: a third of
 // a second of a 10,000-Service cold start's 20,888 creates
-// (docs/benchmarks-history.md). Each call is watched as guard watches it: when one
-// passes its deadline it is abandoned on its token (tokens[i]) and the
-// batch returns; the calls after it are not made and fail with a timeout
-// error, so their objects are retried. A call whose token an abandoned call
-// still holds is not made either.
-func guardBatch[T any](d *deadlines, ctx context.Context, op string, calls []func(context.Context) (T, error), tokens []string) ([]T, []error) {
-	return guardBatchOf(d, ctx, func(int) string { return op }, calls, tokens)
-}
-
-// guardBatchOf is guardBatch for a batch of different operations: opOf(i)
-// names call i's.
-func guardBatchOf[T any](d *deadlines, ctx context.Context, opOf func(int) string, calls []func(context.Context) (T, error), tokens []string) ([]T, []error) {
+// (docs/benchmarks-history.md). opOf(i) names call i's operation. Each
+// call is watched as guard watches it: when one passes its deadline it is
+// abandoned on its token (tokens[i]) and the batch returns; the calls after
+// it are not made and fail with a timeout error, so their objects are
+// retried. A call whose token an abandoned call still holds is not made
+// either.
+func guardBatch[T any](d *deadlines, ctx context.Context, opOf func(int) string, calls []func(context.Context) (T, error), tokens []string) ([]T, []error) {
 	out := make([]T, len(calls))
 	errs := make([]error, len(calls))
 	if ctx.Err() != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // The HNS calls the reconciler makes, each through guard with its deadline
@@ -143,27 +142,6 @@ func (d *deadlines) CreateEndpoint(ctx context.Context, networkID string, e *hns
 	}, epToken(e.IP()))
 }
 
-// CreateEndpoints creates the endpoints of specs one after another in one
-// batch (guardBatch) and returns their IDs. Each document is built just
-// before its call and each reply is kept as its ID only: a cold start's
-// batch (20,002 endpoints at 10,000 Services on overlay) held every
-// document and every reply until it ended, some 25 MB at once.
-func (d *deadlines) CreateEndpoints(ctx context.Context, networkID string, specs []intent.RemoteEndpoint) ([]string, []error) {
-	calls := make([]func(context.Context) (string, error), len(specs))
-	tokens := make([]string, len(specs))
-	for i, s := range specs {
-		calls[i] = func(ctx context.Context) (string, error) {
-			got, err := d.createEndpoint(ctx, networkID, buildRemoteEndpoint(networkID, s))
-			if err != nil {
-				return "", err
-			}
-			return got.ID, nil
-		}
-		tokens[i] = epToken(s.IP)
-	}
-	return guardBatch(d, ctx, "create_endpoint", calls, tokens)
-}
-
 // lbWrite is one load balancer of a batch (WriteBatch): doc to create,
 // after deleting replaces (its frontend's load balancer now, where HNS
 // cannot modify one) if that is set. The create is not made unless the
@@ -181,19 +159,6 @@ var errReplacedKept = errors.New("not created: deleting the load balancer it rep
 
 func (d *deadlines) DeleteEndpoint(ctx context.Context, id string) error {
 	return guardDelete(d, ctx, "delete_endpoint", d.c.DeleteEndpoint, id)
-}
-
-// DeleteEndpoints deletes the endpoints ids one after another in one batch
-// (guardBatch).
-func (d *deadlines) DeleteEndpoints(ctx context.Context, ids []string) []error {
-	calls := make([]func(context.Context) (struct{}, error), len(ids))
-	tokens := make([]string, len(ids))
-	for i, id := range ids {
-		calls[i] = func(ctx context.Context) (struct{}, error) { return struct{}{}, d.c.DeleteEndpoint(ctx, id) }
-		tokens[i] = idToken(id)
-	}
-	_, errs := guardBatch(d, ctx, "delete_endpoint", calls, tokens)
-	return errs
 }
 
 func (d *deadlines) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {

@@ -412,7 +412,7 @@ func TestBatchStopsAtShutdown(t *testing.T) {
 	}
 	stopping, stop := context.WithCancel(ctx)
 	go func() { <-started; stop() }()
-	out, errs := guardBatch(d, stopping, "create_test", calls, []string{"ep a", "ep b", "ep c"})
+	out, errs := guardBatch(d, stopping, func(int) string { return "create_test" }, calls, []string{"ep a", "ep b", "ep c"})
 	if out[0] != 1 || errs[0] != nil {
 		t.Errorf("the call before the hung one: %v, %v; want its result kept", out[0], errs[0])
 	}
@@ -497,7 +497,7 @@ func TestBatchStoppedBetweenCallsFailsTheCallsNotMade(t *testing.T) {
 		for i := range tokens {
 			tokens[i] = fmt.Sprintf("ep %d-%d", round, i)
 		}
-		out, errs := guardBatch(d, stopping, "create_test", calls, tokens)
+		out, errs := guardBatch(d, stopping, func(int) string { return "create_test" }, calls, tokens)
 		stop()
 		for i := range n {
 			if !made[i].Load() && (errs[i] == nil || out[i] != 0) {

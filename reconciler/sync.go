@@ -643,8 +643,8 @@ func (r *Reconciler) createEndpointsAhead(run *syncRun, ips []string) {
 	if len(planned) < 2 {
 		return
 	}
-	got, errs := r.client.CreateEndpoints(run.ctx, r.opts.NetworkID, specs)
-	r.endpointsMadeAhead(run, planned, got, errs)
+	res := r.client.WriteBatch(run.ctx, r.opts.NetworkID, specs, nil, nil)
+	r.endpointsMadeAhead(run, planned, res.epIDs, res.epErrs)
 }
 
 // endpointsMadeAhead records the endpoint creates made ahead for their
@@ -760,24 +760,25 @@ func (r *Reconciler) freedDeletes(run *syncRun, writes []pendingLB) (ips []strin
 // Service scaled down or deleted at thousands of nodes drops dozens at
 // once; a batch of one is left to syncUnwantedEP.
 func (r *Reconciler) deleteEndpointsAhead(run *syncRun, ips []string) {
-	var planned, ids []string
+	var planned []string
+	var deletes []freedDelete
 	for _, ip := range ips {
 		ep := r.eps[ip]
 		if ep == nil || ep.desired() || ep.id == "" || len(r.refs[ep.id]) > 0 || madeDelete(run, ip) || r.client.busy(epToken(ip), idToken(ep.id)) {
 			continue
 		}
 		planned = append(planned, ip)
-		ids = append(ids, ep.id)
+		deletes = append(deletes, freedDelete{id: ep.id})
 	}
 	if len(planned) < 2 {
 		return
 	}
-	errs := r.client.DeleteEndpoints(run.ctx, ids)
+	errs := r.client.WriteBatch(run.ctx, r.opts.NetworkID, nil, nil, deletes).epDeleteErrs
 	if run.epDeletes == nil {
 		run.epDeletes = make(map[string]deletedEP, len(planned))
 	}
 	for i, ip := range planned {
-		run.epDeletes[ip] = deletedEP{ids[i], errs[i]}
+		run.epDeletes[ip] = deletedEP{deletes[i].id, errs[i]}
 	}
 }
 
