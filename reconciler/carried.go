@@ -28,8 +28,12 @@ const carriedWindowCalls = 6
 // began after until; every repair before that claims what landed on them
 // (claimCarried).
 type carriedCreates struct {
-	lbs   map[intent.LBKey]struct{}
-	eps   map[string]struct{}
+	lbs map[intent.LBKey]struct{}
+	eps map[string]struct{}
+	// named: remote endpoints nobody owns that bear our name (names.go)
+	// are taken for late creates too; a create made where HNS keeps names
+	// is not declared, so this holds after every Start.
+	named bool
 	until time.Time
 }
 
@@ -37,7 +41,7 @@ type carriedCreates struct {
 // answers: a key with no listed load balancer, an IP with no listed remote
 // endpoint.
 func (r *Reconciler) carryDeclarations(st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint) {
-	c := carriedCreates{lbs: map[intent.LBKey]struct{}{}, eps: map[string]struct{}{},
+	c := carriedCreates{lbs: map[intent.LBKey]struct{}{}, eps: map[string]struct{}{}, named: true,
 		until: r.clock.Now().Add(carriedWindowCalls * r.client.call)}
 	for _, k := range st.CreatingLoadBalancers {
 		c.lbs[k] = struct{}{}
@@ -63,15 +67,18 @@ func (r *Reconciler) carryDeclarations(st *stateFile, lbs []hnslb.LoadBalancer, 
 }
 
 // claimCarried takes as ours the listed objects nobody owns on a carried
-// key or IP, the late creates of a process that is gone: a drift repair
-// then deletes them if nothing wants them, and a desired load balancer on
-// a claimed frontend is synced again. A repair whose listing began after
-// the window ends the carrying.
-func (r *Reconciler) claimCarried(listed *listedHNS, listedFrom time.Time) {
-	if len(r.carried.lbs)+len(r.carried.eps) == 0 {
+// key or IP, and the listed remote endpoints nobody owns that bear our
+// name: the late creates of a process that is gone. A drift repair then
+// deletes them if nothing wants them, and a desired load balancer on a
+// claimed frontend is synced again. A named endpoint whose address or ID a
+// Sync touched during the listing is left alone: the listing may show this
+// process's own create. A repair whose listing began after the window ends
+// the carrying.
+func (r *Reconciler) claimCarried(listed *listedHNS, listedFrom time.Time, changed *listingChanges) {
+	if len(r.carried.lbs)+len(r.carried.eps) == 0 && !r.carried.named {
 		return
 	}
-	ownedLB, ownedEP := foldedSet(slices.Collect(maps.Keys(r.ownedLBs))), foldedSet(slices.Collect(maps.Keys(r.ownedEPs)))
+	ownedLB := foldedSet(slices.Collect(maps.Keys(r.ownedLBs)))
 	for id, l := range listed.lbs {
 		if l.doc == nil { // matched a realized one's baseline: ours
 			continue
@@ -86,15 +93,39 @@ func (r *Reconciler) claimCarried(listed *listedHNS, listedFrom time.Time) {
 			r.markLB(e)
 		}
 	}
-	for id, ip := range listed.carriedEPs {
-		if _, mine := ownedEP[strings.ToLower(id)]; mine || !has(r.carried.eps, ip) {
-			continue
+	var ownedEP map[string]struct{} // case-folded, made at the first ID not owned as spelt
+	ownsEP := func(id string) bool {
+		if has(r.ownedEPs, id) {
+			return true
 		}
+		if ownedEP == nil {
+			ownedEP = foldedSet(slices.Collect(maps.Keys(r.ownedEPs)))
+		}
+		return has(ownedEP, strings.ToLower(id))
+	}
+	claimEP := func(id, ip string) {
 		r.log.Info("Claiming a remote endpoint a create abandoned before the restart made", "ip", ip, "id", id)
 		r.own(recordRemoteEndpoint, id)
+		if ownedEP != nil {
+			ownedEP[strings.ToLower(id)] = struct{}{}
+		}
 		if ep := r.eps[ip]; ep != nil && ep.desired() {
 			r.markEP(ip)
 		}
+	}
+	for id, ip := range listed.carriedEPs {
+		if !ownsEP(id) && has(r.carried.eps, ip) {
+			claimEP(id, ip)
+		}
+	}
+	for _, l := range listed.namedEPs {
+		if ownsEP(l.id) || changed.touchedEP(l.ip) || changed.touchedID(l.id) || r.client.busy(epToken(l.ip), idToken(l.id)) {
+			continue
+		}
+		if ep := r.eps[l.ip]; ep != nil && ep.id != "" {
+			continue // the address's endpoint is realized: not a late create to take
+		}
+		claimEP(l.id, l.ip)
 	}
 	if listedFrom.After(r.carried.until) {
 		r.dropCarried()

@@ -28,9 +28,15 @@ type crashRun struct {
 // without modify a new load balancer ID), a tenant's external IP Service
 // changed, a Service deleted, a periodic Sync with nothing to do, and the
 // first Service's local backend changed (without modify a new ID on a
-// standing declaration: no state write before the create).
-func newCrashRun(t *testing.T, profile string, killAt int) *crashRun {
+// standing declaration: no state write before the create). With
+// declaring, HNS drops remote endpoint names, so each endpoint create is
+// declared; else, once the cold start's replies show the names kept, the
+// new remote pod's endpoint is created undeclared (names.go).
+func newCrashRun(t *testing.T, profile string, killAt int, declaring bool) *crashRun {
 	e := newEnv(t, profile)
+	if declaring {
+		e.declaringEndpoints()
+	}
 	e.foreign()
 	e.local("10.244.1.11")
 	e.local("10.244.1.12")
@@ -114,25 +120,29 @@ func mayHoldDeclaration(syncs [][2]int, creates []bool, step int, powerLoss bool
 // the journal keeps its unsynced appends (a kill) or loses them (power
 // loss), the restarted reconciler owns every object the killed one made:
 // with every Service deleted meanwhile, it removes them all, and leaves the
-// other agent's objects alone.
+// other agent's objects alone. Remote endpoints are claimed by their
+// declarations where HNS drops their names, and by their names where it
+// keeps them.
 func TestKillAtEveryStepLeaksNothing(t *testing.T) {
 	for _, profile := range []string{sim.ProfileWS2022, sim.ProfileWS2025} {
-		steps := newCrashRun(t, profile, 0).ks.count()
-		if steps < 20 {
-			t.Fatalf("%s: the script took %d steps; it no longer exercises the state file", profile, steps)
-		}
-		for _, powerLoss := range []bool{false, true} {
-			for kill := 1; kill <= steps+1; kill++ {
-				c := newCrashRun(t, profile, kill)
-				if powerLoss {
-					c.kfs.powerLoss(t, journalPath(c.e.stateFile))
-				}
-				c.restart()
-				if left := c.leftovers(); len(left) > 0 {
-					t.Errorf("%s, killed before step %d of %d (power loss %v): leaked %v", profile, kill, steps, powerLoss, left)
-				}
-				if s := readState(t, c.e.stateFile); len(s.LoadBalancers)+len(s.RemoteEndpoints) != 0 {
-					t.Errorf("%s, killed before step %d: the state file still owns %+v", profile, kill, s)
+		for _, declaring := range []bool{true, false} {
+			steps := newCrashRun(t, profile, 0, declaring).ks.count()
+			if steps < 20 {
+				t.Fatalf("%s: the script took %d steps; it no longer exercises the state file", profile, steps)
+			}
+			for _, powerLoss := range []bool{false, true} {
+				for kill := 1; kill <= steps+1; kill++ {
+					c := newCrashRun(t, profile, kill, declaring)
+					if powerLoss {
+						c.kfs.powerLoss(t, journalPath(c.e.stateFile))
+					}
+					c.restart()
+					if left := c.leftovers(); len(left) > 0 {
+						t.Errorf("%s, declaring endpoints %v, killed before step %d of %d (power loss %v): leaked %v", profile, declaring, kill, steps, powerLoss, left)
+					}
+					if s := readState(t, c.e.stateFile); len(s.LoadBalancers)+len(s.RemoteEndpoints) != 0 {
+						t.Errorf("%s, declaring endpoints %v, killed before step %d: the state file still owns %+v", profile, declaring, kill, s)
+					}
 				}
 			}
 		}
@@ -149,14 +159,14 @@ func TestKillAtEveryStepLeaksNothing(t *testing.T) {
 // declaration outlives that window: a Sync that leaves it to the next one.
 func TestKillNeverClaimsAForeignLoadBalancer(t *testing.T) {
 	for _, profile := range []string{sim.ProfileWS2022, sim.ProfileWS2025} {
-		whole := newCrashRun(t, profile, 0)
+		whole := newCrashRun(t, profile, 0, false)
 		steps := whole.ks.count()
 		// The script creates on the tenant frontend in its first Sync, and
 		// without modify again in its third (a new backend: a new ID).
 		creates := []bool{true, false, profile != sim.ProfileWS2025, false, false}
 		for _, powerLoss := range []bool{false, true} {
 			for kill := 1; kill <= steps+1; kill++ {
-				c := newCrashRun(t, profile, kill)
+				c := newCrashRun(t, profile, kill, false)
 				if powerLoss {
 					c.kfs.powerLoss(t, journalPath(c.e.stateFile))
 				}

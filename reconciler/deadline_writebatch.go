@@ -60,8 +60,11 @@ var errStillUsed = errors.New("not deleted: a load balancer that used it was not
 // document as made (nil if an endpoint it uses was not created) and, where
 // it replaces one, that delete's error; and the endpoint deletes' errors.
 type writeBatchResult struct {
-	epIDs                []string
-	epErrs               []error
+	epIDs  []string
+	epErrs []error
+	// epNames is what the creates' replies showed of HNS keeping remote
+	// endpoint names (names.go): lost if any lacked it.
+	epNames              nameEcho
 	lbs                  []*hnslb.LoadBalancer
 	lbDocs               []*hnslb.LoadBalancer
 	lbErrs, lbDeleteErrs []error
@@ -82,8 +85,9 @@ type writeBatchResult struct {
 // ended, some 25 MB at once.
 func (d *deadlines) WriteBatch(ctx context.Context, networkID string, specs []intent.RemoteEndpoint, writes []pendingLB, deletes []freedDelete) writeBatchResult {
 	type reply struct {
-		id string
-		lb *hnslb.LoadBalancer
+		id    string
+		names nameEcho
+		lb    *hnslb.LoadBalancer
 	}
 	n := len(specs) + len(writes) + len(deletes)
 	for _, w := range writes {
@@ -115,7 +119,7 @@ func (d *deadlines) WriteBatch(ctx context.Context, networkID string, specs []in
 			if err != nil {
 				return reply{}, err
 			}
-			return reply{id: got.ID}, nil
+			return reply{id: got.ID, names: namesShown(got)}, nil
 		})
 		tokens = append(tokens, epToken(s.IP))
 	}
@@ -187,6 +191,7 @@ func (d *deadlines) WriteBatch(ctx context.Context, networkID string, specs []in
 	}
 	for i := range specs {
 		res.epIDs[i] = out[i].id
+		res.epNames = max(res.epNames, out[i].names)
 	}
 	i := len(specs)
 	for j, w := range writes {

@@ -16,32 +16,44 @@ import (
 // balancer (a new ID without modify) and a remote endpoint makes one fsync:
 // its declarations, which also make the previous Sync's records durable;
 // its own records are written without one. A Sync that writes no state
-// makes none, once the last one's records are durable.
+// makes none, once the last one's records are durable. Where HNS keeps
+// remote endpoint names (names.go) the endpoint needs no declaration: after
+// the first change, which makes the cold start's withdrawals durable, no
+// Sync makes an fsync, and nothing declares an endpoint.
 func TestSyncFsyncsTheStateFileAtMostOnce(t *testing.T) {
-	e := newEnv(t, sim.ProfileWS2022)
-	e.local("10.244.1.11")
-	a := lb("10.96.0.10", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
-	r := e.started(a)
-	fsyncs := countJournalFsyncs(r)
-	for i, ip := range []string{"10.244.2.21", "10.244.2.22", "10.244.2.23"} {
+	for _, namesKept := range []bool{false, true} {
+		e := newEnv(t, sim.ProfileWS2022)
+		if !namesKept {
+			e.declaringEndpoints()
+		}
+		e.local("10.244.1.11")
+		a := lb("10.96.0.10", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
+		r := e.started(a)
+		fsyncs := countJournalFsyncs(r)
+		for i, ip := range []string{"10.244.2.21", "10.244.2.22", "10.244.2.23"} {
+			*fsyncs = 0
+			a.Backends = []intent.Backend{loc("10.244.1.11"), rem(ip, "192.168.0.2")}
+			upsert(r, a)
+			if res := r.Sync(ctx); res.Failed+res.Pending != 0 || res.Updated != 1 {
+				t.Fatalf("change %d: %+v", i, res)
+			}
+			if want := map[bool]int{false: 1, true: max(0, 1-i)}[namesKept]; *fsyncs != want {
+				t.Errorf("names kept %v, change %d: %d fsyncs of the journal, want %d", namesKept, i, *fsyncs, want)
+			}
+			s := readState(t, e.stateFile)
+			if len(s.LoadBalancers) != 1 || e.hnsLB(a.Key) == nil || s.LoadBalancers[0] != e.hnsLB(a.Key).ID {
+				t.Errorf("change %d: the state file right after the Sync owns %v, want the new load balancer", i, s.LoadBalancers)
+			}
+			if namesKept && len(s.CreatingRemoteEndpoints) != 0 {
+				t.Errorf("change %d: the state file declares %v, though HNS keeps names", i, s.CreatingRemoteEndpoints)
+			}
+		}
 		*fsyncs = 0
-		a.Backends = []intent.Backend{loc("10.244.1.11"), rem(ip, "192.168.0.2")}
-		upsert(r, a)
-		if res := r.Sync(ctx); res.Failed+res.Pending != 0 || res.Updated != 1 {
-			t.Fatalf("change %d: %+v", i, res)
+		r.Sync(ctx)
+		r.Sync(ctx)
+		if want := map[bool]int{false: 1, true: 0}[namesKept]; *fsyncs != want {
+			t.Errorf("names kept %v: two Syncs with nothing to do after a change: %d fsyncs, want %d (the change's withdrawals)", namesKept, *fsyncs, want)
 		}
-		if *fsyncs != 1 {
-			t.Errorf("change %d: %d fsyncs of the journal, want 1", i, *fsyncs)
-		}
-		if s := readState(t, e.stateFile); len(s.LoadBalancers) != 1 || e.hnsLB(a.Key) == nil || s.LoadBalancers[0] != e.hnsLB(a.Key).ID {
-			t.Errorf("change %d: the state file right after the Sync owns %v, want the new load balancer", i, s.LoadBalancers)
-		}
-	}
-	*fsyncs = 0
-	r.Sync(ctx)
-	r.Sync(ctx)
-	if *fsyncs != 1 {
-		t.Errorf("two Syncs with nothing to do after a change: %d fsyncs, want 1 (the change's records)", *fsyncs)
 	}
 }
 
@@ -67,6 +79,7 @@ func countJournalFsyncs(r *Reconciler) *int {
 func TestAFailedFsyncOfTheOutcomeIsFollowedByASnapshot(t *testing.T) {
 	for _, declares := range []bool{false, true} {
 		e := newEnv(t, sim.ProfileWS2022)
+		e.declaringEndpoints() // the change's endpoint declaration leaves an outcome to fsync
 		e.local("10.244.1.11")
 		a := lb("10.96.0.10", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
 		r := e.started(a)

@@ -205,6 +205,11 @@ func (e *env) converge(r *Reconciler) {
 
 func (e *env) counters() sim.Counters { return e.hns.Counters() }
 
+// declaringEndpoints makes HNS answer remote endpoints without their names,
+// so that the reconciler declares each endpoint create in the state file
+// (names.go): for the tests of those declarations.
+func (e *env) declaringEndpoints() { e.hns.SetEcho(sim.Echo{DropRemoteEndpointNames: true}) }
+
 func (e *env) snapshot() *hnslb.Snapshot { return e.hns.Snapshot() }
 
 func loc(ip string) intent.Backend { return intent.Backend{IP: ip, Local: true} }

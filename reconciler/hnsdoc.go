@@ -112,6 +112,7 @@ func buildRemoteEndpoint(networkID string, re intent.RemoteEndpoint) *hnslb.Endp
 		ep.Flags = hnslb.EndpointFlagsNone
 		return ep
 	}
+	ep.Name = remoteEndpointName(re.IP)
 	if re.ProviderAddress != "" {
 		ep.Policies = []hnslb.EndpointPolicy{hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress,
 			hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: re.ProviderAddress})}

@@ -29,7 +29,15 @@ type listedHNS struct {
 	// by ID: claimCarried's to judge.
 	carriedIPs map[string]struct{}
 	carriedEPs map[string]string
+	// named is whether to keep namedEPs: while Start's carrying lasts, the
+	// listed remote endpoints that bear our name (names.go), claimCarried's
+	// to judge too. Nearly all are owned; a slice costs them least.
+	named    bool
+	namedEPs []listedEP
 }
+
+// listedEP is a listed endpoint's ID and address.
+type listedEP struct{ id, ip string }
 
 // realizedAt is a realized load balancer as a listing began.
 type realizedAt struct {
@@ -54,7 +62,7 @@ func (r *Reconciler) newListedHNS() *listedHNS {
 		}
 	}
 	return &listedHNS{lbs: make(map[string]listedLB, len(at)), eps: map[string]struct{}{}, local: map[string]string{}, atStart: at,
-		carriedIPs: maps.Clone(r.carried.eps), carriedEPs: map[string]string{}}
+		carriedIPs: maps.Clone(r.carried.eps), carriedEPs: map[string]string{}, named: r.carried.named}
 }
 
 // addLB judges a listed load balancer against what was realized as the
@@ -74,8 +82,13 @@ func (l *listedHNS) addEP(ep *hnslb.Endpoint) error {
 	l.eps[ep.ID] = struct{}{}
 	if !ep.IsRemote() {
 		indexLocal(l.local, ep)
-	} else if has(l.carriedIPs, ep.IP()) {
+		return nil
+	}
+	if has(l.carriedIPs, ep.IP()) {
 		l.carriedEPs[ep.ID] = ep.IP()
+	}
+	if l.named && namedOurs(ep) {
+		l.namedEPs = append(l.namedEPs, listedEP{ep.ID, ep.IP()})
 	}
 	return nil
 }

@@ -12,10 +12,20 @@ import (
 // A change made while a drift repair lists HNS is programmed before the
 // repair ends; the repair still repairs the drift it found; and what the
 // change created or deleted is neither deleted, recreated, duplicated nor
-// disowned because the listing predates it.
+// disowned because the listing predates it. Either listing may predate it:
+// the endpoints' listing shows a remote endpoint (named ours, names.go) that
+// the change then deletes, which the first repair after Start must not take
+// for a late create.
 func TestChangeDuringRepairListingIsNotHeldBack(t *testing.T) {
-	for _, profile := range []string{sim.ProfileWS2022, sim.ProfileWS2025} {
-		t.Run(profile, func(t *testing.T) {
+	for _, tc := range []struct {
+		profile string
+		held    sim.Op
+	}{
+		{sim.ProfileWS2022, sim.OpListLoadBalancers}, {sim.ProfileWS2025, sim.OpListLoadBalancers},
+		{sim.ProfileWS2022, sim.OpListEndpoints}, {sim.ProfileWS2025, sim.OpListEndpoints},
+	} {
+		profile := tc.profile
+		t.Run(profile+"/"+string(tc.held), func(t *testing.T) {
 			e := newEnv(t, profile)
 			want := e.threeServices()
 			r := e.started(want...)
@@ -27,7 +37,7 @@ func TestChangeDuringRepairListingIsNotHeldBack(t *testing.T) {
 
 			// The listing reads HNS, then its reply hangs: it shows HNS as it
 			// was before the changes below.
-			e.hns.SetFaults(sim.Faults{HangReply: []sim.Op{sim.OpListLoadBalancers}})
+			e.hns.SetFaults(sim.Faults{HangReply: []sim.Op{tc.held}})
 			repaired := make(chan error, 1)
 			go func() { repaired <- r.Repair(ctx) }()
 			if err := e.hns.WaitHeld(ctx, 1); err != nil {

@@ -130,7 +130,9 @@ func TestRestartDeletesOwnStaleObjects(t *testing.T) {
 // frontend and a remote endpoint hnsproxy does not want.
 func (e *env) foreign() (lbID, epID string) {
 	e.t.Helper()
-	ep, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, intent.RemoteEndpoint{IP: "10.244.9.9"}))
+	doc := buildRemoteEndpoint(e.netID, intent.RemoteEndpoint{IP: "10.244.9.9"})
+	doc.Name = "" // kube-proxy names no remote endpoint; hnsproxy's name would make it ours
+	ep, err := e.hns.CreateEndpoint(ctx, e.netID, doc)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -270,38 +272,50 @@ func TestBlockerAppearingAfterStart(t *testing.T) {
 	e.assertRealized(want)
 }
 
+// TestCorruptStateFile: a state file that cannot be parsed owns nothing.
+// Load balancers of unknown ownership are left alone; remote endpoints too,
+// unless they bear hnsproxy's name (names.go), which a listing shows only
+// where HNS keeps it.
 func TestCorruptStateFile(t *testing.T) {
-	e := newEnv(t, sim.ProfileWS2022)
-	want := e.threeServices()
-	e.started(want...)
-	if err := os.WriteFile(e.stateFile, []byte("{not json"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// After the restart: want[0] unchanged (adopt), want[1]'s frontend wants
-	// other backends (its old load balancer blocks it: deleted), want[2] is
-	// no longer desired (unknown ownership: left alone).
-	want[1] = lb("10.96.0.20", 80, loc("10.244.1.11"))
-	r := e.reconciler()
-	upsert(r, want[0])
-	upsert(r, want[1])
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	res := r.Sync(ctx)
-	c := e.counters()
-	if c.Count(sim.OpDeleteLoadBalancer) != 1 || c.Count(sim.OpCreateLoadBalancer) != 1 || c.Count(sim.OpDeleteEndpoint) != 0 || res.Failed != 0 {
-		t.Errorf("corrupt state: %v %+v", c.Calls, res)
-	}
-	if e.hnsLB(want[2].Key) == nil {
-		t.Error("load balancer of unknown ownership deleted")
-	}
-	if got := e.remoteIPs(); !slices.Equal(got, []string{"10.244.2.20", "10.244.3.30", "10.244.3.31"}) {
-		t.Errorf("remote endpoints %v: none may be deleted without ownership", got)
-	}
-	// The state file is valid again and lists only what we now own.
-	s := readState(t, e.stateFile)
-	if len(s.LoadBalancers) != 2 || len(s.RemoteEndpoints) != 1 {
-		t.Errorf("rebuilt state %+v", s)
+	for _, namesKept := range []bool{true, false} {
+		e := newEnv(t, sim.ProfileWS2022)
+		e.hns.SetEcho(sim.Echo{DropRemoteEndpointNames: !namesKept})
+		want := e.threeServices()
+		e.started(want...)
+		if err := os.WriteFile(e.stateFile, []byte("{not json"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// After the restart: want[0] unchanged (adopt), want[1]'s frontend wants
+		// other backends (its old load balancer blocks it: deleted), want[2] is
+		// no longer desired (unknown ownership: left alone).
+		want[1] = lb("10.96.0.20", 80, loc("10.244.1.11"))
+		r := e.reconciler()
+		upsert(r, want[0])
+		upsert(r, want[1])
+		if err := r.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		res := r.Sync(ctx)
+		c := e.counters()
+		// Named, 10.244.3.30 and .31 are ours and no longer wanted.
+		deleted, remote := 0, []string{"10.244.2.20", "10.244.3.30", "10.244.3.31"}
+		if namesKept {
+			deleted, remote = 2, remote[:1]
+		}
+		if c.Count(sim.OpDeleteLoadBalancer) != 1 || c.Count(sim.OpCreateLoadBalancer) != 1 || c.Count(sim.OpDeleteEndpoint) != deleted || res.Failed != 0 {
+			t.Errorf("names kept %v: corrupt state: %v %+v", namesKept, c.Calls, res)
+		}
+		if e.hnsLB(want[2].Key) == nil {
+			t.Error("load balancer of unknown ownership deleted")
+		}
+		if got := e.remoteIPs(); !slices.Equal(got, remote) {
+			t.Errorf("names kept %v: remote endpoints %v, want %v: none may be deleted without ownership", namesKept, got, remote)
+		}
+		// The state file is valid again and lists only what we now own.
+		s := readState(t, e.stateFile)
+		if len(s.LoadBalancers) != 2 || len(s.RemoteEndpoints) != 1 {
+			t.Errorf("rebuilt state %+v", s)
+		}
 	}
 }
 

@@ -143,6 +143,9 @@ type Reconciler struct {
 	// carried are the declarations loaded at Start whose create may still
 	// land (carried.go).
 	carried carriedCreates
+	// names is whether HNS has shown that it keeps remote endpoint names,
+	// which then stand in for their declarations (names.go).
+	names nameEcho
 
 	// stale objects to delete: our own leftovers and foreign blockers.
 	staleLBs, staleEPs map[string]*staleObj

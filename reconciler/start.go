@@ -67,6 +67,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	for id, b := range owned.LoadBalancerBaselines {
 		baselines[strings.ToLower(id)] = b
 	}
+	r.namesSeen(eps)
 	r.claimInterrupted(owned, lbs, eps, ownedLB, ownedEP)
 	r.carryDeclarations(owned, lbs, eps)
 	r.orphanLBs = map[intent.LBKey][]hnslb.LoadBalancer{}
@@ -124,8 +125,9 @@ func (r *Reconciler) Start(ctx context.Context) error {
 }
 
 // claimInterrupted adds to ownedLB and ownedEP the listed objects nobody
-// owns on a key or IP the state file declared as being created: a create
-// whose ID never reached the state file (see declareCreates).
+// owns on a key or IP the state file declared as being created, and the
+// remote endpoints nobody owns that bear our name (names.go): a create whose
+// ID never reached the state file (see declareCreates).
 func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint, ownedLB, ownedEP map[string]struct{}) {
 	keys := map[intent.LBKey]struct{}{}
 	for _, k := range st.CreatingLoadBalancers {
@@ -146,8 +148,8 @@ func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, e
 		if _, mine := ownedEP[strings.ToLower(eps[i].ID)]; mine || !eps[i].IsRemote() {
 			continue
 		}
-		if _, declared := ips[eps[i].IP()]; declared {
-			r.log.Info("Claiming a remote endpoint an interrupted create made", "ip", eps[i].IP(), "id", eps[i].ID)
+		if _, declared := ips[eps[i].IP()]; declared || namedOurs(&eps[i]) {
+			r.log.Info("Claiming a remote endpoint an interrupted create made", "ip", eps[i].IP(), "id", eps[i].ID, "named", !declared)
 			ownedEP[strings.ToLower(eps[i].ID)] = struct{}{}
 		}
 	}

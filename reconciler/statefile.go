@@ -346,7 +346,8 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string,
 	}
 	for _, ip := range ips {
 		if ep := r.eps[ip]; ep != nil && ep.desired() && (ep.id == "" || !remoteMatches(ep.spec, ep.realizedSpec)) {
-			if addNew(r.creatingEPs, ip) {
+			// Where HNS keeps our names, the endpoint's own name marks it ours (names.go).
+			if r.declaresEndpoints() && addNew(r.creatingEPs, ip) {
 				r.journal(journalRecord{Add: true, Kind: recordCreatingEndpoint, ID: ip})
 				grew = true
 			}

@@ -23,6 +23,7 @@ func TestStateFileSyncsAreReported(t *testing.T) {
 			reported++
 		}
 	}
+	e.declaringEndpoints() // each change below declares its new endpoint
 	e.local("10.244.1.11")
 	a := lb("10.96.0.10", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
 	r := e.started(a)

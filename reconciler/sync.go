@@ -609,6 +609,7 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 	r.own(recordRemoteEndpoint, got.ID)
 	if wrote {
 		run.res.Created++
+		r.learnNames(namesShown(got))
 	}
 	r.succeed(ref, &ep.st)
 	// Load balancers that had to leave this backend out can use it now.
@@ -644,16 +645,17 @@ func (r *Reconciler) createEndpointsAhead(run *syncRun, ips []string) {
 		return
 	}
 	res := r.client.WriteBatch(run.ctx, r.opts.NetworkID, specs, nil, nil)
-	r.endpointsMadeAhead(run, planned, res.epIDs, res.epErrs)
+	r.endpointsMadeAhead(run, planned, res)
 }
 
 // endpointsMadeAhead records the endpoint creates made ahead for their
 // turns (syncWantedEP).
-func (r *Reconciler) endpointsMadeAhead(run *syncRun, planned, ids []string, errs []error) {
+func (r *Reconciler) endpointsMadeAhead(run *syncRun, planned []string, res writeBatchResult) {
 	run.epCreates = make(map[string]createdEP, len(planned))
 	for i, ip := range planned {
-		run.epCreates[ip] = createdEP{ids[i], errs[i]}
+		run.epCreates[ip] = createdEP{res.epIDs[i], res.epErrs[i]}
 	}
+	r.learnNames(res.epNames)
 }
 
 // createEndpointsThenLoadBalancers makes the endpoint creates of planned
@@ -693,7 +695,7 @@ func (r *Reconciler) createEndpointsThenLoadBalancers(run *syncRun, planned []st
 func (r *Reconciler) writeAhead(run *syncRun, planned []string, specs []intent.RemoteEndpoint, keys []intent.LBKey, made []createdLB, writes []pendingLB, deleteIPs []string, deletes []freedDelete) {
 	res := r.client.WriteBatch(run.ctx, r.opts.NetworkID, specs, writes, deletes)
 	if len(planned) > 0 {
-		r.endpointsMadeAhead(run, planned, res.epIDs, res.epErrs)
+		r.endpointsMadeAhead(run, planned, res)
 	}
 	for i, k := range keys {
 		if res.lbDocs[i] == nil {

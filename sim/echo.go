@@ -38,6 +38,10 @@ type Echo struct {
 	// (sim/remote.WithUnknownFields, hnssim); in-process documents are Go
 	// structs and cannot carry them.
 	UnknownFields bool
+	// DropRemoteEndpointNames answers remote endpoints without their Name:
+	// no capture shows a named remote endpoint (kube-proxy names none), so
+	// whether HNS keeps that field for them is unknown.
+	DropRemoteEndpointNames bool
 }
 
 // The names of Echo's options, as ParseEcho and hnssim's --echo take them.
@@ -49,12 +53,13 @@ const (
 	EchoOmitEmpty            = "omit-empty"
 	EchoSchemaMinor          = "schema-minor"
 	EchoUnknownFields        = "unknown-fields"
+	EchoDropEndpointNames    = "drop-remote-endpoint-names"
 )
 
 // EchoNames lists the options ParseEcho knows, one a possible answer.
 func EchoNames() []string {
 	return []string{EchoDropUndeclaredFlags, EchoDropUnconfirmedFlags, EchoUpperGUIDs, EchoReorder,
-		EchoOmitEmpty, EchoSchemaMinor, EchoUnknownFields}
+		EchoOmitEmpty, EchoSchemaMinor, EchoUnknownFields, EchoDropEndpointNames}
 }
 
 // ParseEcho reads a comma-separated list of echo option names ("" is none,
@@ -82,6 +87,8 @@ func ParseEcho(s string) (Echo, error) {
 			e.SchemaMinor = 1
 		case EchoUnknownFields:
 			e.UnknownFields = true
+		case EchoDropEndpointNames:
+			e.DropRemoteEndpointNames = true
 		default:
 			return Echo{}, fmt.Errorf("sim: unknown echo option %q (known: %s, or all)", n, strings.Join(EchoNames(), ", "))
 		}
@@ -149,6 +156,9 @@ func (h *HNS) answerEndpoint(ep *hnslb.Endpoint) *hnslb.Endpoint {
 	}
 	if e.SchemaMinor != 0 {
 		out.SchemaVersion.Minor = e.SchemaMinor
+	}
+	if e.DropRemoteEndpointNames && out.IsRemote() {
+		out.Name = ""
 	}
 	return out
 }

@@ -17,7 +17,7 @@ func TestParseEcho(t *testing.T) {
 		t.Errorf(`ParseEcho("") = %+v, %v`, e, err)
 	}
 	all, err := ParseEcho("all")
-	if err != nil || !all.DropUnconfirmedFlags || !all.Reorder || !all.OmitEmpty || !all.UnknownFields {
+	if err != nil || !all.DropUnconfirmedFlags || !all.Reorder || !all.OmitEmpty || !all.UnknownFields || !all.DropRemoteEndpointNames {
 		t.Errorf("ParseEcho(all) = %+v, %v", all, err)
 	}
 	if _, err := ParseEcho("upper-guids,shout"); err == nil || !strings.Contains(err.Error(), `"shout"`) {
@@ -79,5 +79,42 @@ func TestEchoChangesAnswersNotState(t *testing.T) {
 	h.SetEcho(Echo{DropUnconfirmedFlags: true})
 	if got, _ := h.GetLoadBalancerByID(ctx, created.ID); got.PortMappings[0].Flags != hnslb.PortMappingFlagsLocalRoutedVIP || got.ID != strings.ToLower(got.ID) {
 		t.Errorf("after SetEcho %+v", got)
+	}
+}
+
+// TestEchoDropsRemoteEndpointNames: with DropRemoteEndpointNames every
+// answer about a remote endpoint (create reply, get, list) lacks its name; a
+// local endpoint keeps its name, and HNS keeps both.
+func TestEchoDropsRemoteEndpointNames(t *testing.T) {
+	h := newSim(t, ProfileWS2025)
+	h.SetEcho(Echo{DropRemoteEndpointNames: true})
+	net := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge).ID
+	remote := remoteDoc("10.244.2.5", "")
+	remote.Name = "hnsproxy-remote-10.244.2.5"
+	local := endpointDoc("10.244.1.5")
+	local.Name = "pod_cbr0"
+	created := mustEndpoint(t, h, net, remote)
+	if created.Name != "" {
+		t.Errorf("create reply named %q", created.Name)
+	}
+	if got := mustEndpoint(t, h, net, local); got.Name != local.Name {
+		t.Errorf("local endpoint's create reply named %q", got.Name)
+	}
+	if got, err := h.GetEndpointByID(ctx, created.ID); err != nil || got.Name != "" {
+		t.Errorf("get: %q %v", got.Name, err)
+	}
+	listed, err := h.ListEndpointsOfNetwork(ctx, net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ep := range listed {
+		if want := map[bool]string{true: "", false: local.Name}[ep.IsRemote()]; ep.Name != want {
+			t.Errorf("listed %s named %q, want %q", ep.IP(), ep.Name, want)
+		}
+	}
+	for _, ep := range h.Snapshot().Endpoints {
+		if ep.Name == "" {
+			t.Errorf("HNS lost the name of %s", ep.IP())
+		}
 	}
 }
