@@ -15,10 +15,13 @@ import (
 type endpointFill struct{ pos, ep int }
 
 // pendingLB is a load balancer write of a batch whose document still
-// lacks the IDs of endpoints the batch creates before it.
+// lacks the IDs of endpoints the batch creates before it: a create (after
+// the delete of the one it replaces) or, where HNS can modify, the modify
+// of the realized load balancer modifies in place.
 type pendingLB struct {
 	lbWrite
-	fills []endpointFill
+	modifies string
+	fills    []endpointFill
 }
 
 // filled is w's document with the IDs of the endpoint creates it waits
@@ -56,7 +59,7 @@ type freedDelete struct {
 var errStillUsed = errors.New("not deleted: a load balancer that used it was not deleted")
 
 // writeBatchResult is what WriteBatch returns: the endpoint creates' IDs
-// and errors; per load balancer write its create's reply and error, its
+// and errors; per load balancer write its create's (or modify's) reply and error, its
 // document as made (nil if an endpoint it uses was not created) and, where
 // it replaces one, that delete's error; and the endpoint deletes' errors.
 type writeBatchResult struct {
@@ -72,7 +75,8 @@ type writeBatchResult struct {
 }
 
 // WriteBatch makes, in one batch, the endpoint creates of specs, then the
-// load balancer writes, each document completed with the IDs the creates
+// load balancer writes (a create, after the delete of the one it replaces,
+// or a modify in place), each document completed with the IDs the creates
 // before it returned, then the endpoint deletes those writes free. A scale
 // step or a pod replaced made them as two or three batches, each a
 // hand-over to the deadline's goroutine that woke the idle processor. A
@@ -123,8 +127,23 @@ func (d *deadlines) WriteBatch(ctx context.Context, networkID string, specs []in
 		})
 		tokens = append(tokens, epToken(s.IP))
 	}
-	replaced := make([]bool, len(writes)) // the write's delete went through
+	replaced := make([]bool, len(writes)) // the write's delete, or its modify, went through: the old backends are free
 	for j, w := range writes {
+		if w.modifies != "" {
+			calls = append(calls, func(ctx context.Context) (reply, error) {
+				doc, ok := w.filled(ids, errs)
+				if !ok {
+					return reply{}, errEndpointNotMade
+				}
+				got, err := d.c.UpdateLoadBalancer(ctx, w.modifies, doc)
+				if err == nil {
+					replaced[j] = true // the endpoints it no longer names are free
+				}
+				return reply{lb: got}, err
+			})
+			tokens, lbOps = append(tokens, idToken(w.modifies)), append(lbOps, "update_load_balancer")
+			continue
+		}
 		var doc *hnslb.LoadBalancer
 		ready := func() bool {
 			if doc == nil {

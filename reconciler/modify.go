@@ -107,14 +107,10 @@ const (
 // the code at its word would recreate a load balancer that still holds the
 // frontend, and the create would then meet it as a "blocker".
 func (r *Reconciler) modifyLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer) (modifyOutcome, error) {
-	got, err := r.client.UpdateLoadBalancer(run.ctx, e.realizedID, doc)
+	got, err := r.updateOnce(run, e, doc)
 	switch {
 	case err == nil && r.modifyApplied(run.ctx, e.realizedID, doc):
-		id := e.realizedID
-		if got != nil && got.ID != "" {
-			id = got.ID
-		}
-		r.setRealized(e, id, doc, got)
+		r.setModified(e, doc, got)
 		return modified, nil
 	case err == nil:
 		r.modifyFailed("HNS reported the modify done but kept the old backends (kubernetes/kubernetes#131466)", nil)
@@ -140,6 +136,30 @@ func (r *Reconciler) modifyLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer)
 	}
 	r.clearRealized(e)
 	return deleted, nil
+}
+
+// setModified records doc as e's realized load balancer after a modify
+// HNS answered with got (its ID, where it answered one, or the one
+// modified).
+func (r *Reconciler) setModified(e *lbEntry, doc, got *hnslb.LoadBalancer) {
+	id := e.realizedID
+	if got != nil && got.ID != "" {
+		id = got.ID
+	}
+	r.setRealized(e, id, doc, got)
+}
+
+// updateOnce is the modify of e's realized load balancer to doc: the one
+// made ahead in this Sync (planLB) if it wrote the same document, else a
+// call now. Its outcome is judged alike either way.
+func (r *Reconciler) updateOnce(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	if ahead, ok := run.lbCreates[e.key]; ok && ahead.modified {
+		delete(run.lbCreates, e.key)
+		if ahead.doc == doc || sameLB(ahead.doc, doc) {
+			return ahead.lb, ahead.err
+		}
+	}
+	return r.client.UpdateLoadBalancer(run.ctx, e.realizedID, doc)
 }
 
 // declareForCreate declares the create a failed modify leads to, which

@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,6 +76,10 @@ type createdLB struct {
 	// deleteErr: that delete failed, and the create was not made.
 	replaced  bool
 	deleteErr error
+	// modified: where HNS can modify, the write made ahead was the modify
+	// of the realized load balancer in place, lb and err its reply (the
+	// turn takes them in modifyLB, updateOnce).
+	modified bool
 }
 
 // errStateUnwritable is the status of an object whose create waits for the
@@ -722,16 +727,17 @@ func (r *Reconciler) writeAhead(run *syncRun, planned []string, specs []intent.R
 // freedDeletes are the deletes a batch of writes can make after them: of
 // the Sync's unwanted endpoints with a known ID (none with an abandoned call
 // on it, none deleted ahead already) whose every user, a realized load
-// balancer, the batch deletes (a replacement where HNS cannot modify); each
-// waits for those deletes. An endpoint no load balancer uses goes too.
+// balancer, the batch deletes (a replacement where HNS cannot modify) or
+// modifies; each waits for those writes. An endpoint no load balancer uses
+// goes too.
 func (r *Reconciler) freedDeletes(run *syncRun, writes []pendingLB) (ips []string, deletes []freedDelete) {
-	var replacing map[string]int // a replaced load balancer's ID → its write
+	var replacing map[string]int // a replaced or modified load balancer's ID → its write
 	for j, w := range writes {
-		if w.replaces != "" {
+		if old := cmp.Or(w.replaces, w.modifies); old != "" {
 			if replacing == nil {
 				replacing = make(map[string]int, len(writes))
 			}
-			replacing[w.replaces] = j
+			replacing[old] = j
 		}
 	}
 	for _, ip := range run.ips {
@@ -846,9 +852,12 @@ func madeDelete(run *syncRun, ip string) bool {
 // turn takes from it; ok is false if there is none.
 func (r *Reconciler) planLB(run *syncRun, k intent.LBKey, created map[string]int) (w pendingLB, c createdLB, ok bool) {
 	e := r.lbs[k]
+	modifies := e != nil && e.realizedID != "" && r.modifyOn()
 	if e == nil || e.desired == nil || e.uncertain != nil || r.foreignHeld[k] != "" ||
 		has(run.unchecked, k) || r.client.busy(lbToken(k), idToken(e.realizedID)) ||
-		e.realizedID != "" && r.modifyOn() { // an update modifies in its turn
+		// Where HNS may report a modify done without applying it, the
+		// turn reads each one back (modifyApplied).
+		modifies && hnslb.ModifyMayIgnoreBackends(r.opts.Features.Version) {
 		return w, c, false
 	}
 	if _, done := run.lbCreates[k]; done {
@@ -862,12 +871,15 @@ func (r *Reconciler) planLB(run *syncRun, k intent.LBKey, created map[string]int
 	if len(fills) == 0 && e.realizedID != "" && sameLB(e.realized, doc) {
 		return w, c, false
 	}
-	w = pendingLB{lbWrite: lbWrite{doc: doc, replaces: e.realizedID}, fills: fills}
-	return w, createdLB{doc: doc, ids: ids, missing: missing, gen: r.resolveGen}, true
+	c = createdLB{doc: doc, ids: ids, missing: missing, gen: r.resolveGen, modified: modifies}
+	if modifies {
+		return pendingLB{lbWrite: lbWrite{doc: doc}, modifies: e.realizedID, fills: fills}, c, true
+	}
+	return pendingLB{lbWrite: lbWrite{doc: doc, replaces: e.realizedID}, fills: fills}, c, true
 }
 
-// calls is how many HNS calls w makes: its create, and a delete first if
-// it replaces one.
+// calls is how many HNS calls w makes: its create or modify, and a delete
+// first if it replaces one.
 func (w pendingLB) calls() int {
 	if w.replaces != "" {
 		return 2
@@ -925,10 +937,18 @@ func (r *Reconciler) keepToDelete(id string) {
 
 // dropUnusedCreates deletes the load balancers made ahead that their turn
 // did not take (their backends became unknown since), so none is left
-// unowned on a desired frontend; their load balancers are synced again.
+// unowned on a desired frontend; their load balancers are synced again. A
+// modify made ahead and not taken is recorded as what HNS now holds.
 func (r *Reconciler) dropUnusedCreates(run *syncRun) {
 	for k, ahead := range run.lbCreates {
 		if ahead.err != nil {
+			continue
+		}
+		if ahead.modified {
+			if e := r.lbs[k]; e != nil && e.realizedID != "" {
+				r.setModified(e, ahead.doc, ahead.lb)
+				r.markLB(e)
+			}
 			continue
 		}
 		if err := r.deleteLB(run, ahead.lb.ID); err != nil {

@@ -24,6 +24,7 @@ type callerOfWrites struct {
 	failIPs    map[string]bool
 	emptyIDs   int  // load balancer creates that named an empty endpoint ID
 	failLBDels bool // load balancer deletes fail
+	updateErr  error
 }
 
 func (c *callerOfWrites) note() {
@@ -68,6 +69,14 @@ func (c *callerOfWrites) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadB
 	return c.Client.CreateLoadBalancer(ctx, lb)
 }
 
+func (c *callerOfWrites) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	c.note()
+	if c.updateErr != nil {
+		return nil, c.updateErr
+	}
+	return c.Client.UpdateLoadBalancer(ctx, id, lb)
+}
+
 func (c *callerOfWrites) DeleteLoadBalancer(ctx context.Context, id string) error {
 	c.note()
 	if c.failLBDels {
@@ -84,7 +93,12 @@ func (c *callerOfWrites) DeleteEndpoint(ctx context.Context, id string) error {
 // scaledUp is a ws2022 node with one load balancer of two remote backends
 // realized, and the same with four more.
 func scaledUp(t *testing.T) (*env, *callerOfWrites, *Reconciler, intent.LB) {
-	e := newEnv(t, sim.ProfileWS2022)
+	return scaledUpOn(t, sim.ProfileWS2022, nil)
+}
+
+func scaledUpOn(t *testing.T, profile string, tweak func(*Options)) (*env, *callerOfWrites, *Reconciler, intent.LB) {
+	e := newEnv(t, profile)
+	e.tweak = tweak
 	c := &callerOfWrites{Client: e.hns, goroutines: map[uint64]int{}, failIPs: map[string]bool{}}
 	small := lb("10.96.0.10", 80, rem("10.244.2.10", "192.168.0.2"), rem("10.244.2.11", "192.168.0.2"))
 	r, res := e.start(c, small)
@@ -327,4 +341,107 @@ func TestFreedDeletesNeedEveryUserReplaced(t *testing.T) {
 	if len(dels) != 1 || ips[0] != shared || !slices.Equal(slices.Sorted(slices.Values(dels[0].after)), []int{0, 1}) {
 		t.Errorf("with both users replaced: %q %+v, want %s after writes 0 and 1", ips, dels, shared)
 	}
+}
+
+// Where HNS can modify, a scale step is one batch too: the scale-up's four
+// endpoint creates and the load balancer's modify in place, the
+// scale-down's modify and the deletes of the four endpoints it frees,
+// each on one goroutine with the minimal writes. On 15.4, whose modifies
+// are read back (kubernetes/kubernetes#131466), the modify stays in its
+// turn: the endpoint writes' batch, then the modify, and, as the read-back
+// finds the old backends, a delete and a create, each a call of its own.
+func TestScaleStepIsOneBatchWhereHNSModifies(t *testing.T) {
+	for _, c := range []struct {
+		profile string
+		batches int
+		writes  int // modifies and endpoint writes per step
+	}{{sim.ProfileWS2025, 1, 5}, {sim.ProfileWS2025Mod4, 4, 5}} {
+		e, calls, r, big := scaledUpOn(t, c.profile, func(o *Options) { o.Modify = ModifyEnabled })
+		small := lb(big.Key.VIP, big.Key.Port, big.Backends[:2]...)
+		id := e.hnsLB(big.Key).ID
+		for _, step := range []intent.LB{big, small} {
+			calls.reset()
+			e.hns.ResetCounters()
+			upsert(r, step)
+			if res := r.Sync(ctx); res.Failed+res.Pending != 0 || res.Updated != 1 {
+				t.Fatalf("%s: sync to %d backends: %+v", c.profile, len(step.Backends), res)
+			}
+			if n := calls.batches(); n != c.batches {
+				t.Errorf("%s: a step to %d backends ran its writes on %d goroutines, want %d", c.profile, len(step.Backends), n, c.batches)
+			}
+			if w := e.counters().Count(sim.OpUpdateLoadBalancer) + e.counters().Count(sim.OpCreateEndpoint) + e.counters().Count(sim.OpDeleteEndpoint); w != c.writes {
+				t.Errorf("%s: %d modifies and endpoint writes, want %d: %v", c.profile, w, c.writes, e.counters().Calls)
+			}
+			e.assertRealized([]intent.LB{step})
+		}
+		if c.profile == sim.ProfileWS2025 && e.hnsLB(big.Key).ID != id {
+			t.Errorf("the load balancer was replaced, not modified")
+		}
+		e.assertStateFileMatchesHNS()
+	}
+}
+
+// A modify made ahead that HNS refuses is judged in the load balancer's
+// turn as one made there: not implemented turns modify off and replaces
+// the load balancer; a missing reference whose load balancer is gone
+// creates it anew. Nothing is left half done.
+func TestModifyMadeAheadFailsIntoItsTurn(t *testing.T) {
+	t.Run("not implemented", func(t *testing.T) {
+		e, calls, r, big := scaledUpOn(t, sim.ProfileWS2025, nil)
+		calls.updateErr = hnslb.NewError("modify_load_balancer", hnslb.CodeNotImplemented, "injected")
+		upsert(r, big)
+		if res := r.Sync(ctx); res.Failed+res.Pending != 0 || res.Updated != 1 {
+			t.Fatalf("sync: %+v", res)
+		}
+		if c := e.counters(); c.Count(sim.OpDeleteLoadBalancer) != 1 || c.Count(sim.OpCreateLoadBalancer) != 1 {
+			t.Errorf("want the refused modify followed by a delete and a create: %v", c.Calls)
+		}
+		if !r.modifyTurnedOff {
+			t.Error("modify not turned off after HNS answered not implemented")
+		}
+		e.assertRealized([]intent.LB{big})
+		e.assertStateFileMatchesHNS()
+	})
+	t.Run("vanished", func(t *testing.T) {
+		e, _, r, big := scaledUpOn(t, sim.ProfileWS2025, nil)
+		if err := e.hns.DeleteLoadBalancerOutOfBand(e.hnsLB(big.Key).ID); err != nil {
+			t.Fatal(err)
+		}
+		upsert(r, big)
+		e.converge(r)
+		e.assertRealized([]intent.LB{big})
+		e.assertStateFileMatchesHNS()
+	})
+}
+
+// A modify made ahead that its turn did not take (the load balancer's
+// backends changed since) is what HNS holds: it is recorded as realized,
+// never deleted as an unused create would be, and synced again.
+func TestUntakenModifyIsRealizedNotDeleted(t *testing.T) {
+	e, _, r, big := scaledUpOn(t, sim.ProfileWS2025, nil)
+	small := lb(big.Key.VIP, big.Key.Port, big.Backends[:1]...)
+	id := e.hnsLB(big.Key).ID
+	doc := BuildLB(&small, []string{e.hnsLB(big.Key).HostComputeEndpoints[0]})
+	got, err := e.hns.UpdateLoadBalancer(ctx, id, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	run := &syncRun{ctx: ctx, lbCreates: map[intent.LBKey]createdLB{big.Key: {doc: doc, lb: got, modified: true}}}
+	e.hns.ResetCounters()
+	r.dropUnusedCreates(run)
+	realized := r.lbs[big.Key].realized
+	r.mu.Unlock()
+	if c := e.counters(); c.Writes() != 0 {
+		t.Errorf("dropping an untaken modify wrote to HNS: %v", c.Calls)
+	}
+	if realized != doc {
+		t.Errorf("realized %+v, want the document the modify wrote", realized)
+	}
+	if e.hnsLB(big.Key) == nil || e.hnsLB(big.Key).ID != id {
+		t.Fatal("the modified load balancer is gone")
+	}
+	upsert(r, big)
+	e.converge(r)
+	e.assertRealized([]intent.LB{big})
 }
