@@ -355,6 +355,9 @@ func checkPrometheus(t *testing.T, c *framework.Cluster, started time.Time) {
 	lo, hi := float64(started.Add(-time.Minute).Unix()), float64(time.Now().Add(time.Hour).Unix())
 	check("kubeproxy_sync_proxy_rules_last_timestamp_seconds", func(v float64) bool { return v >= lo && v <= hi }, "a time during this test")
 	check("hnsproxy_state_file_sync_duration_seconds_count", func(v float64) bool { return v > 0 }, "> 0 (declarations before creates)")
+	// hnssim keeps remote endpoint names, and every node made remote
+	// endpoints: their creates need no declaration.
+	check(`hnsproxy_hns_feature_enabled{feature="Remote endpoint names kept (creates need no state file fsync)"}`, func(v float64) bool { return v == 1 }, "1")
 	check(`up{job="hnsproxy"}`, func(v float64) bool { return v == 1 }, "1")
 }
 

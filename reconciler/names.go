@@ -68,12 +68,16 @@ func namesShown(reply *hnslb.Endpoint) nameEcho {
 func (r *Reconciler) learnNames(shown nameEcho) {
 	switch {
 	case shown == namesUnknown || r.names == namesLost || r.names == shown:
+		return
 	case shown == namesKept:
 		r.names = namesKept
 		r.log.V(2).Info("HNS keeps remote endpoint names: their creates need no declaration in the state file")
 	default:
 		r.names = namesLost
 		r.log.Info("HNS answered a remote endpoint without the name it was sent: each create of one is declared in the state file first, one fsync per Sync that makes one")
+	}
+	if r.opts.RemoteEndpointNames != nil {
+		r.opts.RemoteEndpointNames(r.names == namesKept)
 	}
 }
 

@@ -42,15 +42,21 @@ func TestNamedOurs(t *testing.T) {
 // endpoint creates are declared; one reply without the name settles it for
 // the process, whatever later replies show.
 func TestNamesLostIsForGood(t *testing.T) {
-	r := newEnv(t, sim.ProfileWS2025).reconciler()
+	e := newEnv(t, sim.ProfileWS2025)
+	var told []bool
+	e.tweak = func(o *Options) { o.RemoteEndpointNames = func(kept bool) { told = append(told, kept) } }
+	r := e.reconciler()
 	for i, c := range []struct {
 		shown    nameEcho
 		declares bool
-	}{{namesUnknown, true}, {namesKept, false}, {namesUnknown, false}, {namesLost, true}, {namesKept, true}} {
+	}{{namesUnknown, true}, {namesKept, false}, {namesKept, false}, {namesUnknown, false}, {namesLost, true}, {namesKept, true}, {namesLost, true}} {
 		r.learnNames(c.shown)
 		if got := r.declaresEndpoints(); got != c.declares {
 			t.Errorf("after reply %d showing %d: declares %v, want %v", i, c.shown, got, c.declares)
 		}
+	}
+	if len(told) != 2 || !told[0] || told[1] {
+		t.Errorf("Options.RemoteEndpointNames told %v, want [true false]: once when kept, once when lost", told)
 	}
 }
 

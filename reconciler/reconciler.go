@@ -60,6 +60,11 @@ type Options struct {
 	// ModifyTurnedOff, if set, is told once when ModifyAuto turns modify
 	// off for the rest of the process. It runs under the Reconciler's lock.
 	ModifyTurnedOff func()
+	// RemoteEndpointNames, if set, is told once whether HNS keeps the names
+	// of remote endpoints (names.go), when a reply or listing first shows
+	// it, and again if a later reply shows otherwise. It runs under the
+	// Reconciler's lock.
+	RemoteEndpointNames func(kept bool)
 	// Clock reads the time; the default is the real clock. If it is a
 	// clock.Clock, HNS call deadlines use its timers too.
 	Clock  clock.PassiveClock

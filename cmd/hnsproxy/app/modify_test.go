@@ -44,3 +44,26 @@ func TestModifyLoadBalancerFlag(t *testing.T) {
 		t.Errorf("after the reconciler turned modify off the metric is %v", gauge)
 	}
 }
+
+// TestRemoteEndpointNamesFeature: the names feature reads 0 after start-up
+// checks (not known yet) and follows what the reconciler learns.
+func TestRemoteEndpointNamesFeature(t *testing.T) {
+	metrics.Register()
+	if _, err := checkCapabilities(context.Background(), simAt(15, 5), config(nil), nil, capabilityEvents{}); err != nil {
+		t.Fatal(err)
+	}
+	gauge := func() float64 {
+		return must(testutil.GetGaugeMetricValue(metrics.HNSFeatureEnabled.WithLabelValues(featureEndpointNames)))
+	}
+	if g := gauge(); g != 0 {
+		t.Errorf("at start-up the names feature reads %v, want 0", g)
+	}
+	remoteEndpointNames(true)
+	if g := gauge(); g != 1 {
+		t.Errorf("after names were seen kept it reads %v, want 1", g)
+	}
+	remoteEndpointNames(false)
+	if g := gauge(); g != 0 {
+		t.Errorf("after a reply without a name it reads %v, want 0", g)
+	}
+}

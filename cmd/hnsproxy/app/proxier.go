@@ -38,6 +38,8 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		CallTimedOut:     func(op string) { metrics.HNSCallTimeoutsTotal.WithLabelValues(op).Inc() },
 		Modify:           cfg.HNS.ModifyLoadBalancer,
 		ModifyTurnedOff:  modifyTurnedOff,
+
+		RemoteEndpointNames: remoteEndpointNames,
 	})
 	if deps.Health != nil {
 		deps.Health.SetHNSActivity(rec)

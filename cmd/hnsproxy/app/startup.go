@@ -100,6 +100,7 @@ func checkCapabilities(ctx context.Context, c hnslb.Client, cfg *options.Config,
 	for _, l := range lines {
 		metrics.HNSFeatureEnabled.WithLabelValues(l.name).Set(boolGauge(l.on))
 	}
+	remoteEndpointNames(false) // until HNS shows it keeps them
 	return caps, nil
 }
 
@@ -121,6 +122,17 @@ func modifyReason(mode reconciler.ModifyMode, have string) string {
 // modifyTurnedOff reports that the reconciler turned modify off (HNS
 // refused it, or kept the backends of a modify it reported done).
 func modifyTurnedOff() { metrics.HNSFeatureEnabled.WithLabelValues(featureModify).Set(0) }
+
+// featureEndpointNames is, in hnsproxy_hns_feature_enabled, whether HNS
+// keeps the names of remote endpoints, which then need no declaration in
+// the state file before their create: 0 until a reply or listing shows it.
+const featureEndpointNames = "Remote endpoint names kept (creates need no state file fsync)"
+
+// remoteEndpointNames reports what the reconciler learnt of HNS keeping
+// remote endpoint names.
+func remoteEndpointNames(kept bool) {
+	metrics.HNSFeatureEnabled.WithLabelValues(featureEndpointNames).Set(boolGauge(kept))
+}
 
 // workaroundLines tells, for each known OS bug of this build that can hurt
 // this node, what hnsproxy does: a warning, a Node event and the metric.
