@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"net/netip"
 	"strings"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -33,13 +34,22 @@ const remoteEndpointNamePrefix = "hnsproxy-remote-"
 func remoteEndpointName(ip string) string { return remoteEndpointNamePrefix + ip }
 
 // namedOurs reports whether ep is a remote endpoint bearing hnsproxy's name
-// for its address. Case is ignored: HNS may answer text in another case
-// than it was sent, as it does GUIDs.
+// for its address. Case is ignored, and the address is compared as an
+// address where its text differs: HNS may answer text in another case or
+// form than it was sent, as it does GUIDs.
 func namedOurs(ep *hnslb.Endpoint) bool {
 	n, ip := ep.Name, ep.IP()
-	return ep.IsRemote() && ip != "" && len(n) == len(remoteEndpointNamePrefix)+len(ip) &&
-		strings.EqualFold(n[:len(remoteEndpointNamePrefix)], remoteEndpointNamePrefix) &&
-		strings.EqualFold(n[len(remoteEndpointNamePrefix):], ip)
+	if !ep.IsRemote() || ip == "" || len(n) < len(remoteEndpointNamePrefix) ||
+		!strings.EqualFold(n[:len(remoteEndpointNamePrefix)], remoteEndpointNamePrefix) {
+		return false
+	}
+	named := n[len(remoteEndpointNamePrefix):]
+	if strings.EqualFold(named, ip) {
+		return true
+	}
+	a, errA := netip.ParseAddr(named)
+	b, errB := netip.ParseAddr(ip)
+	return errA == nil && errB == nil && a == b
 }
 
 // nameEcho is what this process knows of HNS keeping remote endpoint names.

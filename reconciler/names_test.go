@@ -17,7 +17,9 @@ func TestNamedOurs(t *testing.T) {
 		want bool
 	}{
 		{remote("10.244.2.20", "hnsproxy-remote-10.244.2.20"), true},
-		{remote("fd00::a", "HNSPROXY-REMOTE-FD00::A"), true}, // another case
+		{remote("fd00::a", "HNSPROXY-REMOTE-FD00::A"), true},            // another case
+		{remote("fd00:0:0:0:0:0:0:a", "hnsproxy-remote-fd00::a"), true}, // another form of the address
+		{remote("fd00::b", "hnsproxy-remote-fd00::a"), false},
 		{remote("10.244.2.20", ""), false},
 		{remote("10.244.2.20", "hnsproxy-remote-10.244.2.21"), false}, // another address's
 		{remote("10.244.2.20", "hnsproxy-remote-10.244.2.200"), false},
