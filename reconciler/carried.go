@@ -78,20 +78,8 @@ func (r *Reconciler) claimCarried(listed *listedHNS, listedFrom time.Time, chang
 	if len(r.carried.lbs)+len(r.carried.eps) == 0 && !r.carried.named {
 		return
 	}
-	ownedLB := foldedSet(slices.Collect(maps.Keys(r.ownedLBs)))
-	for id, l := range listed.lbs {
-		if l.doc == nil { // matched a realized one's baseline: ours
-			continue
-		}
-		k, ok := KeyOf(l.doc)
-		if _, mine := ownedLB[strings.ToLower(id)]; !ok || mine || !has(r.carried.lbs, k) {
-			continue
-		}
-		r.claimCarriedLB(k, id)
-		delete(r.foreignHeld, k)
-		if e := r.lbs[k]; e != nil && e.desired != nil {
-			r.markLB(e)
-		}
+	if len(r.carried.lbs) > 0 {
+		r.claimCarriedLBs(listed)
 	}
 	var ownedEP map[string]struct{} // case-folded, made at the first ID not owned as spelt
 	ownsEP := func(id string) bool {
@@ -129,6 +117,26 @@ func (r *Reconciler) claimCarried(listed *listedHNS, listedFrom time.Time, chang
 	}
 	if listedFrom.After(r.carried.until) {
 		r.dropCarried()
+	}
+}
+
+// claimCarriedLBs takes the listed load balancers nobody owns on a
+// carried key.
+func (r *Reconciler) claimCarriedLBs(listed *listedHNS) {
+	ownedLB := foldedSet(slices.Collect(maps.Keys(r.ownedLBs)))
+	for id, l := range listed.lbs {
+		if l.doc == nil { // matched a realized one's baseline: ours
+			continue
+		}
+		k, ok := KeyOf(l.doc)
+		if _, mine := ownedLB[strings.ToLower(id)]; !ok || mine || !has(r.carried.lbs, k) {
+			continue
+		}
+		r.claimCarriedLB(k, id)
+		delete(r.foreignHeld, k)
+		if e := r.lbs[k]; e != nil && e.desired != nil {
+			r.markLB(e)
+		}
 	}
 }
 
