@@ -112,12 +112,8 @@ func TestLateNamedCreateIsClaimedByTheRepair(t *testing.T) {
 	}
 
 	// Killed; the second Service is deleted before the restart.
-	r := e.reconciler()
-	upsert(r, first)
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if res := r.Sync(ctx); res.Failed+res.Pending != 0 {
+	r, res := e.start(e.hns, first)
+	if res.Failed+res.Pending != 0 {
 		t.Fatalf("first sync after the restart: %+v", res)
 	}
 	e.hns.SetFaults(sim.Faults{})
@@ -158,4 +154,28 @@ func TestCleanupDeletesNamedEndpoints(t *testing.T) {
 		t.Fatalf("cleanup: %+v %v; want the named endpoint deleted", res, err)
 	}
 	e.assertOnlyForeignLeft(foreignLB, foreignEP)
+}
+
+// TestALoneCreateTeachesNames: a remote endpoint created in its own turn
+// (no batch: one create, no load balancer write beside it) settles what
+// HNS does with names, as a batch's creates do.
+func TestALoneCreateTeachesNames(t *testing.T) {
+	for _, kept := range []bool{true, false} {
+		e := newEnv(t, sim.ProfileWS2025)
+		if !kept {
+			e.declaringEndpoints()
+		}
+		r := e.started()
+		r.UpsertEndpoint(intent.EndpointOf(rem("10.244.2.20", "192.168.0.2")))
+		if res := r.Sync(ctx); res.Failed+res.Pending != 0 || res.Created != 1 {
+			t.Fatalf("names kept %v: %+v", kept, res)
+		}
+		want := map[bool]nameEcho{true: namesKept, false: namesLost}[kept]
+		r.mu.Lock()
+		got := r.names
+		r.mu.Unlock()
+		if got != want {
+			t.Errorf("names kept %v: after a lone create the reconciler knows %d, want %d", kept, got, want)
+		}
+	}
 }

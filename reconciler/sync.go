@@ -614,6 +614,8 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 	r.own(recordRemoteEndpoint, got.ID)
 	if wrote {
 		run.res.Created++
+	}
+	if wrote && !madeAhead { // a batch's creates taught it already (endpointsMadeAhead)
 		r.learnNames(namesShown(got))
 	}
 	r.succeed(ref, &ep.st)
