@@ -24,8 +24,9 @@ const (
 	hnsLatency         = 500 * time.Microsecond // per hcn RPC: a create or update 1.5 to 2 ms, a sync of a burst tens of ms, as on Windows
 	hnsRestartsEach    = 3                      // per node
 	apiRestarts        = 2
-	killsEach          = 2 // per node
-	stateDirFaultsEach = 1 // per node, where the state directory could be mounted
+	killsEach          = 2               // per node
+	killWait           = 5 * time.Second // for a burst's writes to begin before a kill
+	stateDirFaultsEach = 1               // per node, where the state directory could be mounted
 	watchEvery         = 200 * time.Millisecond
 )
 
@@ -180,7 +181,7 @@ func (c *chaos) keepProxies(ctx context.Context, window time.Duration) {
 					c.start(ctx, n)
 				case len(kills) > 0 && time.Since(start) >= kills[0]:
 					kills = kills[1:]
-					c.killMidSync(ctx, n, rng)
+					c.killMidSync(ctx, n, rng, start.Add(window))
 				case len(fills) > 0 && time.Since(start) >= fills[0]:
 					fills = fills[1:]
 					c.fillStateDir(ctx, n)
@@ -196,15 +197,22 @@ func (c *chaos) keepProxies(ctx context.Context, window time.Duration) {
 	wg.Wait()
 }
 
-// killMidSync makes a burst of changes, waits until the node's HNS sees
+// killMidSync makes a burst of changes and waits until the node's HNS sees
 // the proxy's writes begin (a sync is under way), lets a few more calls
-// through, then sends SIGKILL and starts the proxy again.
-func (c *chaos) killMidSync(ctx context.Context, n *framework.Node, rng *rand.Rand) {
-	before, _ := hnsWrites(ctx, n)
-	c.drv.burst(ctx, 10)
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if w, err := hnsWrites(ctx, n); err == nil && w > before {
+// through, then sends SIGKILL and starts the proxy again. A burst can find
+// the proxy unable to write: its HNS hung (hangHNS) or restarting, the
+// apiserver down. In a short soak a kill falls in a hang by the schedule
+// alone, and every kill of a 45 s run once landed where no write could
+// begin. So it makes another burst until writes begin or until passes, and
+// kills then regardless (not counted as mid-sync).
+func (c *chaos) killMidSync(ctx context.Context, n *framework.Node, rng *rand.Rand, until time.Time) {
+	for writing := false; !writing && ctx.Err() == nil; {
+		before, err := hnsWrites(ctx, n)
+		c.drv.burst(ctx, 10)
+		writing = err == nil && writesBegin(ctx, n, before, killWait)
+		if writing {
 			c.midSync.Add(1)
+		} else if !time.Now().Before(until) {
 			break
 		}
 	}
@@ -216,6 +224,17 @@ func (c *chaos) killMidSync(ctx context.Context, n *framework.Node, rng *rand.Ra
 	}
 	c.kills.Add(1)
 	c.start(ctx, n)
+}
+
+// writesBegin reports whether the node's HNS counts more successful writes
+// than before within wait.
+func writesBegin(ctx context.Context, n *framework.Node, before int, wait time.Duration) bool {
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(time.Millisecond) {
+		if w, err := hnsWrites(ctx, n); err == nil && w > before {
+			return true
+		}
+	}
+	return false
 }
 
 func hnsWrites(ctx context.Context, n *framework.Node) (int, error) {

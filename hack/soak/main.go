@@ -86,11 +86,28 @@ func (r result) failed(nodes int) []string {
 	if !r.Converged {
 		why = append(why, "did not converge")
 	}
-	planned := r.APIServerRestarts >= apiRestarts && r.HNSRestarts >= int64(hnsRestartsEach*nodes) && r.ProxyKills >= int64(killsEach*nodes) &&
-		r.NodeAddressLosses >= int64(nodes) && r.IdleConnFloods >= int64(nodes) && r.TenantCollisions > 0 && r.HNSHangs >= int64(nodes) &&
-		(!r.StateDirMounted || r.StateDirFaults >= int64(stateDirFaultsEach*nodes))
-	if !planned {
-		why = append(why, "not every planned fault happened")
+	n := int64(nodes)
+	stateDirFaults := int64(0)
+	if r.StateDirMounted {
+		stateDirFaults = stateDirFaultsEach * n
+	}
+	for _, f := range []struct {
+		name      string
+		got, want int64
+	}{
+		{"apiserver_restarts", r.APIServerRestarts, apiRestarts},
+		{"hns_restarts", r.HNSRestarts, hnsRestartsEach * n},
+		{"proxy_kills", r.ProxyKills, killsEach * n},
+		{"kills_mid_sync", r.KillsMidSync, n},
+		{"node_address_losses", r.NodeAddressLosses, n},
+		{"idle_conn_floods", r.IdleConnFloods, n},
+		{"tenant_collisions", r.TenantCollisions, 1},
+		{"hns_hangs", r.HNSHangs, n},
+		{"state_dir_faults", r.StateDirFaults, stateDirFaults},
+	} {
+		if f.got < f.want {
+			why = append(why, fmt.Sprintf("not every planned fault happened: %s = %d, want at least %d", f.name, f.got, f.want))
+		}
 	}
 	return why
 }
