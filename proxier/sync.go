@@ -232,8 +232,10 @@ func (p *Proxier) computeAll() int {
 	if len(old.LBs) == 0 { // a first hand-over: a load balancer and a remote endpoint or so per Service
 		p.opts.Reconciler.Expect(len(svcs), len(svcs))
 	}
+	bySvc := p.slicesByService(len(svcs))
 	for _, svc := range svcs {
-		p.computeListed(svc, types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, old)
+		name := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+		p.compute(svc, name, bySvc[name], old)
 	}
 	for key := range old.LBs {
 		if _, ok := p.state.LBs[key]; !ok {
@@ -281,6 +283,24 @@ func (p *Proxier) computeListed(svc *v1.Service, name types.NamespacedName, prio
 			slices = append(slices, &s.slice)
 		}
 	}
+	p.compute(svc, name, slices, prior)
+}
+
+// slicesByService groups every cached EndpointSlice by its Service, in one
+// walk of the cache: what a full recompute of services Services would
+// otherwise look up in the index one Service at a time.
+func (p *Proxier) slicesByService(services int) map[types.NamespacedName][]*desired.EndpointSlice {
+	out := make(map[types.NamespacedName][]*desired.EndpointSlice, services)
+	for _, o := range p.slices.List() {
+		if s, ok := o.(*cachedSlice); ok && s.service.Name != "" {
+			out[s.service] = append(out[s.service], &s.slice)
+		}
+	}
+	return out
+}
+
+// compute maps one Service with its EndpointSlices and hands the result over.
+func (p *Proxier) compute(svc *v1.Service, name types.NamespacedName, slices []*desired.EndpointSlice, prior *desired.State) {
 	res := desired.ForService(desired.ServiceInput{Service: svc, Slices: slices}, p.cfg)
 	p.noteNoProviderAddress(res, prior.Services[name])
 	if res.HealthCheck != nil {

@@ -19,6 +19,8 @@ type syncRun struct {
 	now time.Time
 	res SyncResult
 	lbs map[intent.LBKey]struct{} // load balancers to process in this Sync
+	// sortedLBs are lbs in order, as lbKeys last sorted them.
+	sortedLBs []intent.LBKey
 	// HNS listings, each fetched at most once per Sync and only when needed.
 	listedLBs    []hnslb.LoadBalancer
 	listedLBsErr error
@@ -116,7 +118,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 
 	r.refreshLocalIfNeeded(run)
 	r.syncStale(run, r.staleLBs, r.client.DeleteLoadBalancer, recordLoadBalancer)
-	for _, k := range sortedKeys(run.lbs) {
+	for _, k := range run.lbKeys() {
 		if e := r.lbs[k]; e != nil && e.desired == nil {
 			r.syncRemovedLB(run, e)
 		}
@@ -131,7 +133,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	// ahead a chunk at a time, each chunk then taken by its turns: a cold
 	// start's 10,000 documents and HNS's answers, all held until their
 	// turn, were the process's peak of memory.
-	for chunk := range slices.Chunk(sortedKeys(run.lbs), createAheadChunk) {
+	for chunk := range slices.Chunk(run.lbKeys(), createAheadChunk) {
 		r.createLoadBalancersAhead(run, chunk)
 		for _, k := range chunk {
 			if e := r.lbs[k]; e != nil && e.desired != nil {
@@ -183,6 +185,17 @@ func takeDue[K comparable](now time.Time, dirty *map[K]struct{}, retry map[K]str
 		}
 	}
 	return work
+}
+
+// lbKeys are the load balancers to process in this Sync, in order. A Sync
+// only adds to lbs (an endpoint's create frees frontends that waited for
+// it), so they are sorted again only when that added some: a cold start's
+// 10,000 keys were sorted once for each step that walks them.
+func (run *syncRun) lbKeys() []intent.LBKey {
+	if len(run.sortedLBs) != len(run.lbs) {
+		run.sortedLBs = sortedKeys(run.lbs)
+	}
+	return run.sortedLBs
 }
 
 func sortedKeys(m map[intent.LBKey]struct{}) []intent.LBKey {
@@ -682,7 +695,7 @@ func (r *Reconciler) createEndpointsThenLoadBalancers(run *syncRun, planned []st
 	var keys []intent.LBKey
 	var made []createdLB
 	var writes []pendingLB
-	for _, k := range sortedKeys(run.lbs) {
+	for _, k := range run.lbKeys() {
 		if w, c, ok := r.planLB(run, k, created); ok && len(w.fills) > 0 {
 			keys, made, writes = append(keys, k), append(made, c), append(writes, w)
 		}
