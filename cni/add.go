@@ -13,6 +13,9 @@ import (
 )
 
 func cmdAdd(ctx context.Context, s *session) error {
+	if err := checkIfName(s.args.IfName); err != nil {
+		return err
+	}
 	nsID, err := namespaceID(s.args.Netns)
 	if err != nil {
 		return err

@@ -104,6 +104,7 @@ func TestHostileAttachmentNames(t *testing.T) {
 		{"empty container ID", map[string]string{"CNI_CONTAINERID": ""}, nil, types.ErrInvalidEnvironmentVariables},
 		{"interface name ..", map[string]string{"CNI_IFNAME": ".."}, nil, types.ErrInvalidEnvironmentVariables},
 		{"interface name a/b", map[string]string{"CNI_IFNAME": "a/b"}, nil, types.ErrInvalidEnvironmentVariables},
+		{`interface name a\b`, map[string]string{"CNI_IFNAME": `a\b`}, nil, types.ErrInvalidEnvironmentVariables},
 		{"interface name of 16 bytes", map[string]string{"CNI_IFNAME": strings.Repeat("e", 16)}, nil, types.ErrInvalidEnvironmentVariables},
 		{"network name ../x", nil, []byte(strings.Replace(string(conf.pluginJSON(t)), `"name":"pods"`, `"name":"../x"`, 1)), types.ErrInvalidNetworkConfig},
 		// host-local keeps its state in a directory named after the network:

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/containernetworking/cni/pkg/types"
+
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
@@ -26,6 +28,17 @@ func endpointName(containerID, network, ifName string) string {
 		return containerID + "_" + network
 	}
 	return containerID + "_" + network + ":" + ifName
+}
+
+// checkIfName refuses an interface name with a backslash. CNI's own check
+// (skel) refuses only '/', ':', whitespace and names over 15 bytes, but on
+// Windows a backslash is a path separator, and the name becomes part of
+// the endpoint's. No runtime gives one: kubelet and containerd say eth0.
+func checkIfName(ifName string) error {
+	if strings.ContainsRune(ifName, '\\') {
+		return types.NewError(types.ErrInvalidEnvironmentVariables, "CNI_IFNAME must not contain a backslash", ifName)
+	}
+	return nil
 }
 
 // legacyEndpointName is the name earlier hnscni releases gave an

@@ -98,12 +98,12 @@ func tempFile(t *testing.T, content []byte) *os.File {
 	return f
 }
 
-// checkNames: whatever skel lets through names an endpoint GC recognises,
-// that contains no path separator, and that reads back as the attachment
-// (so no two attachments share an endpoint).
+// checkNames: whatever skel and ADD let through names an endpoint GC
+// recognises, that contains no path separator, and that reads back as the
+// attachment (so no two attachments share an endpoint).
 func checkNames(t *testing.T, containerID, ifName string) {
 	t.Helper()
-	if utils.ValidateContainerID(containerID) != nil || utils.ValidateInterfaceName(ifName) != nil {
+	if utils.ValidateContainerID(containerID) != nil || utils.ValidateInterfaceName(ifName) != nil || checkIfName(ifName) != nil {
 		return
 	}
 	for _, network := range []string{"cbr0", "vxlan_0"} {
