@@ -31,6 +31,9 @@ func TestHostileConfigFiles(t *testing.T) {
 		{"another kind", "apiVersion: v1\nkind: ConfigMap\ndata: {}\n", "", "decoding", ""},
 		{"empty file", "", "", "decoding", ""},
 		{"binary", "\x00\x01\xff\xfe", "", "decoding", ""},
+		{"DEL in the network name (JSON)", `{"apiVersion":"kubeproxy.config.k8s.io/v1alpha1","kind":"KubeProxyConfiguration","winkernel":{"networkName":"vx\u007flan0"}}`, "", `winkernel.networkName: control character '\x7f' at byte 2`, ""},
+		{"escape in a listed address", head + "nodePortAddresses: [\"10.0.0.0/8\", \"\\e[31m\"]\n", "", `nodePortAddresses[1]: control character '\x1b'`, ""},
+		{"C1 control in a feature gate", head + "featureGates: {\"WinDSR\\u0085\": true}\n", "", "featureGates key: control character", ""},
 		{"YAML alias bomb", head + "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n", "", "decoding", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

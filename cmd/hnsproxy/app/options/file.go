@@ -61,6 +61,9 @@ func DecodeConfig(data []byte) (*v1alpha1.KubeProxyConfiguration, []string, erro
 	if !ok {
 		return nil, warnings, fmt.Errorf("got %v, want %s", gvk, configGVKHuman)
 	}
+	if err := checkPrintable(cfg); err != nil {
+		return nil, warnings, fmt.Errorf("%s: %w", configGVKHuman, err)
+	}
 	SetDefaults(cfg)
 	return cfg, warnings, nil
 }
