@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -66,6 +67,15 @@ func FuzzStateJSON(f *testing.F) {
 			if err := json.Unmarshal(want, &fromWant); err != nil {
 				t.Fatal(err)
 			}
+			// Two baselines whose IDs are invalid UTF-8 alike (JSON writes
+			// each bad byte as U+FFFD) share a key in the file, and which
+			// one reads back depends on the order written, which the
+			// snapshot does not fix. HNS IDs are GUIDs, so only the
+			// fuzzer's bytes meet this; such keys are left out.
+			for _, k := range sharedJSONKeys(s.LoadBalancerBaselines) {
+				delete(fromGot.LoadBalancerBaselines, k)
+				delete(fromWant.LoadBalancerBaselines, k)
+			}
 			if !reflect.DeepEqual(fromGot, fromWant) {
 				t.Fatalf("snapshot reads back\n %+v\nwant %+v", fromGot, fromWant)
 			}
@@ -75,4 +85,24 @@ func FuzzStateJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// sharedJSONKeys are the keys of m, as JSON writes them (each invalid UTF-8
+// byte as U+FFFD), that two of m's keys share.
+func sharedJSONKeys(m map[string]string) []string {
+	seen := map[string]int{}
+	for k := range m {
+		var b strings.Builder
+		for _, r := range k { // an invalid byte ranges as one utf8.RuneError
+			b.WriteRune(r)
+		}
+		seen[b.String()]++
+	}
+	var shared []string
+	for k, n := range seen {
+		if n > 1 {
+			shared = append(shared, k)
+		}
+	}
+	return shared
 }
