@@ -5,8 +5,14 @@
 # the run and is written to the package's testdata/fuzz/<Target>/; commit it
 # with the fix, as a regression input that plain `go test` replays.
 #
+# Each target is fuzzed twice: guided by coverage (`go test -fuzz`), then
+# blind, by its test binary built without coverage instrumentation, which
+# mutates at random. The blind pass finds what guidance walks past: in a
+# minute each it found three inputs that hours of guided runs had not.
+#
 # Usage: hack/fuzz.sh [name-regexp]          e.g. hack/fuzz.sh 'FuzzCompute|FuzzServer'
 # Env:   FUZZTIME per target (default 10s; "10m" for a long run),
+#        FUZZBLIND per target for the blind pass (default 5s; 0 skips it),
 #        FUZZRETRY the budget of the one rerun after Go's shutdown race
 #        (default 5000x: a count of executions, which sets no deadline),
 #        FUZZPARALLEL fuzzing workers per target (default 1: the machine is shared)
@@ -16,6 +22,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
 
 FUZZTIME="${FUZZTIME:-10s}"
+FUZZBLIND="${FUZZBLIND:-5s}"
 FUZZRETRY="${FUZZRETRY:-5000x}"
 FUZZPARALLEL="${FUZZPARALLEL:-1}"
 filter="${1:-.*}"
@@ -28,16 +35,31 @@ if [[ -z "${targets}" ]]; then
 	exit 1
 fi
 
-# fuzz_once runs one target for a -fuzztime budget; on failure it prints the
-# output and returns 1, or 2 when the only complaint is Go 1.26's
-# fuzz-coordinator shutdown race: a bare "context deadline exceeded" at the
-# -fuzztime boundary with no failing input written (go.dev/issue/75804,
-# fixed in Go 1.27).
+blind_dir="$(mktemp -d)"
+trap 'rm -rf "${blind_dir}"' EXIT
+
+# fuzz_once runs one target, guided or blind, for a -fuzztime budget; on
+# failure it prints the output and returns 1, or 2 when the only complaint
+# is Go 1.26's fuzz-coordinator shutdown race: a bare "context deadline
+# exceeded" at the -fuzztime boundary with no failing input written
+# (go.dev/issue/75804, fixed in Go 1.27).
 fuzz_once() {
-	local dir="$1" target="$2" budget="$3" out corpus before after
+	local mode="$1" dir="$2" target="$3" budget="$4" out corpus before after bin ok=0
 	corpus="${dir}/testdata/fuzz/${target}"
 	before="$(ls "${corpus}" 2>/dev/null | wc -l)"
-	if out="$(go test "./${dir}" -run '^$' -fuzz "^${target}\$" -fuzztime "${budget}" -parallel "${FUZZPARALLEL}" 2>&1)"; then
+	if [[ "${mode}" == guided ]]; then
+		out="$(go test "./${dir}" -run '^$' -fuzz "^${target}\$" -fuzztime "${budget}" -parallel "${FUZZPARALLEL}" 2>&1)" || ok=$?
+	else
+		bin="${blind_dir}/${dir//\//_}.test"
+		if [[ ! -x "${bin}" ]]; then
+			go test -c -o "${bin}" "./${dir}"
+		fi
+		# The binary runs in its package's directory, as go test runs it, so
+		# that a failing input lands in the package's testdata.
+		out="$(cd "${dir}" && "${bin}" -test.run '^$' -test.fuzz "^${target}\$" -test.fuzztime "${budget}" \
+			-test.parallel "${FUZZPARALLEL}" -test.fuzzcachedir "${blind_dir}/cache" 2>&1)" || ok=$?
+	fi
+	if [[ ${ok} -eq 0 ]]; then
 		printf '%s\n' "${out}" | tail -n 2
 		return 0
 	fi
@@ -49,24 +71,31 @@ fuzz_once() {
 	return 1
 }
 
-start=${SECONDS}
-while read -r dir target; do
-	echo "fuzz: ${target} in ./${dir} for ${FUZZTIME}"
-	rc=0
-	fuzz_once "${dir}" "${target}" "${FUZZTIME}" || rc=$?
+# fuzz_target runs fuzz_once, and once more for a count of executions after
+# the shutdown race: the race lives on the duration's deadline, which a
+# count does not set (CI once hit it twice in a row on FuzzPluginInput, the
+# worker busy minimizing a new input when the deadline came). A second
+# failure of any kind fails the run.
+fuzz_target() {
+	local mode="$1" dir="$2" target="$3" budget="$4" rc=0
+	echo "fuzz: ${target} in ./${dir}, ${mode}, for ${budget}"
+	fuzz_once "${mode}" "${dir}" "${target}" "${budget}" || rc=$?
 	if [[ ${rc} -eq 2 ]]; then
-		# Retried once, loudly, for a count of executions: the race lives on
-		# the duration's deadline, which a count does not set (CI once hit it
-		# twice in a row on FuzzPluginInput, the worker busy minimizing a new
-		# input when the deadline came). A second failure of any kind fails
-		# the run.
 		echo "fuzz: WARNING: ${target} hit Go's fuzz shutdown race (go.dev/issue/75804, no failing input); running it again for ${FUZZRETRY}" >&2
 		rc=0
-		fuzz_once "${dir}" "${target}" "${FUZZRETRY}" || rc=$?
+		fuzz_once "${mode}" "${dir}" "${target}" "${FUZZRETRY}" || rc=$?
 	fi
 	if [[ ${rc} -ne 0 ]]; then
-		echo "fuzz: ${target} failed" >&2
+		echo "fuzz: ${target} failed (${mode})" >&2
 		exit 1
+	fi
+}
+
+start=${SECONDS}
+while read -r dir target; do
+	fuzz_target guided "${dir}" "${target}" "${FUZZTIME}"
+	if [[ "${FUZZBLIND}" != 0 ]]; then
+		fuzz_target blind "${dir}" "${target}" "${FUZZBLIND}"
 	fi
 done <<<"${targets}"
 echo "fuzz: $(wc -l <<<"${targets}") targets passed in $((SECONDS - start))s"
