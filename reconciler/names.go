@@ -1,7 +1,6 @@
 package reconciler
 
 import (
-	"net/netip"
 	"strings"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -44,12 +43,7 @@ func namedOurs(ep *hnslb.Endpoint) bool {
 		return false
 	}
 	named := n[len(remoteEndpointNamePrefix):]
-	if strings.EqualFold(named, ip) {
-		return true
-	}
-	a, errA := netip.ParseAddr(named)
-	b, errB := netip.ParseAddr(ip)
-	return errA == nil && errB == nil && a == b
+	return strings.EqualFold(named, ip) || SameAddress(named, ip)
 }
 
 // nameEcho is what this process knows of HNS keeping remote endpoint names.
