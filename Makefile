@@ -20,9 +20,10 @@ build:
 lint:
 	hack/lint.sh
 
-## unit: unit tests (no control plane), with the race detector: the reconciler, the proxier and the CNI run goroutines on shared state
+## unit: unit tests (no control plane), with the race detector: the reconciler, the proxier and the CNI run goroutines on shared state; and bench-e2e's own, behind its build tag
 unit:
 	$(GO) test -count=1 -race $(PKGS)
+	$(GO) test -count=1 -race -tags benche2e ./e2e/benche2e
 
 ## windows: GOOS=windows build, vet and test compile of every package
 windows:
