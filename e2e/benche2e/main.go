@@ -41,6 +41,8 @@ type options struct {
 	// changes to measure while a repair lists (0: no repair phase).
 	repairPeriod  time.Duration
 	repairChanges int
+	// cpuPods are the pods the CPU phase flips (two changes each).
+	cpuPods int
 }
 
 // report is the bench's result; durations in seconds, memory in MiB.
@@ -95,17 +97,42 @@ type report struct {
 	RepairProgrammingMaxSeconds float64 `json:"repairProgrammingMaxSeconds"`
 	RepairProxyP50Seconds       float64 `json:"repairProxyP50Seconds"`
 	RepairProxyP99Seconds       float64 `json:"repairProxyP99Seconds"`
-	HNSRestartRecoverySeconds   float64 `json:"hnsRestartRecoverySeconds"`
-	NodeRebootFullSyncSeconds   float64 `json:"nodeRebootFullSyncSeconds"`
+	// The CPU phase: hnsproxy's process CPU per change (a pod's
+	// readiness flip rewrites group-size EndpointSlices and as many load
+	// balancers), its CPU clock read around each change, less what it uses
+	// idle; nothing asks hnsproxy anything meanwhile. Per slice is the
+	// unit of issue 17's target. The runtime's figures are the phase's,
+	// from a scrape before it and one after.
+	CPUChanges                int     `json:"cpuChanges"`
+	CPUStopped                string  `json:"cpuStopped,omitempty"`
+	CPUIdleMsPerSecond        float64 `json:"cpuIdleMsPerSecond"`
+	CPUPerChangeP50Ms         float64 `json:"cpuPerChangeP50Ms"`
+	CPUPerChangeP99Ms         float64 `json:"cpuPerChangeP99Ms"`
+	CPUPerChangeMaxMs         float64 `json:"cpuPerChangeMaxMs"`
+	CPUPerChangeMeanMs        float64 `json:"cpuPerChangeMeanMs"`
+	CPUPerSliceP99Ms          float64 `json:"cpuPerSliceP99Ms"`
+	CPUPhaseSyncsPerChange    float64 `json:"cpuPhaseSyncsPerChange"`
+	CPUPhaseCollections       float64 `json:"cpuPhaseCollections"`
+	CPUPhaseCollectorCPUMs    float64 `json:"cpuPhaseCollectorCPUMs"`
+	CPUPhaseAllocKiBPerChange float64 `json:"cpuPhaseAllocKiBPerChange"`
+	// CPUChangesPerCollection is how many such changes allocate what
+	// takes the heap from its live size to the collector's goal.
+	CPUChangesPerCollection   float64 `json:"cpuChangesPerCollection"`
+	HNSRestartRecoverySeconds float64 `json:"hnsRestartRecoverySeconds"`
+	NodeRebootFullSyncSeconds float64 `json:"nodeRebootFullSyncSeconds"`
 	// HNSAfterReboot counts the calls the fresh HNS saw since the reboot.
 	HNSAfterReboot sim.Counters `json:"hnsAfterReboot"`
 }
 
 const (
-	nodeName  = "bench-node"
-	profile   = sim.ProfileWS2025
-	syncWait  = 30 * time.Minute // a deadline for a stuck run, not a target
-	applyWait = 2 * time.Minute
+	// changesProfileSeconds is how much of the CPU phase a profile covers.
+	changesProfileSeconds = 20
+	// repairFresh: the CPU phase starts within this of a repair's end.
+	repairFresh = 5 * time.Second
+	nodeName    = "bench-node"
+	profile     = sim.ProfileWS2025
+	syncWait    = 30 * time.Minute // a deadline for a stuck run, not a target
+	applyWait   = 2 * time.Minute
 )
 
 func main() {
@@ -120,7 +147,8 @@ func main() {
 	flag.StringVar(&o.mode, "mode", framework.NetworkL2Bridge, "the node's network: l2bridge or overlay (a remote subnet route per remote node)")
 	flag.DurationVar(&o.repairPeriod, "repair-period", time.Minute, "hnsproxy's --drift-repair-period")
 	flag.IntVar(&o.repairChanges, "repair-changes", 50, "changes measured while a drift repair runs, each repair given an out-of-band deletion to find (0: none, and no repair runs)")
-	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here at the end (after every RSS reading: the profile collects garbage first), and during each full sync log its memory every second and save the profile at the highest heap goal")
+	flag.IntVar(&o.cpuPods, "cpu-pods", 100, "pods the CPU phase flips, unready then ready, pricing each change in hnsproxy's process CPU with nothing else asking it anything (0: no CPU phase)")
+	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here at the end (after every RSS reading: the profile collects garbage first), and during each full sync log its memory every second and save the profile at the highest heap goal; and a CPU profile of the CPU phase's first seconds, cpu-changes.pprof (sampling costs those changes a little)")
 	flag.IntVar(&o.coldProfileSeconds, "cold-cpu-profile-seconds", 0, "with -heap-profiles, also save a CPU profile of hnsproxy's first seconds (its cold start) there as cpu-cold.pprof")
 	flag.StringVar(&o.dir, "dir", "", "working folder (keep it short: unix sockets); default a temporary one")
 	flag.Parse()
@@ -236,7 +264,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 	defer func() { err = errors.Join(err, cluster.Stop()) }()
 	node := cluster.Node(nodeName)
 	rss := watchRSS(node.Proxy.PID, node.Proxy.MetricsURL)
-	coldProfile := o.coldCPUProfile(ctx, node)
+	coldProfile := o.cpuProfile(ctx, node, "cold", o.coldProfileSeconds)
 	stopColdHeap := o.coldHeap(ctx, node, "cold")
 	if r.FirstFullSyncSeconds, r.RSSAfterSyncMiB, r.FirstFullSyncCPUSeconds, err = fullSync(ctx, node, want, start); err != nil {
 		return r, err
@@ -281,8 +309,35 @@ func run(ctx context.Context, o options) (r report, err error) {
 	if err := m.repairPhase(node, o.repairChanges, o.changes, o.repairPeriod); err != nil {
 		return r, err
 	}
+	if o.cpuPods > 0 && o.repairChanges > 0 {
+		// Start just after a repair ended: the next is a repair period
+		// away, and the phase stops if it comes sooner.
+		if err := m.repairs.waitRepairEnded(ctx, repairFresh, o.repairPeriod+applyWait); err != nil {
+			return r, fmt.Errorf("before the CPU phase: %w", err)
+		}
+	}
 	if err := m.repairs.close(); err != nil {
 		return r, fmt.Errorf("following drift repairs: %w", err)
+	}
+	if o.cpuPods > 0 {
+		rss.setQuietPhase("CPU phase")
+		if err := o.allocsProfile(ctx, node, "changes-start", false); err != nil {
+			return r, err
+		}
+		profile := o.cpuProfile(ctx, node, "changes", changesProfileSeconds)
+		cpu, err := m.cpuPhase(node, o.cpuPods, o.changes+m.used)
+		if err != nil {
+			return r, err
+		}
+		if err := <-profile; err != nil {
+			return r, err
+		}
+		if err := o.allocsProfile(ctx, node, "changes-end", false); err != nil {
+			return r, err
+		}
+		cpu.fill(&r, o.groupSize)
+		logf("CPU phase: %d changes, hnsproxy CPU per change p50 %.2fms p99 %.2fms max %.2fms (per slice p99 %.3fms); %.1f syncs a change; %.0f collections%s",
+			r.CPUChanges, r.CPUPerChangeP50Ms, r.CPUPerChangeP99Ms, r.CPUPerChangeMaxMs, r.CPUPerSliceP99Ms, r.CPUPhaseSyncsPerChange, r.CPUPhaseCollections, stoppedNote(r.CPUStopped))
 	}
 	m.report(&r)
 	var p50, p99 float64
@@ -386,16 +441,17 @@ func (o options) proxyArgs() []string {
 	return []string{"--profiling"}
 }
 
-// coldCPUProfile starts, when asked for, the CPU profile of hnsproxy's
-// first seconds; the channel yields its outcome.
-func (o options) coldCPUProfile(ctx context.Context, node *framework.Node) <-chan error {
+// cpuProfile starts, when asked for (a folder, and seconds > 0), a CPU
+// profile of hnsproxy's next seconds, saved as cpu-<label>.pprof; the
+// channel yields its outcome.
+func (o options) cpuProfile(ctx context.Context, node *framework.Node, label string, seconds int) <-chan error {
 	done := make(chan error, 1)
-	if o.profileDir == "" || o.coldProfileSeconds <= 0 {
+	if o.profileDir == "" || seconds <= 0 {
 		done <- nil
 		return done
 	}
 	go func() {
-		done <- saveCPUProfile(ctx, node.Proxy.MetricsURL(), o.profileDir, "cold", o.coldProfileSeconds)
+		done <- saveCPUProfile(ctx, node.Proxy.MetricsURL(), o.profileDir, label, seconds)
 	}()
 	return done
 }

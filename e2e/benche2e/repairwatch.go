@@ -25,8 +25,9 @@ import (
 // Polled every repairPoll, so a boundary is known to about that.
 type repairWatch struct {
 	mu        sync.Mutex
-	started   int  // repairs seen starting
-	repairing bool // one is under way
+	started   int       // repairs seen starting
+	repairing bool      // one is under way
+	ended     time.Time // when the last one was seen ending
 	err       error
 	stop      chan struct{}
 	done      chan struct{}
@@ -70,7 +71,11 @@ func watchRepairs(ctx context.Context, node *framework.Node) *repairWatch {
 				if judgeUntil >= 0 && c.syncs > judgeUntil {
 					judgeUntil = -1
 				}
+				was := w.repairing
 				w.repairing = listing || judgeUntil >= 0
+				if was && !w.repairing {
+					w.ended = time.Now()
+				}
 			}
 			if err == nil {
 				prev = c
@@ -142,6 +147,19 @@ func (w *repairWatch) close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
+}
+
+// waitRepairEnded waits until no repair runs and the last one ended
+// within fresh: the next is then nearly a repair period away.
+func (w *repairWatch) waitRepairEnded(ctx context.Context, fresh, timeout time.Duration) error {
+	return framework.Poll(ctx, timeout, repairPoll, func(context.Context) error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if !w.repairing && !w.ended.IsZero() && time.Since(w.ended) <= fresh {
+			return nil
+		}
+		return fmt.Errorf("no drift repair has just ended (%d seen, one under way: %v)", w.started, w.repairing)
+	})
 }
 
 // waitRepair waits until a repair after mark m is under way.

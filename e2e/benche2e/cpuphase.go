@@ -1,0 +1,247 @@
+//go:build linux && benche2e
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/internal/nearestrank"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// The CPU phase prices each change in hnsproxy's own process CPU: what
+// the real daemon spends, collections and all, on a node where the
+// garbage it collects is its own (the in-process harness shares its heap
+// with the simulator and the fake API server). Nothing asks hnsproxy
+// anything while it runs (no /metrics scrape: serving one would be
+// charged to a change); its runtime is read once before and once after.
+
+// cpuMeter reads a process's CPU-time clock around changes.
+type cpuMeter struct {
+	read func() (time.Duration, error)
+	now  func() time.Time
+	wait func(time.Duration)
+	// idle is the CPU the process uses per second of wall when nothing
+	// changes (its timers, the runtime's background work).
+	idle float64
+}
+
+const (
+	// quietPoll is how long the process must use no more than its idle
+	// CPU (and quietSlack) to count as done with a change.
+	quietPoll  = 5 * time.Millisecond
+	quietSlack = 30 * time.Microsecond
+	quietLimit = time.Minute // a deadline for a busy process, not a target
+	idleWindow = 2 * time.Second
+)
+
+func newCPUMeter(pid int) *cpuMeter {
+	return &cpuMeter{
+		read: func() (time.Duration, error) { return framework.ProcessCPU(pid) },
+		now:  time.Now,
+		wait: time.Sleep,
+	}
+}
+
+// reading is the process's CPU clock at a moment.
+type reading struct {
+	cpu time.Duration
+	at  time.Time
+}
+
+func (m *cpuMeter) take() (reading, error) {
+	at := m.now()
+	cpu, err := m.read()
+	return reading{cpu: cpu, at: at}, err
+}
+
+// calibrate waits for the process to go quiet, then measures its idle CPU
+// rate over idleWindow.
+func (m *cpuMeter) calibrate() error {
+	start, err := m.quiet()
+	if err != nil {
+		return err
+	}
+	m.wait(idleWindow)
+	end, err := m.take()
+	if err != nil {
+		return err
+	}
+	m.idle = float64(end.cpu-start.cpu) / float64(end.at.Sub(start.at))
+	return nil
+}
+
+// quiet waits until the process uses no more than its idle CPU over a
+// quietPoll and returns the reading at that interval's start: the moment
+// it finished what it was doing.
+func (m *cpuMeter) quiet() (reading, error) {
+	prev, err := m.take()
+	if err != nil {
+		return reading{}, err
+	}
+	for deadline := prev.at.Add(quietLimit); ; {
+		m.wait(quietPoll)
+		cur, err := m.take()
+		if err != nil {
+			return reading{}, err
+		}
+		if cur.cpu-prev.cpu <= m.idleIn(cur.at.Sub(prev.at))+quietSlack {
+			return prev, nil
+		}
+		if cur.at.After(deadline) {
+			return reading{}, fmt.Errorf("hnsproxy still busy after %v (%v of CPU in the last %v)", quietLimit, cur.cpu-prev.cpu, cur.at.Sub(prev.at))
+		}
+		prev = cur
+	}
+}
+
+// idleIn is the CPU the process uses idle in d.
+func (m *cpuMeter) idleIn(d time.Duration) time.Duration {
+	return time.Duration(m.idle * float64(d))
+}
+
+// cost is what the process spent from start to end beyond idling.
+func (m *cpuMeter) cost(start, end reading) time.Duration {
+	return max(0, end.cpu-start.cpu-m.idleIn(end.at.Sub(start.at)))
+}
+
+// proxyFigures are hnsproxy's syncs and Go runtime counters, from its
+// /metrics.
+type proxyFigures struct {
+	syncs, collections, gcCPUSeconds, allocBytes, goalBytes, liveBytes float64
+}
+
+// The sync histogram's count, and the runtime/metrics names as
+// client_golang's Go collector exports them (component-base registers it
+// with every runtime metric).
+var proxyMetrics = map[string]func(*proxyFigures) *float64{
+	syncMetric:                                  func(f *proxyFigures) *float64 { return &f.syncs },
+	"go_gc_cycles_total_gc_cycles_total":        func(f *proxyFigures) *float64 { return &f.collections },
+	"go_cpu_classes_gc_total_cpu_seconds_total": func(f *proxyFigures) *float64 { return &f.gcCPUSeconds },
+	"go_gc_heap_allocs_bytes_total":             func(f *proxyFigures) *float64 { return &f.allocBytes },
+	"go_gc_heap_goal_bytes":                     func(f *proxyFigures) *float64 { return &f.goalBytes },
+	"go_gc_heap_live_bytes":                     func(f *proxyFigures) *float64 { return &f.liveBytes },
+}
+
+func scrapeProxy(url string) (proxyFigures, error) {
+	var f proxyFigures
+	families, err := scrape(url)
+	if err != nil {
+		return f, err
+	}
+	for name, field := range proxyMetrics {
+		fam, ok := families[name]
+		if !ok || len(fam.GetMetric()) == 0 {
+			return f, fmt.Errorf("%s: no %s", url, name)
+		}
+		m := fam.GetMetric()[0]
+		*field(&f) = m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue() + float64(m.GetHistogram().GetSampleCount())
+	}
+	return f, nil
+}
+
+// cpuResult is the phase's outcome, for the report.
+type cpuResult struct {
+	perChange []time.Duration
+	// stopped says why the phase ended before its changes, if it did.
+	stopped       string
+	idle          float64
+	before, after proxyFigures
+}
+
+// listings counts the listings HNS answered: a drift repair's start.
+func listings(ctx context.Context, node *framework.Node) (int, error) {
+	c, err := node.Sim.Stats(ctx)
+	return c.Calls[sim.OpListLoadBalancers][sim.ResultOK] + c.Calls[sim.OpListEndpoints][sim.ResultOK], err
+}
+
+// cpuPhase flips pods (each unready, then ready: two changes), skipping
+// the first skip, and prices each change. A drift repair's listing would
+// be charged to the changes beside it, so the phase stops when HNS sees a
+// listing; it starts just after a repair (waitRepairEnded), a repair period
+// before the next.
+func (m *measure) cpuPhase(node *framework.Node, pods, skip int) (cpuResult, error) {
+	var res cpuResult
+	var err error
+	if res.before, err = scrapeProxy(node.Proxy.MetricsURL()); err != nil {
+		return res, err
+	}
+	lists, err := listings(m.ctx, node)
+	if err != nil {
+		return res, err
+	}
+	meter := newCPUMeter(node.Proxy.PID())
+	if err := meter.calibrate(); err != nil {
+		return res, err
+	}
+	res.idle = meter.idle
+	if now, err := listings(m.ctx, node); err != nil || now != lists {
+		return res, errors.Join(err, errors.New("a drift repair listed HNS while the CPU phase measured hnsproxy idle"))
+	}
+changes:
+	for k := range pods {
+		n := pick(m.l, skip+k)
+		m.used++
+		for _, ready := range []bool{false, true} {
+			start, err := meter.take()
+			if err != nil {
+				return res, err
+			}
+			if _, err := change(m.ctx, m.admin, m.view, m.slices, m.l, m.vips, n, ready, applyWait); err != nil {
+				return res, fmt.Errorf("CPU phase, pod %d ready=%v: %w", n, ready, err)
+			}
+			end, err := meter.quiet()
+			if err != nil {
+				return res, err
+			}
+			if now, err := listings(m.ctx, node); err != nil {
+				return res, err
+			} else if now != lists {
+				res.stopped = fmt.Sprintf("a drift repair listed HNS after %d changes", len(res.perChange))
+				break changes
+			}
+			res.perChange = append(res.perChange, meter.cost(start, end))
+		}
+	}
+	res.after, err = scrapeProxy(node.Proxy.MetricsURL())
+	return res, err
+}
+
+// fill puts the phase's figures in the report; a change rewrites
+// slicesPerChange EndpointSlices.
+func (res cpuResult) fill(r *report, slicesPerChange int) {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	n := len(res.perChange)
+	r.CPUChanges, r.CPUStopped = n, res.stopped
+	r.CPUIdleMsPerSecond = res.idle * 1000
+	if n == 0 {
+		return
+	}
+	var sum time.Duration
+	for _, d := range res.perChange {
+		sum += d
+	}
+	p99 := ms(nearestrank.Percentile(res.perChange, 99))
+	r.CPUPerChangeP50Ms, r.CPUPerChangeP99Ms = ms(nearestrank.Percentile(res.perChange, 50)), p99
+	r.CPUPerChangeMaxMs, r.CPUPerChangeMeanMs = ms(nearestrank.Percentile(res.perChange, 100)), ms(sum)/float64(n)
+	r.CPUPerSliceP99Ms = p99 / float64(slicesPerChange)
+	r.CPUPhaseSyncsPerChange = (res.after.syncs - res.before.syncs) / float64(n)
+	r.CPUPhaseCollections = res.after.collections - res.before.collections
+	r.CPUPhaseCollectorCPUMs = (res.after.gcCPUSeconds - res.before.gcCPUSeconds) * 1000
+	alloc := (res.after.allocBytes - res.before.allocBytes) / float64(n)
+	r.CPUPhaseAllocKiBPerChange = alloc / 1024
+	if alloc > 0 {
+		r.CPUChangesPerCollection = max(0, res.after.goalBytes-res.after.liveBytes) / alloc
+	}
+}
+
+func stoppedNote(stopped string) string {
+	if stopped == "" {
+		return ""
+	}
+	return "; stopped early: " + stopped
+}
