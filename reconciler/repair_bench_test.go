@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/internal/liveheap"
 	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
+	"github.com/hnsproxy/hnsproxy/sim/remote/remotetest"
 )
 
 // BenchmarkRepair10k is one drift repair of 10,000 load balancers with 10
@@ -67,20 +67,7 @@ func bigRemoteCluster(n int) []intent.LB {
 // socket and returns a client for it.
 func serveOverWire(t testing.TB, handler http.Handler) *remote.Client {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "hns") // short: a socket path has a length limit
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, "hns.sock")
-	l, err := remote.Listen(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: handler}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	c := remote.NewClient(path)
+	c := remote.NewClient(remotetest.Serve(t, handler))
 	t.Cleanup(c.Close)
 	return c
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
+	"github.com/hnsproxy/hnsproxy/sim/remote/remotetest"
 )
 
 // socketPath is a short path: unix socket paths are limited to ~100 bytes.
@@ -40,14 +41,7 @@ func serveSim(t *testing.T, x remote.Extras) (*sim.HNS, *remote.Client, string) 
 	if x.Dump == nil {
 		x.Dump = h.Snapshot
 	}
-	path := socketPath(t)
-	l, err := remote.Listen(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: remote.NewServer(h, x)}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
+	path := remotetest.Serve(t, remote.NewServer(h, x))
 	c := remote.NewClient(path)
 	t.Cleanup(c.Close)
 	return h, c, path
