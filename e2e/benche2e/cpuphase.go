@@ -151,6 +151,12 @@ type cpuResult struct {
 	stopped       string
 	idle          float64
 	before, after proxyFigures
+	// writes are the HNS writes hnsproxy made in the phase, and of them
+	// load balancer updates and endpoint creates and deletes (hnssim's
+	// counters: the bench only reads); transport is the probe's CPU per
+	// call of each.
+	writes, updates, endpointWrites int
+	transport                       probeCost
 }
 
 // listings counts the listings HNS answered: a drift repair's start.
@@ -171,6 +177,10 @@ func (m *measure) cpuPhase(node *framework.Node, pods, skip int) (cpuResult, err
 		return res, err
 	}
 	lists, err := listings(m.ctx, node)
+	if err != nil {
+		return res, err
+	}
+	hns0, err := node.Sim.Stats(m.ctx)
 	if err != nil {
 		return res, err
 	}
@@ -207,9 +217,26 @@ changes:
 			res.perChange = append(res.perChange, meter.cost(start, end))
 		}
 	}
-	res.after, err = scrapeProxy(node.Proxy.MetricsURL())
+	if res.after, err = scrapeProxy(node.Proxy.MetricsURL()); err != nil {
+		return res, err
+	}
+	hns1, err := node.Sim.Stats(m.ctx)
+	if err != nil {
+		return res, err
+	}
+	res.writes = hns1.Writes() - hns0.Writes()
+	made := func(op sim.Op) int { return hns1.CountResult(op, sim.ResultOK) - hns0.CountResult(op, sim.ResultOK) }
+	res.updates = made(sim.OpUpdateLoadBalancer)
+	res.endpointWrites = made(sim.OpCreateEndpoint) + made(sim.OpDeleteEndpoint)
+	if res.writes == res.updates+res.endpointWrites && res.updates > 0 {
+		// What the client half of hnssim's transport costs each of them.
+		res.transport, err = probeTransport(m.ctx, node.Sim.Socket, probeCalls)
+	}
 	return res, err
 }
+
+// probeCalls are the updates the transport probe times.
+const probeCalls = 2000
 
 // fill puts the phase's figures in the report; a change rewrites
 // slicesPerChange EndpointSlices.
@@ -229,6 +256,15 @@ func (res cpuResult) fill(r *report, slicesPerChange int) {
 	r.CPUPerChangeP50Ms, r.CPUPerChangeP99Ms = ms(nearestrank.Percentile(res.perChange, 50)), p99
 	r.CPUPerChangeMaxMs, r.CPUPerChangeMeanMs = ms(nearestrank.Percentile(res.perChange, 100)), ms(sum)/float64(n)
 	r.CPUPerSliceP99Ms = p99 / float64(slicesPerChange)
+	r.CPUHNSWritesPerChange = float64(res.writes) / float64(n)
+	if res.transport.update > 0 {
+		// Every write was priced: less the transport's client half, as
+		// much as a change's writes cost on average.
+		us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+		r.CPUTransportUsPerUpdate, r.CPUTransportUsPerEndpointWrite = us(res.transport.update), us(res.transport.endpointWrite)
+		transport := (float64(res.updates)*ms(res.transport.update) + float64(res.endpointWrites)*ms(res.transport.endpointWrite)) / float64(n)
+		r.CPUPerSliceP99LessTransportMs = max(0, p99-transport) / float64(slicesPerChange)
+	}
 	r.CPUPhaseSyncsPerChange = (res.after.syncs - res.before.syncs) / float64(n)
 	r.CPUPhaseCollections = res.after.collections - res.before.collections
 	r.CPUPhaseCollectorCPUMs = (res.after.gcCPUSeconds - res.before.gcCPUSeconds) * 1000

@@ -84,13 +84,24 @@ func TestCPUResultFillsTheReport(t *testing.T) {
 	for i := 1; i <= 100; i++ {
 		res.perChange = append(res.perChange, time.Duration(i)*time.Millisecond)
 	}
+	res.writes, res.updates, res.endpointWrites = 1100, 1000, 100
+	res.transport = probeCost{update: 100 * time.Microsecond, endpointWrite: 200 * time.Microsecond}
 	var r report
 	res.fill(&r, 10)
 	want := report{CPUChanges: 100, CPUIdleMsPerSecond: 2, CPUPerChangeP50Ms: 50, CPUPerChangeP99Ms: 99, CPUPerChangeMaxMs: 100,
-		CPUPerChangeMeanMs: 50.5, CPUPerSliceP99Ms: 9.9, CPUPhaseSyncsPerChange: 3, CPUPhaseCollections: 1, CPUPhaseCollectorCPUMs: 250,
+		CPUPerChangeMeanMs: 50.5, CPUPerSliceP99Ms: 9.9, CPUHNSWritesPerChange: 11, CPUTransportUsPerUpdate: 100, CPUTransportUsPerEndpointWrite: 200,
+		CPUPerSliceP99LessTransportMs: 9.78, // (99 ms - 10 updates of 0.1 ms - 1 endpoint write of 0.2) / 10 slices
+		CPUPhaseSyncsPerChange:        3, CPUPhaseCollections: 1, CPUPhaseCollectorCPUMs: 250,
 		CPUPhaseAllocKiBPerChange: 150, CPUChangesPerCollection: 1024}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("report\n got %+v\nwant %+v", r, want)
+	}
+	// Writes the probe does not price (no probe ran): no figure less the transport.
+	res.writes, res.transport = 1200, probeCost{}
+	var mixed report
+	res.fill(&mixed, 10)
+	if mixed.CPUHNSWritesPerChange != 12 || mixed.CPUPerSliceP99LessTransportMs != 0 || mixed.CPUTransportUsPerUpdate != 0 {
+		t.Errorf("mixed writes: %+v; want 12 writes a change and no transport figures", mixed)
 	}
 	var none report
 	cpuResult{stopped: "a drift repair listed HNS after 0 changes"}.fill(&none, 10)

@@ -103,18 +103,30 @@ type report struct {
 	// idle; nothing asks hnsproxy anything meanwhile. Per slice is the
 	// unit of issue 17's target. The runtime's figures are the phase's,
 	// from a scrape before it and one after.
-	CPUChanges                int     `json:"cpuChanges"`
-	CPUStopped                string  `json:"cpuStopped,omitempty"`
-	CPUIdleMsPerSecond        float64 `json:"cpuIdleMsPerSecond"`
-	CPUPerChangeP50Ms         float64 `json:"cpuPerChangeP50Ms"`
-	CPUPerChangeP99Ms         float64 `json:"cpuPerChangeP99Ms"`
-	CPUPerChangeMaxMs         float64 `json:"cpuPerChangeMaxMs"`
-	CPUPerChangeMeanMs        float64 `json:"cpuPerChangeMeanMs"`
-	CPUPerSliceP99Ms          float64 `json:"cpuPerSliceP99Ms"`
-	CPUPhaseSyncsPerChange    float64 `json:"cpuPhaseSyncsPerChange"`
-	CPUPhaseCollections       float64 `json:"cpuPhaseCollections"`
-	CPUPhaseCollectorCPUMs    float64 `json:"cpuPhaseCollectorCPUMs"`
-	CPUPhaseAllocKiBPerChange float64 `json:"cpuPhaseAllocKiBPerChange"`
+	CPUChanges         int     `json:"cpuChanges"`
+	CPUStopped         string  `json:"cpuStopped,omitempty"`
+	CPUIdleMsPerSecond float64 `json:"cpuIdleMsPerSecond"`
+	CPUPerChangeP50Ms  float64 `json:"cpuPerChangeP50Ms"`
+	CPUPerChangeP99Ms  float64 `json:"cpuPerChangeP99Ms"`
+	CPUPerChangeMaxMs  float64 `json:"cpuPerChangeMaxMs"`
+	CPUPerChangeMeanMs float64 `json:"cpuPerChangeMeanMs"`
+	CPUPerSliceP99Ms   float64 `json:"cpuPerSliceP99Ms"`
+	// CPUHNSWritesPerChange are hnsproxy's HNS writes per change. When
+	// all are load balancer updates and remote endpoint creates and
+	// deletes, CPUTransportUsPerUpdate and CPUTransportUsPerEndpointWrite
+	// are what the client half of hnssim's transport costs one of each (a
+	// probe process of its own making the same calls), and
+	// CPUPerSliceP99LessTransportMs the per-slice p99 less what a change's
+	// writes cost on average: hnsproxy with a free HNS client, against
+	// CPUPerSliceP99Ms with this one.
+	CPUHNSWritesPerChange          float64 `json:"cpuHNSWritesPerChange"`
+	CPUTransportUsPerUpdate        float64 `json:"cpuTransportUsPerUpdate,omitempty"`
+	CPUTransportUsPerEndpointWrite float64 `json:"cpuTransportUsPerEndpointWrite,omitempty"`
+	CPUPerSliceP99LessTransportMs  float64 `json:"cpuPerSliceP99LessTransportMs,omitempty"`
+	CPUPhaseSyncsPerChange         float64 `json:"cpuPhaseSyncsPerChange"`
+	CPUPhaseCollections            float64 `json:"cpuPhaseCollections"`
+	CPUPhaseCollectorCPUMs         float64 `json:"cpuPhaseCollectorCPUMs"`
+	CPUPhaseAllocKiBPerChange      float64 `json:"cpuPhaseAllocKiBPerChange"`
 	// CPUChangesPerCollection is how many such changes allocate what
 	// takes the heap from its live size to the collector's goal.
 	CPUChangesPerCollection   float64 `json:"cpuChangesPerCollection"`
@@ -151,7 +163,16 @@ func main() {
 	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here at the end (after every RSS reading: the profile collects garbage first), and during each full sync log its memory every second and save the profile at the highest heap goal; and a CPU profile of the CPU phase's first seconds, cpu-changes.pprof (sampling costs those changes a little)")
 	flag.IntVar(&o.coldProfileSeconds, "cold-cpu-profile-seconds", 0, "with -heap-profiles, also save a CPU profile of hnsproxy's first seconds (its cold start) there as cpu-cold.pprof")
 	flag.StringVar(&o.dir, "dir", "", "working folder (keep it short: unix sockets); default a temporary one")
+	probeSocket := flag.String("transport-probe-socket", "", "run only the transport probe against this hnssim socket (the bench runs itself so)")
+	probeN := flag.Int("transport-probe-calls", probeCalls, "the transport probe's calls")
 	flag.Parse()
+	if *probeSocket != "" {
+		if err := runTransportProbe(*probeSocket, *probeN); err != nil {
+			fmt.Fprintln(os.Stderr, "benche2e:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := o.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "benche2e:", err)
 		os.Exit(2)
@@ -336,8 +357,8 @@ func run(ctx context.Context, o options) (r report, err error) {
 			return r, err
 		}
 		cpu.fill(&r, o.groupSize)
-		logf("CPU phase: %d changes, hnsproxy CPU per change p50 %.2fms p99 %.2fms max %.2fms (per slice p99 %.3fms); %.1f syncs a change; %.0f collections%s",
-			r.CPUChanges, r.CPUPerChangeP50Ms, r.CPUPerChangeP99Ms, r.CPUPerChangeMaxMs, r.CPUPerSliceP99Ms, r.CPUPhaseSyncsPerChange, r.CPUPhaseCollections, stoppedNote(r.CPUStopped))
+		logf("CPU phase: %d changes, hnsproxy CPU per change p50 %.2fms p99 %.2fms max %.2fms (per slice p99 %.3fms; %.3fms less hnssim's client at %.0fus an update); %.1f syncs a change; %.0f collections%s",
+			r.CPUChanges, r.CPUPerChangeP50Ms, r.CPUPerChangeP99Ms, r.CPUPerChangeMaxMs, r.CPUPerSliceP99Ms, r.CPUPerSliceP99LessTransportMs, r.CPUTransportUsPerUpdate, r.CPUPhaseSyncsPerChange, r.CPUPhaseCollections, stoppedNote(r.CPUStopped))
 	}
 	m.report(&r)
 	var p50, p99 float64

@@ -1,0 +1,103 @@
+//go:build linux && benche2e
+
+package main
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
+	"github.com/hnsproxy/hnsproxy/sim/remote/remotetest"
+)
+
+// serveHNS serves a fresh ws2025 simulator on a unix socket.
+func serveHNS(t *testing.T) (*sim.HNS, string) {
+	t.Helper()
+	profile, err := sim.ProfileByName(sim.ProfileWS2025)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sim.New(sim.Options{Profile: profile, Seed: 1})
+	return h, remotetest.Serve(t, remote.NewServer(h, remote.Extras{Dump: h.Snapshot}))
+}
+
+// The probe updates the load balancer with the most backends with what
+// HNS holds, the number of times asked (after its warm-up), leaves it as
+// it was, and prices a call.
+func TestTransportProbeUpdatesTheBusiestLoadBalancerInPlace(t *testing.T) {
+	ctx := context.Background()
+	h, socket := serveHNS(t)
+	if _, err := transportProbe(ctx, socket, 10); err == nil {
+		t.Fatal("probe of an HNS with no load balancer: no error")
+	}
+	c := remote.NewClient(socket)
+	defer c.Close()
+	n, err := c.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eps []string
+	for _, ip := range []string{"10.244.1.5", "10.244.1.254"} {
+		ep, err := c.CreateEndpoint(ctx, n.ID, &hnslb.Endpoint{Name: "remote " + ip, IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}},
+			Flags: hnslb.EndpointFlagsRemoteEndpoint, SchemaVersion: hnslb.V2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eps = append(eps, ep.ID)
+	}
+	var busiest *hnslb.LoadBalancer
+	for i, backends := range [][]string{eps[:1], eps, eps[1:]} {
+		lb, err := c.CreateLoadBalancer(ctx, &hnslb.LoadBalancer{HostComputeEndpoints: backends, FrontendVIPs: []string{"10.96.0." + string(rune('1'+i))},
+			PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 8080, ExternalPort: 80}}, SchemaVersion: hnslb.V2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(backends) == 2 {
+			busiest = lb
+		}
+	}
+	snap0, err := c.Dump(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spare, err := spareRemoteEndpoint(snap0); err != nil || spare.IP() != "10.244.1.253" || spare.Name != probeName || !spare.IsRemote() {
+		t.Fatalf("spare endpoint %+v, %v; want a remote one at .253 (.254 is taken) named %q", spare, err, probeName)
+	}
+	before := h.Counters()
+	cost, err := transportProbe(ctx, socket, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cost.update <= 0 || cost.endpointWrite <= 0 {
+		t.Errorf("CPU per call %+v; want some of each", cost)
+	}
+	after := h.Counters()
+	made := func(op sim.Op) int { return after.CountResult(op, sim.ResultOK) - before.CountResult(op, sim.ResultOK) }
+	if got := made(sim.OpUpdateLoadBalancer); got != probeWarmup+30 {
+		t.Errorf("%d updates; want the warm-up's %d and 30", got, probeWarmup)
+	}
+	if c, d := made(sim.OpCreateEndpoint), made(sim.OpDeleteEndpoint); c != probeWarmup+15 || d != c {
+		t.Errorf("%d endpoint creates and %d deletes; want the warm-up's %d and 15 of each", c, d, probeWarmup)
+	}
+	if got := after.Writes() - before.Writes(); got != 3*probeWarmup+60 {
+		t.Errorf("%d writes; want only the updates and the endpoints' creates and deletes", got)
+	}
+	snap, err := c.Dump(ctx)
+	if err != nil || len(snap.Endpoints) != 2 {
+		t.Fatalf("after the probe HNS holds %d endpoints (%v); want the 2 it had", len(snap.Endpoints), err)
+	}
+	now, err := c.GetLoadBalancerByID(ctx, busiest.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(now.HostComputeEndpoints, busiest.HostComputeEndpoints) || !reflect.DeepEqual(now.FrontendVIPs, busiest.FrontendVIPs) {
+		t.Errorf("the probed load balancer changed: %+v, was %+v", now, busiest)
+	}
+	if _, err := transportProbe(ctx, socket, 0); err == nil {
+		t.Error("a probe of 0 calls: no error")
+	}
+}
