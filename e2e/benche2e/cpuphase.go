@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -160,9 +159,8 @@ type cpuResult struct {
 }
 
 // listings counts the listings HNS answered: a drift repair's start.
-func listings(ctx context.Context, node *framework.Node) (int, error) {
-	c, err := node.Sim.Stats(ctx)
-	return c.Calls[sim.OpListLoadBalancers][sim.ResultOK] + c.Calls[sim.OpListEndpoints][sim.ResultOK], err
+func listings(c sim.Counters) int {
+	return c.CountResult(sim.OpListLoadBalancers, sim.ResultOK) + c.CountResult(sim.OpListEndpoints, sim.ResultOK)
 }
 
 // cpuPhase flips pods (each unready, then ready: two changes), skipping
@@ -176,10 +174,6 @@ func (m *measure) cpuPhase(node *framework.Node, pods, skip int) (cpuResult, err
 	if res.before, err = scrapeProxy(node.Proxy.MetricsURL()); err != nil {
 		return res, err
 	}
-	lists, err := listings(m.ctx, node)
-	if err != nil {
-		return res, err
-	}
 	hns0, err := node.Sim.Stats(m.ctx)
 	if err != nil {
 		return res, err
@@ -189,8 +183,13 @@ func (m *measure) cpuPhase(node *framework.Node, pods, skip int) (cpuResult, err
 		return res, err
 	}
 	res.idle = meter.idle
-	if now, err := listings(m.ctx, node); err != nil || now != lists {
-		return res, errors.Join(err, errors.New("a drift repair listed HNS while the CPU phase measured hnsproxy idle"))
+	// hns is hnssim's counters after the last change priced.
+	hns, err := node.Sim.Stats(m.ctx)
+	if err != nil {
+		return res, err
+	}
+	if listings(hns) != listings(hns0) {
+		return res, errors.New("a drift repair listed HNS while the CPU phase measured hnsproxy idle")
 	}
 changes:
 	for k := range pods {
@@ -208,24 +207,23 @@ changes:
 			if err != nil {
 				return res, err
 			}
-			if now, err := listings(m.ctx, node); err != nil {
+			now, err := node.Sim.Stats(m.ctx)
+			if err != nil {
 				return res, err
-			} else if now != lists {
+			}
+			if listings(now) != listings(hns0) {
 				res.stopped = fmt.Sprintf("a drift repair listed HNS after %d changes", len(res.perChange))
 				break changes
 			}
+			hns = now
 			res.perChange = append(res.perChange, meter.cost(start, end))
 		}
 	}
 	if res.after, err = scrapeProxy(node.Proxy.MetricsURL()); err != nil {
 		return res, err
 	}
-	hns1, err := node.Sim.Stats(m.ctx)
-	if err != nil {
-		return res, err
-	}
-	res.writes = hns1.Writes() - hns0.Writes()
-	made := func(op sim.Op) int { return hns1.CountResult(op, sim.ResultOK) - hns0.CountResult(op, sim.ResultOK) }
+	res.writes = hns.Writes() - hns0.Writes()
+	made := func(op sim.Op) int { return hns.CountResult(op, sim.ResultOK) - hns0.CountResult(op, sim.ResultOK) }
 	res.updates = made(sim.OpUpdateLoadBalancer)
 	res.endpointWrites = made(sim.OpCreateEndpoint) + made(sim.OpDeleteEndpoint)
 	if res.writes == res.updates+res.endpointWrites && res.updates > 0 {
