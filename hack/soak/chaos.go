@@ -164,7 +164,10 @@ func (c *chaos) keepProxies(ctx context.Context, window time.Duration) {
 	var wg sync.WaitGroup
 	for i, n := range c.cluster.Nodes {
 		rng := rand.New(rand.NewPCG(c.seed, uint64(i)))
-		kills := at(window, killsEach, 0.5+0.2*float64(i))
+		// The first kill comes before the node's HNS hang (at 45 to 50 %
+		// of the window), so each node is killed mid-sync once even when
+		// the second, waiting out the hang, runs into the window's end.
+		kills := at(window, killsEach, -0.5+0.2*float64(i))
 		var fills []time.Duration
 		if c.stateDirsMounted {
 			fills = at(window, stateDirFaultsEach, -0.3+0.2*float64(i))
