@@ -194,6 +194,9 @@ func (o *options) validate() error {
 		return fmt.Errorf("-endpoints %d must be a positive multiple of -services %d", o.endpoints, o.services)
 	}
 	o.podsPerGroup = o.endpoints / o.services
+	if o.cpuPods < 0 {
+		return fmt.Errorf("-cpu-pods %d: want 0 (no CPU phase) or more", o.cpuPods)
+	}
 	if o.mode != framework.NetworkL2Bridge && o.mode != framework.NetworkOverlay {
 		return fmt.Errorf("-mode %q: want %s or %s", o.mode, framework.NetworkL2Bridge, framework.NetworkOverlay)
 	}

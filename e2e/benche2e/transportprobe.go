@@ -11,9 +11,9 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
@@ -168,13 +168,8 @@ func spareRemoteEndpoint(snap *hnslb.Snapshot) (*hnslb.Endpoint, error) {
 	return nil, fmt.Errorf("no free address beside %s", template.IP())
 }
 
-func selfCPU() (time.Duration, error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, err
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
-}
+// selfCPU is this process's CPU so far, user and system.
+func selfCPU() (time.Duration, error) { return framework.ProcessCPU(os.Getpid()) }
 
 // probeTransport runs the probe in a child process (this binary, with
 // -transport-probe-socket) and returns its CPU per call.
