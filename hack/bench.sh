@@ -6,7 +6,8 @@
 # each change mix once on ws2022 (no modify: an update is a delete and a
 # create), at 10,000 Services with 0.2 ms per hcn RPC (the wall-time
 # model), and at 10,000 Services with 200 ms of idle time before each change
-# (what a lone change costs on a quiet node). JSON results and CPU profiles go to _output/bench/. Environment:
+# (what a lone change costs on a quiet node); and under Wine, the hcn
+# client's CPU per HNS call (hack/wine-test.sh --bench). JSON results and CPU profiles go to _output/bench/. Environment:
 # BENCHTIME (default 0.5s), CHANGES (1000), SIZES ("1000 10000"),
 # MODES ("l2bridge overlay"), RPC_LATENCY (0.2ms).
 set -euo pipefail
@@ -18,9 +19,15 @@ echo "== go test -bench (desired state, reconciler)"
 go test -run '^$' -bench . -benchmem -benchtime="${BENCHTIME:-0.5s}" \
   ./proxier/desired/ ./reconciler/ | tee "$out/benchmarks.txt"
 
+echo "== hcn client (under Wine: the client's and hcn's CPU per HNS call)"
+if ! hack/wine-test.sh --bench; then
+  echo "bench: the hcn client's benchmarks did not run (hack/install-deps.sh installs wine and mingw-w64)" >&2
+  status_wine=1
+fi
+
 echo "== scale harness"
 scale="$(hack/build.sh scale)/scale"
-status=0
+status=${status_wine:-0}
 # run NAME ARGS...: one harness run; its JSON line goes to $out/NAME.json.
 run() {
   local name="$1"

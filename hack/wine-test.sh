@@ -12,9 +12,20 @@
 # A second pass runs hnslb/hcnclient's TestBridge* with the DLLs in bridge
 # mode against a real hnssim (`serve --bridge`, loopback only).
 #
+# A third pass runs hnslb/hcnclient's benchmarks (what a call costs the
+# client and hcn's code, bench_windows_test.go) with the fake DLLs quiet, a
+# few iterations each, so they keep working; `hack/wine-test.sh --bench`
+# runs only them, for BENCHTIME (default 1s) each, and keeps the results in
+# _output/bench/hcnclient.txt (`make bench` does).
+#
 # Without wine or mingw-w64 this fails when CI is set, and skips loudly otherwise.
 # Extra arguments go to the test binaries, e.g. hack/wine-test.sh -test.run=JSON.
 set -euo pipefail
+bench_only=""
+if [ "${1:-}" = --bench ]; then
+  bench_only=1
+  shift
+fi
 cd "$(dirname "$0")/.."
 root=$PWD
 out=$root/_output/wine
@@ -40,6 +51,32 @@ pkgs=$(find . -name '*_windows_test.go' -not -path './_output/*' -not -path './.
 [ -n "$pkgs" ] || { echo "wine-test: FAIL: no package has *_windows_test.go files" >&2; exit 1; }
 
 status=0
+# The benchmark pass: hnslb/hcnclient's benchmarks against the quiet fake DLLs.
+bench_pass() {
+  local benchtime=$1 exe=$out/hnslb_hcnclient.bench.exe log=$out/bench.log rc name
+  echo "wine-test: bench: building the hnslb/hcnclient test binary"
+  GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go test -c -o "$exe" ./hnslb/hcnclient
+  set +e
+  (cd hnslb/hcnclient && HNSPROXY_FAKE_QUIET=1 timeout 600 "$wine" "$exe" -test.run='^$' -test.bench=. \
+    -test.benchtime="$benchtime" -test.count="${BENCHCOUNT:-1}") 2>&1 | tr -d '\r' | tee "$log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  for name in $(grep -ho '^func Benchmark[A-Za-z0-9_]*' hnslb/hcnclient/*_windows_test.go | sed 's/^func //'); do
+    grep -q "^$name[/-]" "$log" || { echo "wine-test: bench: FAIL: $name did not run" >&2; rc=1; }
+  done
+  if [ "$rc" -ne 0 ] || ! grep -qx PASS "$log"; then
+    echo "wine-test: bench: FAIL (exit $rc)" >&2
+    return 1
+  fi
+  echo "wine-test: bench: ok (hnslb/hcnclient's benchmarks under Wine, the fake DLLs quiet)"
+}
+if [ -n "$bench_only" ]; then
+  mkdir -p "$root/_output/bench"
+  bench_pass "${BENCHTIME:-1s}" || status=1
+  cp "$out/bench.log" "$root/_output/bench/hcnclient.txt"
+  [ -z "$wineserver" ] || timeout 60 "$wineserver" -w || true
+  exit $status
+fi
 for pkg in $pkgs; do
   name=$(echo "${pkg#./}" | tr / _)
   exe=$out/$name.test.exe
@@ -92,6 +129,7 @@ bridge_pass() {
   echo "wine-test: bridge: ok (hcnclient through hcn and the bridge DLLs against hnssim)"
 }
 bridge_pass "$@" || status=1
+bench_pass 20x || status=1
 # Let the Wine server exit so no process outlives the script.
 [ -z "$wineserver" ] || timeout 60 "$wineserver" -w || true
 exit $status

@@ -7,26 +7,36 @@
 #include "fakehns.h"
 
 /* BRIDGE_HANDLE_CALL returns from a bridged call whose output is a handle. */
-#define BRIDGE_HANDLE_CALL(fn, target, doc, h, result)                                      \
-    do {                                                                                     \
-        LPWSTR out_;                                                                         \
-        HRESULT hr_ = bridge_call(fn, target, doc, &out_, result);                           \
-        *(h) = bridge_take_handle(hr_, out_);                                                \
-        return hr_;                                                                          \
+#define BRIDGE_HANDLE_CALL(fn, target, doc, h, result)                                     \
+    do {                                                                                   \
+        LPWSTR out_;                                                                       \
+        HRESULT hr_ = bridge_call(fn, target, doc, &out_, result);                         \
+        *(h) = bridge_take_handle(hr_, out_);                                              \
+        return hr_;                                                                        \
     } while (0)
 
 #define FAKE_OBJECT_API(Kind, Plural)                                                      \
+    static LPWSTR quietSent##Kind; /* quiet mode: the last settings received */            \
     __declspec(dllexport) HRESULT WINAPI HcnEnumerate##Plural(LPCWSTR query, LPWSTR *ids, LPWSTR *result) \
     {                                                                                      \
         HRESULT hr;                                                                        \
+        if (fake_quiet()) {                                                                \
+            fake_quiet_ok(result);                                                         \
+            *ids = fake_dup(L"[]");                                                        \
+            return S_OK;                                                                   \
+        }                                                                                  \
         if (bridge_enabled())                                                              \
             return bridge_call(L"HcnEnumerate" L## #Plural, L"", query, ids, result);      \
         hr = fake_call(L"HcnEnumerate" L## #Plural, result);                               \
-        *ids = SUCCEEDED(hr) ? fake_dup(fake_env(L"HNSPROXY_FAKE_IDS", L"[]")) : NULL;    \
+        *ids = SUCCEEDED(hr) ? fake_dup(fake_env(L"HNSPROXY_FAKE_IDS", L"[]")) : NULL;     \
         return hr;                                                                         \
     }                                                                                      \
     __declspec(dllexport) HRESULT WINAPI HcnOpen##Kind(const GUID *id, HANDLE *h, LPWSTR *result) \
     {                                                                                      \
+        if (fake_quiet()) {                                                                \
+            *h = (HANDLE)1;                                                                \
+            return fake_quiet_ok(result);                                                  \
+        }                                                                                  \
         if (bridge_enabled()) {                                                            \
             WCHAR guid[39];                                                                \
             bridge_guid(id, guid);                                                         \
@@ -37,6 +47,10 @@
     }                                                                                      \
     __declspec(dllexport) HRESULT WINAPI HcnModify##Kind(HANDLE h, LPCWSTR settings, LPWSTR *result) \
     {                                                                                      \
+        if (fake_quiet()) {                                                                \
+            fake_quiet_keep(&quietSent##Kind, settings);                                   \
+            return fake_quiet_ok(result);                                                  \
+        }                                                                                  \
         if (bridge_enabled()) {                                                            \
             WCHAR handle[24];                                                              \
             bridge_handle_text(h, handle);                                                 \
@@ -48,6 +62,11 @@
     __declspec(dllexport) HRESULT WINAPI HcnQuery##Kind##Properties(HANDLE h, LPCWSTR query, LPWSTR *props, LPWSTR *result) \
     {                                                                                      \
         HRESULT hr;                                                                        \
+        if (fake_quiet()) {                                                                \
+            fake_quiet_ok(result);                                                         \
+            *props = fake_dup(quietSent##Kind ? quietSent##Kind : L"{}");                 \
+            return S_OK;                                                                   \
+        }                                                                                  \
         if (bridge_enabled()) {                                                            \
             WCHAR handle[24];                                                              \
             bridge_handle_text(h, handle);                                                 \
@@ -57,8 +76,11 @@
         *props = SUCCEEDED(hr) ? fake_dup(fake_env(L"HNSPROXY_FAKE_OBJECT", L"{}")) : NULL; \
         return hr;                                                                         \
     }                                                                                      \
-    __declspec(dllexport) HRESULT WINAPI HcnDelete##Kind(const GUID *id, LPWSTR *result)  \
+    __declspec(dllexport) HRESULT WINAPI HcnDelete##Kind(const GUID *id, LPWSTR *result)   \
     {                                                                                      \
+        if (fake_quiet()) {                                                                \
+            return fake_quiet_ok(result);                                                  \
+        }                                                                                  \
         if (bridge_enabled()) {                                                            \
             WCHAR guid[39];                                                                \
             bridge_guid(id, guid);                                                         \
@@ -68,6 +90,8 @@
     }                                                                                      \
     __declspec(dllexport) HRESULT WINAPI HcnClose##Kind(HANDLE h)                          \
     {                                                                                      \
+        if (fake_quiet())                                                                  \
+            return S_OK;                                                                   \
         if (bridge_enabled()) {                                                            \
             WCHAR handle[24];                                                              \
             bridge_handle_text(h, handle);                                                 \
@@ -85,6 +109,11 @@ FAKE_OBJECT_API(LoadBalancer, LoadBalancers)
 #define FAKE_CREATE(Kind)                                                                  \
     __declspec(dllexport) HRESULT WINAPI HcnCreate##Kind(const GUID *id, LPCWSTR settings, HANDLE *h, LPWSTR *result) \
     {                                                                                      \
+        if (fake_quiet()) {                                                                \
+            fake_quiet_keep(&quietSent##Kind, settings);                                   \
+            *h = (HANDLE)1;                                                                \
+            return fake_quiet_ok(result);                                                  \
+        }                                                                                  \
         if (bridge_enabled()) {                                                            \
             WCHAR guid[39];                                                                \
             bridge_guid(id, guid);                                                         \
@@ -102,6 +131,11 @@ FAKE_CREATE(LoadBalancer)
 /* Endpoints are created on an open network handle. */
 __declspec(dllexport) HRESULT WINAPI HcnCreateEndpoint(HANDLE network, const GUID *id, LPCWSTR settings, HANDLE *h, LPWSTR *result)
 {
+    if (fake_quiet()) {
+        fake_quiet_keep(&quietSentEndpoint, settings);
+        *h = (HANDLE)1;
+        return fake_quiet_ok(result);
+    }
     if (bridge_enabled()) {
         WCHAR handle[24];
         bridge_handle_text(network, handle);

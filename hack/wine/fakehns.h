@@ -13,6 +13,13 @@
  *   HNSPROXY_FAKE_HNSCALL   response HNSCall returns
  *   HNSPROXY_FAKE_CALLS     (written) every function called, comma separated
  *   HNSPROXY_FAKE_SENT      (written) the last settings document received
+ *   HNSPROXY_FAKE_QUIET     set before the first call: every call succeeds at
+ *                           once and records nothing; a kind's Query* returns
+ *                           the settings its last Create or Modify was given
+ *                           ("{}" before one), Enumerate* "[]". So
+ *                           hnslb/hcnclient's benchmarks time hcn's code and
+ *                           the client's, not this fake's bookkeeping
+ *                           (hack/wine-test.sh --bench)
  */
 #include <windows.h>
 #include <objbase.h>
@@ -65,6 +72,31 @@ static HRESULT fake_call(LPCWSTR op, LPWSTR *result)
     if (result && GetEnvironmentVariableW(L"HNSPROXY_FAKE_RESULT", NULL, 0) > 0)
         *result = fake_dup(fake_env(L"HNSPROXY_FAKE_RESULT", L""));
     return (HRESULT)wcstoul(fake_env(L"HNSPROXY_FAKE_HRESULT", L"80004005"), NULL, 16);
+}
+
+/* fake_quiet reports whether HNSPROXY_FAKE_QUIET was set at the first call. */
+static inline BOOL fake_quiet(void)
+{
+    static int quiet = -1;
+    if (quiet < 0)
+        quiet = GetEnvironmentVariableW(L"HNSPROXY_FAKE_QUIET", NULL, 0) > 0;
+    return quiet;
+}
+
+/* fake_quiet_ok is a quiet call's answer: success, no error document. */
+static inline HRESULT fake_quiet_ok(LPWSTR *result)
+{
+    if (result)
+        *result = NULL;
+    return S_OK;
+}
+
+/* fake_quiet_keep replaces *kept with a copy of settings: what a quiet
+ * Query* of that kind answers next, as HNS answers with what it was given. */
+static inline void fake_quiet_keep(LPWSTR *kept, LPCWSTR settings)
+{
+    CoTaskMemFree(*kept);
+    *kept = fake_dup(settings ? settings : L"{}");
 }
 
 /* Marker the tests look for to know they talk to this fake, not to HNS. */

@@ -21,15 +21,25 @@ import (
 
 func useBridge(t *testing.T) hnslb.Client {
 	t.Helper()
+	return clientOverFakeDLLs(t, "HNSPROXY_HNS_BRIDGE",
+		"talks to hnssim through hack/wine's bridge DLLs; this host has a real HNS",
+		"hack/wine-test.sh runs this test against hnssim's bridge")
+}
+
+// clientOverFakeDLLs is a client for a test or benchmark that needs
+// hack/wine's DLLs in the mode env sets: skipped on a host with a real HNS
+// (why says what it needs), failed if env is not set (how says what sets it).
+func clientOverFakeDLLs(tb testing.TB, env, why, how string) hnslb.Client {
+	tb.Helper()
 	if windows.NewLazySystemDLL(hcnDLL).NewProc("HnsproxyFakeHns").Find() != nil {
-		t.Skip("talks to hnssim through hack/wine's bridge DLLs; this host has a real HNS")
+		tb.Skip(why)
 	}
-	if os.Getenv("HNSPROXY_HNS_BRIDGE") == "" {
-		t.Fatal("HNSPROXY_HNS_BRIDGE is not set: hack/wine-test.sh runs this test against hnssim's bridge")
+	if os.Getenv(env) == "" {
+		tb.Fatalf("%s is not set: %s", env, how)
 	}
 	c, err := New()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return c
 }
