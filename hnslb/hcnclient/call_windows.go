@@ -29,14 +29,19 @@ func call(ctx context.Context, op string, fn func() error) (err error) {
 }
 
 // send converts obj to hcn's type H, hands it to fn, and converts the object
-// HNS returns back to T.
+// HNS returns back to T, through JSON (convert).
 func send[T, H any](ctx context.Context, op string, obj *T, fn func(*H) (*H, error)) (*T, error) {
+	return sendConverted(ctx, op, obj, convertTo[T, H], fn, convertTo[H, T])
+}
+
+// sendConverted is send with the conversions to and from hcn's type given.
+func sendConverted[T, H any](ctx context.Context, op string, obj *T, to func(*T) (*H, error), fn func(*H) (*H, error), from func(*H) (*T, error)) (*T, error) {
 	if obj == nil {
 		return nil, hnslb.NewError(op, hnslb.CodeInvalidParameter, "no object given")
 	}
 	var out *T
 	err := call(ctx, op, func() error {
-		h, err := convert[H](obj)
+		h, err := to(obj)
 		if err != nil {
 			return err
 		}
@@ -44,21 +49,22 @@ func send[T, H any](ctx context.Context, op string, obj *T, fn func(*H) (*H, err
 		if err != nil {
 			return err
 		}
-		out, err = convert[T](created)
+		out, err = from(created)
 		return err
 	})
 	return out, err
 }
 
-// get runs an hcn lookup that returns one object and converts it to T.
-func get[T, H any](ctx context.Context, op string, fn func() (*H, error)) (*T, error) {
+// get runs an hcn lookup that returns one object and converts it to T
+// with from.
+func get[T, H any](ctx context.Context, op string, fn func() (*H, error), from func(*H) (*T, error)) (*T, error) {
 	var out *T
 	err := call(ctx, op, func() error {
 		h, err := fn()
 		if err != nil {
 			return err
 		}
-		out, err = convert[T](h)
+		out, err = from(h)
 		return err
 	})
 	return out, err

@@ -57,11 +57,11 @@ func (c *Client) ListNetworks(ctx context.Context) ([]hnslb.Network, error) {
 }
 
 func (c *Client) GetNetworkByID(ctx context.Context, id string) (*hnslb.Network, error) {
-	return get[hnslb.Network](ctx, "GetNetworkByID", func() (*hcn.HostComputeNetwork, error) { return hcn.GetNetworkByID(id) })
+	return get(ctx, "GetNetworkByID", func() (*hcn.HostComputeNetwork, error) { return hcn.GetNetworkByID(id) }, convertTo[hcn.HostComputeNetwork, hnslb.Network])
 }
 
 func (c *Client) GetNetworkByName(ctx context.Context, name string) (*hnslb.Network, error) {
-	return get[hnslb.Network](ctx, "GetNetworkByName", func() (*hcn.HostComputeNetwork, error) { return hcn.GetNetworkByName(name) })
+	return get(ctx, "GetNetworkByName", func() (*hcn.HostComputeNetwork, error) { return hcn.GetNetworkByName(name) }, convertTo[hcn.HostComputeNetwork, hnslb.Network])
 }
 
 func (c *Client) CreateNetwork(ctx context.Context, n *hnslb.Network) (*hnslb.Network, error) {
@@ -81,11 +81,11 @@ func (c *Client) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.
 }
 
 func (c *Client) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {
-	return get[hnslb.Endpoint](ctx, "GetEndpointByID", func() (*hcn.HostComputeEndpoint, error) { return hcn.GetEndpointByID(id) })
+	return get(ctx, "GetEndpointByID", func() (*hcn.HostComputeEndpoint, error) { return hcn.GetEndpointByID(id) }, convertTo[hcn.HostComputeEndpoint, hnslb.Endpoint])
 }
 
 func (c *Client) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoint, error) {
-	return get[hnslb.Endpoint](ctx, "GetEndpointByName", func() (*hcn.HostComputeEndpoint, error) { return hcn.GetEndpointByName(name) })
+	return get(ctx, "GetEndpointByName", func() (*hcn.HostComputeEndpoint, error) { return hcn.GetEndpointByName(name) }, convertTo[hcn.HostComputeEndpoint, hnslb.Endpoint])
 }
 
 func (c *Client) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error) {
@@ -107,7 +107,7 @@ func (c *Client) CreateNamespace(ctx context.Context, ns *hnslb.Namespace) (*hns
 }
 
 func (c *Client) GetNamespaceByID(ctx context.Context, id string) (*hnslb.Namespace, error) {
-	return get[hnslb.Namespace](ctx, "GetNamespaceByID", func() (*hcn.HostComputeNamespace, error) { return hcn.GetNamespaceByID(id) })
+	return get(ctx, "GetNamespaceByID", func() (*hcn.HostComputeNamespace, error) { return hcn.GetNamespaceByID(id) }, convertTo[hcn.HostComputeNamespace, hnslb.Namespace])
 }
 
 func (c *Client) ListNamespaces(ctx context.Context) ([]hnslb.Namespace, error) {
@@ -127,22 +127,22 @@ func (c *Client) RemoveNamespaceEndpoint(ctx context.Context, namespaceID, endpo
 }
 
 func (c *Client) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
-	return send[hnslb.LoadBalancer](ctx, "CreateLoadBalancer", lb, (*hcn.HostComputeLoadBalancer).Create)
+	return sendConverted(ctx, "CreateLoadBalancer", lb, toHcnLoadBalancer, (*hcn.HostComputeLoadBalancer).Create, fromHcnLoadBalancer)
 }
 
 // UpdateLoadBalancer is HNS ModifyLoadBalancer (hcn's Update). The caller
 // checks Features.ModifyLoadBalancer: HNS 15.4 reports success but keeps the
 // old backends.
 func (c *Client) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
-	return send[hnslb.LoadBalancer](ctx, "UpdateLoadBalancer", lb, func(h *hcn.HostComputeLoadBalancer) (*hcn.HostComputeLoadBalancer, error) {
+	return sendConverted(ctx, "UpdateLoadBalancer", lb, toHcnLoadBalancer, func(h *hcn.HostComputeLoadBalancer) (*hcn.HostComputeLoadBalancer, error) {
 		return h.Update(id)
-	})
+	}, fromHcnLoadBalancer)
 }
 
 func (c *Client) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.LoadBalancer, error) {
-	return get[hnslb.LoadBalancer](ctx, "GetLoadBalancerByID", func() (*hcn.HostComputeLoadBalancer, error) {
+	return get(ctx, "GetLoadBalancerByID", func() (*hcn.HostComputeLoadBalancer, error) {
 		return hcn.GetLoadBalancerByID(id)
-	})
+	}, fromHcnLoadBalancer)
 }
 
 func (c *Client) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, error) {

@@ -21,3 +21,6 @@ func convert[To any](from any) (*To, error) {
 	}
 	return out, nil
 }
+
+// convertTo is convert typed for the generic calls (call_windows.go).
+func convertTo[From, To any](from *From) (*To, error) { return convert[To](from) }

@@ -18,24 +18,25 @@ import (
 var _ hnslb.Walker = (*Client)(nil)
 
 func (c *Client) WalkLoadBalancers(ctx context.Context, fn func(*hnslb.LoadBalancer) error) error {
-	return walk(ctx, "ListLoadBalancers", hcn.ListLoadBalancers, fn)
+	return walk(ctx, "ListLoadBalancers", hcn.ListLoadBalancers, fromHcnLoadBalancer, fn)
 }
 
 func (c *Client) WalkEndpointsOfNetwork(ctx context.Context, networkID string, fn func(*hnslb.Endpoint) error) error {
 	return walk(ctx, "ListEndpointsOfNetwork", func() ([]hcn.HostComputeEndpoint, error) {
 		return hcn.ListEndpointsOfNetwork(networkID)
-	}, fn)
+	}, convertTo[hcn.HostComputeEndpoint, hnslb.Endpoint], fn)
 }
 
-// walk runs an hcn listing and hands each object, converted to T, to fn.
-func walk[T, H any](ctx context.Context, op string, list func() ([]H, error), fn func(*T) error) error {
+// walk runs an hcn listing and hands each object, converted to T with
+// from, to fn.
+func walk[T, H any](ctx context.Context, op string, list func() ([]H, error), from func(*H) (*T, error), fn func(*T) error) error {
 	var hs []H
 	if err := call(ctx, op, func() (err error) { hs, err = list(); return err }); err != nil {
 		return err
 	}
 	for i := range hs {
 		var doc *T
-		err := call(ctx, op, func() (err error) { doc, err = convert[T](&hs[i]); return err })
+		err := call(ctx, op, func() (err error) { doc, err = from(&hs[i]); return err })
 		var zero H
 		hs[i] = zero
 		if err != nil {
