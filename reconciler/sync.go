@@ -42,8 +42,12 @@ type syncRun struct {
 	// epDeletes are the deletes of unwanted endpoints made ahead
 	// (deleteEndpointsAhead), by IP, each taken by its endpoint's turn.
 	epDeletes map[string]deletedEP
-	// ips are the endpoints this Sync processes, sorted.
-	ips []string
+	// ips are the endpoints this Sync processes, sorted; unwanted are those
+	// of them not desired when it began, which nothing changes during a
+	// Sync (r.mu is held): what freedDeletes, asked once for each chunk of
+	// load balancers, looks through (a cold start's 20 chunks each looked
+	// up all of its 10,000 endpoints, none unwanted).
+	ips, unwanted []string
 }
 
 // deletedEP is the outcome of one endpoint delete made ahead: the ID it
@@ -112,7 +116,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	epWork := takeDue(run.now, &r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
 	ips := slices.AppendSeq(make([]string, 0, len(epWork)), maps.Keys(epWork))
 	intent.SortIPs(ips)
-	run.ips = ips
+	r.setIPs(run, ips)
 	run.unchecked = r.findHeldFrontends(run)
 	run.noCreates = !r.declareCreates(run.lbs, ips, run.unchecked)
 
@@ -142,8 +146,8 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 		}
 	}
 	r.dropUnusedCreates(run)
-	r.deleteEndpointsAhead(run, ips)
-	for _, ip := range ips {
+	r.deleteEndpointsAhead(run, run.unwanted)
+	for _, ip := range run.unwanted {
 		if ep := r.eps[ip]; ep != nil && !ep.desired() {
 			r.syncUnwantedEP(run, ip)
 		}
@@ -165,6 +169,16 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	run.res.Pending = r.pending()
 	run.res.LearnedBackendCap = r.learnedCap
 	return run.res
+}
+
+// setIPs makes ips, sorted, the endpoints run processes.
+func (r *Reconciler) setIPs(run *syncRun, ips []string) {
+	run.ips, run.unwanted = ips, nil
+	for _, ip := range ips {
+		if ep := r.eps[ip]; ep != nil && !ep.desired() {
+			run.unwanted = append(run.unwanted, ip)
+		}
+	}
 }
 
 func (r *Reconciler) pending() int {
@@ -755,7 +769,7 @@ func (r *Reconciler) freedDeletes(run *syncRun, writes []pendingLB) (ips []strin
 			replacing[old] = j
 		}
 	}
-	for _, ip := range run.ips {
+	for _, ip := range run.unwanted {
 		ep := r.eps[ip]
 		if ep == nil || ep.desired() || ep.id == "" || madeDelete(run, ip) || r.client.busy(epToken(ip), idToken(ep.id)) {
 			continue

@@ -332,7 +332,8 @@ func TestFreedDeletesNeedEveryUserReplaced(t *testing.T) {
 	b := lb("10.96.0.11", 80, rem(shared, "192.168.0.2"), rem("10.244.2.22", "192.168.0.2"))
 	r := e.started(a, b)
 	upsert(r, lb("10.96.0.10", 80, a.Backends[1]), lb("10.96.0.11", 80, b.Backends[1]))
-	run := &syncRun{ips: []string{shared}}
+	run := &syncRun{}
+	r.setIPs(run, []string{shared})
 	idA, idB := e.hnsLB(a.Key).ID, e.hnsLB(b.Key).ID
 	if _, dels := r.freedDeletes(run, []pendingLB{{lbWrite: lbWrite{replaces: idA}}}); len(dels) != 0 {
 		t.Errorf("with one of its two users replaced: %+v, want the endpoint kept", dels)
