@@ -22,7 +22,7 @@
         HRESULT hr;                                                                        \
         if (fake_quiet()) {                                                                \
             fake_quiet_ok(result);                                                         \
-            *ids = fake_dup(L"[]");                                                        \
+            *ids = fake_quiet_ids();                                                       \
             return S_OK;                                                                   \
         }                                                                                  \
         if (bridge_enabled())                                                              \

@@ -16,7 +16,9 @@
  *   HNSPROXY_FAKE_QUIET     set before the first call: every call succeeds at
  *                           once and records nothing; a kind's Query* returns
  *                           the settings its last Create or Modify was given
- *                           ("{}" before one), Enumerate* "[]". So
+ *                           ("{}" before one), Enumerate* HNSPROXY_FAKE_IDS
+ *                           as set at its first call ("[]"). Not for
+ *                           concurrent callers. So
  *                           hnslb/hcnclient's benchmarks time hcn's code and
  *                           the client's, not this fake's bookkeeping
  *                           (hack/wine-test.sh --bench)
@@ -97,6 +99,16 @@ static inline void fake_quiet_keep(LPWSTR *kept, LPCWSTR settings)
 {
     CoTaskMemFree(*kept);
     *kept = fake_dup(settings ? settings : L"{}");
+}
+
+/* fake_quiet_ids is a copy of HNSPROXY_FAKE_IDS as first read: what a quiet
+ * Enumerate* answers. */
+static inline LPWSTR fake_quiet_ids(void)
+{
+    static LPWSTR ids;
+    if (!ids)
+        ids = fake_dup(fake_env(L"HNSPROXY_FAKE_IDS", L"[]"));
+    return ids ? fake_dup(ids) : NULL;
 }
 
 /* Marker the tests look for to know they talk to this fake, not to HNS. */

@@ -5,6 +5,7 @@ package hcnclient
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,6 +136,40 @@ func BenchmarkCreateDeleteRemoteEndpoint(b *testing.B) {
 			})
 		})
 	}
+}
+
+// A drift repair's listing of 100 load balancers of 10 backends (hcn:
+// enumerate, then open, query and close each), walked as the reconciler
+// walks it; cpu-ns/object is per load balancer.
+func BenchmarkWalkLoadBalancers(b *testing.B) {
+	const n = 100
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = `"` + benchGUID(i) + `"`
+	}
+	// A quiet enumerate answers the IDs as set before its first call.
+	b.Setenv("HNSPROXY_FAKE_IDS", "["+strings.Join(ids, ",")+"]")
+	c, ctx := quietClient(b), context.Background()
+	// A quiet query answers with the last load balancer written.
+	if _, err := c.CreateLoadBalancer(ctx, benchLoadBalancer(10)); err != nil {
+		b.Fatal(err)
+	}
+	walker := c.(hnslb.Walker)
+	start := processCPU(b)
+	runPriced(b, func() error {
+		seen := 0
+		err := walker.WalkLoadBalancers(ctx, func(lb *hnslb.LoadBalancer) error {
+			if seen++; len(lb.HostComputeEndpoints) != 10 {
+				return fmt.Errorf("walked a load balancer of %d backends, want 10", len(lb.HostComputeEndpoints))
+			}
+			return nil
+		})
+		if err == nil && seen != n {
+			err = fmt.Errorf("walked %d load balancers, want %d", seen, n)
+		}
+		return err
+	})
+	b.ReportMetric(float64((processCPU(b)-start).Nanoseconds())/float64(b.N*n), "cpu-ns/object")
 }
 
 // One quiet DLL call, through the same lazy-DLL path hcn takes: the part of
