@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 )
@@ -91,5 +92,27 @@ func TestSamplesSplitOnlyWhereTheSlicesWereSeen(t *testing.T) {
 	s.add(timing{total: 500 * time.Millisecond})
 	if len(s.total) != 2 || len(s.slices) != 1 || s.proxy[0] != 100*time.Millisecond {
 		t.Errorf("samples %+v: want 2 totals, one split of 200 ms + 100 ms", s)
+	}
+}
+
+// Options that make no sense are refused with the flag's name.
+func TestOptionsRefuseNonsense(t *testing.T) {
+	valid := func() options {
+		return options{layout: layout{services: 1000, groupSize: 10}, endpoints: 10000, mode: "l2bridge", cpuPods: 100}
+	}
+	if o := valid(); o.validate() != nil {
+		t.Fatalf("valid options refused: %v", o.validate())
+	}
+	for flag, spoil := range map[string]func(*options){
+		"-cpu-pods":        func(o *options) { o.cpuPods = -1 },
+		"-cpu-rpc-latency": func(o *options) { o.cpuRPCLatency = -time.Millisecond },
+		"-mode":            func(o *options) { o.mode = "nat" },
+		"-endpoints":       func(o *options) { o.endpoints = 10001 },
+	} {
+		o := valid()
+		spoil(&o)
+		if err := o.validate(); err == nil || !strings.Contains(err.Error(), flag) {
+			t.Errorf("with %s spoiled: %v, want an error naming it", flag, err)
+		}
 	}
 }

@@ -41,8 +41,10 @@ type options struct {
 	// changes to measure while a repair lists (0: no repair phase).
 	repairPeriod  time.Duration
 	repairChanges int
-	// cpuPods are the pods the CPU phase flips (two changes each).
-	cpuPods int
+	// cpuPods are the pods the CPU phase flips (two changes each);
+	// cpuRPCLatency is hnssim's latency per hcn RPC meanwhile.
+	cpuPods       int
+	cpuRPCLatency time.Duration
 }
 
 // report is the bench's result; durations in seconds, memory in MiB.
@@ -123,6 +125,7 @@ type report struct {
 	CPUTransportUsPerUpdate        float64 `json:"cpuTransportUsPerUpdate,omitempty"`
 	CPUTransportUsPerEndpointWrite float64 `json:"cpuTransportUsPerEndpointWrite,omitempty"`
 	CPUPerSliceP99LessTransportMs  float64 `json:"cpuPerSliceP99LessTransportMs,omitempty"`
+	CPURPCLatency                  string  `json:"cpuRPCLatency,omitempty"`
 	CPUPhaseSyncsPerChange         float64 `json:"cpuPhaseSyncsPerChange"`
 	CPUPhaseCollections            float64 `json:"cpuPhaseCollections"`
 	CPUPhaseCollectorCPUMs         float64 `json:"cpuPhaseCollectorCPUMs"`
@@ -159,6 +162,7 @@ func main() {
 	flag.StringVar(&o.mode, "mode", framework.NetworkL2Bridge, "the node's network: l2bridge or overlay (a remote subnet route per remote node)")
 	flag.DurationVar(&o.repairPeriod, "repair-period", time.Minute, "hnsproxy's --drift-repair-period")
 	flag.IntVar(&o.repairChanges, "repair-changes", 50, "changes measured while a drift repair runs, each repair given an out-of-band deletion to find (0: none, and no repair runs)")
+	flag.DurationVar(&o.cpuRPCLatency, "cpu-rpc-latency", 0, "hnssim's latency per hcn RPC during the CPU phase and its transport probe: 0, as the in-process harness prices CPU (a simulated wait is a sleep whose park and wake-up the waiting goroutine pays; an hcn call blocks its thread in the kernel instead)")
 	flag.IntVar(&o.cpuPods, "cpu-pods", 100, "pods the CPU phase flips, unready then ready, pricing each change in hnsproxy's process CPU with nothing else asking it anything (0: no CPU phase)")
 	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here at the end (after every RSS reading: the profile collects garbage first), and during each full sync log its memory every second and save the profile at the highest heap goal; and a CPU profile of the CPU phase's first seconds, cpu-changes.pprof (sampling costs those changes a little)")
 	flag.IntVar(&o.coldProfileSeconds, "cold-cpu-profile-seconds", 0, "with -heap-profiles, also save a CPU profile of hnsproxy's first seconds (its cold start) there as cpu-cold.pprof")
@@ -197,6 +201,9 @@ func (o *options) validate() error {
 	if o.cpuPods < 0 {
 		return fmt.Errorf("-cpu-pods %d: want 0 (no CPU phase) or more", o.cpuPods)
 	}
+	if o.cpuRPCLatency < 0 || o.cpuRPCLatency > remote.MaxFaultLatency {
+		return fmt.Errorf("-cpu-rpc-latency %v: want 0 to %v", o.cpuRPCLatency, remote.MaxFaultLatency)
+	}
 	if o.mode != framework.NetworkL2Bridge && o.mode != framework.NetworkOverlay {
 		return fmt.Errorf("-mode %q: want %s or %s", o.mode, framework.NetworkL2Bridge, framework.NetworkOverlay)
 	}
@@ -207,6 +214,12 @@ func (o *options) validate() error {
 		return fmt.Errorf("%d pods need %d nodes; the address plan holds 250", o.pods(), o.remoteNodes())
 	}
 	return nil
+}
+
+// setLatency sets hnssim's latency per hcn RPC.
+func setLatency(ctx context.Context, node *framework.Node, d time.Duration) error {
+	lat := remote.Duration(d)
+	return node.Sim.SetFaults(ctx, remote.FaultsRequest{Latency: &lat})
 }
 
 func logf(format string, args ...any) {
@@ -348,11 +361,18 @@ func run(ctx context.Context, o options) (r report, err error) {
 		if err := o.allocsProfile(ctx, node, "changes-start", false); err != nil {
 			return r, err
 		}
+		if err := setLatency(ctx, node, o.cpuRPCLatency); err != nil {
+			return r, err
+		}
 		profile := o.cpuProfile(ctx, node, "changes", changesProfileSeconds)
 		cpu, err := m.cpuPhase(node, o.cpuPods, o.changes+m.used)
 		if err != nil {
 			return r, err
 		}
+		if err := setLatency(ctx, node, o.rpcLatency); err != nil {
+			return r, err
+		}
+		r.CPURPCLatency = o.cpuRPCLatency.String()
 		if err := <-profile; err != nil {
 			return r, err
 		}
