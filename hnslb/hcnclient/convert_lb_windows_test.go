@@ -26,27 +26,10 @@ func TestLoadBalancerConversionMatchesJSON(t *testing.T) {
 		{ID: "<&> ünïcode", SourceVIP: "fd00::2", Flags: hnslb.LoadBalancerFlagsIPv6 | hnslb.LoadBalancerFlagsDSR,
 			PortMappings: []hnslb.PortMapping{{Protocol: 17, ExternalPort: 53}, {Flags: hnslb.PortMappingFlagsILB}}},
 	}
-	for _, lb := range ours {
-		direct, _ := toHcnLoadBalancer(lb)
-		viaJSON, err := convert[hcn.HostComputeLoadBalancer](lb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(direct, viaJSON) {
-			t.Errorf("to hcn of %+v:\n direct    %+v\n via JSON  %+v", lb, direct, viaJSON)
-		}
-	}
-	hcns := []*hcn.HostComputeLoadBalancer{fullHcn, nil, {}, {HostComputeEndpoints: []string{}, PortMappings: []hcn.LoadBalancerPortMapping{}}}
-	for _, h := range hcns {
-		direct, _ := fromHcnLoadBalancer(h)
-		viaJSON, err := convert[hnslb.LoadBalancer](h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(direct, viaJSON) {
-			t.Errorf("from hcn of %+v:\n direct    %+v\n via JSON  %+v", h, direct, viaJSON)
-		}
-	}
+	assertConvertsAsJSON(t, toHcnLoadBalancer, ours...)
+	assertConvertsAsJSON(t, fromHcnLoadBalancer,
+		fullHcn, nil, &hcn.HostComputeLoadBalancer{},
+		&hcn.HostComputeLoadBalancer{HostComputeEndpoints: []string{}, PortMappings: []hcn.LoadBalancerPortMapping{}})
 
 	// Nothing shared: changing the source after does not change the copy.
 	src := benchLoadBalancer(2)
@@ -57,6 +40,22 @@ func TestLoadBalancerConversionMatchesJSON(t *testing.T) {
 	h.HostComputeEndpoints[1], h.FrontendVIPs[0] = "changed", "changed"
 	if back.HostComputeEndpoints[0] == "changed" || back.HostComputeEndpoints[1] == "changed" || back.FrontendVIPs[0] == "changed" {
 		t.Errorf("a conversion shares its source's lists: %+v", back)
+	}
+}
+
+// assertConvertsAsJSON checks that conv gives what convert's round trip
+// gives for each of objs.
+func assertConvertsAsJSON[From, To any](t *testing.T, conv func(*From) (*To, error), objs ...*From) {
+	t.Helper()
+	for _, o := range objs {
+		direct, _ := conv(o)
+		viaJSON, err := convert[To](o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(direct, viaJSON) {
+			t.Errorf("%T of %+v:\n direct    %+v\n via JSON  %+v", direct, o, direct, viaJSON)
+		}
 	}
 }
 
