@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -59,6 +60,9 @@ const (
 // Run starts everything around the proxier, checks HNS, and runs the
 // proxier until ctx ends or a fatal error.
 func Run(ctx context.Context, cfg *options.Config) error {
+	if floor := startHeapFloor(ctx, cfg.HeapFloor, os.Getenv); floor != nil {
+		defer floor.Stop()
+	}
 	kube, err := newKubeClient(cfg)
 	if err != nil {
 		return err

@@ -93,6 +93,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 			ModifyLoadBalancer: reconciler.ModifyMode(o.hnsModifyLB),
 		},
 		DriftRepairPeriod:     o.driftRepairPeriod,
+		HeapFloor:             o.heapFloor.Quantity,
 		StateFile:             o.stateFile,
 		CNI:                   CNI{ConfDir: o.cniConfDir, BinDir: o.cniBinDir},
 		Takeover:              o.takeover,

@@ -3,6 +3,7 @@ package options
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/component-base/featuregate"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/kube-proxy/config/v1alpha1"
@@ -72,6 +73,10 @@ type Config struct {
 	// DebugEndpoint serves /debug/hns on the metrics server: on when asked
 	// for, or when the metrics server listens on loopback only.
 	DebugEndpoint bool
+
+	// HeapFloor is --gc-heap-floor: the Go heap goal is kept at or above
+	// it (package heapfloor); 0 disables.
+	HeapFloor resource.Quantity
 
 	// ConfigFile is --config ("" when the flags are the configuration); the
 	// daemon exits when its content changes, as kube-proxy does.

@@ -23,6 +23,10 @@ const (
 	DefaultDriftRepairPeriod  = 5 * time.Minute
 	DefaultNetworkWaitTimeout = 5 * time.Minute
 	DefaultSimProfile         = "ws2022"
+	// DefaultHeapFloor keeps a small cluster's collections rare (package
+	// heapfloor); a live heap of 24 MiB (about 2,500 Services) already has
+	// a goal above it.
+	DefaultHeapFloor = "48Mi"
 	// kube-proxy's OOM score (pkg/kubelet/qos); meaningless on Windows but defaulted alike.
 	kubeProxyOOMScoreAdj = -999
 )

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 	cliflag "k8s.io/component-base/cli/flag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/kube-proxy/config/v1alpha1"
@@ -63,6 +64,7 @@ type Options struct {
 	takeover            string
 	refuseNodeExtIPs    bool
 	enableDebugEndpoint bool
+	heapFloor           resource.QuantityValue
 
 	// getenv reads the environment (KUBE_NETWORK, HNS_ENDPOINT); tests replace it.
 	getenv func(string) string
@@ -88,6 +90,7 @@ func NewOptions() *Options {
 		stateFile:          DefaultStateFile(),
 		cniConfDir:         DefaultCNIConfDir(),
 		cniBinDir:          DefaultCNIBinDir(),
+		heapFloor:          resource.QuantityValue{Quantity: resource.MustParse(DefaultHeapFloor)},
 		getenv:             osGetenv,
 		hostname:           osHostname,
 	}
@@ -151,6 +154,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.cniBinDir, "cni-bin-dir", o.cniBinDir, "The node's CNI plugin directory, where that IPAM plugin is.")
 	fs.StringVar(&o.takeover, "takeover", o.takeover, "A token; when it differs from the one the state file recorded, this start takes over the node once: HNS load balancers hnsproxy does not own on frontends it wants (the previous proxy's) are adopted or replaced, whatever chose the frontend. A start without a state file always takes over. Otherwise a foreign load balancer on an external or ingress IP is reported, never deleted.")
 	fs.BoolVar(&o.refuseNodeExtIPs, "refuse-node-external-ips", o.refuseNodeExtIPs, "Refuse Service external IPs equal to this node's address (a namespace user could otherwise take the node's traffic on those ports); kube-proxy allows them, so the default does too.")
+	fs.Var(&o.heapFloor, "gc-heap-floor", "The Go collector's heap goal is kept at or above this size, so that a small cluster's small heap is not collected every few changes; above it the runtime's default pacing (GOGC=100) applies. 0 disables. Ignored when the GOGC or GOMEMLIMIT environment variable is set.")
 	fs.BoolVar(&o.enableDebugEndpoint, "enable-debug-endpoint", o.enableDebugEndpoint, "Serve /debug/hns (desired and realized HNS objects per Service port) on the metrics server even when it listens beyond loopback. On a loopback metrics address it is always served.")
 
 	o.addLinuxOnlyFlags(fss.FlagSet(SectionLinuxOnly))

@@ -83,6 +83,7 @@ func TestDefaultsMatchKubeProxy(t *testing.T) {
 		{"content type", cfg.ContentType, "application/vnd.kubernetes.protobuf"},
 		{"debug endpoint on loopback metrics", cfg.DebugEndpoint, true},
 		{"drift repair", cfg.DriftRepairPeriod, DefaultDriftRepairPeriod},
+		{"heap floor", cfg.HeapFloor.Value(), int64(48 << 20)},
 		{"state file", cfg.StateFile, DefaultStateFile()},
 		{"takeover token", cfg.Takeover, ""},
 		{"external IPs on node addresses", cfg.RefuseNodeExternalIPs, false},
@@ -341,6 +342,19 @@ func TestHNSEndpoint(t *testing.T) {
 	wantError(t, err, "maxBackendsPerLB")
 	_, _, _, _, err = parse(t, kubeNetwork, "--drift-repair-period=-1s")
 	wantError(t, err, "driftRepairPeriod")
+}
+
+func TestHeapFloor(t *testing.T) {
+	for flag, want := range map[string]int64{"--gc-heap-floor=128Mi": 128 << 20, "--gc-heap-floor=0": 0, "--gc-heap-floor=100M": 100e6} {
+		cfg, _ := mustParse(t, kubeNetwork, flag)
+		if got := cfg.HeapFloor.Value(); got != want {
+			t.Errorf("%s: floor %d bytes, want %d", flag, got, want)
+		}
+	}
+	_, _, _, _, err := parse(t, kubeNetwork, "--gc-heap-floor=-1Mi")
+	wantError(t, err, "gcHeapFloor")
+	_, _, _, _, err = parse(t, kubeNetwork, "--gc-heap-floor=lots")
+	wantError(t, err, "gc-heap-floor")
 }
 
 func TestBindAddresses(t *testing.T) {

@@ -78,6 +78,9 @@ func Validate(c *Config) error {
 	if c.DriftRepairPeriod < 0 {
 		errs = append(errs, field.Invalid(hp.Child("driftRepairPeriod"), c.DriftRepairPeriod.String(), "must be 0 (off) or positive"))
 	}
+	if c.HeapFloor.Sign() < 0 {
+		errs = append(errs, field.Invalid(hp.Child("gcHeapFloor"), c.HeapFloor.String(), "must be 0 (off) or positive"))
+	}
 	if c.StateFile == "" {
 		errs = append(errs, field.Required(hp.Child("stateFile"), "hnsproxy needs a state file to tell its HNS objects from others'"))
 	}
