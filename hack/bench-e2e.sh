@@ -23,6 +23,9 @@
 #      profile of its first 20 s, cpu-changes.pprof, and heap profiles at
 #      its start and end, allocs-changes-*.pprof), BENCH_COLD_CPU_PROFILE_SECONDS
 #      (with it: a CPU profile of hnsproxy's first seconds, cpu-cold.pprof),
+#      BENCH_PROFILE (ws2025: the Windows build hnssim behaves like; ws2022
+#      cannot modify a load balancer), BENCH_NODES (0: one remote node per
+#      200 pods; up to 16,383, pod CIDRs from 100.64.0.0/10 past 255),
 #      CONTROLPLANE_BIN_DIR.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,6 +37,13 @@ export CONTROLPLANE_BIN_DIR
 
 services="${BENCH_SERVICES:-10000}"
 mode="${BENCH_MODE:-l2bridge}"
+profile="${BENCH_PROFILE:-ws2025}"
+nodes="${BENCH_NODES:-0}"
+# The report's name: services, mode, and what differs from the defaults.
+name="${services}-${mode}"
+[[ "${profile}" == ws2025 ]] || name+="-${profile}"
+[[ "${nodes}" == 0 ]] || name+="-${nodes}nodes"
+name+="${BENCH_PROXY_ENV:+-${BENCH_PROXY_ENV}}"
 out=_output/bench
 mkdir -p "${out}"
 bench="${out}/benche2e"
@@ -42,7 +52,7 @@ go build -tags benche2e -o "${bench}" ./e2e/benche2e
 dir="$(mktemp -d /tmp/benche2e.XXXXXX)"
 trap 'rm -rf "${dir}"' EXIT
 "${bench}" -dir "${dir}" -services "${services}" -endpoints "${BENCH_ENDPOINTS:-100000}" \
-  -changes "${BENCH_CHANGES:-100}" -mode "${mode}" -repair-period "${BENCH_REPAIR_PERIOD:-1m}" \
+  -changes "${BENCH_CHANGES:-100}" -mode "${mode}" -profile "${profile}" -nodes "${nodes}" -repair-period "${BENCH_REPAIR_PERIOD:-1m}" \
   -repair-changes "${BENCH_REPAIR_CHANGES:-50}" -cpu-pods "${BENCH_CPU_PODS:-100}" -cpu-rpc-latency "${BENCH_CPU_RPC_LATENCY:-0s}" -rpc-latency "${BENCH_RPC_LATENCY:-200us}" \
   -proxy-env "${BENCH_PROXY_ENV:-}" -heap-profiles "${BENCH_HEAP_PROFILES:-}" \
-  -cold-cpu-profile-seconds "${BENCH_COLD_CPU_PROFILE_SECONDS:-0}" | tee "${out}/bench-e2e-${services}-${mode}${BENCH_PROXY_ENV:+-${BENCH_PROXY_ENV}}.json"
+  -cold-cpu-profile-seconds "${BENCH_COLD_CPU_PROFILE_SECONDS:-0}" | tee "${out}/bench-e2e-${name}.json"

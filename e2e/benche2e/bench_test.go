@@ -12,24 +12,43 @@ import (
 )
 
 func TestLayoutPlacesEveryPodInItsNodesCIDR(t *testing.T) {
-	l := layout{services: 10000, groupSize: 10, podsPerGroup: 10}
-	if l.pods() != 10000 || l.remoteNodes() != 50 {
-		t.Fatalf("pods %d, nodes %d; want 10000 and 50", l.pods(), l.remoteNodes())
-	}
-	seen := map[string]bool{}
-	for n := range l.pods() {
-		node, ip := l.podPlace(n)
-		var k int
-		if _, err := fmt.Sscanf(node, "remote-%d", &k); err != nil {
-			t.Fatal(err)
+	for _, c := range []struct {
+		l     layout
+		nodes int
+	}{
+		{layout{services: 10000, groupSize: 10, podsPerGroup: 10}, 50},
+		{layout{services: 10000, groupSize: 10, podsPerGroup: 10, nodes: 5000}, 5000},
+		{layout{services: 1000, groupSize: 10, podsPerGroup: 10, nodes: 255}, 255},
+		{layout{services: 1000, groupSize: 10, podsPerGroup: 10, nodes: 256}, 256},
+	} {
+		l := c.l
+		if l.pods() != l.services || l.remoteNodes() != c.nodes {
+			t.Fatalf("%+v: pods %d, nodes %d; want %d and %d", l, l.pods(), l.remoteNodes(), l.services, c.nodes)
 		}
-		if !netip.MustParsePrefix(remotePodCIDR(k)).Contains(netip.MustParseAddr(ip)) {
-			t.Fatalf("pod %d: %s outside %s's %s", n, ip, node, remotePodCIDR(k))
+		cluster := netip.MustParsePrefix(l.clusterCIDR())
+		seen := map[string]bool{}
+		cidrs := map[string]bool{l.podCIDR(0): true}
+		for i := range l.remoteNodes() {
+			cidr := l.remotePodCIDR(i)
+			if cidrs[cidr] || !cluster.Contains(netip.MustParsePrefix(cidr).Addr()) {
+				t.Fatalf("%+v: node %d's %s given twice or outside %s", l, i, cidr, cluster)
+			}
+			cidrs[cidr] = true
 		}
-		if seen[ip] {
-			t.Fatalf("pod %d: address %s given twice", n, ip)
+		for n := range l.pods() {
+			node, ip := l.podPlace(n)
+			var k int
+			if _, err := fmt.Sscanf(node, "remote-%d", &k); err != nil {
+				t.Fatal(err)
+			}
+			if !netip.MustParsePrefix(l.remotePodCIDR(k)).Contains(netip.MustParseAddr(ip)) {
+				t.Fatalf("pod %d: %s outside %s's %s", n, ip, node, l.remotePodCIDR(k))
+			}
+			if seen[ip] {
+				t.Fatalf("pod %d: address %s given twice", n, ip)
+			}
+			seen[ip] = true
 		}
-		seen[ip] = true
 	}
 }
 
@@ -98,7 +117,7 @@ func TestSamplesSplitOnlyWhereTheSlicesWereSeen(t *testing.T) {
 // Options that make no sense are refused with the flag's name.
 func TestOptionsRefuseNonsense(t *testing.T) {
 	valid := func() options {
-		return options{layout: layout{services: 1000, groupSize: 10}, endpoints: 10000, mode: "l2bridge", cpuPods: 100}
+		return options{layout: layout{services: 1000, groupSize: 10}, endpoints: 10000, mode: "l2bridge", cpuPods: 100, profile: "ws2025"}
 	}
 	if o := valid(); o.validate() != nil {
 		t.Fatalf("valid options refused: %v", o.validate())
@@ -108,6 +127,8 @@ func TestOptionsRefuseNonsense(t *testing.T) {
 		"-cpu-rpc-latency": func(o *options) { o.cpuRPCLatency = -time.Millisecond },
 		"-mode":            func(o *options) { o.mode = "nat" },
 		"-endpoints":       func(o *options) { o.endpoints = 10001 },
+		"-profile":         func(o *options) { o.profile = "ws2016" },
+		"-nodes":           func(o *options) { o.nodes = 4 }, // 250 pods a node
 	} {
 		o := valid()
 		spoil(&o)

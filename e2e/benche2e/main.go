@@ -45,6 +45,8 @@ type options struct {
 	// cpuRPCLatency is hnssim's latency per hcn RPC meanwhile.
 	cpuPods       int
 	cpuRPCLatency time.Duration
+	// profile is the Windows build hnssim behaves like.
+	profile string
 }
 
 // report is the bench's result; durations in seconds, memory in MiB.
@@ -145,7 +147,6 @@ const (
 	// repairFresh: the CPU phase starts within this of a repair's end.
 	repairFresh = 5 * time.Second
 	nodeName    = "bench-node"
-	profile     = sim.ProfileWS2025
 	syncWait    = 30 * time.Minute // a deadline for a stuck run, not a target
 	applyWait   = 2 * time.Minute
 )
@@ -159,6 +160,8 @@ func main() {
 	flag.DurationVar(&o.rpcLatency, "rpc-latency", 200*time.Microsecond, "hnssim's latency per hcn RPC")
 	flag.DurationVar(&o.hnsOutage, "hns-outage", 10*time.Second, "how long the simulated HNS restart refuses calls")
 	flag.StringVar(&o.proxyEnv, "proxy-env", "", "one NAME=VALUE added to hnsproxy's environment (GOMEMLIMIT=200MiB, say)")
+	flag.StringVar(&o.profile, "profile", sim.ProfileWS2025, "the Windows build hnssim behaves like (ws2019, ws2022, ws2025, and the variants of docs/simulator.md)")
+	flag.IntVar(&o.nodes, "nodes", 0, "remote nodes the pods run on (0: one per 200 pods; overlay: a remote subnet route each); more than 255 take their pod CIDRs from 100.64.0.0/10")
 	flag.StringVar(&o.mode, "mode", framework.NetworkL2Bridge, "the node's network: l2bridge or overlay (a remote subnet route per remote node)")
 	flag.DurationVar(&o.repairPeriod, "repair-period", time.Minute, "hnsproxy's --drift-repair-period")
 	flag.IntVar(&o.repairChanges, "repair-changes", 50, "changes measured while a drift repair runs, each repair given an out-of-band deletion to find (0: none, and no repair runs)")
@@ -210,8 +213,14 @@ func (o *options) validate() error {
 	if o.repairChanges > 0 && (o.repairPeriod <= 0 || o.layout.groups() < 2) {
 		return fmt.Errorf("-repair-changes needs a -repair-period and two Service groups or more")
 	}
-	if o.remoteNodes() > 250 {
-		return fmt.Errorf("%d pods need %d nodes; the address plan holds 250", o.pods(), o.remoteNodes())
+	if o.nodes < 0 || o.remoteNodes() > largePlanNodes {
+		return fmt.Errorf("-nodes %d: want 0 (one per %d pods) to %d", o.nodes, podsPerRemoteNode, largePlanNodes)
+	}
+	if perNode := (o.pods() + o.remoteNodes() - 1) / o.remoteNodes(); perNode > maxPodsPerNode {
+		return fmt.Errorf("-nodes %d: %d pods a node, want at most %d", o.remoteNodes(), perNode, maxPodsPerNode)
+	}
+	if _, err := sim.ProfileByName(o.profile); err != nil {
+		return fmt.Errorf("-profile: %w", err)
 	}
 	return nil
 }
@@ -228,7 +237,7 @@ func logf(format string, args ...any) {
 
 func run(ctx context.Context, o options) (r report, err error) {
 	r = report{Services: o.services, Endpoints: o.endpoints, Pods: o.pods(), RemoteNodes: o.remoteNodes(),
-		RPCLatency: o.rpcLatency.String(), Profile: profile, CPUs: runtime.NumCPU(), ProxyEnv: o.proxyEnv,
+		RPCLatency: o.rpcLatency.String(), Profile: o.profile, CPUs: runtime.NumCPU(), ProxyEnv: o.proxyEnv,
 		Mode: o.mode, RepairPeriod: o.repairPeriod.String()}
 	if o.dir == "" {
 		if o.dir, err = os.MkdirTemp("", "benche2e"); err != nil {
@@ -284,7 +293,8 @@ func run(ctx context.Context, o options) (r report, err error) {
 	start = time.Now()
 	cluster, err := framework.StartCluster(ctx, cp, framework.ClusterSpec{
 		NetworkType:       o.mode,
-		Nodes:             []framework.NodeSpec{{Name: nodeName, Profile: profile, NodeIP: "10.0.0.1", PodCIDR: "10.244.0.0/24"}},
+		ClusterCIDR:       o.clusterCIDR(),
+		Nodes:             []framework.NodeSpec{{Name: nodeName, Profile: o.profile, NodeIP: "10.0.0.1", PodCIDR: o.podCIDR(0)}},
 		DriftRepairPeriod: o.driftRepairPeriod(),
 		HNSSimArgs:        append([]string{"--latency", o.rpcLatency.String()}, o.remoteSubnetArgs()...),
 		ProxyArgs:         o.proxyArgs(),
@@ -471,7 +481,7 @@ func (o options) remoteSubnetArgs() []string {
 	}
 	var args []string
 	for i := range o.remoteNodes() {
-		args = append(args, "--remote-subnet", remotePodCIDR(i)+"="+remoteNodeIP(i))
+		args = append(args, "--remote-subnet", o.remotePodCIDR(i)+"="+remoteNodeIP(i))
 	}
 	return args
 }

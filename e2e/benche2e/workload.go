@@ -32,27 +32,61 @@ const (
 // endpoints = services * podsPerGroup with services/groupSize*podsPerGroup Pods.
 type layout struct {
 	services, groupSize, podsPerGroup int
+	// nodes are the remote nodes the pods run on; 0: as many as hold
+	// podsPerRemoteNode each.
+	nodes int
 }
 
 func (l layout) groups() int { return l.services / l.groupSize }
 func (l layout) pods() int   { return l.groups() * l.podsPerGroup }
 func (l layout) remoteNodes() int {
+	if l.nodes > 0 {
+		return l.nodes
+	}
 	return (l.pods() + podsPerRemoteNode - 1) / podsPerRemoteNode
 }
 
-func serviceName(i int) string   { return fmt.Sprintf("s-%d", i) }
-func groupName(g int) string     { return fmt.Sprintf("g-%d", g) }
-func podName(g, j int) string    { return fmt.Sprintf("p-%d-%d", g, j) }
-func remoteNode(i int) string    { return fmt.Sprintf("remote-%d", i) }
-func remotePodCIDR(i int) string { return fmt.Sprintf("10.244.%d.0/24", i+1) }
-func remoteNodeIP(i int) string  { return fmt.Sprintf("10.1.%d.%d", i/250, 1+i%250) }
+// The address plan. Up to smallPlanNodes remote nodes the cluster CIDR is
+// Flannel's default, 10.244.0.0/16: the bench's own node has
+// 10.244.0.0/24 and remote node i 10.244.(i+1).0/24. More nodes (up to
+// Kubernetes' 5,000 and beyond) take 100.64.0.0/10's /24s in the same
+// order.
+const (
+	smallPlanNodes = 255
+	largePlanNodes = 1<<14 - 1
+	// A pod's address is .10 to .254 of its node's /24.
+	maxPodsPerNode = 245
+)
+
+func (l layout) clusterCIDR() string {
+	if l.remoteNodes() <= smallPlanNodes {
+		return "10.244.0.0/16"
+	}
+	return "100.64.0.0/10"
+}
+
+// podCIDR is node k's: 0 the bench's own, i+1 remote node i.
+func (l layout) podCIDR(k int) string {
+	if l.remoteNodes() <= smallPlanNodes {
+		return fmt.Sprintf("10.244.%d.0/24", k)
+	}
+	return fmt.Sprintf("100.%d.%d.0/24", 64+k>>8, k&0xff)
+}
+
+func (l layout) remotePodCIDR(i int) string { return l.podCIDR(i + 1) }
+
+func serviceName(i int) string  { return fmt.Sprintf("s-%d", i) }
+func groupName(g int) string    { return fmt.Sprintf("g-%d", g) }
+func podName(g, j int) string   { return fmt.Sprintf("p-%d-%d", g, j) }
+func remoteNode(i int) string   { return fmt.Sprintf("remote-%d", i) }
+func remoteNodeIP(i int) string { return fmt.Sprintf("10.1.%d.%d", i/250, 1+i%250) }
 
 // podPlace is where pod number n (over all groups) runs and its address:
 // spread over the remote nodes, .10 on in each node's /24.
 func (l layout) podPlace(n int) (node string, ip string) {
 	k := n % l.remoteNodes()
 	host := 10 + n/l.remoteNodes()
-	prefix := netip.MustParsePrefix(remotePodCIDR(k))
+	prefix := netip.MustParsePrefix(l.remotePodCIDR(k))
 	a := prefix.Addr().As4()
 	a[3] = byte(host)
 	return remoteNode(k), netip.AddrFrom4(a).String()
@@ -107,7 +141,7 @@ func load(ctx context.Context, admin kubernetes.Interface, l layout) error {
 	}
 	if err := parallel(l.remoteNodes(), workers, func(i int) error {
 		_, err := framework.RegisterWindowsNode(ctx, admin, framework.WindowsNode{
-			Name: remoteNode(i), PodCIDRs: []string{remotePodCIDR(i)}, InternalIPs: []string{remoteNodeIP(i)},
+			Name: remoteNode(i), PodCIDRs: []string{l.remotePodCIDR(i)}, InternalIPs: []string{remoteNodeIP(i)},
 		})
 		return err
 	}); err != nil {
