@@ -79,33 +79,37 @@ func (v *hnsView) loadBalancerID(ctx context.Context, vip string) (string, error
 }
 
 // backends are the pod addresses the load balancer of vip balances to,
-// sorted; none when HNS has no load balancer for it.
-func (v *hnsView) backends(ctx context.Context, vip string) ([]string, error) {
+// sorted; exists is false when HNS has no load balancer for it, as for a
+// moment while one is replaced where HNS cannot modify (deleted, then
+// created with a new ID, perhaps between the dump and the read).
+func (v *hnsView) backends(ctx context.Context, vip string) (ips []string, exists bool, err error) {
 	id, ok := v.lbByVIP[vip]
 	var lb *hnslb.LoadBalancer
-	var err error
 	if ok {
 		lb, err = v.hns.GetLoadBalancerByID(ctx, id)
 	}
 	if !ok || hnslb.IsNotFound(err) {
 		if _, err := v.refresh(ctx); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if id, ok = v.lbByVIP[vip]; !ok {
-			return nil, nil
+			return nil, false, nil
 		}
 		lb, err = v.hns.GetLoadBalancerByID(ctx, id)
+		if hnslb.IsNotFound(err) {
+			return nil, false, nil
+		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	ips := make([]string, 0, len(lb.HostComputeEndpoints))
+	ips = make([]string, 0, len(lb.HostComputeEndpoints))
 	for _, ep := range lb.HostComputeEndpoints {
 		ip, ok := v.epIP[ep]
 		if !ok {
 			e, err := v.hns.GetEndpointByID(ctx, ep)
 			if err != nil {
-				return nil, fmt.Errorf("endpoint %s of the load balancer for %s: %w", ep, vip, err)
+				return nil, false, fmt.Errorf("endpoint %s of the load balancer for %s: %w", ep, vip, err)
 			}
 			if len(e.IpConfigurations) > 0 {
 				ip = e.IpConfigurations[0].IpAddress
@@ -115,22 +119,23 @@ func (v *hnsView) backends(ctx context.Context, vip string) ([]string, error) {
 		ips = append(ips, ip)
 	}
 	slices.Sort(ips)
-	return ips, nil
+	return ips, true, nil
 }
 
 // pollInterval is the resolution of a programming-latency sample; a
 // read by ID costs 4 hcn RPCs (0.8 ms at 0.2 ms/RPC) per VIP.
 const pollInterval = 2 * time.Millisecond
 
-// waitFor polls until every VIP's backends satisfy ok and returns the
-// moment it saw so; the error says what it saw last.
+// waitFor polls until every VIP has a load balancer whose backends
+// satisfy ok and returns the moment it saw so; the error says what it saw
+// last.
 func (v *hnsView) waitFor(ctx context.Context, vips []string, timeout time.Duration, ok func([]string) bool) (time.Time, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		done := true
 		var last []string
 		for _, vip := range vips {
-			ips, err := v.backends(ctx, vip)
+			ips, exists, err := v.backends(ctx, vip)
 			if hnslb.IsUnavailable(err) { // HNS restarting: look again
 				done = false
 				break
@@ -138,7 +143,7 @@ func (v *hnsView) waitFor(ctx context.Context, vips []string, timeout time.Durat
 			if err != nil {
 				return time.Time{}, err
 			}
-			if !ok(ips) {
+			if !exists || !ok(ips) {
 				done, last = false, ips
 				break
 			}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/internal/nearestrank"
 	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
@@ -340,7 +341,8 @@ func run(ctx context.Context, o options) (r report, err error) {
 	if err != nil {
 		return r, err
 	}
-	m := &measure{ctx: ctx, admin: admin, view: view, slices: watch, repairs: watchRepairs(ctx, node), l: o.layout, vips: vips}
+	m := &measure{ctx: ctx, admin: admin, view: view, slices: watch, repairs: watchRepairs(ctx, node), l: o.layout, vips: vips,
+		modifies: o.modifies()}
 	for k := range o.changes {
 		for _, ready := range []bool{false, true} {
 			if err := m.change(pick(o.layout, k), ready); err != nil {
@@ -462,6 +464,13 @@ func run(ctx context.Context, o options) (r report, err error) {
 	}
 	r.HNSAfterReboot, err = node.Sim.Stats(ctx)
 	return r, err
+}
+
+// modifies reports whether hnssim's profile updates a load balancer in
+// place (hnsproxy's --hns-modify-load-balancer is auto in the bench).
+func (o options) modifies() bool {
+	p, err := sim.ProfileByName(o.profile)
+	return err == nil && hnslb.FeaturesFor(p.Version).ModifyLoadBalancer
 }
 
 // driftRepairPeriod is hnsproxy's: an hour when no repair phase runs, so

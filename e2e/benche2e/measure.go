@@ -23,6 +23,9 @@ type measure struct {
 	repairs *repairWatch
 	l       layout
 	vips    []string
+	// modifies: HNS updates a load balancer in place (ws2025), so a
+	// readiness flip creates none.
+	modifies bool
 	// normal and repair are the changes made without and during a repair.
 	normal, repair samples
 	// used counts the pods the repair phase flipped, after the others.
@@ -93,14 +96,10 @@ func (m *measure) repairPhase(node *framework.Node, want, skip int, period time.
 			return err
 		}
 		for len(m.repair.total) < want {
-			// The repair's create is the only one: a readiness flip is
-			// an update (ws2025 modifies). Counters are cheaper than a
-			// dump of every load balancer.
-			now, err := loadBalancerCreates(m.ctx, node)
-			if err != nil {
-				return err
-			}
-			if now > creates {
+			if repaired, err := m.repaired(node, deleted, creates); err != nil || repaired {
+				if err != nil {
+					return err
+				}
 				break
 			}
 			n := pick(m.l, skip+m.used)
@@ -119,6 +118,20 @@ func (m *measure) repairPhase(node *framework.Node, want, skip int, period time.
 		}
 	}
 	return nil
+}
+
+// repaired reports whether the load balancer of vip, deleted out of band
+// after HNS had created creates load balancers, is back. Where HNS modifies,
+// the repair's create is the only one (a readiness flip is an update),
+// and hnssim's counters are cheaper than a dump of every load balancer;
+// elsewhere every flip replaces its group's, so the view looks.
+func (m *measure) repaired(node *framework.Node, vip string, creates int) (bool, error) {
+	if !m.modifies {
+		_, exists, err := m.view.backends(m.ctx, vip)
+		return exists, err
+	}
+	now, err := loadBalancerCreates(m.ctx, node)
+	return now > creates, err
 }
 
 // loadBalancerCreates counts the load balancers HNS created.
