@@ -151,11 +151,12 @@ type cpuResult struct {
 	idle          float64
 	before, after proxyFigures
 	// writes are the HNS writes hnsproxy made in the phase, and of them
-	// load balancer updates and endpoint creates and deletes (hnssim's
-	// counters: the bench only reads); transport is the probe's CPU per
-	// call of each.
-	writes, updates, endpointWrites int
-	transport                       probeCost
+	// load balancer updates, load balancer creates and deletes, and
+	// endpoint creates and deletes (hnssim's counters: the bench only
+	// reads); transport is the probe's CPU per call of each.
+	writes, updates, lbWrites, endpointWrites int
+	transport                                 probeCost
+	priced                                    bool
 }
 
 // listings counts the listings HNS answered: a drift repair's start.
@@ -225,10 +226,12 @@ changes:
 	res.writes = hns.Writes() - hns0.Writes()
 	made := func(op sim.Op) int { return hns.CountResult(op, sim.ResultOK) - hns0.CountResult(op, sim.ResultOK) }
 	res.updates = made(sim.OpUpdateLoadBalancer)
+	res.lbWrites = made(sim.OpCreateLoadBalancer) + made(sim.OpDeleteLoadBalancer)
 	res.endpointWrites = made(sim.OpCreateEndpoint) + made(sim.OpDeleteEndpoint)
-	if res.writes == res.updates+res.endpointWrites && res.updates > 0 {
+	if res.writes == res.updates+res.lbWrites+res.endpointWrites && res.writes > 0 {
 		// What the client half of hnssim's transport costs each of them.
-		res.transport, err = probeTransport(m.ctx, node.Sim.Socket, probeCalls)
+		res.transport, err = probeTransport(m.ctx, node.Sim.Socket, probeCalls, m.modifies)
+		res.priced = err == nil
 	}
 	return res, err
 }
@@ -255,12 +258,13 @@ func (res cpuResult) fill(r *report, slicesPerChange int) {
 	r.CPUPerChangeMaxMs, r.CPUPerChangeMeanMs = ms(nearestrank.Percentile(res.perChange, 100)), ms(sum)/float64(n)
 	r.CPUPerSliceP99Ms = p99 / float64(slicesPerChange)
 	r.CPUHNSWritesPerChange = float64(res.writes) / float64(n)
-	if res.transport.update > 0 {
+	if res.priced {
 		// Every write was priced: less the transport's client half, as
 		// much as a change's writes cost on average.
 		us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-		r.CPUTransportUsPerUpdate, r.CPUTransportUsPerEndpointWrite = us(res.transport.update), us(res.transport.endpointWrite)
-		transport := (float64(res.updates)*ms(res.transport.update) + float64(res.endpointWrites)*ms(res.transport.endpointWrite)) / float64(n)
+		r.CPUTransportUsPerUpdate, r.CPUTransportUsPerLBWrite, r.CPUTransportUsPerEndpointWrite = us(res.transport.update), us(res.transport.lbWrite), us(res.transport.endpointWrite)
+		transport := (float64(res.updates)*ms(res.transport.update) + float64(res.lbWrites)*ms(res.transport.lbWrite) +
+			float64(res.endpointWrites)*ms(res.transport.endpointWrite)) / float64(n)
 		r.CPUPerSliceP99LessTransportMs = max(0, p99-transport) / float64(slicesPerChange)
 	}
 	r.CPUPhaseSyncsPerChange = (res.after.syncs - res.before.syncs) / float64(n)

@@ -85,19 +85,29 @@ func TestCPUResultFillsTheReport(t *testing.T) {
 		res.perChange = append(res.perChange, time.Duration(i)*time.Millisecond)
 	}
 	res.writes, res.updates, res.endpointWrites = 1100, 1000, 100
-	res.transport = probeCost{update: 100 * time.Microsecond, endpointWrite: 200 * time.Microsecond}
+	res.transport = probeCost{update: 100 * time.Microsecond, lbWrite: 50 * time.Microsecond, endpointWrite: 200 * time.Microsecond}
+	res.priced = true
 	var r report
 	res.fill(&r, 10)
 	want := report{CPUChanges: 100, CPUIdleMsPerSecond: 2, CPUPerChangeP50Ms: 50, CPUPerChangeP99Ms: 99, CPUPerChangeMaxMs: 100,
-		CPUPerChangeMeanMs: 50.5, CPUPerSliceP99Ms: 9.9, CPUHNSWritesPerChange: 11, CPUTransportUsPerUpdate: 100, CPUTransportUsPerEndpointWrite: 200,
+		CPUPerChangeMeanMs: 50.5, CPUPerSliceP99Ms: 9.9, CPUHNSWritesPerChange: 11, CPUTransportUsPerUpdate: 100, CPUTransportUsPerLBWrite: 50, CPUTransportUsPerEndpointWrite: 200,
 		CPUPerSliceP99LessTransportMs: 9.78, // (99 ms - 10 updates of 0.1 ms - 1 endpoint write of 0.2) / 10 slices
 		CPUPhaseSyncsPerChange:        3, CPUPhaseCollections: 1, CPUPhaseCollectorCPUMs: 250,
 		CPUPhaseAllocKiBPerChange: 150, CPUChangesPerCollection: 1024}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("report\n got %+v\nwant %+v", r, want)
 	}
+	// Where HNS cannot modify: each update a delete and a create.
+	replaced := res
+	replaced.writes, replaced.updates, replaced.lbWrites = 2100, 0, 2000
+	replaced.transport.update = 0
+	var r2 report
+	replaced.fill(&r2, 10)
+	if r2.CPUHNSWritesPerChange != 21 || math.Abs(r2.CPUPerSliceP99LessTransportMs-9.78) > 1e-9 {
+		t.Errorf("replacements: %+v; want 21 writes a change and 9.78 ms a slice less 20 load balancer writes of 0.05 ms and one endpoint write", r2)
+	}
 	// Writes the probe does not price (no probe ran): no figure less the transport.
-	res.writes, res.transport = 1200, probeCost{}
+	res.writes, res.transport, res.priced = 1200, probeCost{}, false
 	var mixed report
 	res.fill(&mixed, 10)
 	if mixed.CPUHNSWritesPerChange != 12 || mixed.CPUPerSliceP99LessTransportMs != 0 || mixed.CPUTransportUsPerUpdate != 0 {

@@ -117,15 +117,18 @@ type report struct {
 	CPUPerChangeMeanMs float64 `json:"cpuPerChangeMeanMs"`
 	CPUPerSliceP99Ms   float64 `json:"cpuPerSliceP99Ms"`
 	// CPUHNSWritesPerChange are hnsproxy's HNS writes per change. When
-	// all are load balancer updates and remote endpoint creates and
-	// deletes, CPUTransportUsPerUpdate and CPUTransportUsPerEndpointWrite
-	// are what the client half of hnssim's transport costs one of each (a
-	// probe process of its own making the same calls), and
+	// all are load balancer updates, load balancer creates and deletes
+	// (where HNS cannot modify) and remote endpoint creates and deletes,
+	// CPUTransportUsPerUpdate, CPUTransportUsPerLBWrite and
+	// CPUTransportUsPerEndpointWrite are what the client half of hnssim's
+	// transport costs one of each (a probe process of its own making the
+	// same calls), and
 	// CPUPerSliceP99LessTransportMs the per-slice p99 less what a change's
 	// writes cost on average: hnsproxy with a free HNS client, against
 	// CPUPerSliceP99Ms with this one.
 	CPUHNSWritesPerChange          float64 `json:"cpuHNSWritesPerChange"`
 	CPUTransportUsPerUpdate        float64 `json:"cpuTransportUsPerUpdate,omitempty"`
+	CPUTransportUsPerLBWrite       float64 `json:"cpuTransportUsPerLBWrite,omitempty"`
 	CPUTransportUsPerEndpointWrite float64 `json:"cpuTransportUsPerEndpointWrite,omitempty"`
 	CPUPerSliceP99LessTransportMs  float64 `json:"cpuPerSliceP99LessTransportMs,omitempty"`
 	CPURPCLatency                  string  `json:"cpuRPCLatency,omitempty"`
@@ -173,9 +176,10 @@ func main() {
 	flag.StringVar(&o.dir, "dir", "", "working folder (keep it short: unix sockets); default a temporary one")
 	probeSocket := flag.String("transport-probe-socket", "", "run only the transport probe against this hnssim socket (the bench runs itself so)")
 	probeN := flag.Int("transport-probe-calls", probeCalls, "the transport probe's calls")
+	probeModify := flag.Bool("transport-probe-modify", true, "the transport probe prices load balancer updates (HNS modifies)")
 	flag.Parse()
 	if *probeSocket != "" {
-		if err := runTransportProbe(*probeSocket, *probeN); err != nil {
+		if err := runTransportProbe(*probeSocket, *probeN, *probeModify); err != nil {
 			fmt.Fprintln(os.Stderr, "benche2e:", err)
 			os.Exit(1)
 		}

@@ -30,7 +30,7 @@ func serveHNS(t *testing.T) (*sim.HNS, string) {
 func TestTransportProbeUpdatesTheBusiestLoadBalancerInPlace(t *testing.T) {
 	ctx := context.Background()
 	h, socket := serveHNS(t)
-	if _, err := transportProbe(ctx, socket, 10); err == nil {
+	if _, err := transportProbe(ctx, socket, 10, true); err == nil {
 		t.Fatal("probe of an HNS with no load balancer: no error")
 	}
 	c := remote.NewClient(socket)
@@ -67,12 +67,16 @@ func TestTransportProbeUpdatesTheBusiestLoadBalancerInPlace(t *testing.T) {
 	if spare, err := spareRemoteEndpoint(snap0); err != nil || spare.IP() != "10.244.1.253" || spare.Name != probeName || !spare.IsRemote() {
 		t.Fatalf("spare endpoint %+v, %v; want a remote one at .253 (.254 is taken) named %q", spare, err, probeName)
 	}
+	if spare, err := spareLoadBalancer(snap0, busiest); err != nil || !reflect.DeepEqual(spare.FrontendVIPs, []string{"10.96.0.254"}) ||
+		spare.ID != "" || !reflect.DeepEqual(spare.HostComputeEndpoints, busiest.HostComputeEndpoints) {
+		t.Fatalf("spare load balancer %+v, %v; want a copy of the busiest on 10.96.0.254, no ID", spare, err)
+	}
 	before := h.Counters()
-	cost, err := transportProbe(ctx, socket, 30)
+	cost, err := transportProbe(ctx, socket, 30, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cost.update <= 0 || cost.endpointWrite <= 0 {
+	if cost.update <= 0 || cost.lbWrite <= 0 || cost.endpointWrite <= 0 {
 		t.Errorf("CPU per call %+v; want some of each", cost)
 	}
 	after := h.Counters()
@@ -83,12 +87,23 @@ func TestTransportProbeUpdatesTheBusiestLoadBalancerInPlace(t *testing.T) {
 	if c, d := made(sim.OpCreateEndpoint), made(sim.OpDeleteEndpoint); c != probeWarmup+15 || d != c {
 		t.Errorf("%d endpoint creates and %d deletes; want the warm-up's %d and 15 of each", c, d, probeWarmup)
 	}
-	if got := after.Writes() - before.Writes(); got != 3*probeWarmup+60 {
-		t.Errorf("%d writes; want only the updates and the endpoints' creates and deletes", got)
+	if c, d := made(sim.OpCreateLoadBalancer), made(sim.OpDeleteLoadBalancer); c != probeWarmup+15 || d != c {
+		t.Errorf("%d load balancer creates and %d deletes; want the warm-up's %d and 15 of each", c, d, probeWarmup)
+	}
+	if got := after.Writes() - before.Writes(); got != 5*probeWarmup+90 {
+		t.Errorf("%d writes; want only the updates and the creates and deletes", got)
 	}
 	snap, err := c.Dump(ctx)
-	if err != nil || len(snap.Endpoints) != 2 {
-		t.Fatalf("after the probe HNS holds %d endpoints (%v); want the 2 it had", len(snap.Endpoints), err)
+	if err != nil || len(snap.Endpoints) != 2 || len(snap.LoadBalancers) != 3 {
+		t.Fatalf("after the probe HNS holds %d endpoints and %d load balancers (%v); want the 2 and 3 it had", len(snap.Endpoints), len(snap.LoadBalancers), err)
+	}
+	// Where HNS cannot modify, no update is made or priced.
+	before = h.Counters()
+	if cost, err = transportProbe(ctx, socket, 30, false); err != nil || cost.update != 0 || cost.lbWrite <= 0 {
+		t.Errorf("probe without modify: %+v, %v; want no update priced, load balancer writes priced", cost, err)
+	}
+	if got := h.Counters().CountResult(sim.OpUpdateLoadBalancer, sim.ResultOK) - before.CountResult(sim.OpUpdateLoadBalancer, sim.ResultOK); got != 0 {
+		t.Errorf("probe without modify made %d updates", got)
 	}
 	now, err := c.GetLoadBalancerByID(ctx, busiest.ID)
 	if err != nil {
@@ -97,7 +112,7 @@ func TestTransportProbeUpdatesTheBusiestLoadBalancerInPlace(t *testing.T) {
 	if !reflect.DeepEqual(now.HostComputeEndpoints, busiest.HostComputeEndpoints) || !reflect.DeepEqual(now.FrontendVIPs, busiest.FrontendVIPs) {
 		t.Errorf("the probed load balancer changed: %+v, was %+v", now, busiest)
 	}
-	if _, err := transportProbe(ctx, socket, 0); err == nil {
+	if _, err := transportProbe(ctx, socket, 0, true); err == nil {
 		t.Error("a probe of 0 calls: no error")
 	}
 }
