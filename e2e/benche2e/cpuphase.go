@@ -214,6 +214,13 @@ changes:
 			}
 			if listings(now) != listings(hns0) {
 				res.stopped = fmt.Sprintf("a drift repair listed HNS after %d changes", len(res.perChange))
+				if !ready {
+					// Unpriced: the pod ready again, as the phases after
+					// this one (and the node reboot's full sync) expect.
+					if _, err := change(m.ctx, m.admin, m.view, m.slices, m.l, m.vips, n, true, applyWait); err != nil {
+						return res, fmt.Errorf("CPU phase, pod %d ready again: %w", n, err)
+					}
+				}
 				break changes
 			}
 			hns = now

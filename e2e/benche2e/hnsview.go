@@ -16,7 +16,9 @@ import (
 // ClusterIP and which pod addresses it balances to. A load balancer is
 // read by ID (a few hcn RPCs) rather than by listing everything, so a
 // poll costs the same at 10 and 10,000 Services; the IDs come from one
-// dump and are looked up again when HNS no longer knows one.
+// dump and are looked up again by frontend (hnssim's dump of the load
+// balancers on one VIP) when HNS no longer knows one, as after each
+// replacement where HNS cannot modify.
 type hnsView struct {
 	hns     *remote.Client
 	lbByVIP map[string]string
@@ -68,20 +70,20 @@ func (v *hnsView) synced(ctx context.Context, want map[string]int) (int, error) 
 
 // loadBalancerID is the ID of the load balancer serving vip.
 func (v *hnsView) loadBalancerID(ctx context.Context, vip string) (string, error) {
-	if _, err := v.refresh(ctx); err != nil {
+	on, err := v.hns.LoadBalancersOn(ctx, vip)
+	if err != nil {
 		return "", err
 	}
-	id, ok := v.lbByVIP[vip]
-	if !ok {
+	if len(on) == 0 {
 		return "", fmt.Errorf("HNS has no load balancer for %s", vip)
 	}
-	return id, nil
+	return on[0].ID, nil
 }
 
 // backends are the pod addresses the load balancer of vip balances to,
 // sorted; exists is false when HNS has no load balancer for it, as for a
 // moment while one is replaced where HNS cannot modify (deleted, then
-// created with a new ID, perhaps between the dump and the read).
+// created with a new ID).
 func (v *hnsView) backends(ctx context.Context, vip string) (ips []string, exists bool, err error) {
 	id, ok := v.lbByVIP[vip]
 	var lb *hnslb.LoadBalancer
@@ -89,18 +91,14 @@ func (v *hnsView) backends(ctx context.Context, vip string) (ips []string, exist
 		lb, err = v.hns.GetLoadBalancerByID(ctx, id)
 	}
 	if !ok || hnslb.IsNotFound(err) {
-		if _, err := v.refresh(ctx); err != nil {
+		on, err := v.hns.LoadBalancersOn(ctx, vip)
+		if err != nil || len(on) == 0 {
+			delete(v.lbByVIP, vip)
 			return nil, false, err
 		}
-		if id, ok = v.lbByVIP[vip]; !ok {
-			return nil, false, nil
-		}
-		lb, err = v.hns.GetLoadBalancerByID(ctx, id)
-		if hnslb.IsNotFound(err) {
-			return nil, false, nil
-		}
-	}
-	if err != nil {
+		lb = &on[0]
+		v.lbByVIP[vip] = lb.ID
+	} else if err != nil {
 		return nil, false, err
 	}
 	ips = make([]string, 0, len(lb.HostComputeEndpoints))

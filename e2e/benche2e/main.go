@@ -499,14 +499,21 @@ func (o options) remoteSubnetArgs() []string {
 	return args
 }
 
-// proxyArgs are the flags added to the rig's: --profiling when heap
+// proxyArgs are the flags added to the rig's: periodic syncs an hour
+// apart, as in the in-process harness, so that none lands beside a change
+// the CPU phase prices (a full sync is a phase of its own there; the
+// phases here program changes, which need none); --profiling when heap
 // profiles are asked for.
 func (o options) proxyArgs() []string {
-	if o.profileDir == "" {
-		return nil
+	args := []string{"--sync-period=" + periodicSync.String()}
+	if o.profileDir != "" {
+		args = append(args, "--profiling")
 	}
-	return []string{"--profiling"}
+	return args
 }
+
+// periodicSync is hnsproxy's --sync-period in the bench.
+const periodicSync = time.Hour
 
 // cpuProfile starts, when asked for (a folder, and seconds > 0), a CPU
 // profile of hnsproxy's next seconds, saved as cpu-<label>.pprof; the

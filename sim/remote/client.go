@@ -252,6 +252,16 @@ func (c *Client) Dump(ctx context.Context) (*hnslb.Snapshot, error) {
 	return getOne[hnslb.Snapshot](ctx, c, "Dump", pathDump)
 }
 
+// LoadBalancersOn returns the load balancers the served HNS holds on
+// frontend vip, uncounted like Dump.
+func (c *Client) LoadBalancersOn(ctx context.Context, vip string) ([]hnslb.LoadBalancer, error) {
+	snap, err := getOne[hnslb.Snapshot](ctx, c, "Dump", pathDump+"?frontend="+url.QueryEscape(vip))
+	if err != nil {
+		return nil, err
+	}
+	return snap.LoadBalancers, nil
+}
+
 // Stats returns the served simulator's operation counters as raw JSON.
 func (c *Client) Stats(ctx context.Context) (json.RawMessage, error) {
 	var v json.RawMessage

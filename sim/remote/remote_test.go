@@ -118,6 +118,11 @@ func TestRoundTripEveryObject(t *testing.T) {
 	if err != nil || len(snap.Endpoints) != 1 || len(snap.LoadBalancers) != 1 || len(snap.Namespaces) != 1 {
 		t.Fatalf("Dump = %+v, %v", snap, err)
 	}
+	for vip, want := range map[string]int{lb.FrontendVIPs[0]: 1, "10.96.99.99": 0} {
+		if on, err := c.LoadBalancersOn(ctx, vip); err != nil || len(on) != want || (want == 1 && on[0].ID != lb.ID) {
+			t.Errorf("load balancers on %s: %+v, %v; want %d", vip, on, err, want)
+		}
+	}
 	if err := c.RemoveNamespaceEndpoint(ctx, ns.ID, ep.ID); err != nil {
 		t.Fatal(err)
 	}

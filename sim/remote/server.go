@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -214,8 +215,16 @@ func (s *server) snapshot(ctx context.Context) (*hnslb.Snapshot, error) {
 	return hnslb.TakeSnapshot(ctx, s.c)
 }
 
+// dump answers every object, or with ?frontend=VIP only the load
+// balancers on that frontend: a cheap look for tools that follow one
+// Service while HNS replaces its load balancer (a new ID each time).
 func (s *server) dump(w http.ResponseWriter, r *http.Request) {
 	v, err := s.snapshot(r.Context())
+	if vip := r.URL.Query().Get("frontend"); vip != "" && err == nil {
+		v = &hnslb.Snapshot{LoadBalancers: slices.DeleteFunc(v.LoadBalancers, func(lb hnslb.LoadBalancer) bool {
+			return !slices.Contains(lb.FrontendVIPs, vip)
+		})}
+	}
 	reply(w, "Dump", v, err)
 }
 
