@@ -130,6 +130,21 @@ func (h *HNS) Snapshot() *hnslb.Snapshot {
 	return s
 }
 
+// LoadBalancersOn returns copies of the load balancers on frontend vip,
+// uncounted and unfaulted like Snapshot, without copying everything else:
+// a tool following one Service holds the lock a moment, not a dump's.
+func (h *HNS) LoadBalancersOn(vip string) []hnslb.LoadBalancer {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []hnslb.LoadBalancer
+	h.state.loadBalancers.each(func(lb *hnslb.LoadBalancer) {
+		if slices.Contains(lb.FrontendVIPs, vip) {
+			out = append(out, *copyLoadBalancer(lb))
+		}
+	})
+	return out
+}
+
 // call runs one HNS call: the latency of its first hcn RPC first (outside
 // the lock, like a round trip), then the restart window and injected
 // faults, then fn under the lock, then the latency of the call's remaining

@@ -142,6 +142,7 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 		Handler: remote.WithUnknownFields(remote.NewServer(n.hns, remote.Extras{
 			Node:             n.info,
 			Dump:             n.hns.Snapshot,
+			LoadBalancersOn:  n.hns.LoadBalancersOn,
 			Stats:            func() any { return bridge.stats(n.hns.Counters()) },
 			Trace:            trace,
 			SetFaults:        n.setFaults,

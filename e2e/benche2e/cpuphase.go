@@ -111,15 +111,19 @@ func (m *cpuMeter) cost(start, end reading) time.Duration {
 // proxyFigures are hnsproxy's syncs and Go runtime counters, from its
 // /metrics.
 type proxyFigures struct {
-	syncs, collections, gcCPUSeconds, allocBytes, goalBytes, liveBytes float64
+	syncs, fullSyncs, collections, gcCPUSeconds, allocBytes, goalBytes, liveBytes float64
 }
 
-// The sync histogram's count, and the runtime/metrics names as
+// fullSyncMetric counts full syncs: the periodic ones, in the phase.
+const fullSyncMetric = "kubeproxy_sync_full_proxy_rules_duration_seconds"
+
+// The sync histograms' counts, and the runtime/metrics names as
 // client_golang's Go collector exports them (component-base registers it
 // with every runtime metric).
 var proxyMetrics = map[string]func(*proxyFigures) *float64{
-	syncMetric:                                  func(f *proxyFigures) *float64 { return &f.syncs },
-	"go_gc_cycles_total_gc_cycles_total":        func(f *proxyFigures) *float64 { return &f.collections },
+	syncMetric:                           func(f *proxyFigures) *float64 { return &f.syncs },
+	fullSyncMetric:                       func(f *proxyFigures) *float64 { return &f.fullSyncs },
+	"go_gc_cycles_total_gc_cycles_total": func(f *proxyFigures) *float64 { return &f.collections },
 	"go_cpu_classes_gc_total_cpu_seconds_total": func(f *proxyFigures) *float64 { return &f.gcCPUSeconds },
 	"go_gc_heap_allocs_bytes_total":             func(f *proxyFigures) *float64 { return &f.allocBytes },
 	"go_gc_heap_goal_bytes":                     func(f *proxyFigures) *float64 { return &f.goalBytes },
@@ -275,6 +279,7 @@ func (res cpuResult) fill(r *report, slicesPerChange int) {
 		r.CPUPerSliceP99LessTransportMs = max(0, p99-transport) / float64(slicesPerChange)
 	}
 	r.CPUPhaseSyncsPerChange = (res.after.syncs - res.before.syncs) / float64(n)
+	r.CPUPhaseFullSyncs = res.after.fullSyncs - res.before.fullSyncs
 	r.CPUPhaseCollections = res.after.collections - res.before.collections
 	r.CPUPhaseCollectorCPUMs = (res.after.gcCPUSeconds - res.before.gcCPUSeconds) * 1000
 	alloc := (res.after.allocBytes - res.before.allocBytes) / float64(n)

@@ -78,8 +78,8 @@ func TestCPUMeterGivesUpOnAProcessThatNeverGoesQuiet(t *testing.T) {
 func TestCPUResultFillsTheReport(t *testing.T) {
 	res := cpuResult{
 		idle:   0.002,
-		before: proxyFigures{syncs: 40, collections: 7, gcCPUSeconds: 1, allocBytes: 1 << 30, goalBytes: 300 << 20, liveBytes: 150 << 20},
-		after:  proxyFigures{syncs: 340, collections: 8, gcCPUSeconds: 1.25, allocBytes: 1<<30 + 100*(150<<10), goalBytes: 300 << 20, liveBytes: 150 << 20},
+		before: proxyFigures{syncs: 40, fullSyncs: 3, collections: 7, gcCPUSeconds: 1, allocBytes: 1 << 30, goalBytes: 300 << 20, liveBytes: 150 << 20},
+		after:  proxyFigures{syncs: 340, fullSyncs: 5, collections: 8, gcCPUSeconds: 1.25, allocBytes: 1<<30 + 100*(150<<10), goalBytes: 300 << 20, liveBytes: 150 << 20},
 	}
 	for i := 1; i <= 100; i++ {
 		res.perChange = append(res.perChange, time.Duration(i)*time.Millisecond)
@@ -92,7 +92,7 @@ func TestCPUResultFillsTheReport(t *testing.T) {
 	want := report{CPUChanges: 100, CPUIdleMsPerSecond: 2, CPUPerChangeP50Ms: 50, CPUPerChangeP99Ms: 99, CPUPerChangeMaxMs: 100,
 		CPUPerChangeMeanMs: 50.5, CPUPerSliceP99Ms: 9.9, CPUHNSWritesPerChange: 11, CPUTransportUsPerUpdate: 100, CPUTransportUsPerLBWrite: 50, CPUTransportUsPerEndpointWrite: 200,
 		CPUPerSliceP99LessTransportMs: 9.78, // (99 ms - 10 updates of 0.1 ms - 1 endpoint write of 0.2) / 10 slices
-		CPUPhaseSyncsPerChange:        3, CPUPhaseCollections: 1, CPUPhaseCollectorCPUMs: 250,
+		CPUPhaseSyncsPerChange:        3, CPUPhaseFullSyncs: 2, CPUPhaseCollections: 1, CPUPhaseCollectorCPUMs: 250,
 		CPUPhaseAllocKiBPerChange: 150, CPUChangesPerCollection: 1024}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("report\n got %+v\nwant %+v", r, want)

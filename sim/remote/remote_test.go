@@ -382,3 +382,47 @@ func TestListenSocketModeAndStaleSocket(t *testing.T) {
 		t.Errorf("socket left after close: %v", err)
 	}
 }
+
+// A look at one frontend's load balancers answers the same whether the
+// simulator serves it directly or a whole dump is filtered.
+func TestLoadBalancersOnOneFrontend(t *testing.T) {
+	ctx := context.Background()
+	for name, direct := range map[string]bool{"direct": true, "filtered dump": false} {
+		t.Run(name, func(t *testing.T) {
+			profile, err := sim.ProfileByName(sim.ProfileWS2025)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := sim.New(sim.Options{Profile: profile, Seed: 7})
+			x := remote.Extras{Dump: h.Snapshot}
+			if direct {
+				x.LoadBalancersOn = h.LoadBalancersOn
+			}
+			c := remote.NewClient(remotetest.Serve(t, remote.NewServer(h, x)))
+			defer c.Close()
+			n, err := c.CreateNetwork(ctx, l2bridge("cbr0"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ep, err := c.CreateEndpoint(ctx, n.ID, &hnslb.Endpoint{Name: "e", IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.5"}}, SchemaVersion: hnslb.V2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := map[string]string{}
+			for _, vip := range []string{"10.96.0.10", "10.96.0.11"} {
+				lb, err := c.CreateLoadBalancer(ctx, &hnslb.LoadBalancer{HostComputeEndpoints: []string{ep.ID}, FrontendVIPs: []string{vip},
+					PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 8080, ExternalPort: 80}}, SchemaVersion: hnslb.V2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids[vip] = lb.ID
+			}
+			for vip, id := range map[string]string{"10.96.0.10": ids["10.96.0.10"], "10.96.0.11": ids["10.96.0.11"], "10.96.0.12": ""} {
+				on, err := c.LoadBalancersOn(ctx, vip)
+				if err != nil || (id == "" && len(on) != 0) || (id != "" && (len(on) != 1 || on[0].ID != id)) {
+					t.Errorf("on %s: %+v, %v; want %q only", vip, on, err, id)
+				}
+			}
+		})
+	}
+}

@@ -26,6 +26,9 @@ type Extras struct {
 	// Dump returns every object without going through the client (so dumps
 	// are neither counted nor faulted); nil lists through the client.
 	Dump func() *hnslb.Snapshot
+	// LoadBalancersOn returns the load balancers on one frontend VIP, as
+	// Dump does; nil filters a whole dump.
+	LoadBalancersOn func(vip string) []hnslb.LoadBalancer
 	// Stats returns operation counters as a JSON-able value.
 	Stats func() any
 	// Trace traces a packet through self and req.Peers; the result is JSON-able.
@@ -219,8 +222,13 @@ func (s *server) snapshot(ctx context.Context) (*hnslb.Snapshot, error) {
 // balancers on that frontend: a cheap look for tools that follow one
 // Service while HNS replaces its load balancer (a new ID each time).
 func (s *server) dump(w http.ResponseWriter, r *http.Request) {
+	vip := r.URL.Query().Get("frontend")
+	if vip != "" && s.x.LoadBalancersOn != nil {
+		reply(w, "Dump", &hnslb.Snapshot{LoadBalancers: s.x.LoadBalancersOn(vip)}, nil)
+		return
+	}
 	v, err := s.snapshot(r.Context())
-	if vip := r.URL.Query().Get("frontend"); vip != "" && err == nil {
+	if vip != "" && err == nil {
 		v = &hnslb.Snapshot{LoadBalancers: slices.DeleteFunc(v.LoadBalancers, func(lb hnslb.LoadBalancer) bool {
 			return !slices.Contains(lb.FrontendVIPs, vip)
 		})}
