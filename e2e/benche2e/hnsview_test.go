@@ -20,20 +20,7 @@ func TestHNSViewFollowsAReplacedLoadBalancer(t *testing.T) {
 	_, socket := serveHNS(t)
 	c := remote.NewClient(socket)
 	defer c.Close()
-	n, err := c.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
-		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var eps []string
-	for _, ip := range []string{"10.244.1.5", "10.244.1.6"} {
-		ep, err := c.CreateEndpoint(ctx, n.ID, &hnslb.Endpoint{Name: "remote " + ip, IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}},
-			Flags: hnslb.EndpointFlagsRemoteEndpoint, SchemaVersion: hnslb.V2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eps = append(eps, ep.ID)
-	}
+	eps := remoteEndpoints(t, c, "10.244.1.5", "10.244.1.6")
 	const vip = "10.96.0.10"
 	create := func(backends []string) *hnslb.LoadBalancer {
 		lb, err := c.CreateLoadBalancer(ctx, &hnslb.LoadBalancer{HostComputeEndpoints: backends, FrontendVIPs: []string{vip},

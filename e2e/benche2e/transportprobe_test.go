@@ -24,6 +24,28 @@ func serveHNS(t *testing.T) (*sim.HNS, string) {
 	return h, remotetest.Serve(t, remote.NewServer(h, remote.Extras{Dump: h.Snapshot}))
 }
 
+// remoteEndpoints creates an l2bridge network cbr0 on 10.244.1.0/24 and a
+// remote endpoint at each of ips on it, and returns their IDs.
+func remoteEndpoints(t *testing.T, c *remote.Client, ips ...string) []string {
+	t.Helper()
+	ctx := context.Background()
+	n, err := c.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eps []string
+	for _, ip := range ips {
+		ep, err := c.CreateEndpoint(ctx, n.ID, &hnslb.Endpoint{Name: "remote " + ip, IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}},
+			Flags: hnslb.EndpointFlagsRemoteEndpoint, SchemaVersion: hnslb.V2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eps = append(eps, ep.ID)
+	}
+	return eps
+}
+
 // The probe updates the load balancer with the most backends with what
 // HNS holds, the number of times asked (after its warm-up), leaves it as
 // it was, and prices a call.
@@ -35,20 +57,7 @@ func TestTransportProbeUpdatesTheBusiestLoadBalancerInPlace(t *testing.T) {
 	}
 	c := remote.NewClient(socket)
 	defer c.Close()
-	n, err := c.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
-		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var eps []string
-	for _, ip := range []string{"10.244.1.5", "10.244.1.254"} {
-		ep, err := c.CreateEndpoint(ctx, n.ID, &hnslb.Endpoint{Name: "remote " + ip, IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}},
-			Flags: hnslb.EndpointFlagsRemoteEndpoint, SchemaVersion: hnslb.V2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eps = append(eps, ep.ID)
-	}
+	eps := remoteEndpoints(t, c, "10.244.1.5", "10.244.1.254")
 	var busiest *hnslb.LoadBalancer
 	for i, backends := range [][]string{eps[:1], eps, eps[1:]} {
 		lb, err := c.CreateLoadBalancer(ctx, &hnslb.LoadBalancer{HostComputeEndpoints: backends, FrontendVIPs: []string{"10.96.0." + string(rune('1'+i))},
