@@ -15,7 +15,10 @@
 #      HNS; 0 for none, and then no repair runs), BENCH_CPU_PODS (100: pods
 #      the CPU phase flips, pricing each change in hnsproxy's process CPU;
 #      0 for none), BENCH_CPU_RPC_LATENCY (0s: hnssim's latency per hcn RPC
-#      during the CPU phase), BENCH_HEAP_PROFILES (a folder: hnsproxy runs with --profiling and its
+#      during the CPU phase), BENCH_MIX_GROUPS (50: after the CPU phase,
+#      Service groups scaled 10 -> 50 -> 10 pods and Services created and
+#      deleted, each change priced in hnsproxy's CPU per Service or
+#      EndpointSlice written; 0 for none), BENCH_HEAP_PROFILES (a folder: hnsproxy runs with --profiling and its
 #      heap profile at the end is saved there; during each full sync its RSS
 #      and heap goal are logged every second and the profile at the highest
 #      goal is saved too, and heap profiles at the start and end of the
@@ -53,6 +56,6 @@ dir="$(mktemp -d /tmp/benche2e.XXXXXX)"
 trap 'rm -rf "${dir}"' EXIT
 "${bench}" -dir "${dir}" -services "${services}" -endpoints "${BENCH_ENDPOINTS:-100000}" \
   -changes "${BENCH_CHANGES:-100}" -mode "${mode}" -profile "${profile}" -nodes "${nodes}" -repair-period "${BENCH_REPAIR_PERIOD:-1m}" \
-  -repair-changes "${BENCH_REPAIR_CHANGES:-50}" -cpu-pods "${BENCH_CPU_PODS:-100}" -cpu-rpc-latency "${BENCH_CPU_RPC_LATENCY:-0s}" -rpc-latency "${BENCH_RPC_LATENCY:-200us}" \
+  -repair-changes "${BENCH_REPAIR_CHANGES:-50}" -cpu-pods "${BENCH_CPU_PODS:-100}" -cpu-rpc-latency "${BENCH_CPU_RPC_LATENCY:-0s}" -mix-groups "${BENCH_MIX_GROUPS:-50}" -rpc-latency "${BENCH_RPC_LATENCY:-200us}" \
   -proxy-env "${BENCH_PROXY_ENV:-}" -heap-profiles "${BENCH_HEAP_PROFILES:-}" \
   -cold-cpu-profile-seconds "${BENCH_COLD_CPU_PROFILE_SECONDS:-0}" | tee "${out}/bench-e2e-${name}.json"

@@ -35,7 +35,8 @@ func TestLayoutPlacesEveryPodInItsNodesCIDR(t *testing.T) {
 			}
 			cidrs[cidr] = true
 		}
-		for n := range l.pods() {
+		// The mix phase's extra pods too, which follow the loaded ones.
+		for n := range l.pods() + l.extraPods() {
 			node, ip := l.podPlace(n)
 			var k int
 			if _, err := fmt.Sscanf(node, "remote-%d", &k); err != nil {
@@ -129,11 +130,49 @@ func TestOptionsRefuseNonsense(t *testing.T) {
 		"-endpoints":       func(o *options) { o.endpoints = 10001 },
 		"-profile":         func(o *options) { o.profile = "ws2016" },
 		"-nodes":           func(o *options) { o.nodes = 4 }, // 250 pods a node
+		"-mix-groups":      func(o *options) { o.mixGroups = -1 },
 	} {
 		o := valid()
 		spoil(&o)
 		if err := o.validate(); err == nil || !strings.Contains(err.Error(), flag) {
 			t.Errorf("with %s spoiled: %v, want an error naming it", flag, err)
 		}
+	}
+}
+
+// The mix phase's 40 extra pods count towards a node's 245.
+func TestOptionsCountTheMixPhasesPods(t *testing.T) {
+	o := options{layout: layout{services: 1200, groupSize: 10, nodes: 5}, endpoints: 12000, mode: "l2bridge", profile: "ws2025"}
+	if err := o.validate(); err != nil { // 240 pods a node
+		t.Fatalf("without a mix phase: %v", err)
+	}
+	o.mixGroups = 10
+	if err := o.validate(); err == nil || !strings.Contains(err.Error(), "248 pods a node") {
+		t.Errorf("with one: %v, want 248 pods a node refused", err)
+	}
+	o.mixGroups = 121
+	if err := o.validate(); err == nil || !strings.Contains(err.Error(), "-mix-groups") {
+		t.Errorf("more groups than there are: %v", err)
+	}
+}
+
+func TestMixFiguresArePerObjectWritten(t *testing.T) {
+	var samples []mixSample
+	for i := 1; i <= 100; i++ {
+		// i ms over 2 objects, the last one a single object's 200 ms.
+		samples = append(samples, mixSample{cpu: time.Duration(i) * time.Millisecond, objects: 2})
+	}
+	samples[99] = mixSample{cpu: 200 * time.Millisecond, objects: 1}
+	got := figuresOf(samples)
+	want := mixKind{Changes: 100, ObjectsPerChange: 1.99, PerObjectP50Ms: 25, PerObjectP99Ms: 49.5, PerObjectMaxMs: 200}
+	if math.Abs(got.ObjectsPerChange-want.ObjectsPerChange) > 1e-9 {
+		t.Errorf("objects a change %v, want %v", got.ObjectsPerChange, want.ObjectsPerChange)
+	}
+	got.ObjectsPerChange = want.ObjectsPerChange
+	if got != want {
+		t.Errorf("figures %+v, want %+v", got, want)
+	}
+	if figuresOf(nil) != (mixKind{}) {
+		t.Errorf("no samples: %+v", figuresOf(nil))
 	}
 }

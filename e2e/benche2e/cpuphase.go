@@ -263,6 +263,7 @@ func (res cpuResult) fill(r *report, slicesPerChange int) {
 	var sum time.Duration
 	for _, d := range res.perChange {
 		sum += d
+		r.CPUPerChangeMs = append(r.CPUPerChangeMs, ms(d))
 	}
 	p99 := ms(nearestrank.Percentile(res.perChange, 99))
 	r.CPUPerChangeP50Ms, r.CPUPerChangeP99Ms = ms(nearestrank.Percentile(res.perChange, 50)), p99

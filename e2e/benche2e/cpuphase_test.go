@@ -81,8 +81,10 @@ func TestCPUResultFillsTheReport(t *testing.T) {
 		before: proxyFigures{syncs: 40, fullSyncs: 3, collections: 7, gcCPUSeconds: 1, allocBytes: 1 << 30, goalBytes: 300 << 20, liveBytes: 150 << 20},
 		after:  proxyFigures{syncs: 340, fullSyncs: 5, collections: 8, gcCPUSeconds: 1.25, allocBytes: 1<<30 + 100*(150<<10), goalBytes: 300 << 20, liveBytes: 150 << 20},
 	}
+	var series []float64
 	for i := 1; i <= 100; i++ {
 		res.perChange = append(res.perChange, time.Duration(i)*time.Millisecond)
+		series = append(series, float64(i))
 	}
 	res.writes, res.updates, res.endpointWrites = 1100, 1000, 100
 	res.transport = probeCost{update: 100 * time.Microsecond, lbWrite: 50 * time.Microsecond, endpointWrite: 200 * time.Microsecond}
@@ -90,7 +92,7 @@ func TestCPUResultFillsTheReport(t *testing.T) {
 	var r report
 	res.fill(&r, 10)
 	want := report{CPUChanges: 100, CPUIdleMsPerSecond: 2, CPUPerChangeP50Ms: 50, CPUPerChangeP99Ms: 99, CPUPerChangeMaxMs: 100,
-		CPUPerChangeMeanMs: 50.5, CPUPerSliceP99Ms: 9.9, CPUHNSWritesPerChange: 11, CPUTransportUsPerUpdate: 100, CPUTransportUsPerLBWrite: 50, CPUTransportUsPerEndpointWrite: 200,
+		CPUPerChangeMeanMs: 50.5, CPUPerSliceP99Ms: 9.9, CPUPerChangeMs: series, CPUHNSWritesPerChange: 11, CPUTransportUsPerUpdate: 100, CPUTransportUsPerLBWrite: 50, CPUTransportUsPerEndpointWrite: 200,
 		CPUPerSliceP99LessTransportMs: 9.78, // (99 ms - 10 updates of 0.1 ms - 1 endpoint write of 0.2) / 10 slices
 		CPUPhaseSyncsPerChange:        3, CPUPhaseFullSyncs: 2, CPUPhaseCollections: 1, CPUPhaseCollectorCPUMs: 250,
 		CPUPhaseAllocKiBPerChange: 150, CPUChangesPerCollection: 1024}

@@ -46,6 +46,9 @@ type options struct {
 	// cpuRPCLatency is hnssim's latency per hcn RPC meanwhile.
 	cpuPods       int
 	cpuRPCLatency time.Duration
+	// mixGroups are the groups the mix phase scales up and down, and the
+	// Services it creates and deletes (0: no mix phase).
+	mixGroups int
 	// profile is the Windows build hnssim behaves like.
 	profile string
 }
@@ -116,6 +119,17 @@ type report struct {
 	CPUPerChangeMaxMs  float64 `json:"cpuPerChangeMaxMs"`
 	CPUPerChangeMeanMs float64 `json:"cpuPerChangeMeanMs"`
 	CPUPerSliceP99Ms   float64 `json:"cpuPerSliceP99Ms"`
+	// CPUPerChangeMs is every change's CPU in the order made: whether
+	// the tail is a collection (neighbours) or spread out.
+	CPUPerChangeMs []float64 `json:"cpuPerChangeMs,omitempty"`
+	// Mix is the mix phase's figures by kind (mixphase.go), priced as
+	// the CPU phase prices a flip, per Service or EndpointSlice written;
+	// MixDiscarded counts changes a drift repair overlapped, not priced.
+	Mix                  map[string]mixKind `json:"mix,omitempty"`
+	MixDiscarded         int                `json:"mixDiscarded,omitempty"`
+	MixCollections       float64            `json:"mixCollections,omitempty"`
+	MixCollectorCPUMs    float64            `json:"mixCollectorCPUMs,omitempty"`
+	MixAllocKiBPerChange float64            `json:"mixAllocKiBPerChange,omitempty"`
 	// CPUHNSWritesPerChange are hnsproxy's HNS writes per change. When
 	// all are load balancer updates, load balancer creates and deletes
 	// (where HNS cannot modify) and remote endpoint creates and deletes,
@@ -174,6 +188,7 @@ func main() {
 	flag.IntVar(&o.repairChanges, "repair-changes", 50, "changes measured while a drift repair runs, each repair given an out-of-band deletion to find (0: none, and no repair runs)")
 	flag.DurationVar(&o.cpuRPCLatency, "cpu-rpc-latency", 0, "hnssim's latency per hcn RPC during the CPU phase and its transport probe: 0, as the in-process harness prices CPU (a simulated wait is a sleep whose park and wake-up the waiting goroutine pays; an hcn call blocks its thread in the kernel instead)")
 	flag.IntVar(&o.cpuPods, "cpu-pods", 100, "pods the CPU phase flips, unready then ready, pricing each change in hnsproxy's process CPU with nothing else asking it anything (0: no CPU phase)")
+	flag.IntVar(&o.mixGroups, "mix-groups", 0, "after the CPU phase, the mix phase: this many Service groups scaled to 50 pods and back, and as many Services created and deleted, each change priced in hnsproxy's process CPU per Service or EndpointSlice written (0: none)")
 	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here at the end (after every RSS reading: the profile collects garbage first), and during each full sync log its memory every second and save the profile at the highest heap goal; and a CPU profile of the CPU phase's first seconds, cpu-changes.pprof (sampling costs those changes a little)")
 	flag.IntVar(&o.coldProfileSeconds, "cold-cpu-profile-seconds", 0, "with -heap-profiles, also save a CPU profile of hnsproxy's first seconds (its cold start) there as cpu-cold.pprof")
 	flag.StringVar(&o.dir, "dir", "", "working folder (keep it short: unix sockets); default a temporary one")
@@ -224,7 +239,14 @@ func (o *options) validate() error {
 	if o.nodes < 0 || o.remoteNodes() > largePlanNodes {
 		return fmt.Errorf("-nodes %d: want 0 (one per %d pods) to %d", o.nodes, podsPerRemoteNode, largePlanNodes)
 	}
-	if perNode := (o.pods() + o.remoteNodes() - 1) / o.remoteNodes(); perNode > maxPodsPerNode {
+	if o.mixGroups < 0 || o.mixGroups > o.groups() {
+		return fmt.Errorf("-mix-groups %d: want 0 to the %d Service groups", o.mixGroups, o.groups())
+	}
+	pods := o.pods()
+	if o.mixGroups > 0 {
+		pods += o.extraPods()
+	}
+	if perNode := (pods + o.remoteNodes() - 1) / o.remoteNodes(); perNode > maxPodsPerNode {
 		return fmt.Errorf("-nodes %d: %d pods a node, want at most %d", o.remoteNodes(), perNode, maxPodsPerNode)
 	}
 	if _, err := sim.ProfileByName(o.profile); err != nil {
@@ -401,6 +423,11 @@ func run(ctx context.Context, o options) (r report, err error) {
 		cpu.fill(&r, o.groupSize)
 		logf("CPU phase: %d changes, hnsproxy CPU per change p50 %.2fms p99 %.2fms max %.2fms (per slice p99 %.3fms; %.3fms less hnssim's client at %.0fus an update); %.1f syncs a change; %.0f collections%s",
 			r.CPUChanges, r.CPUPerChangeP50Ms, r.CPUPerChangeP99Ms, r.CPUPerChangeMaxMs, r.CPUPerSliceP99Ms, r.CPUPerSliceP99LessTransportMs, r.CPUTransportUsPerUpdate, r.CPUPhaseSyncsPerChange, r.CPUPhaseCollections, stoppedNote(r.CPUStopped))
+	}
+	if o.mixGroups > 0 {
+		if err := m.runMix(node, o, &r); err != nil {
+			return r, err
+		}
 	}
 	m.report(&r)
 	var p50, p99 float64

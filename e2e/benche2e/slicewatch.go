@@ -21,22 +21,33 @@ import (
 type sliceWatch struct {
 	mu   sync.Mutex
 	seen map[string]time.Time // by Service name
+	// writes counts the slice writes seen, by Service name: the mix
+	// phase's unit (a slice created, updated or deleted).
+	writes map[string]int
 }
 
 func watchSlices(ctx context.Context, admin kubernetes.Interface) (*sliceWatch, error) {
-	w := &sliceWatch{seen: map[string]time.Time{}}
+	w := &sliceWatch{seen: map[string]time.Time{}, writes: map[string]int{}}
 	factory := informers.NewSharedInformerFactoryWithOptions(admin, 0, informers.WithNamespace(namespace))
 	inf := factory.Discovery().V1().EndpointSlices().Informer()
 	note := func(obj any) {
 		if s, ok := obj.(*discoveryv1.EndpointSlice); ok {
+			name := s.Labels[discoveryv1.LabelServiceName]
 			w.mu.Lock()
-			w.seen[s.Labels[discoveryv1.LabelServiceName]] = time.Now()
+			w.seen[name] = time.Now()
+			w.writes[name]++
 			w.mu.Unlock()
 		}
 	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    note,
 		UpdateFunc: func(_, obj any) { note(obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			note(obj)
+		},
 	}); err != nil {
 		return nil, err
 	}
@@ -63,4 +74,15 @@ func (w *sliceWatch) latest(services []string, since time.Time) (time.Time, bool
 		}
 	}
 	return last, true
+}
+
+// written is how many slice writes of services the watch has seen.
+func (w *sliceWatch) written(services []string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, s := range services {
+		n += w.writes[s]
+	}
+	return n
 }

@@ -168,10 +168,15 @@ func load(ctx context.Context, admin kubernetes.Interface, l layout) error {
 // kubelet would: running, Ready, with its address.
 func createPod(ctx context.Context, admin kubernetes.Interface, l layout, n int) error {
 	g, j := n/l.podsPerGroup, n%l.podsPerGroup
+	return createPodNamed(ctx, admin, l, n, podName(g, j), groupName(g))
+}
+
+// createPodNamed creates a pod of group at pod number n's place.
+func createPodNamed(ctx context.Context, admin kubernetes.Interface, l layout, n int, name, group string) error {
 	node, ip := l.podPlace(n)
 	no := false
 	pod, err := admin.CoreV1().Pods(namespace).Create(ctx, &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: podName(g, j), Labels: map[string]string{groupLabel: groupName(g)}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{groupLabel: group}},
 		Spec: corev1.PodSpec{
 			NodeName:                     node,
 			AutomountServiceAccountToken: &no,

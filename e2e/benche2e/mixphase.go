@@ -1,0 +1,263 @@
+//go:build linux && benche2e
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/internal/nearestrank"
+)
+
+// The mix phase prices, in hnsproxy's process CPU like the CPU phase, the
+// changes of issue 17's mix beyond readiness flips that the real process
+// makes differently from them: a Service group scaled from its pods to
+// scaleTo and back (the EndpointSlice controller writes each slice as
+// many times as it sees fit, each write a bigger load balancer), and a
+// Service created and deleted (a load balancer made and dropped). A pod
+// replaced by one on another node is, to the real process, a flip of the
+// new pod and one of the old: the controller writes each in its own
+// slice update. The unit is issue 17's: one Service or EndpointSlice
+// written, counted by the bench's own watch.
+
+// scaleTo is the pods a scaled group has at its peak (issue 17: 10 → 50 → 10).
+const scaleTo = 50
+
+// Mix kinds, the keys of the report's mix.
+const (
+	mixScaleUp       = "scaleUp"
+	mixScaleDown     = "scaleDown"
+	mixServiceCreate = "serviceCreate"
+	mixServiceDelete = "serviceDelete"
+)
+
+// mixKind is one kind's figures: each change's CPU per object written.
+type mixKind struct {
+	Changes          int     `json:"changes"`
+	ObjectsPerChange float64 `json:"objectsPerChange"`
+	PerObjectP50Ms   float64 `json:"perObjectP50Ms"`
+	PerObjectP99Ms   float64 `json:"perObjectP99Ms"`
+	PerObjectMaxMs   float64 `json:"perObjectMaxMs"`
+}
+
+// mixSample is one change: its CPU and the objects it wrote.
+type mixSample struct {
+	cpu     time.Duration
+	objects int
+}
+
+func figuresOf(samples []mixSample) mixKind {
+	k := mixKind{Changes: len(samples)}
+	if len(samples) == 0 {
+		return k
+	}
+	per := make([]time.Duration, 0, len(samples))
+	objects := 0
+	for _, s := range samples {
+		per = append(per, s.cpu/time.Duration(max(1, s.objects)))
+		objects += s.objects
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	k.ObjectsPerChange = float64(objects) / float64(len(samples))
+	k.PerObjectP50Ms = ms(nearestrank.Percentile(per, 50))
+	k.PerObjectP99Ms = ms(nearestrank.Percentile(per, 99))
+	k.PerObjectMaxMs = ms(nearestrank.Percentile(per, 100))
+	return k
+}
+
+// extraPod is the name and number (for podPlace) of a scaled group's
+// extra pod i: numbers past every loaded pod's, the same for each group,
+// as a group is scaled back down before the next goes up.
+func (l layout) extraPod(g, i int) (name string, n int) {
+	return fmt.Sprintf("x-%d-%d", g, i), l.pods() + i
+}
+
+// extraPods are the pods a scaled group adds.
+func (l layout) extraPods() int { return max(0, scaleTo-l.podsPerGroup) }
+
+// mixPhase scales groups groups up and down and creates and deletes as
+// many Services, pricing each change. A change a drift repair's listing
+// overlapped is not priced (its CPU is the repair's), and the phase waits
+// for the repair to end before the next.
+func (m *measure) mixPhase(node *framework.Node, groups int) (map[string]mixKind, int, error) {
+	meter := newCPUMeter(node.Proxy.PID())
+	if err := meter.calibrate(); err != nil {
+		return nil, 0, err
+	}
+	samples := map[string][]mixSample{}
+	discarded := 0
+	price := func(kind string, names []string, services int, do func() error) error {
+		hns0, err := node.Sim.Stats(m.ctx)
+		if err != nil {
+			return err
+		}
+		written := m.slices.written(names)
+		start, err := meter.take()
+		if err != nil {
+			return err
+		}
+		if err := do(); err != nil {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+		end, err := meter.quiet()
+		if err != nil {
+			return err
+		}
+		hns, err := node.Sim.Stats(m.ctx)
+		if err != nil {
+			return err
+		}
+		if listings(hns) != listings(hns0) {
+			discarded++
+			_, err := meter.quiet() // the repair's own work
+			return err
+		}
+		objects := services + m.slices.written(names) - written
+		samples[kind] = append(samples[kind], mixSample{cpu: meter.cost(start, end), objects: objects})
+		return nil
+	}
+	for s := range groups {
+		g := s * max(1, m.l.groups()/groups) % m.l.groups()
+		names, vips := m.group(g)
+		if m.l.extraPods() > 0 {
+			if err := price(mixScaleUp, names, 0, func() error { return m.scale(g, vips, true) }); err != nil {
+				return nil, discarded, err
+			}
+			if err := price(mixScaleDown, names, 0, func() error { return m.scale(g, vips, false) }); err != nil {
+				return nil, discarded, err
+			}
+		}
+		name := fmt.Sprintf("churn-%d", s)
+		var vip string
+		if err := price(mixServiceCreate, []string{name}, 1, func() (err error) {
+			vip, err = m.createService(name, g)
+			return err
+		}); err != nil {
+			return nil, discarded, err
+		}
+		if err := price(mixServiceDelete, []string{name}, 1, func() error { return m.deleteService(name, vip) }); err != nil {
+			return nil, discarded, err
+		}
+	}
+	out := map[string]mixKind{}
+	for kind, s := range samples {
+		out[kind] = figuresOf(s)
+	}
+	return out, discarded, nil
+}
+
+// group is group g's Service names and VIPs.
+func (m *measure) group(g int) (names, vips []string) {
+	for i := g * m.l.groupSize; i < (g+1)*m.l.groupSize; i++ {
+		names = append(names, serviceName(i))
+	}
+	return names, m.vips[g*m.l.groupSize : (g+1)*m.l.groupSize]
+}
+
+// scale adds group g's extra pods (each created, then made Running and
+// Ready as a kubelet would) or deletes them at once (no kubelet confirms
+// a graceful delete here), and waits until HNS balances each of the
+// group's VIPs to its pods.
+func (m *measure) scale(g int, vips []string, up bool) error {
+	extra := m.l.extraPods()
+	err := parallel(extra, workers, func(i int) error {
+		name, n := m.l.extraPod(g, i)
+		if up {
+			return createPodNamed(m.ctx, m.admin, m.l, n, name, groupName(g))
+		}
+		zero := int64(0)
+		return m.admin.CoreV1().Pods(namespace).Delete(m.ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	})
+	if err != nil {
+		return err
+	}
+	want := m.l.podsPerGroup
+	if up {
+		want += extra
+	}
+	_, err = m.view.waitFor(m.ctx, vips, applyWait, func(ips []string) bool { return len(ips) == want })
+	return err
+}
+
+// createService makes a Service selecting group g's pods and waits until
+// HNS balances its cluster IP to them; it returns that IP.
+func (m *measure) createService(name string, g int) (string, error) {
+	svc, err := m.admin.CoreV1().Services(namespace).Create(m.ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{groupLabel: groupName(g)},
+			Ports:    []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: servicePort, TargetPort: intstr.FromInt32(targetPort)}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	_, err = m.view.waitFor(m.ctx, []string{svc.Spec.ClusterIP}, applyWait, func(ips []string) bool { return len(ips) == m.l.podsPerGroup })
+	return svc.Spec.ClusterIP, err
+}
+
+// deleteService deletes the Service and waits until HNS has no load
+// balancer on vip. Its slice stays: only the garbage collector, which
+// this control plane does not run, deletes it, and hnsproxy ignores a
+// slice without its Service.
+func (m *measure) deleteService(name, vip string) error {
+	if err := m.admin.CoreV1().Services(namespace).Delete(m.ctx, name, metav1.DeleteOptions{}); err != nil {
+		return err
+	}
+	return framework.Poll(m.ctx, applyWait, pollInterval, func(ctx context.Context) error {
+		ips, exists, err := m.view.backends(ctx, vip)
+		if err != nil {
+			return err
+		}
+		if exists {
+			return fmt.Errorf("HNS still balances %s to %v", vip, ips)
+		}
+		return nil
+	})
+}
+
+// runMix runs the mix phase at the CPU phase's latency per hcn RPC and
+// fills the report.
+func (m *measure) runMix(node *framework.Node, o options, r *report) error {
+	before, err := scrapeProxy(node.Proxy.MetricsURL())
+	if err != nil {
+		return err
+	}
+	if err := setLatency(m.ctx, node, o.cpuRPCLatency); err != nil {
+		return err
+	}
+	mix, discarded, err := m.mixPhase(node, o.mixGroups)
+	if err != nil {
+		return fmt.Errorf("mix phase: %w", err)
+	}
+	if err := setLatency(m.ctx, node, o.rpcLatency); err != nil {
+		return err
+	}
+	after, err := scrapeProxy(node.Proxy.MetricsURL())
+	if err != nil {
+		return err
+	}
+	r.Mix, r.MixDiscarded = mix, discarded
+	r.MixCollections = after.collections - before.collections
+	r.MixCollectorCPUMs = (after.gcCPUSeconds - before.gcCPUSeconds) * 1000
+	changes := 0
+	for _, k := range mix {
+		changes += k.Changes
+	}
+	if changes > 0 {
+		r.MixAllocKiBPerChange = (after.allocBytes - before.allocBytes) / float64(changes) / 1024
+	}
+	for _, kind := range []string{mixScaleUp, mixScaleDown, mixServiceCreate, mixServiceDelete} {
+		k := mix[kind]
+		logf("mix phase, %s: %d changes, %.1f objects written a change, CPU per object p50 %.3fms p99 %.3fms max %.3fms",
+			kind, k.Changes, k.ObjectsPerChange, k.PerObjectP50Ms, k.PerObjectP99Ms, k.PerObjectMaxMs)
+	}
+	logf("mix phase: %d changes not priced (a drift repair), %.0f collections (%.0f ms)", discarded, r.MixCollections, r.MixCollectorCPUMs)
+	return nil
+}
