@@ -26,6 +26,10 @@ import (
 // slice update. The unit is issue 17's: one Service or EndpointSlice
 // written, counted by the bench's own watch.
 
+// mixProfileSeconds is how much of the mix phase a CPU profile covers
+// (with -heap-profiles: cpu-mix.pprof).
+const mixProfileSeconds = 60
+
 // scaleTo is the pods a scaled group has at its peak (issue 17: 10 → 50 → 10).
 const scaleTo = 50
 
@@ -229,14 +233,24 @@ func (m *measure) runMix(node *framework.Node, o options, r *report) error {
 	if err != nil {
 		return err
 	}
+	if err := o.allocsProfile(m.ctx, node, "mix-start", false); err != nil {
+		return err
+	}
 	if err := setLatency(m.ctx, node, o.cpuRPCLatency); err != nil {
 		return err
 	}
+	profile := o.cpuProfile(m.ctx, node, "mix", mixProfileSeconds)
 	mix, discarded, err := m.mixPhase(node, o.mixGroups)
 	if err != nil {
 		return fmt.Errorf("mix phase: %w", err)
 	}
 	if err := setLatency(m.ctx, node, o.rpcLatency); err != nil {
+		return err
+	}
+	if err := <-profile; err != nil {
+		return err
+	}
+	if err := o.allocsProfile(m.ctx, node, "mix-end", false); err != nil {
 		return err
 	}
 	after, err := scrapeProxy(node.Proxy.MetricsURL())
