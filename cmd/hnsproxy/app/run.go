@@ -63,7 +63,6 @@ func Run(ctx context.Context, cfg *options.Config) error {
 	if floor := startHeapFloor(ctx, cfg.HeapFloor, os.Getenv); floor != nil {
 		defer floor.Stop()
 	}
-	setMaxProcs(ctx, cfg.MaxProcs, os.Getenv)
 	kube, err := newKubeClient(cfg)
 	if err != nil {
 		return err

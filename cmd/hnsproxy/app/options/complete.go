@@ -94,7 +94,6 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		},
 		DriftRepairPeriod:     o.driftRepairPeriod,
 		HeapFloor:             o.heapFloor.Quantity,
-		MaxProcs:              o.maxProcs,
 		StateFile:             o.stateFile,
 		CNI:                   CNI{ConfDir: o.cniConfDir, BinDir: o.cniBinDir},
 		Takeover:              o.takeover,

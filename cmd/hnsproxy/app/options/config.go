@@ -77,9 +77,6 @@ type Config struct {
 	// HeapFloor is --gc-heap-floor: the Go heap goal is kept at or above
 	// it (package heapfloor); 0 disables.
 	HeapFloor resource.Quantity
-	// MaxProcs is --gomaxprocs: the processors running Go code at once;
-	// 0 leaves Go's default.
-	MaxProcs int
 
 	// ConfigFile is --config ("" when the flags are the configuration); the
 	// daemon exits when its content changes, as kube-proxy does.

@@ -27,9 +27,6 @@ const (
 	// heapfloor); a live heap of 24 MiB (about 2,500 Services) already has
 	// a goal above it.
 	DefaultHeapFloor = "48Mi"
-	// DefaultMaxProcs: hnsproxy's work is one sync at a time, and every
-	// hand-over between its goroutines on more processors wakes an idle one.
-	DefaultMaxProcs = 1
 	// kube-proxy's OOM score (pkg/kubelet/qos); meaningless on Windows but defaulted alike.
 	kubeProxyOOMScoreAdj = -999
 )

@@ -65,7 +65,6 @@ type Options struct {
 	refuseNodeExtIPs    bool
 	enableDebugEndpoint bool
 	heapFloor           resource.QuantityValue
-	maxProcs            int
 
 	// getenv reads the environment (KUBE_NETWORK, HNS_ENDPOINT); tests replace it.
 	getenv func(string) string
@@ -92,7 +91,6 @@ func NewOptions() *Options {
 		cniConfDir:         DefaultCNIConfDir(),
 		cniBinDir:          DefaultCNIBinDir(),
 		heapFloor:          resource.QuantityValue{Quantity: resource.MustParse(DefaultHeapFloor)},
-		maxProcs:           DefaultMaxProcs,
 		getenv:             osGetenv,
 		hostname:           osHostname,
 	}
@@ -157,7 +155,6 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.takeover, "takeover", o.takeover, "A token; when it differs from the one the state file recorded, this start takes over the node once: HNS load balancers hnsproxy does not own on frontends it wants (the previous proxy's) are adopted or replaced, whatever chose the frontend. A start without a state file always takes over. Otherwise a foreign load balancer on an external or ingress IP is reported, never deleted.")
 	fs.BoolVar(&o.refuseNodeExtIPs, "refuse-node-external-ips", o.refuseNodeExtIPs, "Refuse Service external IPs equal to this node's address (a namespace user could otherwise take the node's traffic on those ports); kube-proxy allows them, so the default does too.")
 	fs.Var(&o.heapFloor, "gc-heap-floor", "The Go collector's heap goal is kept at or above this size, so that a small cluster's small heap is not collected every few changes; above it the runtime's default pacing (GOGC=100) applies. 0 disables. Ignored when the GOGC or GOMEMLIMIT environment variable is set.")
-	fs.IntVar(&o.maxProcs, "gomaxprocs", o.maxProcs, "How many processors run hnsproxy's Go code at once. hnsproxy programs HNS one sync at a time; on one processor its goroutines hand work to one another without waking a second processor for each hand-over, which cut a change's CPU by a quarter to a third on a 2-core VM. 0 takes Go's default, one per CPU. Ignored when the GOMAXPROCS environment variable is set.")
 	fs.BoolVar(&o.enableDebugEndpoint, "enable-debug-endpoint", o.enableDebugEndpoint, "Serve /debug/hns (desired and realized HNS objects per Service port) on the metrics server even when it listens beyond loopback. On a loopback metrics address it is always served.")
 
 	o.addLinuxOnlyFlags(fss.FlagSet(SectionLinuxOnly))

@@ -84,7 +84,6 @@ func TestDefaultsMatchKubeProxy(t *testing.T) {
 		{"debug endpoint on loopback metrics", cfg.DebugEndpoint, true},
 		{"drift repair", cfg.DriftRepairPeriod, DefaultDriftRepairPeriod},
 		{"heap floor", cfg.HeapFloor.Value(), int64(48 << 20)},
-		{"processors", cfg.MaxProcs, 1},
 		{"state file", cfg.StateFile, DefaultStateFile()},
 		{"takeover token", cfg.Takeover, ""},
 		{"external IPs on node addresses", cfg.RefuseNodeExternalIPs, false},
@@ -356,19 +355,6 @@ func TestHeapFloor(t *testing.T) {
 	wantError(t, err, "gcHeapFloor")
 	_, _, _, _, err = parse(t, kubeNetwork, "--gc-heap-floor=lots")
 	wantError(t, err, "gc-heap-floor")
-}
-
-func TestMaxProcs(t *testing.T) {
-	for flag, want := range map[string]int{"--gomaxprocs=4": 4, "--gomaxprocs=0": 0} {
-		cfg, _ := mustParse(t, kubeNetwork, flag)
-		if cfg.MaxProcs != want {
-			t.Errorf("%s: %d processors, want %d", flag, cfg.MaxProcs, want)
-		}
-	}
-	_, _, _, _, err := parse(t, kubeNetwork, "--gomaxprocs=-1")
-	wantError(t, err, "gomaxprocs")
-	_, _, _, _, err = parse(t, kubeNetwork, "--gomaxprocs=all")
-	wantError(t, err, "gomaxprocs")
 }
 
 func TestBindAddresses(t *testing.T) {

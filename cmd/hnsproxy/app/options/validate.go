@@ -81,9 +81,6 @@ func Validate(c *Config) error {
 	if c.HeapFloor.Sign() < 0 {
 		errs = append(errs, field.Invalid(hp.Child("gcHeapFloor"), c.HeapFloor.String(), "must be 0 (off) or positive"))
 	}
-	if c.MaxProcs < 0 {
-		errs = append(errs, field.Invalid(hp.Child("gomaxprocs"), c.MaxProcs, "must be 0 (Go's default) or positive"))
-	}
 	if c.StateFile == "" {
 		errs = append(errs, field.Required(hp.Child("stateFile"), "hnsproxy needs a state file to tell its HNS objects from others'"))
 	}
