@@ -18,7 +18,9 @@
 #      during the CPU phase), BENCH_MIX_GROUPS (50: after the CPU phase,
 #      Service groups scaled 10 -> 50 -> 10 pods and Services created and
 #      deleted, each change priced in hnsproxy's CPU per Service or
-#      EndpointSlice written; 0 for none), BENCH_HEAP_PROFILES (a folder: hnsproxy runs with --profiling and its
+#      EndpointSlice written; 0 for none), BENCH_MIN_SYNC_PERIOD
+#      (hnsproxy's --min-sync-period, 0s: a sync for every change; 1s is
+#      kube-proxy's default), BENCH_HEAP_PROFILES (a folder: hnsproxy runs with --profiling and its
 #      heap profile at the end is saved there; during each full sync its RSS
 #      and heap goal are logged every second and the profile at the highest
 #      goal is saved too, and heap profiles at the start and end of the
@@ -46,6 +48,7 @@ nodes="${BENCH_NODES:-0}"
 name="${services}-${mode}"
 [[ "${profile}" == ws2025 ]] || name+="-${profile}"
 [[ "${nodes}" == 0 ]] || name+="-${nodes}nodes"
+[[ "${BENCH_MIN_SYNC_PERIOD:-0s}" == 0s ]] || name+="-min-sync-${BENCH_MIN_SYNC_PERIOD}"
 name+="${BENCH_PROXY_ENV:+-${BENCH_PROXY_ENV}}"
 out=_output/bench
 mkdir -p "${out}"
@@ -56,6 +59,6 @@ dir="$(mktemp -d /tmp/benche2e.XXXXXX)"
 trap 'rm -rf "${dir}"' EXIT
 "${bench}" -dir "${dir}" -services "${services}" -endpoints "${BENCH_ENDPOINTS:-100000}" \
   -changes "${BENCH_CHANGES:-100}" -mode "${mode}" -profile "${profile}" -nodes "${nodes}" -repair-period "${BENCH_REPAIR_PERIOD:-1m}" \
-  -repair-changes "${BENCH_REPAIR_CHANGES:-50}" -cpu-pods "${BENCH_CPU_PODS:-100}" -cpu-rpc-latency "${BENCH_CPU_RPC_LATENCY:-0s}" -mix-groups "${BENCH_MIX_GROUPS:-50}" -rpc-latency "${BENCH_RPC_LATENCY:-200us}" \
+  -repair-changes "${BENCH_REPAIR_CHANGES:-50}" -cpu-pods "${BENCH_CPU_PODS:-100}" -cpu-rpc-latency "${BENCH_CPU_RPC_LATENCY:-0s}" -mix-groups "${BENCH_MIX_GROUPS:-50}" -min-sync-period "${BENCH_MIN_SYNC_PERIOD:-0s}" -rpc-latency "${BENCH_RPC_LATENCY:-200us}" \
   -proxy-env "${BENCH_PROXY_ENV:-}" -heap-profiles "${BENCH_HEAP_PROFILES:-}" \
   -cold-cpu-profile-seconds "${BENCH_COLD_CPU_PROFILE_SECONDS:-0}" | tee "${out}/bench-e2e-${name}.json"

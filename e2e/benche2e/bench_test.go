@@ -131,6 +131,7 @@ func TestOptionsRefuseNonsense(t *testing.T) {
 		"-profile":         func(o *options) { o.profile = "ws2016" },
 		"-nodes":           func(o *options) { o.nodes = 4 }, // 250 pods a node
 		"-mix-groups":      func(o *options) { o.mixGroups = -1 },
+		"-min-sync-period": func(o *options) { o.minSyncPeriod = -time.Second },
 	} {
 		o := valid()
 		spoil(&o)

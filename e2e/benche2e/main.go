@@ -49,6 +49,9 @@ type options struct {
 	// mixGroups are the groups the mix phase scales up and down, and the
 	// Services it creates and deletes (0: no mix phase).
 	mixGroups int
+	// minSyncPeriod is hnsproxy's --min-sync-period (the rig's 0s: a
+	// sync for every change, as fast as it can).
+	minSyncPeriod time.Duration
 	// profile is the Windows build hnssim behaves like.
 	profile string
 }
@@ -63,6 +66,7 @@ type report struct {
 	Profile              string  `json:"profile"`
 	Mode                 string  `json:"mode"`
 	RepairPeriod         string  `json:"repairPeriod"`
+	MinSyncPeriod        string  `json:"minSyncPeriod"`
 	CPUs                 int     `json:"cpus"`
 	ProxyEnv             string  `json:"proxyEnv,omitempty"`
 	LoadSeconds          float64 `json:"loadSeconds"`
@@ -188,6 +192,7 @@ func main() {
 	flag.IntVar(&o.repairChanges, "repair-changes", 50, "changes measured while a drift repair runs, each repair given an out-of-band deletion to find (0: none, and no repair runs)")
 	flag.DurationVar(&o.cpuRPCLatency, "cpu-rpc-latency", 0, "hnssim's latency per hcn RPC during the CPU phase and its transport probe: 0, as the in-process harness prices CPU (a simulated wait is a sleep whose park and wake-up the waiting goroutine pays; an hcn call blocks its thread in the kernel instead)")
 	flag.IntVar(&o.cpuPods, "cpu-pods", 100, "pods the CPU phase flips, unready then ready, pricing each change in hnsproxy's process CPU with nothing else asking it anything (0: no CPU phase)")
+	flag.DurationVar(&o.minSyncPeriod, "min-sync-period", 0, "hnsproxy's --min-sync-period: 0 syncs on every change as fast as it can (the e2e rig's); kube-proxy's default is 1s, which gathers a change's slices into fewer syncs")
 	flag.IntVar(&o.mixGroups, "mix-groups", 0, "after the CPU phase, the mix phase: this many Service groups scaled to 50 pods and back, and as many Services created and deleted, each change priced in hnsproxy's process CPU per Service or EndpointSlice written (0: none)")
 	flag.StringVar(&o.profileDir, "heap-profiles", "", "if set, run hnsproxy with --profiling and save its heap profile here at the end (after every RSS reading: the profile collects garbage first), and during each full sync log its memory every second and save the profile at the highest heap goal; and a CPU profile of the CPU phase's first seconds, cpu-changes.pprof (sampling costs those changes a little)")
 	flag.IntVar(&o.coldProfileSeconds, "cold-cpu-profile-seconds", 0, "with -heap-profiles, also save a CPU profile of hnsproxy's first seconds (its cold start) there as cpu-cold.pprof")
@@ -239,6 +244,9 @@ func (o *options) validate() error {
 	if o.nodes < 0 || o.remoteNodes() > largePlanNodes {
 		return fmt.Errorf("-nodes %d: want 0 (one per %d pods) to %d", o.nodes, podsPerRemoteNode, largePlanNodes)
 	}
+	if o.minSyncPeriod < 0 {
+		return fmt.Errorf("-min-sync-period %v: want 0 or more", o.minSyncPeriod)
+	}
 	if o.mixGroups < 0 || o.mixGroups > o.groups() {
 		return fmt.Errorf("-mix-groups %d: want 0 to the %d Service groups", o.mixGroups, o.groups())
 	}
@@ -268,7 +276,7 @@ func logf(format string, args ...any) {
 func run(ctx context.Context, o options) (r report, err error) {
 	r = report{Services: o.services, Endpoints: o.endpoints, Pods: o.pods(), RemoteNodes: o.remoteNodes(),
 		RPCLatency: o.rpcLatency.String(), Profile: o.profile, CPUs: runtime.NumCPU(), ProxyEnv: o.proxyEnv,
-		Mode: o.mode, RepairPeriod: o.repairPeriod.String()}
+		Mode: o.mode, RepairPeriod: o.repairPeriod.String(), MinSyncPeriod: o.minSyncPeriod.String()}
 	if o.dir == "" {
 		if o.dir, err = os.MkdirTemp("", "benche2e"); err != nil {
 			return r, err
@@ -371,7 +379,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 		return r, err
 	}
 	m := &measure{ctx: ctx, admin: admin, view: view, slices: watch, repairs: watchRepairs(ctx, node), l: o.layout, vips: vips,
-		modifies: o.modifies()}
+		modifies: o.modifies(), minSyncPeriod: o.minSyncPeriod}
 	for k := range o.changes {
 		for _, ready := range []bool{false, true} {
 			if err := m.change(pick(o.layout, k), ready); err != nil {
@@ -534,10 +542,14 @@ func (o options) remoteSubnetArgs() []string {
 // starts each drift repair that is due, and the repair phase waits for
 // them; the CPU phase counts those that land in it (cpuPhaseFullSyncs).
 func (o options) proxyArgs() []string {
-	if o.profileDir == "" {
-		return nil
+	var args []string
+	if o.profileDir != "" {
+		args = append(args, "--profiling")
 	}
-	return []string{"--profiling"}
+	if o.minSyncPeriod > 0 { // after the rig's 0s, so it wins
+		args = append(args, "--min-sync-period="+o.minSyncPeriod.String())
+	}
+	return args
 }
 
 // cpuProfile starts, when asked for (a folder, and seconds > 0), a CPU
