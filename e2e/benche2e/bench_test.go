@@ -177,3 +177,18 @@ func TestMixFiguresArePerObjectWritten(t *testing.T) {
 		t.Errorf("no samples: %+v", figuresOf(nil))
 	}
 }
+
+func TestGroupIsItsServicesAndTheirVIPs(t *testing.T) {
+	l := layout{services: 30, groupSize: 10, podsPerGroup: 10}
+	vips := make([]string, l.services)
+	for i := range vips {
+		vips[i] = fmt.Sprintf("10.96.0.%d", i)
+	}
+	names, got := l.group(1, vips)
+	if len(names) != 10 || names[0] != "s-10" || names[9] != "s-19" || len(got) != 10 || got[0] != "10.96.0.10" || got[9] != "10.96.0.19" {
+		t.Errorf("group 1: %v %v, want s-10..s-19 and their VIPs", names, got)
+	}
+	if svc := groupService("x", 2); svc.Spec.Selector[groupLabel] != "g-2" || svc.Spec.Ports[0].Port != servicePort {
+		t.Errorf("groupService: %+v", svc.Spec)
+	}
+}

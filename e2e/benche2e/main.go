@@ -606,12 +606,7 @@ type timing struct {
 // group balances to it (ready) or no longer does (unready) in HNS.
 func change(ctx context.Context, admin kubernetes.Interface, view *hnsView, watch *sliceWatch, l layout, vips []string, n int, ready bool, timeout time.Duration) (timing, error) {
 	_, ip := l.podPlace(n)
-	g := n / l.podsPerGroup
-	group := vips[g*l.groupSize : (g+1)*l.groupSize]
-	names := make([]string, 0, l.groupSize)
-	for i := g * l.groupSize; i < (g+1)*l.groupSize; i++ {
-		names = append(names, serviceName(i))
-	}
+	names, group := l.group(n/l.podsPerGroup, vips)
 	start := time.Now()
 	if err := setReady(ctx, admin, l, n, ready); err != nil {
 		return timing{}, err

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 	"github.com/hnsproxy/hnsproxy/internal/nearestrank"
@@ -128,7 +126,7 @@ func (m *measure) mixPhase(node *framework.Node, groups int) (map[string]mixKind
 	}
 	for s := range groups {
 		g := s * max(1, m.l.groups()/groups) % m.l.groups()
-		names, vips := m.group(g)
+		names, vips := m.l.group(g, m.vips)
 		if m.l.extraPods() > 0 {
 			if err := price(mixScaleUp, names, 0, func() error { return m.scale(g, vips, true) }); err != nil {
 				return nil, discarded, err
@@ -154,14 +152,6 @@ func (m *measure) mixPhase(node *framework.Node, groups int) (map[string]mixKind
 		out[kind] = figuresOf(s)
 	}
 	return out, discarded, nil
-}
-
-// group is group g's Service names and VIPs.
-func (m *measure) group(g int) (names, vips []string) {
-	for i := g * m.l.groupSize; i < (g+1)*m.l.groupSize; i++ {
-		names = append(names, serviceName(i))
-	}
-	return names, m.vips[g*m.l.groupSize : (g+1)*m.l.groupSize]
 }
 
 // scale adds group g's extra pods (each created, then made Running and
@@ -192,13 +182,7 @@ func (m *measure) scale(g int, vips []string, up bool) error {
 // createService makes a Service selecting group g's pods and waits until
 // HNS balances its cluster IP to them; it returns that IP.
 func (m *measure) createService(name string, g int) (string, error) {
-	svc, err := m.admin.CoreV1().Services(namespace).Create(m.ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.ServiceSpec{
-			Selector: map[string]string{groupLabel: groupName(g)},
-			Ports:    []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: servicePort, TargetPort: intstr.FromInt32(targetPort)}},
-		},
-	}, metav1.CreateOptions{})
+	svc, err := m.admin.CoreV1().Services(namespace).Create(m.ctx, groupService(name, g), metav1.CreateOptions{})
 	if err != nil {
 		return "", err
 	}

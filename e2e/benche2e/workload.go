@@ -153,15 +153,29 @@ func load(ctx context.Context, admin kubernetes.Interface, l layout) error {
 		return err
 	}
 	return parallel(l.services, workers, func(i int) error {
-		_, err := admin.CoreV1().Services(namespace).Create(ctx, &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: serviceName(i)},
-			Spec: corev1.ServiceSpec{
-				Selector: map[string]string{groupLabel: groupName(i / l.groupSize)},
-				Ports:    []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: servicePort, TargetPort: intstr.FromInt32(targetPort)}},
-			},
-		}, metav1.CreateOptions{})
+		_, err := admin.CoreV1().Services(namespace).Create(ctx, groupService(serviceName(i), i/l.groupSize), metav1.CreateOptions{})
 		return err
 	})
+}
+
+// groupService is a ClusterIP Service, one TCP port, selecting group g's pods.
+func groupService(name string, g int) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{groupLabel: groupName(g)},
+			Ports:    []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: servicePort, TargetPort: intstr.FromInt32(targetPort)}},
+		},
+	}
+}
+
+// group is group g's Service names and their cluster IPs (vips, by
+// Service number).
+func (l layout) group(g int, vips []string) (names, groupVIPs []string) {
+	for i := g * l.groupSize; i < (g+1)*l.groupSize; i++ {
+		names = append(names, serviceName(i))
+	}
+	return names, vips[g*l.groupSize : (g+1)*l.groupSize]
 }
 
 // createPod creates pod n bound to its node, then sets its status as the
