@@ -152,7 +152,7 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
+	go func() { done <- remote.Serve(srv, l) }()
 	fmt.Fprintf(cmd.OutOrStdout(), "hnssim: node %s (HNS %s, profile %s) serving on %s%s\n",
 		n.info.Name, profile.Version, profile.Name, socket, bridge.describe())
 

@@ -15,10 +15,11 @@ import (
 
 // Client is an hnslb.Client for an HNS served on a unix socket, plus the
 // simulator's diagnostics. It is safe for concurrent use and reconnects as
-// needed: the server, not the connection, holds the state.
+// needed: the server, not the connection, holds the state. It speaks the
+// frames wire (frames.go), one call at a time on each connection.
 type Client struct {
 	socket string
-	http   *http.Client
+	conns  *connPool
 }
 
 var _ hnslb.Client = (*Client)(nil)
@@ -26,15 +27,7 @@ var _ hnslb.Client = (*Client)(nil)
 // NewClient returns a client for the server listening on socketPath. It does
 // not connect until the first call.
 func NewClient(socketPath string) *Client {
-	dialer := &net.Dialer{Timeout: 5 * time.Second}
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return dialer.DialContext(ctx, "unix", socketPath)
-		},
-		MaxIdleConnsPerHost: 16,
-		IdleConnTimeout:     30 * time.Second,
-	}
-	return &Client{socket: socketPath, http: &http.Client{Transport: tr}}
+	return &Client{socket: socketPath, conns: &connPool{socket: socketPath, dialer: net.Dialer{Timeout: 5 * time.Second}}}
 }
 
 // Dial returns a client for a "unix:///path" endpoint (hnslb.ParseUnixEndpoint).
@@ -47,7 +40,7 @@ func Dial(endpoint string) (*Client, error) {
 }
 
 // Close drops idle connections.
-func (c *Client) Close() { c.http.CloseIdleConnections() }
+func (c *Client) Close() { c.conns.closeIdle() }
 
 // call sends in (if not nil) as JSON and decodes the reply into out (if not nil).
 func (c *Client) call(ctx context.Context, op, method, path string, in, out any) error {
@@ -71,26 +64,19 @@ func (c *Client) call(ctx context.Context, op, method, path string, in, out any)
 
 // send sends in (if not nil) as JSON and returns a successful reply, whose
 // body the caller reads and closes; a failed reply is an error.
-func (c *Client) send(ctx context.Context, op, method, path string, in any) (*http.Response, error) {
-	var body io.Reader
+func (c *Client) send(ctx context.Context, op, method, path string, in any) (*framesReply, error) {
+	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return nil, hnslb.NewError(op, hnslb.CodeInvalidParameter, "encode request: %v", err)
 		}
-		body = bytes.NewReader(b)
+		body = b
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://hns"+path, body)
+	resp, err := c.conns.roundTrip(ctx, method, path, body)
 	if err != nil {
-		return nil, hnslb.NewError(op, hnslb.CodeInvalidParameter, "build request: %v", err)
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if err := contextError(ctx); err != nil {
+			return nil, err
 		}
 		// An unreachable server is HNS being down, never "not found".
 		return nil, hnslb.NewError(op, hnslb.CodeRPCServerUnavailable, "hns at %s unreachable: %v", c.socket, err)
@@ -108,8 +94,8 @@ func (c *Client) send(ctx context.Context, op, method, path string, in any) (*ht
 
 // readError is the error of a reply that broke off while being read.
 func (c *Client) readError(ctx context.Context, op string, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if err := contextError(ctx); err != nil {
+		return err
 	}
 	return hnslb.NewError(op, hnslb.CodeRPCServerUnavailable, "read reply from %s: %v", c.socket, err)
 }

@@ -37,7 +37,7 @@ func TestEchoOverTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: remote.WithUnknownFields(remote.NewServer(h, remote.Extras{SetEcho: setEcho}), unknown.Load)}
-	go srv.Serve(l)
+	go remote.Serve(srv, l)
 	t.Cleanup(func() { srv.Close() })
 	c := remote.NewClient(path)
 	t.Cleanup(c.Close)

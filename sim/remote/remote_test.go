@@ -247,7 +247,7 @@ func TestForeignRepliesBecomeErrors(t *testing.T) {
 			http.Error(w, "teapot", http.StatusTeapot)
 		}
 	})}
-	go srv.Serve(l)
+	go remote.Serve(srv, l)
 	t.Cleanup(func() { srv.Close() })
 	c := remote.NewClient(path)
 	_, err = c.Version(ctx)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -26,6 +25,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
+	"github.com/hnsproxy/hnsproxy/sim/remote/remotetest"
 )
 
 func freePort(t *testing.T) string {
@@ -87,15 +87,7 @@ func TestDaemonProgramsHNS(t *testing.T) {
 // the test's duration, and returns its --hns-endpoint.
 func serveHNSSim(t *testing.T, hns *sim.HNS) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "hns.sock")
-	ln, err := remote.Listen(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: remote.NewServer(hns, remote.Extras{})}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { srv.Close() })
-	return "unix://" + path
+	return "unix://" + remotetest.Serve(t, remote.NewServer(hns, remote.Extras{}))
 }
 
 // testDaemon runs the daemon with --hns-endpoint=endpoint (inject, if not

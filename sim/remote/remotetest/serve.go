@@ -28,7 +28,7 @@ func Serve(t testing.TB, handler http.Handler) string {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: handler}
-	go srv.Serve(l)
+	go remote.Serve(srv, l)
 	t.Cleanup(func() { srv.Close() })
 	return path
 }

@@ -1,0 +1,264 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Timeouts of a served frames connection: for a new connection's first
+// byte and for a reply to go out (a client that stops reading).
+const (
+	framesHelloTimeout = 10 * time.Second
+	framesWriteTimeout = time.Minute
+)
+
+// WithFrames serves h on l's connections that speak the frames wire (every
+// Client's) and hands the others to whoever Accepts from the returned
+// listener, to serve as HTTP: pass it to http.Server.Serve with the same
+// handler. Closing it closes l and every frames connection.
+func WithFrames(l net.Listener, h http.Handler) net.Listener {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &framesListener{Listener: l, h: h, ctx: ctx, cancel: cancel,
+		accepted: make(chan accepted), conns: map[net.Conn]struct{}{}}
+	go f.acceptLoop()
+	return f
+}
+
+type accepted struct {
+	c   net.Conn
+	err error
+}
+
+type framesListener struct {
+	net.Listener
+	h        http.Handler
+	ctx      context.Context
+	cancel   context.CancelFunc
+	accepted chan accepted
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+}
+
+func (f *framesListener) acceptLoop() {
+	for {
+		c, err := f.Listener.Accept()
+		if err == nil {
+			go f.sniff(c)
+			continue
+		}
+		select {
+		case f.accepted <- accepted{err: err}:
+		case <-f.ctx.Done():
+			return
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+	}
+}
+
+// Accept returns the next connection that is not a frames one.
+func (f *framesListener) Accept() (net.Conn, error) {
+	select {
+	case a := <-f.accepted:
+		return a.c, a.err
+	case <-f.ctx.Done():
+		return nil, net.ErrClosed
+	}
+}
+
+func (f *framesListener) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	conns := f.conns
+	f.conns = nil
+	f.mu.Unlock()
+	f.cancel()
+	for c := range conns {
+		c.Close()
+	}
+	return f.Listener.Close()
+}
+
+// track adds c to the connections Close closes; false once closed.
+func (f *framesListener) track(c net.Conn) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return false
+	}
+	f.conns[c] = struct{}{}
+	return true
+}
+
+func (f *framesListener) untrack(c net.Conn) {
+	f.mu.Lock()
+	delete(f.conns, c)
+	f.mu.Unlock()
+	c.Close()
+}
+
+// sniff tells a frames connection from an HTTP one by its first byte.
+func (f *framesListener) sniff(c net.Conn) {
+	r := bufio.NewReaderSize(c, 16<<10)
+	_ = c.SetReadDeadline(time.Now().Add(framesHelloTimeout))
+	first, err := r.Peek(1)
+	if err != nil {
+		c.Close()
+		return
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	if first[0] == framesPreface[0] {
+		if !f.track(c) {
+			c.Close()
+			return
+		}
+		defer f.untrack(c)
+		f.serve(c, r)
+		return
+	}
+	select {
+	case f.accepted <- accepted{c: &peekedConn{Conn: c, r: r}}:
+	case <-f.ctx.Done():
+		c.Close()
+	}
+}
+
+// peekedConn is an HTTP connection whose first bytes were read by sniff.
+type peekedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (p *peekedConn) Read(b []byte) (int, error) { return p.r.Read(b) }
+
+// serve answers c's calls one at a time until it closes or breaks.
+func (f *framesListener) serve(c net.Conn, r *bufio.Reader) {
+	hello := make([]byte, len(framesPreface))
+	if _, err := io.ReadFull(r, hello); err != nil || string(hello) != framesPreface {
+		return
+	}
+	w := &framesWriter{w: bufio.NewWriterSize(c, 16<<10)}
+	for {
+		req, err := f.readRequest(r)
+		if err != nil {
+			return
+		}
+		_ = c.SetWriteDeadline(time.Now().Add(framesWriteTimeout))
+		w.reset()
+		if !f.handle(w, req) || w.finish() != nil {
+			return
+		}
+	}
+}
+
+// readRequest reads one call; a malformed one ends the connection.
+func (f *framesListener) readRequest(r *bufio.Reader) (*http.Request, error) {
+	head, err := readSized(r, maxFrameHead, "request head")
+	if err != nil {
+		return nil, err
+	}
+	body, err := readSized(r, maxBody, "request body")
+	if err != nil {
+		return nil, err
+	}
+	method, target, ok := strings.Cut(string(head), " ")
+	if !ok || !strings.HasPrefix(target, "/") {
+		return nil, errors.New("malformed request head")
+	}
+	var rd io.Reader
+	if len(body) > 0 {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(f.ctx, method, "http://hns"+target, rd)
+	if err != nil {
+		return nil, err
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// handle runs the handler; one that aborts (as net/http lets a handler do
+// with http.ErrAbortHandler) or panics cuts the reply and the connection.
+func (f *framesListener) handle(w *framesWriter, req *http.Request) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			_ = w.w.Flush() // what was written goes out, the rest is cut
+			ok = false
+		}
+	}()
+	f.h.ServeHTTP(w, req)
+	return w.err == nil
+}
+
+// framesWriter is the http.ResponseWriter of a frames reply.
+type framesWriter struct {
+	w       *bufio.Writer
+	header  http.Header
+	started bool
+	err     error
+}
+
+func (w *framesWriter) reset() {
+	w.header = http.Header{}
+	w.started = false
+	w.err = nil
+}
+
+func (w *framesWriter) Header() http.Header { return w.header }
+
+func (w *framesWriter) WriteHeader(status int) {
+	if w.started {
+		return
+	}
+	w.started = true
+	w.put(appendUint32(nil, status))
+}
+
+func (w *framesWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	if len(p) == 0 {
+		return 0, w.err
+	}
+	w.put(appendUint32(nil, len(p)))
+	w.put(p)
+	if w.err != nil {
+		return 0, w.err
+	}
+	return len(p), nil
+}
+
+func (w *framesWriter) put(b []byte) {
+	if w.err == nil {
+		_, w.err = w.w.Write(b)
+	}
+}
+
+// finish ends the body and sends what is buffered.
+func (w *framesWriter) finish() error {
+	w.WriteHeader(http.StatusOK)
+	w.put(appendUint32(nil, 0))
+	if w.err != nil {
+		return w.err
+	}
+	return w.w.Flush()
+}
+
+// Serve serves srv's handler on l over both wires: frames for Clients,
+// HTTP for everything else. Like srv.Serve, it returns when srv is closed
+// or shut down (which closes the frames connections too).
+func Serve(srv *http.Server, l net.Listener) error {
+	return srv.Serve(WithFrames(l, srv.Handler))
+}

@@ -1,0 +1,199 @@
+package remote_test
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
+)
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+// serveCounted serves h as hnssim does, counts the connections made and
+// returns a client of it.
+func serveCounted(t *testing.T, h *sim.HNS) (*remote.Client, string, *countingListener, *http.Server) {
+	t.Helper()
+	path := socketPath(t)
+	l, err := remote.Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &countingListener{Listener: l}
+	srv := &http.Server{Handler: remote.NewServer(h, remote.Extras{Dump: h.Snapshot})}
+	go remote.Serve(srv, cl)
+	t.Cleanup(func() { srv.Close() })
+	c := remote.NewClient(path)
+	t.Cleanup(c.Close)
+	return c, path, cl, srv
+}
+
+// Calls one after another share one connection, and HTTP is served on the
+// same socket for curl and other tools.
+func TestFramesKeepOneConnectionAndHTTPStays(t *testing.T) {
+	ctx := context.Background()
+	h := sim.New(sim.Options{Seed: 1})
+	c, path, counted, _ := serveCounted(t, h)
+	n, err := c.CreateNetwork(ctx, l2bridge("cbr0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if _, err := c.GetNetworkByID(ctx, n.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.GetNetworkByName(ctx, "missing"); !hnslb.IsNotFound(err) {
+			t.Fatalf("a missing network: %v, want not found", err)
+		}
+	}
+	if got := counted.n.Load(); got != 1 {
+		t.Errorf("41 calls one after another opened %d connections, want 1", got)
+	}
+
+	web := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", path)
+	}}}
+	t.Cleanup(web.CloseIdleConnections)
+	resp, err := web.Get("http://hns/networks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var listed []hnslb.Network
+	if err := json.NewDecoder(resp.Body).Decode(&listed); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("HTTP on the same socket: %d, %v", resp.StatusCode, err)
+	}
+	if len(listed) != 1 || listed[0].ID != n.ID {
+		t.Errorf("HTTP listing: %+v, want network %s", listed, n.ID)
+	}
+}
+
+// A server that restarted closed the connections a Client keeps: the next
+// call goes out on a new one, and a write is applied once.
+func TestFramesAcrossAServerRestart(t *testing.T) {
+	ctx := context.Background()
+	h := sim.New(sim.Options{Seed: 1})
+	c, path, _, srv := serveCounted(t, h)
+	if _, err := c.CreateNetwork(ctx, l2bridge("before")); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	// The same state, served anew (hnssim --state does this across a restart).
+	serveAt(t, path, h)
+	if _, err := c.CreateNetwork(ctx, l2bridge("after")); err != nil {
+		t.Fatalf("the first call after the restart: %v", err)
+	}
+	nets, err := h.ListNetworks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nets) != 2 {
+		t.Errorf("networks after the restart: %d, want 2 (each created once)", len(nets))
+	}
+}
+
+func serveAt(t *testing.T, path string, h *sim.HNS) {
+	t.Helper()
+	l, err := remote.Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: remote.NewServer(h, remote.Extras{})}
+	go remote.Serve(srv, l)
+	t.Cleanup(func() { srv.Close() })
+}
+
+// A call HNS holds ends at its context's deadline, or when the context is
+// cancelled, with the context's error; the connection it held is not
+// reused for the reply that may still come.
+func TestFramesCallsEndWithTheirContext(t *testing.T) {
+	h, c, _ := serveSim(t, remote.Extras{})
+	ctx := context.Background()
+	if _, err := c.CreateNetwork(ctx, l2bridge("cbr0")); err != nil {
+		t.Fatal(err)
+	}
+	h.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpListNetworks}})
+	dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := c.ListNetworks(dctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a held call past its deadline: %v, want context.DeadlineExceeded", err)
+	}
+	cctx, cancelNow := context.WithCancel(ctx)
+	time.AfterFunc(50*time.Millisecond, cancelNow)
+	if _, err := c.ListNetworks(cctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a held call cancelled: %v, want context.Canceled", err)
+	}
+	h.SetFaults(sim.Faults{}) // the held lists answer now, on connections nobody reads
+	nets, err := c.ListNetworks(ctx)
+	if err != nil || len(nets) != 1 || nets[0].Name != "cbr0" {
+		t.Fatalf("the next call: %+v, %v; want cbr0 alone", nets, err)
+	}
+	if _, err := c.Version(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Malformed frames end their connection and nothing else: the server goes
+// on serving.
+func TestFramesMalformedRequests(t *testing.T) {
+	h := sim.New(sim.Options{Seed: 1})
+	c, path, _, _ := serveCounted(t, h)
+	u32 := func(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
+	preface := []byte("\x00hnsframes/1\n")
+	cat := func(parts ...[]byte) []byte {
+		var b []byte
+		for _, p := range parts {
+			b = append(b, p...)
+		}
+		return b
+	}
+	for name, raw := range map[string][]byte{
+		"a wrong preface":   []byte("\x00nonsense/9\nGET /version"),
+		"a huge head":       cat(preface, u32(1<<31)),
+		"a huge body":       cat(preface, u32(12), []byte("GET /version"), u32(1<<31)),
+		"no target":         cat(preface, u32(3), []byte("GET"), u32(0)),
+		"a relative target": cat(preface, u32(11), []byte("GET version"), u32(0)),
+		"a bad method":      cat(preface, u32(13), []byte("G\x01T /version"), u32(0)),
+		"cut in the head":   cat(preface, u32(12), []byte("GET /ver")),
+	} {
+		conn, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Write(raw); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if c, ok := conn.(*net.UnixConn); ok {
+			_ = c.CloseWrite()
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if b, err := io.ReadAll(conn); err != nil || len(b) != 0 {
+			t.Errorf("%s: the server answered %q, %v; want the connection closed", name, b, err)
+		}
+		conn.Close()
+	}
+	if _, err := c.Version(context.Background()); err != nil {
+		t.Fatalf("after malformed frames: %v", err)
+	}
+}
