@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -170,11 +171,16 @@ func TestMixFiguresArePerObjectWritten(t *testing.T) {
 		t.Errorf("objects a change %v, want %v", got.ObjectsPerChange, want.ObjectsPerChange)
 	}
 	got.ObjectsPerChange = want.ObjectsPerChange
-	if got != want {
+	if len(got.CPUPerChangeMs) != 100 || got.CPUPerChangeMs[0] != 1 || got.CPUPerChangeMs[99] != 200 ||
+		len(got.ObjectsWritten) != 100 || got.ObjectsWritten[0] != 2 || got.ObjectsWritten[99] != 1 {
+		t.Errorf("series %v %v, want each change's CPU and objects in order", got.CPUPerChangeMs, got.ObjectsWritten)
+	}
+	got.CPUPerChangeMs, got.ObjectsWritten = nil, nil
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("figures %+v, want %+v", got, want)
 	}
-	if figuresOf(nil) != (mixKind{}) {
-		t.Errorf("no samples: %+v", figuresOf(nil))
+	if none := figuresOf(nil); !reflect.DeepEqual(none, mixKind{}) {
+		t.Errorf("no samples: %+v", none)
 	}
 }
 

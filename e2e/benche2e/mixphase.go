@@ -39,13 +39,17 @@ const (
 	mixServiceDelete = "serviceDelete"
 )
 
-// mixKind is one kind's figures: each change's CPU per object written.
+// mixKind is one kind's figures: each change's CPU per object written,
+// and every change's CPU and objects in order, so that a collection (tens
+// of milliseconds in one change) can be told from a tail.
 type mixKind struct {
-	Changes          int     `json:"changes"`
-	ObjectsPerChange float64 `json:"objectsPerChange"`
-	PerObjectP50Ms   float64 `json:"perObjectP50Ms"`
-	PerObjectP99Ms   float64 `json:"perObjectP99Ms"`
-	PerObjectMaxMs   float64 `json:"perObjectMaxMs"`
+	Changes          int       `json:"changes"`
+	ObjectsPerChange float64   `json:"objectsPerChange"`
+	PerObjectP50Ms   float64   `json:"perObjectP50Ms"`
+	PerObjectP99Ms   float64   `json:"perObjectP99Ms"`
+	PerObjectMaxMs   float64   `json:"perObjectMaxMs"`
+	CPUPerChangeMs   []float64 `json:"cpuPerChangeMs"`
+	ObjectsWritten   []int     `json:"objectsWritten"`
 }
 
 // mixSample is one change: its CPU and the objects it wrote.
@@ -61,11 +65,13 @@ func figuresOf(samples []mixSample) mixKind {
 	}
 	per := make([]time.Duration, 0, len(samples))
 	objects := 0
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	for _, s := range samples {
 		per = append(per, s.cpu/time.Duration(max(1, s.objects)))
 		objects += s.objects
+		k.CPUPerChangeMs = append(k.CPUPerChangeMs, ms(s.cpu))
+		k.ObjectsWritten = append(k.ObjectsWritten, s.objects)
 	}
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	k.ObjectsPerChange = float64(objects) / float64(len(samples))
 	k.PerObjectP50Ms = ms(nearestrank.Percentile(per, 50))
 	k.PerObjectP99Ms = ms(nearestrank.Percentile(per, 99))
