@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 )
@@ -146,9 +147,11 @@ func (p *connPool) roundTrip(ctx context.Context, method, target string, body []
 	}
 }
 
+// isWriteError reports a write the peer refused (a closed connection), not
+// one a deadline cut short.
 func isWriteError(err error) bool {
 	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "write"
+	return errors.As(err, &op) && op.Op == "write" && !errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 // bindContext makes ctx's deadline and cancellation end c's I/O, as an
