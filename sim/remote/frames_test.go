@@ -15,6 +15,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
+	"github.com/hnsproxy/hnsproxy/sim/remote/remotetest"
 )
 
 // countingListener counts the connections it accepts.
@@ -195,5 +196,74 @@ func TestFramesMalformedRequests(t *testing.T) {
 	}
 	if _, err := c.Version(context.Background()); err != nil {
 		t.Fatalf("after malformed frames: %v", err)
+	}
+}
+
+// FuzzFramesServer: whatever follows the preface, the server neither
+// crashes nor stops serving others, and what it answers is whole replies.
+func FuzzFramesServer(f *testing.F) {
+	u32 := func(v int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(v)) }
+	frame := func(head, body string) []byte {
+		return append(append(append(u32(len(head)), head...), u32(len(body))...), body...)
+	}
+	f.Add(frame("GET /version", ""))
+	f.Add(append(frame("GET /networks", ""), frame("GET /loadbalancers", "")...))
+	f.Add(frame("POST /networks", `{"Name":"x","Type":"L2Bridge"}`))
+	f.Add(frame("PUT /loadbalancers/x", `{`))
+	f.Add(frame("DELETE /endpoints/%zz", ""))
+	f.Add([]byte{0, 0, 0, 12, 'G', 'E', 'T'})
+	h := sim.New(sim.Options{Seed: 1})
+	path := remotetest.Serve(f, remote.NewServer(h, remote.Extras{Dump: h.Snapshot}))
+	c := remote.NewClient(path)
+	f.Cleanup(c.Close)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		conn, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := conn.Write(append([]byte("\x00hnsframes/1\n"), raw...)); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.(*net.UnixConn).CloseWrite()
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		reply, err := io.ReadAll(conn)
+		if err != nil {
+			t.Fatalf("reading the replies: %v", err)
+		}
+		checkWholeReplies(t, reply)
+		if _, err := c.Version(context.Background()); err != nil {
+			t.Fatalf("the server stopped serving: %v", err)
+		}
+	})
+}
+
+// checkWholeReplies checks b is replies one after another, each a status
+// and chunks up to the empty one.
+func checkWholeReplies(t *testing.T, b []byte) {
+	t.Helper()
+	next := func() (int, bool) {
+		if len(b) < 4 {
+			return 0, false
+		}
+		v := int(binary.BigEndian.Uint32(b))
+		b = b[4:]
+		return v, true
+	}
+	for len(b) > 0 {
+		status, ok := next()
+		if !ok || status < 100 || status > 599 {
+			t.Fatalf("a reply's status %d (ok %v)", status, ok)
+		}
+		for {
+			n, ok := next()
+			if !ok || n > len(b) {
+				t.Fatalf("a chunk of %d bytes with %d left (ok %v)", n, len(b), ok)
+			}
+			if n == 0 {
+				break
+			}
+			b = b[n:]
+		}
 	}
 }
