@@ -67,11 +67,10 @@ func (c *Client) call(ctx context.Context, op, method, path string, in, out any)
 func (c *Client) send(ctx context.Context, op, method, path string, in any) (*framesReply, error) {
 	var body []byte
 	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
 			return nil, hnslb.NewError(op, hnslb.CodeInvalidParameter, "encode request: %v", err)
 		}
-		body = b
 	}
 	resp, err := c.conns.roundTrip(ctx, method, path, body)
 	if err != nil {

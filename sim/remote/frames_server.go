@@ -2,9 +2,9 @@ package remote
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -150,7 +150,7 @@ func (f *framesListener) serve(c net.Conn, r *bufio.Reader) {
 	}
 	w := &framesWriter{w: bufio.NewWriterSize(c, 16<<10)}
 	for {
-		req, err := f.readRequest(r)
+		req, body, err := f.readRequest(r)
 		if err != nil {
 			return
 		}
@@ -159,35 +159,42 @@ func (f *framesListener) serve(c net.Conn, r *bufio.Reader) {
 		if !f.handle(w, req) || w.finish() != nil {
 			return
 		}
+		// What the handler left of the body comes before the next call.
+		if _, err := io.Copy(io.Discard, body); err != nil {
+			return
+		}
 	}
 }
 
-// readRequest reads one call; a malformed one ends the connection.
-func (f *framesListener) readRequest(r *bufio.Reader) (*http.Request, error) {
+// readRequest reads one call's head; a malformed one ends the connection.
+// The body stays on the connection for the handler to read, so the bound
+// on bodies read at once (bodySlots, as over HTTP) holds for frames too.
+func (f *framesListener) readRequest(r *bufio.Reader) (*http.Request, *io.LimitedReader, error) {
 	head, err := readSized(r, maxFrameHead, "request head")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	body, err := readSized(r, maxBody, "request body")
+	n, err := readUint32(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, unexpected(err)
+	}
+	if n > maxBody {
+		return nil, nil, fmt.Errorf("request body of %d bytes: at most %d", n, maxBody)
 	}
 	method, target, ok := strings.Cut(string(head), " ")
 	if !ok || !strings.HasPrefix(target, "/") {
-		return nil, errors.New("malformed request head")
+		return nil, nil, errors.New("malformed request head")
 	}
-	var rd io.Reader
-	if len(body) > 0 {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(f.ctx, method, "http://hns"+target, rd)
+	body := &io.LimitedReader{R: r, N: int64(n)}
+	req, err := http.NewRequestWithContext(f.ctx, method, "http://hns"+target, body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if rd != nil {
+	req.ContentLength = int64(n)
+	if n > 0 {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	return req, nil
+	return req, body, nil
 }
 
 // handle runs the handler; one that aborts (as net/http lets a handler do

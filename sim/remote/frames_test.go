@@ -18,6 +18,14 @@ import (
 	"github.com/hnsproxy/hnsproxy/sim/remote/remotetest"
 )
 
+// u32 is a frames length or status.
+func u32(v int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(v)) }
+
+// frame is one call on the frames wire.
+func frame(head, body string) []byte {
+	return append(append(append(u32(len(head)), head...), u32(len(body))...), body...)
+}
+
 // countingListener counts the connections it accepts.
 type countingListener struct {
 	net.Listener
@@ -160,7 +168,6 @@ func TestFramesCallsEndWithTheirContext(t *testing.T) {
 func TestFramesMalformedRequests(t *testing.T) {
 	h := sim.New(sim.Options{Seed: 1})
 	c, path, _, _ := serveCounted(t, h)
-	u32 := func(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
 	preface := []byte("\x00hnsframes/1\n")
 	cat := func(parts ...[]byte) []byte {
 		var b []byte
@@ -202,10 +209,6 @@ func TestFramesMalformedRequests(t *testing.T) {
 // FuzzFramesServer: whatever follows the preface, the server neither
 // crashes nor stops serving others, and what it answers is whole replies.
 func FuzzFramesServer(f *testing.F) {
-	u32 := func(v int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(v)) }
-	frame := func(head, body string) []byte {
-		return append(append(append(u32(len(head)), head...), u32(len(body))...), body...)
-	}
 	f.Add(frame("GET /version", ""))
 	f.Add(append(frame("GET /networks", ""), frame("GET /loadbalancers", "")...))
 	f.Add(frame("POST /networks", `{"Name":"x","Type":"L2Bridge"}`))
@@ -239,8 +242,8 @@ func FuzzFramesServer(f *testing.F) {
 }
 
 // checkWholeReplies checks b is replies one after another, each a status
-// and chunks up to the empty one.
-func checkWholeReplies(t *testing.T, b []byte) {
+// and chunks up to the empty one, and returns their statuses.
+func checkWholeReplies(t *testing.T, b []byte) []int {
 	t.Helper()
 	next := func() (int, bool) {
 		if len(b) < 4 {
@@ -250,11 +253,13 @@ func checkWholeReplies(t *testing.T, b []byte) {
 		b = b[4:]
 		return v, true
 	}
+	var statuses []int
 	for len(b) > 0 {
 		status, ok := next()
 		if !ok || status < 100 || status > 599 {
 			t.Fatalf("a reply's status %d (ok %v)", status, ok)
 		}
+		statuses = append(statuses, status)
 		for {
 			n, ok := next()
 			if !ok || n > len(b) {
@@ -265,5 +270,33 @@ func checkWholeReplies(t *testing.T, b []byte) {
 			}
 			b = b[n:]
 		}
+	}
+	return statuses
+}
+
+// A body the handler does not read stays on the connection only until the
+// call ends: the next call on it is read from its own head.
+func TestFramesBodyAHandlerLeavesIsSkipped(t *testing.T) {
+	h := sim.New(sim.Options{Seed: 1})
+	_, path, _, _ := serveCounted(t, h)
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req := append([]byte("\x00hnsframes/1\n"), frame("GET /version", `{"unread":"body"}`)...)
+	req = append(req, frame("GET /version", "")...)
+	if _, err := conn.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.(*net.UnixConn).CloseWrite()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	reply, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := checkWholeReplies(t, reply)
+	if len(statuses) != 2 || statuses[0] != http.StatusOK || statuses[1] != http.StatusOK {
+		t.Fatalf("replies with statuses %v, want 200 twice", statuses)
 	}
 }
