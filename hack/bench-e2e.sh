@@ -8,7 +8,8 @@
 # kept in _output/bench/bench-e2e-<services>.json.
 # Env: BENCH_SERVICES (10000), BENCH_ENDPOINTS (100000), BENCH_CHANGES (100:
 #      each one pod unready then ready again), BENCH_RPC_LATENCY (200us),
-#      BENCH_PROXY_ENV (one NAME=VALUE for hnsproxy, e.g. GOMEMLIMIT=200MiB),
+#      BENCH_PROXY_ENV (one NAME=VALUE for hnsproxy, e.g. GOMEMLIMIT=200MiB;
+#      hnsproxy always runs with GODEBUG=gctrace=1, which a GODEBUG here keeps),
 #      BENCH_MODE (l2bridge, or overlay: a remote subnet route per remote
 #      node), BENCH_REPAIR_PERIOD (hnsproxy's --drift-repair-period, 1m),
 #      BENCH_REPAIR_CHANGES (50: changes measured while a drift repair lists

@@ -164,9 +164,12 @@ func TestMixFiguresArePerObjectWritten(t *testing.T) {
 		// i ms over 2 objects, the last one a single object's 200 ms.
 		samples = append(samples, mixSample{cpu: time.Duration(i) * time.Millisecond, objects: 2})
 	}
-	samples[99] = mixSample{cpu: 200 * time.Millisecond, objects: 1}
+	samples[99] = mixSample{cpu: 200 * time.Millisecond, objects: 1, collection: true}
+	samples[98].collection = true
 	got := figuresOf(samples)
-	want := mixKind{Changes: 100, ObjectsPerChange: 1.99, PerObjectP50Ms: 25, PerObjectP99Ms: 49.5, PerObjectMaxMs: 200}
+	// Apart from the last two (collections), the dearest is 98 ms over 2.
+	want := mixKind{Changes: 100, ObjectsPerChange: 1.99, PerObjectP50Ms: 25, PerObjectP99Ms: 49.5, PerObjectMaxMs: 200,
+		ChangesWithCollections: []int{98, 99}, PerObjectP99ApartFromCollectionsMs: 49}
 	if math.Abs(got.ObjectsPerChange-want.ObjectsPerChange) > 1e-9 {
 		t.Errorf("objects a change %v, want %v", got.ObjectsPerChange, want.ObjectsPerChange)
 	}

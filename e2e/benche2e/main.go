@@ -184,7 +184,7 @@ func main() {
 	flag.IntVar(&o.changes, "changes", 100, "readiness changes measured (each pod goes unready, then ready again: two changes)")
 	flag.DurationVar(&o.rpcLatency, "rpc-latency", 200*time.Microsecond, "hnssim's latency per hcn RPC")
 	flag.DurationVar(&o.hnsOutage, "hns-outage", 10*time.Second, "how long the simulated HNS restart refuses calls")
-	flag.StringVar(&o.proxyEnv, "proxy-env", "", "one NAME=VALUE added to hnsproxy's environment (GOMEMLIMIT=200MiB, say)")
+	flag.StringVar(&o.proxyEnv, "proxy-env", "", "one NAME=VALUE added to hnsproxy's environment (GOMEMLIMIT=200MiB, say); hnsproxy always runs with GODEBUG=gctrace=1, which a GODEBUG here keeps")
 	flag.StringVar(&o.profile, "profile", sim.ProfileWS2025, "the Windows build hnssim behaves like (ws2019, ws2022, ws2025, and the variants of docs/simulator.md)")
 	flag.IntVar(&o.nodes, "nodes", 0, "remote nodes the pods run on (0: one per 200 pods; overlay: a remote subnet route each); more than 255 take their pod CIDRs from 100.64.0.0/10")
 	flag.StringVar(&o.mode, "mode", framework.NetworkL2Bridge, "the node's network: l2bridge or overlay (a remote subnet route per remote node)")
@@ -337,10 +337,7 @@ func run(ctx context.Context, o options) (r report, err error) {
 		HNSSimArgs:        append([]string{"--latency", o.rpcLatency.String()}, o.remoteSubnetArgs()...),
 		ProxyArgs:         o.proxyArgs(),
 		ProxyLaunch: func(rig framework.ProxyRig) ([]string, []string, error) {
-			if o.proxyEnv == "" {
-				return rig.Args, nil, nil
-			}
-			return rig.Args, []string{o.proxyEnv}, nil
+			return rig.Args, proxyEnvironment(o.proxyEnv), nil
 		},
 	}, filepath.Join(o.dir, "n"))
 	if err != nil {

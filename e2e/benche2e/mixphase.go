@@ -41,21 +41,27 @@ const (
 
 // mixKind is one kind's figures: each change's CPU per object written,
 // and every change's CPU and objects in order, so that a collection (tens
-// of milliseconds in one change) can be told from a tail.
+// of milliseconds in one change) can be told from a tail. The changes a
+// collection ran in (gctrace.go) are listed by their place in the series,
+// and the p99 is also given over the others.
 type mixKind struct {
-	Changes          int       `json:"changes"`
-	ObjectsPerChange float64   `json:"objectsPerChange"`
-	PerObjectP50Ms   float64   `json:"perObjectP50Ms"`
-	PerObjectP99Ms   float64   `json:"perObjectP99Ms"`
-	PerObjectMaxMs   float64   `json:"perObjectMaxMs"`
-	CPUPerChangeMs   []float64 `json:"cpuPerChangeMs"`
-	ObjectsWritten   []int     `json:"objectsWritten"`
+	Changes                            int       `json:"changes"`
+	ObjectsPerChange                   float64   `json:"objectsPerChange"`
+	PerObjectP50Ms                     float64   `json:"perObjectP50Ms"`
+	PerObjectP99Ms                     float64   `json:"perObjectP99Ms"`
+	PerObjectMaxMs                     float64   `json:"perObjectMaxMs"`
+	CPUPerChangeMs                     []float64 `json:"cpuPerChangeMs"`
+	ObjectsWritten                     []int     `json:"objectsWritten"`
+	ChangesWithCollections             []int     `json:"changesWithCollections,omitempty"`
+	PerObjectP99ApartFromCollectionsMs float64   `json:"perObjectP99ApartFromCollectionsMs"`
 }
 
-// mixSample is one change: its CPU and the objects it wrote.
+// mixSample is one change: its CPU, the objects it wrote, and whether a
+// collection ran in it.
 type mixSample struct {
-	cpu     time.Duration
-	objects int
+	cpu        time.Duration
+	objects    int
+	collection bool
 }
 
 func figuresOf(samples []mixSample) mixKind {
@@ -64,10 +70,17 @@ func figuresOf(samples []mixSample) mixKind {
 		return k
 	}
 	per := make([]time.Duration, 0, len(samples))
+	var apart []time.Duration
 	objects := 0
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	for _, s := range samples {
-		per = append(per, s.cpu/time.Duration(max(1, s.objects)))
+	for i, s := range samples {
+		p := s.cpu / time.Duration(max(1, s.objects))
+		per = append(per, p)
+		if s.collection {
+			k.ChangesWithCollections = append(k.ChangesWithCollections, i)
+		} else {
+			apart = append(apart, p)
+		}
 		objects += s.objects
 		k.CPUPerChangeMs = append(k.CPUPerChangeMs, ms(s.cpu))
 		k.ObjectsWritten = append(k.ObjectsWritten, s.objects)
@@ -76,6 +89,9 @@ func figuresOf(samples []mixSample) mixKind {
 	k.PerObjectP50Ms = ms(nearestrank.Percentile(per, 50))
 	k.PerObjectP99Ms = ms(nearestrank.Percentile(per, 99))
 	k.PerObjectMaxMs = ms(nearestrank.Percentile(per, 100))
+	if len(apart) > 0 {
+		k.PerObjectP99ApartFromCollectionsMs = ms(nearestrank.Percentile(apart, 99))
+	}
 	return k
 }
 
@@ -100,8 +116,16 @@ func (m *measure) mixPhase(node *framework.Node, groups int) (map[string]mixKind
 	}
 	samples := map[string][]mixSample{}
 	discarded := 0
+	gc := &collectionLog{path: node.Proxy.LogPath()}
+	if _, err := gc.count(); err != nil {
+		return nil, 0, err
+	}
 	price := func(kind string, names []string, services int, do func() error) error {
 		hns0, err := node.Sim.Stats(m.ctx)
+		if err != nil {
+			return err
+		}
+		gc0, err := gc.count()
 		if err != nil {
 			return err
 		}
@@ -126,8 +150,12 @@ func (m *measure) mixPhase(node *framework.Node, groups int) (map[string]mixKind
 			_, err := meter.quiet() // the repair's own work
 			return err
 		}
+		gc1, err := gc.count()
+		if err != nil {
+			return err
+		}
 		objects := services + m.slices.written(names) - written
-		samples[kind] = append(samples[kind], mixSample{cpu: meter.cost(start, end), objects: objects})
+		samples[kind] = append(samples[kind], mixSample{cpu: meter.cost(start, end), objects: objects, collection: gc1 > gc0})
 		return nil
 	}
 	for s := range groups {
@@ -259,8 +287,9 @@ func (m *measure) runMix(node *framework.Node, o options, r *report) error {
 	}
 	for _, kind := range []string{mixScaleUp, mixScaleDown, mixServiceCreate, mixServiceDelete} {
 		k := mix[kind]
-		logf("mix phase, %s: %d changes, %.1f objects written a change, CPU per object p50 %.3fms p99 %.3fms max %.3fms",
-			kind, k.Changes, k.ObjectsPerChange, k.PerObjectP50Ms, k.PerObjectP99Ms, k.PerObjectMaxMs)
+		logf("mix phase, %s: %d changes, %.1f objects written a change, CPU per object p50 %.3fms p99 %.3fms max %.3fms; p99 %.3fms apart from the %d changes a collection ran in",
+			kind, k.Changes, k.ObjectsPerChange, k.PerObjectP50Ms, k.PerObjectP99Ms, k.PerObjectMaxMs,
+			k.PerObjectP99ApartFromCollectionsMs, len(k.ChangesWithCollections))
 	}
 	logf("mix phase: %d changes not priced (a drift repair), %.0f collections (%.0f ms)", discarded, r.MixCollections, r.MixCollectorCPUMs)
 	return nil
