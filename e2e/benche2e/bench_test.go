@@ -162,9 +162,9 @@ func TestMixFiguresArePerObjectWritten(t *testing.T) {
 	var samples []mixSample
 	for i := 1; i <= 100; i++ {
 		// i ms over 2 objects, the last one a single object's 200 ms.
-		samples = append(samples, mixSample{cpu: time.Duration(i) * time.Millisecond, objects: 2})
+		samples = append(samples, mixSample{cpu: time.Duration(i) * time.Millisecond, objects: 2, at: time.Duration(i) * time.Second})
 	}
-	samples[99] = mixSample{cpu: 200 * time.Millisecond, objects: 1, collection: true}
+	samples[99] = mixSample{cpu: 200 * time.Millisecond, objects: 1, collection: true, at: 100 * time.Second}
 	samples[98].collection = true
 	got := figuresOf(samples)
 	// Apart from the last two (collections), the dearest is 98 ms over 2.
@@ -178,7 +178,10 @@ func TestMixFiguresArePerObjectWritten(t *testing.T) {
 		len(got.ObjectsWritten) != 100 || got.ObjectsWritten[0] != 2 || got.ObjectsWritten[99] != 1 {
 		t.Errorf("series %v %v, want each change's CPU and objects in order", got.CPUPerChangeMs, got.ObjectsWritten)
 	}
-	got.CPUPerChangeMs, got.ObjectsWritten = nil, nil
+	if len(got.StartSeconds) != 100 || got.StartSeconds[0] != 1 || got.StartSeconds[99] != 100 {
+		t.Errorf("starts %v, want each change's, in seconds, in order", got.StartSeconds)
+	}
+	got.CPUPerChangeMs, got.ObjectsWritten, got.StartSeconds = nil, nil, nil
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("figures %+v, want %+v", got, want)
 	}

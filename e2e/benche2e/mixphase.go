@@ -41,7 +41,8 @@ const (
 
 // mixKind is one kind's figures: each change's CPU per object written,
 // and every change's CPU and objects in order, so that a collection (tens
-// of milliseconds in one change) can be told from a tail. The changes a
+// of milliseconds in one change) can be told from a tail, with when each
+// began. The changes a
 // collection ran in (gctrace.go) are listed by their place in the series,
 // and the p99 is also given over the others.
 type mixKind struct {
@@ -52,16 +53,20 @@ type mixKind struct {
 	PerObjectMaxMs                     float64   `json:"perObjectMaxMs"`
 	CPUPerChangeMs                     []float64 `json:"cpuPerChangeMs"`
 	ObjectsWritten                     []int     `json:"objectsWritten"`
+	StartSeconds                       []float64 `json:"startSeconds"`
 	ChangesWithCollections             []int     `json:"changesWithCollections,omitempty"`
 	PerObjectP99ApartFromCollectionsMs float64   `json:"perObjectP99ApartFromCollectionsMs"`
 }
 
-// mixSample is one change: its CPU, the objects it wrote, and whether a
-// collection ran in it.
+// mixSample is one change: its CPU, the objects it wrote, whether a
+// collection ran in it, and when it began, from the phase's start (so
+// that a tail can be set against what runs on a period: the periodic
+// sync, drift repairs).
 type mixSample struct {
 	cpu        time.Duration
 	objects    int
 	collection bool
+	at         time.Duration
 }
 
 func figuresOf(samples []mixSample) mixKind {
@@ -84,6 +89,7 @@ func figuresOf(samples []mixSample) mixKind {
 		objects += s.objects
 		k.CPUPerChangeMs = append(k.CPUPerChangeMs, ms(s.cpu))
 		k.ObjectsWritten = append(k.ObjectsWritten, s.objects)
+		k.StartSeconds = append(k.StartSeconds, s.at.Seconds())
 	}
 	k.ObjectsPerChange = float64(objects) / float64(len(samples))
 	k.PerObjectP50Ms = ms(nearestrank.Percentile(per, 50))
@@ -116,6 +122,7 @@ func (m *measure) mixPhase(node *framework.Node, groups int) (map[string]mixKind
 	}
 	samples := map[string][]mixSample{}
 	discarded := 0
+	began := time.Now()
 	gc := &collectionLog{path: node.Proxy.LogPath()}
 	if _, err := gc.count(); err != nil {
 		return nil, 0, err
@@ -155,7 +162,7 @@ func (m *measure) mixPhase(node *framework.Node, groups int) (map[string]mixKind
 			return err
 		}
 		objects := services + m.slices.written(names) - written
-		samples[kind] = append(samples[kind], mixSample{cpu: meter.cost(start, end), objects: objects, collection: gc1 > gc0})
+		samples[kind] = append(samples[kind], mixSample{cpu: meter.cost(start, end), objects: objects, collection: gc1 > gc0, at: start.at.Sub(began)})
 		return nil
 	}
 	for s := range groups {
