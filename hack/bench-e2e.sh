@@ -32,7 +32,8 @@
 #      BENCH_PROFILE (ws2025: the Windows build hnssim behaves like; ws2022
 #      cannot modify a load balancer), BENCH_NODES (0: one remote node per
 #      200 pods; up to 16,383, pod CIDRs from 100.64.0.0/10 past 255),
-#      CONTROLPLANE_BIN_DIR.
+#      BENCH_KEEP_DIR (set: keep the run's folder, with hnsproxy's and the
+#      other processes' logs, instead of deleting it), CONTROLPLANE_BIN_DIR.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
@@ -57,7 +58,11 @@ bench="${out}/benche2e"
 go build -tags benche2e -o "${bench}" ./e2e/benche2e
 # A short folder: unix socket paths are limited to 108 bytes.
 dir="$(mktemp -d /tmp/benche2e.XXXXXX)"
-trap 'rm -rf "${dir}"' EXIT
+if [[ -n "${BENCH_KEEP_DIR:-}" ]]; then
+  trap 'echo "bench-e2e: kept ${dir} (the processes'"'"' logs, hnsproxy'"'"'s state file)" >&2' EXIT
+else
+  trap 'rm -rf "${dir}"' EXIT
+fi
 "${bench}" -dir "${dir}" -services "${services}" -endpoints "${BENCH_ENDPOINTS:-100000}" \
   -changes "${BENCH_CHANGES:-100}" -mode "${mode}" -profile "${profile}" -nodes "${nodes}" -repair-period "${BENCH_REPAIR_PERIOD:-1m}" \
   -repair-changes "${BENCH_REPAIR_CHANGES:-50}" -cpu-pods "${BENCH_CPU_PODS:-100}" -cpu-rpc-latency "${BENCH_CPU_RPC_LATENCY:-0s}" -mix-groups "${BENCH_MIX_GROUPS:-50}" -min-sync-period "${BENCH_MIN_SYNC_PERIOD:-0s}" -rpc-latency "${BENCH_RPC_LATENCY:-200us}" \
