@@ -22,7 +22,8 @@ import (
 const gctraceSetting = "gctrace=1"
 
 // proxyEnvironment is hnsproxy's environment for the bench: extra (one
-// NAME=VALUE, or empty) with gctrace on, added to a GODEBUG extra sets.
+// NAME=VALUE, or empty) and gctrace on; when extra is a GODEBUG, gctrace
+// joins its settings.
 func proxyEnvironment(extra string) []string {
 	if v, ok := strings.CutPrefix(extra, "GODEBUG="); ok {
 		if v == "" {

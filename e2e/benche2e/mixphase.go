@@ -40,11 +40,10 @@ const (
 )
 
 // mixKind is one kind's figures: each change's CPU per object written,
-// and every change's CPU and objects in order, so that a collection (tens
-// of milliseconds in one change) can be told from a tail, with when each
-// began. The changes a
-// collection ran in (gctrace.go) are listed by their place in the series,
-// and the p99 is also given over the others.
+// and every change's CPU, objects and start in order, so that a collection
+// (tens of milliseconds in one change) can be told from a tail. The
+// changes a collection ran in (gctrace.go) are listed by their place in
+// the series, and the p99 is also given over the others.
 type mixKind struct {
 	Changes                            int       `json:"changes"`
 	ObjectsPerChange                   float64   `json:"objectsPerChange"`
