@@ -161,15 +161,19 @@ func TestOptionsCountTheMixPhasesPods(t *testing.T) {
 func TestMixFiguresArePerObjectWritten(t *testing.T) {
 	var samples []mixSample
 	for i := 1; i <= 100; i++ {
-		// i ms over 2 objects, the last one a single object's 200 ms.
-		samples = append(samples, mixSample{cpu: time.Duration(i) * time.Millisecond, objects: 2, at: time.Duration(i) * time.Second})
+		// i ms over 2 objects and 4 HNS writes, the last one a single
+		// object's 200 ms and one write.
+		samples = append(samples, mixSample{cpu: time.Duration(i) * time.Millisecond, objects: 2, hnsWrites: 4, at: time.Duration(i) * time.Second})
 	}
-	samples[99] = mixSample{cpu: 200 * time.Millisecond, objects: 1, collection: true, at: 100 * time.Second}
+	samples[99] = mixSample{cpu: 200 * time.Millisecond, objects: 1, hnsWrites: 1, collection: true, at: 100 * time.Second}
 	samples[98].collection = true
+	samples[50].hnsWrites = 1 // 51 ms for one HNS write
+	samples[0].hnsWrites = 0  // no HNS write: not in the per-write p99
 	got := figuresOf(samples)
-	// Apart from the last two (collections), the dearest is 98 ms over 2.
+	// Apart from the last two (collections), the dearest is 98 ms over 2
+	// objects, and 51 ms for one HNS write.
 	want := mixKind{Changes: 100, ObjectsPerChange: 1.99, PerObjectP50Ms: 25, PerObjectP99Ms: 49.5, PerObjectMaxMs: 200,
-		ChangesWithCollections: []int{98, 99}, PerObjectP99ApartFromCollectionsMs: 49}
+		ChangesWithCollections: []int{98, 99}, PerObjectP99ApartFromCollectionsMs: 49, PerHNSWriteP99ApartFromCollectionsMs: 51}
 	if math.Abs(got.ObjectsPerChange-want.ObjectsPerChange) > 1e-9 {
 		t.Errorf("objects a change %v, want %v", got.ObjectsPerChange, want.ObjectsPerChange)
 	}
@@ -181,7 +185,10 @@ func TestMixFiguresArePerObjectWritten(t *testing.T) {
 	if len(got.StartSeconds) != 100 || got.StartSeconds[0] != 1 || got.StartSeconds[99] != 100 {
 		t.Errorf("starts %v, want each change's, in seconds, in order", got.StartSeconds)
 	}
-	got.CPUPerChangeMs, got.ObjectsWritten, got.StartSeconds = nil, nil, nil
+	if len(got.HNSWritten) != 100 || got.HNSWritten[0] != 0 || got.HNSWritten[1] != 4 || got.HNSWritten[50] != 1 {
+		t.Errorf("HNS writes %v, want each change's in order", got.HNSWritten)
+	}
+	got.CPUPerChangeMs, got.ObjectsWritten, got.StartSeconds, got.HNSWritten = nil, nil, nil, nil
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("figures %+v, want %+v", got, want)
 	}

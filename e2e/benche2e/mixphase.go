@@ -40,10 +40,13 @@ const (
 )
 
 // mixKind is one kind's figures: each change's CPU per object written,
-// and every change's CPU, objects and start in order, so that a collection
-// (tens of milliseconds in one change) can be told from a tail. The
-// changes a collection ran in (gctrace.go) are listed by their place in
-// the series, and the p99 is also given over the others.
+// and every change's CPU, objects, HNS writes and start in order, so that
+// a collection (tens of milliseconds in one change) can be told from a
+// tail. The changes a collection ran in (gctrace.go) are listed by their
+// place in the series, and the p99 is also given over the others, per
+// object and per HNS write: how many HNS objects one slice write carries
+// is the EndpointSlice controller's choice (one write of 40 new pods, or
+// three of 13), and only the second unit does not move with it.
 type mixKind struct {
 	Changes                            int       `json:"changes"`
 	ObjectsPerChange                   float64   `json:"objectsPerChange"`
@@ -52,18 +55,23 @@ type mixKind struct {
 	PerObjectMaxMs                     float64   `json:"perObjectMaxMs"`
 	CPUPerChangeMs                     []float64 `json:"cpuPerChangeMs"`
 	ObjectsWritten                     []int     `json:"objectsWritten"`
+	HNSWritten                         []int     `json:"hnsWritten"`
 	StartSeconds                       []float64 `json:"startSeconds"`
 	ChangesWithCollections             []int     `json:"changesWithCollections,omitempty"`
 	PerObjectP99ApartFromCollectionsMs float64   `json:"perObjectP99ApartFromCollectionsMs"`
+	// PerHNSWriteP99ApartFromCollectionsMs is over the changes that wrote
+	// to HNS.
+	PerHNSWriteP99ApartFromCollectionsMs float64 `json:"perHNSWriteP99ApartFromCollectionsMs"`
 }
 
-// mixSample is one change: its CPU, the objects it wrote, whether a
-// collection ran in it, and when it began, from the phase's start (so
-// that a tail can be set against what runs on a period: the periodic
-// sync, drift repairs).
+// mixSample is one change: its CPU, the API objects it wrote, the HNS
+// writes hnsproxy made for it, whether a collection ran in it, and when
+// it began, from the phase's start (so that a tail can be set against
+// what runs on a period: the periodic sync, drift repairs).
 type mixSample struct {
 	cpu        time.Duration
 	objects    int
+	hnsWrites  int
 	collection bool
 	at         time.Duration
 }
@@ -74,7 +82,7 @@ func figuresOf(samples []mixSample) mixKind {
 		return k
 	}
 	per := make([]time.Duration, 0, len(samples))
-	var apart []time.Duration
+	var apart, apartPerWrite []time.Duration
 	objects := 0
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	for i, s := range samples {
@@ -84,10 +92,14 @@ func figuresOf(samples []mixSample) mixKind {
 			k.ChangesWithCollections = append(k.ChangesWithCollections, i)
 		} else {
 			apart = append(apart, p)
+			if s.hnsWrites > 0 {
+				apartPerWrite = append(apartPerWrite, s.cpu/time.Duration(s.hnsWrites))
+			}
 		}
 		objects += s.objects
 		k.CPUPerChangeMs = append(k.CPUPerChangeMs, ms(s.cpu))
 		k.ObjectsWritten = append(k.ObjectsWritten, s.objects)
+		k.HNSWritten = append(k.HNSWritten, s.hnsWrites)
 		k.StartSeconds = append(k.StartSeconds, s.at.Seconds())
 	}
 	k.ObjectsPerChange = float64(objects) / float64(len(samples))
@@ -96,6 +108,9 @@ func figuresOf(samples []mixSample) mixKind {
 	k.PerObjectMaxMs = ms(nearestrank.Percentile(per, 100))
 	if len(apart) > 0 {
 		k.PerObjectP99ApartFromCollectionsMs = ms(nearestrank.Percentile(apart, 99))
+	}
+	if len(apartPerWrite) > 0 {
+		k.PerHNSWriteP99ApartFromCollectionsMs = ms(nearestrank.Percentile(apartPerWrite, 99))
 	}
 	return k
 }
@@ -161,7 +176,8 @@ func (m *measure) mixPhase(node *framework.Node, groups int) (map[string]mixKind
 			return err
 		}
 		objects := services + m.slices.written(names) - written
-		samples[kind] = append(samples[kind], mixSample{cpu: meter.cost(start, end), objects: objects, collection: gc1 > gc0, at: start.at.Sub(began)})
+		samples[kind] = append(samples[kind], mixSample{cpu: meter.cost(start, end), objects: objects, hnsWrites: hns.Writes() - hns0.Writes(),
+			collection: gc1 > gc0, at: start.at.Sub(began)})
 		return nil
 	}
 	for s := range groups {
@@ -293,9 +309,9 @@ func (m *measure) runMix(node *framework.Node, o options, r *report) error {
 	}
 	for _, kind := range []string{mixScaleUp, mixScaleDown, mixServiceCreate, mixServiceDelete} {
 		k := mix[kind]
-		logf("mix phase, %s: %d changes, %.1f objects written a change, CPU per object p50 %.3fms p99 %.3fms max %.3fms; p99 %.3fms apart from the %d changes a collection ran in",
+		logf("mix phase, %s: %d changes, %.1f objects written a change, CPU per object p50 %.3fms p99 %.3fms max %.3fms; p99 %.3fms apart from the %d changes a collection ran in (%.3fms per HNS write)",
 			kind, k.Changes, k.ObjectsPerChange, k.PerObjectP50Ms, k.PerObjectP99Ms, k.PerObjectMaxMs,
-			k.PerObjectP99ApartFromCollectionsMs, len(k.ChangesWithCollections))
+			k.PerObjectP99ApartFromCollectionsMs, len(k.ChangesWithCollections), k.PerHNSWriteP99ApartFromCollectionsMs)
 	}
 	logf("mix phase: %d changes not priced (a drift repair), %.0f collections (%.0f ms)", discarded, r.MixCollections, r.MixCollectorCPUMs)
 	return nil
