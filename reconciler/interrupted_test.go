@@ -1,9 +1,11 @@
 package reconciler
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -60,5 +62,55 @@ func TestRestartClaimsOnlyDeclaredKeys(t *testing.T) {
 	}
 	if len(snap.Endpoints) != 1 || snap.Endpoints[0].ID != epID {
 		t.Errorf("endpoints %+v, want only the foreign %s", snap.Endpoints, epID)
+	}
+}
+
+// Found by the fault soak (2026-11-29): a cluster IP's declaration stands
+// after its create (without ModifyLoadBalancer every change is a delete and
+// a create, and a standing key spares each its fsync). A change's create
+// was applied with its reply lost, and the listing that would find it was
+// refused; the Service was deleted in the next Sync, whose settling
+// withdrew the standing declaration while the create was still uncertain;
+// hnsproxy was killed, and the restart took the load balancer for a
+// leftover on a frontend nobody wanted: it stayed forever. A standing key
+// that stops standing while its create is uncertain now stays declared
+// until the create is settled.
+func TestStandingKeyStaysDeclaredWhileItsCreateIsUncertain(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.local("10.244.1.11")
+	e.local("10.244.1.12")
+	a := lb("10.96.0.10", 80, loc("10.244.1.11"))
+	r := e.started(a)
+	if !has(r.standingLBs, a.Key) {
+		t.Fatal("the cluster IP's key does not stand after its create; the test needs it to")
+	}
+	// The change's create is applied and its reply lost; the listing that
+	// looks for it is refused.
+	e.hns.SetFaults(sim.Faults{
+		ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1, sim.OpListLoadBalancers: 1},
+		Errors:    []hnslb.ErrorCode{hnslb.CodeTimeout},
+		Committed: 1,
+	})
+	a.Backends = []intent.Backend{loc("10.244.1.12")}
+	upsert(r, a)
+	if res := r.Sync(ctx); res.Failed == 0 {
+		t.Fatalf("sync with a lost reply: %+v, want a failure", res)
+	}
+	remove(r, a.Key) // the Service is deleted while the create is uncertain
+	r.Sync(ctx)
+	e.hns.SetFaults(sim.Faults{})
+	if n := len(e.snapshot().LoadBalancers); n != 1 {
+		t.Fatalf("HNS holds %d load balancers, want the one the lost create made", n)
+	}
+	if s := readState(t, e.stateFile); !slices.Contains(s.CreatingLoadBalancers, a.Key) {
+		t.Errorf("the state file declares %v while the create on %s is uncertain, want it declared", s.CreatingLoadBalancers, a.Key)
+	}
+
+	// hnsproxy is killed here.
+	if _, res := e.start(e.hns); res.Failed+res.Pending != 0 {
+		t.Errorf("first sync after the restart: %+v", res)
+	}
+	if snap := e.snapshot(); len(snap.LoadBalancers) != 0 {
+		t.Errorf("after the restart HNS holds %+v, want no load balancer: the lost create's is hnsproxy's and nothing wants it", snap.LoadBalancers)
 	}
 }

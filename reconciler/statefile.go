@@ -397,6 +397,12 @@ func (r *Reconciler) settleCreates(work map[intent.LBKey]struct{}) {
 	for k := range work {
 		if has(r.standingLBs, k) && !r.stands(r.lbs[k]) {
 			delete(r.standingLBs, k)
+			if e := r.lbs[k]; e != nil && e.uncertain != nil {
+				// Its create may have landed: the declaration is what lets
+				// a restart claim it, so it stays until the create settles.
+				r.creatingLBs[k] = struct{}{}
+				continue
+			}
 			if !has(r.creatingLBs, k) && !has(r.carried.lbs, k) {
 				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k, allocated: true}) // only such keys stand
 			}
