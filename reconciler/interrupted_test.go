@@ -69,9 +69,10 @@ func TestRestartClaimsOnlyDeclaredKeys(t *testing.T) {
 // after its create (without ModifyLoadBalancer every change is a delete and
 // a create, and a standing key spares each its fsync). A change's create
 // was applied with its reply lost, and the listing that would find it was
-// refused; the Service was deleted in the next Sync, whose settling
-// withdrew the standing declaration while the create was still uncertain;
-// hnsproxy was killed, and the restart took the load balancer for a
+// refused; a later Sync no longer wanted the key (here: the Service is
+// deleted), and its settling withdrew the standing declaration while the
+// create was still uncertain; hnsproxy was killed, and the restart took
+// the load balancer for a
 // leftover on a frontend nobody wanted: it stayed forever. A standing key
 // that stops standing while its create is uncertain now stays declared
 // until the create is settled.
