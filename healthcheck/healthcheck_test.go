@@ -302,6 +302,77 @@ func TestServiceHealthCheckPortChangeAndConflict(t *testing.T) {
 	}
 }
 
+// A port that stays taken is retried every sync but reported once: an
+// event (and an error in the log) when it first fails or fails anew, not on
+// every sync.
+func TestATakenHealthCheckPortIsReportedOnce(t *testing.T) {
+	takeFreePort := func() (net.Listener, uint16) {
+		t.Helper()
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		return ln, uint16(ln.Addr().(*net.TCPAddr).Port)
+	}
+	drain := func(rec *events.FakeRecorder) int {
+		n := 0
+		for {
+			select {
+			case <-rec.Events:
+				n++
+			default:
+				return n
+			}
+		}
+	}
+	sync := func(s *ServiceHealthServer, want map[types.NamespacedName]uint16) {
+		t.Helper()
+		if err := s.SyncServices(want); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	taken, port := takeFreePort()
+	rec := events.NewFakeRecorder(10)
+	s := NewServiceHealthServer("win-1", rec, []string{"127.0.0.1"}, &fakeProxyHealth{healthy: true})
+	t.Cleanup(s.Close)
+	for range 3 {
+		sync(s, map[types.NamespacedName]uint16{web: port})
+	}
+	if n := drain(rec); n != 1 {
+		t.Errorf("three syncs with the port taken raised %d events, want 1", n)
+	}
+
+	// Another port, also taken: a new failure, reported.
+	_, other := takeFreePort()
+	sync(s, map[types.NamespacedName]uint16{web: other})
+	sync(s, map[types.NamespacedName]uint16{web: other})
+	if n := drain(rec); n != 1 {
+		t.Errorf("moving to another taken port raised %d events, want 1", n)
+	}
+
+	// Back on the first port, freed: the retry opens it, without an event.
+	taken.Close()
+	sync(s, map[types.NamespacedName]uint16{web: port})
+	if s.Addrs(web) == nil {
+		t.Fatal("the freed port was not opened on the next sync")
+	}
+	if n := drain(rec); n != 0 {
+		t.Errorf("opening the freed port raised %d events", n)
+	}
+
+	// A Service gone while its port was taken, and back on that port:
+	// reported again, since its failure was forgotten with it.
+	db := types.NamespacedName{Namespace: "shop", Name: "db"}
+	sync(s, map[types.NamespacedName]uint16{web: port, db: other})
+	sync(s, map[types.NamespacedName]uint16{web: port})
+	sync(s, map[types.NamespacedName]uint16{web: port, db: other})
+	if n := drain(rec); n != 2 {
+		t.Errorf("a Service's failure, then its return to the taken port, raised %d events, want 2", n)
+	}
+}
+
 func TestListenNetworkPinsTheFamily(t *testing.T) {
 	// tcp4 and tcp6 let 0.0.0.0 and :: share a port (a plain "tcp" :: socket is dual-stack and would take both).
 	for ip, want := range map[string]string{"0.0.0.0": "tcp4", "127.0.0.1": "tcp4", "::": "tcp6", "::1": "tcp6", "": "tcp"} {

@@ -36,6 +36,17 @@ type ServiceHealthServer struct {
 
 	mu       sync.RWMutex
 	services map[types.NamespacedName]*hcInstance
+	// failing holds, for each Service whose port could not be opened, the
+	// last failure reported. A taken port is retried every sync; only a
+	// new failure is logged as an error and raises an event, so a port
+	// that stays taken does not fill the log and the event stream.
+	failing map[types.NamespacedName]openFailure
+}
+
+// openFailure is a health-check port that could not be opened, and why.
+type openFailure struct {
+	port uint16
+	err  string
 }
 
 type hcInstance struct {
@@ -59,16 +70,23 @@ func NewServiceHealthServer(nodeName string, recorder events.EventRecorder, list
 		health:    health,
 		conns:     httpserve.NewBudget(httpserve.ConnsAllHealthCheckPorts),
 		services:  map[types.NamespacedName]*hcInstance{},
+		failing:   map[types.NamespacedName]openFailure{},
 	}
 }
 
 // SyncServices makes newServices (service → health-check node port) the
 // open set: servers for services gone or moved to another port close, new
-// ones open, unchanged ones stay. A port that cannot be opened is reported
-// (log and a Warning event on the Service) and retried on the next sync.
+// ones open, unchanged ones stay. A port that cannot be opened is retried
+// on the next sync; it is reported (an error in the log and a Warning event
+// on the Service) when it first fails and when its failure changes.
 func (s *ServiceHealthServer) SyncServices(newServices map[types.NamespacedName]uint16) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for nsn := range s.failing {
+		if _, want := newServices[nsn]; !want {
+			delete(s.failing, nsn)
+		}
+	}
 	for nsn, hc := range s.services {
 		if port, keep := newServices[nsn]; !keep || port != hc.port {
 			klog.V(2).InfoS("Closing healthcheck", "service", nsn, "port", hc.port)
@@ -83,17 +101,31 @@ func (s *ServiceHealthServer) SyncServices(newServices map[types.NamespacedName]
 		klog.V(2).InfoS("Opening healthcheck", "service", nsn, "port", port)
 		hc, err := s.open(nsn, port)
 		if err != nil {
-			klog.ErrorS(err, "Failed to start healthcheck", "node", s.nodeName, "service", nsn, "port", port)
-			if s.recorder != nil {
-				ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Service", Namespace: nsn.Namespace, Name: nsn.Name}
-				s.recorder.Eventf(ref, nil, v1.EventTypeWarning, hnsevents.ReasonFailedToStartServiceHealthcheck, "Listen",
-					"node %s failed to start healthcheck %q on port %d: %v", s.nodeName, nsn.String(), port, err)
-			}
+			s.reportOpenFailure(nsn, port, err)
 			continue
 		}
+		delete(s.failing, nsn)
 		s.services[nsn] = hc
 	}
 	return nil
+}
+
+// reportOpenFailure logs a port that could not be opened and raises an
+// event, unless the last sync reported the same failure for the Service:
+// then it logs at --v=4 only.
+func (s *ServiceHealthServer) reportOpenFailure(nsn types.NamespacedName, port uint16, err error) {
+	failure := openFailure{port: port, err: err.Error()}
+	if s.failing[nsn] == failure {
+		klog.V(4).InfoS("Healthcheck port still cannot be opened", "service", nsn, "port", port, "err", err)
+		return
+	}
+	s.failing[nsn] = failure
+	klog.ErrorS(err, "Failed to start healthcheck", "node", s.nodeName, "service", nsn, "port", port)
+	if s.recorder != nil {
+		ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Service", Namespace: nsn.Namespace, Name: nsn.Name}
+		s.recorder.Eventf(ref, nil, v1.EventTypeWarning, hnsevents.ReasonFailedToStartServiceHealthcheck, "Listen",
+			"node %s failed to start healthcheck %q on port %d: %v", s.nodeName, nsn.String(), port, err)
+	}
 }
 
 // SyncEndpoints sets each open service's local endpoint count; services
