@@ -98,7 +98,11 @@ func (s *ServiceHealthServer) SyncServices(newServices map[types.NamespacedName]
 		if s.services[nsn] != nil {
 			continue
 		}
-		klog.V(2).InfoS("Opening healthcheck", "service", nsn, "port", port)
+		if _, retry := s.failing[nsn]; retry {
+			klog.V(4).InfoS("Opening healthcheck again", "service", nsn, "port", port)
+		} else {
+			klog.V(2).InfoS("Opening healthcheck", "service", nsn, "port", port)
+		}
 		hc, err := s.open(nsn, port)
 		if err != nil {
 			s.reportOpenFailure(nsn, port, err)
