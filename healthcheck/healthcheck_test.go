@@ -330,7 +330,7 @@ func TestATakenHealthCheckPortIsReportedOnce(t *testing.T) {
 			}
 		}
 	}
-	sync := func(s *ServiceHealthServer, want map[types.NamespacedName]uint16) {
+	syncServices := func(s *ServiceHealthServer, want map[types.NamespacedName]uint16) {
 		t.Helper()
 		if err := s.SyncServices(want); err != nil {
 			t.Fatal(err)
@@ -343,7 +343,7 @@ func TestATakenHealthCheckPortIsReportedOnce(t *testing.T) {
 	s := NewServiceHealthServer("win-1", rec, []string{"127.0.0.1"}, &fakeProxyHealth{healthy: true})
 	t.Cleanup(s.Close)
 	for range 3 {
-		sync(s, map[types.NamespacedName]uint16{web: port})
+		syncServices(s, map[types.NamespacedName]uint16{web: port})
 	}
 	if n := drain(rec); n != 1 {
 		t.Errorf("three syncs with the port taken raised %d events, want 1", n)
@@ -356,15 +356,15 @@ func TestATakenHealthCheckPortIsReportedOnce(t *testing.T) {
 
 	// Another port, also taken: a new failure, reported.
 	_, other := takeFreePort()
-	sync(s, map[types.NamespacedName]uint16{web: other})
-	sync(s, map[types.NamespacedName]uint16{web: other})
+	syncServices(s, map[types.NamespacedName]uint16{web: other})
+	syncServices(s, map[types.NamespacedName]uint16{web: other})
 	if n := drain(rec); n != 1 {
 		t.Errorf("moving to another taken port raised %d events, want 1", n)
 	}
 
 	// Back on the first port, freed: the retry opens it, without an event.
 	taken.Close()
-	sync(s, map[types.NamespacedName]uint16{web: port})
+	syncServices(s, map[types.NamespacedName]uint16{web: port})
 	if s.Addrs(web) == nil {
 		t.Fatal("the freed port was not opened on the next sync")
 	}
@@ -375,9 +375,9 @@ func TestATakenHealthCheckPortIsReportedOnce(t *testing.T) {
 	// A Service gone while its port was taken, and back on that port:
 	// reported again, since its failure was forgotten with it.
 	db := types.NamespacedName{Namespace: "shop", Name: "db"}
-	sync(s, map[types.NamespacedName]uint16{web: port, db: other})
-	sync(s, map[types.NamespacedName]uint16{web: port})
-	sync(s, map[types.NamespacedName]uint16{web: port, db: other})
+	syncServices(s, map[types.NamespacedName]uint16{web: port, db: other})
+	syncServices(s, map[types.NamespacedName]uint16{web: port})
+	syncServices(s, map[types.NamespacedName]uint16{web: port, db: other})
 	if n := drain(rec); n != 2 {
 		t.Errorf("a Service's failure, then its return to the taken port, raised %d events, want 2", n)
 	}
