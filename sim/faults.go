@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -41,13 +42,61 @@ func (h *HNS) SetFaults(f Faults) {
 	h.mu.Unlock()
 }
 
-// Restart simulates an HNS service restart: objects are kept, but every call
-// fails with RPCServerUnavailable (IsUnavailable, never IsNotFound) for d.
-// Restart(0) ends a restart window early.
+// Restart simulates an HNS service restart that keeps every object: every
+// call fails with RPCServerUnavailable (IsUnavailable, never IsNotFound) for
+// d. Restart(0) ends a restart window early.
 func (h *HNS) Restart(d time.Duration) {
+	_ = h.RestartLosing(d, RestartKeepsAll) // RestartKeepsAll is always valid
+}
+
+// RestartLoss is what an HNS restart drops. Which objects HNS brings back
+// after its service restarts is not known from any public source, and the
+// public reports point both ways: load balancers created again after a
+// restart met 0xb7 "already exists", so HNS had kept them
+// (kubernetes/kubernetes#139519); endpoints were gone after one
+// (projectcalico/calico#5164). So each is a variant (docs/simulator.md,
+// "Restart"). Networks and namespaces are always kept.
+type RestartLoss string
+
+const (
+	// RestartKeepsAll: every object comes back (kubernetes/kubernetes#139519).
+	RestartKeepsAll RestartLoss = ""
+	// RestartLosesLoadBalancers: load balancers are gone, endpoints kept.
+	RestartLosesLoadBalancers RestartLoss = "load-balancers"
+	// RestartLosesRemoteEndpoints: load balancers and remote endpoints (what
+	// a service proxy makes) are gone; the containers' endpoints are kept.
+	RestartLosesRemoteEndpoints RestartLoss = "remote-endpoints"
+	// RestartLosesEndpoints: load balancers and every endpoint are gone, the
+	// containers' too (projectcalico/calico#5164); namespaces lose their
+	// attachments.
+	RestartLosesEndpoints RestartLoss = "endpoints"
+)
+
+// RestartLosses are the valid RestartLoss values, RestartKeepsAll first.
+var RestartLosses = []RestartLoss{RestartKeepsAll, RestartLosesLoadBalancers, RestartLosesRemoteEndpoints, RestartLosesEndpoints}
+
+// RestartLosing simulates an HNS service restart that drops what loss
+// names, at once, and then fails every call as Restart does for d.
+func (h *HNS) RestartLosing(d time.Duration, loss RestartLoss) error {
+	if !slices.Contains(RestartLosses, loss) {
+		return fmt.Errorf("unknown restart loss %q (want one of %q)", loss, RestartLosses)
+	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.down = h.clock.Now().Add(d)
-	h.mu.Unlock()
+	if loss == RestartKeepsAll {
+		return nil
+	}
+	for _, id := range slices.Collect(h.state.loadBalancers.ids()) {
+		h.state.deleteLoadBalancer(id)
+	}
+	for _, id := range slices.Collect(h.state.endpoints.ids()) {
+		if e, _ := h.state.endpoints.get(id); loss == RestartLosesEndpoints ||
+			(loss == RestartLosesRemoteEndpoints && e.IsRemote()) {
+			h.removeEndpoint(id)
+		}
+	}
+	return nil
 }
 
 // gate decides, before a call touches state, whether it fails and, for an

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"testing"
 	"time"
@@ -136,6 +137,77 @@ func TestRestart(t *testing.T) {
 	// load balancer meets 0xb7 (kubernetes/kubernetes#139519).
 	_, err = h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, backend))
 	wantCode(t, err, hnslb.CodeAlreadyExists)
+}
+
+// TestRestartLosses: a restart drops what its variant names, at once, and
+// keeps the rest; networks and namespaces always stay, and a namespace
+// loses its attachment to a dropped endpoint.
+func TestRestartLosses(t *testing.T) {
+	for _, tc := range []struct {
+		loss                   RestartLoss
+		lbs, local, remote, ns int // what is left after the restart; ns: attachments
+	}{
+		{RestartKeepsAll, 1, 1, 1, 1},
+		{RestartLosesLoadBalancers, 0, 1, 1, 1},
+		{RestartLosesRemoteEndpoints, 0, 1, 0, 1},
+		{RestartLosesEndpoints, 0, 0, 0, 0},
+	} {
+		t.Run(cmp.Or(string(tc.loss), "keeps-all"), func(t *testing.T) {
+			clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			p, _ := ProfileByName(ProfileWS2022)
+			h := New(Options{Profile: p, Clock: clk})
+			n := mustNetwork(t, h, "flannel.4096", hnslb.NetworkTypeOverlay)
+			local := mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.5"))
+			remote := mustEndpoint(t, h, n.ID, remoteDoc("10.244.2.7", "192.168.1.12"))
+			ns, err := h.CreateNamespace(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.AddNamespaceEndpoint(ctx, ns.ID, local.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, local.ID, remote.ID)); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.RestartLosing(10*time.Second, tc.loss); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.ListLoadBalancers(ctx); !hnslb.IsUnavailable(err) {
+				t.Errorf("list during the restart: %v; want unavailable", err)
+			}
+			clk.SetTime(clk.Now().Add(10 * time.Second))
+			snap := h.Snapshot()
+			var locals, remotes int
+			for _, e := range snap.Endpoints {
+				if e.IsRemote() {
+					remotes++
+				} else {
+					locals++
+				}
+			}
+			if got := len(snap.LoadBalancers); got != tc.lbs || locals != tc.local || remotes != tc.remote {
+				t.Errorf("left %d load balancers, %d local and %d remote endpoints; want %d, %d, %d", got, locals, remotes, tc.lbs, tc.local, tc.remote)
+			}
+			if len(snap.Networks) != 1 || len(snap.Namespaces) != 1 {
+				t.Fatalf("networks %d, namespaces %d; want both kept", len(snap.Networks), len(snap.Namespaces))
+			}
+			if got := len(endpointIDsOf(t, &snap.Namespaces[0])); got != tc.ns {
+				t.Errorf("namespace attachments %d; want %d", got, tc.ns)
+			}
+			// What was dropped can be made again, on the same frontend and IPs.
+			if tc.remote == 0 {
+				remote = mustEndpoint(t, h, n.ID, remoteDoc("10.244.2.7", "192.168.1.12"))
+			}
+			if tc.lbs == 0 {
+				if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, remote.ID)); err != nil {
+					t.Errorf("creating the lost load balancer again: %v", err)
+				}
+			}
+		})
+	}
+	if err := New(Options{}).RestartLosing(time.Second, "everything"); err == nil {
+		t.Error("an unknown loss was taken")
+	}
 }
 
 func TestCommittedFaults(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -58,6 +59,9 @@ func (s *store[T]) all() iter.Seq[*T] {
 		}
 	}
 }
+
+// ids yields the stored objects' IDs (lower case) in no order.
+func (s *store[T]) ids() iter.Seq[string] { return maps.Keys(s.byID) }
 
 // each visits objects in creation order.
 func (s *store[T]) each(fn func(*T)) {

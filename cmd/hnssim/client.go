@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
@@ -143,6 +144,7 @@ func newSetRemoteSubnetsCommand(socket *string) *cobra.Command {
 func newFaultsCommand(socket *string) *cobra.Command {
 	var f faultFlags
 	var restart, latency time.Duration
+	var restartLoses string
 	cmd := clientCommand(socket, "faults", "Replace injected faults, set latency, or simulate an HNS restart", cobra.NoArgs,
 		func(ctx context.Context, cmd *cobra.Command, c *remote.Client, _ []string) error {
 			req, err := f.request()
@@ -150,6 +152,7 @@ func newFaultsCommand(socket *string) *cobra.Command {
 				return err
 			}
 			req.Restart = remote.Duration(restart)
+			req.RestartLoses = restartLoses
 			if cmd.Flags().Changed("latency") {
 				d := remote.Duration(latency)
 				req.Latency = &d
@@ -158,6 +161,7 @@ func newFaultsCommand(socket *string) *cobra.Command {
 		})
 	f.addFlags(cmd.Flags())
 	cmd.Flags().DurationVar(&restart, "restart", 0, "make every call fail as unavailable for this long")
+	cmd.Flags().StringVar(&restartLoses, "restart-loses", "", fmt.Sprintf("what the restart drops: one of %q (empty: keep every object)", sim.RestartLosses[1:]))
 	cmd.Flags().DurationVar(&latency, "latency", 0, "latency of one hcn RPC (a call waits it once per RPC it costs)")
 	return cmd
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
@@ -37,5 +39,38 @@ func TestSetFaultsHangs(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Errorf("released list: %v", err)
+	}
+}
+
+// A restart request drops what it names, and an unknown loss is refused
+// before anything is applied.
+func TestSetFaultsRestartLoses(t *testing.T) {
+	ctx := context.Background()
+	n := &node{hns: sim.New(sim.Options{Seed: 1})}
+	nw, err := n.hns.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := n.hns.CreateEndpoint(ctx, nw.ID, &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.5"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.hns.CreateLoadBalancer(ctx, &hnslb.LoadBalancer{
+		FrontendVIPs: []string{"10.96.0.10"}, HostComputeEndpoints: []string{ep.ID},
+		PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, ExternalPort: 80, InternalPort: 8080}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.setFaults(remote.FaultsRequest{Restart: remote.Duration(time.Millisecond), RestartLoses: "everything"}); err == nil {
+		t.Error("an unknown restart loss was taken")
+	}
+	if got := len(n.hns.Snapshot().LoadBalancers); got != 1 {
+		t.Fatalf("a refused request dropped load balancers: %d left", got)
+	}
+	if err := n.setFaults(remote.FaultsRequest{Restart: remote.Duration(time.Millisecond), RestartLoses: string(sim.RestartLosesLoadBalancers)}); err != nil {
+		t.Fatal(err)
+	}
+	if snap := n.hns.Snapshot(); len(snap.LoadBalancers) != 0 || len(snap.Endpoints) != 1 {
+		t.Errorf("after a restart losing load balancers: %d load balancers, %d endpoints; want 0, 1", len(snap.LoadBalancers), len(snap.Endpoints))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -235,12 +236,15 @@ func (n *node) setFaults(req remote.FaultsRequest) error {
 			*hang.ops = append(*hang.ops, sim.Op(op))
 		}
 	}
+	if loss := sim.RestartLoss(req.RestartLoses); !slices.Contains(sim.RestartLosses, loss) {
+		return fmt.Errorf("unknown restart loss %q: want one of %q", loss, sim.RestartLosses)
+	}
 	n.hns.SetFaults(f)
 	if req.Latency != nil {
 		n.hns.SetLatency(time.Duration(*req.Latency))
 	}
 	if req.Restart > 0 {
-		n.hns.Restart(time.Duration(req.Restart))
+		return n.hns.RestartLosing(time.Duration(req.Restart), sim.RestartLoss(req.RestartLoses))
 	}
 	return nil
 }

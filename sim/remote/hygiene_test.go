@@ -60,6 +60,7 @@ func TestSetFaultsRefusesNonsense(t *testing.T) {
 		"day-long latency":  {Latency: &huge},
 		"empty hang":        {Hang: []string{""}},
 		"too many hangs":    {HangReply: make([]string, remote.MaxFaultHangs+1)},
+		"loss, no restart":  {RestartLoses: "load-balancers"},
 	} {
 		err := c.SetFaults(ctx, req)
 		if !hnslb.IsInvalidParameter(err) {

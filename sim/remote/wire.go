@@ -83,7 +83,8 @@ type TraceRequest struct {
 // FaultsRequest changes the simulator's injected faults. ErrorRate keys are
 // operation names ("*" for all); Errors are HNS codes a failing call draws
 // from (empty: HNS unavailable). Restart, when positive, makes every call
-// fail as unavailable for that long. Latency, when set, replaces the latency
+// fail as unavailable for that long, after dropping what RestartLoses names
+// (a sim.RestartLoss: "" keeps every object). Latency, when set, replaces the latency
 // of one hcn RPC (a call waits it once per RPC it costs). Hang and HangReply
 // name operations ("*" for all) whose calls are held before they reach HNS,
 // or after HNS applied them, until a request without them (sim.Faults.Hang).
@@ -91,11 +92,14 @@ type FaultsRequest struct {
 	ErrorRate map[string]float64 `json:"errorRate,omitempty"`
 	Errors    []hnslb.ErrorCode  `json:"errors,omitempty"`
 	// Committed is the share (0..1) of failed writes HNS applied anyway.
-	Committed float64   `json:"committed,omitempty"`
-	Restart   Duration  `json:"restart,omitempty"`
-	Latency   *Duration `json:"latency,omitempty"`
-	Hang      []string  `json:"hang,omitempty"`
-	HangReply []string  `json:"hangReply,omitempty"`
+	Committed float64  `json:"committed,omitempty"`
+	Restart   Duration `json:"restart,omitempty"`
+	// RestartLoses is what the restart drops (sim.RestartLosses; the
+	// server refuses any other).
+	RestartLoses string    `json:"restartLoses,omitempty"`
+	Latency      *Duration `json:"latency,omitempty"`
+	Hang         []string  `json:"hang,omitempty"`
+	HangReply    []string  `json:"hangReply,omitempty"`
 }
 
 // Limits of FaultsRequest: a fault window or latency beyond these is a
@@ -120,6 +124,9 @@ func (f FaultsRequest) Validate() error {
 	}
 	if r := time.Duration(f.Restart); r < 0 || r > MaxFaultRestart {
 		return fmt.Errorf("restart = %v: must be within 0..%v", r, MaxFaultRestart)
+	}
+	if f.RestartLoses != "" && f.Restart <= 0 {
+		return fmt.Errorf("restartLoses = %q without a restart", f.RestartLoses)
 	}
 	if f.Latency != nil {
 		if l := time.Duration(*f.Latency); l < 0 || l > MaxFaultLatency {
