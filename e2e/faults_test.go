@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 	hnsremote "github.com/hnsproxy/hnsproxy/sim/remote"
 )
@@ -28,23 +30,8 @@ func TestHNSFaults(t *testing.T) {
 // with Services of its own can run it. The first two nodes carry the pods.
 func checkHNSOutage(t *testing.T, c *framework.Cluster, prefix string) {
 	ctx := context.Background()
-	x, y := c.Nodes[0], c.Nodes[1]
-	web := append(wire(t, x, prefix+"web", 2), wire(t, y, prefix+"web", 2)...)
-	dns := append(wire(t, x, prefix+"dns", 1), wire(t, y, prefix+"dns", 1)...)
-
-	dnsSvc := apply(t, c, service(prefix+"kube-system", "dns", "", 53, 53), framework.Backends(dns))
-	webSvc := apply(t, c, service(prefix+"web", "web", "", 80, 8080), framework.Backends(web))
-	expect := func(n *framework.Node, port, target int32, clusterIP string, pods []framework.Pod) string {
-		return lb("ClusterIP", frontend(clusterIP, port, "TCP", target), flags("DSR"),
-			backends(local(onNode(pods, n.Name())...), remote(notOnNode(pods, n.Name())...))...)
-	}
-	for _, n := range c.Nodes {
-		expectLBs(t, c, n, dnsSvc, expect(n, 53, 53, dnsSvc.Spec.ClusterIP, dns))
-		expectLBs(t, c, n, webSvc, expect(n, 80, 8080, webSvc.Spec.ClusterIP, web))
-	}
-	if t.Failed() {
-		t.FailNow()
-	}
+	w := startWebAndDNS(t, c, prefix)
+	web, dns, webSvc, dnsSvc, expect := w.web, w.dns, w.webSvc, w.dnsSvc, w.expect
 	dnsIDs := map[*framework.Node]string{}
 	for _, n := range c.Nodes {
 		dnsIDs[n] = lbID(t, n, dnsSvc.Spec.ClusterIP)
@@ -118,6 +105,77 @@ func checkHNSOutage(t *testing.T, c *framework.Cluster, prefix string) {
 			t.Errorf("node %s: no call saw HNS unavailable; the outage did not bite", n.Name())
 		}
 	}
+}
+
+// TestHNSRestartThatLosesObjects: an HNS restart that drops every load
+// balancer and remote endpoint (docs/simulator.md, "Restart": public
+// reports show HNS keeping objects across a restart and losing them), under
+// a running hnsproxy whose drift repair is an hour away. A change during
+// the restart lets hnsproxy see it; once HNS answers, every node holds the
+// desired load balancers again, those of the Service nothing changed too,
+// with their remote backends.
+func TestHNSRestartThatLosesObjects(t *testing.T) {
+	spec := overlaySpec
+	spec.DriftRepairPeriod = time.Hour
+	c := framework.StartClusterForTest(t, spec)
+	ctx := context.Background()
+	w := startWebAndDNS(t, c, "lossy-")
+	web, dns, webSvc, dnsSvc, expect := w.web, w.dns, w.webSvc, w.dnsSvc, w.expect
+	for _, n := range c.Nodes {
+		if err := n.Sim.SetFaults(ctx, hnsremote.FaultsRequest{Restart: hnsremote.Duration(3 * time.Second), RestartLoses: "remote-endpoints"}); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := n.Sim.Dump(ctx) // hnssim's own view, past the restart
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.LoadBalancers) != 0 {
+			t.Fatalf("node %s: %d load balancers left by a restart that drops them", n.Name(), len(snap.LoadBalancers))
+		}
+	}
+	shrunk := web[1:]
+	if err := framework.UpdateEndpoints(ctx, c, webSvc, framework.Backends(shrunk)); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.Nodes {
+		expectLBs(t, c, n, dnsSvc, expect(n, 53, 53, dnsSvc.Spec.ClusterIP, dns))
+		expectLBs(t, c, n, webSvc, expect(n, 80, 8080, webSvc.Spec.ClusterIP, shrunk))
+	}
+}
+
+// webAndDNS are two ClusterIP Services with pods on the first two nodes of
+// a cluster: web (two pods on each) and dns (one on each).
+type webAndDNS struct {
+	web, dns       []framework.Pod
+	webSvc, dnsSvc *corev1.Service
+}
+
+// startWebAndDNS makes them, the Services in namespaces prefix+"web" and
+// prefix+"kube-system", the pods named after prefix, and waits until
+// every node holds their load balancers.
+func startWebAndDNS(t *testing.T, c *framework.Cluster, prefix string) webAndDNS {
+	t.Helper()
+	x, y := c.Nodes[0], c.Nodes[1]
+	var w webAndDNS
+	w.web = append(wire(t, x, prefix+"web", 2), wire(t, y, prefix+"web", 2)...)
+	w.dns = append(wire(t, x, prefix+"dns", 1), wire(t, y, prefix+"dns", 1)...)
+	w.dnsSvc = apply(t, c, service(prefix+"kube-system", "dns", "", 53, 53), framework.Backends(w.dns))
+	w.webSvc = apply(t, c, service(prefix+"web", "web", "", 80, 8080), framework.Backends(w.web))
+	for _, n := range c.Nodes {
+		expectLBs(t, c, n, w.dnsSvc, w.expect(n, 53, 53, w.dnsSvc.Spec.ClusterIP, w.dns))
+		expectLBs(t, c, n, w.webSvc, w.expect(n, 80, 8080, w.webSvc.Spec.ClusterIP, w.web))
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	return w
+}
+
+// expect is the load balancer node n should hold for a ClusterIP Service
+// on clusterIP:port with pods as backends.
+func (webAndDNS) expect(n *framework.Node, port, target int32, clusterIP string, pods []framework.Pod) string {
+	return lb("ClusterIP", frontend(clusterIP, port, "TCP", target), flags("DSR"),
+		backends(local(onNode(pods, n.Name())...), remote(notOnNode(pods, n.Name())...))...)
 }
 
 // lbID is the ID of the node's load balancer with frontend vip.

@@ -1,9 +1,11 @@
 package proxier
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -388,6 +390,45 @@ func TestFailedWritesAreRetriedWithoutNewEvents(t *testing.T) {
 	// from the reconciler's backoff can create the load balancer.
 	n.hns.SetFaults(sim.Faults{})
 	n.eventually("load balancer created by a retry", func() bool { return len(n.lbs()) == 1 })
+}
+
+// An HNS restart that drops objects (docs/simulator.md, "Restart": which it
+// drops is not known) is repaired when HNS answers again, not at the next
+// drift repair (an hour here): the load balancer of a Service nothing
+// changed comes back only through that listing. Where the restart dropped
+// the containers' endpoints too, the load balancers come back with their
+// remote backends.
+func TestHNSRestartThatDropsObjectsIsRepairedWhenHNSReturns(t *testing.T) {
+	for _, profile := range []string{"ws2022", "ws2025"} {
+		for _, loss := range sim.RestartLosses {
+			t.Run(profile+"/"+cmp.Or(string(loss), "keeps-all"), func(t *testing.T) {
+				n, _ := observedNode(t, profile, "10.244.1.5", "10.244.1.6", "10.244.1.7")
+				n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.2.7", "win-2"}),
+					service("db", "10.96.0.11"), slice("db", endpoint{"10.244.1.6", nodeName}, endpoint{"10.244.2.8", "win-2"}))
+				n.eventually("two load balancers", func() bool { return len(n.lbs()) == 2 })
+				n.settle()
+
+				if err := n.hns.RestartLosing(time.Hour, loss); err != nil {
+					t.Fatal(err)
+				}
+				n.apply(slice("web", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.1.7", nodeName}, endpoint{"10.244.2.7", "win-2"}))
+				// A restart takes seconds: the reconciler's probe sees HNS down too.
+				n.eventually("a probe refused by the restarting HNS", func() bool {
+					return n.hns.Counters().CountResult(sim.OpGetNetwork, "RPCServerUnavailable") > 0
+				})
+				n.hns.Restart(0)
+				want := []lbView{{Backends: []string{"10.244.1.5", "10.244.1.7", "10.244.2.7"}}, {Backends: []string{"10.244.1.6", "10.244.2.8"}}}
+				if loss == sim.RestartLosesEndpoints { // no pod endpoint left to use
+					want = []lbView{{Backends: []string{"10.244.2.7"}}, {Backends: []string{"10.244.2.8"}}}
+				}
+				n.eventually("both load balancers as the Services want them", func() bool {
+					got := n.lbs()
+					return len(got) == 2 && slices.Equal(got[0].Backends, want[0].Backends) && slices.Equal(got[1].Backends, want[1].Backends) &&
+						slices.Equal(n.remoteEndpointIPs(), []string{"10.244.2.7", "10.244.2.8"})
+				})
+			})
+		}
+	}
 }
 
 func TestHNSRestartDuringSyncConvergesWithoutDeletes(t *testing.T) {

@@ -138,6 +138,9 @@ type Proxier struct {
 	// repairRetryAt holds back the next drift repair after a failed one.
 	repairRetryAt time.Time
 	repairBackoff workqueue.TypedRateLimiter[string]
+	// repairAfterHNSReturn: HNS came back from a restart, which may have
+	// dropped objects, so a drift repair is due now (repair.go).
+	repairAfterHNSReturn bool
 	// repairing: a drift repair runs (repair.go); repairs counts its goroutine.
 	repairing   bool
 	repairs     sync.WaitGroup

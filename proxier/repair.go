@@ -12,6 +12,12 @@ import (
 // on a large node), so changes go on being programmed while it lists. A
 // sync starts it when it is due; when it ends, it records the outcome and
 // asks for a sync, which programs the drift it marked.
+//
+// Besides its period, a repair is due as soon as HNS answers again after a
+// restart the reconciler saw (SyncResult.HNSReturned): a restart may have
+// dropped load balancers and endpoints (docs/simulator.md, "Restart"),
+// and only a listing finds them. A restart nothing called HNS during goes
+// unseen and waits for the period.
 
 // repairDue reports whether a sync should start a drift repair; callers hold p.mu.
 func (p *Proxier) repairDue() bool {
@@ -21,6 +27,8 @@ func (p *Proxier) repairDue() bool {
 // startRepair runs a drift repair in its own goroutine; callers hold p.mu.
 func (p *Proxier) startRepair(ctx context.Context) {
 	p.repairing = true
+	afterHNSReturn := p.repairAfterHNSReturn
+	p.repairAfterHNSReturn = false
 	p.repairs.Add(1)
 	go func() {
 		defer p.repairs.Done()
@@ -28,6 +36,8 @@ func (p *Proxier) startRepair(ctx context.Context) {
 		p.mu.Lock()
 		p.repairing = false
 		if err != nil {
+			// One for a restart stays due, after the backoff.
+			p.repairAfterHNSReturn = p.repairAfterHNSReturn || afterHNSReturn
 			p.repairRetryAt = p.clock.Now().Add(p.repairBackoff.When(syncKey))
 			klog.FromContext(ctx).Error(err, "Drift repair failed; will retry", "at", p.repairRetryAt)
 		} else {
@@ -45,11 +55,28 @@ func (p *Proxier) startRepair(ctx context.Context) {
 func (p *Proxier) WaitForRepair() { p.repairs.Wait() }
 
 // nextRepair is when the next drift repair is due: a repair period after
-// the last good one, or later while a failed one backs off.
+// the last good one, or now after HNS returned from a restart; later while
+// a failed one backs off.
 func (p *Proxier) nextRepair() time.Time {
+	if p.repairAfterHNSReturn {
+		return p.repairRetryAt
+	}
 	next := p.lastRepair.Add(p.opts.RepairPeriod)
 	if p.repairRetryAt.After(next) {
 		next = p.repairRetryAt
 	}
 	return next
+}
+
+// noteHNSReturned makes a drift repair due now: HNS answered again after a
+// restart (SyncResult.HNSReturned). A backoff left by repairs that failed
+// while HNS was down no longer applies. Callers hold p.mu.
+func (p *Proxier) noteHNSReturned(ctx context.Context) {
+	if p.opts.RepairPeriod <= 0 {
+		return // drift repair off: no listing after Start
+	}
+	p.repairAfterHNSReturn = true
+	p.repairRetryAt = time.Time{}
+	p.repairBackoff.Forget(syncKey)
+	klog.FromContext(ctx).Info("HNS is back after a restart, which may have dropped objects; listing it now to repair them")
 }

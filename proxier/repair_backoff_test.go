@@ -93,3 +93,67 @@ func TestZeroRepairPeriodTurnsRepairOff(t *testing.T) {
 		t.Errorf("%d drift repairs with RepairPeriod 0, want none", rec.repairs)
 	}
 }
+
+// returningReconciler reports HNS's return from a restart in the Syncs
+// while returned is set.
+type returningReconciler struct {
+	repairCounter
+	returned bool
+}
+
+func (r *returningReconciler) Sync(context.Context) reconciler.SyncResult {
+	return reconciler.SyncResult{HNSReturned: r.returned}
+}
+
+// TestHNSReturnMakesARepairDue: HNS back from a restart it may have lost
+// objects in makes a drift repair due at once, not a repair period after
+// the last; one that fails is retried after its backoff, and with drift
+// repair off nothing lists HNS.
+func TestHNSReturnMakesARepairDue(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	rec := &returningReconciler{}
+	p := idleProxier(t, Options{Clock: clk, RepairPeriod: time.Hour, Reconciler: rec})
+	syncAndRepair(p) // initializes
+	p.mu.Lock()
+	p.lastRepair = clk.Now() // as Run sets it after Start
+	p.mu.Unlock()
+	rec.returned = true
+	syncAndRepair(p) // HNS answered again in this Sync
+	rec.returned = false
+	if rec.repairs != 0 {
+		t.Fatalf("%d repairs before the Sync after HNS returned", rec.repairs)
+	}
+	syncAndRepair(p)
+	if rec.repairs != 1 {
+		t.Fatalf("%d repairs in the Sync after HNS returned, want 1", rec.repairs)
+	}
+	syncAndRepair(p)
+	if rec.repairs != 1 {
+		t.Fatalf("%d repairs after that, want still 1 (then none until the period)", rec.repairs)
+	}
+
+	// HNS down again by the time the repair lists: it stays due, after a backoff.
+	rec.returned, rec.down = true, true
+	syncAndRepair(p)
+	rec.returned = false
+	syncAndRepair(p)
+	syncAndRepair(p)
+	if rec.repairs != 2 {
+		t.Fatalf("%d repairs, want 2: one failed, none more before its backoff", rec.repairs)
+	}
+	rec.down = false
+	clk.Step(repairRetryMax)
+	syncAndRepair(p)
+	if rec.repairs != 3 {
+		t.Fatalf("%d repairs after the backoff, want 3: the failed one again, not an hour later", rec.repairs)
+	}
+
+	off := &returningReconciler{returned: true}
+	p = idleProxier(t, Options{Clock: clk, RepairPeriod: 0, Reconciler: off})
+	for range 3 {
+		syncAndRepair(p)
+	}
+	if off.repairs != 0 {
+		t.Errorf("%d repairs with drift repair off, want none", off.repairs)
+	}
+}

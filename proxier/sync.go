@@ -68,6 +68,9 @@ func (p *Proxier) Sync(ctx context.Context) {
 		p.startRepair(ctx)
 	}
 	stats.Result = p.opts.Reconciler.Sync(ctx)
+	if stats.Result.HNSReturned {
+		p.noteHNSReturned(ctx)
+	}
 	p.reportReconcile(stats.Result)
 	p.learnBackendCap(ctx, stats.Result.LearnedBackendCap)
 	stats.End = p.clock.Now()

@@ -21,6 +21,12 @@ import (
 //
 // A timeout is left to the backoff: a hung HNS would hang the probe too,
 // and each abandoned call counts against MaxAbandonedCalls.
+//
+// A restart may also have dropped objects HNS held before it: public
+// reports show it keeping load balancers and losing endpoints
+// (docs/simulator.md, "Restart"). Nothing but a listing finds those, so
+// the Sync that ends a seen outage says so (SyncResult.HNSReturned) and
+// the caller lists HNS (Repair) then, not at its next period.
 
 // outageProbeInterval is how often HNS is probed while it is down (a
 // probe needs a Sync, so the proxier's min-sync-period may space them
@@ -67,6 +73,7 @@ func (r *Reconciler) probeOutage(run *syncRun) {
 	if !confirmed {
 		return
 	}
+	run.res.HNSReturned = true
 	// Whatever waited through the outage is tried again now: what HNS
 	// refused, and what waited on it (an endpoint's delete on a load
 	// balancer's update). Only the refused lose their backoff; an object
@@ -93,5 +100,5 @@ func (r *Reconciler) probeOutage(run *syncRun) {
 			due(objectRef{id: id}, &s.st)
 		}
 	}
-	r.log.Info("HNS answers again; retrying what it refused", "objects", retried)
+	r.log.Info("HNS answers again; retrying what it refused, and its restart may have dropped objects", "objects", retried)
 }

@@ -28,6 +28,7 @@ func TestHNSRestartRetriedOnceHNSAnswers(t *testing.T) {
 		t.Fatalf("sync while HNS restarts: %+v", res)
 	}
 	programmedAt := time.Time{}
+	returned := 0 // Syncs that said HNS is back, so the caller lists it
 	for range 200 {
 		next, ok := r.NextRetry()
 		if !ok {
@@ -35,7 +36,15 @@ func TestHNSRestartRetriedOnceHNSAnswers(t *testing.T) {
 			break
 		}
 		e.clock.SetTime(next)
-		r.Sync(ctx)
+		if r.Sync(ctx).HNSReturned {
+			returned++
+			if e.clock.Now().Before(back) {
+				t.Errorf("HNSReturned at %v, before HNS came back at %v", e.clock.Now(), back)
+			}
+		}
+	}
+	if returned != 1 {
+		t.Errorf("%d Syncs reported HNS back from its restart, want 1", returned)
 	}
 	if programmedAt.IsZero() {
 		t.Fatalf("not programmed: %+v", r.Statuses())
@@ -76,7 +85,9 @@ func TestRefusalWhileHNSAnswersKeepsItsBackoff(t *testing.T) {
 	want[0].Backends = want[0].Backends[:1]
 	upsert(r, want...)
 	for range 20 {
-		r.Sync(ctx)
+		if r.Sync(ctx).HNSReturned {
+			t.Error("a refusal while HNS answers its probe was taken for a restart")
+		}
 		next, ok := r.NextRetry()
 		if !ok || next.Sub(start) > 8*time.Second {
 			break

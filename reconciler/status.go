@@ -107,6 +107,10 @@ type SyncResult struct {
 	// (backendcap.go), 0 while none was learned; once learned it is in
 	// every result.
 	LearnedBackendCap int
+	// HNSReturned: HNS answered again in this Sync after refusing calls
+	// as down (a restart), which may have dropped objects it held
+	// (outage.go); only a listing (Repair) finds those.
+	HNSReturned bool
 }
 
 // LeftOutBackends are local backends one load balancer could not use.
