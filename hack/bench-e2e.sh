@@ -33,7 +33,10 @@
 #      cannot modify a load balancer), BENCH_NODES (0: one remote node per
 #      200 pods; up to 16,383, pod CIDRs from 100.64.0.0/10 past 255),
 #      BENCH_KEEP_DIR (set: keep the run's folder, with hnsproxy's and the
-#      other processes' logs, instead of deleting it), CONTROLPLANE_BIN_DIR.
+#      other processes' logs, instead of deleting it), BENCH_HNS_RESTART_LOSES
+#      (remote-endpoints: what a second HNS restart drops, as
+#      docs/simulator.md's restart variants name it; empty for no second
+#      restart), CONTROLPLANE_BIN_DIR.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
@@ -66,5 +69,5 @@ fi
 "${bench}" -dir "${dir}" -services "${services}" -endpoints "${BENCH_ENDPOINTS:-100000}" \
   -changes "${BENCH_CHANGES:-100}" -mode "${mode}" -profile "${profile}" -nodes "${nodes}" -repair-period "${BENCH_REPAIR_PERIOD:-1m}" \
   -repair-changes "${BENCH_REPAIR_CHANGES:-50}" -cpu-pods "${BENCH_CPU_PODS:-100}" -cpu-rpc-latency "${BENCH_CPU_RPC_LATENCY:-0s}" -mix-groups "${BENCH_MIX_GROUPS:-50}" -min-sync-period "${BENCH_MIN_SYNC_PERIOD:-0s}" -rpc-latency "${BENCH_RPC_LATENCY:-200us}" \
-  -proxy-env "${BENCH_PROXY_ENV:-}" -heap-profiles "${BENCH_HEAP_PROFILES:-}" \
+  -proxy-env "${BENCH_PROXY_ENV:-}" -hns-restart-loses "${BENCH_HNS_RESTART_LOSES-remote-endpoints}" -heap-profiles "${BENCH_HEAP_PROFILES:-}" \
   -cold-cpu-profile-seconds "${BENCH_COLD_CPU_PROFILE_SECONDS:-0}" | tee "${out}/bench-e2e-${name}.json"

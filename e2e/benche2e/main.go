@@ -30,9 +30,12 @@ type options struct {
 	changes    int
 	rpcLatency time.Duration
 	hnsOutage  time.Duration
-	dir        string
-	proxyEnv   string
-	profileDir string
+	// restartLoses is what the second HNS restart drops (sim.RestartLosses);
+	// "" runs no second restart.
+	restartLoses string
+	dir          string
+	proxyEnv     string
+	profileDir   string
 	// coldProfileSeconds: a CPU profile of hnsproxy's first seconds.
 	coldProfileSeconds int
 	// mode is the node's network: l2bridge, or overlay with a remote
@@ -161,7 +164,13 @@ type report struct {
 	// takes the heap from its live size to the collector's goal.
 	CPUChangesPerCollection   float64 `json:"cpuChangesPerCollection"`
 	HNSRestartRecoverySeconds float64 `json:"hnsRestartRecoverySeconds"`
-	NodeRebootFullSyncSeconds float64 `json:"nodeRebootFullSyncSeconds"`
+	// HNSRestartLoses is what the second restart dropped; the recovery
+	// runs from HNS's return until every Service is programmed again, and
+	// its CPU is hnsproxy's over that time.
+	HNSRestartLoses                   string  `json:"hnsRestartLoses,omitempty"`
+	HNSLossyRestartRecoverySeconds    float64 `json:"hnsLossyRestartRecoverySeconds,omitempty"`
+	HNSLossyRestartRecoveryCPUSeconds float64 `json:"hnsLossyRestartRecoveryCPUSeconds,omitempty"`
+	NodeRebootFullSyncSeconds         float64 `json:"nodeRebootFullSyncSeconds"`
 	// HNSAfterReboot counts the calls the fresh HNS saw since the reboot.
 	HNSAfterReboot sim.Counters `json:"hnsAfterReboot"`
 }
@@ -184,6 +193,7 @@ func main() {
 	flag.IntVar(&o.changes, "changes", 100, "readiness changes measured (each pod goes unready, then ready again: two changes)")
 	flag.DurationVar(&o.rpcLatency, "rpc-latency", 200*time.Microsecond, "hnssim's latency per hcn RPC")
 	flag.DurationVar(&o.hnsOutage, "hns-outage", 10*time.Second, "how long the simulated HNS restart refuses calls")
+	flag.StringVar(&o.restartLoses, "hns-restart-loses", string(sim.RestartLosesRemoteEndpoints), "what a second HNS restart drops (docs/simulator.md, \"What a restart drops\"); empty for no second restart")
 	flag.StringVar(&o.proxyEnv, "proxy-env", "", "one NAME=VALUE added to hnsproxy's environment (GOMEMLIMIT=200MiB, say); hnsproxy always runs with GODEBUG=gctrace=1, which a GODEBUG here keeps")
 	flag.StringVar(&o.profile, "profile", sim.ProfileWS2025, "the Windows build hnssim behaves like (ws2019, ws2022, ws2025, and the variants of docs/simulator.md)")
 	flag.IntVar(&o.nodes, "nodes", 0, "remote nodes the pods run on (0: one per 200 pods; overlay: a remote subnet route each); more than 255 take their pod CIDRs from 100.64.0.0/10")
@@ -473,6 +483,14 @@ func run(ctx context.Context, o options) (r report, err error) {
 	if _, err := change(ctx, admin, view, watch, o.layout, vips, n, true, applyWait); err != nil {
 		return r, err
 	}
+	if o.restartLoses != "" {
+		if err := lossyRestart(ctx, o, node, &r, func(ready bool, timeout time.Duration) error {
+			_, err := change(ctx, admin, view, watch, o.layout, vips, pick(o.layout, o.changes+m.used+1), ready, timeout)
+			return err
+		}, want, rss); err != nil {
+			return r, err
+		}
+	}
 
 	// Node reboot: HNS empty, hnsproxy started again with its state file.
 	if err := node.Proxy.Stop(); err != nil {
@@ -503,6 +521,40 @@ func run(ctx context.Context, o options) (r report, err error) {
 	}
 	r.HNSAfterReboot, err = node.Sim.Stats(ctx)
 	return r, err
+}
+
+// lossyRestart restarts HNS dropping what o.restartLoses names (which a
+// real restart drops is not known) with a change made in the outage, so
+// that hnsproxy meets the restart, as the first restart does; flip makes
+// the change and, after the recovery, takes it back. Recovery runs from
+// HNS's return until every Service is programmed as in want again.
+func lossyRestart(ctx context.Context, o options, node *framework.Node, r *report, flip func(ready bool, timeout time.Duration) error, want map[string]int, rss *rssWatch) error {
+	rss.setPhase("HNS restart that drops objects")
+	lat := remote.Duration(o.rpcLatency)
+	pid := node.Proxy.PID()
+	cpuBefore, err := framework.ProcessCPU(pid)
+	if err != nil {
+		return err
+	}
+	if err := node.Sim.SetFaults(ctx, remote.FaultsRequest{Restart: remote.Duration(o.hnsOutage), RestartLoses: o.restartLoses, Latency: &lat}); err != nil {
+		return err
+	}
+	back := time.Now().Add(o.hnsOutage)
+	if err := flip(false, o.hnsOutage+syncWait); err != nil {
+		return fmt.Errorf("change during an HNS restart that drops objects: %w", err)
+	}
+	if err := flip(true, syncWait); err != nil {
+		return err
+	}
+	seconds, _, cpuAfter, err := fullSync(ctx, node, want, back)
+	if err != nil {
+		return fmt.Errorf("after an HNS restart that dropped %s: %w", o.restartLoses, err)
+	}
+	r.HNSRestartLoses = o.restartLoses
+	r.HNSLossyRestartRecoverySeconds = seconds
+	r.HNSLossyRestartRecoveryCPUSeconds = cpuAfter - cpuBefore.Seconds()
+	logf("HNS restart dropping %s: every Service programmed %.1fs after HNS came back, %.2fs of hnsproxy CPU", o.restartLoses, seconds, r.HNSLossyRestartRecoveryCPUSeconds)
+	return nil
 }
 
 // modifies reports whether hnssim's profile updates a load balancer in
