@@ -13,6 +13,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
@@ -37,6 +38,15 @@ var injectedCodes = []hnslb.ErrorCode{hnslb.CodeRPCServerUnavailable, hnslb.Code
 // injectedResults are those codes as hnssim's counters name them.
 var injectedResults = []string{"RPCServerUnavailable", "Timeout", "ManagerStopped"}
 
+// restartLoss is what node i's k-th HNS restart drops: the seed turns
+// the variants (docs/simulator.md, "What a restart drops") over the
+// restarts. Not the containers' endpoints: hnsproxy cannot make those
+// again, and no CNI here would.
+func restartLoss(seed uint64, i, k int) sim.RestartLoss {
+	losses := []sim.RestartLoss{sim.RestartKeepsAll, sim.RestartLosesLoadBalancers, sim.RestartLosesRemoteEndpoints}
+	return losses[(seed+uint64(i)+uint64(k))%uint64(len(losses))]
+}
+
 func faultsOn(restart time.Duration) remote.FaultsRequest {
 	latency := remote.Duration(hnsLatency)
 	return remote.FaultsRequest{
@@ -53,17 +63,21 @@ func faultsOn(restart time.Duration) remote.FaultsRequest {
 type chaos struct {
 	cluster  *framework.Cluster
 	settings map[string]nodeSettings // each node's, for what its HNS must hold
-	foreign  map[string]foreignSet   // each node's objects others own
+	foreign  map[string]foreignSet   // each node's objects others own; foreignMu guards it while faults run
 	drv      *driver
 	seed     uint64
 
 	hnsRestarts atomic.Int64
-	apiRestarts atomic.Int64
-	kills       atomic.Int64
-	midSync     atomic.Int64 // kills that landed after the proxy's writes began
-	crashes     atomic.Int64
-	maxRSSKiB   atomic.Int64
-	errs        chan error
+	// lossyRestarts counts the HNS restarts that dropped objects
+	// (restartLoss); the other agent makes its own again after each.
+	lossyRestarts atomic.Int64
+	foreignMu     sync.Mutex
+	apiRestarts   atomic.Int64
+	kills         atomic.Int64
+	midSync       atomic.Int64 // kills that landed after the proxy's writes began
+	crashes       atomic.Int64
+	maxRSSKiB     atomic.Int64
+	errs          chan error
 
 	// stateDirsMounted: the nodes' state directories are size-limited
 	// mounts the soak may fill (nodefaults.go).
@@ -104,15 +118,20 @@ func (c *chaos) faults(ctx context.Context, window time.Duration) {
 			c.report(fmt.Errorf("node %s: setting faults: %w", n.Name(), err))
 		}
 		wg.Go(func() {
-			for _, off := range at(window, hnsRestartsEach, 0.3*float64(i)) {
+			for k, off := range at(window, hnsRestartsEach, 0.3*float64(i)) {
 				if !sleepUntil(ctx, start.Add(off)) {
 					return
 				}
-				if err := n.Sim.SetFaults(ctx, c.faultsOf(n, hnsRestartWindow)); err != nil {
+				loss := restartLoss(c.seed, i, k)
+				if err := n.Sim.SetFaults(ctx, c.restartFaults(n, loss)); err != nil {
 					c.report(fmt.Errorf("node %s: HNS restart: %w", n.Name(), err))
 					continue
 				}
 				c.hnsRestarts.Add(1)
+				if loss != sim.RestartKeepsAll {
+					c.lossyRestarts.Add(1)
+					c.replantForeign(ctx, n)
+				}
 			}
 		})
 	}

@@ -35,16 +35,19 @@ import (
 
 // result is the soak's report, printed as one JSON line.
 type result struct {
-	Changes               int64 `json:"changes"`
-	HNSFaults             int   `json:"hns_faults"`
-	HNSRestarts           int64 `json:"hns_restarts"`
-	APIServerRestarts     int64 `json:"apiserver_restarts"`
-	ProxyKills            int64 `json:"proxy_kills"`
-	LeakedObjects         int   `json:"leaked_objects"`
-	MissingObjects        int   `json:"missing_objects"`
-	WrongObjects          int   `json:"wrong_objects"`
-	ForeignObjectsDeleted int   `json:"foreign_objects_deleted"`
-	Crashes               int64 `json:"crashes"`
+	Changes     int64 `json:"changes"`
+	HNSFaults   int   `json:"hns_faults"`
+	HNSRestarts int64 `json:"hns_restarts"`
+	// HNSRestartsDroppingObjects are those that dropped load balancers or
+	// remote endpoints (restartLoss).
+	HNSRestartsDroppingObjects int64 `json:"hns_restarts_dropping_objects"`
+	APIServerRestarts          int64 `json:"apiserver_restarts"`
+	ProxyKills                 int64 `json:"proxy_kills"`
+	LeakedObjects              int   `json:"leaked_objects"`
+	MissingObjects             int   `json:"missing_objects"`
+	WrongObjects               int   `json:"wrong_objects"`
+	ForeignObjectsDeleted      int   `json:"foreign_objects_deleted"`
+	Crashes                    int64 `json:"crashes"`
 	// The red team's paths (docs/reliability.md, "Red-team findings").
 	TenantCollisions  int64 `json:"tenant_collisions"`
 	StateDirFaults    int64 `json:"state_dir_faults"`
@@ -97,6 +100,7 @@ func (r result) failed(nodes int) []string {
 	}{
 		{"apiserver_restarts", r.APIServerRestarts, apiRestarts},
 		{"hns_restarts", r.HNSRestarts, hnsRestartsEach * n},
+		{"hns_restarts_dropping_objects", r.HNSRestartsDroppingObjects, n},
 		{"proxy_kills", r.ProxyKills, killsEach * n},
 		{"kills_mid_sync", r.KillsMidSync, n},
 		{"node_address_losses", r.NodeAddressLosses, n},
@@ -197,6 +201,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 
 	res.Changes, res.RefusedChanges = drv.changes.Load(), drv.failures.Load()
 	res.HNSRestarts, res.APIServerRestarts, res.ProxyKills = ch.hnsRestarts.Load(), ch.apiRestarts.Load(), ch.kills.Load()
+	res.HNSRestartsDroppingObjects = ch.lossyRestarts.Load()
 	res.KillsMidSync = ch.midSync.Load()
 	res.Crashes = ch.crashes.Load() + int64(r.panics())
 	res.MaxRSSMiB = float64(ch.maxRSSKiB.Load()) / 1024

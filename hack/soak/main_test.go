@@ -5,6 +5,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // TestFailedNamesEachMissingFault: a run whose planned faults all happened
@@ -16,6 +18,7 @@ func TestFailedNamesEachMissingFault(t *testing.T) {
 		APIServerRestarts: apiRestarts, HNSRestarts: hnsRestartsEach * nodes, ProxyKills: killsEach * nodes,
 		KillsMidSync: nodes, NodeAddressLosses: nodes, IdleConnFloods: nodes, TenantCollisions: 1, HNSHangs: nodes,
 		StateDirMounted: true, StateDirFaults: stateDirFaultsEach * nodes, Converged: true,
+		HNSRestartsDroppingObjects: nodes,
 	}
 	if why := full.failed(nodes); len(why) != 0 {
 		t.Fatalf("every planned fault happened, yet failed: %v", why)
@@ -30,5 +33,22 @@ func TestFailedNamesEachMissingFault(t *testing.T) {
 	unmounted.StateDirMounted, unmounted.StateDirFaults = false, 0
 	if why := unmounted.failed(nodes); len(why) != 0 {
 		t.Fatalf("no state directory mounted, so no state directory fault planned; got %v", why)
+	}
+}
+
+// TestRestartLossTurnsOverTheVariants: whatever the seed, each node's three
+// HNS restarts keep, drop load balancers and drop remote endpoints once each,
+// so every run has restarts that drop objects on every node.
+func TestRestartLossTurnsOverTheVariants(t *testing.T) {
+	for seed := range uint64(5) {
+		for node := range 2 {
+			seen := map[sim.RestartLoss]bool{}
+			for k := range hnsRestartsEach {
+				seen[restartLoss(seed, node, k)] = true
+			}
+			if len(seen) != 3 || seen[sim.RestartLosesEndpoints] {
+				t.Errorf("seed %d, node %d: restarts drop %v; want each of keeps-all, load-balancers, remote-endpoints once", seed, node, seen)
+			}
+		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
@@ -48,6 +49,41 @@ func (c *chaos) faultsOf(n *framework.Node, restart time.Duration) remote.Faults
 	f.Hang = c.hangs[n.Name()]
 	c.hangsMu.Unlock()
 	return f
+}
+
+// restartFaults are the node's faults with an HNS restart that drops
+// what loss names.
+func (c *chaos) restartFaults(n *framework.Node, loss sim.RestartLoss) remote.FaultsRequest {
+	f := c.faultsOf(n, hnsRestartWindow)
+	f.RestartLoses = string(loss)
+	return f
+}
+
+// replantForeign waits out an HNS restart that dropped objects and makes
+// the other agent's again, as that agent would once HNS answers
+// (plantOtherAgent); the node's foreign set follows.
+func (c *chaos) replantForeign(ctx context.Context, n *framework.Node) {
+	err := framework.Poll(ctx, settleFor, 200*time.Millisecond, func(ctx context.Context) error {
+		have := c.foreignOf(n.Name())
+		now, err := plantOtherAgent(ctx, n, have)
+		if err != nil {
+			return err
+		}
+		c.foreignMu.Lock()
+		c.foreign[n.Name()] = now
+		c.foreignMu.Unlock()
+		return nil
+	})
+	if err != nil {
+		c.report(fmt.Errorf("node %s: the other agent's objects after an HNS restart: %w", n.Name(), err))
+	}
+}
+
+// foreignOf is the node's foreign set now.
+func (c *chaos) foreignOf(node string) foreignSet {
+	c.foreignMu.Lock()
+	defer c.foreignMu.Unlock()
+	return c.foreign[node]
 }
 
 // hangHNS holds the node's load-balancer writes for hangFor (HNS hung, as
@@ -213,14 +249,18 @@ func (c *chaos) loseNodeAddresses(ctx context.Context, n *framework.Node) {
 	}
 	c.addressLosses.Add(1)
 	var watched map[string]bool
+	var lossy int64 // HNS restarts that dropped objects, when watched was taken
 	for end := time.Now().Add(addressLossFor); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
 		snap, err := n.Sim.Dump(ctx)
 		if err != nil {
 			continue // an HNS restart window
 		}
 		if watched == nil {
-			watched = heldAsWanted(snap, exp)
+			watched, lossy = heldAsWanted(snap, exp), c.lossyRestarts.Load()
 			continue
+		}
+		if c.lossyRestarts.Load() != lossy {
+			break // HNS dropped them, not hnsproxy
 		}
 		if left := stillHeld(snap, watched); len(watched) >= 4 && left < len(watched)/massDeletionShare {
 			c.massDeletions.Add(1)
@@ -254,7 +294,7 @@ func (c *chaos) settle(ctx context.Context, n *framework.Node) (exp expectation,
 		if lerr == nil {
 			exp, computed = e, true
 			if snap, derr := n.Sim.Dump(ctx); derr == nil {
-				if d := compare(snap, exp, c.foreign[n.Name()]); len(d.Missing)+len(d.Wrong) == 0 {
+				if d := compare(snap, exp, c.foreignOf(n.Name())); len(d.Missing)+len(d.Wrong) == 0 {
 					return exp, nil
 				}
 			}

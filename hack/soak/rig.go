@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,37 +81,9 @@ func startRig(ctx context.Context, cp *framework.ControlPlane, dir string, prepa
 // wants. With the pods' endpoints (the CNI's) they are the node's foreign
 // objects.
 func plantForeign(ctx context.Context, n *framework.Node) (foreignSet, error) {
-	f := foreignSet{LBs: map[string]bool{}, Endpoints: map[string]bool{}}
-	hns := n.Sim.Client
-	network, err := hns.GetNetworkByName(ctx, "cbr0")
+	f, err := plantOtherAgent(ctx, n, foreignSet{})
 	if err != nil {
 		return f, err
-	}
-	var epIDs []string
-	for i, ip := range []string{"10.250.0.1", "10.250.0.2"} {
-		ep, err := hns.CreateEndpoint(ctx, network.ID, &hnslb.Endpoint{
-			Name:             fmt.Sprintf("other-agent-%d", i),
-			IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}},
-			MacAddress:       fmt.Sprintf("02-11-22-33-44-%02X", i),
-			Flags:            hnslb.EndpointFlagsRemoteEndpoint,
-			SchemaVersion:    hnslb.V2,
-		})
-		if err != nil {
-			return f, err
-		}
-		epIDs = append(epIDs, ep.ID)
-	}
-	for _, lb := range []hnslb.LoadBalancer{
-		{FrontendVIPs: []string{foreignFrontend}, PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 9000, ExternalPort: foreignPort}}},
-		// A node-wide one on a port outside the NodePort range.
-		{PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolUDP, InternalPort: 5353, ExternalPort: 29999, Flags: hnslb.PortMappingFlagsLocalRoutedVIP}}},
-	} {
-		lb.HostComputeEndpoints, lb.SchemaVersion = epIDs, hnslb.V2
-		created, err := hns.CreateLoadBalancer(ctx, &lb)
-		if err != nil {
-			return f, err
-		}
-		f.LBs[created.ID] = true
 	}
 	snap, err := n.Sim.Dump(ctx)
 	if err != nil {
@@ -121,10 +94,108 @@ func plantForeign(ctx context.Context, n *framework.Node) (foreignSet, error) {
 			f.Endpoints[ep.ID] = true
 		}
 	}
+	return f, nil
+}
+
+// otherAgentEndpoints are the remote endpoints another agent keeps on each
+// node, by name.
+var otherAgentEndpoints = []struct{ name, ip, mac string }{
+	{"other-agent-0", "10.250.0.1", "02-11-22-33-44-00"},
+	{"other-agent-1", "10.250.0.2", "02-11-22-33-44-01"},
+}
+
+// otherAgentLoadBalancers are its load balancers, over those endpoints.
+var otherAgentLoadBalancers = []hnslb.LoadBalancer{
+	{FrontendVIPs: []string{foreignFrontend}, PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 9000, ExternalPort: foreignPort}}},
+	// A node-wide one on a port outside the NodePort range.
+	{PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolUDP, InternalPort: 5353, ExternalPort: 29999, Flags: hnslb.PortMappingFlagsLocalRoutedVIP}}},
+}
+
+// plantOtherAgent makes the other agent's endpoints and load balancers
+// that HNS lacks (all at first; after an HNS restart dropped some, those,
+// as the agent would make them again) and returns have with what HNS no
+// longer holds taken out and what it holds of the agent's put in. The
+// agent's objects are known by their names and, for a load balancer, by
+// its frontend and its backends (the agent's endpoints, which no Service
+// wants), so a try that failed half way is finished by the next. A load
+// balancer whose frontend hnsproxy took meanwhile (it may: nothing held
+// it) is left out, and so stops being foreign.
+func plantOtherAgent(ctx context.Context, n *framework.Node, have foreignSet) (foreignSet, error) {
+	f := foreignSet{LBs: map[string]bool{}, Endpoints: map[string]bool{}}
+	hns := n.Sim.Client
+	snap, err := n.Sim.Dump(ctx)
+	if err != nil {
+		return f, err
+	}
+	network, err := hns.GetNetworkByName(ctx, "cbr0")
+	if err != nil {
+		return f, err
+	}
+	agentEP := map[string]string{} // name -> ID
+	for _, ep := range snap.Endpoints {
+		if have.Endpoints[ep.ID] {
+			f.Endpoints[ep.ID] = true // the pods' too
+		}
+		for _, a := range otherAgentEndpoints {
+			if ep.Name == a.name {
+				agentEP[a.name], f.Endpoints[ep.ID] = ep.ID, true
+			}
+		}
+	}
+	var epIDs []string
+	for _, a := range otherAgentEndpoints {
+		if id, ok := agentEP[a.name]; ok {
+			epIDs = append(epIDs, id)
+			continue
+		}
+		ep, err := hns.CreateEndpoint(ctx, network.ID, &hnslb.Endpoint{
+			Name:             a.name,
+			IpConfigurations: []hnslb.IPConfig{{IpAddress: a.ip}},
+			MacAddress:       a.mac,
+			Flags:            hnslb.EndpointFlagsRemoteEndpoint,
+			SchemaVersion:    hnslb.V2,
+		})
+		if err != nil {
+			return f, fmt.Errorf("the other agent's endpoint %s: %w", a.name, err)
+		}
+		f.Endpoints[ep.ID] = true
+		epIDs = append(epIDs, ep.ID)
+	}
+	agentIDs := map[string]bool{}
 	for _, id := range epIDs {
-		f.Endpoints[id] = true
+		agentIDs[id] = true
+	}
+	for i, lb := range otherAgentLoadBalancers {
+		if id := agentLoadBalancer(snap, agentIDs, lb); id != "" {
+			f.LBs[id] = true
+			continue
+		}
+		lb.HostComputeEndpoints, lb.SchemaVersion = epIDs, hnslb.V2
+		created, err := hns.CreateLoadBalancer(ctx, &lb)
+		if hnslb.IsPortAlreadyExists(err) {
+			continue // hnsproxy's now (its frontend was free)
+		}
+		if err != nil {
+			return f, fmt.Errorf("the other agent's load balancer %d: %w", i, err)
+		}
+		f.LBs[created.ID] = true
 	}
 	return f, nil
+}
+
+// agentLoadBalancer is the ID of the load balancer in snap on lb's
+// frontend and port whose backends are all the agent's endpoints, or "".
+func agentLoadBalancer(snap *hnslb.Snapshot, agentEPs map[string]bool, lb hnslb.LoadBalancer) string {
+	for _, got := range snap.LoadBalancers {
+		if !slices.Equal(got.FrontendVIPs, lb.FrontendVIPs) || len(got.PortMappings) == 0 ||
+			got.PortMappings[0].ExternalPort != lb.PortMappings[0].ExternalPort || len(got.HostComputeEndpoints) == 0 {
+			continue
+		}
+		if !slices.ContainsFunc(got.HostComputeEndpoints, func(id string) bool { return !agentEPs[id] }) {
+			return got.ID
+		}
+	}
+	return ""
 }
 
 // converge compares every node's HNS with the expectation until all agree
