@@ -113,7 +113,8 @@ func checkHNSOutage(t *testing.T, c *framework.Cluster, prefix string) {
 // a running hnsproxy whose drift repair is an hour away. A change during
 // the restart lets hnsproxy see it; once HNS answers, every node holds the
 // desired load balancers again, those of the Service nothing changed too,
-// with their remote backends.
+// with their remote backends. Then a restart that drops the load balancers
+// while nothing changes: told by the service's instance, repaired too.
 func TestHNSRestartThatLosesObjects(t *testing.T) {
 	spec := overlaySpec
 	spec.DriftRepairPeriod = time.Hour
@@ -136,6 +137,22 @@ func TestHNSRestartThatLosesObjects(t *testing.T) {
 	shrunk := web[1:]
 	if err := framework.UpdateEndpoints(ctx, c, webSvc, framework.Backends(shrunk)); err != nil {
 		t.Fatal(err)
+	}
+	for _, n := range c.Nodes {
+		expectLBs(t, c, n, dnsSvc, expect(n, 53, 53, dnsSvc.Spec.ClusterIP, dns))
+		expectLBs(t, c, n, webSvc, expect(n, 80, 8080, webSvc.Spec.ClusterIP, shrunk))
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// Now a restart with nothing changing: hnsproxy may make no call
+	// during it, and tells it by the service's instance at a periodic
+	// sync (--sync-period 30s here).
+	for _, n := range c.Nodes {
+		if err := n.Sim.SetFaults(ctx, hnsremote.FaultsRequest{Restart: hnsremote.Duration(3 * time.Second), RestartLoses: "load-balancers"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, n := range c.Nodes {
 		expectLBs(t, c, n, dnsSvc, expect(n, 53, 53, dnsSvc.Spec.ClusterIP, dns))

@@ -36,6 +36,12 @@ type Reader interface {
 	// registry's CurrentVersion keys on Windows, the profile in the
 	// simulator); the backend cap and known OS bugs depend on it.
 	OSBuild(ctx context.Context) (OSBuild, error)
+	// ServiceInstance names the run of the HNS service that answers: it
+	// changes when HNS restarts (the hns service's process ID on Windows,
+	// the restart count in the simulator), so that a restart during which
+	// nobody called HNS can still be told. Like OSBuild it is not an HNS
+	// call. An error means it cannot be told now.
+	ServiceInstance(ctx context.Context) (string, error)
 
 	ListNetworks(ctx context.Context) ([]Network, error)
 	GetNetworkByID(ctx context.Context, id string) (*Network, error)

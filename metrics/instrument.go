@@ -77,6 +77,12 @@ func (i instrumented) OSBuild(ctx context.Context) (hnslb.OSBuild, error) {
 	return call1("os_build", func() (hnslb.OSBuild, error) { return i.c.OSBuild(ctx) })
 }
 
+// ServiceInstance is not an HNS call (the service control manager on
+// Windows): not timed as one.
+func (i instrumented) ServiceInstance(ctx context.Context) (string, error) {
+	return i.c.ServiceInstance(ctx)
+}
+
 func (i instrumented) ListNetworks(ctx context.Context) ([]hnslb.Network, error) {
 	return call1("list_networks", func() ([]hnslb.Network, error) { return i.c.ListNetworks(ctx) })
 }

@@ -179,6 +179,10 @@ func (d *deadlines) GetNetworkByID(ctx context.Context, id string) (*hnslb.Netwo
 	})
 }
 
+func (d *deadlines) ServiceInstance(ctx context.Context) (string, error) {
+	return guard(d, ctx, "service_instance", d.call, d.c.ServiceInstance)
+}
+
 func (d *deadlines) ListNamespaces(ctx context.Context) ([]hnslb.Namespace, error) {
 	return guard(d, ctx, "list_namespaces", d.list, d.c.ListNamespaces)
 }

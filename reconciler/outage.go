@@ -74,6 +74,7 @@ func (r *Reconciler) probeOutage(run *syncRun) {
 		return
 	}
 	run.res.HNSReturned = true
+	r.instance.nextCheck = time.Time{} // take the new instance in this Sync, not as a second restart
 	// Whatever waited through the outage is tried again now: what HNS
 	// refused, and what waited on it (an endpoint's delete on a load
 	// balancer's update). Only the refused lose their backoff; an object

@@ -43,6 +43,14 @@ func TestHNSRestartRetriedOnceHNSAnswers(t *testing.T) {
 			}
 		}
 	}
+	// Later Syncs check the service's instance, which this restart
+	// changed: the same restart is not reported again.
+	for range 2 {
+		e.clock.SetTime(e.clock.Now().Add(instanceCheckInterval))
+		if r.Sync(ctx).HNSReturned {
+			returned++
+		}
+	}
 	if returned != 1 {
 		t.Errorf("%d Syncs reported HNS back from its restart, want 1", returned)
 	}
@@ -101,5 +109,37 @@ func TestRefusalWhileHNSAnswersKeepsItsBackoff(t *testing.T) {
 	}
 	if got := c.Calls[sim.OpGetNetwork][sim.ResultOK]; got > 4 {
 		t.Errorf("%d probes HNS answered, want at most one per refusal: %v", got, c.Calls)
+	}
+}
+
+// A restart during which nothing called HNS is told by the service's
+// instance: the first Sync after it that checks (at most every
+// instanceCheckInterval) reports HNS back, once; while the service is not
+// running nothing is reported.
+func TestUnseenRestartIsToldByTheServiceInstance(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	r := e.started(e.threeServices()...)
+	if res := r.Sync(ctx); res.HNSReturned {
+		t.Fatal("HNSReturned with no restart")
+	}
+	if err := e.hns.RestartLosing(instanceCheckInterval+time.Second, sim.RestartLosesLoadBalancers); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.SetTime(e.clock.Now().Add(instanceCheckInterval))
+	if res := r.Sync(ctx); res.HNSReturned {
+		t.Error("HNSReturned while the service is not running")
+	}
+	e.clock.SetTime(e.clock.Now().Add(instanceCheckInterval))
+	if res := r.Sync(ctx); !res.HNSReturned {
+		t.Fatal("a restart nobody called HNS during was not reported once HNS ran again")
+	}
+	for range 3 {
+		e.clock.SetTime(e.clock.Now().Add(instanceCheckInterval))
+		if res := r.Sync(ctx); res.HNSReturned {
+			t.Fatal("one restart reported twice")
+		}
+	}
+	if c := e.counters(); c.Count(sim.OpListLoadBalancers) > 1 {
+		t.Errorf("the reconciler listed HNS itself (%d listings); listing is its caller's, after HNSReturned", c.Count(sim.OpListLoadBalancers))
 	}
 }

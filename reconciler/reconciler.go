@@ -89,6 +89,8 @@ type Reconciler struct {
 	limiter    workqueue.TypedRateLimiter[objectRef]
 	// outage is open while HNS refuses calls as down (outage.go).
 	outage outage
+	// instance is the HNS service instance last seen (instance.go).
+	instance instanceWatch
 
 	lbs map[intent.LBKey]*lbEntry
 	eps map[string]*remoteEP // by IP

@@ -51,6 +51,9 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	if r.opts.Takeover != "" {
 		r.takeoverToken = r.opts.Takeover
 	}
+	if inst, err := r.client.ServiceInstance(ctx); err == nil {
+		r.instance = instanceWatch{last: inst, nextCheck: r.clock.Now().Add(instanceCheckInterval)}
+	}
 	lbs, err := r.client.ListLoadBalancers(ctx)
 	if err != nil {
 		return fmt.Errorf("reconciler start: list load balancers: %w", err)

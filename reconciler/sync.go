@@ -112,6 +112,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	}
 	run := &syncRun{ctx: ctx, now: r.clock.Now()}
 	r.probeOutage(run)
+	r.checkInstance(run)
 	run.lbs = takeDue(run.now, &r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
 	epWork := takeDue(run.now, &r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
 	ips := slices.AppendSeq(make([]string, 0, len(epWork)), maps.Keys(epWork))

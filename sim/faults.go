@@ -84,6 +84,9 @@ func (h *HNS) RestartLosing(d time.Duration, loss RestartLoss) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.down = h.clock.Now().Add(d)
+	if d > 0 {
+		h.restarts++
+	}
 	if loss == RestartKeepsAll {
 		return nil
 	}

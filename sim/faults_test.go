@@ -111,7 +111,13 @@ func TestRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if inst, err := h.ServiceInstance(ctx); inst != "0" || err != nil {
+		t.Fatalf("instance before any restart: %q, %v", inst, err)
+	}
 	h.Restart(10 * time.Second)
+	if _, err := h.ServiceInstance(ctx); !hnslb.IsUnavailable(err) {
+		t.Errorf("instance during the restart: %v; want unavailable (the service is not running)", err)
+	}
 	for name, err := range map[string]error{
 		"get":    func() error { _, err := h.GetLoadBalancerByID(ctx, lb.ID); return err }(),
 		"delete": h.DeleteLoadBalancer(ctx, lb.ID),
@@ -126,6 +132,10 @@ func TestRestart(t *testing.T) {
 	got, err := h.GetLoadBalancerByID(ctx, lb.ID)
 	if err != nil || got.ID != lb.ID {
 		t.Fatalf("after restart: %+v %v", got, err)
+	}
+	h.Restart(0) // ends a window: no restart of its own
+	if inst, err := h.ServiceInstance(ctx); inst != "1" || err != nil {
+		t.Errorf("instance after one restart: %q, %v; want 1", inst, err)
 	}
 	if len(h.Snapshot().Endpoints) != 1 {
 		t.Error("a call during the restart changed state")

@@ -5,6 +5,7 @@ import (
 	"iter"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +52,7 @@ type HNS struct {
 	faultRng *rand.Rand // fault draws; IDs come from state.ids, so faults never shift IDs
 	faults   Faults
 	down     time.Time // calls fail as unavailable until then
+	restarts uint64    // restarts simulated so far: ServiceInstance
 	counters Counters
 	hangs    hangs
 	hanging  atomic.Bool // some operation hangs: calls look at hangs
@@ -230,6 +232,21 @@ func (h *HNS) Version(ctx context.Context) (hnslb.Version, error) {
 		return nil
 	})
 	return v, err
+}
+
+// ServiceInstance is the number of restarts simulated so far: on Windows
+// the hns service's process ID, read from the service control manager, not
+// an HNS call, so it is not counted and no fault or restart reaches it.
+func (h *HNS) ServiceInstance(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.clock.Now().Before(h.down) { // the service is not running
+		return "", &hnslb.Error{Op: "ServiceInstance", Code: hnslb.CodeRPCServerUnavailable, Message: "HNS is restarting"}
+	}
+	return strconv.FormatUint(h.restarts, 10), nil
 }
 
 // OSBuild reports the profile's Windows build. On Windows it is a registry

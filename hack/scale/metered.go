@@ -89,6 +89,10 @@ func (m *meteredHNS) OSBuild(ctx context.Context) (hnslb.OSBuild, error) {
 	return metered(m, func() (hnslb.OSBuild, error) { return m.inner.OSBuild(ctx) })
 }
 
+func (m *meteredHNS) ServiceInstance(ctx context.Context) (string, error) {
+	return metered(m, func() (string, error) { return m.inner.ServiceInstance(ctx) })
+}
+
 func (m *meteredHNS) ListNetworks(ctx context.Context) ([]hnslb.Network, error) {
 	return metered(m, func() ([]hnslb.Network, error) { return m.inner.ListNetworks(ctx) })
 }

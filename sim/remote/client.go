@@ -135,6 +135,13 @@ func (c *Client) OSBuild(ctx context.Context) (hnslb.OSBuild, error) {
 	return b, err
 }
 
+// ServiceInstance reports which run of the served HNS answers.
+func (c *Client) ServiceInstance(ctx context.Context) (string, error) {
+	var inst string
+	err := c.call(ctx, "ServiceInstance", http.MethodGet, pathInstance, nil, &inst)
+	return inst, err
+}
+
 func (c *Client) ListNetworks(ctx context.Context) ([]hnslb.Network, error) {
 	var v []hnslb.Network
 	return v, c.call(ctx, "ListNetworks", http.MethodGet, pathNetworks, nil, &v)

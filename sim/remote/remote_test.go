@@ -426,3 +426,21 @@ func TestLoadBalancersOnOneFrontend(t *testing.T) {
 		})
 	}
 }
+
+// The service instance travels as the simulator tells it: its restart
+// count, and unavailable while a restart lasts.
+func TestServiceInstanceOverTheSocket(t *testing.T) {
+	ctx := context.Background()
+	h, c, _ := serveSim(t, remote.Extras{})
+	if inst, err := c.ServiceInstance(ctx); inst != "0" || err != nil {
+		t.Fatalf("instance: %q, %v; want 0", inst, err)
+	}
+	h.Restart(time.Hour)
+	if _, err := c.ServiceInstance(ctx); !hnslb.IsUnavailable(err) {
+		t.Errorf("instance during a restart: %v; want unavailable", err)
+	}
+	h.Restart(0)
+	if inst, err := c.ServiceInstance(ctx); inst != "1" || err != nil {
+		t.Errorf("instance after a restart: %q, %v; want 1", inst, err)
+	}
+}

@@ -47,6 +47,7 @@ func NewServer(c hnslb.Client, x Extras) http.Handler {
 	m := http.NewServeMux()
 	m.HandleFunc("GET "+pathVersion, s.version)
 	m.HandleFunc("GET "+pathOSBuild, s.osBuild)
+	m.HandleFunc("GET "+pathInstance, s.serviceInstance)
 
 	m.HandleFunc("GET "+pathNetworks, list("ListNetworks", c.ListNetworks))
 	m.HandleFunc("GET "+pathNetworks+"/byname", get("GetNetworkByName", c.GetNetworkByName, queryName))
@@ -144,6 +145,11 @@ func (s *server) version(w http.ResponseWriter, r *http.Request) {
 func (s *server) osBuild(w http.ResponseWriter, r *http.Request) {
 	b, err := s.c.OSBuild(r.Context())
 	reply(w, "OSBuild", b, err)
+}
+
+func (s *server) serviceInstance(w http.ResponseWriter, r *http.Request) {
+	inst, err := s.c.ServiceInstance(r.Context())
+	reply(w, "ServiceInstance", inst, err)
 }
 
 // Handlers over hnslb.Client methods, by shape.

@@ -14,6 +14,7 @@ import (
 const (
 	pathVersion       = "/version"
 	pathOSBuild       = "/osbuild"
+	pathInstance      = "/serviceinstance"
 	pathNetworks      = "/networks"
 	pathEndpoints     = "/endpoints"
 	pathNamespaces    = "/namespaces"

@@ -18,6 +18,9 @@ func (h readOnly) ListNetworks(ctx context.Context) ([]hnslb.Network, error) {
 	return h.r.ListNetworks(ctx)
 }
 func (h readOnly) OSBuild(ctx context.Context) (hnslb.OSBuild, error) { return h.r.OSBuild(ctx) }
+func (h readOnly) ServiceInstance(ctx context.Context) (string, error) {
+	return h.r.ServiceInstance(ctx)
+}
 func (h readOnly) GetNetworkByID(ctx context.Context, id string) (*hnslb.Network, error) {
 	return h.r.GetNetworkByID(ctx, id)
 }
