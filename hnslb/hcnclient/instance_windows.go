@@ -28,29 +28,34 @@ func (c *Client) ServiceInstance(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
+	return serviceProcess(hnsServiceName)
+}
+
+// serviceProcess is the process ID of the running service name.
+func serviceProcess(serviceName string) (string, error) {
 	scm, err := windows.OpenSCManager(nil, nil, windows.SC_MANAGER_CONNECT)
 	if err != nil {
 		return "", fmt.Errorf("opening the service control manager: %w", err)
 	}
 	defer windows.CloseServiceHandle(scm)
-	name, err := windows.UTF16PtrFromString(hnsServiceName)
+	name, err := windows.UTF16PtrFromString(serviceName)
 	if err != nil {
 		return "", err
 	}
 	svc, err := windows.OpenService(scm, name, windows.SERVICE_QUERY_STATUS)
 	if err != nil {
-		return "", fmt.Errorf("opening service %s: %w", hnsServiceName, err)
+		return "", fmt.Errorf("opening service %s: %w", serviceName, err)
 	}
 	defer windows.CloseServiceHandle(svc)
 	var st windows.SERVICE_STATUS_PROCESS
 	var needed uint32
 	if err := windows.QueryServiceStatusEx(svc, windows.SC_STATUS_PROCESS_INFO,
 		(*byte)(unsafe.Pointer(&st)), uint32(unsafe.Sizeof(st)), &needed); err != nil {
-		return "", fmt.Errorf("querying service %s: %w", hnsServiceName, err)
+		return "", fmt.Errorf("querying service %s: %w", serviceName, err)
 	}
 	if st.CurrentState != windows.SERVICE_RUNNING || st.ProcessId == 0 {
 		return "", &hnslb.Error{Op: "ServiceInstance", Code: hnslb.CodeRPCServerUnavailable,
-			Message: fmt.Sprintf("service %s is not running (state %d)", hnsServiceName, st.CurrentState)}
+			Message: fmt.Sprintf("service %s is not running (state %d)", serviceName, st.CurrentState)}
 	}
 	return strconv.FormatUint(uint64(st.ProcessId), 10), nil
 }
