@@ -7,6 +7,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // failDeletes times out every load balancer delete while on, the
@@ -54,4 +55,80 @@ func TestUnusedCreatesMadeAheadStayOursWhenTheirDeleteFails(t *testing.T) {
 			t.Errorf("load balancer %s on %v is left over", got.ID, got.FrontendVIPs)
 		}
 	}
+}
+
+// commitCreates applies the first create of a load balancer on each of
+// vips and answers it with a timeout: HNS made it, the reply was lost.
+type commitCreates struct {
+	hnslb.Client
+	vips map[string]bool
+}
+
+func (c *commitCreates) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	if len(lb.FrontendVIPs) == 0 || !c.vips[lb.FrontendVIPs[0]] {
+		return c.Client.CreateLoadBalancer(ctx, lb)
+	}
+	delete(c.vips, lb.FrontendVIPs[0])
+	if _, err := c.Client.CreateLoadBalancer(ctx, lb); err != nil {
+		return nil, err
+	}
+	return nil, hnslb.NewError("create_load_balancer", hnslb.CodeTimeout, "This operation returned because the timeout period expired.")
+}
+
+// TestCreatesMadeAheadWithALostReplyAreNotLeftForeign: a load balancer
+// made ahead whose reply was lost (HNS made it) and that its turn no longer
+// wants as made (another document, or none) may be in HNS; it must not be
+// left there unowned, where on a tenant's frontend hnsproxy would take it
+// for another agent's and never program that frontend again (found by the
+// fault soak, seed 5, with HNS restarts that drop remote endpoints: a leak
+// and a frontend held by an older document of its own).
+func TestCreatesMadeAheadWithALostReplyAreNotLeftForeign(t *testing.T) {
+	for _, afterStart := range []bool{false, true} {
+		t.Run(map[bool]string{false: "first Sync", true: "after the takeover"}[afterStart], func(t *testing.T) {
+			checkCreatesMadeAheadWithALostReply(t, afterStart)
+		})
+	}
+}
+
+// checkCreatesMadeAheadWithALostReply runs startWithTurnsMadeAhead's
+// three load balancers with lost replies on the tenants' frontends, in the
+// first Sync (a takeover, where a foreign holder is replaced anyway) or in
+// a later one (where it is not).
+func checkCreatesMadeAheadWithALostReply(t *testing.T, afterStart bool) {
+	wrap := func(c hnslb.Client) hnslb.Client {
+		return &commitCreates{Client: c, vips: map[string]bool{"10.96.0.2": true, "10.96.0.3": true}}
+	}
+	var e *env
+	var r *Reconciler
+	var lbs []intent.LB
+	if afterStart {
+		e, r, lbs = startThenTurnsMadeAhead(t, externalLB, wrap)
+	} else {
+		e, r, _, lbs = startWithTurnsMadeAhead(t, externalLB, wrap)
+	}
+	e.converge(r)
+	e.assertRealized(lbs)
+	if held := r.foreignHeldList(); len(held) != 0 {
+		t.Errorf("frontends taken for a tenant's: %v", held)
+	}
+	for _, got := range e.snapshot().LoadBalancers {
+		if _, ours := r.ownedLBs[got.ID]; !ours || !slices.ContainsFunc(lbs, func(d intent.LB) bool { return e.hnsLB(d.Key) != nil && e.hnsLB(d.Key).ID == got.ID }) {
+			t.Errorf("load balancer %s on %v is left over (ours %v)", got.ID, got.FrontendVIPs, ours)
+		}
+	}
+}
+
+// startThenTurnsMadeAhead is startWithTurnsMadeAhead with the three load
+// balancers given after the first Sync, so that their creates are made
+// ahead in a later one, past the takeover.
+func startThenTurnsMadeAhead(t *testing.T, newLB func(string, uint16, ...intent.Backend) intent.LB, wrap func(hnslb.Client) hnslb.Client) (*env, *Reconciler, []intent.LB) {
+	e := newEnv(t, sim.ProfileWS2025)
+	e.local("10.244.1.10")
+	e.local("10.244.1.11")
+	lbs := []intent.LB{lb("10.96.0.1", 80, loc("10.244.1.10")),
+		newLB("10.96.0.2", 80, loc("10.244.1.10"), loc("10.244.1.11")), newLB("10.96.0.3", 80, loc("10.244.1.10"))}
+	r, _ := e.start(&refuseFrontend{Client: wrap(e.hns), vip: "10.96.0.1"})
+	upsert(r, lbs...)
+	r.Sync(ctx)
+	return e, r, lbs
 }

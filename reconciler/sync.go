@@ -525,7 +525,7 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer,
 			return false, fmt.Errorf("%w: %w", errStateUnwritable, err)
 		}
 	}
-	got, err := r.createOnce(run, e.key, doc)
+	got, err := r.createOnce(run, e, doc)
 	if hnslb.IsPortAlreadyExists(err) || hnslb.IsAlreadyExists(err) {
 		blocker := r.findBlocker(run, e.key)
 		if blocker == nil {
@@ -552,7 +552,7 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer,
 		got, err = r.client.CreateLoadBalancer(run.ctx, doc)
 	}
 	if err != nil {
-		if !definitive(err) {
+		if !definitive(err) && e.uncertain == nil { // createOnce may have set it
 			e.uncertain = doc
 		}
 		return false, err
@@ -934,18 +934,24 @@ func (r *Reconciler) madeAhead(run *syncRun, k intent.LBKey, c createdLB, replac
 	run.lbCreates[k] = c
 }
 
-// createOnce is the create of doc on k: the one made ahead in this Sync if
-// it made the same document, else a call now. A different document (an
+// createOnce is the create of doc for e: the one made ahead in this Sync
+// if it made the same document, else a call now. A different document (an
 // earlier load balancer's failure made a local backend unknown since) has
-// the one made ahead deleted first.
-func (r *Reconciler) createOnce(run *syncRun, k intent.LBKey, doc *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
-	ahead, ok := run.lbCreates[k]
+// the one made ahead deleted first; where the create made ahead lost its
+// reply, it may be in HNS, so it becomes e's uncertain create for the next
+// Sync to find (resolveUncertainLB), and nothing is created now.
+func (r *Reconciler) createOnce(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	ahead, ok := run.lbCreates[e.key]
 	if !ok {
 		return r.client.CreateLoadBalancer(run.ctx, doc)
 	}
-	delete(run.lbCreates, k)
+	delete(run.lbCreates, e.key)
 	if ahead.doc == doc || sameLB(ahead.doc, doc) {
 		return ahead.lb, ahead.err
+	}
+	if ahead.err != nil && !definitive(ahead.err) {
+		e.uncertain = ahead.doc
+		return nil, ahead.err
 	}
 	if ahead.err == nil {
 		if err := r.deleteLB(run, ahead.lb.ID); err != nil {
@@ -972,6 +978,7 @@ func (r *Reconciler) keepToDelete(id string) {
 func (r *Reconciler) dropUnusedCreates(run *syncRun) {
 	for k, ahead := range run.lbCreates {
 		if ahead.err != nil {
+			r.keepUncertainAhead(k, ahead)
 			continue
 		}
 		if ahead.modified {
@@ -990,6 +997,20 @@ func (r *Reconciler) dropUnusedCreates(run *syncRun) {
 		}
 	}
 	run.lbCreates = nil
+}
+
+// keepUncertainAhead makes a create made ahead whose reply was lost, and
+// that its turn did not take, its key's uncertain create: HNS may have made
+// it, and left unowned on a tenant's frontend it would be taken for another
+// agent's for good (found by the fault soak, seed 5). The key's next Sync
+// looks for it (resolveUncertainLB) and then deletes or updates it.
+func (r *Reconciler) keepUncertainAhead(k intent.LBKey, ahead createdLB) {
+	e := r.lbs[k]
+	if definitive(ahead.err) || e == nil || e.realizedID != "" || e.uncertain != nil {
+		return
+	}
+	e.uncertain = ahead.doc
+	r.markLB(e)
 }
 
 // setMissing records the backend IPs e left out, in e and in r.waiting.
