@@ -26,7 +26,9 @@ import (
 // reports show it keeping load balancers and losing endpoints
 // (docs/simulator.md, "Restart"). Nothing but a listing finds those, so
 // the Sync that ends a seen outage says so (SyncResult.HNSReturned) and
-// the caller lists HNS (Repair) then, not at its next period.
+// the caller lists HNS (Repair) then, not at its next period: where the
+// service's instance tells (instance.go), only if it changed, so that
+// calls HNS refused while it kept running cost no listing.
 
 // outageProbeInterval is how often HNS is probed while it is down (a
 // probe needs a Sync, so the proxier's min-sync-period may space them
@@ -73,8 +75,10 @@ func (r *Reconciler) probeOutage(run *syncRun) {
 	if !confirmed {
 		return
 	}
-	run.res.HNSReturned = true
-	r.instance.nextCheck = time.Time{} // take the new instance in this Sync, not as a second restart
+	// Whether HNS restarted is the service instance's to say, in this
+	// Sync (checkInstance), not a second time later.
+	run.outageEnded = true
+	r.instance.nextCheck = time.Time{}
 	// Whatever waited through the outage is tried again now: what HNS
 	// refused, and what waited on it (an endpoint's delete on a load
 	// balancer's update). Only the refused lose their backoff; an object

@@ -1,9 +1,12 @@
 package reconciler
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -141,5 +144,56 @@ func TestUnseenRestartIsToldByTheServiceInstance(t *testing.T) {
 	}
 	if c := e.counters(); c.Count(sim.OpListLoadBalancers) > 1 {
 		t.Errorf("the reconciler listed HNS itself (%d listings); listing is its caller's, after HNSReturned", c.Count(sim.OpListLoadBalancers))
+	}
+}
+
+// noInstance is HNS whose service instance cannot be told (no service
+// control manager to ask, as under Wine).
+type noInstance struct{ hnslb.Client }
+
+func (noInstance) ServiceInstance(context.Context) (string, error) {
+	return "", errors.New("no service control manager")
+}
+
+// An outage that the same HNS instance outlived (calls and probes refused
+// as unavailable while the service kept running) is no restart: it costs
+// no listing. Where the instance cannot be told, its end counts as one.
+func TestOutageWithoutARestartIsNoReturn(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		wrap   func(hnslb.Client) hnslb.Client
+		report bool
+	}{
+		{"instance told", func(c hnslb.Client) hnslb.Client { return c }, false},
+		{"instance unknown", func(c hnslb.Client) hnslb.Client { return noInstance{c} }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, sim.ProfileWS2025)
+			want := e.threeServices()
+			r, res := e.start(tc.wrap(e.hns), want...)
+			if res.Failed+res.Pending != 0 {
+				t.Fatalf("initial sync: %+v", res)
+			}
+			e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.AnyOp: 1}})
+			want[0].Backends = want[0].Backends[:1]
+			upsert(r, want...)
+			returned := 0
+			for i := range 40 {
+				if i == 10 {
+					e.hns.SetFaults(sim.Faults{})
+				}
+				e.clock.SetTime(e.clock.Now().Add(outageProbeInterval))
+				if r.Sync(ctx).HNSReturned {
+					returned++
+				}
+			}
+			if probes := e.counters().CountResult(sim.OpGetNetwork, "RPCServerUnavailable"); probes == 0 {
+				t.Fatal("no probe was refused: the outage was never confirmed")
+			}
+			if want := map[bool]int{false: 0, true: 1}[tc.report]; returned != want {
+				t.Errorf("%d Syncs reported HNS back from a restart; want %d", returned, want)
+			}
+			e.assertRealized(want)
+		})
 	}
 }

@@ -18,7 +18,10 @@ type syncRun struct {
 	ctx context.Context
 	now time.Time
 	res SyncResult
-	lbs map[intent.LBKey]struct{} // load balancers to process in this Sync
+	// outageEnded: HNS answered in this Sync after refusing a probe too
+	// (outage.go); checkInstance says whether it restarted.
+	outageEnded bool
+	lbs         map[intent.LBKey]struct{} // load balancers to process in this Sync
 	// sortedLBs are lbs in order, as lbKeys last sorted them.
 	sortedLBs []intent.LBKey
 	// HNS listings, each fetched at most once per Sync and only when needed.
