@@ -13,11 +13,10 @@ import (
 // sync starts it when it is due; when it ends, it records the outcome and
 // asks for a sync, which programs the drift it marked.
 //
-// Besides its period, a repair is due as soon as HNS answers again after a
-// restart the reconciler saw (SyncResult.HNSReturned): a restart may have
-// dropped load balancers and endpoints (docs/simulator.md, "Restart"),
-// and only a listing finds them. A restart nothing called HNS during goes
-// unseen and waits for the period.
+// Besides its period, a repair is due as soon as the reconciler reports
+// that HNS restarted (SyncResult.HNSReturned): a restart may have dropped
+// load balancers and endpoints (docs/simulator.md, "What a restart
+// drops"), and only a listing finds them.
 
 // repairDue reports whether a sync should start a drift repair; callers hold p.mu.
 func (p *Proxier) repairDue() bool {

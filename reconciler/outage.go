@@ -105,5 +105,5 @@ func (r *Reconciler) probeOutage(run *syncRun) {
 			due(objectRef{id: id}, &s.st)
 		}
 	}
-	r.log.Info("HNS answers again; retrying what it refused, and its restart may have dropped objects", "objects", retried)
+	r.log.Info("HNS answers again; retrying what it refused", "objects", retried)
 }

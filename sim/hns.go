@@ -236,7 +236,9 @@ func (h *HNS) Version(ctx context.Context) (hnslb.Version, error) {
 
 // ServiceInstance is the number of restarts simulated so far: on Windows
 // the hns service's process ID, read from the service control manager, not
-// an HNS call, so it is not counted and no fault or restart reaches it.
+// an HNS call, so it is not counted and no injected fault reaches it.
+// During a restart's window it is unavailable, as a stopped service has
+// no process.
 func (h *HNS) ServiceInstance(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
