@@ -7,7 +7,6 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
-	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // failDeletes times out every load balancer delete while on, the
@@ -46,13 +45,21 @@ func TestUnusedCreatesMadeAheadStayOursWhenTheirDeleteFails(t *testing.T) {
 	r.Sync(ctx)
 	deletes.on = false
 	e.converge(r)
+	assertOnlyRealizedAndOurs(t, e, r, lbs)
+}
+
+// assertOnlyRealizedAndOurs checks that HNS holds lbs as realized, that no
+// frontend is taken for a tenant's, and that every load balancer in HNS is
+// hnsproxy's and one of lbs'.
+func assertOnlyRealizedAndOurs(t *testing.T, e *env, r *Reconciler, lbs []intent.LB) {
+	t.Helper()
 	e.assertRealized(lbs)
 	if held := r.foreignHeldList(); len(held) != 0 {
 		t.Errorf("frontends taken for a tenant's: %v", held)
 	}
 	for _, got := range e.snapshot().LoadBalancers {
 		if _, ours := r.ownedLBs[got.ID]; !ours || !slices.ContainsFunc(lbs, func(d intent.LB) bool { return e.hnsLB(d.Key) != nil && e.hnsLB(d.Key).ID == got.ID }) {
-			t.Errorf("load balancer %s on %v is left over", got.ID, got.FrontendVIPs)
+			t.Errorf("load balancer %s on %v is left over (ours %v)", got.ID, got.FrontendVIPs, ours)
 		}
 	}
 }
@@ -107,27 +114,15 @@ func checkCreatesMadeAheadWithALostReply(t *testing.T, afterStart bool) {
 		e, r, _, lbs = startWithTurnsMadeAhead(t, externalLB, wrap)
 	}
 	e.converge(r)
-	e.assertRealized(lbs)
-	if held := r.foreignHeldList(); len(held) != 0 {
-		t.Errorf("frontends taken for a tenant's: %v", held)
-	}
-	for _, got := range e.snapshot().LoadBalancers {
-		if _, ours := r.ownedLBs[got.ID]; !ours || !slices.ContainsFunc(lbs, func(d intent.LB) bool { return e.hnsLB(d.Key) != nil && e.hnsLB(d.Key).ID == got.ID }) {
-			t.Errorf("load balancer %s on %v is left over (ours %v)", got.ID, got.FrontendVIPs, ours)
-		}
-	}
+	assertOnlyRealizedAndOurs(t, e, r, lbs)
 }
 
 // startThenTurnsMadeAhead is startWithTurnsMadeAhead with the three load
 // balancers given after the first Sync, so that their creates are made
 // ahead in a later one, past the takeover.
 func startThenTurnsMadeAhead(t *testing.T, newLB func(string, uint16, ...intent.Backend) intent.LB, wrap func(hnslb.Client) hnslb.Client) (*env, *Reconciler, []intent.LB) {
-	e := newEnv(t, sim.ProfileWS2025)
-	e.local("10.244.1.10")
-	e.local("10.244.1.11")
-	lbs := []intent.LB{lb("10.96.0.1", 80, loc("10.244.1.10")),
-		newLB("10.96.0.2", 80, loc("10.244.1.10"), loc("10.244.1.11")), newLB("10.96.0.3", 80, loc("10.244.1.10"))}
-	r, _ := e.start(&refuseFrontend{Client: wrap(e.hns), vip: "10.96.0.1"})
+	e, c, lbs := turnsMadeAhead(t, newLB, wrap)
+	r, _ := e.start(c)
 	upsert(r, lbs...)
 	r.Sync(ctx)
 	return e, r, lbs

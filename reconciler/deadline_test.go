@@ -382,6 +382,14 @@ func TestLoadBalancersMadeAheadFollowTheirTurn(t *testing.T) {
 // on frontends newLB makes (the first is on a cluster IP); wrap, if set,
 // wraps the client under the refusal.
 func startWithTurnsMadeAhead(t *testing.T, newLB func(string, uint16, ...intent.Backend) intent.LB, wrap func(hnslb.Client) hnslb.Client) (*env, *Reconciler, SyncResult, []intent.LB) {
+	e, c, lbs := turnsMadeAhead(t, newLB, wrap)
+	r, res := e.start(c, lbs...)
+	return e, r, res, lbs
+}
+
+// turnsMadeAhead is startWithTurnsMadeAhead's node, client and load
+// balancers, before the reconciler starts.
+func turnsMadeAhead(t *testing.T, newLB func(string, uint16, ...intent.Backend) intent.LB, wrap func(hnslb.Client) hnslb.Client) (*env, hnslb.Client, []intent.LB) {
 	e := newEnv(t, sim.ProfileWS2025)
 	e.local("10.244.1.10")
 	e.local("10.244.1.11")
@@ -391,8 +399,7 @@ func startWithTurnsMadeAhead(t *testing.T, newLB func(string, uint16, ...intent.
 	if wrap != nil {
 		c = wrap(c)
 	}
-	r, res := e.start(&refuseFrontend{Client: c, vip: "10.96.0.1"}, lbs...)
-	return e, r, res, lbs
+	return e, &refuseFrontend{Client: c, vip: "10.96.0.1"}, lbs
 }
 
 // At shutdown a batch stops: the running call is abandoned (its object
