@@ -141,6 +141,9 @@ type Proxier struct {
 	// repairAfterHNSReturn: HNS came back from a restart, which may have
 	// dropped objects, so a drift repair is due now (repair.go).
 	repairAfterHNSReturn bool
+	// repairWanted: the last sync left objects waiting for what only a
+	// listing tells (reconciler.SyncResult.RepairWanted, repair.go).
+	repairWanted bool
 	// repairing: a drift repair runs (repair.go); repairs counts its goroutine.
 	repairing   bool
 	repairs     sync.WaitGroup

@@ -16,7 +16,11 @@ import (
 // Besides its period, a repair is due as soon as the reconciler reports
 // that HNS restarted (SyncResult.HNSReturned): a restart may have dropped
 // load balancers and endpoints (docs/simulator.md, "What a restart
-// drops"), and only a listing finds them.
+// drops"), and only a listing finds them. And one starts as soon as a sync
+// leaves objects waiting for what only a listing tells
+// (SyncResult.RepairWanted: what holds a frontend HNS refused a create on,
+// what a lost create made; reconciler/lookup.go), even with the periodic
+// repair off: those objects wait for it, and the changes after them do not.
 
 // repairDue reports whether a sync should start a drift repair; callers hold p.mu.
 func (p *Proxier) repairDue() bool {
@@ -47,6 +51,12 @@ func (p *Proxier) startRepair(ctx context.Context) {
 		p.mu.Unlock()
 		p.requestSync()
 	}()
+}
+
+// wantedRepairDue reports whether the last sync's waiting objects start a
+// repair now; callers hold p.mu.
+func (p *Proxier) wantedRepairDue() bool {
+	return p.repairWanted && p.initialized && !p.repairing && !p.clock.Now().Before(p.repairRetryAt)
 }
 
 // WaitForRepair blocks until the drift repair under way, if any, has ended

@@ -95,14 +95,14 @@ func TestZeroRepairPeriodTurnsRepairOff(t *testing.T) {
 }
 
 // returningReconciler reports HNS's return from a restart in the Syncs
-// while returned is set.
+// while returned is set, and objects waiting for a listing while wanted is.
 type returningReconciler struct {
 	repairCounter
-	returned bool
+	returned, wanted bool
 }
 
 func (r *returningReconciler) Sync(context.Context) reconciler.SyncResult {
-	return reconciler.SyncResult{HNSReturned: r.returned}
+	return reconciler.SyncResult{HNSReturned: r.returned, RepairWanted: r.wanted}
 }
 
 // TestHNSReturnMakesARepairDue: HNS back from a restart it may have lost
@@ -155,5 +155,50 @@ func TestHNSReturnMakesARepairDue(t *testing.T) {
 	}
 	if off.repairs != 0 {
 		t.Errorf("%d repairs with drift repair off, want none", off.repairs)
+	}
+}
+
+// TestSyncThatWantsAListingStartsARepair: a sync that leaves objects
+// waiting for a listing (reconciler.SyncResult.RepairWanted) starts a
+// repair at once, beside the loop, even with the periodic repair off; none
+// while nothing waits; a failed one is retried after its backoff, not at
+// every sync.
+func TestSyncThatWantsAListingStartsARepair(t *testing.T) {
+	for _, period := range []time.Duration{0, time.Hour} {
+		clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+		rec := &returningReconciler{}
+		p := idleProxier(t, Options{Clock: clk, RepairPeriod: period, Reconciler: rec})
+		syncAndRepair(p) // initializes
+		p.mu.Lock()
+		p.lastRepair = clk.Now() // as Run sets it after Start
+		p.mu.Unlock()
+		syncAndRepair(p)
+		if rec.repairs != 0 {
+			t.Fatalf("period %v: %d repairs with nothing waiting", period, rec.repairs)
+		}
+		rec.wanted = true
+		syncAndRepair(p)
+		if rec.repairs != 1 {
+			t.Fatalf("period %v: %d repairs after a sync that wants a listing, want 1 in that sync", period, rec.repairs)
+		}
+		rec.wanted = false
+		syncAndRepair(p)
+		if rec.repairs != 1 {
+			t.Fatalf("period %v: %d repairs once nothing waits, want still 1", period, rec.repairs)
+		}
+
+		rec.wanted, rec.down = true, true
+		for range 3 {
+			syncAndRepair(p)
+		}
+		if rec.repairs != 2 {
+			t.Fatalf("period %v: %d repairs while HNS is down, want 2: one failed, none more before its backoff", period, rec.repairs)
+		}
+		rec.down = false
+		clk.Step(repairRetryMax)
+		syncAndRepair(p)
+		if rec.repairs != 3 {
+			t.Fatalf("period %v: %d repairs after the backoff, want 3", period, rec.repairs)
+		}
 	}
 }

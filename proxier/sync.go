@@ -20,8 +20,9 @@ import (
 
 // Sync recomputes the Services that changed since the last sync, hands the
 // resulting load balancers and remote endpoints to the reconciler and lets
-// it converge HNS. It never lists HNS; the periodic drift repair, which
-// does, runs beside it (repair.go).
+// it converge HNS. It never lists HNS; the drift repair, which does, runs
+// beside it (repair.go): periodically, and when objects wait for what only
+// a listing tells.
 func (p *Proxier) Sync(ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -70,6 +71,10 @@ func (p *Proxier) Sync(ctx context.Context) {
 	stats.Result = p.opts.Reconciler.Sync(ctx)
 	if stats.Result.HNSReturned {
 		p.noteHNSReturned(ctx)
+	}
+	p.repairWanted = stats.Result.RepairWanted
+	if p.wantedRepairDue() {
+		p.startRepair(ctx)
 	}
 	p.reportReconcile(stats.Result)
 	p.learnBackendCap(ctx, stats.Result.LearnedBackendCap)
@@ -134,6 +139,9 @@ func (p *Proxier) scheduleNext() {
 	}
 	if r := p.nextRepair(); p.opts.RepairPeriod > 0 && !p.repairing && r.Before(next) {
 		next = r
+	}
+	if p.repairWanted && !p.repairing && p.repairRetryAt.Before(next) {
+		next = p.repairRetryAt // a failed one backs off
 	}
 	if r, ok := p.nextSubnetRead(); ok && r.Before(next) {
 		next = r

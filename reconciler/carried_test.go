@@ -103,6 +103,14 @@ func TestLateCreateOnATenantFrontendIsNotForeign(t *testing.T) {
 	killed := w.watch(e.started())
 	e.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpCreateLoadBalancer}})
 	upsert(killed, tenant)
+	// A new tenant frontend waits for a listing to check that no foreign
+	// load balancer holds it; then its create hangs.
+	if res := killed.Sync(ctx); !res.RepairWanted {
+		t.Fatalf("first sync: %+v, want the frontend waiting for a listing", res)
+	}
+	if err := killed.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if res := e.syncPastHangs(killed, 1); res.Failed != 1 {
 		t.Fatalf("sync with a hung create: %+v", res)
 	}

@@ -113,13 +113,26 @@ func TestMissingLocalBackendIsRetried(t *testing.T) {
 	upsert(r, b)
 	res := r.Sync(ctx)
 	c := e.counters()
-	// Namespaces hold no endpoint for 10.244.1.20, so the network is
-	// listed too, once for both load balancers.
-	if c.Count(sim.OpListNamespaces) != 1 || c.Count(sim.OpListEndpoints) != 1 {
-		t.Errorf("lists %v, want one namespace list and one network list", c.Calls)
+	// Namespaces hold no endpoint for 10.244.1.20, so the next listing of
+	// the network is asked, once for both load balancers; the Sync lists
+	// no more than the namespaces.
+	if c.Count(sim.OpListNamespaces) != 1 || c.Count(sim.OpListEndpoints) != 0 || !res.RepairWanted {
+		t.Errorf("lists %v, result %+v; want one namespace list and a listing asked", c.Calls, res)
 	}
 	if res.Created != 1 || res.Pending != 2 || res.Failed != 0 {
 		t.Errorf("result %+v", res)
+	}
+	// The listing does not show it either: not asked again until the
+	// periodic repair.
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c := e.counters(); c.Count(sim.OpListEndpoints) != 1 {
+		t.Errorf("repair: %v", c.Calls)
+	}
+	e.hns.ResetCounters()
+	if res := r.Sync(ctx); res.RepairWanted || e.counters().Total() != 0 {
+		t.Errorf("sync after the listing: %+v, calls %v", res, e.counters().Calls)
 	}
 	sa, sb := statusOf(r, a.Key), statusOf(r, b.Key)
 	if sa.State != StatePending || len(sa.MissingBackends) != 1 || sa.MissingBackends[0] != "10.244.1.20" || sa.RealizedID == "" {

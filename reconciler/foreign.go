@@ -36,14 +36,15 @@ func (e *ForeignFrontendError) Error() string {
 
 // findHeldFrontends looks, before a Sync declares its creates, for foreign
 // load balancers on the frontends it is about to create for the first time
-// where hnsproxy may not take foreign ones (one listing, only in a Sync with
-// such a frontend: new external or ingress IPs are rare). A frontend found
-// held is recorded as such and never declared, so a Sync interrupted after
-// declaring it cannot make the next Start claim the foreign one as ours.
-// Frontends it could not check (the listing failed) are returned: they
-// wait for the next Sync.
+// where hnsproxy may not take foreign ones (new external or ingress IPs). A
+// frontend found held is recorded as such and never declared, so a Sync
+// interrupted after declaring it cannot make the next Start claim the
+// foreign one as ours. Only a listing shows it (lookup.go): a frontend not
+// checked by one yet is returned and waits for it, and the Sync goes on.
 func (r *Reconciler) findHeldFrontends(run *syncRun) (unchecked map[intent.LBKey]struct{}) {
-	var keys []intent.LBKey
+	if r.opts.StateFile == "" {
+		return nil
+	}
 	for k := range run.lbs {
 		e := r.lbs[k]
 		if e == nil || e.desired == nil || e.realizedID != "" || e.uncertain != nil || r.foreignHeld[k] != "" || r.mayTakeForeign(e.desired) {
@@ -52,35 +53,21 @@ func (r *Reconciler) findHeldFrontends(run *syncRun) (unchecked map[intent.LBKey
 		if _, declared := r.creatingLBs[k]; declared {
 			continue // checked when it was declared
 		}
-		keys = append(keys, k)
-	}
-	if len(keys) == 0 || r.opts.StateFile == "" {
-		return nil
-	}
-	if !run.lbsListed {
-		run.lbsListed = true
-		run.listedLBs, run.listedLBsErr = r.client.ListLoadBalancers(run.ctx)
-	}
-	if run.listedLBsErr != nil {
-		unchecked = make(map[intent.LBKey]struct{}, len(keys))
-		for _, k := range keys {
+		l := r.frontendLookup(k)
+		if !l.answered {
+			if unchecked == nil {
+				unchecked = map[intent.LBKey]struct{}{}
+			}
 			unchecked[k] = struct{}{}
+			continue
 		}
-		return unchecked
-	}
-	want := make(map[intent.LBKey]bool, len(keys))
-	for _, k := range keys {
-		want[k] = true
-	}
-	for i := range run.listedLBs {
-		lb := &run.listedLBs[i]
-		if k, ok := KeyOf(lb); ok && want[k] && r.foreignHeld[k] == "" {
-			if _, ours := r.ownedLBs[lb.ID]; !ours && !r.claimCarriedLB(k, lb.ID) {
-				r.foreignHeld[k] = lb.ID
+		if l.holder != nil {
+			if _, ours := r.ownedLBs[l.holder.ID]; !ours && !r.claimCarriedLB(k, l.holder.ID) {
+				r.foreignHeld[k] = l.holder.ID
 			}
 		}
 	}
-	return nil
+	return unchecked
 }
 
 // ForeignFrontend is one desired frontend held by a foreign load balancer.

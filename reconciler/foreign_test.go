@@ -60,7 +60,7 @@ func TestForeignLoadBalancerOnATenantFrontendIsNeverDeleted(t *testing.T) {
 			id := e.foreignOn(theirs, "10.244.1.60")
 
 			upsert(r, tenant)
-			res := r.Sync(ctx)
+			res := e.syncListed(r)
 			var held *ForeignFrontendError
 			if len(res.Errors) != 1 || !errors.As(res.Errors[0], &held) || held.ID != id || held.Key != tenant.Key {
 				t.Fatalf("errors %v, want one ForeignFrontendError on %s", res.Errors, id)
@@ -120,7 +120,7 @@ func TestForeignLoadBalancerOnAnAllocatedFrontendIsReplaced(t *testing.T) {
 	stale.InternalPort = 9090
 	id := e.foreignOn(stale, "10.244.1.60")
 	upsert(r, want[2])
-	if res := r.Sync(ctx); res.Failed != 0 || len(res.ForeignHeld) != 0 || e.hasLB(id) {
+	if res := e.syncListed(r); res.Failed != 0 || len(res.ForeignHeld) != 0 || e.hasLB(id) {
 		t.Fatalf("result %+v, leftover present %v", res, e.hasLB(id))
 	}
 	e.assertRealized(want)
@@ -152,7 +152,7 @@ func TestTakeover(t *testing.T) {
 	lateDoc.InternalPort = 9090
 	lateID := e.foreignOn(lateDoc, "10.244.1.62")
 	upsert(r, late)
-	if res := r.Sync(ctx); len(res.ForeignHeld) != 1 || !e.hasLB(lateID) {
+	if res := e.syncListed(r); len(res.ForeignHeld) != 1 || !e.hasLB(lateID) {
 		t.Fatalf("after the takeover: %+v", res)
 	}
 

@@ -34,6 +34,10 @@ type listedHNS struct {
 	// to judge too. Nearly all are owned; a slice costs them least.
 	named    bool
 	namedEPs []listedEP
+	// askedIPs are the addresses lookups asked about as the listing began,
+	// and asked the listed endpoints with them, kept whole (lookup.go).
+	askedIPs map[string]struct{}
+	asked    map[string][]*hnslb.Endpoint
 }
 
 // listedEP is a listed endpoint's ID and address.
@@ -62,7 +66,8 @@ func (r *Reconciler) newListedHNS() *listedHNS {
 		}
 	}
 	return &listedHNS{lbs: make(map[string]listedLB, len(at)), eps: map[string]struct{}{}, local: map[string]string{}, atStart: at,
-		carriedIPs: maps.Clone(r.carried.eps), carriedEPs: map[string]string{}, named: r.carried.named}
+		carriedIPs: maps.Clone(r.carried.eps), carriedEPs: map[string]string{}, named: r.carried.named,
+		askedIPs: r.lookups.addressesAsked(), asked: map[string][]*hnslb.Endpoint{}}
 }
 
 // addLB judges a listed load balancer against what was realized as the
@@ -80,6 +85,9 @@ func (l *listedHNS) addLB(doc *hnslb.LoadBalancer) error {
 // addEP records a listed endpoint; without the lock.
 func (l *listedHNS) addEP(ep *hnslb.Endpoint) error {
 	l.eps[ep.ID] = struct{}{}
+	if has(l.askedIPs, ep.IP()) {
+		l.asked[ep.IP()] = append(l.asked[ep.IP()], ep)
+	}
 	if !ep.IsRemote() {
 		indexLocal(l.local, ep)
 		return nil

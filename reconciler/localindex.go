@@ -16,9 +16,10 @@ import (
 // on this node). Pods' endpoints sit in their HNS namespaces (the runtime
 // makes one per pod, the CNI attaches the endpoint to it), so one namespace
 // list and a get per endpoint not yet indexed find them without reading the
-// network's thousands of remote endpoints. Only if that leaves a backend
-// unknown (a runtime that attaches endpoints otherwise, or an HNS error) is
-// the whole network listed, once per Sync, as before.
+// network's thousands of remote endpoints. A backend that leaves unknown (a
+// runtime that attaches endpoints otherwise, a host-network pod, an HNS
+// error) is left out and asked of the next listing of the network
+// (lookup.go), which marks the load balancers it finds it for.
 func (r *Reconciler) refreshLocalIfNeeded(run *syncRun) {
 	missing := r.unindexedLocalBackends(run)
 	if len(missing) == 0 {
@@ -27,13 +28,7 @@ func (r *Reconciler) refreshLocalIfNeeded(run *syncRun) {
 	if r.indexFromNamespaces(run, missing) {
 		return
 	}
-	eps, err := r.networkEndpoints(run)
-	if err != nil {
-		r.log.Error(err, "Refreshing local endpoints failed", "network", r.opts.NetworkID)
-		return
-	}
-	r.localIndex = localIndexOf(eps)
-	r.resolveGen++
+	r.askLocal(missing)
 }
 
 // forgetLocalBackends drops the index entries of a load balancer's local
@@ -122,23 +117,6 @@ func namespaceEndpointIDs(namespaces []hnslb.Namespace) []string {
 		}
 	}
 	return ids
-}
-
-func localIndexOf(eps []hnslb.Endpoint) map[string]string {
-	// Most of a network's endpoints are remote ones: size for the rest.
-	local := 0
-	for i := range eps {
-		if !eps[i].IsRemote() {
-			local++
-		}
-	}
-	idx := make(map[string]string, local)
-	for i := range eps {
-		if !eps[i].IsRemote() {
-			indexLocal(idx, &eps[i])
-		}
-	}
-	return idx
 }
 
 // indexLocal records every address of a local endpoint: a dual-stack pod's

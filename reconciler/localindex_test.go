@@ -53,11 +53,11 @@ func TestLocalEndpointOutsideNamespacesIsFoundByListingTheNetwork(t *testing.T) 
 	e.hns.ResetCounters()
 	want := lb("10.96.0.1", 80, loc("10.244.1.30"))
 	upsert(r, want)
-	if res := r.Sync(ctx); res.Created != 1 || res.Pending != 0 {
+	if res := e.syncListed(r); res.Created != 1 || res.Pending != 0 {
 		t.Fatalf("sync %+v", res)
 	}
 	if c := e.counters(); c.Count(sim.OpListEndpoints) != 1 {
-		t.Errorf("calls %v, want the network listed once", c.Calls)
+		t.Errorf("calls %v, want the network listed once (by the repair)", c.Calls)
 	}
 	e.assertRealized([]intent.LB{want})
 }
@@ -70,7 +70,7 @@ func TestNamespaceListFailureFallsBackToTheNetworkList(t *testing.T) {
 	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpListNamespaces: 1}})
 	want := lb("10.96.0.1", 80, loc("10.244.1.40"))
 	upsert(r, want)
-	if res := r.Sync(ctx); res.Created != 1 || res.Pending != 0 {
+	if res := e.syncListed(r); res.Created != 1 || res.Pending != 0 {
 		t.Fatalf("sync %+v", res)
 	}
 	e.hns.SetFaults(sim.Faults{})

@@ -222,20 +222,25 @@ func TestBlockerAppearingAfterStart(t *testing.T) {
 	r := e.started(want[:2]...)
 
 	// Another agent takes want[2]'s frontend after Start: the create
-	// conflicts, one list finds the blocker, it goes, the create succeeds.
+	// conflicts and waits for a listing (not made by the Sync), which finds
+	// the blocker; it goes, the create succeeds.
 	e.local("10.244.1.50")
 	if _, err := e.hns.CreateLoadBalancer(ctx, BuildLB(&want[2], []string{e.locals["10.244.1.50"]})); err != nil {
 		t.Fatal(err)
 	}
 	e.hns.ResetCounters()
 	upsert(r, want[2])
-	res := r.Sync(ctx)
+	first := r.Sync(ctx)
+	if first.Created != 1 || first.Failed != 0 || e.fullListings() != 0 { // the endpoint
+		t.Errorf("first sync %+v, calls %v", first, e.counters().Calls)
+	}
+	res := e.answer(r, first)
 	c := e.counters()
 	if c.CountResult(sim.OpCreateLoadBalancer, "PortAlreadyExists") != 1 || c.Count(sim.OpListLoadBalancers) != 1 ||
 		c.Count(sim.OpDeleteLoadBalancer) != 1 || c.CountResult(sim.OpCreateLoadBalancer, sim.ResultOK) != 1 {
 		t.Errorf("late blocker: %v", c.Calls)
 	}
-	if res.Created != 2 || res.Deleted != 1 || res.Failed != 0 { // endpoint + load balancer; the blocker
+	if res.Created != 1 || res.Deleted != 1 || res.Failed != 0 { // the load balancer; the blocker
 		t.Errorf("result %+v", res)
 	}
 	e.assertRealized(want)
@@ -262,12 +267,16 @@ func TestBlockerAppearingAfterStart(t *testing.T) {
 	}
 	e.hns.ResetCounters()
 	upsert(r, want[2])
-	res = r.Sync(ctx)
+	e.converge(r)
 	c = e.counters()
-	// The remote endpoint exists already (AlreadyExists → adopted after a list),
-	// the load balancer conflicts and is adopted as identical.
-	if c.Writes() != 0 || res.Failed != 0 || res.Created != 0 {
-		t.Errorf("identical late load balancer: %v %+v", c.Calls, res)
+	// The remote endpoint exists already (AlreadyExists → adopted after a
+	// listing), the load balancer conflicts and is adopted as identical
+	// after another.
+	if c.Writes() != 0 || c.Count(sim.OpListLoadBalancers) != 2 {
+		t.Errorf("identical late load balancer: %v", c.Calls)
+	}
+	if st := statusOf(r, want[2].Key); st.State != StateDone {
+		t.Errorf("status %+v", st)
 	}
 	e.assertRealized(want)
 }

@@ -177,6 +177,8 @@ type Reconciler struct {
 	// listing is set while a Repair lists HNS without the lock: what Syncs
 	// change meanwhile (listing.go).
 	listing *listingChanges
+	// lookups are what Syncs asked of the next listing (lookup.go).
+	lookups lookups
 
 	// modifyTurnedOff: HNS showed it cannot modify (ModifyAuto);
 	// modifyFailLogged: the first failure under ModifyEnabled was logged.
@@ -292,6 +294,7 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		staleLBs:         map[string]*staleObj{},
 		staleEPs:         map[string]*staleObj{},
 		foreignHeld:      map[intent.LBKey]string{},
+		lookups:          newLookups(),
 	}
 }
 
@@ -465,6 +468,7 @@ func (r *Reconciler) setRealized(e *lbEntry, id string, doc, echo *hnslb.LoadBal
 		r.dropRefs(e) // modified in place: same ID, same ownership
 	}
 	e.realizedID, e.realized, e.uncertain = id, doc, nil
+	r.forgetLB(e.key)      // realized: nothing left to look up
 	delete(r.staleLBs, id) // adopted for its key: no longer to be deleted
 	r.published.changed.lb(e.key)
 	for _, epID := range doc.HostComputeEndpoints {

@@ -39,6 +39,8 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		return errors.New("reconciler: Repair before Start")
 	}
 	r.listing = newListingChanges()
+	r.lookups.listings++
+	listingNo := r.lookups.listings
 	indexBefore := maps.Clone(r.localIndex)
 	listedFrom := r.clock.Now()
 	listed := r.newListedHNS()
@@ -89,6 +91,10 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		if e.realizedID != "" {
 			usedLBs[e.realizedID] = struct{}{}
 		}
+	}
+	// What a lookup was answered with is its object's to take at its turn.
+	for _, id := range r.answerLookups(listed, listingNo) {
+		usedLBs[id], usedEPs[id] = struct{}{}, struct{}{}
 	}
 	// Until the first Sync, owned objects may still be claimed by Upserts.
 	if r.pruned {

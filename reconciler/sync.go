@@ -24,18 +24,11 @@ type syncRun struct {
 	lbs         map[intent.LBKey]struct{} // load balancers to process in this Sync
 	// sortedLBs are lbs in order, as lbKeys last sorted them.
 	sortedLBs []intent.LBKey
-	// HNS listings, each fetched at most once per Sync and only when needed.
-	listedLBs    []hnslb.LoadBalancer
-	listedLBsErr error
-	lbsListed    bool
-	listedEPs    []hnslb.Endpoint
-	listedEPsErr error
-	epsListed    bool
 	// noCreates: the state file cannot record new objects now (see
 	// declareCreates); creates wait, everything else goes on.
 	noCreates bool
-	// unchecked are new frontends whose foreign holder could not be looked
-	// for (findHeldFrontends): not created in this Sync.
+	// unchecked are new frontends no listing has checked for a foreign
+	// holder yet (findHeldFrontends): not created in this Sync.
 	unchecked map[intent.LBKey]struct{}
 	// epCreates and lbCreates are the creates made ahead
 	// (createEndpointsAhead, createLoadBalancersAhead), each taken by its
@@ -172,6 +165,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	}
 	run.res.Pending = r.pending()
 	run.res.LearnedBackendCap = r.learnedCap
+	run.res.RepairWanted = r.lookups.wantsListing()
 	return run.res
 }
 
@@ -258,12 +252,13 @@ func (r *Reconciler) syncRemovedLB(run *syncRun, e *lbEntry) {
 		return
 	}
 	if err := r.removeRealizedLB(run, e); err != nil {
-		r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+		r.failOrWait(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 		return
 	}
 	r.limiter.Forget(ref)
 	r.setMissing(e, nil)
 	r.published.lbGone(e)
+	r.forgetLB(e.key)
 	delete(r.lbs, e.key)
 }
 
@@ -271,7 +266,7 @@ func (r *Reconciler) syncRemovedLB(run *syncRun, e *lbEntry) {
 // lost create may have made.
 func (r *Reconciler) removeRealizedLB(run *syncRun, e *lbEntry) error {
 	if e.realizedID == "" && e.uncertain != nil {
-		if err := r.resolveUncertainLB(run, e); err != nil {
+		if err := r.resolveUncertainLB(e); err != nil {
 			return err
 		}
 	}
@@ -286,15 +281,18 @@ func (r *Reconciler) removeRealizedLB(run *syncRun, e *lbEntry) error {
 }
 
 // resolveUncertainLB looks for the load balancer a lost create may have
-// made (one list per Sync): one nobody owns on e's frontend is ours (of
-// this document, or of an older one whose create was lost too, where
+// made, in a listing begun after it (lookup.go; until one answered, it
+// returns an AwaitingListingError): one nobody owns on e's frontend is ours
+// (of this document, or of an older one whose create was lost too, where
 // hnsproxy may take foreign ones: foreign.go) and becomes e's realized
 // load balancer.
-func (r *Reconciler) resolveUncertainLB(run *syncRun, e *lbEntry) error {
-	found := r.findBlocker(run, e.key)
+func (r *Reconciler) resolveUncertainLB(e *lbEntry) error {
+	found, answered := r.lostLBAnswer(e.key)
+	if !answered {
+		return awaiting(whyLostLB)
+	}
+	r.forgetLB(e.key)
 	switch {
-	case found == nil && run.listedLBsErr != nil:
-		return fmt.Errorf("looking for a load balancer a lost create may have made: %w", run.listedLBsErr)
 	case found == nil:
 	case r.unchanged(e.uncertain, found):
 		r.setRealized(e, found.ID, e.uncertain, found)
@@ -329,8 +327,8 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	if e.realizedID == "" && e.uncertain != nil {
 		// A create whose reply was lost or abandoned may have made it:
 		// claim it as ours before a create meets it as a blocker.
-		if err := r.resolveUncertainLB(run, e); err != nil {
-			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+		if err := r.resolveUncertainLB(e); err != nil {
+			r.wait(run, ref, &e.st, err)
 			return
 		}
 	}
@@ -340,7 +338,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		// Nothing to balance to (HNS refuses a load balancer without
 		// backends): keep none rather than one pointing at stale endpoints.
 		if err := r.removeRealizedLB(run, e); err != nil {
-			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+			r.failOrWait(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 			return
 		}
 		if ahead.replaced {
@@ -360,7 +358,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		return
 	}
 	if _, skip := run.unchecked[e.key]; skip {
-		r.wait(run, ref, &e.st, fmt.Errorf("not created yet: listing HNS to check that no foreign load balancer holds the frontend failed: %w", run.listedLBsErr))
+		r.wait(run, ref, &e.st, awaiting(whyHeld))
 		return
 	}
 	if replacing && r.modifyOn() {
@@ -396,7 +394,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		if replacing {
 			run.res.Deleted++ // the old one is gone; the create is retried
 		}
-		r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+		r.failOrWait(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 		return
 	case wrote && replacing:
 		run.res.Updated++
@@ -506,14 +504,16 @@ func (r *Reconciler) deleteLB(run *syncRun, id string) error {
 	return nil
 }
 
-// createLB creates doc for e. If HNS reports the frontend taken ("port
+// createLB creates doc for e. If HNS refuses the frontend as taken ("port
 // already exists", or "already exists" for an identical document, as HNS
-// answers after keeping load balancers across a restart), it lists load
-// balancers (once per Sync) to find the blocker. One of ours, or a foreign
-// one hnsproxy may take (foreign.go), is adopted if identical, else deleted
-// and the create retried once; any other foreign one stays, and the create
-// fails with a *ForeignFrontendError. wrote is false when nothing was
-// created (adopted).
+// answers after keeping load balancers across a restart), e waits for a
+// listing to show what holds it (lookup.go); with the answer, one of ours,
+// or a foreign one hnsproxy may take (foreign.go), is adopted if identical,
+// else deleted and the create retried once; any other foreign one stays,
+// and the create fails with a *ForeignFrontendError. Where the listing
+// shows none, a create refused again fails with a
+// *FrontendHeldByNothingError. wrote is false when nothing was created
+// (adopted).
 //
 // heldBy is the foreign load balancer that held the frontend at the last
 // attempt: while it is there nothing is tried (one Get); once it is gone
@@ -528,32 +528,69 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer,
 			return false, fmt.Errorf("%w: %w", errStateUnwritable, err)
 		}
 	}
-	got, err := r.createOnce(run, e, doc)
-	if hnslb.IsPortAlreadyExists(err) || hnslb.IsAlreadyExists(err) {
-		blocker := r.findBlocker(run, e.key)
-		if blocker == nil {
-			return false, err
+	listedNone := false
+	if l := r.lookups.lbs[e.key]; l != nil && l.refused {
+		switch {
+		case !l.answered:
+			return false, awaiting(whyRefused)
+		case l.holder != nil:
+			r.forgetLB(e.key)
+			return r.takeFrontend(run, e, doc, l.holder)
 		}
-		_, ours := r.ownedLBs[blocker.ID]
-		ours = ours || r.claimCarriedLB(e.key, blocker.ID)
-		if !ours && !r.mayTakeForeign(e.desired) {
-			r.foreignHeld[e.key] = blocker.ID
-			r.undeclare(e.key)
-			return false, &ForeignFrontendError{Key: e.key, ID: blocker.ID, Origin: e.desired.Origin}
-		}
-		if r.unchanged(doc, blocker) {
-			r.log.Info("Adopted existing identical load balancer", "key", e.key, "id", blocker.ID)
-			r.setRealized(e, blocker.ID, doc, blocker)
-			return false, nil
-		}
-		r.log.Info("Deleting load balancer that blocks a desired frontend", "key", e.key, "id", blocker.ID, "ours", ours)
-		if derr := r.deleteLB(run, blocker.ID); derr != nil {
-			return false, fmt.Errorf("%w; deleting blocking load balancer %s: %w", err, blocker.ID, derr)
-		}
-		r.disown(recordLoadBalancer, blocker.ID)
-		run.res.Deleted++
-		got, err = r.client.CreateLoadBalancer(run.ctx, doc)
+		listedNone = true
 	}
+	got, err := r.createOnce(run, e, doc)
+	if refusedAsTaken(err) {
+		// Nothing was made, so the Sync's end withdraws the declaration
+		// (settleCreates): a restart before the listing answers claims no
+		// foreign holder.
+		if listedNone {
+			// Kept answered: the next try needs no listing of its own;
+			// every repair's listing answers it again.
+			return false, &FrontendHeldByNothingError{Key: e.key, Err: err}
+		}
+		r.askRefused(e.key)
+		return false, awaiting(whyRefused)
+	}
+	return r.created(e, doc, got, err)
+}
+
+// refusedAsTaken reports a create HNS refused because its frontend is
+// taken.
+func refusedAsTaken(err error) bool {
+	return hnslb.IsPortAlreadyExists(err) || hnslb.IsAlreadyExists(err)
+}
+
+// takeFrontend deals with blocker, the load balancer a listing showed on
+// e's frontend after HNS refused e's create: adopted if identical, else
+// deleted and the create retried once, where it is ours or hnsproxy may
+// take a foreign one; reported as a *ForeignFrontendError otherwise.
+func (r *Reconciler) takeFrontend(run *syncRun, e *lbEntry, doc, blocker *hnslb.LoadBalancer) (wrote bool, err error) {
+	_, ours := r.ownedLBs[blocker.ID]
+	ours = ours || r.claimCarriedLB(e.key, blocker.ID)
+	if !ours && !r.mayTakeForeign(e.desired) {
+		r.foreignHeld[e.key] = blocker.ID
+		r.undeclare(e.key)
+		return false, &ForeignFrontendError{Key: e.key, ID: blocker.ID, Origin: e.desired.Origin}
+	}
+	if r.unchanged(doc, blocker) {
+		r.log.Info("Adopted existing identical load balancer", "key", e.key, "id", blocker.ID)
+		r.setRealized(e, blocker.ID, doc, blocker)
+		return false, nil
+	}
+	r.log.Info("Deleting load balancer that blocks a desired frontend", "key", e.key, "id", blocker.ID, "ours", ours)
+	if err := r.deleteLB(run, blocker.ID); err != nil {
+		return false, fmt.Errorf("deleting load balancer %s, which blocks the frontend: %w", blocker.ID, err)
+	}
+	r.disown(recordLoadBalancer, blocker.ID)
+	run.res.Deleted++
+	got, err := r.client.CreateLoadBalancer(run.ctx, doc)
+	return r.created(e, doc, got, err)
+}
+
+// created records the outcome of a create of doc for e: realized, or
+// uncertain if HNS may have made it.
+func (r *Reconciler) created(e *lbEntry, doc, got *hnslb.LoadBalancer, err error) (wrote bool, _ error) {
 	if err != nil {
 		if !definitive(err) && e.uncertain == nil { // createOnce may have set it
 			e.uncertain = doc
@@ -570,34 +607,6 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer,
 func definitive(err error) bool {
 	return hnslb.IsPortAlreadyExists(err) || hnslb.IsAlreadyExists(err) || hnslb.IsInvalidParameter(err) ||
 		hnslb.IsNotImplemented(err) || hnslb.IsMissingReference(err)
-}
-
-// findBlocker returns the listed load balancer with key, if any.
-func (r *Reconciler) findBlocker(run *syncRun, key intent.LBKey) *hnslb.LoadBalancer {
-	if !run.lbsListed {
-		run.lbsListed = true
-		run.listedLBs, run.listedLBsErr = r.client.ListLoadBalancers(run.ctx)
-		if run.listedLBsErr != nil {
-			r.log.Error(run.listedLBsErr, "Listing load balancers to find a frontend conflict failed")
-		}
-	}
-	for i := range run.listedLBs {
-		if k, ok := KeyOf(&run.listedLBs[i]); ok && k == key {
-			lb := run.listedLBs[i]
-			run.listedLBs = slices.Delete(run.listedLBs, i, i+1)
-			return &lb
-		}
-	}
-	return nil
-}
-
-// networkEndpoints lists the network's endpoints at most once per Sync.
-func (r *Reconciler) networkEndpoints(run *syncRun) ([]hnslb.Endpoint, error) {
-	if !run.epsListed {
-		run.epsListed = true
-		run.listedEPs, run.listedEPsErr = r.client.ListEndpointsOfNetwork(run.ctx, r.opts.NetworkID)
-	}
-	return run.listedEPs, run.listedEPsErr
 }
 
 // syncWantedEP creates (or replaces) a desired remote endpoint.
@@ -623,26 +632,21 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 			return
 		}
 	}
-	got, err := ahead.reply(), ahead.err
-	if !madeAhead {
-		got, err = r.client.CreateEndpoint(run.ctx, r.opts.NetworkID, buildRemoteEndpoint(r.opts.NetworkID, ep.spec))
-	}
-	wrote := err == nil
-	if hnslb.IsAlreadyExists(err) {
-		// Made by someone else, or by us before a lost reply: same IP, same network.
-		if found := r.findRemote(run, ip, ep.spec.Local); found != nil && remoteMatches(ep.spec, remoteSpecOf(found)) {
-			r.log.Info("Adopted existing remote endpoint", "ip", ip, "id", found.ID)
-			got, err = found, nil
-		}
-	}
+	got, wrote, err := r.createEP(run, ip, ep, ahead, madeAhead)
 	if err != nil {
+		if isAwaiting(err) {
+			r.wait(run, ref, &ep.st, err)
+			return
+		}
 		ep.uncertain = ep.uncertain || !definitive(err)
 		r.fail(run, ref, &ep.st, KindRemoteEndpoint, ip, err)
 		return
 	}
+	r.forgetEP(ip)
 	ep.id, ep.realizedSpec, ep.uncertain = got.ID, ep.spec, false
 	r.resolveGen++
 	r.own(recordRemoteEndpoint, got.ID)
+	delete(r.staleEPs, got.ID) // adopted: a repair may have taken it for a leak
 	if wrote {
 		run.res.Created++
 	}
@@ -668,7 +672,7 @@ func (r *Reconciler) createEndpointsAhead(run *syncRun, ips []string) {
 	planned := make([]string, 0, len(ips))
 	specs := make([]intent.RemoteEndpoint, 0, len(ips))
 	for _, ip := range ips {
-		if ep := r.eps[ip]; ep != nil && ep.desired() && ep.id == "" && !r.client.busy(epToken(ip)) {
+		if ep := r.eps[ip]; ep != nil && ep.desired() && ep.id == "" && !r.client.busy(epToken(ip)) && r.lookups.eps[ip] == nil {
 			planned = append(planned, ip)
 			specs = append(specs, ep.spec)
 		}
@@ -887,7 +891,7 @@ func (r *Reconciler) planLB(run *syncRun, k intent.LBKey, created map[string]int
 	e := r.lbs[k]
 	modifies := e != nil && e.realizedID != "" && r.modifyOn()
 	if e == nil || e.desired == nil || e.uncertain != nil || r.foreignHeld[k] != "" ||
-		has(run.unchecked, k) || r.client.busy(lbToken(k), idToken(e.realizedID)) ||
+		has(run.unchecked, k) || r.lookups.lbs[k] != nil || r.client.busy(lbToken(k), idToken(e.realizedID)) ||
 		// Where HNS may report a modify done without applying it, the
 		// turn reads each one back (modifyApplied).
 		modifies && hnslb.ModifyMayIgnoreBackends(r.opts.Features.Version) {
@@ -1037,17 +1041,44 @@ func (r *Reconciler) setMissing(e *lbEntry, missing []string) {
 	}
 }
 
-// findRemote returns the network's remote endpoint with ip (a local one when
-// local is set), listing once per Sync.
-func (r *Reconciler) findRemote(run *syncRun, ip string, local bool) *hnslb.Endpoint {
-	eps, err := r.networkEndpoints(run)
-	if err != nil {
-		r.log.Error(err, "Listing endpoints to find an existing remote endpoint failed", "ip", ip)
-		return nil
+// createEP creates ep's remote endpoint at ip: the create made ahead in
+// this Sync, if any, else a call now. If HNS refuses it because the address
+// is taken (made by someone else, or by us before a lost reply: same IP,
+// same network), ep waits for a listing to show what holds it (lookup.go);
+// an endpoint of ep's kind that matches its spec is then adopted. A create
+// refused again after such a listing fails with HNS's error, the answer
+// kept for the next try. wrote is false when nothing was created.
+func (r *Reconciler) createEP(run *syncRun, ip string, ep *remoteEP, ahead createdEP, madeAhead bool) (got *hnslb.Endpoint, wrote bool, err error) {
+	listed := false
+	if l := r.lookups.eps[ip]; l != nil && l.purpose != lookupAddress {
+		r.forgetEP(ip) // a create now: what a lost one made is its to meet
+	} else if l != nil {
+		if !l.answered {
+			return nil, false, awaiting(whyAddress)
+		}
+		if found := endpointOfKind(l.found, ep.spec.Local); found != nil && remoteMatches(ep.spec, remoteSpecOf(found)) {
+			r.log.Info("Adopted existing remote endpoint", "ip", ip, "id", found.ID)
+			return found, false, nil
+		}
+		listed = true
 	}
-	for i := range eps {
-		if eps[i].IsRemote() != local && eps[i].IP() == ip {
-			return &eps[i]
+	got, err = ahead.reply(), ahead.err
+	if !madeAhead {
+		got, err = r.client.CreateEndpoint(run.ctx, r.opts.NetworkID, buildRemoteEndpoint(r.opts.NetworkID, ep.spec))
+	}
+	if hnslb.IsAlreadyExists(err) && !listed {
+		r.askEP(ip, lookupAddress)
+		return nil, false, awaiting(whyAddress)
+	}
+	return got, err == nil, err
+}
+
+// endpointOfKind is the first of eps that is remote, or local when local
+// is set (the kind of endpoint hnsproxy makes for the address).
+func endpointOfKind(eps []*hnslb.Endpoint, local bool) *hnslb.Endpoint {
+	for _, ep := range eps {
+		if ep.IsRemote() != local {
+			return ep
 		}
 	}
 	return nil
@@ -1063,13 +1094,16 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 		return
 	}
 	if ep.id == "" && ep.uncertain {
-		// A lost create may have made it: find it (one list per Sync) and delete it.
-		if _, err := r.networkEndpoints(run); err != nil {
-			r.fail(run, ref, &ep.st, KindRemoteEndpoint, ip, fmt.Errorf("looking for an endpoint a lost create may have made: %w", err))
+		// A lost create may have made it: a listing begun after it finds
+		// it (lookup.go), and it is deleted.
+		found, answered := r.epAnswer(ip, lookupLostCreate)
+		if !answered {
+			r.wait(run, ref, &ep.st, awaiting(whyLostEP))
 			return
 		}
-		if found := r.findRemote(run, ip, ep.spec.Local); found != nil && remoteMatches(ep.spec, remoteSpecOf(found)) {
-			ep.id = found.ID
+		r.forgetEP(ip)
+		if f := endpointOfKind(found, ep.spec.Local); f != nil && remoteMatches(ep.spec, remoteSpecOf(f)) {
+			ep.id = f.ID
 		}
 		ep.uncertain = false
 	}
@@ -1087,6 +1121,7 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 	}
 	r.limiter.Forget(ref)
 	r.published.epGone(ip, ep)
+	r.forgetEP(ip)
 	delete(r.eps, ip)
 	r.resolveGen++
 }

@@ -28,6 +28,19 @@ type Faults struct {
 	// reaches HNS's state, and HangReply after HNS applied it, until
 	// SetFaults lifts the hang; see hang.go.
 	Hang, HangReply []Op
+	// TakenPorts are ports on which HNS refuses every new load balancer
+	// frontend with "port already exists" (0x803b0013) while no load
+	// balancer holds them: a host process's socket on the port (the health
+	// check port on Windows Server 2019, kubernetes/community#8883), or a
+	// node port's reservation HNS kept after deleting its load balancer
+	// (Windows Server 2019 17763.8146, kubernetes/kubernetes#137530).
+	TakenPorts []TakenPort
+}
+
+// TakenPort is a protocol and port taken outside HNS's load balancers.
+type TakenPort struct {
+	Protocol uint32
+	Port     uint16
 }
 
 // SetFaults replaces the injected faults. Draws come from a generator seeded
@@ -35,6 +48,7 @@ type Faults struct {
 func (h *HNS) SetFaults(f Faults) {
 	f.ErrorRate = maps.Clone(f.ErrorRate)
 	f.Errors = slices.Clone(f.Errors)
+	f.TakenPorts = slices.Clone(f.TakenPorts)
 	h.mu.Lock()
 	h.faults = f
 	h.hangs.set(f.Hang, f.HangReply)

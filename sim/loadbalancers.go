@@ -216,6 +216,9 @@ func hasFamily(e *hnslb.Endpoint, ipv6 bool) bool {
 // kube-proxy met re-creating load balancers HNS had kept across a restart
 // (kubernetes/kubernetes#139519).
 func (h *HNS) checkFrontendFree(op Op, self string, lb *hnslb.LoadBalancer) error {
+	if pm := lb.PortMappings[0]; self == "" && slices.Contains(h.faults.TakenPorts, TakenPort{pm.Protocol, pm.ExternalPort}) {
+		return hnsError(op, hnslb.CodePortAlreadyExists, "(port %d protocol %d is taken on the host; no load balancer holds it)", pm.ExternalPort, pm.Protocol)
+	}
 	for _, k := range frontendKeys(lb) {
 		owner, taken := h.state.frontends[k]
 		if !taken || owner == key(self) {

@@ -261,6 +261,40 @@ func TestPortAlreadyExistsMessage(t *testing.T) {
 	}
 }
 
+// TestTakenPortRefusesWithoutAHolder: a port taken outside HNS's load
+// balancers (a host socket, a kept reservation) refuses new frontends on it,
+// whatever their VIP, with no load balancer to list; a load balancer made
+// before keeps being modifiable, other ports are free, and lifting the
+// fault frees the port.
+func TestTakenPortRefusesWithoutAHolder(t *testing.T) {
+	h := newSim(t, ProfileWS2025)
+	before, err := h.CreateLoadBalancer(ctx, withBackend(t, h, lbDoc("10.96.0.9", 10256)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.SetFaults(Faults{TakenPorts: []TakenPort{{hnslb.ProtocolTCP, 10256}}})
+	for _, vip := range []string{"10.96.0.10", "203.0.113.5"} {
+		_, err := h.CreateLoadBalancer(ctx, withBackend(t, h, lbDoc(vip, 10256)))
+		wantCode(t, err, hnslb.CodePortAlreadyExists)
+	}
+	if lbs, _ := h.ListLoadBalancers(ctx); len(lbs) != 1 {
+		t.Errorf("listing holds %d load balancers, want only the one made before", len(lbs))
+	}
+	changed := *before
+	changed.PortMappings = []hnslb.PortMapping{changed.PortMappings[0]}
+	changed.PortMappings[0].InternalPort = 9090
+	if _, err := h.UpdateLoadBalancer(ctx, before.ID, &changed); err != nil {
+		t.Errorf("modify of a load balancer made before: %v", err)
+	}
+	if _, err := h.CreateLoadBalancer(ctx, withBackend(t, h, lbDoc("10.96.0.10", 80))); err != nil {
+		t.Errorf("another port: %v", err)
+	}
+	h.SetFaults(Faults{})
+	if _, err := h.CreateLoadBalancer(ctx, withBackend(t, h, lbDoc("10.96.0.11", 10256))); err != nil {
+		t.Errorf("after the port was freed: %v", err)
+	}
+}
+
 func TestBackendCap(t *testing.T) {
 	for _, p := range Profiles() {
 		t.Run(p.Name, func(t *testing.T) {

@@ -361,6 +361,7 @@ const (
 	kindScaleDown     = "scaled_down"
 	kindDrain         = "node_drained"
 	kindNewLocalPod   = "new_local_pod"
+	kindExternalIP    = "external_ip"
 )
 
 // updateSlices is the change's writes of Service i's slices that hold the
@@ -510,6 +511,18 @@ func (c *cluster) serviceChurn() change {
 	}
 	c.svcs, c.members, c.ready = c.svcs[:i], c.members[:i], c.ready[:i]
 	return ch
+}
+
+// externalIPChanges are two changes of a random Service: one that gives it
+// the external IP vip (a new tenant frontend: one load balancer created),
+// and one that takes it away again.
+func (c *cluster) externalIPChanges(vip string) (given, taken change) {
+	i := c.rng.IntN(len(c.svcs))
+	svc := c.svcs[i].DeepCopy()
+	svc.Spec.ExternalIPs = []string{vip}
+	given = change{kind: kindExternalIP, service: i, lbCreates: 1, writes: []write{{svc: svc, op: writeUpdate}}}
+	taken = change{kind: kindExternalIP, service: i, lbDeletes: 1, writes: []write{{svc: c.svcs[i], op: writeUpdate}}}
+	return given, taken
 }
 
 // scaleChange scales a random Service from endpoints-per-service to five

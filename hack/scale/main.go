@@ -36,6 +36,7 @@ type options struct {
 	drains       int
 	drift        int
 	duringRepair int
+	duringLookup int
 	latency      time.Duration
 	profile      string
 	cpuProfile   string
@@ -62,6 +63,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.scales, "scales", 20, "then scale this many Services from -endpoints-per-service to five times as many new pods and back")
 	fs.IntVar(&o.drains, "drains", 2, "then drain this many nodes: every pod on one is replaced by a new pod on another node")
 	fs.IntVar(&o.duringRepair, "changes-during-repair", 100, "then start a drift repair and make up to this many readiness flips while it lists HNS (give -hns-latency for a repair of real length)")
+	fs.IntVar(&o.duringLookup, "changes-during-lookup", 100, "then give a Service an external IP (a new tenant frontend, which only a listing of HNS shows free of foreign load balancers) and make up to this many readiness flips until it is programmed")
 	fs.IntVar(&o.drift, "drift", 10, "load balancers deleted out of band before the measured drift repair")
 	fs.IntVar(&o.newLocalPods, "new-local-pods", 20, "then replace this many endpoints by brand-new pods on this node (at most 254-pods-per-node)")
 	fs.DurationVar(&o.latency, "hns-latency", 0, "simulated latency of one hcn RPC, waited once per RPC a call costs (a sleep: adds wall time, not CPU); the target model is 0.2ms")
@@ -95,7 +97,7 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("-changes must be >= 0, got %d", o.changes)
 	case o.newLocalPods < 0:
 		return o, fmt.Errorf("-new-local-pods must be >= 0, got %d", o.newLocalPods)
-	case o.replacements < 0 || o.serviceChurn < 0 || o.scales < 0 || o.drains < 0 || o.drift < 0 || o.duringRepair < 0:
+	case o.replacements < 0 || o.serviceChurn < 0 || o.scales < 0 || o.drains < 0 || o.drift < 0 || o.duringRepair < 0 || o.duringLookup < 0:
 		return o, fmt.Errorf("-replacements, -service-churn, -scales, -drains, -drift and -changes-during-repair must be >= 0")
 	case o.spec.Nodes < 2 && o.replacements+o.scales+o.drains > 0:
 		return o, fmt.Errorf("-replacements, -scales and -drains move pods to other nodes: they need -nodes >= 2")

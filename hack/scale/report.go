@@ -97,6 +97,9 @@ type report struct {
 	// DuringRepair are readiness flips made while a drift repair listed
 	// HNS (-changes-during-repair); wall is network programming latency.
 	DuringRepair *kindReport `json:"changes_during_repair,omitempty"`
+	// DuringLookup are readiness flips made while a new tenant frontend
+	// waited for the listing that checks it (-changes-during-lookup).
+	DuringLookup *lookupReport `json:"changes_during_lookup,omitempty"`
 
 	RestartHNSWrites      int     `json:"restart_hns_writes"`
 	RestartHNSLists       int     `json:"restart_hns_lists"`

@@ -99,6 +99,9 @@ func run(ctx context.Context, o options) (*report, error) {
 	if err := changesDuringRepair(ctx, o, c, n, rep); err != nil {
 		return rep, err
 	}
+	if err := changesDuringLookup(ctx, o, c, n, rep); err != nil {
+		return rep, err
+	}
 	if err := restart(ctx, o, c, n, prof, rep); err != nil {
 		return rep, err
 	}
@@ -206,7 +209,7 @@ func measure(ctx context.Context, n *node, ch change) (measured, error) {
 		}
 	}
 	seen := 0
-	ev, err := n.waitSync(ctx, func(ev syncEvent) bool {
+	ev, err := n.waitSync(ctx, true, func(ev syncEvent) bool {
 		seen += ev.stats.EndpointChanges + ev.stats.ServiceChanges
 		return seen >= len(ch.writes)
 	})
@@ -631,8 +634,9 @@ func delta(before, after sim.Counters, ops ...sim.Op) int {
 	return n
 }
 
-// waitSync waits for a sync event that matches and leaves nothing pending.
-func (n *node) waitSync(ctx context.Context, match func(syncEvent) bool) (syncEvent, error) {
+// waitSync waits for a sync event that matches and, if settled, leaves
+// nothing pending.
+func (n *node) waitSync(ctx context.Context, settled bool, match func(syncEvent) bool) (syncEvent, error) {
 	timeout := time.NewTimer(changeTimeout)
 	defer timeout.Stop()
 	matched := false
@@ -640,7 +644,7 @@ func (n *node) waitSync(ctx context.Context, match func(syncEvent) bool) (syncEv
 		select {
 		case ev := <-n.events:
 			matched = matched || match(ev)
-			if matched && ev.stats.Result.Pending == 0 {
+			if matched && (!settled || ev.stats.Result.Pending == 0) {
 				return ev, nil
 			}
 		case <-timeout.C:

@@ -1,0 +1,294 @@
+package reconciler
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+)
+
+// Lookups: what a Sync needs HNS listed for. A Sync never lists HNS: at
+// 10,000 Services a listing is 30,000 to 90,000 hcn calls, seconds at HNS's
+// real costs, and every change behind it would wait. An object that needs
+// what only a listing tells waits for a lookup instead:
+//   - which load balancer holds the frontend a create was refused on;
+//   - whether a create whose reply was lost made its load balancer or
+//     remote endpoint;
+//   - whether a foreign load balancer holds a tenant's frontend about to
+//     be declared (foreign.go);
+//   - which endpoint holds the address a remote endpoint's create was
+//     refused on;
+//   - a local endpoint the namespaces do not show (localindex.go).
+//
+// The Sync asks, reports RepairWanted, and goes on with everything else.
+// The next Repair whose listing begins after the ask answers it from that
+// listing (without the lock, like the rest of the listing) and marks the
+// object for the next Sync. Every Repair answers every lookup still held,
+// so an answer kept for later use is never older than the last listing.
+
+// lookups are the questions Syncs asked of listings, and their answers.
+type lookups struct {
+	// listings counts the listings Repair began: a lookup asked when it
+	// was n is answered by a listing begun as n+1 or later.
+	listings uint64
+	lbs      map[intent.LBKey]*lbLookup
+	eps      map[string]*epLookup // by IP
+	// local are the local backend IPs the index and the namespaces lack,
+	// asked at listings; unfound are those a listing did not show either
+	// (a host-network pod's address), asked again only by the periodic
+	// repair: it lists the network anyway.
+	local   map[string]uint64
+	unfound map[string]struct{}
+}
+
+// lookupPurpose says what an object waits to learn; an object asking with
+// another purpose than its pending lookup's asks anew.
+type lookupPurpose uint8
+
+const (
+	// lookupFrontend: which load balancer holds a frontend? Asked before a
+	// new tenant frontend is declared (does a foreign one hold it?), and
+	// anew when HNS refuses a create on a frontend as taken.
+	lookupFrontend lookupPurpose = iota + 1
+	// lookupLostCreate: did a create whose reply was lost make its object?
+	lookupLostCreate
+	// lookupAddress: which endpoint holds the address HNS refused a
+	// remote endpoint's create on?
+	lookupAddress
+)
+
+// lbLookup is one load balancer key's question: the load balancer listed
+// on its frontend, once answered (nil: none). refused: asked after HNS
+// refused a create on the frontend as taken.
+type lbLookup struct {
+	purpose  lookupPurpose
+	refused  bool
+	asked    uint64
+	answered bool
+	holder   *hnslb.LoadBalancer
+}
+
+// epLookup is one address's question: the endpoints listed with it, once
+// answered.
+type epLookup struct {
+	purpose  lookupPurpose
+	asked    uint64
+	answered bool
+	found    []*hnslb.Endpoint
+}
+
+func newLookups() lookups {
+	return lookups{lbs: map[intent.LBKey]*lbLookup{}, eps: map[string]*epLookup{}, local: map[string]uint64{}, unfound: map[string]struct{}{}}
+}
+
+// AwaitingListingError is the status of an object that waits for a listing
+// to answer its lookup; it is not a failure.
+type AwaitingListingError struct{ Purpose string }
+
+func (e *AwaitingListingError) Error() string {
+	return "waiting for the next listing of HNS: " + e.Purpose
+}
+
+// The purposes a status names.
+const (
+	whyHeld    = "checking that no foreign load balancer holds the new frontend"
+	whyRefused = "finding what holds the frontend HNS refused the create on"
+	whyLostLB  = "finding whether a create whose reply was lost made the load balancer"
+	whyLostEP  = "finding whether a create whose reply was lost made the endpoint"
+	whyAddress = "finding what holds the address HNS refused the create on"
+)
+
+func awaiting(why string) error { return &AwaitingListingError{Purpose: why} }
+
+// isAwaiting reports whether err is a wait for a listing.
+func isAwaiting(err error) bool {
+	var a *AwaitingListingError
+	return errors.As(err, &a)
+}
+
+// FrontendHeldByNothingError is the status of a load balancer HNS refuses
+// because its frontend is taken, where a listing begun after the refusal
+// shows no load balancer on it: a host process's socket on the port
+// (kubernetes/community#8883), or a port reservation HNS kept after deleting
+// its load balancer (kubernetes/kubernetes#137530). It is retried with
+// backoff.
+type FrontendHeldByNothingError struct {
+	Key intent.LBKey
+	Err error
+}
+
+func (e *FrontendHeldByNothingError) Error() string {
+	return fmt.Sprintf("HNS refuses frontend %s as taken, but no load balancer holds it: a host process may hold the port, or HNS kept its reservation after a delete (restarting the hns service frees it): %v", e.Key, e.Err)
+}
+
+func (e *FrontendHeldByNothingError) Unwrap() error { return e.Err }
+
+// frontendLookup is k's lookupFrontend, asked now if k has none.
+func (r *Reconciler) frontendLookup(k intent.LBKey) *lbLookup {
+	l := r.lookups.lbs[k]
+	if l == nil || l.purpose != lookupFrontend {
+		l = &lbLookup{purpose: lookupFrontend, asked: r.lookups.listings}
+		r.lookups.lbs[k] = l
+	}
+	return l
+}
+
+// askRefused asks k's lookupFrontend anew after HNS refused a create on
+// its frontend: an answer given before would not show what holds it now.
+func (r *Reconciler) askRefused(k intent.LBKey) {
+	r.lookups.lbs[k] = &lbLookup{purpose: lookupFrontend, refused: true, asked: r.lookups.listings}
+}
+
+// lostLBAnswer is the answer to k's lookupLostCreate, asked now if k has
+// none: the load balancer listed on its frontend (nil: none); answered is
+// false until a listing answered. The caller asks it only after the lost
+// create, so the listing shows what it made.
+func (r *Reconciler) lostLBAnswer(k intent.LBKey) (holder *hnslb.LoadBalancer, answered bool) {
+	l := r.lookups.lbs[k]
+	if l == nil || l.purpose != lookupLostCreate {
+		r.lookups.lbs[k] = &lbLookup{purpose: lookupLostCreate, asked: r.lookups.listings}
+		return nil, false
+	}
+	return l.holder, l.answered
+}
+
+func (r *Reconciler) forgetLB(k intent.LBKey) { delete(r.lookups.lbs, k) }
+
+// epAnswer is the answer to the lookup of purpose for the address ip, asked
+// now if it has none of that purpose: the endpoints listed with it.
+func (r *Reconciler) epAnswer(ip string, purpose lookupPurpose) (found []*hnslb.Endpoint, answered bool) {
+	l := r.lookups.eps[ip]
+	if l == nil || l.purpose != purpose {
+		r.lookups.eps[ip] = &epLookup{purpose: purpose, asked: r.lookups.listings}
+		return nil, false
+	}
+	return l.found, l.answered
+}
+
+// askEP asks ip's lookup of purpose anew.
+func (r *Reconciler) askEP(ip string, purpose lookupPurpose) {
+	r.lookups.eps[ip] = &epLookup{purpose: purpose, asked: r.lookups.listings}
+}
+
+func (r *Reconciler) forgetEP(ip string) { delete(r.lookups.eps, ip) }
+
+// askLocal asks for the local endpoints of ips, except those a listing did
+// not show already.
+func (r *Reconciler) askLocal(ips map[string]struct{}) {
+	for ip := range ips {
+		if r.localIndex[ip] != "" || has(r.lookups.unfound, ip) {
+			continue
+		}
+		if _, asked := r.lookups.local[ip]; !asked {
+			r.lookups.local[ip] = r.lookups.listings
+		}
+	}
+}
+
+// wantsListing reports whether a lookup waits for its answer.
+func (q *lookups) wantsListing() bool {
+	if len(q.local) > 0 {
+		return true
+	}
+	for _, l := range q.lbs {
+		if !l.answered {
+			return true
+		}
+	}
+	for _, l := range q.eps {
+		if !l.answered {
+			return true
+		}
+	}
+	return false
+}
+
+// addressesAsked are the addresses whose listed endpoints a listing
+// beginning now keeps whole, for the lookups asked before it.
+func (q *lookups) addressesAsked() map[string]struct{} {
+	if len(q.eps) == 0 {
+		return nil
+	}
+	ips := make(map[string]struct{}, len(q.eps))
+	for ip := range q.eps {
+		ips[ip] = struct{}{}
+	}
+	return ips
+}
+
+// answerLookups answers, from a listing begun as listing number n, every
+// lookup asked before it, and marks the objects that wait for one for the
+// next Sync. A lookup whose object an abandoned call may still change is
+// left for the next listing. It returns the IDs it answered with: each is
+// its object's to adopt, delete or report at its turn, so none is deleted
+// as stale before (a repair took a late create it answers with for a leak).
+// Called with the lock held.
+func (r *Reconciler) answerLookups(listed *listedHNS, n uint64) (handed []string) {
+	if len(r.lookups.lbs) > 0 {
+		holders := make(map[intent.LBKey]*hnslb.LoadBalancer, len(r.lookups.lbs))
+		for id, l := range listed.lbs {
+			doc := l.doc
+			if doc == nil {
+				d := *l.matched.doc
+				d.ID = id
+				doc = &d
+			}
+			if k, ok := KeyOf(doc); ok {
+				if q := r.lookups.lbs[k]; q != nil && q.asked < n {
+					holders[k] = doc
+				}
+			}
+		}
+		for k, q := range r.lookups.lbs {
+			if q.asked >= n || r.client.busy(lbToken(k)) {
+				continue
+			}
+			q.answered, q.holder = true, holders[k]
+			if q.holder != nil {
+				handed = append(handed, q.holder.ID)
+				delete(r.staleLBs, q.holder.ID)
+			}
+			if e := r.lbs[k]; e != nil {
+				r.markLB(e)
+			}
+		}
+	}
+	for ip, q := range r.lookups.eps {
+		if q.asked >= n || r.client.busy(epToken(ip)) {
+			continue
+		}
+		q.answered, q.found = true, listed.asked[ip]
+		for _, ep := range q.found {
+			handed = append(handed, ep.ID)
+			delete(r.staleEPs, ep.ID)
+		}
+		if r.eps[ip] != nil {
+			r.markEP(ip)
+		}
+	}
+	// What a listing did not show of the local backends is asked again
+	// only by the periodic repair; forgotten once no load balancer waits
+	// for it or the index has it.
+	for ip, asked := range r.lookups.local {
+		if asked < n {
+			delete(r.lookups.local, ip)
+			r.lookups.unfound[ip] = struct{}{}
+		}
+	}
+	for ip := range r.lookups.unfound {
+		if r.localIndex[ip] != "" || len(r.waiting[ip]) == 0 {
+			delete(r.lookups.unfound, ip)
+		}
+	}
+	return handed
+}
+
+// failOrWait is fail, or wait for an error that is a wait for a listing.
+func (r *Reconciler) failOrWait(run *syncRun, ref objectRef, st *objStatus, kind ObjectKind, name string, err error) {
+	if isAwaiting(err) {
+		r.wait(run, ref, st, err)
+		return
+	}
+	r.fail(run, ref, st, kind, name, err)
+}
