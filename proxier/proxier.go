@@ -38,6 +38,7 @@ type Reconciler interface {
 	Expect(lbs, eps int)
 	Sync(ctx context.Context) reconciler.SyncResult
 	Repair(ctx context.Context) error
+	Lookup(ctx context.Context) error
 	NextRetry() (time.Time, bool)
 }
 
@@ -141,9 +142,9 @@ type Proxier struct {
 	// repairAfterHNSReturn: HNS came back from a restart, which may have
 	// dropped objects, so a drift repair is due now (repair.go).
 	repairAfterHNSReturn bool
-	// repairWanted: the last sync left objects waiting for what only a
-	// listing tells (reconciler.SyncResult.RepairWanted, repair.go).
-	repairWanted bool
+	// listingWanted: the last sync left objects waiting for what only a
+	// listing tells (reconciler.SyncResult.ListingWanted, repair.go).
+	listingWanted bool
 	// repairing: a drift repair runs (repair.go); repairs counts its goroutine.
 	repairing   bool
 	repairs     sync.WaitGroup

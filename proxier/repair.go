@@ -18,9 +18,12 @@ import (
 // load balancers and endpoints (docs/simulator.md, "What a restart
 // drops"), and only a listing finds them. And one starts as soon as a sync
 // leaves objects waiting for what only a listing tells
-// (SyncResult.RepairWanted: what holds a frontend HNS refused a create on,
-// what a lost create made; reconciler/lookup.go), even with the periodic
-// repair off: those objects wait for it, and the changes after them do not.
+// (SyncResult.ListingWanted: what holds a frontend HNS refused a create on,
+// what a lost create made; reconciler/lookup.go), a lookup listing starts
+// (Reconciler.Lookup: only what they need is listed, no drift judged), even
+// with the periodic repair off: those objects wait for it, and the changes
+// after them do not. Repairs and lookup listings run one at a time, and
+// share the backoff of failed ones.
 
 // repairDue reports whether a sync should start a drift repair; callers hold p.mu.
 func (p *Proxier) repairDue() bool {
@@ -29,22 +32,39 @@ func (p *Proxier) repairDue() bool {
 
 // startRepair runs a drift repair in its own goroutine; callers hold p.mu.
 func (p *Proxier) startRepair(ctx context.Context) {
-	p.repairing = true
 	afterHNSReturn := p.repairAfterHNSReturn
 	p.repairAfterHNSReturn = false
+	p.startListing(ctx, "Drift repair", p.opts.Reconciler.Repair, func(failed bool) {
+		if failed {
+			// One for a restart stays due, after the backoff.
+			p.repairAfterHNSReturn = p.repairAfterHNSReturn || afterHNSReturn
+		} else {
+			p.lastRepair = p.clock.Now()
+		}
+	})
+}
+
+// startLookup runs a lookup listing in its own goroutine; callers hold p.mu.
+func (p *Proxier) startLookup(ctx context.Context) {
+	p.startListing(ctx, "Listing HNS for objects that wait for it", p.opts.Reconciler.Lookup, func(bool) {})
+}
+
+// startListing runs list (a repair or a lookup listing) in its own
+// goroutine, then, holding p.mu, records its outcome (done, then the
+// shared backoff) and asks for a sync; callers hold p.mu.
+func (p *Proxier) startListing(ctx context.Context, what string, list func(context.Context) error, done func(failed bool)) {
+	p.repairing = true
 	p.repairs.Add(1)
 	go func() {
 		defer p.repairs.Done()
-		err := p.opts.Reconciler.Repair(ctx)
+		err := list(ctx)
 		p.mu.Lock()
 		p.repairing = false
+		done(err != nil)
 		if err != nil {
-			// One for a restart stays due, after the backoff.
-			p.repairAfterHNSReturn = p.repairAfterHNSReturn || afterHNSReturn
 			p.repairRetryAt = p.clock.Now().Add(p.repairBackoff.When(syncKey))
-			klog.FromContext(ctx).Error(err, "Drift repair failed; will retry", "at", p.repairRetryAt)
+			klog.FromContext(ctx).Error(err, what+" failed; will retry", "at", p.repairRetryAt)
 		} else {
-			p.lastRepair = p.clock.Now()
 			p.repairRetryAt = time.Time{}
 			p.repairBackoff.Forget(syncKey)
 		}
@@ -53,10 +73,10 @@ func (p *Proxier) startRepair(ctx context.Context) {
 	}()
 }
 
-// wantedRepairDue reports whether the last sync's waiting objects start a
-// repair now; callers hold p.mu.
-func (p *Proxier) wantedRepairDue() bool {
-	return p.repairWanted && p.initialized && !p.repairing && !p.clock.Now().Before(p.repairRetryAt)
+// lookupDue reports whether the last sync's waiting objects start a
+// lookup listing now; callers hold p.mu.
+func (p *Proxier) lookupDue() bool {
+	return p.listingWanted && p.initialized && !p.repairing && !p.clock.Now().Before(p.repairRetryAt)
 }
 
 // WaitForRepair blocks until the drift repair under way, if any, has ended

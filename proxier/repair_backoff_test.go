@@ -12,11 +12,11 @@ import (
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
-// repairCounter is a Reconciler that only counts drift repairs and fails
-// them while down is set.
+// repairCounter is a Reconciler that only counts drift repairs and lookup
+// listings, and fails them while down is set.
 type repairCounter struct {
-	repairs int
-	down    bool
+	repairs, lookups int
+	down             bool
 }
 
 func (r *repairCounter) Start(context.Context) error                { return nil }
@@ -29,6 +29,15 @@ func (r *repairCounter) Sync(context.Context) reconciler.SyncResult { return rec
 func (r *repairCounter) NextRetry() (time.Time, bool)               { return time.Time{}, false }
 func (r *repairCounter) Repair(context.Context) error {
 	r.repairs++
+	return r.listed()
+}
+
+func (r *repairCounter) Lookup(context.Context) error {
+	r.lookups++
+	return r.listed()
+}
+
+func (r *repairCounter) listed() error {
 	if r.down {
 		return errors.New("HNS unavailable")
 	}
@@ -102,7 +111,7 @@ type returningReconciler struct {
 }
 
 func (r *returningReconciler) Sync(context.Context) reconciler.SyncResult {
-	return reconciler.SyncResult{HNSReturned: r.returned, RepairWanted: r.wanted}
+	return reconciler.SyncResult{HNSReturned: r.returned, ListingWanted: r.wanted}
 }
 
 // TestHNSReturnMakesARepairDue: HNS back from a restart it may have lost
@@ -158,12 +167,12 @@ func TestHNSReturnMakesARepairDue(t *testing.T) {
 	}
 }
 
-// TestSyncThatWantsAListingStartsARepair: a sync that leaves objects
-// waiting for a listing (reconciler.SyncResult.RepairWanted) starts a
-// repair at once, beside the loop, even with the periodic repair off; none
-// while nothing waits; a failed one is retried after its backoff, not at
-// every sync.
-func TestSyncThatWantsAListingStartsARepair(t *testing.T) {
+// TestSyncThatWantsAListingStartsALookup: a sync that leaves objects
+// waiting for a listing (reconciler.SyncResult.ListingWanted) starts a
+// lookup listing at once, beside the loop, even with the periodic repair
+// off; no drift repair; none while nothing waits; a failed one is retried
+// after its backoff, not at every sync.
+func TestSyncThatWantsAListingStartsALookup(t *testing.T) {
 	for _, period := range []time.Duration{0, time.Hour} {
 		clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
 		rec := &returningReconciler{}
@@ -173,32 +182,32 @@ func TestSyncThatWantsAListingStartsARepair(t *testing.T) {
 		p.lastRepair = clk.Now() // as Run sets it after Start
 		p.mu.Unlock()
 		syncAndRepair(p)
-		if rec.repairs != 0 {
-			t.Fatalf("period %v: %d repairs with nothing waiting", period, rec.repairs)
+		if rec.lookups != 0 {
+			t.Fatalf("period %v: %d lookup listings with nothing waiting", period, rec.lookups)
 		}
 		rec.wanted = true
 		syncAndRepair(p)
-		if rec.repairs != 1 {
-			t.Fatalf("period %v: %d repairs after a sync that wants a listing, want 1 in that sync", period, rec.repairs)
+		if rec.lookups != 1 || rec.repairs != 0 {
+			t.Fatalf("period %v: %d lookup listings and %d repairs after a sync that wants a listing, want 1 lookup in that sync", period, rec.lookups, rec.repairs)
 		}
 		rec.wanted = false
 		syncAndRepair(p)
-		if rec.repairs != 1 {
-			t.Fatalf("period %v: %d repairs once nothing waits, want still 1", period, rec.repairs)
+		if rec.lookups != 1 {
+			t.Fatalf("period %v: %d lookup listings once nothing waits, want still 1", period, rec.lookups)
 		}
 
 		rec.wanted, rec.down = true, true
 		for range 3 {
 			syncAndRepair(p)
 		}
-		if rec.repairs != 2 {
-			t.Fatalf("period %v: %d repairs while HNS is down, want 2: one failed, none more before its backoff", period, rec.repairs)
+		if rec.lookups != 2 {
+			t.Fatalf("period %v: %d lookup listings while HNS is down, want 2: one failed, none more before its backoff", period, rec.lookups)
 		}
 		rec.down = false
 		clk.Step(repairRetryMax)
 		syncAndRepair(p)
-		if rec.repairs != 3 {
-			t.Fatalf("period %v: %d repairs after the backoff, want 3", period, rec.repairs)
+		if rec.lookups != 3 || rec.repairs != 0 {
+			t.Fatalf("period %v: %d lookup listings and %d repairs after the backoff, want 3 and 0", period, rec.lookups, rec.repairs)
 		}
 	}
 }

@@ -72,9 +72,9 @@ func (p *Proxier) Sync(ctx context.Context) {
 	if stats.Result.HNSReturned {
 		p.noteHNSReturned(ctx)
 	}
-	p.repairWanted = stats.Result.RepairWanted
-	if p.wantedRepairDue() {
-		p.startRepair(ctx)
+	p.listingWanted = stats.Result.ListingWanted
+	if p.lookupDue() {
+		p.startLookup(ctx)
 	}
 	p.reportReconcile(stats.Result)
 	p.learnBackendCap(ctx, stats.Result.LearnedBackendCap)
@@ -140,7 +140,7 @@ func (p *Proxier) scheduleNext() {
 	if r := p.nextRepair(); p.opts.RepairPeriod > 0 && !p.repairing && r.Before(next) {
 		next = r
 	}
-	if p.repairWanted && !p.repairing && p.repairRetryAt.Before(next) {
+	if p.listingWanted && !p.repairing && p.repairRetryAt.Before(next) {
 		next = p.repairRetryAt // a failed one backs off
 	}
 	if r, ok := p.nextSubnetRead(); ok && r.Before(next) {

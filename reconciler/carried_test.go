@@ -105,7 +105,7 @@ func TestLateCreateOnATenantFrontendIsNotForeign(t *testing.T) {
 	upsert(killed, tenant)
 	// A new tenant frontend waits for a listing to check that no foreign
 	// load balancer holds it; then its create hangs.
-	if res := killed.Sync(ctx); !res.RepairWanted {
+	if res := killed.Sync(ctx); !res.ListingWanted {
 		t.Fatalf("first sync: %+v, want the frontend waiting for a listing", res)
 	}
 	if err := killed.Repair(ctx); err != nil {

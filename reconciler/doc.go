@@ -32,8 +32,9 @@
 // that just started), it lists HNS namespaces, where the runtime and the CNI
 // put each pod's endpoint, and reads only the endpoints not indexed yet; if
 // that leaves the IP unknown, it is left out, the load balancer's status
-// shows it, and the next Repair's listing of the network looks for it. A load balancer write that HNS
-// refuses because an endpoint is gone drops its local backends from the
+// shows it, and the next listing of the network looks for it. A load
+// balancer write that HNS refuses because an endpoint is gone drops its
+// local backends from the
 // index, so the retry looks them up again (a pod recreated with the same IP).
 // HNS's code does not say whether a backend or the load balancer is gone,
 // so after a failed modify a Get decides (modify.go); the same file owns
@@ -41,8 +42,8 @@
 // A Sync never lists load balancers or endpoints (lookup.go): an object
 // that needs what only a listing tells (what holds a frontend HNS refused,
 // what a lost create made, a foreign holder of a new tenant frontend) waits
-// for the next Repair, which the Sync asks for (SyncResult.RepairWanted),
-// and the rest of the Sync goes on.
+// for the next listing, a Lookup the Sync asks for (SyncResult.ListingWanted)
+// or a Repair, and the rest of the Sync goes on.
 //
 // Every HNS call has a deadline (deadline.go): a hung call is abandoned,
 // reported, and its object waits until the call returns while the others go

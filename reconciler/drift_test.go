@@ -116,7 +116,7 @@ func TestMissingLocalBackendIsRetried(t *testing.T) {
 	// Namespaces hold no endpoint for 10.244.1.20, so the next listing of
 	// the network is asked, once for both load balancers; the Sync lists
 	// no more than the namespaces.
-	if c.Count(sim.OpListNamespaces) != 1 || c.Count(sim.OpListEndpoints) != 0 || !res.RepairWanted {
+	if c.Count(sim.OpListNamespaces) != 1 || c.Count(sim.OpListEndpoints) != 0 || !res.ListingWanted {
 		t.Errorf("lists %v, result %+v; want one namespace list and a listing asked", c.Calls, res)
 	}
 	if res.Created != 1 || res.Pending != 2 || res.Failed != 0 {
@@ -131,7 +131,7 @@ func TestMissingLocalBackendIsRetried(t *testing.T) {
 		t.Errorf("repair: %v", c.Calls)
 	}
 	e.hns.ResetCounters()
-	if res := r.Sync(ctx); res.RepairWanted || e.counters().Total() != 0 {
+	if res := r.Sync(ctx); res.ListingWanted || e.counters().Total() != 0 {
 		t.Errorf("sync after the listing: %+v, calls %v", res, e.counters().Calls)
 	}
 	sa, sb := statusOf(r, a.Key), statusOf(r, b.Key)

@@ -188,13 +188,13 @@ func handOver(r *Reconciler, lbs []intent.LB, extras []intent.RemoteEndpoint) {
 }
 
 // converge runs Sync, stepping the clock to each retry, until nothing waits;
-// a Sync that leaves objects waiting for a listing is followed by a Repair,
+// a Sync that leaves objects waiting for a listing is followed by a Lookup,
 // as the proxier starts one.
 func (e *env) converge(r *Reconciler) {
 	e.t.Helper()
 	for i := 0; i < 500; i++ {
-		if r.Sync(ctx).RepairWanted {
-			_ = r.Repair(ctx) // a failed one is tried again after the next Sync
+		if r.Sync(ctx).ListingWanted {
+			_ = r.Lookup(ctx) // a failed one is tried again after the next Sync
 			continue
 		}
 		next, ok := r.NextRetry()
@@ -218,29 +218,29 @@ func (e *env) fullListings() int {
 }
 
 // syncListed runs a Sync that must leave objects waiting for a listing
-// and list nothing itself, then the Repair that answers them and the Sync
+// and list nothing itself, then the Lookup that answers them and the Sync
 // that goes on with them, as the proxier would; it returns that last
 // Sync's result.
 func (e *env) syncListed(r *Reconciler) SyncResult {
 	e.t.Helper()
 	before := e.fullListings()
 	res := r.Sync(ctx)
-	if n := e.fullListings() - before; n != 0 || !res.RepairWanted {
+	if n := e.fullListings() - before; n != 0 || !res.ListingWanted {
 		e.t.Fatalf("sync %+v listed HNS's load balancers or endpoints %d times; want no such listing and objects waiting for one", res, n)
 	}
 	return e.answer(r, res)
 }
 
 // answer runs, after a Sync whose result res left objects waiting for a
-// listing, the Repair that answers them and the Sync that goes on with
+// listing, the Lookup that answers them and the Sync that goes on with
 // them; it returns that Sync's result.
 func (e *env) answer(r *Reconciler, res SyncResult) SyncResult {
 	e.t.Helper()
-	if !res.RepairWanted {
+	if !res.ListingWanted {
 		e.t.Fatalf("sync %+v left nothing waiting for a listing", res)
 	}
-	if err := r.Repair(ctx); err != nil {
-		e.t.Fatalf("repair: %v", err)
+	if err := r.Lookup(ctx); err != nil {
+		e.t.Fatalf("lookup: %v", err)
 	}
 	return r.Sync(ctx)
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // What a Repair keeps of its listing. At 10,000 Services the listing is some
@@ -38,6 +39,9 @@ type listedHNS struct {
 	// and asked the listed endpoints with them, kept whole (lookup.go).
 	askedIPs map[string]struct{}
 	asked    map[string][]*hnslb.Endpoint
+	// askedKeys are the frontends lookups asked about as a Lookup's listing
+	// began: it keeps only the load balancers on them (addAskedLB).
+	askedKeys map[intent.LBKey]struct{}
 }
 
 // listedEP is a listed endpoint's ID and address.
@@ -79,6 +83,15 @@ func (l *listedHNS) addLB(doc *hnslb.LoadBalancer) error {
 		return nil
 	}
 	l.lbs[doc.ID] = listedLB{doc: doc}
+	return nil
+}
+
+// addAskedLB keeps a listed load balancer if a lookup asked about its
+// frontend; without the lock.
+func (l *listedHNS) addAskedLB(doc *hnslb.LoadBalancer) error {
+	if k, ok := KeyOf(doc); ok && has(l.askedKeys, k) {
+		l.lbs[doc.ID] = listedLB{doc: doc}
+	}
 	return nil
 }
 

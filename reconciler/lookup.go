@@ -21,16 +21,17 @@ import (
 //     refused on;
 //   - a local endpoint the namespaces do not show (localindex.go).
 //
-// The Sync asks, reports RepairWanted, and goes on with everything else.
-// The next Repair whose listing begins after the ask answers it from that
-// listing (without the lock, like the rest of the listing) and marks the
-// object for the next Sync. Every Repair answers every lookup still held,
-// so an answer kept for later use is never older than the last listing.
+// The Sync asks, reports ListingWanted, and goes on with everything else.
+// The next listing that begins after the ask answers it (without the
+// lock) and marks the object for the next Sync: a Lookup, which lists only
+// what the questions need (lookuplisting.go), or a Repair. Every listing
+// answers every lookup still held, so an answer kept for later use is
+// never older than the last listing.
 
 // lookups are the questions Syncs asked of listings, and their answers.
 type lookups struct {
-	// listings counts the listings Repair began: a lookup asked when it
-	// was n is answered by a listing begun as n+1 or later.
+	// listings counts the listings Lookup and Repair began: a lookup asked
+	// when it was n is answered by a listing begun as n+1 or later.
 	listings uint64
 	lbs      map[intent.LBKey]*lbLookup
 	eps      map[string]*epLookup // by IP

@@ -78,7 +78,7 @@ func TestChangesDoNotWaitForWhatOnlyAListingTells(t *testing.T) {
 
 			before := e.fullListings()
 			res := r.Sync(ctx)
-			if n := e.fullListings() - before; n != 0 || !res.RepairWanted {
+			if n := e.fullListings() - before; n != 0 || !res.ListingWanted {
 				t.Fatalf("sync %+v listed load balancers or endpoints %d times; want none, and a listing asked", res, n)
 			}
 			if st := statusOf(r, beside.Key); st.State != StateDone || st.RealizedID == "" {
@@ -93,7 +93,7 @@ func TestChangesDoNotWaitForWhatOnlyAListingTells(t *testing.T) {
 			}
 			// No retry makes it list: the next Sync waits too, asking nothing new.
 			e.clock.Step(DefaultRetryMax)
-			if res := r.Sync(ctx); e.fullListings() != before || !res.RepairWanted {
+			if res := r.Sync(ctx); e.fullListings() != before || !res.ListingWanted {
 				t.Errorf("a later sync %+v listed, or no longer asks", res)
 			}
 
@@ -104,7 +104,7 @@ func TestChangesDoNotWaitForWhatOnlyAListingTells(t *testing.T) {
 					t.Errorf("%s: %+v", d.Key, st)
 				}
 			}
-			if res := r.Sync(ctx); res.RepairWanted {
+			if res := r.Sync(ctx); res.ListingWanted {
 				t.Errorf("after convergence a listing is still asked: %+v", res)
 			}
 		})
@@ -140,7 +140,7 @@ func TestFrontendTakenByNothing(t *testing.T) {
 			r := e.started()
 			e.hns.SetFaults(sim.Faults{TakenPorts: []sim.TakenPort{{Protocol: hnslb.ProtocolTCP, Port: 10256}}})
 			upsert(r, d)
-			for i, res := 0, r.Sync(ctx); res.RepairWanted; i, res = i+1, r.Sync(ctx) {
+			for i, res := 0, r.Sync(ctx); res.ListingWanted; i, res = i+1, r.Sync(ctx) {
 				if i == 3 { // the tenant's check, the refusal's, and one spare
 					t.Fatalf("still asking for listings after %d: %+v", i, res)
 				}
@@ -171,7 +171,7 @@ func TestFrontendTakenByNothing(t *testing.T) {
 				res := r.Sync(ctx)
 				// One error, the same each time: the event it raises is
 				// raised once (HNSLoadBalancerRejected, once per error).
-				if res.RepairWanted || e.counters().Count(sim.OpListLoadBalancers) != listings || len(res.Errors) != 1 ||
+				if res.ListingWanted || e.counters().Count(sim.OpListLoadBalancers) != listings || len(res.Errors) != 1 ||
 					!errors.As(res.Errors[0].Err, &nothing) || res.Errors[0].Err.Error() != first {
 					t.Fatalf("retry %+v, listings %d (was %d)", res, e.counters().Count(sim.OpListLoadBalancers), listings)
 				}
@@ -196,7 +196,7 @@ func tenantChecked(t *testing.T) (*env, *Reconciler, intent.LB) {
 	r := e.started()
 	tenant := externalLB("203.0.113.5", 80, loc("10.244.1.10"))
 	upsert(r, tenant)
-	if res := r.Sync(ctx); !res.RepairWanted {
+	if res := r.Sync(ctx); !res.ListingWanted {
 		t.Fatalf("sync %+v, want the new frontend waiting for its check", res)
 	}
 	if err := r.Repair(ctx); err != nil {
@@ -213,7 +213,7 @@ func TestHolderAfterTheCheckIsLookedUpAnew(t *testing.T) {
 	e, r, tenant := tenantChecked(t)
 	id := e.foreignOn(withInternalPort(tenant, 9090), "10.244.1.20")
 	res := r.Sync(ctx)
-	if !res.RepairWanted || res.Failed != 0 || e.counters().CountResult(sim.OpCreateLoadBalancer, "PortAlreadyExists") != 1 {
+	if !res.ListingWanted || res.Failed != 0 || e.counters().CountResult(sim.OpCreateLoadBalancer, "PortAlreadyExists") != 1 {
 		t.Fatalf("sync after the foreign one appeared: %+v, want the refusal waiting for a listing", res)
 	}
 	res = e.answer(r, res)
@@ -247,7 +247,7 @@ func TestLookupAskedDuringAListingWaitsForTheNext(t *testing.T) {
 	if next, ok := r.NextRetry(); ok {
 		e.clock.SetTime(next) // a second: within the listing's deadline
 	}
-	if res := r.Sync(ctx); !res.RepairWanted {
+	if res := r.Sync(ctx); !res.ListingWanted {
 		t.Fatalf("sync after the lost reply: %+v, want it waiting for a listing", res)
 	}
 	e.hns.SetFaults(sim.Faults{})
@@ -259,4 +259,59 @@ func TestLookupAskedDuringAListingWaitsForTheNext(t *testing.T) {
 		t.Fatalf("status %+v, want the lost create adopted", st)
 	}
 	e.assertRealized([]intent.LB{tenant})
+}
+
+// TestLookupListsOnlyWhatIsAsked: a Lookup lists load balancers for
+// frontend questions and the network's endpoints for address and local
+// endpoint questions, nothing when nothing is asked, and judges no drift (a
+// load balancer deleted out of band waits for the drift repair).
+func TestLookupListsOnlyWhatIsAsked(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	r := e.started(want...)
+	if err := e.hns.DeleteLoadBalancerOutOfBand(e.hnsLB(want[0].Key).ID); err != nil {
+		t.Fatal(err)
+	}
+	lists := func() (lbs, eps int) {
+		c := e.counters()
+		return c.Count(sim.OpListLoadBalancers), c.Count(sim.OpListEndpoints)
+	}
+	if err := r.Lookup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if lbs, eps := lists(); lbs+eps != 0 {
+		t.Errorf("a lookup with nothing asked listed %d load balancer and %d endpoint listings", lbs, eps)
+	}
+
+	tenant := externalLB("203.0.113.5", 80, loc("10.244.1.10"))
+	upsert(r, tenant)
+	if res := r.Sync(ctx); !res.ListingWanted {
+		t.Fatalf("sync %+v", res)
+	}
+	if err := r.Lookup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if lbs, eps := lists(); lbs != 1 || eps != 0 {
+		t.Errorf("a frontend's lookup made %d load balancer and %d endpoint listings, want 1 and 0", lbs, eps)
+	}
+
+	e.localOutsideNamespace("10.244.1.30")
+	outside := lb("10.96.0.40", 80, loc("10.244.1.30"))
+	upsert(r, outside)
+	if res := r.Sync(ctx); !res.ListingWanted {
+		t.Fatalf("sync %+v", res)
+	}
+	if err := r.Lookup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if lbs, eps := lists(); lbs != 1 || eps != 1 {
+		t.Errorf("a local endpoint's lookup made %d load balancer and %d endpoint listings in all, want 1 and 1", lbs, eps)
+	}
+	if res := r.Sync(ctx); res.ListingWanted || res.Failed != 0 {
+		t.Fatalf("sync after the lookups: %+v", res)
+	}
+	if e.hnsLB(want[0].Key) != nil {
+		t.Fatal("a lookup repaired drift")
+	}
+	e.assertRealized(append(want[1:], tenant, outside))
 }

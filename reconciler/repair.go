@@ -2,7 +2,6 @@ package reconciler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 
@@ -31,22 +30,18 @@ import (
 // what was realized as the listing began and then dropped, unless the
 // judging under the lock needs it (listed.go).
 func (r *Reconciler) Repair(ctx context.Context) error {
-	r.repairing.Lock()
-	defer r.repairing.Unlock()
-	r.mu.Lock()
-	if !r.started {
-		r.mu.Unlock()
-		return errors.New("reconciler: Repair before Start")
+	listingNo, err := r.beginListing("Repair")
+	if err != nil {
+		return err
 	}
+	defer r.repairing.Unlock()
 	r.listing = newListingChanges()
-	r.lookups.listings++
-	listingNo := r.lookups.listings
 	indexBefore := maps.Clone(r.localIndex)
 	listedFrom := r.clock.Now()
 	listed := r.newListedHNS()
 	r.mu.Unlock()
 
-	err := r.listForRepair(ctx, listed)
+	err = r.listForRepair(ctx, listed)
 
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -111,9 +111,9 @@ type SyncResult struct {
 	// as down (a restart), which may have dropped objects it held
 	// (outage.go); only a listing (Repair) finds those.
 	HNSReturned bool
-	// RepairWanted: objects wait for a listing of HNS to answer what a
+	// ListingWanted: objects wait for a listing of HNS to answer what a
 	// Sync could not tell (lookup.go); a Repair answers it.
-	RepairWanted bool
+	ListingWanted bool
 }
 
 // LeftOutBackends are local backends one load balancer could not use.

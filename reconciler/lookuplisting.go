@@ -1,0 +1,91 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+)
+
+// Lookup lists, without the lock, only what the lookups asked so far need
+// (load balancers, the network's endpoints, or both), and answers them
+// (lookup.go). It judges no drift: a new tenant frontend at 10,000 Services
+// waits for a listing of load balancers, about 30,000 hcn calls, not for a
+// drift repair's 90,000. Repair answers lookups too. A Sync whose
+// ListingWanted is set asks for one.
+func (r *Reconciler) Lookup(ctx context.Context) error {
+	listingNo, err := r.beginListing("Lookup")
+	if err != nil {
+		return err
+	}
+	defer r.repairing.Unlock()
+	listed := &listedHNS{lbs: map[string]listedLB{}, eps: map[string]struct{}{}, local: map[string]string{},
+		askedIPs: r.lookups.addressesAsked(), asked: map[string][]*hnslb.Endpoint{}}
+	if len(r.lookups.lbs) > 0 {
+		listed.askedKeys = make(map[intent.LBKey]struct{}, len(r.lookups.lbs))
+		for k := range r.lookups.lbs {
+			listed.askedKeys[k] = struct{}{}
+		}
+	}
+	listEPs := len(r.lookups.eps)+len(r.lookups.local) > 0
+	var indexBefore map[string]string
+	if listEPs {
+		indexBefore = maps.Clone(r.localIndex)
+	}
+	r.mu.Unlock()
+
+	if listed.askedKeys != nil {
+		if err := r.client.WalkLoadBalancers(ctx, listed.addAskedLB); err != nil {
+			return fmt.Errorf("lookup: list load balancers: %w", err)
+		}
+	}
+	if listEPs {
+		if err := r.client.WalkEndpointsOfNetwork(ctx, r.opts.NetworkID, listed.addEP); err != nil {
+			return fmt.Errorf("lookup: list endpoints of network %q: %w", r.opts.NetworkID, err)
+		}
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.flushStatusLocked()
+	if listEPs {
+		r.localIndex = keepIndexChanges(listed.local, indexBefore, r.localIndex)
+		r.resolveGen++
+		r.markFoundLocals()
+	}
+	r.answerLookups(listed, listingNo)
+	return nil
+}
+
+// beginListing starts a listing (Repair, Lookup): it takes repairing, which
+// the caller releases when it is done, and the lock, which the caller
+// releases before listing, and numbers it (lookup.go). Before Start it
+// takes neither and fails.
+func (r *Reconciler) beginListing(what string) (listingNo uint64, err error) {
+	r.repairing.Lock()
+	r.mu.Lock()
+	if !r.started {
+		r.mu.Unlock()
+		r.repairing.Unlock()
+		return 0, fmt.Errorf("reconciler: %s before Start", what)
+	}
+	r.lookups.listings++
+	return r.lookups.listings, nil
+}
+
+// markFoundLocals marks the load balancers that left out a local backend
+// the index now has.
+func (r *Reconciler) markFoundLocals() {
+	for ip, keys := range r.waiting {
+		if r.localIndex[ip] == "" {
+			continue
+		}
+		for k := range keys {
+			if e := r.lbs[k]; e != nil {
+				r.markLB(e)
+			}
+		}
+	}
+}
