@@ -42,6 +42,9 @@ type listedHNS struct {
 	// askedKeys are the frontends lookups asked about as a Lookup's listing
 	// began: it keeps only the load balancers on them (addAskedLB).
 	askedKeys map[intent.LBKey]struct{}
+	// lbsListed and epsListed say what was listed: a Lookup lists only what
+	// its questions need, and only those are answered.
+	lbsListed, epsListed bool
 }
 
 // listedEP is a listed endpoint's ID and address.
@@ -71,7 +74,7 @@ func (r *Reconciler) newListedHNS() *listedHNS {
 	}
 	return &listedHNS{lbs: make(map[string]listedLB, len(at)), eps: map[string]struct{}{}, local: map[string]string{}, atStart: at,
 		carriedIPs: maps.Clone(r.carried.eps), carriedEPs: map[string]string{}, named: r.carried.named,
-		askedIPs: r.lookups.addressesAsked(), asked: map[string][]*hnslb.Endpoint{}}
+		askedIPs: r.lookups.addressesAsked(), asked: map[string][]*hnslb.Endpoint{}, lbsListed: true, epsListed: true}
 }
 
 // addLB judges a listed load balancer against what was realized as the

@@ -187,18 +187,21 @@ func (r *Reconciler) askLocal(ips map[string]struct{}) {
 	}
 }
 
-// wantsListing reports whether a lookup waits for its answer.
-func (q *lookups) wantsListing() bool {
-	if len(q.local) > 0 {
+// wantsListing reports whether a lookup waits for its answer. One whose
+// object an abandoned call may still change is not answered until the
+// call returns (answerLookups), so it asks for no listing till then:
+// listing after listing while the call runs would answer nothing.
+func (r *Reconciler) wantsListing() bool {
+	if len(r.lookups.local) > 0 {
 		return true
 	}
-	for _, l := range q.lbs {
-		if !l.answered {
+	for k, l := range r.lookups.lbs {
+		if !l.answered && !r.client.busy(lbToken(k)) {
 			return true
 		}
 	}
-	for _, l := range q.eps {
-		if !l.answered {
+	for ip, l := range r.lookups.eps {
+		if !l.answered && !r.client.busy(epToken(ip)) {
 			return true
 		}
 	}
@@ -226,7 +229,7 @@ func (q *lookups) addressesAsked() map[string]struct{} {
 // as stale before (a repair took a late create it answers with for a leak).
 // Called with the lock held.
 func (r *Reconciler) answerLookups(listed *listedHNS, n uint64) (handed []string) {
-	if len(r.lookups.lbs) > 0 {
+	if listed.lbsListed && len(r.lookups.lbs) > 0 {
 		holders := make(map[intent.LBKey]*hnslb.LoadBalancer, len(r.lookups.lbs))
 		for id, l := range listed.lbs {
 			doc := l.doc
@@ -254,6 +257,9 @@ func (r *Reconciler) answerLookups(listed *listedHNS, n uint64) (handed []string
 				r.markLB(e)
 			}
 		}
+	}
+	if !listed.epsListed {
+		return handed
 	}
 	for ip, q := range r.lookups.eps {
 		if q.asked >= n || r.client.busy(epToken(ip)) {

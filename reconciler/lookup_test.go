@@ -187,9 +187,9 @@ func TestFrontendTakenByNothing(t *testing.T) {
 	}
 }
 
-// tenantChecked is a started reconciler with a new tenant frontend that a
-// listing checked and found free, not created yet.
-func tenantChecked(t *testing.T) (*env, *Reconciler, intent.LB) {
+// tenantAsking is a started reconciler with a new tenant frontend that
+// waits for the listing that checks it.
+func tenantAsking(t *testing.T) (*env, *Reconciler, intent.LB) {
 	t.Helper()
 	e := newEnv(t, sim.ProfileWS2022)
 	e.local("10.244.1.10")
@@ -199,6 +199,14 @@ func tenantChecked(t *testing.T) (*env, *Reconciler, intent.LB) {
 	if res := r.Sync(ctx); !res.ListingWanted {
 		t.Fatalf("sync %+v, want the new frontend waiting for its check", res)
 	}
+	return e, r, tenant
+}
+
+// tenantChecked is tenantAsking after a repair's listing checked the
+// frontend and found it free; it is not created yet.
+func tenantChecked(t *testing.T) (*env, *Reconciler, intent.LB) {
+	t.Helper()
+	e, r, tenant := tenantAsking(t)
 	if err := r.Repair(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -314,4 +322,27 @@ func TestLookupListsOnlyWhatIsAsked(t *testing.T) {
 		t.Fatal("a lookup repaired drift")
 	}
 	e.assertRealized(append(want[1:], tenant, outside))
+}
+
+// TestLookupOfABusyObjectAsksNoListing: a lookup whose object an abandoned
+// HNS call may still change is not answered until the call returns, so
+// until then no listing is asked for it (a listing would answer nothing,
+// and the proxier would start one after another).
+func TestLookupOfABusyObjectAsksNoListing(t *testing.T) {
+	_, r, tenant := tenantAsking(t)
+	r.client.mu.Lock()
+	if r.client.abandoned == nil {
+		r.client.abandoned = map[string]int{}
+	}
+	r.client.abandoned[lbToken(tenant.Key)]++ // as a call past its deadline
+	r.client.mu.Unlock()
+	if res := r.Sync(ctx); res.ListingWanted {
+		t.Errorf("sync %+v asks a listing for a busy object", res)
+	}
+	r.client.mu.Lock()
+	r.client.abandoned[lbToken(tenant.Key)]--
+	r.client.mu.Unlock()
+	if res := r.Sync(ctx); !res.ListingWanted {
+		t.Errorf("sync %+v, want the listing asked again once the call returned", res)
+	}
 }

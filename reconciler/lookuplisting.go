@@ -23,20 +23,23 @@ func (r *Reconciler) Lookup(ctx context.Context) error {
 	defer r.repairing.Unlock()
 	listed := &listedHNS{lbs: map[string]listedLB{}, eps: map[string]struct{}{}, local: map[string]string{},
 		askedIPs: r.lookups.addressesAsked(), asked: map[string][]*hnslb.Endpoint{}}
-	if len(r.lookups.lbs) > 0 {
+	// Answered lookups kept for later (foreign.go, createLB) are answered
+	// again by a listing made for others; alone they ask for none.
+	if unanswered(r.lookups.lbs, func(l *lbLookup) bool { return l.answered }) {
 		listed.askedKeys = make(map[intent.LBKey]struct{}, len(r.lookups.lbs))
 		for k := range r.lookups.lbs {
 			listed.askedKeys[k] = struct{}{}
 		}
 	}
-	listEPs := len(r.lookups.eps)+len(r.lookups.local) > 0
+	listEPs := len(r.lookups.local) > 0 || unanswered(r.lookups.eps, func(l *epLookup) bool { return l.answered })
 	var indexBefore map[string]string
 	if listEPs {
 		indexBefore = maps.Clone(r.localIndex)
 	}
 	r.mu.Unlock()
 
-	if listed.askedKeys != nil {
+	listed.lbsListed, listed.epsListed = listed.askedKeys != nil, listEPs
+	if listed.lbsListed {
 		if err := r.client.WalkLoadBalancers(ctx, listed.addAskedLB); err != nil {
 			return fmt.Errorf("lookup: list load balancers: %w", err)
 		}
@@ -57,6 +60,16 @@ func (r *Reconciler) Lookup(ctx context.Context) error {
 	}
 	r.answerLookups(listed, listingNo)
 	return nil
+}
+
+// unanswered reports whether a lookup of m is not answered yet.
+func unanswered[K comparable, L any](m map[K]L, answered func(L) bool) bool {
+	for _, l := range m {
+		if !answered(l) {
+			return true
+		}
+	}
+	return false
 }
 
 // beginListing starts a listing (Repair, Lookup): it takes repairing, which

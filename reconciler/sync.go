@@ -165,7 +165,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	}
 	run.res.Pending = r.pending()
 	run.res.LearnedBackendCap = r.learnedCap
-	run.res.ListingWanted = r.lookups.wantsListing()
+	run.res.ListingWanted = r.wantsListing()
 	return run.res
 }
 

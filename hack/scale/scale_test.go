@@ -304,6 +304,9 @@ func TestRunSmallClusterHasNoProblems(t *testing.T) {
 				if rep.RestartHNSWrites != 0 {
 					t.Errorf("restart made %d writes", rep.RestartHNSWrites)
 				}
+				if l := rep.DuringLookup; l == nil || l.Changes < 1 || l.FrontendMs <= 0 {
+					t.Errorf("changes during a lookup: %+v", l)
+				}
 				// A new Service's frontend is declared, fsynced, before its create.
 				if got := rep.ChangesByKind[kindServiceCreate]; rep.ColdStateFileSyncs == 0 || got == nil || got.StateFileSyncsPerChange < 1 {
 					t.Errorf("state file fsyncs: %d in the cold start, Services created %+v; want some, at least one per create", rep.ColdStateFileSyncs, got)
