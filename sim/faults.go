@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -41,6 +43,21 @@ type Faults struct {
 type TakenPort struct {
 	Protocol uint32
 	Port     uint16
+}
+
+// ParseTakenPort reads "tcp/PORT" or "udp/PORT".
+func ParseTakenPort(s string) (TakenPort, error) {
+	proto, portText, ok := strings.Cut(strings.ToLower(s), "/")
+	port, err := strconv.ParseUint(portText, 10, 16)
+	switch {
+	case !ok || err != nil || port == 0:
+		return TakenPort{}, fmt.Errorf("taken port %q: want tcp/PORT or udp/PORT, PORT 1..65535", s)
+	case proto == "tcp":
+		return TakenPort{hnslb.ProtocolTCP, uint16(port)}, nil
+	case proto == "udp":
+		return TakenPort{hnslb.ProtocolUDP, uint16(port)}, nil
+	}
+	return TakenPort{}, fmt.Errorf("taken port %q: protocol %q, want tcp or udp", s, proto)
 }
 
 // SetFaults replaces the injected faults. Draws come from a generator seeded

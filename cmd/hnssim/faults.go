@@ -18,6 +18,7 @@ type faultFlags struct {
 	committed  float64
 	hang       []string
 	hangReply  []string
+	takenPorts []string
 }
 
 func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
@@ -26,10 +27,11 @@ func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.errorCodes, "error-code", nil, "HNS code a failing call returns, e.g. 0x6ba (repeatable; default: HNS unavailable)")
 	fs.StringSliceVar(&f.hang, "hang", nil, `OP: hold this operation's calls before they reach HNS until faults are set without it; OP "*" is every operation (repeatable)`)
 	fs.StringSliceVar(&f.hangReply, "hang-reply", nil, `OP: let HNS apply this operation's calls but hold their replies until faults are set without it (repeatable)`)
+	fs.StringSliceVar(&f.takenPorts, "taken-port", nil, `tcp/PORT or udp/PORT: refuse new load balancer frontends on this port as taken while no load balancer holds it, as a host socket or a reservation HNS kept does (repeatable)`)
 }
 
 func (f *faultFlags) request() (remote.FaultsRequest, error) {
-	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed, Hang: f.hang, HangReply: f.hangReply}
+	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed, Hang: f.hang, HangReply: f.hangReply, TakenPorts: f.takenPorts}
 	for _, s := range f.errorRates {
 		op, rateStr, ok := strings.Cut(s, "=")
 		if !ok {

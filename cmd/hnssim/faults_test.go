@@ -44,7 +44,10 @@ func TestSetFaultsHangs(t *testing.T) {
 
 // A restart request drops what it names, and an unknown loss is refused
 // before anything is applied.
-func TestSetFaultsRestartLoses(t *testing.T) {
+// nodeWithEndpoint is a node whose simulator holds a network and one
+// endpoint on it.
+func nodeWithEndpoint(t *testing.T) (*node, *hnslb.Endpoint) {
+	t.Helper()
 	ctx := context.Background()
 	n := &node{hns: sim.New(sim.Options{Seed: 1})}
 	nw, err := n.hns.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge})
@@ -55,6 +58,12 @@ func TestSetFaultsRestartLoses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return n, ep
+}
+
+func TestSetFaultsRestartLoses(t *testing.T) {
+	ctx := context.Background()
+	n, ep := nodeWithEndpoint(t)
 	if _, err := n.hns.CreateLoadBalancer(ctx, &hnslb.LoadBalancer{
 		FrontendVIPs: []string{"10.96.0.10"}, HostComputeEndpoints: []string{ep.ID},
 		PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, ExternalPort: 80, InternalPort: 8080}},
@@ -72,5 +81,40 @@ func TestSetFaultsRestartLoses(t *testing.T) {
 	}
 	if snap := n.hns.Snapshot(); len(snap.LoadBalancers) != 0 || len(snap.Endpoints) != 1 {
 		t.Errorf("after a restart losing load balancers: %d load balancers, %d endpoints; want 0, 1", len(snap.LoadBalancers), len(snap.Endpoints))
+	}
+}
+
+// TestSetFaultsTakenPorts: a taken port refuses new frontends on it as
+// "port already exists" with no load balancer to list; a malformed one is
+// refused before any fault changes.
+func TestSetFaultsTakenPorts(t *testing.T) {
+	ctx := context.Background()
+	n, ep := nodeWithEndpoint(t)
+	create := func() error {
+		_, err := n.hns.CreateLoadBalancer(ctx, &hnslb.LoadBalancer{
+			FrontendVIPs: []string{"10.96.0.10"}, HostComputeEndpoints: []string{ep.ID},
+			PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, ExternalPort: 10256, InternalPort: 10256}},
+		})
+		return err
+	}
+	for _, bad := range []string{"sctp/10256", "tcp/0", "tcp/70000", "10256"} {
+		if err := n.setFaults(remote.FaultsRequest{TakenPorts: []string{"udp/53", bad}}); err == nil {
+			t.Errorf("taken port %q was accepted", bad)
+		}
+	}
+	if err := n.setFaults(remote.FaultsRequest{TakenPorts: []string{"TCP/10256"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := create(); !hnslb.IsPortAlreadyExists(err) {
+		t.Fatalf("create on a taken port: %v, want port already exists", err)
+	}
+	if got := len(n.hns.Snapshot().LoadBalancers); got != 0 {
+		t.Errorf("%d load balancers listed, want none holding the port", got)
+	}
+	if err := n.setFaults(remote.FaultsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := create(); err != nil {
+		t.Errorf("create after the port was freed: %v", err)
 	}
 }

@@ -239,6 +239,13 @@ func (n *node) setFaults(req remote.FaultsRequest) error {
 	if loss := sim.RestartLoss(req.RestartLoses); !slices.Contains(sim.RestartLosses, loss) {
 		return fmt.Errorf("unknown restart loss %q: want one of %q", loss, sim.RestartLosses)
 	}
+	for _, p := range req.TakenPorts {
+		taken, err := sim.ParseTakenPort(p)
+		if err != nil {
+			return err
+		}
+		f.TakenPorts = append(f.TakenPorts, taken)
+	}
 	n.hns.SetFaults(f)
 	if req.Latency != nil {
 		n.hns.SetLatency(time.Duration(*req.Latency))

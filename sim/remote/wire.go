@@ -101,6 +101,10 @@ type FaultsRequest struct {
 	Latency      *Duration `json:"latency,omitempty"`
 	Hang         []string  `json:"hang,omitempty"`
 	HangReply    []string  `json:"hangReply,omitempty"`
+	// TakenPorts are "tcp/PORT" or "udp/PORT": ports on which HNS refuses
+	// new load balancer frontends while no load balancer holds them
+	// (sim.Faults.TakenPorts; the server refuses any other form).
+	TakenPorts []string `json:"takenPorts,omitempty"`
 }
 
 // Limits of FaultsRequest: a fault window or latency beyond these is a
@@ -133,6 +137,9 @@ func (f FaultsRequest) Validate() error {
 		if l := time.Duration(*f.Latency); l < 0 || l > MaxFaultLatency {
 			return fmt.Errorf("latency = %v: must be within 0..%v", l, MaxFaultLatency)
 		}
+	}
+	if len(f.TakenPorts) > MaxFaultHangs {
+		return fmt.Errorf("takenPorts names %d ports: at most %d", len(f.TakenPorts), MaxFaultHangs)
 	}
 	for field, ops := range map[string][]string{"hang": f.Hang, "hangReply": f.HangReply} {
 		if len(ops) > MaxFaultHangs {
