@@ -1,0 +1,60 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	hnsremote "github.com/hnsproxy/hnsproxy/sim/remote"
+)
+
+// TestPortTakenOutsideHNS: HNS refuses a Service's frontend as taken while
+// no load balancer holds it (hnssim --taken-port: a host process's socket,
+// kubernetes/community#8883; a reservation HNS kept after a delete,
+// kubernetes/kubernetes#137530). With the real binaries the Service gets
+// an HNSLoadBalancerRejected Warning that names the cause, a Service on
+// another port is programmed meanwhile, and once the port is free the
+// frontend is programmed too.
+func TestPortTakenOutsideHNS(t *testing.T) {
+	ctx := context.Background()
+	c := framework.StartClusterForTest(t, l2bridgeSpec)
+	w := startWebAndDNS(t, c, "")
+	setTaken := func(ports ...string) {
+		for _, n := range c.Nodes {
+			if err := n.Sim.SetFaults(ctx, hnsremote.FaultsRequest{TakenPorts: ports}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	setTaken("tcp/81")
+	taken := apply(t, c, service("web", "taken", "", 81, 8080), framework.Backends(w.web))
+	free := apply(t, c, service("web", "free", "", 82, 8080), framework.Backends(w.web))
+	for _, n := range c.Nodes {
+		expectLBs(t, c, n, free, w.expect(n, 82, 8080, free.Spec.ClusterIP, w.web))
+	}
+	err := framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+		list, err := c.Admin.EventsV1().Events("web").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, ev := range list.Items {
+			if ev.Reason == "HNSLoadBalancerRejected" && ev.Regarding.Name == taken.Name && strings.Contains(ev.Note, "a host process may hold the port") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no HNSLoadBalancerRejected Warning on Service %s naming a port taken outside HNS", taken.Name)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setTaken()
+	for _, n := range c.Nodes {
+		expectLBs(t, c, n, taken, w.expect(n, 81, 8080, taken.Spec.ClusterIP, w.web))
+	}
+}
