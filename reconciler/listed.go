@@ -101,7 +101,7 @@ func (l *listedHNS) addAskedLB(doc *hnslb.LoadBalancer) error {
 // addEP records a listed endpoint; without the lock.
 func (l *listedHNS) addEP(ep *hnslb.Endpoint) error {
 	l.eps[ep.ID] = struct{}{}
-	if has(l.askedIPs, ep.IP()) {
+	if len(l.askedIPs) > 0 && has(l.askedIPs, ep.IP()) {
 		l.asked[ep.IP()] = append(l.asked[ep.IP()], ep)
 	}
 	if !ep.IsRemote() {

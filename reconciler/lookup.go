@@ -234,15 +234,18 @@ func (r *Reconciler) answerLookups(listed *listedHNS, n uint64) (handed []string
 		for id, l := range listed.lbs {
 			doc := l.doc
 			if doc == nil {
-				d := *l.matched.doc
+				doc = l.matched.doc // ours, as realized: copied only if asked about
+			}
+			k, ok := KeyOf(doc)
+			if q := r.lookups.lbs[k]; !ok || q == nil || q.asked >= n {
+				continue
+			}
+			if l.doc == nil {
+				d := *doc
 				d.ID = id
 				doc = &d
 			}
-			if k, ok := KeyOf(doc); ok {
-				if q := r.lookups.lbs[k]; q != nil && q.asked < n {
-					holders[k] = doc
-				}
-			}
+			holders[k] = doc
 		}
 		for k, q := range r.lookups.lbs {
 			if q.asked >= n || r.client.busy(lbToken(k)) {

@@ -291,27 +291,26 @@ func TestLookupListsOnlyWhatIsAsked(t *testing.T) {
 		t.Errorf("a lookup with nothing asked listed %d load balancer and %d endpoint listings", lbs, eps)
 	}
 
+	// asked upserts d, whose Sync must ask a listing, and runs the Lookup.
+	asked := func(d intent.LB) {
+		t.Helper()
+		upsert(r, d)
+		if res := r.Sync(ctx); !res.ListingWanted {
+			t.Fatalf("sync %+v", res)
+		}
+		if err := r.Lookup(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tenant := externalLB("203.0.113.5", 80, loc("10.244.1.10"))
-	upsert(r, tenant)
-	if res := r.Sync(ctx); !res.ListingWanted {
-		t.Fatalf("sync %+v", res)
-	}
-	if err := r.Lookup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	asked(tenant)
 	if lbs, eps := lists(); lbs != 1 || eps != 0 {
 		t.Errorf("a frontend's lookup made %d load balancer and %d endpoint listings, want 1 and 0", lbs, eps)
 	}
 
 	e.localOutsideNamespace("10.244.1.30")
 	outside := lb("10.96.0.40", 80, loc("10.244.1.30"))
-	upsert(r, outside)
-	if res := r.Sync(ctx); !res.ListingWanted {
-		t.Fatalf("sync %+v", res)
-	}
-	if err := r.Lookup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	asked(outside)
 	if lbs, eps := lists(); lbs != 1 || eps != 1 {
 		t.Errorf("a local endpoint's lookup made %d load balancer and %d endpoint listings in all, want 1 and 1", lbs, eps)
 	}

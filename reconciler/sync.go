@@ -634,12 +634,10 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 	}
 	got, wrote, err := r.createEP(run, ip, ep, ahead, madeAhead)
 	if err != nil {
-		if isAwaiting(err) {
-			r.wait(run, ref, &ep.st, err)
-			return
+		if !isAwaiting(err) {
+			ep.uncertain = ep.uncertain || !definitive(err)
 		}
-		ep.uncertain = ep.uncertain || !definitive(err)
-		r.fail(run, ref, &ep.st, KindRemoteEndpoint, ip, err)
+		r.failOrWait(run, ref, &ep.st, KindRemoteEndpoint, ip, err)
 		return
 	}
 	r.forgetEP(ip)

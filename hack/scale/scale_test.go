@@ -203,6 +203,7 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 		{"-mode", "nat"},
 		{"-nodes", "1", "-endpoints-per-service", "1", "-drains", "1"},
 		{"-drift", "-1"},
+		{"-changes-during-lookup", "-1"},
 		{"-endpoints-per-service", "50", "-nodes", "2", "-pods-per-node", "10"},
 		{"-changes", "-1"},
 		{"-hns-latency", "-1ms"},
