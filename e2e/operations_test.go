@@ -193,11 +193,16 @@ func checkDriftRepair(t *testing.T, c *framework.Cluster, n *framework.Node, svc
 		t.Fatalf("node %s: no load balancer for %s", n.Name(), svc.Spec.ClusterIP)
 	}
 	before := quiescent(t, n)
+	repairsBefore := driftRepairs(t, n)
 	if err := n.Sim.Client.DeleteLoadBalancer(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
 	expectLBs(t, c, n, svc, want...)
 	after := quiescent(t, n)
+	// Counted where the operators' alert and dashboard look.
+	if d := driftRepairs(t, n) - repairsBefore; d != 1 {
+		t.Errorf("node %s: hnsproxy_drift_repairs_total rose by %v, want 1", n.Name(), d)
+	}
 	if d := after.CountResult(sim.OpCreateLoadBalancer, sim.ResultOK) - before.CountResult(sim.OpCreateLoadBalancer, sim.ResultOK); d != 1 {
 		t.Errorf("node %s: %d load balancers created by the repair, want 1", n.Name(), d)
 	}
@@ -205,6 +210,17 @@ func checkDriftRepair(t *testing.T, c *framework.Cluster, n *framework.Node, svc
 	if d := after.Count(sim.OpDeleteLoadBalancer) - before.Count(sim.OpDeleteLoadBalancer); d != 1 {
 		t.Errorf("node %s: %d load balancer deletes, want only the out-of-band one", n.Name(), d)
 	}
+}
+
+// driftRepairs is a node's hnsproxy_drift_repairs_total (every kind), 0
+// before its first repair.
+func driftRepairs(t *testing.T, n *framework.Node) float64 {
+	t.Helper()
+	v, err := scrapeValue(context.Background(), n.Proxy.MetricsURL(), "hnsproxy_drift_repairs_total")
+	if err != nil && !strings.Contains(err.Error(), "no sample") {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func checkHealthz(t *testing.T, n *framework.Node) {

@@ -41,8 +41,9 @@ var (
 		Help: "HNS objects hnsproxy manages, by kind and state (desired, realized, failed)", StabilityLevel: metrics.ALPHA,
 	}, []string{"kind", "state"})
 
-	// DriftRepairsTotal counts objects the drift repair found changed or
-	// missing in HNS and fixed, by kind.
+	// DriftRepairsTotal counts hnsproxy's objects found changed or gone in
+	// HNS behind its back (by a drift repair, or by a modify that met the
+	// load balancer gone) and put back, by kind.
 	DriftRepairsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace: namespace, Name: "drift_repairs_total",
 		Help: "HNS objects found changed or missing behind hnsproxy's back and repaired", StabilityLevel: metrics.ALPHA,

@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -32,6 +33,14 @@ func TestDriftRepairRecreatesDeletedLoadBalancer(t *testing.T) {
 		t.Errorf("sync after repair %+v %v", res, e.counters().Calls)
 	}
 	e.assertRealized(want)
+	// Counted once (hnsproxy_drift_repairs_total), and a repair that finds
+	// nothing changed counts nothing.
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[ObjectKind]int{KindLoadBalancer: 1}; !maps.Equal(e.drifted, want) {
+		t.Errorf("drift repairs counted %v, want %v", e.drifted, want)
+	}
 }
 
 func TestDriftRepairEndpoints(t *testing.T) {
@@ -69,6 +78,11 @@ func TestDriftRepairEndpoints(t *testing.T) {
 	if got := e.hnsLB(want[0].Key).HostComputeEndpoints; !slices.Contains(got, e.locals["10.244.1.10"]) {
 		t.Errorf("load balancer uses %v, want the new local endpoint %s", got, e.locals["10.244.1.10"])
 	}
+	// The remote endpoint, and both load balancers: HNS dropped each
+	// deleted endpoint from the one using it.
+	if want := map[ObjectKind]int{KindRemoteEndpoint: 1, KindLoadBalancer: 2}; !maps.Equal(e.drifted, want) {
+		t.Errorf("drift repairs counted %v, want %v", e.drifted, want)
+	}
 }
 
 func TestDriftRepairModifiedLoadBalancer(t *testing.T) {
@@ -92,6 +106,9 @@ func TestDriftRepairModifiedLoadBalancer(t *testing.T) {
 	}
 	if e.hnsLB(want[0].Key).SourceVIP != want[0].SourceVIP {
 		t.Error("source VIP not repaired")
+	}
+	if want := map[ObjectKind]int{KindLoadBalancer: 1}; !maps.Equal(e.drifted, want) {
+		t.Errorf("drift repairs counted %v, want %v", e.drifted, want)
 	}
 }
 

@@ -48,7 +48,7 @@ func TestMissingObjectCodeVariants(t *testing.T) {
 					for _, sc := range scenarios {
 						name := fmt.Sprintf("%s/backend-0x%x/lb-0x%x/modify-%s/%s", p.Name, uint32(backendCode), uint32(lbCode), mode, sc.name)
 						t.Run(name, func(t *testing.T) {
-							testMissingObject(t, p.Name, sim.ErrorVariants{MissingBackend: backendCode, MissingLoadBalancer: lbCode}, mode, sc.breakHNS)
+							testMissingObject(t, p.Name, sim.ErrorVariants{MissingBackend: backendCode, MissingLoadBalancer: lbCode}, mode, sc.breakHNS, sc.name == "load balancer gone")
 						})
 					}
 				}
@@ -57,7 +57,7 @@ func TestMissingObjectCodeVariants(t *testing.T) {
 	}
 }
 
-func testMissingObject(t *testing.T, profile string, variants sim.ErrorVariants, mode ModifyMode, breakHNS func(*env, string)) {
+func testMissingObject(t *testing.T, profile string, variants sim.ErrorVariants, mode ModifyMode, breakHNS func(*env, string), lbGone bool) {
 	e := newEnvVariants(t, profile, variants)
 	e.tweak = func(o *Options) { o.Modify = mode }
 	e.local("10.244.1.10")
@@ -100,6 +100,16 @@ func testMissingObject(t *testing.T, profile string, variants sim.ErrorVariants,
 	// At most the replace of the old load balancer, where HNS cannot modify.
 	if len(lbDeletes) > 1 || len(lbDeletes) == 1 && !strings.EqualFold(lbDeletes[0], old.ID) {
 		t.Errorf("load balancers deleted %v; want at most the replaced %s", lbDeletes, old.ID)
+	}
+	// A modify that met the load balancer gone counts a drift repair; a
+	// gone backend, or a replace whose delete found nothing, does not.
+	wantDrift := 0
+	modifies := e.profile.ModifyQuirk || e.profile.Features().ModifyLoadBalancer
+	if lbGone && modifies && c.Count(sim.OpUpdateLoadBalancer) > 0 {
+		wantDrift = 1
+	}
+	if got := e.drifted[KindLoadBalancer]; got != wantDrift {
+		t.Errorf("drift repairs counted %d, want %d", got, wantDrift)
 	}
 	e.assertServed(want)
 }

@@ -29,8 +29,9 @@ type env struct {
 	netID     string
 	clock     *clocktesting.FakeClock
 	stateFile string
-	locals    map[string]string // IP → local endpoint ID
-	tweak     func(*Options)    // changes the reconciler's options, if set
+	locals    map[string]string  // IP → local endpoint ID
+	tweak     func(*Options)     // changes the reconciler's options, if set
+	drifted   map[ObjectKind]int // what Options.DriftRepaired was told
 }
 
 func newEnv(t testing.TB, profile string) *env {
@@ -55,7 +56,8 @@ func newEnvVariants(t testing.TB, profile string, variants sim.ErrorVariants) *e
 		t.Fatal(err)
 	}
 	e := &env{t: t, hns: h, profile: p, netID: n.ID, clock: clk,
-		stateFile: filepath.Join(t.TempDir(), "hnsproxy-state.json"), locals: map[string]string{}}
+		stateFile: filepath.Join(t.TempDir(), "hnsproxy-state.json"), locals: map[string]string{},
+		drifted: map[ObjectKind]int{}}
 	return e
 }
 
@@ -91,7 +93,8 @@ func (e *env) options() Options {
 	o := Options{
 		NetworkID: e.netID, Features: e.profile.Features(), StateFile: e.stateFile,
 		RetryBase: time.Second, RetryMax: 16 * time.Second, Clock: e.clock,
-		Logger: ktesting.NewLogger(e.t, ktesting.NewConfig()),
+		Logger:        ktesting.NewLogger(e.t, ktesting.NewConfig()),
+		DriftRepaired: func(k ObjectKind) { e.drifted[k]++ },
 	}
 	if e.tweak != nil {
 		e.tweak(&o)

@@ -123,6 +123,7 @@ func (r *Reconciler) modifyLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer)
 		return 0, err
 	case hnslb.IsMissingReference(err):
 		r.log.Info("Load balancer vanished behind hnsproxy's back; creating it anew", "key", e.key, "id", e.realizedID, "err", err)
+		r.driftFound(KindLoadBalancer)
 		r.clearRealized(e)
 		return vanished, r.declareForCreate(e.key)
 	default:

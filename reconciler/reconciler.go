@@ -65,6 +65,11 @@ type Options struct {
 	// it, and again if a later reply shows otherwise. It runs under the
 	// Reconciler's lock.
 	RemoteEndpointNames func(kept bool)
+	// DriftRepaired, if set, is told of each owned object found changed or
+	// gone behind hnsproxy's back (by a Repair, or by a write that met its
+	// load balancer gone) and marked for the next Sync to put back. It runs
+	// under the Reconciler's lock.
+	DriftRepaired func(kind ObjectKind)
 	// Clock reads the time; the default is the real clock. If it is a
 	// clock.Clock, HNS call deadlines use its timers too.
 	Clock  clock.PassiveClock
@@ -527,6 +532,13 @@ func (r *Reconciler) disown(kind recordKind, id string) {
 			delete(r.unsavedBaselines, id)
 			r.journal(journalRecord{Kind: kind, ID: id})
 		}
+	}
+}
+
+// driftFound reports an object of kind found drifted (Options.DriftRepaired).
+func (r *Reconciler) driftFound(kind ObjectKind) {
+	if r.opts.DriftRepaired != nil {
+		r.opts.DriftRepaired(kind)
 	}
 }
 

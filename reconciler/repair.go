@@ -67,6 +67,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		}
 		if !listed.hasEP(ep.id) {
 			r.log.Info("Remote endpoint vanished from HNS; recreating it", "ip", ip, "id", ep.id)
+			r.driftFound(KindRemoteEndpoint)
 			for _, e := range r.refs[ep.id] {
 				r.markLB(e)
 			}
@@ -134,6 +135,7 @@ func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS) bool {
 	switch {
 	case !found:
 		r.log.Info("Load balancer vanished from HNS; recreating it", "key", e.key, "id", e.realizedID)
+		r.driftFound(KindLoadBalancer)
 		r.clearRealized(e)
 		r.markLB(e)
 		return true
@@ -143,6 +145,7 @@ func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS) bool {
 		}
 	case !r.unchanged(e.realized, l.doc):
 		r.log.Info("Load balancer differs in HNS; repairing it", "key", e.key, "id", e.realizedID)
+		r.driftFound(KindLoadBalancer)
 		r.setRealized(e, e.realizedID, l.doc, nil)
 		r.markLB(e)
 		return true
@@ -157,6 +160,7 @@ func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS) bool {
 	for _, id := range backends {
 		if !listed.hasEP(id) {
 			r.log.V(2).Info("Load balancer uses a vanished endpoint; repairing it", "key", e.key, "endpoint", id)
+			r.driftFound(KindLoadBalancer)
 			r.markLB(e)
 			return true
 		}

@@ -157,6 +157,19 @@ func setObjectGauges(src StatusSource) {
 	}
 }
 
+// metricKinds are the metrics' kind labels of the reconciler's kinds.
+var metricKinds = map[reconciler.ObjectKind]string{
+	reconciler.KindLoadBalancer:   metrics.KindLoadBalancer,
+	reconciler.KindRemoteEndpoint: metrics.KindRemoteEndpoint,
+}
+
+// driftRepaired counts an object the reconciler found drifted and puts back.
+func driftRepaired(kind reconciler.ObjectKind) {
+	if k, ok := metricKinds[kind]; ok {
+		metrics.DriftRepairsTotal.WithLabelValues(k).Inc()
+	}
+}
+
 func (o *observer) HealthChecks(checks map[types.NamespacedName]desired.HealthCheck) {
 	if o.services == nil {
 		return

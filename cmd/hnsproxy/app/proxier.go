@@ -40,6 +40,7 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		ModifyTurnedOff:  modifyTurnedOff,
 
 		RemoteEndpointNames: remoteEndpointNames,
+		DriftRepaired:       driftRepaired,
 	})
 	if deps.Health != nil {
 		deps.Health.SetHNSActivity(rec)
