@@ -57,6 +57,9 @@ type Counters struct {
 	// HCNCalls is what the calls would cost in HNS calls through hcsshim's
 	// hcn package (see hcnCost); a failed call counts one.
 	HCNCalls int
+	// KeptOnDelete counts deletes reported done that kept their object
+	// (Faults.KeptOnDelete).
+	KeptOnDelete int
 }
 
 func (c *Counters) add(op Op, result string) {
@@ -72,7 +75,7 @@ func (c *Counters) add(op Op, result string) {
 }
 
 func (c Counters) clone() Counters {
-	out := Counters{Calls: make(map[Op]map[string]int, len(c.Calls)), HCNCalls: c.HCNCalls}
+	out := Counters{Calls: make(map[Op]map[string]int, len(c.Calls)), HCNCalls: c.HCNCalls, KeptOnDelete: c.KeptOnDelete}
 	for op, m := range c.Calls {
 		out.Calls[op] = maps.Clone(m)
 	}

@@ -156,7 +156,9 @@ func (h *HNS) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]h
 // go. Load balancers lose it as a backend; its namespace loses it.
 func (h *HNS) DeleteEndpoint(ctx context.Context, id string) error {
 	return deleteByID(ctx, h, OpDeleteEndpoint, "endpoint", &h.state.endpoints, id, func(e *hnslb.Endpoint) {
-		h.removeEndpoint(e.ID)
+		if !h.keptOnDelete() {
+			h.removeEndpoint(e.ID)
+		}
 	})
 }
 

@@ -37,6 +37,14 @@ type Faults struct {
 	// node port's reservation HNS kept after deleting its load balancer
 	// (Windows Server 2019 17763.8146, kubernetes/kubernetes#137530).
 	TakenPorts []TakenPort
+	// KeptOnDelete is the share (0..1) of load balancer and endpoint
+	// deletes that HNS reports done while keeping the object: it stays,
+	// listed and holding its frontend or address, until a later delete
+	// removes it (each delete draws anew; 1 keeps it for good). HNS kept
+	// remote endpoints so, their deletes reported successful, at a high
+	// pod churn (microsoft/Windows-Containers#631); whether it keeps load
+	// balancers too is not known, so both are modelled.
+	KeptOnDelete float64
 }
 
 // TakenPort is a protocol and port taken outside HNS's load balancers.
@@ -131,6 +139,16 @@ func (h *HNS) RestartLosing(d time.Duration, loss RestartLoss) error {
 		}
 	}
 	return nil
+}
+
+// keptOnDelete draws whether a delete reported done keeps its object
+// (Faults.KeptOnDelete), and counts it. Called with h.mu held.
+func (h *HNS) keptOnDelete() bool {
+	if h.faults.KeptOnDelete <= 0 || h.faultRng.Float64() >= h.faults.KeptOnDelete {
+		return false
+	}
+	h.counters.KeptOnDelete++
+	return true
 }
 
 // gate decides, before a call touches state, whether it fails and, for an

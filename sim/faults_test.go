@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -244,4 +245,49 @@ func TestCommittedFaults(t *testing.T) {
 	h.SetFaults(Faults{})
 	_, err = h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, backend))
 	wantCode(t, err, hnslb.CodeAlreadyExists)
+}
+
+// TestKeptOnDelete: a delete HNS reports done keeps its object at rate 1
+// (microsoft/Windows-Containers#631): still listed and still holding its
+// frontend or address, so a new object there is refused as taken; with the
+// fault lifted the next delete removes it.
+func TestKeptOnDelete(t *testing.T) {
+	h := newSim(t, ProfileWS2022)
+	nw := mustNetwork(t, h, "overlay", hnslb.NetworkTypeOverlay)
+	remote := mustEndpoint(t, h, nw.ID, remoteDoc("10.244.3.5", "10.0.0.3"))
+	lb, err := h.CreateLoadBalancer(ctx, withBackend(t, h, lbDoc("10.96.0.10", 80)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.SetFaults(Faults{KeptOnDelete: 1})
+	if err := h.DeleteLoadBalancer(ctx, lb.ID); err != nil {
+		t.Fatalf("delete reported %v, want success", err)
+	}
+	if err := h.DeleteEndpoint(ctx, remote.ID); err != nil {
+		t.Fatalf("delete reported %v, want success", err)
+	}
+	snap := h.Snapshot()
+	if len(snap.LoadBalancers) != 1 || !slices.ContainsFunc(snap.Endpoints, func(e hnslb.Endpoint) bool { return e.ID == remote.ID }) {
+		t.Errorf("after deletes kept: %d load balancers, endpoints %v; want both objects still there", len(snap.LoadBalancers), snap.Endpoints)
+	}
+	if n := h.Counters().KeptOnDelete; n != 2 {
+		t.Errorf("KeptOnDelete counted %d, want 2", n)
+	}
+	_, err = h.CreateLoadBalancer(ctx, withBackend(t, h, lbDoc("10.96.0.10", 80)))
+	wantCode(t, err, hnslb.CodeAlreadyExists)
+	_, err = h.CreateEndpoint(ctx, nw.ID, remoteDoc("10.244.3.5", "10.0.0.4"))
+	if err == nil {
+		t.Error("a remote endpoint on the kept one's address was created")
+	}
+
+	h.SetFaults(Faults{})
+	if err := h.DeleteLoadBalancer(ctx, lb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.DeleteEndpoint(ctx, remote.ID); err != nil {
+		t.Fatal(err)
+	}
+	if snap := h.Snapshot(); len(snap.LoadBalancers) != 0 || slices.ContainsFunc(snap.Endpoints, func(e hnslb.Endpoint) bool { return e.ID == remote.ID }) {
+		t.Errorf("after the fault lifted: %d load balancers, endpoints %v; want both gone", len(snap.LoadBalancers), snap.Endpoints)
+	}
 }

@@ -77,7 +77,9 @@ func (h *HNS) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, erro
 // load balancer code (ErrorVariants).
 func (h *HNS) DeleteLoadBalancer(ctx context.Context, id string) error {
 	return deleteByID(ctx, h, OpDeleteLoadBalancer, kindLoadBalancer, &h.state.loadBalancers, id, func(lb *hnslb.LoadBalancer) {
-		h.state.deleteLoadBalancer(lb.ID)
+		if !h.keptOnDelete() {
+			h.state.deleteLoadBalancer(lb.ID)
+		}
 	})
 }
 

@@ -19,6 +19,7 @@ type faultFlags struct {
 	hang       []string
 	hangReply  []string
 	takenPorts []string
+	keptShare  float64
 }
 
 func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
@@ -27,11 +28,12 @@ func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.errorCodes, "error-code", nil, "HNS code a failing call returns, e.g. 0x6ba (repeatable; default: HNS unavailable)")
 	fs.StringSliceVar(&f.hang, "hang", nil, `OP: hold this operation's calls before they reach HNS until faults are set without it; OP "*" is every operation (repeatable)`)
 	fs.StringSliceVar(&f.hangReply, "hang-reply", nil, `OP: let HNS apply this operation's calls but hold their replies until faults are set without it (repeatable)`)
+	fs.Float64Var(&f.keptShare, "kept-on-delete", 0, "share (0..1) of load balancer and endpoint deletes HNS reports done while keeping the object listed, as microsoft/Windows-Containers#631 reports of remote endpoints")
 	fs.StringSliceVar(&f.takenPorts, "taken-port", nil, `tcp/PORT or udp/PORT: refuse new load balancer frontends on this port as taken while no load balancer holds it, as a host socket or a reservation HNS kept does (repeatable)`)
 }
 
 func (f *faultFlags) request() (remote.FaultsRequest, error) {
-	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed, Hang: f.hang, HangReply: f.hangReply, TakenPorts: f.takenPorts}
+	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed, Hang: f.hang, HangReply: f.hangReply, TakenPorts: f.takenPorts, KeptOnDelete: f.keptShare}
 	for _, s := range f.errorRates {
 		op, rateStr, ok := strings.Cut(s, "=")
 		if !ok {

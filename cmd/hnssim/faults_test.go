@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim"
@@ -116,5 +119,37 @@ func TestSetFaultsTakenPorts(t *testing.T) {
 	}
 	if err := create(); err != nil {
 		t.Errorf("create after the port was freed: %v", err)
+	}
+}
+
+// TestSetFaultsKeptOnDelete: --kept-on-delete reaches the simulator (a
+// delete reported done keeps its endpoint), and a share outside 0..1 is
+// refused before any fault changes.
+func TestSetFaultsKeptOnDelete(t *testing.T) {
+	ctx := context.Background()
+	n, ep := nodeWithEndpoint(t)
+	for _, bad := range []float64{-0.1, 1.5, math.NaN()} {
+		if err := n.setFaults(remote.FaultsRequest{KeptOnDelete: bad}); err == nil {
+			t.Errorf("kept-on-delete share %v was accepted", bad)
+		}
+	}
+	var f faultFlags
+	fs := pflag.NewFlagSet("faults", pflag.ContinueOnError)
+	f.addFlags(fs)
+	if err := fs.Parse([]string{"--kept-on-delete=1"}); err != nil {
+		t.Fatal(err)
+	}
+	req, err := f.request()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.setFaults(req); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.hns.DeleteEndpoint(ctx, ep.ID); err != nil {
+		t.Fatalf("delete reported %v, want success", err)
+	}
+	if got := len(n.hns.Snapshot().Endpoints); got != 1 {
+		t.Errorf("%d endpoints after a delete the fault keeps, want 1", got)
 	}
 }

@@ -212,10 +212,10 @@ func (n *node) setFaults(req remote.FaultsRequest) error {
 	for _, op := range sim.Ops() {
 		known[op] = true
 	}
-	if req.Committed < 0 || req.Committed > 1 {
-		return fmt.Errorf("committed share %v: want 0..1", req.Committed)
+	if err := req.Validate(); err != nil {
+		return err
 	}
-	f := sim.Faults{ErrorRate: map[sim.Op]float64{}, Errors: req.Errors, Committed: req.Committed}
+	f := sim.Faults{ErrorRate: map[sim.Op]float64{}, Errors: req.Errors, Committed: req.Committed, KeptOnDelete: req.KeptOnDelete}
 	for op, rate := range req.ErrorRate {
 		if !known[sim.Op(op)] {
 			return fmt.Errorf("unknown operation %q in error rates", op)

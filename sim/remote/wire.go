@@ -105,6 +105,10 @@ type FaultsRequest struct {
 	// new load balancer frontends while no load balancer holds them
 	// (sim.Faults.TakenPorts; the server refuses any other form).
 	TakenPorts []string `json:"takenPorts,omitempty"`
+	// KeptOnDelete is the share (0..1) of load balancer and endpoint
+	// deletes HNS reports done while keeping the object
+	// (sim.Faults.KeptOnDelete).
+	KeptOnDelete float64 `json:"keptOnDelete,omitempty"`
 }
 
 // Limits of FaultsRequest: a fault window or latency beyond these is a
@@ -124,8 +128,10 @@ func (f FaultsRequest) Validate() error {
 			return fmt.Errorf("errorRate[%q] = %v: must be within 0..1", op, rate)
 		}
 	}
-	if !(f.Committed >= 0 && f.Committed <= 1) {
-		return fmt.Errorf("committed = %v: must be within 0..1", f.Committed)
+	for field, share := range map[string]float64{"committed": f.Committed, "keptOnDelete": f.KeptOnDelete} {
+		if !(share >= 0 && share <= 1) {
+			return fmt.Errorf("%s = %v: must be within 0..1", field, share)
+		}
 	}
 	if r := time.Duration(f.Restart); r < 0 || r > MaxFaultRestart {
 		return fmt.Errorf("restart = %v: must be within 0..%v", r, MaxFaultRestart)
