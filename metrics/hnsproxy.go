@@ -13,7 +13,8 @@ const (
 	StateFailed   = "failed"
 )
 
-// Label values of Objects' and DriftRepairsTotal's kind.
+// Label values of the kind of Objects, DriftRepairsTotal and
+// HNSDeletesKeptTotal.
 const (
 	KindLoadBalancer   = "loadbalancer"
 	KindRemoteEndpoint = "remote_endpoint"
@@ -47,6 +48,14 @@ var (
 	DriftRepairsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace: namespace, Name: "drift_repairs_total",
 		Help: "HNS objects found changed or missing behind hnsproxy's back and repaired", StabilityLevel: metrics.ALPHA,
+	}, []string{"kind"})
+
+	// HNSDeletesKeptTotal counts hnsproxy's objects a drift repair still
+	// listed after HNS reported their delete done, by kind; each is deleted
+	// again.
+	HNSDeletesKeptTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace: namespace, Name: "hns_deletes_kept_total",
+		Help: "hnsproxy's HNS objects still listed after HNS reported their delete done, deleted again", StabilityLevel: metrics.ALPHA,
 	}, []string{"kind"})
 
 	// BackendsTruncated is how many ready backends are currently left out of
@@ -127,7 +136,7 @@ var (
 )
 
 var hnsProxyMetrics = []metrics.Registerable{
-	HNSOperationsTotal, HNSOperationDuration, Objects, DriftRepairsTotal,
+	HNSOperationsTotal, HNSOperationDuration, Objects, DriftRepairsTotal, HNSDeletesKeptTotal,
 	BackendsTruncated, EndpointsDroppedMixedPorts, HNSFeatureEnabled, HNSInfo,
 	StateFileWriteFailuresTotal, StateFileSyncDuration, ForeignFrontendConflicts, HNSCallTimeoutsTotal,
 	OSBugWorkaround, BackendCap,

@@ -71,6 +71,7 @@ func touchAll() {
 	HNSOperationDuration.WithLabelValues("create_load_balancer").Observe(0.003)
 	Objects.WithLabelValues(KindLoadBalancer, StateDesired).Set(3)
 	DriftRepairsTotal.WithLabelValues(KindLoadBalancer).Inc()
+	HNSDeletesKeptTotal.WithLabelValues(KindRemoteEndpoint).Inc()
 	BackendsTruncated.Set(0)
 	ForeignFrontendConflicts.Set(0)
 	EndpointsDroppedMixedPorts.Set(0)
@@ -104,6 +105,7 @@ var wantFamilies = map[string]struct {
 	"hnsproxy_hns_operation_duration_seconds":                  {dto.MetricType_HISTOGRAM, "operation"},
 	"hnsproxy_objects":                          {dto.MetricType_GAUGE, "kind,state"},
 	"hnsproxy_drift_repairs_total":              {dto.MetricType_COUNTER, "kind"},
+	"hnsproxy_hns_deletes_kept_total":           {dto.MetricType_COUNTER, "kind"},
 	"hnsproxy_backends_truncated":               {dto.MetricType_GAUGE, ""},
 	"hnsproxy_foreign_frontend_conflicts":       {dto.MetricType_GAUGE, ""},
 	"hnsproxy_endpoints_dropped_mixed_ports":    {dto.MetricType_GAUGE, ""},

@@ -83,7 +83,7 @@ func (r *Reconciler) claimCarried(listed *listedHNS, listedFrom time.Time, chang
 	}
 	var ownedEP map[string]struct{} // case-folded, made at the first ID not owned as spelt
 	ownsEP := func(id string) bool {
-		if has(r.ownedEPs, id) {
+		if has(r.ownedEPs, id) || r.unconfirmed.has(id) { // deleted: the repair judges it
 			return true
 		}
 		if ownedEP == nil {
@@ -129,7 +129,7 @@ func (r *Reconciler) claimCarriedLBs(listed *listedHNS) {
 			continue
 		}
 		k, ok := KeyOf(l.doc)
-		if _, mine := ownedLB[strings.ToLower(id)]; !ok || mine || !has(r.carried.lbs, k) {
+		if _, mine := ownedLB[strings.ToLower(id)]; !ok || mine || r.unconfirmed.has(id) || !has(r.carried.lbs, k) {
 			continue
 		}
 		r.claimCarriedLB(k, id)

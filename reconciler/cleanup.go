@@ -47,7 +47,7 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 	if err != nil {
 		return res, fmt.Errorf("cleanup: list endpoints: %w", err)
 	}
-	ownedLB, ownedEP := idSet(owned.LoadBalancers), idSet(owned.RemoteEndpoints)
+	ownedLB, ownedEP := idSet(owned.ownedLBs()), idSet(owned.ownedEPs())
 	r.claimInterrupted(owned, lbs, eps, ownedLB, ownedEP)
 
 	// Only listed objects are deleted: an owned ID HNS no longer has is gone

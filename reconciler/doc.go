@@ -9,7 +9,9 @@
 // What it leaves alone: local endpoints (made by the CNI), and every other
 // load balancer or endpoint, unless a foreign load balancer blocks a desired
 // frontend (same family, VIP, protocol and port): that one is deleted, with a
-// log line saying why.
+// log line saying why. An object whose delete HNS reported done stays
+// hnsproxy's to delete again until a Repair's listing shows it gone
+// (deleted.go): HNS has kept objects after such deletes.
 //
 // The model is cilium/statedb's reconciler: every desired object carries a
 // status (pending, done, error with the next retry); operations are

@@ -17,7 +17,8 @@ import (
 // fuzzer can claim real objects as well as junk. Whatever the file holds:
 // loadState never panics and either fails or returns a version-1 state;
 // Start and Sync never panic; the desired load balancer is realized; a
-// foreign object survives unless the file (parsed) names it; and the file
+// foreign object survives unless the file (parsed) names it, as owned or as
+// deleted without confirmation; and the file
 // written afterwards parses and lists what hnsproxy now owns.
 func FuzzStateFile(f *testing.F) {
 	for _, seed := range []string{
@@ -27,6 +28,7 @@ func FuzzStateFile(f *testing.F) {
 		`{"version":1,"loadBalancers":["$F","$F",""],"remoteEndpoints":["x","$E","$A"]}`,
 		`{"version":2,"loadBalancers":["$A"]}`, `{"version":1,"loadBalancers":[1,2]}`, `{"version":1e400}`,
 		`{"version":1,"loadBalancers":["$B"],"version":0}`, "\x00\xff\xfe", `{"VERSION":1,"LOADBALANCERS":["$B"]}`,
+		`{"version":1,"loadBalancers":["$A"],"deletedLoadBalancers":["$F","$B"],"deletedRemoteEndpoints":["$E",""]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -64,10 +66,10 @@ func FuzzStateFile(f *testing.F) {
 		if got := e.hnsLB(a.Key); got == nil || !slices.Equal(e.backendIPs(got), ipsOf(a.Backends)) {
 			t.Fatalf("desired load balancer not realized after state file %q", data)
 		}
-		if e.hnsLB(lb("10.96.9.9", 9).Key) == nil && !claims(loaded.LoadBalancers, foreignLB) {
+		if e.hnsLB(lb("10.96.9.9", 9).Key) == nil && !claims(loaded.ownedLBs(), foreignLB) {
 			t.Fatalf("foreign load balancer deleted though the state file %q does not name it", data)
 		}
-		if !slices.Contains(e.remoteIPs(), "10.244.9.9") && !claims(loaded.RemoteEndpoints, foreignEP) {
+		if !slices.Contains(e.remoteIPs(), "10.244.9.9") && !claims(loaded.ownedEPs(), foreignEP) {
 			t.Fatalf("foreign remote endpoint deleted though the state file %q does not name it", data)
 		}
 

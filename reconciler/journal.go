@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/hnsproxy/hnsproxy/intent"
 )
@@ -59,6 +61,11 @@ type journalRecord struct {
 	// an add of an ID already owned only changes its baseline. Older
 	// hnsproxy versions ignore the field.
 	Baseline string `json:"baseline,omitempty"`
+	// Unconfirmed, on a load balancer's or remote endpoint's removal, says
+	// HNS reported it deleted and no listing has shown it gone yet: it
+	// joins the deleted set (deleted.go), which any later record of its ID
+	// leaves. Older hnsproxy versions ignore the field: a plain removal.
+	Unconfirmed bool `json:"unconfirmed,omitempty"`
 	// allocated marks the withdrawal of a key whose frontend the apiserver
 	// allocated (a cluster IP, a node port). Such a declaration may stand
 	// for good (statefile.go, stands), so its withdrawal is safe to lose
@@ -281,15 +288,17 @@ func decodeRecord(line []byte) (journalRecord, error) {
 
 // stateSets is the state file as sets, for replaying a journal.
 type stateSets struct {
-	lbs, eps, creatingEPs map[string]struct{}
-	creatingLBs           map[intent.LBKey]struct{}
-	baselines             map[string]string // of lbs
+	lbs, eps, creatingEPs  map[string]struct{}
+	creatingLBs            map[intent.LBKey]struct{}
+	baselines              map[string]string // of lbs
+	deletedLBs, deletedEPs map[string]struct{}
 }
 
 func setsOf(s *stateFile) *stateSets {
 	out := &stateSets{
 		lbs: idSet(s.LoadBalancers), eps: idSet(s.RemoteEndpoints), creatingEPs: idSet(s.CreatingRemoteEndpoints),
 		creatingLBs: map[intent.LBKey]struct{}{}, baselines: map[string]string{},
+		deletedLBs: idSet(s.DeletedLoadBalancers), deletedEPs: idSet(s.DeletedRemoteEndpoints),
 	}
 	for id, b := range s.LoadBalancerBaselines {
 		if _, ok := out.lbs[id]; ok {
@@ -319,6 +328,13 @@ func (s *stateSets) apply(rec journalRecord) {
 	} else {
 		delete(set, rec.ID)
 	}
+	if deleted := map[recordKind]map[string]struct{}{recordLoadBalancer: s.deletedLBs, recordRemoteEndpoint: s.deletedEPs}[rec.Kind]; deleted != nil {
+		if rec.Unconfirmed && !rec.Add {
+			deleted[rec.ID] = struct{}{}
+		} else {
+			delete(deleted, rec.ID)
+		}
+	}
 	switch {
 	case rec.Kind != recordLoadBalancer:
 	case !rec.Add:
@@ -345,5 +361,7 @@ func (s *stateSets) file() *stateFile {
 	for k := range s.creatingLBs {
 		out.CreatingLoadBalancers = append(out.CreatingLoadBalancers, k)
 	}
+	out.DeletedLoadBalancers = slices.Collect(maps.Keys(s.deletedLBs))
+	out.DeletedRemoteEndpoints = slices.Collect(maps.Keys(s.deletedEPs))
 	return out
 }

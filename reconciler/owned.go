@@ -22,7 +22,7 @@ func ReadOwned(path string) (*Owned, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Owned{loadBalancers: lowerSet(s.LoadBalancers), JournalDamage: s.journalStopped}, nil
+	return &Owned{loadBalancers: lowerSet(s.ownedLBs()), JournalDamage: s.journalStopped}, nil
 }
 
 // LoadBalancer reports whether hnsproxy owns the load balancer with this ID.

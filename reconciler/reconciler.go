@@ -70,6 +70,10 @@ type Options struct {
 	// load balancer gone) and marked for the next Sync to put back. It runs
 	// under the Reconciler's lock.
 	DriftRepaired func(kind ObjectKind)
+	// DeleteKept, if set, is told of each owned object a Repair still
+	// listed after HNS reported its delete done (deleted.go); it is
+	// deleted again. It runs under the Reconciler's lock.
+	DeleteKept func(kind ObjectKind)
 	// Clock reads the time; the default is the real clock. If it is a
 	// clock.Clock, HNS call deadlines use its timers too.
 	Clock  clock.PassiveClock
@@ -122,6 +126,9 @@ type Reconciler struct {
 	// ownedLBs and ownedEPs are the IDs in the state file: created or
 	// adopted by us, possibly still waiting for their deletion.
 	ownedLBs, ownedEPs map[string]struct{}
+	// unconfirmed are our objects whose delete HNS reported done, until a
+	// listing shows them gone (deleted.go); the state file keeps them too.
+	unconfirmed unconfirmedDeletes
 	// baselines maps an owned load balancer ID to its baseline: what we
 	// wrote and HNS echoed, fingerprinted (baseline.go).
 	baselines map[string]string
@@ -291,6 +298,7 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		waiting:          map[string]map[intent.LBKey]struct{}{},
 		ownedLBs:         map[string]struct{}{},
 		ownedEPs:         map[string]struct{}{},
+		unconfirmed:      newUnconfirmedDeletes(),
 		baselines:        map[string]string{},
 		unsavedBaselines: map[string]struct{}{},
 		creatingLBs:      map[intent.LBKey]struct{}{},
@@ -489,13 +497,25 @@ func (r *Reconciler) setRealized(e *lbEntry, id string, doc, echo *hnslb.LoadBal
 	r.ownLB(id, doc, echo)
 }
 
-// clearRealized forgets e's realized load balancer (deleted or vanished).
+// clearRealized forgets e's realized load balancer, vanished from HNS.
 func (r *Reconciler) clearRealized(e *lbEntry) {
-	if e.realizedID == "" {
-		return
+	if e.realizedID != "" {
+		r.disown(recordLoadBalancer, e.realizedID)
+		r.unrealize(e)
 	}
+}
+
+// clearDeleted forgets e's realized load balancer, whose delete HNS
+// reported done: ours until a listing confirms it (deleted.go).
+func (r *Reconciler) clearDeleted(e *lbEntry) {
+	if e.realizedID != "" {
+		r.deleted(recordLoadBalancer, e.realizedID)
+		r.unrealize(e)
+	}
+}
+
+func (r *Reconciler) unrealize(e *lbEntry) {
 	r.dropRefs(e)
-	r.disown(recordLoadBalancer, e.realizedID)
 	e.realizedID, e.realized = "", nil
 	r.published.changed.lb(e.key)
 }
@@ -518,6 +538,7 @@ func (r *Reconciler) dropRefs(e *lbEntry) {
 // own records an HNS object of kind (recordLoadBalancer or
 // recordRemoteEndpoint) as hnsproxy's, for the state file's journal.
 func (r *Reconciler) own(kind recordKind, id string) {
+	delete(r.unconfirmed.byID, id) // in use again
 	if set := r.ownedSet(kind); addNew(set, id) {
 		r.journal(journalRecord{Add: true, Kind: kind, ID: id})
 		r.listing.noteOwned(id)
@@ -525,14 +546,22 @@ func (r *Reconciler) own(kind recordKind, id string) {
 }
 
 func (r *Reconciler) disown(kind recordKind, id string) {
-	if set := r.ownedSet(kind); set != nil {
-		if _, ok := set[id]; ok {
-			delete(set, id)
-			delete(r.baselines, id)
-			delete(r.unsavedBaselines, id)
-			r.journal(journalRecord{Kind: kind, ID: id})
-		}
+	if r.dropOwned(kind, id) {
+		r.journal(journalRecord{Kind: kind, ID: id})
 	}
+}
+
+// dropOwned forgets that id is owned, in memory only, and reports whether
+// it was.
+func (r *Reconciler) dropOwned(kind recordKind, id string) bool {
+	set := r.ownedSet(kind)
+	if _, ok := set[id]; !ok {
+		return false
+	}
+	delete(set, id)
+	delete(r.baselines, id)
+	delete(r.unsavedBaselines, id)
+	return true
 }
 
 // driftFound reports an object of kind found drifted (Options.DriftRepaired).

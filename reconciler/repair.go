@@ -19,7 +19,9 @@ import (
 //   - load balancers that left backends out are retried if the refreshed
 //     local endpoint index now knows them;
 //   - owned IDs HNS no longer has are dropped from the state file, and owned
-//     objects no desired object uses are deleted (leaks).
+//     objects no desired object uses are deleted (leaks);
+//   - deletes HNS reported done are confirmed, and an object HNS kept is
+//     owned again and deleted again (deleted.go).
 //
 // If listing fails nothing changes: unavailable HNS is never "not found".
 //
@@ -89,11 +91,13 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		}
 	}
 	// What a lookup was answered with is its object's to take at its turn.
+	handed := map[string]struct{}{}
 	for _, id := range r.answerLookups(listed, listingNo) {
-		usedLBs[id], usedEPs[id] = struct{}{}, struct{}{}
+		usedLBs[id], usedEPs[id], handed[id] = struct{}{}, struct{}{}, struct{}{}
 	}
 	// Until the first Sync, owned objects may still be claimed by Upserts.
 	if r.pruned {
+		r.settleDeletes(listed, changed, handed)
 		r.repairOwned(recordLoadBalancer, usedLBs, r.staleLBs, changed, listed.hasLB)
 		r.repairOwned(recordRemoteEndpoint, usedEPs, r.staleEPs, changed, listed.hasEP)
 	}

@@ -33,7 +33,7 @@ func (r *Reconciler) removeEP(run *syncRun, ep *remoteEP) error {
 	if err := r.client.DeleteEndpoint(run.ctx, ep.id); err != nil && !hnslb.IsNotFound(err) {
 		return err
 	}
-	r.disown(recordRemoteEndpoint, ep.id)
+	r.deleted(recordRemoteEndpoint, ep.id)
 	ep.id, ep.realizedSpec = "", intent.RemoteEndpoint{}
 	r.resolveGen++
 	run.res.Deleted++

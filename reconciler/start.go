@@ -65,7 +65,8 @@ func (r *Reconciler) Start(ctx context.Context) error {
 
 	// GUIDs are matched case-insensitively: HNS's answers need not keep the
 	// case they had when the state file recorded them (baseline.go).
-	ownedLB, ownedEP := foldedSet(owned.LoadBalancers), foldedSet(owned.RemoteEndpoints)
+	ownedLB, ownedEP := foldedSet(owned.ownedLBs()), foldedSet(owned.ownedEPs())
+	r.keptBeforeStart(owned, lbs, eps)
 	baselines := make(map[string]string, len(owned.LoadBalancerBaselines))
 	for id, b := range owned.LoadBalancerBaselines {
 		baselines[strings.ToLower(id)] = b

@@ -36,6 +36,12 @@ type stateFile struct {
 	CreatingRemoteEndpoints []string       `json:"creatingRemoteEndpoints,omitempty"`
 	// Takeover is the last Options.Takeover token a Start acted on.
 	Takeover string `json:"takeover,omitempty"`
+	// DeletedLoadBalancers and DeletedRemoteEndpoints were ours until HNS
+	// reported their deletes done, which no listing has confirmed yet
+	// (deleted.go): Start counts them as owned. Added without a version
+	// change: an older hnsproxy ignores them.
+	DeletedLoadBalancers   []string `json:"deletedLoadBalancers,omitempty"`
+	DeletedRemoteEndpoints []string `json:"deletedRemoteEndpoints,omitempty"`
 
 	// fresh: there was no usable state (no snapshot and no journal, or a
 	// corrupt snapshot set aside): a first start on this node.
@@ -270,10 +276,12 @@ func (r *Reconciler) writeSnapshot() error {
 		CreatingLoadBalancers:   r.declaredKeys(),
 		CreatingRemoteEndpoints: r.declaredIPs(),
 		Takeover:                r.takeoverToken,
+		DeletedLoadBalancers:    r.unconfirmed.ids(recordLoadBalancer),
+		DeletedRemoteEndpoints:  r.unconfirmed.ids(recordRemoteEndpoint),
 	}
 	// Room for what a GUID, a baseline and a key take, so the buffer is
 	// not grown (and copied) on the way.
-	size := 64 + 40*(len(s.LoadBalancers)+len(s.RemoteEndpoints)+len(s.CreatingRemoteEndpoints)) +
+	size := 64 + 40*(len(s.LoadBalancers)+len(s.RemoteEndpoints)+len(s.CreatingRemoteEndpoints)+len(r.unconfirmed.byID)) +
 		60*len(s.LoadBalancerBaselines) + 64*len(s.CreatingLoadBalancers)
 	raw := appendSnapshot(make([]byte, 0, size), s)
 	fsys := r.stateFS()

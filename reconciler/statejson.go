@@ -73,6 +73,9 @@ func appendRecord(b []byte, rec journalRecord) []byte {
 		b = append(b, `,"baseline":`...)
 		b = appendJSONString(b, rec.Baseline)
 	}
+	if rec.Unconfirmed {
+		b = append(b, `,"unconfirmed":true`...)
+	}
 	return append(b, '}')
 }
 
@@ -116,6 +119,14 @@ func appendSnapshot(b []byte, s *stateFile) []byte {
 	if s.Takeover != "" {
 		b = append(b, `,"takeover":`...)
 		b = appendJSONString(b, s.Takeover)
+	}
+	if len(s.DeletedLoadBalancers) > 0 {
+		b = append(b, `,"deletedLoadBalancers":`...)
+		b = appendStrings(b, s.DeletedLoadBalancers)
+	}
+	if len(s.DeletedRemoteEndpoints) > 0 {
+		b = append(b, `,"deletedRemoteEndpoints":`...)
+		b = appendStrings(b, s.DeletedRemoteEndpoints)
 	}
 	return append(b, '}')
 }

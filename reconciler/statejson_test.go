@@ -33,6 +33,7 @@ func FuzzStateJSON(f *testing.F) {
 		for _, rec := range []journalRecord{
 			{Add: true, Kind: recordLoadBalancer, ID: id, Baseline: baseline},
 			{Add: false, Kind: recordCreatingLB, Key: key},
+			{Add: false, Kind: recordRemoteEndpoint, ID: id, Unconfirmed: true},
 			{Add: true, Kind: recordKind(vip), ID: id, Key: key, Baseline: baseline},
 			commitRecord,
 		} {
@@ -50,7 +51,8 @@ func FuzzStateJSON(f *testing.F) {
 			{Version: stateFileVersion, LoadBalancers: []string{id, vip}, RemoteEndpoints: []string{baseline},
 				LoadBalancerBaselines:   map[string]string{id: baseline, vip + "x": id, "fixed": vip},
 				CreatingLoadBalancers:   []intent.LBKey{{Family: intent.IPv4, VIP: vip, Protocol: 6, Port: port}, {VIP: id}},
-				CreatingRemoteEndpoints: []string{vip, id}, Takeover: baseline},
+				CreatingRemoteEndpoints: []string{vip, id}, Takeover: baseline,
+				DeletedLoadBalancers: []string{vip}, DeletedRemoteEndpoints: []string{id, baseline}},
 			{Version: 7, LoadBalancers: []string{}, RemoteEndpoints: []string{""}, LoadBalancerBaselines: map[string]string{},
 				CreatingLoadBalancers: []intent.LBKey{}, CreatingRemoteEndpoints: []string{}},
 		}

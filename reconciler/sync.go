@@ -237,7 +237,7 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 		}
 		r.log.Info("Deleted HNS object", "id", id, "reason", s.reason)
 		r.limiter.Forget(ref)
-		r.disown(owned, id)
+		r.deleted(owned, id)
 		delete(stale, id)
 		run.res.Deleted++
 	}
@@ -274,7 +274,7 @@ func (r *Reconciler) removeRealizedLB(run *syncRun, e *lbEntry) error {
 		if err := r.deleteLB(run, e.realizedID); err != nil {
 			return err
 		}
-		r.clearRealized(e)
+		r.clearDeleted(e)
 		run.res.Deleted++
 	}
 	return nil
@@ -379,7 +379,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 			return
 		}
-		r.clearRealized(e)
+		r.clearDeleted(e)
 	}
 	wrote, err := r.createLB(run, e, doc, heldBy)
 	if err != nil && r.capRefusal(err, doc) {
@@ -566,8 +566,7 @@ func refusedAsTaken(err error) bool {
 // deleted and the create retried once, where it is ours or hnsproxy may
 // take a foreign one; reported as a *ForeignFrontendError otherwise.
 func (r *Reconciler) takeFrontend(run *syncRun, e *lbEntry, doc, blocker *hnslb.LoadBalancer) (wrote bool, err error) {
-	_, ours := r.ownedLBs[blocker.ID]
-	ours = ours || r.claimCarriedLB(e.key, blocker.ID)
+	ours := r.oursLB(blocker.ID) || r.claimCarriedLB(e.key, blocker.ID)
 	if !ours && !r.mayTakeForeign(e.desired) {
 		r.foreignHeld[e.key] = blocker.ID
 		r.undeclare(e.key)
@@ -582,7 +581,7 @@ func (r *Reconciler) takeFrontend(run *syncRun, e *lbEntry, doc, blocker *hnslb.
 	if err := r.deleteLB(run, blocker.ID); err != nil {
 		return false, fmt.Errorf("deleting load balancer %s, which blocks the frontend: %w", blocker.ID, err)
 	}
-	r.disown(recordLoadBalancer, blocker.ID)
+	r.deleted(recordLoadBalancer, blocker.ID)
 	run.res.Deleted++
 	got, err := r.client.CreateLoadBalancer(run.ctx, doc)
 	return r.created(e, doc, got, err)
@@ -929,7 +928,7 @@ func (w pendingLB) calls() int {
 func (r *Reconciler) madeAhead(run *syncRun, k intent.LBKey, c createdLB, replaces string, deleteErr error) {
 	if replaces != "" {
 		if c.deleteErr = deleteErr; deleteErr == nil {
-			r.clearRealized(r.lbs[k])
+			r.clearDeleted(r.lbs[k])
 			c.replaced = true
 		}
 	}
@@ -963,6 +962,7 @@ func (r *Reconciler) createOnce(run *syncRun, e *lbEntry, doc *hnslb.LoadBalance
 			r.keepToDelete(ahead.lb.ID)
 			return nil, err // not definitive: the key's next Sync looks for what it holds
 		}
+		r.unconfirmedDelete(recordLoadBalancer, ahead.lb.ID)
 	}
 	return r.client.CreateLoadBalancer(run.ctx, doc)
 }
@@ -996,6 +996,8 @@ func (r *Reconciler) dropUnusedCreates(run *syncRun) {
 		if err := r.deleteLB(run, ahead.lb.ID); err != nil {
 			r.log.Error(err, "Deleting a load balancer made ahead and not used failed; it is deleted later", "key", k, "id", ahead.lb.ID)
 			r.keepToDelete(ahead.lb.ID)
+		} else {
+			r.unconfirmedDelete(recordLoadBalancer, ahead.lb.ID)
 		}
 		if e := r.lbs[k]; e != nil {
 			r.markLB(e)
@@ -1043,9 +1045,11 @@ func (r *Reconciler) setMissing(e *lbEntry, missing []string) {
 // this Sync, if any, else a call now. If HNS refuses it because the address
 // is taken (made by someone else, or by us before a lost reply: same IP,
 // same network), ep waits for a listing to show what holds it (lookup.go);
-// an endpoint of ep's kind that matches its spec is then adopted. A create
-// refused again after such a listing fails with HNS's error, the answer
-// kept for the next try. wrote is false when nothing was created.
+// an endpoint of ep's kind that matches its spec is then adopted, and one
+// of ours that does not, which nothing uses (HNS kept it after its delete,
+// deleted.go), is deleted before the create. A create refused again after
+// such a listing fails with HNS's error, the answer kept for the next try.
+// wrote is false when nothing was created.
 func (r *Reconciler) createEP(run *syncRun, ip string, ep *remoteEP, ahead createdEP, madeAhead bool) (got *hnslb.Endpoint, wrote bool, err error) {
 	listed := false
 	if l := r.lookups.eps[ip]; l != nil && l.purpose != lookupAddress {
@@ -1054,9 +1058,18 @@ func (r *Reconciler) createEP(run *syncRun, ip string, ep *remoteEP, ahead creat
 		if !l.answered {
 			return nil, false, awaiting(whyAddress)
 		}
-		if found := endpointOfKind(l.found, ep.spec.Local); found != nil && remoteMatches(ep.spec, remoteSpecOf(found)) {
+		found := endpointOfKind(l.found, ep.spec.Local)
+		if found != nil && remoteMatches(ep.spec, remoteSpecOf(found)) {
 			r.log.Info("Adopted existing remote endpoint", "ip", ip, "id", found.ID)
 			return found, false, nil
+		}
+		if found != nil && r.unusedEPOfOurs(found.ID) {
+			r.log.Info("Deleting an endpoint of ours that holds the address", "ip", ip, "id", found.ID)
+			if err := r.client.DeleteEndpoint(run.ctx, found.ID); err != nil && !hnslb.IsNotFound(err) {
+				return nil, false, fmt.Errorf("deleting endpoint %s of ours, which holds the address: %w", found.ID, err)
+			}
+			r.deleted(recordRemoteEndpoint, found.ID)
+			run.res.Deleted++
 		}
 		listed = true
 	}
@@ -1114,7 +1127,7 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 			r.fail(run, ref, &ep.st, KindRemoteEndpoint, ip, err)
 			return
 		}
-		r.disown(recordRemoteEndpoint, ep.id)
+		r.deleted(recordRemoteEndpoint, ep.id)
 		run.res.Deleted++
 	}
 	r.limiter.Forget(ref)

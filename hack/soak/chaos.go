@@ -20,7 +20,8 @@ import (
 // Fault settings of the soak.
 const (
 	hnsErrorRate       = 0.10
-	hnsCommitted       = 0.2 // of failed writes, the share HNS applied anyway (a lost reply)
+	hnsCommitted       = 0.2  // of failed writes, the share HNS applied anyway (a lost reply)
+	hnsKeptOnDelete    = 0.05 // of deletes HNS reports done, the share whose object it keeps (microsoft/Windows-Containers#631)
 	hnsRestartWindow   = 3 * time.Second
 	hnsLatency         = 500 * time.Microsecond // per hcn RPC: a create or update 1.5 to 2 ms, a sync of a burst tens of ms, as on Windows
 	hnsRestartsEach    = 3                      // per node
@@ -55,6 +56,8 @@ func faultsOn(restart time.Duration) remote.FaultsRequest {
 		Errors:    injectedCodes,
 		Committed: hnsCommitted,
 		Restart:   remote.Duration(restart),
+
+		KeptOnDelete: hnsKeptOnDelete,
 	}
 }
 
@@ -294,20 +297,20 @@ func (c *chaos) report(err error) {
 
 // hnsFaults counts the calls HNS failed with an injected code (restart
 // windows included) across nodes.
-func hnsFaults(ctx context.Context, c *framework.Cluster) (int, error) {
-	total := 0
+func hnsFaults(ctx context.Context, c *framework.Cluster) (injected, kept int, err error) {
 	for _, n := range c.Nodes {
 		st, err := n.Sim.Stats(ctx)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		for _, results := range st.Calls {
 			for _, r := range injectedResults {
-				total += results[r]
+				injected += results[r]
 			}
 		}
+		kept += st.KeptOnDelete
 	}
-	return total, nil
+	return injected, kept, nil
 }
 
 func sleepUntil(ctx context.Context, t time.Time) bool {

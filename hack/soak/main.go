@@ -47,7 +47,10 @@ type result struct {
 	MissingObjects             int   `json:"missing_objects"`
 	WrongObjects               int   `json:"wrong_objects"`
 	ForeignObjectsDeleted      int   `json:"foreign_objects_deleted"`
-	Crashes                    int64 `json:"crashes"`
+	// HNSDeletesKept are deletes HNS reported done and kept the object of
+	// (hnsKeptOnDelete); each must be deleted again for the soak to converge.
+	HNSDeletesKept int   `json:"hns_deletes_kept"`
+	Crashes        int64 `json:"crashes"`
 	// The red team's paths (docs/reliability.md, "Red-team findings").
 	TenantCollisions  int64 `json:"tenant_collisions"`
 	StateDirFaults    int64 `json:"state_dir_faults"`
@@ -108,6 +111,7 @@ func (r result) failed(nodes int) []string {
 		{"tenant_collisions", r.TenantCollisions, 1},
 		{"hns_hangs", r.HNSHangs, n},
 		{"state_dir_faults", r.StateDirFaults, stateDirFaults},
+		{"hns_deletes_kept", int64(r.HNSDeletesKept), 1},
 	} {
 		if f.got < f.want {
 			why = append(why, fmt.Sprintf("not every planned fault happened: %s = %d, want at least %d", f.name, f.got, f.want))
@@ -216,7 +220,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 		res.WrongObjects += len(d.Wrong)
 		res.ForeignObjectsDeleted += len(d.ForeignDeleted)
 	}
-	if res.HNSFaults, err = hnsFaults(ctx, r.cluster); err != nil {
+	if res.HNSFaults, res.HNSDeletesKept, err = hnsFaults(ctx, r.cluster); err != nil {
 		return res, nil, err
 	}
 	return res, res.failed(len(r.cluster.Nodes)), nil

@@ -18,7 +18,7 @@ func TestFailedNamesEachMissingFault(t *testing.T) {
 		APIServerRestarts: apiRestarts, HNSRestarts: hnsRestartsEach * nodes, ProxyKills: killsEach * nodes,
 		KillsMidSync: nodes, NodeAddressLosses: nodes, IdleConnFloods: nodes, TenantCollisions: 1, HNSHangs: nodes,
 		StateDirMounted: true, StateDirFaults: stateDirFaultsEach * nodes, Converged: true,
-		HNSRestartsDroppingObjects: nodes,
+		HNSRestartsDroppingObjects: nodes, HNSDeletesKept: 1,
 	}
 	if why := full.failed(nodes); len(why) != 0 {
 		t.Fatalf("every planned fault happened, yet failed: %v", why)
@@ -28,6 +28,11 @@ func TestFailedNamesEachMissingFault(t *testing.T) {
 	why := noMidSync.failed(nodes)
 	if len(why) != 1 || !strings.Contains(why[0], "kills_mid_sync = 1, want at least 2") {
 		t.Fatalf("kills that never landed mid-sync: got %q", why)
+	}
+	noneKept := full
+	noneKept.HNSDeletesKept = 0
+	if why := noneKept.failed(nodes); len(why) != 1 || !strings.Contains(why[0], "hns_deletes_kept = 0") {
+		t.Fatalf("no delete kept: got %q", why)
 	}
 	unmounted := full
 	unmounted.StateDirMounted, unmounted.StateDirFaults = false, 0

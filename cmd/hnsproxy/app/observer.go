@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	k8smetrics "k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 	netutils "k8s.io/utils/net"
 
@@ -164,9 +165,14 @@ var metricKinds = map[reconciler.ObjectKind]string{
 }
 
 // driftRepaired counts an object the reconciler found drifted and puts back.
-func driftRepaired(kind reconciler.ObjectKind) {
+func driftRepaired(kind reconciler.ObjectKind) { countKind(metrics.DriftRepairsTotal, kind) }
+
+// deleteKept counts an object HNS kept after reporting its delete done.
+func deleteKept(kind reconciler.ObjectKind) { countKind(metrics.HNSDeletesKeptTotal, kind) }
+
+func countKind(c *k8smetrics.CounterVec, kind reconciler.ObjectKind) {
 	if k, ok := metricKinds[kind]; ok {
-		metrics.DriftRepairsTotal.WithLabelValues(k).Inc()
+		c.WithLabelValues(k).Inc()
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	k8smetrics "k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -187,3 +188,33 @@ func TestObserverOpensHealthCheckPorts(t *testing.T) {
 }
 
 func itoa(p uint16) string { return strconv.Itoa(int(p)) }
+
+// TestReconcilerCountsReachTheirMetrics: what the reconciler tells of drift
+// and of deletes HNS kept is counted under the kind label the dashboards use.
+func TestReconcilerCountsReachTheirMetrics(t *testing.T) {
+	metrics.Register()
+	for _, tc := range []struct {
+		tell   func(reconciler.ObjectKind)
+		metric interface {
+			WithLabelValues(...string) k8smetrics.CounterMetric
+		}
+		name string
+	}{
+		{driftRepaired, metrics.DriftRepairsTotal, "hnsproxy_drift_repairs_total"},
+		{deleteKept, metrics.HNSDeletesKeptTotal, "hnsproxy_hns_deletes_kept_total"},
+	} {
+		lb := tc.metric.WithLabelValues(metrics.KindLoadBalancer)
+		ep := tc.metric.WithLabelValues(metrics.KindRemoteEndpoint)
+		lbBefore, epBefore := must(testutil.GetCounterMetricValue(lb)), must(testutil.GetCounterMetricValue(ep))
+		tc.tell(reconciler.KindLoadBalancer)
+		tc.tell(reconciler.KindRemoteEndpoint)
+		tc.tell(reconciler.KindRemoteEndpoint)
+		tc.tell(reconciler.KindStale) // not a kind these count
+		if d := must(testutil.GetCounterMetricValue(lb)) - lbBefore; d != 1 {
+			t.Errorf("%s{kind=loadbalancer} rose by %v, want 1", tc.name, d)
+		}
+		if d := must(testutil.GetCounterMetricValue(ep)) - epBefore; d != 2 {
+			t.Errorf("%s{kind=remote_endpoint} rose by %v, want 2", tc.name, d)
+		}
+	}
+}

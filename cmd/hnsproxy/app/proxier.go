@@ -41,6 +41,7 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 
 		RemoteEndpointNames: remoteEndpointNames,
 		DriftRepaired:       driftRepaired,
+		DeleteKept:          deleteKept,
 	})
 	if deps.Health != nil {
 		deps.Health.SetHNSActivity(rec)
