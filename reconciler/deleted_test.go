@@ -222,7 +222,6 @@ func TestUnconfirmedDeletesAreBounded(t *testing.T) {
 	}
 }
 
-
 // TestDeleteKeptBeforeARestartIsDeletedAfterIt: hnsproxy restarts between
 // a delete HNS kept and the Repair that would have found it. The state
 // file's record of the unconfirmed delete makes the new process's Start
@@ -280,11 +279,20 @@ func testDeleteKeptBeforeARestart(t *testing.T, snapshot bool) {
 	if s, err := loadStateFrom(osFS{}, e.stateFile); err != nil || !slices.Equal(s.DeletedLoadBalancers, []string{keptID}) || slices.ContainsFunc(s.LoadBalancers, func(id string) bool { return id == goneID || id == keptID }) {
 		t.Errorf("state file after the restart: %+v, %v; want only the kept one's new delete unconfirmed", s, err)
 	}
+	// Confirmed by a repair, it costs the state file nothing, and another
+	// restart, which no longer lists it, forgets it without a count.
 	if err := r2.Repair(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r2.Sync(ctx)
+	if n := len(r2.unconfirmed.byID); n != 0 {
+		t.Errorf("%d deletes unconfirmed after a repair confirmed them", n)
+	}
+	e.start(e.hns, stays)
+	if kept[KindLoadBalancer] != 1 {
+		t.Errorf("a restart after the confirmation counted kept objects: %v", kept)
+	}
 	if s, err := loadStateFrom(osFS{}, e.stateFile); err != nil || len(s.DeletedLoadBalancers) != 0 {
-		t.Errorf("state file after a repair confirmed the delete: %+v, %v", s, err)
+		t.Errorf("state file after a restart that confirmed every delete: %+v, %v", s, err)
 	}
 }
