@@ -296,3 +296,26 @@ func testDeleteKeptBeforeARestart(t *testing.T, snapshot bool) {
 		t.Errorf("state file after a restart that confirmed every delete: %+v, %v", s, err)
 	}
 }
+
+// TestKeptLoadBalancerReadsAsOursAndCleanupDeletesIt: a load balancer whose
+// delete HNS kept, before any Repair, is hnsproxy's to hnsproxy-diag
+// (ReadOwned) and to --cleanup, which deletes it.
+func TestKeptLoadBalancerReadsAsOursAndCleanupDeletesIt(t *testing.T) {
+	e, r, _ := keptEnv(t)
+	gone := lb("10.96.0.30", 443, loc("10.244.1.11"))
+	upsert(r, gone)
+	e.converge(r)
+	id := e.hnsLB(gone.Key).ID
+	e.hns.SetFaults(sim.Faults{KeptOnDelete: 1})
+	remove(r, gone.Key)
+	r.Sync(ctx)
+	e.hns.SetFaults(sim.Faults{})
+
+	if o, err := ReadOwned(e.stateFile); err != nil || !o.LoadBalancer(id) {
+		t.Errorf("ReadOwned of the kept load balancer %s: %+v, %v; want it owned", id, o, err)
+	}
+	res, err := Cleanup(ctx, e.hns, e.options())
+	if err != nil || res.DeletedLoadBalancers != 1 || e.hasObject(id) {
+		t.Errorf("cleanup: %+v, %v; the kept load balancer still there: %v", res, err, e.hasObject(id))
+	}
+}
