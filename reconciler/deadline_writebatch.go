@@ -165,7 +165,7 @@ func (d *deadlines) WriteBatch(ctx context.Context, networkID string, specs []in
 					return reply{}, err
 				}
 				deleted, replaced[j] = true, true
-				return reply{}, nil
+				return reply{}, err // not found: gone already (madeAhead)
 			})
 			tokens, lbOps = append(tokens, idToken(w.replaces)), append(lbOps, "delete_load_balancer")
 		}

@@ -72,6 +72,18 @@ func (d *unconfirmedDeletes) ids(kind recordKind) []string {
 	return out
 }
 
+// afterDelete records the outcome of a delete of id, of kind, that did not
+// fail: err is nil (HNS reported it done: deleted) or HNS's "not found"
+// (gone already: disowned, nothing to confirm).
+func (r *Reconciler) afterDelete(kind recordKind, id string, err error) {
+	if err != nil {
+		r.disown(kind, id)
+		r.forgetDeleted(id)
+		return
+	}
+	r.deleted(kind, id)
+}
+
 // deleted records that HNS reported the delete of id, of kind, done: an
 // object of ours is disowned and kept for the next Repair to confirm. A
 // foreign one (a load balancer that blocked a frontend) is not recorded.

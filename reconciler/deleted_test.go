@@ -319,3 +319,34 @@ func TestKeptLoadBalancerReadsAsOursAndCleanupDeletesIt(t *testing.T) {
 		t.Errorf("cleanup: %+v, %v; the kept load balancer still there: %v", res, err, e.hasObject(id))
 	}
 }
+
+// TestDeleteOfAGoneObjectRecordsNothing: a delete HNS answers "not found"
+// (the object went behind hnsproxy's back, or with an HNS restart that
+// dropped it) has nothing left to confirm: neither a plain delete nor a
+// ws2022 replace made ahead in a batch records it. After an HNS restart
+// that drops 20,000 load balancers, recording each cost 5 MiB at 10,000
+// Services.
+func TestDeleteOfAGoneObjectRecordsNothing(t *testing.T) {
+	e, r, _ := keptEnv(t)
+	removed := lb("10.96.0.30", 443, loc("10.244.1.11"))
+	updated := lb("10.96.0.40", 443, loc("10.244.1.11"))
+	upsert(r, removed, updated)
+	e.converge(r)
+	for _, d := range []intent.LB{removed, updated} {
+		if err := e.hns.DeleteLoadBalancerOutOfBand(e.hnsLB(d.Key).ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remove(r, removed.Key)
+	upsert(r, withInternalPort(updated, 9090)) // ws2022: delete, then create
+	e.hns.ResetCounters()
+	if res := r.Sync(ctx); res.Failed != 0 {
+		t.Fatalf("sync: %+v", res)
+	}
+	if n := e.counters().CountResult(sim.OpDeleteLoadBalancer, "NotFound"); n != 2 {
+		t.Fatalf("%d deletes answered not found, want 2", n)
+	}
+	if n := len(r.unconfirmed.byID); n != 0 {
+		t.Errorf("%d deletes of gone objects recorded for confirmation", n)
+	}
+}

@@ -135,7 +135,7 @@ func (r *Reconciler) modifyLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer)
 	if err := r.deleteLB(run, e.realizedID); err != nil {
 		return 0, err
 	}
-	r.clearDeleted(e)
+	r.clearRealized(e)
 	return deleted, nil
 }
 

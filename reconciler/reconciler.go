@@ -497,25 +497,14 @@ func (r *Reconciler) setRealized(e *lbEntry, id string, doc, echo *hnslb.LoadBal
 	r.ownLB(id, doc, echo)
 }
 
-// clearRealized forgets e's realized load balancer, vanished from HNS.
+// clearRealized forgets e's realized load balancer: vanished, or deleted
+// (deleteLB recorded the delete first, so the disown is then a no-op).
 func (r *Reconciler) clearRealized(e *lbEntry) {
-	if e.realizedID != "" {
-		r.disown(recordLoadBalancer, e.realizedID)
-		r.unrealize(e)
+	if e.realizedID == "" {
+		return
 	}
-}
-
-// clearDeleted forgets e's realized load balancer, whose delete HNS
-// reported done: ours until a listing confirms it (deleted.go).
-func (r *Reconciler) clearDeleted(e *lbEntry) {
-	if e.realizedID != "" {
-		r.deleted(recordLoadBalancer, e.realizedID)
-		r.unrealize(e)
-	}
-}
-
-func (r *Reconciler) unrealize(e *lbEntry) {
 	r.dropRefs(e)
+	r.disown(recordLoadBalancer, e.realizedID)
 	e.realizedID, e.realized = "", nil
 	r.published.changed.lb(e.key)
 }

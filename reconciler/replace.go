@@ -30,10 +30,11 @@ func (r *Reconciler) removeEP(run *syncRun, ep *remoteEP) error {
 	if n := len(r.refs[ep.id]); n > 0 {
 		return fmt.Errorf("not replaced yet: %d load balancers could not be rewritten without it", n)
 	}
-	if err := r.client.DeleteEndpoint(run.ctx, ep.id); err != nil && !hnslb.IsNotFound(err) {
+	err := r.client.DeleteEndpoint(run.ctx, ep.id)
+	if err != nil && !hnslb.IsNotFound(err) {
 		return err
 	}
-	r.deleted(recordRemoteEndpoint, ep.id)
+	r.afterDelete(recordRemoteEndpoint, ep.id, err)
 	ep.id, ep.realizedSpec = "", intent.RemoteEndpoint{}
 	r.resolveGen++
 	run.res.Deleted++

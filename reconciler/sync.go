@@ -231,13 +231,14 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 			r.wait(run, ref, &s.st, fmt.Errorf("not deleted yet: %d realized load balancers still use it", n))
 			continue
 		}
-		if err := del(run.ctx, id); err != nil && !hnslb.IsNotFound(err) {
+		err := del(run.ctx, id)
+		if err != nil && !hnslb.IsNotFound(err) {
 			r.fail(run, ref, &s.st, KindStale, id, err)
 			continue
 		}
 		r.log.Info("Deleted HNS object", "id", id, "reason", s.reason)
 		r.limiter.Forget(ref)
-		r.deleted(owned, id)
+		r.afterDelete(owned, id, err)
 		delete(stale, id)
 		run.res.Deleted++
 	}
@@ -274,7 +275,7 @@ func (r *Reconciler) removeRealizedLB(run *syncRun, e *lbEntry) error {
 		if err := r.deleteLB(run, e.realizedID); err != nil {
 			return err
 		}
-		r.clearDeleted(e)
+		r.clearRealized(e)
 		run.res.Deleted++
 	}
 	return nil
@@ -379,7 +380,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 			return
 		}
-		r.clearDeleted(e)
+		r.clearRealized(e)
 	}
 	wrote, err := r.createLB(run, e, doc, heldBy)
 	if err != nil && r.capRefusal(err, doc) {
@@ -497,10 +498,14 @@ func (r *Reconciler) endpointID(b intent.Backend) string {
 	return ""
 }
 
+// deleteLB deletes the load balancer id and records the outcome: gone
+// (disowned), or reported done (confirmed later, deleted.go).
 func (r *Reconciler) deleteLB(run *syncRun, id string) error {
-	if err := r.client.DeleteLoadBalancer(run.ctx, id); err != nil && !hnslb.IsNotFound(err) {
+	err := r.client.DeleteLoadBalancer(run.ctx, id)
+	if err != nil && !hnslb.IsNotFound(err) {
 		return err
 	}
+	r.afterDelete(recordLoadBalancer, id, err)
 	return nil
 }
 
@@ -581,7 +586,6 @@ func (r *Reconciler) takeFrontend(run *syncRun, e *lbEntry, doc, blocker *hnslb.
 	if err := r.deleteLB(run, blocker.ID); err != nil {
 		return false, fmt.Errorf("deleting load balancer %s, which blocks the frontend: %w", blocker.ID, err)
 	}
-	r.deleted(recordLoadBalancer, blocker.ID)
 	run.res.Deleted++
 	got, err := r.client.CreateLoadBalancer(run.ctx, doc)
 	return r.created(e, doc, got, err)
@@ -927,9 +931,12 @@ func (w pendingLB) calls() int {
 // it).
 func (r *Reconciler) madeAhead(run *syncRun, k intent.LBKey, c createdLB, replaces string, deleteErr error) {
 	if replaces != "" {
-		if c.deleteErr = deleteErr; deleteErr == nil {
-			r.clearDeleted(r.lbs[k])
+		if deleteErr == nil || hnslb.IsNotFound(deleteErr) {
+			r.afterDelete(recordLoadBalancer, replaces, deleteErr)
+			r.clearRealized(r.lbs[k])
 			c.replaced = true
+		} else {
+			c.deleteErr = deleteErr
 		}
 	}
 	if run.lbCreates == nil {
@@ -958,11 +965,11 @@ func (r *Reconciler) createOnce(run *syncRun, e *lbEntry, doc *hnslb.LoadBalance
 		return nil, ahead.err
 	}
 	if ahead.err == nil {
+		r.own(recordLoadBalancer, ahead.lb.ID) // ours: its delete is confirmed as any
 		if err := r.deleteLB(run, ahead.lb.ID); err != nil {
 			r.keepToDelete(ahead.lb.ID)
 			return nil, err // not definitive: the key's next Sync looks for what it holds
 		}
-		r.unconfirmedDelete(recordLoadBalancer, ahead.lb.ID)
 	}
 	return r.client.CreateLoadBalancer(run.ctx, doc)
 }
@@ -993,11 +1000,10 @@ func (r *Reconciler) dropUnusedCreates(run *syncRun) {
 			}
 			continue
 		}
+		r.own(recordLoadBalancer, ahead.lb.ID) // ours: its delete is confirmed as any
 		if err := r.deleteLB(run, ahead.lb.ID); err != nil {
 			r.log.Error(err, "Deleting a load balancer made ahead and not used failed; it is deleted later", "key", k, "id", ahead.lb.ID)
 			r.keepToDelete(ahead.lb.ID)
-		} else {
-			r.unconfirmedDelete(recordLoadBalancer, ahead.lb.ID)
 		}
 		if e := r.lbs[k]; e != nil {
 			r.markLB(e)
@@ -1065,10 +1071,11 @@ func (r *Reconciler) createEP(run *syncRun, ip string, ep *remoteEP, ahead creat
 		}
 		if found != nil && r.unusedEPOfOurs(found.ID) {
 			r.log.Info("Deleting an endpoint of ours that holds the address", "ip", ip, "id", found.ID)
-			if err := r.client.DeleteEndpoint(run.ctx, found.ID); err != nil && !hnslb.IsNotFound(err) {
+			err := r.client.DeleteEndpoint(run.ctx, found.ID)
+			if err != nil && !hnslb.IsNotFound(err) {
 				return nil, false, fmt.Errorf("deleting endpoint %s of ours, which holds the address: %w", found.ID, err)
 			}
-			r.deleted(recordRemoteEndpoint, found.ID)
+			r.afterDelete(recordRemoteEndpoint, found.ID, err)
 			run.res.Deleted++
 		}
 		listed = true
@@ -1123,11 +1130,12 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 			r.wait(run, ref, &ep.st, fmt.Errorf("not deleted yet: %d realized load balancers still use it", n))
 			return
 		}
-		if err := r.deleteEndpointOnce(run, ip, ep.id); err != nil && !hnslb.IsNotFound(err) {
+		err := r.deleteEndpointOnce(run, ip, ep.id)
+		if err != nil && !hnslb.IsNotFound(err) {
 			r.fail(run, ref, &ep.st, KindRemoteEndpoint, ip, err)
 			return
 		}
-		r.deleted(recordRemoteEndpoint, ep.id)
+		r.afterDelete(recordRemoteEndpoint, ep.id, err)
 		run.res.Deleted++
 	}
 	r.limiter.Forget(ref)
