@@ -23,7 +23,7 @@ type CleanupResult struct {
 // and endpoint the state file says hnsproxy owns (those it created or
 // adopted, its remote endpoints and overlay source VIP endpoint, and what an
 // interrupted create declared), and nothing else: a foreign object, or a
-// CNI's endpoint, is never touched. Load balancers go first, since they
+// CNI's endpoint, is never touched. A second listing confirms the deletes. Load balancers go first, since they
 // reference the endpoints. Once all are gone, the state file and its
 // journal are removed; if a delete fails, the state file is rewritten with
 // what is left and the error names each failure. It needs neither the
@@ -54,9 +54,11 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 	// already. An endpoint a remaining load balancer uses (one whose delete
 	// failed, or a foreign one) is kept: deleting it would break that one.
 	inUse := map[string]string{} // endpoint ID → a load balancer using it
+	var deletedLBs, deletedEPs []string
 	for _, lb := range lbs {
 		if _, ours := ownedLB[lb.ID]; ours && r.cleanupOne(&res, KindLoadBalancer, lb.ID, c.DeleteLoadBalancer(ctx, lb.ID), recordLoadBalancer) {
 			res.DeletedLoadBalancers++
+			deletedLBs = append(deletedLBs, lb.ID)
 			continue
 		}
 		for _, id := range lb.HostComputeEndpoints {
@@ -75,8 +77,10 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 		}
 		if r.cleanupOne(&res, KindRemoteEndpoint, ep.ID, err, recordRemoteEndpoint) {
 			res.DeletedEndpoints++
+			deletedEPs = append(deletedEPs, ep.ID)
 		}
 	}
+	r.confirmCleanup(ctx, c, &res, deletedLBs, deletedEPs)
 
 	if len(res.Failed) > 0 {
 		// The failed ones stay owned, nothing else does.
@@ -97,6 +101,46 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 	}
 	res.StateRemoved = true
 	return res, nil
+}
+
+// confirmCleanup lists HNS again after Cleanup's deletes: HNS has reported
+// deletes done and kept the objects (deleted.go). One still listed, or all
+// of them if the listing fails, counts as a failure and stays owned, so
+// the state file is kept for the next run.
+func (r *Reconciler) confirmCleanup(ctx context.Context, c hnslb.Client, res *CleanupResult, lbIDs, epIDs []string) {
+	if len(lbIDs)+len(epIDs) == 0 {
+		return
+	}
+	listed := map[string]bool{}
+	lbs, err := c.ListLoadBalancers(ctx)
+	var eps []hnslb.Endpoint
+	if err == nil {
+		eps, err = c.ListEndpoints(ctx)
+	}
+	for _, lb := range lbs {
+		listed[lb.ID] = true
+	}
+	for _, ep := range eps {
+		listed[ep.ID] = true
+	}
+	unconfirmed := func(kind ObjectKind, owned recordKind, id string, count *int) {
+		why := errors.New("HNS reported the delete done but still lists the object (microsoft/Windows-Containers#631)")
+		if err != nil {
+			why = fmt.Errorf("HNS reported the delete done; listing HNS to confirm it failed: %w", err)
+		} else if !listed[id] {
+			return
+		}
+		r.log.Error(why, "Cleanup: an HNS object may be left", "kind", kind, "id", id)
+		res.Failed = append(res.Failed, ObjectError{Kind: kind, Name: id, Err: why})
+		r.own(owned, id)
+		*count--
+	}
+	for _, id := range lbIDs {
+		unconfirmed(KindLoadBalancer, recordLoadBalancer, id, &res.DeletedLoadBalancers)
+	}
+	for _, id := range epIDs {
+		unconfirmed(KindRemoteEndpoint, recordRemoteEndpoint, id, &res.DeletedEndpoints)
+	}
 }
 
 // cleanupOne records the outcome of one owned object's delete: gone (HNS's

@@ -1,10 +1,12 @@
 package reconciler
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -140,4 +142,61 @@ func TestCleanupWithoutStateFileIsRefused(t *testing.T) {
 	if lbs := e.snapshot().LoadBalancers; len(lbs) != 1 || lbs[0].ID != foreignLB {
 		t.Errorf("load balancers %+v, want the foreign one untouched", lbs)
 	}
+}
+
+// TestCleanupConfirmsItsDeletes: HNS reports --cleanup's deletes done and
+// keeps the objects (microsoft/Windows-Containers#631). Cleanup's second
+// listing finds them: the error names them, the state file keeps them, and
+// a run after HNS lets go deletes them and removes the file.
+func TestCleanupConfirmsItsDeletes(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	foreignLB, foreignEP := e.foreign()
+	e.started(e.threeServices()...)
+
+	e.hns.SetFaults(sim.Faults{KeptOnDelete: 1})
+	res, err := Cleanup(ctx, e.hns, e.options())
+	if err == nil || res.StateRemoved || len(res.Failed) != 6 || res.DeletedLoadBalancers+res.DeletedEndpoints != 0 {
+		t.Fatalf("cleanup with every delete kept: %+v, %v; want 6 failures, nothing counted deleted, the state kept", res, err)
+	}
+	if !strings.Contains(err.Error(), "still lists the object") {
+		t.Errorf("error %q does not say HNS kept the objects", err)
+	}
+	if s, err := loadStateFrom(osFS{}, e.stateFile); err != nil || len(s.LoadBalancers) != 3 || len(s.RemoteEndpoints) != 3 {
+		t.Errorf("state file after the kept deletes: %+v, %v; want the 3 load balancers and 3 remote endpoints", s, err)
+	}
+
+	e.hns.SetFaults(sim.Faults{})
+	res, err = Cleanup(ctx, e.hns, e.options())
+	if err != nil || !res.StateRemoved || res.DeletedLoadBalancers != 3 || res.DeletedEndpoints != 3 {
+		t.Errorf("cleanup after HNS let go: %+v, %v", res, err)
+	}
+	e.assertOnlyForeignLeft(foreignLB, foreignEP)
+}
+
+// TestCleanupThatCannotConfirmKeepsTheStateFile: when the listing that
+// would confirm the deletes fails, the state file stays for the next run.
+func TestCleanupThatCannotConfirmKeepsTheStateFile(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.started(e.threeServices()...)
+	c := &failSecondList{Client: e.hns}
+	res, err := Cleanup(ctx, c, e.options())
+	if err == nil || res.StateRemoved || !strings.Contains(err.Error(), "listing HNS to confirm it failed") {
+		t.Fatalf("cleanup whose confirming listing fails: %+v, %v", res, err)
+	}
+	if _, err := os.Stat(e.stateFile); err != nil {
+		t.Errorf("state file: %v, want it kept", err)
+	}
+}
+
+// failSecondList fails every load balancer listing after the first.
+type failSecondList struct {
+	hnslb.Client
+	lists int
+}
+
+func (f *failSecondList) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, error) {
+	if f.lists++; f.lists > 1 {
+		return nil, hnslb.NewError("ListLoadBalancers", hnslb.CodeRPCServerUnavailable, "(test)")
+	}
+	return f.Client.ListLoadBalancers(ctx)
 }
