@@ -19,9 +19,9 @@ import (
 // So a delete's success ends the object's use, not hnsproxy's claim on
 // it: the object is no longer owned, but recorded here, and in the state
 // file (its removal's journal record marked unconfirmed), until a Repair
-// begun after the delete settles it. Gone from the listing, it is forgotten; still listed,
-// it is logged, counted (Options.DeleteKept), owned again and deleted
-// again like any owned object nothing uses. Until then a lookup that finds
+// begun after the delete settles it. Gone from the listing, it is
+// forgotten; still listed, it is logged, counted (Options.DeleteKept),
+// owned again and deleted again like any owned object nothing uses. Until then a lookup that finds
 // it holding a frontend or an address hnsproxy wants treats it as its own
 // (oursLB, createEP), and a restart counts it as owned: deleted by the
 // first Sync if HNS still has it.

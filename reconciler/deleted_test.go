@@ -21,6 +21,16 @@ func keptEnv(t *testing.T) (*env, *Reconciler, map[ObjectKind]int) {
 	return e, e.started(), kept
 }
 
+// removeKept removes keys from r's desired state and syncs while HNS keeps
+// every object it reports deleted, then lets HNS delete again; it returns
+// that Sync's result.
+func (e *env) removeKept(r *Reconciler, keys ...intent.LBKey) SyncResult {
+	e.hns.SetFaults(sim.Faults{KeptOnDelete: 1})
+	defer e.hns.SetFaults(sim.Faults{})
+	remove(r, keys...)
+	return r.Sync(ctx)
+}
+
 // hasObject reports whether HNS holds a load balancer or endpoint with id.
 func (e *env) hasObject(id string) bool {
 	snap := e.snapshot()
@@ -76,15 +86,12 @@ func TestDeleteKeptByHNSIsDeletedAgain(t *testing.T) {
 	e.converge(r)
 	lbID, epID := e.hnsLB(gone.Key).ID, e.remoteID("10.244.3.31")
 
-	e.hns.SetFaults(sim.Faults{KeptOnDelete: 1})
-	remove(r, gone.Key)
-	if res := r.Sync(ctx); res.Deleted != 2 || res.Failed != 0 {
+	if res := e.removeKept(r, gone.Key); res.Deleted != 2 || res.Failed != 0 {
 		t.Fatalf("sync of the removal: %+v", res)
 	}
 	if !e.hasObject(lbID) || !e.hasObject(epID) {
 		t.Fatal("the fault did not keep the deleted objects")
 	}
-	e.hns.SetFaults(sim.Faults{})
 
 	if err := r.Repair(ctx); err != nil {
 		t.Fatal(err)
@@ -146,10 +153,7 @@ func TestKeptEndpointOnAReusedAddressIsDeletedForTheNewOne(t *testing.T) {
 	upsert(r, before)
 	e.converge(r)
 	old := e.remoteID("10.244.3.31")
-	e.hns.SetFaults(sim.Faults{KeptOnDelete: 1})
-	remove(r, before.Key)
-	r.Sync(ctx)
-	e.hns.SetFaults(sim.Faults{})
+	e.removeKept(r, before.Key)
 
 	after := lb("10.96.0.40", 443, rem("10.244.3.31", "192.168.0.4")) // the IP on another node
 	upsert(r, after)
@@ -178,10 +182,7 @@ func TestKeptLoadBalancerOnATenantFrontendIsOurs(t *testing.T) {
 	upsert(r, first)
 	e.converge(r)
 	old := e.hnsLB(first.Key).ID
-	e.hns.SetFaults(sim.Faults{KeptOnDelete: 1})
-	remove(r, first.Key)
-	r.Sync(ctx)
-	e.hns.SetFaults(sim.Faults{})
+	e.removeKept(r, first.Key)
 
 	second := withInternalPort(externalLB("203.0.113.5", 80, loc("10.244.1.11")), 9090)
 	upsert(r, second)
@@ -246,10 +247,7 @@ func testDeleteKeptBeforeARestart(t *testing.T, snapshot bool) {
 	e.converge(r)
 	keptID, goneID := e.hnsLB(keptLB.Key).ID, e.hnsLB(goneLB.Key).ID
 
-	e.hns.SetFaults(sim.Faults{KeptOnDelete: 1})
-	remove(r, keptLB.Key, goneLB.Key)
-	r.Sync(ctx)
-	e.hns.SetFaults(sim.Faults{})
+	e.removeKept(r, keptLB.Key, goneLB.Key)
 	if err := e.hns.DeleteLoadBalancerOutOfBand(goneID); err != nil { // HNS lets this one go later
 		t.Fatal(err)
 	}
@@ -306,10 +304,7 @@ func TestKeptLoadBalancerReadsAsOursAndCleanupDeletesIt(t *testing.T) {
 	upsert(r, gone)
 	e.converge(r)
 	id := e.hnsLB(gone.Key).ID
-	e.hns.SetFaults(sim.Faults{KeptOnDelete: 1})
-	remove(r, gone.Key)
-	r.Sync(ctx)
-	e.hns.SetFaults(sim.Faults{})
+	e.removeKept(r, gone.Key)
 
 	if o, err := ReadOwned(e.stateFile); err != nil || !o.LoadBalancer(id) {
 		t.Errorf("ReadOwned of the kept load balancer %s: %+v, %v; want it owned", id, o, err)

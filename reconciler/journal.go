@@ -328,12 +328,19 @@ func (s *stateSets) apply(rec journalRecord) {
 	} else {
 		delete(set, rec.ID)
 	}
-	if deleted := map[recordKind]map[string]struct{}{recordLoadBalancer: s.deletedLBs, recordRemoteEndpoint: s.deletedEPs}[rec.Kind]; deleted != nil {
-		if rec.Unconfirmed && !rec.Add {
-			deleted[rec.ID] = struct{}{}
-		} else {
-			delete(deleted, rec.ID)
-		}
+	var deleted map[string]struct{}
+	switch rec.Kind {
+	case recordLoadBalancer:
+		deleted = s.deletedLBs
+	case recordRemoteEndpoint:
+		deleted = s.deletedEPs
+	}
+	switch {
+	case deleted == nil:
+	case rec.Unconfirmed && !rec.Add:
+		deleted[rec.ID] = struct{}{}
+	default:
+		delete(deleted, rec.ID) // any other record of the ID ends its unconfirmed delete
 	}
 	switch {
 	case rec.Kind != recordLoadBalancer:
