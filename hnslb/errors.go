@@ -13,6 +13,7 @@ const (
 	CodeInvalidParameter      ErrorCode = 0x57       // ERROR_INVALID_PARAMETER; also "invalid number of destinations"
 	CodeAlreadyExists         ErrorCode = 0xb7       // ERROR_ALREADY_EXISTS
 	CodeNotFound              ErrorCode = 0x490      // ERROR_NOT_FOUND
+	CodeObjectAlreadyExists   ErrorCode = 0x1392     // ERROR_OBJECT_ALREADY_EXISTS ("The object already exists.")
 	CodeTimeout               ErrorCode = 0x5b4      // ERROR_TIMEOUT
 	CodeRPCServerUnavailable  ErrorCode = 0x6ba      // RPC_S_SERVER_UNAVAILABLE: the HNS service is down or restarting
 	CodeNotImplemented        ErrorCode = 0x80004001 // E_NOTIMPL
@@ -26,6 +27,7 @@ const (
 	CodeRequestUnsupported    ErrorCode = 0x803b0015 // HCN_E_REQUEST_UNSUPPORTED
 	CodeInvalidIP             ErrorCode = 0x803b001e // HCN_E_INVALID_IP
 	CodeManagerStopped        ErrorCode = 0x803b0020 // HCN_E_MANAGER_STOPPED
+	CodeAddrInvalidOrReserved ErrorCode = 0x803b002f // HCN_E_ADDR_INVALID_OR_RESERVED
 )
 
 // Error is an HNS failure: the operation, HNS's code, and HNS's message.
@@ -93,8 +95,19 @@ func IsMissingReference(err error) bool { return IsNotFound(err) || hasCode(err,
 func IsPortAlreadyExists(err error) bool { return hasCode(err, CodePortAlreadyExists) }
 
 // IsAlreadyExists reports a duplicate object (an endpoint IP taken, a network name taken).
+// Windows spells it ERROR_ALREADY_EXISTS or ERROR_OBJECT_ALREADY_EXISTS
+// (kubernetes/kubernetes#74766, an endpoint create).
 func IsAlreadyExists(err error) bool {
-	return hasCode(err, CodeAlreadyExists, CodeNetworkAlreadyExists, CodeEndpointAlreadyAttach)
+	return hasCode(err, CodeAlreadyExists, CodeObjectAlreadyExists, CodeNetworkAlreadyExists, CodeEndpointAlreadyAttach)
+}
+
+// IsAddressRefused reports an endpoint create HNS refused for its address:
+// taken by another endpoint, or "invalid or reserved" (0x803b002f, which
+// HNS has answered an overlay source VIP's create: kubernetes/kubernetes#100962).
+// Which of these codes HNS gives for an address another endpoint holds is
+// not known, so each means "look at what holds it".
+func IsAddressRefused(err error) bool {
+	return IsAlreadyExists(err) || hasCode(err, CodeAddrInvalidOrReserved)
 }
 
 // IsInvalidParameter reports a rejected document, e.g. too many destinations.

@@ -149,27 +149,7 @@ func TestDeleteKeptForGoodIsTriedAtEachRepair(t *testing.T) {
 // before any Repair.
 func TestKeptEndpointOnAReusedAddressIsDeletedForTheNewOne(t *testing.T) {
 	e, r, _ := keptEnv(t)
-	before := lb("10.96.0.30", 443, rem("10.244.3.31", "192.168.0.3"))
-	upsert(r, before)
-	e.converge(r)
-	old := e.remoteID("10.244.3.31")
-	e.removeKept(r, before.Key)
-
-	after := lb("10.96.0.40", 443, rem("10.244.3.31", "192.168.0.4")) // the IP on another node
-	upsert(r, after)
-	res := e.syncListed(r)
-	if res.Failed != 0 || e.hasObject(old) {
-		t.Errorf("sync after the lookup: %+v; the kept endpoint still there: %v", res, e.hasObject(old))
-	}
-	// The old Service's load balancer, kept too, waits for the Repair.
-	if err := r.Repair(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.converge(r)
-	e.assertRealized([]intent.LB{after})
-	if got := e.remoteAt("10.244.3.31"); got.ProviderAddress != "192.168.0.4" {
-		t.Errorf("remote endpoint at 10.244.3.31 has provider address %q, want the new node's", got.ProviderAddress)
-	}
+	refusedForAKeptEndpoint(t, e, r) // under each address-taken code: addresscodes_test.go
 }
 
 // TestKeptLoadBalancerOnATenantFrontendIsOurs: a load balancer HNS kept

@@ -3,6 +3,7 @@ package reconciler
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -124,6 +125,37 @@ func (e *FrontendHeldByNothingError) Error() string {
 }
 
 func (e *FrontendHeldByNothingError) Unwrap() error { return e.Err }
+
+// AddressRefusedError is a remote endpoint create HNS refused for its
+// address again after a listing begun after the first refusal. Holders are
+// the endpoints that listing showed on the address which hnsproxy neither
+// adopts nor deletes: another program's, or a local endpoint where HNS
+// allows no local and remote endpoint on one address. With none, HNS takes
+// the address for invalid or reserved on the network: it answers such an
+// address with 0x803b002f (kubernetes/kubernetes#100962), and which code it
+// gives for a taken one is not known. It is retried with backoff.
+type AddressRefusedError struct {
+	IP      string
+	Holders []*hnslb.Endpoint
+	Err     error
+}
+
+func (e *AddressRefusedError) Error() string {
+	if len(e.Holders) == 0 {
+		return fmt.Sprintf("HNS refuses endpoint address %s, and no endpoint on the network holds it: HNS takes it for invalid or reserved there (a subnet's own, broadcast or gateway address, or one the host holds): %v", e.IP, e.Err)
+	}
+	held := make([]string, len(e.Holders))
+	for i, h := range e.Holders {
+		kind := "local"
+		if h.IsRemote() {
+			kind = "remote"
+		}
+		held[i] = fmt.Sprintf("%s endpoint %s", kind, h.ID)
+	}
+	return fmt.Sprintf("HNS refuses endpoint address %s, held by %s, which hnsproxy does not replace: %v", e.IP, strings.Join(held, ", "), e.Err)
+}
+
+func (e *AddressRefusedError) Unwrap() error { return e.Err }
 
 // frontendLookup is k's lookupFrontend, asked now if k has none.
 func (r *Reconciler) frontendLookup(k intent.LBKey) *lbLookup {

@@ -608,7 +608,7 @@ func (r *Reconciler) created(e *lbEntry, doc, got *hnslb.LoadBalancer, err error
 // Other errors (HNS unavailable, a timeout, anything unknown) may come after
 // HNS applied the write.
 func definitive(err error) bool {
-	return hnslb.IsPortAlreadyExists(err) || hnslb.IsAlreadyExists(err) || hnslb.IsInvalidParameter(err) ||
+	return hnslb.IsPortAlreadyExists(err) || hnslb.IsAddressRefused(err) || hnslb.IsInvalidParameter(err) ||
 		hnslb.IsNotImplemented(err) || hnslb.IsMissingReference(err)
 }
 
@@ -1058,6 +1058,7 @@ func (r *Reconciler) setMissing(e *lbEntry, missing []string) {
 // wrote is false when nothing was created.
 func (r *Reconciler) createEP(run *syncRun, ip string, ep *remoteEP, ahead createdEP, madeAhead bool) (got *hnslb.Endpoint, wrote bool, err error) {
 	listed := false
+	var holders []*hnslb.Endpoint // what the listing showed on ip, but one of ours deleted now
 	if l := r.lookups.eps[ip]; l != nil && l.purpose != lookupAddress {
 		r.forgetEP(ip) // a create now: what a lost one made is its to meet
 	} else if l != nil {
@@ -1069,6 +1070,7 @@ func (r *Reconciler) createEP(run *syncRun, ip string, ep *remoteEP, ahead creat
 			r.log.Info("Adopted existing remote endpoint", "ip", ip, "id", found.ID)
 			return found, false, nil
 		}
+		holders = l.found
 		if found != nil && r.unusedEPOfOurs(found.ID) {
 			r.log.Info("Deleting an endpoint of ours that holds the address", "ip", ip, "id", found.ID)
 			err := r.client.DeleteEndpoint(run.ctx, found.ID)
@@ -1077,6 +1079,7 @@ func (r *Reconciler) createEP(run *syncRun, ip string, ep *remoteEP, ahead creat
 			}
 			r.afterDelete(recordRemoteEndpoint, found.ID, err)
 			run.res.Deleted++
+			holders = slices.DeleteFunc(slices.Clone(holders), func(h *hnslb.Endpoint) bool { return h == found })
 		}
 		listed = true
 	}
@@ -1084,9 +1087,12 @@ func (r *Reconciler) createEP(run *syncRun, ip string, ep *remoteEP, ahead creat
 	if !madeAhead {
 		got, err = r.client.CreateEndpoint(run.ctx, r.opts.NetworkID, buildRemoteEndpoint(r.opts.NetworkID, ep.spec))
 	}
-	if hnslb.IsAlreadyExists(err) && !listed {
-		r.askEP(ip, lookupAddress)
-		return nil, false, awaiting(whyAddress)
+	if hnslb.IsAddressRefused(err) {
+		if !listed {
+			r.askEP(ip, lookupAddress)
+			return nil, false, awaiting(whyAddress)
+		}
+		err = &AddressRefusedError{IP: ip, Holders: holders, Err: err}
 	}
 	return got, err == nil, err
 }

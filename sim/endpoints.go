@@ -105,11 +105,14 @@ func checkEndpoint(op Op, e *hnslb.Endpoint) ([]netip.Addr, error) {
 // an address (the Windows Server 2019/2022 bug).
 func (h *HNS) checkEndpointIPsFree(op Op, networkID string, remote bool, ips []netip.Addr) error {
 	for _, a := range ips {
+		if slices.Contains(h.faults.ReservedAddresses, a) {
+			return hnsError(op, hnslb.CodeAddrInvalidOrReserved, "address %s is reserved (Faults.ReservedAddresses)", a)
+		}
 		for _, other := range h.state.endpointsWithIP(networkID, a) {
 			if h.profile.LocalRemoteIPOverlap && other.IsRemote() != remote {
 				continue
 			}
-			return hnsError(op, hnslb.CodeAlreadyExists, "address %s is held by endpoint %s", a, other.ID)
+			return hnsError(op, h.variants.AddressTaken, "address %s is held by endpoint %s", a, other.ID)
 		}
 	}
 	return nil

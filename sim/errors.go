@@ -17,6 +17,7 @@ var hnsCodes = map[hnslb.ErrorCode]hnsCode{
 	hnslb.CodeInvalidParameter:      {"InvalidParameter", "The parameter is incorrect."},
 	hnslb.CodeAlreadyExists:         {"AlreadyExists", "Cannot create a file when that file already exists."},
 	hnslb.CodeNotFound:              {"NotFound", "Element not found."},
+	hnslb.CodeObjectAlreadyExists:   {"ObjectAlreadyExists", "The object already exists."},
 	hnslb.CodeTimeout:               {"Timeout", "This operation returned because the timeout period expired."},
 	hnslb.CodeRPCServerUnavailable:  {"RPCServerUnavailable", "The RPC server is unavailable."},
 	hnslb.CodeNotImplemented:        {"NotImplemented", "Not implemented"},
@@ -30,6 +31,7 @@ var hnsCodes = map[hnslb.ErrorCode]hnsCode{
 	hnslb.CodeRequestUnsupported:    {"RequestUnsupported", "The request is not supported."},
 	hnslb.CodeInvalidIP:             {"InvalidIP", "The IP address is invalid."},
 	hnslb.CodeManagerStopped:        {"ManagerStopped", "The HNS manager is stopped."},
+	hnslb.CodeAddrInvalidOrReserved: {"AddrInvalidOrReserved", "An address provided is invalid or reserved."},
 }
 
 // hnsError builds the *hnslb.Error HNS would return: Windows' message for the

@@ -10,7 +10,8 @@ import (
 // ErrorVariants choose the codes HNS answers where public sources disagree
 // on which one real HNS returns. They combine with every profile; the zero
 // value is the simulator's default (0x803b0002 for a missing backend, 0x490
-// for a missing load balancer). docs/simulator.md gives the sources.
+// for a missing load balancer, 0xb7 for an endpoint address another endpoint
+// holds). docs/simulator.md gives the sources.
 type ErrorVariants struct {
 	// MissingBackend is what a load balancer create or modify naming a
 	// backend endpoint that does not exist returns: one of
@@ -20,6 +21,9 @@ type ErrorVariants struct {
 	// balancer ID that does not exist returns: one of
 	// MissingLoadBalancerCodes.
 	MissingLoadBalancer hnslb.ErrorCode
+	// AddressTaken is what an endpoint create whose address another
+	// endpoint on the network holds returns: one of AddressTakenCodes.
+	AddressTaken hnslb.ErrorCode
 }
 
 // MissingBackendCodes are the codes seen for "a backend endpoint is gone":
@@ -35,6 +39,14 @@ func MissingLoadBalancerCodes() []hnslb.ErrorCode {
 	return []hnslb.ErrorCode{hnslb.CodeNotFound, hnslb.CodeEndpointNotFound}
 }
 
+// AddressTakenCodes are the codes modelled for "another endpoint holds
+// this address": ERROR_ALREADY_EXISTS (the default), ERROR_OBJECT_ALREADY_EXISTS
+// (kubernetes/kubernetes#74766) and HCN_E_ADDR_INVALID_OR_RESERVED
+// (kubernetes/kubernetes#100962, kubernetes-sigs/sig-windows-tools#71).
+func AddressTakenCodes() []hnslb.ErrorCode {
+	return []hnslb.ErrorCode{hnslb.CodeAlreadyExists, hnslb.CodeObjectAlreadyExists, hnslb.CodeAddrInvalidOrReserved}
+}
+
 // Check reports a code outside the modelled ones.
 func (v ErrorVariants) Check() error {
 	if v.MissingBackend != 0 && !slices.Contains(MissingBackendCodes(), v.MissingBackend) {
@@ -42,6 +54,9 @@ func (v ErrorVariants) Check() error {
 	}
 	if v.MissingLoadBalancer != 0 && !slices.Contains(MissingLoadBalancerCodes(), v.MissingLoadBalancer) {
 		return fmt.Errorf("missing-load-balancer code 0x%x: want one of %s", uint32(v.MissingLoadBalancer), codeList(MissingLoadBalancerCodes()))
+	}
+	if v.AddressTaken != 0 && !slices.Contains(AddressTakenCodes(), v.AddressTaken) {
+		return fmt.Errorf("address-taken code 0x%x: want one of %s", uint32(v.AddressTaken), codeList(AddressTakenCodes()))
 	}
 	return nil
 }
@@ -53,6 +68,9 @@ func (v ErrorVariants) withDefaults() ErrorVariants {
 	}
 	if v.MissingLoadBalancer == 0 {
 		v.MissingLoadBalancer = MissingLoadBalancerCodes()[0]
+	}
+	if v.AddressTaken == 0 {
+		v.AddressTaken = AddressTakenCodes()[0]
 	}
 	return v
 }

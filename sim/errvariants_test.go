@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -61,7 +62,7 @@ func TestErrorVariantsPerProfile(t *testing.T) {
 }
 
 func TestErrorVariantsCheck(t *testing.T) {
-	for _, v := range []ErrorVariants{{}, {MissingBackend: hnslb.CodePortNotFound}, {MissingLoadBalancer: hnslb.CodeEndpointNotFound}} {
+	for _, v := range []ErrorVariants{{}, {MissingBackend: hnslb.CodePortNotFound}, {MissingLoadBalancer: hnslb.CodeEndpointNotFound}, {AddressTaken: hnslb.CodeAddrInvalidOrReserved}} {
 		if err := v.Check(); err != nil {
 			t.Errorf("%+v: %v", v, err)
 		}
@@ -72,9 +73,57 @@ func TestErrorVariantsCheck(t *testing.T) {
 	}{
 		{ErrorVariants{MissingBackend: hnslb.CodeInvalidParameter}, "missing-backend code 0x57: want one of 0x803b0002, 0x490, 0x803b0007"},
 		{ErrorVariants{MissingLoadBalancer: hnslb.CodePortNotFound}, "missing-load-balancer code 0x803b0007: want one of 0x490, 0x803b0002"},
+		{ErrorVariants{AddressTaken: hnslb.CodePortAlreadyExists}, "address-taken code 0x803b0013: want one of 0xb7, 0x1392, 0x803b002f"},
 	} {
 		if err := c.v.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.v, err, c.want)
+		}
+	}
+}
+
+// TestAddressTakenVariantsPerProfile: an endpoint create on an address
+// another endpoint of the network holds answers the variant's code (0xb7
+// by default), whatever kinds the two are where the profile refuses them; a
+// reserved address answers 0x803b002f with no holder, whatever the variant,
+// until the fault is lifted.
+func TestAddressTakenVariantsPerProfile(t *testing.T) {
+	for _, p := range Profiles() {
+		for _, code := range append(AddressTakenCodes(), 0) {
+			t.Run(fmt.Sprintf("%s/0x%x", p.Name, uint32(code)), func(t *testing.T) {
+				want := code
+				if want == 0 {
+					want = hnslb.CodeAlreadyExists
+				}
+				h := New(Options{Profile: p, Seed: 1, Variants: ErrorVariants{AddressTaken: code}})
+				n := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+				mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.5"))
+				_, err := h.CreateEndpoint(ctx, n.ID, endpointDoc("10.244.1.5"))
+				wantCode(t, err, want)
+				mustEndpoint(t, h, n.ID, remoteDoc("10.244.2.5", ""))
+				_, err = h.CreateEndpoint(ctx, n.ID, remoteDoc("10.244.2.5", ""))
+				wantCode(t, err, want)
+				_, err = h.CreateEndpoint(ctx, n.ID, remoteDoc("10.244.1.5", ""))
+				if p.LocalRemoteIPOverlap {
+					if err != nil {
+						t.Errorf("remote beside local on %s: %v", p.Name, err)
+					}
+				} else {
+					wantCode(t, err, want)
+				}
+				if !hnslb.IsAddressRefused(err) && err != nil {
+					t.Errorf("%v is not an address refused", err)
+				}
+
+				h.SetFaults(Faults{ReservedAddresses: []netip.Addr{netip.MustParseAddr("10.244.1.9")}})
+				before := h.Counters().CountResult(OpCreateEndpoint, "AddrInvalidOrReserved")
+				_, err = h.CreateEndpoint(ctx, n.ID, endpointDoc("10.244.1.9"))
+				wantCode(t, err, hnslb.CodeAddrInvalidOrReserved)
+				if c := h.Counters(); c.CountResult(OpCreateEndpoint, "AddrInvalidOrReserved") != before+1 {
+					t.Errorf("counters do not name the reserved address's code: %v", c.Calls)
+				}
+				h.SetFaults(Faults{})
+				mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.9"))
+			})
 		}
 	}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +38,13 @@ type Faults struct {
 	// node port's reservation HNS kept after deleting its load balancer
 	// (Windows Server 2019 17763.8146, kubernetes/kubernetes#137530).
 	TakenPorts []TakenPort
+	// ReservedAddresses are addresses on which HNS refuses every new
+	// endpoint with "an address provided is invalid or reserved"
+	// (0x803b002f) while no endpoint holds them, as it refused an overlay
+	// source VIP's endpoint on Windows Server 2004 (kubernetes/kubernetes#100962,
+	// kubernetes-sigs/sig-windows-tools#71). What HNS reserves is not
+	// published; the fault names the addresses.
+	ReservedAddresses []netip.Addr
 	// KeptOnDelete is the share (0..1) of load balancer and endpoint
 	// deletes that HNS reports done while keeping the object: it stays,
 	// listed and holding its frontend or address, until a later delete
@@ -74,6 +82,7 @@ func (h *HNS) SetFaults(f Faults) {
 	f.ErrorRate = maps.Clone(f.ErrorRate)
 	f.Errors = slices.Clone(f.Errors)
 	f.TakenPorts = slices.Clone(f.TakenPorts)
+	f.ReservedAddresses = slices.Clone(f.ReservedAddresses)
 	h.mu.Lock()
 	h.faults = f
 	h.hangs.set(f.Hang, f.HangReply)

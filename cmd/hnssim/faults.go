@@ -19,6 +19,7 @@ type faultFlags struct {
 	hang       []string
 	hangReply  []string
 	takenPorts []string
+	reserved   []string
 	keptShare  float64
 }
 
@@ -30,10 +31,11 @@ func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.hangReply, "hang-reply", nil, `OP: let HNS apply this operation's calls but hold their replies until faults are set without it (repeatable)`)
 	fs.Float64Var(&f.keptShare, "kept-on-delete", 0, "share (0..1) of load balancer and endpoint deletes HNS reports done while keeping the object listed, as microsoft/Windows-Containers#631 reports of remote endpoints")
 	fs.StringSliceVar(&f.takenPorts, "taken-port", nil, `tcp/PORT or udp/PORT: refuse new load balancer frontends on this port as taken while no load balancer holds it, as a host socket or a reservation HNS kept does (repeatable)`)
+	fs.StringSliceVar(&f.reserved, "reserved-address", nil, `IP: refuse new endpoints on this address as invalid or reserved (0x803b002f) while no endpoint holds it, as HNS refused an overlay source VIP on Windows Server 2004 (repeatable)`)
 }
 
 func (f *faultFlags) request() (remote.FaultsRequest, error) {
-	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed, Hang: f.hang, HangReply: f.hangReply, TakenPorts: f.takenPorts, KeptOnDelete: f.keptShare}
+	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed, Hang: f.hang, HangReply: f.hangReply, TakenPorts: f.takenPorts, ReservedAddresses: f.reserved, KeptOnDelete: f.keptShare}
 	for _, s := range f.errorRates {
 		op, rateStr, ok := strings.Cut(s, "=")
 		if !ok {

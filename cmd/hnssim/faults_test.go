@@ -133,10 +133,53 @@ func TestSetFaultsKeptOnDelete(t *testing.T) {
 			t.Errorf("kept-on-delete share %v was accepted", bad)
 		}
 	}
+	setFaultsByFlags(t, n, "--kept-on-delete=1")
+	if err := n.hns.DeleteEndpoint(ctx, ep.ID); err != nil {
+		t.Fatalf("delete reported %v, want success", err)
+	}
+	if got := len(n.hns.Snapshot().Endpoints); got != 1 {
+		t.Errorf("%d endpoints after a delete the fault keeps, want 1", got)
+	}
+}
+
+// TestSetFaultsReservedAddresses: --reserved-address reaches the simulator
+// (an endpoint create on it is refused as invalid or reserved, with nothing
+// holding it), and what is not an IP is refused before any fault changes.
+func TestSetFaultsReservedAddresses(t *testing.T) {
+	ctx := context.Background()
+	n, ep := nodeWithEndpoint(t)
+	create := func() error {
+		_, err := n.hns.CreateEndpoint(ctx, ep.HostComputeNetwork, &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.9"}}})
+		return err
+	}
+	for _, bad := range []string{"10.244.1", "10.244.1.9/32", ""} {
+		if err := n.setFaults(remote.FaultsRequest{ReservedAddresses: []string{"10.244.1.8", bad}}); err == nil {
+			t.Errorf("reserved address %q was accepted", bad)
+		}
+	}
+	setFaultsByFlags(t, n, "--reserved-address=10.244.1.9")
+	if err := create(); !hnslb.IsAddressRefused(err) || hnslb.IsAlreadyExists(err) {
+		t.Fatalf("create on a reserved address: %v, want invalid or reserved (0x803b002f)", err)
+	}
+	if got := len(n.hns.Snapshot().Endpoints); got != 1 {
+		t.Errorf("%d endpoints listed, want only the one made before", got)
+	}
+	if err := n.setFaults(remote.FaultsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := create(); err != nil {
+		t.Errorf("create after the reservation was lifted: %v", err)
+	}
+}
+
+// setFaultsByFlags sets n's faults from `hnssim faults` flags, as the
+// command sends them.
+func setFaultsByFlags(t *testing.T, n *node, args ...string) {
+	t.Helper()
 	var f faultFlags
 	fs := pflag.NewFlagSet("faults", pflag.ContinueOnError)
 	f.addFlags(fs)
-	if err := fs.Parse([]string{"--kept-on-delete=1"}); err != nil {
+	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
 	req, err := f.request()
@@ -145,11 +188,5 @@ func TestSetFaultsKeptOnDelete(t *testing.T) {
 	}
 	if err := n.setFaults(req); err != nil {
 		t.Fatal(err)
-	}
-	if err := n.hns.DeleteEndpoint(ctx, ep.ID); err != nil {
-		t.Fatalf("delete reported %v, want success", err)
-	}
-	if got := len(n.hns.Snapshot().Endpoints); got != 1 {
-		t.Errorf("%d endpoints after a delete the fault keeps, want 1", got)
 	}
 }

@@ -246,6 +246,13 @@ func (n *node) setFaults(req remote.FaultsRequest) error {
 		}
 		f.TakenPorts = append(f.TakenPorts, taken)
 	}
+	for _, a := range req.ReservedAddresses {
+		addr, err := netip.ParseAddr(a)
+		if err != nil {
+			return fmt.Errorf("reserved address %q: %v", a, err)
+		}
+		f.ReservedAddresses = append(f.ReservedAddresses, addr.Unmap())
+	}
 	n.hns.SetFaults(f)
 	if req.Latency != nil {
 		n.hns.SetLatency(time.Duration(*req.Latency))

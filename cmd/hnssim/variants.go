@@ -14,6 +14,7 @@ import (
 type variantFlags struct {
 	missingBackend string
 	missingLB      string
+	addressTaken   string
 }
 
 func (f *variantFlags) addFlags(fs *pflag.FlagSet) {
@@ -21,6 +22,8 @@ func (f *variantFlags) addFlags(fs *pflag.FlagSet) {
 		"code a load balancer create or modify returns for a backend endpoint that does not exist: 0x803b0002, 0x490 or 0x803b0007 (unknown on real HNS)")
 	fs.StringVar(&f.missingLB, "missing-lb-code", "0x490",
 		"code a load balancer modify, get or delete returns for an ID that does not exist: 0x490 or 0x803b0002 (unknown on real HNS)")
+	fs.StringVar(&f.addressTaken, "address-taken-code", "0xb7",
+		"code an endpoint create returns for an address another endpoint holds: 0xb7, 0x1392 or 0x803b002f (unknown on real HNS)")
 }
 
 func (f *variantFlags) variants() (sim.ErrorVariants, error) {
@@ -28,7 +31,11 @@ func (f *variantFlags) variants() (sim.ErrorVariants, error) {
 	for _, c := range []struct {
 		flag, value string
 		code        *hnslb.ErrorCode
-	}{{"--missing-backend-code", f.missingBackend, &v.MissingBackend}, {"--missing-lb-code", f.missingLB, &v.MissingLoadBalancer}} {
+	}{
+		{"--missing-backend-code", f.missingBackend, &v.MissingBackend},
+		{"--missing-lb-code", f.missingLB, &v.MissingLoadBalancer},
+		{"--address-taken-code", f.addressTaken, &v.AddressTaken},
+	} {
 		n, err := strconv.ParseUint(c.value, 0, 32)
 		if err != nil {
 			return v, fmt.Errorf("%s %q: %v", c.flag, c.value, err)
@@ -36,7 +43,7 @@ func (f *variantFlags) variants() (sim.ErrorVariants, error) {
 		*c.code = hnslb.ErrorCode(n)
 	}
 	if err := v.Check(); err != nil {
-		return v, fmt.Errorf("--missing-backend-code / --missing-lb-code: %w", err)
+		return v, fmt.Errorf("--missing-backend-code / --missing-lb-code / --address-taken-code: %w", err)
 	}
 	return v, nil
 }

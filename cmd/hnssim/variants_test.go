@@ -13,8 +13,8 @@ import (
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
-// TestServeErrorVariantFlags: --missing-backend-code and --missing-lb-code
-// reach clients over the socket with their codes, combined with a profile;
+// TestServeErrorVariantFlags: --missing-backend-code, --missing-lb-code and
+// --address-taken-code reach clients over the socket with their codes, combined with a profile;
 // codes outside the modelled ones are refused before serving.
 func TestServeErrorVariantFlags(t *testing.T) {
 	dir, err := os.MkdirTemp("", "hnssim")
@@ -24,7 +24,7 @@ func TestServeErrorVariantFlags(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	socket := filepath.Join(dir, "hns.sock")
 
-	for _, bad := range [][]string{{"--missing-backend-code=0x57"}, {"--missing-lb-code=0x803b0007"}, {"--missing-lb-code=lots"}} {
+	for _, bad := range [][]string{{"--missing-backend-code=0x57"}, {"--missing-lb-code=0x803b0007"}, {"--missing-lb-code=lots"}, {"--address-taken-code=0x803b0013"}} {
 		cmd := newRootCommand()
 		cmd.SetOut(&bytes.Buffer{})
 		cmd.SetErr(&bytes.Buffer{})
@@ -38,7 +38,7 @@ func TestServeErrorVariantFlags(t *testing.T) {
 	cmd := newRootCommand()
 	cmd.SetOut(&bytes.Buffer{})
 	cmd.SetArgs([]string{"serve", "--socket", socket, "--profile", "ws2019", "--network-name", "cbr0", "--network-type", "l2bridge",
-		"--subnet", "10.244.1.0/24", "--missing-backend-code", "0x803b0007", "--missing-lb-code", "0x803b0002"})
+		"--subnet", "10.244.1.0/24", "--missing-backend-code", "0x803b0007", "--missing-lb-code", "0x803b0002", "--address-taken-code", "0x1392"})
 	served := make(chan error, 1)
 	go func() { served <- cmd.ExecuteContext(ctx) }()
 	t.Cleanup(func() {
@@ -70,5 +70,17 @@ func TestServeErrorVariantFlags(t *testing.T) {
 		PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 80, ExternalPort: 80}}, SchemaVersion: hnslb.V2})
 	if code, _ := hnslb.CodeOf(err); code != hnslb.CodePortNotFound || !hnslb.IsMissingReference(err) || hnslb.IsNotFound(err) {
 		t.Errorf("create with a missing backend: %v, want 0x803b0007", err)
+	}
+	nw, err := c.GetNetworkByName(ctx, "cbr0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.5"}}}
+	if _, err := c.CreateEndpoint(ctx, nw.ID, local); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.CreateEndpoint(ctx, nw.ID, local)
+	if code, _ := hnslb.CodeOf(err); code != hnslb.CodeObjectAlreadyExists || !hnslb.IsAlreadyExists(err) {
+		t.Errorf("create on a held address: %v, want 0x1392", err)
 	}
 }

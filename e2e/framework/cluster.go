@@ -92,6 +92,9 @@ type NodeSpec struct {
 	// with the bugs fixed (ws2022: which build fixed them is unpublished,
 	// so hnsproxy's default would work around them there too).
 	OSBugWorkarounds string
+	// HNSSimArgs are added to this node's hnssim serve flags, after the
+	// cluster's (an error variant, say).
+	HNSSimArgs []string
 }
 
 // osBugWorkarounds is the node's --os-bug-workarounds value.
@@ -420,7 +423,7 @@ func (c *Cluster) hnssimArgs(spec NodeSpec) []string {
 			}
 		}
 	}
-	return append(args, c.Spec.HNSSimArgs...)
+	return append(append(args, c.Spec.HNSSimArgs...), spec.HNSSimArgs...)
 }
 
 // Node returns the node named name, or nil.

@@ -48,6 +48,15 @@ func restartLoss(seed uint64, i, k int) sim.RestartLoss {
 	return losses[(seed+uint64(i)+uint64(k))%uint64(len(losses))]
 }
 
+// addressTakenCode is the code node i's HNS answers an endpoint create
+// whose address another endpoint holds (docs/simulator.md, "Unknown codes"):
+// the seed turns the variants over the nodes, so the two nodes of a run
+// answer differently.
+func addressTakenCode(seed uint64, i int) hnslb.ErrorCode {
+	codes := sim.AddressTakenCodes()
+	return codes[(seed+uint64(i))%uint64(len(codes))]
+}
+
 func faultsOn(restart time.Duration) remote.FaultsRequest {
 	latency := remote.Duration(hnsLatency)
 	return remote.FaultsRequest{
@@ -295,22 +304,38 @@ func (c *chaos) report(err error) {
 	fmt.Fprintln(os.Stderr, "soak:", err)
 }
 
-// hnsFaults counts the calls HNS failed with an injected code (restart
-// windows included) across nodes.
-func hnsFaults(ctx context.Context, c *framework.Cluster) (injected, kept int, err error) {
+// hnsCounts are what the nodes' HNS counted of the soak's faults.
+type hnsCounts struct {
+	injected int // calls failed with an injected code, restart windows included
+	kept     int // deletes reported done whose object HNS kept
+	// addressesRefused are endpoint creates refused for their address (held
+	// by another endpoint), under each node's addressTakenCode.
+	addressesRefused int
+}
+
+// addressRefusedResults are the address-taken codes as hnssim's counters
+// name them.
+var addressRefusedResults = []string{"AlreadyExists", "ObjectAlreadyExists", "AddrInvalidOrReserved"}
+
+// hnsFaults reads hnsCounts across nodes.
+func hnsFaults(ctx context.Context, c *framework.Cluster) (hnsCounts, error) {
+	var counts hnsCounts
 	for _, n := range c.Nodes {
 		st, err := n.Sim.Stats(ctx)
 		if err != nil {
-			return 0, 0, err
+			return counts, err
 		}
 		for _, results := range st.Calls {
 			for _, r := range injectedResults {
-				injected += results[r]
+				counts.injected += results[r]
 			}
 		}
-		kept += st.KeptOnDelete
+		for _, r := range addressRefusedResults {
+			counts.addressesRefused += st.Calls[sim.OpCreateEndpoint][r]
+		}
+		counts.kept += st.KeptOnDelete
 	}
-	return injected, kept, nil
+	return counts, nil
 }
 
 func sleepUntil(ctx context.Context, t time.Time) bool {

@@ -49,8 +49,13 @@ type result struct {
 	ForeignObjectsDeleted      int   `json:"foreign_objects_deleted"`
 	// HNSDeletesKept are deletes HNS reported done and kept the object of
 	// (hnsKeptOnDelete); each must be deleted again for the soak to converge.
-	HNSDeletesKept int   `json:"hns_deletes_kept"`
-	Crashes        int64 `json:"crashes"`
+	HNSDeletesKept int `json:"hns_deletes_kept"`
+	// HNSAddressesRefused are endpoint creates HNS refused because another
+	// endpoint held the address, answered with each node's code of
+	// AddressTakenCodes (addressTakenCode).
+	HNSAddressesRefused int      `json:"hns_addresses_refused"`
+	AddressTakenCodes   []string `json:"address_taken_codes"`
+	Crashes             int64    `json:"crashes"`
 	// The red team's paths (docs/reliability.md, "Red-team findings").
 	TenantCollisions  int64 `json:"tenant_collisions"`
 	StateDirFaults    int64 `json:"state_dir_faults"`
@@ -170,7 +175,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 	step("Starting two simulated Windows nodes (hnssim + hnsproxy each) and wiring pods")
 	dirs := &stateDirs{}
 	defer func() { err = errors.Join(err, dirs.unmount()) }()
-	r, err := startRig(ctx, cp, filepath.Join(dir, "n"), dirs.prepare)
+	r, err := startRig(ctx, cp, filepath.Join(dir, "n"), seed, dirs.prepare)
 	if r != nil && r.cluster != nil {
 		defer func() { err = errors.Join(err, r.cluster.Stop()) }()
 	}
@@ -220,8 +225,13 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 		res.WrongObjects += len(d.Wrong)
 		res.ForeignObjectsDeleted += len(d.ForeignDeleted)
 	}
-	if res.HNSFaults, res.HNSDeletesKept, err = hnsFaults(ctx, r.cluster); err != nil {
+	counts, err := hnsFaults(ctx, r.cluster)
+	if err != nil {
 		return res, nil, err
+	}
+	res.HNSFaults, res.HNSDeletesKept, res.HNSAddressesRefused = counts.injected, counts.kept, counts.addressesRefused
+	for i := range r.cluster.Nodes {
+		res.AddressTakenCodes = append(res.AddressTakenCodes, fmt.Sprintf("0x%x", uint32(addressTakenCode(seed, i))))
 	}
 	return res, res.failed(len(r.cluster.Nodes)), nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -54,6 +55,24 @@ func TestRestartLossTurnsOverTheVariants(t *testing.T) {
 			if len(seen) != 3 || seen[sim.RestartLosesEndpoints] {
 				t.Errorf("seed %d, node %d: restarts drop %v; want each of keeps-all, load-balancers, remote-endpoints once", seed, node, seen)
 			}
+		}
+	}
+}
+
+// TestAddressTakenCodeTurnsOverTheVariants: the two nodes of a run answer a
+// taken address with different codes, and three seeds in a row give each
+// node every code.
+func TestAddressTakenCodeTurnsOverTheVariants(t *testing.T) {
+	for node := range 2 {
+		seen := map[hnslb.ErrorCode]bool{}
+		for seed := range uint64(3) {
+			seen[addressTakenCode(seed, node)] = true
+			if addressTakenCode(seed, 0) == addressTakenCode(seed, 1) {
+				t.Errorf("seed %d: both nodes answer 0x%x", seed, uint32(addressTakenCode(seed, 0)))
+			}
+		}
+		if len(seen) != len(sim.AddressTakenCodes()) {
+			t.Errorf("node %d over three seeds: %v, want every code", node, seen)
 		}
 	}
 }

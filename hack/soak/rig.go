@@ -47,9 +47,13 @@ type rig struct {
 	foreign  map[string]foreignSet
 }
 
-func startRig(ctx context.Context, cp *framework.ControlPlane, dir string, prepareStateDir func(node, dir string) error) (*rig, error) {
+func startRig(ctx context.Context, cp *framework.ControlPlane, dir string, seed uint64, prepareStateDir func(node, dir string) error) (*rig, error) {
 	spec := clusterSpec
 	spec.PrepareStateDir = prepareStateDir
+	spec.Nodes = slices.Clone(clusterSpec.Nodes)
+	for i := range spec.Nodes {
+		spec.Nodes[i].HNSSimArgs = []string{"--address-taken-code", fmt.Sprintf("0x%x", uint32(addressTakenCode(seed, i)))}
+	}
 	c, err := framework.StartCluster(ctx, cp, spec, dir)
 	if err != nil {
 		return nil, err

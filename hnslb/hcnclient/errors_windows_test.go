@@ -47,6 +47,8 @@ func TestMapErrorOfConstructedErrors(t *testing.T) {
 		{"HNS code as Errno", fmt.Errorf("create: %w", syscall.Errno(0x803b0013)), hnslb.CodePortAlreadyExists},
 		{"short Win32 code", syscall.Errno(0x57), hnslb.CodeInvalidParameter},
 		{"Win32 HRESULT spelled long", syscall.Errno(0x80070490), hnslb.CodeNotFound},
+		{"object already exists as HRESULT", syscall.Errno(0x80071392), hnslb.CodeObjectAlreadyExists},
+		{"address invalid or reserved", fmt.Errorf("hcnCreateEndpoint failed in Win32: %w", syscall.Errno(0x803b002f)), hnslb.CodeAddrInvalidOrReserved},
 		{"RPC server unavailable", syscall.Errno(0x6ba), hnslb.CodeRPCServerUnavailable},
 		{"RPC server unavailable as HRESULT", syscall.Errno(0x800706ba), hnslb.CodeRPCServerUnavailable},
 		{"RPC call failed", syscall.Errno(0x6be), hnslb.CodeRPCServerUnavailable},

@@ -36,7 +36,7 @@ func httpStatus(err error) int {
 	switch {
 	case hnslb.IsNotFound(err):
 		return http.StatusNotFound
-	case hnslb.IsAlreadyExists(err), hnslb.IsPortAlreadyExists(err):
+	case hnslb.IsAddressRefused(err), hnslb.IsPortAlreadyExists(err):
 		return http.StatusConflict
 	case hnslb.IsInvalidParameter(err):
 		return http.StatusBadRequest
@@ -105,6 +105,10 @@ type FaultsRequest struct {
 	// new load balancer frontends while no load balancer holds them
 	// (sim.Faults.TakenPorts; the server refuses any other form).
 	TakenPorts []string `json:"takenPorts,omitempty"`
+	// ReservedAddresses are IP addresses on which HNS refuses new endpoints
+	// as invalid or reserved while no endpoint holds them
+	// (sim.Faults.ReservedAddresses; the server refuses what is not an IP).
+	ReservedAddresses []string `json:"reservedAddresses,omitempty"`
 	// KeptOnDelete is the share (0..1) of load balancer and endpoint
 	// deletes HNS reports done while keeping the object
 	// (sim.Faults.KeptOnDelete).
@@ -146,6 +150,9 @@ func (f FaultsRequest) Validate() error {
 	}
 	if len(f.TakenPorts) > MaxFaultHangs {
 		return fmt.Errorf("takenPorts names %d ports: at most %d", len(f.TakenPorts), MaxFaultHangs)
+	}
+	if len(f.ReservedAddresses) > MaxFaultHangs {
+		return fmt.Errorf("reservedAddresses names %d addresses: at most %d", len(f.ReservedAddresses), MaxFaultHangs)
 	}
 	for field, ops := range map[string][]string{"hang": f.Hang, "hangReply": f.HangReply} {
 		if len(ops) > MaxFaultHangs {
