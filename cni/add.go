@@ -115,6 +115,9 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 	// happened in HNS (a reply lost on the way back).
 	undo.push(func(ctx context.Context) { _, _ = c.removeEndpoint(ctx, name) })
 	ep, err := c.CreateEndpoint(ctx, network.ID, n.buildEndpoint(spec))
+	if hnslb.IsAddressRefused(err) && len(spec.addrs) > 0 {
+		return nil, addressRefused(ctx, c, network.ID, spec, err)
+	}
 	if err != nil {
 		return nil, hnsError("create HNS endpoint "+name, err)
 	}

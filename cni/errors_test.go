@@ -333,3 +333,57 @@ func TestConcurrentAddsShareOneNewNetwork(t *testing.T) {
 		t.Errorf("host-local holds %v", got)
 	}
 }
+
+// TestAddOnAnAddressHNSRefuses: whichever code HNS answers for the pod's
+// address (each one on record), ADD names what holds it. A service proxy's
+// remote endpoint for a pod that had the address on another node
+// (kubernetes/kubernetes#130963, a build with no local and remote endpoint
+// on one address) is "try again later"; nothing holding it is HNS taking
+// the address for invalid or reserved. Either way nothing is left behind,
+// and once the address is free the ADD succeeds.
+func TestAddOnAnAddressHNSRefuses(t *testing.T) {
+	ctx := context.Background()
+	for _, code := range []string{"0xb7", "0x1392", "0x803b002f"} {
+		t.Run(code, func(t *testing.T) {
+			n1 := startNode(t, "n1", "--profile", "ws2025", "--node-ip", "192.168.60.1", "--address-taken-code", code,
+				"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.6.0/24")
+			conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.6.0/24", socket: n1.socket, dataDir: t.TempDir(),
+				extra: map[string]any{"ipam": map[string]any{ // one address: the one held
+					"type": "host-local", "dataDir": "",
+					"ranges": [][]map[string]string{{{"subnet": "10.244.6.0/24", "rangeStart": "10.244.6.10", "rangeEnd": "10.244.6.10"}}},
+				}}}
+			conf.extra["ipam"].(map[string]any)["dataDir"] = conf.dataDir
+			rt := newRuntime(t, conf)
+			nw, err := n1.client.GetNetworkByName(ctx, "cbr0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			held, err := n1.client.CreateEndpoint(ctx, nw.ID, &hnslb.Endpoint{Name: "proxy-remote", Flags: hnslb.EndpointFlagsRemoteEndpoint,
+				IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.6.10"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			refusedAdd := func(id string, want uint, says string) {
+				t.Helper()
+				_, err := rt.cni.AddNetworkList(ctx, rt.list, pod{id: id, netns: n1.createNamespace(t)}.rt())
+				if cniCode(err) != int(want) || !strings.Contains(err.Error(), says) {
+					t.Errorf("ADD: %v, want code %d saying %q", err, want, says)
+				}
+				if s := n1.dump(t); slices.ContainsFunc(s.Endpoints, func(e hnslb.Endpoint) bool { return !e.IsRemote() }) {
+					t.Errorf("endpoints left: %v", names(s))
+				}
+				if got := allocated(t, conf.dataDir); len(got) != 0 {
+					t.Errorf("addresses left: %v", got)
+				}
+			}
+			refusedAdd("held", types.ErrTryAgainLater, "remote endpoint "+held.ID)
+			if err := n1.client.DeleteEndpoint(ctx, held.ID); err != nil {
+				t.Fatal(err)
+			}
+			n1.hnssim(t, "faults", "--reserved-address", "10.244.6.10")
+			refusedAdd("reserved", types.ErrInternal, "no endpoint on the network holds it")
+			n1.hnssim(t, "faults")
+			rt.add(t, pod{id: "ok", netns: n1.createNamespace(t)})
+		})
+	}
+}
