@@ -1,0 +1,74 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim"
+	hnsremote "github.com/hnsproxy/hnsproxy/sim/remote"
+)
+
+// TestLostEndpointReplyUnderAnotherAddressCode: node a's HNS answers an
+// endpoint create on a held address with 0x803b002f "invalid or reserved"
+// (hnssim --address-taken-code), one of the codes on record for it, and an
+// endpoint create on a is applied with its reply lost. The real hnsproxy's
+// retry is refused for the address; it looks up what holds it and adopts
+// the endpoint its lost create made, so node a serves the Service with its
+// remote backend, with one remote endpoint at the pod's address. Taking
+// only 0xb7 for a taken address, it retried the create for good and left
+// the backend out until a drift repair's listing (an hour away here).
+func TestLostEndpointReplyUnderAnotherAddressCode(t *testing.T) {
+	ctx := context.Background()
+	spec := l2bridgeSpec
+	spec.Nodes = slices.Clone(spec.Nodes)
+	spec.Nodes[0].HNSSimArgs = []string{"--address-taken-code", "0x803b002f"}
+	spec.DriftRepairPeriod = time.Hour // the lookup, not a repair, finds it
+	c := framework.StartClusterForTest(t, spec)
+	a, b := c.Nodes[0], c.Nodes[1]
+	web := wire(t, b, "web", 1)
+	setFaults(t, a, hnsremote.FaultsRequest{ErrorRate: map[string]float64{string(sim.OpCreateEndpoint): 1}, Committed: 1,
+		Errors: []hnslb.ErrorCode{hnslb.CodeTimeout}})
+	svc := apply(t, c, service("web", "web", "", 80, 8080), framework.Backends(web))
+	err := framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+		st, err := a.Sim.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		if st.CountResult(sim.OpCreateEndpoint, "Timeout") == 0 {
+			return errorf("no endpoint create has lost its reply yet")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setFaults(t, a, hnsremote.FaultsRequest{})
+	expectLBs(t, c, a, svc, lb("ClusterIP", frontend(svc.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), backends(remote(web...))...))
+
+	st, err := a.Sim.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lost, refused := st.CountResult(sim.OpCreateEndpoint, "Timeout"), st.CountResult(sim.OpCreateEndpoint, "AddrInvalidOrReserved"); lost == 0 || refused == 0 {
+		t.Errorf("endpoint creates on node a: %d with a lost reply, %d refused for the address; want both", lost, refused)
+	}
+	snap, err := a.Sim.Dump(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, ep := range snap.Endpoints {
+		if ep.IsRemote() && ep.IP() == web[0].IP.String() {
+			held++
+		}
+	}
+	if held != 1 {
+		t.Errorf("%d remote endpoints at %s on node a, want 1", held, web[0].IP)
+	}
+}
