@@ -25,6 +25,7 @@ const (
 	CodePortAlreadyExists     ErrorCode = 0x803b0013 // HCN_E_PORT_ALREADY_EXISTS
 	CodeEndpointAlreadyAttach ErrorCode = 0x803b0014 // HCN_E_ENDPOINT_ALREADY_ATTACHED
 	CodeRequestUnsupported    ErrorCode = 0x803b0015 // HCN_E_REQUEST_UNSUPPORTED
+	CodeInvalidJSONReference  ErrorCode = 0x803b001c // HCN_E_INVALID_JSON_REFERENCE ("The reference is invalid in the JSON document.")
 	CodeInvalidIP             ErrorCode = 0x803b001e // HCN_E_INVALID_IP
 	CodeManagerStopped        ErrorCode = 0x803b0020 // HCN_E_MANAGER_STOPPED
 	CodeAddrInvalidOrReserved ErrorCode = 0x803b002f // HCN_E_ADDR_INVALID_OR_RESERVED
@@ -83,13 +84,17 @@ func IsNotFound(err error) bool {
 }
 
 // IsMissingReference reports a write that named an object HNS does not
-// have: a not-found code, or 0x803b0007 (the switch port of an endpoint),
-// which HNS has answered to load balancer creates (microsoft/hcsshim#1043).
+// have: a not-found code, 0x803b0007 (the switch port of an endpoint),
+// which HNS has answered to load balancer creates (microsoft/hcsshim#1043),
+// or 0x803b001c (a reference in the document HNS does not take,
+// kubernetes/kubernetes#100384).
 // Which code real HNS gives for a missing backend or a missing load
 // balancer is not known, so the caller must find out which one is missing
 // (reconciler: a Get of the load balancer). It is kept apart from
 // IsNotFound: a delete answered 0x803b0007 must not count as done.
-func IsMissingReference(err error) bool { return IsNotFound(err) || hasCode(err, CodePortNotFound) }
+func IsMissingReference(err error) bool {
+	return IsNotFound(err) || hasCode(err, CodePortNotFound, CodeInvalidJSONReference)
+}
 
 // IsPortAlreadyExists reports a frontend conflict with another load balancer.
 func IsPortAlreadyExists(err error) bool { return hasCode(err, CodePortAlreadyExists) }

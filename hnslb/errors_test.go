@@ -29,3 +29,26 @@ func TestAddressRefusedCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingReferenceCodes: each code HNS may answer a load balancer write
+// naming an object it does not have is a missing reference; only the
+// not-found codes are IsNotFound, so a delete answered with another one is
+// not taken for done.
+func TestMissingReferenceCodes(t *testing.T) {
+	for _, c := range []struct {
+		code              ErrorCode
+		missing, notFound bool
+	}{
+		{CodeEndpointNotFound, true, true},
+		{CodeNotFound, true, true},
+		{CodePortNotFound, true, false},
+		{CodeInvalidJSONReference, true, false},
+		{CodeInvalidParameter, false, false},
+		{CodePortAlreadyExists, false, false},
+	} {
+		err := NewError("CreateLoadBalancer", c.code, "")
+		if IsMissingReference(err) != c.missing || IsNotFound(err) != c.notFound {
+			t.Errorf("0x%x: missing reference %v, not found %v; want %v, %v", uint32(c.code), IsMissingReference(err), IsNotFound(err), c.missing, c.notFound)
+		}
+	}
+}

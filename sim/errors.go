@@ -29,6 +29,7 @@ var hnsCodes = map[hnslb.ErrorCode]hnsCode{
 	hnslb.CodePortAlreadyExists:     {"PortAlreadyExists", "The specified port already exists."},
 	hnslb.CodeEndpointAlreadyAttach: {"EndpointAlreadyAttach", "This endpoint is already attached to the switch."},
 	hnslb.CodeRequestUnsupported:    {"RequestUnsupported", "The request is not supported."},
+	hnslb.CodeInvalidJSONReference:  {"InvalidJSONReference", "The reference is invalid in the JSON document."},
 	hnslb.CodeInvalidIP:             {"InvalidIP", "The IP address is invalid."},
 	hnslb.CodeManagerStopped:        {"ManagerStopped", "The HNS manager is stopped."},
 	hnslb.CodeAddrInvalidOrReserved: {"AddrInvalidOrReserved", "An address provided is invalid or reserved."},

@@ -27,10 +27,12 @@ type ErrorVariants struct {
 }
 
 // MissingBackendCodes are the codes seen for "a backend endpoint is gone":
-// HCN_E_ENDPOINT_NOT_FOUND, ERROR_NOT_FOUND and HCN_E_PORT_NOT_FOUND. The
+// HCN_E_ENDPOINT_NOT_FOUND, ERROR_NOT_FOUND, HCN_E_PORT_NOT_FOUND, and
+// HCN_E_INVALID_JSON_REFERENCE, which HNS answered a load balancer create
+// naming a backend it did not take (kubernetes/kubernetes#100384). The
 // first is the default.
 func MissingBackendCodes() []hnslb.ErrorCode {
-	return []hnslb.ErrorCode{hnslb.CodeEndpointNotFound, hnslb.CodeNotFound, hnslb.CodePortNotFound}
+	return []hnslb.ErrorCode{hnslb.CodeEndpointNotFound, hnslb.CodeNotFound, hnslb.CodePortNotFound, hnslb.CodeInvalidJSONReference}
 }
 
 // MissingLoadBalancerCodes are the codes modelled for "no such load

@@ -71,7 +71,7 @@ func TestErrorVariantsCheck(t *testing.T) {
 		v    ErrorVariants
 		want string
 	}{
-		{ErrorVariants{MissingBackend: hnslb.CodeInvalidParameter}, "missing-backend code 0x57: want one of 0x803b0002, 0x490, 0x803b0007"},
+		{ErrorVariants{MissingBackend: hnslb.CodeInvalidParameter}, "missing-backend code 0x57: want one of 0x803b0002, 0x490, 0x803b0007, 0x803b001c"},
 		{ErrorVariants{MissingLoadBalancer: hnslb.CodePortNotFound}, "missing-load-balancer code 0x803b0007: want one of 0x490, 0x803b0002"},
 		{ErrorVariants{AddressTaken: hnslb.CodePortAlreadyExists}, "address-taken code 0x803b0013: want one of 0xb7, 0x1392, 0x803b002f"},
 	} {

@@ -19,7 +19,7 @@ type variantFlags struct {
 
 func (f *variantFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.missingBackend, "missing-backend-code", "0x803b0002",
-		"code a load balancer create or modify returns for a backend endpoint that does not exist: 0x803b0002, 0x490 or 0x803b0007 (unknown on real HNS)")
+		"code a load balancer create or modify returns for a backend endpoint that does not exist: 0x803b0002, 0x490, 0x803b0007 or 0x803b001c (unknown on real HNS)")
 	fs.StringVar(&f.missingLB, "missing-lb-code", "0x490",
 		"code a load balancer modify, get or delete returns for an ID that does not exist: 0x490 or 0x803b0002 (unknown on real HNS)")
 	fs.StringVar(&f.addressTaken, "address-taken-code", "0xb7",

@@ -48,6 +48,7 @@ func TestMapErrorOfConstructedErrors(t *testing.T) {
 		{"short Win32 code", syscall.Errno(0x57), hnslb.CodeInvalidParameter},
 		{"Win32 HRESULT spelled long", syscall.Errno(0x80070490), hnslb.CodeNotFound},
 		{"object already exists as HRESULT", syscall.Errno(0x80071392), hnslb.CodeObjectAlreadyExists},
+		{"reference invalid in the document", fmt.Errorf("hcnCreateLoadBalancer failed in Win32: %w", syscall.Errno(0x803b001c)), hnslb.CodeInvalidJSONReference},
 		{"address invalid or reserved", fmt.Errorf("hcnCreateEndpoint failed in Win32: %w", syscall.Errno(0x803b002f)), hnslb.CodeAddrInvalidOrReserved},
 		{"RPC server unavailable", syscall.Errno(0x6ba), hnslb.CodeRPCServerUnavailable},
 		{"RPC server unavailable as HRESULT", syscall.Errno(0x800706ba), hnslb.CodeRPCServerUnavailable},
