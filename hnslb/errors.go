@@ -21,6 +21,7 @@ const (
 	CodeEndpointNotFound      ErrorCode = 0x803b0002 // HCN_E_ENDPOINT_NOT_FOUND
 	CodePortNotFound          ErrorCode = 0x803b0007 // HCN_E_PORT_NOT_FOUND ("The switch-port was not found.")
 	CodeInvalidEndpoint       ErrorCode = 0x803b000c // HCN_E_INVALID_ENDPOINT
+	CodeInvalidPolicy         ErrorCode = 0x803b000d // HCN_E_INVALID_POLICY
 	CodeNetworkAlreadyExists  ErrorCode = 0x803b0010 // HCN_E_NETWORK_ALREADY_EXISTS
 	CodePortAlreadyExists     ErrorCode = 0x803b0013 // HCN_E_PORT_ALREADY_EXISTS
 	CodeEndpointAlreadyAttach ErrorCode = 0x803b0014 // HCN_E_ENDPOINT_ALREADY_ATTACHED
@@ -115,8 +116,21 @@ func IsAddressRefused(err error) bool {
 	return IsAlreadyExists(err) || hasCode(err, CodeAddrInvalidOrReserved)
 }
 
-// IsInvalidParameter reports a rejected document, e.g. too many destinations.
-func IsInvalidParameter(err error) bool { return hasCode(err, CodeInvalidParameter, CodeInvalidIP) }
+// IsInvalidParameter reports a document HNS refused as invalid, after
+// which it surely made nothing: ERROR_INVALID_PARAMETER (too many
+// destinations, say) or one of HCN's invalid-document codes.
+func IsInvalidParameter(err error) bool { return hasCode(err, InvalidDocumentCodes()...) }
+
+// InvalidDocumentCodes are ERROR_INVALID_PARAMETER and the codes the HCN
+// error code table (MicrosoftDocs/Virtualization-Documentation, "HCN Error
+// Code") gives for a document HNS will not take: an invalid network,
+// network type, endpoint, policy, policy type, remote endpoint operation,
+// port mapping, GUID, JSON, IP, internal port or prefix. Which of them HNS
+// answers for which fault of a document is not published.
+func InvalidDocumentCodes() []ErrorCode {
+	return []ErrorCode{CodeInvalidParameter, 0x803b000a, 0x803b000b, CodeInvalidEndpoint, CodeInvalidPolicy, 0x803b000e,
+		0x803b000f, 0x803b0016, 0x803b0019, 0x803b001b, CodeInvalidIP, 0x803b002d, 0x803b0030}
+}
 
 // IsNotImplemented reports an operation this HNS build lacks.
 func IsNotImplemented(err error) bool {

@@ -52,3 +52,20 @@ func TestMissingReferenceCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidDocumentCodes: each code HNS gives for a document it will not
+// take is an invalid parameter, and nothing else: not a missing object, a
+// taken frontend or address, or HNS unavailable.
+func TestInvalidDocumentCodes(t *testing.T) {
+	for _, code := range InvalidDocumentCodes() {
+		err := NewError("CreateLoadBalancer", code, "")
+		if !IsInvalidParameter(err) || IsMissingReference(err) || IsPortAlreadyExists(err) || IsAddressRefused(err) || IsTransient(err) {
+			t.Errorf("0x%x is not read as an invalid document alone", uint32(code))
+		}
+	}
+	for _, code := range []ErrorCode{CodePortAlreadyExists, CodeNotFound, CodeAddrInvalidOrReserved, CodeRPCServerUnavailable} {
+		if IsInvalidParameter(NewError("CreateLoadBalancer", code, "")) {
+			t.Errorf("0x%x is read as an invalid document", uint32(code))
+		}
+	}
+}

@@ -279,3 +279,40 @@ func TestModifyModeOn(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedDocumentAsksNoListing: HNS refuses a load balancer's and a
+// remote endpoint's create with each code it has for a document it will not
+// take. HNS made nothing, so no retry asks a listing to look for what a
+// lost create made (at 10,000 Services one is seconds of hcn calls); each
+// retry fails with HNS's code, and once HNS takes the documents they are
+// made.
+func TestRefusedDocumentAsksNoListing(t *testing.T) {
+	for _, code := range hnslb.InvalidDocumentCodes() {
+		t.Run(fmt.Sprintf("0x%x", uint32(code)), func(t *testing.T) {
+			e := newEnv(t, sim.ProfileWS2022)
+			e.local("10.244.1.10")
+			r := e.started()
+			e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1, sim.OpCreateEndpoint: 1},
+				Errors: []hnslb.ErrorCode{code}})
+			d := lb("10.96.0.30", 443, loc("10.244.1.10"), rem("10.244.3.31", "192.168.0.3"))
+			upsert(r, d)
+			before := e.fullListings()
+			for range 6 {
+				res := r.Sync(ctx)
+				if res.ListingWanted || res.Failed == 0 {
+					t.Fatalf("a refused create: %+v, want a failure and no listing asked", res)
+				}
+				if st := statusOf(r, d.Key); !strings.Contains(st.LastError, fmt.Sprintf("0x%x", uint32(code))) {
+					t.Fatalf("status %+v does not carry HNS's code", st)
+				}
+				e.clock.Step(DefaultRetryMax)
+			}
+			if n := e.fullListings() - before; n != 0 {
+				t.Errorf("%d listings over the retries", n)
+			}
+			e.hns.SetFaults(sim.Faults{})
+			e.converge(r)
+			e.assertRealized([]intent.LB{d})
+		})
+	}
+}

@@ -80,17 +80,19 @@ func checkEndpoint(op Op, e *hnslb.Endpoint) ([]netip.Addr, error) {
 		}
 		ips = append(ips, a)
 	}
+	// A policy HNS cannot read is HCN_E_INVALID_POLICY on an endpoint
+	// create (projectcalico/calico#8465).
 	for _, p := range e.Policies {
 		if p.Type == "" {
-			return nil, hnsError(op, hnslb.CodeInvalidParameter, "endpoint policy without a type")
+			return nil, hnsError(op, hnslb.CodeInvalidPolicy, "endpoint policy without a type")
 		}
-		if err := checkSettings(op, string(p.Type), p.Settings); err != nil {
+		if err := checkSettings(op, hnslb.CodeInvalidPolicy, string(p.Type), p.Settings); err != nil {
 			return nil, err
 		}
 		if p.Type == hnslb.EndpointPolicyProviderAddress {
 			var s hnslb.ProviderAddressEndpointPolicySetting
 			if err := hnslb.DecodeSettings(p.Settings, &s); err != nil {
-				return nil, hnsError(op, hnslb.CodeInvalidParameter, "ProviderAddress settings: %v", err)
+				return nil, hnsError(op, hnslb.CodeInvalidPolicy, "ProviderAddress settings: %v", err)
 			}
 			if _, ok := parseIP(s.ProviderAddress); !ok {
 				return nil, hnsError(op, hnslb.CodeInvalidIP, "provider address %q", s.ProviderAddress)

@@ -71,8 +71,8 @@ func TestCreateEndpointRejects(t *testing.T) {
 		{"three addresses", "", endpointDoc("10.244.1.5", "fd00::5", "10.244.1.6"), hnslb.CodeInvalidParameter},
 		{"prefix too long", "", &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.5", PrefixLength: 33}}}, hnslb.CodeInvalidParameter},
 		{"bad provider address", "", badPA, hnslb.CodeInvalidIP},
-		{"policy settings not an object", "", badPolicy, hnslb.CodeInvalidParameter},
-		{"policy without type", "", untyped, hnslb.CodeInvalidParameter},
+		{"policy settings not an object", "", badPolicy, hnslb.CodeInvalidPolicy},
+		{"policy without type", "", untyped, hnslb.CodeInvalidPolicy},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

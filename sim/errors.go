@@ -25,6 +25,7 @@ var hnsCodes = map[hnslb.ErrorCode]hnsCode{
 	hnslb.CodeEndpointNotFound:      {"EndpointNotFound", "The endpoint was not found."},
 	hnslb.CodePortNotFound:          {"PortNotFound", "The switch-port was not found."},
 	hnslb.CodeInvalidEndpoint:       {"InvalidEndpoint", "The endpoint is invalid."},
+	hnslb.CodeInvalidPolicy:         {"InvalidPolicy", "The provided policy configuration is invalid or missing parameters."},
 	hnslb.CodeNetworkAlreadyExists:  {"NetworkAlreadyExists", "A network with this name already exists."},
 	hnslb.CodePortAlreadyExists:     {"PortAlreadyExists", "The specified port already exists."},
 	hnslb.CodeEndpointAlreadyAttach: {"EndpointAlreadyAttach", "This endpoint is already attached to the switch."},

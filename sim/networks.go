@@ -61,7 +61,7 @@ func checkNetworkPolicies(op Op, pols []hnslb.NetworkPolicy) error {
 		if p.Type == "" {
 			return hnsError(op, hnslb.CodeInvalidParameter, "network policy without a type")
 		}
-		if err := checkSettings(op, string(p.Type), p.Settings); err != nil {
+		if err := checkSettings(op, hnslb.CodeInvalidParameter, string(p.Type), p.Settings); err != nil {
 			return err
 		}
 	}

@@ -53,13 +53,13 @@ func parseIP(s string) (netip.Addr, bool) {
 
 // checkSettings rejects policies whose settings are not a JSON object, which
 // HNS cannot parse.
-func checkSettings(op Op, what string, raw json.RawMessage) error {
+func checkSettings(op Op, code hnslb.ErrorCode, what string, raw json.RawMessage) error {
 	if len(raw) == 0 {
 		return nil
 	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return hnsError(op, hnslb.CodeInvalidParameter, "%s settings are not a JSON object: %v", what, err)
+		return hnsError(op, code, "%s settings are not a JSON object: %v", what, err)
 	}
 	return nil
 }

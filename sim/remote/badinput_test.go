@@ -36,7 +36,7 @@ func TestMalformedRequests(t *testing.T) {
 		{"null document", "POST", "/loadbalancers", `null`, 400, hnslb.CodeInvalidParameter},
 		{"no port mapping", "POST", "/loadbalancers", `{"HostComputeEndpoints":["` + ids[1] + `"]}`, 400, hnslb.CodeInvalidParameter},
 		{"policy settings not an object", "POST", "/networks/" + ids[0] + "/endpoints",
-			`{"IpConfigurations":[{"IpAddress":"10.244.1.77"}],"Policies":[{"Type":"OutBoundNAT","Settings":[1]}]}`, 400, hnslb.CodeInvalidParameter},
+			`{"IpConfigurations":[{"IpAddress":"10.244.1.77"}],"Policies":[{"Type":"OutBoundNAT","Settings":[1]}]}`, 400, hnslb.CodeInvalidPolicy},
 		{"endpoint address garbage", "POST", "/networks/" + ids[0] + "/endpoints", `{"IpConfigurations":[{"IpAddress":"10.244.1"}]}`, 400, hnslb.CodeInvalidIP},
 		{"update with a broken document", "PUT", "/loadbalancers/" + lbID, `{"SourceVIP":`, 400, hnslb.CodeInvalidParameter},
 		{"ID not a GUID", "GET", "/loadbalancers/..%2f..%2fetc", ``, 400, hnslb.CodeInvalidParameter},
