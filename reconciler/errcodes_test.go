@@ -316,3 +316,94 @@ func TestRefusedDocumentAsksNoListing(t *testing.T) {
 		})
 	}
 }
+
+// TestRemoteBackendGoneIsMadeAgainAtTheRetry: a remote endpoint of ours is
+// deleted behind hnsproxy's back (hnsdiag, another agent), and an update
+// of the load balancer that uses it meets it missing, whichever code HNS
+// answers, whether HNS modifies or replaces. A Get of the endpoint tells
+// it is gone: it is made again and the load balancer written with it at
+// its first retry, without waiting for a drift repair, and counted as
+// drift. Before, every retry failed the same way until the next repair.
+func TestRemoteBackendGoneIsMadeAgainAtTheRetry(t *testing.T) {
+	for _, p := range []string{sim.ProfileWS2019, sim.ProfileWS2022, sim.ProfileWS2025} {
+		for _, code := range sim.MissingBackendCodes() {
+			for _, mode := range []ModifyMode{ModifyAuto, ModifyEnabled} {
+				t.Run(fmt.Sprintf("%s/0x%x/modify-%s", p, uint32(code), mode), func(t *testing.T) {
+					e := newEnvVariants(t, p, sim.ErrorVariants{MissingBackend: code})
+					e.tweak = func(o *Options) { o.Modify = mode }
+					e.local("10.244.1.10")
+					want := lb("10.96.0.1", 80, loc("10.244.1.10"), rem("10.244.3.31", "192.168.0.3"))
+					beside := lb("10.96.0.2", 80, rem("10.244.3.31", "192.168.0.3"))
+					r := e.started(want, beside)
+					gone := e.remoteID("10.244.3.31")
+					if err := e.hns.DeleteEndpoint(ctx, gone); err != nil {
+						t.Fatal(err)
+					}
+					want.InternalPort, beside.InternalPort = 8081, 8081 // updates: each write meets the endpoint gone
+					upsert(r, want)
+					upsert(r, beside)
+					listed, asked := e.fullListings(), e.counters().Count(sim.OpGetEndpoint)
+					r.Sync(ctx)
+					if n := e.counters().Count(sim.OpGetEndpoint) - asked; n != 1 {
+						t.Errorf("the endpoint both writes met missing was asked for %d times, want once", n)
+					}
+					// The endpoint is made at once, the load balancer at its retry.
+					for range 2 {
+						if next, ok := r.NextRetry(); ok {
+							e.clock.Step(max(0, next.Sub(e.clock.Now())))
+							r.Sync(ctx)
+						}
+					}
+					if next, ok := r.NextRetry(); ok {
+						t.Errorf("still retrying after the load balancer's first retry (next at %v): %+v", next, r.Statuses())
+					}
+					e.assertRealized([]intent.LB{want, beside})
+					if now := e.remoteID("10.244.3.31"); now == gone {
+						t.Errorf("the remote endpoint was not made again")
+					}
+					if e.fullListings() != listed || e.drifted[KindRemoteEndpoint] != 1 {
+						t.Errorf("%d listings, remote endpoint drift counted %d; want none and 1", e.fullListings()-listed, e.drifted[KindRemoteEndpoint])
+					}
+					e.assertStateFileMatchesHNS()
+				})
+			}
+		}
+	}
+}
+
+// TestMissingBackendAsksEachRemoteEndpointOnce: two pods' endpoints on
+// this node are replaced (same IPs, new endpoints), and the two load
+// balancers they back, which share a remote backend, are updated in one
+// Sync; each write meets its local endpoint missing. The remote endpoint,
+// which HNS still has, is asked for once in that Sync, not once per write
+// (a pod backs about nine Services at 10,000), and is not made again.
+func TestMissingBackendAsksEachRemoteEndpointOnce(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	e.local("10.244.1.10")
+	e.local("10.244.1.11")
+	a := lb("10.96.0.1", 80, loc("10.244.1.10"), rem("10.244.3.31", "192.168.0.3"))
+	b := lb("10.96.0.2", 80, loc("10.244.1.11"), rem("10.244.3.31", "192.168.0.3"))
+	r := e.started(a, b)
+	remote := e.remoteID("10.244.3.31")
+	for _, ip := range []string{"10.244.1.10", "10.244.1.11"} {
+		if err := e.hns.DeleteEndpoint(ctx, e.locals[ip]); err != nil {
+			t.Fatal(err)
+		}
+		e.local(ip) // the pod again, with a new endpoint
+	}
+	a.InternalPort, b.InternalPort = 8081, 8081
+	upsert(r, a)
+	upsert(r, b)
+	asked := e.counters().Count(sim.OpGetEndpoint)
+	if res := r.Sync(ctx); res.Failed != 2 {
+		t.Fatalf("sync %+v: want both writes to meet their local endpoint missing", res)
+	}
+	if n := e.counters().Count(sim.OpGetEndpoint) - asked; n != 1 {
+		t.Errorf("the shared remote endpoint was asked for %d times, want once", n)
+	}
+	e.converge(r)
+	e.assertRealized([]intent.LB{a, b})
+	if e.remoteID("10.244.3.31") != remote || e.drifted[KindRemoteEndpoint] != 0 {
+		t.Errorf("the remote endpoint HNS still had was made again (drift counted %d)", e.drifted[KindRemoteEndpoint])
+	}
+}

@@ -117,9 +117,8 @@ func (r *Reconciler) modifyLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer)
 	case hnslb.IsNotImplemented(err):
 		r.modifyFailed("HNS answered the modify: not implemented", err)
 	case hnslb.IsMissingReference(err) && r.lbExists(run, e.realizedID):
-		// A backend is gone, not the load balancer: the retry looks its
-		// local backends up again.
-		r.forgetLocalBackends(e)
+		// A backend is gone, not the load balancer.
+		r.forgetMissingBackends(run, e)
 		return 0, err
 	case hnslb.IsMissingReference(err):
 		r.log.Info("Load balancer vanished behind hnsproxy's back; creating it anew", "key", e.key, "id", e.realizedID, "err", err)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-
-	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // Repair lists HNS (load balancers and the network's endpoints) and marks
@@ -68,15 +66,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 			continue
 		}
 		if !listed.hasEP(ep.id) {
-			r.log.Info("Remote endpoint vanished from HNS; recreating it", "ip", ip, "id", ep.id)
-			r.driftFound(KindRemoteEndpoint)
-			for _, e := range r.refs[ep.id] {
-				r.markLB(e)
-			}
-			r.disown(recordRemoteEndpoint, ep.id)
-			ep.id, ep.realizedSpec = "", intent.RemoteEndpoint{}
-			r.resolveGen++
-			r.markEP(ip)
+			r.endpointVanished(ip, ep)
 			continue
 		}
 		usedEPs[ep.id] = struct{}{}

@@ -22,6 +22,9 @@ type syncRun struct {
 	// (outage.go); checkInstance says whether it restarted.
 	outageEnded bool
 	lbs         map[intent.LBKey]struct{} // load balancers to process in this Sync
+	// askedEPs are the remote endpoints a Get asked HNS for in this Sync
+	// after a write met a missing backend (forgetMissingBackends).
+	askedEPs map[string]struct{}
 	// sortedLBs are lbs in order, as lbKeys last sorted them.
 	sortedLBs []intent.LBKey
 	// noCreates: the state file cannot record new objects now (see
@@ -390,7 +393,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	case err != nil:
 		if hnslb.IsMissingReference(err) {
 			// The new load balancer cannot be what is missing: a backend is.
-			r.forgetLocalBackends(e)
+			r.forgetMissingBackends(run, e)
 		}
 		if replacing {
 			run.res.Deleted++ // the old one is gone; the create is retried
