@@ -72,3 +72,35 @@ func TestLostEndpointReplyUnderAnotherAddressCode(t *testing.T) {
 		t.Errorf("%d remote endpoints at %s on node a, want 1", held, web[0].IP)
 	}
 }
+
+// TestRemoteEndpointDeletedBehindTheBack: someone deletes node a's remote
+// endpoint for a pod on node b (hnsdiag, another agent). When the Service
+// scales up, the real hnsproxy's write meets the endpoint missing, asks HNS
+// for it, makes it again and programs the load balancer with both pods at
+// its retry, with the drift repair an hour away.
+func TestRemoteEndpointDeletedBehindTheBack(t *testing.T) {
+	ctx := context.Background()
+	spec := l2bridgeSpec
+	spec.DriftRepairPeriod = time.Hour
+	c := framework.StartClusterForTest(t, spec)
+	a, b := c.Nodes[0], c.Nodes[1]
+	web := wire(t, b, "web", 1)
+	svc := apply(t, c, service("web", "web", "", 80, 8080), framework.Backends(web))
+	expectLBs(t, c, a, svc, lb("ClusterIP", frontend(svc.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), backends(remote(web...))...))
+	snap, err := a.Sim.Dump(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ep := range snap.Endpoints {
+		if ep.IsRemote() && ep.IP() == web[0].IP.String() {
+			if err := a.Sim.Client.DeleteEndpoint(ctx, ep.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	more := wire(t, b, "more", 1)
+	if err := framework.UpdateEndpoints(ctx, c, svc, framework.Backends(web, more)); err != nil {
+		t.Fatal(err)
+	}
+	expectLBs(t, c, a, svc, lb("ClusterIP", frontend(svc.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), backends(remote(append(web, more...)...))...))
+}
