@@ -48,13 +48,25 @@ func restartLoss(seed uint64, i, k int) sim.RestartLoss {
 	return losses[(seed+uint64(i)+uint64(k))%uint64(len(losses))]
 }
 
-// addressTakenCode is the code node i's HNS answers an endpoint create
-// whose address another endpoint holds (docs/simulator.md, "Unknown codes"):
-// the seed turns the variants over the nodes, so the two nodes of a run
-// answer differently.
-func addressTakenCode(seed uint64, i int) hnslb.ErrorCode {
-	codes := sim.AddressTakenCodes()
-	return codes[(seed+uint64(i))%uint64(len(codes))]
+// errorVariants are the codes node i's HNS answers where real HNS's code
+// is not known (docs/simulator.md, "Unknown codes"): a missing backend, a
+// missing load balancer, an endpoint address another endpoint holds. The
+// seed turns each over the nodes, so the two nodes of a run answer
+// differently.
+func errorVariants(seed uint64, i int) sim.ErrorVariants {
+	pick := func(codes []hnslb.ErrorCode) hnslb.ErrorCode { return codes[(seed+uint64(i))%uint64(len(codes))] }
+	return sim.ErrorVariants{
+		MissingBackend:      pick(sim.MissingBackendCodes()),
+		MissingLoadBalancer: pick(sim.MissingLoadBalancerCodes()),
+		AddressTaken:        pick(sim.AddressTakenCodes()),
+	}
+}
+
+// variantArgs are hnssim serve's flags for v.
+func variantArgs(v sim.ErrorVariants) []string {
+	hex := func(c hnslb.ErrorCode) string { return fmt.Sprintf("0x%x", uint32(c)) }
+	return []string{"--missing-backend-code", hex(v.MissingBackend), "--missing-lb-code", hex(v.MissingLoadBalancer),
+		"--address-taken-code", hex(v.AddressTaken)}
 }
 
 func faultsOn(restart time.Duration) remote.FaultsRequest {
@@ -309,7 +321,7 @@ type hnsCounts struct {
 	injected int // calls failed with an injected code, restart windows included
 	kept     int // deletes reported done whose object HNS kept
 	// addressesRefused are endpoint creates refused for their address (held
-	// by another endpoint), under each node's addressTakenCode.
+	// by another endpoint), under each node's errorVariants.
 	addressesRefused int
 }
 

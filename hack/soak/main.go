@@ -51,11 +51,12 @@ type result struct {
 	// (hnsKeptOnDelete); each must be deleted again for the soak to converge.
 	HNSDeletesKept int `json:"hns_deletes_kept"`
 	// HNSAddressesRefused are endpoint creates HNS refused because another
-	// endpoint held the address, answered with each node's code of
-	// AddressTakenCodes (addressTakenCode).
-	HNSAddressesRefused int      `json:"hns_addresses_refused"`
-	AddressTakenCodes   []string `json:"address_taken_codes"`
-	Crashes             int64    `json:"crashes"`
+	// endpoint held the address, answered with the node's code.
+	HNSAddressesRefused int `json:"hns_addresses_refused"`
+	// ErrorVariants are each node's hnssim flags for the codes real HNS's
+	// are not known (errorVariants).
+	ErrorVariants [][]string `json:"error_variants"`
+	Crashes       int64      `json:"crashes"`
 	// The red team's paths (docs/reliability.md, "Red-team findings").
 	TenantCollisions  int64 `json:"tenant_collisions"`
 	StateDirFaults    int64 `json:"state_dir_faults"`
@@ -231,7 +232,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 	}
 	res.HNSFaults, res.HNSDeletesKept, res.HNSAddressesRefused = counts.injected, counts.kept, counts.addressesRefused
 	for i := range r.cluster.Nodes {
-		res.AddressTakenCodes = append(res.AddressTakenCodes, fmt.Sprintf("0x%x", uint32(addressTakenCode(seed, i))))
+		res.ErrorVariants = append(res.ErrorVariants, variantArgs(errorVariants(seed, i)))
 	}
 	return res, res.failed(len(r.cluster.Nodes)), nil
 }

@@ -59,20 +59,34 @@ func TestRestartLossTurnsOverTheVariants(t *testing.T) {
 	}
 }
 
-// TestAddressTakenCodeTurnsOverTheVariants: the two nodes of a run answer a
-// taken address with different codes, and three seeds in a row give each
-// node every code.
-func TestAddressTakenCodeTurnsOverTheVariants(t *testing.T) {
-	for node := range 2 {
-		seen := map[hnslb.ErrorCode]bool{}
-		for seed := range uint64(3) {
-			seen[addressTakenCode(seed, node)] = true
-			if addressTakenCode(seed, 0) == addressTakenCode(seed, 1) {
-				t.Errorf("seed %d: both nodes answer 0x%x", seed, uint32(addressTakenCode(seed, 0)))
+// TestErrorVariantsTurnOverTheCodes: the two nodes of a run answer each
+// unknown code differently, and four seeds in a row give each node every
+// code of each.
+func TestErrorVariantsTurnOverTheCodes(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		codes []hnslb.ErrorCode
+		of    func(sim.ErrorVariants) hnslb.ErrorCode
+	}{
+		{"missing backend", sim.MissingBackendCodes(), func(v sim.ErrorVariants) hnslb.ErrorCode { return v.MissingBackend }},
+		{"missing load balancer", sim.MissingLoadBalancerCodes(), func(v sim.ErrorVariants) hnslb.ErrorCode { return v.MissingLoadBalancer }},
+		{"address taken", sim.AddressTakenCodes(), func(v sim.ErrorVariants) hnslb.ErrorCode { return v.AddressTaken }},
+	} {
+		for node := range 2 {
+			seen := map[hnslb.ErrorCode]bool{}
+			for seed := range uint64(4) {
+				v := errorVariants(seed, node)
+				if err := v.Check(); err != nil {
+					t.Fatal(err)
+				}
+				seen[c.of(v)] = true
+				if c.of(errorVariants(seed, 0)) == c.of(errorVariants(seed, 1)) {
+					t.Errorf("%s, seed %d: both nodes answer 0x%x", c.name, seed, uint32(c.of(v)))
+				}
 			}
-		}
-		if len(seen) != len(sim.AddressTakenCodes()) {
-			t.Errorf("node %d over three seeds: %v, want every code", node, seen)
+			if len(seen) != len(c.codes) {
+				t.Errorf("%s, node %d over four seeds: %v, want every code", c.name, node, seen)
+			}
 		}
 	}
 }

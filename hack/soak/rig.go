@@ -52,7 +52,7 @@ func startRig(ctx context.Context, cp *framework.ControlPlane, dir string, seed 
 	spec.PrepareStateDir = prepareStateDir
 	spec.Nodes = slices.Clone(clusterSpec.Nodes)
 	for i := range spec.Nodes {
-		spec.Nodes[i].HNSSimArgs = []string{"--address-taken-code", fmt.Sprintf("0x%x", uint32(addressTakenCode(seed, i)))}
+		spec.Nodes[i].HNSSimArgs = variantArgs(errorVariants(seed, i))
 	}
 	c, err := framework.StartCluster(ctx, cp, spec, dir)
 	if err != nil {
