@@ -4,9 +4,9 @@ import "strings"
 
 // Owned is what a state file says hnsproxy owns in HNS, read by someone
 // other than the reconciler (hnsproxy-diag) to tell hnsproxy's load
-// balancers from foreign ones.
+// balancers and remote endpoints from foreign ones.
 type Owned struct {
-	loadBalancers map[string]bool // lower-cased IDs
+	loadBalancers, remoteEndpoints map[string]bool // lower-cased IDs
 
 	// JournalDamage is what replaying the journal skipped (torn or corrupt
 	// lines), nil when nothing was.
@@ -22,11 +22,15 @@ func ReadOwned(path string) (*Owned, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Owned{loadBalancers: lowerSet(s.ownedLBs()), JournalDamage: s.journalStopped}, nil
+	return &Owned{loadBalancers: lowerSet(s.ownedLBs()), remoteEndpoints: lowerSet(s.ownedEPs()), JournalDamage: s.journalStopped}, nil
 }
 
 // LoadBalancer reports whether hnsproxy owns the load balancer with this ID.
 func (o *Owned) LoadBalancer(id string) bool { return o.loadBalancers[strings.ToLower(id)] }
+
+// RemoteEndpoint reports whether hnsproxy owns the endpoint with this ID
+// (its remote endpoints, and on overlay the source VIP's and cluster IPs').
+func (o *Owned) RemoteEndpoint(id string) bool { return o.remoteEndpoints[strings.ToLower(id)] }
 
 func lowerSet(ids []string) map[string]bool {
 	m := make(map[string]bool, len(ids))

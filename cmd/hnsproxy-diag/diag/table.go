@@ -133,6 +133,7 @@ func (v *view) compare(want *intent.LB, got *hnslb.LoadBalancer) Row {
 		row.State = StateMissing
 		row.Why = []string{"hnsproxy would program this load balancer and HNS has none on its frontend: deleted behind hnsproxy's back, or not programmed yet (drift repair re-creates it within --drift-repair-period; hnsproxy's /debug/hns shows its status)"}
 		row.Backends = v.backends(want, nil)
+		row.Why = append(row.Why, v.heldAddresses(row.Backends)...)
 		return row
 	}
 	row.ID, row.Owner, row.Flags = got.ID, v.owner(got.ID), got.FlagWords()
@@ -140,6 +141,7 @@ func (v *view) compare(want *intent.LB, got *hnslb.LoadBalancer) Row {
 	row.Backends = v.backends(want, got)
 	if n := countState(row.Backends, "missing"); n > 0 {
 		row.Why = append(row.Why, fmt.Sprintf("%d backends hnsproxy wants are not in it", n))
+		row.Why = append(row.Why, v.heldAddresses(row.Backends)...)
 	}
 	if n := len(row.Backends) - countState(row.Backends, "") - countState(row.Backends, "missing"); n > 0 {
 		row.Why = append(row.Why, fmt.Sprintf("%d of its backends are not wanted", n))

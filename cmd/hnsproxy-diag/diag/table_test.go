@@ -3,6 +3,7 @@ package diag
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -163,4 +164,55 @@ func hasLine(lines []string, parts ...string) bool {
 		}
 	}
 	return false
+}
+
+// TestDiagnoseNamesAnotherEndpointOnAWantedAddress: hnsproxy's remote
+// endpoint for a pod on another node is gone and another program's holds
+// the address, with another provider address. The rows that lack the pod
+// name that endpoint, which is why HNS refuses hnsproxy's own.
+func TestDiagnoseNamesAnotherEndpointOnAWantedAddress(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	snap := f.hns.Snapshot()
+	// First the load balancer loses the backend while hnsproxy's own
+	// endpoint still holds the address: not a holder to name.
+	ours := cipBackendID(t, Diagnose(f.read()), webB)
+	for _, l := range snap.LoadBalancers {
+		if i := slices.Index(l.HostComputeEndpoints, ours); i >= 0 && slices.Contains(l.FrontendVIPs, frontendIP) {
+			if err := f.hns.DeleteLoadBalancerOutOfBand(l.ID); err != nil {
+				t.Fatal(err)
+			}
+			l.HostComputeEndpoints = slices.Delete(slices.Clone(l.HostComputeEndpoints), i, i+1)
+			if _, err := f.hns.PutLoadBalancerOutOfBand(l); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cip := row(t, Diagnose(f.read()), "web/frontend:http", RoleClusterIP)
+	if cip.State != StateDiffers || hasLine(cip.Why, "HNS has") {
+		t.Fatalf("ClusterIP row without its remote backend %+v: want it missing, with no holder named", cip)
+	}
+	var networkID string
+	for _, ep := range snap.Endpoints {
+		if ep.IsRemote() && ep.IP() == webB {
+			networkID = ep.HostComputeNetwork
+			if err := f.hns.DeleteEndpoint(ctx, ep.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if networkID == "" {
+		t.Fatalf("no remote endpoint at %s to start from", webB)
+	}
+	other, err := f.hns.CreateEndpoint(ctx, networkID, &hnslb.Endpoint{Name: "left-by-another-agent", Flags: hnslb.EndpointFlagsRemoteEndpoint,
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: webB}},
+		Policies:         []hnslb.EndpointPolicy{hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress, hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: "192.168.9.9"})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Diagnose(f.read())
+	cip = row(t, r, "web/frontend:http", RoleClusterIP)
+	if cip.State != StateDiffers || !hasLine(cip.Why, "remote endpoint "+other.ID) || !hasLine(cip.Why, "backend "+webB) {
+		t.Errorf("ClusterIP row %+v: want the endpoint on %s named", cip, webB)
+	}
 }

@@ -1,0 +1,47 @@
+package diag
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// heldAddresses explains the wanted remote backends a row lacks whose
+// address another endpoint holds: HNS keeps one endpoint per address (a
+// local and a remote one may share it on Windows Server 2019 and 2022), so
+// it refuses hnsproxy's remote endpoint there, and hnsproxy deletes no
+// endpoint it does not own (its log says "HNS refuses endpoint address").
+func (v *view) heldAddresses(bs []Backend) []string {
+	var out []string
+	for _, b := range bs {
+		if b.State != "missing" || b.Local {
+			continue
+		}
+		want, err := netip.ParseAddr(b.IP)
+		if err != nil {
+			continue
+		}
+		var held []string
+		for id, ep := range v.endpoints {
+			if v.in.Owned != nil && v.in.Owned.RemoteEndpoint(id) && ep.IsRemote() {
+				continue // hnsproxy's own: it replaces or adopts it
+			}
+			for _, c := range ep.IpConfigurations {
+				if a, err := netip.ParseAddr(c.IpAddress); err == nil && a.Unmap() == want.Unmap() {
+					kind := "local"
+					if ep.IsRemote() {
+						kind = "remote"
+					}
+					held = append(held, fmt.Sprintf("%s endpoint %s %q", kind, id, ep.Name))
+				}
+			}
+		}
+		if len(held) > 0 {
+			slices.Sort(held)
+			out = append(out, fmt.Sprintf("backend %s: HNS has %s on its address, not hnsproxy's; HNS refuses hnsproxy's remote endpoint there, and hnsproxy does not delete another's endpoint (remove it, or wait for the pod's move to reach its EndpointSlice)",
+				b.IP, strings.Join(held, ", ")))
+		}
+	}
+	return out
+}
