@@ -4,9 +4,13 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -103,4 +107,39 @@ func TestRemoteEndpointDeletedBehindTheBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectLBs(t, c, a, svc, lb("ClusterIP", frontend(svc.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), backends(remote(append(web, more...)...))...))
+}
+
+// TestReservedAddressIsReported: node a's HNS refuses the remote endpoint
+// for a pod on node b as invalid or reserved while nothing holds the
+// address (hnssim --reserved-address). The real hnsproxy programs the
+// Service on a with its other backend, warns on the Service
+// (HNSEndpointAddressRefused, saying no endpoint holds the address), and
+// once HNS takes the address programs the pod too.
+func TestReservedAddressIsReported(t *testing.T) {
+	ctx := context.Background()
+	c := framework.StartClusterForTest(t, l2bridgeSpec)
+	a, b := c.Nodes[0], c.Nodes[1]
+	here := wire(t, a, "web", 1)
+	far := wire(t, b, "web", 1)
+	setFaults(t, a, hnsremote.FaultsRequest{ReservedAddresses: []string{far[0].IP.String()}})
+	svc := apply(t, c, service("web", "web", "", 80, 8080), framework.Backends(here, far))
+	expectLBs(t, c, a, svc, lb("ClusterIP", frontend(svc.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), backends(local(here...))...))
+	err := framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+		list, err := c.Admin.EventsV1().Events("web").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, ev := range list.Items {
+			if ev.Reason == "HNSEndpointAddressRefused" && ev.Regarding.Name == svc.Name && strings.Contains(ev.Note, far[0].IP.String()) &&
+				strings.Contains(ev.Note, "no endpoint on the network holds it") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no HNSEndpointAddressRefused Warning on Service %s for %s", svc.Name, far[0].IP)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setFaults(t, a, hnsremote.FaultsRequest{})
+	expectLBs(t, c, a, svc, lb("ClusterIP", frontend(svc.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), backends(local(here...), remote(far...))...))
 }

@@ -29,6 +29,10 @@ const ReportingController = "hnsproxy"
 const (
 	// ReasonLoadBalancerRejected: HNS refused a load balancer.
 	ReasonLoadBalancerRejected = "HNSLoadBalancerRejected"
+	// ReasonEndpointAddressRefused: HNS refuses the remote endpoint of one of
+	// a load balancer's backends for its address, so the load balancer
+	// leaves that backend out on this node.
+	ReasonEndpointAddressRefused = "HNSEndpointAddressRefused"
 	// ReasonFailedToStartServiceHealthcheck is kube-proxy's: a health-check node port could not be opened.
 	ReasonFailedToStartServiceHealthcheck = "FailedToStartServiceHealthcheck"
 )
@@ -95,6 +99,13 @@ func (r *Reporter) service(svc types.NamespacedName, reason, note string, args .
 // LoadBalancerRejected: HNS refused the load balancer for port; err carries HNS's code and message.
 func (r *Reporter) LoadBalancerRejected(svc types.NamespacedName, port, frontend string, err error) {
 	r.service(svc, ReasonLoadBalancerRejected, "HNS rejected the load balancer for port %s (%s): %v", port, frontend, err)
+}
+
+// EndpointAddressRefused: HNS refuses the remote endpoint for backend ip of
+// the load balancer for port; err says what holds the address, or that
+// nothing does.
+func (r *Reporter) EndpointAddressRefused(svc types.NamespacedName, port, frontend, ip string, err error) {
+	r.service(svc, ReasonEndpointAddressRefused, "backend %s of port %s (%s) is left out: %v", ip, port, frontend, err)
 }
 
 // Starting is the birth cry on the Node.

@@ -40,13 +40,17 @@ type observer struct {
 	// rejected is the last HNS error reported per load balancer key, so a
 	// load balancer HNS keeps refusing is one event, not one per retry.
 	rejected map[string]string
+	// refusedAddrs is the last address refusal reported per load balancer
+	// key and backend (refusedaddr.go).
+	refusedAddrs map[string]string
 }
 
 var _ proxier.Observer = (*observer)(nil)
 
 // newObserver reports for the families in clusterCIDRs (IPv4 when none are given).
 func newObserver(clusterCIDRs []string, health *healthcheck.ProxyHealthServer, services *healthcheck.ServiceHealthServer, statuses StatusSource, reporter *events.Reporter) *observer {
-	return &observer{families: familiesOf(clusterCIDRs), health: health, services: services, statuses: statuses, events: reporter, rejected: map[string]string{}}
+	return &observer{families: familiesOf(clusterCIDRs), health: health, services: services, statuses: statuses, events: reporter,
+		rejected: map[string]string{}, refusedAddrs: map[string]string{}}
 }
 
 func familiesOf(cidrs []string) []v1.IPFamily {
@@ -121,6 +125,7 @@ func (o *observer) SyncDone(s proxier.SyncStats) {
 		setObjectGauges(o.statuses)
 		if o.events != nil {
 			o.reportRejections(s.Result)
+			o.reportRefusedAddresses(s.Result)
 		}
 	}
 	if !synced {

@@ -218,3 +218,43 @@ func TestReconcilerCountsReachTheirMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestObserverReportsRefusedAddresses: HNS refuses a backend's remote
+// endpoint for its address, and the load balancer leaves it out. The
+// Service gets one HNSEndpointAddressRefused Warning naming the backend,
+// the port and why, however many retries HNS refuses; another after the
+// backend was programmed and is refused again; none for other errors of
+// the endpoint.
+func TestObserverReportsRefusedAddresses(t *testing.T) {
+	metrics.Register()
+	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
+	health := healthcheck.NewProxyHealthServer(clk, time.Minute, nil)
+	webKey := intent.LBKey{Family: intent.IPv4, VIP: "10.96.0.10", Protocol: hnslb.ProtocolTCP, Port: 80}
+	lb := intent.LB{Key: webKey, Owner: "shop/web:http"}
+	src := &statuses{lbs: []reconciler.Status{{Key: webKey, Owner: "shop/web:http", Desired: &lb, State: reconciler.StatePending, MissingBackends: []string{"10.244.3.31"}}}}
+	rec := events.NewFakeRecorder(10)
+	obs := newObserver(nil, health, nil, src, hnsevents.NewReporter(fakeBroadcaster{rec: rec}, "win-1"))
+	sync := func(errs ...reconciler.ObjectError) {
+		obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now(), Result: reconciler.SyncResult{Failed: len(errs), Errors: errs}})
+	}
+	reserved := reconciler.ObjectError{Kind: reconciler.KindRemoteEndpoint, Name: "10.244.3.31",
+		Err: &reconciler.AddressRefusedError{IP: "10.244.3.31", Err: hnslb.NewError("CreateEndpoint", hnslb.CodeAddrInvalidOrReserved, "")}}
+	sync(reconciler.ObjectError{Kind: reconciler.KindRemoteEndpoint, Name: "10.244.3.31", Err: hnslb.NewError("CreateEndpoint", hnslb.CodeTimeout, "")})
+	for range 3 {
+		sync(reserved)
+	}
+	if len(rec.Events) != 1 {
+		t.Fatalf("%d events, want 1", len(rec.Events))
+	}
+	if ev := <-rec.Events; !strings.Contains(ev, "HNSEndpointAddressRefused") || !strings.Contains(ev, "backend 10.244.3.31 of port http (10.96.0.10:80/tcp)") ||
+		!strings.Contains(ev, "invalid or reserved") {
+		t.Errorf("event = %q", ev)
+	}
+	src.lbs[0].MissingBackends, src.lbs[0].State = nil, reconciler.StateDone
+	sync()
+	src.lbs[0].MissingBackends = []string{"10.244.3.31"}
+	sync(reserved)
+	if len(rec.Events) != 1 {
+		t.Errorf("%d events after the refusal came back, want 1", len(rec.Events))
+	}
+}
