@@ -3,12 +3,9 @@ package cni
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"strings"
 
 	"github.com/containernetworking/cni/pkg/types"
-
-	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
 // addressRefused is the CNI error for an endpoint create HNS refused for
@@ -29,14 +26,9 @@ func addressRefused(ctx context.Context, c hnsClient, networkID string, spec end
 	remoteOnly := true
 	for _, a := range spec.addrs {
 		for i := range eps {
-			if ep := &eps[i]; holds(ep, a.addr.Addr()) {
-				kind := "local"
-				if ep.IsRemote() {
-					kind = "remote"
-				} else {
-					remoteOnly = false
-				}
-				held = append(held, fmt.Sprintf("%s held by %s endpoint %s %q", a.addr.Addr(), kind, ep.ID, ep.Name))
+			if ep := &eps[i]; ep.HasAddress(a.addr.Addr()) {
+				remoteOnly = remoteOnly && ep.IsRemote()
+				held = append(held, fmt.Sprintf("%s held by %s endpoint %s %q", a.addr.Addr(), ep.KindWord(), ep.ID, ep.Name))
 			}
 		}
 	}
@@ -49,14 +41,4 @@ func addressRefused(ctx context.Context, c hnsClient, networkID string, spec end
 			fmt.Sprintf("%s: a service proxy's endpoint for a pod that had the address on another node, deleted once the proxy sees that pod gone: %v", strings.Join(held, "; "), refused))
 	}
 	return types.NewError(types.ErrInternal, what, fmt.Sprintf("%s: %v", strings.Join(held, "; "), refused))
-}
-
-// holds reports whether ep has the address a.
-func holds(ep *hnslb.Endpoint, a netip.Addr) bool {
-	for _, c := range ep.IpConfigurations {
-		if b, err := netip.ParseAddr(c.IpAddress); err == nil && b.Unmap() == a.Unmap() {
-			return true
-		}
-	}
-	return false
 }

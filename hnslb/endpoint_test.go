@@ -1,6 +1,7 @@
 package hnslb_test
 
 import (
+	"net/netip"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -32,5 +33,26 @@ func TestParseUnixEndpoint(t *testing.T) {
 		case tc.want != "" && (err != nil || got != tc.want):
 			t.Errorf("ParseUnixEndpoint(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
+	}
+}
+
+// TestEndpointHasAddressAndKind: every address of a dual-stack endpoint is
+// its own, an IPv4-mapped form too; an unparsable one matches nothing.
+func TestEndpointHasAddressAndKind(t *testing.T) {
+	ep := &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.5"}, {IpAddress: "fd00::5"}, {IpAddress: "garbage"}}}
+	for _, c := range []struct {
+		addr string
+		want bool
+	}{{"10.244.1.5", true}, {"::ffff:10.244.1.5", true}, {"fd00::5", true}, {"10.244.1.6", false}} {
+		if got := ep.HasAddress(netip.MustParseAddr(c.addr)); got != c.want {
+			t.Errorf("HasAddress(%s) = %v, want %v", c.addr, got, c.want)
+		}
+	}
+	if ep.KindWord() != "local" {
+		t.Errorf("kind of a local endpoint: %q", ep.KindWord())
+	}
+	ep.Flags = hnslb.EndpointFlagsRemoteEndpoint
+	if ep.KindWord() != "remote" {
+		t.Errorf("kind of a remote endpoint: %q", ep.KindWord())
 	}
 }

@@ -1,6 +1,9 @@
 package hnslb
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"net/netip"
+)
 
 // SchemaVersion is HNS's schema version; hnsproxy always speaks v2.0.
 type SchemaVersion struct {
@@ -139,6 +142,25 @@ type Endpoint struct {
 
 // IsRemote reports whether the endpoint stands for a pod on another node.
 func (e *Endpoint) IsRemote() bool { return e.Flags&EndpointFlagsRemoteEndpoint != 0 }
+
+// KindWord is "remote" for a remote endpoint, "local" otherwise.
+func (e *Endpoint) KindWord() string {
+	if e.IsRemote() {
+		return "remote"
+	}
+	return "local"
+}
+
+// HasAddress reports whether a is one of the endpoint's addresses, an
+// IPv4-mapped form equal to its IPv4 one.
+func (e *Endpoint) HasAddress(a netip.Addr) bool {
+	for _, c := range e.IpConfigurations {
+		if b, err := netip.ParseAddr(c.IpAddress); err == nil && b.Unmap() == a.Unmap() {
+			return true
+		}
+	}
+	return false
+}
 
 // IP returns the endpoint's first address, or "".
 func (e *Endpoint) IP() string {

@@ -146,11 +146,7 @@ func (e *AddressRefusedError) Error() string {
 	}
 	held := make([]string, len(e.Holders))
 	for i, h := range e.Holders {
-		kind := "local"
-		if h.IsRemote() {
-			kind = "remote"
-		}
-		held[i] = fmt.Sprintf("%s endpoint %s", kind, h.ID)
+		held[i] = fmt.Sprintf("%s endpoint %s", h.KindWord(), h.ID)
 	}
 	return fmt.Sprintf("HNS refuses endpoint address %s, held by %s, which hnsproxy does not replace: %v", e.IP, strings.Join(held, ", "), e.Err)
 }

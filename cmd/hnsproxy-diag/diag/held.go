@@ -27,14 +27,8 @@ func (v *view) heldAddresses(bs []Backend) []string {
 			if v.in.Owned != nil && v.in.Owned.RemoteEndpoint(id) && ep.IsRemote() {
 				continue // hnsproxy's own: it replaces or adopts it
 			}
-			for _, c := range ep.IpConfigurations {
-				if a, err := netip.ParseAddr(c.IpAddress); err == nil && a.Unmap() == want.Unmap() {
-					kind := "local"
-					if ep.IsRemote() {
-						kind = "remote"
-					}
-					held = append(held, fmt.Sprintf("%s endpoint %s %q", kind, id, ep.Name))
-				}
+			if ep.HasAddress(want) {
+				held = append(held, fmt.Sprintf("%s endpoint %s %q", ep.KindWord(), id, ep.Name))
 			}
 		}
 		if len(held) > 0 {
