@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -74,6 +75,52 @@ func TestHNSHang(t *testing.T) {
 	if code, body, err := httpGet(ctx, a.Proxy.HealthzURL()); err != nil || code != http.StatusOK {
 		t.Errorf("/healthz once HNS answers = %d %s, %v", code, body, err)
 	}
+}
+
+// TestHNSHangAtStart starts the real hnsproxy against an hnssim whose
+// network reads hang, as a wedged HNS's calls do (kubernetes/aks-engine#4315):
+// it gives up at --hns-network-timeout, saying HNS hangs and what clears it,
+// where it used to wait for good without a word. Once HNS answers, it
+// starts and programs the node.
+func TestHNSHangAtStart(t *testing.T) {
+	ctx := context.Background()
+	spec := l2bridgeSpec
+	spec.ProxyArgs = append(slices.Clone(spec.ProxyArgs), "--hns-call-timeout=1s", "--hns-network-timeout=5s")
+	c := framework.StartClusterForTest(t, spec)
+	a := c.Nodes[0]
+	if err := a.Proxy.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	setFaults(t, a, hnsremote.FaultsRequest{Hang: []string{"GetNetwork"}})
+	// /healthz may answer while the start waits for HNS, or the start may
+	// fail first: either way the process must end by itself.
+	startErr := a.Proxy.Start(ctx)
+	if !a.Proxy.WaitExit(time.Minute) {
+		t.Fatalf("hnsproxy still runs a minute into a hung HNS (start: %v)", startErr)
+	}
+	log, err := os.ReadFile(a.Proxy.LogPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"HNS call timed out", "HNS may be hung", "restarting the hns service"} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("hnsproxy's log does not say %q; it ends:\n%s", want, tail(string(log), 15))
+		}
+	}
+
+	setFaults(t, a, hnsremote.FaultsRequest{})
+	if err := a.Proxy.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	web := wire(t, a, "web", 1)
+	svc := apply(t, c, service("web", "after", "", 80, 8080), framework.Backends(web))
+	expectLBs(t, c, a, svc, lb("ClusterIP", frontend(svc.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), backends(local(web...))...))
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 func setFaults(t *testing.T, n *framework.Node, req hnsremote.FaultsRequest) {

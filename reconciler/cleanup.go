@@ -28,22 +28,30 @@ type CleanupResult struct {
 // journal are removed; if a delete fails, the state file is rewritten with
 // what is left and the error names each failure. It needs neither the
 // network (it may run after the CNI removed it) nor a desired state, and
-// stands for Start: the Reconciler is not used afterwards.
+// stands for Start: the Reconciler is not used afterwards. Its calls have
+// the reconciler's deadlines: under a hung HNS it fails, naming what is
+// left, rather than waiting for good.
 func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, error) {
 	var res CleanupResult
 	if o.StateFile == "" {
 		return res, errors.New("cleanup: no state file, so hnsproxy cannot tell its HNS objects from others'")
+	}
+	if c == nil {
+		return res, errors.New("cleanup: no HNS client")
 	}
 	r := New(c, o)
 	owned, err := r.loadOwned()
 	if err != nil {
 		return res, err
 	}
-	lbs, err := c.ListLoadBalancers(ctx)
+	// Through the reconciler's deadlines: a hung HNS fails the cleanup
+	// (run it again) instead of holding it for good.
+	hns := r.client
+	lbs, err := hns.ListLoadBalancers(ctx)
 	if err != nil {
 		return res, fmt.Errorf("cleanup: list load balancers: %w", err)
 	}
-	eps, err := c.ListEndpoints(ctx)
+	eps, err := hns.ListEndpoints(ctx)
 	if err != nil {
 		return res, fmt.Errorf("cleanup: list endpoints: %w", err)
 	}
@@ -56,7 +64,7 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 	inUse := map[string]string{} // endpoint ID → a load balancer using it
 	var deletedLBs, deletedEPs []string
 	for _, lb := range lbs {
-		if _, ours := ownedLB[lb.ID]; ours && r.cleanupOne(&res, KindLoadBalancer, lb.ID, c.DeleteLoadBalancer(ctx, lb.ID), recordLoadBalancer) {
+		if _, ours := ownedLB[lb.ID]; ours && r.cleanupOne(&res, KindLoadBalancer, lb.ID, hns.DeleteLoadBalancer(ctx, lb.ID), recordLoadBalancer) {
 			res.DeletedLoadBalancers++
 			deletedLBs = append(deletedLBs, lb.ID)
 			continue
@@ -73,14 +81,14 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 		if lbID, used := inUse[ep.ID]; used {
 			err = fmt.Errorf("kept: load balancer %s still uses it", lbID)
 		} else {
-			err = c.DeleteEndpoint(ctx, ep.ID)
+			err = hns.DeleteEndpoint(ctx, ep.ID)
 		}
 		if r.cleanupOne(&res, KindRemoteEndpoint, ep.ID, err, recordRemoteEndpoint) {
 			res.DeletedEndpoints++
 			deletedEPs = append(deletedEPs, ep.ID)
 		}
 	}
-	r.confirmCleanup(ctx, c, &res, deletedLBs, deletedEPs)
+	r.confirmCleanup(ctx, &res, deletedLBs, deletedEPs)
 
 	if len(res.Failed) > 0 {
 		// The failed ones stay owned, nothing else does.
@@ -107,15 +115,15 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 // deletes done and kept the objects (deleted.go). One still listed, or all
 // of them if the listing fails, counts as a failure and stays owned, so
 // the state file is kept for the next run.
-func (r *Reconciler) confirmCleanup(ctx context.Context, c hnslb.Client, res *CleanupResult, lbIDs, epIDs []string) {
+func (r *Reconciler) confirmCleanup(ctx context.Context, res *CleanupResult, lbIDs, epIDs []string) {
 	if len(lbIDs)+len(epIDs) == 0 {
 		return
 	}
 	listed := map[string]bool{}
-	lbs, err := c.ListLoadBalancers(ctx)
+	lbs, err := r.client.ListLoadBalancers(ctx)
 	var eps []hnslb.Endpoint
 	if err == nil {
-		eps, err = c.ListEndpoints(ctx)
+		eps, err = r.client.ListEndpoints(ctx)
 	}
 	for _, lb := range lbs {
 		listed[lb.ID] = true

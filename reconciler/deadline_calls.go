@@ -173,6 +173,11 @@ func (d *deadlines) ListEndpointsOfNetwork(ctx context.Context, networkID string
 	})
 }
 
+// ListEndpoints lists every network's endpoints (Cleanup's listing).
+func (d *deadlines) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error) {
+	return guard(d, ctx, "list_endpoints", d.list, d.c.ListEndpoints)
+}
+
 func (d *deadlines) GetNetworkByID(ctx context.Context, id string) (*hnslb.Network, error) {
 	return guard(d, ctx, "get_network", d.call, func(ctx context.Context) (*hnslb.Network, error) {
 		return d.c.GetNetworkByID(ctx, id)

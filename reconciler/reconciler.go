@@ -55,6 +55,10 @@ type Options struct {
 	// CallTimedOut, if set, is told of each HNS call abandoned at its
 	// deadline, by operation (metrics' operation names).
 	CallTimedOut func(op string)
+	// StartupCalls, if set, are the start-up calls made through c before
+	// New: their deadlines (and the calls they abandoned) are the
+	// reconciler's, and the deadline settings above are theirs.
+	StartupCalls *StartupCalls
 	// Modify says when updates are HNS modifies (modify.go); "" is ModifyAuto.
 	Modify ModifyMode
 	// ModifyTurnedOff, if set, is told once when ModifyAuto turns modify
@@ -281,8 +285,12 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		log = klog.Background()
 	}
 	log = log.WithName("reconciler")
+	client := newDeadlines(c, o, log)
+	if o.StartupCalls != nil {
+		client = o.StartupCalls.d
+	}
 	return &Reconciler{
-		client:           newDeadlines(c, o, log),
+		client:           client,
 		opts:             o,
 		log:              log,
 		clock:            o.Clock,

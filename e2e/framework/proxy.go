@@ -196,6 +196,9 @@ func (p *Proxy) StateFile() string {
 	return ""
 }
 
+// WaitExit waits up to timeout for the proxy to exit by itself.
+func (p *Proxy) WaitExit(timeout time.Duration) bool { return p.proc.waitExit(timeout) }
+
 // Stop sends SIGTERM and waits for the exit.
 func (p *Proxy) Stop() error { return p.proc.stop(stopGrace) }
 

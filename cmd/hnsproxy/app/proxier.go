@@ -23,8 +23,9 @@ import (
 func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 	logger := klog.FromContext(ctx)
 	rec := reconciler.New(deps.HNS, reconciler.Options{
-		NetworkID: deps.Network.ID,
-		Features:  deps.Capabilities.Features,
+		NetworkID:    deps.Network.ID,
+		StartupCalls: deps.StartupCalls,
+		Features:     deps.Capabilities.Features,
 		// --max-backends-per-lb wins: a cap the operator set is never lowered.
 		LearnBackendCap: !deps.Capabilities.BackendCapFixed,
 		StateFile:       cfg.StateFile,
@@ -35,7 +36,7 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		StateFileSynced:  stateFileSynced,
 		CallTimeout:      cfg.HNS.CallTimeout,
 		ListTimeout:      cfg.HNS.ListTimeout,
-		CallTimedOut:     func(op string) { metrics.HNSCallTimeoutsTotal.WithLabelValues(op).Inc() },
+		CallTimedOut:     hnsCallTimedOut,
 		Modify:           cfg.HNS.ModifyLoadBalancer,
 		ModifyTurnedOff:  modifyTurnedOff,
 
@@ -91,7 +92,7 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 // desiredConfig is the node-independent part of the mapping's input (see
 // nodeconfig.Desired).
 func desiredConfig(ctx context.Context, cfg *options.Config, deps *Deps) (desired.Config, error) {
-	return nodeconfig.Desired(ctx, cfg, deps.HNS, deps.Network, deps.Capabilities, !cfg.HNS.IsSim() && !isUnix(cfg.HNS))
+	return nodeconfig.Desired(ctx, cfg, deps.StartupCalls, deps.Network, deps.Capabilities, !cfg.HNS.IsSim() && !isUnix(cfg.HNS))
 }
 
 // nodesOf is the Node informer of factory, nil without one.
@@ -113,3 +114,17 @@ func remoteSubnets(rec *reconciler.Reconciler) func(context.Context) ([]desired.
 		return desired.RemoteSubnetsOf(n), nil
 	}
 }
+
+// hnsCallOptions are the HNS call deadlines of cfg, for the start-up calls
+// (and with them the reconciler's).
+func hnsCallOptions(ctx context.Context, cfg *options.Config) reconciler.Options {
+	return reconciler.Options{
+		CallTimeout:  cfg.HNS.CallTimeout,
+		ListTimeout:  cfg.HNS.ListTimeout,
+		CallTimedOut: hnsCallTimedOut,
+		Logger:       klog.FromContext(ctx).WithName("hns"),
+	}
+}
+
+// hnsCallTimedOut counts an HNS call abandoned at its deadline.
+func hnsCallTimedOut(op string) { metrics.HNSCallTimeoutsTotal.WithLabelValues(op).Inc() }

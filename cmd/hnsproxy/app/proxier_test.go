@@ -5,12 +5,14 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/reconciler"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // --feature-gates=AllowServiceExternalIPs=false reaches the mapping.
 func TestAllowServiceExternalIPsGate(t *testing.T) {
-	deps := &Deps{HNS: sim.New(sim.Options{Seed: 1}), Network: &hnslb.Network{Type: hnslb.NetworkTypeL2Bridge}}
+	hns := sim.New(sim.Options{Seed: 1})
+	deps := &Deps{HNS: hns, StartupCalls: reconciler.NewStartupCalls(hns, reconciler.Options{}), Network: &hnslb.Network{Type: hnslb.NetworkTypeL2Bridge}}
 	for args, wantIgnored := range map[string]bool{
 		"": false,
 		"--feature-gates=AllowServiceExternalIPs=true":  false,

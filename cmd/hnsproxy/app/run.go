@@ -20,6 +20,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/metrics"
 	"github.com/hnsproxy/hnsproxy/proxier"
+	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 // Deps is everything Run has built and started when it hands over to runProxier.
@@ -32,6 +33,9 @@ type Deps struct {
 
 	// HNS is the selected HNS client, instrumented for metrics.
 	HNS hnslb.Client
+	// StartupCalls are HNS's start-up calls, each with the call deadline;
+	// the reconciler takes them over (reconciler.Options.StartupCalls).
+	StartupCalls *reconciler.StartupCalls
 	// Network is the HNS network named by --network-name / KUBE_NETWORK.
 	Network *hnslb.Network
 	// Capabilities are the HNS features hnsproxy uses (DSR effective, backend cap).
@@ -140,7 +144,10 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 	}
 }
 
-// connectHNS selects the HNS client, waits for the network and checks capabilities.
+// connectHNS selects the HNS client, waits for the network and checks
+// capabilities. Every call it makes has the call deadline
+// (--hns-call-timeout): under a hung HNS the wait for the network fails at
+// --hns-network-timeout, as it does when the network never appears.
 func connectHNS(ctx context.Context, cfg *options.Config, deps *Deps, raw hnslb.Client) error {
 	var err error
 	if raw == nil {
@@ -154,14 +161,15 @@ func connectHNS(ctx context.Context, cfg *options.Config, deps *Deps, raw hnslb.
 			return err
 		}
 	}
-	deps.Network, err = waitForNetwork(ctx, deps.HNS, cfg.Winkernel.NetworkName, networkPoll, networkLogEvery, cfg.HNS.NetworkWaitTimeout)
+	deps.StartupCalls = reconciler.NewStartupCalls(deps.HNS, hnsCallOptions(ctx, cfg))
+	deps.Network, err = waitForNetwork(ctx, deps.StartupCalls, cfg.Winkernel.NetworkName, networkPoll, networkLogEvery, cfg.HNS.NetworkWaitTimeout)
 	if err != nil {
 		return err
 	}
 	if err := ensureSourceVIP(ctx, cfg, deps.Network); err != nil {
 		return err
 	}
-	deps.Capabilities, err = checkCapabilities(ctx, deps.HNS, cfg, deps.Network, capabilityEvents{deps.Events.FeatureUnavailable, deps.Events.OSBugWorkaround})
+	deps.Capabilities, err = checkCapabilities(ctx, deps.StartupCalls, cfg, deps.Network, capabilityEvents{deps.Events.FeatureUnavailable, deps.Events.OSBugWorkaround})
 	return err
 }
 

@@ -32,16 +32,28 @@ type capabilityEvents struct {
 	osBug              func(bug, what string)
 }
 
+// startupHNS is what hnsproxy asks HNS before its reconciler exists:
+// reconciler.StartupCalls in the daemon, each call with the call deadline.
+type startupHNS interface {
+	GetNetworkByName(ctx context.Context, name string) (*hnslb.Network, error)
+	Version(ctx context.Context) (hnslb.Version, error)
+	OSBuild(ctx context.Context) (hnslb.OSBuild, error)
+	GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoint, error)
+}
+
 // checkCapabilities reads HNS's version and the OS build, decides which
 // features hnsproxy uses, and logs each with the reason. Missing API v2, or
 // overlay without remote subnet support, is fatal; asking for DSR where HNS
 // lacks it is a warning (featureUnavailable is told) and DSR stays off; a
 // known OS bug is a warning and an event (osBug), worked around unless
 // --os-bug-workarounds=none.
-func checkCapabilities(ctx context.Context, c hnslb.Client, cfg *options.Config, network *hnslb.Network, ev capabilityEvents) (Capabilities, error) {
+func checkCapabilities(ctx context.Context, c startupHNS, cfg *options.Config, network *hnslb.Network, ev capabilityEvents) (Capabilities, error) {
 	logger := klog.FromContext(ctx)
 	v, err := readVersion(ctx, c, networkPoll, cfg.HNS.NetworkWaitTimeout)
 	if err != nil {
+		if hnsHung(err) {
+			return Capabilities{}, fmt.Errorf("reading the HNS version: %w: %s", err, hungHint)
+		}
 		return Capabilities{}, fmt.Errorf("reading the HNS version: %w", err)
 	}
 	build, err := c.OSBuild(ctx)
@@ -202,7 +214,7 @@ func boolGauge(b bool) float64 {
 // readVersion reads HNS's version, retrying transient failures (HNS
 // restarting, a reply lost) every poll for up to timeout: the network was
 // just found, so HNS is there, and one failed call must not end hnsproxy.
-func readVersion(ctx context.Context, c hnslb.Client, poll, timeout time.Duration) (hnslb.Version, error) {
+func readVersion(ctx context.Context, c startupHNS, poll, timeout time.Duration) (hnslb.Version, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		v, err := c.Version(ctx)
@@ -218,7 +230,7 @@ func readVersion(ctx context.Context, c hnslb.Client, poll, timeout time.Duratio
 	}
 }
 
-func waitForNetwork(ctx context.Context, c hnslb.Client, name string, poll, logEvery, timeout time.Duration) (*hnslb.Network, error) {
+func waitForNetwork(ctx context.Context, c startupHNS, name string, poll, logEvery, timeout time.Duration) (*hnslb.Network, error) {
 	logger := klog.FromContext(ctx)
 	start := time.Now()
 	deadline := time.NewTimer(timeout)
@@ -243,8 +255,8 @@ func waitForNetwork(ctx context.Context, c hnslb.Client, name string, poll, logE
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-deadline.C:
-			return nil, fmt.Errorf("HNS network %q did not appear within %v (%s; last error: %w): check --network-name / KUBE_NETWORK and that the CNI plugin created the network",
-				name, timeout, networkWaitReason(lastErr), lastErr)
+			return nil, fmt.Errorf("HNS network %q did not appear within %v (%s; last error: %w): %s",
+				name, timeout, networkWaitReason(lastErr), lastErr, networkWaitHint(lastErr))
 		case <-ticker.C:
 		}
 	}
@@ -252,6 +264,8 @@ func waitForNetwork(ctx context.Context, c hnslb.Client, name string, poll, logE
 
 func networkWaitReason(err error) string {
 	switch {
+	case hnsHung(err):
+		return "HNS did not answer within the call deadline (--hns-call-timeout): HNS may be hung"
 	case hnslb.IsNotFound(err):
 		return "no network by that name yet"
 	case hnslb.IsUnavailable(err):
@@ -261,4 +275,22 @@ func networkWaitReason(err error) string {
 	default:
 		return "HNS error"
 	}
+}
+
+// networkWaitHint is what to check when the network never showed.
+func networkWaitHint(err error) string {
+	if hnsHung(err) {
+		return hungHint
+	}
+	return "check --network-name / KUBE_NETWORK and that the CNI plugin created the network"
+}
+
+// hungHint is what to do about an HNS that does not answer.
+const hungHint = "HNS takes calls but does not answer them; restarting the hns service clears a hung HNS (kubernetes/aks-engine#4315)"
+
+// hnsHung reports a call abandoned at its deadline, or not made because
+// earlier ones were (reconciler.StartupCalls).
+func hnsHung(err error) bool {
+	code, ok := hnslb.CodeOf(err)
+	return ok && code == hnslb.CodeTimeout
 }

@@ -84,8 +84,14 @@ func (c Capabilities) WorksAround(bug hnslb.OSBug) bool { return slices.Contains
 // Desired is the node-independent part of the mapping's input; the proxier
 // fills node IPs (unless --bind-address names one) and the zone from the
 // Node object. realHNS says the host's interfaces carry the overlay provider
+// EndpointReader reads an endpoint by name: Desired's one HNS call, for the
+// root endpoint health checks are forwarded to.
+type EndpointReader interface {
+	GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoint, error)
+}
+
 // address (a simulated HNS has none, so the host MAC is derived from it).
-func Desired(ctx context.Context, cfg *options.Config, hns hnslb.Reader, network *hnslb.Network, caps Capabilities, realHNS bool) (desired.Config, error) {
+func Desired(ctx context.Context, cfg *options.Config, hns EndpointReader, network *hnslb.Network, caps Capabilities, realHNS bool) (desired.Config, error) {
 	c := desired.Config{
 		NodeName:                         cfg.NodeName,
 		Mode:                             desired.L2Bridge,
