@@ -77,6 +77,8 @@ type deadlines struct {
 	clock        clock.Clock
 	log          klog.Logger
 	timedOut     func(op string) // may be nil
+	// failed are the load balancer creates HNS refused (partial.go).
+	failed failedCreates
 
 	mu sync.Mutex
 	// abandoned counts running abandoned calls per object token (see

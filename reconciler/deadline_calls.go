@@ -61,6 +61,9 @@ func (d *deadlines) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalanc
 // the retry looks for it.
 func (d *deadlines) createLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
 	got, err := d.c.CreateLoadBalancer(ctx, lb)
+	if err != nil {
+		d.failed.note(lb)
+	}
 	if err == nil && (got == nil || got.ID == "") {
 		return nil, hnslb.NewError("create_load_balancer", hnslb.CodeTimeout, "HNS answered no load balancer for %s", docToken(lb))
 	}

@@ -11,7 +11,9 @@
 // frontend (same family, VIP, protocol and port): that one is deleted, with a
 // log line saying why. An object whose delete HNS reported done stays
 // hnsproxy's to delete again until a Repair's listing shows it gone
-// (deleted.go): HNS has kept objects after such deletes.
+// (deleted.go): HNS has kept objects after such deletes. A load balancer
+// without port mappings that a failed create of hnsproxy's left becomes
+// hnsproxy's to delete once a listing shows it (partial.go).
 //
 // The model is cilium/statedb's reconciler: every desired object carries a
 // status (pending, done, error with the next retry); operations are
@@ -49,5 +51,6 @@
 //
 // Every HNS call has a deadline (deadline.go): a hung call is abandoned,
 // reported, and its object waits until the call returns while the others go
-// on.
+// on. The calls hnsproxy makes at start-up, before a Reconciler exists,
+// share those deadlines (StartupCalls).
 package reconciler

@@ -46,6 +46,10 @@ const (
 	recordCreatingLB       recordKind = "creating-lb"
 	recordCreatingEndpoint recordKind = "creating-ep" // ID: the endpoint's IP
 	recordCommit           recordKind = "commit"      // the records since the last commit apply
+	// recordFailedLB: ID, a load balancer create HNS refused, by what a load
+	// balancer it left would show (partial.go). Older hnsproxy versions
+	// skip the line as damaged.
+	recordFailedLB recordKind = "failed-lb"
 )
 
 // commitRecord ends a batch.
@@ -271,7 +275,7 @@ func decodeRecord(line []byte) (journalRecord, error) {
 		return rec, err
 	}
 	switch rec.Kind {
-	case recordLoadBalancer, recordRemoteEndpoint, recordCreatingEndpoint:
+	case recordLoadBalancer, recordRemoteEndpoint, recordCreatingEndpoint, recordFailedLB:
 		if rec.ID == "" {
 			return rec, fmt.Errorf("%s record without an id", rec.Kind)
 		}
@@ -292,6 +296,7 @@ type stateSets struct {
 	creatingLBs            map[intent.LBKey]struct{}
 	baselines              map[string]string // of lbs
 	deletedLBs, deletedEPs map[string]struct{}
+	failedLBs              map[string]struct{}
 }
 
 func setsOf(s *stateFile) *stateSets {
@@ -299,6 +304,7 @@ func setsOf(s *stateFile) *stateSets {
 		lbs: idSet(s.LoadBalancers), eps: idSet(s.RemoteEndpoints), creatingEPs: idSet(s.CreatingRemoteEndpoints),
 		creatingLBs: map[intent.LBKey]struct{}{}, baselines: map[string]string{},
 		deletedLBs: idSet(s.DeletedLoadBalancers), deletedEPs: idSet(s.DeletedRemoteEndpoints),
+		failedLBs: idSet(s.FailedLoadBalancerCreates),
 	}
 	for id, b := range s.LoadBalancerBaselines {
 		if _, ok := out.lbs[id]; ok {
@@ -321,7 +327,7 @@ func (s *stateSets) apply(rec journalRecord) {
 		return
 	}
 	set := map[recordKind]map[string]struct{}{
-		recordLoadBalancer: s.lbs, recordRemoteEndpoint: s.eps, recordCreatingEndpoint: s.creatingEPs,
+		recordLoadBalancer: s.lbs, recordRemoteEndpoint: s.eps, recordCreatingEndpoint: s.creatingEPs, recordFailedLB: s.failedLBs,
 	}[rec.Kind]
 	if rec.Add {
 		set[rec.ID] = struct{}{}
@@ -370,5 +376,6 @@ func (s *stateSets) file() *stateFile {
 	}
 	out.DeletedLoadBalancers = slices.Collect(maps.Keys(s.deletedLBs))
 	out.DeletedRemoteEndpoints = slices.Collect(maps.Keys(s.deletedEPs))
+	out.FailedLoadBalancerCreates = slices.Collect(maps.Keys(s.failedLBs))
 	return out
 }

@@ -45,6 +45,16 @@ type listedHNS struct {
 	// lbsListed and epsListed say what was listed: a Lookup lists only what
 	// its questions need, and only those are answered.
 	lbsListed, epsListed bool
+	// partialSigs are the failed creates' signatures as the listing began,
+	// partialMark their mark, and partials the listed load balancers
+	// without port mappings that show one (partial.go).
+	partialSigs map[string]struct{}
+	partialMark uint64
+	partials    []*hnslb.LoadBalancer
+	// portlessOn are the listed load balancers without port mappings, by
+	// frontend VIP ("" for those without one): what a refused frontend's
+	// answer names (lookup.go).
+	portlessOn map[string][]string
 }
 
 // listedEP is a listed endpoint's ID and address.
@@ -72,9 +82,11 @@ func (r *Reconciler) newListedHNS() *listedHNS {
 			at[e.realizedID] = realizedAt{id: e.realizedID, doc: e.realized, baseline: b}
 		}
 	}
-	return &listedHNS{lbs: make(map[string]listedLB, len(at)), eps: map[string]struct{}{}, local: map[string]string{}, atStart: at,
+	l := &listedHNS{lbs: make(map[string]listedLB, len(at)), eps: map[string]struct{}{}, local: map[string]string{}, atStart: at,
 		carriedIPs: maps.Clone(r.carried.eps), carriedEPs: map[string]string{}, named: r.carried.named,
 		askedIPs: r.lookups.addressesAsked(), asked: map[string][]*hnslb.Endpoint{}, lbsListed: true, epsListed: true}
+	l.partialSigs, l.partialMark = r.failuresToLookFor()
+	return l
 }
 
 // addLB judges a listed load balancer against what was realized as the
@@ -86,6 +98,7 @@ func (l *listedHNS) addLB(doc *hnslb.LoadBalancer) error {
 		return nil
 	}
 	l.lbs[doc.ID] = listedLB{doc: doc}
+	l.notePartial(doc)
 	return nil
 }
 
@@ -95,6 +108,7 @@ func (l *listedHNS) addAskedLB(doc *hnslb.LoadBalancer) error {
 	if k, ok := KeyOf(doc); ok && has(l.askedKeys, k) {
 		l.lbs[doc.ID] = listedLB{doc: doc}
 	}
+	l.notePartial(doc)
 	return nil
 }
 

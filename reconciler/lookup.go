@@ -69,6 +69,9 @@ type lbLookup struct {
 	asked    uint64
 	answered bool
 	holder   *hnslb.LoadBalancer
+	// portless are the load balancers without port mappings the answer
+	// showed on the frontend's VIP.
+	portless []string
 }
 
 // epLookup is one address's question: the endpoints listed with it, once
@@ -117,10 +120,18 @@ func isAwaiting(err error) bool {
 // backoff.
 type FrontendHeldByNothingError struct {
 	Key intent.LBKey
-	Err error
+	// Portless are load balancers the listing showed without port
+	// mappings on the frontend's VIP (none: a NodePort's, without VIPs),
+	// which no failed create of this process left (partial.go).
+	Portless []string
+	Err      error
 }
 
 func (e *FrontendHeldByNothingError) Error() string {
+	if len(e.Portless) > 0 {
+		return fmt.Sprintf("HNS refuses frontend %s as taken, and no load balancer with a port holds it, but HNS lists load balancer %s without port mappings on it, which a failed create can leave and which may hold the port (kubernetes/kubernetes#141488): if no program owns it, delete it (hnsdiag delete loadbalancers): %v",
+			e.Key, strings.Join(e.Portless, ", "), e.Err)
+	}
 	return fmt.Sprintf("HNS refuses frontend %s as taken, but no load balancer holds it: a host process may hold the port, or HNS kept its reservation after a delete (restarting the hns service frees it): %v", e.Key, e.Err)
 }
 
@@ -279,7 +290,7 @@ func (r *Reconciler) answerLookups(listed *listedHNS, n uint64) (handed []string
 			if q.asked >= n || r.client.busy(lbToken(k)) {
 				continue
 			}
-			q.answered, q.holder = true, holders[k]
+			q.answered, q.holder, q.portless = true, holders[k], listed.portlessOn[k.VIP]
 			if q.holder != nil {
 				handed = append(handed, q.holder.ID)
 				delete(r.staleLBs, q.holder.ID)

@@ -31,6 +31,9 @@ func (r *Reconciler) Lookup(ctx context.Context) error {
 			listed.askedKeys[k] = struct{}{}
 		}
 	}
+	if listed.askedKeys != nil {
+		listed.partialSigs, listed.partialMark = r.failuresToLookFor()
+	}
 	listEPs := len(r.lookups.local) > 0 || unanswered(r.lookups.eps, func(l *epLookup) bool { return l.answered })
 	var indexBefore map[string]string
 	if listEPs {
@@ -57,6 +60,9 @@ func (r *Reconciler) Lookup(ctx context.Context) error {
 		r.localIndex = keepIndexChanges(listed.local, indexBefore, r.localIndex)
 		r.resolveGen++
 		r.markFoundLocals()
+	}
+	if listed.lbsListed {
+		r.claimPartials(listed)
 	}
 	r.answerLookups(listed, listingNo)
 	return nil

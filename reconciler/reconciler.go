@@ -172,6 +172,11 @@ type Reconciler struct {
 
 	// stale objects to delete: our own leftovers and foreign blockers.
 	staleLBs, staleEPs map[string]*staleObj
+	// failedLBs are the load balancer creates HNS refused, by partialSig,
+	// that no listing has looked for what they left since; each with the
+	// failedSeq it was remembered at (partial.go). The state file has them.
+	failedLBs map[string]uint64
+	failedSeq uint64
 
 	started bool
 	// Between Start and the first Sync, objects listed at Start that no
@@ -313,6 +318,7 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		creatingEPs:      map[string]struct{}{},
 		standingLBs:      map[intent.LBKey]struct{}{},
 		staleLBs:         map[string]*staleObj{},
+		failedLBs:        map[string]uint64{},
 		staleEPs:         map[string]*staleObj{},
 		foreignHeld:      map[intent.LBKey]string{},
 		lookups:          newLookups(),

@@ -85,6 +85,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	for _, id := range r.answerLookups(listed, listingNo) {
 		usedLBs[id], usedEPs[id], handed[id] = struct{}{}, struct{}{}, struct{}{}
 	}
+	r.claimPartials(listed)
 	// Until the first Sync, owned objects may still be claimed by Upserts.
 	if r.pruned {
 		r.settleDeletes(listed, changed, handed)

@@ -73,6 +73,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	}
 	r.namesSeen(eps)
 	r.claimInterrupted(owned, lbs, eps, ownedLB, ownedEP)
+	r.claimPartialsAtStart(owned.FailedLoadBalancerCreates, lbs)
 	r.carryDeclarations(owned, lbs, eps)
 	r.orphanLBs = map[intent.LBKey][]hnslb.LoadBalancer{}
 	for _, lb := range lbs {

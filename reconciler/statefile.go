@@ -42,6 +42,10 @@ type stateFile struct {
 	// change: an older hnsproxy ignores them.
 	DeletedLoadBalancers   []string `json:"deletedLoadBalancers,omitempty"`
 	DeletedRemoteEndpoints []string `json:"deletedRemoteEndpoints,omitempty"`
+	// FailedLoadBalancerCreates are load balancer creates HNS refused that
+	// no listing has looked for a load balancer left by since (partial.go).
+	// Added without a version change: an older hnsproxy ignores them.
+	FailedLoadBalancerCreates []string `json:"failedLoadBalancerCreates,omitempty"`
 
 	// fresh: there was no usable state (no snapshot and no journal, or a
 	// corrupt snapshot set aside): a first start on this node.
@@ -278,6 +282,9 @@ func (r *Reconciler) writeSnapshot() error {
 		Takeover:                r.takeoverToken,
 		DeletedLoadBalancers:    r.unconfirmed.ids(recordLoadBalancer),
 		DeletedRemoteEndpoints:  r.unconfirmed.ids(recordRemoteEndpoint),
+	}
+	if len(r.failedLBs) > 0 {
+		s.FailedLoadBalancerCreates = slices.Collect(maps.Keys(r.failedLBs))
 	}
 	// Room for what a GUID, a baseline and a key take, so the buffer is
 	// not grown (and copied) on the way.

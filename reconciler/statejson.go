@@ -128,6 +128,10 @@ func appendSnapshot(b []byte, s *stateFile) []byte {
 		b = append(b, `,"deletedRemoteEndpoints":`...)
 		b = appendStrings(b, s.DeletedRemoteEndpoints)
 	}
+	if len(s.FailedLoadBalancerCreates) > 0 {
+		b = append(b, `,"failedLoadBalancerCreates":`...)
+		b = appendStrings(b, s.FailedLoadBalancerCreates)
+	}
 	return append(b, '}')
 }
 

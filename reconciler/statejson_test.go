@@ -34,6 +34,7 @@ func FuzzStateJSON(f *testing.F) {
 			{Add: true, Kind: recordLoadBalancer, ID: id, Baseline: baseline},
 			{Add: false, Kind: recordCreatingLB, Key: key},
 			{Add: false, Kind: recordRemoteEndpoint, ID: id, Unconfirmed: true},
+			{Add: true, Kind: recordFailedLB, ID: vip + "|" + id + "|"},
 			{Add: true, Kind: recordKind(vip), ID: id, Key: key, Baseline: baseline},
 			commitRecord,
 		} {
@@ -52,7 +53,8 @@ func FuzzStateJSON(f *testing.F) {
 				LoadBalancerBaselines:   map[string]string{id: baseline, vip + "x": id, "fixed": vip},
 				CreatingLoadBalancers:   []intent.LBKey{{Family: intent.IPv4, VIP: vip, Protocol: 6, Port: port}, {VIP: id}},
 				CreatingRemoteEndpoints: []string{vip, id}, Takeover: baseline,
-				DeletedLoadBalancers: []string{vip}, DeletedRemoteEndpoints: []string{id, baseline}},
+				DeletedLoadBalancers: []string{vip}, DeletedRemoteEndpoints: []string{id, baseline},
+				FailedLoadBalancerCreates: []string{vip + "|" + id + "|", baseline}},
 			{Version: 7, LoadBalancers: []string{}, RemoteEndpoints: []string{""}, LoadBalancerBaselines: map[string]string{},
 				CreatingLoadBalancers: []intent.LBKey{}, CreatingRemoteEndpoints: []string{}},
 		}

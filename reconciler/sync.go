@@ -163,6 +163,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	r.takeover = false // a takeover lasts until the first Sync ends
 	run.res.ForeignHeld = r.foreignHeldList()
 	run.res.LeftOut = r.leftOutLocals()
+	r.takeFailedCreates()
 	if err := r.writeState(); err != nil {
 		r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
 	}
@@ -555,7 +556,7 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer,
 		if listedNone {
 			// Kept answered: the next try needs no listing of its own;
 			// every repair's listing answers it again.
-			return false, &FrontendHeldByNothingError{Key: e.key, Err: err}
+			return false, &FrontendHeldByNothingError{Key: e.key, Portless: r.lookups.lbs[e.key].portless, Err: err}
 		}
 		r.askRefused(e.key)
 		return false, awaiting(whyRefused)

@@ -60,6 +60,9 @@ type Counters struct {
 	// KeptOnDelete counts deletes reported done that kept their object
 	// (Faults.KeptOnDelete).
 	KeptOnDelete int
+	// PartialCreates counts failed load balancer creates that left a load
+	// balancer without port mappings (Faults.PartialCreates).
+	PartialCreates int
 }
 
 func (c *Counters) add(op Op, result string) {
@@ -75,7 +78,7 @@ func (c *Counters) add(op Op, result string) {
 }
 
 func (c Counters) clone() Counters {
-	out := Counters{Calls: make(map[Op]map[string]int, len(c.Calls)), HCNCalls: c.HCNCalls, KeptOnDelete: c.KeptOnDelete}
+	out := Counters{Calls: make(map[Op]map[string]int, len(c.Calls)), HCNCalls: c.HCNCalls, KeptOnDelete: c.KeptOnDelete, PartialCreates: c.PartialCreates}
 	for op, m := range c.Calls {
 		out.Calls[op] = maps.Clone(m)
 	}

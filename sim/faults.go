@@ -53,6 +53,23 @@ type Faults struct {
 	// pod churn (microsoft/Windows-Containers#631); whether it keeps load
 	// balancers too is not known, so both are modelled.
 	KeptOnDelete float64
+	// PartialCreates is the share (0..1) of failed load balancer creates
+	// after which HNS lists a load balancer without port mappings: the
+	// document's frontend VIPs, backends, flags and source VIP. HNS has
+	// listed such load balancers, and kube-proxy crashed on them
+	// (kubernetes/kubernetes#141488; its fix, #141489, says a load
+	// balancer can be left "partially created after hcnCreateLoadBalancer
+	// fails"). Which failures leave one is not known: here any failure
+	// HNS answered (a timeout included) but a reference it cannot resolve
+	// (a backend gone), injected failures included; not HNS being
+	// unreachable or stopped.
+	PartialCreates float64
+	// PartialHoldsFrontend makes such a load balancer hold the frontend its
+	// create asked for, unseen: while it stays, new load balancers there are
+	// refused "port already exists" (0x803b0013), as if HNS had programmed
+	// the port and lost it from the document. Whether one does is not
+	// known; by default it holds nothing.
+	PartialHoldsFrontend bool
 }
 
 // TakenPort is a protocol and port taken outside HNS's load balancers.
@@ -158,6 +175,36 @@ func (h *HNS) keptOnDelete() bool {
 	}
 	h.counters.KeptOnDelete++
 	return true
+}
+
+// leavePartial draws whether a failed create of lb leaves a load balancer
+// without port mappings (Faults.PartialCreates), and counts it.
+func (h *HNS) leavePartial(lb *hnslb.LoadBalancer, err error) {
+	code, ok := hnslb.CodeOf(err)
+	if !ok || lb == nil || len(lb.PortMappings) != 1 || code == hnslb.CodeRPCServerUnavailable ||
+		code == hnslb.CodeManagerStopped || hnslb.IsMissingReference(err) {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.faults.PartialCreates <= 0 || h.faultRng.Float64() >= h.faults.PartialCreates {
+		return
+	}
+	partial := copyLoadBalancer(lb)
+	storedGUIDs(partial)
+	partial.ID = h.state.ids.guid()
+	partial.SchemaVersion = hnslb.V2
+	var holds []string
+	if h.faults.PartialHoldsFrontend {
+		for _, k := range frontendKeys(lb) {
+			if _, taken := h.state.frontends[k]; !taken {
+				holds = append(holds, k)
+			}
+		}
+	}
+	partial.PortMappings = nil
+	h.state.putPartialLoadBalancer(partial, holds)
+	h.counters.PartialCreates++
 }
 
 // gate decides, before a call touches state, whether it fails and, for an

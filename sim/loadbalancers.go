@@ -25,6 +25,9 @@ func (h *HNS) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*
 		out = h.answerLB(stored)
 		return nil
 	})
+	if err != nil {
+		h.leavePartial(lb, err)
+	}
 	return result(out, err)
 }
 

@@ -90,6 +90,10 @@ type state struct {
 	// usedBy: endpoint ID -> IDs of the load balancers with it as a backend,
 	// so that deleting an endpoint does not walk every load balancer.
 	usedBy map[string]map[string]struct{}
+	// partialHolds: load balancer ID -> the frontend keys a load balancer
+	// a failed create left without port mappings holds unseen
+	// (Faults.PartialHoldsFrontend).
+	partialHolds map[string][]string
 }
 
 func newState(seed uint64) state {
@@ -102,6 +106,7 @@ func newState(seed uint64) state {
 		frontends:     map[string]string{},
 		endpointIPs:   map[string][]string{},
 		usedBy:        map[string]map[string]struct{}{},
+		partialHolds:  map[string][]string{},
 		// Compartment 1 is the host's default compartment.
 		namespaceSeq: 1,
 	}
@@ -143,6 +148,18 @@ func (s *state) putLoadBalancer(lb *hnslb.LoadBalancer) {
 	}
 }
 
+// putPartialLoadBalancer stores a load balancer a failed create left,
+// holding the frontend keys holds although its document shows no port.
+func (s *state) putPartialLoadBalancer(lb *hnslb.LoadBalancer, holds []string) {
+	s.putLoadBalancer(lb)
+	for _, k := range holds {
+		s.frontends[k] = key(lb.ID)
+	}
+	if len(holds) > 0 {
+		s.partialHolds[key(lb.ID)] = holds
+	}
+}
+
 func (s *state) deleteLoadBalancer(id string) {
 	s.dropIndexes(id)
 	s.loadBalancers.del(id)
@@ -154,11 +171,12 @@ func (s *state) dropIndexes(id string) {
 	if !ok {
 		return
 	}
-	for _, k := range frontendKeys(old) {
+	for _, k := range append(frontendKeys(old), s.partialHolds[key(id)]...) {
 		if s.frontends[k] == key(id) {
 			delete(s.frontends, k)
 		}
 	}
+	delete(s.partialHolds, key(id))
 	for _, ep := range old.HostComputeEndpoints {
 		s.dropUser(ep, id)
 	}

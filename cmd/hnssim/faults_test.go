@@ -190,3 +190,27 @@ func setFaultsByFlags(t *testing.T, n *node, args ...string) {
 		t.Fatal(err)
 	}
 }
+
+// `hnssim faults --partial-creates --partial-holds-frontend` reach HNS: a
+// failed create leaves a load balancer without port mappings that holds its
+// frontend; a share outside 0..1 is refused before anything changes.
+func TestSetFaultsPartialCreates(t *testing.T) {
+	ctx := context.Background()
+	n, ep := nodeWithEndpoint(t)
+	if err := n.setFaults(remote.FaultsRequest{PartialCreates: 1.5}); err == nil {
+		t.Error("partialCreates 1.5 was accepted")
+	}
+	doc := &hnslb.LoadBalancer{FrontendVIPs: []string{"10.96.0.10"}, HostComputeEndpoints: []string{ep.ID},
+		PortMappings: []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, ExternalPort: 80, InternalPort: 8080}}}
+	setFaultsByFlags(t, n, "--error-rate=CreateLoadBalancer=1", "--error-code=0x57", "--partial-creates=1", "--partial-holds-frontend")
+	if _, err := n.hns.CreateLoadBalancer(ctx, doc); !hnslb.IsInvalidParameter(err) {
+		t.Fatalf("create: %v, want the injected 0x57", err)
+	}
+	setFaultsByFlags(t, n)
+	if lbs := n.hns.Snapshot().LoadBalancers; len(lbs) != 1 || len(lbs[0].PortMappings) != 0 {
+		t.Fatalf("load balancers %+v, want one without port mappings", lbs)
+	}
+	if _, err := n.hns.CreateLoadBalancer(ctx, doc); !hnslb.IsPortAlreadyExists(err) {
+		t.Errorf("create on the frontend it holds: %v, want port already exists", err)
+	}
+}

@@ -22,6 +22,7 @@ const (
 	hnsErrorRate       = 0.10
 	hnsCommitted       = 0.2  // of failed writes, the share HNS applied anyway (a lost reply)
 	hnsKeptOnDelete    = 0.05 // of deletes HNS reports done, the share whose object it keeps (microsoft/Windows-Containers#631)
+	hnsPartialCreates  = 0.5  // of failed load balancer creates, the share that leaves one without port mappings (kubernetes/kubernetes#141488)
 	hnsRestartWindow   = 3 * time.Second
 	hnsLatency         = 500 * time.Microsecond // per hcn RPC: a create or update 1.5 to 2 ms, a sync of a burst tens of ms, as on Windows
 	hnsRestartsEach    = 3                      // per node
@@ -78,9 +79,15 @@ func faultsOn(restart time.Duration) remote.FaultsRequest {
 		Committed: hnsCommitted,
 		Restart:   remote.Duration(restart),
 
-		KeptOnDelete: hnsKeptOnDelete,
+		KeptOnDelete:   hnsKeptOnDelete,
+		PartialCreates: hnsPartialCreates,
 	}
 }
+
+// partialHolds is whether node i's partial load balancers hold their
+// frontend (sim.Faults.PartialHoldsFrontend, not known of real HNS): the
+// seed turns it over the nodes, so the two nodes of a run differ.
+func partialHolds(seed uint64, i int) bool { return (seed+uint64(i))%2 == 0 }
 
 // chaos runs the faults of the soak's fault window and keeps every
 // hnsproxy running until told to stop, counting what happened.
@@ -323,6 +330,9 @@ type hnsCounts struct {
 	// addressesRefused are endpoint creates refused for their address (held
 	// by another endpoint), under each node's errorVariants.
 	addressesRefused int
+	// partial are failed load balancer creates that left one without port
+	// mappings (hnsPartialCreates).
+	partial int
 }
 
 // addressRefusedResults are the address-taken codes as hnssim's counters
@@ -346,6 +356,7 @@ func hnsFaults(ctx context.Context, c *framework.Cluster) (hnsCounts, error) {
 			counts.addressesRefused += st.Calls[sim.OpCreateEndpoint][r]
 		}
 		counts.kept += st.KeptOnDelete
+		counts.partial += st.PartialCreates
 	}
 	return counts, nil
 }

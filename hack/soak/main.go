@@ -53,6 +53,11 @@ type result struct {
 	// HNSAddressesRefused are endpoint creates HNS refused because another
 	// endpoint held the address, answered with the node's code.
 	HNSAddressesRefused int `json:"hns_addresses_refused"`
+	// HNSPartialCreates are failed load balancer creates that left one
+	// without port mappings (hnsPartialCreates); PartialHoldsFrontend is,
+	// per node, whether those held their frontend (partialHolds).
+	HNSPartialCreates    int    `json:"hns_partial_creates"`
+	PartialHoldsFrontend []bool `json:"partial_holds_frontend"`
 	// ErrorVariants are each node's hnssim flags for the codes real HNS's
 	// are not known (errorVariants).
 	ErrorVariants [][]string `json:"error_variants"`
@@ -118,6 +123,7 @@ func (r result) failed(nodes int) []string {
 		{"hns_hangs", r.HNSHangs, n},
 		{"state_dir_faults", r.StateDirFaults, stateDirFaults},
 		{"hns_deletes_kept", int64(r.HNSDeletesKept), 1},
+		{"hns_partial_creates", int64(r.HNSPartialCreates), 1},
 	} {
 		if f.got < f.want {
 			why = append(why, fmt.Sprintf("not every planned fault happened: %s = %d, want at least %d", f.name, f.got, f.want))
@@ -231,8 +237,10 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 		return res, nil, err
 	}
 	res.HNSFaults, res.HNSDeletesKept, res.HNSAddressesRefused = counts.injected, counts.kept, counts.addressesRefused
+	res.HNSPartialCreates = counts.partial
 	for i := range r.cluster.Nodes {
 		res.ErrorVariants = append(res.ErrorVariants, variantArgs(errorVariants(seed, i)))
+		res.PartialHoldsFrontend = append(res.PartialHoldsFrontend, partialHolds(seed, i))
 	}
 	return res, res.failed(len(r.cluster.Nodes)), nil
 }

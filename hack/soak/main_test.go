@@ -19,7 +19,7 @@ func TestFailedNamesEachMissingFault(t *testing.T) {
 		APIServerRestarts: apiRestarts, HNSRestarts: hnsRestartsEach * nodes, ProxyKills: killsEach * nodes,
 		KillsMidSync: nodes, NodeAddressLosses: nodes, IdleConnFloods: nodes, TenantCollisions: 1, HNSHangs: nodes,
 		StateDirMounted: true, StateDirFaults: stateDirFaultsEach * nodes, Converged: true,
-		HNSRestartsDroppingObjects: nodes, HNSDeletesKept: 1,
+		HNSRestartsDroppingObjects: nodes, HNSDeletesKept: 1, HNSPartialCreates: 1,
 	}
 	if why := full.failed(nodes); len(why) != 0 {
 		t.Fatalf("every planned fault happened, yet failed: %v", why)
@@ -34,6 +34,11 @@ func TestFailedNamesEachMissingFault(t *testing.T) {
 	noneKept.HNSDeletesKept = 0
 	if why := noneKept.failed(nodes); len(why) != 1 || !strings.Contains(why[0], "hns_deletes_kept = 0") {
 		t.Fatalf("no delete kept: got %q", why)
+	}
+	nonePartial := full
+	nonePartial.HNSPartialCreates = 0
+	if why := nonePartial.failed(nodes); len(why) != 1 || !strings.Contains(why[0], "hns_partial_creates = 0") {
+		t.Fatalf("no partial create: got %q", why)
 	}
 	unmounted := full
 	unmounted.StateDirMounted, unmounted.StateDirFaults = false, 0
@@ -87,6 +92,16 @@ func TestErrorVariantsTurnOverTheCodes(t *testing.T) {
 			if len(seen) != len(c.codes) {
 				t.Errorf("%s, node %d over four seeds: %v, want every code", c.name, node, seen)
 			}
+		}
+	}
+}
+
+// TestPartialHoldsTurnsOverTheNodes: whatever the seed, one node's partial
+// load balancers hold their frontend and the other's do not.
+func TestPartialHoldsTurnsOverTheNodes(t *testing.T) {
+	for seed := range uint64(4) {
+		if partialHolds(seed, 0) == partialHolds(seed, 1) {
+			t.Errorf("seed %d: both nodes' partial load balancers hold their frontend: %v", seed, partialHolds(seed, 0))
 		}
 	}
 }

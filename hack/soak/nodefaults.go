@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,6 +46,7 @@ var hungOps = []string{"CreateLoadBalancer", "DeleteLoadBalancer", "UpdateLoadBa
 // faultsOf is the node's fault setting: faultsOn plus the hang in force.
 func (c *chaos) faultsOf(n *framework.Node, restart time.Duration) remote.FaultsRequest {
 	f := faultsOn(restart)
+	f.PartialHoldsFrontend = partialHolds(c.seed, slices.Index(c.cluster.Nodes, n))
 	c.hangsMu.Lock()
 	f.Hang = c.hangs[n.Name()]
 	c.hangsMu.Unlock()

@@ -113,6 +113,11 @@ type FaultsRequest struct {
 	// deletes HNS reports done while keeping the object
 	// (sim.Faults.KeptOnDelete).
 	KeptOnDelete float64 `json:"keptOnDelete,omitempty"`
+	// PartialCreates is the share (0..1) of failed load balancer creates
+	// that leave a load balancer without port mappings, holding its
+	// frontend unseen if PartialHoldsFrontend (sim.Faults.PartialCreates).
+	PartialCreates       float64 `json:"partialCreates,omitempty"`
+	PartialHoldsFrontend bool    `json:"partialHoldsFrontend,omitempty"`
 }
 
 // Limits of FaultsRequest: a fault window or latency beyond these is a
@@ -132,7 +137,7 @@ func (f FaultsRequest) Validate() error {
 			return fmt.Errorf("errorRate[%q] = %v: must be within 0..1", op, rate)
 		}
 	}
-	for field, share := range map[string]float64{"committed": f.Committed, "keptOnDelete": f.KeptOnDelete} {
+	for field, share := range map[string]float64{"committed": f.Committed, "keptOnDelete": f.KeptOnDelete, "partialCreates": f.PartialCreates} {
 		if !(share >= 0 && share <= 1) {
 			return fmt.Errorf("%s = %v: must be within 0..1", field, share)
 		}

@@ -1,0 +1,191 @@
+package reconciler
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// Load balancers a failed create left without port mappings. HNS has
+// listed load balancers without port mappings (kubernetes/kubernetes#141488),
+// left, says its fix (#141489), "partially created after
+// hcnCreateLoadBalancer fails". Nothing in such a document says whose it
+// is, and hnsproxy deletes nothing it does not own. So each create HNS
+// refused is remembered by what a load balancer it left would show (its
+// frontend VIPs, backends and source VIP), and the next listing begun after
+// it (a Lookup's, which a refused frontend or a lost reply asks for, or a
+// Repair's) claims a load balancer without port mappings that shows exactly
+// that: it becomes hnsproxy's, stale, and the next Sync deletes it before
+// its creates, so one that holds its frontend unseen gives it back. A
+// failed create is remembered, in the state file too, until such a listing
+// has looked; Start's listing looks for those a restart carried over.
+
+// failedCreates is where the HNS client's creates drop the documents HNS
+// refused, as they fail (a create abandoned at its deadline may fail long
+// after its Sync), for the reconciler to take under its lock.
+type failedCreates struct {
+	mu      sync.Mutex
+	pending []string // partialSigs
+}
+
+// note drops a failed create of doc.
+func (f *failedCreates) note(doc *hnslb.LoadBalancer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pending = append(f.pending, partialSig(doc))
+}
+
+// drain takes what was dropped.
+func (f *failedCreates) drain() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.pending
+	f.pending = nil
+	return out
+}
+
+// takeFailedCreates remembers the failed creates dropped since, each in
+// the state file, so a restart before a listing has looked remembers them
+// too. Called with the lock held.
+func (r *Reconciler) takeFailedCreates() {
+	for _, sig := range r.client.failed.drain() {
+		r.failedSeq++
+		if _, known := r.failedLBs[sig]; !known {
+			r.journal(journalRecord{Add: true, Kind: recordFailedLB, ID: sig})
+		}
+		r.failedLBs[sig] = r.failedSeq
+	}
+}
+
+// failuresToLookFor are the failed creates a listing beginning now looks
+// for, and the mark forgetFailures takes once it has looked; nil when
+// none. Called with the lock held.
+func (r *Reconciler) failuresToLookFor() (sigs map[string]struct{}, mark uint64) {
+	r.takeFailedCreates()
+	if len(r.failedLBs) == 0 {
+		return nil, r.failedSeq
+	}
+	sigs = make(map[string]struct{}, len(r.failedLBs))
+	for sig := range r.failedLBs {
+		sigs[sig] = struct{}{}
+	}
+	return sigs, r.failedSeq
+}
+
+// forgetFailures forgets the failed creates remembered up to mark: a
+// listing begun after them has looked. Called with the lock held.
+func (r *Reconciler) forgetFailures(mark uint64) {
+	for sig, seq := range r.failedLBs {
+		if seq <= mark {
+			delete(r.failedLBs, sig)
+			r.journal(journalRecord{Kind: recordFailedLB, ID: sig})
+		}
+	}
+}
+
+// partialSig is what a load balancer left without port mappings would show
+// of doc: frontend VIPs, backends and source VIP, spelt and ordered alike
+// whatever the echo (HNS's GUID case and order are not promised). Flags are
+// left out: whether HNS echoes them all is not known either.
+func partialSig(doc *hnslb.LoadBalancer) string {
+	vips := make([]string, len(doc.FrontendVIPs))
+	for i, v := range doc.FrontendVIPs {
+		vips[i] = normalAddr(v)
+	}
+	ids := make([]string, len(doc.HostComputeEndpoints))
+	for i, id := range doc.HostComputeEndpoints {
+		ids[i] = strings.ToLower(id)
+	}
+	slices.Sort(vips)
+	slices.Sort(ids)
+	return strings.Join(vips, ",") + "|" + strings.Join(ids, ",") + "|" + normalAddr(doc.SourceVIP)
+}
+
+func normalAddr(s string) string {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.String()
+	}
+	return s
+}
+
+// notePartial keeps a listed load balancer without port mappings that
+// shows a failed create's signature,
+// and notes, by VIP, every load balancer without port mappings; without
+// the lock.
+func (l *listedHNS) notePartial(doc *hnslb.LoadBalancer) {
+	if len(doc.PortMappings) != 0 {
+		return
+	}
+	if len(l.partialSigs) > 0 && has(l.partialSigs, partialSig(doc)) {
+		l.partials = append(l.partials, doc)
+	}
+	if l.portlessOn == nil {
+		l.portlessOn = map[string][]string{}
+	}
+	vips := doc.FrontendVIPs
+	if len(vips) == 0 {
+		vips = []string{""}
+	}
+	for _, v := range vips {
+		v = normalAddr(v)
+		l.portlessOn[v] = append(l.portlessOn[v], doc.ID)
+	}
+}
+
+// claimPartials makes the load balancers a listing showed left by failed
+// creates hnsproxy's, due for deletion, and forgets the failures the
+// listing looked for. Called with the lock held.
+func (r *Reconciler) claimPartials(listed *listedHNS) {
+	var realized map[string]struct{}
+	if len(listed.partials) > 0 {
+		// One of ours echoed without its port mapping is not a partial create.
+		realized = map[string]struct{}{}
+		for _, e := range r.lbs {
+			if e.realizedID != "" {
+				realized[e.realizedID] = struct{}{}
+			}
+		}
+	}
+	for _, doc := range listed.partials {
+		if !has(realized, doc.ID) {
+			r.claimPartial(doc)
+		}
+	}
+	r.forgetFailures(listed.partialMark)
+}
+
+// claimPartial makes doc, a load balancer a failed create of ours left,
+// ours and due for deletion.
+func (r *Reconciler) claimPartial(doc *hnslb.LoadBalancer) {
+	if r.staleLBs[doc.ID] != nil {
+		return
+	}
+	r.log.Info("Deleting a load balancer HNS left without port mappings after a failed create (kubernetes/kubernetes#141488)",
+		"id", doc.ID, "frontendVIPs", doc.FrontendVIPs, "backends", len(doc.HostComputeEndpoints))
+	r.own(recordLoadBalancer, doc.ID)
+	r.staleLBs[doc.ID] = &staleObj{reason: "ours, left without port mappings by a failed create"}
+}
+
+// claimPartialsAtStart claims, from Start's listing of every load
+// balancer, those the failed creates the state file remembers left, and
+// forgets those failures: Start's listing has looked. Called with the lock
+// held.
+func (r *Reconciler) claimPartialsAtStart(remembered []string, lbs []hnslb.LoadBalancer) {
+	for _, sig := range remembered {
+		r.failedLBs[sig] = r.failedSeq
+	}
+	if len(remembered) > 0 {
+		for i := range lbs {
+			if len(lbs[i].PortMappings) != 0 {
+				continue
+			}
+			if _, failed := r.failedLBs[partialSig(&lbs[i])]; failed {
+				r.claimPartial(&lbs[i])
+			}
+		}
+	}
+	r.forgetFailures(r.failedSeq)
+}
