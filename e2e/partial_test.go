@@ -1,0 +1,88 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim"
+	hnsremote "github.com/hnsproxy/hnsproxy/sim/remote"
+)
+
+// TestPartialCreatesLeftBeforeAKill: node a's HNS refuses every load
+// balancer create (0x57) and leaves, after each, a load balancer without
+// port mappings that holds nothing (hnssim --partial-creates, as
+// kubernetes/kubernetes#141488 met). The real hnsproxy is killed before any
+// listing looked for them, and HNS takes creates again. Restarted on its
+// state file, it deletes every one its failed creates left, with the drift
+// repair an hour away, and programs the Service. Remembering failures only
+// in memory, it left them for good.
+func TestPartialCreatesLeftBeforeAKill(t *testing.T) {
+	ctx := context.Background()
+	spec := l2bridgeSpec
+	spec.DriftRepairPeriod = time.Hour // Start's listing, not a repair, finds them
+	c := framework.StartClusterForTest(t, spec)
+	a := c.Nodes[0]
+	web := wire(t, a, "web", 1)
+	foreign := portlessOn(t, a) // none: the rig plants nothing of the shape
+	setFaults(t, a, hnsremote.FaultsRequest{ErrorRate: map[string]float64{string(sim.OpCreateLoadBalancer): 1},
+		Errors: []hnslb.ErrorCode{hnslb.CodeInvalidParameter}, PartialCreates: 1})
+	svc := apply(t, c, service("web", "web", "", 80, 8080), framework.Backends(web))
+	err := framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+		if n := len(portlessOn(t, a)) - len(foreign); n < 1 {
+			return errorf("no failed create has left a load balancer yet")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Proxy.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	setFaults(t, a, hnsremote.FaultsRequest{})
+	left := portlessOn(t, a)
+	if err := a.Proxy.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	expectLBs(t, c, a, svc, lb("ClusterIP", frontend(svc.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), backends(local(web...))...))
+	err = framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+		if now := portlessOn(t, a); len(now) != len(foreign) {
+			return errorf("load balancers without port mappings %v (%d left before the kill)", now, len(left))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	log, err := os.ReadFile(a.Proxy.LogPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), "Deleting a load balancer HNS left without port mappings after a failed create") {
+		t.Error("hnsproxy's log does not say it deleted what its failed creates left")
+	}
+}
+
+// portlessOn are the IDs of the load balancers node n's HNS lists without
+// port mappings.
+func portlessOn(t *testing.T, n *framework.Node) []string {
+	t.Helper()
+	snap, err := n.Sim.Dump(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, l := range snap.LoadBalancers {
+		if len(l.PortMappings) == 0 {
+			ids = append(ids, l.ID)
+		}
+	}
+	return ids
+}
