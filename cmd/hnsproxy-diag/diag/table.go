@@ -167,6 +167,8 @@ func (v *view) extra(lb *hnslb.LoadBalancer) Row {
 	}
 	row.Backends = v.backends(nil, lb)
 	switch {
+	case len(lb.PortMappings) == 0:
+		row.Why = append(row.Why, "no port mappings: what HNS can leave after a failed create (kubernetes/kubernetes#141488); it may hold its frontend's port unseen")
 	case !ok:
 		row.Why = append(row.Why, fmt.Sprintf("a shape hnsproxy never makes (%d port mappings, %d frontend VIPs)", len(lb.PortMappings), len(lb.FrontendVIPs)))
 	case v.byKey[key] != lb:

@@ -216,3 +216,24 @@ func TestDiagnoseNamesAnotherEndpointOnAWantedAddress(t *testing.T) {
 		t.Errorf("ClusterIP row %+v: want the endpoint on %s named", cip, webB)
 	}
 }
+
+// A load balancer without port mappings on a frontend hnsproxy programs
+// is shown as what a failed create can leave (kubernetes/kubernetes#141488),
+// whose it is, and that it may hold the port.
+func TestDiagnoseShowsALoadBalancerWithoutPortMappings(t *testing.T) {
+	f := newFixture(t)
+	left, err := f.hns.PutLoadBalancerOutOfBand(hnslb.LoadBalancer{FrontendVIPs: []string{frontendIP}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Diagnose(f.read()).LoadBalancers {
+		if r.ID != left.ID {
+			continue
+		}
+		if r.State != StateExtra || r.Owner != OwnerForeign || !hasLine(r.Why, "no port mappings", "kubernetes/kubernetes#141488") {
+			t.Errorf("row %+v: want an extra, foreign load balancer named as a failed create's leftover", r)
+		}
+		return
+	}
+	t.Errorf("no row for the load balancer without port mappings %s", left.ID)
+}
