@@ -22,7 +22,8 @@ type CleanupResult struct {
 // Cleanup is hnsproxy's --cleanup: it deletes from HNS every load balancer
 // and endpoint the state file says hnsproxy owns (those it created or
 // adopted, its remote endpoints and overlay source VIP endpoint, and what an
-// interrupted create declared), and nothing else: a foreign object, or a
+// interrupted create declared, and the load balancers without port mappings
+// its failed creates left, partial.go), and nothing else: a foreign object, or a
 // CNI's endpoint, is never touched. A second listing confirms the deletes. Load balancers go first, since they
 // reference the endpoints. Once all are gone, the state file and its
 // journal are removed; if a delete fails, the state file is rewritten with
@@ -57,6 +58,10 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 	}
 	ownedLB, ownedEP := idSet(owned.ownedLBs()), idSet(owned.ownedEPs())
 	r.claimInterrupted(owned, lbs, eps, ownedLB, ownedEP)
+	for _, doc := range leftByFailedCreates(owned.FailedLoadBalancerCreates, lbs) {
+		r.log.Info("Cleanup: a load balancer a failed create left without port mappings is hnsproxy's", "id", doc.ID)
+		ownedLB[doc.ID] = struct{}{}
+	}
 
 	// Only listed objects are deleted: an owned ID HNS no longer has is gone
 	// already. An endpoint a remaining load balancer uses (one whose delete

@@ -177,15 +177,24 @@ func (r *Reconciler) claimPartialsAtStart(remembered []string, lbs []hnslb.LoadB
 	for _, sig := range remembered {
 		r.failedLBs[sig] = r.failedSeq
 	}
-	if len(remembered) > 0 {
-		for i := range lbs {
-			if len(lbs[i].PortMappings) != 0 {
-				continue
-			}
-			if _, failed := r.failedLBs[partialSig(&lbs[i])]; failed {
-				r.claimPartial(&lbs[i])
-			}
-		}
+	for _, doc := range leftByFailedCreates(remembered, lbs) {
+		r.claimPartial(doc)
 	}
 	r.forgetFailures(r.failedSeq)
+}
+
+// leftByFailedCreates are the load balancers of lbs without port mappings
+// that show one of the failed creates' signatures.
+func leftByFailedCreates(sigs []string, lbs []hnslb.LoadBalancer) []*hnslb.LoadBalancer {
+	if len(sigs) == 0 {
+		return nil
+	}
+	failed := idSet(sigs)
+	var left []*hnslb.LoadBalancer
+	for i := range lbs {
+		if len(lbs[i].PortMappings) == 0 && has(failed, partialSig(&lbs[i])) {
+			left = append(left, &lbs[i])
+		}
+	}
+	return left
 }

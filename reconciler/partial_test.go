@@ -223,3 +223,23 @@ func (e *env) failCreatesLeavingPartials(code hnslb.ErrorCode, holds bool) {
 	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1}, Errors: []hnslb.ErrorCode{code},
 		PartialCreates: 1, PartialHoldsFrontend: holds})
 }
+
+// --cleanup deletes the load balancers the state file's failed creates
+// left, with the rest of what hnsproxy owns.
+func TestCleanupDeletesWhatFailedCreatesLeft(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	foreignLB, foreignEP := e.foreign()
+	r := e.started(e.threeServices()...)
+	e.failCreatesLeavingPartials(hnslb.CodeInvalidParameter, false)
+	upsert(r, lb("10.96.0.40", 443, loc("10.244.1.10")))
+	r.Sync(ctx)
+	e.hns.SetFaults(sim.Faults{})
+	if len(e.portless()) != 1 {
+		t.Fatalf("load balancers without port mappings %v, want the failed create's", e.portless())
+	}
+	res, err := Cleanup(ctx, e.hns, e.options())
+	if err != nil || res.DeletedLoadBalancers != 4 || !res.StateRemoved {
+		t.Fatalf("cleanup: %+v, %v; want the 3 load balancers and the failed create's deleted", res, err)
+	}
+	e.assertOnlyForeignLeft(foreignLB, foreignEP)
+}
