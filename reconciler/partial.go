@@ -112,9 +112,8 @@ func normalAddr(s string) string {
 }
 
 // notePartial keeps a listed load balancer without port mappings that
-// shows a failed create's signature,
-// and notes, by VIP, every load balancer without port mappings; without
-// the lock.
+// shows a failed create's signature, and notes every load balancer without
+// port mappings by VIP; without the lock.
 func (l *listedHNS) notePartial(doc *hnslb.LoadBalancer) {
 	if len(doc.PortMappings) != 0 {
 		return
