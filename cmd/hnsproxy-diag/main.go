@@ -126,9 +126,7 @@ func read(cmd *cobra.Command, opts *options.Options) (*diag.Inputs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the Kubernetes client: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), readTimeout)
-	defer cancel()
-	return diag.Read(ctx, diag.Source{
+	return diag.ReadWithin(cmd.Context(), readTimeout, diag.Source{
 		HNS: hns, Kube: kube, NetworkName: cfg.Winkernel.NetworkName, StateFile: cfg.StateFile,
 		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error) {
 			c, err := nodeconfig.Desired(ctx, cfg, hns, network, nodeconfig.CapabilitiesOf(v, osBuildOf(ctx, hns), network, cfg), realHNS)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -47,6 +48,31 @@ type Source struct {
 }
 
 // Read takes one snapshot of HNS and lists the Services, EndpointSlices and
+// ReadWithin is Read given at most timeout. hcn calls are synchronous RPCs
+// that ignore the context, so under a hung HNS (kubernetes/aks-engine#4315),
+// when an operator most needs the diagnosis, Read would never return: past
+// timeout ReadWithin gives up with an error that says so, and leaves the
+// hung call behind.
+func ReadWithin(ctx context.Context, timeout time.Duration, src Source) (*Inputs, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type result struct {
+		in  *Inputs
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		in, err := Read(ctx, src)
+		done <- result{in, err}
+	}()
+	select {
+	case r := <-done:
+		return r.in, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("reading HNS and the API server: no answer within %v; HNS calls cannot be cancelled, so HNS may be hung (restarting the hns service clears a hung HNS)", timeout)
+	}
+}
+
 // Nodes, then resolves the configuration the way hnsproxy does.
 func Read(ctx context.Context, src Source) (*Inputs, error) {
 	snap, err := hnslb.TakeSnapshot(ctx, src.HNS)

@@ -2,10 +2,12 @@ package diag
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim"
@@ -236,4 +238,26 @@ func TestDiagnoseShowsALoadBalancerWithoutPortMappings(t *testing.T) {
 		return
 	}
 	t.Errorf("no row for the load balancer without port mappings %s", left.ID)
+}
+
+// Under a hung HNS, whose calls ignore their context as hcn's do, the
+// diagnosis gives up at its timeout with an error that says HNS may hang,
+// where it used to wait for good.
+func TestReadWithinGivesUpOnAHungHNS(t *testing.T) {
+	f := newFixture(t)
+	f.hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpListLoadBalancers}})
+	t.Cleanup(func() { f.hns.SetFaults(sim.Faults{}) })
+	done := make(chan error, 1)
+	go func() {
+		_, err := ReadWithin(context.Background(), 50*time.Millisecond, Source{HNS: ReadOnly(f.hns), Kube: f.kube, NetworkName: "cbr0", StateFile: f.stateFile})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "HNS may be hung") {
+			t.Errorf("read under a hung HNS: %v, want it to say HNS may be hung", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the read still waits on a hung HNS after a minute")
+	}
 }
