@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	hnsremote "github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
@@ -55,14 +56,21 @@ func TestDeleteHNSKept(t *testing.T) {
 // lbIDsOn are the IDs of the load balancers node n's HNS holds on vip.
 func lbIDsOn(t *testing.T, n *framework.Node, vip string) []string {
 	t.Helper()
+	return lbIDsWhere(t, n, func(l *hnslb.LoadBalancer) bool { return slices.Contains(l.FrontendVIPs, vip) })
+}
+
+// lbIDsWhere are the IDs, sorted, of the load balancers node n's HNS holds
+// that keep says.
+func lbIDsWhere(t *testing.T, n *framework.Node, keep func(*hnslb.LoadBalancer) bool) []string {
+	t.Helper()
 	snap, err := n.Sim.Dump(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
-	for _, l := range snap.LoadBalancers {
-		if slices.Contains(l.FrontendVIPs, vip) {
-			ids = append(ids, l.ID)
+	for i := range snap.LoadBalancers {
+		if keep(&snap.LoadBalancers[i]) {
+			ids = append(ids, snap.LoadBalancers[i].ID)
 		}
 	}
 	slices.Sort(ids)

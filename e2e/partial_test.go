@@ -74,15 +74,5 @@ func TestPartialCreatesLeftBeforeAKill(t *testing.T) {
 // port mappings.
 func portlessOn(t *testing.T, n *framework.Node) []string {
 	t.Helper()
-	snap, err := n.Sim.Dump(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, l := range snap.LoadBalancers {
-		if len(l.PortMappings) == 0 {
-			ids = append(ids, l.ID)
-		}
-	}
-	return ids
+	return lbIDsWhere(t, n, func(l *hnslb.LoadBalancer) bool { return len(l.PortMappings) == 0 })
 }

@@ -1,7 +1,6 @@
 package reconciler
 
 import (
-	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -93,22 +92,10 @@ func (r *Reconciler) forgetFailures(mark uint64) {
 func partialSig(doc *hnslb.LoadBalancer) string {
 	vips := make([]string, len(doc.FrontendVIPs))
 	for i, v := range doc.FrontendVIPs {
-		vips[i] = normalAddr(v)
-	}
-	ids := make([]string, len(doc.HostComputeEndpoints))
-	for i, id := range doc.HostComputeEndpoints {
-		ids[i] = strings.ToLower(id)
+		vips[i] = canonicalIP(v)
 	}
 	slices.Sort(vips)
-	slices.Sort(ids)
-	return strings.Join(vips, ",") + "|" + strings.Join(ids, ",") + "|" + normalAddr(doc.SourceVIP)
-}
-
-func normalAddr(s string) string {
-	if a, err := netip.ParseAddr(s); err == nil {
-		return a.String()
-	}
-	return s
+	return strings.Join(vips, ",") + "|" + strings.Join(lowerSorted(doc.HostComputeEndpoints), ",") + "|" + canonicalIP(doc.SourceVIP)
 }
 
 // notePartial keeps a listed load balancer without port mappings that
@@ -129,7 +116,7 @@ func (l *listedHNS) notePartial(doc *hnslb.LoadBalancer) {
 		vips = []string{""}
 	}
 	for _, v := range vips {
-		v = normalAddr(v)
+		v = canonicalIP(v)
 		l.portlessOn[v] = append(l.portlessOn[v], doc.ID)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -153,16 +154,7 @@ func TestPortlessHolderIsNamed(t *testing.T) {
 // holds is remembered anew: the lookup it asks claims that one too.
 func TestPartialLeftBeforeARestartIsClaimedByTheNextFailure(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
-	e.local("10.244.1.10")
-	r := e.started()
-	e.failCreatesLeavingPartials(hnslb.CodeInvalidParameter, true)
-	d := lb("10.96.0.30", 443, loc("10.244.1.10"))
-	upsert(r, d)
-	r.Sync(ctx)
-	e.hns.SetFaults(sim.Faults{})
-	if len(e.portless()) != 1 {
-		t.Fatalf("load balancers without port mappings %v, want the failed create's", e.portless())
-	}
+	_, d := e.failedCreate(true)
 	restarted, _ := e.start(e.hns, d)
 	e.converge(restarted)
 	if e.hnsLB(d.Key) == nil || len(e.portless()) != 0 {
@@ -176,13 +168,7 @@ func TestPartialLeftBeforeARestartIsClaimedByTheNextFailure(t *testing.T) {
 // what it left at its next Start, and deletes it then.
 func TestPartialRememberedAcrossARestart(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
-	e.local("10.244.1.10")
-	r := e.started()
-	e.failCreatesLeavingPartials(hnslb.CodeInvalidParameter, false)
-	d := lb("10.96.0.30", 443, loc("10.244.1.10"))
-	upsert(r, d)
-	r.Sync(ctx)
-	e.hns.SetFaults(sim.Faults{})
+	r, d := e.failedCreate(false)
 	e.clock.Step(DefaultRetryMax)
 	if res := r.Sync(ctx); res.Created != 1 || res.ListingWanted {
 		t.Fatalf("retry: %+v, want the load balancer created without a listing", res)
@@ -214,6 +200,24 @@ func (e *env) stateOnDisk() *stateFile {
 		e.t.Fatal(err)
 	}
 	return s
+}
+
+// failedCreate starts a reconciler whose one load balancer's create HNS
+// refuses (0x57), leaving one without port mappings (holding its frontend
+// if holds); HNS then takes creates again.
+func (e *env) failedCreate(holds bool) (*Reconciler, intent.LB) {
+	e.t.Helper()
+	e.local("10.244.1.10")
+	r := e.started()
+	e.failCreatesLeavingPartials(hnslb.CodeInvalidParameter, holds)
+	d := lb("10.96.0.30", 443, loc("10.244.1.10"))
+	upsert(r, d)
+	r.Sync(ctx)
+	e.hns.SetFaults(sim.Faults{})
+	if len(e.portless()) != 1 {
+		e.t.Fatalf("load balancers without port mappings %v, want the failed create's", e.portless())
+	}
+	return r, d
 }
 
 // failCreatesLeavingPartials makes every load balancer create fail with

@@ -23,7 +23,9 @@ import (
 func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 	logger := klog.FromContext(ctx)
 	rec := reconciler.New(deps.HNS, reconciler.Options{
-		NetworkID:    deps.Network.ID,
+		NetworkID: deps.Network.ID,
+		// Its HNS call deadlines (--hns-call-timeout, --hns-list-timeout) and
+		// the calls abandoned at them are the start-up calls' (hnsCallOptions).
 		StartupCalls: deps.StartupCalls,
 		Features:     deps.Capabilities.Features,
 		// --max-backends-per-lb wins: a cap the operator set is never lowered.
@@ -34,9 +36,6 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 
 		StateWriteFailed: stateWriteFailed(deps.Events),
 		StateFileSynced:  stateFileSynced,
-		CallTimeout:      cfg.HNS.CallTimeout,
-		ListTimeout:      cfg.HNS.ListTimeout,
-		CallTimedOut:     hnsCallTimedOut,
 		Modify:           cfg.HNS.ModifyLoadBalancer,
 		ModifyTurnedOff:  modifyTurnedOff,
 
@@ -115,8 +114,8 @@ func remoteSubnets(rec *reconciler.Reconciler) func(context.Context) ([]desired.
 	}
 }
 
-// hnsCallOptions are the HNS call deadlines of cfg, for the start-up calls
-// (and with them the reconciler's).
+// hnsCallOptions are cfg's HNS call deadlines, for the start-up calls;
+// the reconciler takes them over with those calls.
 func hnsCallOptions(ctx context.Context, cfg *options.Config) reconciler.Options {
 	return reconciler.Options{
 		CallTimeout:  cfg.HNS.CallTimeout,
