@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/klog/v2/textlogger"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
@@ -33,6 +34,12 @@ type crashRun struct {
 // declared; else, once the cold start's replies show the names kept, the
 // new remote pod's endpoint is created undeclared (names.go).
 func newCrashRun(t *testing.T, profile string, killAt int, declaring bool) *crashRun {
+	return newCrashRunUnder(t, profile, killAt, declaring, sim.Faults{})
+}
+
+// newCrashRunUnder is newCrashRun with HNS's faults set for the script
+// (the restart lifts them).
+func newCrashRunUnder(t *testing.T, profile string, killAt int, declaring bool, faults sim.Faults) *crashRun {
 	e := newEnv(t, profile)
 	if declaring {
 		e.declaringEndpoints()
@@ -50,6 +57,7 @@ func newCrashRun(t *testing.T, profile string, killAt int, declaring bool) *cras
 	opts.Logger = textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(io.Discard))) // a dead process's errors
 	r := New(&killClient{Client: e.hns, k: ks}, opts)
 	r.store.fs = c.kfs
+	e.hns.SetFaults(faults)
 	upsert(r, a, b, gone)
 	if err := r.Start(ctx); err != nil && ks.alive() {
 		t.Fatal(err)
@@ -77,6 +85,7 @@ func newCrashRun(t *testing.T, profile string, killAt int, declaring bool) *cras
 // restart starts a new reconciler on what the kill left, with nothing
 // desired (every Service deleted while hnsproxy was down), and converges.
 func (c *crashRun) restart() {
+	c.e.hns.SetFaults(sim.Faults{})
 	r := New(c.e.hns, c.e.options())
 	if err := r.Start(ctx); err != nil {
 		c.e.t.Fatal(err)
@@ -143,6 +152,38 @@ func TestKillAtEveryStepLeaksNothing(t *testing.T) {
 					if s := readState(t, c.e.stateFile); len(s.LoadBalancers)+len(s.RemoteEndpoints) != 0 {
 						t.Errorf("%s, declaring endpoints %v, killed before step %d: the state file still owns %+v", profile, declaring, kill, s)
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestKillAtEveryStepLeavesNoPartialLoadBalancer: the script again, with
+// HNS refusing half of the load balancer creates and leaving a load
+// balancer without port mappings for each (kubernetes/kubernetes#141488).
+// Wherever the process dies, even between a refused create and the write
+// that records it, and whether the journal keeps its unsynced appends or
+// not, the restart finds every such load balancer its creates left and
+// deletes it: where the record of the failure was lost, by the frontend's
+// declaration.
+func TestKillAtEveryStepLeavesNoPartialLoadBalancer(t *testing.T) {
+	failing := sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 0.5}, Errors: []hnslb.ErrorCode{hnslb.CodeInvalidParameter},
+		PartialCreates: 1}
+	for _, profile := range []string{sim.ProfileWS2022, sim.ProfileWS2025} {
+		whole := newCrashRunUnder(t, profile, 0, false, failing)
+		steps := whole.ks.count()
+		if n := whole.e.hns.Counters().PartialCreates; n < 2 {
+			t.Fatalf("%s: the script's creates left %d load balancers without port mappings; want at least 2", profile, n)
+		}
+		for _, powerLoss := range []bool{false, true} {
+			for kill := 1; kill <= steps+1; kill++ {
+				c := newCrashRunUnder(t, profile, kill, false, failing)
+				if powerLoss {
+					c.kfs.powerLoss(t, journalPath(c.e.stateFile))
+				}
+				c.restart()
+				if left := c.leftovers(); len(left) > 0 {
+					t.Errorf("%s, killed before step %d of %d (power loss %v): leaked %v", profile, kill, steps, powerLoss, left)
 				}
 			}
 		}

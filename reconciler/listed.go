@@ -48,7 +48,7 @@ type listedHNS struct {
 	// partialSigs are the failed creates' signatures as the listing began,
 	// partialMark their mark, and partials the listed load balancers
 	// without port mappings that show one (partial.go).
-	partialSigs map[string]struct{}
+	partialSigs partialMatcher
 	partialMark uint64
 	partials    []*hnslb.LoadBalancer
 	// portlessOn are the listed load balancers without port mappings, by

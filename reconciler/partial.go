@@ -1,11 +1,14 @@
 package reconciler
 
 import (
+	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // Load balancers a failed create left without port mappings. HNS has
@@ -62,16 +65,12 @@ func (r *Reconciler) takeFailedCreates() {
 // failuresToLookFor are the failed creates a listing beginning now looks
 // for, and the mark forgetFailures takes once it has looked; nil when
 // none. Called with the lock held.
-func (r *Reconciler) failuresToLookFor() (sigs map[string]struct{}, mark uint64) {
+func (r *Reconciler) failuresToLookFor() (sigs partialMatcher, mark uint64) {
 	r.takeFailedCreates()
 	if len(r.failedLBs) == 0 {
 		return nil, r.failedSeq
 	}
-	sigs = make(map[string]struct{}, len(r.failedLBs))
-	for sig := range r.failedLBs {
-		sigs[sig] = struct{}{}
-	}
-	return sigs, r.failedSeq
+	return newPartialMatcher(maps.Keys(r.failedLBs)), r.failedSeq
 }
 
 // forgetFailures forgets the failed creates remembered up to mark: a
@@ -87,15 +86,69 @@ func (r *Reconciler) forgetFailures(mark uint64) {
 
 // partialSig is what a load balancer left without port mappings would show
 // of doc: frontend VIPs, backends and source VIP, spelt and ordered alike
-// whatever the echo (HNS's GUID case and order are not promised). Flags are
-// left out: whether HNS echoes them all is not known either.
+// whatever the echo (HNS's GUID case and order are not promised), as
+// "VIPs|backends|source VIP". Flags are left out: whether HNS echoes them
+// all is not known either.
 func partialSig(doc *hnslb.LoadBalancer) string {
+	frontend, backends := partialParts(doc)
+	vips, source, _ := strings.Cut(frontend, "|")
+	return vips + "|" + strings.Join(backends, ",") + "|" + source
+}
+
+// partialParts are a signature's frontend ("VIPs|source VIP") and backends.
+func partialParts(doc *hnslb.LoadBalancer) (frontend string, backends []string) {
 	vips := make([]string, len(doc.FrontendVIPs))
 	for i, v := range doc.FrontendVIPs {
 		vips[i] = canonicalIP(v)
 	}
 	slices.Sort(vips)
-	return strings.Join(vips, ",") + "|" + strings.Join(lowerSorted(doc.HostComputeEndpoints), ",") + "|" + canonicalIP(doc.SourceVIP)
+	return strings.Join(vips, ",") + "|" + canonicalIP(doc.SourceVIP), lowerSorted(doc.HostComputeEndpoints)
+}
+
+// partialMatcher tells what failed creates left: a load balancer without
+// port mappings with a failed document's frontend VIPs and source VIP, and
+// backends among its. Among, not equal: HNS takes a deleted endpoint out of
+// the load balancers that name it (kubernetes/kubernetes#141488's partial
+// ones too, as far as anyone knows; the simulator does), and hnsproxy
+// deletes a remote endpoint no load balancer of its uses, so what a failed
+// create left may have lost backends since: a partial load balancer the
+// soak leaked had lost them all. Keyed by frontend, the backend sets.
+type partialMatcher map[string][]map[string]struct{}
+
+// newPartialMatcher reads signatures (partialSig); one it cannot read (an
+// older format) is left out.
+func newPartialMatcher(sigs iter.Seq[string]) partialMatcher {
+	m := partialMatcher{}
+	for sig := range sigs {
+		parts := strings.Split(sig, "|")
+		if len(parts) != 3 {
+			continue
+		}
+		backends := map[string]struct{}{}
+		if parts[1] != "" {
+			for _, b := range strings.Split(parts[1], ",") {
+				backends[b] = struct{}{}
+			}
+		}
+		frontend := parts[0] + "|" + parts[2]
+		m[frontend] = append(m[frontend], backends)
+	}
+	return m
+}
+
+// matches reports whether doc, without port mappings, is what one of the
+// failed creates left.
+func (m partialMatcher) matches(doc *hnslb.LoadBalancer) bool {
+	if len(m) == 0 || len(doc.PortMappings) != 0 {
+		return false
+	}
+	frontend, backends := partialParts(doc)
+	for _, failed := range m[frontend] {
+		if !slices.ContainsFunc(backends, func(b string) bool { return !has(failed, b) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // notePartial keeps a listed load balancer without port mappings that
@@ -105,7 +158,7 @@ func (l *listedHNS) notePartial(doc *hnslb.LoadBalancer) {
 	if len(doc.PortMappings) != 0 {
 		return
 	}
-	if len(l.partialSigs) > 0 && has(l.partialSigs, partialSig(doc)) {
+	if l.partialSigs.matches(doc) {
 		l.partials = append(l.partials, doc)
 	}
 	if l.portlessOn == nil {
@@ -170,17 +223,52 @@ func (r *Reconciler) claimPartialsAtStart(remembered []string, lbs []hnslb.LoadB
 }
 
 // leftByFailedCreates are the load balancers of lbs without port mappings
-// that show one of the failed creates' signatures.
+// that the failed creates of sigs left.
 func leftByFailedCreates(sigs []string, lbs []hnslb.LoadBalancer) []*hnslb.LoadBalancer {
 	if len(sigs) == 0 {
 		return nil
 	}
-	failed := idSet(sigs)
+	failed := newPartialMatcher(slices.Values(sigs))
 	var left []*hnslb.LoadBalancer
 	for i := range lbs {
-		if len(lbs[i].PortMappings) == 0 && has(failed, partialSig(&lbs[i])) {
+		if failed.matches(&lbs[i]) {
 			left = append(left, &lbs[i])
 		}
 	}
 	return left
+}
+
+// A failed create whose record the state file lost (hnsproxy killed, or
+// the file unwritable, before the Sync's last write) leaves nothing to
+// look for. But its key was declared durably before the create, and the
+// record withdrawing that declaration is written with the failure's: a
+// load balancer without port mappings on a VIP still declared at Start is
+// taken for what such a create left (claimInterrupted). A key that stands
+// declared is an apiserver-allocated frontend hnsproxy serves, where such
+// a shape serves nobody.
+
+// declaredVIPsOf are the VIPs of keys, canonical; "" for node ports.
+func declaredVIPsOf(keys map[intent.LBKey]struct{}) map[string]struct{} {
+	vips := make(map[string]struct{}, len(keys))
+	for k := range keys {
+		vips[canonicalIP(k.VIP)] = struct{}{}
+	}
+	return vips
+}
+
+// portlessOnDeclared reports a load balancer without port mappings whose
+// frontend VIPs are each a declared key's (none: a node port's).
+func portlessOnDeclared(lb *hnslb.LoadBalancer, declared map[string]struct{}) bool {
+	if len(lb.PortMappings) != 0 {
+		return false
+	}
+	if len(lb.FrontendVIPs) == 0 {
+		return has(declared, "")
+	}
+	for _, v := range lb.FrontendVIPs {
+		if !has(declared, canonicalIP(v)) {
+			return false
+		}
+	}
+	return true
 }

@@ -139,9 +139,17 @@ func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, e
 		keys[k] = struct{}{}
 	}
 	ips := idSet(st.CreatingRemoteEndpoints)
+	declaredVIPs := declaredVIPsOf(keys)
 	for i := range lbs {
 		k, ok := KeyOf(&lbs[i])
-		if _, mine := ownedLB[strings.ToLower(lbs[i].ID)]; !ok || mine {
+		if _, mine := ownedLB[strings.ToLower(lbs[i].ID)]; mine {
+			continue
+		}
+		if !ok {
+			if portlessOnDeclared(&lbs[i], declaredVIPs) {
+				r.log.Info("Claiming a load balancer without port mappings on a declared frontend: what a failed create left whose record was lost", "id", lbs[i].ID, "frontendVIPs", lbs[i].FrontendVIPs)
+				ownedLB[strings.ToLower(lbs[i].ID)] = struct{}{}
+			}
 			continue
 		}
 		if _, declared := keys[k]; declared {
