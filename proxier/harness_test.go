@@ -51,6 +51,10 @@ type testNode struct {
 	// believedCap, if set, is the backend cap hnsproxy starts with (from the
 	// OS build) where HNS may enforce less; the reconciler learns the cap.
 	believedCap int
+	// repairPeriod, if set, is the drift repair period (default an hour);
+	// checkNetwork makes the reconciler check the network by its name.
+	repairPeriod time.Duration
+	checkNetwork bool
 }
 
 const (
@@ -102,10 +106,18 @@ func (n *testNode) start() {
 	if n.believedCap > 0 {
 		features.MaxBackends = n.believedCap
 	}
-	rec := reconciler.New(n.hns, reconciler.Options{
+	opts := reconciler.Options{
 		NetworkID: n.networkID, Features: features, StateFile: n.stateFile, LearnBackendCap: n.believedCap > 0,
 		RetryBase: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond,
-	})
+	}
+	if n.checkNetwork {
+		opts.NetworkName = "cbr0"
+	}
+	rec := reconciler.New(n.hns, opts)
+	repairPeriod := n.repairPeriod
+	if repairPeriod == 0 {
+		repairPeriod = time.Hour
+	}
 	nodeFactory := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(ownCopy(TrimForCache)))
 	n.recorder = events.NewFakeRecorder(1000)
 	cfg := n.config
@@ -125,7 +137,7 @@ func (n *testNode) start() {
 		Config:         cfg,
 		MinSyncPeriod:  n.minSyncPeriod,
 		SyncPeriod:     time.Hour,
-		RepairPeriod:   time.Hour,
+		RepairPeriod:   repairPeriod,
 		Reconciler:     rec,
 		Recorder:       n.recorder,
 		Observer:       n.observer,

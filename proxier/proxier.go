@@ -157,6 +157,9 @@ type Proxier struct {
 	// foreignReported and leftOutReported hold what was last reported per
 	// frontend (the foreign load balancer's ID, the left-out IPs).
 	foreignReported, leftOutReported onceEach
+	// stopRun ends Run's context; stopErr is what Run returns then (network.go).
+	stopRun context.CancelCauseFunc
+	stopErr error
 }
 
 // A failed drift repair (each lists all of HNS) is retried with
@@ -341,6 +344,11 @@ func (p *Proxier) requestSync() {
 func (p *Proxier) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	logger := klog.FromContext(ctx)
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	p.mu.Lock()
+	p.stopRun = stop
+	p.mu.Unlock()
 	go func() {
 		<-ctx.Done()
 		p.queue.ShutDown()
@@ -382,7 +390,9 @@ func (p *Proxier) Run(ctx context.Context) error {
 		key, shutdown := p.queue.Get()
 		if shutdown {
 			p.repairs.Wait()
-			return nil
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return p.stopErr
 		}
 		p.Sync(ctx)
 		p.queue.Done(key)

@@ -60,6 +60,10 @@ func (p *Proxier) startListing(ctx context.Context, what string, list func(conte
 		err := list(ctx)
 		p.mu.Lock()
 		p.repairing = false
+		if p.noteNetworkChanged(ctx, err); p.stopErr != nil {
+			p.mu.Unlock()
+			return // Run ends: nothing to retry
+		}
 		done(err != nil)
 		if err != nil {
 			p.repairRetryAt = p.clock.Now().Add(p.repairBackoff.When(syncKey))

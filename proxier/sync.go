@@ -69,6 +69,9 @@ func (p *Proxier) Sync(ctx context.Context) {
 		p.startRepair(ctx)
 	}
 	stats.Result = p.opts.Reconciler.Sync(ctx)
+	if stats.Result.NetworkChanged != nil {
+		p.noteNetworkChanged(ctx, stats.Result.NetworkChanged)
+	}
 	if stats.Result.HNSReturned {
 		p.noteHNSReturned(ctx)
 	}

@@ -79,6 +79,8 @@ type deadlines struct {
 	timedOut     func(op string) // may be nil
 	// failed are the load balancer creates HNS refused (partial.go).
 	failed failedCreates
+	// suspect is set when an answer suggests the network is gone (network.go).
+	suspect networkSuspect
 
 	mu sync.Mutex
 	// abandoned counts running abandoned calls per object token (see

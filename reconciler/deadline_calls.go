@@ -72,6 +72,7 @@ func (d *deadlines) createLoadBalancer(ctx context.Context, lb *hnslb.LoadBalanc
 
 func (d *deadlines) createEndpoint(ctx context.Context, networkID string, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
 	got, err := d.c.CreateEndpoint(ctx, networkID, e)
+	d.suspect.noteCreate(err)
 	if err == nil && (got == nil || got.ID == "") {
 		return nil, hnslb.NewError("create_endpoint", hnslb.CodeTimeout, "HNS answered no endpoint for %s", e.IP())
 	}
@@ -181,10 +182,16 @@ func (d *deadlines) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error)
 	return guard(d, ctx, "list_endpoints", d.list, d.c.ListEndpoints)
 }
 
+// GetNetworkByID reads a network; "not found" makes the network suspect
+// (network.go).
 func (d *deadlines) GetNetworkByID(ctx context.Context, id string) (*hnslb.Network, error) {
-	return guard(d, ctx, "get_network", d.call, func(ctx context.Context) (*hnslb.Network, error) {
+	n, err := guard(d, ctx, "get_network", d.call, func(ctx context.Context) (*hnslb.Network, error) {
 		return d.c.GetNetworkByID(ctx, id)
 	})
+	if hnslb.IsNotFound(err) {
+		d.suspect.set.Store(true)
+	}
+	return n, err
 }
 
 func (d *deadlines) ServiceInstance(ctx context.Context) (string, error) {

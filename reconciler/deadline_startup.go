@@ -28,9 +28,7 @@ func NewStartupCalls(c hnslb.Client, o Options) *StartupCalls {
 
 // GetNetworkByName reads the network hnsproxy programs.
 func (s *StartupCalls) GetNetworkByName(ctx context.Context, name string) (*hnslb.Network, error) {
-	return guard(s.d, ctx, "get_network_by_name", s.d.call, func(ctx context.Context) (*hnslb.Network, error) {
-		return s.d.c.GetNetworkByName(ctx, name)
-	})
+	return s.d.GetNetworkByName(ctx, name)
 }
 
 // Version reads HNS's version.

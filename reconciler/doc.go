@@ -53,4 +53,8 @@
 // reported, and its object waits until the call returns while the others go
 // on. The calls hnsproxy makes at start-up, before a Reconciler exists,
 // share those deadlines (StartupCalls).
+//
+// The network is read by name at each Repair, and after answers that
+// suggest it is gone: one gone, or replaced by another of its name, is
+// reported (NetworkChangedError; network.go) for the caller to start again.
 package reconciler

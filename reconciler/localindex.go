@@ -88,7 +88,15 @@ func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct
 			r.log.V(4).Info("Reading a namespace's endpoint failed", "id", id, "err", err)
 			continue
 		}
-		if ep.IsRemote() || ep.HostComputeNetwork != r.opts.NetworkID {
+		if ep.IsRemote() {
+			continue
+		}
+		if ep.HostComputeNetwork != r.opts.NetworkID {
+			// A pod a load balancer waits for, on another network: ours
+			// may have been replaced (network.go).
+			if holdsAny(ep, missing) {
+				r.client.suspect.set.Store(true)
+			}
 			continue
 		}
 		indexLocal(r.localIndex, ep)
@@ -100,6 +108,18 @@ func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct
 		}
 	}
 	return true
+}
+
+// holdsAny reports whether ep has one of ips.
+func holdsAny(ep *hnslb.Endpoint, ips map[string]struct{}) bool {
+	idx := map[string]string{}
+	indexLocal(idx, ep)
+	for ip := range idx {
+		if _, ok := ips[ip]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // namespaceEndpointIDs are the IDs of the endpoints attached to namespaces.

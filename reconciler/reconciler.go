@@ -23,7 +23,11 @@ type Options struct {
 	// NetworkID is the HNS network remote endpoints are created on and
 	// local endpoints are looked up in.
 	NetworkID string
-	Features  hnslb.Features
+	// NetworkName is its name: repairs, and Syncs after answers that
+	// suggest it is gone, read the network by it and report a network
+	// gone or replaced (network.go). "" checks nothing.
+	NetworkName string
+	Features    hnslb.Features
 	// LearnBackendCap: when HNS refuses a load balancer of more than 64
 	// backends with 0x57, retry at 64 and, if that works, report the cap
 	// learned (backendcap.go). Off when an operator fixed the cap.
@@ -104,6 +108,8 @@ type Reconciler struct {
 	outage outage
 	// instance is the HNS service instance last seen (instance.go).
 	instance instanceWatch
+	// networkCheckAt is when a suspicion may next read the network (network.go).
+	networkCheckAt time.Time
 
 	lbs map[intent.LBKey]*lbEntry
 	eps map[string]*remoteEP // by IP
@@ -421,6 +427,12 @@ func (r *Reconciler) NextRetry() (time.Time, bool) {
 	}
 	if r.outage.open {
 		consider(r.outage.probeAt)
+	}
+	if at, ok := r.networkCheckDue(); ok {
+		if !r.clock.Now().Before(at) {
+			return r.clock.Now(), true
+		}
+		consider(at)
 	}
 	for k := range r.retryLBs {
 		consider(r.lbs[k].st.nextRetry)

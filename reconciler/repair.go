@@ -30,6 +30,11 @@ import (
 // what was realized as the listing began and then dropped, unless the
 // judging under the lock needs it (listed.go).
 func (r *Reconciler) Repair(ctx context.Context) error {
+	// A listing of a network that is gone would take all its endpoints for
+	// vanished; say what happened instead (network.go).
+	if changed := r.checkNetwork(ctx); changed != nil {
+		return changed
+	}
 	listingNo, err := r.beginListing("Repair")
 	if err != nil {
 		return err

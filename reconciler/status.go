@@ -114,6 +114,9 @@ type SyncResult struct {
 	// ListingWanted: objects wait for a listing of HNS to answer what a
 	// Sync could not tell (lookup.go); a Repair answers it.
 	ListingWanted bool
+	// NetworkChanged: the network is gone or was replaced (network.go);
+	// nothing programmed on it holds, so the caller starts again.
+	NetworkChanged *NetworkChangedError
 }
 
 // LeftOutBackends are local backends one load balancer could not use.

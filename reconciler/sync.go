@@ -167,6 +167,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	if err := r.writeState(); err != nil {
 		r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
 	}
+	r.checkSuspectedNetwork(run)
 	run.res.Pending = r.pending()
 	run.res.LearnedBackendCap = r.learnedCap
 	run.res.ListingWanted = r.wantsListing()

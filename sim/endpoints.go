@@ -19,7 +19,7 @@ func (h *HNS) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.End
 		}
 		n, ok := h.state.networks.get(networkID)
 		if !ok {
-			return hnsError(op, hnslb.CodeNetworkNotFound, "network %s", networkID)
+			return hnsError(op, h.variants.MissingNetwork, "network %s", networkID)
 		}
 		if e != nil && len(e.IpConfigurations) == 0 && !e.IsRemote() {
 			// HNS assigns a local endpoint without an address one from the

@@ -11,7 +11,8 @@ import (
 // on which one real HNS returns. They combine with every profile; the zero
 // value is the simulator's default (0x803b0002 for a missing backend, 0x490
 // for a missing load balancer, 0xb7 for an endpoint address another endpoint
-// holds). docs/simulator.md gives the sources.
+// holds, 0x803b0001 for an endpoint create on a network that is gone).
+// docs/simulator.md gives the sources.
 type ErrorVariants struct {
 	// MissingBackend is what a load balancer create or modify naming a
 	// backend endpoint that does not exist returns: one of
@@ -24,6 +25,10 @@ type ErrorVariants struct {
 	// AddressTaken is what an endpoint create whose address another
 	// endpoint on the network holds returns: one of AddressTakenCodes.
 	AddressTaken hnslb.ErrorCode
+	// MissingNetwork is what an endpoint create naming a network that does
+	// not exist (deleted, or replaced by one of the same name) returns: one
+	// of MissingNetworkCodes.
+	MissingNetwork hnslb.ErrorCode
 }
 
 // MissingBackendCodes are the codes seen for "a backend endpoint is gone":
@@ -49,6 +54,15 @@ func AddressTakenCodes() []hnslb.ErrorCode {
 	return []hnslb.ErrorCode{hnslb.CodeAlreadyExists, hnslb.CodeObjectAlreadyExists, hnslb.CodeAddrInvalidOrReserved}
 }
 
+// MissingNetworkCodes are the codes modelled for an endpoint create on a
+// network that is gone: HCN_E_NETWORK_NOT_FOUND (the default), which hcn
+// itself answers a read of a network that does not exist, and
+// ERROR_NOT_FOUND, what unknown IDs answer. No public capture of such a
+// create was found.
+func MissingNetworkCodes() []hnslb.ErrorCode {
+	return []hnslb.ErrorCode{hnslb.CodeNetworkNotFound, hnslb.CodeNotFound}
+}
+
 // Check reports a code outside the modelled ones.
 func (v ErrorVariants) Check() error {
 	if v.MissingBackend != 0 && !slices.Contains(MissingBackendCodes(), v.MissingBackend) {
@@ -59,6 +73,9 @@ func (v ErrorVariants) Check() error {
 	}
 	if v.AddressTaken != 0 && !slices.Contains(AddressTakenCodes(), v.AddressTaken) {
 		return fmt.Errorf("address-taken code 0x%x: want one of %s", uint32(v.AddressTaken), codeList(AddressTakenCodes()))
+	}
+	if v.MissingNetwork != 0 && !slices.Contains(MissingNetworkCodes(), v.MissingNetwork) {
+		return fmt.Errorf("missing-network code 0x%x: want one of %s", uint32(v.MissingNetwork), codeList(MissingNetworkCodes()))
 	}
 	return nil
 }
@@ -73,6 +90,9 @@ func (v ErrorVariants) withDefaults() ErrorVariants {
 	}
 	if v.AddressTaken == 0 {
 		v.AddressTaken = AddressTakenCodes()[0]
+	}
+	if v.MissingNetwork == 0 {
+		v.MissingNetwork = MissingNetworkCodes()[0]
 	}
 	return v
 }

@@ -62,7 +62,7 @@ func TestErrorVariantsPerProfile(t *testing.T) {
 }
 
 func TestErrorVariantsCheck(t *testing.T) {
-	for _, v := range []ErrorVariants{{}, {MissingBackend: hnslb.CodePortNotFound}, {MissingLoadBalancer: hnslb.CodeEndpointNotFound}, {AddressTaken: hnslb.CodeAddrInvalidOrReserved}} {
+	for _, v := range []ErrorVariants{{}, {MissingBackend: hnslb.CodePortNotFound}, {MissingLoadBalancer: hnslb.CodeEndpointNotFound}, {AddressTaken: hnslb.CodeAddrInvalidOrReserved}, {MissingNetwork: hnslb.CodeNotFound}} {
 		if err := v.Check(); err != nil {
 			t.Errorf("%+v: %v", v, err)
 		}
@@ -74,6 +74,7 @@ func TestErrorVariantsCheck(t *testing.T) {
 		{ErrorVariants{MissingBackend: hnslb.CodeInvalidParameter}, "missing-backend code 0x57: want one of 0x803b0002, 0x490, 0x803b0007, 0x803b001c"},
 		{ErrorVariants{MissingLoadBalancer: hnslb.CodePortNotFound}, "missing-load-balancer code 0x803b0007: want one of 0x490, 0x803b0002"},
 		{ErrorVariants{AddressTaken: hnslb.CodePortAlreadyExists}, "address-taken code 0x803b0013: want one of 0xb7, 0x1392, 0x803b002f"},
+		{ErrorVariants{MissingNetwork: hnslb.CodeInvalidParameter}, "missing-network code 0x57: want one of 0x803b0001, 0x490"},
 	} {
 		if err := c.v.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.v, err, c.want)
@@ -125,5 +126,39 @@ func TestAddressTakenVariantsPerProfile(t *testing.T) {
 				mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.9"))
 			})
 		}
+	}
+}
+
+// TestMissingNetworkVariants: an endpoint create on a network that was
+// deleted answers the variant's code (0x803b0001 by default), a "not
+// found" to clients; the network's endpoints went with it, and one of the
+// same name made again has a new ID.
+func TestMissingNetworkVariants(t *testing.T) {
+	for _, code := range append(MissingNetworkCodes(), 0) {
+		t.Run(fmt.Sprintf("0x%x", uint32(code)), func(t *testing.T) {
+			want := code
+			if want == 0 {
+				want = hnslb.CodeNetworkNotFound
+			}
+			p, _ := ProfileByName(ProfileWS2022)
+			h := New(Options{Profile: p, Seed: 1, Variants: ErrorVariants{MissingNetwork: code}})
+			n := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+			remote := mustEndpoint(t, h, n.ID, remoteDoc("10.244.2.5", ""))
+			if err := h.DeleteNetwork(ctx, n.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.GetEndpointByID(ctx, remote.ID); !hnslb.IsNotFound(err) {
+				t.Errorf("the deleted network's endpoint: %v, want it gone", err)
+			}
+			again := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+			if strings.EqualFold(again.ID, n.ID) {
+				t.Errorf("the network made again kept ID %s", n.ID)
+			}
+			_, err := h.CreateEndpoint(ctx, n.ID, remoteDoc("10.244.2.6", ""))
+			wantCode(t, err, want)
+			if !hnslb.IsNotFound(err) {
+				t.Errorf("%v is not a not-found", err)
+			}
+		})
 	}
 }

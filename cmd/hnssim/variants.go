@@ -15,6 +15,7 @@ type variantFlags struct {
 	missingBackend string
 	missingLB      string
 	addressTaken   string
+	missingNetwork string
 }
 
 func (f *variantFlags) addFlags(fs *pflag.FlagSet) {
@@ -24,6 +25,8 @@ func (f *variantFlags) addFlags(fs *pflag.FlagSet) {
 		"code a load balancer modify, get or delete returns for an ID that does not exist: 0x490 or 0x803b0002 (unknown on real HNS)")
 	fs.StringVar(&f.addressTaken, "address-taken-code", "0xb7",
 		"code an endpoint create returns for an address another endpoint holds: 0xb7, 0x1392 or 0x803b002f (unknown on real HNS)")
+	fs.StringVar(&f.missingNetwork, "missing-network-code", "0x803b0001",
+		"code an endpoint create returns for a network that does not exist: 0x803b0001 or 0x490 (unknown on real HNS)")
 }
 
 func (f *variantFlags) variants() (sim.ErrorVariants, error) {
@@ -35,6 +38,7 @@ func (f *variantFlags) variants() (sim.ErrorVariants, error) {
 		{"--missing-backend-code", f.missingBackend, &v.MissingBackend},
 		{"--missing-lb-code", f.missingLB, &v.MissingLoadBalancer},
 		{"--address-taken-code", f.addressTaken, &v.AddressTaken},
+		{"--missing-network-code", f.missingNetwork, &v.MissingNetwork},
 	} {
 		n, err := strconv.ParseUint(c.value, 0, 32)
 		if err != nil {
@@ -43,7 +47,7 @@ func (f *variantFlags) variants() (sim.ErrorVariants, error) {
 		*c.code = hnslb.ErrorCode(n)
 	}
 	if err := v.Check(); err != nil {
-		return v, fmt.Errorf("--missing-backend-code / --missing-lb-code / --address-taken-code: %w", err)
+		return v, fmt.Errorf("--missing-backend-code / --missing-lb-code / --address-taken-code / --missing-network-code: %w", err)
 	}
 	return v, nil
 }

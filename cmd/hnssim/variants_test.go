@@ -13,8 +13,8 @@ import (
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
-// TestServeErrorVariantFlags: --missing-backend-code, --missing-lb-code and
-// --address-taken-code reach clients over the socket with their codes, combined with a profile;
+// TestServeErrorVariantFlags: --missing-backend-code, --missing-lb-code,
+// --address-taken-code and --missing-network-code reach clients over the socket with their codes, combined with a profile;
 // codes outside the modelled ones are refused before serving.
 func TestServeErrorVariantFlags(t *testing.T) {
 	dir, err := os.MkdirTemp("", "hnssim")
@@ -24,7 +24,7 @@ func TestServeErrorVariantFlags(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	socket := filepath.Join(dir, "hns.sock")
 
-	for _, bad := range [][]string{{"--missing-backend-code=0x57"}, {"--missing-lb-code=0x803b0007"}, {"--missing-lb-code=lots"}, {"--address-taken-code=0x803b0013"}} {
+	for _, bad := range [][]string{{"--missing-backend-code=0x57"}, {"--missing-lb-code=0x803b0007"}, {"--missing-lb-code=lots"}, {"--address-taken-code=0x803b0013"}, {"--missing-network-code=0x57"}} {
 		cmd := newRootCommand()
 		cmd.SetOut(&bytes.Buffer{})
 		cmd.SetErr(&bytes.Buffer{})
@@ -38,7 +38,7 @@ func TestServeErrorVariantFlags(t *testing.T) {
 	cmd := newRootCommand()
 	cmd.SetOut(&bytes.Buffer{})
 	cmd.SetArgs([]string{"serve", "--socket", socket, "--profile", "ws2019", "--network-name", "cbr0", "--network-type", "l2bridge",
-		"--subnet", "10.244.1.0/24", "--missing-backend-code", "0x803b0007", "--missing-lb-code", "0x803b0002", "--address-taken-code", "0x1392"})
+		"--subnet", "10.244.1.0/24", "--missing-backend-code", "0x803b0007", "--missing-lb-code", "0x803b0002", "--address-taken-code", "0x1392", "--missing-network-code", "0x490"})
 	served := make(chan error, 1)
 	go func() { served <- cmd.ExecuteContext(ctx) }()
 	t.Cleanup(func() {
@@ -82,5 +82,9 @@ func TestServeErrorVariantFlags(t *testing.T) {
 	_, err = c.CreateEndpoint(ctx, nw.ID, local)
 	if code, _ := hnslb.CodeOf(err); code != hnslb.CodeObjectAlreadyExists || !hnslb.IsAlreadyExists(err) {
 		t.Errorf("create on a held address: %v, want 0x1392", err)
+	}
+	_, err = c.CreateEndpoint(ctx, unknown, local)
+	if code, _ := hnslb.CodeOf(err); code != hnslb.CodeNotFound || !hnslb.IsNotFound(err) {
+		t.Errorf("create on a missing network: %v, want 0x490", err)
 	}
 }

@@ -127,7 +127,8 @@ func (n NodeSpec) nodeIPs() []string {
 	return []string{n.NodeIP}
 }
 
-func (s ClusterSpec) networkName() string {
+// HNSNetwork is the name of the nodes' HNS network.
+func (s ClusterSpec) HNSNetwork() string {
 	switch {
 	case s.NetworkName != "":
 		return s.NetworkName
@@ -407,7 +408,7 @@ func (c *Cluster) hnssimArgs(spec NodeSpec) []string {
 		// Distinct seeds give the nodes distinct object IDs, as real hosts have.
 		"--seed", strconv.Itoa(1 + slices.IndexFunc(c.Spec.Nodes, func(n NodeSpec) bool { return n.Name == spec.Name })),
 		"--profile", spec.profile(),
-		"--network-name", c.Spec.networkName(),
+		"--network-name", c.Spec.HNSNetwork(),
 		"--network-type", c.Spec.NetworkType,
 	}
 	for _, ip := range spec.nodeIPs() {

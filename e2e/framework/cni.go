@@ -57,7 +57,7 @@ func cniConfig(spec ClusterSpec, node NodeSpec, socket, dataDir string) ([]byte,
 	plugin := map[string]any{
 		"type":         HNSCNIBin,
 		"mode":         spec.NetworkType,
-		"network":      spec.networkName(),
+		"network":      spec.HNSNetwork(),
 		"clusterCIDR":  spec.clusterCIDRs(),
 		"serviceCIDR":  spec.serviceRanges(),
 		"loopbackDSR":  true,

@@ -57,7 +57,7 @@ func (c *Cluster) RouteToNode(ctx context.Context, joined *Node) error {
 					DestinationPrefix: other.Spec.PodCIDR, ProviderAddress: other.Spec.NodeIP, IsolationId: flannelVNI})
 			}
 		}
-		req := remote.RemoteSubnetsRequest{Network: c.Spec.networkName(), Routes: routes}
+		req := remote.RemoteSubnetsRequest{Network: c.Spec.HNSNetwork(), Routes: routes}
 		if err := n.Sim.Client.SetRemoteSubnets(ctx, req); err != nil {
 			return fmt.Errorf("node %s: route to %s: %w", n.Name(), joined.Name(), err)
 		}

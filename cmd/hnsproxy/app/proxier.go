@@ -24,6 +24,8 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 	logger := klog.FromContext(ctx)
 	rec := reconciler.New(deps.HNS, reconciler.Options{
 		NetworkID: deps.Network.ID,
+		// A network gone or replaced ends the run: a start reads it again.
+		NetworkName: deps.Network.Name,
 		// Its HNS call deadlines (--hns-call-timeout, --hns-list-timeout) and
 		// the calls abandoned at them are the start-up calls' (hnsCallOptions).
 		StartupCalls: deps.StartupCalls,

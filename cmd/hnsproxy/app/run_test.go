@@ -15,6 +15,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
@@ -95,32 +96,9 @@ func serveHNSSim(t *testing.T, hns *sim.HNS) string {
 func testDaemon(t *testing.T, hns *sim.HNS, endpoint string, inject hnslb.Client) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	network, err := hns.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
-		Ipams: []hnslb.Ipam{{Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hns.CreateEndpoint(ctx, network.ID, &hnslb.Endpoint{Name: "pod-a",
-		IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.5", PrefixLength: 24}}, MacAddress: "00-15-5D-01-01-05"}); err != nil {
-		t.Fatal(err)
-	}
+	wireWinOne(t, hns)
 
-	client := fake.NewClientset(
-		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1"},
-			Status: v1.NodeStatus{Addresses: []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.0.0.5"}}}},
-		&v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
-			Spec: v1.ServiceSpec{Type: v1.ServiceTypeClusterIP, ClusterIP: "10.96.0.10", ClusterIPs: []string{"10.96.0.10"},
-				IPFamilies: []v1.IPFamily{v1.IPv4Protocol},
-				Ports:      []v1.ServicePort{{Name: "http", Protocol: v1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}}}},
-		&discoveryv1.EndpointSlice{
-			ObjectMeta:  metav1.ObjectMeta{Namespace: "shop", Name: "web-1", Labels: map[string]string{discoveryv1.LabelServiceName: "web"}},
-			AddressType: discoveryv1.AddressTypeIPv4,
-			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To[int32](8080)}},
-			Endpoints: []discoveryv1.Endpoint{
-				{Addresses: []string{"10.244.1.5"}, NodeName: ptr.To("win-1"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
-				{Addresses: []string{"10.244.2.6"}, NodeName: ptr.To("win-2"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
-			}},
-	)
+	client := fake.NewClientset(webOnTwoNodes()...)
 
 	healthz, metricsPort := freePort(t), freePort(t)
 	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--min-sync-period=0",
@@ -130,28 +108,7 @@ func testDaemon(t *testing.T, hns *sim.HNS, endpoint string, inject hnslb.Client
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, cfg, client, inject) }()
 
-	var lb hnslb.LoadBalancer
-	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-done:
-			t.Fatalf("the daemon stopped: %v", err)
-		default:
-		}
-		lbs, err := hns.ListLoadBalancers(ctx)
-		if err != nil {
-			return false, err
-		}
-		for _, l := range lbs {
-			if len(l.FrontendVIPs) == 1 && l.FrontendVIPs[0] == "10.96.0.10" && len(l.HostComputeEndpoints) == 2 {
-				lb = l
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatalf("no load balancer for 10.96.0.10 with two backends: %v", err)
-	}
+	lb := waitForWeb(ctx, t, hns, done)
 	if pm := lb.PortMappings[0]; pm.ExternalPort != 80 || pm.InternalPort != 8080 || pm.Protocol != hnslb.ProtocolTCP {
 		t.Errorf("port mapping = %+v", pm)
 	}
@@ -189,4 +146,71 @@ func testDaemon(t *testing.T, hns *sim.HNS, endpoint string, inject hnslb.Client
 	if err := <-done; err != nil && err != context.Canceled {
 		t.Errorf("the daemon returned %v on shutdown", err)
 	}
+}
+
+// webOnTwoNodes are the API objects of the daemon tests: the Node win-1 and
+// a ClusterIP Service shop/web with a ready endpoint on win-1 (10.244.1.5)
+// and one on win-2 (10.244.2.6).
+func webOnTwoNodes() []runtime.Object {
+	return []runtime.Object{
+		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1"},
+			Status: v1.NodeStatus{Addresses: []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.0.0.5"}}}},
+		&v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+			Spec: v1.ServiceSpec{Type: v1.ServiceTypeClusterIP, ClusterIP: "10.96.0.10", ClusterIPs: []string{"10.96.0.10"},
+				IPFamilies: []v1.IPFamily{v1.IPv4Protocol},
+				Ports:      []v1.ServicePort{{Name: "http", Protocol: v1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}}}},
+		&discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Namespace: "shop", Name: "web-1", Labels: map[string]string{discoveryv1.LabelServiceName: "web"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To[int32](8080)}},
+			Endpoints: []discoveryv1.Endpoint{
+				{Addresses: []string{"10.244.1.5"}, NodeName: ptr.To("win-1"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+				{Addresses: []string{"10.244.2.6"}, NodeName: ptr.To("win-2"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+			}},
+	}
+}
+
+// wireWinOne makes win-1's network cbr0 and the pod endpoint 10.244.1.5 on
+// it, as its CNI would, and returns the network.
+func wireWinOne(t *testing.T, hns *sim.HNS) *hnslb.Network {
+	t.Helper()
+	network, err := hns.CreateNetwork(context.Background(), &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hns.CreateEndpoint(context.Background(), network.ID, &hnslb.Endpoint{Name: "pod-a",
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.5", PrefixLength: 24}}, MacAddress: "00-15-5D-01-01-05"}); err != nil {
+		t.Fatal(err)
+	}
+	return network
+}
+
+// waitForWeb waits until hns balances shop/web's cluster IP to its two
+// backends and returns that load balancer; the daemon must not stop first.
+func waitForWeb(ctx context.Context, t *testing.T, hns *sim.HNS, done <-chan error) hnslb.LoadBalancer {
+	t.Helper()
+	var lb hnslb.LoadBalancer
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			t.Fatalf("the daemon stopped: %v", err)
+		default:
+		}
+		lbs, err := hns.ListLoadBalancers(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, l := range lbs {
+			if len(l.FrontendVIPs) == 1 && l.FrontendVIPs[0] == "10.96.0.10" && len(l.HostComputeEndpoints) == 2 {
+				lb = l
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("no load balancer for 10.96.0.10 with two backends: %v", err)
+	}
+	return lb
 }

@@ -1,0 +1,169 @@
+package reconciler
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// named makes the reconciler check its network by name ("cbr0").
+func (e *env) named() { e.tweak = func(o *Options) { o.NetworkName = "cbr0" } }
+
+// replaceNetwork deletes the network, with its endpoints, as a CNI that
+// makes it again does; with again, it makes one of the same name and
+// returns its ID. The counters start again after it.
+func (e *env) replaceNetwork(again bool) string {
+	e.t.Helper()
+	defer e.hns.ResetCounters()
+	old, err := e.hns.GetNetworkByID(ctx, e.netID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.hns.DeleteNetwork(ctx, e.netID); err != nil {
+		e.t.Fatal(err)
+	}
+	if !again {
+		return ""
+	}
+	n, err := e.hns.CreateNetwork(ctx, &hnslb.Network{Name: old.Name, Type: old.Type, Ipams: old.Ipams})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n.ID
+}
+
+// podOn wires a pod on network netID as the CNI does (namespace, endpoint).
+func (e *env) podOn(netID, ip string) {
+	e.t.Helper()
+	ep, err := e.hns.CreateEndpoint(ctx, netID, &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ns, err := e.hns.CreateNamespace(ctx, &hnslb.Namespace{Type: hnslb.NamespaceTypeHost})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.hns.AddNamespaceEndpoint(ctx, ns.ID, ep.ID); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// wantChanged checks that got reports the network cbr0, whose ID was
+// wasID, as now nowID ("" for gone).
+func wantChanged(t *testing.T, got error, wasID, nowID string) {
+	t.Helper()
+	var changed *NetworkChangedError
+	if !errors.As(got, &changed) {
+		t.Fatalf("got %v, want the network reported gone or replaced", got)
+	}
+	if changed.Name != "cbr0" || changed.WasID != wasID || !strings.EqualFold(changed.NowID, nowID) {
+		t.Errorf("got %+v, want cbr0 from %s to %q", changed, wasID, nowID)
+	}
+}
+
+// TestNetworkGoneOrReplacedIsReported: when the network is deleted (and
+// maybe made again under its name with a new ID), what hnsproxy made on it
+// went with it. A drift repair reads the network by name before it lists
+// and reports the change rather than listing a network that is gone. A
+// Sync reports it after an answer that suggests it: a remote endpoint's
+// create answered "not found" (each code HNS may give), or a new pod, which
+// a load balancer waits for, on another network. Either costs one read by
+// name, and nothing is written to HNS on the way.
+func TestNetworkGoneOrReplacedIsReported(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2019, sim.ProfileWS2022, sim.ProfileWS2025} {
+		for _, again := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/repair/again=%v", profile, again), func(t *testing.T) {
+				e := newEnv(t, profile)
+				e.named()
+				e.local("10.244.1.10")
+				r := e.started(lb("10.96.0.10", 80, loc("10.244.1.10"), rem("10.244.2.10", "192.168.1.2")))
+				was := e.netID
+				now := e.replaceNetwork(again)
+				wantChanged(t, r.Repair(ctx), was, now)
+				c := e.counters()
+				if c.Count(sim.OpGetNetwork) != 1 || e.fullListings() != 0 {
+					t.Errorf("the repair made %d network reads and %d listings; want one read and no listing", c.Count(sim.OpGetNetwork), e.fullListings())
+				}
+			})
+			for _, code := range sim.MissingNetworkCodes() {
+				t.Run(fmt.Sprintf("%s/remote-endpoint-create/0x%x/again=%v", profile, uint32(code), again), func(t *testing.T) {
+					e := newEnvVariants(t, profile, sim.ErrorVariants{MissingNetwork: code})
+					e.named()
+					e.local("10.244.1.10")
+					r := e.started(lb("10.96.0.10", 80, loc("10.244.1.10")))
+					was := e.netID
+					now := e.replaceNetwork(again)
+					upsert(r, lb("10.96.0.11", 80, rem("10.244.2.10", "192.168.1.2")))
+					res := r.Sync(ctx)
+					if res.NetworkChanged == nil {
+						t.Fatalf("sync %+v reported no network change", res)
+					}
+					wantChanged(t, res.NetworkChanged, was, now)
+					if n := e.counters().Count(sim.OpGetNetwork); n != 1 {
+						t.Errorf("%d network reads; want one", n)
+					}
+				})
+			}
+		}
+		t.Run(profile+"/pod-on-the-new-network", func(t *testing.T) {
+			e := newEnv(t, profile)
+			e.named()
+			e.local("10.244.1.10")
+			r := e.started(lb("10.96.0.10", 80, loc("10.244.1.10")))
+			was := e.netID
+			now := e.replaceNetwork(true)
+			e.podOn(now, "10.244.1.11")
+			upsert(r, lb("10.96.0.11", 80, loc("10.244.1.11")))
+			res := r.Sync(ctx)
+			if res.NetworkChanged == nil {
+				t.Fatalf("sync %+v reported no network change", res)
+			}
+			wantChanged(t, res.NetworkChanged, was, now)
+		})
+	}
+}
+
+// TestNetworkSuspicionReadsAtMostEveryInterval: a pod on a second network
+// (a node with more than one) makes the network suspect as one replaced
+// would; the read by name finds it unchanged and reports nothing, and more
+// suspicions within networkCheckInterval wait for it, with the next retry
+// no later than when it is due.
+func TestNetworkSuspicionReadsAtMostEveryInterval(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.named()
+	e.local("10.244.1.10")
+	r := e.started(lb("10.96.0.10", 80, loc("10.244.1.10")))
+	other, err := e.hns.CreateNetwork(ctx, &hnslb.Network{Name: "nat", Type: hnslb.NetworkTypeNAT,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "172.20.0.0/16"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.podOn(other.ID, "172.20.0.5")
+	reads := func() int { return e.counters().Count(sim.OpGetNetwork) }
+
+	upsert(r, lb("10.96.0.11", 80, loc("172.20.0.5")))
+	if res := r.Sync(ctx); res.NetworkChanged != nil {
+		t.Fatalf("the network is unchanged, but the sync reported %v", res.NetworkChanged)
+	}
+	if reads() != 1 {
+		t.Fatalf("%d network reads after the first suspicion; want 1", reads())
+	}
+	upsert(r, lb("10.96.0.12", 80, loc("172.20.0.5")))
+	r.Sync(ctx)
+	if reads() != 1 {
+		t.Errorf("%d network reads after a second suspicion at once; want still 1", reads())
+	}
+	next, ok := r.NextRetry()
+	if !ok || next.After(e.clock.Now().Add(networkCheckInterval)) {
+		t.Errorf("next retry %v (%v); want one within %v for the waiting read", next, ok, networkCheckInterval)
+	}
+	e.clock.Step(networkCheckInterval + time.Millisecond)
+	if res := r.Sync(ctx); res.NetworkChanged != nil || reads() != 2 {
+		t.Errorf("after the interval: %d reads, change %v; want 2 reads and no change", reads(), res.NetworkChanged)
+	}
+}
