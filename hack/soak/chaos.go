@@ -51,7 +51,8 @@ func restartLoss(seed uint64, i, k int) sim.RestartLoss {
 
 // errorVariants are the codes node i's HNS answers where real HNS's code
 // is not known (docs/simulator.md, "Unknown codes"): a missing backend, a
-// missing load balancer, an endpoint address another endpoint holds. The
+// missing load balancer, an endpoint address another endpoint holds, an
+// endpoint create on a network that is gone. The
 // seed turns each over the nodes, so the two nodes of a run answer
 // differently.
 func errorVariants(seed uint64, i int) sim.ErrorVariants {
@@ -60,14 +61,20 @@ func errorVariants(seed uint64, i int) sim.ErrorVariants {
 		MissingBackend:      pick(sim.MissingBackendCodes()),
 		MissingLoadBalancer: pick(sim.MissingLoadBalancerCodes()),
 		AddressTaken:        pick(sim.AddressTakenCodes()),
+		MissingNetwork:      pick(sim.MissingNetworkCodes()),
 	}
 }
+
+// networkReplacedOn is the node whose network the run replaces: turned by
+// the seed so that, over four seeds, each node's and each of the
+// missing-network codes (errorVariants) meet the replacement.
+func networkReplacedOn(seed uint64, nodes int) int { return int(seed/2) % nodes }
 
 // variantArgs are hnssim serve's flags for v.
 func variantArgs(v sim.ErrorVariants) []string {
 	hex := func(c hnslb.ErrorCode) string { return fmt.Sprintf("0x%x", uint32(c)) }
 	return []string{"--missing-backend-code", hex(v.MissingBackend), "--missing-lb-code", hex(v.MissingLoadBalancer),
-		"--address-taken-code", hex(v.AddressTaken)}
+		"--address-taken-code", hex(v.AddressTaken), "--missing-network-code", hex(v.MissingNetwork)}
 }
 
 func faultsOn(restart time.Duration) remote.FaultsRequest {
@@ -103,12 +110,16 @@ type chaos struct {
 	// (restartLoss); the other agent makes its own again after each.
 	lossyRestarts atomic.Int64
 	foreignMu     sync.Mutex
-	apiRestarts   atomic.Int64
-	kills         atomic.Int64
-	midSync       atomic.Int64 // kills that landed after the proxy's writes began
-	crashes       atomic.Int64
-	maxRSSKiB     atomic.Int64
-	errs          chan error
+	// plantMu orders what rewrites a node's foreign set from what HNS holds
+	// (replantForeign, replaceNetwork): each reads the set and writes it
+	// anew, so one running beside another would undo its change.
+	plantMu     sync.Mutex
+	apiRestarts atomic.Int64
+	kills       atomic.Int64
+	midSync     atomic.Int64 // kills that landed after the proxy's writes began
+	crashes     atomic.Int64
+	maxRSSKiB   atomic.Int64
+	errs        chan error
 
 	// stateDirsMounted: the nodes' state directories are size-limited
 	// mounts the soak may fill (nodefaults.go).
@@ -125,6 +136,17 @@ type chaos struct {
 	massDeletions  atomic.Int64
 	floods         atomic.Int64
 	healthFailures atomic.Int64
+	// networkReplacements counts the networks replaced (network.go), and
+	// networkExits the hnsproxy exits that said so. networkExit holds, per
+	// node, whether such an exit is expected now, and killing whether a
+	// kill is under way: a kill while the exit is expected would start a
+	// process that reads the new network and never exits, so they wait
+	// for each other.
+	networkReplacements atomic.Int64
+	networkExits        atomic.Int64
+	networkExitMu       sync.Mutex
+	networkExit         map[string]bool
+	killing             map[string]bool
 }
 
 // at returns the offsets, within window, of n events spread evenly and
@@ -184,6 +206,12 @@ func (c *chaos) faults(ctx context.Context, window time.Duration) {
 		})
 	}
 	wg.Go(func() {
+		n := c.cluster.Nodes[networkReplacedOn(c.seed, len(c.cluster.Nodes))]
+		if sleepUntil(ctx, start.Add(at(window, 1, 0.3)[0])) {
+			c.replaceNetwork(ctx, n)
+		}
+	})
+	wg.Go(func() {
 		for _, off := range at(window, apiRestarts, 0.1) {
 			if !sleepUntil(ctx, start.Add(off)) {
 				return
@@ -228,13 +256,18 @@ func (c *chaos) keepProxies(ctx context.Context, window time.Duration) {
 			for {
 				c.sampleRSS(n.Proxy)
 				switch {
+				case n.Proxy.PID() == 0 && c.exitedForNetwork(n):
+					c.networkExits.Add(1)
+					fmt.Fprintf(os.Stderr, "soak: hnsproxy %s exited for its replaced network; restarting\n", n.Name())
+					c.start(ctx, n)
 				case n.Proxy.PID() == 0:
 					c.crashes.Add(1)
 					fmt.Fprintf(os.Stderr, "soak: hnsproxy %s exited on its own; restarting (log %s)\n", n.Name(), n.Proxy.LogPath())
 					c.start(ctx, n)
-				case len(kills) > 0 && time.Since(start) >= kills[0]:
+				case len(kills) > 0 && time.Since(start) >= kills[0] && c.beginKill(n):
 					kills = kills[1:]
 					c.killMidSync(ctx, n, rng, start.Add(window))
+					c.endKill(n)
 				case len(fills) > 0 && time.Since(start) >= fills[0]:
 					fills = fills[1:]
 					c.fillStateDir(ctx, n)

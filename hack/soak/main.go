@@ -5,7 +5,8 @@
 // (hnssim, hnscni-wired pods, hnsproxy) with the e2e rig, plants HNS objects
 // another agent owns, then for a bounded time churns Services and
 // EndpointSlices through client-go while HNS fails 10% of calls (and
-// restarts), the apiserver restarts and hnsproxy is killed with SIGKILL.
+// restarts), the apiserver restarts, hnsproxy is killed with SIGKILL and
+// one node's HNS network is deleted and made again.
 // After the faults it waits for convergence and compares each node's HNS
 // with the desired state computed independently from the API objects.
 //
@@ -74,6 +75,10 @@ type result struct {
 	// HNSCallTimeouts is what the proxies' hnsproxy_hns_call_timeouts_total
 	// said at the end of each hang (a proxy restarted meanwhile counts anew).
 	HNSCallTimeouts int64 `json:"hns_call_timeouts"`
+	// NetworkReplacements are the nodes' HNS networks deleted and made
+	// again (replaceNetwork); NetworkExits the hnsproxy exits that said so.
+	NetworkReplacements int64 `json:"network_replacements"`
+	NetworkExits        int64 `json:"network_exits"`
 	// StateDirMounted is false when the soak could not mount the
 	// size-limited state directories (then state_dir_faults is 0).
 	StateDirMounted bool    `json:"state_dir_mounted"`
@@ -124,6 +129,8 @@ func (r result) failed(nodes int) []string {
 		{"state_dir_faults", r.StateDirFaults, stateDirFaults},
 		{"hns_deletes_kept", int64(r.HNSDeletesKept), 1},
 		{"hns_partial_creates", int64(r.HNSPartialCreates), 1},
+		{"network_replacements", r.NetworkReplacements, 1},
+		{"network_exits", r.NetworkExits, 1},
 	} {
 		if f.got < f.want {
 			why = append(why, fmt.Sprintf("not every planned fault happened: %s = %d, want at least %d", f.name, f.got, f.want))
@@ -194,10 +201,11 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 		return res, nil, err
 	}
 
-	step(fmt.Sprintf("Soaking for %v: changes, HNS faults and restarts, apiserver restarts, hnsproxy kills", window))
+	step(fmt.Sprintf("Soaking for %v: changes, HNS faults and restarts, apiserver restarts, hnsproxy kills, a network made again", window))
 	drv := newDriver(client, soakNamespace, r.pods, seed)
 	res.StateDirMounted = dirs.refused == nil && len(dirs.mounted) == len(r.cluster.Nodes)
-	ch := &chaos{cluster: r.cluster, settings: r.settings, foreign: r.foreign, drv: drv, seed: seed, errs: make(chan error, 64), stateDirsMounted: res.StateDirMounted, hangs: map[string][]string{}}
+	ch := &chaos{cluster: r.cluster, settings: r.settings, foreign: r.foreign, drv: drv, seed: seed, errs: make(chan error, 64), stateDirsMounted: res.StateDirMounted, hangs: map[string][]string{},
+		networkExit: map[string]bool{}, killing: map[string]bool{}}
 	proxiesCtx, stopProxies := context.WithCancel(ctx)
 	proxiesDone := make(chan struct{})
 	go func() { defer close(proxiesDone); ch.keepProxies(proxiesCtx, window) }()
@@ -225,6 +233,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 	res.NodeAddressLosses, res.MassDeletions = ch.addressLosses.Load(), ch.massDeletions.Load()
 	res.IdleConnFloods, res.HealthzFailures = ch.floods.Load(), ch.healthFailures.Load()
 	res.HNSHangs, res.LivezFailures, res.HNSCallTimeouts = ch.hnsHangs.Load(), ch.livezFailures.Load(), ch.callTimeouts.Load()
+	res.NetworkReplacements, res.NetworkExits = ch.networkReplacements.Load(), ch.networkExits.Load()
 	res.Converged = converged
 	for _, d := range last {
 		res.LeakedObjects += len(d.Leaked)

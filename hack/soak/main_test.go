@@ -20,6 +20,7 @@ func TestFailedNamesEachMissingFault(t *testing.T) {
 		KillsMidSync: nodes, NodeAddressLosses: nodes, IdleConnFloods: nodes, TenantCollisions: 1, HNSHangs: nodes,
 		StateDirMounted: true, StateDirFaults: stateDirFaultsEach * nodes, Converged: true,
 		HNSRestartsDroppingObjects: nodes, HNSDeletesKept: 1, HNSPartialCreates: 1,
+		NetworkReplacements: 1, NetworkExits: 1,
 	}
 	if why := full.failed(nodes); len(why) != 0 {
 		t.Fatalf("every planned fault happened, yet failed: %v", why)
@@ -39,6 +40,11 @@ func TestFailedNamesEachMissingFault(t *testing.T) {
 	nonePartial.HNSPartialCreates = 0
 	if why := nonePartial.failed(nodes); len(why) != 1 || !strings.Contains(why[0], "hns_partial_creates = 0") {
 		t.Fatalf("no partial create: got %q", why)
+	}
+	noExit := full
+	noExit.NetworkExits = 0
+	if why := noExit.failed(nodes); len(why) != 1 || !strings.Contains(why[0], "network_exits = 0") {
+		t.Fatalf("a replaced network hnsproxy did not exit for: got %q", why)
 	}
 	unmounted := full
 	unmounted.StateDirMounted, unmounted.StateDirFaults = false, 0
@@ -76,6 +82,7 @@ func TestErrorVariantsTurnOverTheCodes(t *testing.T) {
 		{"missing backend", sim.MissingBackendCodes(), func(v sim.ErrorVariants) hnslb.ErrorCode { return v.MissingBackend }},
 		{"missing load balancer", sim.MissingLoadBalancerCodes(), func(v sim.ErrorVariants) hnslb.ErrorCode { return v.MissingLoadBalancer }},
 		{"address taken", sim.AddressTakenCodes(), func(v sim.ErrorVariants) hnslb.ErrorCode { return v.AddressTaken }},
+		{"missing network", sim.MissingNetworkCodes(), func(v sim.ErrorVariants) hnslb.ErrorCode { return v.MissingNetwork }},
 	} {
 		for node := range 2 {
 			seen := map[hnslb.ErrorCode]bool{}
@@ -103,5 +110,18 @@ func TestPartialHoldsTurnsOverTheNodes(t *testing.T) {
 		if partialHolds(seed, 0) == partialHolds(seed, 1) {
 			t.Errorf("seed %d: both nodes' partial load balancers hold their frontend: %v", seed, partialHolds(seed, 0))
 		}
+	}
+}
+
+// TestNetworkReplacementTurnsOverNodesAndCodes: over four seeds, the
+// network is replaced on each node, and under each missing-network code.
+func TestNetworkReplacementTurnsOverNodesAndCodes(t *testing.T) {
+	nodes, codes := map[int]bool{}, map[hnslb.ErrorCode]bool{}
+	for seed := range uint64(4) {
+		i := networkReplacedOn(seed, 2)
+		nodes[i], codes[errorVariants(seed, i).MissingNetwork] = true, true
+	}
+	if len(nodes) != 2 || len(codes) != len(sim.MissingNetworkCodes()) {
+		t.Errorf("over four seeds: nodes %v, codes %v; want both nodes and every code", nodes, codes)
 	}
 }

@@ -66,6 +66,8 @@ func (c *chaos) restartFaults(n *framework.Node, loss sim.RestartLoss) remote.Fa
 // (plantOtherAgent); the node's foreign set follows.
 func (c *chaos) replantForeign(ctx context.Context, n *framework.Node) {
 	err := framework.Poll(ctx, settleFor, 200*time.Millisecond, func(ctx context.Context) error {
+		c.plantMu.Lock()
+		defer c.plantMu.Unlock()
 		have := c.foreignOf(n.Name())
 		now, err := plantOtherAgent(ctx, n, have)
 		if err != nil {

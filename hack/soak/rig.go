@@ -131,7 +131,7 @@ func plantOtherAgent(ctx context.Context, n *framework.Node, have foreignSet) (f
 	if err != nil {
 		return f, err
 	}
-	network, err := hns.GetNetworkByName(ctx, "cbr0")
+	network, err := hns.GetNetworkByName(ctx, soakNetwork)
 	if err != nil {
 		return f, err
 	}

@@ -1,0 +1,219 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// soakNetwork is the nodes' HNS network (the rig's l2bridge network).
+const soakNetwork = "cbr0"
+
+// replaceNetwork deletes the node's HNS network and makes it again under
+// its name, as a CNI does on a changed configuration
+// (docs/reliability.md, "The HNS network gone or replaced"). Every endpoint
+// on it goes with it: the pods', the other agent's and hnsproxy's. Then the
+// node's agents do what they would: the CNI wires each pod again on the new
+// network (its address, MAC and namespace kept, so the API objects stay
+// true) and the other agent makes its objects again. hnsproxy must notice,
+// exit saying so, and program the new network once keepProxies starts it
+// again: that exit is expected, not a crash. HNS's injected faults go on
+// meanwhile, so each step is retried until it holds.
+func (c *chaos) replaceNetwork(ctx context.Context, n *framework.Node) {
+	if !c.replaceNetworkOf(ctx, n) {
+		return
+	}
+	c.replantForeign(ctx, n)
+	c.networkReplacements.Add(1)
+}
+
+// replaceNetworkOf is replaceNetwork up to the other agent's objects, with
+// the node's foreign set turned over to the new pods' endpoints; it reports
+// whether it got that far.
+func (c *chaos) replaceNetworkOf(ctx context.Context, n *framework.Node) bool {
+	c.plantMu.Lock()
+	defer c.plantMu.Unlock()
+	hns := n.Sim.Client
+	var old *hnslb.Network
+	var pods []hnslb.Endpoint
+	err := framework.Poll(ctx, settleFor, 200*time.Millisecond, func(ctx context.Context) error {
+		var err error
+		if old, err = hns.GetNetworkByName(ctx, soakNetwork); err != nil {
+			return err
+		}
+		snap, err := n.Sim.Dump(ctx)
+		if err != nil {
+			return err
+		}
+		pods = pods[:0]
+		for _, ep := range snap.Endpoints {
+			if !ep.IsRemote() && strings.EqualFold(ep.HostComputeNetwork, old.ID) {
+				pods = append(pods, ep)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		c.report(fmt.Errorf("node %s: reading the network to replace: %w", n.Name(), err))
+		return false
+	}
+	if err := c.expectNetworkExit(ctx, n, old.ID); err != nil {
+		c.report(fmt.Errorf("node %s: before replacing the network: %w", n.Name(), err))
+		return false
+	}
+	doc := *old
+	doc.ID = ""
+	var now *hnslb.Network
+	err = framework.Poll(ctx, settleFor, 200*time.Millisecond, func(ctx context.Context) error {
+		if err := hns.DeleteNetwork(ctx, old.ID); err != nil && !hnslb.IsNotFound(err) {
+			return err
+		}
+		got, err := hns.GetNetworkByName(ctx, soakNetwork)
+		if hnslb.IsNotFound(err) {
+			got, err = hns.CreateNetwork(ctx, &doc)
+		}
+		if err != nil {
+			return err
+		}
+		if strings.EqualFold(got.ID, old.ID) {
+			return fmt.Errorf("network %s not deleted yet", old.ID)
+		}
+		now = got
+		return nil
+	})
+	if err != nil {
+		c.report(fmt.Errorf("node %s: replacing the network: %w", n.Name(), err))
+		return false
+	}
+	podIDs, err := rewirePods(ctx, n, now.ID, pods)
+	if err != nil {
+		c.report(fmt.Errorf("node %s: wiring the pods again: %w", n.Name(), err))
+		return false
+	}
+	// The other agent's load balancers lost their backends with the old
+	// network; it deletes them and makes everything again.
+	for id := range c.foreignOf(n.Name()).LBs {
+		err := framework.Poll(ctx, settleFor, 200*time.Millisecond, func(ctx context.Context) error {
+			if err := hns.DeleteLoadBalancer(ctx, id); err != nil && !hnslb.IsNotFound(err) {
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			c.report(fmt.Errorf("node %s: the other agent's load balancer %s: %w", n.Name(), id, err))
+		}
+	}
+	c.foreignMu.Lock()
+	c.foreign[n.Name()] = foreignSet{LBs: map[string]bool{}, Endpoints: podIDs}
+	c.foreignMu.Unlock()
+	return true
+}
+
+// rewirePods makes each pod's endpoint again on network, with its name,
+// addresses and MAC, attached to its namespace, as the CNI does; it returns
+// the new endpoints' IDs.
+func rewirePods(ctx context.Context, n *framework.Node, network string, pods []hnslb.Endpoint) (map[string]bool, error) {
+	hns := n.Sim.Client
+	ids := map[string]bool{}
+	for _, p := range pods {
+		doc := p
+		doc.ID, doc.HostComputeNetwork, doc.HostComputeNamespace = "", network, ""
+		err := framework.Poll(ctx, settleFor, 200*time.Millisecond, func(ctx context.Context) error {
+			ep, err := hns.GetEndpointByName(ctx, p.Name)
+			if hnslb.IsNotFound(err) {
+				ep, err = hns.CreateEndpoint(ctx, network, &doc)
+			}
+			if err != nil {
+				return err
+			}
+			if !strings.EqualFold(ep.HostComputeNamespace, p.HostComputeNamespace) {
+				if err := hns.AddNamespaceEndpoint(ctx, p.HostComputeNamespace, ep.ID); err != nil {
+					return err
+				}
+			}
+			ids[ep.ID] = true
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("pod endpoint %s: %w", p.Name, err)
+		}
+	}
+	return ids, nil
+}
+
+// expectNetworkExit notes that the node's hnsproxy is to exit for a
+// replaced network, once no kill of it is under way and the running
+// process has found the network by its ID now (one still starting might
+// read the new network and have nothing to exit for); kills wait until the
+// exit is seen (beginKill).
+func (c *chaos) expectNetworkExit(ctx context.Context, n *framework.Node, networkID string) error {
+	for deadline := time.Now().Add(settleFor); ctx.Err() == nil && time.Now().Before(deadline); time.Sleep(watchEvery) {
+		c.networkExitMu.Lock()
+		if !c.killing[n.Name()] && foundNetwork(n, networkID) {
+			c.networkExit[n.Name()] = true
+			c.networkExitMu.Unlock()
+			return nil
+		}
+		c.networkExitMu.Unlock()
+	}
+	return fmt.Errorf("hnsproxy did not run on network %s within %v", networkID, settleFor)
+}
+
+// foundNetwork reports whether the node's hnsproxy, since its last start,
+// logged finding the network with id.
+func foundNetwork(n *framework.Node, id string) bool {
+	log, err := os.ReadFile(n.Proxy.LogPath())
+	if err != nil {
+		return false
+	}
+	s := string(log)
+	if i := strings.LastIndex(s, `"Starting hnsproxy"`); i >= 0 {
+		s = s[i:]
+	}
+	return strings.Contains(s, `"Found the HNS network" name="`+soakNetwork+`" id="`+id+`"`)
+}
+
+// beginKill reports whether the node's hnsproxy may be killed now (no exit
+// for a replaced network is awaited) and, if so, marks a kill under way.
+func (c *chaos) beginKill(n *framework.Node) bool {
+	c.networkExitMu.Lock()
+	defer c.networkExitMu.Unlock()
+	if c.networkExit[n.Name()] {
+		return false
+	}
+	c.killing[n.Name()] = true
+	return true
+}
+
+// endKill marks the node's kill done.
+func (c *chaos) endKill(n *framework.Node) {
+	c.networkExitMu.Lock()
+	defer c.networkExitMu.Unlock()
+	c.killing[n.Name()] = false
+}
+
+// exitedForNetwork reports whether the node's hnsproxy, found exited, was
+// to exit for a replaced network and says so in its log; the expectation
+// is spent either way.
+func (c *chaos) exitedForNetwork(n *framework.Node) bool {
+	c.networkExitMu.Lock()
+	expected := c.networkExit[n.Name()]
+	c.networkExit[n.Name()] = false
+	c.networkExitMu.Unlock()
+	if !expected {
+		return false
+	}
+	log, err := os.ReadFile(n.Proxy.LogPath())
+	if err != nil {
+		return false
+	}
+	tail := string(log[max(0, len(log)-8192):])
+	return strings.Contains(tail, "was replaced: its ID was") || strings.Contains(tail, "is gone, and its endpoints with it")
+}
