@@ -107,12 +107,12 @@ func partialParts(doc *hnslb.LoadBalancer) (frontend string, backends []string) 
 
 // partialMatcher tells what failed creates left: a load balancer without
 // port mappings with a failed document's frontend VIPs and source VIP, and
-// backends among its. Among, not equal: HNS takes a deleted endpoint out of
-// the load balancers that name it (kubernetes/kubernetes#141488's partial
-// ones too, as far as anyone knows; the simulator does), and hnsproxy
-// deletes a remote endpoint no load balancer of its uses, so what a failed
-// create left may have lost backends since: a partial load balancer the
-// soak leaked had lost them all. Keyed by frontend, the backend sets.
+// backends among its. Among, not equal: the simulator takes a deleted
+// endpoint out of every load balancer that names it, partial ones too
+// (whether HNS does is not known), and hnsproxy deletes a remote endpoint
+// none of its load balancers uses, so what a failed create left may have
+// lost backends since: the two partial load balancers a soak leaked had
+// lost them all. Keyed by frontend, the backend sets.
 type partialMatcher map[string][]map[string]struct{}
 
 // newPartialMatcher reads signatures (partialSig); one it cannot read (an
