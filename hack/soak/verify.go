@@ -142,7 +142,8 @@ func compare(snap *hnslb.Snapshot, exp expectation, foreign foreignSet) diff {
 			continue
 		}
 		if !ok {
-			d.Leaked = append(d.Leaked, fmt.Sprintf("load balancer %s without a port mapping", lb.ID))
+			d.Leaked = append(d.Leaked, fmt.Sprintf("load balancer %s without a port mapping: VIPs %v, source VIP %q, backends %s",
+				lb.ID, lb.FrontendVIPs, lb.SourceVIP, backendNames(lb, epByID)))
 			continue
 		}
 		w, wanted := want.LBs[key]
@@ -205,6 +206,20 @@ func compare(snap *hnslb.Snapshot, exp expectation, foreign foreignSet) diff {
 }
 
 // endpointsByID indexes snap's endpoints by ID.
+// backendNames names lb's backends for a report: each endpoint's name and
+// address, or its ID where HNS has no such endpoint.
+func backendNames(lb *hnslb.LoadBalancer, eps map[string]*hnslb.Endpoint) []string {
+	names := make([]string, 0, len(lb.HostComputeEndpoints))
+	for _, id := range lb.HostComputeEndpoints {
+		if ep := eps[id]; ep != nil {
+			names = append(names, ep.Name+"@"+ep.IP())
+		} else {
+			names = append(names, id+" (gone)")
+		}
+	}
+	return names
+}
+
 func endpointsByID(snap *hnslb.Snapshot) map[string]*hnslb.Endpoint {
 	eps := make(map[string]*hnslb.Endpoint, len(snap.Endpoints))
 	for i := range snap.Endpoints {
