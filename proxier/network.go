@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/hnsproxy/hnsproxy/reconciler"
@@ -27,11 +26,7 @@ func (p *Proxier) noteNetworkChanged(ctx context.Context, err error) {
 	}
 	p.stopErr = fmt.Errorf("%w: hnsproxy stops so that a start programs the network HNS has now (the DaemonSet's pod or the Windows service restarts it)", changed)
 	klog.FromContext(ctx).Error(changed, "Stopping: what hnsproxy read of its HNS network at start no longer holds")
-	if p.opts.Recorder != nil {
-		if node, nerr := p.nodes.Get(p.opts.NodeName); nerr == nil {
-			p.opts.Recorder.Eventf(node, nil, v1.EventTypeWarning, ReasonNetworkChanged, "Sync", "%v; hnsproxy restarts to program the network HNS has now", changed)
-		}
-	}
+	p.warnNode(ctx, ReasonNetworkChanged, "Sync", "%v; hnsproxy restarts to program the network HNS has now", changed)
 	if p.stopRun != nil {
 		p.stopRun(p.stopErr)
 	}

@@ -120,15 +120,9 @@ func (p *Proxier) learnBackendCap(ctx context.Context, learned int) {
 	p.cfg.MaxBackends = learned
 	klog.FromContext(ctx).Info("Lowered the backend cap per load balancer: HNS refused more with 0x57 (invalid parameter) and accepted the lower cap",
 		"maxBackends", learned, "was", was, "hnsVersion", p.cfg.Features.Version)
-	if p.opts.Recorder != nil {
-		if node, err := p.nodes.Get(p.opts.NodeName); err != nil {
-			klog.FromContext(ctx).Error(err, "Reading the Node to report the lowered backend cap")
-		} else {
-			p.opts.Recorder.Eventf(node, nil, v1.EventTypeWarning, ReasonBackendCapLowered, "Sync",
-				"HNS refused a load balancer with more than %d backends and accepted %d: Services with more endpoints get a stable subset of %d on this node (was %d)",
-				learned, learned, learned, was)
-		}
-	}
+	p.warnNode(ctx, ReasonBackendCapLowered, "Sync",
+		"HNS refused a load balancer with more than %d backends and accepted %d: Services with more endpoints get a stable subset of %d on this node (was %d)",
+		learned, learned, learned, was)
 	p.queue.Add(syncKey)
 }
 
@@ -202,10 +196,8 @@ func (p *Proxier) waitForNodeAddresses(ctx context.Context) error {
 		if !reported {
 			reported = true
 			klog.FromContext(ctx).Info("Node has no InternalIP yet; hnsproxy waits for one before its first sync and leaves HNS as it is", "node", p.opts.NodeName)
-			if node, err := p.nodes.Get(p.opts.NodeName); err == nil && p.opts.Recorder != nil {
-				p.opts.Recorder.Eventf(node, nil, v1.EventTypeWarning, ReasonNodeAddressesMissing, "Start",
-					"Node has no InternalIP address; hnsproxy waits for one before its first sync and leaves HNS as it is")
-			}
+			p.warnNode(ctx, ReasonNodeAddressesMissing, "Start",
+				"Node has no InternalIP address; hnsproxy waits for one before its first sync and leaves HNS as it is")
 		}
 		return false, nil
 	})
@@ -214,6 +206,20 @@ func (p *Proxier) waitForNodeAddresses(ctx context.Context) error {
 // ReasonNodeAddressesMissing is the Warning event on the Node when its
 // status has no InternalIP and the last known addresses stay in use.
 const ReasonNodeAddressesMissing = "NodeAddressesMissing"
+
+// warnNode raises a Warning event on this node's Node object; without a
+// recorder, or while the Node cannot be read, it logs why it could not.
+func (p *Proxier) warnNode(ctx context.Context, reason, action, note string, args ...any) {
+	if p.opts.Recorder == nil {
+		return
+	}
+	node, err := p.nodes.Get(p.opts.NodeName)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Reading the Node to raise an event on it", "reason", reason)
+		return
+	}
+	p.opts.Recorder.Eventf(node, nil, v1.EventTypeWarning, reason, action, note, args...)
+}
 
 // warnNodeAddressesMissing reports, once per streak, that the Node lost its
 // InternalIPs and the last good ones stay in use.

@@ -90,19 +90,19 @@ func (r *Reconciler) forgetFailures(mark uint64) {
 // "VIPs|backends|source VIP". Flags are left out: whether HNS echoes them
 // all is not known either.
 func partialSig(doc *hnslb.LoadBalancer) string {
-	frontend, backends := partialParts(doc)
-	vips, source, _ := strings.Cut(frontend, "|")
+	vips, source, backends := partialParts(doc)
 	return vips + "|" + strings.Join(backends, ",") + "|" + source
 }
 
-// partialParts are a signature's frontend ("VIPs|source VIP") and backends.
-func partialParts(doc *hnslb.LoadBalancer) (frontend string, backends []string) {
-	vips := make([]string, len(doc.FrontendVIPs))
+// partialParts are what a signature is made of: the frontend VIPs (sorted,
+// comma-joined), the source VIP and the backends, each spelt canonically.
+func partialParts(doc *hnslb.LoadBalancer) (vips, source string, backends []string) {
+	canon := make([]string, len(doc.FrontendVIPs))
 	for i, v := range doc.FrontendVIPs {
-		vips[i] = canonicalIP(v)
+		canon[i] = canonicalIP(v)
 	}
-	slices.Sort(vips)
-	return strings.Join(vips, ",") + "|" + canonicalIP(doc.SourceVIP), lowerSorted(doc.HostComputeEndpoints)
+	slices.Sort(canon)
+	return strings.Join(canon, ","), canonicalIP(doc.SourceVIP), lowerSorted(doc.HostComputeEndpoints)
 }
 
 // partialMatcher tells what failed creates left: a load balancer without
@@ -142,8 +142,8 @@ func (m partialMatcher) matches(doc *hnslb.LoadBalancer) bool {
 	if len(m) == 0 || len(doc.PortMappings) != 0 {
 		return false
 	}
-	frontend, backends := partialParts(doc)
-	for _, failed := range m[frontend] {
+	vips, source, backends := partialParts(doc)
+	for _, failed := range m[vips+"|"+source] {
 		if !slices.ContainsFunc(backends, func(b string) bool { return !has(failed, b) }) {
 			return true
 		}
