@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"io"
+	"strings"
 	"testing"
 
 	"k8s.io/klog/v2/textlogger"
@@ -20,6 +21,10 @@ type crashRun struct {
 	ks     *killSwitch
 	kfs    *killFS
 	tenant intent.LBKey // the tenant's frontend (external IP): never to be claimed from another
+	// foreignEP is another agent's remote endpoint (e.foreign), under its
+	// load balancer.
+	foreignEP string
+	pod       string // the local endpoint of 10.244.1.11
 	// syncs are the step counts at each Sync's start and end.
 	syncs [][2]int
 }
@@ -44,11 +49,11 @@ func newCrashRunUnder(t *testing.T, profile string, killAt int, declaring bool, 
 	if declaring {
 		e.declaringEndpoints()
 	}
-	e.foreign()
-	e.local("10.244.1.11")
+	_, foreignEP := e.foreign()
+	pod := e.local("10.244.1.11")
 	e.local("10.244.1.12")
 	ks := &killSwitch{killAt: killAt}
-	c := &crashRun{e: e, ks: ks, kfs: &killFS{k: ks, synced: map[string]int64{}}}
+	c := &crashRun{e: e, ks: ks, kfs: &killFS{k: ks, synced: map[string]int64{}}, foreignEP: foreignEP, pod: pod}
 	a := lb("10.96.0.10", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
 	b := externalLB("203.0.113.10", 443, loc("10.244.1.11"), rem("10.244.2.21", "192.168.0.2"))
 	gone := lb("10.96.0.11", 53, rem("10.244.2.23", "192.168.0.3"))
@@ -187,6 +192,52 @@ func TestKillAtEveryStepLeavesNoPartialLoadBalancer(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestKillNeverClaimsAnotherAgentsPartialLoadBalancer: another agent's
+// failed creates left load balancers without port mappings over its own
+// remote endpoint, on each VIP the crash script declares (one also naming
+// a pod's endpoint) and node-wide (the shape a node port's declaration
+// covers; the script declares none). Wherever the process dies, the restart claims what its own
+// failed creates left (TestKillAtEveryStepLeavesNoPartialLoadBalancer)
+// and none of these.
+func TestKillNeverClaimsAnotherAgentsPartialLoadBalancer(t *testing.T) {
+	failing := sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 0.5}, Errors: []hnslb.ErrorCode{hnslb.CodeInvalidParameter},
+		PartialCreates: 1}
+	for _, profile := range []string{sim.ProfileWS2022, sim.ProfileWS2025} {
+		steps := newCrashRunUnder(t, profile, 0, false, failing).ks.count()
+		claimed := 0
+		for _, powerLoss := range []bool{false, true} {
+			for kill := 1; kill <= steps+1; kill++ {
+				c := newCrashRunUnder(t, profile, kill, false, failing)
+				if powerLoss {
+					c.kfs.powerLoss(t, journalPath(c.e.stateFile))
+				}
+				var theirs []string
+				for _, doc := range []hnslb.LoadBalancer{
+					{FrontendVIPs: []string{"10.96.0.10"}, HostComputeEndpoints: []string{c.foreignEP}},
+					{FrontendVIPs: []string{"10.96.0.11"}, HostComputeEndpoints: []string{c.foreignEP}},
+					{FrontendVIPs: []string{"203.0.113.10"}, HostComputeEndpoints: []string{c.pod, strings.ToUpper(c.foreignEP)}},
+					{HostComputeEndpoints: []string{c.foreignEP}},
+				} {
+					put, err := c.e.hns.PutLoadBalancerOutOfBand(doc)
+					if err != nil {
+						t.Fatal(err)
+					}
+					theirs = append(theirs, put.ID)
+				}
+				c.restart()
+				for _, id := range theirs {
+					if !c.e.hasLB(id) {
+						claimed++
+						t.Errorf("%s, killed before step %d of %d (power loss %v): the restart deleted the other agent's load balancer %s",
+							profile, kill, steps, powerLoss, id)
+					}
+				}
+			}
+		}
+		t.Logf("%s: %d of the other agent's load balancers claimed", profile, claimed)
 	}
 }
 

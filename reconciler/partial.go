@@ -245,7 +245,9 @@ func leftByFailedCreates(sigs []string, lbs []hnslb.LoadBalancer) []*hnslb.LoadB
 // load balancer without port mappings on a VIP still declared at Start is
 // taken for what such a create left (claimInterrupted). A key that stands
 // declared is an apiserver-allocated frontend hnsproxy serves, where such
-// a shape serves nobody.
+// a shape serves nobody. Unless it names a remote endpoint hnsproxy does
+// not own: then another agent's failed create left it (a node port's
+// declaration covers every node-wide one), and it is left alone.
 
 // declaredVIPsOf are the VIPs of keys, canonical; "" for node ports.
 func declaredVIPsOf(keys map[intent.LBKey]struct{}) map[string]struct{} {
@@ -271,4 +273,22 @@ func portlessOnDeclared(lb *hnslb.LoadBalancer, declared map[string]struct{}) bo
 		}
 	}
 	return true
+}
+
+// foreignRemoteEndpoints are the IDs, in lower case, of the listed remote
+// endpoints not in owned: no document of hnsproxy's names one.
+func foreignRemoteEndpoints(eps []hnslb.Endpoint, owned map[string]struct{}) map[string]struct{} {
+	theirs := map[string]struct{}{}
+	for i := range eps {
+		id := strings.ToLower(eps[i].ID)
+		if _, ours := owned[id]; eps[i].IsRemote() && !ours {
+			theirs[id] = struct{}{}
+		}
+	}
+	return theirs
+}
+
+// backsOnto reports whether lb names one of ids (lower case) as a backend.
+func backsOnto(lb *hnslb.LoadBalancer, ids map[string]struct{}) bool {
+	return slices.ContainsFunc(lb.HostComputeEndpoints, func(id string) bool { return has(ids, strings.ToLower(id)) })
 }

@@ -139,6 +139,20 @@ func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, e
 		keys[k] = struct{}{}
 	}
 	ips := idSet(st.CreatingRemoteEndpoints)
+	for i := range eps {
+		if _, mine := ownedEP[strings.ToLower(eps[i].ID)]; mine || !eps[i].IsRemote() {
+			continue
+		}
+		if _, declared := ips[eps[i].IP()]; declared || namedOurs(&eps[i]) {
+			r.log.Info("Claiming a remote endpoint an interrupted create made", "ip", eps[i].IP(), "id", eps[i].ID, "named", !declared)
+			ownedEP[strings.ToLower(eps[i].ID)] = struct{}{}
+		}
+	}
+	// Remote endpoints claimed first: a load balancer without port mappings
+	// that names a remote endpoint none of ours is another program's, on a
+	// declared VIP or not (another agent's failed create leaves the same
+	// shape).
+	theirs := foreignRemoteEndpoints(eps, ownedEP)
 	declaredVIPs := declaredVIPsOf(keys)
 	for i := range lbs {
 		k, ok := KeyOf(&lbs[i])
@@ -146,7 +160,7 @@ func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, e
 			continue
 		}
 		if !ok {
-			if portlessOnDeclared(&lbs[i], declaredVIPs) {
+			if portlessOnDeclared(&lbs[i], declaredVIPs) && !backsOnto(&lbs[i], theirs) {
 				r.log.Info("Claiming a load balancer without port mappings on a declared frontend: what a failed create left whose record was lost", "id", lbs[i].ID, "frontendVIPs", lbs[i].FrontendVIPs)
 				ownedLB[strings.ToLower(lbs[i].ID)] = struct{}{}
 			}
@@ -155,15 +169,6 @@ func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, e
 		if _, declared := keys[k]; declared {
 			r.log.Info("Claiming a load balancer an interrupted create made", "key", k, "id", lbs[i].ID)
 			ownedLB[strings.ToLower(lbs[i].ID)] = struct{}{}
-		}
-	}
-	for i := range eps {
-		if _, mine := ownedEP[strings.ToLower(eps[i].ID)]; mine || !eps[i].IsRemote() {
-			continue
-		}
-		if _, declared := ips[eps[i].IP()]; declared || namedOurs(&eps[i]) {
-			r.log.Info("Claiming a remote endpoint an interrupted create made", "ip", eps[i].IP(), "id", eps[i].ID, "named", !declared)
-			ownedEP[strings.ToLower(eps[i].ID)] = struct{}{}
 		}
 	}
 }

@@ -104,6 +104,10 @@ func (c *chaos) replaceNetworkOf(ctx context.Context, n *framework.Node) bool {
 			if err := hns.DeleteLoadBalancer(ctx, id); err != nil && !hnslb.IsNotFound(err) {
 				return err
 			}
+			// HNS may report the delete done and keep it (KeptOnDelete).
+			if _, err := hns.GetLoadBalancerByID(ctx, id); !hnslb.IsNotFound(err) {
+				return fmt.Errorf("still listed after its delete (%v)", err)
+			}
 			return nil
 		})
 		if err != nil {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // The planted foreign load balancer's frontend, which tenants' external IPs aim at.
@@ -89,6 +91,12 @@ func plantForeign(ctx context.Context, n *framework.Node) (foreignSet, error) {
 	if err != nil {
 		return f, err
 	}
+	if err := leaveAgentPartials(ctx, n); err != nil {
+		return f, fmt.Errorf("the other agent's failed creates: %w", err)
+	}
+	if f, err = plantOtherAgent(ctx, n, f); err != nil {
+		return f, err
+	}
 	snap, err := n.Sim.Dump(ctx)
 	if err != nil {
 		return f, err
@@ -121,7 +129,8 @@ var otherAgentLoadBalancers = []hnslb.LoadBalancer{
 // longer holds taken out and what it holds of the agent's put in. The
 // agent's objects are known by their names and, for a load balancer, by
 // its frontend and its backends (the agent's endpoints, which no Service
-// wants), so a try that failed half way is finished by the next. A load
+// wants), so a try that failed half way is finished by the next, and what
+// a failed create left without port mappings is known by those backends. A load
 // balancer whose frontend hnsproxy took meanwhile (it may: nothing held
 // it) is left out, and so stops being foreign.
 func plantOtherAgent(ctx context.Context, n *framework.Node, have foreignSet) (foreignSet, error) {
@@ -169,6 +178,8 @@ func plantOtherAgent(ctx context.Context, n *framework.Node, have foreignSet) (f
 	for _, id := range epIDs {
 		agentIDs[id] = true
 	}
+	addAgentPartials(f, snap, agentIDs)
+	refused := false
 	for i, lb := range otherAgentLoadBalancers {
 		if id := agentLoadBalancer(snap, agentIDs, lb); id != "" {
 			f.LBs[id] = true
@@ -177,6 +188,7 @@ func plantOtherAgent(ctx context.Context, n *framework.Node, have foreignSet) (f
 		lb.HostComputeEndpoints, lb.SchemaVersion = epIDs, hnslb.V2
 		created, err := hns.CreateLoadBalancer(ctx, &lb)
 		if hnslb.IsPortAlreadyExists(err) {
+			refused = true
 			continue // hnsproxy's now (its frontend was free)
 		}
 		if err != nil {
@@ -184,7 +196,58 @@ func plantOtherAgent(ctx context.Context, n *framework.Node, have foreignSet) (f
 		}
 		f.LBs[created.ID] = true
 	}
+	if refused { // a refusal too may leave one
+		if snap, err = n.Sim.Dump(ctx); err != nil {
+			return f, err
+		}
+		addAgentPartials(f, snap, agentIDs)
+	}
 	return f, nil
+}
+
+// addAgentPartials adds to f what the agent's failed creates left
+// (sim.Faults.PartialCreates): load balancers without port mappings over
+// its endpoints only, which no document of hnsproxy's names. They are the
+// agent's, and hnsproxy must leave them alone.
+func addAgentPartials(f foreignSet, snap *hnslb.Snapshot, agentIDs map[string]bool) {
+	for _, got := range snap.LoadBalancers {
+		if len(got.PortMappings) == 0 && len(got.HostComputeEndpoints) > 0 &&
+			!slices.ContainsFunc(got.HostComputeEndpoints, func(id string) bool { return !agentIDs[id] }) {
+			f.LBs[got.ID] = true
+		}
+	}
+}
+
+// leaveAgentPartials has each of the agent's load balancer creates fail
+// once, refused as invalid, leaving a load balancer without port mappings
+// that holds nothing (kubernetes/kubernetes#141488; PartialHoldsFrontend
+// off, so the agent's own load balancers still get their frontends). A
+// node carries what another agent's failed creates left, and hnsproxy must
+// not take it for its own (reconciler, claimInterrupted): not on a VIP it
+// declared, not node-wide when it declared a node port.
+func leaveAgentPartials(ctx context.Context, n *framework.Node) error {
+	refuse := remote.FaultsRequest{ErrorRate: map[string]float64{string(sim.OpCreateLoadBalancer): 1},
+		Errors: []hnslb.ErrorCode{hnslb.CodeInvalidParameter}, PartialCreates: 1}
+	if err := n.Sim.SetFaults(ctx, refuse); err != nil {
+		return err
+	}
+	snap, err := n.Sim.Dump(ctx)
+	if err != nil {
+		return err
+	}
+	var epIDs []string
+	for _, ep := range snap.Endpoints {
+		if slices.ContainsFunc(otherAgentEndpoints, func(a struct{ name, ip, mac string }) bool { return a.name == ep.Name }) {
+			epIDs = append(epIDs, ep.ID)
+		}
+	}
+	for _, lb := range otherAgentLoadBalancers {
+		lb.HostComputeEndpoints, lb.SchemaVersion = epIDs, hnslb.V2
+		if _, err := n.Sim.Client.CreateLoadBalancer(ctx, &lb); err == nil {
+			return fmt.Errorf("a create refused by the injected fault succeeded")
+		}
+	}
+	return n.Sim.SetFaults(ctx, remote.FaultsRequest{})
 }
 
 // agentLoadBalancer is the ID of the load balancer in snap on lb's
