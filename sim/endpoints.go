@@ -161,7 +161,7 @@ func (h *HNS) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]h
 // go. Load balancers lose it as a backend; its namespace loses it.
 func (h *HNS) DeleteEndpoint(ctx context.Context, id string) error {
 	return deleteByID(ctx, h, OpDeleteEndpoint, "endpoint", &h.state.endpoints, id, func(e *hnslb.Endpoint) {
-		if !h.keptOnDelete() {
+		if !h.keptOnDelete("endpoint", e.ID) {
 			h.removeEndpoint(e.ID)
 		}
 	})

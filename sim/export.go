@@ -67,6 +67,7 @@ func (h *HNS) Import(data []byte) error {
 		return fmt.Errorf("sim: import: %w", err)
 	}
 	h.mu.Lock()
+	s.log = h.state.log
 	h.state = s
 	h.mu.Unlock()
 	return nil

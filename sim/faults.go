@@ -169,11 +169,12 @@ func (h *HNS) RestartLosing(d time.Duration, loss RestartLoss) error {
 
 // keptOnDelete draws whether a delete reported done keeps its object
 // (Faults.KeptOnDelete), and counts it. Called with h.mu held.
-func (h *HNS) keptOnDelete() bool {
+func (h *HNS) keptOnDelete(kind, id string) bool {
 	if h.faults.KeptOnDelete <= 0 || h.faultRng.Float64() >= h.faults.KeptOnDelete {
 		return false
 	}
 	h.counters.KeptOnDelete++
+	h.state.log.printf("kept %s %s on its delete", kind, id)
 	return true
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"io"
 	"iter"
 	"math/rand/v2"
 	"slices"
@@ -31,6 +32,9 @@ type Options struct {
 	Echo Echo
 	// Variants choose the codes where real HNS is not known (errvariants.go).
 	Variants ErrorVariants
+	// WriteLog, if set, gets a line for every change to a load balancer
+	// or endpoint and for every write call's answer (writelog.go).
+	WriteLog io.Writer
 }
 
 // HNS is one node's simulated Host Networking Service. It implements
@@ -73,6 +77,8 @@ func New(opts Options) *HNS {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	st := newState(uint64(opts.Seed))
+	st.log = writeLog{opts.WriteLog}
 	return &HNS{
 		profile:  opts.Profile,
 		features: opts.Profile.Features(),
@@ -81,7 +87,7 @@ func New(opts Options) *HNS {
 		clock:    opts.Clock,
 		latency:  opts.Latency,
 		echo:     opts.Echo,
-		state:    newState(uint64(opts.Seed)),
+		state:    st,
 		faultRng: rand.New(rand.NewPCG(uint64(opts.Seed), 0xfa17)),
 		hangs:    newHangs(),
 		sleep:    sleepCtx,
@@ -187,6 +193,9 @@ func (h *HNS) serve(op Op, fn func() error) (rpcs int, err error) {
 		err = fn()
 	case commit:
 		_ = fn() // applied if valid; the caller sees the injected error either way
+	}
+	if op.isWrite() {
+		h.state.log.printf("%s answered %s (applied anyway: %v)", op, resultName(err), err != nil && commit)
 	}
 	h.counters.add(op, resultName(err))
 	h.counters.HCNCalls += op.hcnCost(err)

@@ -80,7 +80,7 @@ func (h *HNS) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, erro
 // load balancer code (ErrorVariants).
 func (h *HNS) DeleteLoadBalancer(ctx context.Context, id string) error {
 	return deleteByID(ctx, h, OpDeleteLoadBalancer, kindLoadBalancer, &h.state.loadBalancers, id, func(lb *hnslb.LoadBalancer) {
-		if !h.keptOnDelete() {
+		if !h.keptOnDelete(kindLoadBalancer, lb.ID) {
 			h.state.deleteLoadBalancer(lb.ID)
 		}
 	})

@@ -94,6 +94,9 @@ type state struct {
 	// a failed create left without port mappings holds unseen
 	// (Faults.PartialHoldsFrontend).
 	partialHolds map[string][]string
+	// log records every change to load balancers and endpoints
+	// (writelog.go).
+	log writeLog
 }
 
 func newState(seed uint64) state {
@@ -133,6 +136,7 @@ func frontendKeys(lb *hnslb.LoadBalancer) []string {
 }
 
 func (s *state) putLoadBalancer(lb *hnslb.LoadBalancer) {
+	s.log.lb("stored", lb)
 	s.dropIndexes(lb.ID)
 	s.loadBalancers.put(lb.ID, lb)
 	for _, k := range frontendKeys(lb) {
@@ -151,6 +155,7 @@ func (s *state) putLoadBalancer(lb *hnslb.LoadBalancer) {
 // putPartialLoadBalancer stores a load balancer a failed create left,
 // holding the frontend keys holds although its document shows no port.
 func (s *state) putPartialLoadBalancer(lb *hnslb.LoadBalancer, holds []string) {
+	s.log.printf("a failed create leaves load balancer %s without port mappings, holding %v", lb.ID, holds)
 	s.putLoadBalancer(lb)
 	for _, k := range holds {
 		s.frontends[k] = key(lb.ID)
@@ -161,6 +166,7 @@ func (s *state) putPartialLoadBalancer(lb *hnslb.LoadBalancer, holds []string) {
 }
 
 func (s *state) deleteLoadBalancer(id string) {
+	s.log.printf("dropped load balancer %s", id)
 	s.dropIndexes(id)
 	s.loadBalancers.del(id)
 }
@@ -213,6 +219,7 @@ func endpointIPKeys(e *hnslb.Endpoint) []string {
 }
 
 func (s *state) putEndpoint(e *hnslb.Endpoint) {
+	s.log.endpoint("stored", e)
 	s.endpoints.put(e.ID, e)
 	for _, k := range endpointIPKeys(e) {
 		s.endpointIPs[k] = append(s.endpointIPs[k], key(e.ID))
@@ -224,6 +231,7 @@ func (s *state) deleteEndpoint(id string) {
 	if !ok {
 		return
 	}
+	s.log.printf("dropped endpoint %s", id)
 	for _, k := range endpointIPKeys(e) {
 		ids := slices.DeleteFunc(s.endpointIPs[k], func(x string) bool { return x == key(id) })
 		if len(ids) == 0 {

@@ -30,6 +30,7 @@ type serveOptions struct {
 	state    string
 	echo     string
 	bridge   string
+	writeLog string
 	faults   faultFlags
 	network  networkOptions
 	variants variantFlags
@@ -56,6 +57,7 @@ func newServeCommand(socket *string) *cobra.Command {
 	fs.StringVar(&o.state, "state", "", "load HNS objects from this file at start and save them there on stop, as HNS keeps them across restarts")
 	fs.StringVar(&o.echo, "echo", "", echoFlagHelp)
 	fs.StringVar(&o.bridge, "bridge", "", "also serve the HCN bridge (hack/wine's stand-ins for computenetwork.dll and vmcompute.dll) on this loopback TCP address, e.g. 127.0.0.1:7070")
+	fs.StringVar(&o.writeLog, "write-log", "", "append a line to this file for every load balancer or endpoint HNS stores, keeps or drops, and for every write call's answer, to tell afterwards which call made an object")
 	o.faults.addFlags(fs)
 	o.network.addFlags(fs)
 	o.variants.addFlags(fs)
@@ -94,8 +96,17 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 	if err != nil {
 		return err
 	}
+	opts := sim.Options{Profile: profile, Seed: o.seed, Latency: o.latency, Variants: variants}
+	if o.writeLog != "" {
+		f, err := os.OpenFile(o.writeLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("--write-log: %w", err)
+		}
+		defer f.Close()
+		opts.WriteLog = f // unbuffered: a killed hnssim keeps its lines
+	}
 	n := &node{
-		hns:  sim.New(sim.Options{Profile: profile, Seed: o.seed, Latency: o.latency, Variants: variants}),
+		hns:  sim.New(opts),
 		info: remote.NodeInfo{Name: o.nodeName, IPs: o.nodeIPs, NetworkName: o.network.name},
 	}
 	if err := loadState(n.hns, o.state); err != nil {

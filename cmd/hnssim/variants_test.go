@@ -14,8 +14,10 @@ import (
 )
 
 // TestServeErrorVariantFlags: --missing-backend-code, --missing-lb-code,
-// --address-taken-code and --missing-network-code reach clients over the socket with their codes, combined with a profile;
-// codes outside the modelled ones are refused before serving.
+// --address-taken-code and --missing-network-code reach clients over the
+// socket with their codes, combined with a profile; codes outside the
+// modelled ones are refused before serving. --write-log, served alongside,
+// records what those calls made and answered.
 func TestServeErrorVariantFlags(t *testing.T) {
 	dir, err := os.MkdirTemp("", "hnssim")
 	if err != nil {
@@ -23,6 +25,7 @@ func TestServeErrorVariantFlags(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	socket := filepath.Join(dir, "hns.sock")
+	writeLog := filepath.Join(dir, "writes.log")
 
 	for _, bad := range [][]string{{"--missing-backend-code=0x57"}, {"--missing-lb-code=0x803b0007"}, {"--missing-lb-code=lots"}, {"--address-taken-code=0x803b0013"}, {"--missing-network-code=0x57"}} {
 		cmd := newRootCommand()
@@ -38,7 +41,8 @@ func TestServeErrorVariantFlags(t *testing.T) {
 	cmd := newRootCommand()
 	cmd.SetOut(&bytes.Buffer{})
 	cmd.SetArgs([]string{"serve", "--socket", socket, "--profile", "ws2019", "--network-name", "cbr0", "--network-type", "l2bridge",
-		"--subnet", "10.244.1.0/24", "--missing-backend-code", "0x803b0007", "--missing-lb-code", "0x803b0002", "--address-taken-code", "0x1392", "--missing-network-code", "0x490"})
+		"--subnet", "10.244.1.0/24", "--missing-backend-code", "0x803b0007", "--missing-lb-code", "0x803b0002", "--address-taken-code", "0x1392", "--missing-network-code", "0x490",
+		"--write-log", writeLog})
 	served := make(chan error, 1)
 	go func() { served <- cmd.ExecuteContext(ctx) }()
 	t.Cleanup(func() {
@@ -76,7 +80,8 @@ func TestServeErrorVariantFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.5"}}}
-	if _, err := c.CreateEndpoint(ctx, nw.ID, local); err != nil {
+	made, err := c.CreateEndpoint(ctx, nw.ID, local)
+	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.CreateEndpoint(ctx, nw.ID, local)
@@ -86,5 +91,20 @@ func TestServeErrorVariantFlags(t *testing.T) {
 	_, err = c.CreateEndpoint(ctx, unknown, local)
 	if code, _ := hnslb.CodeOf(err); code != hnslb.CodeNotFound || !hnslb.IsNotFound(err) {
 		t.Errorf("create on a missing network: %v, want 0x490", err)
+	}
+
+	// --write-log: what each write made and what each answered.
+	logged, err := os.ReadFile(writeLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"stored endpoint " + made.ID + " ip=10.244.1.5", "CreateEndpoint answered ok", "CreateEndpoint answered ObjectAlreadyExists",
+		"CreateLoadBalancer answered PortNotFound"} {
+		if !strings.Contains(string(logged), want) {
+			t.Errorf("--write-log lacks %q:\n%s", want, logged)
+		}
+	}
+	if info, err := os.Stat(writeLog); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("--write-log's file: %v %v, want mode 0600", info, err)
 	}
 }

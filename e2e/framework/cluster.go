@@ -45,6 +45,11 @@ type ClusterSpec struct {
 	ProxyArgs []string
 	// HNSSimArgs are added to every hnssim serve's flags (--latency, say).
 	HNSSimArgs []string
+	// HNSWriteLogs has each node's hnssim record every object it stores,
+	// keeps or drops and every write's answer in hnssim-writes.log beside
+	// its log (hnssim serve --write-log): to tell whose call made an
+	// object a run leaked.
+	HNSWriteLogs bool
 	// ProxyLaunch, if set, gives each node's hnsproxy its flags and extra
 	// environment in place of the rig's (ProxyRig.Args): a kube-proxy
 	// manifest's own arguments, say, or flags that differ by node.
@@ -267,6 +272,12 @@ type Node struct {
 // Name is the node's name.
 func (n *Node) Name() string { return n.Spec.Name }
 
+// HNSWriteLog is the path of the node's hnssim write log
+// (ClusterSpec.HNSWriteLogs; no file without it).
+func (n *Node) HNSWriteLog() string { return writeLogPath(n.dir) }
+
+func writeLogPath(nodeDir string) string { return filepath.Join(nodeDir, "hnssim-writes.log") }
+
 // StartCluster applies deploy/'s RBAC, then for each node starts hnssim,
 // registers the Node object and starts hnsproxy as the deploy/
 // ServiceAccount. dir holds every node's files (sockets, logs, IPAM);
@@ -423,6 +434,9 @@ func (c *Cluster) hnssimArgs(spec NodeSpec) []string {
 				args = append(args, "--remote-subnet", other.PodCIDR+"="+other.NodeIP)
 			}
 		}
+	}
+	if c.Spec.HNSWriteLogs {
+		args = append(args, "--write-log", writeLogPath(filepath.Join(c.dir, spec.Name)))
 	}
 	return append(append(args, c.Spec.HNSSimArgs...), spec.HNSSimArgs...)
 }

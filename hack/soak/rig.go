@@ -34,7 +34,8 @@ const (
 // clusterSpec: two l2bridge nodes on different HNS builds, one without
 // ModifyLoadBalancer (updates are delete + create) and one with it.
 var clusterSpec = framework.ClusterSpec{
-	NetworkType: framework.NetworkL2Bridge,
+	NetworkType:  framework.NetworkL2Bridge,
+	HNSWriteLogs: true, // whose call made what a run leaked
 	Nodes: []framework.NodeSpec{
 		{Name: "win-a", Profile: "ws2022", NodeIP: "192.168.50.11", PodCIDR: "10.244.1.0/24"},
 		{Name: "win-b", Profile: "ws2025", NodeIP: "192.168.50.12", PodCIDR: "10.244.2.0/24"},
@@ -290,9 +291,10 @@ func (r *rig) converge(ctx context.Context, client kubernetes.Interface, timeout
 		return nil
 	})
 	if err != nil {
-		for name, d := range last {
-			if !d.clean() {
-				fmt.Fprintf(os.Stderr, "soak: node %s after %v:\n%s", name, timeout, d)
+		for _, n := range r.cluster.Nodes {
+			if d := last[n.Name()]; !d.clean() {
+				fmt.Fprintf(os.Stderr, "soak: node %s after %v:\n%s", n.Name(), timeout, d)
+				printWriteHistory(n.HNSWriteLog(), d)
 			}
 		}
 		return last, false

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -282,4 +283,65 @@ func lbMismatch(lb *hnslb.LoadBalancer, w *intent.LB, eps map[string]*hnslb.Endp
 		why = append(why, fmt.Sprintf("backends %v, want %v", got, want))
 	}
 	return strings.Join(why, "; ")
+}
+
+// maxHistoryLines bounds what printWriteHistory prints of one object.
+const maxHistoryLines = 40
+
+// printWriteHistory prints, for each object a diff names, the lines of the
+// node's hnssim write log that name its ID: which call stored it, whether
+// its caller saw that call fail, what was kept or dropped.
+func printWriteHistory(path string, d diff) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "soak: no write log: %v\n", err)
+		return
+	}
+	for _, id := range d.objectIDs() {
+		lines := writeHistory(string(data), id)
+		if len(lines) > maxHistoryLines {
+			lines = append([]string{"..."}, lines[len(lines)-maxHistoryLines:]...)
+		}
+		fmt.Fprintf(os.Stderr, "  hnssim's write log on %s:\n    %s\n", id, strings.Join(lines, "\n    "))
+	}
+}
+
+// writeHistory is every line of log that names id, each with the answer
+// of the call that wrote it: the line after (HNS answers a call after
+// applying it), or for what a failed create left, the line before (it is
+// left after the answer).
+func writeHistory(log, id string) []string {
+	var out []string
+	lines := strings.Split(log, "\n")
+	answer := func(i int) bool { return i >= 0 && i < len(lines) && strings.Contains(lines[i], " answered ") }
+	for i, l := range lines {
+		if !strings.Contains(l, id) {
+			continue
+		}
+		switch {
+		case strings.Contains(l, "a failed create leaves") && answer(i-1):
+			out = append(out, lines[i-1], l)
+		case answer(i + 1):
+			out = append(out, l, lines[i+1])
+		default:
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// objectIDs are the IDs of the objects d names, leaked, wrong or deleted.
+func (d diff) objectIDs() []string {
+	var ids []string
+	for _, l := range [][]string{d.Leaked, d.Wrong, d.ForeignDeleted} {
+		for _, s := range l {
+			for _, f := range strings.Fields(s) {
+				if len(f) == 36 && strings.Count(f, "-") == 4 {
+					ids = append(ids, f)
+					break
+				}
+			}
+		}
+	}
+	return ids
 }

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,5 +128,42 @@ func TestHeldAsWanted(t *testing.T) {
 	delete(want.state.LBs, webKey)
 	if got := heldAsWanted(snap, want); len(got) != 0 {
 		t.Errorf("heldAsWanted with web no longer wanted = %v, want none", got)
+	}
+}
+
+// A leak report shows what hnssim's write log says of each object it
+// names: the call that stored it with that call's answer, and what a failed
+// create left with the answer before it.
+func TestWriteHistoryOfALeakedObject(t *testing.T) {
+	const lb, partial, other = "528bf1a5-17bc-413d-96c3-68eeeed61365", "e09997b7-4271-4071-9e13-761b33d60eb6", "0a0a0a0a-0000-4000-8000-000000000001"
+	log := strings.Join([]string{
+		"10:32:35.837000 stored load balancer " + lb + " vips=[] 6:30673->80 backends=[a]",
+		"10:32:35.837001 CreateLoadBalancer answered Timeout (applied anyway: true)",
+		"10:32:35.900000 stored load balancer " + other + " vips=[10.96.0.1] 6:443->6443 backends=[b]",
+		"10:32:35.900001 CreateLoadBalancer answered ok (applied anyway: false)",
+		"10:32:36.000000 CreateLoadBalancer answered InvalidParameter (applied anyway: false)",
+		"10:32:36.000001 a failed create leaves load balancer " + partial + " without port mappings, holding []",
+		"10:32:36.000002 stored load balancer " + partial + " vips=[] no port mapping backends=[a]",
+		"10:32:37.000000 kept load balancer " + lb + " on its delete",
+		"10:32:37.000001 DeleteLoadBalancer answered ok (applied anyway: false)",
+	}, "\n")
+	d := diff{Leaked: []string{"load balancer " + lb + " nodeport/v4:30673/tcp",
+		fmt.Sprintf("load balancer %s without a port mapping: VIPs [], source VIP \"\", backends [a]", partial)}}
+	ids := d.objectIDs()
+	if !slices.Equal(ids, []string{lb, partial}) {
+		t.Fatalf("objectIDs %v, want %v", ids, []string{lb, partial})
+	}
+	got := writeHistory(log, lb)
+	want := []string{
+		"10:32:35.837000 stored load balancer " + lb + " vips=[] 6:30673->80 backends=[a]",
+		"10:32:35.837001 CreateLoadBalancer answered Timeout (applied anyway: true)",
+		"10:32:37.000000 kept load balancer " + lb + " on its delete",
+		"10:32:37.000001 DeleteLoadBalancer answered ok (applied anyway: false)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("history of %s:\n%s\nwant\n%s", lb, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := writeHistory(log, partial); len(got) < 2 || !strings.Contains(got[0], "answered InvalidParameter") {
+		t.Errorf("history of the partial %s: %q, want the refusal that left it first", partial, got)
 	}
 }
