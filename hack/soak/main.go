@@ -188,7 +188,12 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 	defer func() { err = errors.Join(err, cp.Stop()) }()
 	step("Starting two simulated Windows nodes (hnssim + hnsproxy each) and wiring pods")
 	dirs := &stateDirs{}
-	defer func() { err = errors.Join(err, dirs.unmount()) }()
+	defer func() {
+		if err != nil || len(why) > 0 {
+			dirs.keep() // the state files, for reading what hnsproxy recorded
+		}
+		err = errors.Join(err, dirs.unmount())
+	}()
 	r, err := startRig(ctx, cp, filepath.Join(dir, "n"), seed, dirs.prepare)
 	if r != nil && r.cluster != nil {
 		defer func() { err = errors.Join(err, r.cluster.Stop()) }()

@@ -153,6 +153,9 @@ func scrapeSum(client *http.Client, url, name string) int64 {
 	return int64(sum)
 }
 
+// fillerName is the file that fills a state directory (fillStateDir).
+const fillerName = "filler"
+
 // stateDirs mounts a size-limited tmpfs on each node's state directory
 // (framework.ClusterSpec.PrepareStateDir), so the soak can fill it as a
 // full disk would. Without the privilege to mount it says so loudly and
@@ -175,6 +178,36 @@ func (s *stateDirs) prepare(node, dir string) error {
 	return nil
 }
 
+// keep copies each mounted state directory's files (the state file and
+// its journal; not the filler) to a directory beside it named with
+// ".kept", since unmounting drops them.
+func (s *stateDirs) keep() {
+	for _, dir := range s.mounted {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "soak: keeping %s: %v\n", dir, err)
+			continue
+		}
+		kept := dir + ".kept"
+		if err := os.MkdirAll(kept, 0o700); err != nil {
+			fmt.Fprintf(os.Stderr, "soak: keeping %s: %v\n", dir, err)
+			continue
+		}
+		for _, e := range entries {
+			if !e.Type().IsRegular() || e.Name() == fillerName {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err == nil {
+				err = os.WriteFile(filepath.Join(kept, e.Name()), data, 0o600)
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "soak: keeping %s: %v\n", e.Name(), err)
+			}
+		}
+	}
+}
+
 func (s *stateDirs) unmount() error {
 	var errs []error
 	for _, dir := range s.mounted {
@@ -189,7 +222,7 @@ func (s *stateDirs) unmount() error {
 // changes so that hnsproxy's state writes fail, kills hnsproxy and starts
 // it again while the disk is still full, then frees the space.
 func (c *chaos) fillStateDir(ctx context.Context, n *framework.Node) {
-	filler := filepath.Join(n.StateDir(), "filler")
+	filler := filepath.Join(n.StateDir(), fillerName)
 	f, err := os.Create(filler)
 	if err != nil {
 		c.report(fmt.Errorf("node %s: filling the state directory: %w", n.Name(), err))
