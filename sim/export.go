@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -18,6 +19,10 @@ type exported struct {
 	Endpoints     []hnslb.Endpoint     `json:"endpoints"`
 	LoadBalancers []hnslb.LoadBalancer `json:"loadBalancers"`
 	Namespaces    []hnslb.Namespace    `json:"namespaces"`
+	// PartialHolds are the frontends load balancers a failed create left
+	// hold unseen (Faults.PartialHoldsFrontend), by load balancer ID: an
+	// HNS restart keeps them held as it keeps the load balancers.
+	PartialHolds map[string][]string `json:"partialHolds,omitempty"`
 }
 
 // Export returns the full state as JSON (not counted as calls).
@@ -29,6 +34,9 @@ func (h *HNS) Export() ([]byte, error) {
 		IDs: h.state.ids, NamespaceSeq: h.state.namespaceSeq,
 		Networks: snap.Networks, Endpoints: snap.Endpoints,
 		LoadBalancers: snap.LoadBalancers, Namespaces: snap.Namespaces,
+	}
+	if len(h.state.partialHolds) > 0 {
+		x.PartialHolds = maps.Clone(h.state.partialHolds)
 	}
 	h.mu.Unlock()
 	return json.Marshal(x)
@@ -63,6 +71,9 @@ func (h *HNS) Import(data []byte) error {
 	if err := importAll(&s.namespaces, "namespace", x.Namespaces, nsID, func(o *hnslb.Namespace) { s.namespaces.put(o.ID, o) }); err != nil {
 		return err
 	}
+	if err := s.importPartialHolds(x.PartialHolds); err != nil {
+		return fmt.Errorf("sim: import: %w", err)
+	}
 	if err := s.checkReferences(); err != nil {
 		return fmt.Errorf("sim: import: %w", err)
 	}
@@ -70,6 +81,25 @@ func (h *HNS) Import(data []byte) error {
 	s.log = h.state.log
 	h.state = s
 	h.mu.Unlock()
+	return nil
+}
+
+// importPartialHolds makes the frontends in holds held again by their
+// load balancers, which must be listed without port mappings and the
+// frontends free.
+func (s *state) importPartialHolds(holds map[string][]string) error {
+	for id, keys := range holds {
+		lb, ok := s.loadBalancers.get(id)
+		if !ok || len(lb.PortMappings) != 0 {
+			return fmt.Errorf("frontends %v held by %s, which is no load balancer without port mappings", keys, id)
+		}
+		for _, k := range keys {
+			if owner, taken := s.frontends[k]; taken {
+				return fmt.Errorf("frontend %s held by %s and %s", k, id, owner)
+			}
+		}
+		s.holdPartial(lb.ID, keys)
+	}
 	return nil
 }
 

@@ -24,9 +24,11 @@ func populated(t *testing.T) *HNS {
 	return h
 }
 
-func TestExportImport(t *testing.T) {
-	orig := populated(t)
-	data, err := orig.Export()
+// restoredFrom is a new ws2022 HNS with what h exports imported, and the
+// export.
+func restoredFrom(t *testing.T, h *HNS) (*HNS, []byte) {
+	t.Helper()
+	data, err := h.Export()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +36,12 @@ func TestExportImport(t *testing.T) {
 	if err := restored.Import(data); err != nil {
 		t.Fatal(err)
 	}
+	return restored, data
+}
+
+func TestExportImport(t *testing.T) {
+	orig := populated(t)
+	restored, _ := restoredFrom(t, orig)
 	if !reflect.DeepEqual(orig.Snapshot(), restored.Snapshot()) {
 		t.Fatalf("snapshots differ:\n%+v\n%+v", orig.Snapshot(), restored.Snapshot())
 	}
@@ -47,7 +55,7 @@ func TestExportImport(t *testing.T) {
 		t.Errorf("after import: %+v vs %+v", x, y)
 	}
 	// Rules hold on imported state: the frontend and the address are taken.
-	_, err = restored.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, orig.Snapshot().Endpoints[1].ID))
+	_, err := restored.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, orig.Snapshot().Endpoints[1].ID))
 	wantCode(t, err, hnslb.CodePortAlreadyExists)
 	_, err = restored.CreateEndpoint(ctx, orig.Snapshot().Networks[0].ID, endpointDoc("10.244.1.5"))
 	wantCode(t, err, hnslb.CodeAlreadyExists)
@@ -95,4 +103,44 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A load balancer a failed create left holding its frontend
+// (Faults.PartialHoldsFrontend) still holds it after an export and import,
+// as after hnssim's restart with --state; once deleted, the frontend is
+// free. A hold whose load balancer is not a partial one is refused.
+func TestExportKeepsWhatPartialLoadBalancersHold(t *testing.T) {
+	h := populated(t)
+	backend := h.Snapshot().Endpoints[0].ID
+	h.SetFaults(Faults{ErrorRate: map[Op]float64{OpCreateLoadBalancer: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeInvalidParameter},
+		PartialCreates: 1, PartialHoldsFrontend: true})
+	_, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.20", 80, backend))
+	wantCode(t, err, hnslb.CodeInvalidParameter)
+	restored, data := restoredFrom(t, h)
+	var partial string
+	for _, lb := range restored.Snapshot().LoadBalancers {
+		if len(lb.PortMappings) == 0 {
+			partial = lb.ID
+		}
+	}
+	_, err = restored.CreateLoadBalancer(ctx, lbDoc("10.96.0.20", 80, backend))
+	wantCode(t, err, hnslb.CodePortAlreadyExists)
+	if partial == "" || err == nil || !strings.Contains(err.Error(), partial) {
+		t.Errorf("create on the held frontend after the import: %v, want it refused naming %q", err, partial)
+	}
+	if err := restored.DeleteLoadBalancer(ctx, partial); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := restored.CreateLoadBalancer(ctx, lbDoc("10.96.0.20", 80, backend)); err != nil {
+		t.Errorf("create once the partial one is deleted: %v", err)
+	}
+
+	ported := h.Snapshot().LoadBalancers[0].ID
+	bad := strings.Replace(string(data), `"partialHolds":{"`+strings.ToLower(partial), `"partialHolds":{"`+strings.ToLower(ported), 1)
+	if bad == string(data) {
+		t.Fatal("the test did not change the document")
+	}
+	if err := newSim(t, ProfileWS2022).Import([]byte(bad)); err == nil || !strings.Contains(err.Error(), "without port mappings") {
+		t.Errorf("a hold on a load balancer with port mappings: %v, want it refused", err)
+	}
 }

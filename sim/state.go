@@ -157,11 +157,16 @@ func (s *state) putLoadBalancer(lb *hnslb.LoadBalancer) {
 func (s *state) putPartialLoadBalancer(lb *hnslb.LoadBalancer, holds []string) {
 	s.log.printf("a failed create leaves load balancer %s without port mappings, holding %v", lb.ID, holds)
 	s.putLoadBalancer(lb)
+	s.holdPartial(lb.ID, holds)
+}
+
+// holdPartial has load balancer id hold the frontend keys holds unseen.
+func (s *state) holdPartial(id string, holds []string) {
 	for _, k := range holds {
-		s.frontends[k] = key(lb.ID)
+		s.frontends[k] = key(id)
 	}
 	if len(holds) > 0 {
-		s.partialHolds[key(lb.ID)] = holds
+		s.partialHolds[key(id)] = holds
 	}
 }
 
