@@ -194,7 +194,7 @@ func (h *HNS) serve(op Op, fn func() error) (rpcs int, err error) {
 	case commit:
 		_ = fn() // applied if valid; the caller sees the injected error either way
 	}
-	if op.isWrite() {
+	if h.state.log.w != nil && op.isWrite() { // no formatting without a log
 		h.state.log.printf("%s answered %s (applied anyway: %v)", op, resultName(err), err != nil && commit)
 	}
 	h.counters.add(op, resultName(err))
