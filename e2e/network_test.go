@@ -22,9 +22,15 @@ import (
 // pod's load balancer, and the remote endpoints on the new network's ID.
 func TestHNSNetworkReplaced(t *testing.T) {
 	ctx := context.Background()
-	c, web, _ := webOnTwoNodes(t, overlaySpec)
+	c, web, first := webOnTwoNodes(t, overlaySpec)
 	x, y := c.Nodes[0], c.Nodes[1]
 	sims := x.Sim.Client
+	// The old network is fully programmed first. An endpoint create that
+	// falls between the CNI's delete and its create finds no network at
+	// all, and hnsproxy then rightly exits saying the network is gone (the
+	// soak accepts either reading); this test is about the replacement.
+	expectLBs(t, c, x, first, lb("ClusterIP", frontend(first.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"),
+		backends(local(onNode(web, x.Name())...), remote(onNode(web, y.Name())...))...))
 
 	old, err := sims.GetNetworkByName(ctx, c.Spec.HNSNetwork())
 	if err != nil {
