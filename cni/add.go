@@ -30,6 +30,11 @@ func cmdAdd(ctx context.Context, s *session) error {
 			err = internal("result in CNI version %q: %v", s.conf.CNIVersion, err)
 		}
 	}
+	if err == nil && !s.answer.take() {
+		// run answered "try again later" while this ADD waited on HNS: the
+		// runtime takes the pod as not wired, so nothing may stay.
+		err = errGaveUp
+	}
 	if err != nil {
 		undo.run()
 		return err
@@ -44,7 +49,7 @@ type undoStack []func(context.Context)
 func (u *undoStack) push(f func(context.Context)) { *u = append(*u, f) }
 
 func (u undoStack) run() {
-	ctx, cancel := withTimeout()
+	ctx, cancel := context.WithTimeout(context.Background(), undoTimeout)
 	defer cancel()
 	for i := len(u) - 1; i >= 0; i-- {
 		u[i](ctx)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
@@ -18,10 +17,6 @@ import (
 // SupportedVersions are the CNI spec versions hnscni answers: all of them,
 // as win-bridge and win-overlay do (Flannel's Windows default is 0.2.0).
 var SupportedVersions = version.All
-
-// callTimeout bounds one command's HNS work; runtimes give plugins minutes,
-// but a hung HNS should fail the call, not the kubelet's sync loop.
-const callTimeout = 2 * time.Minute
 
 // Main runs one CNI command from the environment and stdin and exits.
 func Main() {
@@ -52,6 +47,10 @@ type session struct {
 	hns  hnsClient
 	args *skel.CmdArgs
 	net  *hnslb.Network // the configured network, once looked up
+	// answer is given once: by the command, or by run when it gives up;
+	// finished has f's error once it returns (tests wait on it).
+	answer   answerOnce
+	finished <-chan error
 }
 
 func newSession(args *skel.CmdArgs) (*session, error) {
@@ -71,19 +70,13 @@ func newSession(args *skel.CmdArgs) (*session, error) {
 }
 
 // command runs f for one CNI command with a parsed configuration, an HNS
-// client and a deadline.
+// client and the command's deadlines (deadline.go).
 func command(f func(ctx context.Context, s *session) error) func(*skel.CmdArgs) error {
 	return func(args *skel.CmdArgs) error {
-		ctx, cancel := withTimeout()
-		defer cancel()
 		s, err := newSession(args)
 		if err != nil {
 			return err
 		}
-		return f(ctx, s)
+		return s.run(f)
 	}
-}
-
-func withTimeout() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), callTimeout)
 }

@@ -1,0 +1,106 @@
+package cni
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/containernetworking/cni/pkg/skel"
+	"github.com/containernetworking/cni/pkg/types"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// attachHangs is HNS whose namespace attach hangs as a wedged hcn call
+// does: it ignores its context until released, then is made.
+type attachHangs struct {
+	hnslb.Client
+	entered, release chan struct{}
+}
+
+func (a attachHangs) AddNamespaceEndpoint(_ context.Context, ns, ep string) error {
+	close(a.entered)
+	<-a.release
+	return a.Client.AddNamespaceEndpoint(context.Background(), ns, ep)
+}
+
+// TestHungHNSCallGetsTryAgainLater: ADD's last HNS call (the attach) hangs
+// past the deadlines. The plugin answers code 11 instead of waiting for the
+// runtime to kill it; when the hung call then succeeds, the ADD answers
+// nothing more and leaves no endpoint behind, since the runtime took the
+// pod as not wired.
+func TestHungHNSCallGetsTryAgainLater(t *testing.T) {
+	defer func(w, u time.Duration) { workTimeout, undoTimeout = w, u }(workTimeout, undoTimeout)
+	workTimeout, undoTimeout = 100*time.Millisecond, 100*time.Millisecond
+	ctx := context.Background()
+	h := sim.New(sim.Options{})
+	network, err := h.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := h.CreateNamespace(ctx, &hnslb.Namespace{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin := []byte(`{"cniVersion": "1.0.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0"}`)
+	conf, err := parseConfig(stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hung := attachHangs{Client: h, entered: make(chan struct{}), release: make(chan struct{})}
+	s := &session{conf: conf, hns: hnsClient{hung},
+		args: &skel.CmdArgs{ContainerID: "c1", Netns: ns.ID, IfName: "eth0", StdinData: stdin}}
+
+	// What the plugin prints is its answer: capture it.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	printed := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); printed <- b }()
+	restore := func() []byte {
+		os.Stdout = stdout
+		w.Close()
+		return <-printed
+	}
+
+	err = s.run(cmdAdd)
+	var te *types.Error
+	if !errors.As(err, &te) || te.Code != types.ErrTryAgainLater {
+		restore()
+		t.Fatalf("ADD with a hung attach: %v; want code %d (try again later)", err, types.ErrTryAgainLater)
+	}
+	<-hung.entered
+	close(hung.release)
+	late := <-s.finished
+	if out := restore(); len(out) != 0 {
+		t.Errorf("the ADD printed a result after answering try again later: %s", out)
+	}
+	if !errors.Is(late, errGaveUp) {
+		t.Errorf("the late ADD returned %v; want errGaveUp", late)
+	}
+	eps, err := h.ListEndpointsOfNetwork(ctx, network.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(eps) != 0 {
+		t.Errorf("%d endpoint(s) left after the late ADD: %+v", len(eps), eps)
+	}
+}
+
+// TestCommandAnswersItselfInTime: a command that returns before the
+// deadlines gives its own answer.
+func TestCommandAnswersItselfInTime(t *testing.T) {
+	want := errors.New("refused")
+	s := &session{}
+	if err := s.run(func(context.Context, *session) error { return want }); err != want {
+		t.Errorf("run returned %v; want the command's own %v", err, want)
+	}
+}
