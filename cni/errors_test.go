@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/types"
+	current "github.com/containernetworking/cni/pkg/types/100"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -345,19 +346,7 @@ func TestAddOnAnAddressHNSRefuses(t *testing.T) {
 	ctx := context.Background()
 	for _, code := range []string{"0xb7", "0x1392", "0x803b002f"} {
 		t.Run(code, func(t *testing.T) {
-			n1 := startNode(t, "n1", "--profile", "ws2025", "--node-ip", "192.168.60.1", "--address-taken-code", code,
-				"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.6.0/24")
-			conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.6.0/24", socket: n1.socket, dataDir: t.TempDir(),
-				extra: map[string]any{"ipam": map[string]any{ // one address: the one held
-					"type": "host-local", "dataDir": "",
-					"ranges": [][]map[string]string{{{"subnet": "10.244.6.0/24", "rangeStart": "10.244.6.10", "rangeEnd": "10.244.6.10"}}},
-				}}}
-			conf.extra["ipam"].(map[string]any)["dataDir"] = conf.dataDir
-			rt := newRuntime(t, conf)
-			nw, err := n1.client.GetNetworkByName(ctx, "cbr0")
-			if err != nil {
-				t.Fatal(err)
-			}
+			n1, conf, rt, nw := oneAddressNode(t, code)
 			held, err := n1.client.CreateEndpoint(ctx, nw.ID, &hnslb.Endpoint{Name: "proxy-remote", Flags: hnslb.EndpointFlagsRemoteEndpoint,
 				IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.6.10"}}})
 			if err != nil {
@@ -384,6 +373,85 @@ func TestAddOnAnAddressHNSRefuses(t *testing.T) {
 			refusedAdd("reserved", types.ErrInternal, "no endpoint on the network holds it")
 			n1.hnssim(t, "faults")
 			rt.add(t, pod{id: "ok", netns: n1.createNamespace(t)})
+		})
+	}
+}
+
+// oneAddressNode is an hnssim node whose HNS refuses a taken address with
+// code, and a runtime whose host-local hands out one address, 10.244.6.10.
+func oneAddressNode(t *testing.T, code string) (*simNode, netConf, *runtime, *hnslb.Network) {
+	t.Helper()
+	n1 := startNode(t, "n1", "--profile", "ws2025", "--node-ip", "192.168.60.1", "--address-taken-code", code,
+		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.6.0/24")
+	conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.6.0/24", socket: n1.socket, dataDir: t.TempDir(),
+		extra: map[string]any{"ipam": map[string]any{
+			"type": "host-local", "dataDir": "",
+			"ranges": [][]map[string]string{{{"subnet": "10.244.6.0/24", "rangeStart": "10.244.6.10", "rangeEnd": "10.244.6.10"}}},
+		}}}
+	conf.extra["ipam"].(map[string]any)["dataDir"] = conf.dataDir
+	rt := newRuntime(t, conf)
+	nw, err := n1.client.GetNetworkByName(context.Background(), "cbr0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n1, conf, rt, nw
+}
+
+// TestAddRemovesAnEndpointLeftAfterItsDEL: an endpoint create HNS applied
+// after its plugin had answered and after the runtime's DEL (a hung call,
+// or a plugin the runtime killed) holds an address host-local has released
+// and hands the next pod. ADD removes that endpoint, which hnscni named and
+// no namespace holds, and wires the pod on the address. An endpoint a
+// namespace holds, or one hnscni did not make, stays, and ADD names it.
+func TestAddRemovesAnEndpointLeftAfterItsDEL(t *testing.T) {
+	ctx := context.Background()
+	const addr = "10.244.6.10"
+	ourMAC := "0E-2A-0A-F4-06-0A" // what hnscni derives from addr
+	for _, c := range []struct {
+		name, leftName, mac string
+		attached, removed   bool
+	}{
+		{name: "left by a late create", leftName: "gone_cbr0", mac: ourMAC, removed: true},
+		{name: "attached to a namespace", leftName: "gone_cbr0", mac: ourMAC, attached: true},
+		{name: "HNS's MAC", leftName: "gone_cbr0", mac: "00-15-5D-0A-F4-06"},
+		{name: "another agent's name", leftName: "host-vnic", mac: ourMAC},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n1, conf, rt, nw := oneAddressNode(t, "0x1392")
+			left, err := n1.client.CreateEndpoint(ctx, nw.ID, &hnslb.Endpoint{Name: c.leftName, MacAddress: c.mac,
+				IpConfigurations: []hnslb.IPConfig{{IpAddress: addr, PrefixLength: 24}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.attached {
+				if err := n1.client.AddNamespaceEndpoint(ctx, n1.createNamespace(t), left.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := rt.cni.AddNetworkList(ctx, rt.list, pod{id: "new", netns: n1.createNamespace(t)}.rt())
+			gone := !slices.ContainsFunc(n1.dump(t).Endpoints, func(e hnslb.Endpoint) bool { return strings.EqualFold(e.ID, left.ID) })
+			if gone != c.removed {
+				t.Errorf("the endpoint holding the address removed: %v, want %v", gone, c.removed)
+			}
+			if !c.removed {
+				if cniCode(err) != int(types.ErrInternal) || !strings.Contains(err.Error(), left.ID) {
+					t.Errorf("ADD: %v; want code %d naming %s", err, types.ErrInternal, left.ID)
+				}
+				if got := allocated(t, conf.dataDir); len(got) != 0 {
+					t.Errorf("addresses left: %v", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ADD: %v", err)
+			}
+			cur, err := current.NewResultFromResult(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cur.IPs) != 1 || cur.IPs[0].Address.IP.String() != addr {
+				t.Errorf("the pod got %v; want %s", cur.IPs, addr)
+			}
 		})
 	}
 }
