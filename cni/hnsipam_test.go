@@ -14,9 +14,14 @@ import (
 // Kubernetes docs allow for win-bridge) gets its pods' addresses from HNS,
 // out of the network's subnet; the result carries them with the subnet's
 // prefix and gateway; CHECK and GC work; DEL gives the address back to HNS,
-// which hands it out again.
+// which hands it out again. HNS's answers are as stored, and with every
+// echo variant: the address is read back from them.
 func TestHNSAssignsAddresses(t *testing.T) {
-	node := startNode(t, "n1", "--node-ip", "172.16.0.2", "--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.7.0/24")
+	forEachEcho(t, hnsAssignsAddresses)
+}
+
+func hnsAssignsAddresses(t *testing.T, nodeArgs ...string) {
+	node := startNode(t, "n1", append([]string{"--node-ip", "172.16.0.2", "--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.7.0/24"}, nodeArgs...)...)
 	t.Setenv("HNS_ENDPOINT", "unix://"+node.socket)
 	raw, _ := json.Marshal(map[string]any{"cniVersion": "1.1.0", "name": "cbr0", "type": "win-bridge",
 		"dns": map[string]any{"nameservers": []string{"10.96.0.10"}}})

@@ -10,12 +10,17 @@ import (
 
 // TestOverlayPodsAcrossNodes wires pods on two overlay nodes (CNI 1.0.0 on
 // one, 0.4.0 on the other) and traces pod-to-pod traffic within and across
-// nodes through both nodes' HNS state.
+// nodes through both nodes' HNS state; HNS answers as stored, and with
+// every echo variant.
 func TestOverlayPodsAcrossNodes(t *testing.T) {
-	n1 := startNode(t, "n1", "--node-ip", "192.168.20.1", "--network-name", "vxlan0", "--network-type", "overlay",
-		"--subnet", "10.244.1.0/24", "--remote-subnet", "10.244.2.0/24=192.168.20.2")
-	n2 := startNode(t, "n2", "--node-ip", "192.168.20.2", "--network-name", "vxlan0", "--network-type", "overlay",
-		"--subnet", "10.244.2.0/24", "--remote-subnet", "10.244.1.0/24=192.168.20.1")
+	forEachEcho(t, overlayPodsAcrossNodes)
+}
+
+func overlayPodsAcrossNodes(t *testing.T, nodeArgs ...string) {
+	n1 := startNode(t, "n1", append([]string{"--node-ip", "192.168.20.1", "--network-name", "vxlan0", "--network-type", "overlay",
+		"--subnet", "10.244.1.0/24", "--remote-subnet", "10.244.2.0/24=192.168.20.2"}, nodeArgs...)...)
+	n2 := startNode(t, "n2", append([]string{"--node-ip", "192.168.20.2", "--network-name", "vxlan0", "--network-type", "overlay",
+		"--subnet", "10.244.2.0/24", "--remote-subnet", "10.244.1.0/24=192.168.20.1"}, nodeArgs...)...)
 	rt1 := newRuntime(t, netConf{version: "1.0.0", mode: "overlay", network: "vxlan0", subnet: "10.244.1.0/24", socket: n1.socket, dataDir: t.TempDir()})
 	rt2 := newRuntime(t, netConf{version: "0.4.0", mode: "overlay", network: "vxlan0", subnet: "10.244.2.0/24", socket: n2.socket, dataDir: t.TempDir()})
 
