@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -148,5 +149,88 @@ func TestKeysOfListsEachKeyOnce(t *testing.T) {
 	}
 	if got := keysOf[string](); len(got) != 0 {
 		t.Errorf("keysOf of no sets = %v", got)
+	}
+}
+
+// A node port's create abandoned at its deadline, then HNS restarts
+// (keeping everything, or dropping each set it may drop), the CNI makes the
+// network again, and hnsproxy exits for it; the create lands before the
+// replacement, between the exit and the restart, or after the restart
+// listed HNS, and HNS either applied it when the call came or only when
+// the call returned. The restarted reconciler, on the new network and with
+// the Service gone, leaves no load balancer: it claims the late create
+// through the state file's declaration (interrupted) or its carrying.
+func TestLateCreateAcrossANetworkReplacementIsNotLeaked(t *testing.T) {
+	type when int
+	const (
+		beforeReplacement when = iota
+		beforeRestart
+		afterRestart
+	)
+	for _, hang := range []string{"applied when released", "applied when called"} {
+		for _, loss := range append([]sim.RestartLoss{"no restart"}, sim.RestartLosses...) {
+			for _, lands := range []when{beforeReplacement, beforeRestart, afterRestart} {
+				restart := string(loss)
+				if loss == sim.RestartKeepsAll {
+					restart = "restart keeps all"
+				}
+				name := fmt.Sprintf("%s/%s/lands %s", hang, restart, []string{"before the replacement", "before the restart", "after the restart"}[lands])
+				t.Run(name, func(t *testing.T) {
+					e := newEnv(t, sim.ProfileWS2022)
+					w := e.withHangWatch(0)
+					watched := e.tweak
+					e.tweak = func(o *Options) { watched(o); o.NetworkName = "cbr0" }
+					e.local("10.244.1.10")
+					r := w.watch(e.started())
+					f := sim.Faults{Hang: []sim.Op{sim.OpCreateLoadBalancer}}
+					if hang == "applied when called" {
+						f = sim.Faults{HangReply: []sim.Op{sim.OpCreateLoadBalancer}}
+					}
+					e.hns.SetFaults(f)
+					nodePort := lb("", 30673, loc("10.244.1.10"))
+					nodePort.Origin = intent.OriginNodePort
+					upsert(r, nodePort)
+					if res := e.syncPastHangs(r, 1); res.Failed != 1 {
+						t.Fatalf("sync with a hung create: %+v", res)
+					}
+					land := func() {
+						e.hns.SetFaults(sim.Faults{})
+						<-w.returned
+					}
+					if lands == beforeReplacement {
+						land()
+					}
+					if loss != "no restart" {
+						if err := e.hns.RestartLosing(0, loss); err != nil {
+							t.Fatal(err)
+						}
+					}
+					was := e.netID
+					now := e.replaceNetwork(true)
+					wantChanged(t, r.Repair(ctx), was, now)
+					if lands == beforeRestart {
+						land()
+					}
+
+					e.netID = now
+					e.local("10.244.1.10")
+					r2 := e.reconciler()
+					if err := r2.Start(ctx); err != nil {
+						t.Fatal(err)
+					}
+					e.converge(r2)
+					if lands == afterRestart {
+						land()
+					}
+					if err := r2.Repair(ctx); err != nil {
+						t.Fatal(err)
+					}
+					e.converge(r2)
+					if snap := e.snapshot(); len(snap.LoadBalancers) != 0 {
+						t.Errorf("load balancers left: %+v", snap.LoadBalancers)
+					}
+				})
+			}
+		}
 	}
 }
