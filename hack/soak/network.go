@@ -158,20 +158,38 @@ func rewirePods(ctx context.Context, n *framework.Node, network string, pods []h
 // read the new network and have nothing to exit for); kills wait until the
 // exit is seen (beginKill).
 func (c *chaos) expectNetworkExit(ctx context.Context, n *framework.Node, networkID string) error {
-	for deadline := time.Now().Add(settleFor); ctx.Err() == nil && time.Now().Before(deadline); time.Sleep(watchEvery) {
+	if err := c.awaitRunningOn(ctx, n.Name(), settleFor, func() bool { return foundNetwork(n, networkID) }); err != nil {
+		return fmt.Errorf("network %s: %w", networkID, err)
+	}
+	return nil
+}
+
+// awaitRunningOn waits until no kill of the node's hnsproxy is under way and
+// found reports that the running one read the network, then marks the exit
+// expected. A kill waits for the proxy's writes to begin, until the fault
+// window's end if they do not (killMidSync: a full state directory and a
+// hung HNS can stop them for that long), so only the time after a kill
+// counts against settle: the restarted proxy gets settle to read the network.
+func (c *chaos) awaitRunningOn(ctx context.Context, node string, settle time.Duration, found func() bool) error {
+	deadline := time.Now().Add(settle)
+	for ; ctx.Err() == nil; time.Sleep(watchEvery) {
 		c.networkExitMu.Lock()
-		if !c.killing[n.Name()] && foundNetwork(n, networkID) {
-			c.networkExit[n.Name()] = true
+		killing := c.killing[node]
+		if !killing && found() {
+			c.networkExit[node] = true
 			c.networkExitMu.Unlock()
 			return nil
 		}
 		c.networkExitMu.Unlock()
+		if killing {
+			deadline = time.Now().Add(settle)
+		} else if !time.Now().Before(deadline) {
+			break
+		}
 	}
-	return fmt.Errorf("hnsproxy did not run on network %s within %v", networkID, settleFor)
+	return fmt.Errorf("hnsproxy did not run on the network within %v after the last kill", settle)
 }
 
-// foundNetwork reports whether the node's hnsproxy, since its last start,
-// logged finding the network with id.
 func foundNetwork(n *framework.Node, id string) bool {
 	log, err := os.ReadFile(n.Proxy.LogPath())
 	if err != nil {
