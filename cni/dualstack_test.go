@@ -28,10 +28,15 @@ func dualStack(c netConf, v6Subnet string) netConf {
 // TestDualStackPodLifecycle: on an l2bridge network with a subnet per
 // family, one pod gets one endpoint with both addresses, a result with both
 // and a default route per family; CHECK passes; DEL frees both addresses;
-// and the packet model delivers each family to it.
+// and the packet model delivers each family to it; with HNS answering as
+// stored, and with every echo variant.
 func TestDualStackPodLifecycle(t *testing.T) {
-	n1 := startNode(t, "n1", "--node-ip", "192.168.10.1", "--node-ip", "fd00:192:168:10::1",
-		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.1.0/24", "--subnet", "fd00:10:244:1::/64")
+	forEachEcho(t, dualStackPodLifecycle)
+}
+
+func dualStackPodLifecycle(t *testing.T, nodeArgs ...string) {
+	n1 := startNode(t, "n1", append([]string{"--node-ip", "192.168.10.1", "--node-ip", "fd00:192:168:10::1",
+		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.1.0/24", "--subnet", "fd00:10:244:1::/64"}, nodeArgs...)...)
 	conf := dualStack(netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.1.0/24", socket: n1.socket, dataDir: t.TempDir()}, "fd00:10:244:1::/64")
 	rt := newRuntime(t, conf)
 	web := pod{id: "web", netns: n1.createNamespace(t), caps: map[string]any{
