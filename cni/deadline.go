@@ -49,9 +49,10 @@ func (a *answerOnce) take() bool {
 
 // run runs f under workTimeout and waits for it at most workTimeout plus
 // undoTimeout. A call still hanging then is left running (the process's
-// exit ends it; HNS may still apply it, and the runtime's DEL, which ADD's
-// failure brings, or a later ADD of the attachment, removes by name what
-// it made), and the command fails with code 11, try again later.
+// exit ends it, but HNS may still apply it: what it made is removed by the
+// runtime's DEL, which ADD's failure brings, if that comes later, else by
+// the ADD that IPAM hands its address to, or by GC), and the command fails
+// with code 11, try again later.
 func (s *session) run(f func(ctx context.Context, s *session) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), workTimeout)
 	defer cancel()
@@ -71,5 +72,5 @@ func (s *session) run(f func(ctx context.Context, s *session) error) error {
 		return <-done
 	}
 	return types.NewError(types.ErrTryAgainLater, fmt.Sprintf("HNS did not answer within %v", limit),
-		"an HNS call hangs (is the hns service wedged?); HNS may still apply it, and DEL or the next ADD removes what it made")
+		"an HNS call hangs (is the hns service wedged?); HNS may still apply it, and DEL, GC or the next ADD given its address removes what it made")
 }
