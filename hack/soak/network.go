@@ -38,16 +38,27 @@ func (c *chaos) replaceNetwork(ctx context.Context, n *framework.Node) {
 // the node's foreign set turned over to the new pods' endpoints; it reports
 // whether it got that far.
 func (c *chaos) replaceNetworkOf(ctx context.Context, n *framework.Node) bool {
-	c.plantMu.Lock()
-	defer c.plantMu.Unlock()
 	hns := n.Sim.Client
 	var old *hnslb.Network
-	var pods []hnslb.Endpoint
 	err := framework.Poll(ctx, settleFor, 200*time.Millisecond, func(ctx context.Context) error {
 		var err error
-		if old, err = hns.GetNetworkByName(ctx, soakNetwork); err != nil {
-			return err
-		}
+		old, err = hns.GetNetworkByName(ctx, soakNetwork)
+		return err
+	})
+	if err != nil {
+		c.report(fmt.Errorf("node %s: reading the network to replace: %w", n.Name(), err))
+		return false
+	}
+	// Waited for without plantMu: behind a kill the wait can last a
+	// minute, and each node's replant after an HNS restart waits on it.
+	if err := c.expectNetworkExit(ctx, n, old.ID); err != nil {
+		c.report(fmt.Errorf("node %s: before replacing the network: %w", n.Name(), err))
+		return false
+	}
+	c.plantMu.Lock()
+	defer c.plantMu.Unlock()
+	var pods []hnslb.Endpoint
+	err = framework.Poll(ctx, settleFor, 200*time.Millisecond, func(ctx context.Context) error {
 		snap, err := n.Sim.Dump(ctx)
 		if err != nil {
 			return err
@@ -61,11 +72,7 @@ func (c *chaos) replaceNetworkOf(ctx context.Context, n *framework.Node) bool {
 		return nil
 	})
 	if err != nil {
-		c.report(fmt.Errorf("node %s: reading the network to replace: %w", n.Name(), err))
-		return false
-	}
-	if err := c.expectNetworkExit(ctx, n, old.ID); err != nil {
-		c.report(fmt.Errorf("node %s: before replacing the network: %w", n.Name(), err))
+		c.report(fmt.Errorf("node %s: reading the pods on the network to replace: %w", n.Name(), err))
 		return false
 	}
 	doc := *old

@@ -65,9 +65,11 @@ func (c *chaos) restartFaults(n *framework.Node, loss sim.RestartLoss) remote.Fa
 // the other agent's again, as that agent would once HNS answers
 // (plantOtherAgent); the node's foreign set follows.
 func (c *chaos) replantForeign(ctx context.Context, n *framework.Node) {
+	// Locked before the poll's time starts: a network replacement holding
+	// plantMu does not use up the agent's settleFor.
+	c.plantMu.Lock()
+	defer c.plantMu.Unlock()
 	err := framework.Poll(ctx, settleFor, 200*time.Millisecond, func(ctx context.Context) error {
-		c.plantMu.Lock()
-		defer c.plantMu.Unlock()
 		have := c.foreignOf(n.Name())
 		now, err := plantOtherAgent(ctx, n, have)
 		if err != nil {
