@@ -122,6 +122,25 @@ func (d diff) String() string {
 	return b.String()
 }
 
+// mayHoldUnseen are the frontends a foreign load balancer without port
+// mappings may hold though no listing shows it: one of the other agent's
+// own frontends on its VIPs (node-wide when it has none), which the failed
+// create that left it asked for (sim.Faults.PartialHoldsFrontend).
+func mayHoldUnseen(lb *hnslb.LoadBalancer) []intent.LBKey {
+	if len(lb.PortMappings) > 0 {
+		return nil
+	}
+	var keys []intent.LBKey
+	for i := range otherAgentLoadBalancers {
+		agent := &otherAgentLoadBalancers[i]
+		k, ok := keyOf(agent)
+		if ok && (slices.Contains(lb.FrontendVIPs, k.VIP) || (k.VIP == "" && len(lb.FrontendVIPs) == 0)) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
 // compare checks snap against exp: every desired load balancer once, with
 // its frontend, port, protocol, flags, distribution, internal port and
 // backend IP set, unless a foreign load balancer holds a frontend a tenant
@@ -139,7 +158,12 @@ func compare(snap *hnslb.Snapshot, exp expectation, foreign foreignSet) diff {
 		lbByID[lb.ID] = true
 		key, ok := keyOf(lb)
 		if foreign.LBs[lb.ID] {
-			heldByForeign[key] = true
+			if ok {
+				heldByForeign[key] = true
+			}
+			for _, k := range mayHoldUnseen(lb) {
+				heldByForeign[k] = true
+			}
 			continue
 		}
 		if !ok {

@@ -85,6 +85,16 @@ func TestCompare(t *testing.T) {
 		{"a cluster IP on the foreign frontend: missing (hnsproxy replaces leftovers there)", func(_ *hnslb.Snapshot, w expectation) {
 			w.state.LBs[heldKey] = &intent.LB{Key: heldKey, Owner: "soak/web2:p0", Origin: intent.OriginClusterIP}
 		}, "missing: load balancer 203.0.113.10:9999/tcp"},
+		{"the agent's frontend held by what its failed create left: held, not missing", func(s *hnslb.Snapshot, w expectation) {
+			s.LoadBalancers[1].PortMappings = nil
+			w.state.LBs[heldKey] = &intent.LB{Key: heldKey, Owner: "soak/tenant:foreign", Origin: intent.OriginExternalIP}
+		}, ""},
+		{"another port on the VIP of what the agent's failed create left: missing", func(s *hnslb.Snapshot, w expectation) {
+			s.LoadBalancers[1].PortMappings = nil
+			other := heldKey
+			other.Port = 8000
+			w.state.LBs[other] = &intent.LB{Key: other, Owner: "soak/tenant:p8000", Origin: intent.OriginExternalIP}
+		}, "missing: load balancer 203.0.113.10:8000/tcp"},
 		{"a cluster IP carrying another Service's load balancer", func(_ *hnslb.Snapshot, w expectation) {
 			lb := webLB
 			lb.Owner = "soak/tenant:p0"
