@@ -121,9 +121,8 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 	undo.push(func(ctx context.Context) { _, _ = c.removeEndpoint(ctx, name) })
 	ep, err := c.CreateEndpoint(ctx, network.ID, n.buildEndpoint(spec))
 	if hnslb.IsAddressRefused(err) && len(spec.addrs) > 0 {
-		if ep, err = s.createOverLeftovers(ctx, network.ID, spec, err); err != nil {
-			return nil, err
-		}
+		// Its CNI errors pass through hnsError unchanged.
+		ep, err = s.createOverLeftovers(ctx, network.ID, spec, err)
 	}
 	if err != nil {
 		return nil, hnsError("create HNS endpoint "+name, err)
