@@ -60,17 +60,19 @@ func (s *session) createOverLeftovers(ctx context.Context, networkID string, spe
 		return nil, hnsError(addressRefusedWhat, refused)
 	}
 	removed := 0
-	var namespaces []hnslb.Namespace // read for the first candidate
+	var namespaces []hnslb.Namespace
+	listed := false // namespaces are read for the first candidate only
 	for i := range eps {
 		ep := &eps[i]
 		if ep.Name == spec.name || ep.HostComputeNamespace != "" || !s.conf.ours(ep) || !holdsAny(ep, spec) {
 			continue
 		}
 		// Attached is read from both sides, as CHECK reads it.
-		if namespaces == nil {
+		if !listed {
 			if namespaces, err = s.hns.ListNamespaces(ctx); err != nil {
 				return nil, hnsError("list HNS namespaces", err)
 			}
+			listed = true
 		}
 		if slices.ContainsFunc(namespaces, func(ns hnslb.Namespace) bool { return namespaceHasEndpoint(&ns, ep.ID) }) {
 			continue

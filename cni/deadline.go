@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/containernetworking/cni/pkg/types"
@@ -31,21 +31,10 @@ var errGaveUp = errors.New("the plugin already answered that HNS did not answer 
 
 // answerOnce is the one answer a command gives: its own result, or run's
 // "try again later" when a call hangs past the deadlines.
-type answerOnce struct {
-	mu    sync.Mutex
-	given bool
-}
+type answerOnce struct{ given atomic.Bool }
 
 // take reports whether the caller may give the answer (only the first may).
-func (a *answerOnce) take() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.given {
-		return false
-	}
-	a.given = true
-	return true
-}
+func (a *answerOnce) take() bool { return a.given.CompareAndSwap(false, true) }
 
 // run runs f under workTimeout and waits for it at most workTimeout plus
 // undoTimeout. A call still hanging then is left running (the process's
