@@ -174,7 +174,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 		return res, nil, err
 	}
 	defer func() {
-		if err == nil && len(why) == 0 {
+		if err == nil && len(why) == 0 && os.Getenv("SOAK_KEEP_DIR") == "" {
 			err = os.RemoveAll(dir)
 		} else {
 			fmt.Fprintln(os.Stderr, "soak: logs kept in", dir)

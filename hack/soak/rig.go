@@ -29,6 +29,9 @@ const (
 	soakNamespace = "soak"
 	podsPerNode   = 6
 	convergePoll  = time.Second
+	// slowConvergence is how long after the faults the soak says what
+	// still differs, once.
+	slowConvergence = 10 * time.Second
 )
 
 // clusterSpec: two l2bridge nodes on different HNS builds, one without
@@ -270,6 +273,7 @@ func agentLoadBalancer(snap *hnslb.Snapshot, agentEPs map[string]bool, lb hnslb.
 // or timeout passes, and returns the last comparison per node.
 func (r *rig) converge(ctx context.Context, client kubernetes.Interface, timeout time.Duration) (map[string]diff, bool) {
 	last := map[string]diff{}
+	start, reported := time.Now(), false
 	err := framework.Poll(ctx, timeout, convergePoll, func(ctx context.Context) error {
 		clean := true
 		for _, n := range r.cluster.Nodes {
@@ -286,20 +290,32 @@ func (r *rig) converge(ctx context.Context, client kubernetes.Interface, timeout
 			clean = clean && d.clean()
 		}
 		if !clean {
+			if !reported && time.Since(start) >= slowConvergence {
+				// Said once, with the time, so a slow convergence can be
+				// matched with hnsproxy's log (kept with SOAK_KEEP_DIR=1).
+				reported = true
+				r.reportDiffs(last, fmt.Sprintf("still differs %v after the faults (%s)", slowConvergence, time.Now().UTC().Format("15:04:05.000")))
+			}
 			return fmt.Errorf("HNS differs from the API objects")
 		}
 		return nil
 	})
 	if err != nil {
-		for _, n := range r.cluster.Nodes {
-			if d := last[n.Name()]; !d.clean() {
-				fmt.Fprintf(os.Stderr, "soak: node %s after %v:\n%s", n.Name(), timeout, d)
-				printWriteHistory(n.HNSWriteLog(), d)
-			}
-		}
+		r.reportDiffs(last, fmt.Sprintf("after %v", timeout))
 		return last, false
 	}
 	return last, true
+}
+
+// reportDiffs prints each node's differences, with the HNS writes on
+// the objects they name.
+func (r *rig) reportDiffs(last map[string]diff, when string) {
+	for _, n := range r.cluster.Nodes {
+		if d := last[n.Name()]; !d.clean() {
+			fmt.Fprintf(os.Stderr, "soak: node %s %s:\n%s", n.Name(), when, d)
+			printWriteHistory(n.HNSWriteLog(), d)
+		}
+	}
 }
 
 // panics counts log lines of every hnsproxy that mention a panic.
