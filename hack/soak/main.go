@@ -271,7 +271,7 @@ func driverClient(cp *framework.ControlPlane) (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(cfg)
 }
 
-func step(s string) { fmt.Fprintln(os.Stderr, "==> "+s) }
+func step(s string) { fmt.Fprintf(os.Stderr, "==> %s (%s)\n", s, stamp()) }
 
 func envDuration(name string, def time.Duration) time.Duration {
 	if v := os.Getenv(name); v != "" {

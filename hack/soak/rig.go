@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -274,31 +275,40 @@ func agentLoadBalancer(snap *hnslb.Snapshot, agentEPs map[string]bool, lb hnslb.
 func (r *rig) converge(ctx context.Context, client kubernetes.Interface, timeout time.Duration) (map[string]diff, bool) {
 	last := map[string]diff{}
 	start, reported := time.Now(), false
-	err := framework.Poll(ctx, timeout, convergePoll, func(ctx context.Context) error {
+	check := func(ctx context.Context) error {
 		clean := true
 		for _, n := range r.cluster.Nodes {
 			want, err := expectedState(ctx, client, r.settings[n.Name()])
 			if err != nil {
-				return err
+				return fmt.Errorf("node %s: the API objects: %w", n.Name(), err)
 			}
 			snap, err := n.Sim.Dump(ctx)
 			if err != nil {
-				return err
+				return fmt.Errorf("node %s: HNS: %w", n.Name(), err)
 			}
 			d := compare(snap, want, r.foreign[n.Name()])
 			last[n.Name()] = d
 			clean = clean && d.clean()
 		}
 		if !clean {
-			if !reported && time.Since(start) >= slowConvergence {
-				// Said once, with the time, so a slow convergence can be
-				// matched with hnsproxy's log (kept with SOAK_KEEP_DIR=1).
-				reported = true
-				r.reportDiffs(last, fmt.Sprintf("still differs %v after the faults (%s)", slowConvergence, time.Now().UTC().Format("15:04:05.000")))
-			}
-			return fmt.Errorf("HNS differs from the API objects")
+			return errDiffers
 		}
 		return nil
+	}
+	err := framework.Poll(ctx, timeout, convergePoll, func(ctx context.Context) error {
+		err := check(ctx)
+		if err != nil && !reported && time.Since(start) >= slowConvergence {
+			// Said once, with the time, so a slow convergence can be
+			// matched with hnsproxy's log (kept with SOAK_KEEP_DIR=1).
+			reported = true
+			when := fmt.Sprintf("still differs %v after the faults (%s)", slowConvergence, stamp())
+			if !errors.Is(err, errDiffers) {
+				fmt.Fprintf(os.Stderr, "soak: not converged %v after the faults (%s): %v\n", slowConvergence, stamp(), err)
+				when = "at the last comparison"
+			}
+			r.reportDiffs(last, when)
+		}
+		return err
 	})
 	if err != nil {
 		r.reportDiffs(last, fmt.Sprintf("after %v", timeout))
@@ -306,6 +316,11 @@ func (r *rig) converge(ctx context.Context, client kubernetes.Interface, timeout
 	}
 	return last, true
 }
+
+var errDiffers = errors.New("HNS differs from the API objects")
+
+// stamp is the time now, for matching the soak's words with the logs.
+func stamp() string { return time.Now().UTC().Format("15:04:05.000") }
 
 // reportDiffs prints each node's differences, with the HNS writes on
 // the objects they name.
