@@ -55,6 +55,10 @@ type testNode struct {
 	// checkNetwork makes the reconciler check the network by its name.
 	repairPeriod time.Duration
 	checkNetwork bool
+	// callTimeout and retryBase, if set, are the reconciler's HNS call
+	// deadline and first retry (default 10 ms, at most 100 ms).
+	callTimeout, retryBase time.Duration
+	rec                    *reconciler.Reconciler
 }
 
 const (
@@ -113,7 +117,12 @@ func (n *testNode) start() {
 	if n.checkNetwork {
 		opts.NetworkName = "cbr0"
 	}
+	opts.CallTimeout = n.callTimeout
+	if n.retryBase > 0 {
+		opts.RetryBase, opts.RetryMax = n.retryBase, n.retryBase
+	}
 	rec := reconciler.New(n.hns, opts)
+	n.rec = rec
 	repairPeriod := n.repairPeriod
 	if repairPeriod == 0 {
 		repairPeriod = time.Hour

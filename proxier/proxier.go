@@ -40,6 +40,9 @@ type Reconciler interface {
 	Repair(ctx context.Context) error
 	Lookup(ctx context.Context) error
 	NextRetry() (time.Time, bool)
+	// CallsReturned receives when an HNS call abandoned at its deadline
+	// returned: the next sync retries what waited on it.
+	CallsReturned() <-chan struct{}
 }
 
 // Observer receives what the sync loop does, for metrics and health. The
@@ -339,6 +342,20 @@ func (p *Proxier) requestSync() {
 	p.queue.AddAfter(syncKey, wait)
 }
 
+// syncOnReturns asks for a sync each time an abandoned HNS call returns,
+// until ctx ends: what waited on the hang need not wait for its backoff.
+func (p *Proxier) syncOnReturns(ctx context.Context) {
+	returns := p.opts.Reconciler.CallsReturned()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-returns:
+			p.requestSync()
+		}
+	}
+}
+
 // Run waits for the informers, starts the reconciler (adopting what HNS
 // already holds) and syncs until ctx ends.
 func (p *Proxier) Run(ctx context.Context) error {
@@ -385,6 +402,7 @@ func (p *Proxier) Run(ctx context.Context) error {
 	p.mu.Lock()
 	p.lastRepair = p.clock.Now()
 	p.mu.Unlock()
+	go p.syncOnReturns(ctx)
 	p.queue.Add(syncKey)
 	for {
 		key, shutdown := p.queue.Get()

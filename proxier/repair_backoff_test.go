@@ -27,6 +27,7 @@ func (r *repairCounter) DeleteEndpoint(string)                      {}
 func (r *repairCounter) Expect(int, int)                            {}
 func (r *repairCounter) Sync(context.Context) reconciler.SyncResult { return reconciler.SyncResult{} }
 func (r *repairCounter) NextRetry() (time.Time, bool)               { return time.Time{}, false }
+func (r *repairCounter) CallsReturned() <-chan struct{}             { return nil }
 func (r *repairCounter) Repair(context.Context) error {
 	r.repairs++
 	return r.listed()

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -60,6 +61,7 @@ func newDeadlines(c hnslb.Client, o Options, log klog.Logger) *deadlines {
 	if d.maxAbandoned <= 0 {
 		d.maxAbandoned = DefaultMaxAbandonedCalls
 	}
+	d.returns = make(chan struct{}, 1)
 	d.clock, _ = o.Clock.(clock.Clock)
 	if d.clock == nil {
 		d.clock = clock.RealClock{}
@@ -91,6 +93,10 @@ type deadlines struct {
 	// call last returned or was abandoned. Liveness reads them.
 	waiting   int
 	lastEnded time.Time
+	// returnedSince: an abandoned call returned since the last Sync took
+	// it (takeReturned); returns signals each return, without blocking.
+	returnedSince bool
+	returns       chan struct{}
 	// onReturn, if set, runs after an abandoned call returned (tests).
 	onReturn func()
 }
@@ -106,9 +112,27 @@ func idToken(id string) string {
 	return "id " + id
 }
 
-// errTimeout is the error of an abandoned or refused call.
+// errTimeout is the error of an abandoned call.
 func errTimeout(op, format string, args ...any) error {
 	return hnslb.NewError(op, hnslb.CodeTimeout, format, args...)
+}
+
+// errCallNotMade is in the error of a call the deadlines did not make:
+// HNS held others, or shutdown began. A create not made surely made
+// nothing (definitive).
+var errCallNotMade = errors.New("not called")
+
+// errNotCalled is the error of a call not made because HNS hangs: a
+// timeout, as an abandoned call's.
+func errNotCalled(op, format string, args ...any) error {
+	e := hnslb.NewError(op, hnslb.CodeTimeout, "not called: "+format, args...)
+	e.Err = errCallNotMade
+	return e
+}
+
+// errNotCalledAtShutdown is the error of a call not made because ctx ended.
+func errNotCalledAtShutdown(op string, err error) error {
+	return fmt.Errorf("hns %s: %w: %w", op, errCallNotMade, err)
 }
 
 // busy reports whether an abandoned call on any of tokens is still running.
@@ -136,18 +160,18 @@ func (d *deadlines) activity() (waiting bool, lastEnded time.Time) {
 func guard[T any](d *deadlines, ctx context.Context, op string, timeout time.Duration, fn func(context.Context) (T, error), tokens ...string) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
-		return zero, fmt.Errorf("hns %s: not called: %w", op, err)
+		return zero, errNotCalledAtShutdown(op, err)
 	}
 	d.mu.Lock()
 	if d.total >= d.maxAbandoned {
 		n := d.total
 		d.mu.Unlock()
-		return zero, errTimeout(op, "not called: %d earlier HNS calls have not returned (HNS hung?)", n)
+		return zero, errNotCalled(op, "%d earlier HNS calls have not returned (HNS hung?)", n)
 	}
 	for _, t := range tokens {
 		if t != "" && d.abandoned[t] > 0 {
 			d.mu.Unlock()
-			return zero, errTimeout(op, "not called: an earlier call on %s has not returned", t)
+			return zero, errNotCalled(op, "an earlier call on %s has not returned", t)
 		}
 	}
 	if d.total > 0 {
@@ -234,7 +258,33 @@ func (d *deadlines) returned(tokens []string) {
 			delete(d.abandoned, t)
 		}
 	}
+	d.returnedSince = true
+	select {
+	case d.returns <- struct{}{}:
+	default: // one is pending: the Sync it asks for takes every return
+	}
 	if d.onReturn != nil {
 		d.onReturn()
 	}
+}
+
+// returnedPending reports whether a return waits for takeReturned (false
+// on a nil d: a reconciler without a client).
+func (d *deadlines) returnedPending() bool {
+	if d == nil {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.returnedSince
+}
+
+// takeReturned reports whether an abandoned call returned since it last
+// said so.
+func (d *deadlines) takeReturned() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r := d.returnedSince
+	d.returnedSince = false
+	return r
 }

@@ -31,7 +31,7 @@ func guardBatch[T any](d *deadlines, ctx context.Context, opOf func(int) string,
 		n := d.total
 		d.mu.Unlock()
 		for i := range errs {
-			errs[i] = errTimeout(opOf(i), "not called: %d earlier HNS calls have not returned (HNS hung?)", n)
+			errs[i] = errNotCalled(opOf(i), "%d earlier HNS calls have not returned (HNS hung?)", n)
 		}
 		return out, errs
 	}
@@ -39,7 +39,7 @@ func guardBatch[T any](d *deadlines, ctx context.Context, opOf func(int) string,
 	for i, t := range tokens {
 		if t != "" && d.abandoned[t] > 0 {
 			busy[i] = true
-			errs[i] = errTimeout(opOf(i), "not called: an earlier call on %s has not returned", t)
+			errs[i] = errNotCalled(opOf(i), "an earlier call on %s has not returned", t)
 		}
 	}
 	d.waiting++
@@ -104,7 +104,7 @@ func guardBatch[T any](d *deadlines, ctx context.Context, opOf func(int) string,
 func notCalled(ctx context.Context, opOf func(int) string, errs []error, i int) {
 	for j := i; j < len(errs); j++ {
 		if errs[j] == nil {
-			errs[j] = fmt.Errorf("hns %s: not called: %w", opOf(j), ctx.Err())
+			errs[j] = errNotCalledAtShutdown(opOf(j), ctx.Err())
 		}
 	}
 }
@@ -167,7 +167,7 @@ func (b *batchRun) abandon(d *deadlines, opOf func(int) string, i int, err error
 	errs[i] = err
 	for j := i + 1; j < len(errs); j++ {
 		if errs[j] == nil {
-			errs[j] = errTimeout(opOf(j), "not called: an earlier HNS call of its batch did not return in time")
+			errs[j] = errNotCalled(opOf(j), "an earlier HNS call of its batch did not return in time")
 		}
 	}
 	return errs

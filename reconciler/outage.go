@@ -19,8 +19,9 @@ import (
 // HNS answers) keeps its backoff, so it is not retried every interval. Failing objects keep their own backoff meanwhile, so an
 // outage costs one call per probe, not one per object.
 //
-// A timeout is left to the backoff: a hung HNS would hang the probe too,
-// and each abandoned call counts against MaxAbandonedCalls.
+// A timeout is not an outage: a hung HNS would hang the probe too, and
+// each abandoned call counts against MaxAbandonedCalls. What met a hang is
+// retried when an abandoned call returns (hangreturn.go).
 //
 // A restart may also have dropped objects HNS held before it: public
 // reports show it keeping load balancers and losing endpoints
@@ -84,7 +85,7 @@ func (r *Reconciler) probeOutage(run *syncRun) {
 	// balancer's update). Only the refused lose their backoff; an object
 	// failing for its own reason gets one try and keeps its schedule.
 	retried := 0
-	due := func(ref objectRef, st *objStatus) {
+	r.eachRetrying(func(ref objectRef, st *objStatus, _ ...string) {
 		if !st.nextRetry.After(run.now) {
 			return
 		}
@@ -93,17 +94,6 @@ func (r *Reconciler) probeOutage(run *syncRun) {
 		if refusedByDownHNS(st.lastErr) {
 			r.limiter.Forget(ref)
 		}
-	}
-	for k := range r.retryLBs {
-		due(objectRef{lb: k}, &r.lbs[k].st)
-	}
-	for ip := range r.retryEPs {
-		due(objectRef{ip: ip}, &r.eps[ip].st)
-	}
-	for _, stale := range []map[string]*staleObj{r.staleLBs, r.staleEPs} {
-		for id, s := range stale {
-			due(objectRef{id: id}, &s.st)
-		}
-	}
+	})
 	r.log.Info("HNS answers again; retrying what it refused", "objects", retried)
 }

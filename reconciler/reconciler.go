@@ -416,7 +416,7 @@ func (r *Reconciler) DeleteEndpoint(ip string) {
 func (r *Reconciler) NextRetry() (time.Time, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.dirtyLBs)+len(r.dirtyEPs) > 0 {
+	if len(r.dirtyLBs)+len(r.dirtyEPs) > 0 || r.client.returnedPending() {
 		return r.clock.Now(), true
 	}
 	var next time.Time

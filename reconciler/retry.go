@@ -1,7 +1,6 @@
 package reconciler
 
 import (
-	"errors"
 	"fmt"
 )
 
@@ -35,8 +34,26 @@ func (r *Reconciler) awaitingAbandoned(run *syncRun, ref objectRef, st *objStatu
 	if !r.client.busy(tokens...) {
 		return false
 	}
-	r.wait(run, ref, st, errors.New("waiting for an abandoned HNS call on it to return"))
+	r.wait(run, ref, st, errAbandonedCallRunning)
 	return true
+}
+
+// eachRetrying calls fn for every object that waits for a retry, with the
+// tokens of the calls that may keep it busy.
+func (r *Reconciler) eachRetrying(fn func(ref objectRef, st *objStatus, tokens ...string)) {
+	for k := range r.retryLBs {
+		e := r.lbs[k]
+		fn(objectRef{lb: k}, &e.st, lbToken(k), idToken(e.realizedID))
+	}
+	for ip := range r.retryEPs {
+		ep := r.eps[ip]
+		fn(objectRef{ip: ip}, &ep.st, epToken(ip), idToken(ep.id))
+	}
+	for _, stale := range []map[string]*staleObj{r.staleLBs, r.staleEPs} {
+		for id, s := range stale {
+			fn(objectRef{id: id}, &s.st, idToken(id))
+		}
+	}
 }
 
 // fail records a failed attempt and schedules the retry with backoff.

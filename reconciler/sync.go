@@ -111,6 +111,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	}
 	run := &syncRun{ctx: ctx, now: r.clock.Now()}
 	r.probeOutage(run)
+	r.retryAfterHang(run)
 	r.checkInstance(run)
 	run.lbs = takeDue(run.now, &r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
 	epWork := takeDue(run.now, &r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
@@ -609,11 +610,11 @@ func (r *Reconciler) created(e *lbEntry, doc, got *hnslb.LoadBalancer, err error
 	return true, nil
 }
 
-// definitive reports a create error after which HNS surely made nothing.
-// Other errors (HNS unavailable, a timeout, anything unknown) may come after
-// HNS applied the write.
+// definitive reports a create error after which HNS surely made nothing:
+// a refusal, or a call not made. Other errors (HNS unavailable, a timeout,
+// anything unknown) may come after HNS applied the write.
 func definitive(err error) bool {
-	return hnslb.IsPortAlreadyExists(err) || hnslb.IsAddressRefused(err) || hnslb.IsInvalidParameter(err) ||
+	return errors.Is(err, errCallNotMade) || hnslb.IsPortAlreadyExists(err) || hnslb.IsAddressRefused(err) || hnslb.IsInvalidParameter(err) ||
 		hnslb.IsNotImplemented(err) || hnslb.IsMissingReference(err)
 }
 
