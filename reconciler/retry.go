@@ -22,8 +22,18 @@ func (r *Reconciler) settle(run *syncRun, ref objectRef, st *objStatus, missing 
 }
 
 // wait keeps an object pending, to be retried with backoff (not a failure).
+// One waiting for a listing is marked by the listing's answer
+// (answerLookups), so its backoff does not grow: counted as a failure, each
+// wait before a retry of a create that lost its reply doubled the backoff
+// once more (1, 4, 16 s). Its retry then is only a fallback, should no
+// listing answer.
 func (r *Reconciler) wait(run *syncRun, ref objectRef, st *objStatus, why error) {
 	st.state, st.lastErr = StatePending, why
+	if isAwaiting(why) {
+		st.nextRetry = run.now.Add(r.opts.RetryMax)
+		r.keepForRetry(ref)
+		return
+	}
 	r.schedule(run, ref, st)
 }
 
@@ -69,6 +79,11 @@ func (r *Reconciler) fail(run *syncRun, ref objectRef, st *objStatus, kind Objec
 func (r *Reconciler) schedule(run *syncRun, ref objectRef, st *objStatus) {
 	st.attempts++
 	st.nextRetry = run.now.Add(r.limiter.When(ref))
+	r.keepForRetry(ref)
+}
+
+// keepForRetry has the Sync at an object's nextRetry take it.
+func (r *Reconciler) keepForRetry(ref objectRef) {
 	switch {
 	case ref.ip != "":
 		r.retryEPs[ref.ip] = struct{}{}
