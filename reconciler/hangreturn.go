@@ -10,9 +10,9 @@ import (
 // its objects busy until it returns (deadline.go). Every object that met
 // the hang keeps its own exponential backoff meanwhile, and each visit
 // while it waits lengthens it: its own call abandoned, a call not made
-// because HNS held others, a wait for a busy object. After a 15 s hang an
-// object waited 30 s and more for its retry, with HNS answering all along
-// (the fault soak's slow convergence). A return shows HNS answering again,
+// because HNS held others, a wait for a busy object. After the fault
+// soak's 15 s hang an object's retry could be 16 s and more away, with HNS
+// answering all along. A return shows HNS answering again,
 // so the Sync after it retries each of those objects now, its backoff
 // forgotten, and the caller is told to run that Sync (CallsReturned). An
 // object another abandoned call still holds keeps waiting: it is due
