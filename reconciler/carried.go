@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strings"
@@ -74,12 +75,9 @@ func (r *Reconciler) carryDeclarations(st *stateFile, lbs []hnslb.LoadBalancer, 
 // Sync touched during the listing is left alone: the listing may show this
 // process's own create. A repair whose listing began after the window ends
 // the carrying.
-func (r *Reconciler) claimCarried(listed *listedHNS, listedFrom time.Time, changed *listingChanges) {
+func (r *Reconciler) claimCarried(ctx context.Context, listed *listedHNS, listedFrom time.Time, changed *listingChanges) {
 	if len(r.carried.lbs)+len(r.carried.eps) == 0 && !r.carried.named {
 		return
-	}
-	if len(r.carried.lbs) > 0 {
-		r.claimCarriedLBs(listed)
 	}
 	var ownedEP map[string]struct{} // case-folded, made at the first ID not owned as spelt
 	ownsEP := func(id string) bool {
@@ -115,6 +113,10 @@ func (r *Reconciler) claimCarried(listed *listedHNS, listedFrom time.Time, chang
 		}
 		claimEP(l.id, l.ip)
 	}
+	// After the endpoints: a late load balancer may use a late endpoint.
+	if len(r.carried.lbs) > 0 {
+		r.claimCarriedLBs(ctx, listed)
+	}
 	if listedFrom.After(r.carried.until) {
 		r.dropCarried()
 	}
@@ -122,7 +124,7 @@ func (r *Reconciler) claimCarried(listed *listedHNS, listedFrom time.Time, chang
 
 // claimCarriedLBs takes the listed load balancers nobody owns on a
 // carried key.
-func (r *Reconciler) claimCarriedLBs(listed *listedHNS) {
+func (r *Reconciler) claimCarriedLBs(ctx context.Context, listed *listedHNS) {
 	ownedLB := foldedSet(slices.Collect(maps.Keys(r.ownedLBs)))
 	for id, l := range listed.lbs {
 		if l.doc == nil { // matched a realized one's baseline: ours
@@ -132,7 +134,9 @@ func (r *Reconciler) claimCarriedLBs(listed *listedHNS) {
 		if _, mine := ownedLB[strings.ToLower(id)]; !ok || mine || r.unconfirmed.has(id) || !has(r.carried.lbs, k) {
 			continue
 		}
-		r.claimCarriedLB(k, id)
+		if !r.claimCarriedLB(ctx, k, l.doc) {
+			continue
+		}
 		delete(r.foreignHeld, k)
 		if e := r.lbs[k]; e != nil && e.desired != nil {
 			r.markLB(e)
@@ -140,14 +144,53 @@ func (r *Reconciler) claimCarriedLBs(listed *listedHNS) {
 	}
 }
 
-// claimCarriedLB takes id, a load balancer nobody owns on key, as ours if
-// key is carried: it is taken for the late create (carried.go).
-func (r *Reconciler) claimCarriedLB(key intent.LBKey, id string) bool {
-	if !has(r.carried.lbs, key) {
+// claimCarriedLB takes doc, a load balancer nobody owns on key, as ours if
+// key is carried and doc can be the late create (carried.go).
+func (r *Reconciler) claimCarriedLB(ctx context.Context, key intent.LBKey, doc *hnslb.LoadBalancer) bool {
+	if !has(r.carried.lbs, key) || !r.mayBeLateCreate(ctx, doc) {
 		return false
 	}
-	r.log.Info("Claiming a load balancer a create abandoned before the restart made", "key", key, "id", id)
-	r.own(recordLoadBalancer, id)
+	r.log.Info("Claiming a load balancer a create abandoned before the restart made", "key", key, "id", doc.ID)
+	r.own(recordLoadBalancer, doc.ID)
+	return true
+}
+
+// mayBeLateCreate reports whether doc can be the late create of a process
+// that is gone: each backend is an endpoint its create could name (a local
+// endpoint, or a remote endpoint of ours: owned, bearing our name, or on a
+// carried IP), or one gone since, which tells nothing. A load balancer over
+// another program's remote endpoint is that program's, made on the
+// frontend after the restart (found by the fault soak, seed 40: another
+// agent made its load balancer again after an HNS restart on the tenant
+// frontend hnsproxy had been creating, and it was claimed and deleted).
+// Backends the reconciler does not know are read from HNS; a read that
+// fails says no, so another's is never taken.
+func (r *Reconciler) mayBeLateCreate(ctx context.Context, doc *hnslb.LoadBalancer) bool {
+	var known map[string]struct{} // case-folded: owned remote and local endpoint IDs
+	for _, id := range doc.HostComputeEndpoints {
+		if has(r.ownedEPs, id) {
+			continue
+		}
+		if known == nil {
+			known = foldedSet(slices.Collect(maps.Keys(r.ownedEPs)))
+			for _, local := range r.localIndex {
+				known[strings.ToLower(local)] = struct{}{}
+			}
+		}
+		if has(known, strings.ToLower(id)) {
+			continue
+		}
+		ep, err := r.client.GetEndpointByID(ctx, id)
+		switch {
+		case hnslb.IsNotFound(err):
+		case err != nil:
+			r.log.Info("Not claiming a load balancer on a carried frontend: reading its backend failed", "id", doc.ID, "backend", id, "err", err)
+			return false
+		case ep.IsRemote() && !namedOurs(ep) && !has(r.carried.eps, ep.IP()):
+			r.log.Info("Not claiming a load balancer on a carried frontend: another program's remote endpoint backs it", "id", doc.ID, "backend", id, "ip", ep.IP())
+			return false
+		}
+	}
 	return true
 }
 

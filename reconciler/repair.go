@@ -57,7 +57,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		return err
 	}
 	listed.atStart = nil
-	r.claimCarried(listed, listedFrom, changed)
+	r.claimCarried(ctx, listed, listedFrom, changed)
 	r.localIndex = keepIndexChanges(listed.local, indexBefore, r.localIndex)
 	r.resolveGen++
 

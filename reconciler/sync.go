@@ -577,7 +577,7 @@ func refusedAsTaken(err error) bool {
 // deleted and the create retried once, where it is ours or hnsproxy may
 // take a foreign one; reported as a *ForeignFrontendError otherwise.
 func (r *Reconciler) takeFrontend(run *syncRun, e *lbEntry, doc, blocker *hnslb.LoadBalancer) (wrote bool, err error) {
-	ours := r.oursLB(blocker.ID) || r.claimCarriedLB(e.key, blocker.ID)
+	ours := r.oursLB(blocker.ID) || r.claimCarriedLB(run.ctx, e.key, blocker)
 	if !ours && !r.mayTakeForeign(e.desired) {
 		r.foreignHeld[e.key] = blocker.ID
 		r.undeclare(e.key)
