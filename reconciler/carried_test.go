@@ -237,74 +237,91 @@ func TestLateCreateAcrossANetworkReplacementIsNotLeaked(t *testing.T) {
 }
 
 // Found by the fault soak (seed 40): a tenant frontend hnsproxy was
-// creating when it was killed is carried after the restart, and another
-// agent makes its load balancer there, over its own remote endpoint,
-// before the carrying ends. That load balancer cannot be the late create:
-// a create of hnsproxy's names only local endpoints and its own remote
-// ones. It is left alone, as foreign, by the Sync that meets it as a
-// blocker and by the drift repair; the tenant's Service is reported.
-func TestAnotherAgentsLoadBalancerOnACarriedFrontendIsNotClaimed(t *testing.T) {
-	e := newEnv(t, sim.ProfileWS2022)
-	e.local("10.244.1.10")
-	tenant := externalLB("203.0.113.5", 80, loc("10.244.1.10"))
-	killed := e.started()
-	upsert(killed, tenant)
-	// A new tenant frontend waits for a listing that checks for a foreign
-	// holder; then its create loses its reply (HNS made nothing).
-	if res := killed.Sync(ctx); !res.ListingWanted {
-		t.Fatalf("first sync: %+v, want the frontend waiting for a listing", res)
-	}
-	if err := killed.Repair(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeTimeout}})
-	if res := killed.Sync(ctx); res.Failed != 1 {
-		t.Fatalf("sync with a lost reply: %+v", res)
-	}
-	e.hns.SetFaults(sim.Faults{})
-
-	// Killed; restarted, the declaration found nothing and is carried.
-	r := e.reconciler()
-	upsert(r, tenant)
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if !has(r.carried.lbs, tenant.Key) {
-		t.Fatalf("the tenant frontend is not carried: %+v", r.carried)
-	}
-	agentEP := buildRemoteEndpoint(e.netID, intent.RemoteEndpoint{IP: "10.250.0.1"})
-	agentEP.Name = "other-agent-0"
-	ep, err := e.hns.CreateEndpoint(ctx, e.netID, agentEP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirs := tenant
-	theirs.InternalPort = 9000
-	agentLB, err := e.hns.CreateLoadBalancer(ctx, BuildLB(&theirs, []string{ep.ID}))
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	for range 3 { // the create is refused, the listing shows the holder
-		if r.Sync(ctx).ListingWanted {
-			if err := r.Lookup(ctx); err != nil {
+// creating when it was killed, and another agent makes its load balancer
+// there, over its own remote endpoint: before the restart (Start finds it
+// on the declared frontend) or after it, while the declaration is carried.
+// That load balancer cannot be the late create: a create of hnsproxy's
+// names only local endpoints and its own remote ones. It is left alone, as
+// foreign, by Start, by the Sync that meets it as a blocker and by the
+// drift repair; the tenant's Service is reported.
+func TestAnotherAgentsLoadBalancerOnADeclaredFrontendIsNotClaimed(t *testing.T) {
+	for _, beforeRestart := range []bool{true, false} {
+		t.Run(fmt.Sprintf("made before the restart %v", beforeRestart), func(t *testing.T) {
+			e := newEnv(t, sim.ProfileWS2022)
+			e.local("10.244.1.10")
+			tenant := externalLB("203.0.113.5", 80, loc("10.244.1.10"))
+			killed := e.started()
+			upsert(killed, tenant)
+			// A new tenant frontend waits for a listing that checks for a
+			// foreign holder; then its create loses its reply (HNS made
+			// nothing).
+			if res := killed.Sync(ctx); !res.ListingWanted {
+				t.Fatalf("first sync: %+v, want the frontend waiting for a listing", res)
+			}
+			if err := killed.Repair(ctx); err != nil {
 				t.Fatal(err)
 			}
-		}
-		next, _ := r.NextRetry()
-		e.clock.Step(max(0, next.Sub(e.clock.Now())))
-	}
-	if err := r.Repair(ctx); err != nil {
-		t.Fatal(err)
-	}
-	res := r.Sync(ctx)
-	if !e.hasLB(agentLB.ID) {
-		t.Fatal("the other agent's load balancer was deleted")
-	}
-	if len(res.ForeignHeld) != 1 || res.ForeignHeld[0].Key != tenant.Key || res.ForeignHeld[0].ID != agentLB.ID {
-		t.Errorf("foreign-held frontends %+v, want %s held by %s", res.ForeignHeld, tenant.Key, agentLB.ID)
-	}
-	if s := readState(t, e.stateFile); slices.Contains(s.LoadBalancers, agentLB.ID) {
-		t.Errorf("the state file owns the other agent's load balancer: %+v", s)
+			e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeTimeout}})
+			if res := killed.Sync(ctx); res.Failed != 1 {
+				t.Fatalf("sync with a lost reply: %+v", res)
+			}
+			e.hns.SetFaults(sim.Faults{})
+
+			agentLB := func() string {
+				agentEP := buildRemoteEndpoint(e.netID, intent.RemoteEndpoint{IP: "10.250.0.1"})
+				agentEP.Name = "other-agent-0"
+				ep, err := e.hns.CreateEndpoint(ctx, e.netID, agentEP)
+				if err != nil {
+					t.Fatal(err)
+				}
+				theirs := tenant
+				theirs.InternalPort = 9000
+				l, err := e.hns.CreateLoadBalancer(ctx, BuildLB(&theirs, []string{ep.ID}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l.ID
+			}
+			// Killed; the agent's load balancer made before or after the
+			// restart, whose declaration then found nothing and is carried.
+			var agent string
+			if beforeRestart {
+				agent = agentLB()
+			}
+			r := e.reconciler()
+			upsert(r, tenant)
+			if err := r.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if !beforeRestart {
+				if !has(r.carried.lbs, tenant.Key) {
+					t.Fatalf("the tenant frontend is not carried: %+v", r.carried)
+				}
+				agent = agentLB()
+			}
+
+			for range 3 { // the create is refused, the listing shows the holder
+				if r.Sync(ctx).ListingWanted {
+					if err := r.Lookup(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+				next, _ := r.NextRetry()
+				e.clock.Step(max(0, next.Sub(e.clock.Now())))
+			}
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			res := r.Sync(ctx)
+			if !e.hasLB(agent) {
+				t.Fatal("the other agent's load balancer was deleted")
+			}
+			if len(res.ForeignHeld) != 1 || res.ForeignHeld[0].Key != tenant.Key || res.ForeignHeld[0].ID != agent {
+				t.Errorf("foreign-held frontends %+v, want %s held by %s", res.ForeignHeld, tenant.Key, agent)
+			}
+			if s := readState(t, e.stateFile); slices.Contains(s.LoadBalancers, agent) {
+				t.Errorf("the state file owns the other agent's load balancer: %+v", s)
+			}
+		})
 	}
 }

@@ -148,10 +148,11 @@ func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, e
 			ownedEP[strings.ToLower(eps[i].ID)] = struct{}{}
 		}
 	}
-	// Remote endpoints claimed first: a load balancer without port mappings
-	// that names a remote endpoint none of ours is another program's, on a
-	// declared VIP or not (another agent's failed create leaves the same
-	// shape).
+	// Remote endpoints claimed first: a load balancer that names a remote
+	// endpoint none of ours is another program's, on a declared key or VIP
+	// or not (another agent made it there after the kill, or its failed
+	// create left it without port mappings; mayBeLateCreate asks the same
+	// of a carried key's).
 	theirs := foreignRemoteEndpoints(eps, ownedEP)
 	declaredVIPs := declaredVIPsOf(keys)
 	for i := range lbs {
@@ -166,7 +167,7 @@ func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, e
 			}
 			continue
 		}
-		if _, declared := keys[k]; declared {
+		if _, declared := keys[k]; declared && !backsOnto(&lbs[i], theirs) {
 			r.log.Info("Claiming a load balancer an interrupted create made", "key", k, "id", lbs[i].ID)
 			ownedLB[strings.ToLower(lbs[i].ID)] = struct{}{}
 		}
