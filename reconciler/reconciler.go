@@ -278,6 +278,9 @@ func (u lbUsers) without(e *lbEntry) lbUsers {
 type staleObj struct {
 	reason string
 	st     objStatus
+	// network: an endpoint on a network hnsproxy no longer uses
+	// (othernetwork.go), which no listing of its network shows.
+	network string
 }
 
 // New returns a Reconciler; call Start before the first Sync.

@@ -177,6 +177,9 @@ func (r *Reconciler) repairOwned(kind recordKind, used map[string]struct{}, stal
 		if changed.touchedID(id) || r.client.busy(idToken(id)) {
 			continue
 		}
+		if s := stale[id]; s != nil && s.network != "" {
+			continue // on another network: its delete's answer says whether it is gone
+		}
 		switch _, inUse := used[id]; {
 		case !exists(id):
 			r.disown(kind, id)

@@ -46,6 +46,12 @@ type stateFile struct {
 	// no listing has looked for a load balancer left by since (partial.go).
 	// Added without a version change: an older hnsproxy ignores them.
 	FailedLoadBalancerCreates []string `json:"failedLoadBalancerCreates,omitempty"`
+	// Networks are the HNS networks (IDs) the owned endpoints may be on:
+	// the one hnsproxy used, and any other where endpoints of its were
+	// still to be deleted (othernetwork.go). Written with each snapshot
+	// (a process uses one network); added without a version change: an
+	// older hnsproxy ignores it.
+	Networks []string `json:"networks,omitempty"`
 
 	// fresh: there was no usable state (no snapshot and no journal, or a
 	// corrupt snapshot set aside): a first start on this node.
@@ -91,7 +97,7 @@ func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 		return s, nil
 	}
 	out := sets.file()
-	out.Takeover, out.journalStopped = s.Takeover, stopped
+	out.Takeover, out.Networks, out.journalStopped = s.Takeover, s.Networks, stopped
 	return out, nil
 }
 
@@ -282,6 +288,7 @@ func (r *Reconciler) writeSnapshot() error {
 		Takeover:                r.takeoverToken,
 		DeletedLoadBalancers:    r.unconfirmed.ids(recordLoadBalancer),
 		DeletedRemoteEndpoints:  r.unconfirmed.ids(recordRemoteEndpoint),
+		Networks:                r.endpointNetworks(),
 	}
 	if len(r.failedLBs) > 0 {
 		s.FailedLoadBalancerCreates = slices.Collect(maps.Keys(r.failedLBs))

@@ -132,6 +132,10 @@ func appendSnapshot(b []byte, s *stateFile) []byte {
 		b = append(b, `,"failedLoadBalancerCreates":`...)
 		b = appendStrings(b, s.FailedLoadBalancerCreates)
 	}
+	if len(s.Networks) > 0 {
+		b = append(b, `,"networks":`...)
+		b = appendStrings(b, s.Networks)
+	}
 	return append(b, '}')
 }
 

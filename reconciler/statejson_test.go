@@ -54,9 +54,9 @@ func FuzzStateJSON(f *testing.F) {
 				CreatingLoadBalancers:   []intent.LBKey{{Family: intent.IPv4, VIP: vip, Protocol: 6, Port: port}, {VIP: id}},
 				CreatingRemoteEndpoints: []string{vip, id}, Takeover: baseline,
 				DeletedLoadBalancers: []string{vip}, DeletedRemoteEndpoints: []string{id, baseline},
-				FailedLoadBalancerCreates: []string{vip + "|" + id + "|", baseline}},
+				FailedLoadBalancerCreates: []string{vip + "|" + id + "|", baseline}, Networks: []string{id, vip}},
 			{Version: 7, LoadBalancers: []string{}, RemoteEndpoints: []string{""}, LoadBalancerBaselines: map[string]string{},
-				CreatingLoadBalancers: []intent.LBKey{}, CreatingRemoteEndpoints: []string{}},
+				CreatingLoadBalancers: []intent.LBKey{}, CreatingRemoteEndpoints: []string{}, Networks: []string{}},
 		}
 		for _, s := range states {
 			want, err := json.Marshal(s)

@@ -207,6 +207,9 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 		r.limiter.Forget(ref)
 		r.afterDelete(owned, id, err)
 		delete(stale, id)
+		if s.network != "" {
+			r.snapshotDue = true // it may have been the last on its network (endpointNetworks)
+		}
 		run.res.Deleted++
 	}
 }

@@ -41,6 +41,7 @@ type fixture struct {
 	hns       *sim.HNS
 	kube      *fake.Clientset
 	stateFile string
+	network   string // the network diagnosed: "cbr0", where the fixture programs
 	cfg       *options.Config
 }
 
@@ -55,7 +56,7 @@ func newFixtureEchoing(t *testing.T, echo sim.Echo) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, hns: sim.New(sim.Options{Profile: p, Seed: 3, Echo: echo}), stateFile: filepath.Join(t.TempDir(), "state.json")}
+	f := &fixture{t: t, hns: sim.New(sim.Options{Profile: p, Seed: 3, Echo: echo}), stateFile: filepath.Join(t.TempDir(), "state.json"), network: "cbr0"}
 	// The ws2022 profile models a build with the OS bugs fixed: no workaround.
 	f.cfg = &options.Config{NodeName: self, StateFile: f.stateFile, Winkernel: options.Winkernel{NetworkName: "cbr0", EnableDSR: true},
 		HNS: options.HNS{OSBugWorkarounds: options.OSBugWorkaroundsNone}}
@@ -92,7 +93,7 @@ func newFixtureEchoing(t *testing.T, echo sim.Echo) *fixture {
 func (f *fixture) read() *Inputs {
 	f.t.Helper()
 	in, err := Read(context.Background(), Source{
-		HNS: ReadOnly(f.hns), Kube: f.kube, NetworkName: "cbr0", StateFile: f.stateFile,
+		HNS: ReadOnly(f.hns), Kube: f.kube, NetworkName: f.network, StateFile: f.stateFile,
 		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error) {
 			return nodeconfig.Desired(ctx, f.cfg, f.hns, network, nodeconfig.CapabilitiesOf(v, osBuildOf(ctx, f.hns), network, f.cfg), false)
 		},

@@ -11,8 +11,9 @@ import (
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 
-// notes are, per Service, the problems the desired state reports (the
-// events hnsproxy raises) and the frontends left unprogrammed by design.
+// notes are what the state file owns on other networks, then, per
+// Service, the problems the desired state reports (the events hnsproxy
+// raises) and the frontends left unprogrammed by design.
 func (v *view) notes() []string {
 	names := make([]types.NamespacedName, 0, len(v.state.Services))
 	for n := range v.state.Services {
@@ -21,7 +22,7 @@ func (v *view) notes() []string {
 	slices.SortFunc(names, func(a, b types.NamespacedName) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	var out []string
+	out := v.ownedElsewhere()
 	for _, n := range names {
 		res := v.state.Services[n]
 		for _, p := range append(slices.Clone(res.Problems), v.state.Conflicts(n)...) {
