@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,4 +85,79 @@ func hasRemote(eps []hnslb.Endpoint, ip string) bool {
 		}
 	}
 	return false
+}
+
+// TestMovedToAnotherNetwork: the real hnsproxy restarted with another
+// --network-name, its old network left in place (an operator's move from
+// one CNI network to another), deletes the remote endpoints it made on the
+// old network, which its state file recorded there, and leaves the pods'
+// endpoints on it alone; it makes its remote endpoints on the new one.
+func TestMovedToAnotherNetwork(t *testing.T) {
+	ctx := context.Background()
+	c, web, _ := webOnTwoNodes(t, l2bridgeSpec)
+	x, y := c.Nodes[0], c.Nodes[1]
+	sims := x.Sim.Client
+	old, err := sims.GetNetworkByName(ctx, c.Spec.HNSNetwork())
+	if err != nil {
+		t.Fatal(err)
+	}
+	remoteOn := func(network string) ([]hnslb.Endpoint, error) {
+		eps, err := sims.ListEndpointsOfNetwork(ctx, network)
+		return slices.DeleteFunc(eps, func(ep hnslb.Endpoint) bool { return !ep.IsRemote() }), err
+	}
+	remotePod := onNode(web, y.Name())[0].IP.String()
+	err = framework.Poll(ctx, framework.ConvergeWait, 200*time.Millisecond, func(context.Context) error {
+		if eps, err := remoteOn(old.ID); err != nil || !hasRemote(eps, remotePod) {
+			return errorf("no remote endpoint for %s on %s yet (%v)", remotePod, old.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	localBefore, err := sims.ListEndpointsOfNetwork(ctx, old.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := x.Proxy.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := sims.CreateNetwork(ctx, &hnslb.Network{Name: "moved", Type: old.Type, Ipams: old.Ipams})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Proxy.SetFlag("network-name", moved.Name)
+	if err := x.Proxy.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err = framework.Poll(ctx, framework.ConvergeWait, 200*time.Millisecond, func(context.Context) error {
+		left, err := remoteOn(old.ID)
+		if err != nil || len(left) > 0 {
+			return errorf("%d remote endpoints still on %s (%v)", len(left), old.Name, err)
+		}
+		if eps, err := remoteOn(moved.ID); err != nil || !hasRemote(eps, remotePod) {
+			return errorf("no remote endpoint for %s on %s yet (%v)", remotePod, moved.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := sims.ListEndpointsOfNetwork(ctx, old.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ep := range localBefore {
+		if !ep.IsRemote() && !slices.ContainsFunc(after, func(a hnslb.Endpoint) bool { return a.ID == ep.ID }) {
+			t.Errorf("the pod endpoint %s (%s) on %s is gone", ep.ID, ep.IP(), old.Name)
+		}
+	}
+	log, err := os.ReadFile(x.Proxy.LogPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), "on a network it no longer uses") {
+		t.Errorf("hnsproxy's log does not say it deletes endpoints on the old network; it ends:\n%s", tail(string(log), 15))
+	}
 }

@@ -68,7 +68,7 @@ func TestEndpointsOnANetworkNoLongerUsedAreDeleted(t *testing.T) {
 						!slices.Contains(st.Networks, oldNet) {
 						t.Fatalf("after a repair the state file owns %v on networks %v; want %s still owned, on %s", st.RemoteEndpoints, st.Networks, ours[0], oldNet)
 					}
-						e.hns.SetFaults(sim.Faults{})
+					e.hns.SetFaults(sim.Faults{})
 					r, _ = e.start(e.hns, want)
 				}
 				e.converge(r)

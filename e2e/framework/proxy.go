@@ -196,6 +196,13 @@ func (p *Proxy) StateFile() string {
 	return ""
 }
 
+// SetFlag makes the proxy's next Start run with --name=value, in place of
+// any value the flag had: an operator's changed command line.
+func (p *Proxy) SetFlag(name, value string) {
+	p.args = slices.DeleteFunc(p.args, func(a string) bool { return strings.HasPrefix(a, "--"+name+"=") })
+	p.args = append(p.args, "--"+name+"="+value)
+}
+
 // WaitExit waits up to timeout for the proxy to exit by itself.
 func (p *Proxy) WaitExit(timeout time.Duration) bool { return p.proc.waitExit(timeout) }
 
