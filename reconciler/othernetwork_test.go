@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,13 +17,24 @@ import (
 // the remote endpoints it made on the old one, which its listing of the
 // new one does not show, and leaves another program's there alone. It does
 // so when the first delete fails and a drift repair and a restart come
-// before the retry, and a network gone since answers nothing to delete.
+// before the retry; a network gone since has nothing to delete, whether
+// its listing answers an empty list or an error (each modelled code); and
+// a listing of the old network that fails still lets hnsproxy start, its
+// endpoints then deleted by ID.
 // Once none is left, the state file records only the network in use.
 func TestEndpointsOnANetworkNoLongerUsedAreDeleted(t *testing.T) {
 	for _, profile := range []string{sim.ProfileWS2019, sim.ProfileWS2022, sim.ProfileWS2025} {
-		for _, how := range []string{"first sync", "failed delete, repair, restart", "old network gone"} {
+		hows := []string{"first sync", "failed delete, repair, restart", "old network gone", "listing the old network fails"}
+		for _, code := range sim.MissingNetworkCodes() {
+			hows = append(hows, fmt.Sprintf("old network gone, its listing answering 0x%x", uint32(code)))
+		}
+		for _, how := range hows {
 			t.Run(fmt.Sprintf("%s/%s", profile, how), func(t *testing.T) {
-				e := newEnv(t, profile)
+				var listing hnslb.ErrorCode
+				if _, err := fmt.Sscanf(how, "old network gone, its listing answering 0x%x", &listing); err == nil {
+					how = "old network gone"
+				}
+				e := newEnvVariants(t, profile, sim.ErrorVariants{MissingNetworkListing: listing})
 				oldNet := e.netID
 				e.local("10.244.1.10")
 				e.started(lb("10.96.0.10", 80, loc("10.244.1.10"), rem("10.244.2.5", "192.168.0.2")))
@@ -55,7 +67,13 @@ func TestEndpointsOnANetworkNoLongerUsedAreDeleted(t *testing.T) {
 				if how == "failed delete, repair, restart" {
 					e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpDeleteEndpoint: 1}})
 				}
-				r, _ := e.start(e.hns, want)
+				var c hnslb.Client = e.hns
+				if how == "listing the old network fails" {
+					// What HNS answers a listing of a network gone is not
+					// known: any error must not keep hnsproxy from starting.
+					c = failingListOf{e.hns, oldNet}
+				}
+				r, _ := e.start(c, want)
 				if how == "failed delete, repair, restart" {
 					if got := e.endpointsOn(oldNet, true); len(got) != 2 {
 						t.Fatalf("after a failed delete the old network holds %v; want both endpoints still", got)
@@ -89,6 +107,19 @@ func TestEndpointsOnANetworkNoLongerUsedAreDeleted(t *testing.T) {
 			})
 		}
 	}
+}
+
+// failingListOf is HNS failing every listing of one network's endpoints.
+type failingListOf struct {
+	hnslb.Client
+	network string
+}
+
+func (f failingListOf) ListEndpointsOfNetwork(ctx context.Context, network string) ([]hnslb.Endpoint, error) {
+	if strings.EqualFold(network, f.network) {
+		return nil, hnslb.NewError("ListEndpointsOfNetwork", hnslb.CodeInvalidParameter, "network %s", network)
+	}
+	return f.Client.ListEndpointsOfNetwork(ctx, network)
 }
 
 // state is what the state file holds now.

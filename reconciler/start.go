@@ -66,9 +66,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	// GUIDs are matched case-insensitively: HNS's answers need not keep the
 	// case they had when the state file recorded them (baseline.go).
 	ownedLB, ownedEP := foldedSet(owned.ownedLBs()), foldedSet(owned.ownedEPs())
-	if err := r.staleElsewhere(ctx, owned, ownedEP); err != nil {
-		return err
-	}
+	r.staleElsewhere(ctx, owned, ownedEP, eps)
 	r.keptBeforeStart(owned, lbs, eps)
 	baselines := make(map[string]string, len(owned.LoadBalancerBaselines))
 	for id, b := range owned.LoadBalancerBaselines {

@@ -38,8 +38,19 @@ func getByID[T any](ctx context.Context, h *HNS, op Op, kind string, s *store[T]
 
 // list returns copies of the objects keep accepts (nil keeps all), charged as hcn charges.
 func list[T any](ctx context.Context, h *HNS, op Op, s *store[T], keep func(*T) bool, clone func(*T) *T) ([]T, error) {
+	return listChecked(ctx, h, op, s, nil, keep, clone)
+}
+
+// listChecked is list, answering check's error instead when check (nil:
+// none) fails under the same lock.
+func listChecked[T any](ctx context.Context, h *HNS, op Op, s *store[T], check func() error, keep func(*T) bool, clone func(*T) *T) ([]T, error) {
 	var out []T
 	err := h.call(ctx, op, func() error {
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
+		}
 		// Sized once: a list of 20,000 endpoints grown by append leaves
 		// twice its size in garbage, which the scale harness would count.
 		out = make([]T, 0, s.len())

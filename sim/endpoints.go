@@ -149,11 +149,18 @@ func (h *HNS) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error) {
 	return list(ctx, h, OpListEndpoints, &h.state.endpoints, nil, h.answerEndpoint)
 }
 
-// ListEndpointsOfNetwork returns the endpoints of one network (none for an
-// unknown network, as hcn's filtered query does).
+// ListEndpointsOfNetwork returns the endpoints of one network. For an
+// unknown network it answers as ErrorVariants.MissingNetworkListing says:
+// none, as hcn's filtered query does, or an error.
 func (h *HNS) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]hnslb.Endpoint, error) {
 	onNetwork := func(e *hnslb.Endpoint) bool { return key(e.HostComputeNetwork) == key(networkID) }
-	return list(ctx, h, OpListEndpoints, &h.state.endpoints, onNetwork, h.answerEndpoint)
+	networkKnown := func() error {
+		if _, ok := h.state.networks.get(networkID); !ok && h.variants.MissingNetworkListing != 0 {
+			return hnsError(OpListEndpoints, h.variants.MissingNetworkListing, "network %s", networkID)
+		}
+		return nil
+	}
+	return listChecked(ctx, h, OpListEndpoints, &h.state.endpoints, networkKnown, onNetwork, h.answerEndpoint)
 }
 
 // DeleteEndpoint deletes an endpoint even while load balancers use it: on

@@ -29,6 +29,11 @@ type ErrorVariants struct {
 	// not exist (deleted, or replaced by one of the same name) returns: one
 	// of MissingNetworkCodes.
 	MissingNetwork hnslb.ErrorCode
+	// MissingNetworkListing is what a listing of the endpoints of a
+	// network that does not exist answers: 0, an empty list (the default:
+	// hcn's filtered query matches nothing), or one of MissingNetworkCodes.
+	// No public capture of such a listing was found.
+	MissingNetworkListing hnslb.ErrorCode
 }
 
 // MissingBackendCodes are the codes seen for "a backend endpoint is gone":
@@ -76,6 +81,9 @@ func (v ErrorVariants) Check() error {
 	}
 	if v.MissingNetwork != 0 && !slices.Contains(MissingNetworkCodes(), v.MissingNetwork) {
 		return fmt.Errorf("missing-network code 0x%x: want one of %s", uint32(v.MissingNetwork), codeList(MissingNetworkCodes()))
+	}
+	if v.MissingNetworkListing != 0 && !slices.Contains(MissingNetworkCodes(), v.MissingNetworkListing) {
+		return fmt.Errorf("missing-network listing code 0x%x: want 0 (an empty list) or one of %s", uint32(v.MissingNetworkListing), codeList(MissingNetworkCodes()))
 	}
 	return nil
 }

@@ -162,3 +162,36 @@ func TestMissingNetworkVariants(t *testing.T) {
 		})
 	}
 }
+
+// TestMissingNetworkListingVariants: a listing of the endpoints of a
+// network that is gone answers an empty list (the default, as hcn's
+// filtered query) or the variant's error; a network that exists lists its
+// endpoints under every variant.
+func TestMissingNetworkListingVariants(t *testing.T) {
+	for _, code := range append([]hnslb.ErrorCode{0}, MissingNetworkCodes()...) {
+		t.Run(fmt.Sprintf("0x%x", uint32(code)), func(t *testing.T) {
+			p, _ := ProfileByName(ProfileWS2022)
+			h := New(Options{Profile: p, Seed: 1, Variants: ErrorVariants{MissingNetworkListing: code}})
+			gone := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+			if err := h.DeleteNetwork(ctx, gone.ID); err != nil {
+				t.Fatal(err)
+			}
+			n := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+			mustEndpoint(t, h, n.ID, remoteDoc("10.244.2.5", ""))
+			if eps, err := h.ListEndpointsOfNetwork(ctx, n.ID); err != nil || len(eps) != 1 {
+				t.Errorf("the network's listing: %d endpoints, %v; want 1", len(eps), err)
+			}
+			eps, err := h.ListEndpointsOfNetwork(ctx, gone.ID)
+			if code == 0 {
+				if err != nil || len(eps) != 0 {
+					t.Errorf("the listing of a network gone: %d endpoints, %v; want an empty list", len(eps), err)
+				}
+				return
+			}
+			wantCode(t, err, code)
+		})
+	}
+	if err := (ErrorVariants{MissingNetworkListing: hnslb.CodeInvalidParameter}).Check(); err == nil {
+		t.Error("a listing code outside the modelled ones was accepted")
+	}
+}

@@ -16,6 +16,7 @@ type variantFlags struct {
 	missingLB      string
 	addressTaken   string
 	missingNetwork string
+	missingListing string
 }
 
 func (f *variantFlags) addFlags(fs *pflag.FlagSet) {
@@ -27,6 +28,8 @@ func (f *variantFlags) addFlags(fs *pflag.FlagSet) {
 		"code an endpoint create returns for an address another endpoint holds: 0xb7, 0x1392 or 0x803b002f (unknown on real HNS)")
 	fs.StringVar(&f.missingNetwork, "missing-network-code", "0x803b0001",
 		"code an endpoint create returns for a network that does not exist: 0x803b0001 or 0x490 (unknown on real HNS)")
+	fs.StringVar(&f.missingListing, "missing-network-listing-code", "0",
+		"what a listing of a network's endpoints answers for a network that does not exist: 0 (an empty list), or the error 0x803b0001 or 0x490 (unknown on real HNS)")
 }
 
 func (f *variantFlags) variants() (sim.ErrorVariants, error) {
@@ -39,6 +42,7 @@ func (f *variantFlags) variants() (sim.ErrorVariants, error) {
 		{"--missing-lb-code", f.missingLB, &v.MissingLoadBalancer},
 		{"--address-taken-code", f.addressTaken, &v.AddressTaken},
 		{"--missing-network-code", f.missingNetwork, &v.MissingNetwork},
+		{"--missing-network-listing-code", f.missingListing, &v.MissingNetworkListing},
 	} {
 		n, err := strconv.ParseUint(c.value, 0, 32)
 		if err != nil {
@@ -47,7 +51,7 @@ func (f *variantFlags) variants() (sim.ErrorVariants, error) {
 		*c.code = hnslb.ErrorCode(n)
 	}
 	if err := v.Check(); err != nil {
-		return v, fmt.Errorf("--missing-backend-code / --missing-lb-code / --address-taken-code / --missing-network-code: %w", err)
+		return v, fmt.Errorf("--missing-backend-code / --missing-lb-code / --address-taken-code / --missing-network-code / --missing-network-listing-code: %w", err)
 	}
 	return v, nil
 }

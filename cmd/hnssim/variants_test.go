@@ -14,7 +14,8 @@ import (
 )
 
 // TestServeErrorVariantFlags: --missing-backend-code, --missing-lb-code,
-// --address-taken-code and --missing-network-code reach clients over the
+// --address-taken-code, --missing-network-code and
+// --missing-network-listing-code reach clients over the
 // socket with their codes, combined with a profile; codes outside the
 // modelled ones are refused before serving. --write-log, served alongside,
 // records what those calls made and answered.
@@ -27,7 +28,7 @@ func TestServeErrorVariantFlags(t *testing.T) {
 	socket := filepath.Join(dir, "hns.sock")
 	writeLog := filepath.Join(dir, "writes.log")
 
-	for _, bad := range [][]string{{"--missing-backend-code=0x57"}, {"--missing-lb-code=0x803b0007"}, {"--missing-lb-code=lots"}, {"--address-taken-code=0x803b0013"}, {"--missing-network-code=0x57"}} {
+	for _, bad := range [][]string{{"--missing-backend-code=0x57"}, {"--missing-lb-code=0x803b0007"}, {"--missing-lb-code=lots"}, {"--address-taken-code=0x803b0013"}, {"--missing-network-code=0x57"}, {"--missing-network-listing-code=0x57"}} {
 		cmd := newRootCommand()
 		cmd.SetOut(&bytes.Buffer{})
 		cmd.SetErr(&bytes.Buffer{})
@@ -42,7 +43,7 @@ func TestServeErrorVariantFlags(t *testing.T) {
 	cmd.SetOut(&bytes.Buffer{})
 	cmd.SetArgs([]string{"serve", "--socket", socket, "--profile", "ws2019", "--network-name", "cbr0", "--network-type", "l2bridge",
 		"--subnet", "10.244.1.0/24", "--missing-backend-code", "0x803b0007", "--missing-lb-code", "0x803b0002", "--address-taken-code", "0x1392", "--missing-network-code", "0x490",
-		"--write-log", writeLog})
+		"--missing-network-listing-code", "0x803b0001", "--write-log", writeLog})
 	served := make(chan error, 1)
 	go func() { served <- cmd.ExecuteContext(ctx) }()
 	t.Cleanup(func() {
@@ -91,6 +92,10 @@ func TestServeErrorVariantFlags(t *testing.T) {
 	_, err = c.CreateEndpoint(ctx, unknown, local)
 	if code, _ := hnslb.CodeOf(err); code != hnslb.CodeNotFound || !hnslb.IsNotFound(err) {
 		t.Errorf("create on a missing network: %v, want 0x490", err)
+	}
+	_, err = c.ListEndpointsOfNetwork(ctx, unknown)
+	if code, _ := hnslb.CodeOf(err); code != hnslb.CodeNetworkNotFound {
+		t.Errorf("listing of a missing network: %v, want 0x803b0001", err)
 	}
 
 	// --write-log: what each write made and what each answered.

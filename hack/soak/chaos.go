@@ -52,7 +52,7 @@ func restartLoss(seed uint64, i, k int) sim.RestartLoss {
 // errorVariants are the codes node i's HNS answers where real HNS's code
 // is not known (docs/simulator.md, "Unknown codes"): a missing backend, a
 // missing load balancer, an endpoint address another endpoint holds, an
-// endpoint create on a network that is gone. The
+// endpoint create on a network that is gone, and a listing of one. The
 // seed turns each over the nodes, so the two nodes of a run answer
 // differently.
 func errorVariants(seed uint64, i int) sim.ErrorVariants {
@@ -62,6 +62,8 @@ func errorVariants(seed uint64, i int) sim.ErrorVariants {
 		MissingLoadBalancer: pick(sim.MissingLoadBalancerCodes()),
 		AddressTaken:        pick(sim.AddressTakenCodes()),
 		MissingNetwork:      pick(sim.MissingNetworkCodes()),
+		// 0: the listing of a network gone is empty.
+		MissingNetworkListing: pick(append([]hnslb.ErrorCode{0}, sim.MissingNetworkCodes()...)),
 	}
 }
 
@@ -74,7 +76,8 @@ func networkReplacedOn(seed uint64, nodes int) int { return int(seed/2) % nodes 
 func variantArgs(v sim.ErrorVariants) []string {
 	hex := func(c hnslb.ErrorCode) string { return fmt.Sprintf("0x%x", uint32(c)) }
 	return []string{"--missing-backend-code", hex(v.MissingBackend), "--missing-lb-code", hex(v.MissingLoadBalancer),
-		"--address-taken-code", hex(v.AddressTaken), "--missing-network-code", hex(v.MissingNetwork)}
+		"--address-taken-code", hex(v.AddressTaken), "--missing-network-code", hex(v.MissingNetwork),
+		"--missing-network-listing-code", hex(v.MissingNetworkListing)}
 }
 
 func faultsOn(restart time.Duration) remote.FaultsRequest {
