@@ -71,11 +71,18 @@ const (
 // (as the CNI would create them) on the given simulator profile.
 func newTestNode(t *testing.T, profile string, localPods ...string) *testNode {
 	t.Helper()
+	return newTestNodeVariants(t, profile, sim.ErrorVariants{}, localPods...)
+}
+
+// newTestNodeVariants is newTestNode on an HNS answering with the given
+// error variants.
+func newTestNodeVariants(t *testing.T, profile string, variants sim.ErrorVariants, localPods ...string) *testNode {
+	t.Helper()
 	p, err := sim.ProfileByName(profile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hns := sim.New(sim.Options{Profile: p, Seed: 1})
+	hns := sim.New(sim.Options{Profile: p, Seed: 1, Variants: variants})
 	ctx := context.Background()
 	nw, err := hns.CreateNetwork(ctx, &hnslb.Network{
 		Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,

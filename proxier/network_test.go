@@ -3,6 +3,8 @@ package proxier
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,22 +37,66 @@ func TestRunEndsWhenTheNetworkIsReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.hns.ResetCounters()
+	n.wantRunEndedForNetwork(again.ID)
+	c := n.hns.Counters()
+	if writes := c.Count(sim.OpCreateLoadBalancer) + c.Count(sim.OpDeleteLoadBalancer) + c.Count(sim.OpCreateEndpoint) + c.Count(sim.OpDeleteEndpoint); writes != 0 {
+		t.Errorf("%d HNS writes after the network was replaced; want none: %v", writes, c.Calls)
+	}
+}
+
+// TestRunEndsWhenTheNetworkGoesBeforeItsStart: the network replaced (or
+// deleted) after hnsproxy read it and before the reconciler's start listed
+// it, on an HNS whose listing of a network gone answers "not found" (each
+// modelled code): Run ends as when a Sync meets the change, with the
+// network reported and the Node's Warning, not as a failed start; and on
+// an HNS whose listing answers an empty list, the first Sync meets it.
+func TestRunEndsWhenTheNetworkGoesBeforeItsStart(t *testing.T) {
+	for _, listing := range append([]hnslb.ErrorCode{0}, sim.MissingNetworkCodes()...) {
+		for _, again := range []bool{true, false} {
+			t.Run(fmt.Sprintf("listing 0x%x/again=%v", uint32(listing), again), func(t *testing.T) {
+				n := newTestNodeVariants(t, sim.ProfileWS2022, sim.ErrorVariants{MissingNetworkListing: listing}, "10.244.1.5")
+				n.checkNetwork = true
+				ctx := context.Background()
+				old, err := n.hns.GetNetworkByID(ctx, n.networkID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := n.hns.DeleteNetwork(ctx, n.networkID); err != nil {
+					t.Fatal(err)
+				}
+				nowID := ""
+				if again {
+					made, err := n.hns.CreateNetwork(ctx, &hnslb.Network{Name: old.Name, Type: old.Type, Ipams: old.Ipams})
+					if err != nil {
+						t.Fatal(err)
+					}
+					nowID = made.ID
+				}
+				n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.2.6", "win-2"}))
+				n.start()
+				n.wantRunEndedForNetwork(nowID)
+			})
+		}
+	}
+}
+
+// wantRunEndedForNetwork checks that Run ends within 30 s reporting its
+// network gone (nowID "") or replaced by nowID, with the Node's Warning.
+func (n *testNode) wantRunEndedForNetwork(nowID string) {
+	n.t.Helper()
+	var err error
 	select {
 	case err = <-n.done:
 		n.cancel()
 		n.cancel = nil
 	case <-time.After(30 * time.Second):
-		t.Fatal("Run goes on 30 s after its network was replaced")
+		n.t.Fatal("Run goes on 30 s after its network went")
 	}
 	var changed *reconciler.NetworkChangedError
-	if !errors.As(err, &changed) || changed.WasID != n.networkID || changed.NowID != again.ID {
-		t.Fatalf("Run ended with %v; want the network reported replaced by %s", err, again.ID)
+	if !errors.As(err, &changed) || changed.WasID != n.networkID || !strings.EqualFold(changed.NowID, nowID) {
+		n.t.Fatalf("Run ended with %v; want the network reported gone or replaced by %q", err, nowID)
 	}
 	if !drainUntil(n.recorder.Events, ReasonNetworkChanged) {
-		t.Errorf("no %s event on the Node", ReasonNetworkChanged)
-	}
-	c := n.hns.Counters()
-	if writes := c.Count(sim.OpCreateLoadBalancer) + c.Count(sim.OpDeleteLoadBalancer) + c.Count(sim.OpCreateEndpoint) + c.Count(sim.OpDeleteEndpoint); writes != 0 {
-		t.Errorf("%d HNS writes after the network was replaced; want none: %v", writes, c.Calls)
+		n.t.Errorf("no %s event on the Node", ReasonNetworkChanged)
 	}
 }

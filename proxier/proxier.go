@@ -394,7 +394,14 @@ func (p *Proxier) Run(ctx context.Context) error {
 	p.subnets.fresh = false
 	p.mu.Unlock()
 	if err := p.startReconciler(ctx); err != nil {
-		if ctx.Err() != nil {
+		p.mu.Lock()
+		p.noteNetworkChanged(ctx, err) // gone or replaced since it was read
+		stopErr := p.stopErr
+		p.mu.Unlock()
+		switch {
+		case stopErr != nil:
+			return stopErr
+		case ctx.Err() != nil:
 			return nil // shut down while starting: not a failure
 		}
 		return fmt.Errorf("proxier: starting reconciler: %w", err)

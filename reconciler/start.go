@@ -60,6 +60,14 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	}
 	eps, err := r.client.ListEndpointsOfNetwork(ctx, r.opts.NetworkID)
 	if err != nil {
+		if hnslb.IsNotFound(err) {
+			// The network may have gone since the caller read it (a listing
+			// of a network gone may answer "not found"): a start then ends
+			// as a Sync that meets the change does (network.go).
+			if changed := r.checkNetwork(ctx); changed != nil {
+				return changed
+			}
+		}
 		return fmt.Errorf("reconciler start: list endpoints of network %q: %w", r.opts.NetworkID, err)
 	}
 
