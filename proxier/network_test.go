@@ -24,20 +24,9 @@ func TestRunEndsWhenTheNetworkIsReplaced(t *testing.T) {
 	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.2.6", "win-2"}))
 	n.eventually("web's load balancer", func() bool { return len(n.lbs()) == 1 })
 
-	ctx := context.Background()
-	old, err := n.hns.GetNetworkByID(ctx, n.networkID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.hns.DeleteNetwork(ctx, n.networkID); err != nil {
-		t.Fatal(err)
-	}
-	again, err := n.hns.CreateNetwork(ctx, &hnslb.Network{Name: old.Name, Type: old.Type, Ipams: old.Ipams})
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := n.replaceNetwork(true)
 	n.hns.ResetCounters()
-	n.wantRunEndedForNetwork(again.ID)
+	n.wantRunEndedForNetwork(again)
 	c := n.hns.Counters()
 	if writes := c.Count(sim.OpCreateLoadBalancer) + c.Count(sim.OpDeleteLoadBalancer) + c.Count(sim.OpCreateEndpoint) + c.Count(sim.OpDeleteEndpoint); writes != 0 {
 		t.Errorf("%d HNS writes after the network was replaced; want none: %v", writes, c.Calls)
@@ -56,22 +45,7 @@ func TestRunEndsWhenTheNetworkGoesBeforeItsStart(t *testing.T) {
 			t.Run(fmt.Sprintf("listing 0x%x/again=%v", uint32(listing), again), func(t *testing.T) {
 				n := newTestNodeVariants(t, sim.ProfileWS2022, sim.ErrorVariants{MissingNetworkListing: listing}, "10.244.1.5")
 				n.checkNetwork = true
-				ctx := context.Background()
-				old, err := n.hns.GetNetworkByID(ctx, n.networkID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := n.hns.DeleteNetwork(ctx, n.networkID); err != nil {
-					t.Fatal(err)
-				}
-				nowID := ""
-				if again {
-					made, err := n.hns.CreateNetwork(ctx, &hnslb.Network{Name: old.Name, Type: old.Type, Ipams: old.Ipams})
-					if err != nil {
-						t.Fatal(err)
-					}
-					nowID = made.ID
-				}
+				nowID := n.replaceNetwork(again)
 				n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.2.6", "win-2"}))
 				n.start()
 				n.wantRunEndedForNetwork(nowID)
@@ -99,4 +73,15 @@ func (n *testNode) wantRunEndedForNetwork(nowID string) {
 	if !drainUntil(n.recorder.Events, ReasonNetworkChanged) {
 		n.t.Errorf("no %s event on the Node", ReasonNetworkChanged)
 	}
+}
+
+// replaceNetwork deletes the node's network and, with again, makes one of
+// its name, whose ID it returns ("" without).
+func (n *testNode) replaceNetwork(again bool) string {
+	n.t.Helper()
+	id, err := n.hns.ReplaceNetwork(context.Background(), n.networkID, again)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return id
 }

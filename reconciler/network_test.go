@@ -20,21 +20,11 @@ func (e *env) named() { e.tweak = func(o *Options) { o.NetworkName = "cbr0" } }
 func (e *env) replaceNetwork(again bool) string {
 	e.t.Helper()
 	defer e.hns.ResetCounters()
-	old, err := e.hns.GetNetworkByID(ctx, e.netID)
+	id, err := e.hns.ReplaceNetwork(ctx, e.netID, again)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.hns.DeleteNetwork(ctx, e.netID); err != nil {
-		e.t.Fatal(err)
-	}
-	if !again {
-		return ""
-	}
-	n, err := e.hns.CreateNetwork(ctx, &hnslb.Network{Name: old.Name, Type: old.Type, Ipams: old.Ipams})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return n.ID
+	return id
 }
 
 // podOn wires a pod on network netID as the CNI does (namespace, endpoint).

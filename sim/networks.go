@@ -120,3 +120,22 @@ func (h *HNS) DeleteNetwork(ctx context.Context, id string) error {
 		h.state.networks.del(n.ID)
 	})
 }
+
+// ReplaceNetwork deletes the network id, with its endpoints, as a CNI that
+// makes it again does, and with again makes one of its name, type and
+// subnets, whose new ID it returns ("" without). The calls are counted as
+// any.
+func (h *HNS) ReplaceNetwork(ctx context.Context, id string, again bool) (string, error) {
+	old, err := h.GetNetworkByID(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if err := h.DeleteNetwork(ctx, id); err != nil || !again {
+		return "", err
+	}
+	made, err := h.CreateNetwork(ctx, &hnslb.Network{Name: old.Name, Type: old.Type, Ipams: old.Ipams})
+	if err != nil {
+		return "", err
+	}
+	return made.ID, nil
+}
