@@ -41,7 +41,7 @@ func TestEndpointsOnANetworkNoLongerUsedAreDeleted(t *testing.T) {
 				if st := e.state(); !slices.Equal(st.Networks, []string{oldNet}) {
 					t.Fatalf("state file records networks %v; want [%s]", st.Networks, oldNet)
 				}
-				ours := e.endpointsOn(oldNet, true)
+				ours := e.remoteEndpointsOn(oldNet)
 				if len(ours) != 1 {
 					t.Fatalf("remote endpoints on the old network %v; want the one of 10.244.2.5", ours)
 				}
@@ -75,7 +75,7 @@ func TestEndpointsOnANetworkNoLongerUsedAreDeleted(t *testing.T) {
 				}
 				r, _ := e.start(c, want)
 				if how == "failed delete, repair, restart" {
-					if got := e.endpointsOn(oldNet, true); len(got) != 2 {
+					if got := e.remoteEndpointsOn(oldNet); len(got) != 2 {
 						t.Fatalf("after a failed delete the old network holds %v; want both endpoints still", got)
 					}
 					if err := r.Repair(ctx); err != nil {
@@ -94,7 +94,7 @@ func TestEndpointsOnANetworkNoLongerUsedAreDeleted(t *testing.T) {
 					e.assertRealized([]intent.LB{want})
 				} else {
 					e.assertRealized([]intent.LB{want}, "10.244.2.9") // the other program's
-					if got := e.endpointsOn(oldNet, true); !slices.Equal(got, []string{foreign.ID}) {
+					if got := e.remoteEndpointsOn(oldNet); !slices.Equal(got, []string{foreign.ID}) {
 						t.Errorf("old network's remote endpoints %v; want only the other program's %s", got, foreign.ID)
 					}
 				}
@@ -132,11 +132,11 @@ func (e *env) state() *stateFile {
 	return st
 }
 
-// endpointsOn are the IDs of network's remote (or local) endpoints in HNS.
-func (e *env) endpointsOn(network string, remote bool) []string {
+// remoteEndpointsOn are the IDs of network's remote endpoints in HNS.
+func (e *env) remoteEndpointsOn(network string) []string {
 	var ids []string
 	for _, ep := range e.snapshot().Endpoints {
-		if strings.EqualFold(ep.HostComputeNetwork, network) && ep.IsRemote() == remote {
+		if strings.EqualFold(ep.HostComputeNetwork, network) && ep.IsRemote() {
 			ids = append(ids, ep.ID)
 		}
 	}
