@@ -252,6 +252,10 @@ func (r *Reconciler) unchanged(written, listed *hnslb.LoadBalancer) bool {
 // baseline is forgotten; the next Repair sets one from its listing if
 // adoptionMatch accepts it.
 func (r *Reconciler) ownLB(id string, written, echo *hnslb.LoadBalancer) {
+	// A load balancer HNS kept after its delete, adopted for a key again
+	// (its create refused as taken, the lookup found it identical), is in
+	// use: no Repair may settle that delete by deleting it again.
+	delete(r.unconfirmed.byID, id)
 	isNew := addNew(r.ownedLBs, id)
 	if isNew {
 		r.listing.noteOwned(id)

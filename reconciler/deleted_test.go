@@ -176,6 +176,73 @@ func TestKeptLoadBalancerOnATenantFrontendIsOurs(t *testing.T) {
 	e.assertRealized([]intent.LB{second})
 }
 
+// TestKeptLoadBalancerAdoptedAgainStays: a load balancer HNS kept after its
+// delete is wanted again with the same document, because its Service came
+// back or its only backend did (a load balancer without backends is
+// deleted). Its create is refused as taken, and the lookup adopts the kept
+// one. It is in use again: neither a Repair nor a restart's first Sync may
+// delete it to settle the old delete.
+func TestKeptLoadBalancerAdoptedAgainStays(t *testing.T) {
+	full := lb("10.96.0.30", 80, loc("10.244.1.10"))
+	for name, goAway := range map[string]func(e *env, r *Reconciler){
+		"its Service deleted and made again": func(e *env, r *Reconciler) { e.removeKept(r, full.Key) },
+		"its only backend gone and back": func(e *env, r *Reconciler) {
+			e.hns.SetFaults(sim.Faults{KeptOnDelete: 1})
+			upsert(r, lb("10.96.0.30", 80))
+			e.converge(r)
+			e.hns.SetFaults(sim.Faults{})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e, r, kept := keptEnv(t)
+			upsert(r, full)
+			e.converge(r)
+			id := e.hnsLB(full.Key).ID
+			goAway(e, r)
+			if !e.hasObject(id) {
+				t.Fatal("the fault did not keep the load balancer")
+			}
+
+			upsert(r, full)
+			e.converge(r)
+			if st := statusOf(r, full.Key); st.State != StateDone || st.RealizedID != id {
+				t.Fatalf("status after the kept one was adopted: %+v, want done as %s", st, id)
+			}
+			for i := range 2 {
+				if err := r.Repair(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if res := r.Sync(ctx); res.Deleted != 0 {
+					t.Errorf("Sync after repair %d deleted %d objects", i+1, res.Deleted)
+				}
+				if got := e.hnsLB(full.Key); got == nil || got.ID != id {
+					t.Fatalf("after repair %d HNS holds %+v, want the adopted %s", i+1, got, id)
+				}
+			}
+			if len(kept) != 0 {
+				t.Errorf("counted as kept: %v", kept)
+			}
+
+			// Adopted before any Repair, then a restart: owned, not a delete
+			// to settle.
+			e.removeKept(r, full.Key)
+			upsert(r, full)
+			e.converge(r)
+			r2, res := e.start(e.hns, full)
+			if res.Deleted != 0 || e.hnsLB(full.Key) == nil {
+				t.Errorf("first Sync after a restart: %+v; HNS holds %+v", res, e.hnsLB(full.Key))
+			}
+			if err := r2.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if res := r2.Sync(ctx); res.Deleted != 0 {
+				t.Errorf("Sync after the restart's repair deleted %d objects", res.Deleted)
+			}
+			e.assertRealized([]intent.LB{full})
+		})
+	}
+}
+
 // TestUnconfirmedDeletesAreBounded: with no Repair to confirm them, the
 // record keeps as many deletes as there are desired objects (at least
 // minUnconfirmed), forgetting the oldest, and its order does not grow
