@@ -330,11 +330,16 @@ func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
 	}
 }
 
-// localReadyCount counts distinct ready local endpoint IPs in served families.
+// localReadyCount counts distinct ready local endpoint IPs in served
+// families, in slices that carry a port of the Service: the controller
+// leaves a port out of a pod's slice when the pod does not expose its named
+// target port, and such an endpoint gets no load balancer here, so a node
+// with only those must fail the check (kube-proxy counts by Service port
+// too: EndpointsMap.LocalReadyEndpoints).
 func localReadyCount(parsed []parsedSlice, b *serviceBuilder) int {
 	seen := map[netip.Addr]bool{}
 	for i := range parsed {
-		if !b.served(parsed[i].family) {
+		if !b.served(parsed[i].family) || !parsed[i].carriesAPortOf(b.svc) {
 			continue
 		}
 		for _, ep := range parsed[i].endpoints {

@@ -305,6 +305,21 @@ func TestTrafficPolicies(t *testing.T) {
 			}
 		},
 	}, {
+		// The EndpointSlice controller leaves a named target port out of the
+		// slice of a pod that does not expose it.
+		name: "ETP=Local whose only local endpoint carries no Service port: no external load balancer, health check says 0",
+		svc:  lbSvc(etpLocal(32000)),
+		slices: []*discoveryv1.EndpointSlice{
+			sliceWithPorts("web-portless", []discoveryv1.EndpointPort{}, ep("10.1.0.2", local)),
+			slice("web-1", 8080, ep("10.1.0.3")),
+		},
+		want: []intent.LB{lb(key("10.0.0.1", 80), 0, 0, remote("10.1.0.3"))},
+		check: func(t *testing.T, r ServiceResult) {
+			if r.HealthCheck == nil || *r.HealthCheck != (HealthCheck{NodePort: 32000}) {
+				t.Errorf("health check = %+v", r.HealthCheck)
+			}
+		},
+	}, {
 		name:   "ETP=Local on a ClusterIP Service without external IPs means nothing",
 		svc:    service("web", etpLocal(0)),
 		slices: twoEndpoints(),
