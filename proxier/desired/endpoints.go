@@ -35,15 +35,22 @@ type endpoint struct {
 // servingTerminating is KEP-1669's fallback class.
 func (e *endpoint) servingTerminating() bool { return e.serving && e.terminating }
 
-// rank orders duplicates of one IP:port: ready beats serving-terminating
-// beats the rest, and local beats remote (as kube-proxy's slice cache does).
+// rank orders duplicates of one IP:port. One that is not terminating beats
+// one that is, as in kube-proxy from v1.36 (kubernetes/kubernetes#135593):
+// the pod network may give a terminating pod's IP to a new pod before the
+// old Pod object is gone, and traffic belongs to the new one even before it
+// is ready. Then ready beats not ready, serving beats not serving, and
+// local beats remote.
 func (e *endpoint) rank() int {
 	r := 0
+	if !e.terminating {
+		r = 8
+	}
 	switch {
 	case e.ready:
-		r = 4
-	case e.servingTerminating():
-		r = 2
+		r += 4
+	case e.serving:
+		r += 2
 	}
 	if e.local {
 		r++
@@ -84,6 +91,17 @@ func (s *parsedSlice) portFor(sp *v1.ServicePort) (port uint16, ok, valid bool) 
 		return uint16(*p.Port), true, true
 	}
 	return 0, false, false
+}
+
+// carriesAPortOf reports whether the slice carries one of svc's ports with a
+// usable number.
+func (s *parsedSlice) carriesAPortOf(svc *v1.Service) bool {
+	for i := range svc.Spec.Ports {
+		if _, _, valid := s.portFor(&svc.Spec.Ports[i]); valid {
+			return true
+		}
+	}
+	return false
 }
 
 // parseSlices checks and parses a Service's slices in name order (so that
