@@ -2,8 +2,11 @@ package proxier
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -70,5 +73,39 @@ func TestDuplicateEndpointsAcrossSlicesThroughTheProxier(t *testing.T) {
 	})
 	if got := n.remoteEndpointIPs(); len(got) != 1 || got[0] != "10.244.2.7" {
 		t.Errorf("remote endpoints %v, want the one shared backend", got)
+	}
+}
+
+// TestRelabelledSliceLeavesItsOldService: a hand-made EndpointSlice whose
+// kubernetes.io/service-name label moves to another Service, or goes, takes
+// its endpoints from the Service it named before; kube-proxy's slice cache
+// keys an update by the new slice only and keeps them.
+func TestRelabelledSliceLeavesItsOldService(t *testing.T) {
+	for name, label := range map[string]map[string]string{
+		"moved to another Service": {discoveryv1.LabelServiceName: "api"},
+		"label removed":            {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			n := newTestNode(t, "ws2025", "10.244.1.5")
+			n.start()
+			n.apply(service("web", "10.96.0.10"), service("api", "10.96.0.20"),
+				slice("web", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.2.7", "win-2"}))
+			n.eventually("web's load balancer", func() bool { return len(n.lbs()) == 1 })
+
+			moved := slice("web", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.2.7", "win-2"})
+			moved.Labels = label
+			n.apply(moved)
+			want := []string{}
+			if label[discoveryv1.LabelServiceName] == "api" {
+				want = []string{"10.96.0.20 → [10.244.1.5 10.244.2.7]"}
+			}
+			n.eventually(fmt.Sprintf("load balancers %v", want), func() bool {
+				var got []string
+				for _, lb := range n.lbs() {
+					got = append(got, fmt.Sprintf("%s → %v", lb.Frontend, lb.Backends))
+				}
+				return slices.Equal(got, want)
+			})
+		})
 	}
 }

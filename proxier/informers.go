@@ -65,10 +65,14 @@ func (p *Proxier) newOwnInformers(opts *Options) ownInformers {
 	sliceStore, sliceInformer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: slices,
 		ObjectType:    &discoveryv1.EndpointSlice{},
-		Handler:       handlerOf(p.onSlice),
-		ResyncPeriod:  opts.ResyncPeriod,
-		Indexers:      cache.Indexers{sliceServiceIdx: indexSliceByService},
-		Transform:     transform,
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    p.onSlice,
+			UpdateFunc: p.onSliceUpdate,
+			DeleteFunc: p.onSlice,
+		},
+		ResyncPeriod: opts.ResyncPeriod,
+		Indexers:     cache.Indexers{sliceServiceIdx: indexSliceByService},
+		Transform:    transform,
 	})
 	p.services = corelisters.NewServiceLister(svcStore.(cache.Indexer))
 	p.slices = sliceStore.(cache.Indexer)

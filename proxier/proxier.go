@@ -312,6 +312,19 @@ func (p *Proxier) onSlice(obj any) {
 	p.requestSync()
 }
 
+// onSliceUpdate is onSlice for the new slice, and for the Service the old
+// one belonged to if its service-name label changed (a hand-made slice
+// moved or unlabelled): that Service has lost the slice's endpoints.
+func (p *Proxier) onSliceUpdate(old, obj any) {
+	if before, ok := old.(*cachedSlice); ok && before.service.Name != "" {
+		if now, ok := obj.(*cachedSlice); !ok || now.service != before.service {
+			p.tracker.sliceChanged(before.service, time.Time{})
+			p.requestSync()
+		}
+	}
+	p.onSlice(obj)
+}
+
 func (p *Proxier) onNode(obj any) {
 	node, ok := unwrapTombstone(obj).(*v1.Node)
 	if !ok || node.Name != p.opts.NodeName {
