@@ -48,7 +48,9 @@ func KeyOf(lb *hnslb.LoadBalancer) (intent.LBKey, bool) {
 	if len(lb.FrontendVIPs) == 1 {
 		k.VIP = lb.FrontendVIPs[0]
 		if a, err := netip.ParseAddr(k.VIP); err == nil {
-			k.Family = intent.FamilyOf(a)
+			// HNS keeps an address as bytes and may print it in another
+			// form than the one sent (sim.Echo.LongIPv6).
+			k.VIP, k.Family = a.String(), intent.FamilyOf(a)
 		}
 	} else if a, err := netip.ParseAddr(lb.SourceVIP); err == nil {
 		k.Family = intent.FamilyOf(a)

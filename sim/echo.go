@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -42,6 +43,11 @@ type Echo struct {
 	// no capture shows a named remote endpoint (kube-proxy names none), so
 	// whether HNS keeps that field for them is unknown.
 	DropRemoteEndpointNames bool
+	// LongIPv6 answers IPv6 addresses (frontend and source VIPs, endpoint
+	// addresses) in their full upper-case form, "FD00:0010:…:0010": no
+	// capture shows an IPv6 address HNS answered, and Windows keeps an
+	// address as 16 bytes, which it may print in any valid text form.
+	LongIPv6 bool
 }
 
 // The names of Echo's options, as ParseEcho and hnssim's --echo take them.
@@ -54,12 +60,13 @@ const (
 	EchoSchemaMinor          = "schema-minor"
 	EchoUnknownFields        = "unknown-fields"
 	EchoDropEndpointNames    = "drop-remote-endpoint-names"
+	EchoLongIPv6             = "ipv6-long-form"
 )
 
 // EchoNames lists the options ParseEcho knows, one a possible answer.
 func EchoNames() []string {
 	return []string{EchoDropUndeclaredFlags, EchoDropUnconfirmedFlags, EchoUpperGUIDs, EchoReorder,
-		EchoOmitEmpty, EchoSchemaMinor, EchoUnknownFields, EchoDropEndpointNames}
+		EchoOmitEmpty, EchoSchemaMinor, EchoUnknownFields, EchoDropEndpointNames, EchoLongIPv6}
 }
 
 // ParseEcho reads a comma-separated list of echo option names ("" is none,
@@ -89,6 +96,8 @@ func ParseEcho(s string) (Echo, error) {
 			e.UnknownFields = true
 		case EchoDropEndpointNames:
 			e.DropRemoteEndpointNames = true
+		case EchoLongIPv6:
+			e.LongIPv6 = true
 		default:
 			return Echo{}, fmt.Errorf("sim: unknown echo option %q (known: %s, or all)", n, strings.Join(EchoNames(), ", "))
 		}
@@ -138,6 +147,12 @@ func (h *HNS) answerLB(lb *hnslb.LoadBalancer) *hnslb.LoadBalancer {
 	if e.SchemaMinor != 0 {
 		out.SchemaVersion.Minor = e.SchemaMinor
 	}
+	if e.LongIPv6 {
+		out.SourceVIP = longIPv6(out.SourceVIP)
+		for i, v := range out.FrontendVIPs {
+			out.FrontendVIPs[i] = longIPv6(v)
+		}
+	}
 	return out
 }
 
@@ -160,7 +175,27 @@ func (h *HNS) answerEndpoint(ep *hnslb.Endpoint) *hnslb.Endpoint {
 	if e.DropRemoteEndpointNames && out.IsRemote() {
 		out.Name = ""
 	}
+	if e.LongIPv6 {
+		for i := range out.IpConfigurations {
+			out.IpConfigurations[i].IpAddress = longIPv6(out.IpConfigurations[i].IpAddress)
+		}
+	}
 	return out
+}
+
+// longIPv6 writes an IPv6 address with every group in four upper-case
+// digits; anything else is returned as it is.
+func longIPv6(s string) string {
+	a, err := netip.ParseAddr(s)
+	if err != nil || !a.Is6() || a.Is4In6() || a.Zone() != "" {
+		return s
+	}
+	b := a.As16()
+	groups := make([]string, 8)
+	for i := range groups {
+		groups[i] = fmt.Sprintf("%02X%02X", b[2*i], b[2*i+1])
+	}
+	return strings.Join(groups, ":")
 }
 
 // storedGUIDs writes a load balancer's backend references as HNS keeps

@@ -82,6 +82,45 @@ func TestEchoChangesAnswersNotState(t *testing.T) {
 	}
 }
 
+// TestEchoLongIPv6: with LongIPv6 every answer writes IPv6 addresses in
+// full, upper case; IPv4 addresses and what HNS stores stay as sent.
+func TestEchoLongIPv6(t *testing.T) {
+	h := newSim(t, ProfileWS2025)
+	sharedBackend(t, h) // makes the network
+	netID := h.Snapshot().Networks[0].ID
+	h.SetEcho(Echo{LongIPv6: true})
+	ep := mustEndpoint(t, h, netID, endpointDoc("10.255.0.9", "fd00:10:244::9"))
+	if got := []string{ep.IpConfigurations[0].IpAddress, ep.IpConfigurations[1].IpAddress}; !slices.Equal(got, []string{"10.255.0.9", "FD00:0010:0244:0000:0000:0000:0000:0009"}) {
+		t.Errorf("endpoint answered %v", got)
+	}
+	lb, err := h.CreateLoadBalancer(ctx, &hnslb.LoadBalancer{
+		HostComputeEndpoints: []string{ep.ID}, FrontendVIPs: []string{"fd00:10:96::1"}, SourceVIP: "fd00:10:244::2",
+		Flags:        hnslb.LoadBalancerFlagsIPv6,
+		PortMappings: []hnslb.PortMapping{{Protocol: 6, InternalPort: 80, ExternalPort: 80}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := h.ListLoadBalancers(ctx)
+	if err != nil || len(listed) != 1 {
+		t.Fatalf("list %v %v", listed, err)
+	}
+	for _, l := range []*hnslb.LoadBalancer{lb, &listed[0]} {
+		if l.FrontendVIPs[0] != "FD00:0010:0096:0000:0000:0000:0000:0001" || l.SourceVIP != "FD00:0010:0244:0000:0000:0000:0000:0002" {
+			t.Errorf("load balancer answered VIP %v, source VIP %s", l.FrontendVIPs, l.SourceVIP)
+		}
+	}
+	snap := h.Snapshot()
+	if s := snap.LoadBalancers[0]; s.FrontendVIPs[0] != "fd00:10:96::1" || s.SourceVIP != "fd00:10:244::2" {
+		t.Errorf("stored %v, %s", s.FrontendVIPs, s.SourceVIP)
+	}
+	for _, e := range snap.Endpoints {
+		if e.ID == ep.ID && e.IpConfigurations[1].IpAddress != "fd00:10:244::9" {
+			t.Errorf("stored endpoint %v", e.IpConfigurations)
+		}
+	}
+}
+
 // TestEchoDropsRemoteEndpointNames: with DropRemoteEndpointNames every
 // answer about a remote endpoint (create reply, get, list) lacks its name; a
 // local endpoint keeps its name, and HNS keeps both.
