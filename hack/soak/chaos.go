@@ -94,6 +94,18 @@ func faultsOn(restart time.Duration) remote.FaultsRequest {
 	}
 }
 
+// echoArgs are node i's hnssim flags for how its HNS answers (sim.Echo,
+// not known of real HNS): every liberty at once on one node, none on the
+// other, turned by the seed so that over four seeds each node meets both
+// with its partial load balancers holding their frontend and not
+// (partialHolds).
+func echoArgs(seed uint64, i int) []string {
+	if (seed/2+uint64(i))%2 == 1 {
+		return []string{"--echo=all"}
+	}
+	return nil
+}
+
 // partialHolds is whether node i's partial load balancers hold their
 // frontend (sim.Faults.PartialHoldsFrontend, not known of real HNS): the
 // seed turns it over the nodes, so the two nodes of a run differ.

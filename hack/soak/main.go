@@ -62,7 +62,9 @@ type result struct {
 	// ErrorVariants are each node's hnssim flags for the codes real HNS's
 	// are not known (errorVariants).
 	ErrorVariants [][]string `json:"error_variants"`
-	Crashes       int64      `json:"crashes"`
+	// Echoes are each node's hnssim flags for how its HNS answers (echoArgs).
+	Echoes  [][]string `json:"echoes"`
+	Crashes int64      `json:"crashes"`
 	// The red team's paths (docs/reliability.md, "Red-team findings").
 	TenantCollisions  int64 `json:"tenant_collisions"`
 	StateDirFaults    int64 `json:"state_dir_faults"`
@@ -255,6 +257,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 	for i := range r.cluster.Nodes {
 		res.ErrorVariants = append(res.ErrorVariants, variantArgs(errorVariants(seed, i)))
 		res.PartialHoldsFrontend = append(res.PartialHoldsFrontend, partialHolds(seed, i))
+		res.Echoes = append(res.Echoes, echoArgs(seed, i))
 	}
 	return res, res.failed(len(r.cluster.Nodes)), nil
 }

@@ -113,6 +113,24 @@ func TestPartialHoldsTurnsOverTheNodes(t *testing.T) {
 	}
 }
 
+// TestEchoTurnsOverTheNodes: whatever the seed, one node's HNS takes every
+// liberty with its answers and the other's none; over four seeds each node
+// meets both, with its partial load balancers holding their frontend and not.
+func TestEchoTurnsOverTheNodes(t *testing.T) {
+	met := map[[3]bool]bool{}
+	for seed := range uint64(4) {
+		if (echoArgs(seed, 0) == nil) == (echoArgs(seed, 1) == nil) {
+			t.Errorf("seed %d: both nodes answer alike: %v, %v", seed, echoArgs(seed, 0), echoArgs(seed, 1))
+		}
+		for node := range 2 {
+			met[[3]bool{node == 1, echoArgs(seed, node) != nil, partialHolds(seed, node)}] = true
+		}
+	}
+	if len(met) != 8 {
+		t.Errorf("over four seeds, (node, echo, partial holds) met %v, want all 8", met)
+	}
+}
+
 // TestNetworkReplacementTurnsOverNodesAndCodes: over four seeds, the
 // network is replaced on each node, and under each missing-network code.
 func TestNetworkReplacementTurnsOverNodesAndCodes(t *testing.T) {

@@ -59,7 +59,7 @@ func startRig(ctx context.Context, cp *framework.ControlPlane, dir string, seed 
 	spec.PrepareStateDir = prepareStateDir
 	spec.Nodes = slices.Clone(clusterSpec.Nodes)
 	for i := range spec.Nodes {
-		spec.Nodes[i].HNSSimArgs = variantArgs(errorVariants(seed, i))
+		spec.Nodes[i].HNSSimArgs = append(variantArgs(errorVariants(seed, i)), echoArgs(seed, i)...)
 	}
 	c, err := framework.StartCluster(ctx, cp, spec, dir)
 	if err != nil {
