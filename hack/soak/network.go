@@ -149,7 +149,7 @@ func rewirePods(ctx context.Context, n *framework.Node, network string, pods []h
 					return err
 				}
 			}
-			ids[ep.ID] = true
+			ids[storedID(ep.ID)] = true
 			return nil
 		})
 		if err != nil {

@@ -176,8 +176,8 @@ func plantOtherAgent(ctx context.Context, n *framework.Node, have foreignSet) (f
 		if err != nil {
 			return f, fmt.Errorf("the other agent's endpoint %s: %w", a.name, err)
 		}
-		f.Endpoints[ep.ID] = true
-		epIDs = append(epIDs, ep.ID)
+		f.Endpoints[storedID(ep.ID)] = true
+		epIDs = append(epIDs, storedID(ep.ID))
 	}
 	agentIDs := map[string]bool{}
 	for _, id := range epIDs {
@@ -199,7 +199,7 @@ func plantOtherAgent(ctx context.Context, n *framework.Node, have foreignSet) (f
 		if err != nil {
 			return f, fmt.Errorf("the other agent's load balancer %d: %w", i, err)
 		}
-		f.LBs[created.ID] = true
+		f.LBs[storedID(created.ID)] = true
 	}
 	if refused { // a refusal too may leave one
 		if snap, err = n.Sim.Dump(ctx); err != nil {

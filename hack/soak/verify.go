@@ -96,6 +96,10 @@ type foreignSet struct {
 	Endpoints map[string]bool
 }
 
+// storedID is an object ID as HNS stores it and a snapshot shows it: lower
+// case, whatever case an answer used (sim.Echo.UpperGUIDs).
+func storedID(id string) string { return strings.ToLower(id) }
+
 // diff is how a node's HNS departs from the expectation.
 type diff struct {
 	Leaked  []string // objects hnsproxy owns that nothing wants
