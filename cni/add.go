@@ -89,7 +89,7 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 		return nil, err
 	}
 	if stale && !n.hnsIPAM() {
-		if err := s.ipamExec(ctx, ipam.ExecDel); err != nil {
+		if err := s.ipamDel(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -247,3 +247,29 @@ func TestEndpointNamesAndNamespaceID(t *testing.T) {
 		}
 	}
 }
+
+// TestPrevResultSubnet: a DEL's prevResult gives the pod CIDR a release
+// needs only where host-local can take it as a range; anything else,
+// however malformed, gives none (and the placeholder is used).
+func TestPrevResultSubnet(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"cniVersion": "1.0.0", "ips": [{"address": "10.244.3.7/24"}]}`:                                                "10.244.3.0/24",
+		`{"cniVersion": "1.0.0", "ips": [{"address": "fd00::7/64"}, {"address": "10.244.3.7/24"}]}`:                     "10.244.3.0/24",
+		`{"cniVersion": "1.0.0", "ips": [{"address": "10.244.3.7/32"}]}`:                                                "invalid Prefix",
+		`{"cniVersion": "1.0.0", "ips": [{"address": "fd00::7/64"}]}`:                                                   "invalid Prefix",
+		`{"cniVersion": "1.0.0", "ips": []}`:                                                                            "invalid Prefix",
+		`{"cniVersion": "1.0.0", "interfaces": [{"name": "x"}], "ips": [{"interface": 5, "address": "10.244.3.7/24"}]}`: "10.244.3.0/24",
+	} {
+		n, err := parseConfig([]byte(`{"cniVersion": "1.0.0", "name": "Calico", "type": "calico", "prevResult": ` + raw + `}`))
+		if err != nil {
+			t.Errorf("%s: %v", raw, err)
+			continue
+		}
+		if got := prevResultSubnet(n.PrevResult).String(); got != want {
+			t.Errorf("%s: %s, want %s", raw, got, want)
+		}
+	}
+	if p := prevResultSubnet(nil); p.IsValid() {
+		t.Errorf("no prevResult: %s", p)
+	}
+}

@@ -73,7 +73,8 @@ func (s *session) delegate(ctx context.Context, command, containerID, ifName str
 	if err != nil {
 		return err
 	}
-	data, err := s.ipamStdin(ctx)
+	// GC and DEL only release, and must work with the network gone.
+	data, err := s.releaseStdin(ctx)
 	if err != nil {
 		return err
 	}

@@ -3,18 +3,29 @@ package cni
 import (
 	"context"
 	"encoding/json"
+	"net/netip"
 	"strings"
 
 	"github.com/containernetworking/cni/pkg/types"
+	"github.com/containernetworking/plugins/pkg/ipam"
 )
 
-// podCIDRPlaceholder is Calico's ipam "subnet" value meaning "this node's
-// pod CIDR"; hnscni reads that from the HNS network's subnet.
-const podCIDRPlaceholder = "usePodCidr"
-
 // ipamStdin is the configuration IPAM is run with: stdin, with Calico's
-// "subnet": "usePodCidr" replaced by the HNS network's IPv4 subnet.
+// "subnet": "usePodCidr" replaced by the HNS network's IPv4 subnet, which
+// ADD allocates from and CHECK and STATUS ask about (podcidr.go).
 func (s *session) ipamStdin(ctx context.Context) ([]byte, error) {
+	return s.withPodCIDR(ctx, s.networkPodCIDR)
+}
+
+// releaseStdin is ipamStdin for a release (DEL, GC), which must work with
+// the network already gone (releasePodCIDR).
+func (s *session) releaseStdin(ctx context.Context) ([]byte, error) {
+	return s.withPodCIDR(ctx, s.releasePodCIDR)
+}
+
+// withPodCIDR is stdin with a "usePodCidr" ipam subnet replaced by what
+// podCIDR resolves it to; stdin itself when there is none.
+func (s *session) withPodCIDR(ctx context.Context, podCIDR func(context.Context) (netip.Prefix, error)) ([]byte, error) {
 	var conf map[string]any
 	if err := json.Unmarshal(s.args.StdinData, &conf); err != nil {
 		return nil, types.NewError(types.ErrDecodingFailure, "malformed network configuration", err.Error())
@@ -24,16 +35,9 @@ func (s *session) ipamStdin(ctx context.Context) ([]byte, error) {
 	if !strings.EqualFold(subnet, podCIDRPlaceholder) {
 		return s.args.StdinData, nil
 	}
-	network, err := s.network(ctx)
+	p, err := podCIDR(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if network == nil {
-		return nil, invalidConfig("ipam subnet %q takes the HNS network's subnet, but network %q does not exist", subnet, s.conf.Network)
-	}
-	p := firstSubnet(network)
-	if !p.IsValid() {
-		return nil, invalidConfig("ipam subnet %q: HNS network %q has no IPv4 subnet", subnet, s.conf.Network)
 	}
 	ipamConf["subnet"] = p.String()
 	out, err := json.Marshal(conf)
@@ -43,14 +47,23 @@ func (s *session) ipamStdin(ctx context.Context) ([]byte, error) {
 	return out, nil
 }
 
-// ipamExec runs an IPAM command (ipam.ExecDel, ipam.ExecCheck, ipam.ExecStatus)
-// with ipamStdin.
+// ipamExec runs an IPAM command (ipam.ExecCheck, ipam.ExecStatus) with
+// ipamStdin.
 func (s *session) ipamExec(ctx context.Context, exec func(string, []byte) error) error {
 	data, err := s.ipamStdin(ctx)
 	if err != nil {
 		return err
 	}
 	return exec(s.conf.IPAM.Type, data)
+}
+
+// ipamDel releases the attachment's address: IPAM DEL with releaseStdin.
+func (s *session) ipamDel(ctx context.Context) error {
+	data, err := s.releaseStdin(ctx)
+	if err != nil {
+		return err
+	}
+	return ipam.ExecDel(s.conf.IPAM.Type, data)
 }
 
 // podNamespace is the pod's Kubernetes namespace from CNI_ARGS

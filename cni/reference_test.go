@@ -322,3 +322,62 @@ func TestUnknownFieldWarning(t *testing.T) {
 		t.Errorf("a typo'd field: %+v", err)
 	}
 }
+
+// TestDelAfterTheNetworkIsGoneReleasesTheAddress: Calico's configuration
+// (ipam subnet "usePodCidr", the HNS network's subnet) on a node that lost
+// its HNS state (a reboot drops HNS networks that are not persistent;
+// Calico makes its network again only later). The runtime's DEL of an old
+// sandbox succeeds, as CNI asks of DEL when things are already gone, and
+// releases the address: at 0.3.1 without prevResult, and from 0.4.0 with
+// it. GC, which hands off to IPAM the same way, succeeds too.
+func TestDelAfterTheNetworkIsGoneReleasesTheAddress(t *testing.T) {
+	const network = "Calico"
+	cniPath := dropInDir(t)
+	for _, v := range []string{"0.3.1", "1.0.0", "1.1.0"} {
+		t.Run(v, func(t *testing.T) {
+			node := startNode(t, "n1", "--node-ip", "172.16.0.2", "--network-name", network, "--network-type", "l2bridge", "--subnet", "10.244.3.0/24")
+			t.Setenv("HNS_ENDPOINT", "unix://"+node.socket)
+			dataDir := t.TempDir()
+			list := referenceList(t, "calico-l2bridge.conflist", v, dataDir)
+			cni := libcni.NewCNIConfigWithCacheDir([]string{cniPath}, t.TempDir(), nil)
+			p := pod{id: "old", netns: node.createNamespace(t)}
+			addAt(t, cni, list, p)
+			loseHNSState(t, node)
+
+			if gte(t, v, "1.1.0") {
+				// Listing the pod, so that libcni sends hnscni's GC no DEL.
+				valid := []types.GCAttachment{{ContainerID: p.id, IfName: "eth0"}}
+				if err := cni.GCNetworkList(context.Background(), list, &libcni.GCArgs{ValidAttachments: valid}); err != nil {
+					t.Errorf("GC with the HNS network gone: %v", err)
+				}
+			}
+			if err := cni.DelNetworkList(context.Background(), list, p.rt()); err != nil {
+				t.Errorf("DEL with the HNS network gone: %v", err)
+			}
+			if got := allocatedOn(t, dataDir, list.Name); len(got) != 0 {
+				t.Errorf("host-local still holds %v after DEL", got)
+			}
+		})
+	}
+}
+
+// loseHNSState deletes a node's endpoints and networks, as a reboot drops
+// HNS objects that are not persistent.
+func loseHNSState(t *testing.T, node *simNode) {
+	t.Helper()
+	ctx := context.Background()
+	s := node.dump(t)
+	for _, e := range s.Endpoints {
+		if e.HostComputeNamespace != "" {
+			_ = node.client.RemoveNamespaceEndpoint(ctx, e.HostComputeNamespace, e.ID)
+		}
+		if err := node.client.DeleteEndpoint(ctx, e.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range s.Networks {
+		if err := node.client.DeleteNetwork(ctx, n.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
