@@ -69,15 +69,9 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 		return nil, err
 	}
 	if network == nil {
-		// Refuse before creating anything: a network created without these
-		// would stay broken for every later pod.
-		switch {
-		case n.Mode == "":
-			return nil, invalidConfig("HNS network %q does not exist; creating it needs \"mode\" (or a plugin type that names one)", n.Network)
-		case n.hnsIPAM():
-			return nil, invalidConfig("HNS network %q does not exist; without \"ipam\" HNS assigns addresses from the network's subnet, so the network must exist first", n.Network)
-		case n.overlay() && !n.providerAddress.IsValid():
-			return nil, invalidConfig("HNS network %q does not exist, and creating an overlay network needs providerAddress", n.Network)
+		// Refused before anything is made.
+		if err := s.cannotCreateNetwork(); err != nil {
+			return nil, err
 		}
 	}
 	name := endpointName(s.args.ContainerID, n.Network, s.args.IfName)

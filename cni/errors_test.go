@@ -196,6 +196,40 @@ func TestNetworkCreatedWhenMissing(t *testing.T) {
 	}
 }
 
+// TestStatusIsReadyWhereAddCreatesTheNetwork: STATUS (CNI 1.1) means
+// "ready to service ADD", and ADD creates a missing network from mode and
+// IPAM; a runtime that gates ADD on STATUS must get the ADD through. Where
+// ADD refuses for the missing network (no mode; overlay without
+// providerAddress; Calico's "usePodCidr", which takes the network's own
+// subnet) STATUS is code 50.
+func TestStatusIsReadyWhereAddCreatesTheNetwork(t *testing.T) {
+	n1 := startNode(t, "n1", "--node-ip", "192.168.50.1")
+	status := func(c netConf) error {
+		rt := newRuntime(t, c)
+		return rt.cni.GetStatusNetworkList(context.Background(), rt.list)
+	}
+	l2 := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.5.0/24", socket: n1.socket, dataDir: t.TempDir()}
+	noMode := l2
+	noMode.mode = ""
+	overlayNoPA := l2
+	overlayNoPA.mode, overlayNoPA.network = "overlay", "vxlan0"
+	podCIDR := l2
+	podCIDR.extra = map[string]any{"ipam": map[string]any{"type": "host-local", "subnet": "usePodCidr", "dataDir": l2.dataDir}}
+	for what, c := range map[string]netConf{"no mode": noMode, "overlay without providerAddress": overlayNoPA, "usePodCidr": podCIDR} {
+		if err := status(c); cniCode(err) != int(types.ErrPluginNotAvailable) {
+			t.Errorf("STATUS with the network missing, %s: %v, want code 50", what, err)
+		}
+	}
+
+	if err := status(l2); err != nil {
+		t.Errorf("STATUS before the ADD that creates the network: %v (code %d)", err, cniCode(err))
+	}
+	newRuntime(t, l2).add(t, pod{id: "p1", netns: n1.createNamespace(t)})
+	if s := n1.dump(t); len(s.Networks) != 1 {
+		t.Errorf("networks %+v, want the one ADD created", s.Networks)
+	}
+}
+
 func TestVersion(t *testing.T) {
 	cmd := exec.Command(filepath.Join(binDir, "hnscni"))
 	cmd.Env = []string{"CNI_COMMAND=VERSION"}

@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/containernetworking/cni/pkg/types"
 	"github.com/containernetworking/plugins/pkg/ipam"
 )
 
@@ -26,14 +25,9 @@ func (s *session) releaseStdin(ctx context.Context) ([]byte, error) {
 // withPodCIDR is stdin with a "usePodCidr" ipam subnet replaced by what
 // podCIDR resolves it to; stdin itself when there is none.
 func (s *session) withPodCIDR(ctx context.Context, podCIDR func(context.Context) (netip.Prefix, error)) ([]byte, error) {
-	var conf map[string]any
-	if err := json.Unmarshal(s.args.StdinData, &conf); err != nil {
-		return nil, types.NewError(types.ErrDecodingFailure, "malformed network configuration", err.Error())
-	}
-	ipamConf, _ := conf["ipam"].(map[string]any)
-	subnet, _ := ipamConf["subnet"].(string)
-	if !strings.EqualFold(subnet, podCIDRPlaceholder) {
-		return s.args.StdinData, nil
+	conf, ipamConf, uses, err := podCIDRConfig(s.args.StdinData)
+	if err != nil || !uses {
+		return s.args.StdinData, err
 	}
 	p, err := podCIDR(ctx)
 	if err != nil {

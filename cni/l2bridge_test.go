@@ -180,12 +180,13 @@ func l2bridgePodLifecycle(t *testing.T, nodeArgs ...string) {
 		t.Errorf("CHECK pod3 after GC: %v", err)
 	}
 
-	// STATUS: ready; then a missing network and an unreachable HNS are code 50.
+	// STATUS: ready; then a missing network ADD cannot create (no mode)
+	// and an unreachable HNS are code 50.
 	if err := rt.cni.GetStatusNetworkList(context.Background(), rt.list); err != nil {
 		t.Errorf("STATUS: %v", err)
 	}
 	missing := conf
-	missing.network = "nonesuch"
+	missing.network, missing.mode = "nonesuch", ""
 	if err := newRuntime(t, missing).cni.GetStatusNetworkList(context.Background(), newRuntime(t, missing).list); cniCode(err) != int(types.ErrPluginNotAvailable) {
 		t.Errorf("STATUS with a missing network: %v, want code 50", err)
 	}

@@ -128,6 +128,31 @@ func providerAddress(network *hnslb.Network, n *NetConf) (netip.Addr, error) {
 	return netip.Addr{}, invalidConfig("overlay network %q has no ProviderAddress policy and the configuration no providerAddress", network.Name)
 }
 
+// cannotCreateNetwork is why ADD cannot create the configured network the
+// node lacks (code 7), or nil. A network created without a mode, without
+// IPAM (HNS assigns from the network's subnet) or, on overlay, without a
+// provider address would stay broken for every later pod, and "usePodCidr"
+// takes the subnet from the network itself. STATUS asks the same.
+func (s *session) cannotCreateNetwork() error {
+	n := s.conf
+	switch {
+	case n.Mode == "":
+		return invalidConfig("HNS network %q does not exist; creating it needs \"mode\" (or a plugin type that names one)", n.Network)
+	case n.hnsIPAM():
+		return invalidConfig("HNS network %q does not exist; without \"ipam\" HNS assigns addresses from the network's subnet, so the network must exist first", n.Network)
+	case n.overlay() && !n.providerAddress.IsValid():
+		return invalidConfig("HNS network %q does not exist, and creating an overlay network needs providerAddress", n.Network)
+	}
+	_, _, podCIDR, err := podCIDRConfig(s.args.StdinData)
+	if err != nil {
+		return err
+	}
+	if podCIDR {
+		return invalidConfig("HNS network %q does not exist; ipam subnet %q takes the network's subnet, so the network must exist first", n.Network, podCIDRPlaceholder)
+	}
+	return nil
+}
+
 // createNetwork creates the configured network when the node has none, as
 // a provisioning script would, from the subnets IPAM allocates from: on
 // overlay with the configured VNI (VSID subnet policy) and, if not the

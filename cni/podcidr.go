@@ -2,7 +2,9 @@ package cni
 
 import (
 	"context"
+	"encoding/json"
 	"net/netip"
+	"strings"
 
 	"github.com/containernetworking/cni/pkg/types"
 	current "github.com/containernetworking/cni/pkg/types/100"
@@ -17,6 +19,17 @@ const podCIDRPlaceholder = "usePodCidr"
 // whatever its range, but parses the range first; 192.0.2.0/24 is
 // TEST-NET-1 (RFC 5737), never a node's pod CIDR.
 var placeholderRange = netip.MustParsePrefix("192.0.2.0/24")
+
+// podCIDRConfig decodes stdin and reports whether its ipam subnet is
+// "usePodCidr"; ipamConf is the ipam object, to rewrite.
+func podCIDRConfig(stdin []byte) (conf, ipamConf map[string]any, uses bool, err error) {
+	if err := json.Unmarshal(stdin, &conf); err != nil {
+		return nil, nil, false, types.NewError(types.ErrDecodingFailure, "malformed network configuration", err.Error())
+	}
+	ipamConf, _ = conf["ipam"].(map[string]any)
+	subnet, _ := ipamConf["subnet"].(string)
+	return conf, ipamConf, strings.EqualFold(subnet, podCIDRPlaceholder), nil
+}
 
 // networkPodCIDR is the HNS network's IPv4 subnet; the network must exist.
 func (s *session) networkPodCIDR(ctx context.Context) (netip.Prefix, error) {

@@ -7,7 +7,7 @@ import (
 )
 
 // cmdStatus reports whether ADD can work: HNS answers, the network exists
-// with the configured type, and IPAM is ready.
+// with the configured type (or ADD would create it), and IPAM is ready.
 func cmdStatus(ctx context.Context, s *session) error {
 	if _, err := s.hns.Version(ctx); err != nil {
 		return types.NewError(types.ErrPluginNotAvailable, "HNS is not reachable", err.Error())
@@ -20,7 +20,10 @@ func cmdStatus(ctx context.Context, s *session) error {
 		return types.NewError(types.ErrPluginNotAvailable, "HNS network lookup failed", err.Error())
 	}
 	if network == nil {
-		return types.NewError(types.ErrPluginNotAvailable, "HNS network "+s.conf.Network+" does not exist", "")
+		// Ready all the same where ADD creates the network.
+		if err := s.cannotCreateNetwork(); err != nil {
+			return types.NewError(types.ErrPluginNotAvailable, "HNS network "+s.conf.Network+" does not exist", err.Error())
+		}
 	}
 	if s.conf.hnsIPAM() {
 		return nil
