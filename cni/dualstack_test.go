@@ -2,9 +2,11 @@ package cni_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 
+	"github.com/containernetworking/cni/libcni"
 	"github.com/containernetworking/cni/pkg/types"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -94,6 +96,44 @@ func dualStackPodLifecycle(t *testing.T, nodeArgs ...string) {
 	}
 	if s := n1.dump(t); len(s.Endpoints) != 0 {
 		t.Errorf("endpoints left %v", names(s))
+	}
+}
+
+// TestSDNForceBridgeGatewayIsIPv4Only: sdnbridge's forceBridgeGateway
+// makes the IPv4 gateway the subnet's .2 and keeps IPAM's IPv6 gateway
+// (common/core/network.go allocateIpam: Gateway[3] = 2, Gateway6 = the
+// IPAM result's), in the result and on the endpoint.
+func TestSDNForceBridgeGatewayIsIPv4Only(t *testing.T) {
+	node := startNode(t, "n1", "--node-ip", "192.168.10.1", "--node-ip", "fd00:192:168:10::1",
+		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.1.0/24", "--subnet", "fd00:10:244:1::/64")
+	t.Setenv("HNS_ENDPOINT", "unix://"+node.socket)
+	raw, err := json.Marshal(map[string]any{
+		"cniVersion": "1.0.0", "name": "cbr0", "type": "sdnbridge",
+		"optionalFlags": map[string]any{"forceBridgeGateway": true, "enableDualStack": true},
+		"ipam": map[string]any{"type": "host-local", "dataDir": t.TempDir(),
+			"ranges": [][]map[string]string{{{"subnet": "10.244.1.0/24"}}, {{"subnet": "fd00:10:244:1::/64", "gateway": "fd00:10:244:1::1"}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cni := libcni.NewCNIConfigWithCacheDir([]string{dropInDir(t)}, t.TempDir(), nil)
+	res := addAt(t, cni, confList(t, raw), pod{id: "p1", netns: node.createNamespace(t)})
+	if len(res.IPs) != 2 {
+		t.Fatalf("IPs %+v, want one per family", res.IPs)
+	}
+	if v4, v6 := res.IPs[0].Gateway.String(), res.IPs[1].Gateway.String(); v4 != "10.244.1.2" || v6 != "fd00:10:244:1::1" {
+		t.Errorf("gateways %s and %s, want the forced 10.244.1.2 and IPAM's fd00:10:244:1::1", v4, v6)
+	}
+	e := endpointByName(node.dump(t), "p1_cbr0")
+	if e == nil {
+		t.Fatal("no endpoint p1_cbr0")
+	}
+	var hops []string
+	for _, r := range e.Routes {
+		hops = append(hops, r.DestinationPrefix+" via "+r.NextHop)
+	}
+	if want := []string{"0.0.0.0/0 via 10.244.1.2", "::/0 via fd00:10:244:1::1"}; !slices.Equal(hops, want) {
+		t.Errorf("endpoint routes %v, want %v", hops, want)
 	}
 }
 

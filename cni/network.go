@@ -80,12 +80,14 @@ func ipamGateway(ipc *current.IPConfig, subnet netip.Prefix) netip.Addr {
 
 // gateway is the pod's next hop. On l2bridge, win-bridge (a configuration
 // of type win-bridge) always uses the subnet's second address (Flannel's host-gw puts its bridge endpoint
-// there), as sdnbridge does under forceBridgeGateway; sdnbridge takes it
+// there), as sdnbridge does for IPv4 under forceBridgeGateway (its IPv6
+// gateway stays IPAM's: common/core/network.go allocateIpam); sdnbridge takes it
 // from additionalRoutes under gatewayFromAdditionalRoutes. Otherwise: the
 // network subnet's default route (set by whoever provisioned the node),
 // else IPAM's gateway, else the subnet's first address.
 func (n *NetConf) gateway(network *hnslb.Network, ipc *current.IPConfig, subnet netip.Prefix) netip.Addr {
-	if !n.overlay() && (strings.EqualFold(n.Type, "win-bridge") || n.OptionalFlags.ForceBridgeGateway) {
+	forced := strings.EqualFold(n.Type, "win-bridge") || n.OptionalFlags.ForceBridgeGateway && subnet.Addr().Is4()
+	if !n.overlay() && forced {
 		return subnet.Addr().Next().Next()
 	}
 	if n.OptionalFlags.GatewayFromAdditionalRoutes {
