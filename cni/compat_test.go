@@ -2,10 +2,13 @@ package cni
 
 import (
 	"encoding/json"
+	"net"
 	"net/netip"
 	"slices"
 	"strings"
 	"testing"
+
+	current "github.com/containernetworking/cni/pkg/types/100"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -111,7 +114,8 @@ func TestMergePolicies(t *testing.T) {
 // configuration says itself whether it NATs: win-bridge adds ipMasqNetwork
 // as an exception, win-overlay the node's subnet under ipMasq, sdn* neither;
 // l2bridge pods of win-bridge (and sdnbridge under forceBridgeGateway) use
-// the subnet's second address as gateway; the MAC prefix is configurable.
+// the subnet's second address as gateway, other sdn* pods IPAM's, the
+// rest the network's; the MAC prefix is configurable.
 func TestReferenceEndpointShapes(t *testing.T) {
 	spec := endpointSpec{name: "c1_x", addrs: []podAddr{{addr: netip.MustParsePrefix("10.244.1.7/24")}}, nodeSubnet: netip.MustParsePrefix("10.244.1.0/24")}
 	for _, tc := range []struct {
@@ -151,20 +155,30 @@ func TestReferenceEndpointShapes(t *testing.T) {
 	subnet := netip.MustParsePrefix("10.244.1.0/24")
 	network := &hnslb.Network{Ipams: []hnslb.Ipam{{Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24",
 		Routes: []hnslb.Route{{NextHop: "10.244.1.1", DestinationPrefix: "0.0.0.0/0"}}}}}}}
-	for conf, want := range map[string]string{
-		`{"name": "cbr0", "type": "win-bridge"}`:                                               "10.244.1.2",
-		`{"name": "cbr0", "type": "sdnbridge", "optionalFlags": {"forceBridgeGateway": true}}`: "10.244.1.2",
-		`{"name": "cbr0", "type": "sdnbridge"}`:                                                "10.244.1.1",
-		`{"name": "vxlan0", "type": "win-overlay"}`:                                            "10.244.1.1",
-		`{"name": "cbr0", "type": "sdnbridge", "optionalFlags": {"gatewayFromAdditionalRoutes": true},
-		  "additionalRoutes": [{"dst": "0.0.0.0/0", "gw": "10.244.1.9"}]}`: "10.244.1.9",
+	// The network routes via .1; IPAM, where it gives one, says .5.
+	ipamGW := &current.IPConfig{Address: net.IPNet{IP: net.IPv4(10, 244, 1, 7), Mask: net.CIDRMask(24, 32)}, Gateway: net.IPv4(10, 244, 1, 5)}
+	additional := `"optionalFlags": {"gatewayFromAdditionalRoutes": true}, "additionalRoutes": [{"dst": "0.0.0.0/0", "gw": "10.244.1.9"}]`
+	for _, tc := range []struct {
+		conf string
+		ipc  *current.IPConfig
+		want string
+	}{
+		{`{"name": "cbr0", "type": "win-bridge"}`, ipamGW, "10.244.1.2"},
+		{`{"name": "cbr0", "type": "sdnbridge", "optionalFlags": {"forceBridgeGateway": true}}`, ipamGW, "10.244.1.2"},
+		{`{"name": "cbr0", "type": "sdnbridge"}`, ipamGW, "10.244.1.5"}, // allocateIpam: IPAM's
+		{`{"name": "cbr0", "type": "sdnbridge"}`, nil, "10.244.1.1"},
+		{`{"name": "vxlan0", "type": "sdnoverlay"}`, ipamGW, "10.244.1.5"},
+		{`{"name": "vxlan0", "type": "win-overlay"}`, ipamGW, "10.244.1.1"},
+		{`{"name": "cbr0", "type": "hnscni", "mode": "l2bridge"}`, ipamGW, "10.244.1.1"},
+		{`{"name": "cbr0", "type": "sdnbridge", ` + additional + `}`, nil, "10.244.1.9"},
+		{`{"name": "cbr0", "type": "sdnbridge", ` + additional + `}`, ipamGW, "10.244.1.5"}, // only fills a gateway IPAM did not give
 	} {
-		n, err := parseConfig([]byte(conf))
+		n, err := parseConfig([]byte(tc.conf))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := n.gateway(network, nil, subnet); got.String() != want {
-			t.Errorf("%s: gateway %s, want %s", conf, got, want)
+		if got := n.gateway(network, tc.ipc, subnet); got.String() != tc.want {
+			t.Errorf("%s, IPAM gateway %v: gateway %s, want %s", tc.conf, tc.ipc != nil, got, tc.want)
 		}
 	}
 }

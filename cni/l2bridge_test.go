@@ -2,6 +2,7 @@ package cni_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/netip"
 	"path/filepath"
 	"slices"
@@ -195,6 +196,33 @@ func l2bridgePodLifecycle(t *testing.T, nodeArgs ...string) {
 	rtDown := newRuntime(t, down)
 	if err := rtDown.cni.GetStatusNetworkList(context.Background(), rtDown.list); cniCode(err) != int(types.ErrPluginNotAvailable) {
 		t.Errorf("STATUS with HNS unreachable: %v, want code 50", err)
+	}
+}
+
+// TestSDNBridgeTakesIPAMsGateway: sdnbridge (no forceBridgeGateway) gives
+// the pod IPAM's gateway (common/core/network.go allocateIpam), in the
+// result and as the endpoint's default route, not the network's. The
+// configuration names .2 in its host-local range, as the reference's
+// example l2bridgedualstack_host-local_ipam.conf does; the network says .1.
+func TestSDNBridgeTakesIPAMsGateway(t *testing.T) {
+	node := startNode(t, "n1", "--node-ip", "172.16.0.2", "--network-name", "winl2bridge", "--network-type", "l2bridge", "--subnet", "192.168.1.0/24")
+	t.Setenv("HNS_ENDPOINT", "unix://"+node.socket)
+	raw, err := json.Marshal(map[string]any{
+		"cniVersion": "0.3.1", "name": "winl2bridge", "type": "sdnbridge",
+		"ipam": map[string]any{"type": "host-local", "dataDir": t.TempDir(),
+			"ranges": [][]map[string]string{{{"subnet": "192.168.1.0/24", "rangeStart": "192.168.1.10", "rangeEnd": "192.168.1.50", "gateway": "192.168.1.2"}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cni := libcni.NewCNIConfigWithCacheDir([]string{dropInDir(t)}, t.TempDir(), nil)
+	res := addAt(t, cni, confList(t, raw), pod{id: "p1", netns: node.createNamespace(t)})
+	if gw := res.IPs[0].Gateway.String(); gw != "192.168.1.2" {
+		t.Errorf("result gateway %s, want IPAM's 192.168.1.2", gw)
+	}
+	e := endpointByName(node.dump(t), "p1_winl2bridge")
+	if e == nil || len(e.Routes) != 1 || e.Routes[0].NextHop != "192.168.1.2" {
+		t.Errorf("endpoint %+v, want a default route via 192.168.1.2", e)
 	}
 }
 

@@ -71,24 +71,41 @@ func networkSubnets(network *hnslb.Network) []netip.Prefix {
 	return out
 }
 
+// ipamGateway is IPAM's gateway, else the subnet's first address.
 func ipamGateway(ipc *current.IPConfig, subnet netip.Prefix) netip.Addr {
-	if gw, ok := netip.AddrFromSlice(ipc.Gateway); ok && subnet.Contains(gw.Unmap()) {
-		return gw.Unmap()
+	if gw, ok := ipamGatewayIn(ipc, subnet); ok {
+		return gw
 	}
 	return subnet.Addr().Next()
 }
 
+// ipamGatewayIn is the gateway IPAM gave for an address, if it has one in
+// the address's subnet.
+func ipamGatewayIn(ipc *current.IPConfig, subnet netip.Prefix) (netip.Addr, bool) {
+	if ipc == nil {
+		return netip.Addr{}, false
+	}
+	gw, ok := netip.AddrFromSlice(ipc.Gateway)
+	return gw.Unmap(), ok && subnet.Contains(gw.Unmap())
+}
+
 // gateway is the pod's next hop. On l2bridge, win-bridge (a configuration
-// of type win-bridge) always uses the subnet's second address (Flannel's host-gw puts its bridge endpoint
-// there), as sdnbridge does for IPv4 under forceBridgeGateway (its IPv6
-// gateway stays IPAM's: common/core/network.go allocateIpam); sdnbridge takes it
-// from additionalRoutes under gatewayFromAdditionalRoutes. Otherwise: the
-// network subnet's default route (set by whoever provisioned the node),
-// else IPAM's gateway, else the subnet's first address.
+// of type win-bridge) always uses the subnet's second address (Flannel's
+// host-gw puts its bridge endpoint there), as sdnbridge does for IPv4
+// under forceBridgeGateway. Otherwise sdnbridge and sdnoverlay take IPAM's
+// gateway, and additionalRoutes' under gatewayFromAdditionalRoutes only
+// where IPAM gave none (common/core/network.go allocateIpam sets IPAM's,
+// forces IPv4's, and addEndpointGatewaysFromConfig fills what is unset).
+// Otherwise: the network subnet's default route (set by whoever
+// provisioned the node), else IPAM's gateway, else the subnet's first
+// address.
 func (n *NetConf) gateway(network *hnslb.Network, ipc *current.IPConfig, subnet netip.Prefix) netip.Addr {
 	forced := strings.EqualFold(n.Type, "win-bridge") || n.OptionalFlags.ForceBridgeGateway && subnet.Addr().Is4()
 	if !n.overlay() && forced {
 		return subnet.Addr().Next().Next()
+	}
+	if gw, ok := ipamGatewayIn(ipc, subnet); ok && n.family == familySDN {
+		return gw
 	}
 	if n.OptionalFlags.GatewayFromAdditionalRoutes {
 		for _, r := range n.AdditionalRoutes {
