@@ -15,7 +15,9 @@ import (
 
 // cmdCheck verifies that the attachment is as ADD left it: the endpoint
 // exists on the configured network, is attached to CNI_NETNS, and has the
-// address and MAC of prevResult; then lets IPAM check its side.
+// address and MAC of prevResult; then lets IPAM check its side. A
+// prevResult a reference plugin wrote (the node switched to hnscni with the
+// pod running) is checked for what it records (prevInterface).
 func cmdCheck(ctx context.Context, s *session) error {
 	args := s.args
 	if s.conf.PrevResult == nil {
@@ -65,17 +67,15 @@ func cmdCheck(ctx context.Context, s *session) error {
 
 // matchPrevResult compares the endpoint with what ADD reported.
 func matchPrevResult(prev *current.Result, ep *hnslb.Endpoint, args *skel.CmdArgs) error {
-	idx := -1
-	for i, itf := range prev.Interfaces {
-		if itf.Name == args.IfName && itf.Sandbox == args.Netns {
-			idx = i
-			if !strings.EqualFold(itf.Mac, cniMAC(ep.MacAddress)) {
-				return internal("HNS endpoint %s has MAC %s, prevResult says %s", ep.Name, ep.MacAddress, itf.Mac)
-			}
-		}
-	}
+	idx, foreign := prevInterface(prev, ep, args)
 	if idx < 0 {
-		return internal("prevResult has no interface %s in %s", args.IfName, args.Netns)
+		return internal("prevResult has no interface %s in %s (nor one a reference plugin names for endpoint %s)", args.IfName, args.Netns, ep.Name)
+	}
+	// sdn* write the MAC's raw bytes: a foreign MAC is compared only where
+	// it reads as one.
+	mac := prev.Interfaces[idx].Mac
+	if _, err := net.ParseMAC(mac); (!foreign || err == nil) && !strings.EqualFold(cniMAC(mac), cniMAC(ep.MacAddress)) {
+		return internal("HNS endpoint %s has MAC %s, prevResult says %s", ep.Name, ep.MacAddress, mac)
 	}
 	// Every address of the endpoint (two on a dual-stack pod) must be one
 	// prevResult records for this interface.
@@ -90,10 +90,29 @@ func matchPrevResult(prev *current.Result, ep *hnslb.Endpoint, args *skel.CmdArg
 	return nil
 }
 
+// prevInterface is the attachment's interface in prevResult: named
+// CNI_IFNAME in CNI_NETNS, as hnscni's ADD reports it; else (foreign) one
+// a reference plugin reported before the node switched to hnscni, with no
+// sandbox, named after the endpoint (win-bridge, win-overlay) or CNI_IFNAME
+// (sdnbridge, sdnoverlay). -1 if there is none.
+func prevInterface(prev *current.Result, ep *hnslb.Endpoint, args *skel.CmdArgs) (idx int, foreign bool) {
+	for i, itf := range prev.Interfaces {
+		if itf != nil && itf.Name == args.IfName && itf.Sandbox == args.Netns {
+			return i, false
+		}
+	}
+	for i, itf := range prev.Interfaces {
+		if itf != nil && itf.Sandbox == "" && (itf.Name == ep.Name || itf.Name == args.IfName) {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
 // recorded reports whether prevResult lists ip on interface idx.
 func recorded(prev *current.Result, idx int, ip net.IP) bool {
 	for _, ipc := range prev.IPs {
-		if ipc.Interface != nil && *ipc.Interface != idx {
+		if ipc == nil || ipc.Interface != nil && *ipc.Interface != idx {
 			continue
 		}
 		if ipc.Address.IP.Equal(ip) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/containernetworking/cni/pkg/skel"
 	current "github.com/containernetworking/cni/pkg/types/100"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -286,6 +287,45 @@ func TestSDNPortMappingFlags(t *testing.T) {
 	for i := range want {
 		if e.Policies[i].Type != want[i].Type || !jsonEqual(e.Policies[i].Settings, want[i].Settings) {
 			t.Errorf("policy %d: %s %s, want %s %s", i, e.Policies[i].Type, e.Policies[i].Settings, want[i].Type, want[i].Settings)
+		}
+	}
+}
+
+// TestCheckReadsReferenceResults: CHECK finds the attachment's interface in
+// hnscni's prevResult (CNI_IFNAME in CNI_NETNS) and in one a reference
+// plugin wrote: win-bridge/win-overlay name it after the endpoint, with
+// HNS's MAC (pkg/hns ConstructHcnResult), sdnbridge/sdnoverlay CNI_IFNAME
+// with the MAC's raw bytes (cni.GetCurrResult); neither records a sandbox.
+// The address is checked in every shape, a MAC where it reads as one;
+// malformed entries are an error, not a panic.
+func TestCheckReadsReferenceResults(t *testing.T) {
+	const netns = "0b9e1f9e-5a5e-4c57-9c0b-0123456789ab"
+	ep := &hnslb.Endpoint{Name: "c1_cbr0", MacAddress: "00-15-5D-01-02-03", IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.7"}}}
+	args := &skel.CmdArgs{ContainerID: "c1", IfName: "eth0", Netns: netns}
+	for what, tc := range map[string]struct {
+		prev string
+		ok   bool
+	}{
+		"hnscni's":                {`"interfaces": [{"name": "eth0", "mac": "00:15:5d:01:02:03", "sandbox": "` + netns + `"}], "ips": [{"interface": 0, "address": "10.244.1.7/24"}]`, true},
+		"hnscni's, other MAC":     {`"interfaces": [{"name": "eth0", "mac": "00:15:5d:01:02:04", "sandbox": "` + netns + `"}], "ips": [{"interface": 0, "address": "10.244.1.7/24"}]`, false},
+		"win-bridge's":            {`"interfaces": [{"name": "c1_cbr0", "mac": "00-15-5D-01-02-03"}], "ips": [{"address": "10.244.1.7/24"}]`, true},
+		"win-bridge's, other IP":  {`"interfaces": [{"name": "c1_cbr0", "mac": "00-15-5D-01-02-03"}], "ips": [{"address": "10.244.1.8/24"}]`, false},
+		"win-bridge's, other MAC": {`"interfaces": [{"name": "c1_cbr0", "mac": "00-15-5D-01-02-04"}], "ips": [{"address": "10.244.1.7/24"}]`, false},
+		"sdnbridge's":             {`"interfaces": [{"name": "eth0", "mac": "\u0000\u0015]\u0001\u0002\u0003"}], "ips": [{"interface": 0, "address": "10.244.1.7/24"}]`, true},
+		"another endpoint's":      {`"interfaces": [{"name": "c2_cbr0", "mac": "00-15-5D-01-02-03"}], "ips": [{"address": "10.244.1.7/24"}]`, false},
+		"another sandbox":         {`"interfaces": [{"name": "eth0", "mac": "00:15:5d:01:02:03", "sandbox": "elsewhere"}], "ips": [{"interface": 0, "address": "10.244.1.7/24"}]`, false},
+		"null entries":            {`"interfaces": [null, {"name": "c1_cbr0"}], "ips": [null]`, false},
+	} {
+		n, err := parseConfig([]byte(`{"cniVersion": "1.0.0", "name": "cbr0", "type": "win-bridge", "prevResult": {"cniVersion": "1.0.0", ` + tc.prev + `}}`))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		prev, err := current.NewResultFromResult(n.PrevResult)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if err := matchPrevResult(prev, ep, args); (err == nil) != tc.ok {
+			t.Errorf("%s: %v, want ok %v", what, err, tc.ok)
 		}
 	}
 }

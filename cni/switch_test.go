@@ -54,18 +54,9 @@ func TestPluginSwitch(t *testing.T) {
 	// As an earlier hnscni did it: "<containerID>_eth0", MAC from the address.
 	old := pod{id: "old1", netns: node.createNamespace(t)}
 	a, mac := wireLegacy(t, node, netID, cniPath, list, old)
-	prev, err := json.Marshal(&current.Result{CNIVersion: "1.1.0",
+	check := checkStdin(t, list, &current.Result{CNIVersion: "1.1.0",
 		Interfaces: []*current.Interface{{Name: "eth0", Mac: mac.String(), Sandbox: old.netns}},
 		IPs:        []*current.IPConfig{{Interface: current.Int(0), Address: net.IPNet{IP: net.IP(a[:]), Mask: net.CIDRMask(24, 32)}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conf map[string]any
-	if err := json.Unmarshal(list.Plugins[0].Bytes, &conf); err != nil {
-		t.Fatal(err)
-	}
-	conf["prevResult"] = json.RawMessage(prev)
-	check, _ := json.Marshal(conf)
 	sb := newSandbox(t)
 	env := map[string]string{"CNI_COMMAND": "CHECK", "CNI_CONTAINERID": old.id, "CNI_NETNS": old.netns, "HNS_ENDPOINT": "unix://" + node.socket}
 	if cerr, _ := sb.run(t, env, check); cerr != nil {
@@ -106,6 +97,58 @@ func TestPluginSwitch(t *testing.T) {
 	if err := cni.DelNetworkList(context.Background(), list, now.rt()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCheckPassesForAPodWinBridgeWired: a node switched to hnscni with a
+// pod win-bridge wired; the runtime's cached result is win-bridge's (pkg/hns
+// ConstructHcnResult: the interface named after the endpoint, HNS's MAC, no
+// sandbox, no interface index). hnscni's CHECK passes it, checking what
+// that result records (the endpoint, attached, with its address and MAC);
+// win-bridge's own CHECK checks nothing.
+func TestCheckPassesForAPodWinBridgeWired(t *testing.T) {
+	const network = "cbr0"
+	node := startNode(t, "n1", "--node-ip", "172.16.0.2", "--network-name", network, "--network-type", "l2bridge", "--subnet", "192.168.1.0/24")
+	cniPath := dropInDir(t)
+	list := referenceList(t, "flannel-host-gw-win-bridge.json", "1.0.0", t.TempDir())
+	ref := pod{id: "ref1", netns: node.createNamespace(t)}
+	refIP := hostLocalAdd(t, cniPath, list, ref)
+	wireByHand(t, node, node.dump(t).Networks[0].ID, ref, &hnslb.Endpoint{Name: ref.endpointName(network),
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: refIP.Addr().String()}},
+		Routes:           []hnslb.Route{{NextHop: "192.168.1.2", DestinationPrefix: "0.0.0.0/0"}}})
+	e := endpointByName(node.dump(t), ref.endpointName(network))
+	a := refIP.Addr().As4()
+	result := func(ip net.IP) *current.Result {
+		return &current.Result{CNIVersion: "1.0.0",
+			Interfaces: []*current.Interface{{Name: e.Name, Mac: e.MacAddress}},
+			IPs:        []*current.IPConfig{{Address: net.IPNet{IP: ip, Mask: net.CIDRMask(24, 32)}, Gateway: net.ParseIP("192.168.1.2")}}}
+	}
+	env := map[string]string{"CNI_COMMAND": "CHECK", "CNI_CONTAINERID": ref.id, "CNI_NETNS": ref.netns, "CNI_PATH": cniPath, "HNS_ENDPOINT": "unix://" + node.socket}
+	if cerr, _ := newSandbox(t).run(t, env, checkStdin(t, list, result(net.IP(a[:])))); cerr != nil {
+		t.Errorf("CHECK with win-bridge's result: %+v", cerr)
+	}
+	if cerr, _ := newSandbox(t).run(t, env, checkStdin(t, list, result(net.ParseIP("192.168.1.250")))); cerr == nil || cerr.Code != types.ErrInternal {
+		t.Errorf("CHECK with win-bridge's result naming another address: %+v, want code 999", cerr)
+	}
+}
+
+// checkStdin is a plugin's CHECK configuration: its list entry, as libcni
+// completes it, with prev as prevResult.
+func checkStdin(t *testing.T, list *libcni.NetworkConfigList, prev *current.Result) []byte {
+	t.Helper()
+	raw, err := json.Marshal(prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conf map[string]any
+	if err := json.Unmarshal(list.Plugins[0].Bytes, &conf); err != nil {
+		t.Fatal(err)
+	}
+	conf["name"], conf["cniVersion"], conf["prevResult"] = list.Name, list.CNIVersion, json.RawMessage(raw)
+	out, err := json.Marshal(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // wireLegacy wires a pod as an earlier hnscni did: host-local's address,
