@@ -12,11 +12,11 @@ import (
 )
 
 // Off Windows --windows-service is refused with what to do, before
-// anything starts.
+// anything starts, with or without --config.
 func TestWindowsServiceRefusedOffWindows(t *testing.T) {
 	for _, args := range [][]string{
 		{"--windows-service", "--hns-endpoint=sim", "--network-name=cbr0"},
-		{"--config=" + writeFile(t, "config.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nwindowsRunAsService: true\nwinkernel:\n  networkName: cbr0\n"), "--hns-endpoint=sim"},
+		{"--config=" + writeFile(t, "config.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nwindowsRunAsService: true\nwinkernel:\n  networkName: cbr0\n"), "--hns-endpoint=sim", "--windows-service"},
 	} {
 		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
 		cmd.Env = append(os.Environ(), runAsHNSProxy+"=1")

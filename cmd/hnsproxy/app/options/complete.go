@@ -101,8 +101,10 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		DebugEndpoint:         o.enableDebugEndpoint || isLoopbackAddress(kp.MetricsBindAddress),
 		ConfigFile:            o.ConfigFile,
 		Cleanup:               o.Cleanup,
-		WindowsService:        kp.WindowsRunAsService,
 		Source:                kp,
+		// The flag, never the file: kube-proxy starts the SCM integration
+		// (initForOS) before it loads --config.
+		WindowsService: o.flagConfig.WindowsRunAsService,
 	}
 	if kp.ClusterCIDR != "" {
 		cfg.ClusterCIDRs = strings.Split(kp.ClusterCIDR, ",")
@@ -148,6 +150,9 @@ func (o *Options) kubeProxyConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxy
 			if changed(fs, name) {
 				warnings = append(warnings, fmt.Sprintf("flag --%s is ignored because --config is set (as kube-proxy does); set it in the config file", name))
 			}
+		}
+		if kp.WindowsRunAsService && !o.flagConfig.WindowsRunAsService {
+			warnings = append(warnings, "windowsRunAsService in the config file does not run hnsproxy as a Windows service (kube-proxy reads only the flag); pass --windows-service")
 		}
 		return kp, warnings, nil
 	}

@@ -85,7 +85,8 @@ type Config struct {
 	// Cleanup (--cleanup) deletes the HNS objects hnsproxy owns and exits
 	// instead of running the proxy.
 	Cleanup bool
-	// WindowsService (--windows-service, windowsRunAsService) runs the
+	// WindowsService (--windows-service; the flag with or without --config,
+	// never the file's windowsRunAsService, as in kube-proxy) runs the
 	// daemon under the Windows Service Control Manager.
 	WindowsService bool
 

@@ -9,9 +9,11 @@
 //   - Without --config, the flags are the configuration.
 //   - With --config, the file is the configuration and every flag that maps
 //     to a KubeProxyConfiguration field is ignored ("This parameter is
-//     ignored if a config file is specified by --config"), with two
+//     ignored if a config file is specified by --config"), with three
 //     exceptions: --hostname-override and the logging flags (-v, --vmodule,
-//     --logging-format, ...), which override the file when set. hnsproxy
+//     --logging-format, ...), which override the file when set, and
+//     --windows-service, which kube-proxy reads before the file (the file's
+//     windowsRunAsService never starts the SCM integration). hnsproxy
 //     logs a warning for each ignored flag that was set, where kube-proxy is
 //     silent.
 //   - The file is decoded strictly; on unknown or duplicate fields it is

@@ -128,7 +128,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	_ = fs.MarkDeprecated("healthz-port", "use --healthz-bind-address instead.")
 	fs.Int32Var(&o.metricsPort, "metrics-port", o.metricsPort, "The port to bind the metrics server. Use 0 to disable.")
 	_ = fs.MarkDeprecated("metrics-port", "use --metrics-bind-address instead.")
-	fs.BoolVar(&c.WindowsRunAsService, "windows-service", c.WindowsRunAsService, "Enable Windows Service Control Manager API integration: run as a Windows service, stopping gracefully when the service is stopped or the host shuts down. Refused on other operating systems."+ignoredWithConfig)
+	fs.BoolVar(&c.WindowsRunAsService, "windows-service", c.WindowsRunAsService, "Enable Windows Service Control Manager API integration: run as a Windows service, stopping gracefully when the service is stopped or the host shuts down. Refused on other operating systems. Applies with --config too; the config file's windowsRunAsService does not start it (as in kube-proxy, which reads this flag before the file).")
 
 	fs = fss.FlagSet(SectionWinkernel)
 	fs.StringVar(&c.Winkernel.NetworkName, "network-name", c.Winkernel.NetworkName, "The name of the cluster's HNS network. Falls back to the KUBE_NETWORK environment variable."+ignoredWithConfig)
@@ -180,7 +180,7 @@ var fromFlagsOnly = []string{
 	"bind-address", "healthz-bind-address", "metrics-bind-address", "bind-address-hard-fail",
 	"profiling", "show-hidden-metrics-for-version", "proxy-mode", "cluster-cidr",
 	"iptables-sync-period", "iptables-min-sync-period", "config-sync-period",
-	"healthz-port", "metrics-port", "windows-service",
+	"healthz-port", "metrics-port",
 	"network-name", "source-vip", "enable-dsr", "root-hnsendpoint-name", "forward-healthcheck-vip",
 	"sync-period", "min-sync-period",
 }

@@ -172,8 +172,10 @@ func TestLinuxOnlyFlagsWarn(t *testing.T) {
 }
 
 // --cleanup and --windows-service are modes of the run, not of the proxy:
-// they are carried to the daemon, and --windows-service is, as in
-// kube-proxy, a flag the config file's windowsRunAsService replaces.
+// they are carried to the daemon. kube-proxy reads --windows-service before
+// it loads --config (server.go RunE: initForOS, then Complete), so the flag
+// decides with or without a file and the file's windowsRunAsService alone
+// never makes a service; hnsproxy warns about such a file.
 func TestCleanupAndWindowsServiceModes(t *testing.T) {
 	cfg, _ := mustParse(t, kubeNetwork, "--cleanup")
 	if !cfg.Cleanup || cfg.WindowsService {
@@ -188,22 +190,34 @@ func TestCleanupAndWindowsServiceModes(t *testing.T) {
 		t.Errorf("no flags: WindowsService %v Cleanup %v", cfg.WindowsService, cfg.Cleanup)
 	}
 
-	file := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(file, []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nwindowsRunAsService: true\nwinkernel:\n  networkName: cbr0\n"), 0o600); err != nil {
-		t.Fatal(err)
+	const head = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nwinkernel:\n  networkName: cbr0\n"
+	for _, c := range []struct {
+		name, file string
+		flag, want bool
+		warning    string
+	}{
+		{"flag over a file without the field", head, true, true, ""},
+		{"flag over a file with the field", head + "windowsRunAsService: true\n", true, true, ""},
+		{"the file's field alone", head + "windowsRunAsService: true\n", false, false, "windowsRunAsService in the config file does not run hnsproxy as a Windows service"},
+	} {
+		file := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(file, []byte(c.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"--config=" + file}
+		if c.flag {
+			args = append(args, "--windows-service")
+		}
+		cfg, warnings := mustParse(t, nil, args...)
+		if cfg.WindowsService != c.want {
+			t.Errorf("%s: WindowsService %v, want %v (kube-proxy: the flag decides)", c.name, cfg.WindowsService, c.want)
+		}
+		if c.warning != "" {
+			wantWarning(t, warnings, c.warning)
+		} else if len(warnings) != 0 {
+			t.Errorf("%s: warnings %q", c.name, warnings)
+		}
 	}
-	cfg, _ = mustParse(t, nil, "--config="+file)
-	if !cfg.WindowsService {
-		t.Error("windowsRunAsService: true in the config file does not run as a service")
-	}
-	if err := os.WriteFile(file, []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nwinkernel:\n  networkName: cbr0\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, warnings = mustParse(t, nil, "--config="+file, "--windows-service")
-	if cfg.WindowsService {
-		t.Error("--windows-service applied over a config file without windowsRunAsService; kube-proxy ignores the flag then")
-	}
-	wantWarning(t, warnings, "flag --windows-service is ignored because --config is set")
 }
 
 func TestKubeadmWindowsConfigFile(t *testing.T) {
