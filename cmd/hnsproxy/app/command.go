@@ -9,6 +9,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/kube-proxy/config/v1alpha1"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 )
@@ -43,8 +44,8 @@ across restarts. It takes kube-proxy's flags and configuration file.`,
 			if err != nil {
 				return err
 			}
-			if opts.WriteConfigTo != "" {
-				return writeConfig(opts, cmd, opts.WriteConfigTo)
+			if cfg.WriteConfigTo != "" {
+				return writeConfig(cfg.Source, cfg.WriteConfigTo)
 			}
 			if err := logsapi.ValidateAndApply(&cfg.Logging, cfg.FeatureGates); err != nil {
 				return fmt.Errorf("initializing logging: %w", err)
@@ -77,11 +78,9 @@ across restarts. It takes kube-proxy's flags and configuration file.`,
 	return cmd
 }
 
-func writeConfig(opts *options.Options, cmd *cobra.Command, path string) error {
-	kp, err := opts.FlagConfiguration(cmd.Flags())
-	if err != nil {
-		return err
-	}
+// writeConfig is --write-config-to: kube-proxy writes the configuration it
+// completed (file or flags, defaults and --hostname-override applied).
+func writeConfig(kp *v1alpha1.KubeProxyConfiguration, path string) error {
 	data, err := options.EncodeConfig(kp)
 	if err != nil {
 		return err

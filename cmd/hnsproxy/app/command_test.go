@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 )
 
 func execute(t *testing.T, args ...string) (string, error) {
@@ -84,13 +86,29 @@ func TestBadCommandLines(t *testing.T) {
 	}
 }
 
+// --write-config-to writes the configuration kube-proxy would run with:
+// the flags', or with --config the file's (the flags it ignores stay out;
+// --hostname-override and the logging flags go in), and it loads back.
 func TestWriteConfigTo(t *testing.T) {
+	t.Setenv("KUBE_NETWORK", "")
 	path := t.TempDir() + "/kube-proxy.yaml"
 	if _, err := execute(t, "--network-name=vxlan0", "--source-vip=10.0.0.2", "--write-config-to="+path); err != nil {
 		t.Fatal(err)
 	}
-	out, err := execute(t, "--config="+path, "--write-config-to="+t.TempDir()+"/again.yaml")
+	again := t.TempDir() + "/again.yaml"
+	out, err := execute(t, "--config="+path, "--network-name=ignored", "--hostname-override=Win-2", "-v=3", "--write-config-to="+again)
 	if err != nil {
 		t.Fatalf("the written config does not load back: %v %s", err, out)
+	}
+	kp, _, err := options.LoadConfigFile(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kp.Winkernel.NetworkName != "vxlan0" || kp.Winkernel.SourceVip != "10.0.0.2" || kp.HostnameOverride != "win-2" || kp.Logging.Verbosity != 3 {
+		t.Errorf("with --config wrote network %q, source VIP %q, hostnameOverride %q, verbosity %d; want the file's, win-2 and 3",
+			kp.Winkernel.NetworkName, kp.Winkernel.SourceVip, kp.HostnameOverride, kp.Logging.Verbosity)
+	}
+	if _, err := execute(t, "--write-config-to="+t.TempDir()+"/bare.yaml"); err != nil {
+		t.Errorf("--write-config-to without a network name: %v; kube-proxy writes the file", err)
 	}
 }

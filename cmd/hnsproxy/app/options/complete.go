@@ -35,7 +35,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		return nil, warnings, err
 	}
 	warnings = append(warnings, linuxOnlyWarnings(fs)...)
-	applyWindowsDefaults(kp, o.getenv)
+	applyWindowsDefaults(kp)
 
 	if o.hostnameOverride != "" {
 		h := strings.TrimSpace(o.hostnameOverride)
@@ -76,7 +76,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		FeatureGates:     fg,
 		Logging:          kp.Logging,
 		Winkernel: Winkernel{
-			NetworkName:           kp.Winkernel.NetworkName,
+			NetworkName:           networkName(kp, o.getenv),
 			SourceVIP:             kp.Winkernel.SourceVip,
 			EnableDSR:             kp.Winkernel.EnableDSR,
 			RootHNSEndpointName:   kp.Winkernel.RootHnsEndpointName,
@@ -100,6 +100,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		RefuseNodeExternalIPs: o.refuseNodeExtIPs,
 		DebugEndpoint:         o.enableDebugEndpoint || isLoopbackAddress(kp.MetricsBindAddress),
 		ConfigFile:            o.ConfigFile,
+		WriteConfigTo:         o.WriteConfigTo,
 		Cleanup:               o.Cleanup,
 		Source:                kp,
 		// The flag, never the file: kube-proxy starts the SCM integration
@@ -177,16 +178,6 @@ func (o *Options) kubeProxyConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxy
 		kp.IPTables.MinSyncPeriod.Duration = o.minSyncPeriod
 	}
 	return kp, warnings, nil
-}
-
-// FlagConfiguration is the KubeProxyConfiguration the flags alone describe,
-// for --write-config-to.
-func (o *Options) FlagConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxyConfiguration, error) {
-	saved := o.ConfigFile
-	o.ConfigFile = ""
-	defer func() { o.ConfigFile = saved }()
-	kp, _, err := o.kubeProxyConfiguration(fs)
-	return kp, err
 }
 
 // addressFromPortFlag applies the deprecated --healthz-port / --metrics-port:

@@ -81,6 +81,10 @@ type Config struct {
 	// ConfigFile is --config ("" when the flags are the configuration); the
 	// daemon exits when its content changes, as kube-proxy does.
 	ConfigFile string
+	// WriteConfigTo is --write-config-to: write Source there and exit
+	// instead of running. It needs no network name, as in kube-proxy,
+	// whose validation has no winkernel check.
+	WriteConfigTo string
 
 	// Cleanup (--cleanup) deletes the HNS objects hnsproxy owns and exits
 	// instead of running the proxy.
@@ -90,8 +94,10 @@ type Config struct {
 	// daemon under the Windows Service Control Manager.
 	WindowsService bool
 
-	// Source is the merged KubeProxyConfiguration this Config came from,
-	// for display (configz-like) and anything not lifted into Config.
+	// Source is the KubeProxyConfiguration kube-proxy would hold: the file
+	// (logging flags over it) or the flags, with the Windows defaults and
+	// --hostname-override applied. /configz shows it and --write-config-to
+	// writes it; the KUBE_NETWORK fallback is in Winkernel only.
 	Source *v1alpha1.KubeProxyConfiguration
 }
 

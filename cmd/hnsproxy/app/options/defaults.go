@@ -121,18 +121,25 @@ func SetDefaults(c *v1alpha1.KubeProxyConfiguration) {
 	logsapi.SetRecommendedLoggingConfiguration(&c.Logging)
 }
 
-// applyWindowsDefaults is kube-proxy's Windows platformApplyDefaults plus
-// winkernel's KUBE_NETWORK fallback.
-func applyWindowsDefaults(c *v1alpha1.KubeProxyConfiguration, getenv func(string) string) {
+// applyWindowsDefaults is kube-proxy's Windows platformApplyDefaults. The
+// KUBE_NETWORK fallback is not one: winkernel reads the environment when it
+// starts, so the configuration (and --write-config-to's file) keeps "".
+func applyWindowsDefaults(c *v1alpha1.KubeProxyConfiguration) {
 	if c.Mode == "" {
 		c.Mode = ProxyModeKernelspace
 	}
 	if c.Winkernel.RootHnsEndpointName == "" {
 		c.Winkernel.RootHnsEndpointName = "cbr0"
 	}
-	if c.Winkernel.NetworkName == "" {
-		c.Winkernel.NetworkName = getenv("KUBE_NETWORK")
+}
+
+// networkName is winkernel's getNetworkName: the configured name, else
+// the KUBE_NETWORK environment variable.
+func networkName(c *v1alpha1.KubeProxyConfiguration, getenv func(string) string) string {
+	if c.Winkernel.NetworkName != "" {
+		return c.Winkernel.NetworkName
 	}
+	return getenv("KUBE_NETWORK")
 }
 
 // appendPortIfNeeded adds port to a bare IP ("1.2.3.4", "::1"), leaving host:port alone.

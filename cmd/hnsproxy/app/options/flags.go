@@ -29,7 +29,7 @@ const (
 type Options struct {
 	// ConfigFile is --config, a KubeProxyConfiguration v1alpha1 file.
 	ConfigFile string
-	// WriteConfigTo, when set, writes the flags' configuration there and exits.
+	// WriteConfigTo, when set, writes the configuration there and exits.
 	WriteConfigTo string
 	// Cleanup is --cleanup: delete the HNS objects hnsproxy owns and exit.
 	Cleanup bool
@@ -104,7 +104,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 
 	fs := fss.FlagSet(SectionKubeProxy)
 	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "The path to the configuration file (KubeProxyConfiguration, kubeproxy.config.k8s.io/v1alpha1).")
-	fs.StringVar(&o.WriteConfigTo, "write-config-to", o.WriteConfigTo, "If set, write the configuration the flags describe to this file and exit.")
+	fs.StringVar(&o.WriteConfigTo, "write-config-to", o.WriteConfigTo, "If set, write the configuration to this file and exit: the --config file if set, else the flags' (with --hostname-override applied either way).")
 	fs.BoolVar(&o.Cleanup, "cleanup", o.Cleanup, "If true, delete the HNS load balancers and endpoints hnsproxy owns (those --state-file records), never others, remove the state file, and exit.")
 	fs.Var(cliflag.NewMapStringBool(&c.FeatureGates), "feature-gates", "A set of key=value pairs that describe feature gates. Options are:\n"+strings.Join(KnownFeatures(), "\n")+"\nWinDSR and WinOverlay (GA, locked on) are accepted; other Kubernetes gates are accepted and ignored."+ignoredWithConfig)
 	fs.StringVar(&c.ClientConnection.Kubeconfig, "kubeconfig", c.ClientConnection.Kubeconfig, "Path to kubeconfig file with authorization information (the master location can be overridden by the master flag)."+ignoredWithConfig)

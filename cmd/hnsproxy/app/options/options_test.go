@@ -398,16 +398,16 @@ func TestClusterCIDRs(t *testing.T) {
 	}
 }
 
+// --write-config-to writes what kube-proxy's Complete leaves (options.go
+// Complete, then Run's writeConfigFile): the flags' configuration with the
+// Windows defaults and --hostname-override applied, and it loads back.
 func TestWriteConfigRoundTrip(t *testing.T) {
-	o, fs, _, _, err := parse(t, kubeNetwork, "--network-name=vxlan0", "--source-vip=10.0.0.2", "--enable-dsr", "--sync-period=45s")
-	if err != nil {
-		t.Fatal(err)
+	out := filepath.Join(t.TempDir(), "out.yaml")
+	cfg, _ := mustParse(t, kubeNetwork, "--network-name=vxlan0", "--source-vip=10.0.0.2", "--enable-dsr", "--sync-period=45s", "--hostname-override= Win-1 ", "--write-config-to="+out)
+	if cfg.WriteConfigTo != out {
+		t.Errorf("WriteConfigTo = %q", cfg.WriteConfigTo)
 	}
-	kp, err := o.FlagConfiguration(fs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := EncodeConfig(kp)
+	data, err := EncodeConfig(cfg.Source)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,6 +418,27 @@ func TestWriteConfigRoundTrip(t *testing.T) {
 	if back.Winkernel.NetworkName != "vxlan0" || back.Winkernel.SourceVip != "10.0.0.2" || !back.Winkernel.EnableDSR || back.IPTables.SyncPeriod.Duration != 45*time.Second {
 		t.Errorf("round trip lost settings:\n%s", data)
 	}
+	if back.HostnameOverride != "win-1" || back.Mode != ProxyModeKernelspace || back.Winkernel.RootHnsEndpointName != "cbr0" {
+		t.Errorf("hostnameOverride %q, mode %q, rootHnsEndpointName %q; kube-proxy writes win-1, kernelspace, cbr0:\n%s",
+			back.HostnameOverride, back.Mode, back.Winkernel.RootHnsEndpointName, data)
+	}
+}
+
+// kube-proxy validates before it writes, but its validation has no
+// winkernel check: --write-config-to needs no network name. KUBE_NETWORK is
+// read when the proxy starts, so it is not written either.
+func TestWriteConfigNeedsNoNetworkName(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.yaml")
+	cfg, _ := mustParse(t, nil, "--write-config-to="+out)
+	if cfg.Source.Winkernel.NetworkName != "" {
+		t.Errorf("network name %q written without one configured", cfg.Source.Winkernel.NetworkName)
+	}
+	cfg, _ = mustParse(t, kubeNetwork, "--write-config-to="+out)
+	if cfg.Source.Winkernel.NetworkName != "" || cfg.Winkernel.NetworkName != "l2bridge" {
+		t.Errorf("KUBE_NETWORK: written %q, run with %q; want it only in the run", cfg.Source.Winkernel.NetworkName, cfg.Winkernel.NetworkName)
+	}
+	_, _, _, _, err := parse(t, nil, "--write-config-to="+out, "--iptables-sync-period=0")
+	wantError(t, err, "syncPeriod")
 }
 
 func TestFrontendOwnershipFlags(t *testing.T) {

@@ -46,7 +46,7 @@ func Validate(c *Config) error {
 	errs = append(errs, validateClusterCIDRs(root.Child("clusterCIDR"), c.ClusterCIDRs)...)
 
 	wk := root.Child("winkernel")
-	if c.Winkernel.NetworkName == "" {
+	if c.Winkernel.NetworkName == "" && c.WriteConfigTo == "" {
 		errs = append(errs, field.Required(wk.Child("networkName"), "name the HNS network with --network-name, winkernel.networkName in the config file, or the KUBE_NETWORK environment variable"))
 	}
 	if c.Winkernel.SourceVIP != "" && netutils.ParseIPSloppy(c.Winkernel.SourceVIP) == nil {
