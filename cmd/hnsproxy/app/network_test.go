@@ -42,7 +42,7 @@ func TestDaemonStopsWhenItsNetworkIsReplaced(t *testing.T) {
 			network := wireWinOne(t, hns)
 			client := fake.NewClientset(webOnTwoNodes()...)
 			cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--min-sync-period=0",
-				"--drift-repair-period="+c.repair, "--healthz-bind-address=", "--metrics-bind-address=",
+				"--drift-repair-period="+c.repair, "--healthz-port=0", "--metrics-port=0",
 				"--state-file="+t.TempDir()+"/state.json", "--hns-endpoint=sim")
 			done := make(chan error, 1)
 			go func() { done <- run(ctx, cfg, client, hns) }()

@@ -31,9 +31,11 @@ type Config struct {
 	// BindAddress overrides the node's primary IP when not 0.0.0.0 / ::
 	// (kube-proxy's historical name; nothing binds to it).
 	BindAddress string
-	// HealthzBindAddress serves /healthz and /livez; "" disables.
+	// HealthzBindAddress serves /healthz and /livez; "" (only from
+	// --healthz-port=0: empty addresses are defaulted) disables.
 	HealthzBindAddress string
-	// MetricsBindAddress serves /metrics (and /debug/hns, see DebugEndpoint); "" disables.
+	// MetricsBindAddress serves /metrics (and /debug/hns, see DebugEndpoint);
+	// "" (only from --metrics-port=0) disables.
 	MetricsBindAddress string
 	// BindAddressHardFail makes a failure to serve healthz or metrics fatal.
 	BindAddressHardFail bool

@@ -7,15 +7,18 @@ import (
 	netutils "k8s.io/utils/net"
 )
 
-// ipPortValue is a flag holding "IP" or "IP:port" (kube-proxy's IPPortVar);
-// "" disables the server it configures.
+// ipPortValue is a flag holding "IP" or "IP:port" (kube-proxy's IPPortVar).
+// An empty value leaves the default, as kube-proxy's does (its help text
+// says "Set empty to disable", but IPPortVar.Set("") stores nothing), so a
+// template that expands to nothing runs with the default address.
 type ipPortValue struct{ val *string }
 
 func (v ipPortValue) Set(s string) error {
-	if s != "" {
-		if err := checkIPPort(s); err != nil {
-			return err
-		}
+	if s == "" {
+		return nil
+	}
+	if err := checkIPPort(s); err != nil {
+		return err
 	}
 	*v.val = s
 	return nil
@@ -48,11 +51,16 @@ func checkIPPort(s string) error {
 	return nil
 }
 
-// ipValue is a flag holding one IP address (kube-proxy's IPVar).
+// ipValue is a flag holding one IP address (kube-proxy's IPVar). As there,
+// an empty value leaves the default. kube-proxy then panics on a later
+// non-empty value of the same flag; here the later value applies.
 type ipValue struct{ val *string }
 
 func (v ipValue) Set(s string) error {
-	if s != "" && netutils.ParseIPSloppy(s) == nil {
+	if s == "" {
+		return nil
+	}
+	if netutils.ParseIPSloppy(s) == nil {
 		return fmt.Errorf("%q is not a valid IP address", s)
 	}
 	*v.val = s

@@ -380,7 +380,7 @@ func TestBindAddresses(t *testing.T) {
 	if cfg.MetricsBindAddress != "0.0.0.0:9100" || !cfg.DebugEndpoint {
 		t.Errorf("metrics %q debug %v", cfg.MetricsBindAddress, cfg.DebugEndpoint)
 	}
-	cfg, _ = mustParse(t, kubeNetwork, "--metrics-bind-address=", "--healthz-bind-address=[::1]:0")
+	cfg, _ = mustParse(t, kubeNetwork, "--metrics-port=0", "--healthz-bind-address=[::1]:0")
 	if cfg.MetricsBindAddress != "" || cfg.HealthzBindAddress != "[::1]:0" {
 		t.Errorf("metrics %q healthz %q", cfg.MetricsBindAddress, cfg.HealthzBindAddress)
 	}
@@ -388,6 +388,32 @@ func TestBindAddresses(t *testing.T) {
 		if _, _, _, _, err := parse(t, kubeNetwork, bad); err == nil {
 			t.Errorf("%s parsed", bad)
 		}
+	}
+}
+
+// An empty address flag (a template that expands to nothing) keeps the
+// default, as kube-proxy's IPVar and IPPortVar do (pkg/util/flag/flags.go:
+// Set("") stores nothing), whatever kube-proxy's help says about disabling;
+// a later value of the same flag applies (kube-proxy panics there). In the
+// file an empty address is defaulted too (v1alpha1 defaulting), so only the
+// deprecated --healthz-port=0 / --metrics-port=0 turn a server off.
+func TestEmptyAddressFlagsKeepDefaults(t *testing.T) {
+	cfg, _ := mustParse(t, kubeNetwork, "--bind-address=", "--healthz-bind-address=", "--metrics-bind-address=", "--source-vip=")
+	if cfg.BindAddress != "0.0.0.0" || cfg.HealthzBindAddress != "0.0.0.0:10256" || cfg.MetricsBindAddress != "127.0.0.1:10249" || cfg.Winkernel.SourceVIP != "" {
+		t.Errorf("bind %q healthz %q metrics %q source VIP %q; kube-proxy keeps 0.0.0.0, 0.0.0.0:10256, 127.0.0.1:10249, \"\"",
+			cfg.BindAddress, cfg.HealthzBindAddress, cfg.MetricsBindAddress, cfg.Winkernel.SourceVIP)
+	}
+	cfg, _ = mustParse(t, kubeNetwork, "--bind-address=", "--bind-address=10.0.0.5", "--healthz-bind-address=", "--healthz-bind-address=10.0.0.5")
+	if cfg.BindAddress != "10.0.0.5" || cfg.HealthzBindAddress != "10.0.0.5:10256" {
+		t.Errorf("empty, then a value: bind %q healthz %q", cfg.BindAddress, cfg.HealthzBindAddress)
+	}
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nbindAddress: \"\"\nhealthzBindAddress: \"\"\nmetricsBindAddress: \"\"\nwinkernel: {networkName: cbr0}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ = mustParse(t, nil, "--config="+file)
+	if cfg.BindAddress != "0.0.0.0" || cfg.HealthzBindAddress != "0.0.0.0:10256" || cfg.MetricsBindAddress != "127.0.0.1:10249" {
+		t.Errorf("empty in the file: bind %q healthz %q metrics %q; kube-proxy defaults them", cfg.BindAddress, cfg.HealthzBindAddress, cfg.MetricsBindAddress)
 	}
 }
 
