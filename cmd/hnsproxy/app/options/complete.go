@@ -107,9 +107,9 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		// (initForOS) before it loads --config.
 		WindowsService: o.flagConfig.WindowsRunAsService,
 	}
-	if kp.ClusterCIDR != "" {
-		cfg.ClusterCIDRs = strings.Split(kp.ClusterCIDR, ",")
-	}
+	cidrs, w := clusterCIDRs(kp.ClusterCIDR)
+	cfg.ClusterCIDRs = cidrs
+	warnings = append(warnings, w...)
 	if !changed(fs, "hns-endpoint") {
 		cfg.HNS.Endpoint = o.getenv("HNS_ENDPOINT")
 	}

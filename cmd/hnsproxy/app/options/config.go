@@ -47,7 +47,9 @@ type Config struct {
 	MinSyncPeriod time.Duration
 	// ConfigSyncPeriod is the informers' resync period.
 	ConfigSyncPeriod time.Duration
-	// ClusterCIDRs are the pod CIDRs (one per IP family), from --cluster-cidr.
+	// ClusterCIDRs are the pod CIDRs, at most one per IP family, from
+	// --cluster-cidr (clusterCIDR); what cannot be used is left out with a
+	// warning, never an error, as kube-proxy on Windows does not read it.
 	ClusterCIDRs []string
 
 	// FeatureGates holds the resolved gates (WinDSR, WinOverlay, logging, metrics).

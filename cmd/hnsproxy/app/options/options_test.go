@@ -417,10 +417,39 @@ func TestEmptyAddressFlagsKeepDefaults(t *testing.T) {
 	}
 }
 
+// kube-proxy on Windows never validates clusterCIDR (validation.go checks
+// it only in detectLocalMode ClusterCIDR, which Windows never sets), so no
+// value stops hnsproxy: entries are trimmed, and what it cannot use for its
+// IP families (not a CIDR, a second CIDR of a family) is left out with a
+// warning.
 func TestClusterCIDRs(t *testing.T) {
-	for _, bad := range []string{"10.0.0.0/33", "10.0.0.0/8,10.1.0.0/16", "10.0.0.0/8,fd00::/64,10.1.0.0/16"} {
-		_, _, _, _, err := parse(t, kubeNetwork, "--cluster-cidr="+bad)
-		wantError(t, err, "clusterCIDR")
+	for _, c := range []struct {
+		value   string
+		want    []string
+		warning string
+	}{
+		{"10.244.0.0/16", []string{"10.244.0.0/16"}, ""},
+		{"10.244.0.0/16,fd00::/56", []string{"10.244.0.0/16", "fd00::/56"}, ""},
+		{"10.244.0.0/16, fd00:10:244::/56", []string{"10.244.0.0/16", "fd00:10:244::/56"}, ""},
+		{"fd00::/56,10.244.0.0/16,", []string{"fd00::/56", "10.244.0.0/16"}, ""},
+		{"10.244.0.0/16,10.245.0.0/16", []string{"10.244.0.0/16"}, `"10.245.0.0/16" is a second CIDR of the IP family of "10.244.0.0/16"; ignored`},
+		{"10.0.0.0/8,fd00::/64,10.1.0.0/16", []string{"10.0.0.0/8", "fd00::/64"}, `"10.1.0.0/16" is a second CIDR`},
+		{"10.0.0.0/33", nil, `"10.0.0.0/33" is not a CIDR; ignored`},
+		{"pods,fd00::/64", []string{"fd00::/64"}, `"pods" is not a CIDR`},
+	} {
+		_, _, cfg, warnings, err := parse(t, kubeNetwork, "--cluster-cidr="+c.value)
+		if err != nil {
+			t.Errorf("--cluster-cidr=%s refused: %v; kube-proxy on Windows starts", c.value, err)
+			continue
+		}
+		if strings.Join(cfg.ClusterCIDRs, " ") != strings.Join(c.want, " ") {
+			t.Errorf("--cluster-cidr=%s: CIDRs %q, want %q", c.value, cfg.ClusterCIDRs, c.want)
+		}
+		if c.warning != "" {
+			wantWarning(t, warnings, c.warning)
+		} else if len(warnings) != 0 {
+			t.Errorf("--cluster-cidr=%s: warnings %q", c.value, warnings)
+		}
 	}
 }
 

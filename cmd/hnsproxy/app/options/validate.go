@@ -43,7 +43,6 @@ func Validate(c *Config) error {
 	}
 	errs = append(errs, validateHostPort(root.Child("healthzBindAddress"), c.HealthzBindAddress)...)
 	errs = append(errs, validateHostPort(root.Child("metricsBindAddress"), c.MetricsBindAddress)...)
-	errs = append(errs, validateClusterCIDRs(root.Child("clusterCIDR"), c.ClusterCIDRs)...)
 
 	wk := root.Child("winkernel")
 	if c.Winkernel.NetworkName == "" && c.WriteConfigTo == "" {
@@ -103,26 +102,6 @@ func validateHostPort(p *field.Path, addr string) field.ErrorList {
 		return field.ErrorList{field.Invalid(p, addr, "must be a valid port")}
 	}
 	return nil
-}
-
-func validateClusterCIDRs(p *field.Path, cidrs []string) field.ErrorList {
-	var errs field.ErrorList
-	for _, c := range cidrs {
-		if _, _, err := netutils.ParseCIDRSloppy(c); err != nil {
-			errs = append(errs, field.Invalid(p, c, "must be a valid CIDR"))
-		}
-	}
-	if len(errs) > 0 {
-		return errs
-	}
-	if len(cidrs) > 2 {
-		errs = append(errs, field.Invalid(p, strings.Join(cidrs, ","), "at most one CIDR per IP family"))
-	} else if len(cidrs) == 2 {
-		if dual, _ := netutils.IsDualStackCIDRStrings(cidrs); !dual {
-			errs = append(errs, field.Invalid(p, strings.Join(cidrs, ","), "two CIDRs must be one IPv4 and one IPv6"))
-		}
-	}
-	return errs
 }
 
 // checkHNSEndpoint returns why an endpoint is malformed, or "".
