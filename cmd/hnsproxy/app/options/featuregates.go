@@ -10,9 +10,10 @@ import (
 	metricsfeatures "k8s.io/component-base/metrics/features"
 )
 
-// The Windows proxy's gates, with kube-proxy 1.36's history
-// (pkg/features/kube_features.go). The Win* gates are GA and locked on:
-// asking for them off is an error in kube-proxy and here.
+// The Windows proxy's gates, with the history kube-proxy v1.36.3 registers
+// (pkg/features/kube_features.go): kubernetes_feature_enabled reports each
+// one's stage from it. The Win* gates are GA and locked on: asking for them
+// off is an error in kube-proxy and here.
 const (
 	// WinDSR allows Direct Server Return load balancers.
 	WinDSR featuregate.Feature = "WinDSR"
@@ -36,9 +37,9 @@ var proxyFeatureGates = map[featuregate.Feature]featuregate.VersionedSpecs{
 		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
 	AllowServiceExternalIPs: {
-		// externalIPs always worked: GA from 1.0 until the deprecation.
+		// KEP-5707 deprecates spec.externalIPs, not yet the gate: kube-proxy
+		// 1.36 has it GA since 1.0 and not locked, so it can be turned off.
 		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Deprecated},
 	},
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/featuregate"
 
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
@@ -326,6 +327,34 @@ func TestFeatureGates(t *testing.T) {
 		if strings.Contains(w, "AllowServiceExternalIPs") && strings.Contains(w, "does not affect") {
 			t.Errorf("AllowServiceExternalIPs treated as unknown: %s", w)
 		}
+	}
+}
+
+// Each gate hnsproxy registers has the stage, default and lock kube-proxy
+// v1.36.3 gives it (pkg/features/kube_features.go), which is what
+// kubernetes_feature_enabled's stage label reports (GA's is "").
+func TestFeatureGateStagesAreKubeProxys(t *testing.T) {
+	want := map[string]struct {
+		stage      string
+		on, locked bool
+	}{
+		string(WinDSR):                  {string(featuregate.GA), true, true},
+		string(WinOverlay):              {string(featuregate.GA), true, true},
+		string(AllowServiceExternalIPs): {string(featuregate.GA), true, false},
+	}
+	all := newFeatureGate().GetAll()
+	for name, w := range want {
+		got, ok := all[featuregate.Feature(name)]
+		if !ok {
+			t.Errorf("%s is not registered", name)
+			continue
+		}
+		if string(got.PreRelease) != w.stage || got.Default != w.on || got.LockToDefault != w.locked {
+			t.Errorf("%s: stage %q default %v locked %v; kube-proxy v1.36.3: %q %v %v", name, got.PreRelease, got.Default, got.LockToDefault, w.stage, w.on, w.locked)
+		}
+	}
+	if len(proxyFeatureGates) != len(want) {
+		t.Errorf("%d proxy gates registered, %d checked: add the new one here with kube-proxy's stage", len(proxyFeatureGates), len(want))
 	}
 }
 
