@@ -13,7 +13,9 @@ import (
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
+	"k8s.io/component-base/logs"
 	"k8s.io/component-base/metrics/testutil"
+	"k8s.io/klog/v2"
 )
 
 // startServer serves s on 127.0.0.1 and returns its base URL.
@@ -37,16 +39,7 @@ func startServer(t *testing.T, s *Server) string {
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body)
+	return request(t, http.MethodGet, url, "")
 }
 
 // touchAll gives every vector a child so that it appears in a scrape.
@@ -217,8 +210,11 @@ func TestServerEndpoints(t *testing.T) {
 	if code, body := get(t, base+"/proxyMode"); code != 200 || body != "kernelspace" {
 		t.Errorf("/proxyMode = %d %q", code, body)
 	}
-	if code, body := get(t, base+"/healthz"); code != 200 || body != "ok" {
-		t.Errorf("/healthz = %d %q", code, body)
+	// kube-proxy's serveMetrics installs apiserver's healthz handler.
+	for _, path := range []string{"/healthz", "/healthz/ping"} {
+		if code, body := get(t, base+path); code != 200 || body != "ok" {
+			t.Errorf("%s = %d %q", path, code, body)
+		}
 	}
 	if code, body := get(t, base+"/configz"); code != 200 || !strings.Contains(body, `"kubeproxy.config.k8s.io"`) {
 		t.Errorf("/configz = %d %q", code, body)
@@ -242,6 +238,53 @@ func TestServerEndpoints(t *testing.T) {
 	if code, _ := get(t, base+"/debug/pprof/"); code != http.StatusNotFound {
 		t.Errorf("/debug/pprof/ without --profiling = %d", code)
 	}
+	if code, _ := request(t, http.MethodPut, base+"/debug/flags/v", "4"); code != http.StatusNotFound {
+		t.Errorf("PUT /debug/flags/v without --profiling = %d", code)
+	}
+}
+
+// With --profiling, PUT /debug/flags/v sets the log verbosity at run time,
+// with kube-proxy's answers (routes.DebugFlags over logs.GlogSetter).
+func TestDebugFlagsSetVerbosity(t *testing.T) {
+	base := startServer(t, NewServer(ServerOptions{ProxyMode: "kernelspace", EnableProfiling: true}))
+	t.Cleanup(func() { _, _ = logs.GlogSetter("0") })
+	if code, body := request(t, http.MethodPut, base+"/debug/flags/v", "4"); code != http.StatusOK || !strings.Contains(body, "verbosity to 4") || !klog.V(4).Enabled() {
+		t.Errorf("PUT 4 = %d %q, V(4) enabled %v", code, body, klog.V(4).Enabled())
+	}
+	for _, c := range []struct {
+		method, body string
+		code         int
+	}{
+		{http.MethodGet, "", http.StatusNotAcceptable},
+		{http.MethodPut, "loud", http.StatusBadRequest},
+		{http.MethodPut, "-1", http.StatusBadRequest},
+		{http.MethodPut, strings.Repeat("9", 1<<20), http.StatusBadRequest},
+	} {
+		if code, body := request(t, c.method, base+"/debug/flags/v", c.body); code != c.code {
+			t.Errorf("%s %.20q = %d %q, want %d", c.method, c.body, code, body, c.code)
+		}
+	}
+	if !klog.V(4).Enabled() || klog.V(5).Enabled() {
+		t.Error("a refused request changed the verbosity")
+	}
+}
+
+func request(t *testing.T, method, url, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(out)
 }
 
 func TestDebugEndpointOffUnlessEnabled(t *testing.T) {

@@ -10,8 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hnsproxy/hnsproxy/httpserve"
+	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/component-base/metrics/prometheus/slis"
+
+	"github.com/hnsproxy/hnsproxy/httpserve"
 )
 
 // DebugRenders is how many /debug/hns views are built at once; more
@@ -27,7 +29,8 @@ type DebugSource func(ctx context.Context) (any, error)
 type ServerOptions struct {
 	// ProxyMode is what /proxyMode answers ("kernelspace").
 	ProxyMode string
-	// EnableProfiling serves /debug/pprof.
+	// EnableProfiling serves /debug/pprof and /debug/flags/v (PUT a
+	// number: the log verbosity).
 	EnableProfiling bool
 	// EnableDebug serves /debug/hns.
 	EnableDebug bool
@@ -36,7 +39,7 @@ type ServerOptions struct {
 }
 
 // Server is the metrics server: /metrics, /healthz, /proxyMode, /configz,
-// and optionally /debug/hns and /debug/pprof.
+// and optionally /debug/hns, /debug/pprof and /debug/flags/v.
 type Server struct {
 	opts  ServerOptions
 	debug atomic.Pointer[DebugSource]
@@ -51,7 +54,8 @@ func NewServer(opts ServerOptions) *Server {
 	s.mux.Handle("/metrics", Handler())
 	// kube-proxy serves the health-check SLIs beside its metrics.
 	slis.SLIMetricsWithReset{}.Install(s.mux)
-	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeText(w, "ok") })
+	// /healthz and /healthz/ping: the apiserver handler kube-proxy installs.
+	healthz.InstallHandler(s.mux)
 	s.mux.HandleFunc("/proxyMode", func(w http.ResponseWriter, _ *http.Request) { writeText(w, opts.ProxyMode) })
 	s.mux.HandleFunc("/configz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"kubeproxy.config.k8s.io": opts.Configz})
@@ -65,6 +69,7 @@ func NewServer(opts ServerOptions) *Server {
 		s.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		s.mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		s.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		s.mux.HandleFunc("/debug/flags/v", putVerbosity)
 	}
 	return s
 }
