@@ -18,29 +18,22 @@ const maxVerbosityBody = 64
 // storage routes with it, which would grow hnsproxy.exe by about 35 MB.
 func putVerbosity(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPut {
-		writeStatus(w, http.StatusNotAcceptable, "unsupported http method")
+		writeText(w, http.StatusNotAcceptable, "unsupported http method")
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxVerbosityBody+1))
 	if err != nil {
-		writeStatus(w, http.StatusBadRequest, "error reading request body: "+err.Error())
+		writeText(w, http.StatusBadRequest, "error reading request body: "+err.Error())
 		return
 	}
 	if len(body) > maxVerbosityBody {
-		writeStatus(w, http.StatusBadRequest, "request body too long for a verbosity")
+		writeText(w, http.StatusBadRequest, "request body too long for a verbosity")
 		return
 	}
 	answer, err := logs.GlogSetter(string(body))
 	if err != nil {
-		writeStatus(w, http.StatusBadRequest, err.Error())
+		writeText(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeStatus(w, http.StatusOK, answer)
-}
-
-func writeStatus(w http.ResponseWriter, code int, text string) {
-	w.Header().Set("Content-Type", "text/plain")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	_, _ = io.WriteString(w, text)
+	writeText(w, http.StatusOK, answer)
 }

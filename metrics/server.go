@@ -56,7 +56,7 @@ func NewServer(opts ServerOptions) *Server {
 	slis.SLIMetricsWithReset{}.Install(s.mux)
 	// /healthz and /healthz/ping: the apiserver handler kube-proxy installs.
 	healthz.InstallHandler(s.mux)
-	s.mux.HandleFunc("/proxyMode", func(w http.ResponseWriter, _ *http.Request) { writeText(w, opts.ProxyMode) })
+	s.mux.HandleFunc("/proxyMode", func(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, opts.ProxyMode) })
 	s.mux.HandleFunc("/configz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"kubeproxy.config.k8s.io": opts.Configz})
 	})
@@ -115,9 +115,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return httpserve.Serve(ctx, ln, s, "metrics")
 }
 
-func writeText(w http.ResponseWriter, body string) {
+func writeText(w http.ResponseWriter, code int, body string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
 	_, _ = fmt.Fprint(w, body)
 }
 
