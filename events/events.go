@@ -87,9 +87,12 @@ func ServiceRef(svc types.NamespacedName) *v1.ObjectReference {
 	return &v1.ObjectReference{APIVersion: "v1", Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}
 }
 
-// NodeRef references a Node.
+// NodeRef references a Node as kube-proxy and kubelet do: its name doubles
+// as its UID, which is one of the two UIDs `kubectl describe node` looks
+// events up by (the Node's real UID is the other). Without a UID an event
+// would show under no Node.
 func NodeRef(name string) *v1.ObjectReference {
-	return &v1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: name}
+	return &v1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: name, UID: types.UID(name)}
 }
 
 func (r *Reporter) service(svc types.NamespacedName, reason, note string, args ...any) {
