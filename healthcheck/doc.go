@@ -5,7 +5,7 @@
 //   - ProxyHealthServer serves /healthz and /livez on --healthz-bind-address.
 //     The proxy is healthy unless an update has been queued (QueuedUpdate)
 //     and not synced (Updated) for longer than the health timeout (2x the
-//     sync period). /healthz is also unhealthy when the node is being
+//     sync period), counted once the sync loop started (SyncLoopStarted). /healthz is also unhealthy when the node is being
 //     deleted or is tainted ToBeDeletedByClusterAutoscaler, so cloud load
 //     balancers drain it. /livez ignores the node, and unlike kube-proxy's
 //     it does not fail for changes HNS did not take: it fails only when the

@@ -34,11 +34,14 @@ func (hs *ProxyHealthServer) SyncRan(family v1.IPFamily) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	delete(hs.oldestUnrun, family)
+	delete(hs.starting, family)
 }
 
 // Liveness is /livez's answer: a family is dead once a change has waited
 // healthTimeout without a sync finishing, while the loop was not waiting on
-// HNS and no HNS call ended within healthTimeout either.
+// HNS and no HNS call ended within healthTimeout either. Until the loop
+// finishes its first sync the family is starting (waiting for the caches,
+// the Node's addresses, the reconciler's start), hence alive.
 func (hs *ProxyHealthServer) Liveness() ProxyHealth {
 	h := hs.Health()
 	hs.mu.RLock()
@@ -51,7 +54,7 @@ func (hs *ProxyHealthServer) Liveness() ProxyHealth {
 	h.Healthy = true
 	for family, st := range h.Status {
 		queued, unrun := hs.oldestUnrun[family]
-		st.Healthy = !unrun || busyWithHNS || h.CurrentTime.Sub(queued) < hs.healthTimeout
+		st.Healthy = !unrun || hs.starting[family] || busyWithHNS || h.CurrentTime.Sub(queued) < hs.healthTimeout
 		h.Healthy = h.Healthy && st.Healthy
 		h.Status[family] = st
 	}

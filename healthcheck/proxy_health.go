@@ -55,6 +55,9 @@ type ProxyHealthServer struct {
 	// and hns the sync loop's HNS calls, for /livez (liveness.go).
 	oldestUnrun map[v1.IPFamily]time.Time
 	hns         HNSActivity
+	// starting holds the families whose sync loop started and has not
+	// finished a sync yet: /livez gives them their start (liveness.go).
+	starting map[v1.IPFamily]bool
 }
 
 // NewProxyHealthServer returns a health tracker; healthTimeout is
@@ -68,7 +71,21 @@ func NewProxyHealthServer(c clock.Clock, healthTimeout time.Duration, nodes Node
 		lastUpdated:   map[v1.IPFamily]time.Time{},
 		oldestPending: map[v1.IPFamily]time.Time{},
 		oldestUnrun:   map[v1.IPFamily]time.Time{},
+		starting:      map[v1.IPFamily]bool{},
 	}
+}
+
+// SyncLoopStarted records that family's sync loop began, as kube-proxy's
+// sync loop marks its family updated before its first sync: the start-up
+// grace of /healthz ends there, and a change then queued that waits
+// healthTimeout for a sync reaching HNS makes the proxy unhealthy, even when
+// no sync ever has. A change queued before the loop started is forgiven.
+func (hs *ProxyHealthServer) SyncLoopStarted(family v1.IPFamily) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	delete(hs.oldestPending, family)
+	hs.lastUpdated[family] = hs.clock.Now()
+	hs.starting[family] = true
 }
 
 // Updated records a successful sync of family: HNS reflects everything queued so far.
@@ -77,6 +94,7 @@ func (hs *ProxyHealthServer) Updated(family v1.IPFamily) {
 	defer hs.mu.Unlock()
 	delete(hs.oldestPending, family)
 	delete(hs.oldestUnrun, family)
+	delete(hs.starting, family)
 	hs.lastUpdated[family] = hs.clock.Now()
 }
 
@@ -93,9 +111,10 @@ func (hs *ProxyHealthServer) QueuedUpdate(family v1.IPFamily) {
 	}
 }
 
-// Health reports the proxy's health. A family is unhealthy once it has
-// synced at least once and an update has been pending for healthTimeout or
-// longer; before its first sync it counts as starting up, hence healthy.
+// Health reports the proxy's health. A family is unhealthy once its sync
+// loop has started (SyncLoopStarted) or it has synced, and an update has
+// been pending for healthTimeout or longer; before that it counts as
+// starting up, hence healthy.
 func (hs *ProxyHealthServer) Health() ProxyHealth {
 	hs.mu.RLock()
 	defer hs.mu.RUnlock()

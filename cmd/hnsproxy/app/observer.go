@@ -47,10 +47,18 @@ type observer struct {
 
 var _ proxier.Observer = (*observer)(nil)
 
-// newObserver reports for the families in clusterCIDRs (IPv4 when none are given).
+// newObserver reports for the families in clusterCIDRs (IPv4 when none are
+// given). It is made for the sync loop about to run, so it tells health
+// that the loop of each family started (kube-proxy's loop does the same).
 func newObserver(clusterCIDRs []string, health *healthcheck.ProxyHealthServer, services *healthcheck.ServiceHealthServer, statuses StatusSource, reporter *events.Reporter) *observer {
-	return &observer{families: familiesOf(clusterCIDRs), health: health, services: services, statuses: statuses, events: reporter,
+	o := &observer{families: familiesOf(clusterCIDRs), health: health, services: services, statuses: statuses, events: reporter,
 		rejected: map[string]string{}, refusedAddrs: map[string]string{}}
+	for _, f := range o.families {
+		if health != nil {
+			health.SyncLoopStarted(f)
+		}
+	}
+	return o
 }
 
 func familiesOf(cidrs []string) []v1.IPFamily {

@@ -258,3 +258,41 @@ func TestObserverReportsRefusedAddresses(t *testing.T) {
 		t.Errorf("%d events after the refusal came back, want 1", len(rec.Events))
 	}
 }
+
+// kube-proxy's sync loop marks each family updated when it starts
+// (pkg/proxy/winkernel SyncLoop calls healthzServer.Updated before any
+// sync), so a change that waits 2 x sync period for a first sync that
+// never reaches the dataplane turns /healthz 503. Before that mark a
+// family counts as starting up; without it hnsproxy's /healthz would stay
+// 200 for as long as the first sync fails. /livez keeps hnsproxy's own
+// start-up grace until the loop finishes a sync (healthcheck/liveness.go).
+func TestHealthzFailsWhenTheFirstSyncNeverReachesHNS(t *testing.T) {
+	metrics.Register()
+	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
+	health := healthcheck.NewProxyHealthServer(clk, time.Minute, nil)
+	obs := newObserver([]string{"10.244.0.0/16", "fd00::/56"}, health, nil, nil, nil)
+	clk.Step(time.Second)
+	obs.SyncQueued(clk.Now(), 1, 1)
+	clk.Step(time.Minute - time.Nanosecond)
+	if !health.Health().Healthy {
+		t.Fatal("a change queued less than the timeout ago must not make the proxy unhealthy")
+	}
+	clk.Step(time.Nanosecond)
+	h := health.Health()
+	if h.Healthy || h.Status[v1.IPv4Protocol].Healthy || h.Status[v1.IPv6Protocol].Healthy {
+		t.Errorf("no sync for the timeout since the loop started and a change was queued: health = %+v, want unhealthy in both families", h)
+	}
+	if !health.Liveness().Healthy {
+		t.Error("/livez must keep its start-up grace until the first sync finishes")
+	}
+	unreachable := hnslb.NewError("CreateLoadBalancer", hnslb.CodeRPCServerUnavailable, "HNS is restarting")
+	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now(),
+		Result: reconciler.SyncResult{Failed: 1, Errors: []reconciler.ObjectError{{Kind: reconciler.KindLoadBalancer, Err: unreachable}}}})
+	if health.Health().Healthy {
+		t.Error("a first sync that met HNS unreachable must not make the proxy healthy")
+	}
+	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now()})
+	if !health.Health().Healthy || !health.Liveness().Healthy {
+		t.Error("a sync that reached HNS makes the proxy healthy")
+	}
+}
