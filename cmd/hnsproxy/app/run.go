@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -98,8 +99,6 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 	fatal := make(chan error, 3)
 	if cfg.HealthzBindAddress != "" {
 		deps.Health = healthcheck.NewProxyHealthServer(clock.RealClock{}, 2*cfg.SyncPeriod, nodes)
-		deps.ServiceHealth = healthcheck.NewServiceHealthServer(cfg.NodeName, reporter.Recorder(), wildcardIPs(cfg.ClusterCIDRs), deps.Health)
-		defer deps.ServiceHealth.Close()
 		serve(ctx, "healthz", cfg.HealthzBindAddress, cfg.BindAddressHardFail, fatal, func(ctx context.Context, ln net.Listener) error {
 			return deps.Health.Serve(ctx, ln)
 		}, func(err error) { reporter.ServerFailed(events.ReasonFailedToStartProxierHealthcheck, err) })
@@ -120,6 +119,12 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 
 	if err := connectHNS(ctx, cfg, deps, hns); err != nil {
 		return err
+	}
+	if deps.Health != nil {
+		// Where they listen depends on the families HNS serves.
+		deps.ServiceHealth = healthcheck.NewServiceHealthServer(cfg.NodeName, reporter.Recorder(),
+			healthCheckListenIPs(cfg.ClusterCIDRs, servesIPv6(deps.Capabilities, deps.Network)), deps.Health)
+		defer deps.ServiceHealth.Close()
 	}
 	reporter.Starting()
 
@@ -205,16 +210,41 @@ func serve(ctx context.Context, name, addr string, hardFail bool, fatal chan<- e
 	}()
 }
 
-// wildcardIPs are the any-addresses of the cluster's IP families, where the
-// per-Service health checks listen.
-func wildcardIPs(clusterCIDRs []string) []string {
+// healthCheckListenIPs are the any-addresses where the per-Service health
+// checks listen: those of the cluster's IP families (--cluster-cidr, IPv4
+// when it is empty), and :: too where hnsproxy serves IPv6 Services
+// (servesIPv6). kube-proxy runs dual-stack, with health checks on 0.0.0.0
+// and ::, on the condition hnsproxy serves IPv6 on, without reading
+// --cluster-cidr.
+func healthCheckListenIPs(clusterCIDRs []string, servesIPv6 bool) []string {
+	families := familiesOf(clusterCIDRs)
+	if servesIPv6 {
+		families = append(families, v1.IPv6Protocol)
+	}
 	var out []string
-	for _, f := range familiesOf(clusterCIDRs) {
-		if f == v1.IPv6Protocol {
-			out = append(out, "::")
-		} else {
-			out = append(out, "0.0.0.0")
-		}
+	if slices.Contains(families, v1.IPv4Protocol) {
+		out = append(out, "0.0.0.0")
+	}
+	if slices.Contains(families, v1.IPv6Protocol) {
+		out = append(out, "::")
 	}
 	return out
+}
+
+// servesIPv6 says whether hnsproxy may serve IPv6 Services on this node:
+// HNS supports IPv6 dual stack on a network that is not overlay
+// (proxier/desired familyUnsupported; kube-proxy's DualStackCompatible),
+// and the host can listen on :: at all (a host without IPv6 would
+// otherwise fail every health-check port).
+func servesIPv6(caps Capabilities, network *hnslb.Network) bool {
+	if !caps.Features.IPv6DualStack || network.Type == hnslb.NetworkTypeOverlay {
+		return false
+	}
+	ln, err := net.Listen("tcp6", "[::]:0")
+	if err != nil {
+		klog.InfoS("This host cannot listen on IPv6; health-check node ports listen on IPv4 only", "err", err)
+		return false
+	}
+	_ = ln.Close()
+	return true
 }
