@@ -37,7 +37,9 @@ const accepted = svc.AcceptStop | svc.AcceptShutdown
 
 // Execute reports the service's states to the SCM and turns its stop and
 // shutdown into the end of run's context. A failure of run is a
-// service-specific exit code 1, so the SCM's recovery actions restart it.
+// service-specific exit code 1, which the SCM's recovery actions restart
+// only when the service's failure-actions flag is set (sc.exe failureflag
+// NAME 1; docs/operators.md, "Running as a Windows service").
 func (h *scmHandler) Execute(_ []string, requests <-chan svc.ChangeRequest, status chan<- svc.Status) (bool, uint32) {
 	h.err = supervise(h.run, requests, scmRequest, func(s serviceState) { status <- scmStatus(s) })
 	if h.err != nil {
