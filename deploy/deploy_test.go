@@ -247,15 +247,8 @@ func checkHostProcessPaths(t *testing.T, pod v1.PodSpec, kubeconfigPath, kubecon
 	if err != nil {
 		t.Fatal(err)
 	}
-	slash := func(p string) string { return strings.ReplaceAll(p, `\`, "/") }
 	for layout, root := range hostProcessLayouts {
-		getenv := func(k string) string {
-			if k == options.SandboxMountPointEnv {
-				return root
-			}
-			return ""
-		}
-		base := slash(strings.TrimSuffix(root, `\`))
+		getenv, base := sandboxEnv(root)
 		onVolume := func(p string) bool {
 			for _, v := range volumes {
 				if strings.HasPrefix(slash(p), base+v+"/") {
@@ -291,6 +284,22 @@ func checkHostProcessPaths(t *testing.T, pod v1.PodSpec, kubeconfigPath, kubecon
 			}
 		}
 	}
+}
+
+// slash writes a Windows path with forward slashes, for comparing.
+func slash(p string) string { return strings.ReplaceAll(p, `\`, "/") }
+
+// sandboxEnv is a HostProcess container's environment with
+// CONTAINER_SANDBOX_MOUNT_POINT at root, and that directory (no trailing
+// separator, forward slashes).
+func sandboxEnv(root string) (getenv func(string) string, base string) {
+	getenv = func(k string) string {
+		if k == options.SandboxMountPointEnv {
+			return root
+		}
+		return ""
+	}
+	return getenv, slash(strings.TrimSuffix(root, `\`))
 }
 
 func keys(m map[string]bool) []string {

@@ -1,0 +1,60 @@
+package deploy
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+)
+
+// The operator's guide runs hnsproxy-diag in the hnsproxy pod (kubectl
+// exec) "with the flags deploy/base/daemonset.yaml gives hnsproxy". Its
+// --config must reach the DaemonSet's config.conf on containerd 1.6 and
+// 1.7+ alike, as hnsproxy-diag resolves it (options.ResolveInputPath, the
+// daemon's own rule): a path hard-coded below C:\hpc exists only where
+// containerd 1.7+ binds the image there.
+func TestOperatorsGuideDiagFlagsReachTheConfigOnBothRuntimes(t *testing.T) {
+	guide, err := os.ReadFile("../docs/operators.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(guide), `### "Why does my Service not work on this node?": hnsproxy-diag`)
+	if !ok {
+		t.Fatal("docs/operators.md has no hnsproxy-diag section")
+	}
+	m := regexp.MustCompile(`(?m)^FLAGS="([^"]*)"`).FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal(`the hnsproxy-diag section sets no FLAGS="..." for kubectl exec`)
+	}
+	var config string
+	for _, f := range strings.Fields(m[1]) {
+		if v, ok := strings.CutPrefix(f, "--config="); ok {
+			config = v
+		}
+	}
+	if config == "" {
+		t.Fatalf("FLAGS %q: no --config", m[1])
+	}
+
+	objs, _ := decodeAll(t)
+	c := objs["DaemonSet"].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0]
+	mount := c.VolumeMounts[0].MountPath
+	for layout, root := range hostProcessLayouts {
+		getenv, base := sandboxEnv(root)
+		want := base + mount + "/config.conf"
+		// Only the volume's file exists: on 1.6 nothing is bound at C:\hpc.
+		exists := func(p string) bool { return slash(p) == want }
+		got, err := options.ResolveInputPath(config, getenv, exists)
+		if err != nil {
+			t.Errorf("%s: --config=%s: %v", layout, config, err)
+			continue
+		}
+		if slash(got) != want {
+			t.Errorf("%s: the guide's hnsproxy-diag --config=%s reads %q; the DaemonSet's config.conf is at %q", layout, config, got, want)
+		}
+	}
+}
