@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -103,10 +104,58 @@ func TestReplaceKubeProxyOverlay(t *testing.T) {
 // kernelspace configuration on KUBE_NETWORK's network whose files are the
 // mounted ones: the daemon's own flag parsing, no edits to the ConfigMap.
 func TestOverlayArgsReadKubeadmConfigMapAsIs(t *testing.T) {
+	cfg, mount, err := completeOverlay(t, kubeadmConfigMap(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Source.Mode != options.ProxyModeKernelspace || cfg.NodeName != "win-1" || cfg.Winkernel.NetworkName != os.Getenv("KUBE_NETWORK") {
+		t.Errorf("mode %q node %q network %q", cfg.Source.Mode, cfg.NodeName, cfg.Winkernel.NetworkName)
+	}
+	if want := filepath.Join(mount, "kubeconfig.conf"); cfg.Kubeconfig != want {
+		t.Errorf("kubeconfig %q, want the mounted %q", cfg.Kubeconfig, want)
+	}
+	if cfg.Takeover == "" || len(cfg.ClusterCIDRs) != 1 || cfg.ClusterCIDRs[0] != "10.244.0.0/16" {
+		t.Errorf("takeover %q cluster CIDRs %v", cfg.Takeover, cfg.ClusterCIDRs)
+	}
+}
+
+// kubeadm's ConfigMap is shared with the Linux nodes' kube-proxy, so its
+// mode is often a Linux one: kubeadm writes what its ClusterConfiguration's
+// KubeProxyConfiguration sets (mode: ipvs, nftables, iptables; kubeadm's
+// componentconfigs/kubeproxy.go keeps it). The overlay reads that ConfigMap
+// as it is, so hnsproxy runs kernelspace over it, saying so, instead of
+// refusing to start on every migrated node.
+func TestOverlayRunsOverALinuxModeInKubeadmConfigMap(t *testing.T) {
+	for _, mode := range []string{"iptables", "ipvs", "nftables"} {
+		cm := kubeadmConfigMap(t)
+		conf := cm.Data["config.conf"]
+		if !strings.Contains(conf, "\nmode: \"\"\n") {
+			t.Fatalf("testdata's config.conf has no empty mode to set")
+		}
+		cm.Data["config.conf"] = strings.Replace(conf, "\nmode: \"\"\n", "\nmode: "+mode+"\n", 1)
+		cfg, _, err := completeOverlay(t, cm)
+		if err != nil {
+			t.Errorf("mode %s: the overlay over kubeadm's ConfigMap does not start: %v", mode, err)
+			continue
+		}
+		if cfg.Source.Mode != options.ProxyModeKernelspace {
+			t.Errorf("mode %s: hnsproxy runs mode %q", mode, cfg.Source.Mode)
+		}
+		if !slices.ContainsFunc(cfg.Warnings, func(w string) bool { return strings.Contains(w, `"`+mode+`"`) }) {
+			t.Errorf("mode %s: no warning names the ignored mode: %q", mode, cfg.Warnings)
+		}
+	}
+}
+
+// completeOverlay completes the overlay's exact arguments and environment
+// over cm, laid out as a HostProcess container sees its volumes, with the
+// daemon's own flag parsing; it returns the configuration, its warnings in
+// cfg.Warnings, and the mounted volume's directory.
+func completeOverlay(t *testing.T, cm *v1.ConfigMap) (*overlayConfig, string, error) {
+	t.Helper()
 	ds := buildOverlay(t)["DaemonSet"].(*appsv1.DaemonSet)
 	c := ds.Spec.Template.Spec.Containers[0]
 	sandbox := t.TempDir()
-	cm := kubeadmConfigMap(t)
 	mount := filepath.Join(sandbox, filepath.FromSlash(c.VolumeMounts[0].MountPath))
 	if err := os.MkdirAll(mount, 0o700); err != nil {
 		t.Fatal(err)
@@ -139,17 +188,15 @@ func TestOverlayArgsReadKubeadmConfigMapAsIs(t *testing.T) {
 	}
 	cfg, warnings, err := o.Complete(fs)
 	if err != nil {
-		t.Fatalf("%q over kubeadm's ConfigMap: %v (warnings %q)", args, err, warnings)
+		return nil, mount, fmt.Errorf("%q over kubeadm's ConfigMap: %w (warnings %q)", args, err, warnings)
 	}
-	if cfg.Source.Mode != options.ProxyModeKernelspace || cfg.NodeName != "win-1" || cfg.Winkernel.NetworkName != os.Getenv("KUBE_NETWORK") {
-		t.Errorf("mode %q node %q network %q", cfg.Source.Mode, cfg.NodeName, cfg.Winkernel.NetworkName)
-	}
-	if want := filepath.Join(mount, "kubeconfig.conf"); cfg.Kubeconfig != want {
-		t.Errorf("kubeconfig %q, want the mounted %q", cfg.Kubeconfig, want)
-	}
-	if cfg.Takeover == "" || len(cfg.ClusterCIDRs) != 1 || cfg.ClusterCIDRs[0] != "10.244.0.0/16" {
-		t.Errorf("takeover %q cluster CIDRs %v", cfg.Takeover, cfg.ClusterCIDRs)
-	}
+	return &overlayConfig{Config: cfg, Warnings: warnings}, mount, nil
+}
+
+// overlayConfig is a completed configuration and its warnings.
+type overlayConfig struct {
+	*options.Config
+	Warnings []string
 }
 
 // No node runs both proxies: with kube-proxy-windows patched, every node

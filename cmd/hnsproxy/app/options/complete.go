@@ -130,6 +130,14 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 	return cfg, warnings, nil
 }
 
+// linuxProxyModes are kube-proxy's Linux modes. A config file may name one
+// because it is the ConfigMap the Linux nodes' kube-proxy reads (kubeadm's
+// kube-system/kube-proxy, which deploy/replace-kube-proxy mounts as it is):
+// there it means nothing for Windows, so the file's mode is taken as
+// kernelspace with a warning. On the command line (--proxy-mode) it stays
+// an error, as in kube-proxy.
+var linuxProxyModes = map[v1alpha1.ProxyMode]bool{"iptables": true, "ipvs": true, "nftables": true}
+
 // kubeProxyConfiguration is the KubeProxyConfiguration kube-proxy would run
 // with: the file if --config is set (logging flags applied over it), else the flags.
 func (o *Options) kubeProxyConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxyConfiguration, []string, error) {
@@ -151,6 +159,10 @@ func (o *Options) kubeProxyConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxy
 			if changed(fs, name) {
 				warnings = append(warnings, fmt.Sprintf("flag --%s is ignored because --config is set (as kube-proxy does); set it in the config file", name))
 			}
+		}
+		if linuxProxyModes[kp.Mode] {
+			warnings = append(warnings, fmt.Sprintf("mode %q in the config file is a Linux proxy mode (a kube-proxy ConfigMap shared with Linux nodes); hnsproxy runs kernelspace, the Windows mode, where kube-proxy on Windows would refuse to start", kp.Mode))
+			kp.Mode = ProxyModeKernelspace
 		}
 		if kp.WindowsRunAsService && !o.flagConfig.WindowsRunAsService {
 			warnings = append(warnings, "windowsRunAsService in the config file does not run hnsproxy as a Windows service (kube-proxy reads only the flag); pass --windows-service")

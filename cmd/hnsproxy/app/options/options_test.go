@@ -3,6 +3,7 @@ package options
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,8 +134,22 @@ func TestProxyModeOnlyKernelspace(t *testing.T) {
 		wantError(t, err, `hnsproxy implements only "kernelspace"`)
 		wantError(t, err, mode)
 	}
-	_, _, _, _, err := parse(t, nil, "--config=testdata/iptables-mode.yaml")
-	wantError(t, err, `"iptables"`)
+	// A config file's Linux mode is the Linux nodes' (a shared kube-proxy
+	// ConfigMap): kernelspace, with a warning naming it. Any other mode in
+	// the file is still an error.
+	cfg, warnings := mustParse(t, nil, "--config=testdata/iptables-mode.yaml")
+	if cfg.Source.Mode != ProxyModeKernelspace || !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, `mode "iptables"`) }) {
+		t.Errorf("config file with mode iptables: mode %q, warnings %q; want kernelspace and a warning naming iptables", cfg.Source.Mode, warnings)
+	}
+	dir := t.TempDir()
+	for _, mode := range []string{"userspace", "bogus"} {
+		file := filepath.Join(dir, mode+".yaml")
+		if err := os.WriteFile(file, []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: "+mode+"\nwinkernel:\n  networkName: l2bridge\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, _, err := parse(t, nil, "--config="+file)
+		wantError(t, err, `hnsproxy implements only "kernelspace"`)
+	}
 }
 
 func TestSyncPeriodAliases(t *testing.T) {
