@@ -310,3 +310,31 @@ func keys(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// config.conf is written for Flannel on Windows, whose backends name the
+// HNS objects: host-gw makes the l2bridge network "cbr0" and the host's
+// bridge endpoint after it, "cbr0_ep" (flannel-io/flannel,
+// pkg/backend/hostgw/hostgw_windows.go: bridgeEndpointName := networkName +
+// "_ep"); VXLAN makes the overlay network "flannel.<VNI>", "flannel.4096"
+// by default (pkg/backend/vxlan/vxlan_windows.go). Health-check forwarding
+// (forwardHealthCheckVip) looks the root endpoint up by name, as kube-proxy
+// does (getEndpointByName(rootHnsEndpointName)), so a name Flannel never
+// gives turns it off; the comment's overlay name must be Flannel's too.
+func TestConfigMapNamesFlannelsHNSObjects(t *testing.T) {
+	objs, _ := decodeAll(t)
+	cm := objs["ConfigMap"].(*v1.ConfigMap)
+	kp, _, err := options.DecodeConfig([]byte(cm.Data["config.conf"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kp.Winkernel.NetworkName != "cbr0" {
+		t.Fatalf("networkName %q: this test knows Flannel host-gw's cbr0", kp.Winkernel.NetworkName)
+	}
+	if kp.Winkernel.ForwardHealthCheckVip && kp.Winkernel.RootHnsEndpointName != kp.Winkernel.NetworkName+"_ep" {
+		t.Errorf("rootHnsEndpointName %q with forwardHealthCheckVip: Flannel host-gw's host endpoint on %q is %q, so health checks are never forwarded", kp.Winkernel.RootHnsEndpointName, kp.Winkernel.NetworkName, kp.Winkernel.NetworkName+"_ep")
+	}
+	overlay := regexp.MustCompile(`Overlay \(flannel vxlan\): networkName: (\S+?)\.?\s`).FindStringSubmatch(cm.Data["config.conf"])
+	if overlay == nil || overlay[1] != "flannel.4096" {
+		t.Errorf("config.conf's comment names the Flannel VXLAN network %v; Flannel names it flannel.4096 (flannel.<VNI>)", overlay)
+	}
+}

@@ -20,7 +20,8 @@ import (
 
 // deployConfig is deploy/base/configmap.yaml's config.conf as an overlay
 // cluster runs it: with the one cluster-wide edit its comment names for
-// overlay (winkernel.networkName vxlan0) and no source VIP, plus what the
+// overlay (winkernel.networkName; the rig's overlay network is vxlan0,
+// where Flannel's is flannel.4096) and no source VIP, plus what the
 // test rig must set per node because its nodes share one machine (loopback
 // health and metrics addresses, the rig's kubeconfig).
 func deployConfig(t *testing.T) func(framework.NodeSpec, string, string, string) ([]byte, error) {
