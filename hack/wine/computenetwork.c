@@ -28,7 +28,7 @@
         if (bridge_enabled())                                                              \
             return bridge_call(L"HcnEnumerate" L## #Plural, L"", query, ids, result);      \
         hr = fake_call(L"HcnEnumerate" L## #Plural, result);                               \
-        *ids = SUCCEEDED(hr) ? fake_dup(fake_env(L"HNSPROXY_FAKE_IDS", L"[]")) : NULL;     \
+        *ids = SUCCEEDED(hr) ? fake_ids(query) : NULL;                                     \
         return hr;                                                                         \
     }                                                                                      \
     __declspec(dllexport) HRESULT WINAPI HcnOpen##Kind(const GUID *id, HANDLE *h, LPWSTR *result) \
@@ -43,6 +43,8 @@
             BRIDGE_HANDLE_CALL(L"HcnOpen" L## #Kind, guid, L"", h, result);                \
         }                                                                                  \
         *h = (HANDLE)1;                                                                    \
+        if (fake_gone(id))                                                                 \
+            return fake_gone_open(L"HcnOpen" L## #Kind, result);                           \
         return fake_call(L"HcnOpen" L## #Kind, result);                                    \
     }                                                                                      \
     __declspec(dllexport) HRESULT WINAPI HcnModify##Kind(HANDLE h, LPCWSTR settings, LPWSTR *result) \

@@ -8,9 +8,15 @@
  *   HNSPROXY_FAKE_FAIL_OP   function name that fails ("*" = all)
  *   HNSPROXY_FAKE_HRESULT   the HRESULT it returns, hex (e.g. 803b0013)
  *   HNSPROXY_FAKE_RESULT    the error document put in the result buffer
- *   HNSPROXY_FAKE_IDS       JSON array of GUIDs Enumerate* returns ("[]")
+ *   HNSPROXY_FAKE_IDS       JSON array of GUIDs Enumerate* returns ("[]"); an
+ *                           enumeration filtered on an ID returns that ID if
+ *                           this has it
  *   HNSPROXY_FAKE_OBJECT    JSON document Query* returns ("{}")
  *   HNSPROXY_FAKE_HNSCALL   response HNSCall returns
+ *   HNSPROXY_FAKE_GONE      a GUID deleted after an enumeration listed it:
+ *                           HcnOpen* of it answers HNSPROXY_FAKE_GONE_HRESULT
+ *                           (hex, default 80070490, ERROR_NOT_FOUND), and an
+ *                           HcnEnumerate* filtered on its ID lists nothing
  *   HNSPROXY_FAKE_CALLS     (written) every function called, comma separated
  *   HNSPROXY_FAKE_SENT      (written) the last settings document received
  *   HNSPROXY_FAKE_QUIET     set before the first call: every call succeeds at
@@ -109,6 +115,57 @@ static inline LPWSTR fake_quiet_ids(void)
     if (!ids)
         ids = fake_dup(fake_env(L"HNSPROXY_FAKE_IDS", L"[]"));
     return ids ? fake_dup(ids) : NULL;
+}
+
+/* fake_names reports whether text contains want, ignoring case. */
+static inline BOOL fake_names(LPCWSTR text, LPCWSTR want)
+{
+    size_t n = wcslen(want);
+    if (n == 0 || !text)
+        return FALSE;
+    for (; *text; text++)
+        if (_wcsnicmp(text, want, n) == 0)
+            return TRUE;
+    return FALSE;
+}
+
+/* fake_gone reports whether id is HNSPROXY_FAKE_GONE's GUID. */
+static inline BOOL fake_gone(const GUID *id)
+{
+    WCHAR text[39]; /* {xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx} */
+    if (StringFromGUID2(id, text, 39) != 39)
+        return FALSE;
+    text[37] = 0;
+    return fake_names(text + 1, fake_env(L"HNSPROXY_FAKE_GONE", L""));
+}
+
+/* fake_gone_open records op and answers what opening the gone object does. */
+static inline HRESULT fake_gone_open(LPCWSTR op, LPWSTR *result)
+{
+    fake_record(op);
+    if (result)
+        *result = NULL;
+    return (HRESULT)wcstoul(fake_env(L"HNSPROXY_FAKE_GONE_HRESULT", L"80070490"), NULL, 16);
+}
+
+/* fake_ids is what an enumeration answers: HNSPROXY_FAKE_IDS; for a query
+ * filtered on an ID (hcn's Get*ByID), that ID if HNSPROXY_FAKE_IDS has it
+ * and it is not the gone object, else nothing. */
+static inline LPWSTR fake_ids(LPCWSTR query)
+{
+    static const WCHAR key[] = L"ID\\\":\\\""; /* ID\":\" inside hcn's Filter string */
+    WCHAR id[37], gone[40], out[41];
+    LPCWSTR at = query ? wcsstr(query, key) : NULL;
+    if (!at)
+        return fake_dup(fake_env(L"HNSPROXY_FAKE_IDS", L"[]"));
+    lstrcpynW(id, at + wcslen(key), 37);
+    lstrcpynW(gone, fake_env(L"HNSPROXY_FAKE_GONE", L""), 40);
+    if (wcslen(id) != 36 || fake_names(id, gone) || !fake_names(fake_env(L"HNSPROXY_FAKE_IDS", L"[]"), id))
+        return fake_dup(L"[]");
+    wcscpy(out, L"[\"");
+    wcscat(out, id);
+    wcscat(out, L"\"]");
+    return fake_dup(out);
 }
 
 /* Marker the tests look for to know they talk to this fake, not to HNS. */

@@ -89,12 +89,12 @@ func (c *Client) GetEndpointByName(ctx context.Context, name string) (*hnslb.End
 }
 
 func (c *Client) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error) {
-	return list[hnslb.Endpoint](ctx, "ListEndpoints", hcn.ListEndpoints)
+	return list[hnslb.Endpoint](ctx, "ListEndpoints", listEndpoints)
 }
 
 func (c *Client) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]hnslb.Endpoint, error) {
 	return list[hnslb.Endpoint](ctx, "ListEndpointsOfNetwork", func() ([]hcn.HostComputeEndpoint, error) {
-		return hcn.ListEndpointsOfNetwork(networkID)
+		return listEndpointsOfNetwork(networkID)
 	})
 }
 
@@ -146,7 +146,7 @@ func (c *Client) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.Loa
 }
 
 func (c *Client) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, error) {
-	return list[hnslb.LoadBalancer](ctx, "ListLoadBalancers", hcn.ListLoadBalancers)
+	return list[hnslb.LoadBalancer](ctx, "ListLoadBalancers", listLoadBalancers)
 }
 
 func (c *Client) DeleteLoadBalancer(ctx context.Context, id string) error {

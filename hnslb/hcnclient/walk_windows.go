@@ -18,12 +18,12 @@ import (
 var _ hnslb.Walker = (*Client)(nil)
 
 func (c *Client) WalkLoadBalancers(ctx context.Context, fn func(*hnslb.LoadBalancer) error) error {
-	return walk(ctx, "ListLoadBalancers", hcn.ListLoadBalancers, fromHcnLoadBalancer, fn)
+	return walk(ctx, "ListLoadBalancers", listLoadBalancers, fromHcnLoadBalancer, fn)
 }
 
 func (c *Client) WalkEndpointsOfNetwork(ctx context.Context, networkID string, fn func(*hnslb.Endpoint) error) error {
 	return walk(ctx, "ListEndpointsOfNetwork", func() ([]hcn.HostComputeEndpoint, error) {
-		return hcn.ListEndpointsOfNetwork(networkID)
+		return listEndpointsOfNetwork(networkID)
 	}, convertTo[hcn.HostComputeEndpoint, hnslb.Endpoint], fn)
 }
 
