@@ -17,6 +17,10 @@ func (h *HNS) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.End
 		if err := checkID(op, "network", networkID); err != nil {
 			return err
 		}
+		if e != nil && e.HostComputeNamespace != "" {
+			// hcn refuses it before it calls HNS (HostComputeEndpoint.Create).
+			return hnsError(op, hnslb.CodeInvalidParameter, "HostComputeNamespace is read only: attach with AddNamespaceEndpoint")
+		}
 		n, ok := h.state.networks.get(networkID)
 		if !ok {
 			return hnsError(op, h.variants.MissingNetwork, "network %s", networkID)
@@ -40,8 +44,6 @@ func (h *HNS) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.End
 		stored := copyEndpoint(e)
 		stored.ID = h.state.ids.guid()
 		stored.HostComputeNetwork = n.ID
-		// Attachment is AddNamespaceEndpoint's job; HNS reports it, callers do not set it.
-		stored.HostComputeNamespace = ""
 		stored.SchemaVersion = hnslb.V2
 		stored.Health = hnslb.Health{}
 		if stored.MacAddress == "" {

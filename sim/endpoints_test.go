@@ -11,7 +11,13 @@ func TestCreateEndpoint(t *testing.T) {
 	n := mustNetwork(t, h, "flannel.4096", hnslb.NetworkTypeOverlay)
 	local := endpointDoc("10.244.1.5")
 	local.Name = "pod-a_eth0"
-	local.HostComputeNamespace = "set-by-attach-only"
+	// hcn refuses, before it calls HNS, a create whose document names a
+	// namespace (hcsshim hcn/hcnendpoint.go, HostComputeEndpoint.Create):
+	// attaching is AddNamespaceEndpoint's job.
+	local.HostComputeNamespace = "5d2c9a1e-0f3b-4c6d-8e7f-a1b2c3d4e5f6"
+	_, err := h.CreateEndpoint(ctx, n.ID, local)
+	wantCode(t, err, hnslb.CodeInvalidParameter)
+	local.HostComputeNamespace = ""
 	ep, err := h.CreateEndpoint(ctx, n.ID, local)
 	if err != nil {
 		t.Fatal(err)

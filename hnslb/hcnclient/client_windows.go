@@ -69,15 +69,16 @@ func (c *Client) CreateNetwork(ctx context.Context, n *hnslb.Network) (*hnslb.Ne
 }
 
 func (c *Client) DeleteNetwork(ctx context.Context, id string) error {
-	return call(ctx, "DeleteNetwork", (&hcn.HostComputeNetwork{Id: id}).Delete)
+	return refused(call(ctx, "DeleteNetwork", (&hcn.HostComputeNetwork{Id: id}).Delete), badID(id))
 }
 
 func (c *Client) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
-	return send[hnslb.Endpoint](ctx, "CreateEndpoint", e, func(h *hcn.HostComputeEndpoint) (*hcn.HostComputeEndpoint, error) {
+	out, err := send[hnslb.Endpoint](ctx, "CreateEndpoint", e, func(h *hcn.HostComputeEndpoint) (*hcn.HostComputeEndpoint, error) {
 		// hcn creates the endpoint on the network its HostComputeNetwork names.
 		h.HostComputeNetwork = networkID
 		return h.Create()
 	})
+	return out, refused(err, badEndpointCreate(networkID, e))
 }
 
 func (c *Client) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {
@@ -99,7 +100,7 @@ func (c *Client) ListEndpointsOfNetwork(ctx context.Context, networkID string) (
 }
 
 func (c *Client) DeleteEndpoint(ctx context.Context, id string) error {
-	return call(ctx, "DeleteEndpoint", (&hcn.HostComputeEndpoint{Id: id}).Delete)
+	return refused(call(ctx, "DeleteEndpoint", (&hcn.HostComputeEndpoint{Id: id}).Delete), badID(id))
 }
 
 func (c *Client) CreateNamespace(ctx context.Context, ns *hnslb.Namespace) (*hnslb.Namespace, error) {
@@ -115,15 +116,15 @@ func (c *Client) ListNamespaces(ctx context.Context) ([]hnslb.Namespace, error) 
 }
 
 func (c *Client) DeleteNamespace(ctx context.Context, id string) error {
-	return call(ctx, "DeleteNamespace", (&hcn.HostComputeNamespace{Id: id}).Delete)
+	return refused(call(ctx, "DeleteNamespace", (&hcn.HostComputeNamespace{Id: id}).Delete), badID(id))
 }
 
 func (c *Client) AddNamespaceEndpoint(ctx context.Context, namespaceID, endpointID string) error {
-	return call(ctx, "AddNamespaceEndpoint", func() error { return hcn.AddNamespaceEndpoint(namespaceID, endpointID) })
+	return refused(call(ctx, "AddNamespaceEndpoint", func() error { return hcn.AddNamespaceEndpoint(namespaceID, endpointID) }), badID(namespaceID))
 }
 
 func (c *Client) RemoveNamespaceEndpoint(ctx context.Context, namespaceID, endpointID string) error {
-	return call(ctx, "RemoveNamespaceEndpoint", func() error { return hcn.RemoveNamespaceEndpoint(namespaceID, endpointID) })
+	return refused(call(ctx, "RemoveNamespaceEndpoint", func() error { return hcn.RemoveNamespaceEndpoint(namespaceID, endpointID) }), badID(namespaceID))
 }
 
 func (c *Client) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
@@ -134,9 +135,10 @@ func (c *Client) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer)
 // checks Features.ModifyLoadBalancer: HNS 15.4 reports success but keeps the
 // old backends.
 func (c *Client) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
-	return sendConverted(ctx, "UpdateLoadBalancer", lb, toHcnLoadBalancer, func(h *hcn.HostComputeLoadBalancer) (*hcn.HostComputeLoadBalancer, error) {
+	out, err := sendConverted(ctx, "UpdateLoadBalancer", lb, toHcnLoadBalancer, func(h *hcn.HostComputeLoadBalancer) (*hcn.HostComputeLoadBalancer, error) {
 		return h.Update(id)
 	}, fromHcnLoadBalancer)
+	return out, refused(err, badID(id))
 }
 
 func (c *Client) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.LoadBalancer, error) {
@@ -150,5 +152,5 @@ func (c *Client) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, e
 }
 
 func (c *Client) DeleteLoadBalancer(ctx context.Context, id string) error {
-	return call(ctx, "DeleteLoadBalancer", (&hcn.HostComputeLoadBalancer{Id: id}).Delete)
+	return refused(call(ctx, "DeleteLoadBalancer", (&hcn.HostComputeLoadBalancer{Id: id}).Delete), badID(id))
 }

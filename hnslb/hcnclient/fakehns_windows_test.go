@@ -150,8 +150,25 @@ func TestFakeHNSErrorsMapToHNSCodes(t *testing.T) {
 		{name: "version refused by HNS", hnsCall: `{"Success":false,"Error":"boom"}`,
 			do:   func(c hnslb.Client) error { _, err := c.Version(ctx); return err },
 			want: 0, msg: "boom"},
+		// hcn refuses these before it calls HNS, with errors of its own
+		// that carry no code: they answer as HNS answers a document it
+		// will not take, as the simulator does.
 		{name: "malformed ID", do: func(c hnslb.Client) error { return c.DeleteLoadBalancer(ctx, "not-a-guid") },
-			want: 0, msg: "invalid load balancer ID"},
+			want: hnslb.CodeInvalidParameter, is: hnslb.IsInvalidParameter, msg: "invalid load balancer ID"},
+		{name: "braced ID", do: func(c hnslb.Client) error { return c.DeleteEndpoint(ctx, "{"+remoteEP+"}") },
+			want: hnslb.CodeInvalidParameter, is: hnslb.IsInvalidParameter, msg: "invalid endpoint ID"},
+		{name: "malformed network ID on an endpoint create",
+			do: func(c hnslb.Client) error {
+				_, err := c.CreateEndpoint(ctx, "cbr0", &hnslb.Endpoint{})
+				return err
+			},
+			want: hnslb.CodeInvalidParameter, is: hnslb.IsInvalidParameter, msg: "invalid network ID"},
+		{name: "endpoint create naming a namespace",
+			do: func(c hnslb.Client) error {
+				_, err := c.CreateEndpoint(ctx, podNet, &hnslb.Endpoint{HostComputeNamespace: podNet})
+				return err
+			},
+			want: hnslb.CodeInvalidParameter, is: hnslb.IsInvalidParameter, msg: "HostComputeNamespace"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, client := useFakeHNS(t)
