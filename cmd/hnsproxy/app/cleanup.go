@@ -19,8 +19,12 @@ import (
 // replaces the client cfg selects.
 func runCleanup(ctx context.Context, cfg *options.Config, hns hnslb.Client) error {
 	logger := klog.FromContext(ctx)
+	lock, err := lockState(ctx, logger, cfg.StateFile, 0)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	if hns == nil {
-		var err error
 		if hns, err = newHNSClient(cfg.HNS); err != nil {
 			return err
 		}

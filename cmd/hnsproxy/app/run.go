@@ -81,6 +81,11 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 	logger := klog.FromContext(ctx)
 	info := Version()
 	logger.Info("Starting hnsproxy", "version", info.GitVersion, "kubeProxyCompat", kubeProxyCompat, "go", info.GoVersion, "platform", info.Platform, "node", cfg.NodeName)
+	lock, err := lockState(ctx, logger, cfg.StateFile, stateLockWait)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	metrics.Register()
 	metrics.RegisterFeatureGates(cfg.FeatureGates)
 
