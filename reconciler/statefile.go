@@ -53,9 +53,12 @@ type stateFile struct {
 	// older hnsproxy ignores it.
 	Networks []string `json:"networks,omitempty"`
 
-	// fresh: there was no usable state (no snapshot and no journal, or a
-	// corrupt snapshot set aside): a first start on this node.
+	// fresh: there was no usable state (no snapshot, or a corrupt one set
+	// aside): a first start on this node, or one that lost what it owned.
 	fresh bool
+
+	// snapshotLost: a journal was replayed without its snapshot.
+	snapshotLost bool
 
 	// journalStopped is what the journal's replay skipped: torn or corrupt
 	// lines, or (a *corruptStateError) the whole journal.
@@ -98,6 +101,10 @@ func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 	}
 	out := sets.file()
 	out.Takeover, out.Networks, out.journalStopped = s.Takeover, s.Networks, stopped
+	// A journal without its snapshot (set aside as corrupt by a Start that
+	// then failed, or removed by hand) holds only the changes since that
+	// snapshot: what the snapshot held is lost, as with no state at all.
+	out.fresh, out.snapshotLost = noSnapshot, noSnapshot
 	return out, nil
 }
 

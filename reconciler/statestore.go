@@ -88,6 +88,9 @@ func (r *Reconciler) loadOwned() (*stateFile, error) {
 		var corrupt *corruptStateError
 		switch {
 		case err == nil:
+			if s.snapshotLost {
+				r.log.Info("Warning: the state file's journal has no snapshot beside it; objects only the snapshot recorded count as unowned, and this start takes over", "path", path)
+			}
 			if s.journalStopped != nil {
 				// Ownership of some objects is lost: take them over like a first start.
 				s.fresh = true
