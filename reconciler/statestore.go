@@ -83,6 +83,7 @@ func asCorrupt(path string, err error) error {
 // corrupt journal beside a good snapshot costs only the journal.
 func (r *Reconciler) loadOwned() (*stateFile, error) {
 	path := r.opts.StateFile
+	r.removeLeftoverTemps()
 	for attempt := 0; ; attempt++ {
 		s, err := loadStateFrom(r.stateFS(), path)
 		var corrupt *corruptStateError
@@ -139,6 +140,33 @@ func (r *Reconciler) setAside(path string) {
 		if err := r.stateFS().Remove(name); err != nil {
 			r.log.Error(err, "Could not remove an old corrupt state file", "path", name)
 		}
+	}
+}
+
+// removeLeftoverTemps removes the snapshot temp files (writeSnapshot) of a
+// process killed while it wrote one: its own removal never ran, and a crash
+// loop would otherwise keep a snapshot's worth of disk per kill. Only one
+// process uses a state file at a time (LockStateFile), so none of them is
+// being written.
+func (r *Reconciler) removeLeftoverTemps() {
+	if r.opts.StateFile == "" {
+		return
+	}
+	dir, prefix := filepath.Dir(r.opts.StateFile), filepath.Base(r.opts.StateFile)+".tmp"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix) || !e.Type().IsRegular() {
+			continue
+		}
+		name := filepath.Join(dir, e.Name())
+		if err := r.stateFS().Remove(name); err != nil {
+			r.log.Error(err, "Could not remove a snapshot temp file a killed hnsproxy left", "path", name)
+			continue
+		}
+		r.log.Info("Removed a snapshot temp file a killed hnsproxy left", "path", name)
 	}
 }
 
