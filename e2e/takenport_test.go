@@ -18,7 +18,8 @@ import (
 // no load balancer holds it (hnssim --taken-port: a host process's socket,
 // kubernetes/community#8883; a reservation HNS kept after a delete,
 // kubernetes/kubernetes#137530). With the real binaries the Service gets
-// an HNSLoadBalancerRejected Warning that names the cause, a Service on
+// an HNSLoadBalancerRejected Warning that names the cause (listed by
+// kubectl describe service, which finds events by the Service's UID), a Service on
 // another port is programmed meanwhile, and once the port is free the
 // frontend is programmed too.
 func TestPortTakenOutsideHNS(t *testing.T) {
@@ -38,17 +39,22 @@ func TestPortTakenOutsideHNS(t *testing.T) {
 	for _, n := range c.Nodes {
 		expectLBs(t, c, n, free, w.expect(n, 82, 8080, free.Spec.ClusterIP, w.web))
 	}
+	// Looked up as `kubectl describe service` does: by the Service's name,
+	// kind and UID.
+	events := c.Admin.CoreV1().Events("web")
+	kind, uid := "Service", string(taken.UID)
+	describe := events.GetFieldSelector(&taken.Name, &taken.Namespace, &kind, &uid).String()
 	err := framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
-		list, err := c.Admin.EventsV1().Events("web").List(ctx, metav1.ListOptions{})
+		list, err := events.List(ctx, metav1.ListOptions{FieldSelector: describe})
 		if err != nil {
 			return err
 		}
 		for _, ev := range list.Items {
-			if ev.Reason == "HNSLoadBalancerRejected" && ev.Regarding.Name == taken.Name && strings.Contains(ev.Note, "a host process may hold the port") {
+			if ev.Reason == "HNSLoadBalancerRejected" && strings.Contains(ev.Message, "a host process may hold the port") {
 				return nil
 			}
 		}
-		return fmt.Errorf("no HNSLoadBalancerRejected Warning on Service %s naming a port taken outside HNS", taken.Name)
+		return fmt.Errorf("no HNSLoadBalancerRejected Warning that kubectl describe service %s lists, naming a port taken outside HNS", taken.Name)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ package events
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,14 +73,18 @@ func NewBroadcaster(client kubernetes.Interface) k8sevents.EventBroadcaster {
 type Reporter struct {
 	rec      k8sevents.EventRecorder
 	nodeName string
+	uids     atomic.Pointer[ServiceUIDs]
 }
 
 // NewReporter reports through b's recorder as hnsproxy running on nodeName.
 func NewReporter(b k8sevents.EventBroadcaster, nodeName string) *Reporter {
-	return &Reporter{rec: b.NewRecorder(scheme.Scheme, ReportingController), nodeName: nodeName}
+	r := &Reporter{nodeName: nodeName}
+	r.rec = serviceUIDRecorder{EventRecorder: b.NewRecorder(scheme.Scheme, ReportingController), uids: &r.uids}
+	return r
 }
 
-// Recorder is the underlying recorder, for code that takes one (the service health server).
+// Recorder is the reporter's recorder, for code that takes one (the service
+// health server): a Service reference without a UID gets the Service's.
 func (r *Reporter) Recorder() k8sevents.EventRecorder { return r.rec }
 
 // ServiceRef references a Service.

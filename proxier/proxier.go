@@ -294,6 +294,16 @@ func unwrapTombstone(obj any) any {
 	return obj
 }
 
+// ServiceUID returns the UID of a Service in the informer cache, for events
+// raised by name alone (events.ResolveServiceUIDs).
+func (p *Proxier) ServiceUID(name types.NamespacedName) (types.UID, bool) {
+	svc, err := p.services.Services(name.Namespace).Get(name.Name)
+	if err != nil {
+		return "", false
+	}
+	return svc.UID, true
+}
+
 func (p *Proxier) onService(obj any) {
 	svc, ok := unwrapTombstone(obj).(*v1.Service)
 	if !ok {

@@ -80,6 +80,7 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 	if err != nil {
 		return err
 	}
+	deps.Events.ResolveServiceUIDs(p.ServiceUID)
 	deps.NodeInformers.Start(ctx.Done())
 	if clusterNodes != nil {
 		clusterNodes.Start(ctx.Done())
