@@ -12,9 +12,11 @@
 //     sync loop stops finishing syncs while not waiting on HNS (liveness.go),
 //     so a hung HNS does not get the pod restarted.
 //   - ServiceHealthServer opens one HTTP server per health-check node port
-//     of LoadBalancer Services with externalTrafficPolicy Local, answering
-//     200 when this node has local endpoints and the proxy is healthy, and
-//     503 otherwise.
+//     of LoadBalancer Services with externalTrafficPolicy Local and listen
+//     IP, answering 200 when this node has local endpoints and the proxy
+//     is healthy, and 503 otherwise. Like kube-proxy's per-family servers,
+//     each listen IP is opened (and retried) on its own, so a port taken on
+//     :: leaves 0.0.0.0 serving.
 //
 // Both count their answers in kube-proxy's metrics.
 package healthcheck

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -380,6 +381,93 @@ func TestATakenHealthCheckPortIsReportedOnce(t *testing.T) {
 	syncServices(s, map[types.NamespacedName]uint16{web: port, db: other})
 	if n := drain(rec); n != 2 {
 		t.Errorf("a Service's failure, then its return to the taken port, raised %d events, want 2", n)
+	}
+}
+
+// Each listen IP is served on its own, as kube-proxy's per-family servers
+// are: a port another process holds on one listen IP (here ::1) leaves the
+// Service served on the others (127.0.0.1), is reported for that IP, and is
+// opened on a later sync once freed. Removing the Service closes them all.
+func TestATakenPortOnOneListenIPLeavesTheOthersServing(t *testing.T) {
+	// A port free on 127.0.0.1 and taken on ::1.
+	var taken net.Listener
+	var port uint16
+	for range 20 {
+		ln6, err := net.Listen("tcp6", "[::1]:0")
+		if err != nil {
+			t.Fatalf("this test needs IPv6 loopback: %v", err)
+		}
+		p := ln6.Addr().(*net.TCPAddr).Port
+		ln4, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			ln6.Close()
+			continue
+		}
+		ln4.Close()
+		taken, port = ln6, uint16(p)
+		break
+	}
+	if taken == nil {
+		t.Fatal("found no port free on both 127.0.0.1 and ::1")
+	}
+	t.Cleanup(func() { taken.Close() })
+	url4 := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))) + "/"
+	url6 := "http://" + net.JoinHostPort("::1", strconv.Itoa(int(port))) + "/"
+
+	rec := events.NewFakeRecorder(10)
+	s := NewServiceHealthServer("win-1", rec, []string{"127.0.0.1", "::1"}, &fakeProxyHealth{healthy: true})
+	t.Cleanup(s.Close)
+	for range 2 { // the second sync retries ::1, without a second report
+		if err := s.SyncServices(map[types.NamespacedName]uint16{web: port}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.Addrs(web); len(got) != 1 || got[0].String() != net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))) {
+		t.Fatalf("with the port taken on ::1, web listens on %v, want 127.0.0.1:%d only", got, port)
+	}
+	if err := s.SyncEndpoints(map[types.NamespacedName]int{web: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if a := fetch(t, url4); a.code != 200 {
+		t.Errorf("IPv4 health check with ::1 taken = %d %s, want 200", a.code, a.raw)
+	}
+	var reported []string
+	for done := false; !done; {
+		select {
+		case ev := <-rec.Events:
+			reported = append(reported, ev)
+		default:
+			done = true
+		}
+	}
+	if len(reported) != 1 || !strings.HasPrefix(reported[0], "Warning FailedToStartServiceHealthcheck node win-1 failed to start healthcheck \"shop/web\"") ||
+		!strings.Contains(reported[0], "[::1]") {
+		t.Errorf("events = %q, want one FailedToStartServiceHealthcheck naming [::1]", reported)
+	}
+
+	// Freed, ::1 is opened on the next sync; 127.0.0.1 stays as it was.
+	taken.Close()
+	if err := s.SyncServices(map[types.NamespacedName]uint16{web: port}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Addrs(web); len(got) != 2 {
+		t.Fatalf("with ::1 freed, web listens on %v, want 127.0.0.1 and ::1", got)
+	}
+	for _, url := range []string{url4, url6} {
+		if a := fetch(t, url); a.code != 200 || !strings.Contains(a.raw, `"localEndpoints": 1`) {
+			t.Errorf("%s = %d %s, want 200 with one local endpoint", url, a.code, a.raw)
+		}
+	}
+
+	// The Service gone: every listener closes.
+	if err := s.SyncServices(nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, url := range []string{url4, url6} {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			t.Errorf("%s still answers after its Service went away", url)
+		}
 	}
 }
 

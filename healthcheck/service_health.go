@@ -24,7 +24,10 @@ type ProxyHealthChecker interface {
 }
 
 // ServiceHealthServer serves the health-check node ports of Services with
-// externalTrafficPolicy Local, one HTTP server per port and listen IP.
+// externalTrafficPolicy Local, one HTTP server per port and listen IP. Each
+// listen IP is served on its own, as kube-proxy's per-family servers are: a
+// port that cannot be opened on one listen IP leaves the Service served on
+// the others, and is retried on that IP alone.
 type ServiceHealthServer struct {
 	nodeName  string
 	recorder  events.EventRecorder // may be nil
@@ -34,13 +37,22 @@ type ServiceHealthServer struct {
 	// conns is shared by every health-check node port of this server.
 	conns httpserve.Budget
 
-	mu       sync.RWMutex
+	mu sync.RWMutex
+	// services holds every Service wanted, whether or not its port is open
+	// on any listen IP.
 	services map[types.NamespacedName]*hcInstance
-	// failing holds, for each Service whose port could not be opened, the
-	// last failure reported. A taken port is retried every sync; only a
-	// new failure is logged as an error and raises an event, so a port
-	// that stays taken does not fill the log and the event stream.
-	failing map[types.NamespacedName]openFailure
+	// failing holds, for each Service and listen IP where its port could
+	// not be opened, the last failure reported. A taken port is retried
+	// every sync; only a new failure is logged as an error and raises an
+	// event, so a port that stays taken does not fill the log and the
+	// event stream.
+	failing map[listenKey]openFailure
+}
+
+// listenKey is one Service's health check on one listen IP.
+type listenKey struct {
+	nsn types.NamespacedName
+	ip  string
 }
 
 // openFailure is a health-check port that could not be opened, and why.
@@ -50,10 +62,17 @@ type openFailure struct {
 }
 
 type hcInstance struct {
-	port      uint16
-	servers   []*http.Server
-	addrs     []net.Addr
+	port uint16
+	// listeners are the open listen IPs' servers, keyed by listen IP; a
+	// listen IP missing is retried on the next sync.
+	listeners map[string]*hcListener
 	endpoints int // local endpoints of the service on this node
+}
+
+// hcListener is a health check's server on one listen IP.
+type hcListener struct {
+	server *http.Server
+	addr   net.Addr
 }
 
 // NewServiceHealthServer returns a server with no services. listenIPs are
@@ -70,21 +89,23 @@ func NewServiceHealthServer(nodeName string, recorder events.EventRecorder, list
 		health:    health,
 		conns:     httpserve.NewBudget(httpserve.ConnsAllHealthCheckPorts),
 		services:  map[types.NamespacedName]*hcInstance{},
-		failing:   map[types.NamespacedName]openFailure{},
+		failing:   map[listenKey]openFailure{},
 	}
 }
 
 // SyncServices makes newServices (service → health-check node port) the
 // open set: servers for services gone or moved to another port close, new
-// ones open, unchanged ones stay. A port that cannot be opened is retried
-// on the next sync; it is reported (an error in the log and a Warning event
-// on the Service) when it first fails and when its failure changes.
+// ones open, unchanged ones stay. Each listen IP is opened on its own: a
+// port that cannot be opened on one is retried there on the next sync,
+// while the others serve; it is reported (an error in the log and a
+// Warning event on the Service) when it first fails on that listen IP and
+// when its failure there changes.
 func (s *ServiceHealthServer) SyncServices(newServices map[types.NamespacedName]uint16) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for nsn := range s.failing {
-		if _, want := newServices[nsn]; !want {
-			delete(s.failing, nsn)
+	for key := range s.failing {
+		if _, want := newServices[key.nsn]; !want {
+			delete(s.failing, key)
 		}
 	}
 	for nsn, hc := range s.services {
@@ -95,36 +116,45 @@ func (s *ServiceHealthServer) SyncServices(newServices map[types.NamespacedName]
 		}
 	}
 	for nsn, port := range newServices {
-		if s.services[nsn] != nil {
-			continue
+		hc := s.services[nsn]
+		if hc == nil {
+			hc = &hcInstance{port: port, listeners: map[string]*hcListener{}}
+			s.services[nsn] = hc
 		}
-		if _, retry := s.failing[nsn]; retry {
-			klog.V(4).InfoS("Opening healthcheck again", "service", nsn, "port", port)
-		} else {
-			klog.V(2).InfoS("Opening healthcheck", "service", nsn, "port", port)
+		for _, ip := range s.listenIPs {
+			if hc.listeners[ip] != nil {
+				continue
+			}
+			key := listenKey{nsn: nsn, ip: ip}
+			if _, retry := s.failing[key]; retry {
+				klog.V(4).InfoS("Opening healthcheck again", "service", nsn, "port", port, "listenIP", ip)
+			} else {
+				klog.V(2).InfoS("Opening healthcheck", "service", nsn, "port", port, "listenIP", ip)
+			}
+			l, err := s.listen(nsn, ip, port)
+			if err != nil {
+				s.reportOpenFailure(key, port, err)
+				continue
+			}
+			delete(s.failing, key)
+			hc.listeners[ip] = l
 		}
-		hc, err := s.open(nsn, port)
-		if err != nil {
-			s.reportOpenFailure(nsn, port, err)
-			continue
-		}
-		delete(s.failing, nsn)
-		s.services[nsn] = hc
 	}
 	return nil
 }
 
-// reportOpenFailure logs a port that could not be opened and raises an
-// event, unless the last sync reported the same failure for the Service:
-// then it logs at --v=4 only.
-func (s *ServiceHealthServer) reportOpenFailure(nsn types.NamespacedName, port uint16, err error) {
+// reportOpenFailure logs a port that could not be opened on a listen IP
+// and raises an event, unless the last sync reported the same failure for
+// the Service on that listen IP: then it logs at --v=4 only.
+func (s *ServiceHealthServer) reportOpenFailure(key listenKey, port uint16, err error) {
+	nsn := key.nsn
 	failure := openFailure{port: port, err: err.Error()}
-	if s.failing[nsn] == failure {
-		klog.V(4).InfoS("Healthcheck port still cannot be opened", "service", nsn, "port", port, "err", err)
+	if s.failing[key] == failure {
+		klog.V(4).InfoS("Healthcheck port still cannot be opened", "service", nsn, "port", port, "listenIP", key.ip, "err", err)
 		return
 	}
-	s.failing[nsn] = failure
-	klog.ErrorS(err, "Failed to start healthcheck", "node", s.nodeName, "service", nsn, "port", port)
+	s.failing[key] = failure
+	klog.ErrorS(err, "Failed to start healthcheck", "node", s.nodeName, "service", nsn, "port", port, "listenIP", key.ip)
 	if s.recorder != nil {
 		ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Service", Namespace: nsn.Namespace, Name: nsn.Name}
 		s.recorder.Eventf(ref, nil, v1.EventTypeWarning, hnsevents.ReasonFailedToStartServiceHealthcheck, "Listen",
@@ -143,14 +173,22 @@ func (s *ServiceHealthServer) SyncEndpoints(newEndpoints map[types.NamespacedNam
 	return nil
 }
 
-// Addrs returns where a service's health check listens (tests use port 0).
+// Addrs returns where a service's health check listens (tests use port
+// 0), in the order of the listen IPs; nil when it is open on none.
 func (s *ServiceHealthServer) Addrs(nsn types.NamespacedName) []net.Addr {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if hc := s.services[nsn]; hc != nil {
-		return append([]net.Addr(nil), hc.addrs...)
+	hc := s.services[nsn]
+	if hc == nil {
+		return nil
 	}
-	return nil
+	var addrs []net.Addr
+	for _, ip := range s.listenIPs {
+		if l := hc.listeners[ip]; l != nil {
+			addrs = append(addrs, l.addr)
+		}
+	}
+	return addrs
 }
 
 // Close closes every health-check server.
@@ -163,25 +201,20 @@ func (s *ServiceHealthServer) Close() {
 	}
 }
 
-func (s *ServiceHealthServer) open(nsn types.NamespacedName, port uint16) (*hcInstance, error) {
-	hc := &hcInstance{port: port}
-	for _, ip := range s.listenIPs {
-		ln, err := net.Listen(networkFor(ip), net.JoinHostPort(ip, strconv.Itoa(int(port))))
-		if err != nil {
-			hc.close() // release what opened, so a retry or another owner can take the port
-			return nil, err
-		}
-		srv := httpserve.NewServer(s.handler(nsn))
-		hc.servers = append(hc.servers, srv)
-		hc.addrs = append(hc.addrs, ln.Addr())
-		limited := httpserve.Limit(ln, httpserve.ConnsPerHealthCheckPort, s.conns)
-		go func() {
-			if err := srv.Serve(limited); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				klog.ErrorS(err, "Healthcheck closed", "service", nsn)
-			}
-		}()
+// listen opens a Service's health-check port on one listen IP and serves it.
+func (s *ServiceHealthServer) listen(nsn types.NamespacedName, ip string, port uint16) (*hcListener, error) {
+	ln, err := net.Listen(networkFor(ip), net.JoinHostPort(ip, strconv.Itoa(int(port))))
+	if err != nil {
+		return nil, err
 	}
-	return hc, nil
+	srv := httpserve.NewServer(s.handler(nsn))
+	limited := httpserve.Limit(ln, httpserve.ConnsPerHealthCheckPort, s.conns)
+	go func() {
+		if err := srv.Serve(limited); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			klog.ErrorS(err, "Healthcheck closed", "service", nsn, "listenIP", ip)
+		}
+	}()
+	return &hcListener{server: srv, addr: ln.Addr()}, nil
 }
 
 // networkFor pins a listen IP's family (tcp4 / tcp6) so that 0.0.0.0 and ::
@@ -199,11 +232,12 @@ func networkFor(ip string) string {
 }
 
 func (hc *hcInstance) close() {
-	for _, srv := range hc.servers {
-		if err := srv.Close(); err != nil {
-			klog.ErrorS(err, "Closing health check server", "port", hc.port)
+	for ip, l := range hc.listeners {
+		if err := l.server.Close(); err != nil {
+			klog.ErrorS(err, "Closing health check server", "port", hc.port, "listenIP", ip)
 		}
 	}
+	clear(hc.listeners)
 }
 
 // serviceHealthBody is kube-proxy's response body, field for field.
