@@ -68,7 +68,7 @@ func (p *Proxier) newOwnInformers(opts *Options) ownInformers {
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    p.onSlice,
 			UpdateFunc: p.onSliceUpdate,
-			DeleteFunc: p.onSlice,
+			DeleteFunc: p.onSliceDelete,
 		},
 		ResyncPeriod: opts.ResyncPeriod,
 		Indexers:     cache.Indexers{sliceServiceIdx: indexSliceByService},

@@ -88,7 +88,8 @@ func observedNode(t *testing.T, profile string, pods ...string) (*testNode, *rec
 func TestObserverSeesSyncsHealthChecksAndLocalPolicyGaps(t *testing.T) {
 	n, obs := observedNode(t, "ws2022", "10.244.1.5")
 	lbName := types.NamespacedName{Namespace: "default", Name: "lb"}
-	trigger := time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)
+	// A change after the proxier started (one from before is no latency of its).
+	trigger := time.Now().UTC().Format(time.RFC3339Nano)
 	lbSlice := slice("lb", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.2.7", "win-2"})
 	lbSlice.Annotations = map[string]string{triggerTimeAnnotation: trigger}
 	n.apply(

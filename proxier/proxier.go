@@ -234,7 +234,7 @@ func New(opts Options, nodeFactory informers.SharedInformerFactory) (*Proxier, e
 	p := &Proxier{
 		opts:    opts,
 		clock:   opts.Clock,
-		tracker: newChangeTracker(),
+		tracker: newChangeTracker(opts.Clock.Now()),
 		queue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{
 			Name: "hnsproxy_sync", Clock: opts.Clock,
 		}),
@@ -313,26 +313,50 @@ func (p *Proxier) onService(obj any) {
 	p.requestSync()
 }
 
+// onSlice notes an added slice's change, with its trigger time.
 func (p *Proxier) onSlice(obj any) {
-	slice, ok := unwrapTombstone(obj).(*cachedSlice)
+	p.sliceChanged(unwrapTombstone(obj), true)
+}
+
+// onSliceDelete notes a deleted slice's change. Its trigger time dates its
+// last update, not the deletion: no programming latency (kube-proxy's
+// EndpointsChangeTracker ignores it too).
+func (p *Proxier) onSliceDelete(obj any) {
+	p.sliceChanged(unwrapTombstone(obj), false)
+}
+
+// sliceChanged marks obj's Service changed; withTrigger passes the slice's
+// trigger time on for the network programming latency.
+func (p *Proxier) sliceChanged(obj any, withTrigger bool) {
+	slice, ok := obj.(*cachedSlice)
 	if !ok || slice.service.Name == "" {
 		return
 	}
-	p.tracker.sliceChanged(slice.service, slice.triggerTime)
+	trigger := slice.triggerTime
+	if !withTrigger {
+		trigger = time.Time{}
+	}
+	p.tracker.sliceChanged(slice.service, trigger)
 	p.requestSync()
 }
 
 // onSliceUpdate is onSlice for the new slice, and for the Service the old
 // one belonged to if its service-name label changed (a hand-made slice
-// moved or unlabelled): that Service has lost the slice's endpoints.
+// moved or unlabelled): that Service has lost the slice's endpoints. A
+// resync (the cached object handed over again) or a re-list of an
+// unchanged version is no change to program: its trigger time, already
+// counted or older than the start, is no programming latency.
 func (p *Proxier) onSliceUpdate(old, obj any) {
-	if before, ok := old.(*cachedSlice); ok && before.service.Name != "" {
+	before, wasSlice := old.(*cachedSlice)
+	if wasSlice && before.service.Name != "" {
 		if now, ok := obj.(*cachedSlice); !ok || now.service != before.service {
 			p.tracker.sliceChanged(before.service, time.Time{})
 			p.requestSync()
 		}
 	}
-	p.onSlice(obj)
+	now, ok := obj.(*cachedSlice)
+	unchanged := wasSlice && ok && (before == now || (now.ResourceVersion != "" && now.ResourceVersion == before.ResourceVersion))
+	p.sliceChanged(obj, !unchanged)
 }
 
 func (p *Proxier) onNode(obj any) {

@@ -19,6 +19,11 @@ type changeTracker struct {
 	// triggerTimes are EndpointSlice last-change-trigger-time annotations per
 	// Service, for the network programming latency metric.
 	triggerTimes map[types.NamespacedName][]time.Time
+	// since is when the proxier was made: an older trigger time is a
+	// change made before it started, no programming latency of its
+	// (kube-proxy ignores those too). A restart would otherwise report
+	// every slice's age.
+	since time.Time
 }
 
 // pendingChanges is what one sync works on.
@@ -30,10 +35,11 @@ type pendingChanges struct {
 	triggerTimes    map[types.NamespacedName][]time.Time
 }
 
-func newChangeTracker() *changeTracker {
+func newChangeTracker(since time.Time) *changeTracker {
 	return &changeTracker{
 		services:     map[types.NamespacedName]struct{}{},
 		triggerTimes: map[types.NamespacedName][]time.Time{},
+		since:        since,
 	}
 }
 
@@ -45,13 +51,13 @@ func (t *changeTracker) serviceChanged(name types.NamespacedName) {
 }
 
 // sliceChanged notes a change to one of name's slices; triggerTime is the
-// slice's (zero when it has none).
+// slice's (zero when it has none or it is no latency to report).
 func (t *changeTracker) sliceChanged(name types.NamespacedName, triggerTime time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.services[name] = struct{}{}
 	t.endpointChanges++
-	if !triggerTime.IsZero() {
+	if triggerTime.After(t.since) {
 		t.triggerTimes[name] = append(t.triggerTimes[name], triggerTime)
 	}
 }

@@ -1,0 +1,105 @@
+package proxier
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// The network programming latency runs from an EndpointSlice's
+// last-change-trigger-time to the sync that programs the change. Like
+// kube-proxy's EndpointsChangeTracker, a trigger time counts only for a
+// change the proxy had to apply, made after the proxy started: not one
+// from before the start (each restart would report every slice's age), not
+// an informer resync or re-list of a slice that did not change (every
+// --config-sync-period would report it again), and not a deleted slice's
+// (its annotation dates its last update, not the deletion).
+func TestTriggerTimesCountOnlyChangesSinceStart(t *testing.T) {
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(start)
+	p := idleProxier(t, Options{Clock: clk})
+	web := types.NamespacedName{Namespace: "default", Name: "web"}
+	withTrigger := func(rv string, at time.Time) *cachedSlice {
+		s := slice("web", endpoint{"10.244.2.7", "win-2"})
+		s.ResourceVersion = rv
+		s.Annotations = map[string]string{triggerTimeAnnotation: at.Format(time.RFC3339Nano)}
+		return cacheSlice(s)
+	}
+	latencies := func(what string) int {
+		t.Helper()
+		got := p.tracker.take()
+		if _, ok := got.services[web]; !ok || got.endpointChanges == 0 {
+			t.Errorf("%s: %s not tracked as changed (%+v)", what, web, got)
+		}
+		return len(got.triggerTimes[web])
+	}
+
+	// The initial list: the slice last changed a day before the start.
+	old := withTrigger("10", start.Add(-24*time.Hour))
+	p.onSlice(old)
+	if n := latencies("initial list"); n != 0 {
+		t.Errorf("a trigger time from before the start gave %d programming latencies, want 0", n)
+	}
+
+	// A resync hands the cached object over again; a re-list the same version.
+	p.onSliceUpdate(old, old)
+	if n := latencies("resync"); n != 0 {
+		t.Errorf("a resync gave %d programming latencies, want 0", n)
+	}
+	clk.Step(time.Minute)
+	p.onSliceUpdate(old, withTrigger("10", start.Add(-24*time.Hour)))
+	if n := latencies("re-list"); n != 0 {
+		t.Errorf("a re-list of an unchanged slice gave %d programming latencies, want 0", n)
+	}
+
+	// A real change after the start counts, once.
+	changed := withTrigger("11", start.Add(30*time.Second))
+	p.onSliceUpdate(old, changed)
+	if n := latencies("update"); n != 1 {
+		t.Errorf("an update after the start gave %d programming latencies, want 1", n)
+	}
+	p.onSliceUpdate(changed, changed)
+	if n := latencies("resync after the update"); n != 0 {
+		t.Errorf("a resync after the update gave %d programming latencies, want 0", n)
+	}
+
+	// The deletion carries the last update's trigger time: not a latency.
+	p.onSliceDelete(changed)
+	if n := latencies("delete"); n != 0 {
+		t.Errorf("a deleted slice gave %d programming latencies, want 0", n)
+	}
+}
+
+// Through the informers: the slice informer's delete handler reports no
+// programming latency for the deleted slice's trigger time.
+func TestDeletedSliceReportsNoProgrammingLatency(t *testing.T) {
+	n, obs := observedNode(t, "ws2025", "10.244.1.5")
+	web := slice("web", endpoint{"10.244.1.5", nodeName})
+	web.Annotations = map[string]string{triggerTimeAnnotation: time.Now().UTC().Format(time.RFC3339Nano)}
+	n.apply(service("web", "10.96.0.10"), web)
+	n.eventually("the load balancer", func() bool { return len(n.lbs()) == 1 })
+	n.settle()
+	if !obs.anySync(func(s SyncStats) bool { return len(s.ProgrammingLatency) == 1 }) {
+		t.Fatal("the slice's creation reported no programming latency")
+	}
+	obs.mu.Lock()
+	before := len(obs.syncs)
+	obs.mu.Unlock()
+
+	if err := n.client.DiscoveryV1().EndpointSlices("default").Delete(context.Background(), web.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.eventually("the load balancer gone", func() bool { return len(n.lbs()) == 0 })
+	n.settle()
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	for _, s := range obs.syncs[before:] {
+		if len(s.ProgrammingLatency) > 0 {
+			t.Errorf("a sync after the slice's deletion reported programming latencies %v, want none", s.ProgrammingLatency)
+		}
+	}
+}
