@@ -144,8 +144,8 @@ func parseSlices(in []*EndpointSlice, cfg *Config, buf *buffers) (out []parsedSl
 				invalid++
 				continue
 			}
-			ip, err := netip.ParseAddr(e.Address)
-			if err != nil || ip.Zone() != "" || ip.Is4In6() || intent.FamilyOf(ip) != fam || ip.IsUnspecified() {
+			ip, ok := parseAddr(e.Address)
+			if !ok || ip.Zone() != "" || ip.Is4In6() || intent.FamilyOf(ip) != fam || ip.IsUnspecified() {
 				invalid++
 				continue
 			}
@@ -316,12 +316,24 @@ func choosePort(eps []portPick) uint16 {
 	return best
 }
 
-// canonical is ip's text: as given for IPv4, whose only accepted form
-// (netip refuses leading zeros) is the canonical one, saving an allocation
-// per endpoint; formatted anew for IPv6, which has several.
+// canonical is ip's text: as given for IPv4 without leading zeros (netip's
+// only form, the canonical one), saving an allocation per endpoint;
+// formatted anew for IPv6, which has several, and for a legacy IPv4 text
+// with leading zeros (parseAddr).
 func canonical(given string, ip netip.Addr) string {
-	if ip.Is4() {
+	if ip.Is4() && !leadingZero(given) {
 		return given
 	}
 	return ip.String()
+}
+
+// leadingZero reports whether a part of the dotted IPv4 text s starts with
+// a 0 followed by another digit.
+func leadingZero(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '0' && (i == 0 || s[i-1] == '.') && s[i+1] != '.' {
+			return true
+		}
+	}
+	return false
 }
