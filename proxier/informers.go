@@ -32,20 +32,15 @@ func (p *Proxier) newOwnInformers(opts *Options) ownInformers {
 	if opts.CacheTransform != nil {
 		transform = opts.CacheTransform
 	}
-	narrow := func(o *metav1.ListOptions) {
-		if opts.Narrow != nil {
-			opts.Narrow(o)
-		}
-	}
 	kube := opts.Kube
-	services := listWatch(kube, narrow,
+	services := listWatch(kube, opts.NarrowServices,
 		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return kube.CoreV1().Services(metav1.NamespaceAll).List(ctx, o)
 		},
 		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			return kube.CoreV1().Services(metav1.NamespaceAll).Watch(ctx, o)
 		})
-	slices := listWatch(kube, narrow,
+	slices := listWatch(kube, opts.NarrowSlices,
 		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return kube.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, o)
 		},
@@ -95,6 +90,9 @@ func (o ownInformers) run(ctx context.Context) {
 func listWatch(kube kubernetes.Interface, narrow func(*metav1.ListOptions),
 	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
 	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.ListerWatcher {
+	if narrow == nil {
+		narrow = func(*metav1.ListOptions) {}
+	}
 	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			narrow(&o)

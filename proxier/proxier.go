@@ -97,9 +97,10 @@ type Options struct {
 	// Kube is the API client the proxier's own Service and EndpointSlice
 	// informers list and watch with (informers.go); Run runs them.
 	Kube kubernetes.Interface
-	// Narrow, if set, narrows those lists and watches: the daemon leaves out
-	// the Services another proxy implements, and their slices.
-	Narrow func(*metav1.ListOptions)
+	// NarrowServices and NarrowSlices, if set, narrow those lists and
+	// watches as kube-proxy's are: the daemon leaves out headless Services
+	// and those another proxy implements, and the slices of headless ones.
+	NarrowServices, NarrowSlices func(*metav1.ListOptions)
 	// ResyncPeriod is those informers' resync period (--config-sync-period); 0: none.
 	ResyncPeriod time.Duration
 	// CacheTransform replaces TrimForCache on those informers. Tests that

@@ -69,16 +69,26 @@ func kubeconfigClientConfig(path, master string, getenv func(string) string) (*r
 		&clientcmd.ConfigOverrides{ClusterInfo: clientcmdapi.Cluster{Server: master}}, nil).ClientConfig()
 }
 
-// withoutOtherProxies narrows the proxier's Service and EndpointSlice lists
-// to those no other proxy implements (the EndpointSlice controller copies
-// the label onto a Service's slices), as kube-proxy's do.
-func withoutOtherProxies() (func(*metav1.ListOptions), error) {
+// proxiedLists narrows the proxier's Service and EndpointSlice lists as
+// kube-proxy's are: Services neither headless nor implemented by another
+// proxy, slices not of a headless Service (DNS alone serves those). The
+// slices of another proxy's Services are left out too: the EndpointSlice
+// controller copies the label onto them, and no Service here reads them.
+func proxiedLists() (services, slices func(*metav1.ListOptions), err error) {
 	noProxyName, err := labels.NewRequirement(labelServiceProxyName, selection.DoesNotExist, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	selector := labels.NewSelector().Add(*noProxyName).String()
-	return func(o *metav1.ListOptions) { o.LabelSelector = selector }, nil
+	noHeadless, err := labels.NewRequirement(v1.IsHeadlessService, selection.DoesNotExist, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	serviceLabels := labels.NewSelector().Add(*noProxyName).String()
+	notHeadless := fields.OneTermNotEqualSelector("spec.clusterIP", v1.ClusterIPNone).String()
+	sliceLabels := labels.NewSelector().Add(*noProxyName, *noHeadless).String()
+	services = func(o *metav1.ListOptions) { o.LabelSelector, o.FieldSelector = serviceLabels, notHeadless }
+	slices = func(o *metav1.ListOptions) { o.LabelSelector = sliceLabels }
+	return services, slices, nil
 }
 
 // newNodeInformers returns the informer factory for this node only, its

@@ -58,24 +58,25 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 	if dcfg.Mode == desired.Overlay {
 		clusterNodes = informers.NewSharedInformerFactoryWithOptions(deps.Kube, cfg.ConfigSyncPeriod, informers.WithTransform(proxier.TrimToPodCIDRs))
 	}
-	narrow, err := withoutOtherProxies()
+	narrowServices, narrowSlices, err := proxiedLists()
 	if err != nil {
 		return err
 	}
 	p, err := proxier.New(proxier.Options{
-		NodeName:      cfg.NodeName,
-		Config:        dcfg,
-		MinSyncPeriod: cfg.MinSyncPeriod,
-		SyncPeriod:    cfg.SyncPeriod,
-		RepairPeriod:  cfg.DriftRepairPeriod,
-		Reconciler:    rec,
-		Recorder:      deps.Events.Recorder(),
-		Observer:      deps.NewObserver(rec),
-		RemoteSubnets: remoteSubnets(rec),
-		ClusterNodes:  nodesOf(clusterNodes),
-		Kube:          deps.Kube,
-		Narrow:        narrow,
-		ResyncPeriod:  cfg.ConfigSyncPeriod,
+		NodeName:       cfg.NodeName,
+		Config:         dcfg,
+		MinSyncPeriod:  cfg.MinSyncPeriod,
+		SyncPeriod:     cfg.SyncPeriod,
+		RepairPeriod:   cfg.DriftRepairPeriod,
+		Reconciler:     rec,
+		Recorder:       deps.Events.Recorder(),
+		Observer:       deps.NewObserver(rec),
+		RemoteSubnets:  remoteSubnets(rec),
+		ClusterNodes:   nodesOf(clusterNodes),
+		Kube:           deps.Kube,
+		NarrowServices: narrowServices,
+		NarrowSlices:   narrowSlices,
+		ResyncPeriod:   cfg.ConfigSyncPeriod,
 	}, deps.NodeInformers)
 	if err != nil {
 		return err
