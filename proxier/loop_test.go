@@ -77,6 +77,67 @@ func (o *recordingObserver) anySync(cond func(SyncStats) bool) bool {
 	return false
 }
 
+// programmedFirstObserver notes, each time the health checks are handed
+// over, whether the Service's node-port load balancer already holds the
+// local endpoint the check counts.
+type programmedFirstObserver struct {
+	recordingObserver
+	n       *testNode
+	early   []string // health checks counted a local endpoint HNS did not carry yet
+	counted bool
+}
+
+func (o *programmedFirstObserver) HealthChecks(c map[types.NamespacedName]desired.HealthCheck) {
+	o.recordingObserver.HealthChecks(c)
+	for name, hc := range c {
+		if hc.LocalEndpoints == 0 {
+			continue
+		}
+		o.mu.Lock()
+		o.counted = true
+		o.mu.Unlock()
+		carried := false
+		for _, lb := range o.n.lbs() {
+			if lb.Port == 30080 && slices.Contains(lb.Backends, "10.244.1.5") {
+				carried = true
+			}
+		}
+		if !carried {
+			o.mu.Lock()
+			o.early = append(o.early, name.String())
+			o.mu.Unlock()
+		}
+	}
+}
+
+// TestHealthCheckCountsOnlyWhatHNSCarries: the health-check node port hands
+// a cloud load balancer this node only once the node's own load balancer
+// for the Service is programmed. kube-proxy updates its service health
+// server after the sync's HNS calls (winkernel syncProxyRules), so a
+// health check never says 200 for a local endpoint traffic cannot reach.
+func TestHealthCheckCountsOnlyWhatHNSCarries(t *testing.T) {
+	n := newTestNode(t, "ws2022", "10.244.1.5")
+	obs := &programmedFirstObserver{n: n}
+	n.observer = obs
+	n.start()
+	n.apply(service("lb", "10.96.0.10", func(s *v1.Service) {
+		s.Spec.Type = v1.ServiceTypeLoadBalancer
+		s.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+		s.Spec.Ports[0].NodePort = 30080
+		s.Spec.HealthCheckNodePort = 32001
+	}), slice("lb", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("a health check counting the local endpoint", func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return obs.counted
+	})
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.early) > 0 {
+		t.Errorf("health checks %v counted a local endpoint before HNS carried it", obs.early)
+	}
+}
+
 func observedNode(t *testing.T, profile string, pods ...string) (*testNode, *recordingObserver) {
 	n := newTestNode(t, profile, pods...)
 	obs := &recordingObserver{}

@@ -63,12 +63,14 @@ func (p *Proxier) Sync(ctx context.Context) {
 		stats.ServicesComputed += p.computeAll()
 	}
 	p.subnets.fresh = false
-	p.updateHealthChecks()
 
 	if repairDue {
 		p.startRepair(ctx)
 	}
 	stats.Result = p.opts.Reconciler.Sync(ctx)
+	// After HNS, as kube-proxy does: a health-check node port counts a
+	// local endpoint only once this sync has tried to program it.
+	p.updateHealthChecks()
 	if stats.Result.NetworkChanged != nil {
 		p.noteNetworkChanged(ctx, stats.Result.NetworkChanged)
 	}
