@@ -58,7 +58,9 @@ type testNode struct {
 	// callTimeout and retryBase, if set, are the reconciler's HNS call
 	// deadline and first retry (default 10 ms, at most 100 ms).
 	callTimeout, retryBase time.Duration
-	rec                    *reconciler.Reconciler
+	// resyncPeriod is the Service and slice informers' resync period (none if 0).
+	resyncPeriod time.Duration
+	rec          *reconciler.Reconciler
 }
 
 const (
@@ -161,6 +163,7 @@ func (n *testNode) start() {
 		ClusterNodes:   nodeInformer,
 		Kube:           n.client,
 		CacheTransform: ownCopy(TrimForCache),
+		ResyncPeriod:   n.resyncPeriod,
 	}, nodeFactory)
 	if err != nil {
 		n.t.Fatal(err)

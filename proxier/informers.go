@@ -52,10 +52,14 @@ func (p *Proxier) newOwnInformers(opts *Options) ownInformers {
 	svcStore, svcInformer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: services,
 		ObjectType:    &v1.Service{},
-		Handler:       handlerOf(p.onService),
-		ResyncPeriod:  opts.ResyncPeriod,
-		Indexers:      cache.Indexers{},
-		Transform:     transform,
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    p.onService,
+			UpdateFunc: p.onServiceUpdate,
+			DeleteFunc: p.onService,
+		},
+		ResyncPeriod: opts.ResyncPeriod,
+		Indexers:     cache.Indexers{},
+		Transform:    transform,
 	})
 	sliceStore, sliceInformer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: slices,

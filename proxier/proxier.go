@@ -314,6 +314,16 @@ func (p *Proxier) onService(obj any) {
 	p.requestSync()
 }
 
+// onServiceUpdate is onService, except for a resync or re-list of an
+// unchanged Service.
+func (p *Proxier) onServiceUpdate(old, obj any) {
+	before, wasService := old.(*v1.Service)
+	if now, ok := obj.(*v1.Service); ok && wasService && sameVersion(&before.ObjectMeta, &now.ObjectMeta) {
+		return
+	}
+	p.onService(obj)
+}
+
 // onSlice notes an added slice's change, with its trigger time.
 func (p *Proxier) onSlice(obj any) {
 	p.sliceChanged(unwrapTombstone(obj), true)
@@ -345,8 +355,7 @@ func (p *Proxier) sliceChanged(obj any, withTrigger bool) {
 // one belonged to if its service-name label changed (a hand-made slice
 // moved or unlabelled): that Service has lost the slice's endpoints. A
 // resync (the cached object handed over again) or a re-list of an
-// unchanged version is no change to program: its trigger time, already
-// counted or older than the start, is no programming latency.
+// unchanged version is no change at all.
 func (p *Proxier) onSliceUpdate(old, obj any) {
 	before, wasSlice := old.(*cachedSlice)
 	if wasSlice && before.service.Name != "" {
@@ -356,8 +365,17 @@ func (p *Proxier) onSliceUpdate(old, obj any) {
 		}
 	}
 	now, ok := obj.(*cachedSlice)
-	unchanged := wasSlice && ok && (before == now || (now.ResourceVersion != "" && now.ResourceVersion == before.ResourceVersion))
-	p.sliceChanged(obj, !unchanged)
+	if wasSlice && ok && sameVersion(&before.ObjectMeta, &now.ObjectMeta) {
+		return
+	}
+	p.sliceChanged(obj, true)
+}
+
+// sameVersion tells an informer's resync (the cached object handed over
+// again) or a re-list of an unchanged object from a change: kube-proxy's
+// change trackers find no difference in either and sync nothing.
+func sameVersion(before, now *metav1.ObjectMeta) bool {
+	return before == now || (now.ResourceVersion != "" && now.ResourceVersion == before.ResourceVersion)
 }
 
 func (p *Proxier) onNode(obj any) {
