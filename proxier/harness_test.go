@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -61,6 +62,8 @@ type testNode struct {
 	// resyncPeriod is the Service and slice informers' resync period (none if 0).
 	resyncPeriod time.Duration
 	rec          *reconciler.Reconciler
+	// clock, if set, is the proxier's clock (default the real one).
+	clock clock.WithTicker
 }
 
 const (
@@ -164,6 +167,7 @@ func (n *testNode) start() {
 		Kube:           n.client,
 		CacheTransform: ownCopy(TrimForCache),
 		ResyncPeriod:   n.resyncPeriod,
+		Clock:          n.clock,
 	}, nodeFactory)
 	if err != nil {
 		n.t.Fatal(err)

@@ -621,3 +621,54 @@ func TestRestartWithoutNodeAddressesLeavesHNSAlone(t *testing.T) {
 		t.Errorf("after the address returned: %+v (writes %d)", got, n.hns.Counters().Writes())
 	}
 }
+
+// hookObserver records syncs and calls during once, inside the sync after
+// the first (its HealthChecks call comes before the sync ends).
+type hookObserver struct {
+	recordingObserver
+	during func()
+}
+
+func (o *hookObserver) HealthChecks(c map[types.NamespacedName]desired.HealthCheck) {
+	o.mu.Lock()
+	during := o.during
+	if len(o.syncs) != 1 {
+		during = nil
+	} else {
+		o.during = nil
+	}
+	o.mu.Unlock()
+	if during != nil {
+		during()
+	}
+	o.recordingObserver.HealthChecks(c)
+}
+
+// A change that arrives while a sync runs waits --min-sync-period after that
+// sync's end, as kube-proxy's BoundedFrequencyRunner waits minInterval after
+// each run, even when the sync began long after the one before it.
+func TestChangeDuringASyncWaitsMinSyncPeriodAfterIt(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	n := newTestNode(t, "ws2022", "10.244.1.5")
+	n.clock = clk
+	n.minSyncPeriod = 10 * time.Second
+	obs := &hookObserver{}
+	obs.during = func() { n.proxier.onService(service("late", "10.96.0.11")) }
+	n.observer = obs
+	n.start()
+	syncs := func() []SyncStats {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return append([]SyncStats(nil), obs.syncs...)
+	}
+	n.eventually("first sync", func() bool { return len(syncs()) == 1 })
+	clk.Step(time.Minute) // long after it
+	n.apply(service("web", "10.96.0.10"))
+	n.eventually("the change's sync", func() bool { return len(syncs()) >= 2 })
+	clk.Step(n.minSyncPeriod)
+	n.eventually("the late change's sync", func() bool { return len(syncs()) >= 3 })
+	s := syncs()
+	if gap := s[2].Start.Sub(s[1].End); gap < n.minSyncPeriod {
+		t.Errorf("a change made during a sync was synced %v after that sync ended, want at least --min-sync-period %v", gap, n.minSyncPeriod)
+	}
+}

@@ -398,14 +398,19 @@ func (p *Proxier) requestSync() {
 		services, endpoints := p.tracker.pending()
 		p.opts.Observer.SyncQueued(now, services, endpoints)
 	}
-	// lastSyncNanos is atomic so informer handlers never wait for a sync
-	// that holds p.mu while it talks to HNS.
-	wait := time.Unix(0, p.lastSyncNanos.Load()).Add(p.opts.MinSyncPeriod).Sub(now)
+	wait := p.minSyncWait()
 	if wait <= 0 {
 		p.queue.Add(syncKey)
 		return
 	}
 	p.queue.AddAfter(syncKey, wait)
+}
+
+// minSyncWait is how long until MinSyncPeriod has passed since the
+// last sync ended. lastSyncNanos is atomic so informer handlers never wait
+// for a sync that holds p.mu while it talks to HNS.
+func (p *Proxier) minSyncWait() time.Duration {
+	return time.Unix(0, p.lastSyncNanos.Load()).Add(p.opts.MinSyncPeriod).Sub(p.clock.Now())
 }
 
 // syncOnReturns asks for a sync each time an abandoned HNS call returns,
@@ -484,6 +489,15 @@ func (p *Proxier) Run(ctx context.Context) error {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			return p.stopErr
+		}
+		// No sync starts sooner than MinSyncPeriod after the last one ended,
+		// as kube-proxy's runner waits after each run: a change made during
+		// a sync was queued at once when that sync began long after the one
+		// before, and would start the next as soon as this one ends.
+		if wait := p.minSyncWait(); wait > 0 {
+			p.queue.Done(key)
+			p.queue.AddAfter(key, wait)
+			continue
 		}
 		p.Sync(ctx)
 		p.queue.Done(key)

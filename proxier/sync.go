@@ -110,7 +110,8 @@ const ReasonBackendCapLowered = "HNSBackendCapLowered"
 // learnBackendCap lowers the cap the desired state uses to the one the
 // reconciler found HNS enforcing (the reconciler reports, the proxier feeds
 // it in: the desired state never reads the reconciler). The changed config
-// recomputes every Service at the next sync, which follows at once.
+// recomputes every Service at the next sync, which follows as soon as
+// --min-sync-period allows.
 func (p *Proxier) learnBackendCap(ctx context.Context, learned int) {
 	if learned <= 0 || (p.cfg.MaxBackends > 0 && p.cfg.MaxBackends <= learned) {
 		return
