@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -56,11 +57,13 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 	if err != nil {
 		return res, fmt.Errorf("cleanup: list endpoints: %w", err)
 	}
-	ownedLB, ownedEP := idSet(owned.ownedLBs()), idSet(owned.ownedEPs())
+	// Folded, as Start matches them: HNS may answer GUIDs in either case,
+	// and claimInterrupted adds them folded.
+	ownedLB, ownedEP := foldedSet(owned.ownedLBs()), foldedSet(owned.ownedEPs())
 	r.claimInterrupted(owned, lbs, eps, ownedLB, ownedEP)
 	for _, doc := range leftByFailedCreates(owned.FailedLoadBalancerCreates, lbs) {
 		r.log.Info("Cleanup: a load balancer a failed create left without port mappings is hnsproxy's", "id", doc.ID)
-		ownedLB[doc.ID] = struct{}{}
+		ownedLB[strings.ToLower(doc.ID)] = struct{}{}
 	}
 
 	// Only listed objects are deleted: an owned ID HNS no longer has is gone
@@ -69,21 +72,21 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 	inUse := map[string]string{} // endpoint ID → a load balancer using it
 	var deletedLBs, deletedEPs []string
 	for _, lb := range lbs {
-		if _, ours := ownedLB[lb.ID]; ours && r.cleanupOne(&res, KindLoadBalancer, lb.ID, hns.DeleteLoadBalancer(ctx, lb.ID), recordLoadBalancer) {
+		if _, ours := ownedLB[strings.ToLower(lb.ID)]; ours && r.cleanupOne(&res, KindLoadBalancer, lb.ID, hns.DeleteLoadBalancer(ctx, lb.ID), recordLoadBalancer) {
 			res.DeletedLoadBalancers++
 			deletedLBs = append(deletedLBs, lb.ID)
 			continue
 		}
 		for _, id := range lb.HostComputeEndpoints {
-			inUse[id] = lb.ID
+			inUse[strings.ToLower(id)] = lb.ID
 		}
 	}
 	for _, ep := range eps {
-		if _, ours := ownedEP[ep.ID]; !ours {
+		if _, ours := ownedEP[strings.ToLower(ep.ID)]; !ours {
 			continue
 		}
 		err := error(nil)
-		if lbID, used := inUse[ep.ID]; used {
+		if lbID, used := inUse[strings.ToLower(ep.ID)]; used {
 			err = fmt.Errorf("kept: load balancer %s still uses it", lbID)
 		} else {
 			err = hns.DeleteEndpoint(ctx, ep.ID)

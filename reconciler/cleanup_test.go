@@ -109,27 +109,35 @@ func (e *env) assertStateFileMatchesHNSExcept(foreignLB, foreignEP string) {
 }
 
 // An object a crash left between its create and the state file write is
-// claimed through the declared create, and cleaned up with the rest.
+// claimed through the declared create, a remote endpoint by the name
+// hnsproxy gives its own, and both are cleaned up with the rest, whatever
+// case HNS answers GUIDs in (sim.Echo.UpperGUIDs: the claims are folded).
 func TestCleanupClaimsInterruptedCreates(t *testing.T) {
-	e := newEnv(t, sim.ProfileWS2022)
-	foreignLB, foreignEP := e.foreign()
-	localID := e.local("10.244.1.12")
-	want := lb("10.96.0.40", 80, loc("10.244.1.12"))
-	r := e.started()
-	r.Upsert(want)
-	r.mu.Lock()
-	r.declareCreates(map[intent.LBKey]struct{}{want.Key: {}}, nil, nil)
-	r.mu.Unlock()
-	// The create happens, its ID never reaches the state file.
-	if _, err := e.hns.CreateLoadBalancer(ctx, BuildLB(&want, []string{localID})); err != nil {
-		t.Fatal(err)
-	}
+	for _, echo := range []sim.Echo{{}, {UpperGUIDs: true}} {
+		e := newEnv(t, sim.ProfileWS2022)
+		foreignLB, foreignEP := e.foreign()
+		localID := e.local("10.244.1.12")
+		e.hns.SetEcho(echo)
+		want := lb("10.96.0.40", 80, loc("10.244.1.12"))
+		r := e.started()
+		r.Upsert(want)
+		r.mu.Lock()
+		r.declareCreates(map[intent.LBKey]struct{}{want.Key: {}}, nil, nil)
+		r.mu.Unlock()
+		// The creates happen, their IDs never reach the state file.
+		if _, err := e.hns.CreateLoadBalancer(ctx, BuildLB(&want, []string{localID})); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, intent.RemoteEndpoint{IP: "10.244.2.30"})); err != nil {
+			t.Fatal(err)
+		}
 
-	res, err := Cleanup(ctx, e.hns, e.options())
-	if err != nil || res.DeletedLoadBalancers != 1 {
-		t.Fatalf("cleanup: %+v %v; want the interrupted create's load balancer deleted", res, err)
+		res, err := Cleanup(ctx, e.hns, e.options())
+		if err != nil || res.DeletedLoadBalancers != 1 || res.DeletedEndpoints != 1 {
+			t.Fatalf("echo %+v: cleanup: %+v %v; want the interrupted create's load balancer and the named remote endpoint deleted", echo, res, err)
+		}
+		e.assertOnlyForeignLeft(foreignLB, foreignEP)
 	}
-	e.assertOnlyForeignLeft(foreignLB, foreignEP)
 }
 
 func TestCleanupWithoutStateFileIsRefused(t *testing.T) {
@@ -199,4 +207,20 @@ func (f *failSecondList) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBal
 		return nil, hnslb.NewError("ListLoadBalancers", hnslb.CodeRPCServerUnavailable, "(test)")
 	}
 	return f.Client.ListLoadBalancers(ctx)
+}
+
+// TestCleanupAfterTheGUIDCaseChanged: the state file recorded HNS's IDs in
+// one case and HNS now answers the other (v2 lower, v1 upper); cleanup
+// still deletes them, as Start still owns them.
+func TestCleanupAfterTheGUIDCaseChanged(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	foreignLB, foreignEP := e.foreign()
+	e.started(e.threeServices()...)
+	e.hns.SetEcho(sim.Echo{UpperGUIDs: true})
+
+	res, err := Cleanup(ctx, e.hns, e.options())
+	if err != nil || res.DeletedLoadBalancers != 3 || res.DeletedEndpoints != 3 || !res.StateRemoved {
+		t.Fatalf("cleanup: %+v %v; want 3 load balancers and 3 remote endpoints deleted, state removed", res, err)
+	}
+	e.assertOnlyForeignLeft(foreignLB, foreignEP)
 }
