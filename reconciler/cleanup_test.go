@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -223,4 +224,56 @@ func TestCleanupAfterTheGUIDCaseChanged(t *testing.T) {
 		t.Fatalf("cleanup: %+v %v; want 3 load balancers and 3 remote endpoints deleted, state removed", res, err)
 	}
 	e.assertOnlyForeignLeft(foreignLB, foreignEP)
+}
+
+// TestCleanupBesideKubeProxyTakesItsObjects: after a rollback to
+// kube-proxy the state file cannot tell kube-proxy's objects from
+// hnsproxy's. kube-proxy deleted every load balancer at its start and made
+// its own, taking the endpoints it finds by IP (winkernel's syncProxyRules):
+// hnsproxy's remote endpoints for its backends and, on overlay, the one on
+// each cluster IP, which no load balancer names. A cluster IP's key stays
+// declared in the state file (a standing declaration), so --cleanup claims
+// kube-proxy's load balancer there as an interrupted create of its own, and
+// deletes the cluster IP's endpoint. So the operator's guide must not send
+// an operator to run --cleanup on a node where kube-proxy runs.
+func TestCleanupBesideKubeProxyTakesItsObjects(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	lbs := e.threeServices()
+	r := New(e.hns, e.options())
+	handOver(r, lbs, []intent.RemoteEndpoint{{IP: "10.96.0.20", MAC: "00-15-5d-00-00-01", ProviderAddress: "192.168.0.1"}})
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(r)
+	vipID := e.remoteID("10.96.0.20")
+
+	// kube-proxy starts: every load balancer goes, its own come.
+	for _, l := range e.snapshot().LoadBalancers {
+		if err := e.hns.DeleteLoadBalancer(ctx, l.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kp, err := e.hns.CreateLoadBalancer(ctx, BuildLB(&lbs[1], []string{e.locals["10.244.1.11"], e.remoteID("10.244.2.20")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Cleanup(ctx, e.hns, e.options()); err != nil {
+		t.Logf("cleanup: %v", err)
+	}
+	if e.hasObject(kp.ID) || e.hasObject(vipID) {
+		t.Fatal("--cleanup left kube-proxy's objects alone: the guide's warning against it beside kube-proxy can go")
+	}
+
+	guide, err := os.ReadFile("../docs/operators.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, advice := range regexp.MustCompile("(?s)`hnsproxy --cleanup`, after kube-proxy has started|after kube-proxy has started[^.]*--cleanup").FindAllString(string(guide), -1) {
+		t.Errorf("docs/operators.md advises %q; --cleanup deletes kube-proxy's load balancers on cluster IPs and node ports hnsproxy had, and its cluster IP endpoints", advice)
+	}
+	_, cleanup, _ := strings.Cut(string(guide), "\n## Cleanup: uninstalling from a node\n")
+	cleanup, _, _ = strings.Cut(cleanup, "\n## ")
+	if !strings.Contains(cleanup, "TestCleanupBesideKubeProxyTakesItsObjects") {
+		t.Error(`docs/operators.md's "Cleanup" section does not warn against --cleanup beside kube-proxy (naming TestCleanupBesideKubeProxyTakesItsObjects)`)
+	}
 }
