@@ -101,8 +101,11 @@ func TestDriftRepairModifiedLoadBalancer(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := r.Sync(ctx)
-	if res.Updated != 1 || e.counters().Count(sim.OpUpdateLoadBalancer) != 1 {
-		t.Errorf("repair of a modified load balancer: %+v %v", res, e.counters().Calls)
+	// A changed source VIP is replaced, not modified back: whether HNS
+	// applies more than backends in a modify is not known.
+	c := e.counters()
+	if res.Updated != 1 || c.Count(sim.OpUpdateLoadBalancer) != 0 || c.Count(sim.OpDeleteLoadBalancer) != 1 || c.Count(sim.OpCreateLoadBalancer) != 1 {
+		t.Errorf("repair of a modified load balancer: %+v %v", res, c.Calls)
 	}
 	if e.hnsLB(want[0].Key).SourceVIP != want[0].SourceVIP {
 		t.Error("source VIP not repaired")

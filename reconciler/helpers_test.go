@@ -42,12 +42,20 @@ func newEnv(t testing.TB, profile string) *env {
 // newEnvVariants is newEnv on an HNS answering with the given error variants.
 func newEnvVariants(t testing.TB, profile string, variants sim.ErrorVariants) *env {
 	t.Helper()
+	return newEnvSim(t, profile, sim.Options{Variants: variants})
+}
+
+// newEnvSim is newEnv on an HNS made with o (its profile, seed and clock
+// are the env's).
+func newEnvSim(t testing.TB, profile string, o sim.Options) *env {
+	t.Helper()
 	p, err := sim.ProfileByName(profile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	h := sim.New(sim.Options{Profile: p, Seed: 7, Clock: clk, Variants: variants})
+	o.Profile, o.Seed, o.Clock = p, 7, clk
+	h := sim.New(o)
 	n, err := h.CreateNetwork(ctx, &hnslb.Network{
 		Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
 		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}},

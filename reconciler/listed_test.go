@@ -69,8 +69,8 @@ func TestDriftRepairOverTheWire(t *testing.T) {
 	}
 	res = r.Sync(ctx)
 	cnt := e.counters()
-	if cnt.Count(sim.OpCreateEndpoint) != 1 || cnt.Count(sim.OpUpdateLoadBalancer) != 2 || cnt.Count(sim.OpCreateLoadBalancer) != 1 {
-		t.Errorf("after the repair: %v %+v; want the endpoint and the deleted load balancer created, the changed one and the endpoint's user updated", cnt.Calls, res)
+	if cnt.Count(sim.OpCreateEndpoint) != 1 || cnt.Count(sim.OpUpdateLoadBalancer) != 1 || cnt.Count(sim.OpCreateLoadBalancer) != 2 || cnt.Count(sim.OpDeleteLoadBalancer) != 1 {
+		t.Errorf("after the repair: %v %+v; want the endpoint and the deleted load balancer created, the changed one replaced and the endpoint's user modified", cnt.Calls, res)
 	}
 	e.converge(r)
 	e.assertRealized(want)

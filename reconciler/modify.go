@@ -43,9 +43,23 @@ func (m ModifyMode) On(f hnslb.Features) bool {
 	}
 }
 
-// modifyOn reports whether this update should be an HNS modify.
+// modifyOn reports whether updates may be HNS modifies.
 func (r *Reconciler) modifyOn() bool {
 	return !r.modifyTurnedOff && r.opts.Modify.On(r.opts.Features)
+}
+
+// modifiesInPlace reports whether e's update is an HNS modify: modify is
+// on and only its backends change. Whether HNS applies a change of flags,
+// ports, distribution or source VIP in a modify is not known, and winkernel
+// modifies only when backends change, so any other change is a delete and
+// a create (docs/reliability.md, "Modify that HNS cannot do").
+func (r *Reconciler) modifiesInPlace(e *lbEntry) bool {
+	return e.desired != nil && r.modifiesTo(e, BuildLB(e.desired, nil))
+}
+
+// modifiesTo is modifiesInPlace for the update of e to doc.
+func (r *Reconciler) modifiesTo(e *lbEntry, doc *hnslb.LoadBalancer) bool {
+	return r.modifyOn() && e.realizedID != "" && e.realized != nil && sameFrontendFields(e.realized, doc)
 }
 
 // modifyFailed records that HNS showed it cannot modify (why). In auto

@@ -354,8 +354,9 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string,
 	grew := false
 	declareLB := func(k intent.LBKey) {
 		e := r.lbs[k]
-		// With ModifyLoadBalancer a realized one is changed in place.
-		if e == nil || e.desired == nil || e.realizedID != "" && r.modifyOn() || r.foreignHeld[k] != "" || has(unchecked, k) {
+		// With ModifyLoadBalancer a realized one whose backends alone
+		// change is changed in place.
+		if e == nil || e.desired == nil || r.modifiesInPlace(e) || r.foreignHeld[k] != "" || has(unchecked, k) {
 			return
 		}
 		if has(r.standingLBs, k) {

@@ -118,7 +118,8 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		return
 	}
 	replacing := e.realizedID != "" || ahead.replaced
-	if run.noCreates && (!replacing || !r.modifyOn()) {
+	inPlace := r.modifiesTo(e, doc)
+	if run.noCreates && !inPlace {
 		r.wait(run, ref, &e.st, errStateUnwritable)
 		return
 	}
@@ -126,7 +127,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		r.wait(run, ref, &e.st, awaiting(whyHeld))
 		return
 	}
-	if replacing && r.modifyOn() {
+	if inPlace {
 		outcome, err := r.modifyLB(run, e, doc)
 		switch {
 		case err != nil:

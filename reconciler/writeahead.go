@@ -275,7 +275,7 @@ func madeDelete(run *syncRun, ip string) bool {
 // turn takes from it; ok is false if there is none.
 func (r *Reconciler) planLB(run *syncRun, k intent.LBKey, created map[string]int) (w pendingLB, c createdLB, ok bool) {
 	e := r.lbs[k]
-	modifies := e != nil && e.realizedID != "" && r.modifyOn()
+	modifies := e != nil && r.modifiesInPlace(e)
 	if e == nil || e.desired == nil || e.uncertain != nil || r.foreignHeld[k] != "" ||
 		has(run.unchecked, k) || r.lookups.lbs[k] != nil || r.client.busy(lbToken(k), idToken(e.realizedID)) ||
 		// Where HNS may report a modify done without applying it, the

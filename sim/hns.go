@@ -32,6 +32,12 @@ type Options struct {
 	Echo Echo
 	// Variants choose the codes where real HNS is not known (errvariants.go).
 	Variants ErrorVariants
+	// ModifyBackendsOnly makes a modify that HNS can do apply the backends
+	// alone and keep the flags, ports, distribution, source and frontend
+	// VIPs as they were, still answering success. Whether real HNS applies
+	// those in a modify is not known: winkernel modifies only to change
+	// backends, and no public capture shows another field modified.
+	ModifyBackendsOnly bool
 	// WriteLog, if set, gets a line for every change to a load balancer
 	// or endpoint and for every write call's answer (writelog.go).
 	WriteLog io.Writer
@@ -47,8 +53,10 @@ type HNS struct {
 	// the backend cap's reason.
 	features hnslb.Features
 	modify   modifyMode
-	variants ErrorVariants
-	clock    clock.PassiveClock
+	// modifyBackendsOnly is Options.ModifyBackendsOnly.
+	modifyBackendsOnly bool
+	variants           ErrorVariants
+	clock              clock.PassiveClock
 
 	mu       sync.Mutex
 	latency  time.Duration
@@ -80,17 +88,18 @@ func New(opts Options) *HNS {
 	st := newState(uint64(opts.Seed))
 	st.log = writeLog{opts.WriteLog}
 	return &HNS{
-		profile:  opts.Profile,
-		features: opts.Profile.Features(),
-		modify:   opts.Profile.modify(),
-		variants: opts.Variants.withDefaults(),
-		clock:    opts.Clock,
-		latency:  opts.Latency,
-		echo:     opts.Echo,
-		state:    st,
-		faultRng: rand.New(rand.NewPCG(uint64(opts.Seed), 0xfa17)),
-		hangs:    newHangs(),
-		sleep:    sleepCtx,
+		profile:            opts.Profile,
+		features:           opts.Profile.Features(),
+		modify:             opts.Profile.modify(),
+		modifyBackendsOnly: opts.ModifyBackendsOnly,
+		variants:           opts.Variants.withDefaults(),
+		clock:              opts.Clock,
+		latency:            opts.Latency,
+		echo:               opts.Echo,
+		state:              st,
+		faultRng:           rand.New(rand.NewPCG(uint64(opts.Seed), 0xfa17)),
+		hangs:              newHangs(),
+		sleep:              sleepCtx,
 	}
 }
 

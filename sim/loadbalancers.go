@@ -52,6 +52,10 @@ func (h *HNS) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadB
 			return err
 		}
 		stored := copyLoadBalancer(lb)
+		if h.modifyBackendsOnly {
+			stored = copyLoadBalancer(old)
+			stored.HostComputeEndpoints = slices.Clone(lb.HostComputeEndpoints)
+		}
 		storedGUIDs(stored)
 		stored.ID = old.ID
 		stored.SchemaVersion = hnslb.V2

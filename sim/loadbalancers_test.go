@@ -505,3 +505,36 @@ func TestPutLoadBalancerOutOfBand(t *testing.T) {
 		t.Errorf("counters %v", c.Calls)
 	}
 }
+
+// TestModifyBackendsOnly: the variant's modify applies the backends and
+// keeps every other field, answering success.
+func TestModifyBackendsOnly(t *testing.T) {
+	p, _ := ProfileByName(ProfileWS2025)
+	h := New(Options{Profile: p, Seed: 3, ModifyBackendsOnly: true})
+	n := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+	a := mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.5"))
+	b := mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.6"))
+	lb, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, a.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := lbDoc("10.96.0.10", 80, a.ID, b.ID)
+	doc.PortMappings[0].InternalPort = 9090
+	doc.PortMappings[0].DistributionType = hnslb.DistributionSourceIP
+	doc.Flags = hnslb.LoadBalancerFlagsDSR
+	doc.SourceVIP = "10.244.1.99"
+	if _, err := h.UpdateLoadBalancer(ctx, lb.ID, doc); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := h.GetLoadBalancerByID(ctx, lb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored.HostComputeEndpoints) != 2 {
+		t.Errorf("backends %v, want both", stored.HostComputeEndpoints)
+	}
+	if pm := stored.PortMappings[0]; pm.InternalPort != 8080 || pm.DistributionType != hnslb.DistributionNone ||
+		stored.Flags != lb.Flags || stored.SourceVIP != lb.SourceVIP {
+		t.Errorf("the modify changed more than the backends: %+v", stored)
+	}
+}
