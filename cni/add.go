@@ -16,6 +16,9 @@ func cmdAdd(ctx context.Context, s *session) error {
 	if err := checkIfName(s.args.IfName); err != nil {
 		return err
 	}
+	if err := s.conf.checkPortMappings(); err != nil {
+		return err
+	}
 	nsID, err := namespaceID(s.args.Netns)
 	if err != nil {
 		return err

@@ -156,25 +156,52 @@ func parseConfig(stdin []byte) (*NetConf, error) {
 	if n.VXLANPort == 0 {
 		n.VXLANPort = defaultVXLANPort
 	}
-	for i, pm := range n.RuntimeConfig.PortMappings {
-		if _, err := pm.protocolNumber(); err != nil {
-			return nil, invalidConfig("portMappings[%d]: %v", i, err)
-		}
-		if !validPort(pm.HostPort) || !validPort(pm.ContainerPort) {
-			return nil, invalidConfig("portMappings[%d]: ports must be 1-65535 (host %d, container %d)", i, pm.HostPort, pm.ContainerPort)
-		}
-		if pm.HostIP != "" {
-			if _, err := netip.ParseAddr(pm.HostIP); err != nil {
-				return nil, invalidConfig("portMappings[%d]: hostIP %q: %v", i, pm.HostIP, err)
-			}
-		}
-	}
+	n.skipUnknownProtocols()
 	if n.RawPrevResult != nil {
 		if err := version.ParsePrevResult(&n.PluginConf); err != nil {
 			return nil, types.NewError(types.ErrDecodingFailure, "malformed prevResult", err.Error())
 		}
 	}
 	return n, nil
+}
+
+// skipUnknownProtocols drops, with a warning, the port mappings of a
+// protocol HNS cannot map (containerd passes "sctp"), for a win-*
+// configuration, as win-bridge does (pkg/hns ApplyPortMappingPolicy). The
+// others refuse them on ADD (checkPortMappings), as sdnbridge does.
+func (n *NetConf) skipUnknownProtocols() {
+	if n.family != familyWin {
+		return
+	}
+	var kept []PortMapping
+	for i, pm := range n.RuntimeConfig.PortMappings {
+		if _, err := pm.protocolNumber(); err != nil {
+			n.warnings = append(n.warnings, fmt.Sprintf("portMappings[%d]: %v; skipped, as win-bridge does", i, err))
+			continue
+		}
+		kept = append(kept, pm)
+	}
+	n.RuntimeConfig.PortMappings = kept
+}
+
+// checkPortMappings refuses a port mapping HNS cannot take. ADD only: DEL
+// gets the same runtimeConfig (Flannel replays ADD's) and must release the
+// pod whatever it says.
+func (n *NetConf) checkPortMappings() error {
+	for i, pm := range n.RuntimeConfig.PortMappings {
+		if _, err := pm.protocolNumber(); err != nil {
+			return invalidConfig("portMappings[%d]: %v", i, err)
+		}
+		if !validPort(pm.HostPort) || !validPort(pm.ContainerPort) {
+			return invalidConfig("portMappings[%d]: ports must be 1-65535 (host %d, container %d)", i, pm.HostPort, pm.ContainerPort)
+		}
+		if pm.HostIP != "" {
+			if _, err := netip.ParseAddr(pm.HostIP); err != nil {
+				return invalidConfig("portMappings[%d]: hostIP %q: %v", i, pm.HostIP, err)
+			}
+		}
+	}
+	return nil
 }
 
 func optionalPrefix(field, s string) (netip.Prefix, error) {

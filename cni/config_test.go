@@ -78,7 +78,10 @@ func TestParseConfigRejects(t *testing.T) {
 			m[k] = v
 		}
 		b, _ := json.Marshal(m)
-		_, err := parseConfig(b)
+		n, err := parseConfig(b)
+		if err == nil {
+			err = n.checkPortMappings() // ADD's check
+		}
 		te, ok := err.(*types.Error)
 		if !ok || te.Code != c.code || te.Msg == "" {
 			t.Errorf("%s: %v, want code %d", name, err, c.code)

@@ -150,10 +150,8 @@ func checkParsedConfig(t *testing.T, stdin []byte) {
 	if (n.Mode != "" && n.Mode != ModeL2Bridge && n.Mode != ModeOverlay) || strings.TrimSpace(n.Network) == "" {
 		t.Fatalf("accepted an incomplete configuration: %+v", n)
 	}
-	for _, pm := range n.RuntimeConfig.PortMappings {
-		if _, err := pm.protocolNumber(); err != nil || !validPort(pm.HostPort) || !validPort(pm.ContainerPort) {
-			t.Fatalf("accepted port mapping %+v", pm)
-		}
+	if n.checkPortMappings() != nil {
+		return // refused by ADD
 	}
 	for _, s := range n.natExceptionList() {
 		if _, err := netip.ParsePrefix(s); err != nil {
