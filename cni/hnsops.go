@@ -22,16 +22,25 @@ func (c hnsClient) network(ctx context.Context, name string) (*hnslb.Network, er
 	return n, nil
 }
 
-// checkNetworkType refuses a network whose type is not the configured mode's.
+// checkNetworkType refuses a network whose type is not the configured
+// mode's. l2bridge takes an L2Tunnel network too, as win-bridge does (its
+// ADD accepts either type; sdnbridge checks none).
 func checkNetworkType(n *hnslb.Network, mode string) error {
-	want := hnslb.NetworkTypeL2Bridge
-	if mode == ModeOverlay {
-		want = hnslb.NetworkTypeOverlay
-	}
-	if !strings.EqualFold(string(n.Type), string(want)) {
+	if modeOfType(n.Type) != mode {
 		return invalidConfig("HNS network %q is of type %s, but mode is %q", n.Name, n.Type, mode)
 	}
 	return nil
+}
+
+// modeOfType is the mode that wires pods into an HNS network type, or "".
+func modeOfType(t hnslb.NetworkType) string {
+	switch {
+	case strings.EqualFold(string(t), string(hnslb.NetworkTypeL2Bridge)), strings.EqualFold(string(t), string(hnslb.NetworkTypeL2Tunnel)):
+		return ModeL2Bridge
+	case strings.EqualFold(string(t), string(hnslb.NetworkTypeOverlay)):
+		return ModeOverlay
+	}
+	return ""
 }
 
 // removeEndpoint detaches and deletes the named endpoint and reports whether

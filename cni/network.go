@@ -23,13 +23,8 @@ func (s *session) network(ctx context.Context) (*hnslb.Network, error) {
 		return nil, err
 	}
 	if s.conf.Mode == "" {
-		switch {
-		case strings.EqualFold(string(network.Type), string(hnslb.NetworkTypeL2Bridge)):
-			s.conf.Mode = ModeL2Bridge
-		case strings.EqualFold(string(network.Type), string(hnslb.NetworkTypeOverlay)):
-			s.conf.Mode = ModeOverlay
-		default:
-			return nil, invalidConfig("HNS network %q is of type %s; hnscni wires pods into L2Bridge and Overlay networks", network.Name, network.Type)
+		if s.conf.Mode = modeOfType(network.Type); s.conf.Mode == "" {
+			return nil, invalidConfig("HNS network %q is of type %s; hnscni wires pods into L2Bridge (or L2Tunnel) and Overlay networks", network.Name, network.Type)
 		}
 	}
 	if err := checkNetworkType(network, s.conf.Mode); err != nil {
