@@ -3,6 +3,7 @@ package proxier
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 	"github.com/hnsproxy/hnsproxy/sim"
@@ -47,8 +49,10 @@ type testNode struct {
 	// remote-subnet reader, an observer and the min sync period.
 	config        desired.Config
 	remoteSubnets func(context.Context) ([]desired.RemoteSubnet, error)
-	observer      Observer
-	minSyncPeriod time.Duration
+	// healthCheckGateway re-reads the root endpoint (Options.HealthCheckGateway).
+	healthCheckGateway func(context.Context) (map[intent.IPFamily]netip.Addr, error)
+	observer           Observer
+	minSyncPeriod      time.Duration
 	// believedCap, if set, is the backend cap hnsproxy starts with (from the
 	// OS build) where HNS may enforce less; the reconciler learns the cap.
 	believedCap int
@@ -154,20 +158,21 @@ func (n *testNode) start() {
 		nodeInformer = clusterNodes.Core().V1().Nodes()
 	}
 	p, err := New(Options{
-		NodeName:       n.name,
-		Config:         cfg,
-		MinSyncPeriod:  n.minSyncPeriod,
-		SyncPeriod:     time.Hour,
-		RepairPeriod:   repairPeriod,
-		Reconciler:     rec,
-		Recorder:       n.recorder,
-		Observer:       n.observer,
-		RemoteSubnets:  n.remoteSubnets,
-		ClusterNodes:   nodeInformer,
-		Kube:           n.client,
-		CacheTransform: ownCopy(TrimForCache),
-		ResyncPeriod:   n.resyncPeriod,
-		Clock:          n.clock,
+		NodeName:           n.name,
+		Config:             cfg,
+		MinSyncPeriod:      n.minSyncPeriod,
+		SyncPeriod:         time.Hour,
+		RepairPeriod:       repairPeriod,
+		Reconciler:         rec,
+		Recorder:           n.recorder,
+		Observer:           n.observer,
+		RemoteSubnets:      n.remoteSubnets,
+		HealthCheckGateway: n.healthCheckGateway,
+		ClusterNodes:       nodeInformer,
+		Kube:               n.client,
+		CacheTransform:     ownCopy(TrimForCache),
+		ResyncPeriod:       n.resyncPeriod,
+		Clock:              n.clock,
 	}, nodeFactory)
 	if err != nil {
 		n.t.Fatal(err)

@@ -3,6 +3,7 @@ package proxier
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,7 +93,11 @@ type Options struct {
 	// factory trims them with TrimToPodCIDRs): another Node's pod CIDR that
 	// appears or changes asks for a read until a route covers it.
 	ClusterNodes coreinformers.NodeInformer
-	Clock        clock.WithTicker
+	// HealthCheckGateway, if set, re-reads the root HNS endpoint's
+	// addresses (Config.HealthCheckGateway) while Config.ForwardHealthCheckVIP
+	// is on: each Sync while none is known, each drift repair (healthgw.go).
+	HealthCheckGateway func(ctx context.Context) (map[intent.IPFamily]netip.Addr, error)
+	Clock              clock.WithTicker
 
 	// Kube is the API client the proxier's own Service and EndpointSlice
 	// informers list and watch with (informers.go); Run runs them.

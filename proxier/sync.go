@@ -46,6 +46,7 @@ func (p *Proxier) Sync(ctx context.Context) {
 	} else {
 		p.readSubnetsForTriggers(ctx)
 	}
+	p.readHealthCheckGateway(ctx, repairDue)
 	if !p.initialized || p.configChanged() {
 		stats.Full = true
 		stats.ServicesComputed = p.computeAll()

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"net/netip"
 
 	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/metrics"
 	"github.com/hnsproxy/hnsproxy/proxier"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
@@ -63,16 +65,20 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		return err
 	}
 	p, err := proxier.New(proxier.Options{
-		NodeName:       cfg.NodeName,
-		Config:         dcfg,
-		MinSyncPeriod:  cfg.MinSyncPeriod,
-		SyncPeriod:     cfg.SyncPeriod,
-		RepairPeriod:   cfg.DriftRepairPeriod,
-		Reconciler:     rec,
-		Recorder:       deps.Events.Recorder(),
-		Observer:       deps.NewObserver(rec),
-		RemoteSubnets:  remoteSubnets(rec),
-		ClusterNodes:   nodesOf(clusterNodes),
+		NodeName:      cfg.NodeName,
+		Config:        dcfg,
+		MinSyncPeriod: cfg.MinSyncPeriod,
+		SyncPeriod:    cfg.SyncPeriod,
+		RepairPeriod:  cfg.DriftRepairPeriod,
+		Reconciler:    rec,
+		Recorder:      deps.Events.Recorder(),
+		Observer:      deps.NewObserver(rec),
+		RemoteSubnets: remoteSubnets(rec),
+		ClusterNodes:  nodesOf(clusterNodes),
+		// The CNI may make the root endpoint after the network.
+		HealthCheckGateway: func(ctx context.Context) (map[intent.IPFamily]netip.Addr, error) {
+			return nodeconfig.HealthCheckGateway(ctx, deps.StartupCalls, cfg.Winkernel.RootHNSEndpointName)
+		},
 		Kube:           deps.Kube,
 		NarrowServices: narrowServices,
 		NarrowSlices:   narrowSlices,

@@ -115,15 +115,10 @@ func Desired(ctx context.Context, cfg *options.Config, hns EndpointReader, netwo
 	if err == nil && vip.IsValid() {
 		c.SourceVIP = map[intent.IPFamily]netip.Addr{intent.FamilyOf(vip): vip}
 	}
-	if gw, err := hns.GetEndpointByName(ctx, cfg.Winkernel.RootHNSEndpointName); err == nil {
-		c.HealthCheckGateway = map[intent.IPFamily]netip.Addr{}
-		for _, ipc := range gw.IpConfigurations {
-			if ip, err := netip.ParseAddr(ipc.IpAddress); err == nil {
-				c.HealthCheckGateway[intent.FamilyOf(ip)] = ip
-			}
-		}
+	if gw, err := HealthCheckGateway(ctx, hns, cfg.Winkernel.RootHNSEndpointName); err == nil {
+		c.HealthCheckGateway = gw
 	} else if cfg.Winkernel.ForwardHealthCheckVIP {
-		klog.FromContext(ctx).Info("Warning: no root HNS endpoint for health-check forwarding", "name", cfg.Winkernel.RootHNSEndpointName, "err", err)
+		klog.FromContext(ctx).Info("Warning: no root HNS endpoint for health-check forwarding yet; looked up again on every sync", "name", cfg.Winkernel.RootHNSEndpointName, "err", err)
 	}
 	if network.Type == hnslb.NetworkTypeOverlay {
 		c.Mode = desired.Overlay
@@ -134,6 +129,22 @@ func Desired(ctx context.Context, cfg *options.Config, hns EndpointReader, netwo
 		c.HostMAC = mac
 	}
 	return c, nil
+}
+
+// HealthCheckGateway reads the addresses, per family, of the root HNS
+// endpoint (--root-hnsendpoint-name) that health checks are forwarded to.
+func HealthCheckGateway(ctx context.Context, hns EndpointReader, name string) (map[intent.IPFamily]netip.Addr, error) {
+	gw, err := hns.GetEndpointByName(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := map[intent.IPFamily]netip.Addr{}
+	for _, ipc := range gw.IpConfigurations {
+		if ip, err := netip.ParseAddr(ipc.IpAddress); err == nil {
+			out[intent.FamilyOf(ip)] = ip
+		}
+	}
+	return out, nil
 }
 
 // healthzPort is the port of the healthz address (kube-proxy's 10256 when unset).
