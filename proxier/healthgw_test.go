@@ -60,8 +60,16 @@ func TestRootEndpointMadeAfterStartGetsHealthChecksForwarded(t *testing.T) {
 		IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.2", PrefixLength: 24}}}); err != nil {
 		t.Fatal(err)
 	}
-	// Any change syncs (as the sync period would).
+	// A change alone does not read it again within the sync period (an
+	// hour here); the next drift repair does.
 	n.apply(lb("api", "10.96.0.11", "198.51.100.8", 32002), slice("api", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("the second ingress load balancer", func() bool {
+		return slices.ContainsFunc(n.lbs(), func(v lbView) bool { return v.Frontend == "198.51.100.8" && v.Port == 80 })
+	})
+	if healthLB("198.51.100.8", 32002)() {
+		t.Error("the root endpoint was read again for a change within the sync period")
+	}
+	n.repairNow()
 	n.eventually("health checks on both ingress IPs forwarded to the root endpoint", func() bool {
 		return healthLB("198.51.100.7", 32001)() && healthLB("198.51.100.8", 32002)()
 	})

@@ -145,6 +145,8 @@ type Proxier struct {
 	// lastSyncNanos mirrors lastSync for requestSync, which runs without p.mu.
 	lastSyncNanos atomic.Int64
 	lastRepair    time.Time
+	// gatewayReadAt is when the root HNS endpoint was last read (healthgw.go).
+	gatewayReadAt time.Time
 	// repairRetryAt holds back the next drift repair after a failed one.
 	repairRetryAt time.Time
 	repairBackoff workqueue.TypedRateLimiter[string]
