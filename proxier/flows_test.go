@@ -464,3 +464,47 @@ func TestOverlayServiceVIPEndpointGoesWithTheService(t *testing.T) {
 		t.Errorf("remote endpoints after the Service was deleted: %v, want no service-VIP endpoint for 10.96.0.10", got)
 	}
 }
+
+// TestOverlayBackendsOutsideTheOverlay: on overlay, Services whose
+// backends are a node's own address (a host-network pod on another Windows
+// node, the API server on a Linux control-plane node) or a public IP are
+// reached on the underlay, from pods and from the node, with and without
+// DSR. The load balancers must SNAT to the node address, not the source
+// VIP, which the underlay does not route back (winkernel's source VIP rule,
+// kubernetes/kubernetes#91886).
+func TestOverlayBackendsOutsideTheOverlay(t *testing.T) {
+	const ipv4 = discoveryv1.AddressTypeIPv4
+	const linuxCP, public = "10.0.0.100", "198.51.100.9"
+	for _, dsr := range []bool{false, true} {
+		t.Run(fmt.Sprintf("dsr=%t", dsr), func(t *testing.T) {
+			c := newSimCluster(t, clusterSpec{profile: "ws2022", mode: desired.Overlay, dsr: dsr, nodes: threeNodes()})
+			c.apply(
+				service("api", "10.96.0.1"), sliceOf("api", "api-1", ipv4, readyEP(linuxCP, "linux-cp")),
+				service("hostnet", "10.96.0.2"), sliceOf("hostnet", "hostnet-1", ipv4, readyEP(ip2, "win-2")),
+				service("outside", "10.96.0.3"), sliceOf("outside", "outside-1", ipv4, readyEP(public, "")),
+			)
+			c.converge()
+			vc := c.vfp()
+			for _, tc := range []struct {
+				from, to string
+				outcome  vfp.Outcome
+				backend  string
+			}{
+				{pod1a, "10.96.0.1:80", vfp.LeftCluster, linuxCP},
+				{"win-1", "10.96.0.1:80", vfp.LeftCluster, linuxCP},
+				{pod1a, "10.96.0.2:80", vfp.DeliveredToHost, ip2},
+				{pod1a, "10.96.0.3:80", vfp.LeftCluster, public},
+			} {
+				pkt := vfp.Packet{Src: netip.AddrPortFrom(c.addr(tc.from), 40000), Dst: netip.MustParseAddrPort(tc.to), Protocol: hnslb.ProtocolTCP}
+				v, err := vc.Trace(pkt, vfp.Options{})
+				if err != nil {
+					t.Fatalf("Trace(%s): %v", pkt, err)
+				}
+				if v.Outcome != tc.outcome || v.Backend.Addr().String() != tc.backend || v.SeenSrc.Addr().String() != ip1 {
+					t.Errorf("%s: %s to %s seen from %s, want %s to %s seen from %s\n%s",
+						pkt, v.Outcome, v.Backend, v.SeenSrc, tc.outcome, tc.backend, ip1, v)
+				}
+			}
+		})
+	}
+}

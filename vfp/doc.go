@@ -70,7 +70,9 @@
 // the VNI of the route, else of the network's VSID subnet policy, else 4096
 // (the receiving node must be overlay with the same VNI and VXLAN UDP port,
 // the network's VxlanPort policy else 4789, and hold the pod as a local
-// endpoint); on L2Bridge, routed to the node named by a remote
+// endpoint), except that a remote endpoint whose provider address is its
+// own address or this node's (a node or public IP backend) is reached on
+// the underlay; on L2Bridge, routed to the node named by a remote
 // endpoint's provider address, else the node holding the pod. Otherwise the
 // packet leaves the cluster, except that an address inside the node's pod
 // subnet, inside the sending pod's OutBoundNAT exceptions (in-cluster
@@ -86,6 +88,10 @@
 // a host reaches remote pods only through a load balancer that SNATs to the
 // source VIP (Flannel VXLAN: "node-pod connectivity is only possible for
 // local pods"); that is why overlay load balancers need a source VIP.
+// The reverse holds too: a packet leaving an overlay node unencapsulated
+// with a source in the node's pod subnet (the source VIP) is dropped, as the
+// underlay does not route it back; load balancers with node or public IP
+// backends need the node address as source VIP.
 //
 // A pod's OutBoundNAT policy rewrites its address to the policy's VirtualIP
 // or the node's address when the packet leaves the node unencapsulated for

@@ -213,14 +213,14 @@ func (t *tracer) forward(n *node) {
 		return
 	}
 	if m := t.c.nodeWithIP(ip); m != nil {
-		if t.outboundNAT(n, ip) {
+		if t.outboundNAT(n, ip) && t.underlaySource(n) {
 			t.hop(n, ActionUnderlay, "to node "+m.Name)
 			t.arrive(m)
 		}
 		return
 	}
 	if other, ok := t.opt.OtherNodes[ip]; ok {
-		if t.outboundNAT(n, ip) {
+		if t.outboundNAT(n, ip) && t.underlaySource(n) {
 			t.hop(n, ActionUnderlay, "to node "+other)
 			t.handOff(other)
 		}
@@ -257,9 +257,14 @@ func (t *tracer) handOff(node string) {
 
 // overlayNextHop finds the provider address of the node hosting ip: a
 // remote endpoint's ProviderAddress policy, else the longest matching
-// RemoteSubnetRoute.
+// RemoteSubnetRoute. A remote endpoint whose provider address is its own
+// address (a node) or this node's (winkernel's "public IP") is no pod: it
+// is reached on the underlay, not over VXLAN.
 func (n *node) overlayNextHop(ip netip.Addr) (pa netip.Addr, vni uint32, via string, ok bool) {
 	if ep := n.remote[ip]; ep != nil && ep.pa.IsValid() {
+		if ep.pa == ip || n.hasIP(ep.pa) {
+			return netip.Addr{}, 0, "", false
+		}
 		return ep.pa, n.vni, "remote endpoint " + ep.ID, true
 	}
 	best := -1
@@ -351,7 +356,7 @@ func (t *tracer) leave(n *node) {
 		}
 		return
 	}
-	if !t.outboundNAT(n, ip) {
+	if !t.outboundNAT(n, ip) || !t.underlaySource(n) {
 		return
 	}
 	t.hop(n, ActionEgress, "")
@@ -386,6 +391,19 @@ func (t *tracer) outboundNAT(n *node, ip netip.Addr) bool {
 		t.srcPod = nil
 		t.hop(n, ActionOutboundNAT, "")
 		return true
+	}
+	return true
+}
+
+// underlaySource drops a packet about to leave overlay node n unencapsulated
+// with a source in the node's pod subnet (the source VIP, or a pod without
+// OutBoundNAT): the underlay does not route it back, which is why winkernel
+// gives load balancers with node or public IP backends the node address as
+// source VIP (kubernetes/kubernetes#79359, #91886). It reports false if it dropped.
+func (t *tracer) underlaySource(n *node) bool {
+	if n.overlay && prefixesContain(n.subnets, t.src.Addr()) {
+		t.drop(n, "overlay: source %s (source VIP or pod address) leaves node %s unencapsulated for %s, and the underlay does not route it back", t.src.Addr(), n.Name, t.route)
+		return false
 	}
 	return true
 }
