@@ -36,8 +36,10 @@
 // (local or remote endpoint), chosen by an FNV-1a hash: of the 5-tuple for
 // DistributionNone, of the source IP and protocol for SourceIPProtocol, of
 // the source IP alone for SourceIP (session affinity: one client, one
-// backend). The hash runs over the packet as sent. A load balancer without
-// backends, or whose chosen ID is no endpoint on the node, drops.
+// backend). The hash runs over the packet as the load balancer sees it: a
+// client behind another node's OutBoundNAT is that node's address. A load
+// balancer without backends, or whose chosen ID is no endpoint on the node,
+// drops.
 //
 // Address rewriting: the destination becomes backend IP:InternalPort (an
 // unset InternalPort means ExternalPort). With port flag PreserveDIP the

@@ -54,7 +54,7 @@ func (c *Cluster) Trace(p Packet, opt Options) (Verdict, error) {
 // tracer carries one packet's state through the trace.
 type tracer struct {
 	c   *Cluster
-	p   Packet // as sent
+	p   Packet // as sent (the load balancer hashes src, dst as it sees them)
 	opt Options
 
 	src, dst netip.AddrPort // the header now
@@ -125,7 +125,7 @@ func (t *tracer) applyLB(n *node, o origin) bool {
 		t.drop(n, "load balancer %s has no backends", lb.ID)
 		return true
 	}
-	id := ids[pickBackend(lb.pm.DistributionType, t.p, len(ids))]
+	id := ids[pickBackend(lb.pm.DistributionType, Packet{Src: t.src, Dst: t.dst, Protocol: t.p.Protocol}, len(ids))]
 	ep := n.byID[id]
 	if ep == nil {
 		t.drop(n, "load balancer %s chose backend endpoint %s, which does not exist on node %s", lb.ID, id, n.Name)
