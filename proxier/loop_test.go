@@ -37,7 +37,9 @@ type recordingObserver struct {
 	checks map[types.NamespacedName]desired.HealthCheck
 }
 
-func (o *recordingObserver) SyncQueued(time.Time, int, int) {
+func (o *recordingObserver) Changes(Changes) {}
+
+func (o *recordingObserver) SyncQueued(time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.queued++

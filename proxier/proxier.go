@@ -49,13 +49,25 @@ type Reconciler interface {
 // Observer receives what the sync loop does, for metrics and health. The
 // daemon adapts the metrics and healthcheck packages to it.
 type Observer interface {
-	// SyncQueued is called when a change asks for a sync, with the number of
-	// Service and EndpointSlice changes waiting for it.
-	SyncQueued(at time.Time, pendingServices, pendingEndpoints int)
+	// SyncQueued is called when something asks for a sync.
+	SyncQueued(at time.Time)
+	// Changes is called as each Service or EndpointSlice change arrives
+	// and when a sync takes them, in that order (kube-proxy's trackers
+	// count at the same moments).
+	Changes(c Changes)
 	// SyncDone is called after every sync.
 	SyncDone(s SyncStats)
 	// HealthChecks replaces the per-Service health-check node ports and local endpoint counts.
 	HealthChecks(checks map[types.NamespacedName]desired.HealthCheck)
+}
+
+// Changes is one Service or EndpointSlice change (Services or Endpoints
+// is 1), or none when a sync took them, with what then waits for a sync.
+type Changes struct {
+	Services, Endpoints int
+	// PendingServices counts Services with a change of their own waiting;
+	// PendingEndpoints, EndpointSlice changes waiting.
+	PendingServices, PendingEndpoints int
 }
 
 // SyncStats describes one sync.
@@ -242,7 +254,7 @@ func New(opts Options, nodeFactory informers.SharedInformerFactory) (*Proxier, e
 	p := &Proxier{
 		opts:    opts,
 		clock:   opts.Clock,
-		tracker: newChangeTracker(opts.Clock.Now()),
+		tracker: newChangeTracker(opts.Clock.Now(), observeChanges(opts.Observer)),
 		queue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{
 			Name: "hnsproxy_sync", Clock: opts.Clock,
 		}),
@@ -397,13 +409,20 @@ func (p *Proxier) onNode(obj any) {
 	p.requestSync()
 }
 
+// observeChanges is o's Changes, nil without an observer.
+func observeChanges(o Observer) func(Changes) {
+	if o == nil {
+		return nil
+	}
+	return o.Changes
+}
+
 // requestSync queues a sync no sooner than MinSyncPeriod after the last one;
 // the delaying queue keeps one entry, so a burst of changes is one sync.
 func (p *Proxier) requestSync() {
 	now := p.clock.Now()
 	if p.opts.Observer != nil {
-		services, endpoints := p.tracker.pending()
-		p.opts.Observer.SyncQueued(now, services, endpoints)
+		p.opts.Observer.SyncQueued(now)
 	}
 	wait := p.minSyncWait()
 	if wait <= 0 {

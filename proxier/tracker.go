@@ -12,6 +12,9 @@ import (
 type changeTracker struct {
 	mu       sync.Mutex
 	services map[types.NamespacedName]struct{}
+	// changedServices are the Services a Service event changed (services
+	// has those an EndpointSlice event changed too).
+	changedServices map[types.NamespacedName]struct{}
 	// podCIDRNodes are other Nodes whose pod CIDR appeared or changed (overlay).
 	podCIDRNodes    []string
 	serviceChanges  int
@@ -24,6 +27,9 @@ type changeTracker struct {
 	// (kube-proxy ignores those too). A restart would otherwise report
 	// every slice's age.
 	since time.Time
+	// report, if set, is told of every change and take, under mu so that
+	// the pending counts it sees are in order.
+	report func(Changes)
 }
 
 // pendingChanges is what one sync works on.
@@ -35,11 +41,13 @@ type pendingChanges struct {
 	triggerTimes    map[types.NamespacedName][]time.Time
 }
 
-func newChangeTracker(since time.Time) *changeTracker {
+func newChangeTracker(since time.Time, report func(Changes)) *changeTracker {
 	return &changeTracker{
-		services:     map[types.NamespacedName]struct{}{},
-		triggerTimes: map[types.NamespacedName][]time.Time{},
-		since:        since,
+		services:        map[types.NamespacedName]struct{}{},
+		changedServices: map[types.NamespacedName]struct{}{},
+		triggerTimes:    map[types.NamespacedName][]time.Time{},
+		since:           since,
+		report:          report,
 	}
 }
 
@@ -47,7 +55,18 @@ func (t *changeTracker) serviceChanged(name types.NamespacedName) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.services[name] = struct{}{}
+	t.changedServices[name] = struct{}{}
 	t.serviceChanges++
+	t.reportLocked(Changes{Services: 1})
+}
+
+// reportLocked reports c with the changes now pending; t.mu is held.
+func (t *changeTracker) reportLocked(c Changes) {
+	if t.report == nil {
+		return
+	}
+	c.PendingServices, c.PendingEndpoints = len(t.changedServices), t.endpointChanges
+	t.report(c)
 }
 
 // sliceChanged notes a change to one of name's slices; triggerTime is the
@@ -60,19 +79,13 @@ func (t *changeTracker) sliceChanged(name types.NamespacedName, triggerTime time
 	if triggerTime.After(t.since) {
 		t.triggerTimes[name] = append(t.triggerTimes[name], triggerTime)
 	}
+	t.reportLocked(Changes{Endpoints: 1})
 }
 
 func (t *changeTracker) podCIDRChanged(node string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.podCIDRNodes = append(t.podCIDRNodes, node)
-}
-
-// pending reports how many changes wait for the next sync.
-func (t *changeTracker) pending() (services, endpoints int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.serviceChanges, t.endpointChanges
 }
 
 func (t *changeTracker) take() pendingChanges {
@@ -86,9 +99,11 @@ func (t *changeTracker) take() pendingChanges {
 		triggerTimes:    t.triggerTimes,
 	}
 	t.services = map[types.NamespacedName]struct{}{}
+	clear(t.changedServices)
 	t.triggerTimes = map[types.NamespacedName][]time.Time{}
 	t.podCIDRNodes = nil
 	t.serviceChanges, t.endpointChanges = 0, 0
+	t.reportLocked(Changes{}) // as kube-proxy's trackers: none pending once taken
 	return p
 }
 

@@ -287,7 +287,10 @@ func (n *node) stop() error {
 }
 
 // SyncQueued implements proxier.Observer; the handlers call it once per event.
-func (n *node) SyncQueued(time.Time, int, int) { n.delivered.Add(1) }
+func (n *node) SyncQueued(time.Time) { n.delivered.Add(1) }
+
+// Changes implements proxier.Observer.
+func (n *node) Changes(proxier.Changes) {}
 
 // maxInFlight bounds the API writes whose watch events the proxier has not
 // yet seen: the fake API server's watch channel holds 100 and panics when

@@ -80,15 +80,23 @@ func familiesOf(cidrs []string) []v1.IPFamily {
 	return out
 }
 
-func (o *observer) SyncQueued(at time.Time, pendingServices, pendingEndpoints int) {
-	metrics.ServiceChangesPending.Set(float64(pendingServices))
-	metrics.EndpointChangesPending.Set(float64(pendingEndpoints))
+func (o *observer) SyncQueued(at time.Time) {
 	for _, f := range o.families {
 		metrics.SyncProxyRulesLastQueuedTimestamp.WithLabelValues(string(f)).Set(float64(at.UnixNano()) / 1e9)
 		if o.health != nil {
 			o.health.QueuedUpdate(f)
 		}
 	}
+}
+
+// Changes counts a change as it arrives and sets what waits, as kube-proxy's
+// change trackers do: a sync that runs long leaves the changes that came
+// meanwhile pending, and the totals move while no sync ends.
+func (o *observer) Changes(c proxier.Changes) {
+	metrics.ServiceChangesTotal.Add(float64(c.Services))
+	metrics.EndpointChangesTotal.Add(float64(c.Endpoints))
+	metrics.ServiceChangesPending.Set(float64(c.PendingServices))
+	metrics.EndpointChangesPending.Set(float64(c.PendingEndpoints))
 }
 
 func (o *observer) SyncDone(s proxier.SyncStats) {
@@ -115,11 +123,6 @@ func (o *observer) SyncDone(s proxier.SyncStats) {
 	if s.Result.LearnedBackendCap > 0 {
 		metrics.SetBackendCap(s.Result.LearnedBackendCap, metrics.BackendCapLearned)
 	}
-	metrics.ServiceChangesTotal.Add(float64(s.ServiceChanges))
-	metrics.EndpointChangesTotal.Add(float64(s.EndpointChanges))
-	// The sync consumed every queued change.
-	metrics.ServiceChangesPending.Set(0)
-	metrics.EndpointChangesPending.Set(0)
 	for _, policy := range []string{"internal", "external"} {
 		metrics.SyncProxyRulesNoLocalEndpointsTotal.WithLabelValues(policy, primary).Set(float64(s.NoLocalEndpoints[policy]))
 	}

@@ -99,7 +99,8 @@ func TestObserverFeedsMetricsAndHealth(t *testing.T) {
 
 	beforeSvc := must(testutil.GetCounterMetricValue(metrics.ServiceChangesTotal))
 	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now()}) // the first sync
-	obs.SyncQueued(clk.Now(), 2, 5)
+	obs.SyncQueued(clk.Now())
+	obs.Changes(proxier.Changes{Services: 1, PendingServices: 2, PendingEndpoints: 5})
 	if got := must(testutil.GetGaugeMetricValue(metrics.ServiceChangesPending)); got != 2 {
 		t.Errorf("service changes pending = %v, want 2", got)
 	}
@@ -111,7 +112,7 @@ func TestObserverFeedsMetricsAndHealth(t *testing.T) {
 		t.Fatal("a queued update older than the timeout should be unhealthy")
 	}
 	unreachable := hnslb.NewError("CreateLoadBalancer", hnslb.CodeRPCServerUnavailable, "HNS is restarting")
-	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now().Add(time.Second), ServiceChanges: 3,
+	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now().Add(time.Second),
 		Result: reconciler.SyncResult{Failed: 1, Errors: []reconciler.ObjectError{{Kind: reconciler.KindLoadBalancer, Err: unreachable}}}})
 	if health.Health().Healthy {
 		t.Error("a sync that could not reach HNS must not count as synced")
@@ -134,7 +135,7 @@ func TestObserverFeedsMetricsAndHealth(t *testing.T) {
 	if !health.Health().Healthy {
 		t.Error("one rejected load balancer must not make the node unhealthy")
 	}
-	if got := must(testutil.GetCounterMetricValue(metrics.ServiceChangesTotal)) - beforeSvc; got != 3 {
+	if got := must(testutil.GetCounterMetricValue(metrics.ServiceChangesTotal)) - beforeSvc; got != 1 {
 		t.Errorf("service changes moved by %v", got)
 	}
 	checks := map[string]float64{
@@ -272,7 +273,7 @@ func TestHealthzFailsWhenTheFirstSyncNeverReachesHNS(t *testing.T) {
 	health := healthcheck.NewProxyHealthServer(clk, time.Minute, nil)
 	obs := newObserver([]string{"10.244.0.0/16", "fd00::/56"}, health, nil, nil, nil)
 	clk.Step(time.Second)
-	obs.SyncQueued(clk.Now(), 1, 1)
+	obs.SyncQueued(clk.Now())
 	clk.Step(time.Minute - time.Nanosecond)
 	if !health.Health().Healthy {
 		t.Fatal("a change queued less than the timeout ago must not make the proxy unhealthy")
@@ -295,4 +296,45 @@ func TestHealthzFailsWhenTheFirstSyncNeverReachesHNS(t *testing.T) {
 	if !health.Health().Healthy || !health.Liveness().Healthy {
 		t.Error("a sync that reached HNS makes the proxy healthy")
 	}
+}
+
+// kube-proxy's change trackers count a Service or EndpointSlice change when
+// it arrives and zero the pending gauges when a sync takes the changes: a
+// change that arrives while a sync runs still waits when that sync ends,
+// and the totals move while no sync ends (a sync stuck on HNS).
+func TestChangeMetricsMoveWithTheChangesNotTheSyncs(t *testing.T) {
+	metrics.Register()
+	obs := newObserver(nil, nil, nil, nil, nil)
+	svcTotal := must(testutil.GetCounterMetricValue(metrics.ServiceChangesTotal))
+	epTotal := must(testutil.GetCounterMetricValue(metrics.EndpointChangesTotal))
+	gauges := func(wantSvc, wantEp float64) {
+		t.Helper()
+		if got := must(testutil.GetGaugeMetricValue(metrics.ServiceChangesPending)); got != wantSvc {
+			t.Errorf("service changes pending = %v, want %v", got, wantSvc)
+		}
+		if got := must(testutil.GetGaugeMetricValue(metrics.EndpointChangesPending)); got != wantEp {
+			t.Errorf("endpoint changes pending = %v, want %v", got, wantEp)
+		}
+	}
+	totals := func(wantSvc, wantEp float64) {
+		t.Helper()
+		if got := must(testutil.GetCounterMetricValue(metrics.ServiceChangesTotal)) - svcTotal; got != wantSvc {
+			t.Errorf("service changes total moved by %v, want %v", got, wantSvc)
+		}
+		if got := must(testutil.GetCounterMetricValue(metrics.EndpointChangesTotal)) - epTotal; got != wantEp {
+			t.Errorf("endpoint changes total moved by %v, want %v", got, wantEp)
+		}
+	}
+
+	obs.Changes(proxier.Changes{Services: 1, PendingServices: 1})
+	obs.Changes(proxier.Changes{Endpoints: 1, PendingServices: 1, PendingEndpoints: 1})
+	totals(1, 1) // before any sync
+	gauges(1, 1)
+
+	obs.Changes(proxier.Changes{}) // a sync takes them
+	gauges(0, 0)
+	obs.Changes(proxier.Changes{Endpoints: 1, PendingEndpoints: 1}) // while it runs
+	obs.SyncDone(proxier.SyncStats{ServiceChanges: 1, EndpointChanges: 1})
+	gauges(0, 1)
+	totals(1, 2) // the sync's own counts are not added again
 }
