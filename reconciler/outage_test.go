@@ -197,3 +197,26 @@ func TestOutageWithoutARestartIsNoReturn(t *testing.T) {
 		})
 	}
 }
+
+// A Sync with no retry due during an HNS outage calls nothing but perhaps
+// a refused probe: it says HNS is down, so that the caller does not take
+// it for a sync that reached HNS; once a probe is answered it no longer does.
+func TestSyncDuringAnOutageSaysHNSIsDown(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025)
+	want := e.threeServices()
+	r := e.started(want...)
+	e.hns.Restart(10 * time.Second)
+	want[0].Backends = want[0].Backends[:len(want[0].Backends)-1]
+	upsert(r, want...)
+	if res := r.Sync(ctx); res.Failed != 1 || !res.HNSDown {
+		t.Fatalf("sync refused by HNS: %+v", res)
+	}
+	e.clock.SetTime(e.clock.Now().Add(outageProbeInterval))
+	if res := r.Sync(ctx); res.Failed != 0 || len(res.Errors) != 0 || !res.HNSDown {
+		t.Errorf("sync with nothing due while HNS is down: %+v, want HNSDown", res)
+	}
+	e.clock.SetTime(e.clock.Now().Add(20 * time.Second))
+	if res := r.Sync(ctx); res.HNSDown {
+		t.Errorf("sync after HNS answered again: %+v, want not HNSDown", res)
+	}
+}

@@ -111,6 +111,10 @@ type SyncResult struct {
 	// as down (a restart), which may have dropped objects it held
 	// (outage.go); only a listing (Repair) finds those.
 	HNSReturned bool
+	// HNSDown: HNS refused a call as down and has not answered since
+	// (outage.go). A Sync with no object due makes no call then, so only
+	// this tells that its changes, if any came, could not reach HNS.
+	HNSDown bool
 	// ListingWanted: objects wait for a listing of HNS to answer what a
 	// Sync could not tell (lookup.go); a Repair answers it.
 	ListingWanted bool

@@ -133,6 +133,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	run.res.Pending = r.pending()
 	run.res.LearnedBackendCap = r.learnedCap
 	run.res.ListingWanted = r.wantsListing()
+	run.res.HNSDown = r.outage.open
 	return run.res
 }
 

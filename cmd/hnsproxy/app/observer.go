@@ -144,11 +144,13 @@ func (o *observer) SyncDone(s proxier.SyncStats) {
 	}
 }
 
-// syncReachedHNS is false only when every failure was HNS being
-// unreachable: one object HNS rejects must not mark the whole node unhealthy
-// (and drain it from cloud load balancers), but HNS being down must.
+// syncReachedHNS is false only when HNS was unreachable: every failure
+// was, or none came because HNS, down since an earlier refusal, was
+// called for nothing (kube-proxy's sync fails at its network lookup then).
+// One object HNS rejects must not mark the whole node unhealthy (and drain
+// it from cloud load balancers), but HNS being down must.
 func syncReachedHNS(r reconciler.SyncResult) bool {
-	if len(r.Errors) == 0 {
+	if r.Created+r.Updated+r.Deleted > 0 {
 		return true
 	}
 	for _, e := range r.Errors {
@@ -156,7 +158,7 @@ func syncReachedHNS(r reconciler.SyncResult) bool {
 			return true
 		}
 	}
-	return r.Created+r.Updated+r.Deleted > 0
+	return len(r.Errors) == 0 && !r.HNSDown
 }
 
 // setObjectGauges sets the object gauges by kind and state: desired

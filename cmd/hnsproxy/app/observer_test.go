@@ -338,3 +338,33 @@ func TestChangeMetricsMoveWithTheChangesNotTheSyncs(t *testing.T) {
 	gauges(0, 1)
 	totals(1, 2) // the sync's own counts are not added again
 }
+
+// While HNS is down, a sync with no retry due calls nothing and so fails
+// nothing: it is no sync that reached HNS, for the last-sync timestamp (and
+// the HNSProxySyncStale alert) nor for /healthz, as kube-proxy's sync that
+// fails at its network lookup is none.
+func TestSyncWhileHNSIsDownIsNotASync(t *testing.T) {
+	metrics.Register()
+	clk := clocktesting.NewFakeClock(time.Unix(1_900_000_000, 0))
+	health := healthcheck.NewProxyHealthServer(clk, time.Minute, nil)
+	obs := newObserver(nil, health, nil, nil, nil)
+	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now()})
+	last := func() float64 {
+		return must(testutil.GetGaugeMetricValue(metrics.SyncProxyRulesLastTimestamp.WithLabelValues("IPv4")))
+	}
+	synced := last()
+	clk.Step(time.Second)
+	obs.SyncQueued(clk.Now())
+	clk.Step(2 * time.Minute)
+	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now(), Result: reconciler.SyncResult{HNSDown: true}})
+	if got := last(); got != synced {
+		t.Errorf("last sync timestamp moved to %v during an HNS outage, want %v", got, synced)
+	}
+	if health.Health().Healthy {
+		t.Error("a change waiting through an HNS outage must leave /healthz unhealthy")
+	}
+	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now()})
+	if got := last(); got == synced || !health.Health().Healthy {
+		t.Errorf("a sync after HNS answers: timestamp %v (was %v), healthy %v", got, synced, health.Health().Healthy)
+	}
+}
