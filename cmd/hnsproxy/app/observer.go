@@ -126,8 +126,12 @@ func (o *observer) SyncDone(s proxier.SyncStats) {
 	for _, policy := range []string{"internal", "external"} {
 		metrics.SyncProxyRulesNoLocalEndpointsTotal.WithLabelValues(policy, primary).Set(float64(s.NoLocalEndpoints[policy]))
 	}
-	for _, d := range s.ProgrammingLatency {
-		metrics.NetworkProgrammingLatency.WithLabelValues(primary).Observe(d.Seconds())
+	// Programmed only if HNS took them: kube-proxy's Linux proxiers observe
+	// after a successful restore alone.
+	if synced {
+		for _, d := range s.ProgrammingLatency {
+			metrics.NetworkProgrammingLatency.WithLabelValues(primary).Observe(d.Seconds())
+		}
 	}
 	metrics.BackendsTruncated.Set(float64(s.Truncated))
 	metrics.EndpointsDroppedMixedPorts.Set(float64(s.MixedPortDropped))

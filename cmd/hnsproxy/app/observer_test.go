@@ -368,3 +368,30 @@ func TestSyncWhileHNSIsDownIsNotASync(t *testing.T) {
 		t.Errorf("a sync after HNS answers: timestamp %v (was %v), healthy %v", got, synced, health.Health().Healthy)
 	}
 }
+
+// A change's network programming latency ends when HNS is programmed: a
+// sync that could not reach HNS observes none, as kube-proxy's Linux
+// proxiers observe only after a successful restore.
+func TestNoProgrammingLatencyFromASyncThatMissedHNS(t *testing.T) {
+	metrics.Register()
+	obs := newObserver(nil, nil, nil, nil, nil)
+	count := func() uint64 {
+		n, err := testutil.GetHistogramMetricCount(metrics.NetworkProgrammingLatency.WithLabelValues("IPv4"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count()
+	unreachable := hnslb.NewError("CreateLoadBalancer", hnslb.CodeRPCServerUnavailable, "HNS is restarting")
+	obs.SyncDone(proxier.SyncStats{ProgrammingLatency: []time.Duration{3 * time.Second},
+		Result: reconciler.SyncResult{Failed: 1, Errors: []reconciler.ObjectError{{Kind: reconciler.KindLoadBalancer, Err: unreachable}}}})
+	obs.SyncDone(proxier.SyncStats{ProgrammingLatency: []time.Duration{time.Second}, Result: reconciler.SyncResult{HNSDown: true}})
+	if got := count() - before; got != 0 {
+		t.Errorf("%d programming latencies observed from syncs that did not reach HNS, want 0", got)
+	}
+	obs.SyncDone(proxier.SyncStats{ProgrammingLatency: []time.Duration{2 * time.Second}})
+	if got := count() - before; got != 1 {
+		t.Errorf("%d programming latencies observed after a sync that reached HNS, want 1", got)
+	}
+}
