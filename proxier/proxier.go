@@ -107,7 +107,8 @@ type Options struct {
 	ClusterNodes coreinformers.NodeInformer
 	// HealthCheckGateway, if set, re-reads the root HNS endpoint's
 	// addresses (Config.HealthCheckGateway) while Config.ForwardHealthCheckVIP
-	// is on: each Sync while none is known, each drift repair (healthgw.go).
+	// is on: while none is known at most once per SyncPeriod, and at each
+	// drift repair (healthgw.go).
 	HealthCheckGateway func(ctx context.Context) (map[intent.IPFamily]netip.Addr, error)
 	Clock              clock.WithTicker
 
