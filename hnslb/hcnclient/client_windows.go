@@ -53,7 +53,7 @@ func (c *Client) Version(ctx context.Context) (hnslb.Version, error) {
 }
 
 func (c *Client) ListNetworks(ctx context.Context) ([]hnslb.Network, error) {
-	return list[hnslb.Network](ctx, "ListNetworks", hcn.ListNetworks)
+	return list[hnslb.Network](ctx, "ListNetworks", listNetworks)
 }
 
 func (c *Client) GetNetworkByID(ctx context.Context, id string) (*hnslb.Network, error) {
@@ -112,7 +112,7 @@ func (c *Client) GetNamespaceByID(ctx context.Context, id string) (*hnslb.Namesp
 }
 
 func (c *Client) ListNamespaces(ctx context.Context) ([]hnslb.Namespace, error) {
-	return list[hnslb.Namespace](ctx, "ListNamespaces", hcn.ListNamespaces)
+	return list[hnslb.Namespace](ctx, "ListNamespaces", listNamespaces)
 }
 
 func (c *Client) DeleteNamespace(ctx context.Context, id string) error {

@@ -14,23 +14,36 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
-// hcn lists in two steps: it enumerates the IDs a query matches, then opens,
-// queries and closes each object, and one failed open fails the whole
-// listing (hcsshim hcn/hcnloadbalancer.go enumerateLoadBalancers,
-// hcn/hcnendpoint.go enumerateEndpoints). An object deleted between the two
-// steps, as the CNI deletes a pod's endpoint or a Sync a load balancer while
-// Repair lists, fails it "not found"; on a busy node a long listing might
-// never get through. So when hcn's listing fails "not found", the client
-// lists again itself: it enumerates the IDs, reads each by ID with hcn, and
-// leaves out those gone by then. "Not found" from the enumeration itself
-// stays the listing's answer. The second listing costs an enumeration more
-// per object (hcn's Get*ByID is a filtered listing), and only after a
-// failed one.
+// hcn lists every kind of object in two steps: it enumerates the IDs a
+// query matches, then opens, queries and closes each object, and one failed
+// open fails the whole listing (hcsshim hcn/hcnloadbalancer.go
+// enumerateLoadBalancers, hcn/hcnendpoint.go enumerateEndpoints,
+// hcn/hcnnamespace.go enumerateNamespaces). An object deleted between the
+// two steps, as the CNI deletes a pod's endpoint, the container runtime a
+// pod's namespace, or a Sync a load balancer while Repair lists, fails it
+// "not found"; on a busy node a long listing might never get through. So
+// when hcn's listing fails "not found", the client lists again itself: it
+// enumerates the IDs, reads each by ID with hcn, and leaves out those gone
+// by then. "Not found" from the enumeration itself stays the listing's
+// answer. The second listing costs an enumeration more per object (hcn's
+// Get*ByID is a filtered listing), and only after a failed one.
 
 var (
 	procEnumerateLoadBalancers = windows.NewLazySystemDLL(hcnDLL).NewProc("HcnEnumerateLoadBalancers")
 	procEnumerateEndpoints     = windows.NewLazySystemDLL(hcnDLL).NewProc("HcnEnumerateEndpoints")
+	procEnumerateNamespaces    = windows.NewLazySystemDLL(hcnDLL).NewProc("HcnEnumerateNamespaces")
+	procEnumerateNetworks      = windows.NewLazySystemDLL(hcnDLL).NewProc("HcnEnumerateNetworks")
 )
+
+// listNetworks is hcn.ListNetworks, listed again by ID after "not found".
+func listNetworks() ([]hcn.HostComputeNetwork, error) {
+	return orByID(hcn.ListNetworks, procEnumerateNetworks, nil, hcn.GetNetworkByID)
+}
+
+// listNamespaces is hcn.ListNamespaces, listed again by ID after "not found".
+func listNamespaces() ([]hcn.HostComputeNamespace, error) {
+	return orByID(hcn.ListNamespaces, procEnumerateNamespaces, nil, hcn.GetNamespaceByID)
+}
 
 // listLoadBalancers is hcn.ListLoadBalancers, listed again by ID after "not found".
 func listLoadBalancers() ([]hcn.HostComputeLoadBalancer, error) {

@@ -16,13 +16,15 @@ import (
 // close of each (hcsshim hcn/hcnloadbalancer.go enumerateLoadBalancers,
 // hcn/hcnendpoint.go enumerateEndpoints), and fails the whole listing when
 // one object's open fails. The fake's HNSPROXY_FAKE_GONE is an object
-// deleted between the two steps, as a pod's endpoint the CNI deletes, or a
-// load balancer a Sync deletes while Repair lists, can be.
+// deleted between the two steps, as a pod's endpoint the CNI deletes, a
+// pod's namespace the runtime deletes, or a load balancer a Sync deletes
+// while Repair lists, can be.
 
 const goneLB = "c0ffee00-0000-4000-8000-0000000000aa"
 
-// listings are the client's listings of load balancers and endpoints, each
-// as a list and as a walk; they return the IDs handed over.
+// listings are the client's listings of every kind of object, load
+// balancers and endpoints as a list and as a walk; they return the IDs
+// handed over.
 func listings() map[string]func(hnslb.Client) ([]string, error) {
 	ctx := context.Background()
 	ids := func(n int, id func(int) string) []string {
@@ -45,7 +47,15 @@ func listings() map[string]func(hnslb.Client) ([]string, error) {
 			err := c.(hnslb.Walker).WalkLoadBalancers(ctx, func(lb *hnslb.LoadBalancer) error { got = append(got, lb.ID); return nil })
 			return got, err
 		},
-		"ListEndpoints":          func(c hnslb.Client) ([]string, error) { return epIDs(c.ListEndpoints(ctx)) },
+		"ListEndpoints": func(c hnslb.Client) ([]string, error) { return epIDs(c.ListEndpoints(ctx)) },
+		"ListNamespaces": func(c hnslb.Client) ([]string, error) {
+			nss, err := c.ListNamespaces(ctx)
+			return ids(len(nss), func(i int) string { return nss[i].ID }), err
+		},
+		"ListNetworks": func(c hnslb.Client) ([]string, error) {
+			ns, err := c.ListNetworks(ctx)
+			return ids(len(ns), func(i int) string { return ns[i].ID }), err
+		},
 		"ListEndpointsOfNetwork": func(c hnslb.Client) ([]string, error) { return epIDs(c.ListEndpointsOfNetwork(ctx, podNet)) },
 		"WalkEndpointsOfNetwork": func(c hnslb.Client) ([]string, error) {
 			var got []string
