@@ -16,9 +16,10 @@ func (v Version) AtLeast(major, minor int) bool {
 }
 
 // Features is what this HNS can do, derived from its version the way hcn does
-// (hcnglobals.go), with one correction: HNS 15.4 advertises ModifyLoadbalancer
-// but leaves backends unchanged (kubernetes/kubernetes#131466), so modify
-// counts only from 15.5.
+// (hcnglobals.go; hcnclient's TestFeaturesForMatchesHcnVersionRanges holds
+// it to hcn's ranges), with one correction: HNS 15.4 advertises
+// ModifyLoadbalancer but leaves backends unchanged
+// (kubernetes/kubernetes#131466), so modify counts only from 15.5.
 type Features struct {
 	Version            Version
 	APIV2              bool
