@@ -159,25 +159,12 @@ func TestManifests(t *testing.T) {
 	}
 	// Least privilege: exactly these grants, nothing more.
 	want := map[string]bool{
-		"/services/get": true, "/services/list": true, "/services/watch": true,
+		"/services/list": true, "/services/watch": true,
 		"/nodes/get": true, "/nodes/list": true, "/nodes/watch": true,
-		"discovery.k8s.io/endpointslices/get": true, "discovery.k8s.io/endpointslices/list": true, "discovery.k8s.io/endpointslices/watch": true,
+		"discovery.k8s.io/endpointslices/list": true, "discovery.k8s.io/endpointslices/watch": true,
 		"/events/create": true, "/events/patch": true, "events.k8s.io/events/create": true, "events.k8s.io/events/patch": true,
 	}
-	got := map[string]bool{}
-	for _, r := range role.Rules {
-		if len(r.ResourceNames) > 0 || len(r.NonResourceURLs) > 0 {
-			t.Errorf("unexpected rule %+v", r)
-		}
-		for _, g := range r.APIGroups {
-			for _, res := range r.Resources {
-				for _, v := range r.Verbs {
-					got[g+"/"+res+"/"+v] = true
-				}
-			}
-		}
-	}
-	if !reflect.DeepEqual(got, want) {
+	if got := grants(t, role.Rules); !reflect.DeepEqual(got, want) {
 		t.Errorf("ClusterRole grants %v, want exactly %v", keys(got), keys(want))
 	}
 
@@ -300,6 +287,56 @@ func sandboxEnv(root string) (getenv func(string) string, base string) {
 		return ""
 	}
 	return getenv, slash(strings.TrimSuffix(root, `\`))
+}
+
+// grants flattens RBAC rules to "group/resource/verb" entries; a rule
+// naming resources or URLs is an error (hnsproxy's role has none).
+func grants(t *testing.T, rules []rbacv1.PolicyRule) map[string]bool {
+	t.Helper()
+	got := map[string]bool{}
+	for _, r := range rules {
+		if len(r.ResourceNames) > 0 || len(r.NonResourceURLs) > 0 {
+			t.Errorf("unexpected rule %+v", r)
+		}
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					got[g+"/"+res+"/"+v] = true
+				}
+			}
+		}
+	}
+	return got
+}
+
+// nodeProxierRules are the rules of kube-proxy's bootstrap ClusterRole
+// system:node-proxier in kubernetes v1.36.3
+// (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go, with
+// eventsRule from controller_policy.go; servicecidrs behind
+// MultiCIDRServiceAllocator, on by default).
+var nodeProxierRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{""}, Resources: []string{"services", "endpoints"}, Verbs: []string{"list", "watch"}},
+	{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "update", "patch"}},
+	{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"servicecidrs"}, Verbs: []string{"list", "watch"}},
+	{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}},
+}
+
+// hnsproxy is a drop-in for kube-proxy: "swap the image" keeps kube-proxy's
+// ServiceAccount, bound to system:node-proxier. deploy/'s role is proven
+// enough by the e2e suite (hnsproxy runs under it), so a role within
+// node-proxier's also proves hnsproxy runs under kube-proxy's rights; a
+// grant beyond them is one hnsproxy either needs (and would be refused
+// after an image swap) or does not need (and should not hold). Informers
+// list and watch; nothing gets a Service or an EndpointSlice by name.
+func TestClusterRoleWithinNodeProxier(t *testing.T) {
+	objs, _ := decodeAll(t)
+	node := grants(t, nodeProxierRules)
+	for g := range grants(t, objs["ClusterRole"].(*rbacv1.ClusterRole).Rules) {
+		if !node[g] {
+			t.Errorf("hnsproxy's ClusterRole grants %s, which kube-proxy's system:node-proxier does not", g)
+		}
+	}
 }
 
 func keys(m map[string]bool) []string {

@@ -408,6 +408,8 @@ func checkLeastPrivilege(t *testing.T, c *framework.Cluster) {
 		{"discovery.k8s.io", "endpointslices", "watch", "", true},
 		{"", "nodes", "get", "", true},
 		{"events.k8s.io", "events", "create", "default", true},
+		{"", "services", "get", "default", false},
+		{"discovery.k8s.io", "endpointslices", "get", "default", false},
 		{"", "services", "update", "default", false},
 		{"", "services", "create", "default", false},
 		{"discovery.k8s.io", "endpointslices", "delete", "default", false},
