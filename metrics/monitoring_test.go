@@ -387,3 +387,41 @@ func checkRunbooks(t *testing.T, rules alertRules) {
 		}
 	}
 }
+
+// The dashboard's job picker offers hnsproxy's scrape jobs alone. Linux
+// kube-proxy exports every kubeproxy_* series too, so a picker reading one
+// of them also lists the cluster's kube-proxy job, and picks it by default
+// wherever its name sorts first (kube-prometheus's "kube-proxy" before a
+// PodMonitor's "kube-system/hnsproxy"): the dashboard then opens on the
+// Linux proxies, its HNS panels empty. A series only hnsproxy exports
+// (hnsproxy_*) names no other job.
+func TestDashboardJobVariableSelectsOnlyHNSProxy(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(monitoringDir, "hnsproxy-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d grafanaDashboard
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range d.Templating.List {
+		if v.Name != "job" {
+			continue
+		}
+		m := labelValues.FindStringSubmatch(string(v.Query))
+		if m == nil || m[2] != "job" {
+			t.Fatalf("variable job: query %q is not label_values(selector, job)", v.Query)
+		}
+		names, err := seriesNamesIn(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if !strings.HasPrefix(n, namespace+"_") {
+				t.Errorf("variable job selects %q, which kube-proxy exports too: the picker offers (and may default to) kube-proxy's job", n)
+			}
+		}
+		return
+	}
+	t.Fatal("the dashboard has no job variable")
+}
