@@ -4,9 +4,13 @@ package hcnclient
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
 // TestServiceProcessReadsTheServiceControlManager: the query that tells an
@@ -15,7 +19,7 @@ import (
 // instance. Under Wine there is no hns service, so ServiceInstance itself
 // must answer with an error.
 func TestServiceProcessReadsTheServiceControlManager(t *testing.T) {
-	inst, err := serviceProcess("RpcSs")
+	inst, err := runningServiceProcess("RpcSs")
 	if err != nil {
 		t.Fatalf("RpcSs: %v", err)
 	}
@@ -28,4 +32,21 @@ func TestServiceProcessReadsTheServiceControlManager(t *testing.T) {
 	if inst, err := (&Client{}).ServiceInstance(context.Background()); err == nil && inst == "" {
 		t.Error("ServiceInstance: no instance and no error")
 	}
+}
+
+// runningServiceProcess waits for a service the system starts on its own:
+// in a Wine prefix booted just before the tests, RpcSs may still be
+// starting, which serviceProcess rightly answers as "not running".
+func runningServiceProcess(name string) (string, error) {
+	var inst string
+	var err error
+	for range 60 {
+		inst, err = serviceProcess(name)
+		var he *hnslb.Error
+		if err == nil || !errors.As(err, &he) || he.Code != hnslb.CodeRPCServerUnavailable {
+			return inst, err
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return inst, err
 }
