@@ -72,13 +72,16 @@ type Changes struct {
 
 // SyncStats describes one sync.
 type SyncStats struct {
-	Start, End         time.Time
-	Full               bool // every Service was recomputed
-	ServicesComputed   int
-	ServiceChanges     int
-	EndpointChanges    int
-	Result             reconciler.SyncResult
-	NoLocalEndpoints   map[string]int // by traffic policy "internal"/"external"
+	Start, End       time.Time
+	Full             bool // every Service was recomputed
+	ServicesComputed int
+	ServiceChanges   int
+	EndpointChanges  int
+	Result           reconciler.SyncResult
+	// NoLocalEndpoints by traffic policy ("internal", "external"): Service
+	// ports, per family, with that Local policy, usable endpoints somewhere
+	// and none on this node (kube-proxy's count).
+	NoLocalEndpoints   map[string]int
 	ProgrammingLatency []time.Duration
 	Truncated          int
 	MixedPortDropped   int

@@ -332,7 +332,7 @@ func (p *Proxier) compute(svc *v1.Service, name types.NamespacedName, slices []*
 	} else {
 		delete(p.health, name)
 	}
-	p.tally.set(name, tallyOf(svc, res))
+	p.tally.set(name, tallyOf(res))
 	p.apply(p.state.Set(res))
 	p.report(name)
 }

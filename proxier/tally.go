@@ -1,7 +1,6 @@
 package proxier
 
 import (
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
@@ -23,24 +22,14 @@ func (t *serviceTally) add(o serviceTally, sign int) {
 	t.noLocalExternal += sign * o.noLocalExternal
 }
 
-// tallyOf counts a Service's result the way kube-proxy's
-// sync_proxy_rules_no_local_endpoints_total does for the traffic policies.
-func tallyOf(svc *v1.Service, res desired.ServiceResult) serviceTally {
-	t := serviceTally{truncated: res.Truncated, mixedPortDropped: res.MixedPortDropped}
-	for _, lb := range res.LBs {
-		for _, b := range lb.Backends {
-			if b.Local {
-				return t
-			}
-		}
+// tallyOf is a Service's share of the gauges; ForService counts its
+// ports without local endpoints as kube-proxy's
+// sync_proxy_rules_no_local_endpoints_total does.
+func tallyOf(res desired.ServiceResult) serviceTally {
+	return serviceTally{
+		truncated: res.Truncated, mixedPortDropped: res.MixedPortDropped,
+		noLocalInternal: res.NoLocalInternal, noLocalExternal: res.NoLocalExternal,
 	}
-	if svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == v1.ServiceInternalTrafficPolicyLocal {
-		t.noLocalInternal = 1
-	}
-	if svc.Spec.ExternalTrafficPolicy == v1.ServiceExternalTrafficPolicyLocal && svc.Spec.Type != v1.ServiceTypeClusterIP {
-		t.noLocalExternal = 1
-	}
-	return t
 }
 
 // tallies keeps every computed Service's tally and their sum. Only tallies

@@ -308,3 +308,31 @@ func TestInvalidInput(t *testing.T) {
 		want: none,
 	}})
 }
+
+// TestNoLocalEndpointsPerFamily: each served family counts apart, as
+// kube-proxy's proxier per family does.
+func TestNoLocalEndpointsPerFamily(t *testing.T) {
+	remoteOnly := []*discoveryv1.EndpointSlice{
+		slice("web-v4", 8080, ep("10.1.0.3")),
+		slice("web-v6", 8080, ep("fd01::3")),
+	}
+	runServiceCases(t, []serviceCase{{
+		name:   "ITP=Local and ETP=Local, remote endpoints in both families",
+		svc:    service("web", clusterIPs("10.0.0.1", "fd00:96::1"), nodePorts(30080), itpLocal, etpLocal(0)),
+		slices: remoteOnly,
+		check: func(t *testing.T, r ServiceResult) {
+			if r.NoLocalInternal != 2 || r.NoLocalExternal != 2 {
+				t.Errorf("NoLocalInternal, NoLocalExternal = %d, %d; want 2, 2", r.NoLocalInternal, r.NoLocalExternal)
+			}
+		},
+	}, {
+		name:   "a local endpoint in one family only",
+		svc:    service("web", clusterIPs("10.0.0.1", "fd00:96::1"), itpLocal),
+		slices: []*discoveryv1.EndpointSlice{slice("web-v4", 8080, ep("10.1.0.3", local)), slice("web-v6", 8080, ep("fd01::3"))},
+		check: func(t *testing.T, r ServiceResult) {
+			if r.NoLocalInternal != 1 || r.NoLocalExternal != 0 {
+				t.Errorf("NoLocalInternal, NoLocalExternal = %d, %d; want 1, 0", r.NoLocalInternal, r.NoLocalExternal)
+			}
+		},
+	}})
+}

@@ -92,6 +92,16 @@ func (pl *portLBs) family(fam intent.IPFamily, pe portEndpoints) {
 		}
 		return *localSel
 	}
+	// Counted as kube-proxy counts them: only while some endpoint is
+	// usable anywhere (the cluster-wide choice is empty only then).
+	if (b.itpLocal || b.etpLocal) && len(local().endpoints) == 0 && len(cluster().endpoints) > 0 {
+		if b.itpLocal {
+			b.r.NoLocalInternal++
+		}
+		if b.etpLocal {
+			b.r.NoLocalExternal++
+		}
+	}
 	pick := func(localOnly bool) selection {
 		if localOnly {
 			return local()

@@ -43,6 +43,11 @@ type ServiceResult struct {
 	// MixedPortDropped counts usable endpoints left out because their port
 	// differs from the one each load balancer carries (summed over ports and families).
 	MixedPortDropped int
+	// NoLocalInternal and NoLocalExternal count the Service's ports, per
+	// served family, with a Local internal (external) traffic policy whose
+	// endpoints are usable somewhere in the cluster but not on this node:
+	// what kube-proxy's sync_proxy_rules_no_local_endpoints_total counts.
+	NoLocalInternal, NoLocalExternal int
 	// NoProviderAddress are, on overlay, the remote backend IPs in no remote
 	// subnet (reached through this node, as winkernel does), sorted: a new
 	// one may be a node the routes do not show yet.
