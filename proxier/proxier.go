@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -135,6 +136,8 @@ type Proxier struct {
 	clock   clock.WithTicker
 	tracker *changeTracker
 	queue   workqueue.TypedDelayingInterface[string]
+	// handlerLog is where informer handlers, which have no context, log.
+	handlerLog klog.Logger
 
 	services                                  corelisters.ServiceLister
 	slices                                    cache.Indexer
@@ -256,9 +259,10 @@ func New(opts Options, nodeFactory informers.SharedInformerFactory) (*Proxier, e
 		repairMax = min(repairRetryMax, opts.RepairPeriod)
 	}
 	p := &Proxier{
-		opts:    opts,
-		clock:   opts.Clock,
-		tracker: newChangeTracker(opts.Clock.Now(), observeChanges(opts.Observer)),
+		opts:       opts,
+		clock:      opts.Clock,
+		tracker:    newChangeTracker(opts.Clock.Now(), observeChanges(opts.Observer)),
+		handlerLog: klog.Background(),
 		queue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{
 			Name: "hnsproxy_sync", Clock: opts.Clock,
 		}),
@@ -359,15 +363,25 @@ func (p *Proxier) onSliceDelete(obj any) {
 	p.sliceChanged(unwrapTombstone(obj), false)
 }
 
-// sliceChanged marks obj's Service changed; withTrigger passes the slice's
-// trigger time on for the network programming latency.
-func (p *Proxier) sliceChanged(obj any, withTrigger bool) {
+// sliceChanged marks obj's Service changed. live (added or updated, not
+// deleted) passes the slice's trigger time on for the network programming
+// latency, and logs a slice no Service can use: one without the
+// kubernetes.io/service-name label, the usual mistake with a hand-made
+// slice, which kube-proxy logs as an error too.
+func (p *Proxier) sliceChanged(obj any, live bool) {
 	slice, ok := obj.(*cachedSlice)
-	if !ok || slice.service.Name == "" {
+	if !ok {
+		return
+	}
+	if slice.service.Name == "" {
+		if live {
+			p.handlerLog.Error(nil, "Ignoring EndpointSlice without the "+discoveryv1.LabelServiceName+" label: no Service uses its endpoints",
+				"endpointSlice", klog.KObj(slice))
+		}
 		return
 	}
 	trigger := slice.triggerTime
-	if !withTrigger {
+	if !live {
 		trigger = time.Time{}
 	}
 	p.tracker.sliceChanged(slice.service, trigger)
