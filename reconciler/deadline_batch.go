@@ -76,7 +76,7 @@ func guardBatch[T any](d *deadlines, ctx context.Context, opOf func(int) string,
 			d.ended(false, nil)
 			return out, errs
 		case <-timer.C():
-			i, wait, hung := b.overdue(d.clock.Now(), d.call)
+			i, wait, hung := b.overdue(d, tokens, d.clock.Now(), d.call)
 			if !hung {
 				timer.Reset(wait)
 				continue
@@ -86,15 +86,14 @@ func guardBatch[T any](d *deadlines, ctx context.Context, opOf func(int) string,
 			if d.timedOut != nil {
 				d.timedOut(opOf(i))
 			}
-			return out, b.abandon(d, opOf, i, expired, errs, tokens)
+			return out, b.abandon(opOf, i, expired, errs)
 		case <-ctx.Done(): // shutting down
-			i := b.stop()
+			i := b.stop(d, tokens)
 			if i < 0 {
 				<-done // between calls: the batch stops at once
-				d.ended(false, nil)
 				return out, errs
 			}
-			return out, b.abandon(d, opOf, i, fmt.Errorf("hns %s: abandoned: %w", opOf(i), ctx.Err()), errs, tokens)
+			return out, b.abandon(opOf, i, fmt.Errorf("hns %s: abandoned: %w", opOf(i), ctx.Err()), errs)
 		}
 	}
 }
@@ -137,9 +136,9 @@ func (b *batchRun) finish() bool {
 	return !b.left
 }
 
-// overdue reports the running call if it is past its deadline, else how
-// long to wait before looking again.
-func (b *batchRun) overdue(now time.Time, deadline time.Duration) (i int, wait time.Duration, hung bool) {
+// overdue reports the running call if it is past its deadline, and then
+// abandons it on its token; else how long to wait before looking again.
+func (b *batchRun) overdue(d *deadlines, tokens []string, now time.Time, deadline time.Duration) (i int, wait time.Duration, hung bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.current < 0 {
@@ -148,22 +147,35 @@ func (b *batchRun) overdue(now time.Time, deadline time.Duration) (i int, wait t
 	if wait := b.since.Add(deadline).Sub(now); wait > 0 {
 		return -1, wait, false
 	}
-	b.left = true
+	b.leave(d, tokens)
 	return b.current, 0, true
 }
 
-// stop makes the batch call nothing more and reports the call running, or -1.
-func (b *batchRun) stop() int {
+// stop makes the batch call nothing more and reports the call running, or
+// -1; a running call is abandoned on its token.
+func (b *batchRun) stop(d *deadlines, tokens []string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.left = true
+	b.leave(d, tokens)
 	return b.current
 }
 
-// abandon leaves call i running on its token with err; the calls after it
+// leave marks the caller gone, and the running call, if any, abandoned;
+// under b.mu, so that the call, returning now, finds its abandonment
+// recorded before it releases it (a release first left its token busy
+// for good, or, on the process's first abandoned call, panicked).
+func (b *batchRun) leave(d *deadlines, tokens []string) {
+	b.left = true
+	if b.current < 0 {
+		d.ended(false, nil)
+		return
+	}
+	d.ended(true, tokens[b.current:b.current+1])
+}
+
+// abandon fails call i, abandoned (leave), with err; the calls after it
 // were not made.
-func (b *batchRun) abandon(d *deadlines, opOf func(int) string, i int, err error, errs []error, tokens []string) []error {
-	d.ended(true, tokens[i:i+1])
+func (b *batchRun) abandon(opOf func(int) string, i int, err error, errs []error) []error {
 	errs[i] = err
 	for j := i + 1; j < len(errs); j++ {
 		if errs[j] == nil {
