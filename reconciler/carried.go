@@ -105,7 +105,7 @@ func (r *Reconciler) claimCarried(ctx context.Context, listed *listedHNS, listed
 		}
 	}
 	for _, l := range listed.namedEPs {
-		if ownsEP(l.id) || changed.touchedEP(l.ip) || changed.touchedID(l.id) || r.client.busy(epToken(l.ip), idToken(l.id)) {
+		if ownsEP(l.id) || changed.touchedEP(l.ip) || changed.touchedID(l.id) || r.unjudged(changed, epToken(l.ip), idToken(l.id)) {
 			continue
 		}
 		if ep := r.eps[l.ip]; ep != nil && ep.id != "" {

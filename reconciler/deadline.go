@@ -147,6 +147,20 @@ func (d *deadlines) busy(tokens ...string) bool {
 	return false
 }
 
+// busyTokens are the tokens abandoned calls hold now.
+func (d *deadlines) busyTokens() map[string]struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.abandoned) == 0 {
+		return nil
+	}
+	out := make(map[string]struct{}, len(d.abandoned))
+	for t := range d.abandoned {
+		out[t] = struct{}{}
+	}
+	return out
+}
+
 // activity reports whether a caller waits on HNS now, and when a call last
 // returned or was abandoned.
 func (d *deadlines) activity() (waiting bool, lastEnded time.Time) {

@@ -141,10 +141,10 @@ func (r *Reconciler) forgetOldestDeletes() {
 // began: a gone object is forgotten; a listed one HNS kept is owned again
 // and, unless a lookup's answer handed it to an object, marked stale for
 // the next Sync to delete. Deletes made during the listing (touched), or
-// whose object an abandoned call may still change, wait for the next.
+// whose object an abandoned call held during it, wait for the next.
 func (r *Reconciler) settleDeletes(listed *listedHNS, changed *listingChanges, handed map[string]struct{}) {
 	for id, u := range r.unconfirmed.byID {
-		if changed.touchedID(id) || r.client.busy(idToken(id)) {
+		if changed.touchedID(id) || r.unjudged(changed, idToken(id)) {
 			continue
 		}
 		kind, exists, stale := KindLoadBalancer, listed.hasLB, r.staleLBs

@@ -6,15 +6,18 @@ import "github.com/hnsproxy/hnsproxy/intent"
 // listing may then show an object a Sync changed meanwhile before or after
 // the change, so Repair does not judge those: a listingChanges records what
 // Syncs touched between the start of the listing and its end, and the next
-// repair judges them.
+// repair judges them. Nor does it judge an object an abandoned call
+// (deadline.go) held as the listing began: HNS may have applied the call
+// before the listing read it, though the call returned only later.
 type listingChanges struct {
-	lbs map[intent.LBKey]struct{} // load balancers a Sync processed
-	eps map[string]struct{}       // remote endpoint IPs a Sync processed
-	ids map[string]struct{}       // HNS IDs a Sync recorded as owned
+	lbs  map[intent.LBKey]struct{} // load balancers a Sync processed
+	eps  map[string]struct{}       // remote endpoint IPs a Sync processed
+	ids  map[string]struct{}       // HNS IDs a Sync recorded as owned
+	busy map[string]struct{}       // tokens abandoned calls held as the listing began
 }
 
-func newListingChanges() *listingChanges {
-	return &listingChanges{lbs: map[intent.LBKey]struct{}{}, eps: map[string]struct{}{}, ids: map[string]struct{}{}}
+func newListingChanges(busy map[string]struct{}) *listingChanges {
+	return &listingChanges{lbs: map[intent.LBKey]struct{}{}, eps: map[string]struct{}{}, ids: map[string]struct{}{}, busy: busy}
 }
 
 // noteSync records the objects one Sync processed; nil-safe.
@@ -64,3 +67,18 @@ func keepIndexChanges(listed, before, now map[string]string) map[string]string {
 func (c *listingChanges) touchedLB(k intent.LBKey) bool { _, ok := c.lbs[k]; return ok }
 func (c *listingChanges) touchedEP(ip string) bool      { _, ok := c.eps[ip]; return ok }
 func (c *listingChanges) touchedID(id string) bool      { _, ok := c.ids[id]; return ok }
+
+// unjudged reports whether a Repair leaves the object named by tokens to
+// the next one: an abandoned call on it runs now, or ran as the listing
+// began.
+func (r *Reconciler) unjudged(c *listingChanges, tokens ...string) bool {
+	if r.client.busy(tokens...) {
+		return true
+	}
+	for _, t := range tokens {
+		if t != "" && has(c.busy, t) {
+			return true
+		}
+	}
+	return false
+}

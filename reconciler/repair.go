@@ -25,8 +25,8 @@ import (
 //
 // The listing runs without the lock (listing.go), so a change programmed
 // meanwhile is not held back; what Syncs touched during the listing, or what
-// an abandoned HNS call may still change (deadline.go), is not judged by
-// this repair but by the next one. Each listed document is judged against
+// an abandoned HNS call held at any time during it (deadline.go), is not
+// judged by this repair but by the next one. Each listed document is judged against
 // what was realized as the listing began and then dropped, unless the
 // judging under the lock needs it (listed.go).
 func (r *Reconciler) Repair(ctx context.Context) error {
@@ -40,7 +40,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		return err
 	}
 	defer r.repairing.Unlock()
-	r.listing = newListingChanges()
+	r.listing = newListingChanges(r.client.busyTokens())
 	indexBefore := maps.Clone(r.localIndex)
 	listedFrom := r.clock.Now()
 	listed := r.newListedHNS()
@@ -66,7 +66,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		if ep.id == "" {
 			continue
 		}
-		if changed.touchedEP(ip) || r.client.busy(epToken(ip), idToken(ep.id)) {
+		if changed.touchedEP(ip) || r.unjudged(changed, epToken(ip), idToken(ep.id)) {
 			usedEPs[ep.id] = struct{}{} // not judged: the listing may predate its change
 			continue
 		}
@@ -78,7 +78,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	}
 	usedLBs := map[string]struct{}{}
 	for _, e := range r.lbs {
-		if !changed.touchedLB(e.key) && !r.client.busy(lbToken(e.key), idToken(e.realizedID)) {
+		if !changed.touchedLB(e.key) && !r.unjudged(changed, lbToken(e.key), idToken(e.realizedID)) {
 			r.repairLB(e, listed)
 		}
 		if e.realizedID != "" {
@@ -170,11 +170,11 @@ func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS) bool {
 
 // repairOwned drops owned IDs HNS no longer has, and marks owned objects
 // that nothing uses (and that are not being deleted already) as stale. IDs
-// that became ours during the listing, or that an abandoned call may still
-// change, are left for the next repair.
+// that became ours during the listing, or that an abandoned call held
+// during it, are left for the next repair.
 func (r *Reconciler) repairOwned(kind recordKind, used map[string]struct{}, stale map[string]*staleObj, changed *listingChanges, exists func(string) bool) {
 	for id := range r.ownedSet(kind) {
-		if changed.touchedID(id) || r.client.busy(idToken(id)) {
+		if changed.touchedID(id) || r.unjudged(changed, idToken(id)) {
 			continue
 		}
 		if s := stale[id]; s != nil && s.network != "" {
