@@ -136,7 +136,11 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 		}
 		r.forgetEP(ip)
 		if f := endpointOfKind(found, ep.spec.Local); f != nil && remoteMatches(ep.spec, remoteSpecOf(f)) {
+			// Ours from here, in the state file too: the declaration that
+			// made it ours until now is withdrawn at the Sync's end, and
+			// the delete may fail before a restart.
 			ep.id = f.ID
+			r.own(recordRemoteEndpoint, f.ID)
 		}
 		ep.uncertain = false
 	}
