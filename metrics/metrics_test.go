@@ -74,6 +74,7 @@ func touchAll() {
 	SetBackendCap(64, BackendCapLearned)
 	StateFileWriteFailuresTotal.Inc()
 	StateFileSyncDuration.Observe(0.0004)
+	HNSCallTimeoutsTotal.WithLabelValues("create_load_balancer").Inc()
 }
 
 // wantFamilies are the scraped names, types and label names hnsproxy promises.
@@ -108,6 +109,7 @@ var wantFamilies = map[string]struct {
 	"hnsproxy_backend_cap":                      {dto.MetricType_GAUGE, "source"},
 	"hnsproxy_state_file_write_failures_total":  {dto.MetricType_COUNTER, ""},
 	"hnsproxy_state_file_sync_duration_seconds": {dto.MetricType_HISTOGRAM, ""},
+	"hnsproxy_hns_call_timeouts_total":          {dto.MetricType_COUNTER, "operation"},
 }
 
 func TestScrapeNamesAndPromtool(t *testing.T) {
