@@ -1,8 +1,6 @@
 package docs_test
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,10 +20,6 @@ import (
 // such as "host name"). A row may name several flags, with their defaults
 // in the same order, comma-separated.
 func TestOperatorsGuideFlagTables(t *testing.T) {
-	guide, err := os.ReadFile(filepath.Join(root, "docs", "operators.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	fss := cliflag.NamedFlagSets{}
 	options.NewOptions().AddFlags(&fss)
 	for heading, section := range map[string]string{
@@ -33,7 +27,7 @@ func TestOperatorsGuideFlagTables(t *testing.T) {
 		"### Windows (winkernel) flags": options.SectionWinkernel,
 		"### hnsproxy flags":            options.SectionHNSProxy,
 	} {
-		rows := flagRows(t, string(guide), heading)
+		rows := flagRows(t, pageSection(t, "operators.md", heading), heading)
 		fs := fss.FlagSets[section]
 		fs.VisitAll(func(f *pflag.Flag) {
 			r, ok := rows[f.Name]
@@ -67,15 +61,10 @@ func hasFlag(fss *cliflag.NamedFlagSets, name string) bool {
 
 type flagRow struct{ def, line string }
 
-// flagRows reads the table under heading: each flag named in a row's first
+// flagRows reads the table of a heading's section: each flag named in a row's first
 // cell, with its default from the second cell.
-func flagRows(t *testing.T, guide, heading string) map[string]flagRow {
+func flagRows(t *testing.T, section, heading string) map[string]flagRow {
 	t.Helper()
-	_, section, ok := strings.Cut(guide, "\n"+heading+"\n")
-	if !ok {
-		t.Fatalf("docs/operators.md has no %q section", heading)
-	}
-	section, _, _ = strings.Cut(section, "\n#")
 	rows := map[string]flagRow{}
 	for _, line := range strings.Split(section, "\n") {
 		cells := strings.Split(line, "|")
