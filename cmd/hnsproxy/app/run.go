@@ -144,12 +144,28 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 			}
 		}()
 	}
-	proxierDone := make(chan error, 1)
-	go func() { proxierDone <- runProxier(ctx, cfg, deps) }()
+	return runUntilFatal(ctx, fatal, func(ctx context.Context) error { return runProxier(ctx, cfg, deps) })
+}
+
+// runUntilFatal runs the proxier until it returns or an error arrives on
+// fatal. A fatal error stops the proxier first and waits for it, as a stop
+// does: the sync loop ends and makes its last state file write before the
+// deferred clean-up (the state file's lock last) and the process's exit,
+// rather than exiting beside a Sync that still writes HNS.
+func runUntilFatal(ctx context.Context, fatal <-chan error, proxy func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- proxy(ctx) }()
 	select {
-	case err := <-proxierDone:
+	case err := <-done:
 		return err
 	case err := <-fatal:
+		klog.FromContext(ctx).Error(err, "Stopping the proxier on a fatal error")
+		cancel()
+		if perr := <-done; perr != nil && !errors.Is(perr, context.Canceled) {
+			klog.FromContext(ctx).Error(perr, "The proxier stopped with an error too")
+		}
 		return err
 	}
 }

@@ -1,0 +1,84 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/hnsproxy/hnsproxy/reconciler"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// A fatal error (the config file changed, a server that must listen
+// cannot) stops the proxier and waits for it before run returns: the
+// process exits only after the sync loop ended and its last state file
+// write was made, not beside a Sync still writing HNS.
+func TestFatalErrorStopsTheProxierFirst(t *testing.T) {
+	failure := errors.New("content of the configuration file was updated")
+	fatal := make(chan error, 1)
+	running, stopping, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var finished bool
+	done := make(chan error, 1)
+	go func() {
+		done <- runUntilFatal(context.Background(), fatal, func(ctx context.Context) error {
+			close(running)
+			<-ctx.Done()
+			close(stopping)
+			<-release // still stopping: its last Sync and state file write
+			finished = true
+			return nil
+		})
+	}()
+	<-running
+	fatal <- failure
+	select {
+	case err := <-done:
+		t.Fatalf("returned %v with the proxier still running: its context never ended", err)
+	case <-stopping:
+	}
+	close(release)
+	if err := <-done; !errors.Is(err, failure) {
+		t.Errorf("returned %v, want the fatal error", err)
+	}
+	if !finished {
+		t.Error("returned before the proxier did")
+	}
+}
+
+// The proxier's own return, an error or ctx's end, is run's.
+func TestRunUntilFatalReturnsTheProxiersError(t *testing.T) {
+	failure := errors.New("HNS network replaced")
+	err := runUntilFatal(context.Background(), make(chan error), func(context.Context) error { return failure })
+	if !errors.Is(err, failure) {
+		t.Errorf("returned %v, want %v", err, failure)
+	}
+}
+
+// --bind-address-hard-fail: a healthz address another process holds ends
+// the daemon with the server's error, after the proxier stopped.
+func TestDaemonHardFailsOnABusyHealthzAddress(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	hns := sim.New(sim.Options{})
+	wireWinOne(t, hns)
+	state := t.TempDir() + "/state.json"
+	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--hns-endpoint=sim",
+		"--healthz-bind-address="+busy.Addr().String(), "--metrics-bind-address=", "--bind-address-hard-fail",
+		"--state-file="+state)
+	err = run(context.Background(), cfg, fake.NewClientset(webOnTwoNodes()...), hns)
+	if err == nil || !strings.Contains(err.Error(), "healthz server on "+busy.Addr().String()) {
+		t.Fatalf("run = %v, want the healthz server's failure", err)
+	}
+	lock, err := reconciler.LockStateFile(state)
+	if err != nil {
+		t.Fatalf("the state file's lock is still held after run returned: %v", err)
+	}
+	lock.Release()
+}
