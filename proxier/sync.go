@@ -69,6 +69,9 @@ func (p *Proxier) Sync(ctx context.Context) {
 		p.startRepair(ctx)
 	}
 	stats.Result = p.opts.Reconciler.Sync(ctx)
+	// The stop ended ctx during the Sync (read before a changed network
+	// ends it below): what failed are the calls the stop kept from HNS.
+	stopped := ctx.Err() != nil
 	// After HNS, as kube-proxy does: a health-check node port counts a
 	// local endpoint only once this sync has tried to program it.
 	p.updateHealthChecks()
@@ -96,7 +99,10 @@ func (p *Proxier) Sync(ctx context.Context) {
 	if p.opts.Observer != nil {
 		p.opts.Observer.SyncDone(stats)
 	}
-	if stats.Result.Failed > 0 {
+	switch {
+	case stopped && stats.Result.Failed > 0:
+		logger.Info("Stopped during a sync; what it did not program is programmed at the next start", "notProgrammed", stats.Result.Failed)
+	case stats.Result.Failed > 0:
 		logger.Info("HNS sync incomplete; failed objects are retried with backoff", "failed", stats.Result.Failed, "pending", stats.Result.Pending)
 	}
 	logger.V(2).Info("Synced", "services", stats.ServicesComputed, "full", stats.Full, "created", stats.Result.Created,

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -215,7 +217,8 @@ func (o *observer) HealthChecks(checks map[types.NamespacedName]desired.HealthCh
 }
 
 // reportRejections raises HNSLoadBalancerRejected on the owning Service for
-// each load balancer HNS refused (not for HNS being unreachable), once per
+// each load balancer HNS refused (not for HNS being unreachable, nor for a
+// call the stop cut short), once per
 // distinct error. It reads the whole status only while some load balancer
 // failed or was reported: the common Sync pays nothing for it.
 func (o *observer) reportRejections(r reconciler.SyncResult) {
@@ -231,7 +234,7 @@ func (o *observer) reportRejections(r reconciler.SyncResult) {
 		}
 	}
 	for _, e := range r.Errors {
-		if e.Kind != reconciler.KindLoadBalancer || hnslb.IsUnavailable(e.Err) || o.rejected[e.Name] == e.Err.Error() {
+		if e.Kind != reconciler.KindLoadBalancer || hnslb.IsUnavailable(e.Err) || stoppedMidSync(e.Err) || o.rejected[e.Name] == e.Err.Error() {
 			continue
 		}
 		svc, port, ok := splitOwner(owners[e.Name])
@@ -242,6 +245,10 @@ func (o *observer) reportRejections(r reconciler.SyncResult) {
 		o.events.LoadBalancerRejected(svc, port, e.Name, e.Err)
 	}
 }
+
+// stoppedMidSync reports the error of a call the stop cut short or kept
+// from being made (the Sync's context ended): not HNS's refusal.
+func stoppedMidSync(err error) bool { return errors.Is(err, context.Canceled) }
 
 // splitOwner parses a load balancer owner, "namespace/name:port".
 func splitOwner(owner string) (types.NamespacedName, string, bool) {
