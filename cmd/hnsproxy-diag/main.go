@@ -52,6 +52,9 @@ func newCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			in, err := read(cmd, opts)
 			if err != nil {
 				return err
@@ -83,6 +86,9 @@ func newTraceCommand(opts *options.Options, output *string) *cobra.Command {
 			addr, proto, _ := strings.Cut(dst, "/")
 			p, err := vfp.ParsePacket(src, addr, proto)
 			if err != nil {
+				return err
+			}
+			if err := checkOutput(*output); err != nil {
 				return err
 			}
 			in, err := read(cmd, opts)
@@ -138,20 +144,30 @@ func read(cmd *cobra.Command, opts *options.Options) (*diag.Inputs, error) {
 	})
 }
 
-// write prints v as JSON or with its text form.
-func write(w io.Writer, output string, v any, text func(io.Writer) error) error {
+// checkOutput refuses an --output write cannot give, before anything is
+// read: reading a node whose HNS hangs takes minutes.
+func checkOutput(output string) error {
 	switch output {
-	case "table", "text", "":
-		return text(w)
-	case "json":
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(b))
-		return err
+	case "table", "text", "", "json":
+		return nil
 	}
 	return fmt.Errorf("--output %q: want table or json", output)
+}
+
+// write prints v as JSON or with its text form.
+func write(w io.Writer, output string, v any, text func(io.Writer) error) error {
+	if err := checkOutput(output); err != nil {
+		return err
+	}
+	if output != "json" {
+		return text(w)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
 }
 
 // osBuildOf is the node's Windows build, zero (unknown) when it cannot be

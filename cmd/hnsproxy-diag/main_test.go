@@ -39,3 +39,19 @@ func TestTraceNeedsSourceAndDestination(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownOutputIsRefusedFirst: an --output the command cannot write is
+// refused before it reads HNS and the API server (each up to a minute on a
+// node whose HNS hangs), not after.
+func TestUnknownOutputIsRefusedFirst(t *testing.T) {
+	for _, args := range []string{"-o yaml", "trace --src 10.244.1.5 --dst 10.96.0.10:80/tcp -o yaml"} {
+		cmd := newCommand()
+		// No HNS to read here: a read would fail first and say so.
+		cmd.SetArgs(append(strings.Fields(args), "--hns-endpoint=sim", "--network-name=cbr0", "--hostname-override=win-1"))
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), `--output "yaml"`) {
+			t.Errorf("%s: %v, want the --output refused", args, err)
+		}
+	}
+}
