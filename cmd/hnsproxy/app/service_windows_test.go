@@ -12,8 +12,15 @@ import (
 )
 
 // The SCM's side of Execute, played with channels: what it reports and the
-// exit code it returns, for a stop and for a failure of the daemon.
+// exit code it returns, for a stop or a host shutdown and for a failure of
+// the daemon.
 func TestSCMHandlerStop(t *testing.T) {
+	for _, stop := range []svc.Cmd{svc.Stop, svc.Shutdown} {
+		testSCMHandlerStop(t, stop)
+	}
+}
+
+func testSCMHandlerStop(t *testing.T, stop svc.Cmd) {
 	requests := make(chan svc.ChangeRequest)
 	status := make(chan svc.Status, 8)
 	running := make(chan struct{})
@@ -33,9 +40,9 @@ func TestSCMHandlerStop(t *testing.T) {
 	}()
 	<-running
 	requests <- svc.ChangeRequest{Cmd: svc.Interrogate}
-	requests <- svc.ChangeRequest{Cmd: svc.Stop}
+	requests <- svc.ChangeRequest{Cmd: stop}
 	if e := <-done; e.specific || e.code != 0 || h.err != nil {
-		t.Errorf("Execute after Stop = %+v, err %v; want a clean exit", e, h.err)
+		t.Errorf("Execute after control %d = %+v, err %v; want a clean exit", stop, e, h.err)
 	}
 	close(status)
 	var states []svc.State
@@ -46,7 +53,7 @@ func TestSCMHandlerStop(t *testing.T) {
 		}
 	}
 	if want := []svc.State{svc.StartPending, svc.Running, svc.Running, svc.StopPending}; !slices.Equal(states, want) {
-		t.Errorf("reported %v, want %v", states, want)
+		t.Errorf("control %d: reported %v, want %v", stop, states, want)
 	}
 }
 
