@@ -165,7 +165,8 @@ func (p *Proxier) configChanged() bool {
 	return !reflect.DeepEqual(p.nodeConfig(), p.computedWith)
 }
 
-// nodeConfig fills node IPs (when not configured) and the zone from the Node.
+// nodeConfig fills node IPs (those --bind-address does not name) and the
+// zone from the Node.
 func (p *Proxier) nodeConfig() desired.Config {
 	cfg := p.cfg
 	node, err := p.nodes.Get(p.opts.NodeName)
@@ -173,18 +174,18 @@ func (p *Proxier) nodeConfig() desired.Config {
 		return cfg
 	}
 	cfg.Zone = node.Labels[v1.LabelTopologyZone]
-	if len(p.opts.Config.NodeIPs) == 0 {
-		ips := desired.NodeInternalIPs(node)
-		if len(ips) == 0 && len(cfg.NodeIPs) > 0 {
-			// A Node recreated or re-registered before its addresses are
-			// filled would otherwise empty this node's HNS in one sync:
-			// keep the last good addresses until new ones appear.
-			p.warnNodeAddressesMissing(node, cfg.NodeIPs)
-			return cfg
-		}
-		p.nodeAddressesMissing = false
-		cfg.NodeIPs = ips
+	bound := p.opts.Config.NodeIPs // --bind-address's family
+	ips := desired.NodeIPs(node, bound)
+	if len(desired.NodeInternalIPs(node)) == 0 && len(cfg.NodeIPs) > len(bound) {
+		// A Node recreated or re-registered before its addresses are
+		// filled would otherwise empty this node's HNS (of the families
+		// --bind-address does not name) in one sync: keep the last good
+		// addresses until new ones appear.
+		p.warnNodeAddressesMissing(node, cfg.NodeIPs)
+		return cfg
 	}
+	p.nodeAddressesMissing = false
+	cfg.NodeIPs = ips
 	return cfg
 }
 

@@ -124,17 +124,15 @@ func findNetwork(snap *hnslb.Snapshot, name string) (*hnslb.Network, error) {
 }
 
 // fillFromNode completes Config from this node's Node object as the
-// proxier does: the zone label, and the InternalIPs unless --bind-address
-// named a node IP.
+// proxier does: the zone label, and the InternalIPs of the families
+// --bind-address does not name.
 func (in *Inputs) fillFromNode() error {
 	node := in.node(in.Config.NodeName)
 	if node == nil {
 		return fmt.Errorf("no Node named %q in the cluster (use hnsproxy's --hostname-override)", in.Config.NodeName)
 	}
 	in.Config.Zone = node.Labels[v1.LabelTopologyZone]
-	if len(in.Config.NodeIPs) == 0 {
-		in.Config.NodeIPs = desired.NodeInternalIPs(node)
-	}
+	in.Config.NodeIPs = desired.NodeIPs(node, in.Config.NodeIPs)
 	if err := in.Config.Validate(); err != nil {
 		return fmt.Errorf("hnsproxy could not run with this configuration: %w", err)
 	}

@@ -81,16 +81,17 @@ func bugApplies(bug hnslb.OSBug, network *hnslb.Network, cfg *options.Config) bo
 // WorksAround reports whether hnsproxy works around bug on this node.
 func (c Capabilities) WorksAround(bug hnslb.OSBug) bool { return slices.Contains(c.Workarounds, bug) }
 
-// Desired is the node-independent part of the mapping's input; the proxier
-// fills node IPs (unless --bind-address names one) and the zone from the
-// Node object. realHNS says the host's interfaces carry the overlay provider
 // EndpointReader reads an endpoint by name: Desired's one HNS call, for the
 // root endpoint health checks are forwarded to.
 type EndpointReader interface {
 	GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoint, error)
 }
 
-// address (a simulated HNS has none, so the host MAC is derived from it).
+// Desired is the node-independent part of the mapping's input; the proxier
+// fills node IPs (of the families --bind-address does not name) and the
+// zone from the Node object. realHNS says the host's interfaces carry the
+// overlay provider address (a simulated HNS has none, so the host MAC is
+// derived from it).
 func Desired(ctx context.Context, cfg *options.Config, hns EndpointReader, network *hnslb.Network, caps Capabilities, realHNS bool) (desired.Config, error) {
 	c := desired.Config{
 		NodeName:                         cfg.NodeName,

@@ -28,8 +28,9 @@ type Config struct {
 	ContentType        string
 	AcceptContentTypes string
 
-	// BindAddress overrides the node's primary IP when not 0.0.0.0 / ::
-	// (kube-proxy's historical name; nothing binds to it).
+	// BindAddress overrides the node IP of its family when not 0.0.0.0 / ::
+	// (kube-proxy's historical name; nothing binds to it); the other
+	// family's stays the Node's.
 	BindAddress string
 	// HealthzBindAddress serves /healthz and /livez; "" (only from
 	// --healthz-port=0: empty addresses are defaulted) disables.
