@@ -3,7 +3,9 @@ package proxier
 import (
 	"context"
 	"net/netip"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // dualStackService is web with an IPv6 cluster IP too, and an IPv6 slice
@@ -86,5 +89,44 @@ func TestBindAddressLeavesTheOtherFamilyToTheNode(t *testing.T) {
 	n.settle()
 	if got := n.lbs(); !reflect.DeepEqual(got, before) {
 		t.Fatalf("HNS changed after the Node lost its addresses:\n got %+v\nwant %+v", got, before)
+	}
+}
+
+// A dual-stack l2bridge node whose Node lists only its IPv4 address (kubelet
+// given one --node-ip) serves IPv6 cluster IPs as winkernel's dual-stack
+// mode does: load balancers without a source VIP. A restart, with or
+// without its state file, on an HNS that echoes no IPv6 flag takes them
+// over without a write.
+func TestIPv6ServedWithoutANodeIPv6Address(t *testing.T) {
+	for _, lost := range []bool{false, true} {
+		n := newTestNode(t, "ws2025", "10.244.1.5")
+		n.hns.SetEcho(sim.Echo{DropUnconfirmedFlags: true})
+		n.start()
+		svc, v6 := dualStackService()
+		svc.Spec.Type = v1.ServiceTypeNodePort
+		svc.Spec.Ports[0].NodePort = 30080
+		n.apply(svc, slice("web", endpoint{"10.244.1.5", nodeName}), v6)
+		n.eventually("the IPv6 cluster IP load balancer", func() bool { return n.hasFrontend("fd00:10:96::10") })
+		n.settle()
+		before := n.lbs()
+		if len(before) != 3 {
+			t.Fatalf("want IPv4 node port, IPv4 and IPv6 cluster IPs; HNS has %+v", before)
+		}
+		for _, lb := range n.hns.Snapshot().LoadBalancers {
+			if slices.Equal(lb.FrontendVIPs, []string{"fd00:10:96::10"}) && lb.SourceVIP != "" {
+				t.Errorf("IPv6 load balancer has source VIP %q, want none", lb.SourceVIP)
+			}
+		}
+		n.stop()
+		if lost {
+			n.stateFile = filepath.Join(t.TempDir(), "lost.json")
+		}
+		n.hns.ResetCounters()
+		n.start()
+		n.eventually("the first sync", func() bool { return n.proxier.lastSyncNanos.Load() != 0 })
+		n.settle()
+		if got := n.lbs(); !reflect.DeepEqual(got, before) || n.hns.Counters().Writes() != 0 {
+			t.Errorf("restart (state file lost: %v) rewrote HNS: %+v (writes %d)", lost, got, n.hns.Counters().Writes())
+		}
 	}
 }

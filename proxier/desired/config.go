@@ -31,11 +31,14 @@ type Config struct {
 	NodeName string
 	// Zone is the node's topology.kubernetes.io/zone label ("" if none).
 	Zone string
-	// NodeIPs per family; a family without a node IP gets no load balancers.
+	// NodeIPs per family. On l2bridge a family without one is still served
+	// (winkernel's dual-stack mode serves both families whatever the Node
+	// lists), except its node ports; on overlay it gets no load balancers.
 	NodeIPs map[intent.IPFamily]netip.Addr
 	Mode    NetworkMode
 	// SourceVIP per family (--source-vip), used on overlay only; l2bridge
-	// load balancers use the node IP.
+	// load balancers use the node IP, or none (HNS uses the host's address,
+	// as on every winkernel l2bridge load balancer) without one.
 	SourceVIP map[intent.IPFamily]netip.Addr
 	// HostMAC is the MAC of the node's interface carrying the node IP
 	// (overlay: given to the source-VIP and service-VIP endpoints).

@@ -3,6 +3,7 @@ package desired
 import (
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -44,11 +45,42 @@ func TestDualStack(t *testing.T) {
 			lb(key("fd00:96::1", 80), 0, v6flag|dsr, v6both...),
 		},
 	}, {
-		name:     "family without a node IP: skipped and reported",
-		svc:      service("web", dual),
+		// winkernel's dual-stack mode runs the other family's proxier on
+		// the loopback address when the Node lists none of it, and its
+		// l2bridge load balancers carry no source VIP: the family is served.
+		// A node port is not: without a VIP or a source VIP its family
+		// could not be read back where HNS does not echo the IPv6 flag.
+		name:   "l2bridge family without a node IP: served with no source VIP, but its node ports reported",
+		svc:    service("web", dual, nodePorts(30080), externalIPs("2001:db8::5")),
+		slices: dualStackSlices(),
+		cfg:    func(c *Config) { delete(c.NodeIPs, intent.IPv6) },
+		want: []intent.LB{
+			lb(nodePortKey(intent.IPv4, 30080), nodePort, 0, both...),
+			lb(key("10.0.0.1", 80), 0, 0, both...),
+			noSourceVIP(lb(key("2001:db8::5", 80), vipExt, v6flag, v6both...)),
+			noSourceVIP(lb(key("fd00:96::1", 80), 0, v6flag, v6both...)),
+		},
+		problems: ReasonIPFamilyUnsupported,
+		check: func(t *testing.T, r ServiceResult) {
+			if m := r.Problems[0].Message; !strings.Contains(m, "node ports not served in IPv6") || !strings.Contains(m, "fd00:96::1") {
+				t.Errorf("problem %q", m)
+			}
+		},
+	}, {
+		name:   "l2bridge family without a node IP, no node port: nothing to report",
+		svc:    service("web", dual),
+		slices: dualStackSlices(),
+		cfg:    func(c *Config) { delete(c.NodeIPs, intent.IPv6) },
+		want: []intent.LB{
+			lb(key("10.0.0.1", 80), 0, 0, both...),
+			noSourceVIP(lb(key("fd00:96::1", 80), 0, v6flag, v6both...)),
+		},
+	}, {
+		name:     "overlay family without a node IP: skipped and reported",
+		svc:      service("web", clusterIPs("10.0.0.1")),
 		slices:   dualStackSlices(),
-		cfg:      func(c *Config) { delete(c.NodeIPs, intent.IPv6) },
-		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		cfg:      func(c *Config) { overlay(c); delete(c.NodeIPs, intent.IPv4) },
+		want:     none,
 		problems: ReasonIPFamilyUnsupported,
 	}, {
 		name:     "IPv6 on HNS without IPv6: skipped and reported",
@@ -85,7 +117,7 @@ func TestDualStack(t *testing.T) {
 		name:     "external IP of an unserved family: only the family problem",
 		svc:      service("web", dual, externalIPs("2001:db8::5")),
 		slices:   dualStackSlices(),
-		cfg:      func(c *Config) { delete(c.NodeIPs, intent.IPv6) },
+		cfg:      oldHNS,
 		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 		problems: ReasonIPFamilyUnsupported,
 	}})
@@ -335,4 +367,9 @@ func TestNoLocalEndpointsPerFamily(t *testing.T) {
 			}
 		},
 	}})
+}
+
+func noSourceVIP(lb intent.LB) intent.LB {
+	lb.SourceVIP = ""
+	return lb
 }

@@ -125,7 +125,7 @@ func (pl *portLBs) family(fam intent.IPFamily, pe portEndpoints) {
 	mk(intent.OriginClusterIP, b.clusterVIP.get(fam), pl.port, pick(b.itpLocal), hnslb.PortMappingFlagsNone, dsrIf(b.cfg.clusterDSR()))
 
 	external := hnslb.PortMappingFlagsVipExternalIP
-	if pl.nodePort != 0 {
+	if pl.nodePort != 0 && b.nodeIP.get(fam) != "" { // none: reported by families
 		// preserve-destination keeps NodePort traffic on this node too
 		// (winkernel: health probes on the node port must not be answered by
 		// another node), but NodePort gets no UseMux/PreserveDIP.

@@ -114,7 +114,15 @@ func (b *serviceBuilder) families() bool {
 		}
 		b.clusterIPs.put(fam, ip)
 		b.clusterVIP.put(fam, text)
-		node := b.cfg.NodeIPs[fam].String()
+		node := ""
+		if nip := b.cfg.NodeIPs[fam]; nip.IsValid() {
+			node = nip.String()
+		} else if hasNodePorts(b.svc) {
+			b.problem(warn(ReasonIPFamilyUnsupported,
+				"node ports not served in IPv%d on this node: the Node lists no IPv%d address (kubelet --node-ip); cluster IP %s is served", fam, fam, ip))
+		}
+		// l2bridge without a node IP of the family: no source VIP, as
+		// winkernel's l2bridge load balancers have (HNS uses the host's).
 		b.nodeIP.put(fam, node)
 		b.sourceVIP.put(fam, node)
 		if vip := b.cfg.SourceVIP[fam]; b.cfg.Mode == Overlay && vip.IsValid() {
@@ -126,7 +134,8 @@ func (b *serviceBuilder) families() bool {
 
 func (b *serviceBuilder) familyUnsupported(fam intent.IPFamily) string {
 	switch {
-	case !b.cfg.NodeIPs[fam].IsValid():
+	case !b.cfg.NodeIPs[fam].IsValid() && b.cfg.Mode == Overlay:
+		// Overlay needs it: the provider address of remote endpoints.
 		return "the node has no IPv" + strconv.Itoa(int(fam)) + " address"
 	case fam == intent.IPv6 && !b.cfg.Features.IPv6DualStack:
 		return "HNS " + b.cfg.Features.Version.String() + " does not support IPv6"
@@ -234,6 +243,14 @@ func (b *serviceBuilder) policies() {
 		b.problem(warn(ReasonSessionAffinityTimeout,
 			"sessionAffinity ClientIP: HNS affinity has no timeout, timeoutSeconds %d is ignored", *c.ClientIP.TimeoutSeconds))
 	}
+}
+
+// hasNodePorts says whether the Service asks for node ports.
+func hasNodePorts(svc *v1.Service) bool {
+	if svc.Spec.Type != v1.ServiceTypeNodePort && svc.Spec.Type != v1.ServiceTypeLoadBalancer {
+		return false
+	}
+	return slices.ContainsFunc(svc.Spec.Ports, func(p v1.ServicePort) bool { return p.NodePort != 0 })
 }
 
 // externallyAccessible mirrors the API's notion: LoadBalancer and NodePort
