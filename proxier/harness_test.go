@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -268,6 +271,10 @@ func (n *testNode) settle() {
 	last := -1
 	stable := 0
 	n.eventually("HNS settling", func() bool {
+		if !n.cachesCaughtUp() {
+			stable = 0
+			return false
+		}
 		// Sync holds mu: taking it waits for a sync in progress, so the
 		// counters are read between syncs, never in the middle of one.
 		n.proxier.mu.Lock()
@@ -283,6 +290,47 @@ func (n *testNode) settle() {
 		last = w
 		return stable >= 20
 	})
+}
+
+// cachesCaughtUp: the proxier's informer caches hold every Service and
+// EndpointSlice the API holds, as it holds them, and nothing else. Before
+// that a change just applied may not have reached the proxier, and a quiet
+// HNS with nothing queued says nothing (seen on a loaded machine). An API
+// that cannot list is not waited for.
+func (n *testNode) cachesCaughtUp() bool {
+	if n.proxier == nil || n.proxier.services == nil {
+		return true
+	}
+	ctx := context.Background()
+	svcs, err := n.client.CoreV1().Services("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return true
+	}
+	slices, err := n.client.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return true
+	}
+	want := map[string]any{}
+	for i := range svcs.Items {
+		want["svc/"+svcs.Items[i].Namespace+"/"+svcs.Items[i].Name], _ = TrimForCache(svcs.Items[i].DeepCopy())
+	}
+	for i := range slices.Items {
+		want["slice/"+slices.Items[i].Namespace+"/"+slices.Items[i].Name], _ = TrimForCache(slices.Items[i].DeepCopy())
+	}
+	cached, err := n.proxier.services.List(labels.Everything())
+	if err != nil {
+		return true
+	}
+	got := map[string]any{}
+	for _, s := range cached {
+		got["svc/"+s.Namespace+"/"+s.Name] = s
+	}
+	for _, o := range n.proxier.slices.List() {
+		if m, err := meta.Accessor(o); err == nil {
+			got["slice/"+m.GetNamespace()+"/"+m.GetName()] = o
+		}
+	}
+	return reflect.DeepEqual(want, got)
 }
 
 func (n *testNode) apply(objs ...any) {
