@@ -3,6 +3,7 @@ package hnslb
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrorCode is the HRESULT or Win32 code HNS returns. Generic Windows codes
@@ -48,7 +49,13 @@ func (e *Error) Error() string {
 	if e.Message == "" {
 		return fmt.Sprintf("hns %s: code 0x%x", e.Op, uint32(e.Code))
 	}
-	return fmt.Sprintf("hns %s: %s (0x%x)", e.Op, e.Message, uint32(e.Code))
+	code := fmt.Sprintf("(0x%x)", uint32(e.Code))
+	if strings.HasSuffix(strings.ToLower(e.Message), code) {
+		// hcn's messages end in the code already ("... failed in Win32:
+		// Element not found. (0x490)").
+		return fmt.Sprintf("hns %s: %s", e.Op, e.Message)
+	}
+	return fmt.Sprintf("hns %s: %s %s", e.Op, e.Message, code)
 }
 
 // NewError builds an *Error.

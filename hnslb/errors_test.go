@@ -1,6 +1,9 @@
 package hnslb
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestAddressRefusedCodes: each code HNS may answer for an endpoint address
 // it will not take is an address refused; only the two spellings of
@@ -66,6 +69,25 @@ func TestInvalidDocumentCodes(t *testing.T) {
 	for _, code := range []ErrorCode{CodePortAlreadyExists, CodeNotFound, CodeAddrInvalidOrReserved, CodeRPCServerUnavailable} {
 		if IsInvalidParameter(NewError("CreateLoadBalancer", code, "")) {
 			t.Errorf("0x%x is read as an invalid document", uint32(code))
+		}
+	}
+}
+
+// TestErrorTextNamesTheCodeOnce: hcn's messages end in the code already;
+// an operator reads it once, whatever case its hex digits are in.
+func TestErrorTextNamesTheCodeOnce(t *testing.T) {
+	for msg, want := range map[string]string{
+		"hcnGetLoadBalancer failed in Win32: Element not found. (0x490)":               "hns get: hcnGetLoadBalancer failed in Win32: Element not found. (0x490)",
+		"hcnCreateLoadBalancer failed in Win32: winapi error #2151350291 (0x803B0013)": "hns get: hcnCreateLoadBalancer failed in Win32: winapi error #2151350291 (0x803B0013)",
+		"Element not found.": "hns get: Element not found. (0x490)",
+		"see (0x490) above":  "hns get: see (0x490) above (0x490)",
+	} {
+		code := CodeNotFound
+		if strings.Contains(msg, "803B0013") {
+			code = CodePortAlreadyExists
+		}
+		if got := NewError("get", code, "%s", msg).Error(); got != want {
+			t.Errorf("%q: %q, want %q", msg, got, want)
 		}
 	}
 }
