@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -61,18 +62,14 @@ func TestRunUntilFatalReturnsTheProxiersError(t *testing.T) {
 // --bind-address-hard-fail: a healthz address another process holds ends
 // the daemon with the server's error, after the proxier stopped.
 func TestDaemonHardFailsOnABusyHealthzAddress(t *testing.T) {
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close()
+	busy := busyAddress(t)
 	hns := sim.New(sim.Options{})
 	wireWinOne(t, hns)
 	state := t.TempDir() + "/state.json"
 	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--hns-endpoint=sim",
 		"--healthz-bind-address="+busy.Addr().String(), "--metrics-bind-address=", "--bind-address-hard-fail",
 		"--state-file="+state)
-	err = run(context.Background(), cfg, fake.NewClientset(webOnTwoNodes()...), hns)
+	err := run(context.Background(), cfg, fake.NewClientset(webOnTwoNodes()...), hns)
 	if err == nil || !strings.Contains(err.Error(), "healthz server on "+busy.Addr().String()) {
 		t.Fatalf("run = %v, want the healthz server's failure", err)
 	}
@@ -81,4 +78,35 @@ func TestDaemonHardFailsOnABusyHealthzAddress(t *testing.T) {
 		t.Fatalf("the state file's lock is still held after run returned: %v", err)
 	}
 	lock.Release()
+}
+
+// TestHardFailWhileWaitingForTheNetwork: a server that cannot listen under
+// --bind-address-hard-fail stops hnsproxy while it still waits for the HNS
+// network, not only once the network is there (up to --hns-network-timeout
+// later). The test's own deadline only keeps a regression from hanging.
+func TestHardFailWhileWaitingForTheNetwork(t *testing.T) {
+	busy := busyAddress(t)
+	// No network: the CNI has not made it yet. The HNS is given, not named
+	// "sim" (which would seed the network).
+	hns := sim.New(sim.Options{})
+	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1",
+		"--healthz-bind-address="+busy.Addr().String(), "--metrics-bind-address=", "--bind-address-hard-fail",
+		"--hns-network-timeout=1h", "--state-file="+t.TempDir()+"/state.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := run(ctx, cfg, fake.NewClientset(webOnTwoNodes()...), hns)
+	if err == nil || !strings.Contains(err.Error(), "healthz server on "+busy.Addr().String()) {
+		t.Fatalf("run = %v, want the healthz server's failure", err)
+	}
+}
+
+// busyAddress is a loopback listener another server cannot take.
+func busyAddress(t *testing.T) net.Listener {
+	t.Helper()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { busy.Close() })
+	return busy
 }

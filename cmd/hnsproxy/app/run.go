@@ -122,33 +122,38 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 		return newObserver(cfg.ClusterCIDRs, deps.Health, deps.ServiceHealth, statuses, reporter)
 	}
 
-	if err := connectHNS(ctx, cfg, deps, hns); err != nil {
-		return err
-	}
-	if deps.Health != nil {
-		// Where they listen depends on the families HNS serves.
-		deps.ServiceHealth = healthcheck.NewServiceHealthServer(cfg.NodeName, reporter.Recorder(),
-			healthCheckListenIPs(cfg.ClusterCIDRs, servesIPv6(deps.Capabilities, deps.Network)), deps.Health)
-		defer deps.ServiceHealth.Close()
-	}
-	reporter.Starting()
-
-	if cfg.ConfigFile != "" {
-		w, err := newConfigWatcher(cfg.ConfigFile)
-		if err != nil {
+	// The wait for the HNS network too ends on a fatal error: a server
+	// that cannot listen under --bind-address-hard-fail stops hnsproxy at
+	// once, not --hns-network-timeout later.
+	return runUntilFatal(ctx, fatal, func(ctx context.Context) error {
+		if err := connectHNS(ctx, cfg, deps, hns); err != nil {
 			return err
 		}
-		go func() {
-			if err := w.wait(ctx, configPoll); err != nil {
-				fatal <- err
+		if deps.Health != nil {
+			// Where they listen depends on the families HNS serves.
+			deps.ServiceHealth = healthcheck.NewServiceHealthServer(cfg.NodeName, reporter.Recorder(),
+				healthCheckListenIPs(cfg.ClusterCIDRs, servesIPv6(deps.Capabilities, deps.Network)), deps.Health)
+			defer deps.ServiceHealth.Close()
+		}
+		reporter.Starting()
+
+		if cfg.ConfigFile != "" {
+			w, err := newConfigWatcher(cfg.ConfigFile)
+			if err != nil {
+				return err
 			}
-		}()
-	}
-	return runUntilFatal(ctx, fatal, func(ctx context.Context) error { return runProxier(ctx, cfg, deps) })
+			go func() {
+				if err := w.wait(ctx, configPoll); err != nil {
+					fatal <- err
+				}
+			}()
+		}
+		return runProxier(ctx, cfg, deps)
+	})
 }
 
-// runUntilFatal runs the proxier until it returns or an error arrives on
-// fatal. A fatal error stops the proxier first and waits for it, as a stop
+// runUntilFatal runs the proxier (and what starts it: the wait for HNS)
+// until it returns or an error arrives on fatal. A fatal error stops the proxier first and waits for it, as a stop
 // does: the sync loop ends and makes its last state file write before the
 // deferred clean-up (the state file's lock last) and the process's exit,
 // rather than exiting beside a Sync that still writes HNS.
