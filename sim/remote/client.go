@@ -120,7 +120,7 @@ func byName(path, name string) string {
 	return path + "/byname?" + url.Values{"name": {name}}.Encode()
 }
 
-func idPath(path, id string) string { return path + "/" + url.PathEscape(id) }
+func idPath(path, id string) string { return path + "/" + idSegment(id) }
 
 func (c *Client) Version(ctx context.Context) (hnslb.Version, error) {
 	var v hnslb.Version

@@ -154,7 +154,7 @@ func (s *server) serviceInstance(w http.ResponseWriter, r *http.Request) {
 
 // Handlers over hnslb.Client methods, by shape.
 
-func pathID(r *http.Request) string    { return r.PathValue("id") }
+func pathID(r *http.Request) string    { return segmentID(r.PathValue("id")) }
 func queryName(r *http.Request) string { return r.URL.Query().Get("name") }
 
 // list serves a List call; empty lists travel as [] rather than null.
@@ -213,7 +213,7 @@ func remove(op string, f func(context.Context, string) error) http.HandlerFunc {
 
 func namespaceEndpoint(op string, f func(ctx context.Context, namespaceID, endpointID string) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		reply(w, op, nil, f(r.Context(), pathID(r), r.PathValue("eid")))
+		reply(w, op, nil, f(r.Context(), pathID(r), segmentID(r.PathValue("eid"))))
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -29,6 +31,28 @@ const (
 	// policies, as flannel does on Windows when nodes come and go.
 	pathRemoteSubnets = "/remote-subnets"
 )
+
+// An ID travels as one path segment, which the router would clean away if
+// it were empty, "." or "..": those would come back as a redirect or "page
+// not found" instead of HNS's answer to such an ID. So dots travel escaped
+// and an empty ID as emptyID, which no HNS ID can be (a GUID has no NUL).
+const emptyID = "\x00"
+
+// idSegment is id as a path segment.
+func idSegment(id string) string {
+	if id == "" {
+		id = emptyID
+	}
+	return strings.ReplaceAll(url.PathEscape(id), ".", "%2E")
+}
+
+// segmentID is the ID a path segment idSegment made carries.
+func segmentID(segment string) string {
+	if segment == emptyID {
+		return ""
+	}
+	return segment
+}
 
 // httpStatus is the status a failed call answers with. Clients read the
 // code from the body; the status only helps people reading with curl.
