@@ -148,7 +148,7 @@ func (f *framesListener) serve(c net.Conn, r *bufio.Reader) {
 	if _, err := io.ReadFull(r, hello); err != nil || string(hello) != framesPreface {
 		return
 	}
-	w := &framesWriter{w: bufio.NewWriterSize(c, 16<<10)}
+	w := &framesWriter{w: bufio.NewWriterSize(c, 16<<10), conn: c}
 	for {
 		req, body, err := f.readRequest(r)
 		if err != nil {
@@ -163,6 +163,7 @@ func (f *framesListener) serve(c net.Conn, r *bufio.Reader) {
 		if _, err := io.Copy(io.Discard, body); err != nil {
 			return
 		}
+		_ = c.SetReadDeadline(time.Time{}) // a body's deadline (SetReadDeadline) ends with its call
 	}
 }
 
@@ -213,6 +214,7 @@ func (f *framesListener) handle(w *framesWriter, req *http.Request) (ok bool) {
 // framesWriter is the http.ResponseWriter of a frames reply.
 type framesWriter struct {
 	w       *bufio.Writer
+	conn    net.Conn
 	header  http.Header
 	started bool
 	err     error
@@ -225,6 +227,10 @@ func (w *framesWriter) reset() {
 }
 
 func (w *framesWriter) Header() http.Header { return w.header }
+
+// SetReadDeadline bounds the reading of the request's body, as
+// http.ResponseController does over HTTP.
+func (w *framesWriter) SetReadDeadline(t time.Time) error { return w.conn.SetReadDeadline(t) }
 
 func (w *framesWriter) WriteHeader(status int) {
 	if w.started {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -110,19 +111,26 @@ func reply(w http.ResponseWriter, op string, v any, err error) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// bodyReadTimeout bounds how long a request body may take to arrive once
+// its read began, so a client that stops mid-upload gives its body slot
+// back; the largest body over a local socket takes a fraction of it.
+var bodyReadTimeout = time.Minute
+
 // bodySlots bounds how many request bodies are read and decoded at once, so
 // parallel large bodies cost at most bodySlots*maxBody (plus decoding), not
 // one maxBody per connection.
 var bodySlots = make(chan struct{}, 2)
 
 // decode reads a JSON body into out; a bad document is HNS's invalid parameter.
-func decode(r *http.Request, op string, out any) error {
+func decode(w http.ResponseWriter, r *http.Request, op string, out any) error {
 	select {
 	case bodySlots <- struct{}{}:
 		defer func() { <-bodySlots }()
 	case <-r.Context().Done():
 		return hnslb.NewError(op, hnslb.CodeInvalidParameter, "read request: %v", r.Context().Err())
 	}
+	// Both wires support it (frames: framesWriter); a recorder in tests does not.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
 	if err != nil {
 		return hnslb.NewError(op, hnslb.CodeInvalidParameter, "read request: %v", err)
@@ -197,7 +205,7 @@ func createIn[T any](op string, f func(context.Context, string, *T) (*T, error))
 // withDocument decodes the request's HNS document and replies with what do makes of it.
 func withDocument[T, R any](w http.ResponseWriter, r *http.Request, op string, do func(context.Context, *T) (R, error)) {
 	var doc T
-	if err := decode(r, op, &doc); err != nil {
+	if err := decode(w, r, op, &doc); err != nil {
 		reply(w, op, nil, err)
 		return
 	}
@@ -260,7 +268,7 @@ func (s *server) trace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req TraceRequest
-	if err := decode(r, "Trace", &req); err != nil {
+	if err := decode(w, r, "Trace", &req); err != nil {
 		reply(w, "Trace", nil, err)
 		return
 	}
@@ -293,7 +301,7 @@ func serveSetter[T any](w http.ResponseWriter, r *http.Request, op string, set f
 		return
 	}
 	var req T
-	if err := decode(r, op, &req); err != nil {
+	if err := decode(w, r, op, &req); err != nil {
 		reply(w, op, nil, err)
 		return
 	}
