@@ -281,8 +281,12 @@ func (n *testNode) settle() {
 		w := n.hns.Counters().Total()
 		s, e := n.proxier.tracker.pending()
 		repairing := n.proxier.repairing
+		// Before its first sync a proxier has nothing queued (the start's
+		// full computation covers what the informers listed) and HNS is
+		// quiet: that is not settled.
+		computed := n.proxier.initialized
 		n.proxier.mu.Unlock()
-		if w == last && s == 0 && e == 0 && !repairing {
+		if w == last && s == 0 && e == 0 && !repairing && computed {
 			stable++
 		} else {
 			stable = 0
