@@ -3,6 +3,7 @@ package reconciler
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -48,25 +49,29 @@ func (r *Reconciler) removeRealizedLB(run *syncRun, e *lbEntry) error {
 // resolveUncertainLB looks for the load balancer a lost create may have
 // made, in a listing begun after it (lookup.go; until one answered, it
 // returns an AwaitingListingError): one nobody owns on e's frontend is ours
-// (of this document, or of an older one whose create was lost too, where
-// hnsproxy may take foreign ones: foreign.go) and becomes e's realized
-// load balancer.
+// (of this document, or of it less backends HNS dropped since, or of an
+// older one whose create was lost too, where hnsproxy may take foreign
+// ones: foreign.go) and becomes e's realized load balancer.
 func (r *Reconciler) resolveUncertainLB(e *lbEntry) error {
 	found, answered := r.lostLBAnswer(e.key)
 	if !answered {
 		return awaiting(whyLostLB)
 	}
 	r.forgetLB(e.key)
+	if found == nil {
+		e.uncertain = nil
+		return nil
+	}
+	_, owned := r.ownedLBs[found.ID]
 	switch {
-	case found == nil:
 	case r.unchanged(e.uncertain, found):
 		r.setRealized(e, found.ID, e.uncertain, found)
-	default:
-		// An older document whose create was lost too; but on a frontend
-		// a tenant chose, a different one may be foreign: never claimed.
-		if _, owned := r.ownedLBs[found.ID]; !owned && r.mayTakeForeign(e.desired) {
-			r.setRealized(e, found.ID, found, nil)
-		}
+	case !owned && (madeLessDropped(found, e.uncertain) || r.mayTakeForeign(e.desired)):
+		// Its create's, less backends whose endpoints were deleted since
+		// (left unclaimed on a tenant's frontend, nothing would ever delete
+		// it), or an older document whose create was lost too; but on a
+		// frontend a tenant chose, any other may be foreign: never claimed.
+		r.setRealized(e, found.ID, found, nil)
 	}
 	e.uncertain = nil
 	return nil
@@ -310,4 +315,20 @@ func (r *Reconciler) setMissing(e *lbEntry, missing []string) {
 		}
 		w[e.key] = struct{}{}
 	}
+}
+
+// madeLessDropped reports whether listed is what a create of sent made,
+// less backends HNS dropped since: deleting an endpoint takes it out of the
+// load balancers that use it (docs/simulator.md; a pod's endpoint goes with
+// the pod, before the proxy has seen it go).
+func madeLessDropped(listed, sent *hnslb.LoadBalancer) bool {
+	kept := foldedSet(listed.HostComputeEndpoints)
+	narrowed := *sent
+	narrowed.HostComputeEndpoints = nil
+	for _, id := range sent.HostComputeEndpoints {
+		if has(kept, strings.ToLower(id)) {
+			narrowed.HostComputeEndpoints = append(narrowed.HostComputeEndpoints, id)
+		}
+	}
+	return adoptionMatch(listed, &narrowed)
 }
