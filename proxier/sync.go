@@ -368,8 +368,9 @@ func (p *Proxier) apply(ch desired.Change) {
 	}
 }
 
-// report emits the Service's problems as events when they changed since the
-// last report, so a steady problem is one event, not one per sync.
+// report emits the Service's problems that were not in its last report, so
+// a steady problem is one event, not one per sync, nor one more each time
+// another problem of the Service comes, goes or changes its text.
 func (p *Proxier) report(name types.NamespacedName) {
 	res, ok := p.state.Services[name]
 	if !ok {
@@ -378,9 +379,10 @@ func (p *Proxier) report(name types.NamespacedName) {
 	problems := append(append([]desired.Problem(nil), res.Problems...), p.state.Conflicts(name)...)
 	var sig strings.Builder
 	for _, pr := range problems {
-		sig.WriteString(pr.Reason + ":" + pr.Message + "\n")
+		sig.WriteString(problemLine(pr))
 	}
-	if p.reported[name] == sig.String() {
+	last := p.reported[name]
+	if last == sig.String() {
 		return
 	}
 	p.reported[name] = sig.String()
@@ -392,6 +394,9 @@ func (p *Proxier) report(name types.NamespacedName) {
 		return
 	}
 	for _, pr := range problems {
+		if strings.Contains("\n"+last, "\n"+problemLine(pr)) { // reported, and not ended since
+			continue
+		}
 		eventType := v1.EventTypeNormal
 		if pr.Warning {
 			eventType = v1.EventTypeWarning
@@ -399,6 +404,9 @@ func (p *Proxier) report(name types.NamespacedName) {
 		p.opts.Recorder.Eventf(svc, nil, eventType, pr.Reason, "Sync", "%s", pr.Message)
 	}
 }
+
+// problemLine is one problem in a Service's report signature.
+func problemLine(pr desired.Problem) string { return pr.Reason + ":" + pr.Message + "\n" }
 
 func (p *Proxier) updateHealthChecks() {
 	if p.opts.Observer == nil {
