@@ -218,7 +218,8 @@ func (o *observer) HealthChecks(checks map[types.NamespacedName]desired.HealthCh
 
 // reportRejections raises HNSLoadBalancerRejected on the owning Service for
 // each load balancer HNS refused (not for HNS being unreachable, nor for a
-// call the stop cut short), once per
+// call the stop cut short, nor for a foreign load balancer on the frontend:
+// the proxier raises ForeignLoadBalancerConflict for that), once per
 // distinct error. It reads the whole status only while some load balancer
 // failed or was reported: the common Sync pays nothing for it.
 func (o *observer) reportRejections(r reconciler.SyncResult) {
@@ -234,7 +235,7 @@ func (o *observer) reportRejections(r reconciler.SyncResult) {
 		}
 	}
 	for _, e := range r.Errors {
-		if e.Kind != reconciler.KindLoadBalancer || hnslb.IsUnavailable(e.Err) || stoppedMidSync(e.Err) || o.rejected[e.Name] == e.Err.Error() {
+		if e.Kind != reconciler.KindLoadBalancer || hnslb.IsUnavailable(e.Err) || stoppedMidSync(e.Err) || foreignHeld(e.Err) || o.rejected[e.Name] == e.Err.Error() {
 			continue
 		}
 		svc, port, ok := splitOwner(owners[e.Name])
@@ -245,6 +246,10 @@ func (o *observer) reportRejections(r reconciler.SyncResult) {
 		o.events.LoadBalancerRejected(svc, port, e.Name, e.Err)
 	}
 }
+
+// foreignHeld reports the error of a load balancer whose frontend a foreign
+// one holds: no refusal of HNS's, and reported by the proxier already.
+func foreignHeld(err error) bool { return errors.As(err, new(*reconciler.ForeignFrontendError)) }
 
 // stoppedMidSync reports the error of a call the stop cut short or kept
 // from being made (the Sync's context ended): not HNS's refusal.
