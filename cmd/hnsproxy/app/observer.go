@@ -234,6 +234,11 @@ func (o *observer) reportRejections(r reconciler.SyncResult) {
 			delete(o.rejected, key)
 		}
 	}
+	for key := range o.rejected {
+		if _, tracked := owners[key]; !tracked { // its Service was deleted
+			delete(o.rejected, key)
+		}
+	}
 	for _, e := range r.Errors {
 		if e.Kind != reconciler.KindLoadBalancer || hnslb.IsUnavailable(e.Err) || stoppedMidSync(e.Err) || foreignHeld(e.Err) || o.rejected[e.Name] == e.Err.Error() {
 			continue
