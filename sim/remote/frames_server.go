@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -20,13 +22,15 @@ const (
 	framesWriteTimeout = time.Minute
 )
 
-// WithFrames serves h on l's connections that speak the frames wire (every
+// withFrames serves h on l's connections that speak the frames wire (every
 // Client's) and hands the others to whoever Accepts from the returned
-// listener, to serve as HTTP: pass it to http.Server.Serve with the same
-// handler. Closing it closes l and every frames connection.
-func WithFrames(l net.Listener, h http.Handler) net.Listener {
+// listener, to serve as HTTP: Serve passes it to http.Server.Serve with the
+// same handler. Closing it closes l and every frames connection. A
+// handler's panic is logged through errorLog, or the standard logger when
+// it is nil (as net/http does).
+func withFrames(l net.Listener, h http.Handler, errorLog *log.Logger) net.Listener {
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &framesListener{Listener: l, h: h, ctx: ctx, cancel: cancel,
+	f := &framesListener{Listener: l, h: h, errorLog: errorLog, ctx: ctx, cancel: cancel,
 		accepted: make(chan accepted), conns: map[net.Conn]struct{}{}}
 	go f.acceptLoop()
 	return f
@@ -40,6 +44,7 @@ type accepted struct {
 type framesListener struct {
 	net.Listener
 	h        http.Handler
+	errorLog *log.Logger // nil: the standard logger, as net/http does
 	ctx      context.Context
 	cancel   context.CancelFunc
 	accepted chan accepted
@@ -198,17 +203,42 @@ func (f *framesListener) readRequest(r *bufio.Reader) (*http.Request, *io.Limite
 	return req, body, nil
 }
 
-// handle runs the handler; one that aborts (as net/http lets a handler do
-// with http.ErrAbortHandler) or panics cuts the reply and the connection.
+// handle runs the handler. One that aborts (as net/http lets a handler do
+// with http.ErrAbortHandler) cuts the reply and the connection. A panic is
+// logged with its call and stack, as net/http logs one; before the reply
+// began, the call is answered E_FAIL naming the panic and the connection
+// serves on (a cut would read as HNS down, and a client repeats a lookup
+// that met one), after it the reply and the connection are cut.
 func (f *framesListener) handle(w *framesWriter, req *http.Request) (ok bool) {
 	defer func() {
-		if recover() != nil {
-			_ = w.w.Flush() // what was written goes out, the rest is cut
-			ok = false
+		v := recover()
+		if v == nil {
+			return
 		}
+		ok = false
+		if v != http.ErrAbortHandler {
+			stack := make([]byte, 64<<10)
+			stack = stack[:runtime.Stack(stack, false)]
+			f.logf("remote: panic serving frames call %s %s: %v\n%s", req.Method, req.URL.RequestURI(), v, stack)
+			if !w.started {
+				w.reset()
+				reply(w, "", nil, fmt.Errorf("%s %s: the server's handler panicked: %v", req.Method, req.URL.RequestURI(), v))
+				ok = w.err == nil
+				return
+			}
+		}
+		_ = w.w.Flush() // what was written goes out, the rest is cut
 	}()
 	f.h.ServeHTTP(w, req)
 	return w.err == nil
+}
+
+func (f *framesListener) logf(format string, args ...any) {
+	if f.errorLog != nil {
+		f.errorLog.Printf(format, args...)
+		return
+	}
+	log.Printf(format, args...)
 }
 
 // framesWriter is the http.ResponseWriter of a frames reply.
@@ -271,7 +301,8 @@ func (w *framesWriter) finish() error {
 
 // Serve serves srv's handler on l over both wires: frames for Clients,
 // HTTP for everything else. Like srv.Serve, it returns when srv is closed
-// or shut down (which closes the frames connections too).
+// or shut down (which closes the frames connections too). A handler's
+// panic is logged through srv.ErrorLog on both wires.
 func Serve(srv *http.Server, l net.Listener) error {
-	return srv.Serve(WithFrames(l, srv.Handler))
+	return srv.Serve(withFrames(l, srv.Handler, srv.ErrorLog))
 }
