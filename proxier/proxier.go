@@ -384,7 +384,24 @@ func (p *Proxier) sliceChanged(obj any, live bool) {
 	if !live {
 		trigger = time.Time{}
 	}
-	p.tracker.sliceChanged(slice.service, trigger)
+	p.noteSlice(slice.service, slice, trigger)
+}
+
+// noteSlice notes a change to one of name's slices, s. As kube-proxy's
+// EndpointsChangeTracker, it counts (sync_proxy_rules_endpoint_changes_*,
+// programming latency) only a slice of a family this node serves
+// (desired.Config.ServesFamily). An FQDN slice is no change at all: the
+// mapping reads none. One of a family not served still has its Service
+// recomputed, uncounted, since the mapping reports its unusable endpoints.
+func (p *Proxier) noteSlice(name types.NamespacedName, s *cachedSlice, trigger time.Time) {
+	switch fam := s.slice.Family; {
+	case fam == 0:
+		return
+	case !p.opts.Config.ServesFamily(fam):
+		p.tracker.sliceTouched(name)
+	default:
+		p.tracker.sliceChanged(name, trigger)
+	}
 	p.requestSync()
 }
 
@@ -397,8 +414,7 @@ func (p *Proxier) onSliceUpdate(old, obj any) {
 	before, wasSlice := old.(*cachedSlice)
 	if wasSlice && before.service.Name != "" {
 		if now, ok := obj.(*cachedSlice); !ok || now.service != before.service {
-			p.tracker.sliceChanged(before.service, time.Time{})
-			p.requestSync()
+			p.noteSlice(before.service, before, time.Time{})
 		}
 	}
 	now, ok := obj.(*cachedSlice)

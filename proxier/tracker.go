@@ -82,6 +82,14 @@ func (t *changeTracker) sliceChanged(name types.NamespacedName, triggerTime time
 	t.reportLocked(Changes{Endpoints: 1})
 }
 
+// sliceTouched marks name for recomputing after a change to one of its
+// slices that is no change to count (noteSlice): no count, nothing pending.
+func (t *changeTracker) sliceTouched(name types.NamespacedName) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.services[name] = struct{}{}
+}
+
 func (t *changeTracker) podCIDRChanged(node string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -44,9 +44,11 @@ func TestTrackerReportsEachChangeAndTheTake(t *testing.T) {
 	check()
 }
 
-// pending reports how many changes wait for the next sync.
+// pending reports what waits for the next sync: the Services to recompute
+// (also those a change no metric counts marked, noteSlice) and the
+// EndpointSlice changes counted.
 func (t *changeTracker) pending() (services, endpoints int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.serviceChanges, t.endpointChanges
+	return len(t.services), t.endpointChanges
 }

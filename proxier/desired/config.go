@@ -115,6 +115,21 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// ServesFamily reports whether this node serves fam at all: IPv4 always,
+// IPv6 only where HNS supports IPv6 dual stack on a network that is not
+// overlay (the two IPv6 cases of familyUnsupported). That is where
+// kube-proxy runs winkernel dual-stack (DualStackCompatible); elsewhere it
+// runs a single-stack proxier. FQDN slices (family 0) are served nowhere.
+func (c Config) ServesFamily(fam intent.IPFamily) bool {
+	switch fam {
+	case intent.IPv4:
+		return true
+	case intent.IPv6:
+		return c.Features.IPv6DualStack && c.Mode != Overlay
+	}
+	return false
+}
+
 // maxBackends is the effective cap (0: none).
 func (c Config) maxBackends() int {
 	if c.MaxBackends > 0 {
