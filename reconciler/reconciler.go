@@ -350,6 +350,7 @@ func (r *Reconciler) Upsert(lb intent.LB) {
 		e = &lbEntry{key: lb.Key, st: objStatus{state: StatePending}}
 		r.lbs[lb.Key] = e
 	}
+	r.restartBackoff(objectRef{lb: lb.Key}, &e.st)
 	e.desired = &lb
 	r.markLB(e)
 	if r.adopting() {
@@ -366,6 +367,7 @@ func (r *Reconciler) Delete(key intent.LBKey) {
 		return
 	}
 	e.desired = nil
+	r.restartBackoff(objectRef{lb: key}, &e.st)
 	r.markLB(e)
 }
 
@@ -387,6 +389,7 @@ func (r *Reconciler) UpsertEndpoint(re intent.RemoteEndpoint) {
 		r.eps[re.IP] = ep
 	}
 	ep.wanted, ep.spec = true, re
+	r.restartBackoff(objectRef{ip: re.IP}, &ep.st)
 	r.resolveGen++
 	r.markEP(re.IP)
 	if r.adopting() {
@@ -405,6 +408,7 @@ func (r *Reconciler) DeleteEndpoint(ip string) {
 		return
 	}
 	ep.wanted = false
+	r.restartBackoff(objectRef{ip: ip}, &ep.st)
 	r.resolveGen++
 	r.markEP(ip)
 	if ep.id != "" {

@@ -101,5 +101,17 @@ func (r *Reconciler) unschedule(ref objectRef) {
 	}
 }
 
+// restartBackoff starts an object's backoff over when what is desired of
+// it changed: the failures counted so far were the old object's. The
+// change marks it dirty, so the next Sync tries it whatever its retry;
+// should HNS refuse the new one, it is retried after RetryBase, not after
+// the old one's backoff (up to RetryMax), as cilium/statedb's reconciler
+// clears a changed object's retries. An object changed at every Sync is
+// still tried once per Sync, and in between at its backoff.
+func (r *Reconciler) restartBackoff(ref objectRef, st *objStatus) {
+	r.limiter.Forget(ref)
+	st.attempts = 0
+}
+
 // done marks an object converged without an HNS call (adopted).
 func (r *Reconciler) done(st *objStatus) { *st = objStatus{state: StateDone} }
