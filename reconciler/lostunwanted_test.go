@@ -21,13 +21,7 @@ func TestLostEndpointCreateNoLongerWantedStaysOursUntilDeleted(t *testing.T) {
 	alone := lb("10.96.0.10", 80, loc("10.244.1.10"))
 	r := e.started(alone)
 
-	// The create reaches HNS and its reply is lost.
-	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateEndpoint: 1}, Committed: 1})
-	upsert(r, lb("10.96.0.10", 80, loc("10.244.1.10"), rem("10.244.2.20", "192.168.0.2")))
-	r.Sync(ctx)
-	if got := e.remoteIPs(); !slices.Equal(got, []string{"10.244.2.20"}) {
-		t.Fatalf("remote endpoints in HNS %v, want the one the lost create made", got)
-	}
+	e.endpointCreateLost(r, lb("10.96.0.10", 80, loc("10.244.1.10"), rem("10.244.2.20", "192.168.0.2")))
 
 	// No longer wanted; the listing finds it, and its delete fails.
 	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpDeleteEndpoint: 1}})
@@ -55,4 +49,23 @@ func TestLostEndpointCreateNoLongerWantedStaysOursUntilDeleted(t *testing.T) {
 		t.Errorf("remote endpoints %v left in HNS after the restart, want none", got)
 	}
 	e.assertRealized([]intent.LB{alone})
+}
+
+// endpointCreateLost upserts want, whose one remote endpoint's create
+// reaches HNS and loses its reply, and requires that HNS made it.
+func (e *env) endpointCreateLost(r *Reconciler, want intent.LB) {
+	e.t.Helper()
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateEndpoint: 1}, Committed: 1})
+	upsert(r, want)
+	r.Sync(ctx)
+	e.hns.SetFaults(sim.Faults{})
+	var remote []string
+	for _, b := range want.Backends {
+		if !b.Local {
+			remote = append(remote, b.IP)
+		}
+	}
+	if got := e.remoteIPs(); !slices.Equal(got, remote) {
+		e.t.Fatalf("remote endpoints in HNS %v, want the one the lost create made, %v", got, remote)
+	}
 }

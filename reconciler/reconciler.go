@@ -237,15 +237,17 @@ type remoteEP struct {
 	// wanted and spec are the desired endpoint as last given (UpsertEndpoint);
 	// an unwanted one waits for its deletion.
 	wanted bool
-	spec   intent.RemoteEndpoint
+	// flushed and flushedID: what the status counted of it, and the ID it
+	// showed (snapshot.go); flushed sits in wanted's padding.
+	flushed flushMark
+	spec    intent.RemoteEndpoint
 	// realized
 	id           string
 	realizedSpec intent.RemoteEndpoint
-	// uncertain: a create's reply was lost; HNS may hold it (see lbEntry.uncertain).
-	uncertain bool
-	// flushed and flushedID: what the status counted of it, and the ID it
-	// showed (snapshot.go); flushed sits in uncertain's padding.
-	flushed   flushMark
+	// uncertain is the spec of a create whose reply was lost: HNS may hold
+	// it under an ID we never saw, though spec has changed since (see
+	// lbEntry.uncertain, lostEndpoint).
+	uncertain *intent.RemoteEndpoint
 	st        objStatus
 	flushedID string
 }

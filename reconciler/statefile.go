@@ -459,7 +459,7 @@ func (r *Reconciler) settleCreates(work map[intent.LBKey]struct{}) {
 	if len(r.creatingEPs) > 0 {
 		kept := map[string]struct{}{}
 		for ip := range r.creatingEPs {
-			if ep := r.eps[ip]; ep != nil && ep.uncertain {
+			if ep := r.eps[ip]; ep != nil && ep.uncertain != nil {
 				kept[ip] = struct{}{}
 			} else if !has(r.carried.eps, ip) {
 				r.journal(journalRecord{Kind: recordCreatingEndpoint, ID: ip})

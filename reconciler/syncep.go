@@ -32,14 +32,15 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 	}
 	got, wrote, err := r.createEP(run, ip, ep, ahead, madeAhead)
 	if err != nil {
-		if !isAwaiting(err) {
-			ep.uncertain = ep.uncertain || !definitive(err)
+		if !isAwaiting(err) && !definitive(err) && ep.uncertain == nil {
+			sent := ep.spec
+			ep.uncertain = &sent
 		}
 		r.failOrWait(run, ref, &ep.st, KindRemoteEndpoint, ip, err)
 		return
 	}
 	r.forgetEP(ip)
-	ep.id, ep.realizedSpec, ep.uncertain = got.ID, ep.spec, false
+	ep.id, ep.realizedSpec, ep.uncertain = got.ID, ep.spec, nil
 	r.resolveGen++
 	r.own(recordRemoteEndpoint, got.ID)
 	delete(r.staleEPs, got.ID) // adopted: a repair may have taken it for a leak
@@ -79,6 +80,10 @@ func (r *Reconciler) createEP(run *syncRun, ip string, ep *remoteEP, ahead creat
 			r.log.Info("Adopted existing remote endpoint", "ip", ip, "id", found.ID)
 			return found, false, nil
 		}
+		if found != nil && r.lostEndpoint(ep, found) {
+			// A lost create's, of a spec since changed: ours, so replaced.
+			r.own(recordRemoteEndpoint, found.ID)
+		}
 		holders = l.found
 		if found != nil && r.unusedEPOfOurs(found.ID) {
 			r.log.Info("Deleting an endpoint of ours that holds the address", "ip", ip, "id", found.ID)
@@ -106,6 +111,20 @@ func (r *Reconciler) createEP(run *syncRun, ip string, ep *remoteEP, ahead creat
 	return got, err == nil, err
 }
 
+// lostEndpoint reports whether listed, an endpoint on ep's address, is
+// what ep's lost create made: nobody's, and of the spec that create sent
+// or bearing hnsproxy's name (names.go). A restart claims it by the same
+// marks (claimInterrupted: a declared address, or our name); matched only
+// against the spec desired now, one made before the spec changed (a pod's
+// address reused on another node) held the address for good, refused as
+// another program's.
+func (r *Reconciler) lostEndpoint(ep *remoteEP, listed *hnslb.Endpoint) bool {
+	if ep.uncertain == nil || has(r.ownedEPs, listed.ID) || r.unconfirmed.has(listed.ID) {
+		return false
+	}
+	return remoteMatches(*ep.uncertain, remoteSpecOf(listed)) || namedOurs(listed)
+}
+
 // endpointOfKind is the first of eps that is remote, or local when local
 // is set (the kind of endpoint hnsproxy makes for the address).
 func endpointOfKind(eps []*hnslb.Endpoint, local bool) *hnslb.Endpoint {
@@ -126,7 +145,7 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 	if r.awaitingAbandoned(run, ref, &ep.st, epToken(ip), idToken(ep.id)) {
 		return
 	}
-	if ep.id == "" && ep.uncertain {
+	if ep.id == "" && ep.uncertain != nil {
 		// A lost create may have made it: a listing begun after it finds
 		// it (lookup.go), and it is deleted.
 		found, answered := r.epAnswer(ip, lookupLostCreate)
@@ -135,14 +154,14 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 			return
 		}
 		r.forgetEP(ip)
-		if f := endpointOfKind(found, ep.spec.Local); f != nil && remoteMatches(ep.spec, remoteSpecOf(f)) {
+		if f := endpointOfKind(found, ep.spec.Local); f != nil && (remoteMatches(ep.spec, remoteSpecOf(f)) || r.lostEndpoint(ep, f)) {
 			// Ours from here, in the state file too: the declaration that
 			// made it ours until now is withdrawn at the Sync's end, and
 			// the delete may fail before a restart.
 			ep.id = f.ID
 			r.own(recordRemoteEndpoint, f.ID)
 		}
-		ep.uncertain = false
+		ep.uncertain = nil
 	}
 	if ep.id != "" {
 		if n := len(r.refs[ep.id]); n > 0 {
