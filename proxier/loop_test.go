@@ -268,7 +268,8 @@ func TestNodeChangesRecomputeEveryService(t *testing.T) {
 	})
 
 	// The node IP comes from the Node's status: the first valid InternalIP
-	// per family; other address types and junk are skipped.
+	// per family, before any ExternalIP; other address types and junk are
+	// skipped.
 	node.Status.Addresses = []v1.NodeAddress{
 		{Type: v1.NodeExternalIP, Address: "198.51.100.1"},
 		{Type: v1.NodeInternalIP, Address: "not-an-ip"},

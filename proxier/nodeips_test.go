@@ -130,3 +130,35 @@ func TestIPv6ServedWithoutANodeIPv6Address(t *testing.T) {
 		}
 	}
 }
+
+// A Node that lists its address only as ExternalIP (no InternalIP) still
+// has a node IP, and a family without an InternalIP takes the Node's
+// ExternalIP of that family, as kube-proxy's GetNodeHostIPs does: the
+// proxy neither waits for an InternalIP nor drops that family's node IP.
+func TestNodeIPsFallBackToExternalIPs(t *testing.T) {
+	n := newTestNode(t, "ws2025", "10.244.1.5")
+	n.setNodeAddresses(v1.NodeAddress{Type: v1.NodeExternalIP, Address: "10.0.0.9"})
+	n.start()
+	svc, v6 := dualStackService()
+	n.apply(svc, slice("web", endpoint{"10.244.1.5", nodeName}), v6)
+	sourceVIPs := func(want4, want6 string) bool {
+		for _, lb := range n.hns.Snapshot().LoadBalancers {
+			want := map[bool]string{false: want4, true: want6}[netip.MustParseAddr(lb.FrontendVIPs[0]).Is6()]
+			if lb.SourceVIP != want {
+				return false
+			}
+		}
+		return n.hasFrontend("10.96.0.10") && n.hasFrontend("fd00:10:96::10")
+	}
+	n.eventually("source VIPs from the ExternalIP of a Node without InternalIP", func() bool { return sourceVIPs("10.0.0.9", "") })
+
+	// An InternalIP goes before an ExternalIP of its family, listed first or not.
+	n.setNodeAddresses(
+		v1.NodeAddress{Type: v1.NodeExternalIP, Address: "198.51.100.1"},
+		v1.NodeAddress{Type: v1.NodeExternalIP, Address: "fd00::9"},
+		v1.NodeAddress{Type: v1.NodeInternalIP, Address: "10.0.0.7"})
+	n.eventually("the IPv4 InternalIP and the IPv6 ExternalIP", func() bool { return sourceVIPs("10.0.0.7", "fd00::9") })
+	if drainUntil(n.recorder.Events, ReasonNodeAddressesMissing) {
+		t.Error("NodeAddressesMissing raised for a Node that lists addresses")
+	}
+}

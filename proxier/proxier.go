@@ -181,8 +181,8 @@ type Proxier struct {
 	health      map[types.NamespacedName]desired.HealthCheck
 	initialized bool
 	subnets     subnetReads
-	// nodeAddressesMissing: the Node has no InternalIP and the last known
-	// node IPs are in use (reported once per streak).
+	// nodeAddressesMissing: the Node has no InternalIP or ExternalIP and
+	// the last known node IPs are in use (reported once per streak).
 	nodeAddressesMissing bool
 	// foreignReported and leftOutReported hold what was last reported per
 	// frontend (the foreign load balancer's ID, the left-out IPs).

@@ -176,7 +176,7 @@ func (p *Proxier) nodeConfig() desired.Config {
 	cfg.Zone = node.Labels[v1.LabelTopologyZone]
 	bound := p.opts.Config.NodeIPs // --bind-address's family
 	ips := desired.NodeIPs(node, bound)
-	if len(desired.NodeInternalIPs(node)) == 0 && len(cfg.NodeIPs) > len(bound) {
+	if len(desired.NodeHostIPs(node)) == 0 && len(cfg.NodeIPs) > len(bound) {
 		// A Node recreated or re-registered before its addresses are
 		// filled would otherwise empty this node's HNS (of the families
 		// --bind-address does not name) in one sync: keep the last good
@@ -206,16 +206,17 @@ func (p *Proxier) waitForNodeAddresses(ctx context.Context) error {
 		}
 		if !reported {
 			reported = true
-			klog.FromContext(ctx).Info("Node has no InternalIP yet; hnsproxy waits for one before its first sync and leaves HNS as it is", "node", p.opts.NodeName)
+			klog.FromContext(ctx).Info("Node has no InternalIP or ExternalIP yet; hnsproxy waits for one before its first sync and leaves HNS as it is", "node", p.opts.NodeName)
 			p.warnNode(ctx, ReasonNodeAddressesMissing, "Start",
-				"Node has no InternalIP address; hnsproxy waits for one before its first sync and leaves HNS as it is")
+				"Node has no InternalIP or ExternalIP address; hnsproxy waits for one before its first sync and leaves HNS as it is")
 		}
 		return false, nil
 	})
 }
 
 // ReasonNodeAddressesMissing is the Warning event on the Node when its
-// status has no InternalIP and the last known addresses stay in use.
+// status has no InternalIP or ExternalIP: the last known addresses stay in
+// use, or a start waits for one.
 const ReasonNodeAddressesMissing = "NodeAddressesMissing"
 
 // warnNode raises a Warning event on this node's Node object; without a
@@ -233,16 +234,16 @@ func (p *Proxier) warnNode(ctx context.Context, reason, action, note string, arg
 }
 
 // warnNodeAddressesMissing reports, once per streak, that the Node lost its
-// InternalIPs and the last good ones stay in use.
+// InternalIPs and ExternalIPs and the last good ones stay in use.
 func (p *Proxier) warnNodeAddressesMissing(node *v1.Node, kept map[intent.IPFamily]netip.Addr) {
 	if p.nodeAddressesMissing {
 		return
 	}
 	p.nodeAddressesMissing = true
-	klog.InfoS("Node has no InternalIP; keeping the last known node addresses", "node", node.Name, "addresses", kept)
+	klog.InfoS("Node has no InternalIP or ExternalIP; keeping the last known node addresses", "node", node.Name, "addresses", kept)
 	if p.opts.Recorder != nil {
 		p.opts.Recorder.Eventf(node, nil, v1.EventTypeWarning, ReasonNodeAddressesMissing, "Sync",
-			"Node has no InternalIP address; hnsproxy keeps programming HNS with the last known node addresses %v until it has one", kept)
+			"Node has no InternalIP or ExternalIP address; hnsproxy keeps programming HNS with the last known node addresses %v until it has one", kept)
 	}
 }
 

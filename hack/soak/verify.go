@@ -72,7 +72,7 @@ func computeExpected(svcs []corev1.Service, eps []discoveryv1.EndpointSlice, nod
 }
 
 // nodeConfig mirrors desiredConfig (cmd/hnsproxy/app) plus the proxier's
-// node-dependent part (node IPs from InternalIP addresses, the zone label).
+// node-dependent part (node IPs from the Node's addresses, the zone label).
 func nodeConfig(node *corev1.Node, ns nodeSettings) desired.Config {
 	f := hnslb.FeaturesFor(ns.Version)
 	cfg := desired.Config{
@@ -83,7 +83,7 @@ func nodeConfig(node *corev1.Node, ns nodeSettings) desired.Config {
 		HealthzPort: ns.HealthzPort,
 		MaxBackends: f.MaxBackends,
 		Features:    f,
-		NodeIPs:     desired.NodeInternalIPs(node),
+		NodeIPs:     desired.NodeHostIPs(node),
 	}
 	return cfg
 }

@@ -1,6 +1,7 @@
 package desired
 
 import (
+	"maps"
 	"net/netip"
 	"slices"
 	"testing"
@@ -12,7 +13,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/intent"
 )
 
-func TestNodeInternalIPs(t *testing.T) {
+func TestNodeHostIPs(t *testing.T) {
 	node := &v1.Node{Status: v1.NodeStatus{Addresses: []v1.NodeAddress{
 		{Type: v1.NodeHostName, Address: "win-1"},
 		{Type: v1.NodeExternalIP, Address: "198.51.100.1"},
@@ -21,12 +22,45 @@ func TestNodeInternalIPs(t *testing.T) {
 		{Type: v1.NodeInternalIP, Address: "10.0.0.99"},
 		{Type: v1.NodeInternalIP, Address: "fd00::11"},
 	}}}
-	got := NodeInternalIPs(node)
+	got := NodeHostIPs(node)
 	if len(got) != 2 || got[intent.IPv4] != netip.MustParseAddr("10.0.0.11") || got[intent.IPv6] != netip.MustParseAddr("fd00::11") {
-		t.Errorf("NodeInternalIPs = %v, want the first valid InternalIP per family, unmapped", got)
+		t.Errorf("NodeHostIPs = %v, want the first valid InternalIP per family, unmapped", got)
 	}
-	if got := NodeInternalIPs(&v1.Node{}); len(got) != 0 {
+	if got := NodeHostIPs(&v1.Node{}); len(got) != 0 {
 		t.Errorf("a Node without addresses: %v", got)
+	}
+}
+
+// A family with no InternalIP takes the Node's ExternalIP of that family,
+// and a Node listing only ExternalIPs still has node IPs: kube-proxy's
+// GetNodeHostIPs sorts InternalIPs before ExternalIPs and takes the first
+// address of each family.
+func TestNodeIPsFallBackToExternalIPPerFamily(t *testing.T) {
+	addr := func(typ v1.NodeAddressType, ip string) v1.NodeAddress { return v1.NodeAddress{Type: typ, Address: ip} }
+	for _, tc := range []struct {
+		name  string
+		addrs []v1.NodeAddress
+		bound map[intent.IPFamily]netip.Addr
+		want  map[intent.IPFamily]netip.Addr
+	}{{
+		name: "IPv6 listed only as ExternalIP",
+		addrs: []v1.NodeAddress{addr(v1.NodeExternalIP, "198.51.100.1"), addr(v1.NodeExternalIP, "2001:db8::1"),
+			addr(v1.NodeInternalIP, "10.0.0.11")},
+		want: map[intent.IPFamily]netip.Addr{intent.IPv4: netip.MustParseAddr("10.0.0.11"), intent.IPv6: netip.MustParseAddr("2001:db8::1")},
+	}, {
+		name:  "only ExternalIPs, junk skipped",
+		addrs: []v1.NodeAddress{addr(v1.NodeHostName, "win-1"), addr(v1.NodeExternalIP, "not-an-ip"), addr(v1.NodeExternalIP, "198.51.100.1"), addr(v1.NodeExternalIP, "198.51.100.2")},
+		want:  map[intent.IPFamily]netip.Addr{intent.IPv4: netip.MustParseAddr("198.51.100.1")},
+	}, {
+		name:  "--bind-address keeps its own family only",
+		addrs: []v1.NodeAddress{addr(v1.NodeExternalIP, "198.51.100.1"), addr(v1.NodeExternalIP, "2001:db8::1")},
+		bound: map[intent.IPFamily]netip.Addr{intent.IPv4: netip.MustParseAddr("10.0.0.7")},
+		want:  map[intent.IPFamily]netip.Addr{intent.IPv4: netip.MustParseAddr("10.0.0.7"), intent.IPv6: netip.MustParseAddr("2001:db8::1")},
+	}} {
+		got := NodeIPs(&v1.Node{Status: v1.NodeStatus{Addresses: tc.addrs}}, tc.bound)
+		if !maps.Equal(got, tc.want) {
+			t.Errorf("%s: NodeIPs = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -124,8 +124,8 @@ func findNetwork(snap *hnslb.Snapshot, name string) (*hnslb.Network, error) {
 }
 
 // fillFromNode completes Config from this node's Node object as the
-// proxier does: the zone label, and the InternalIPs of the families
-// --bind-address does not name.
+// proxier does: the zone label, and the node IPs (desired.NodeIPs) of the
+// families --bind-address does not name.
 func (in *Inputs) fillFromNode() error {
 	node := in.node(in.Config.NodeName)
 	if node == nil {
