@@ -50,7 +50,11 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture { return newFixtureEchoing(t, sim.Echo{}) }
 
 // newFixtureEchoing is newFixture with an HNS that answers as echo says.
-func newFixtureEchoing(t *testing.T, echo sim.Echo) *fixture {
+func newFixtureEchoing(t *testing.T, echo sim.Echo) *fixture { return newFixtureWith(t, echo) }
+
+// newFixtureWith is newFixtureEchoing with more Kubernetes objects, which
+// HNS is programmed for too.
+func newFixtureWith(t *testing.T, echo sim.Echo, more ...runtime.Object) *fixture {
 	ctx := context.Background()
 	p, err := sim.ProfileByName("ws2022")
 	if err != nil {
@@ -70,7 +74,7 @@ func newFixtureEchoing(t *testing.T, echo sim.Echo) *fixture {
 			t.Fatal(err)
 		}
 	}
-	f.kube = fake.NewClientset(f.objects()...)
+	f.kube = fake.NewClientset(append(f.objects(), more...)...)
 	in := f.read()
 	state := desired.Compute(desired.InputsOf(in.Services, in.Slices), in.Config)
 	rec := reconciler.New(f.hns, reconciler.Options{NetworkID: n.ID, Features: in.Config.Features, StateFile: f.stateFile})

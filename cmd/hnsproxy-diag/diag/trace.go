@@ -88,11 +88,23 @@ func Trace(in *Inputs, p vfp.Packet) (*TraceReport, error) {
 func (v *view) explainMiss(p vfp.Packet, src netip.Addr) []string {
 	dst := p.Dst.Addr().Unmap()
 	fam := intent.FamilyOf(dst)
+	self := v.in.Config.NodeName
 	keys := []intent.LBKey{{Family: fam, VIP: dst.String(), Protocol: p.Protocol, Port: p.Dst.Port()}}
-	if v.nodeIP[dst] == v.in.Config.NodeName {
+	// Without a node IP of the family the node's own address of it is
+	// unknown: an address nobody is known to hold may be it.
+	_, isPod := v.pods[dst]
+	unlisted := !v.in.Config.NodeIPs[fam].IsValid() && v.nodeIP[dst] == "" && !isPod
+	if svc, _ := v.in.servicePort(keys[0]); svc != "" {
+		unlisted = false // a Service's address, not the node's
+	}
+	if v.nodeIP[dst] == self || unlisted {
 		keys = append(keys, intent.LBKey{Family: fam, Protocol: p.Protocol, Port: p.Dst.Port()})
 	}
 	var out []string
+	if unlisted {
+		out = append(out, fmt.Sprintf("node %s's Node lists no %s address (InternalIP or ExternalIP; kubelet --node-ip): the trace does not know %s as this node's, and hnsproxy serves no %s node ports here",
+			self, fam, dst, fam))
+	}
 	for _, k := range keys {
 		svc, role := v.in.servicePort(k)
 		if svc == "" {
@@ -104,6 +116,8 @@ func (v *view) explainMiss(p vfp.Packet, src netip.Addr) []string {
 		switch {
 		case wanted && !held:
 			out = append(out, fmt.Sprintf("%s is the %s frontend of %s; hnsproxy would program a load balancer for it here and HNS has none (see the table: missing)", k, role, svc))
+		case !wanted && k.VIP == "" && unlisted:
+			out = append(out, fmt.Sprintf("%s is the %s frontend of %s: no %s node port is served here", k, role, svc, fam))
 		case role == RoleClusterIP && fromOutside:
 			out = append(out, fmt.Sprintf("%s is the cluster IP of %s: reachable only from pods and the host of a node, not from outside", k, svc))
 		case !wanted:

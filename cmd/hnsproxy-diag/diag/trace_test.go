@@ -1,10 +1,18 @@
 package diag
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
@@ -81,5 +89,48 @@ func TestTraceRefusesSendersOnOtherNodes(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "run hnsproxy-diag on "+other) {
 			t.Errorf("source %s: %v", src, err)
 		}
+	}
+}
+
+// A trace in IPv6 on a node whose Node lists no IPv6 address (InternalIP
+// or ExternalIP) answers with what hnsproxy does there: IPv6 cluster IPs
+// are served (l2bridge), IPv6 node ports are not, and the node's own IPv6
+// address, which the Node does not list, is named as unknown rather than
+// left as "no pod or node address".
+func TestTraceIPv6OnANodeWithoutIPv6(t *testing.T) {
+	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "v6"},
+		Spec: v1.ServiceSpec{Type: v1.ServiceTypeNodePort, ClusterIP: "fd00:96::20", ClusterIPs: []string{"fd00:96::20"},
+			IPFamilies: []v1.IPFamily{v1.IPv6Protocol},
+			Ports:      []v1.ServicePort{{Name: "http", Protocol: v1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080), NodePort: 30082}}}}
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "web", Name: "v6-1", Labels: map[string]string{discoveryv1.LabelServiceName: "v6"}},
+		AddressType: discoveryv1.AddressTypeIPv6,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To(int32(8080))}},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"fd00:244:2::10"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			NodeName: ptr.To(other), TargetRef: &v1.ObjectReference{Kind: "Pod", Namespace: "web", Name: "v6-b"}}},
+	}
+	in := newFixtureWith(t, sim.Echo{}, svc, slice).read()
+	if ips := Diagnose(in).NodeIPs; !slices.Equal(ips, []string{selfIP}) {
+		t.Fatalf("node IPs %v, want the IPv4 one only", ips)
+	}
+	for _, tc := range []struct{ dst, note string }{
+		{"[2001:db8::11]:30082", "NodePort frontend of web/v6:http"},
+		{"[2001:db8::11]:22", "the trace does not know 2001:db8::11"},
+		{"[fd00:96::20]:80", "cluster IP of web/v6:http"},
+	} {
+		tr, err := Trace(in, mustPacket(t, "[2001:db8::7]:40000", tc.dst, "tcp"))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.dst, err)
+		}
+		if tr.Outcome != "dropped" || !hasLine(tr.Notes, tc.note) {
+			t.Errorf("%s: want dropped with a note on %q: %s %q", tc.dst, tc.note, tr.Summary, tr.Notes)
+		}
+		if tc.dst != "[fd00:96::20]:80" && !hasLine(tr.Notes, "Node lists no IPv6 address") {
+			t.Errorf("%s: notes do not say the Node lists no IPv6 address: %q", tc.dst, tr.Notes)
+		}
+	}
+	// A packet of another family than its source is refused with an error.
+	if _, err := Trace(in, mustPacket(t, client+":40000", "[fd00:96::20]:80", "tcp")); err == nil || !strings.Contains(err.Error(), "different IP families") {
+		t.Errorf("IPv4 source to an IPv6 Service: %v", err)
 	}
 }
