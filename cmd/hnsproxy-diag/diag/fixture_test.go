@@ -96,16 +96,21 @@ func newFixtureWith(t *testing.T, echo sim.Echo, more ...runtime.Object) *fixtur
 // read is Read over the fixture, resolving the configuration as the command does.
 func (f *fixture) read() *Inputs {
 	f.t.Helper()
-	in, err := Read(context.Background(), Source{
-		HNS: ReadOnly(f.hns), Kube: f.kube, NetworkName: f.network, StateFile: f.stateFile,
-		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error) {
-			return nodeconfig.Desired(ctx, f.cfg, f.hns, network, nodeconfig.CapabilitiesOf(v, osBuildOf(ctx, f.hns), network, f.cfg), false)
-		},
-	})
+	in, err := Read(context.Background(), f.source())
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	return in
+}
+
+// source is what the command hands Read for the fixture's node.
+func (f *fixture) source() Source {
+	return Source{
+		HNS: ReadOnly(f.hns), Kube: f.kube, NetworkName: f.network, StateFile: f.stateFile,
+		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error) {
+			return nodeconfig.Desired(ctx, f.cfg, f.hns, network, nodeconfig.CapabilitiesOf(v, osBuildOf(ctx, f.hns), network, f.cfg), false)
+		},
+	}
 }
 
 func (f *fixture) objects() []runtime.Object {

@@ -133,6 +133,9 @@ func (in *Inputs) fillFromNode() error {
 	}
 	in.Config.Zone = node.Labels[v1.LabelTopologyZone]
 	in.Config.NodeIPs = desired.NodeIPs(node, in.Config.NodeIPs)
+	if len(in.Config.NodeIPs) == 0 {
+		return fmt.Errorf("the Node %q lists no InternalIP or ExternalIP address (and --bind-address names none): a starting hnsproxy waits for one, leaving HNS as it is, and a running one keeps its last known addresses (a NodeAddressesMissing event on the Node)", node.Name)
+	}
 	if err := in.Config.Validate(); err != nil {
 		return fmt.Errorf("hnsproxy could not run with this configuration: %w", err)
 	}
