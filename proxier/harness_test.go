@@ -283,8 +283,10 @@ func (n *testNode) settle() {
 		repairing := n.proxier.repairing
 		// Before its first sync a proxier has nothing queued (the start's
 		// full computation covers what the informers listed) and HNS is
-		// quiet: that is not settled.
-		computed := n.proxier.initialized
+		// quiet, also while the reconciler's start lists HNS outside mu
+		// (long on a loaded machine): that is not settled. The first sync
+		// clears startChanges under mu, so nil here means it has ended.
+		computed := n.proxier.initialized && n.proxier.startChanges == nil
 		n.proxier.mu.Unlock()
 		if w == last && s == 0 && e == 0 && !repairing && computed {
 			stable++
