@@ -47,10 +47,20 @@ const (
 	recordCreatingEndpoint recordKind = "creating-ep" // ID: the endpoint's IP
 	recordCommit           recordKind = "commit"      // the records since the last commit apply
 	// recordFailedLB: ID, a load balancer create HNS refused, by what a load
-	// balancer it left would show (partial.go). Older hnsproxy versions
-	// skip the line as damaged.
+	// balancer it left would show (partial.go). hnsproxy versions before it
+	// skip the line as damaged, and so take over at their start.
 	recordFailedLB recordKind = "failed-lb"
 )
+
+// A record of a kind this version does not know, whole and with a good
+// checksum, was written by a newer hnsproxy (a downgrade): replay skips it
+// and counts it, and it is not damage, so it costs no ownership and makes
+// no takeover. So a new kind must be one an older hnsproxy may skip: it may
+// only add what that version never knew (as failed-lb does), never move
+// ownership of a load balancer or an endpoint, which stays in lb and ep
+// records; a change an older version must not skip needs a new
+// stateFileVersion.
+var errNewerKind = errors.New("record of a kind a newer hnsproxy writes")
 
 // commitRecord ends a batch.
 var commitRecord = journalRecord{Kind: recordCommit}
@@ -231,13 +241,15 @@ func replayJournal(fsys stateFS, path string, s *stateSets) (applied int, skippe
 		}
 		line := raw[offset : offset+end]
 		rec, err := decodeRecord(line)
-		if err != nil {
+		if err != nil && !errors.Is(err, errNewerKind) {
 			damage = append(damage, fmt.Errorf("line at byte %d: %w", offset, err))
 			if i := bytes.LastIndex(line, recordStart); i > 8 {
 				rec, err = decodeRecord(line[i-8:])
 			}
 		}
 		switch {
+		case errors.Is(err, errNewerKind):
+			s.newer++
 		case err != nil:
 		case rec.Kind == recordCommit:
 			for _, r := range batch {
@@ -284,8 +296,10 @@ func decodeRecord(line []byte) (journalRecord, error) {
 			return rec, errors.New("creating-lb record without a key")
 		}
 	case recordCommit:
+	case "":
+		return rec, errors.New("record without a kind")
 	default:
-		return rec, fmt.Errorf("unknown record kind %q", rec.Kind)
+		return rec, fmt.Errorf("%w: %q", errNewerKind, rec.Kind)
 	}
 	return rec, nil
 }
@@ -297,6 +311,8 @@ type stateSets struct {
 	baselines              map[string]string // of lbs
 	deletedLBs, deletedEPs map[string]struct{}
 	failedLBs              map[string]struct{}
+	// newer counts the records replay skipped as a newer hnsproxy's.
+	newer int
 }
 
 func setsOf(s *stateFile) *stateSets {

@@ -63,6 +63,10 @@ type stateFile struct {
 	// journalStopped is what the journal's replay skipped: torn or corrupt
 	// lines, or (a *corruptStateError) the whole journal.
 	journalStopped error
+
+	// newerRecords counts the journal records replay skipped as a newer
+	// hnsproxy's (errNewerKind).
+	newerRecords int
 }
 
 // loadStateFrom reads the state file: the snapshot, then its journal
@@ -97,10 +101,11 @@ func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 	}
 	if applied == 0 && stopped == nil {
 		s.fresh = noSnapshot // and an empty journal: nothing was ever recorded
+		s.newerRecords = sets.newer
 		return s, nil
 	}
 	out := sets.file()
-	out.Takeover, out.Networks, out.journalStopped = s.Takeover, s.Networks, stopped
+	out.Takeover, out.Networks, out.journalStopped, out.newerRecords = s.Takeover, s.Networks, stopped, sets.newer
 	// A journal without its snapshot (set aside as corrupt by a Start that
 	// then failed, or removed by hand) holds only the changes since that
 	// snapshot: what the snapshot held is lost, as with no state at all.

@@ -89,6 +89,9 @@ func (r *Reconciler) loadOwned() (*stateFile, error) {
 		var corrupt *corruptStateError
 		switch {
 		case err == nil:
+			if s.newerRecords > 0 {
+				r.log.Info("The state file's journal holds records of a newer hnsproxy (a downgrade?); skipped, what it records as owned is kept", "path", path, "records", s.newerRecords)
+			}
 			if s.snapshotLost {
 				r.log.Info("Warning: the state file's journal has no snapshot beside it; objects only the snapshot recorded count as unowned, and this start takes over", "path", path)
 			}

@@ -1,0 +1,132 @@
+package reconciler
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// appendJournal appends records to the state file's journal as one
+// committed batch, as another hnsproxy would have.
+func appendJournal(t testing.TB, statePath string, records ...journalRecord) {
+	t.Helper()
+	f, err := os.OpenFile(journalPath(statePath), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(encodeRecords(append(records, commitRecord))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestJournalRecordsOfANewerHnsproxyKeepOwnership: a downgrade. A newer
+// hnsproxy wrote a journal record of a kind this one does not know (as
+// "failed-lb" is to the versions before it), whole and with a good
+// checksum. It is skipped; it is not damage, so what the state file records
+// stays owned and the start is no takeover: a tenant's load balancer on a
+// desired external IP is reported, never deleted, and our own load balancer
+// no Service wants any more is deleted.
+func TestJournalRecordsOfANewerHnsproxyKeepOwnership(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	e.started(want...)
+	tenant := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
+	theirs := withInternalPort(tenant, 9090)
+	theirs.Origin = 0
+	foreign := e.foreignOn(theirs, "10.244.1.60")
+	gone := e.hnsLB(want[2].Key).ID
+	appendJournal(t, e.stateFile, journalRecord{Add: true, Kind: "route-policy", ID: "3c1a5e0e-0000-4000-8000-000000000001"})
+
+	e.hns.ResetCounters()
+	_, res := e.start(e.hns, want[0], want[1], tenant)
+	if !e.hasLB(foreign) || len(res.ForeignHeld) != 1 {
+		t.Errorf("tenant's load balancer present %v, held %+v: want it kept and reported", e.hasLB(foreign), res.ForeignHeld)
+	}
+	if e.hasLB(gone) {
+		t.Error("our load balancer no Service wants was not deleted: its ownership was lost")
+	}
+	if got := readState(t, e.stateFile); len(got.LoadBalancers) != 2 {
+		t.Errorf("state file after the start %+v, want our two load balancers", got)
+	}
+}
+
+// fixtureState loads testdata/statefile/<dir> (state.json and its journal),
+// copied to a temporary directory, and sorts what it lists.
+func fixtureState(t *testing.T, dir string) (*stateFile, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.json")
+	for _, name := range []string{"state.json", "state.json.journal"} {
+		raw, err := os.ReadFile(filepath.Join("testdata", "statefile", dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(filepath.Dir(path), name), raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := loadState(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, ids := range [][]string{s.LoadBalancers, s.RemoteEndpoints, s.CreatingRemoteEndpoints, s.DeletedLoadBalancers,
+		s.DeletedRemoteEndpoints, s.FailedLoadBalancerCreates, s.Networks} {
+		slices.Sort(ids)
+	}
+	return s, nil
+}
+
+// TestStateFileFixtures: state files as each shape of the format was
+// written (reconciler/testdata/statefile) load as they meant: the journal
+// of 2026-11-24, before commit records, record by record; every field and
+// record kind of this version, with a last batch left uncommitted; a newer
+// hnsproxy's additions (snapshot fields, a field on a known record, a
+// record kind) skipped without costing what the file records as owned; and
+// a newer, incompatible version refused as corrupt, which Start sets aside
+// and answers with a takeover (TestCorruptStateFileIsLoggedAndRebuilt).
+func TestStateFileFixtures(t *testing.T) {
+	lbID := func(n int) string { return fmt.Sprintf("11111111-0000-4000-8000-%012d", n) }
+	epID := func(n int) string { return fmt.Sprintf("eeeeeeee-0000-4000-8000-%012d", n) }
+	key := intent.LBKey{Family: intent.IPv4, VIP: "10.96.0.40", Protocol: 6, Port: 80}
+
+	s, err := fixtureState(t, "journal-without-commits")
+	if err != nil || s.fresh || s.journalStopped != nil || s.newerRecords != 0 ||
+		!slices.Equal(s.LoadBalancers, []string{lbID(2), lbID(3)}) || !slices.Equal(s.RemoteEndpoints, []string{epID(1), epID(2)}) ||
+		!slices.Equal(s.CreatingLoadBalancers, []intent.LBKey{key}) || !slices.Equal(s.CreatingRemoteEndpoints, []string{"10.244.2.5"}) {
+		t.Errorf("journal without commits: %+v, %v", s, err)
+	}
+
+	s, err = fixtureState(t, "every-field")
+	if err != nil || s.fresh || s.journalStopped != nil || s.newerRecords != 0 ||
+		!slices.Equal(s.LoadBalancers, []string{lbID(1), lbID(3)}) || !slices.Equal(s.RemoteEndpoints, []string{epID(1)}) ||
+		!maps.Equal(s.LoadBalancerBaselines, map[string]string{lbID(1): "421de4d88243b355", lbID(3): "ac06973a95504109"}) ||
+		len(s.CreatingLoadBalancers)+len(s.CreatingRemoteEndpoints) != 0 ||
+		!slices.Equal(s.DeletedLoadBalancers, []string{lbID(2), lbID(9)}) || !slices.Equal(s.DeletedRemoteEndpoints, []string{epID(9)}) ||
+		!slices.Equal(s.FailedLoadBalancerCreates, []string{"ffffffff-0000-4000-8000-000000000001", "ffffffff-0000-4000-8000-000000000002"}) ||
+		s.Takeover != "replace-kube-proxy-1" || !slices.Equal(s.Networks, []string{"aaaaaaaa-0000-4000-8000-000000000001"}) {
+		t.Errorf("every field: %+v, %v", s, err)
+	}
+
+	s, err = fixtureState(t, "newer-additions")
+	if err != nil || s.fresh || s.journalStopped != nil || s.newerRecords != 1 ||
+		!slices.Equal(s.LoadBalancers, []string{lbID(2)}) || !slices.Equal(s.RemoteEndpoints, []string{epID(1)}) {
+		t.Errorf("a newer hnsproxy's additions: %+v, %v", s, err)
+	}
+
+	var corrupt *corruptStateError
+	if s, err = fixtureState(t, "newer-version"); !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("a newer version: %+v, %v; want a corrupt state file naming its version", s, err)
+	}
+}
