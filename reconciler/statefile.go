@@ -90,7 +90,11 @@ func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 		if err := json.Unmarshal(raw, s); err != nil {
 			return nil, &corruptStateError{path, fmt.Errorf("parse state file %s: %w", path, err)}
 		}
-		if s.Version != stateFileVersion {
+		switch {
+		case s.Version > stateFileVersion:
+			// A downgrade: the newer format is not this version's to read.
+			return nil, &corruptStateError{path, fmt.Errorf("state file %s: unknown version %d, written by a newer hnsproxy (this one reads version %d)", path, s.Version, stateFileVersion)}
+		case s.Version != stateFileVersion:
 			return nil, &corruptStateError{path, fmt.Errorf("state file %s: unknown version %d", path, s.Version)}
 		}
 	}

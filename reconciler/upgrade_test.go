@@ -126,7 +126,8 @@ func TestStateFileFixtures(t *testing.T) {
 	}
 
 	var corrupt *corruptStateError
-	if s, err = fixtureState(t, "newer-version"); !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "version 2") {
-		t.Errorf("a newer version: %+v, %v; want a corrupt state file naming its version", s, err)
+	if s, err = fixtureState(t, "newer-version"); !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "version 2") ||
+		!strings.Contains(err.Error(), "newer hnsproxy") {
+		t.Errorf("a newer version: %+v, %v; want a corrupt state file naming its version as a newer hnsproxy's", s, err)
 	}
 }
