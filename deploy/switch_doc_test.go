@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,15 +19,7 @@ func TestOperatorsGuideSwitchStepSaysDeployRunsBesideKubeProxy(t *testing.T) {
 	if sel := ds.Spec.Template.Spec.NodeSelector; len(sel) != 1 || sel["kubernetes.io/os"] != "windows" {
 		t.Fatalf("deploy/'s DaemonSet selects %v: this test knows it on every Windows node", sel)
 	}
-	guide, err := os.ReadFile("../docs/operators.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(guide), "## Switching a cluster from kube-proxy")
-	if !ok {
-		t.Fatal("docs/operators.md has no switching section")
-	}
-	section, _, _ = strings.Cut(section, "\n#")
+	section := operatorsGuideSection(t, "## Switching a cluster from kube-proxy", "\n#")
 	steps := regexp.MustCompile(`(?m)^\d+\. `).Split(section, -1)
 	found := false
 	for _, step := range steps {

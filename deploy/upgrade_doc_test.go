@@ -1,0 +1,56 @@
+package deploy
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// TestDaemonSetRollsWithoutSurge: an upgrade replaces one node's pod at a
+// time, the old one gone before the new one starts. With a surge the
+// controller would remove the old pod only once the new one is available,
+// and it never is: the scheduler keeps it off the node whose host ports
+// (a hostNetwork pod's container ports) the old one holds, and were it
+// placed, the state file's lock would keep it from running. The rollout
+// would stop at the first node. docs/operators.md's upgrade section says
+// so and says how to upgrade and downgrade.
+func TestDaemonSetRollsWithoutSurge(t *testing.T) {
+	for _, dir := range []string{".", "replace-kube-proxy"} {
+		ds := build(t, dir)["DaemonSet"].(*appsv1.DaemonSet)
+		s := ds.Spec.UpdateStrategy
+		if s.Type != appsv1.RollingUpdateDaemonSetStrategyType || s.RollingUpdate == nil {
+			t.Fatalf("%s: update strategy %+v, want RollingUpdate", dir, s)
+		}
+		if u := s.RollingUpdate.MaxUnavailable; u == nil || *u != intstr.FromInt32(1) {
+			t.Errorf("%s: maxUnavailable %v, want 1 (one node at a time)", dir, u)
+		}
+		if surge := s.RollingUpdate.MaxSurge; surge != nil && surge.IntValue() != 0 {
+			t.Errorf("%s: maxSurge %v: a surge pod never becomes available beside the old one (host ports, the state file lock), and the rollout stops", dir, surge)
+		}
+	}
+	section := operatorsGuideSection(t, "## Upgrading and downgrading hnsproxy", "\n## ")
+	for _, want := range []string{"maxSurge", "rollout undo", "sc.exe stop"} {
+		if !strings.Contains(section, want) {
+			t.Errorf("the upgrade section does not mention %s", want)
+		}
+	}
+}
+
+// operatorsGuideSection is docs/operators.md from heading up to the first
+// end after it.
+func operatorsGuideSection(t *testing.T, heading, end string) string {
+	t.Helper()
+	guide, err := os.ReadFile("../docs/operators.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(guide), heading)
+	if !ok {
+		t.Fatalf("docs/operators.md has no section %q", heading)
+	}
+	section, _, _ = strings.Cut(section, end)
+	return section
+}
