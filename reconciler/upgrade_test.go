@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
@@ -129,5 +130,57 @@ func TestStateFileFixtures(t *testing.T) {
 	if s, err = fixtureState(t, "newer-version"); !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "version 2") ||
 		!strings.Contains(err.Error(), "newer hnsproxy") {
 		t.Errorf("a newer version: %+v, %v; want a corrupt state file naming its version as a newer hnsproxy's", s, err)
+	}
+}
+
+// TestBaselineFingerprintsKeepTheirForm pins what fingerprint returns for
+// a few load balancers and echoes. Baselines are kept in state files
+// (loadBalancerBaselines, an lb record's baseline) and judged by the
+// version that reads them: a change of the canonical form or the hash
+// would make every stored baseline look like drift after an upgrade, and
+// the first start would rewrite every load balancer on the node (delete and
+// create where HNS cannot modify). A change that must come needs a new
+// state file version or a fallback for the old baselines. The values are
+// FNV-1a (64 bits, hex) of the written and the echoed canonical text, one
+// line each, as "f0 s10.244.1.2 v10.96.0.10 p6/8080/80/0/0 b<id> b<id>":
+// flags, source VIP, sorted VIPs, sorted port mappings
+// (protocol/internal/external/distribution/flags), sorted lower-case
+// backend IDs, addresses in canonical form.
+func TestBaselineFingerprintsKeepTheirForm(t *testing.T) {
+	pm := func(proto uint32, in, ext uint16, flags hnslb.PortMappingFlags) []hnslb.PortMapping {
+		return []hnslb.PortMapping{{Protocol: proto, InternalPort: in, ExternalPort: ext, Flags: flags}}
+	}
+	clusterIP := &hnslb.LoadBalancer{
+		SourceVIP: "10.244.1.2", FrontendVIPs: []string{"10.96.0.10"}, PortMappings: pm(6, 8080, 80, 0),
+		HostComputeEndpoints: []string{"3f2504e0-4f89-11d3-9a0c-0305e82c3301", "1b4e28ba-2fa1-11d2-883f-0016d3cca427"},
+	}
+	echoed := *clusterIP // as HNS may answer: GUIDs upper case, in another order, with an ID and a schema
+	echoed.ID = "0d5e1c9a-0000-4000-8000-000000000001"
+	echoed.SchemaVersion = hnslb.SchemaVersion{Major: 2, Minor: 2}
+	echoed.HostComputeEndpoints = []string{"1B4E28BA-2FA1-11D2-883F-0016D3CCA427", "3F2504E0-4F89-11D3-9A0C-0305E82C3301"}
+	nodePortV6 := &hnslb.LoadBalancer{
+		Flags: hnslb.LoadBalancerFlagsIPv6, SourceVIP: "fd00:10:244:1::2", PortMappings: pm(17, 53, 30053, hnslb.PortMappingFlagsLocalRoutedVIP),
+		HostComputeEndpoints: []string{"9a1f0c2e-0000-4000-8000-00000000000a"},
+	}
+	longForm := *nodePortV6 // the IPv6 address as HNS may print it, the flag dropped
+	longForm.SourceVIP = "fd00:10:244:1:0:0:0:2"
+	longForm.Flags = 0
+	dsr := &hnslb.LoadBalancer{
+		Flags: hnslb.LoadBalancerFlagsDSR, FrontendVIPs: []string{"203.0.113.5", "198.51.100.7"},
+		PortMappings: []hnslb.PortMapping{{Protocol: 6, InternalPort: 443, ExternalPort: 443, Flags: hnslb.PortMappingFlagsVipExternalIP}, {Protocol: 6, InternalPort: 80, ExternalPort: 80}},
+	}
+	for _, c := range []struct {
+		name          string
+		written, echo *hnslb.LoadBalancer
+		want          string
+	}{
+		{"cluster IP, echoed as sent", clusterIP, clusterIP, "3cd672daf1032c85"},
+		{"cluster IP, echoed in another case and order", clusterIP, &echoed, "3cd672daf1032c85"},
+		{"IPv6 node port, echoed in long form without its flag", nodePortV6, &longForm, "23afdbe3a407273f"},
+		{"DSR, two VIPs and port mappings", dsr, dsr, "3668801003226cd5"},
+	} {
+		if got := fingerprint(c.written, c.echo); got != c.want {
+			t.Errorf("%s: fingerprint %q, want %q", c.name, got, c.want)
+		}
 	}
 }
