@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/klog/v2/ktesting"
+
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
@@ -49,7 +51,12 @@ func TestJournalRecordsOfANewerHnsproxyKeepOwnership(t *testing.T) {
 	appendJournal(t, e.stateFile, journalRecord{Add: true, Kind: "route-policy", ID: "3c1a5e0e-0000-4000-8000-000000000001"})
 
 	e.hns.ResetCounters()
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	e.tweak = func(o *Options) { o.Logger = logger }
 	_, res := e.start(e.hns, want[0], want[1], tenant)
+	if log := logger.GetSink().(ktesting.Underlier).GetBuffer().String(); !strings.Contains(log, "journal holds records of a newer hnsproxy") {
+		t.Errorf("the newer records were not logged; log:\n%s", log)
+	}
 	if !e.hasLB(foreign) || len(res.ForeignHeld) != 1 {
 		t.Errorf("tenant's load balancer present %v, held %+v: want it kept and reported", e.hasLB(foreign), res.ForeignHeld)
 	}
