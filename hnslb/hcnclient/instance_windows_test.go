@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/svc"
+	"golang.org/x/sys/windows/svc/mgr"
+
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
@@ -34,13 +38,19 @@ func TestServiceProcessReadsTheServiceControlManager(t *testing.T) {
 	}
 }
 
-// runningServiceProcess waits for a service the system starts on its own:
-// in a Wine prefix booted just before the tests, RpcSs may still be
-// starting, which serviceProcess rightly answers as "not running".
+// runningServiceProcess waits for a service the system runs: in a Wine
+// prefix booted just before the tests, RpcSs may still be starting, or (on
+// a loaded machine) stopped and not yet started on demand, which
+// serviceProcess rightly answers as "not running". A stopped one is
+// started once, as a client of it would have it started.
 func runningServiceProcess(name string) (string, error) {
 	var inst string
 	var err error
+	started := false
 	for range 60 {
+		if !started && stopped(name) {
+			started = startService(name) == nil
+		}
 		inst, err = serviceProcess(name)
 		var he *hnslb.Error
 		if err == nil || !errors.As(err, &he) || he.Code != hnslb.CodeRPCServerUnavailable {
@@ -49,4 +59,39 @@ func runningServiceProcess(name string) (string, error) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	return inst, err
+}
+
+// stopped tells whether the service is known to the SCM and stopped.
+func stopped(name string) bool {
+	m, err := mgr.Connect()
+	if err != nil {
+		return false
+	}
+	defer m.Disconnect()
+	s, err := m.OpenService(name)
+	if err != nil {
+		return false
+	}
+	defer s.Close()
+	st, err := s.Query()
+	return err == nil && st.State == svc.Stopped
+}
+
+// startService asks the SCM to start the service; one already running is
+// not an error.
+func startService(name string) error {
+	m, err := mgr.Connect()
+	if err != nil {
+		return err
+	}
+	defer m.Disconnect()
+	s, err := m.OpenService(name)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.Start(); err != nil && !errors.Is(err, windows.ERROR_SERVICE_ALREADY_RUNNING) {
+		return err
+	}
+	return nil
 }
