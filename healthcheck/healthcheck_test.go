@@ -1,16 +1,13 @@
 package healthcheck
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,9 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics/testutil"
-	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/hnsproxy/hnsproxy/internal/klogtest"
 	"github.com/hnsproxy/hnsproxy/metrics"
 )
 
@@ -338,7 +335,7 @@ func TestATakenHealthCheckPortIsReportedOnce(t *testing.T) {
 		}
 	}
 
-	log := captureLog(t)
+	log := klogtest.Capture(t, 2) // the level the deploy manifests run at
 	taken, port := takeFreePort()
 	rec := events.NewFakeRecorder(10)
 	s := NewServiceHealthServer("win-1", rec, []string{"127.0.0.1"}, &fakeProxyHealth{healthy: true})
@@ -350,7 +347,7 @@ func TestATakenHealthCheckPortIsReportedOnce(t *testing.T) {
 		t.Errorf("three syncs with the port taken raised %d events, want 1", n)
 	}
 	for _, line := range []string{"Failed to start healthcheck", "Opening healthcheck"} {
-		if n := log.count(line); n != 1 {
+		if n := log.Count(line); n != 1 {
 			t.Errorf("three syncs with the port taken logged %q %d times at --v=2, want once", line, n)
 		}
 	}
@@ -537,50 +534,4 @@ func TestLivezFailsOnlyWhenTheLoopStops(t *testing.T) {
 	if a := fetch(t, base+"/livez"); a.code != http.StatusOK {
 		t.Errorf("/livez after a sync finished = %d %s, want 200", a.code, a.raw)
 	}
-}
-
-// logBuffer is klog's output during a test.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// count is how many lines logged so far contain s.
-func (b *logBuffer) count(s string) int {
-	klog.Flush()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Count(b.buf.Bytes(), []byte(s))
-}
-
-// captureLog sends klog's output to a buffer at --v=2, the level the
-// deploy manifests run at, until the test ends.
-func captureLog(t *testing.T) *logBuffer {
-	t.Helper()
-	state := klog.CaptureState()
-	t.Cleanup(func() {
-		klog.Flush()
-		state.Restore()
-	})
-	var fs flag.FlagSet
-	klog.InitFlags(&fs)
-	for name, value := range map[string]string{
-		"logtostderr":     "false",
-		"one_output":      "true", // each line once, not once per severity it passes
-		"stderrthreshold": "FATAL",
-		"v":               "2",
-	} {
-		if err := fs.Set(name, value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b := &logBuffer{}
-	klog.SetOutput(b)
-	return b
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
@@ -71,6 +72,9 @@ type testNode struct {
 	rec          *reconciler.Reconciler
 	// clock, if set, is the proxier's clock (default the real one).
 	clock clock.WithTicker
+	// logger, if set, is what the proxier and the reconciler log through
+	// (default klog's global logger).
+	logger *klog.Logger
 }
 
 const (
@@ -140,6 +144,9 @@ func (n *testNode) start() {
 	if n.retryBase > 0 {
 		opts.RetryBase, opts.RetryMax = n.retryBase, n.retryBase
 	}
+	if n.logger != nil {
+		opts.Logger = *n.logger
+	}
 	rec := reconciler.New(n.hns, opts)
 	n.rec = rec
 	repairPeriod := n.repairPeriod
@@ -182,6 +189,10 @@ func (n *testNode) start() {
 	}
 	n.proxier = p
 	ctx, cancel := context.WithCancel(context.Background())
+	if n.logger != nil {
+		p.handlerLog = *n.logger
+		ctx = klog.NewContext(ctx, *n.logger)
+	}
 	n.cancel = cancel
 	n.done = make(chan error, 1)
 	nodeFactory.Start(ctx.Done())

@@ -2,13 +2,12 @@ package proxier
 
 import (
 	"context"
-	"strings"
-	"sync"
 	"testing"
 
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 
+	"github.com/hnsproxy/hnsproxy/internal/klogtest"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
@@ -27,26 +26,13 @@ func (r *stoppingReconciler) Sync(context.Context) reconciler.SyncResult {
 }
 
 // logLines keeps what a logger wrote.
-type logLines struct {
-	mu  sync.Mutex
-	out strings.Builder
-}
-
-func (l *logLines) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.out.Write(b)
-}
+type logLines struct{ klogtest.Buffer }
 
 func (l *logLines) context(ctx context.Context) context.Context {
-	return klog.NewContext(ctx, textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(l))))
+	return klog.NewContext(ctx, textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(l), textlogger.Verbosity(2))))
 }
 
-func (l *logLines) has(s string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Contains(l.out.String(), s)
-}
+func (l *logLines) has(s string) bool { return l.Count(s) > 0 }
 
 // A Sync the stop ended half way failed only the calls the stop kept from
 // HNS: it does not say the sync was incomplete and will be retried, which

@@ -103,7 +103,9 @@ func (p *Proxier) Sync(ctx context.Context) {
 	case stopped && stats.Result.Failed > 0:
 		logger.Info("Stopped during a sync; what it did not program is programmed at the next start", "notProgrammed", stats.Result.Failed)
 	case stats.Result.Failed > 0:
-		logger.Info("HNS sync incomplete; failed objects are retried with backoff", "failed", stats.Result.Failed, "pending", stats.Result.Pending)
+		// Each retry's sync: at --v=2, as "Synced". The reconciler logs
+		// each object's failure when it starts or changes.
+		logger.V(2).Info("HNS sync incomplete; failed objects are retried with backoff", "failed", stats.Result.Failed, "pending", stats.Result.Pending)
 	}
 	logger.V(2).Info("Synced", "services", stats.ServicesComputed, "full", stats.Full, "created", stats.Result.Created,
 		"updated", stats.Result.Updated, "deleted", stats.Result.Deleted, "elapsed", stats.End.Sub(stats.Start))

@@ -1,7 +1,12 @@
 package reconciler
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"time"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
 // succeed marks an object converged and resets its backoff.
@@ -68,12 +73,31 @@ func (r *Reconciler) eachRetrying(fn func(ref objectRef, st *objStatus, tokens .
 
 // fail records a failed attempt and schedules the retry with backoff.
 func (r *Reconciler) fail(run *syncRun, ref objectRef, st *objStatus, kind ObjectKind, name string, err error) {
+	again := st.state == StateError && st.errString() == err.Error()
 	st.state, st.lastErr = StateError, err
 	r.schedule(run, ref, st)
 	r.noteFailure(run.now, err)
 	run.res.Failed++
 	run.res.Errors = append(run.res.Errors, ObjectError{Kind: kind, Name: name, Err: err})
-	r.log.V(2).Info("HNS operation failed; will retry", "kind", kind, "object", name, "err", err, "retryAt", st.nextRetry)
+	r.logFailure(kind, name, err, st.nextRetry, again)
+}
+
+// logFailure logs a failed attempt. An object HNS refuses for hours is
+// retried that long: at the default verbosity its refusal is one error
+// line when it starts or its error changes, the same error again only at
+// --v=4 (its event, /debug/hns and hnsproxy_objects{state="failed"} say
+// it meanwhile). HNS down or hung, and a call the stop cut short, are
+// logged once for all objects (outage.go, deadline.go, the stop), each
+// object's only at --v=2.
+func (r *Reconciler) logFailure(kind ObjectKind, name string, err error, retryAt time.Time, again bool) {
+	switch {
+	case again:
+		r.log.V(4).Info("HNS operation failed again; will retry", "kind", kind, "object", name, "err", err, "retryAt", retryAt)
+	case hnslb.IsUnavailable(err) || errors.Is(err, context.Canceled):
+		r.log.V(2).Info("HNS operation failed; will retry", "kind", kind, "object", name, "err", err, "retryAt", retryAt)
+	default:
+		r.log.Error(err, "HNS operation failed; will retry", "kind", kind, "object", name, "retryAt", retryAt)
+	}
 }
 
 func (r *Reconciler) schedule(run *syncRun, ref objectRef, st *objStatus) {

@@ -1,0 +1,81 @@
+package reconciler
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// TestRefusalIsLoggedWhenItStartsOrChanges: an object HNS refuses for
+// hours is retried with backoff (at most every 2 minutes) for as long;
+// at the default verbosity its failure is one error line naming the
+// object and HNS's answer, not one per retry, and again only when the
+// error changes or the object failed anew after it was programmed.
+func TestRefusalIsLoggedWhenItStartsOrChanges(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2019)
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(0), ktesting.BufferLogs(true)))
+	logs := logger.GetSink().(ktesting.Underlier)
+	e.tweak = func(o *Options) { o.Logger = logger }
+	e.local("10.244.1.11")
+	e.local("10.244.1.12")
+	r := e.started()
+	d := lb("10.96.0.30", 10256, loc("10.244.1.11"))
+	failures := func() int { return strings.Count(logs.GetBuffer().String(), "HNS operation failed") }
+	retry := func() SyncResult {
+		t.Helper()
+		next, ok := r.NextRetry()
+		if !ok {
+			t.Fatal("no retry scheduled")
+		}
+		e.clock.SetTime(next)
+		return r.Sync(ctx)
+	}
+
+	e.hns.SetFaults(sim.Faults{TakenPorts: []sim.TakenPort{{Protocol: hnslb.ProtocolTCP, Port: 10256}}})
+	upsert(r, d)
+	for res := r.Sync(ctx); res.ListingWanted; res = r.Sync(ctx) {
+		if err := r.Repair(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := failures(); n != 1 {
+		t.Fatalf("%d failure lines at -v=0 after HNS refused the load balancer, want 1:\n%s", n, logs.GetBuffer())
+	}
+	if !strings.Contains(logs.GetBuffer().String(), d.Key.String()) {
+		t.Errorf("the failure does not name %s:\n%s", d.Key, logs.GetBuffer())
+	}
+	for range 20 {
+		if res := retry(); res.Failed != 1 {
+			t.Fatalf("retry: %+v, want the refusal again", res)
+		}
+	}
+	if n := failures(); n != 1 {
+		t.Errorf("%d failure lines at -v=0 after 20 retries refused the same way, want still 1:\n%s", n, logs.GetBuffer())
+	}
+
+	// Another answer is logged, once.
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeInvalidParameter}})
+	for range 5 {
+		retry()
+	}
+	if n := failures(); n != 2 {
+		t.Errorf("%d failure lines at -v=0 after the error changed, want 2:\n%s", n, logs.GetBuffer())
+	}
+
+	// Programmed, then refused again: a new failure.
+	e.hns.SetFaults(sim.Faults{})
+	if res := retry(); res.Created != 1 {
+		t.Fatalf("after the faults ended: %+v", res)
+	}
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeInvalidParameter}})
+	d.Backends = append(d.Backends, loc("10.244.1.12"))
+	upsert(r, d)
+	r.Sync(ctx)
+	if n := failures(); n != 3 {
+		t.Errorf("%d failure lines at -v=0 after a change failed anew, want 3:\n%s", n, logs.GetBuffer())
+	}
+}
