@@ -38,18 +38,21 @@ across restarts. It takes kube-proxy's flags and configuration file.`,
 				return nil
 			}
 			cfg, warnings, err := opts.Complete(cmd.Flags())
-			for _, w := range warnings {
-				klog.Warning(w)
-			}
 			if err != nil {
+				logWarnings(warnings) // in klog's text: logging is not set up
 				return err
 			}
 			if cfg.WriteConfigTo != "" {
+				logWarnings(warnings)
 				return writeConfig(cfg.Source, cfg.WriteConfigTo)
 			}
+			// The daemon's warnings in its log format: a text line among
+			// --logging-format=json's would break a pipeline parsing JSON.
 			if err := logsapi.ValidateAndApply(&cfg.Logging, cfg.FeatureGates); err != nil {
+				logWarnings(warnings)
 				return fmt.Errorf("initializing logging: %w", err)
 			}
+			logWarnings(warnings)
 			cliflag.PrintFlags(cmd.Flags())
 			run := func(ctx context.Context) error { return Run(ctx, cfg) }
 			if cfg.Cleanup {
@@ -76,6 +79,13 @@ across restarts. It takes kube-proxy's flags and configuration file.`,
 	cliflag.SetUsageAndHelpFunc(cmd, fss, 0)
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml", "json", "conf")
 	return cmd
+}
+
+// logWarnings logs what the configuration's completion warned about.
+func logWarnings(warnings []string) {
+	for _, w := range warnings {
+		klog.Warning(w)
+	}
 }
 
 // writeConfig is --write-config-to: kube-proxy writes the configuration it
