@@ -311,13 +311,21 @@ func TestUnknownFieldWarning(t *testing.T) {
 	env := map[string]string{"CNI_NETNS": node.createNamespace(t), "HNS_ENDPOINT": "unix://" + node.socket}
 	conf := `{"cniVersion": "0.2.0", "name": "cbr0", "type": "sdnbridge", "master": "Ethernet", %s
 		"ipam": {"type": "host-local", "subnet": "10.244.8.0/24", "dataDir": "` + t.TempDir() + `"}}`
-	if err, _ := sb.run(t, env, []byte(strings.Replace(conf, "%s", "", 1))); err != nil {
+	err, stdout := sb.run(t, env, []byte(strings.Replace(conf, "%s", "", 1)))
+	if err != nil {
 		t.Fatalf("ADD: %+v", err)
 	}
 	if !strings.Contains(sb.stderr, `unknown configuration field "master" ignored`) {
 		t.Errorf("stderr %q does not name the unknown field", sb.stderr)
 	}
-	err, _ := sb.run(t, env, []byte(strings.Replace(conf, "%s", `"serviceCIRD": "10.96.0.0/12",`, 1)))
+	// The runtime parses stdout as the result: the warning is not on it.
+	var res struct {
+		IP4 *struct{ IP string } `json:"ip4"`
+	}
+	if jerr := json.Unmarshal(stdout, &res); jerr != nil || res.IP4 == nil || res.IP4.IP == "" {
+		t.Errorf("stdout is not the 0.2.0 result alone (%v): %q", jerr, stdout)
+	}
+	err, _ = sb.run(t, env, []byte(strings.Replace(conf, "%s", `"serviceCIRD": "10.96.0.0/12",`, 1)))
 	if err == nil || err.Code != types.ErrInvalidNetworkConfig || !strings.Contains(err.Msg, `did you mean "serviceCIDR"`) {
 		t.Errorf("a typo'd field: %+v", err)
 	}
