@@ -169,6 +169,9 @@ type Proxier struct {
 	// repairRetryAt holds back the next drift repair after a failed one.
 	repairRetryAt time.Time
 	repairBackoff workqueue.TypedRateLimiter[string]
+	// listingFailure is the error of the failing repairs and lookup
+	// listings ("" after one worked), logged once at -v=0.
+	listingFailure string
 	// repairAfterHNSReturn: HNS came back from a restart, which may have
 	// dropped objects, so a drift repair is due now (repair.go).
 	repairAfterHNSReturn bool

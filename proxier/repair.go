@@ -67,14 +67,29 @@ func (p *Proxier) startListing(ctx context.Context, what string, list func(conte
 		done(err != nil)
 		if err != nil {
 			p.repairRetryAt = p.clock.Now().Add(p.repairBackoff.When(syncKey))
-			klog.FromContext(ctx).Error(err, what+" failed; will retry", "at", p.repairRetryAt)
+			p.logListingFailed(ctx, what, err)
 		} else {
 			p.repairRetryAt = time.Time{}
 			p.repairBackoff.Forget(syncKey)
+			p.listingFailure = ""
 		}
 		p.mu.Unlock()
 		p.requestSync()
 	}()
+}
+
+// logListingFailed logs a failed repair or lookup listing: an error when
+// listings start failing or fail otherwise, the same failure again (every
+// 30 s at most, for as long as HNS refuses listings) only at --v=4.
+// Callers hold p.mu.
+func (p *Proxier) logListingFailed(ctx context.Context, what string, err error) {
+	logger := klog.FromContext(ctx)
+	if err.Error() == p.listingFailure {
+		logger.V(4).Info(what+" failed again; will retry", "err", err, "at", p.repairRetryAt)
+		return
+	}
+	p.listingFailure = err.Error()
+	logger.Error(err, what+" failed; will retry", "at", p.repairRetryAt)
 }
 
 // lookupDue reports whether the last sync's waiting objects start a

@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/internal/klogtest"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
@@ -17,6 +20,7 @@ import (
 type repairCounter struct {
 	repairs, lookups int
 	down             bool
+	why              string // the error while down, if not "HNS unavailable"
 }
 
 func (r *repairCounter) Start(context.Context) error                { return nil }
@@ -39,6 +43,9 @@ func (r *repairCounter) Lookup(context.Context) error {
 }
 
 func (r *repairCounter) listed() error {
+	if r.down && r.why != "" {
+		return errors.New(r.why)
+	}
 	if r.down {
 		return errors.New("HNS unavailable")
 	}
@@ -46,10 +53,7 @@ func (r *repairCounter) listed() error {
 }
 
 // syncAndRepair runs one sync and waits for the drift repair it started, if any.
-func syncAndRepair(p *Proxier) {
-	p.Sync(context.Background())
-	p.repairs.Wait()
-}
+func syncAndRepair(p *Proxier) { syncAndRepairCtx(context.Background(), p) }
 
 // TestFailedRepairBacksOff: a drift repair that fails (HNS down) is retried
 // with backoff, not at every sync: each attempt lists all of HNS, and with a
@@ -211,4 +215,52 @@ func TestSyncThatWantsAListingStartsALookup(t *testing.T) {
 			t.Fatalf("period %v: %d lookup listings and %d repairs after the backoff, want 3 and 0", period, rec.lookups, rec.repairs)
 		}
 	}
+}
+
+// TestFailingListingIsLoggedWhenItStartsOrChanges: a drift repair that
+// fails for as long as HNS refuses the listing is retried every 30 s at
+// most; at -v=0 that is one error line when the failure starts, one more
+// when its error changes or it comes back after a listing worked, not
+// one per retry.
+func TestFailingListingIsLoggedWhenItStartsOrChanges(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	rec := &repairCounter{down: true}
+	p := idleProxier(t, Options{Clock: clk, RepairPeriod: time.Hour, Reconciler: rec})
+	var log klogtest.Buffer
+	ctx := klog.NewContext(context.Background(), textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&log), textlogger.Verbosity(0))))
+	p.Sync(ctx) // initializes; a repair is not due yet
+	p.mu.Lock()
+	p.lastRepair = clk.Now().Add(-time.Hour)
+	p.mu.Unlock()
+	failures := func() int { return log.Count("failed; will retry") }
+	retries := func(n int) {
+		for range n {
+			syncAndRepairCtx(ctx, p)
+			clk.Step(repairRetryMax)
+		}
+	}
+
+	retries(20)
+	if rec.repairs != 20 || failures() != 1 {
+		t.Fatalf("%d failure lines at -v=0 over %d failed repairs, want 1:\n%s", failures(), rec.repairs, log.String())
+	}
+	rec.why = "HNS did not answer within the call deadline"
+	retries(5)
+	if failures() != 2 {
+		t.Errorf("%d failure lines at -v=0 after the error changed, want 2:\n%s", failures(), log.String())
+	}
+	rec.down = false
+	retries(1)
+	clk.Step(time.Hour)
+	rec.down = true
+	retries(5)
+	if failures() != 3 {
+		t.Errorf("%d failure lines at -v=0 after a failure came back, want 3:\n%s", failures(), log.String())
+	}
+}
+
+// syncAndRepairCtx is syncAndRepair with ctx.
+func syncAndRepairCtx(ctx context.Context, p *Proxier) {
+	p.Sync(ctx)
+	p.repairs.Wait()
 }
