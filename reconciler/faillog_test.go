@@ -2,11 +2,13 @@ package reconciler
 
 import (
 	"strings"
+	"syscall"
 	"testing"
 
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -77,5 +79,55 @@ func TestRefusalIsLoggedWhenItStartsOrChanges(t *testing.T) {
 	r.Sync(ctx)
 	if n := failures(); n != 3 {
 		t.Errorf("%d failure lines at -v=0 after a change failed anew, want 3:\n%s", n, logs.GetBuffer())
+	}
+}
+
+// TestStateWriteFailureIsLoggedOncePerStreak: while the disk is full every
+// Sync tries the state file again; at the default verbosity each of its
+// messages is one error line for the whole streak (its StateFileWriteFailed
+// event is once per streak too), not one per Sync; then one line when
+// writing works again, and the next streak is logged anew.
+func TestStateWriteFailureIsLoggedOncePerStreak(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(0), ktesting.BufferLogs(true)))
+	logs := logger.GetSink().(ktesting.Underlier)
+	e.tweak = func(o *Options) { o.Logger = logger }
+	r := e.started(e.threeServices()...)
+	faults := &faultFS{}
+	useStateFS(r, faults)
+	full := func(op, _ string) error {
+		if op == "write" {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	failures := func() int { return strings.Count(logs.GetBuffer().String(), "Writing hnsproxy state file failed") }
+	more := moreServices(12)
+	faults.set(full)
+	syncs := func(lbs []intent.LB) {
+		for _, l := range lbs {
+			upsert(r, l)
+			r.Sync(ctx)
+		}
+	}
+	syncs(more[:2])
+	first := failures()
+	if first == 0 {
+		t.Fatalf("the full disk is not logged at -v=0:\n%s", logs.GetBuffer())
+	}
+	syncs(more[2:8])
+	if n := failures(); n != first {
+		t.Errorf("%d failure lines at -v=0 after 6 more Syncs on a full disk, want still %d:\n%s", n, first, logs.GetBuffer())
+	}
+	faults.set(nil)
+	e.clock.Step(DefaultRetryMax)
+	e.converge(r)
+	if !strings.Contains(logs.GetBuffer().String(), "works again") {
+		t.Errorf("the end of the streak is not logged:\n%s", logs.GetBuffer())
+	}
+	faults.set(full)
+	syncs(more[8:])
+	if n := failures(); n <= first {
+		t.Errorf("%d failure lines at -v=0 after a second streak, want more than the first's %d:\n%s", n, first, logs.GetBuffer())
 	}
 }

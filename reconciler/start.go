@@ -124,7 +124,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	// forgotten, claimed ones recorded, and the journal starts empty.
 	r.snapshotDue = true
 	if err := r.compactState(); err != nil {
-		r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
+		r.logStateWriteFailed(err, "Writing hnsproxy state file failed; retrying after the next Sync")
 	}
 	r.started, r.pruned = true, false
 	r.adoptOrphans()

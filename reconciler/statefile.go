@@ -399,7 +399,7 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string,
 	}
 	if grew || len(r.unsaved) > 0 || r.snapshotDue || r.unsyncedWithdrawal {
 		if err := r.saveState(); err != nil {
-			r.log.Error(err, "Writing hnsproxy state file failed: creating no HNS objects until it works", "path", r.opts.StateFile)
+			r.logStateWriteFailed(err, "Writing hnsproxy state file failed: creating no HNS objects until it works")
 		}
 	}
 	return len(r.unsaved) == 0 && !r.snapshotDue && !r.unsyncedWithdrawal
@@ -423,7 +423,7 @@ func (r *Reconciler) undeclare(k intent.LBKey) {
 	delete(r.creatingLBs, k)
 	r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
 	if err := r.saveState(); err != nil {
-		r.log.Error(err, "Writing hnsproxy state file failed", "path", r.opts.StateFile)
+		r.logStateWriteFailed(err, "Writing hnsproxy state file failed")
 	}
 }
 

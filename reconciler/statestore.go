@@ -20,6 +20,8 @@ import (
 type stateStore struct {
 	fs      stateFS // nil: osFS
 	failing bool    // the last state write failed: a failure streak is under way
+	// logged holds the failure messages this streak logged at -v=0.
+	logged map[string]bool
 	// journal is the journal an append left open, and journalID what its
 	// path named when it was opened (journal.go, openJournal).
 	journal   stateHandle
@@ -181,7 +183,7 @@ func (r *Reconciler) noteStateWrite(err error) error {
 		if r.store.failing {
 			r.log.Info("Writing hnsproxy state file works again", "path", r.opts.StateFile)
 		}
-		r.store.failing = false
+		r.store.failing, r.store.logged = false, nil
 		return nil
 	}
 	streakStart := !r.store.failing
@@ -190,4 +192,22 @@ func (r *Reconciler) noteStateWrite(err error) error {
 		r.opts.StateWriteFailed(fmt.Errorf("state file %s: %w", r.opts.StateFile, err), streakStart)
 	}
 	return err
+}
+
+// logStateWriteFailed logs a failed state file write with msg: an error
+// the first time msg comes in a failure streak, then at --v=4, since a
+// full disk fails every Sync's write for as long as it lasts (its
+// StateFileWriteFailed event is once per streak too).
+func (r *Reconciler) logStateWriteFailed(err error, msg string) {
+	if r.store.logged[msg] {
+		r.log.V(4).Info(msg, "err", err, "path", r.opts.StateFile)
+		return
+	}
+	if r.store.failing {
+		if r.store.logged == nil {
+			r.store.logged = map[string]bool{}
+		}
+		r.store.logged[msg] = true
+	}
+	r.log.Error(err, msg, "path", r.opts.StateFile)
 }

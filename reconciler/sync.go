@@ -127,7 +127,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	run.res.LeftOut = r.leftOutLocals()
 	r.takeFailedCreates()
 	if err := r.writeState(); err != nil {
-		r.log.Error(err, "Writing hnsproxy state file failed; retrying after the next Sync", "path", r.opts.StateFile)
+		r.logStateWriteFailed(err, "Writing hnsproxy state file failed; retrying after the next Sync")
 	}
 	r.checkSuspectedNetwork(run)
 	run.res.Pending = r.pending()
