@@ -1,9 +1,13 @@
 package proxier
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 
 // TestAnUnchangedProblemIsNotReportedAgainWithANewOne: a Service keeps a
@@ -33,5 +37,41 @@ func TestAnUnchangedProblemIsNotReportedAgainWithANewOne(t *testing.T) {
 		if steady != 1 {
 			t.Fatalf("after change %d: %d events about the unchanged invalid IP, want 1", i, steady)
 		}
+	}
+}
+
+// TestManyPortsWithOneProblemAreAFewEvents: a Service with 200 SCTP ports
+// (the API allows thousands) beside a TCP one. Each port has its problem,
+// but the Service gets a handful of UnsupportedProtocol events and a
+// summary, not one per port and node: every problem stays listed by
+// hnsproxy-diag, and the TCP port is served.
+func TestManyPortsWithOneProblemAreAFewEvents(t *testing.T) {
+	n := newTestNode(t, "ws2022", "10.244.1.5")
+	n.start()
+	svc := service("sip", "10.96.0.10", func(s *v1.Service) {
+		for i := range 200 {
+			s.Spec.Ports = append(s.Spec.Ports, v1.ServicePort{Name: fmt.Sprintf("sctp-%d", i), Protocol: v1.ProtocolSCTP, Port: int32(5000 + i)})
+		}
+	})
+	n.apply(svc, slice("sip", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("the TCP port's load balancer", func() bool { return len(n.lbs()) == 1 })
+	n.settle()
+	var unsupported []string
+	for {
+		select {
+		case e := <-n.recorder.Events:
+			if strings.Contains(e, desired.ReasonUnsupportedProtocol) {
+				unsupported = append(unsupported, e)
+			}
+			continue
+		default:
+		}
+		break
+	}
+	if len(unsupported) > maxEventsPerReason {
+		t.Fatalf("%d UnsupportedProtocol events, want at most %d", len(unsupported), maxEventsPerReason)
+	}
+	if last := unsupported[len(unsupported)-1]; !strings.Contains(last, fmt.Sprintf("%d more", 200-maxEventsPerReason+1)) {
+		t.Errorf("the last event does not sum up the rest: %q", last)
 	}
 }

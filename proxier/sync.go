@@ -396,17 +396,44 @@ func (p *Proxier) report(name types.NamespacedName) {
 	if err != nil {
 		return
 	}
+	fresh := problems[:0]
 	for _, pr := range problems {
-		if strings.Contains("\n"+last, "\n"+problemLine(pr)) { // reported, and not ended since
-			continue
+		if !strings.Contains("\n"+last, "\n"+problemLine(pr)) { // not reported, or ended since
+			fresh = append(fresh, pr)
 		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	perReason := map[string]int{}
+	for _, pr := range fresh {
+		perReason[pr.Reason]++
+	}
+	raised := map[string]int{}
+	for _, pr := range fresh {
+		raised[pr.Reason]++
+		total, k := perReason[pr.Reason], raised[pr.Reason]
 		eventType := v1.EventTypeNormal
 		if pr.Warning {
 			eventType = v1.EventTypeWarning
 		}
-		p.opts.Recorder.Eventf(svc, nil, eventType, pr.Reason, "Sync", "%s", pr.Message)
+		switch {
+		case total <= maxEventsPerReason || k < maxEventsPerReason:
+			p.opts.Recorder.Eventf(svc, nil, eventType, pr.Reason, "Sync", "%s", pr.Message)
+		case k == maxEventsPerReason:
+			p.opts.Recorder.Eventf(svc, nil, eventType, pr.Reason, "Sync",
+				"%d more %s problems of this Service are not raised one by one (hnsproxy-diag lists them all); the first: %s",
+				total-k+1, pr.Reason, pr.Message)
+		}
 	}
 }
+
+// maxEventsPerReason bounds the events one report raises with one reason: a
+// Service with thousands of ports (the API allows them) of one problem, such
+// as SCTP, would otherwise raise thousands of events on every node, and again
+// whenever a count in the messages changes. Past the bound, the last event
+// sums up the rest.
+const maxEventsPerReason = 5
 
 // problemLine is one problem in a Service's report signature.
 func problemLine(pr desired.Problem) string { return pr.Reason + ":" + pr.Message + "\n" }
