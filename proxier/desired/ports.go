@@ -335,8 +335,19 @@ func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
 			}
 		}
 	}
-	if hc := b.svc.Spec.HealthCheckNodePort; b.etpLocal && b.svc.Spec.Type == v1.ServiceTypeLoadBalancer && hc > 0 && hc <= 65535 {
-		r.HealthCheck = &HealthCheck{NodePort: uint16(hc), LocalEndpoints: localReadyCount(parsed, b)}
+	if b.etpLocal && b.svc.Spec.Type == v1.ServiceTypeLoadBalancer {
+		switch hc := b.svc.Spec.HealthCheckNodePort; {
+		case hc > 0 && hc <= 65535:
+			r.HealthCheck = &HealthCheck{NodePort: uint16(hc), LocalEndpoints: localReadyCount(parsed, b)}
+		default:
+			// The API server allocates one; kube-proxy logs an error without it.
+			what := "has no health-check node port"
+			if hc != 0 {
+				what = "has health-check node port " + strconv.Itoa(int(hc)) + ", not a valid port"
+			}
+			b.problem(warn(ReasonInvalidPort,
+				"externalTrafficPolicy Local: the Service %s, so this node serves no health check for it and the cloud load balancer cannot tell which nodes have endpoints", what))
+		}
 	}
 }
 

@@ -320,6 +320,27 @@ func TestTrafficPolicies(t *testing.T) {
 			}
 		},
 	}, {
+		// The API server allocates one; kube-proxy logs an error without it.
+		name:     "ETP=Local on a LoadBalancer Service without a health-check node port: served locally, no health check, reported",
+		svc:      lbSvc(etpLocal(0)),
+		slices:   twoEndpoints(),
+		problems: ReasonInvalidPort,
+		check: func(t *testing.T, r ServiceResult) {
+			if r.HealthCheck != nil || len(r.LBs) != 4 {
+				t.Errorf("health check = %+v, %d load balancers", r.HealthCheck, len(r.LBs))
+			}
+		},
+	}, {
+		name:     "ETP=Local on a LoadBalancer Service with a health-check node port out of range: reported",
+		svc:      lbSvc(etpLocal(70000)),
+		slices:   twoEndpoints(),
+		problems: ReasonInvalidPort,
+		check: func(t *testing.T, r ServiceResult) {
+			if r.HealthCheck != nil {
+				t.Errorf("health check = %+v", r.HealthCheck)
+			}
+		},
+	}, {
 		name:   "ETP=Local on a ClusterIP Service without external IPs means nothing",
 		svc:    service("web", etpLocal(0)),
 		slices: twoEndpoints(),
