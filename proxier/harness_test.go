@@ -422,6 +422,19 @@ func slice(svc string, eps ...endpoint) *discoveryv1.EndpointSlice {
 	return s
 }
 
+// drainEvents returns the events recorded so far, in order, and forgets them.
+func (n *testNode) drainEvents() []string {
+	var out []string
+	for {
+		select {
+		case e := <-n.recorder.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
 // ownCopy runs transform on a copy of the object: the fake clientset hands
 // one object to every watcher, where each watcher of a real API server
 // decodes its own, which client-go lets a transform change in place (the

@@ -57,16 +57,10 @@ func TestManyPortsWithOneProblemAreAFewEvents(t *testing.T) {
 	n.eventually("the TCP port's load balancer", func() bool { return len(n.lbs()) == 1 })
 	n.settle()
 	var unsupported []string
-	for {
-		select {
-		case e := <-n.recorder.Events:
-			if strings.Contains(e, desired.ReasonUnsupportedProtocol) {
-				unsupported = append(unsupported, e)
-			}
-			continue
-		default:
+	for _, e := range n.drainEvents() {
+		if strings.Contains(e, desired.ReasonUnsupportedProtocol) {
+			unsupported = append(unsupported, e)
 		}
-		break
 	}
 	if len(unsupported) > maxEventsPerReason {
 		t.Fatalf("%d UnsupportedProtocol events, want at most %d", len(unsupported), maxEventsPerReason)
