@@ -1,11 +1,16 @@
 package proxier
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
@@ -68,4 +73,32 @@ func TestManyPortsWithOneProblemAreAFewEvents(t *testing.T) {
 	if last := unsupported[len(unsupported)-1]; !strings.Contains(last, fmt.Sprintf("%d more", 200-maxEventsPerReason+1)) {
 		t.Errorf("the last event does not sum up the rest: %q", last)
 	}
+}
+
+// TestARecreatedServiceGetsItsProblemsReported: a Service deleted and made
+// again under its name (kubectl replace --force, a reinstalled chart) before
+// a sync sees the deletion is a new object: its problems are raised on it,
+// not taken as the old object's, already reported.
+func TestARecreatedServiceGetsItsProblemsReported(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	n := newTestNode(t, "ws2022", "10.244.1.5")
+	n.clock = clk
+	n.minSyncPeriod = time.Hour // no sync but the ones the test steps the clock to
+	n.start()
+	bad := func(uid types.UID) *v1.Service {
+		return service("web", "10.96.0.10", func(s *v1.Service) { s.UID, s.Spec.ExternalIPs = uid, []string{"not-an-ip"} })
+	}
+	invalidIP := func() bool {
+		clk.Step(n.minSyncPeriod)
+		return n.countEvents(`"not-an-ip"`) > 0
+	}
+	n.apply(bad("uid-1"), slice("web", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("the first object's InvalidIP event", invalidIP)
+	ctx := context.Background()
+	if err := n.client.CoreV1().Services("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.apply(bad("uid-2"))
+	n.eventually("the proxier's cache holding the new object", n.cachesCaughtUp)
+	n.eventually("the new object's InvalidIP event", invalidIP)
 }

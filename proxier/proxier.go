@@ -159,7 +159,7 @@ type Proxier struct {
 	startChanges *pendingChanges
 	// startedAt is when Run began its first computation.
 	startedAt time.Time
-	reported  map[types.NamespacedName]string // last problems reported per Service
+	reported  map[types.NamespacedName]reportedProblems // last problems reported per Service
 	lastSync  time.Time
 	// lastSyncNanos mirrors lastSync for requestSync, which runs without p.mu.
 	lastSyncNanos atomic.Int64
@@ -272,7 +272,7 @@ func New(opts Options, nodeFactory informers.SharedInformerFactory) (*Proxier, e
 		cfg: opts.Config,
 		repairBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			repairRetryBase, repairMax),
-		reported:        map[types.NamespacedName]string{},
+		reported:        map[types.NamespacedName]reportedProblems{},
 		foreignReported: onceEach{},
 		leftOutReported: onceEach{},
 		health:          map[types.NamespacedName]desired.HealthCheck{},

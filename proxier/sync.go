@@ -344,7 +344,7 @@ func (p *Proxier) compute(svc *v1.Service, name types.NamespacedName, slices []*
 	}
 	p.tally.set(name, tallyOf(res))
 	p.apply(p.state.Set(res))
-	p.report(name)
+	p.report(name, svc)
 }
 
 // apply tells the reconciler what each changed remote endpoint and frontend
@@ -367,14 +367,16 @@ func (p *Proxier) apply(ch desired.Change) {
 		}
 	}
 	for _, name := range ch.Conflicted {
-		p.report(name)
+		p.report(name, nil)
 	}
 }
 
 // report emits the Service's problems that were not in its last report, so
 // a steady problem is one event, not one per sync, nor one more each time
-// another problem of the Service comes, goes or changes its text.
-func (p *Proxier) report(name types.NamespacedName) {
+// another problem of the Service comes, goes or changes its text. svc is
+// the Service if the caller holds it; a Service made again under its name
+// (another UID) has had none of its problems reported.
+func (p *Proxier) report(name types.NamespacedName, svc *v1.Service) {
 	res, ok := p.state.Services[name]
 	if !ok {
 		return
@@ -384,21 +386,28 @@ func (p *Proxier) report(name types.NamespacedName) {
 	for _, pr := range problems {
 		sig.WriteString(problemLine(pr))
 	}
-	last := p.reported[name]
-	if last == sig.String() {
+	last, had := p.reported[name]
+	if had && svc != nil && last.uid != svc.UID {
+		last = reportedProblems{}
+		delete(p.reported, name)
+	}
+	if last.sig == sig.String() {
 		return
 	}
-	p.reported[name] = sig.String()
+	if svc == nil {
+		var err error
+		if svc, err = p.services.Services(name.Namespace).Get(name.Name); err != nil {
+			p.reported[name] = reportedProblems{uid: last.uid, sig: sig.String()}
+			return
+		}
+	}
+	p.reported[name] = reportedProblems{uid: svc.UID, sig: sig.String()}
 	if p.opts.Recorder == nil {
-		return
-	}
-	svc, err := p.services.Services(name.Namespace).Get(name.Name)
-	if err != nil {
 		return
 	}
 	fresh := problems[:0]
 	for _, pr := range problems {
-		if !strings.Contains("\n"+last, "\n"+problemLine(pr)) { // not reported, or ended since
+		if !strings.Contains("\n"+last.sig, "\n"+problemLine(pr)) { // not reported, or ended since
 			fresh = append(fresh, pr)
 		}
 	}
@@ -434,6 +443,13 @@ func (p *Proxier) report(name types.NamespacedName) {
 // whenever a count in the messages changes. Past the bound, the last event
 // sums up the rest.
 const maxEventsPerReason = 5
+
+// reportedProblems is what report last raised for a Service: the object
+// (its UID) and the signature of its problems (problemLine's, in order).
+type reportedProblems struct {
+	uid types.UID
+	sig string
+}
 
 // problemLine is one problem in a Service's report signature.
 func problemLine(pr desired.Problem) string { return pr.Reason + ":" + pr.Message + "\n" }
