@@ -7,6 +7,7 @@ import (
 	"unique"
 
 	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/internal/kubeip"
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 )
@@ -144,8 +145,8 @@ func parseSlices(in []*EndpointSlice, cfg *Config, buf *buffers) (out []parsedSl
 				invalid++
 				continue
 			}
-			ip, ok := parseAddr(e.Address)
-			if !ok || ip.Zone() != "" || ip.Is4In6() || intent.FamilyOf(ip) != fam || ip.IsUnspecified() {
+			ip, ok := kubeip.ParseAddr(e.Address)
+			if !ok || ip.Is4In6() || intent.FamilyOf(ip) != fam || ip.IsUnspecified() {
 				invalid++
 				continue
 			}
@@ -319,7 +320,7 @@ func choosePort(eps []portPick) uint16 {
 // canonical is ip's text: as given for IPv4 without leading zeros (netip's
 // only form, the canonical one), saving an allocation per endpoint;
 // formatted anew for IPv6, which has several, and for a legacy IPv4 text
-// with leading zeros (parseAddr).
+// with leading zeros (kubeip.ParseAddr).
 func canonical(given string, ip netip.Addr) string {
 	if ip.Is4() && !leadingZero(given) {
 		return given

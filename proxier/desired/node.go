@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/internal/kubeip"
 )
 
 // NodeIPs is the node IP per family (Config.NodeIPs): bound's (the
@@ -24,6 +25,8 @@ func NodeIPs(node *v1.Node, bound map[intent.IPFamily]netip.Addr) map[intent.IPF
 // first valid ExternalIP: the addresses kube-proxy takes as its node IPs
 // (GetNodeHostIPs puts InternalIPs before ExternalIPs and takes the first
 // of each family), so a Node listing only ExternalIPs has node IPs too.
+// Addresses are read as GetNodeHostIPs reads them (ParseIPSloppy, through
+// kubeip): "010.0.0.11" is 10.0.0.11, a zoned IPv6 address is skipped.
 func NodeHostIPs(node *v1.Node) map[intent.IPFamily]netip.Addr {
 	ips := map[intent.IPFamily]netip.Addr{}
 	for _, typ := range []v1.NodeAddressType{v1.NodeInternalIP, v1.NodeExternalIP} {
@@ -31,8 +34,8 @@ func NodeHostIPs(node *v1.Node) map[intent.IPFamily]netip.Addr {
 			if a.Type != typ {
 				continue
 			}
-			ip, err := netip.ParseAddr(a.Address)
-			if err != nil {
+			ip, ok := kubeip.ParseAddr(a.Address)
+			if !ok {
 				continue
 			}
 			fam := intent.FamilyOf(ip)

@@ -4,14 +4,13 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	netutils "k8s.io/utils/net"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/internal/kubeip"
 )
 
 // PreserveDestinationAnnotation on a Service (value "true") keeps the
@@ -267,30 +266,14 @@ func externallyAccessible(svc *v1.Service) bool {
 
 func (b *serviceBuilder) problem(p Problem) { b.r.Problems = append(b.r.Problems, p) }
 
+// parseIP reads a Service's address as kube-proxy does (kubeip.ParseAddr),
+// refusing what no load balancer can take: an IPv4-mapped or unspecified one.
 func parseIP(s string) (netip.Addr, bool) {
-	ip, ok := parseAddr(s)
-	if !ok || ip.Zone() != "" || ip.Is4In6() || ip.IsUnspecified() {
+	ip, ok := kubeip.ParseAddr(s)
+	if !ok || ip.Is4In6() || ip.IsUnspecified() {
 		return netip.Addr{}, false
 	}
 	return ip, true
-}
-
-// parseAddr parses s as netip does, else as kube-proxy does
-// (k8s.io/utils/net.ParseIPSloppy): the API server accepted IPv4 parts
-// with leading zeros for years, read as decimal, and objects stored then
-// still hold them. Only what netip refuses pays for the second parse.
-func parseAddr(s string) (netip.Addr, bool) {
-	if ip, err := netip.ParseAddr(s); err == nil {
-		return ip, true
-	}
-	legacy := netutils.ParseIPSloppy(s)
-	if legacy == nil {
-		return netip.Addr{}, false
-	}
-	if v4 := legacy.To4(); v4 != nil && !strings.Contains(s, ":") {
-		return netip.AddrFrom4([4]byte(v4)), true
-	}
-	return netip.AddrFrom16([16]byte(legacy.To16())), true
 }
 
 // specialAddress names the kind of a frontend address no load balancer may

@@ -15,6 +15,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/sourcevip"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/internal/kubeip"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 
@@ -105,11 +106,15 @@ func Desired(ctx context.Context, cfg *options.Config, hns EndpointReader, netwo
 		MaxBackends:                      caps.Features.MaxBackends,
 		Features:                         caps.Features,
 	}
-	if ip, err := netip.ParseAddr(cfg.BindAddress); err == nil && !ip.IsUnspecified() {
+	// Both read as options.Validate and kube-proxy read them (kubeip):
+	// "010.0.0.11" is 10.0.0.11, not a value to drop.
+	if ip, ok := kubeip.ParseAddr(cfg.BindAddress); ok && !ip.IsUnspecified() {
+		ip = ip.Unmap()
 		c.NodeIPs = map[intent.IPFamily]netip.Addr{intent.FamilyOf(ip): ip}
 	}
-	vip, err := netip.ParseAddr(cfg.Winkernel.SourceVIP)
-	if err != nil && network.Type == hnslb.NetworkTypeOverlay {
+	vip, ok := kubeip.ParseAddr(cfg.Winkernel.SourceVIP)
+	var err error
+	if !ok && network.Type == hnslb.NetworkTypeOverlay {
 		// None configured: the one the daemon reserved (package sourcevip).
 		vip, err = sourcevip.Recorded(sourcevip.RecordFile(cfg.StateFile))
 	}

@@ -2,6 +2,7 @@ package nodeconfig
 
 import (
 	"context"
+	"maps"
 	"net/netip"
 	"slices"
 	"testing"
@@ -102,5 +103,37 @@ func TestDesiredOverlay(t *testing.T) {
 	}
 	if _, err := Desired(ctx, cfg, hns, &hnslb.Network{Type: hnslb.NetworkTypeOverlay}, caps, true); err == nil {
 		t.Error("an overlay network without a provider address gave a host MAC")
+	}
+}
+
+// --bind-address and --source-vip pass validation (options.Validate) as
+// kube-proxy reads them (ParseIPSloppy: "010.0.0.11" is 10.0.0.11), so they are read the same way
+// here: kube-proxy's detectNodeIPs takes such a bind address as the node IP,
+// and the configured source VIP is the one used, in its canonical form.
+func TestDesiredReadsAddressesAsValidated(t *testing.T) {
+	network := &hnslb.Network{
+		Name: "vxlan0", Type: hnslb.NetworkTypeOverlay,
+		Policies: []hnslb.NetworkPolicy{
+			hnslb.NewNetworkPolicy(hnslb.NetworkPolicyProviderAddress, hnslb.ProviderAddressNetworkPolicySetting{ProviderAddress: "10.0.0.11"}),
+		},
+	}
+	caps := Capabilities{Features: hnslb.FeaturesFor(hnslb.Version{Major: 13, Minor: 2})}
+	// An IPv4-mapped bind address is IPv4 to kube-proxy (netutils.IsIPv4).
+	for _, bind := range []string{"010.0.0.011", "::ffff:10.0.0.11"} {
+		cfg := &options.Config{
+			NodeName:    "win-1",
+			BindAddress: bind,
+			Winkernel:   options.Winkernel{SourceVIP: "010.244.001.002", RootHNSEndpointName: "cbr0"},
+		}
+		c, err := Desired(context.Background(), cfg, sim.New(sim.Options{Seed: 1}), network, caps, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[intent.IPFamily]netip.Addr{intent.IPv4: netip.MustParseAddr("10.0.0.11")}; !maps.Equal(c.NodeIPs, want) {
+			t.Errorf("--bind-address=%s: node IPs %v, want %v", bind, c.NodeIPs, want)
+		}
+		if want := map[intent.IPFamily]netip.Addr{intent.IPv4: netip.MustParseAddr("10.244.1.2")}; !maps.Equal(c.SourceVIP, want) {
+			t.Errorf("source VIP %v, want %v (--source-vip)", c.SourceVIP, want)
+		}
 	}
 }
