@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/hnsproxy/hnsproxy/internal/kubeip"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 
@@ -111,10 +112,10 @@ func (p *Proxier) readRemoteSubnets(ctx context.Context) {
 }
 
 // routed reports whether a route covers each of node's IPv4 pod CIDRs
-// (overlay carries IPv4 only).
+// (overlay carries IPv4 only), read as kube-proxy reads CIDRs (kubeip).
 func (p *Proxier) routed(node *v1.Node) bool {
 	for _, c := range podCIDRs(node) {
-		if prefix, err := netip.ParsePrefix(c); err == nil && prefix.Addr().Is4() && !p.cfg.RemoteSubnets.Covers(prefix) {
+		if prefix, ok := kubeip.ParsePrefix(c); ok && prefix.Addr().Is4() && !p.cfg.RemoteSubnets.Covers(prefix) {
 			return false
 		}
 	}

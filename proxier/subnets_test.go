@@ -198,3 +198,31 @@ func TestSubnetReadsAreRateLimited(t *testing.T) {
 		t.Error("the node still waits once a route covers its pod CIDR")
 	}
 }
+
+// A Node's pod CIDR is read as kube-proxy reads CIDRs (ParseCIDRSloppy,
+// through kubeip): one stored with leading zeros waits for its route like
+// any other, and Flannel's route for the same subnet covers it; a zoned
+// one is no CIDR and waits for nothing.
+func TestRoutedReadsPodCIDRsAsKubeProxy(t *testing.T) {
+	routes := desired.NewRemoteSubnetIndex([]desired.RemoteSubnet{
+		{Prefix: netip.MustParsePrefix("10.244.4.0/24"), ProviderAddress: netip.MustParseAddr(joinIP)},
+	})
+	for _, tc := range []struct {
+		podCIDR    string
+		routes     *desired.RemoteSubnetIndex
+		wantRouted bool
+	}{
+		{"010.244.004.000/24", nil, false},
+		{"010.244.004.000/24", routes, true},
+		{"10.244.5.0/24", routes, false},
+		{"fd00:244::/64", nil, true}, // overlay carries IPv4 only
+		{"fe80::%eth0/64", nil, true},
+	} {
+		p := &Proxier{}
+		p.cfg.RemoteSubnets = tc.routes
+		node := &v1.Node{Spec: v1.NodeSpec{PodCIDRs: []string{tc.podCIDR}}}
+		if got := p.routed(node); got != tc.wantRouted {
+			t.Errorf("pod CIDR %s, %d routes: routed = %v, want %v", tc.podCIDR, tc.routes.Len(), got, tc.wantRouted)
+		}
+	}
+}

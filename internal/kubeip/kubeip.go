@@ -2,10 +2,10 @@
 // Kubernetes wrote (a Node's addresses and pod CIDRs, a Service's IPs, an
 // EndpointSlice's addresses) or that kube-proxy's flags and configuration
 // file carry: as kube-proxy reads them, with k8s.io/utils/net's
-// ParseIPSloppy. An IPv4 part with leading zeros
+// ParseIPSloppy and ParseCIDRSloppy. An IPv4 part with leading zeros
 // ("010.0.0.1") is read as decimal, as the API server accepted such text
 // for years and objects stored then still hold it; an IPv6 zone
-// ("fe80::1%eth0") is refused. It hands back netip values, so the text
+// ("fe80::1%eth0") is refused. Both hand back netip values, so the text
 // they print is the canonical form.
 package kubeip
 
@@ -25,6 +25,25 @@ func ParseAddr(s string) (netip.Addr, bool) {
 		return ip, ip.Zone() == ""
 	}
 	return fromNetIP(netutils.ParseIPSloppy(s), s)
+}
+
+// ParsePrefix reads s as kube-proxy does (ParseCIDRSloppy): an IPv4 part
+// with leading zeros is decimal, a zone is refused. The address keeps its
+// host bits, as netip.ParsePrefix's does.
+func ParsePrefix(s string) (netip.Prefix, bool) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p, true
+	}
+	ip, ipnet, err := netutils.ParseCIDRSloppy(s)
+	if err != nil {
+		return netip.Prefix{}, false
+	}
+	addr, ok := fromNetIP(ip, s[:strings.IndexByte(s, '/')])
+	if !ok {
+		return netip.Prefix{}, false
+	}
+	ones, _ := ipnet.Mask.Size()
+	return netip.PrefixFrom(addr, ones), true
 }
 
 // fromNetIP converts what the sloppy parser read from text: 4 bytes for

@@ -25,3 +25,24 @@ func TestParseAddr(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePrefix(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string // "" = refused
+	}{
+		{"10.244.1.0/24", "10.244.1.0/24"},
+		{"010.244.001.000/24", "10.244.1.0/24"},
+		{"10.244.1.7/24", "10.244.1.7/24"},
+		{"fd00::/64", "fd00::/64"},
+		{"fe80::%eth0/64", ""},
+		{"010.244.1.0/33", ""},
+		{"10.244.1.0", ""},
+		{"", ""},
+	} {
+		p, ok := ParsePrefix(tc.in)
+		if got := map[bool]string{true: p.String()}[ok]; got != tc.want {
+			t.Errorf("ParsePrefix(%q) = %q, %v; want %q", tc.in, p, ok, tc.want)
+		}
+	}
+}

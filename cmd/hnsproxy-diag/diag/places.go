@@ -10,6 +10,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/internal/kubeip"
 )
 
 // place is what Kubernetes says is behind an address: a pod (from an
@@ -19,7 +20,8 @@ type place struct {
 	Node string
 }
 
-// podPlaces indexes every EndpointSlice address by IP.
+// podPlaces indexes every EndpointSlice address by IP, read as the proxier
+// reads it (kubeip).
 func (in *Inputs) podPlaces() map[netip.Addr]place {
 	out := map[netip.Addr]place{}
 	for i := range in.Slices {
@@ -32,7 +34,7 @@ func (in *Inputs) podPlaces() map[netip.Addr]place {
 				p.Node = *ep.NodeName
 			}
 			for _, a := range ep.Addresses {
-				if ip, err := netip.ParseAddr(a); err == nil {
+				if ip, ok := kubeip.ParseAddr(a); ok {
 					out[ip.Unmap()] = p
 				}
 			}
@@ -49,7 +51,7 @@ func (in *Inputs) nodeAddresses() map[netip.Addr]string {
 			if a.Type != v1.NodeInternalIP && a.Type != v1.NodeExternalIP {
 				continue
 			}
-			if ip, err := netip.ParseAddr(a.Address); err == nil {
+			if ip, ok := kubeip.ParseAddr(a.Address); ok {
 				out[ip.Unmap()] = in.Nodes[i].Name
 			}
 		}
