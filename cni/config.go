@@ -138,7 +138,7 @@ func parseConfig(stdin []byte) (*NetConf, error) {
 		}
 	}
 	if n.ProviderAddress != "" {
-		if n.providerAddress, err = netip.ParseAddr(n.ProviderAddress); err != nil {
+		if n.providerAddress, err = parseAddr(n.ProviderAddress); err != nil {
 			return nil, invalidConfig("providerAddress %q: %v", n.ProviderAddress, err)
 		}
 	}
@@ -196,12 +196,24 @@ func (n *NetConf) checkPortMappings() error {
 			return invalidConfig("portMappings[%d]: ports must be 1-65535 (host %d, container %d)", i, pm.HostPort, pm.ContainerPort)
 		}
 		if pm.HostIP != "" {
-			if _, err := netip.ParseAddr(pm.HostIP); err != nil {
+			if _, err := parseAddr(pm.HostIP); err != nil {
 				return invalidConfig("portMappings[%d]: hostIP %q: %v", i, pm.HostIP, err)
 			}
 		}
 	}
 	return nil
+}
+
+// parseAddr reads an address of the configuration as the reference plugins
+// read theirs (Go's net.ParseIP, which types.IPNet and the IPAM results use
+// too): an IPv4 part with leading zeros or an IPv6 zone is refused, where
+// netip.ParseAddr would keep the zone and hand it to HNS.
+func parseAddr(s string) (netip.Addr, error) {
+	a, err := netip.ParseAddr(s)
+	if err == nil && a.Zone() != "" {
+		return netip.Addr{}, fmt.Errorf("an IPv6 zone (%%%s) has no place in an HNS address", a.Zone())
+	}
+	return a, err
 }
 
 func optionalPrefix(field, s string) (netip.Prefix, error) {

@@ -67,8 +67,15 @@ func TestParseConfigRejects(t *testing.T) {
 		"bad PA":                 {map[string]any{"providerAddress": "10.0.0.300"}, types.ErrInvalidNetworkConfig},
 		"port 0":                 {map[string]any{"runtimeConfig": map[string]any{"portMappings": []map[string]any{{"hostPort": 0, "containerPort": 80}}}}, types.ErrInvalidNetworkConfig},
 		"bad host IP":            {map[string]any{"runtimeConfig": map[string]any{"portMappings": []map[string]any{{"hostPort": 80, "containerPort": 80, "hostIP": "me"}}}}, types.ErrInvalidNetworkConfig},
-		"wrong field types":      {map[string]any{"loopbackDSR": "yes"}, types.ErrDecodingFailure},
-		"bad prevResult":         {map[string]any{"prevResult": map[string]any{"ips": "none"}}, types.ErrDecodingFailure},
+		// Zones and leading zeros are refused as the reference plugins'
+		// net.ParseIP refuses them.
+		"leading-zero PA":     {map[string]any{"providerAddress": "010.0.0.11"}, types.ErrInvalidNetworkConfig},
+		"zoned PA":            {map[string]any{"providerAddress": "fe80::11%eth0"}, types.ErrInvalidNetworkConfig},
+		"zoned host IP":       {map[string]any{"runtimeConfig": map[string]any{"portMappings": []map[string]any{{"hostPort": 80, "containerPort": 80, "hostIP": "fe80::11%eth0"}}}}, types.ErrInvalidNetworkConfig},
+		"zoned policy PA":     {map[string]any{"policies": []any{map[string]any{"name": "EndpointPolicy", "value": map[string]any{"Type": "PA", "PA": "fe80::11%eth0"}}}}, types.ErrInvalidNetworkConfig},
+		"route to a zoned IP": {map[string]any{"policies": []any{map[string]any{"name": "EndpointPolicy", "value": map[string]any{"Type": "ROUTE", "DestinationPrefix": "fe80::11%eth0"}}}}, types.ErrInvalidNetworkConfig},
+		"wrong field types":   {map[string]any{"loopbackDSR": "yes"}, types.ErrDecodingFailure},
+		"bad prevResult":      {map[string]any{"prevResult": map[string]any{"ips": "none"}}, types.ErrDecodingFailure},
 	} {
 		m := map[string]any{}
 		for k, v := range base {

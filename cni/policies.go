@@ -160,7 +160,7 @@ func checkPolicy(p configPolicy) error {
 		if err := hnslb.DecodeSettings(p.Settings, &s); err != nil {
 			return err
 		}
-		if _, err := netip.ParseAddr(s.ProviderAddress); err != nil {
+		if _, err := parseAddr(s.ProviderAddress); err != nil {
 			return fmt.Errorf("ProviderAddress %q: %v", s.ProviderAddress, err)
 		}
 	default:
@@ -175,6 +175,6 @@ func isAddrOrPrefix(s string) bool {
 	if _, err := netip.ParsePrefix(s); err == nil {
 		return true
 	}
-	_, err := netip.ParseAddr(s)
+	_, err := parseAddr(s)
 	return err == nil
 }
