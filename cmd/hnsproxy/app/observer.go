@@ -10,11 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	k8smetrics "k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
-	netutils "k8s.io/utils/net"
 
 	"github.com/hnsproxy/hnsproxy/events"
 	"github.com/hnsproxy/hnsproxy/healthcheck"
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/internal/kubeip"
 	"github.com/hnsproxy/hnsproxy/metrics"
 	"github.com/hnsproxy/hnsproxy/proxier"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
@@ -68,7 +68,7 @@ func familiesOf(cidrs []string) []v1.IPFamily {
 	seen := map[v1.IPFamily]bool{}
 	for _, c := range cidrs {
 		f := v1.IPv4Protocol
-		if netutils.IsIPv6CIDRString(c) {
+		if p, ok := kubeip.ParsePrefix(c); ok && !p.Addr().Unmap().Is4() {
 			f = v1.IPv6Protocol
 		}
 		if !seen[f] {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	netutils "k8s.io/utils/net"
+	"github.com/hnsproxy/hnsproxy/internal/kubeip"
 )
 
 // clusterCIDRs reads --cluster-cidr (clusterCIDR) leniently. kube-proxy on
@@ -21,12 +21,12 @@ func clusterCIDRs(value string) ([]string, []string) {
 		if c == "" {
 			continue
 		}
-		_, ipnet, err := netutils.ParseCIDRSloppy(c)
-		if err != nil {
+		p, ok := kubeip.ParsePrefix(c)
+		if !ok {
 			warnings = append(warnings, fmt.Sprintf("clusterCIDR %q is not a CIDR; ignored (hnsproxy reads clusterCIDR only for the IP families it reports and listens on)", c))
 			continue
 		}
-		v6 := netutils.IsIPv6CIDR(ipnet)
+		v6 := !p.Addr().Unmap().Is4()
 		if kept, ok := seen[v6]; ok {
 			warnings = append(warnings, fmt.Sprintf("clusterCIDR %q is a second CIDR of the IP family of %q; ignored (hnsproxy reads clusterCIDR only for the IP families it reports and listens on)", c, kept))
 			continue

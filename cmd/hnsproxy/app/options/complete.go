@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/pflag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/kube-proxy/config/v1alpha1"
-	netutils "k8s.io/utils/net"
 
+	"github.com/hnsproxy/hnsproxy/internal/kubeip"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
@@ -249,6 +249,6 @@ func isLoopbackAddress(addr string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
-	ip := netutils.ParseIPSloppy(host)
-	return ip != nil && ip.IsLoopback()
+	ip, ok := kubeip.ParseAddr(host)
+	return ok && ip.Unmap().IsLoopback()
 }

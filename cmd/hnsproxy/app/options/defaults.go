@@ -9,7 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/kube-proxy/config/v1alpha1"
-	netutils "k8s.io/utils/net"
+
+	"github.com/hnsproxy/hnsproxy/internal/kubeip"
 )
 
 // kube-proxy's well-known ports (pkg/cluster/ports).
@@ -63,7 +64,7 @@ func SetDefaults(c *v1alpha1.KubeProxyConfiguration) {
 		c.BindAddress = "0.0.0.0"
 	}
 	healthzHost, metricsHost := "0.0.0.0", "127.0.0.1"
-	if netutils.ParseIPSloppy(c.BindAddress).To4() == nil {
+	if ip, ok := kubeip.ParseAddr(c.BindAddress); !ok || !ip.Unmap().Is4() {
 		healthzHost, metricsHost = "[::]", "[::1]"
 	}
 	if c.HealthzBindAddress == "" {
@@ -147,7 +148,7 @@ func appendPortIfNeeded(addr string, port int) string {
 	if _, _, err := net.SplitHostPort(addr); err == nil {
 		return addr
 	}
-	if netutils.ParseIPSloppy(addr) != nil {
+	if _, ok := kubeip.ParseAddr(addr); ok {
 		return net.JoinHostPort(addr, strconv.Itoa(port))
 	}
 	return addr // invalid; validation reports it

@@ -5,6 +5,8 @@ import (
 	"net"
 
 	netutils "k8s.io/utils/net"
+
+	"github.com/hnsproxy/hnsproxy/internal/kubeip"
 )
 
 // ipPortValue is a flag holding "IP" or "IP:port" (kube-proxy's IPPortVar).
@@ -35,14 +37,14 @@ func (v ipPortValue) Type() string { return "ipport" }
 
 // checkIPPort accepts an IP or IP:port.
 func checkIPPort(s string) error {
-	if netutils.ParseIPSloppy(s) != nil {
+	if _, ok := kubeip.ParseAddr(s); ok {
 		return nil
 	}
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
 		return fmt.Errorf("%q is not in a valid format (ip or ip:port): %w", s, err)
 	}
-	if netutils.ParseIPSloppy(host) == nil {
+	if _, ok := kubeip.ParseAddr(host); !ok {
 		return fmt.Errorf("%q is not a valid IP address", host)
 	}
 	if _, err := netutils.ParsePort(port, true); err != nil {
@@ -60,7 +62,7 @@ func (v ipValue) Set(s string) error {
 	if s == "" {
 		return nil
 	}
-	if netutils.ParseIPSloppy(s) == nil {
+	if _, ok := kubeip.ParseAddr(s); !ok {
 		return fmt.Errorf("%q is not a valid IP address", s)
 	}
 	*v.val = s

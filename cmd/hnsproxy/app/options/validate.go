@@ -11,6 +11,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/internal/kubeip"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
@@ -38,7 +39,7 @@ func Validate(c *Config) error {
 	if c.Burst < 0 {
 		errs = append(errs, field.Invalid(root.Child("clientConnection", "burst"), c.Burst, "must be greater than or equal to 0"))
 	}
-	if netutils.ParseIPSloppy(c.BindAddress) == nil {
+	if _, ok := kubeip.ParseAddr(c.BindAddress); !ok {
 		errs = append(errs, field.Invalid(root.Child("bindAddress"), c.BindAddress, "must be a valid IP address"))
 	}
 	errs = append(errs, validateHostPort(root.Child("healthzBindAddress"), c.HealthzBindAddress)...)
@@ -48,7 +49,7 @@ func Validate(c *Config) error {
 	if c.Winkernel.NetworkName == "" && c.WriteConfigTo == "" {
 		errs = append(errs, field.Required(wk.Child("networkName"), "name the HNS network with --network-name, winkernel.networkName in the config file, or the KUBE_NETWORK environment variable"))
 	}
-	if c.Winkernel.SourceVIP != "" && netutils.ParseIPSloppy(c.Winkernel.SourceVIP) == nil {
+	if _, ok := kubeip.ParseAddr(c.Winkernel.SourceVIP); c.Winkernel.SourceVIP != "" && !ok {
 		errs = append(errs, field.Invalid(wk.Child("sourceVip"), c.Winkernel.SourceVIP, "must be a valid IP address"))
 	}
 
@@ -95,7 +96,7 @@ func validateHostPort(p *field.Path, addr string) field.ErrorList {
 	if err != nil {
 		return field.ErrorList{field.Invalid(p, addr, "must be IP:port")}
 	}
-	if netutils.ParseIPSloppy(host) == nil {
+	if _, ok := kubeip.ParseAddr(host); !ok {
 		return field.ErrorList{field.Invalid(p, addr, "must be a valid IP")}
 	}
 	if _, err := netutils.ParsePort(port, true); err != nil {
