@@ -2,6 +2,7 @@ package proxier
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"path/filepath"
 	"reflect"
@@ -160,5 +161,52 @@ func TestNodeIPsFallBackToExternalIPs(t *testing.T) {
 	n.eventually("the IPv4 InternalIP and the IPv6 ExternalIP", func() bool { return sourceVIPs("10.0.0.7", "fd00::9") })
 	if drainUntil(n.recorder.Events, ReasonNodeAddressesMissing) {
 		t.Error("NodeAddressesMissing raised for a Node that lists addresses")
+	}
+}
+
+// A Node's addresses are read as kube-proxy's GetNodeHostIPs reads them
+// (ParseIPSloppy): "010.0.0.11" is the node IP 10.0.0.11, and a zoned
+// "fe80::11%eth0" is skipped for the next address of its family. What is
+// skipped is logged once as a warning, not at every sync, and again only
+// when the skipped addresses change.
+func TestNodeAddressesReadAsKubeProxyReadsThem(t *testing.T) {
+	n := newTestNode(t, "ws2025", "10.244.1.5")
+	log := n.loggingAt(0)
+	n.setNodeAddresses(
+		v1.NodeAddress{Type: v1.NodeInternalIP, Address: "010.0.0.011"},
+		v1.NodeAddress{Type: v1.NodeInternalIP, Address: "fe80::11%eth0"},
+		v1.NodeAddress{Type: v1.NodeInternalIP, Address: "fd00::11"})
+	n.start()
+	svc, v6 := dualStackService()
+	n.apply(svc, slice("web", endpoint{"10.244.1.5", nodeName}), v6)
+	n.eventually("source VIPs 10.0.0.11 and fd00::11", func() bool {
+		vips := map[string]bool{}
+		for _, lb := range n.hns.Snapshot().LoadBalancers {
+			vips[lb.SourceVIP] = true
+		}
+		return len(vips) == 2 && vips["10.0.0.11"] && vips["fd00::11"]
+	})
+	for i := range 3 {
+		n.apply(service("other", fmt.Sprintf("10.96.0.%d", 20+i)))
+		n.settle()
+	}
+	const warning = "Node addresses skipped"
+	if got := log.Count(warning); got != 1 || log.Count(`fe80::11%eth0`) != 1 {
+		t.Errorf("%d warnings for the zoned address, want 1:\n%s", got, log)
+	}
+	n.setNodeAddresses(
+		v1.NodeAddress{Type: v1.NodeInternalIP, Address: "10.0.0.11"},
+		v1.NodeAddress{Type: v1.NodeInternalIP, Address: "fd00::11%eth0"},
+		v1.NodeAddress{Type: v1.NodeInternalIP, Address: "fd00::12"})
+	n.eventually("source VIP fd00::12", func() bool {
+		for _, lb := range n.hns.Snapshot().LoadBalancers {
+			if lb.SourceVIP == "fd00::12" {
+				return true
+			}
+		}
+		return false
+	})
+	if got := log.Count(warning); got != 2 || log.Count(`fd00::11%eth0`) != 1 {
+		t.Errorf("%d warnings, want a second for the new skipped address:\n%s", got, log)
 	}
 }

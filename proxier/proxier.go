@@ -136,7 +136,8 @@ type Proxier struct {
 	clock   clock.WithTicker
 	tracker *changeTracker
 	queue   workqueue.TypedDelayingInterface[string]
-	// handlerLog is where informer handlers, which have no context, log.
+	// handlerLog is where informer handlers and nodeConfig, which have no
+	// context, log.
 	handlerLog klog.Logger
 
 	services                                  corelisters.ServiceLister
@@ -187,6 +188,10 @@ type Proxier struct {
 	// nodeAddressesMissing: the Node has no InternalIP or ExternalIP and
 	// the last known node IPs are in use (reported once per streak).
 	nodeAddressesMissing bool
+	// skippedNodeAddresses: the Node's addresses last warned about as
+	// unreadable (desired.SkippedNodeAddresses), so the warning is logged
+	// when they change, not at every sync.
+	skippedNodeAddresses []string
 	// foreignReported and leftOutReported hold what was last reported per
 	// frontend (the foreign load balancer's ID, the left-out IPs).
 	foreignReported, leftOutReported onceEach

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -176,6 +177,12 @@ func (p *Proxier) nodeConfig() desired.Config {
 		return cfg
 	}
 	cfg.Zone = node.Labels[v1.LabelTopologyZone]
+	if skipped := desired.SkippedNodeAddresses(node); !slices.Equal(skipped, p.skippedNodeAddresses) {
+		p.skippedNodeAddresses = skipped
+		if len(skipped) > 0 {
+			p.handlerLog.Info("Warning: Node addresses skipped: not IP addresses as kube-proxy reads them (an IPv6 zone is refused)", "node", node.Name, "addresses", skipped)
+		}
+	}
 	bound := p.opts.Config.NodeIPs // --bind-address's family
 	ips := desired.NodeIPs(node, bound)
 	if len(desired.NodeHostIPs(node)) == 0 && len(cfg.NodeIPs) > len(bound) {

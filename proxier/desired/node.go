@@ -46,3 +46,18 @@ func NodeHostIPs(node *v1.Node) map[intent.IPFamily]netip.Addr {
 	}
 	return ips
 }
+
+// SkippedNodeAddresses are the Node's InternalIP and ExternalIP texts that
+// NodeHostIPs skips, as kube-proxy does, for the caller to warn about.
+func SkippedNodeAddresses(node *v1.Node) []string {
+	var out []string
+	for _, a := range node.Status.Addresses {
+		if a.Type != v1.NodeInternalIP && a.Type != v1.NodeExternalIP {
+			continue
+		}
+		if _, ok := kubeip.ParseAddr(a.Address); !ok {
+			out = append(out, a.Address)
+		}
+	}
+	return out
+}
