@@ -110,9 +110,10 @@ func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 	}
 	out := sets.file()
 	out.Takeover, out.Networks, out.journalStopped, out.newerRecords = s.Takeover, s.Networks, stopped, sets.newer
-	// A journal without its snapshot (set aside as corrupt by a Start that
-	// then failed, or removed by hand) holds only the changes since that
-	// snapshot: what the snapshot held is lost, as with no state at all.
+	// A journal without its snapshot (removed by hand, or set aside as
+	// corrupt by a version that left the journal: loadOwned now takes it
+	// along) holds only the changes since that snapshot: what the snapshot
+	// held is lost, as with no state at all.
 	out.fresh, out.snapshotLost = noSnapshot, noSnapshot
 	return out, nil
 }

@@ -82,13 +82,23 @@ func asCorrupt(path string, err error) error {
 // loadOwned loads the state file for Start. A read error is retried with
 // stateReadBackoff and then returned as a stateReadError. A corrupt file is
 // logged, set aside as <file>.corrupt-<time> and treated as empty; a
-// corrupt journal beside a good snapshot costs only the journal.
+// corrupt journal beside a good snapshot costs only the journal. A corrupt
+// snapshot takes its journal aside with it, first: the journal holds
+// changes to that snapshot, written by whichever version wrote it (a newer
+// one's, on a downgrade), so a retried Start (this one failing later) must
+// not replay it alone as this version's records. Until the journal is set
+// aside the snapshot stays, and a failure to move it is a read error.
 func (r *Reconciler) loadOwned() (*stateFile, error) {
 	path := r.opts.StateFile
 	r.removeLeftoverTemps()
 	for attempt := 0; ; attempt++ {
 		s, err := loadStateFrom(r.stateFS(), path)
 		var corrupt *corruptStateError
+		if errors.As(err, &corrupt) && corrupt.path == path {
+			if aerr := r.setAside(journalPath(path)); aerr != nil {
+				err = fmt.Errorf("setting aside the journal of a corrupt snapshot: %w", aerr)
+			}
+		}
 		switch {
 		case err == nil:
 			if s.newerRecords > 0 {
@@ -102,13 +112,13 @@ func (r *Reconciler) loadOwned() (*stateFile, error) {
 				s.fresh = true
 				r.log.Info("Warning: part of the state file's journal was unreadable and skipped; objects of those records count as unowned, and this start takes over", "err", s.journalStopped)
 				if errors.As(s.journalStopped, &corrupt) {
-					r.setAside(corrupt.path)
+					_ = r.setAside(corrupt.path) // logged
 				}
 			}
 			return s, nil
 		case errors.As(err, &corrupt):
 			r.log.Error(err, "Ignoring hnsproxy state file: treating every existing HNS object as foreign", "path", path)
-			r.setAside(corrupt.path)
+			_ = r.setAside(corrupt.path) // logged; a snapshot left in place is replaced by the next one
 			return &stateFile{Version: stateFileVersion, fresh: true}, nil
 		case attempt == len(stateReadBackoff):
 			return nil, &stateReadError{err: err}
@@ -119,20 +129,23 @@ func (r *Reconciler) loadOwned() (*stateFile, error) {
 }
 
 // setAside renames a corrupt state file to <path>.corrupt-<time>, for a
-// human to look at, and removes all but the newest keptCorrupt of them.
-func (r *Reconciler) setAside(path string) {
+// human to look at, and removes all but the newest keptCorrupt of them. It
+// returns (and logs) a failed rename; a file that is not there is no
+// failure.
+func (r *Reconciler) setAside(path string) error {
 	r.store.closeJournal()
 	aside := path + ".corrupt-" + r.clock.Now().UTC().Format("20060102T150405.000000000Z")
 	if err := r.stateFS().Rename(path, aside); err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			r.log.Error(err, "Could not set the corrupt state file aside", "path", path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
 		}
-		return
+		r.log.Error(err, "Could not set the corrupt state file aside", "path", path)
+		return err
 	}
 	r.log.Info("Set the corrupt state file aside", "path", path, "aside", aside)
 	entries, err := os.ReadDir(filepath.Dir(path))
 	if err != nil {
-		return
+		return nil
 	}
 	var old []string
 	for _, e := range entries {
@@ -146,6 +159,7 @@ func (r *Reconciler) setAside(path string) {
 			r.log.Error(err, "Could not remove an old corrupt state file", "path", name)
 		}
 	}
+	return nil
 }
 
 // removeLeftoverTemps removes the snapshot temp files (writeSnapshot) of a
