@@ -50,7 +50,8 @@ type stateFile struct {
 	// the one hnsproxy used, and any other where endpoints of its were
 	// still to be deleted (othernetwork.go). Written with each snapshot
 	// (a process uses one network); added without a version change: an
-	// older hnsproxy ignores it.
+	// older hnsproxy ignores it, and drops it. Absent means not known,
+	// never "all on the network in use" (othernetwork.go).
 	Networks []string `json:"networks,omitempty"`
 
 	// fresh: there was no usable state (no snapshot, or a corrupt one set

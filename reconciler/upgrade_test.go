@@ -98,7 +98,10 @@ func fixtureState(t *testing.T, dir string) (*stateFile, error) {
 
 // TestStateFileFixtures: state files as each shape of the format was
 // written (reconciler/testdata/statefile) load as they meant: the journal
-// of 2026-11-24, before commit records, record by record; every field and
+// of 2026-11-24, before commit records, record by record, its snapshot
+// from before "networks" recording none (Start then looks for its
+// endpoints on every network:
+// TestEndpointsOnAnotherNetworkAreFoundWithoutRecordedNetworks); every field and
 // record kind of this version, with a last batch left uncommitted; a newer
 // hnsproxy's additions (snapshot fields, a field on a known record, a
 // record kind) skipped without costing what the file records as owned; and
@@ -112,7 +115,8 @@ func TestStateFileFixtures(t *testing.T) {
 	s, err := fixtureState(t, "journal-without-commits")
 	if err != nil || s.fresh || s.journalStopped != nil || s.newerRecords != 0 ||
 		!slices.Equal(s.LoadBalancers, []string{lbID(2), lbID(3)}) || !slices.Equal(s.RemoteEndpoints, []string{epID(1), epID(2)}) ||
-		!slices.Equal(s.CreatingLoadBalancers, []intent.LBKey{key}) || !slices.Equal(s.CreatingRemoteEndpoints, []string{"10.244.2.5"}) {
+		!slices.Equal(s.CreatingLoadBalancers, []intent.LBKey{key}) || !slices.Equal(s.CreatingRemoteEndpoints, []string{"10.244.2.5"}) ||
+		s.Networks != nil {
 		t.Errorf("journal without commits: %+v, %v", s, err)
 	}
 
