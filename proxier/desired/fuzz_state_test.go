@@ -88,7 +88,7 @@ func checkState(t *testing.T, s *State, cfg Config) {
 		if k != lb.Key {
 			t.Fatalf("LBs[%s] holds key %s", k, lb.Key)
 		}
-		checkLB(t, *lb, limit)
+		checkLB(t, *lb, cfg, limit)
 		// Held once: in the stored result of the Service holding the key,
 		// never in a result that was replaced (which it would keep alive).
 		holder, _ := s.Holder(k)
@@ -101,7 +101,7 @@ func checkState(t *testing.T, s *State, cfg Config) {
 			t.Fatalf("Services[%s] is %s", name, r.Name)
 		}
 		for i, lb := range r.LBs {
-			checkLB(t, lb, limit)
+			checkLB(t, lb, cfg, limit)
 			if i > 0 && intent.CompareLBKeys(r.LBs[i-1].Key, lb.Key) >= 0 {
 				t.Fatalf("%s: load balancers not sorted or duplicated: %s then %s", name, r.LBs[i-1].Key, lb.Key)
 			}
@@ -140,8 +140,9 @@ func checkState(t *testing.T, s *State, cfg Config) {
 }
 
 // checkLB: valid frontend and backends of the key's family, sorted unique
-// backends within the cap, a usable port mapping and source VIP.
-func checkLB(t *testing.T, lb intent.LB, limit int) {
+// backends within the cap, a usable port mapping and source VIP (none only
+// on l2bridge for a family the node has no IP of, which has no node ports).
+func checkLB(t *testing.T, lb intent.LB, cfg Config, limit int) {
 	t.Helper()
 	k := lb.Key
 	inFamily := func(what, s string) {
@@ -159,7 +160,11 @@ func checkLB(t *testing.T, lb intent.LB, limit int) {
 	if k.Port == 0 || lb.InternalPort == 0 || (k.Protocol != hnslb.ProtocolTCP && k.Protocol != hnslb.ProtocolUDP) {
 		t.Fatalf("%s: port mapping %d→%d proto %d", k, k.Port, lb.InternalPort, k.Protocol)
 	}
-	inFamily("source VIP", lb.SourceVIP)
+	if lb.SourceVIP != "" || cfg.Mode == Overlay || cfg.NodeIPs[k.Family].IsValid() {
+		inFamily("source VIP", lb.SourceVIP)
+	} else if k.VIP == "" {
+		t.Fatalf("%s: node port without a node IP of its family", k)
+	}
 	if (lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0) != (k.Family == intent.IPv6) {
 		t.Fatalf("%s: flags %d", k, lb.Flags)
 	}
