@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/internal/doctest"
 )
 
 // The operator's guide runs hnsproxy-diag in the hnsproxy pod (kubectl
@@ -22,14 +23,7 @@ import (
 // daemon's own rule): a path hard-coded below C:\hpc exists only where
 // containerd 1.7+ binds the image there.
 func TestOperatorsGuideDiagFlagsReachTheConfigOnBothRuntimes(t *testing.T) {
-	guide, err := os.ReadFile("../docs/operators.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(guide), `### "Why does my Service not work on this node?": hnsproxy-diag`)
-	if !ok {
-		t.Fatal("docs/operators.md has no hnsproxy-diag section")
-	}
+	section := doctest.Section(t, "docs/operators.md", `### "Why does my Service not work on this node?": hnsproxy-diag`)
 	m := regexp.MustCompile(`(?m)^FLAGS="([^"]*)"`).FindStringSubmatch(section)
 	if m == nil {
 		t.Fatal(`the hnsproxy-diag section sets no FLAGS="..." for kubectl exec`)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/hnsproxy/hnsproxy/internal/doctest"
 )
 
 // `kubectl apply -k deploy/` creates a DaemonSet on every Windows node at
@@ -19,7 +21,7 @@ func TestOperatorsGuideSwitchStepSaysDeployRunsBesideKubeProxy(t *testing.T) {
 	if sel := ds.Spec.Template.Spec.NodeSelector; len(sel) != 1 || sel["kubernetes.io/os"] != "windows" {
 		t.Fatalf("deploy/'s DaemonSet selects %v: this test knows it on every Windows node", sel)
 	}
-	section := operatorsGuideSection(t, "## Switching a cluster from kube-proxy", "\n#")
+	section := doctest.Section(t, "docs/operators.md", "## Switching a cluster from kube-proxy")
 	steps := regexp.MustCompile(`(?m)^\d+\. `).Split(section, -1)
 	found := false
 	for _, step := range steps {

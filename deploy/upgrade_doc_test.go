@@ -1,12 +1,13 @@
 package deploy
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/hnsproxy/hnsproxy/internal/doctest"
 )
 
 // TestDaemonSetRollsWithoutSurge: an upgrade replaces one node's pod at a
@@ -31,26 +32,10 @@ func TestDaemonSetRollsWithoutSurge(t *testing.T) {
 			t.Errorf("%s: maxSurge %v: a surge pod never becomes available beside the old one (host ports, the state file lock), and the rollout stops", dir, surge)
 		}
 	}
-	section := operatorsGuideSection(t, "## Upgrading and downgrading hnsproxy", "\n## ")
+	section := doctest.Section(t, "docs/operators.md", "## Upgrading and downgrading hnsproxy")
 	for _, want := range []string{"maxSurge", "rollout undo", "sc.exe stop"} {
 		if !strings.Contains(section, want) {
 			t.Errorf("the upgrade section does not mention %s", want)
 		}
 	}
-}
-
-// operatorsGuideSection is docs/operators.md from heading up to the first
-// end after it.
-func operatorsGuideSection(t *testing.T, heading, end string) string {
-	t.Helper()
-	guide, err := os.ReadFile("../docs/operators.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(guide), heading)
-	if !ok {
-		t.Fatalf("docs/operators.md has no section %q", heading)
-	}
-	section, _, _ = strings.Cut(section, end)
-	return section
 }

@@ -10,6 +10,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/internal/doctest"
 )
 
 // TestOperatorsGuideFlagTables: the operator guide's flag tables ("###
@@ -27,7 +28,7 @@ func TestOperatorsGuideFlagTables(t *testing.T) {
 		"### Windows (winkernel) flags": options.SectionWinkernel,
 		"### hnsproxy flags":            options.SectionHNSProxy,
 	} {
-		rows := flagRows(t, pageSection(t, "operators.md", heading), heading)
+		rows := flagRows(t, doctest.Section(t, "docs/operators.md", heading), heading)
 		fs := fss.FlagSets[section]
 		fs.VisitAll(func(f *pflag.Flag) {
 			r, ok := rows[f.Name]

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hnsproxy/hnsproxy/internal/doctest"
 )
 
 // TestArchitectureNamesEveryPackage: architecture.md's "Rooms" table,
@@ -14,7 +16,7 @@ import (
 // module that holds Go files, and names no folder that is gone.
 // hack/controlplane is a module of its own (docs/e2e.md).
 func TestArchitectureNamesEveryPackage(t *testing.T) {
-	rooms := pageSection(t, "architecture.md", "## Rooms")
+	rooms := doctest.Section(t, "docs/architecture.md", "## Rooms")
 	named := map[string]bool{}
 	cellName := regexp.MustCompile("`([a-z][a-z0-9/_-]*)`")
 	for _, line := range strings.Split(rooms, "\n") {
@@ -62,25 +64,4 @@ func TestArchitectureNamesEveryPackage(t *testing.T) {
 			t.Errorf("docs/architecture.md's Rooms table names %s, which is no folder", p)
 		}
 	}
-}
-
-// pageSection is the text of docs/<page> under heading, up to the next
-// heading of its level or above.
-func pageSection(t *testing.T, page, heading string) string {
-	t.Helper()
-	text, err := os.ReadFile(filepath.Join(root, "docs", page))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(text), "\n"+heading+"\n")
-	if !ok {
-		t.Fatalf("docs/%s has no %q section", page, heading)
-	}
-	level := strings.Index(heading, " ")
-	for _, h := range regexp.MustCompile(`(?m)^#+ `).FindAllStringIndex(section, -1) {
-		if h[1]-h[0]-1 <= level {
-			return section[:h[0]]
-		}
-	}
-	return section
 }

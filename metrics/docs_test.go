@@ -1,11 +1,12 @@
 package metrics
 
 import (
-	"os"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/hnsproxy/hnsproxy/internal/doctest"
 )
 
 // TestOperatorsGuideMetricTables: the operator guide's "## Metrics" tables
@@ -16,15 +17,7 @@ func TestOperatorsGuideMetricTables(t *testing.T) {
 	if n := len(kubeProxyMetrics) + len(hnsProxyMetrics); n != len(wantFamilies) {
 		t.Fatalf("%d metrics are registered, wantFamilies names %d: add the new one there", n, len(wantFamilies))
 	}
-	guide, err := os.ReadFile("../docs/operators.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(guide), "\n## Metrics\n")
-	if !ok {
-		t.Fatal(`docs/operators.md has no "## Metrics" section`)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := doctest.Section(t, "docs/operators.md", "## Metrics")
 	documented := map[string]bool{}
 	for _, row := range metricRows(section) {
 		documented[row.name] = true

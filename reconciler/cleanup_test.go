@@ -12,6 +12,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/internal/doctest"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -264,15 +265,11 @@ func TestCleanupBesideKubeProxyTakesItsObjects(t *testing.T) {
 		t.Fatal("--cleanup left kube-proxy's objects alone: the guide's warning against it beside kube-proxy can go")
 	}
 
-	guide, err := os.ReadFile("../docs/operators.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, advice := range regexp.MustCompile("(?s)`hnsproxy --cleanup`, after kube-proxy has started|after kube-proxy has started[^.]*--cleanup").FindAllString(string(guide), -1) {
+	guide := doctest.Read(t, "docs/operators.md")
+	for _, advice := range regexp.MustCompile("(?s)`hnsproxy --cleanup`, after kube-proxy has started|after kube-proxy has started[^.]*--cleanup").FindAllString(guide, -1) {
 		t.Errorf("docs/operators.md advises %q; --cleanup deletes kube-proxy's load balancers on cluster IPs and node ports hnsproxy had, and its cluster IP endpoints", advice)
 	}
-	_, cleanup, _ := strings.Cut(string(guide), "\n## Cleanup: uninstalling from a node\n")
-	cleanup, _, _ = strings.Cut(cleanup, "\n## ")
+	cleanup := doctest.Section(t, "docs/operators.md", "## Cleanup: uninstalling from a node")
 	if !strings.Contains(cleanup, "TestCleanupBesideKubeProxyTakesItsObjects") {
 		t.Error(`docs/operators.md's "Cleanup" section does not warn against --cleanup beside kube-proxy (naming TestCleanupBesideKubeProxyTakesItsObjects)`)
 	}

@@ -1,10 +1,10 @@
 package app
 
 import (
-	"os"
 	"regexp"
-	"strings"
 	"testing"
+
+	"github.com/hnsproxy/hnsproxy/internal/doctest"
 )
 
 // A failure of the daemon under --windows-service ends with the service
@@ -18,15 +18,7 @@ import (
 // The install commands in docs/operators.md must set both, or a failed
 // hnsproxy service stays stopped.
 func TestServiceInstallDocRestartsAfterAFailure(t *testing.T) {
-	guide, err := os.ReadFile("../../../docs/operators.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(guide), "\n## Running as a Windows service\n")
-	if !ok {
-		t.Fatal(`docs/operators.md has no "Running as a Windows service" section`)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := doctest.Section(t, "docs/operators.md", "## Running as a Windows service")
 	create := regexp.MustCompile(`(?m)^sc\.exe create (\S+) `).FindStringSubmatch(section)
 	if create == nil {
 		t.Fatal("the section installs no service with sc.exe create")
