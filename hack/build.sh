@@ -33,9 +33,9 @@ if [ -z "${VERSION:-}" ]; then
 	VERSION=$(git describe --tags --always --dirty 2>/dev/null | sed 's/^\([0-9a-f]\{7,\}\)/v0.0.0-\1/' || true)
 	VERSION=${VERSION:-v0.0.0-dev}
 fi
-# One version for both: --version (app) and kubernetes_build_info's
-# git_version (component-base, as kube-proxy's release builds stamp it).
-ldflags="-X github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app.gitVersion=${VERSION} -X k8s.io/component-base/version.gitVersion=${VERSION}"
+# --version and hnsproxy_build_info read it. component-base's version is
+# left unstamped: it is a Kubernetes release's, which hnsproxy is not.
+ldflags="-X github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app.gitVersion=${VERSION}"
 flags=(-v) # names each package as it compiles: progress when cold, silence when cached
 if [ "${RELEASE:-}" = 1 ]; then
 	flags+=(-trimpath)

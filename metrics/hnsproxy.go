@@ -128,6 +128,14 @@ var (
 		Help: "Backends per HNS load balancer hnsproxy programs at most, by the source of that cap", StabilityLevel: metrics.ALPHA,
 	}, []string{"source"})
 
+	// BuildInfo carries hnsproxy's version (--version's) as a label; the
+	// value is always 1. It stands in for kubernetes_build_info, which
+	// kube-prometheus's KubeVersionMismatch reads as a Kubernetes release.
+	BuildInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "build_info",
+		Help: "The hnsproxy version this process runs (value always 1)", StabilityLevel: metrics.ALPHA,
+	}, []string{"version"})
+
 	// HNSInfo carries the HNS version as a label; the value is always 1.
 	HNSInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "hns_info",
@@ -139,7 +147,7 @@ var hnsProxyMetrics = []metrics.Registerable{
 	HNSOperationsTotal, HNSOperationDuration, Objects, DriftRepairsTotal, HNSDeletesKeptTotal,
 	BackendsTruncated, EndpointsDroppedMixedPorts, HNSFeatureEnabled, HNSInfo,
 	StateFileWriteFailuresTotal, StateFileSyncDuration, ForeignFrontendConflicts, HNSCallTimeoutsTotal,
-	OSBugWorkaround, BackendCap,
+	OSBugWorkaround, BackendCap, BuildInfo,
 }
 
 // Sources of BackendCap.

@@ -70,6 +70,7 @@ func touchAll() {
 	EndpointsDroppedMixedPorts.Set(0)
 	HNSFeatureEnabled.WithLabelValues("DSR").Set(1)
 	HNSInfo.WithLabelValues("13.2").Set(1)
+	BuildInfo.WithLabelValues("v0.1.0").Set(1)
 	OSBugWorkaround.WithLabelValues("overlay-nodeport-remote-backend").Set(1)
 	SetBackendCap(64, BackendCapLearned)
 	StateFileWriteFailuresTotal.Inc()
@@ -105,6 +106,7 @@ var wantFamilies = map[string]struct {
 	"hnsproxy_endpoints_dropped_mixed_ports":    {dto.MetricType_GAUGE, ""},
 	"hnsproxy_hns_feature_enabled":              {dto.MetricType_GAUGE, "feature"},
 	"hnsproxy_hns_info":                         {dto.MetricType_GAUGE, "version"},
+	"hnsproxy_build_info":                       {dto.MetricType_GAUGE, "version"},
 	"hnsproxy_os_bug_workaround":                {dto.MetricType_GAUGE, "bug"},
 	"hnsproxy_backend_cap":                      {dto.MetricType_GAUGE, "source"},
 	"hnsproxy_state_file_write_failures_total":  {dto.MetricType_COUNTER, ""},

@@ -6,10 +6,10 @@ import (
 
 	"k8s.io/component-base/featuregate"
 	"k8s.io/component-base/metrics/legacyregistry"
-	// As kube-proxy: client-go's metrics (rest_client_*, workqueue_*) and
-	// kubernetes_build_info join the legacy registry at init.
+	// As kube-proxy: client-go's metrics (rest_client_*, workqueue_*) join
+	// the legacy registry at init. Not kubernetes_build_info: it carries a
+	// Kubernetes release, and hnsproxy's version is none (BuildInfo).
 	_ "k8s.io/component-base/metrics/prometheus/clientgo"
-	_ "k8s.io/component-base/metrics/prometheus/version"
 )
 
 var registerOnce sync.Once

@@ -88,6 +88,7 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 	defer lock.Release()
 	metrics.Register()
 	metrics.RegisterFeatureGates(cfg.FeatureGates)
+	metrics.BuildInfo.WithLabelValues(info.GitVersion).Set(1)
 
 	nodeFactory := newNodeInformers(kube, cfg)
 	nodes := nodeSource{name: cfg.NodeName, lister: nodeFactory.Core().V1().Nodes().Lister()}

@@ -132,6 +132,7 @@ func testDaemon(t *testing.T, hns *sim.HNS, endpoint string, inject hnslb.Client
 		`hnsproxy_hns_operations_total{operation="create_load_balancer",result="success"}`,
 		`hnsproxy_objects{kind="loadbalancer",state="realized"} 1`,
 		`kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"}`,
+		`hnsproxy_build_info{version="` + Version().GitVersion + `"} 1`,
 	} {
 		if !strings.Contains(scrape, want) {
 			t.Errorf("/metrics lacks %s", want)
