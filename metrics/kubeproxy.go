@@ -17,9 +17,10 @@ var (
 	}, []string{"ip_family"})
 
 	// SyncFullProxyRulesLatency is the duration of full syncs, those that
-	// recompute every Service: the first, and after an update of this Node
-	// (its kubelet's status reports, every 5 minutes by default) or of the
-	// node's configuration. Neither drift repair nor the periodic sync is one.
+	// recompute every Service: the first, and those after a change of what
+	// the desired state reads of this Node (addresses, zone) or of the
+	// node's configuration. Neither a Node status heartbeat, drift repair
+	// nor the periodic sync is one.
 	SyncFullProxyRulesLatency = metrics.NewHistogramVec(&metrics.HistogramOpts{
 		Subsystem: kubeProxySubsystem, Name: "sync_full_proxy_rules_duration_seconds",
 		Help: "SyncProxyRules latency in seconds for full resyncs", Buckets: syncBuckets, StabilityLevel: metrics.ALPHA,
