@@ -28,9 +28,17 @@ const monitoringDir = "../deploy/monitoring"
 // prometheusSeries are names Prometheus itself adds to every target.
 var prometheusSeries = map[string]bool{"up": true}
 
-// exposedSeriesNames are the series names a scrape of hnsproxy carries,
-// with every metric touched: histograms as their _bucket, _sum and _count.
-func exposedSeriesNames(t *testing.T) map[string]bool {
+// targetLabels are the labels the scrape adds to every series: the queries
+// may select and group by these beside a metric's own.
+var targetLabels = map[string]bool{"job": true, "instance": true}
+
+// seriesLabels maps each series name a scrape of hnsproxy carries to its
+// label names.
+type seriesLabels map[string]map[string]bool
+
+// exposedSeries are the series a scrape of hnsproxy carries, with every
+// metric touched: histograms as their _bucket (with le), _sum and _count.
+func exposedSeries(t *testing.T) seriesLabels {
 	t.Helper()
 	Register()
 	RegisterFeatureGates(testFeatureGates(t))
@@ -40,19 +48,37 @@ func exposedSeriesNames(t *testing.T) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := map[string]bool{}
+	series := seriesLabels{}
 	for _, f := range families {
-		names[f.GetName()] = true
+		labelNames := map[string]bool{}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				labelNames[l.GetName()] = true
+			}
+		}
+		series[f.GetName()] = labelNames
+		var suffixes []string
 		switch f.GetType() {
 		case dto.MetricType_HISTOGRAM:
-			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-				names[f.GetName()+suffix] = true
-			}
+			suffixes = []string{"_bucket", "_sum", "_count"}
 		case dto.MetricType_SUMMARY:
-			names[f.GetName()+"_sum"], names[f.GetName()+"_count"] = true, true
+			suffixes = []string{"_sum", "_count"}
+		}
+		for _, suffix := range suffixes {
+			series[f.GetName()+suffix] = maps.Clone(labelNames)
+		}
+		if f.GetType() == dto.MetricType_HISTOGRAM {
+			series[f.GetName()+"_bucket"]["le"] = true
 		}
 	}
-	return names
+	return series
+}
+
+// labelsOf are the label names series name has, the target's included.
+func (s seriesLabels) labelsOf(name string) map[string]bool {
+	out := maps.Clone(targetLabels)
+	maps.Copy(out, s[name])
+	return out
 }
 
 // seriesNamesIn parses a PromQL expression and returns the metric names it selects.
@@ -62,38 +88,78 @@ func seriesNamesIn(expr string) ([]string, error) {
 		return nil, err
 	}
 	var names []string
-	parser.Inspect(node, func(n parser.Node, _ []parser.Node) error {
-		if vs, ok := n.(*parser.VectorSelector); ok {
-			name := vs.Name
-			for _, m := range vs.LabelMatchers {
-				if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
-					name = m.Value
-				}
-			}
-			names = append(names, name)
-		}
-		return nil
-	})
+	for _, vs := range selectorsIn(node) {
+		names = append(names, selectedName(vs))
+	}
 	return names, nil
 }
 
-// checkExpr reports an expression that does not parse or selects a series
-// hnsproxy does not expose.
-func checkExpr(t *testing.T, where, expr string, exposed map[string]bool) {
+func selectorsIn(node parser.Node) []*parser.VectorSelector {
+	var out []*parser.VectorSelector
+	parser.Inspect(node, func(n parser.Node, _ []parser.Node) error {
+		if vs, ok := n.(*parser.VectorSelector); ok {
+			out = append(out, vs)
+		}
+		return nil
+	})
+	return out
+}
+
+func selectedName(vs *parser.VectorSelector) string {
+	name := vs.Name
+	for _, m := range vs.LabelMatchers {
+		if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+			name = m.Value
+		}
+	}
+	return name
+}
+
+// checkExpr reports an expression that does not parse, selects a series
+// hnsproxy does not expose, matches on a label that series lacks, or
+// aggregates by a label none of its series has: a renamed metric or label
+// would otherwise leave a panel empty or an alert silent, while the
+// promtool tests, which write their own series, still pass.
+func checkExpr(t *testing.T, where, expr string, exposed seriesLabels) {
 	t.Helper()
-	names, err := seriesNamesIn(expr)
+	node, err := parser.ParseExpr(expr)
 	if err != nil {
 		t.Errorf("%s: %q does not parse: %v", where, expr, err)
 		return
 	}
-	if len(names) == 0 {
+	selectors := selectorsIn(node)
+	if len(selectors) == 0 {
 		t.Errorf("%s: %q selects no series", where, expr)
 	}
-	for _, n := range names {
-		if n == "" || !exposed[n] && !prometheusSeries[n] {
+	for _, vs := range selectors {
+		n := selectedName(vs)
+		if _, ok := exposed[n]; n == "" || !ok && !prometheusSeries[n] {
 			t.Errorf("%s: %q selects %q, which hnsproxy does not expose", where, expr, n)
+			continue
+		}
+		has := exposed.labelsOf(n)
+		for _, m := range vs.LabelMatchers {
+			if m.Name != labels.MetricName && !has[m.Name] {
+				t.Errorf("%s: %q matches %s on label %q, which it does not have", where, expr, n, m.Name)
+			}
 		}
 	}
+	parser.Inspect(node, func(n parser.Node, _ []parser.Node) error {
+		agg, ok := n.(*parser.AggregateExpr)
+		if !ok || agg.Without {
+			return nil
+		}
+		inner := map[string]bool{}
+		for _, vs := range selectorsIn(agg.Expr) {
+			maps.Copy(inner, exposed.labelsOf(selectedName(vs)))
+		}
+		for _, l := range agg.Grouping {
+			if !inner[l] {
+				t.Errorf("%s: %q aggregates by %q, which none of its series has", where, expr, l)
+			}
+		}
+		return nil
+	})
 }
 
 // grafanaDashboard is the part of Grafana's dashboard model the checks read.
@@ -185,7 +251,7 @@ var labelValues = regexp.MustCompile(`^label_values\((.+),\s*(\w+)\)$`)
 var panelTypes = map[string]bool{"row": true, "stat": true, "timeseries": true, "table": true}
 
 func TestDashboard(t *testing.T) {
-	exposed := exposedSeriesNames(t)
+	exposed := exposedSeries(t)
 	raw, err := os.ReadFile(filepath.Join(monitoringDir, "hnsproxy-dashboard.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +358,7 @@ type alertTests struct {
 }
 
 func TestAlertRules(t *testing.T) {
-	exposed := exposedSeriesNames(t)
+	exposed := exposedSeries(t)
 	var rules alertRules
 	readYAML(t, "hnsproxy-alerts.yaml", &rules)
 	alerts := map[string]bool{}
