@@ -1,0 +1,107 @@
+package deploy
+
+import (
+	"net"
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+)
+
+// podMonitor is the part of prometheus-operator's PodMonitor
+// (monitoring.coreos.com/v1) deploy/monitoring sets; decoded strictly, a
+// field it does not know fails the test rather than being ignored.
+type podMonitor struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       struct {
+		JobLabel            string               `json:"jobLabel"`
+		Selector            metav1.LabelSelector `json:"selector"`
+		PodMetricsEndpoints []struct {
+			Port string `json:"port"`
+			Path string `json:"path"`
+		} `json:"podMetricsEndpoints"`
+	} `json:"spec"`
+}
+
+// alertJob finds the job the alerts select.
+var alertJob = regexp.MustCompile(`job="([^"]*)"`)
+
+// TestPodMonitorScrapesTheJobTheAlertsSelect: the alerts select one job,
+// "hnsproxy". A PodMonitor names its job <namespace>/<name> unless
+// jobLabel names a pod label to take it from, so deploy/monitoring's
+// PodMonitor must take the alerts' job from a label deploy/'s pods carry,
+// select those pods in their namespace, and scrape the container port the
+// configuration binds the metrics server to on every address.
+func TestPodMonitorScrapesTheJobTheAlertsSelect(t *testing.T) {
+	raw, err := os.ReadFile("monitoring/hnsproxy-podmonitor.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pm podMonitor
+	if err := yaml.UnmarshalStrict(raw, &pm); err != nil {
+		t.Fatalf("hnsproxy-podmonitor.yaml: %v", err)
+	}
+	if pm.APIVersion != "monitoring.coreos.com/v1" || pm.Kind != "PodMonitor" {
+		t.Fatalf("hnsproxy-podmonitor.yaml is a %s %s, want a monitoring.coreos.com/v1 PodMonitor", pm.APIVersion, pm.Kind)
+	}
+
+	rules, err := os.ReadFile("monitoring/hnsproxy-alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := map[string]bool{}
+	for _, m := range alertJob.FindAllStringSubmatch(string(rules), -1) {
+		jobs[m[1]] = true
+	}
+	if len(jobs) != 1 {
+		t.Fatalf("the alerts select jobs %v, want one", jobs)
+	}
+
+	objs, _ := decodeAll(t)
+	ds := objs["DaemonSet"].(*appsv1.DaemonSet)
+	podLabels := ds.Spec.Template.Labels
+	if pm.Metadata.Namespace != ds.Namespace {
+		t.Errorf("the PodMonitor is in namespace %q, hnsproxy's pods in %q: it selects pods of its own namespace", pm.Metadata.Namespace, ds.Namespace)
+	}
+	selector, err := metav1.LabelSelectorAsSelector(&pm.Spec.Selector)
+	if err != nil || selector.Empty() || !selector.Matches(labels.Set(podLabels)) {
+		t.Errorf("the PodMonitor's selector %v (%v) does not select hnsproxy's pods, labelled %v", pm.Spec.Selector, err, podLabels)
+	}
+	job := podLabels[pm.Spec.JobLabel]
+	if pm.Spec.JobLabel == "" || !jobs[job] {
+		t.Errorf("the PodMonitor's jobLabel %q gives job %q (pods labelled %v), the alerts select %v", pm.Spec.JobLabel, job, podLabels, jobs)
+	}
+
+	cm := objs["ConfigMap"].(*v1.ConfigMap)
+	kp, _, err := options.DecodeConfig([]byte(cm.Data["config.conf"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, err := net.SplitHostPort(kp.MetricsBindAddress)
+	if err != nil || !net.ParseIP(host).IsUnspecified() {
+		t.Errorf("config.conf binds metrics to %q (%v): Prometheus scrapes the node's address, so every address", kp.MetricsBindAddress, err)
+	}
+	if len(pm.Spec.PodMetricsEndpoints) != 1 {
+		t.Fatalf("the PodMonitor has %d endpoints, want one", len(pm.Spec.PodMetricsEndpoints))
+	}
+	ep := pm.Spec.PodMetricsEndpoints[0]
+	var scraped *v1.ContainerPort
+	for i, p := range ds.Spec.Template.Spec.Containers[0].Ports {
+		if p.Name == ep.Port {
+			scraped = &ds.Spec.Template.Spec.Containers[0].Ports[i]
+		}
+	}
+	if scraped == nil || strconv.Itoa(int(scraped.ContainerPort)) != port || ep.Path != "/metrics" {
+		t.Errorf("the PodMonitor scrapes port %q path %q; want the container port the metrics server listens on (%s), path /metrics", ep.Port, ep.Path, kp.MetricsBindAddress)
+	}
+}
