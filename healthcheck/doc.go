@@ -13,10 +13,11 @@
 //     so a hung HNS does not get the pod restarted.
 //   - ServiceHealthServer opens one HTTP server per health-check node port
 //     of LoadBalancer Services with externalTrafficPolicy Local and listen
-//     IP, answering 200 when this node has local endpoints and the proxy
-//     is healthy, and 503 otherwise. Like kube-proxy's per-family servers,
-//     each listen IP is opened (and retried) on its own, so a port taken on
-//     :: leaves 0.0.0.0 serving.
+//     IP, answering 200 when this node has local endpoints of the listen
+//     IP's family and the proxy is healthy, and 503 otherwise. Like
+//     kube-proxy's per-family servers, each listen IP counts its own
+//     family's endpoints and is opened (and retried) on its own, so a port
+//     taken on :: leaves 0.0.0.0 serving.
 //
 // Both count their answers in kube-proxy's metrics.
 package healthcheck

@@ -106,8 +106,8 @@ func TestHealthyWhileStartingUp(t *testing.T) {
 	if !a.health.CurrentTime.Equal(clk.Now()) || !a.health.LastUpdated.Equal(clk.Now()) {
 		t.Errorf("times = %s: want currentTime and (healthy) lastUpdated = the fake clock", a.raw)
 	}
-	if a.header.Get("Content-Type") != "application/json" {
-		t.Errorf("content type %q", a.header.Get("Content-Type"))
+	if a.header.Get("Content-Type") != "application/json" || a.header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("headers = %v, want kube-proxy's Content-Type and X-Content-Type-Options", a.header)
 	}
 	if got := healthzCount(t, "200") - before; got != 1 {
 		t.Errorf("kubeproxy_proxy_healthz_total{code=200} moved by %v", got)
@@ -227,7 +227,7 @@ func TestServiceHealthCheck(t *testing.T) {
 		t.Errorf("no local endpoints: %d %s", a.code, a.raw)
 	}
 
-	if err := s.SyncEndpoints(map[types.NamespacedName]int{web: 2, {Namespace: "x", Name: "unknown"}: 5}); err != nil {
+	if err := s.SyncEndpoints(map[types.NamespacedName]LocalEndpoints{web: {IPv4: 2}, {Namespace: "x", Name: "unknown"}: {IPv4: 5}}); err != nil {
 		t.Fatal(err)
 	}
 	a = fetch(t, url)
@@ -238,6 +238,9 @@ func TestServiceHealthCheck(t *testing.T) {
 	if a.header.Get("X-Load-Balancing-Endpoint-Weight") != "2" {
 		t.Errorf("weight header = %q", a.header.Get("X-Load-Balancing-Endpoint-Weight"))
 	}
+	if a.header.Get("Content-Type") != "application/json" || a.header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("headers = %v, want kube-proxy's Content-Type and X-Content-Type-Options", a.header)
+	}
 
 	proxy.healthy = false
 	if a = fetch(t, url); a.code != 503 || !strings.Contains(a.raw, `"serviceProxyHealthy": false`) {
@@ -245,7 +248,7 @@ func TestServiceHealthCheck(t *testing.T) {
 	}
 	proxy.healthy = true
 
-	if err := s.SyncEndpoints(map[types.NamespacedName]int{}); err != nil {
+	if err := s.SyncEndpoints(map[types.NamespacedName]LocalEndpoints{}); err != nil {
 		t.Fatal(err)
 	}
 	if a = fetch(t, url); a.code != 503 {
@@ -422,7 +425,7 @@ func TestATakenPortOnOneListenIPLeavesTheOthersServing(t *testing.T) {
 	if got := s.Addrs(web); len(got) != 1 || got[0].String() != net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))) {
 		t.Fatalf("with the port taken on ::1, web listens on %v, want 127.0.0.1:%d only", got, port)
 	}
-	if err := s.SyncEndpoints(map[types.NamespacedName]int{web: 1}); err != nil {
+	if err := s.SyncEndpoints(map[types.NamespacedName]LocalEndpoints{web: {IPv4: 1, IPv6: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if a := fetch(t, url4); a.code != 200 {
@@ -464,6 +467,38 @@ func TestATakenPortOnOneListenIPLeavesTheOthersServing(t *testing.T) {
 		if resp, err := http.Get(url); err == nil {
 			resp.Body.Close()
 			t.Errorf("%s still answers after its Service went away", url)
+		}
+	}
+}
+
+// kube-proxy 1.36 runs a health check server per IP family, on 0.0.0.0
+// (IPv4 only) and :: (IPv6 only), each counting its own family's local
+// endpoints: a probe over IPv4 is answered with the IPv4 count, one over
+// IPv6 with the IPv6 count, so a node with local endpoints in one family
+// only is drained from the other family's load balancer, whose node
+// traffic it could not serve locally.
+func TestServiceHealthCheckAnswersPerFamily(t *testing.T) {
+	s := NewServiceHealthServer("win-1", nil, []string{"127.0.0.1", "::1"}, &fakeProxyHealth{healthy: true})
+	t.Cleanup(s.Close)
+	if err := s.SyncServices(map[types.NamespacedName]uint16{web: 0}); err != nil {
+		t.Fatal(err)
+	}
+	addrs := s.Addrs(web)
+	if len(addrs) != 2 {
+		t.Fatalf("web listens on %v, want 127.0.0.1 and ::1 (this test needs IPv6 loopback)", addrs)
+	}
+	if err := s.SyncEndpoints(map[types.NamespacedName]LocalEndpoints{web: {IPv4: 0, IPv6: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		code   int
+		weight string
+	}{{http.StatusServiceUnavailable, "0"}, {http.StatusOK, "2"}} {
+		a := fetch(t, "http://"+addrs[i].String()+"/")
+		if a.code != want.code || !strings.Contains(a.raw, `"localEndpoints": `+want.weight) ||
+			a.header.Get("X-Load-Balancing-Endpoint-Weight") != want.weight {
+			t.Errorf("%s = %d, weight %q, %s; want %d with %s local endpoints", addrs[i], a.code,
+				a.header.Get("X-Load-Balancing-Endpoint-Weight"), a.raw, want.code, want.weight)
 		}
 	}
 }

@@ -66,7 +66,23 @@ type hcInstance struct {
 	// listeners are the open listen IPs' servers, keyed by listen IP; a
 	// listen IP missing is retried on the next sync.
 	listeners map[string]*hcListener
-	endpoints int // local endpoints of the service on this node
+	endpoints LocalEndpoints // local endpoints of the service on this node
+}
+
+// LocalEndpoints counts a Service's ready endpoints on this node (distinct
+// IPs) in each IP family. kube-proxy runs a health check server per family,
+// on that family's any-address, counting that family's endpoints alone; a
+// listener here answers likewise with the count of its listen IP's family.
+type LocalEndpoints struct {
+	IPv4, IPv6 int
+}
+
+// of is the count a listener on listenIP answers with.
+func (l LocalEndpoints) of(listenIP string) int {
+	if networkFor(listenIP) == "tcp6" {
+		return l.IPv6
+	}
+	return l.IPv4
 }
 
 // hcListener is a health check's server on one listen IP.
@@ -162,9 +178,9 @@ func (s *ServiceHealthServer) reportOpenFailure(key listenKey, port uint16, err 
 	}
 }
 
-// SyncEndpoints sets each open service's local endpoint count; services
+// SyncEndpoints sets each open service's local endpoint counts; services
 // missing from newEndpoints have none.
-func (s *ServiceHealthServer) SyncEndpoints(newEndpoints map[types.NamespacedName]int) error {
+func (s *ServiceHealthServer) SyncEndpoints(newEndpoints map[types.NamespacedName]LocalEndpoints) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for nsn, hc := range s.services {
@@ -207,7 +223,7 @@ func (s *ServiceHealthServer) listen(nsn types.NamespacedName, ip string, port u
 	if err != nil {
 		return nil, err
 	}
-	srv := httpserve.NewServer(s.handler(nsn))
+	srv := httpserve.NewServer(s.handler(nsn, ip))
 	limited := httpserve.Limit(ln, httpserve.ConnsPerHealthCheckPort, s.conns)
 	go func() {
 		if err := srv.Serve(limited); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -250,13 +266,14 @@ type serviceHealthBody struct {
 	ServiceProxyHealthy bool `json:"serviceProxyHealthy"`
 }
 
-func (s *ServiceHealthServer) handler(nsn types.NamespacedName) http.HandlerFunc {
+// handler answers for nsn on listenIP, with the count of listenIP's family.
+func (s *ServiceHealthServer) handler(nsn types.NamespacedName, listenIP string) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		s.mu.RLock()
 		hc := s.services[nsn]
 		count := 0
 		if hc != nil {
-			count = hc.endpoints
+			count = hc.endpoints.of(listenIP)
 		}
 		s.mu.RUnlock()
 		if hc == nil {

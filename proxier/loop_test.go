@@ -92,7 +92,7 @@ type programmedFirstObserver struct {
 func (o *programmedFirstObserver) HealthChecks(c map[types.NamespacedName]desired.HealthCheck) {
 	o.recordingObserver.HealthChecks(c)
 	for name, hc := range c {
-		if hc.LocalEndpoints == 0 {
+		if hc.LocalIPv4+hc.LocalIPv6 == 0 {
 			continue
 		}
 		o.mu.Lock()
@@ -174,7 +174,7 @@ func TestObserverSeesSyncsHealthChecksAndLocalPolicyGaps(t *testing.T) {
 	)
 	n.eventually("health check and local-policy counts", func() bool {
 		s, checks, _ := obs.last()
-		return checks[lbName] == (desired.HealthCheck{NodePort: 32001, LocalEndpoints: 1}) && len(checks) == 1 &&
+		return checks[lbName] == (desired.HealthCheck{NodePort: 32001, LocalIPv4: 1}) && len(checks) == 1 &&
 			s.NoLocalEndpoints["internal"] == 1 && s.NoLocalEndpoints["external"] == 1
 	})
 	if !obs.anySync(func(s SyncStats) bool { return len(s.ProgrammingLatency) > 0 && s.EndpointChanges > 0 }) {

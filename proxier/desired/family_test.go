@@ -373,3 +373,36 @@ func noSourceVIP(lb intent.LB) intent.LB {
 	lb.SourceVIP = ""
 	return lb
 }
+
+// TestHealthCheckCountsLocalEndpointsPerFamily: kube-proxy runs a proxier,
+// with its own health check server, per IP family, each counting that
+// family's local ready endpoints (EndpointsMap.LocalReadyEndpoints): a
+// dual-stack pod is one endpoint in each, not two in one.
+func TestHealthCheckCountsLocalEndpointsPerFamily(t *testing.T) {
+	dualLB := func(opts ...svcOpt) *v1.Service {
+		return service("web", append([]svcOpt{clusterIPs("10.0.0.1", "fd00:96::1"), nodePorts(30080),
+			loadBalancer(ingressIP("198.51.100.7")), etpLocal(32000)}, opts...)...)
+	}
+	want := func(hc HealthCheck) func(*testing.T, ServiceResult) {
+		return func(t *testing.T, r ServiceResult) {
+			t.Helper()
+			if r.HealthCheck == nil || *r.HealthCheck != hc {
+				t.Errorf("health check = %+v, want %+v", r.HealthCheck, hc)
+			}
+		}
+	}
+	runServiceCases(t, []serviceCase{{
+		name:   "one dual-stack local pod: one endpoint in each family",
+		svc:    dualLB(),
+		slices: dualStackSlices(),
+		check:  want(HealthCheck{NodePort: 32000, LocalIPv4: 1, LocalIPv6: 1}),
+	}, {
+		name: "local endpoints in IPv6 only",
+		svc:  dualLB(),
+		slices: []*discoveryv1.EndpointSlice{
+			slice("web-v4", 8080, ep("10.1.0.3")),
+			slice("web-v6", 8080, ep("fd01::2", local), ep("fd01::4", local)),
+		},
+		check: want(HealthCheck{NodePort: 32000, LocalIPv6: 2}),
+	}})
+}

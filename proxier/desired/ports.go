@@ -338,7 +338,8 @@ func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
 	if b.etpLocal && b.svc.Spec.Type == v1.ServiceTypeLoadBalancer {
 		switch hc := b.svc.Spec.HealthCheckNodePort; {
 		case hc > 0 && hc <= 65535:
-			r.HealthCheck = &HealthCheck{NodePort: uint16(hc), LocalEndpoints: localReadyCount(parsed, b)}
+			v4, v6 := localReadyCounts(parsed, b)
+			r.HealthCheck = &HealthCheck{NodePort: uint16(hc), LocalIPv4: v4, LocalIPv6: v6}
 		default:
 			// The API server allocates one; kube-proxy logs an error without it.
 			what := "has no health-check node port"
@@ -351,25 +352,31 @@ func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
 	}
 }
 
-// localReadyCount counts distinct ready local endpoint IPs in served
-// families, in slices that carry a port of the Service: the controller
+// localReadyCounts counts distinct ready local endpoint IPs of each served
+// family, in slices that carry a port of the Service: the controller
 // leaves a port out of a pod's slice when the pod does not expose its named
 // target port, and such an endpoint gets no load balancer here, so a node
 // with only those must fail the check (kube-proxy counts by Service port
-// too: EndpointsMap.LocalReadyEndpoints).
-func localReadyCount(parsed []parsedSlice, b *serviceBuilder) int {
+// too: EndpointsMap.LocalReadyEndpoints, one map per family).
+func localReadyCounts(parsed []parsedSlice, b *serviceBuilder) (ipv4, ipv6 int) {
 	seen := map[netip.Addr]bool{}
 	for i := range parsed {
 		if !b.served(parsed[i].family) || !parsed[i].carriesAPortOf(b.svc) {
 			continue
 		}
 		for _, ep := range parsed[i].endpoints {
-			if ep.local && ep.ready {
-				seen[ep.ip] = true
+			if !ep.local || !ep.ready || seen[ep.ip] {
+				continue
+			}
+			seen[ep.ip] = true
+			if parsed[i].family == intent.IPv6 {
+				ipv6++
+			} else {
+				ipv4++
 			}
 		}
 	}
-	return len(seen)
+	return ipv4, ipv6
 }
 
 // nodePortLocal says whether a NodePort load balancer takes only local

@@ -58,11 +58,14 @@ type ServiceResult struct {
 func (r ServiceResult) Claimant() Claimant { return Claimant{Name: r.Name, Created: r.Created} }
 
 // HealthCheck is the per-Service health-check node port for ETP=Local
-// LoadBalancer Services: it answers 200 with LocalEndpoints > 0, else 503.
+// LoadBalancer Services: a probe over one IP family is answered 200 when
+// this node has ready endpoints of that family, else 503.
 type HealthCheck struct {
 	NodePort uint16
-	// LocalEndpoints counts this node's ready endpoints (distinct IPs, all families).
-	LocalEndpoints int
+	// LocalIPv4 and LocalIPv6 count this node's ready endpoints (distinct
+	// IPs) of each family: kube-proxy runs a health check server per
+	// family, each counting its own family's endpoints.
+	LocalIPv4, LocalIPv6 int
 }
 
 // Problem is something the caller reports as an event on the Service (and a metric).

@@ -278,7 +278,7 @@ func TestTrafficPolicies(t *testing.T) {
 			lb(key("203.0.113.5", 80), vipExt, dsr, localOnly...),
 		},
 		check: func(t *testing.T, r ServiceResult) {
-			if r.HealthCheck == nil || *r.HealthCheck != (HealthCheck{NodePort: 32000, LocalEndpoints: 1}) {
+			if r.HealthCheck == nil || *r.HealthCheck != (HealthCheck{NodePort: 32000, LocalIPv4: 1}) {
 				t.Errorf("health check = %+v", r.HealthCheck)
 			}
 		},

@@ -205,11 +205,11 @@ func (o *observer) HealthChecks(checks map[types.NamespacedName]desired.HealthCh
 		return
 	}
 	ports := make(map[types.NamespacedName]uint16, len(checks))
-	local := make(map[types.NamespacedName]int, len(checks))
+	local := make(map[types.NamespacedName]healthcheck.LocalEndpoints, len(checks))
 	for nsn, hc := range checks {
 		if hc.NodePort != 0 {
 			ports[nsn] = hc.NodePort
-			local[nsn] = hc.LocalEndpoints
+			local[nsn] = healthcheck.LocalEndpoints{IPv4: hc.LocalIPv4, IPv6: hc.LocalIPv6}
 		}
 	}
 	_ = o.services.SyncServices(ports)

@@ -173,7 +173,7 @@ func TestObserverOpensHealthCheckPorts(t *testing.T) {
 	t.Cleanup(services.Close)
 	obs := newObserver(nil, health, services, nil, nil)
 	web := types.NamespacedName{Namespace: "shop", Name: "web"}
-	obs.HealthChecks(map[types.NamespacedName]desired.HealthCheck{web: {NodePort: port, LocalEndpoints: 2}, {Namespace: "shop", Name: "nohc"}: {}})
+	obs.HealthChecks(map[types.NamespacedName]desired.HealthCheck{web: {NodePort: port, LocalIPv4: 2}, {Namespace: "shop", Name: "nohc"}: {}})
 	resp, err := http.Get("http://" + net.JoinHostPort("127.0.0.1", itoa(port)) + "/")
 	if err != nil {
 		t.Fatal(err)
