@@ -5,7 +5,10 @@
 //   - ProxyHealthServer serves /healthz and /livez on --healthz-bind-address.
 //     The proxy is healthy unless an update has been queued (QueuedUpdate)
 //     and not synced (Updated) for longer than the health timeout (2x the
-//     sync period), counted once the sync loop started (SyncLoopStarted). /healthz is also unhealthy when the node is being
+//     sync period), counted once the sync loop started (SyncLoopStarted).
+//     Before the loop starts (hnsproxy waits for the HNS network) /healthz is
+//     unhealthy: kube-proxy, whose proxier waits for the network, serves no
+//     /healthz then. /healthz is also unhealthy when the node is being
 //     deleted or is tainted ToBeDeletedByClusterAutoscaler, so cloud load
 //     balancers drain it. /livez ignores the node, and unlike kube-proxy's
 //     it does not fail for changes HNS did not take: it fails only when the

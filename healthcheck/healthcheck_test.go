@@ -96,8 +96,28 @@ func livezCount(t *testing.T, code string) float64 {
 	return v
 }
 
+// kube-proxy on Windows creates its proxier, which waits for the HNS
+// network (winkernel getNetworkInfo), before it serves /healthz at all: a
+// node without its network, where nothing can be programmed, is never
+// reported healthy. hnsproxy serves from the start, for /livez, so /healthz
+// answers 503 until the sync loop starts, and /livez 200.
+func TestHealthzUnhealthyUntilTheSyncLoopStarts(t *testing.T) {
+	hs, _, base := newProxyHealth(t, &fixedNode{readyNode()})
+	if a := fetch(t, base+"/healthz"); a.code != http.StatusServiceUnavailable || a.health.Healthy {
+		t.Errorf("/healthz before the sync loop started = %d %s, want 503", a.code, a.raw)
+	}
+	if a := fetch(t, base+"/livez"); a.code != http.StatusOK || !a.health.Healthy {
+		t.Errorf("/livez before the sync loop started = %d %s, want 200", a.code, a.raw)
+	}
+	hs.SyncLoopStarted(v1.IPv4Protocol)
+	if a := fetch(t, base+"/healthz"); a.code != http.StatusOK || !a.health.Healthy {
+		t.Errorf("/healthz once the sync loop started = %d %s, want 200", a.code, a.raw)
+	}
+}
+
 func TestHealthyWhileStartingUp(t *testing.T) {
-	_, clk, base := newProxyHealth(t, &fixedNode{readyNode()})
+	hs, clk, base := newProxyHealth(t, &fixedNode{readyNode()})
+	hs.SyncLoopStarted(v1.IPv4Protocol)
 	before := healthzCount(t, "200")
 	a := fetch(t, base+"/healthz")
 	if a.code != 200 || !a.health.Healthy || a.health.NodeEligible == nil || !*a.health.NodeEligible {
@@ -183,7 +203,8 @@ func TestNodeEligibility(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, _, base := newProxyHealth(t, &fixedNode{c.node})
+			hs, _, base := newProxyHealth(t, &fixedNode{c.node})
+			hs.SyncLoopStarted(v1.IPv4Protocol)
 			hz := fetch(t, base+"/healthz")
 			if (hz.code == 200) != c.eligible || hz.health.NodeEligible == nil || *hz.health.NodeEligible != c.eligible {
 				t.Errorf("/healthz = %d %s", hz.code, hz.raw)

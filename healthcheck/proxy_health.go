@@ -76,10 +76,11 @@ func NewProxyHealthServer(c clock.Clock, healthTimeout time.Duration, nodes Node
 }
 
 // SyncLoopStarted records that family's sync loop began, as kube-proxy's
-// sync loop marks its family updated before its first sync: the start-up
-// grace of /healthz ends there, and a change then queued that waits
-// healthTimeout for a sync reaching HNS makes the proxy unhealthy, even when
-// no sync ever has. A change queued before the loop started is forgiven.
+// sync loop marks its family updated before its first sync: /healthz turns
+// healthy there (kube-proxy serves it from then on), and a change then
+// queued that waits healthTimeout for a sync reaching HNS makes the proxy
+// unhealthy, even when no sync ever has. A change queued before the loop
+// started is forgiven.
 func (hs *ProxyHealthServer) SyncLoopStarted(family v1.IPFamily) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
@@ -114,12 +115,15 @@ func (hs *ProxyHealthServer) QueuedUpdate(family v1.IPFamily) {
 // Health reports the proxy's health. A family is unhealthy once its sync
 // loop has started (SyncLoopStarted) or it has synced, and an update has
 // been pending for healthTimeout or longer; before that it counts as
-// starting up, hence healthy.
+// starting up, hence healthy. The proxy is unhealthy while no family's loop
+// has started (hnsproxy waits for the HNS network): kube-proxy serves no
+// /healthz then, as its proxier, which waits for the network, does not
+// exist yet, and a node whose network is missing can serve nothing.
 func (hs *ProxyHealthServer) Health() ProxyHealth {
 	hs.mu.RLock()
 	defer hs.mu.RUnlock()
 	now := hs.clock.Now()
-	h := ProxyHealth{Healthy: true, CurrentTime: now, Status: map[v1.IPFamily]ProxierHealth{}}
+	h := ProxyHealth{Healthy: len(hs.lastUpdated) > 0, CurrentTime: now, Status: map[v1.IPFamily]ProxierHealth{}}
 	for family, last := range hs.lastUpdated {
 		if last.After(h.LastUpdated) {
 			h.LastUpdated = last

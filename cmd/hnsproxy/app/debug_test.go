@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
@@ -88,9 +89,10 @@ func newDebugFixture(t *testing.T) *debugFixture {
 	src := debugSource(&options.Config{NodeName: "win-a"}, deps, rec)
 	m := metrics.NewServer(metrics.ServerOptions{EnableDebug: true})
 	m.SetDebugSource(src)
-	health := healthcheck.NewProxyHealthServer(clocktesting.NewFakeClock(time.Now()), time.Minute, nil).Handler()
+	health := healthcheck.NewProxyHealthServer(clocktesting.NewFakeClock(time.Now()), time.Minute, nil)
+	health.SyncLoopStarted(v1.IPv4Protocol) // the sync loop runs: the Sync above is one of its
 	return &debugFixture{hns: g, rec: rec, source: src, servers: map[string]http.Handler{
-		"/debug/hns": m, "/metrics": m, "/healthz": health, "/livez": health,
+		"/debug/hns": m, "/metrics": m, "/healthz": health.Handler(), "/livez": health.Handler(),
 	}}
 }
 
