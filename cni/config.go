@@ -59,6 +59,11 @@ type NetConf struct {
 	referenceFields
 
 	RuntimeConfig RuntimeConfig `json:"runtimeConfig,omitempty"`
+	// SpecAttachments is GC's list of still-valid attachments under the key
+	// CNI 1.1.0 as released named it; types.PluginConf's ValidAttachments
+	// is the key libcni sends, which the spec adopted later
+	// (containernetworking/cni#1101). gc.go reads the two as one list.
+	SpecAttachments []types.GCAttachment `json:"cni.dev/attachments,omitempty"`
 
 	// Parsed forms.
 	family                     family

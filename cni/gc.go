@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
@@ -23,7 +24,7 @@ func cmdGC(ctx context.Context, s *session) error {
 	var errs []error
 	if network != nil {
 		valid := map[string]bool{}
-		for _, a := range s.conf.ValidAttachments {
+		for _, a := range s.conf.validAttachments() {
 			valid[endpointName(a.ContainerID, s.conf.Network, a.IfName)] = true
 			valid[legacyEndpointName(a.ContainerID, a.IfName)] = true
 		}
@@ -54,6 +55,16 @@ func cmdGC(ctx context.Context, s *session) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validAttachments are the attachments the runtime still has, under
+// either key GC's list has had: CNI 1.1.0 as released named it
+// "cni.dev/attachments", libcni sends "cni.dev/valid-attachments" (and,
+// since the spec took that name, both). A runtime written to the released
+// text sends only the first; reading that as no list would delete every
+// pod's endpoint.
+func (n *NetConf) validAttachments() []types.GCAttachment {
+	return append(slices.Clone(n.ValidAttachments), n.SpecAttachments...)
 }
 
 // releaseAddress runs IPAM DEL for the attachment an endpoint name stands for.

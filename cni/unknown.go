@@ -21,9 +21,8 @@ func unknownFields(stdin []byte) ([]string, error) {
 	if err := json.Unmarshal(stdin, &top); err != nil {
 		return nil, types.NewError(types.ErrDecodingFailure, "malformed network configuration", err.Error())
 	}
-	// "args" is the conventions document's per-plugin arguments field;
-	// libcni adds "cni.dev/attachments" to GC next to the valid-attachments.
-	known := append(jsonNames(reflect.TypeFor[NetConf]()), "args", "cni.dev/attachments")
+	// "args" is the conventions document's per-plugin arguments field.
+	known := append(jsonNames(reflect.TypeFor[NetConf]()), "args")
 	warnings, err := checkFields("", top, known)
 	if err != nil {
 		return nil, err
