@@ -2,6 +2,7 @@ package cni
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
+
+	"github.com/hnsproxy/hnsproxy/internal/sourcevipipam"
 )
 
 // cmdGC deletes this network's pod endpoints whose attachment the runtime
@@ -50,11 +53,37 @@ func cmdGC(ctx context.Context, s *session) error {
 		}
 	}
 	if !s.conf.hnsIPAM() {
-		if err := s.delegate(ctx, "GC", "", ""); err != nil && !incompatible(err) {
+		if err := s.ipamGC(ctx); err != nil && !incompatible(err) {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ipamGC passes GC on to IPAM with the attachments it must keep: the
+// runtime's, and hnsproxy's overlay source VIP reservation, which shares
+// IPAM's store with the pods and which no runtime lists (package
+// sourcevipipam); under both keys the list has had, so an IPAM that reads
+// either keeps the same ones.
+func (s *session) ipamGC(ctx context.Context) error {
+	data, err := s.releaseStdin(ctx)
+	if err != nil {
+		return err
+	}
+	var conf map[string]json.RawMessage
+	if err := json.Unmarshal(data, &conf); err != nil {
+		return types.NewError(types.ErrDecodingFailure, "malformed network configuration", err.Error())
+	}
+	keep := append(s.conf.validAttachments(), types.GCAttachment{ContainerID: sourcevipipam.ContainerID, IfName: sourcevipipam.IfName})
+	list, err := json.Marshal(keep)
+	if err != nil {
+		return internal("encode the valid attachments: %v", err)
+	}
+	conf["cni.dev/valid-attachments"], conf["cni.dev/attachments"] = list, list
+	if data, err = json.Marshal(conf); err != nil {
+		return internal("re-encode configuration: %v", err)
+	}
+	return s.delegate(ctx, "GC", "", "", data)
 }
 
 // validAttachments are the attachments the runtime still has, under
@@ -64,7 +93,13 @@ func cmdGC(ctx context.Context, s *session) error {
 // text sends only the first; reading that as no list would delete every
 // pod's endpoint.
 func (n *NetConf) validAttachments() []types.GCAttachment {
-	return append(slices.Clone(n.ValidAttachments), n.SpecAttachments...)
+	var out []types.GCAttachment
+	for _, a := range slices.Concat(n.ValidAttachments, n.SpecAttachments) {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // releaseAddress runs IPAM DEL for the attachment an endpoint name stands for.
@@ -73,19 +108,19 @@ func (s *session) releaseAddress(ctx context.Context, endpointName string) error
 	if !ok {
 		containerID, ifName, _ = legacyAttachmentOf(endpointName)
 	}
-	return s.delegate(ctx, "DEL", containerID, ifName)
+	// A release must work with the network gone.
+	data, err := s.releaseStdin(ctx)
+	if err != nil {
+		return err
+	}
+	return s.delegate(ctx, "DEL", containerID, ifName, data)
 }
 
 // delegate runs the IPAM plugin for a command on another attachment than
 // the current one (ipam.Exec* always pass the current one).
-func (s *session) delegate(ctx context.Context, command, containerID, ifName string) error {
+func (s *session) delegate(ctx context.Context, command, containerID, ifName string, data []byte) error {
 	paths := filepath.SplitList(os.Getenv("CNI_PATH"))
 	path, err := invoke.FindInPath(s.conf.IPAM.Type, paths)
-	if err != nil {
-		return err
-	}
-	// GC and DEL only release, and must work with the network gone.
-	data, err := s.releaseStdin(ctx)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,19 @@
 package cni_test
 
 import (
+	"context"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/invoke"
+	"github.com/containernetworking/cni/pkg/types"
+
+	"github.com/hnsproxy/hnsproxy/internal/sourcevipipam"
 )
 
 // TestGCReadsTheSpecsFirstKey: CNI 1.1.0 as released named GC's list of
@@ -37,4 +48,78 @@ func TestGCReadsTheSpecsFirstKey(t *testing.T) {
 	if err := rt.check(running); err != nil {
 		t.Errorf("CHECK of the listed pod after GC: %v", err)
 	}
+}
+
+// TestGCHandsIPAMTheSourceVIPAndBothKeys: GC passes the runtime's list of
+// still-valid attachments on to IPAM (the spec requires it of delegating
+// plugins), and IPAM's store also holds hnsproxy's overlay source VIP,
+// reserved under an attachment no runtime lists. host-local has no GC
+// today (containernetworking/plugins#1047; #1289 adds one that releases
+// every reservation outside the list), so what IPAM is handed is the
+// contract: the source VIP's attachment among the valid ones, and the list
+// under both keys it has had, whichever the runtime sent.
+func TestGCHandsIPAMTheSourceVIPAndBothKeys(t *testing.T) {
+	n1 := startNode(t, "n1", "--node-ip", "192.168.62.1",
+		"--network-name", "vxlan0", "--network-type", "overlay", "--subnet", "10.244.62.0/24")
+	ipamDir, record := recordingIPAM(t)
+	conf := netConf{version: "1.1.0", mode: "overlay", network: "vxlan0", subnet: "10.244.62.0/24", socket: n1.socket, dataDir: t.TempDir()}
+	conf.extra = map[string]any{"ipam": map[string]any{"type": "recording-ipam", "ranges": [][]map[string]string{{{"subnet": conf.subnet}}}, "dataDir": conf.dataDir}}
+
+	// hnsproxy reserves the source VIP through the same IPAM (cmd/hnsproxy/app/sourcevip).
+	t.Setenv("CNI_PATH", ipamDir)
+	if _, err := invoke.ExecPluginWithResult(context.Background(), filepath.Join(ipamDir, "recording-ipam"), conf.pluginJSON(t),
+		&invoke.Args{Command: "ADD", ContainerID: sourcevipipam.ContainerID, NetNS: "none", IfName: sourcevipipam.IfName, Path: ipamDir}, nil); err != nil {
+		t.Fatalf("reserving the source VIP: %v", err)
+	}
+	running := pod{id: "running", netns: n1.createNamespace(t)}
+	rt := newRuntime(t, conf)
+	rt.cni = libcni.NewCNIConfigWithCacheDir([]string{binDir, ipamDir}, t.TempDir(), nil)
+	rt.add(t, running)
+
+	want := []types.GCAttachment{{ContainerID: running.id, IfName: "eth0"}, {ContainerID: sourcevipipam.ContainerID, IfName: sourcevipipam.IfName}}
+	handed := func(what string) {
+		t.Helper()
+		b, err := os.ReadFile(record)
+		if err != nil {
+			t.Fatalf("%s: IPAM got no GC: %v", what, err)
+		}
+		var stdin map[string]json.RawMessage
+		if err := json.Unmarshal(b, &stdin); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"cni.dev/valid-attachments", "cni.dev/attachments"} {
+			var got []types.GCAttachment
+			if err := json.Unmarshal(stdin[key], &got); err != nil || !slices.Equal(got, want) {
+				t.Errorf("%s: IPAM's GC got %s %s, want %v", what, key, stdin[key], want)
+			}
+		}
+	}
+	if err := rt.cni.GCNetworkList(context.Background(), rt.list, &libcni.GCArgs{ValidAttachments: want[:1]}); err != nil {
+		t.Fatalf("GC: %v", err)
+	}
+	handed("GC through libcni")
+
+	gc := conf
+	gc.extra = maps.Clone(conf.extra)
+	gc.extra["cni.dev/attachments"] = want[:1]
+	if err, _ := newSandbox(t).run(t, map[string]string{"CNI_COMMAND": "GC", "CNI_PATH": binDir + string(os.PathListSeparator) + ipamDir}, gc.pluginJSON(t)); err != nil {
+		t.Fatalf("GC with the released spec's key: %+v", err)
+	}
+	handed("GC with the released spec's key")
+	if got := allocated(t, conf.dataDir); len(got) != 2 {
+		t.Errorf("host-local holds %v, want the pod's address and the source VIP", got)
+	}
+}
+
+// recordingIPAM is an IPAM plugin that writes the stdin of a GC to record
+// and hands every other command to host-local.
+func recordingIPAM(t *testing.T) (dir, record string) {
+	t.Helper()
+	dir = shortDir(t)
+	record = filepath.Join(dir, "gc.json")
+	script := "#!/bin/sh\nif [ \"$CNI_COMMAND\" = GC ]; then cat > " + record + "; exit 0; fi\nexec " + filepath.Join(binDir, "host-local") + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "recording-ipam"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, record
 }

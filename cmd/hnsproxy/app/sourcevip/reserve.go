@@ -15,14 +15,8 @@ import (
 	current "github.com/containernetworking/cni/pkg/types/100"
 	"github.com/containernetworking/cni/pkg/version"
 	"k8s.io/klog/v2"
-)
 
-// The attachment hnsproxy's reservation is made for, in the IPAM's store:
-// a container ID no runtime gives a pod (kube-proxy's start scripts use
-// "dummy" the same way).
-const (
-	ContainerID = "hnsproxy-source-vip"
-	IfName      = "sourcevip"
+	"github.com/hnsproxy/hnsproxy/internal/sourcevipipam"
 )
 
 // Options say where the node's CNI files are and which network needs a VIP.
@@ -88,7 +82,7 @@ func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
 		_ = r.release(ctx, o.BinDir)
 		return netip.Addr{}, err
 	}
-	logger.Info("Reserved the overlay source VIP through the node's CNI IPAM", "address", r.Address, "ipam", in.Type, "cniConfig", in.Source, "containerID", ContainerID)
+	logger.Info("Reserved the overlay source VIP through the node's CNI IPAM", "address", r.Address, "ipam", in.Type, "cniConfig", in.Source, "containerID", sourcevipipam.ContainerID)
 	return r.Address, nil
 }
 
@@ -174,7 +168,7 @@ func (r record) invocation(command, binDir string) (string, *invoke.Args, error)
 	if err != nil {
 		return "", nil, err
 	}
-	return path, &invoke.Args{Command: command, ContainerID: ContainerID, NetNS: "none", IfName: IfName, Path: binDir}, nil
+	return path, &invoke.Args{Command: command, ContainerID: sourcevipipam.ContainerID, NetNS: "none", IfName: sourcevipipam.IfName, Path: binDir}, nil
 }
 
 // firstIPv4 is the IPv4 address of an IPAM result (HNS overlay is IPv4 only).

@@ -14,6 +14,7 @@ import (
 	current "github.com/containernetworking/cni/pkg/types/100"
 
 	"github.com/hnsproxy/hnsproxy/internal/buildscript"
+	"github.com/hnsproxy/hnsproxy/internal/sourcevipipam"
 )
 
 // binDir holds host-local, built once for all tests.
@@ -100,8 +101,8 @@ func TestReserveHoldsOneAddressAcrossRestarts(t *testing.T) {
 	if !subnet.Contains(vip) || vip == pod1 || vip == pod2 {
 		t.Errorf("source VIP %s, pods %s %s: want a distinct address of %s", vip, pod1, pod2, subnet)
 	}
-	if got := held(t, store)[vip.String()]; got != ContainerID {
-		t.Errorf("host-local holds %s for %q, want %q", vip, got, ContainerID)
+	if got := held(t, store)[vip.String()]; got != sourcevipipam.ContainerID {
+		t.Errorf("host-local holds %s for %q, want %q", vip, got, sourcevipipam.ContainerID)
 	}
 	again, err := Reserve(ctx, o)
 	if err != nil || again != vip {
@@ -148,8 +149,8 @@ func TestReserveAgainWhenIPAMLostIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := held(t, store)[vip.String()]; got != ContainerID {
-		t.Errorf("after the store was wiped: host-local holds %s for %q, want %q", vip, got, ContainerID)
+	if got := held(t, store)[vip.String()]; got != sourcevipipam.ContainerID {
+		t.Errorf("after the store was wiped: host-local holds %s for %q, want %q", vip, got, sourcevipipam.ContainerID)
 	}
 	r, err := readRecord(o.Record)
 	if err != nil || r.Address != vip {
