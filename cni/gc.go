@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
@@ -57,7 +59,27 @@ func cmdGC(ctx context.Context, s *session) error {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return gcError(errs)
+}
+
+// gcError is GC's one answer for all it could not do. skel prints a single
+// CNI error, the first it finds in a join, and the spec asks GC to report
+// the errors, so one error carries every failure's text: code 11 when each
+// is worth retrying (HNS unreachable), else 999.
+func gcError(errs []error) error {
+	if len(errs) <= 1 {
+		return errors.Join(errs...)
+	}
+	code := types.ErrTryAgainLater
+	var texts []string
+	for _, err := range errs {
+		var te *types.Error
+		if !errors.As(err, &te) || te.Code != types.ErrTryAgainLater {
+			code = types.ErrInternal
+		}
+		texts = append(texts, err.Error())
+	}
+	return types.NewError(code, fmt.Sprintf("GC met %d failures", len(errs)), strings.Join(texts, "; "))
 }
 
 // ipamGC passes GC on to IPAM with the attachments it must keep: the

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/containernetworking/cni/libcni"
@@ -122,4 +123,36 @@ func recordingIPAM(t *testing.T) (dir, record string) {
 		t.Fatal(err)
 	}
 	return dir, record
+}
+
+// TestGCReportsEveryFailure: GC goes on past what it cannot remove and
+// reports the errors to the runtime (the spec's words). skel prints one
+// CNI error, so GC's answer names every attachment it could not collect,
+// not only the first.
+func TestGCReportsEveryFailure(t *testing.T) {
+	n1 := startNode(t, "n1", "--node-ip", "192.168.63.1",
+		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.63.0/24")
+	conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.63.0/24", socket: n1.socket, dataDir: t.TempDir()}
+	rt := newRuntime(t, conf)
+	leaked := []pod{{id: "leaked1", netns: n1.createNamespace(t)}, {id: "leaked2", netns: n1.createNamespace(t)}}
+	for _, p := range leaked {
+		newRuntime(t, conf).add(t, p) // a runtime that has since lost its cache
+	}
+	n1.hnssim(t, "faults", "--error-rate", "DeleteEndpoint=1", "--error-code", "0x57")
+	err := rt.cni.GCNetworkList(context.Background(), rt.list, &libcni.GCArgs{ValidAttachments: []types.GCAttachment{}})
+	if err == nil {
+		t.Fatal("GC with HNS refusing every delete succeeded")
+	}
+	for _, p := range leaked {
+		if !strings.Contains(err.Error(), p.endpointName("cbr0")) {
+			t.Errorf("GC's error does not name %s: %v", p.endpointName("cbr0"), err)
+		}
+	}
+	n1.hnssim(t, "faults")
+	if err := rt.cni.GCNetworkList(context.Background(), rt.list, &libcni.GCArgs{ValidAttachments: []types.GCAttachment{}}); err != nil {
+		t.Errorf("GC once HNS deletes again: %v", err)
+	}
+	if got := names(n1.dump(t)); len(got) != 0 {
+		t.Errorf("endpoints left %v", got)
+	}
 }
