@@ -179,9 +179,7 @@ func TestHostileAttachmentNames(t *testing.T) {
 // GC collects exactly the ones the runtime no longer lists, with their
 // addresses.
 func TestInterfaceNamesWithUnderscores(t *testing.T) {
-	n1 := startNode(t, "n1", "--node-ip", "192.168.60.1",
-		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.6.0/24")
-	conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.6.0/24", socket: n1.socket, dataDir: t.TempDir()}
+	n1, conf := l2bridgeNode(t, 6)
 	sb := newSandbox(t)
 	attachments := [][2]string{{"c1", "eth_0"}, {"c1_eth", "0"}, {"c2", "net_"}}
 	for _, a := range attachments {

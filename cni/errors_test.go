@@ -118,9 +118,7 @@ func TestBadInputFailsCleanly(t *testing.T) {
 // TestFailedAddIsUndone makes HNS fail at each step after IPAM and checks
 // that ADD reports it and leaves nothing behind.
 func TestFailedAddIsUndone(t *testing.T) {
-	n1 := startNode(t, "n1", "--node-ip", "192.168.40.1",
-		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.4.0/24")
-	conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.4.0/24", socket: n1.socket, dataDir: t.TempDir()}
+	n1, conf := l2bridgeNode(t, 4)
 	rt := newRuntime(t, conf)
 	for _, c := range []struct {
 		op, code, committed string
@@ -254,9 +252,7 @@ func TestVersion(t *testing.T) {
 // runtime lost track of (e.g. it crashed): the old endpoint and address
 // give way, and exactly one of each remains.
 func TestAddAgainReplacesStaleAttachment(t *testing.T) {
-	n1 := startNode(t, "n1", "--node-ip", "192.168.60.1",
-		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.6.0/24")
-	conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.6.0/24", socket: n1.socket, dataDir: t.TempDir()}
+	n1, conf := l2bridgeNode(t, 6)
 	p := pod{id: "again", netns: n1.createNamespace(t)}
 	first := newRuntime(t, conf).add(t, p)
 	rt := newRuntime(t, conf)

@@ -77,9 +77,7 @@ func runPlugin(t *testing.T, env map[string]string, stdin []byte) *types.Error {
 	saved := [3]*os.File{os.Stdin, os.Stdout, os.Stderr}
 	os.Stdin, os.Stdout, os.Stderr = in, out, out
 	defer func() { os.Stdin, os.Stdout, os.Stderr = saved[0], saved[1], saved[2] }()
-	return skel.PluginMainFuncsWithError(skel.CNIFuncs{
-		Add: command(cmdAdd), Del: command(cmdDel), Check: command(cmdCheck), GC: command(cmdGC), Status: command(cmdStatus),
-	}, SupportedVersions, "hnscni under test")
+	return skel.PluginMainFuncsWithError(commands(), SupportedVersions, "hnscni under test")
 }
 
 func tempFile(t *testing.T, content []byte) *os.File {

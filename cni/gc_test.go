@@ -25,9 +25,7 @@ import (
 // read it as the list it is, not as no list: read as none, every pod on
 // the node would lose its endpoint and address.
 func TestGCReadsTheSpecsFirstKey(t *testing.T) {
-	n1 := startNode(t, "n1", "--node-ip", "192.168.61.1",
-		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.61.0/24")
-	conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.61.0/24", socket: n1.socket, dataDir: t.TempDir()}
+	n1, conf := l2bridgeNode(t, 61)
 	rt := newRuntime(t, conf)
 	running := pod{id: "running", netns: n1.createNamespace(t)}
 	rt.add(t, running)
@@ -130,9 +128,7 @@ func recordingIPAM(t *testing.T) (dir, record string) {
 // CNI error, so GC's answer names every attachment it could not collect,
 // not only the first.
 func TestGCReportsEveryFailure(t *testing.T) {
-	n1 := startNode(t, "n1", "--node-ip", "192.168.63.1",
-		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.63.0/24")
-	conf := netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.63.0/24", socket: n1.socket, dataDir: t.TempDir()}
+	n1, conf := l2bridgeNode(t, 63)
 	rt := newRuntime(t, conf)
 	leaked := []pod{{id: "leaked1", netns: n1.createNamespace(t)}, {id: "leaked2", netns: n1.createNamespace(t)}}
 	for _, p := range leaked {

@@ -176,6 +176,17 @@ func (n *simNode) trace(t *testing.T, src, dst string, peers ...*simNode) traceR
 	return r
 }
 
+// l2bridgeNode starts a node whose l2bridge network cbr0 has the pod subnet
+// 10.244.<octet>.0/24 (node IP 192.168.<octet>.1), and returns it with an
+// hnscni configuration for that network.
+func l2bridgeNode(t *testing.T, octet int) (*simNode, netConf) {
+	t.Helper()
+	subnet := fmt.Sprintf("10.244.%d.0/24", octet)
+	n := startNode(t, "n1", "--node-ip", fmt.Sprintf("192.168.%d.1", octet),
+		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", subnet)
+	return n, netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: subnet, socket: n.socket, dataDir: t.TempDir()}
+}
+
 // netConf is one hnscni network configuration list.
 type netConf struct {
 	version, mode, network, subnet string

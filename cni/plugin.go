@@ -20,13 +20,19 @@ var SupportedVersions = version.All
 
 // Main runs one CNI command from the environment and stdin and exits.
 func Main() {
-	skel.PluginMainFuncs(skel.CNIFuncs{
-		Add:    command(cmdAdd),
-		Del:    command(cmdDel),
-		Check:  command(cmdCheck),
-		GC:     command(cmdGC),
-		Status: command(cmdStatus),
-	}, SupportedVersions, "CNI plugin hnscni (HNS l2bridge and overlay networks)")
+	skel.PluginMainFuncs(commands(), SupportedVersions, "CNI plugin hnscni (HNS l2bridge and overlay networks)")
+}
+
+// commands are hnscni's CNI commands; DEL reads the configuration as a
+// release needs it (parseReleaseConfig).
+func commands() skel.CNIFuncs {
+	return skel.CNIFuncs{
+		Add:    command(parseConfig, cmdAdd),
+		Del:    command(parseReleaseConfig, cmdDel),
+		Check:  command(parseConfig, cmdCheck),
+		GC:     command(parseConfig, cmdGC),
+		Status: command(parseConfig, cmdStatus),
+	}
 }
 
 // guid is an HNS namespace ID, which Windows runtimes pass as CNI_NETNS.
@@ -53,8 +59,8 @@ type session struct {
 	finished <-chan error
 }
 
-func newSession(args *skel.CmdArgs) (*session, error) {
-	n, err := parseConfig(args.StdinData)
+func newSession(args *skel.CmdArgs, parse func([]byte) (*NetConf, error)) (*session, error) {
+	n, err := parse(args.StdinData)
 	if err != nil {
 		return nil, err
 	}
@@ -69,11 +75,11 @@ func newSession(args *skel.CmdArgs) (*session, error) {
 	return &session{conf: n, hns: hnsClient{c}, args: args}, nil
 }
 
-// command runs f for one CNI command with a parsed configuration, an HNS
-// client and the command's deadlines (deadline.go).
-func command(f func(ctx context.Context, s *session) error) func(*skel.CmdArgs) error {
+// command runs f for one CNI command with the configuration parse reads,
+// an HNS client and the command's deadlines (deadline.go).
+func command(parse func([]byte) (*NetConf, error), f func(ctx context.Context, s *session) error) func(*skel.CmdArgs) error {
 	return func(args *skel.CmdArgs) error {
-		s, err := newSession(args)
+		s, err := newSession(args, parse)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,44 @@
+package cni_test
+
+import (
+	"context"
+	"testing"
+)
+
+// TestDelReleasesUnderAConfigurationADDRefuses: containerd hands DEL the
+// configuration it reads now, not the one the pod was added with. One
+// edited under running pods into something ADD refuses (a misspelt field,
+// a bad CIDR, an unknown mode) still names the network and the IPAM, and
+// DEL, which the spec asks to complete whatever else is wrong, removes the
+// pod's endpoint and releases its address, as the reference plugins do.
+func TestDelReleasesUnderAConfigurationADDRefuses(t *testing.T) {
+	n1, conf := l2bridgeNode(t, 64)
+	rt := newRuntime(t, conf)
+	for _, c := range []struct {
+		name string
+		edit map[string]any
+	}{
+		{"misspelt-field", map[string]any{"serviceCIRD": "10.96.0.0/12"}},
+		{"bad-CIDR", map[string]any{"clusterCIDR": "10.244.0.0/33"}},
+		{"unknown-mode", map[string]any{"mode": "l2brigde"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := pod{id: c.name, netns: n1.createNamespace(t)}
+			rt.add(t, p)
+			edited := conf
+			edited.extra = c.edit
+			if err := rt.cni.DelNetworkList(context.Background(), newRuntime(t, edited).list, p.rt()); err != nil {
+				t.Fatalf("DEL under the edited configuration: %v", err)
+			}
+			if got := names(n1.dump(t)); len(got) != 0 {
+				t.Errorf("endpoints left %v", got)
+			}
+			if got := allocated(t, conf.dataDir); len(got) != 0 {
+				t.Errorf("addresses left %v", got)
+			}
+			if _, err := rt.cni.AddNetworkList(context.Background(), newRuntime(t, edited).list, pod{id: "new", netns: n1.createNamespace(t)}.rt()); cniCode(err) != 7 {
+				t.Errorf("ADD under the edited configuration: %v, want code 7", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,44 @@
+package cni
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/containernetworking/cni/pkg/types"
+	"github.com/containernetworking/cni/pkg/version"
+)
+
+// parseReleaseConfig is parseConfig for DEL. containerd hands DEL the
+// configuration it reads now, not the one the pod was added with, and the
+// spec asks DEL to complete whatever else is wrong. DEL reads only the
+// network's name and type, ipam, hnsEndpoint and prevResult, so a
+// configuration ADD refuses for anything else (a misspelt field, a bad
+// CIDR or policy, an unknown mode, which the network's type then replaces)
+// still releases the pod, with a warning naming the refusal.
+func parseReleaseConfig(stdin []byte) (*NetConf, error) {
+	n, err := parseConfig(stdin)
+	var refused *types.Error
+	if err == nil || !errors.As(err, &refused) || refused.Code != types.ErrInvalidNetworkConfig {
+		return n, err
+	}
+	n = &NetConf{}
+	if json.Unmarshal(stdin, n) != nil {
+		return nil, err
+	}
+	if n.Network == "" {
+		n.Network = n.Name
+	}
+	if n.Network == "" {
+		return nil, err
+	}
+	if _, bad := modeOf(n); bad != nil {
+		n.Mode = "" // the plugin type's, else the network's type
+	}
+	n.Mode, _ = modeOf(n)
+	if n.RawPrevResult != nil && version.ParsePrevResult(&n.PluginConf) != nil {
+		n.PrevResult = nil
+	}
+	n.warnings = []string{fmt.Sprintf("configuration refused for ADD (%s); DEL removes the pod all the same", refused.Msg)}
+	return n, nil
+}
