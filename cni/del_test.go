@@ -42,3 +42,23 @@ func TestDelReleasesUnderAConfigurationADDRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestDelWithAPrevResultThatDoesNotParse: libcni hands DEL the ADD's result
+// converted to the configuration's version; a runtime that does not (here a
+// 0.4.0 result in a 1.1.0 configuration) still gets its pod released, as
+// DEL reads prevResult only where the network is gone.
+func TestDelWithAPrevResultThatDoesNotParse(t *testing.T) {
+	n1, conf := l2bridgeNode(t, 65)
+	p := pod{id: "p1", netns: n1.createNamespace(t)}
+	newRuntime(t, conf).add(t, p)
+	conf.extra = map[string]any{"prevResult": map[string]any{"cniVersion": "0.4.0", "ips": []any{}}}
+	if err, _ := newSandbox(t).run(t, map[string]string{"CNI_COMMAND": "DEL", "CNI_CONTAINERID": p.id}, conf.pluginJSON(t)); err != nil {
+		t.Fatalf("DEL: %+v", err)
+	}
+	if got := names(n1.dump(t)); len(got) != 0 {
+		t.Errorf("endpoints left %v", got)
+	}
+	if got := allocated(t, conf.dataDir); len(got) != 0 {
+		t.Errorf("addresses left %v", got)
+	}
+}

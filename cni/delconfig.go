@@ -14,14 +14,17 @@ import (
 // spec asks DEL to complete whatever else is wrong. DEL reads only the
 // network's name and type, ipam, hnsEndpoint and prevResult, so a
 // configuration ADD refuses for anything else (a misspelt field, a bad
-// CIDR or policy, an unknown mode, which the network's type then replaces)
-// still releases the pod, with a warning naming the refusal.
+// CIDR or policy, an unknown mode, which the network's type then replaces,
+// a prevResult that does not parse) still releases the pod, with a warning
+// naming the refusal.
 func parseReleaseConfig(stdin []byte) (*NetConf, error) {
 	n, err := parseConfig(stdin)
 	var refused *types.Error
-	if err == nil || !errors.As(err, &refused) || refused.Code != types.ErrInvalidNetworkConfig {
+	if err == nil || !errors.As(err, &refused) || refused.Code != types.ErrInvalidNetworkConfig && refused.Code != types.ErrDecodingFailure {
 		return n, err
 	}
+	// What does not decode at all stays refused; a prevResult that does
+	// not parse is only a fallback's input (releasePodCIDR).
 	n = &NetConf{}
 	if json.Unmarshal(stdin, n) != nil {
 		return nil, err
