@@ -38,6 +38,17 @@ type record struct {
 	Conf    json.RawMessage `json:"conf"`
 	Result  json.RawMessage `json:"result"`
 	Source  string          `json:"source"`
+	// Subnet is the HNS network's subnet when the address was reserved
+	// (zero in a record from before it was kept).
+	Subnet netip.Prefix `json:"subnet"`
+}
+
+// movedOff reports that the network's subnet is not the one the address was
+// reserved in and does not hold it. An address outside an unchanged subnet
+// is kept: an IPAM that does not follow the network's subnet (calico-ipam
+// allocates from Calico's pool) would otherwise get a new one at each start.
+func (r record) movedOff(subnet netip.Prefix) bool {
+	return subnet.IsValid() && r.Subnet != subnet && !subnet.Contains(r.Address)
 }
 
 // RecordFile is the reservation record beside hnsproxy's state file.
@@ -46,12 +57,21 @@ func RecordFile(stateFile string) string {
 }
 
 // Reserve returns the node's source VIP: the recorded one if the IPAM
-// still holds it for hnsproxy (IPAM CHECK, from CNI 0.4.0), else a new
-// reservation (IPAM ADD), recorded before it is used.
+// still holds it for hnsproxy (IPAM CHECK, from CNI 0.4.0) and the
+// network's subnet has not moved off it, else a new reservation (IPAM ADD),
+// recorded before it is used.
 func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
 	logger := klog.FromContext(ctx)
 	r, err := readRecord(o.Record)
 	switch {
+	case err == nil && r.movedOff(o.Subnet):
+		// The network was made again with another subnet (Flannel does when
+		// the node's pod CIDR changed). The IPAM still holds the old address,
+		// so CHECK passes, but load balancers that SNAT to it would have
+		// their answers routed to whichever node has that subnet now.
+		logger.Info("Warning: the HNS network's subnet changed and no longer holds the recorded source VIP; releasing it and reserving again",
+			"address", r.Address, "reservedIn", r.Subnet, "subnet", o.Subnet, "network", o.Network)
+		_ = r.release(ctx, o.BinDir)
 	case err == nil:
 		err = r.check(ctx, o.BinDir)
 		if err == nil {
@@ -68,7 +88,7 @@ func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
 	if err != nil {
 		return netip.Addr{}, err
 	}
-	r = record{Type: in.Type, Conf: in.Conf, Source: in.Source}
+	r = record{Type: in.Type, Conf: in.Conf, Source: in.Source, Subnet: o.Subnet}
 	res, err := r.add(ctx, o.BinDir)
 	if err != nil {
 		return netip.Addr{}, fmt.Errorf("IPAM %s ADD (CNI configuration %s): %w", in.Type, in.Source, err)

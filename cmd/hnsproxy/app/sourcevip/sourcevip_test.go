@@ -215,3 +215,63 @@ func TestFindIPAMPrefersTheNetworksConfiguration(t *testing.T) {
 		t.Errorf("no configuration names cbr0: chose %s (%v), want the first, 10-other.conf", in.Source, err)
 	}
 }
+
+// TestReserveAgainWhenTheSubnetChanged: a network made again with another
+// subnet (Flannel does so when the node's lease or pod CIDR changed) does
+// not keep the recorded address of the old one, which the IPAM still holds
+// and so passes CHECK: the old reservation is released and one of the new
+// subnet is made and recorded.
+func TestReserveAgainWhenTheSubnetChanged(t *testing.T) {
+	for _, olderRecord := range []bool{false, true} {
+		t.Run(fmt.Sprintf("record without its subnet %v", olderRecord), func(t *testing.T) {
+			ctx := context.Background()
+			o, store := node(t, "10-calico.conflist", `{"cniVersion": "1.0.0", "name": "pods", "plugins": [{"type": "calico", "ipam": {"type": "host-local", "subnet": "usePodCidr", "dataDir": "STORE"}}]}`)
+			old, err := Reserve(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if olderRecord {
+				r, _ := readRecord(o.Record)
+				r.Subnet = netip.Prefix{}
+				if err := writeRecord(o.Record, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			o.Subnet = netip.MustParsePrefix("10.244.7.0/24")
+			vip, err := Reserve(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !o.Subnet.Contains(vip) {
+				t.Errorf("source VIP %s after the network's subnet became %s (was %s), want an address of the new subnet", vip, o.Subnet, old)
+			}
+			if got := held(t, store); len(got) != 1 || got[vip.String()] != ContainerID {
+				t.Errorf("host-local holds %v, want only %s for %q (the old %s released)", got, vip, ContainerID, old)
+			}
+			if r, err := readRecord(o.Record); err != nil || r.Address != vip || r.Subnet != o.Subnet {
+				t.Errorf("record %+v, %v; want %s reserved in %s", r, err, vip, o.Subnet)
+			}
+		})
+	}
+}
+
+// TestReserveKeepsAnAddressOutsideAnUnchangedSubnet: an IPAM that does not
+// allocate from the network's subnet (its own ranges, as calico-ipam's
+// pool) keeps its address across restarts: only a change of the network's
+// subnet asks for a new one.
+func TestReserveKeepsAnAddressOutsideAnUnchangedSubnet(t *testing.T) {
+	ctx := context.Background()
+	o, store := node(t, "10-hnscni.conflist", hnscniList)
+	o.Subnet = netip.MustParsePrefix("10.1.0.0/24")
+	vip, err := Reserve(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Reserve(ctx, o)
+	if err != nil || again != vip {
+		t.Fatalf("second start: %s, %v; want %s", again, err, vip)
+	}
+	if got := held(t, store); len(got) != 1 || got[vip.String()] != ContainerID {
+		t.Errorf("host-local holds %v, want only %s for %q", got, vip, ContainerID)
+	}
+}
