@@ -8,6 +8,11 @@ import "strings"
 type Owned struct {
 	loadBalancers, remoteEndpoints map[string]bool // lower-cased IDs
 
+	// Network is the ID of the HNS network the hnsproxy that wrote the
+	// state file's snapshot used (each start writes one); "" when the file
+	// does not say (written before it recorded networks, or missing).
+	Network string
+
 	// JournalDamage is what replaying the journal skipped (torn or corrupt
 	// lines), nil when nothing was.
 	JournalDamage error
@@ -22,7 +27,11 @@ func ReadOwned(path string) (*Owned, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Owned{loadBalancers: lowerSet(s.ownedLBs()), remoteEndpoints: lowerSet(s.ownedEPs()), JournalDamage: s.journalStopped}, nil
+	o := &Owned{loadBalancers: lowerSet(s.ownedLBs()), remoteEndpoints: lowerSet(s.ownedEPs()), JournalDamage: s.journalStopped}
+	if len(s.Networks) > 0 { // the network in use first (endpointNetworks)
+		o.Network = s.Networks[0]
+	}
+	return o, nil
 }
 
 // LoadBalancer reports whether hnsproxy owns the load balancer with this ID.

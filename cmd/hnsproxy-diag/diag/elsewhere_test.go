@@ -43,3 +43,49 @@ func TestDiagnoseNotesEndpointsOnAnotherNetwork(t *testing.T) {
 	}
 	t.Errorf("notes %q; want one starting %q", notes, want)
 }
+
+// TestDiagnoseNotesAStateFileOfAnotherNetwork: diagnosed while the network
+// hnsproxy programs was made again under its name (a new ID) and hnsproxy
+// has not restarted onto it, the notes say the state file is of a network
+// HNS no longer has, so the rows that differ are read as what the restart
+// corrects; diagnosed on another network than hnsproxy's, they name the
+// network the state file is of. On hnsproxy's own network nothing is noted.
+func TestDiagnoseNotesAStateFileOfAnotherNetwork(t *testing.T) {
+	const noted = "state file: written by hnsproxy on network"
+	f := newFixture(t)
+	for _, n := range Diagnose(f.read()).Notes {
+		if strings.HasPrefix(n, noted) {
+			t.Errorf("diagnosing the network hnsproxy uses noted %q", n)
+		}
+	}
+	old, err := f.hns.GetNetworkByName(t.Context(), "cbr0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.hns.CreateNetwork(t.Context(), &hnslb.Network{Name: "vxlan0", Type: hnslb.NetworkTypeL2Bridge}); err != nil {
+		t.Fatal(err)
+	}
+	f.network = "vxlan0"
+	wantNote(t, Diagnose(f.read()).Notes, fmt.Sprintf(`%s "cbr0" (%s), not on "vxlan0"`, noted, old.ID))
+
+	f.network = "cbr0"
+	if err := f.hns.DeleteNetwork(t.Context(), old.ID); err != nil {
+		t.Fatal(err)
+	}
+	again, err := f.hns.CreateNetwork(t.Context(), &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge, Ipams: old.Ipams})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNote(t, Diagnose(f.read()).Notes, fmt.Sprintf(`%s %s, which HNS no longer has; "cbr0" is %s now`, noted, old.ID, again.ID))
+}
+
+// wantNote fails unless a note starts with prefix.
+func wantNote(t *testing.T, notes []string, prefix string) {
+	t.Helper()
+	for _, n := range notes {
+		if strings.HasPrefix(n, prefix) {
+			return
+		}
+	}
+	t.Errorf("notes %q; want one starting %q", notes, prefix)
+}

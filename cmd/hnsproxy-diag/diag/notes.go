@@ -11,7 +11,8 @@ import (
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 
-// notes are what the state file owns on other networks, then, per
+// notes are where the state file was written and what it owns on other
+// networks, then, per
 // Service, the problems the desired state reports (the events hnsproxy
 // raises) and the frontends left unprogrammed by design.
 func (v *view) notes() []string {
@@ -22,7 +23,7 @@ func (v *view) notes() []string {
 	slices.SortFunc(names, func(a, b types.NamespacedName) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	out := v.ownedElsewhere()
+	out := append(v.writtenElsewhere(), v.ownedElsewhere()...)
 	for _, n := range names {
 		res := v.state.Services[n]
 		for _, p := range append(slices.Clone(res.Problems), v.state.Conflicts(n)...) {
