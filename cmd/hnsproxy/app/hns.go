@@ -34,18 +34,25 @@ func newHNSClient(cfg options.HNS) (hnslb.Client, error) {
 
 func isUnix(h options.HNS) bool { _, ok := h.UnixSocket(); return ok }
 
+// simProviderAddress is the in-process simulator's overlay provider
+// address (TEST-NET-1): only data, the host MAC is derived from it.
+const simProviderAddress = "192.0.2.1"
+
 // seedSimNetwork creates the named network in an in-process simulator, which
 // starts empty and has no CNI beside it: overlay when a source VIP is set
-// (overlay needs one), l2bridge otherwise.
+// (overlay needs one), with the provider address HNS gives an overlay
+// network, l2bridge otherwise.
 func seedSimNetwork(ctx context.Context, c hnslb.Client, wk options.Winkernel) error {
 	if _, err := c.GetNetworkByName(ctx, wk.NetworkName); err == nil || !hnslb.IsNotFound(err) {
 		return err
 	}
-	typ := hnslb.NetworkTypeL2Bridge
+	n := &hnslb.Network{Name: wk.NetworkName, Type: hnslb.NetworkTypeL2Bridge, SchemaVersion: hnslb.V2}
 	if wk.SourceVIP != "" {
-		typ = hnslb.NetworkTypeOverlay
+		n.Type = hnslb.NetworkTypeOverlay
+		n.Policies = []hnslb.NetworkPolicy{hnslb.NewNetworkPolicy(hnslb.NetworkPolicyProviderAddress,
+			hnslb.ProviderAddressNetworkPolicySetting{ProviderAddress: simProviderAddress})}
 	}
-	n, err := c.CreateNetwork(ctx, &hnslb.Network{Name: wk.NetworkName, Type: typ, SchemaVersion: hnslb.V2})
+	n, err := c.CreateNetwork(ctx, n)
 	if err != nil {
 		return fmt.Errorf("creating network %q in the simulator: %w", wk.NetworkName, err)
 	}

@@ -101,8 +101,12 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 // desiredConfig is the node-independent part of the mapping's input (see
 // nodeconfig.Desired).
 func desiredConfig(ctx context.Context, cfg *options.Config, deps *Deps) (desired.Config, error) {
-	return nodeconfig.Desired(ctx, cfg, deps.StartupCalls, deps.Network, deps.Capabilities, !cfg.HNS.IsSim() && !isUnix(cfg.HNS))
+	return nodeconfig.Desired(ctx, cfg, deps.StartupCalls, deps.Network, deps.Capabilities, realHNS(cfg.HNS))
 }
+
+// realHNS says the HNS is the host's, not a simulator: the host's
+// interfaces then carry the overlay provider address.
+func realHNS(h options.HNS) bool { return !h.IsSim() && !isUnix(h) }
 
 // nodesOf is the Node informer of factory, nil without one.
 func nodesOf(factory informers.SharedInformerFactory) coreinformers.NodeInformer {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/events"
 	"github.com/hnsproxy/hnsproxy/healthcheck"
@@ -194,7 +195,8 @@ func connectHNS(ctx context.Context, cfg *options.Config, deps *Deps, raw hnslb.
 		}
 	}
 	deps.StartupCalls = reconciler.NewStartupCalls(deps.HNS, hnsCallOptions(ctx, cfg))
-	deps.Network, err = waitForNetwork(ctx, deps.StartupCalls, cfg.Winkernel.NetworkName, networkPoll, networkLogEvery, cfg.HNS.NetworkWaitTimeout)
+	deps.Network, err = waitForNetwork(ctx, deps.StartupCalls, cfg.Winkernel.NetworkName, networkPoll, networkLogEvery, cfg.HNS.NetworkWaitTimeout,
+		func(n *hnslb.Network) error { return nodeconfig.Usable(n, realHNS(cfg.HNS)) })
 	if err != nil {
 		return err
 	}

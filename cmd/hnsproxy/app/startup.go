@@ -208,9 +208,6 @@ func boolGauge(b bool) float64 {
 	return 0
 }
 
-// waitForNetwork polls HNS for the named network (the CNI creates it,
-// sometimes after hnsproxy starts), logging every logEvery, and fails after
-// timeout with what it last saw rather than hanging.
 // readVersion reads HNS's version, retrying transient failures (HNS
 // restarting, a reply lost) every poll for up to timeout: the network was
 // just found, so HNS is there, and one failed call must not end hnsproxy.
@@ -230,7 +227,11 @@ func readVersion(ctx context.Context, c startupHNS, poll, timeout time.Duration)
 	}
 }
 
-func waitForNetwork(ctx context.Context, c startupHNS, name string, poll, logEvery, timeout time.Duration) (*hnslb.Network, error) {
+// waitForNetwork polls HNS for the named network (the CNI creates it,
+// sometimes after hnsproxy starts) until ready accepts it (nil: any),
+// logging every logEvery, and fails after timeout with what it last saw
+// rather than hanging.
+func waitForNetwork(ctx context.Context, c startupHNS, name string, poll, logEvery, timeout time.Duration, ready func(*hnslb.Network) error) (*hnslb.Network, error) {
 	logger := klog.FromContext(ctx)
 	start := time.Now()
 	deadline := time.NewTimer(timeout)
@@ -241,6 +242,11 @@ func waitForNetwork(ctx context.Context, c startupHNS, name string, poll, logEve
 	var lastErr error
 	for attempt := 1; ; attempt++ {
 		n, err := c.GetNetworkByName(ctx, name)
+		if err == nil && ready != nil {
+			if why := ready(n); why != nil {
+				err = &networkNotReady{id: n.ID, err: why}
+			}
+		}
 		if err == nil {
 			logger.Info("Found the HNS network", "name", n.Name, "id", n.ID, "type", n.Type, "waited", time.Since(start).Round(time.Millisecond))
 			return n, nil
@@ -255,14 +261,35 @@ func waitForNetwork(ctx context.Context, c startupHNS, name string, poll, logEve
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-deadline.C:
-			return nil, fmt.Errorf("HNS network %q did not appear within %v (%s; last error: %w): %s",
-				name, timeout, networkWaitReason(lastErr), lastErr, networkWaitHint(lastErr))
+			what := "did not appear"
+			if notUsable(lastErr) {
+				what = "was not usable"
+			}
+			return nil, fmt.Errorf("HNS network %q %s within %v (%s; last error: %w): %s",
+				name, what, timeout, networkWaitReason(lastErr), lastErr, networkWaitHint(lastErr))
 		case <-ticker.C:
 		}
 	}
 }
 
+// networkNotReady is a network found that ready did not accept yet.
+type networkNotReady struct {
+	id  string
+	err error
+}
+
+func (e *networkNotReady) Error() string {
+	return fmt.Sprintf("network %s found, not usable yet: %v", e.id, e.err)
+}
+
+func (e *networkNotReady) Unwrap() error { return e.err }
+
+func notUsable(err error) bool { return errors.As(err, new(*networkNotReady)) }
+
 func networkWaitReason(err error) string {
+	if notReady := (*networkNotReady)(nil); errors.As(err, &notReady) {
+		return "the network is there, not usable yet: " + notReady.err.Error()
+	}
 	switch {
 	case hnsHung(err):
 		return "HNS did not answer within the call deadline (--hns-call-timeout): HNS may be hung"
@@ -279,8 +306,11 @@ func networkWaitReason(err error) string {
 
 // networkWaitHint is what to check when the network never showed.
 func networkWaitHint(err error) string {
-	if hnsHung(err) {
+	switch {
+	case hnsHung(err):
 		return hungHint
+	case notUsable(err):
+		return "HNS gives an overlay network its provider address (the host's management IP), and the host's vEthernet adapter that address, seconds after the CNI made it; check the host's network adapter and the CNI's log"
 	}
 	return "check --network-name / KUBE_NETWORK and that the CNI plugin created the network"
 }

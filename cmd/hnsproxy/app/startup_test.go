@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/component-base/metrics/testutil"
 
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/metrics"
@@ -115,19 +116,31 @@ func TestReadVersionRetriesTransientFailures(t *testing.T) {
 
 func TestWaitForNetwork(t *testing.T) {
 	hns := &lateNetwork{HNS: simAt(13, 2), name: "cbr0", createN: 4}
-	n, err := waitForNetwork(context.Background(), hns, "cbr0", time.Millisecond, time.Millisecond, time.Hour)
+	n, err := waitForNetwork(context.Background(), hns, "cbr0", time.Millisecond, time.Millisecond, time.Hour, nil)
 	if err != nil || n.Name != "cbr0" || hns.lookups != 4 {
 		t.Fatalf("network %+v, err %v after %d lookups", n, err, hns.lookups)
 	}
 
-	_, err = waitForNetwork(context.Background(), simAt(13, 2), "missing", time.Millisecond, time.Millisecond, 20*time.Millisecond)
+	_, err = waitForNetwork(context.Background(), simAt(13, 2), "missing", time.Millisecond, time.Millisecond, 20*time.Millisecond, nil)
 	if err == nil || !strings.Contains(err.Error(), `HNS network "missing" did not appear`) || !strings.Contains(err.Error(), "no network by that name yet") || !hnslb.IsNotFound(err) {
 		t.Errorf("timeout error = %v", err)
 	}
 
+	// An overlay network found before HNS gave it its provider address is
+	// waited for; past the timeout the error says what it lacked.
+	unready := simAt(13, 2)
+	if _, err := unready.CreateNetwork(context.Background(), &hnslb.Network{Name: "vxlan0", Type: hnslb.NetworkTypeOverlay}); err != nil {
+		t.Fatal(err)
+	}
+	usable := func(n *hnslb.Network) error { return nodeconfig.Usable(n, false) }
+	_, err = waitForNetwork(context.Background(), unready, "vxlan0", time.Millisecond, time.Millisecond, 20*time.Millisecond, usable)
+	if err == nil || !strings.Contains(err.Error(), `HNS network "vxlan0" was not usable`) || !strings.Contains(err.Error(), "no provider address") || !strings.Contains(err.Error(), "management IP") {
+		t.Errorf("timeout on an overlay network without a provider address = %v", err)
+	}
+
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := waitForNetwork(ctx, simAt(13, 2), "missing", time.Millisecond, time.Millisecond, time.Hour); !errors.Is(err, context.Canceled) {
+	if _, err := waitForNetwork(ctx, simAt(13, 2), "missing", time.Millisecond, time.Millisecond, time.Hour, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled wait = %v", err)
 	}
 }
@@ -143,7 +156,11 @@ func TestSeedSimNetwork(t *testing.T) {
 	}
 	n, err := hns.GetNetworkByName(ctx, "vxlan0")
 	if err != nil || n.Type != hnslb.NetworkTypeOverlay {
-		t.Errorf("seeded %+v, %v", n, err)
+		t.Fatalf("seeded %+v, %v", n, err)
+	}
+	// As HNS gives an overlay network a provider address, which the start waits for.
+	if err := nodeconfig.Usable(n, false); err != nil {
+		t.Errorf("the seeded overlay network is not usable: %v", err)
 	}
 	nets, _ := hns.ListNetworks(ctx)
 	if len(nets) != 1 {

@@ -137,6 +137,20 @@ func Desired(ctx context.Context, cfg *options.Config, hns EndpointReader, netwo
 	return c, nil
 }
 
+// Usable says whether Desired can read from network what it needs of it:
+// on overlay its provider address (the host's management IP) and, on a
+// real HNS, the host interface holding it. HNS and the CNI set both up some
+// seconds after the network appears (Flannel waits for them after its
+// create; kube-proxy re-reads an overlay network 10 s after finding it), so
+// a start that finds the network in between waits rather than failing.
+func Usable(network *hnslb.Network, realHNS bool) error {
+	if network.Type != hnslb.NetworkTypeOverlay {
+		return nil
+	}
+	_, err := hostMAC(network.ProviderAddress(), realHNS)
+	return err
+}
+
 // HealthCheckGateway reads the addresses, per family, of the root HNS
 // endpoint (--root-hnsendpoint-name) that health checks are forwarded to.
 func HealthCheckGateway(ctx context.Context, hns EndpointReader, name string) (map[intent.IPFamily]netip.Addr, error) {
