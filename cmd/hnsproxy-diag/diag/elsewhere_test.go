@@ -89,3 +89,13 @@ func wantNote(t *testing.T, notes []string, prefix string) {
 	}
 	t.Errorf("notes %q; want one starting %q", notes, prefix)
 }
+
+// TestDiagnoseFindsTheNetworkWithoutRegardToCase: the network is found as
+// the daemon's read by name finds it, so --network-name=CBR0 diagnoses cbr0.
+func TestDiagnoseFindsTheNetworkWithoutRegardToCase(t *testing.T) {
+	f := newFixture(t)
+	f.network = "CBR0"
+	if in := f.read(); in.Network.Name != "cbr0" {
+		t.Errorf("diagnosed network %q, want cbr0", in.Network.Name)
+	}
+}

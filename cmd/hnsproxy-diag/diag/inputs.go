@@ -110,12 +110,14 @@ func Read(ctx context.Context, src Source) (*Inputs, error) {
 	return in, nil
 }
 
-// findNetwork is the pods' HNS network by name ("" picks the only one).
+// findNetwork is the pods' HNS network by name ("" picks the only one),
+// matched without regard to case as the daemon's read by name finds it
+// (the simulator's rule, sim networkByName).
 func findNetwork(snap *hnslb.Snapshot, name string) (*hnslb.Network, error) {
 	var names []string
 	for i := range snap.Networks {
 		n := &snap.Networks[i]
-		if n.Name == name || (name == "" && len(snap.Networks) == 1) {
+		if strings.EqualFold(n.Name, name) || (name == "" && len(snap.Networks) == 1) {
 			return n, nil
 		}
 		names = append(names, n.Name)
