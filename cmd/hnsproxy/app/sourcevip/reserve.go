@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
@@ -38,17 +39,29 @@ type record struct {
 	Conf    json.RawMessage `json:"conf"`
 	Result  json.RawMessage `json:"result"`
 	Source  string          `json:"source"`
-	// Subnet is the HNS network's subnet when the address was reserved
-	// (zero in a record from before it was kept).
-	Subnet netip.Prefix `json:"subnet"`
+	// Network and Subnet are the HNS network's name and subnet when the
+	// address was reserved (empty in a record from before they were kept).
+	Network string       `json:"network,omitempty"`
+	Subnet  netip.Prefix `json:"subnet"`
 }
 
-// movedOff reports that the network's subnet is not the one the address was
-// reserved in and does not hold it. An address outside an unchanged subnet
-// is kept: an IPAM that does not follow the network's subnet (calico-ipam
-// allocates from Calico's pool) would otherwise get a new one at each start.
-func (r record) movedOff(subnet netip.Prefix) bool {
-	return subnet.IsValid() && r.Subnet != subnet && !subnet.Contains(r.Address)
+// movedOff says why the reservation no longer serves the network o names,
+// "" while it does. hnsproxy moved to another network (another
+// --network-name): that network's pods take addresses from its own IPAM
+// configuration and store, which do not hold this one. The network's subnet
+// is not the one the address was reserved in and does not hold it (the
+// network made again with another subnet). An address outside an unchanged
+// subnet is kept: an IPAM that does not follow the network's subnet
+// (calico-ipam allocates from Calico's pool) would otherwise get a new one
+// at each start.
+func (r record) movedOff(o Options) string {
+	switch {
+	case r.Network != "" && !strings.EqualFold(r.Network, o.Network):
+		return "hnsproxy now uses another HNS network"
+	case o.Subnet.IsValid() && r.Subnet != o.Subnet && !o.Subnet.Contains(r.Address):
+		return "the HNS network's subnet changed and no longer holds it"
+	}
+	return ""
 }
 
 // RecordFile is the reservation record beside hnsproxy's state file.
@@ -57,20 +70,19 @@ func RecordFile(stateFile string) string {
 }
 
 // Reserve returns the node's source VIP: the recorded one if the IPAM
-// still holds it for hnsproxy (IPAM CHECK, from CNI 0.4.0) and the
-// network's subnet has not moved off it, else a new reservation (IPAM ADD),
+// still holds it for hnsproxy (IPAM CHECK, from CNI 0.4.0) and it still
+// serves the network (movedOff), else a new reservation (IPAM ADD),
 // recorded before it is used.
 func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
 	logger := klog.FromContext(ctx)
 	r, err := readRecord(o.Record)
 	switch {
-	case err == nil && r.movedOff(o.Subnet):
-		// The network was made again with another subnet (Flannel does when
-		// the node's pod CIDR changed). The IPAM still holds the old address,
-		// so CHECK passes, but load balancers that SNAT to it would have
-		// their answers routed to whichever node has that subnet now.
-		logger.Info("Warning: the HNS network's subnet changed and no longer holds the recorded source VIP; releasing it and reserving again",
-			"address", r.Address, "reservedIn", r.Subnet, "subnet", o.Subnet, "network", o.Network)
+	case err == nil && r.movedOff(o) != "":
+		// The old IPAM still holds the address, so CHECK passes, but the
+		// network's pods may be given it, or the answers to load balancers
+		// that SNAT to it be routed to whichever node has the old subnet now.
+		logger.Info("Warning: the recorded source VIP no longer serves the HNS network; releasing it and reserving again",
+			"why", r.movedOff(o), "address", r.Address, "reservedOn", r.Network, "reservedIn", r.Subnet, "network", o.Network, "subnet", o.Subnet)
 		_ = r.release(ctx, o.BinDir)
 	case err == nil:
 		err = r.check(ctx, o.BinDir)
@@ -88,7 +100,7 @@ func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
 	if err != nil {
 		return netip.Addr{}, err
 	}
-	r = record{Type: in.Type, Conf: in.Conf, Source: in.Source, Subnet: o.Subnet}
+	r = record{Type: in.Type, Conf: in.Conf, Source: in.Source, Network: o.Network, Subnet: o.Subnet}
 	res, err := r.add(ctx, o.BinDir)
 	if err != nil {
 		return netip.Addr{}, fmt.Errorf("IPAM %s ADD (CNI configuration %s): %w", in.Type, in.Source, err)

@@ -275,3 +275,45 @@ func TestReserveKeepsAnAddressOutsideAnUnchangedSubnet(t *testing.T) {
 		t.Errorf("host-local holds %v, want only %s for %q", got, vip, ContainerID)
 	}
 }
+
+// TestReserveAgainOnAnotherNetwork: hnsproxy moved to another overlay
+// network (another --network-name) with the same subnet but its own CNI
+// configuration and IPAM store does not keep the address the old store
+// holds, which the new network's pods could be given: the old reservation
+// is released and one is made in the new network's store.
+func TestReserveAgainOnAnotherNetwork(t *testing.T) {
+	ctx := context.Background()
+	o, oldStore := node(t, "10-vxlan0.conflist", `{"cniVersion": "1.0.0", "name": "vxlan0", "plugins": [{"type": "calico", "ipam": {"type": "host-local", "subnet": "usePodCidr", "dataDir": "STORE"}}]}`)
+	newStore := t.TempDir()
+	if err := os.WriteFile(filepath.Join(o.ConfDir, "20-vxlan1.conflist"), []byte(`{"cniVersion": "1.0.0", "name": "vxlan1", "plugins": [{"type": "calico", "ipam": {"type": "host-local", "subnet": "usePodCidr", "dataDir": "`+newStore+`"}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old, err := Reserve(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Network = "vxlan1"
+	vip, err := Reserve(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeHolds := func(store, network string) []string {
+		entries, _ := os.ReadDir(filepath.Join(store, network))
+		var ips []string
+		for _, e := range entries {
+			if _, err := netip.ParseAddr(e.Name()); err == nil {
+				ips = append(ips, e.Name())
+			}
+		}
+		return ips
+	}
+	if got := storeHolds(oldStore, "vxlan0"); len(got) != 0 {
+		t.Errorf("the old network's store still holds %v (the source VIP was %s)", got, old)
+	}
+	if got := storeHolds(newStore, "vxlan1"); len(got) != 1 || got[0] != vip.String() {
+		t.Errorf("the new network's store holds %v, want the source VIP %s", got, vip)
+	}
+	if r, err := readRecord(o.Record); err != nil || r.Address != vip || r.Network != "vxlan1" {
+		t.Errorf("record %+v, %v; want %s on vxlan1", r, err, vip)
+	}
+}
