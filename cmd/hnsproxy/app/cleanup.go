@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/klog/v2"
 
@@ -17,7 +18,22 @@ import (
 // endpoint carrying it is gone, so no pod can get an address still in
 // use), and returns. It needs no API server and no HNS network. hns, if not nil,
 // replaces the client cfg selects.
+//
+// A cleanup stopped before it finished (SIGTERM, the SCM's stop) failed:
+// what it did not delete is still in HNS and in the state file. Its error
+// must not read as the stop (context.Canceled), which the supervisor takes
+// for a clean exit: a script that goes on after a cleanup exiting 0 would
+// go on with hnsproxy's load balancers still in place.
 func runCleanup(ctx context.Context, cfg *options.Config, hns hnslb.Client) error {
+	err := cleanup(ctx, cfg, hns)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("--cleanup was stopped before it finished; run it again to delete what is left: %s", err)
+	}
+	return err
+}
+
+// cleanup is runCleanup until it is done or stopped.
+func cleanup(ctx context.Context, cfg *options.Config, hns hnslb.Client) error {
 	logger := klog.FromContext(ctx)
 	lock, err := lockState(ctx, logger, cfg.StateFile, 0)
 	if err != nil {

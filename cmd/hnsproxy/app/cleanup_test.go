@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -83,5 +84,61 @@ func TestCleanupCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(stateFile); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("state file after cleanup: %v, want it removed", err)
+	}
+}
+
+// A --cleanup stopped before it finished (SIGTERM: a Job's deadline, the
+// operator's Ctrl+C) has deleted nothing, or part of what hnsproxy owns:
+// it exits non-zero, so a script that goes on only after a cleanup does not
+// go on, and the state file still names what is left.
+func TestStoppedCleanupExitsNonZero(t *testing.T) {
+	ctx := context.Background()
+	hns := sim.New(sim.Options{})
+	endpoint := serveHNSSim(t, hns)
+	network := wireWinOne(t, hns)
+	stateFile := filepath.Join(t.TempDir(), "state.json")
+	rec := reconciler.New(hns, reconciler.Options{NetworkID: network.ID, StateFile: stateFile})
+	rec.Upsert(intent.LB{
+		Key:          intent.LBKey{Family: intent.IPv4, VIP: "10.96.0.10", Protocol: hnslb.ProtocolTCP, Port: 80},
+		InternalPort: 8080, Owner: "shop/web:http",
+		Backends: []intent.Backend{{IP: "10.244.1.5", Local: true}},
+	})
+	if err := rec.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res := rec.Sync(ctx); res.Created != 1 {
+		t.Fatalf("programming: %+v, want the load balancer created", res)
+	}
+	hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpListLoadBalancers}})
+	t.Cleanup(func() { hns.SetFaults(sim.Faults{}) })
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "--cleanup", "--network-name=cbr0",
+		"--hostname-override=win-1", "--hns-endpoint="+endpoint, "--state-file="+stateFile, "--hns-list-timeout=1h")
+	cmd.Env = append(os.Environ(), runAsHNSProxy+"=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := hns.WaitHeld(ctx, 1); err != nil { // the cleanup's listing
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Errorf("--cleanup stopped before it deleted anything: %v, want exit code 1\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "stopped before it finished") {
+		t.Errorf("the log does not say the cleanup was stopped:\n%s", out.String())
+	}
+	hns.SetFaults(sim.Faults{})
+	if lbs, _ := hns.ListLoadBalancers(ctx); len(lbs) != 1 {
+		t.Errorf("load balancers after the stopped cleanup: %+v, want hnsproxy's still there", lbs)
+	}
+	if _, err := os.Stat(stateFile); err != nil {
+		t.Errorf("state file after the stopped cleanup: %v, want it kept for the next run", err)
 	}
 }
