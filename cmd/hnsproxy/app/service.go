@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"k8s.io/klog/v2"
 )
 
 // How the daemon is started and stopped. Under a console, the kubelet or a
@@ -73,5 +75,26 @@ func runUntilSignalled(run func(context.Context) error) error {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)
-	return supervise(run, signals, func(os.Signal) controlRequest { return requestStop }, func(serviceState) {})
+	return supervise(run, signals, stopOnSignal(os.Exit), func(serviceState) {})
+}
+
+// stopOnSignal decodes signals: the first is a stop, and a second one
+// while it stops exits at once with code 1, as Kubernetes' own servers do
+// (k8s.io/apiserver's SetupSignalHandler). Once the process handles
+// SIGINT, Ctrl+C no longer ends it; a second one is the operator's way out
+// of a stop that does not end. Nothing is lost by it: the state file is
+// written to survive a kill at any point, and HNS keeps every load
+// balancer. The SCM never asks twice (a service stopping accepts no
+// control), so its supervisor has no such case.
+func stopOnSignal(exit func(code int)) func(os.Signal) controlRequest {
+	stopping := false
+	return func(s os.Signal) controlRequest {
+		if stopping {
+			klog.InfoS("A second signal while stopping: exiting at once", "signal", s)
+			klog.Flush()
+			exit(1)
+		}
+		stopping = true
+		return requestStop
+	}
 }

@@ -3,7 +3,9 @@ package app
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -68,5 +70,42 @@ func TestSuperviseReturnsRunsFailure(t *testing.T) {
 	err = supervise(func(context.Context) error { return context.Canceled }, make(chan controlRequest), same, rec.report)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("supervise = %v, want context.Canceled passed on when nobody asked to stop", err)
+	}
+}
+
+// The first signal stops the daemon gracefully; a second one while it
+// still stops exits at once, with code 1 (a console's second Ctrl+C).
+func TestSecondSignalExitsAtOnce(t *testing.T) {
+	exited := make(chan int, 2)
+	signals := make(chan os.Signal)
+	stopping, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- supervise(func(ctx context.Context) error {
+			<-ctx.Done()
+			close(stopping)
+			<-release // a stop that does not end
+			return ctx.Err()
+		}, signals, stopOnSignal(func(code int) { exited <- code }), func(serviceState) {})
+	}()
+	signals <- os.Interrupt
+	<-stopping
+	select {
+	case code := <-exited:
+		t.Fatalf("the first signal exited with %d, want a graceful stop", code)
+	default:
+	}
+	signals <- syscall.SIGTERM // taken, so decoded before supervise returns
+	close(release)
+	if err := <-done; err != nil {
+		t.Errorf("supervise = %v", err)
+	}
+	select {
+	case code := <-exited:
+		if code != 1 {
+			t.Errorf("the second signal exited with %d, want 1", code)
+		}
+	default:
+		t.Error("the second signal while stopping did not exit")
 	}
 }
