@@ -67,7 +67,7 @@ func TestDaemonHardFailsOnABusyHealthzAddress(t *testing.T) {
 	wireWinOne(t, hns)
 	state := t.TempDir() + "/state.json"
 	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--hns-endpoint=sim",
-		"--healthz-bind-address="+busy.Addr().String(), "--metrics-bind-address=", "--bind-address-hard-fail",
+		"--healthz-bind-address="+busy.Addr().String(), "--metrics-port=0", "--bind-address-hard-fail",
 		"--state-file="+state)
 	err := run(context.Background(), cfg, fake.NewClientset(webOnTwoNodes()...), hns)
 	if err == nil || !strings.Contains(err.Error(), "healthz server on "+busy.Addr().String()) {
@@ -90,7 +90,7 @@ func TestHardFailWhileWaitingForTheNetwork(t *testing.T) {
 	// "sim" (which would seed the network).
 	hns := sim.New(sim.Options{})
 	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1",
-		"--healthz-bind-address="+busy.Addr().String(), "--metrics-bind-address=", "--bind-address-hard-fail",
+		"--healthz-bind-address="+busy.Addr().String(), "--metrics-port=0", "--bind-address-hard-fail",
 		"--hns-network-timeout=1h", "--state-file="+t.TempDir()+"/state.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -26,7 +26,7 @@ func TestCleanupBesideARunningDaemonIsRefused(t *testing.T) {
 	wireWinOne(t, hns)
 	stateFile := filepath.Join(t.TempDir(), "state.json")
 	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--min-sync-period=0",
-		"--healthz-bind-address=", "--metrics-bind-address=", "--state-file="+stateFile, "--hns-endpoint=sim")
+		"--healthz-port=0", "--metrics-port=0", "--state-file="+stateFile, "--hns-endpoint=sim")
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, cfg, fake.NewClientset(webOnTwoNodes()...), hns) }()
 	lb := waitForWeb(ctx, t, hns, done)
@@ -57,7 +57,7 @@ func TestSecondDaemonOnOneStateFileStops(t *testing.T) {
 	hns := sim.New(sim.Options{})
 	wireWinOne(t, hns)
 	args := []string{"--network-name=cbr0", "--hostname-override=win-1", "--min-sync-period=0",
-		"--healthz-bind-address=", "--metrics-bind-address=", "--state-file=" + filepath.Join(t.TempDir(), "state.json"), "--hns-endpoint=sim"}
+		"--healthz-port=0", "--metrics-port=0", "--state-file=" + filepath.Join(t.TempDir(), "state.json"), "--hns-endpoint=sim"}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, parseConfig(t, args...), fake.NewClientset(webOnTwoNodes()...), hns) }()
 	waitForWeb(ctx, t, hns, done)
