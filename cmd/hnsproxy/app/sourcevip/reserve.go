@@ -72,7 +72,9 @@ func RecordFile(stateFile string) string {
 // Reserve returns the node's source VIP: the recorded one if the IPAM
 // still holds it for hnsproxy (IPAM CHECK, from CNI 0.4.0) and it still
 // serves the network (movedOff), else a new reservation (IPAM ADD),
-// recorded before it is used.
+// recorded before it is used. A plugin cut short by ctx's end (the daemon
+// stopping) says nothing of the IPAM: Reserve then returns ctx's error, so
+// the stop reads as a stop, not a failure.
 func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
 	logger := klog.FromContext(ctx)
 	r, err := readRecord(o.Record)
@@ -90,6 +92,9 @@ func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
 			logger.Info("Using the recorded source VIP", "address", r.Address, "ipam", r.Type, "record", o.Record)
 			return r.Address, nil
 		}
+		if ctx.Err() != nil {
+			return netip.Addr{}, ctx.Err()
+		}
 		// The IPAM lost it (its store wiped): release what is left and reserve again.
 		logger.Info("Warning: the IPAM no longer holds the recorded source VIP; reserving again", "address", r.Address, "err", err)
 		_ = r.release(ctx, o.BinDir)
@@ -101,8 +106,20 @@ func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
 		return netip.Addr{}, err
 	}
 	r = record{Type: in.Type, Conf: in.Conf, Source: in.Source, Network: o.Network, Subnet: o.Subnet}
+	// A start killed or stopped between its ADD and its record left the
+	// IPAM holding an address for hnsproxy's attachment, never used (the
+	// record comes first), and host-local refuses a second ADD for one
+	// attachment ("duplicate allocation is not allowed"): every later
+	// start would fail. DEL, which CNI requires to succeed when there is
+	// nothing to release, gives such a reservation back first.
+	if err := r.release(ctx, o.BinDir); err != nil && ctx.Err() == nil {
+		logger.Info("Warning: IPAM DEL of an unrecorded source VIP reservation failed; reserving anyway", "ipam", in.Type, "err", err)
+	}
 	res, err := r.add(ctx, o.BinDir)
 	if err != nil {
+		if ctx.Err() != nil {
+			return netip.Addr{}, ctx.Err()
+		}
 		return netip.Addr{}, fmt.Errorf("IPAM %s ADD (CNI configuration %s): %w", in.Type, in.Source, err)
 	}
 	if r.Address, err = firstIPv4(res); err == nil {

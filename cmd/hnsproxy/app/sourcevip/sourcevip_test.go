@@ -3,6 +3,7 @@ package sourcevip
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -315,5 +316,64 @@ func TestReserveAgainOnAnotherNetwork(t *testing.T) {
 	}
 	if r, err := readRecord(o.Record); err != nil || r.Address != vip || r.Network != "vxlan1" {
 		t.Errorf("record %+v, %v; want %s on vxlan1", r, err, vip)
+	}
+}
+
+// A start killed, or stopped, after its IPAM ADD and before it wrote the
+// record leaves the IPAM holding an address for hnsproxy's attachment and
+// no record of it. host-local refuses a second ADD for one attachment
+// ("duplicate allocation is not allowed"), so every later start failed
+// until someone cleaned the IPAM's store by hand. The next start releases
+// that unrecorded reservation (it was never used: the record is written
+// before the address is) and reserves again.
+func TestReserveAfterAKillBetweenAddAndRecord(t *testing.T) {
+	ctx := context.Background()
+	o, store := node(t, "10-hnscni.conflist", hnscniList)
+	in, err := findIPAM(o.ConfDir, o.Network, o.Subnet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := record{Type: in.Type, Conf: in.Conf, Source: in.Source}
+	if _, err := killed.add(ctx, o.BinDir); err != nil { // the ADD made, then the kill
+		t.Fatal(err)
+	}
+	vip, err := Reserve(ctx, o)
+	if err != nil {
+		t.Fatalf("the start after the kill: %v", err)
+	}
+	if got := held(t, store); len(got) != 1 || got[vip.String()] != ContainerID {
+		t.Errorf("host-local holds %v, want only the source VIP %s for %q", got, vip, ContainerID)
+	}
+	if got, err := Recorded(o.Record); err != nil || got != vip {
+		t.Errorf("Recorded: %s, %v; want %s", got, err, vip)
+	}
+}
+
+// A reservation cut short by the stop (the plugin killed, or never
+// started) is the stop, not a failure: its error is the context's, so the
+// daemon exits 0 (a service's stop is not a failure the SCM's recovery
+// restarts), and a recorded reservation is neither doubted nor released.
+func TestReserveStoppedReturnsTheStop(t *testing.T) {
+	o, store := node(t, "10-hnscni.conflist", hnscniList)
+	vip, err := Reserve(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := Reserve(stopped, o); !errors.Is(err, context.Canceled) {
+		t.Errorf("Reserve after the stop (a record kept) = %v, want context.Canceled", err)
+	}
+	if got, err := Recorded(o.Record); err != nil || got != vip {
+		t.Errorf("Recorded after the stopped Reserve: %s, %v; want %s kept", got, err, vip)
+	}
+	if got := held(t, store)[vip.String()]; got != ContainerID {
+		t.Errorf("host-local holds %s for %q after the stopped Reserve, want %q", vip, got, ContainerID)
+	}
+	if err := os.Remove(o.Record); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Reserve(stopped, o); !errors.Is(err, context.Canceled) {
+		t.Errorf("Reserve after the stop (no record) = %v, want context.Canceled", err)
 	}
 }
