@@ -246,8 +246,8 @@ func TestReserveAgainWhenTheSubnetChanged(t *testing.T) {
 			if !o.Subnet.Contains(vip) {
 				t.Errorf("source VIP %s after the network's subnet became %s (was %s), want an address of the new subnet", vip, o.Subnet, old)
 			}
-			if got := held(t, store); len(got) != 1 || got[vip.String()] != ContainerID {
-				t.Errorf("host-local holds %v, want only %s for %q (the old %s released)", got, vip, ContainerID, old)
+			if got := held(t, store); len(got) != 1 || got[vip.String()] != sourcevipipam.ContainerID {
+				t.Errorf("host-local holds %v, want only %s for %q (the old %s released)", got, vip, sourcevipipam.ContainerID, old)
 			}
 			if r, err := readRecord(o.Record); err != nil || r.Address != vip || r.Subnet != o.Subnet {
 				t.Errorf("record %+v, %v; want %s reserved in %s", r, err, vip, o.Subnet)
@@ -272,8 +272,8 @@ func TestReserveKeepsAnAddressOutsideAnUnchangedSubnet(t *testing.T) {
 	if err != nil || again != vip {
 		t.Fatalf("second start: %s, %v; want %s", again, err, vip)
 	}
-	if got := held(t, store); len(got) != 1 || got[vip.String()] != ContainerID {
-		t.Errorf("host-local holds %v, want only %s for %q", got, vip, ContainerID)
+	if got := held(t, store); len(got) != 1 || got[vip.String()] != sourcevipipam.ContainerID {
+		t.Errorf("host-local holds %v, want only %s for %q", got, vip, sourcevipipam.ContainerID)
 	}
 }
 
@@ -341,8 +341,8 @@ func TestReserveAfterAKillBetweenAddAndRecord(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the start after the kill: %v", err)
 	}
-	if got := held(t, store); len(got) != 1 || got[vip.String()] != ContainerID {
-		t.Errorf("host-local holds %v, want only the source VIP %s for %q", got, vip, ContainerID)
+	if got := held(t, store); len(got) != 1 || got[vip.String()] != sourcevipipam.ContainerID {
+		t.Errorf("host-local holds %v, want only the source VIP %s for %q", got, vip, sourcevipipam.ContainerID)
 	}
 	if got, err := Recorded(o.Record); err != nil || got != vip {
 		t.Errorf("Recorded: %s, %v; want %s", got, err, vip)
@@ -367,8 +367,8 @@ func TestReserveStoppedReturnsTheStop(t *testing.T) {
 	if got, err := Recorded(o.Record); err != nil || got != vip {
 		t.Errorf("Recorded after the stopped Reserve: %s, %v; want %s kept", got, err, vip)
 	}
-	if got := held(t, store)[vip.String()]; got != ContainerID {
-		t.Errorf("host-local holds %s for %q after the stopped Reserve, want %q", vip, got, ContainerID)
+	if got := held(t, store)[vip.String()]; got != sourcevipipam.ContainerID {
+		t.Errorf("host-local holds %s for %q after the stopped Reserve, want %q", vip, got, sourcevipipam.ContainerID)
 	}
 	if err := os.Remove(o.Record); err != nil {
 		t.Fatal(err)
