@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/internal/atomicfile"
 )
 
 // stateFileVersion is the schema of the state file.
@@ -327,17 +328,7 @@ func (r *Reconciler) writeSnapshot() error {
 		return err
 	}
 	defer fsys.Remove(tmp) // no-op after a successful rename
-	_, err = f.Write(raw)
-	if err == nil {
-		err = f.Chmod(0o600) // whatever the umask
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := atomicfile.Fill(f, raw, 0o600); err != nil {
 		return err
 	}
 	return fsys.Rename(tmp, path)

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/internal/atomicfile"
 	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
@@ -201,7 +202,8 @@ func loadState(h *sim.HNS, path string) error {
 	return h.Import(data)
 }
 
-// saveState writes the state atomically, so a crash mid-write keeps the old one.
+// saveState writes the state atomically and durably, so a crash or a power
+// loss mid-write keeps the old one.
 func saveState(h *sim.HNS, path string) error {
 	if path == "" {
 		return nil
@@ -210,11 +212,7 @@ func saveState(h *sim.HNS, path string) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, data, 0o600)
 }
 
 // setFaults applies a faults request to the simulator.

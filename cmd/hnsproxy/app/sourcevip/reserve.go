@@ -17,6 +17,7 @@ import (
 	"github.com/containernetworking/cni/pkg/version"
 	"k8s.io/klog/v2"
 
+	"github.com/hnsproxy/hnsproxy/internal/atomicfile"
 	"github.com/hnsproxy/hnsproxy/internal/sourcevipipam"
 )
 
@@ -98,6 +99,10 @@ func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
 		// The IPAM lost it (its store wiped): release what is left and reserve again.
 		logger.Info("Warning: the IPAM no longer holds the recorded source VIP; reserving again", "address", r.Address, "err", err)
 		_ = r.release(ctx, o.BinDir)
+	case errors.Is(err, errRecordDamaged):
+		// Which address it named is lost; the reservation below releases
+		// the attachment's (IPAM DEL) before it reserves again.
+		logger.Info("Warning: the source VIP record is damaged; reserving again", "err", err)
 	case !errors.Is(err, fs.ErrNotExist):
 		return netip.Addr{}, err
 	}
@@ -141,6 +146,9 @@ func Release(ctx context.Context, recordFile, binDir string) (netip.Addr, error)
 	r, err := readRecord(recordFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return netip.Addr{}, nil
+	}
+	if errors.Is(err, errRecordDamaged) {
+		return netip.Addr{}, fmt.Errorf("%w: remove it, or release the address by hand", err)
 	}
 	if err != nil {
 		return netip.Addr{}, err
@@ -241,13 +249,22 @@ func readRecord(path string) (record, error) {
 		return record{}, err
 	}
 	var r record
-	if err := json.Unmarshal(raw, &r); err != nil || !r.Address.IsValid() || r.Type == "" {
-		return record{}, fmt.Errorf("source VIP record %s is unreadable (%v): remove it, or release the address by hand", path, err)
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return record{}, fmt.Errorf("source VIP record %s %w: %v", path, errRecordDamaged, err)
+	}
+	if !r.Address.IsValid() || r.Type == "" {
+		return record{}, fmt.Errorf("source VIP record %s %w: it names no address or no IPAM", path, errRecordDamaged)
 	}
 	return r, nil
 }
 
-// writeRecord writes the record atomically (a crash leaves the old file or the new one).
+// errRecordDamaged marks a record file that holds no whole record: one
+// hnsproxy did not write, or, before records reached the disk before their
+// rename, one a power loss left empty.
+var errRecordDamaged = errors.New("is damaged")
+
+// writeRecord writes the record atomically and durably: a crash or a power
+// loss leaves the old record or the new one.
 func writeRecord(path string, r record) error {
 	raw, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -256,9 +273,5 @@ func writeRecord(path string, r record) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, raw, 0o600)
 }

@@ -377,3 +377,32 @@ func TestReserveStoppedReturnsTheStop(t *testing.T) {
 		t.Errorf("Reserve after the stop (no record) = %v, want context.Canceled", err)
 	}
 }
+
+// A record a power loss left empty or cut short (before records reached
+// the disk before their rename) names no address: the start reserves
+// again, the IPAM holding only the new reservation, where every start
+// failed until someone removed the file by hand.
+func TestReserveOverADamagedRecord(t *testing.T) {
+	for name, content := range map[string]string{"empty": "", "cut short": `{"address": "10.1.0.`, "no address": `{"ipamType": "host-local"}`} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			o, store := node(t, "10-hnscni.conflist", hnscniList)
+			if _, err := Reserve(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(o.Record, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			vip, err := Reserve(ctx, o)
+			if err != nil {
+				t.Fatalf("the start after the record was damaged: %v", err)
+			}
+			if got := held(t, store); len(got) != 1 || got[vip.String()] != sourcevipipam.ContainerID {
+				t.Errorf("host-local holds %v, want only the source VIP %s for %q", got, vip, sourcevipipam.ContainerID)
+			}
+			if got, err := Recorded(o.Record); err != nil || got != vip {
+				t.Errorf("Recorded: %s, %v; want %s", got, err, vip)
+			}
+		})
+	}
+}

@@ -1,0 +1,52 @@
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+func TestWriteReplacesAndLeavesNoTemporaryFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "record.json")
+	for _, content := range []string{"first", "second, longer than the first"} {
+		if err := Write(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(path); err != nil || string(got) != content {
+			t.Fatalf("read %q, %v; want %q", got, err, content)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want only the file: %v", len(entries), entries)
+	}
+	if runtime.GOOS != "windows" {
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("mode %v, %v; want 0600", fi.Mode().Perm(), err)
+		}
+	}
+}
+
+func TestFailedWriteLeavesNoTemporaryFile(t *testing.T) {
+	dir := t.TempDir()
+	// A directory where the file should be: the rename fails.
+	occupied := filepath.Join(dir, "record.json")
+	if err := os.MkdirAll(filepath.Join(occupied, "inside"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(occupied, []byte("new"), 0o600); err == nil {
+		t.Error("Write over a directory: no error")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "record.json" {
+		t.Errorf("directory holds %v after the failed write, want only what was there", entries)
+	}
+}
