@@ -100,7 +100,7 @@ func TestWriteConfigTo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the written config does not load back: %v %s", err, out)
 	}
-	kp, _, err := options.LoadConfigFile(again)
+	kp, _, _, err := options.LoadConfigFile(again)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,17 +15,16 @@ const configPoll = 10 * time.Second
 // exits on such a change and its DaemonSet restarts it with the new
 // configuration (how a ConfigMap update takes effect); hnsproxy does the same.
 type configWatcher struct {
-	path    string
-	initial []byte
+	path string
+	// loaded is what the configuration was decoded from: the watch starts
+	// only once HNS and its network are there, and a change made before
+	// must stop the daemon too.
+	loaded []byte
 }
 
-// newConfigWatcher remembers the file's content now.
-func newConfigWatcher(path string) (*configWatcher, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("watching config file: %w", err)
-	}
-	return &configWatcher{path: path, initial: data}, nil
+// newConfigWatcher watches path for content other than loaded.
+func newConfigWatcher(path string, loaded []byte) *configWatcher {
+	return &configWatcher{path: path, loaded: loaded}
 }
 
 // wait returns an error once the content differs, or nil when ctx ends.
@@ -43,7 +42,7 @@ func (w *configWatcher) wait(ctx context.Context, every time.Duration) error {
 			// Mid-update ConfigMap volumes swap a symlink; read again next time.
 			continue
 		}
-		if !bytes.Equal(now, w.initial) {
+		if !bytes.Equal(now, w.loaded) {
 			return fmt.Errorf("content of the configuration file %s was updated; exiting so that the new configuration applies", w.path)
 		}
 	}

@@ -140,10 +140,7 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 		reporter.Starting()
 
 		if cfg.ConfigFile != "" {
-			w, err := newConfigWatcher(cfg.ConfigFile)
-			if err != nil {
-				return err
-			}
+			w := newConfigWatcher(cfg.ConfigFile, cfg.ConfigFileContent)
 			go func() {
 				if err := w.wait(ctx, configPoll); err != nil {
 					fatal <- err

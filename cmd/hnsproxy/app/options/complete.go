@@ -29,7 +29,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		return nil, nil, errors.New("--init-only is not implemented on Windows (as with kube-proxy)")
 	}
 	var warnings []string
-	kp, w, err := o.kubeProxyConfiguration(fs)
+	kp, file, w, err := o.kubeProxyConfiguration(fs)
 	warnings = append(warnings, w...)
 	if err != nil {
 		return nil, warnings, err
@@ -99,7 +99,8 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		Takeover:              o.takeover,
 		RefuseNodeExternalIPs: o.refuseNodeExtIPs,
 		DebugEndpoint:         o.enableDebugEndpoint || isLoopbackAddress(kp.MetricsBindAddress),
-		ConfigFile:            o.ConfigFile,
+		ConfigFile:            file.path,
+		ConfigFileContent:     file.content,
 		WriteConfigTo:         o.WriteConfigTo,
 		Cleanup:               o.Cleanup,
 		Source:                kp,
@@ -114,9 +115,6 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		cfg.HNS.Endpoint = o.getenv("HNS_ENDPOINT")
 	}
 	if cfg.Kubeconfig, err = ResolveInputPath(cfg.Kubeconfig, o.getenv, FileExists); err != nil {
-		return nil, warnings, err
-	}
-	if cfg.ConfigFile, err = ResolveInputPath(cfg.ConfigFile, o.getenv, FileExists); err != nil {
 		return nil, warnings, err
 	}
 	for _, path := range []*string{&cfg.StateFile, &cfg.CNI.ConfDir, &cfg.CNI.BinDir} {
@@ -138,22 +136,29 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 // an error, as in kube-proxy.
 var linuxProxyModes = map[v1alpha1.ProxyMode]bool{"iptables": true, "ipvs": true, "nftables": true}
 
+// configFile is the --config file as it was read: where (resolved) and
+// what it held.
+type configFile struct {
+	path    string
+	content []byte
+}
+
 // kubeProxyConfiguration is the KubeProxyConfiguration kube-proxy would run
 // with: the file if --config is set (logging flags applied over it), else the flags.
-func (o *Options) kubeProxyConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxyConfiguration, []string, error) {
+func (o *Options) kubeProxyConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxyConfiguration, configFile, []string, error) {
 	var warnings []string
 	if o.ConfigFile != "" {
 		path, err := ResolveInputPath(o.ConfigFile, o.getenv, FileExists)
 		if err != nil {
-			return nil, warnings, err
+			return nil, configFile{}, warnings, err
 		}
-		kp, w, err := LoadConfigFile(path)
+		kp, content, w, err := LoadConfigFile(path)
 		warnings = append(warnings, w...)
 		if err != nil {
-			return nil, warnings, err
+			return nil, configFile{}, warnings, err
 		}
 		if err := copyLogsFromFlags(fs, &kp.Logging); err != nil {
-			return nil, warnings, err
+			return nil, configFile{}, warnings, err
 		}
 		for _, name := range fromFlagsOnly {
 			if changed(fs, name) {
@@ -167,7 +172,7 @@ func (o *Options) kubeProxyConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxy
 		if kp.WindowsRunAsService && !o.flagConfig.WindowsRunAsService {
 			warnings = append(warnings, "windowsRunAsService in the config file does not run hnsproxy as a Windows service (kube-proxy reads only the flag); pass --windows-service")
 		}
-		return kp, warnings, nil
+		return kp, configFile{path: path, content: content}, warnings, nil
 	}
 
 	kp := o.flagConfig.DeepCopy()
@@ -180,7 +185,7 @@ func (o *Options) kubeProxyConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxy
 	}
 	for ours, theirs := range map[string]string{"sync-period": "iptables-sync-period", "min-sync-period": "iptables-min-sync-period"} {
 		if changed(fs, ours) && changed(fs, theirs) && fs.Lookup(ours).Value.String() != fs.Lookup(theirs).Value.String() {
-			return nil, warnings, fmt.Errorf("--%s and --%s are the same setting and disagree; set one", ours, theirs)
+			return nil, configFile{}, warnings, fmt.Errorf("--%s and --%s are the same setting and disagree; set one", ours, theirs)
 		}
 	}
 	if changed(fs, "sync-period") {
@@ -189,7 +194,7 @@ func (o *Options) kubeProxyConfiguration(fs *pflag.FlagSet) (*v1alpha1.KubeProxy
 	if changed(fs, "min-sync-period") {
 		kp.IPTables.MinSyncPeriod.Duration = o.minSyncPeriod
 	}
-	return kp, warnings, nil
+	return kp, configFile{}, warnings, nil
 }
 
 // addressFromPortFlag applies the deprecated --healthz-port / --metrics-port:

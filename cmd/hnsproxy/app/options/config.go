@@ -83,9 +83,15 @@ type Config struct {
 	// it (package heapfloor); 0 disables.
 	HeapFloor resource.Quantity
 
-	// ConfigFile is --config ("" when the flags are the configuration); the
-	// daemon exits when its content changes, as kube-proxy does.
+	// ConfigFile is --config ("" when the flags are the configuration),
+	// resolved (sandbox.go); the daemon exits when its content changes, as
+	// kube-proxy does.
 	ConfigFile string
+	// ConfigFileContent is the bytes of ConfigFile that Source was decoded
+	// from. The daemon compares the file with them, not with what it holds
+	// when the watch starts (once HNS and its network are there, minutes
+	// later at worst), so that no change after the read goes unnoticed.
+	ConfigFileContent []byte
 	// WriteConfigTo is --write-config-to: write Source there and exit
 	// instead of running. It needs no network name, as in kube-proxy,
 	// whose validation has no winkernel check.

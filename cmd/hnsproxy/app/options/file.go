@@ -26,18 +26,19 @@ func newConfigScheme() *runtime.Scheme {
 }
 
 // LoadConfigFile reads and decodes a KubeProxyConfiguration file, applying
-// kube-proxy's v1alpha1 defaults. Warnings report fields kube-proxy would
-// also only warn about (unknown or duplicate fields).
-func LoadConfigFile(path string) (*v1alpha1.KubeProxyConfiguration, []string, error) {
+// kube-proxy's v1alpha1 defaults, and returns the bytes it decoded too.
+// Warnings report fields kube-proxy would also only warn about (unknown or
+// duplicate fields).
+func LoadConfigFile(path string) (*v1alpha1.KubeProxyConfiguration, []byte, []string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading config file: %w", err)
+		return nil, nil, nil, fmt.Errorf("reading config file: %w", err)
 	}
 	cfg, warnings, err := DecodeConfig(data)
 	if err != nil {
-		return nil, warnings, fmt.Errorf("config file %s: %w", path, err)
+		return nil, nil, warnings, fmt.Errorf("config file %s: %w", path, err)
 	}
-	return cfg, warnings, nil
+	return cfg, data, warnings, nil
 }
 
 // DecodeConfig decodes a serialized KubeProxyConfiguration (YAML or JSON).
