@@ -36,6 +36,9 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 	}
 	warnings = append(warnings, linuxOnlyWarnings(fs)...)
 	applyWindowsDefaults(kp)
+	// Named as kube-proxy names what /configz shows (server.go), whether
+	// it came from the flags or a file.
+	kp.SetGroupVersionKind(configGVK)
 
 	if o.hostnameOverride != "" {
 		h := strings.TrimSpace(o.hostnameOverride)

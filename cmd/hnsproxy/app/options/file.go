@@ -14,7 +14,8 @@ var (
 	configScheme   = newConfigScheme()
 	strictCodecs   = serializer.NewCodecFactory(configScheme, serializer.EnableStrict)
 	lenientCodecs  = serializer.NewCodecFactory(configScheme, serializer.DisableStrict)
-	configGVKHuman = v1alpha1.SchemeGroupVersion.WithKind("KubeProxyConfiguration").String()
+	configGVK      = v1alpha1.SchemeGroupVersion.WithKind("KubeProxyConfiguration")
+	configGVKHuman = configGVK.String()
 )
 
 func newConfigScheme() *runtime.Scheme {
@@ -76,6 +77,6 @@ func EncodeConfig(c *v1alpha1.KubeProxyConfiguration) ([]byte, error) {
 		return nil, fmt.Errorf("no YAML serializer")
 	}
 	c = c.DeepCopy()
-	c.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("KubeProxyConfiguration"))
+	c.SetGroupVersionKind(configGVK)
 	return runtime.Encode(strictCodecs.EncoderForVersion(info.Serializer, v1alpha1.SchemeGroupVersion), c)
 }

@@ -567,3 +567,19 @@ func TestHNSModifyLoadBalancer(t *testing.T) {
 		wantError(t, err, `"auto", "enabled", "disabled"`)
 	}
 }
+
+// /configz shows Source as kube-proxy shows its configuration: a
+// KubeProxyConfiguration with its apiVersion and kind (server.go sets them
+// on what it converts), from the flags as from a file.
+func TestSourceNamesItsKind(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nwinkernel: {networkName: cbr0}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{nil, {"--config=" + file}} {
+		cfg, _ := mustParse(t, kubeNetwork, args...)
+		if cfg.Source.APIVersion != "kubeproxy.config.k8s.io/v1alpha1" || cfg.Source.Kind != "KubeProxyConfiguration" {
+			t.Errorf("%q: apiVersion %q kind %q, want kubeproxy.config.k8s.io/v1alpha1 KubeProxyConfiguration", args, cfg.Source.APIVersion, cfg.Source.Kind)
+		}
+	}
+}
