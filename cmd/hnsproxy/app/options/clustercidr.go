@@ -8,10 +8,10 @@ import (
 )
 
 // clusterCIDRs reads --cluster-cidr (clusterCIDR) leniently. kube-proxy on
-// Windows never validates or uses it (only detectLocalMode ClusterCIDR
-// does, which Windows never sets), so no value may stop hnsproxy; it only
-// picks the IP families of the metrics' ip_family label and of the
-// health-check node ports' listeners. Entries are trimmed; one that is not
+// Windows never uses it and validates it only under a detectLocalMode
+// ClusterCIDR set explicitly (Windows does not default to it), so no value
+// may stop hnsproxy; it only picks the IP families of the metrics'
+// ip_family label and of the health-check node ports' listeners. Entries are trimmed; one that is not
 // a CIDR, or a second of an IP family, is left out with a warning.
 func clusterCIDRs(value string) ([]string, []string) {
 	var cidrs, warnings []string

@@ -461,11 +461,11 @@ func TestEmptyAddressFlagsKeepDefaults(t *testing.T) {
 	}
 }
 
-// kube-proxy on Windows never validates clusterCIDR (validation.go checks
-// it only in detectLocalMode ClusterCIDR, which Windows never sets), so no
-// value stops hnsproxy: entries are trimmed, and what it cannot use for its
-// IP families (not a CIDR, a second CIDR of a family) is left out with a
-// warning.
+// kube-proxy on Windows validates clusterCIDR only under a detectLocalMode
+// ClusterCIDR set explicitly (validation.go; Windows does not default to
+// it), and never uses it, so no value stops hnsproxy: entries are
+// trimmed, and what it cannot use for its IP families (not a CIDR, a second
+// CIDR of a family) is left out with a warning.
 func TestClusterCIDRs(t *testing.T) {
 	for _, c := range []struct {
 		value   string
@@ -582,4 +582,31 @@ func TestSourceNamesItsKind(t *testing.T) {
 			t.Errorf("%q: apiVersion %q kind %q, want kubeproxy.config.k8s.io/v1alpha1 KubeProxyConfiguration", args, cfg.Source.APIVersion, cfg.Source.Kind)
 		}
 	}
+}
+
+// kube-proxy validates the settings only its Linux proxiers read on Windows
+// too, and refuses to start on a bad one (validation.go: detectLocalMode,
+// clusterCIDR under detectLocalMode ClusterCIDR, nodePortAddresses,
+// oomScoreAdj, conntrack, the masquerade bits, showHiddenMetricsForVersion).
+// hnsproxy reads none of them for anything but clusterCIDR's IP families,
+// so it starts, as a config file shared with Linux nodes suggests.
+func TestSettingsOnlyLinuxReadsDoNotStopHNSProxy(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+winkernel: {networkName: cbr0}
+detectLocalMode: ClusterCIDR
+clusterCIDR: pods
+nodePortAddresses: [nodes]
+oomScoreAdj: 5000
+conntrack: {maxPerCore: -1}
+iptables: {masqueradeBit: 99}
+showHiddenMetricsForVersion: "1.2"
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, warnings := mustParse(t, nil, "--config="+file)
+	wantWarning(t, warnings, `clusterCIDR "pods" is not a CIDR; ignored`)
+	_, warnings = mustParse(t, kubeNetwork, "--detect-local-mode=Bogus", "--nodeport-addresses=nodes", "--oom-score-adj=5000", "--show-hidden-metrics-for-version=1.2")
+	wantWarning(t, warnings, "--detect-local-mode is Linux-only")
 }
