@@ -22,6 +22,20 @@ if [[ -n "${unformatted}" ]]; then
 	exit 1
 fi
 
+# No test skips where nothing would notice: `go test ./...` hides a skip,
+# so a test that skips on Linux passes CI unrun. A skip may only sit where a
+# runner fails on it in CI: *_windows_test.go (hack/wine-test.sh fails on any
+# skip but skipUnderWine's) and the e2e framework's Windows-lane helper
+# (e2e/framework/testing.go: it fails instead when CI is set).
+echo "lint: no silent test skips"
+skips="$(git grep -nE '\.Skip(f|Now)?\(|testing\.Short\(\)' -- '*.go' \
+	':!*_windows_test.go' ':!e2e/framework/testing.go' || true)"
+if [[ -n "${skips}" ]]; then
+	echo "lint: a test skips where CI would not notice (fail it instead, or say what it needs in t.Fatal):" >&2
+	sed 's/^/  /' <<<"${skips}" >&2
+	exit 1
+fi
+
 echo "lint: import rules"
 mod="$(go list -m)"
 rules_failed=0

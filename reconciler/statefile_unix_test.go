@@ -34,7 +34,7 @@ func TestStateReadsAreBounded(t *testing.T) {
 			for _, path := range []string{e.stateFile, journalPath(e.stateFile)} {
 				os.Remove(path)
 				if err := plant(path); err != nil {
-					t.Skip(err)
+					t.Fatalf("planting a %s at %s: %v", name, path, err)
 				}
 				_, err := loadState(e.stateFile)
 				if path == e.stateFile && (err == nil || !strings.Contains(err.Error(), "larger than") && !strings.Contains(err.Error(), "not a regular file")) {
