@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests use: Wine and mingw-w64 (Windows test
 # binaries and the bcryptprimitives shim), Prometheus (promtool, real scrapes),
-# a C compiler (the race detector needs cgo).
+# a C compiler (the race detector needs cgo), and make, which .ci/run needs
+# before `make test` can run this script.
 # Idempotent; skips apt when everything is present.
 set -euo pipefail
 need=()
@@ -10,6 +11,7 @@ command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need+=(gcc-mingw-w64-x86-64
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v make >/dev/null 2>&1 || need+=(make)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
