@@ -156,8 +156,7 @@ func windowsPath(p string) string { return `Z:` + strings.ReplaceAll(p, "/", `\`
 // windowsLaneSkip says why the lane may not run here, or "" when it must.
 // With CI set it never skips.
 func windowsLaneSkip(err error) (string, error) {
-	ci := os.Getenv("CI")
-	inCI := ci != "" && ci != "0" && ci != "false"
+	inCI := InCI()
 	switch {
 	case os.Getenv(EnvSkipWindowsLane) == "1" && inCI:
 		return "", fmt.Errorf("%s=1 but CI is set: CI must run the Windows lane", EnvSkipWindowsLane)

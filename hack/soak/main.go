@@ -94,8 +94,9 @@ type result struct {
 	Converged      bool    `json:"converged"`
 }
 
-// failed says whether the soak found a problem or did not run its faults.
-func (r result) failed(nodes int) []string {
+// failed says whether the soak found a problem or did not run its faults;
+// in CI (ci) the state directory faults must run too.
+func (r result) failed(nodes int, ci bool) []string {
 	var why []string
 	for name, v := range map[string]int64{
 		"leaked_objects": int64(r.LeakedObjects), "missing_objects": int64(r.MissingObjects),
@@ -109,6 +110,9 @@ func (r result) failed(nodes int) []string {
 	}
 	if !r.Converged {
 		why = append(why, "did not converge")
+	}
+	if ci && !r.StateDirMounted {
+		why = append(why, "state_dir_mounted = false, and CI is set: CI must run the full-disk faults (run as root or with CAP_SYS_ADMIN)")
 	}
 	n := int64(nodes)
 	stateDirFaults := int64(0)
@@ -259,7 +263,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 		res.PartialHoldsFrontend = append(res.PartialHoldsFrontend, partialHolds(seed, i))
 		res.Echoes = append(res.Echoes, echoArgs(seed, i))
 	}
-	return res, res.failed(len(r.cluster.Nodes)), nil
+	return res, res.failed(len(r.cluster.Nodes), framework.InCI()), nil
 }
 
 // driverClient is an admin client paced for thousands of changes.

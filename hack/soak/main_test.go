@@ -22,34 +22,39 @@ func TestFailedNamesEachMissingFault(t *testing.T) {
 		HNSRestartsDroppingObjects: nodes, HNSDeletesKept: 1, HNSPartialCreates: 1,
 		NetworkReplacements: 1, NetworkExits: 1,
 	}
-	if why := full.failed(nodes); len(why) != 0 {
+	if why := full.failed(nodes, true); len(why) != 0 {
 		t.Fatalf("every planned fault happened, yet failed: %v", why)
 	}
 	noMidSync := full
 	noMidSync.KillsMidSync = nodes - 1
-	why := noMidSync.failed(nodes)
+	why := noMidSync.failed(nodes, false)
 	if len(why) != 1 || !strings.Contains(why[0], "kills_mid_sync = 1, want at least 2") {
 		t.Fatalf("kills that never landed mid-sync: got %q", why)
 	}
 	noneKept := full
 	noneKept.HNSDeletesKept = 0
-	if why := noneKept.failed(nodes); len(why) != 1 || !strings.Contains(why[0], "hns_deletes_kept = 0") {
+	if why := noneKept.failed(nodes, false); len(why) != 1 || !strings.Contains(why[0], "hns_deletes_kept = 0") {
 		t.Fatalf("no delete kept: got %q", why)
 	}
 	nonePartial := full
 	nonePartial.HNSPartialCreates = 0
-	if why := nonePartial.failed(nodes); len(why) != 1 || !strings.Contains(why[0], "hns_partial_creates = 0") {
+	if why := nonePartial.failed(nodes, false); len(why) != 1 || !strings.Contains(why[0], "hns_partial_creates = 0") {
 		t.Fatalf("no partial create: got %q", why)
 	}
 	noExit := full
 	noExit.NetworkExits = 0
-	if why := noExit.failed(nodes); len(why) != 1 || !strings.Contains(why[0], "network_exits = 0") {
+	if why := noExit.failed(nodes, false); len(why) != 1 || !strings.Contains(why[0], "network_exits = 0") {
 		t.Fatalf("a replaced network hnsproxy did not exit for: got %q", why)
 	}
 	unmounted := full
 	unmounted.StateDirMounted, unmounted.StateDirFaults = false, 0
-	if why := unmounted.failed(nodes); len(why) != 0 {
+	if why := unmounted.failed(nodes, false); len(why) != 0 {
 		t.Fatalf("no state directory mounted, so no state directory fault planned; got %v", why)
+	}
+	// In CI the full-disk faults must run: not mounting is a failure there,
+	// as a missing Wine is for the Windows tests.
+	if why := unmounted.failed(nodes, true); len(why) != 1 || !strings.Contains(why[0], "state_dir_mounted = false") {
+		t.Fatalf("no state directory mounted in CI: got %q, want a failure naming state_dir_mounted", why)
 	}
 }
 
