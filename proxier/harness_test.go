@@ -162,7 +162,7 @@ func (n *testNode) start() {
 	cfg.Features = features
 	cfg.HealthzPort = 10256
 	// On overlay every Node's pod CIDR is watched, as the daemon does.
-	clusterNodes := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(ownCopy(TrimToPodCIDRs)))
+	clusterNodes := informers.NewSharedInformerFactoryWithOptions(n.client, 0, informers.WithTransform(ownCopy(TrimToRouting)))
 	var nodeInformer coreinformers.NodeInformer
 	if n.remoteSubnets != nil {
 		nodeInformer = clusterNodes.Core().V1().Nodes()

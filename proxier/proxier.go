@@ -106,8 +106,9 @@ type Options struct {
 	// appeared (subnets.go).
 	RemoteSubnets func(ctx context.Context) ([]desired.RemoteSubnet, error)
 	// ClusterNodes, if set with RemoteSubnets, watches every Node (its
-	// factory trims them with TrimToPodCIDRs): another Node's pod CIDR that
-	// appears or changes asks for a read until a route covers it.
+	// factory trims them with TrimToRouting): another Node's pod CIDR or
+	// address that appears or changes asks for a read until a route to it
+	// covers its pod CIDR.
 	ClusterNodes coreinformers.NodeInformer
 	// HealthCheckGateway, if set, re-reads the root HNS endpoint's
 	// addresses (Config.HealthCheckGateway) while Config.ForwardHealthCheckVIP
@@ -302,10 +303,10 @@ func New(opts Options, nodeFactory informers.SharedInformerFactory) (*Proxier, e
 			// The initial list is covered by the read at start.
 			AddFunc: func(obj any, initial bool) {
 				if !initial {
-					p.onPodCIDRs(nil, obj)
+					p.onNodeRouting(nil, obj)
 				}
 			},
-			UpdateFunc: p.onPodCIDRs,
+			UpdateFunc: p.onNodeRouting,
 		})
 		if err != nil {
 			return nil, err
@@ -526,7 +527,7 @@ func (p *Proxier) Run(ctx context.Context) error {
 	initial := p.tracker.take()
 	p.startChanges = &initial
 	if p.opts.RemoteSubnets != nil {
-		p.noteUnrouted(initial.podCIDRNodes) // Nodes that joined while the caches synced
+		p.noteUnrouted(initial.routingNodes) // Nodes that joined while the caches synced
 		p.readRemoteSubnets(ctx)
 	}
 	p.computeAll()

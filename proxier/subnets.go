@@ -21,11 +21,15 @@ import (
 // own flanneld writes at start, so after the pod CIDR was assigned. A
 // backend in no known subnet is reached through this node (winkernel's
 // rule), which is wrong for a pod on a node that joined after the last
-// read. So the routes are re-read (one HNS call, GetNetwork), besides at
-// start and with each drift repair, when the cluster says one may have
-// appeared:
-//   - another Node's pod CIDR appears or changes: re-read until a route
-//     covers it, for at most routeWait;
+// read. Flannel also moves a node's route when the node comes back with
+// another public IP under the same Node and pod CIDR (a reboot under DHCP,
+// a VM replaced under its name): the pods there keep an address in a known
+// subnet, now routed to the wrong node. So the routes are re-read (one HNS
+// call, GetNetwork), besides at start and with each drift repair, when the
+// cluster says one may have appeared or moved:
+//   - another Node's pod CIDR or address appears or changes: re-read until
+//     a route covers its pod CIDR and, when the Node lists addresses, names
+//     one of them, for at most routeWait;
 //   - a Service's computation meets a remote backend IP in no known subnet
 //     that its previous result did not have.
 //
@@ -48,8 +52,8 @@ const (
 type subnetReads struct {
 	// byNodes and byBackends are the last reads each trigger made.
 	byNodes, byBackends time.Time
-	// unrouted are the Nodes whose pod CIDR changed and no route covers yet,
-	// with when that was seen.
+	// unrouted are the Nodes whose pod CIDR or address changed and no
+	// route to them covers yet, with when that was seen.
 	unrouted map[string]time.Time
 	// backendAsked: a computation met a new backend IP in no known subnet.
 	backendAsked bool
@@ -58,7 +62,7 @@ type subnetReads struct {
 	fresh bool
 }
 
-// noteUnrouted records Nodes whose pod CIDR appeared or changed.
+// noteUnrouted records Nodes whose pod CIDR or address appeared or changed.
 func (p *Proxier) noteUnrouted(names []string) {
 	for _, name := range names {
 		if p.subnets.unrouted == nil {
@@ -105,21 +109,39 @@ func (p *Proxier) readRemoteSubnets(ctx context.Context) {
 			delete(p.subnets.unrouted, name)
 		case now.Sub(since) >= routeWait:
 			delete(p.subnets.unrouted, name)
-			logger.Info("No remote subnet route covers the node's pod CIDR; its backends are reached through this node until one appears (read again on the next drift repair or a new backend)",
-				"node", name, "podCIDRs", node.Spec.PodCIDRs, "waited", now.Sub(since))
+			logger.Info("No remote subnet route to the node's address covers its pod CIDR; its backends are reached as the routes read say until that changes (read again on the next drift repair or a new backend)",
+				"node", name, "podCIDRs", podCIDRs(node), "addresses", node.Status.Addresses, "waited", now.Sub(since))
 		}
 	}
 }
 
 // routed reports whether a route covers each of node's IPv4 pod CIDRs
-// (overlay carries IPv4 only), read as kube-proxy reads CIDRs (kubeip).
+// (overlay carries IPv4 only), read as kube-proxy reads CIDRs (kubeip),
+// and names one of the node's addresses if it lists any: a route that
+// still names the address a node had before (or the node that held the
+// pod CIDR before it) is not the node's yet.
 func (p *Proxier) routed(node *v1.Node) bool {
 	for _, c := range podCIDRs(node) {
-		if prefix, ok := kubeip.ParsePrefix(c); ok && prefix.Addr().Is4() && !p.cfg.RemoteSubnets.Covers(prefix) {
+		prefix, ok := kubeip.ParsePrefix(c)
+		if !ok || !prefix.Addr().Is4() {
+			continue
+		}
+		pa, covered := p.cfg.RemoteSubnets.ProviderOf(prefix)
+		if !covered || len(node.Status.Addresses) > 0 && !hasAddress(node, pa) {
 			return false
 		}
 	}
 	return true
+}
+
+// hasAddress reports whether ip is one of node's addresses.
+func hasAddress(node *v1.Node, ip netip.Addr) bool {
+	for _, a := range node.Status.Addresses {
+		if addr, ok := kubeip.ParseAddr(a.Address); ok && addr == ip {
+			return true
+		}
+	}
+	return false
 }
 
 // nextSubnetRead is when a waiting trigger may read next (false: none waits).
@@ -155,17 +177,19 @@ func (p *Proxier) noteNoProviderAddress(res, prev desired.ServiceResult) {
 	}
 }
 
-// onPodCIDRs notes another Node whose pod CIDR appeared or changed (old is
-// nil for a Node added after the initial list).
-func (p *Proxier) onPodCIDRs(old, obj any) {
+// onNodeRouting notes another Node whose pod CIDR or address appeared or
+// changed (old is nil for a Node added after the initial list): its route
+// may appear or move.
+func (p *Proxier) onNodeRouting(old, obj any) {
 	node, ok := unwrapTombstone(obj).(*v1.Node)
 	if !ok || node.Name == p.opts.NodeName || len(podCIDRs(node)) == 0 {
 		return
 	}
-	if prev, ok := old.(*v1.Node); ok && slices.Equal(podCIDRs(prev), podCIDRs(node)) {
+	if prev, ok := old.(*v1.Node); ok && slices.Equal(podCIDRs(prev), podCIDRs(node)) &&
+		slices.Equal(prev.Status.Addresses, node.Status.Addresses) {
 		return
 	}
-	p.tracker.podCIDRChanged(node.Name)
+	p.tracker.nodeRoutingChanged(node.Name)
 	p.requestSync()
 }
 
@@ -180,16 +204,24 @@ func podCIDRs(node *v1.Node) []string {
 	return nil
 }
 
-// TrimToPodCIDRs keeps of a Node only its name and pod CIDRs, before it
-// enters the cache of every Node on overlay (ClusterNodes): a few hundred
-// bytes per node, not the tens of kilobytes a Node's status holds.
-func TrimToPodCIDRs(obj any) (any, error) {
+// TrimToRouting keeps of a Node only its name, pod CIDRs and IP addresses
+// (internal and external: a route's provider address is one of them),
+// before it enters the cache of every Node on overlay (ClusterNodes): a few
+// hundred bytes per node, not the tens of kilobytes a Node's status holds.
+func TrimToRouting(obj any) (any, error) {
 	node, ok := obj.(*v1.Node)
 	if !ok {
 		return obj, nil
 	}
+	var addrs []v1.NodeAddress
+	for _, a := range node.Status.Addresses {
+		if a.Type == v1.NodeInternalIP || a.Type == v1.NodeExternalIP {
+			addrs = append(addrs, a)
+		}
+	}
 	return &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: node.Name, UID: node.UID, ResourceVersion: node.ResourceVersion},
 		Spec:       v1.NodeSpec{PodCIDR: node.Spec.PodCIDR, PodCIDRs: node.Spec.PodCIDRs},
+		Status:     v1.NodeStatus{Addresses: addrs},
 	}, nil
 }

@@ -226,3 +226,86 @@ func TestRoutedReadsPodCIDRsAsKubeProxy(t *testing.T) {
 		}
 	}
 }
+
+// A Node that lists addresses is routed only by a route naming one of
+// them: a route still naming its old address (or the previous holder of
+// its pod CIDR) has not moved yet. Addresses read as kube-proxy reads them.
+func TestRoutedWantsTheNodesAddress(t *testing.T) {
+	p := &Proxier{}
+	p.cfg.RemoteSubnets = desired.NewRemoteSubnetIndex([]desired.RemoteSubnet{
+		{Prefix: netip.MustParsePrefix(joinPodCIDR), ProviderAddress: netip.MustParseAddr(joinIP)},
+	})
+	for _, tc := range []struct {
+		addrs      []v1.NodeAddress
+		wantRouted bool
+	}{
+		{nil, true}, // no address to compare: a covering route is its route
+		{[]v1.NodeAddress{{Type: v1.NodeInternalIP, Address: joinIP}}, true},
+		{[]v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.0.0.44"}}, false},
+		{[]v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.0.0.44"}, {Type: v1.NodeExternalIP, Address: joinIP}}, true},
+		{[]v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "010.0.0.004"}}, true},
+	} {
+		node := &v1.Node{Spec: v1.NodeSpec{PodCIDRs: []string{joinPodCIDR}}, Status: v1.NodeStatus{Addresses: tc.addrs}}
+		if got := p.routed(node); got != tc.wantRouted {
+			t.Errorf("addresses %v, route to %s: routed = %v, want %v", tc.addrs, joinIP, got, tc.wantRouted)
+		}
+	}
+	trimmed, _ := TrimToRouting(&v1.Node{Status: v1.NodeStatus{Addresses: []v1.NodeAddress{
+		{Type: v1.NodeHostName, Address: "win-4"}, {Type: v1.NodeInternalIP, Address: joinIP}, {Type: v1.NodeExternalIP, Address: "203.0.113.4"},
+	}}})
+	if got := trimmed.(*v1.Node).Status.Addresses; len(got) != 2 || got[0].Address != joinIP || got[1].Address != "203.0.113.4" {
+		t.Errorf("trimmed Node keeps addresses %v, want its internal and external IPs", got)
+	}
+}
+
+// moveRoute points n's route for prefix at a new provider address, as
+// Flannel does when a node's lease comes back with another public IP: the
+// route with the same prefix is removed and the new one added.
+func (n *testNode) moveRoute(prefix, pa string) {
+	n.t.Helper()
+	nw, err := n.hns.GetNetworkByID(context.Background(), n.networkID)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	var pols []hnslb.NetworkPolicy
+	for _, r := range desired.RemoteSubnetsOf(nw) {
+		if r.Prefix.String() == prefix {
+			continue
+		}
+		pols = append(pols, hnslb.NewNetworkPolicy(hnslb.NetworkPolicyRemoteSubnetRoute,
+			hnslb.RemoteSubnetRoutePolicySetting{DestinationPrefix: r.Prefix.String(), ProviderAddress: r.ProviderAddress.String(), IsolationId: 4096}))
+	}
+	pols = append(pols, hnslb.NewNetworkPolicy(hnslb.NetworkPolicyRemoteSubnetRoute,
+		hnslb.RemoteSubnetRoutePolicySetting{DestinationPrefix: prefix, ProviderAddress: pa, IsolationId: 4096}))
+	if err := n.hns.SetNetworkPolicies(n.networkID, pols); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+// TestReaddressedNodeMovesItsEndpoints: a node keeps its Node object and
+// pod CIDR but comes back with another IP (a reboot under DHCP, a VM
+// replaced under the same name). Its kubelet reports the new address, then
+// Flannel moves the node's route to it. No pod CIDR changes and no backend
+// falls outside every subnet, yet the proxier reads the routes again until
+// the node's route names one of its addresses, and the remote endpoint of
+// the node's pod moves to the new provider address (no drift repair).
+func TestReaddressedNodeMovesItsEndpoints(t *testing.T) {
+	const newIP2 = "10.0.0.22"
+	c := overlayCluster(t)
+	c.apply(service("web", "10.96.0.10"), sliceOf("web", "web-1", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1"), readyEP(pod2a, "win-2")))
+	c.converge()
+	n := c.node("win-1")
+	if pa := n.remoteEndpointPA(pod2a); pa != ip2 {
+		t.Fatalf("before: provider address %s, want win-2's %s", pa, ip2)
+	}
+
+	c.node("win-2").setNodeAddresses(v1.NodeAddress{Type: v1.NodeInternalIP, Address: newIP2})
+	n.eventually("win-2 waiting for its route to move", func() bool {
+		n.proxier.mu.Lock()
+		defer n.proxier.mu.Unlock()
+		_, waiting := n.proxier.subnets.unrouted["win-2"]
+		return waiting
+	})
+	n.moveRoute("10.244.2.0/24", newIP2)
+	n.eventually("the endpoint moving to win-2's new provider address", func() bool { return n.remoteEndpointPA(pod2a) == newIP2 })
+}

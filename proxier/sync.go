@@ -41,7 +41,7 @@ func (p *Proxier) Sync(ctx context.Context) {
 	stats.ServiceChanges, stats.EndpointChanges = changes.serviceChanges, changes.endpointChanges
 
 	repairDue := p.repairDue()
-	p.noteUnrouted(changes.podCIDRNodes)
+	p.noteUnrouted(changes.routingNodes)
 	if repairDue && p.opts.RemoteSubnets != nil {
 		p.readRemoteSubnets(ctx)
 	} else {

@@ -15,8 +15,9 @@ type changeTracker struct {
 	// changedServices are the Services a Service event changed (services
 	// has those an EndpointSlice event changed too).
 	changedServices map[types.NamespacedName]struct{}
-	// podCIDRNodes are other Nodes whose pod CIDR appeared or changed (overlay).
-	podCIDRNodes    []string
+	// routingNodes are other Nodes whose pod CIDR or address appeared or
+	// changed (overlay): their route may appear or move.
+	routingNodes    []string
 	serviceChanges  int
 	endpointChanges int
 	// triggerTimes are EndpointSlice last-change-trigger-time annotations per
@@ -35,7 +36,7 @@ type changeTracker struct {
 // pendingChanges is what one sync works on.
 type pendingChanges struct {
 	services        map[types.NamespacedName]struct{}
-	podCIDRNodes    []string
+	routingNodes    []string
 	serviceChanges  int
 	endpointChanges int
 	triggerTimes    map[types.NamespacedName][]time.Time
@@ -90,10 +91,10 @@ func (t *changeTracker) sliceTouched(name types.NamespacedName) {
 	t.services[name] = struct{}{}
 }
 
-func (t *changeTracker) podCIDRChanged(node string) {
+func (t *changeTracker) nodeRoutingChanged(node string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.podCIDRNodes = append(t.podCIDRNodes, node)
+	t.routingNodes = append(t.routingNodes, node)
 }
 
 func (t *changeTracker) take() pendingChanges {
@@ -101,7 +102,7 @@ func (t *changeTracker) take() pendingChanges {
 	defer t.mu.Unlock()
 	p := pendingChanges{
 		services:        t.services,
-		podCIDRNodes:    t.podCIDRNodes,
+		routingNodes:    t.routingNodes,
 		serviceChanges:  t.serviceChanges,
 		endpointChanges: t.endpointChanges,
 		triggerTimes:    t.triggerTimes,
@@ -109,7 +110,7 @@ func (t *changeTracker) take() pendingChanges {
 	t.services = map[types.NamespacedName]struct{}{}
 	clear(t.changedServices)
 	t.triggerTimes = map[types.NamespacedName][]time.Time{}
-	t.podCIDRNodes = nil
+	t.routingNodes = nil
 	t.serviceChanges, t.endpointChanges = 0, 0
 	t.reportLocked(Changes{}) // as kube-proxy's trackers: none pending once taken
 	return p

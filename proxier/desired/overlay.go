@@ -155,21 +155,22 @@ func (ix *RemoteSubnetIndex) text(pa netip.Addr) string {
 	return pa.String()
 }
 
-// Covers reports whether one route holds the whole of prefix: a node's pod
-// CIDR that Flannel has routed.
-func (ix *RemoteSubnetIndex) Covers(prefix netip.Prefix) bool {
+// ProviderOf returns the provider address of the longest route that holds
+// the whole of prefix: where a node's pod CIDR is routed, if Flannel has
+// routed it.
+func (ix *RemoteSubnetIndex) ProviderOf(prefix netip.Prefix) (netip.Addr, bool) {
 	if ix == nil || !prefix.IsValid() {
-		return false
+		return netip.Addr{}, false
 	}
 	for _, t := range ix.byLength {
 		if t.is4 != prefix.Addr().Is4() || t.bits > prefix.Bits() {
 			continue
 		}
-		if _, ok := t.node[netip.PrefixFrom(prefix.Addr(), t.bits).Masked().Addr()]; ok {
-			return true
+		if n, ok := t.node[netip.PrefixFrom(prefix.Addr(), t.bits).Masked().Addr()]; ok {
+			return n.pa, true
 		}
 	}
-	return false
+	return netip.Addr{}, false
 }
 
 // RemoteSubnetsOf reads a network's RemoteSubnetRoute policies, leaving out

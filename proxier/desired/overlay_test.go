@@ -129,17 +129,18 @@ func TestRemoteSubnetIndex(t *testing.T) {
 	if ix.Equal(NewRemoteSubnetIndex(routes[:2])) || ix.Equal(nil) {
 		t.Error("different routes compare equal")
 	}
-	for prefix, want := range map[string]bool{
-		"10.1.1.0/24": true, "10.1.1.128/25": true, "10.1.7.0/24": true, // the /16 holds it
-		"10.1.0.0/15": false, "10.9.0.0/16": false, "fd01:1::/64": true, "fd01:1::/63": false,
+	for prefix, want := range map[string]string{
+		"10.1.1.0/24": "192.168.0.11", "10.1.1.128/25": "192.168.0.11", "10.1.7.0/24": "192.168.0.12", // the /16 holds it
+		"10.1.2.0/24": "192.168.0.13", "10.1.0.0/15": "", "10.9.0.0/16": "", "fd01:1::/64": "fd00::11", "fd01:1::/63": "",
 	} {
-		if got := ix.Covers(netip.MustParsePrefix(prefix)); got != want {
-			t.Errorf("Covers(%s) = %v, want %v", prefix, got, want)
+		pa, ok := ix.ProviderOf(netip.MustParsePrefix(prefix))
+		if got := map[bool]string{true: pa.String(), false: ""}[ok]; got != want {
+			t.Errorf("ProviderOf(%s) = %q, want %q", prefix, got, want)
 		}
 	}
 	var none *RemoteSubnetIndex
-	if none.Covers(netip.MustParsePrefix("10.1.1.0/24")) {
-		t.Error("the nil index covers a prefix")
+	if _, ok := none.ProviderOf(netip.MustParsePrefix("10.1.1.0/24")); ok {
+		t.Error("the nil index routes a prefix")
 	}
 	if _, ok := paOf(t, none, addr("10.1.1.5")); ok || !none.Equal(NewRemoteSubnetIndex(nil)) || none.Routes() != nil {
 		t.Error("the nil index is not empty")

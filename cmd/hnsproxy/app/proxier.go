@@ -58,7 +58,7 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 	// node that joins has its route read (proxier/subnets.go).
 	var clusterNodes informers.SharedInformerFactory
 	if dcfg.Mode == desired.Overlay {
-		clusterNodes = informers.NewSharedInformerFactoryWithOptions(deps.Kube, cfg.ConfigSyncPeriod, informers.WithTransform(proxier.TrimToPodCIDRs))
+		clusterNodes = informers.NewSharedInformerFactoryWithOptions(deps.Kube, cfg.ConfigSyncPeriod, informers.WithTransform(proxier.TrimToRouting))
 	}
 	narrowServices, narrowSlices, err := proxiedLists()
 	if err != nil {
