@@ -425,7 +425,15 @@ func TestOverlayRemoteSubnetsAreReReadAtDriftRepair(t *testing.T) {
 		n1.repairNow()
 		c.converge()
 	}
-	setRoutes(withoutWin3)
+	// win-1's hnsproxy starts before Flannel there has learned win-3 (a
+	// route that vanishes under a running proxier while its Node remains is
+	// held: TestVanishedRouteIsHeldWhileItsNodeStays).
+	n1.stop()
+	if err := n1.hns.SetNetworkPolicies(n1.networkID, withoutWin3); err != nil {
+		t.Fatal(err)
+	}
+	n1.start()
+	c.converge()
 
 	c.apply(service("web", "10.96.0.10"), sliceOf("web", "web-1", discoveryv1.AddressTypeIPv4, readyEP(pod3a, "win-3")))
 	c.converge()

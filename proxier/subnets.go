@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 
 	"github.com/hnsproxy/hnsproxy/internal/kubeip"
@@ -34,6 +35,16 @@ import (
 //     that its previous result did not have.
 //
 // Each trigger reads at most once per subnetReadInterval.
+//
+// Flannel removes a route when its Node goes, but also for a moment when a
+// Windows node's flanneld starts: its first lease has no VTEP MAC, on which
+// Flannel elsewhere removes the node's route and adds none until the lease
+// with the MAC follows. A read in that moment would send the node's pods
+// through this node, replacing their endpoints twice and losing their
+// traffic in between, and nothing would read again once the route is
+// back. So a route a read no longer has is held in the index while a Node
+// still has its pod CIDR, read again like a waiting Node's, for at most
+// routeWait (holdVanished).
 const (
 	// subnetReadInterval: a read costs one HNS call whose answer grows with
 	// the cluster (a policy per node), so a burst of joining nodes or new
@@ -55,6 +66,10 @@ type subnetReads struct {
 	// unrouted are the Nodes whose pod CIDR or address changed and no
 	// route to them covers yet, with when that was seen.
 	unrouted map[string]time.Time
+	// held are the prefixes of routes a read no longer had while a Node
+	// still has that pod CIDR, kept in the index, with when they vanished
+	// (holdVanished).
+	held map[netip.Prefix]time.Time
 	// backendAsked: a computation met a new backend IP in no known subnet.
 	backendAsked bool
 	// fresh: the routes were read in this sync (or Run's first computation),
@@ -82,7 +97,7 @@ func (p *Proxier) readSubnetsForTriggers(ctx context.Context) bool {
 	switch {
 	case p.subnets.backendAsked && !now.Before(p.subnets.byBackends.Add(subnetReadInterval)):
 		p.subnets.byBackends = now
-	case len(p.subnets.unrouted) > 0 && !now.Before(p.subnets.byNodes.Add(subnetReadInterval)):
+	case p.nodesWait() && !now.Before(p.subnets.byNodes.Add(subnetReadInterval)):
 		p.subnets.byNodes = now
 	default:
 		return false
@@ -127,7 +142,8 @@ func (p *Proxier) routed(node *v1.Node) bool {
 			continue
 		}
 		pa, covered := p.cfg.RemoteSubnets.ProviderOf(prefix)
-		if !covered || len(node.Status.Addresses) > 0 && !hasAddress(node, pa) {
+		_, held := p.subnets.held[prefix.Masked()]
+		if !covered || held || len(node.Status.Addresses) > 0 && !hasAddress(node, pa) {
 			return false
 		}
 	}
@@ -144,6 +160,72 @@ func hasAddress(node *v1.Node, ip netip.Addr) bool {
 	return false
 }
 
+// nodesWait reports whether a Node waits for its route: one whose pod CIDR
+// or address changed, or one whose route is held.
+func (p *Proxier) nodesWait() bool {
+	return len(p.subnets.unrouted) > 0 || len(p.subnets.held) > 0
+}
+
+// holdVanished returns read with the routes the index has and read lacks
+// added back while another Node still has their pod CIDR, for at most
+// routeWait since they vanished; it forgets the rest.
+func (p *Proxier) holdVanished(ctx context.Context, read []desired.RemoteSubnet) []desired.RemoteSubnet {
+	present := make(map[netip.Prefix]bool, len(read))
+	for _, r := range read {
+		present[r.Prefix.Masked()] = true
+	}
+	now := p.clock.Now()
+	var nodeCIDRs map[netip.Prefix]bool // listed once, if a route vanished
+	held := map[netip.Prefix]time.Time{}
+	for _, r := range p.cfg.RemoteSubnets.Routes() {
+		if present[r.Prefix] {
+			continue
+		}
+		if nodeCIDRs == nil {
+			nodeCIDRs = p.otherPodCIDRs()
+		}
+		since, was := p.subnets.held[r.Prefix]
+		if !was {
+			since = now
+		}
+		switch {
+		case !nodeCIDRs[r.Prefix]:
+			continue
+		case now.Sub(since) >= routeWait:
+			klog.FromContext(ctx).Info("A remote subnet route is gone while a node still has its pod CIDR; its backends are reached through this node until it is back",
+				"prefix", r.Prefix, "providerAddress", r.ProviderAddress, "waited", now.Sub(since))
+			continue
+		}
+		held[r.Prefix] = since
+		read = append(read, r)
+	}
+	p.subnets.held = held
+	return read
+}
+
+// otherPodCIDRs are the IPv4 pod CIDRs of every other Node, masked.
+func (p *Proxier) otherPodCIDRs() map[netip.Prefix]bool {
+	out := map[netip.Prefix]bool{}
+	if p.opts.ClusterNodes == nil {
+		return out
+	}
+	nodes, err := p.opts.ClusterNodes.Lister().List(labels.Everything())
+	if err != nil {
+		return out
+	}
+	for _, node := range nodes {
+		if node.Name == p.opts.NodeName {
+			continue
+		}
+		for _, c := range podCIDRs(node) {
+			if prefix, ok := kubeip.ParsePrefix(c); ok && prefix.Addr().Is4() {
+				out[prefix.Masked()] = true
+			}
+		}
+	}
+	return out
+}
+
 // nextSubnetRead is when a waiting trigger may read next (false: none waits).
 func (p *Proxier) nextSubnetRead() (time.Time, bool) {
 	if p.opts.RemoteSubnets == nil {
@@ -154,7 +236,7 @@ func (p *Proxier) nextSubnetRead() (time.Time, bool) {
 	if p.subnets.backendAsked {
 		next, ok = p.subnets.byBackends.Add(subnetReadInterval), true
 	}
-	if len(p.subnets.unrouted) > 0 {
+	if p.nodesWait() {
 		if t := p.subnets.byNodes.Add(subnetReadInterval); !ok || t.Before(next) {
 			next, ok = t, true
 		}

@@ -258,25 +258,30 @@ func TestRoutedWantsTheNodesAddress(t *testing.T) {
 	}
 }
 
-// moveRoute points n's route for prefix at a new provider address, as
-// Flannel does when a node's lease comes back with another public IP: the
-// route with the same prefix is removed and the new one added.
-func (n *testNode) moveRoute(prefix, pa string) {
+// setRoute points n's route for prefix at pa, as Flannel does when a
+// node's lease comes back with another public IP: the route with the same
+// prefix is removed and the new one added. An empty pa only removes it, as
+// Flannel does for a lease without a VTEP MAC (a Windows node's flanneld
+// starting announces one first).
+func (n *testNode) setRoute(prefix, pa string) {
 	n.t.Helper()
 	nw, err := n.hns.GetNetworkByID(context.Background(), n.networkID)
 	if err != nil {
 		n.t.Fatal(err)
 	}
 	var pols []hnslb.NetworkPolicy
-	for _, r := range desired.RemoteSubnetsOf(nw) {
-		if r.Prefix.String() == prefix {
-			continue
-		}
+	route := func(prefix, pa string) {
 		pols = append(pols, hnslb.NewNetworkPolicy(hnslb.NetworkPolicyRemoteSubnetRoute,
-			hnslb.RemoteSubnetRoutePolicySetting{DestinationPrefix: r.Prefix.String(), ProviderAddress: r.ProviderAddress.String(), IsolationId: 4096}))
+			hnslb.RemoteSubnetRoutePolicySetting{DestinationPrefix: prefix, ProviderAddress: pa, IsolationId: 4096}))
 	}
-	pols = append(pols, hnslb.NewNetworkPolicy(hnslb.NetworkPolicyRemoteSubnetRoute,
-		hnslb.RemoteSubnetRoutePolicySetting{DestinationPrefix: prefix, ProviderAddress: pa, IsolationId: 4096}))
+	for _, r := range desired.RemoteSubnetsOf(nw) {
+		if r.Prefix.String() != prefix {
+			route(r.Prefix.String(), r.ProviderAddress.String())
+		}
+	}
+	if pa != "" {
+		route(prefix, pa)
+	}
 	if err := n.hns.SetNetworkPolicies(n.networkID, pols); err != nil {
 		n.t.Fatal(err)
 	}
@@ -306,6 +311,97 @@ func TestReaddressedNodeMovesItsEndpoints(t *testing.T) {
 		_, waiting := n.proxier.subnets.unrouted["win-2"]
 		return waiting
 	})
-	n.moveRoute("10.244.2.0/24", newIP2)
+	n.setRoute("10.244.2.0/24", newIP2)
 	n.eventually("the endpoint moving to win-2's new provider address", func() bool { return n.remoteEndpointPA(pod2a) == newIP2 })
+}
+
+// TestVanishedRouteIsHeldWhileItsNodeStays: a Windows node's flanneld
+// starting first announces a lease without a VTEP MAC, on which Flannel on
+// every other node removes the node's route and adds none, then the lease
+// with the MAC, on which it adds the route again. A read in between (here a
+// drift repair) sees the route gone while the Node is still there: the
+// route is held, so the node's pods keep their remote endpoints (no
+// endpoint deleted, none moved to this node's address), and read again
+// until it is back.
+func TestVanishedRouteIsHeldWhileItsNodeStays(t *testing.T) {
+	c := overlayCluster(t)
+	c.apply(service("web", "10.96.0.10"), sliceOf("web", "web-1", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1"), readyEP(pod2a, "win-2")))
+	c.converge()
+	n := c.node("win-1")
+	n.setRoute("10.244.2.0/24", "")
+	n.hns.ResetCounters()
+	n.repairNow()
+	n.eventually("a read while the route is gone", func() bool { return n.hns.Counters().Count(sim.OpGetNetwork) >= 1 })
+	n.settle()
+	if pa := n.remoteEndpointPA(pod2a); pa != ip2 {
+		t.Errorf("while the route is gone: provider address %s, want win-2's %s still", pa, ip2)
+	}
+	n.eventually("the held route read again", func() bool { return n.hns.Counters().Count(sim.OpGetNetwork) >= 3 })
+	n.setRoute("10.244.2.0/24", ip2)
+	n.eventually("the held route read back", func() bool {
+		n.proxier.mu.Lock()
+		defer n.proxier.mu.Unlock()
+		return len(n.proxier.subnets.held) == 0
+	})
+	n.settle()
+	if pa := n.remoteEndpointPA(pod2a); pa != ip2 {
+		t.Errorf("after: provider address %s, want win-2's %s", pa, ip2)
+	}
+	if deletes := n.hns.Counters().Count(sim.OpDeleteEndpoint); deletes != 0 {
+		t.Errorf("%d endpoint deletes, want none: the route was held", deletes)
+	}
+}
+
+// A vanished route is held only while another Node has its pod CIDR, and
+// for at most routeWait; while held, it asks for a read every interval.
+func TestVanishedRouteIsHeldBoundedly(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	nodes := factory.Core().V1().Nodes()
+	if err := nodes.Informer().GetIndexer().Add(joinNodeObject()); err != nil {
+		t.Fatal(err)
+	}
+	joinRoute := desired.RemoteSubnet{Prefix: netip.MustParsePrefix(joinPodCIDR), ProviderAddress: netip.MustParseAddr(joinIP)}
+	other := desired.RemoteSubnet{Prefix: netip.MustParsePrefix("10.244.9.0/24"), ProviderAddress: netip.MustParseAddr("10.0.0.9")}
+	routes := []desired.RemoteSubnet{joinRoute, other}
+	p := &Proxier{clock: clk, opts: Options{
+		NodeName:      nodeName,
+		ClusterNodes:  nodes,
+		RemoteSubnets: func(context.Context) ([]desired.RemoteSubnet, error) { return routes, nil },
+	}}
+	ctx := context.Background()
+	p.readRemoteSubnets(ctx)
+	routes = nil // both vanish; only the join node's Node remains
+	p.readRemoteSubnets(ctx)
+	if got := p.cfg.RemoteSubnets.Routes(); len(got) != 1 || got[0] != joinRoute {
+		t.Fatalf("after the routes vanished: %v, want only the route of the Node that remains", got)
+	}
+	if !p.readSubnetsForTriggers(ctx) {
+		t.Error("a held route asks for no read")
+	}
+	if next, ok := p.nextSubnetRead(); !ok || !next.Equal(clk.Now().Add(subnetReadInterval)) {
+		t.Errorf("a held route: next read at %v (%t), want one interval on", next, ok)
+	}
+	if p.routed(joinNodeObject()) {
+		t.Error("a node whose route is only held counts as routed")
+	}
+	clk.Step(routeWait)
+	p.readRemoteSubnets(ctx)
+	if n := p.cfg.RemoteSubnets.Len(); n != 0 || len(p.subnets.held) != 0 {
+		t.Errorf("after routeWait: %d routes, %d held, want none", n, len(p.subnets.held))
+	}
+	if _, ok := p.nextSubnetRead(); ok {
+		t.Error("a read scheduled with nothing held")
+	}
+	// Back, then gone with its Node: not held.
+	routes = []desired.RemoteSubnet{joinRoute}
+	p.readRemoteSubnets(ctx)
+	if err := nodes.Informer().GetIndexer().Delete(joinNodeObject()); err != nil {
+		t.Fatal(err)
+	}
+	routes = nil
+	p.readRemoteSubnets(ctx)
+	if n := p.cfg.RemoteSubnets.Len(); n != 0 {
+		t.Errorf("the route of a deleted Node: %d routes, want it gone", n)
+	}
 }

@@ -481,6 +481,7 @@ func (p *Proxier) refreshRemoteSubnets(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	subnets = p.holdVanished(ctx, subnets)
 	// Indexed here, once per change of the routes, not per Service; an
 	// unchanged set keeps its index, so configChanged sees the same pointer.
 	if ix := desired.NewRemoteSubnetIndex(subnets); !ix.Equal(p.cfg.RemoteSubnets) {
