@@ -3,6 +3,7 @@ package proxier
 import (
 	"context"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -313,6 +314,19 @@ func TestReaddressedNodeMovesItsEndpoints(t *testing.T) {
 	})
 	n.setRoute("10.244.2.0/24", newIP2)
 	n.eventually("the endpoint moving to win-2's new provider address", func() bool { return n.remoteEndpointPA(pod2a) == newIP2 })
+	n.settle()
+	found := false
+	for _, lb := range n.lbs() {
+		if lb.Frontend == "10.96.0.10" {
+			found = true
+			if !slices.Equal(lb.Backends, []string{pod1a, pod2a}) {
+				t.Errorf("load balancer backends %v, want %s and %s", lb.Backends, pod1a, pod2a)
+			}
+		}
+	}
+	if !found {
+		t.Error("no load balancer on 10.96.0.10")
+	}
 }
 
 // TestVanishedRouteIsHeldWhileItsNodeStays: a Windows node's flanneld
