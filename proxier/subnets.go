@@ -132,9 +132,10 @@ func (p *Proxier) readRemoteSubnets(ctx context.Context) {
 
 // routed reports whether a route covers each of node's IPv4 pod CIDRs
 // (overlay carries IPv4 only), read as kube-proxy reads CIDRs (kubeip),
-// and names one of the node's addresses if it lists any: a route that
-// still names the address a node had before (or the node that held the
-// pod CIDR before it) is not the node's yet.
+// is not only held, and names one of the node's addresses if it lists any
+// of the route's family: a route that still names the address a node had
+// before (or the node that held the pod CIDR before it) is not the node's
+// yet.
 func (p *Proxier) routed(node *v1.Node) bool {
 	for _, c := range podCIDRs(node) {
 		prefix, ok := kubeip.ParsePrefix(c)
@@ -143,21 +144,28 @@ func (p *Proxier) routed(node *v1.Node) bool {
 		}
 		pa, covered := p.cfg.RemoteSubnets.ProviderOf(prefix)
 		_, held := p.subnets.held[prefix.Masked()]
-		if !covered || held || len(node.Status.Addresses) > 0 && !hasAddress(node, pa) {
+		if !covered || held || !mayBeProvider(node, pa) {
 			return false
 		}
 	}
 	return true
 }
 
-// hasAddress reports whether ip is one of node's addresses.
-func hasAddress(node *v1.Node, ip netip.Addr) bool {
+// mayBeProvider reports whether pa is one of node's addresses, or node
+// lists none of pa's family to tell.
+func mayBeProvider(node *v1.Node, pa netip.Addr) bool {
+	listed := false
 	for _, a := range node.Status.Addresses {
-		if addr, ok := kubeip.ParseAddr(a.Address); ok && addr == ip {
+		addr, ok := kubeip.ParseAddr(a.Address)
+		if !ok || addr.Is4() != pa.Is4() {
+			continue
+		}
+		if addr == pa {
 			return true
 		}
+		listed = true
 	}
-	return false
+	return !listed
 }
 
 // nodesWait reports whether a Node waits for its route: one whose pod CIDR

@@ -241,6 +241,7 @@ func TestRoutedWantsTheNodesAddress(t *testing.T) {
 		wantRouted bool
 	}{
 		{nil, true}, // no address to compare: a covering route is its route
+		{[]v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "fd00::4"}, {Type: v1.NodeHostName, Address: "win-4"}}, true}, // none of the route's family
 		{[]v1.NodeAddress{{Type: v1.NodeInternalIP, Address: joinIP}}, true},
 		{[]v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.0.0.44"}}, false},
 		{[]v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.0.0.44"}, {Type: v1.NodeExternalIP, Address: joinIP}}, true},
