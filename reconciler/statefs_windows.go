@@ -28,7 +28,8 @@ const keepJournalOpen = false
 
 // openNoFollow refuses a reparse point (symlink, junction, mount point) at
 // name, then opens it. Between the check and the open only SYSTEM and
-// Administrators can replace the file: the directory's ACL (mkdirPrivate).
+// Administrators can replace the file: the directory's ACL (mkdirPrivate
+// makes it so, and LockStateFile refuses an existing one that is not).
 func openNoFollow(name string, flag int, perm fs.FileMode) (*os.File, error) {
 	info, err := os.Lstat(name)
 	switch {
@@ -50,7 +51,8 @@ func isReparsePoint(info fs.FileInfo) bool {
 }
 
 // mkdirPrivate creates dir's parents as os.MkdirAll does and dir itself
-// with stateDirSDDL. An existing dir is left as it is.
+// with stateDirSDDL. An existing dir is left as it is (LockStateFile
+// refuses one others can write: checkPrivateDir).
 func mkdirPrivate(dir string) error {
 	if info, err := os.Stat(dir); err == nil && info.IsDir() {
 		return nil

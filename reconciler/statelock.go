@@ -18,15 +18,38 @@ import (
 // holds the state file's lock.
 var ErrStateFileLocked = errors.New("another hnsproxy process holds the state file's lock")
 
+// ErrStateDirNotPrivate is returned by LockStateFile when the state
+// directory is one someone other than SYSTEM, Administrators (root) or
+// this process's user can write: one made before hnsproxy by another
+// user (C:\ProgramData lets every user make folders), one whose ACL or
+// mode lets others write, or a link to elsewhere. Whoever can write it can
+// plant a state file that names another program's HNS objects as
+// hnsproxy's (the daemon and --cleanup then delete them), hold the lock,
+// or swap a file for a link between hnsproxy's check and its open.
+var ErrStateDirNotPrivate = errors.New("the state directory is not private to hnsproxy")
+
+// notPrivate is ErrStateDirNotPrivate for dir, saying why and what to do.
+func notPrivate(dir, why string) error {
+	return fmt.Errorf("%s: %w: %s; a state file there could have been written by someone else. "+
+		"Remove the directory (hnsproxy makes it anew, %s) or point --state-file into a directory of its own", dir, ErrStateDirNotPrivate, why, privateDirText)
+}
+
 // StateLock is this process's hold on a state file.
 type StateLock struct{ f *os.File }
 
 // LockStateFile takes the lock of stateFile without waiting: an error
 // matching ErrStateFileLocked while another process holds it. The state
-// directory is created (owner-only) if missing.
+// directory is created (owner-only) if missing; one that exists and others
+// can write is refused with ErrStateDirNotPrivate, before any file in it
+// is opened. Every reader and writer of the state file runs under this
+// lock, so the check covers them all.
 func LockStateFile(stateFile string) (*StateLock, error) {
 	path := stateFile + ".lock"
-	if err := mkdirPrivate(filepath.Dir(path)); err != nil {
+	dir := filepath.Dir(path)
+	if err := mkdirPrivate(dir); err != nil {
+		return nil, err
+	}
+	if err := checkPrivateDir(dir); err != nil {
 		return nil, err
 	}
 	f, err := openNoFollow(path, os.O_RDWR|os.O_CREATE, 0o600)

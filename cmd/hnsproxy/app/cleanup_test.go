@@ -26,24 +26,7 @@ func TestCleanupCommand(t *testing.T) {
 	ctx := context.Background()
 	hns := sim.New(sim.Options{})
 	endpoint := serveHNSSim(t, hns)
-
-	network, err := hns.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
-		Ipams: []hnslb.Ipam{{Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pod, err := hns.CreateEndpoint(ctx, network.ID, &hnslb.Endpoint{Name: "pod-a",
-		IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.5", PrefixLength: 24}}, MacAddress: "00-15-5D-01-01-05"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	foreign, err := hns.CreateLoadBalancer(ctx, &hnslb.LoadBalancer{FrontendVIPs: []string{"10.96.9.9"},
-		HostComputeEndpoints: []string{pod.ID},
-		PortMappings:         []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 9, ExternalPort: 9}},
-		SchemaVersion:        hnslb.V2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	network, pod, foreign := podAndForeignLB(ctx, t, hns)
 
 	// What hnsproxy programmed, recorded in its state file.
 	stateFile := filepath.Join(t.TempDir(), "state.json")
@@ -141,4 +124,29 @@ func TestStoppedCleanupExitsNonZero(t *testing.T) {
 	if _, err := os.Stat(stateFile); err != nil {
 		t.Errorf("state file after the stopped cleanup: %v, want it kept for the next run", err)
 	}
+}
+
+// podAndForeignLB makes, in hns, the network cbr0, a pod's endpoint on it
+// (10.244.1.5) and a load balancer to that pod that another program made
+// (10.96.9.9:9, in no state file).
+func podAndForeignLB(ctx context.Context, t *testing.T, hns *sim.HNS) (*hnslb.Network, *hnslb.Endpoint, *hnslb.LoadBalancer) {
+	t.Helper()
+	network, err := hns.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, err := hns.CreateEndpoint(ctx, network.ID, &hnslb.Endpoint{Name: "pod-a",
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.5", PrefixLength: 24}}, MacAddress: "00-15-5D-01-01-05"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := hns.CreateLoadBalancer(ctx, &hnslb.LoadBalancer{FrontendVIPs: []string{"10.96.9.9"},
+		HostComputeEndpoints: []string{pod.ID},
+		PortMappings:         []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 9, ExternalPort: 9}},
+		SchemaVersion:        hnslb.V2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return network, pod, foreign
 }

@@ -23,7 +23,10 @@ const stateLockPoll = time.Second
 // caller to hold while it runs, waiting up to wait while another process
 // holds it. A lock that cannot be taken for another reason (a read-only or
 // full state directory) is logged and run without: an unwritable state
-// path never stops convergence (docs/reliability.md).
+// path never stops convergence (docs/reliability.md). A state directory
+// others can write is the exception: its state file may be someone else's,
+// and reading it as hnsproxy's would delete what it names, so the start
+// stops (reconciler.ErrStateDirNotPrivate).
 func lockState(ctx context.Context, logger klog.Logger, stateFile string, wait time.Duration) (*reconciler.StateLock, error) {
 	deadline := time.Now().Add(wait)
 	for first := true; ; first = false {
@@ -31,6 +34,8 @@ func lockState(ctx context.Context, logger klog.Logger, stateFile string, wait t
 		switch {
 		case err == nil:
 			return l, nil
+		case errors.Is(err, reconciler.ErrStateDirNotPrivate):
+			return nil, err
 		case !errors.Is(err, reconciler.ErrStateFileLocked):
 			logger.Error(err, "Cannot take the state file's lock; running without it", "stateFile", stateFile)
 			return nil, nil
