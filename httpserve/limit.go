@@ -15,6 +15,11 @@ const (
 	// ConnsAllHealthCheckPorts caps all health-check node ports together:
 	// their number grows with Services, which tenants create.
 	ConnsAllHealthCheckPorts = 256
+	// MaxHeaderBytes bounds a request's headers (net/http answers 431
+	// past it). Its default, 1 MiB, let the connections above hold about
+	// 400 MB of headers at once; probes and scrapes, a bearer token
+	// included, send a few KiB.
+	MaxHeaderBytes = 64 << 10
 )
 
 // Budget is a connection count shared by several listeners.

@@ -25,7 +25,8 @@ var DefaultTimeouts = Timeouts{
 	Idle:       30 * time.Second,
 }
 
-// NewServer returns an http.Server for handler with DefaultTimeouts.
+// NewServer returns an http.Server for handler with DefaultTimeouts and
+// headers bounded by MaxHeaderBytes.
 func NewServer(handler http.Handler) *http.Server {
 	t := DefaultTimeouts
 	return &http.Server{
@@ -34,6 +35,7 @@ func NewServer(handler http.Handler) *http.Server {
 		ReadTimeout:       t.Read,
 		WriteTimeout:      t.Write,
 		IdleTimeout:       t.Idle,
+		MaxHeaderBytes:    MaxHeaderBytes,
 	}
 }
 

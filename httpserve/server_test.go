@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -133,5 +134,35 @@ func TestLimitSharesABudget(t *testing.T) {
 	first.Close()
 	if s, ok := answered(second, 10*time.Second); !ok || s != "200 OK" {
 		t.Fatalf("second after the first closed: %q, answered %v", s, ok)
+	}
+}
+
+// A request whose headers pass MaxHeaderBytes is answered 431 before they
+// are read: anyone who reaches a node may open the servers' connections,
+// and at net/http's default of 1 MiB each, the health-check ports' and the
+// healthz and metrics servers' caps held about 400 MB of headers at once.
+// Headers of a Prometheus scrape with a bearer token fit with room.
+func TestServeBoundsRequestHeaders(t *testing.T) {
+	addr := serveOK(t)
+	for _, c := range []struct {
+		size int
+		want int
+	}{
+		{8 << 10, http.StatusOK},
+		{MaxHeaderBytes + 8<<10, http.StatusRequestHeaderFieldsTooLarge},
+	} {
+		req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+strings.Repeat("x", c.size))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%d bytes of headers: %v", c.size, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%d bytes of headers: %s, want %d", c.size, resp.Status, c.want)
+		}
 	}
 }
