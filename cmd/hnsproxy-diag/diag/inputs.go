@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/kubeapi"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
@@ -83,11 +84,20 @@ func Read(ctx context.Context, src Source) (*Inputs, error) {
 	if in.Network, err = findNetwork(snap, src.NetworkName); err != nil {
 		return nil, err
 	}
-	svcs, err := src.Kube.CoreV1().Services(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	// The Services and slices hnsproxy lists, no others: another proxy's
+	// Service must not read as missing here.
+	narrowServices, narrowSlices, err := kubeapi.ProxiedLists()
+	if err != nil {
+		return nil, err
+	}
+	var svcOpts, sliceOpts metav1.ListOptions
+	narrowServices(&svcOpts)
+	narrowSlices(&sliceOpts)
+	svcs, err := src.Kube.CoreV1().Services(metav1.NamespaceAll).List(ctx, svcOpts)
 	if err != nil {
 		return nil, fmt.Errorf("listing Services: %w", err)
 	}
-	slices, err := src.Kube.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	slices, err := src.Kube.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, sliceOpts)
 	if err != nil {
 		return nil, fmt.Errorf("listing EndpointSlices: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/kubeapi"
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -60,7 +61,7 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 	if dcfg.Mode == desired.Overlay {
 		clusterNodes = informers.NewSharedInformerFactoryWithOptions(deps.Kube, cfg.ConfigSyncPeriod, informers.WithTransform(proxier.TrimToRouting))
 	}
-	narrowServices, narrowSlices, err := proxiedLists()
+	narrowServices, narrowSlices, err := kubeapi.ProxiedLists()
 	if err != nil {
 		return err
 	}
