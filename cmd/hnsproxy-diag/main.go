@@ -19,10 +19,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/rest"
 	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy-diag/diag"
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/kubeapi"
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -124,11 +125,11 @@ func read(cmd *cobra.Command, opts *options.Options) (*diag.Inputs, error) {
 		return nil, err
 	}
 	defer closeHNS()
-	rest, err := clientcmd.BuildConfigFromFlags(cfg.Master, cfg.Kubeconfig)
+	rc, err := restConfig(cfg, os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("building the Kubernetes client: %w", err)
 	}
-	kube, err := kubernetes.NewForConfig(rest)
+	kube, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("building the Kubernetes client: %w", err)
 	}
@@ -142,6 +143,13 @@ func read(cmd *cobra.Command, opts *options.Options) (*diag.Inputs, error) {
 			return c, err
 		},
 	})
+}
+
+// restConfig is the API client configuration, built as the daemon builds
+// its own: in the hnsproxy pod the kubeconfig names its CA and token below
+// %CONTAINER_SANDBOX_MOUNT_POINT%, which clientcmd alone cannot find.
+func restConfig(cfg *options.Config, getenv func(string) string) (*rest.Config, error) {
+	return kubeapi.RestConfig(cfg, "hnsproxy-diag", getenv)
 }
 
 // checkOutput refuses an --output write cannot give, before anything is

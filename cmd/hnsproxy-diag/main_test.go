@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 )
 
 func TestWriteOutputs(t *testing.T) {
@@ -53,5 +56,31 @@ func TestUnknownOutputIsRefusedFirst(t *testing.T) {
 		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), `--output "yaml"`) {
 			t.Errorf("%s: %v, want the --output refused", args, err)
 		}
+	}
+}
+
+// TestKubeconfigOfTheHostProcessPod: in the hnsproxy pod the kubeconfig
+// deploy/ mounts names its CA and token below
+// %CONTAINER_SANDBOX_MOUNT_POINT%; hnsproxy-diag finds them there as the
+// daemon does, so the documented kubectl exec line reaches the API server.
+func TestKubeconfigOfTheHostProcessPod(t *testing.T) {
+	// The kubeconfig, CA and token the daemon's own test reads.
+	root, err := filepath.Abs("../hnsproxy/app/kubeapi/testdata/hostprocess")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(root, "kubeconfig.conf")
+	getenv := func(k string) string {
+		if k == options.SandboxMountPointEnv {
+			return root + "/"
+		}
+		return ""
+	}
+	rc, err := restConfig(&options.Config{Kubeconfig: kubeconfig}, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.TLSClientConfig.CAFile != root+"/ca.crt" || rc.BearerTokenFile != root+"/token" {
+		t.Errorf("CA %q token file %q; want them below %s", rc.TLSClientConfig.CAFile, rc.BearerTokenFile, root)
 	}
 }

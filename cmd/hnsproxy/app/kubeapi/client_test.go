@@ -1,7 +1,6 @@
 package kubeapi
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -11,31 +10,11 @@ import (
 // The kubeconfig's files are found below the sandbox mount point, and
 // --master still applies over its server.
 func TestKubeconfigInHostProcessContainer(t *testing.T) {
-	root := t.TempDir()
-	for name, content := range map[string]string{"ca.crt": "not parsed here", "token": "t0ken"} {
-		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	kubeconfig := filepath.Join(root, "kubeconfig.conf")
-	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters:
-- name: default
-  cluster:
-    certificate-authority: '%CONTAINER_SANDBOX_MOUNT_POINT%/ca.crt'
-    server: https://kubernetes.example:6443
-users:
-- name: default
-  user:
-    tokenFile: '%CONTAINER_SANDBOX_MOUNT_POINT%/token'
-contexts:
-- name: default
-  context: {cluster: default, user: default}
-current-context: default
-`), 0o600); err != nil {
+	root, err := filepath.Abs("testdata/hostprocess")
+	if err != nil {
 		t.Fatal(err)
 	}
+	kubeconfig := filepath.Join(root, "kubeconfig.conf")
 	getenv := func(k string) string {
 		if k == options.SandboxMountPointEnv {
 			return root + "/"
