@@ -37,7 +37,7 @@ const (
 )
 
 type fixture struct {
-	t         *testing.T
+	t         testing.TB
 	hns       *sim.HNS
 	kube      *fake.Clientset
 	stateFile string
@@ -54,7 +54,7 @@ func newFixtureEchoing(t *testing.T, echo sim.Echo) *fixture { return newFixture
 
 // newFixtureWith is newFixtureEchoing with more Kubernetes objects, which
 // HNS is programmed for too.
-func newFixtureWith(t *testing.T, echo sim.Echo, more ...runtime.Object) *fixture {
+func newFixtureWith(t testing.TB, echo sim.Echo, more ...runtime.Object) *fixture {
 	ctx := context.Background()
 	p, err := sim.ProfileByName("ws2022")
 	if err != nil {

@@ -40,13 +40,13 @@ func (v *view) notes() []string {
 // external frontends have no load balancer on this node because none of
 // its endpoints runs here; "" otherwise.
 func (v *view) localOnlyAbsent(n types.NamespacedName, res desired.ServiceResult) string {
-	svc := v.service(n)
+	svc := v.services[n]
 	if svc == nil || svc.Spec.ExternalTrafficPolicy != v1.ServiceExternalTrafficPolicyLocal ||
 		(svc.Spec.Type != v1.ServiceTypeNodePort && svc.Spec.Type != v1.ServiceTypeLoadBalancer) {
 		return ""
 	}
 	for _, lb := range res.LBs {
-		if _, role := v.in.servicePort(lb.Key); role != RoleClusterIP {
+		if _, role := v.frontends.servicePort(lb.Key); role != RoleClusterIP {
 			return "" // some external frontend is programmed here
 		}
 	}
@@ -58,13 +58,4 @@ func (v *view) localOnlyAbsent(n types.NamespacedName, res desired.ServiceResult
 		why += fmt.Sprintf("; its health-check node port %d answers 503 here, so a cloud load balancer sends none", svc.Spec.HealthCheckNodePort)
 	}
 	return why
-}
-
-func (v *view) service(n types.NamespacedName) *v1.Service {
-	for i := range v.in.Services {
-		if s := &v.in.Services[i]; s.Namespace == n.Namespace && s.Name == n.Name {
-			return s
-		}
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package diag
 
 import (
 	"net/netip"
-	"slices"
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
@@ -68,40 +67,101 @@ const (
 	RoleHealthCheck  = "HealthCheck"
 )
 
-// servicePort names the Service port a frontend key serves
-// ("namespace/name:port") and its role; "" when no Service has it.
-func (in *Inputs) servicePort(key intent.LBKey) (service, role string) {
-	for i := range in.Services {
-		s := &in.Services[i]
+// frontends names the Service port behind each frontend, indexed once:
+// every row and every load balancer a trace names asks, and a scan of
+// the Services for each took minutes at 10,000 Services.
+type frontends struct {
+	ports map[frontendKey]frontendName
+	// ingress holds each load-balancer ingress IP's Service, on any port:
+	// --forward-healthcheck-vip's ingressIP:health-port load balancer.
+	ingress map[string]frontendName
+}
+
+// frontendKey is an LBKey without its family; VIP "" for a node port.
+type frontendKey struct {
+	vip      string
+	protocol uint32
+	port     uint16
+}
+
+// frontendName is a frontend's Service port and role; rank is the
+// Service's place in the list, the first claiming a frontend wins.
+type frontendName struct {
+	service, role string
+	rank          int
+}
+
+// frontendsOf indexes the Services' frontends. Their addresses are read as
+// the desired state reads them (kubeip), so a Service's non-canonical
+// address names the load balancer HNS holds in canonical form.
+func frontendsOf(svcs []v1.Service) frontends {
+	f := frontends{ports: map[frontendKey]frontendName{}, ingress: map[string]frontendName{}}
+	claim := func(k frontendKey, n frontendName) {
+		if _, taken := f.ports[k]; !taken {
+			f.ports[k] = n
+		}
+	}
+	for i := range svcs {
+		s := &svcs[i]
 		name := types.NamespacedName{Namespace: s.Namespace, Name: s.Name}.String()
+		var ingress []string
+		for _, in := range s.Status.LoadBalancer.Ingress {
+			ingress = append(ingress, in.IP)
+		}
 		for _, p := range s.Spec.Ports {
-			if protocolNumber(p.Protocol) != key.Protocol {
+			proto := protocolNumber(p.Protocol)
+			port := frontendName{service: name + ":" + portName(p), rank: i}
+			if p.NodePort > 0 && p.NodePort <= 0xffff {
+				claim(frontendKey{"", proto, uint16(p.NodePort)}, frontendName{port.service, RoleNodePort, i})
+			}
+			if p.Port <= 0 || p.Port > 0xffff {
 				continue
 			}
-			port := name + ":" + portName(p)
-			switch {
-			case key.VIP == "":
-				if p.NodePort != 0 && p.NodePort == int32(key.Port) {
-					return port, RoleNodePort
+			for _, ips := range []struct {
+				role string
+				ips  []string
+			}{{RoleClusterIP, append([]string{s.Spec.ClusterIP}, s.Spec.ClusterIPs...)}, {RoleExternalIP, s.Spec.ExternalIPs}, {RoleLoadBalancer, ingress}} {
+				for _, ip := range ips.ips {
+					if vip := canonicalIP(ip); vip != "" {
+						claim(frontendKey{vip, proto, uint16(p.Port)}, frontendName{port.service, ips.role, i})
+					}
 				}
-			case int32(key.Port) != p.Port:
-			case slices.Contains(s.Spec.ClusterIPs, key.VIP) || s.Spec.ClusterIP == key.VIP:
-				return port, RoleClusterIP
-			case slices.Contains(s.Spec.ExternalIPs, key.VIP):
-				return port, RoleExternalIP
-			case ingressHas(s, key.VIP):
-				return port, RoleLoadBalancer
 			}
 		}
-		if key.VIP != "" && ingressHas(s, key.VIP) {
-			return name, RoleHealthCheck // --forward-healthcheck-vip: ingressIP:health port
+		for _, ip := range ingress {
+			if vip := canonicalIP(ip); vip != "" {
+				if _, taken := f.ingress[vip]; !taken {
+					f.ingress[vip] = frontendName{name, RoleHealthCheck, i}
+				}
+			}
 		}
+	}
+	return f
+}
+
+// servicePort names the Service port a frontend key serves
+// ("namespace/name:port") and its role; "" when no Service has it. A
+// Service's ingress IP on a port none of its ports has is its health-check
+// frontend, unless a Service listed earlier has that frontend.
+func (f frontends) servicePort(key intent.LBKey) (service, role string) {
+	port, onPort := f.ports[frontendKey{key.VIP, key.Protocol, key.Port}]
+	health, onIngress := f.ingress[key.VIP]
+	switch {
+	case key.VIP == "" || (onPort && (!onIngress || port.rank <= health.rank)):
+		return port.service, port.role
+	case onIngress:
+		return health.service, health.role
 	}
 	return "", ""
 }
 
-func ingressHas(s *v1.Service, ip string) bool {
-	return slices.ContainsFunc(s.Status.LoadBalancer.Ingress, func(i v1.LoadBalancerIngress) bool { return i.IP == ip })
+// canonicalIP is ip as HNS and the desired state print it; "" when it is
+// not an address.
+func canonicalIP(ip string) string {
+	if a, ok := kubeip.ParseAddr(ip); ok {
+		return a.Unmap().String()
+	}
+	return ""
 }
 
 func protocolNumber(p v1.Protocol) uint32 {

@@ -7,6 +7,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // The diagnosis names what is behind an HNS address from the Kubernetes
@@ -32,5 +35,42 @@ func TestPlacesReadAddressesAsKubeProxy(t *testing.T) {
 	nodes := in.nodeAddresses()
 	if nodes[netip.MustParseAddr("10.0.0.12")] != node || len(nodes) != 1 {
 		t.Errorf("node addresses %v, want %s at 10.0.0.12 only", nodes, node)
+	}
+}
+
+// TestFrontendsNameTheServicePort: each frontend key names its Service port
+// and role; a Service's address in a non-canonical form (as the API may
+// hold an external IP) names the load balancer HNS holds in canonical
+// form; a Service's ingress IP on another port is its health-check
+// frontend; the first Service listed claims a frontend two name.
+func TestFrontendsNameTheServicePort(t *testing.T) {
+	svcs := []v1.Service{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "lb"}, Spec: v1.ServiceSpec{
+			ClusterIP: "10.96.0.30", ClusterIPs: []string{"10.96.0.30", "fd00:96::30"}, ExternalIPs: []string{"2001:DB8:0::10"},
+			Ports: []v1.ServicePort{{Name: "https", Protocol: v1.ProtocolTCP, Port: 443, NodePort: 30443}}},
+			Status: v1.ServiceStatus{LoadBalancer: v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: "203.0.113.10"}}}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "later"}, Spec: v1.ServiceSpec{
+			ClusterIP: "10.96.0.31", ExternalIPs: []string{"203.0.113.10"},
+			Ports: []v1.ServicePort{{Protocol: v1.ProtocolUDP, Port: 53}}}},
+	}
+	f := frontendsOf(svcs)
+	for _, tc := range []struct {
+		key           intent.LBKey
+		service, role string
+	}{
+		{intent.LBKey{VIP: "10.96.0.30", Protocol: hnslb.ProtocolTCP, Port: 443}, "web/lb:https", RoleClusterIP},
+		{intent.LBKey{Family: intent.IPv6, VIP: "fd00:96::30", Protocol: hnslb.ProtocolTCP, Port: 443}, "web/lb:https", RoleClusterIP},
+		{intent.LBKey{Family: intent.IPv6, VIP: "2001:db8::10", Protocol: hnslb.ProtocolTCP, Port: 443}, "web/lb:https", RoleExternalIP},
+		{intent.LBKey{VIP: "203.0.113.10", Protocol: hnslb.ProtocolTCP, Port: 443}, "web/lb:https", RoleLoadBalancer},
+		{intent.LBKey{Protocol: hnslb.ProtocolTCP, Port: 30443}, "web/lb:https", RoleNodePort},
+		{intent.LBKey{VIP: "203.0.113.10", Protocol: hnslb.ProtocolTCP, Port: 31000}, "web/lb", RoleHealthCheck},
+		{intent.LBKey{VIP: "203.0.113.10", Protocol: hnslb.ProtocolUDP, Port: 53}, "web/lb", RoleHealthCheck},
+		{intent.LBKey{VIP: "10.96.0.31", Protocol: hnslb.ProtocolUDP, Port: 53}, "web/later:53", RoleClusterIP},
+		{intent.LBKey{VIP: "10.96.0.31", Protocol: hnslb.ProtocolTCP, Port: 53}, "", ""},
+		{intent.LBKey{Protocol: hnslb.ProtocolTCP, Port: 443}, "", ""},
+	} {
+		if s, r := f.servicePort(tc.key); s != tc.service || r != tc.role {
+			t.Errorf("%v: %q %q, want %q %q", tc.key, s, r, tc.service, tc.role)
+		}
 	}
 }

@@ -125,7 +125,7 @@ func serviceless(r Row) int {
 func (v *view) compare(want *intent.LB, got *hnslb.LoadBalancer) Row {
 	doc := reconciler.BuildLB(want, nil)
 	row := Row{Frontend: Frontend(doc), Flags: doc.FlagWords(), State: StateOK}
-	row.Service, row.Role = v.in.servicePort(want.Key)
+	row.Service, row.Role = v.frontends.servicePort(want.Key)
 	if row.Service == "" {
 		row.Service = want.Owner
 	}
@@ -163,7 +163,7 @@ func (v *view) extra(lb *hnslb.LoadBalancer) Row {
 	row := Row{Frontend: Frontend(lb), Flags: lb.FlagWords(), ID: lb.ID, Owner: v.owner(lb.ID), State: StateExtra}
 	key, ok := reconciler.KeyOf(lb)
 	if ok {
-		row.Service, row.Role = v.in.servicePort(key)
+		row.Service, row.Role = v.frontends.servicePort(key)
 	}
 	row.Backends = v.backends(nil, lb)
 	switch {

@@ -94,7 +94,7 @@ func (v *view) explainMiss(p vfp.Packet, src netip.Addr) []string {
 	// unknown: an address nobody is known to hold may be it.
 	_, isPod := v.pods[dst]
 	unlisted := !v.in.Config.NodeIPs[fam].IsValid() && v.nodeIP[dst] == "" && !isPod
-	if svc, _ := v.in.servicePort(keys[0]); svc != "" {
+	if svc, _ := v.frontends.servicePort(keys[0]); svc != "" {
 		unlisted = false // a Service's address, not the node's
 	}
 	if v.nodeIP[dst] == self || unlisted {
@@ -106,7 +106,7 @@ func (v *view) explainMiss(p vfp.Packet, src netip.Addr) []string {
 			self, fam, dst, fam))
 	}
 	for _, k := range keys {
-		svc, role := v.in.servicePort(k)
+		svc, role := v.frontends.servicePort(k)
 		if svc == "" {
 			continue
 		}
@@ -158,7 +158,7 @@ func (v *view) names() *strings.Replacer {
 	for i := range v.in.HNS.LoadBalancers {
 		lb := &v.in.HNS.LoadBalancers[i]
 		if k, ok := reconciler.KeyOf(lb); ok {
-			if svc, role := v.in.servicePort(k); svc != "" {
+			if svc, role := v.frontends.servicePort(k); svc != "" {
 				pairs = append(pairs, lb.ID, "["+svc+" "+role+"]")
 			}
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
-func mustPacket(t *testing.T, src, dst, proto string) vfp.Packet {
+func mustPacket(t testing.TB, src, dst, proto string) vfp.Packet {
 	t.Helper()
 	p, err := vfp.ParsePacket(src, dst, proto)
 	if err != nil {

@@ -3,6 +3,9 @@ package diag
 import (
 	"net/netip"
 
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
@@ -21,6 +24,9 @@ type view struct {
 	odd    []*hnslb.LoadBalancer
 	pods   map[netip.Addr]place
 	nodeIP map[netip.Addr]string
+	// frontends names the Service port behind a frontend.
+	frontends frontends
+	services  map[types.NamespacedName]*v1.Service
 }
 
 func newView(in *Inputs) *view {
@@ -31,6 +37,12 @@ func newView(in *Inputs) *view {
 		byKey:     map[intent.LBKey]*hnslb.LoadBalancer{},
 		pods:      in.podPlaces(),
 		nodeIP:    in.nodeAddresses(),
+		frontends: frontendsOf(in.Services),
+		services:  make(map[types.NamespacedName]*v1.Service, len(in.Services)),
+	}
+	for i := range in.Services {
+		s := &in.Services[i]
+		v.services[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
 	}
 	for i := range in.HNS.Endpoints {
 		v.endpoints[in.HNS.Endpoints[i].ID] = &in.HNS.Endpoints[i]
