@@ -16,7 +16,7 @@ import (
 func TestBadInputIsAClearError(t *testing.T) {
 	f := newFixture(t)
 	read := func(network, node string) error {
-		_, err := Read(context.Background(), Source{
+		_, err := readNow(context.Background(), Source{
 			HNS: ReadOnly(f.hns), Kube: f.kube, NetworkName: network, StateFile: f.stateFile,
 			Config: func(ctx context.Context, n *hnslb.Network, v hnslb.Version) (desired.Config, error) {
 				cfg := *f.cfg

@@ -6,6 +6,6 @@
 // foreign, and what is missing or extra; and it traces packets through the
 // VFP model (vfp) over the node's real state, naming what it meets.
 //
-// Read gathers the inputs (all I/O is there); Diagnose and Trace are pure
+// ReadWithin gathers the inputs (all I/O is there); Diagnose and Trace are pure
 // functions of them.
 package diag

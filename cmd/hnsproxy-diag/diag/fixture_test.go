@@ -93,10 +93,10 @@ func newFixtureWith(t testing.TB, echo sim.Echo, more ...runtime.Object) *fixtur
 	return f
 }
 
-// read is Read over the fixture, resolving the configuration as the command does.
+// read reads the fixture without a deadline, resolving the configuration as the command does.
 func (f *fixture) read() *Inputs {
 	f.t.Helper()
-	in, err := Read(context.Background(), f.source())
+	in, err := readNow(context.Background(), f.source())
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -166,4 +166,9 @@ func row(t *testing.T, r *Report, service, role string) Row {
 func osBuildOf(ctx context.Context, r hnslb.Reader) hnslb.OSBuild {
 	b, _ := r.OSBuild(ctx)
 	return b
+}
+
+// readNow is ReadWithin without its deadline.
+func readNow(ctx context.Context, src Source) (*Inputs, error) {
+	return read(ctx, src, func(_ step, f func() error) error { return f() })
 }

@@ -48,39 +48,60 @@ type Source struct {
 	Config func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error)
 }
 
-// Read takes one snapshot of HNS and lists the Services, EndpointSlices and
-// ReadWithin is Read given at most timeout. hcn calls are synchronous RPCs
+// ReadWithin takes one snapshot of HNS and lists the Services,
+// EndpointSlices and Nodes, then resolves the configuration the way
+// hnsproxy does, all within timeout. hcn calls are synchronous RPCs
 // that ignore the context, so under a hung HNS (kubernetes/aks-engine#4315),
-// when an operator most needs the diagnosis, Read would never return: past
-// timeout ReadWithin gives up with an error that says so, and leaves the
-// hung call behind.
+// when an operator most needs the diagnosis, a read would never return: past
+// timeout ReadWithin gives up on the step under way, leaving a hung call
+// behind, with an error that names it: HNS, which may be hung, or the API
+// server, which did not answer (an operator told HNS may be hung would
+// restart a healthy hns service).
 func ReadWithin(ctx context.Context, timeout time.Duration, src Source) (*Inputs, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	type result struct {
-		in  *Inputs
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		in, err := Read(ctx, src)
-		done <- result{in, err}
-	}()
-	select {
-	case r := <-done:
-		return r.in, r.err
-	case <-ctx.Done():
-		return nil, fmt.Errorf("reading HNS and the API server: no answer within %v; HNS calls cannot be cancelled, so HNS may be hung (restarting the hns service clears a hung HNS)", timeout)
-	}
+	return read(ctx, src, func(s step, f func() error) error {
+		done := make(chan error, 1)
+		go func() { done <- f() }()
+		select {
+		case err := <-done:
+			if err != nil && ctx.Err() != nil {
+				return s.timedOut(timeout)
+			}
+			return err
+		case <-ctx.Done():
+			return s.timedOut(timeout)
+		}
+	})
 }
 
-// Nodes, then resolves the configuration the way hnsproxy does.
-func Read(ctx context.Context, src Source) (*Inputs, error) {
-	snap, err := hnslb.TakeSnapshot(ctx, src.HNS)
-	if err != nil {
-		return nil, fmt.Errorf("reading HNS: %w", err)
+// step is a part of the read that may not answer: one asking HNS, or one
+// listing from the API server.
+type step struct {
+	what string
+	hns  bool
+}
+
+func (s step) timedOut(timeout time.Duration) error {
+	if s.hns {
+		return fmt.Errorf("%s: no answer within %v; HNS calls cannot be cancelled, so HNS may be hung (restarting the hns service clears a hung HNS)", s.what, timeout)
+	}
+	return fmt.Errorf("%s: the API server did not answer within %v: is it reachable from this node (--kubeconfig, --master), and answering others (kubectl get --raw /readyz)?", s.what, timeout)
+}
+
+// read is ReadWithin with each step run by run.
+func read(ctx context.Context, src Source, run func(step, func() error) error) (*Inputs, error) {
+	var snap *hnslb.Snapshot
+	if err := run(step{"reading HNS", true}, func() (err error) {
+		if snap, err = hnslb.TakeSnapshot(ctx, src.HNS); err != nil {
+			return fmt.Errorf("reading HNS: %w", err)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	in := &Inputs{HNS: snap, StateFile: src.StateFile}
+	var err error
 	if in.Network, err = findNetwork(snap, src.NetworkName); err != nil {
 		return nil, err
 	}
@@ -93,22 +114,45 @@ func Read(ctx context.Context, src Source) (*Inputs, error) {
 	var svcOpts, sliceOpts metav1.ListOptions
 	narrowServices(&svcOpts)
 	narrowSlices(&sliceOpts)
-	svcs, err := src.Kube.CoreV1().Services(metav1.NamespaceAll).List(ctx, svcOpts)
-	if err != nil {
-		return nil, fmt.Errorf("listing Services: %w", err)
-	}
-	slices, err := src.Kube.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, sliceOpts)
-	if err != nil {
-		return nil, fmt.Errorf("listing EndpointSlices: %w", err)
-	}
-	nodes, err := src.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing Nodes: %w", err)
-	}
-	in.Services, in.Slices, in.Nodes = svcs.Items, slices.Items, nodes.Items
-	if in.Config, err = src.Config(ctx, in.Network, snap.Version); err != nil {
+	if err := run(step{what: "listing Services"}, func() error {
+		l, err := src.Kube.CoreV1().Services(metav1.NamespaceAll).List(ctx, svcOpts)
+		if err != nil {
+			return fmt.Errorf("listing Services: %w", err)
+		}
+		in.Services = l.Items
+		return nil
+	}); err != nil {
 		return nil, err
 	}
+	if err := run(step{what: "listing EndpointSlices"}, func() error {
+		l, err := src.Kube.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, sliceOpts)
+		if err != nil {
+			return fmt.Errorf("listing EndpointSlices: %w", err)
+		}
+		in.Slices = l.Items
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := run(step{what: "listing Nodes"}, func() error {
+		l, err := src.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing Nodes: %w", err)
+		}
+		in.Nodes = l.Items
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	// The configuration reads HNS again (the root endpoint, the OS build).
+	var cfg desired.Config
+	if err := run(step{"reading HNS for hnsproxy's configuration", true}, func() (err error) {
+		cfg, err = src.Config(ctx, in.Network, snap.Version)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	in.Config = cfg
 	if err := in.fillFromNode(); err != nil {
 		return nil, err
 	}

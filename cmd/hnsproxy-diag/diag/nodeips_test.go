@@ -65,7 +65,7 @@ func TestNodeWithoutAddressesIsNamed(t *testing.T) {
 	f.setNodeAddresses(func([]v1.NodeAddress) []v1.NodeAddress {
 		return []v1.NodeAddress{{Type: v1.NodeHostName, Address: self}}
 	})
-	_, err := Read(context.Background(), f.source())
+	_, err := readNow(context.Background(), f.source())
 	if err == nil || !strings.Contains(err.Error(), `the Node "win-a" lists no InternalIP or ExternalIP address`) ||
 		!strings.Contains(err.Error(), "NodeAddressesMissing") {
 		t.Fatalf("Read: %v", err)

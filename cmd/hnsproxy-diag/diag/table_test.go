@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
+
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
@@ -259,5 +262,22 @@ func TestReadWithinGivesUpOnAHungHNS(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the read still waits on a hung HNS after a minute")
+	}
+}
+
+// An API server that does not answer (unreachable, or slow under a large
+// LIST) is named as what failed: the error does not send the operator to
+// restart a healthy HNS.
+func TestReadWithinNamesASlowAPIServer(t *testing.T) {
+	f := newFixture(t)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	f.kube.PrependReactor("list", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
+		<-release // as a LIST the API server never answers; the fake ignores the context
+		return false, nil, nil
+	})
+	_, err := ReadWithin(context.Background(), 50*time.Millisecond, f.source())
+	if err == nil || strings.Contains(err.Error(), "HNS may be hung") || !strings.HasPrefix(err.Error(), "listing Services: the API server did not answer") {
+		t.Errorf("read under an API server that does not answer: %v, want it named, not HNS", err)
 	}
 }
