@@ -44,25 +44,29 @@ func TestDiag(t *testing.T) {
 	for _, n := range c.Nodes {
 		writesBefore[n] = quiescent(t, n).Writes()
 	}
-	run := func(n *framework.Node, args ...string) string {
+	// runExiting runs hnsproxy-diag on n, wanting the exit status status:
+	// 0, or 2 where the table has rows hnsproxy would correct.
+	runExiting := func(n *framework.Node, status int, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(bin, append(n.Proxy.Args(), args...)...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("hnsproxy-diag %s on %s: %v\n%s", strings.Join(args, " "), n.Name(), err, stderr.String())
+		if code := cmd.ProcessState.ExitCode(); code != status {
+			t.Fatalf("hnsproxy-diag %s on %s: exit status %d, want %d: %v\n%s", strings.Join(args, " "), n.Name(), code, status, err, stderr.String())
 		}
 		return string(out)
 	}
-	report := func(n *framework.Node) *diag.Report {
+	run := func(n *framework.Node, args ...string) string { t.Helper(); return runExiting(n, 0, args...) }
+	reportExiting := func(n *framework.Node, status int) *diag.Report {
 		t.Helper()
 		var r diag.Report
-		if err := json.Unmarshal([]byte(run(n, "--output=json")), &r); err != nil {
+		if err := json.Unmarshal([]byte(runExiting(n, status, "--output=json")), &r); err != nil {
 			t.Fatal(err)
 		}
 		return &r
 	}
+	report := func(n *framework.Node) *diag.Report { t.Helper(); return reportExiting(n, 0) }
 	trace := func(n *framework.Node, src, dst string) *diag.TraceReport {
 		t.Helper()
 		var tr diag.TraceReport
@@ -143,7 +147,7 @@ func TestDiag(t *testing.T) {
 	if err := ws2022.Sim.Client.DeleteLoadBalancer(ctx, np.ID); err != nil {
 		t.Fatal(err)
 	}
-	gone := findRow(t, report(ws2022), "web/frontend:http", diag.RoleNodePort)
+	gone := findRow(t, reportExiting(ws2022, 2), "web/frontend:http", diag.RoleNodePort)
 	if gone.State != diag.StateMissing || gone.ID != "" || !anyContains(gone.Why, "HNS has none") || len(gone.Backends) != len(w.Pods["web"]) {
 		t.Errorf("deleted NodePort row %+v", gone)
 	}
@@ -153,21 +157,29 @@ func TestDiag(t *testing.T) {
 		!anyContains(unbalanced.Notes, "NodePort frontend of web/frontend:http", "HNS has none") {
 		t.Errorf("external client to the deleted NodePort: %+v", unbalanced)
 	}
-	t.Logf("hnsproxy-diag on %s with the NodePort load balancer deleted:\n%s", ws2022.Name(), run(ws2022))
+	t.Logf("hnsproxy-diag on %s with the NodePort load balancer deleted:\n%s", ws2022.Name(), runExiting(ws2022, 2))
 
 	// hnsproxy back: it re-creates the load balancer, and the tool sees it.
 	if err := ws2022.Proxy.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	err = framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(context.Context) error {
+		cmd := exec.Command(bin, append(ws2022.Proxy.Args(), "--output=json")...)
+		out, err := cmd.Output()
+		if code := cmd.ProcessState.ExitCode(); code != 0 && code != 2 {
+			return errorf("exit status %d: %v", code, err)
+		}
 		var r diag.Report
-		if err := json.Unmarshal([]byte(run(ws2022, "--output=json")), &r); err != nil {
+		if err := json.Unmarshal(out, &r); err != nil {
 			return err
 		}
 		for _, row := range r.LoadBalancers {
 			if row.State != diag.StateOK {
 				return errorf("%s %s is %s", row.Service, row.Role, row.State)
 			}
+		}
+		if code := cmd.ProcessState.ExitCode(); code != 0 {
+			return errorf("every row ok, and exit status %d", code)
 		}
 		return nil
 	})

@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,10 +35,32 @@ import (
 // readTimeout bounds reading HNS and the API server.
 const readTimeout = time.Minute
 
-func main() {
-	if err := newCommand().Execute(); err != nil {
-		os.Exit(1)
+// exitDifferences is the exit status when the node's HNS is not as
+// hnsproxy would program it; 1 is an error (nothing was diagnosed).
+const exitDifferences = 2
+
+func main() { os.Exit(exitCode(newCommand().Execute())) }
+
+// exitCode is 0 when the diagnosis (or trace) ran and found nothing for
+// hnsproxy to correct, exitDifferences when it found some, else 1.
+func exitCode(err error) int {
+	var d differences
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &d):
+		return exitDifferences
 	}
+	return 1
+}
+
+// differences is the error of a diagnosis whose table has rows hnsproxy
+// would correct (diag.Report.ToCorrect): the table is written, and scripts
+// see a nonzero exit.
+type differences int
+
+func (d differences) Error() string {
+	return fmt.Sprintf("%d load balancers are not as hnsproxy would program them (state missing, differs, or extra and not foreign)", int(d))
 }
 
 func newCommand() *cobra.Command {
@@ -61,7 +84,13 @@ func newCommand() *cobra.Command {
 				return err
 			}
 			r := diag.Diagnose(in)
-			return write(cmd.OutOrStdout(), output, r, r.WriteTable)
+			if err := write(cmd.OutOrStdout(), output, r, r.WriteTable); err != nil {
+				return err
+			}
+			if n := r.ToCorrect(); n > 0 {
+				return differences(n)
+			}
+			return nil
 		},
 	}
 	fss := cliflag.NamedFlagSets{}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"path/filepath"
 	"strings"
@@ -82,5 +83,15 @@ func TestKubeconfigOfTheHostProcessPod(t *testing.T) {
 	}
 	if rc.TLSClientConfig.CAFile != root+"/ca.crt" || rc.BearerTokenFile != root+"/token" {
 		t.Errorf("CA %q token file %q; want them below %s", rc.TLSClientConfig.CAFile, rc.BearerTokenFile, root)
+	}
+}
+
+// TestExitCodes: 0 when nothing is to correct, 2 when the table has rows
+// hnsproxy would correct (scripts tell the two apart), 1 for an error.
+func TestExitCodes(t *testing.T) {
+	for err, want := range map[error]int{nil: 0, differences(3): exitDifferences, errors.New("listing Services: forbidden"): 1} {
+		if got := exitCode(err); got != want {
+			t.Errorf("exitCode(%v) = %d, want %d", err, got, want)
+		}
 	}
 }

@@ -65,6 +65,20 @@ type Backend struct {
 	EndpointID string `json:"endpointID,omitempty"`
 }
 
+// ToCorrect counts the rows hnsproxy would change at its next sync: those
+// missing or differing, and extra load balancers not known to be another
+// agent's (hnsproxy's left-overs, or any when the state file could not
+// say). hnsproxy-diag exits nonzero when there are any.
+func (r *Report) ToCorrect() int {
+	n := 0
+	for _, row := range r.LoadBalancers {
+		if row.State == StateMissing || row.State == StateDiffers || (row.State == StateExtra && row.Owner != OwnerForeign) {
+			n++
+		}
+	}
+	return n
+}
+
 // Diagnose compares HNS with the desired state of the same objects.
 func Diagnose(in *Inputs) *Report { return newView(in).report() }
 

@@ -281,3 +281,30 @@ func TestReadWithinNamesASlowAPIServer(t *testing.T) {
 		t.Errorf("read under an API server that does not answer: %v, want it named, not HNS", err)
 	}
 }
+
+// TestToCorrectCountsWhatHNSProxyWouldChange: the rows hnsproxy would
+// change (missing, differs, its own left-overs) are what make the command
+// exit nonzero; another agent's load balancer is left alone, so it is none.
+func TestToCorrectCountsWhatHNSProxyWouldChange(t *testing.T) {
+	f := newFixture(t)
+	r := Diagnose(f.read())
+	if n := r.ToCorrect(); n != 0 {
+		t.Errorf("a node as hnsproxy programmed it: %d rows to correct", n)
+	}
+	if _, err := f.hns.CreateLoadBalancer(t.Context(), &hnslb.LoadBalancer{
+		FrontendVIPs: []string{"10.96.9.9"}, SchemaVersion: hnslb.V2,
+		PortMappings:         []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, ExternalPort: 80, InternalPort: 80}},
+		HostComputeEndpoints: []string{cipBackendID(t, r, webA)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := Diagnose(f.read()).ToCorrect(); n != 0 {
+		t.Errorf("with a foreign load balancer: %d rows to correct, want 0", n)
+	}
+	if err := f.hns.DeleteLoadBalancerOutOfBand(row(t, r, "web/frontend:http", RoleNodePort).ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := Diagnose(f.read()).ToCorrect(); n != 1 {
+		t.Errorf("with the NodePort load balancer deleted: %d rows to correct, want 1", n)
+	}
+}
