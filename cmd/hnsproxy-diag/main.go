@@ -178,7 +178,13 @@ func read(cmd *cobra.Command, opts *options.Options) (*diag.Inputs, error) {
 // its own: in the hnsproxy pod the kubeconfig names its CA and token below
 // %CONTAINER_SANDBOX_MOUNT_POINT%, which clientcmd alone cannot find.
 func restConfig(cfg *options.Config, getenv func(string) string) (*rest.Config, error) {
-	return kubeapi.RestConfig(cfg, "hnsproxy-diag", getenv)
+	rc, err := kubeapi.RestConfig(cfg, "hnsproxy-diag", getenv)
+	if err != nil && cfg.Kubeconfig == "" && cfg.Master == "" {
+		// Only the pod has the in-cluster configuration; on the host the
+		// operator must name a kubeconfig.
+		return nil, fmt.Errorf("%w: outside the hnsproxy pod, give --kubeconfig (or a --config whose clientConnection.kubeconfig names one)", err)
+	}
+	return rc, err
 }
 
 // checkOutput refuses an --output write cannot give, before anything is

@@ -95,3 +95,14 @@ func TestExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestNoKubeconfigSaysWhatToGive: on the host, outside the hnsproxy pod,
+// without a kubeconfig the error says which flag gives one, not only that
+// the in-cluster variables are unset.
+func TestNoKubeconfigSaysWhatToGive(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("KUBERNETES_SERVICE_PORT", "")
+	if _, err := restConfig(&options.Config{}, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "give --kubeconfig") {
+		t.Errorf("no kubeconfig, outside a pod: %v, want it to say to give --kubeconfig", err)
+	}
+}
