@@ -10,8 +10,9 @@ import (
 
 // ParsePacket reads a packet as people type it: src "IP[:PORT]", dst
 // "IP:PORT" (or "[IPv6]:PORT", a bare IP for ICMP) and a protocol name
-// (tcp, the default, udp, icmp or icmpv6). It checks syntax only; Trace
-// checks the packet makes sense.
+// (tcp, the default, udp, icmp or icmpv6). It checks syntax, and that an
+// ICMP protocol is the destination family's; Trace checks the packet makes
+// sense.
 func ParsePacket(src, dst, protocol string) (Packet, error) {
 	var p Packet
 	switch strings.ToLower(protocol) {
@@ -32,6 +33,14 @@ func ParsePacket(src, dst, protocol string) (Packet, error) {
 	}
 	if p.Dst, err = parseAddrPort(dst); err != nil {
 		return p, fmt.Errorf("destination: %w", err)
+	}
+	// Each family has its own ICMP: a typo here would otherwise trace as a
+	// packet no load balancer or pod answers, not as the mistake it is.
+	switch v4 := p.Dst.Addr().Unmap().Is4(); {
+	case p.Protocol == ProtocolICMP && !v4:
+		return p, fmt.Errorf("protocol %q with an IPv6 destination: IPv6's is icmpv6", protocol)
+	case p.Protocol == ProtocolICMPv6 && v4:
+		return p, fmt.Errorf("protocol %q with an IPv4 destination: IPv4's is icmp", protocol)
 	}
 	return p, nil
 }

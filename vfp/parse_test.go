@@ -19,7 +19,8 @@ func TestParsePacket(t *testing.T) {
 	if err != nil || p.Protocol != ProtocolICMP {
 		t.Errorf("icmp: %v, %v", p, err)
 	}
-	for _, bad := range [][3]string{{"pod", "10.0.0.1:80", "tcp"}, {"10.0.0.1", "10.0.0.2:80", "sctp"}, {"10.0.0.1", "svc:80", "tcp"}} {
+	for _, bad := range [][3]string{{"pod", "10.0.0.1:80", "tcp"}, {"10.0.0.1", "10.0.0.2:80", "sctp"}, {"10.0.0.1", "svc:80", "tcp"},
+		{"10.0.0.1", "10.0.0.2", "icmpv6"}, {"fd00::1", "fd00::2", "icmp"}, {"::ffff:10.0.0.1", "::ffff:10.0.0.2", "icmpv6"}} {
 		if _, err := ParsePacket(bad[0], bad[1], bad[2]); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
