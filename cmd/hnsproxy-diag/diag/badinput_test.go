@@ -2,8 +2,14 @@ package diag
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -38,5 +44,19 @@ func TestBadInputIsAClearError(t *testing.T) {
 	mixed := vfp.Packet{Src: mustPacket(t, "fd00::1", "fd00::2:80", "tcp").Src, Dst: mustPacket(t, client, frontendIP+":80", "tcp").Dst, Protocol: hnslb.ProtocolTCP}
 	if _, err := Trace(in, mixed); err == nil || !strings.Contains(err.Error(), "different IP families") {
 		t.Errorf("mixed families: %v", err)
+	}
+}
+
+// TestForbiddenListSaysWhatAccessIsNeeded: a kubeconfig without the read
+// access gets an error naming what hnsproxy-diag lists and where the
+// deploy grants it, not only the API server's refusal.
+func TestForbiddenListSaysWhatAccessIsNeeded(t *testing.T) {
+	f := newFixture(t)
+	f.kube.PrependReactor("list", "endpointslices", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "discovery.k8s.io", Resource: "endpointslices"}, "", errors.New("RBAC: access denied"))
+	})
+	_, err := readNow(context.Background(), f.source())
+	if err == nil || !strings.Contains(err.Error(), "listing EndpointSlices") || !strings.Contains(err.Error(), "list on services, endpointslices.discovery.k8s.io and nodes") {
+		t.Errorf("forbidden list: %v, want it to name the access needed", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -117,7 +118,7 @@ func read(ctx context.Context, src Source, run func(step, func() error) error) (
 	if err := run(step{what: "listing Services"}, func() error {
 		l, err := src.Kube.CoreV1().Services(metav1.NamespaceAll).List(ctx, svcOpts)
 		if err != nil {
-			return fmt.Errorf("listing Services: %w", err)
+			return listFailed("Services", err)
 		}
 		in.Services = l.Items
 		return nil
@@ -127,7 +128,7 @@ func read(ctx context.Context, src Source, run func(step, func() error) error) (
 	if err := run(step{what: "listing EndpointSlices"}, func() error {
 		l, err := src.Kube.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, sliceOpts)
 		if err != nil {
-			return fmt.Errorf("listing EndpointSlices: %w", err)
+			return listFailed("EndpointSlices", err)
 		}
 		in.Slices = l.Items
 		return nil
@@ -137,7 +138,7 @@ func read(ctx context.Context, src Source, run func(step, func() error) error) (
 	if err := run(step{what: "listing Nodes"}, func() error {
 		l, err := src.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return fmt.Errorf("listing Nodes: %w", err)
+			return listFailed("Nodes", err)
 		}
 		in.Nodes = l.Items
 		return nil
@@ -162,6 +163,14 @@ func read(ctx context.Context, src Source, run func(step, func() error) error) (
 		in.OwnedErr = fmt.Errorf("no state file given (--state-file)")
 	}
 	return in, nil
+}
+
+// listFailed is a list's error; a refusal names the read access needed.
+func listFailed(kind string, err error) error {
+	if apierrors.IsForbidden(err) {
+		return fmt.Errorf("listing %s: %w (hnsproxy-diag needs list on services, endpointslices.discovery.k8s.io and nodes, as the ClusterRole hnsproxy of deploy/base/rbac.yaml grants)", kind, err)
+	}
+	return fmt.Errorf("listing %s: %w", kind, err)
 }
 
 // findNetwork is the pods' HNS network by name ("" picks the only one),
