@@ -11,6 +11,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/kubeapi"
@@ -116,31 +117,37 @@ func read(ctx context.Context, src Source, run func(step, func() error) error) (
 	narrowServices(&svcOpts)
 	narrowSlices(&sliceOpts)
 	if err := run(step{what: "listing Services"}, func() error {
-		l, err := src.Kube.CoreV1().Services(metav1.NamespaceAll).List(ctx, svcOpts)
+		services := src.Kube.CoreV1().Services(metav1.NamespaceAll)
+		err := listEach(ctx, svcOpts, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return services.List(ctx, o)
+		}, func(svc *v1.Service) { in.Services = append(in.Services, *svc) })
 		if err != nil {
 			return listFailed("Services", err)
 		}
-		in.Services = l.Items
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	if err := run(step{what: "listing EndpointSlices"}, func() error {
-		l, err := src.Kube.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, sliceOpts)
+		slices := src.Kube.DiscoveryV1().EndpointSlices(metav1.NamespaceAll)
+		err := listEach(ctx, sliceOpts, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return slices.List(ctx, o)
+		}, func(s *discoveryv1.EndpointSlice) { in.Slices = append(in.Slices, *s) })
 		if err != nil {
 			return listFailed("EndpointSlices", err)
 		}
-		in.Slices = l.Items
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	if err := run(step{what: "listing Nodes"}, func() error {
-		l, err := src.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		nodes := src.Kube.CoreV1().Nodes()
+		err := listEach(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return nodes.List(ctx, o)
+		}, func(n *v1.Node) { in.Nodes = append(in.Nodes, trimNode(n)) })
 		if err != nil {
 			return listFailed("Nodes", err)
 		}
-		in.Nodes = l.Items
 		return nil
 	}); err != nil {
 		return nil, err
