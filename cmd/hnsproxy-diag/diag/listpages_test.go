@@ -2,10 +2,12 @@ package diag
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 )
 
@@ -50,5 +52,28 @@ func TestReadListsInPagesAndTrimsNodes(t *testing.T) {
 	}
 	if len(in.Nodes) != 2 || in.node(other) == nil || len(in.node(other).Status.Addresses) == 0 {
 		t.Errorf("Nodes read %+v, want win-a and win-b with their addresses", in.Nodes)
+	}
+}
+
+// TestReadKeepsEveryPage: a list that comes in pages is read to its end,
+// every page's items kept.
+func TestReadKeepsEveryPage(t *testing.T) {
+	f := newFixture(t)
+	all, err := f.kube.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One Node a page, each page naming the next.
+	f.kube.PrependReactor("list", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		i := len(a.(k8stesting.ListActionImpl).ListOptions.Continue)
+		page := &v1.NodeList{Items: all.Items[i : i+1]}
+		if i+1 < len(all.Items) {
+			page.Continue = strings.Repeat("c", i+1)
+		}
+		return true, page, nil
+	})
+	in := f.read()
+	if len(in.Nodes) != len(all.Items) || in.node(self) == nil || in.node(other) == nil {
+		t.Errorf("read %d Nodes over %d pages, want them all", len(in.Nodes), len(all.Items))
 	}
 }
