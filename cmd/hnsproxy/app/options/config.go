@@ -53,7 +53,8 @@ type Config struct {
 	// warning, never an error, as kube-proxy on Windows does not read it.
 	ClusterCIDRs []string
 
-	// FeatureGates holds the resolved gates (WinDSR, WinOverlay, logging, metrics).
+	// FeatureGates holds the resolved gates (WinDSR, WinOverlay,
+	// PreferSameTrafficDistribution, AllowServiceExternalIPs, logging, metrics).
 	FeatureGates featuregate.FeatureGate
 	// Logging is the logging configuration, flags applied over the file.
 	Logging logsapi.LoggingConfiguration

@@ -12,8 +12,8 @@ import (
 
 // The Windows proxy's gates, with the history kube-proxy v1.36.3 registers
 // (pkg/features/kube_features.go): kubernetes_feature_enabled reports each
-// one's stage from it. The Win* gates are GA and locked on: asking for them
-// off is an error in kube-proxy and here.
+// one's stage from it. The Win* gates and PreferSameTrafficDistribution are
+// GA and locked on: asking for them off is an error in kube-proxy and here.
 const (
 	// WinDSR allows Direct Server Return load balancers.
 	WinDSR featuregate.Feature = "WinDSR"
@@ -23,6 +23,11 @@ const (
 	// spec.externalIPs (kube-proxy 1.36, KEP-5707: the field is deprecated
 	// and tenant-controlled, the CVE-2020-8554 class).
 	AllowServiceExternalIPs featuregate.Feature = "AllowServiceExternalIPs"
+	// PreferSameTrafficDistribution governs the node hints that
+	// trafficDistribution: PreferSameNode makes, which hnsproxy applies
+	// (proxier/desired/topology.go). GA and locked on since 1.35, so asking
+	// for it off stops the start, as in kube-proxy 1.36.
+	PreferSameTrafficDistribution featuregate.Feature = "PreferSameTrafficDistribution"
 )
 
 var proxyFeatureGates = map[featuregate.Feature]featuregate.VersionedSpecs{
@@ -40,6 +45,11 @@ var proxyFeatureGates = map[featuregate.Feature]featuregate.VersionedSpecs{
 		// KEP-5707 deprecates spec.externalIPs, not yet the gate: kube-proxy
 		// 1.36 has it GA since 1.0 and not locked, so it can be turned off.
 		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
+	},
+	PreferSameTrafficDistribution: {
+		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
 }
 

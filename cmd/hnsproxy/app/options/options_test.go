@@ -345,6 +345,24 @@ func TestFeatureGates(t *testing.T) {
 	}
 }
 
+// PreferSameTrafficDistribution is GA and locked on in kube-proxy v1.36.3,
+// and hnsproxy applies the node hints it governs: flags copied from an older
+// kube-proxy that turn it off must stop the start, as they stop kube-proxy's,
+// not be waved through as a gate that "does not affect hnsproxy".
+func TestPreferSameTrafficDistributionIsLockedOn(t *testing.T) {
+	_, _, _, _, err := parse(t, kubeNetwork, "--feature-gates=PreferSameTrafficDistribution=false")
+	wantError(t, err, "PreferSameTrafficDistribution")
+	cfg, warnings := mustParse(t, kubeNetwork, "--feature-gates=PreferSameTrafficDistribution=true")
+	if !cfg.FeatureGates.Enabled(PreferSameTrafficDistribution) {
+		t.Error("PreferSameTrafficDistribution is off")
+	}
+	for _, w := range warnings {
+		if strings.Contains(w, "does not affect") {
+			t.Errorf("PreferSameTrafficDistribution treated as unknown: %s", w)
+		}
+	}
+}
+
 // Each gate hnsproxy registers has the stage, default and lock kube-proxy
 // v1.36.3 gives it (pkg/features/kube_features.go), which is what
 // kubernetes_feature_enabled's stage label reports (GA's is "").
@@ -353,9 +371,10 @@ func TestFeatureGateStagesAreKubeProxys(t *testing.T) {
 		stage      string
 		on, locked bool
 	}{
-		string(WinDSR):                  {string(featuregate.GA), true, true},
-		string(WinOverlay):              {string(featuregate.GA), true, true},
-		string(AllowServiceExternalIPs): {string(featuregate.GA), true, false},
+		string(WinDSR):                        {string(featuregate.GA), true, true},
+		string(WinOverlay):                    {string(featuregate.GA), true, true},
+		string(AllowServiceExternalIPs):       {string(featuregate.GA), true, false},
+		string(PreferSameTrafficDistribution): {string(featuregate.GA), true, true},
 	}
 	all := newFeatureGate().GetAll()
 	for name, w := range want {
