@@ -163,10 +163,11 @@ func (b *serviceBuilder) frontends() {
 		if ing.IP == "" {
 			continue // hostname-only ingress: nothing to program
 		}
-		// Like the Linux proxies: with ipMode Proxy the cloud load balancer
-		// sends traffic to the node itself (it arrives on node ports), so the
-		// ingress IP gets no load balancer here.
-		if ing.IPMode != nil && *ing.IPMode == v1.LoadBalancerIPModeProxy {
+		// Like kube-proxy (proxyutil.IsVIPMode): only an unset ipMode or VIP
+		// gets a load balancer. With Proxy the cloud load balancer sends
+		// traffic to the node itself (it arrives on node ports); a mode a
+		// newer apiserver added is one this version cannot know to be VIP.
+		if ing.IPMode != nil && *ing.IPMode != v1.LoadBalancerIPModeVIP {
 			continue
 		}
 		b.addFrontend(&b.ingressIPs, "load-balancer ingress IP", ing.IP)

@@ -150,12 +150,15 @@ func TestServiceKinds(t *testing.T) {
 			lb(key("198.51.100.7", 80), vipExt, 0, both...),
 		},
 	}, {
-		name: "each ingress IP; hostname-only and ipMode Proxy ingress skipped",
+		// An ipMode this version does not know (a newer apiserver's) is
+		// not VIP, so kube-proxy 1.36 (proxyutil.IsVIPMode) skips it too.
+		name: "each ingress IP; hostname-only, ipMode Proxy and unknown ipMode ingress skipped",
 		svc: service("web", nodePorts(30080), loadBalancer(
 			ingressIP("198.51.100.7"),
 			v1.LoadBalancerIngress{Hostname: "lb.example.com"},
 			v1.LoadBalancerIngress{IP: "198.51.100.8", IPMode: ptr(v1.LoadBalancerIPModeProxy)},
 			v1.LoadBalancerIngress{IP: "198.51.100.9", IPMode: ptr(v1.LoadBalancerIPModeVIP)},
+			v1.LoadBalancerIngress{IP: "198.51.100.10", IPMode: ptr(v1.LoadBalancerIPMode("FutureMode"))},
 		)),
 		slices: twoEndpoints(),
 		want: []intent.LB{
