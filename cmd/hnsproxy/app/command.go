@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	clientfeatures "k8s.io/client-go/features"
 	cliflag "k8s.io/component-base/cli/flag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
@@ -42,6 +43,10 @@ across restarts. It takes kube-proxy's flags and configuration file.`,
 				logWarnings(warnings) // in klog's text: logging is not set up
 				return err
 			}
+			// client-go reads its gates (WatchListClient...) from
+			// --feature-gates from here on, as in kube-proxy; nothing has
+			// made a client yet.
+			clientfeatures.ReplaceFeatureGates(options.ClientGates(cfg.FeatureGates))
 			if cfg.WriteConfigTo != "" {
 				logWarnings(warnings)
 				return writeConfig(cfg.Source, cfg.WriteConfigTo)

@@ -54,7 +54,8 @@ type Config struct {
 	ClusterCIDRs []string
 
 	// FeatureGates holds the resolved gates (WinDSR, WinOverlay,
-	// PreferSameTrafficDistribution, AllowServiceExternalIPs, logging, metrics).
+	// PreferSameTrafficDistribution, AllowServiceExternalIPs, logging, metrics,
+	// client-go).
 	FeatureGates featuregate.FeatureGate
 	// Logging is the logging configuration, flags applied over the file.
 	Logging logsapi.LoggingConfiguration

@@ -53,14 +53,15 @@ var proxyFeatureGates = map[featuregate.Feature]featuregate.VersionedSpecs{
 	},
 }
 
-// newFeatureGate returns a gate that knows the proxy's, logging's and
-// metrics' features, as kube-proxy's does.
+// newFeatureGate returns a gate that knows the proxy's, logging's,
+// metrics' and client-go's features, as kube-proxy's does.
 func newFeatureGate() featuregate.MutableVersionedFeatureGate {
 	fg := featuregate.NewFeatureGate()
 	for _, add := range []func(featuregate.MutableVersionedFeatureGate) error{
 		func(g featuregate.MutableVersionedFeatureGate) error { return g.AddVersioned(proxyFeatureGates) },
 		logsapi.AddFeatureGates,
 		metricsfeatures.AddFeatureGates,
+		addClientGoGates,
 	} {
 		if err := add(fg); err != nil {
 			panic(fmt.Sprintf("registering feature gates: %v", err)) // programming error: duplicate gate names

@@ -1,6 +1,7 @@
 package options
 
 import (
+	clientfeatures "k8s.io/client-go/features"
 	"os"
 	"path/filepath"
 	"slices"
@@ -342,6 +343,28 @@ func TestFeatureGates(t *testing.T) {
 		if strings.Contains(w, "AllowServiceExternalIPs") && strings.Contains(w, "does not affect") {
 			t.Errorf("AllowServiceExternalIPs treated as unknown: %s", w)
 		}
+	}
+}
+
+// kube-proxy 1.36 registers client-go's gates in its own (pkg/features:
+// clientfeatures.AddVersionedFeaturesToExistingFeatureGates and
+// ReplaceFeatureGates), so --feature-gates=WatchListClient=false is how an
+// operator stops streamed lists against an apiserver that mishandles them.
+// hnsproxy must know those names and hand the result to client-go.
+func TestClientGoGatesAreKubeProxys(t *testing.T) {
+	cfg, warnings := mustParse(t, kubeNetwork, "--feature-gates=WatchListClient=false")
+	for _, w := range warnings {
+		if strings.Contains(w, "does not affect") {
+			t.Errorf("WatchListClient treated as unknown: %s", w)
+		}
+	}
+	gates := ClientGates(cfg.FeatureGates)
+	if gates.Enabled(clientfeatures.WatchListClient) {
+		t.Error("--feature-gates=WatchListClient=false leaves it on for client-go")
+	}
+	cfg, _ = mustParse(t, kubeNetwork)
+	if !ClientGates(cfg.FeatureGates).Enabled(clientfeatures.WatchListClient) {
+		t.Error("WatchListClient is off by default; client-go 0.36 has it on")
 	}
 }
 
