@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	cliflag "k8s.io/component-base/cli/flag"
@@ -149,6 +150,9 @@ func read(cmd *cobra.Command, opts *options.Options) (*diag.Inputs, error) {
 	if err != nil {
 		return nil, err
 	}
+	// client-go reads its gates from --feature-gates, as in the daemon
+	// (cmd/hnsproxy/app/command.go); nothing has made a client yet.
+	clientfeatures.ReplaceFeatureGates(options.ClientGates(cfg.FeatureGates))
 	hns, closeHNS, err := openHNS(cfg.HNS)
 	if err != nil {
 		return nil, err
