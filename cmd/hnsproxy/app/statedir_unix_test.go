@@ -52,7 +52,7 @@ func TestStateDirOthersCanWriteStopsTheStart(t *testing.T) {
 	runCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	err = run(runCtx, parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--min-sync-period=0",
-		"--healthz-bind-address=", "--metrics-bind-address=", "--state-file="+stateFile, "--hns-endpoint=sim"),
+		"--healthz-port=0", "--metrics-port=0", "--state-file="+stateFile, "--hns-endpoint=sim"),
 		fake.NewClientset(), hns)
 	if !errors.Is(err, reconciler.ErrStateDirNotPrivate) {
 		t.Errorf("the daemon on a state directory others can write: %v, want ErrStateDirNotPrivate", err)
