@@ -24,7 +24,7 @@ func TestHealthzUnhealthyWhileWaitingForTheNetwork(t *testing.T) {
 	hns := sim.New(sim.Options{}) // given, not named "sim", which would seed the network
 	healthz := freePort(t)
 	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--min-sync-period=0",
-		"--healthz-bind-address=127.0.0.1:"+healthz, "--metrics-bind-address=",
+		"--healthz-bind-address=127.0.0.1:"+healthz, "--metrics-port=0",
 		"--hns-network-timeout=1h", "--state-file="+t.TempDir()+"/state.json")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
