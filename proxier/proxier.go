@@ -527,7 +527,10 @@ func (p *Proxier) Run(ctx context.Context) error {
 	initial := p.tracker.take()
 	p.startChanges = &initial
 	if p.opts.RemoteSubnets != nil {
-		p.noteUnrouted(initial.routingNodes) // Nodes that joined while the caches synced
+		// Every other Node waits for its route as a joining one does: a
+		// start as soon as the network is usable may come before the CNI
+		// routes the Nodes it learns then (subnets.go).
+		p.noteUnrouted(p.otherRoutedNodes())
 		p.readRemoteSubnets(ctx)
 	}
 	p.computeAll()

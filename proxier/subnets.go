@@ -28,9 +28,11 @@ import (
 // subnet, now routed to the wrong node. So the routes are re-read (one HNS
 // call, GetNetwork), besides at start and with each drift repair, when the
 // cluster says one may have appeared or moved:
-//   - another Node's pod CIDR or address appears or changes: re-read until
-//     a route covers its pod CIDR and, when the Node lists addresses, names
-//     one of them, for at most routeWait;
+//   - another Node's pod CIDR or address appears or changes, or the Node
+//     is listed at start (a start as soon as the network is usable can come
+//     before Flannel adds the routes of the leases it then reads): re-read
+//     until a route covers its pod CIDR and, when the Node lists addresses,
+//     names one of them, for at most routeWait;
 //   - a Service's computation meets a remote backend IP in no known subnet
 //     that its previous result did not have.
 //
@@ -211,20 +213,22 @@ func (p *Proxier) holdVanished(ctx context.Context, read []desired.RemoteSubnet)
 	return read
 }
 
+// otherRoutedNodes are the names of the other Nodes that have a pod CIDR,
+// whose routes the overlay network should hold.
+func (p *Proxier) otherRoutedNodes() []string {
+	var out []string
+	for _, node := range p.otherNodes() {
+		if len(podCIDRs(node)) > 0 {
+			out = append(out, node.Name)
+		}
+	}
+	return out
+}
+
 // otherPodCIDRs are the IPv4 pod CIDRs of every other Node, masked.
 func (p *Proxier) otherPodCIDRs() map[netip.Prefix]bool {
 	out := map[netip.Prefix]bool{}
-	if p.opts.ClusterNodes == nil {
-		return out
-	}
-	nodes, err := p.opts.ClusterNodes.Lister().List(labels.Everything())
-	if err != nil {
-		return out
-	}
-	for _, node := range nodes {
-		if node.Name == p.opts.NodeName {
-			continue
-		}
+	for _, node := range p.otherNodes() {
 		for _, c := range podCIDRs(node) {
 			if prefix, ok := kubeip.ParsePrefix(c); ok && prefix.Addr().Is4() {
 				out[prefix.Masked()] = true
@@ -232,6 +236,19 @@ func (p *Proxier) otherPodCIDRs() map[netip.Prefix]bool {
 		}
 	}
 	return out
+}
+
+// otherNodes are the Nodes other than this one in the cache of every Node
+// (none without it).
+func (p *Proxier) otherNodes() []*v1.Node {
+	if p.opts.ClusterNodes == nil {
+		return nil
+	}
+	nodes, err := p.opts.ClusterNodes.Lister().List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	return slices.DeleteFunc(nodes, func(n *v1.Node) bool { return n.Name == p.opts.NodeName })
 }
 
 // nextSubnetRead is when a waiting trigger may read next (false: none waits).

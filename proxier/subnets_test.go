@@ -420,3 +420,27 @@ func TestVanishedRouteIsHeldBoundedly(t *testing.T) {
 		t.Errorf("the route of a deleted Node: %d routes, want it gone", n)
 	}
 }
+
+// TestStartBeforeARouteReadsUntilItCovers: hnsproxy starts as soon as its
+// overlay network is usable (it waits for the provider address), which on
+// a node that just joined, or after Flannel made the network again, is
+// before Flannel has added the routes of the Nodes it learns from their
+// leases. The start's read then misses another Node's route: that Node,
+// listed at start, waits for its route as a joining one does, so its pods'
+// remote endpoints get its provider address once the route is there, not
+// at the next drift repair, which this test never runs.
+func TestStartBeforeARouteReadsUntilItCovers(t *testing.T) {
+	c := overlayCluster(t)
+	c.apply(service("web", "10.96.0.10"), sliceOf("web", "web-1", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1"), readyEP(pod3a, "win-3")))
+	c.converge()
+	n := c.node("win-1")
+	n.stop()
+	n.setRoute("10.244.3.0/24", "")
+	n.start()
+	c.converge()
+	if pa := n.remoteEndpointPA(pod3a); pa != ip1 {
+		t.Fatalf("before the route: provider address %s, want this node's %s (winkernel's rule)", pa, ip1)
+	}
+	n.setRoute("10.244.3.0/24", ip3)
+	n.eventually("the endpoint moving to its node's provider address", func() bool { return n.remoteEndpointPA(pod3a) == ip3 })
+}
