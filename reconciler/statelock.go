@@ -34,14 +34,18 @@ func notPrivate(dir, why string) error {
 		"Remove the directory (hnsproxy makes it anew, %s) or point --state-file into a directory of its own", dir, ErrStateDirNotPrivate, why, privateDirText)
 }
 
+// checkStateDir is checkPrivateDir; a variable so that a test can make the
+// check itself fail.
+var checkStateDir = checkPrivateDir
+
 // StateLock is this process's hold on a state file.
 type StateLock struct{ f *os.File }
 
 // LockStateFile takes the lock of stateFile without waiting: an error
 // matching ErrStateFileLocked while another process holds it. The state
 // directory is created (owner-only) if missing; one that exists and others
-// can write is refused with ErrStateDirNotPrivate, before any file in it
-// is opened. Every reader and writer of the state file runs under this
+// can write, or whose owner and ACL cannot be read, is refused with
+// ErrStateDirNotPrivate, before any file in it is opened. Every reader and writer of the state file runs under this
 // lock, so the check covers them all.
 func LockStateFile(stateFile string) (*StateLock, error) {
 	path := stateFile + ".lock"
@@ -49,7 +53,14 @@ func LockStateFile(stateFile string) (*StateLock, error) {
 	if err := mkdirPrivate(dir); err != nil {
 		return nil, err
 	}
-	if err := checkPrivateDir(dir); err != nil {
+	if err := checkStateDir(dir); err != nil {
+		if !errors.Is(err, ErrStateDirNotPrivate) {
+			// Not known private is not private: the directory's maker may
+			// deny SYSTEM the right to read its ACL and still let it read
+			// a state file planted there, and any other lock failure lets
+			// the caller run on without the lock.
+			err = notPrivate(dir, fmt.Sprintf("who may write it cannot be read (%v)", err))
+		}
 		return nil, err
 	}
 	f, err := openNoFollow(path, os.O_RDWR|os.O_CREATE, 0o600)
