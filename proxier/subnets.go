@@ -119,6 +119,7 @@ func (p *Proxier) readRemoteSubnets(ctx context.Context) {
 		logger.Error(read, "Reading overlay remote subnets")
 	}
 	now := p.clock.Now()
+	var gaveUp []string
 	for name, since := range p.subnets.unrouted {
 		node, err := p.opts.ClusterNodes.Lister().Get(name)
 		switch {
@@ -126,9 +127,18 @@ func (p *Proxier) readRemoteSubnets(ctx context.Context) {
 			delete(p.subnets.unrouted, name)
 		case now.Sub(since) >= routeWait:
 			delete(p.subnets.unrouted, name)
-			logger.Info("No remote subnet route to the node's address covers its pod CIDR; its backends are reached as the routes read say until that changes (read again on the next drift repair or a new backend)",
+			gaveUp = append(gaveUp, name)
+			logger.V(2).Info("No remote subnet route to the node's address covers its pod CIDR",
 				"node", name, "podCIDRs", podCIDRs(node), "addresses", node.Status.Addresses, "waited", now.Sub(since))
 		}
+	}
+	// One line for them all: every Node waits at start, and with a CNI
+	// whose routes follow its own IPAM blocks, not the Nodes' pod CIDRs,
+	// none is ever covered.
+	if len(gaveUp) > 0 {
+		slices.Sort(gaveUp)
+		logger.Info("No remote subnet route to a node's address covers its pod CIDR; their backends are reached as the routes read say until that changes (read again on the next drift repair or a new backend; each node at -v=2)",
+			"nodes", len(gaveUp), "first", gaveUp[:min(len(gaveUp), 5)])
 	}
 }
 

@@ -2,8 +2,10 @@ package proxier
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/internal/klogtest"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
@@ -443,4 +446,51 @@ func TestStartBeforeARouteReadsUntilItCovers(t *testing.T) {
 	}
 	n.setRoute("10.244.3.0/24", ip3)
 	n.eventually("the endpoint moving to its node's provider address", func() bool { return n.remoteEndpointPA(pod3a) == ip3 })
+}
+
+// A CNI whose routes never cover the Nodes' pod CIDRs (its own IPAM blocks)
+// leaves every Node waiting at start: when they stop waiting, one line says
+// so at the default verbosity, not one per Node of a 5,000-node cluster.
+func TestNodesLeftUnroutedAreLoggedInOneLine(t *testing.T) {
+	log := klogtest.Capture(t, 0)
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	nodes := factory.Core().V1().Nodes()
+	var names []string
+	for i := range 50 {
+		name := fmt.Sprintf("win-%d", 10+i)
+		names = append(names, name)
+		cidr := fmt.Sprintf("10.245.%d.0/24", i)
+		if err := nodes.Informer().GetIndexer().Add(&v1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       v1.NodeSpec{PodCIDR: cidr, PodCIDRs: []string{cidr}},
+			Status:     v1.NodeStatus{Addresses: []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: fmt.Sprintf("10.1.0.%d", 10+i)}}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &Proxier{clock: clk, opts: Options{
+		NodeName:     nodeName,
+		ClusterNodes: nodes,
+		RemoteSubnets: func(context.Context) ([]desired.RemoteSubnet, error) {
+			return []desired.RemoteSubnet{{Prefix: netip.MustParsePrefix("10.200.0.0/26"), ProviderAddress: netip.MustParseAddr("10.1.0.10")}}, nil
+		},
+	}}
+	ctx := context.Background()
+	p.noteUnrouted(names)
+	p.readRemoteSubnets(ctx)
+	if len(p.subnets.unrouted) != len(names) {
+		t.Fatalf("%d Nodes wait for their routes, want all %d", len(p.subnets.unrouted), len(names))
+	}
+	clk.Step(routeWait)
+	p.readRemoteSubnets(ctx)
+	if len(p.subnets.unrouted) != 0 {
+		t.Fatalf("%d Nodes still wait after routeWait", len(p.subnets.unrouted))
+	}
+	if n := log.Count("No remote subnet route"); n != 1 {
+		t.Errorf("the Nodes left unrouted were logged in %d lines at -v=0, want 1:\n%s", n, log.String())
+	}
+	if !strings.Contains(log.String(), "nodes=50") {
+		t.Errorf("the line does not count the Nodes:\n%s", log.String())
+	}
 }
