@@ -12,6 +12,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 	"github.com/hnsproxy/hnsproxy/internal/buildscript"
+	"github.com/hnsproxy/hnsproxy/internal/doctest"
 )
 
 // TestDemo runs `make demo`'s program as CI would (DEMO_ONESHOT=1) and
@@ -74,7 +75,51 @@ func TestDemo(t *testing.T) {
 	if !regexp.MustCompile(`=> delivered to pod 10\.244\.[12]\.10:53 on win-ws20(22|19)`).MatchString(traces) {
 		t.Errorf("the DNS trace did not reach a CoreDNS pod")
 	}
+	for _, line := range readmeDemoLines(t) {
+		if !strings.Contains(shapeOf(text), shapeOf(line)) {
+			t.Errorf("README.md's demo output shows %q; the demo prints no line of its shape", strings.TrimSpace(line))
+		}
+	}
 	if t.Failed() {
 		t.Logf("demo output:\n%s", text)
 	}
+}
+
+// readmeDemoLines are the lines of README.md's "What `make demo` shows"
+// excerpt up to "Where to look:" (whose command lines the README
+// shortens), less the trim marks ("  ... (8 traces in all)").
+func readmeDemoLines(t *testing.T) []string {
+	t.Helper()
+	section := doctest.Section(t, "README.md", "## What `make demo` shows")
+	_, excerpt, ok := strings.Cut(section, "```\n")
+	excerpt, _, closed := strings.Cut(excerpt, "Where to look:")
+	if !ok || !closed {
+		t.Fatal("README.md's demo section has no output excerpt ending in \"Where to look:\"")
+	}
+	var lines []string
+	for _, line := range strings.Split(excerpt, "\n") {
+		if l := strings.TrimSpace(line); l != "" && l != "..." && !strings.HasPrefix(l, "... (") {
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) < 40 {
+		t.Fatalf("read %d lines of README.md's demo excerpt; it no longer reads as the demo's output", len(lines))
+	}
+	return lines
+}
+
+var (
+	digits    = regexp.MustCompile(`[0-9]+`)
+	bracketed = regexp.MustCompile(`\[[^\]]*\]`)
+	spaces    = regexp.MustCompile(`[ \t]+`)
+)
+
+// shapeOf is text with what varies from run to run made alike: numbers
+// (service IPs, ports, counts), what a trace step names in brackets (which
+// backend a flow took) and the width of a table's columns. A README line
+// of another shape is one the demo no longer prints.
+func shapeOf(text string) string {
+	text = digits.ReplaceAllString(text, "N")
+	text = bracketed.ReplaceAllString(text, "[…]")
+	return spaces.ReplaceAllString(text, " ")
 }
