@@ -19,13 +19,43 @@ import (
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 )
 
+// usage is what the demo says to -h, --help or any argument: it takes
+// none, and the one setting it reads is DEMO_ONESHOT.
+const usage = `Usage: make demo  (or hack/demo.sh)
+
+Builds and starts a control plane on 127.0.0.1 and two simulated Windows
+nodes (hnssim, hnscni-wired pods, hnsproxy each), applies a few Services,
+prints what hnsproxy programmed into each node's HNS and how packets fare,
+and runs until Ctrl-C. Takes no arguments.
+
+Environment:
+  DEMO_ONESHOT=1  print and exit, removing everything it started
+`
+
 func main() {
+	if code, ok := argsExit(os.Args[1:]); !ok {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(code)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Getenv("DEMO_ONESHOT") != ""); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
+}
+
+// argsExit tells whether the demo may start with args: it takes none, so
+// -h or --help asks for the usage (exit code 0), and anything else is a
+// mistake (2) that must not start a control plane the caller did not want.
+func argsExit(args []string) (code int, ok bool) {
+	switch {
+	case len(args) == 0:
+		return 0, true
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help"):
+		return 0, false
+	}
+	return 2, false
 }
 
 func run(ctx context.Context, oneShot bool) (err error) {
