@@ -63,13 +63,47 @@ func anchorOf(text string) string {
 // heading met again gets GitHub's -1, -2, ... suffix.
 func readPage(t *testing.T, path string) page {
 	t.Helper()
+	p := page{anchors: map[string]bool{}}
+	seen := map[string]int{}
+	for _, l := range linesOf(t, path) {
+		if l.fenced {
+			continue
+		}
+		if m := heading.FindStringSubmatch(l.text); m != nil {
+			a := anchorOf(m[2])
+			if k, dup := seen[a]; dup {
+				seen[a] = k + 1
+				a += "-" + strconv.Itoa(k+1)
+			} else {
+				seen[a] = 0
+			}
+			p.anchors[a] = true
+		}
+		for _, m := range link.FindAllStringSubmatch(codeSpan.ReplaceAllString(l.text, ""), -1) {
+			p.links = append(p.links, pageLink{line: l.n, target: m[1]})
+		}
+	}
+	return p
+}
+
+// mdLine is a line of a Markdown page, numbered from 1; fenced when it is
+// inside a fenced code block.
+type mdLine struct {
+	n      int
+	text   string
+	fenced bool
+}
+
+// linesOf lists the Markdown file at path's lines, less the fences
+// themselves.
+func linesOf(t *testing.T, path string) []mdLine {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	p := page{anchors: map[string]bool{}}
-	seen := map[string]int{}
+	var lines []mdLine
 	inFence := ""
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -84,27 +118,12 @@ func readPage(t *testing.T, path string) page {
 			}
 			continue
 		}
-		if inFence != "" {
-			continue
-		}
-		if m := heading.FindStringSubmatch(line); m != nil {
-			a := anchorOf(m[2])
-			if k, dup := seen[a]; dup {
-				seen[a] = k + 1
-				a += "-" + strconv.Itoa(k+1)
-			} else {
-				seen[a] = 0
-			}
-			p.anchors[a] = true
-		}
-		for _, m := range link.FindAllStringSubmatch(codeSpan.ReplaceAllString(line, ""), -1) {
-			p.links = append(p.links, pageLink{line: n, target: m[1]})
-		}
+		lines = append(lines, mdLine{n, line, inFence != ""})
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return lines
 }
 
 // markdownFiles lists the repository's Markdown, build output and
