@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -452,7 +454,8 @@ func TestStartBeforeARouteReadsUntilItCovers(t *testing.T) {
 // leaves every Node waiting at start: when they stop waiting, one line says
 // so at the default verbosity, not one per Node of a 5,000-node cluster.
 func TestNodesLeftUnroutedAreLoggedInOneLine(t *testing.T) {
-	log := klogtest.Capture(t, 0)
+	var log klogtest.Buffer
+	ctx := klog.NewContext(context.Background(), textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&log), textlogger.Verbosity(0))))
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
 	nodes := factory.Core().V1().Nodes()
@@ -476,7 +479,6 @@ func TestNodesLeftUnroutedAreLoggedInOneLine(t *testing.T) {
 			return []desired.RemoteSubnet{{Prefix: netip.MustParsePrefix("10.200.0.0/26"), ProviderAddress: netip.MustParseAddr("10.1.0.10")}}, nil
 		},
 	}}
-	ctx := context.Background()
 	p.noteUnrouted(names)
 	p.readRemoteSubnets(ctx)
 	if len(p.subnets.unrouted) != len(names) {
