@@ -31,7 +31,7 @@ func TestDaemonFindsARootEndpointMadeAfterStart(t *testing.T) {
 	web.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{IP: "198.51.100.7"}}
 	client := fake.NewClientset(objs...)
 	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--min-sync-period=0",
-		"--forward-healthcheck-vip", "--root-hnsendpoint-name=cbr0_ep", "--healthz-bind-address=", "--iptables-sync-period=200ms",
+		"--forward-healthcheck-vip", "--root-hnsendpoint-name=cbr0_ep", "--healthz-port=0", "--metrics-port=0", "--iptables-sync-period=200ms",
 		"--state-file="+t.TempDir()+"/state.json", "--hns-endpoint=sim")
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, cfg, client, hns) }()
