@@ -9,7 +9,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -118,37 +117,25 @@ func read(ctx context.Context, src Source, run func(step, func() error) error) (
 	narrowSlices(&sliceOpts)
 	if err := run(step{what: "listing Services"}, func() error {
 		services := src.Kube.CoreV1().Services(metav1.NamespaceAll)
-		err := listEach(ctx, svcOpts, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return listEach(ctx, "Services", svcOpts, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return services.List(ctx, o)
 		}, func(svc *v1.Service) { in.Services = append(in.Services, *svc) })
-		if err != nil {
-			return listFailed("Services", err)
-		}
-		return nil
 	}); err != nil {
 		return nil, err
 	}
 	if err := run(step{what: "listing EndpointSlices"}, func() error {
 		slices := src.Kube.DiscoveryV1().EndpointSlices(metav1.NamespaceAll)
-		err := listEach(ctx, sliceOpts, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return listEach(ctx, "EndpointSlices", sliceOpts, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return slices.List(ctx, o)
 		}, func(s *discoveryv1.EndpointSlice) { in.Slices = append(in.Slices, *s) })
-		if err != nil {
-			return listFailed("EndpointSlices", err)
-		}
-		return nil
 	}); err != nil {
 		return nil, err
 	}
 	if err := run(step{what: "listing Nodes"}, func() error {
 		nodes := src.Kube.CoreV1().Nodes()
-		err := listEach(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return listEach(ctx, "Nodes", metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return nodes.List(ctx, o)
 		}, func(n *v1.Node) { in.Nodes = append(in.Nodes, trimNode(n)) })
-		if err != nil {
-			return listFailed("Nodes", err)
-		}
-		return nil
 	}); err != nil {
 		return nil, err
 	}
@@ -170,14 +157,6 @@ func read(ctx context.Context, src Source, run func(step, func() error) error) (
 		in.OwnedErr = fmt.Errorf("no state file given (--state-file)")
 	}
 	return in, nil
-}
-
-// listFailed is a list's error; a refusal names the read access needed.
-func listFailed(kind string, err error) error {
-	if apierrors.IsForbidden(err) {
-		return fmt.Errorf("listing %s: %w (hnsproxy-diag needs list on services, endpointslices.discovery.k8s.io and nodes, as the ClusterRole hnsproxy of deploy/base/rbac.yaml grants)", kind, err)
-	}
-	return fmt.Errorf("listing %s: %w", kind, err)
 }
 
 // findNetwork is the pods' HNS network by name ("" picks the only one),
