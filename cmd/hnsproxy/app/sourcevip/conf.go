@@ -1,7 +1,9 @@
 package sourcevip
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -27,7 +29,8 @@ type ipamInput struct {
 // IPAM input that reserves an address of subnet on the HNS network named
 // network. The configuration is the first file (in name order, as
 // containerd and the kubelet pick it) whose network is the HNS network,
-// else the first file. How its first plugin's "ipam" is resolved:
+// else the first file; a file before any loadable one is an error, as
+// containerd stops there. How its first plugin's "ipam" is resolved:
 //   - "type": "flannel" (no ipam: Flannel gives its delegate host-local over
 //     the node's subnet with host-local's default store) → the same;
 //   - Calico's "subnet": "usePodCidr" → the HNS network's subnet, as hnscni
@@ -43,8 +46,13 @@ func findIPAM(confDir, network string, subnet netip.Prefix) (ipamInput, error) {
 	var source string
 	for _, f := range files {
 		list, err := loadList(f)
-		if err != nil || len(list.Plugins) == 0 {
-			continue // as containerd skips a file it cannot load
+		if err != nil && chosen == nil {
+			// containerd (go-cni's loadFromConfDir) stops at it too: the
+			// node's pods get no network until the file is fixed.
+			return ipamInput{}, fmt.Errorf("CNI configuration %s: %w; containerd cannot load it either", f, err)
+		}
+		if err != nil {
+			continue // containerd uses the loadable file before it and never reads this one
 		}
 		if chosen == nil {
 			chosen, source = list, f
@@ -94,6 +102,9 @@ func loadList(file string) (*libcni.NetworkConfigList, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := notUTF8(raw); err != nil {
+		return nil, err
+	}
 	var doc map[string]any
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, err
@@ -103,7 +114,25 @@ func loadList(file string) (*libcni.NetworkConfigList, error) {
 			return nil, err
 		}
 	}
-	return libcni.NetworkConfFromBytes(raw)
+	list, err := libcni.NetworkConfFromBytes(raw)
+	if err == nil && len(list.Plugins) == 0 {
+		err = errors.New("the list has no plugins")
+	}
+	return list, err
+}
+
+// notUTF8 explains a file saved the ways Windows tools save text that are
+// not JSON to libcni (encoding/json, UTF-8 only, no byte order mark),
+// where its own error would be an "invalid character" at the first byte.
+func notUTF8(raw []byte) error {
+	switch {
+	case bytes.HasPrefix(raw, []byte("\xef\xbb\xbf")):
+		return errors.New("the file starts with a UTF-8 byte order mark (as Notepad's \"UTF-8\" before Windows 10 1903 and PowerShell 5.1's -Encoding UTF8 save it), which is not JSON: save it as UTF-8 without one")
+	case len(raw) >= 2 && (raw[0] == 0 || raw[1] == 0 || bytes.HasPrefix(raw, []byte("\xff\xfe")) || bytes.HasPrefix(raw, []byte("\xfe\xff"))):
+		// JSON starts with an ASCII character, which UTF-16 pairs with a NUL.
+		return errors.New("the file is UTF-16 (as PowerShell 5.1's Out-File and > save text), which is not JSON: save it as UTF-8, e.g. with Set-Content or Out-File -Encoding ascii")
+	}
+	return nil
 }
 
 // names reports a configuration whose HNS network is network: the first

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/containernetworking/cni/pkg/invoke"
 	current "github.com/containernetworking/cni/pkg/types/100"
@@ -404,5 +405,53 @@ func TestReserveOverADamagedRecord(t *testing.T) {
 				t.Errorf("Recorded: %s, %v; want %s", got, err, vip)
 			}
 		})
+	}
+}
+
+// TestFindIPAMRefusesAFileContainerdRefuses: a configuration saved with a
+// byte order mark (Notepad, PowerShell 5.1's -Encoding UTF8) or as UTF-16
+// (PowerShell 5.1's Out-File and >) is not JSON to libcni, and containerd
+// (go-cni's loadFromConfDir) stops at such a first file: no pod gets a
+// network. hnsproxy refuses it too, saying what is wrong with the file,
+// never that the directory holds no configuration; a broken file after a
+// loadable first one, which containerd never reads, is still passed over.
+func TestFindIPAMRefusesAFileContainerdRefuses(t *testing.T) {
+	const flannel = "{\r\n  \"cniVersion\": \"0.3.0\",\r\n  \"name\": \"vxlan0\",\r\n  \"type\": \"flannel\"\r\n}\r\n"
+	utf16le := func(s string, bom bool) string {
+		var b []byte
+		if bom {
+			b = append(b, 0xff, 0xfe)
+		}
+		for _, r := range utf16.Encode([]rune(s)) {
+			b = append(b, byte(r), byte(r>>8))
+		}
+		return string(b)
+	}
+	for _, tc := range []struct{ name, conf, want string }{
+		{"UTF-8 with a byte order mark", "\xef\xbb\xbf" + flannel, "byte order mark"},
+		{"UTF-16LE with a byte order mark", utf16le(flannel, true), "UTF-16"},
+		{"UTF-16LE without one", utf16le(flannel, false), "UTF-16"},
+		{"not JSON", "name: vxlan0\r\n", "invalid character"},
+		{"no plugins", `{"cniVersion": "1.0.0", "name": "vxlan0", "plugins": []}`, "no plugins"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, _ := node(t, "10-flannel.conf", tc.conf)
+			_, err := findIPAM(o.ConfDir, o.Network, o.Subnet)
+			if err == nil || !strings.Contains(err.Error(), "10-flannel.conf") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err %v, want one naming 10-flannel.conf and saying %q", err, tc.want)
+			}
+			// After a loadable first file containerd uses that one; so does hnsproxy.
+			first := `{"cniVersion": "0.3.0", "name": "other", "type": "win-overlay", "ipam": {"type": "host-local", "subnet": "10.1.0.0/24"}}`
+			if err := os.WriteFile(filepath.Join(o.ConfDir, "05-other.conf"), []byte(first), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if in, err := findIPAM(o.ConfDir, o.Network, o.Subnet); err != nil || filepath.Base(in.Source) != "05-other.conf" {
+				t.Errorf("behind a loadable first file: chose %s (%v), want 05-other.conf", in.Source, err)
+			}
+		})
+	}
+	o, _ := node(t, "10-flannel.conf", "\r\n"+flannel)
+	if in, err := findIPAM(o.ConfDir, o.Network, o.Subnet); err != nil || in.Type != "host-local" {
+		t.Errorf("CRLF line endings: %+v, %v; want Flannel's host-local", in, err)
 	}
 }
