@@ -44,7 +44,9 @@ func clientConfig(path, master string, getenv func(string) string) (*rest.Config
 	if path != "" {
 		var err error
 		if loaded, err = clientcmd.LoadFromFile(path); err != nil {
-			return nil, err
+			// LoadFromFile names no file in a decoding error; clientcmd's
+			// loading rules, which kube-proxy uses, add it.
+			return nil, options.WithEscapeHint(fmt.Errorf("error loading config file %q: %w", path, err))
 		}
 		if err := options.ExpandKubeconfigPaths(loaded, getenv, options.FileExists); err != nil {
 			return nil, err

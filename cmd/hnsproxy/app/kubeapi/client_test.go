@@ -1,8 +1,12 @@
 package kubeapi
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"golang.org/x/text/encoding/unicode"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 )
@@ -33,5 +37,54 @@ func TestKubeconfigInHostProcessContainer(t *testing.T) {
 	}
 	if _, err := clientConfig(kubeconfig, "", func(string) string { return "" }); err == nil {
 		t.Error("a kubeconfig naming CONTAINER_SANDBOX_MOUNT_POINT loaded without it set")
+	}
+}
+
+// TestKubeconfigAsWindowsToolsSaveIt: a kubeconfig as Notepad and
+// PowerShell 5.1 save it (CRLF, a UTF-8 byte order mark, UTF-16LE with one)
+// loads, as client-go loads it. One it cannot decode is an error naming the
+// file, as clientcmd's loading rules (kube-proxy's) name it, and saying why
+// when it is a Windows path in double quotes.
+func TestKubeconfigAsWindowsToolsSaveIt(t *testing.T) {
+	const kubeconfig = "apiVersion: v1\r\nkind: Config\r\nclusters:\r\n- name: c\r\n  cluster:\r\n    server: https://127.0.0.1:6443\r\n" +
+		"    certificate-authority: CA\r\ncontexts:\r\n- name: c\r\n  context: {cluster: c, user: u}\r\ncurrent-context: c\r\nusers:\r\n- name: u\r\n  user: {token: abc}\r\n"
+	utf16 := func(s string) string {
+		out, err := unicode.UTF16(unicode.LittleEndian, unicode.UseBOM).NewEncoder().String(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	ca, err := filepath.Abs("testdata/hostprocess/ca.crt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"CRLF":                     strings.ReplaceAll(kubeconfig, "CA", ca),
+		"UTF-8 with BOM":           "\xef\xbb\xbf" + strings.ReplaceAll(kubeconfig, "CA", ca),
+		"UTF-16LE with BOM":        utf16(strings.ReplaceAll(kubeconfig, "CA", "'"+ca+"'")),
+		"double-quoted path":       strings.ReplaceAll(kubeconfig, "CA", `"C:\k\ca.crt"`),
+		"double-quoted path, JSON": `{"apiVersion": "v1", "kind": "Config", "clusters": [{"name": "c", "cluster": {"certificate-authority": "C:\k\ca.crt"}}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rc, err := clientConfig(path, "", func(string) string { return "" })
+			if strings.HasPrefix(name, "double-quoted") {
+				if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "a backslash inside double quotes starts an escape") {
+					t.Errorf("err %v, want one naming %s and the backslash", err, path)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rc.Host != "https://127.0.0.1:6443" || rc.BearerToken != "abc" || rc.TLSClientConfig.CAFile != ca {
+				t.Errorf("host %q token %q CA %q; want the file's", rc.Host, rc.BearerToken, rc.TLSClientConfig.CAFile)
+			}
+		})
 	}
 }

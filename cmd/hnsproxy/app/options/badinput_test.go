@@ -59,3 +59,46 @@ func TestHostileConfigFiles(t *testing.T) {
 	_, _, _, _, err := parse(t, nil, "--config="+dir)
 	wantError(t, err, "reading config file")
 }
+
+// TestConfigFilesAsWindowsToolsSaveThem: a config file as Notepad and
+// PowerShell 5.1 save it (CRLF; a UTF-8 byte order mark; UTF-16LE with one,
+// which Out-File and > write) loads as kube-proxy loads it: its decoder
+// (go-yaml) reads each. A Windows path in double quotes, where YAML and
+// JSON take each backslash for an escape, is refused as kube-proxy refuses
+// it, and the error says why.
+func TestConfigFilesAsWindowsToolsSaveThem(t *testing.T) {
+	files, err := filepath.Glob("testdata/windows-saved/*.*")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("fixtures %v, %v", files, err)
+	}
+	for _, f := range files {
+		if filepath.Base(f) == ".gitattributes" {
+			continue
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			_, _, cfg, _, err := parse(t, nil, "--config="+f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Winkernel.NetworkName != "vxlan0" || cfg.Kubeconfig != `C:\k\kubeconfig` {
+				t.Errorf("network %q, kubeconfig %q; want vxlan0 and C:\\k\\kubeconfig", cfg.Winkernel.NetworkName, cfg.Kubeconfig)
+			}
+		})
+	}
+	const head = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\r\nkind: KubeProxyConfiguration\r\nwinkernel: {networkName: vxlan0}\r\n"
+	for name, body := range map[string]string{
+		"YAML": head + "clientConnection:\r\n  kubeconfig: \"C:\\k\\kubeconfig\"\r\n",
+		"JSON": `{"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration", "clientConnection": {"kubeconfig": "C:\k\kubeconfig"}}`,
+		// \t and \f are escapes YAML knows: the path would hold a tab.
+		"YAML, known escapes": head + "clientConnection:\r\n  kubeconfig: \"C:\\temp\\fabric.conf\"\r\n",
+	} {
+		t.Run("double-quoted Windows path in "+name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "config.conf")
+			if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, _, _, _, err := parse(t, nil, "--config="+p)
+			wantError(t, err, "a backslash inside double quotes starts an escape")
+		})
+	}
+}

@@ -17,7 +17,11 @@ import (
 func checkPrintable(v any) error {
 	return walkStrings(reflect.ValueOf(v), "", func(path, s string) error {
 		if i := strings.IndexFunc(s, notPrintable); i >= 0 {
-			return fmt.Errorf("%s: control character %q at byte %d is not allowed", path, []rune(s[i:])[0], i)
+			r := []rune(s[i:])[0]
+			if strings.ContainsRune(escapedControls, r) {
+				return fmt.Errorf("%s: control character %q at byte %d is not allowed (%s)", path, r, i, escapeHint)
+			}
+			return fmt.Errorf("%s: control character %q at byte %d is not allowed", path, r, i)
 		}
 		return nil
 	})
