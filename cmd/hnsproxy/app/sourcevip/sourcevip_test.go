@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf16"
 
 	"github.com/containernetworking/cni/pkg/invoke"
 	current "github.com/containernetworking/cni/pkg/types/100"
+	"golang.org/x/text/encoding/unicode"
 
 	"github.com/hnsproxy/hnsproxy/internal/buildscript"
 	"github.com/hnsproxy/hnsproxy/internal/sourcevipipam"
@@ -417,20 +417,17 @@ func TestReserveOverADamagedRecord(t *testing.T) {
 // loadable first one, which containerd never reads, is still passed over.
 func TestFindIPAMRefusesAFileContainerdRefuses(t *testing.T) {
 	const flannel = "{\r\n  \"cniVersion\": \"0.3.0\",\r\n  \"name\": \"vxlan0\",\r\n  \"type\": \"flannel\"\r\n}\r\n"
-	utf16le := func(s string, bom bool) string {
-		var b []byte
-		if bom {
-			b = append(b, 0xff, 0xfe)
+	utf16le := func(s string, bom unicode.BOMPolicy) string {
+		out, err := unicode.UTF16(unicode.LittleEndian, bom).NewEncoder().String(s)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, r := range utf16.Encode([]rune(s)) {
-			b = append(b, byte(r), byte(r>>8))
-		}
-		return string(b)
+		return out
 	}
 	for _, tc := range []struct{ name, conf, want string }{
 		{"UTF-8 with a byte order mark", "\xef\xbb\xbf" + flannel, "byte order mark"},
-		{"UTF-16LE with a byte order mark", utf16le(flannel, true), "UTF-16"},
-		{"UTF-16LE without one", utf16le(flannel, false), "UTF-16"},
+		{"UTF-16LE with a byte order mark", utf16le(flannel, unicode.UseBOM), "UTF-16"},
+		{"UTF-16LE without one", utf16le(flannel, unicode.IgnoreBOM), "UTF-16"},
 		{"not JSON", "name: vxlan0\r\n", "invalid character"},
 		{"no plugins", `{"cniVersion": "1.0.0", "name": "vxlan0", "plugins": []}`, "no plugins"},
 	} {
