@@ -46,7 +46,7 @@ func clientConfig(path, master string, getenv func(string) string) (*rest.Config
 		if loaded, err = clientcmd.LoadFromFile(path); err != nil {
 			// LoadFromFile names no file in a decoding error; clientcmd's
 			// loading rules, which kube-proxy uses, add it.
-			return nil, options.WithEscapeHint(fmt.Errorf("error loading config file %q: %w", path, err))
+			return nil, options.WithDecodeHint(fmt.Errorf("error loading config file %q: %w", path, err))
 		}
 		if err := options.ExpandKubeconfigPaths(loaded, getenv, options.FileExists); err != nil {
 			return nil, err

@@ -44,7 +44,7 @@ func TestKubeconfigInHostProcessContainer(t *testing.T) {
 // PowerShell 5.1 save it (CRLF, a UTF-8 byte order mark, UTF-16LE with one)
 // loads, as client-go loads it. One it cannot decode is an error naming the
 // file, as clientcmd's loading rules (kube-proxy's) name it, and saying why
-// when it is a Windows path in double quotes.
+// when it is a Windows path in double quotes or a tab in the indentation.
 func TestKubeconfigAsWindowsToolsSaveIt(t *testing.T) {
 	const kubeconfig = "apiVersion: v1\r\nkind: Config\r\nclusters:\r\n- name: c\r\n  cluster:\r\n    server: https://127.0.0.1:6443\r\n" +
 		"    certificate-authority: CA\r\ncontexts:\r\n- name: c\r\n  context: {cluster: c, user: u}\r\ncurrent-context: c\r\nusers:\r\n- name: u\r\n  user: {token: abc}\r\n"
@@ -66,6 +66,7 @@ func TestKubeconfigAsWindowsToolsSaveIt(t *testing.T) {
 		"UTF-16LE with BOM":        utf16(strings.ReplaceAll(kubeconfig, "CA", "'"+ca+"'")),
 		"double-quoted path":       strings.ReplaceAll(kubeconfig, "CA", `"C:\k\ca.crt"`),
 		"double-quoted path, JSON": `{"apiVersion": "v1", "kind": "Config", "clusters": [{"name": "c", "cluster": {"certificate-authority": "C:\k\ca.crt"}}]}`,
+		"tab-indented":             strings.ReplaceAll(kubeconfig, "\r\n    server", "\r\n\tserver"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
@@ -76,6 +77,12 @@ func TestKubeconfigAsWindowsToolsSaveIt(t *testing.T) {
 			if strings.HasPrefix(name, "double-quoted") {
 				if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "a backslash inside double quotes starts an escape") {
 					t.Errorf("err %v, want one naming %s and the backslash", err, path)
+				}
+				return
+			}
+			if name == "tab-indented" {
+				if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "YAML indents with spaces only") {
+					t.Errorf("err %v, want one naming %s and the tab", err, path)
 				}
 				return
 			}

@@ -64,8 +64,9 @@ func TestHostileConfigFiles(t *testing.T) {
 // PowerShell 5.1 save it (CRLF; a UTF-8 byte order mark; UTF-16LE with one,
 // which Out-File and > write) loads as kube-proxy loads it: its decoder
 // (go-yaml) reads each. A Windows path in double quotes, where YAML and
-// JSON take each backslash for an escape, is refused as kube-proxy refuses
-// it, and the error says why.
+// JSON take each backslash for an escape, or a tab in the indentation
+// (Notepad's Tab key), is refused as kube-proxy refuses it, and the error
+// says why.
 func TestConfigFilesAsWindowsToolsSaveThem(t *testing.T) {
 	files, err := filepath.Glob("testdata/windows-saved/*.*")
 	if err != nil || len(files) < 5 {
@@ -99,6 +100,19 @@ func TestConfigFilesAsWindowsToolsSaveThem(t *testing.T) {
 			}
 			_, _, _, _, err := parse(t, nil, "--config="+p)
 			wantError(t, err, "a backslash inside double quotes starts an escape")
+		})
+	}
+	for name, body := range map[string]string{
+		"a tab for the indentation":             head + "clientConnection:\r\n\tkubeconfig: C:\\k\\kubeconfig\r\n",
+		"a tab after spaces in the indentation": head + "clientConnection:\r\n  kubeconfig: C:\\k\\kubeconfig\r\n  \tqps: 5\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "config.conf")
+			if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, _, _, _, err := parse(t, nil, "--config="+p)
+			wantError(t, err, "YAML indents with spaces only")
 		})
 	}
 }

@@ -50,7 +50,7 @@ func DecodeConfig(data []byte) (*v1alpha1.KubeProxyConfiguration, []string, erro
 	obj, gvk, err := strictCodecs.UniversalDeserializer().Decode(data, nil, nil)
 	if err != nil {
 		if !runtime.IsStrictDecodingError(err) {
-			return nil, nil, WithEscapeHint(fmt.Errorf("decoding %s: %w", configGVKHuman, err))
+			return nil, nil, WithDecodeHint(fmt.Errorf("decoding %s: %w", configGVKHuman, err))
 		}
 		var lenientErr error
 		obj, gvk, lenientErr = lenientCodecs.UniversalDeserializer().Decode(data, nil, nil)
