@@ -225,6 +225,9 @@ type lbView struct {
 
 // lbs returns HNS's load balancers with backend IDs resolved to IPs.
 func (n *testNode) lbs() []lbView {
+	if n.hns == nil { // waitFor's node, which has no HNS
+		return nil
+	}
 	snap := n.hns.Snapshot()
 	ips := map[string]string{}
 	for _, e := range snap.Endpoints {

@@ -390,6 +390,22 @@ func TestRequestSyncRespectsMinSyncPeriod(t *testing.T) {
 	waitFor(t, "the held-back sync", func() bool { return p.queue.Len() == 1 })
 }
 
+// A wall clock stepped back after a sync (w32time correcting a VM resumed
+// from a pause) must not hold a change back for the size of the step: the
+// wait after a sync is at most --min-sync-period.
+func TestRequestSyncAfterTheClockStepsBackWaitsAtMostMinSyncPeriod(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	p := idleProxier(t, Options{MinSyncPeriod: 10 * time.Second, Clock: clk})
+	p.mu.Lock()
+	p.markSynced(clk.Now())
+	p.mu.Unlock()
+
+	clk.SetTime(clk.Now().Add(-time.Hour))
+	p.requestSync()
+	clk.Step(10 * time.Second)
+	waitFor(t, "the change's sync within --min-sync-period of the step", func() bool { return p.queue.Len() == 1 })
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	(&testNode{t: t}).eventually(what, cond)
@@ -619,7 +635,7 @@ func TestRestartWithoutNodeAddressesLeavesHNSAlone(t *testing.T) {
 	if _, err := n.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	n.eventually("the first sync", func() bool { return n.proxier.lastSyncNanos.Load() != 0 })
+	n.eventually("the first sync", func() bool { return n.proxier.lastSync.Load() != nil })
 	n.settle()
 	if got := n.lbs(); !reflect.DeepEqual(got, before) || n.hns.Counters().Writes() != 0 {
 		t.Errorf("after the address returned: %+v (writes %d)", got, n.hns.Counters().Writes())

@@ -124,7 +124,7 @@ func TestIPv6ServedWithoutANodeIPv6Address(t *testing.T) {
 		}
 		n.hns.ResetCounters()
 		n.start()
-		n.eventually("the first sync", func() bool { return n.proxier.lastSyncNanos.Load() != 0 })
+		n.eventually("the first sync", func() bool { return n.proxier.lastSync.Load() != nil })
 		n.settle()
 		if got := n.lbs(); !reflect.DeepEqual(got, before) || n.hns.Counters().Writes() != 0 {
 			t.Errorf("restart (state file lost: %v) rewrote HNS: %+v (writes %d)", lost, got, n.hns.Counters().Writes())

@@ -162,10 +162,11 @@ type Proxier struct {
 	// startedAt is when Run began its first computation.
 	startedAt time.Time
 	reported  map[types.NamespacedName]reportedProblems // last problems reported per Service
-	lastSync  time.Time
-	// lastSyncNanos mirrors lastSync for requestSync, which runs without p.mu.
-	lastSyncNanos atomic.Int64
-	lastRepair    time.Time
+	// lastSync is when the last sync ended (nil before the first), as the
+	// clock read it: with its monotonic reading, which a step of the wall
+	// clock does not move. Atomic for requestSync, which runs without p.mu.
+	lastSync   atomic.Pointer[time.Time]
+	lastRepair time.Time
 	// gatewayReadAt is when the root HNS endpoint was last read (healthgw.go).
 	gatewayReadAt time.Time
 	// repairRetryAt holds back the next drift repair after a failed one.
@@ -476,10 +477,17 @@ func (p *Proxier) requestSync() {
 }
 
 // minSyncWait is how long until MinSyncPeriod has passed since the
-// last sync ended. lastSyncNanos is atomic so informer handlers never wait
-// for a sync that holds p.mu while it talks to HNS.
+// last sync ended. lastSync is atomic so informer handlers never wait
+// for a sync that holds p.mu while it talks to HNS. The wait is never
+// longer than MinSyncPeriod: a clock without a monotonic reading (a fake
+// one, or a time that lost it) stepped back after the sync would
+// otherwise hold every change back by the size of the step.
 func (p *Proxier) minSyncWait() time.Duration {
-	return time.Unix(0, p.lastSyncNanos.Load()).Add(p.opts.MinSyncPeriod).Sub(p.clock.Now())
+	last := p.lastSync.Load()
+	if last == nil {
+		return 0
+	}
+	return min(last.Add(p.opts.MinSyncPeriod).Sub(p.clock.Now()), p.opts.MinSyncPeriod)
 }
 
 // syncOnReturns asks for a sync each time an abandoned HNS call returns,

@@ -156,7 +156,7 @@ func (p *Proxier) scheduleNext() {
 	if r, ok := p.nextSubnetRead(); ok && r.Before(next) {
 		next = r
 	}
-	if min := p.lastSync.Add(p.opts.MinSyncPeriod); next.Before(min) {
+	if min := now.Add(p.minSyncWait()); next.Before(min) {
 		next = min
 	}
 	p.queue.AddAfter(syncKey, next.Sub(now))
@@ -492,6 +492,5 @@ func (p *Proxier) refreshRemoteSubnets(ctx context.Context) error {
 
 // markSynced records when a sync ended; callers hold p.mu.
 func (p *Proxier) markSynced(at time.Time) {
-	p.lastSync = at
-	p.lastSyncNanos.Store(at.UnixNano())
+	p.lastSync.Store(&at)
 }
