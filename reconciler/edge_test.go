@@ -124,6 +124,11 @@ func TestStaleDeletionRetriedAndVanishedStaleForgotten(t *testing.T) {
 	if _, still := r.staleLBs[gone.ID]; still {
 		t.Error("vanished stale load balancer not forgotten")
 	}
+	// Its failed deletes' backoff too: the rate limiter's count of them
+	// would otherwise stay for the life of the process, one per vanished ID.
+	if n := r.limiter.NumRequeues(objectRef{id: gone.ID}); n != 0 {
+		t.Errorf("vanished stale load balancer's backoff kept: %d failures counted", n)
+	}
 	e.hns.SetFaults(sim.Faults{})
 	e.converge(r)
 	e.assertRealized(nil)

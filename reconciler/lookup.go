@@ -293,7 +293,7 @@ func (r *Reconciler) answerLookups(listed *listedHNS, n uint64) (handed []string
 			q.answered, q.holder, q.portless = true, holders[k], listed.portlessOn[k.VIP]
 			if q.holder != nil {
 				handed = append(handed, q.holder.ID)
-				delete(r.staleLBs, q.holder.ID)
+				r.dropStale(r.staleLBs, q.holder.ID)
 			}
 			if e := r.lbs[k]; e != nil {
 				r.markLB(e)
@@ -310,7 +310,7 @@ func (r *Reconciler) answerLookups(listed *listedHNS, n uint64) (handed []string
 		q.answered, q.found = true, listed.asked[ip]
 		for _, ep := range q.found {
 			handed = append(handed, ep.ID)
-			delete(r.staleEPs, ep.ID)
+			r.dropStale(r.staleEPs, ep.ID)
 		}
 		if r.eps[ip] != nil {
 			r.markEP(ip)

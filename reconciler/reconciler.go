@@ -516,8 +516,8 @@ func (r *Reconciler) setRealized(e *lbEntry, id string, doc, echo *hnslb.LoadBal
 		r.dropRefs(e) // modified in place: same ID, same ownership
 	}
 	e.realizedID, e.realized, e.uncertain = id, doc, nil
-	r.forgetLB(e.key)      // realized: nothing left to look up
-	delete(r.staleLBs, id) // adopted for its key: no longer to be deleted
+	r.forgetLB(e.key)           // realized: nothing left to look up
+	r.dropStale(r.staleLBs, id) // adopted for its key: no longer to be deleted
 	r.published.changed.lb(e.key)
 	for _, epID := range doc.HostComputeEndpoints {
 		r.published.usersChanged(epID)

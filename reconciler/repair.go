@@ -183,7 +183,7 @@ func (r *Reconciler) repairOwned(kind recordKind, used map[string]struct{}, stal
 		switch _, inUse := used[id]; {
 		case !exists(id):
 			r.disown(kind, id)
-			delete(stale, id)
+			r.dropStale(stale, id)
 		case !inUse && stale[id] == nil:
 			r.log.Info("Owned HNS object is used by nothing; deleting it", "id", id)
 			stale[id] = &staleObj{reason: "ours, leaked"}

@@ -137,5 +137,18 @@ func (r *Reconciler) restartBackoff(ref objectRef, st *objStatus) {
 	st.attempts = 0
 }
 
+// dropStale forgets id as an object to delete, and its backoff: deleted,
+// gone, or taken up again. The rate limiter counts an object's failures
+// until it is told to forget them, so a stale object whose deletes failed
+// would otherwise leave its count behind for the life of the process (and
+// start from it, should the ID turn stale again).
+func (r *Reconciler) dropStale(stale map[string]*staleObj, id string) {
+	if _, ok := stale[id]; !ok {
+		return
+	}
+	r.limiter.Forget(objectRef{id: id})
+	delete(stale, id)
+}
+
 // done marks an object converged without an HNS call (adopted).
 func (r *Reconciler) done(st *objStatus) { *st = objStatus{state: StateDone} }

@@ -205,9 +205,8 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 			continue
 		}
 		r.log.Info("Deleted HNS object", "id", id, "reason", s.reason)
-		r.limiter.Forget(ref)
 		r.afterDelete(owned, id, err)
-		delete(stale, id)
+		r.dropStale(stale, id)
 		if s.network != "" {
 			r.snapshotDue = true // it may have been the last on its network (endpointNetworks)
 		}

@@ -43,7 +43,7 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 	ep.id, ep.realizedSpec, ep.uncertain = got.ID, ep.spec, nil
 	r.resolveGen++
 	r.own(recordRemoteEndpoint, got.ID)
-	delete(r.staleEPs, got.ID) // adopted: a repair may have taken it for a leak
+	r.dropStale(r.staleEPs, got.ID) // adopted: a repair may have taken it for a leak
 	if wrote {
 		run.res.Created++
 	}
