@@ -3,6 +3,7 @@ package reconciler
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,7 +40,25 @@ func openNoFollow(name string, flag int, perm fs.FileMode) (*os.File, error) {
 	case isReparsePoint(info):
 		return nil, fmt.Errorf("%s: %w (a reparse point)", name, errNotRegular)
 	}
-	return os.OpenFile(name, flag, perm)
+	if flag&os.O_APPEND == 0 {
+		return os.OpenFile(name, flag, perm)
+	}
+	// Go opens an O_APPEND file here with FILE_APPEND_DATA but without
+	// FILE_WRITE_DATA, and Windows refuses to set the end of a file
+	// through such a handle: the cut-back of a failed append (journal.go)
+	// was refused, and the refused append's bytes stayed. So the file is
+	// opened for writing and each write goes to its end: the journal is
+	// opened for each append (keepJournalOpen) and only the holder of the
+	// state file's lock writes it, so its end does not move meanwhile.
+	f, err := os.OpenFile(name, flag&^os.O_APPEND, perm)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 func isReparsePoint(info fs.FileInfo) bool {

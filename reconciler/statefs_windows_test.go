@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 )
@@ -114,5 +115,82 @@ func TestWindowsReparsePointIsRefused(t *testing.T) {
 	}
 	if b, err := os.ReadFile(victim); err != nil || string(b) != "precious" {
 		t.Errorf("symlink target written: %q, %v", b, err)
+	}
+}
+
+// TestWindowsAJournalHandleCanCutBack: the handle the state layer appends
+// to the journal through may set the file's end, as a failed append's
+// cut-back does (journal.go), and its writes land at the end. Go opens an
+// O_APPEND file on Windows with FILE_APPEND_DATA and without
+// FILE_WRITE_DATA, and Windows refuses to set the end of a file through
+// such a handle (access denied; Wine does not check, so this test reads
+// the handle's granted access rather than truncating).
+func TestWindowsAJournalHandleCanCutBack(t *testing.T) {
+	path := filepath.Join(scratchDir(t), "state.json.journal")
+	for _, line := range []string{"first\n", "second\n"} {
+		f, err := osFS{}.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		granted := grantedAccess(t, f)
+		if _, err := f.Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if granted&windows.FILE_WRITE_DATA == 0 {
+			t.Fatalf("the journal handle's access %#x lacks FILE_WRITE_DATA: a failed append could not be cut back", granted)
+		}
+	}
+	if got, err := os.ReadFile(path); err != nil || string(got) != "first\nsecond\n" {
+		t.Errorf("journal %q, %v; want each append after the last", got, err)
+	}
+}
+
+// grantedAccess is the access f's handle was granted (FileAccessInformation).
+func grantedAccess(t *testing.T, f stateHandle) uint32 {
+	t.Helper()
+	const fileAccessInformation = 8
+	var access uint32
+	var iosb windows.IO_STATUS_BLOCK
+	if err := windows.NtQueryInformationFile(windows.Handle(f.(*os.File).Fd()), &iosb, (*byte)(unsafe.Pointer(&access)), 4, fileAccessInformation); err != nil {
+		t.Fatal(err)
+	}
+	return access
+}
+
+// TestWindowsAFailedAppendIsCutBack: an append whose fsync fails is cut back
+// to the journal's length before it, on Windows too. There an O_APPEND
+// handle lacks FILE_WRITE_DATA, which setting a file's end needs, so a cut
+// through the appending handle was refused (access denied) and the
+// refused append's lines stayed in the journal.
+func TestWindowsAFailedAppendIsCutBack(t *testing.T) {
+	path := filepath.Join(scratchDir(t), "state.json.journal")
+	fsys := &faultFS{}
+	var s stateStore
+	defer s.closeJournal()
+	line := func(id string) []byte {
+		return encodeRecords([]journalRecord{{Add: true, Kind: recordLoadBalancer, ID: id}, commitRecord})
+	}
+	if err := s.appendJournal(fsys, path, line("kept"), true); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys.set(onJournal(errors.New("injected: the fsync failed"), "sync"))
+	err = s.appendJournal(fsys, path, line("refused"), true)
+	if err == nil {
+		t.Fatal("an append whose fsync failed reported no error")
+	}
+	if strings.Contains(err.Error(), "cutting the journal back") {
+		t.Errorf("the cut-back failed: %v", err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Errorf("journal after the failed append:\n%s\nwant it as before:\n%s", after, before)
 	}
 }
