@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/hnsproxy/hnsproxy/internal/atomicfile"
 )
 
 // The file-system seam of the state layer (statefile.go, journal.go): the
@@ -22,6 +24,8 @@ type stateFS interface {
 	OpenFile(name string, flag int, perm fs.FileMode) (stateHandle, error)
 	// MkdirAll creates dir and its parents; dir itself owner-only.
 	MkdirAll(dir string) error
+	// Rename is os.Rename, except that a read-only file at to is
+	// replaced too, as a POSIX rename does (atomicfile.Replace).
 	Rename(from, to string) error
 	Remove(name string) error
 	// Lstat is os.Lstat: what name itself is, a link not followed.
@@ -65,7 +69,7 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (stateHandle, erro
 }
 
 func (osFS) MkdirAll(dir string) error    { return mkdirPrivate(dir) }
-func (osFS) Rename(from, to string) error { return os.Rename(from, to) }
+func (osFS) Rename(from, to string) error { return atomicfile.Replace(from, to) }
 func (osFS) Remove(name string) error     { return os.Remove(name) }
 
 func (osFS) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }

@@ -2,11 +2,12 @@
 // loss leaves either the old content or the new one, never an empty or
 // half-written file: the new content goes to a temporary file beside it,
 // reaches the disk (fsync), and only then replaces the old by a rename.
-// The reconciler's state file opens and renames through its own
-// file-system seam (fault injection) and fills its file with Fill.
+// The reconciler's state file opens through its own file-system seam
+// (fault injection), fills its file with Fill and renames it with Replace.
 package atomicfile
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -51,5 +52,30 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 	if err := Fill(f, data, perm); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	return Replace(tmp, path)
 }
+
+// Replace renames from to to, replacing what to names. Windows refuses to
+// replace a read-only file (the read-only attribute: a restored backup, a
+// copy from read-only media, attrib +r), where a POSIX rename looks only at
+// the directory: every write would fail until someone cleared it. The
+// file is the caller's to replace, so, as os.Remove does before a delete
+// on Windows, a regular read-only file there is made writable and the
+// rename tried once more. A link is never changed.
+func Replace(from, to string) error {
+	err := rename(from, to)
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	info, lerr := os.Lstat(to)
+	if lerr != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o200 != 0 {
+		return err
+	}
+	if os.Chmod(to, info.Mode().Perm()|0o200) != nil {
+		return err
+	}
+	return rename(from, to)
+}
+
+// rename is os.Rename; a variable so that a test can refuse as Windows does.
+var rename = os.Rename

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -48,5 +49,28 @@ func TestFailedWriteLeavesNoTemporaryFile(t *testing.T) {
 	}
 	if len(entries) != 1 || entries[0].Name() != "record.json" {
 		t.Errorf("directory holds %v after the failed write, want only what was there", entries)
+	}
+}
+
+// TestWriteReplacesAReadOnlyFile: a read-only file at the path is replaced
+// where Windows refuses a rename over it (access denied), which a POSIX
+// rename never does, so the refusal is played through rename.
+func TestWriteReplacesAReadOnlyFile(t *testing.T) {
+	rename = func(from, to string) error {
+		if info, err := os.Stat(to); err == nil && info.Mode().Perm()&0o200 == 0 {
+			return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrPermission}
+		}
+		return os.Rename(from, to)
+	}
+	t.Cleanup(func() { rename = os.Rename })
+	path := filepath.Join(t.TempDir(), "record.json")
+	if err := os.WriteFile(path, []byte("old"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(path, []byte("new"), 0o600); err != nil {
+		t.Fatalf("Write over a read-only file: %v", err)
+	}
+	if got, err := os.ReadFile(path); err != nil || string(got) != "new" {
+		t.Errorf("read %q, %v; want the new content", got, err)
 	}
 }
