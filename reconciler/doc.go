@@ -8,8 +8,9 @@
 // drift and adoption judge later listings (baseline.go).
 // What it leaves alone: local endpoints (made by the CNI), and every other
 // load balancer or endpoint, unless a foreign load balancer blocks a desired
-// frontend (same family, VIP, protocol and port): that one is deleted, with a
-// log line saying why. An object whose delete HNS reported done stays
+// frontend (same family, VIP, protocol and port), or a foreign remote
+// endpoint shares a local endpoint's address (sharedaddress.go): that one is
+// deleted, with a log line saying why. An object whose delete HNS reported done stays
 // hnsproxy's to delete again until a Repair's listing shows it gone
 // (deleted.go): HNS has kept objects after such deletes. A load balancer
 // without port mappings that a failed create of hnsproxy's left becomes

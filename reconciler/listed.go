@@ -51,6 +51,11 @@ type listedHNS struct {
 	partialSigs partialMatcher
 	partialMark uint64
 	partials    []*hnslb.LoadBalancer
+	// localBefore is the local endpoint index as the listing began, and
+	// onLocal the listed remote endpoints on its addresses
+	// (sharedaddress.go).
+	localBefore map[string]string
+	onLocal     []listedEP
 	// portlessOn are the listed load balancers without port mappings, by
 	// frontend VIP ("" for those without one): what a refused frontend's
 	// answer names (lookup.go).
@@ -125,6 +130,7 @@ func (l *listedHNS) addEP(ep *hnslb.Endpoint) error {
 	if has(l.carriedIPs, ep.IP()) {
 		l.carriedEPs[ep.ID] = ep.IP()
 	}
+	l.keepOnLocalAddress(ep)
 	if l.named && namedOurs(ep) {
 		l.namedEPs = append(l.namedEPs, listedEP{ep.ID, ep.IP()})
 	}

@@ -44,6 +44,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	indexBefore := maps.Clone(r.localIndex)
 	listedFrom := r.clock.Now()
 	listed := r.newListedHNS()
+	listed.localBefore = indexBefore
 	r.mu.Unlock()
 
 	err = r.listForRepair(ctx, listed)
@@ -96,6 +97,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		r.settleDeletes(listed, changed, handed)
 		r.repairOwned(recordLoadBalancer, usedLBs, r.staleLBs, changed, listed.hasLB)
 		r.repairOwned(recordRemoteEndpoint, usedEPs, r.staleEPs, changed, listed.hasEP)
+		r.staleOnLocalAddress(listed, changed)
 	}
 	// Baselines changed by modifies and adoptions go to the state file
 	// with the next Sync.

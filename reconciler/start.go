@@ -291,7 +291,8 @@ func (r *Reconciler) adoptLB(e *lbEntry) {
 }
 
 // pruneOrphans ends adoption at the first Sync: our own objects nothing
-// claimed are marked for deletion, foreign ones are left alone.
+// claimed are marked for deletion, foreign ones are left alone, but for a
+// remote endpoint on a local endpoint's address (sharedaddress.go).
 func (r *Reconciler) pruneOrphans() {
 	for _, cands := range r.orphanLBs {
 		for _, lb := range cands {
@@ -303,6 +304,8 @@ func (r *Reconciler) pruneOrphans() {
 	for _, ep := range r.orphanEPs {
 		if _, ours := r.ownedEPs[ep.ID]; ours {
 			r.staleEPs[ep.ID] = &staleObj{reason: "ours, no longer desired"}
+		} else if ep.IsRemote() && r.foreignOnLocalAddress(ep.ID, ep.IP(), r.localIndex) {
+			r.markSharedAddress(ep.ID, ep.IP())
 		}
 	}
 	r.orphanLBs, r.orphanEPs, r.pruned = nil, nil, true

@@ -1,0 +1,74 @@
+package reconciler
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// kubeProxyRemote creates a remote endpoint at ip as kube-proxy's winkernel
+// makes one on l2bridge (no name, the MAC it conjures from the address, no
+// provider address), and returns its ID.
+func (e *env) kubeProxyRemote(ip string) string {
+	e.t.Helper()
+	got, err := e.hns.CreateEndpoint(ctx, e.netID, &hnslb.Endpoint{
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}},
+		MacAddress:       intent.ConjureMAC(netip.MustParseAddr(ip)),
+		Flags:            hnslb.EndpointFlagsRemoteEndpoint,
+	})
+	if err != nil {
+		e.t.Fatalf("create kube-proxy's remote endpoint %s: %v", ip, err)
+	}
+	return got.ID
+}
+
+func (e *env) hasEP(id string) bool {
+	_, err := e.hns.GetEndpointByID(ctx, id)
+	return err == nil
+}
+
+// TestForeignRemoteEndpointOnALocalAddressIsDeleted: on Windows Server 2019
+// and 2022 a remote endpoint and a local one can share an address, and
+// traffic for the pod then goes to the node the remote endpoint names
+// (kubernetes/kubernetes#138000; winkernel deletes every such remote
+// endpoint at each sync, whoever made it). A node migrated from kube-proxy
+// keeps kube-proxy's remote endpoints for pods gone before the switch:
+// kube-proxy never deletes those it lost count of. Once a pod of this node
+// has such an address (l2bridge with one subnet for the cluster, or an IP
+// block moved to this node), hnsproxy deletes the leftover: at the first
+// Sync for a pod there at Start, after a Repair for one that came later.
+// A leftover on an address no local endpoint holds stays, as before.
+func TestForeignRemoteEndpointOnALocalAddressIsDeleted(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	atStart := e.kubeProxyRemote("10.244.1.70")
+	e.local("10.244.1.70")
+	later := e.kubeProxyRemote("10.244.1.71")
+	elsewhere := e.kubeProxyRemote("10.244.1.80")
+	svc := lb("10.96.0.10", 53, loc("10.244.1.70"))
+
+	r, res := e.start(e.hns, svc)
+	if res.Failed != 0 || e.hasEP(atStart) {
+		t.Fatalf("first sync: %+v; kube-proxy's remote endpoint on the local pod's address present %v", res, e.hasEP(atStart))
+	}
+	if !e.hasEP(later) || !e.hasEP(elsewhere) {
+		t.Fatal("a foreign remote endpoint on an address no local endpoint holds was deleted")
+	}
+
+	e.local("10.244.1.71") // a pod of this node now has the address
+	for i := 0; i < 2 && e.hasEP(later); i++ {
+		if err := r.Repair(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.converge(r)
+	}
+	if e.hasEP(later) {
+		t.Error("kube-proxy's remote endpoint on a new pod's address survived two repairs")
+	}
+	if !e.hasEP(elsewhere) {
+		t.Error("a foreign remote endpoint on an address no local endpoint holds was deleted")
+	}
+	e.assertRealized([]intent.LB{svc}, "10.244.1.80")
+}
