@@ -1,0 +1,162 @@
+package proxier
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+	"github.com/hnsproxy/hnsproxy/reconciler"
+)
+
+// asKubeProxyLeftIt rewrites the node's HNS as kube-proxy's winkernel
+// (v1.36) leaves it for the same Services, and removes hnsproxy's state
+// file: winkernel deletes every load balancer when it starts, then makes
+// its remote endpoints without a name (same MAC, flag and provider
+// address) and its load balancers with the same documents over them. The
+// source VIP endpoint is winkernel's alike (local, the host MAC, no name).
+// With sourceVIP set, kube-proxy ran with that --source-vip instead
+// (sig-windows-tools' start script reserves its own, under container ID
+// "dummy"): its load balancers carry it, over an endpoint of its own.
+func (n *testNode) asKubeProxyLeftIt(sourceVIP string) {
+	n.t.Helper()
+	ctx := context.Background()
+	snap := n.hns.Snapshot()
+	for _, lb := range snap.LoadBalancers {
+		if err := n.hns.DeleteLoadBalancer(ctx, lb.ID); err != nil {
+			n.t.Fatal(err)
+		}
+	}
+	newID := map[string]string{}
+	for _, ep := range snap.Endpoints {
+		newID[ep.ID] = ep.ID
+		if !ep.IsRemote() {
+			continue
+		}
+		if err := n.hns.DeleteEndpoint(ctx, ep.ID); err != nil {
+			n.t.Fatal(err)
+		}
+		theirs := &hnslb.Endpoint{IpConfigurations: ep.IpConfigurations, MacAddress: ep.MacAddress, Flags: ep.Flags, Policies: ep.Policies}
+		got, err := n.hns.CreateEndpoint(ctx, n.networkID, theirs)
+		if err != nil {
+			n.t.Fatal(err)
+		}
+		newID[ep.ID] = got.ID
+	}
+	if sourceVIP != "" {
+		vip := &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: sourceVIP}}, MacAddress: n.config.HostMAC}
+		if _, err := n.hns.CreateEndpoint(ctx, n.networkID, vip); err != nil {
+			n.t.Fatal(err)
+		}
+	}
+	for _, lb := range snap.LoadBalancers {
+		theirs := lb
+		theirs.ID = ""
+		if sourceVIP != "" && lb.SourceVIP == n.config.SourceVIP[intent.IPv4].String() {
+			theirs.SourceVIP = sourceVIP
+		}
+		theirs.HostComputeEndpoints = nil
+		for _, id := range lb.HostComputeEndpoints {
+			theirs.HostComputeEndpoints = append(theirs.HostComputeEndpoints, newID[id])
+		}
+		if _, err := n.hns.CreateLoadBalancer(ctx, &theirs); err != nil {
+			n.t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob(n.stateFile + "*")
+	for _, f := range files {
+		if err := os.Remove(f); err != nil {
+			n.t.Fatal(err)
+		}
+	}
+}
+
+// switchedFromKubeProxy is an overlay cluster whose node win-1 kube-proxy
+// programmed for flowServices (asKubeProxyLeftIt with sourceVIP), stopped
+// for hnsproxy's first start; before is what hnsproxy programs there.
+func switchedFromKubeProxy(t *testing.T, sourceVIP string) (c *simCluster, n *testNode, before []lbView) {
+	c = newSimCluster(t, clusterSpec{profile: "ws2022", mode: desired.Overlay, nodes: threeNodes()})
+	c.apply(flowServices()...)
+	c.converge()
+	n = c.node("win-1")
+	before = n.lbs()
+	n.stop()
+	n.asKubeProxyLeftIt(sourceVIP)
+	return c, n, before
+}
+
+// TestMigrationFromKubeProxyTakesItsObjectsAsTheyAre: hnsproxy's first
+// start on an overlay node kube-proxy programmed for the same Services
+// (operators.md, "Replacing kube-proxy-windows node by node") adopts
+// kube-proxy's load balancers and remote endpoints without a write, so no
+// frontend stops serving during the switch, and owns them from then on.
+func TestMigrationFromKubeProxyTakesItsObjectsAsTheyAre(t *testing.T) {
+	c, n, before := switchedFromKubeProxy(t, "")
+	kubeProxys := n.hns.Snapshot()
+	n.hns.ResetCounters()
+	n.start()
+	c.converge()
+	if w := n.hns.Counters().Writes(); w != 0 {
+		t.Errorf("the switch made %d HNS writes, want 0 (%+v)", w, n.hns.Counters().Calls)
+	}
+	if after := n.lbs(); !reflect.DeepEqual(before, after) {
+		t.Errorf("load balancers changed across the switch:\nbefore %+v\nafter  %+v", before, after)
+	}
+	owned, err := reconciler.ReadOwned(n.stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lb := range kubeProxys.LoadBalancers {
+		if !owned.LoadBalancer(lb.ID) {
+			t.Errorf("kube-proxy's load balancer %s on %v is not hnsproxy's after the switch", lb.ID, lb.FrontendVIPs)
+		}
+	}
+	for _, ep := range kubeProxys.Endpoints {
+		if ep.IsRemote() && !owned.RemoteEndpoint(ep.ID) {
+			t.Errorf("kube-proxy's remote endpoint %s for %s is not hnsproxy's after the switch", ep.ID, ep.IP())
+		}
+	}
+}
+
+// TestMigrationFromKubeProxyWithAnotherSourceVIP: where hnsproxy's source
+// VIP is not kube-proxy's (it reserves its own through the CNI's IPAM,
+// operators.md "Overlay: source VIP from the node's CNI IPAM"), every
+// load balancer kube-proxy made with its source VIP is replaced by the
+// first Sync, none is left on a frontend, and kube-proxy's source VIP
+// endpoint stays (a local endpoint: hnsproxy never deletes one it did not
+// make; a rollback's kube-proxy takes it up again).
+func TestMigrationFromKubeProxyWithAnotherSourceVIP(t *testing.T) {
+	const kubeProxysVIP = "10.244.1.3"
+	c, n, before := switchedFromKubeProxy(t, kubeProxysVIP)
+	var theirs []string
+	for _, lb := range n.hns.Snapshot().LoadBalancers {
+		if lb.SourceVIP == kubeProxysVIP {
+			theirs = append(theirs, lb.ID)
+		}
+	}
+	if len(theirs) == 0 {
+		t.Fatal("no load balancer of kube-proxy's carries its source VIP")
+	}
+	n.start()
+	c.converge()
+	if after := n.lbs(); !reflect.DeepEqual(before, after) {
+		t.Errorf("load balancers after the switch:\nbefore %+v\nafter  %+v", before, after)
+	}
+	snap := n.hns.Snapshot()
+	for _, lb := range snap.LoadBalancers {
+		if lb.SourceVIP == kubeProxysVIP {
+			t.Errorf("kube-proxy's load balancer %s on %v is left", lb.ID, lb.FrontendVIPs)
+		}
+	}
+	kept := false
+	for _, ep := range snap.Endpoints {
+		kept = kept || !ep.IsRemote() && ep.IP() == kubeProxysVIP
+	}
+	if !kept {
+		t.Error("kube-proxy's source VIP endpoint was deleted")
+	}
+}
