@@ -75,6 +75,8 @@ type testNode struct {
 	// logger, if set, is what the proxier and the reconciler log through
 	// (default klog's global logger).
 	logger *klog.Logger
+	// takeover is the reconciler's --takeover token.
+	takeover string
 }
 
 const (
@@ -140,7 +142,7 @@ func (n *testNode) start() {
 	if n.checkNetwork {
 		opts.NetworkName = "cbr0"
 	}
-	opts.CallTimeout = n.callTimeout
+	opts.CallTimeout, opts.Takeover = n.callTimeout, n.takeover
 	if n.retryBase > 0 {
 		opts.RetryBase, opts.RetryMax = n.retryBase, n.retryBase
 	}

@@ -24,6 +24,22 @@ import (
 // "dummy"): its load balancers carry it, over an endpoint of its own.
 func (n *testNode) asKubeProxyLeftIt(sourceVIP string) {
 	n.t.Helper()
+	n.kubeProxyRan(sourceVIP, true)
+	files, _ := filepath.Glob(n.stateFile + "*")
+	for _, f := range files {
+		if err := os.Remove(f); err != nil {
+			n.t.Fatal(err)
+		}
+	}
+}
+
+// kubeProxyRan rewrites the node's HNS as kube-proxy's winkernel does at
+// its start, for the Services hnsproxy programmed: every load balancer
+// deleted and made again over the same backends (it reuses any endpoint
+// it finds on a backend's address). With fresh, the remote endpoints are
+// its own (asKubeProxyLeftIt); without, hnsproxy's, as after a rollback.
+func (n *testNode) kubeProxyRan(sourceVIP string, fresh bool) {
+	n.t.Helper()
 	ctx := context.Background()
 	snap := n.hns.Snapshot()
 	for _, lb := range snap.LoadBalancers {
@@ -34,7 +50,7 @@ func (n *testNode) asKubeProxyLeftIt(sourceVIP string) {
 	newID := map[string]string{}
 	for _, ep := range snap.Endpoints {
 		newID[ep.ID] = ep.ID
-		if !ep.IsRemote() {
+		if !fresh || !ep.IsRemote() {
 			continue
 		}
 		if err := n.hns.DeleteEndpoint(ctx, ep.ID); err != nil {
@@ -64,12 +80,6 @@ func (n *testNode) asKubeProxyLeftIt(sourceVIP string) {
 			theirs.HostComputeEndpoints = append(theirs.HostComputeEndpoints, newID[id])
 		}
 		if _, err := n.hns.CreateLoadBalancer(ctx, &theirs); err != nil {
-			n.t.Fatal(err)
-		}
-	}
-	files, _ := filepath.Glob(n.stateFile + "*")
-	for _, f := range files {
-		if err := os.Remove(f); err != nil {
 			n.t.Fatal(err)
 		}
 	}
@@ -158,5 +168,64 @@ func TestMigrationFromKubeProxyWithAnotherSourceVIP(t *testing.T) {
 	}
 	if !kept {
 		t.Error("kube-proxy's source VIP endpoint was deleted")
+	}
+}
+
+// TestRollbackToKubeProxyAndForwardAgain: after a rollback kube-proxy's
+// load balancers sit on every frontend (it deleted hnsproxy's at its
+// start), over hnsproxy's remote endpoints, and hnsproxy's state file
+// names what is gone (operators.md, "Rollback, per node"). Forward again
+// with the token of the first switch, hnsproxy takes kube-proxy's load
+// balancers on cluster IPs and node ports, and only reports those on
+// ingress and external IPs (ForeignLoadBalancerConflict), which keep
+// serving what kube-proxy programmed; with a new --takeover token it takes
+// them all.
+func TestRollbackToKubeProxyAndForwardAgain(t *testing.T) {
+	c := newSimCluster(t, clusterSpec{profile: "ws2022", mode: desired.Overlay, nodes: threeNodes()})
+	c.apply(flowServices()...)
+	c.converge()
+	n := c.node("win-1")
+	before := n.lbs()
+	n.stop()
+	n.kubeProxyRan("", false)
+	tenant := map[string]bool{"192.0.2.10": true, "192.0.2.20": true, "192.0.2.30": true, "192.0.2.40": true} // ingress and external IPs
+	kubeProxys := map[string]string{}                                                                         // load balancer ID → frontend VIP
+	for _, lb := range n.hns.Snapshot().LoadBalancers {
+		kubeProxys[lb.ID] = ""
+		if len(lb.FrontendVIPs) > 0 {
+			kubeProxys[lb.ID] = lb.FrontendVIPs[0]
+		}
+	}
+
+	n.start()
+	c.converge()
+	n.eventually("a ForeignLoadBalancerConflict event", func() bool { return n.countEvents(ReasonForeignLoadBalancerConflict) > 0 })
+	owned, err := reconciler.ReadOwned(n.stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, vip := range kubeProxys {
+		if owned.LoadBalancer(id) == tenant[vip] {
+			t.Errorf("same token: kube-proxy's load balancer on %q owned %t", vip, owned.LoadBalancer(id))
+		}
+	}
+	if after := n.lbs(); !reflect.DeepEqual(before, after) {
+		t.Errorf("same token: load balancers\nbefore %+v\nafter  %+v", before, after)
+	}
+
+	n.stop()
+	n.takeover = "replace-kube-proxy-2"
+	n.start()
+	c.converge()
+	if owned, err = reconciler.ReadOwned(n.stateFile); err != nil {
+		t.Fatal(err)
+	}
+	for id, vip := range kubeProxys {
+		if !owned.LoadBalancer(id) {
+			t.Errorf("new token: kube-proxy's load balancer on %q is not hnsproxy's", vip)
+		}
+	}
+	if after := n.lbs(); !reflect.DeepEqual(before, after) {
+		t.Errorf("new token: load balancers\nbefore %+v\nafter  %+v", before, after)
 	}
 }
