@@ -85,11 +85,11 @@ func (n *testNode) kubeProxyRan(sourceVIP string, fresh bool) {
 	}
 }
 
-// switchedFromKubeProxy is an overlay cluster whose node win-1 kube-proxy
+// switchedFromKubeProxy is a cluster whose node win-1 kube-proxy
 // programmed for flowServices (asKubeProxyLeftIt with sourceVIP), stopped
 // for hnsproxy's first start; before is what hnsproxy programs there.
-func switchedFromKubeProxy(t *testing.T, sourceVIP string) (c *simCluster, n *testNode, before []lbView) {
-	c = newSimCluster(t, clusterSpec{profile: "ws2022", mode: desired.Overlay, nodes: threeNodes()})
+func switchedFromKubeProxy(t *testing.T, mode desired.NetworkMode, sourceVIP string) (c *simCluster, n *testNode, before []lbView) {
+	c = newSimCluster(t, clusterSpec{profile: "ws2022", mode: mode, nodes: threeNodes()})
 	c.apply(flowServices()...)
 	c.converge()
 	n = c.node("win-1")
@@ -100,35 +100,39 @@ func switchedFromKubeProxy(t *testing.T, sourceVIP string) (c *simCluster, n *te
 }
 
 // TestMigrationFromKubeProxyTakesItsObjectsAsTheyAre: hnsproxy's first
-// start on an overlay node kube-proxy programmed for the same Services
+// start on an l2bridge or overlay node kube-proxy programmed for the same Services
 // (operators.md, "Replacing kube-proxy-windows node by node") adopts
 // kube-proxy's load balancers and remote endpoints without a write, so no
 // frontend stops serving during the switch, and owns them from then on.
 func TestMigrationFromKubeProxyTakesItsObjectsAsTheyAre(t *testing.T) {
-	c, n, before := switchedFromKubeProxy(t, "")
-	kubeProxys := n.hns.Snapshot()
-	n.hns.ResetCounters()
-	n.start()
-	c.converge()
-	if w := n.hns.Counters().Writes(); w != 0 {
-		t.Errorf("the switch made %d HNS writes, want 0 (%+v)", w, n.hns.Counters().Calls)
-	}
-	if after := n.lbs(); !reflect.DeepEqual(before, after) {
-		t.Errorf("load balancers changed across the switch:\nbefore %+v\nafter  %+v", before, after)
-	}
-	owned, err := reconciler.ReadOwned(n.stateFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, lb := range kubeProxys.LoadBalancers {
-		if !owned.LoadBalancer(lb.ID) {
-			t.Errorf("kube-proxy's load balancer %s on %v is not hnsproxy's after the switch", lb.ID, lb.FrontendVIPs)
-		}
-	}
-	for _, ep := range kubeProxys.Endpoints {
-		if ep.IsRemote() && !owned.RemoteEndpoint(ep.ID) {
-			t.Errorf("kube-proxy's remote endpoint %s for %s is not hnsproxy's after the switch", ep.ID, ep.IP())
-		}
+	for _, mode := range []desired.NetworkMode{desired.L2Bridge, desired.Overlay} {
+		t.Run(string(mode), func(t *testing.T) {
+			c, n, before := switchedFromKubeProxy(t, mode, "")
+			kubeProxys := n.hns.Snapshot()
+			n.hns.ResetCounters()
+			n.start()
+			c.converge()
+			if w := n.hns.Counters().Writes(); w != 0 {
+				t.Errorf("the switch made %d HNS writes, want 0 (%+v)", w, n.hns.Counters().Calls)
+			}
+			if after := n.lbs(); !reflect.DeepEqual(before, after) {
+				t.Errorf("load balancers changed across the switch:\nbefore %+v\nafter  %+v", before, after)
+			}
+			owned, err := reconciler.ReadOwned(n.stateFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, lb := range kubeProxys.LoadBalancers {
+				if !owned.LoadBalancer(lb.ID) {
+					t.Errorf("kube-proxy's load balancer %s on %v is not hnsproxy's after the switch", lb.ID, lb.FrontendVIPs)
+				}
+			}
+			for _, ep := range kubeProxys.Endpoints {
+				if ep.IsRemote() && !owned.RemoteEndpoint(ep.ID) {
+					t.Errorf("kube-proxy's remote endpoint %s for %s is not hnsproxy's after the switch", ep.ID, ep.IP())
+				}
+			}
+		})
 	}
 }
 
@@ -141,7 +145,7 @@ func TestMigrationFromKubeProxyTakesItsObjectsAsTheyAre(t *testing.T) {
 // make; a rollback's kube-proxy takes it up again).
 func TestMigrationFromKubeProxyWithAnotherSourceVIP(t *testing.T) {
 	const kubeProxysVIP = "10.244.1.3"
-	c, n, before := switchedFromKubeProxy(t, kubeProxysVIP)
+	c, n, before := switchedFromKubeProxy(t, desired.Overlay, kubeProxysVIP)
 	var theirs []string
 	for _, lb := range n.hns.Snapshot().LoadBalancers {
 		if lb.SourceVIP == kubeProxysVIP {
