@@ -2,6 +2,7 @@ package cni
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -40,12 +41,23 @@ func (s *session) attachmentEndpoint(ctx context.Context) (*hnslb.Endpoint, erro
 	return nil, nil
 }
 
-// removeAttachment detaches and deletes the attachment's endpoint and
-// reports whether there was one.
+// removeAttachment detaches and deletes the attachment's endpoints and
+// reports whether there was one. HNS does not keep endpoint names unique
+// (hcn's GetEndpointByName answers the first a name query lists): a killed
+// ADD's create that HNS applied only after the runtime's DEL and the next
+// ADD of the attachment leaves a second endpoint under the name, on an
+// address IPAM has released. So each found is removed and the name looked
+// up again, until none is left or HNS lists one already deleted.
 func (s *session) removeAttachment(ctx context.Context) (bool, error) {
-	ep, err := s.attachmentEndpoint(ctx)
-	if ep == nil || err != nil {
-		return false, err
+	var deleted []string
+	for {
+		ep, err := s.attachmentEndpoint(ctx)
+		if ep == nil || err != nil || slices.ContainsFunc(deleted, func(id string) bool { return strings.EqualFold(id, ep.ID) }) {
+			return len(deleted) > 0, err
+		}
+		if err := s.hns.deleteEndpoint(ctx, ep); err != nil {
+			return true, err
+		}
+		deleted = append(deleted, ep.ID)
 	}
-	return true, s.hns.deleteEndpoint(ctx, ep)
 }

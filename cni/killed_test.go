@@ -172,3 +172,30 @@ func TestKilledAddIsCleanedUpByDel(t *testing.T) {
 		})
 	}
 }
+
+// TestDelRemovesEveryEndpointOfTheAttachment: HNS does not keep endpoint
+// names unique (hcn's GetEndpointByName answers the first endpoint a name
+// query lists). A killed ADD's create that HNS applies only after the
+// runtime's DEL and its next ADD of the same attachment leaves a second
+// endpoint under the attachment's name, on the address DEL released. The
+// next DEL removes both, so neither lingers on an address IPAM hands on.
+func TestDelRemovesEveryEndpointOfTheAttachment(t *testing.T) {
+	h, held, conf, rt := heldNode(t, "CreateEndpoint", false, false)
+	p := pod{id: "twice", netns: heldNamespace(t, h)}
+	killAdd(t, rt, held, p)
+	rt.del(t, p)
+	p.netns = heldNamespace(t, h)
+	rt.add(t, p)
+	close(held.release) // HNS applies the killed ADD's create only now
+	<-held.finished
+	if got := names(h.Snapshot()); !slices.Equal(got, []string{p.endpointName("cbr0"), p.endpointName("cbr0")}) {
+		t.Fatalf("endpoints %v; want two under the attachment's name", got)
+	}
+	rt.del(t, p)
+	if got := names(h.Snapshot()); len(got) != 0 {
+		t.Errorf("after DEL: endpoints %v", got)
+	}
+	if got := allocated(t, conf.dataDir); len(got) != 0 {
+		t.Errorf("after DEL: addresses held %v", got)
+	}
+}
