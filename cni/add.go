@@ -5,9 +5,9 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
 	current "github.com/containernetworking/cni/pkg/types/100"
-	"github.com/containernetworking/plugins/pkg/ipam"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -143,11 +143,11 @@ func (s *session) ipamAddresses(ctx context.Context, network *hnslb.Network, spe
 	if err != nil {
 		return nil, err
 	}
-	ipamResult, err := ipam.ExecAdd(n.IPAM.Type, data)
+	ipamResult, err := invoke.DelegateAdd(ctx, n.IPAM.Type, data, nil)
 	if err != nil {
-		return nil, err
+		return nil, s.ipamError(ctx, err)
 	}
-	undo.push(func(context.Context) { _ = ipam.ExecDel(n.IPAM.Type, data) })
+	undo.push(func(ctx context.Context) { _ = invoke.DelegateDel(ctx, n.IPAM.Type, data, nil) })
 	ipcs, err := podAddresses(ipamResult)
 	if err != nil {
 		return nil, err

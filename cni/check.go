@@ -5,10 +5,10 @@ import (
 	"net"
 	"strings"
 
+	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
 	current "github.com/containernetworking/cni/pkg/types/100"
-	"github.com/containernetworking/plugins/pkg/ipam"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -62,7 +62,7 @@ func cmdCheck(ctx context.Context, s *session) error {
 	if s.conf.hnsIPAM() {
 		return nil
 	}
-	return s.ipamExec(ctx, ipam.ExecCheck)
+	return s.ipamExec(ctx, invoke.DelegateCheck)
 }
 
 // matchPrevResult compares the endpoint with what ADD reported.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,5 +104,56 @@ func TestCommandAnswersItselfInTime(t *testing.T) {
 	s := &session{}
 	if err := s.run(func(context.Context, *session) error { return want }); err != want {
 		t.Errorf("run returned %v; want the command's own %v", err, want)
+	}
+}
+
+// TestHungIPAMIsStoppedAtTheDeadline: the IPAM plugin hangs (one whose
+// datastore the node cannot reach). The command's deadline bounds IPAM as
+// it bounds HNS: the plugin is stopped, and the answer names IPAM, not a
+// wedged HNS: code 11 (STATUS: 50, not ready).
+func TestHungIPAMIsStoppedAtTheDeadline(t *testing.T) {
+	defer func(w, u time.Duration) { workTimeout, undoTimeout = w, u }(workTimeout, undoTimeout)
+	// The undo's time is far beyond the work's, so only the work deadline
+	// can end the hung IPAM before run gives up waiting.
+	workTimeout, undoTimeout = 200*time.Millisecond, 10*time.Second
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hang-ipam"), []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CNI_PATH", dir)
+	ctx := context.Background()
+	h := sim.New(sim.Options{})
+	if _, err := h.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := h.CreateNamespace(ctx, &hnslb.Namespace{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin := []byte(`{"cniVersion": "1.1.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0", "ipam": {"type": "hang-ipam"}}`)
+	for _, c := range []struct {
+		name  string
+		parse func([]byte) (*NetConf, error)
+		f     func(context.Context, *session) error
+		code  uint // STATUS's code for "cannot service ADD" is 50
+	}{
+		{"ADD", parseConfig, cmdAdd, types.ErrTryAgainLater},
+		{"DEL", parseReleaseConfig, cmdDel, types.ErrTryAgainLater},
+		{"STATUS", parseConfig, cmdStatus, types.ErrPluginNotAvailable},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			conf, err := c.parse(stdin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &session{conf: conf, hns: hnsClient{h},
+				args: &skel.CmdArgs{ContainerID: "c1", Netns: ns.ID, IfName: "eth0", StdinData: stdin}}
+			err = s.run(c.f)
+			var te *types.Error
+			if !errors.As(err, &te) || te.Code != c.code || !strings.Contains(te.Msg, "IPAM plugin") {
+				t.Errorf("%s with a hung IPAM plugin: %v; want code %d naming the IPAM plugin", c.name, err, c.code)
+			}
+		})
 	}
 }

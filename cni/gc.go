@@ -139,19 +139,19 @@ func (s *session) releaseAddress(ctx context.Context, endpointName string) error
 }
 
 // delegate runs the IPAM plugin for a command on another attachment than
-// the current one (ipam.Exec* always pass the current one).
+// the current one (invoke.Delegate* always pass the current one).
 func (s *session) delegate(ctx context.Context, command, containerID, ifName string, data []byte) error {
 	paths := filepath.SplitList(os.Getenv("CNI_PATH"))
 	path, err := invoke.FindInPath(s.conf.IPAM.Type, paths)
 	if err != nil {
 		return err
 	}
-	return invoke.ExecPluginWithoutResult(ctx, path, data, &invoke.Args{
+	return s.ipamError(ctx, invoke.ExecPluginWithoutResult(ctx, path, data, &invoke.Args{
 		Command:     command,
 		ContainerID: containerID,
 		IfName:      ifName,
 		Path:        os.Getenv("CNI_PATH"),
-	}, nil)
+	}, nil))
 }
 
 // incompatible reports a delegated plugin refusing a command its CNI

@@ -3,10 +3,12 @@ package cni
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"strings"
 
-	"github.com/containernetworking/plugins/pkg/ipam"
+	"github.com/containernetworking/cni/pkg/invoke"
+	"github.com/containernetworking/cni/pkg/types"
 )
 
 // ipamStdin is the configuration IPAM is run with: stdin, with Calico's
@@ -41,14 +43,14 @@ func (s *session) withPodCIDR(ctx context.Context, podCIDR func(context.Context)
 	return out, nil
 }
 
-// ipamExec runs an IPAM command (ipam.ExecCheck, ipam.ExecStatus) with
-// ipamStdin.
-func (s *session) ipamExec(ctx context.Context, exec func(string, []byte) error) error {
+// ipamExec runs an IPAM command (invoke.DelegateCheck, DelegateStatus)
+// with ipamStdin, under ctx (ipamError).
+func (s *session) ipamExec(ctx context.Context, delegate func(context.Context, string, []byte, invoke.Exec) error) error {
 	data, err := s.ipamStdin(ctx)
 	if err != nil {
 		return err
 	}
-	return exec(s.conf.IPAM.Type, data)
+	return s.ipamError(ctx, delegate(ctx, s.conf.IPAM.Type, data, nil))
 }
 
 // ipamDel releases the attachment's address: IPAM DEL with releaseStdin.
@@ -57,7 +59,20 @@ func (s *session) ipamDel(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return ipam.ExecDel(s.conf.IPAM.Type, data)
+	return s.ipamError(ctx, invoke.DelegateDel(ctx, s.conf.IPAM.Type, data, nil))
+}
+
+// ipamError is an IPAM call's error, named as IPAM's when the command's
+// deadline stopped the plugin. The IPAM plugin runs under the command's
+// context, as HNS calls do, so one that hangs (an IPAM whose datastore
+// the node cannot reach) is killed at the deadline rather than left running
+// while the plugin answers that HNS did not: code 11, as for HNS.
+// (plugins' ipam.Exec* run the plugin with no deadline.)
+func (s *session) ipamError(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	return types.NewError(types.ErrTryAgainLater, fmt.Sprintf("IPAM plugin %q did not answer before the command's deadline", s.conf.IPAM.Type), err.Error())
 }
 
 // podNamespace is the pod's Kubernetes namespace from CNI_ARGS

@@ -2,8 +2,10 @@ package cni
 
 import (
 	"context"
+	"errors"
+
+	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
-	"github.com/containernetworking/plugins/pkg/ipam"
 )
 
 // cmdStatus reports whether ADD can work: HNS answers, the network exists
@@ -28,7 +30,14 @@ func cmdStatus(ctx context.Context, s *session) error {
 	if s.conf.hnsIPAM() {
 		return nil
 	}
-	if err := s.ipamExec(ctx, ipam.ExecStatus); err != nil && !incompatible(err) {
+	err = s.ipamExec(ctx, invoke.DelegateStatus)
+	var te *types.Error
+	if errors.As(err, &te) && te.Code == types.ErrTryAgainLater {
+		// An IPAM that did not answer in time (ipamError): STATUS's code
+		// for "cannot service ADD" is 50.
+		return types.NewError(types.ErrPluginNotAvailable, te.Msg, te.Details)
+	}
+	if err != nil && !incompatible(err) {
 		return err
 	}
 	return nil
