@@ -147,7 +147,9 @@ func (s *session) ipamAddresses(ctx context.Context, network *hnslb.Network, spe
 	if err != nil {
 		return nil, s.ipamError(ctx, err)
 	}
-	undo.push(func(ctx context.Context) { _ = invoke.DelegateDel(ctx, n.IPAM.Type, data, nil) })
+	release := func(ctx context.Context) { _ = invoke.DelegateDel(ctx, n.IPAM.Type, data, nil) }
+	undo.push(release)
+	s.giveUp.set(release)
 	ipcs, err := podAddresses(ipamResult)
 	if err != nil {
 		return nil, err

@@ -49,14 +49,7 @@ func TestHungHNSCallGetsTryAgainLater(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdin := []byte(`{"cniVersion": "1.0.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0"}`)
-	conf, err := parseConfig(stdin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hung := attachHangs{Client: h, entered: make(chan struct{}), release: make(chan struct{})}
-	s := &session{conf: conf, hns: hnsClient{hung},
-		args: &skel.CmdArgs{ContainerID: "c1", Netns: ns.ID, IfName: "eth0", StdinData: stdin}}
+	s, hung := hungAttachADD(t, h, ns.ID, []byte(`{"cniVersion": "1.0.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0"}`))
 
 	// What the plugin prints is its answer: capture it.
 	r, w, err := os.Pipe()
@@ -116,21 +109,8 @@ func TestHungIPAMIsStoppedAtTheDeadline(t *testing.T) {
 	// The undo's time is far beyond the work's, so only the work deadline
 	// can end the hung IPAM before run gives up waiting.
 	workTimeout, undoTimeout = 200*time.Millisecond, 10*time.Second
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "hang-ipam"), []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("CNI_PATH", dir)
-	ctx := context.Background()
-	h := sim.New(sim.Options{})
-	if _, err := h.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
-		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}}); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := h.CreateNamespace(ctx, &hnslb.Namespace{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	scriptIPAM(t, "hang-ipam", "exec sleep 600\n")
+	h, ns := cbr0Node(t)
 	stdin := []byte(`{"cniVersion": "1.1.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0", "ipam": {"type": "hang-ipam"}}`)
 	for _, c := range []struct {
 		name  string
@@ -156,4 +136,71 @@ func TestHungIPAMIsStoppedAtTheDeadline(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGivenUpAddReleasesItsAddress: an ADD whose HNS call hangs past the
+// deadlines answers code 11 with its address released. containerd's DEL
+// after a failed ADD fails too while HNS hangs, and containerd then forgets
+// the sandbox (internal/cri/server/sandbox_run.go drops a teardown error
+// when the ADD gave no result), so an address kept for that DEL would stay
+// taken in IPAM's store for good, one per retried sandbox.
+func TestGivenUpAddReleasesItsAddress(t *testing.T) {
+	defer func(w, u time.Duration) { workTimeout, undoTimeout = w, u }(workTimeout, undoTimeout)
+	workTimeout, undoTimeout = 100*time.Millisecond, 100*time.Millisecond
+	held := filepath.Join(t.TempDir(), "held")
+	scriptIPAM(t, "file-ipam", "case \"$CNI_COMMAND\" in\n"+
+		"ADD) touch "+held+"; echo '{\"cniVersion\": \"1.1.0\", \"ips\": [{\"address\": \"10.244.1.5/24\", \"gateway\": \"10.244.1.1\"}]}';;\n"+
+		"DEL) rm -f "+held+";;\nesac\n")
+	h, ns := cbr0Node(t)
+	s, hung := hungAttachADD(t, h, ns.ID, []byte(`{"cniVersion": "1.1.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0", "ipam": {"type": "file-ipam"}}`))
+	err := s.run(cmdAdd)
+	var te *types.Error
+	if !errors.As(err, &te) || te.Code != types.ErrTryAgainLater {
+		t.Errorf("ADD with a hung attach: %v; want code %d", err, types.ErrTryAgainLater)
+	}
+	if _, err := os.Stat(held); !os.IsNotExist(err) {
+		t.Errorf("the ADD answered with its address still held (%v)", err)
+	}
+	close(hung.release)
+	<-s.finished
+}
+
+// cbr0Node is an in-process HNS with the l2bridge network cbr0
+// (10.244.1.0/24) and one namespace.
+func cbr0Node(t *testing.T) (*sim.HNS, *hnslb.Namespace) {
+	t.Helper()
+	ctx := context.Background()
+	h := sim.New(sim.Options{})
+	if _, err := h.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := h.CreateNamespace(ctx, &hnslb.Namespace{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, ns
+}
+
+// scriptIPAM puts an IPAM plugin, a shell script of body, alone on CNI_PATH.
+func scriptIPAM(t *testing.T, name, body string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CNI_PATH", dir)
+}
+
+// hungAttachADD is an ADD of container c1 into namespace nsID with the
+// configuration stdin, on HNS h whose namespace attach hangs.
+func hungAttachADD(t *testing.T, h hnslb.Client, nsID string, stdin []byte) (*session, attachHangs) {
+	t.Helper()
+	conf, err := parseConfig(stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hung := attachHangs{Client: h, entered: make(chan struct{}), release: make(chan struct{})}
+	return &session{conf: conf, hns: hnsClient{hung},
+		args: &skel.CmdArgs{ContainerID: "c1", Netns: nsID, IfName: "eth0", StdinData: stdin}}, hung
 }

@@ -53,9 +53,10 @@ type session struct {
 	hns  hnsClient
 	args *skel.CmdArgs
 	net  *hnslb.Network // the configured network, once looked up
-	// answer is given once: by the command, or by run when it gives up;
-	// finished has f's error once it returns (tests wait on it).
+	// answer is given once: by the command, or by run when it gives up,
+	// after giveUp; finished has f's error once it returns (tests wait on it).
 	answer   answerOnce
+	giveUp   onGiveUp
 	finished <-chan error
 }
 
