@@ -2,7 +2,8 @@
 // events.k8s.io/v1 broadcaster and recorder (as kube-proxy builds them), and
 // the reasons and typed methods for the events the daemon itself raises
 // (start, HNS capabilities, servers, HNS rejections). The proxier raises the
-// Service mapping problems through the same recorder.
+// Service mapping problems through the same recorder, which cuts a note to
+// the length the API accepts (note.go).
 //
 // Events name hnsproxy as their reporting controller, not kube-proxy: during
 // a migration both run in one cluster, and operators need to tell which one
@@ -79,12 +80,13 @@ type Reporter struct {
 // NewReporter reports through b's recorder as hnsproxy running on nodeName.
 func NewReporter(b k8sevents.EventBroadcaster, nodeName string) *Reporter {
 	r := &Reporter{nodeName: nodeName}
-	r.rec = serviceUIDRecorder{EventRecorder: b.NewRecorder(scheme.Scheme, ReportingController), uids: &r.uids}
+	r.rec = recorder{EventRecorder: b.NewRecorder(scheme.Scheme, ReportingController), uids: &r.uids}
 	return r
 }
 
-// Recorder is the reporter's recorder, for code that takes one (the service
-// health server): a Service reference without a UID gets the Service's.
+// Recorder is the reporter's recorder, for code that takes one (the proxier,
+// the service health server): a Service reference without a UID gets the
+// Service's, and a note longer than the API takes is cut.
 func (r *Reporter) Recorder() k8sevents.EventRecorder { return r.rec }
 
 // ServiceRef references a Service.

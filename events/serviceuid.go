@@ -6,7 +6,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	k8sevents "k8s.io/client-go/tools/events"
 )
 
 // Events about a Service carry the Service's UID: `kubectl describe
@@ -19,32 +18,23 @@ import (
 // ServiceUIDs returns the UID of a Service the proxier knows.
 type ServiceUIDs func(types.NamespacedName) (types.UID, bool)
 
-// serviceUIDRecorder fills in the UID of a Service reference that has none.
-type serviceUIDRecorder struct {
-	k8sevents.EventRecorder
-	uids *atomic.Pointer[ServiceUIDs]
-}
-
-func (r serviceUIDRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
-	r.EventRecorder.Eventf(r.withUID(regarding), related, eventtype, reason, action, note, args...)
-}
-
-func (r serviceUIDRecorder) withUID(obj runtime.Object) runtime.Object {
+// withUID fills in the UID of a Service reference that has none.
+func withUID(uids *atomic.Pointer[ServiceUIDs], obj runtime.Object) runtime.Object {
 	ref, ok := obj.(*v1.ObjectReference)
 	if !ok || ref.Kind != "Service" || ref.UID != "" {
 		return obj
 	}
-	uids := r.uids.Load()
-	if uids == nil {
+	resolve := uids.Load()
+	if resolve == nil {
 		return obj
 	}
-	uid, ok := (*uids)(types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
+	uid, ok := (*resolve)(types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
 	if !ok {
 		return obj
 	}
-	withUID := *ref
-	withUID.UID = uid
-	return &withUID
+	filled := *ref
+	filled.UID = uid
+	return &filled
 }
 
 // ResolveServiceUIDs gives the reporter's recorder the proxier's Service
