@@ -59,10 +59,12 @@ func (p *Proxier) reportReconcile(res reconciler.SyncResult) {
 	now = make(map[intent.LBKey]bool, len(res.LeftOut))
 	for _, l := range res.LeftOut {
 		now[l.Key] = true
+		// The addresses come last: a note the API would find too long is
+		// cut at its end (package events), and the count and the why stay.
 		if ips := strings.Join(l.IPs, ", "); p.leftOutReported.due(l.Key, ips) {
 			p.serviceEvent(l.Key, ReasonBackendsUnrealizable,
-				"%s: ready endpoints %s are on this node but HNS has no endpoint for them; they are left out (over the backend cap, other endpoints stand in)",
-				l.Key, ips)
+				"%s: %d ready endpoints on this node have no HNS endpoint and are left out (over the backend cap, other endpoints stand in): %s",
+				l.Key, len(l.IPs), ips)
 		}
 	}
 	p.leftOutReported.keep(now)

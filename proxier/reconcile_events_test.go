@@ -126,3 +126,32 @@ func TestOverTheCapOnlyRealizableBackendsCompete(t *testing.T) {
 		t.Errorf("%d BackendsUnrealizable events, want 1", got)
 	}
 }
+
+// TestBackendsUnrealizableListsTheAddressesLast: the API takes a note of
+// 1024 bytes, and the events package cuts a longer one at the end. The
+// addresses are the part that grows with the Service, so they come last:
+// a cut note still says how many backends are left out and why.
+func TestBackendsUnrealizableListsTheAddressesLast(t *testing.T) {
+	n := newTestNode(t, "ws2022", "10.244.1.5") // .7 and .8 have no HNS endpoint
+	n.start()
+	n.apply(service("web", "10.96.0.10"), slice("web",
+		endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.1.7", nodeName}, endpoint{"10.244.1.8", nodeName}))
+	n.eventually("the realizable backend", func() bool {
+		lbs := n.lbs()
+		return len(lbs) == 1 && reflect.DeepEqual(lbs[0].Backends, []string{"10.244.1.5"})
+	})
+	n.settle()
+	var notes []string
+	for len(n.recorder.Events) > 0 {
+		if e := <-n.recorder.Events; strings.Contains(e, ReasonBackendsUnrealizable) {
+			notes = append(notes, e)
+		}
+	}
+	if len(notes) != 1 {
+		t.Fatalf("BackendsUnrealizable events %q, want 1", notes)
+	}
+	const want = "10.96.0.10:80/tcp: 2 ready endpoints on this node have no HNS endpoint and are left out (over the backend cap, other endpoints stand in): 10.244.1.7, 10.244.1.8"
+	if !strings.HasSuffix(notes[0], want) {
+		t.Errorf("event %q, want it to end %q", notes[0], want)
+	}
+}
