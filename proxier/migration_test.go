@@ -11,6 +11,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 	"github.com/hnsproxy/hnsproxy/reconciler"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // asKubeProxyLeftIt rewrites the node's HNS as kube-proxy's winkernel
@@ -75,6 +76,12 @@ func (n *testNode) kubeProxyRan(sourceVIP string, fresh bool) {
 		if sourceVIP != "" && lb.SourceVIP == n.config.SourceVIP[intent.IPv4].String() {
 			theirs.SourceVIP = sourceVIP
 		}
+		if n.config.Mode != desired.Overlay {
+			// winkernel sets a source VIP on overlay only (its proxier's
+			// sourceVip stays empty on l2bridge, proxier.go NewProxier):
+			// HNS picks the source address itself.
+			theirs.SourceVIP = ""
+		}
 		theirs.HostComputeEndpoints = nil
 		for _, id := range lb.HostComputeEndpoints {
 			theirs.HostComputeEndpoints = append(theirs.HostComputeEndpoints, newID[id])
@@ -102,8 +109,12 @@ func switchedFromKubeProxy(t *testing.T, mode desired.NetworkMode, sourceVIP str
 // TestMigrationFromKubeProxyTakesItsObjectsAsTheyAre: hnsproxy's first
 // start on an l2bridge or overlay node kube-proxy programmed for the same Services
 // (operators.md, "Replacing kube-proxy-windows node by node") adopts
-// kube-proxy's load balancers and remote endpoints without a write, so no
-// frontend stops serving during the switch, and owns them from then on.
+// kube-proxy's remote endpoints without a write, and on overlay its load
+// balancers too, so no frontend stops serving during the switch, and owns
+// them from then on. On l2bridge kube-proxy's load balancers carry no
+// source VIP, hnsproxy's the node IP (proxier/desired README): each is
+// written once, a delete and a create where HNS cannot modify, and none of
+// kube-proxy's is left.
 func TestMigrationFromKubeProxyTakesItsObjectsAsTheyAre(t *testing.T) {
 	for _, mode := range []desired.NetworkMode{desired.L2Bridge, desired.Overlay} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -112,8 +123,15 @@ func TestMigrationFromKubeProxyTakesItsObjectsAsTheyAre(t *testing.T) {
 			n.hns.ResetCounters()
 			n.start()
 			c.converge()
-			if w := n.hns.Counters().Writes(); w != 0 {
-				t.Errorf("the switch made %d HNS writes, want 0 (%+v)", w, n.hns.Counters().Calls)
+			calls := n.hns.Counters()
+			wantRewrites := 0
+			if mode == desired.L2Bridge {
+				wantRewrites = len(kubeProxys.LoadBalancers)
+			}
+			if w := calls.Writes(); w != 2*wantRewrites ||
+				calls.CountResult(sim.OpDeleteLoadBalancer, sim.ResultOK) != wantRewrites {
+				t.Errorf("the switch made %d HNS writes, want %d load balancers deleted and made again and nothing else (%+v)",
+					w, wantRewrites, calls.Calls)
 			}
 			if after := n.lbs(); !reflect.DeepEqual(before, after) {
 				t.Errorf("load balancers changed across the switch:\nbefore %+v\nafter  %+v", before, after)
@@ -122,9 +140,21 @@ func TestMigrationFromKubeProxyTakesItsObjectsAsTheyAre(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, lb := range kubeProxys.LoadBalancers {
+			after := n.hns.Snapshot()
+			for _, lb := range after.LoadBalancers {
 				if !owned.LoadBalancer(lb.ID) {
-					t.Errorf("kube-proxy's load balancer %s on %v is not hnsproxy's after the switch", lb.ID, lb.FrontendVIPs)
+					t.Errorf("load balancer %s on %v is not hnsproxy's after the switch", lb.ID, lb.FrontendVIPs)
+				}
+				if mode == desired.L2Bridge && lb.SourceVIP != ip1 {
+					t.Errorf("load balancer %s on %v has source VIP %q after the switch, want the node IP %s", lb.ID, lb.FrontendVIPs, lb.SourceVIP, ip1)
+				}
+			}
+			if mode == desired.Overlay && len(after.LoadBalancers) != len(kubeProxys.LoadBalancers) {
+				t.Errorf("%d load balancers after the switch, kube-proxy left %d", len(after.LoadBalancers), len(kubeProxys.LoadBalancers))
+			}
+			for _, lb := range kubeProxys.LoadBalancers {
+				if _, err := n.hns.GetLoadBalancerByID(context.Background(), lb.ID); (err == nil) != (mode == desired.Overlay) {
+					t.Errorf("kube-proxy's load balancer %s on %v: kept %v, want kept only on overlay", lb.ID, lb.FrontendVIPs, err == nil)
 				}
 			}
 			for _, ep := range kubeProxys.Endpoints {
