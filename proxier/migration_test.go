@@ -39,6 +39,8 @@ func (n *testNode) asKubeProxyLeftIt(sourceVIP string) {
 // deleted and made again over the same backends (it reuses any endpoint
 // it finds on a backend's address). With fresh, the remote endpoints are
 // its own (asKubeProxyLeftIt); without, hnsproxy's, as after a rollback.
+// Its documents are hnsproxy's but for what winkernel_docs_test.go finds
+// different: the remote endpoints' name, the l2bridge source VIP.
 func (n *testNode) kubeProxyRan(sourceVIP string, fresh bool) {
 	n.t.Helper()
 	ctx := context.Background()

@@ -345,3 +345,65 @@ func docJSON(t *testing.T, lb *hnslb.LoadBalancer) string {
 	}
 	return string(raw)
 }
+
+// TestRemoteEndpointDocumentsAreWinkernels: the endpoints hnsproxy makes
+// in HNS, as winkernel's createEndpoint makes them for the same Service:
+// a remote endpoint per remote backend (flag RemoteEndpoint, the MAC
+// conjured from its IP, on overlay a ProviderAddress policy naming the
+// backend's node); on overlay one per cluster IP (the host MAC, this node
+// as provider address) and the local source-VIP endpoint (the host MAC, no
+// policy). hnsproxy also names its remote endpoints (reliability.md,
+// "Remote endpoints: a name instead of a declaration"); winkernel does not.
+func TestRemoteEndpointDocumentsAreWinkernels(t *testing.T) {
+	const hostMAC = "00-15-5d-00-00-01" // newSimCluster's for win-1
+	pa := func(ip string) []hnslb.EndpointPolicy {
+		return []hnslb.EndpointPolicy{{Type: hnslb.EndpointPolicyProviderAddress, Settings: json.RawMessage(`{"ProviderAddress":"` + ip + `"}`)}}
+	}
+	remote := func(ip, mac string, policies []hnslb.EndpointPolicy) hnslb.Endpoint {
+		return hnslb.Endpoint{Name: "hnsproxy-remote-" + ip, IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}}, MacAddress: mac,
+			Flags: hnslb.EndpointFlagsRemoteEndpoint, Policies: policies, SchemaVersion: hnslb.V2}
+	}
+	for _, tc := range []struct {
+		mode desired.NetworkMode
+		want []hnslb.Endpoint
+	}{
+		{desired.L2Bridge, []hnslb.Endpoint{remote(pod2a, "02-11-0a-f4-02-0a", nil)}},
+		{desired.Overlay, []hnslb.Endpoint{
+			remote(pod2a, "02-11-0a-f4-02-0a", pa(ip2)),
+			remote("10.96.0.10", hostMAC, pa(ip1)),
+			{IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.2"}}, MacAddress: hostMAC, SchemaVersion: hnslb.V2},
+		}},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			c := newSimCluster(t, clusterSpec{profile: "ws2022", mode: tc.mode, nodes: threeNodes()})
+			c.apply(service("web", "10.96.0.10"), sliceOf("web", "web-1", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1"), readyEP(pod2a, "win-2")))
+			c.converge()
+			var got []string
+			for _, e := range c.node("win-1").hns.Snapshot().Endpoints {
+				if e.IP() == pod1a || e.IP() == pod1b { // the pods' own, the CNI's
+					continue
+				}
+				e.ID, e.HostComputeNetwork = "", ""
+				got = append(got, endpointJSON(t, e))
+			}
+			var want []string
+			for _, e := range tc.want {
+				want = append(want, endpointJSON(t, e))
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("endpoints differ from winkernel's:\n got %v\nwant %v", got, want)
+			}
+		})
+	}
+}
+
+func endpointJSON(t *testing.T, e hnslb.Endpoint) string {
+	t.Helper()
+	raw, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
