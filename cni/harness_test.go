@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 }
 
 // shortDir is a temp dir with a short path (unix socket paths are short).
-func shortDir(t *testing.T) string {
+func shortDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "hs")
 	if err != nil {
@@ -59,10 +59,10 @@ type simNode struct {
 	name, socket string
 	args         []string
 	client       *remote.Client
-	stopFn       func(t *testing.T)
+	stopFn       func(t testing.TB)
 }
 
-func startNode(t *testing.T, name string, args ...string) *simNode {
+func startNode(t testing.TB, name string, args ...string) *simNode {
 	t.Helper()
 	n := &simNode{name: name, socket: filepath.Join(shortDir(t), "hns.sock"), args: args}
 	n.start(t)
@@ -71,7 +71,7 @@ func startNode(t *testing.T, name string, args ...string) *simNode {
 }
 
 // start runs the server and waits until it answers.
-func (n *simNode) start(t *testing.T) {
+func (n *simNode) start(t testing.TB) {
 	t.Helper()
 	var out bytes.Buffer
 	cmd := exec.Command(filepath.Join(binDir, "hnssim"), append([]string{"serve", "--socket", n.socket, "--node-name", n.name}, n.args...)...)
@@ -95,7 +95,7 @@ func (n *simNode) start(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	n.stopFn = func(t *testing.T) {
+	n.stopFn = func(t testing.TB) {
 		n.client.Close()
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		if err := <-exited; err != nil {
@@ -108,7 +108,7 @@ func (n *simNode) start(t *testing.T) {
 }
 
 // stop sends SIGTERM and checks the server went away cleanly.
-func (n *simNode) stop(t *testing.T) {
+func (n *simNode) stop(t testing.TB) {
 	if n.stopFn != nil {
 		n.stopFn(t)
 		n.stopFn = nil
@@ -217,7 +217,7 @@ func (c netConf) plugin() map[string]any {
 	return p
 }
 
-func (c netConf) listJSON(t *testing.T) []byte {
+func (c netConf) listJSON(t testing.TB) []byte {
 	b, err := json.Marshal(map[string]any{"cniVersion": c.version, "name": "pods", "plugins": []any{c.plugin()}})
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +245,7 @@ type runtime struct {
 	list *libcni.NetworkConfigList
 }
 
-func newRuntime(t *testing.T, c netConf) *runtime {
+func newRuntime(t testing.TB, c netConf) *runtime {
 	t.Helper()
 	list, err := libcni.NetworkConfFromBytes(c.listJSON(t))
 	if err != nil {
@@ -269,7 +269,7 @@ func (p pod) rt() *libcni.RuntimeConf {
 // endpointName is the pod's endpoint on a network (interface eth0).
 func (p pod) endpointName(network string) string { return p.id + "_" + network }
 
-func (r *runtime) add(t *testing.T, p pod) *current.Result {
+func (r *runtime) add(t testing.TB, p pod) *current.Result {
 	t.Helper()
 	res, err := r.cni.AddNetworkList(context.Background(), r.list, p.rt())
 	if err != nil {
@@ -282,7 +282,7 @@ func (r *runtime) add(t *testing.T, p pod) *current.Result {
 	return cur
 }
 
-func (r *runtime) del(t *testing.T, p pod) {
+func (r *runtime) del(t testing.TB, p pod) {
 	t.Helper()
 	if err := r.cni.DelNetworkList(context.Background(), r.list, p.rt()); err != nil {
 		t.Fatalf("DEL %s: %v", p.id, err)
