@@ -45,8 +45,9 @@ func clientConfig(path, master string, getenv func(string) string) (*rest.Config
 		var err error
 		if loaded, err = clientcmd.LoadFromFile(path); err != nil {
 			// LoadFromFile names no file in a decoding error; clientcmd's
-			// loading rules, which kube-proxy uses, add it.
-			return nil, options.WithDecodeHint(fmt.Errorf("error loading config file %q: %w", path, err))
+			// loading rules, which kube-proxy uses, add it, as written (%q
+			// would double a Windows path's backslashes).
+			return nil, options.WithDecodeHint(fmt.Errorf("error loading config file \"%s\": %w", path, err))
 		}
 		if err := options.ExpandKubeconfigPaths(loaded, getenv, options.FileExists); err != nil {
 			return nil, err

@@ -95,3 +95,18 @@ func TestKubeconfigAsWindowsToolsSaveIt(t *testing.T) {
 		})
 	}
 }
+
+// TestKubeconfigErrorNamesAWindowsPathAsWritten: the file a kubeconfig
+// error names is the path as the operator wrote it, not Go-quoted: quoting
+// doubles each backslash of a Windows path (C:\\k\\config), which reads as
+// another path, beside a hint that is about backslashes in quotes.
+func TestKubeconfigErrorNamesAWindowsPathAsWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), `k\config`) // a backslash in a name is allowed off Windows
+	if err := os.WriteFile(path, []byte("clusters: [{cluster: {certificate-authority: \"C:\\k\\ca.crt\"}}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := clientConfig(path, "", func(string) string { return "" })
+	if err == nil || !strings.Contains(err.Error(), `"`+path+`"`) {
+		t.Errorf("err %v, want one naming %s as written", err, path)
+	}
+}
