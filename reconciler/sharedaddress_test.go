@@ -72,3 +72,30 @@ func TestForeignRemoteEndpointOnALocalAddressIsDeleted(t *testing.T) {
 	}
 	e.assertRealized([]intent.LB{svc}, "10.244.1.80")
 }
+
+// TestOwnRemoteEndpointOnALocalAddressIsKept: the deletion on a shared
+// address takes foreign remote endpoints only. hnsproxy's own remote
+// endpoint, desired for a pod the EndpointSlice places on another node,
+// stays while a local endpoint (one the CNI left behind) holds its address:
+// deleting it would drop the backend and recreate it at the next repair,
+// every repair. It goes when the desired state no longer wants it.
+func TestOwnRemoteEndpointOnALocalAddressIsKept(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	svc := lb("10.96.0.10", 53, rem("10.244.2.5", "10.0.0.2"))
+	r, res := e.start(e.hns, svc)
+	if res.Failed != 0 {
+		t.Fatalf("first sync: %+v", res)
+	}
+	ours := e.remoteID("10.244.2.5")
+	e.local("10.244.2.5") // a pod's endpoint, since left behind, on the address
+	for range 2 {
+		if err := r.Repair(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.converge(r)
+	}
+	if !e.hasEP(ours) {
+		t.Fatalf("hnsproxy's own desired remote endpoint %s on a local endpoint's address was deleted", ours)
+	}
+	e.assertRealized([]intent.LB{svc})
+}
