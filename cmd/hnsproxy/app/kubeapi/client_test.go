@@ -3,6 +3,7 @@ package kubeapi
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -101,7 +102,12 @@ func TestKubeconfigAsWindowsToolsSaveIt(t *testing.T) {
 // doubles each backslash of a Windows path (C:\\k\\config), which reads as
 // another path, beside a hint that is about backslashes in quotes.
 func TestKubeconfigErrorNamesAWindowsPathAsWritten(t *testing.T) {
-	path := filepath.Join(t.TempDir(), `k\config`) // a backslash in a name is allowed off Windows
+	// On Windows the directory's path has backslashes; elsewhere a file
+	// name may hold one.
+	path := filepath.Join(t.TempDir(), `k\config`)
+	if runtime.GOOS == "windows" {
+		path = filepath.Join(t.TempDir(), "config")
+	}
 	if err := os.WriteFile(path, []byte("clusters: [{cluster: {certificate-authority: \"C:\\k\\ca.crt\"}}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
