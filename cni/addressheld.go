@@ -21,16 +21,22 @@ const addressRefusedWhat = "create HNS endpoint: HNS refuses the pod's address"
 // address. A service proxy's remote endpoint for a pod that had the address
 // on another node is the known holder (kubernetes/kubernetes#130963 on
 // builds that allow no local and remote endpoint on one address): the proxy
-// deletes it once it sees that pod gone, so the runtime should try again
-// later. Anything else is reported as it is. eps is the network's listing.
+// that counts it deletes it once it sees that pod gone, so the runtime
+// should try again later. One no proxy counts stays for good: kube-proxy's
+// left on a node moved to hnsproxy, which deletes only its own, or one
+// kube-proxy lost count of at a restart. No program tells those apart from
+// here, so the error names the way out for that case; the runtime's
+// retries would otherwise promise what never comes. Anything else is
+// reported as it is. eps is the network's listing.
 func addressRefused(eps []hnslb.Endpoint, spec endpointSpec, refused error) error {
-	var held []string
+	var held, removes []string
 	remoteOnly := true
 	for _, a := range spec.addrs {
 		for i := range eps {
 			if ep := &eps[i]; ep.HasAddress(a.addr.Addr()) {
 				remoteOnly = remoteOnly && ep.IsRemote()
 				held = append(held, fmt.Sprintf("%s held by %s endpoint %s %q", a.addr.Addr(), ep.KindWord(), ep.ID, ep.Name))
+				removes = append(removes, "'hnsdiag delete endpoints "+ep.ID+"'")
 			}
 		}
 	}
@@ -40,7 +46,8 @@ func addressRefused(eps []hnslb.Endpoint, spec endpointSpec, refused error) erro
 			fmt.Sprintf("no endpoint on the network holds it, so HNS takes it for invalid or reserved there (a subnet's own, broadcast or gateway address, or one the host holds): %v", refused))
 	case remoteOnly:
 		return types.NewError(types.ErrTryAgainLater, addressRefusedWhat,
-			fmt.Sprintf("%s: a service proxy's endpoint for a pod that had the address on another node, deleted once the proxy sees that pod gone: %v", strings.Join(held, "; "), refused))
+			fmt.Sprintf("%s: a service proxy's endpoint for a pod that had the address on another node, deleted once the proxy that counts it sees that pod gone; if none does (one kube-proxy left: hnsproxy deletes only its own), nothing deletes it: check that no pod on another node has the address and remove it with %s: %v",
+				strings.Join(held, "; "), strings.Join(removes, " and "), refused))
 	}
 	return types.NewError(types.ErrInternal, addressRefusedWhat, fmt.Sprintf("%s: %v", strings.Join(held, "; "), refused))
 }

@@ -369,9 +369,11 @@ func TestConcurrentAddsShareOneNewNetwork(t *testing.T) {
 // address (each one on record), ADD names what holds it. A service proxy's
 // remote endpoint for a pod that had the address on another node
 // (kubernetes/kubernetes#130963, a build with no local and remote endpoint
-// on one address) is "try again later"; nothing holding it is HNS taking
-// the address for invalid or reserved. Either way nothing is left behind,
-// and once the address is free the ADD succeeds.
+// on one address) is "try again later", and the error names how to remove
+// it, for nothing deletes one its proxy no longer counts (kube-proxy's left
+// on a node moved to hnsproxy, which deletes only its own); nothing holding
+// it is HNS taking the address for invalid or reserved. Either way nothing
+// is left behind, and once the address is free the ADD succeeds.
 func TestAddOnAnAddressHNSRefuses(t *testing.T) {
 	ctx := context.Background()
 	for _, code := range []string{"0xb7", "0x1392", "0x803b002f"} {
@@ -396,6 +398,7 @@ func TestAddOnAnAddressHNSRefuses(t *testing.T) {
 				}
 			}
 			refusedAdd("held", types.ErrTryAgainLater, "remote endpoint "+held.ID)
+			refusedAdd("held", types.ErrTryAgainLater, "hnsdiag delete endpoints "+held.ID)
 			if err := n1.client.DeleteEndpoint(ctx, held.ID); err != nil {
 				t.Fatal(err)
 			}
