@@ -99,3 +99,31 @@ func TestDiagnoseFindsTheNetworkWithoutRegardToCase(t *testing.T) {
 		t.Errorf("diagnosed network %q, want cbr0", in.Network.Name)
 	}
 }
+
+// TestDiagnoseOfANetworkDeletedSaysSo: run while the network hnsproxy
+// programs is gone (Remove-HnsNetwork, hnsdiag delete networks, a reboot, and
+// the CNI has not made it again), the error says that the state file's
+// network is gone too, and what brings it back, not that a flag is wrong;
+// given a name HNS has no network of while the state file's network is
+// there, it names that network.
+func TestDiagnoseOfANetworkDeletedSaysSo(t *testing.T) {
+	f := newFixture(t)
+	f.read() // the fixture's hnsproxy has written its state file
+	old, err := f.hns.GetNetworkByName(t.Context(), "cbr0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.network = "cbr1"
+	_, err = readNow(t.Context(), f.source())
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`hnsproxy's state file is of network "cbr0" (%s)`, old.ID)) {
+		t.Errorf("a name HNS has no network of: %v; want it to name the state file's network", err)
+	}
+	f.network = "cbr0"
+	if err := f.hns.DeleteNetwork(t.Context(), old.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = readNow(t.Context(), f.source())
+	if err == nil || !strings.Contains(err.Error(), "was deleted") || strings.Contains(err.Error(), "give hnsproxy's") {
+		t.Errorf("the network deleted: %v; want it to say so, not to ask for a flag", err)
+	}
+}

@@ -104,7 +104,7 @@ func read(ctx context.Context, src Source, run func(step, func() error) error) (
 	in := &Inputs{HNS: snap, StateFile: src.StateFile}
 	var err error
 	if in.Network, err = findNetwork(snap, src.NetworkName); err != nil {
-		return nil, err
+		return nil, whereTheNetworkWent(snap, src, err)
 	}
 	// The Services and slices hnsproxy lists, no others: another proxy's
 	// Service must not read as missing here.
@@ -172,6 +172,28 @@ func findNetwork(snap *hnslb.Snapshot, name string) (*hnslb.Network, error) {
 		names = append(names, n.Name)
 	}
 	return nil, fmt.Errorf("HNS has no network %q (it has: %s); give hnsproxy's --network-name or --config", name, strings.Join(names, ", "))
+}
+
+// whereTheNetworkWent adds to notFound, findNetwork's error, what
+// hnsproxy's state file tells: the network hnsproxy programmed is gone too
+// (deleted by hand, by hnsdiag delete networks, or by a reboot, and not made
+// again yet), so no flag is wrong; or HNS has it under another name than
+// the one given. Without a state file that names a network, notFound stands.
+func whereTheNetworkWent(snap *hnslb.Snapshot, src Source, notFound error) error {
+	if src.StateFile == "" {
+		return notFound
+	}
+	owned, err := reconciler.ReadOwned(src.StateFile)
+	if err != nil || owned.Network == "" {
+		return notFound
+	}
+	for i := range snap.Networks {
+		if n := &snap.Networks[i]; strings.EqualFold(n.ID, owned.Network) {
+			return fmt.Errorf("%w; hnsproxy's state file is of network %q (%s)", notFound, n.Name, n.ID)
+		}
+	}
+	return fmt.Errorf("HNS has no network %q, and the network hnsproxy last programmed (%s, from its state file) was deleted (Remove-HnsNetwork, hnsdiag delete networks, a reboot) and not made again yet: the CNI makes it again (hnscni at the next pod's ADD; another CNI when its logs say), hnsproxy waits for it at its start (--hns-network-timeout), and pods wired before lost their endpoints",
+		src.NetworkName, owned.Network)
 }
 
 // fillFromNode completes Config from this node's Node object as the
