@@ -157,3 +157,44 @@ func TestNetworkSuspicionReadsAtMostEveryInterval(t *testing.T) {
 		t.Errorf("after the interval: %d reads, change %v; want 2 reads and no change", reads(), res.NetworkChanged)
 	}
 }
+
+// TestQuietNodeNoticesItsNetworkGoneWithinAProbeInterval: the network
+// deleted, and maybe made again by the CNI, on a node where nothing changes
+// (Remove-HnsNetwork from a runbook): kube-proxy reads the network at every
+// sync and notices within --sync-period; hnsproxy waited for the drift
+// repair (5 minutes), its Services' load balancers naming endpoints that
+// went with the network. A Sync once every networkProbeInterval reads one
+// of its endpoints by ID, a small document whatever the cluster's size;
+// "not found" makes the network suspect, and the read by name tells.
+// Between probes, Syncs read nothing; with the network in place the probe
+// costs that one read and no read by name.
+func TestQuietNodeNoticesItsNetworkGoneWithinAProbeInterval(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2019, sim.ProfileWS2022, sim.ProfileWS2025} {
+		for _, again := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/again=%v", profile, again), func(t *testing.T) {
+				e := newEnv(t, profile)
+				e.named()
+				r := e.started(lb("10.96.0.10", 80, rem("10.244.2.10", "192.168.1.2")))
+				e.clock.Step(networkProbeInterval)
+				if res := r.Sync(ctx); res.NetworkChanged != nil {
+					t.Fatalf("the network in place reported changed: %v", res.NetworkChanged)
+				}
+				c := e.counters()
+				if c.Count(sim.OpGetEndpoint) != 1 || c.Count(sim.OpGetNetwork) != 0 {
+					t.Errorf("a probe with the network in place made %d endpoint reads and %d network reads; want 1 and 0", c.Count(sim.OpGetEndpoint), c.Count(sim.OpGetNetwork))
+				}
+				was := e.netID
+				now := e.replaceNetwork(again)
+				if res := r.Sync(ctx); res.NetworkChanged != nil || e.counters().Total() != 0 {
+					t.Fatalf("a Sync before the probe is due: %+v, %d calls; want none", res, e.counters().Total())
+				}
+				e.clock.Step(networkProbeInterval)
+				res := r.Sync(ctx)
+				if res.NetworkChanged == nil {
+					t.Fatalf("sync %+v a probe interval after the network went reported no change", res)
+				}
+				wantChanged(t, res.NetworkChanged, was, now)
+			})
+		}
+	}
+}

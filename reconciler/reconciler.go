@@ -110,6 +110,9 @@ type Reconciler struct {
 	instance instanceWatch
 	// networkCheckAt is when a suspicion may next read the network (network.go).
 	networkCheckAt time.Time
+	// networkProbeAt is when a Sync next reads an endpoint to tell that the
+	// network went (network.go).
+	networkProbeAt time.Time
 
 	lbs map[intent.LBKey]*lbEntry
 	eps map[string]*remoteEP // by IP

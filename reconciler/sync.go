@@ -129,6 +129,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	if err := r.writeState(); err != nil {
 		r.logStateWriteFailed(err, "Writing hnsproxy state file failed; retrying after the next Sync")
 	}
+	r.networkProbe(run)
 	r.checkSuspectedNetwork(run)
 	run.res.Pending = r.pending()
 	run.res.LearnedBackendCap = r.learnedCap
