@@ -175,9 +175,10 @@ type Proxier struct {
 	// listingFailure is the error of the failing repairs and lookup
 	// listings ("" after one worked), logged once at -v=0.
 	listingFailure string
-	// repairAfterHNSReturn: HNS came back from a restart, which may have
-	// dropped objects, so a drift repair is due now (repair.go).
-	repairAfterHNSReturn bool
+	// repairAtOnce: HNS came back from a restart, which may have
+	// dropped objects, or the reconciler's probe found one deleted behind
+	// hnsproxy's back, so a drift repair is due now (repair.go).
+	repairAtOnce bool
 	// listingWanted: the last sync left objects waiting for what only a
 	// listing tells (reconciler.SyncResult.ListingWanted, repair.go).
 	listingWanted bool

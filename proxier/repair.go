@@ -16,7 +16,8 @@ import (
 // Besides its period, a repair is due as soon as the reconciler reports
 // that HNS restarted (SyncResult.HNSReturned): a restart may have dropped
 // load balancers and endpoints (docs/simulator.md, "What a restart
-// drops"), and only a listing finds them. And one starts as soon as a sync
+// drops"), and only a listing finds them; so it is when its probe found
+// one of hnsproxy's objects deleted behind its back (SyncResult.ObjectsGone). And one starts as soon as a sync
 // leaves objects waiting for what only a listing tells
 // (SyncResult.ListingWanted: what holds a frontend HNS refused a create on,
 // what a lost create made; reconciler/lookup.go), a lookup listing starts
@@ -32,12 +33,12 @@ func (p *Proxier) repairDue() bool {
 
 // startRepair runs a drift repair in its own goroutine; callers hold p.mu.
 func (p *Proxier) startRepair(ctx context.Context) {
-	afterHNSReturn := p.repairAfterHNSReturn
-	p.repairAfterHNSReturn = false
+	atOnce := p.repairAtOnce
+	p.repairAtOnce = false
 	p.startListing(ctx, "Drift repair", p.opts.Reconciler.Repair, func(failed bool) {
 		if failed {
-			// One for a restart stays due, after the backoff.
-			p.repairAfterHNSReturn = p.repairAfterHNSReturn || afterHNSReturn
+			// One due at once stays due, after the backoff.
+			p.repairAtOnce = p.repairAtOnce || atOnce
 		} else {
 			p.lastRepair = p.clock.Now()
 		}
@@ -106,7 +107,7 @@ func (p *Proxier) WaitForRepair() { p.repairs.Wait() }
 // the last good one, or now after HNS returned from a restart; later while
 // a failed one backs off.
 func (p *Proxier) nextRepair() time.Time {
-	if p.repairAfterHNSReturn {
+	if p.repairAtOnce {
 		return p.repairRetryAt
 	}
 	next := p.lastRepair.Add(p.opts.RepairPeriod)
@@ -120,11 +121,25 @@ func (p *Proxier) nextRepair() time.Time {
 // restart (SyncResult.HNSReturned). A backoff left by repairs that failed
 // while HNS was down no longer applies. Callers hold p.mu.
 func (p *Proxier) noteHNSReturned(ctx context.Context) {
+	p.repairNow(ctx, "HNS is back after a restart, which may have dropped objects; listing it now to repair them")
+}
+
+// noteObjectsGone makes a drift repair due now: the reconciler's probe
+// found an object of hnsproxy's deleted behind its back
+// (SyncResult.ObjectsGone), and a runbook that deletes one deletes them
+// all. Callers hold p.mu.
+func (p *Proxier) noteObjectsGone(ctx context.Context) {
+	p.repairNow(ctx, "HNS objects of hnsproxy's were deleted behind its back; listing HNS now to repair them")
+}
+
+// repairNow makes a drift repair due now, logging why; with drift repair
+// off, nothing lists after Start. Callers hold p.mu.
+func (p *Proxier) repairNow(ctx context.Context, why string) {
 	if p.opts.RepairPeriod <= 0 {
-		return // drift repair off: no listing after Start
+		return
 	}
-	p.repairAfterHNSReturn = true
+	p.repairAtOnce = true
 	p.repairRetryAt = time.Time{}
 	p.repairBackoff.Forget(syncKey)
-	klog.FromContext(ctx).Info("HNS is back after a restart, which may have dropped objects; listing it now to repair them")
+	klog.FromContext(ctx).Info(why)
 }

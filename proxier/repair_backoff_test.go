@@ -109,21 +109,20 @@ func TestZeroRepairPeriodTurnsRepairOff(t *testing.T) {
 }
 
 // returningReconciler reports HNS's return from a restart in the Syncs
-// while returned is set, and objects waiting for a listing while wanted is.
+// while returned is set, objects waiting for a listing while wanted is, and
+// objects its probe found gone while gone is.
 type returningReconciler struct {
 	repairCounter
-	returned, wanted bool
+	returned, wanted, gone bool
 }
 
 func (r *returningReconciler) Sync(context.Context) reconciler.SyncResult {
-	return reconciler.SyncResult{HNSReturned: r.returned, ListingWanted: r.wanted}
+	return reconciler.SyncResult{HNSReturned: r.returned, ListingWanted: r.wanted, ObjectsGone: r.gone}
 }
 
-// TestHNSReturnMakesARepairDue: HNS back from a restart it may have lost
-// objects in makes a drift repair due at once, not a repair period after
-// the last; one that fails is retried after its backoff, and with drift
-// repair off nothing lists HNS.
-func TestHNSReturnMakesARepairDue(t *testing.T) {
+// repairDueInAnHour is an initialized proxier over a returningReconciler,
+// with a drift repair period of an hour and its last repair now.
+func repairDueInAnHour(t *testing.T) (*Proxier, *returningReconciler, *clocktesting.FakeClock) {
 	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
 	rec := &returningReconciler{}
 	p := idleProxier(t, Options{Clock: clk, RepairPeriod: time.Hour, Reconciler: rec})
@@ -131,6 +130,48 @@ func TestHNSReturnMakesARepairDue(t *testing.T) {
 	p.mu.Lock()
 	p.lastRepair = clk.Now() // as Run sets it after Start
 	p.mu.Unlock()
+	return p, rec, clk
+}
+
+// TestObjectsGoneMakesARepairDue: a Sync whose probe found an object of
+// hnsproxy's deleted behind its back (a runbook's Remove-HnsPolicyList)
+// makes a drift repair due at once, not a repair period after the last,
+// and once; with drift repair off nothing lists HNS.
+func TestObjectsGoneMakesARepairDue(t *testing.T) {
+	p, rec, clk := repairDueInAnHour(t)
+	rec.gone = true
+	syncAndRepair(p)
+	rec.gone = false
+	syncAndRepair(p)
+	if rec.repairs != 1 {
+		t.Fatalf("%d repairs in the Sync after the probe found objects gone, want 1", rec.repairs)
+	}
+	syncAndRepair(p)
+	if rec.repairs != 1 {
+		t.Fatalf("%d repairs after that, want still 1", rec.repairs)
+	}
+	noRepairWhenOff(t, clk, &returningReconciler{gone: true})
+}
+
+// noRepairWhenOff checks that with drift repair off, syncs that report
+// what would make a repair due list nothing.
+func noRepairWhenOff(t *testing.T, clk *clocktesting.FakeClock, off *returningReconciler) {
+	t.Helper()
+	p := idleProxier(t, Options{Clock: clk, RepairPeriod: 0, Reconciler: off})
+	for range 3 {
+		syncAndRepair(p)
+	}
+	if off.repairs != 0 {
+		t.Errorf("%d repairs with drift repair off, want none", off.repairs)
+	}
+}
+
+// TestHNSReturnMakesARepairDue: HNS back from a restart it may have lost
+// objects in makes a drift repair due at once, not a repair period after
+// the last; one that fails is retried after its backoff, and with drift
+// repair off nothing lists HNS.
+func TestHNSReturnMakesARepairDue(t *testing.T) {
+	p, rec, clk := repairDueInAnHour(t)
 	rec.returned = true
 	syncAndRepair(p) // HNS answered again in this Sync
 	rec.returned = false
@@ -162,14 +203,7 @@ func TestHNSReturnMakesARepairDue(t *testing.T) {
 		t.Fatalf("%d repairs after the backoff, want 3: the failed one again, not an hour later", rec.repairs)
 	}
 
-	off := &returningReconciler{returned: true}
-	p = idleProxier(t, Options{Clock: clk, RepairPeriod: 0, Reconciler: off})
-	for range 3 {
-		syncAndRepair(p)
-	}
-	if off.repairs != 0 {
-		t.Errorf("%d repairs with drift repair off, want none", off.repairs)
-	}
+	noRepairWhenOff(t, clk, &returningReconciler{returned: true})
 }
 
 // TestSyncThatWantsAListingStartsALookup: a sync that leaves objects

@@ -81,6 +81,8 @@ func (p *Proxier) Sync(ctx context.Context) {
 	}
 	if stats.Result.HNSReturned {
 		p.noteHNSReturned(ctx)
+	} else if stats.Result.ObjectsGone {
+		p.noteObjectsGone(ctx)
 	}
 	p.listingWanted = stats.Result.ListingWanted
 	if p.lookupDue() {

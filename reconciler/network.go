@@ -36,16 +36,10 @@ import (
 //   - so that a node where nothing changes (the network deleted from a
 //     runbook, Remove-HnsNetwork) does not wait for the drift repair, a
 //     Sync reads one endpoint of hnsproxy's by ID every
-//     networkProbeInterval (networkProbe), a document of fixed size: the
+//     networkProbeInterval (probe.go), a document of fixed size: the
 //     network's endpoints go with it, so "not found" makes it suspect. An
 //     endpoint deleted by itself costs one read by name that finds the
 //     network in place.
-
-// networkProbeInterval is how often a Sync reads one of the network's
-// endpoints by ID to tell that the network went (networkProbe): the
-// proxier syncs at least every --sync-period, 30 s by default, and
-// kube-proxy reads the network at each of its syncs.
-const networkProbeInterval = 30 * time.Second
 
 // networkCheckInterval spaces the reads by name that suspicions ask for:
 // the objects that fail meanwhile retry with their backoff anyway.
@@ -70,7 +64,7 @@ type networkSuspect struct{ set atomic.Bool }
 
 // noteCreate notes an endpoint create answered "not found" (the network
 // is the only object a remote endpoint's document names), or a probe's
-// read of an endpoint did (networkProbe).
+// read of an endpoint did (probe.go).
 func (s *networkSuspect) noteCreate(err error) {
 	if hnslb.IsNotFound(err) {
 		s.set.Store(true)
@@ -102,35 +96,6 @@ func (r *Reconciler) checkNetwork(ctx context.Context) *NetworkChangedError {
 		return &NetworkChangedError{Name: r.opts.NetworkName, WasID: r.opts.NetworkID, NowID: n.ID}
 	}
 	return nil
-}
-
-// networkProbe reads one realized endpoint of hnsproxy's on the network by
-// ID once networkProbeInterval has passed since the last probe, and makes
-// the network suspect if HNS does not find it. A node without one (no
-// remote backend, no source VIP) probes nothing: its load balancers name
-// only pods' endpoints, which the pods' restarts on a new network bring to
-// a Sync's notice. Callers hold r.mu.
-func (r *Reconciler) networkProbe(run *syncRun) {
-	if r.opts.NetworkName == "" || run.now.Before(r.networkProbeAt) {
-		return
-	}
-	id := r.anyRealizedEndpoint()
-	if id == "" {
-		return
-	}
-	r.networkProbeAt = run.now.Add(networkProbeInterval)
-	_, err := r.client.GetEndpointByID(run.ctx, id)
-	r.client.suspect.noteCreate(err)
-}
-
-// anyRealizedEndpoint is the ID of one wanted endpoint HNS has made, or "".
-func (r *Reconciler) anyRealizedEndpoint() string {
-	for _, ep := range r.eps {
-		if ep.wanted && ep.id != "" {
-			return ep.id
-		}
-	}
-	return ""
 }
 
 // checkSuspectedNetwork makes the read a suspicion asks for, once

@@ -110,9 +110,11 @@ type Reconciler struct {
 	instance instanceWatch
 	// networkCheckAt is when a suspicion may next read the network (network.go).
 	networkCheckAt time.Time
-	// networkProbeAt is when a Sync next reads an endpoint to tell that the
-	// network went (network.go).
-	networkProbeAt time.Time
+	// probeAt is when a Sync next reads a load balancer and an endpoint to
+	// tell that they or the network went (probe.go).
+	probeAt time.Time
+	// probeGone is the last ID the probe found gone (probe.go).
+	probeGone string
 
 	lbs map[intent.LBKey]*lbEntry
 	eps map[string]*remoteEP // by IP

@@ -111,6 +111,10 @@ type SyncResult struct {
 	// as down (a restart), which may have dropped objects it held
 	// (outage.go); only a listing (Repair) finds those.
 	HNSReturned bool
+	// ObjectsGone: this Sync's probe found a load balancer or endpoint of
+	// hnsproxy's gone while the network is in place: deleted behind its
+	// back (probe.go); only a listing (Repair) finds the rest.
+	ObjectsGone bool
 	// HNSDown: HNS refused a call as down and has not answered since
 	// (outage.go). A Sync with no object due makes no call then, so only
 	// this tells that its changes, if any came, could not reach HNS.

@@ -17,6 +17,8 @@ type syncRun struct {
 	ctx context.Context
 	now time.Time
 	res SyncResult
+	// probeFoundGone: the probe met an object of hnsproxy's gone (probe.go).
+	probeFoundGone bool
 	// outageEnded: HNS answered in this Sync after refusing a probe too
 	// (outage.go); checkInstance says whether it restarted.
 	outageEnded bool
@@ -129,8 +131,9 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	if err := r.writeState(); err != nil {
 		r.logStateWriteFailed(err, "Writing hnsproxy state file failed; retrying after the next Sync")
 	}
-	r.networkProbe(run)
+	r.probe(run)
 	r.checkSuspectedNetwork(run)
+	r.reportProbe(run)
 	run.res.Pending = r.pending()
 	run.res.LearnedBackendCap = r.learnedCap
 	run.res.ListingWanted = r.wantsListing()
