@@ -58,4 +58,7 @@
 // The network is read by name at each Repair, and after answers that
 // suggest it is gone: one gone, or replaced by another of its name, is
 // reported (NetworkChangedError; network.go) for the caller to start again.
+// Every 30 s a Sync reads one load balancer and one endpoint of its own by
+// ID (probe.go): one gone makes the network suspect, and with the network
+// in place is reported (SyncResult.ObjectsGone) for the caller to Repair.
 package reconciler
