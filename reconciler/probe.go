@@ -70,7 +70,7 @@ func (r *Reconciler) reportProbe(run *syncRun) {
 		return
 	}
 	run.res.ObjectsGone = true
-	r.log.Info("An object of hnsproxy's is gone from HNS, deleted behind its back; HNS is to be listed to repair what went")
+	r.log.V(2).Info("The probe found an object of hnsproxy's gone from HNS, deleted behind its back", "id", r.probeGone)
 }
 
 // anyRealizedLoadBalancer is the ID of one wanted load balancer HNS holds
