@@ -161,6 +161,13 @@ func (d *deadlines) busyTokens() map[string]struct{} {
 	return out
 }
 
+// hanging reports whether a call abandoned at its deadline still runs in HNS.
+func (d *deadlines) hanging() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.total > 0
+}
+
 // activity reports whether a caller waits on HNS now, and when a call last
 // returned or was abandoned.
 func (d *deadlines) activity() (waiting bool, lastEnded time.Time) {

@@ -30,10 +30,12 @@ const networkProbeInterval = 30 * time.Second
 // hnsproxy's by ID once networkProbeInterval has passed since the last
 // probe, notes an endpoint not found as a suspicion of the network, and
 // records in run whether either was not found. A node with neither (no
-// Service, or only pods' endpoints on l2bridge) probes nothing. Callers hold
-// r.mu.
+// Service, or only pods' endpoints on l2bridge) probes nothing, nor does
+// one whose HNS is down or has a call hanging. Callers hold r.mu.
 func (r *Reconciler) probe(run *syncRun) {
-	if run.now.Before(r.probeAt) {
+	// While HNS is down or a call hangs, its reads would be refused or hang
+	// too; the outage's end and a hang's return have their own handling.
+	if run.now.Before(r.probeAt) || r.outage.open || r.client.hanging() {
 		return
 	}
 	lbID, epID := r.anyRealizedLoadBalancer(), r.anyRealizedEndpoint()

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -79,5 +80,39 @@ func TestProbeReportsAnObjectHNSKeepsListingOnce(t *testing.T) {
 	}
 	if reported != 1 {
 		t.Errorf("reported %d times, want once", reported)
+	}
+}
+
+// TestProbeWaitsWhileACallHangs: while an HNS call hangs (abandoned at its
+// deadline and not returned), or HNS is down, the probe makes no call: its
+// reads would hang too, each holding the Sync for the call deadline and
+// taking one of the abandoned calls' places, or be refused.
+func TestProbeWaitsWhileACallHangs(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	r := e.started(lb("10.96.0.10", 80, rem("10.244.2.10", "192.168.1.2")))
+	reads := func() int { c := e.counters(); return c.Count(sim.OpGetLoadBalancer) + c.Count(sim.OpGetEndpoint) }
+	due := func() { r.mu.Lock(); r.probeAt = time.Time{}; r.mu.Unlock() }
+	r.client.mu.Lock()
+	r.client.total++ // one call abandoned and running in HNS
+	r.client.mu.Unlock()
+	due()
+	r.Sync(ctx)
+	if n := reads(); n != 0 {
+		t.Errorf("the probe made %d reads while a call hung; want none", n)
+	}
+	r.client.mu.Lock()
+	r.client.total--
+	r.client.mu.Unlock()
+	r.outage = outage{open: true, probeAt: e.clock.Now().Add(time.Hour)}
+	due()
+	r.Sync(ctx)
+	if n := reads(); n != 0 {
+		t.Errorf("the probe made %d reads while HNS was down; want none", n)
+	}
+	r.outage = outage{}
+	due()
+	r.Sync(ctx)
+	if n := reads(); n != 2 {
+		t.Errorf("the probe made %d reads once HNS answers; want 2", n)
 	}
 }
