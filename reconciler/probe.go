@@ -1,7 +1,6 @@
 package reconciler
 
 import (
-	"slices"
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -19,7 +18,9 @@ import (
 // it; either not found, with the network in place, is reported
 // (SyncResult.ObjectsGone) for the caller to list HNS at once, as after an
 // HNS restart. A deletion of objects the probe does not read waits for the
-// drift repair as before; a runbook that deletes them all meets the probe.
+// drift repair as before; a runbook that deletes them all meets the probe,
+// which reports it once: nothing more until a listing has found the
+// object it reported gone (reportedGoneUnjudged).
 
 // networkProbeInterval is how often a Sync probes: the proxier syncs at
 // least every --sync-period, 30 s by default, and kube-proxy reads the
@@ -49,20 +50,31 @@ func (r *Reconciler) probe(run *syncRun) {
 			gone = append(gone, lbID)
 		}
 	}
-	if epID != "" {
+	// A read abandoned at its deadline: the next would hang too, holding
+	// the Sync for another deadline.
+	if epID != "" && !r.client.hanging() {
 		_, err := r.client.GetEndpointByID(run.ctx, epID)
 		r.client.suspect.noteCreate(err)
 		if hnslb.IsNotFound(err) {
 			gone = append(gone, epID)
 		}
 	}
-	// An ID found gone again after the listing it asked for kept it is an
-	// HNS whose read by ID and listing disagree: reported once, or every
-	// probe would list all of HNS.
-	run.probeFoundGone = len(gone) > 0 && !slices.Contains(gone, r.probeGone)
-	if len(gone) > 0 {
-		r.probeGone = gone[0]
+	if len(gone) == 0 || r.reportedGoneUnjudged() {
+		return
 	}
+	run.probeFoundGone, r.probeGone = true, gone[0]
+}
+
+// reportedGoneUnjudged reports whether the ID the probe last reported gone
+// is still owned: no listing has found it gone since. Either the listing
+// the report asked for has not ended (minutes on a large node, while the
+// probes meet the same deletion's other objects gone), or it found the
+// object there: an HNS whose read by ID and listing disagree. A report
+// then would list all of HNS once more, or at every probe. A listing
+// that finds it gone disowns it (repairOwned), and so does a delete of
+// hnsproxy's.
+func (r *Reconciler) reportedGoneUnjudged() bool {
+	return r.probeGone != "" && (has(r.ownedLBs, r.probeGone) || has(r.ownedEPs, r.probeGone))
 }
 
 // reportProbe reports what the probe found gone, unless the network is
@@ -76,20 +88,23 @@ func (r *Reconciler) reportProbe(run *syncRun) {
 }
 
 // anyRealizedLoadBalancer is the ID of one wanted load balancer HNS holds
-// as hnsproxy's, or "".
+// as hnsproxy's, or "". One whose last write failed is left out: that
+// write may have been applied all the same (a delete whose reply was
+// lost), and its retry meets whatever HNS holds.
 func (r *Reconciler) anyRealizedLoadBalancer() string {
 	for _, e := range r.lbs {
-		if e.desired != nil && e.realizedID != "" {
+		if e.desired != nil && e.realizedID != "" && e.st.state != StateError {
 			return e.realizedID
 		}
 	}
 	return ""
 }
 
-// anyRealizedEndpoint is the ID of one wanted endpoint HNS has made, or "".
+// anyRealizedEndpoint is the ID of one wanted endpoint HNS has made, or "";
+// as for load balancers, not one whose last write failed.
 func (r *Reconciler) anyRealizedEndpoint() string {
 	for _, ep := range r.eps {
-		if ep.wanted && ep.id != "" {
+		if ep.wanted && ep.id != "" && ep.st.state != StateError {
 			return ep.id
 		}
 	}

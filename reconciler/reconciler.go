@@ -113,7 +113,7 @@ type Reconciler struct {
 	// probeAt is when a Sync next reads a load balancer and an endpoint to
 	// tell that they or the network went (probe.go).
 	probeAt time.Time
-	// probeGone is the last ID the probe found gone (probe.go).
+	// probeGone is the last ID the probe reported gone (probe.go).
 	probeGone string
 
 	lbs map[intent.LBKey]*lbEntry
