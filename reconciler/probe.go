@@ -31,8 +31,9 @@ const networkProbeInterval = 30 * time.Second
 // hnsproxy's by ID once networkProbeInterval has passed since the last
 // probe, notes an endpoint not found as a suspicion of the network, and
 // records in run whether either was not found. A node with neither (no
-// Service, or only pods' endpoints on l2bridge) probes nothing, nor does
-// one whose HNS is down or has a call hanging. Callers hold r.mu.
+// Service with a backend) probes nothing, one with only pods' endpoints
+// (l2bridge, no remote backend) reads a load balancer alone, and one whose
+// HNS is down or has a call hanging reads nothing. Callers hold r.mu.
 func (r *Reconciler) probe(run *syncRun) {
 	// While HNS is down or a call hangs, its reads would be refused or hang
 	// too; the outage's end and a hang's return have their own handling.
