@@ -121,7 +121,7 @@ func (p *Proxier) nextRepair() time.Time {
 // restart (SyncResult.HNSReturned). A backoff left by repairs that failed
 // while HNS was down no longer applies. Callers hold p.mu.
 func (p *Proxier) noteHNSReturned(ctx context.Context) {
-	p.repairNow(ctx, "HNS is back after a restart, which may have dropped objects; listing it now to repair them")
+	p.repairNow(ctx, "HNS is back after a restart, which may have dropped objects", "listing it now to repair them")
 }
 
 // noteObjectsGone makes a drift repair due now: the reconciler's probe
@@ -129,17 +129,20 @@ func (p *Proxier) noteHNSReturned(ctx context.Context) {
 // (SyncResult.ObjectsGone), and a runbook that deletes one deletes them
 // all. Callers hold p.mu.
 func (p *Proxier) noteObjectsGone(ctx context.Context) {
-	p.repairNow(ctx, "HNS objects of hnsproxy's were deleted behind its back; listing HNS now to repair them")
+	p.repairNow(ctx, "HNS objects of hnsproxy's were deleted behind its back", "listing HNS now to repair them")
 }
 
-// repairNow makes a drift repair due now, logging why; with drift repair
-// off, nothing lists after Start. Callers hold p.mu.
-func (p *Proxier) repairNow(ctx context.Context, why string) {
+// repairNow makes a drift repair due now, logging what the sync found and
+// the listing it starts; with drift repair off, nothing lists after Start,
+// and the log says so, since what was found stays unrepaired until the
+// Services it touches change. Callers hold p.mu.
+func (p *Proxier) repairNow(ctx context.Context, found, listing string) {
 	if p.opts.RepairPeriod <= 0 {
+		klog.FromContext(ctx).Info(found + "; drift repair is off (--drift-repair-period=0), so nothing lists HNS to repair them")
 		return
 	}
 	p.repairAtOnce = true
 	p.repairRetryAt = time.Time{}
 	p.repairBackoff.Forget(syncKey)
-	klog.FromContext(ctx).Info(why)
+	klog.FromContext(ctx).Info(found + "; " + listing)
 }

@@ -154,15 +154,21 @@ func TestObjectsGoneMakesARepairDue(t *testing.T) {
 }
 
 // noRepairWhenOff checks that with drift repair off, syncs that report
-// what would make a repair due list nothing.
+// what would make a repair due list nothing, and that the operator reads
+// at -v=0 why what the sync found stays unrepaired.
 func noRepairWhenOff(t *testing.T, clk *clocktesting.FakeClock, off *returningReconciler) {
 	t.Helper()
 	p := idleProxier(t, Options{Clock: clk, RepairPeriod: 0, Reconciler: off})
+	log := &klogtest.Buffer{}
+	ctx := klog.NewContext(context.Background(), textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(log), textlogger.Verbosity(0))))
 	for range 3 {
-		syncAndRepair(p)
+		syncAndRepairCtx(ctx, p)
 	}
 	if off.repairs != 0 {
 		t.Errorf("%d repairs with drift repair off, want none", off.repairs)
+	}
+	if log.Count("drift repair is off") == 0 {
+		t.Errorf("with drift repair off the log does not say why nothing is repaired:\n%s", log)
 	}
 }
 
