@@ -126,4 +126,13 @@ func TestDiagnoseOfANetworkDeletedSaysSo(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "was deleted") || strings.Contains(err.Error(), "give hnsproxy's") {
 		t.Errorf("the network deleted: %v; want it to say so, not to ask for a flag", err)
 	}
+	// The CNI made it again under another name: the networks HNS has are
+	// named, so the operator sees which one hnsproxy should now be given.
+	if _, err := f.hns.CreateNetwork(t.Context(), &hnslb.Network{Name: "flannel.4096", Type: "Overlay"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = readNow(t.Context(), f.source())
+	if err == nil || !strings.Contains(err.Error(), "was deleted") || !strings.Contains(err.Error(), "flannel.4096") {
+		t.Errorf("the network deleted, another made: %v; want it to say so and name the one HNS has", err)
+	}
 }

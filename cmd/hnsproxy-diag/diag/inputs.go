@@ -163,15 +163,22 @@ func read(ctx context.Context, src Source, run func(step, func() error) error) (
 // matched without regard to case as the daemon's read by name finds it
 // (the simulator's rule, sim networkByName).
 func findNetwork(snap *hnslb.Snapshot, name string) (*hnslb.Network, error) {
-	var names []string
 	for i := range snap.Networks {
 		n := &snap.Networks[i]
 		if strings.EqualFold(n.Name, name) || (name == "" && len(snap.Networks) == 1) {
 			return n, nil
 		}
-		names = append(names, n.Name)
 	}
-	return nil, fmt.Errorf("HNS has no network %q (it has: %s); give hnsproxy's --network-name or --config", name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("HNS has no network %q (it has: %s); give hnsproxy's --network-name or --config", name, networkNames(snap))
+}
+
+// networkNames lists the names of the networks HNS has, for an error.
+func networkNames(snap *hnslb.Snapshot) string {
+	names := make([]string, len(snap.Networks))
+	for i := range snap.Networks {
+		names[i] = snap.Networks[i].Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // whereTheNetworkWent adds to notFound, findNetwork's error, what
@@ -192,8 +199,10 @@ func whereTheNetworkWent(snap *hnslb.Snapshot, src Source, notFound error) error
 			return fmt.Errorf("%w; hnsproxy's state file is of network %q (%s)", notFound, n.Name, n.ID)
 		}
 	}
-	return fmt.Errorf("HNS has no network %q, and the network hnsproxy last programmed (%s, from its state file) was deleted (Remove-HnsNetwork, hnsdiag delete networks, a reboot) and not made again yet: the CNI makes it again (hnscni at the next pod's ADD; another CNI when its logs say), hnsproxy waits for it at its start (--hns-network-timeout), and pods wired before lost their endpoints",
-		src.NetworkName, owned.Network)
+	// The networks HNS has are named: a CNI that made the network again
+	// under another name (a changed configuration) shows it there.
+	return fmt.Errorf("HNS has no network %q (it has: %s), and the network hnsproxy last programmed (%s, from its state file) was deleted (Remove-HnsNetwork, hnsdiag delete networks, a reboot) and not made again under that name yet: the CNI makes it again (hnscni at the next pod's ADD; another CNI when its logs say), hnsproxy waits for it at its start (--hns-network-timeout), and pods wired before lost their endpoints",
+		src.NetworkName, networkNames(snap), owned.Network)
 }
 
 // fillFromNode completes Config from this node's Node object as the
