@@ -7,7 +7,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2/textlogger"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -31,8 +30,7 @@ func (o *recordingObserver) failedSyncs() int {
 // loggingAt has the node log into a buffer at -v=verbosity, as the
 // daemon's text format writes it.
 func (n *testNode) loggingAt(verbosity int) *klogtest.Buffer {
-	b := &klogtest.Buffer{}
-	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(b), textlogger.Verbosity(verbosity)))
+	logger, b := klogtest.Logger(verbosity)
 	n.logger = &logger
 	return b
 }

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/klog/v2"
-	"k8s.io/klog/v2/textlogger"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -159,8 +157,7 @@ func TestObjectsGoneMakesARepairDue(t *testing.T) {
 func noRepairWhenOff(t *testing.T, clk *clocktesting.FakeClock, off *returningReconciler) {
 	t.Helper()
 	p := idleProxier(t, Options{Clock: clk, RepairPeriod: 0, Reconciler: off})
-	log := &klogtest.Buffer{}
-	ctx := klog.NewContext(context.Background(), textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(log), textlogger.Verbosity(0))))
+	ctx, log := klogtest.Context(context.Background(), 0)
 	for range 3 {
 		syncAndRepairCtx(ctx, p)
 	}
@@ -266,8 +263,7 @@ func TestFailingListingIsLoggedWhenItStartsOrChanges(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
 	rec := &repairCounter{down: true}
 	p := idleProxier(t, Options{Clock: clk, RepairPeriod: time.Hour, Reconciler: rec})
-	var log klogtest.Buffer
-	ctx := klog.NewContext(context.Background(), textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&log), textlogger.Verbosity(0))))
+	ctx, log := klogtest.Context(context.Background(), 0)
 	p.Sync(ctx) // initializes; a repair is not due yet
 	p.mu.Lock()
 	p.lastRepair = clk.Now().Add(-time.Hour)

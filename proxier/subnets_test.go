@@ -14,8 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/klog/v2"
-	"k8s.io/klog/v2/textlogger"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -454,8 +452,7 @@ func TestStartBeforeARouteReadsUntilItCovers(t *testing.T) {
 // leaves every Node waiting at start: when they stop waiting, one line says
 // so at the default verbosity, not one per Node of a 5,000-node cluster.
 func TestNodesLeftUnroutedAreLoggedInOneLine(t *testing.T) {
-	var log klogtest.Buffer
-	ctx := klog.NewContext(context.Background(), textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&log), textlogger.Verbosity(0))))
+	ctx, log := klogtest.Context(context.Background(), 0)
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
 	nodes := factory.Core().V1().Nodes()

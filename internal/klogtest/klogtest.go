@@ -1,16 +1,20 @@
 // Package klogtest is for tests: it sends what the process logs
 // through klog (every logger that falls back to klog's global one) to a
-// buffer at a chosen verbosity, and restores klog when the test ends.
+// buffer at a chosen verbosity, and restores klog when the test ends; or
+// gives a logger of its own that writes to a buffer, for a test whose
+// code takes its logger from a context or an option.
 package klogtest
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"strconv"
 	"sync"
 	"testing"
 
 	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
 )
 
 // Buffer is klog's output during a test.
@@ -65,4 +69,18 @@ func Capture(t testing.TB, verbosity int) *Buffer {
 	b := &Buffer{}
 	klog.SetOutput(b)
 	return b
+}
+
+// Logger is a logger that writes, as the daemon's text format does at
+// -v=verbosity, to the buffer it returns. Unlike Capture it leaves klog's
+// global logger alone, so other tests' goroutines do not write into it.
+func Logger(verbosity int) (klog.Logger, *Buffer) {
+	b := &Buffer{}
+	return textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(b), textlogger.Verbosity(verbosity))), b
+}
+
+// Context is ctx carrying Logger(verbosity), and its buffer.
+func Context(ctx context.Context, verbosity int) (context.Context, *Buffer) {
+	logger, b := Logger(verbosity)
+	return klog.NewContext(ctx, logger), b
 }
