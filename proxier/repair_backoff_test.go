@@ -140,15 +140,23 @@ func TestObjectsGoneMakesARepairDue(t *testing.T) {
 	rec.gone = true
 	syncAndRepair(p)
 	rec.gone = false
-	syncAndRepair(p)
-	if rec.repairs != 1 {
-		t.Fatalf("%d repairs in the Sync after the probe found objects gone, want 1", rec.repairs)
-	}
-	syncAndRepair(p)
-	if rec.repairs != 1 {
-		t.Fatalf("%d repairs after that, want still 1", rec.repairs)
-	}
+	repairsOnceThenWaits(t, p, rec, "the probe found objects gone")
 	noRepairWhenOff(t, clk, &returningReconciler{gone: true})
+}
+
+// repairsOnceThenWaits checks that the next Sync, the one after the Sync
+// that found why, starts one repair, and the Sync after it none: the
+// repair is then due again only at its period.
+func repairsOnceThenWaits(t *testing.T, p *Proxier, rec *returningReconciler, why string) {
+	t.Helper()
+	syncAndRepair(p)
+	if rec.repairs != 1 {
+		t.Fatalf("%d repairs in the Sync after %s, want 1", rec.repairs, why)
+	}
+	syncAndRepair(p)
+	if rec.repairs != 1 {
+		t.Fatalf("%d repairs after that, want still 1 (then none until the period)", rec.repairs)
+	}
 }
 
 // noRepairWhenOff checks that with drift repair off, syncs that report
@@ -181,14 +189,7 @@ func TestHNSReturnMakesARepairDue(t *testing.T) {
 	if rec.repairs != 0 {
 		t.Fatalf("%d repairs before the Sync after HNS returned", rec.repairs)
 	}
-	syncAndRepair(p)
-	if rec.repairs != 1 {
-		t.Fatalf("%d repairs in the Sync after HNS returned, want 1", rec.repairs)
-	}
-	syncAndRepair(p)
-	if rec.repairs != 1 {
-		t.Fatalf("%d repairs after that, want still 1 (then none until the period)", rec.repairs)
-	}
+	repairsOnceThenWaits(t, p, rec, "HNS returned")
 
 	// HNS down again by the time the repair lists: it stays due, after a backoff.
 	rec.returned, rec.down = true, true
