@@ -357,23 +357,32 @@ func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
 // leaves a port out of a pod's slice when the pod does not expose its named
 // target port, and such an endpoint gets no load balancer here, so a node
 // with only those must fail the check (kube-proxy counts by Service port
-// too: EndpointsMap.LocalReadyEndpoints, one map per family).
+// too: EndpointsMap.LocalReadyEndpoints, one map per family). An IP listed
+// more than once counts as the copy the load balancers take (endpoint.rank),
+// as kube-proxy counts after it settles duplicates: a terminating pod kept
+// ready by publishNotReadyAddresses whose IP a new, not yet ready pod holds
+// is not counted, so the cloud does not send this node traffic it has no
+// load balancer for.
 func localReadyCounts(parsed []parsedSlice, b *serviceBuilder) (ipv4, ipv6 int) {
-	seen := map[netip.Addr]bool{}
+	best := map[netip.Addr]*endpoint{}
 	for i := range parsed {
 		if !b.served(parsed[i].family) || !parsed[i].carriesAPortOf(b.svc) {
 			continue
 		}
-		for _, ep := range parsed[i].endpoints {
-			if !ep.local || !ep.ready || seen[ep.ip] {
-				continue
+		for j := range parsed[i].endpoints {
+			ep := &parsed[i].endpoints[j]
+			if cur, seen := best[ep.ip]; !seen || ep.rank() > cur.rank() {
+				best[ep.ip] = ep
 			}
-			seen[ep.ip] = true
-			if parsed[i].family == intent.IPv6 {
-				ipv6++
-			} else {
-				ipv4++
-			}
+		}
+	}
+	for ip, ep := range best {
+		switch {
+		case !ep.local || !ep.ready:
+		case intent.FamilyOf(ip) == intent.IPv6:
+			ipv6++
+		default:
+			ipv4++
 		}
 	}
 	return ipv4, ipv6

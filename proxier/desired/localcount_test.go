@@ -1,0 +1,89 @@
+package desired
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+)
+
+// TestHealthCheckCountsWhatKubeProxyCounts: the health-check node port
+// answers with kube-proxy's count (EndpointsMap.LocalReadyEndpoints): this
+// node's ready endpoints, after duplicates across slices are settled, by
+// the slice's nodeName alone.
+func TestHealthCheckCountsWhatKubeProxyCounts(t *testing.T) {
+	lbSvc := service("web", nodePorts(30080), loadBalancer(ingressIP("198.51.100.7")), etpLocal(32000))
+	// publishNotReadyAddresses: the EndpointSlice controller keeps a
+	// terminating pod ready (and serving while the pod is).
+	readyTerminating := conditions(true, true, true)
+	for _, tc := range []struct {
+		name   string
+		slices []*discoveryv1.EndpointSlice
+		// local is the count; ingress the ingress load balancer's backends ("" none).
+		local   int
+		ingress string
+	}{{
+		name:    "only terminating local endpoints: they serve, the check says 0 so the cloud drains the node",
+		slices:  one(ep("10.1.0.2", local, servingTerminating), ep("10.1.0.3")),
+		ingress: "10.1.0.2",
+	}, {
+		name:    "publishNotReadyAddresses: a terminating pod is still ready, and counted",
+		slices:  one(ep("10.1.0.2", local, readyTerminating), ep("10.1.0.3")),
+		local:   1,
+		ingress: "10.1.0.2",
+	}, {
+		name: "a reused IP: the new pod's copy wins, the terminating pod is not counted",
+		slices: []*discoveryv1.EndpointSlice{
+			slice("web-a", 8080, ep("10.1.0.2", local, readyTerminating)),
+			slice("web-b", 8080, ep("10.1.0.2", local, notReady), ep("10.1.0.3")),
+		},
+	}, {
+		name: "a reused IP whose new pod is ready: counted once",
+		slices: []*discoveryv1.EndpointSlice{
+			slice("web-a", 8080, ep("10.1.0.2", local, readyTerminating)),
+			slice("web-b", 8080, ep("10.1.0.2", local), ep("10.1.0.3")),
+		},
+		local:   1,
+		ingress: "10.1.0.2",
+	}, {
+		name: "a pod on this node whose slice endpoint has no nodeName is not local",
+		slices: one(func() discoveryv1.Endpoint {
+			e := ep("10.1.0.2")
+			e.NodeName = nil
+			return e
+		}()),
+	}, {
+		name:   "hints naming this node do not make an endpoint local",
+		slices: one(ep("10.1.0.2", nodeHints(thisNode))),
+	}, {
+		name: "an endpoint with several addresses is its first",
+		slices: one(func() discoveryv1.Endpoint {
+			e := ep("10.1.0.2", local)
+			e.Addresses = append(e.Addresses, "10.1.0.9")
+			return e
+		}()),
+		local:   1,
+		ingress: "10.1.0.2",
+	}, {
+		name: "FQDN slices count nothing",
+		slices: []*discoveryv1.EndpointSlice{{AddressType: discoveryv1.AddressTypeFQDN,
+			Ports:     []discoveryv1.EndpointPort{slicePort("http", 8080, v1.ProtocolTCP)},
+			Endpoints: []discoveryv1.Endpoint{ep("web.example.com", local)}}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ForService(ServiceInput{Service: lbSvc, Slices: slicesOf(tc.slices...)}, config())
+			if r.HealthCheck == nil || *r.HealthCheck != (HealthCheck{NodePort: 32000, LocalIPv4: tc.local}) {
+				t.Errorf("health check = %+v, want %d local endpoints\n%s", r.HealthCheck, tc.local, dump(r))
+			}
+			got := ""
+			for _, lb := range r.LBs {
+				if lb.Key == key("198.51.100.7", 80) {
+					got = backendIPs(lb)
+				}
+			}
+			if got != tc.ingress {
+				t.Errorf("ingress backends = %q, want %q\n%s", got, tc.ingress, dump(r))
+			}
+		})
+	}
+}
