@@ -139,6 +139,19 @@ func TestTopology(t *testing.T) {
 		cluster:  "10.1.0.2",
 		nodePort: "10.1.0.2",
 	}, {
+		name: "node hints on some ready endpoints only: ignored, zone hints apply",
+		slices: one(ep("10.1.0.2", zoneHints("zone-b"), nodeHints(thisNode)),
+			ep("10.1.0.3", zoneHints("zone-a"))),
+		cluster:  "10.1.0.3",
+		nodePort: "10.1.0.3",
+	}, {
+		name: "ETP=Local: hints filter the cluster IP, never the node port's local endpoints",
+		svc:  service("web", nodePorts(30080), etpLocal(0)),
+		slices: one(ep("10.1.0.2", local, zoneHints("zone-b")), ep("10.1.0.4", local, zoneHints("zone-a")),
+			ep("10.1.0.3", zoneHints("zone-a"))),
+		cluster:  "10.1.0.3,10.1.0.4",
+		nodePort: "10.1.0.2,10.1.0.4",
+	}, {
 		name: "trafficDistribution without hints changes nothing (the slice controller writes hints)",
 		svc: service("web", nodePorts(30080), func(s *v1.Service) {
 			s.Spec.TrafficDistribution = ptr(v1.ServiceTrafficDistributionPreferSameNode)

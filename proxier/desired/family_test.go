@@ -358,6 +358,26 @@ func TestNoLocalEndpointsPerFamily(t *testing.T) {
 			}
 		},
 	}, {
+		// kube-proxy's CategorizeEndpoints: hasAnyEndpoints counts
+		// serving-terminating endpoints anywhere, not ready ones only.
+		name:   "ITP=Local and ETP=Local, remote endpoints all serving-terminating: still counted",
+		svc:    service("web", nodePorts(30080), itpLocal, etpLocal(0)),
+		slices: []*discoveryv1.EndpointSlice{slice("web-v4", 8080, ep("10.1.0.3", servingTerminating))},
+		check: func(t *testing.T, r ServiceResult) {
+			if r.NoLocalInternal != 1 || r.NoLocalExternal != 1 || len(r.LBs) != 0 {
+				t.Errorf("NoLocalInternal, NoLocalExternal = %d, %d; want 1, 1\n%s", r.NoLocalInternal, r.NoLocalExternal, dump(r))
+			}
+		},
+	}, {
+		name:   "ITP=Local, only a non-serving endpoint: the Service has none, so nothing is counted",
+		svc:    service("web", itpLocal),
+		slices: []*discoveryv1.EndpointSlice{slice("web-v4", 8080, ep("10.1.0.3", notReady), ep("10.1.0.4", local, goneTerminating))},
+		check: func(t *testing.T, r ServiceResult) {
+			if r.NoLocalInternal != 0 || r.NoLocalExternal != 0 {
+				t.Errorf("NoLocalInternal, NoLocalExternal = %d, %d; want 0, 0", r.NoLocalInternal, r.NoLocalExternal)
+			}
+		},
+	}, {
 		name:   "a local endpoint in one family only",
 		svc:    service("web", clusterIPs("10.0.0.1", "fd00:96::1"), itpLocal),
 		slices: []*discoveryv1.EndpointSlice{slice("web-v4", 8080, ep("10.1.0.3", local)), slice("web-v6", 8080, ep("fd01::3"))},
