@@ -94,17 +94,6 @@ func (s *parsedSlice) portFor(sp *v1.ServicePort) (port uint16, ok, valid bool) 
 	return 0, false, false
 }
 
-// carriesAPortOf reports whether the slice carries one of svc's ports with a
-// usable number.
-func (s *parsedSlice) carriesAPortOf(svc *v1.Service) bool {
-	for i := range svc.Spec.Ports {
-		if _, _, valid := s.portFor(&svc.Spec.Ports[i]); valid {
-			return true
-		}
-	}
-	return false
-}
-
 // parseSlices checks and parses a Service's slices in name order (so that
 // duplicate handling never depends on informer order), into buf. It
 // returns how many endpoints had an unusable address.

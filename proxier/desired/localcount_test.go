@@ -18,6 +18,7 @@ func TestHealthCheckCountsWhatKubeProxyCounts(t *testing.T) {
 	readyTerminating := conditions(true, true, true)
 	for _, tc := range []struct {
 		name   string
+		svc    *v1.Service // lbSvc when nil
 		slices []*discoveryv1.EndpointSlice
 		// local is the count; ingress the ingress load balancer's backends ("" none).
 		local   int
@@ -46,6 +47,18 @@ func TestHealthCheckCountsWhatKubeProxyCounts(t *testing.T) {
 		local:   1,
 		ingress: "10.1.0.2",
 	}, {
+		// kube-proxy settles duplicates per Service port: the terminating
+		// copy is the only one on port metrics, whose load balancer takes it.
+		name: "a reused IP on another Service port: each port settles its own duplicates",
+		svc: service("web", ports(tcpPort("http", 80), tcpPort("metrics", 9100)), nodePorts(30080, 30091),
+			loadBalancer(ingressIP("198.51.100.7")), etpLocal(32000)),
+		slices: []*discoveryv1.EndpointSlice{
+			sliceWithPorts("web-a", []discoveryv1.EndpointPort{slicePort("metrics", 9100, v1.ProtocolTCP)},
+				ep("10.1.0.2", local, readyTerminating)),
+			slice("web-b", 8080, ep("10.1.0.2", local, notReady), ep("10.1.0.3")),
+		},
+		local: 1,
+	}, {
 		name: "a pod on this node whose slice endpoint has no nodeName is not local",
 		slices: one(func() discoveryv1.Endpoint {
 			e := ep("10.1.0.2")
@@ -71,7 +84,11 @@ func TestHealthCheckCountsWhatKubeProxyCounts(t *testing.T) {
 			Endpoints: []discoveryv1.Endpoint{ep("web.example.com", local)}}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := ForService(ServiceInput{Service: lbSvc, Slices: slicesOf(tc.slices...)}, config())
+			svc := tc.svc
+			if svc == nil {
+				svc = lbSvc
+			}
+			r := ForService(ServiceInput{Service: svc, Slices: slicesOf(tc.slices...)}, config())
 			if r.HealthCheck == nil || *r.HealthCheck != (HealthCheck{NodePort: 32000, LocalIPv4: tc.local}) {
 				t.Errorf("health check = %+v, want %d local endpoints\n%s", r.HealthCheck, tc.local, dump(r))
 			}

@@ -353,35 +353,48 @@ func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
 }
 
 // localReadyCounts counts distinct ready local endpoint IPs of each served
-// family, in slices that carry a port of the Service: the controller
-// leaves a port out of a pod's slice when the pod does not expose its named
-// target port, and such an endpoint gets no load balancer here, so a node
-// with only those must fail the check (kube-proxy counts by Service port
-// too: EndpointsMap.LocalReadyEndpoints, one map per family). An IP listed
-// more than once counts as the copy the load balancers take (endpoint.rank),
-// as kube-proxy counts after it settles duplicates: a terminating pod kept
-// ready by publishNotReadyAddresses whose IP a new, not yet ready pod holds
-// is not counted, so the cloud does not send this node traffic it has no
-// load balancer for.
+// family, as kube-proxy counts them (EndpointsMap.LocalReadyEndpoints, one
+// map per family): per Service port the slices carry with a number, after
+// duplicates of an IP:port are settled as the load balancers settle them
+// (endpoint.rank). So an endpoint left out of a named target port's slice
+// (the pod does not expose it) counts for nothing, as it gets no load
+// balancer; and a terminating pod kept ready by publishNotReadyAddresses,
+// whose IP a new, not yet ready pod holds, is not counted, so the cloud does
+// not send this node traffic it has no load balancer for.
 func localReadyCounts(parsed []parsedSlice, b *serviceBuilder) (ipv4, ipv6 int) {
-	best := map[netip.Addr]*endpoint{}
+	type copyKey struct {
+		ip          netip.Addr
+		servicePort int
+		port        uint16
+	}
+	best := map[copyKey]*endpoint{}
 	for i := range parsed {
-		if !b.served(parsed[i].family) || !parsed[i].carriesAPortOf(b.svc) {
+		if !b.served(parsed[i].family) {
 			continue
 		}
-		for j := range parsed[i].endpoints {
-			ep := &parsed[i].endpoints[j]
-			if cur, seen := best[ep.ip]; !seen || ep.rank() > cur.rank() {
-				best[ep.ip] = ep
+		for sp := range b.svc.Spec.Ports {
+			port, _, valid := parsed[i].portFor(&b.svc.Spec.Ports[sp])
+			if !valid {
+				continue
+			}
+			for j := range parsed[i].endpoints {
+				ep := &parsed[i].endpoints[j]
+				k := copyKey{ep.ip, sp, port}
+				if cur, seen := best[k]; !seen || ep.rank() > cur.rank() {
+					best[k] = ep
+				}
 			}
 		}
 	}
-	for ip, ep := range best {
-		switch {
-		case !ep.local || !ep.ready:
-		case intent.FamilyOf(ip) == intent.IPv6:
+	counted := map[netip.Addr]bool{}
+	for k, ep := range best {
+		if !ep.local || !ep.ready || counted[k.ip] {
+			continue
+		}
+		counted[k.ip] = true
+		if intent.FamilyOf(k.ip) == intent.IPv6 {
 			ipv6++
-		default:
+		} else {
 			ipv4++
 		}
 	}
