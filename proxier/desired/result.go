@@ -96,6 +96,7 @@ const (
 	ReasonProviderAddressUnknown      = "ProviderAddressUnknown"
 	ReasonHealthCheckGatewayUnknown   = "HealthCheckGatewayUnknown"
 	ReasonNodePortRemoteOnly          = "NodePortRemoteBackendsOnly"
+	ReasonSourceRangesIgnored         = "LoadBalancerSourceRangesIgnored"
 )
 
 func warn(reason, format string, args ...any) Problem {

@@ -73,6 +73,7 @@ func (b *serviceBuilder) build(eps []*EndpointSlice) {
 	}
 	b.frontends()
 	b.policies()
+	b.sourceRanges()
 	parsed, invalid := parseSlices(eps, &b.cfg, &b.buf)
 	if invalid > 0 {
 		b.problem(warn(ReasonInvalidEndpoint, "%d endpoints have no usable address and are ignored", invalid))
