@@ -501,9 +501,21 @@ func (s *State) Holder(key intent.LBKey) (types.NamespacedName, bool) {
 	return types.NamespacedName{}, false
 }
 
+// sameBut reports whether the winner's load balancer is the one the loser
+// wants, but for whose it is: then the loser loses nothing. Services that
+// share an ingress IP each want its health-check forwarding
+// (--forward-healthcheck-vip) to the same gateway endpoint, and winkernel
+// reuses the identical load balancer it made for the first without a word.
+func sameBut(win, lose *intent.LB) bool {
+	same := *lose
+	same.Owner, same.Origin = win.Owner, win.Origin
+	return intent.EqualLB(win, &same)
+}
+
 // Conflicts returns, for the Service, an ExternalIPRefused problem for each
 // external IP that is another Service's cluster IP, and a
-// LoadBalancerConflict problem for each other key another Service holds.
+// LoadBalancerConflict problem for each other key another Service holds
+// with a load balancer other than the one this Service wants.
 func (s *State) Conflicts(name types.NamespacedName) []Problem {
 	var out []Problem
 	refused := map[string]bool{}
@@ -521,7 +533,7 @@ func (s *State) Conflicts(name types.NamespacedName) []Problem {
 			continue
 		}
 		win, ok := s.winner(lb.Key)
-		if !ok || win.who.Name == name {
+		if !ok || win.who.Name == name || sameBut(win.lb, lb) {
 			continue
 		}
 		why := "which is older (or as old and first by name)"
