@@ -54,6 +54,9 @@ func TestLoadBalancerSourceRangesAreReported(t *testing.T) {
 		name: "no ingress IP (external IPs, node ports): the ranges never apply",
 		svc:  service("web", nodePorts(30080), externalIPs("203.0.113.5"), sourceRanges("203.0.113.0/24")),
 	}, {
+		name: "an ipMode Proxy ingress IP gets no load balancer here: nothing is open on it",
+		svc:  lbSvc(sourceRanges("203.0.113.0/24"), loadBalancer(v1.LoadBalancerIngress{IP: "198.51.100.7", IPMode: ptr(v1.LoadBalancerIPModeProxy)})),
+	}, {
 		name: "dual stack: the IPv6 ingress IP with IPv6 ranges is named, not the IPv4 one its family's zero prefix opens",
 		svc:  lbSvc(dualStack, sourceRanges("2001:db8::/64", "0.0.0.0/0"), loadBalancer(ingressIP("198.51.100.7"), ingressIP("2001:db8::7"))),
 		says: []string{"2001:db8::7", ": 2001:db8::/64"},
