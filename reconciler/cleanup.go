@@ -32,7 +32,9 @@ type CleanupResult struct {
 // network (it may run after the CNI removed it) nor a desired state, and
 // stands for Start: the Reconciler is not used afterwards. Its calls have
 // the reconciler's deadlines: under a hung HNS it fails, naming what is
-// left, rather than waiting for good.
+// left, rather than waiting for good. A state file holding what only a
+// newer hnsproxy reads is refused with ErrNewerStateFile before anything
+// is deleted, and left as it is (newerstate.go).
 func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, error) {
 	var res CleanupResult
 	if o.StateFile == "" {
@@ -42,6 +44,9 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 		return res, errors.New("cleanup: no HNS client")
 	}
 	r := New(c, o)
+	if err := refuseNewer(r.stateFS(), o.StateFile); err != nil {
+		return res, err
+	}
 	owned, err := r.loadOwned()
 	if err != nil {
 		return res, err

@@ -1,8 +1,10 @@
 package reconciler
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"maps"
 	"os"
@@ -194,4 +196,101 @@ func TestBaselineFingerprintsKeepTheirForm(t *testing.T) {
 			t.Errorf("%s: fingerprint %q, want %q", c.name, got, c.want)
 		}
 	}
+}
+
+// TestCleanupLeavesAStateFileOfANewerHnsproxyAlone: --cleanup run by an
+// older binary (an image rolled back, then hnsproxy uninstalled) on a state
+// file that holds what only a newer hnsproxy reads: a newer snapshot
+// version, a snapshot field, a journal record kind or a record field it
+// does not know. What it cannot read may name objects to delete (as
+// failedLoadBalancerCreates and an unconfirmed delete do to the versions
+// before them), and a cleanup removes or sets aside the file it read, so
+// the newer version's --cleanup would then find nothing either and those
+// objects stay in HNS for good. It refuses before it deletes anything and
+// leaves both files as they were. A state file of its own version is
+// cleaned up as ever (TestCleanupDeletesOwnedObjectsOnly).
+func TestCleanupLeavesAStateFileOfANewerHnsproxyAlone(t *testing.T) {
+	line := func(record string) string {
+		return fmt.Sprintf("%08x %s\n", crc32.Checksum([]byte(record), castagnoli), record)
+	}
+	cases := []struct {
+		name, snapshotField, journalLine string
+		version                          int
+		want                             string
+	}{
+		{name: "newer version", version: 2, want: "version 2"},
+		{name: "snapshot field", snapshotField: `"routePolicies":["cccccccc-0000-4000-8000-000000000001"]`, want: "routePolicies"},
+		{name: "record kind", journalLine: line(`{"add":true,"kind":"route-policy","id":"cccccccc-0000-4000-8000-000000000002"}`), want: "route-policy"},
+		{name: "record field", journalLine: line(`{"add":false,"kind":"lb","id":"11111111-0000-4000-8000-000000000001","kept":true}`), want: "kept"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, sim.ProfileWS2022)
+			e.started(e.threeServices()...)
+			raw, err := os.ReadFile(e.stateFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.version != 0 {
+				raw = bytes.Replace(raw, []byte(`"version":1`), fmt.Appendf(nil, `"version":%d`, c.version), 1)
+			}
+			if c.snapshotField != "" {
+				raw = bytes.Replace(raw, []byte(`{`), []byte("{"+c.snapshotField+","), 1)
+			}
+			if err := os.WriteFile(e.stateFile, raw, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if c.journalLine != "" {
+				f, err := os.OpenFile(journalPath(e.stateFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = f.WriteString(c.journalLine + line(`{"add":false,"kind":"commit"}`))
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := dirContents(t, filepath.Dir(e.stateFile))
+
+			e.hns.ResetCounters()
+			res, err := Cleanup(ctx, e.hns, e.options())
+			if !errors.Is(err, ErrNewerStateFile) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("cleanup: %v; want %v naming %q", err, ErrNewerStateFile, c.want)
+			}
+			if n := e.counters().Writes(); n != 0 || res.DeletedLoadBalancers+res.DeletedEndpoints != 0 || res.StateRemoved {
+				t.Errorf("cleanup made %d HNS writes, result %+v; want none, the state file kept", n, res)
+			}
+			if after := dirContents(t, filepath.Dir(e.stateFile)); !maps.Equal(after, before) {
+				t.Errorf("state directory after cleanup %v, want it as it was: %v", slices.Sorted(maps.Keys(after)), slices.Sorted(maps.Keys(before)))
+			}
+		})
+	}
+	// The fixtures of this version's shapes hold nothing newer; those of a
+	// newer hnsproxy do.
+	for dir, newer := range map[string]bool{"journal-without-commits": false, "every-field": false, "newer-additions": true, "newer-version": true} {
+		if got := newerContent(osFS{}, filepath.Join("testdata", "statefile", dir, "state.json")); (got != "") != newer {
+			t.Errorf("%s: newer content %q, want some: %v", dir, got, newer)
+		}
+	}
+}
+
+// dirContents is each file's content in dir, by name.
+func dirContents(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = string(raw)
+	}
+	return out
 }
