@@ -33,7 +33,9 @@ func TestDaemonSetRollsWithoutSurge(t *testing.T) {
 		}
 	}
 	section := doctest.Section(t, "docs/operators.md", "## Upgrading and downgrading hnsproxy")
-	for _, want := range []string{"maxSurge", "rollout undo", "sc.exe stop"} {
+	// sc.exe stop returns before the service has stopped: the section
+	// must give the stop that waits, and say so.
+	for _, want := range []string{"maxSurge", "rollout undo", "Stop-Service hnsproxy", "sc.exe query hnsproxy"} {
 		if !strings.Contains(section, want) {
 			t.Errorf("the upgrade section does not mention %s", want)
 		}
