@@ -34,8 +34,9 @@ func TestDaemonSetRollsWithoutSurge(t *testing.T) {
 	}
 	section := doctest.Section(t, "docs/operators.md", "## Upgrading and downgrading hnsproxy")
 	// sc.exe stop returns before the service has stopped: the section
-	// must give the stop that waits, and say so.
-	for _, want := range []string{"maxSurge", "rollout undo", "Stop-Service hnsproxy", "sc.exe query hnsproxy"} {
+	// must give the stop that waits, and say so. A service moved to the
+	// DaemonSet must not start again at boot beside the pod.
+	for _, want := range []string{"maxSurge", "rollout undo", "Stop-Service hnsproxy", "sc.exe query hnsproxy", "start= disabled"} {
 		if !strings.Contains(section, want) {
 			t.Errorf("the upgrade section does not mention %s", want)
 		}
