@@ -125,6 +125,9 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 			return nil, warnings, err
 		}
 	}
+	if w := sandboxStateFileWarning(cfg.StateFile, o.getenv); w != "" {
+		warnings = append(warnings, w)
+	}
 	if err := Validate(cfg); err != nil {
 		return nil, warnings, err
 	}

@@ -69,11 +69,31 @@ func ResolveInputPath(path string, getenv func(string) string, exists func(strin
 	return root + path, nil
 }
 
+// sandboxStateFileWarning warns of a state file below the HostProcess
+// container's sandbox mount point (stateFile as expanded, getenv naming
+// the mount point), "" for one elsewhere or outside a HostProcess
+// container. Unless a hostPath volume mounted there holds it, it is in the
+// container's own volume, which Kubernetes creates anew at each container
+// start: lost at every restart and upgrade, and with it which load
+// balancers hnsproxy owns. Which of the two it is cannot be told from the
+// path (volumes are reached below the mount point too), so it is a warning.
+func sandboxStateFileWarning(stateFile string, getenv func(string) string) string {
+	root := strings.TrimRight(getenv(SandboxMountPointEnv), `\/`)
+	if root == "" || len(stateFile) <= len(root) || !strings.EqualFold(stateFile[:len(root)], root) || !isPathSep(stateFile[len(root)]) {
+		return ""
+	}
+	return fmt.Sprintf("--state-file %s is below the HostProcess container's sandbox mount point (%s): unless a hostPath volume mounted there holds it, "+
+		"it is in the container's own volume, which Kubernetes creates anew at each start, and the state file is lost at every restart and upgrade, "+
+		"and with it which load balancers hnsproxy owns (those of Services deleted meanwhile stay in HNS). Give it a path on the host, such as the default %s",
+		stateFile, root, DefaultStateFile())
+}
+
+func isPathSep(c byte) bool { return c == '/' || c == '\\' }
+
 // rootedWithoutDrive reports a path like /var/lib/x or \var\lib\x: rooted,
 // with neither a drive letter nor a UNC host.
 func rootedWithoutDrive(path string) bool {
-	isSep := func(c byte) bool { return c == '/' || c == '\\' }
-	return len(path) > 0 && isSep(path[0]) && (len(path) == 1 || !isSep(path[1]))
+	return len(path) > 0 && isPathSep(path[0]) && (len(path) == 1 || !isPathSep(path[1]))
 }
 
 // FileExists is ResolveInputPath's exists for the real file system.

@@ -3,6 +3,7 @@ package options
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -118,5 +119,31 @@ func TestCompleteReadsKubeadmPathsBelowTheSandbox(t *testing.T) {
 	}
 	if cfg.Winkernel.NetworkName != "Calico" {
 		t.Errorf("network = %q, want KUBE_NETWORK's", cfg.Winkernel.NetworkName)
+	}
+}
+
+// A state file in the HostProcess container's own volume, named through
+// the sandbox mount point or by the path it resolves to, is lost at every
+// container start (Kubernetes makes that volume anew each time: "a new
+// volume is created on the host upon starting the container"), and with it
+// which load balancers hnsproxy owns: each restart and each upgrade would
+// begin as a first start. hnsproxy runs with it, and warns, naming the
+// exception it cannot tell from the path: a hostPath volume mounted there.
+// The default, on the host, draws no warning.
+func TestStateFileInTheSandboxIsWarned(t *testing.T) {
+	root := t.TempDir()
+	env := map[string]string{SandboxMountPointEnv: root + `\`, "KUBE_NETWORK": "l2bridge"}
+	for _, stateFile := range []string{"%CONTAINER_SANDBOX_MOUNT_POINT%/var/lib/hnsproxy/state.json", root + "/state.json"} {
+		cfg, warnings := mustParse(t, env, "--state-file="+stateFile)
+		if !slices.ContainsFunc(warnings, func(w string) bool {
+			return strings.Contains(w, "--state-file") && strings.Contains(w, cfg.StateFile) && strings.Contains(w, "anew at each start") && strings.Contains(w, "hostPath")
+		}) {
+			t.Errorf("--state-file=%s: warnings %q, want one saying the file is lost at each container start", stateFile, warnings)
+		}
+	}
+	for _, e := range []map[string]string{env, kubeNetwork} {
+		if _, warnings := mustParse(t, e); slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "--state-file") }) {
+			t.Errorf("default state file warned in %v: %q", e, warnings)
+		}
 	}
 }
