@@ -59,7 +59,8 @@ const (
 // only add what that version never knew (as failed-lb does), never move
 // ownership of a load balancer or an endpoint, which stays in lb and ep
 // records; a change an older version must not skip needs a new
-// stateFileVersion.
+// stateFileVersion. An older --cleanup skips nothing: it refuses a file
+// with such a record (newerstate.go).
 var errNewerKind = errors.New("record of a kind a newer hnsproxy writes")
 
 // commitRecord ends a batch.
