@@ -59,7 +59,7 @@ func TestDualStackServices(t *testing.T) {
 			lb("ClusterIP", frontend(dual.Spec.ClusterIPs[0], 80, "TCP", 8080), flags("DSR"), all...),
 			lb("ClusterIP", frontend(dual.Spec.ClusterIPs[1], 80, "TCP", 8080), flags("DSR", "IPv6"), all6...),
 			lb("NodePort", frontend("*", 30090, "TCP", 8080), flags("local-routed-VIP", "VIP-external-IP", snat), all...),
-			lb("NodePort", frontend("*", 30090, "TCP", 8080), flags("IPv6", "local-routed-VIP", "VIP-external-IP", snat6), all6...))
+			lb("NodePort", frontend("::", 30090, "TCP", 8080), flags("IPv6", "local-routed-VIP", "VIP-external-IP", snat6), all6...))
 		expectLBs(t, c, n, v6only,
 			lb("ClusterIP", frontend(v6only.Spec.ClusterIP, 81, "TCP", 8080), flags("DSR", "IPv6"), all6...))
 	}

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -267,9 +268,10 @@ func addr(ip string, port int32) string {
 	return netip.AddrPortFrom(netip.MustParseAddr(ip), uint16(port)).String()
 }
 
-// frontend is "VIP:port/PROTO->target" ("*" VIP for NodePorts).
+// frontend is "VIP:port/PROTO->target" as hnsproxy-diag writes it: an IPv6
+// VIP in brackets; for NodePorts "*" (IPv4) or "::" (written "[::]", IPv6).
 func frontend(vip string, port int32, proto string, target int32) string {
-	return fmt.Sprintf("%s:%d/%s->%d", vip, port, proto, target)
+	return fmt.Sprintf("%s/%s->%d", net.JoinHostPort(vip, strconv.Itoa(int(port))), proto, target)
 }
 
 func boolp(b bool) *bool { return &b }

@@ -2,7 +2,9 @@ package intent
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -43,11 +45,11 @@ func (k LBKey) String() string {
 	if k.Protocol == hnslb.ProtocolUDP {
 		proto = "udp"
 	}
-	vip := k.VIP
-	if vip == "" {
-		vip = fmt.Sprintf("nodeport/v%d", k.Family)
+	if k.VIP == "" {
+		return fmt.Sprintf("nodeport/v%d:%d/%s", k.Family, k.Port, proto)
 	}
-	return fmt.Sprintf("%s:%d/%s", vip, k.Port, proto)
+	// JoinHostPort brackets an IPv6 VIP: "fd00::20:80" would hide the port.
+	return net.JoinHostPort(k.VIP, strconv.Itoa(int(k.Port))) + "/" + proto
 }
 
 // Backend is one destination of a load balancer, by IP. Local backends are

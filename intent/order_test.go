@@ -111,3 +111,21 @@ func TestSortsParseOnceKeepTheOrder(t *testing.T) {
 		}
 	}
 }
+
+// A load balancer's key reads as an address and port do: an IPv6 VIP is
+// bracketed, so events, logs and hnsproxy-diag do not print
+// "fd00:96::20:80/tcp", where the port cannot be told from the address.
+func TestLBKeyStringTellsThePortFromAnIPv6VIP(t *testing.T) {
+	for _, tc := range []struct {
+		key  LBKey
+		want string
+	}{
+		{LBKey{Family: IPv4, VIP: "10.96.0.20", Protocol: hnslb.ProtocolTCP, Port: 80}, "10.96.0.20:80/tcp"},
+		{LBKey{Family: IPv6, VIP: "fd00:96::20", Protocol: hnslb.ProtocolUDP, Port: 53}, "[fd00:96::20]:53/udp"},
+		{LBKey{Family: IPv6, Protocol: hnslb.ProtocolTCP, Port: 30080}, "nodeport/v6:30080/tcp"},
+	} {
+		if got := tc.key.String(); got != tc.want {
+			t.Errorf("%+v.String() = %q, want %q", tc.key, got, tc.want)
+		}
+	}
+}

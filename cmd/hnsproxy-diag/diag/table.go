@@ -41,7 +41,7 @@ const (
 type Row struct {
 	Service  string   `json:"service,omitempty"` // namespace/name:port
 	Role     string   `json:"role,omitempty"`
-	Frontend string   `json:"frontend"` // VIP:port/PROTO->backend port; * for NodePort
+	Frontend string   `json:"frontend"` // VIP:port/PROTO->backend port ([IPv6]:port); * or [::] for NodePort
 	Flags    []string `json:"flags"`
 	ID       string   `json:"id,omitempty"` // the HNS load balancer
 	Owner    string   `json:"owner,omitempty"`
@@ -279,20 +279,40 @@ func countState(bs []Backend, state string) int {
 	return n
 }
 
-// Frontend is a load balancer's "VIP:port/PROTO->backend port", "*"
-// standing for a NodePort's every node address.
+// Frontend is a load balancer's "VIP:port/PROTO->backend port", an IPv6
+// VIP bracketed as in an address and port; a NodePort load balancer (no
+// VIP) is "*" for the node's every IPv4 address and "[::]" for its every
+// IPv6 one, so a dual-stack NodePort's two rows differ.
 func Frontend(lb *hnslb.LoadBalancer) string {
 	var pm hnslb.PortMapping
 	if len(lb.PortMappings) > 0 {
 		pm = lb.PortMappings[0]
 	}
-	vip := "*"
-	if len(lb.FrontendVIPs) > 0 {
-		vip = strings.Join(lb.FrontendVIPs, ",")
+	vips := make([]string, len(lb.FrontendVIPs))
+	for i, vip := range lb.FrontendVIPs {
+		vips[i] = bracketed(vip)
+	}
+	vip := strings.Join(vips, ",")
+	if vip == "" {
+		// The family as hnsproxy reads it from HNS: source VIP, IPv6 flag.
+		one := hnslb.LoadBalancer{SourceVIP: lb.SourceVIP, Flags: lb.Flags, PortMappings: []hnslb.PortMapping{pm}}
+		vip = "*"
+		if k, _ := reconciler.KeyOf(&one); k.Family == intent.IPv6 {
+			vip = "[::]"
+		}
 	}
 	internal := pm.InternalPort
 	if internal == 0 {
 		internal = pm.ExternalPort
 	}
 	return fmt.Sprintf("%s:%d/%s->%d", vip, pm.ExternalPort, hnslb.ProtocolName(pm.Protocol), internal)
+}
+
+// bracketed is an IPv6 address in brackets, as before a port; anything
+// else as it is.
+func bracketed(vip string) string {
+	if strings.Contains(vip, ":") {
+		return "[" + vip + "]"
+	}
+	return vip
 }

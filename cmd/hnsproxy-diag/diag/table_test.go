@@ -308,3 +308,27 @@ func TestToCorrectCountsWhatHNSProxyWouldChange(t *testing.T) {
 		t.Errorf("with the NodePort load balancer deleted: %d rows to correct, want 1", n)
 	}
 }
+
+// A row's frontend reads as an address and port do: an IPv6 VIP is
+// bracketed, so the port is not taken for the address's last group, and an
+// IPv6 NodePort load balancer (no VIP) is "[::]", every node IPv6 address,
+// so a dual-stack NodePort's two rows, and their "why" lines, differ.
+func TestFrontendTellsIPv6Apart(t *testing.T) {
+	pm := []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, ExternalPort: 80, InternalPort: 8080}}
+	np := []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, ExternalPort: 30080, InternalPort: 8080}}
+	for _, tc := range []struct {
+		lb   hnslb.LoadBalancer
+		want string
+	}{
+		{hnslb.LoadBalancer{FrontendVIPs: []string{frontendIP}, PortMappings: pm}, "10.96.0.20:80/TCP->8080"},
+		{hnslb.LoadBalancer{FrontendVIPs: []string{"fd00:96::20"}, PortMappings: pm, Flags: hnslb.LoadBalancerFlagsIPv6}, "[fd00:96::20]:80/TCP->8080"},
+		{hnslb.LoadBalancer{PortMappings: np}, "*:30080/TCP->8080"},
+		{hnslb.LoadBalancer{PortMappings: np, Flags: hnslb.LoadBalancerFlagsIPv6}, "[::]:30080/TCP->8080"},
+		// HNS does not always echo the IPv6 flag; the source VIP tells too.
+		{hnslb.LoadBalancer{PortMappings: np, SourceVIP: "2001:db8::11"}, "[::]:30080/TCP->8080"},
+	} {
+		if got := Frontend(&tc.lb); got != tc.want {
+			t.Errorf("Frontend(%+v) = %q, want %q", tc.lb, got, tc.want)
+		}
+	}
+}
