@@ -34,6 +34,14 @@ func ParsePacket(src, dst, protocol string) (Packet, error) {
 	if p.Dst, err = parseAddrPort(dst); err != nil {
 		return p, fmt.Errorf("destination: %w", err)
 	}
+	if p.Dst.Port() == 0 && !p.isICMP() {
+		// "fd00:96::20:80" is a valid address: its port read as a group.
+		hint := ""
+		if p.Dst.Addr().Is6() && !strings.HasPrefix(dst, "[") {
+			hint = "; an IPv6 address with a port is written [IPv6]:PORT"
+		}
+		return p, fmt.Errorf("destination %q has no port: %s needs IP:PORT%s", dst, protoName(p.Protocol), hint)
+	}
 	// Each family has its own ICMP: a typo here would otherwise trace as a
 	// packet no load balancer or pod answers, not as the mistake it is.
 	switch v4 := p.Dst.Addr().Unmap().Is4(); {
@@ -45,14 +53,20 @@ func ParsePacket(src, dst, protocol string) (Packet, error) {
 	return p, nil
 }
 
-// parseAddrPort accepts "IP:PORT", "[IPv6]:PORT" or a bare address (port 0).
+// parseAddrPort accepts "IP:PORT", "[IPv6]:PORT" or a bare address (port
+// 0). An IPv6 zone is refused: no Kubernetes object holds a zoned address
+// (kubeip refuses them), so a trace of one would meet nothing.
 func parseAddrPort(s string) (netip.AddrPort, error) {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap, nil
-	}
-	a, err := netip.ParseAddr(strings.Trim(s, "[]"))
+	ap, err := netip.ParseAddrPort(s)
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%q is not IP[:PORT]", s)
+		a, aerr := netip.ParseAddr(strings.Trim(s, "[]"))
+		if aerr != nil {
+			return netip.AddrPort{}, fmt.Errorf("%q is not IP[:PORT]", s)
+		}
+		ap = netip.AddrPortFrom(a, 0)
 	}
-	return netip.AddrPortFrom(a, 0), nil
+	if ap.Addr().Zone() != "" {
+		return ap, fmt.Errorf("%q has an IPv6 zone, which no node, pod or Service address has", s)
+	}
+	return ap, nil
 }

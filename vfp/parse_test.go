@@ -1,6 +1,7 @@
 package vfp
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -24,5 +25,28 @@ func TestParsePacket(t *testing.T) {
 		if _, err := ParsePacket(bad[0], bad[1], bad[2]); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// An IPv6 destination typed without brackets ("fd00:96::20:80") parses as
+// a bare address, its port taken for the last group; a TCP or UDP trace of
+// it is refused saying how to write the port, not traced to port 0. A
+// zoned address (fe80::1%eth0), which no Kubernetes object can hold
+// (kubeip), is refused too rather than traced as an address nothing holds.
+func TestParsePacketSaysHowToWriteAnIPv6Port(t *testing.T) {
+	_, err := ParsePacket("fd00::5", "fd00:96::20:80", "tcp")
+	if err == nil || !strings.Contains(err.Error(), "[IPv6]:PORT") {
+		t.Errorf("unbracketed IPv6 destination: %v", err)
+	}
+	if _, err := ParsePacket("10.0.0.1", "10.96.0.1", "udp"); err == nil || !strings.Contains(err.Error(), "no port") {
+		t.Errorf("UDP destination without a port: %v", err)
+	}
+	for _, zoned := range [][2]string{{"fe80::1%eth0", "[fd00::2]:80"}, {"fd00::1", "[fe80::2%eth0]:80"}} {
+		if _, err := ParsePacket(zoned[0], zoned[1], "tcp"); err == nil || !strings.Contains(err.Error(), "zone") {
+			t.Errorf("%q: %v", zoned, err)
+		}
+	}
+	if _, err := ParsePacket("fd00::5", "fd00:96::20", "icmpv6"); err != nil {
+		t.Errorf("ICMPv6 to a bare IPv6 address: %v", err)
 	}
 }

@@ -134,7 +134,7 @@ func newTraceCommand(opts *options.Options, output *string) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&src, "src", "", "source IP[:PORT]: a pod or the host of this node, or a client outside it")
-	cmd.Flags().StringVar(&dst, "dst", "", "destination IP:PORT/PROTO (tcp, udp; IP/icmp)")
+	cmd.Flags().StringVar(&dst, "dst", "", "destination IP:PORT/PROTO ([IPv6]:PORT/PROTO; tcp, udp; IP/icmp, IPv6/icmpv6)")
 	_ = cmd.MarkFlagRequired("src")
 	_ = cmd.MarkFlagRequired("dst")
 	return cmd

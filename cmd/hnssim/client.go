@@ -98,7 +98,7 @@ func newTraceCommand(socket *string) *cobra.Command {
 		})
 	fs := cmd.Flags()
 	fs.StringVar(&src, "src", "", "source IP[:PORT]")
-	fs.StringVar(&dst, "dst", "", "destination IP:PORT/PROTO (tcp, udp; IP/icmp)")
+	fs.StringVar(&dst, "dst", "", "destination IP:PORT/PROTO ([IPv6]:PORT/PROTO; tcp, udp; IP/icmp, IPv6/icmpv6)")
 	fs.StringVar(&ingress, "ingress", "", "node where a packet from outside the cluster enters")
 	fs.StringSliceVar(&peers, "peer", nil, "[NAME=]SOCKET of another node's hnssim to include (repeatable)")
 	_ = cmd.MarkFlagRequired("src")

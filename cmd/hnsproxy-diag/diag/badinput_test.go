@@ -41,7 +41,7 @@ func TestBadInputIsAClearError(t *testing.T) {
 		}
 	}
 	in := f.read()
-	mixed := vfp.Packet{Src: mustPacket(t, "fd00::1", "fd00::2:80", "tcp").Src, Dst: mustPacket(t, client, frontendIP+":80", "tcp").Dst, Protocol: hnslb.ProtocolTCP}
+	mixed := vfp.Packet{Src: mustPacket(t, "fd00::1", "[fd00::2]:80", "tcp").Src, Dst: mustPacket(t, client, frontendIP+":80", "tcp").Dst, Protocol: hnslb.ProtocolTCP}
 	if _, err := Trace(in, mixed); err == nil || !strings.Contains(err.Error(), "different IP families") {
 		t.Errorf("mixed families: %v", err)
 	}
