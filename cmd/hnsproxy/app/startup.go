@@ -11,6 +11,8 @@ import (
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/internal/kubeip"
 	"github.com/hnsproxy/hnsproxy/metrics"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
@@ -96,6 +98,11 @@ func checkCapabilities(ctx context.Context, c startupHNS, cfg *options.Config, n
 		}
 		if cfg.Winkernel.SourceVIP == "" {
 			return caps, fmt.Errorf("network %q is overlay: set --source-vip (winkernel.sourceVip) to the source VIP endpoint's IP", network.Name)
+		}
+		if vip, ok := kubeip.ParseAddr(cfg.Winkernel.SourceVIP); ok && intent.FamilyOf(vip) == intent.IPv6 {
+			// Overlay serves IPv4 only: an IPv6 one would leave every load
+			// balancer without its source VIP, SNAT to the node IP instead.
+			return caps, fmt.Errorf("network %q is overlay, which carries no IPv6, and --source-vip %s is IPv6 (winkernel.sourceVip): set an IPv4 source VIP, or none to have one reserved through the CNI's IPAM", network.Name, cfg.Winkernel.SourceVIP)
 		}
 	}
 	lines = append(lines,

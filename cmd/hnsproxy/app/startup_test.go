@@ -54,6 +54,12 @@ func TestCapabilities(t *testing.T) {
 			network: &hnslb.Network{Name: "vxlan0", Type: hnslb.NetworkTypeOverlay}, wantErr: "set --source-vip",
 		},
 		{
+			// HNS overlay carries no IPv6: such a source VIP would leave the
+			// IPv4 load balancers without one (kube-proxy only logs a warning).
+			name: "overlay with an IPv6 source VIP", hns: simAt(13, 2), cfg: config(func(c *options.Config) { c.Winkernel.SourceVIP = "fd00:244:1::2" }),
+			network: &hnslb.Network{Name: "vxlan0", Type: hnslb.NetworkTypeOverlay}, wantErr: "--source-vip fd00:244:1::2 is IPv6",
+		},
+		{
 			name: "overlay", hns: simAt(13, 2), cfg: config(func(c *options.Config) { c.Winkernel.SourceVIP = "10.244.1.2" }),
 			network: &hnslb.Network{Name: "vxlan0", Type: hnslb.NetworkTypeOverlay}, wantCap: 1024,
 		},
