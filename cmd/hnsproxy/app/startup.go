@@ -106,7 +106,7 @@ func checkCapabilities(ctx context.Context, c startupHNS, cfg *options.Config, n
 		}
 	}
 	lines = append(lines,
-		featureLine{"IPv6 dual-stack", f.IPv6DualStack, "needs HNS >= 11.10, " + have},
+		ipv6Line(f.IPv6DualStack, overlay, have),
 		featureLine{"Session affinity (ClientIP)", f.SessionAffinity, "needs HNS >= 12.0, " + have},
 		featureLine{featureModify, caps.Features.ModifyLoadBalancer, modifyReason(cfg.HNS.ModifyLoadBalancer, have)},
 	)
@@ -121,6 +121,19 @@ func checkCapabilities(ctx context.Context, c startupHNS, cfg *options.Config, n
 	}
 	remoteEndpointNames(false) // until HNS shows it keeps them
 	return caps, nil
+}
+
+// featureIPv6 is IPv6's name in the start-up lines and hnsproxy_hns_feature_enabled.
+const featureIPv6 = "IPv6 dual-stack"
+
+// ipv6Line says whether IPv6 Services are served here: where HNS supports
+// IPv6 dual stack and the network is not overlay (desired.Config.ServesFamily;
+// kube-proxy's DualStackCompatible).
+func ipv6Line(supported, overlay bool, have string) featureLine {
+	if supported && overlay {
+		return featureLine{featureIPv6, false, "HNS supports it (" + have + "), but overlay networks carry no IPv6: IPv4 only, as kube-proxy falls back to single-stack"}
+	}
+	return featureLine{featureIPv6, supported, "needs HNS >= 11.10 and a network that is not overlay, " + have}
 }
 
 // featureModify is the modify feature's name in the start-up lines and

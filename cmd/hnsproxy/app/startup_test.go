@@ -206,3 +206,26 @@ func TestCapabilitiesWorkAroundOSBugs(t *testing.T) {
 		}
 	}
 }
+
+// TestIPv6FeatureFollowsTheNetwork: hnsproxy_hns_feature_enabled says
+// which capabilities are in use, and on an overlay network IPv6 is not,
+// whatever HNS's version (HNS overlay carries no IPv6; kube-proxy falls
+// back to single-stack there), so the start-up line and the metric say off.
+func TestIPv6FeatureFollowsTheNetwork(t *testing.T) {
+	metrics.Register()
+	for _, c := range []struct {
+		network *hnslb.Network
+		want    float64
+	}{
+		{&hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge}, 1},
+		{&hnslb.Network{Name: "vxlan0", Type: hnslb.NetworkTypeOverlay}, 0},
+	} {
+		cfg := config(func(c *options.Config) { c.Winkernel.SourceVIP = "10.244.1.2" })
+		if _, err := checkCapabilities(context.Background(), simAt(13, 2), cfg, c.network, capabilityEvents{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := must(testutil.GetGaugeMetricValue(metrics.HNSFeatureEnabled.WithLabelValues(featureIPv6))); got != c.want {
+			t.Errorf("%s network on HNS 13.2: IPv6 feature metric %v, want %v", c.network.Type, got, c.want)
+		}
+	}
+}
