@@ -58,6 +58,13 @@ func (k LBKey) String() string {
 type Backend struct {
 	IP    string
 	Local bool
+	// NodeUnknown marks a remote backend whose EndpointSlice endpoint names
+	// no node (hand-made Endpoints mirrored, third-party controllers). Like
+	// kube-proxy it counts as remote for the traffic policies, but it may
+	// be a pod of this node: winkernel uses whatever HNS endpoint holds the
+	// address before it creates a remote one. The reconciler uses the
+	// local endpoint at IP if it knows one, else the remote endpoint.
+	NodeUnknown bool
 	// ProviderAddress is the node IP hosting a remote backend on overlay
 	// networks ("" on l2bridge).
 	ProviderAddress string
@@ -95,12 +102,18 @@ type RemoteEndpoint struct {
 	// a ProviderAddress policy: the overlay source-VIP endpoint, which
 	// winkernel creates that way. Pods' local endpoints are the CNI's, never these.
 	Local bool
+	// UnlessLocal: every backend that wants it has NodeUnknown, so it is
+	// wanted only while no local endpoint holds the address; while one
+	// does, the reconciler makes none (and deletes its own once unused), as
+	// a remote endpoint beside a pod's sends the pod's traffic to another
+	// node on Windows Server 2019 and 2022 (kubernetes/kubernetes#138000).
+	UnlessLocal bool
 }
 
 // EndpointOf is the remote endpoint a remote backend needs, with the MAC
 // conjured from its IP (none for an IP that does not parse).
 func EndpointOf(b Backend) RemoteEndpoint {
-	ep := RemoteEndpoint{IP: b.IP, ProviderAddress: b.ProviderAddress}
+	ep := RemoteEndpoint{IP: b.IP, ProviderAddress: b.ProviderAddress, UnlessLocal: b.NodeUnknown}
 	if ip, err := netip.ParseAddr(b.IP); err == nil {
 		ep.MAC = ConjureMAC(ip)
 	}

@@ -170,8 +170,8 @@ func (p *Proxier) configChanged() bool {
 	return !reflect.DeepEqual(p.nodeConfig(), p.computedWith)
 }
 
-// nodeConfig fills node IPs (those --bind-address does not name) and the
-// zone from the Node.
+// nodeConfig fills node IPs (those --bind-address does not name), the
+// zone and the pod CIDRs from the Node.
 func (p *Proxier) nodeConfig() desired.Config {
 	cfg := p.cfg
 	node, err := p.nodes.Get(p.opts.NodeName)
@@ -179,6 +179,7 @@ func (p *Proxier) nodeConfig() desired.Config {
 		return cfg
 	}
 	cfg.Zone = node.Labels[v1.LabelTopologyZone]
+	cfg.PodCIDRs = desired.PodCIDRsOf(node)
 	if skipped := desired.SkippedNodeAddresses(node); !slices.Equal(skipped, p.skippedNodeAddresses) {
 		p.skippedNodeAddresses = skipped
 		if len(skipped) > 0 {

@@ -41,6 +41,9 @@
 // balancer write that HNS refuses because an endpoint is gone drops its
 // local backends from the
 // index, so the retry looks them up again (a pod recreated with the same IP).
+// A remote backend whose slice named no node (intent.Backend.NodeUnknown)
+// resolves to the local endpoint the index holds at its address, if any,
+// and its remote endpoint is then not made (nodeunknown.go).
 // HNS's code does not say whether a backend or the load balancer is gone,
 // so after a failed modify a Get decides (modify.go); the same file owns
 // when an update is a modify at all (ModifyMode).

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"encoding/json"
+	"maps"
 	"net/netip"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -19,16 +20,30 @@ import (
 // network's thousands of remote endpoints. A backend that leaves unknown (a
 // runtime that attaches endpoints otherwise, a host-network pod, an HNS
 // error) is left out and asked of the next listing of the network
-// (lookup.go), which marks the load balancers it finds it for.
-func (r *Reconciler) refreshLocalIfNeeded(run *syncRun) {
+// (lookup.go), which marks the load balancers it finds it for. ips are the
+// endpoints the Sync processes: one that a local endpoint would shadow is
+// looked for too before its first create (nodeunknown.go).
+func (r *Reconciler) refreshLocalIfNeeded(run *syncRun, ips []string) {
 	missing := r.unindexedLocalBackends(run)
-	if len(missing) == 0 {
+	unknown := r.unindexedUnknownNode(ips)
+	if len(missing) == 0 && len(unknown) == 0 {
 		return
 	}
-	if r.indexFromNamespaces(run, missing) {
-		return
+	asked := maps.Clone(missing)
+	if asked == nil {
+		asked = make(map[string]struct{}, len(unknown))
 	}
-	r.askLocal(missing)
+	for _, ip := range unknown {
+		asked[ip] = struct{}{}
+	}
+	before := r.indexChanging()
+	all := r.indexFromNamespaces(run, asked)
+	r.localsMoved(run, before)
+	if !all {
+		// A backend of unknown node not found is remote: it waits for no
+		// listing.
+		r.askLocal(missing)
+	}
 }
 
 // forgetLocalBackends drops the index entries of a load balancer's local
@@ -37,11 +52,13 @@ func (r *Reconciler) refreshLocalIfNeeded(run *syncRun) {
 // look it up rather than name the old ID forever.
 func (r *Reconciler) forgetLocalBackends(e *lbEntry) {
 	r.resolveGen++
+	before := r.indexChanging()
 	for _, b := range e.desired.Backends {
-		if b.Local {
+		if r.resolvesLocal(b) {
 			delete(r.localIndex, b.IP)
 		}
 	}
+	r.localsMoved(nil, before)
 }
 
 // unindexedLocalBackends are the local backends, of the load balancers this

@@ -57,8 +57,10 @@ func (r *Reconciler) Lookup(ctx context.Context) error {
 	defer r.mu.Unlock()
 	defer r.flushStatusLocked()
 	if listEPs {
+		moved := r.indexChanging()
 		r.localIndex = keepIndexChanges(listed.local, indexBefore, r.localIndex)
 		r.resolveGen++
+		r.localsMoved(nil, moved)
 		r.markFoundLocals()
 	}
 	if listed.lbsListed {

@@ -242,6 +242,9 @@ type remoteEP struct {
 	// wanted and spec are the desired endpoint as last given (UpsertEndpoint);
 	// an unwanted one waits for its deletion.
 	wanted bool
+	// shadowed: a local endpoint holds the address of one wanted only
+	// without (intent.RemoteEndpoint.UnlessLocal, nodeunknown.go).
+	shadowed bool
 	// flushed and flushedID: what the status counted of it, and the ID it
 	// showed (snapshot.go); flushed sits in wanted's padding.
 	flushed flushMark
@@ -257,7 +260,8 @@ type remoteEP struct {
 	flushedID string
 }
 
-func (e *remoteEP) desired() bool { return e.wanted }
+// desired reports whether HNS should hold it now.
+func (e *remoteEP) desired() bool { return e.wanted && !e.shadowed }
 
 // lbUsers are the realized load balancers using one endpoint, each once,
 // in no order. A slice of entries, not a set: a pod backs about ten
@@ -396,6 +400,7 @@ func (r *Reconciler) UpsertEndpoint(re intent.RemoteEndpoint) {
 		r.eps[re.IP] = ep
 	}
 	ep.wanted, ep.spec = true, re
+	r.shadow(re.IP, ep)
 	r.restartBackoff(objectRef{ip: re.IP}, &ep.st)
 	r.resolveGen++
 	r.markEP(re.IP)
@@ -490,6 +495,7 @@ func (e *lbEntry) status() Status {
 func (r *Reconciler) endpointStatusOf(ep *remoteEP) EndpointStatus {
 	return EndpointStatus{
 		Endpoint: ep.spec, Desired: ep.desired(), RealizedUsers: len(r.refs[ep.id]),
+		ShadowedBy: r.shadowedBy(ep.spec.IP, ep),
 		RealizedID: ep.id, State: ep.st.state, LastError: ep.st.errString(),
 		Attempts: ep.st.attempts, NextRetry: ep.st.nextRetry,
 	}

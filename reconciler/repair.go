@@ -59,8 +59,10 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	}
 	listed.atStart = nil
 	r.claimCarried(ctx, listed, listedFrom, changed)
+	moved := r.indexChanging()
 	r.localIndex = keepIndexChanges(listed.local, indexBefore, r.localIndex)
 	r.resolveGen++
+	r.localsMoved(nil, moved)
 
 	usedEPs := map[string]struct{}{}
 	for ip, ep := range r.eps {

@@ -34,7 +34,7 @@ func (r *Reconciler) resolveAfter(d *intent.LB, created map[string]int) (ids, mi
 			ids = append(ids, id)
 			continue
 		}
-		if created != nil && !b.Local {
+		if created != nil && !r.resolvesLocal(b) {
 			if at, made := created[b.IP]; made {
 				fills = append(fills, endpointFill{pos: len(ids), ep: at})
 				ids = append(ids, "")
@@ -84,7 +84,7 @@ func (r *Reconciler) docForTurn(run *syncRun, e *lbEntry, ids []string) *hnslb.L
 
 // endpointID is the HNS endpoint a backend uses, "" if none is usable yet.
 func (r *Reconciler) endpointID(b intent.Backend) string {
-	if b.Local {
+	if r.resolvesLocal(b) {
 		return r.localIndex[b.IP]
 	}
 	if ep := r.eps[b.IP]; ep != nil && ep.wanted && ep.id != "" && remoteMatches(ep.spec, ep.realizedSpec) {

@@ -120,6 +120,9 @@ func (r *Reconciler) Start(ctx context.Context) error {
 			r.staleEPs[ep.ID] = &staleObj{reason: "ours, a duplicate remote endpoint for " + ep.IP()}
 		}
 	}
+	for ip, ep := range r.eps { // upserted before Start, against no index
+		r.shadow(ip, ep)
+	}
 	// A fresh snapshot: IDs in the state file that HNS no longer has are
 	// forgotten, claimed ones recorded, and the journal starts empty.
 	r.snapshotDue = true

@@ -52,10 +52,12 @@ type Status struct {
 }
 
 // EndpointStatus is one remote endpoint's convergence status. Desired false
-// means it waits for its deletion.
+// means it waits for its deletion, or, with ShadowedBy, that HNS should not
+// hold it while that local endpoint holds its address (nodeunknown.go).
 type EndpointStatus struct {
-	Endpoint intent.RemoteEndpoint `json:"endpoint"`
-	Desired  bool                  `json:"desired"`
+	Endpoint   intent.RemoteEndpoint `json:"endpoint"`
+	Desired    bool                  `json:"desired"`
+	ShadowedBy string                `json:"shadowedBy,omitempty"`
 	// RealizedUsers counts the realized load balancers using it in HNS; it
 	// is deleted only once none does.
 	RealizedUsers int       `json:"realizedUsers,omitempty"`

@@ -80,11 +80,13 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	epWork := takeDue(run.now, &r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
 	ips := slices.AppendSeq(make([]string, 0, len(epWork)), maps.Keys(epWork))
 	intent.SortIPs(ips)
+	// First: what the index learns decides which endpoints are wanted now
+	// (nodeunknown.go).
+	r.refreshLocalIfNeeded(run, ips)
 	r.setIPs(run, ips)
 	run.unchecked = r.findHeldFrontends(run)
 	run.noCreates = !r.declareCreates(run.lbs, ips, run.unchecked)
 
-	r.refreshLocalIfNeeded(run)
 	r.syncStale(run, r.staleLBs, r.client.DeleteLoadBalancer, recordLoadBalancer)
 	for _, k := range run.lbKeys() {
 		if e := r.lbs[k]; e != nil && e.desired == nil {

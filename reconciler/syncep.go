@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // syncWantedEP creates (or replaces) a desired remote endpoint.
@@ -175,6 +176,12 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 		}
 		r.afterDelete(recordRemoteEndpoint, ep.id, err)
 		run.res.Deleted++
+	}
+	if ep.wanted { // shadowed (nodeunknown.go): kept for when the local endpoint goes
+		ep.id, ep.realizedSpec = "", intent.RemoteEndpoint{}
+		r.resolveGen++
+		r.succeed(ref, &ep.st)
+		return
 	}
 	r.limiter.Forget(ref)
 	r.published.epGone(ip, ep)

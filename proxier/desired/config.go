@@ -76,6 +76,20 @@ type Config struct {
 	// RemoteSubnets of the overlay network (ignored on l2bridge), indexed
 	// once when they change (NewRemoteSubnetIndex); nil: none.
 	RemoteSubnets *RemoteSubnetIndex
+	// PodCIDRs are this node's pod subnets (the Node's spec.podCIDRs). On
+	// overlay an address there that its slice places on no node is taken
+	// for a pod of this node, not for a public IP (endpoints.go).
+	PodCIDRs []netip.Prefix
+}
+
+// inPodCIDRs reports whether ip is in one of this node's pod subnets.
+func (c *Config) inPodCIDRs(ip netip.Addr) bool {
+	for _, p := range c.PodCIDRs {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // Validate reports settings hnsproxy cannot run with. The mapping itself

@@ -155,7 +155,8 @@ func parseSlices(in []*EndpointSlice, cfg *Config, buf *buffers) (out []parsedSl
 					ep.nodeHints = append(ep.nodeHints, n.Name)
 				}
 			}
-			ep.backend = intent.Backend{IP: canonical(e.Address, ip), Local: ep.local}
+			nodeUnknown := e.Node == (unique.Handle[string]{})
+			ep.backend = intent.Backend{IP: canonical(e.Address, ip), Local: ep.local, NodeUnknown: nodeUnknown}
 			if !ep.local {
 				if cfg.Mode == Overlay {
 					if n, found := cfg.RemoteSubnets.nodeOf(ip); found {
@@ -163,8 +164,12 @@ func parseSlices(in []*EndpointSlice, cfg *Config, buf *buffers) (out []parsedSl
 						ep.backend.ProviderAddress = n.text
 					} else {
 						// winkernel: outside every remote subnet means a
-						// public IP, reached through this node.
-						ep.noPA = true
+						// public IP, reached through this node. Not a pod
+						// of this node its slice places on no node:
+						// winkernel serves that one by its local endpoint,
+						// as the reconciler does (intent.Backend.NodeUnknown),
+						// and the load balancer keeps the source VIP.
+						ep.noPA = !nodeUnknown || !cfg.inPodCIDRs(ip)
 						if pa := cfg.NodeIPs[fam]; pa.IsValid() {
 							ep.backend.ProviderAddress = cfg.RemoteSubnets.text(pa)
 						}

@@ -61,3 +61,20 @@ func SkippedNodeAddresses(node *v1.Node) []string {
 	}
 	return out
 }
+
+// PodCIDRsOf are a Node's pod CIDRs (spec.podCIDRs, else spec.podCIDR)
+// that parse as kube-proxy reads CIDRs (kubeip), masked: Config.PodCIDRs
+// for this node. nil if none.
+func PodCIDRsOf(node *v1.Node) []netip.Prefix {
+	cidrs := node.Spec.PodCIDRs
+	if len(cidrs) == 0 && node.Spec.PodCIDR != "" {
+		cidrs = []string{node.Spec.PodCIDR}
+	}
+	var out []netip.Prefix
+	for _, c := range cidrs {
+		if prefix, ok := kubeip.ParsePrefix(c); ok {
+			out = append(out, prefix.Masked())
+		}
+	}
+	return out
+}

@@ -33,7 +33,7 @@ type Endpoint struct {
 	// share one copy, locality is a pointer comparison, and holding the
 	// handle keeps the name interned (a bare string from unique.Make let
 	// the interning lapse at the next garbage collection; docs/benchmarks-history.md,
-	// session 13). Zero when unset.
+	// session 13). Zero when unset or empty: either way no node is named.
 	Node  unique.Handle[string]
 	Hints *discoveryv1.EndpointHints
 	// The conditions with the API's meaning of an unset one applied: an
@@ -56,7 +56,7 @@ func SliceOf(s *discoveryv1.EndpointSlice) EndpointSlice {
 		if len(e.Addresses) > 0 {
 			o.Address = e.Addresses[0]
 		}
-		if e.NodeName != nil {
+		if e.NodeName != nil && *e.NodeName != "" {
 			o.Node = unique.Make(*e.NodeName)
 		}
 		o.Hints = e.Hints

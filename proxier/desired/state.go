@@ -93,6 +93,9 @@ type State struct {
 type refEndpoint struct {
 	n  int
 	ep intent.RemoteEndpoint
+	// placed counts the backends of the n that name their node
+	// (backendRefs only; see refBackend).
+	placed int
 }
 
 // Change lists what a Set or Delete changed, sorted.
@@ -375,14 +378,32 @@ func (t *tracker) ref(refs map[string]refEndpoint, ep intent.RemoteEndpoint, del
 
 // refBackend is ref for a remote backend's endpoint, made (its MAC
 // conjured) only when it is new or its provider address moved: a backend
-// is counted once per load balancer that uses it.
+// is counted once per load balancer that uses it. The endpoint is wanted
+// only while no local endpoint holds the address (UnlessLocal) as long as
+// every backend counted names no node: one Service's slice that places the
+// pod on another node asks for it outright.
 func (t *tracker) refBackend(b intent.Backend, delta int) {
-	r, ok := t.s.backendRefs[b.IP]
+	refs := t.s.backendRefs
+	r, had := refs[b.IP]
+	r.n += delta
+	if !b.NodeUnknown {
+		r.placed += delta
+	}
+	if r.n <= 0 {
+		delete(refs, b.IP)
+		t.ips[b.IP] = true
+		return
+	}
 	ep := r.ep
-	if !ok || delta > 0 && r.ep.ProviderAddress != b.ProviderAddress {
+	if !had || delta > 0 && r.ep.ProviderAddress != b.ProviderAddress {
 		ep = intent.EndpointOf(b)
 	}
-	t.ref(t.s.backendRefs, ep, delta)
+	ep.UnlessLocal = r.placed == 0
+	if !had || ep != r.ep {
+		r.ep = ep
+		t.ips[b.IP] = true
+	}
+	refs[b.IP] = r
 }
 
 // settle recomputes the winner of every touched key and reports changes.

@@ -206,14 +206,15 @@ func whereTheNetworkWent(snap *hnslb.Snapshot, src Source, notFound error) error
 }
 
 // fillFromNode completes Config from this node's Node object as the
-// proxier does: the zone label, and the node IPs (desired.NodeIPs) of the
-// families --bind-address does not name.
+// proxier does: the zone label, the pod CIDRs, and the node IPs
+// (desired.NodeIPs) of the families --bind-address does not name.
 func (in *Inputs) fillFromNode() error {
 	node := in.node(in.Config.NodeName)
 	if node == nil {
 		return fmt.Errorf("no Node named %q in the cluster (use hnsproxy's --hostname-override)", in.Config.NodeName)
 	}
 	in.Config.Zone = node.Labels[v1.LabelTopologyZone]
+	in.Config.PodCIDRs = desired.PodCIDRsOf(node)
 	in.Config.NodeIPs = desired.NodeIPs(node, in.Config.NodeIPs)
 	if len(in.Config.NodeIPs) == 0 {
 		return fmt.Errorf("the Node %q lists no InternalIP or ExternalIP address (and --bind-address names none): a starting hnsproxy waits for one, leaving HNS as it is, and a running one keeps its last known addresses (a NodeAddressesMissing event on the Node)", node.Name)

@@ -1,0 +1,123 @@
+package reconciler
+
+// Backends whose node is unknown (intent.Backend.NodeUnknown): an
+// EndpointSlice endpoint that names no node, which may be a pod of this
+// node. kube-proxy counts it remote for the traffic policies (the desired
+// state does too), but winkernel uses whatever HNS endpoint holds the
+// address, a pod's local endpoint first, before it creates a remote one. A
+// remote endpoint beside the pod's sends the pod's traffic to another node
+// on Windows Server 2019 and 2022 (kubernetes/kubernetes#138000), and
+// Windows Server 2025 refuses it. So such a backend resolves to the local
+// endpoint the index holds at its address, and its remote endpoint
+// (intent.RemoteEndpoint.UnlessLocal) is shadowed while the index holds
+// one: not created, and hnsproxy's own deleted once no load balancer uses
+// it. Before a shadowable endpoint is first created the namespaces are
+// asked for a local endpoint at its address (refreshLocalIfNeeded); a pod
+// that comes to hold the address after, or goes while the slice still
+// lists it, is seen by the next listing of the network (Repair, Lookup),
+// and the load balancers move to the local endpoint or back to the remote.
+
+import (
+	"maps"
+
+	"github.com/hnsproxy/hnsproxy/intent"
+)
+
+// shadow sets whether ep, the desired endpoint at ip, is shadowed by a
+// local endpoint the index holds, and reports whether that changed.
+func (r *Reconciler) shadow(ip string, ep *remoteEP) bool {
+	now := ep.spec.UnlessLocal && r.localIndex[ip] != ""
+	if now == ep.shadowed {
+		return false
+	}
+	ep.shadowed = now
+	r.resolveGen++
+	return true
+}
+
+// shadowedBy is the local endpoint that shadows ep, the endpoint at ip, or "".
+func (r *Reconciler) shadowedBy(ip string, ep *remoteEP) string {
+	if !ep.shadowed {
+		return ""
+	}
+	return r.localIndex[ip]
+}
+
+// unindexedUnknownNode are the addresses of, among ips, the wanted endpoints
+// that a local endpoint would shadow, not created yet, whose address the
+// index does not hold.
+func (r *Reconciler) unindexedUnknownNode(ips []string) []string {
+	var out []string
+	for _, ip := range ips {
+		if ep := r.eps[ip]; ep != nil && ep.wanted && ep.spec.UnlessLocal && ep.id == "" && r.localIndex[ip] == "" {
+			out = append(out, ip)
+		}
+	}
+	return out
+}
+
+// indexChanging returns what to hand localsMoved after the index changes:
+// a copy of it, or nil when no endpoint could be shadowed.
+func (r *Reconciler) indexChanging() map[string]string {
+	for _, ep := range r.eps {
+		if ep.spec.UnlessLocal {
+			return maps.Clone(r.localIndex)
+		}
+	}
+	return nil
+}
+
+// localsMoved shadows or unshadows the endpoints at the addresses whose
+// local endpoint changed since before (indexChanging's copy), and marks
+// them and the load balancers that use or left out what their backends
+// resolved to. run is the Sync under way, if any: its load balancers to
+// process gain those.
+func (r *Reconciler) localsMoved(run *syncRun, before map[string]string) {
+	if before == nil {
+		return
+	}
+	for ip, id := range r.localIndex {
+		if before[ip] != id {
+			r.localMoved(run, ip, before[ip])
+		}
+	}
+	for ip, id := range before {
+		if _, ok := r.localIndex[ip]; !ok {
+			r.localMoved(run, ip, id)
+		}
+	}
+}
+
+// localMoved is localsMoved for one address, whose local endpoint was was.
+func (r *Reconciler) localMoved(run *syncRun, ip, was string) {
+	ep := r.eps[ip]
+	if ep == nil || !ep.wanted || !ep.spec.UnlessLocal {
+		return
+	}
+	r.shadow(ip, ep)
+	r.resolveGen++
+	r.markEP(ip)
+	mark := func(e *lbEntry) {
+		r.markLB(e)
+		if run != nil {
+			run.lbs[e.key] = struct{}{}
+		}
+	}
+	for _, id := range []string{was, ep.id} {
+		if id != "" {
+			for _, e := range r.refs[id] {
+				mark(e)
+			}
+		}
+	}
+	for k := range r.waiting[ip] {
+		if e := r.lbs[k]; e != nil {
+			mark(e)
+		}
+	}
+}
+
+// resolvesLocal reports whether b resolves to a local endpoint.
+func (r *Reconciler) resolvesLocal(b intent.Backend) bool {
+	return b.Local || b.NodeUnknown && r.localIndex[b.IP] != ""
+}

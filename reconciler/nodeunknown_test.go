@@ -1,0 +1,139 @@
+package reconciler
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// unknownNode is a remote backend whose EndpointSlice endpoint names no node.
+func unknownNode(ip, pa string) intent.Backend {
+	return intent.Backend{IP: ip, ProviderAddress: pa, NodeUnknown: true}
+}
+
+// lbEndpointIDs are the endpoint IDs HNS's load balancer for key uses.
+func (e *env) lbEndpointIDs(key intent.LBKey) []string {
+	e.t.Helper()
+	l := e.hnsLB(key)
+	if l == nil {
+		e.t.Fatalf("no load balancer for %s", key)
+	}
+	return l.HostComputeEndpoints
+}
+
+// unknownNodeCases are the HNS versions and networks the tests of
+// backends of unknown node run on: l2bridge (no provider address) and
+// overlay (an address outside every remote subnet, as this node's own pod
+// subnet is, gets the node IP as provider address).
+func unknownNodeCases(t *testing.T, run func(t *testing.T, e *env, pa string)) {
+	for _, profile := range []string{sim.ProfileWS2022, sim.ProfileWS2025} {
+		for _, pa := range []string{"", "10.0.0.1"} {
+			name := profile + "/l2bridge"
+			if pa != "" {
+				name = profile + "/overlay"
+			}
+			t.Run(name, func(t *testing.T) { run(t, newEnv(t, profile), pa) })
+		}
+	}
+}
+
+// TestBackendOfUnknownNodeUsesThePodsLocalEndpoint: an EndpointSlice
+// endpoint without nodeName whose address is a pod of this node is served
+// by the pod's local endpoint, as winkernel serves it (it reuses the HNS
+// endpoint it finds at the address before it creates a remote one). No
+// remote endpoint is made beside the pod's: on Windows Server 2019 and 2022
+// it would send the pod's traffic to another node
+// (kubernetes/kubernetes#138000); Windows Server 2025 refuses it.
+func TestBackendOfUnknownNodeUsesThePodsLocalEndpoint(t *testing.T) {
+	unknownNodeCases(t, func(t *testing.T, e *env, pa string) {
+		pod := e.local("10.244.1.9")
+		svc := lb("10.96.0.10", 53, unknownNode("10.244.1.9", pa))
+		r, _ := e.start(e.hns, svc)
+		e.converge(r)
+		if got := e.lbEndpointIDs(svc.Key); !slices.Equal(got, []string{pod}) {
+			t.Errorf("load balancer uses %v, want the pod's local endpoint %s", got, pod)
+		}
+		for _, s := range r.EndpointStatuses() {
+			if s.Endpoint.IP == "10.244.1.9" && (s.Desired || s.ShadowedBy != pod) {
+				t.Errorf("status %+v, want not desired, shadowed by %s", s, pod)
+			}
+		}
+		// A pod that starts after Start, in a Service that comes after.
+		later := e.local("10.244.1.10")
+		svc2 := lb("10.96.0.11", 53, unknownNode("10.244.1.10", pa))
+		upsert(r, svc, svc2)
+		e.converge(r)
+		if got := e.lbEndpointIDs(svc2.Key); !slices.Equal(got, []string{later}) {
+			t.Errorf("load balancer uses %v, want the later pod's local endpoint %s", got, later)
+		}
+		if got := e.remoteIPs(); len(got) != 0 {
+			t.Errorf("remote endpoints %v made beside the pods' local endpoints", got)
+		}
+		for _, s := range r.Statuses() {
+			if s.State != StateDone {
+				t.Errorf("%s: %s (%s, missing %v)", s.Key, s.State, s.LastError, s.MissingBackends)
+			}
+		}
+	})
+}
+
+// TestBackendOfUnknownNodeFollowsThePod: a backend of unknown node that no
+// local endpoint holds gets a remote endpoint; once a pod of this node holds
+// the address (its slice still names no node), a repair's listing moves the
+// load balancer to the pod's local endpoint and deletes the remote one; once
+// the pod is gone while the slice still lists the address, the remote
+// endpoint comes back.
+func TestBackendOfUnknownNodeFollowsThePod(t *testing.T) {
+	for _, pa := range []string{"", "10.0.0.1"} {
+		t.Run(fmt.Sprintf("pa=%q", pa), func(t *testing.T) {
+			e := newEnv(t, sim.ProfileWS2022)
+			svc := lb("10.96.0.10", 53, unknownNode("10.244.1.9", pa))
+			r, res := e.start(e.hns, svc)
+			if res.Failed != 0 {
+				t.Fatalf("first sync: %+v", res)
+			}
+			e.assertRealized([]intent.LB{svc})
+			remote := e.remoteID("10.244.1.9")
+
+			pod := e.local("10.244.1.9")
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.converge(r)
+			if got := e.lbEndpointIDs(svc.Key); !slices.Equal(got, []string{pod}) {
+				t.Errorf("after the pod came: load balancer uses %v, want the pod's local endpoint %s", got, pod)
+			}
+			if e.hasEP(remote) {
+				t.Errorf("after the pod came: the remote endpoint %s beside it was kept", remote)
+			}
+
+			if err := e.hns.DeleteEndpoint(ctx, pod); err != nil { // the pod is deleted
+				t.Fatal(err)
+			}
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.converge(r)
+			e.assertRealized([]intent.LB{svc})
+		})
+	}
+}
+
+// TestBackendOfUnknownNodeWithoutLocalEndpointIsRemote: an address no
+// local endpoint holds (another node's pod, an address outside the
+// cluster) gets its remote endpoint at the first Sync, without waiting
+// for a listing of the network.
+func TestBackendOfUnknownNodeWithoutLocalEndpointIsRemote(t *testing.T) {
+	unknownNodeCases(t, func(t *testing.T, e *env, pa string) {
+		svc := lb("10.96.0.10", 53, unknownNode("10.244.2.9", pa))
+		r, res := e.start(e.hns, svc)
+		if res.Failed+res.Pending != 0 || res.ListingWanted {
+			t.Fatalf("first sync: %+v", res)
+		}
+		e.assertRealized([]intent.LB{svc})
+		_ = r
+	})
+}
