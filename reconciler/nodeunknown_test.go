@@ -24,6 +24,21 @@ func (e *env) lbEndpointIDs(key intent.LBKey) []string {
 	return l.HostComputeEndpoints
 }
 
+// servedByLocalPod starts a reconciler with one load balancer whose
+// backend of unknown node is a pod of this node, and checks that the load
+// balancer uses the pod's local endpoint.
+func (e *env) servedByLocalPod(pa string) (pod string, svc intent.LB, r *Reconciler) {
+	e.t.Helper()
+	pod = e.local("10.244.1.9")
+	svc = lb("10.96.0.10", 53, unknownNode("10.244.1.9", pa))
+	r, _ = e.start(e.hns, svc)
+	e.converge(r)
+	if got := e.lbEndpointIDs(svc.Key); !slices.Equal(got, []string{pod}) {
+		e.t.Fatalf("load balancer uses %v, want the pod's local endpoint %s", got, pod)
+	}
+	return pod, svc, r
+}
+
 // unknownNodeCases are the HNS versions and networks the tests of
 // backends of unknown node run on: l2bridge (no provider address) and
 // overlay (an address outside every remote subnet, as this node's own pod
@@ -49,17 +64,14 @@ func unknownNodeCases(t *testing.T, run func(t *testing.T, e *env, pa string)) {
 // (kubernetes/kubernetes#138000); Windows Server 2025 refuses it.
 func TestBackendOfUnknownNodeUsesThePodsLocalEndpoint(t *testing.T) {
 	unknownNodeCases(t, func(t *testing.T, e *env, pa string) {
-		pod := e.local("10.244.1.9")
-		svc := lb("10.96.0.10", 53, unknownNode("10.244.1.9", pa))
-		r, _ := e.start(e.hns, svc)
-		e.converge(r)
-		if got := e.lbEndpointIDs(svc.Key); !slices.Equal(got, []string{pod}) {
-			t.Errorf("load balancer uses %v, want the pod's local endpoint %s", got, pod)
-		}
+		pod, svc, r := e.servedByLocalPod(pa)
 		for _, s := range r.EndpointStatuses() {
 			if s.Endpoint.IP == "10.244.1.9" && (s.Desired || s.ShadowedBy != pod) {
 				t.Errorf("status %+v, want not desired, shadowed by %s", s, pod)
 			}
+		}
+		if c := r.ObjectCounts().RemoteEndpoints; c != (KindCounts{}) {
+			t.Errorf("remote endpoint counts %+v, want none desired or realized", c)
 		}
 		// A pod that starts after Start, in a Service that comes after.
 		later := e.local("10.244.1.10")
@@ -89,7 +101,7 @@ func TestBackendOfUnknownNodeUsesThePodsLocalEndpoint(t *testing.T) {
 func TestBackendOfUnknownNodeFollowsThePod(t *testing.T) {
 	for _, pa := range []string{"", "10.0.0.1"} {
 		t.Run(fmt.Sprintf("pa=%q", pa), func(t *testing.T) {
-			e := newEnv(t, sim.ProfileWS2022)
+			e := newEnv(t, sim.ProfileWS2022) // WS2025 refuses the pod's endpoint beside a remote one
 			svc := lb("10.96.0.10", 53, unknownNode("10.244.1.9", pa))
 			r, res := e.start(e.hns, svc)
 			if res.Failed != 0 {
@@ -120,6 +132,25 @@ func TestBackendOfUnknownNodeFollowsThePod(t *testing.T) {
 			e.assertRealized([]intent.LB{svc})
 		})
 	}
+}
+
+// TestBackendOfUnknownNodeWhosePodWentGetsARemoteEndpoint: the pod that
+// served a backend of unknown node is deleted while the slice still lists
+// its address: the next listing finds its endpoint gone, and the load
+// balancer moves to a remote endpoint, as winkernel, which finds nothing at
+// the address, creates one.
+func TestBackendOfUnknownNodeWhosePodWentGetsARemoteEndpoint(t *testing.T) {
+	unknownNodeCases(t, func(t *testing.T, e *env, pa string) {
+		pod, svc, r := e.servedByLocalPod(pa)
+		if err := e.hns.DeleteEndpoint(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Repair(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.converge(r)
+		e.assertRealized([]intent.LB{svc})
+	})
 }
 
 // TestBackendOfUnknownNodeWithoutLocalEndpointIsRemote: an address no

@@ -283,6 +283,9 @@ func (r *Reconciler) flushStatusLocked() {
 				p.forgetID(ep.flushedID, ip)
 			}
 			class := classOf(ep.desired(), ep.st.state)
+			if ep.shadowed && ep.id == "" {
+				class = statusClass{} // neither wanted nor held (nodeunknown.go)
+			}
 			counts.RemoteEndpoints.add(class, 1)
 			ep.flushed, ep.flushedID = flushMark{class: class, counted: true}, ep.id
 			if read && ep.id != "" {
