@@ -56,16 +56,11 @@ func (r *Reconciler) unindexedUnknownNode(ips []string) []string {
 	return out
 }
 
-// indexChanging returns what to hand localsMoved after the index changes:
-// a copy of it, or nil when no endpoint could be shadowed.
-func (r *Reconciler) indexChanging() map[string]string {
-	for _, ep := range r.eps {
-		if ep.spec.UnlessLocal {
-			return maps.Clone(r.localIndex)
-		}
-	}
-	return nil
-}
+// indexChanging returns a copy of the index for localsMoved to compare
+// with after it changes. The index holds this node's pods only, a few
+// hundred at most: copying it costs less than looking through every
+// remote endpoint for one a local endpoint could shadow.
+func (r *Reconciler) indexChanging() map[string]string { return maps.Clone(r.localIndex) }
 
 // localsMoved shadows or unshadows the endpoints at the addresses whose
 // local endpoint changed since before (indexChanging's copy), and marks
@@ -73,9 +68,6 @@ func (r *Reconciler) indexChanging() map[string]string {
 // resolved to. run is the Sync under way, if any: its load balancers to
 // process gain those.
 func (r *Reconciler) localsMoved(run *syncRun, before map[string]string) {
-	if before == nil {
-		return
-	}
 	for ip, id := range r.localIndex {
 		if before[ip] != id {
 			r.localMoved(run, ip, before[ip])
