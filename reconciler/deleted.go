@@ -43,6 +43,11 @@ type unconfirmedDeletes struct {
 	// (settled, or deleted again since) is skipped.
 	order []orderedDelete
 	seq   uint64
+	// keptLogged are the objects a Repair found kept and logged at the
+	// default verbosity, until one is gone or in use again: one HNS never
+	// lets go of is found again at every repair, and said again only at
+	// --v=4 (with hundreds kept, two lines each per repair said nothing new).
+	keptLogged map[string]struct{}
 }
 
 type unconfirmedDelete struct {
@@ -56,7 +61,7 @@ type orderedDelete struct {
 }
 
 func newUnconfirmedDeletes() unconfirmedDeletes {
-	return unconfirmedDeletes{byID: map[string]unconfirmedDelete{}}
+	return unconfirmedDeletes{byID: map[string]unconfirmedDelete{}, keptLogged: map[string]struct{}{}}
 }
 
 func (d *unconfirmedDeletes) has(id string) bool { _, ok := d.byID[id]; return ok }
@@ -111,7 +116,10 @@ func (r *Reconciler) unconfirmedDelete(kind recordKind, id string) {
 // object that is gone, which a restart's listing does not show, and the
 // next snapshot leaves it out. So a Repair after thousands of deletes (at
 // 10,000 Services on ws2022 every update deletes) writes nothing for them.
-func (r *Reconciler) forgetDeleted(id string) { delete(r.unconfirmed.byID, id) }
+func (r *Reconciler) forgetDeleted(id string) {
+	delete(r.unconfirmed.byID, id)
+	delete(r.unconfirmed.keptLogged, id)
+}
 
 // forgetOldestDeletes forgets the oldest deletes past the bound, and drops
 // the order's skipped entries once they outnumber the rest.
@@ -155,11 +163,17 @@ func (r *Reconciler) settleDeletes(listed *listedHNS, changed *listingChanges, h
 			r.forgetDeleted(id)
 			continue
 		}
-		r.log.Info("HNS still lists an object it reported deleted; deleting it again", "kind", kind, "id", id)
+		_, logged := r.unconfirmed.keptLogged[id]
+		log := r.log
+		if logged {
+			log = log.V(4)
+		}
+		log.Info("HNS still lists an object it reported deleted; deleting it again", "kind", kind, "id", id)
 		r.deleteKept(kind)
 		r.own(u.kind, id) // its record both owns it and ends the unconfirmed one
 		if _, ok := handed[id]; !ok {
-			stale[id] = &staleObj{reason: "ours, kept by HNS after its delete"}
+			r.unconfirmed.keptLogged[id] = struct{}{}
+			stale[id] = &staleObj{reason: "ours, kept by HNS after its delete", quiet: logged}
 		}
 	}
 }

@@ -131,3 +131,70 @@ func TestStateWriteFailureIsLoggedOncePerStreak(t *testing.T) {
 		t.Errorf("%d failure lines at -v=0 after a second streak, want more than the first's %d:\n%s", n, first, logs.GetBuffer())
 	}
 }
+
+// TestDeleteKeptForGoodIsLoggedOnce: HNS reports a load balancer's and a
+// remote endpoint's deletes done and lists them still, for good
+// (microsoft/Windows-Containers#631 reports endpoints left by the hundred).
+// Each drift repair finds them and the Sync after deletes them again; at the
+// default verbosity that is said once per object, not twice per object at
+// every repair (every 5 minutes by default), while
+// hnsproxy_hns_deletes_kept_total counts each finding. One HNS lets go of is
+// said anew when HNS keeps it again.
+func TestDeleteKeptForGoodIsLoggedOnce(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(0), ktesting.BufferLogs(true)))
+	logs := logger.GetSink().(ktesting.Underlier)
+	kept := map[ObjectKind]int{}
+	e.tweak = func(o *Options) {
+		o.Logger = logger
+		o.DeleteKept = func(k ObjectKind) { kept[k]++ }
+	}
+	e.local("10.244.1.10")
+	r := e.started()
+	// keptForGood programs a load balancer with a remote endpoint, then
+	// removes it while HNS keeps what it deletes.
+	keptForGood := func() {
+		gone := lb("10.96.0.30", 443, rem("10.244.3.31", "192.168.0.3"))
+		upsert(r, gone)
+		e.converge(r)
+		e.hns.SetFaults(sim.Faults{KeptOnDelete: 1})
+		remove(r, gone.Key)
+		r.Sync(ctx)
+	}
+	keptForGood()
+	repairs := func(n int) {
+		t.Helper()
+		for range n {
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Step(DefaultRetryMax)
+			r.Sync(ctx)
+		}
+	}
+	lines := func() int { return strings.Count(logs.GetBuffer().String(), "\n") }
+
+	repairs(1)
+	first := logs.GetBuffer().String()
+	if n := strings.Count(first, "HNS still lists an object it reported deleted"); n != 2 {
+		t.Fatalf("%d kept objects logged at -v=0 by the first repair, want 2:\n%s", n, first)
+	}
+	before := lines()
+	repairs(10)
+	if kept[KindLoadBalancer] != 11 || kept[KindRemoteEndpoint] != 11 {
+		t.Fatalf("kept objects counted %v, want each found by 11 repairs", kept)
+	}
+	if n := lines(); n != before {
+		t.Errorf("10 more repairs finding the same kept objects logged %d lines at -v=0, want none:\n%s", n-before, strings.TrimPrefix(logs.GetBuffer().String(), first))
+	}
+
+	// HNS lets go of them; a load balancer kept later is a new finding.
+	e.hns.SetFaults(sim.Faults{})
+	repairs(1)
+	keptForGood()
+	mark := logs.GetBuffer().String()
+	repairs(1)
+	if n := strings.Count(strings.TrimPrefix(logs.GetBuffer().String(), mark), "HNS still lists an object it reported deleted"); n != 2 {
+		t.Errorf("%d kept objects logged at -v=0 after HNS kept new ones, want 2:\n%s", n, strings.TrimPrefix(logs.GetBuffer().String(), mark))
+	}
+}

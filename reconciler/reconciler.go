@@ -292,6 +292,9 @@ type staleObj struct {
 	// network: an endpoint on a network hnsproxy no longer uses
 	// (othernetwork.go), which no listing of its network shows.
 	network string
+	// quiet: its delete repeats one logged before (a delete HNS keeps
+	// for good, deleted.go), so it is logged at --v=4.
+	quiet bool
 }
 
 // New returns a Reconciler; call Start before the first Sync.
@@ -574,6 +577,7 @@ func (r *Reconciler) dropRefs(e *lbEntry) {
 // recordRemoteEndpoint) as hnsproxy's, for the state file's journal.
 func (r *Reconciler) own(kind recordKind, id string) {
 	delete(r.unconfirmed.byID, id) // in use again
+	delete(r.unconfirmed.keptLogged, id)
 	if set := r.ownedSet(kind); addNew(set, id) {
 		r.journal(journalRecord{Add: true, Kind: kind, ID: id})
 		r.listing.noteOwned(id)

@@ -210,7 +210,11 @@ func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del fun
 			r.fail(run, ref, &s.st, KindStale, id, err)
 			continue
 		}
-		r.log.Info("Deleted HNS object", "id", id, "reason", s.reason)
+		log := r.log
+		if s.quiet {
+			log = log.V(4)
+		}
+		log.Info("Deleted HNS object", "id", id, "reason", s.reason)
 		r.afterDelete(owned, id, err)
 		r.dropStale(stale, id)
 		if s.network != "" {
