@@ -84,6 +84,32 @@ func command(parse func([]byte) (*NetConf, error), f func(ctx context.Context, s
 		if err != nil {
 			return err
 		}
-		return s.run(f)
+		if err := s.run(f); err != nil {
+			return withWarnings(err, s.conf.warnings)
+		}
+		return nil
 	}
+}
+
+// withWarnings adds the configuration's warnings to a failed command's
+// error details. libcni, which containerd and CRI-O run plugins through,
+// copies a plugin's stderr to the runtime's own only after a command that
+// succeeded; after one that failed it reports the error on stdout and
+// drops stderr, so a warning that may explain the failure (a setting
+// ignored as an unknown field) would be seen nowhere.
+func withWarnings(err error, warnings []string) error {
+	if len(warnings) == 0 {
+		return err
+	}
+	// As skel reads an error: a *types.Error as it is, anything else
+	// (a wrapped one too) as an internal error with its whole message.
+	e, ok := err.(*types.Error)
+	if !ok {
+		e = types.NewError(types.ErrInternal, err.Error(), "")
+	}
+	details := "hnscni warnings: " + strings.Join(warnings, "; ")
+	if e.Details != "" {
+		details = e.Details + "; " + details
+	}
+	return &types.Error{Code: e.Code, Msg: e.Msg, Details: details}
 }

@@ -331,6 +331,30 @@ func TestUnknownFieldWarning(t *testing.T) {
 	}
 }
 
+// TestFailedCommandCarriesItsWarnings: libcni (containerd, CRI-O) copies a
+// plugin's stderr to its own only after a command that succeeded; when the
+// command fails it reports the error on stdout and drops stderr. So a
+// warning that may explain the failure (a setting ignored as an unknown
+// field) rides in the error's details, which the runtime shows with the
+// error (the pod's FailedCreatePodSandBox event).
+func TestFailedCommandCarriesItsWarnings(t *testing.T) {
+	node := startNode(t, "n1", "--node-ip", "172.16.0.2", "--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.8.0/24")
+	sb := newSandbox(t)
+	env := map[string]string{"CNI_NETNS": "not-a-namespace-guid", "HNS_ENDPOINT": "unix://" + node.socket}
+	conf := `{"cniVersion": "1.0.0", "name": "cbr0", "type": "sdnbridge", "master": "Ethernet",
+		"ipam": {"type": "host-local", "subnet": "10.244.8.0/24", "dataDir": "` + t.TempDir() + `"}}`
+	err, _ := sb.run(t, env, []byte(conf))
+	if err == nil || err.Code != types.ErrInvalidNetNS {
+		t.Fatalf("ADD in a bad namespace: %+v", err)
+	}
+	if !strings.Contains(err.Details, `unknown configuration field "master" ignored`) {
+		t.Errorf("the error's details %q do not carry the warning (stderr %q)", err.Details, sb.stderr)
+	}
+	if !strings.Contains(err.Details, "CNI_NETNS") && !strings.Contains(err.Details, "not-a-namespace-guid") {
+		t.Errorf("the error's own details were lost: %q", err.Details)
+	}
+}
+
 // TestDelAfterTheNetworkIsGoneReleasesTheAddress: Calico's configuration
 // (ipam subnet "usePodCidr", the HNS network's subnet) on a node that lost
 // its HNS state (a reboot drops HNS networks that are not persistent;
