@@ -31,7 +31,22 @@ func commands() skel.CNIFuncs {
 		Del:    command(parseReleaseConfig, cmdDel),
 		Check:  command(parseConfig, cmdCheck),
 		GC:     command(parseConfig, cmdGC),
-		Status: command(parseConfig, cmdStatus),
+		Status: command(withoutWarnings(parseConfig), cmdStatus),
+	}
+}
+
+// withoutWarnings is parse for STATUS, which says nothing of the
+// configuration: containerd runs it on a 1.1.0 configuration each time the
+// kubelet asks for the runtime's status (every 5 seconds) and copies the
+// plugin's stderr into its log, so the warnings every ADD writes would
+// repeat there forever.
+func withoutWarnings(parse func([]byte) (*NetConf, error)) func([]byte) (*NetConf, error) {
+	return func(stdin []byte) (*NetConf, error) {
+		n, err := parse(stdin)
+		if n != nil {
+			n.warnings = nil
+		}
+		return n, err
 	}
 }
 

@@ -338,12 +338,7 @@ func TestUnknownFieldWarning(t *testing.T) {
 // field) rides in the error's details, which the runtime shows with the
 // error (the pod's FailedCreatePodSandBox event).
 func TestFailedCommandCarriesItsWarnings(t *testing.T) {
-	node := startNode(t, "n1", "--node-ip", "172.16.0.2", "--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.8.0/24")
-	sb := newSandbox(t)
-	env := map[string]string{"CNI_NETNS": "not-a-namespace-guid", "HNS_ENDPOINT": "unix://" + node.socket}
-	conf := `{"cniVersion": "1.0.0", "name": "cbr0", "type": "sdnbridge", "master": "Ethernet",
-		"ipam": {"type": "host-local", "subnet": "10.244.8.0/24", "dataDir": "` + t.TempDir() + `"}}`
-	err, _ := sb.run(t, env, []byte(conf))
+	err, sb := runWithIgnoredField(t, map[string]string{"CNI_NETNS": "not-a-namespace-guid"})
 	if err == nil || err.Code != types.ErrInvalidNetNS {
 		t.Fatalf("ADD in a bad namespace: %+v", err)
 	}
@@ -353,6 +348,35 @@ func TestFailedCommandCarriesItsWarnings(t *testing.T) {
 	if !strings.Contains(err.Details, "CNI_NETNS") && !strings.Contains(err.Details, "not-a-namespace-guid") {
 		t.Errorf("the error's own details were lost: %q", err.Details)
 	}
+}
+
+// TestStatusWritesNoWarnings: containerd runs STATUS on a 1.1.0
+// configuration each time the kubelet asks for the runtime's status, every
+// 5 seconds, and copies the plugin's stderr into its log after it. The
+// configuration's warnings, which every ADD writes, would fill that log
+// with the same lines forever; STATUS writes none.
+func TestStatusWritesNoWarnings(t *testing.T) {
+	err, sb := runWithIgnoredField(t, map[string]string{"CNI_COMMAND": "STATUS"})
+	if err != nil {
+		t.Fatalf("STATUS: %+v", err)
+	}
+	if sb.stderr != "" {
+		t.Errorf("STATUS wrote on stderr: %q", sb.stderr)
+	}
+}
+
+// runWithIgnoredField runs hnscni (ADD unless env says otherwise) on an
+// l2bridge node with a 1.1.0 configuration carrying sdnbridge's "master",
+// a field hnscni ignores with a warning.
+func runWithIgnoredField(t *testing.T, env map[string]string) (*types.Error, *sandbox) {
+	t.Helper()
+	node := startNode(t, "n1", "--node-ip", "172.16.0.2", "--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.8.0/24")
+	sb := newSandbox(t)
+	env["HNS_ENDPOINT"] = "unix://" + node.socket
+	conf := `{"cniVersion": "1.1.0", "name": "cbr0", "type": "sdnbridge", "master": "Ethernet",
+		"ipam": {"type": "host-local", "subnet": "10.244.8.0/24", "dataDir": "` + t.TempDir() + `"}}`
+	err, _ := sb.run(t, env, []byte(conf))
+	return err, sb
 }
 
 // TestDelAfterTheNetworkIsGoneReleasesTheAddress: Calico's configuration
