@@ -99,3 +99,56 @@ func TestRefusedServiceIsNotLoggedOnEveryRetry(t *testing.T) {
 		t.Errorf("retries refused the same way logged at -v=0:\n%s", strings.TrimPrefix(got, first))
 	}
 }
+
+// TestRouteReadFailureIsLoggedOncePerStreak: on overlay each drift repair
+// re-reads the network's remote subnet routes, and a repair that failed is
+// retried every 30 s at most. While HNS refuses (down, or a call hanging),
+// the failed read is one error line when it starts, not one per retry,
+// as the repair's own failure is; once a read works, the next failure is
+// logged anew.
+func TestRouteReadFailureIsLoggedOncePerStreak(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	n := newTestNode(t, "ws2022", "10.244.1.5")
+	obs := &recordingObserver{}
+	n.observer, n.clock = obs, clk
+	n.remoteSubnets = networkRemoteSubnets(n.hns, n.networkID)
+	log := n.loggingAt(0)
+	n.start()
+	n.apply(service("web", "10.96.0.20"), slice("web", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.2.5", "win-2"}))
+	n.eventually("the load balancer", func() bool { return len(n.lbs()) == 1 })
+	n.settle()
+	repairs := func(times int) {
+		t.Helper()
+		for range times {
+			obs.mu.Lock()
+			syncs := len(obs.syncs)
+			obs.mu.Unlock()
+			clk.Step(time.Hour) // the periodic sync, with the drift repair
+			n.eventually("the periodic sync", func() bool {
+				obs.mu.Lock()
+				defer obs.mu.Unlock()
+				return len(obs.syncs) > syncs
+			})
+			n.eventually("the drift repair's end", func() bool {
+				n.proxier.mu.Lock()
+				defer n.proxier.mu.Unlock()
+				return !n.proxier.repairing
+			})
+		}
+	}
+	failures := func() int { return strings.Count(log.String(), "Reading overlay remote subnets") }
+	down := sim.Faults{ErrorRate: map[sim.Op]float64{sim.AnyOp: 1}}
+
+	n.hns.SetFaults(down)
+	repairs(8)
+	if n := failures(); n != 1 {
+		t.Errorf("%d route read failures logged at -v=0 over 8 repairs while HNS is down, want 1:\n%s", n, log)
+	}
+	n.hns.SetFaults(sim.Faults{})
+	repairs(1)
+	n.hns.SetFaults(down)
+	repairs(3)
+	if n := failures(); n != 2 {
+		t.Errorf("%d route read failures logged at -v=0 after a second outage, want 2:\n%s", n, log)
+	}
+}

@@ -172,9 +172,9 @@ type Proxier struct {
 	// repairRetryAt holds back the next drift repair after a failed one.
 	repairRetryAt time.Time
 	repairBackoff workqueue.TypedRateLimiter[string]
-	// listingFailure is the error of the failing repairs and lookup
-	// listings ("" after one worked), logged once at -v=0.
-	listingFailure string
+	// listingFailure is the streak of failing repairs and lookup
+	// listings, logged once at -v=0.
+	listingFailure failureStreak
 	// repairAtOnce: HNS came back from a restart, which may have
 	// dropped objects, or the reconciler's probe found one deleted behind
 	// hnsproxy's back, so a drift repair is due now (repair.go).

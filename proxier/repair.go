@@ -72,7 +72,7 @@ func (p *Proxier) startListing(ctx context.Context, what string, list func(conte
 		} else {
 			p.repairRetryAt = time.Time{}
 			p.repairBackoff.Forget(syncKey)
-			p.listingFailure = ""
+			p.listingFailure.ended()
 		}
 		p.mu.Unlock()
 		p.requestSync()
@@ -84,13 +84,7 @@ func (p *Proxier) startListing(ctx context.Context, what string, list func(conte
 // 30 s at most, for as long as HNS refuses listings) only at --v=4.
 // Callers hold p.mu.
 func (p *Proxier) logListingFailed(ctx context.Context, what string, err error) {
-	logger := klog.FromContext(ctx)
-	if err.Error() == p.listingFailure {
-		logger.V(4).Info(what+" failed again; will retry", "err", err, "at", p.repairRetryAt)
-		return
-	}
-	p.listingFailure = err.Error()
-	logger.Error(err, what+" failed; will retry", "at", p.repairRetryAt)
+	p.listingFailure.failed(klog.FromContext(ctx), what+" failed; will retry", what+" failed again; will retry", err, "at", p.repairRetryAt)
 }
 
 // lookupDue reports whether the last sync's waiting objects start a

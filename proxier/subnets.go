@@ -77,6 +77,9 @@ type subnetReads struct {
 	// fresh: the routes were read in this sync (or Run's first computation),
 	// so a backend in no subnet asks for nothing more.
 	fresh bool
+	// readFailure: reads fail while HNS is down or hung, at each retry of a
+	// failed drift repair (every 30 s at most); logged once at -v=0.
+	readFailure failureStreak
 }
 
 // noteUnrouted records Nodes whose pod CIDR or address appeared or changed.
@@ -116,7 +119,9 @@ func (p *Proxier) readRemoteSubnets(ctx context.Context) {
 	p.subnets.fresh = true
 	read := p.refreshRemoteSubnets(ctx)
 	if read != nil {
-		logger.Error(read, "Reading overlay remote subnets")
+		p.subnets.readFailure.failed(logger, "Reading overlay remote subnets", "Reading overlay remote subnets failed again", read)
+	} else {
+		p.subnets.readFailure.ended()
 	}
 	now := p.clock.Now()
 	var gaveUp []string
