@@ -12,16 +12,22 @@ import (
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
+// loggingEnv is newEnv whose reconciler logs at -v=0 into the buffer it
+// returns.
+func loggingEnv(t *testing.T, profile string) (*env, ktesting.Underlier) {
+	e := newEnv(t, profile)
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(0), ktesting.BufferLogs(true)))
+	e.tweak = func(o *Options) { o.Logger = logger }
+	return e, logger.GetSink().(ktesting.Underlier)
+}
+
 // TestRefusalIsLoggedWhenItStartsOrChanges: an object HNS refuses for
 // hours is retried with backoff (at most every 2 minutes) for as long;
 // at the default verbosity its failure is one error line naming the
 // object and HNS's answer, not one per retry, and again only when the
 // error changes or the object failed anew after it was programmed.
 func TestRefusalIsLoggedWhenItStartsOrChanges(t *testing.T) {
-	e := newEnv(t, sim.ProfileWS2019)
-	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(0), ktesting.BufferLogs(true)))
-	logs := logger.GetSink().(ktesting.Underlier)
-	e.tweak = func(o *Options) { o.Logger = logger }
+	e, logs := loggingEnv(t, sim.ProfileWS2019)
 	e.local("10.244.1.11")
 	e.local("10.244.1.12")
 	r := e.started()
@@ -88,10 +94,7 @@ func TestRefusalIsLoggedWhenItStartsOrChanges(t *testing.T) {
 // event is once per streak too), not one per Sync; then one line when
 // writing works again, and the next streak is logged anew.
 func TestStateWriteFailureIsLoggedOncePerStreak(t *testing.T) {
-	e := newEnv(t, sim.ProfileWS2022)
-	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(0), ktesting.BufferLogs(true)))
-	logs := logger.GetSink().(ktesting.Underlier)
-	e.tweak = func(o *Options) { o.Logger = logger }
+	e, logs := loggingEnv(t, sim.ProfileWS2022)
 	r := e.started(e.threeServices()...)
 	faults := &faultFS{}
 	useStateFS(r, faults)
@@ -141,12 +144,11 @@ func TestStateWriteFailureIsLoggedOncePerStreak(t *testing.T) {
 // hnsproxy_hns_deletes_kept_total counts each finding. One HNS lets go of is
 // said anew when HNS keeps it again.
 func TestDeleteKeptForGoodIsLoggedOnce(t *testing.T) {
-	e := newEnv(t, sim.ProfileWS2022)
-	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(0), ktesting.BufferLogs(true)))
-	logs := logger.GetSink().(ktesting.Underlier)
+	e, logs := loggingEnv(t, sim.ProfileWS2022)
 	kept := map[ObjectKind]int{}
+	logTo := e.tweak
 	e.tweak = func(o *Options) {
-		o.Logger = logger
+		logTo(o)
 		o.DeleteKept = func(k ObjectKind) { kept[k]++ }
 	}
 	e.local("10.244.1.10")
@@ -197,4 +199,45 @@ func TestDeleteKeptForGoodIsLoggedOnce(t *testing.T) {
 	if n := strings.Count(strings.TrimPrefix(logs.GetBuffer().String(), mark), "HNS still lists an object it reported deleted"); n != 2 {
 		t.Errorf("%d kept objects logged at -v=0 after HNS kept new ones, want 2:\n%s", n, strings.TrimPrefix(logs.GetBuffer().String(), mark))
 	}
+}
+
+// TestMassDriftIsLoggedInOneLine: a runbook's Get-HnsPolicyList |
+// Remove-HnsPolicyList, or an HNS restart that drops what it held, deletes
+// every load balancer and remote endpoint of hnsproxy's at once. The drift
+// repair that finds them says so at the default verbosity in one line with
+// the counts and a few of them, not one line per object (tens of
+// thousands on a large node); each object's line is at --v=2.
+func TestMassDriftIsLoggedInOneLine(t *testing.T) {
+	e, logs := loggingEnv(t, sim.ProfileWS2022)
+	e.local("10.244.1.10")
+	want := moreServices(40)
+	r := e.started(want...)
+	snap := e.snapshot()
+	for _, l := range snap.LoadBalancers {
+		if err := e.hns.DeleteLoadBalancer(ctx, l.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ep := range snap.Endpoints {
+		if ep.IsRemote() {
+			if err := e.hns.DeleteEndpoint(ctx, ep.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := logs.GetBuffer().String()
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	found := strings.TrimPrefix(logs.GetBuffer().String(), before)
+	if n := strings.Count(found, "\n"); n != 1 {
+		t.Errorf("the repair logged %d lines at -v=0 for 40 load balancers and 40 endpoints gone, want 1:\n%s", n, found)
+	}
+	for _, what := range []string{"loadBalancersGone=40", "remoteEndpointsGone=40", "firstLoadBalancers=[\"10.96.1.", "firstRemoteEndpoints=[\"10.244.4."} {
+		if !strings.Contains(found, what) {
+			t.Errorf("the repair's line does not say %s:\n%s", what, found)
+		}
+	}
+	e.converge(r)
+	e.assertRealized(want)
 }

@@ -64,6 +64,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	r.resolveGen++
 	r.localsMoved(nil, moved)
 
+	var drift driftTally
 	usedEPs := map[string]struct{}{}
 	for ip, ep := range r.eps {
 		if ep.id == "" {
@@ -74,7 +75,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 			continue
 		}
 		if !listed.hasEP(ep.id) {
-			r.endpointVanished(ip, ep)
+			r.endpointVanished(ip, ep, &drift)
 			continue
 		}
 		usedEPs[ep.id] = struct{}{}
@@ -82,7 +83,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	usedLBs := map[string]struct{}{}
 	for _, e := range r.lbs {
 		if !changed.touchedLB(e.key) && !r.unjudged(changed, lbToken(e.key), idToken(e.realizedID)) {
-			r.repairLB(e, listed)
+			r.repairLB(e, listed, &drift)
 		}
 		if e.realizedID != "" {
 			usedLBs[e.realizedID] = struct{}{}
@@ -93,6 +94,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	for _, id := range r.answerLookups(listed, listingNo) {
 		usedLBs[id], usedEPs[id], handed[id] = struct{}{}, struct{}{}, struct{}{}
 	}
+	drift.log(r.log)
 	r.claimPartials(listed)
 	// Until the first Sync, owned objects may still be claimed by Upserts.
 	if r.pruned {
@@ -119,8 +121,8 @@ func (r *Reconciler) listForRepair(ctx context.Context, listed *listedHNS) error
 	return nil
 }
 
-func (r *Reconciler) repairLB(e *lbEntry, listed *listedHNS) {
-	if e.realizedID != "" && r.repairRealized(e, listed) {
+func (r *Reconciler) repairLB(e *lbEntry, listed *listedHNS, drift *driftTally) {
+	if e.realizedID != "" && r.repairRealized(e, listed, drift) {
 		return
 	}
 	for _, ip := range e.missing {
@@ -133,12 +135,12 @@ func (r *Reconciler) repairLB(e *lbEntry, listed *listedHNS) {
 
 // repairRealized judges e's realized load balancer by the listing and
 // reports whether it marked e.
-func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS) bool {
+func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS, drift *driftTally) bool {
 	l, found := listed.lbs[e.realizedID]
 	backends := e.realized.HostComputeEndpoints // l matched: the listing has exactly these
 	switch {
 	case !found:
-		r.log.Info("Load balancer vanished from HNS; recreating it", "key", e.key, "id", e.realizedID)
+		drift.found(r.log, driftLBGone, e.key.String()).Info("Load balancer vanished from HNS; recreating it", "key", e.key, "id", e.realizedID)
 		r.driftFound(KindLoadBalancer)
 		r.clearRealized(e)
 		r.markLB(e)
@@ -148,7 +150,7 @@ func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS) bool {
 			return false // judged against another document: the next repair judges it
 		}
 	case !r.unchanged(e.realized, l.doc):
-		r.log.Info("Load balancer differs in HNS; repairing it", "key", e.key, "id", e.realizedID)
+		drift.found(r.log, driftLBChanged, e.key.String()).Info("Load balancer differs in HNS; repairing it", "key", e.key, "id", e.realizedID)
 		r.driftFound(KindLoadBalancer)
 		r.setRealized(e, e.realizedID, l.doc, nil)
 		r.markLB(e)

@@ -28,16 +28,17 @@ func (r *Reconciler) forgetMissingBackends(run *syncRun, e *lbEntry) {
 		}
 		run.askedEPs[ep.id] = struct{}{}
 		if _, err := r.client.GetEndpointByID(run.ctx, ep.id); hnslb.IsNotFound(err) {
-			r.endpointVanished(b.IP, ep)
+			r.endpointVanished(b.IP, ep, nil)
 		}
 	}
 }
 
 // endpointVanished forgets ep, realized at ip, which HNS no longer has, and
 // marks it and the load balancers that used it: the next Sync makes it
-// again and writes them with its new ID.
-func (r *Reconciler) endpointVanished(ip string, ep *remoteEP) {
-	r.log.Info("Remote endpoint vanished from HNS; recreating it", "ip", ip, "id", ep.id)
+// again and writes them with its new ID. drift is the repair's tally (nil
+// in a Sync).
+func (r *Reconciler) endpointVanished(ip string, ep *remoteEP, drift *driftTally) {
+	drift.found(r.log, driftEPGone, ip).Info("Remote endpoint vanished from HNS; recreating it", "ip", ip, "id", ep.id)
 	r.driftFound(KindRemoteEndpoint)
 	for _, e := range r.refs[ep.id] {
 		r.markLB(e)
