@@ -585,6 +585,7 @@ func (r *Reconciler) own(kind recordKind, id string) {
 }
 
 func (r *Reconciler) disown(kind recordKind, id string) {
+	delete(r.unconfirmed.keptLogged, id) // gone: HNS keeping it again is news
 	if r.dropOwned(kind, id) {
 		r.journal(journalRecord{Kind: kind, ID: id})
 	}
