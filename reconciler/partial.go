@@ -152,14 +152,19 @@ func (m partialMatcher) matches(doc *hnslb.LoadBalancer) bool {
 }
 
 // notePartial keeps a listed load balancer without port mappings that
-// shows a failed create's signature, and notes every load balancer without
-// port mappings by VIP; without the lock.
+// shows a failed create's signature, and notes every other load balancer
+// without port mappings by VIP; without the lock. One a failed create of
+// hnsproxy's left is hnsproxy's to delete, not one an error may name for
+// the operator to delete by hand (FrontendHeldByNothingError.Portless):
+// where HNS leaves one at each refusal, its ID changing made each retry's
+// error a new one, logged and raised as an event every time.
 func (l *listedHNS) notePartial(doc *hnslb.LoadBalancer) {
 	if len(doc.PortMappings) != 0 {
 		return
 	}
 	if l.partialSigs.matches(doc) {
 		l.partials = append(l.partials, doc)
+		return
 	}
 	if l.portlessOn == nil {
 		l.portlessOn = map[string][]string{}

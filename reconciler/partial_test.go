@@ -247,3 +247,39 @@ func TestCleanupDeletesWhatFailedCreatesLeft(t *testing.T) {
 	}
 	e.assertOnlyForeignLeft(foreignLB, foreignEP)
 }
+
+// TestOwnPartialIsNotNamedAsAHolder: HNS refuses a frontend as taken for
+// good (a port it kept reserved, kubernetes/kubernetes#137530) and each
+// refused create leaves a load balancer without port mappings
+// (kubernetes/kubernetes#141488). Those are hnsproxy's, claimed and
+// deleted; the frontend's error must not name them as load balancers to
+// delete by hand if no program owns them. Nor, as its text then stays the
+// same, is each retry's refusal a new error line at -v=0.
+func TestOwnPartialIsNotNamedAsAHolder(t *testing.T) {
+	e, logs := loggingEnv(t, sim.ProfileWS2022)
+	e.local("10.244.1.10")
+	r := e.started()
+	e.hns.SetFaults(sim.Faults{PartialCreates: 1, TakenPorts: []sim.TakenPort{{Protocol: hnslb.ProtocolTCP, Port: 443}}})
+	d := lb("10.96.0.30", 443, loc("10.244.1.10"))
+	upsert(r, d)
+	for range 6 {
+		for res := r.Sync(ctx); res.ListingWanted; res = r.Sync(ctx) {
+			if err := r.Lookup(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.Repair(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Step(DefaultRetryMax)
+	}
+	if e.hns.Counters().PartialCreates < 3 {
+		t.Fatalf("%d load balancers left by failed creates, want one per retry", e.hns.Counters().PartialCreates)
+	}
+	if st := statusOf(r, d.Key); st.State != StateError || strings.Contains(st.LastError, "without port mappings") {
+		t.Errorf("status %+v: want the refusal, naming no load balancer hnsproxy claimed", st)
+	}
+	if n := strings.Count(logs.GetBuffer().String(), "HNS operation failed"); n != 1 {
+		t.Errorf("%d refusals logged at -v=0 over 6 retries, want 1:\n%s", n, logs.GetBuffer())
+	}
+}
