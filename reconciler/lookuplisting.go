@@ -64,7 +64,7 @@ func (r *Reconciler) Lookup(ctx context.Context) error {
 		r.markFoundLocals()
 	}
 	if listed.lbsListed {
-		r.claimPartials(listed)
+		r.claimPartials(listed, false)
 	}
 	r.answerLookups(listed, listingNo)
 	return nil

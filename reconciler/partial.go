@@ -182,7 +182,7 @@ func (l *listedHNS) notePartial(doc *hnslb.LoadBalancer) {
 // claimPartials makes the load balancers a listing showed left by failed
 // creates hnsproxy's, due for deletion, and forgets the failures the
 // listing looked for. Called with the lock held.
-func (r *Reconciler) claimPartials(listed *listedHNS) {
+func (r *Reconciler) claimPartials(listed *listedHNS, full bool) {
 	var realized map[string]struct{}
 	if len(listed.partials) > 0 {
 		// One of ours echoed without its port mapping is not a partial create.
@@ -193,24 +193,67 @@ func (r *Reconciler) claimPartials(listed *listedHNS) {
 			}
 		}
 	}
+	claimed := map[string]struct{}{}
 	for _, doc := range listed.partials {
 		if !has(realized, doc.ID) {
-			r.claimPartial(doc)
+			frontend := partialFrontend(doc)
+			_, again := r.partialsOn[frontend]
+			r.claimPartial(doc, again)
+			claimed[frontend] = struct{}{}
 		}
 	}
+	r.notePartialsOn(listed.partialSigs, claimed, full)
 	r.forgetFailures(listed.partialMark)
 }
 
+// Where HNS refuses a frontend for good (a port it kept reserved) and
+// leaves a load balancer without port mappings at each refusal, every
+// listing claims the ones left since and the Sync after deletes them: two
+// lines each, every 2 minutes, at the default verbosity. So partialsOn
+// holds the frontends (partialFrontend) on which the last listing that
+// looked for failed creates found some: the next one's are logged at
+// --v=2. A listing that looks there and finds none ends it; a Repair,
+// which looks for every failure remembered, keeps only what it found, so
+// the frontends of Services gone leave too.
+
+// partialFrontend is the frontend a load balancer without port mappings
+// shows, as partialMatcher keys it: its VIPs and source VIP.
+func partialFrontend(doc *hnslb.LoadBalancer) string {
+	vips, source, _ := partialParts(doc)
+	return vips + "|" + source
+}
+
+// notePartialsOn updates partialsOn after a listing that looked for the
+// failed creates of sigs and claimed what they left on claimed; full: a
+// Repair's.
+func (r *Reconciler) notePartialsOn(sigs partialMatcher, claimed map[string]struct{}, full bool) {
+	if full {
+		r.partialsOn = claimed
+		return
+	}
+	for frontend := range sigs {
+		if _, found := claimed[frontend]; !found {
+			delete(r.partialsOn, frontend)
+		}
+	}
+	maps.Copy(r.partialsOn, claimed)
+}
+
 // claimPartial makes doc, a load balancer a failed create of ours left,
-// ours and due for deletion.
-func (r *Reconciler) claimPartial(doc *hnslb.LoadBalancer) {
+// ours and due for deletion; again: the last listing found one on its
+// frontend too, so it and its delete are logged at --v=2.
+func (r *Reconciler) claimPartial(doc *hnslb.LoadBalancer, again bool) {
 	if r.staleLBs[doc.ID] != nil {
 		return
 	}
-	r.log.Info("Deleting a load balancer HNS left without port mappings after a failed create (kubernetes/kubernetes#141488)",
+	log := r.log
+	if again {
+		log = log.V(2)
+	}
+	log.Info("Deleting a load balancer HNS left without port mappings after a failed create (kubernetes/kubernetes#141488)",
 		"id", doc.ID, "frontendVIPs", doc.FrontendVIPs, "backends", len(doc.HostComputeEndpoints))
 	r.own(recordLoadBalancer, doc.ID)
-	r.staleLBs[doc.ID] = &staleObj{reason: "ours, left without port mappings by a failed create"}
+	r.staleLBs[doc.ID] = &staleObj{reason: "ours, left without port mappings by a failed create", quiet: again}
 }
 
 // claimPartialsAtStart claims, from Start's listing of every load
@@ -222,7 +265,7 @@ func (r *Reconciler) claimPartialsAtStart(remembered []string, lbs []hnslb.LoadB
 		r.failedLBs[sig] = r.failedSeq
 	}
 	for _, doc := range leftByFailedCreates(remembered, lbs) {
-		r.claimPartial(doc)
+		r.claimPartial(doc, false)
 	}
 	r.forgetFailures(r.failedSeq)
 }

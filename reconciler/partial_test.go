@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/klog/v2/ktesting"
+
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
@@ -256,6 +258,34 @@ func TestCleanupDeletesWhatFailedCreatesLeft(t *testing.T) {
 // delete by hand if no program owns them. Nor, as its text then stays the
 // same, is each retry's refusal a new error line at -v=0.
 func TestOwnPartialIsNotNamedAsAHolder(t *testing.T) {
+	r, d, logs := refusedForGoodLeavingPartials(t)
+	if st := statusOf(r, d.Key); st.State != StateError || strings.Contains(st.LastError, "without port mappings") {
+		t.Errorf("status %+v: want the refusal, naming no load balancer hnsproxy claimed", st)
+	}
+	if n := strings.Count(logs.GetBuffer().String(), "HNS operation failed"); n != 1 {
+		t.Errorf("%d refusals logged at -v=0 over 6 retries, want 1:\n%s", n, logs.GetBuffer())
+	}
+}
+
+// TestPartialsLeftAtEachRefusalAreLoggedOnce: where HNS refuses a frontend
+// for good and leaves a load balancer without port mappings at each
+// refusal, each listing claims and the Sync after deletes the ones left
+// since. That they are being deleted is logged at -v=0 when the listings
+// start finding them on the frontend, not twice for each every 2 minutes.
+func TestPartialsLeftAtEachRefusalAreLoggedOnce(t *testing.T) {
+	_, _, logs := refusedForGoodLeavingPartials(t)
+	for _, line := range []string{"Deleting a load balancer HNS left without port mappings", "Deleted HNS object"} {
+		if n := strings.Count(logs.GetBuffer().String(), line); n != 1 {
+			t.Errorf("%d lines %q at -v=0 over 6 retries, want 1:\n%s", n, line, logs.GetBuffer())
+		}
+	}
+}
+
+// refusedForGoodLeavingPartials has HNS refuse a load balancer's frontend
+// as taken through 6 retries, each with its lookups and a drift repair,
+// leaving a load balancer without port mappings at each refusal
+// (kubernetes/kubernetes#137530 and #141488 together).
+func refusedForGoodLeavingPartials(t *testing.T) (*Reconciler, intent.LB, ktesting.Underlier) {
 	e, logs := loggingEnv(t, sim.ProfileWS2022)
 	e.local("10.244.1.10")
 	r := e.started()
@@ -276,10 +306,5 @@ func TestOwnPartialIsNotNamedAsAHolder(t *testing.T) {
 	if e.hns.Counters().PartialCreates < 3 {
 		t.Fatalf("%d load balancers left by failed creates, want one per retry", e.hns.Counters().PartialCreates)
 	}
-	if st := statusOf(r, d.Key); st.State != StateError || strings.Contains(st.LastError, "without port mappings") {
-		t.Errorf("status %+v: want the refusal, naming no load balancer hnsproxy claimed", st)
-	}
-	if n := strings.Count(logs.GetBuffer().String(), "HNS operation failed"); n != 1 {
-		t.Errorf("%d refusals logged at -v=0 over 6 retries, want 1:\n%s", n, logs.GetBuffer())
-	}
+	return r, d, logs
 }

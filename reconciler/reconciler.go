@@ -188,6 +188,9 @@ type Reconciler struct {
 	// failedSeq it was remembered at (partial.go). The state file has them.
 	failedLBs map[string]uint64
 	failedSeq uint64
+	// partialsOn are the frontends where the last listing that looked
+	// found load balancers failed creates left (partial.go).
+	partialsOn map[string]struct{}
 
 	started bool
 	// Between Start and the first Sync, objects listed at Start that no
@@ -342,6 +345,7 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		standingLBs:      map[intent.LBKey]struct{}{},
 		staleLBs:         map[string]*staleObj{},
 		failedLBs:        map[string]uint64{},
+		partialsOn:       map[string]struct{}{},
 		staleEPs:         map[string]*staleObj{},
 		foreignHeld:      map[intent.LBKey]string{},
 		lookups:          newLookups(),

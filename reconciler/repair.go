@@ -95,7 +95,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		usedLBs[id], usedEPs[id], handed[id] = struct{}{}, struct{}{}, struct{}{}
 	}
 	drift.log(r.log)
-	r.claimPartials(listed)
+	r.claimPartials(listed, true)
 	// Until the first Sync, owned objects may still be claimed by Upserts.
 	if r.pruned {
 		r.settleDeletes(listed, changed, handed)
