@@ -16,7 +16,7 @@ deps:
 build:
 	hack/build.sh
 
-## lint: go vet, staticcheck and the production dead-code check (tools pinned by hack/install-tools.sh)
+## lint: gofmt, import rules, go vet, staticcheck and the production dead-code check (tools pinned by hack/install-tools.sh)
 lint:
 	hack/lint.sh
 

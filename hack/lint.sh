@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make lint`: go vet and staticcheck over the whole module (the e2e suite
-# included), then a dead-code check of the production packages. The tools
+# `make lint`: gofmt, no silent test skips, the import rules, go vet and
+# staticcheck over the whole module (the e2e suite included), then a
+# dead-code check of the production packages. The tools
 # come at pinned versions from hack/install-tools.sh. GOOS=windows vet is
 # hack/verify-windows.sh's, so it is not repeated here.
 set -euo pipefail
@@ -9,11 +10,6 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
 TOOLS="$(hack/install-tools.sh)"
 
-# The e2e suite carries the e2e build tag and `make bench-e2e`'s command the
-# benche2e tag; no file is excluded by both, so one tagged pass covers every
-# package and test.
-# The import rules docs/architecture.md states: the desired state is pure
-# (no client-go, no reconciler), and the vocabulary package is a leaf.
 echo "lint: gofmt"
 unformatted="$(gofmt -l $(git ls-files '*.go'))"
 if [[ -n "${unformatted}" ]]; then
@@ -36,6 +32,8 @@ if [[ -n "${skips}" ]]; then
 	exit 1
 fi
 
+# The import rules docs/architecture.md states: the desired state is pure
+# (no client-go, no reconciler), and the vocabulary package is a leaf.
 echo "lint: import rules"
 mod="$(go list -m)"
 rules_failed=0
@@ -54,6 +52,9 @@ check_deps ./reconciler "^(k8s.io/api/|k8s.io/client-go/(kubernetes|informers|li
 check_deps ./cmd/hnsproxy-diag/diag "^${mod}/(sim|proxier$|cmd/hnsproxy/app$)" "the simulator or the daemon (it reads HNS through hnslb.Reader)"
 [[ "${rules_failed}" == 0 ]] || exit 1
 
+# The e2e suite carries the e2e build tag and `make bench-e2e`'s command the
+# benche2e tag; no file is excluded by both, so one tagged pass covers every
+# package and test.
 echo "lint: go vet -tags e2e,benche2e ./..."
 go vet -tags e2e,benche2e ./...
 
