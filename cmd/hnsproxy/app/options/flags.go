@@ -132,7 +132,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 
 	fs = fss.FlagSet(SectionWinkernel)
 	fs.StringVar(&c.Winkernel.NetworkName, "network-name", c.Winkernel.NetworkName, "The name of the cluster's HNS network. Falls back to the KUBE_NETWORK environment variable."+ignoredWithConfig)
-	fs.Var(ipValue{&c.Winkernel.SourceVip}, "source-vip", "The IP address of the source VIP for non-DSR (required on overlay networks)."+ignoredWithConfig)
+	fs.Var(ipValue{&c.Winkernel.SourceVip}, "source-vip", "The IP address of the source VIP for non-DSR. On overlay networks, when unset, hnsproxy reserves one through the node's CNI IPAM."+ignoredWithConfig)
 	fs.BoolVar(&c.Winkernel.EnableDSR, "enable-dsr", c.Winkernel.EnableDSR, "If true, program DSR (Direct Server Return) load balancers for service VIPs."+ignoredWithConfig)
 	fs.StringVar(&c.Winkernel.RootHnsEndpointName, "root-hnsendpoint-name", "cbr0", "The name of the HNS endpoint for the root namespace attached to l2bridge."+ignoredWithConfig)
 	fs.BoolVar(&c.Winkernel.ForwardHealthCheckVip, "forward-healthcheck-vip", c.Winkernel.ForwardHealthCheckVip, "If true, forward the service VIP for the health check port."+ignoredWithConfig)
