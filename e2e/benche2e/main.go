@@ -154,8 +154,9 @@ type report struct {
 	CPUPerSliceP99LessTransportMs  float64 `json:"cpuPerSliceP99LessTransportMs,omitempty"`
 	CPURPCLatency                  string  `json:"cpuRPCLatency,omitempty"`
 	CPUPhaseSyncsPerChange         float64 `json:"cpuPhaseSyncsPerChange"`
-	// CPUPhaseFullSyncs are the periodic full syncs that ran during the
-	// phase, each charged to the change it ran beside.
+	// CPUPhaseFullSyncs are the full syncs (every Service recomputed: a
+	// Node or configuration change; a periodic sync is none) that ran
+	// during the phase, each charged to the change it ran beside.
 	CPUPhaseFullSyncs         float64 `json:"cpuPhaseFullSyncs"`
 	CPUPhaseCollections       float64 `json:"cpuPhaseCollections"`
 	CPUPhaseCollectorCPUMs    float64 `json:"cpuPhaseCollectorCPUMs"`
@@ -589,7 +590,8 @@ func (o options) remoteSubnetArgs() []string {
 // proxyArgs are the flags added to the rig's: --profiling when heap
 // profiles are asked for. The rig's periodic syncs (30 s) stay: a sync
 // starts each drift repair that is due, and the repair phase waits for
-// them; the CPU phase counts those that land in it (cpuPhaseFullSyncs).
+// them. They recompute only what changed; the CPU phase counts the full
+// syncs that land in it (cpuPhaseFullSyncs).
 func (o options) proxyArgs() []string {
 	var args []string
 	if o.profileDir != "" {

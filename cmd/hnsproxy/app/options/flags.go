@@ -138,7 +138,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.BoolVar(&c.Winkernel.ForwardHealthCheckVip, "forward-healthcheck-vip", c.Winkernel.ForwardHealthCheckVip, "If true, forward the service VIP for the health check port."+ignoredWithConfig)
 
 	fs = fss.FlagSet(SectionHNSProxy)
-	fs.DurationVar(&o.syncPeriod, "sync-period", c.IPTables.SyncPeriod.Duration, "The maximum interval between full syncs of HNS with the desired state (same setting as --iptables-sync-period)."+ignoredWithConfig)
+	fs.DurationVar(&o.syncPeriod, "sync-period", c.IPTables.SyncPeriod.Duration, "The maximum interval between syncs of HNS with the desired state (same setting as --iptables-sync-period). A sync without changes recomputes nothing; it retries what failed and starts a drift repair that is due."+ignoredWithConfig)
 	fs.DurationVar(&o.minSyncPeriod, "min-sync-period", c.IPTables.MinSyncPeriod.Duration, "The minimum interval between syncs; 0 syncs on every change (same setting as --iptables-min-sync-period)."+ignoredWithConfig)
 	fs.StringVar(&o.hnsEndpoint, "hns-endpoint", o.hnsEndpoint, "Where HNS is: empty for the real HNS (Windows), \"sim\" for an in-process simulator, or \"unix:///path/to/hnssim.sock\" for the hnssim service. Falls back to the HNS_ENDPOINT environment variable.")
 	fs.StringVar(&o.hnsSimProfile, "hns-sim-profile", o.hnsSimProfile, "With --hns-endpoint=sim: the Windows build the simulator behaves like (ws2019, ws2019-2746, ws2022, ws2022-rtm, ws2022-kb5005619, ws2022-cap64, ws2025-15.4, ws2025; docs/simulator.md).")

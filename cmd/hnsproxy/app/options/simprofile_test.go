@@ -5,8 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	cliflag "k8s.io/component-base/cli/flag"
-
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -15,9 +13,7 @@ import (
 // written out because the daemon's options never import the simulator
 // (the Windows binaries leave it out).
 func TestSimProfileHelpNamesEveryProfile(t *testing.T) {
-	var fss cliflag.NamedFlagSets
-	NewOptions().AddFlags(&fss)
-	usage := fss.FlagSet(SectionHNSProxy).Lookup("hns-sim-profile").Usage
+	usage := usageOf(t, SectionHNSProxy, "hns-sim-profile")
 	words := regexp.MustCompile(`[\w.-]+`).FindAllString(usage, -1)
 	for _, p := range sim.Profiles() {
 		if !slices.Contains(words, p.Name) {
