@@ -1,6 +1,7 @@
 package vfp
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -8,6 +9,11 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 )
+
+// ErrNoIngress: a packet from outside the cluster whose destination no node
+// holds needs Options.Ingress, the node it enters at. A tool tells its
+// user which of its own flags that is.
+var ErrNoIngress = errors.New("comes from outside the cluster and no node owns its destination")
 
 // Trace follows p through the cluster and says what happens to it. Errors
 // are for questions the model cannot answer (an invalid packet, an unknown
@@ -39,7 +45,7 @@ func (c *Cluster) Trace(p Packet, opt Options) (Verdict, error) {
 			}
 		}
 		if ingress == nil {
-			return Verdict{}, fmt.Errorf("vfp: packet %s comes from outside the cluster and no node owns its destination: set Options.Ingress", p)
+			return Verdict{}, fmt.Errorf("vfp: packet %s %w: set Options.Ingress", p, ErrNoIngress)
 		}
 		t.hop(ingress, ActionIngress, "")
 		t.arrive(ingress)

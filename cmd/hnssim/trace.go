@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/hnsproxy/hnsproxy/sim/remote"
@@ -35,6 +36,9 @@ func trace(_ context.Context, req remote.TraceRequest, self remote.PeerNode) (an
 		return nil, err
 	}
 	v, err := cluster.Trace(pkt, vfp.Options{Ingress: req.Ingress})
+	if errors.Is(err, vfp.ErrNoIngress) {
+		return nil, fmt.Errorf("packet %s %w: give --ingress NODE, the node it enters at", pkt, vfp.ErrNoIngress)
+	}
 	if err != nil {
 		return nil, err
 	}
