@@ -96,14 +96,22 @@ func readmeDemoLines(t *testing.T) []string {
 	if !ok || !closed {
 		t.Fatal("README.md's demo section has no output excerpt ending in \"Where to look:\"")
 	}
-	var lines []string
-	for _, line := range strings.Split(excerpt, "\n") {
-		if l := strings.TrimSpace(line); l != "" && l != "..." && !strings.HasPrefix(l, "... (") {
-			lines = append(lines, line)
-		}
-	}
+	lines := outputLines(excerpt)
 	if len(lines) < 40 {
 		t.Fatalf("read %d lines of README.md's demo excerpt; it no longer reads as the demo's output", len(lines))
+	}
+	return lines
+}
+
+// outputLines are the lines of a README excerpt of a program's output
+// that show output: no blank lines, trim marks ("...", "... (8 traces in
+// all)") or command lines ("$ ...").
+func outputLines(excerpt string) []string {
+	var lines []string
+	for _, line := range strings.Split(excerpt, "\n") {
+		if l := strings.TrimSpace(line); l != "" && l != "..." && !strings.HasPrefix(l, "... (") && !strings.HasPrefix(l, "$ ") {
+			lines = append(lines, line)
+		}
 	}
 	return lines
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy-diag/diag"
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 	"github.com/hnsproxy/hnsproxy/internal/buildscript"
+	"github.com/hnsproxy/hnsproxy/internal/doctest"
 )
 
 // outsider is a client outside the cluster (TEST-NET-2, data only).
@@ -23,7 +24,8 @@ const outsider = "198.51.100.7:40000"
 // against the demo cluster: the table and the trace verdicts of a healthy
 // node, of the node where the externalTrafficPolicy Local ingress has no
 // pod, and of a node whose NodePort load balancer was deleted behind
-// hnsproxy's back; and it checks the tool never wrote to HNS.
+// hnsproxy's back; and it checks the tool never wrote to HNS, and that
+// what it printed is what the README shows of it.
 func TestDiag(t *testing.T) {
 	ctx := context.Background()
 	dir, err := buildscript.Tools("hnsproxy-diag")
@@ -67,6 +69,13 @@ func TestDiag(t *testing.T) {
 		return &r
 	}
 	report := func(n *framework.Node) *diag.Report { t.Helper(); return reportExiting(n, 0) }
+	// printed is what the tool printed for people, logged as it goes.
+	var printed strings.Builder
+	show := func(what, out string) {
+		t.Helper()
+		t.Logf("hnsproxy-diag %s:\n%s", what, out)
+		printed.WriteString(out)
+	}
 	trace := func(n *framework.Node, src, dst string) *diag.TraceReport {
 		t.Helper()
 		var tr diag.TraceReport
@@ -109,8 +118,8 @@ func TestDiag(t *testing.T) {
 	if !anyContains(r19.Notes, "SessionAffinityUnsupported") {
 		t.Errorf("ws2019 (HNS 9.5) notes lack the session affinity problem: %q", r19.Notes)
 	}
-	t.Logf("hnsproxy-diag on %s:\n%s", ws2022.Name(), run(ws2022))
-	t.Logf("hnsproxy-diag on %s:\n%s", ws2019.Name(), run(ws2019))
+	show("on "+ws2022.Name(), run(ws2022))
+	show("on "+ws2019.Name(), run(ws2019))
 
 	// Traces over one node's real state.
 	client := w.Client.IP.String()
@@ -120,7 +129,7 @@ func TestDiag(t *testing.T) {
 		(dns.Outcome != "delivered-to-pod" && dns.Outcome != "handed-off") {
 		t.Errorf("pod to cluster DNS: %+v", dns)
 	}
-	t.Logf("hnsproxy-diag trace on %s:\n%s", ws2022.Name(), run(ws2022, "trace", "--src="+client+":33000", "--dst=10.96.0.10:53/udp"))
+	show("trace on "+ws2022.Name(), run(ws2022, "trace", "--src="+client+":33000", "--dst=10.96.0.10:53/udp"))
 	in := trace(ws2022, outsider, framework.DemoIngressIP+":443/tcp")
 	if in.Outcome != "delivered-to-pod" || !in.Verdict.ClientIPPreserved || !strings.HasPrefix(in.Backend, "pod web/ingress-win-ws2022-") ||
 		in.LoadBalancer == nil || in.LoadBalancer.Role != diag.RoleLoadBalancer {
@@ -130,7 +139,7 @@ func TestDiag(t *testing.T) {
 	if away.Outcome != "dropped" || !anyContains(away.Notes, "LoadBalancer frontend of web/ingress-nginx:https", "externalTrafficPolicy Local") {
 		t.Errorf("external client to the ingress IP at ws2019: %+v", away)
 	}
-	t.Logf("hnsproxy-diag trace on %s:\n%s", ws2019.Name(), run(ws2019, "trace", "--src="+outsider, "--dst="+framework.DemoIngressIP+":443/tcp"))
+	show("trace on "+ws2019.Name(), run(ws2019, "trace", "--src="+outsider, "--dst="+framework.DemoIngressIP+":443/tcp"))
 
 	// hnsproxy, converged, writes nothing; so any write is the tool's.
 	for n, s := range statsOf(t, c) {
@@ -157,7 +166,12 @@ func TestDiag(t *testing.T) {
 		!anyContains(unbalanced.Notes, "NodePort frontend of web/frontend:http", "HNS has none") {
 		t.Errorf("external client to the deleted NodePort: %+v", unbalanced)
 	}
-	t.Logf("hnsproxy-diag on %s with the NodePort load balancer deleted:\n%s", ws2022.Name(), runExiting(ws2022, 2))
+	show("on "+ws2022.Name()+" with the NodePort load balancer deleted", runExiting(ws2022, 2))
+	for _, line := range readmeDiagLines(t) {
+		if !strings.Contains(shapeOf(printed.String()), shapeOf(line)) {
+			t.Errorf("README.md's hnsproxy-diag output shows %q; hnsproxy-diag printed no line of its shape", strings.TrimSpace(line))
+		}
+	}
 
 	// hnsproxy back: it re-creates the load balancer, and the tool sees it.
 	if err := ws2022.Proxy.Start(ctx); err != nil {
@@ -186,6 +200,23 @@ func TestDiag(t *testing.T) {
 	if err != nil {
 		t.Errorf("after hnsproxy restarted: %v", err)
 	}
+}
+
+// readmeDiagLines are the output lines of README.md's hnsproxy-diag
+// section's fenced blocks.
+func readmeDiagLines(t *testing.T) []string {
+	t.Helper()
+	section := doctest.Section(t, "README.md", "## Why does my Service not work on this node? (`hnsproxy-diag`)")
+	var lines []string
+	for i, block := range strings.Split(section, "```") {
+		if i%2 == 1 { // a fenced block, not the prose between them
+			lines = append(lines, outputLines(block)...)
+		}
+	}
+	if len(lines) < 20 {
+		t.Fatalf("read %d lines of README.md's hnsproxy-diag excerpts; they no longer read as its output", len(lines))
+	}
+	return lines
 }
 
 func findRow(t *testing.T, r *diag.Report, service, role string) diag.Row {
