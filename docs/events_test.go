@@ -10,7 +10,7 @@ import (
 
 // TestOperatorsGuideListsEveryEventReason: an operator who finds an event
 // of hnsproxy's (kubectl get events) looks its reason up in the guide's
-// "Events" paragraph, which names every reason. The reasons are the
+// "Events" paragraph, which names every reason and no other. The reasons are the
 // Reason... constants of the packages that raise events.
 func TestOperatorsGuideListsEveryEventReason(t *testing.T) {
 	guide, err := os.ReadFile(filepath.Join(root, "docs", "operators.md"))
@@ -32,6 +32,7 @@ func TestOperatorsGuideListsEveryEventReason(t *testing.T) {
 		files = append(files, m...)
 	}
 	n := 0
+	raised := map[string]bool{}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
@@ -42,6 +43,7 @@ func TestOperatorsGuideListsEveryEventReason(t *testing.T) {
 		}
 		for _, m := range reason.FindAllStringSubmatch(string(src), -1) {
 			n++
+			raised[m[1]] = true
 			if !strings.Contains(events, "`"+m[1]+"`") {
 				t.Errorf("event reason %s (%s) is not in docs/operators.md's Events paragraph", m[1], f)
 			}
@@ -49,5 +51,12 @@ func TestOperatorsGuideListsEveryEventReason(t *testing.T) {
 	}
 	if n < 20 {
 		t.Errorf("found %d event reasons in the sources; the pattern no longer matches their constants", n)
+	}
+	// And the paragraph names no reason hnsproxy no longer raises: every
+	// name in code there is one of the constants.
+	for _, m := range regexp.MustCompile("`([A-Za-z]+)`").FindAllStringSubmatch(events, -1) {
+		if !raised[m[1]] {
+			t.Errorf("docs/operators.md's Events paragraph names %s, which is no Reason constant of the packages that raise events", m[1])
+		}
 	}
 }
