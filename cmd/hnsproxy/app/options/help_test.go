@@ -42,3 +42,14 @@ func TestSyncPeriodHelpCallsThePeriodicSyncPartial(t *testing.T) {
 		t.Errorf("--sync-period's help %q: want it to say that a sync without changes recomputes nothing", usage)
 	}
 }
+
+// TestProfilingHelpNamesTheVerbosityEndpoint: --profiling serves
+// PUT /debug/flags/v too (metrics.Server), which lets whoever reaches the
+// metrics address raise the log verbosity; the help names it beside
+// /debug/pprof, so turning it on is a choice made knowing that.
+func TestProfilingHelpNamesTheVerbosityEndpoint(t *testing.T) {
+	usage := usageOf(t, SectionKubeProxy, "profiling")
+	if !strings.Contains(usage, "/debug/pprof") || !strings.Contains(usage, "/debug/flags/v") {
+		t.Errorf("--profiling's help %q: want it to name /debug/pprof and /debug/flags/v", usage)
+	}
+}
