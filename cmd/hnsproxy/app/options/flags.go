@@ -105,7 +105,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs := fss.FlagSet(SectionKubeProxy)
 	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "The path to the configuration file (KubeProxyConfiguration, kubeproxy.config.k8s.io/v1alpha1).")
 	fs.StringVar(&o.WriteConfigTo, "write-config-to", o.WriteConfigTo, "If set, write the configuration to this file and exit: the --config file if set, else the flags' (with --hostname-override applied either way).")
-	fs.BoolVar(&o.Cleanup, "cleanup", o.Cleanup, "If true, delete the HNS load balancers and endpoints hnsproxy owns (those --state-file records), never others, remove the state file, and exit.")
+	fs.BoolVar(&o.Cleanup, "cleanup", o.Cleanup, "If true, delete the HNS load balancers and endpoints hnsproxy owns (those --state-file records, and the remote endpoints it names hnsproxy-remote-<IP>), never others, remove the state file, and exit.")
 	fs.Var(cliflag.NewMapStringBool(&c.FeatureGates), "feature-gates", "A set of key=value pairs that describe feature gates. Options are:\n"+strings.Join(KnownFeatures(), "\n")+"\nWinDSR, WinOverlay and PreferSameTrafficDistribution (GA, locked on) are accepted; other Kubernetes gates are accepted and ignored."+ignoredWithConfig)
 	fs.StringVar(&c.ClientConnection.Kubeconfig, "kubeconfig", c.ClientConnection.Kubeconfig, "Path to kubeconfig file with authorization information (the master location can be overridden by the master flag)."+ignoredWithConfig)
 	fs.StringVar(&o.master, "master", o.master, "The address of the Kubernetes API server (overrides any value in kubeconfig).")

@@ -53,3 +53,14 @@ func TestProfilingHelpNamesTheVerbosityEndpoint(t *testing.T) {
 		t.Errorf("--profiling's help %q: want it to name /debug/pprof and /debug/flags/v", usage)
 	}
 }
+
+// TestCleanupHelpNamesEverythingItDeletes: --cleanup deletes what the
+// state file records and also every remote endpoint named
+// hnsproxy-remote-<IP> (reconciler.Cleanup claims them as Start does: a
+// crash can keep one's ID out of the file), so its help names both.
+func TestCleanupHelpNamesEverythingItDeletes(t *testing.T) {
+	usage := usageOf(t, SectionKubeProxy, "cleanup")
+	if !strings.Contains(usage, "--state-file") || !strings.Contains(usage, "hnsproxy-remote-") {
+		t.Errorf("--cleanup's help %q: want it to name what --state-file records and the remote endpoints named hnsproxy-remote-<IP>", usage)
+	}
+}
