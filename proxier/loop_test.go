@@ -606,12 +606,7 @@ func drainUntil(events <-chan string, reason string) bool {
 // of the previous run at the first sync. The first sync now waits for an
 // address, then adopts what is there without a write.
 func TestRestartWithoutNodeAddressesLeavesHNSAlone(t *testing.T) {
-	n, _ := observedNode(t, "ws2022", "10.244.1.5")
-	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
-	n.eventually("load balancer", func() bool { return len(n.lbs()) == 1 })
-	n.settle()
-	before := n.lbs()
-	n.stop()
+	n, before := stoppedWithOneLoadBalancer(t)
 
 	ctx := context.Background()
 	node, err := n.client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})

@@ -207,17 +207,26 @@ const nodeAddressWait = time.Second
 // waitForNodeAddresses returns once the node has an address (or ctx ends).
 // A first computation without one would want nothing, and the first sync
 // would prune every load balancer of a previous run (a restart while the
-// Node is being re-registered); waiting leaves HNS as it is.
+// Node is being re-registered); waiting leaves HNS as it is. A Node not
+// registered yet (kubelet starts after hnsproxy, or the Node was deleted)
+// is told apart from one without addresses: there is no Node to raise the
+// event on, and the operator looks for the kubelet, not the cloud
+// controller.
 func (p *Proxier) waitForNodeAddresses(ctx context.Context) error {
-	reported := false
+	var reported string
 	return wait.PollUntilContextCancel(ctx, nodeAddressWait, true, func(context.Context) (bool, error) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if len(p.nodeConfig().NodeIPs) > 0 {
 			return true, nil
 		}
-		if !reported {
-			reported = true
+		_, err := p.nodes.Get(p.opts.NodeName)
+		switch {
+		case err != nil && reported == "":
+			reported = "unregistered"
+			klog.FromContext(ctx).Info("Node is not registered yet; hnsproxy waits for it and an address of it before its first sync and leaves HNS as it is (if kubelet registers this node under another name, set --hostname-override to it)", "node", p.opts.NodeName)
+		case err == nil && reported != ReasonNodeAddressesMissing:
+			reported = ReasonNodeAddressesMissing
 			klog.FromContext(ctx).Info("Node has no InternalIP or ExternalIP yet; hnsproxy waits for one before its first sync and leaves HNS as it is", "node", p.opts.NodeName)
 			p.warnNode(ctx, ReasonNodeAddressesMissing, "Start",
 				"Node has no InternalIP or ExternalIP address; hnsproxy waits for one before its first sync and leaves HNS as it is")
