@@ -147,7 +147,7 @@ func (h *HNS) checkLoadBalancerFlags(op Op, flags hnslb.LoadBalancerFlags) (bool
 	}
 	f := h.features
 	if flags&hnslb.LoadBalancerFlagsDSR != 0 && !f.DSR {
-		return false, hnsError(op, hnslb.CodeRequestUnsupported, "DSR needs HNS 9.3+ or 10.2+ (this is %s)", h.profile.Version)
+		return false, hnsError(op, hnslb.CodeRequestUnsupported, "DSR needs HNS 9.3 to 9.x or 10.2 and later (this is %s)", h.profile.Version)
 	}
 	ipv6 := flags&hnslb.LoadBalancerFlagsIPv6 != 0
 	if ipv6 && !f.IPv6DualStack {

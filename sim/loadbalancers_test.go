@@ -156,17 +156,24 @@ func TestCreateLoadBalancerRules(t *testing.T) {
 	}
 }
 
-// DSR is gated by version: hcn's DSRVersion is 9.3-9.x and 10.2+.
+// DSR is gated by version: hcn's DSRVersion is 9.3-9.x and 10.2+, so
+// 10.0 and 10.1 (Windows Server 1903) lack it although they are above 9.3,
+// and the refusal must name both ranges.
 func TestDSRNeedsVersion(t *testing.T) {
-	h := New(Options{Profile: Profile{Name: "rs4", Version: hnslb.Version{Major: 9, Minor: 2}}})
-	n := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
-	ep := mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.5"))
-	lb := lbDoc("10.96.0.10", 80, ep.ID)
-	lb.Flags = hnslb.LoadBalancerFlagsDSR
-	_, err := h.CreateLoadBalancer(ctx, lb)
-	wantCode(t, err, hnslb.CodeRequestUnsupported)
-	if !hnslb.IsNotImplemented(err) {
-		t.Errorf("IsNotImplemented(%v) = false", err)
+	for _, v := range []hnslb.Version{{Major: 9, Minor: 2}, {Major: 10, Minor: 0}, {Major: 10, Minor: 1}} {
+		h := New(Options{Profile: Profile{Name: "custom", Version: v}})
+		n := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+		ep := mustEndpoint(t, h, n.ID, endpointDoc("10.244.1.5"))
+		lb := lbDoc("10.96.0.10", 80, ep.ID)
+		lb.Flags = hnslb.LoadBalancerFlagsDSR
+		_, err := h.CreateLoadBalancer(ctx, lb)
+		wantCode(t, err, hnslb.CodeRequestUnsupported)
+		if !hnslb.IsNotImplemented(err) {
+			t.Errorf("HNS %s: IsNotImplemented(%v) = false", v, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "9.3 to 9.x or 10.2") {
+			t.Errorf("HNS %s: refusal %q does not name DSR's two version ranges", v, err)
+		}
 	}
 }
 
