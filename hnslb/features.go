@@ -19,7 +19,9 @@ func (v Version) AtLeast(major, minor int) bool {
 // (hcnglobals.go; hcnclient's TestFeaturesForMatchesHcnVersionRanges holds
 // it to hcn's ranges), with one correction: HNS 15.4 advertises
 // ModifyLoadbalancer but leaves backends unchanged
-// (kubernetes/kubernetes#131466), so modify counts only from 15.5.
+// (kubernetes/kubernetes#131466), so modify counts only from 15.5, as in
+// Microsoft/hnslib, the hcn fork kube-proxy builds on (15.5 to 15.x and
+// 16.0 on; TestFeaturesForModifyMatchesHnslib).
 type Features struct {
 	Version            Version
 	APIV2              bool

@@ -86,8 +86,10 @@ func osBuild(build, ubr int) hnslb.OSBuild {
 // The versions: Windows Server 2019 (1809) reports HNS 9.x (9.3 in
 // kubernetes/kubernetes#93304, 9.5 in #137530); Windows Server 2022 reports
 // 13.x (hcn's SetPolicy and L4WfpProxy gates at 13.0/13.2 are its features);
-// Windows Server 2025 reports 15.4 on early builds (kubernetes#131466) and
-// 15.5+ once modify works. The OS builds are real cumulative updates
+// Windows Server 2025 reports 15.4 on early builds (kubernetes#131466);
+// ws2025 reports 15.5, the first version with a working modify, although
+// hnslib places 15.5+ in Zn and 16.0+ in Ge (26100), so a real node likely
+// reports 16.x: hnsproxy decides both alike. The OS builds are real cumulative updates
 // (Windows Server release information, learn.microsoft.com): 17763.1757
 // (2021-02, when kubernetes#98680 met the 64 cap), 17763.2746 (2022-03, the
 // update Amazon's EKS guide names for 1024), 20348.169 (Windows Server 2022
