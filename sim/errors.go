@@ -7,7 +7,9 @@ import (
 )
 
 // hnsCode is a code HNS returns with the name the counters use and the
-// message Windows formats for it.
+// message Windows formats for it: the HCN error code table's text
+// (MicrosoftDocs/Virtualization-Documentation, "HCN Error Code") with the
+// closing period HNS adds, or Windows' system message for a Win32 code.
 type hnsCode struct {
 	name    string
 	message string
@@ -24,15 +26,15 @@ var hnsCodes = map[hnslb.ErrorCode]hnsCode{
 	hnslb.CodeNetworkNotFound:       {"NetworkNotFound", "The network was not found."},
 	hnslb.CodeEndpointNotFound:      {"EndpointNotFound", "The endpoint was not found."},
 	hnslb.CodePortNotFound:          {"PortNotFound", "The switch-port was not found."},
-	hnslb.CodeInvalidEndpoint:       {"InvalidEndpoint", "The endpoint is invalid."},
+	hnslb.CodeInvalidEndpoint:       {"InvalidEndpoint", "The provided endpoint configuration is invalid or missing parameters."},
 	hnslb.CodeInvalidPolicy:         {"InvalidPolicy", "The provided policy configuration is invalid or missing parameters."},
 	hnslb.CodeNetworkAlreadyExists:  {"NetworkAlreadyExists", "A network with this name already exists."},
 	hnslb.CodePortAlreadyExists:     {"PortAlreadyExists", "The specified port already exists."},
 	hnslb.CodeEndpointAlreadyAttach: {"EndpointAlreadyAttach", "This endpoint is already attached to the switch."},
-	hnslb.CodeRequestUnsupported:    {"RequestUnsupported", "The request is not supported."},
+	hnslb.CodeRequestUnsupported:    {"RequestUnsupported", "The specified request is unsupported."},
 	hnslb.CodeInvalidJSONReference:  {"InvalidJSONReference", "The reference is invalid in the JSON document."},
-	hnslb.CodeInvalidIP:             {"InvalidIP", "The IP address is invalid."},
-	hnslb.CodeManagerStopped:        {"ManagerStopped", "The HNS manager is stopped."},
+	hnslb.CodeInvalidIP:             {"InvalidIP", "IP address is either invalid or not part of any configured subnet(s)."},
+	hnslb.CodeManagerStopped:        {"ManagerStopped", "Operation cannot be performed while service is stopping."},
 	hnslb.CodeAddrInvalidOrReserved: {"AddrInvalidOrReserved", "An address provided is invalid or reserved."},
 }
 
