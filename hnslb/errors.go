@@ -50,9 +50,10 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("hns %s: code 0x%x", e.Op, uint32(e.Code))
 	}
 	code := fmt.Sprintf("(0x%x)", uint32(e.Code))
-	if strings.HasSuffix(strings.ToLower(e.Message), code) {
-		// hcn's messages end in the code already ("... failed in Win32:
-		// Element not found. (0x490)").
+	if lower := strings.ToLower(e.Message); strings.HasSuffix(lower, code) || strings.Contains(lower, code+" {") {
+		// hcn's messages name the code already, at their end ("... failed
+		// in Win32: Element not found. (0x490)") or before the JSON result
+		// HNS sent with it ("... (0x57) {"Success":false,...}").
 		return fmt.Sprintf("hns %s: %s", e.Op, e.Message)
 	}
 	return fmt.Sprintf("hns %s: %s %s", e.Op, e.Message, code)

@@ -1,9 +1,6 @@
 package hnslb
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestAddressRefusedCodes: each code HNS may answer for an endpoint address
 // it will not take is an address refused; only the two spellings of
@@ -73,21 +70,26 @@ func TestInvalidDocumentCodes(t *testing.T) {
 	}
 }
 
-// TestErrorTextNamesTheCodeOnce: hcn's messages end in the code already;
-// an operator reads it once, whatever case its hex digits are in.
+// TestErrorTextNamesTheCodeOnce: hcn's messages name the code already,
+// at their end or before the result HNS sent with it (hcsshim's hcserror:
+// "<api> failed in Win32: <text> (0x<code>) <HNS's JSON>", as
+// kubernetes/kubernetes#98680 quotes one); an operator reads it once,
+// whatever case its hex digits are in.
 func TestErrorTextNamesTheCodeOnce(t *testing.T) {
-	for msg, want := range map[string]string{
-		"hcnGetLoadBalancer failed in Win32: Element not found. (0x490)":               "hns get: hcnGetLoadBalancer failed in Win32: Element not found. (0x490)",
-		"hcnCreateLoadBalancer failed in Win32: winapi error #2151350291 (0x803B0013)": "hns get: hcnCreateLoadBalancer failed in Win32: winapi error #2151350291 (0x803B0013)",
-		"Element not found.": "hns get: Element not found. (0x490)",
-		"see (0x490) above":  "hns get: see (0x490) above (0x490)",
+	const invalidDestinations = `hcnCreateLoadBalancer failed in Win32: The parameter is incorrect. (0x57) {"Success":false,` +
+		`"Error":"The parameter is incorrect. Unable to initialize VFP LB rule: invalid number of destinations.","ErrorCode":2147942487}`
+	for _, c := range []struct {
+		code      ErrorCode
+		msg, want string
+	}{
+		{CodeNotFound, "hcnGetLoadBalancer failed in Win32: Element not found. (0x490)", "hns get: hcnGetLoadBalancer failed in Win32: Element not found. (0x490)"},
+		{CodePortAlreadyExists, "hcnCreateLoadBalancer failed in Win32: winapi error #2151350291 (0x803B0013)", "hns get: hcnCreateLoadBalancer failed in Win32: winapi error #2151350291 (0x803B0013)"},
+		{CodeInvalidParameter, invalidDestinations, "hns get: " + invalidDestinations},
+		{CodeNotFound, "Element not found.", "hns get: Element not found. (0x490)"},
+		{CodeNotFound, "see (0x490) above", "hns get: see (0x490) above (0x490)"},
 	} {
-		code := CodeNotFound
-		if strings.Contains(msg, "803B0013") {
-			code = CodePortAlreadyExists
-		}
-		if got := NewError("get", code, "%s", msg).Error(); got != want {
-			t.Errorf("%q: %q, want %q", msg, got, want)
+		if got := NewError("get", c.code, "%s", c.msg).Error(); got != c.want {
+			t.Errorf("%q: %q, want %q", c.msg, got, c.want)
 		}
 	}
 }
