@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"runtime"
@@ -86,7 +87,12 @@ func sampleLB() *hnslb.LoadBalancer {
 
 func TestFakeHNSErrorsMapToHNSCodes(t *testing.T) {
 	ctx := context.Background()
-	const portExists = `{"Success":false,"Error":"The specified port already exists.","ErrorCode":2151350291}`
+	// Results as HNS sends them with a failure: its text with a trailing
+	// space, a detail sentence at times, the code in decimal
+	// (kubernetes/community#8883, kubernetes/kubernetes#98680).
+	const portExists = `{"Success":false,"Error":"The specified port already exists. ","ErrorCode":2151350291}`
+	const tooManyDestinations = `{"Success":false,"Error":"The parameter is incorrect. Unable to initialize VFP LB rule: ` +
+		`invalid number of destinations.","ErrorCode":2147942487}`
 	for _, c := range []struct {
 		name    string
 		failOp  string
@@ -114,9 +120,9 @@ func TestFakeHNSErrorsMapToHNSCodes(t *testing.T) {
 		{name: "RPC call failed while deleting an endpoint", failOp: "HcnDeleteEndpoint", hresult: 0x800706be,
 			do:   func(c hnslb.Client) error { return c.DeleteEndpoint(ctx, remoteEP) },
 			want: hnslb.CodeRPCServerUnavailable, is: hnslb.IsUnavailable},
-		{name: "too many destinations", failOp: "HcnCreateLoadBalancer", hresult: 0x80070057,
+		{name: "too many destinations", failOp: "HcnCreateLoadBalancer", hresult: 0x80070057, result: tooManyDestinations,
 			do:   func(c hnslb.Client) error { _, err := c.CreateLoadBalancer(ctx, sampleLB()); return err },
-			want: hnslb.CodeInvalidParameter, is: hnslb.IsInvalidParameter},
+			want: hnslb.CodeInvalidParameter, is: hnslb.IsInvalidParameter, msg: "invalid number of destinations"},
 		{name: "endpoint IP taken", failOp: "HcnCreateEndpoint", hresult: 0x800700b7,
 			do:   func(c hnslb.Client) error { _, err := c.CreateEndpoint(ctx, podNet, &hnslb.Endpoint{}); return err },
 			want: hnslb.CodeAlreadyExists, is: hnslb.IsAlreadyExists},
@@ -191,6 +197,9 @@ func TestFakeHNSErrorsMapToHNSCodes(t *testing.T) {
 			}
 			if c.msg != "" && !strings.Contains(e.Message, c.msg) {
 				t.Errorf("message %q does not carry %q", e.Message, c.msg)
+			}
+			if code := fmt.Sprintf("(0x%x)", uint32(c.want)); c.want != 0 && strings.Count(strings.ToLower(err.Error()), code) != 1 {
+				t.Errorf("%q does not name %s once", err, code)
 			}
 		})
 	}
