@@ -81,14 +81,20 @@ func (r *Reconciler) localsMoved(run *syncRun, before map[string]string) {
 }
 
 // localMoved is localsMoved for one address, whose local endpoint was was.
+// A remote endpoint another Service's slice wants outright (it places the
+// address on another node) is not shadowed, but a backend of unknown node
+// at the address still resolves to the local endpoint while the index
+// holds one: its load balancers move all the same.
 func (r *Reconciler) localMoved(run *syncRun, ip, was string) {
 	ep := r.eps[ip]
-	if ep == nil || !ep.wanted || !ep.spec.UnlessLocal {
+	if ep == nil || !ep.wanted {
 		return
 	}
-	r.shadow(ip, ep)
+	if ep.spec.UnlessLocal {
+		r.shadow(ip, ep)
+		r.markEP(ip)
+	}
 	r.resolveGen++
-	r.markEP(ip)
 	mark := func(e *lbEntry) {
 		r.markLB(e)
 		if run != nil {

@@ -168,3 +168,53 @@ func TestBackendOfUnknownNodeWithoutLocalEndpointIsRemote(t *testing.T) {
 		_ = r
 	})
 }
+
+// TestBackendOfUnknownNodeFollowsThePodWhereAnotherSlicePlacesIt: one
+// Service's slice names no node for an address, another's places it on
+// another node, so the remote endpoint is wanted outright and never
+// shadowed. The nodeless Service's load balancer still resolves to the
+// local endpoint the index holds there, as at a start with the pod
+// present: a pod that comes later moves it to the pod's local endpoint at
+// the next listing, and back to the remote endpoint once the pod is gone.
+// Before, only a shadowable endpoint's load balancers were marked, so the
+// nodeless one stayed where it was until something else changed it.
+func TestBackendOfUnknownNodeFollowsThePodWhereAnotherSlicePlacesIt(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022) // WS2025 refuses the pod's endpoint beside a remote one
+	nodeless := lb("10.96.0.10", 53, unknownNode("10.244.1.9", ""))
+	placed := lb("10.96.0.11", 53, rem("10.244.1.9", ""))
+	r := e.reconciler()
+	r.UpsertEndpoint(intent.EndpointOf(rem("10.244.1.9", ""))) // wanted outright
+	r.Upsert(nodeless)
+	r.Upsert(placed)
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(r)
+	remote := e.remoteID("10.244.1.9")
+	uses := func(when string, want string) {
+		t.Helper()
+		if got := e.lbEndpointIDs(nodeless.Key); !slices.Equal(got, []string{want}) {
+			t.Errorf("%s: the nodeless Service's load balancer uses %v, want %s", when, got, want)
+		}
+		if got := e.lbEndpointIDs(placed.Key); !slices.Equal(got, []string{remote}) {
+			t.Errorf("%s: the placed Service's load balancer uses %v, want the remote endpoint %s", when, got, remote)
+		}
+	}
+	uses("no pod", remote)
+
+	pod := e.local("10.244.1.9")
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(r)
+	uses("after the pod came", pod)
+
+	if err := e.hns.DeleteEndpoint(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(r)
+	uses("after the pod went", remote)
+}
