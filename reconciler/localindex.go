@@ -22,7 +22,9 @@ import (
 // error) is left out and asked of the next listing of the network
 // (lookup.go), which marks the load balancers it finds it for. ips are the
 // endpoints the Sync processes: one that a local endpoint would shadow is
-// looked for too before its first create (nodeunknown.go).
+// looked for too before its first create (nodeunknown.go). Not found in
+// namespaces that told all they hold, it is remote and waits for no
+// listing; where they could not tell (HNS failing), it does.
 func (r *Reconciler) refreshLocalIfNeeded(run *syncRun, ips []string) {
 	missing := r.unindexedLocalBackends(run)
 	unknown := r.unindexedUnknownNode(ips)
@@ -37,12 +39,13 @@ func (r *Reconciler) refreshLocalIfNeeded(run *syncRun, ips []string) {
 		asked[ip] = struct{}{}
 	}
 	before := r.indexChanging()
-	all := r.indexFromNamespaces(run, asked)
+	all, told := r.indexFromNamespaces(run, asked)
 	r.localsMoved(run, before)
 	if !all {
-		// A backend of unknown node not found is remote: it waits for no
-		// listing.
 		r.askLocal(missing)
+	}
+	if !told {
+		r.askLocalFirst(unknown)
 	}
 }
 
@@ -83,13 +86,16 @@ func (r *Reconciler) unindexedLocalBackends(run *syncRun) map[string]struct{} {
 }
 
 // indexFromNamespaces indexes the endpoints attached to namespaces that the
-// index does not hold yet, and reports whether every missing IP was found.
-func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct{}) bool {
+// index does not hold yet, and reports whether every missing IP was found,
+// and whether the namespaces told all they hold (listed, and each endpoint
+// read or gone).
+func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct{}) (all, told bool) {
 	namespaces, err := r.client.ListNamespaces(run.ctx)
 	if err != nil {
 		r.log.V(2).Info("Listing namespaces to find new local endpoints failed; listing the network", "err", err)
-		return false
+		return false, false
 	}
+	told = true
 	indexed := make(map[string]struct{}, len(r.localIndex))
 	for _, id := range r.localIndex {
 		indexed[id] = struct{}{}
@@ -103,6 +109,7 @@ func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct
 		if err != nil {
 			// Gone since the list, or HNS failing: the network list decides.
 			r.log.V(4).Info("Reading a namespace's endpoint failed", "id", id, "err", err)
+			told = told && hnslb.IsNotFound(err)
 			continue
 		}
 		if ep.IsRemote() {
@@ -121,10 +128,10 @@ func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct
 	}
 	for ip := range missing {
 		if r.localIndex[ip] == "" {
-			return false
+			return false, told
 		}
 	}
-	return true
+	return true, told
 }
 
 // holdsAny reports whether ep has one of ips.

@@ -20,7 +20,9 @@ import (
 //     be declared (foreign.go);
 //   - which endpoint holds the address a remote endpoint's create was
 //     refused on;
-//   - a local endpoint the namespaces do not show (localindex.go).
+//   - a local endpoint the namespaces do not show (localindex.go), or
+//     could not tell of before a backend of unknown node gets its remote
+//     endpoint (nodeunknown.go).
 //
 // The Sync asks, reports ListingWanted, and goes on with everything else.
 // The next listing that begins after the ask answers it (without the
@@ -58,6 +60,11 @@ const (
 	// lookupAddress: which endpoint holds the address HNS refused a
 	// remote endpoint's create on?
 	lookupAddress
+	// lookupLocalFirst: does a local endpoint hold the address of a
+	// backend of unknown node, where the namespaces could not tell, before
+	// its remote endpoint is first created (nodeunknown.go)? The listing
+	// answers by indexing what it finds there.
+	lookupLocalFirst
 )
 
 // lbLookup is one load balancer key's question: the load balancer listed
@@ -102,6 +109,7 @@ const (
 	whyLostLB  = "finding whether a create whose reply was lost made the load balancer"
 	whyLostEP  = "finding whether a create whose reply was lost made the endpoint"
 	whyAddress = "finding what holds the address HNS refused the create on"
+	whyLocal   = "finding whether a pod of this node holds the address (its slice names no node), which HNS's namespaces could not tell"
 )
 
 func awaiting(why string) error { return &AwaitingListingError{Purpose: why} }

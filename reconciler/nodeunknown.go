@@ -12,7 +12,8 @@ package reconciler
 // (intent.RemoteEndpoint.UnlessLocal) is shadowed while the index holds
 // one: not created, and hnsproxy's own deleted once no load balancer uses
 // it. Before a shadowable endpoint is first created the namespaces are
-// asked for a local endpoint at its address (refreshLocalIfNeeded); a pod
+// asked for a local endpoint at its address (refreshLocalIfNeeded), or,
+// where they cannot tell, a listing of the network (askLocalFirst); a pod
 // that comes to hold the address after, or goes while the slice still
 // lists it, is seen by the next listing of the network (Repair, Lookup),
 // and the load balancers move to the local endpoint or back to the remote.
@@ -111,6 +112,20 @@ func (r *Reconciler) localMoved(run *syncRun, ip, was string) {
 	for k := range r.waiting[ip] {
 		if e := r.lbs[k]; e != nil {
 			mark(e)
+		}
+	}
+}
+
+// askLocalFirst has the remote endpoints at ips, which the namespaces could
+// not tell whether a pod of this node holds, wait for a listing of the
+// network before their first create (createEP): made at once, one beside a
+// pod's local endpoint would send the pod's traffic to another node until
+// the next drift repair. The listing indexes what it finds (Lookup,
+// Repair), which shadows them; finding nothing, they are created.
+func (r *Reconciler) askLocalFirst(ips []string) {
+	for _, ip := range ips {
+		if r.localIndex[ip] == "" && r.lookups.eps[ip] == nil {
+			r.askEP(ip, lookupLocalFirst)
 		}
 	}
 }

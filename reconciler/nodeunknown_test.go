@@ -218,3 +218,41 @@ func TestBackendOfUnknownNodeFollowsThePodWhereAnotherSlicePlacesIt(t *testing.T
 	e.converge(r)
 	uses("after the pod went", remote)
 }
+
+// TestBackendOfUnknownNodeWaitsForAListingWhereNamespacesCannotTell: a
+// pod of this node that started after Start, in a Service whose slice names
+// no node, while HNS refuses to list its namespaces (or to read one's
+// endpoint). The namespaces cannot tell whether a pod holds the address,
+// so its remote endpoint waits for a listing of the network, which finds
+// the pod: no remote endpoint is made beside the pod's, where on Windows
+// Server 2019 and 2022 it would take the pod's traffic to another node
+// until the next drift repair. An address the listing does not show gets
+// its remote endpoint then.
+func TestBackendOfUnknownNodeWaitsForAListingWhereNamespacesCannotTell(t *testing.T) {
+	for _, op := range []sim.Op{sim.OpListNamespaces, sim.OpGetEndpoint} {
+		t.Run(string(op), func(t *testing.T) {
+			unknownNodeCases(t, func(t *testing.T, e *env, pa string) {
+				r := e.started()
+				pod := e.local("10.244.1.9")
+				svc := lb("10.96.0.10", 53, unknownNode("10.244.1.9", pa), unknownNode("10.244.2.9", pa))
+				upsert(r, svc)
+				e.refuse(op)
+				res := r.Sync(ctx)
+				if !res.ListingWanted {
+					t.Errorf("%s refused: sync %+v, want the remote endpoints waiting for a listing", op, res)
+				}
+				if got := e.remoteIPs(); len(got) != 0 {
+					t.Errorf("%s refused: remote endpoints %v made before a listing", op, got)
+				}
+				e.hns.SetFaults(sim.Faults{})
+				e.converge(r)
+				if got := e.remoteIPs(); !slices.Equal(got, []string{"10.244.2.9"}) {
+					t.Errorf("%s refused, then a listing: remote endpoints %v, want only the other node's pod's", op, got)
+				}
+				if got := e.lbEndpointIDs(svc.Key); !slices.Contains(got, pod) {
+					t.Errorf("load balancer uses %v, want the pod's local endpoint %s among them", got, pod)
+				}
+			})
+		})
+	}
+}

@@ -70,6 +70,9 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 func (r *Reconciler) createEP(run *syncRun, ip string, ep *remoteEP, ahead createdEP, madeAhead bool) (got *hnslb.Endpoint, wrote bool, err error) {
 	listed := false
 	var holders []*hnslb.Endpoint // what the listing showed on ip, but one of ours deleted now
+	if l := r.lookups.eps[ip]; l != nil && l.purpose == lookupLocalFirst && !l.answered {
+		return nil, false, awaiting(whyLocal) // nodeunknown.go
+	}
 	if l := r.lookups.eps[ip]; l != nil && l.purpose != lookupAddress {
 		r.forgetEP(ip) // a create now: what a lost one made is its to meet
 	} else if l != nil {
@@ -179,6 +182,7 @@ func (r *Reconciler) syncUnwantedEP(run *syncRun, ip string) {
 	}
 	if ep.wanted { // shadowed (nodeunknown.go): kept for when the local endpoint goes
 		ep.id, ep.realizedSpec = "", intent.RemoteEndpoint{}
+		r.forgetEP(ip) // what a lookup found for its create
 		r.resolveGen++
 		r.succeed(ref, &ep.st)
 		return
