@@ -131,8 +131,13 @@ func checkState(t *testing.T, s *State, cfg Config) {
 	for _, lb := range s.LBs {
 		for _, b := range lb.Backends {
 			if !b.Local {
-				if _, ok := s.RemoteEndpoints[b.IP]; !ok {
+				ep, ok := s.RemoteEndpoints[b.IP]
+				if !ok {
 					t.Fatalf("%s: remote backend %s has no remote endpoint", lb.Key, b.IP)
+				}
+				// One backend that names its node wants the endpoint outright.
+				if ep.UnlessLocal && !b.NodeUnknown {
+					t.Fatalf("%s: backend %+v names its node, yet its remote endpoint is wanted only unless local", lb.Key, b)
 				}
 			}
 		}
@@ -280,6 +285,9 @@ func (g *fuzzGen) config() Config {
 	}
 	if g.bool() {
 		delete(cfg.NodeIPs, intent.IPv6)
+	}
+	if g.bool() { // this node's pod subnets, one family or both
+		cfg.PodCIDRs = []netip.Prefix{netip.MustParsePrefix("10.244.1.0/24"), netip.MustParsePrefix("fd00:10:244:1::/64")}[:1+g.pick(2)]
 	}
 	cfg.Features = hnslb.FeaturesFor(fuzzVersions[g.pick(len(fuzzVersions))])
 	cfg.MaxBackends = []int{0, 1, 3, 64}[g.pick(4)]

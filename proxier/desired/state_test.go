@@ -186,7 +186,8 @@ func TestKeptBackendWhoseAddressMovedIsReported(t *testing.T) {
 
 // randomInputs builds n Services, some conflicting on external IPs (with
 // each other or with cluster IPs) and
-// sharing endpoints, with slices split so that order could matter.
+// sharing endpoints (placed on this node, another, or none), with slices
+// split so that order could matter.
 func randomInputs(rng *rand.Rand, n int) []ServiceInput {
 	var out []ServiceInput
 	for i := range n {
@@ -208,8 +209,11 @@ func randomInputs(rng *rand.Rand, n int) []ServiceInput {
 		var eps1, eps2 []discoveryv1.Endpoint
 		for j := range 1 + rng.IntN(6) {
 			e := ep(fmt.Sprintf("10.1.%d.%d", rng.IntN(3), rng.IntN(20)+1))
-			if rng.IntN(3) == 0 {
+			switch rng.IntN(6) {
+			case 0, 1:
 				e = ep(e.Addresses[0], local)
+			case 2: // a slice that names no node (another's may place the address)
+				e = ep(e.Addresses[0], noNode)
 			}
 			if rng.IntN(5) == 0 {
 				e = ep(e.Addresses[0], servingTerminating)
@@ -305,6 +309,7 @@ func TestIncrementalMatchesCompute(t *testing.T) {
 				all = append(all, v)
 			}
 			sameState(t, Compute(all, cfg), s, fmt.Sprintf("step %d", step))
+			checkState(t, s, cfg)
 		}
 	}
 }
