@@ -256,3 +256,68 @@ func TestBackendOfUnknownNodeWaitsForAListingWhereNamespacesCannotTell(t *testin
 		})
 	}
 }
+
+// TestRestartDeletesOurRemoteEndpointThatAPodNowShadows: hnsproxy made a
+// remote endpoint for a backend of unknown node while no pod held its
+// address, then stopped; a pod of this node took the address meanwhile.
+// The restart indexes the pod, so the endpoint is shadowed and not
+// adopted: the load balancer moves to the pod's local endpoint, hnsproxy's
+// remote endpoint is deleted, and the state file names only what HNS holds.
+func TestRestartDeletesOurRemoteEndpointThatAPodNowShadows(t *testing.T) {
+	for _, pa := range []string{"", "10.0.0.1"} { // WS2025 refuses the pod's endpoint beside a remote one
+		e := newEnv(t, sim.ProfileWS2022)
+		svc := lb("10.96.0.10", 53, unknownNode("10.244.1.9", pa))
+		e.started(svc)
+		remote := e.remoteID("10.244.1.9")
+		pod := e.local("10.244.1.9") // while hnsproxy is down
+
+		r, _ := e.start(e.hns, svc)
+		e.converge(r)
+		if got := e.lbEndpointIDs(svc.Key); !slices.Equal(got, []string{pod}) {
+			t.Errorf("after the restart the load balancer uses %v, want the pod's local endpoint %s", got, pod)
+		}
+		if e.hasEP(remote) {
+			t.Errorf("hnsproxy's remote endpoint %s beside the pod's survived the restart", remote)
+		}
+		e.assertStateFileMatchesHNS()
+		if c := r.ObjectCounts().RemoteEndpoints; c != (KindCounts{}) {
+			t.Errorf("remote endpoint counts %+v, want none desired or realized", c)
+		}
+	}
+}
+
+// TestShadowedRemoteEndpointWhoseDeleteFailsIsRetried: a pod of this node
+// came to hold the address of hnsproxy's remote endpoint for a backend of
+// unknown node; the repair's listing shadows the endpoint, the load
+// balancer moves to the pod, and HNS refuses the endpoint's delete. The
+// endpoint shows the failure (counted failed, not desired) and its retry
+// deletes it; the state file then names only what HNS holds.
+func TestShadowedRemoteEndpointWhoseDeleteFailsIsRetried(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	svc := lb("10.96.0.10", 53, unknownNode("10.244.1.9", ""))
+	r := e.started(svc)
+	remote := e.remoteID("10.244.1.9")
+	pod := e.local("10.244.1.9")
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.refuse(sim.OpDeleteEndpoint)
+	if res := r.Sync(ctx); res.Failed != 1 {
+		t.Fatalf("sync with the delete refused: %+v, want the endpoint failed", res)
+	}
+	if c := r.ObjectCounts().RemoteEndpoints; c != (KindCounts{Failed: 1}) {
+		t.Errorf("remote endpoint counts %+v while its delete fails, want one failed, none desired", c)
+	}
+	e.hns.SetFaults(sim.Faults{})
+	e.converge(r)
+	if e.hasEP(remote) {
+		t.Errorf("the shadowed remote endpoint %s was kept", remote)
+	}
+	if got := e.lbEndpointIDs(svc.Key); !slices.Equal(got, []string{pod}) {
+		t.Errorf("load balancer uses %v, want the pod's local endpoint %s", got, pod)
+	}
+	e.assertStateFileMatchesHNS()
+	if c := r.ObjectCounts().RemoteEndpoints; c != (KindCounts{}) {
+		t.Errorf("remote endpoint counts %+v, want none desired or realized", c)
+	}
+}
