@@ -251,20 +251,32 @@ func TestNodeChangesRecomputeEveryService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	syncs := len(obs.syncs)
-	node.Labels[v1.LabelTopologyZone] = "zone-b"
-	if _, err := n.client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	n.eventually("a full recompute after the zone change", func() bool {
+	// What the desired state reads of the Node recomputes every Service.
+	recomputedAfter := func(what string, change func()) {
+		t.Helper()
 		obs.mu.Lock()
-		defer obs.mu.Unlock()
-		for _, s := range obs.syncs[syncs:] {
-			if s.Full && s.ServicesComputed == 1 {
-				return true
-			}
+		syncs := len(obs.syncs)
+		obs.mu.Unlock()
+		change()
+		if _, err := n.client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
 		}
-		return false
+		n.eventually("a full recompute after the "+what, func() bool {
+			obs.mu.Lock()
+			defer obs.mu.Unlock()
+			for _, s := range obs.syncs[syncs:] {
+				if s.Full && s.ServicesComputed == 1 {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	recomputedAfter("zone change", func() { node.Labels[v1.LabelTopologyZone] = "zone-b" })
+	// desired.Config.PodCIDRs: on overlay an address there that its slice
+	// places on no node keeps the source VIP.
+	recomputedAfter("pod CIDR change", func() {
+		node.Spec.PodCIDR, node.Spec.PodCIDRs = "10.244.9.0/24", []string{"10.244.9.0/24", "fd00:10:244:9::/64"}
 	})
 
 	// The node IP comes from the Node's status: the first valid InternalIP

@@ -448,7 +448,7 @@ func (p *Proxier) onNode(obj any) {
 		return
 	}
 	// The sync recomputes every Service only if what the desired state
-	// reads of the Node (addresses, zone) changed: kubelet rewrites the
+	// reads of the Node (addresses, zone, pod CIDRs) changed: kubelet rewrites the
 	// Node's status on every condition change and every few minutes, and a full
 	// recompute at 10,000 Services costs a second of CPU.
 	p.requestSync()
