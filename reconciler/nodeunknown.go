@@ -25,9 +25,10 @@ import (
 )
 
 // shadow sets whether ep, the desired endpoint at ip, is shadowed by a
-// local endpoint the index holds, and reports whether that changed.
+// local endpoint the index holds, or for the source VIP by another
+// program's endpoint (borrowedvip.go), and reports whether that changed.
 func (r *Reconciler) shadow(ip string, ep *remoteEP) bool {
-	now := ep.spec.UnlessLocal && r.localIndex[ip] != ""
+	now := ep.spec.UnlessLocal && r.localIndex[ip] != "" || r.borrowed(ip, ep) != ""
 	if now == ep.shadowed {
 		return false
 	}
@@ -40,6 +41,9 @@ func (r *Reconciler) shadow(ip string, ep *remoteEP) bool {
 func (r *Reconciler) shadowedBy(ip string, ep *remoteEP) string {
 	if !ep.shadowed {
 		return ""
+	}
+	if id := r.borrowed(ip, ep); id != "" {
+		return id
 	}
 	return r.localIndex[ip]
 }

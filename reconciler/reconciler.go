@@ -126,6 +126,9 @@ type Reconciler struct {
 
 	// localIndex maps a local (CNI) endpoint's IP to its HNS ID.
 	localIndex map[string]string
+	// heldByOthers maps an address to the ID of an endpoint of another
+	// program's that Start listed there (borrowedvip.go).
+	heldByOthers map[string]string
 	// resolveGen counts changes to what resolve reads (localIndex, and a
 	// remote endpoint's wanted, spec, id and realizedSpec): a backend list
 	// resolved for a create made ahead is reused at its turn only if
@@ -246,7 +249,8 @@ type remoteEP struct {
 	// an unwanted one waits for its deletion.
 	wanted bool
 	// shadowed: a local endpoint holds the address of one wanted only
-	// without (intent.RemoteEndpoint.UnlessLocal, nodeunknown.go).
+	// without (intent.RemoteEndpoint.UnlessLocal, nodeunknown.go), or
+	// another program's endpoint holds the source VIP (borrowedvip.go).
 	shadowed bool
 	// flushed and flushedID: what the status counted of it, and the ID it
 	// showed (snapshot.go); flushed sits in wanted's padding.

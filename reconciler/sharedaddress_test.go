@@ -14,13 +14,20 @@ import (
 // provider address), and returns its ID.
 func (e *env) kubeProxyRemote(ip string) string {
 	e.t.Helper()
-	got, err := e.hns.CreateEndpoint(ctx, e.netID, &hnslb.Endpoint{
+	return e.othersEndpoint("kube-proxy's remote endpoint", &hnslb.Endpoint{
 		IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}},
 		MacAddress:       intent.ConjureMAC(netip.MustParseAddr(ip)),
 		Flags:            hnslb.EndpointFlagsRemoteEndpoint,
 	})
+}
+
+// othersEndpoint creates doc, another program's endpoint (what names it),
+// on the network and returns its ID.
+func (e *env) othersEndpoint(what string, doc *hnslb.Endpoint) string {
+	e.t.Helper()
+	got, err := e.hns.CreateEndpoint(ctx, e.netID, doc)
 	if err != nil {
-		e.t.Fatalf("create kube-proxy's remote endpoint %s: %v", ip, err)
+		e.t.Fatalf("create %s at %s: %v", what, doc.IP(), err)
 	}
 	return got.ID
 }

@@ -100,11 +100,14 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	}
 	r.orphanEPs = map[string]hnslb.Endpoint{}
 	r.localIndex = map[string]string{}
+	r.heldByOthers = map[string]string{}
 	r.resolveGen++
 	for _, ep := range eps {
 		_, ours := ownedEP[strings.ToLower(ep.ID)]
 		if ours {
 			r.ownedEPs[ep.ID] = struct{}{}
+		} else if r.heldByOthers[ep.IP()] == "" {
+			r.heldByOthers[ep.IP()] = ep.ID
 		}
 		switch {
 		case !ep.IsRemote():
