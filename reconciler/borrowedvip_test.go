@@ -25,6 +25,28 @@ func (e *env) calicoEP(ip string) string {
 	})
 }
 
+// overSourceVIP are threeServices with vip as their source VIP.
+func (e *env) overSourceVIP(vip string) []intent.LB {
+	want := e.threeServices()
+	for i := range want {
+		want[i].SourceVIP = vip
+	}
+	return want
+}
+
+// startedOver starts a reconciler with want and the source VIP endpoint at
+// vip desired, and converges it.
+func (e *env) startedOver(want []intent.LB, vip string) *Reconciler {
+	e.t.Helper()
+	r := e.reconciler()
+	handOver(r, want, []intent.RemoteEndpoint{{IP: vip, MAC: "00-15-5D-00-00-01", Local: true}})
+	if err := r.Start(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	e.converge(r)
+	return r
+}
+
 // The source VIP at an address another program's endpoint holds (Calico's
 // Calico_ep, kube-proxy's source VIP endpoint) is served by that endpoint,
 // as winkernel takes any endpoint at the source VIP: hnsproxy creates
@@ -33,17 +55,8 @@ func TestSourceVIPHeldByAnotherProgramsEndpointIsLeftToIt(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
 	const vip = "10.244.1.2"
 	calico := e.calicoEP(vip)
-	want := e.threeServices()
-	for i := range want {
-		want[i].SourceVIP = vip
-	}
-	sourceVIP := intent.RemoteEndpoint{IP: vip, MAC: "00-15-5D-00-00-01", Local: true}
-	r := e.reconciler()
-	handOver(r, want, []intent.RemoteEndpoint{sourceVIP})
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.converge(r)
+	want := e.overSourceVIP(vip)
+	r := e.startedOver(want, vip)
 	if !e.hasObject(calico) {
 		t.Fatal("hnsproxy deleted Calico_ep, the endpoint holding its source VIP")
 	}
@@ -59,16 +72,38 @@ func TestSourceVIPHeldByAnotherProgramsEndpointIsLeftToIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.converge(r)
-	r2 := e.reconciler()
-	handOver(r2, want, []intent.RemoteEndpoint{sourceVIP})
-	if err := r2.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.converge(r2)
+	e.startedOver(want, vip)
 	if _, err := Cleanup(ctx, e.hns, e.options()); err != nil {
 		t.Fatal(err)
 	}
 	if !e.hasObject(calico) {
 		t.Fatal("--cleanup deleted Calico_ep")
 	}
+}
+
+// Calico_ep made after hnsproxy's own source VIP endpoint (hnsproxy started
+// first, as on a node whose endpoints a reboot dropped; Calico's CNI makes
+// Calico_ep again at a pod's ADD when it finds none by name) shares its
+// address. It is no pod's, so drift repair and a restart leave it, unlike a
+// foreign remote endpoint on a pod's address (sharedaddress.go).
+func TestCalicoEPMadeAfterOurSourceVIPEndpointIsKept(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	const vip = "10.244.1.2"
+	want := e.overSourceVIP(vip)
+	r := e.startedOver(want, vip)
+	calico := e.calicoEP(vip)
+	for range 2 {
+		if err := r.Repair(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.converge(r)
+	}
+	if !e.hasObject(calico) {
+		t.Fatal("drift repair deleted Calico_ep, which shares the source VIP with hnsproxy's own endpoint")
+	}
+	e.startedOver(want, vip)
+	if !e.hasObject(calico) {
+		t.Fatal("a restart deleted Calico_ep")
+	}
+	e.assertRealized(want, vip)
 }

@@ -21,9 +21,14 @@ import "github.com/hnsproxy/hnsproxy/hnslb"
 const sharedAddressReason = "foreign remote endpoint on a local endpoint's address, which sends the pod's traffic to another node (kubernetes/kubernetes#138000)"
 
 // foreignOnLocalAddress reports whether the remote endpoint id, at ip, is
-// foreign and on an address local, a local endpoint index, holds.
+// foreign and on an address local, a local endpoint index, holds for a
+// pod. hnsproxy's own local endpoint (the overlay source VIP) is no pod's:
+// a remote endpoint another program makes there is that program's to keep,
+// as Calico_ep on the address Calico's kube-proxy script takes for the
+// source VIP (borrowedvip.go).
 func (r *Reconciler) foreignOnLocalAddress(id, ip string, local map[string]string) bool {
-	if local[ip] == "" {
+	holder := local[ip]
+	if _, ourLocal := r.ownedEPs[holder]; holder == "" || ourLocal {
 		return false
 	}
 	_, ours := r.ownedEPs[id]
