@@ -652,3 +652,23 @@ showHiddenMetricsForVersion: "1.2"
 	_, warnings = mustParse(t, kubeNetwork, "--detect-local-mode=Bogus", "--nodeport-addresses=nodes", "--oom-score-adj=5000", "--show-hidden-metrics-for-version=1.2")
 	wantWarning(t, warnings, "--detect-local-mode is Linux-only")
 }
+
+// TestCalicoVXLANStartScriptArgs: the arguments sig-windows-tools'
+// hostprocess/calico/kube-proxy/start.ps1 (10e8dc7362a1) builds on Calico's
+// VXLAN network, with KUBE_NETWORK=Calico: the source VIP is Calico_ep's
+// address, and the feature gates carry IPv6DualStack=false, a gate
+// Kubernetes no longer has, which hnsproxy accepts and ignores, so the
+// script's arguments start it.
+func TestCalicoVXLANStartScriptArgs(t *testing.T) {
+	cfg, _ := mustParse(t, map[string]string{"KUBE_NETWORK": "Calico"},
+		"--hostname-override=win-calico", "--v=2", "--proxy-mode=kernelspace",
+		"--kubeconfig=C:/hpc/var/lib/kube-proxy/kubeconfig.conf", "--enable-dsr=true",
+		"--source-vip=10.244.5.2", "--feature-gates=WinDSR=true,WinOverlay=true,IPv6DualStack=false")
+	w := cfg.Winkernel
+	if w.NetworkName != "Calico" || w.SourceVIP != "10.244.5.2" || !w.EnableDSR {
+		t.Errorf("winkernel = %+v, want network Calico, source VIP 10.244.5.2, DSR", w)
+	}
+	if cfg.NodeName != "win-calico" {
+		t.Errorf("node name = %q", cfg.NodeName)
+	}
+}
