@@ -107,3 +107,26 @@ func TestCalicoEPMadeAfterOurSourceVIPEndpointIsKept(t *testing.T) {
 	}
 	e.assertRealized(want, vip)
 }
+
+// A local endpoint with the host's MAC at the source VIP (kube-proxy's
+// newSourceVIP makes one so, and so does hnsproxy) is what hnsproxy would
+// make there: adopted as before, so --cleanup deletes it.
+func TestSourceVIPEndpointAsHNSProxyMakesItIsAdopted(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	const vip = "10.244.1.2"
+	theirs := e.othersEndpoint("kube-proxy's source VIP endpoint", &hnslb.Endpoint{
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: vip}}, MacAddress: "00-15-5D-00-00-01",
+	})
+	e.startedOver(e.overSourceVIP(vip), vip)
+	for _, ep := range e.snapshot().Endpoints {
+		if ep.IP() == vip && ep.ID != theirs {
+			t.Errorf("hnsproxy made endpoint %s beside the one it would make", ep.ID)
+		}
+	}
+	if _, err := Cleanup(ctx, e.hns, e.options()); err != nil {
+		t.Fatal(err)
+	}
+	if e.hasObject(theirs) {
+		t.Error("the adopted source VIP endpoint is still there after --cleanup")
+	}
+}

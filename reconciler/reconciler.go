@@ -126,9 +126,9 @@ type Reconciler struct {
 
 	// localIndex maps a local (CNI) endpoint's IP to its HNS ID.
 	localIndex map[string]string
-	// heldByOthers maps an address to the ID of an endpoint of another
-	// program's that Start listed there (borrowedvip.go).
-	heldByOthers map[string]string
+	// heldByOthers maps an address to an endpoint of another program's
+	// that Start listed there (borrowedvip.go).
+	heldByOthers map[string]othersEndpoint
 	// resolveGen counts changes to what resolve reads (localIndex, and a
 	// remote endpoint's wanted, spec, id and realizedSpec): a backend list
 	// resolved for a create made ahead is reused at its turn only if

@@ -100,14 +100,14 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	}
 	r.orphanEPs = map[string]hnslb.Endpoint{}
 	r.localIndex = map[string]string{}
-	r.heldByOthers = map[string]string{}
+	r.heldByOthers = map[string]othersEndpoint{}
 	r.resolveGen++
 	for _, ep := range eps {
 		_, ours := ownedEP[strings.ToLower(ep.ID)]
 		if ours {
 			r.ownedEPs[ep.ID] = struct{}{}
-		} else if r.heldByOthers[ep.IP()] == "" {
-			r.heldByOthers[ep.IP()] = ep.ID
+		} else if r.heldByOthers[ep.IP()].id == "" {
+			r.heldByOthers[ep.IP()] = othersEndpoint{id: ep.ID, spec: remoteSpecOf(&ep)}
 		}
 		switch {
 		case !ep.IsRemote():
