@@ -134,7 +134,7 @@ func (p *Proxier) readRemoteSubnets(ctx context.Context) {
 			delete(p.subnets.unrouted, name)
 			gaveUp = append(gaveUp, name)
 			logger.V(2).Info("No remote subnet route to the node's address covers its pod CIDR",
-				"node", name, "podCIDRs", podCIDRs(node), "addresses", node.Status.Addresses, "waited", now.Sub(since))
+				"node", name, "podCIDRs", desired.PodCIDRsOf(node), "addresses", node.Status.Addresses, "waited", now.Sub(since))
 		}
 	}
 	// One line for them all: every Node waits at start, and with a CNI
@@ -154,13 +154,12 @@ func (p *Proxier) readRemoteSubnets(ctx context.Context) {
 // before (or the node that held the pod CIDR before it) is not the node's
 // yet.
 func (p *Proxier) routed(node *v1.Node) bool {
-	for _, c := range podCIDRs(node) {
-		prefix, ok := kubeip.ParsePrefix(c)
-		if !ok || !prefix.Addr().Is4() {
+	for _, prefix := range desired.PodCIDRsOf(node) {
+		if !prefix.Addr().Is4() {
 			continue
 		}
 		pa, covered := p.cfg.RemoteSubnets.ProviderOf(prefix)
-		_, held := p.subnets.held[prefix.Masked()]
+		_, held := p.subnets.held[prefix]
 		if !covered || held || !mayBeProvider(node, pa) {
 			return false
 		}
@@ -233,7 +232,7 @@ func (p *Proxier) holdVanished(ctx context.Context, read []desired.RemoteSubnet)
 func (p *Proxier) otherRoutedNodes() []string {
 	var out []string
 	for _, node := range p.otherNodes() {
-		if len(podCIDRs(node)) > 0 {
+		if len(desired.PodCIDRsOf(node)) > 0 {
 			out = append(out, node.Name)
 		}
 	}
@@ -244,9 +243,9 @@ func (p *Proxier) otherRoutedNodes() []string {
 func (p *Proxier) otherPodCIDRs() map[netip.Prefix]bool {
 	out := map[netip.Prefix]bool{}
 	for _, node := range p.otherNodes() {
-		for _, c := range podCIDRs(node) {
-			if prefix, ok := kubeip.ParsePrefix(c); ok && prefix.Addr().Is4() {
-				out[prefix.Masked()] = true
+		for _, prefix := range desired.PodCIDRsOf(node) {
+			if prefix.Addr().Is4() {
+				out[prefix] = true
 			}
 		}
 	}
@@ -304,26 +303,15 @@ func (p *Proxier) noteNoProviderAddress(res, prev desired.ServiceResult) {
 // may appear or move.
 func (p *Proxier) onNodeRouting(old, obj any) {
 	node, ok := unwrapTombstone(obj).(*v1.Node)
-	if !ok || node.Name == p.opts.NodeName || len(podCIDRs(node)) == 0 {
+	if !ok || node.Name == p.opts.NodeName || len(desired.PodCIDRsOf(node)) == 0 {
 		return
 	}
-	if prev, ok := old.(*v1.Node); ok && slices.Equal(podCIDRs(prev), podCIDRs(node)) &&
+	if prev, ok := old.(*v1.Node); ok && slices.Equal(desired.PodCIDRsOf(prev), desired.PodCIDRsOf(node)) &&
 		slices.Equal(prev.Status.Addresses, node.Status.Addresses) {
 		return
 	}
 	p.tracker.nodeRoutingChanged(node.Name)
 	p.requestSync()
-}
-
-// podCIDRs are a Node's pod CIDRs (spec.podCIDR when podCIDRs is empty).
-func podCIDRs(node *v1.Node) []string {
-	if len(node.Spec.PodCIDRs) > 0 {
-		return node.Spec.PodCIDRs
-	}
-	if node.Spec.PodCIDR != "" {
-		return []string{node.Spec.PodCIDR}
-	}
-	return nil
 }
 
 // TrimToRouting keeps of a Node only its name, pod CIDRs and IP addresses

@@ -64,7 +64,8 @@ func SkippedNodeAddresses(node *v1.Node) []string {
 
 // PodCIDRsOf are a Node's pod CIDRs (spec.podCIDRs, else spec.podCIDR)
 // that parse as kube-proxy reads CIDRs (kubeip), masked: Config.PodCIDRs
-// for this node. nil if none.
+// for this node, and the overlay routes the proxier waits for on the
+// others. nil if none.
 func PodCIDRsOf(node *v1.Node) []netip.Prefix {
 	cidrs := node.Spec.PodCIDRs
 	if len(cidrs) == 0 && node.Spec.PodCIDR != "" {
