@@ -130,3 +130,26 @@ func TestSourceVIPEndpointAsHNSProxyMakesItIsAdopted(t *testing.T) {
 		t.Error("the adopted source VIP endpoint is still there after --cleanup")
 	}
 }
+
+// A kill between the declaration of hnsproxy's own source VIP endpoint
+// (hnsproxy started before Calico made Calico_ep, as after a reboot) and
+// its create's record leaves nothing that claims Calico_ep, made at that
+// address since: a declaration claims remote endpoints only, so the
+// source VIP's local endpoint is never declared (statefile.go).
+func TestSourceVIPCreateDeclaresNothingCalicoEPCouldMeet(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2019)
+	const vip = "10.244.1.2"
+	r := e.reconciler()
+	handOver(r, e.overSourceVIP(vip), []intent.RemoteEndpoint{{IP: vip, MAC: "00-15-5D-00-00-01", Local: true}})
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.declareCreates(nil, []string{vip}, nil) // the first Sync's declarations; then the kill
+	calico := e.calicoEP(vip)
+	if _, err := Cleanup(ctx, e.hns, e.options()); err != nil {
+		t.Fatal(err)
+	}
+	if !e.hasObject(calico) {
+		t.Fatal("--cleanup deleted Calico_ep, at the address of a source VIP create the state file declared")
+	}
+}

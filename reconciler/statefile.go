@@ -379,7 +379,12 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string,
 	for _, ip := range ips {
 		if ep := r.eps[ip]; ep != nil && ep.desired() && (ep.id == "" || !remoteMatches(ep.spec, ep.realizedSpec)) {
 			// Where HNS keeps our names, the endpoint's own name marks it ours (names.go).
-			if r.declaresEndpoints() && addNew(r.creatingEPs, ip) {
+			// A declaration claims remote endpoints only (claimInterrupted,
+			// claimCarried): the source VIP's local endpoint is adopted by the
+			// create that meets it (syncep.go), and declared, its address
+			// would claim another program's remote endpoint made there after
+			// a kill, Calico_ep (borrowedvip.go).
+			if r.declaresEndpoints() && !ep.spec.Local && addNew(r.creatingEPs, ip) {
 				r.journal(journalRecord{Add: true, Kind: recordCreatingEndpoint, ID: ip})
 				grew = true
 			}
