@@ -76,6 +76,11 @@ func FuzzStateSaves(f *testing.F) {
 			}
 		}
 		faults.set(nil)
+		// What this version wrote, under any fault, is no newer version's:
+		// --cleanup must not refuse it (newerstate.go).
+		if what := newerContent(osFS{}, path); what != "" {
+			t.Fatalf("--cleanup would refuse this version's own state file: %s", what)
+		}
 		loaded := idSet(mustLoad(t, path).LoadBalancers)
 		for id := range durable {
 			_, still := r.ownedLBs[id]
