@@ -20,11 +20,11 @@ import "github.com/hnsproxy/hnsproxy/intent"
 // not replaced by hnsproxy's until the next start (Calico makes Calico_ep
 // again itself).
 
-// othersEndpoint is an endpoint of another program's: its ID and what it
-// stands for.
+// othersEndpoint is an endpoint of another program's: its ID, name and
+// what it stands for.
 type othersEndpoint struct {
-	id   string
-	spec intent.RemoteEndpoint
+	id, name string
+	spec     intent.RemoteEndpoint
 }
 
 // borrowed is the ID of another program's endpoint that serves ep, the
@@ -38,4 +38,21 @@ func (r *Reconciler) borrowed(ip string, ep *remoteEP) string {
 		return ""
 	}
 	return held.id
+}
+
+// logBorrowed says, as the source VIP at ip comes to be borrowed, which
+// endpoint serves it. A local one is a pod's (the CNI's, with the pod's
+// MAC): a --source-vip that IPAM also gave a pod. winkernel takes that
+// endpoint too, but makes its own once the pod goes; hnsproxy, which looks
+// only at Start, leaves the source VIP without an endpoint until the next
+// start, so the operator is told at once.
+func (r *Reconciler) logBorrowed(ip string) {
+	held := r.heldByOthers[ip]
+	if held.spec.Local {
+		r.log.Info("Warning: A pod's endpoint serves the overlay source VIP: --source-vip is an address the pod network's IPAM gave a pod, and once the pod goes no endpoint serves it until hnsproxy restarts; set one the IPAM reserves",
+			"sourceVIP", ip, "id", held.id, "name", held.name)
+		return
+	}
+	r.log.Info("Another program's endpoint serves the overlay source VIP; hnsproxy makes, adopts and deletes none there (Calico_ep on Calico VXLAN)",
+		"sourceVIP", ip, "id", held.id, "name", held.name)
 }

@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -151,5 +152,31 @@ func TestSourceVIPCreateDeclaresNothingCalicoEPCouldMeet(t *testing.T) {
 	}
 	if !e.hasObject(calico) {
 		t.Fatal("--cleanup deleted Calico_ep, at the address of a source VIP create the state file declared")
+	}
+}
+
+// Which endpoint serves the source VIP is said once, at -v=0, naming it:
+// hnsproxy makes none there, and a pod's local endpoint at the address (a
+// --source-vip that IPAM gave a pod) is a misconfiguration the operator is
+// told of, since no endpoint serves the source VIP once that pod goes,
+// until the next start.
+func TestBorrowedSourceVIPIsLoggedNamingItsEndpoint(t *testing.T) {
+	for _, pod := range []bool{false, true} {
+		e, logs := loggingEnv(t, sim.ProfileWS2022)
+		const vip = "10.244.1.2"
+		var holder string
+		if pod {
+			holder = e.local(vip)
+		} else {
+			holder = e.calicoEP(vip)
+		}
+		e.startedOver(e.overSourceVIP(vip), vip)
+		out := logs.GetBuffer().String()
+		if n := strings.Count(out, "serves the overlay source VIP"); n != 1 || !strings.Contains(out, holder) {
+			t.Errorf("pod %v: %d lines say which endpoint serves the source VIP, want 1 naming %s:\n%s", pod, n, holder, out)
+		}
+		if strings.Contains(out, "A pod's endpoint serves") != pod {
+			t.Errorf("pod %v: a pod's endpoint at the source VIP told %v:\n%s", pod, !pod, out)
+		}
 	}
 }

@@ -34,6 +34,9 @@ func (r *Reconciler) shadow(ip string, ep *remoteEP) bool {
 	}
 	ep.shadowed = now
 	r.resolveGen++
+	if now && !ep.spec.UnlessLocal {
+		r.logBorrowed(ip)
+	}
 	return true
 }
 

@@ -107,7 +107,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 		if ours {
 			r.ownedEPs[ep.ID] = struct{}{}
 		} else if r.heldByOthers[ep.IP()].id == "" {
-			r.heldByOthers[ep.IP()] = othersEndpoint{id: ep.ID, spec: remoteSpecOf(&ep)}
+			r.heldByOthers[ep.IP()] = othersEndpoint{id: ep.ID, name: ep.Name, spec: remoteSpecOf(&ep)}
 		}
 		switch {
 		case !ep.IsRemote():
