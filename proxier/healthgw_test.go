@@ -10,6 +10,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
 // The CNI makes the root endpoint (flannel's cbr0_ep) after the network
@@ -73,4 +74,20 @@ func TestRootEndpointMadeAfterStartGetsHealthChecksForwarded(t *testing.T) {
 	n.eventually("health checks on both ingress IPs forwarded to the root endpoint", func() bool {
 		return healthLB("198.51.100.7", 32001)() && healthLB("198.51.100.8", 32002)()
 	})
+	// The cloud's probe arrives from outside addressed to the ingress IP
+	// (kubernetes/kubernetes#99287) and reaches the root endpoint; the
+	// Service's own port keeps DSR to its local backend.
+	vc, err := vfp.NewCluster(vfp.Node{Name: nodeName, IPs: []netip.Addr{netip.MustParseAddr(nodeIP)}, HNS: n.hns.Snapshot(), NetworkName: "cbr0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dst, want := range map[string]string{"198.51.100.7:32001": "10.244.1.2:32001", "198.51.100.8:80": "10.244.1.5:8080"} {
+		v, err := vc.Trace(vfp.Packet{Src: netip.MustParseAddrPort("203.0.113.9:5555"), Dst: netip.MustParseAddrPort(dst), Protocol: hnslb.ProtocolTCP}, vfp.Options{Ingress: nodeName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Outcome != vfp.DeliveredToPod || v.SeenDst.String() != want {
+			t.Errorf("a probe from outside to %s: %s, want delivered to %s", dst, v, want)
+		}
+	}
 }

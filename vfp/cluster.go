@@ -46,6 +46,10 @@ type node struct {
 	remote  map[netip.Addr]*endpoint
 	byID    map[string]*endpoint
 	lbs     []*loadBalancer
+	// externalVIPs are the frontend VIPs some load balancer of the node
+	// carries with VipExternalIP (external and ingress IPs): traffic from
+	// the wire meets every load balancer on them (frontendMatch).
+	externalVIPs map[netip.Addr]bool
 }
 
 type subnetRoute struct {
@@ -118,6 +122,14 @@ func indexNode(in Node) (*node, error) {
 			return nil, err
 		}
 		n.lbs = append(n.lbs, lb)
+		if lb.portFlag(hnslb.PortMappingFlagsVipExternalIP) {
+			if n.externalVIPs == nil {
+				n.externalVIPs = map[netip.Addr]bool{}
+			}
+			for _, v := range lb.vips {
+				n.externalVIPs[v] = true
+			}
+		}
 	}
 	return n, nil
 }

@@ -24,9 +24,11 @@
 // its one port mapping has the packet's protocol and destination port as
 // ExternalPort, its IPv6 flag equals the packet's family, and
 //
-//   - its FrontendVIPs hold Dst, where from the wire only load balancers with
-//     port flag VipExternalIP (externalIPs, ingress IPs) match: a ClusterIP is
-//     reachable from pods and hosts of a node only; or
+//   - its FrontendVIPs hold Dst, where from the wire Dst must be one of the
+//     node's external VIPs, those some load balancer of the node carries with
+//     port flag VipExternalIP (externalIPs, ingress IPs); every load balancer
+//     on such a VIP matches, the health-check one that has no VipExternalIP
+//     included. A ClusterIP is reachable from pods and hosts of a node only; or
 //   - it has no frontend VIP (NodePort) and Dst is an address of that node.
 //     A VIP match wins over a NodePort match. The host reaching its own
 //     NodePort is dropped ("local NodePort access from the node itself" is not

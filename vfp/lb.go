@@ -67,14 +67,21 @@ const (
 )
 
 // frontendMatch reports whether dst addresses lb's frontend on node n.
-// VIP load balancers apply to traffic from external or other nodes only
-// when their port mapping carries VipExternalIP (externalIPs, ingress IPs);
-// a ClusterIP frontend is only reachable from inside the node.
+// From outside the node (external clients, other nodes) a VIP frontend is
+// reachable only when it is one of the node's external VIPs, those some
+// load balancer carries with VipExternalIP (externalIPs, ingress IPs); then
+// every load balancer on it matches, with that flag or without: winkernel's
+// health-check load balancer on an ingress IP (--forward-healthcheck-vip)
+// has no VipExternalIP and serves the cloud's probes, which arrive from the
+// wire (kubernetes/kubernetes#99287), and the flag itself asks HNS to keep
+// connections on their backend (kubernetes/kubernetes#113742), not to
+// admit outside traffic. A ClusterIP frontend, on no external load
+// balancer, is only reachable from inside the node.
 func (lb *loadBalancer) frontendMatch(n *node, dst netip.Addr, o origin) bool {
 	if lb.nodePort() {
 		return n.hasIP(dst)
 	}
-	if o == originWire && !lb.portFlag(hnslb.PortMappingFlagsVipExternalIP) {
+	if o == originWire && !n.externalVIPs[dst] {
 		return false
 	}
 	for _, v := range lb.vips {
