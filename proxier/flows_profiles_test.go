@@ -17,6 +17,10 @@ import (
 // Flows that depend on the HNS profile: dual-stack (HNS 11.10+, l2bridge
 // only) and the 64-backend cap of Windows Server 2019.
 
+// TestPacketFlowsDualStack runs with and without --enable-dsr: DSR keeps
+// the client's address in each family alike (LoadBalancerFlagsIPv6 with
+// LoadBalancerFlagsDSR on the IPv6 load balancers), on the ClusterIPs with
+// --enable-dsr and on externalTrafficPolicy Local node ports always.
 func TestPacketFlowsDualStack(t *testing.T) {
 	nodes := []nodeSpec{
 		{name: "win-1", ips: []string{ip1, "fd00::1"}, podCIDRs: []string{"10.244.1.0/24", "fd00:10:244:1::/64"},
@@ -24,38 +28,53 @@ func TestPacketFlowsDualStack(t *testing.T) {
 		{name: "win-2", ips: []string{ip2, "fd00::2"}, podCIDRs: []string{"10.244.2.0/24", "fd00:10:244:2::/64"},
 			pods: []string{pod2a + ",fd00:10:244:2::10"}},
 	}
-	c := newSimCluster(t, clusterSpec{profile: "ws2022", mode: desired.L2Bridge, nodes: nodes})
-	c.apply(
-		service("dual", "10.96.0.10", func(s *v1.Service) {
-			s.Spec.Type = v1.ServiceTypeNodePort
-			s.Spec.ClusterIPs = []string{"10.96.0.10", "fd00:10:96::10"}
-			s.Spec.IPFamilies = []v1.IPFamily{v1.IPv4Protocol, v1.IPv6Protocol}
-			s.Spec.IPFamilyPolicy = ptrTo(v1.IPFamilyPolicyRequireDualStack)
-			s.Spec.Ports[0].NodePort = 30090
-		}),
-		sliceOf("dual", "dual-v4", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1"), readyEP(pod2a, "win-2")),
-		// A local and a remote IPv6 backend: the local one is the second
-		// address of a dual-stack pod endpoint.
-		sliceOf("dual", "dual-v6", discoveryv1.AddressTypeIPv6, readyEP("fd00:10:244:1::10", "win-1"), readyEP("fd00:10:244:2::10", "win-2")),
-	)
-	c.converge()
-	vc := c.vfp()
-	v := flowVariant{mode: desired.L2Bridge}
-	for _, f := range []flow{
-		{name: "IPv4 pod to ClusterIP", from: pod1b, to: "10.96.0.10:80",
-			outcome: vfp.DeliveredToPod, backends: []string{pod1a, pod2a}, src: srcSNAT, dst: dstBackend},
-		{name: "IPv6 pod to ClusterIP", from: "fd00:10:244:1::11", to: "[fd00:10:96::10]:80",
-			outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:1::10", "fd00:10:244:2::10"}, src: srcSNAT, dst: dstBackend},
-		{name: "IPv6 pod to pod, other node", from: "fd00:10:244:1::11", to: "[fd00:10:244:2::10]:8080",
-			outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:2::10"}},
-		{name: "IPv6 external to NodePort", from: "2001:db8::7", to: "[fd00::1]:30090",
-			outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:1::10", "fd00:10:244:2::10"}, src: srcSNAT, dst: dstBackend},
-		{name: "IPv6 node to pod, other node", from: "fd00::1", to: "[fd00:10:244:2::10]:8080",
-			outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:2::10"}},
-		{name: "IPv4 external to NodePort", from: extClient, to: ip2 + ":30090",
-			outcome: vfp.DeliveredToPod, backends: []string{pod1a, pod2a}, src: srcSNAT, dst: dstBackend},
-	} {
-		t.Run(f.name, func(t *testing.T) { c.checkFlow(t, vc, v, f) })
+	dualStack := func(name, clusterIPv4, clusterIPv6 string, nodePort int32, etp v1.ServiceExternalTrafficPolicy) []any {
+		return []any{
+			service(name, clusterIPv4, func(s *v1.Service) {
+				s.Spec.Type = v1.ServiceTypeNodePort
+				s.Spec.ClusterIPs = []string{clusterIPv4, clusterIPv6}
+				s.Spec.IPFamilies = []v1.IPFamily{v1.IPv4Protocol, v1.IPv6Protocol}
+				s.Spec.IPFamilyPolicy = ptrTo(v1.IPFamilyPolicyRequireDualStack)
+				s.Spec.Ports[0].NodePort = nodePort
+				s.Spec.ExternalTrafficPolicy = etp
+			}),
+			sliceOf(name, name+"-v4", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1"), readyEP(pod2a, "win-2")),
+			// A local and a remote IPv6 backend: the local one is the second
+			// address of a dual-stack pod endpoint.
+			sliceOf(name, name+"-v6", discoveryv1.AddressTypeIPv6, readyEP("fd00:10:244:1::10", "win-1"), readyEP("fd00:10:244:2::10", "win-2")),
+		}
+	}
+	for _, dsr := range []bool{false, true} {
+		v := flowVariant{mode: desired.L2Bridge, dsr: dsr}
+		t.Run(v.String(), func(t *testing.T) {
+			c := newSimCluster(t, clusterSpec{profile: "ws2022", mode: desired.L2Bridge, dsr: dsr, nodes: nodes})
+			c.apply(dualStack("dual", "10.96.0.10", "fd00:10:96::10", 30090, v1.ServiceExternalTrafficPolicyCluster)...)
+			c.apply(dualStack("dual-local", "10.96.0.11", "fd00:10:96::11", 30091, v1.ServiceExternalTrafficPolicyLocal)...)
+			c.converge()
+			vc := c.vfp()
+			for _, f := range []flow{
+				{name: "IPv4 pod to ClusterIP", from: pod1b, to: "10.96.0.10:80",
+					outcome: vfp.DeliveredToPod, backends: []string{pod1a, pod2a}, src: srcClusterDSR, dst: dstBackend},
+				{name: "IPv6 pod to ClusterIP", from: "fd00:10:244:1::11", to: "[fd00:10:96::10]:80",
+					outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:1::10", "fd00:10:244:2::10"}, src: srcClusterDSR, dst: dstBackend},
+				{name: "IPv6 pod to pod, other node", from: "fd00:10:244:1::11", to: "[fd00:10:244:2::10]:8080",
+					outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:2::10"}},
+				{name: "IPv6 external to NodePort", from: "2001:db8::7", to: "[fd00::1]:30090",
+					outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:1::10", "fd00:10:244:2::10"}, src: srcSNAT, dst: dstBackend},
+				{name: "IPv6 node to pod, other node", from: "fd00::1", to: "[fd00:10:244:2::10]:8080",
+					outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:2::10"}},
+				{name: "IPv4 external to NodePort", from: extClient, to: ip2 + ":30090",
+					outcome: vfp.DeliveredToPod, backends: []string{pod1a, pod2a}, src: srcSNAT, dst: dstBackend},
+				{name: "IPv6 NodePort externalTrafficPolicy Local keeps the client IP", from: "2001:db8::7", to: "[fd00::1]:30091",
+					outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:1::10"}, src: srcClient, dst: dstBackend},
+				{name: "IPv6 NodePort externalTrafficPolicy Local, other node's local backend", from: "2001:db8::7", to: "[fd00::2]:30091",
+					outcome: vfp.DeliveredToPod, backends: []string{"fd00:10:244:2::10"}, src: srcClient, dst: dstBackend},
+				{name: "IPv4 NodePort externalTrafficPolicy Local keeps the client IP", from: extClient, to: ip1 + ":30091",
+					outcome: vfp.DeliveredToPod, backends: []string{pod1a}, src: srcClient, dst: dstBackend},
+			} {
+				t.Run(f.name, func(t *testing.T) { c.checkFlow(t, vc, v, f) })
+			}
+		})
 	}
 }
 
