@@ -27,6 +27,11 @@ func cmdGC(ctx context.Context, s *session) error {
 		return err
 	}
 	var errs []error
+	// held are the unlisted attachments whose endpoint GC leaves in HNS:
+	// another plugin's (a reference plugin's pod, with HNS's MAC), or one
+	// HNS would not delete. Their addresses stay taken in IPAM too, as DEL
+	// keeps an address while the endpoint may hold it.
+	var held []types.GCAttachment
 	if network != nil {
 		valid := map[string]bool{}
 		for _, a := range s.conf.validAttachments() {
@@ -39,23 +44,31 @@ func cmdGC(ctx context.Context, s *session) error {
 		}
 		for i := range eps {
 			ep := &eps[i]
-			if valid[ep.Name] || !s.conf.ours(ep) {
+			if valid[ep.Name] || ep.IsRemote() {
 				continue
 			}
+			if !s.conf.ours(ep) {
+				if containerID, ifName, ok := attachmentOf(ep.Name, s.conf.Network); ok {
+					held = append(held, types.GCAttachment{ContainerID: containerID, IfName: ifName})
+				}
+				continue
+			}
+			a := s.conf.endpointAttachment(ep.Name)
 			if err := s.hns.deleteEndpoint(ctx, ep); err != nil {
 				errs = append(errs, err)
+				held = append(held, a)
 				continue
 			}
 			if s.conf.hnsIPAM() {
 				continue // HNS took the address back with the endpoint
 			}
-			if err := s.releaseAddress(ctx, ep.Name); err != nil {
+			if err := s.releaseAddress(ctx, a); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
 	if !s.conf.hnsIPAM() {
-		if err := s.ipamGC(ctx); err != nil && !incompatible(err) {
+		if err := s.ipamGC(ctx, held); err != nil && !incompatible(err) {
 			errs = append(errs, err)
 		}
 	}
@@ -83,11 +96,11 @@ func gcError(errs []error) error {
 }
 
 // ipamGC passes GC on to IPAM with the attachments it must keep: the
-// runtime's, and hnsproxy's overlay source VIP reservation, which shares
-// IPAM's store with the pods and which no runtime lists (package
-// sourcevipipam); under both keys the list has had, so an IPAM that reads
-// either keeps the same ones.
-func (s *session) ipamGC(ctx context.Context) error {
+// runtime's, those whose endpoint GC left in HNS (held), and hnsproxy's
+// overlay source VIP reservation, which shares IPAM's store with the pods
+// and which no runtime lists (package sourcevipipam); under both keys the
+// list has had, so an IPAM that reads either keeps the same ones.
+func (s *session) ipamGC(ctx context.Context, held []types.GCAttachment) error {
 	data, err := s.releaseStdin(ctx)
 	if err != nil {
 		return err
@@ -96,7 +109,7 @@ func (s *session) ipamGC(ctx context.Context) error {
 	if err := json.Unmarshal(data, &conf); err != nil {
 		return types.NewError(types.ErrDecodingFailure, "malformed network configuration", err.Error())
 	}
-	keep := append(s.conf.validAttachments(), types.GCAttachment{ContainerID: sourcevipipam.ContainerID, IfName: sourcevipipam.IfName})
+	keep := slices.Concat(s.conf.validAttachments(), held, []types.GCAttachment{{ContainerID: sourcevipipam.ContainerID, IfName: sourcevipipam.IfName}})
 	list, err := json.Marshal(keep)
 	if err != nil {
 		return internal("encode the valid attachments: %v", err)
@@ -124,18 +137,24 @@ func (n *NetConf) validAttachments() []types.GCAttachment {
 	return out
 }
 
-// releaseAddress runs IPAM DEL for the attachment an endpoint name stands for.
-func (s *session) releaseAddress(ctx context.Context, endpointName string) error {
-	containerID, ifName, ok := attachmentOf(endpointName, s.conf.Network)
+// endpointAttachment is the attachment an endpoint hnscni made stands for,
+// by its name or by the name an earlier release gave it.
+func (n *NetConf) endpointAttachment(endpointName string) types.GCAttachment {
+	containerID, ifName, ok := attachmentOf(endpointName, n.Network)
 	if !ok {
 		containerID, ifName, _ = legacyAttachmentOf(endpointName)
 	}
+	return types.GCAttachment{ContainerID: containerID, IfName: ifName}
+}
+
+// releaseAddress runs IPAM DEL for an attachment.
+func (s *session) releaseAddress(ctx context.Context, a types.GCAttachment) error {
 	// A release must work with the network gone.
 	data, err := s.releaseStdin(ctx)
 	if err != nil {
 		return err
 	}
-	return s.delegate(ctx, "DEL", containerID, ifName, data)
+	return s.delegate(ctx, "DEL", a.ContainerID, a.IfName, data)
 }
 
 // delegate runs the IPAM plugin for a command on another attachment than

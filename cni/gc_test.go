@@ -14,6 +14,7 @@ import (
 	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/internal/sourcevipipam"
 )
 
@@ -150,5 +151,59 @@ func TestGCReportsEveryFailure(t *testing.T) {
 	}
 	if got := names(n1.dump(t)); len(got) != 0 {
 		t.Errorf("endpoints left %v", got)
+	}
+}
+
+// TestGCKeepsTheAddressOfEveryEndpointItLeaves: an address is released
+// only once its endpoint is gone (DEL keeps it while HNS cannot delete the
+// endpoint), and GC keeps to that in what it hands IPAM too. Among the
+// attachments the runtime no longer lists, GC leaves two endpoints in HNS:
+// one HNS would not delete, and one another plugin made (win-bridge's, with
+// HNS's MAC). Their attachments go to IPAM's GC as still valid beside the
+// runtime's list: an IPAM that releases whatever the list leaves out
+// (host-local's GC as containernetworking/plugins#1289 proposes it) would
+// otherwise hand the next pod an address an endpoint still holds, which
+// HNS refuses.
+func TestGCKeepsTheAddressOfEveryEndpointItLeaves(t *testing.T) {
+	n1, conf := l2bridgeNode(t, 64)
+	ipamDir, record := recordingIPAM(t)
+	conf.extra = map[string]any{"ipam": map[string]any{"type": "recording-ipam", "ranges": [][]map[string]string{{{"subnet": conf.subnet}}}, "dataDir": conf.dataDir}}
+	runtimeWithIPAM := func() *runtime {
+		rt := newRuntime(t, conf)
+		rt.cni = libcni.NewCNIConfigWithCacheDir([]string{binDir, ipamDir}, t.TempDir(), nil)
+		return rt
+	}
+	rt := runtimeWithIPAM()
+	running, stuck := pod{id: "running", netns: n1.createNamespace(t)}, pod{id: "stuck", netns: n1.createNamespace(t)}
+	rt.add(t, running)
+	runtimeWithIPAM().add(t, stuck) // the cache of a runtime that has since lost it
+	// As win-bridge wired a pod: host-local's address, HNS's MAC.
+	ref := pod{id: "ref", netns: n1.createNamespace(t)}
+	refIP := hostLocalAdd(t, binDir, conf.pluginJSON(t), ref)
+	wireByHand(t, n1, n1.dump(t).Networks[0].ID, ref, &hnslb.Endpoint{Name: ref.endpointName("cbr0"),
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: refIP.Addr().String()}}})
+
+	n1.hnssim(t, "faults", "--error-rate", "DeleteEndpoint=1", "--error-code", "0x57")
+	listed := []types.GCAttachment{{ContainerID: running.id, IfName: "eth0"}}
+	if err := rt.cni.GCNetworkList(context.Background(), rt.list, &libcni.GCArgs{ValidAttachments: listed}); err == nil {
+		t.Fatal("GC with HNS refusing the delete succeeded")
+	}
+	b, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatalf("IPAM got no GC: %v", err)
+	}
+	var stdin struct {
+		Valid []types.GCAttachment `json:"cni.dev/valid-attachments"`
+	}
+	if err := json.Unmarshal(b, &stdin); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []pod{running, stuck, ref} {
+		if !slices.Contains(stdin.Valid, types.GCAttachment{ContainerID: p.id, IfName: "eth0"}) {
+			t.Errorf("IPAM's GC list %v lacks %s, whose endpoint is still in HNS", stdin.Valid, p.id)
+		}
+	}
+	if got := names(n1.dump(t)); len(got) != 3 {
+		t.Errorf("endpoints after GC %v, want all three", got)
 	}
 }

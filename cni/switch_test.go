@@ -36,7 +36,7 @@ func TestPluginSwitch(t *testing.T) {
 
 	// As win-bridge did it: host-local ADD, then the endpoint, attached.
 	ref := pod{id: "ref1", netns: node.createNamespace(t)}
-	refIP := hostLocalAdd(t, cniPath, list, ref)
+	refIP := hostLocalAdd(t, cniPath, list.Plugins[0].Bytes, ref)
 	wireByHand(t, node, netID, ref, &hnslb.Endpoint{Name: ref.id + "_" + network,
 		IpConfigurations: []hnslb.IPConfig{{IpAddress: refIP.Addr().String()}},
 		Routes:           []hnslb.Route{{NextHop: "192.168.1.2", DestinationPrefix: "0.0.0.0/0"}}})
@@ -111,7 +111,7 @@ func TestCheckPassesForAPodWinBridgeWired(t *testing.T) {
 	cniPath := dropInDir(t)
 	list := referenceList(t, "flannel-host-gw-win-bridge.json", "1.0.0", t.TempDir())
 	ref := pod{id: "ref1", netns: node.createNamespace(t)}
-	refIP := hostLocalAdd(t, cniPath, list, ref)
+	refIP := hostLocalAdd(t, cniPath, list.Plugins[0].Bytes, ref)
 	wireByHand(t, node, node.dump(t).Networks[0].ID, ref, &hnslb.Endpoint{Name: ref.endpointName(network),
 		IpConfigurations: []hnslb.IPConfig{{IpAddress: refIP.Addr().String()}},
 		Routes:           []hnslb.Route{{NextHop: "192.168.1.2", DestinationPrefix: "0.0.0.0/0"}}})
@@ -156,7 +156,7 @@ func checkStdin(t *testing.T, list *libcni.NetworkConfigList, prev *current.Resu
 // returns the address and MAC.
 func wireLegacy(t *testing.T, node *simNode, networkID, cniPath string, list *libcni.NetworkConfigList, p pod) ([4]byte, net.HardwareAddr) {
 	t.Helper()
-	ip := hostLocalAdd(t, cniPath, list, p)
+	ip := hostLocalAdd(t, cniPath, list.Plugins[0].Bytes, p)
 	a := ip.Addr().As4()
 	mac := net.HardwareAddr{0x0e, 0x2a, a[0], a[1], a[2], a[3]}
 	wireByHand(t, node, networkID, p, &hnslb.Endpoint{Name: p.id + "_eth0",
@@ -166,10 +166,10 @@ func wireLegacy(t *testing.T, node *simNode, networkID, cniPath string, list *li
 }
 
 // hostLocalAdd allocates an address for a pod as a reference plugin does:
-// host-local ADD with the plugin's own configuration.
-func hostLocalAdd(t *testing.T, cniPath string, list *libcni.NetworkConfigList, p pod) netip.Prefix {
+// host-local ADD with the plugin's own configuration (stdin).
+func hostLocalAdd(t *testing.T, cniPath string, stdin []byte, p pod) netip.Prefix {
 	t.Helper()
-	r, err := invoke.ExecPluginWithResult(context.Background(), filepath.Join(cniPath, "host-local"), list.Plugins[0].Bytes,
+	r, err := invoke.ExecPluginWithResult(context.Background(), filepath.Join(cniPath, "host-local"), stdin,
 		&invoke.Args{Command: "ADD", ContainerID: p.id, NetNS: p.netns, IfName: "eth0", Path: cniPath}, nil)
 	if err != nil {
 		t.Fatal(err)
