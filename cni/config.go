@@ -75,6 +75,10 @@ type NetConf struct {
 	macPrefix                  string
 	// warnings name what the plugin ignores; Main prints them on stderr.
 	warnings []string
+	// anyNetworkType is set for DEL (parseReleaseConfig), which reads only
+	// the network's ID and subnet: a network of another type than the mode
+	// does not stop the release.
+	anyNetworkType bool
 }
 
 // RuntimeConfig holds the capability arguments the runtime passes.

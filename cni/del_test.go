@@ -8,9 +8,10 @@ import (
 // TestDelReleasesUnderAConfigurationADDRefuses: containerd hands DEL the
 // configuration it reads now, not the one the pod was added with. One
 // edited under running pods into something ADD refuses (a misspelt field,
-// a bad CIDR, an unknown mode) still names the network and the IPAM, and
-// DEL, which the spec asks to complete whatever else is wrong, removes the
-// pod's endpoint and releases its address, as the reference plugins do.
+// a bad CIDR, an unknown mode, a mode of another network type) still names
+// the network and the IPAM, and DEL, which the spec asks to complete
+// whatever else is wrong, removes the pod's endpoint and releases its
+// address, as the reference plugins do.
 func TestDelReleasesUnderAConfigurationADDRefuses(t *testing.T) {
 	n1, conf := l2bridgeNode(t, 64)
 	rt := newRuntime(t, conf)
@@ -21,6 +22,10 @@ func TestDelReleasesUnderAConfigurationADDRefuses(t *testing.T) {
 		{"misspelt-field", map[string]any{"serviceCIRD": "10.96.0.0/12"}},
 		{"bad-CIDR", map[string]any{"clusterCIDR": "10.244.0.0/33"}},
 		{"unknown-mode", map[string]any{"mode": "l2brigde"}},
+		// Calico's "usePodCidr" has DEL read the network's subnet, the
+		// network being of another type than the mode names.
+		{"mode-of-another-network-type", map[string]any{"mode": "overlay",
+			"ipam": map[string]any{"type": "host-local", "subnet": "usePodCidr", "dataDir": conf.dataDir}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := pod{id: c.name, netns: n1.createNamespace(t)}

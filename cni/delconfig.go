@@ -12,16 +12,20 @@ import (
 // parseReleaseConfig is parseConfig for DEL. containerd hands DEL the
 // configuration it reads now, not the one the pod was added with, and the
 // spec asks DEL to complete whatever else is wrong. DEL reads only the
-// network's name and type, ipam, hnsEndpoint and prevResult, so a
-// configuration ADD refuses for anything else (a misspelt field, a bad
-// CIDR or policy, an unknown mode, which the network's type then replaces,
-// a prevResult that does not parse) still releases the pod, with a warning
-// naming the refusal.
+// network's name, ipam, hnsEndpoint and prevResult, so a configuration ADD
+// refuses for anything else (a misspelt field, a bad CIDR or policy, an
+// unknown mode, a prevResult that does not parse) still releases the pod,
+// with a warning naming the refusal; so does one whose mode the network's
+// type does not match, which only HNS tells (anyNetworkType).
 func parseReleaseConfig(stdin []byte) (*NetConf, error) {
 	n, err := parseConfig(stdin)
+	if err == nil {
+		n.anyNetworkType = true
+		return n, nil
+	}
 	var refused *types.Error
-	if err == nil || !errors.As(err, &refused) || refused.Code != types.ErrInvalidNetworkConfig && refused.Code != types.ErrDecodingFailure {
-		return n, err
+	if !errors.As(err, &refused) || refused.Code != types.ErrInvalidNetworkConfig && refused.Code != types.ErrDecodingFailure {
+		return nil, err
 	}
 	// What does not decode at all stays refused; a prevResult that does
 	// not parse is only a fallback's input (releasePodCIDR).
@@ -35,13 +39,10 @@ func parseReleaseConfig(stdin []byte) (*NetConf, error) {
 	if n.Network == "" {
 		return nil, err
 	}
-	if _, bad := modeOf(n); bad != nil {
-		n.Mode = "" // the plugin type's, else the network's type
-	}
-	n.Mode, _ = modeOf(n)
 	if n.RawPrevResult != nil && version.ParsePrevResult(&n.PluginConf) != nil {
 		n.PrevResult = nil
 	}
 	n.warnings = []string{fmt.Sprintf("configuration refused for ADD (%s); DEL removes the pod all the same", refused.Msg)}
+	n.anyNetworkType = true
 	return n, nil
 }

@@ -13,7 +13,8 @@ import (
 
 // network is the configured HNS network, or nil if there is none, looked
 // up once per command. It settles a mode the configuration left open from
-// the network's type, and refuses a network of another type.
+// the network's type, and refuses a network of another type, except for a
+// release (anyNetworkType).
 func (s *session) network(ctx context.Context) (*hnslb.Network, error) {
 	if s.net != nil {
 		return s.net, nil
@@ -21,6 +22,10 @@ func (s *session) network(ctx context.Context) (*hnslb.Network, error) {
 	network, err := s.hns.network(ctx, s.conf.Network)
 	if err != nil || network == nil {
 		return nil, err
+	}
+	if s.conf.anyNetworkType {
+		s.net = network
+		return network, nil
 	}
 	if s.conf.Mode == "" {
 		if s.conf.Mode = modeOfType(network.Type); s.conf.Mode == "" {
