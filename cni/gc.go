@@ -40,6 +40,8 @@ func cmdGC(ctx context.Context, s *session) error {
 		}
 		eps, err := s.hns.ListEndpointsOfNetwork(ctx, network.ID)
 		if err != nil {
+			// Which addresses endpoints hold is not known, so IPAM gets
+			// no GC either (the spec's forwarding waits for the retry).
 			return hnsError("list HNS endpoints of "+network.Name, err)
 		}
 		for i := range eps {

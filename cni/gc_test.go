@@ -163,7 +163,8 @@ func TestGCReportsEveryFailure(t *testing.T) {
 // runtime's list: an IPAM that releases whatever the list leaves out
 // (host-local's GC as containernetworking/plugins#1289 proposes it) would
 // otherwise hand the next pod an address an endpoint still holds, which
-// HNS refuses.
+// HNS refuses. For the same reason GC that cannot list the endpoints passes
+// nothing on to IPAM.
 func TestGCKeepsTheAddressOfEveryEndpointItLeaves(t *testing.T) {
 	n1, conf := l2bridgeNode(t, 64)
 	ipamDir, record := recordingIPAM(t)
@@ -205,5 +206,18 @@ func TestGCKeepsTheAddressOfEveryEndpointItLeaves(t *testing.T) {
 	}
 	if got := names(n1.dump(t)); len(got) != 3 {
 		t.Errorf("endpoints after GC %v, want all three", got)
+	}
+
+	// With the endpoints not readable, which ones stay is not known: GC
+	// answers "try again later" and hands IPAM nothing.
+	if err := os.Remove(record); err != nil {
+		t.Fatal(err)
+	}
+	n1.hnssim(t, "faults", "--error-rate", "ListEndpoints=1", "--error-code", "0x6ba")
+	if err := rt.cni.GCNetworkList(context.Background(), rt.list, &libcni.GCArgs{ValidAttachments: listed}); cniCode(err) != int(types.ErrTryAgainLater) {
+		t.Errorf("GC with HNS not listing endpoints: %v, want code 11", err)
+	}
+	if _, err := os.Stat(record); !os.IsNotExist(err) {
+		t.Errorf("IPAM got a GC while HNS could not list the endpoints (%v)", err)
 	}
 }
