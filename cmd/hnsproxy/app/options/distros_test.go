@@ -65,6 +65,7 @@ func TestAKSKubeProxyStartArgs(t *testing.T) {
 	// which entry to drop.
 	_, _, _, _, err := parse(t, aks, append(args, "--feature-gates=WinDSR=true,WinOverlay=false")...)
 	wantError(t, err, "cannot set feature gate WinOverlay to false")
+	wantError(t, err, "remove WinOverlay=false")
 }
 
 // TestEKSBootstrapKubeProxyArgs: EKS's Windows AMIs register kube-proxy as

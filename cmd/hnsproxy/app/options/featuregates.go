@@ -3,6 +3,7 @@ package options
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/component-base/featuregate"
@@ -93,9 +94,31 @@ func resolveFeatureGates(requested map[string]bool) (featuregate.MutableVersione
 		warnings = append(warnings, fmt.Sprintf("feature gate %q does not affect hnsproxy; ignored", name))
 	}
 	if err := fg.SetFromMap(apply); err != nil {
-		return nil, warnings, fmt.Errorf("feature gates: %w", err)
+		return nil, warnings, fmt.Errorf("feature gates: %w%s", err, lockedGateHint(known, apply))
 	}
 	return fg, warnings, nil
+}
+
+// lockedGateHint names the requests that set a gate against its lock and
+// what to do about them. Start scripts written for an older Kubernetes
+// still pass such gates (AKS's, below 1.34, adds WinOverlay=false): the
+// fix is to drop the entry, which the bare "locked" error does not say.
+func lockedGateHint(known map[featuregate.Feature]featuregate.FeatureSpec, requested map[string]bool) string {
+	var hints []string
+	for name, on := range requested {
+		spec := known[featuregate.Feature(name)]
+		if !spec.LockToDefault || on == spec.Default {
+			continue
+		}
+		since := ""
+		if spec.Version != nil {
+			since = fmt.Sprintf(" since Kubernetes %d.%d", spec.Version.Major(), spec.Version.Minor())
+		}
+		hints = append(hints, fmt.Sprintf("; remove %s=%t from --feature-gates (or featureGates in the config file): %s is locked to %t%s, in kube-proxy too",
+			name, on, name, spec.Default, since))
+	}
+	sort.Strings(hints)
+	return strings.Join(hints, "")
 }
 
 // KnownFeatures lists the gates for --help.
