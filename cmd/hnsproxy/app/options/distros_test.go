@@ -90,10 +90,10 @@ func TestEKSBootstrapKubeProxyArgs(t *testing.T) {
 	})
 }
 
-// TestEKSBootstrapKubeProxyArgsOfOlderAMIs: the AMIs' scripts before
-// Kubernetes 1.26 also passed --logtostderr=true (and before 1.16
-// --resource-container=""), flags kube-proxy 1.26+ no longer has (klog's
-// flags, KEP-2845): refused by hnsproxy as by kube-proxy 1.36.
+// TestEKSBootstrapKubeProxyArgsOfOlderAMIs: older AMIs' scripts also
+// passed --logtostderr=true (and before 1.16 --resource-container=""),
+// flags kube-proxy no longer has (klog's went in 1.26, KEP-2845): refused
+// by hnsproxy as by kube-proxy 1.36.
 func TestEKSBootstrapKubeProxyArgsOfOlderAMIs(t *testing.T) {
 	for _, old := range []string{"--logtostderr=true", `--resource-container=`} {
 		_, _, _, _, err := parse(t, map[string]string{"KUBE_NETWORK": "vpcbr0a1b2c3d4e5f"}, "--proxy-mode=kernelspace", old)
