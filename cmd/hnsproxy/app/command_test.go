@@ -86,6 +86,17 @@ func TestBadCommandLines(t *testing.T) {
 	}
 }
 
+// kube-up's GCE Windows nodes split KUBEPROXY_ARGS on single spaces, so
+// an argument may be empty (options' TestGCEWindowsKubeProxyArgs):
+// kube-proxy's command takes an empty argument for none, and so does
+// hnsproxy's.
+func TestEmptyArgumentsAreNone(t *testing.T) {
+	path := t.TempDir() + "/kube-proxy.yaml"
+	if out, err := execute(t, "", "--network-name=l2bridge", "", "--write-config-to="+path, ""); err != nil {
+		t.Errorf("empty arguments: %v %s", err, out)
+	}
+}
+
 // --write-config-to writes the configuration kube-proxy would run with:
 // the flags', or with --config the file's (the flags it ignores stay out;
 // --hostname-override and the logging flags go in), and it loads back.

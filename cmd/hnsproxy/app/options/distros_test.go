@@ -173,8 +173,7 @@ func TestRKE2KubeProxyArgs(t *testing.T) {
 // --feature-gates=WinOverlay=true --hostname-override=<node>
 // --kubeconfig --cluster-cidr=<this node's hybrid-overlay subnet>
 // --network-name=OVNKubernetesHybridOverlayNetwork --source-vip=<the
-// endpoint IP its network script finds> --enable-dsr=false and --v=2 (4
-// when debugging).
+// endpoint IP its network script finds> --enable-dsr=false and a --v.
 func TestOpenShiftWMCOKubeProxyArgs(t *testing.T) {
 	cfg, warnings := mustParse(t, nil,
 		"--windows-service", "--proxy-mode=kernelspace", "--feature-gates=WinOverlay=true",
