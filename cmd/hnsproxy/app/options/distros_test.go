@@ -193,8 +193,7 @@ func TestOpenShiftWMCOKubeProxyArgs(t *testing.T) {
 }
 
 // TestFlannelStartScriptArgs: sig-windows-tools'
-// hostprocess/flannel/kube-proxy/start.ps1 (the image Cluster API
-// Provider Azure's Flannel templates run too), with the DaemonSet's
+// hostprocess/flannel/kube-proxy/start.ps1, with the DaemonSet's
 // KUBE_NETWORK=flannel.4096: --v=6 --hostname-override=$env:NODE_NAME
 // --feature-gates=WinOverlay=true --proxy-mode=kernelspace
 // --source-vip=<the IP host-local reserved> and the kubeconfig the script
