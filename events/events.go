@@ -111,6 +111,18 @@ func (r *Reporter) LoadBalancerRejected(svc types.NamespacedName, port, frontend
 	r.service(svc, ReasonLoadBalancerRejected, "HNS rejected the load balancer for port %s (%s): %v", port, frontend, err)
 }
 
+// LoadBalancersRejected, on the Node: HNS refused the load balancers of
+// more Service ports with error code than are raised one by one (raised
+// were, on their Services); this is the next, and those after it are
+// raised nowhere until no load balancer is refused with code. HNS that
+// refuses every write would otherwise raise one event per Service port.
+func (r *Reporter) LoadBalancersRejected(code string, raised int, svc types.NamespacedName, port, frontend string, err error) {
+	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, ReasonLoadBalancerRejected, ActionSync,
+		"HNS rejects load balancers of more than %d Service ports with %s; the others are not raised on their Services while it lasts "+
+			`(hnsproxy_objects{state="failed"} counts them, /debug/hns and hnsproxy-diag list them). The next, port %s of %s (%s): %v`,
+		raised, code, port, svc, frontend, err)
+}
+
 // EndpointAddressRefused: HNS refuses the remote endpoint for backend ip of
 // the load balancer for port; err says what holds the address, or that
 // nothing does.

@@ -39,9 +39,9 @@ type observer struct {
 	statuses StatusSource                     // may be nil
 	events   *events.Reporter                 // may be nil
 
-	// rejected is the last HNS error reported per load balancer key, so a
-	// load balancer HNS keeps refusing is one event, not one per retry.
-	rejected map[string]string
+	// rejected is what was reported of the load balancers HNS refuses
+	// (rejections.go).
+	rejected rejections
 	// refusedAddrs is the last address refusal reported per load balancer
 	// key and backend (refusedaddr.go).
 	refusedAddrs map[string]string
@@ -54,7 +54,7 @@ var _ proxier.Observer = (*observer)(nil)
 // that the loop of each family started (kube-proxy's loop does the same).
 func newObserver(clusterCIDRs []string, health *healthcheck.ProxyHealthServer, services *healthcheck.ServiceHealthServer, statuses StatusSource, reporter *events.Reporter) *observer {
 	o := &observer{families: familiesOf(clusterCIDRs), health: health, services: services, statuses: statuses, events: reporter,
-		rejected: map[string]string{}, refusedAddrs: map[string]string{}}
+		rejected: newRejections(), refusedAddrs: map[string]string{}}
 	for _, f := range o.families {
 		if health != nil {
 			health.SyncLoopStarted(f)
@@ -214,42 +214,6 @@ func (o *observer) HealthChecks(checks map[types.NamespacedName]desired.HealthCh
 	}
 	_ = o.services.SyncServices(ports)
 	_ = o.services.SyncEndpoints(local)
-}
-
-// reportRejections raises HNSLoadBalancerRejected on the owning Service for
-// each load balancer HNS refused (not for HNS being unreachable, nor for a
-// call the stop cut short, nor for a foreign load balancer on the frontend:
-// the proxier raises ForeignLoadBalancerConflict for that), once per
-// distinct error. It reads the whole status only while some load balancer
-// failed or was reported: the common Sync pays nothing for it.
-func (o *observer) reportRejections(r reconciler.SyncResult) {
-	if len(r.Errors) == 0 && len(o.rejected) == 0 {
-		return
-	}
-	owners := map[string]string{}
-	for _, st := range o.statuses.StatusSnapshot().LoadBalancers {
-		key := st.Key.String()
-		owners[key] = st.Owner
-		if st.State != reconciler.StateError {
-			delete(o.rejected, key)
-		}
-	}
-	for key := range o.rejected {
-		if _, tracked := owners[key]; !tracked { // its Service was deleted
-			delete(o.rejected, key)
-		}
-	}
-	for _, e := range r.Errors {
-		if e.Kind != reconciler.KindLoadBalancer || hnslb.IsUnavailable(e.Err) || stoppedMidSync(e.Err) || foreignHeld(e.Err) || o.rejected[e.Name] == e.Err.Error() {
-			continue
-		}
-		svc, port, ok := splitOwner(owners[e.Name])
-		if !ok {
-			continue
-		}
-		o.rejected[e.Name] = e.Err.Error()
-		o.events.LoadBalancerRejected(svc, port, e.Name, e.Err)
-	}
 }
 
 // foreignHeld reports the error of a load balancer whose frontend a foreign

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -69,4 +70,63 @@ func TestRejectionOfARecreatedServiceIsReportedAgain(t *testing.T) {
 	if len(rec.Events) != 2 {
 		t.Errorf("%d HNSLoadBalancerRejected events, want one per Service life", len(rec.Events))
 	}
+}
+
+// The events of one HNS error code are bounded while load balancers are
+// refused with it: rejectionsRaisedPerCode on their Services, then one on
+// the Node, then none, however many more. Another code has its own bound,
+// and once no load balancer is refused with a code, a new refusal with it
+// is raised on its Service again.
+func TestRejectionsOfOneCodeAreBoundedUntilTheyEnd(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
+	health := healthcheck.NewProxyHealthServer(clk, time.Minute, nil)
+	const n = 3 * rejectionsRaisedPerCode
+	src := &statuses{}
+	failing := func(code hnslb.ErrorCode, from, to int) []reconciler.ObjectError {
+		var errs []reconciler.ObjectError
+		for i := from; i < to; i++ {
+			key := intent.LBKey{Family: intent.IPv4, VIP: fmt.Sprintf("10.96.0.%d", i+1), Protocol: hnslb.ProtocolTCP, Port: 80}
+			lb := intent.LB{Key: key, Owner: fmt.Sprintf("shop/svc-%d:http", i)}
+			src.lbs[i] = reconciler.Status{Key: key, Owner: lb.Owner, Desired: &lb, State: reconciler.StateError}
+			errs = append(errs, reconciler.ObjectError{Kind: reconciler.KindLoadBalancer, Name: key.String(),
+				Err: hnslb.NewError("CreateLoadBalancer", code, "Unspecified error")})
+		}
+		return errs
+	}
+	src.lbs = make([]reconciler.Status, n+1)
+	rec := events.NewFakeRecorder(10 * n)
+	obs := newObserver(nil, health, nil, src, hnsevents.NewReporter(fakeBroadcaster{rec: rec}, "win-1"))
+	sync := func(errs []reconciler.ObjectError) {
+		obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now(), Result: reconciler.SyncResult{Failed: len(errs), Errors: errs}})
+	}
+	drain := func() (onServices, onNode int) {
+		for len(rec.Events) > 0 {
+			if ev := <-rec.Events; strings.Contains(ev, "Service ports with") {
+				onNode++
+			} else {
+				onServices++
+			}
+		}
+		return onServices, onNode
+	}
+	check := func(when string, wantServices, wantNode int) {
+		t.Helper()
+		if s, nd := drain(); s != wantServices || nd != wantNode {
+			t.Errorf("%s: %d events on Services and %d on the Node, want %d and %d", when, s, nd, wantServices, wantNode)
+		}
+	}
+
+	eFail := failing(codeUnspecified, 0, n)
+	sync(eFail)
+	check("HNS refuses every load balancer", rejectionsRaisedPerCode, 1)
+	sync(eFail)
+	check("refused again", 0, 0)
+	sync(failing(hnslb.CodeInvalidParameter, n, n+1))
+	check("another code meanwhile", 1, 0)
+	for i := range n {
+		src.lbs[i].State = reconciler.StateDone
+	}
+	sync(nil)
+	sync(failing(codeUnspecified, 0, 1))
+	check("refused again after every load balancer of the code was programmed", 1, 0)
 }
