@@ -1,6 +1,7 @@
 package proxier
 
 import (
+	"context"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -57,14 +58,30 @@ func (p *Proxier) reportReconcile(res reconciler.SyncResult) {
 	}
 	p.foreignReported.keep(now)
 	now = make(map[intent.LBKey]bool, len(res.LeftOut))
+	if len(res.LeftOut) == 0 {
+		p.leftOutRaised = 0 // the streak ended
+	}
 	for _, l := range res.LeftOut {
 		now[l.Key] = true
-		// The addresses come last: a note the API would find too long is
-		// cut at its end (package events), and the count and the why stay.
-		if ips := strings.Join(l.IPs, ", "); p.leftOutReported.due(l.Key, ips) {
+		ips := strings.Join(l.IPs, ", ")
+		if !p.leftOutReported.due(l.Key, ips) {
+			continue
+		}
+		switch p.leftOutRaised++; {
+		case p.leftOutRaised <= maxLeftOutEvents:
+			// The addresses come last: a note the API would find too long is
+			// cut at its end (package events), and the count and the why stay.
 			p.serviceEvent(l.Key, ReasonBackendsUnrealizable,
 				"%s: %d ready endpoints on this node have no HNS endpoint and are left out (over the backend cap, other endpoints stand in): %s",
 				l.Key, len(l.IPs), ips)
+		case p.leftOutRaised == maxLeftOutEvents+1:
+			klog.InfoS("Load balancers leave out backends with no HNS endpoint; the rest are not raised on their Services", "reasonRaisedOnNode", ReasonBackendsUnrealizable, "frontend", l.Key, "leftOut", ips)
+			p.warnNode(context.Background(), ReasonBackendsUnrealizable, "Sync",
+				"more than %d load balancers leave out ready endpoints on this node that have no HNS endpoint (HNS lost them, or the CNI has not made them); "+
+					"the others are not raised on their Services while it lasts (/debug/hns and hnsproxy-diag list them). The next, %s: %s",
+				maxLeftOutEvents, l.Key, ips)
+		default:
+			klog.V(2).InfoS("Load balancer not fully programmed", "frontend", l.Key, "reason", ReasonBackendsUnrealizable)
 		}
 	}
 	p.leftOutReported.keep(now)
@@ -86,3 +103,13 @@ func (p *Proxier) serviceEvent(key intent.LBKey, reason, format string, args ...
 	}
 	p.opts.Recorder.Eventf(svc, nil, v1.EventTypeWarning, reason, "Sync", format, args...)
 }
+
+// maxLeftOutEvents bounds the BackendsUnrealizable events on Services
+// while load balancers leave out backends. One cause on the node (HNS
+// restarted and lost the containers' endpoints, projectcalico/calico#5164)
+// leaves out a backend of every load balancer that has one there: one
+// event each would be an event per Service from the node, and client-go's
+// events.k8s.io broadcaster has no spam filter to thin them. Past the
+// bound one Warning on the Node stands for the rest, until no load
+// balancer leaves a backend out.
+const maxLeftOutEvents = 10

@@ -2,6 +2,7 @@ package proxier
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -154,4 +155,62 @@ func TestBackendsUnrealizableListsTheAddressesLast(t *testing.T) {
 	if !strings.HasSuffix(notes[0], want) {
 		t.Errorf("event %q, want it to end %q", notes[0], want)
 	}
+}
+
+// TestManyLoadBalancersLeavingOutBackendsAreAFewEvents: when the pods of
+// this node have no HNS endpoint (an HNS restart that lost the containers'
+// endpoints, projectcalico/calico#5164, or a CNI that has not made them),
+// every load balancer with a backend among them leaves it out. One
+// BackendsUnrealizable per load balancer would be an event per Service from
+// the node; the node-wide cause gets a few on Services and one on the Node
+// while it lasts. Once no load balancer leaves a backend out, a new one
+// that does is raised on its Service again.
+func TestManyLoadBalancersLeavingOutBackendsAreAFewEvents(t *testing.T) {
+	n := newTestNode(t, "ws2022", "10.244.1.5") // .7 has no HNS endpoint
+	n.start()
+	const services = 3 * maxLeftOutEvents
+	for i := range services {
+		name := fmt.Sprintf("web-%d", i)
+		n.apply(service(name, fmt.Sprintf("10.96.0.%d", 10+i)), slice(name,
+			endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.1.7", nodeName}))
+	}
+	// Every load balancer's condition was decided on (the proxier
+	// remembers each it reported); the recorder holds what was raised.
+	n.eventually("every load balancer reported leaving out 10.244.1.7", func() bool { return n.leftOutReported() == services })
+	onServices, onNode := 0, 0
+	for _, e := range n.drainEvents() {
+		switch {
+		case !strings.Contains(e, ReasonBackendsUnrealizable):
+		case strings.Contains(e, "load balancers leave out"):
+			onNode++
+		default:
+			onServices++
+		}
+	}
+	if onServices != maxLeftOutEvents || onNode != 1 {
+		t.Errorf("%d BackendsUnrealizable events on Services and %d on the Node for %d load balancers, want %d and 1",
+			onServices, onNode, services, maxLeftOutEvents)
+	}
+
+	// The pod without an HNS endpoint goes: nothing is left out. A
+	// Service that leaves out another address later is a new condition.
+	for i := range services {
+		name := fmt.Sprintf("web-%d", i)
+		n.apply(slice(name, endpoint{"10.244.1.5", nodeName}))
+	}
+	n.eventually("no load balancer leaving a backend out", func() bool { return n.leftOutReported() == 0 })
+	n.drainEvents()
+	n.apply(service("late", "10.96.1.10"), slice("late", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.1.8", nodeName}))
+	n.eventually("the late Service's load balancer reported", func() bool { return n.leftOutReported() == 1 })
+	if got := n.countEvents(ReasonBackendsUnrealizable); got != 1 {
+		t.Errorf("%d BackendsUnrealizable events for a Service leaving out a backend after the others were whole, want 1", got)
+	}
+}
+
+// leftOutReported is how many load balancers the proxier holds reported
+// as leaving out backends.
+func (n *testNode) leftOutReported() int {
+	n.proxier.mu.Lock()
+	defer n.proxier.mu.Unlock()
+	return len(n.proxier.leftOutReported)
 }
