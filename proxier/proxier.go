@@ -198,9 +198,9 @@ type Proxier struct {
 	// foreignReported and leftOutReported hold what was last reported per
 	// frontend (the foreign load balancer's ID, the left-out IPs).
 	foreignReported, leftOutReported onceEach
-	// leftOutRaised counts the load balancers reported leaving out
-	// backends since none last did (reconcile_events.go).
-	leftOutRaised int
+	// foreignRaised and leftOutRaised count the load balancers reported
+	// since none last had the condition (reconcile_events.go).
+	foreignRaised, leftOutRaised nodeWideBudget
 	// stopRun ends Run's context; stopErr is what Run returns then (network.go).
 	stopRun context.CancelCauseFunc
 	stopErr error

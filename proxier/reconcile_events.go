@@ -2,6 +2,7 @@ package proxier
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -11,7 +12,8 @@ import (
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
-// Warning events on a Service about what the reconciler could not program.
+// Warning events on a Service about what the reconciler could not program
+// (past nodeWideBudget's bound, one on the Node for the rest).
 const (
 	// ReasonForeignLoadBalancerConflict: a load balancer hnsproxy does not
 	// own holds the Service's frontend, and hnsproxy will not delete it (an
@@ -45,46 +47,89 @@ func (o onceEach) keep(now map[intent.LBKey]bool) {
 	}
 }
 
+// nodeWideBudget bounds the events of one reason on Services while any
+// load balancer has the condition: one cause on the node (HNS restarted
+// and lost the containers' endpoints, projectcalico/calico#5164; another
+// service proxy still programming the node) can give it to every load
+// balancer, and an event each would be an event per Service from the
+// node: client-go's events.k8s.io broadcaster has no spam filter to thin
+// them, and each Service is an object of its own, so its series do not
+// fold them either. Past the bound one Warning on the Node stands for the
+// rest, until no load balancer has the condition.
+type nodeWideBudget struct{ raised int }
+
+// maxServiceEvents is how many load balancers' conditions of one reason
+// are raised on their Services while any load balancer has it.
+const maxServiceEvents = 10
+
+// next reports where the next new condition is raised: on its Service,
+// on the Node (the first past the bound), or nowhere.
+func (b *nodeWideBudget) next() (onService, onNode bool) {
+	b.raised++
+	return b.raised <= maxServiceEvents, b.raised == maxServiceEvents+1
+}
+
 // reportReconcile raises the events of one Sync's result, once per condition.
 func (p *Proxier) reportReconcile(res reconciler.SyncResult) {
+	if len(res.ForeignHeld) == 0 {
+		p.foreignRaised = nodeWideBudget{} // the streak ended
+	}
 	now := make(map[intent.LBKey]bool, len(res.ForeignHeld))
 	for _, f := range res.ForeignHeld {
 		now[f.Key] = true
-		if p.foreignReported.due(f.Key, f.ID) {
+		if !p.foreignReported.due(f.Key, f.ID) {
+			continue
+		}
+		const why = "hnsproxy does not delete it for an external or ingress IP, so this frontend is not served here until it is removed"
+		switch onService, onNode := p.foreignRaised.next(); {
+		case onService:
 			p.serviceEvent(f.Key, ReasonForeignLoadBalancerConflict,
-				"%s is held on this node by HNS load balancer %s, which hnsproxy does not own; hnsproxy does not delete it for an external or ingress IP, so this frontend is not served here until it is removed",
-				f.Key, f.ID)
+				"%s is held on this node by HNS load balancer %s, which hnsproxy does not own; "+why, f.Key, f.ID)
+		case onNode:
+			p.nodeWideEvent(ReasonForeignLoadBalancerConflict, f.Key,
+				fmt.Sprintf("load balancers hnsproxy does not own hold the external or ingress IPs of more than %d load balancers on this node (is another service proxy running here?); %s", maxServiceEvents, why),
+				fmt.Sprintf("%s, held by %s", f.Key, f.ID))
+		default:
+			klog.V(2).InfoS("Load balancer not fully programmed", "frontend", f.Key, "reason", ReasonForeignLoadBalancerConflict)
 		}
 	}
 	p.foreignReported.keep(now)
-	now = make(map[intent.LBKey]bool, len(res.LeftOut))
+
 	if len(res.LeftOut) == 0 {
-		p.leftOutRaised = 0 // the streak ended
+		p.leftOutRaised = nodeWideBudget{}
 	}
+	now = make(map[intent.LBKey]bool, len(res.LeftOut))
 	for _, l := range res.LeftOut {
 		now[l.Key] = true
 		ips := strings.Join(l.IPs, ", ")
 		if !p.leftOutReported.due(l.Key, ips) {
 			continue
 		}
-		switch p.leftOutRaised++; {
-		case p.leftOutRaised <= maxLeftOutEvents:
+		switch onService, onNode := p.leftOutRaised.next(); {
+		case onService:
 			// The addresses come last: a note the API would find too long is
 			// cut at its end (package events), and the count and the why stay.
 			p.serviceEvent(l.Key, ReasonBackendsUnrealizable,
 				"%s: %d ready endpoints on this node have no HNS endpoint and are left out (over the backend cap, other endpoints stand in): %s",
 				l.Key, len(l.IPs), ips)
-		case p.leftOutRaised == maxLeftOutEvents+1:
-			klog.InfoS("Load balancers leave out backends with no HNS endpoint; the rest are not raised on their Services", "reasonRaisedOnNode", ReasonBackendsUnrealizable, "frontend", l.Key, "leftOut", ips)
-			p.warnNode(context.Background(), ReasonBackendsUnrealizable, "Sync",
-				"more than %d load balancers leave out ready endpoints on this node that have no HNS endpoint (HNS lost them, or the CNI has not made them); "+
-					"the others are not raised on their Services while it lasts (/debug/hns and hnsproxy-diag list them). The next, %s: %s",
-				maxLeftOutEvents, l.Key, ips)
+		case onNode:
+			p.nodeWideEvent(ReasonBackendsUnrealizable, l.Key,
+				fmt.Sprintf("more than %d load balancers leave out ready endpoints on this node that have no HNS endpoint (HNS lost them, or the CNI has not made them)", maxServiceEvents),
+				fmt.Sprintf("%s leaves out %s", l.Key, ips))
 		default:
 			klog.V(2).InfoS("Load balancer not fully programmed", "frontend", l.Key, "reason", ReasonBackendsUnrealizable)
 		}
 	}
 	p.leftOutReported.keep(now)
+}
+
+// nodeWideEvent raises on the Node the event that stands for the load
+// balancers of reason past maxServiceEvents (what they have; next, the
+// first of them, last, where a cut note loses it), and logs it.
+func (p *Proxier) nodeWideEvent(reason string, key intent.LBKey, what, next string) {
+	klog.InfoS("Load balancers not fully programmed; the rest are not raised on their Services", "reason", reason, "next", key)
+	p.warnNode(context.Background(), reason, "Sync",
+		"%s; the others are not raised on their Services while it lasts (/debug/hns and hnsproxy-diag list them). The next: %s", what, next)
 }
 
 // serviceEvent raises a Warning on the Service whose load balancer key is.
@@ -103,13 +148,3 @@ func (p *Proxier) serviceEvent(key intent.LBKey, reason, format string, args ...
 	}
 	p.opts.Recorder.Eventf(svc, nil, v1.EventTypeWarning, reason, "Sync", format, args...)
 }
-
-// maxLeftOutEvents bounds the BackendsUnrealizable events on Services
-// while load balancers leave out backends. One cause on the node (HNS
-// restarted and lost the containers' endpoints, projectcalico/calico#5164)
-// leaves out a backend of every load balancer that has one there: one
-// event each would be an event per Service from the node, and client-go's
-// events.k8s.io broadcaster has no spam filter to thin them. Past the
-// bound one Warning on the Node stands for the rest, until no load
-// balancer leaves a backend out.
-const maxLeftOutEvents = 10

@@ -34,27 +34,8 @@ func (n *testNode) countEvents(reason string) int {
 // balancer hnsproxy does not own. It survives the Service's life; the
 // Service gets one Warning event however many retries see the conflict.
 func TestForeignLoadBalancerOnAnExternalIPIsReportedOnceAndKept(t *testing.T) {
-	n := newTestNode(t, "ws2022", "10.244.1.5", "10.244.1.6")
-	n.start()
-	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
-	n.eventually("first load balancer", func() bool { return len(n.lbs()) == 1 })
-	n.settle() // the first Sync is over: no takeover any more
-
-	var podEP string
-	for _, e := range n.hns.Snapshot().Endpoints {
-		if e.IP() == "10.244.1.6" {
-			podEP = e.ID
-		}
-	}
-	foreign, err := n.hns.CreateLoadBalancer(context.Background(), &hnslb.LoadBalancer{
-		HostComputeEndpoints: []string{podEP},
-		FrontendVIPs:         []string{"192.0.2.10"},
-		PortMappings:         []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 9000, ExternalPort: 80}},
-		SchemaVersion:        hnslb.SchemaVersion{Major: 2},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, holdForeign := startWithForeignHolders(t)
+	foreignID := holdForeign("192.0.2.10")
 	n.apply(service("tenant", "10.96.0.11", func(s *v1.Service) { s.Spec.ExternalIPs = []string{"192.0.2.10"} }),
 		slice("tenant", endpoint{"10.244.1.5", nodeName}))
 	got := 0
@@ -66,14 +47,14 @@ func TestForeignLoadBalancerOnAnExternalIPIsReportedOnceAndKept(t *testing.T) {
 	if got += n.countEvents(ReasonForeignLoadBalancerConflict); got != 1 {
 		t.Errorf("%d conflict events, want 1 per conflict", got)
 	}
-	if _, err := n.hns.GetLoadBalancerByID(context.Background(), foreign.ID); err != nil {
+	if _, err := n.hns.GetLoadBalancerByID(context.Background(), foreignID); err != nil {
 		t.Fatalf("the foreign load balancer is gone: %v", err)
 	}
 	if err := n.client.CoreV1().Services("default").Delete(context.Background(), "tenant", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	n.settle()
-	if _, err := n.hns.GetLoadBalancerByID(context.Background(), foreign.ID); err != nil {
+	if _, err := n.hns.GetLoadBalancerByID(context.Background(), foreignID); err != nil {
 		t.Fatalf("the foreign load balancer is gone after the Service: %v", err)
 	}
 }
@@ -168,7 +149,7 @@ func TestBackendsUnrealizableListsTheAddressesLast(t *testing.T) {
 func TestManyLoadBalancersLeavingOutBackendsAreAFewEvents(t *testing.T) {
 	n := newTestNode(t, "ws2022", "10.244.1.5") // .7 has no HNS endpoint
 	n.start()
-	const services = 3 * maxLeftOutEvents
+	const services = 3 * maxServiceEvents
 	for i := range services {
 		name := fmt.Sprintf("web-%d", i)
 		n.apply(service(name, fmt.Sprintf("10.96.0.%d", 10+i)), slice(name,
@@ -176,21 +157,8 @@ func TestManyLoadBalancersLeavingOutBackendsAreAFewEvents(t *testing.T) {
 	}
 	// Every load balancer's condition was decided on (the proxier
 	// remembers each it reported); the recorder holds what was raised.
-	n.eventually("every load balancer reported leaving out 10.244.1.7", func() bool { return n.leftOutReported() == services })
-	onServices, onNode := 0, 0
-	for _, e := range n.drainEvents() {
-		switch {
-		case !strings.Contains(e, ReasonBackendsUnrealizable):
-		case strings.Contains(e, "load balancers leave out"):
-			onNode++
-		default:
-			onServices++
-		}
-	}
-	if onServices != maxLeftOutEvents || onNode != 1 {
-		t.Errorf("%d BackendsUnrealizable events on Services and %d on the Node for %d load balancers, want %d and 1",
-			onServices, onNode, services, maxLeftOutEvents)
-	}
+	n.eventually("every load balancer reported leaving out 10.244.1.7", func() bool { return n.reportedLBs(leftOutOf) == services })
+	n.expectNodeWideBound(ReasonBackendsUnrealizable, "load balancers leave out", services)
 
 	// The pod without an HNS endpoint goes: nothing is left out. A
 	// Service that leaves out another address later is a new condition.
@@ -198,19 +166,109 @@ func TestManyLoadBalancersLeavingOutBackendsAreAFewEvents(t *testing.T) {
 		name := fmt.Sprintf("web-%d", i)
 		n.apply(slice(name, endpoint{"10.244.1.5", nodeName}))
 	}
-	n.eventually("no load balancer leaving a backend out", func() bool { return n.leftOutReported() == 0 })
+	n.eventually("no load balancer leaving a backend out", func() bool { return n.reportedLBs(leftOutOf) == 0 })
 	n.drainEvents()
 	n.apply(service("late", "10.96.1.10"), slice("late", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.1.8", nodeName}))
-	n.eventually("the late Service's load balancer reported", func() bool { return n.leftOutReported() == 1 })
+	n.eventually("the late Service's load balancer reported", func() bool { return n.reportedLBs(leftOutOf) == 1 })
 	if got := n.countEvents(ReasonBackendsUnrealizable); got != 1 {
 		t.Errorf("%d BackendsUnrealizable events for a Service leaving out a backend after the others were whole, want 1", got)
 	}
 }
 
-// leftOutReported is how many load balancers the proxier holds reported
-// as leaving out backends.
-func (n *testNode) leftOutReported() int {
+// TestManyForeignHeldFrontendsAreAFewEvents: another service proxy left
+// running on the node (a migration that skipped stopping kube-proxy)
+// holds the external IPs of many Services. One ForeignLoadBalancerConflict
+// per frontend would be an event per Service from the node; they are a
+// few on Services and one on the Node while conflicts last, and a
+// conflict after they all ended is raised on its Service again.
+func TestManyForeignHeldFrontendsAreAFewEvents(t *testing.T) {
+	n, holdForeign := startWithForeignHolders(t)
+	const services = 3 * maxServiceEvents
+	tenant := func(i int) string { return fmt.Sprintf("tenant-%d", i) }
+	for i := range services {
+		vip := fmt.Sprintf("192.0.2.%d", 10+i)
+		holdForeign(vip)
+		n.apply(service(tenant(i), fmt.Sprintf("10.96.0.%d", 20+i), func(s *v1.Service) { s.Spec.ExternalIPs = []string{vip} }),
+			slice(tenant(i), endpoint{"10.244.1.5", nodeName}))
+	}
+	n.eventually("every held frontend reported", func() bool { return n.reportedLBs(foreignOf) == services })
+	n.expectNodeWideBound(ReasonForeignLoadBalancerConflict, "another service proxy", services)
+
+	for i := range services {
+		if err := n.client.CoreV1().Services("default").Delete(context.Background(), tenant(i), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.eventually("no held frontend reported", func() bool { return n.reportedLBs(foreignOf) == 0 })
+	n.drainEvents()
+	holdForeign("192.0.2.200")
+	n.apply(service("late", "10.96.1.10", func(s *v1.Service) { s.Spec.ExternalIPs = []string{"192.0.2.200"} }),
+		slice("late", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("the late Service's held frontend reported", func() bool { return n.reportedLBs(foreignOf) == 1 })
+	if got := n.countEvents(ReasonForeignLoadBalancerConflict); got != 1 {
+		t.Errorf("%d ForeignLoadBalancerConflict events for a conflict after the others ended, want 1", got)
+	}
+}
+
+// expectNodeWideBound drains the recorder and checks that of the events
+// of reason for conditions of n load balancers, maxServiceEvents were
+// raised on Services and one, whose note has onNode, on the Node.
+func (n *testNode) expectNodeWideBound(reason, onNode string, lbs int) {
+	n.t.Helper()
+	services, node := 0, 0
+	for _, e := range n.drainEvents() {
+		switch {
+		case !strings.Contains(e, reason):
+		case strings.Contains(e, onNode):
+			node++
+		default:
+			services++
+		}
+	}
+	if services != maxServiceEvents || node != 1 {
+		n.t.Errorf("%d %s events on Services and %d on the Node for %d load balancers, want %d and 1", services, reason, node, lbs, maxServiceEvents)
+	}
+}
+
+// reportedLBs is how many load balancers the proxier holds reported with
+// the condition whose memory of picks (leftOutOf, foreignOf).
+func (n *testNode) reportedLBs(of func(*Proxier) onceEach) int {
 	n.proxier.mu.Lock()
 	defer n.proxier.mu.Unlock()
-	return len(n.proxier.leftOutReported)
+	return len(of(n.proxier))
+}
+
+func leftOutOf(p *Proxier) onceEach { return p.leftOutReported }
+func foreignOf(p *Proxier) onceEach { return p.foreignReported }
+
+// startWithForeignHolders starts a node past its first Sync (no takeover
+// any more) with one Service, and returns it with a function that makes a
+// load balancer hnsproxy does not own on vip:80 (to the pod 10.244.1.6)
+// and returns its ID.
+func startWithForeignHolders(t *testing.T) (*testNode, func(vip string) string) {
+	t.Helper()
+	n := newTestNode(t, "ws2022", "10.244.1.5", "10.244.1.6")
+	n.start()
+	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("first load balancer", func() bool { return len(n.lbs()) == 1 })
+	n.settle()
+	var podEP string
+	for _, e := range n.hns.Snapshot().Endpoints {
+		if e.IP() == "10.244.1.6" {
+			podEP = e.ID
+		}
+	}
+	return n, func(vip string) string {
+		t.Helper()
+		lb, err := n.hns.CreateLoadBalancer(context.Background(), &hnslb.LoadBalancer{
+			HostComputeEndpoints: []string{podEP},
+			FrontendVIPs:         []string{vip},
+			PortMappings:         []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 9000, ExternalPort: 80}},
+			SchemaVersion:        hnslb.SchemaVersion{Major: 2},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lb.ID
+	}
 }
