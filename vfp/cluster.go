@@ -24,6 +24,12 @@ type Node struct {
 	HNS  *hnslb.Snapshot
 	// NetworkName is the pods' HNS network; "" picks the snapshot's only network.
 	NetworkName string
+	// ExternalVIPs are addresses the caller knows to be external or ingress
+	// IPs, external VIPs (frontendMatch) beside those HNS marks with
+	// VipExternalIP. No public capture shows HNS echoing that flag (hcn does
+	// not declare it; docs/simulator.md), so a listing of a real node may
+	// lack it, and a caller that knows the Services (hnsproxy-diag) names them.
+	ExternalVIPs []netip.Addr
 }
 
 // Cluster is a set of nodes whose HNS state packets are traced through.
@@ -47,8 +53,9 @@ type node struct {
 	byID    map[string]*endpoint
 	lbs     []*loadBalancer
 	// externalVIPs are the frontend VIPs some load balancer of the node
-	// carries with VipExternalIP (external and ingress IPs): traffic from
-	// the wire meets every load balancer on them (frontendMatch).
+	// carries with VipExternalIP (external and ingress IPs), and the
+	// Node's ExternalVIPs: traffic from the wire meets every load balancer
+	// on them (frontendMatch).
 	externalVIPs map[netip.Addr]bool
 }
 
@@ -123,15 +130,21 @@ func indexNode(in Node) (*node, error) {
 		}
 		n.lbs = append(n.lbs, lb)
 		if lb.portFlag(hnslb.PortMappingFlagsVipExternalIP) {
-			if n.externalVIPs == nil {
-				n.externalVIPs = map[netip.Addr]bool{}
-			}
-			for _, v := range lb.vips {
-				n.externalVIPs[v] = true
-			}
+			n.markExternal(lb.vips)
 		}
 	}
+	n.markExternal(in.ExternalVIPs)
 	return n, nil
+}
+
+// markExternal adds vips to the node's external VIPs.
+func (n *node) markExternal(vips []netip.Addr) {
+	for _, v := range vips {
+		if n.externalVIPs == nil {
+			n.externalVIPs = map[netip.Addr]bool{}
+		}
+		n.externalVIPs[v.Unmap()] = true
+	}
 }
 
 func (n *node) findNetwork() error {

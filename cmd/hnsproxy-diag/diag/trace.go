@@ -43,7 +43,7 @@ func Trace(in *Inputs, p vfp.Packet) (*TraceReport, error) {
 	if pl, ok := v.pods[src]; ok && pl.Node != "" && pl.Node != self {
 		return nil, fmt.Errorf("source %s is pod %s on node %s: run hnsproxy-diag on %s (load balancing happens at the sender's vSwitch port)", src, pl.Pod, pl.Node, pl.Node)
 	}
-	cluster, err := vfp.NewCluster(vfp.Node{Name: self, IPs: in.nodeIPs(), HNS: in.HNS, NetworkName: in.Network.Name})
+	cluster, err := vfp.NewCluster(vfp.Node{Name: self, IPs: in.nodeIPs(), HNS: in.HNS, NetworkName: in.Network.Name, ExternalVIPs: v.externalVIPs()})
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +81,22 @@ func Trace(in *Inputs, p vfp.Packet) (*TraceReport, error) {
 		t.Notes = v.explainMiss(p, src)
 	}
 	return t, nil
+}
+
+// externalVIPs are the external and ingress IPs hnsproxy would program on
+// this node. vfp reads them from the VipExternalIP flag, which HNS's
+// listing may not echo (vfp.Node.ExternalVIPs).
+func (v *view) externalVIPs() []netip.Addr {
+	var out []netip.Addr
+	for k, lb := range v.state.LBs {
+		if lb.Origin != intent.OriginExternalIP && lb.Origin != intent.OriginIngress {
+			continue
+		}
+		if a, err := netip.ParseAddr(k.VIP); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // explainMiss says, for a packet no load balancer took, which Service

@@ -134,3 +134,40 @@ func TestTraceIPv6OnANodeWithoutIPv6(t *testing.T) {
 		t.Errorf("IPv4 source to an IPv6 Service: %v", err)
 	}
 }
+
+// TestTraceFromOutsideWhereHNSDoesNotEchoTheExternalFlag: vfp tells an
+// external VIP, which traffic from outside the node reaches, by the
+// VipExternalIP port flag, and no public capture shows HNS answering a
+// listing with it (hcn does not declare it; docs/simulator.md, echo
+// drop-undeclared-flags). On such a node the trace still knows the
+// Services' external and ingress IPs, so a client outside reaches an
+// external IP's local backend, and still not a cluster IP.
+func TestTraceFromOutsideWhereHNSDoesNotEchoTheExternalFlag(t *testing.T) {
+	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "ext"},
+		Spec: v1.ServiceSpec{Type: v1.ServiceTypeClusterIP, ClusterIP: "10.96.0.40", ClusterIPs: []string{"10.96.0.40"}, ExternalIPs: []string{"192.0.2.40"},
+			Ports: []v1.ServicePort{{Name: "http", Protocol: v1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "web", Name: "ext-1", Labels: map[string]string{discoveryv1.LabelServiceName: "ext"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To(int32(8080))}},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{webA}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			NodeName: ptr.To(self), TargetRef: &v1.ObjectReference{Kind: "Pod", Namespace: "web", Name: "web-a"}}},
+	}
+	for _, echo := range []sim.Echo{{}, {DropUndeclaredFlags: true}} {
+		in := newFixtureWith(t, echo, svc, slice).read()
+		tr, err := Trace(in, mustPacket(t, "198.51.100.7:40000", "192.0.2.40:80", "tcp"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Outcome != "delivered-to-pod" || tr.Backend != "pod web/web-a on win-a" {
+			t.Errorf("echo %+v: external IP from outside: %s %q", echo, tr.Summary, tr.Notes)
+		}
+		tr, err = Trace(in, mustPacket(t, "198.51.100.7:40000", "10.96.0.40:80", "tcp"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Outcome != "dropped" || !hasLine(tr.Notes, "cluster IP of web/ext:http", "not from outside") {
+			t.Errorf("echo %+v: cluster IP from outside: %s %q", echo, tr.Summary, tr.Notes)
+		}
+	}
+}
