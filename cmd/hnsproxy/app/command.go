@@ -38,35 +38,22 @@ across restarts. It takes kube-proxy's flags and configuration file.`,
 			if showVersion.print(cmd.OutOrStdout()) {
 				return nil
 			}
-			cfg, warnings, err := opts.Complete(cmd.Flags())
-			if err != nil {
-				logWarnings(warnings) // in klog's text: logging is not set up
-				return err
+			start := func(ctx context.Context) error {
+				run, err := prepare(cmd, opts)
+				if err != nil || run == nil {
+					return err
+				}
+				return run(ctx)
 			}
-			// client-go reads its gates (WatchListClient...) from
-			// --feature-gates from here on, as in kube-proxy; nothing has
-			// made a client yet.
-			clientfeatures.ReplaceFeatureGates(options.ClientGates(cfg.FeatureGates))
-			if cfg.WriteConfigTo != "" {
-				logWarnings(warnings)
-				return writeConfig(cfg.Source, cfg.WriteConfigTo)
+			// As kube-proxy (server.go's RunE: initForOS, then Complete),
+			// a service reports to the SCM before the configuration is
+			// read: a configuration that fails is then a failure of the
+			// service, which the SCM's recovery action restarts, not a
+			// process that ended before it reported at all.
+			if opts.WindowsService() {
+				return runAsService(start)
 			}
-			// The daemon's warnings in its log format: a text line among
-			// --logging-format=json's would break a pipeline parsing JSON.
-			if err := logsapi.ValidateAndApply(&cfg.Logging, cfg.FeatureGates); err != nil {
-				logWarnings(warnings)
-				return fmt.Errorf("initializing logging: %w", err)
-			}
-			logWarnings(warnings)
-			cliflag.PrintFlags(cmd.Flags())
-			run := func(ctx context.Context) error { return Run(ctx, cfg) }
-			if cfg.Cleanup {
-				run = func(ctx context.Context) error { return runCleanup(ctx, cfg, nil) }
-			}
-			if cfg.WindowsService {
-				return runAsWindowsService(run)
-			}
-			return runUntilSignalled(run)
+			return runUntilSignalled(start)
 		},
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
@@ -85,6 +72,40 @@ across restarts. It takes kube-proxy's flags and configuration file.`,
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml", "json", "conf")
 	return cmd
 }
+
+// prepare completes the configuration and sets up logging, and returns
+// what to run: the daemon or --cleanup, nil after --write-config-to.
+func prepare(cmd *cobra.Command, opts *options.Options) (func(context.Context) error, error) {
+	cfg, warnings, err := opts.Complete(cmd.Flags())
+	if err != nil {
+		logWarnings(warnings) // in klog's text: logging is not set up
+		return nil, err
+	}
+	// client-go reads its gates (WatchListClient...) from
+	// --feature-gates from here on, as in kube-proxy; nothing has
+	// made a client yet.
+	clientfeatures.ReplaceFeatureGates(options.ClientGates(cfg.FeatureGates))
+	if cfg.WriteConfigTo != "" {
+		logWarnings(warnings)
+		return nil, writeConfig(cfg.Source, cfg.WriteConfigTo)
+	}
+	// The daemon's warnings in its log format: a text line among
+	// --logging-format=json's would break a pipeline parsing JSON.
+	if err := logsapi.ValidateAndApply(&cfg.Logging, cfg.FeatureGates); err != nil {
+		logWarnings(warnings)
+		return nil, fmt.Errorf("initializing logging: %w", err)
+	}
+	logWarnings(warnings)
+	cliflag.PrintFlags(cmd.Flags())
+	if cfg.Cleanup {
+		return func(ctx context.Context) error { return runCleanup(ctx, cfg, nil) }, nil
+	}
+	return func(ctx context.Context) error { return Run(ctx, cfg) }, nil
+}
+
+// runAsService runs the daemon under the Windows Service Control Manager
+// (runAsWindowsService); a variable so that tests can play the SCM.
+var runAsService = runAsWindowsService
 
 // logWarnings logs what the configuration's completion warned about.
 func logWarnings(warnings []string) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -107,5 +109,34 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 		}
 	default:
 		t.Error("the second signal while stopping did not exit")
+	}
+}
+
+// --windows-service reaches the Service Control Manager before the
+// configuration is read, as kube-proxy's does (server.go's RunE: initForOS,
+// then Complete): a configuration that fails (here a --config file that is
+// not there) is a failure of the running service, which the SCM sees as a
+// stop with exit code 1 and restarts (sc.exe failureflag), not a process
+// that ended before it ever reported to the SCM.
+func TestWindowsServiceStartsBeforeItsConfiguration(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing-config.yaml")
+	defer func(saved func(func(context.Context) error) error) { runAsService = saved }(runAsService)
+	var rec recorder
+	var underService error
+	reached := false
+	runAsService = func(run func(context.Context) error) error {
+		reached = true
+		underService = supervise(run, make(chan controlRequest), same, rec.report)
+		return underService
+	}
+	_, err := execute(t, "--windows-service", "--config="+missing)
+	if !reached {
+		t.Fatalf("the command ended before it reached the Service Control Manager: %v", err)
+	}
+	if underService == nil || !strings.Contains(underService.Error(), "missing-config.yaml") || !errors.Is(err, underService) {
+		t.Errorf("the service's failure = %v, the command's %v; want both the error of the missing config file", underService, err)
+	}
+	if want := []serviceState{stateStartPending, stateRunning}; !slices.Equal(rec.states, want) {
+		t.Errorf("reported %v, want %v", rec.states, want)
 	}
 }

@@ -20,6 +20,12 @@ var (
 	osHostname = os.Hostname
 )
 
+// WindowsService is --windows-service, read from the parsed flags before
+// Complete: kube-proxy starts the SCM integration (server.go's RunE,
+// initForOS) before it loads --config, so the flag decides and the file's
+// windowsRunAsService never makes a service (Complete warns about it).
+func (o *Options) WindowsService() bool { return o.flagConfig.WindowsRunAsService }
+
 // Complete merges the flags in fs (the command's full flag set, after
 // parsing) with --config the way kube-proxy does, applies the Windows and
 // hnsproxy defaults, and validates. Warnings are for the operator's log
@@ -107,9 +113,6 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		WriteConfigTo:         o.WriteConfigTo,
 		Cleanup:               o.Cleanup,
 		Source:                kp,
-		// The flag, never the file: kube-proxy starts the SCM integration
-		// (initForOS) before it loads --config.
-		WindowsService: o.flagConfig.WindowsRunAsService,
 	}
 	cidrs, w := clusterCIDRs(kp.ClusterCIDR)
 	cfg.ClusterCIDRs = cidrs

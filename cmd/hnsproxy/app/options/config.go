@@ -102,10 +102,6 @@ type Config struct {
 	// Cleanup (--cleanup) deletes the HNS objects hnsproxy owns and exits
 	// instead of running the proxy.
 	Cleanup bool
-	// WindowsService (--windows-service; the flag with or without --config,
-	// never the file's windowsRunAsService, as in kube-proxy) runs the
-	// daemon under the Windows Service Control Manager.
-	WindowsService bool
 
 	// Source is the KubeProxyConfiguration kube-proxy would hold: the file
 	// (logging flags over it) or the flags, with the Windows defaults and

@@ -189,22 +189,23 @@ func TestLinuxOnlyFlagsWarn(t *testing.T) {
 }
 
 // --cleanup and --windows-service are modes of the run, not of the proxy:
-// they are carried to the daemon. kube-proxy reads --windows-service before
+// --cleanup is carried to the daemon, and --windows-service is read before
+// Complete (Options.WindowsService). kube-proxy reads --windows-service before
 // it loads --config (server.go RunE: initForOS, then Complete), so the flag
 // decides with or without a file and the file's windowsRunAsService alone
 // never makes a service; hnsproxy warns about such a file.
 func TestCleanupAndWindowsServiceModes(t *testing.T) {
-	cfg, _ := mustParse(t, kubeNetwork, "--cleanup")
-	if !cfg.Cleanup || cfg.WindowsService {
-		t.Errorf("--cleanup: Cleanup %v WindowsService %v", cfg.Cleanup, cfg.WindowsService)
+	o, _, cfg, _, err := parse(t, kubeNetwork, "--cleanup")
+	if err != nil || !cfg.Cleanup || o.WindowsService() {
+		t.Errorf("--cleanup: %v, Cleanup %v WindowsService %v", err, cfg.Cleanup, o.WindowsService())
 	}
-	cfg, warnings := mustParse(t, kubeNetwork, "--windows-service")
-	if !cfg.WindowsService || cfg.Cleanup || len(warnings) != 0 {
-		t.Errorf("--windows-service: WindowsService %v Cleanup %v warnings %q", cfg.WindowsService, cfg.Cleanup, warnings)
+	o, _, cfg, warnings, err := parse(t, kubeNetwork, "--windows-service")
+	if err != nil || !o.WindowsService() || cfg.Cleanup || len(warnings) != 0 {
+		t.Errorf("--windows-service: %v, WindowsService %v Cleanup %v warnings %q", err, o.WindowsService(), cfg.Cleanup, warnings)
 	}
-	cfg, _ = mustParse(t, kubeNetwork)
-	if cfg.WindowsService || cfg.Cleanup {
-		t.Errorf("no flags: WindowsService %v Cleanup %v", cfg.WindowsService, cfg.Cleanup)
+	o, _, cfg, _, err = parse(t, kubeNetwork)
+	if err != nil || o.WindowsService() || cfg.Cleanup {
+		t.Errorf("no flags: %v, WindowsService %v Cleanup %v", err, o.WindowsService(), cfg.Cleanup)
 	}
 
 	const head = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nwinkernel:\n  networkName: cbr0\n"
@@ -225,9 +226,12 @@ func TestCleanupAndWindowsServiceModes(t *testing.T) {
 		if c.flag {
 			args = append(args, "--windows-service")
 		}
-		cfg, warnings := mustParse(t, nil, args...)
-		if cfg.WindowsService != c.want {
-			t.Errorf("%s: WindowsService %v, want %v (kube-proxy: the flag decides)", c.name, cfg.WindowsService, c.want)
+		o, _, _, warnings, err := parse(t, nil, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if o.WindowsService() != c.want {
+			t.Errorf("%s: WindowsService %v, want %v (kube-proxy: the flag decides)", c.name, o.WindowsService(), c.want)
 		}
 		if c.warning != "" {
 			wantWarning(t, warnings, c.warning)
