@@ -111,10 +111,13 @@ func TestEKSBootstrapKubeProxyArgsOfOlderAMIs(t *testing.T) {
 // --enable-dsr=true. The script splits KUBEPROXY_ARGS on single spaces, so
 // an argument may be empty: kube-proxy and hnsproxy both accept one.
 func TestGCEWindowsKubeProxyArgs(t *testing.T) {
-	cfg, warnings := mustParse(t, map[string]string{"KUBE_NETWORK": "l2bridge"},
+	o, _, cfg, warnings, err := parse(t, map[string]string{"KUBE_NETWORK": "l2bridge"},
 		`--kubeconfig=C:\etc\kubernetes\kubeproxy.kubeconfig`, "--cluster-cidr=10.64.0.0/14",
 		"--hostname-override=kubernetes-windows-node-x7k2", "--v=2", "--proxy-mode=kernelspace",
 		"--windows-service=true", "--feature-gates=WinDSR=true", "--enable-dsr=true", "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(warnings) != 0 {
 		t.Errorf("warnings = %q", warnings)
 	}
@@ -123,7 +126,7 @@ func TestGCEWindowsKubeProxyArgs(t *testing.T) {
 		healthz: "0.0.0.0:10256", metrics: "127.0.0.1:10249", bind: "0.0.0.0",
 		cidrs: []string{"10.64.0.0/14"}, debugEndpoint: true,
 	})
-	if !cfg.WindowsService {
+	if !o.WindowsService() {
 		t.Error("--windows-service=true not taken")
 	}
 }
@@ -175,10 +178,13 @@ func TestRKE2KubeProxyArgs(t *testing.T) {
 // --network-name=OVNKubernetesHybridOverlayNetwork --source-vip=<the
 // endpoint IP its network script finds> --enable-dsr=false and a --v.
 func TestOpenShiftWMCOKubeProxyArgs(t *testing.T) {
-	cfg, warnings := mustParse(t, nil,
+	o, _, cfg, warnings, err := parse(t, nil,
 		"--windows-service", "--proxy-mode=kernelspace", "--feature-gates=WinOverlay=true",
 		"--hostname-override=winworker-5rcbd", `--kubeconfig=C:\k\kubeconfig`, "--cluster-cidr=10.132.1.0/24",
 		"--network-name=OVNKubernetesHybridOverlayNetwork", "--source-vip=10.132.1.2", "--enable-dsr=false", "--v=2")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(warnings) != 0 {
 		t.Errorf("warnings = %q", warnings)
 	}
@@ -187,7 +193,7 @@ func TestOpenShiftWMCOKubeProxyArgs(t *testing.T) {
 		healthz: "0.0.0.0:10256", metrics: "127.0.0.1:10249", bind: "0.0.0.0",
 		cidrs: []string{"10.132.1.0/24"}, debugEndpoint: true,
 	})
-	if !cfg.WindowsService {
+	if !o.WindowsService() {
 		t.Error("--windows-service not taken")
 	}
 }
