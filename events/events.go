@@ -3,7 +3,9 @@
 // the reasons and typed methods for the events the daemon itself raises
 // (start, HNS capabilities, servers, HNS rejections). The proxier raises the
 // Service mapping problems through the same recorder, which cuts a note to
-// the length the API accepts (note.go).
+// the length the API accepts (note.go). Problems one cause on the node can
+// give every load balancer are raised one by one only a few at a time
+// (bound.go).
 //
 // Events name hnsproxy as their reporting controller, not kube-proxy: during
 // a migration both run in one cluster, and operators need to tell which one
@@ -114,8 +116,9 @@ func (r *Reporter) LoadBalancerRejected(svc types.NamespacedName, port, frontend
 // LoadBalancersRejected, on the Node: HNS refused the load balancers of
 // more Service ports with error code than are raised one by one (raised
 // were, on their Services); this is the next, and those after it are
-// raised nowhere until no load balancer is refused with code. HNS that
-// refuses every write would otherwise raise one event per Service port.
+// raised nowhere until at most raised are refused with code (Bound). HNS
+// that refuses every write would otherwise raise one event per Service
+// port.
 func (r *Reporter) LoadBalancersRejected(code string, raised int, svc types.NamespacedName, port, frontend string, err error) {
 	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, ReasonLoadBalancerRejected, ActionSync,
 		"HNS rejects load balancers of more than %d Service ports with %s; the others are not raised on their Services while it lasts "+

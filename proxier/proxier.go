@@ -23,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	hnsevents "github.com/hnsproxy/hnsproxy/events"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
@@ -198,9 +199,9 @@ type Proxier struct {
 	// foreignReported and leftOutReported hold what was last reported per
 	// frontend (the foreign load balancer's ID, the left-out IPs).
 	foreignReported, leftOutReported onceEach
-	// foreignRaised and leftOutRaised count the load balancers reported
-	// since none last had the condition (reconcile_events.go).
-	foreignRaised, leftOutRaised nodeWideBudget
+	// foreignRaised and leftOutRaised place the events of those conditions
+	// while many load balancers have them (reconcile_events.go).
+	foreignRaised, leftOutRaised hnsevents.Bound[intent.LBKey]
 	// stopRun ends Run's context; stopErr is what Run returns then (network.go).
 	stopRun context.CancelCauseFunc
 	stopErr error

@@ -8,12 +8,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	hnsevents "github.com/hnsproxy/hnsproxy/events"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 // Warning events on a Service about what the reconciler could not program
-// (past nodeWideBudget's bound, one on the Node for the rest).
+// (past hnsevents.Bound's bound, one on the Node for the rest).
 const (
 	// ReasonForeignLoadBalancerConflict: a load balancer hnsproxy does not
 	// own holds the Service's frontend, and hnsproxy will not delete it (an
@@ -47,45 +48,34 @@ func (o onceEach) keep(now map[intent.LBKey]bool) {
 	}
 }
 
-// nodeWideBudget bounds the events of one reason on Services while any
-// load balancer has the condition: one cause on the node (HNS restarted
-// and lost the containers' endpoints, projectcalico/calico#5164; another
-// service proxy still programming the node) can give it to every load
-// balancer, and an event each would be an event per Service from the
-// node: client-go's events.k8s.io broadcaster has no spam filter to thin
-// them, and each Service is an object of its own, so its series do not
-// fold them either. Past the bound one Warning on the Node stands for the
-// rest, until no load balancer has the condition.
-type nodeWideBudget struct{ raised int }
-
 // maxServiceEvents is how many load balancers' conditions of one reason
-// are raised on their Services while any load balancer has it.
-const maxServiceEvents = 10
+// are raised on their Services while more than that many have it
+// (hnsevents.Bound).
+const maxServiceEvents = hnsevents.MaxRaisedOneByOne
 
-// next reports where the next new condition is raised: on its Service,
-// on the Node (the first past the bound), or nowhere.
-func (b *nodeWideBudget) next() (onService, onNode bool) {
-	b.raised++
-	return b.raised <= maxServiceEvents, b.raised == maxServiceEvents+1
-}
-
-// reportReconcile raises the events of one Sync's result, once per condition.
+// reportReconcile raises the events of one Sync's result, once per
+// condition. One cause on the node (HNS restarted and lost the
+// containers' endpoints, projectcalico/calico#5164; another service proxy
+// still programming the node) can give a condition to every load
+// balancer: past maxServiceEvents, one Warning on the Node stands for the
+// rest (hnsevents.Bound).
 func (p *Proxier) reportReconcile(res reconciler.SyncResult) {
-	if len(res.ForeignHeld) == 0 {
-		p.foreignRaised = nodeWideBudget{} // the streak ended
-	}
 	now := make(map[intent.LBKey]bool, len(res.ForeignHeld))
 	for _, f := range res.ForeignHeld {
 		now[f.Key] = true
-		if !p.foreignReported.due(f.Key, f.ID) {
+	}
+	p.foreignReported.keep(now)
+	p.foreignRaised.Round(now)
+	for _, f := range res.ForeignHeld {
+		if !p.foreignReported.due(f.Key, f.ID) && !p.foreignRaised.Owed(f.Key) {
 			continue
 		}
 		const why = "hnsproxy does not delete it for an external or ingress IP, so this frontend is not served here until it is removed"
-		switch onService, onNode := p.foreignRaised.next(); {
-		case onService:
+		switch p.foreignRaised.Next(f.Key) {
+		case hnsevents.OnObject:
 			p.serviceEvent(f.Key, ReasonForeignLoadBalancerConflict,
 				"%s is held on this node by HNS load balancer %s, which hnsproxy does not own; "+why, f.Key, f.ID)
-		case onNode:
+		case hnsevents.OnNode:
 			p.nodeWideEvent(ReasonForeignLoadBalancerConflict, f.Key,
 				fmt.Sprintf("load balancers hnsproxy does not own hold the external or ingress IPs of more than %d load balancers on this node (is another service proxy running here?); %s", maxServiceEvents, why),
 				fmt.Sprintf("%s, held by %s", f.Key, f.ID))
@@ -93,26 +83,26 @@ func (p *Proxier) reportReconcile(res reconciler.SyncResult) {
 			klog.V(2).InfoS("Load balancer not fully programmed", "frontend", f.Key, "reason", ReasonForeignLoadBalancerConflict)
 		}
 	}
-	p.foreignReported.keep(now)
 
-	if len(res.LeftOut) == 0 {
-		p.leftOutRaised = nodeWideBudget{}
-	}
 	now = make(map[intent.LBKey]bool, len(res.LeftOut))
 	for _, l := range res.LeftOut {
 		now[l.Key] = true
+	}
+	p.leftOutReported.keep(now)
+	p.leftOutRaised.Round(now)
+	for _, l := range res.LeftOut {
 		ips := strings.Join(l.IPs, ", ")
-		if !p.leftOutReported.due(l.Key, ips) {
+		if !p.leftOutReported.due(l.Key, ips) && !p.leftOutRaised.Owed(l.Key) {
 			continue
 		}
-		switch onService, onNode := p.leftOutRaised.next(); {
-		case onService:
+		switch p.leftOutRaised.Next(l.Key) {
+		case hnsevents.OnObject:
 			// The addresses come last: a note the API would find too long is
 			// cut at its end (package events), and the count and the why stay.
 			p.serviceEvent(l.Key, ReasonBackendsUnrealizable,
 				"%s: %d ready endpoints on this node have no HNS endpoint and are left out (over the backend cap, other endpoints stand in): %s",
 				l.Key, len(l.IPs), ips)
-		case onNode:
+		case hnsevents.OnNode:
 			p.nodeWideEvent(ReasonBackendsUnrealizable, l.Key,
 				fmt.Sprintf("more than %d load balancers leave out ready endpoints on this node that have no HNS endpoint (HNS lost them, or the CNI has not made them)", maxServiceEvents),
 				fmt.Sprintf("%s leaves out %s", l.Key, ips))
@@ -120,7 +110,6 @@ func (p *Proxier) reportReconcile(res reconciler.SyncResult) {
 			klog.V(2).InfoS("Load balancer not fully programmed", "frontend", l.Key, "reason", ReasonBackendsUnrealizable)
 		}
 	}
-	p.leftOutReported.keep(now)
 }
 
 // nodeWideEvent raises on the Node the event that stands for the load

@@ -210,6 +210,79 @@ func TestManyForeignHeldFrontendsAreAFewEvents(t *testing.T) {
 	}
 }
 
+// TestOneLastingForeignConflictDoesNotSilenceLaterOnes: a tenant's
+// external IP held for weeks by a load balancer hnsproxy does not own is
+// no node-wide cause; conflicts that come and go beside it, one at a
+// time, are each raised on their Service. A bound that counted every
+// conflict since none last had one would go silent after ten of them, for
+// as long as the one lasts, long after the Node's Warning expired.
+func TestOneLastingForeignConflictDoesNotSilenceLaterOnes(t *testing.T) {
+	n, holdForeign := startWithForeignHolders(t)
+	tenant := func(i int) string { return fmt.Sprintf("tenant-%d", i) }
+	conflict := func(i int) {
+		vip := fmt.Sprintf("192.0.2.%d", 10+i)
+		holdForeign(vip)
+		n.apply(service(tenant(i), fmt.Sprintf("10.96.0.%d", 20+i), func(s *v1.Service) { s.Spec.ExternalIPs = []string{vip} }),
+			slice(tenant(i), endpoint{"10.244.1.5", nodeName}))
+	}
+	conflict(0) // lasts
+	n.eventually("the lasting conflict reported", func() bool { return n.reportedLBs(foreignOf) == 1 })
+	n.drainEvents()
+	for i := 1; i <= maxServiceEvents+1; i++ {
+		conflict(i)
+		n.eventually(fmt.Sprintf("conflict %d reported", i), func() bool { return n.reportedLBs(foreignOf) == 2 })
+		onService := 0
+		for _, e := range n.drainEvents() {
+			if strings.Contains(e, ReasonForeignLoadBalancerConflict) && !strings.Contains(e, "another service proxy") {
+				onService++
+			}
+		}
+		if onService != 1 {
+			t.Errorf("conflict %d beside the lasting one: %d ForeignLoadBalancerConflict events on Services, want 1", i, onService)
+		}
+		if err := n.client.CoreV1().Services("default").Delete(context.Background(), tenant(i), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		n.eventually(fmt.Sprintf("conflict %d gone", i), func() bool { return n.reportedLBs(foreignOf) == 1 })
+	}
+}
+
+// TestForeignConflictsLeftAfterManyAreRaisedOnTheirServices: once no more
+// than maxServiceEvents frontends are held, each still held that was
+// raised nowhere is raised on its Service: the other service proxy
+// stopped, a few conflicts stay, and the Node's Warning has expired.
+func TestForeignConflictsLeftAfterManyAreRaisedOnTheirServices(t *testing.T) {
+	n, holdForeign := startWithForeignHolders(t)
+	const services, left = 3 * maxServiceEvents, maxServiceEvents / 2
+	tenant := func(i int) string { return fmt.Sprintf("tenant-%d", i) }
+	vip := func(i int) string { return fmt.Sprintf("192.0.2.%d", 10+i) }
+	for i := range services {
+		holdForeign(vip(i))
+		n.apply(service(tenant(i), fmt.Sprintf("10.96.0.%d", 20+i), func(s *v1.Service) { s.Spec.ExternalIPs = []string{vip(i)} }),
+			slice(tenant(i), endpoint{"10.244.1.5", nodeName}))
+	}
+	n.eventually("every held frontend reported", func() bool { return n.reportedLBs(foreignOf) == services })
+	notes := n.drainEvents()
+	// The conflicts are raised in key order: the last ones were raised
+	// nowhere.
+	for i := range services - left {
+		if err := n.client.CoreV1().Services("default").Delete(context.Background(), tenant(i), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.eventually("a few held frontends left", func() bool { return n.reportedLBs(foreignOf) == left })
+	notes = append(notes, n.drainEvents()...)
+	for i := services - left; i < services; i++ {
+		raised := false
+		for _, e := range notes {
+			raised = raised || strings.Contains(e, ReasonForeignLoadBalancerConflict) && strings.Contains(e, vip(i)+":80") && !strings.Contains(e, "another service proxy")
+		}
+		if !raised {
+			t.Errorf("the conflict of %s, left after the others ended, was never raised on its Service", tenant(i))
+		}
+	}
+}
+
 // expectNodeWideBound drains the recorder and checks that of the events
 // of reason for conditions of n load balancers, maxServiceEvents were
 // raised on Services and one, whose note has onNode, on the Node.

@@ -72,61 +72,119 @@ func TestRejectionOfARecreatedServiceIsReportedAgain(t *testing.T) {
 	}
 }
 
+// refusals is an observer over n+1 load balancers, shop/svc-<i>:http on
+// 10.96.0.<i+1>, whose events land in rec.
+type refusals struct {
+	t   *testing.T
+	clk *clocktesting.FakeClock
+	src *statuses
+	obs *observer
+	rec *events.FakeRecorder
+}
+
+func newRefusals(t *testing.T, n int) *refusals {
+	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
+	health := healthcheck.NewProxyHealthServer(clk, time.Minute, nil)
+	src := &statuses{lbs: make([]reconciler.Status, n+1)}
+	rec := events.NewFakeRecorder(10 * (n + 1))
+	return &refusals{t: t, clk: clk, src: src, rec: rec,
+		obs: newObserver(nil, health, nil, src, hnsevents.NewReporter(fakeBroadcaster{rec: rec}, "win-1"))}
+}
+
+// failing marks load balancers from..to-1 refused with code and returns
+// their errors.
+func (h *refusals) failing(code hnslb.ErrorCode, from, to int) []reconciler.ObjectError {
+	var errs []reconciler.ObjectError
+	for i := from; i < to; i++ {
+		key := intent.LBKey{Family: intent.IPv4, VIP: fmt.Sprintf("10.96.0.%d", i+1), Protocol: hnslb.ProtocolTCP, Port: 80}
+		lb := intent.LB{Key: key, Owner: fmt.Sprintf("shop/svc-%d:http", i)}
+		h.src.lbs[i] = reconciler.Status{Key: key, Owner: lb.Owner, Desired: &lb, State: reconciler.StateError}
+		errs = append(errs, reconciler.ObjectError{Kind: reconciler.KindLoadBalancer, Name: key.String(),
+			Err: hnslb.NewError("CreateLoadBalancer", code, "Unspecified error")})
+	}
+	return errs
+}
+
+// programmed marks load balancers from..to-1 programmed.
+func (h *refusals) programmed(from, to int) {
+	for i := from; i < to; i++ {
+		h.src.lbs[i].State = reconciler.StateDone
+	}
+}
+
+func (h *refusals) sync(errs []reconciler.ObjectError) {
+	h.obs.SyncDone(proxier.SyncStats{Start: h.clk.Now(), End: h.clk.Now(), Result: reconciler.SyncResult{Failed: len(errs), Errors: errs}})
+}
+
+// check drains the recorder and compares the events on Services and on
+// the Node with want.
+func (h *refusals) check(when string, wantServices, wantNode int) {
+	h.t.Helper()
+	onServices, onNode := 0, 0
+	for len(h.rec.Events) > 0 {
+		if ev := <-h.rec.Events; strings.Contains(ev, "Service ports with") {
+			onNode++
+		} else {
+			onServices++
+		}
+	}
+	if onServices != wantServices || onNode != wantNode {
+		h.t.Errorf("%s: %d events on Services and %d on the Node, want %d and %d", when, onServices, onNode, wantServices, wantNode)
+	}
+}
+
 // The events of one HNS error code are bounded while load balancers are
 // refused with it: rejectionsRaisedPerCode on their Services, then one on
 // the Node, then none, however many more. Another code has its own bound,
 // and once no load balancer is refused with a code, a new refusal with it
 // is raised on its Service again.
 func TestRejectionsOfOneCodeAreBoundedUntilTheyEnd(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
-	health := healthcheck.NewProxyHealthServer(clk, time.Minute, nil)
 	const n = 3 * rejectionsRaisedPerCode
-	src := &statuses{}
-	failing := func(code hnslb.ErrorCode, from, to int) []reconciler.ObjectError {
-		var errs []reconciler.ObjectError
-		for i := from; i < to; i++ {
-			key := intent.LBKey{Family: intent.IPv4, VIP: fmt.Sprintf("10.96.0.%d", i+1), Protocol: hnslb.ProtocolTCP, Port: 80}
-			lb := intent.LB{Key: key, Owner: fmt.Sprintf("shop/svc-%d:http", i)}
-			src.lbs[i] = reconciler.Status{Key: key, Owner: lb.Owner, Desired: &lb, State: reconciler.StateError}
-			errs = append(errs, reconciler.ObjectError{Kind: reconciler.KindLoadBalancer, Name: key.String(),
-				Err: hnslb.NewError("CreateLoadBalancer", code, "Unspecified error")})
-		}
-		return errs
-	}
-	src.lbs = make([]reconciler.Status, n+1)
-	rec := events.NewFakeRecorder(10 * n)
-	obs := newObserver(nil, health, nil, src, hnsevents.NewReporter(fakeBroadcaster{rec: rec}, "win-1"))
-	sync := func(errs []reconciler.ObjectError) {
-		obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now(), Result: reconciler.SyncResult{Failed: len(errs), Errors: errs}})
-	}
-	drain := func() (onServices, onNode int) {
-		for len(rec.Events) > 0 {
-			if ev := <-rec.Events; strings.Contains(ev, "Service ports with") {
-				onNode++
-			} else {
-				onServices++
-			}
-		}
-		return onServices, onNode
-	}
-	check := func(when string, wantServices, wantNode int) {
-		t.Helper()
-		if s, nd := drain(); s != wantServices || nd != wantNode {
-			t.Errorf("%s: %d events on Services and %d on the Node, want %d and %d", when, s, nd, wantServices, wantNode)
-		}
-	}
+	h := newRefusals(t, n)
+	eFail := h.failing(codeUnspecified, 0, n)
+	h.sync(eFail)
+	h.check("HNS refuses every load balancer", rejectionsRaisedPerCode, 1)
+	h.sync(eFail)
+	h.check("refused again", 0, 0)
+	h.sync(h.failing(hnslb.CodeInvalidParameter, n, n+1))
+	h.check("another code meanwhile", 1, 0)
+	h.programmed(0, n)
+	h.sync(nil)
+	h.sync(h.failing(codeUnspecified, 0, 1))
+	h.check("refused again after every load balancer of the code was programmed", 1, 0)
+}
 
-	eFail := failing(codeUnspecified, 0, n)
-	sync(eFail)
-	check("HNS refuses every load balancer", rejectionsRaisedPerCode, 1)
-	sync(eFail)
-	check("refused again", 0, 0)
-	sync(failing(hnslb.CodeInvalidParameter, n, n+1))
-	check("another code meanwhile", 1, 0)
-	for i := range n {
-		src.lbs[i].State = reconciler.StateDone
+// One load balancer HNS keeps refusing with E_FAIL (its own problem, for
+// weeks) is no storm: refusals with E_FAIL that come and go meanwhile, one
+// at a time, are each raised on their Service. A bound that counted every
+// refusal since the code last had none would go silent after ten of them,
+// for as long as the one lasts, long after the Node's Warning expired
+// (kube-apiserver --event-ttl, an hour by default).
+func TestOneLastingRefusalDoesNotSilenceLaterOnes(t *testing.T) {
+	const later = 2 * rejectionsRaisedPerCode
+	h := newRefusals(t, later)
+	h.sync(h.failing(codeUnspecified, 0, 1))
+	h.check("the lasting refusal", 1, 0)
+	for i := 1; i <= later; i++ {
+		h.sync(h.failing(codeUnspecified, i, i+1))
+		h.programmed(i, i+1)
+		h.sync(nil)
+		h.check(fmt.Sprintf("refusal %d beside the lasting one", i), 1, 0)
 	}
-	sync(nil)
-	sync(failing(codeUnspecified, 0, 1))
-	check("refused again after every load balancer of the code was programmed", 1, 0)
+}
+
+// Once no more than rejectionsRaisedPerCode load balancers are refused
+// with a code, those still refused that were raised nowhere are raised on
+// their Services: a storm that leaves a few behind does not leave them
+// unreported once the Node's Warning has expired.
+func TestRefusalsLeftAfterAStormAreRaisedOnTheirServices(t *testing.T) {
+	const n, left = 3 * rejectionsRaisedPerCode, rejectionsRaisedPerCode / 2
+	h := newRefusals(t, n)
+	h.sync(h.failing(codeUnspecified, 0, n))
+	h.check("HNS refuses every load balancer", rejectionsRaisedPerCode, 1)
+	h.programmed(0, n-left) // the last ones were raised nowhere
+	h.sync(nil)
+	h.check("a few left refused", left, 0)
+	h.sync(nil)
+	h.check("the few refused again", 0, 0)
 }

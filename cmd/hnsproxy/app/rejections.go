@@ -3,35 +3,37 @@ package app
 import (
 	"fmt"
 
+	"github.com/hnsproxy/hnsproxy/events"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 // rejectionsRaisedPerCode bounds the HNSLoadBalancerRejected events on
-// Services for one HNS error code while load balancers are refused with
-// it. HNS that refuses every write (broken, not the Services) refuses one
-// load balancer per Service port: one event each would be 10,000 events
-// from a node of 10,000 Services, from every such node, written through
-// the client hnsproxy shares with its informers (5 QPS by default). The
-// events.k8s.io broadcaster of client-go has no spam filter to stop them,
-// and kube-proxy raises no event for a load balancer HNS refuses. Past
-// the bound one Warning on the Node stands for the rest.
-const rejectionsRaisedPerCode = 10
+// Services for one HNS error code while more load balancers than it are
+// refused with it (events.Bound). HNS that refuses every write (broken,
+// not the Services) refuses one load balancer per Service port: one event
+// each would be 10,000 events from a node of 10,000 Services, from every
+// such node, written through the client hnsproxy shares with its informers
+// (5 QPS by default), and kube-proxy raises no event for a load balancer
+// HNS refuses. Past the bound one Warning on the Node stands for the rest.
+const rejectionsRaisedPerCode = events.MaxRaisedOneByOne
 
 // rejections is what the observer reported of the load balancers HNS
-// refuses: the last error reported per load balancer key, so one HNS keeps
-// refusing is one event, not one per retry; and per HNS error code, how
-// many Services were told of it while load balancers are refused with it.
+// refuses: the error of each, so one HNS keeps refusing is one event, not
+// one per retry; and per HNS error code, where its refusals are raised.
 type rejections struct {
-	reported map[string]rejection // by load balancer key
-	raised   map[string]int       // by errorCode
+	reported map[string]rejection             // by load balancer key
+	bounds   map[string]*events.Bound[string] // by errorCode
 }
 
-// rejection is the reported error of one load balancer.
-type rejection struct{ err, code string }
+// rejection is the error of one refused load balancer, and its code.
+type rejection struct {
+	err  error
+	code string
+}
 
 func newRejections() rejections {
-	return rejections{reported: map[string]rejection{}, raised: map[string]int{}}
+	return rejections{reported: map[string]rejection{}, bounds: map[string]*events.Bound[string]{}}
 }
 
 // errorCode is how rejections are grouped: HNS's code, or none.
@@ -46,11 +48,11 @@ func errorCode(err error) string {
 // each load balancer HNS refused (not for HNS being unreachable, nor for a
 // call the stop cut short, nor for a foreign load balancer on the frontend:
 // the proxier raises ForeignLoadBalancerConflict for that), once per
-// distinct error, and for at most rejectionsRaisedPerCode load balancers
-// per HNS error code; the next one refused with that code raises one on
-// the Node instead, and the rest none, until no load balancer is refused
-// with the code. It reads the whole status only while some load balancer
-// failed or was reported: the common Sync pays nothing for it.
+// distinct error; while more than rejectionsRaisedPerCode load balancers
+// are refused with one HNS error code, for that many of them, then one on
+// the Node, the rest once few are refused with it (events.Bound). It reads
+// the whole status only while some load balancer failed or was reported:
+// the common Sync pays nothing for it.
 func (o *observer) reportRejections(r reconciler.SyncResult) {
 	rj := &o.rejected
 	if len(r.Errors) == 0 && len(rj.reported) == 0 {
@@ -64,37 +66,59 @@ func (o *observer) reportRejections(r reconciler.SyncResult) {
 			delete(rj.reported, key)
 		}
 	}
-	refusing := map[string]bool{}
-	for key, was := range rj.reported {
+	for key := range rj.reported {
 		if _, tracked := owners[key]; !tracked { // its Service was deleted
 			delete(rj.reported, key)
-			continue
-		}
-		refusing[was.code] = true
-	}
-	for code := range rj.raised {
-		if !refusing[code] { // the streak of this code ended
-			delete(rj.raised, code)
 		}
 	}
+	var due []string // refused anew, or with another error; then owed
+	fresh := map[string]bool{}
 	for _, e := range r.Errors {
-		if e.Kind != reconciler.KindLoadBalancer || hnslb.IsUnavailable(e.Err) || stoppedMidSync(e.Err) || foreignHeld(e.Err) || rj.reported[e.Name].err == e.Err.Error() {
+		if e.Kind != reconciler.KindLoadBalancer || hnslb.IsUnavailable(e.Err) || stoppedMidSync(e.Err) || foreignHeld(e.Err) {
 			continue
 		}
-		svc, port, ok := splitOwner(owners[e.Name])
-		if !ok {
+		if was, ok := rj.reported[e.Name]; ok && was.err.Error() == e.Err.Error() {
 			continue
 		}
-		code := errorCode(e.Err)
-		rj.reported[e.Name] = rejection{err: e.Err.Error(), code: code}
-		switch n := rj.raised[code]; {
-		case n < rejectionsRaisedPerCode:
-			o.events.LoadBalancerRejected(svc, port, e.Name, e.Err)
-		case n == rejectionsRaisedPerCode:
-			o.events.LoadBalancersRejected(code, n, svc, port, e.Name, e.Err)
-		default:
+		if _, _, ok := splitOwner(owners[e.Name]); !ok {
 			continue
 		}
-		rj.raised[code]++
+		rj.reported[e.Name] = rejection{err: e.Err, code: errorCode(e.Err)}
+		due = append(due, e.Name)
+		fresh[e.Name] = true
+	}
+
+	refused := map[string]map[string]bool{} // by code
+	for key, rej := range rj.reported {
+		if refused[rej.code] == nil {
+			refused[rej.code] = map[string]bool{}
+		}
+		refused[rej.code][key] = true
+	}
+	for code := range rj.bounds {
+		if refused[code] == nil { // no load balancer is refused with it
+			delete(rj.bounds, code)
+		}
+	}
+	for code, keys := range refused {
+		if rj.bounds[code] == nil {
+			rj.bounds[code] = &events.Bound[string]{}
+		}
+		rj.bounds[code].Round(keys)
+		for key := range keys {
+			if !fresh[key] && rj.bounds[code].Owed(key) {
+				due = append(due, key)
+			}
+		}
+	}
+	for _, key := range due {
+		rej := rj.reported[key]
+		svc, port, _ := splitOwner(owners[key])
+		switch rj.bounds[rej.code].Next(key) {
+		case events.OnObject:
+			o.events.LoadBalancerRejected(svc, port, key, rej.err)
+		case events.OnNode:
+			o.events.LoadBalancersRejected(rej.code, rejectionsRaisedPerCode, svc, port, key, rej.err)
+		}
 	}
 }
