@@ -140,3 +140,38 @@ func TestWindowsServiceStartsBeforeItsConfiguration(t *testing.T) {
 		t.Errorf("reported %v, want %v", rec.states, want)
 	}
 }
+
+// Where --windows-service's start before the configuration ends: a value
+// the configuration refuses (--proxy-mode=ipvs) is a failure of the
+// running service, but a command line that does not parse (an unknown
+// flag, an argument, a value of the wrong type) ends the process before it
+// reaches the Service Control Manager, as it ends kube-proxy's: cobra
+// parses the flags before the command runs (docs/operators.md, "Running as
+// a Windows service").
+func TestWindowsServiceCommandLineErrorsEndBeforeTheSCM(t *testing.T) {
+	defer func(saved func(func(context.Context) error) error) { runAsService = saved }(runAsService)
+	cases := []struct {
+		arg, want string
+		reaches   bool
+	}{
+		{"--proxy-mode=ipvs", `implements only "kernelspace"`, true},
+		{"--no-such-flag", "unknown flag", false},
+		{"extra", "does not take any arguments", false},
+		{"--sync-period=30", "missing unit in duration", false},
+		{"--enable-dsr=maybe", `invalid argument "maybe"`, false},
+	}
+	for _, c := range cases {
+		reached := false
+		runAsService = func(run func(context.Context) error) error {
+			reached = true
+			return supervise(run, make(chan controlRequest), same, func(serviceState) {})
+		}
+		_, err := execute(t, "--windows-service", "--network-name=cbr0", c.arg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", c.arg, err, c.want)
+		}
+		if reached != c.reaches {
+			t.Errorf("%s: reached the Service Control Manager %v, want %v", c.arg, reached, c.reaches)
+		}
+	}
+}
