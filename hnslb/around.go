@@ -31,101 +31,101 @@ func aroundValue[T any](a aroundClient, op string, fn func() (T, error)) (v T, e
 }
 
 func (a aroundClient) Version(ctx context.Context) (Version, error) {
-	return aroundValue(a, "version", func() (Version, error) { return a.c.Version(ctx) })
+	return aroundValue(a, OpVersion, func() (Version, error) { return a.c.Version(ctx) })
 }
 
 func (a aroundClient) OSBuild(ctx context.Context) (OSBuild, error) {
-	return aroundValue(a, "os_build", func() (OSBuild, error) { return a.c.OSBuild(ctx) })
+	return aroundValue(a, OpOSBuild, func() (OSBuild, error) { return a.c.OSBuild(ctx) })
 }
 
 func (a aroundClient) ServiceInstance(ctx context.Context) (string, error) {
-	return aroundValue(a, "service_instance", func() (string, error) { return a.c.ServiceInstance(ctx) })
+	return aroundValue(a, OpServiceInstance, func() (string, error) { return a.c.ServiceInstance(ctx) })
 }
 
 func (a aroundClient) ListNetworks(ctx context.Context) ([]Network, error) {
-	return aroundValue(a, "list_networks", func() ([]Network, error) { return a.c.ListNetworks(ctx) })
+	return aroundValue(a, OpListNetworks, func() ([]Network, error) { return a.c.ListNetworks(ctx) })
 }
 
 func (a aroundClient) GetNetworkByID(ctx context.Context, id string) (*Network, error) {
-	return aroundValue(a, "get_network", func() (*Network, error) { return a.c.GetNetworkByID(ctx, id) })
+	return aroundValue(a, OpGetNetwork, func() (*Network, error) { return a.c.GetNetworkByID(ctx, id) })
 }
 
 func (a aroundClient) GetNetworkByName(ctx context.Context, name string) (*Network, error) {
-	return aroundValue(a, "get_network_by_name", func() (*Network, error) { return a.c.GetNetworkByName(ctx, name) })
+	return aroundValue(a, OpGetNetworkByName, func() (*Network, error) { return a.c.GetNetworkByName(ctx, name) })
 }
 
 func (a aroundClient) CreateNetwork(ctx context.Context, n *Network) (*Network, error) {
-	return aroundValue(a, "create_network", func() (*Network, error) { return a.c.CreateNetwork(ctx, n) })
+	return aroundValue(a, OpCreateNetwork, func() (*Network, error) { return a.c.CreateNetwork(ctx, n) })
 }
 
 func (a aroundClient) DeleteNetwork(ctx context.Context, id string) error {
-	return a.around("delete_network", func() error { return a.c.DeleteNetwork(ctx, id) })
+	return a.around(OpDeleteNetwork, func() error { return a.c.DeleteNetwork(ctx, id) })
 }
 
 func (a aroundClient) CreateEndpoint(ctx context.Context, networkID string, e *Endpoint) (*Endpoint, error) {
-	return aroundValue(a, "create_endpoint", func() (*Endpoint, error) { return a.c.CreateEndpoint(ctx, networkID, e) })
+	return aroundValue(a, OpCreateEndpoint, func() (*Endpoint, error) { return a.c.CreateEndpoint(ctx, networkID, e) })
 }
 
 func (a aroundClient) GetEndpointByID(ctx context.Context, id string) (*Endpoint, error) {
-	return aroundValue(a, "get_endpoint", func() (*Endpoint, error) { return a.c.GetEndpointByID(ctx, id) })
+	return aroundValue(a, OpGetEndpoint, func() (*Endpoint, error) { return a.c.GetEndpointByID(ctx, id) })
 }
 
 func (a aroundClient) GetEndpointByName(ctx context.Context, name string) (*Endpoint, error) {
-	return aroundValue(a, "get_endpoint_by_name", func() (*Endpoint, error) { return a.c.GetEndpointByName(ctx, name) })
+	return aroundValue(a, OpGetEndpointByName, func() (*Endpoint, error) { return a.c.GetEndpointByName(ctx, name) })
 }
 
 func (a aroundClient) ListEndpoints(ctx context.Context) ([]Endpoint, error) {
-	return aroundValue(a, "list_endpoints", func() ([]Endpoint, error) { return a.c.ListEndpoints(ctx) })
+	return aroundValue(a, OpListEndpoints, func() ([]Endpoint, error) { return a.c.ListEndpoints(ctx) })
 }
 
 func (a aroundClient) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]Endpoint, error) {
-	return aroundValue(a, "list_endpoints_of_network", func() ([]Endpoint, error) { return a.c.ListEndpointsOfNetwork(ctx, networkID) })
+	return aroundValue(a, OpListEndpointsOfNetwork, func() ([]Endpoint, error) { return a.c.ListEndpointsOfNetwork(ctx, networkID) })
 }
 
 func (a aroundClient) DeleteEndpoint(ctx context.Context, id string) error {
-	return a.around("delete_endpoint", func() error { return a.c.DeleteEndpoint(ctx, id) })
+	return a.around(OpDeleteEndpoint, func() error { return a.c.DeleteEndpoint(ctx, id) })
 }
 
 func (a aroundClient) CreateNamespace(ctx context.Context, ns *Namespace) (*Namespace, error) {
-	return aroundValue(a, "create_namespace", func() (*Namespace, error) { return a.c.CreateNamespace(ctx, ns) })
+	return aroundValue(a, OpCreateNamespace, func() (*Namespace, error) { return a.c.CreateNamespace(ctx, ns) })
 }
 
 func (a aroundClient) GetNamespaceByID(ctx context.Context, id string) (*Namespace, error) {
-	return aroundValue(a, "get_namespace", func() (*Namespace, error) { return a.c.GetNamespaceByID(ctx, id) })
+	return aroundValue(a, OpGetNamespace, func() (*Namespace, error) { return a.c.GetNamespaceByID(ctx, id) })
 }
 
 func (a aroundClient) ListNamespaces(ctx context.Context) ([]Namespace, error) {
-	return aroundValue(a, "list_namespaces", func() ([]Namespace, error) { return a.c.ListNamespaces(ctx) })
+	return aroundValue(a, OpListNamespaces, func() ([]Namespace, error) { return a.c.ListNamespaces(ctx) })
 }
 
 func (a aroundClient) DeleteNamespace(ctx context.Context, id string) error {
-	return a.around("delete_namespace", func() error { return a.c.DeleteNamespace(ctx, id) })
+	return a.around(OpDeleteNamespace, func() error { return a.c.DeleteNamespace(ctx, id) })
 }
 
 func (a aroundClient) AddNamespaceEndpoint(ctx context.Context, namespaceID, endpointID string) error {
-	return a.around("add_namespace_endpoint", func() error { return a.c.AddNamespaceEndpoint(ctx, namespaceID, endpointID) })
+	return a.around(OpAddNamespaceEndpoint, func() error { return a.c.AddNamespaceEndpoint(ctx, namespaceID, endpointID) })
 }
 
 func (a aroundClient) RemoveNamespaceEndpoint(ctx context.Context, namespaceID, endpointID string) error {
-	return a.around("remove_namespace_endpoint", func() error { return a.c.RemoveNamespaceEndpoint(ctx, namespaceID, endpointID) })
+	return a.around(OpRemoveNamespaceEndpoint, func() error { return a.c.RemoveNamespaceEndpoint(ctx, namespaceID, endpointID) })
 }
 
 func (a aroundClient) CreateLoadBalancer(ctx context.Context, lb *LoadBalancer) (*LoadBalancer, error) {
-	return aroundValue(a, "create_load_balancer", func() (*LoadBalancer, error) { return a.c.CreateLoadBalancer(ctx, lb) })
+	return aroundValue(a, OpCreateLoadBalancer, func() (*LoadBalancer, error) { return a.c.CreateLoadBalancer(ctx, lb) })
 }
 
 func (a aroundClient) UpdateLoadBalancer(ctx context.Context, id string, lb *LoadBalancer) (*LoadBalancer, error) {
-	return aroundValue(a, "update_load_balancer", func() (*LoadBalancer, error) { return a.c.UpdateLoadBalancer(ctx, id, lb) })
+	return aroundValue(a, OpUpdateLoadBalancer, func() (*LoadBalancer, error) { return a.c.UpdateLoadBalancer(ctx, id, lb) })
 }
 
 func (a aroundClient) GetLoadBalancerByID(ctx context.Context, id string) (*LoadBalancer, error) {
-	return aroundValue(a, "get_load_balancer", func() (*LoadBalancer, error) { return a.c.GetLoadBalancerByID(ctx, id) })
+	return aroundValue(a, OpGetLoadBalancer, func() (*LoadBalancer, error) { return a.c.GetLoadBalancerByID(ctx, id) })
 }
 
 func (a aroundClient) ListLoadBalancers(ctx context.Context) ([]LoadBalancer, error) {
-	return aroundValue(a, "list_load_balancers", func() ([]LoadBalancer, error) { return a.c.ListLoadBalancers(ctx) })
+	return aroundValue(a, OpListLoadBalancers, func() ([]LoadBalancer, error) { return a.c.ListLoadBalancers(ctx) })
 }
 
 func (a aroundClient) DeleteLoadBalancer(ctx context.Context, id string) error {
-	return a.around("delete_load_balancer", func() error { return a.c.DeleteLoadBalancer(ctx, id) })
+	return a.around(OpDeleteLoadBalancer, func() error { return a.c.DeleteLoadBalancer(ctx, id) })
 }

@@ -12,9 +12,9 @@ import (
 var _ hnslb.Walker = instrumented{}
 
 func (i instrumented) WalkLoadBalancers(ctx context.Context, fn func(*hnslb.LoadBalancer) error) error {
-	return timeCall("list_load_balancers", func() error { return hnslb.WalkLoadBalancers(ctx, i.c, fn) })
+	return timeCall(hnslb.OpListLoadBalancers, func() error { return hnslb.WalkLoadBalancers(ctx, i.c, fn) })
 }
 
 func (i instrumented) WalkEndpointsOfNetwork(ctx context.Context, networkID string, fn func(*hnslb.Endpoint) error) error {
-	return timeCall("list_endpoints_of_network", func() error { return hnslb.WalkEndpointsOfNetwork(ctx, i.c, networkID, fn) })
+	return timeCall(hnslb.OpListEndpointsOfNetwork, func() error { return hnslb.WalkEndpointsOfNetwork(ctx, i.c, networkID, fn) })
 }

@@ -50,7 +50,7 @@ func guardDelete(d *deadlines, ctx context.Context, op string, del func(context.
 // The calls the reconciler makes, each with its deadline.
 
 func (d *deadlines) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
-	return guard(d, ctx, "create_load_balancer", d.call, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
+	return guard(d, ctx, hnslb.OpCreateLoadBalancer, d.call, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
 		return d.createLoadBalancer(ctx, lb)
 	}, docToken(lb))
 }
@@ -65,7 +65,7 @@ func (d *deadlines) createLoadBalancer(ctx context.Context, lb *hnslb.LoadBalanc
 		d.failed.note(lb)
 	}
 	if err == nil && (got == nil || got.ID == "") {
-		return nil, hnslb.NewError("create_load_balancer", hnslb.CodeTimeout, "HNS answered no load balancer for %s", docToken(lb))
+		return nil, hnslb.NewError(hnslb.OpCreateLoadBalancer, hnslb.CodeTimeout, "HNS answered no load balancer for %s", docToken(lb))
 	}
 	return got, err
 }
@@ -74,42 +74,42 @@ func (d *deadlines) createEndpoint(ctx context.Context, networkID string, e *hns
 	got, err := d.c.CreateEndpoint(ctx, networkID, e)
 	d.suspect.noteCreate(err)
 	if err == nil && (got == nil || got.ID == "") {
-		return nil, hnslb.NewError("create_endpoint", hnslb.CodeTimeout, "HNS answered no endpoint for %s", e.IP())
+		return nil, hnslb.NewError(hnslb.OpCreateEndpoint, hnslb.CodeTimeout, "HNS answered no endpoint for %s", e.IP())
 	}
 	return got, err
 }
 
 func (d *deadlines) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
-	return guard(d, ctx, "update_load_balancer", d.call, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
+	return guard(d, ctx, hnslb.OpUpdateLoadBalancer, d.call, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
 		return d.c.UpdateLoadBalancer(ctx, id, lb)
 	}, idToken(id), docToken(lb))
 }
 
 func (d *deadlines) DeleteLoadBalancer(ctx context.Context, id string) error {
-	return guardDelete(d, ctx, "delete_load_balancer", d.c.DeleteLoadBalancer, id)
+	return guardDelete(d, ctx, hnslb.OpDeleteLoadBalancer, d.c.DeleteLoadBalancer, id)
 }
 
 func (d *deadlines) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.LoadBalancer, error) {
-	return guard(d, ctx, "get_load_balancer", d.call, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
+	return guard(d, ctx, hnslb.OpGetLoadBalancer, d.call, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
 		return d.c.GetLoadBalancerByID(ctx, id)
 	})
 }
 
 func (d *deadlines) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, error) {
-	return guard(d, ctx, "list_load_balancers", d.list, d.c.ListLoadBalancers)
+	return guard(d, ctx, hnslb.OpListLoadBalancers, d.list, d.c.ListLoadBalancers)
 }
 
 // WalkLoadBalancers is ListLoadBalancers one document at a time
 // (hnslb.Walker), with a listing's deadline.
 func (d *deadlines) WalkLoadBalancers(ctx context.Context, fn func(*hnslb.LoadBalancer) error) error {
-	return guardWalk(d, ctx, "list_load_balancers", func(ctx context.Context, fn func(*hnslb.LoadBalancer) error) error {
+	return guardWalk(d, ctx, hnslb.OpListLoadBalancers, func(ctx context.Context, fn func(*hnslb.LoadBalancer) error) error {
 		return hnslb.WalkLoadBalancers(ctx, d.c, fn)
 	}, fn)
 }
 
 // WalkEndpointsOfNetwork is ListEndpointsOfNetwork one document at a time.
 func (d *deadlines) WalkEndpointsOfNetwork(ctx context.Context, networkID string, fn func(*hnslb.Endpoint) error) error {
-	return guardWalk(d, ctx, "list_endpoints_of_network", func(ctx context.Context, fn func(*hnslb.Endpoint) error) error {
+	return guardWalk(d, ctx, hnslb.OpListEndpointsOfNetwork, func(ctx context.Context, fn func(*hnslb.Endpoint) error) error {
 		return hnslb.WalkEndpointsOfNetwork(ctx, d.c, networkID, fn)
 	}, fn)
 }
@@ -141,7 +141,7 @@ func guardWalk[T any](d *deadlines, ctx context.Context, op string, walk func(co
 }
 
 func (d *deadlines) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
-	return guard(d, ctx, "create_endpoint", d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
+	return guard(d, ctx, hnslb.OpCreateEndpoint, d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
 		return d.createEndpoint(ctx, networkID, e)
 	}, epToken(e.IP()))
 }
@@ -162,30 +162,30 @@ type lbWrite struct {
 var errReplacedKept = errors.New("not created: deleting the load balancer it replaces failed")
 
 func (d *deadlines) DeleteEndpoint(ctx context.Context, id string) error {
-	return guardDelete(d, ctx, "delete_endpoint", d.c.DeleteEndpoint, id)
+	return guardDelete(d, ctx, hnslb.OpDeleteEndpoint, d.c.DeleteEndpoint, id)
 }
 
 func (d *deadlines) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {
-	return guard(d, ctx, "get_endpoint", d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
+	return guard(d, ctx, hnslb.OpGetEndpoint, d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
 		return d.c.GetEndpointByID(ctx, id)
 	})
 }
 
 func (d *deadlines) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]hnslb.Endpoint, error) {
-	return guard(d, ctx, "list_endpoints_of_network", d.list, func(ctx context.Context) ([]hnslb.Endpoint, error) {
+	return guard(d, ctx, hnslb.OpListEndpointsOfNetwork, d.list, func(ctx context.Context) ([]hnslb.Endpoint, error) {
 		return d.c.ListEndpointsOfNetwork(ctx, networkID)
 	})
 }
 
 // ListEndpoints lists every network's endpoints (Cleanup's listing).
 func (d *deadlines) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error) {
-	return guard(d, ctx, "list_endpoints", d.list, d.c.ListEndpoints)
+	return guard(d, ctx, hnslb.OpListEndpoints, d.list, d.c.ListEndpoints)
 }
 
 // GetNetworkByID reads a network; "not found" makes the network suspect
 // (network.go).
 func (d *deadlines) GetNetworkByID(ctx context.Context, id string) (*hnslb.Network, error) {
-	n, err := guard(d, ctx, "get_network", d.call, func(ctx context.Context) (*hnslb.Network, error) {
+	n, err := guard(d, ctx, hnslb.OpGetNetwork, d.call, func(ctx context.Context) (*hnslb.Network, error) {
 		return d.c.GetNetworkByID(ctx, id)
 	})
 	if hnslb.IsNotFound(err) {
@@ -195,9 +195,9 @@ func (d *deadlines) GetNetworkByID(ctx context.Context, id string) (*hnslb.Netwo
 }
 
 func (d *deadlines) ServiceInstance(ctx context.Context) (string, error) {
-	return guard(d, ctx, "service_instance", d.call, d.c.ServiceInstance)
+	return guard(d, ctx, hnslb.OpServiceInstance, d.call, d.c.ServiceInstance)
 }
 
 func (d *deadlines) ListNamespaces(ctx context.Context) ([]hnslb.Namespace, error) {
-	return guard(d, ctx, "list_namespaces", d.list, d.c.ListNamespaces)
+	return guard(d, ctx, hnslb.OpListNamespaces, d.list, d.c.ListNamespaces)
 }

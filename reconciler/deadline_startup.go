@@ -33,19 +33,19 @@ func (s *StartupCalls) GetNetworkByName(ctx context.Context, name string) (*hnsl
 
 // Version reads HNS's version.
 func (s *StartupCalls) Version(ctx context.Context) (hnslb.Version, error) {
-	return guard(s.d, ctx, "version", s.d.call, s.d.c.Version)
+	return guard(s.d, ctx, hnslb.OpVersion, s.d.call, s.d.c.Version)
 }
 
 // OSBuild reads the Windows build (a registry read on Windows; over
 // hnssim's socket, a call like any other).
 func (s *StartupCalls) OSBuild(ctx context.Context) (hnslb.OSBuild, error) {
-	return guard(s.d, ctx, "os_build", s.d.call, s.d.c.OSBuild)
+	return guard(s.d, ctx, hnslb.OpOSBuild, s.d.call, s.d.c.OSBuild)
 }
 
 // GetEndpointByName reads an endpoint by name (the root endpoint that
 // health checks are forwarded to).
 func (s *StartupCalls) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoint, error) {
-	return guard(s.d, ctx, "get_endpoint_by_name", s.d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
+	return guard(s.d, ctx, hnslb.OpGetEndpointByName, s.d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
 		return s.d.c.GetEndpointByName(ctx, name)
 	})
 }

@@ -141,7 +141,7 @@ func (d *deadlines) WriteBatch(ctx context.Context, networkID string, specs []in
 				}
 				return reply{lb: got}, err
 			})
-			tokens, lbOps = append(tokens, idToken(w.modifies)), append(lbOps, "update_load_balancer")
+			tokens, lbOps = append(tokens, idToken(w.modifies)), append(lbOps, hnslb.OpUpdateLoadBalancer)
 			continue
 		}
 		var doc *hnslb.LoadBalancer
@@ -167,7 +167,7 @@ func (d *deadlines) WriteBatch(ctx context.Context, networkID string, specs []in
 				deleted, replaced[j] = true, true
 				return reply{}, err // not found: gone already (madeAhead)
 			})
-			tokens, lbOps = append(tokens, idToken(w.replaces)), append(lbOps, "delete_load_balancer")
+			tokens, lbOps = append(tokens, idToken(w.replaces)), append(lbOps, hnslb.OpDeleteLoadBalancer)
 		}
 		calls = append(calls, func(ctx context.Context) (reply, error) {
 			switch {
@@ -179,7 +179,7 @@ func (d *deadlines) WriteBatch(ctx context.Context, networkID string, specs []in
 			got, err := d.createLoadBalancer(ctx, doc)
 			return reply{lb: got}, err
 		})
-		tokens, lbOps = append(tokens, docToken(w.doc)), append(lbOps, "create_load_balancer")
+		tokens, lbOps = append(tokens, docToken(w.doc)), append(lbOps, hnslb.OpCreateLoadBalancer)
 	}
 	for _, del := range deletes {
 		calls = append(calls, func(ctx context.Context) (reply, error) {
@@ -195,9 +195,9 @@ func (d *deadlines) WriteBatch(ctx context.Context, networkID string, specs []in
 	opOf := func(i int) string {
 		switch {
 		case i < len(specs):
-			return "create_endpoint"
+			return hnslb.OpCreateEndpoint
 		case i >= len(calls)-len(deletes):
-			return "delete_endpoint"
+			return hnslb.OpDeleteEndpoint
 		}
 		return lbOps[i-len(specs)]
 	}

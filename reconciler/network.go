@@ -73,7 +73,7 @@ func (s *networkSuspect) noteCreate(err error) {
 
 // GetNetworkByName reads a network by name with the call deadline.
 func (d *deadlines) GetNetworkByName(ctx context.Context, name string) (*hnslb.Network, error) {
-	return guard(d, ctx, "get_network_by_name", d.call, func(ctx context.Context) (*hnslb.Network, error) {
+	return guard(d, ctx, hnslb.OpGetNetworkByName, d.call, func(ctx context.Context) (*hnslb.Network, error) {
 		return d.c.GetNetworkByName(ctx, name)
 	})
 }
