@@ -133,6 +133,20 @@ func (r *Reporter) EndpointAddressRefused(svc types.NamespacedName, port, fronte
 	r.service(svc, ReasonEndpointAddressRefused, "backend %s of port %s (%s) is left out: %v", ip, port, frontend, err)
 }
 
+// EndpointAddressesRefused, on the Node: load balancers leave out more
+// backends whose remote endpoints HNS refuses with error code than are
+// raised one by one (raised were, on their Services); this is the next,
+// and those after it are raised nowhere until at most raised are left out
+// for that code (Bound). One address refused in many Services, or HNS
+// refusing every remote endpoint, would otherwise raise one event per load
+// balancer and backend.
+func (r *Reporter) EndpointAddressesRefused(code string, raised int, svc types.NamespacedName, port, frontend, ip string, err error) {
+	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, ReasonEndpointAddressRefused, ActionSync,
+		"load balancers leave out more than %d backends whose remote endpoints HNS refuses with %s; the others are not raised on their Services while it lasts "+
+			"(hnsproxy-diag lists the backends each load balancer lacks). The next, backend %s of port %s of %s (%s): %v",
+		raised, code, ip, port, svc, frontend, err)
+}
+
 // Starting is the birth cry on the Node.
 func (r *Reporter) Starting() {
 	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeNormal, ReasonStarting, ActionStart, "")

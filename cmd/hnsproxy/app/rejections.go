@@ -1,8 +1,6 @@
 package app
 
 import (
-	"fmt"
-
 	"github.com/hnsproxy/hnsproxy/events"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/reconciler"
@@ -22,8 +20,8 @@ const rejectionsRaisedPerCode = events.MaxRaisedOneByOne
 // refuses: the error of each, so one HNS keeps refusing is one event, not
 // one per retry; and per HNS error code, where its refusals are raised.
 type rejections struct {
-	reported map[string]rejection             // by load balancer key
-	bounds   map[string]*events.Bound[string] // by errorCode
+	reported map[string]rejection // by load balancer key
+	bounds   boundsByCode
 }
 
 // rejection is the error of one refused load balancer, and its code.
@@ -33,15 +31,7 @@ type rejection struct {
 }
 
 func newRejections() rejections {
-	return rejections{reported: map[string]rejection{}, bounds: map[string]*events.Bound[string]{}}
-}
-
-// errorCode is how rejections are grouped: HNS's code, or none.
-func errorCode(err error) string {
-	if code, ok := hnslb.CodeOf(err); ok {
-		return fmt.Sprintf("0x%x", uint32(code))
-	}
-	return "no HNS code"
+	return rejections{reported: map[string]rejection{}, bounds: boundsByCode{}}
 }
 
 // reportRejections raises HNSLoadBalancerRejected on the owning Service for
@@ -88,33 +78,15 @@ func (o *observer) reportRejections(r reconciler.SyncResult) {
 		fresh[e.Name] = true
 	}
 
-	refused := map[string]map[string]bool{} // by code
+	codeOf := make(map[string]string, len(rj.reported))
 	for key, rej := range rj.reported {
-		if refused[rej.code] == nil {
-			refused[rej.code] = map[string]bool{}
-		}
-		refused[rej.code][key] = true
+		codeOf[key] = rej.code
 	}
-	for code := range rj.bounds {
-		if refused[code] == nil { // no load balancer is refused with it
-			delete(rj.bounds, code)
-		}
-	}
-	for code, keys := range refused {
-		if rj.bounds[code] == nil {
-			rj.bounds[code] = &events.Bound[string]{}
-		}
-		rj.bounds[code].Round(keys)
-		for key := range keys {
-			if !fresh[key] && rj.bounds[code].Owed(key) {
-				due = append(due, key)
-			}
-		}
-	}
+	due = append(due, rj.bounds.round(codeOf, fresh)...)
 	for _, key := range due {
 		rej := rj.reported[key]
 		svc, port, _ := splitOwner(owners[key])
-		switch rj.bounds[rej.code].Next(key) {
+		switch rj.bounds.next(rej.code, key) {
 		case events.OnObject:
 			o.events.LoadBalancerRejected(svc, port, key, rej.err)
 		case events.OnNode:

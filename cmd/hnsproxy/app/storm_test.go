@@ -95,12 +95,25 @@ func TestHNSRefusingEveryWriteIsNoEventStorm(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the load balancers were not all programmed once HNS took writes again: %v", err)
 	}
+	onServices, onNode := stopAndListBoundedEvents(t, cancel, done, client, hnsevents.ReasonLoadBalancerRejected)
+	if len(onServices) != rejectionsRaisedPerCode || len(onNode) != 1 {
+		t.Fatalf("%d HNSLoadBalancerRejected events on Services and %d on the Node for %d load balancers HNS refused alike; want %d and 1",
+			len(onServices), len(onNode), services, rejectionsRaisedPerCode)
+	}
+	t.Logf("node event: %s", onNode[0].Note)
+}
+
+// stopAndListBoundedEvents stops the daemon (cancel, then its done), then
+// lists the events of reason it raised, on Services and on the Node, once
+// as many as one bound raises have reached the API, or more: every event
+// it raised is on its way to the API, and those still on it are then no
+// more than would be over the bound anyway.
+func stopAndListBoundedEvents(t *testing.T, cancel context.CancelFunc, done <-chan error, client *fake.Clientset, reason string) (onServices, onNode []eventsv1.Event) {
+	t.Helper()
 	cancel()
 	if err := <-done; err != nil && err != context.Canceled {
 		t.Fatalf("the daemon returned %v", err)
 	}
-
-	// The daemon stopped: every event it raised is on its way to the API.
 	list := func() (onServices, onNode []eventsv1.Event) {
 		evs, err := client.EventsV1().Events("").List(context.Background(), metav1.ListOptions{})
 		if err != nil {
@@ -108,22 +121,17 @@ func TestHNSRefusingEveryWriteIsNoEventStorm(t *testing.T) {
 		}
 		for _, ev := range evs.Items {
 			switch {
-			case ev.Reason == hnsevents.ReasonLoadBalancerRejected && ev.Regarding.Kind == "Service":
+			case ev.Reason == reason && ev.Regarding.Kind == "Service":
 				onServices = append(onServices, ev)
-			case ev.Reason == hnsevents.ReasonLoadBalancerRejected:
+			case ev.Reason == reason:
 				onNode = append(onNode, ev)
 			}
 		}
 		return onServices, onNode
 	}
-	var onServices, onNode []eventsv1.Event
 	_ = wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		onServices, onNode = list()
-		return len(onServices) >= rejectionsRaisedPerCode && len(onNode) == 1 || len(onServices) > rejectionsRaisedPerCode, nil
+		return len(onServices) >= hnsevents.MaxRaisedOneByOne && len(onNode) == 1 || len(onServices) > hnsevents.MaxRaisedOneByOne, nil
 	})
-	if len(onServices) != rejectionsRaisedPerCode || len(onNode) != 1 {
-		t.Fatalf("%d HNSLoadBalancerRejected events on Services and %d on the Node for %d load balancers HNS refused alike; want %d and 1",
-			len(onServices), len(onNode), services, rejectionsRaisedPerCode)
-	}
-	t.Logf("node event: %s", onNode[0].Note)
+	return onServices, onNode
 }
