@@ -113,15 +113,16 @@ func (r *Reporter) LoadBalancerRejected(svc types.NamespacedName, port, frontend
 	r.service(svc, ReasonLoadBalancerRejected, "HNS rejected the load balancer for port %s (%s): %v", port, frontend, err)
 }
 
-// LoadBalancersRejected, on the Node: HNS refused the load balancers of
-// more Service ports with error code than are raised one by one (raised
-// were, on their Services); this is the next, and those after it are
-// raised nowhere until at most raised are refused with code (Bound). HNS
-// that refuses every write would otherwise raise one event per Service
-// port.
+// LoadBalancersRejected, on the Node: HNS refused more load balancers
+// with error code than are raised one by one (raised were, on their
+// Services); this is the next, and those after it are raised nowhere until
+// at most raised are refused with code (Bound). HNS that refuses every
+// write would otherwise raise one event per load balancer. The count is of
+// load balancers, not Service ports: one port has one per frontend (cluster
+// IP, node port, external and ingress IPs, each family).
 func (r *Reporter) LoadBalancersRejected(code string, raised int, svc types.NamespacedName, port, frontend string, err error) {
 	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, ReasonLoadBalancerRejected, ActionSync,
-		"HNS rejects load balancers of more than %d Service ports with %s; the others are not raised on their Services while it lasts "+
+		"HNS rejects more than %d load balancers with %s; the others are not raised on their Services while it lasts "+
 			`(hnsproxy_objects{state="failed"} counts them, /debug/hns and hnsproxy-diag list them). The next, port %s of %s (%s): %v`,
 		raised, code, port, svc, frontend, err)
 }

@@ -122,7 +122,7 @@ func (h *refusals) check(when string, wantServices, wantNode int) {
 	h.t.Helper()
 	onServices, onNode := 0, 0
 	for len(h.rec.Events) > 0 {
-		if ev := <-h.rec.Events; strings.Contains(ev, "Service ports with") {
+		if ev := <-h.rec.Events; strings.Contains(ev, "load balancers with") {
 			onNode++
 		} else {
 			onServices++
@@ -187,4 +187,28 @@ func TestRefusalsLeftAfterAStormAreRaisedOnTheirServices(t *testing.T) {
 	h.check("a few left refused", left, 0)
 	h.sync(nil)
 	h.check("the few refused again", 0, 0)
+}
+
+// The bound counts load balancers, and one Service port has several (its
+// cluster IP, node port, external and ingress IPs, each family's): the
+// Node's Warning for twelve refused load balancers of four Service ports
+// must not say more than ten Service ports are refused.
+func TestNodeRejectionCountsLoadBalancersNotServicePorts(t *testing.T) {
+	const n, perPort = 12, 3
+	h := newRefusals(t, n)
+	errs := h.failing(codeUnspecified, 0, n)
+	for i := range n {
+		h.src.lbs[i].Owner = fmt.Sprintf("shop/svc-%d:http", i/perPort)
+	}
+	h.sync(errs)
+	var onNode []string
+	for len(h.rec.Events) > 0 {
+		if ev := <-h.rec.Events; !strings.Contains(ev, "port http (") {
+			onNode = append(onNode, ev)
+		}
+	}
+	if len(onNode) != 1 || !strings.Contains(onNode[0], fmt.Sprintf("more than %d load balancers with 0x80004005", rejectionsRaisedPerCode)) ||
+		strings.Contains(onNode[0], "Service ports") {
+		t.Errorf("Node events for %d refused load balancers of %d Service ports: %q, want one counting load balancers", n, n/perPort, onNode)
+	}
 }

@@ -9,8 +9,9 @@ import (
 // rejectionsRaisedPerCode bounds the HNSLoadBalancerRejected events on
 // Services for one HNS error code while more load balancers than it are
 // refused with it (events.Bound). HNS that refuses every write (broken,
-// not the Services) refuses one load balancer per Service port: one event
-// each would be 10,000 events from a node of 10,000 Services, from every
+// not the Services) refuses every load balancer, at least one per Service
+// port: one event each would be 10,000 events or more from a node of 10,000
+// Services, from every
 // such node, written through the client hnsproxy shares with its informers
 // (5 QPS by default), and kube-proxy raises no event for a load balancer
 // HNS refuses. Past the bound one Warning on the Node stands for the rest.
