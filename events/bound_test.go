@@ -67,3 +67,84 @@ func TestBoundPlacesAStreakAndWhatOutlastsIt(t *testing.T) {
 		delete(have, k)
 	}
 }
+
+// TestBoundEndsItsStreakAtExactlyTheBound pins the edge: a streak lasts
+// while MaxRaisedOneByOne+1 objects have the problem, and ends when
+// MaxRaisedOneByOne do, which makes those of them raised nowhere owed.
+func TestBoundEndsItsStreakAtExactlyTheBound(t *testing.T) {
+	var b Bound[int]
+	have := map[int]bool{}
+	for k := range 3 * MaxRaisedOneByOne {
+		have[k] = true
+	}
+	b.Round(have)
+	for k := range 3 * MaxRaisedOneByOne {
+		b.Next(k) // ten on their objects, one on the Node, the rest nowhere
+	}
+	owed := func() (n int) {
+		for k := range have {
+			if b.Owed(k) {
+				n++
+			}
+		}
+		return n
+	}
+	// Keep the last MaxRaisedOneByOne+1, all raised nowhere.
+	for k := range 2*MaxRaisedOneByOne - 1 {
+		delete(have, k)
+	}
+	b.Round(have)
+	if n := owed(); n != 0 {
+		t.Errorf("%d of %d owed while more than %d have the problem, want none", n, len(have), MaxRaisedOneByOne)
+	}
+	delete(have, 2*MaxRaisedOneByOne-1)
+	b.Round(have)
+	if n := owed(); n != MaxRaisedOneByOne {
+		t.Errorf("%d of %d owed once %d have the problem, want all", n, len(have), MaxRaisedOneByOne)
+	}
+}
+
+// TestBoundHoveringAtTheBoundRaisesNothingTwice: ten lasting problems
+// and an eleventh that comes and goes. Each time it comes it is placed
+// once (the streak's Node Warning: the count crossed the bound again);
+// the ten are never owed, so never raised again.
+func TestBoundHoveringAtTheBoundRaisesNothingTwice(t *testing.T) {
+	var b Bound[int]
+	have := map[int]bool{}
+	for k := range MaxRaisedOneByOne {
+		have[k] = true
+	}
+	b.Round(have)
+	for k := range MaxRaisedOneByOne {
+		if p := b.Next(k); p != OnObject {
+			t.Fatalf("problem %d of %d placed %v, want on its object", k+1, MaxRaisedOneByOne, p)
+		}
+	}
+	const flaps = 5
+	onNode := 0
+	for range flaps {
+		have[100] = true
+		b.Round(have)
+		for k := range MaxRaisedOneByOne {
+			if b.Owed(k) {
+				t.Fatalf("problem %d, raised on its object, owed again", k)
+			}
+		}
+		switch b.Next(100) {
+		case OnObject:
+			t.Fatal("the eleventh placed on its object while eleven have the problem")
+		case OnNode:
+			onNode++
+		}
+		delete(have, 100)
+		b.Round(have)
+		for k := range MaxRaisedOneByOne {
+			if b.Owed(k) {
+				t.Fatalf("problem %d, raised on its object, owed again once ten have the problem", k)
+			}
+		}
+	}
+	if onNode != flaps {
+		t.Errorf("%d Node Warnings for %d crossings of the bound, want one each", onNode, flaps)
+	}
+}
