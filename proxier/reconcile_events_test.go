@@ -175,6 +175,35 @@ func TestManyLoadBalancersLeavingOutBackendsAreAFewEvents(t *testing.T) {
 	}
 }
 
+// TestBackendsLeftOutAfterManyAreRaisedOnTheirServices: once no more than
+// maxServiceEvents load balancers leave out a backend, those that were
+// raised nowhere are raised on their Services, as the foreign conflicts
+// left after many are.
+func TestBackendsLeftOutAfterManyAreRaisedOnTheirServices(t *testing.T) {
+	n := newTestNode(t, "ws2022", "10.244.1.5") // .7 has no HNS endpoint
+	n.start()
+	const services, left = 3 * maxServiceEvents, maxServiceEvents / 2
+	web := func(i int) string { return fmt.Sprintf("web-%d", i) }
+	vip := func(i int) string { return fmt.Sprintf("10.96.0.%d", 10+i) }
+	for i := range services {
+		n.apply(service(web(i), vip(i)), slice(web(i), endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.1.7", nodeName}))
+	}
+	n.eventually("every load balancer reported leaving out 10.244.1.7", func() bool { return n.reportedLBs(leftOutOf) == services })
+	notes := n.drainEvents()
+	// Raised in key order: the last ones were raised nowhere.
+	for i := range services - left {
+		n.apply(slice(web(i), endpoint{"10.244.1.5", nodeName}))
+	}
+	// Sync holds the lock reportedLBs takes, and raises the events in it.
+	n.eventually("a few load balancers left leaving it out", func() bool { return n.reportedLBs(leftOutOf) == left })
+	notes = append(notes, n.drainEvents()...)
+	for i := services - left; i < services; i++ {
+		if !raisedOnService(notes, ReasonBackendsUnrealizable, vip(i)+":80", "more than") {
+			t.Errorf("%s leaving out 10.244.1.7, left after the others were whole, was never raised on its Service", web(i))
+		}
+	}
+}
+
 // TestManyForeignHeldFrontendsAreAFewEvents: another service proxy left
 // running on the node (a migration that skipped stopping kube-proxy)
 // holds the external IPs of many Services. One ForeignLoadBalancerConflict
@@ -273,14 +302,21 @@ func TestForeignConflictsLeftAfterManyAreRaisedOnTheirServices(t *testing.T) {
 	n.eventually("a few held frontends left", func() bool { return n.reportedLBs(foreignOf) == left })
 	notes = append(notes, n.drainEvents()...)
 	for i := services - left; i < services; i++ {
-		raised := false
-		for _, e := range notes {
-			raised = raised || strings.Contains(e, ReasonForeignLoadBalancerConflict) && strings.Contains(e, vip(i)+":80") && !strings.Contains(e, "another service proxy")
-		}
-		if !raised {
+		if !raisedOnService(notes, ReasonForeignLoadBalancerConflict, vip(i)+":80", "another service proxy") {
 			t.Errorf("the conflict of %s, left after the others ended, was never raised on its Service", tenant(i))
 		}
 	}
+}
+
+// raisedOnService reports whether notes hold an event of reason about
+// frontend that is not the Node's, whose note has onNode.
+func raisedOnService(notes []string, reason, frontend, onNode string) bool {
+	for _, e := range notes {
+		if strings.Contains(e, reason) && strings.Contains(e, frontend) && !strings.Contains(e, onNode) {
+			return true
+		}
+	}
+	return false
 }
 
 // expectNodeWideBound drains the recorder and checks that of the events
