@@ -11,17 +11,20 @@ import (
 	"strings"
 )
 
-// ListenerOwner returns the node whose hnsproxy holds the TCP listening
-// socket on port. Every node's hnsproxy opens health-check node ports on
-// the same machine here, and (as kube-proxy does) on every address, so
-// only one of them gets each port; this tells which.
+// ListenerOwner returns the node whose hnsproxy holds the IPv4 TCP
+// listening socket on port, the one a client of 127.0.0.1 reaches. Every
+// node's hnsproxy opens health-check node ports on the same machine here,
+// and (as kube-proxy does) on every address, so only one of them gets each
+// port; this tells which. Only IPv4: each family's health server listens on
+// its own socket (tcp4, tcp6), so two nodes' hnsproxy may each hold one
+// family's listener on the same port.
 func (c *Cluster) ListenerOwner(port int) (*Node, error) {
-	inodes, err := listeningInodes(port)
+	inodes, err := listeningInodes(port, "/proc/net/tcp")
 	if err != nil {
 		return nil, err
 	}
 	if len(inodes) == 0 {
-		return nil, fmt.Errorf("nothing listens on TCP port %d", port)
+		return nil, fmt.Errorf("nothing listens on IPv4 TCP port %d", port)
 	}
 	for _, n := range c.Nodes {
 		pid := n.Proxy.PID()
@@ -43,10 +46,10 @@ func (c *Cluster) ListenerOwner(port int) (*Node, error) {
 }
 
 // listeningInodes are the "socket:[inode]" names of sockets listening on
-// port, from /proc/net/tcp and tcp6.
-func listeningInodes(port int) (map[string]bool, error) {
+// port, from the given /proc/net tables (tcp for IPv4, tcp6 for IPv6).
+func listeningInodes(port int, tables ...string) (map[string]bool, error) {
 	out := map[string]bool{}
-	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+	for _, file := range tables {
 		f, err := os.Open(file)
 		if err != nil {
 			return nil, err
