@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -50,7 +51,7 @@ type node struct {
 	routes  []subnetRoute  // overlay RemoteSubnetRoute policies
 	local   map[netip.Addr]*endpoint
 	remote  map[netip.Addr]*endpoint
-	byID    map[string]*endpoint
+	byID    map[string]*endpoint // by ID in lower case
 	lbs     []*loadBalancer
 	// externalVIPs are the frontend VIPs some load balancer of the node
 	// carries with VipExternalIP (external and ingress IPs), and the
@@ -222,7 +223,10 @@ func subnetVSID(policies []json.RawMessage) uint32 {
 }
 
 func (n *node) addEndpoint(e *hnslb.Endpoint) error {
-	if e.HostComputeNetwork != "" && e.HostComputeNetwork != n.network.ID {
+	// GUIDs compare without regard to case: HNS may answer them in upper
+	// case (its v1 API does; docs/simulator.md, echo upper-guids), in one
+	// field and not another.
+	if e.HostComputeNetwork != "" && !strings.EqualFold(e.HostComputeNetwork, n.network.ID) {
 		return nil // another network's endpoint: not on this vSwitch path
 	}
 	ep := &endpoint{Endpoint: e}
@@ -245,7 +249,7 @@ func (n *node) addEndpoint(e *hnslb.Endpoint) error {
 		return err
 	}
 	ep.outboundNAT = nats
-	n.byID[e.ID] = ep
+	n.byID[strings.ToLower(e.ID)] = ep
 	into := n.local
 	if e.IsRemote() {
 		into = n.remote

@@ -132,7 +132,7 @@ func (t *tracer) applyLB(n *node, o origin) bool {
 		return true
 	}
 	id := ids[pickBackend(lb.pm.DistributionType, Packet{Src: t.src, Dst: t.dst, Protocol: t.p.Protocol}, len(ids))]
-	ep := n.byID[id]
+	ep := n.byID[strings.ToLower(id)]
 	if ep == nil {
 		t.drop(n, "load balancer %s chose backend endpoint %s, which does not exist on node %s", lb.ID, id, n.Name)
 		return true

@@ -34,6 +34,9 @@ const (
 	ingressB, client = "10.244.2.20", "10.244.1.50"
 	frontendIP       = "10.96.0.20"
 	ingressIP        = "203.0.113.10"
+	// dual-a is a dual-stack pod on win-a that no Service of the fixture's own selects.
+	dualA, dualA6 = "10.244.1.60", "fd00:10:244:1::60"
+	sourceVIP     = "10.244.1.2"
 )
 
 type fixture struct {
@@ -55,22 +58,38 @@ func newFixtureEchoing(t *testing.T, echo sim.Echo) *fixture { return newFixture
 // newFixtureWith is newFixtureEchoing with more Kubernetes objects, which
 // HNS is programmed for too.
 func newFixtureWith(t testing.TB, echo sim.Echo, more ...runtime.Object) *fixture {
+	return newFixtureOn(t, sim.ProfileWS2022, hnslb.NetworkTypeL2Bridge, echo, more...)
+}
+
+// newFixtureOn is newFixtureWith on another Windows version's HNS and
+// network type; an overlay node's source VIP is 10.244.1.2.
+func newFixtureOn(t testing.TB, profile string, netType hnslb.NetworkType, echo sim.Echo, more ...runtime.Object) *fixture {
 	ctx := context.Background()
-	p, err := sim.ProfileByName("ws2022")
+	p, err := sim.ProfileByName(profile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, hns: sim.New(sim.Options{Profile: p, Seed: 3, Echo: echo}), stateFile: filepath.Join(t.TempDir(), "state.json"), network: "cbr0"}
-	// The ws2022 profile models a build with the OS bugs fixed: no workaround.
+	// The ws2022 and later profiles model builds with the OS bugs fixed: no workaround.
 	f.cfg = &options.Config{NodeName: self, StateFile: f.stateFile, Winkernel: options.Winkernel{NetworkName: "cbr0", EnableDSR: true},
 		HNS: options.HNS{OSBugWorkarounds: options.OSBugWorkaroundsNone}}
-	n, err := f.hns.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
-		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
+	network := &hnslb.Network{Name: "cbr0", Type: netType,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}}
+	if netType == hnslb.NetworkTypeOverlay {
+		f.cfg.Winkernel.SourceVIP = sourceVIP
+		network.Policies = []hnslb.NetworkPolicy{hnslb.NewNetworkPolicy(hnslb.NetworkPolicyProviderAddress,
+			hnslb.ProviderAddressNetworkPolicySetting{ProviderAddress: selfIP})}
+	}
+	n, err := f.hns.CreateNetwork(ctx, network)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ip := range []string{webA, client} {
-		if _, err := f.hns.CreateEndpoint(ctx, n.ID, &hnslb.Endpoint{Name: ip, IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}}}); err != nil {
+	for _, ips := range [][]string{{webA}, {client}, {dualA, dualA6}} {
+		var cfgs []hnslb.IPConfig
+		for _, ip := range ips {
+			cfgs = append(cfgs, hnslb.IPConfig{IpAddress: ip})
+		}
+		if _, err := f.hns.CreateEndpoint(ctx, n.ID, &hnslb.Endpoint{Name: ips[0], IpConfigurations: cfgs}); err != nil {
 			t.Fatal(err)
 		}
 	}
