@@ -42,8 +42,14 @@ func parseLoadBalancer(l *hnslb.LoadBalancer) (*loadBalancer, error) {
 	return lb, nil
 }
 
-func (lb *loadBalancer) isIPv6() bool { return lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0 }
-func (lb *loadBalancer) isDSR() bool  { return lb.Flags&hnslb.LoadBalancerFlagsDSR != 0 }
+// isIPv6: the IPv6 flag, or an IPv6 frontend or source VIP. HNS refuses an
+// IPv6 address on a load balancer without the flag, and no public capture
+// shows a listing echo the flag (docs/simulator.md, echo
+// drop-unconfirmed-flags): the addresses tell where the listing does not.
+func (lb *loadBalancer) isIPv6() bool {
+	return lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0 || (len(lb.vips) > 0 && lb.vips[0].Is6()) || lb.sourceVIP.Is6()
+}
+func (lb *loadBalancer) isDSR() bool { return lb.Flags&hnslb.LoadBalancerFlagsDSR != 0 }
 func (lb *loadBalancer) nodePort() bool {
 	return len(lb.vips) == 0
 }
