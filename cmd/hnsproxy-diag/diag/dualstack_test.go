@@ -15,14 +15,15 @@ import (
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
-// dualStack is a dual-stack ClusterIP Service web/dual on pod dual-a
-// (win-a) and, in IPv6, a pod on win-b: IPv6 load balancers, whose flag
-// and addresses HNS may echo otherwise, and a dual-stack backend endpoint.
+// dualStack is a dual-stack NodePort Service web/dual (node port 30060) on
+// pod dual-a (win-a) and, in IPv6, a pod on win-b: IPv6 load balancers,
+// whose flag and addresses HNS may echo otherwise, and a dual-stack
+// backend endpoint.
 func dualStack() []runtime.Object {
 	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "dual"},
-		Spec: v1.ServiceSpec{Type: v1.ServiceTypeClusterIP, ClusterIP: "10.96.0.60", ClusterIPs: []string{"10.96.0.60", "fd00:10:96::60"},
+		Spec: v1.ServiceSpec{Type: v1.ServiceTypeNodePort, ClusterIP: "10.96.0.60", ClusterIPs: []string{"10.96.0.60", "fd00:10:96::60"},
 			IPFamilies: []v1.IPFamily{v1.IPv4Protocol, v1.IPv6Protocol},
-			Ports:      []v1.ServicePort{{Name: "http", Protocol: v1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+			Ports:      []v1.ServicePort{{Name: "http", Protocol: v1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080), NodePort: 30060}}}}
 	slice := func(name string, typ discoveryv1.AddressType, pods map[string][2]string) *discoveryv1.EndpointSlice {
 		s := &discoveryv1.EndpointSlice{
 			ObjectMeta:  metav1.ObjectMeta{Namespace: "web", Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: "dual"}},
@@ -50,7 +51,7 @@ func dualStack() []runtime.Object {
 // load-balanced there.
 func TestDualStackWhereHNSDoesNotEchoTheIPv6Flag(t *testing.T) {
 	for _, echo := range []sim.Echo{{}, {DropUnconfirmedFlags: true}} {
-		in := newFixtureOn(t, sim.ProfileWS2025, hnslb.NetworkTypeL2Bridge, echo, dualStack()...).read()
+		in := newFixtureOn(t, fixtureNode{profile: sim.ProfileWS2025, network: hnslb.NetworkTypeL2Bridge, dualStack: true}, echo).read()
 		r := Diagnose(in)
 		var v6 *Row
 		for i, row := range r.LoadBalancers {

@@ -17,6 +17,8 @@ var echoTraces = [][3]string{
 	{"198.51.100.7:40000", ingressIP + ":443", "tcp"},
 	{client + ":40000", "10.96.0.60:80", "tcp"},
 	{"[" + dualA6 + "]:40000", "[fd00:10:96::60]:80", "tcp"},
+	{"198.51.100.7:40000", selfIP + ":30060", "tcp"},
+	{"[2001:db8::7]:40000", "[fd00::11]:30060", "tcp"},
 }
 
 // TestDiagnoseAndTraceAgreeUnderEveryEcho: the table (rows, owners,
@@ -32,7 +34,8 @@ func TestDiagnoseAndTraceAgreeUnderEveryEcho(t *testing.T) {
 	for _, profile := range []string{sim.ProfileWS2022, sim.ProfileWS2025} {
 		for _, netType := range []hnslb.NetworkType{hnslb.NetworkTypeL2Bridge, hnslb.NetworkTypeOverlay} {
 			t.Run(profile+"/"+string(netType), func(t *testing.T) {
-				exact := newFixtureOn(t, profile, netType, sim.Echo{}, dualStack()...)
+				on := fixtureNode{profile: profile, network: netType, dualStack: true}
+				exact := newFixtureOn(t, on, sim.Echo{})
 				for _, name := range append(sim.EchoNames(), "all", "all but reorder") {
 					echo, err := sim.ParseEcho(strings.TrimSuffix(name, " but reorder"))
 					if err != nil {
@@ -40,7 +43,7 @@ func TestDiagnoseAndTraceAgreeUnderEveryEcho(t *testing.T) {
 					}
 					echo.Reorder = echo.Reorder && name != "all but reorder" // the rest, traces too
 					traces := !echo.Reorder
-					got := diagnosis(t, newFixtureOn(t, profile, netType, echo, dualStack()...), traces)
+					got := diagnosis(t, newFixtureOn(t, on, echo), traces)
 					if want := diagnosis(t, exact, traces); got != want {
 						t.Errorf("echo %s:\n%s\nexact answers:\n%s", name, got, want)
 					}

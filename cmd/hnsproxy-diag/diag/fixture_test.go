@@ -46,6 +46,7 @@ type fixture struct {
 	stateFile string
 	network   string // the network diagnosed: "cbr0", where the fixture programs
 	cfg       *options.Config
+	nodeIPv6  map[string]string // a Node's IPv6 InternalIP, by name
 }
 
 // newFixture programs win-a's simulated HNS the way hnsproxy does: the
@@ -58,18 +59,32 @@ func newFixtureEchoing(t *testing.T, echo sim.Echo) *fixture { return newFixture
 // newFixtureWith is newFixtureEchoing with more Kubernetes objects, which
 // HNS is programmed for too.
 func newFixtureWith(t testing.TB, echo sim.Echo, more ...runtime.Object) *fixture {
-	return newFixtureOn(t, sim.ProfileWS2022, hnslb.NetworkTypeL2Bridge, echo, more...)
+	return newFixtureOn(t, fixtureNode{profile: sim.ProfileWS2022, network: hnslb.NetworkTypeL2Bridge}, echo, more...)
 }
 
-// newFixtureOn is newFixtureWith on another Windows version's HNS and
-// network type; an overlay node's source VIP is 10.244.1.2.
-func newFixtureOn(t testing.TB, profile string, netType hnslb.NetworkType, echo sim.Echo, more ...runtime.Object) *fixture {
+// fixtureNode is the node a fixture diagnoses: its Windows version's HNS
+// profile, its network type (an overlay node's source VIP is 10.244.1.2)
+// and whether its Nodes have IPv6 addresses too (fd00::11, fd00::12),
+// with the dual-stack Service web/dual (dualStack).
+type fixtureNode struct {
+	profile   string
+	network   hnslb.NetworkType
+	dualStack bool
+}
+
+// newFixtureOn is newFixtureWith on another node.
+func newFixtureOn(t testing.TB, on fixtureNode, echo sim.Echo, more ...runtime.Object) *fixture {
 	ctx := context.Background()
-	p, err := sim.ProfileByName(profile)
+	p, err := sim.ProfileByName(on.profile)
 	if err != nil {
 		t.Fatal(err)
 	}
+	netType := on.network
 	f := &fixture{t: t, hns: sim.New(sim.Options{Profile: p, Seed: 3, Echo: echo}), stateFile: filepath.Join(t.TempDir(), "state.json"), network: "cbr0"}
+	if on.dualStack {
+		f.nodeIPv6 = map[string]string{self: "fd00::11", other: "fd00::12"}
+		more = append(dualStack(), more...)
+	}
 	// The ws2022 and later profiles model builds with the OS bugs fixed: no workaround.
 	f.cfg = &options.Config{NodeName: self, StateFile: f.stateFile, Winkernel: options.Winkernel{NetworkName: "cbr0", EnableDSR: true},
 		HNS: options.HNS{OSBugWorkarounds: options.OSBugWorkaroundsNone}}
@@ -134,8 +149,12 @@ func (f *fixture) source() Source {
 
 func (f *fixture) objects() []runtime.Object {
 	node := func(name, ip string) *v1.Node {
-		return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
 			Status: v1.NodeStatus{Addresses: []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: ip}}}}
+		if ip6 := f.nodeIPv6[name]; ip6 != "" {
+			n.Status.Addresses = append(n.Status.Addresses, v1.NodeAddress{Type: v1.NodeInternalIP, Address: ip6})
+		}
+		return n
 	}
 	svc := func(name, ip string, typ v1.ServiceType, port, target, nodePort int32) *v1.Service {
 		return &v1.Service{

@@ -156,7 +156,12 @@ func (v *view) names() *strings.Replacer {
 	var pairs []string
 	for id, ep := range v.endpoints {
 		ip := ep.IP()
-		addr, _ := netip.ParseAddr(ip)
+		addr, err := netip.ParseAddr(ip)
+		if err == nil {
+			// As the hops print addresses, whatever form HNS answered
+			// (docs/simulator.md, echo ipv6-long-form).
+			ip = addr.Unmap().String()
+		}
 		pl := v.pods[addr.Unmap()]
 		switch {
 		case ep.IsRemote() && pl.Pod != "":
