@@ -3,10 +3,12 @@ package diag
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/reconciler"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -25,7 +27,8 @@ var echoTraces = [][3]string{
 // verdicts, the count to correct that sets the exit code, notes) and every
 // trace read the same however HNS echoes what hnsproxy wrote
 // (docs/simulator.md, "Echo profiles"), on l2bridge and overlay, Windows
-// Server 2022 and 2025, as under exact answers. What may differ is what
+// Server 2022 and 2025, as under exact answers, before and after drift
+// (missing, foreign and extra rows). What may differ is what
 // HNS shows: the case of its GUIDs and the flags a row lists (HNS's,
 // which may lack those it does not echo). Under reorder a trace may
 // follow another backend: like VFP, it picks one by a hash over the order
@@ -35,7 +38,8 @@ func TestDiagnoseAndTraceAgreeUnderEveryEcho(t *testing.T) {
 		for _, netType := range []hnslb.NetworkType{hnslb.NetworkTypeL2Bridge, hnslb.NetworkTypeOverlay} {
 			t.Run(profile+"/"+string(netType), func(t *testing.T) {
 				on := fixtureNode{profile: profile, network: netType, dualStack: true}
-				exact := newFixtureOn(t, on, sim.Echo{})
+				exact, drifted := newFixtureOn(t, on, sim.Echo{}), newFixtureOn(t, on, sim.Echo{})
+				drift(t, drifted)
 				for _, name := range append(sim.EchoNames(), "all", "all but reorder") {
 					echo, err := sim.ParseEcho(strings.TrimSuffix(name, " but reorder"))
 					if err != nil {
@@ -43,13 +47,52 @@ func TestDiagnoseAndTraceAgreeUnderEveryEcho(t *testing.T) {
 					}
 					echo.Reorder = echo.Reorder && name != "all but reorder" // the rest, traces too
 					traces := !echo.Reorder
-					got := diagnosis(t, newFixtureOn(t, on, echo), traces)
-					if want := diagnosis(t, exact, traces); got != want {
+					f := newFixtureOn(t, on, echo)
+					if got, want := diagnosis(t, f, traces), diagnosis(t, exact, traces); got != want {
 						t.Errorf("echo %s:\n%s\nexact answers:\n%s", name, got, want)
+					}
+					drift(t, f)
+					if got, want := diagnosis(t, f, traces), diagnosis(t, drifted, traces); got != want {
+						t.Errorf("echo %s, drifted:\n%s\nexact answers:\n%s", name, got, want)
 					}
 				}
 			})
 		}
+	}
+}
+
+// drift deletes web/frontend's IPv4 node port load balancer behind
+// hnsproxy's back and stores a foreign one on 10.96.9.9:80 with web-a's
+// endpoint, and replaces the load balancer on the IPv6 cluster IP of
+// web/dual by a foreign one to backend port 9090: rows missing, extra and
+// foreign, and one to replace.
+func drift(t *testing.T, f *fixture) {
+	t.Helper()
+	var webAID string
+	for _, ep := range f.hns.Snapshot().Endpoints {
+		if ep.HasAddress(netip.MustParseAddr(webA)) {
+			webAID = ep.ID
+		}
+	}
+	for _, lb := range f.hns.Snapshot().LoadBalancers {
+		k, _ := reconciler.KeyOf(&lb)
+		if (k.VIP == "" && k.Port == 30080) || k.VIP == "fd00:10:96::60" {
+			if err := f.hns.DeleteLoadBalancerOutOfBand(lb.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if k.VIP == "fd00:10:96::60" {
+			lb.ID, lb.PortMappings = "", []hnslb.PortMapping{lb.PortMappings[0]}
+			lb.PortMappings[0].InternalPort = 9090
+			if _, err := f.hns.PutLoadBalancerOutOfBand(lb); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := f.hns.PutLoadBalancerOutOfBand(hnslb.LoadBalancer{FrontendVIPs: []string{"10.96.9.9"}, SchemaVersion: hnslb.V2,
+		PortMappings:         []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, ExternalPort: 80, InternalPort: 80}},
+		HostComputeEndpoints: []string{webAID}}); err != nil {
+		t.Fatal(err)
 	}
 }
 
