@@ -23,12 +23,12 @@ func (v *view) heldAddresses(bs []Backend) []string {
 			continue
 		}
 		var held []string
-		for id, ep := range v.endpoints {
-			if v.in.Owned != nil && v.in.Owned.RemoteEndpoint(id) && ep.IsRemote() {
+		for _, ep := range v.endpoints {
+			if v.in.Owned != nil && v.in.Owned.RemoteEndpoint(ep.ID) && ep.IsRemote() {
 				continue // hnsproxy's own: it replaces or adopts it
 			}
 			if ep.HasAddress(want) {
-				held = append(held, fmt.Sprintf("%s endpoint %s %q", ep.KindWord(), id, ep.Name))
+				held = append(held, fmt.Sprintf("%s endpoint %s %q", ep.KindWord(), ep.ID, ep.Name))
 			}
 		}
 		if len(held) > 0 {

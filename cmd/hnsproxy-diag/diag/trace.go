@@ -154,7 +154,8 @@ func (v *view) explainMiss(p vfp.Packet, src netip.Addr) []string {
 // remote endpoints by address and node, load balancers by Service port and role.
 func (v *view) names() *strings.Replacer {
 	var pairs []string
-	for id, ep := range v.endpoints {
+	for _, ep := range v.endpoints {
+		id := ep.ID
 		ip := ep.IP()
 		addr, err := netip.ParseAddr(ip)
 		if err == nil {

@@ -2,6 +2,7 @@ package diag
 
 import (
 	"net/netip"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,9 +16,12 @@ import (
 // view is the inputs with the desired state computed and HNS indexed,
 // shared by the table and the trace.
 type view struct {
-	in        *Inputs
-	state     *desired.State
-	endpoints map[string]*hnslb.Endpoint // by ID
+	in    *Inputs
+	state *desired.State
+	// endpoints are by lower-case ID: whether HNS answers a load
+	// balancer's references in the case of its endpoint listing is not
+	// known (docs/simulator.md, upper-guids).
+	endpoints map[string]*hnslb.Endpoint
 	byKey     map[intent.LBKey]*hnslb.LoadBalancer
 	// odd are load balancers whose key is not hnsproxy's shape, or a second
 	// one on a key (HNS refuses that; listed so nothing is hidden).
@@ -45,7 +49,7 @@ func newView(in *Inputs) *view {
 		v.services[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
 	}
 	for i := range in.HNS.Endpoints {
-		v.endpoints[in.HNS.Endpoints[i].ID] = &in.HNS.Endpoints[i]
+		v.endpoints[strings.ToLower(in.HNS.Endpoints[i].ID)] = &in.HNS.Endpoints[i]
 	}
 	for i := range in.HNS.LoadBalancers {
 		lb := &in.HNS.LoadBalancers[i]
@@ -79,7 +83,7 @@ func (v *view) owner(id string) string {
 // backendIP is the address of a load balancer's backend endpoint in the
 // load balancer's family; ok is false for an ID of no endpoint.
 func (v *view) backendIP(id string, ipv6 bool) (netip.Addr, *hnslb.Endpoint, bool) {
-	ep := v.endpoints[id]
+	ep := v.endpoints[strings.ToLower(id)]
 	if ep == nil {
 		return netip.Addr{}, nil, false
 	}
