@@ -37,26 +37,24 @@ func BuildLB(d *intent.LB, endpointIDs []string) *hnslb.LoadBalancer {
 
 // KeyOf is the frontend identity of a load balancer found in HNS; ok is
 // false for shapes hnsproxy never makes (no or several port mappings). The
-// family comes from the frontend VIP, else the source VIP, else the IPv6
-// flag, whose echo no public capture shows (baseline.go).
+// family is the listing's (hnslb.LoadBalancer.IsIPv6: the IPv6 flag's echo
+// no public capture shows, baseline.go).
 func KeyOf(lb *hnslb.LoadBalancer) (intent.LBKey, bool) {
 	if len(lb.PortMappings) != 1 || len(lb.FrontendVIPs) > 1 {
 		return intent.LBKey{}, false
 	}
 	pm := lb.PortMappings[0]
 	k := intent.LBKey{Family: intent.IPv4, Protocol: pm.Protocol, Port: pm.ExternalPort}
+	if lb.IsIPv6() {
+		k.Family = intent.IPv6
+	}
 	if len(lb.FrontendVIPs) == 1 {
 		k.VIP = lb.FrontendVIPs[0]
 		if a, err := netip.ParseAddr(k.VIP); err == nil {
 			// HNS keeps an address as bytes and may print it in another
 			// form than the one sent (sim.Echo.LongIPv6).
-			k.VIP, k.Family = a.String(), intent.FamilyOf(a)
+			k.VIP = a.String()
 		}
-	} else if a, err := netip.ParseAddr(lb.SourceVIP); err == nil {
-		k.Family = intent.FamilyOf(a)
-	}
-	if lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0 {
-		k.Family = intent.IPv6
 	}
 	return k, true
 }

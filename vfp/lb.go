@@ -42,13 +42,6 @@ func parseLoadBalancer(l *hnslb.LoadBalancer) (*loadBalancer, error) {
 	return lb, nil
 }
 
-// isIPv6: the IPv6 flag, or an IPv6 frontend or source VIP. HNS refuses an
-// IPv6 address on a load balancer without the flag, and no public capture
-// shows a listing echo the flag (docs/simulator.md, echo
-// drop-unconfirmed-flags): the addresses tell where the listing does not.
-func (lb *loadBalancer) isIPv6() bool {
-	return lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0 || (len(lb.vips) > 0 && lb.vips[0].Is6()) || lb.sourceVIP.Is6()
-}
 func (lb *loadBalancer) isDSR() bool { return lb.Flags&hnslb.LoadBalancerFlagsDSR != 0 }
 func (lb *loadBalancer) nodePort() bool {
 	return len(lb.vips) == 0
@@ -113,8 +106,8 @@ func (n *node) matchLB(dst netip.AddrPort, proto uint32, o origin) (match *loadB
 			if !lb.nodePort() { // NodePort load balancers on other ports are no near miss
 				nearMisses = append(nearMisses, fmt.Sprintf("load balancer %s listens on port %d, not %d", lb.ID, lb.pm.ExternalPort, dst.Port()))
 			}
-		case lb.isIPv6() != dst.Addr().Is6():
-			nearMisses = append(nearMisses, fmt.Sprintf("load balancer %s has the IPv6 flag %v but the packet is %s", lb.ID, lb.isIPv6(), intent.FamilyOf(dst.Addr())))
+		case lb.IsIPv6() != dst.Addr().Is6():
+			nearMisses = append(nearMisses, fmt.Sprintf("load balancer %s has the IPv6 flag %v but the packet is %s", lb.ID, lb.IsIPv6(), intent.FamilyOf(dst.Addr())))
 		case lb.pm.Protocol != proto:
 			nearMisses = append(nearMisses, fmt.Sprintf("load balancer %s is for %s, not %s", lb.ID, protoName(lb.pm.Protocol), protoName(proto)))
 		case lb.nodePort():

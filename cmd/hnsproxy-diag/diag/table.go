@@ -243,7 +243,7 @@ func (v *view) backends(want *intent.LB, got *hnslb.LoadBalancer) []Backend {
 		}
 	}
 	if got != nil {
-		ipv6 := isIPv6(got)
+		ipv6 := got.IsIPv6() // by its addresses where HNS does not echo the flag
 		for _, id := range got.HostComputeEndpoints {
 			ip, ep, ok := v.backendIP(id, ipv6)
 			if !ok {
@@ -267,16 +267,6 @@ func (v *view) backends(want *intent.LB, got *hnslb.LoadBalancer) []Backend {
 	}
 	slices.SortStableFunc(res, func(a, b Backend) int { return intent.CompareIPs(a.IP, b.IP) })
 	return res
-}
-
-// isIPv6 reads a load balancer's family as hnsproxy reads a listing
-// (reconciler.KeyOf): by its flag, or by its addresses where HNS does not
-// echo the flag (docs/simulator.md, echo drop-unconfirmed-flags).
-func isIPv6(lb *hnslb.LoadBalancer) bool {
-	if k, ok := reconciler.KeyOf(lb); ok {
-		return k.Family == intent.IPv6
-	}
-	return lb.Flags&hnslb.LoadBalancerFlagsIPv6 != 0
 }
 
 func countState(bs []Backend, state string) int {
