@@ -37,9 +37,13 @@ var pluginModes = map[string]struct {
 	"sdnoverlay":  {ModeOverlay, familySDN},
 	"l2bridge":    {ModeL2Bridge, familySDN},
 	"overlay":     {ModeOverlay, familySDN},
-	// Calico for Windows writes win-* policies; its "mode" names the network type.
-	"calico": {"", familyWin},
+	// Calico for Windows writes win-* policies; its "mode" names the network
+	// type. Its DNS rule is its own (NetConf.calicoDNS).
+	calicoType: {"", familyWin},
 }
+
+// calicoType is Calico's plugin name, as its configurations' "type" gives it.
+const calicoType = "calico"
 
 // modeAliases are the "mode" values hnscni takes: its own, and Calico's
 // Windows backends (windows-bgp runs on an L2Bridge network, vxlan on an

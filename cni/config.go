@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -273,8 +274,12 @@ func (pm PortMapping) protocolNumber() (uint32, error) {
 // families do. libcni passes runtimeConfig only for declared capabilities,
 // and a delegating plugin (Flannel) passes it without them, so the plugin
 // does not check the declaration again. The sdnbridge/sdnoverlay family
-// prefixes the first search domain with the pod's namespace.
+// prefixes the first search domain with the pod's namespace. Calico takes
+// one or the other whole (calicoDNS).
 func (n *NetConf) dns(podNamespace string) types.DNS {
+	if strings.EqualFold(n.Type, calicoType) {
+		return n.calicoDNS()
+	}
 	d := n.DNS
 	d.Search = append([]string(nil), d.Search...)
 	if n.family == familySDN && podNamespace != "" && len(d.Search) > 0 {
@@ -291,6 +296,23 @@ func (n *NetConf) dns(podNamespace string) types.DNS {
 			d.Options = r.Options
 		}
 	}
+	return d
+}
+
+// calicoDNS is the DNS as Calico for Windows chooses it: the runtime's
+// whole (servers, searches and options, empty ones too) when it names a
+// server, else the configured one whole; unlike win-bridge and win-overlay
+// it never mixes the two (projectcalico/calico
+// cni-plugin/pkg/dataplane/windows/dataplane_windows.go, DoNetworking).
+// Where it matters: a pod whose DNS names servers without searches
+// (dnsPolicy None, or Default on a host without a suffix list) gets no
+// cluster search domain.
+func (n *NetConf) calicoDNS() types.DNS {
+	if r := n.RuntimeConfig.DNS; r != nil && len(r.Servers) > 0 {
+		return types.DNS{Nameservers: r.Servers, Search: r.Searches, Options: r.Options}
+	}
+	d := n.DNS
+	d.Search = slices.Clone(d.Search)
 	return d
 }
 

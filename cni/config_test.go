@@ -3,6 +3,7 @@ package cni
 import (
 	"encoding/json"
 	"net/netip"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -281,5 +282,52 @@ func TestPrevResultSubnet(t *testing.T) {
 	}
 	if p := prevResultSubnet(nil); p.IsValid() {
 		t.Errorf("no prevResult: %s", p)
+	}
+}
+
+// TestCalicoRuntimeDNSReplacesTheConfiguredDNS: Calico for Windows takes
+// the runtime's DNS whole when it names a server (servers, searches and
+// options, an empty one included) and the configured DNS whole otherwise
+// (projectcalico/calico cni-plugin/pkg/dataplane/windows/dataplane_windows.go,
+// DoNetworking), where win-bridge and win-overlay replace servers and
+// searches one by one.
+func TestCalicoRuntimeDNSReplacesTheConfiguredDNS(t *testing.T) {
+	configured := types.DNS{Nameservers: []string{"10.96.0.10"}, Search: []string{"svc.cluster.local"}, Options: []string{"ndots:5"}}
+	for name, c := range map[string]struct {
+		runtime map[string]any
+		want    types.DNS
+	}{
+		"servers only: searches and options go too": {
+			map[string]any{"servers": []string{"8.8.8.8"}},
+			types.DNS{Nameservers: []string{"8.8.8.8"}},
+		},
+		"no server: the runtime's searches are not taken": {
+			map[string]any{"searches": []string{"example.com"}, "options": []string{"ndots:1"}},
+			configured,
+		},
+		"kubelet's ClusterFirst": {
+			map[string]any{"servers": []string{"10.96.0.10"}, "searches": []string{"ns1.svc.cluster.local", "svc.cluster.local", "cluster.local"}, "options": []string{"ndots:5"}},
+			types.DNS{Nameservers: []string{"10.96.0.10"}, Search: []string{"ns1.svc.cluster.local", "svc.cluster.local", "cluster.local"}, Options: []string{"ndots:5"}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			doc, err := json.Marshal(map[string]any{
+				"cniVersion": "0.3.1", "name": "Calico", "type": "calico", "mode": "windows-bgp",
+				"ipam":          map[string]any{"type": "host-local"},
+				"capabilities":  map[string]any{"dns": true},
+				"DNS":           map[string]any{"Nameservers": configured.Nameservers, "Search": configured.Search, "Options": configured.Options},
+				"runtimeConfig": map[string]any{"dns": c.runtime},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := parseConfig(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := n.dns("ns1"); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("dns %+v, want %+v", got, c.want)
+			}
+		})
 	}
 }
