@@ -231,13 +231,10 @@ func (n *testNode) lbs() []lbView {
 		return nil
 	}
 	snap := n.hns.Snapshot()
-	ips := map[string]string{}
-	for _, e := range snap.Endpoints {
-		ips[e.ID] = e.IP()
-	}
+	ips := endpointIPs(snap)
 	var out []lbView
 	for _, lb := range snap.LoadBalancers {
-		v := lbView{Flags: lb.Flags}
+		v := lbView{Flags: lb.Flags, Backends: backendIPs(lb, ips)}
 		if len(lb.FrontendVIPs) > 0 {
 			v.Frontend = lb.FrontendVIPs[0]
 		}
@@ -245,10 +242,6 @@ func (n *testNode) lbs() []lbView {
 			pm := lb.PortMappings[0]
 			v.Port, v.Internal, v.PortFlag, v.Dist = pm.ExternalPort, pm.InternalPort, pm.Flags, pm.DistributionType
 		}
-		for _, id := range lb.HostComputeEndpoints {
-			v.Backends = append(v.Backends, ips[id])
-		}
-		sort.Strings(v.Backends)
 		out = append(out, v)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -257,6 +250,25 @@ func (n *testNode) lbs() []lbView {
 		}
 		return out[i].Port < out[j].Port
 	})
+	return out
+}
+
+// endpointIPs maps each endpoint of a snapshot to its IP.
+func endpointIPs(snap *hnslb.Snapshot) map[string]string {
+	ips := map[string]string{}
+	for _, e := range snap.Endpoints {
+		ips[e.ID] = e.IP()
+	}
+	return ips
+}
+
+// backendIPs are a load balancer's backends as IPs (ips from endpointIPs), sorted.
+func backendIPs(lb hnslb.LoadBalancer, ips map[string]string) []string {
+	var out []string
+	for _, id := range lb.HostComputeEndpoints {
+		out = append(out, ips[id])
+	}
+	sort.Strings(out)
 	return out
 }
 
