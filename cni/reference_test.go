@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -435,5 +436,44 @@ func loseHNSState(t *testing.T, node *simNode) {
 		if err := node.client.DeleteNetwork(ctx, n.ID); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestReferenceConfigsTakeTheKubeletsDNS: on a real node the pod's DNS is
+// the kubelet's (ClusterFirst: the cluster DNS Service, the namespace's
+// search list, ndots:5), which containerd hands over as the "dns"
+// capability; Flannel's outer configuration declares it and passes
+// runtimeConfig to its delegate (kubernetes-sigs/sig-windows-tools
+// hostprocess/flannel/flanneld/flannel-overlay.yml), Calico's declares it
+// itself. Under every reference configuration the pod's endpoint and the
+// result carry the kubelet's DNS, whatever the configuration's own "dns"
+// says.
+func TestReferenceConfigsTakeTheKubeletsDNS(t *testing.T) {
+	cniPath := dropInDir(t)
+	kubelet := map[string]any{
+		"servers":  []string{"10.96.0.10"},
+		"searches": []string{"ns1.svc.cluster.local", "svc.cluster.local", "cluster.local"},
+		"options":  []string{"ndots:5"},
+	}
+	want := hnslb.DNS{ServerList: kubelet["servers"].([]string), Search: kubelet["searches"].([]string), Options: kubelet["options"].([]string)}
+	for _, rc := range referenceCases {
+		t.Run(rc.file, func(t *testing.T) {
+			node := startNode(t, "n1", append([]string{"--node-ip", "172.16.0.2", "--network-name", rc.network}, rc.nodeArgs...)...)
+			t.Setenv("HNS_ENDPOINT", "unix://"+node.socket)
+			cni := libcni.NewCNIConfigWithCacheDir([]string{cniPath}, t.TempDir(), nil)
+			list := withCapabilities(t, referenceList(t, rc.file, "", t.TempDir()), "dns")
+			p := pod{id: "dns", netns: node.createNamespace(t), caps: map[string]any{"dns": kubelet}}
+			res := addAt(t, cni, list, p)
+			e := endpointByName(node.dump(t), "dns_"+rc.network)
+			if e == nil {
+				t.Fatalf("no endpoint dns_%s: %v", rc.network, names(node.dump(t)))
+			}
+			if !reflect.DeepEqual(e.Dns, want) {
+				t.Errorf("endpoint DNS %+v, want the kubelet's %+v", e.Dns, want)
+			}
+			if got := res.DNS; !slices.Equal(got.Nameservers, want.ServerList) || !slices.Equal(got.Search, want.Search) {
+				t.Errorf("result DNS %+v, want the kubelet's", got)
+			}
+		})
 	}
 }
