@@ -68,10 +68,20 @@ func allDNS(ips ...string) map[string][]string {
 
 // TestClusterDNSRollout: CoreDNS (two replicas on Linux nodes) rolled and
 // drained as operators do; each step's load balancers carry exactly the
-// backends kube-proxy would pick, one protocol's trouble leaves the other
-// served.
+// backends kube-proxy would pick, with the fewest writes, and one
+// protocol's trouble leaves the other served.
 func TestClusterDNSRollout(t *testing.T) {
-	for _, profile := range []string{"ws2022", "ws2025"} {
+	for _, tc := range []struct {
+		profile string
+		// rolloutWrites: the new pod's remote endpoint, each load balancer
+		// modified (or deleted and created where HNS cannot modify), the
+		// old pod's remote endpoint deleted.
+		rolloutWrites int
+	}{
+		{"ws2022", 1 + 3*2 + 1},
+		{"ws2025", 1 + 3 + 1},
+	} {
+		profile := tc.profile
 		t.Run(profile, func(t *testing.T) {
 			const a, b, c, d = "10.244.5.10", "10.244.6.10", "10.244.5.11", "10.244.6.11"
 			n := newTestNode(t, profile)
@@ -80,10 +90,14 @@ func TestClusterDNSRollout(t *testing.T) {
 			n.eventually("kube-dns programmed", func() bool { return reflect.DeepEqual(n.dnsBackends(), allDNS(a, b)) })
 			n.settle()
 
+			n.hns.ResetCounters()
 			// Rolling update: c ready, a terminating but still serving.
 			n.apply(kubeDNSSlice(terminatingEP(a, "linux-1", true), readyEP(b, "linux-2"), readyEP(c, "linux-1")))
 			n.eventually("rollout step", func() bool { return reflect.DeepEqual(n.dnsBackends(), allDNS(b, c)) })
 			n.settle()
+			if w := n.hns.Counters().Writes(); w != tc.rolloutWrites {
+				t.Errorf("rollout step: %d writes, want %d (%+v)", w, tc.rolloutWrites, n.hns.Counters().Calls)
+			}
 			if got := n.remoteEndpointIPs(); !reflect.DeepEqual(got, allDNS(b, c)["udp/53"]) {
 				t.Errorf("remote endpoints %v, want %v", got, allDNS(b, c)["udp/53"])
 			}
