@@ -115,9 +115,9 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 // --windows-service reaches the Service Control Manager before the
 // configuration is read, as kube-proxy's does (server.go's RunE: initForOS,
 // then Complete): a configuration that fails (here a --config file that is
-// not there) is a failure of the running service, which the SCM sees as a
-// stop with exit code 1 and restarts (sc.exe failureflag), not a process
-// that ended before it ever reported to the SCM.
+// not there) is a failure of the running service, which the SCM restarts
+// (endFailedService), not a process that ended before it ever reported to
+// the SCM.
 func TestWindowsServiceStartsBeforeItsConfiguration(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing-config.yaml")
 	defer func(saved func(func(context.Context) error) error) { runAsService = saved }(runAsService)
