@@ -7,16 +7,17 @@ import (
 	"github.com/hnsproxy/hnsproxy/internal/doctest"
 )
 
-// A failure of the daemon under --windows-service ends with the service
-// reporting SERVICE_STOPPED and a service-specific exit code
+// A failure of the daemon under --windows-service, where the service's
+// failure-actions flag is set ("sc.exe failureflag <name> 1"), ends with
+// the service reporting SERVICE_STOPPED and a service-specific exit code
 // (scmHandler.Execute returns true, 1; TestSCMHandlerFailure). For the SCM
-// that is a non-crash failure: its recovery actions ("sc.exe failure") run
-// for one only when the service's failure-actions flag is set ("sc.exe
-// failureflag <name> 1"); without it they run only when the process dies
-// without reporting SERVICE_STOPPED (SERVICE_FAILURE_ACTIONS_FLAG,
-// fFailureActionsOnNonCrashFailures, in Microsoft's winsvc.h reference).
-// The install commands in docs/operators.md must set both, or a failed
-// hnsproxy service stays stopped.
+// that is a non-crash failure, whose recovery actions ("sc.exe failure")
+// run only with that flag (SERVICE_FAILURE_ACTIONS_FLAG,
+// fFailureActionsOnNonCrashFailures, in Microsoft's winsvc.h reference);
+// without it hnsproxy ends as a crash, as kube-proxy does
+// (endFailedService), which loses the exit code. The install commands in
+// docs/operators.md set both, so a failed hnsproxy service is restarted and
+// says why it stopped.
 func TestServiceInstallDocRestartsAfterAFailure(t *testing.T) {
 	section := doctest.Section(t, "docs/operators.md", "## Running as a Windows service")
 	create := regexp.MustCompile(`(?m)^sc\.exe create (\S+) `).FindStringSubmatch(section)
