@@ -120,11 +120,13 @@ type publishedStatus struct {
 	// counts as of the last flush. It is held only to add or take them.
 	mu sync.Mutex
 	// fullDue says the next flush hands over every object (for the first
-	// reader).
-	fullDue bool
-	lbDelta map[intent.LBKey]*Status
-	epDelta map[string]*EndpointStatus
-	counts  ObjectCounts
+	// reader, or after boundDeltas dropped the deltas); rebase says the
+	// deltas held are every object, so the reader replaces its snapshot
+	// with them instead of folding them in.
+	fullDue, rebase bool
+	lbDelta         map[intent.LBKey]*Status
+	epDelta         map[string]*EndpointStatus
+	counts          ObjectCounts
 	// learnedCap is the reconciler's learnedCap as of the last flush.
 	learnedCap int
 	// read says a reader has asked for a snapshot; set once, under mu.
@@ -155,10 +157,10 @@ func (r *Reconciler) StatusSnapshot() *StatusSnapshot {
 		r.mu.Unlock()
 	}
 	p.mu.Lock()
-	lbs, eps, learnedCap := p.lbDelta, p.epDelta, p.learnedCap
-	p.lbDelta, p.epDelta = nil, nil
+	lbs, eps, learnedCap, rebase := p.lbDelta, p.epDelta, p.learnedCap, p.rebase
+	p.lbDelta, p.epDelta, p.rebase = nil, nil, false
 	p.mu.Unlock()
-	if p.latest == nil {
+	if p.latest == nil || rebase {
 		p.latest = emptyStatus
 	}
 	if len(lbs)+len(eps) > 0 {
@@ -235,6 +237,11 @@ func (r *Reconciler) flushStatusLocked() {
 	}
 	if len(c.lbs)+len(c.eps) == 0 {
 		c.epIDs = nil
+		if full && read { // every object is none: the reader's snapshot empties
+			p.mu.Lock()
+			p.rebase = true
+			p.mu.Unlock()
+		}
 		return
 	}
 	if p.ipOfID == nil {
@@ -304,10 +311,32 @@ func (r *Reconciler) flushStatusLocked() {
 	p.counts = p.counted
 	if p.lbDelta == nil {
 		p.lbDelta, p.epDelta = lbs, eps
+	} else {
+		maps.Copy(p.lbDelta, lbs)
+		maps.Copy(p.epDelta, eps)
+	}
+	p.rebase = p.rebase || full && read
+	p.boundDeltas(len(r.lbs) + len(r.eps))
+}
+
+// minDeltasDropped is how many statuses the hand-over holds at least
+// before boundDeltas drops them.
+const minDeltasDropped = 256
+
+// boundDeltas drops the deltas no reader took once they hold more than
+// twice the tracked objects, and has the next flush hand over every
+// object instead; p.mu is held. Once a reader has asked (an operator's
+// /debug/hns, the observer after a refusal), every flush hands over, and
+// each object gone since the last read stays as a removal until the next
+// one: on a node whose Services and pods come and go, with nobody reading
+// for weeks, that grew with every frontend and pod IP ever seen. A full
+// hand-over costs a walk of the tracked objects, at most once per that
+// many changes.
+func (p *publishedStatus) boundDeltas(tracked int) {
+	if len(p.lbDelta)+len(p.epDelta) <= max(minDeltasDropped, 2*tracked) {
 		return
 	}
-	maps.Copy(p.lbDelta, lbs)
-	maps.Copy(p.epDelta, eps)
+	p.lbDelta, p.epDelta, p.rebase, p.fullDue = nil, nil, false, true
 }
 
 // forgetID drops id's entry in ipOfID if it still names ip.

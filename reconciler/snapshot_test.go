@@ -119,6 +119,60 @@ func fiftyWithOneRemoteEach(t *testing.T) (*env, []intent.LB) {
 	return e, lbs
 }
 
+// Once a reader has asked, Syncs hand over what changed until the next
+// read, each object gone as a removal; while nobody reads, frontends and
+// pod IPs that come and go must not pile up: past twice the tracked
+// objects the hand-over is dropped, and the next Sync hands over every
+// object, which the next reader takes as the whole status, gone objects
+// left out, also once none is left.
+func TestStatusesNoReaderTookAreBounded(t *testing.T) {
+	e, lbs := fiftyWithOneRemoteEach(t)
+	r := e.started(lbs...)
+	assertSnapshotIsFullStatus(t, r)
+	held := func() int {
+		r.published.mu.Lock()
+		defer r.published.mu.Unlock()
+		return len(r.published.lbDelta) + len(r.published.epDelta)
+	}
+	live := lbs
+	for g := range 10 {
+		var next []intent.LB
+		for i := range 50 {
+			next = append(next, lb(fmt.Sprintf("10.97.%d.%d", g, i), 80, loc("10.244.1.10"), rem(fmt.Sprintf("10.245.%d.%d", g, i), "192.168.0.2")))
+		}
+		for _, l := range live {
+			r.Delete(l.Key)
+		}
+		upsert(r, next...)
+		e.converge(r)
+		live = next
+		if n, limit := held(), max(minDeltasDropped, 2*(50+51)); n > limit {
+			t.Fatalf("generation %d: %d statuses wait for a reader, more than %d", g, n, limit)
+		}
+	}
+	assertSnapshotIsFullStatus(t, r)
+
+	// Every object goes while nobody reads: the next reader sees none.
+	for g := range 10 {
+		next := []intent.LB{lb(fmt.Sprintf("10.98.%d.1", g), 80, loc("10.244.1.10"))}
+		for _, l := range live {
+			r.Delete(l.Key)
+		}
+		upsert(r, next...)
+		e.converge(r)
+		live = next
+	}
+	remove(r, live[0].Key)
+	e.converge(r)
+	r.published.mu.Lock()
+	r.published.lbDelta, r.published.epDelta, r.published.fullDue = nil, nil, true // dropped, as boundDeltas does
+	r.published.mu.Unlock()
+	r.Sync(ctx)
+	if s := r.StatusSnapshot(); len(s.LoadBalancers)+len(s.RemoteEndpoints) != 0 {
+		t.Fatalf("nothing is tracked, but the snapshot holds %d load balancers and %d endpoints", len(s.LoadBalancers), len(s.RemoteEndpoints))
+	}
+}
+
 // Until a first reader asks, a Sync keeps the counts and hands over no
 // status; the first reader then gets every object: at once when the
 // reconciler is idle, else from the end of the Sync it met (reading the
