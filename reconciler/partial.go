@@ -237,6 +237,29 @@ func (r *Reconciler) notePartialsOn(sigs partialMatcher, claimed map[string]stru
 		}
 	}
 	maps.Copy(r.partialsOn, claimed)
+	r.forgetPartialsOfGone()
+}
+
+// forgetPartialsOfGone drops the frontends whose VIPs no tracked load
+// balancer has: a lookup looks only where it was asked, so with drift
+// repair off (--drift-repair-period=0) nothing else dropped those of
+// Services deleted since, and each frontend HNS ever refused so stayed
+// for the life of the process. A node port's (no VIP) stays: one per
+// source VIP. Called with the lock held.
+func (r *Reconciler) forgetPartialsOfGone() {
+	if len(r.partialsOn) == 0 {
+		return
+	}
+	tracked := make(map[string]struct{}, len(r.lbs))
+	for k := range r.lbs {
+		tracked[canonicalIP(k.VIP)] = struct{}{}
+	}
+	for frontend := range r.partialsOn {
+		vips, _, _ := strings.Cut(frontend, "|")
+		if vips != "" && !slices.ContainsFunc(strings.Split(vips, ","), func(v string) bool { return has(tracked, v) }) {
+			delete(r.partialsOn, frontend)
+		}
+	}
 }
 
 // claimPartial makes doc, a load balancer a failed create of ours left,

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -307,4 +308,38 @@ func refusedForGoodLeavingPartials(t *testing.T) (*Reconciler, intent.LB, ktesti
 		t.Fatalf("%d load balancers left by failed creates, want one per retry", e.hns.Counters().PartialCreates)
 	}
 	return r, d, logs
+}
+
+// With drift repair off only lookups list HNS, and each looks at the
+// frontends of the failures it was asked for: the frontends where failed
+// creates left load balancers, of Services deleted since, must not stay
+// remembered (partialsOn) for the life of the process.
+func TestPartialFrontendsOfServicesGoneAreForgottenWithoutARepair(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.local("10.244.1.10")
+	r := e.started()
+	e.hns.SetFaults(sim.Faults{PartialCreates: 1, TakenPorts: []sim.TakenPort{{Protocol: hnslb.ProtocolTCP, Port: 443}}})
+	for g := range 8 {
+		d := lb(fmt.Sprintf("10.96.%d.30", g), 443, loc("10.244.1.10"))
+		upsert(r, d)
+		for res := r.Sync(ctx); res.ListingWanted; res = r.Sync(ctx) {
+			if err := r.Lookup(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.mu.Lock()
+		found := len(r.partialsOn)
+		r.mu.Unlock()
+		if found == 0 {
+			t.Fatalf("generation %d: no listing found what the refused create left", g)
+		}
+		remove(r, d.Key)
+		e.converge(r)
+		r.mu.Lock()
+		left := slices.Sorted(maps.Keys(r.partialsOn))
+		r.mu.Unlock()
+		if len(left) > 1 {
+			t.Fatalf("generation %d: partial frontends of %d Services remembered, all deleted but the last: %v", g, len(left), left)
+		}
+	}
 }
