@@ -1,0 +1,58 @@
+package reconciler
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// TestACreateDeclaredMidSyncWaitsForTheStateFile: a create
+// on a tenant's frontend (an external IP: no standing declaration) that a
+// foreign load balancer held is declared on the spot once the holder is
+// gone (createLB's declareNow), after the Sync's own declarations, and the
+// disk is full by then. Every other create the state file cannot record
+// waits, pending, its status naming the state file (reliability.md, F3);
+// this one failed as if HNS had refused it: counted as failed, logged "HNS
+// operation failed", and its ObjectError reached the Service as "HNS
+// rejected the load balancer". It waits like the others, with the same
+// backoff, and is made once the state file can be written.
+func TestACreateDeclaredMidSyncWaitsForTheStateFile(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	three := e.threeServices()
+	r := e.started(three...)
+	tenant := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
+	theirs := tenant
+	theirs.Origin, theirs.InternalPort = intent.OriginUnknown, 9090
+	id := e.foreignOn(theirs, "10.244.1.60")
+	upsert(r, tenant)
+	if res := e.syncListed(r); len(res.ForeignHeld) != 1 {
+		t.Fatalf("the foreign holder was not met: %+v", res)
+	}
+	if err := e.hns.DeleteLoadBalancer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	disk := &faultFS{}
+	disk.set(func(op, _ string) error {
+		if op == "write" || op == "sync" {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	useStateFS(r, disk)
+	for range 3 {
+		e.clock.Step(DefaultRetryMax)
+		res := r.Sync(ctx)
+		if res.Failed != 0 || len(res.Errors) != 0 {
+			t.Fatalf("a create the state file cannot record: %+v, want it waiting, not failed", res)
+		}
+		if st := statusOf(r, tenant.Key); st.State != StatePending || !strings.Contains(st.LastError, errStateUnwritable.Error()) {
+			t.Fatalf("status %+v, want pending on the state file", st)
+		}
+	}
+	disk.set(nil)
+	e.converge(r)
+	e.assertRealized(append(three, tenant))
+}
