@@ -164,10 +164,11 @@ func (r *Reporter) ServerFailed(reason string, err error) {
 }
 
 // StateFileWriteFailed: writing the state file failed; until a write works,
-// ownership of the objects created meanwhile lives only in memory.
+// nothing new is made in HNS (an object hnsproxy cannot record as its own
+// could leak), while deletes and in-place updates go on.
 func (r *Reporter) StateFileWriteFailed(err error) {
 	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, ReasonStateFileWriteFailed, ActionSave,
-		"writing the state file failed; hnsproxy retries at each sync: %v", err)
+		"writing the state file failed; new load balancers and remote endpoints wait until a write works, which hnsproxy retries at each sync: %v", err)
 }
 
 // OSBugWorkaround: the node's Windows build has bug; what says what hnsproxy does about it.
