@@ -37,6 +37,12 @@ const (
 	// a load balancer's backends for its address, so the load balancer
 	// leaves that backend out on this node.
 	ReasonEndpointAddressRefused = "HNSEndpointAddressRefused"
+	// ReasonEndpointRejected: HNS refuses the remote endpoint of one of a
+	// load balancer's backends as a document it will not take (one of
+	// hnslb.InvalidDocumentCodes, such as 0x803b001e for an address in
+	// none of the network's subnets), so the load balancer leaves that
+	// backend out on this node.
+	ReasonEndpointRejected = "HNSEndpointRejected"
 	// ReasonFailedToStartServiceHealthcheck is kube-proxy's: a health-check node port could not be opened.
 	ReasonFailedToStartServiceHealthcheck = "FailedToStartServiceHealthcheck"
 )
@@ -142,10 +148,31 @@ func (r *Reporter) EndpointAddressRefused(svc types.NamespacedName, port, fronte
 // refusing every remote endpoint, would otherwise raise one event per load
 // balancer and backend.
 func (r *Reporter) EndpointAddressesRefused(code string, raised int, svc types.NamespacedName, port, frontend, ip string, err error) {
-	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, ReasonEndpointAddressRefused, ActionSync,
-		"load balancers leave out more than %d backends whose remote endpoints HNS refuses with %s; the others are not raised on their Services while it lasts "+
+	r.backendsLeftOut(ReasonEndpointAddressRefused, "refuses", code, raised, svc, port, frontend, ip, err)
+}
+
+// EndpointRejected: HNS refuses the remote endpoint for backend ip of the
+// load balancer for port as a document it will not take; err carries HNS's
+// code and message.
+func (r *Reporter) EndpointRejected(svc types.NamespacedName, port, frontend, ip string, err error) {
+	r.service(svc, ReasonEndpointRejected, "backend %s of port %s (%s) is left out: HNS rejects its remote endpoint: %v", ip, port, frontend, err)
+}
+
+// EndpointsRejected is EndpointAddressesRefused for the backends whose
+// remote endpoints HNS rejects as documents it will not take: HNS that
+// takes no remote endpoint of the node leaves every remote backend out.
+func (r *Reporter) EndpointsRejected(code string, raised int, svc types.NamespacedName, port, frontend, ip string, err error) {
+	r.backendsLeftOut(ReasonEndpointRejected, "rejects", code, raised, svc, port, frontend, ip, err)
+}
+
+// backendsLeftOut raises on the Node the event of reason that stands for
+// the backends left out past raised because HNS refuses (verb) their
+// remote endpoints with code; the next is backend ip of port of svc.
+func (r *Reporter) backendsLeftOut(reason, verb, code string, raised int, svc types.NamespacedName, port, frontend, ip string, err error) {
+	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, reason, ActionSync,
+		"load balancers leave out more than %d backends whose remote endpoints HNS %s with %s; the others are not raised on their Services while it lasts "+
 			"(hnsproxy-diag lists the backends each load balancer lacks). The next, backend %s of port %s of %s (%s): %v",
-		raised, code, ip, port, svc, frontend, err)
+		raised, verb, code, ip, port, svc, frontend, err)
 }
 
 // Starting is the birth cry on the Node.

@@ -42,9 +42,9 @@ type observer struct {
 	// rejected is what was reported of the load balancers HNS refuses
 	// (rejections.go).
 	rejected rejections
-	// refusedAddrs is what was reported of the backends left out for
-	// their refused addresses (refusedaddr.go).
-	refusedAddrs refusedAddrs
+	// refusedBackends is what was reported of the backends left out
+	// because HNS refuses their remote endpoints (refusedbackends.go).
+	refusedBackends refusedBackends
 }
 
 var _ proxier.Observer = (*observer)(nil)
@@ -54,7 +54,7 @@ var _ proxier.Observer = (*observer)(nil)
 // that the loop of each family started (kube-proxy's loop does the same).
 func newObserver(clusterCIDRs []string, health *healthcheck.ProxyHealthServer, services *healthcheck.ServiceHealthServer, statuses StatusSource, reporter *events.Reporter) *observer {
 	o := &observer{families: familiesOf(clusterCIDRs), health: health, services: services, statuses: statuses, events: reporter,
-		rejected: newRejections(), refusedAddrs: newRefusedAddrs()}
+		rejected: newRejections(), refusedBackends: newRefusedBackends()}
 	for _, f := range o.families {
 		if health != nil {
 			health.SyncLoopStarted(f)
@@ -142,7 +142,7 @@ func (o *observer) SyncDone(s proxier.SyncStats) {
 		setObjectGauges(o.statuses)
 		if o.events != nil {
 			o.reportRejections(s.Result)
-			o.reportRefusedAddresses(s.Result)
+			o.reportRefusedBackends(s.Result)
 		}
 	}
 	if !synced {

@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
@@ -36,16 +37,36 @@ import (
 // error code are a few on their Services, then one on the Node.
 func TestAnAddressRefusedForManyServicesIsNoEventStorm(t *testing.T) {
 	const services = 300
+	onServices, onNode := remoteBackendInEveryService(t, services, sim.Faults{ReservedAddresses: []netip.Addr{netip.MustParseAddr(remotePod)}},
+		"AddrInvalidOrReserved", hnsevents.ReasonEndpointAddressRefused)
+	if len(onServices) != hnsevents.MaxRaisedOneByOne || len(onNode) != 1 {
+		t.Fatalf("%d HNSEndpointAddressRefused events on Services and %d on the Node for %d load balancers leaving out one refused backend; want %d and 1",
+			len(onServices), len(onNode), services, hnsevents.MaxRaisedOneByOne)
+	}
+	t.Logf("node event: %s", onNode[0].Note)
+}
+
+// remotePod is the pod on another node, win-2, that backs every Service of
+// remoteBackendInEveryService.
+const remotePod = "10.244.2.7"
+
+// remoteBackendInEveryService runs the daemon on win-1 over services
+// Services (manyServices), each backed by its local pod and by remotePod,
+// with HNS faults set once win-1 is wired; waits until every load balancer
+// is programmed and HNS has refused remotePod's remote endpoint with result
+// at least three times; then stops the daemon and returns its events of
+// reason.
+func remoteBackendInEveryService(t *testing.T, services int, faults sim.Faults, result, reason string) (onServices, onNode []eventsv1.Event) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hns := sim.New(sim.Options{Seed: 1})
 	wireWinOne(t, hns)
-	refused := netip.MustParseAddr("10.244.2.7")
-	hns.SetFaults(sim.Faults{ReservedAddresses: []netip.Addr{refused}})
+	hns.SetFaults(faults)
 	objs := manyServices(services)
 	for _, o := range objs {
 		if s, ok := o.(*discoveryv1.EndpointSlice); ok {
-			s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{refused.String()}, NodeName: ptr.To("win-2"),
+			s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{remotePod}, NodeName: ptr.To("win-2"),
 				Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
 		}
 	}
@@ -66,17 +87,12 @@ func TestAnAddressRefusedForManyServicesIsNoEventStorm(t *testing.T) {
 		default:
 		}
 		lbs, err := hns.ListLoadBalancers(ctx)
-		return len(lbs) == services && hns.Counters().CountResult(sim.OpCreateEndpoint, "AddrInvalidOrReserved") >= 3, err
+		return len(lbs) == services && hns.Counters().CountResult(sim.OpCreateEndpoint, result) >= 3, err
 	})
 	if err != nil {
 		t.Fatalf("the load balancers were not programmed, nor the refused endpoint retried: %v", err)
 	}
-	onServices, onNode := stopAndListBoundedEvents(t, cancel, done, client, hnsevents.ReasonEndpointAddressRefused)
-	if len(onServices) != hnsevents.MaxRaisedOneByOne || len(onNode) != 1 {
-		t.Fatalf("%d HNSEndpointAddressRefused events on Services and %d on the Node for %d load balancers leaving out one refused backend; want %d and 1",
-			len(onServices), len(onNode), services, hnsevents.MaxRaisedOneByOne)
-	}
-	t.Logf("node event: %s", onNode[0].Note)
+	return stopAndListBoundedEvents(t, cancel, done, client, reason)
 }
 
 // Once no more than events.MaxRaisedOneByOne backends are left out for
