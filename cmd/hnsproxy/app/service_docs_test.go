@@ -2,6 +2,9 @@ package app
 
 import (
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/internal/doctest"
@@ -51,5 +54,52 @@ func TestServiceInstallDocMakesTheLogDirectory(t *testing.T) {
 		if mkdir == nil || mkdir[0] > m[0] {
 			t.Errorf("the install under kube-log-runner logs to %s without making that directory first (New-Item -ItemType Directory -Force %s)", dir, dir)
 		}
+	}
+}
+
+// The SCM runs the recovery action of a service's Nth failure since its
+// count was last reset, and repeats the last action for every failure past
+// the list (SERVICE_FAILURE_ACTIONS, winsvc.h); the count goes back to
+// zero after reset= seconds without a failure. A single restart/5000 made
+// a service that fails at once on a bad configuration start and fail every
+// 5 s for as long as nobody looks. hnsproxy also exits
+// 1 on purpose, to start again, when its config file or the HNS network
+// changes: the first restart after a quiet spell must stay quick (GCE's
+// kube-proxy service: restart/10000). So the install steps its restarts up
+// to a minute, and a reset period lets a restart hours later start quick
+// again (kubelet's CrashLoopBackOff, which a HostProcess hnsproxy gets, is
+// reset after 10 minutes of running).
+func TestServiceInstallDocStepsItsRestarts(t *testing.T) {
+	section := doctest.Section(t, "docs/operators.md", "## Running as a Windows service")
+	failure := regexp.MustCompile(`(?m)^sc\.exe failure \S+ reset= (\d+) actions= (\S+)\s*$`).FindStringSubmatch(section)
+	if failure == nil {
+		t.Fatal(`the section has no "sc.exe failure <name> reset= <seconds> actions= <actions>" line`)
+	}
+	reset, err := strconv.Atoi(failure[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(failure[2], "/")
+	var delays []int
+	for i := 0; i+1 < len(parts); i += 2 {
+		if parts[i] != "restart" {
+			t.Fatalf("action %q in %q: want restarts only", parts[i], failure[2])
+		}
+		ms, err := strconv.Atoi(parts[i+1])
+		if err != nil {
+			t.Fatalf("delay %q in %q: %v", parts[i+1], failure[2], err)
+		}
+		delays = append(delays, ms)
+	}
+	switch {
+	case len(delays) < 2 || !slices.IsSorted(delays) || delays[0] == delays[len(delays)-1]:
+		t.Errorf("restart delays %v: want them to step up, the last repeated for every later failure", delays)
+	case delays[0] > 10_000:
+		t.Errorf("first restart after %d ms: a config file change or a new HNS network restarts hnsproxy on purpose, and should not wait longer than GCE's kube-proxy service (10 s)", delays[0])
+	case delays[len(delays)-1] < 60_000:
+		t.Errorf("a failure loop restarts every %d ms: want at least a minute between restarts of a service that keeps failing", delays[len(delays)-1])
+	}
+	if last := delays[len(delays)-1] / 1000; reset <= last || reset > 3600 {
+		t.Errorf("reset= %d: want more than the longest delay (%d s), so a loop stays stepped, and at most an hour, so a restart later starts quick", reset, last)
 	}
 }
