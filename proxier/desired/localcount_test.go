@@ -59,6 +59,17 @@ func TestHealthCheckCountsWhatKubeProxyCounts(t *testing.T) {
 		},
 		local: 1,
 	}, {
+		// A rollout changing the container port behind a named target port:
+		// the load balancers carry the port most ready endpoints use, so
+		// this node's new pod on the other port has none, and a count of 1
+		// would draw the cloud's traffic to a node with no ingress load
+		// balancer for it.
+		name: "a local pod on the named target port's other number gets no load balancer and is not counted",
+		slices: []*discoveryv1.EndpointSlice{
+			slice("web-old", 8080, ep("10.1.0.3"), ep("10.1.0.4")),
+			slice("web-new", 9090, ep("10.1.0.2", local)),
+		},
+	}, {
 		name: "a pod on this node whose slice endpoint has no nodeName is not local",
 		slices: one(func() discoveryv1.Endpoint {
 			e := ep("10.1.0.2")

@@ -47,6 +47,7 @@ func (b *serviceBuilder) port(sp *v1.ServicePort, parsed []parsedSlice) bool {
 				"port %s: endpoints listen on different ports; HNS load balancers carry one, so %d IPv%d endpoints not on port %d are left out",
 				name, pe.mixedDropped, fam, pe.port))
 		}
+		b.noteLocalReady(&pe)
 		pl.family(fam, pe)
 	}
 	return true
@@ -309,7 +310,7 @@ func (b *serviceBuilder) healthCheckLBs() {
 }
 
 // finish sorts the load balancers and adds what depends on the whole Service.
-func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
+func (b *serviceBuilder) finish(anyPort bool) {
 	r := &b.r
 	slices.SortFunc(r.LBs, func(x, y intent.LB) int { return intent.CompareLBKeys(x.Key, y.Key) })
 	if r.Truncated > 0 {
@@ -335,10 +336,10 @@ func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
 			}
 		}
 	}
-	if b.etpLocal && b.svc.Spec.Type == v1.ServiceTypeLoadBalancer {
+	if b.wantsHealthCheck() {
 		switch hc := b.svc.Spec.HealthCheckNodePort; {
 		case hc > 0 && hc <= 65535:
-			v4, v6 := localReadyCounts(parsed, b)
+			v4, v6 := b.localReadyCounts()
 			r.HealthCheck = &HealthCheck{NodePort: uint16(hc), LocalIPv4: v4, LocalIPv6: v6}
 		default:
 			// The API server allocates one; kube-proxy logs an error without it.
@@ -352,47 +353,43 @@ func (b *serviceBuilder) finish(parsed []parsedSlice, anyPort bool) {
 	}
 }
 
+// noteLocalReady records the ready local endpoints of one Service port in
+// one family for the health check (localReadyCounts), once the port's
+// endpoints are settled: duplicates of an IP:port as the load balancers
+// settle them (endpoint.rank), and only those on the internal port the load
+// balancers carry.
+func (b *serviceBuilder) noteLocalReady(pe *portEndpoints) {
+	if !b.wantsHealthCheck() {
+		return
+	}
+	for _, ep := range pe.endpoints {
+		if !ep.local || !ep.ready || slices.Contains(b.localReady, ep.ip) {
+			continue
+		}
+		b.localReady = append(b.localReady, ep.ip)
+	}
+}
+
+// wantsHealthCheck: a LoadBalancer Service with externalTrafficPolicy Local
+// has a health-check node port, which reports its local endpoints.
+func (b *serviceBuilder) wantsHealthCheck() bool {
+	return b.etpLocal && b.svc.Spec.Type == v1.ServiceTypeLoadBalancer
+}
+
 // localReadyCounts counts distinct ready local endpoint IPs of each served
 // family, as kube-proxy counts them (EndpointsMap.LocalReadyEndpoints, one
-// map per family): per Service port the slices carry with a number, after
-// duplicates of an IP:port are settled as the load balancers settle them
-// (endpoint.rank). So an endpoint left out of a named target port's slice
-// (the pod does not expose it) counts for nothing, as it gets no load
-// balancer; and a terminating pod kept ready by publishNotReadyAddresses,
-// whose IP a new, not yet ready pod holds, is not counted, so the cloud does
-// not send this node traffic it has no load balancer for.
-func localReadyCounts(parsed []parsedSlice, b *serviceBuilder) (ipv4, ipv6 int) {
-	type copyKey struct {
-		ip          netip.Addr
-		servicePort int
-		port        uint16
-	}
-	best := map[copyKey]*endpoint{}
-	for i := range parsed {
-		if !b.served(parsed[i].family) {
-			continue
-		}
-		for sp := range b.svc.Spec.Ports {
-			port, _, valid := parsed[i].portFor(&b.svc.Spec.Ports[sp])
-			if !valid {
-				continue
-			}
-			for j := range parsed[i].endpoints {
-				ep := &parsed[i].endpoints[j]
-				k := copyKey{ep.ip, sp, port}
-				if cur, seen := best[k]; !seen || ep.rank() > cur.rank() {
-					best[k] = ep
-				}
-			}
-		}
-	}
-	counted := map[netip.Addr]bool{}
-	for k, ep := range best {
-		if !ep.local || !ep.ready || counted[k.ip] {
-			continue
-		}
-		counted[k.ip] = true
-		if intent.FamilyOf(k.ip) == intent.IPv6 {
+// map per family), among the endpoints a load balancer of the Service
+// carries (noteLocalReady), so the cloud is never told a node has endpoints
+// it has no load balancer for: an endpoint left out of a named target port's
+// slice (the pod does not expose it), or whose pod resolves the name to
+// another number than the load balancers carry (a rollout changing the
+// container port; kube-proxy's Linux proxiers serve each endpoint on its own
+// port, HNS load balancers carry one), counts for nothing; and a terminating
+// pod kept ready by publishNotReadyAddresses, whose IP a new, not yet ready
+// pod holds, is not counted either.
+func (b *serviceBuilder) localReadyCounts() (ipv4, ipv6 int) {
+	for _, ip := range b.localReady {
+		if intent.FamilyOf(ip) == intent.IPv6 {
 			ipv6++
 		} else {
 			ipv4++

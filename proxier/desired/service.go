@@ -64,6 +64,7 @@ type serviceBuilder struct {
 	buf          buffers
 	keys         map[intent.LBKey]int // index into r.LBs, once there are more than linearLBs
 	ingressReady perFamily[bool]
+	localReady   []netip.Addr // for the health check: noteLocalReady
 	unknownPA    map[netip.Addr]bool
 }
 
@@ -85,7 +86,7 @@ func (b *serviceBuilder) build(eps []*EndpointSlice) {
 		}
 	}
 	b.healthCheckLBs()
-	b.finish(parsed, anyPort)
+	b.finish(anyPort)
 }
 
 // families records the Service's cluster IPs in the families this node can
