@@ -477,6 +477,31 @@ var conformanceCases = []conformanceCase{
 		}(),
 	},
 	{
+		upstream: "[sig-network] LoadBalancers: the ingress IP the cloud assigns changes, its ipMode becomes Proxy, node ports are no longer allocated",
+		steps: func() []conformanceStep {
+			sl := sliceOf("cloud", "cloud-1", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1"))
+			pod := []string{at(pod1a, 8080)}
+			lb := func(m ...func(*v1.Service)) *v1.Service {
+				return service("cloud", "10.96.3.30", append([]func(*v1.Service){asType(v1.ServiceTypeLoadBalancer), nodePorts(30330)}, m...)...)
+			}
+			return []conformanceStep{
+				{name: "ingress IP assigned", apply: []any{lb(ingressIP("192.0.2.60")), sl},
+					probes: []probe{{from: extClient, to: "192.0.2.60:80", ingress: "win-2", reach: pod}, {from: extClient, to: ip2 + ":30330", reach: pod}}},
+				{name: "ingress IP changed", apply: []any{lb(ingressIP("192.0.2.61"))},
+					probes: []probe{{from: extClient, to: "192.0.2.60:80", ingress: "win-2"}, {from: extClient, to: "192.0.2.61:80", ingress: "win-2", reach: pod}}},
+				{name: "ipMode Proxy", apply: []any{lb(ingressIP("192.0.2.61"), func(s *v1.Service) {
+					s.Status.LoadBalancer.Ingress[0].IPMode = ptr.To(v1.LoadBalancerIPModeProxy)
+				})},
+					probes: []probe{{from: extClient, to: "192.0.2.61:80", ingress: "win-2"}, {from: extClient, to: ip2 + ":30330", reach: pod}}},
+				{name: "no node ports", apply: []any{lb(ingressIP("192.0.2.61"), func(s *v1.Service) {
+					s.Spec.AllocateLoadBalancerNodePorts = ptr.To(false)
+					s.Spec.Ports[0].NodePort = 0
+				})},
+					probes: []probe{{from: extClient, to: "192.0.2.61:80", ingress: "win-2", reach: pod}, {from: extClient, to: ip2 + ":30330"}}},
+			}
+		}(),
+	},
+	{
 		upstream: "a pod recreated on its node with the same IP (a new HNS endpoint behind the address)",
 		steps: []conformanceStep{
 			{name: "served", apply: []any{service("reborn", "10.96.2.70"), sliceOf("reborn", "reborn-1", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1"), readyEP(pod2a, "win-2"))},
