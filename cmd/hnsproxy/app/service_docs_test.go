@@ -10,17 +10,14 @@ import (
 	"github.com/hnsproxy/hnsproxy/internal/doctest"
 )
 
-// A failure of the daemon under --windows-service, where the service's
-// failure-actions flag is set ("sc.exe failureflag <name> 1"), ends with
-// the service reporting SERVICE_STOPPED and a service-specific exit code
-// (scmHandler.Execute returns true, 1; TestSCMHandlerFailure). For the SCM
-// that is a non-crash failure, whose recovery actions ("sc.exe failure")
-// run only with that flag (SERVICE_FAILURE_ACTIONS_FLAG,
-// fFailureActionsOnNonCrashFailures, in Microsoft's winsvc.h reference);
-// without it hnsproxy ends as a crash, as kube-proxy does
-// (endFailedService), which loses the exit code. The install commands in
-// docs/operators.md set both, so a failed hnsproxy service is restarted and
-// says why it stopped.
+// A failure of the daemon under --windows-service that no stop asked for
+// ends its process without reporting a stop (endFailedService), a crash to
+// the SCM, whose recovery actions ("sc.exe failure") run whatever the
+// service's failure-actions flag. So the install commands in
+// docs/operators.md need a restart action and no flag: with "sc.exe
+// failureflag <name> 1" in effect the SCM would restart a service that
+// reports a failure while it is being stopped (SERVICE_FAILURE_ACTIONS_FLAG,
+// fFailureActionsOnNonCrashFailures, in Microsoft's winsvc.h reference).
 func TestServiceInstallDocRestartsAfterAFailure(t *testing.T) {
 	section := doctest.Section(t, "docs/operators.md", "## Running as a Windows service")
 	create := regexp.MustCompile(`(?m)^sc\.exe create (\S+) `).FindStringSubmatch(section)
@@ -31,8 +28,8 @@ func TestServiceInstallDocRestartsAfterAFailure(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^sc\.exe failure ` + name + ` .*actions= restart/`).MatchString(section) {
 		t.Errorf("the install gives service %s no restart recovery action (sc.exe failure %s ... actions= restart/...)", create[1], create[1])
 	}
-	if !regexp.MustCompile(`(?m)^sc\.exe failureflag ` + name + ` 1\s*$`).MatchString(section) {
-		t.Errorf("the install does not set the failure-actions flag of service %s (sc.exe failureflag %s 1): hnsproxy reports a failure as SERVICE_STOPPED with exit code 1, for which the SCM runs no recovery action without it", create[1], create[1])
+	if regexp.MustCompile(`(?m)^sc\.exe failureflag ` + name + ` 1\s*$`).MatchString(section) {
+		t.Errorf("the install sets the failure-actions flag of service %s (sc.exe failureflag %s 1): a failure is a crash the SCM restarts without it, and with it a failure while the service stops is restarted too", create[1], create[1])
 	}
 }
 

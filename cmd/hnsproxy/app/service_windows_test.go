@@ -57,93 +57,81 @@ func testSCMHandlerStop(t *testing.T, stop svc.Cmd) {
 	}
 }
 
-// A failure of the daemon is reported with service-specific exit code 1
-// where the service's failure-actions flag is set, read for the name the
-// SCM runs it under; without the flag the process exits with 1 before it
-// reports a stop, as kube-proxy's does (endFailedService).
+// A failure of the daemon that no stop asked for ends the process with 1
+// before it reports a stop, a crash to the SCM (endFailedService).
 func TestSCMHandlerFailure(t *testing.T) {
 	failure := errors.New("HNS network did not appear")
-	for _, flag := range []bool{true, false} {
-		var asked []string
-		var exits []int
-		h := &scmHandler{
-			run: func(context.Context) error { return failure },
-			nonCrashRecovery: func(name string) (bool, error) {
-				asked = append(asked, name)
-				return flag, nil
-			},
-			exit: func(code int) { exits = append(exits, code) },
-		}
-		specific, code := h.Execute([]string{"kube-proxy", "--windows-service"}, make(chan svc.ChangeRequest), make(chan svc.Status, 8))
-		if !specific || code != 1 || !errors.Is(h.err, failure) {
-			t.Errorf("flag %v: Execute = %v %d, err %v; want service-specific exit code 1 and the daemon's error", flag, specific, code, h.err)
-		}
-		if !slices.Equal(asked, []string{"kube-proxy"}) {
-			t.Errorf("flag %v: read the flag of %q, want the service's own name", flag, asked)
-		}
-		if wantExits := map[bool][]int{true: nil, false: {1}}[flag]; !slices.Equal(exits, wantExits) {
-			t.Errorf("flag %v: exits %v, want %v", flag, exits, wantExits)
-		}
+	var exits []int
+	h := &scmHandler{
+		run:  func(context.Context) error { return failure },
+		exit: func(code int) { exits = append(exits, code) },
+	}
+	specific, code := h.Execute([]string{"kube-proxy", "--windows-service"}, make(chan svc.ChangeRequest), make(chan svc.Status, 8))
+	if !slices.Equal(exits, []int{1}) {
+		t.Errorf("exits %v, want the process to exit with 1 before it reports a stop", exits)
+	}
+	// What Execute returns reaches the SCM only where exit returned.
+	if !specific || code != 1 || !errors.Is(h.err, failure) {
+		t.Errorf("Execute = %v %d, err %v; want service-specific exit code 1 and the daemon's error", specific, code, h.err)
 	}
 }
 
 // A daemon that fails while the SCM stops it is reported, never ended as a
 // crash: the SCM would restart a service it was asked to stop.
 func TestSCMHandlerFailureWhileStopping(t *testing.T) {
-	requests := make(chan svc.ChangeRequest)
-	running := make(chan struct{})
-	var exits []int
-	h := &scmHandler{
-		run: func(ctx context.Context) error {
-			close(running)
-			<-ctx.Done()
-			return errors.New("the last state file write failed")
-		},
-		nonCrashRecovery: func(string) (bool, error) { return false, nil },
-		exit:             func(code int) { exits = append(exits, code) },
-	}
-	done := make(chan uint32, 1)
-	go func() {
-		_, code := h.Execute([]string{"kube-proxy"}, requests, make(chan svc.Status, 8))
-		done <- code
-	}()
-	<-running
-	requests <- svc.ChangeRequest{Cmd: svc.Stop}
-	if code := <-done; code != 1 || len(exits) != 0 {
-		t.Errorf("exit code %d, exits %v; want the failure reported with 1 and no exit", code, exits)
+	for _, stop := range []svc.Cmd{svc.Stop, svc.Shutdown} {
+		requests := make(chan svc.ChangeRequest)
+		running := make(chan struct{})
+		var exits []int
+		h := &scmHandler{
+			run: func(ctx context.Context) error {
+				close(running)
+				<-ctx.Done()
+				return errors.New("the last state file write failed")
+			},
+			exit: func(code int) { exits = append(exits, code) },
+		}
+		done := make(chan uint32, 1)
+		go func() {
+			_, code := h.Execute([]string{"kube-proxy"}, requests, make(chan svc.Status, 8))
+			done <- code
+		}()
+		<-running
+		requests <- svc.ChangeRequest{Cmd: stop}
+		if code := <-done; code != 1 || len(exits) != 0 {
+			t.Errorf("control %d: exit code %d, exits %v; want the failure reported with 1 and no exit", stop, code, exits)
+		}
 	}
 }
 
 // A service whose daemon failed by itself must end in a way its SCM
-// restarts. kube-up's GCE Windows nodes install kube-proxy with
-// `sc.exe failure kube-proxy reset= 0 actions= restart/10000` and no
-// `sc.exe failureflag` (kubernetes cluster/gce/windows/k8s-node-setup.psm1,
-// v1.36.3): the SCM restarts it because kube-proxy's process ends without
-// reporting itself stopped (pkg/windows/service's handler never reports
-// it; the command's error exits), which the SCM takes for a crash. A
-// failure reported as a stop with an exit code is restarted only where
-// the failure-actions flag is set. So hnsproxy reports the failure where
-// the flag is set, and otherwise, or where the flag cannot be read, ends
-// as kube-proxy does; a failure while the SCM stops the service is always
+// restarts. The SCM restarts a process that ends without reporting itself
+// stopped, a crash, whatever the service's failure-actions flag. A stop
+// reported with an exit code it restarts only where that flag is in
+// effect, and a change of the flag takes effect from the next boot
+// (SERVICE_FAILURE_ACTIONS_FLAG, Microsoft's winsvc.h reference): a
+// service installed with sc.exe failureflag and started at once would read
+// the flag set and yet stay stopped after its first failure, such as the
+// exit hnsproxy makes on purpose when its config file changes. kube-up's
+// GCE Windows nodes install kube-proxy with `sc.exe failure kube-proxy
+// reset= 0 actions= restart/10000` and no flag at all (kubernetes
+// cluster/gce/windows/k8s-node-setup.psm1, v1.36.3), counting on
+// kube-proxy's process ending as a crash (pkg/windows/service's handler
+// never reports a stop; the command's error exits). So every failure that
+// no stop asked for ends as a crash; one while the SCM stops the service is
 // reported, or the SCM would restart a service it was asked to stop.
 func TestFailedServiceEndsAsItsSCMRestartsIt(t *testing.T) {
-	unreadable := errors.New("Access is denied.")
 	cases := []struct {
 		name      string
 		stopping  bool
-		flag      bool
-		flagErr   error
 		wantCrash bool
 	}{
-		{"failureflag set (hnsproxy's documented install)", false, true, nil, false},
-		{"no failureflag (GCE's kube-proxy service)", false, false, nil, true},
-		{"failureflag unreadable", false, false, unreadable, true},
-		{"failure while the SCM stops it, no failureflag", true, false, nil, false},
+		{"a failure by itself (failureflag set or not, in effect or not)", false, true},
+		{"a failure while the SCM stops it", true, false},
 	}
 	for _, c := range cases {
 		var exits []int
-		endFailedService(c.stopping, func() (bool, error) { return c.flag, c.flagErr },
-			func(code int) { exits = append(exits, code) })
+		endFailedService(c.stopping, func(code int) { exits = append(exits, code) })
 		switch {
 		case c.wantCrash && !slices.Equal(exits, []int{1}):
 			t.Errorf("%s: exits %v, want the process to exit with 1 before it reports a stop (a crash to the SCM)", c.name, exits)
