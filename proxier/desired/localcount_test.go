@@ -59,6 +59,19 @@ func TestHealthCheckCountsWhatKubeProxyCounts(t *testing.T) {
 		},
 		local: 1,
 	}, {
+		// kube-proxy counts a Service's local IPs, not its IP:port pairs
+		// (EndpointsMap.LocalReadyEndpoints squashes ports), so a pod
+		// serving both ports of a two-port Service is one endpoint.
+		name: "a local pod behind two Service ports counts once",
+		svc: service("web", ports(tcpPort("http", 80), tcpPort("metrics", 9100)), nodePorts(30080, 30091),
+			loadBalancer(ingressIP("198.51.100.7")), etpLocal(32000)),
+		slices: []*discoveryv1.EndpointSlice{
+			sliceWithPorts("web-a", []discoveryv1.EndpointPort{slicePort("http", 8080, v1.ProtocolTCP), slicePort("metrics", 9100, v1.ProtocolTCP)},
+				ep("10.1.0.2", local), ep("10.1.0.4", local), ep("10.1.0.3")),
+		},
+		local:   2,
+		ingress: "10.1.0.2,10.1.0.4",
+	}, {
 		// A rollout changing the container port behind a named target port:
 		// the load balancers carry the port most ready endpoints use, so
 		// this node's new pod on the other port has none, and a count of 1
