@@ -22,8 +22,12 @@ import (
 
 // Upstream's Service e2e cases that run on Windows nodes
 // (kubernetes/kubernetes test/e2e/network/service.go and endpointslice.go,
-// the cases not tagged LinuxOnly), replayed as sequences of API objects
-// through the real proxiers of three simulated nodes. After every step a
+// the cases not tagged LinuxOnly), the session affinity ones upstream tags
+// LinuxOnly ("Windows does not support session affinity"; HNS load
+// balancers carry it), and sequences no e2e case has (their upstream field
+// starts in lower case and names the nearest case, if any), replayed as
+// sequences of API objects through the real proxiers of three simulated
+// nodes. After every step a
 // packet to each frontend is traced with the VFP model and must reach
 // exactly the backends (address and target port) Kubernetes promises;
 // after the last step every Service is deleted and no node may keep a load
@@ -237,7 +241,7 @@ var conformanceCases = []conformanceCase{
 		}(),
 	},
 	{
-		upstream: "[sig-network] Services should serve endpoints on same port and different protocols [Conformance]; should be able to update service type to NodePort listening on same port number but different protocols",
+		upstream: "[sig-network] Services should serve endpoints on same port and different protocols [Conformance]; should be able to update service type to NodePort listening on same port number but different protocols; should be able to update NodePorts with two same port numbers but different protocols",
 		steps: func() []conformanceStep {
 			both := func(s *v1.Service) {
 				s.Spec.Ports = []v1.ServicePort{
@@ -271,7 +275,7 @@ var conformanceCases = []conformanceCase{
 		}(),
 	},
 	{
-		upstream: "[sig-network] Services should have session affinity work for service with type clusterIP; should be able to switch session affinity for service with type clusterIP; timeout (LinuxOnly upstream: HNS affinity has no timeout)",
+		upstream: "[sig-network] Services should have session affinity work for service with type clusterIP [LinuxOnly]; should be able to switch session affinity for service with type clusterIP [LinuxOnly] (LinuxOnly upstream: Windows was taken to have no affinity; HNS has it, without a timeout)",
 		steps: func() []conformanceStep {
 			sl := sliceOf("sticky", "sticky-1", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1"), readyEP(pod1b, "win-1"), readyEP(pod2a, "win-2"))
 			all := []string{at(pod1a, 8080), at(pod1b, 8080), at(pod2a, 8080)}
@@ -311,7 +315,7 @@ var conformanceCases = []conformanceCase{
 		}(),
 	},
 	{
-		upstream: "[sig-network] Services should be able to update NodePorts with two same port numbers but different protocols; externalIPs added and removed (should serve external IPs)",
+		upstream: "external IPs added and removed (no e2e case; nearest: [sig-network] Services should be possible to connect to a service via ExternalIP when the external IP is not assigned to a node)",
 		steps: func() []conformanceStep {
 			sl := sliceOf("ext", "ext-1", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1"))
 			ext := func(ips ...string) func(*v1.Service) { return func(s *v1.Service) { s.Spec.ExternalIPs = ips } }
@@ -421,7 +425,7 @@ var conformanceCases = []conformanceCase{
 		}(),
 	},
 	{
-		upstream: "[sig-network] Services should be able to change the type from ClusterIP to ExternalName and back, getting a new cluster IP",
+		upstream: "a type changed ClusterIP to ExternalName and back with a new cluster IP (no e2e case; nearest: [sig-network] Services should be able to change the type from ClusterIP to ExternalName [Conformance])",
 		steps: []conformanceStep{
 			{name: "ClusterIP", apply: []any{service("renew", "10.96.2.60"), sliceOf("renew", "renew-1", discoveryv1.AddressTypeIPv4, readyEP(pod2a, "win-2"))},
 				probes: []probe{{from: pod1a, to: "10.96.2.60:80", reach: []string{at(pod2a, 8080)}}}},
@@ -477,7 +481,7 @@ var conformanceCases = []conformanceCase{
 		}(),
 	},
 	{
-		upstream: "[sig-network] LoadBalancers: the ingress IP the cloud assigns changes, its ipMode becomes Proxy, node ports are no longer allocated",
+		upstream: "a LoadBalancer's ingress IP changed by the cloud, its ipMode set to Proxy, its node ports no longer allocated (no e2e case)",
 		steps: func() []conformanceStep {
 			sl := sliceOf("cloud", "cloud-1", discoveryv1.AddressTypeIPv4, readyEP(pod1a, "win-1"))
 			pod := []string{at(pod1a, 8080)}
