@@ -212,7 +212,7 @@ func TestChurnKeepsNothingOfObjectsGone(t *testing.T) {
 				}
 				// The journal is folded into a snapshot past compactAfter
 				// lines; the deletion order drops its settled entries past
-				// minUnconfirmed (deleted.go); statuses no reader took are dropped
+				// minUnconfirmed (deleted.go); statuses no reader took are replaced
 				// past minDeltasDropped (snapshot.go).
 				if limit := compactAfter(got["ownedLBs"] + got["ownedEPs"]); got["journalLines"] > limit {
 					t.Errorf("generation %d: journal of %d lines, more than %d", g, got["journalLines"], limit)

@@ -120,7 +120,7 @@ type publishedStatus struct {
 	// counts as of the last flush. It is held only to add or take them.
 	mu sync.Mutex
 	// fullDue says the next flush hands over every object (for the first
-	// reader, or after boundDeltas dropped the deltas); rebase says the
+	// reader, or when the deltas passed their bound: pastBound); rebase says the
 	// deltas held are every object, so the reader replaces its snapshot
 	// with them instead of folding them in.
 	fullDue, rebase bool
@@ -239,7 +239,7 @@ func (r *Reconciler) flushStatusLocked() {
 		c.epIDs = nil
 		if full && read { // every object is none: the reader's snapshot empties
 			p.mu.Lock()
-			p.rebase = true
+			p.lbDelta, p.epDelta, p.rebase = nil, nil, true
 			p.mu.Unlock()
 		}
 		return
@@ -307,36 +307,44 @@ func (r *Reconciler) flushStatusLocked() {
 	*c = statusChanges{}
 
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.counts = p.counted
-	if p.lbDelta == nil {
+	if p.lbDelta == nil || full && read { // every object replaces what no reader took
 		p.lbDelta, p.epDelta = lbs, eps
 	} else {
 		maps.Copy(p.lbDelta, lbs)
 		maps.Copy(p.epDelta, eps)
 	}
 	p.rebase = p.rebase || full && read
-	p.boundDeltas(len(r.lbs) + len(r.eps))
+	rebuild := p.pastBound(len(r.lbs) + len(r.eps))
+	p.mu.Unlock()
+	if rebuild {
+		r.flushStatusLocked()
+	}
 }
 
 // minDeltasDropped is how many statuses the hand-over holds at least
-// before boundDeltas drops them.
+// before pastBound has them replaced.
 const minDeltasDropped = 256
 
-// boundDeltas drops the deltas no reader took once they hold more than
-// twice the tracked objects, and has the next flush hand over every
-// object instead; p.mu is held. Once a reader has asked (an operator's
-// /debug/hns, the observer after a refusal), every flush hands over, and
-// each object gone since the last read stays as a removal until the next
-// one: on a node whose Services and pods come and go, with nobody reading
-// for weeks, that grew with every frontend and pod IP ever seen. A full
-// hand-over costs a walk of the tracked objects, at most once per that
-// many changes.
-func (p *publishedStatus) boundDeltas(tracked int) {
+// pastBound reports whether the deltas no reader took hold more than twice
+// the tracked objects, and then has the next flush hand over every object;
+// p.mu is held. The caller flushes again at once, which replaces them with
+// every tracked object (never past the bound). Once a reader has asked (an
+// operator's /debug/hns, the observer after a refusal), every flush hands
+// over, and each object gone since the last read stays as a removal until
+// the next one: on a node whose Services and pods come and go, with nobody
+// reading for weeks, that grew with every frontend and pod IP ever seen.
+// The deltas stay until replaced, and the replacement is made before the
+// reconciler's lock is let go: a reader meeting a Sync in progress, or
+// one whose own flush passed the bound, still reads the status of the last
+// flush, not that of its own last read. A full hand-over costs a walk of
+// the tracked objects, at most once per that many changes.
+func (p *publishedStatus) pastBound(tracked int) bool {
 	if len(p.lbDelta)+len(p.epDelta) <= max(minDeltasDropped, 2*tracked) {
-		return
+		return false
 	}
-	p.lbDelta, p.epDelta, p.rebase, p.fullDue = nil, nil, false, true
+	p.fullDue = true
+	return true
 }
 
 // forgetID drops id's entry in ipOfID if it still names ip.
