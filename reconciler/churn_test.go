@@ -230,6 +230,9 @@ func TestChurnKeepsNothingOfObjectsGone(t *testing.T) {
 					t.Errorf("generation %d: state file and journal %d bytes, more than %d", g, file, limit)
 				}
 			}
+			// The reader asks again: what the bound dropped left it
+			// nothing stale nor missing.
+			assertSnapshotIsFullStatus(t, r)
 		})
 	}
 }
