@@ -343,9 +343,10 @@ func (r *Reconciler) answerLookups(listed *listedHNS, n uint64) (handed []string
 
 // failOrWait is fail, or wait for an error that is a wait: for a listing,
 // or for the state file to record a create declared mid-Sync (createLB's
-// declareNow), which waits as every create does while the state file
-// cannot be written (run.noCreates): failed, it was counted and logged as
-// HNS's refusal, and raised on its Service as one.
+// declareNow, modifyLB's declareForCreate), which waits as every create
+// does while the state file cannot be written (run.noCreates): failed, it
+// was counted and logged as HNS's refusal, and raised on its Service as
+// one.
 func (r *Reconciler) failOrWait(run *syncRun, ref objectRef, st *objStatus, kind ObjectKind, name string, err error) {
 	if isAwaiting(err) || errors.Is(err, errStateUnwritable) {
 		r.wait(run, ref, st, err)

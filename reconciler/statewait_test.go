@@ -5,6 +5,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
@@ -34,14 +35,7 @@ func TestACreateDeclaredMidSyncWaitsForTheStateFile(t *testing.T) {
 	if err := e.hns.DeleteLoadBalancer(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	disk := &faultFS{}
-	disk.set(func(op, _ string) error {
-		if op == "write" || op == "sync" {
-			return syscall.ENOSPC
-		}
-		return nil
-	})
-	useStateFS(r, disk)
+	disk := fillDisk(r)
 	for range 3 {
 		e.clock.Step(DefaultRetryMax)
 		res := r.Sync(ctx)
@@ -55,4 +49,52 @@ func TestACreateDeclaredMidSyncWaitsForTheStateFile(t *testing.T) {
 	disk.set(nil)
 	e.converge(r)
 	e.assertRealized(append(three, tenant))
+}
+
+// TestACreateAModifyLeadsToWaitsForTheStateFile: a load balancer whose
+// backends change is modified in place; HNS answers that it cannot
+// modify, so it is replaced, and the create is declared on the spot
+// (modifyLB's declareForCreate: declareCreates left the key out expecting
+// a modify), and the disk is full. Like the create above it waits,
+// pending on the state file, not failed as if HNS had refused it (counted
+// failed, logged "HNS operation failed" and raised on its Service as
+// HNSLoadBalancerRejected); it is replaced once the state file can be
+// written.
+func TestACreateAModifyLeadsToWaitsForTheStateFile(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2025) // ModifyLoadBalancer
+	e.local("10.244.1.10")
+	e.local("10.244.1.11")
+	d := externalLB("203.0.113.5", 80, loc("10.244.1.10")) // no standing declaration
+	r := e.started(d)
+	disk := fillDisk(r)
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpUpdateLoadBalancer: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeNotImplemented}})
+	d = externalLB("203.0.113.5", 80, loc("10.244.1.10"), loc("10.244.1.11"))
+	upsert(r, d)
+	for range 3 {
+		res := r.Sync(ctx)
+		if res.Failed != 0 || len(res.Errors) != 0 {
+			t.Fatalf("a create the state file cannot record: %+v, want it waiting, not failed", res)
+		}
+		if st := statusOf(r, d.Key); st.State != StatePending || !strings.Contains(st.LastError, errStateUnwritable.Error()) {
+			t.Fatalf("status %+v, want pending on the state file", st)
+		}
+		e.clock.Step(DefaultRetryMax)
+	}
+	disk.set(nil)
+	e.converge(r)
+	e.assertRealized([]intent.LB{d})
+}
+
+// fillDisk has every write and sync of r's state file fail as on a full
+// disk until the returned disk is set back (disk.set(nil)).
+func fillDisk(r *Reconciler) *faultFS {
+	disk := &faultFS{}
+	disk.set(func(op, _ string) error {
+		if op == "write" || op == "sync" {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	useStateFS(r, disk)
+	return disk
 }

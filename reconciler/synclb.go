@@ -135,8 +135,8 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 	if inPlace {
 		outcome, err := r.modifyLB(run, e, doc)
 		switch {
-		case err != nil:
-			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
+		case err != nil: // the create a failed modify leads to waits for the state file too
+			r.failOrWait(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 			return
 		case outcome == modified:
 			run.res.Updated++
