@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"net/netip"
+	"strings"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -96,15 +97,17 @@ func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct
 		return false, false
 	}
 	told = true
+	// GUIDs compare without case: HNS may answer them in either
+	// (sim.Echo.UpperGUIDs), and the index holds what it answered.
 	indexed := make(map[string]struct{}, len(r.localIndex))
 	for _, id := range r.localIndex {
-		indexed[id] = struct{}{}
+		indexed[strings.ToLower(id)] = struct{}{}
 	}
 	for _, id := range namespaceEndpointIDs(namespaces) {
-		if _, ok := indexed[id]; ok {
+		if _, ok := indexed[strings.ToLower(id)]; ok {
 			continue
 		}
-		indexed[id] = struct{}{}
+		indexed[strings.ToLower(id)] = struct{}{}
 		ep, err := r.client.GetEndpointByID(run.ctx, id)
 		if err != nil {
 			// Gone since the list, or HNS failing: the network list decides.
@@ -115,7 +118,7 @@ func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct
 		if ep.IsRemote() {
 			continue
 		}
-		if ep.HostComputeNetwork != r.opts.NetworkID {
+		if !strings.EqualFold(ep.HostComputeNetwork, r.opts.NetworkID) {
 			// A pod a load balancer waits for, on another network: ours
 			// may have been replaced (network.go).
 			if holdsAny(ep, missing) {

@@ -125,3 +125,38 @@ func TestPodRecreatedWithTheSameIPIsServedByItsNewEndpoint(t *testing.T) {
 	e.converge(r)
 	e.assertRealized([]intent.LB{want})
 }
+
+// TestNewLocalPodIsFoundThroughItsNamespaceInAnyGUIDCase: an HNS that
+// answers GUIDs in upper case (the network reference among them) still
+// has a new pod found through its namespace, with one get: before, the
+// endpoint read as on another network, the pod waited for a listing of
+// the network, and the reconciler suspected its network replaced.
+func TestNewLocalPodIsFoundThroughItsNamespaceInAnyGUIDCase(t *testing.T) {
+	echo, err := sim.ParseEcho(sim.EchoUpperGUIDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvSim(t, sim.ProfileWS2025, sim.Options{Echo: echo})
+	e.local("10.244.1.10")
+	r := e.reconciler()
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.Sync(ctx)
+	e.local("10.244.1.20")
+	e.hns.ResetCounters()
+
+	want := lb("10.96.0.1", 80, loc("10.244.1.10"), loc("10.244.1.20"))
+	upsert(r, want)
+	if res := r.Sync(ctx); res.Created != 1 || res.Pending != 0 || res.ListingWanted {
+		t.Fatalf("sync %+v, want the load balancer created over both pods", res)
+	}
+	c := e.counters()
+	if c.Lists() != 1 || c.Count(sim.OpListNamespaces) != 1 || c.Count(sim.OpGetEndpoint) != 1 {
+		t.Errorf("calls %v, want one namespace list and one endpoint get", c.Calls)
+	}
+	if r.client.suspect.set.Load() {
+		t.Error("the network is suspected replaced")
+	}
+	e.assertRealized([]intent.LB{want})
+}
