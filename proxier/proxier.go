@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unique"
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -37,6 +38,10 @@ type Reconciler interface {
 	Delete(key intent.LBKey)
 	UpsertEndpoint(ep intent.RemoteEndpoint)
 	DeleteEndpoint(ip string)
+	// RecheckLocal has the next Sync look the local endpoints at ips up
+	// again: their pods left their slices or stopped being ready, and the
+	// CNI may have replaced an endpoint behind the same address.
+	RecheckLocal(ips []string)
 	// Expect is a size hint for a whole node's hand-over.
 	Expect(lbs, eps int)
 	Sync(ctx context.Context) reconciler.SyncResult
@@ -141,6 +146,8 @@ type Proxier struct {
 	// handlerLog is where informer handlers and nodeConfig, which have no
 	// context, log.
 	handlerLog klog.Logger
+	// self is this node's name as slices hold it (desired.Endpoint.Node).
+	self unique.Handle[string]
 
 	services                                  corelisters.ServiceLister
 	slices                                    cache.Indexer
@@ -290,6 +297,7 @@ func New(opts Options, nodeFactory informers.SharedInformerFactory) (*Proxier, e
 		health:          map[types.NamespacedName]desired.HealthCheck{},
 	}
 	p.cfg.NodeName = opts.NodeName
+	p.self = unique.Make(opts.NodeName)
 	p.state = desired.NewState(p.cfg)
 	p.tally = newTallies()
 
@@ -375,7 +383,11 @@ func (p *Proxier) onSlice(obj any) {
 // last update, not the deletion: no programming latency (kube-proxy's
 // EndpointsChangeTracker ignores it too).
 func (p *Proxier) onSliceDelete(obj any) {
-	p.sliceChanged(unwrapTombstone(obj), false)
+	obj = unwrapTombstone(obj)
+	if s, ok := obj.(*cachedSlice); ok {
+		p.tracker.localLeft(localEndpointsLeft(p.self, &s.slice, nil))
+	}
+	p.sliceChanged(obj, false)
 }
 
 // sliceChanged marks obj's Service changed. live (added or updated, not
@@ -435,6 +447,13 @@ func (p *Proxier) onSliceUpdate(old, obj any) {
 	now, ok := obj.(*cachedSlice)
 	if wasSlice && ok && sameVersion(&before.ObjectMeta, &now.ObjectMeta) {
 		return
+	}
+	if wasSlice {
+		var nowSlice *desired.EndpointSlice
+		if ok {
+			nowSlice = &now.slice
+		}
+		p.tracker.localLeft(localEndpointsLeft(p.self, &before.slice, nowSlice))
 	}
 	p.sliceChanged(obj, true)
 }

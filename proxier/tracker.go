@@ -1,6 +1,8 @@
 package proxier
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,7 +19,10 @@ type changeTracker struct {
 	changedServices map[types.NamespacedName]struct{}
 	// routingNodes are other Nodes whose pod CIDR or address appeared or
 	// changed (overlay): their route may appear or move.
-	routingNodes    []string
+	routingNodes []string
+	// left are the addresses of this node's endpoints that left a slice
+	// or stopped being ready (localEndpointsLeft).
+	left            map[string]struct{}
 	serviceChanges  int
 	endpointChanges int
 	// triggerTimes are EndpointSlice last-change-trigger-time annotations per
@@ -37,6 +42,7 @@ type changeTracker struct {
 type pendingChanges struct {
 	services        map[types.NamespacedName]struct{}
 	routingNodes    []string
+	localLeft       []string
 	serviceChanges  int
 	endpointChanges int
 	triggerTimes    map[types.NamespacedName][]time.Time
@@ -97,12 +103,29 @@ func (t *changeTracker) nodeRoutingChanged(node string) {
 	t.routingNodes = append(t.routingNodes, node)
 }
 
+// localLeft notes addresses of this node's endpoints that left a slice or
+// stopped being ready.
+func (t *changeTracker) localLeft(ips []string) {
+	if len(ips) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.left == nil {
+		t.left = make(map[string]struct{}, len(ips))
+	}
+	for _, ip := range ips {
+		t.left[ip] = struct{}{}
+	}
+}
+
 func (t *changeTracker) take() pendingChanges {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p := pendingChanges{
 		services:        t.services,
 		routingNodes:    t.routingNodes,
+		localLeft:       slices.Collect(maps.Keys(t.left)),
 		serviceChanges:  t.serviceChanges,
 		endpointChanges: t.endpointChanges,
 		triggerTimes:    t.triggerTimes,
@@ -111,6 +134,7 @@ func (t *changeTracker) take() pendingChanges {
 	clear(t.changedServices)
 	t.triggerTimes = map[types.NamespacedName][]time.Time{}
 	t.routingNodes = nil
+	t.left = nil
 	t.serviceChanges, t.endpointChanges = 0, 0
 	t.reportLocked(Changes{}) // as kube-proxy's trackers: none pending once taken
 	return p

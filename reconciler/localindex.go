@@ -25,11 +25,16 @@ import (
 // endpoints the Sync processes: one that a local endpoint would shadow is
 // looked for too before its first create (nodeunknown.go). Not found in
 // namespaces that told all they hold, it is remote and waits for no
-// listing; where they could not tell (HNS failing), it does.
+// listing; where they could not tell (HNS failing), it does. The addresses
+// RecheckLocal named are looked for in the same listing: an endpoint found
+// there that the index does not hold replaces the old one; none found
+// leaves the index as it was.
 func (r *Reconciler) refreshLocalIfNeeded(run *syncRun, ips []string) {
 	missing := r.unindexedLocalBackends(run)
 	unknown := r.unindexedUnknownNode(ips)
-	if len(missing) == 0 && len(unknown) == 0 {
+	recheck := r.recheck
+	r.recheck = nil
+	if len(missing) == 0 && len(unknown) == 0 && len(recheck) == 0 {
 		return
 	}
 	asked := maps.Clone(missing)
@@ -39,9 +44,15 @@ func (r *Reconciler) refreshLocalIfNeeded(run *syncRun, ips []string) {
 	for _, ip := range unknown {
 		asked[ip] = struct{}{}
 	}
+	for ip := range recheck {
+		asked[ip] = struct{}{}
+	}
 	before := r.indexChanging()
 	all, told := r.indexFromNamespaces(run, asked)
 	r.localsMoved(run, before)
+	if len(missing) == 0 && len(unknown) == 0 {
+		return // only rechecks: the index keeps what the namespaces did not replace
+	}
 	if !all {
 		r.askLocal(missing)
 	}
@@ -63,6 +74,37 @@ func (r *Reconciler) forgetLocalBackends(e *lbEntry) {
 		}
 	}
 	r.localsMoved(nil, before)
+}
+
+// RecheckLocal has the next Sync look for the local endpoints at ips in
+// the namespaces again: the proxier saw each address's pod leave its
+// EndpointSlice or stop being ready, as a pod does whose sandbox, or whole
+// self (a StatefulSet's), is made again, and the CNI may have replaced its
+// HNS endpoint behind the same address. When the slice is back as it was
+// by the Sync (within one --min-sync-period), the desired load balancers
+// are unchanged and no write fails on the old ID to tell
+// (forgetLocalBackends); before, the frontend stayed without the pod until
+// a drift repair. The load balancers that use an address's indexed
+// endpoint are processed, and written only if another endpoint holds the
+// address now. The index keeps the old endpoint until one is found: a pod
+// whose endpoint stayed (a readiness probe failing) or sits in no
+// namespace keeps its backend, and costs one namespace listing and no get.
+func (r *Reconciler) RecheckLocal(ips []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ip := range ips {
+		was := r.localIndex[ip]
+		if was == "" {
+			continue
+		}
+		if r.recheck == nil {
+			r.recheck = make(map[string]struct{}, len(ips))
+		}
+		r.recheck[ip] = struct{}{}
+		for _, e := range r.refs[was] {
+			r.markLB(e)
+		}
+	}
 }
 
 // unindexedLocalBackends are the local backends, of the load balancers this

@@ -1,0 +1,79 @@
+package reconciler
+
+import (
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// recheckEnv is a started node on profile and echo whose load balancer is
+// over the pods 10.244.1.10 (the one whose endpoint is replaced) and
+// 10.244.1.11 (the traces' source), its counters reset.
+func recheckEnv(t *testing.T, profile string, echo sim.Echo) (*env, *Reconciler, intent.LB) {
+	t.Helper()
+	e := newEnvSim(t, profile, sim.Options{Echo: echo})
+	e.local("10.244.1.10")
+	e.local("10.244.1.11")
+	r := e.reconciler()
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := lb("10.96.0.1", 80, loc("10.244.1.10"))
+	upsert(r, want)
+	e.converge(r)
+	e.assertRealized([]intent.LB{want})
+	e.hns.ResetCounters()
+	return e, r, want
+}
+
+// TestRecheckedLocalEndpointReplacedIsWrittenAtTheNextSync: the pod's
+// endpoint was replaced behind its address while the desired load balancer
+// stayed the same (its slice went not ready and back between two syncs).
+// The Sync after RecheckLocal writes the new endpoint into the load
+// balancer, without listing endpoints or load balancers, and a packet from
+// a pod to the frontend reaches it. Before, nothing wrote the load balancer
+// until a drift repair. Every profile, every echo option.
+func TestRecheckedLocalEndpointReplacedIsWrittenAtTheNextSync(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		for name, echo := range echoProfiles(t) {
+			t.Run(p.Name+"/"+name, func(t *testing.T) {
+				e, r, want := recheckEnv(t, p.Name, echo)
+				if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
+					t.Fatal(err)
+				}
+				e.local("10.244.1.10")
+				upsert(r, want) // unchanged: no write of its own
+				r.RecheckLocal([]string{"10.244.1.10"})
+				r.Sync(ctx)
+				e.assertRealized([]intent.LB{want})
+				e.assertServed(want)
+				c := e.counters()
+				if n := c.Count(sim.OpListEndpoints) + c.Count(sim.OpListLoadBalancers); n != 0 {
+					t.Errorf("%d listings of endpoints or load balancers, want none (the namespaces tell)", n)
+				}
+				if got := c.Count(sim.OpListNamespaces); got != 1 {
+					t.Errorf("%d namespace listings, want 1", got)
+				}
+			})
+		}
+	}
+}
+
+// TestRecheckedLocalEndpointUnchangedWritesNothing: a pod whose readiness
+// dropped and came back with its endpoint kept (a failing readiness probe)
+// costs one namespace listing and writes nothing.
+func TestRecheckedLocalEndpointUnchangedWritesNothing(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			e, r, want := recheckEnv(t, p.Name, sim.Echo{})
+			r.RecheckLocal([]string{"10.244.1.10", "10.244.1.99"}) // .99: no endpoint indexed
+			r.Sync(ctx)
+			e.assertRealized([]intent.LB{want})
+			c := e.counters()
+			if c.Writes() != 0 || c.Lists() != 1 || c.Count(sim.OpListNamespaces) != 1 {
+				t.Errorf("calls %+v, want one namespace listing and no write", c.Calls)
+			}
+		})
+	}
+}
