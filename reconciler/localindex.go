@@ -48,7 +48,10 @@ func (r *Reconciler) refreshLocalIfNeeded(run *syncRun, ips []string) {
 		asked[ip] = struct{}{}
 	}
 	before := r.indexChanging()
-	all, told := r.indexFromNamespaces(run, asked)
+	all, told, held := r.indexFromNamespaces(run, asked)
+	if told {
+		r.dropGoneRechecked(run, recheck, before, held)
+	}
 	r.localsMoved(run, before)
 	if len(missing) == 0 && len(unknown) == 0 {
 		return // only rechecks: the index keeps what the namespaces did not replace
@@ -86,9 +89,10 @@ func (r *Reconciler) forgetLocalBackends(e *lbEntry) {
 // (forgetLocalBackends); before, the frontend stayed without the pod until
 // a drift repair. The load balancers that use an address's indexed
 // endpoint are processed, and written only if another endpoint holds the
-// address now. The index keeps the old endpoint until one is found: a pod
-// whose endpoint stayed (a readiness probe failing) or sits in no
-// namespace keeps its backend, and costs one namespace listing and no get.
+// address now. A pod whose endpoint stayed (a readiness probe failing)
+// costs one namespace listing and no get; one whose endpoint no namespace
+// shows costs a get of it, and leaves the index only if HNS no longer has
+// it (dropGoneRechecked).
 func (r *Reconciler) RecheckLocal(ips []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -132,11 +136,16 @@ func (r *Reconciler) unindexedLocalBackends(run *syncRun) map[string]struct{} {
 // index does not hold yet, and reports whether every missing IP was found,
 // and whether the namespaces told all they hold (listed, and each endpoint
 // read or gone).
-func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct{}) (all, told bool) {
+func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct{}) (all, told bool, held map[string]struct{}) {
 	namespaces, err := r.client.ListNamespaces(run.ctx)
 	if err != nil {
 		r.log.V(2).Info("Listing namespaces to find new local endpoints failed; listing the network", "err", err)
-		return false, false
+		return false, false, nil
+	}
+	ids := namespaceEndpointIDs(namespaces)
+	held = make(map[string]struct{}, len(ids))
+	for _, id := range ids {
+		held[strings.ToLower(id)] = struct{}{}
 	}
 	told = true
 	// GUIDs compare without case: HNS may answer them in either
@@ -145,7 +154,7 @@ func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct
 	for _, id := range r.localIndex {
 		indexed[strings.ToLower(id)] = struct{}{}
 	}
-	for _, id := range namespaceEndpointIDs(namespaces) {
+	for _, id := range ids {
 		if _, ok := indexed[strings.ToLower(id)]; ok {
 			continue
 		}
@@ -173,10 +182,34 @@ func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct
 	}
 	for ip := range missing {
 		if r.localIndex[ip] == "" {
-			return false, told
+			return false, told, held
 		}
 	}
-	return true, told
+	return true, told, held
+}
+
+// dropGoneRechecked drops the index entries of the rechecked addresses
+// whose endpoint the namespaces did not replace, no namespace holds (held,
+// their endpoint IDs in lower case) and HNS no longer has: the pod went,
+// or its sandbox did and the new one has no endpoint yet. The write that
+// names the address next looks it up in the namespaces then, rather than
+// failing on the old ID and waiting for its retry. An endpoint in no
+// namespace that HNS still has (a runtime that attaches endpoints
+// otherwise) stays indexed.
+func (r *Reconciler) dropGoneRechecked(run *syncRun, recheck map[string]struct{}, before map[string]string, held map[string]struct{}) {
+	for ip := range recheck {
+		id := r.localIndex[ip]
+		if id == "" || id != before[ip] {
+			continue
+		}
+		if _, ok := held[strings.ToLower(id)]; ok {
+			continue
+		}
+		if _, err := r.client.GetEndpointByID(run.ctx, id); hnslb.IsNotFound(err) {
+			delete(r.localIndex, ip)
+			r.resolveGen++
+		}
+	}
 }
 
 // holdsAny reports whether ep has one of ips.

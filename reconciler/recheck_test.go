@@ -77,3 +77,32 @@ func TestRecheckedLocalEndpointUnchangedWritesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestRecheckedLocalEndpointGoneIsNotWrittenAgain: the usual pace, a sync
+// seeing each state. The sync that sees the pod not ready (its endpoint
+// deleted with its sandbox) finds the endpoint in no namespace and gone
+// from HNS, and drops it from the index; the sync that sees it ready again
+// finds the new endpoint in its namespace and writes it at once. Before,
+// that write named the old endpoint, failed, and the pod was served only
+// at the retry a second later, after an error logged for a routine pod
+// restart.
+func TestRecheckedLocalEndpointGoneIsNotWrittenAgain(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			e, r, want := recheckEnv(t, p.Name, sim.Echo{})
+			if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
+				t.Fatal(err)
+			}
+			r.Delete(want.Key) // its one backend not ready
+			r.RecheckLocal([]string{"10.244.1.10"})
+			r.Sync(ctx)
+			e.local("10.244.1.10")
+			upsert(r, want)
+			if res := r.Sync(ctx); res.Failed != 0 || res.Pending != 0 {
+				t.Errorf("sync %+v, want the pod's new endpoint written at once", res)
+			}
+			e.assertRealized([]intent.LB{want})
+			e.assertServed(want)
+		})
+	}
+}
