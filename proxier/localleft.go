@@ -13,9 +13,9 @@ import (
 // made again under its name by a StatefulSet, a sandbox made again after
 // it died or after the runtime restarted, with an IPAM that gives the
 // address back), which the reconciler, naming local endpoints by HNS ID,
-// must look up again (Reconciler.RecheckLocal). An endpoint that moved to
-// another of the Service's slices counts too: looking it up again costs a
-// namespace listing and writes nothing.
+// must check again (Reconciler.RecheckLocal). An endpoint that moved to
+// another of the Service's slices counts too: checking it costs one get of
+// its HNS endpoint and writes nothing.
 func localEndpointsLeft(node unique.Handle[string], before, now *desired.EndpointSlice) []string {
 	if node == (unique.Handle[string]{}) || before == nil {
 		return nil

@@ -38,9 +38,9 @@ type Reconciler interface {
 	Delete(key intent.LBKey)
 	UpsertEndpoint(ep intent.RemoteEndpoint)
 	DeleteEndpoint(ip string)
-	// RecheckLocal has the next Sync look the local endpoints at ips up
-	// again: their pods left their slices or stopped being ready, and the
-	// CNI may have replaced an endpoint behind the same address.
+	// RecheckLocal has the next Sync check that the local endpoints at ips
+	// still exist: their pods left their slices or stopped being ready, and
+	// the CNI may have replaced an endpoint behind the same address.
 	RecheckLocal(ips []string)
 	// Expect is a size hint for a whole node's hand-over.
 	Expect(lbs, eps int)

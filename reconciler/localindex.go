@@ -26,15 +26,19 @@ import (
 // looked for too before its first create (nodeunknown.go). Not found in
 // namespaces that told all they hold, it is remote and waits for no
 // listing; where they could not tell (HNS failing), it does. The addresses
-// RecheckLocal named are looked for in the same listing: an endpoint found
-// there that the index does not hold replaces the old one; none found
-// leaves the index as it was.
+// RecheckLocal named are checked first (dropGoneRechecked): one whose
+// endpoint HNS no longer has leaves the index, and is looked for here like
+// a new pod's if a load balancer to process still wants it.
 func (r *Reconciler) refreshLocalIfNeeded(run *syncRun, ips []string) {
+	if len(r.recheck) > 0 {
+		before := r.indexChanging()
+		r.dropGoneRechecked(run, r.recheck)
+		r.recheck = nil
+		r.localsMoved(run, before)
+	}
 	missing := r.unindexedLocalBackends(run)
 	unknown := r.unindexedUnknownNode(ips)
-	recheck := r.recheck
-	r.recheck = nil
-	if len(missing) == 0 && len(unknown) == 0 && len(recheck) == 0 {
+	if len(missing) == 0 && len(unknown) == 0 {
 		return
 	}
 	asked := maps.Clone(missing)
@@ -44,18 +48,9 @@ func (r *Reconciler) refreshLocalIfNeeded(run *syncRun, ips []string) {
 	for _, ip := range unknown {
 		asked[ip] = struct{}{}
 	}
-	for ip := range recheck {
-		asked[ip] = struct{}{}
-	}
 	before := r.indexChanging()
-	all, told, held := r.indexFromNamespaces(run, asked)
-	if told {
-		r.dropGoneRechecked(run, recheck, before, held)
-	}
+	all, told := r.indexFromNamespaces(run, asked)
 	r.localsMoved(run, before)
-	if len(missing) == 0 && len(unknown) == 0 {
-		return // only rechecks: the index keeps what the namespaces did not replace
-	}
 	if !all {
 		r.askLocal(missing)
 	}
@@ -79,8 +74,8 @@ func (r *Reconciler) forgetLocalBackends(e *lbEntry) {
 	r.localsMoved(nil, before)
 }
 
-// RecheckLocal has the next Sync look for the local endpoints at ips in
-// the namespaces again: the proxier saw each address's pod leave its
+// RecheckLocal has the next Sync check that the local endpoints indexed
+// at ips still exist: the proxier saw each address's pod leave its
 // EndpointSlice or stop being ready, as a pod does whose sandbox, or whole
 // self (a StatefulSet's), is made again, and the CNI may have replaced its
 // HNS endpoint behind the same address. When the slice is back as it was
@@ -88,11 +83,10 @@ func (r *Reconciler) forgetLocalBackends(e *lbEntry) {
 // are unchanged and no write fails on the old ID to tell
 // (forgetLocalBackends); before, the frontend stayed without the pod until
 // a drift repair. The load balancers that use an address's indexed
-// endpoint are processed, and written only if another endpoint holds the
-// address now. A pod whose endpoint stayed (a readiness probe failing)
-// costs one namespace listing and no get; one whose endpoint no namespace
-// shows costs a get of it, and leaves the index only if HNS no longer has
-// it (dropGoneRechecked).
+// endpoint are processed; each address costs one get of its endpoint
+// (dropGoneRechecked), and a namespace listing and a write only where HNS
+// no longer has it and a load balancer still wants the address. A pod
+// whose endpoint stayed (a readiness probe failing) costs the get alone.
 func (r *Reconciler) RecheckLocal(ips []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -136,17 +130,13 @@ func (r *Reconciler) unindexedLocalBackends(run *syncRun) map[string]struct{} {
 // index does not hold yet, and reports whether every missing IP was found,
 // and whether the namespaces told all they hold (listed, and each endpoint
 // read or gone).
-func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct{}) (all, told bool, held map[string]struct{}) {
+func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct{}) (all, told bool) {
 	namespaces, err := r.client.ListNamespaces(run.ctx)
 	if err != nil {
 		r.log.V(2).Info("Listing namespaces to find new local endpoints failed; listing the network", "err", err)
-		return false, false, nil
+		return false, false
 	}
 	ids := namespaceEndpointIDs(namespaces)
-	held = make(map[string]struct{}, len(ids))
-	for _, id := range ids {
-		held[strings.ToLower(id)] = struct{}{}
-	}
 	told = true
 	// GUIDs compare without case: HNS may answer them in either
 	// (sim.Echo.UpperGUIDs), and the index holds what it answered.
@@ -182,27 +172,24 @@ func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct
 	}
 	for ip := range missing {
 		if r.localIndex[ip] == "" {
-			return false, told, held
+			return false, told
 		}
 	}
-	return true, told, held
+	return true, told
 }
 
 // dropGoneRechecked drops the index entries of the rechecked addresses
-// whose endpoint the namespaces did not replace, no namespace holds (held,
-// their endpoint IDs in lower case) and HNS no longer has: the pod went,
-// or its sandbox did and the new one has no endpoint yet. The write that
-// names the address next looks it up in the namespaces then, rather than
-// failing on the old ID and waiting for its retry. An endpoint in no
-// namespace that HNS still has (a runtime that attaches endpoints
-// otherwise) stays indexed.
-func (r *Reconciler) dropGoneRechecked(run *syncRun, recheck map[string]struct{}, before map[string]string, held map[string]struct{}) {
+// whose endpoint HNS no longer has: the pod went, or its sandbox did and
+// the CNI replaced its endpoint. A load balancer that wants the address
+// then looks it up in the namespaces, as a new pod's, rather than naming
+// the old ID, failing, and waiting for its retry (forgetLocalBackends).
+// One get an address, no listing: endpoint IDs are never reused, so one
+// HNS still has is the pod's still. Where HNS cannot say, the entry stays
+// and a write that names a gone endpoint finds out.
+func (r *Reconciler) dropGoneRechecked(run *syncRun, recheck map[string]struct{}) {
 	for ip := range recheck {
 		id := r.localIndex[ip]
-		if id == "" || id != before[ip] {
-			continue
-		}
-		if _, ok := held[strings.ToLower(id)]; ok {
+		if id == "" {
 			continue
 		}
 		if _, err := r.client.GetEndpointByID(run.ctx, id); hnslb.IsNotFound(err) {

@@ -127,7 +127,7 @@ type Reconciler struct {
 	// localIndex maps a local (CNI) endpoint's IP to its HNS ID.
 	localIndex map[string]string
 	// recheck are indexed local addresses whose endpoint the next Sync
-	// looks for in the namespaces again (RecheckLocal).
+	// checks HNS still has (RecheckLocal).
 	recheck map[string]struct{}
 	// heldByOthers maps an address to an endpoint of another program's
 	// that Start listed there (borrowedvip.go).
