@@ -21,6 +21,9 @@ import (
 // other backend is deleted and created again (2 writes).
 func (r *Reconciler) removeEP(run *syncRun, ep *remoteEP) error {
 	for _, k := range r.refs[ep.id].sortedKeys() {
+		// Maybe none of the Sync's own load balancers (noteSynced), but its
+		// status changes here, a refused rewrite's too.
+		r.published.changed.lb(k)
 		if e := r.lbs[k]; e.desired != nil {
 			r.syncLB(run, e)
 		} else {
