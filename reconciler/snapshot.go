@@ -187,8 +187,13 @@ func (r *Reconciler) ObjectCounts() ObjectCounts {
 }
 
 // fold returns base (sorted by cmp) with delta applied: a nil value
-// removes its key, any other replaces or adds it.
+// removes its key, any other replaces or adds it. With no delta it is base
+// itself: snapshots share what did not change (nobody modifies one), and a
+// read after a change of load balancers alone copies no endpoint.
 func fold[T any, K comparable](base []T, delta map[K]*T, key func(*T) K, cmp func(a, b K) int) []T {
+	if len(delta) == 0 {
+		return base
+	}
 	keys := slices.SortedFunc(maps.Keys(delta), cmp)
 	out := make([]T, 0, len(base)+len(keys))
 	i := 0

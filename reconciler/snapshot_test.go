@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
@@ -345,4 +346,26 @@ func nilIfEmpty[T any](s []T) []T {
 		return nil
 	}
 	return s
+}
+
+// A read folds in only the kinds the hand-over holds: a change of load
+// balancers alone leaves the remote endpoints the last read folded as they
+// are, shared, not copied (on overlay at 10,000 Services some 100,000
+// statuses, 17 MB, for each read that follows a refused load balancer's
+// retry: the observer reads after every such Sync).
+func TestAReadCopiesNoKindThatDidNotChange(t *testing.T) {
+	e, lbs := fiftyWithOneRemoteEach(t)
+	r := e.started(lbs...)
+	before := r.StatusSnapshot()
+	changed := lbs[7]
+	changed.Owner = "default/renamed:80"
+	r.Upsert(changed)
+	after := r.StatusSnapshot()
+	if unsafe.SliceData(after.RemoteEndpoints) != unsafe.SliceData(before.RemoteEndpoints) {
+		t.Errorf("a load balancer's change alone had the read copy the %d remote endpoints' statuses", len(after.RemoteEndpoints))
+	}
+	if unsafe.SliceData(after.LoadBalancers) == unsafe.SliceData(before.LoadBalancers) {
+		t.Errorf("the changed load balancers were not folded into a new slice")
+	}
+	assertSnapshotIsFullStatus(t, r)
 }
