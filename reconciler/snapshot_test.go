@@ -315,6 +315,14 @@ func assertSnapshotIsFullStatus(t *testing.T, r *Reconciler) {
 	if !reflect.DeepEqual(nilIfEmpty(s.RemoteEndpoints), nilIfEmpty(eps)) {
 		t.Fatalf("snapshot endpoints\n%+v\nfull walk\n%+v", s.RemoteEndpoints, eps)
 	}
+	want := countsOf(lbs, eps)
+	if got := r.ObjectCounts(); got != want {
+		t.Fatalf("ObjectCounts %+v, full walk %+v", got, want)
+	}
+}
+
+// countsOf is what ObjectCounts gives for a full walk's statuses.
+func countsOf(lbs []Status, eps []EndpointStatus) ObjectCounts {
 	var want ObjectCounts
 	count := func(c *KindCounts, desired bool, state State) {
 		if desired {
@@ -336,9 +344,7 @@ func assertSnapshotIsFullStatus(t *testing.T, r *Reconciler) {
 		}
 		count(&want.RemoteEndpoints, st.Desired, st.State)
 	}
-	if got := r.ObjectCounts(); got != want {
-		t.Fatalf("ObjectCounts %+v, full walk %+v", got, want)
-	}
+	return want
 }
 
 func nilIfEmpty[T any](s []T) []T {

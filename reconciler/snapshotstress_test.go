@@ -13,14 +13,20 @@ import (
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
-// walkOf is a digest of what a full walk of r's status gives now, learned
-// cap included.
-func walkOf(t *testing.T, r *Reconciler) [32]byte {
+// walk is a digest of what a full walk of a reconciler's status gave, learned
+// cap included, and its counts.
+type walk struct {
+	digest [32]byte
+	counts ObjectCounts
+}
+
+func walkOf(t *testing.T, r *Reconciler) walk {
 	t.Helper()
 	r.mu.Lock()
 	learnedCap := r.learnedCap
 	r.mu.Unlock()
-	return digestOf(t, r.Statuses(), r.EndpointStatuses(), learnedCap)
+	lbs, eps := r.Statuses(), r.EndpointStatuses()
+	return walk{digestOf(t, lbs, eps, learnedCap), countsOf(lbs, eps)}
 }
 
 func digestOf(t *testing.T, lbs []Status, eps []EndpointStatus, learnedCap int) [32]byte {
@@ -51,7 +57,7 @@ func TestConcurrentReadersGetAWalkedStatus(t *testing.T) {
 			var (
 				gate      sync.RWMutex // readers hold it shared; changes to the desired state, exclusively
 				walksMu   sync.Mutex
-				walks     [][32]byte
+				walks     []walk
 				flushedAt atomic.Int64 // index of the walk of the last flush's moment
 			)
 			record := func(flushed bool) {
@@ -67,8 +73,8 @@ func TestConcurrentReadersGetAWalkedStatus(t *testing.T) {
 			record(true)
 
 			type read struct {
-				lo     int64
-				digest [32]byte
+				lo int64
+				walk
 			}
 			stop := make(chan struct{})
 			reads := make([][]read, 2)
@@ -85,9 +91,9 @@ func TestConcurrentReadersGetAWalkedStatus(t *testing.T) {
 						}
 						gate.RLock()
 						lo := flushedAt.Load()
-						s := r.StatusSnapshot()
+						s, counts := r.StatusSnapshot(), r.ObjectCounts()
 						gate.RUnlock()
-						reads[i] = append(reads[i], read{lo, digestOf(t, s.LoadBalancers, s.RemoteEndpoints, s.LearnedBackendCap)})
+						reads[i] = append(reads[i], read{lo, walk{digestOf(t, s.LoadBalancers, s.RemoteEndpoints, s.LearnedBackendCap), counts}})
 					}
 				}()
 			}
@@ -184,24 +190,32 @@ func TestConcurrentReadersGetAWalkedStatus(t *testing.T) {
 			close(stop)
 			wg.Wait()
 
-			at := map[[32]byte][]int64{}
+			// Where each digest and each count was walked, in order.
+			at, countedAt := map[[32]byte][]int64{}, map[ObjectCounts][]int64{}
 			for i, w := range walks {
-				at[w] = append(at[w], int64(i))
+				at[w.digest] = append(at[w.digest], int64(i))
+				countedAt[w.counts] = append(countedAt[w.counts], int64(i))
+			}
+			firstFrom := func(js []int64, lo int64) int64 {
+				for _, j := range js {
+					if j >= lo {
+						return j
+					}
+				}
+				return -1
 			}
 			total := 0
 			for i, rs := range reads {
 				prev := int64(0)
 				for n, rd := range rs {
 					lo := max(prev, rd.lo)
-					found := int64(-1)
-					for _, j := range at[rd.digest] {
-						if j >= lo {
-							found = j
-							break
-						}
-					}
+					found := firstFrom(at[rd.digest], lo)
 					if found < 0 {
 						t.Fatalf("reader %d, read %d: its snapshot is no walk at or after walk %d (walks where it is: %v)", i, n, lo, at[rd.digest])
+					}
+					// The counts were read after the snapshot, on their own.
+					if firstFrom(countedAt[rd.counts], rd.lo) < 0 {
+						t.Fatalf("reader %d, read %d: ObjectCounts %+v are no walk's at or after walk %d", i, n, rd.counts, rd.lo)
 					}
 					prev = found
 				}
