@@ -227,7 +227,6 @@ func (r *Reconciler) touchAll() {
 func (r *Reconciler) flushStatusLocked() {
 	p := &r.published
 	p.mu.Lock()
-	p.learnedCap = r.learnedCap
 	read, full := p.read.Load(), p.fullDue
 	p.fullDue = false
 	p.mu.Unlock()
@@ -242,11 +241,12 @@ func (r *Reconciler) flushStatusLocked() {
 	}
 	if len(c.lbs)+len(c.eps) == 0 {
 		c.epIDs = nil
+		p.mu.Lock()
+		p.learnedCap = r.learnedCap
 		if full && read { // every object is none: the reader's snapshot empties
-			p.mu.Lock()
 			p.lbDelta, p.epDelta, p.rebase = nil, nil, true
-			p.mu.Unlock()
 		}
+		p.mu.Unlock()
 		return
 	}
 	if p.ipOfID == nil {
@@ -312,7 +312,9 @@ func (r *Reconciler) flushStatusLocked() {
 	*c = statusChanges{}
 
 	p.mu.Lock()
-	p.counts = p.counted
+	// The cap with the statuses it goes with: set before they were
+	// gathered, a reader meeting this flush got it beside the last ones.
+	p.counts, p.learnedCap = p.counted, r.learnedCap
 	if p.lbDelta == nil || full && read { // every object replaces what no reader took
 		p.lbDelta, p.epDelta = lbs, eps
 	} else {

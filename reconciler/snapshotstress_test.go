@@ -41,6 +41,23 @@ func digestOf(t *testing.T, lbs []Status, eps []EndpointStatus, learnedCap int) 
 	return sha256.Sum256(b)
 }
 
+// readUntil calls read over and over on a goroutine of its own until stop
+// is closed; wg waits for it.
+func readUntil(wg *sync.WaitGroup, stop <-chan struct{}, read func()) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			read()
+		}
+	}()
+}
+
 // Readers that run beside Syncs, Repairs and Lookups each get, every time,
 // what a full walk of the status gave at one moment: not older than the
 // last flush before their call, and never older than what they read
@@ -80,22 +97,13 @@ func TestConcurrentReadersGetAWalkedStatus(t *testing.T) {
 			reads := make([][]read, 2)
 			var wg sync.WaitGroup
 			for i := range reads {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						gate.RLock()
-						lo := flushedAt.Load()
-						s, counts := r.StatusSnapshot(), r.ObjectCounts()
-						gate.RUnlock()
-						reads[i] = append(reads[i], read{lo, walk{digestOf(t, s.LoadBalancers, s.RemoteEndpoints, s.LearnedBackendCap), counts}})
-					}
-				}()
+				readUntil(&wg, stop, func() {
+					gate.RLock()
+					lo := flushedAt.Load()
+					s, counts := r.StatusSnapshot(), r.ObjectCounts()
+					gate.RUnlock()
+					reads[i] = append(reads[i], read{lo, walk{digestOf(t, s.LoadBalancers, s.RemoteEndpoints, s.LearnedBackendCap), counts}})
+				})
 			}
 
 			rng := rand.New(rand.NewPCG(3, 4))
