@@ -74,8 +74,14 @@ func newEnvSim(t testing.TB, profile string, o sim.Options) *env {
 // an endpoint with its IP, attached to the namespace.
 func (e *env) local(ip string) string {
 	e.t.Helper()
+	return e.localIn(ip, hnslb.NamespaceTypeHost)
+}
+
+// localIn is local with a namespace of the given type.
+func (e *env) localIn(ip string, typ hnslb.NamespaceType) string {
+	e.t.Helper()
 	id := e.localOutsideNamespace(ip)
-	ns, err := e.hns.CreateNamespace(ctx, &hnslb.Namespace{Type: hnslb.NamespaceTypeHost})
+	ns, err := e.hns.CreateNamespace(ctx, &hnslb.Namespace{Type: typ})
 	if err != nil {
 		e.t.Fatalf("create namespace for %s: %v", ip, err)
 	}

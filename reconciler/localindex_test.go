@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -157,6 +158,32 @@ func TestNewLocalPodIsFoundThroughItsNamespaceInAnyGUIDCase(t *testing.T) {
 	}
 	if r.client.suspect.set.Load() {
 		t.Error("the network is suspected replaced")
+	}
+	e.assertRealized([]intent.LB{want})
+}
+
+// TestNewLocalPodIsFoundInANamespaceOfAnyType: a pod's namespace need not
+// be of type Host. containerd creates it with no type (HNS's default), and
+// hcn names HostDefault, Guest and GuestDefault too; a Hyper-V isolated
+// pod's endpoint stays in the host namespace the CNI attached it to while
+// its utility VM runs. Each is found by the one namespace list.
+func TestNewLocalPodIsFoundInANamespaceOfAnyType(t *testing.T) {
+	e, r := startedEnv(t)
+	types := []hnslb.NamespaceType{"", hnslb.NamespaceTypeHost, hnslb.NamespaceTypeHostDefault, hnslb.NamespaceTypeGuest, hnslb.NamespaceTypeGuestDefault}
+	var backends []intent.Backend
+	for i, typ := range types {
+		ip := fmt.Sprintf("10.244.1.%d", 50+i)
+		e.localIn(ip, typ)
+		backends = append(backends, loc(ip))
+	}
+	e.hns.ResetCounters()
+	want := lb("10.96.0.1", 80, backends...)
+	upsert(r, want)
+	if res := r.Sync(ctx); res.Created != 1 || res.Pending != 0 || res.ListingWanted {
+		t.Fatalf("sync %+v, want the load balancer created over a pod in each namespace type", res)
+	}
+	if c := e.counters(); c.Count(sim.OpListEndpoints) != 0 || c.Count(sim.OpListNamespaces) != 1 {
+		t.Errorf("calls %v, want one namespace list and no network listing", c.Calls)
 	}
 	e.assertRealized([]intent.LB{want})
 }
