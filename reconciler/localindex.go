@@ -32,8 +32,7 @@ import (
 func (r *Reconciler) refreshLocalIfNeeded(run *syncRun, ips []string) {
 	if len(r.recheck) > 0 {
 		before := r.indexChanging()
-		r.dropGoneRechecked(run, r.recheck)
-		r.recheck = nil
+		r.recheck = r.dropGoneRechecked(run, r.recheck)
 		r.localsMoved(run, before)
 	}
 	missing := r.unindexedLocalBackends(run)
@@ -184,19 +183,31 @@ func (r *Reconciler) indexFromNamespaces(run *syncRun, missing map[string]struct
 // then looks it up in the namespaces, as a new pod's, rather than naming
 // the old ID, failing, and waiting for its retry (forgetLocalBackends).
 // One get an address, no listing: endpoint IDs are never reused, so one
-// HNS still has is the pod's still. Where HNS cannot say, the entry stays
-// and a write that names a gone endpoint finds out.
-func (r *Reconciler) dropGoneRechecked(run *syncRun, recheck map[string]struct{}) {
+// HNS still has is the pod's still. It returns the addresses HNS could not
+// answer for (failing, or the get past its deadline): their entries stay,
+// and the next Sync asks again, as a load balancer whose desired document
+// is unchanged writes nothing that would find the old ID gone.
+func (r *Reconciler) dropGoneRechecked(run *syncRun, recheck map[string]struct{}) (untold map[string]struct{}) {
 	for ip := range recheck {
 		id := r.localIndex[ip]
 		if id == "" {
 			continue
 		}
-		if _, err := r.client.GetEndpointByID(run.ctx, id); hnslb.IsNotFound(err) {
+		switch _, err := r.client.GetEndpointByID(run.ctx, id); {
+		case hnslb.IsNotFound(err):
 			delete(r.localIndex, ip)
 			r.resolveGen++
+			for _, e := range r.refs[id] { // RecheckLocal's, unless an earlier Sync's get failed
+				run.lbs[e.key] = struct{}{}
+			}
+		case err != nil:
+			if untold == nil {
+				untold = map[string]struct{}{}
+			}
+			untold[ip] = struct{}{}
 		}
 	}
+	return untold
 }
 
 // holdsAny reports whether ep has one of ips.

@@ -107,3 +107,29 @@ func TestRecheckedLocalEndpointGoneIsNotWrittenAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestRecheckedLocalEndpointHNSCouldNotTellIsCheckedAgain: the Sync after
+// RecheckLocal could not get the pod's endpoint (HNS failing, or the get
+// past its deadline), so it could not tell whether the CNI replaced it.
+// The address stays to be checked: the next Sync, with HNS answering again,
+// finds the endpoint gone and writes the new one. Before, the failed get
+// dropped the recheck, the desired load balancer was unchanged, and it named
+// the deleted endpoint until a drift repair.
+func TestRecheckedLocalEndpointHNSCouldNotTellIsCheckedAgain(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			e, r, want := recheckEnv(t, p.Name, sim.Echo{})
+			if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
+				t.Fatal(err)
+			}
+			e.local("10.244.1.10")
+			r.RecheckLocal([]string{"10.244.1.10"})
+			e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpGetEndpoint: 1}})
+			r.Sync(ctx)
+			e.hns.SetFaults(sim.Faults{})
+			r.Sync(ctx)
+			e.assertRealized([]intent.LB{want})
+			e.assertServed(want)
+		})
+	}
+}
