@@ -83,9 +83,10 @@ func (r *Reconciler) forgetLocalBackends(e *lbEntry) {
 // (forgetLocalBackends); before, the frontend stayed without the pod until
 // a drift repair. The load balancers that use an address's indexed
 // endpoint are processed; each address costs one get of its endpoint
-// (dropGoneRechecked), and a namespace listing and a write only where HNS
-// no longer has it and a load balancer still wants the address. A pod
-// whose endpoint stayed (a readiness probe failing) costs the get alone.
+// (dropGoneRechecked; one more at each later Sync while HNS cannot answer
+// it), and a namespace listing and a write only where HNS no longer has it
+// and a load balancer still wants the address. A pod whose endpoint stayed
+// (a readiness probe failing) costs the get alone.
 func (r *Reconciler) RecheckLocal(ips []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -112,9 +112,10 @@ func TestRecheckedLocalEndpointGoneIsNotWrittenAgain(t *testing.T) {
 // RecheckLocal could not get the pod's endpoint (HNS failing, or the get
 // past its deadline), so it could not tell whether the CNI replaced it.
 // The address stays to be checked: the next Sync, with HNS answering again,
-// finds the endpoint gone and writes the new one. Before, the failed get
-// dropped the recheck, the desired load balancer was unchanged, and it named
-// the deleted endpoint until a drift repair.
+// finds the endpoint gone and writes the new one, and the Sync after gets
+// nothing. Before, the failed get dropped the recheck, the desired load
+// balancer was unchanged, and it named the deleted endpoint until a drift
+// repair.
 func TestRecheckedLocalEndpointHNSCouldNotTellIsCheckedAgain(t *testing.T) {
 	for _, p := range sim.Profiles() {
 		t.Run(p.Name, func(t *testing.T) {
@@ -130,6 +131,11 @@ func TestRecheckedLocalEndpointHNSCouldNotTellIsCheckedAgain(t *testing.T) {
 			r.Sync(ctx)
 			e.assertRealized([]intent.LB{want})
 			e.assertServed(want)
+			e.hns.ResetCounters()
+			r.Sync(ctx) // answered: nothing is left to check
+			if n := e.counters().Count(sim.OpGetEndpoint); n != 0 {
+				t.Errorf("%d gets of endpoints after HNS answered, want 0", n)
+			}
 		})
 	}
 }
