@@ -128,7 +128,7 @@ func (v *view) explainMiss(p vfp.Packet, src netip.Addr) []string {
 		}
 		_, wanted := v.state.LBs[k]
 		_, held := v.byKey[k]
-		fromOutside := v.pods[src].Node != v.in.Config.NodeName && v.nodeIP[src] == ""
+		fromOutside := v.pods[src].Node != v.in.Config.NodeName && v.nodeIP[src] == "" && !v.localEndpointIP(src)
 		switch {
 		case wanted && !held:
 			out = append(out, fmt.Sprintf("%s is the %s frontend of %s; hnsproxy would program a load balancer for it here and HNS has none (see the table: missing)", k, role, svc))
@@ -140,7 +140,7 @@ func (v *view) explainMiss(p vfp.Packet, src netip.Addr) []string {
 			name, _, _ := strings.Cut(svc, ":")
 			why := "hnsproxy would program no load balancer for it here"
 			for _, n := range v.notes() {
-				if strings.HasPrefix(n, name+": externalTrafficPolicy Local") {
+				if strings.HasPrefix(n, name+": "+localPolicyNote(role)) {
 					why = strings.TrimPrefix(n, name+": ")
 				}
 			}
@@ -218,4 +218,20 @@ func Sentence(v vfp.Verdict) string {
 		}
 	}
 	return b.String()
+}
+
+// localEndpointIP says whether ip is an address of a local HNS endpoint
+// here: a pod of this node, whether or not a Service selects it.
+func (v *view) localEndpointIP(ip netip.Addr) bool {
+	for _, ep := range v.endpoints {
+		if ep.IsRemote() {
+			continue
+		}
+		for _, c := range ep.IpConfigurations {
+			if a, err := netip.ParseAddr(c.IpAddress); err == nil && a.Unmap() == ip {
+				return true
+			}
+		}
+	}
+	return false
 }

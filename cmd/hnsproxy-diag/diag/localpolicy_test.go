@@ -1,0 +1,89 @@
+package diag
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// localPolicyService is a Service of web whose one pod, at podIP, runs on
+// win-b: on win-a a Local traffic policy leaves its frontends without a
+// load balancer.
+func localPolicyService(name, clusterIP, podIP string, edit func(*v1.Service)) []runtime.Object {
+	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: name},
+		Spec: v1.ServiceSpec{Type: v1.ServiceTypeClusterIP, ClusterIP: clusterIP, ClusterIPs: []string{clusterIP},
+			Ports: []v1.ServicePort{{Name: "http", Protocol: v1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+	edit(svc)
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "web", Name: name + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To(int32(8080))}},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{podIP}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			NodeName: ptr.To(other), TargetRef: &v1.ObjectReference{Kind: "Pod", Namespace: "web", Name: name + "-b"}}},
+	}
+	return []runtime.Object{svc, slice}
+}
+
+// TestLocalPoliciesWithoutALocalEndpointAreExplained: on a node without a
+// pod of the Service, internalTrafficPolicy Local leaves its cluster IP
+// without a load balancer (kube-proxy drops that traffic too), and
+// externalTrafficPolicy Local its node port, external and ingress IPs,
+// whether or not the other policy is Local as well, and for a ClusterIP
+// Service with external IPs too (the API lets it set the policy). The
+// notes say so, and a trace to the frontend names the policy that left it
+// empty, not the other one.
+func TestLocalPoliciesWithoutALocalEndpointAreExplained(t *testing.T) {
+	itp := v1.ServiceInternalTrafficPolicyLocal
+	var more []runtime.Object
+	more = append(more, localPolicyService("both", "10.96.0.40", "10.244.2.40", func(s *v1.Service) {
+		s.Spec.Type = v1.ServiceTypeNodePort
+		s.Spec.Ports[0].NodePort = 30081
+		s.Spec.InternalTrafficPolicy = &itp
+		s.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+	})...)
+	more = append(more, localPolicyService("internal", "10.96.0.41", "10.244.2.41", func(s *v1.Service) {
+		s.Spec.InternalTrafficPolicy = &itp
+	})...)
+	more = append(more, localPolicyService("edge", "10.96.0.42", "10.244.2.42", func(s *v1.Service) {
+		s.Spec.ExternalIPs = []string{"192.0.2.42"}
+		s.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+	})...)
+	in := newFixtureWith(t, sim.Echo{}, more...).read()
+	notes := Diagnose(in).Notes
+	for _, want := range []string{
+		"web/both: internalTrafficPolicy Local and no ready endpoint on this node",
+		"web/both: externalTrafficPolicy Local and no ready endpoint on this node",
+		"web/internal: internalTrafficPolicy Local and no ready endpoint on this node",
+		"web/edge: externalTrafficPolicy Local and no ready endpoint on this node",
+	} {
+		if !hasLine(notes, want) {
+			t.Errorf("no note %q in %q", want, notes)
+		}
+	}
+	for _, unwanted := range []string{"web/internal: externalTrafficPolicy", "web/edge: internalTrafficPolicy", "web/frontend: ", "web/ingress: internalTrafficPolicy"} {
+		if hasLine(notes, unwanted) {
+			t.Errorf("a note starts %q: %q", unwanted, notes)
+		}
+	}
+	for _, tc := range []struct{ src, dst, note string }{
+		{client + ":40000", "10.96.0.40:80", "ClusterIP frontend of web/both:http: internalTrafficPolicy Local"},
+		{"198.51.100.7:40000", selfIP + ":30081", "NodePort frontend of web/both:http: externalTrafficPolicy Local"},
+		{client + ":40000", "10.96.0.41:80", "ClusterIP frontend of web/internal:http: internalTrafficPolicy Local"},
+		{"198.51.100.7:40000", "192.0.2.42:80", "ExternalIP frontend of web/edge:http: externalTrafficPolicy Local"},
+	} {
+		tr, err := Trace(in, mustPacket(t, tc.src, tc.dst, "tcp"))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.dst, err)
+		}
+		if tr.LoadBalancer != nil || !hasLine(tr.Notes, tc.note) {
+			t.Errorf("%s -> %s: want no load balancer and a note %q: %s %q", tc.src, tc.dst, tc.note, tr.Summary, tr.Notes)
+		}
+	}
+}
