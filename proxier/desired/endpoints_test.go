@@ -2,6 +2,7 @@ package desired
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -116,11 +117,37 @@ func TestTopology(t *testing.T) {
 		cluster:  "10.1.0.2,10.1.0.3",
 		nodePort: "10.1.0.2,10.1.0.3",
 	}, {
-		name:     "zone hints ignored when the node has no zone",
+		name:     "zone hints ignored when the node has no zone, and said so",
 		slices:   one(ep("10.1.0.2", zoneHints("zone-a")), ep("10.1.0.3", zoneHints("zone-b"))),
 		cfg:      func(c *Config) { c.Zone = "" },
 		cluster:  "10.1.0.2,10.1.0.3",
 		nodePort: "10.1.0.2,10.1.0.3",
+		problems: ReasonTopologyHintsIgnored,
+		check: func(t *testing.T, r ServiceResult) {
+			for _, p := range r.Problems {
+				if p.Warning || !strings.Contains(p.Message, "no topology.kubernetes.io/zone label") {
+					t.Errorf("problem %+v: want a Normal one naming the missing label", p)
+				}
+			}
+		},
+	}, {
+		name:     "a node without a zone and hints on some ready endpoints only: nothing to say",
+		slices:   one(ep("10.1.0.2", zoneHints("zone-a")), ep("10.1.0.3")),
+		cfg:      func(c *Config) { c.Zone = "" },
+		cluster:  "10.1.0.2,10.1.0.3",
+		nodePort: "10.1.0.2,10.1.0.3",
+	}, {
+		name: "a node without a zone that node hints name: same node, nothing to say",
+		slices: one(ep("10.1.0.2", zoneHints("zone-a"), nodeHints(thisNode)),
+			ep("10.1.0.3", zoneHints("zone-b"), nodeHints(otherNode))),
+		cfg:      func(c *Config) { c.Zone = "" },
+		cluster:  "10.1.0.2",
+		nodePort: "10.1.0.2",
+	}, {
+		name:   "a node without a zone and Local policies only: no cluster-wide choice, nothing to say",
+		svc:    service("web", nodePorts(30080), itpLocal, etpLocal(0)),
+		slices: one(ep("10.1.0.2", zoneHints("zone-a")), ep("10.1.0.3", zoneHints("zone-b"))),
+		cfg:    func(c *Config) { c.Zone = "" },
 	}, {
 		name:     "hints of endpoints that are not ready do not count",
 		slices:   one(ep("10.1.0.2", zoneHints("zone-a")), ep("10.1.0.3", zoneHints("zone-b")), ep("10.1.0.4", notReady)),

@@ -107,7 +107,9 @@ func (pl *portLBs) family(fam intent.IPFamily, pe portEndpoints) {
 		if localOnly {
 			return local()
 		}
-		return cluster()
+		s := cluster()
+		b.zoneUnknown = b.zoneUnknown || s.zoneUnknown
+		return s
 	}
 	v6 := hnslb.LoadBalancerFlagsNone
 	if fam == intent.IPv6 {
@@ -317,6 +319,11 @@ func (b *serviceBuilder) finish(anyPort bool) {
 		b.problem(warn(ReasonBackendsTruncated,
 			"more endpoints than the HNS backend cap (%d): up to %d are left out of a load balancer on this node (each node keeps its own subset)",
 			b.cfg.maxBackends(), r.Truncated))
+	}
+	if b.zoneUnknown {
+		b.problem(note(ReasonTopologyHintsIgnored,
+			"topology hints ignored: node %s has no topology.kubernetes.io/zone label, so its traffic to this Service goes to endpoints in every zone (label the Node with its zone to keep that traffic in it)",
+			b.cfg.NodeName))
 	}
 	if len(b.unknownPA) > 0 {
 		ips := make([]netip.Addr, 0, len(b.unknownPA))

@@ -97,6 +97,7 @@ const (
 	ReasonHealthCheckGatewayUnknown   = "HealthCheckGatewayUnknown"
 	ReasonNodePortRemoteOnly          = "NodePortRemoteBackendsOnly"
 	ReasonSourceRangesIgnored         = "LoadBalancerSourceRangesIgnored"
+	ReasonTopologyHintsIgnored        = "TopologyHintsIgnored"
 )
 
 func warn(reason, format string, args ...any) Problem {

@@ -66,6 +66,9 @@ type serviceBuilder struct {
 	ingressReady perFamily[bool]
 	localReady   []netip.Addr // for the health check: noteLocalReady
 	unknownPA    map[netip.Addr]bool
+	// zoneUnknown: a cluster-wide choice ignored zone hints for want of
+	// this node's zone (selection.zoneUnknown).
+	zoneUnknown bool
 }
 
 func (b *serviceBuilder) build(eps []*EndpointSlice) {

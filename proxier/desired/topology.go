@@ -16,6 +16,10 @@ type selection struct {
 	endpoints []*endpoint
 	// fallback: no ready endpoint was usable, these are serving-terminating.
 	fallback bool
+	// zoneUnknown: every ready endpoint has zone hints, but this node has
+	// no zone to read them for, so they were ignored (kube-proxy logs the
+	// same case, "node is missing label").
+	zoneUnknown bool
 }
 
 // topologyMode says which hints cluster-wide selection honours.
@@ -29,8 +33,9 @@ const (
 
 // modeFromHints: same-node if every ready endpoint has node hints and one
 // names this node; else same-zone if every ready endpoint has zone hints and
-// one names this node's zone; else none.
-func modeFromHints(eps []*endpoint, node, zone string) topologyMode {
+// one names this node's zone; else none. zoneUnknown: the mode is none only
+// because this node has no zone for the zone hints every ready endpoint has.
+func modeFromHints(eps []*endpoint, node, zone string) (mode topologyMode, zoneUnknown bool) {
 	anyReady, allNode, forNode, allZone, forZone := false, true, false, true, false
 	for i := range eps {
 		ep := eps[i]
@@ -51,13 +56,13 @@ func modeFromHints(eps []*endpoint, node, zone string) topologyMode {
 	}
 	switch {
 	case !anyReady:
-		return topologyNone
+		return topologyNone, false
 	case allNode && forNode:
-		return topologySameNode
+		return topologySameNode, false
 	case allZone && forZone:
-		return topologySameZone
+		return topologySameZone, false
 	}
-	return topologyNone
+	return topologyNone, allZone && zone == ""
 }
 
 func (m topologyMode) admits(ep *endpoint, node, zone string) bool {
@@ -72,7 +77,7 @@ func (m topologyMode) admits(ep *endpoint, node, zone string) bool {
 
 // clusterSelection is what Cluster traffic policy uses.
 func clusterSelection(eps []*endpoint, node, zone string) selection {
-	mode := modeFromHints(eps, node, zone)
+	mode, zoneUnknown := modeFromHints(eps, node, zone)
 	out := make([]*endpoint, 0, len(eps))
 	for i := range eps {
 		if eps[i].ready && mode.admits(eps[i], node, zone) {
@@ -80,7 +85,7 @@ func clusterSelection(eps []*endpoint, node, zone string) selection {
 		}
 	}
 	if len(out) > 0 {
-		return selection{endpoints: out}
+		return selection{endpoints: out, zoneUnknown: zoneUnknown}
 	}
 	// No ready endpoint anywhere (a mode is only chosen when one exists for
 	// this node or zone), so fall back regardless of topology.
