@@ -31,6 +31,12 @@ const (
 	podNotReady
 	podTerminating
 	podAbsent
+	// podPublishedNotServing: not ready under publishNotReadyAddresses,
+	// which has the EndpointSlice controller keep the endpoint ready and
+	// say the pod's readiness in serving alone.
+	podPublishedNotServing
+	// syncBetween is no state: the test steps the clock to a sync there.
+	syncBetween
 )
 
 // reuseSlice is the Service "web"'s slice with the pod 10.244.1.5 of this
@@ -40,7 +46,9 @@ func reuseSlice(st podState) *discoveryv1.EndpointSlice {
 	if st == podAbsent {
 		return s
 	}
-	ready, serving, terminating := st == podReady, st != podNotReady, st == podTerminating
+	ready := st == podReady || st == podPublishedNotServing
+	serving := st != podNotReady && st != podPublishedNotServing
+	terminating := st == podTerminating
 	s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{
 		Addresses:  []string{"10.244.1.5"},
 		NodeName:   ptr.To(nodeName),
@@ -78,11 +86,18 @@ func (n *testNode) replaceLocalEndpoint(ip string) string {
 // until a drift repair (5 minutes by default), and the frontend was dark
 // meanwhile (the simulator drops a deleted endpoint from its load
 // balancers). Every profile; a pod at 10.244.1.6 traces to the frontend.
+// Under publishNotReadyAddresses the slice keeps the pod ready throughout
+// and only serving drops; with a sync between (the usual pace: a sandbox
+// takes seconds to make) that sync sees the old endpoint gone and no new
+// one yet, and the pod's return changes no desired load balancer.
 func TestLocalEndpointReplacedWithinOneSyncIsServedAtThatSync(t *testing.T) {
 	sequences := map[string][]podState{
-		"sandbox recreated":              {podNotReady, podReady},
-		"pod recreated under its name":   {podTerminating, podAbsent, podNotReady, podReady},
-		"pod recreated, terminating off": {podAbsent, podNotReady, podReady},
+		"sandbox recreated":                                         {podNotReady, podReady},
+		"pod recreated under its name":                              {podTerminating, podAbsent, podNotReady, podReady},
+		"pod recreated, terminating off":                            {podAbsent, podNotReady, podReady},
+		"sandbox recreated, publishNotReadyAddresses":               {podPublishedNotServing, podReady},
+		"sandbox recreated, publishNotReadyAddresses, sync between": {podPublishedNotServing, syncBetween, podReady},
+		"sandbox recreated, sync between":                           {podNotReady, syncBetween, podReady},
 	}
 	for _, p := range sim.Profiles() {
 		for name, seq := range sequences {
@@ -90,6 +105,7 @@ func TestLocalEndpointReplacedWithinOneSyncIsServedAtThatSync(t *testing.T) {
 				clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
 				n := newTestNode(t, p.Name, "10.244.1.5", "10.244.1.6")
 				n.clock, n.minSyncPeriod = clk, time.Hour // no sync but the ones the test steps the clock to
+				n.repairPeriod = 1000 * time.Hour         // and no drift repair, which finds what a sync missed
 				obs := &recordingObserver{}
 				n.observer = obs
 				n.start()
@@ -110,8 +126,17 @@ func TestLocalEndpointReplacedWithinOneSyncIsServedAtThatSync(t *testing.T) {
 				}
 				n.settle()
 				for _, st := range seq {
-					if st == podReady {
+					switch st {
+					case syncBetween:
+						syncs := obs.count()
+						clk.Step(n.minSyncPeriod)
+						n.eventually("the sync between", func() bool { return obs.count() > syncs })
+						n.settle()
+						continue
+					case podReady:
 						n.replaceLocalEndpoint("10.244.1.5")
+					default: // the sandbox, and its endpoint, gone
+						n.replacePod("10.244.1.5", false)
 					}
 					n.apply(reuseSlice(st))
 					n.eventually("the proxier's cache holding the slice", n.cachesCaughtUp)

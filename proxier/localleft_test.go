@@ -15,6 +15,10 @@ func TestLocalEndpointsLeft(t *testing.T) {
 	ep := func(ip string, node unique.Handle[string], ready bool) desired.Endpoint {
 		return desired.Endpoint{Address: ip, Node: node, Ready: ready, Serving: ready}
 	}
+	// published: ready under publishNotReadyAddresses, serving as the pod is.
+	published := func(ip string, serving bool) desired.Endpoint {
+		return desired.Endpoint{Address: ip, Node: self, Ready: true, Serving: serving}
+	}
 	sl := func(eps ...desired.Endpoint) *desired.EndpointSlice { return &desired.EndpointSlice{Endpoints: eps} }
 	for _, c := range []struct {
 		name        string
@@ -29,6 +33,9 @@ func TestLocalEndpointsLeft(t *testing.T) {
 		{"not ready to ready", sl(ep("10.244.1.5", self, false)), sl(ep("10.244.1.5", self, true)), nil},
 		{"not ready stays", sl(ep("10.244.1.5", self, false)), sl(ep("10.244.1.5", self, false)), nil},
 		{"ready stays", sl(ep("10.244.1.5", self, true)), sl(ep("10.244.1.5", self, true)), nil},
+		{"published: serving to not serving", sl(published("10.244.1.5", true)), sl(published("10.244.1.5", false)), []string{"10.244.1.5"}},
+		{"published: not serving to serving", sl(published("10.244.1.5", false)), sl(published("10.244.1.5", true)), nil},
+		{"published: not serving stays", sl(published("10.244.1.5", false)), sl(published("10.244.1.5", false)), nil},
 		{"another node's pod goes", sl(ep("10.244.2.5", other, true)), sl(), nil},
 		{"slice added", nil, sl(ep("10.244.1.5", self, true)), nil},
 	} {
