@@ -68,6 +68,15 @@ func TestTerminatingEndpoints(t *testing.T) {
 		cluster:  "10.1.0.2,10.1.0.5",
 		nodePort: "10.1.0.2,10.1.0.5",
 	}, {
+		// The EndpointSlice controller keeps a publishNotReadyAddresses
+		// Service's pods ready and says their readiness in serving alone:
+		// ready is what counts, as in kube-proxy's Linux proxiers
+		// (winkernel also asks for serving, and leaves such a pod out).
+		name:     "publishNotReadyAddresses: ready but not serving is carried",
+		slices:   one(ep("10.1.0.2", conditions(true, false, false)), ep("10.1.0.3")),
+		cluster:  "10.1.0.2,10.1.0.3",
+		nodePort: "10.1.0.2,10.1.0.3",
+	}, {
 		name:   "only non-serving endpoints: no load balancers",
 		slices: one(ep("10.1.0.2", goneTerminating), ep("10.1.0.3", notReady)),
 	}, {
