@@ -49,3 +49,31 @@ func localEndpointsLeft(node unique.Handle[string], before, now *desired.Endpoin
 	}
 	return left
 }
+
+// localEndpointsReturned are the addresses of node's endpoints that now
+// holds serving where before held them not serving: a pod back after its
+// sandbox was made again. Under publishNotReadyAddresses the pod stayed
+// ready, so no desired load balancer changes, and the reconciler must look
+// again for the new endpoint of the load balancers that left it out
+// (Reconciler.LocalReturned).
+func localEndpointsReturned(node unique.Handle[string], before, now *desired.EndpointSlice) []string {
+	if node == (unique.Handle[string]{}) || before == nil || now == nil {
+		return nil
+	}
+	var notServing map[string]struct{}
+	for _, e := range before.Endpoints {
+		if e.Node == node && e.Address != "" && !e.Serving {
+			if notServing == nil {
+				notServing = make(map[string]struct{})
+			}
+			notServing[e.Address] = struct{}{}
+		}
+	}
+	var back []string
+	for _, e := range now.Endpoints {
+		if _, was := notServing[e.Address]; was && e.Node == node && e.Serving {
+			back = append(back, e.Address)
+		}
+	}
+	return back
+}

@@ -49,3 +49,28 @@ func TestLocalEndpointsLeft(t *testing.T) {
 		t.Errorf("no node name: %v, want none", got)
 	}
 }
+
+// TestLocalEndpointsReturned: which of this node's addresses a slice change
+// hands to Reconciler.LocalReturned.
+func TestLocalEndpointsReturned(t *testing.T) {
+	self, other := unique.Make("win-1"), unique.Make("win-2")
+	ep := func(ip string, node unique.Handle[string], serving bool) desired.Endpoint {
+		return desired.Endpoint{Address: ip, Node: node, Ready: true, Serving: serving}
+	}
+	sl := func(eps ...desired.Endpoint) *desired.EndpointSlice { return &desired.EndpointSlice{Endpoints: eps} }
+	for _, c := range []struct {
+		name        string
+		before, now *desired.EndpointSlice
+		want        []string
+	}{
+		{"back to serving", sl(ep("10.244.1.5", self, false), ep("10.244.1.6", self, true)), sl(ep("10.244.1.5", self, true), ep("10.244.1.6", self, true)), []string{"10.244.1.5"}},
+		{"serving stays", sl(ep("10.244.1.5", self, true)), sl(ep("10.244.1.5", self, true)), nil},
+		{"stops serving", sl(ep("10.244.1.5", self, true)), sl(ep("10.244.1.5", self, false)), nil},
+		{"another node's pod", sl(ep("10.244.2.5", other, false)), sl(ep("10.244.2.5", other, true)), nil},
+		{"slice deleted", sl(ep("10.244.1.5", self, false)), nil, nil},
+	} {
+		if got := localEndpointsReturned(self, c.before, c.now); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

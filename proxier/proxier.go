@@ -42,6 +42,9 @@ type Reconciler interface {
 	// still exist: their pods left their slices or stopped being ready, and
 	// the CNI may have replaced an endpoint behind the same address.
 	RecheckLocal(ips []string)
+	// LocalReturned has the next Sync look again for the local endpoints
+	// at ips that load balancers wait for: their pods came back to serving.
+	LocalReturned(ips []string)
 	// Expect is a size hint for a whole node's hand-over.
 	Expect(lbs, eps int)
 	Sync(ctx context.Context) reconciler.SyncResult
@@ -454,6 +457,9 @@ func (p *Proxier) onSliceUpdate(old, obj any) {
 			nowSlice = &now.slice
 		}
 		p.tracker.localLeft(localEndpointsLeft(p.self, &before.slice, nowSlice))
+		if ok {
+			p.tracker.localReturned(localEndpointsReturned(p.self, &before.slice, nowSlice))
+		}
 	}
 	p.sliceChanged(obj, true)
 }

@@ -27,6 +27,7 @@ func (r *repairCounter) Delete(intent.LBKey)                        {}
 func (r *repairCounter) UpsertEndpoint(intent.RemoteEndpoint)       {}
 func (r *repairCounter) DeleteEndpoint(string)                      {}
 func (r *repairCounter) RecheckLocal([]string)                      {}
+func (r *repairCounter) LocalReturned([]string)                     {}
 func (r *repairCounter) Expect(int, int)                            {}
 func (r *repairCounter) Sync(context.Context) reconciler.SyncResult { return reconciler.SyncResult{} }
 func (r *repairCounter) NextRetry() (time.Time, bool)               { return time.Time{}, false }

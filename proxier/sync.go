@@ -72,6 +72,9 @@ func (p *Proxier) Sync(ctx context.Context) {
 	if len(changes.localLeft) > 0 {
 		p.opts.Reconciler.RecheckLocal(changes.localLeft)
 	}
+	if len(changes.localReturned) > 0 {
+		p.opts.Reconciler.LocalReturned(changes.localReturned)
+	}
 	stats.Result = p.opts.Reconciler.Sync(ctx)
 	// The stop ended ctx during the Sync (read before a changed network
 	// ends it below): what failed are the calls the stop kept from HNS.

@@ -22,7 +22,10 @@ type changeTracker struct {
 	routingNodes []string
 	// left are the addresses of this node's endpoints that left a slice
 	// or stopped being ready (localEndpointsLeft).
-	left            map[string]struct{}
+	left map[string]struct{}
+	// returned are the addresses of this node's endpoints that came back
+	// to serving (localEndpointsReturned).
+	returned        map[string]struct{}
 	serviceChanges  int
 	endpointChanges int
 	// triggerTimes are EndpointSlice last-change-trigger-time annotations per
@@ -43,6 +46,7 @@ type pendingChanges struct {
 	services        map[types.NamespacedName]struct{}
 	routingNodes    []string
 	localLeft       []string
+	localReturned   []string
 	serviceChanges  int
 	endpointChanges int
 	triggerTimes    map[types.NamespacedName][]time.Time
@@ -104,18 +108,24 @@ func (t *changeTracker) nodeRoutingChanged(node string) {
 }
 
 // localLeft notes addresses of this node's endpoints that left a slice or
-// stopped being ready.
-func (t *changeTracker) localLeft(ips []string) {
+// stopped being ready or serving.
+func (t *changeTracker) localLeft(ips []string) { t.noteAddresses(&t.left, ips) }
+
+// localReturned notes addresses of this node's endpoints that came back to
+// serving.
+func (t *changeTracker) localReturned(ips []string) { t.noteAddresses(&t.returned, ips) }
+
+func (t *changeTracker) noteAddresses(set *map[string]struct{}, ips []string) {
 	if len(ips) == 0 {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.left == nil {
-		t.left = make(map[string]struct{}, len(ips))
+	if *set == nil {
+		*set = make(map[string]struct{}, len(ips))
 	}
 	for _, ip := range ips {
-		t.left[ip] = struct{}{}
+		(*set)[ip] = struct{}{}
 	}
 }
 
@@ -126,6 +136,7 @@ func (t *changeTracker) take() pendingChanges {
 		services:        t.services,
 		routingNodes:    t.routingNodes,
 		localLeft:       slices.Collect(maps.Keys(t.left)),
+		localReturned:   slices.Collect(maps.Keys(t.returned)),
 		serviceChanges:  t.serviceChanges,
 		endpointChanges: t.endpointChanges,
 		triggerTimes:    t.triggerTimes,
@@ -134,7 +145,7 @@ func (t *changeTracker) take() pendingChanges {
 	clear(t.changedServices)
 	t.triggerTimes = map[types.NamespacedName][]time.Time{}
 	t.routingNodes = nil
-	t.left = nil
+	t.left, t.returned = nil, nil
 	t.serviceChanges, t.endpointChanges = 0, 0
 	t.reportLocked(Changes{}) // as kube-proxy's trackers: none pending once taken
 	return p

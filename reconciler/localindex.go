@@ -105,6 +105,32 @@ func (r *Reconciler) RecheckLocal(ips []string) {
 	}
 }
 
+// LocalReturned has the next Sync look again for the local endpoints at
+// ips that load balancers left out for want of one: the proxier saw each
+// address's pod of this node come back to serving. A publishNotReadyAddresses
+// Service keeps such a pod ready while its sandbox is made again, so its load
+// balancers kept wanting it; the Sync that found the old endpoint gone
+// (RecheckLocal) may have found no new one yet, nor the listing after it
+// (lookups.unfound, asked again by the drift repair alone), and the pod's
+// return changes no desired load balancer. Without this they waited for
+// their retry's backoff (up to RetryMax). An address indexed, or that no
+// load balancer waits for, costs nothing.
+func (r *Reconciler) LocalReturned(ips []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ip := range ips {
+		if r.localIndex[ip] != "" {
+			continue
+		}
+		delete(r.lookups.unfound, ip)
+		for k := range r.waiting[ip] {
+			if e := r.lbs[k]; e != nil {
+				r.markLB(e)
+			}
+		}
+	}
+}
+
 // unindexedLocalBackends are the local backends, of the load balancers this
 // Sync processes, that the index lacks.
 func (r *Reconciler) unindexedLocalBackends(run *syncRun) map[string]struct{} {

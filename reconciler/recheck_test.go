@@ -139,3 +139,33 @@ func TestRecheckedLocalEndpointHNSCouldNotTellIsCheckedAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestReturnedLocalEndpointIsWrittenAtTheNextSync: under
+// publishNotReadyAddresses the load balancer keeps wanting a pod whose
+// sandbox is made again. The Sync that finds its old endpoint gone finds
+// no new one yet, nor does the listing it asks for; once the pod is back,
+// LocalReturned has the next Sync find the new endpoint in its namespace
+// and write it. Before, the load balancer waited for its retry's backoff.
+func TestReturnedLocalEndpointIsWrittenAtTheNextSync(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			e, r, want := recheckEnv(t, p.Name, sim.Echo{})
+			if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
+				t.Fatal(err)
+			}
+			r.RecheckLocal([]string{"10.244.1.10"})
+			if res := r.Sync(ctx); res.Pending == 0 {
+				t.Fatalf("sync %+v, want the load balancer waiting for its pod", res)
+			}
+			if err := r.Lookup(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r.Sync(ctx)
+			e.local("10.244.1.10")
+			r.LocalReturned([]string{"10.244.1.10", "10.244.1.11"}) // .11: indexed, costs nothing
+			r.Sync(ctx)
+			e.assertRealized([]intent.LB{want})
+			e.assertServed(want)
+		})
+	}
+}
