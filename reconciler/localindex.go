@@ -115,6 +115,16 @@ func (r *Reconciler) RecheckLocal(ips []string) {
 // return changes no desired load balancer. Without this they waited for
 // their retry's backoff (up to RetryMax). An address indexed, or that no
 // load balancer waits for, costs nothing.
+//
+// The return also starts those load balancers' backoff over: the pod's
+// absence grew it, and the new endpoint may still be in the making (the
+// CNI's ADD running) at the Sync the return marks them for. Their retries
+// then look again after RetryBase, twice that, and so on, so the endpoint
+// is written within about the time it took to appear, where it waited up
+// to RetryMax. It keeps nothing: an address that never gets an endpoint (a
+// host-network pod's) costs the few namespace listings of those retries
+// before the backoff is back at RetryMax, and nothing once its pod leaves
+// the slices.
 func (r *Reconciler) LocalReturned(ips []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -126,6 +136,7 @@ func (r *Reconciler) LocalReturned(ips []string) {
 		for k := range r.waiting[ip] {
 			if e := r.lbs[k]; e != nil {
 				r.markLB(e)
+				r.restartBackoff(objectRef{lb: k}, &e.st)
 			}
 		}
 	}

@@ -150,16 +150,7 @@ func TestReturnedLocalEndpointIsWrittenAtTheNextSync(t *testing.T) {
 	for _, p := range sim.Profiles() {
 		t.Run(p.Name, func(t *testing.T) {
 			e, r, want := recheckEnv(t, p.Name, sim.Echo{})
-			if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
-				t.Fatal(err)
-			}
-			r.RecheckLocal([]string{"10.244.1.10"})
-			if res := r.Sync(ctx); res.Pending == 0 {
-				t.Fatalf("sync %+v, want the load balancer waiting for its pod", res)
-			}
-			if err := r.Lookup(ctx); err != nil {
-				t.Fatal(err)
-			}
+			recheckedPodAway(t, e, r)
 			r.Sync(ctx)
 			e.local("10.244.1.10")
 			r.LocalReturned([]string{"10.244.1.10", "10.244.1.11"}) // .11: indexed, costs nothing
@@ -167,5 +158,67 @@ func TestReturnedLocalEndpointIsWrittenAtTheNextSync(t *testing.T) {
 			e.assertRealized([]intent.LB{want})
 			e.assertServed(want)
 		})
+	}
+}
+
+// TestReturnedLocalEndpointNotMadeYetIsLookedForSoon: the pod came back to
+// serving while the CNI's ADD of its new endpoint still ran, so the Sync
+// LocalReturned marks its load balancer for finds no endpoint, nor does the
+// listing after it. Its load balancer had waited through the pod's whole
+// absence, so its backoff had grown to RetryMax. The return starts that
+// backoff over: the retry one RetryBase later finds the endpoint the ADD
+// made meanwhile in its namespace and writes it. Before, the return was
+// spent on the one Sync and the load balancer waited for the backoff it had
+// before (up to RetryMax, 2 minutes by default).
+func TestReturnedLocalEndpointNotMadeYetIsLookedForSoon(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			e, r, want := recheckEnv(t, p.Name, sim.Echo{})
+			recheckedPodAway(t, e, r)
+			for range 8 { // the pod away: its load balancer's backoff grows to RetryMax
+				next, ok := r.NextRetry()
+				if !ok {
+					t.Fatal("no retry while the load balancer waits for its pod")
+				}
+				e.clock.Step(next.Sub(e.clock.Now()))
+				syncThenLookup(t, r)
+			}
+			r.LocalReturned([]string{"10.244.1.10"})
+			syncThenLookup(t, r)
+			e.local("10.244.1.10") // the ADD ends
+			e.clock.Step(r.opts.RetryBase)
+			r.Sync(ctx)
+			e.assertRealized([]intent.LB{want})
+			e.assertServed(want)
+		})
+	}
+}
+
+// recheckedPodAway deletes the endpoint of the pod at 10.244.1.10, as its
+// dead sandbox's DEL does, while publishNotReadyAddresses keeps the pod in
+// its load balancer: the Sync after RecheckLocal finds the endpoint gone
+// and no new one, nor does the listing it asks for.
+func recheckedPodAway(t *testing.T, e *env, r *Reconciler) {
+	t.Helper()
+	if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
+		t.Fatal(err)
+	}
+	r.RecheckLocal([]string{"10.244.1.10"})
+	if res := r.Sync(ctx); res.Pending == 0 {
+		t.Fatalf("sync %+v, want the load balancer waiting for its pod", res)
+	}
+	if err := r.Lookup(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncThenLookup is a Sync, and the Lookup the proxier starts when it
+// wants a listing.
+func syncThenLookup(t *testing.T, r *Reconciler) {
+	t.Helper()
+	if r.Sync(ctx).ListingWanted {
+		if err := r.Lookup(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
