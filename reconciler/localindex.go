@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -34,6 +35,7 @@ func (r *Reconciler) refreshLocalIfNeeded(run *syncRun, ips []string) {
 		before := r.indexChanging()
 		r.recheck = r.dropGoneRechecked(run, r.recheck)
 		r.localsMoved(run, before)
+		r.scheduleRecheck(run)
 	}
 	missing := r.unindexedLocalBackends(run)
 	unknown := r.unindexedUnknownNode(ips)
@@ -246,6 +248,23 @@ func (r *Reconciler) dropGoneRechecked(run *syncRun, recheck map[string]struct{}
 		}
 	}
 	return untold
+}
+
+// recheckRef keys the backoff of rechecks HNS could not answer: one for
+// them all, as one HNS fails them all.
+var recheckRef = objectRef{id: "local-endpoint-recheck"}
+
+// scheduleRecheck has a Sync ask again for the rechecks HNS could not
+// answer, after a backoff that grows while it stays silent. Their load
+// balancers' documents are unchanged, so no write or retry of theirs would
+// run one before the periodic sync.
+func (r *Reconciler) scheduleRecheck(run *syncRun) {
+	if len(r.recheck) == 0 {
+		r.limiter.Forget(recheckRef)
+		r.recheckAt = time.Time{}
+		return
+	}
+	r.recheckAt = run.now.Add(r.limiter.When(recheckRef))
 }
 
 // holdsAny reports whether ep has one of ips.

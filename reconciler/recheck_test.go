@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
@@ -135,6 +136,45 @@ func TestRecheckedLocalEndpointHNSCouldNotTellIsCheckedAgain(t *testing.T) {
 			r.Sync(ctx) // answered: nothing is left to check
 			if n := e.counters().Count(sim.OpGetEndpoint); n != 0 {
 				t.Errorf("%d gets of endpoints after HNS answered, want 0", n)
+			}
+		})
+	}
+}
+
+// TestUnansweredRecheckIsAskedAgainAtItsRetry: a recheck whose get HNS
+// could not answer schedules a retry of its own, one RetryBase later and
+// growing while HNS stays silent, as a failed write does. Its load
+// balancer's desired document is unchanged, so nothing else would run a
+// Sync before the periodic one (30 s by default) or the next change.
+func TestUnansweredRecheckIsAskedAgainAtItsRetry(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			e, r, want := recheckEnv(t, p.Name, sim.Echo{})
+			if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
+				t.Fatal(err)
+			}
+			e.local("10.244.1.10")
+			r.RecheckLocal([]string{"10.244.1.10"})
+			e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpGetEndpoint: 1}})
+			var waits []time.Duration
+			for range 3 {
+				r.Sync(ctx)
+				next, ok := r.NextRetry()
+				if !ok {
+					t.Fatal("no retry scheduled for a recheck HNS could not answer")
+				}
+				waits = append(waits, next.Sub(e.clock.Now()))
+				e.clock.Step(next.Sub(e.clock.Now()))
+			}
+			if waits[0] > r.opts.RetryBase || !(waits[0] < waits[1] && waits[1] < waits[2]) {
+				t.Errorf("waits before asking again %v, want the first within RetryBase (%v), then growing", waits, r.opts.RetryBase)
+			}
+			e.hns.SetFaults(sim.Faults{})
+			r.Sync(ctx)
+			e.assertRealized([]intent.LB{want})
+			e.assertServed(want)
+			if next, ok := r.NextRetry(); ok {
+				t.Errorf("a retry at %v after HNS answered, want none", next)
 			}
 		})
 	}

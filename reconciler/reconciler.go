@@ -129,6 +129,9 @@ type Reconciler struct {
 	// recheck are indexed local addresses whose endpoint the next Sync
 	// checks HNS still has (RecheckLocal).
 	recheck map[string]struct{}
+	// recheckAt is when a recheck HNS could not answer is asked again
+	// (recheckRef's backoff); zero while none waits.
+	recheckAt time.Time
 	// heldByOthers maps an address to an endpoint of another program's
 	// that Start listed there (borrowedvip.go).
 	heldByOthers map[string]othersEndpoint
@@ -466,6 +469,9 @@ func (r *Reconciler) NextRetry() (time.Time, bool) {
 			return r.clock.Now(), true
 		}
 		consider(at)
+	}
+	if len(r.recheck) > 0 {
+		consider(r.recheckAt)
 	}
 	for k := range r.retryLBs {
 		consider(r.lbs[k].st.nextRetry)
