@@ -261,6 +261,49 @@ func TestSessionAffinity(t *testing.T) {
 		cfg:      oldHNS,
 		want:     withAffinity(hnslb.DistributionNone),
 		problems: ReasonSessionAffinityUnsupported,
+	}, {
+		// winkernel sets sessionAffinity on its ClusterIP, NodePort,
+		// external IP and ingress IP load balancers and not on the health
+		// check's (pkg/proxy/winkernel/loadbalancer.go).
+		name: "ClientIP, dual-stack: every frontend of both families sticky, the health checks not",
+		svc: service("web", clusterIPs("10.0.0.1", "fd00:96::1"), nodePorts(30080), affinity(10800),
+			externalIPs("203.0.113.5", "2001:db8::5"), loadBalancer(ingressIP("198.51.100.7"), ingressIP("2001:db8::7"))),
+		slices: dualStackSlices(),
+		cfg: func(c *Config) {
+			c.ForwardHealthCheckVIP = true
+			c.HealthCheckGateway = map[intent.IPFamily]netip.Addr{intent.IPv4: addr("10.1.0.1"), intent.IPv6: addr("fd01::1")}
+		},
+		check: func(t *testing.T, r ServiceResult) {
+			type frontend struct {
+				fam    intent.IPFamily
+				origin intent.Origin
+			}
+			sticky := map[frontend]bool{}
+			health := 0
+			for _, l := range r.LBs {
+				if strings.HasSuffix(l.Owner, ":healthcheck") {
+					health++
+					if l.Distribution != hnslb.DistributionNone {
+						t.Errorf("health check %s has distribution %d, want none", l.Key, l.Distribution)
+					}
+					continue
+				}
+				if l.Distribution != hnslb.DistributionSourceIP {
+					t.Errorf("%s (%v) has distribution %d, want SourceIP", l.Key, l.Origin, l.Distribution)
+				}
+				sticky[frontend{l.Key.Family, l.Origin}] = true
+			}
+			for _, fam := range []intent.IPFamily{intent.IPv4, intent.IPv6} {
+				for _, o := range []intent.Origin{intent.OriginClusterIP, intent.OriginNodePort, intent.OriginExternalIP, intent.OriginIngress} {
+					if !sticky[frontend{fam, o}] {
+						t.Errorf("no sticky %v load balancer in IPv%d: %s", o, fam, dump(r))
+					}
+				}
+			}
+			if health != 2 {
+				t.Errorf("%d health-check load balancers, want one per family: %s", health, dump(r))
+			}
+		},
 	}})
 }
 
