@@ -31,11 +31,8 @@ func (lb *LoadBalancer) FlagWords() []string {
 				w = append(w, f.word)
 			}
 		}
-		switch pm.DistributionType {
-		case DistributionSourceIP:
-			w = append(w, "client-IP-affinity")
-		case DistributionSourceIPProtocol:
-			w = append(w, "client-IP+protocol-affinity")
+		if pm.DistributionType != DistributionNone {
+			w = append(w, pm.DistributionType.Word())
 		}
 	}
 	// Without DSR the load balancer rewrites the source to its source VIP
@@ -44,6 +41,20 @@ func (lb *LoadBalancer) FlagWords() []string {
 		w = append(w, "SNAT-to-"+lb.SourceVIP)
 	}
 	return w
+}
+
+// Word names a distribution for tables people read: "no-affinity" (a
+// backend per connection), "client-IP-affinity", "client-IP+protocol-affinity".
+func (d Distribution) Word() string {
+	switch d {
+	case DistributionNone:
+		return "no-affinity"
+	case DistributionSourceIP:
+		return "client-IP-affinity"
+	case DistributionSourceIPProtocol:
+		return "client-IP+protocol-affinity"
+	}
+	return fmt.Sprintf("distribution-%d", uint32(d))
 }
 
 // ProtocolName is "TCP", "UDP" or "protocol N".

@@ -48,6 +48,11 @@ type Echo struct {
 	// capture shows an IPv6 address HNS answered, and Windows keeps an
 	// address as 16 bytes, which it may print in any valid text form.
 	LongIPv6 bool
+	// DropDistribution answers every load balancer with distribution 0
+	// (None): no capture shows a SourceIP (session affinity) load balancer
+	// answered, and hcn's omitempty field would drop a 0 anyway, so whether
+	// HNS answers the distribution it applies is unknown.
+	DropDistribution bool
 }
 
 // The names of Echo's options, as ParseEcho and hnssim's --echo take them.
@@ -61,12 +66,13 @@ const (
 	EchoUnknownFields        = "unknown-fields"
 	EchoDropEndpointNames    = "drop-remote-endpoint-names"
 	EchoLongIPv6             = "ipv6-long-form"
+	EchoDropDistribution     = "drop-distribution"
 )
 
 // EchoNames lists the options ParseEcho knows, one a possible answer.
 func EchoNames() []string {
 	return []string{EchoDropUndeclaredFlags, EchoDropUnconfirmedFlags, EchoUpperGUIDs, EchoReorder,
-		EchoOmitEmpty, EchoSchemaMinor, EchoUnknownFields, EchoDropEndpointNames, EchoLongIPv6}
+		EchoOmitEmpty, EchoSchemaMinor, EchoUnknownFields, EchoDropEndpointNames, EchoLongIPv6, EchoDropDistribution}
 }
 
 // ParseEcho reads a comma-separated list of echo option names ("" is none,
@@ -98,6 +104,8 @@ func ParseEcho(s string) (Echo, error) {
 			e.DropRemoteEndpointNames = true
 		case EchoLongIPv6:
 			e.LongIPv6 = true
+		case EchoDropDistribution:
+			e.DropDistribution = true
 		default:
 			return Echo{}, fmt.Errorf("sim: unknown echo option %q (known: %s, or all)", n, strings.Join(EchoNames(), ", "))
 		}
@@ -129,6 +137,9 @@ func (h *HNS) answerLB(lb *hnslb.LoadBalancer) *hnslb.LoadBalancer {
 	}
 	for i := range out.PortMappings {
 		out.PortMappings[i].Flags &^= drop
+		if e.DropDistribution {
+			out.PortMappings[i].DistributionType = hnslb.DistributionNone
+		}
 	}
 	if e.UpperGUIDs {
 		out.ID = strings.ToUpper(out.ID)

@@ -17,7 +17,7 @@ func TestParseEcho(t *testing.T) {
 		t.Errorf(`ParseEcho("") = %+v, %v`, e, err)
 	}
 	all, err := ParseEcho("all")
-	if err != nil || !all.DropUnconfirmedFlags || !all.Reorder || !all.OmitEmpty || !all.UnknownFields || !all.DropRemoteEndpointNames {
+	if err != nil || !all.DropUnconfirmedFlags || !all.Reorder || !all.OmitEmpty || !all.UnknownFields || !all.DropRemoteEndpointNames || !all.DropDistribution {
 		t.Errorf("ParseEcho(all) = %+v, %v", all, err)
 	}
 	if _, err := ParseEcho("upper-guids,shout"); err == nil || !strings.Contains(err.Error(), `"shout"`) {
@@ -155,5 +155,33 @@ func TestEchoDropsRemoteEndpointNames(t *testing.T) {
 		if ep.Name == "" {
 			t.Errorf("HNS lost the name of %s", ep.IP())
 		}
+	}
+}
+
+// TestEchoDropsDistribution: with DropDistribution a session-affinity load
+// balancer is answered without its distribution, in a create's reply and a
+// listing alike, and HNS keeps applying it.
+func TestEchoDropsDistribution(t *testing.T) {
+	h := newSim(t, ProfileWS2025)
+	a := sharedBackend(t, h)
+	h.SetEcho(Echo{DropDistribution: true})
+	created, err := h.CreateLoadBalancer(ctx, &hnslb.LoadBalancer{
+		HostComputeEndpoints: []string{a}, FrontendVIPs: []string{"10.96.0.1"},
+		PortMappings: []hnslb.PortMapping{{Protocol: 6, InternalPort: 80, ExternalPort: 80, DistributionType: hnslb.DistributionSourceIP}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := h.ListLoadBalancers(ctx)
+	if err != nil || len(listed) != 1 {
+		t.Fatalf("list %v %v", listed, err)
+	}
+	for _, lb := range []*hnslb.LoadBalancer{created, &listed[0]} {
+		if d := lb.PortMappings[0].DistributionType; d != hnslb.DistributionNone {
+			t.Errorf("answered distribution %d, want none", d)
+		}
+	}
+	if d := h.Snapshot().LoadBalancers[0].PortMappings[0].DistributionType; d != hnslb.DistributionSourceIP {
+		t.Errorf("stored distribution %d, want SourceIP", d)
 	}
 }

@@ -215,6 +215,12 @@ func shapeDiffs(want, got *hnslb.LoadBalancer) []string {
 		if w.InternalPort != g.InternalPort {
 			out = append(out, fmt.Sprintf("backend port is %d, hnsproxy would program %d", g.InternalPort, w.InternalPort))
 		}
+		// HNS may answer no distribution for a sticky load balancer (no
+		// public capture shows one answered: sim.Echo.DropDistribution), so
+		// only a distribution hnsproxy would not program is shown.
+		if g.DistributionType != w.DistributionType && g.DistributionType != hnslb.DistributionNone {
+			out = append(out, fmt.Sprintf("session affinity is %s, hnsproxy would program %s", g.DistributionType.Word(), w.DistributionType.Word()))
+		}
 	}
 	return out
 }
