@@ -44,6 +44,8 @@ const (
 	OpDeleteLoadBalancerOutOfBand Op = "DeleteLoadBalancerOutOfBand"
 	OpPutLoadBalancerOutOfBand    Op = "PutLoadBalancerOutOfBand"
 	OpSetNetworkPolicies          Op = "SetNetworkPolicies"
+	// OpApplyEndpointPoliciesOutOfBand: a policy agent's in-place write (agentpolicy.go).
+	OpApplyEndpointPoliciesOutOfBand Op = "ApplyEndpointPoliciesOutOfBand"
 )
 
 // ResultOK is the result name of a successful call.
@@ -154,7 +156,8 @@ func (op Op) hcnCost(err error) int {
 func (op Op) isList() bool { return strings.HasPrefix(string(op), "List") }
 
 func (op Op) outOfBand() bool {
-	return op == OpDeleteLoadBalancerOutOfBand || op == OpPutLoadBalancerOutOfBand || op == OpSetNetworkPolicies
+	return op == OpDeleteLoadBalancerOutOfBand || op == OpPutLoadBalancerOutOfBand || op == OpSetNetworkPolicies ||
+		op == OpApplyEndpointPoliciesOutOfBand
 }
 
 func (op Op) isWrite() bool {

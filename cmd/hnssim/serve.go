@@ -161,6 +161,9 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 			SetFaults:        n.setFaults,
 			SetRemoteSubnets: n.setRemoteSubnets,
 			SetEcho:          n.setEcho,
+			ApplyEndpointPolicies: func(req remote.EndpointPoliciesRequest) error {
+				return n.hns.ApplyEndpointPoliciesOutOfBand(req.Endpoint, sim.PolicyApply(req.Apply), req.Policies)
+			},
 		}), n.unknownFields.Load),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

@@ -40,6 +40,9 @@ type Extras struct {
 	SetRemoteSubnets func(RemoteSubnetsRequest) error
 	// SetEcho changes how HNS answers (echo.go).
 	SetEcho func(EchoRequest) error
+	// ApplyEndpointPolicies writes a policy agent's ACLs onto an endpoint
+	// (agentpolicy.go).
+	ApplyEndpointPolicies func(EndpointPoliciesRequest) error
 }
 
 // NewServer serves c's HNS API and x's diagnostics.
@@ -83,6 +86,7 @@ func NewServer(c hnslb.Client, x Extras) http.Handler {
 	m.HandleFunc("POST "+pathFaults, s.faults)
 	m.HandleFunc("POST "+pathRemoteSubnets, s.remoteSubnets)
 	m.HandleFunc("POST "+pathEcho, s.echo)
+	m.HandleFunc("POST "+pathEndpointPolicies, s.endpointPolicies)
 	return m
 }
 
