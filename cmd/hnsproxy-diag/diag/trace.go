@@ -23,7 +23,8 @@ type TraceReport struct {
 	Backend string `json:"backend,omitempty"`
 	// Hops are the verdict's hops with HNS IDs replaced by names.
 	Hops []string `json:"hops"`
-	// Notes explain a drop from what hnsproxy would program here.
+	// Notes explain a drop from what hnsproxy would program here, and
+	// name the endpoints on the way whose ACLs the trace did not evaluate.
 	Notes   []string    `json:"notes,omitempty"`
 	Verdict vfp.Verdict `json:"verdict"`
 }
@@ -80,6 +81,7 @@ func Trace(in *Inputs, p vfp.Packet) (*TraceReport, error) {
 	if verdict.LoadBalancerID == "" {
 		t.Notes = v.explainMiss(p, src)
 	}
+	t.Notes = append(t.Notes, v.aclNotes(src, verdict, names)...)
 	return t, nil
 }
 
@@ -224,13 +226,8 @@ func Sentence(v vfp.Verdict) string {
 // here: a pod of this node, whether or not a Service selects it.
 func (v *view) localEndpointIP(ip netip.Addr) bool {
 	for _, ep := range v.endpoints {
-		if ep.IsRemote() {
-			continue
-		}
-		for _, c := range ep.IpConfigurations {
-			if a, err := netip.ParseAddr(c.IpAddress); err == nil && a.Unmap() == ip {
-				return true
-			}
+		if !ep.IsRemote() && holdsAddr(ep, ip) {
+			return true
 		}
 	}
 	return false

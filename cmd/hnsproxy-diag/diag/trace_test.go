@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/sim/simtest"
 	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
@@ -169,5 +170,44 @@ func TestTraceFromOutsideWhereHNSDoesNotEchoTheExternalFlag(t *testing.T) {
 		if tr.Outcome != "dropped" || !hasLine(tr.Notes, "cluster IP of web/ext:http", "not from outside") {
 			t.Errorf("echo %+v: cluster IP from outside: %s %q", echo, tr.Summary, tr.Notes)
 		}
+	}
+}
+
+// TestTraceSaysItDoesNotEvaluateACLs: a policy agent (felix, Azure NPM)
+// wrote ACLs onto the client's and web-a's endpoints. The trace still
+// follows only the load balancers and routes, and says that it did not
+// evaluate those ACLs, on the sending and the receiving endpoint, where
+// before a packet a network policy drops read as delivered. A trace
+// through endpoints without ACLs says nothing of them.
+func TestTraceSaysItDoesNotEvaluateACLs(t *testing.T) {
+	f := newFixture(t)
+	toWebA := func() *TraceReport {
+		t.Helper()
+		for port := 40000; port < 40100; port++ {
+			tr, err := Trace(f.read(), mustPacket(t, client+":"+strconv.Itoa(port), frontendIP+":80", "tcp"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.Outcome == "delivered-to-pod" {
+				return tr
+			}
+		}
+		t.Fatal("no source port reaches web-a")
+		return nil
+	}
+	if tr := toWebA(); hasLine(tr.Notes, "ACL") {
+		t.Errorf("notes without any ACL: %q", tr.Notes)
+	}
+	for _, ep := range f.hns.Snapshot().Endpoints {
+		if ep.IP() == client || ep.IP() == webA {
+			if err := f.hns.ApplyEndpointPoliciesOutOfBand(ep.ID, sim.PolicyApplyReplaceACLs, simtest.AgentACLs("np", 2)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tr := toWebA()
+	if tr.Outcome != "delivered-to-pod" || !hasLine(tr.Notes, "[pod web/web-a]", "4 ACL", "not evaluated") ||
+		!hasLine(tr.Notes, client, "4 ACL", "not evaluated") {
+		t.Errorf("trace through endpoints with ACLs: outcome %s, notes %q", tr.Outcome, tr.Notes)
 	}
 }
