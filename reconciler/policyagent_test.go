@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"maps"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -16,7 +17,8 @@ import (
 // hnsproxy's own remote endpoints alike, and rewrites them at a policy
 // change, however HNS then lists the policies (sim.PolicyApply). hnsproxy
 // goes on using the same endpoints: a recheck of every pod (their slices
-// flapped meanwhile), a drift repair period and a restart write nothing,
+// flapped meanwhile), a drift repair period, a restart and one without the
+// state file (which adopts the remote endpoints by what they are) write nothing,
 // list nothing outside the repair's and the start's listings, and leave
 // every load balancer under its ID and the agent's ACLs where it put them.
 // Every profile, every echo option.
@@ -58,6 +60,12 @@ func TestPolicyAgentACLsCauseNoChurn(t *testing.T) {
 					}
 					if _, res := e.start(e.hns, want...); res.Pending+res.Failed != 0 || e.counters().Writes() != 0 {
 						t.Errorf("restart: %+v, calls %v", res, e.counters().Calls)
+					}
+					if err := os.Remove(e.stateFile); err != nil {
+						t.Fatal(err)
+					}
+					if _, res := e.start(e.hns, want...); res.Pending+res.Failed != 0 || e.counters().Writes() != 0 {
+						t.Errorf("restart without the state file (adoption): %+v, calls %v", res, e.counters().Calls)
 					}
 					e.assertRealized(want)
 					if got := e.loadBalancerIDs(); !slices.Equal(got, lbIDs) {
