@@ -57,6 +57,12 @@ type testNode struct {
 	healthCheckGateway func(context.Context) (map[intent.IPFamily]netip.Addr, error)
 	observer           Observer
 	minSyncPeriod      time.Duration
+	// apiEvents wires the recorder as the daemon does (events.k8s.io
+	// broadcaster to the fake API, hnsevents' reporter) instead of the
+	// fake recorder; apiRecorder is it once started.
+	apiEvents   bool
+	apiRecorder events.EventRecorder
+	sentinels   int
 	// believedCap, if set, is the backend cap hnsproxy starts with (from the
 	// OS build) where HNS may enforce less; the reconciler learns the cap.
 	believedCap int
@@ -169,6 +175,11 @@ func (n *testNode) start() {
 	if n.remoteSubnets != nil {
 		nodeInformer = clusterNodes.Core().V1().Nodes()
 	}
+	var recorder events.EventRecorder = n.recorder
+	if n.apiEvents {
+		n.apiRecorder = n.startAPIEvents()
+		recorder = n.apiRecorder
+	}
 	p, err := New(Options{
 		NodeName:           n.name,
 		Config:             cfg,
@@ -176,7 +187,7 @@ func (n *testNode) start() {
 		SyncPeriod:         time.Hour,
 		RepairPeriod:       repairPeriod,
 		Reconciler:         rec,
-		Recorder:           n.recorder,
+		Recorder:           recorder,
 		Observer:           n.observer,
 		RemoteSubnets:      n.remoteSubnets,
 		HealthCheckGateway: n.healthCheckGateway,

@@ -173,6 +173,9 @@ type Proxier struct {
 	// startedAt is when Run began its first computation.
 	startedAt time.Time
 	reported  map[types.NamespacedName]reportedProblems // last problems reported per Service
+	// nodeCauses: the Services' problems whose cause is the node, raised
+	// on the Node once per cause (nodecause.go).
+	nodeCauses *nodeCauses
 	// lastSync is when the last sync ended (nil before the first), as the
 	// clock read it: with its monotonic reading, which a step of the wall
 	// clock does not move. Atomic for requestSync, which runs without p.mu.
@@ -295,6 +298,7 @@ func New(opts Options, nodeFactory informers.SharedInformerFactory) (*Proxier, e
 		repairBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			repairRetryBase, repairMax),
 		reported:        map[types.NamespacedName]reportedProblems{},
+		nodeCauses:      newNodeCauses(),
 		foreignReported: onceEach{},
 		leftOutReported: onceEach{},
 		health:          map[types.NamespacedName]desired.HealthCheck{},

@@ -94,6 +94,7 @@ func (p *Proxier) Sync(ctx context.Context) {
 	if p.lookupDue() {
 		p.startLookup(ctx)
 	}
+	p.reportNodeCauses()
 	p.reportReconcile(stats.Result)
 	p.learnBackendCap(ctx, stats.Result.LearnedBackendCap)
 	stats.End = p.clock.Now()
@@ -316,6 +317,11 @@ func (p *Proxier) computeAll() int {
 			delete(p.reported, name)
 		}
 	}
+	for name := range p.nodeCauses.of {
+		if _, ok := p.state.Services[name]; !ok {
+			p.nodeCauses.forget(name)
+		}
+	}
 	return len(svcs)
 }
 
@@ -325,6 +331,7 @@ func (p *Proxier) computeService(name types.NamespacedName, prior *desired.State
 	svc, err := p.services.Services(name.Namespace).Get(name.Name)
 	if apierrors.IsNotFound(err) || svc == nil {
 		delete(p.reported, name)
+		p.nodeCauses.forget(name)
 		delete(p.health, name)
 		p.tally.remove(name)
 		p.apply(p.state.Delete(name))
@@ -396,7 +403,7 @@ func (p *Proxier) apply(ch desired.Change) {
 	}
 }
 
-// report emits the Service's problems that were not in its last report, so
+// report emits the Service's own problems that were not in its last report, so
 // a steady problem is one event, not one per sync, nor one more each time
 // another problem of the Service comes, goes or changes its text. svc is
 // the Service if the caller holds it; a Service made again under its name
@@ -404,9 +411,11 @@ func (p *Proxier) apply(ch desired.Change) {
 func (p *Proxier) report(name types.NamespacedName, svc *v1.Service) {
 	res, ok := p.state.Services[name]
 	if !ok {
+		p.nodeCauses.forget(name)
 		return
 	}
-	problems := append(append([]desired.Problem(nil), res.Problems...), p.state.Conflicts(name)...)
+	// Problems the node causes are the Node's to raise, once (nodecause.go).
+	problems := append(p.nodeCauses.set(name, res.Problems), p.state.Conflicts(name)...)
 	var sig strings.Builder
 	for _, pr := range problems {
 		sig.WriteString(problemLine(pr))

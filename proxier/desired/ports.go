@@ -296,7 +296,8 @@ func (b *serviceBuilder) healthCheckLBs() {
 		gw := b.cfg.HealthCheckGateway[fam]
 		if !gw.IsValid() {
 			b.problem(warn(ReasonHealthCheckGatewayUnknown,
-				"forward-healthcheck-vip: no IPv%d gateway endpoint on this node, health checks on the ingress IPs are not forwarded", fam))
+				"forward-healthcheck-vip: no IPv%d gateway endpoint on this node, health checks on the ingress IPs are not forwarded", fam).
+				because("forward-healthcheck-vip: this node has no IPv%d gateway endpoint (the host's endpoint on the network), so health checks on the load-balancer ingress IPs are not forwarded", fam))
 			continue
 		}
 		gwEP := &endpoint{ip: gw, local: true, ready: true, serving: true, backend: intent.Backend{IP: gw.String(), Local: true}}
@@ -323,7 +324,8 @@ func (b *serviceBuilder) finish(anyPort bool) {
 	if b.zoneUnknown {
 		b.problem(note(ReasonTopologyHintsIgnored,
 			"topology hints ignored: node %s has no topology.kubernetes.io/zone label, so its traffic to this Service goes to endpoints in every zone (label the Node with its zone to keep that traffic in it)",
-			b.cfg.NodeName))
+			b.cfg.NodeName).
+			because("node %s has no topology.kubernetes.io/zone label, so its traffic to Services with zone hints goes to endpoints in every zone (label the Node with its zone to keep that traffic in it)", b.cfg.NodeName))
 	}
 	if len(b.unknownPA) > 0 {
 		ips := make([]netip.Addr, 0, len(b.unknownPA))
@@ -334,7 +336,8 @@ func (b *serviceBuilder) finish(anyPort bool) {
 		r.NoProviderAddress = ips
 		b.problem(note(ReasonProviderAddressUnknown,
 			"%d remote endpoints (first %s) are in no remote subnet of the overlay network: treated as external addresses reached through this node",
-			len(ips), ips[0]))
+			len(ips), ips[0]).
+			because("backends are in no remote subnet of the overlay network on this node: they are treated as external addresses reached through this node (a node whose route the CNI has not added yet, or endpoints outside the cluster)"))
 	}
 	if anyPort && b.cfg.Mode == Overlay {
 		for _, fam := range families {

@@ -75,6 +75,11 @@ type Problem struct {
 	Message string
 	// Warning selects the event type (Warning, else Normal).
 	Warning bool
+	// NodeCause, when set, says the cause is this node, not the Service
+	// (a missing zone label, the HNS version, a missing node address):
+	// the same text for every Service it affects, so the caller can raise
+	// one event on the Node for all of them instead of one per Service.
+	NodeCause string
 }
 
 // Event reasons of Problems.
@@ -106,4 +111,10 @@ func warn(reason, format string, args ...any) Problem {
 
 func note(reason, format string, args ...any) Problem {
 	return Problem{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// because marks p as caused by the node: cause, the same for every Service.
+func (p Problem) because(cause string, args ...any) Problem {
+	p.NodeCause = fmt.Sprintf(cause, args...)
+	return p
 }

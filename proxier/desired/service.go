@@ -112,7 +112,8 @@ func (b *serviceBuilder) families() bool {
 		text := canonical(s, ip)
 		b.r.ClusterIPs = append(b.r.ClusterIPs, text)
 		if why := b.familyUnsupported(fam); why != "" {
-			b.problem(warn(ReasonIPFamilyUnsupported, "cluster IP %s not served on this node: %s", ip, why))
+			b.problem(warn(ReasonIPFamilyUnsupported, "cluster IP %s not served on this node: %s", ip, why).
+				because("IPv%d cluster IPs are not served on this node: %s", fam, why))
 			b.clusterIPs.put(fam, netip.Addr{}) // known family, not served
 			continue
 		}
@@ -123,7 +124,8 @@ func (b *serviceBuilder) families() bool {
 			node = nip.String()
 		} else if hasNodePorts(b.svc) {
 			b.problem(warn(ReasonIPFamilyUnsupported,
-				"node ports not served in IPv%d on this node: the Node lists no IPv%d address (kubelet --node-ip); cluster IP %s is served", fam, fam, ip))
+				"node ports not served in IPv%d on this node: the Node lists no IPv%d address (kubelet --node-ip); cluster IP %s is served", fam, fam, ip).
+				because("node ports are not served in IPv%d on this node: the Node lists no IPv%d address (kubelet --node-ip)", fam, fam))
 		}
 		// l2bridge without a node IP of the family: no source VIP, as
 		// winkernel's l2bridge load balancers have (HNS uses the host's).
@@ -227,19 +229,22 @@ func (b *serviceBuilder) policies() {
 	if b.etpLocal && !b.dsr {
 		b.problem(warn(ReasonNoDSRForLocalPolicy,
 			"externalTrafficPolicy Local: HNS %s has no DSR, so backends see this node's address instead of the client's (traffic still stays on local endpoints)",
-			b.cfg.Features.Version))
+			b.cfg.Features.Version).
+			because("HNS %s has no DSR, so the backends of externalTrafficPolicy Local Services see this node's address instead of the client's", b.cfg.Features.Version))
 	}
 	if b.preserveDIP && !b.dsr {
 		b.problem(warn(ReasonNoDSRForPreserveDestination,
 			"annotation %s: HNS %s has no DSR, so the destination IP is not preserved (traffic still stays on local endpoints)",
-			PreserveDestinationAnnotation, b.cfg.Features.Version))
+			PreserveDestinationAnnotation, b.cfg.Features.Version).
+			because("HNS %s has no DSR, so Services annotated %s do not get the destination IP preserved", b.cfg.Features.Version, PreserveDestinationAnnotation))
 	}
 	if spec.SessionAffinity != v1.ServiceAffinityClientIP {
 		return
 	}
 	if !b.cfg.Features.SessionAffinity {
 		b.problem(warn(ReasonSessionAffinityUnsupported,
-			"sessionAffinity ClientIP: HNS %s does not support session affinity; connections are spread without it", b.cfg.Features.Version))
+			"sessionAffinity ClientIP: HNS %s does not support session affinity; connections are spread without it", b.cfg.Features.Version).
+			because("HNS %s does not support session affinity (it needs HNS 12.0), so connections to sessionAffinity ClientIP Services are spread without it", b.cfg.Features.Version))
 		return
 	}
 	b.distribution = hnslb.DistributionSourceIP

@@ -1,0 +1,50 @@
+package desired
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// TestNodeCausedProblemsCarryOneCauseForEveryService: a problem whose
+// cause is the node (no zone label, HNS without affinity or DSR, a family
+// the node does not serve) carries a NodeCause, and two different Services
+// affected by it carry the same one, so the proxier raises it once on the
+// Node; a problem of the Service itself carries none.
+func TestNodeCausedProblemsCarryOneCauseForEveryService(t *testing.T) {
+	noZone := func(c *Config) { c.Zone = "" }
+	hinted := slicesOf(slice("", 8080, ep("10.1.0.2", zoneHints("zone-a")), ep("10.1.0.3", zoneHints("zone-b"))))
+	for _, tc := range []struct {
+		reason string
+		cfg    func(*Config)
+		opts   []svcOpt
+		slices []*EndpointSlice
+	}{
+		{ReasonTopologyHintsIgnored, noZone, nil, hinted},
+		{ReasonSessionAffinityUnsupported, oldHNS, []svcOpt{affinity(10800)}, nil},
+		{ReasonNoDSRForLocalPolicy, oldHNS, []svcOpt{loadBalancer(ingressIP("203.0.113.10")), nodePorts(30080), etpLocal(31000)}, nil},
+		{ReasonIPFamilyUnsupported, oldHNS, []svcOpt{clusterIPs("10.0.0.1", "fd00::1")}, nil},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			cfg := config()
+			tc.cfg(&cfg)
+			var causes []string
+			for i, name := range []string{"web", "api"} {
+				opts := append([]svcOpt{ports(tcpPort("http", int32(80+i)))}, tc.opts...)
+				res := ForService(ServiceInput{Service: service(name, opts...), Slices: tc.slices}, cfg)
+				for _, p := range res.Problems {
+					if p.Reason == tc.reason {
+						causes = append(causes, p.NodeCause)
+					}
+				}
+			}
+			if len(causes) != 2 || causes[0] == "" || causes[0] != causes[1] {
+				t.Errorf("node causes of the two Services' %s problems: %q, want one and the same for both", tc.reason, causes)
+			}
+		})
+	}
+	res := ForService(ServiceInput{Service: service("sip", ports(v1.ServicePort{Name: "sip", Port: 5060, Protocol: v1.ProtocolSCTP}))}, config())
+	if len(res.Problems) != 1 || res.Problems[0].NodeCause != "" {
+		t.Errorf("an SCTP port's problems %+v, want one of the Service's own, without a node cause", res.Problems)
+	}
+}

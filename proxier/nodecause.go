@@ -1,0 +1,157 @@
+package proxier
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	hnsevents "github.com/hnsproxy/hnsproxy/events"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+)
+
+// nodeCause is one problem whose cause is the node (desired.Problem's
+// NodeCause): a node without a zone label gives every Service with zone
+// hints the same problem. Raised on each Service, it is one Event object
+// per Service and node (thousands at a start, client-go's broadcaster
+// folding only the same event of one object), and the one fix, on the
+// node, is said nowhere once. So it is raised once, on the Node.
+type nodeCause struct {
+	reason, cause string
+	warning       bool
+}
+
+func causeOf(pr desired.Problem) nodeCause {
+	return nodeCause{reason: pr.Reason, cause: pr.NodeCause, warning: pr.Warning}
+}
+
+// nodeCauses tracks which Services each node cause affects and which
+// causes the Node has been told of: a cause is raised when it appears,
+// again when its text changes (another key) or after it ended and came back.
+type nodeCauses struct {
+	of       map[types.NamespacedName][]nodeCause
+	affected map[nodeCause]map[types.NamespacedName]bool
+	raised   map[nodeCause]bool
+}
+
+func newNodeCauses() *nodeCauses {
+	return &nodeCauses{
+		of:       map[types.NamespacedName][]nodeCause{},
+		affected: map[nodeCause]map[types.NamespacedName]bool{},
+		raised:   map[nodeCause]bool{},
+	}
+}
+
+// set records the node causes among name's problems and returns the
+// Service's own problems, the ones to raise on it.
+func (c *nodeCauses) set(name types.NamespacedName, problems []desired.Problem) []desired.Problem {
+	c.forget(name)
+	own := problems[:0:0]
+	var causes []nodeCause
+	for _, pr := range problems {
+		if pr.NodeCause == "" {
+			own = append(own, pr)
+			continue
+		}
+		k := causeOf(pr)
+		if slices.Contains(causes, k) {
+			continue
+		}
+		causes = append(causes, k)
+		if c.affected[k] == nil {
+			c.affected[k] = map[types.NamespacedName]bool{}
+		}
+		c.affected[k][name] = true
+	}
+	if len(causes) > 0 {
+		c.of[name] = causes
+	}
+	return own
+}
+
+// forget drops name, a Service gone or without a result.
+func (c *nodeCauses) forget(name types.NamespacedName) {
+	for _, k := range c.of[name] {
+		delete(c.affected[k], name)
+		if len(c.affected[k]) == 0 {
+			delete(c.affected, k)
+		}
+	}
+	delete(c.of, name)
+}
+
+// namedInCause is how many affected Services a Node event names.
+const namedInCause = 3
+
+// due returns the events to raise on the Node for causes not raised yet,
+// sorted, and forgets the raised causes that ended, so that one coming
+// back is raised again.
+func (c *nodeCauses) due() []nodeCauseEvent {
+	for k := range c.raised {
+		if len(c.affected[k]) == 0 {
+			delete(c.raised, k)
+			klog.InfoS("Node-wide cause of Service problems ended", "reason", k.reason, "cause", k.cause)
+		}
+	}
+	var out []nodeCauseEvent
+	for k, names := range c.affected {
+		if c.raised[k] {
+			continue
+		}
+		c.raised[k] = true
+		e := nodeCauseEvent{nodeCause: k, services: len(names)}
+		for n := range names {
+			e.named = append(e.named, n)
+		}
+		slices.SortFunc(e.named, func(a, b types.NamespacedName) int {
+			return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+		})
+		e.named = e.named[:min(len(e.named), namedInCause)]
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b nodeCauseEvent) int {
+		return cmp.Or(cmp.Compare(a.reason, b.reason), cmp.Compare(a.cause, b.cause))
+	})
+	return out
+}
+
+// nodeCauseEvent is one Node event: the cause, how many Services it
+// affects when raised, and the first few of them.
+type nodeCauseEvent struct {
+	nodeCause
+	services int
+	named    []types.NamespacedName
+}
+
+func (e nodeCauseEvent) note() string {
+	names := make([]string, len(e.named))
+	for i, n := range e.named {
+		names[i] = n.String()
+	}
+	which := strings.Join(names, ", ")
+	if more := e.services - len(e.named); more > 0 {
+		which += fmt.Sprintf(" and %d more", more)
+	}
+	return fmt.Sprintf("%s; it affects %d Services on this node (%s), which get no %s event of their own for it (hnsproxy-diag lists each)",
+		e.cause, e.services, which, e.reason)
+}
+
+// reportNodeCauses raises on the Node each node-wide cause of Service
+// problems that appeared or changed since the last sync.
+func (p *Proxier) reportNodeCauses() {
+	for _, e := range p.nodeCauses.due() {
+		klog.InfoS("Node-wide cause of Service problems", "reason", e.reason, "cause", e.cause, "services", e.services)
+		if p.opts.Recorder == nil {
+			continue
+		}
+		eventType := v1.EventTypeNormal
+		if e.warning {
+			eventType = v1.EventTypeWarning
+		}
+		p.opts.Recorder.Eventf(hnsevents.NodeRef(p.opts.NodeName), nil, eventType, e.reason, hnsevents.ActionSync, "%s", e.note())
+	}
+}

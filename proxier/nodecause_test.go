@@ -1,0 +1,198 @@
+package proxier
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+
+	hnsevents "github.com/hnsproxy/hnsproxy/events"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
+)
+
+// startAPIEvents starts the events.k8s.io broadcaster on the node's fake
+// API and returns hnsevents' recorder, as cmd/hnsproxy wires them.
+func (n *testNode) startAPIEvents() events.EventRecorder {
+	b := hnsevents.NewBroadcaster(n.client)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
+		n.t.Fatal(err)
+	}
+	n.t.Cleanup(func() { cancel(); b.Shutdown() })
+	return hnsevents.NewReporter(b, n.name).Recorder()
+}
+
+// apiEventsOf returns the Event objects of reason written to the API so
+// far: it first raises a sentinel on the Node and waits for it, so what the
+// proxier raised before has had its turn at the broadcaster.
+func (n *testNode) apiEventsOf(reason string) (onNode, onServices []eventsv1.Event) {
+	n.t.Helper()
+	// A reason of its own each time: the broadcaster folds a repeat of
+	// one object's reason into a series, which keeps the first note.
+	sentinel := fmt.Sprintf("TestSentinel%d", n.sentinels)
+	n.sentinels++
+	n.apiRecorder.Eventf(hnsevents.NodeRef(n.name), nil, v1.EventTypeNormal, sentinel, "Test", "")
+	var all []eventsv1.Event
+	n.eventually("the sentinel event in the API", func() bool {
+		list, err := n.client.EventsV1().Events("").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		all = list.Items
+		for _, e := range all {
+			if e.Reason == sentinel {
+				return true
+			}
+		}
+		return false
+	})
+	for _, e := range all {
+		switch {
+		case e.Reason != reason:
+		case e.Regarding.Kind == "Node":
+			onNode = append(onNode, e)
+		default:
+			onServices = append(onServices, e)
+		}
+	}
+	return onNode, onServices
+}
+
+// setZone labels the node with zone, or removes the label when zone is "".
+func (n *testNode) setZone(zone string) {
+	n.t.Helper()
+	ctx := context.Background()
+	node, err := n.client.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	if zone == "" {
+		delete(node.Labels, v1.LabelTopologyZone)
+	} else {
+		node.Labels[v1.LabelTopologyZone] = zone
+	}
+	if _, err := n.client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+// zoneHinted gives each of the slice's endpoints a hint for zone-a or zone-b.
+func zoneHinted(s *discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {
+	for i := range s.Endpoints {
+		zone := []string{"zone-a", "zone-b"}[i%2]
+		s.Endpoints[i].Hints = &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: zone}}}
+	}
+	return s
+}
+
+// TestAMissingZoneLabelIsOneEventOnTheNode: a node without a
+// topology.kubernetes.io/zone label ignores the zone hints of every
+// Service that has them. As the daemon wires its recorder, that writes one
+// TopologyHintsIgnored Event object, on the Node, naming how many Services
+// it affects and a few of them, not one per Service (which client-go's
+// broadcaster would write one by one: it folds only one object's repeats).
+// Labelled, the cause ends and nothing is raised; unlabelled again, it is
+// raised on the Node again.
+func TestAMissingZoneLabelIsOneEventOnTheNode(t *testing.T) {
+	n := newTestNode(t, "ws2022", "10.244.1.5")
+	n.apiEvents = true
+	n.setZone("")
+	// In the API before the start, as at a daemon's start in a running
+	// cluster: the start computes them all before the first sync.
+	const services = 30
+	for i := range services {
+		name := fmt.Sprintf("web-%02d", i)
+		n.apply(service(name, fmt.Sprintf("10.96.0.%d", 10+i)),
+			zoneHinted(slice(name, endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.2.5", "other"})))
+	}
+	n.start()
+	n.eventually("every Service's load balancer", func() bool { return len(n.lbs()) == services })
+	n.settle()
+	onNode, onServices := n.apiEventsOf(desired.ReasonTopologyHintsIgnored)
+	if len(onServices) != 0 {
+		t.Errorf("%d TopologyHintsIgnored Event objects on Services, want none (the cause is the node); the first: %q", len(onServices), onServices[0].Note)
+	}
+	if len(onNode) != 1 {
+		t.Fatalf("%d TopologyHintsIgnored Event objects on the Node, want 1", len(onNode))
+	}
+	e := onNode[0]
+	for _, want := range []string{"no topology.kubernetes.io/zone label", fmt.Sprintf("affects %d Services", services), "default/web-00, default/web-01, default/web-02 and 27 more"} {
+		if !strings.Contains(e.Note, want) {
+			t.Errorf("the Node's event note %q does not say %q", e.Note, want)
+		}
+	}
+	if e.Type != v1.EventTypeNormal || e.Regarding.UID != types.UID(n.name) {
+		t.Errorf("the Node's event is %s regarding %+v, want Normal with kube-proxy's node reference", e.Type, e.Regarding)
+	}
+
+	causes := func() int {
+		n.proxier.mu.Lock()
+		defer n.proxier.mu.Unlock()
+		return len(n.proxier.nodeCauses.raised)
+	}
+	n.setZone("zone-a")
+	n.eventually("the labelled node's cause ended", func() bool { return causes() == 0 })
+	n.setZone("")
+	n.eventually("the cause back", func() bool { return causes() == 1 })
+	n.settle()
+	onNode, onServices = n.apiEventsOf(desired.ReasonTopologyHintsIgnored)
+	raised := 0
+	for _, e := range onNode {
+		raised++
+		if e.Series != nil {
+			raised += int(e.Series.Count) - 1 // the broadcaster folds a repeat of one object's event into a series
+		}
+	}
+	if raised != 2 || len(onServices) != 0 {
+		t.Errorf("after the label came and went: raised %d times on the Node and %d on Services, want 2 and none", raised, len(onServices))
+	}
+}
+
+// TestANodeCauseIsRaisedWhenItAppearsOrChanges walks one node cause
+// through what an operator lives: Services gaining it while it is raised
+// raise nothing more; one of two affected Services leaving ends nothing;
+// a changed cause (another HNS version's text, say) is raised; the last
+// affected Service leaving ends the cause, and its return raises it again.
+func TestANodeCauseIsRaisedWhenItAppearsOrChanges(t *testing.T) {
+	c := newNodeCauses()
+	problem := func(cause string) []desired.Problem {
+		return []desired.Problem{
+			{Reason: desired.ReasonSessionAffinityUnsupported, Message: "per Service", Warning: true, NodeCause: cause},
+			{Reason: desired.ReasonInvalidIP, Message: "the Service's own", Warning: true},
+		}
+	}
+	a, b := types.NamespacedName{Namespace: "ns", Name: "a"}, types.NamespacedName{Namespace: "ns", Name: "b"}
+	raised := func(when string, want int) []nodeCauseEvent {
+		t.Helper()
+		got := c.due()
+		if len(got) != want {
+			t.Fatalf("%s: %d Node events %+v, want %d", when, len(got), got, want)
+		}
+		return got
+	}
+	if own := c.set(a, problem("HNS 9.5 has no affinity")); len(own) != 1 || own[0].Reason != desired.ReasonInvalidIP {
+		t.Fatalf("the Service's own problems: %+v, want the InvalidIP one alone", own)
+	}
+	if e := raised("the cause appears", 1)[0]; e.services != 1 || e.reason != desired.ReasonSessionAffinityUnsupported || !e.warning {
+		t.Errorf("the Node event: %+v", e)
+	}
+	c.set(b, problem("HNS 9.5 has no affinity"))
+	raised("a second Service with it", 0)
+	c.forget(a)
+	raised("one of the two gone", 0)
+	c.set(b, problem("HNS 9.6 has no affinity"))
+	if e := raised("the cause's text changed", 1)[0]; e.cause != "HNS 9.6 has no affinity" || len(e.named) != 1 || e.named[0] != b {
+		t.Errorf("the changed cause's event: %+v", e)
+	}
+	c.set(b, nil)
+	raised("the cause ended", 0)
+	c.set(b, problem("HNS 9.6 has no affinity"))
+	raised("the cause back", 1)
+}
