@@ -136,15 +136,30 @@ func (e nodeCauseEvent) note() string {
 	if more := e.services - len(e.named); more > 0 {
 		which += fmt.Sprintf(" and %d more", more)
 	}
-	return fmt.Sprintf("%s; it affects %d Services on this node (%s), which get no %s event of their own for it (hnsproxy-diag lists each)",
-		e.cause, e.services, which, e.reason)
+	services := fmt.Sprintf("%d Services", e.services)
+	if e.services == 1 {
+		services = "1 Service"
+	}
+	return fmt.Sprintf("%s; it affects %s on this node (%s), which get no %s event of their own for it (hnsproxy-diag lists each)",
+		e.cause, services, which, e.reason)
 }
 
 // reportNodeCauses raises on the Node each node-wide cause of Service
-// problems that appeared or changed since the last sync.
+// problems that appeared or changed since the last sync. Causes of one
+// reason share one event: client-go's events.k8s.io broadcaster folds a
+// second event of the Node's with the same reason, type and action into a
+// series of the first, whose note the API keeps, so a second note would
+// be lost (IPv6 cluster IPs and IPv6 node ports not served, say).
 func (p *Proxier) reportNodeCauses() {
-	for _, e := range p.nodeCauses.due() {
+	due := p.nodeCauses.due()
+	for i := 0; i < len(due); {
+		e := due[i]
+		notes := []string{e.note()}
 		klog.InfoS("Node-wide cause of Service problems", "reason", e.reason, "cause", e.cause, "services", e.services)
+		for i++; i < len(due) && due[i].reason == e.reason && due[i].warning == e.warning; i++ {
+			notes = append(notes, due[i].note())
+			klog.InfoS("Node-wide cause of Service problems", "reason", due[i].reason, "cause", due[i].cause, "services", due[i].services)
+		}
 		if p.opts.Recorder == nil {
 			continue
 		}
@@ -152,6 +167,6 @@ func (p *Proxier) reportNodeCauses() {
 		if e.warning {
 			eventType = v1.EventTypeWarning
 		}
-		p.opts.Recorder.Eventf(hnsevents.NodeRef(p.opts.NodeName), nil, eventType, e.reason, hnsevents.ActionSync, "%s", e.note())
+		p.opts.Recorder.Eventf(hnsevents.NodeRef(p.opts.NodeName), nil, eventType, e.reason, hnsevents.ActionSync, "%s", strings.Join(notes, ". Also: "))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
 
 	hnsevents "github.com/hnsproxy/hnsproxy/events"
@@ -195,4 +196,32 @@ func TestANodeCauseIsRaisedWhenItAppearsOrChanges(t *testing.T) {
 	raised("the cause ended", 0)
 	c.set(b, problem("HNS 9.6 has no affinity"))
 	raised("the cause back", 1)
+}
+
+// TestTwoCausesOfOneReasonAreBothWritten: two node causes of one reason
+// due at once (IPv6 cluster IPs and IPv6 node ports not served) reach
+// the API both, through the recorder the daemon wires: client-go's
+// broadcaster folds a second event of one object and reason into a
+// series of the first and keeps the first's note, so they are one event.
+func TestTwoCausesOfOneReasonAreBothWritten(t *testing.T) {
+	n := &testNode{t: t, name: nodeName, client: fake.NewClientset()}
+	n.apiRecorder = n.startAPIEvents()
+	p := &Proxier{opts: Options{NodeName: nodeName, Recorder: n.apiRecorder}, nodeCauses: newNodeCauses()}
+	web := types.NamespacedName{Namespace: "ns", Name: "web"}
+	p.nodeCauses.set(web, []desired.Problem{
+		{Reason: desired.ReasonIPFamilyUnsupported, Warning: true, NodeCause: "IPv6 cluster IPs are not served on this node"},
+		{Reason: desired.ReasonIPFamilyUnsupported, Warning: true, NodeCause: "node ports are not served in IPv6 on this node"},
+	})
+	p.reportNodeCauses()
+	onNode, _ := n.apiEventsOf(desired.ReasonIPFamilyUnsupported)
+	var notes []string
+	for _, e := range onNode {
+		notes = append(notes, e.Note)
+	}
+	all := strings.Join(notes, "\n")
+	for _, cause := range []string{"IPv6 cluster IPs", "node ports are not served"} {
+		if !strings.Contains(all, cause) {
+			t.Errorf("the API's IPFamilyUnsupported events on the Node do not say %q: %q", cause, notes)
+		}
+	}
 }
