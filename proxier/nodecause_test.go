@@ -214,14 +214,20 @@ func TestTwoCausesOfOneReasonAreBothWritten(t *testing.T) {
 	})
 	p.reportNodeCauses()
 	onNode, _ := n.apiEventsOf(desired.ReasonIPFamilyUnsupported)
+	notesSay(t, "the API's IPFamilyUnsupported events on the Node", onNode, "IPv6 cluster IPs", "node ports are not served")
+}
+
+// notesSay fails t for each of wants that no note of evs says.
+func notesSay(t *testing.T, what string, evs []eventsv1.Event, wants ...string) {
+	t.Helper()
 	var notes []string
-	for _, e := range onNode {
+	for _, e := range evs {
 		notes = append(notes, e.Note)
 	}
 	all := strings.Join(notes, "\n")
-	for _, cause := range []string{"IPv6 cluster IPs", "node ports are not served"} {
-		if !strings.Contains(all, cause) {
-			t.Errorf("the API's IPFamilyUnsupported events on the Node do not say %q: %q", cause, notes)
+	for _, want := range wants {
+		if !strings.Contains(all, want) {
+			t.Errorf("%s do not say %q: %q", what, want, notes)
 		}
 	}
 }

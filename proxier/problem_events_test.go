@@ -45,12 +45,12 @@ func TestAnUnchangedProblemIsNotReportedAgainWithANewOne(t *testing.T) {
 	}
 }
 
-// TestManyPortsWithOneProblemAreAFewEvents: a Service with 200 SCTP ports
+// TestManyPortsWithOneProblemAreOneEvent: a Service with 200 SCTP ports
 // (the API allows thousands) beside a TCP one. Each port has its problem,
-// but the Service gets a handful of UnsupportedProtocol events and a
-// summary, not one per port and node: every problem stays listed by
-// hnsproxy-diag, and the TCP port is served.
-func TestManyPortsWithOneProblemAreAFewEvents(t *testing.T) {
+// but the Service gets one UnsupportedProtocol event that counts them and
+// says the first few, not one per port and node: every problem stays
+// listed by hnsproxy-diag, and the TCP port is served.
+func TestManyPortsWithOneProblemAreOneEvent(t *testing.T) {
 	n := newTestNode(t, "ws2022", "10.244.1.5")
 	n.start()
 	svc := service("sip", "10.96.0.10", func(s *v1.Service) {
@@ -67,12 +67,34 @@ func TestManyPortsWithOneProblemAreAFewEvents(t *testing.T) {
 			unsupported = append(unsupported, e)
 		}
 	}
-	if len(unsupported) > maxEventsPerReason {
-		t.Fatalf("%d UnsupportedProtocol events, want at most %d", len(unsupported), maxEventsPerReason)
+	if len(unsupported) != 1 {
+		t.Fatalf("%d UnsupportedProtocol events, want 1", len(unsupported))
 	}
-	if last := unsupported[len(unsupported)-1]; !strings.Contains(last, fmt.Sprintf("%d more", 200-maxEventsPerReason+1)) {
-		t.Errorf("the last event does not sum up the rest: %q", last)
+	for _, want := range []string{"200 UnsupportedProtocol problems", fmt.Sprintf("the first %d", maxProblemsPerEvent), "port sctp-0:", "port sctp-4:"} {
+		if !strings.Contains(unsupported[0], want) {
+			t.Errorf("the event does not say %q: %q", want, unsupported[0])
+		}
 	}
+	if strings.Contains(unsupported[0], "port sctp-5:") {
+		t.Errorf("the event says more than the first %d: %q", maxProblemsPerEvent, unsupported[0])
+	}
+}
+
+// TestTwoProblemsOfOneReasonReachTheAPIBoth: a Service with two invalid
+// external IPs, through the recorder the daemon wires. client-go's
+// events.k8s.io broadcaster folds a second event of one object with the
+// same reason into a series of the first and the API keeps the first
+// note, so raised one by one, the second IP would be said nowhere.
+func TestTwoProblemsOfOneReasonReachTheAPIBoth(t *testing.T) {
+	n := newTestNode(t, "ws2022", "10.244.1.5")
+	n.apiEvents = true
+	n.start()
+	n.apply(service("web", "10.96.0.10", func(s *v1.Service) { s.Spec.ExternalIPs = []string{"not-an-ip", "also-bad"} }),
+		slice("web", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("the load balancer", func() bool { return len(n.lbs()) == 1 })
+	n.settle()
+	_, onService := n.apiEventsOf(desired.ReasonInvalidIP)
+	notesSay(t, "the API's InvalidIP events on the Service", onService, `"not-an-ip"`, `"also-bad"`)
 }
 
 // TestARecreatedServiceGetsItsProblemsReported: a Service deleted and made

@@ -2,6 +2,7 @@ package proxier
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -448,35 +449,44 @@ func (p *Proxier) report(name types.NamespacedName, svc *v1.Service) {
 	if len(fresh) == 0 {
 		return
 	}
-	perReason := map[string]int{}
+	// One event per reason: client-go's events.k8s.io broadcaster folds a
+	// second event of one object with the same reason into a series of the
+	// first, and the API keeps the first note, so a second would say nothing.
+	var reasons []string
+	byReason := map[string][]desired.Problem{}
 	for _, pr := range fresh {
-		perReason[pr.Reason]++
+		if _, ok := byReason[pr.Reason]; !ok {
+			reasons = append(reasons, pr.Reason)
+		}
+		byReason[pr.Reason] = append(byReason[pr.Reason], pr)
 	}
-	raised := map[string]int{}
-	for _, pr := range fresh {
-		raised[pr.Reason]++
-		total, k := perReason[pr.Reason], raised[pr.Reason]
+	for _, reason := range reasons {
+		prs := byReason[reason]
 		eventType := v1.EventTypeNormal
-		if pr.Warning {
+		if slices.ContainsFunc(prs, func(pr desired.Problem) bool { return pr.Warning }) {
 			eventType = v1.EventTypeWarning
 		}
-		switch {
-		case total <= maxEventsPerReason || k < maxEventsPerReason:
-			p.opts.Recorder.Eventf(svc, nil, eventType, pr.Reason, "Sync", "%s", pr.Message)
-		case k == maxEventsPerReason:
-			p.opts.Recorder.Eventf(svc, nil, eventType, pr.Reason, "Sync",
-				"%d more %s problems of this Service are not raised one by one (hnsproxy-diag lists them all); the first: %s",
-				total-k+1, pr.Reason, pr.Message)
+		if len(prs) == 1 {
+			p.opts.Recorder.Eventf(svc, nil, eventType, reason, "Sync", "%s", prs[0].Message)
+			continue
 		}
+		msgs := make([]string, 0, maxProblemsPerEvent)
+		for _, pr := range prs[:min(len(prs), maxProblemsPerEvent)] {
+			msgs = append(msgs, pr.Message)
+		}
+		which := "these"
+		if len(prs) > maxProblemsPerEvent {
+			which = fmt.Sprintf("the first %d (hnsproxy-diag lists them all)", maxProblemsPerEvent)
+		}
+		p.opts.Recorder.Eventf(svc, nil, eventType, reason, "Sync", "%d %s problems of this Service, %s: %s",
+			len(prs), reason, which, strings.Join(msgs, "; "))
 	}
 }
 
-// maxEventsPerReason bounds the events one report raises with one reason: a
-// Service with thousands of ports (the API allows them) of one problem, such
-// as SCTP, would otherwise raise thousands of events on every node, and again
-// whenever a count in the messages changes. Past the bound, the last event
-// sums up the rest.
-const maxEventsPerReason = 5
+// maxProblemsPerEvent bounds the problems of one reason one event of a
+// Service says: a Service with thousands of ports (the API allows them) of
+// one problem, such as SCTP, says the first few and counts the rest.
+const maxProblemsPerEvent = 5
 
 // reportedProblems is what report last raised for a Service: the object
 // (its UID) and the signature of its problems (problemLine's, in order).
