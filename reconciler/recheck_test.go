@@ -121,12 +121,7 @@ func TestRecheckedLocalEndpointHNSCouldNotTellIsCheckedAgain(t *testing.T) {
 	for _, p := range sim.Profiles() {
 		t.Run(p.Name, func(t *testing.T) {
 			e, r, want := recheckEnv(t, p.Name, sim.Echo{})
-			if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
-				t.Fatal(err)
-			}
-			e.local("10.244.1.10")
-			r.RecheckLocal([]string{"10.244.1.10"})
-			e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpGetEndpoint: 1}})
+			replacedWhileHNSFailsGets(t, e, r)
 			r.Sync(ctx)
 			e.hns.SetFaults(sim.Faults{})
 			r.Sync(ctx)
@@ -150,12 +145,7 @@ func TestUnansweredRecheckIsAskedAgainAtItsRetry(t *testing.T) {
 	for _, p := range sim.Profiles() {
 		t.Run(p.Name, func(t *testing.T) {
 			e, r, want := recheckEnv(t, p.Name, sim.Echo{})
-			if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
-				t.Fatal(err)
-			}
-			e.local("10.244.1.10")
-			r.RecheckLocal([]string{"10.244.1.10"})
-			e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpGetEndpoint: 1}})
+			replacedWhileHNSFailsGets(t, e, r)
 			var waits []time.Duration
 			for range 3 {
 				r.Sync(ctx)
@@ -250,6 +240,19 @@ func recheckedPodAway(t *testing.T, e *env, r *Reconciler) {
 	if err := r.Lookup(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// replacedWhileHNSFailsGets replaces the endpoint of 10.244.1.10 as the
+// CNI does a recreated sandbox's, has it rechecked, and has HNS fail every
+// get of an endpoint from then on.
+func replacedWhileHNSFailsGets(t *testing.T, e *env, r *Reconciler) {
+	t.Helper()
+	if err := e.hns.DeleteEndpoint(ctx, e.locals["10.244.1.10"]); err != nil {
+		t.Fatal(err)
+	}
+	e.local("10.244.1.10")
+	r.RecheckLocal([]string{"10.244.1.10"})
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpGetEndpoint: 1}})
 }
 
 // syncThenLookup is a Sync, and the Lookup the proxier starts when it
