@@ -80,6 +80,17 @@ var (
 		Help: "Endpoints currently left out because their named target port differs from the load balancer's internal port", StabilityLevel: metrics.ALPHA,
 	})
 
+	// NodeCauseServices counts the Services a problem whose cause is the
+	// node affects, by the problem's event reason and type (Warning,
+	// Normal). The Node's event is raised once and expires with the
+	// apiserver's event TTL; this holds while the cause lasts, and is 0
+	// once it ended.
+	NodeCauseServices = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "node_cause_services",
+		Help:           "Services affected by a problem whose cause is this node, by the event reason and type raised on the Node for it",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"reason", "type"})
+
 	// HNSFeatureEnabled says which HNS capabilities are in use (1) or not (0).
 	HNSFeatureEnabled = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "hns_feature_enabled",
@@ -147,7 +158,7 @@ var hnsProxyMetrics = []metrics.Registerable{
 	HNSOperationsTotal, HNSOperationDuration, Objects, DriftRepairsTotal, HNSDeletesKeptTotal,
 	BackendsTruncated, EndpointsDroppedMixedPorts, HNSFeatureEnabled, HNSInfo,
 	StateFileWriteFailuresTotal, StateFileSyncDuration, ForeignFrontendConflicts, HNSCallTimeoutsTotal,
-	OSBugWorkaround, BackendCap, BuildInfo,
+	OSBugWorkaround, BackendCap, BuildInfo, NodeCauseServices,
 }
 
 // Sources of BackendCap.

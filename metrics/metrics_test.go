@@ -66,6 +66,7 @@ func touchAll() {
 	DriftRepairsTotal.WithLabelValues(KindLoadBalancer).Inc()
 	HNSDeletesKeptTotal.WithLabelValues(KindRemoteEndpoint).Inc()
 	BackendsTruncated.Set(0)
+	NodeCauseServices.WithLabelValues("TopologyHintsIgnored", "Normal").Set(30)
 	ForeignFrontendConflicts.Set(0)
 	EndpointsDroppedMixedPorts.Set(0)
 	HNSFeatureEnabled.WithLabelValues("DSR").Set(1)
@@ -109,6 +110,7 @@ var wantFamilies = map[string]struct {
 	"hnsproxy_build_info":                       {dto.MetricType_GAUGE, "version"},
 	"hnsproxy_os_bug_workaround":                {dto.MetricType_GAUGE, "bug"},
 	"hnsproxy_backend_cap":                      {dto.MetricType_GAUGE, "source"},
+	"hnsproxy_node_cause_services":              {dto.MetricType_GAUGE, "reason,type"},
 	"hnsproxy_state_file_write_failures_total":  {dto.MetricType_COUNTER, ""},
 	"hnsproxy_state_file_sync_duration_seconds": {dto.MetricType_HISTOGRAM, ""},
 	"hnsproxy_hns_call_timeouts_total":          {dto.MetricType_COUNTER, "operation"},

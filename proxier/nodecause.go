@@ -36,6 +36,10 @@ type nodeCauses struct {
 	of       map[types.NamespacedName][]nodeCause
 	affected map[nodeCause]map[types.NamespacedName]bool
 	raised   map[nodeCause]bool
+	// counted are the kinds of cause this process has counted in
+	// servicesByKind, each counted on at 0 once its causes end, so a
+	// gauge set from the count drops to 0 instead of keeping its last value.
+	counted map[NodeCauseKind]bool
 }
 
 func newNodeCauses() *nodeCauses {
@@ -43,7 +47,40 @@ func newNodeCauses() *nodeCauses {
 		of:       map[types.NamespacedName][]nodeCause{},
 		affected: map[nodeCause]map[types.NamespacedName]bool{},
 		raised:   map[nodeCause]bool{},
+		counted:  map[NodeCauseKind]bool{},
 	}
+}
+
+// NodeCauseKind is what a node cause is counted by: its event's reason and
+// type, whatever its text.
+type NodeCauseKind struct {
+	Reason  string
+	Warning bool
+}
+
+// servicesByKind counts the Services each kind of node cause affects now
+// (a Service with two causes of one kind, IPv6 cluster IPs and IPv6 node
+// ports not served, counts once), and 0 for each kind counted before and
+// now ended. Unlike the Node's event, raised once, it holds while the
+// cause lasts: the lasting signal an alert can read.
+func (c *nodeCauses) servicesByKind() map[NodeCauseKind]int {
+	out := make(map[NodeCauseKind]int, len(c.counted))
+	for k := range c.counted {
+		out[k] = 0
+	}
+	var kinds []NodeCauseKind // one Service's, reused
+	for _, causes := range c.of {
+		kinds = kinds[:0]
+		for _, k := range causes {
+			kind := NodeCauseKind{Reason: k.reason, Warning: k.warning}
+			if !slices.Contains(kinds, kind) {
+				kinds = append(kinds, kind)
+				out[kind]++
+				c.counted[kind] = true
+			}
+		}
+	}
+	return out
 }
 
 // set records the node causes among name's problems and returns the

@@ -93,6 +93,23 @@ func zoneHinted(s *discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {
 	return s
 }
 
+// startWithZoneHintedServices applies services Services whose endpoints
+// all have zone hints, one of them on this node, starts the proxier and
+// waits for their load balancers. They are in the API before the start, as
+// at a daemon's start in a running cluster: the start computes them all
+// before the first sync.
+func (n *testNode) startWithZoneHintedServices(services int) {
+	n.t.Helper()
+	for i := range services {
+		name := fmt.Sprintf("web-%02d", i)
+		n.apply(service(name, fmt.Sprintf("10.96.0.%d", 10+i)),
+			zoneHinted(slice(name, endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.2.5", "other"})))
+	}
+	n.start()
+	n.eventually("every Service's load balancer", func() bool { return len(n.lbs()) == services })
+	n.settle()
+}
+
 // TestAMissingZoneLabelIsOneEventOnTheNode: a node without a
 // topology.kubernetes.io/zone label ignores the zone hints of every
 // Service that has them. As the daemon wires its recorder, that writes one
@@ -105,17 +122,8 @@ func TestAMissingZoneLabelIsOneEventOnTheNode(t *testing.T) {
 	n := newTestNode(t, "ws2022", "10.244.1.5")
 	n.apiEvents = true
 	n.setZone("")
-	// In the API before the start, as at a daemon's start in a running
-	// cluster: the start computes them all before the first sync.
 	const services = 30
-	for i := range services {
-		name := fmt.Sprintf("web-%02d", i)
-		n.apply(service(name, fmt.Sprintf("10.96.0.%d", 10+i)),
-			zoneHinted(slice(name, endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.2.5", "other"})))
-	}
-	n.start()
-	n.eventually("every Service's load balancer", func() bool { return len(n.lbs()) == services })
-	n.settle()
+	n.startWithZoneHintedServices(services)
 	onNode, onServices := n.apiEventsOf(desired.ReasonTopologyHintsIgnored)
 	if len(onServices) != 0 {
 		t.Errorf("%d TopologyHintsIgnored Event objects on Services, want none (the cause is the node); the first: %q", len(onServices), onServices[0].Note)
@@ -130,7 +138,7 @@ func TestAMissingZoneLabelIsOneEventOnTheNode(t *testing.T) {
 		}
 	}
 	if e.Type != v1.EventTypeNormal || e.Regarding.UID != types.UID(n.name) {
-		t.Errorf("the Node's event is %s regarding %+v, want Normal with kube-proxy's node reference", e.Type, e.Regarding)
+		t.Errorf("the Node's event is %s regarding %+v, want Normal, regarding the Node by name with the name as UID", e.Type, e.Regarding)
 	}
 
 	causes := func() int {

@@ -95,6 +95,10 @@ type SyncStats struct {
 	ProgrammingLatency []time.Duration
 	Truncated          int
 	MixedPortDropped   int
+	// NodeCauseServices counts, by kind, the Services a problem whose
+	// cause is the node affects after this sync; a kind whose causes
+	// ended since an earlier sync is there with 0.
+	NodeCauseServices map[NodeCauseKind]int
 }
 
 // Options configure a Proxier.

@@ -106,6 +106,7 @@ func (p *Proxier) Sync(ctx context.Context) {
 	}
 	stats.NoLocalEndpoints = p.tally.noLocalEndpoints()
 	stats.Truncated, stats.MixedPortDropped = p.tally.total.truncated, p.tally.total.mixedPortDropped
+	stats.NodeCauseServices = p.nodeCauses.servicesByKind()
 	p.markSynced(stats.End)
 	if p.opts.Observer != nil {
 		p.opts.Observer.SyncDone(stats)

@@ -138,6 +138,13 @@ func (o *observer) SyncDone(s proxier.SyncStats) {
 	metrics.BackendsTruncated.Set(float64(s.Truncated))
 	metrics.EndpointsDroppedMixedPorts.Set(float64(s.MixedPortDropped))
 	metrics.ForeignFrontendConflicts.Set(float64(len(s.Result.ForeignHeld)))
+	for kind, n := range s.NodeCauseServices {
+		eventType := v1.EventTypeNormal
+		if kind.Warning {
+			eventType = v1.EventTypeWarning
+		}
+		metrics.NodeCauseServices.WithLabelValues(kind.Reason, eventType).Set(float64(n))
+	}
 	if o.statuses != nil {
 		setObjectGauges(o.statuses)
 		if o.events != nil {

@@ -395,3 +395,25 @@ func TestNoProgrammingLatencyFromASyncThatMissedHNS(t *testing.T) {
 		t.Errorf("%d programming latencies observed after a sync that reached HNS, want 1", got)
 	}
 }
+
+// TestNodeCauseCountsBecomeAGaugeByReasonAndType: the Services a node
+// cause affects are a gauge labelled by the Node event's reason and type,
+// set at every sync, and 0 (not the last count) once the proxier counts
+// the cause ended, so an alert on it resolves.
+func TestNodeCauseCountsBecomeAGaugeByReasonAndType(t *testing.T) {
+	metrics.Register()
+	obs := newObserver([]string{"10.244.0.0/16"}, nil, nil, nil, nil)
+	affinity := proxier.NodeCauseKind{Reason: desired.ReasonSessionAffinityUnsupported, Warning: true}
+	hints := proxier.NodeCauseKind{Reason: desired.ReasonTopologyHintsIgnored}
+	gauge := func(reason, eventType string) float64 {
+		return must(testutil.GetGaugeMetricValue(metrics.NodeCauseServices.WithLabelValues(reason, eventType)))
+	}
+	obs.SyncDone(proxier.SyncStats{NodeCauseServices: map[proxier.NodeCauseKind]int{affinity: 12, hints: 30}})
+	if a, h := gauge(affinity.Reason, v1.EventTypeWarning), gauge(hints.Reason, v1.EventTypeNormal); a != 12 || h != 30 {
+		t.Errorf("Services affected: %s %v, %s %v; want 12 (Warning) and 30 (Normal)", affinity.Reason, a, hints.Reason, h)
+	}
+	obs.SyncDone(proxier.SyncStats{NodeCauseServices: map[proxier.NodeCauseKind]int{affinity: 0, hints: 30}})
+	if a := gauge(affinity.Reason, v1.EventTypeWarning); a != 0 {
+		t.Errorf("after the cause ended, %s = %v, want 0", affinity.Reason, a)
+	}
+}
