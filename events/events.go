@@ -104,10 +104,13 @@ func ServiceRef(svc types.NamespacedName) *v1.ObjectReference {
 	return &v1.ObjectReference{APIVersion: "v1", Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}
 }
 
-// NodeRef references a Node as kube-proxy and kubelet do: its name doubles
-// as its UID, which is one of the two UIDs `kubectl describe node` looks
-// events up by (the Node's real UID is the other). Without a UID an event
-// would show under no Node.
+// NodeRef references a Node by name with the name as its UID, one of the
+// two UIDs `kubectl describe node` looks a Node's events up by (the Node's
+// real UID is the other); an event without a UID shows under no Node
+// (kubernetes/kubectl#1838). kubelet and kube-proxy long set the name as
+// UID; kube-proxy 1.36 sets none, so its Node events show only in
+// `kubectl get events`. hnsproxy keeps the name: it raises Node events
+// before its Node informer has the real UID, and after the Node is gone.
 func NodeRef(name string) *v1.ObjectReference {
 	return &v1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: name, UID: types.UID(name)}
 }

@@ -117,17 +117,17 @@ func TestNodeEvents(t *testing.T) {
 	}
 }
 
-// TestNodeEventsCarryTheNodeNameAsUID: kube-proxy's events on its Node
-// regard {Kind: Node, Name: <node>, UID: <node>} (cmd/kube-proxy/app
-// server.go, s.NodeRef), as kubelet's do, and `kubectl describe node`
-// finds a Node's events by involvedObject.uid: once with the Node's UID,
-// once with its name (kubectl pkg/describe NodeDescriber). An event with
-// no UID matches neither query, so it never shows under the Node.
+// TestNodeEventsCarryTheNodeNameAsUID: `kubectl describe node` finds a
+// Node's events by involvedObject.uid: once with the Node's UID, once with
+// its name (kubectl pkg/describe NodeDescriber). An event with no UID, as
+// kube-proxy 1.36 raises on its Node, matches neither query, so it never
+// shows under the Node; hnsproxy's regard {Kind: Node, Name: <node>, UID:
+// <node>}, as kube-proxy's and kubelet's long did.
 func TestNodeEventsCarryTheNodeNameAsUID(t *testing.T) {
 	r, wait := recorded(t)
 	r.Starting()
 	ev := wait(metav1.NamespaceDefault, 1)[0]
 	if ev.Regarding.UID != types.UID("win-1") || ev.Regarding.Kind != "Node" || ev.Regarding.Name != "win-1" || ev.Regarding.Namespace != "" {
-		t.Errorf("Starting regards %+v, want kube-proxy's node reference (Kind Node, Name and UID win-1)", ev.Regarding)
+		t.Errorf("Starting regards %+v, want Kind Node, Name and UID win-1", ev.Regarding)
 	}
 }
