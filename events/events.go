@@ -108,8 +108,8 @@ func ServiceRef(svc types.NamespacedName) *v1.ObjectReference {
 // two UIDs `kubectl describe node` looks a Node's events up by (the Node's
 // real UID is the other); an event without a UID shows under no Node
 // (kubernetes/kubectl#1838). kubelet and kube-proxy long set the name as
-// UID; kube-proxy 1.36 sets none, so its Node events show only in
-// `kubectl get events`. hnsproxy keeps the name: it raises Node events
+// UID (cmd/kube-proxy/app/server.go); an upstream change drops it, so such
+// Node events show only in `kubectl get events`. hnsproxy keeps the name: it raises Node events
 // before its Node informer has the real UID, and after the Node is gone.
 func NodeRef(name string) *v1.ObjectReference {
 	return &v1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: name, UID: types.UID(name)}

@@ -120,7 +120,7 @@ func TestNodeEvents(t *testing.T) {
 // TestNodeEventsCarryTheNodeNameAsUID: `kubectl describe node` finds a
 // Node's events by involvedObject.uid: once with the Node's UID, once with
 // its name (kubectl pkg/describe NodeDescriber). An event with no UID, as
-// kube-proxy 1.36 raises on its Node, matches neither query, so it never
+// an upstream change has kube-proxy raise on its Node, matches neither query, so it never
 // shows under the Node; hnsproxy's regard {Kind: Node, Name: <node>, UID:
 // <node>}, as kube-proxy's and kubelet's long did.
 func TestNodeEventsCarryTheNodeNameAsUID(t *testing.T) {
