@@ -1,9 +1,12 @@
 package desired
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 )
 
 // TestNodeCausedProblemsCarryOneCauseForEveryService: a problem whose
@@ -46,5 +49,43 @@ func TestNodeCausedProblemsCarryOneCauseForEveryService(t *testing.T) {
 	res := ForService(ServiceInput{Service: service("sip", ports(v1.ServicePort{Name: "sip", Port: 5060, Protocol: v1.ProtocolSCTP}))}, config())
 	if len(res.Problems) != 1 || res.Problems[0].NodeCause != "" {
 		t.Errorf("an SCTP port's problems %+v, want one of the Service's own, without a node cause", res.Problems)
+	}
+}
+
+// TestProviderAddressUnknownCausesKeepRoutesApartFromOutsiders: on
+// overlay, a Service whose EndpointSlice names addresses outside the
+// cluster (no node) has them in no remote subnet for as long as it lives;
+// pods of another node in no remote subnet are a route the CNI has not
+// added. The two are different node causes, so a steady outside backend,
+// its cause raised once, does not hide a node's missing route from the
+// Node's events; a Service with both carries both.
+func TestProviderAddressUnknownCausesKeepRoutesApartFromOutsiders(t *testing.T) {
+	causesOf := func(name string, eps ...discoveryv1.Endpoint) []string {
+		t.Helper()
+		cfg := config()
+		overlay(&cfg)
+		res := ForService(ServiceInput{Service: service(name), Slices: slicesOf(slice(name, 8080, eps...))}, cfg)
+		var causes []string
+		for _, p := range res.Problems {
+			if p.Reason == ReasonProviderAddressUnknown {
+				if p.NodeCause == "" {
+					t.Errorf("%s: a ProviderAddressUnknown problem without a node cause: %+v", name, p)
+				}
+				causes = append(causes, p.NodeCause)
+			}
+		}
+		return causes
+	}
+	db := causesOf("db", ep("203.0.113.9", noNode))
+	web := causesOf("web", ep("10.2.0.5"))
+	both := causesOf("mixed", ep("203.0.113.9", noNode), ep("10.2.0.5"))
+	if len(db) != 1 || len(web) != 1 || db[0] == web[0] {
+		t.Fatalf("causes of an outside backend %q and of a pod in no remote subnet %q, want one each, not the same", db, web)
+	}
+	if !strings.Contains(web[0], "route") || strings.Contains(db[0], "route") {
+		t.Errorf("the pod's cause %q should name the missing route, the outsider's %q should not", web[0], db[0])
+	}
+	if len(both) != 2 || !slices.Contains(both, db[0]) || !slices.Contains(both, web[0]) {
+		t.Errorf("a Service with both: causes %q, want %q and %q", both, db[0], web[0])
 	}
 }

@@ -181,7 +181,7 @@ func (b *serviceBuilder) add(key intent.LBKey, origin intent.Origin, internalPor
 			if b.unknownPA == nil {
 				b.unknownPA = map[netip.Addr]bool{}
 			}
-			b.unknownPA[kept[i].ip] = true
+			b.unknownPA[kept[i].ip] = b.unknownPA[kept[i].ip] || !kept[i].backend.NodeUnknown
 		}
 	}
 	b.addLB(lb)
@@ -328,16 +328,7 @@ func (b *serviceBuilder) finish(anyPort bool) {
 			because("node %s has no topology.kubernetes.io/zone label, so its traffic to Services with zone hints goes to endpoints in every zone (label the Node with its zone to keep that traffic in it)", b.cfg.NodeName))
 	}
 	if len(b.unknownPA) > 0 {
-		ips := make([]netip.Addr, 0, len(b.unknownPA))
-		for ip := range b.unknownPA {
-			ips = append(ips, ip)
-		}
-		slices.SortFunc(ips, netip.Addr.Compare)
-		r.NoProviderAddress = ips
-		b.problem(note(ReasonProviderAddressUnknown,
-			"%d remote endpoints (first %s) are in no remote subnet of the overlay network: treated as external addresses reached through this node",
-			len(ips), ips[0]).
-			because("backends are in no remote subnet of the overlay network on this node: they are treated as external addresses reached through this node (a node whose route the CNI has not added yet, or endpoints outside the cluster)"))
+		b.providerAddressesUnknown()
 	}
 	if anyPort && b.cfg.Mode == Overlay {
 		for _, fam := range families {
