@@ -60,8 +60,8 @@ var dashboardVariables = strings.NewReplacer(
 
 // mayBeEmpty are series the dashboard charts that a healthy cluster may
 // not have, by a part of the query that selects them: failures, drift
-// repairs and deletes HNS kept.
-var mayBeEmpty = []string{`result!~"success|not_found"`, "hnsproxy_drift_repairs_total", "hnsproxy_hns_deletes_kept_total"}
+// repairs, deletes HNS kept and node causes.
+var mayBeEmpty = []string{`result!~"success|not_found"`, "hnsproxy_drift_repairs_total", "hnsproxy_hns_deletes_kept_total", "hnsproxy_node_cause_services"}
 
 func allowedEmpty(query string) bool {
 	for _, m := range mayBeEmpty {
