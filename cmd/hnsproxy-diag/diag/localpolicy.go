@@ -21,7 +21,10 @@ const (
 // on other nodes and none here (the desired state's NoLocalInternal and
 // NoLocalExternal, what kube-proxy's no-local-endpoints metric counts), and
 // no load balancer of that policy is programmed here. Each policy is read
-// on its own: a Service with both Local has both frontends empty.
+// on its own: a Service with both Local has both frontends empty. Where
+// other ports or the other family of the policy have a local endpoint
+// (a local pod that does not name one target port is in the slice of the
+// others only), the note counts the ports left empty.
 func (v *view) localPolicyAbsent(n types.NamespacedName, res desired.ServiceResult) []string {
 	clusterIP, external := false, false
 	for _, lb := range res.LBs {
@@ -32,17 +35,31 @@ func (v *view) localPolicyAbsent(n types.NamespacedName, res desired.ServiceResu
 		}
 	}
 	var out []string
-	if res.NoLocalInternal > 0 && !clusterIP {
-		out = append(out, noteInternalLocal+": by design hnsproxy programs no load balancer on its cluster IP here, so pods and the host of this node cannot reach it (kube-proxy drops this traffic too)")
+	if res.NoLocalInternal > 0 {
+		out = append(out, noteInternalLocal+someOf(res.NoLocalInternal, clusterIP)+": by design hnsproxy programs no load balancer on its cluster IP here, so pods and the host of this node cannot reach it (kube-proxy drops this traffic too)")
 	}
-	if res.NoLocalExternal > 0 && !external {
-		why := noteExternalLocal + ": by design hnsproxy programs none of its node-port, external-IP or load-balancer-ingress load balancers here, so traffic for them arriving here is dropped"
-		if svc := v.services[n]; svc != nil && svc.Spec.Type == v1.ServiceTypeLoadBalancer && svc.Spec.HealthCheckNodePort != 0 {
+	if res.NoLocalExternal > 0 {
+		why := noteExternalLocal + someOf(res.NoLocalExternal, external) + ": by design hnsproxy programs none of its node-port, external-IP or load-balancer-ingress load balancers here, so traffic for them arriving here is dropped"
+		if svc := v.services[n]; svc != nil && svc.Spec.Type == v1.ServiceTypeLoadBalancer && svc.Spec.HealthCheckNodePort != 0 && !external {
 			why += fmt.Sprintf("; its health-check node port %d answers 503 here, so a cloud load balancer sends none", svc.Spec.HealthCheckNodePort)
 		}
 		out = append(out, why)
 	}
 	return out
+}
+
+// someOf says how many of the Service's ports a note is about when others
+// of the same policy have their load balancers here (some), and nothing
+// when it is about all of them. Ports are counted per IP family, as the
+// desired state counts them.
+func someOf(ports int, some bool) string {
+	if !some {
+		return ""
+	}
+	if ports == 1 {
+		return " for 1 of its ports (in one IP family)"
+	}
+	return fmt.Sprintf(" for %d of its ports (counted per IP family)", ports)
 }
 
 // localPolicyNote is the note of localPolicyAbsent a frontend of role meets.

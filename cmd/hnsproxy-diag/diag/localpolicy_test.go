@@ -87,3 +87,47 @@ func TestLocalPoliciesWithoutALocalEndpointAreExplained(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalPolicyWithoutALocalEndpointOnOnePortIsExplained: a local pod
+// that does not name the Service's second target port is in the
+// EndpointSlice controller's slice of the first port only, so with
+// internalTrafficPolicy Local the first port has its cluster-IP load
+// balancer here and the second none. The note says so for the one port,
+// where the first port's load balancer used to hide it, and a trace to
+// the second port names the policy.
+func TestLocalPolicyWithoutALocalEndpointOnOnePortIsExplained(t *testing.T) {
+	itp := v1.ServiceInternalTrafficPolicyLocal
+	more := localPolicyService("metrics", "10.96.0.43", "10.244.2.43", func(s *v1.Service) {
+		s.Spec.InternalTrafficPolicy = &itp
+		s.Spec.Ports = append(s.Spec.Ports, v1.ServicePort{Name: "metrics", Protocol: v1.ProtocolTCP, Port: 9090, TargetPort: intstr.FromString("metrics")})
+	})
+	remote := more[1].(*discoveryv1.EndpointSlice)
+	remote.Ports = append(remote.Ports, discoveryv1.EndpointPort{Name: ptr.To("metrics"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To(int32(9090))})
+	local := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "web", Name: "metrics-2", Labels: map[string]string{discoveryv1.LabelServiceName: "metrics"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To(int32(8080))}},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{webA}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			NodeName: ptr.To(self), TargetRef: &v1.ObjectReference{Kind: "Pod", Namespace: "web", Name: "web-a"}}},
+	}
+	in := newFixtureWith(t, sim.Echo{}, append(more, local)...).read()
+	notes := Diagnose(in).Notes
+	want := "web/metrics: internalTrafficPolicy Local and no ready endpoint on this node for 1 of its ports (in one IP family)"
+	if !hasLine(notes, want) {
+		t.Errorf("no note %q in %q", want, notes)
+	}
+	tr, err := Trace(in, mustPacket(t, client+":40000", "10.96.0.43:9090", "tcp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.LoadBalancer != nil || !hasLine(tr.Notes, "ClusterIP frontend of web/metrics:metrics: internalTrafficPolicy Local") {
+		t.Errorf("to the port without a local endpoint: want no load balancer and the policy's note: %s %q", tr.Summary, tr.Notes)
+	}
+	tr, err = Trace(in, mustPacket(t, client+":40000", "10.96.0.43:80", "tcp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.LoadBalancer == nil {
+		t.Errorf("to the port with a local endpoint: want its load balancer: %s %q", tr.Summary, tr.Notes)
+	}
+}
