@@ -63,9 +63,10 @@ func (r *Reconciler) resolveUncertainLB(e *lbEntry) error {
 		return nil
 	}
 	_, owned := r.ownedLBs[found.ID]
+	echo, found := found, r.distributionUnechoed(found, e.uncertain)
 	switch {
 	case r.unchanged(e.uncertain, found):
-		r.setRealized(e, found.ID, e.uncertain, found)
+		r.setRealized(e, found.ID, e.uncertain, echo)
 	case !owned && (madeLessDropped(found, e.uncertain) || r.mayTakeForeign(e.desired)):
 		// Its create's, less backends whose endpoints were deleted since
 		// (left unclaimed on a tenant's frontend, nothing would ever delete
@@ -75,6 +76,27 @@ func (r *Reconciler) resolveUncertainLB(e *lbEntry) error {
 	}
 	e.uncertain = nil
 	return nil
+}
+
+// distributionUnechoed is found, listed on the frontend of a create of
+// sent whose reply was lost, read with sent's distribution where HNS
+// answered none (docs/simulator.md, echo drop-distribution): no public
+// capture shows HNS answering a sticky load balancer, and read as listed,
+// the lost create's own sticky load balancer was left on a tenant's
+// frontend as another agent's for good (found by the fault soak, seed
+// 48213). One of hnsproxy's that HNS reported deleted and kept
+// (microsoft/Windows-Containers#631: the old, non-sticky one, where
+// affinity was turned on) is read as listed, never taken for the new one.
+func (r *Reconciler) distributionUnechoed(found, sent *hnslb.LoadBalancer) *hnslb.LoadBalancer {
+	if len(found.PortMappings) != 1 || len(sent.PortMappings) != 1 || r.unconfirmed.has(found.ID) ||
+		found.PortMappings[0].DistributionType != hnslb.DistributionNone ||
+		sent.PortMappings[0].DistributionType == hnslb.DistributionNone {
+		return found
+	}
+	read := *found
+	read.PortMappings = []hnslb.PortMapping{found.PortMappings[0]}
+	read.PortMappings[0].DistributionType = sent.PortMappings[0].DistributionType
+	return &read
 }
 
 // syncLB creates or updates a desired load balancer.

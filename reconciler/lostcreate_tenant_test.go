@@ -1,0 +1,171 @@
+package reconciler
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// lostCreateCase is one way a create's reply is lost: the error HNS
+// answered while applying it, the frontend's origin, whether the load
+// balancer is sticky, and how HNS echoes it.
+type lostCreateCase struct {
+	code   hnslb.ErrorCode
+	origin intent.Origin
+	sticky bool
+	echo   sim.Echo
+}
+
+func (c lostCreateCase) String() string {
+	return fmt.Sprintf("%#x/%v/sticky=%v/dropDistribution=%v", uint32(c.code), c.origin, c.sticky, c.echo.DropDistribution)
+}
+
+// lostCreateCases are every combination: HNS down (manager stopped, RPC
+// server unavailable) or timing out, a tenant's frontend or a cluster IP,
+// sticky or not, an exact echo or one without distributions.
+func lostCreateCases() []lostCreateCase {
+	var out []lostCreateCase
+	for _, code := range []hnslb.ErrorCode{hnslb.CodeManagerStopped, hnslb.CodeRPCServerUnavailable, hnslb.CodeTimeout} {
+		for _, origin := range []intent.Origin{intent.OriginExternalIP, intent.OriginClusterIP} {
+			for _, sticky := range []bool{false, true} {
+				for _, echo := range []sim.Echo{{}, {DropDistribution: true}} {
+					out = append(out, lostCreateCase{code, origin, sticky, echo})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// lostCreates makes three load balancers of c in one Sync, which HNS
+// applies while answering each with c's error; made are the IDs HNS gave
+// them.
+func lostCreates(t *testing.T, c lostCreateCase) (e *env, r *Reconciler, want []intent.LB, made map[intent.LBKey]string) {
+	t.Helper()
+	e = newEnv(t, sim.ProfileWS2022)
+	e.hns.SetEcho(c.echo)
+	r = e.started()
+	for i := range 3 {
+		ip := fmt.Sprintf("10.244.1.%d", 10+i)
+		d := lb(fmt.Sprintf("203.0.113.%d", 10+i), 91, loc(ip))
+		d.Origin = c.origin
+		if c.sticky {
+			d.Distribution = hnslb.DistributionSourceIP
+		}
+		e.local(ip)
+		want = append(want, d)
+	}
+	upsert(r, want...)
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1}, Committed: 1, Errors: []hnslb.ErrorCode{c.code}})
+	for i := 0; e.counters().Count(sim.OpCreateLoadBalancer) == 0; i++ {
+		if i > 10 {
+			t.Fatal("no create tried")
+		}
+		if r.Sync(ctx).ListingWanted {
+			if err := r.Lookup(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e.hns.SetFaults(sim.Faults{})
+	made = map[intent.LBKey]string{}
+	for _, d := range want {
+		if got := e.hnsLB(d.Key); got != nil {
+			made[d.Key] = got.ID
+		}
+	}
+	if len(made) != len(want) {
+		t.Fatalf("HNS applied %d of %d creates", len(made), len(want))
+	}
+	return e, r, want, made
+}
+
+// TestALostCreateIsClaimedWhateverHNSAnswers: a create HNS applied while
+// answering that it was down or timing out is found and claimed as
+// hnsproxy's, on a tenant's frontend too, in a batch, sticky or not, under
+// an exact echo and one without distributions: it ends realized with the ID
+// HNS gave it, a drift repair after it writes nothing, and nothing is left
+// on the frontend as another agent's. Found by the fault soak (seed 48213):
+// where HNS answers no distribution, a sticky load balancer's lost create
+// was read as another's, so its Service's external IP stayed blocked by
+// hnsproxy's own load balancer ("ForeignLoadBalancerConflict") for good.
+func TestALostCreateIsClaimedWhateverHNSAnswers(t *testing.T) {
+	for _, c := range lostCreateCases() {
+		t.Run(c.String(), func(t *testing.T) {
+			e, r, want, made := lostCreates(t, c)
+			e.converge(r)
+			e.hns.ResetCounters()
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.converge(r)
+			if w := e.counters().Writes(); w != 0 {
+				t.Errorf("the repair after the claim wrote %d times", w)
+			}
+			e.assertRealized(want)
+			for _, d := range want {
+				if st := statusOf(r, d.Key); st.State != StateDone || st.RealizedID != made[d.Key] {
+					t.Errorf("%s: %+v, want done on the applied create's %s", d.Key, st, made[d.Key])
+				}
+			}
+		})
+	}
+}
+
+// TestALostCreateOfAServiceGoneMeanwhileIsDeleted: the Service is deleted
+// before a listing tells whether its lost creates were made: the load
+// balancers HNS made are found and deleted, none left behind (the soak,
+// seed 48213: a sticky one on a cluster IP stayed).
+func TestALostCreateOfAServiceGoneMeanwhileIsDeleted(t *testing.T) {
+	for _, c := range lostCreateCases() {
+		t.Run(c.String(), func(t *testing.T) {
+			e, r, want, _ := lostCreates(t, c)
+			var keys []intent.LBKey
+			for _, d := range want {
+				keys = append(keys, d.Key)
+			}
+			remove(r, keys...)
+			e.converge(r)
+			e.assertRealized(nil)
+		})
+	}
+}
+
+// TestALostStickyCreateIsNotTheKeptOldOne: affinity turned on where HNS
+// cannot modify is a delete and a create; HNS reports the delete done and
+// keeps the old load balancer (microsoft/Windows-Containers#631), and
+// answers the create that it is down without making it. Listed without
+// distributions, the old one on the frontend looks like the new one, but
+// it is one hnsproxy deleted: not taken for the lost create, it is deleted
+// again and the sticky one made.
+func TestALostStickyCreateIsNotTheKeptOldOne(t *testing.T) {
+	e, r, _ := keptEnv(t)
+	e.hns.SetEcho(sim.Echo{DropDistribution: true})
+	plain := externalLB("203.0.113.5", 80, loc("10.244.1.10"), loc("10.244.1.11"))
+	upsert(r, plain)
+	e.converge(r)
+	old := e.hnsLB(plain.Key).ID
+
+	sticky := plain
+	sticky.Distribution = hnslb.DistributionSourceIP
+	e.hns.SetFaults(sim.Faults{KeptOnDelete: 1, ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeManagerStopped}})
+	upsert(r, sticky)
+	r.Sync(ctx)
+	e.hns.SetFaults(sim.Faults{})
+	e.converge(r)
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(r)
+
+	got := e.hnsLB(sticky.Key)
+	if got == nil || got.ID == old || got.PortMappings[0].DistributionType != hnslb.DistributionSourceIP {
+		t.Errorf("HNS holds %+v on the frontend, want a new sticky load balancer in place of %s", got, old)
+	}
+	if e.hasObject(old) {
+		t.Errorf("the kept load balancer %s is still in HNS", old)
+	}
+}
