@@ -111,8 +111,12 @@ func (b *serviceBuilder) families() bool {
 		}
 		text := canonical(s, ip)
 		b.r.ClusterIPs = append(b.r.ClusterIPs, text)
-		if why := b.familyUnsupported(fam); why != "" {
-			b.problem(warn(ReasonIPFamilyUnsupported, "cluster IP %s not served on this node: %s", ip, why).
+		if why, carried := b.familyUnsupported(fam); why != "" {
+			kind := warn
+			if !carried {
+				kind = note
+			}
+			b.problem(kind(ReasonIPFamilyUnsupported, "cluster IP %s not served on this node: %s", ip, why).
 				because("IPv%d cluster IPs are not served on this node: %s", fam, why))
 			b.clusterIPs.put(fam, netip.Addr{}) // known family, not served
 			continue
@@ -138,17 +142,24 @@ func (b *serviceBuilder) families() bool {
 	return b.nodeIP.any()
 }
 
-func (b *serviceBuilder) familyUnsupported(fam intent.IPFamily) string {
+// familyUnsupported says why this node does not serve fam's cluster IPs
+// ("" if it does), and whether its network carries fam at all. Overlay
+// (Flannel's and Calico's VXLAN) and HNS without IPv6 carry no IPv6: the
+// node's pods have no IPv6 address to reach such a cluster IP with, and
+// the node is single-stack in a dual-stack cluster, as upstream supports
+// dual-stack Windows nodes on l2bridge only. Only a family the network
+// carries but the node has no address of is something to fix (--node-ip).
+func (b *serviceBuilder) familyUnsupported(fam intent.IPFamily) (why string, carried bool) {
 	switch {
+	case fam == intent.IPv6 && !b.cfg.Features.IPv6DualStack:
+		return "HNS " + b.cfg.Features.Version.String() + " does not support IPv6", false
+	case fam == intent.IPv6 && b.cfg.Mode == Overlay:
+		return "overlay networks do not support IPv6", false
 	case !b.cfg.NodeIPs[fam].IsValid() && b.cfg.Mode == Overlay:
 		// Overlay needs it: the provider address of remote endpoints.
-		return "the node has no IPv" + strconv.Itoa(int(fam)) + " address"
-	case fam == intent.IPv6 && !b.cfg.Features.IPv6DualStack:
-		return "HNS " + b.cfg.Features.Version.String() + " does not support IPv6"
-	case fam == intent.IPv6 && b.cfg.Mode == Overlay:
-		return "overlay networks do not support IPv6"
+		return "the node has no IPv" + strconv.Itoa(int(fam)) + " address", true
 	}
-	return ""
+	return "", true
 }
 
 // served reports whether the Service has a cluster IP this node serves in fam.
