@@ -59,9 +59,9 @@ type NodeCauseKind struct {
 }
 
 // servicesByKind counts the Services each kind of node cause affects now
-// (a Service with two causes of one kind, IPv6 cluster IPs and IPv6 node
-// ports not served, counts once), and 0 for each kind counted before and
-// now ended. Unlike the Node's event, raised once, it holds while the
+// (a Service with two causes of one kind, overlay backends on other nodes
+// and on no node in no remote subnet, counts once), and 0 for each kind
+// counted before and now ended. Unlike the Node's event, raised once, it holds while the
 // cause lasts: the lasting signal an alert can read.
 func (c *nodeCauses) servicesByKind() map[NodeCauseKind]int {
 	out := make(map[NodeCauseKind]int, len(c.counted))
@@ -186,7 +186,9 @@ func (e nodeCauseEvent) note() string {
 // reason share one event: client-go's events.k8s.io broadcaster folds a
 // second event of the Node's with the same reason, type and action into a
 // series of the first, whose note the API keeps, so a second note would
-// be lost (IPv6 cluster IPs and IPv6 node ports not served, say).
+// be lost (ProviderAddressUnknown's backends on other nodes and on no
+// node, say; an IPv6 cluster IP not served never comes with IPv6 node
+// ports not served, which are looked at only where it is).
 func (p *Proxier) reportNodeCauses() {
 	due := p.nodeCauses.due()
 	for i := 0; i < len(due); {
