@@ -133,39 +133,3 @@ func TestALostCreateOfAServiceGoneMeanwhileIsDeleted(t *testing.T) {
 		})
 	}
 }
-
-// TestALostStickyCreateIsNotTheKeptOldOne: affinity turned on where HNS
-// cannot modify is a delete and a create; HNS reports the delete done and
-// keeps the old load balancer (microsoft/Windows-Containers#631), and
-// answers the create that it is down without making it. Listed without
-// distributions, the old one on the frontend looks like the new one, but
-// it is one hnsproxy deleted: not taken for the lost create, it is deleted
-// again and the sticky one made.
-func TestALostStickyCreateIsNotTheKeptOldOne(t *testing.T) {
-	e, r, _ := keptEnv(t)
-	e.hns.SetEcho(sim.Echo{DropDistribution: true})
-	plain := externalLB("203.0.113.5", 80, loc("10.244.1.10"), loc("10.244.1.11"))
-	upsert(r, plain)
-	e.converge(r)
-	old := e.hnsLB(plain.Key).ID
-
-	sticky := plain
-	sticky.Distribution = hnslb.DistributionSourceIP
-	e.hns.SetFaults(sim.Faults{KeptOnDelete: 1, ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeManagerStopped}})
-	upsert(r, sticky)
-	r.Sync(ctx)
-	e.hns.SetFaults(sim.Faults{})
-	e.converge(r)
-	if err := r.Repair(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.converge(r)
-
-	got := e.hnsLB(sticky.Key)
-	if got == nil || got.ID == old || got.PortMappings[0].DistributionType != hnslb.DistributionSourceIP {
-		t.Errorf("HNS holds %+v on the frontend, want a new sticky load balancer in place of %s", got, old)
-	}
-	if e.hasObject(old) {
-		t.Errorf("the kept load balancer %s is still in HNS", old)
-	}
-}
