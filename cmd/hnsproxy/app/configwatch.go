@@ -8,42 +8,72 @@ import (
 	"time"
 )
 
-// configPoll is how often the config file is checked for changes.
-const configPoll = 10 * time.Second
-
-// configWatcher notices a change of the config file's content. kube-proxy
-// exits on such a change and its DaemonSet restarts it with the new
-// configuration (how a ConfigMap update takes effect); hnsproxy does the same.
+// configWatcher ends the daemon once its --config file holds other bytes than
+// the configuration was decoded from, so that the DaemonSet (or the SCM's
+// recovery action) starts it again with the new file.
+//
+// It reads the file by its path every configPoll where kube-proxy watches
+// it with fsnotify and exits on a write or rename of it. A ConfigMap
+// volume's file is a link through ..data, which kubelet's atomic writer
+// swaps (on Windows it removes ..data, then links it again): the old file
+// is removed, never written, and on Windows fsnotify sees only ..data
+// change, so kube-proxy's watch misses a ConfigMap edit, while a read of
+// the path follows the swap. Comparing bytes also
+// means a file rewritten with the same content restarts nothing.
 type configWatcher struct {
 	path string
-	// loaded is what the configuration was decoded from: the watch starts
-	// only once HNS and its network are there, and a change made before
-	// must stop the daemon too.
+	// loaded is what the configuration was decoded from, so that a change
+	// made before the watch starts stops the daemon too.
 	loaded []byte
+	// seen is the other content the last read found. A change counts once
+	// two reads in a row find it: one read can meet a file being written
+	// in place, cut short, even when the bytes written are the same.
+	seen []byte
 }
+
+// configPoll is how often the --config file is read. kubelet brings a
+// ConfigMap edit into the pod's volume a minute or so after it is made, so
+// ten seconds add little; a variable so that tests need not wait them.
+var configPoll = 10 * time.Second
 
 // newConfigWatcher watches path for content other than loaded.
 func newConfigWatcher(path string, loaded []byte) *configWatcher {
 	return &configWatcher{path: path, loaded: loaded}
 }
 
-// wait returns an error once the content differs, or nil when ctx ends.
-func (w *configWatcher) wait(ctx context.Context, every time.Duration) error {
-	ticker := time.NewTicker(every)
-	defer ticker.Stop()
+// wait reads the file at each tick and returns an error once two reads in a
+// row found the same content other than loaded, or nil when ctx ends.
+func (w *configWatcher) wait(ctx context.Context, ticks <-chan time.Time) error {
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-ticker.C:
+		case <-ticks:
 		}
 		now, err := os.ReadFile(w.path)
-		if err != nil {
-			// Mid-update ConfigMap volumes swap a symlink; read again next time.
-			continue
-		}
-		if !bytes.Equal(now, w.loaded) {
+		switch {
+		case err != nil:
+			// Between kubelet's removal of ..data and its new link (Windows)
+			// the path resolves to nothing; read again at the next tick.
+			w.seen = nil
+		case bytes.Equal(now, w.loaded):
+			w.seen = nil
+		case w.seen == nil || !bytes.Equal(now, w.seen):
+			w.seen = now
+		default:
 			return fmt.Errorf("content of the configuration file %s was updated; exiting so that the new configuration applies", w.path)
+		}
+	}
+}
+
+// watchConfigFile runs w until ctx ends, sending its error to fatal.
+func watchConfigFile(ctx context.Context, w *configWatcher, fatal chan<- error) {
+	ticker := time.NewTicker(configPoll)
+	defer ticker.Stop()
+	if err := w.wait(ctx, ticker.C); err != nil {
+		select {
+		case fatal <- err:
+		case <-ctx.Done():
 		}
 	}
 }

@@ -124,9 +124,17 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 		return newObserver(cfg.ClusterCIDRs, deps.Health, deps.ServiceHealth, statuses, reporter)
 	}
 
+	if cfg.ConfigFile != "" {
+		// Watched from before the wait for HNS and its network: an edit
+		// that fixes the network's name restarts hnsproxy at once, not
+		// when --hns-network-timeout ends the wait.
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go watchConfigFile(watchCtx, newConfigWatcher(cfg.ConfigFile, cfg.ConfigFileContent), fatal)
+	}
 	// The wait for the HNS network too ends on a fatal error: a server
-	// that cannot listen under --bind-address-hard-fail stops hnsproxy at
-	// once, not --hns-network-timeout later.
+	// that cannot listen under --bind-address-hard-fail, or a changed
+	// config file, stops hnsproxy at once, not --hns-network-timeout later.
 	return runUntilFatal(ctx, fatal, func(ctx context.Context) error {
 		if err := connectHNS(ctx, cfg, deps, hns); err != nil {
 			return err
@@ -138,15 +146,6 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 			defer deps.ServiceHealth.Close()
 		}
 		reporter.Starting()
-
-		if cfg.ConfigFile != "" {
-			w := newConfigWatcher(cfg.ConfigFile, cfg.ConfigFileContent)
-			go func() {
-				if err := w.wait(ctx, configPoll); err != nil {
-					fatal <- err
-				}
-			}()
-		}
 		return runProxier(ctx, cfg, deps)
 	})
 }
