@@ -64,6 +64,10 @@ const (
 	// ReasonOSBugWorkaround: this node's Windows build has a known dataplane
 	// bug and hnsproxy programs HNS around it (or was told not to).
 	ReasonOSBugWorkaround = "OSBugWorkaround"
+	// ReasonConfigFileRejected: the --config file changed to a
+	// configuration hnsproxy would not start with; it runs on with the one
+	// it started with.
+	ReasonConfigFileRejected = "ConfigFileRejected"
 )
 
 // Actions (the events/v1 "action" field).
@@ -72,6 +76,7 @@ const (
 	ActionStart = "StartKubeProxy" // kube-proxy's action on its start events
 	ActionCheck = "CheckHNS"
 	ActionSave  = "SaveState"
+	ActionRead  = "ReadConfig"
 )
 
 // NewBroadcaster returns an events.k8s.io/v1 broadcaster writing through client.
@@ -206,4 +211,12 @@ func (r *Reporter) StateFileWriteFailed(err error) {
 // OSBugWorkaround: the node's Windows build has bug; what says what hnsproxy does about it.
 func (r *Reporter) OSBugWorkaround(bug, what string) {
 	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, ReasonOSBugWorkaround, ActionCheck, "Windows build has known bug %s: %s", bug, what)
+}
+
+// ConfigFileRejected: the --config file at path now holds a configuration
+// hnsproxy would not start with (err); it runs on with the one it started
+// with rather than exit into a restart that fails.
+func (r *Reporter) ConfigFileRejected(path string, err error) {
+	r.rec.Eventf(NodeRef(r.nodeName), nil, v1.EventTypeWarning, ReasonConfigFileRejected, ActionRead,
+		"the configuration file %s changed, but hnsproxy would not start with it; it runs on with the configuration it started with and restarts once the file is fixed: %v", path, err)
 }

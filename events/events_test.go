@@ -93,8 +93,9 @@ func TestNodeEvents(t *testing.T) {
 	r.FeatureUnavailable("DSR", "needs HNS >= 10.2, have 9.1")
 	r.ServerFailed(ReasonFailedToStartMetricServer, errors.New("listen tcp 127.0.0.1:10249: address already in use"))
 	r.StateFileWriteFailed(errors.New("state file C:\\state.json: no space left on device"))
+	r.ConfigFileRejected(`C:\config.conf`, errors.New("yaml: line 8: did not find expected ',' or '}'"))
 	seen := map[string]eventsv1.Event{}
-	for _, ev := range wait(metav1.NamespaceDefault, 4) {
+	for _, ev := range wait(metav1.NamespaceDefault, 5) {
 		seen[ev.Reason] = ev
 		if ev.Regarding.Kind != "Node" || ev.Regarding.Name != "win-1" {
 			t.Errorf("%s regards %+v", ev.Reason, ev.Regarding)
@@ -114,6 +115,11 @@ func TestNodeEvents(t *testing.T) {
 	if ev := seen[ReasonStateFileWriteFailed]; ev.Type != v1.EventTypeWarning || !strings.Contains(ev.Note, "no space left on device") ||
 		!strings.Contains(ev.Note, "new load balancers and remote endpoints wait") {
 		t.Errorf("state file event = %+v", ev)
+	}
+	// It says the node runs on with its old configuration, not that it stopped.
+	if ev := seen[ReasonConfigFileRejected]; ev.Type != v1.EventTypeWarning || !strings.Contains(ev.Note, `C:\config.conf`) ||
+		!strings.Contains(ev.Note, "runs on with the configuration it started with") || !strings.Contains(ev.Note, "did not find expected") {
+		t.Errorf("config file event = %+v", ev)
 	}
 }
 

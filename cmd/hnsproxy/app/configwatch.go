@@ -10,7 +10,11 @@ import (
 
 // configWatcher ends the daemon once its --config file holds other bytes than
 // the configuration was decoded from, so that the DaemonSet (or the SCM's
-// recovery action) starts it again with the new file.
+// recovery action) starts it again with the new file. A file the restart
+// would refuse (broken YAML, a value out of range) does not end it: it is
+// reported once and the daemon runs on with what it has, where exiting
+// would leave every node of a shared ConfigMap crash-looping with Service
+// changes unprogrammed and its health check down.
 //
 // It reads the file by its path every configPoll where kube-proxy watches
 // it with fsnotify and exits on a write or rename of it. A ConfigMap
@@ -18,8 +22,8 @@ import (
 // swaps (on Windows it removes ..data, then links it again): the old file
 // is removed, never written, and on Windows fsnotify sees only ..data
 // change, so kube-proxy's watch misses a ConfigMap edit, while a read of
-// the path follows the swap. Comparing bytes also
-// means a file rewritten with the same content restarts nothing.
+// the path follows the swap. Comparing bytes also means a file rewritten
+// with the same content restarts nothing.
 type configWatcher struct {
 	path string
 	// loaded is what the configuration was decoded from, so that a change
@@ -29,6 +33,12 @@ type configWatcher struct {
 	// two reads in a row find it: one read can meet a file being written
 	// in place, cut short, even when the bytes written are the same.
 	seen []byte
+	// check says whether a restart would start with the file as it now is
+	// (options.Config.Recomplete); nil takes every change.
+	check func() error
+	// rejected is told of a change check refused, once per content.
+	rejected func(error)
+	refused  []byte
 }
 
 // configPoll is how often the --config file is read. kubelet brings a
@@ -36,13 +46,15 @@ type configWatcher struct {
 // ten seconds add little; a variable so that tests need not wait them.
 var configPoll = 10 * time.Second
 
-// newConfigWatcher watches path for content other than loaded.
-func newConfigWatcher(path string, loaded []byte) *configWatcher {
-	return &configWatcher{path: path, loaded: loaded}
+// newConfigWatcher watches path for content other than loaded that check
+// accepts, telling rejected of content it refuses.
+func newConfigWatcher(path string, loaded []byte, check func() error, rejected func(error)) *configWatcher {
+	return &configWatcher{path: path, loaded: loaded, check: check, rejected: rejected}
 }
 
 // wait reads the file at each tick and returns an error once two reads in a
-// row found the same content other than loaded, or nil when ctx ends.
+// row found the same content other than loaded and check accepts it, or
+// nil when ctx ends.
 func (w *configWatcher) wait(ctx context.Context, ticks <-chan time.Time) error {
 	for {
 		select {
@@ -57,13 +69,29 @@ func (w *configWatcher) wait(ctx context.Context, ticks <-chan time.Time) error 
 			// the path resolves to nothing; read again at the next tick.
 			w.seen = nil
 		case bytes.Equal(now, w.loaded):
-			w.seen = nil
+			w.seen, w.refused = nil, nil
 		case w.seen == nil || !bytes.Equal(now, w.seen):
 			w.seen = now
+		case w.refused != nil && bytes.Equal(now, w.refused):
+			// Reported already.
+		case w.check != nil && w.refuse(now):
+			// Reported now; the daemon runs on.
 		default:
 			return fmt.Errorf("content of the configuration file %s was updated; exiting so that the new configuration applies", w.path)
 		}
 	}
+}
+
+// refuse reports whether check refuses the file's content now, telling
+// rejected if so.
+func (w *configWatcher) refuse(now []byte) bool {
+	err := w.check()
+	if err == nil {
+		return false
+	}
+	w.refused = now
+	w.rejected(err)
+	return true
 }
 
 // watchConfigFile runs w until ctx ends, sending its error to fatal.

@@ -152,7 +152,7 @@ func TestConfigFileChangesThatStopTheDaemon(t *testing.T) {
 			} else {
 				path = configMapVolume(t, dir, configV1)
 			}
-			p := startWatcher(t, newConfigWatcher(path, []byte(configV1)))
+			p := startWatcher(t, newConfigWatcher(path, []byte(configV1), nil, nil))
 			if stopped, err := p.poll(); stopped {
 				t.Fatalf("the untouched file stopped the daemon: %v", err)
 			}
@@ -181,7 +181,7 @@ func TestConfigFileChangedBeforeTheWatchStartsStopsTheDaemon(t *testing.T) {
 	mustDo(t, os.WriteFile(path, []byte(configV1), 0o600))
 	cfg := parseConfig(t, "--config="+path, "--hostname-override=win-1")
 	mustDo(t, os.WriteFile(path, []byte(configV2), 0o600))
-	p := startWatcher(t, newConfigWatcher(cfg.ConfigFile, cfg.ConfigFileContent))
+	p := startWatcher(t, newConfigWatcher(cfg.ConfigFile, cfg.ConfigFileContent, cfg.Recomplete, func(err error) { t.Errorf("rejected: %v", err) }))
 	if stopped, err := p.poll(); !stopped || !strings.Contains(err.Error(), "was updated") {
 		t.Errorf("wait = %v, %v; the file changed after the configuration was read and the daemon runs on with the old one", stopped, err)
 	}
@@ -192,9 +192,7 @@ func TestConfigFileChangedBeforeTheWatchStartsStopsTheDaemon(t *testing.T) {
 // rather than at --hns-network-timeout. The test's deadline only keeps a
 // regression from hanging.
 func TestConfigFileChangedWhileWaitingForTheNetworkStopsTheDaemon(t *testing.T) {
-	saved := configPoll
-	configPoll = time.Millisecond
-	t.Cleanup(func() { configPoll = saved })
+	pollConfigOften(t)
 	const head = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n" +
 		"healthzBindAddress: 127.0.0.1:0\nmetricsBindAddress: \"\"\n"
 	path := filepath.Join(t.TempDir(), "config.conf")
@@ -210,4 +208,12 @@ func TestConfigFileChangedWhileWaitingForTheNetworkStopsTheDaemon(t *testing.T) 
 	if err == nil || !strings.Contains(err.Error(), "was updated") {
 		t.Fatalf("run = %v, want the config file's change while it waited for the network", err)
 	}
+}
+
+// pollConfigOften has the daemons the test runs read their config file
+// every millisecond.
+func pollConfigOften(t *testing.T) {
+	saved := configPoll
+	configPoll = time.Millisecond
+	t.Cleanup(func() { configPoll = saved })
 }

@@ -6,5 +6,6 @@
 // hands everything to runProxier (proxier.go), the one place that builds and
 // runs the sync loop. It also owns how a run starts and stops (service.go:
 // signals, or the Windows Service Control Manager with --windows-service)
-// and --cleanup (cleanup.go).
+// and --cleanup (cleanup.go), and it exits to be restarted when its --config
+// file changes (configwatch.go).
 package app

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,6 +42,16 @@ func freePort(t *testing.T) string {
 
 func parseConfig(t *testing.T, args ...string) *options.Config {
 	t.Helper()
+	cfg, err := completeConfig(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// completeConfig completes args as the command does: the configuration a
+// start would run with, or the error it would end on.
+func completeConfig(args ...string) (*options.Config, error) {
 	o := options.NewOptions()
 	var fss cliflag.NamedFlagSets
 	o.AddFlags(&fss)
@@ -49,13 +60,10 @@ func parseConfig(t *testing.T, args ...string) *options.Config {
 		fs.AddFlagSet(fss.FlagSets[n])
 	}
 	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	cfg, _, err := o.Complete(fs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	return cfg, err
 }
 
 func httpGet(t *testing.T, url string) (int, string) {
@@ -191,6 +199,13 @@ func wireWinOne(t *testing.T, hns *sim.HNS) *hnslb.Network {
 // backends and returns that load balancer; the daemon must not stop first.
 func waitForWeb(ctx context.Context, t *testing.T, hns *sim.HNS, done <-chan error) hnslb.LoadBalancer {
 	t.Helper()
+	return waitForVIP(ctx, t, hns, done, "10.96.0.10")
+}
+
+// waitForVIP waits until hns balances vip to two backends and returns that
+// load balancer; the daemon must not stop first.
+func waitForVIP(ctx context.Context, t *testing.T, hns *sim.HNS, done <-chan error, vip string) hnslb.LoadBalancer {
+	t.Helper()
 	var lb hnslb.LoadBalancer
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		select {
@@ -203,7 +218,7 @@ func waitForWeb(ctx context.Context, t *testing.T, hns *sim.HNS, done <-chan err
 			return false, err
 		}
 		for _, l := range lbs {
-			if len(l.FrontendVIPs) == 1 && l.FrontendVIPs[0] == "10.96.0.10" && len(l.HostComputeEndpoints) == 2 {
+			if len(l.FrontendVIPs) == 1 && l.FrontendVIPs[0] == vip && len(l.HostComputeEndpoints) == 2 {
 				lb = l
 				return true, nil
 			}
@@ -211,7 +226,12 @@ func waitForWeb(ctx context.Context, t *testing.T, hns *sim.HNS, done <-chan err
 		return false, nil
 	})
 	if err != nil {
-		t.Fatalf("no load balancer for 10.96.0.10 with two backends: %v", err)
+		t.Fatalf("no load balancer for %s with two backends: %v", vip, err)
 	}
 	return lb
+}
+
+// hasLB reports whether lbs holds the load balancer id.
+func hasLB(lbs []hnslb.LoadBalancer, id string) bool {
+	return slices.ContainsFunc(lbs, func(l hnslb.LoadBalancer) bool { return l.ID == id })
 }

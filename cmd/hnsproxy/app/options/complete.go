@@ -134,6 +134,10 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 	if err := Validate(cfg); err != nil {
 		return nil, warnings, err
 	}
+	cfg.Recomplete = func() error {
+		_, _, err := o.Complete(fs)
+		return err
+	}
 	return cfg, warnings, nil
 }
 

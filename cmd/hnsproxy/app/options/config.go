@@ -86,14 +86,18 @@ type Config struct {
 	HeapFloor resource.Quantity
 
 	// ConfigFile is --config ("" when the flags are the configuration),
-	// resolved (sandbox.go); the daemon exits when its content changes, as
-	// kube-proxy does.
+	// resolved (sandbox.go); the daemon exits when its content changes to
+	// a configuration it would start with.
 	ConfigFile string
 	// ConfigFileContent is the bytes of ConfigFile that Source was decoded
 	// from. The daemon compares the file with them, not with what it holds
 	// when the watch starts (once HNS and its network are there, minutes
 	// later at worst), so that no change after the read goes unnoticed.
 	ConfigFileContent []byte
+	// Recomplete completes the same command line again, with the --config
+	// file as it is now: nil if a restart would start, else its error. The
+	// daemon asks before it exits on a changed file.
+	Recomplete func() error
 	// WriteConfigTo is --write-config-to: write Source there and exit
 	// instead of running. It needs no network name, as in kube-proxy,
 	// whose validation has no winkernel check.
