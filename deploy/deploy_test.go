@@ -221,6 +221,11 @@ func checkHostProcessPaths(t *testing.T, pod v1.PodSpec, kubeconfigPath, kubecon
 		for _, v := range pod.Volumes {
 			if v.Name == m.Name && v.ConfigMap != nil {
 				configMount = m.MountPath
+				// kubelet never updates a ConfigMap mounted by subPath: an
+				// edit would not reach the file hnsproxy watches.
+				if m.SubPath != "" || m.SubPathExpr != "" {
+					t.Errorf("the ConfigMap %s is mounted by subPath %q, which kubelet does not update", v.ConfigMap.Name, m.SubPath+m.SubPathExpr)
+				}
 			}
 		}
 	}
