@@ -129,12 +129,17 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 		// that fixes the network's name restarts hnsproxy at once, not
 		// when --hns-network-timeout ends the wait.
 		watchCtx, stopWatch := context.WithCancel(ctx)
-		defer stopWatch()
+		watched := make(chan struct{})
+		// Ended before the event broadcaster is shut down: no report after it.
+		defer func() { stopWatch(); <-watched }()
 		w := newConfigWatcher(cfg.ConfigFile, cfg.ConfigFileContent, cfg.Recomplete, func(err error) {
 			logger.Error(err, "The configuration file changed to one hnsproxy would not start with; running on with the configuration it started with", "file", cfg.ConfigFile)
 			reporter.ConfigFileRejected(cfg.ConfigFile, err)
 		})
-		go watchConfigFile(watchCtx, w, fatal)
+		go func() {
+			defer close(watched)
+			watchConfigFile(watchCtx, w, fatal)
+		}()
 	}
 	// The wait for the HNS network too ends on a fatal error: a server
 	// that cannot listen under --bind-address-hard-fail, or a changed
