@@ -92,3 +92,5 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.3 // indirect
 )
+
+tool github.com/containernetworking/plugins/plugins/ipam/host-local
