@@ -86,9 +86,10 @@ func (r *Reconciler) resolveUncertainLB(e *lbEntry) error {
 // frontend as another agent's for good (found by the fault soak, seed
 // 48213). One of hnsproxy's that HNS reported deleted and kept
 // (microsoft/Windows-Containers#631: the old, non-sticky one, where
-// affinity was turned on) is read as listed, never taken for the new one.
+// affinity was turned on) is read as listed, never taken for the new one,
+// as is one it owns, which its baseline judges.
 func (r *Reconciler) distributionUnechoed(found, sent *hnslb.LoadBalancer) *hnslb.LoadBalancer {
-	if len(found.PortMappings) != 1 || len(sent.PortMappings) != 1 || r.unconfirmed.has(found.ID) ||
+	if len(found.PortMappings) != 1 || len(sent.PortMappings) != 1 || r.oursLB(found.ID) ||
 		found.PortMappings[0].DistributionType != hnslb.DistributionNone ||
 		sent.PortMappings[0].DistributionType == hnslb.DistributionNone {
 		return found
