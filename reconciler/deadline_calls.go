@@ -73,6 +73,7 @@ func (d *deadlines) createLoadBalancer(ctx context.Context, lb *hnslb.LoadBalanc
 func (d *deadlines) createEndpoint(ctx context.Context, networkID string, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
 	got, err := d.c.CreateEndpoint(ctx, networkID, e)
 	d.suspect.noteCreate(err)
+	canonicalEndpointAddresses(got)
 	if err == nil && (got == nil || got.ID == "") {
 		return nil, hnslb.NewError(hnslb.OpCreateEndpoint, hnslb.CodeTimeout, "HNS answered no endpoint for %s", e.IP())
 	}
@@ -111,7 +112,10 @@ func (d *deadlines) WalkLoadBalancers(ctx context.Context, fn func(*hnslb.LoadBa
 func (d *deadlines) WalkEndpointsOfNetwork(ctx context.Context, networkID string, fn func(*hnslb.Endpoint) error) error {
 	return guardWalk(d, ctx, hnslb.OpListEndpointsOfNetwork, func(ctx context.Context, fn func(*hnslb.Endpoint) error) error {
 		return hnslb.WalkEndpointsOfNetwork(ctx, d.c, networkID, fn)
-	}, fn)
+	}, func(ep *hnslb.Endpoint) error {
+		canonicalEndpointAddresses(ep)
+		return fn(ep)
+	})
 }
 
 // guardWalk is guard for a walk. Once it returns fn is neither running nor
@@ -167,19 +171,27 @@ func (d *deadlines) DeleteEndpoint(ctx context.Context, id string) error {
 
 func (d *deadlines) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {
 	return guard(d, ctx, hnslb.OpGetEndpoint, d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
-		return d.c.GetEndpointByID(ctx, id)
+		ep, err := d.c.GetEndpointByID(ctx, id)
+		canonicalEndpointAddresses(ep)
+		return ep, err
 	})
 }
 
 func (d *deadlines) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]hnslb.Endpoint, error) {
 	return guard(d, ctx, hnslb.OpListEndpointsOfNetwork, d.list, func(ctx context.Context) ([]hnslb.Endpoint, error) {
-		return d.c.ListEndpointsOfNetwork(ctx, networkID)
+		eps, err := d.c.ListEndpointsOfNetwork(ctx, networkID)
+		canonicalEndpointsAddresses(eps)
+		return eps, err
 	})
 }
 
 // ListEndpoints lists every network's endpoints (Cleanup's listing).
 func (d *deadlines) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error) {
-	return guard(d, ctx, hnslb.OpListEndpoints, d.list, d.c.ListEndpoints)
+	return guard(d, ctx, hnslb.OpListEndpoints, d.list, func(ctx context.Context) ([]hnslb.Endpoint, error) {
+		eps, err := d.c.ListEndpoints(ctx)
+		canonicalEndpointsAddresses(eps)
+		return eps, err
+	})
 }
 
 // GetNetworkByID reads a network; "not found" makes the network suspect
