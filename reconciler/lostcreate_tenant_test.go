@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -16,25 +17,36 @@ type lostCreateCase struct {
 	code   hnslb.ErrorCode
 	origin intent.Origin
 	sticky bool
-	echo   sim.Echo
+	ipv6   bool
+	echo   string // sim.ParseEcho's
 }
 
 func (c lostCreateCase) String() string {
-	return fmt.Sprintf("%#x/%v/sticky=%v/dropDistribution=%v", uint32(c.code), c.origin, c.sticky, c.echo.DropDistribution)
+	return fmt.Sprintf("%#x/%v/sticky=%v/ipv6=%v/echo=%s", uint32(c.code), c.origin, c.sticky, c.ipv6, c.echo)
 }
 
-// lostCreateCases are every combination: HNS down (manager stopped, RPC
-// server unavailable) or timing out, a tenant's frontend or a cluster IP,
-// sticky or not, an exact echo or one without distributions.
+// lostCreateCases are HNS down (manager stopped, RPC server unavailable)
+// or timing out, a tenant's frontend or a cluster IP, sticky or not, under
+// an exact echo or one without distributions; and, HNS down, each of these
+// frontends in either family under every other echo and all at once.
 func lostCreateCases() []lostCreateCase {
 	var out []lostCreateCase
-	for _, code := range []hnslb.ErrorCode{hnslb.CodeManagerStopped, hnslb.CodeRPCServerUnavailable, hnslb.CodeTimeout} {
-		for _, origin := range []intent.Origin{intent.OriginExternalIP, intent.OriginClusterIP} {
-			for _, sticky := range []bool{false, true} {
-				for _, echo := range []sim.Echo{{}, {DropDistribution: true}} {
-					out = append(out, lostCreateCase{code, origin, sticky, echo})
+	for _, origin := range []intent.Origin{intent.OriginExternalIP, intent.OriginClusterIP} {
+		for _, sticky := range []bool{false, true} {
+			for _, code := range []hnslb.ErrorCode{hnslb.CodeManagerStopped, hnslb.CodeRPCServerUnavailable, hnslb.CodeTimeout} {
+				for _, echo := range []string{"", sim.EchoDropDistribution} {
+					out = append(out, lostCreateCase{code, origin, sticky, false, echo})
 				}
 			}
+			for _, echo := range append(sim.EchoNames(), "all") {
+				for _, ipv6 := range []bool{false, true} {
+					if !ipv6 && (echo == sim.EchoDropDistribution) {
+						continue // above
+					}
+					out = append(out, lostCreateCase{hnslb.CodeManagerStopped, origin, sticky, ipv6, echo})
+				}
+			}
+			out = append(out, lostCreateCase{hnslb.CodeManagerStopped, origin, sticky, true, ""})
 		}
 	}
 	return out
@@ -46,16 +58,33 @@ func lostCreateCases() []lostCreateCase {
 func lostCreates(t *testing.T, c lostCreateCase) (e *env, r *Reconciler, want []intent.LB, made map[intent.LBKey]string) {
 	t.Helper()
 	e = newEnv(t, sim.ProfileWS2022)
-	e.hns.SetEcho(c.echo)
+	echo, err := sim.ParseEcho(c.echo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.hns.SetEcho(echo)
 	r = e.started()
 	for i := range 3 {
-		ip := fmt.Sprintf("10.244.1.%d", 10+i)
-		d := lb(fmt.Sprintf("203.0.113.%d", 10+i), 91, loc(ip))
+		ip, vip := fmt.Sprintf("10.244.1.%d", 10+i), fmt.Sprintf("203.0.113.%d", 10+i)
+		if c.ipv6 {
+			ip, vip = fmt.Sprintf("fd00:10:244:1::%d", 10+i), fmt.Sprintf("2001:db8::%d", 10+i)
+		}
+		d := lb(vip, 91, loc(ip))
 		d.Origin = c.origin
+		if c.origin == intent.OriginExternalIP {
+			d.PortFlags = hnslb.PortMappingFlagsVipExternalIP // a flag no capture shows echoed
+		}
 		if c.sticky {
 			d.Distribution = hnslb.DistributionSourceIP
 		}
-		e.local(ip)
+		if c.ipv6 {
+			d.Key.Family, d.SourceVIP = intent.IPv6, "fd00:10:244:1::2"
+			if _, err := e.hns.CreateEndpoint(ctx, e.netID, &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}}}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			e.local(ip)
+		}
 		want = append(want, d)
 	}
 	upsert(r, want...)
@@ -85,8 +114,8 @@ func lostCreates(t *testing.T, c lostCreateCase) (e *env, r *Reconciler, want []
 
 // TestALostCreateIsClaimedWhateverHNSAnswers: a create HNS applied while
 // answering that it was down or timing out is found and claimed as
-// hnsproxy's, on a tenant's frontend too, in a batch, sticky or not, under
-// an exact echo and one without distributions: it ends realized with the ID
+// hnsproxy's, on a tenant's frontend too, in a batch, sticky or not, in
+// either family, under every echo: it ends realized with the ID
 // HNS gave it, a drift repair after it writes nothing, and nothing is left
 // on the frontend as another agent's. Found by the fault soak (seed 48213):
 // where HNS answers no distribution, a sticky load balancer's lost create
@@ -107,7 +136,7 @@ func TestALostCreateIsClaimedWhateverHNSAnswers(t *testing.T) {
 			}
 			e.assertRealized(want)
 			for _, d := range want {
-				if st := statusOf(r, d.Key); st.State != StateDone || st.RealizedID != made[d.Key] {
+				if st := statusOf(r, d.Key); st.State != StateDone || !strings.EqualFold(st.RealizedID, made[d.Key]) {
 					t.Errorf("%s: %+v, want done on the applied create's %s", d.Key, st, made[d.Key])
 				}
 			}
