@@ -69,37 +69,10 @@ func lostCreates(t *testing.T, c lostCreateCase) (e *env, r *Reconciler, want []
 		if c.ipv6 {
 			ip, vip = fmt.Sprintf("fd00:10:244:1::%d", 10+i), fmt.Sprintf("2001:db8::%d", 10+i)
 		}
-		d := lb(vip, 91, loc(ip))
-		d.Origin = c.origin
-		if c.origin == intent.OriginExternalIP {
-			d.PortFlags = hnslb.PortMappingFlagsVipExternalIP // a flag no capture shows echoed
-		}
-		if c.sticky {
-			d.Distribution = hnslb.DistributionSourceIP
-		}
-		if c.ipv6 {
-			d.Key.Family, d.SourceVIP = intent.IPv6, "fd00:10:244:1::2"
-			if _, err := e.hns.CreateEndpoint(ctx, e.netID, &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}}}); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			e.local(ip)
-		}
-		want = append(want, d)
+		want = append(want, e.backedLB(ip, vip, c.ipv6, c.origin, c.sticky))
 	}
 	upsert(r, want...)
-	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1}, Committed: 1, Errors: []hnslb.ErrorCode{c.code}})
-	for i := 0; e.counters().Count(sim.OpCreateLoadBalancer) == 0; i++ {
-		if i > 10 {
-			t.Fatal("no create tried")
-		}
-		if r.Sync(ctx).ListingWanted {
-			if err := r.Lookup(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	e.hns.SetFaults(sim.Faults{})
+	e.createApplied(r, c.code)
 	made = map[intent.LBKey]string{}
 	for _, d := range want {
 		if got := e.hnsLB(d.Key); got != nil {
@@ -161,4 +134,45 @@ func TestALostCreateOfAServiceGoneMeanwhileIsDeleted(t *testing.T) {
 			e.assertRealized(nil)
 		})
 	}
+}
+
+// backedLB is a load balancer on vip of the given family, origin and
+// affinity to a local endpoint at ip, which it makes.
+func (e *env) backedLB(ip, vip string, ipv6 bool, origin intent.Origin, sticky bool) intent.LB {
+	e.t.Helper()
+	d := lb(vip, 91, loc(ip))
+	d.Origin = origin
+	if origin == intent.OriginExternalIP {
+		d.PortFlags = hnslb.PortMappingFlagsVipExternalIP // a flag no capture shows echoed
+	}
+	if sticky {
+		d.Distribution = hnslb.DistributionSourceIP
+	}
+	if !ipv6 {
+		e.local(ip)
+		return d
+	}
+	d.Key.Family, d.SourceVIP = intent.IPv6, "fd00:10:244:1::2"
+	if _, err := e.hns.CreateEndpoint(ctx, e.netID, &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}}}); err != nil {
+		e.t.Fatal(err)
+	}
+	return d
+}
+
+// createApplied syncs r until it tried its creates, which HNS applies
+// while answering each with code.
+func (e *env) createApplied(r *Reconciler, code hnslb.ErrorCode) {
+	e.t.Helper()
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1}, Committed: 1, Errors: []hnslb.ErrorCode{code}})
+	for i := 0; e.counters().Count(sim.OpCreateLoadBalancer) == 0; i++ {
+		if i > 10 {
+			e.t.Fatal("no create tried")
+		}
+		if r.Sync(ctx).ListingWanted {
+			if err := r.Lookup(ctx); err != nil {
+				e.t.Fatal(err)
+			}
+		}
+	}
+	e.hns.SetFaults(sim.Faults{})
 }
