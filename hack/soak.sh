@@ -6,6 +6,7 @@
 # is the JSON report; the exit status is non-zero on any loss, leak or crash.
 #
 # Env: SOAK_DURATION (default 3m; CI uses 45s), SOAK_SEED (default 1),
+#      SOAK_NETWORK (l2bridge, the default, or overlay),
 #      SOAK_CONVERGE_TIMEOUT (default 5m), CONTROLPLANE_BIN_DIR,
 #      SOAK_KEEP_DIR (set: keep the logs of a run that passed too).
 set -euo pipefail

@@ -204,9 +204,9 @@ func (n NodeSpec) profile() string {
 	return "ws2022"
 }
 
-// sourceVIP is the overlay source VIP: .2 of the pod CIDR, outside
+// SourceVIP is the overlay source VIP: .2 of the pod CIDR, outside
 // host-local's range.
-func (n NodeSpec) sourceVIP() netip.Addr { return nthAddr(netip.MustParsePrefix(n.PodCIDR), 2) }
+func (n NodeSpec) SourceVIP() netip.Addr { return nthAddr(netip.MustParsePrefix(n.PodCIDR), 2) }
 
 func (s ClusterSpec) validate() error {
 	if s.NetworkType != NetworkL2Bridge && s.NetworkType != NetworkOverlay {

@@ -110,7 +110,7 @@ func proxyArgs(spec ClusterSpec, node NodeSpec, kubeconfig, socket, dir string, 
 		"--v=2",
 	}
 	if spec.NetworkType == NetworkOverlay && !spec.SourceVIPFromIPAM {
-		args = append(args, "--source-vip="+node.sourceVIP().String())
+		args = append(args, "--source-vip="+node.SourceVIP().String())
 	}
 	return append(args, spec.ProxyArgs...), nil
 }

@@ -117,8 +117,8 @@ func TestCNIConfig(t *testing.T) {
 		p.IPAM.Type != "host-local" || p.IPAM.Ranges[0][0].Subnet != "10.244.1.0/24" || p.IPAM.Ranges[0][0].RangeStart != "10.244.1.10" {
 		t.Errorf("config %s", b)
 	}
-	if node.sourceVIP().String() != "10.244.1.2" {
-		t.Errorf("source VIP %s", node.sourceVIP())
+	if node.SourceVIP().String() != "10.244.1.2" {
+		t.Errorf("source VIP %s", node.SourceVIP())
 	}
 	if _, err := cniConfig(spec, NodeSpec{Name: "b", PodCIDR: "bad"}, "s", "d"); err == nil {
 		t.Error("bad pod CIDR accepted")

@@ -149,7 +149,12 @@ func main() {
 	duration := flag.Duration("duration", envDuration("SOAK_DURATION", 3*time.Minute), "how long faults and changes go on (env SOAK_DURATION)")
 	converge := flag.Duration("converge-timeout", envDuration("SOAK_CONVERGE_TIMEOUT", 5*time.Minute), "how long to wait for convergence after the faults (env SOAK_CONVERGE_TIMEOUT)")
 	seed := flag.Uint64("seed", envUint("SOAK_SEED", 1), "seed of every random choice (env SOAK_SEED)")
+	network := flag.String("network", envString("SOAK_NETWORK", framework.NetworkL2Bridge), "the nodes' network type, l2bridge or overlay (env SOAK_NETWORK)")
 	flag.Parse()
+	if err := useNetwork(*network); err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -192,7 +197,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 		return res, nil, err
 	}
 	defer func() { err = errors.Join(err, cp.Stop()) }()
-	step("Starting two simulated Windows nodes (hnssim + hnsproxy each) and wiring pods")
+	step("Starting two simulated Windows nodes (hnssim + hnsproxy each) on " + clusterSpec.NetworkType + " and wiring pods")
 	dirs := &stateDirs{}
 	defer func() {
 		if err != nil || len(why) > 0 {
@@ -279,6 +284,13 @@ func driverClient(cp *framework.ControlPlane) (kubernetes.Interface, error) {
 }
 
 func step(s string) { fmt.Fprintf(os.Stderr, "==> %s (%s)\n", s, stamp()) }
+
+func envString(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
 
 func envDuration(name string, def time.Duration) time.Duration {
 	if v := os.Getenv(name); v != "" {

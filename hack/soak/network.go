@@ -13,9 +13,6 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
-// soakNetwork is the nodes' HNS network (the rig's l2bridge network).
-const soakNetwork = "cbr0"
-
 // replaceNetwork deletes the node's HNS network and makes it again under
 // its name, as a CNI does on a changed configuration
 // (docs/reliability.md, "The HNS network gone or replaced"). Every endpoint
@@ -42,7 +39,7 @@ func (c *chaos) replaceNetworkOf(ctx context.Context, n *framework.Node) bool {
 	var old *hnslb.Network
 	err := framework.Poll(ctx, settleFor, 200*time.Millisecond, func(ctx context.Context) error {
 		var err error
-		old, err = hns.GetNetworkByName(ctx, soakNetwork)
+		old, err = hns.GetNetworkByName(ctx, soakNetwork())
 		return err
 	})
 	if err != nil {
@@ -65,7 +62,7 @@ func (c *chaos) replaceNetworkOf(ctx context.Context, n *framework.Node) bool {
 		}
 		pods = pods[:0]
 		for _, ep := range snap.Endpoints {
-			if !ep.IsRemote() && strings.EqualFold(ep.HostComputeNetwork, old.ID) {
+			if isPodEndpoint(&ep) && strings.EqualFold(ep.HostComputeNetwork, old.ID) {
 				pods = append(pods, ep)
 			}
 		}
@@ -82,7 +79,7 @@ func (c *chaos) replaceNetworkOf(ctx context.Context, n *framework.Node) bool {
 		if err := hns.DeleteNetwork(ctx, old.ID); err != nil && !hnslb.IsNotFound(err) {
 			return err
 		}
-		got, err := hns.GetNetworkByName(ctx, soakNetwork)
+		got, err := hns.GetNetworkByName(ctx, soakNetwork())
 		if hnslb.IsNotFound(err) {
 			got, err = hns.CreateNetwork(ctx, &doc)
 		}
@@ -206,7 +203,7 @@ func foundNetwork(n *framework.Node, id string) bool {
 	if i := strings.LastIndex(s, `"Starting hnsproxy"`); i >= 0 {
 		s = s[i:]
 	}
-	return strings.Contains(s, `"Found the HNS network" name="`+soakNetwork+`" id="`+id+`"`)
+	return strings.Contains(s, `"Found the HNS network" name="`+soakNetwork()+`" id="`+id+`"`)
 }
 
 // beginKill reports whether the node's hnsproxy may be killed now (no exit

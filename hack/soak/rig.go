@@ -35,8 +35,9 @@ const (
 	slowConvergence = 10 * time.Second
 )
 
-// clusterSpec: two l2bridge nodes on different HNS builds, one without
-// ModifyLoadBalancer (updates are delete + create) and one with it.
+// clusterSpec: two nodes on different HNS builds, one without
+// ModifyLoadBalancer (updates are delete + create) and one with it, on an
+// l2bridge network unless useNetwork chose overlay.
 var clusterSpec = framework.ClusterSpec{
 	NetworkType:  framework.NetworkL2Bridge,
 	HNSWriteLogs: true, // whose call made what a run leaked
@@ -45,6 +46,20 @@ var clusterSpec = framework.ClusterSpec{
 		{Name: "win-b", Profile: "ws2025", NodeIP: "192.168.50.12", PodCIDR: "10.244.2.0/24"},
 	},
 }
+
+// useNetwork sets the nodes' network type (-network): l2bridge, or a
+// Flannel-style VXLAN overlay, where each node also holds remote endpoints
+// for the other node's pods, a source VIP and a route to its pod subnet.
+func useNetwork(networkType string) error {
+	if networkType != framework.NetworkL2Bridge && networkType != framework.NetworkOverlay {
+		return fmt.Errorf("network %q: want %s or %s", networkType, framework.NetworkL2Bridge, framework.NetworkOverlay)
+	}
+	clusterSpec.NetworkType = networkType
+	return nil
+}
+
+// soakNetwork is the nodes' HNS network's name.
+func soakNetwork() string { return clusterSpec.HNSNetwork() }
 
 // rig is the running cluster with what the soak needs to judge it.
 type rig struct {
@@ -79,7 +94,7 @@ func startRig(ctx context.Context, cp *framework.ControlPlane, dir string, seed 
 		if err != nil {
 			return r, err
 		}
-		r.settings[n.Name()] = nodeSettings{Name: n.Name(), HealthzPort: uint16(n.Proxy.HealthzPort), Version: v}
+		r.settings[n.Name()] = settingsOf(n.Spec, uint16(n.Proxy.HealthzPort), v)
 		if r.foreign[n.Name()], err = plantForeign(ctx, n); err != nil {
 			return r, fmt.Errorf("node %s: planting foreign objects: %w", n.Name(), err)
 		}
@@ -107,7 +122,7 @@ func plantForeign(ctx context.Context, n *framework.Node) (foreignSet, error) {
 		return f, err
 	}
 	for _, ep := range snap.Endpoints {
-		if !ep.IsRemote() { // the pods', made by hnscni
+		if isPodEndpoint(&ep) {
 			f.Endpoints[ep.ID] = true
 		}
 	}
@@ -145,7 +160,7 @@ func plantOtherAgent(ctx context.Context, n *framework.Node, have foreignSet) (f
 	if err != nil {
 		return f, err
 	}
-	network, err := hns.GetNetworkByName(ctx, soakNetwork)
+	network, err := hns.GetNetworkByName(ctx, soakNetwork())
 	if err != nil {
 		return f, err
 	}
@@ -166,13 +181,7 @@ func plantOtherAgent(ctx context.Context, n *framework.Node, have foreignSet) (f
 			epIDs = append(epIDs, id)
 			continue
 		}
-		ep, err := hns.CreateEndpoint(ctx, network.ID, &hnslb.Endpoint{
-			Name:             a.name,
-			IpConfigurations: []hnslb.IPConfig{{IpAddress: a.ip}},
-			MacAddress:       a.mac,
-			Flags:            hnslb.EndpointFlagsRemoteEndpoint,
-			SchemaVersion:    hnslb.V2,
-		})
+		ep, err := hns.CreateEndpoint(ctx, network.ID, otherAgentEndpoint(a.name, a.ip, a.mac, network.Type))
 		if err != nil {
 			return f, fmt.Errorf("the other agent's endpoint %s: %w", a.name, err)
 		}
@@ -354,4 +363,32 @@ func (r *rig) panics() int {
 		f.Close()
 	}
 	return total
+}
+
+// otherAgentEndpoint is the other agent's remote endpoint document: on
+// overlay it names a provider address, as every overlay remote endpoint
+// does (a host outside the cluster's nodes, so no route covers it).
+func otherAgentEndpoint(name, ip, mac string, networkType hnslb.NetworkType) *hnslb.Endpoint {
+	ep := &hnslb.Endpoint{
+		Name:             name,
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: ip}},
+		MacAddress:       mac,
+		Flags:            hnslb.EndpointFlagsRemoteEndpoint,
+		SchemaVersion:    hnslb.V2,
+	}
+	if networkType == hnslb.NetworkTypeOverlay {
+		ep.Policies = []hnslb.EndpointPolicy{hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress,
+			hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: otherAgentProviderAddress})}
+	}
+	return ep
+}
+
+// otherAgentProviderAddress is the host the other agent's overlay endpoints live on.
+const otherAgentProviderAddress = "192.168.50.99"
+
+// isPodEndpoint says whether ep is a pod's, made by hnscni: local and in a
+// pod's namespace. On overlay hnsproxy's source-VIP endpoint is local too,
+// but in no namespace, and it is hnsproxy's to keep.
+func isPodEndpoint(ep *hnslb.Endpoint) bool {
+	return !ep.IsRemote() && ep.HostComputeNamespace != ""
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hnsproxy/hnsproxy/e2e/framework"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
@@ -25,12 +27,35 @@ const serviceProxyNameLabel = "service.kubernetes.io/service-proxy-name"
 
 // nodeSettings are the parts of a node's desired.Config that come from
 // hnsproxy's flags and HNS rather than from the API: built the way
-// cmd/hnsproxy/app/proxier.go builds them for the rig's flags (l2bridge,
-// --enable-dsr, no --bind-address, no root endpoint, no health-check VIP).
+// cmd/hnsproxy/app/nodeconfig builds them for the rig's flags (--enable-dsr,
+// no --bind-address, no root endpoint, no health-check VIP; on overlay
+// --source-vip and the network's routes to the other nodes' pod subnets).
+// The rig's builds have no OS bug to work around.
 type nodeSettings struct {
 	Name        string
 	HealthzPort uint16
 	Version     hnslb.Version
+	Mode        desired.NetworkMode
+	// SourceVIP and RemoteSubnets: overlay only.
+	SourceVIP     netip.Addr
+	RemoteSubnets []desired.RemoteSubnet
+}
+
+// settingsOf is node's settings in the rig's cluster.
+func settingsOf(node framework.NodeSpec, healthzPort uint16, v hnslb.Version) nodeSettings {
+	ns := nodeSettings{Name: node.Name, HealthzPort: healthzPort, Version: v, Mode: desired.L2Bridge}
+	if clusterSpec.NetworkType != framework.NetworkOverlay {
+		return ns
+	}
+	ns.Mode = desired.Overlay
+	ns.SourceVIP = node.SourceVIP()
+	for _, other := range clusterSpec.Nodes {
+		if other.Name != node.Name {
+			ns.RemoteSubnets = append(ns.RemoteSubnets, desired.RemoteSubnet{
+				Prefix: netip.MustParsePrefix(other.PodCIDR), ProviderAddress: netip.MustParseAddr(other.NodeIP)})
+		}
+	}
+	return ns
 }
 
 // expectation is what a node's HNS must hold: the desired state, and each
@@ -78,12 +103,17 @@ func nodeConfig(node *corev1.Node, ns nodeSettings) desired.Config {
 	cfg := desired.Config{
 		NodeName:    ns.Name,
 		Zone:        node.Labels[corev1.LabelTopologyZone],
-		Mode:        desired.L2Bridge,
+		Mode:        ns.Mode,
 		EnableDSR:   f.DSR, // --enable-dsr, where HNS can
 		HealthzPort: ns.HealthzPort,
 		MaxBackends: f.MaxBackends,
 		Features:    f,
 		NodeIPs:     desired.NodeHostIPs(node),
+		PodCIDRs:    desired.PodCIDRsOf(node),
+	}
+	if ns.Mode == desired.Overlay {
+		cfg.SourceVIP = map[intent.IPFamily]netip.Addr{intent.IPv4: ns.SourceVIP}
+		cfg.RemoteSubnets = desired.NewRemoteSubnetIndex(ns.RemoteSubnets)
 	}
 	return cfg
 }
@@ -210,6 +240,8 @@ func compare(snap *hnslb.Snapshot, exp expectation, foreign foreignSet) diff {
 			d.Wrong = append(d.Wrong, fmt.Sprintf("endpoint %s %s: a second one for the IP", ep.ID, ip))
 		case w.Local == ep.IsRemote():
 			d.Wrong = append(d.Wrong, fmt.Sprintf("endpoint %s %s: remote flag %v", ep.ID, ip, ep.IsRemote()))
+		case ep.ProviderAddress() != w.ProviderAddress: // overlay: the node that hosts the address
+			d.Wrong = append(d.Wrong, fmt.Sprintf("endpoint %s %s: provider address %q, want %q", ep.ID, ip, ep.ProviderAddress(), w.ProviderAddress))
 		}
 		remoteSeen[ip] = true
 	}

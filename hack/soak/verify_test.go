@@ -101,6 +101,16 @@ func TestCompare(t *testing.T) {
 			w.state.LBs[webKey] = &lb
 		}, "cluster IP of soak/web taken by soak/tenant:p0"},
 		{"a foreign load balancer deleted", func(s *hnslb.Snapshot, _ expectation) { s.LoadBalancers = s.LoadBalancers[:1] }, "foreign deleted: load balancer other"},
+		{"an overlay remote endpoint at another node's provider address", func(s *hnslb.Snapshot, w expectation) {
+			w.state.RemoteEndpoints["10.244.2.10"] = intent.RemoteEndpoint{IP: "10.244.2.10", ProviderAddress: "192.168.50.12"}
+			s.Endpoints[1].Policies = []hnslb.EndpointPolicy{hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress,
+				hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: "192.168.50.13"})}
+		}, `wrong: endpoint remote 10.244.2.10: provider address "192.168.50.13", want "192.168.50.12"`},
+		{"an overlay remote endpoint at its node's provider address", func(s *hnslb.Snapshot, w expectation) {
+			w.state.RemoteEndpoints["10.244.2.10"] = intent.RemoteEndpoint{IP: "10.244.2.10", ProviderAddress: "192.168.50.12"}
+			s.Endpoints[1].Policies = []hnslb.EndpointPolicy{hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress,
+				hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: "192.168.50.12"})}
+		}, ""},
 		{"a pod's endpoint deleted", func(s *hnslb.Snapshot, _ expectation) { s.Endpoints = s.Endpoints[1:] }, "foreign deleted: endpoint pod"},
 	}
 	for _, c := range cases {
