@@ -4,7 +4,7 @@ GO    ?= go
 PKGS  := ./...
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all deps build lint unit windows wine e2e test demo bench bench-e2e soak soak-short fuzz clean
+.PHONY: all deps build lint unit windows wine e2e test demo bench bench-e2e soak soak-short soak-short-overlay fuzz clean
 
 all: build
 
@@ -38,7 +38,7 @@ e2e:
 	hack/e2e.sh
 
 ## test: everything CI runs
-test: deps lint unit windows wine e2e fuzz soak-short
+test: deps lint unit windows wine e2e fuzz soak-short soak-short-overlay
 
 ## demo: the main job; a control plane, simulated Windows nodes, Services, HNS tables
 demo:
@@ -51,6 +51,10 @@ fuzz:
 ## soak-short: the fault soak in its CI length
 soak-short:
 	SOAK_DURATION=45s hack/soak.sh
+
+## soak-short-overlay: the same on a VXLAN overlay cluster (remote endpoints, source VIP)
+soak-short-overlay:
+	SOAK_NETWORK=overlay SOAK_DURATION=45s hack/soak.sh
 
 ## soak: fault soak of the real binaries (SOAK_DURATION, default 3m); JSON report on the last line
 soak:
