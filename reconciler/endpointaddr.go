@@ -1,10 +1,6 @@
 package reconciler
 
-import (
-	"net/netip"
-
-	"github.com/hnsproxy/hnsproxy/hnslb"
-)
+import "github.com/hnsproxy/hnsproxy/hnslb"
 
 // canonicalEndpointAddresses rewrites the addresses of an endpoint HNS
 // answered in their canonical text, the form hnsproxy keys remote
@@ -12,22 +8,23 @@ import (
 // one in another form than the one sent (sim.Echo.LongIPv6). Read as
 // printed, every restart took hnsproxy's own IPv6 remote endpoints for
 // objects nobody wants, and deleted and recreated them with the load
-// balancers using them. A zoned address is left as it is.
+// balancers using them. canonicalIP is the form load balancer VIPs are
+// compared in too.
 func canonicalEndpointAddresses(ep *hnslb.Endpoint) {
 	if ep == nil {
 		return
 	}
 	copied := false
 	for i, c := range ep.IpConfigurations {
-		a, err := netip.ParseAddr(c.IpAddress)
-		if err != nil || a.Zone() != "" || a.String() == c.IpAddress {
+		canon := canonicalIP(c.IpAddress)
+		if canon == c.IpAddress {
 			continue
 		}
 		if !copied { // the slice may be shared with the client's own copy
 			ep.IpConfigurations = append([]hnslb.IPConfig(nil), ep.IpConfigurations...)
 			copied = true
 		}
-		ep.IpConfigurations[i].IpAddress = a.String()
+		ep.IpConfigurations[i].IpAddress = canon
 	}
 }
 
