@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make lint`: gofmt, no silent test skips, the import rules, go vet and
+# `make lint`: gofmt, no silent test skips, a tidy go.mod, the import rules, go vet and
 # staticcheck over the whole module (the e2e suite included), then a
 # dead-code check of the production packages. The tools
 # come at pinned versions from hack/install-tools.sh. GOOS=windows vet is
@@ -29,6 +29,17 @@ skips="$(git grep -nE '\.Skip(f|Now)?\(|testing\.Short\(\)' -- '*.go' \
 if [[ -n "${skips}" ]]; then
 	echo "lint: a test skips where CI would not notice (fail it instead, or say what it needs in t.Fatal):" >&2
 	sed 's/^/  /' <<<"${skips}" >&2
+	exit 1
+fi
+
+# go.mod and go.sum say what the code imports, nothing more and nothing
+# less: a module dropped by hand, or one kept that nothing imports, shows
+# here. hack/build.sh builds host-local from this module, which go.mod's
+# tool line keeps (a plain tidy without it dropped the module once).
+echo "lint: go mod tidy -diff"
+if ! tidy="$(go mod tidy -diff 2>&1)"; then
+	echo "lint: go.mod or go.sum is not tidy (run go mod tidy):" >&2
+	sed 's/^/  /' <<<"${tidy}" >&2
 	exit 1
 fi
 
