@@ -8,7 +8,8 @@ import (
 // providerAddressesUnknown reports the Service's overlay backends in no
 // remote subnet, reached through this node as external addresses. Pods of
 // another node there and addresses on no node (a Service's own
-// EndpointSlice naming hosts outside the cluster) are two node causes: the
+// EndpointSlice naming hosts outside the cluster, or pods a hand-written or
+// mirrored slice gives no nodeName) are two node causes: the
 // latter lasts as long as its Service, and were it the same cause it would
 // keep the Node from hearing of a node whose route the CNI has not added.
 func (b *serviceBuilder) providerAddressesUnknown() {
@@ -35,6 +36,6 @@ func (b *serviceBuilder) providerAddressesUnknown() {
 		b.problem(note(ReasonProviderAddressUnknown,
 			"%d remote endpoints on no node (first %s) are in no remote subnet of the overlay network: treated as external addresses reached through this node",
 			len(outside), outside[0]).
-			because("backends on no node (endpoints outside the cluster) are in no remote subnet of the overlay network on this node: they are treated as external addresses reached through this node"))
+			because("backends their EndpointSlice places on no node (hosts outside the cluster, or pods whose slice was written without a nodeName) are in no remote subnet of the overlay network on this node: they are treated as external addresses reached through this node"))
 	}
 }
