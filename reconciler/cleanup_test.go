@@ -103,9 +103,16 @@ func (e *env) assertStateFileMatchesHNSExcept(foreignLB, foreignEP string) {
 			epIDs = append(epIDs, ep.ID)
 		}
 	}
-	slices.Sort(lbIDs)
-	slices.Sort(epIDs)
-	if !slices.Equal(s.LoadBalancers, lbIDs) || !slices.Equal(s.RemoteEndpoints, epIDs) {
+	// GUIDs in any case are one ID: HNS may answer them in upper case.
+	lower := func(ids []string) []string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = strings.ToLower(id)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if !slices.Equal(lower(s.LoadBalancers), lower(lbIDs)) || !slices.Equal(lower(s.RemoteEndpoints), lower(epIDs)) {
 		e.t.Errorf("state file %+v, HNS holds load balancers %v and remote endpoints %v of ours", s, lbIDs, epIDs)
 	}
 }

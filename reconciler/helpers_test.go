@@ -45,8 +45,8 @@ func newEnvVariants(t testing.TB, profile string, variants sim.ErrorVariants) *e
 	return newEnvSim(t, profile, sim.Options{Variants: variants})
 }
 
-// newEnvSim is newEnv on an HNS made with o (its profile, seed and clock
-// are the env's).
+// newEnvSim is newEnv on an HNS made with o (its profile and clock are
+// the env's, and its seed unless o sets one).
 func newEnvSim(t testing.TB, profile string, o sim.Options) *env {
 	t.Helper()
 	p, err := sim.ProfileByName(profile)
@@ -54,7 +54,10 @@ func newEnvSim(t testing.TB, profile string, o sim.Options) *env {
 		t.Fatal(err)
 	}
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	o.Profile, o.Seed, o.Clock = p, 7, clk
+	if o.Seed == 0 {
+		o.Seed = 7
+	}
+	o.Profile, o.Clock = p, clk
 	h := sim.New(o)
 	n, err := h.CreateNetwork(ctx, &hnslb.Network{
 		Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
