@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -18,15 +19,15 @@ import (
 )
 
 // Random histories: the fault soak's question asked in-process, where a
-// seed costs milliseconds instead of minutes. A seed picks an HNS build, the
-// echoes HNS answers with, the codes it answers a missing object or a taken
-// address with (sim.ErrorVariants) and a history of Service changes, HNS faults
-// (failed, lost, kept and half-done writes), HNS restarts that may drop
-// objects, pods replaced, objects removed behind hnsproxy's back, repairs,
-// and hnsproxy killed between any two of its steps and started again. Then
-// the faults stop, and HNS must hold exactly what is desired, the other
-// agent's objects untouched, the state file naming exactly hnsproxy's
-// objects, and nothing left to write.
+// seed costs milliseconds instead of minutes. A seed picks an HNS build,
+// the echoes HNS answers with, the codes it answers a missing object or a
+// taken address with (sim.ErrorVariants) and a history of Service changes,
+// HNS faults (failed, lost, kept and half-done writes), HNS restarts that
+// may drop objects, the network replaced, pods replaced, objects removed
+// behind hnsproxy's back, repairs, and hnsproxy killed between any two of
+// its steps and started again. Then the faults stop, and HNS must hold
+// exactly what is desired, the other agent's objects untouched, the state
+// file naming exactly hnsproxy's objects, and nothing left to write.
 
 // historySeeds is how many seeds `go test` runs; FuzzHistory tries more.
 const historySeeds = 100
@@ -91,6 +92,7 @@ func runHistory(t *testing.T, seed uint64) {
 	}
 	e := newEnvSim(t, profile, sim.Options{Seed: int64(seed) + 1, Variants: variants})
 	e.hns.SetEcho(echo)
+	e.tweak = func(o *Options) { o.NetworkName = "cbr0" } // read to notice the network replaced
 	h := &history{e: e, rng: rng, ipv6: e.profile.Features().IPv6DualStack, want: map[intent.LBKey]intent.LB{}}
 	h.note("profile %s, echoes %q, error variants %+v", profile, echoes, variants)
 	for _, ip := range historyPods {
@@ -129,8 +131,9 @@ func (h *history) quietly(fn func()) {
 }
 
 // plantForeign makes what another agent owns: a remote endpoint without
-// hnsproxy's name and a load balancer over it, planted again when an HNS
-// restart dropped them.
+// hnsproxy's name and a load balancer over it, each planted again when an
+// HNS restart or a network replacement dropped it (a load balancer that
+// lost its endpoint so stays the agent's, without backends).
 func (h *history) plantForeign() {
 	h.quietly(func() {
 		if _, err := h.e.hns.GetEndpointByID(ctx, h.foreign.ep); h.foreign.ep == "" || err != nil {
@@ -140,7 +143,7 @@ func (h *history) plantForeign() {
 			if err != nil {
 				h.e.t.Fatal(err)
 			}
-			h.foreign.ep, h.foreign.lb = strings.ToLower(ep.ID), "" // as HNS lists it, whatever the echo
+			h.foreign.ep = strings.ToLower(ep.ID) // as HNS lists it, whatever the echo
 		}
 		if h.foreign.lb == "" || !h.e.hasLB(h.foreign.lb) {
 			l, err := h.e.hns.CreateLoadBalancer(ctx, BuildLB(&intent.LB{
@@ -194,13 +197,12 @@ func (h *history) step() {
 		}
 		h.sync()
 	case n < 73:
-		h.note("repair")
-		_ = h.r.Repair(ctx)
+		h.repair()
 	case n < 78:
 		h.drift()
 	case n < 82:
 		h.replacePod()
-	case n < 86:
+	case n < 85:
 		loss := sim.RestartLosses[h.rng.IntN(len(sim.RestartLosses))]
 		h.note("HNS restart losing %q", loss)
 		if err := h.e.hns.RestartLosing(0, loss); err != nil {
@@ -210,7 +212,9 @@ func (h *history) step() {
 			h.rewirePods()
 		}
 		h.plantForeign()
-	case n < 92:
+	case n < 87:
+		h.replaceNetwork()
+	case n < 93:
 		h.kill.mu.Lock()
 		h.kill.killAt = h.kill.steps + 1 + h.rng.IntN(6)
 		h.kill.mu.Unlock()
@@ -224,9 +228,40 @@ func (h *history) step() {
 func (h *history) sync() {
 	res := h.r.Sync(ctx)
 	h.note("sync: failed %d pending %d listing %v foreign held %v", res.Failed, res.Pending, res.ListingWanted, res.ForeignHeld)
+	if res.NetworkChanged != nil {
+		h.exitForNetwork(res.NetworkChanged)
+		return
+	}
 	if res.ListingWanted {
 		_ = h.r.Lookup(ctx)
 	}
+}
+
+func (h *history) repair() {
+	err := h.r.Repair(ctx)
+	h.note("repair: %v", err)
+	var changed *NetworkChangedError
+	if errors.As(err, &changed) {
+		h.exitForNetwork(changed)
+	}
+}
+
+// exitForNetwork is the daemon exiting for its network gone or replaced,
+// and started again on the network of that name.
+func (h *history) exitForNetwork(changed *NetworkChangedError) {
+	h.note("exit: %v", changed)
+	h.restart()
+}
+
+// replaceNetwork deletes the network with its endpoints and makes one of
+// its name again, as a CNI that recreates it does (the daemon notices at
+// its next Sync or repair); the CNI wires the pods again on it, and the
+// other agent makes its endpoint again.
+func (h *history) replaceNetwork() {
+	h.quietly(func() { h.e.netID = h.e.replaceNetwork(true) })
+	h.note("network replaced: now %s", h.e.netID)
+	h.rewirePods()
+	h.plantForeign()
 }
 
 // change upserts a random load balancer or deletes a desired one.
@@ -389,7 +424,7 @@ func (h *history) settle() {
 	h.faults = sim.Faults{}
 	h.e.hns.SetFaults(h.faults)
 	h.note("faults off")
-	if !h.kill.alive() || h.kill.killAt > 0 {
+	if !h.kill.alive() || h.kill.killAt > 0 || h.r.opts.NetworkID != h.e.netID {
 		h.restart()
 	}
 	h.e.converge(h.r)
