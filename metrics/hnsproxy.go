@@ -91,6 +91,16 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"reason", "type"})
 
+	// ConfigFileRejected is 1 while the --config file holds content a
+	// restart would refuse, which hnsproxy reports once as a Node Warning
+	// and does not obey; 0 otherwise. The event expires with the
+	// apiserver's event TTL; every restart of the node meets the file.
+	ConfigFileRejected = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "config_file_rejected",
+		Help:           "1 while the --config file holds a configuration hnsproxy would not start with (it runs on with the one it started with), else 0",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	// HNSFeatureEnabled says which HNS capabilities are in use (1) or not (0).
 	HNSFeatureEnabled = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "hns_feature_enabled",
@@ -158,7 +168,7 @@ var hnsProxyMetrics = []metrics.Registerable{
 	HNSOperationsTotal, HNSOperationDuration, Objects, DriftRepairsTotal, HNSDeletesKeptTotal,
 	BackendsTruncated, EndpointsDroppedMixedPorts, HNSFeatureEnabled, HNSInfo,
 	StateFileWriteFailuresTotal, StateFileSyncDuration, ForeignFrontendConflicts, HNSCallTimeoutsTotal,
-	OSBugWorkaround, BackendCap, BuildInfo, NodeCauseServices,
+	OSBugWorkaround, BackendCap, BuildInfo, NodeCauseServices, ConfigFileRejected,
 }
 
 // Sources of BackendCap.

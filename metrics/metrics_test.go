@@ -77,6 +77,7 @@ func touchAll() {
 	StateFileWriteFailuresTotal.Inc()
 	StateFileSyncDuration.Observe(0.0004)
 	HNSCallTimeoutsTotal.WithLabelValues("create_load_balancer").Inc()
+	ConfigFileRejected.Set(1)
 }
 
 // wantFamilies are the scraped names, types and label names hnsproxy promises.
@@ -114,6 +115,7 @@ var wantFamilies = map[string]struct {
 	"hnsproxy_state_file_write_failures_total":  {dto.MetricType_COUNTER, ""},
 	"hnsproxy_state_file_sync_duration_seconds": {dto.MetricType_HISTOGRAM, ""},
 	"hnsproxy_hns_call_timeouts_total":          {dto.MetricType_COUNTER, "operation"},
+	"hnsproxy_config_file_rejected":             {dto.MetricType_GAUGE, ""},
 }
 
 func TestScrapeNamesAndPromtool(t *testing.T) {

@@ -13,8 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/component-base/metrics/testutil"
 
 	"github.com/hnsproxy/hnsproxy/events"
+	"github.com/hnsproxy/hnsproxy/metrics"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -48,6 +50,42 @@ func TestConfigFileTheRestartWouldRefuseIsReportedNotObeyed(t *testing.T) {
 	}
 	if len(rejected) != 0 {
 		t.Errorf("the fixed file was reported: %v", rejected)
+	}
+}
+
+// A refused file is a state, not only an event: it holds, for the
+// hnsproxy_config_file_rejected gauge, until the file holds the running
+// configuration's bytes again, and a refusal after that is reported anew.
+// The Node's Warning expires with the apiserver's event TTL while every
+// restart of the node (a reboot, a rollout) would meet the broken file.
+func TestConfigFileRejectionHoldsUntilTheFileIsPutBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.conf")
+	mustDo(t, os.WriteFile(path, []byte(configV1), 0o600))
+	cfg := parseConfig(t, "--config="+path, "--hostname-override=win-1")
+	rejected, cleared := 0, 0
+	w := newConfigWatcher(cfg.ConfigFile, cfg.ConfigFileContent, cfg.Recomplete, func(error) { rejected++ })
+	w.cleared = func() { cleared++ }
+	p := startWatcher(t, w)
+	const broken = configV1 + "winkernel: {enableDSR: true\n"
+	for round := 1; round <= 2; round++ {
+		mustDo(t, os.WriteFile(path, []byte(broken), 0o600))
+		for range 2 {
+			if stopped, err := p.poll(); stopped {
+				t.Fatalf("round %d: the broken file stopped the daemon: %v", round, err)
+			}
+		}
+		if rejected != round || cleared != round-1 {
+			t.Fatalf("round %d, broken: rejected %d times, cleared %d, want %d and %d", round, rejected, cleared, round, round-1)
+		}
+		mustDo(t, os.WriteFile(path, []byte(configV1), 0o600))
+		for range 2 {
+			if stopped, err := p.poll(); stopped {
+				t.Fatalf("round %d: the file put back stopped the daemon: %v", round, err)
+			}
+		}
+		if cleared != round {
+			t.Fatalf("round %d, put back: cleared %d times, want %d", round, cleared, round)
+		}
 	}
 }
 
@@ -89,6 +127,10 @@ func TestBrokenConfigFileLosesNoLoadBalancer(t *testing.T) {
 		return false, err
 	}); err != nil {
 		t.Fatalf("no %s event on the Node: %v", events.ReasonConfigFileRejected, err)
+	}
+	// What lasts after the event expires.
+	if v, err := testutil.GetGaugeMetricValue(metrics.ConfigFileRejected); err != nil || v != 1 {
+		t.Errorf("hnsproxy_config_file_rejected = %v (%v) while the file is refused, want 1", v, err)
 	}
 	cancel()
 	if err := <-done; err != nil && err != context.Canceled {

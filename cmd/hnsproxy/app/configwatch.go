@@ -36,8 +36,10 @@ type configWatcher struct {
 	// check says whether a restart would start with the file as it now is
 	// (options.Config.Recomplete); nil takes every change.
 	check func() error
-	// rejected is told of a change check refused, once per content.
+	// rejected is told of a change check refused, once per content;
+	// cleared (optional) once the file holds loaded again after that.
 	rejected func(error)
+	cleared  func()
 	refused  []byte
 }
 
@@ -69,6 +71,9 @@ func (w *configWatcher) wait(ctx context.Context, ticks <-chan time.Time) error 
 			// the path resolves to nothing; read again at the next tick.
 			w.seen = nil
 		case bytes.Equal(now, w.loaded):
+			if w.refused != nil && w.cleared != nil {
+				w.cleared()
+			}
 			w.seen, w.refused = nil, nil
 		case w.seen == nil || !bytes.Equal(now, w.seen):
 			w.seen = now

@@ -135,7 +135,14 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 		w := newConfigWatcher(cfg.ConfigFile, cfg.ConfigFileContent, cfg.Recomplete, func(err error) {
 			logger.Error(err, "The configuration file changed to one hnsproxy would not start with; running on with the configuration it started with", "file", cfg.ConfigFile)
 			reporter.ConfigFileRejected(cfg.ConfigFile, err)
+			metrics.ConfigFileRejected.Set(1)
 		})
+		// The event expires; the gauge holds while a restart would fail.
+		metrics.ConfigFileRejected.Set(0)
+		w.cleared = func() {
+			logger.Info("The configuration file holds the configuration hnsproxy runs with again", "file", cfg.ConfigFile)
+			metrics.ConfigFileRejected.Set(0)
+		}
 		go func() {
 			defer close(watched)
 			watchConfigFile(watchCtx, w, fatal)
