@@ -64,8 +64,15 @@ func (r *Reconciler) resolveUncertainLB(e *lbEntry) error {
 	}
 	_, owned := r.ownedLBs[found.ID]
 	echo, found := found, r.distributionUnechoed(found, e.uncertain)
+	same := r.unchanged(e.uncertain, found)
 	switch {
-	case r.unchanged(e.uncertain, found):
+	case same && found != echo:
+		// Ours only where HNS answers no distribution: where it does,
+		// this is a load balancer without the affinity sent (another
+		// agent's, made after the create failed). Taken as listed, it is
+		// written once more with the sent distribution, right either way.
+		r.setRealized(e, found.ID, echo, echo)
+	case same:
 		r.setRealized(e, found.ID, e.uncertain, echo)
 	case !owned && (madeLessDropped(found, e.uncertain) || r.mayTakeForeign(e.desired)):
 		// Its create's, less backends whose endpoints were deleted since
@@ -87,7 +94,8 @@ func (r *Reconciler) resolveUncertainLB(e *lbEntry) error {
 // 48213). One of hnsproxy's that HNS reported deleted and kept
 // (microsoft/Windows-Containers#631: the old, non-sticky one, where
 // affinity was turned on) is read as listed, never taken for the new one,
-// as is one it owns, which its baseline judges.
+// as is one it owns, which its baseline judges. One so read is written
+// again (resolveUncertainLB): under an exact echo it is not the create's.
 func (r *Reconciler) distributionUnechoed(found, sent *hnslb.LoadBalancer) *hnslb.LoadBalancer {
 	if len(found.PortMappings) != 1 || len(sent.PortMappings) != 1 || r.oursLB(found.ID) ||
 		found.PortMappings[0].DistributionType != hnslb.DistributionNone ||
