@@ -24,22 +24,25 @@ func dualStack() []runtime.Object {
 		Spec: v1.ServiceSpec{Type: v1.ServiceTypeNodePort, ClusterIP: "10.96.0.60", ClusterIPs: []string{"10.96.0.60", "fd00:10:96::60"},
 			IPFamilies: []v1.IPFamily{v1.IPv4Protocol, v1.IPv6Protocol},
 			Ports:      []v1.ServicePort{{Name: "http", Protocol: v1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080), NodePort: 30060}}}}
-	slice := func(name string, typ discoveryv1.AddressType, pods map[string][2]string) *discoveryv1.EndpointSlice {
-		s := &discoveryv1.EndpointSlice{
-			ObjectMeta:  metav1.ObjectMeta{Namespace: "web", Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: "dual"}},
-			AddressType: typ,
-			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To(int32(8080))}},
-		}
-		for ip, at := range pods {
-			s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
-				NodeName: ptr.To(at[1]), TargetRef: &v1.ObjectReference{Kind: "Pod", Namespace: "web", Name: at[0]}})
-		}
-		return s
-	}
 	return []runtime.Object{svc,
-		slice("dual-4", discoveryv1.AddressTypeIPv4, map[string][2]string{dualA: {"dual-a", self}}),
-		slice("dual-6", discoveryv1.AddressTypeIPv6, map[string][2]string{dualA6: {"dual-a", self}, "fd00:10:244:2::60": {"dual-b", other}}),
+		webSlice("dual", "dual-4", discoveryv1.AddressTypeIPv4, map[string][2]string{dualA: {"dual-a", self}}),
+		webSlice("dual", "dual-6", discoveryv1.AddressTypeIPv6, map[string][2]string{dualA6: {"dual-a", self}, "fd00:10:244:2::60": {"dual-b", other}}),
 	}
+}
+
+// webSlice is an EndpointSlice name of Service web/service, port http to
+// 8080, with the ready pods (pod name and node, by address).
+func webSlice(service, name string, typ discoveryv1.AddressType, pods map[string][2]string) *discoveryv1.EndpointSlice {
+	s := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "web", Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: service}},
+		AddressType: typ,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To(int32(8080))}},
+	}
+	for ip, at := range pods {
+		s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			NodeName: ptr.To(at[1]), TargetRef: &v1.ObjectReference{Kind: "Pod", Namespace: "web", Name: at[0]}})
+	}
+	return s
 }
 
 // TestDualStackWhereHNSDoesNotEchoTheIPv6Flag: no public capture shows

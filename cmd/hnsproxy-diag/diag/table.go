@@ -65,8 +65,9 @@ type Backend struct {
 	EndpointID string `json:"endpointID,omitempty"`
 }
 
-// ToCorrect counts the rows hnsproxy would change at its next sync: those
-// missing or differing, and extra load balancers not known to be another
+// ToCorrect counts the rows not as hnsproxy would program them: those
+// missing or differing (another agent's on a tenant's frontend, which
+// hnsproxy leaves alone, too), and extra load balancers not known to be another
 // agent's (hnsproxy's left-overs, or any when the state file could not
 // say). hnsproxy-diag exits nonzero when there are any.
 func (r *Report) ToCorrect() int {
@@ -162,9 +163,15 @@ func (v *view) compare(want *intent.LB, got *hnslb.LoadBalancer) Row {
 	}
 	if len(row.Why) > 0 {
 		row.State = StateDiffers
-		if row.Owner == OwnerForeign {
+		switch {
+		case row.Owner == OwnerForeign && want.Origin.Allocated():
 			row.Why = append(row.Why, "it is not hnsproxy's: it blocks the frontend, so hnsproxy deletes it and creates its own at its next sync")
-		} else {
+		case row.Owner == OwnerForeign:
+			// hnsproxy's own rule (reconciler/foreign.go): a frontend a tenant
+			// or a controller chose may be another agent's on purpose.
+			row.Why = append(row.Why, "it is not hnsproxy's, and hnsproxy never deletes another agent's load balancer on an external or ingress IP: "+
+				"the Service has a ForeignLoadBalancerConflict event and is not served on this frontend here until that load balancer is removed, or hnsproxy starts with a new --takeover token")
+		default:
 			row.Why = append(row.Why, "hnsproxy corrects it at its next sync or drift repair (--drift-repair-period)")
 		}
 	}
