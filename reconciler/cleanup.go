@@ -65,7 +65,7 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 	// Folded, as Start matches them: HNS may answer GUIDs in either case,
 	// and claimInterrupted adds them folded.
 	ownedLB, ownedEP := foldedSet(owned.ownedLBs()), foldedSet(owned.ownedEPs())
-	r.claimInterrupted(owned, lbs, eps, ownedLB, ownedEP)
+	claimInterrupted(r.log, owned, lbs, eps, ownedLB, ownedEP)
 	for _, doc := range leftByFailedCreates(owned.FailedLoadBalancerCreates, lbs) {
 		r.log.Info("Cleanup: a load balancer a failed create left without port mappings is hnsproxy's", "id", doc.ID)
 		ownedLB[strings.ToLower(doc.ID)] = struct{}{}

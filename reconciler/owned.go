@@ -1,12 +1,20 @@
 package reconciler
 
-import "strings"
+import (
+	"slices"
+	"strings"
+
+	"k8s.io/klog/v2"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
 
 // Owned is what a state file says hnsproxy owns in HNS, read by someone
 // other than the reconciler (hnsproxy-diag) to tell hnsproxy's load
 // balancers and remote endpoints from foreign ones.
 type Owned struct {
-	loadBalancers, remoteEndpoints map[string]bool // lower-cased IDs
+	loadBalancers, remoteEndpoints map[string]struct{} // lower-cased IDs
+	state                          *stateFile
 
 	// Network is the ID of the HNS network the hnsproxy that wrote the
 	// state file's snapshot used (each start writes one); "" when the file
@@ -27,24 +35,35 @@ func ReadOwned(path string) (*Owned, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Owned{loadBalancers: lowerSet(s.ownedLBs()), remoteEndpoints: lowerSet(s.ownedEPs()), JournalDamage: s.journalStopped}
+	o := &Owned{loadBalancers: foldedSet(s.ownedLBs()), remoteEndpoints: foldedSet(s.ownedEPs()), state: s, JournalDamage: s.journalStopped}
 	if len(s.Networks) > 0 { // the network in use first (endpointNetworks)
 		o.Network = s.Networks[0]
 	}
 	return o, nil
 }
 
+// Claim adds to what o owns what hnsproxy claims as its own in lbs and
+// eps, one listing of HNS's load balancers and of the network's endpoints:
+// what creates the state file declared made, whose IDs never reached it (a
+// reply lost, hnsproxy killed: Start claims them), and what failed creates
+// it records left without port mappings (the next listing claims them).
+// Read without it, those were another agent's, left alone, where hnsproxy
+// adopts or deletes them. A load balancer without port mappings on a
+// declared frontend and with no failure recorded is left out: Start
+// claims it, a running hnsproxy does not (partial.go).
+func (o *Owned) Claim(lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint) {
+	eps = slices.Clone(eps) // their addresses are read in canonical text, as Start reads them
+	canonicalEndpointsAddresses(eps)
+	shaped := slices.DeleteFunc(slices.Clone(lbs), func(lb hnslb.LoadBalancer) bool { _, ok := KeyOf(&lb); return !ok })
+	claimInterrupted(klog.Logger{}, o.state, shaped, eps, o.loadBalancers, o.remoteEndpoints) // the zero logger says nothing
+	for _, doc := range leftByFailedCreates(o.state.FailedLoadBalancerCreates, lbs) {
+		o.loadBalancers[strings.ToLower(doc.ID)] = struct{}{}
+	}
+}
+
 // LoadBalancer reports whether hnsproxy owns the load balancer with this ID.
-func (o *Owned) LoadBalancer(id string) bool { return o.loadBalancers[strings.ToLower(id)] }
+func (o *Owned) LoadBalancer(id string) bool { return has(o.loadBalancers, strings.ToLower(id)) }
 
 // RemoteEndpoint reports whether hnsproxy owns the endpoint with this ID
 // (its remote endpoints, and on overlay the source VIP's and cluster IPs').
-func (o *Owned) RemoteEndpoint(id string) bool { return o.remoteEndpoints[strings.ToLower(id)] }
-
-func lowerSet(ids []string) map[string]bool {
-	m := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		m[strings.ToLower(id)] = true
-	}
-	return m
-}
+func (o *Owned) RemoteEndpoint(id string) bool { return has(o.remoteEndpoints, strings.ToLower(id)) }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/klog/v2"
+
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 )
@@ -81,7 +83,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 		baselines[strings.ToLower(id)] = b
 	}
 	r.namesSeen(eps)
-	r.claimInterrupted(owned, lbs, eps, ownedLB, ownedEP)
+	claimInterrupted(r.log, owned, lbs, eps, ownedLB, ownedEP)
 	r.claimPartialsAtStart(owned.FailedLoadBalancerCreates, lbs)
 	r.carryDeclarations(owned, lbs, eps)
 	r.orphanLBs = map[intent.LBKey][]hnslb.LoadBalancer{}
@@ -147,8 +149,9 @@ func (r *Reconciler) Start(ctx context.Context) error {
 // claimInterrupted adds to ownedLB and ownedEP the listed objects nobody
 // owns on a key or IP the state file declared as being created, and the
 // remote endpoints nobody owns that bear our name (names.go): a create whose
-// ID never reached the state file (see declareCreates).
-func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint, ownedLB, ownedEP map[string]struct{}) {
+// ID never reached the state file (see declareCreates). Start, Cleanup
+// and hnsproxy-diag (Owned.Claim) claim alike.
+func claimInterrupted(log klog.Logger, st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint, ownedLB, ownedEP map[string]struct{}) {
 	keys := map[intent.LBKey]struct{}{}
 	for _, k := range st.CreatingLoadBalancers {
 		keys[k] = struct{}{}
@@ -159,7 +162,7 @@ func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, e
 			continue
 		}
 		if _, declared := ips[eps[i].IP()]; declared || namedOurs(&eps[i]) {
-			r.log.Info("Claiming a remote endpoint an interrupted create made", "ip", eps[i].IP(), "id", eps[i].ID, "named", !declared)
+			log.Info("Claiming a remote endpoint an interrupted create made", "ip", eps[i].IP(), "id", eps[i].ID, "named", !declared)
 			ownedEP[strings.ToLower(eps[i].ID)] = struct{}{}
 		}
 	}
@@ -177,13 +180,13 @@ func (r *Reconciler) claimInterrupted(st *stateFile, lbs []hnslb.LoadBalancer, e
 		}
 		if !ok {
 			if portlessOnDeclared(&lbs[i], declaredVIPs) && !backsOnto(&lbs[i], theirs) {
-				r.log.Info("Claiming a load balancer without port mappings on a declared frontend: what a failed create left whose record was lost", "id", lbs[i].ID, "frontendVIPs", lbs[i].FrontendVIPs)
+				log.Info("Claiming a load balancer without port mappings on a declared frontend: what a failed create left whose record was lost", "id", lbs[i].ID, "frontendVIPs", lbs[i].FrontendVIPs)
 				ownedLB[strings.ToLower(lbs[i].ID)] = struct{}{}
 			}
 			continue
 		}
 		if _, declared := keys[k]; declared && !backsOnto(&lbs[i], theirs) {
-			r.log.Info("Claiming a load balancer an interrupted create made", "key", k, "id", lbs[i].ID)
+			log.Info("Claiming a load balancer an interrupted create made", "key", k, "id", lbs[i].ID)
 			ownedLB[strings.ToLower(lbs[i].ID)] = struct{}{}
 		}
 	}

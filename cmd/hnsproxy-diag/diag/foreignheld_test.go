@@ -1,6 +1,7 @@
 package diag
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
@@ -81,5 +83,89 @@ func TestForeignHolderOfATenantFrontendIsSaidToStay(t *testing.T) {
 				t.Errorf("rows of the held frontends: %v, want both external IPs and the IPv6 cluster IP", seen)
 			}
 		})
+	}
+}
+
+// TestDiagnoseOwnsWhatARestartClaims: hnsproxy was killed (or crash-loops)
+// after HNS applied creates whose replies were lost, or after failed
+// creates left load balancers without port mappings, for a dual-stack
+// Service with an external IP of each family. Its state file declares
+// those frontends, and records the failures; a restart (and --cleanup)
+// claims what they made as hnsproxy's. The table read them as another
+// agent's, left alone, which on a tenant's frontend said hnsproxy would
+// never touch them. Under every echo.
+func TestDiagnoseOwnsWhatARestartClaims(t *testing.T) {
+	for _, name := range append(sim.EchoNames(), "", "all") {
+		echo, err := sim.ParseEcho(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, how := range []string{"reply lost", "left without port mappings"} {
+			t.Run("echo="+name+"/"+how, func(t *testing.T) {
+				f := newFixtureOn(t, fixtureNode{profile: sim.ProfileWS2025, network: hnslb.NetworkTypeL2Bridge, dualStack: true}, echo)
+				before := map[string]bool{}
+				for _, lb := range f.hns.Snapshot().LoadBalancers {
+					before[lb.ID] = true
+				}
+				faults := sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1}, Committed: 1, Errors: []hnslb.ErrorCode{hnslb.CodeTimeout}}
+				if how == "left without port mappings" {
+					faults = sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeInvalidParameter}, PartialCreates: 1}
+				}
+				f.killedCreating(faults, tenantDual()...)
+				var made int
+				for _, row := range Diagnose(f.read()).LoadBalancers {
+					if before[strings.ToLower(row.ID)] || row.ID == "" {
+						continue
+					}
+					made++
+					if row.Owner != OwnerHNSProxy {
+						t.Errorf("row %+v: want hnsproxy's, as its restart claims it", row)
+					}
+				}
+				if made < 2 {
+					t.Errorf("%d load balancers made by the killed hnsproxy in the table, want at least each family's external IP", made)
+				}
+			})
+		}
+	}
+}
+
+// killedCreating adds objs to the cluster and runs hnsproxy's reconciler
+// over the fixture's state file until it tried the creates they need,
+// under faults, and leaves it there, as a process killed then.
+func (f *fixture) killedCreating(faults sim.Faults, objs ...runtime.Object) {
+	f.t.Helper()
+	ctx := context.Background()
+	for _, o := range objs {
+		var err error
+		switch o := o.(type) {
+		case *v1.Service:
+			_, err = f.kube.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *discoveryv1.EndpointSlice:
+			_, err = f.kube.DiscoveryV1().EndpointSlices(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		}
+		if err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	in := f.read()
+	state := desired.Compute(desired.InputsOf(in.Services, in.Slices), in.Config)
+	rec := reconciler.New(f.hns, reconciler.Options{NetworkID: in.Network.ID, Features: in.Config.Features, StateFile: f.stateFile})
+	for _, ep := range state.RemoteEndpoints {
+		rec.UpsertEndpoint(ep)
+	}
+	for _, lb := range state.LBs {
+		rec.Upsert(*lb)
+	}
+	if err := rec.Start(ctx); err != nil {
+		f.t.Fatal(err)
+	}
+	f.hns.SetFaults(faults)
+	defer f.hns.SetFaults(sim.Faults{})
+	if rec.Sync(ctx).ListingWanted { // a new tenant frontend is first looked at
+		if err := rec.Lookup(ctx); err != nil {
+			f.t.Fatal(err)
+		}
+		rec.Sync(ctx)
 	}
 }

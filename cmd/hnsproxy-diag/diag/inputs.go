@@ -153,10 +153,25 @@ func read(ctx context.Context, src Source, run func(step, func() error) error) (
 	}
 	if src.StateFile != "" {
 		in.Owned, in.OwnedErr = reconciler.ReadOwned(src.StateFile)
+		if in.Owned != nil {
+			in.Owned.Claim(snap.LoadBalancers, endpointsOn(snap, in.Network.ID))
+		}
 	} else {
 		in.OwnedErr = fmt.Errorf("no state file given (--state-file)")
 	}
 	return in, nil
+}
+
+// endpointsOn are the endpoints of snap on the network networkID, as a
+// start of hnsproxy lists them.
+func endpointsOn(snap *hnslb.Snapshot, networkID string) []hnslb.Endpoint {
+	var out []hnslb.Endpoint
+	for _, ep := range snap.Endpoints {
+		if strings.EqualFold(ep.HostComputeNetwork, networkID) {
+			out = append(out, ep)
+		}
+	}
+	return out
 }
 
 // findNetwork is the pods' HNS network by name ("" picks the only one),
