@@ -238,11 +238,18 @@ func TestServiceTransitionsLeaveNothingStale(t *testing.T) {
 func TestDualStackTransitionsLeaveNothingStale(t *testing.T) {
 	pods := []string{"10.244.1.5"}
 	n := newTestNode(t, "ws2025", pods...)
+	runTransitions(t, n, pods, dualStackSteps(n))
+}
+
+// dualStackSteps gives n's Node an IPv6 address and returns one Service's
+// changes between single-stack and dual-stack, with external and ingress
+// IPs and a node port of each family, and its IPv6 slice emptied and back.
+func dualStackSteps(n *testNode) []transitionStep {
 	ctx := context.Background()
 	node, _ := n.client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
 	node.Status.Addresses = append(node.Status.Addresses, v1.NodeAddress{Type: v1.NodeInternalIP, Address: "fd00::1"})
 	if _, err := n.client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
+		n.t.Fatal(err)
 	}
 	v6 := func(s *v1.Service) {
 		s.Spec.ClusterIPs = []string{"10.96.0.10", "fd00:10:96::10"}
@@ -275,7 +282,7 @@ func TestDualStackTransitionsLeaveNothingStale(t *testing.T) {
 		{"dual again", func(n *testNode) { n.apply(service("web", "10.96.0.10", v6, np)) }},
 		{"clusterIP", func(n *testNode) { n.apply(service("web", "10.96.0.10", v6)) }},
 	}
-	runTransitions(t, n, pods, steps)
+	return steps
 }
 
 func sortedViews(v []lbView) []string {
