@@ -7,6 +7,7 @@
 #
 # Env: SOAK_DURATION (default 3m; CI uses 45s), SOAK_SEED (default 1),
 #      SOAK_NETWORK (l2bridge, the default, or overlay),
+#      SOAK_PROFILES (the nodes' hnssim profiles, default ws2022,ws2025),
 #      SOAK_CONVERGE_TIMEOUT (default 5m), CONTROLPLANE_BIN_DIR,
 #      SOAK_KEEP_DIR (set: keep the logs of a run that passed too).
 set -euo pipefail

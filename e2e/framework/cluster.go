@@ -102,8 +102,9 @@ type NodeSpec struct {
 	HNSSimArgs []string
 }
 
-// osBugWorkarounds is the node's --os-bug-workarounds value.
-func (n NodeSpec) osBugWorkarounds() string {
+// BugWorkaroundsFlag is the node's --os-bug-workarounds value, for a
+// verifier that computes what hnsproxy programs under it.
+func (n NodeSpec) BugWorkaroundsFlag() string {
 	if n.OSBugWorkarounds != "" {
 		return n.OSBugWorkarounds
 	}

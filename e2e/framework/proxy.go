@@ -106,7 +106,7 @@ func proxyArgs(spec ClusterSpec, node NodeSpec, kubeconfig, socket, dir string, 
 		"--sync-period=30s",
 		"--min-sync-period=0s",
 		"--drift-repair-period=" + spec.driftRepairPeriod().String(),
-		"--os-bug-workarounds=" + node.osBugWorkarounds(),
+		"--os-bug-workarounds=" + node.BugWorkaroundsFlag(),
 		"--v=2",
 	}
 	if spec.NetworkType == NetworkOverlay && !spec.SourceVIPFromIPAM {

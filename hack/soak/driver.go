@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,9 +31,12 @@ import (
 // policies changing, endpoints scaling and flipping between ready, serving
 // terminating and not serving. Its choices come from a seeded generator.
 type driver struct {
-	client   kubernetes.Interface
-	ns       string
-	pods     []framework.Pod
+	client kubernetes.Interface
+	ns     string
+	pods   []framework.Pod
+	// bigPool are the pods of the big Services (bigServices of them when
+	// not empty), each of whose slices names more than bigLeast.
+	bigPool  []framework.Pod
 	rng      *rand.Rand
 	names    []string
 	changes  atomic.Int64 // successful writes
@@ -47,16 +51,35 @@ type driver struct {
 
 const (
 	soakServices = 40
-	driverPace   = 20 * time.Millisecond
-	logFailures  = 20 // the first refusals are printed, to tell bugs from outages
+	// bigServices over bigPool, when a node's HNS caps backends at 64; each
+	// scales between bigLeast pods and the whole pool, so across the cap.
+	bigServices = 2
+	bigLeast    = 60
+	driverPace  = 20 * time.Millisecond
+	logFailures = 20 // the first refusals are printed, to tell bugs from outages
 )
 
-func newDriver(client kubernetes.Interface, ns string, pods []framework.Pod, seed uint64) *driver {
-	d := &driver{client: client, ns: ns, pods: pods, rng: rand.New(rand.NewPCG(seed, seed^0x5eed))}
+func newDriver(client kubernetes.Interface, ns string, pods, bigPool []framework.Pod, seed uint64) *driver {
+	d := &driver{client: client, ns: ns, pods: pods, bigPool: bigPool, rng: rand.New(rand.NewPCG(seed, seed^0x5eed))}
 	for i := range soakServices {
 		d.names = append(d.names, fmt.Sprintf("svc-%02d", i))
 	}
+	if len(bigPool) > bigLeast {
+		for i := range bigServices {
+			d.names = append(d.names, fmt.Sprintf("%s%d", bigPrefix, i))
+		}
+	}
 	return d
+}
+
+const bigPrefix = "big-"
+
+// slicePods are the pods svc's slices draw from, and how many they name at least.
+func (d *driver) slicePods(svc string) (pool []framework.Pod, least int) {
+	if strings.HasPrefix(svc, bigPrefix) {
+		return d.bigPool, bigLeast
+	}
+	return d.pods, 0
 }
 
 // run makes changes until ctx ends.
@@ -226,8 +249,13 @@ func (d *driver) setIngress(ctx context.Context, svc *corev1.Service) {
 // writeSlices publishes one or two IPv4 slices over a random set of pods.
 func (d *driver) writeSlices(ctx context.Context, svc *corev1.Service) {
 	r := d.rng
-	n := r.IntN(len(d.pods) + 1)
-	pick := r.Perm(len(d.pods))[:n]
+	pool, least := d.slicePods(svc.Name)
+	flipOdds := 10 // 1 in 10 endpoints each serving terminating, terminating, not ready
+	if least > 0 {
+		flipOdds = 40 // mostly ready, so a big Service's backends cross the cap
+	}
+	n := least + r.IntN(len(pool)-least+1)
+	pick := r.Perm(len(pool))[:n]
 	two := r.IntN(3) == 0
 	want := map[string]*discoveryv1.EndpointSlice{}
 	for _, suffix := range []string{"a", "b"} {
@@ -254,13 +282,13 @@ func (d *driver) writeSlices(ctx context.Context, svc *corev1.Service) {
 		want[s.Name] = s
 	}
 	for j, idx := range pick {
-		p := d.pods[idx]
+		p := pool[idx]
 		name := svc.Name + "-a"
 		if two && j%2 == 1 {
 			name = svc.Name + "-b"
 		}
 		ready, serving, terminating := true, true, false
-		switch c := r.IntN(10); {
+		switch c := r.IntN(flipOdds); {
 		case c == 0: // serving while terminating
 			ready, terminating = false, true
 		case c == 1: // terminating, no longer serving

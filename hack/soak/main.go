@@ -87,7 +87,9 @@ type result struct {
 	ConvergeSeconds float64 `json:"converge_seconds"`
 	MaxRSSMiB       float64 `json:"max_rss_mib"`
 	// Context for reading the figures.
-	Seed           uint64  `json:"seed"`
+	Seed uint64 `json:"seed"`
+	// Profiles are the nodes' HNS builds (-profiles), in node order.
+	Profiles       string  `json:"profiles"`
 	FaultSeconds   float64 `json:"fault_seconds"`
 	RefusedChanges int64   `json:"refused_changes"`
 	KillsMidSync   int64   `json:"kills_mid_sync"`
@@ -150,8 +152,9 @@ func main() {
 	converge := flag.Duration("converge-timeout", envDuration("SOAK_CONVERGE_TIMEOUT", 5*time.Minute), "how long to wait for convergence after the faults (env SOAK_CONVERGE_TIMEOUT)")
 	seed := flag.Uint64("seed", envUint("SOAK_SEED", 1), "seed of every random choice (env SOAK_SEED)")
 	network := flag.String("network", envString("SOAK_NETWORK", framework.NetworkL2Bridge), "the nodes' network type, l2bridge or overlay (env SOAK_NETWORK)")
+	profiles := flag.String("profiles", envString("SOAK_PROFILES", profileList()), "the nodes' HNS builds, one hnssim profile per node, comma-separated (env SOAK_PROFILES)")
 	flag.Parse()
-	if err := useNetwork(*network); err != nil {
+	if err := errors.Join(useNetwork(*network), useProfiles(*profiles)); err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(2)
 	}
@@ -172,7 +175,7 @@ func main() {
 }
 
 func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64) (res result, why []string, err error) {
-	res.Seed, res.FaultSeconds = seed, window.Seconds()
+	res.Seed, res.FaultSeconds, res.Profiles = seed, window.Seconds(), profileList()
 	step("Building (or reusing) kube-apiserver, etcd and the node binaries")
 	if _, err := framework.Binaries(); err != nil {
 		return res, nil, err
@@ -197,7 +200,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 		return res, nil, err
 	}
 	defer func() { err = errors.Join(err, cp.Stop()) }()
-	step("Starting two simulated Windows nodes (hnssim + hnsproxy each) on " + clusterSpec.NetworkType + " and wiring pods")
+	step("Starting two simulated Windows nodes (hnssim + hnsproxy each; " + profileList() + ") on " + clusterSpec.NetworkType + " and wiring pods")
 	dirs := &stateDirs{}
 	defer func() {
 		if err != nil || len(why) > 0 {
@@ -218,7 +221,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 	}
 
 	step(fmt.Sprintf("Soaking for %v: changes, HNS faults and restarts, apiserver restarts, hnsproxy kills, a network made again", window))
-	drv := newDriver(client, soakNamespace, r.pods, seed)
+	drv := newDriver(client, soakNamespace, r.pods, r.bigPool, seed)
 	res.StateDirMounted = dirs.refused == nil && len(dirs.mounted) == len(r.cluster.Nodes)
 	ch := &chaos{cluster: r.cluster, settings: r.settings, foreign: r.foreign, drv: drv, seed: seed, errs: make(chan error, 64), stateDirsMounted: res.StateDirMounted, hangs: map[string][]string{},
 		networkExit: map[string]bool{}, killing: map[string]bool{}}

@@ -26,9 +26,7 @@ func TestOverlayExpectation(t *testing.T) {
 		t.Error("useNetwork accepted nat")
 	}
 	a, b := clusterSpec.Nodes[0], clusterSpec.Nodes[1]
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: a.Name},
-		Spec:   corev1.NodeSpec{PodCIDR: a.PodCIDR, PodCIDRs: []string{a.PodCIDR}},
-		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: a.NodeIP}}}}
+	node := nodeOf(a)
 	svc := corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: soakNamespace, Name: "web"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.0.20", ClusterIPs: []string{"10.96.0.20"},
 			Ports: []corev1.ServicePort{{Name: "p0", Protocol: corev1.ProtocolTCP, Port: 80}}}}
@@ -41,7 +39,7 @@ func TestOverlayExpectation(t *testing.T) {
 			{Addresses: []string{"10.244.2.10"}, NodeName: ptr.To(b.Name), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
 		},
 	}
-	ns := settingsOf(a, 10256, hnslb.Version{Major: 13, Minor: 2})
+	ns := settingsOf(a, 10256, hnslb.Version{Major: 13, Minor: 2}, hnslb.OSBuild{})
 	want := computeExpected([]corev1.Service{svc}, []discoveryv1.EndpointSlice{slice}, node, ns)
 	if ep, ok := want.RemoteEndpoints["10.244.2.10"]; !ok || ep.Local || ep.ProviderAddress != b.NodeIP {
 		t.Errorf("remote endpoint for win-b's pod: %+v (present %v), want one at provider address %s", ep, ok, b.NodeIP)
@@ -60,6 +58,13 @@ func TestOverlayExpectation(t *testing.T) {
 	if len(want.LBs) == 0 {
 		t.Error("no load balancer for the Service")
 	}
+}
+
+// nodeOf is spec's Node object as the rig registers it.
+func nodeOf(spec framework.NodeSpec) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: spec.Name},
+		Spec:   corev1.NodeSpec{PodCIDR: spec.PodCIDR, PodCIDRs: []string{spec.PodCIDR}},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: spec.NodeIP}}}}
 }
 
 // hnsproxy's source-VIP endpoint is local but no pod's: the soak must

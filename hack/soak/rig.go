@@ -29,7 +29,10 @@ const (
 const (
 	soakNamespace = "soak"
 	podsPerNode   = 6
-	convergePoll  = time.Second
+	// bigPodsPerNode are the pods each node adds to the big Services'
+	// pool (bigServicesWanted): with the others, 84 in all.
+	bigPodsPerNode = 36
+	convergePoll   = time.Second
 	// slowConvergence is how long after the faults the soak says what
 	// still differs, once.
 	slowConvergence = 10 * time.Second
@@ -63,8 +66,10 @@ func soakNetwork() string { return clusterSpec.HNSNetwork() }
 
 // rig is the running cluster with what the soak needs to judge it.
 type rig struct {
-	cluster  *framework.Cluster
-	pods     []framework.Pod
+	cluster *framework.Cluster
+	pods    []framework.Pod
+	// bigPool is every pod, the big Services' (empty unless bigServicesWanted).
+	bigPool  []framework.Pod
 	settings map[string]nodeSettings
 	foreign  map[string]foreignSet
 }
@@ -90,11 +95,22 @@ func startRig(ctx context.Context, cp *framework.ControlPlane, dir string, seed 
 			return r, err
 		}
 		r.pods = append(r.pods, pods...)
+		if bigServicesWanted() {
+			big, err := n.WirePods(ctx, "big", bigPodsPerNode)
+			if err != nil {
+				return r, err
+			}
+			r.bigPool = append(r.bigPool, big...)
+		}
 		v, err := n.Sim.Client.Version(ctx)
 		if err != nil {
 			return r, err
 		}
-		r.settings[n.Name()] = settingsOf(n.Spec, uint16(n.Proxy.HealthzPort), v)
+		b, err := n.Sim.Client.OSBuild(ctx)
+		if err != nil {
+			return r, err
+		}
+		r.settings[n.Name()] = settingsOf(n.Spec, uint16(n.Proxy.HealthzPort), v, b)
 		if r.foreign[n.Name()], err = plantForeign(ctx, n); err != nil {
 			return r, fmt.Errorf("node %s: planting foreign objects: %w", n.Name(), err)
 		}

@@ -29,21 +29,29 @@ const serviceProxyNameLabel = "service.kubernetes.io/service-proxy-name"
 // hnsproxy's flags and HNS rather than from the API: built the way
 // cmd/hnsproxy/app/nodeconfig builds them for the rig's flags (--enable-dsr,
 // no --bind-address, no root endpoint, no health-check VIP; on overlay
-// --source-vip and the network's routes to the other nodes' pod subnets).
-// The rig's builds have no OS bug to work around.
+// --source-vip and the network's routes to the other nodes' pod subnets),
+// and the node's HNS build (-profiles): its version, OS build, the cap it
+// enforces and whether hnsproxy works around its OS bugs.
 type nodeSettings struct {
 	Name        string
 	HealthzPort uint16
 	Version     hnslb.Version
-	Mode        desired.NetworkMode
+	OSBuild     hnslb.OSBuild
+	// HNSCap is the backend cap HNS enforces (0: its build's default).
+	HNSCap int
+	// BugWorkarounds is the node's --os-bug-workarounds.
+	BugWorkarounds string
+	Mode           desired.NetworkMode
 	// SourceVIP and RemoteSubnets: overlay only.
 	SourceVIP     netip.Addr
 	RemoteSubnets []desired.RemoteSubnet
 }
 
 // settingsOf is node's settings in the rig's cluster.
-func settingsOf(node framework.NodeSpec, healthzPort uint16, v hnslb.Version) nodeSettings {
-	ns := nodeSettings{Name: node.Name, HealthzPort: healthzPort, Version: v, Mode: desired.L2Bridge}
+// v and b are what its HNS reports, as hnsproxy reads them at start.
+func settingsOf(node framework.NodeSpec, healthzPort uint16, v hnslb.Version, b hnslb.OSBuild) nodeSettings {
+	ns := nodeSettings{Name: node.Name, HealthzPort: healthzPort, Version: v, OSBuild: b, HNSCap: hnsCap(node),
+		BugWorkarounds: node.BugWorkaroundsFlag(), Mode: desired.L2Bridge}
 	if clusterSpec.NetworkType != framework.NetworkOverlay {
 		return ns
 	}
@@ -100,16 +108,20 @@ func computeExpected(svcs []corev1.Service, eps []discoveryv1.EndpointSlice, nod
 // node-dependent part (node IPs from the Node's addresses, the zone label).
 func nodeConfig(node *corev1.Node, ns nodeSettings) desired.Config {
 	f := hnslb.FeaturesFor(ns.Version)
+	f.MaxBackends = hnslb.DefaultBackendCap(ns.OSBuild, ns.Version).Max
+	bugs := workedAround(ns)
 	cfg := desired.Config{
-		NodeName:    ns.Name,
-		Zone:        node.Labels[corev1.LabelTopologyZone],
-		Mode:        ns.Mode,
-		EnableDSR:   f.DSR, // --enable-dsr, where HNS can
-		HealthzPort: ns.HealthzPort,
-		MaxBackends: f.MaxBackends,
-		Features:    f,
-		NodeIPs:     desired.NodeHostIPs(node),
-		PodCIDRs:    desired.PodCIDRsOf(node),
+		NodeName: ns.Name,
+		Zone:     node.Labels[corev1.LabelTopologyZone],
+		Mode:     ns.Mode,
+		// --enable-dsr, where HNS can and no OS bug forbids it.
+		EnableDSR:             f.DSR && !slices.Contains(bugs, hnslb.BugL2BridgeDSRPodToService),
+		NodePortLocalBackends: slices.Contains(bugs, hnslb.BugOverlayNodePortRemote),
+		HealthzPort:           ns.HealthzPort,
+		MaxBackends:           backendCap(ns),
+		Features:              f,
+		NodeIPs:               desired.NodeHostIPs(node),
+		PodCIDRs:              desired.PodCIDRsOf(node),
 	}
 	if ns.Mode == desired.Overlay {
 		cfg.SourceVIP = map[intent.IPFamily]netip.Addr{intent.IPv4: ns.SourceVIP}
