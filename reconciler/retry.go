@@ -26,6 +26,15 @@ func (r *Reconciler) settle(run *syncRun, ref objectRef, st *objStatus, missing 
 	r.wait(run, ref, st, fmt.Errorf("backends left out, no HNS endpoint known for %v", missing))
 }
 
+// settleWritten is settle after HNS took the object's write. A write is
+// progress, not a failure: a load balancer written again as its left-out
+// backends' endpoints come (each wakes it, syncEP) starts its backoff over,
+// or each such write doubled it and a real failure after four waited 32 s.
+func (r *Reconciler) settleWritten(run *syncRun, ref objectRef, st *objStatus, missing []string) {
+	r.limiter.Forget(ref)
+	r.settle(run, ref, st, missing)
+}
+
 // wait keeps an object pending, to be retried with backoff (not a failure).
 // One waiting for a listing is marked by the listing's answer
 // (answerLookups), so its backoff does not grow: counted as a failure, each

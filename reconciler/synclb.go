@@ -171,7 +171,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 			return
 		case outcome == modified:
 			run.res.Updated++
-			r.settle(run, ref, &e.st, missing)
+			r.settleWritten(run, ref, &e.st, missing)
 			return
 		case outcome == vanished:
 			replacing = false
@@ -202,6 +202,10 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		run.res.Updated++
 	case wrote:
 		run.res.Created++
+	}
+	if wrote {
+		r.settleWritten(run, ref, &e.st, missing)
+		return
 	}
 	r.settle(run, ref, &e.st, missing)
 }
