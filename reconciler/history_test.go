@@ -21,7 +21,8 @@ import (
 // Random histories: the fault soak's question asked in-process, where a
 // seed costs milliseconds instead of minutes. A seed picks an HNS build,
 // the echoes HNS answers with, the codes it answers a missing object or a
-// taken address with (sim.ErrorVariants) and a history of Service changes,
+// taken address with (sim.ErrorVariants), whether hnsproxy makes an overlay
+// source VIP endpoint, and a history of Service changes,
 // HNS faults (failed, lost, kept and half-done writes), HNS restarts that
 // may drop objects, the network replaced, pods replaced, objects removed
 // behind hnsproxy's back, repairs, and hnsproxy killed between any two of
@@ -51,6 +52,7 @@ type history struct {
 	e       *env
 	rng     *rand.Rand
 	ipv6    bool
+	overlay bool // hnsproxy makes a source VIP endpoint, as on an overlay network
 	want    map[intent.LBKey]intent.LB
 	r       *Reconciler
 	kill    *killSwitch
@@ -93,8 +95,8 @@ func runHistory(t *testing.T, seed uint64) {
 	e := newEnvSim(t, profile, sim.Options{Seed: int64(seed) + 1, Variants: variants})
 	e.hns.SetEcho(echo)
 	e.tweak = func(o *Options) { o.NetworkName = "cbr0" } // read to notice the network replaced
-	h := &history{e: e, rng: rng, ipv6: e.profile.Features().IPv6DualStack, want: map[intent.LBKey]intent.LB{}}
-	h.note("profile %s, echoes %q, error variants %+v", profile, echoes, variants)
+	h := &history{e: e, rng: rng, ipv6: e.profile.Features().IPv6DualStack, overlay: rng.IntN(2) == 0, want: map[intent.LBKey]intent.LB{}}
+	h.note("profile %s, echoes %q, error variants %+v, source VIP endpoint %v", profile, echoes, variants, h.overlay)
 	for _, ip := range historyPods {
 		e.local(ip)
 	}
@@ -166,7 +168,7 @@ func (h *history) restart() {
 	opts.Logger = textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(io.Discard)))
 	h.r = New(&killClient{Client: h.e.hns, k: h.kill}, opts)
 	h.r.store.fs = &killFS{k: h.kill, synced: map[string]int64{}}
-	upsert(h.r, slices.Collect(maps.Values(h.want))...)
+	handOver(h.r, slices.Collect(maps.Values(h.want)), h.extras())
 	for i := 0; h.r.Start(ctx) != nil; i++ {
 		if i == 20 {
 			h.note("start kept failing: faults off")
@@ -225,6 +227,18 @@ func (h *history) step() {
 	}
 }
 
+// historySourceVIP is the overlay source VIP hnsproxy makes an endpoint for.
+const historySourceVIP = "10.244.1.2"
+
+// extras are the endpoints the desired state wants besides the load
+// balancers' remote backends: the source VIP's on an overlay node.
+func (h *history) extras() []intent.RemoteEndpoint {
+	if !h.overlay {
+		return nil
+	}
+	return []intent.RemoteEndpoint{{IP: historySourceVIP, MAC: "00-15-5D-00-00-02", Local: true}}
+}
+
 func (h *history) sync() {
 	res := h.r.Sync(ctx)
 	h.note("sync: failed %d pending %d listing %v foreign held %v", res.Failed, res.Pending, res.ListingWanted, res.ForeignHeld)
@@ -270,13 +284,14 @@ func (h *history) change() {
 		keys := slices.SortedFunc(maps.Keys(h.want), func(a, b intent.LBKey) int { return strings.Compare(a.String(), b.String()) })
 		k := keys[h.rng.IntN(len(keys))]
 		delete(h.want, k)
-		remove(h.r, k)
+		h.r.Delete(k)
+		handOver(h.r, nil, h.extras())
 		h.note("delete %s", k)
 		return
 	}
 	d := h.randomLB()
 	h.want[d.Key] = d
-	upsert(h.r, d)
+	handOver(h.r, []intent.LB{d}, h.extras())
 	h.note("upsert %s sticky=%v backends %v", d.Key, d.Distribution == hnslb.DistributionSourceIP, ipsOf(d.Backends))
 }
 
@@ -491,7 +506,7 @@ func (h *history) check() {
 	if _, err := h.e.hns.GetEndpointByID(ctx, h.foreign.ep); err != nil {
 		t.Errorf("the other agent's remote endpoint is gone: %v", err)
 	}
-	h.e.assertStateFileMatchesHNSExcept(h.foreign.lb, h.foreign.ep)
+	h.checkStateFile(snap)
 	h.e.hns.ResetCounters()
 	h.r.Sync(ctx)
 	if err := h.r.Repair(ctx); err != nil {
@@ -513,6 +528,45 @@ func (h *history) check() {
 	}
 	if eps := readState(t, h.e.stateFile).CreatingRemoteEndpoints; len(declared)+len(eps) != 0 {
 		t.Errorf("the state file still declares creates on %v and %v", declared, eps)
+	}
+}
+
+// checkStateFile: the state file names exactly hnsproxy's objects in
+// snap: every load balancer and remote endpoint but the other agent's, and
+// the source VIP's endpoint on an overlay node.
+func (h *history) checkStateFile(snap *hnslb.Snapshot) {
+	t := h.e.t
+	t.Helper()
+	var lbs, eps []string
+	for _, l := range snap.LoadBalancers {
+		if l.ID != h.foreign.lb {
+			lbs = append(lbs, l.ID)
+		}
+	}
+	sourceVIPs := 0
+	for _, ep := range snap.Endpoints {
+		switch {
+		case ep.IsRemote() && ep.ID != h.foreign.ep:
+			eps = append(eps, ep.ID)
+		case !ep.IsRemote() && ep.IP() == historySourceVIP:
+			eps = append(eps, ep.ID)
+			sourceVIPs++
+		}
+	}
+	if want := map[bool]int{true: 1}[h.overlay]; sourceVIPs != want {
+		t.Errorf("HNS holds %d source VIP endpoints, want %d", sourceVIPs, want)
+	}
+	lower := func(ids []string) []string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = strings.ToLower(id) // HNS may answer GUIDs in upper case
+		}
+		slices.Sort(out)
+		return out
+	}
+	st := readState(t, h.e.stateFile)
+	if !slices.Equal(lower(st.LoadBalancers), lower(lbs)) || !slices.Equal(lower(st.RemoteEndpoints), lower(eps)) {
+		t.Errorf("state file owns load balancers %v and endpoints %v; HNS holds %v and %v of ours", st.LoadBalancers, st.RemoteEndpoints, lbs, eps)
 	}
 }
 
