@@ -97,7 +97,7 @@ func newSimCluster(t *testing.T, spec clusterSpec) *simCluster {
 		n := &testNode{
 			t: t, name: ns.name, client: c.client, hns: hns, networkID: nw.ID,
 			stateFile: filepath.Join(t.TempDir(), "state.json"),
-			config:    desired.Config{Mode: spec.mode, EnableDSR: spec.dsr},
+			config:    desired.Config{Mode: spec.mode, EnableDSR: spec.dsr, NetworkSubnets: desired.NetworkSubnetsOf(nw)},
 		}
 		if spec.mode == desired.Overlay {
 			n.config.SourceVIP = map[intent.IPFamily]netip.Addr{intent.IPv4: sourceVIP(ns)}

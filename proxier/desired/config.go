@@ -80,6 +80,11 @@ type Config struct {
 	// overlay an address there that its slice places on no node is taken
 	// for a pod of this node, not for a public IP (endpoints.go).
 	PodCIDRs []netip.Prefix
+	// NetworkSubnets are the subnets of the HNS network hnsproxy programs
+	// (NetworkSubnetsOf), which the CNI made from what its IPAM gives this
+	// node. An address in them and in PodCIDRs is a pod address of this
+	// node (ownsPodAddress).
+	NetworkSubnets []netip.Prefix
 }
 
 // inPodCIDRs reports whether ip is in one of this node's pod subnets.

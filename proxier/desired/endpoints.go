@@ -156,8 +156,15 @@ func parseSlices(in []*EndpointSlice, cfg *Config, buf *buffers) (out []parsedSl
 				}
 			}
 			nodeUnknown := e.Node == (unique.Handle[string]{})
-			ep.backend = intent.Backend{IP: canonical(e.Address, ip), Local: ep.local, NodeUnknown: nodeUnknown}
-			if !ep.local {
+			// A pod address of this node its slice places on no node is
+			// served by the pod's local endpoint alone, left out while the
+			// CNI has none: a remote endpoint there reaches no pod, and on
+			// Windows Server 2025 keeps the CNI from wiring the next pod
+			// IPAM gives the address. The traffic policies still count it
+			// remote (ep.local), as kube-proxy does.
+			local := ep.local || nodeUnknown && cfg.ownsPodAddress(ip)
+			ep.backend = intent.Backend{IP: canonical(e.Address, ip), Local: local, NodeUnknown: nodeUnknown && !local}
+			if !local {
 				if cfg.Mode == Overlay {
 					if n, found := cfg.RemoteSubnets.nodeOf(ip); found {
 						ep.remoteNode = n.pa == ip

@@ -105,6 +105,8 @@ func Desired(ctx context.Context, cfg *options.Config, hns EndpointReader, netwo
 		HealthzPort:                      healthzPort(cfg.HealthzBindAddress),
 		MaxBackends:                      caps.Features.MaxBackends,
 		Features:                         caps.Features,
+		// Read once: a network replaced makes hnsproxy start again.
+		NetworkSubnets: desired.NetworkSubnetsOf(network),
 	}
 	// Both read as options.Validate and kube-proxy read them (kubeip):
 	// "010.0.0.11" is 10.0.0.11, not a value to drop.

@@ -79,6 +79,7 @@ func TestDesiredOverlay(t *testing.T) {
 	hns := sim.New(sim.Options{Seed: 1})
 	network := &hnslb.Network{
 		Name: "vxlan0", Type: hnslb.NetworkTypeOverlay,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}},
 		Policies: []hnslb.NetworkPolicy{
 			hnslb.NewNetworkPolicy(hnslb.NetworkPolicyProviderAddress, hnslb.ProviderAddressNetworkPolicySetting{ProviderAddress: "10.0.0.11"}),
 		},
@@ -95,7 +96,8 @@ func TestDesiredOverlay(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Mode != desired.Overlay || c.HostMAC != "00-15-5D-00-00-0B" || !c.EnableDSR || c.HealthzPort != 10300 ||
-		c.SourceVIP[intent.IPv4] != netip.MustParseAddr("10.244.1.2") || len(c.NodeIPs) != 0 || c.HealthCheckGateway != nil {
+		c.SourceVIP[intent.IPv4] != netip.MustParseAddr("10.244.1.2") || len(c.NodeIPs) != 0 || c.HealthCheckGateway != nil ||
+		!slices.Equal(c.NetworkSubnets, []netip.Prefix{netip.MustParsePrefix("10.244.1.0/24")}) {
 		t.Errorf("Desired = %+v", c)
 	}
 	if err := c.Validate(); err == nil {
