@@ -115,3 +115,26 @@ func TestNetworkSubnetsOf(t *testing.T) {
 		t.Errorf("NetworkSubnetsOf = %v, want %v", got, want)
 	}
 }
+
+// TestOwnSubnetAddressOverTheCapHasASpare: a backend served by a local
+// endpoint the CNI may not have made yet is one the reconciler may leave
+// out, so over the backend cap a spare stands ready for it, as for a pod
+// its slice places on this node.
+func TestOwnSubnetAddressOverTheCapHasASpare(t *testing.T) {
+	cfg := config()
+	ownSubnet(&cfg)
+	cfg.MaxBackends = 1
+	for i := 1; i < 64; i++ {
+		own := netip.AddrFrom4([4]byte{10, 9, 0, byte(i)}).String()
+		in := ServiceInput{Service: service("web"), Slices: slicesOf(slice("web-1", 8080, ep(own, noNode), ep("10.1.0.3")))}
+		lb := Compute([]ServiceInput{in}, cfg).LBs[key("10.0.0.1", 80)]
+		if len(lb.Backends) != 1 || lb.Backends[0].IP != own {
+			continue // the remote one ranks first here: nothing can be missing
+		}
+		if want := []intent.Backend{{IP: "10.1.0.3"}}; !reflect.DeepEqual(lb.Spares, want) {
+			t.Errorf("kept %+v: spares %+v, want %+v", lb.Backends, lb.Spares, want)
+		}
+		return
+	}
+	t.Fatal("no address of the subnet ranked first")
+}

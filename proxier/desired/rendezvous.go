@@ -52,7 +52,7 @@ func rendezvousWeight(node uint64, ip netip.Addr) uint64 {
 // or they fit): local ones first, each group by descending weight, ties by
 // IP. The result is sorted by IP; dropped is how many were left out.
 //
-// spares are the next-ranked of those left out, one per local endpoint
+// spares are the next-ranked of those left out, one per local backend
 // kept, in rank order: a local pod's HNS endpoint may not exist (the CNI
 // has not made it, or it is gone), and only the reconciler can tell; it
 // puts a spare in each such place (intent.LB.Spares), so that only
@@ -77,7 +77,7 @@ func capEndpoints(eps []*endpoint, limit int) (kept, spares []*endpoint, dropped
 	kept = ranked[:limit:limit]
 	locals := 0
 	for _, e := range kept {
-		if e.local {
+		if e.backend.Local { // the traffic policies' remote too (ownsPodAddress)
 			locals++
 		}
 	}

@@ -7,13 +7,16 @@ import (
 	"net/netip"
 	"slices"
 	"testing"
+
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 func candidates(node string, ips []netip.Addr, locals map[netip.Addr]bool) []*endpoint {
 	h := nodeHash(node)
 	out := make([]*endpoint, len(ips))
 	for i, ip := range ips {
-		out[i] = &endpoint{ip: ip, local: locals[ip], ready: true, serving: true, weight: rendezvousWeight(h, ip)}
+		out[i] = &endpoint{ip: ip, local: locals[ip], ready: true, serving: true, weight: rendezvousWeight(h, ip),
+			backend: intent.Backend{IP: ip.String(), Local: locals[ip]}}
 	}
 	slices.SortFunc(out, compareEndpointIPs)
 	return out
