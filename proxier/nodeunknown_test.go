@@ -63,19 +63,7 @@ func TestSliceWithoutNodeNamesUsesThePodsLocalEndpoint(t *testing.T) {
 				// Traffic from a pod of each node reaches both pods.
 				vc := c.vfp()
 				for _, from := range []string{pod1b, pod2b} {
-					seen := map[string]bool{}
-					for port := uint16(40000); port < 40064; port++ {
-						pkt := vfp.Packet{Src: netip.AddrPortFrom(netip.MustParseAddr(from), port),
-							Dst: netip.MustParseAddrPort("10.96.0.50:80"), Protocol: hnslb.ProtocolTCP}
-						v, err := vc.Trace(pkt, vfp.Options{})
-						if err != nil {
-							t.Fatalf("Trace(%s): %v", pkt, err)
-						}
-						if v.Outcome != vfp.DeliveredToPod {
-							t.Fatalf("%s: %s, want delivered to a pod\n%s", pkt, v.Outcome, v)
-						}
-						seen[v.Backend.Addr().String()] = true
-					}
+					seen := podsReached(t, vc, from, "10.96.0.50:80")
 					if !seen[pod1a] || !seen[pod2a] {
 						t.Errorf("from %s the flows reached %v, want both pods", from, seen)
 					}
@@ -89,4 +77,24 @@ func TestSliceWithoutNodeNamesUsesThePodsLocalEndpoint(t *testing.T) {
 			})
 		}
 	}
+}
+
+// podsReached are the pods 64 TCP flows from the pod at from to dst reach;
+// each must be delivered to a pod.
+func podsReached(t *testing.T, vc *vfp.Cluster, from, dst string) map[string]bool {
+	t.Helper()
+	seen := map[string]bool{}
+	for port := uint16(40000); port < 40064; port++ {
+		pkt := vfp.Packet{Src: netip.AddrPortFrom(netip.MustParseAddr(from), port),
+			Dst: netip.MustParseAddrPort(dst), Protocol: hnslb.ProtocolTCP}
+		v, err := vc.Trace(pkt, vfp.Options{})
+		if err != nil {
+			t.Fatalf("Trace(%s): %v", pkt, err)
+		}
+		if v.Outcome != vfp.DeliveredToPod {
+			t.Fatalf("%s: %s, want delivered to a pod\n%s", pkt, v.Outcome, v)
+		}
+		seen[v.Backend.Addr().String()] = true
+	}
+	return seen
 }

@@ -1,16 +1,13 @@
 package proxier
 
 import (
-	"net/netip"
 	"slices"
 	"testing"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 
-	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
 	"github.com/hnsproxy/hnsproxy/sim"
-	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
 // TestUnplacedAddressOfThisNodeLetsTheCNIWireTheNextPod: a slice names no
@@ -57,21 +54,7 @@ func TestUnplacedAddressOfThisNodeLetsTheCNIWireTheNextPod(t *testing.T) {
 				if slices.Contains(n.remoteEndpointIPs(), stale) {
 					t.Errorf("win-1: a remote endpoint at %s beside the pod's", stale)
 				}
-				pkt := vfp.Packet{Src: netip.MustParseAddrPort(pod1b + ":40000"), Dst: netip.MustParseAddrPort("10.96.0.51:80"), Protocol: hnslb.ProtocolTCP}
-				seen := false
-				vc := c.vfp()
-				for port := uint16(40000); port < 40064 && !seen; port++ {
-					pkt.Src = netip.AddrPortFrom(pkt.Src.Addr(), port)
-					v, err := vc.Trace(pkt, vfp.Options{})
-					if err != nil {
-						t.Fatalf("Trace(%s): %v", pkt, err)
-					}
-					if v.Outcome != vfp.DeliveredToPod {
-						t.Fatalf("%s: %s, want delivered to a pod\n%s", pkt, v.Outcome, v)
-					}
-					seen = v.Backend.Addr().String() == stale
-				}
-				if !seen {
+				if !podsReached(t, c.vfp(), pod1b, "10.96.0.51:80")[stale] {
 					t.Errorf("no flow from %s reached the new pod at %s", pod1b, stale)
 				}
 			})
