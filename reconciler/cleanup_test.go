@@ -91,7 +91,6 @@ func TestCleanupFailureKeepsWhatIsLeftOwned(t *testing.T) {
 // the load balancers and remote endpoints HNS holds, but the foreign ones.
 func (e *env) assertStateFileMatchesHNSExcept(foreignLB, foreignEP string) {
 	e.t.Helper()
-	s := readState(e.t, e.stateFile)
 	var lbIDs, epIDs []string
 	for _, l := range e.snapshot().LoadBalancers {
 		if l.ID != foreignLB {
@@ -103,7 +102,15 @@ func (e *env) assertStateFileMatchesHNSExcept(foreignLB, foreignEP string) {
 			epIDs = append(epIDs, ep.ID)
 		}
 	}
-	// GUIDs in any case are one ID: HNS may answer them in upper case.
+	e.assertStateFileOwns(lbIDs, epIDs)
+}
+
+// assertStateFileOwns checks that the state file owns exactly the load
+// balancers lbIDs and the endpoints epIDs. GUIDs in any case are one ID:
+// HNS may answer them in upper case.
+func (e *env) assertStateFileOwns(lbIDs, epIDs []string) {
+	e.t.Helper()
+	s := readState(e.t, e.stateFile)
 	lower := func(ids []string) []string {
 		out := make([]string, len(ids))
 		for i, id := range ids {
@@ -113,7 +120,7 @@ func (e *env) assertStateFileMatchesHNSExcept(foreignLB, foreignEP string) {
 		return out
 	}
 	if !slices.Equal(lower(s.LoadBalancers), lower(lbIDs)) || !slices.Equal(lower(s.RemoteEndpoints), lower(epIDs)) {
-		e.t.Errorf("state file %+v, HNS holds load balancers %v and remote endpoints %v of ours", s, lbIDs, epIDs)
+		e.t.Errorf("state file %+v, HNS holds load balancers %v and endpoints %v of ours", s, lbIDs, epIDs)
 	}
 }
 

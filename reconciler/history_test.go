@@ -556,18 +556,7 @@ func (h *history) checkStateFile(snap *hnslb.Snapshot) {
 	if want := map[bool]int{true: 1}[h.overlay]; sourceVIPs != want {
 		t.Errorf("HNS holds %d source VIP endpoints, want %d", sourceVIPs, want)
 	}
-	lower := func(ids []string) []string {
-		out := make([]string, len(ids))
-		for i, id := range ids {
-			out[i] = strings.ToLower(id) // HNS may answer GUIDs in upper case
-		}
-		slices.Sort(out)
-		return out
-	}
-	st := readState(t, h.e.stateFile)
-	if !slices.Equal(lower(st.LoadBalancers), lower(lbs)) || !slices.Equal(lower(st.RemoteEndpoints), lower(eps)) {
-		t.Errorf("state file owns load balancers %v and endpoints %v; HNS holds %v and %v of ours", st.LoadBalancers, st.RemoteEndpoints, lbs, eps)
-	}
+	h.e.assertStateFileOwns(lbs, eps)
 }
 
 // restartBesideTenants plants another agent's load balancer on every
