@@ -268,11 +268,17 @@ func (r *Reconciler) adoptLB(e *lbEntry) {
 	doc := BuildLB(e.desired, ids)
 	adopted := -1
 	for i := range cands {
-		if len(missing) == 0 && r.unchanged(doc, &cands[i]) {
+		if r.unchanged(doc, &cands[i]) {
+			// One that leaves out backends with no endpoint yet is what
+			// a Sync would write now: adopted too, but left to the first
+			// Sync, which records what it waits for. Replacing it
+			// cut its frontend at every restart where HNS cannot modify.
 			adopted = i
 			r.setRealized(e, cands[i].ID, doc, &cands[i])
-			r.done(&e.st)
-			delete(r.dirtyLBs, e.key)
+			if len(missing) == 0 {
+				r.done(&e.st)
+				delete(r.dirtyLBs, e.key)
+			}
 			break
 		}
 	}
