@@ -146,20 +146,32 @@ func (v *view) compare(want *intent.LB, got *hnslb.LoadBalancer) Row {
 	}
 	if got == nil {
 		row.State = StateMissing
-		row.Why = []string{"hnsproxy would program this load balancer and HNS has none on its frontend: deleted behind hnsproxy's back, or not programmed yet (drift repair re-creates it within --drift-repair-period; hnsproxy's /debug/hns shows its status)"}
 		row.Backends = v.backends(want, nil)
+		if unwired := v.unwired(row.Backends); len(unwired) == len(row.Backends) && len(want.Spares) == 0 {
+			row.Why = []string{unwiredWhy(unwired, true)}
+			return row
+		}
+		row.Why = []string{"hnsproxy would program this load balancer and HNS has none on its frontend: deleted behind hnsproxy's back, or not programmed yet (drift repair re-creates it within --drift-repair-period; hnsproxy's /debug/hns shows its status)"}
 		row.Why = append(row.Why, v.heldAddresses(row.Backends)...)
 		return row
 	}
 	row.ID, row.Owner, row.Flags = got.ID, v.owner(got.ID), got.FlagWords()
 	row.Why = shapeDiffs(doc, got)
 	row.Backends = v.backends(want, got)
+	// waiting is whether all that differs waits for the CNI (unwired.go).
+	waiting := len(row.Why) == 0
 	if n := countState(row.Backends, "missing"); n > 0 {
 		row.Why = append(row.Why, fmt.Sprintf("%d backends hnsproxy wants are not in it", n))
 		row.Why = append(row.Why, v.heldAddresses(row.Backends)...)
+		unwired := v.unwired(row.Backends)
+		if len(unwired) > 0 {
+			row.Why = append(row.Why, unwiredWhy(unwired, false))
+		}
+		waiting = waiting && len(unwired) == n
 	}
 	if n := len(row.Backends) - countState(row.Backends, "") - countState(row.Backends, "missing"); n > 0 {
 		row.Why = append(row.Why, fmt.Sprintf("%d of its backends are not wanted", n))
+		waiting = false
 	}
 	if len(row.Why) > 0 {
 		row.State = StateDiffers
@@ -171,6 +183,7 @@ func (v *view) compare(want *intent.LB, got *hnslb.LoadBalancer) Row {
 			// or a controller chose may be another agent's on purpose.
 			row.Why = append(row.Why, "it is not hnsproxy's, and hnsproxy never deletes another agent's load balancer on an external or ingress IP: "+
 				"the Service has a ForeignLoadBalancerConflict event and is not served on this frontend here until that load balancer is removed, or hnsproxy starts with a new --takeover token")
+		case waiting:
 		default:
 			row.Why = append(row.Why, "hnsproxy corrects it at its next sync or drift repair (--drift-repair-period)")
 		}

@@ -31,6 +31,8 @@ type view struct {
 	// frontends names the Service port behind a frontend.
 	frontends frontends
 	services  map[types.NamespacedName]*v1.Service
+	// localAddrs are the addresses local endpoints hold (localHolds).
+	localAddrs map[netip.Addr]struct{}
 }
 
 func newView(in *Inputs) *view {

@@ -1,0 +1,97 @@
+package diag
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/hnsproxy/hnsproxy/sim"
+)
+
+// unplacedService is web/<name> at vip:80->8080 over ips, which its slice
+// places on no node (mirrored from a hand-made Endpoints object), beside
+// web-b on win-b where withWebB.
+func unplacedService(name, vip string, withWebB bool, ips ...string) []runtime.Object {
+	svc := &v1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: name},
+		Spec: v1.ServiceSpec{ClusterIP: vip, ClusterIPs: []string{vip},
+			Ports: []v1.ServicePort{{Name: "http", Protocol: v1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "web", Name: name + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To[int32](8080)}},
+	}
+	for _, ip := range ips {
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
+	}
+	if withWebB {
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{webB}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			NodeName: ptr.To(other), TargetRef: &v1.ObjectReference{Kind: "Pod", Namespace: "web", Name: "web-b"}})
+	}
+	return []runtime.Object{svc, slice}
+}
+
+// setPodCIDR gives this node's Node the pod CIDR its HNS network's subnet
+// is (10.244.1.0/24), as kube-controller-manager allocates it.
+func (f *fixture) setPodCIDR() {
+	f.t.Helper()
+	ctx := context.Background()
+	node, err := f.kube.CoreV1().Nodes().Get(ctx, self, metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	node.Spec.PodCIDR, node.Spec.PodCIDRs = "10.244.1.0/24", []string{"10.244.1.0/24"}
+	if _, err := f.kube.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// TestDiagnoseSaysALocalBackendWaitsForItsPodsEndpoint: a backend hnsproxy
+// serves by a local endpoint only (here an address of this node's pod
+// subnet that a slice places on no node, where no pod is) is left out of
+// its load balancer until an endpoint of this node holds the address, and
+// a load balancer with no other backend is not programmed at all. The
+// diagnosis says so and names the address; it does not promise that
+// hnsproxy's next sync or drift repair corrects what only a pod wired by
+// the CNI can.
+func TestDiagnoseSaysALocalBackendWaitsForItsPodsEndpoint(t *testing.T) {
+	f := newFixture(t)
+	f.setPodCIDR()
+	const stale, mixed = "10.244.1.77", "10.244.1.78"
+	objs := append(unplacedService("stale", "10.96.0.40", false, stale), unplacedService("mixed", "10.96.0.41", true, mixed)...)
+	f.killedCreating(sim.Faults{}, objs...) // the running hnsproxy's programming, not killed
+	r := Diagnose(f.read())
+
+	for _, tc := range []struct{ service, state, ip string }{
+		{"web/stale:http", StateMissing, stale},
+		{"web/mixed:http", StateDiffers, mixed},
+	} {
+		got := row(t, r, tc.service, RoleClusterIP)
+		if got.State != tc.state {
+			t.Errorf("%s: %s %q, want %s", tc.service, got.State, got.Why, tc.state)
+		}
+		why := strings.Join(got.Why, "\n")
+		for _, promise := range []string{"corrects it at its next sync", "re-creates it"} {
+			if strings.Contains(why, promise) {
+				t.Errorf("%s: says %q, which only a pod wired at %s changes: %q", tc.service, promise, tc.ip, got.Why)
+			}
+		}
+		if !strings.Contains(why, "no endpoint of this node holds "+tc.ip) {
+			t.Errorf("%s: %q, want it to say no endpoint of this node holds %s", tc.service, got.Why, tc.ip)
+		}
+	}
+	// A pod's endpoint missing from a load balancer that HNS does hold
+	// is still hnsproxy's to correct.
+	front := row(t, r, "web/frontend:http", RoleClusterIP)
+	if front.State != StateOK {
+		t.Fatalf("web/frontend: %s %q", front.State, front.Why)
+	}
+}
