@@ -133,9 +133,11 @@ func run(ctx context.Context, cfg *options.Config, kube kubernetes.Interface, hn
 		// Ended before the event broadcaster is shut down: no report after it.
 		defer func() { stopWatch(); <-watched }()
 		w := newConfigWatcher(cfg.ConfigFile, cfg.ConfigFileContent, cfg.Recomplete, func(err error) {
+			// The gauge first: whoever sees the event (a test polling
+			// for it) finds the gauge set too.
+			metrics.ConfigFileRejected.Set(1)
 			logger.Error(err, "The configuration file changed to one hnsproxy would not start with; running on with the configuration it started with", "file", cfg.ConfigFile)
 			reporter.ConfigFileRejected(cfg.ConfigFile, err)
-			metrics.ConfigFileRejected.Set(1)
 		})
 		// The event expires; the gauge holds while a restart would fail.
 		metrics.ConfigFileRejected.Set(0)
