@@ -51,6 +51,10 @@ type Row struct {
 	Backends []Backend `json:"backends"`
 }
 
+// BackendSpare is the state of a backend HNS uses in the place of a
+// missing one (markSpares).
+const BackendSpare = "spare"
+
 // Backend is one backend of a row, by pod and node where Kubernetes knows it.
 type Backend struct {
 	IP    string `json:"ip"`
@@ -58,7 +62,8 @@ type Backend struct {
 	Node  string `json:"node,omitempty"`
 	Local bool   `json:"local"`
 	// State: "" when HNS and hnsproxy agree; "missing" (wanted, not in
-	// HNS's load balancer), "unwanted" (in HNS, not wanted), "no-endpoint"
+	// HNS's load balancer), "unwanted" (in HNS, not wanted), "spare" (in
+	// HNS in the place of a missing one, over the backend cap), "no-endpoint"
 	// (HNS names an endpoint ID that does not exist).
 	State string `json:"state,omitempty"`
 	// EndpointID is the HNS endpoint, when HNS uses one.
@@ -169,7 +174,7 @@ func (v *view) compare(want *intent.LB, got *hnslb.LoadBalancer) Row {
 		}
 		waiting = waiting && len(unwired) == n
 	}
-	if n := len(row.Backends) - countState(row.Backends, "") - countState(row.Backends, "missing"); n > 0 {
+	if n := len(row.Backends) - countState(row.Backends, "") - countState(row.Backends, "missing") - countState(row.Backends, BackendSpare); n > 0 {
 		row.Why = append(row.Why, fmt.Sprintf("%d of its backends are not wanted", n))
 		waiting = false
 	}
@@ -287,12 +292,41 @@ func (v *view) backends(want *intent.LB, got *hnslb.LoadBalancer) []Backend {
 			}
 		}
 	}
+	if want != nil {
+		markSpares(out, want.Spares)
+	}
 	res := make([]Backend, len(out))
 	for i, b := range out {
 		res[i] = *b
 	}
 	slices.SortStableFunc(res, func(a, b Backend) int { return intent.CompareIPs(a.IP, b.IP) })
 	return res
+}
+
+// markSpares marks, among the backends HNS uses that hnsproxy does not
+// want, the spares (intent.LB.Spares) the reconciler puts in the places of
+// missing ones, one per missing backend: over the backend cap, the next
+// ranked stands in for a backend whose endpoint HNS lacks.
+func markSpares(bs []*Backend, spares []intent.Backend) {
+	missing := 0
+	for _, b := range bs {
+		if b.State == "missing" {
+			missing++
+		}
+	}
+	if missing == 0 || len(spares) == 0 {
+		return
+	}
+	spare := make(map[string]bool, len(spares))
+	for _, s := range spares {
+		spare[s.IP] = true
+	}
+	for _, b := range bs {
+		if missing > 0 && b.State == "unwanted" && spare[b.IP] {
+			b.State = BackendSpare
+			missing--
+		}
+	}
 }
 
 func countState(bs []Backend, state string) int {

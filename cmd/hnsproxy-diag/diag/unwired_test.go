@@ -2,6 +2,7 @@ package diag
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -93,5 +95,45 @@ func TestDiagnoseSaysALocalBackendWaitsForItsPodsEndpoint(t *testing.T) {
 	front := row(t, r, "web/frontend:http", RoleClusterIP)
 	if front.State != StateOK {
 		t.Fatalf("web/frontend: %s %q", front.State, front.Why)
+	}
+}
+
+// TestDiagnoseReadsASpareStandingInForAnUnwiredBackend: on a build that
+// caps a load balancer at 64 backends, a Service over the cap keeps its
+// local backend first, here a host-network pod's address, which no
+// endpoint ever holds; hnsproxy puts the next-ranked backend, a spare, in
+// its place. The diagnosis reads that spare as hnsproxy's stand-in, not as
+// a backend it does not want and corrects at its next sync.
+func TestDiagnoseReadsASpareStandingInForAnUnwiredBackend(t *testing.T) {
+	f := newFixtureOn(t, fixtureNode{profile: sim.ProfileWS2019, network: hnslb.NetworkTypeL2Bridge}, sim.Echo{})
+	ips := make([]string, 0, 65)
+	for i := range 65 {
+		ips = append(ips, fmt.Sprintf("10.244.2.%d", 100+i))
+	}
+	objs := unplacedService("big", "10.96.0.42", false)
+	slice := objs[1].(*discoveryv1.EndpointSlice)
+	for _, ip := range ips {
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}, NodeName: ptr.To(other)})
+	}
+	slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{selfIP}, // hostNetwork: true
+		Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}, NodeName: ptr.To(self)})
+	f.killedCreating(sim.Faults{}, objs...) // the running hnsproxy's programming, not killed
+	got := row(t, Diagnose(f.read()), "web/big:http", RoleClusterIP)
+	spares := 0
+	for _, b := range got.Backends {
+		switch {
+		case b.State == "unwanted":
+			t.Errorf("backend %+v read as unwanted", b)
+		case b.State == BackendSpare:
+			spares++
+		}
+	}
+	if spares != 1 {
+		t.Errorf("%d spares in %+v, want the one standing in for %s", spares, got.Backends, selfIP)
+	}
+	why := strings.Join(got.Why, "\n")
+	if strings.Contains(why, "corrects it at its next sync") || !strings.Contains(why, "no endpoint of this node holds "+selfIP) {
+		t.Errorf("why %q, want it to say no endpoint holds %s and promise no correction", got.Why, selfIP)
 	}
 }
