@@ -138,3 +138,29 @@ func TestOwnSubnetAddressOverTheCapHasASpare(t *testing.T) {
 	}
 	t.Fatal("no address of the subnet ranked first")
 }
+
+// TestOwnSubnetRuleIsPerFamily: on a dual-stack node whose Node has a pod
+// CIDR of each family but whose HNS network holds only the IPv4 one (a CNI
+// that gives pods IPv6 addresses from elsewhere), an IPv6 address its slice
+// places on no node is not taken for this node's pod: only the IPv4 one,
+// which both signals place here, is served locally.
+func TestOwnSubnetRuleIsPerFamily(t *testing.T) {
+	cfg := config()
+	cfg.PodCIDRs = []netip.Prefix{netip.MustParsePrefix("10.9.0.0/24"), netip.MustParsePrefix("fd09::/64")}
+	cfg.NetworkSubnets = []netip.Prefix{netip.MustParsePrefix("10.9.0.0/24")}
+	svc := service("web", clusterIPs("10.0.0.1", "fd00:96::1"))
+	s := Compute([]ServiceInput{{Service: svc, Slices: slicesOf(
+		slice("web-v4", 8080, ep("10.9.0.5", noNode)), slice("web-v6", 8080, ep("fd09::5", noNode)))}}, cfg)
+	if got, want := s.LBs[key("10.0.0.1", 80)].Backends, []intent.Backend{{IP: "10.9.0.5", Local: true}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("IPv4: backends %+v, want %+v", got, want)
+	}
+	if got, want := s.LBs[key("fd00:96::1", 80)].Backends, []intent.Backend{{IP: "fd09::5", NodeUnknown: true}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("IPv6: backends %+v, want %+v", got, want)
+	}
+	if _, ok := s.RemoteEndpoints["fd09::5"]; !ok {
+		t.Errorf("no remote endpoint wanted at fd09::5: %+v", s.RemoteEndpoints)
+	}
+	if _, ok := s.RemoteEndpoints["10.9.0.5"]; ok {
+		t.Errorf("a remote endpoint wanted at this node's pod address 10.9.0.5")
+	}
+}
