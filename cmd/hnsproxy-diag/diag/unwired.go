@@ -54,10 +54,10 @@ func (v *view) localHolds(ip netip.Addr) bool {
 // where they are all the load balancer's backends, so hnsproxy programs
 // none.
 func unwiredWhy(ips []string, none bool) string {
-	what := "hnsproxy leaves such a backend out of its load balancer"
+	what := "hnsproxy leaves such a backend out of its load balancer until the CNI wires a pod there"
 	if none {
-		what = "hnsproxy programs no load balancer here, as it has no other backend"
+		what = "with no other backend, hnsproxy programs no load balancer here until the CNI wires a pod at one"
 	}
-	return fmt.Sprintf("no endpoint of this node holds %s: served by a pod's local endpoint only (its EndpointSlice places it on this node, or on no node inside this node's pod subnet), %s until the CNI wires a pod there; no sync of hnsproxy's changes that, as kube-proxy's winkernel skips a local endpoint HNS lacks (a pod not started yet, a host-network pod, or one gone while a hand-made Endpoints object still lists it)",
+	return fmt.Sprintf("no endpoint of this node holds %s: served by a pod's local endpoint only (its EndpointSlice places it on this node, or on no node inside this node's pod subnet), %s; no sync of hnsproxy's changes that, as kube-proxy's winkernel also skips a local endpoint HNS lacks (a pod not started yet, a host-network pod, or one gone while a hand-made Endpoints object still lists it)",
 		strings.Join(ips, ", "), what)
 }
