@@ -16,6 +16,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/sim/historytest"
 )
 
 // Random histories: the fault soak's question asked in-process, where a
@@ -77,21 +78,8 @@ var (
 func runHistory(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x4157))
 	profile := historyProfiles[rng.IntN(len(historyProfiles))]
-	var echoes []string
-	for _, n := range sim.EchoNames() {
-		if rng.IntN(4) == 0 {
-			echoes = append(echoes, n)
-		}
-	}
-	echo, err := sim.ParseEcho(strings.Join(echoes, ","))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pick := func(codes []hnslb.ErrorCode) hnslb.ErrorCode { return codes[rng.IntN(len(codes))] }
-	variants := sim.ErrorVariants{
-		MissingBackend: pick(sim.MissingBackendCodes()), MissingLoadBalancer: pick(sim.MissingLoadBalancerCodes()),
-		AddressTaken: pick(sim.AddressTakenCodes()),
-	}
+	echo, echoes := historytest.RandomEcho(rng)
+	variants := historytest.RandomErrorVariants(rng)
 	e := newEnvSim(t, profile, sim.Options{Seed: int64(seed) + 1, Variants: variants})
 	e.hns.SetEcho(echo)
 	e.tweak = func(o *Options) { o.NetworkName = "cbr0" } // read to notice the network replaced
@@ -347,24 +335,7 @@ func (h *history) setFaults() {
 	if h.rng.IntN(3) == 0 {
 		h.faults = sim.Faults{}
 	} else {
-		// Only a failure on the way back may have been applied: HNS
-		// refusing a document (invalid parameter) applied nothing.
-		codes := []hnslb.ErrorCode{hnslb.CodeRPCServerUnavailable, hnslb.CodeTimeout, hnslb.CodeManagerStopped}
-		codes = codes[:1+h.rng.IntN(len(codes))]
-		var committed float64
-		if h.rng.IntN(2) == 0 {
-			committed = h.rng.Float64() * 0.5
-		} else {
-			codes = append(codes, hnslb.CodeInvalidParameter)
-		}
-		h.faults = sim.Faults{
-			ErrorRate:            map[sim.Op]float64{sim.AnyOp: h.rng.Float64() * 0.4},
-			Errors:               codes,
-			Committed:            committed,
-			KeptOnDelete:         h.rng.Float64() * 0.3,
-			PartialCreates:       h.rng.Float64() * 0.3,
-			PartialHoldsFrontend: h.rng.IntN(2) == 0,
-		}
+		h.faults = historytest.RandomFaults(h.rng, 0.4)
 	}
 	h.e.hns.SetFaults(h.faults)
 	h.note("faults %+v", h.faults)
