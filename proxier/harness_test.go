@@ -307,6 +307,19 @@ func (n *testNode) eventually(what string, cond func() bool) {
 // settle waits until the proxier has no queued change and HNS is quiet.
 func (n *testNode) settle() {
 	n.t.Helper()
+	n.settleOn(func(c sim.Counters) int { return c.Total() })
+}
+
+// settleWrites is settle where HNS may still be read: lookups for a
+// backend no endpoint serves go on at the retry period.
+func (n *testNode) settleWrites() {
+	n.t.Helper()
+	n.settleOn(func(c sim.Counters) int { return c.Writes() })
+}
+
+// settleOn is settle with calls counted by count.
+func (n *testNode) settleOn(count func(sim.Counters) int) {
+	n.t.Helper()
 	last := -1
 	stable := 0
 	n.eventually("HNS settling", func() bool {
@@ -317,7 +330,7 @@ func (n *testNode) settle() {
 		// Sync holds mu: taking it waits for a sync in progress, so the
 		// counters are read between syncs, never in the middle of one.
 		n.proxier.mu.Lock()
-		w := n.hns.Counters().Total()
+		w := count(n.hns.Counters())
 		s, e := n.proxier.tracker.pending()
 		repairing := n.proxier.repairing
 		// Before its first sync a proxier has nothing queued (the start's
