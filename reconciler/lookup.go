@@ -77,8 +77,14 @@ type lbLookup struct {
 	answered bool
 	holder   *hnslb.LoadBalancer
 	// portless are the load balancers without port mappings the answer
-	// showed on the frontend's VIP.
-	portless []string
+	// showed on the frontend's VIP, but hnsproxy's own (ours), which
+	// answeredAt (the unconfirmed deletes' sequence then) dates
+	// (keptportless.go).
+	portless, ours []string
+	answeredAt     uint64
+	// recheck: asked again because one of ours was deleted after the
+	// answer before (recheckAfterDelete); it is not asked a third time.
+	recheck bool
 }
 
 // epLookup is one address's question: the endpoints listed with it, once
@@ -298,7 +304,9 @@ func (r *Reconciler) answerLookups(listed *listedHNS, n uint64) (handed []string
 			if q.asked >= n || r.client.busy(lbToken(k)) {
 				continue
 			}
-			q.answered, q.holder, q.portless = true, holders[k], listed.portlessOn[k.VIP]
+			q.ours = r.ownPortlessOn(listed, k)
+			q.answered, q.holder, q.portless = true, holders[k], withoutIDs(listed.portlessOn[k.VIP], q.ours)
+			q.answeredAt = r.unconfirmed.seq
 			if q.holder != nil {
 				handed = append(handed, q.holder.ID)
 				r.dropStale(r.staleLBs, q.holder.ID)

@@ -268,6 +268,9 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer,
 		// Nothing was made, so the Sync's end withdraws the declaration
 		// (settleCreates): a restart before the listing answers claims no
 		// foreign holder.
+		if listedNone && r.recheckAfterDelete(e.key) {
+			return false, awaiting(whyRefused)
+		}
 		if listedNone {
 			// Kept answered: the next try needs no listing of its own;
 			// every repair's listing answers it again.
