@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // Learning the backend cap. The default cap comes from the OS build, but a
@@ -39,7 +40,71 @@ func (r *Reconciler) createAtLegacyCap(run *syncRun, e *lbEntry, doc *hnslb.Load
 		return false, refusal
 	}
 	r.learnedCap = hnslb.MaxBackendsLegacy
+	r.snapshotDue = true // the state file keeps it (below)
 	r.log.Info("HNS refused a load balancer with more backends than 64 (0x57) and accepted 64: this node's backend cap is now 64",
 		"key", e.key, "backends", len(doc.HostComputeEndpoints), "err", refusal)
 	return wrote, nil
+}
+
+// Keeping the learned cap. A restart that forgot it would want every
+// backend again, find the adopted load balancer holding 64, and replace it
+// (delete and create on HNS without modify: the frontend cut), be refused,
+// learn the cap, and replace it once more with the desired subset. So the
+// state file keeps the cap with the build it was learned on, and Start
+// restores it for that build only: a cumulative update changes the build
+// (its UBR) or HNS's version, and the next create over 64 then asks HNS
+// again, which is how an update that lifts the cap is found. With learning
+// off (--max-backends-per-lb) the record is not read, and the next snapshot
+// drops it.
+
+// learnedCapRecord is the learned cap as the state file keeps it.
+type learnedCapRecord struct {
+	Cap   int    `json:"cap"`
+	Build string `json:"build"`
+}
+
+// capBuild names the build a learned cap holds for: the OS build and HNS's
+// version (an unknown OS build still changes with HNS's version).
+func (r *Reconciler) capBuild() string {
+	return r.opts.OSBuild.String() + " HNS " + r.opts.Features.Version.String()
+}
+
+// learnedCapRecord is what the next snapshot keeps of the learned cap.
+func (r *Reconciler) learnedCapRecord() *learnedCapRecord {
+	if r.learnedCap == 0 {
+		return nil
+	}
+	return &learnedCapRecord{Cap: r.learnedCap, Build: r.capBuild()}
+}
+
+// restoreLearnedCap takes back, at Start, the cap the state file kept if
+// it was learned on this build and is lower than the build's.
+func (r *Reconciler) restoreLearnedCap(rec *learnedCapRecord) {
+	if rec == nil || !r.opts.LearnBackendCap || rec.Cap <= 0 || rec.Cap >= r.opts.Features.MaxBackends {
+		return
+	}
+	if build := r.capBuild(); rec.Build != build {
+		r.log.Info("The backend cap learned on another build is dropped: the next load balancer of more backends asks HNS again",
+			"learnedCap", rec.Cap, "learnedOn", rec.Build, "build", build)
+		return
+	}
+	r.learnedCap = rec.Cap
+	r.log.Info("Backend cap per load balancer kept from the state file: HNS refused more on this build", "maxBackends", rec.Cap, "build", rec.Build)
+}
+
+// LearnedBackendCap is the backend cap HNS was found to enforce (0: none),
+// learned since Start or kept from the state file by it.
+func (r *Reconciler) LearnedBackendCap() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.learnedCap
+}
+
+// overLearnedCap: lb has more backends than the cap Start kept, so it was
+// computed before the cap was known and will be handed again at the cap
+// (the proxier lowers its cap from LearnedBackendCap after Start). Its
+// listed load balancers wait for that hand-over instead of being judged
+// against this one, which would replace the subset HNS holds.
+func (r *Reconciler) overLearnedCap(lb *intent.LB) bool {
+	return r.learnedCap > 0 && len(lb.Backends) > r.learnedCap
 }

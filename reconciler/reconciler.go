@@ -32,6 +32,10 @@ type Options struct {
 	// backends with 0x57, retry at 64 and, if that works, report the cap
 	// learned (backendcap.go). Off when an operator fixed the cap.
 	LearnBackendCap bool
+	// OSBuild is the node's Windows build as the daemon read it: a learned
+	// cap is kept in the state file for this build and HNS version only
+	// (backendcap.go).
+	OSBuild hnslb.OSBuild
 	// StateFile records the IDs hnsproxy created; "" disables persistence
 	// (then every existing object is treated as foreign at Start).
 	StateFile string

@@ -48,6 +48,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.restoreLearnedCap(owned.LearnedBackendCap)
 	r.takeover = owned.fresh || r.opts.Takeover != "" && r.opts.Takeover != owned.Takeover
 	r.takeoverToken = owned.Takeover
 	if r.opts.Takeover != "" {
@@ -251,7 +252,7 @@ func (r *Reconciler) adoptEP(ip string) {
 // otherwise they stay, and e's create reports them.
 func (r *Reconciler) adoptLB(e *lbEntry) {
 	cands := r.orphanLBs[e.key]
-	if e.desired == nil || e.realizedID != "" || len(cands) == 0 {
+	if e.desired == nil || e.realizedID != "" || len(cands) == 0 || r.overLearnedCap(e.desired) {
 		return
 	}
 	delete(r.orphanLBs, e.key)

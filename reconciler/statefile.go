@@ -54,6 +54,10 @@ type stateFile struct {
 	// older hnsproxy ignores it, and drops it. Absent means not known,
 	// never "all on the network in use" (othernetwork.go).
 	Networks []string `json:"networks,omitempty"`
+	// LearnedBackendCap is the backend cap HNS was found to enforce and
+	// the build it was learned on (backendcap.go). Added without a version
+	// change: an older hnsproxy ignores it, and learns the cap again.
+	LearnedBackendCap *learnedCapRecord `json:"learnedBackendCap,omitempty"`
 
 	// fresh: there was no usable state (no snapshot, or a corrupt one set
 	// aside): a first start on this node, or one that lost what it owned.
@@ -112,6 +116,7 @@ func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 	}
 	out := sets.file()
 	out.Takeover, out.Networks, out.journalStopped, out.newerRecords = s.Takeover, s.Networks, stopped, sets.newer
+	out.LearnedBackendCap = s.LearnedBackendCap
 	// A journal without its snapshot (removed by hand, or set aside as
 	// corrupt by a version that left the journal: loadOwned now takes it
 	// along) holds only the changes since that snapshot: what the snapshot
@@ -308,6 +313,7 @@ func (r *Reconciler) writeSnapshot() error {
 		DeletedLoadBalancers:    r.unconfirmed.ids(recordLoadBalancer),
 		DeletedRemoteEndpoints:  r.unconfirmed.ids(recordRemoteEndpoint),
 		Networks:                r.endpointNetworks(),
+		LearnedBackendCap:       r.learnedCapRecord(),
 	}
 	if len(r.failedLBs) > 0 {
 		s.FailedLoadBalancerCreates = slices.Collect(maps.Keys(r.failedLBs))

@@ -136,6 +136,13 @@ func appendSnapshot(b []byte, s *stateFile) []byte {
 		b = append(b, `,"networks":`...)
 		b = appendStrings(b, s.Networks)
 	}
+	if c := s.LearnedBackendCap; c != nil {
+		b = append(b, `,"learnedBackendCap":{"cap":`...)
+		b = strconv.AppendInt(b, int64(c.Cap), 10)
+		b = append(b, `,"build":`...)
+		b = appendJSONString(b, c.Build)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 

@@ -54,7 +54,8 @@ func FuzzStateJSON(f *testing.F) {
 				CreatingLoadBalancers:   []intent.LBKey{{Family: intent.IPv4, VIP: vip, Protocol: 6, Port: port}, {VIP: id}},
 				CreatingRemoteEndpoints: []string{vip, id}, Takeover: baseline,
 				DeletedLoadBalancers: []string{vip}, DeletedRemoteEndpoints: []string{id, baseline},
-				FailedLoadBalancerCreates: []string{vip + "|" + id + "|", baseline}, Networks: []string{id, vip}},
+				FailedLoadBalancerCreates: []string{vip + "|" + id + "|", baseline}, Networks: []string{id, vip},
+				LearnedBackendCap: &learnedCapRecord{Cap: int(port), Build: baseline}},
 			{Version: 7, LoadBalancers: []string{}, RemoteEndpoints: []string{""}, LoadBalancerBaselines: map[string]string{},
 				CreatingLoadBalancers: []intent.LBKey{}, CreatingRemoteEndpoints: []string{}, Networks: []string{}},
 		}

@@ -129,7 +129,8 @@ func TestStateFileFixtures(t *testing.T) {
 		len(s.CreatingLoadBalancers)+len(s.CreatingRemoteEndpoints) != 0 ||
 		!slices.Equal(s.DeletedLoadBalancers, []string{lbID(2), lbID(9)}) || !slices.Equal(s.DeletedRemoteEndpoints, []string{epID(9)}) ||
 		!slices.Equal(s.FailedLoadBalancerCreates, []string{"ffffffff-0000-4000-8000-000000000001", "ffffffff-0000-4000-8000-000000000002"}) ||
-		s.Takeover != "replace-kube-proxy-1" || !slices.Equal(s.Networks, []string{"aaaaaaaa-0000-4000-8000-000000000001"}) {
+		s.Takeover != "replace-kube-proxy-1" || !slices.Equal(s.Networks, []string{"aaaaaaaa-0000-4000-8000-000000000001"}) ||
+		s.LearnedBackendCap == nil || *s.LearnedBackendCap != (learnedCapRecord{Cap: 64, Build: "10.0.20348.2227 HNS 13.2"}) {
 		t.Errorf("every field: %+v, %v", s, err)
 	}
 
