@@ -51,6 +51,9 @@ type Reconciler interface {
 	Repair(ctx context.Context) error
 	Lookup(ctx context.Context) error
 	NextRetry() (time.Time, bool)
+	// LearnedBackendCap is the backend cap HNS was found to enforce (0:
+	// none); after Start, also one kept from before a restart.
+	LearnedBackendCap() int
 	// CallsReturned receives when an HNS call abandoned at its deadline
 	// returned: the next sync retries what waited on it.
 	CallsReturned() <-chan struct{}
@@ -597,6 +600,7 @@ func (p *Proxier) Run(ctx context.Context) error {
 	}
 	p.mu.Lock()
 	p.lastRepair = p.clock.Now()
+	p.keepBackendCap(ctx)
 	p.mu.Unlock()
 	go p.syncOnReturns(ctx)
 	p.queue.Add(syncKey)

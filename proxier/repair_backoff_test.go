@@ -31,6 +31,7 @@ func (r *repairCounter) LocalReturned([]string)                     {}
 func (r *repairCounter) Expect(int, int)                            {}
 func (r *repairCounter) Sync(context.Context) reconciler.SyncResult { return reconciler.SyncResult{} }
 func (r *repairCounter) NextRetry() (time.Time, bool)               { return time.Time{}, false }
+func (r *repairCounter) LearnedBackendCap() int                     { return 0 }
 func (r *repairCounter) CallsReturned() <-chan struct{}             { return nil }
 func (r *repairCounter) Repair(context.Context) error {
 	r.repairs++

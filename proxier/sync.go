@@ -134,20 +134,43 @@ const ReasonBackendCapLowered = "HNSBackendCapLowered"
 // recomputes every Service at the next sync, which follows as soon as
 // --min-sync-period allows.
 func (p *Proxier) learnBackendCap(ctx context.Context, learned int) {
-	if learned <= 0 || (p.cfg.MaxBackends > 0 && p.cfg.MaxBackends <= learned) {
+	was, lowered := p.lowerBackendCap(learned)
+	if !lowered {
 		return
 	}
-	was := p.cfg.MaxBackends
-	if was <= 0 {
-		was = p.cfg.Features.MaxBackends
-	}
-	p.cfg.MaxBackends = learned
 	klog.FromContext(ctx).Info("Lowered the backend cap per load balancer: HNS refused more with 0x57 (invalid parameter) and accepted the lower cap",
 		"maxBackends", learned, "was", was, "hnsVersion", p.cfg.Features.Version)
 	p.warnNode(ctx, ReasonBackendCapLowered, "Sync",
 		"HNS refused a load balancer with more than %d backends and accepted %d: Services with more endpoints get a stable subset of %d on this node (was %d)",
 		learned, learned, learned, was)
 	p.queue.Add(syncKey)
+}
+
+// keepBackendCap, after the reconciler's Start, lowers the cap to one it
+// kept from before a restart on this build, and computes every Service
+// again before the first Sync, which then finds the adopted load balancers
+// equal to the desired subset instead of replacing them (the reconciler
+// adopts against what it is handed until that Sync). The Node had its
+// event when the cap was learned; the reconciler logs the cap kept.
+func (p *Proxier) keepBackendCap(ctx context.Context) {
+	if _, lowered := p.lowerBackendCap(p.opts.Reconciler.LearnedBackendCap()); lowered {
+		klog.FromContext(ctx).V(2).Info("Computing every Service again at the backend cap kept from before the restart", "maxBackends", p.cfg.MaxBackends)
+		p.computeAll()
+	}
+}
+
+// lowerBackendCap sets the desired state's cap to learned if that is lower
+// than the one in use, which it returns.
+func (p *Proxier) lowerBackendCap(learned int) (was int, lowered bool) {
+	if learned <= 0 || (p.cfg.MaxBackends > 0 && p.cfg.MaxBackends <= learned) {
+		return 0, false
+	}
+	was = p.cfg.MaxBackends
+	if was <= 0 {
+		was = p.cfg.Features.MaxBackends
+	}
+	p.cfg.MaxBackends = learned
+	return was, true
 }
 
 // scheduleNext queues the next sync at the earliest of: the periodic sync,

@@ -35,9 +35,11 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		Features:     deps.Capabilities.Features,
 		// --max-backends-per-lb wins: a cap the operator set is never lowered.
 		LearnBackendCap: !deps.Capabilities.BackendCapFixed,
-		StateFile:       cfg.StateFile,
-		Takeover:        cfg.Takeover,
-		Logger:          logger.WithName("reconciler"),
+		// A learned cap is kept across restarts on this build only.
+		OSBuild:   deps.Capabilities.OSBuild,
+		StateFile: cfg.StateFile,
+		Takeover:  cfg.Takeover,
+		Logger:    logger.WithName("reconciler"),
 
 		StateWriteFailed: stateWriteFailed(deps.Events),
 		StateFileSynced:  stateFileSynced,
