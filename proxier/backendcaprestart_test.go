@@ -85,3 +85,28 @@ func (n *testNode) hnsLBIDs() []string {
 	slices.Sort(ids)
 	return ids
 }
+
+// TestLearnedBackendCapHeldThroughAnHNSRestart: an HNS restart that drops
+// the load balancers, hnsproxy running on: the drift repair that finds
+// them gone (here at once) has the next sync create the desired subset of 64 again, at once, with no create of more
+// that HNS refuses and no second event.
+func TestLearnedBackendCapHeldThroughAnHNSRestart(t *testing.T) {
+	n, before := cappedNode(t)
+	n.hns.ResetCounters()
+	if err := n.hns.RestartLosing(0, sim.RestartLosesLoadBalancers); err != nil {
+		t.Fatal(err)
+	}
+	n.repairNow()
+	n.eventually("the load balancer back", func() bool {
+		lbs := n.lbs()
+		return len(lbs) == 1 && slices.Equal(lbs[0].Backends, before.Backends)
+	})
+	n.settle()
+	c := n.hns.Counters()
+	if refused, made := c.CountResult(sim.OpCreateLoadBalancer, "InvalidParameter"), c.CountResult(sim.OpCreateLoadBalancer, "ok"); refused != 0 || made != 1 {
+		t.Errorf("creates %v after the HNS restart, want 1 and none refused", c.Calls[sim.OpCreateLoadBalancer])
+	}
+	if drainUntil(n.recorder.Events, ReasonBackendCapLowered) {
+		t.Errorf("a second %s event after the HNS restart", ReasonBackendCapLowered)
+	}
+}
