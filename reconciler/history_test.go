@@ -26,8 +26,9 @@ import (
 // source VIP endpoint, and a history of Service changes,
 // HNS faults (failed, lost, kept and half-done writes), HNS restarts that
 // may drop objects, the network replaced, pods replaced, objects removed
-// behind hnsproxy's back, repairs, and hnsproxy killed between any two of
-// its steps and started again. Then the faults stop, and HNS must hold
+// behind hnsproxy's back, repairs, hnsproxy killed between any two of
+// its steps and started again, hangs and power losses
+// (history_hang_test.go). Then the faults stop, and HNS must hold
 // exactly what is desired, the other agent's objects untouched, the state
 // file naming exactly hnsproxy's objects, and nothing left to write.
 
@@ -60,6 +61,17 @@ type history struct {
 	faults  sim.Faults
 	foreign struct{ lb, ep string }
 	log     []string // what happened, for the failure message
+	// synced is, per state file, the length an fsync made durable: the
+	// node's, whichever process wrote it (killFS).
+	synced map[string]int64
+	// hangSteps is how many steps the hang in h.faults lasts; killAtHeld:
+	// hnsproxy dies at the next call HNS holds (history_hang_test.go).
+	hangSteps  int
+	killAtHeld bool
+	// processes are the deadlines of every hnsproxy started, whose
+	// abandoned calls report to returns.
+	processes []*deadlines
+	returns   chan struct{}
 }
 
 // The pools a history draws from: pods of this node, pods of two other
@@ -83,7 +95,7 @@ func runHistory(t *testing.T, seed uint64) {
 	e := newEnvSim(t, profile, sim.Options{Seed: int64(seed) + 1, Variants: variants})
 	e.hns.SetEcho(echo)
 	e.tweak = func(o *Options) { o.NetworkName = "cbr0" } // read to notice the network replaced
-	h := &history{e: e, rng: rng, ipv6: e.profile.Features().IPv6DualStack, overlay: rng.IntN(2) == 0, want: map[intent.LBKey]intent.LB{}}
+	h := &history{e: e, rng: rng, ipv6: e.profile.Features().IPv6DualStack, overlay: rng.IntN(2) == 0, want: map[intent.LBKey]intent.LB{}, synced: map[string]int64{}}
 	h.note("profile %s, echoes %q, error variants %+v, source VIP endpoint %v", profile, echoes, variants, h.overlay)
 	for _, ip := range historyPods {
 		e.local(ip)
@@ -113,8 +125,9 @@ func (h *history) note(format string, args ...any) {
 }
 
 // quietly runs fn as another actor (the CNI, another agent, an operator)
-// whose calls HNS's injected faults do not reach.
+// whose calls HNS's injected faults do not reach, once a hang is over.
 func (h *history) quietly(fn func()) {
+	h.endHang()
 	h.e.hns.SetFaults(sim.Faults{})
 	fn()
 	h.e.hns.SetFaults(h.faults)
@@ -155,11 +168,18 @@ func (h *history) restart() {
 	opts := h.e.options()
 	opts.Logger = textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(io.Discard)))
 	h.r = New(&killClient{Client: h.e.hns, k: h.kill}, opts)
-	h.r.store.fs = &killFS{k: h.kill, synced: map[string]int64{}}
+	h.r.store.fs = &killFS{k: h.kill, synced: h.synced, noDiskSync: true}
+	h.watchReturns(h.r)
 	handOver(h.r, slices.Collect(maps.Values(h.want)), h.extras())
-	for i := 0; h.r.Start(ctx) != nil; i++ {
+	for i := 0; h.start() != nil; i++ {
+		if h.kill.dead() {
+			h.note("killed while starting: restart")
+			h.restart()
+			return
+		}
 		if i == 20 {
 			h.note("start kept failing: faults off")
+			h.endHang()
 			h.faults = sim.Faults{}
 			h.e.hns.SetFaults(h.faults)
 		}
@@ -167,44 +187,48 @@ func (h *history) restart() {
 	}
 }
 
+func (h *history) start() (err error) {
+	h.call(func() { err = h.r.Start(ctx) })
+	return err
+}
+
 // step is one random event.
 func (h *history) step() {
+	h.tickHang()
 	if h.kill.dead() {
 		h.note("restart after the kill")
 		h.restart()
 		return
 	}
 	switch n := h.rng.IntN(100); {
-	case n < 30:
+	case n < 28:
 		h.change()
-	case n < 55:
+	case n < 51:
 		h.sync()
-	case n < 63:
+	case n < 58:
 		h.setFaults()
-	case n < 68:
+	case n < 63:
 		if next, ok := h.r.NextRetry(); ok {
 			h.e.clock.Step(max(next.Sub(h.e.clock.Now()), 0))
 		}
 		h.sync()
-	case n < 73:
+	case n < 68:
 		h.repair()
-	case n < 78:
+	case n < 72:
 		h.drift()
-	case n < 82:
+	case n < 76:
 		h.replacePod()
-	case n < 85:
+	case n < 79:
 		loss := sim.RestartLosses[h.rng.IntN(len(sim.RestartLosses))]
 		h.note("HNS restart losing %q", loss)
-		if err := h.e.hns.RestartLosing(0, loss); err != nil {
-			h.e.t.Fatal(err)
-		}
-		if loss == sim.RestartLosesEndpoints {
-			h.rewirePods()
-		}
-		h.plantForeign()
-	case n < 87:
+		h.restartHNS(loss)
+	case n < 81:
 		h.replaceNetwork()
-	case n < 93:
+	case n < 87:
+		h.hang()
+	case n < 89:
+		h.powerLoss()
+	case n < 94:
 		h.kill.mu.Lock()
 		h.kill.killAt = h.kill.steps + 1 + h.rng.IntN(6)
 		h.kill.mu.Unlock()
@@ -228,19 +252,21 @@ func (h *history) extras() []intent.RemoteEndpoint {
 }
 
 func (h *history) sync() {
-	res := h.r.Sync(ctx)
+	var res SyncResult
+	h.call(func() { res = h.r.Sync(ctx) })
 	h.note("sync: failed %d pending %d listing %v foreign held %v", res.Failed, res.Pending, res.ListingWanted, res.ForeignHeld)
 	if res.NetworkChanged != nil {
 		h.exitForNetwork(res.NetworkChanged)
 		return
 	}
 	if res.ListingWanted {
-		_ = h.r.Lookup(ctx)
+		h.call(func() { _ = h.r.Lookup(ctx) })
 	}
 }
 
 func (h *history) repair() {
-	err := h.r.Repair(ctx)
+	var err error
+	h.call(func() { err = h.r.Repair(ctx) })
 	h.note("repair: %v", err)
 	var changed *NetworkChangedError
 	if errors.As(err, &changed) {
@@ -332,11 +358,13 @@ func (h *history) randomLB() intent.LB {
 
 // setFaults turns HNS's faults on with random rates, or off.
 func (h *history) setFaults() {
+	hang, reply := h.faults.Hang, h.faults.HangReply
 	if h.rng.IntN(3) == 0 {
 		h.faults = sim.Faults{}
 	} else {
 		h.faults = historytest.RandomFaults(h.rng, 0.4)
 	}
+	h.faults.Hang, h.faults.HangReply = hang, reply // a hang lasts its steps
 	h.e.hns.SetFaults(h.faults)
 	h.note("faults %+v", h.faults)
 }
@@ -407,6 +435,7 @@ func (h *history) wire(ip string) {
 // was killed) converge, then repair once the window for late creates is
 // over, and converge again.
 func (h *history) settle() {
+	h.endHang()
 	h.faults = sim.Faults{}
 	h.e.hns.SetFaults(h.faults)
 	h.note("faults off")
