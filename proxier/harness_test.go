@@ -62,7 +62,6 @@ type testNode struct {
 	// fake recorder; apiRecorder is it once started.
 	apiEvents   bool
 	apiRecorder events.EventRecorder
-	sentinels   int
 	// believedCap, if set, is the backend cap hnsproxy starts with (from the
 	// OS build) where HNS may enforce less; the reconciler learns the cap.
 	believedCap int

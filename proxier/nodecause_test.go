@@ -3,14 +3,17 @@ package proxier
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
 
@@ -30,39 +33,30 @@ func (n *testNode) startAPIEvents() events.EventRecorder {
 	return hnsevents.NewReporter(b, n.name).Recorder()
 }
 
-// apiEventsOf returns the Event objects of reason written to the API so
-// far: it first raises a sentinel on the Node and waits for it, so what the
-// proxier raised before has had its turn at the broadcaster.
-func (n *testNode) apiEventsOf(reason string) (onNode, onServices []eventsv1.Event) {
+// apiEventsOf returns the Event objects of reason written to the API once
+// done holds of them, or as they are after the wait gives up, for the
+// caller's checks to say what is missing. No sentinel event can tell that
+// earlier ones were written: client-go's events.k8s.io broadcaster writes
+// each event from a goroutine of its own, so a later one may land first.
+func (n *testNode) apiEventsOf(reason string, done func(onNode, onServices []eventsv1.Event) bool) (onNode, onServices []eventsv1.Event) {
 	n.t.Helper()
-	// A reason of its own each time: the broadcaster folds a repeat of
-	// one object's reason into a series, which keeps the first note.
-	sentinel := fmt.Sprintf("TestSentinel%d", n.sentinels)
-	n.sentinels++
-	n.apiRecorder.Eventf(hnsevents.NodeRef(n.name), nil, v1.EventTypeNormal, sentinel, "Test", "")
-	var all []eventsv1.Event
-	n.eventually("the sentinel event in the API", func() bool {
+	_ = wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
 		list, err := n.client.EventsV1().Events("").List(context.Background(), metav1.ListOptions{})
 		if err != nil {
-			return false
+			return false, nil
 		}
-		all = list.Items
-		for _, e := range all {
-			if e.Reason == sentinel {
-				return true
+		onNode, onServices = nil, nil
+		for _, e := range list.Items {
+			switch {
+			case e.Reason != reason:
+			case e.Regarding.Kind == "Node":
+				onNode = append(onNode, e)
+			default:
+				onServices = append(onServices, e)
 			}
 		}
-		return false
+		return done(onNode, onServices), nil
 	})
-	for _, e := range all {
-		switch {
-		case e.Reason != reason:
-		case e.Regarding.Kind == "Node":
-			onNode = append(onNode, e)
-		default:
-			onServices = append(onServices, e)
-		}
-	}
 	return onNode, onServices
 }
 
@@ -124,7 +118,8 @@ func TestAMissingZoneLabelIsOneEventOnTheNode(t *testing.T) {
 	n.setZone("")
 	const services = 30
 	n.startWithZoneHintedServices(services)
-	onNode, onServices := n.apiEventsOf(desired.ReasonTopologyHintsIgnored)
+	onNode, onServices := n.apiEventsOf(desired.ReasonTopologyHintsIgnored,
+		func(onNode, _ []eventsv1.Event) bool { return len(onNode) > 0 })
 	if len(onServices) != 0 {
 		t.Errorf("%d TopologyHintsIgnored Event objects on Services, want none (the cause is the node); the first: %q", len(onServices), onServices[0].Note)
 	}
@@ -151,15 +146,9 @@ func TestAMissingZoneLabelIsOneEventOnTheNode(t *testing.T) {
 	n.setZone("")
 	n.eventually("the cause back", func() bool { return causes() == 1 })
 	n.settle()
-	onNode, onServices = n.apiEventsOf(desired.ReasonTopologyHintsIgnored)
-	raised := 0
-	for _, e := range onNode {
-		raised++
-		if e.Series != nil {
-			raised += int(e.Series.Count) - 1 // the broadcaster folds a repeat of one object's event into a series
-		}
-	}
-	if raised != 2 || len(onServices) != 0 {
+	onNode, onServices = n.apiEventsOf(desired.ReasonTopologyHintsIgnored,
+		func(onNode, _ []eventsv1.Event) bool { return timesRaised(onNode) >= 2 })
+	if raised := timesRaised(onNode); raised != 2 || len(onServices) != 0 {
 		t.Errorf("after the label came and went: raised %d times on the Node and %d on Services, want 2 and none", raised, len(onServices))
 	}
 }
@@ -221,21 +210,44 @@ func TestTwoCausesOfOneReasonAreBothWritten(t *testing.T) {
 		{Reason: desired.ReasonIPFamilyUnsupported, Warning: true, NodeCause: "node ports are not served in IPv6 on this node"},
 	})
 	p.reportNodeCauses()
-	onNode, _ := n.apiEventsOf(desired.ReasonIPFamilyUnsupported)
-	notesSay(t, "the API's IPFamilyUnsupported events on the Node", onNode, "IPv6 cluster IPs", "node ports are not served")
+	says := []string{"IPv6 cluster IPs", "node ports are not served"}
+	onNode, _ := n.apiEventsOf(desired.ReasonIPFamilyUnsupported,
+		func(onNode, _ []eventsv1.Event) bool { return len(notesMissing(onNode, says...)) == 0 })
+	notesSay(t, "the API's IPFamilyUnsupported events on the Node", onNode, says...)
 }
 
 // notesSay fails t for each of wants that no note of evs says.
 func notesSay(t *testing.T, what string, evs []eventsv1.Event, wants ...string) {
 	t.Helper()
-	var notes []string
-	for _, e := range evs {
-		notes = append(notes, e.Note)
+	if missing := notesMissing(evs, wants...); len(missing) > 0 {
+		var notes []string
+		for _, e := range evs {
+			notes = append(notes, e.Note)
+		}
+		t.Errorf("%s do not say %q: %q", what, missing, notes)
 	}
-	all := strings.Join(notes, "\n")
+}
+
+// notesMissing are those of wants that no note of evs says.
+func notesMissing(evs []eventsv1.Event, wants ...string) []string {
+	var missing []string
 	for _, want := range wants {
-		if !strings.Contains(all, want) {
-			t.Errorf("%s do not say %q: %q", what, want, notes)
+		if !slices.ContainsFunc(evs, func(e eventsv1.Event) bool { return strings.Contains(e.Note, want) }) {
+			missing = append(missing, want)
 		}
 	}
+	return missing
+}
+
+// timesRaised counts the raises evs stand for: the broadcaster folds a
+// repeat of one object's event into a series of the first.
+func timesRaised(evs []eventsv1.Event) int {
+	raised := 0
+	for _, e := range evs {
+		raised++
+		if e.Series != nil {
+			raised += int(e.Series.Count) - 1
+		}
+	}
+	return raised
 }

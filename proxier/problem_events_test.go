@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -93,8 +94,10 @@ func TestTwoProblemsOfOneReasonReachTheAPIBoth(t *testing.T) {
 		slice("web", endpoint{"10.244.1.5", nodeName}))
 	n.eventually("the load balancer", func() bool { return len(n.lbs()) == 1 })
 	n.settle()
-	_, onService := n.apiEventsOf(desired.ReasonInvalidIP)
-	notesSay(t, "the API's InvalidIP events on the Service", onService, `"not-an-ip"`, `"also-bad"`)
+	says := []string{`"not-an-ip"`, `"also-bad"`}
+	_, onService := n.apiEventsOf(desired.ReasonInvalidIP,
+		func(_, onService []eventsv1.Event) bool { return len(notesMissing(onService, says...)) == 0 })
+	notesSay(t, "the API's InvalidIP events on the Service", onService, says...)
 }
 
 // TestARecreatedServiceGetsItsProblemsReported: a Service deleted and made
