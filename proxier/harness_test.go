@@ -142,6 +142,7 @@ func (n *testNode) start() {
 	}
 	opts := reconciler.Options{
 		NetworkID: n.networkID, Features: features, StateFile: n.stateFile, LearnBackendCap: n.believedCap > 0,
+		OSBuild:   n.hns.Profile().OSBuild, // as the daemon reads it from the registry
 		RetryBase: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond,
 	}
 	if n.checkNetwork {

@@ -53,7 +53,8 @@ func (r *Reconciler) createAtLegacyCap(run *syncRun, e *lbEntry, doc *hnslb.Load
 // state file keeps the cap with the build it was learned on, and Start
 // restores it for that build only: a cumulative update changes the build
 // (its UBR) or HNS's version, and the next create over 64 then asks HNS
-// again, which is how an update that lifts the cap is found. With learning
+// again, which is how an update that lifts the cap is found; with the
+// build unknown an update cannot be told, so nothing is restored. With learning
 // off (--max-backends-per-lb) the record is not read, and the next snapshot
 // drops it.
 
@@ -78,9 +79,16 @@ func (r *Reconciler) learnedCapRecord() *learnedCapRecord {
 }
 
 // restoreLearnedCap takes back, at Start, the cap the state file kept if
-// it was learned on this build and is lower than the build's.
+// it was learned on this build, known, and is lower than the build's.
 func (r *Reconciler) restoreLearnedCap(rec *learnedCapRecord) {
 	if rec == nil || !r.opts.LearnBackendCap || rec.Cap <= 0 || rec.Cap >= r.opts.Features.MaxBackends {
+		return
+	}
+	if !r.opts.OSBuild.Known() {
+		// HNS's version alone spans many cumulative updates: one that
+		// lifted the cap would go unseen.
+		r.log.Info("The kept backend cap is dropped: the OS build is unknown, so an update that lifted the cap could not be told; the next load balancer of more backends asks HNS again",
+			"learnedCap", rec.Cap, "learnedOn", rec.Build)
 		return
 	}
 	if build := r.capBuild(); rec.Build != build {

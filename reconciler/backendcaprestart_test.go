@@ -139,3 +139,22 @@ func TestLearnedBackendCapForgottenOnAnotherBuild(t *testing.T) {
 		t.Errorf("%d creates refused, want 1: HNS asked again on the new build", refused)
 	}
 }
+
+// TestLearnedBackendCapNotKeptOnUnknownBuild: where the OS build could not
+// be read, a cap record names only HNS's version, which many cumulative
+// updates share, so an update that lifted the cap would leave the node at
+// 64 until HNS's version changed. Start keeps no cap then: the next load
+// balancer over 64 asks HNS again, as on a build it knows changed.
+func TestLearnedBackendCapNotKeptOnUnknownBuild(t *testing.T) {
+	e, full := capEnv(t, sim.ProfileWS2022Cap64, true) // Options.OSBuild left unknown
+	if _, res := e.start(e.hns, full); res.LearnedBackendCap != hnslb.MaxBackendsLegacy {
+		t.Fatalf("first start %+v, want the cap learned", res)
+	}
+	r := e.restart(full)
+	if got := r.LearnedBackendCap(); got != 0 {
+		t.Fatalf("cap %d kept with the OS build unknown, want 0", got)
+	}
+	if res := r.Sync(ctx); res.LearnedBackendCap != hnslb.MaxBackendsLegacy {
+		t.Errorf("first sync %+v, want HNS asked again and the cap learned", res)
+	}
+}
