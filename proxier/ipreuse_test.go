@@ -138,8 +138,11 @@ func TestLocalEndpointReplacedWithinOneSyncIsServedAtThatSync(t *testing.T) {
 					default: // the sandbox, and its endpoint, gone
 						n.replacePod("10.244.1.5", false)
 					}
+					// The lister holds the slice before the proxier's handler ran
+					// for it; a sync the clock steps to in between misses it.
+					reported := obs.changesReported()
 					n.apply(reuseSlice(st))
-					n.eventually("the proxier's cache holding the slice", n.cachesCaughtUp)
+					n.eventually("the proxier's handler taking the slice", func() bool { return obs.changesReported() > reported })
 				}
 				syncs := obs.count()
 				clk.Step(n.minSyncPeriod)

@@ -31,13 +31,27 @@ import (
 
 // recordingObserver keeps what the proxier reported.
 type recordingObserver struct {
-	mu     sync.Mutex
-	queued int
-	syncs  []SyncStats
-	checks map[types.NamespacedName]desired.HealthCheck
+	mu      sync.Mutex
+	queued  int
+	changes int // changes the informer handlers reported
+	syncs   []SyncStats
+	checks  map[types.NamespacedName]desired.HealthCheck
 }
 
-func (o *recordingObserver) Changes(Changes) {}
+func (o *recordingObserver) Changes(Changes) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.changes++
+}
+
+// changesReported counts the changes the proxier's informer handlers
+// reported. A lister holds an object before the handlers ran for it, so a
+// test that steps a fake clock to the next sync waits for this instead.
+func (o *recordingObserver) changesReported() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.changes
+}
 
 func (o *recordingObserver) SyncQueued(time.Time) {
 	o.mu.Lock()
