@@ -14,7 +14,13 @@
 # Env:   FUZZTIME per target (default 10s; "10m" for a long run),
 #        FUZZBLIND per target for the blind pass (default 5s; 0 skips it),
 #        FUZZRETRY the budget of the one rerun after Go's shutdown race
-#        (default 5000x: a count of executions, which sets no deadline),
+#        (default: as many executions as the failed run made, at least 20;
+#        a count sets no deadline, and one sized by the run keeps a slow
+#        target's rerun as short as its first),
+#        FUZZCACHE the guided pass's corpus cache (default: a fresh directory,
+#        so a run starts from the tracked corpus alone and its baseline does
+#        not grow with what earlier runs on the machine found; set it to
+#        "$(go env GOCACHE)/fuzz" for long runs that build on each other),
 #        FUZZPARALLEL fuzzing workers per target (default 1: the machine is shared)
 set -euo pipefail
 
@@ -23,7 +29,7 @@ cd "${ROOT}"
 
 FUZZTIME="${FUZZTIME:-10s}"
 FUZZBLIND="${FUZZBLIND:-5s}"
-FUZZRETRY="${FUZZRETRY:-5000x}"
+FUZZRETRY="${FUZZRETRY:-}"
 FUZZPARALLEL="${FUZZPARALLEL:-1}"
 filter="${1:-.*}"
 
@@ -37,18 +43,21 @@ fi
 
 blind_dir="$(mktemp -d)"
 trap 'rm -rf "${blind_dir}"' EXIT
+FUZZCACHE="${FUZZCACHE:-${blind_dir}/guided-cache}"
 
-# fuzz_once runs one target, guided or blind, for a -fuzztime budget; on
+# fuzz_once runs one target, guided or blind, for a -fuzztime budget, its
+# output left in out; on
 # failure it prints the output and returns 1, or 2 when the only complaint
 # is Go 1.26's fuzz-coordinator shutdown race: a bare "context deadline
 # exceeded" at the -fuzztime boundary with no failing input written
 # (go.dev/issue/75804, fixed in Go 1.27).
 fuzz_once() {
-	local mode="$1" dir="$2" target="$3" budget="$4" out corpus before after bin ok=0
+	local mode="$1" dir="$2" target="$3" budget="$4" corpus before after bin ok=0
 	corpus="${dir}/testdata/fuzz/${target}"
 	before="$(ls "${corpus}" 2>/dev/null | wc -l)"
 	if [[ "${mode}" == guided ]]; then
-		out="$(go test "./${dir}" -run '^$' -fuzz "^${target}\$" -fuzztime "${budget}" -parallel "${FUZZPARALLEL}" 2>&1)" || ok=$?
+		out="$(go test "./${dir}" -run '^$' -fuzz "^${target}\$" -fuzztime "${budget}" -parallel "${FUZZPARALLEL}" \
+			-args -test.fuzzcachedir "${FUZZCACHE}" 2>&1)" || ok=$?
 	else
 		bin="${blind_dir}/${dir//\//_}.test"
 		if [[ ! -x "${bin}" ]]; then
@@ -77,13 +86,17 @@ fuzz_once() {
 # worker busy minimizing a new input when the deadline came). A second
 # failure of any kind fails the run.
 fuzz_target() {
-	local mode="$1" dir="$2" target="$3" budget="$4" rc=0
+	local mode="$1" dir="$2" target="$3" budget="$4" rc=0 retry execs
 	echo "fuzz: ${target} in ./${dir}, ${mode}, for ${budget}"
 	fuzz_once "${mode}" "${dir}" "${target}" "${budget}" || rc=$?
 	if [[ ${rc} -eq 2 ]]; then
-		echo "fuzz: WARNING: ${target} hit Go's fuzz shutdown race (go.dev/issue/75804, no failing input); running it again for ${FUZZRETRY}" >&2
+		# A fixed count once ran a target of one execution a second for ten
+		# minutes, and could have for 83: the rerun is sized by the run.
+		execs="$(grep -oE 'execs: [0-9]+' <<<"${out}" | tail -n 1 | grep -oE '[0-9]+' || true)"
+		retry="${FUZZRETRY:-$(( ${execs:-0} > 20 ? ${execs:-0} : 20 ))x}"
+		echo "fuzz: WARNING: ${target} hit Go's fuzz shutdown race (go.dev/issue/75804, no failing input); running it again for ${retry}" >&2
 		rc=0
-		fuzz_once "${mode}" "${dir}" "${target}" "${FUZZRETRY}" || rc=$?
+		fuzz_once "${mode}" "${dir}" "${target}" "${retry}" || rc=$?
 	fi
 	if [[ ${rc} -ne 0 ]]; then
 		echo "fuzz: ${target} failed (${mode})" >&2

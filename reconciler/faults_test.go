@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -151,6 +152,33 @@ func TestStartFailsWhileHNSRestarts(t *testing.T) {
 	}
 	if err := r.Start(ctx); err != nil {
 		t.Fatal("second start:", err)
+	}
+}
+
+// A listing HNS fails at Start is transient whatever code it answered
+// (found by the proxier's random histories: 0x57 on the load balancer
+// listing ended the process), and the next Start lists again.
+func TestStartListingFailureIsTransientWhateverTheCode(t *testing.T) {
+	for _, op := range []sim.Op{sim.OpListLoadBalancers, sim.OpListEndpoints} {
+		for _, code := range []hnslb.ErrorCode{hnslb.CodeInvalidParameter, hnslb.CodeNotFound, 0x80004005} {
+			t.Run(fmt.Sprintf("%s/%#x", op, uint32(code)), func(t *testing.T) {
+				e := newEnv(t, sim.ProfileWS2022)
+				e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{op: 1}, Errors: []hnslb.ErrorCode{code}})
+				r := e.reconciler()
+				err := r.Start(ctx)
+				if err == nil || !hnslb.IsTransient(err) {
+					t.Fatalf("start with every %s failing %#x: %v, want a transient error", op, uint32(code), err)
+				}
+				var coded *hnslb.Error
+				if !errors.As(err, &coded) || coded.Code != code {
+					t.Errorf("start error %v does not carry HNS's code %#x", err, uint32(code))
+				}
+				e.hns.SetFaults(sim.Faults{})
+				if err := r.Start(ctx); err != nil {
+					t.Fatal("start once the listing answers:", err)
+				}
+			})
+		}
 	}
 }
 

@@ -31,6 +31,7 @@ import (
 // ours, and the Start is a takeover (foreign.go).
 // If it cannot be read, Start fails with a transient error (see loadOwned).
 // Start can be retried after an error; after success it does nothing.
+// A listing HNS fails is transient whatever its code (startListingError).
 func (r *Reconciler) Start(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -59,7 +60,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	}
 	lbs, err := r.client.ListLoadBalancers(ctx)
 	if err != nil {
-		return fmt.Errorf("reconciler start: list load balancers: %w", err)
+		return &startListingError{fmt.Errorf("reconciler start: list load balancers: %w", err)}
 	}
 	eps, err := r.client.ListEndpointsOfNetwork(ctx, r.opts.NetworkID)
 	if err != nil {
@@ -71,7 +72,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 				return changed
 			}
 		}
-		return fmt.Errorf("reconciler start: list endpoints of network %q: %w", r.opts.NetworkID, err)
+		return &startListingError{fmt.Errorf("reconciler start: list endpoints of network %q: %w", r.opts.NetworkID, err)}
 	}
 
 	// GUIDs are matched case-insensitively: HNS's answers need not keep the
@@ -326,3 +327,14 @@ func (r *Reconciler) pruneOrphans() {
 	}
 	r.orphanLBs, r.orphanEPs, r.pruned = nil, nil, true
 }
+
+// startListingError is a listing HNS failed at Start. It is transient
+// (hnslb.IsTransient) whatever code HNS answered: a listing carries no input
+// of ours that could be wrong, so only HNS's state failed it, and a caller
+// that gave up would only have the process restarted to list again, behind
+// the kubelet's crash-loop backoff.
+type startListingError struct{ err error }
+
+func (e *startListingError) Error() string   { return e.err.Error() }
+func (e *startListingError) Unwrap() error   { return e.err }
+func (e *startListingError) Transient() bool { return true }
