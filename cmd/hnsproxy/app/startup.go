@@ -229,13 +229,16 @@ func boolGauge(b bool) float64 {
 }
 
 // readVersion reads HNS's version, retrying transient failures (HNS
-// restarting, a reply lost) every poll for up to timeout: the network was
-// just found, so HNS is there, and one failed call must not end hnsproxy.
+// restarting, a reply lost) and any code HNS answers every poll for up to
+// timeout: the network was just found, so HNS is there, one failed call
+// must not end hnsproxy, and a read carries no input of ours for a code
+// like 0x57 to be about.
 func readVersion(ctx context.Context, c startupHNS, poll, timeout time.Duration) (hnslb.Version, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		v, err := c.Version(ctx)
-		if err == nil || !hnslb.IsTransient(err) || !time.Now().Add(poll).Before(deadline) {
+		answered := new(*hnslb.Error)
+		if err == nil || !hnslb.IsTransient(err) && !errors.As(err, answered) || !time.Now().Add(poll).Before(deadline) {
 			return v, err
 		}
 		klog.FromContext(ctx).Info("Reading the HNS version failed; retrying", "err", err, "after", poll)

@@ -120,6 +120,36 @@ func TestReadVersionRetriesTransientFailures(t *testing.T) {
 	}
 }
 
+// versionRefusedFirst answers the first n version reads with 0x57.
+type versionRefusedFirst struct {
+	*sim.HNS
+	n int
+}
+
+func (v *versionRefusedFirst) Version(ctx context.Context) (hnslb.Version, error) {
+	if v.n > 0 {
+		v.n--
+		return hnslb.Version{}, &hnslb.Error{Op: "Version", Code: hnslb.CodeInvalidParameter, Message: "The parameter is incorrect."}
+	}
+	return v.HNS.Version(ctx)
+}
+
+// Any code HNS answers a version read with is retried, not only
+// "unavailable": the read has no input of ours to refuse.
+func TestReadVersionRetriesAnyCodeHNSAnswers(t *testing.T) {
+	hns := &versionRefusedFirst{HNS: simAt(13, 2), n: 2}
+	v, err := readVersion(context.Background(), hns, time.Millisecond, time.Minute)
+	if err != nil || v != (hnslb.Version{Major: 13, Minor: 2}) || hns.n != 0 {
+		t.Errorf("version %v, err %v after two refusals, want 13.2", v, err)
+	}
+	hns.n = 1 << 20
+	_, err = readVersion(context.Background(), hns, time.Millisecond, 20*time.Millisecond)
+	var coded *hnslb.Error
+	if !errors.As(err, &coded) || coded.Code != hnslb.CodeInvalidParameter {
+		t.Errorf("refused past the timeout: %v, want HNS's 0x57", err)
+	}
+}
+
 func TestWaitForNetwork(t *testing.T) {
 	hns := &lateNetwork{HNS: simAt(13, 2), name: "cbr0", createN: 4}
 	n, err := waitForNetwork(context.Background(), hns, "cbr0", time.Millisecond, time.Millisecond, time.Hour, nil)
