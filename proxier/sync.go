@@ -134,7 +134,7 @@ const ReasonBackendCapLowered = "HNSBackendCapLowered"
 // recomputes every Service at the next sync, which follows as soon as
 // --min-sync-period allows.
 func (p *Proxier) learnBackendCap(ctx context.Context, learned int) {
-	was, lowered := p.lowerBackendCap(learned)
+	was, lowered := p.cfg.LowerBackendCap(learned)
 	if !lowered {
 		return
 	}
@@ -153,24 +153,10 @@ func (p *Proxier) learnBackendCap(ctx context.Context, learned int) {
 // adopts against what it is handed until that Sync). The Node had its
 // event when the cap was learned; the reconciler logs the cap kept.
 func (p *Proxier) keepBackendCap(ctx context.Context) {
-	if _, lowered := p.lowerBackendCap(p.opts.Reconciler.LearnedBackendCap()); lowered {
+	if _, lowered := p.cfg.LowerBackendCap(p.opts.Reconciler.LearnedBackendCap()); lowered {
 		klog.FromContext(ctx).V(2).Info("Computing every Service again at the backend cap kept from before the restart", "maxBackends", p.cfg.MaxBackends)
 		p.computeAll()
 	}
-}
-
-// lowerBackendCap sets the desired state's cap to learned if that is lower
-// than the one in use, which it returns.
-func (p *Proxier) lowerBackendCap(learned int) (was int, lowered bool) {
-	if learned <= 0 || (p.cfg.MaxBackends > 0 && p.cfg.MaxBackends <= learned) {
-		return 0, false
-	}
-	was = p.cfg.MaxBackends
-	if was <= 0 {
-		was = p.cfg.Features.MaxBackends
-	}
-	p.cfg.MaxBackends = learned
-	return was, true
 }
 
 // scheduleNext queues the next sync at the earliest of: the periodic sync,

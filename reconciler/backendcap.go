@@ -64,10 +64,10 @@ type learnedCapRecord struct {
 	Build string `json:"build"`
 }
 
-// capBuild names the build a learned cap holds for: the OS build and HNS's
-// version (an unknown OS build still changes with HNS's version).
-func (r *Reconciler) capBuild() string {
-	return r.opts.OSBuild.String() + " HNS " + r.opts.Features.Version.String()
+// capBuildOf names the build a learned cap holds for: the OS build and
+// HNS's version (an unknown OS build still changes with HNS's version).
+func capBuildOf(osBuild hnslb.OSBuild, v hnslb.Version) string {
+	return osBuild.String() + " HNS " + v.String()
 }
 
 // learnedCapRecord is what the next snapshot keeps of the learned cap.
@@ -75,29 +75,38 @@ func (r *Reconciler) learnedCapRecord() *learnedCapRecord {
 	if r.learnedCap == 0 {
 		return nil
 	}
-	return &learnedCapRecord{Cap: r.learnedCap, Build: r.capBuild()}
+	return &learnedCapRecord{Cap: r.learnedCap, Build: capBuildOf(r.opts.OSBuild, r.opts.Features.Version)}
+}
+
+// keptBackendCap is the cap rec keeps for a start on osBuild with features
+// and learning on or off (0: none), and why a record lower than the
+// build's cap is dropped ("" when kept or when there is nothing to keep).
+func keptBackendCap(rec *learnedCapRecord, learn bool, osBuild hnslb.OSBuild, features hnslb.Features) (kept int, dropped string) {
+	switch {
+	case rec == nil || !learn || rec.Cap <= 0 || rec.Cap >= features.MaxBackends:
+		return 0, ""
+	case !osBuild.Known():
+		// HNS's version alone spans many cumulative updates: one that
+		// lifted the cap would go unseen.
+		return 0, "The kept backend cap is dropped: the OS build is unknown, so an update that lifted the cap could not be told; the next load balancer of more backends asks HNS again"
+	case rec.Build != capBuildOf(osBuild, features.Version):
+		return 0, "The backend cap learned on another build is dropped: the next load balancer of more backends asks HNS again"
+	}
+	return rec.Cap, ""
 }
 
 // restoreLearnedCap takes back, at Start, the cap the state file kept if
 // it was learned on this build, known, and is lower than the build's.
 func (r *Reconciler) restoreLearnedCap(rec *learnedCapRecord) {
-	if rec == nil || !r.opts.LearnBackendCap || rec.Cap <= 0 || rec.Cap >= r.opts.Features.MaxBackends {
+	kept, dropped := keptBackendCap(rec, r.opts.LearnBackendCap, r.opts.OSBuild, r.opts.Features)
+	if dropped != "" {
+		r.log.Info(dropped, "learnedCap", rec.Cap, "learnedOn", rec.Build, "build", capBuildOf(r.opts.OSBuild, r.opts.Features.Version))
+	}
+	if kept == 0 {
 		return
 	}
-	if !r.opts.OSBuild.Known() {
-		// HNS's version alone spans many cumulative updates: one that
-		// lifted the cap would go unseen.
-		r.log.Info("The kept backend cap is dropped: the OS build is unknown, so an update that lifted the cap could not be told; the next load balancer of more backends asks HNS again",
-			"learnedCap", rec.Cap, "learnedOn", rec.Build)
-		return
-	}
-	if build := r.capBuild(); rec.Build != build {
-		r.log.Info("The backend cap learned on another build is dropped: the next load balancer of more backends asks HNS again",
-			"learnedCap", rec.Cap, "learnedOn", rec.Build, "build", build)
-		return
-	}
-	r.learnedCap = rec.Cap
-	r.log.Info("Backend cap per load balancer kept from the state file: HNS refused more on this build", "maxBackends", rec.Cap, "build", rec.Build)
+	r.learnedCap = kept
+	r.log.Info("Backend cap per load balancer kept from the state file: HNS refused more on this build", "maxBackends", kept, "build", rec.Build)
 }
 
 // LearnedBackendCap is the backend cap HNS was found to enforce (0: none),

@@ -42,6 +42,18 @@ func ReadOwned(path string) (*Owned, error) {
 	return o, nil
 }
 
+// KeptBackendCap is the backend cap the state file keeps for a start on
+// osBuild with features, learning on (--max-backends-per-lb unset) or off:
+// the cap HNS was found to enforce on this build, 0 when none is kept
+// (Start's rule, backendcap.go).
+func (o *Owned) KeptBackendCap(learn bool, osBuild hnslb.OSBuild, features hnslb.Features) int {
+	if o.state == nil {
+		return 0
+	}
+	kept, _ := keptBackendCap(o.state.LearnedBackendCap, learn, osBuild, features)
+	return kept
+}
+
 // Claim adds to what o owns what hnsproxy claims as its own in lbs and
 // eps, one listing of HNS's load balancers and of the network's endpoints:
 // what creates the state file declared made, whose IDs never reached it (a

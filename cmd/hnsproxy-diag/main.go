@@ -168,12 +168,13 @@ func read(cmd *cobra.Command, opts *options.Options) (*diag.Inputs, error) {
 	}
 	return diag.ReadWithin(cmd.Context(), readTimeout, diag.Source{
 		HNS: hns, Kube: kube, NetworkName: cfg.Winkernel.NetworkName, StateFile: cfg.StateFile,
-		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error) {
-			c, err := nodeconfig.Desired(ctx, cfg, hns, network, nodeconfig.CapabilitiesOf(v, osBuildOf(ctx, hns), network, cfg), realHNS)
+		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, nodeconfig.Capabilities, error) {
+			caps := nodeconfig.CapabilitiesOf(v, osBuildOf(ctx, hns), network, cfg)
+			c, err := nodeconfig.Desired(ctx, cfg, hns, network, caps, realHNS)
 			if network.Type == hnslb.NetworkTypeOverlay {
 				c.RemoteSubnets = desired.NewRemoteSubnetIndex(desired.RemoteSubnetsOf(network))
 			}
-			return c, err
+			return c, caps, err
 		},
 	})
 }

@@ -157,5 +157,19 @@ func (c Config) maxBackends() int {
 	return max(c.Features.MaxBackends, 0)
 }
 
+// LowerBackendCap sets the cap to learned, one HNS was found to enforce,
+// if that is lower than the cap in force, which it returns.
+func (c *Config) LowerBackendCap(learned int) (was int, lowered bool) {
+	if learned <= 0 || (c.MaxBackends > 0 && c.MaxBackends <= learned) {
+		return 0, false
+	}
+	was = c.MaxBackends
+	if was <= 0 {
+		was = c.Features.MaxBackends
+	}
+	c.MaxBackends = learned
+	return was, true
+}
+
 // clusterDSR says whether ClusterIP load balancers use DSR.
 func (c Config) clusterDSR() bool { return c.EnableDSR && c.Features.DSR }

@@ -24,10 +24,12 @@ func TestBadInputIsAClearError(t *testing.T) {
 	read := func(network, node string) error {
 		_, err := readNow(context.Background(), Source{
 			HNS: ReadOnly(f.hns), Kube: f.kube, NetworkName: network, StateFile: f.stateFile,
-			Config: func(ctx context.Context, n *hnslb.Network, v hnslb.Version) (desired.Config, error) {
+			Config: func(ctx context.Context, n *hnslb.Network, v hnslb.Version) (desired.Config, nodeconfig.Capabilities, error) {
 				cfg := *f.cfg
 				cfg.NodeName = node
-				return nodeconfig.Desired(ctx, &cfg, f.hns, n, nodeconfig.CapabilitiesOf(v, osBuildOf(ctx, f.hns), n, &cfg), false)
+				caps := nodeconfig.CapabilitiesOf(v, osBuildOf(ctx, f.hns), n, &cfg)
+				c, err := nodeconfig.Desired(ctx, &cfg, f.hns, n, caps, false)
+				return c, caps, err
 			},
 		})
 		return err

@@ -141,8 +141,10 @@ func (f *fixture) read() *Inputs {
 func (f *fixture) source() Source {
 	return Source{
 		HNS: ReadOnly(f.hns), Kube: f.kube, NetworkName: f.network, StateFile: f.stateFile,
-		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error) {
-			return nodeconfig.Desired(ctx, f.cfg, f.hns, network, nodeconfig.CapabilitiesOf(v, osBuildOf(ctx, f.hns), network, f.cfg), false)
+		Config: func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, nodeconfig.Capabilities, error) {
+			caps := nodeconfig.CapabilitiesOf(v, osBuildOf(ctx, f.hns), network, f.cfg)
+			c, err := nodeconfig.Desired(ctx, f.cfg, f.hns, network, caps, false)
+			return c, caps, err
 		},
 	}
 }

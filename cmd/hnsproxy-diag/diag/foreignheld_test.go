@@ -136,18 +136,7 @@ func TestDiagnoseOwnsWhatARestartClaims(t *testing.T) {
 func (f *fixture) killedCreating(faults sim.Faults, objs ...runtime.Object) {
 	f.t.Helper()
 	ctx := context.Background()
-	for _, o := range objs {
-		var err error
-		switch o := o.(type) {
-		case *v1.Service:
-			_, err = f.kube.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *discoveryv1.EndpointSlice:
-			_, err = f.kube.DiscoveryV1().EndpointSlices(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		}
-		if err != nil {
-			f.t.Fatal(err)
-		}
-	}
+	f.create(objs...)
 	in := f.read()
 	state := desired.Compute(desired.InputsOf(in.Services, in.Slices), in.Config)
 	rec := reconciler.New(f.hns, reconciler.Options{NetworkID: in.Network.ID, Features: in.Config.Features, StateFile: f.stateFile})
@@ -167,5 +156,23 @@ func (f *fixture) killedCreating(faults sim.Faults, objs ...runtime.Object) {
 			f.t.Fatal(err)
 		}
 		rec.Sync(ctx)
+	}
+}
+
+// create makes the Services and EndpointSlices objs in the fixture's API.
+func (f *fixture) create(objs ...runtime.Object) {
+	f.t.Helper()
+	ctx := context.Background()
+	for _, o := range objs {
+		var err error
+		switch o := o.(type) {
+		case *v1.Service:
+			_, err = f.kube.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *discoveryv1.EndpointSlice:
+			_, err = f.kube.DiscoveryV1().EndpointSlices(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		}
+		if err != nil {
+			f.t.Fatal(err)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/kubeapi"
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
@@ -44,9 +45,10 @@ type Source struct {
 	NetworkName string
 	StateFile   string
 	// Config resolves the desired-state configuration from hnsproxy's
-	// options, the node's network and its HNS, as the daemon does; its
-	// NodeName says which Node is this one.
-	Config func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, error)
+	// options, the node's network and its HNS, as the daemon does, with the
+	// capabilities it decided them from; its NodeName says which Node is
+	// this one.
+	Config func(ctx context.Context, network *hnslb.Network, v hnslb.Version) (desired.Config, nodeconfig.Capabilities, error)
 }
 
 // ReadWithin takes one snapshot of HNS and lists the Services,
@@ -141,8 +143,9 @@ func read(ctx context.Context, src Source, run func(step, func() error) error) (
 	}
 	// The configuration reads HNS again (the root endpoint, the OS build).
 	var cfg desired.Config
+	var caps nodeconfig.Capabilities
 	if err := run(step{"reading HNS for hnsproxy's configuration", true}, func() (err error) {
-		cfg, err = src.Config(ctx, in.Network, snap.Version)
+		cfg, caps, err = src.Config(ctx, in.Network, snap.Version)
 		return err
 	}); err != nil {
 		return nil, err
@@ -155,6 +158,11 @@ func read(ctx context.Context, src Source, run func(step, func() error) error) (
 		in.Owned, in.OwnedErr = reconciler.ReadOwned(src.StateFile)
 		if in.Owned != nil {
 			in.Owned.Claim(snap.LoadBalancers, endpointsOn(snap, in.Network.ID))
+			// A cap HNS was found to enforce on this build is the one
+			// hnsproxy computes with, not the build's (the proxier's
+			// keepBackendCap): without it, a node held at 64 would show
+			// every larger Service's left-out backends as missing.
+			in.Config.LowerBackendCap(in.Owned.KeptBackendCap(!caps.BackendCapFixed, caps.OSBuild, caps.Features))
 		}
 	} else {
 		in.OwnedErr = fmt.Errorf("no state file given (--state-file)")
