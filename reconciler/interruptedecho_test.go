@@ -19,7 +19,9 @@ import (
 // state file keeps the declared key, not the document sent, so it is
 // judged against the Service as it is now (which may have turned affinity
 // on meanwhile) and replaced once (docs/reliability.md, "Echo-proof
-// identity").
+// identity"). Where HNS modifies, one without affinity is modified once
+// (TestRestartAfterAnInterruptedStickyCreateWhoseServiceDroppedAffinity);
+// ws2022 here cannot.
 func TestRestartClaimsAnInterruptedCreateUnderEveryEcho(t *testing.T) {
 	for _, name := range append(sim.EchoNames(), "", "all") {
 		echo, err := sim.ParseEcho(name)

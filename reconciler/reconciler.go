@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -160,6 +161,10 @@ type Reconciler struct {
 	// baselines maps an owned load balancer ID to its baseline: what we
 	// wrote and HNS echoed, fingerprinted (baseline.go).
 	baselines map[string]string
+	// sentUnknown are owned load balancer IDs (lower case) that came with
+	// no baseline: claimed after a create hnsproxy did not live to record
+	// (start.go, carried.go), whose document is not known (baseline.go).
+	sentUnknown map[string]struct{}
 	// unsavedBaselines are owned IDs whose baseline changed since the state
 	// file recorded it; baselinesDue: a Repair ran since, write them.
 	unsavedBaselines map[string]struct{}
@@ -353,6 +358,7 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		ownedEPs:         map[string]struct{}{},
 		unconfirmed:      newUnconfirmedDeletes(),
 		baselines:        map[string]string{},
+		sentUnknown:      map[string]struct{}{},
 		unsavedBaselines: map[string]struct{}{},
 		creatingLBs:      map[intent.LBKey]struct{}{},
 		creatingEPs:      map[string]struct{}{},
@@ -622,6 +628,7 @@ func (r *Reconciler) dropOwned(kind recordKind, id string) bool {
 	delete(set, id)
 	delete(r.baselines, id)
 	delete(r.unsavedBaselines, id)
+	delete(r.sentUnknown, strings.ToLower(id))
 	return true
 }
 

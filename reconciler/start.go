@@ -94,6 +94,8 @@ func (r *Reconciler) Start(ctx context.Context) error {
 			r.ownedLBs[lb.ID] = struct{}{}
 			if b := baselines[strings.ToLower(lb.ID)]; b != "" {
 				r.baselines[lb.ID] = b
+			} else {
+				r.sentUnknown[strings.ToLower(lb.ID)] = struct{}{} // claimed: baseline.go
 			}
 		}
 		if key, ok := KeyOf(&lb); ok {
@@ -288,8 +290,7 @@ func (r *Reconciler) adoptLB(e *lbEntry) {
 		for i := range cands {
 			if _, ours := r.ownedLBs[cands[i].ID]; ours {
 				adopted = i
-				lb := cands[i]
-				r.setRealized(e, lb.ID, &lb, nil)
+				r.setRealized(e, cands[i].ID, r.readUnanswered(&cands[i], doc), nil)
 				break
 			}
 		}
