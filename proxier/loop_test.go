@@ -713,3 +713,29 @@ func TestChangeDuringASyncWaitsMinSyncPeriodAfterIt(t *testing.T) {
 		t.Errorf("a change made during a sync was synced %v after that sync ended, want at least --min-sync-period %v", gap, n.minSyncPeriod)
 	}
 }
+
+// HNS refusing Start's load balancer listing with a code, not as
+// unavailable, is retried (reconciler startListingError) but not for
+// ever: Run ends after startRetryFor with HNS's code and an error that
+// says the start was retried, not that one call failed.
+func TestRunEndsWhenHNSKeepsRefusingTheStartsListing(t *testing.T) {
+	defer func(d time.Duration) { startRetryFor = d }(startRetryFor)
+	startRetryFor = 300 * time.Millisecond
+	n := newTestNode(t, "ws2022")
+	n.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpListLoadBalancers: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeInvalidParameter}})
+	n.start()
+	err := <-n.done
+	n.cancel()
+	n.cancel = nil
+	if code, ok := hnslb.CodeOf(err); !ok || code != hnslb.CodeInvalidParameter {
+		t.Errorf("Run with the listing refused: %v, want HNS's 0x57", err)
+	}
+	for _, want := range []string{"starting reconciler", "list load balancers", "attempts over", "retries its start for 300ms"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Run with the listing refused: %v, want it to say %q", err, want)
+		}
+	}
+	if n.hns.Counters().Count(sim.OpListLoadBalancers) < 2 {
+		t.Errorf("the listing was made %d times, want it retried", n.hns.Counters().Count(sim.OpListLoadBalancers))
+	}
+}

@@ -240,17 +240,23 @@ const (
 var startRetryFor = time.Minute
 
 // startReconciler starts the reconciler, retrying transient HNS failures
-// with backoff for up to startRetryFor.
+// with backoff for up to startRetryFor. The error it gives up with says it
+// was retried, so that the last line of a restarting pod's log is not read
+// as one failed call.
 func (p *Proxier) startReconciler(ctx context.Context) error {
 	backoff := workqueue.NewTypedItemExponentialFailureRateLimiter[string](repairRetryBase, 5*time.Second)
-	deadline := time.Now().Add(startRetryFor)
-	for {
+	begun := time.Now()
+	deadline := begun.Add(startRetryFor)
+	for attempt := 1; ; attempt++ {
 		err := p.opts.Reconciler.Start(ctx)
-		if err == nil || !hnslb.IsTransient(err) || !time.Now().Before(deadline) {
+		if err == nil || !hnslb.IsTransient(err) {
 			return err
 		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("%w (still failing after %d attempts over %v; hnsproxy retries its start for %v)", err, attempt, time.Since(begun).Round(time.Millisecond), startRetryFor)
+		}
 		wait := backoff.When("start")
-		klog.FromContext(ctx).Error(err, "Starting the reconciler failed; retrying", "after", wait)
+		klog.FromContext(ctx).Error(err, "Starting the reconciler failed; retrying", "after", wait, "attempt", attempt, "givingUpAt", deadline.Format(time.RFC3339))
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
