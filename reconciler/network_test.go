@@ -198,3 +198,40 @@ func TestQuietNodeNoticesItsNetworkGoneWithinAProbeInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestStartReportsTheNetworkReplacedWhateverItsListingAnswers: the network
+// replaced (or deleted) after the daemon read it, and HNS's listing of its
+// endpoints failing with a code other than "not found" (which code HNS
+// answers for a network gone is not known: docs/simulator.md). Start reads
+// the network by name on any failed listing and reports the change, so
+// the process ends at once to start on the network HNS has now, instead of
+// retrying a listing of a network gone as a transient failure for a
+// minute. With the network in place the same failure stays transient.
+func TestStartReportsTheNetworkReplacedWhateverItsListingAnswers(t *testing.T) {
+	for _, code := range []hnslb.ErrorCode{hnslb.CodeInvalidParameter, 0x80004005} {
+		for _, again := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%#x/again=%v", uint32(code), again), func(t *testing.T) {
+				e := newEnv(t, sim.ProfileWS2022)
+				e.named()
+				was := e.netID
+				now := e.replaceNetwork(again)
+				e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpListEndpoints: 1}, Errors: []hnslb.ErrorCode{code}})
+				err := e.reconciler().Start(ctx)
+				wantChanged(t, err, was, now)
+				if hnslb.IsTransient(err) {
+					t.Errorf("start error %v is transient; a network gone is not retried", err)
+				}
+			})
+		}
+		t.Run(fmt.Sprintf("%#x/in-place", uint32(code)), func(t *testing.T) {
+			e := newEnv(t, sim.ProfileWS2022)
+			e.named()
+			e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpListEndpoints: 1}, Errors: []hnslb.ErrorCode{code}})
+			err := e.reconciler().Start(ctx)
+			var changed *NetworkChangedError
+			if errors.As(err, &changed) || !hnslb.IsTransient(err) {
+				t.Errorf("start with the network in place and its listing failing: %v, want a transient error", err)
+			}
+		})
+	}
+}

@@ -64,10 +64,13 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	}
 	eps, err := r.client.ListEndpointsOfNetwork(ctx, r.opts.NetworkID)
 	if err != nil {
-		if hnslb.IsNotFound(err) {
-			// The network may have gone since the caller read it (a listing
-			// of a network gone may answer "not found"): a start then ends
-			// as a Sync that meets the change does (network.go).
+		if !hnslb.IsUnavailable(err) {
+			// The network may have gone since the caller read it, and which
+			// code a listing of a network gone answers is not known ("not
+			// found" is modelled): whatever HNS answered, a start then ends
+			// as a Sync that meets the change does (network.go), rather than
+			// retrying the listing as transient. Not when HNS did not answer
+			// (unavailable, hung): then it cannot tell.
 			if changed := r.checkNetwork(ctx); changed != nil {
 				return changed
 			}
