@@ -17,10 +17,12 @@
 #        (default: as many executions as the failed run made, at least 20;
 #        a count sets no deadline, and one sized by the run keeps a slow
 #        target's rerun as short as its first),
-#        FUZZCACHE the guided pass's corpus cache (default: a fresh directory,
+#        FUZZCACHE the root of the guided pass's corpus cache, laid out as
+#        go's own (<root>/<import path>/<target>) (default: a fresh directory,
 #        so a run starts from the tracked corpus alone and its baseline does
 #        not grow with what earlier runs on the machine found; set it to
-#        "$(go env GOCACHE)/fuzz" for long runs that build on each other),
+#        "$(go env GOCACHE)/fuzz", go's own, for long runs that build on
+#        each other and on `go test -fuzz` by hand),
 #        FUZZPARALLEL fuzzing workers per target (default 1: the machine is shared)
 set -euo pipefail
 
@@ -44,6 +46,7 @@ fi
 blind_dir="$(mktemp -d)"
 trap 'rm -rf "${blind_dir}"' EXIT
 FUZZCACHE="${FUZZCACHE:-${blind_dir}/guided-cache}"
+module="$(go list -m)"
 
 # fuzz_once runs one target, guided or blind, for a -fuzztime budget, its
 # output left in out; on
@@ -56,8 +59,10 @@ fuzz_once() {
 	corpus="${dir}/testdata/fuzz/${target}"
 	before="$(ls "${corpus}" 2>/dev/null | wc -l)"
 	if [[ "${mode}" == guided ]]; then
+		# go test passes its own cache as <GOCACHE>/fuzz/<import path>; the
+		# later flag wins, laid out the same, so FUZZCACHE can name go's.
 		out="$(go test "./${dir}" -run '^$' -fuzz "^${target}\$" -fuzztime "${budget}" -parallel "${FUZZPARALLEL}" \
-			-args -test.fuzzcachedir "${FUZZCACHE}" 2>&1)" || ok=$?
+			-args -test.fuzzcachedir "${FUZZCACHE}/${module}/${dir}" 2>&1)" || ok=$?
 	else
 		bin="${blind_dir}/${dir//\//_}.test"
 		if [[ ! -x "${bin}" ]]; then
