@@ -69,9 +69,10 @@ type testNode struct {
 	// checkNetwork makes the reconciler check the network by its name.
 	repairPeriod time.Duration
 	checkNetwork bool
-	// callTimeout and retryBase, if set, are the reconciler's HNS call
-	// deadline and first retry (default 10 ms, at most 100 ms).
-	callTimeout, retryBase time.Duration
+	// callTimeout, listTimeout and retryBase, if set, are the reconciler's
+	// HNS call and listing deadlines and first retry (default 10 ms, at
+	// most 100 ms).
+	callTimeout, listTimeout, retryBase time.Duration
 	// resyncPeriod is the Service and slice informers' resync period (none if 0).
 	resyncPeriod time.Duration
 	rec          *reconciler.Reconciler
@@ -148,7 +149,7 @@ func (n *testNode) start() {
 	if n.checkNetwork {
 		opts.NetworkName = "cbr0"
 	}
-	opts.CallTimeout, opts.Takeover = n.callTimeout, n.takeover
+	opts.CallTimeout, opts.ListTimeout, opts.Takeover = n.callTimeout, n.listTimeout, n.takeover
 	if n.retryBase > 0 {
 		opts.RetryBase, opts.RetryMax = n.retryBase, n.retryBase
 	}

@@ -98,7 +98,9 @@ type proxierHistory struct {
 	n      *testNode
 	wired  map[string]bool // this node's pods the CNI has wired
 	faults sim.Faults
-	log    []string
+	// hangSteps is how many more steps the hang in faults lasts (historyhang_test.go).
+	hangSteps int
+	log       []string
 }
 
 func runProxierHistory(t *testing.T, seed uint64) {
@@ -161,6 +163,7 @@ func (h *proxierHistory) wiredPods() []string {
 // quietly runs fn as another actor (the CNI, Flannel) whose HNS calls the
 // injected faults do not reach.
 func (h *proxierHistory) quietly(fn func()) {
+	h.endHang() // the CNI's calls would be held too
 	h.n.hns.SetFaults(sim.Faults{})
 	fn()
 	h.n.hns.SetFaults(h.faults)
@@ -169,7 +172,7 @@ func (h *proxierHistory) quietly(fn func()) {
 // step makes one random change, then lets hnsproxy catch up with it: to
 // quiet HNS where no fault is on, else until its caches hold the API's objects.
 func (h *proxierHistory) step() {
-	switch r := h.rng.IntN(100); {
+	switch r := h.rng.IntN(110); {
 	case r < 30:
 		h.applyService()
 	case r < 35:
@@ -186,15 +189,20 @@ func (h *proxierHistory) step() {
 		h.setFaults()
 	case r < 93:
 		h.restartHNS()
-	default:
-		h.note("hnsproxy restarted")
+	case r < 100:
+		h.note("hnsproxy restarted; HNS holds %d calls", h.n.hns.Held())
 		h.restartProxy()
+	case r < 106:
+		h.hang()
+	default:
+		h.replaceNetwork()
 	}
-	if h.faults.ErrorRate == nil && h.rng.IntN(2) == 0 {
+	if !h.hung() && h.faults.ErrorRate == nil && h.rng.IntN(2) == 0 {
 		h.n.settleWrites()
-		return
+	} else {
+		h.n.eventually("caches catching up", h.n.cachesCaughtUp)
 	}
-	h.n.eventually("caches catching up", h.n.cachesCaughtUp)
+	h.tickHang()
 }
 
 func (h *proxierHistory) deleteObject(kind, name string) {
@@ -232,11 +240,13 @@ func (h *proxierHistory) wireOrUnwire() {
 
 // setFaults turns random HNS faults on, or off.
 func (h *proxierHistory) setFaults() {
+	hang, reply := h.faults.Hang, h.faults.HangReply
 	if h.faults.ErrorRate != nil || h.rng.IntN(3) == 0 {
 		h.faults = sim.Faults{}
 	} else {
 		h.faults = historytest.RandomFaults(h.rng, 0.3)
 	}
+	h.faults.Hang, h.faults.HangReply = hang, reply // a hang lasts its steps
 	h.note("faults %+v", h.faults)
 	h.n.hns.SetFaults(h.faults)
 }
@@ -246,9 +256,7 @@ func (h *proxierHistory) setFaults() {
 func (h *proxierHistory) restartHNS() {
 	loss := sim.RestartLosses[h.rng.IntN(len(sim.RestartLosses))]
 	h.note("HNS restarted, losing %s", loss)
-	if err := h.n.hns.RestartLosing(0, loss); err != nil {
-		h.t.Fatal(err)
-	}
+	h.restartEndingHeldCalls(loss)
 	if loss == sim.RestartLosesEndpoints {
 		h.quietly(func() {
 			for _, ip := range h.wiredPods() {
@@ -261,6 +269,7 @@ func (h *proxierHistory) restartHNS() {
 // converge stops the faults and lets two drift repairs run, as the repair
 // period would, each followed by quiet.
 func (h *proxierHistory) converge() {
+	h.endHang()
 	h.faults = sim.Faults{}
 	h.n.hns.SetFaults(h.faults)
 	for range 2 {
@@ -318,6 +327,9 @@ func withoutVersion(o runtime.Object) runtime.Object {
 // caches synced ends Run with an error) and starts it again.
 func (h *proxierHistory) restartProxy() {
 	h.n.eventually("hnsproxy started", func() bool {
+		if h.hung() && h.n.hns.Held() > 0 {
+			return true // its caches synced before it called HNS
+		}
 		h.n.proxier.mu.Lock()
 		defer h.n.proxier.mu.Unlock()
 		return h.n.proxier.initialized

@@ -78,17 +78,34 @@ func newHistoryNode(t *testing.T, spec phSpec, client *fake.Clientset, seed int6
 		t: t, name: nodeName, client: client, hns: hns, networkID: created.ID,
 		stateFile: filepath.Join(t.TempDir(), "state.json"),
 		config:    desired.Config{Mode: desired.L2Bridge, NetworkSubnets: desired.NetworkSubnetsOf(created)},
+		// The network is checked by its name, as the daemon does, so a
+		// network the CNI replaced ends Run (historynetwork_test.go).
+		checkNetwork: true,
+		// Short deadlines, so a call HNS holds (historyhang_test.go) is
+		// abandoned at once on the harness's real clock.
+		callTimeout: phCallTimeout, listTimeout: phListTimeout,
 	}
 	if spec.overlay {
 		n.config.Mode, n.config.EnableDSR = desired.Overlay, spec.dsr
 		n.config.SourceVIP = map[intent.IPFamily]netip.Addr{intent.IPv4: netip.MustParseAddr("10.244.1.2")}
 		n.config.HostMAC = "00-15-5d-00-00-01"
-		n.remoteSubnets = networkRemoteSubnets(hns, created.ID)
+		n.remoteSubnets = n.reconcilerRemoteSubnets
 	}
 	for _, ip := range pods {
 		n.wirePod(ip)
 	}
 	return n
+}
+
+// reconcilerRemoteSubnets reads the overlay routes through the running
+// reconciler, as the daemon does, so the read has the HNS call deadline
+// and follows the network the process started on.
+func (n *testNode) reconcilerRemoteSubnets(ctx context.Context) ([]desired.RemoteSubnet, error) {
+	nw, err := n.rec.Network(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return desired.RemoteSubnetsOf(nw), nil
 }
 
 // phRoute is the RemoteSubnetRoute Flannel adds for another node.

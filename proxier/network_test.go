@@ -66,6 +66,13 @@ func (n *testNode) wantRunEndedForNetwork(nowID string) {
 	case <-time.After(30 * time.Second):
 		n.t.Fatal("Run goes on 30 s after its network went")
 	}
+	n.wantEndedForNetwork(err, nowID)
+}
+
+// wantEndedForNetwork checks that Run's error err reports its network
+// gone (nowID "") or replaced by nowID, with the Node's Warning.
+func (n *testNode) wantEndedForNetwork(err error, nowID string) {
+	n.t.Helper()
 	var changed *reconciler.NetworkChangedError
 	if !errors.As(err, &changed) || changed.WasID != n.networkID || !strings.EqualFold(changed.NowID, nowID) {
 		n.t.Fatalf("Run ended with %v; want the network reported gone or replaced by %q", err, nowID)
