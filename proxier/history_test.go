@@ -172,7 +172,7 @@ func (h *proxierHistory) quietly(fn func()) {
 // step makes one random change, then lets hnsproxy catch up with it: to
 // quiet HNS where no fault is on, else until its caches hold the API's objects.
 func (h *proxierHistory) step() {
-	switch r := h.rng.IntN(110); {
+	switch r := h.rng.IntN(112); {
 	case r < 30:
 		h.applyService()
 	case r < 35:
@@ -194,6 +194,7 @@ func (h *proxierHistory) step() {
 		h.restartProxy()
 	case r < 106:
 		h.hang()
+		h.restartAtHeld()
 	default:
 		h.replaceNetwork()
 	}
@@ -327,12 +328,11 @@ func withoutVersion(o runtime.Object) runtime.Object {
 // caches synced ends Run with an error) and starts it again.
 func (h *proxierHistory) restartProxy() {
 	h.n.eventually("hnsproxy started", func() bool {
-		if h.hung() && h.n.hns.Held() > 0 {
-			return true // its caches synced before it called HNS
-		}
 		h.n.proxier.mu.Lock()
 		defer h.n.proxier.mu.Unlock()
-		return h.n.proxier.initialized
+		// While HNS holds calls the start may wait for it: a process past
+		// its cache sync (startedAt is set then) stops without an error.
+		return h.n.proxier.initialized || (h.hung() && !h.n.proxier.startedAt.IsZero())
 	})
 	h.n.stop()
 	h.n.start()

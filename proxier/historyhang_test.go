@@ -1,6 +1,7 @@
 package proxier
 
 import (
+	"slices"
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/sim"
@@ -88,4 +89,19 @@ func (h *proxierHistory) restartEndingHeldCalls(loss sim.RestartLoss) {
 	}
 	h.endHang()
 	h.n.hns.Restart(0)
+}
+
+// restartAtHeld, on a third of the hangs that hold a listing, restarts
+// hnsproxy once HNS holds one of its calls: a drift repair (or the start
+// under way) lists HNS, so one is held. The late reply then lands beside
+// the next process.
+func (h *proxierHistory) restartAtHeld() {
+	ops := slices.Concat(h.faults.Hang, h.faults.HangReply)
+	if len(ops) != 1 || !slices.Contains([]sim.Op{sim.AnyOp, sim.OpListLoadBalancers, sim.OpListEndpoints}, ops[0]) ||
+		h.rng.IntN(3) != 0 {
+		return
+	}
+	h.n.repairUntil("a call held", func() bool { return h.n.hns.Held() > 0 })
+	h.note("hnsproxy restarted; HNS holds %d calls", h.n.hns.Held())
+	h.restartProxy()
 }

@@ -53,18 +53,34 @@ func (h *proxierHistory) wireAgain() {
 }
 
 // repairUntilRunEnds asks for drift repairs until Run ends, and returns
-// its error. One asked for while hnsproxy starts, or while a listing runs,
-// is dropped: the start counts as a repair, and repairs run one at a time.
+// its error.
 func (h *proxierHistory) repairUntilRunEnds() error {
 	n := h.n
 	var err error
-	n.eventually("Run ended for the replaced network", func() bool {
+	n.repairUntil("Run ended for the replaced network", func() bool {
 		select {
 		case err = <-n.done:
 			n.cancel()
 			n.cancel = nil
 			return true
 		default:
+			return false
+		}
+	})
+	if err == nil {
+		err = errors.New("Run ended without an error")
+	}
+	return err
+}
+
+// repairUntil asks for drift repairs until done holds. One asked for while
+// hnsproxy starts, or while a listing runs, would be dropped (the start
+// counts as a repair, and repairs run one at a time), so it asks again.
+func (n *testNode) repairUntil(what string, done func() bool) {
+	n.t.Helper()
+	n.eventually(what, func() bool {
+		if done() {
+			return true
 		}
 		n.proxier.mu.Lock()
 		idle := n.proxier.initialized && !n.proxier.repairing
@@ -74,8 +90,4 @@ func (h *proxierHistory) repairUntilRunEnds() error {
 		}
 		return false
 	})
-	if err == nil {
-		err = errors.New("Run ended without an error")
-	}
-	return err
 }
