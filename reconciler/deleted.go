@@ -78,15 +78,29 @@ func (d *unconfirmedDeletes) ids(kind recordKind) []string {
 }
 
 // afterDelete records the outcome of a delete of id, of kind, that did not
-// fail: err is nil (HNS reported it done: deleted) or HNS's "not found"
-// (gone already: disowned, nothing to confirm).
+// fail: err is nil (HNS reported it done: deleted) or HNS's "not found".
+// A not-found code that names the object's own kind (goneOnDelete) says it
+// was gone already: disowned, nothing to confirm. One that names another
+// kind (a load balancer's delete answered "endpoint not found", a backend
+// of it perhaps) does not say the object went: it is recorded as a delete
+// reported done, for the next Repair to confirm, or it would be disowned
+// while HNS kept it, a foreign object on its frontend or address for good.
 func (r *Reconciler) afterDelete(kind recordKind, id string, err error) {
-	if err != nil {
+	if err != nil && goneOnDelete(kind, err) {
 		r.disown(kind, id)
 		r.forgetDeleted(id)
 		return
 	}
 	r.deleted(kind, id)
+}
+
+// goneOnDelete reports a delete's "not found" that names the deleted
+// object itself: ERROR_NOT_FOUND, what HNS answers an unknown ID (as
+// kube-proxy reads it, hcn.IsElementNotFoundError), and for a remote
+// endpoint HCN_E_ENDPOINT_NOT_FOUND too.
+func goneOnDelete(kind recordKind, err error) bool {
+	code, _ := hnslb.CodeOf(err)
+	return code == hnslb.CodeNotFound || kind == recordRemoteEndpoint && code == hnslb.CodeEndpointNotFound
 }
 
 // deleted records that HNS reported the delete of id, of kind, done: an
