@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/containernetworking/cni/pkg/types"
+
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
@@ -47,13 +49,20 @@ func (s *session) attachmentEndpoint(ctx context.Context) (*hnslb.Endpoint, erro
 // ADD's create that HNS applied only after the runtime's DEL and the next
 // ADD of the attachment leaves a second endpoint under the name, on an
 // address IPAM has released. So each found is removed and the name looked
-// up again, until none is left or HNS lists one already deleted.
+// up again, until none is left. One HNS lists again after its delete
+// (reported done, or answered "not found") is kept: the command fails with
+// "try again later", so the address stays held while the endpoint may
+// hold it, and the runtime's next DEL deletes it again.
 func (s *session) removeAttachment(ctx context.Context) (bool, error) {
 	var deleted []string
 	for {
 		ep, err := s.attachmentEndpoint(ctx)
-		if ep == nil || err != nil || slices.ContainsFunc(deleted, func(id string) bool { return strings.EqualFold(id, ep.ID) }) {
+		if ep == nil || err != nil {
 			return len(deleted) > 0, err
+		}
+		if slices.ContainsFunc(deleted, func(id string) bool { return strings.EqualFold(id, ep.ID) }) {
+			return true, types.NewError(types.ErrTryAgainLater, "HNS still lists endpoint "+ep.Name+" after its delete",
+				"endpoint "+ep.ID+" is kept: its address stays held until a later DEL finds it gone")
 		}
 		if err := s.hns.deleteEndpoint(ctx, ep); err != nil {
 			return true, err
