@@ -7,15 +7,10 @@ import (
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/types"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim/historytest"
 )
-
-// anyCodes are the codes HNS may answer any call with: unavailable,
-// timed out, the manager stopped, "the parameter is incorrect", each
-// not-found code, E_FAIL, access denied, and one never seen.
-var anyCodes = []string{"0x6ba", "0x5b4", "0x803b0020", "0x57", "0x490", "0x803b0001", "0x803b0002", "0x80004005", "0x5", "0x803b00ff"}
-
-// notFoundCodes are the codes hnslb.IsNotFound takes for "not found".
-var notFoundCodes = []string{"0x490", "0x803b0001", "0x803b0002"}
 
 // TestEveryCodeOnEveryCallLeavesThePodWiredOrNothing: whatever code HNS
 // answers any one call of ADD or DEL with, applied or not, an ADD that
@@ -33,12 +28,13 @@ func TestEveryCodeOnEveryCallLeavesThePodWiredOrNothing(t *testing.T) {
 	writes := []string{"CreateEndpoint", "AddNamespaceEndpoint", "RemoveNamespaceEndpoint", "DeleteEndpoint"}
 	i := 0
 	for _, op := range append(reads, writes...) {
-		for _, code := range anyCodes {
+		for _, c := range historytest.AnyCodes() {
+			code, notFound := fmt.Sprintf("%#x", uint32(c)), hnslb.IsNotFound(&hnslb.Error{Code: c})
 			for _, committed := range []string{"0", "1"} {
 				if committed == "1" && slices.Contains(reads, op) {
 					continue // a read changes nothing
 				}
-				if op == "GetEndpoint" && slices.Contains(notFoundCodes, code) {
+				if op == "GetEndpoint" && notFound {
 					continue // a lookup's "not found" is taken at its word: the endpoint is gone (docs/reliability.md)
 				}
 				i++
@@ -51,7 +47,7 @@ func TestEveryCodeOnEveryCallLeavesThePodWiredOrNothing(t *testing.T) {
 					_, err := rt.cni.AddNetworkList(context.Background(), rt.list, p.rt())
 					n1.hnssim(t, "faults")
 					if err != nil {
-						checkTryAgain(t, "ADD", err, code)
+						checkTryAgain(t, "ADD", err, c)
 					}
 					checkWiredOrNothing(t, n1, conf, p, err == nil, "ADD")
 					if err != nil {
@@ -62,9 +58,9 @@ func TestEveryCodeOnEveryCallLeavesThePodWiredOrNothing(t *testing.T) {
 					fault()
 					err = rt.cni.DelNetworkList(context.Background(), rt.list, p.rt())
 					n1.hnssim(t, "faults")
-					kept := op == "DeleteEndpoint" && committed == "0" && slices.Contains(notFoundCodes, code)
+					kept := op == "DeleteEndpoint" && committed == "0" && notFound
 					if err != nil && !kept {
-						checkTryAgain(t, "DEL", err, code)
+						checkTryAgain(t, "DEL", err, c)
 					}
 					if kept && cniCode(err) != int(types.ErrTryAgainLater) {
 						t.Errorf("DEL whose endpoint HNS kept after answering its delete %s: %v, want try again later", code, err)
@@ -87,9 +83,9 @@ func TestEveryCodeOnEveryCallLeavesThePodWiredOrNothing(t *testing.T) {
 
 // checkTryAgain checks that a command failed by HNS answers "try again
 // later" exactly when HNS was unavailable or timed out.
-func checkTryAgain(t *testing.T, cmd string, err error, code string) {
+func checkTryAgain(t *testing.T, cmd string, err error, code hnslb.ErrorCode) {
 	t.Helper()
-	transient := code == "0x6ba" || code == "0x5b4" || code == "0x803b0020"
+	transient := hnslb.IsUnavailable(&hnslb.Error{Code: code})
 	if got := cniCode(err) == int(types.ErrTryAgainLater); got != transient {
 		t.Errorf("%s answered %v; try again later: %v, want %v", cmd, err, got, transient)
 	}

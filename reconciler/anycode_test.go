@@ -8,18 +8,8 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/sim/historytest"
 )
-
-// anyCodes are the codes HNS may answer any call with: unavailable,
-// timed out, the manager stopped, "the parameter is incorrect", each
-// not-found code, E_FAIL, access denied, and one never seen.
-var anyCodes = []hnslb.ErrorCode{
-	hnslb.CodeRPCServerUnavailable, hnslb.CodeTimeout, hnslb.CodeManagerStopped, hnslb.CodeInvalidParameter,
-	hnslb.CodeNotFound, hnslb.CodeNetworkNotFound, hnslb.CodeEndpointNotFound,
-	0x80004005, // E_FAIL
-	0x5,        // ERROR_ACCESS_DENIED
-	0x803b00ff, // a code never seen
-}
 
 // reconcilerOps are the HNS calls a reconciler makes in a Sync, a Repair
 // and a Lookup.
@@ -37,7 +27,7 @@ var reconcilerOps = []sim.Op{
 func TestEveryCodeOnEveryCallConverges(t *testing.T) {
 	for _, profile := range []string{sim.ProfileWS2019, sim.ProfileWS2025} {
 		for _, op := range reconcilerOps {
-			for _, code := range anyCodes {
+			for _, code := range historytest.AnyCodes() {
 				for _, committed := range []float64{0, 1} {
 					if committed == 0 && saysGone(op, code) {
 						continue // a delete HNS says found nothing, while it keeps the object: taken at its word (goneOnDelete)
@@ -103,4 +93,50 @@ func saysGone(op sim.Op, code hnslb.ErrorCode) bool {
 		return goneOnDelete(recordRemoteEndpoint, &hnslb.Error{Code: code})
 	}
 	return false
+}
+
+// TestEveryCodeOnEveryStartCallIsRetried: a restart's Start that HNS
+// answers any code on any call either starts, or fails with an error the
+// proxier retries (hnslb.IsTransient), except a network read by name that
+// says "not found" (the daemon restarts); once HNS answers, the restarted
+// reconciler converges to the desired state.
+func TestEveryCodeOnEveryStartCallIsRetried(t *testing.T) {
+	for _, op := range reconcilerOps {
+		for _, code := range historytest.AnyCodes() {
+			t.Run(fmt.Sprintf("%s/%#x", op, uint32(code)), func(t *testing.T) {
+				e := newEnv(t, sim.ProfileWS2022)
+				e.tweak = func(o *Options) { o.NetworkName = "cbr0" }
+				want := e.threeServices()
+				e.started(want...)
+				want[0] = lb("10.96.0.10", 53, loc("10.244.1.11"))
+
+				r := e.reconciler()
+				upsert(r, want...)
+				e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{op: 1}, Errors: []hnslb.ErrorCode{code}})
+				err := r.Start(ctx)
+				var changed *NetworkChangedError
+				switch {
+				case errors.As(err, &changed):
+					if op != sim.OpGetNetwork && op != sim.OpListEndpoints || !hnslb.IsNotFound(&hnslb.Error{Code: code}) {
+						t.Fatalf("start reported the network changed: %v", err)
+					}
+					return // the daemon restarts
+				case err != nil && !hnslb.IsTransient(err):
+					t.Fatalf("start failed for good: %v", err)
+				}
+				e.hns.SetFaults(sim.Faults{})
+				if err != nil {
+					if err := r.Start(ctx); err != nil {
+						t.Fatal("start once HNS answers:", err)
+					}
+				}
+				e.converge(r)
+				if err := r.Repair(ctx); err != nil {
+					t.Fatal("repair:", err)
+				}
+				e.converge(r)
+				e.assertRealized(want)
+			})
+		}
+	}
 }

@@ -1,6 +1,7 @@
 // Package historytest holds what the random histories of several packages
 // draw about HNS: how it echoes, which codes it answers with, which
-// faults it has.
+// faults it has; and the codes the tests of every call answer it with
+// (AnyCodes).
 package historytest
 
 import (
@@ -58,5 +59,20 @@ func RandomFaults(rng *rand.Rand, maxRate float64) sim.Faults {
 		KeptOnDelete:         rng.Float64() * 0.3,
 		PartialCreates:       rng.Float64() * 0.3,
 		PartialHoldsFrontend: rng.IntN(2) == 0,
+	}
+}
+
+// AnyCodes are codes HNS may answer any call with, for the tests that hold
+// each call correct under every one (docs/reliability.md, "Every code HNS
+// may answer"): unavailable, timed out, the manager stopped, "the parameter
+// is incorrect", each not-found code, E_FAIL, access denied, and one never
+// seen.
+func AnyCodes() []hnslb.ErrorCode {
+	return []hnslb.ErrorCode{
+		hnslb.CodeRPCServerUnavailable, hnslb.CodeTimeout, hnslb.CodeManagerStopped, hnslb.CodeInvalidParameter,
+		hnslb.CodeNotFound, hnslb.CodeNetworkNotFound, hnslb.CodeEndpointNotFound,
+		0x80004005, // E_FAIL
+		0x5,        // ERROR_ACCESS_DENIED
+		0x803b00ff, // a code never seen
 	}
 }
