@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/containernetworking/cni/libcni"
 	"github.com/containernetworking/cni/pkg/types"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -106,5 +107,37 @@ func checkWiredOrNothing(t *testing.T, n *simNode, conf netConf, p pod, wired bo
 	}
 	if ep == nil || len(addrs) != 1 || !slices.Contains(namespaceEndpoints(t, namespaceByID(s, p.netns)), ep.ID) {
 		t.Errorf("after %s that succeeded: endpoint %v, addresses %v, want it attached to %s on one address", after, ep, addrs, p.netns)
+	}
+}
+
+// TestGCKeepsTheAddressOfAnEndpointHNSKept: an endpoint GC deletes that HNS
+// still has afterwards (the delete answered with a not-found code, or
+// reported done, and the endpoint kept) keeps its address, and GC answers
+// "try again later"; the next GC, once HNS lets the endpoint go, releases it.
+func TestGCKeepsTheAddressOfAnEndpointHNSKept(t *testing.T) {
+	n1, conf := l2bridgeNode(t, 8)
+	rt := newRuntime(t, conf)
+	gc := func() error {
+		return rt.cni.GCNetworkList(context.Background(), rt.list, &libcni.GCArgs{ValidAttachments: []types.GCAttachment{}})
+	}
+	for _, code := range []string{"0x490", "0x803b0001", "0x803b0002"} {
+		t.Run(code, func(t *testing.T) {
+			newRuntime(t, conf).add(t, pod{id: "leaked", netns: n1.createNamespace(t)}) // a runtime that has since lost its cache
+			n1.hnssim(t, "faults", "--error-rate", "DeleteEndpoint=1", "--error-code", code, "--committed", "0")
+			err := gc()
+			n1.hnssim(t, "faults")
+			if cniCode(err) != int(types.ErrTryAgainLater) {
+				t.Errorf("GC whose delete HNS answered %s and kept the endpoint: %v, want try again later", code, err)
+			}
+			if got := allocated(t, conf.dataDir); len(got) != 1 || len(n1.dump(t).Endpoints) != 1 {
+				t.Errorf("addresses %v with the endpoint still there, want its address kept", got)
+			}
+			if err := gc(); err != nil {
+				t.Fatal("GC once HNS deletes:", err)
+			}
+			if got := allocated(t, conf.dataDir); len(got) != 0 || len(n1.dump(t).Endpoints) != 0 {
+				t.Errorf("after the GC that deleted it: addresses %v, endpoints %v", got, names(n1.dump(t)))
+			}
+		})
 	}
 }

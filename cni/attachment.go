@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/containernetworking/cni/pkg/types"
-
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
@@ -61,8 +59,7 @@ func (s *session) removeAttachment(ctx context.Context) (bool, error) {
 			return len(deleted) > 0, err
 		}
 		if slices.ContainsFunc(deleted, func(id string) bool { return strings.EqualFold(id, ep.ID) }) {
-			return true, types.NewError(types.ErrTryAgainLater, "HNS still lists endpoint "+ep.Name+" after its delete",
-				"endpoint "+ep.ID+" is kept: its address stays held until a later DEL finds it gone")
+			return true, keptError(ep)
 		}
 		if err := s.hns.deleteEndpoint(ctx, ep); err != nil {
 			return true, err

@@ -61,6 +61,11 @@ func cmdGC(ctx context.Context, s *session) error {
 				held = append(held, a)
 				continue
 			}
+			if err := s.hns.keptAfterDelete(ctx, ep); err != nil {
+				errs = append(errs, err)
+				held = append(held, a)
+				continue
+			}
 			if s.conf.hnsIPAM() {
 				continue // HNS took the address back with the endpoint
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/containernetworking/cni/pkg/types"
+
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
@@ -68,6 +70,28 @@ func (c hnsClient) deleteEndpoint(ctx context.Context, ep *hnslb.Endpoint) error
 		return hnsError("delete HNS endpoint "+ep.Name, err)
 	}
 	return nil
+}
+
+// keptAfterDelete reads ep again after its delete, as DEL looks its name
+// up again: HNS has kept endpoints whose deletes it reported done
+// (microsoft/Windows-Containers#631), or may answer a delete "not found"
+// and keep one. One still there, or one HNS cannot say of, is an error
+// ("try again later"), and its address stays held.
+func (c hnsClient) keptAfterDelete(ctx context.Context, ep *hnslb.Endpoint) error {
+	_, err := c.GetEndpointByID(ctx, ep.ID)
+	switch {
+	case hnslb.IsNotFound(err):
+		return nil
+	case err != nil:
+		return hnsError("read HNS endpoint "+ep.Name+" after its delete", err)
+	}
+	return keptError(ep)
+}
+
+// keptError is "try again later" for an endpoint HNS kept after its delete.
+func keptError(ep *hnslb.Endpoint) *types.Error {
+	return types.NewError(types.ErrTryAgainLater, "HNS still lists endpoint "+ep.Name+" after its delete",
+		"endpoint "+ep.ID+" is kept: its address stays held until a later DEL or GC finds it gone")
 }
 
 // namespaceHasEndpoint reports whether the namespace lists the endpoint.
