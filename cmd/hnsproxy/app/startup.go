@@ -51,7 +51,7 @@ type startupHNS interface {
 // --os-bug-workarounds=none.
 func checkCapabilities(ctx context.Context, c startupHNS, cfg *options.Config, network *hnslb.Network, ev capabilityEvents) (Capabilities, error) {
 	logger := klog.FromContext(ctx)
-	v, err := readVersion(ctx, c, networkPoll, cfg.HNS.NetworkWaitTimeout)
+	v, err := readVersion(ctx, c, networkPoll, networkLogEvery, cfg.HNS.NetworkWaitTimeout)
 	if err != nil {
 		if hnsHung(err) {
 			return Capabilities{}, fmt.Errorf("reading the HNS version: %w: %s", err, hungHint)
@@ -230,18 +230,27 @@ func boolGauge(b bool) float64 {
 
 // readVersion reads HNS's version, retrying transient failures (HNS
 // restarting, a reply lost) and any code HNS answers every poll for up to
-// timeout: the network was just found, so HNS is there, one failed call
-// must not end hnsproxy, and a read carries no input of ours for a code
-// like 0x57 to be about.
-func readVersion(ctx context.Context, c startupHNS, poll, timeout time.Duration) (hnslb.Version, error) {
-	deadline := time.Now().Add(timeout)
-	for {
+// timeout, logging the first failure and then one every logEvery: the
+// network was just found, so HNS is there, one failed call must not end
+// hnsproxy, and a read carries no input of ours for a code like 0x57 to be
+// about.
+func readVersion(ctx context.Context, c startupHNS, poll, logEvery, timeout time.Duration) (hnslb.Version, error) {
+	start := time.Now()
+	deadline := start.Add(timeout)
+	var lastLog time.Time
+	for attempt := 1; ; attempt++ {
 		v, err := c.Version(ctx)
 		answered := new(*hnslb.Error)
 		if err == nil || !hnslb.IsTransient(err) && !errors.As(err, answered) || !time.Now().Add(poll).Before(deadline) {
 			return v, err
 		}
-		klog.FromContext(ctx).Info("Reading the HNS version failed; retrying", "err", err, "after", poll)
+		// Paced as the wait for the network is: a poll a second for
+		// minutes would otherwise be a log line a second.
+		if attempt == 1 || time.Since(lastLog) >= logEvery {
+			lastLog = time.Now()
+			klog.FromContext(ctx).Info("Reading the HNS version failed; retrying", "err", err, "attempt", attempt,
+				"waited", time.Since(start).Round(time.Second), "timeout", timeout)
+		}
 		select {
 		case <-ctx.Done():
 			return v, ctx.Err()

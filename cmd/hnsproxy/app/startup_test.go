@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"k8s.io/component-base/metrics/testutil"
+	"k8s.io/klog/v2"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
@@ -110,12 +112,12 @@ func (l *lateNetwork) GetNetworkByName(ctx context.Context, name string) (*hnslb
 func TestReadVersionRetriesTransientFailures(t *testing.T) {
 	hns := simAt(13, 2)
 	hns.Restart(200 * time.Millisecond)
-	v, err := readVersion(context.Background(), hns, 10*time.Millisecond, time.Minute)
+	v, err := readVersion(context.Background(), hns, 10*time.Millisecond, time.Hour, time.Minute)
 	if err != nil || v != (hnslb.Version{Major: 13, Minor: 2}) {
 		t.Errorf("version %v, err %v, want 13.2 once HNS is back", v, err)
 	}
 	hns.Restart(time.Hour)
-	if _, err := readVersion(context.Background(), hns, 10*time.Millisecond, 50*time.Millisecond); !hnslb.IsUnavailable(err) {
+	if _, err := readVersion(context.Background(), hns, 10*time.Millisecond, time.Hour, 50*time.Millisecond); !hnslb.IsUnavailable(err) {
 		t.Errorf("HNS down past the timeout: %v, want it unavailable", err)
 	}
 }
@@ -138,15 +140,34 @@ func (v *versionRefusedFirst) Version(ctx context.Context) (hnslb.Version, error
 // "unavailable": the read has no input of ours to refuse.
 func TestReadVersionRetriesAnyCodeHNSAnswers(t *testing.T) {
 	hns := &versionRefusedFirst{HNS: simAt(13, 2), n: 2}
-	v, err := readVersion(context.Background(), hns, time.Millisecond, time.Minute)
+	v, err := readVersion(context.Background(), hns, time.Millisecond, time.Hour, time.Minute)
 	if err != nil || v != (hnslb.Version{Major: 13, Minor: 2}) || hns.n != 0 {
 		t.Errorf("version %v, err %v after two refusals, want 13.2", v, err)
 	}
 	hns.n = 1 << 20
-	_, err = readVersion(context.Background(), hns, time.Millisecond, 20*time.Millisecond)
+	_, err = readVersion(context.Background(), hns, time.Millisecond, time.Hour, 20*time.Millisecond)
 	var coded *hnslb.Error
 	if !errors.As(err, &coded) || coded.Code != hnslb.CodeInvalidParameter {
 		t.Errorf("refused past the timeout: %v, want HNS's 0x57", err)
+	}
+}
+
+// A version read HNS keeps refusing logs its first failure, then one line
+// per logEvery, not one per poll.
+func TestReadVersionLogsItsRetriesPaced(t *testing.T) {
+	var lines []string
+	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
+	ctx := klog.NewContext(context.Background(), logger)
+	hns := &versionRefusedFirst{HNS: simAt(13, 2), n: 50}
+	if _, err := readVersion(ctx, hns, time.Microsecond, time.Hour, time.Minute); err != nil || hns.n != 0 {
+		t.Fatalf("err %v with %d refusals left, want the version after 50", err, hns.n)
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], `"attempt"=1`) || !strings.Contains(lines[0], "0x57") {
+		t.Errorf("logged %q, want the first refusal only", lines)
+	}
+	lines, hns.n = nil, 3
+	if _, err := readVersion(ctx, hns, time.Microsecond, 0, time.Minute); err != nil || len(lines) != 3 {
+		t.Errorf("err %v, logged %d lines with logEvery 0, want one per refusal (3)", err, len(lines))
 	}
 }
 
