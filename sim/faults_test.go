@@ -291,3 +291,25 @@ func TestKeptOnDelete(t *testing.T) {
 		t.Errorf("after the fault lifted: %d load balancers, endpoints %v; want both gone", len(snap.LoadBalancers), snap.Endpoints)
 	}
 }
+
+// TestKeptDeletes: Faults.KeptDeletes keeps the next N deletes reported
+// done, whatever object they delete, counted as kept, and the delete after
+// them applies: an endpoint a third delete removes.
+func TestKeptDeletes(t *testing.T) {
+	h := newSim(t, ProfileWS2022)
+	nw := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+	ep := mustEndpoint(t, h, nw.ID, endpointDoc("10.244.1.5"))
+	h.SetFaults(Faults{KeptDeletes: 2})
+	for i := range 3 {
+		if err := h.DeleteEndpoint(ctx, ep.ID); err != nil {
+			t.Fatalf("delete %d reported %v, want success", i+1, err)
+		}
+		_, err := h.GetEndpointByID(ctx, ep.ID)
+		if kept := err == nil; kept != (i < 2) {
+			t.Errorf("after delete %d: endpoint listed %v (%v), want %v", i+1, kept, err, i < 2)
+		}
+	}
+	if n := h.Counters().KeptOnDelete; n != 2 {
+		t.Errorf("KeptOnDelete counted %d, want 2", n)
+	}
+}

@@ -21,6 +21,7 @@ type faultFlags struct {
 	takenPorts []string
 	reserved   []string
 	keptShare  float64
+	keptCount  int
 	partial    float64
 	holds      bool
 }
@@ -32,6 +33,7 @@ func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.hang, "hang", nil, `OP: hold this operation's calls before they reach HNS until faults are set without it; OP "*" is every operation (repeatable)`)
 	fs.StringSliceVar(&f.hangReply, "hang-reply", nil, `OP: let HNS apply this operation's calls but hold their replies until faults are set without it (repeatable)`)
 	fs.Float64Var(&f.keptShare, "kept-on-delete", 0, "share (0..1) of load balancer and endpoint deletes HNS reports done while keeping the object listed, as microsoft/Windows-Containers#631 reports of remote endpoints")
+	fs.IntVar(&f.keptCount, "kept-deletes", 0, "how many of the next load balancer and endpoint deletes HNS reports done while keeping the object listed, before deletes apply again")
 	fs.Float64Var(&f.partial, "partial-creates", 0, "share (0..1) of failed load balancer creates that leave a load balancer without port mappings listed, as kubernetes/kubernetes#141488 met")
 	fs.BoolVar(&f.holds, "partial-holds-frontend", false, "such a load balancer holds the frontend its create asked for, unseen, until deleted")
 	fs.StringSliceVar(&f.takenPorts, "taken-port", nil, `tcp/PORT or udp/PORT: refuse new load balancer frontends on this port as taken while no load balancer holds it, as a host socket or a reservation HNS kept does (repeatable)`)
@@ -39,7 +41,7 @@ func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
 }
 
 func (f *faultFlags) request() (remote.FaultsRequest, error) {
-	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed, Hang: f.hang, HangReply: f.hangReply, TakenPorts: f.takenPorts, ReservedAddresses: f.reserved, KeptOnDelete: f.keptShare,
+	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed, Hang: f.hang, HangReply: f.hangReply, TakenPorts: f.takenPorts, ReservedAddresses: f.reserved, KeptOnDelete: f.keptShare, KeptDeletes: f.keptCount,
 		PartialCreates: f.partial, PartialHoldsFrontend: f.holds}
 	for _, s := range f.errorRates {
 		op, rateStr, ok := strings.Cut(s, "=")

@@ -214,3 +214,25 @@ func TestSetFaultsPartialCreates(t *testing.T) {
 		t.Errorf("create on the frontend it holds: %v, want port already exists", err)
 	}
 }
+
+// TestSetFaultsKeptDeletes: --kept-deletes reaches the simulator (the next
+// delete reported done keeps its endpoint, the one after removes it), and a
+// count below 0 or above the bound is refused.
+func TestSetFaultsKeptDeletes(t *testing.T) {
+	ctx := context.Background()
+	n, ep := nodeWithEndpoint(t)
+	for _, bad := range []int{-1, remote.MaxFaultKeptDeletes + 1} {
+		if err := n.setFaults(remote.FaultsRequest{KeptDeletes: bad}); err == nil {
+			t.Errorf("kept-deletes %d was accepted", bad)
+		}
+	}
+	setFaultsByFlags(t, n, "--kept-deletes=1")
+	for i, left := range []int{1, 0} {
+		if err := n.hns.DeleteEndpoint(ctx, ep.ID); err != nil {
+			t.Fatalf("delete reported %v, want success", err)
+		}
+		if got := len(n.hns.Snapshot().Endpoints); got != left {
+			t.Errorf("%d endpoints after delete %d, want %d", got, i+1, left)
+		}
+	}
+}

@@ -227,7 +227,7 @@ func (n *node) setFaults(req remote.FaultsRequest) error {
 	if err := req.Validate(); err != nil {
 		return err
 	}
-	f := sim.Faults{ErrorRate: map[sim.Op]float64{}, Errors: req.Errors, Committed: req.Committed, KeptOnDelete: req.KeptOnDelete,
+	f := sim.Faults{ErrorRate: map[sim.Op]float64{}, Errors: req.Errors, Committed: req.Committed, KeptOnDelete: req.KeptOnDelete, KeptDeletes: req.KeptDeletes,
 		PartialCreates: req.PartialCreates, PartialHoldsFrontend: req.PartialHoldsFrontend}
 	for op, rate := range req.ErrorRate {
 		if !known[sim.Op(op)] {

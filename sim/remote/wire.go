@@ -137,6 +137,10 @@ type FaultsRequest struct {
 	// deletes HNS reports done while keeping the object
 	// (sim.Faults.KeptOnDelete).
 	KeptOnDelete float64 `json:"keptOnDelete,omitempty"`
+	// KeptDeletes is how many of the next load balancer and endpoint
+	// deletes HNS reports done while keeping the object
+	// (sim.Faults.KeptDeletes; 0..MaxFaultKeptDeletes).
+	KeptDeletes int `json:"keptDeletes,omitempty"`
 	// PartialCreates is the share (0..1) of failed load balancer creates
 	// that leave a load balancer without port mappings, holding its
 	// frontend unseen if PartialHoldsFrontend (sim.Faults.PartialCreates).
@@ -151,6 +155,8 @@ const (
 	MaxFaultLatency = time.Minute
 	// MaxFaultHangs bounds Hang and HangReply: there are fewer operations.
 	MaxFaultHangs = 32
+	// MaxFaultKeptDeletes bounds KeptDeletes: more is KeptOnDelete 1.
+	MaxFaultKeptDeletes = 1000
 )
 
 // Validate refuses nonsense: probabilities outside 0..1 (or NaN), negative
@@ -165,6 +171,9 @@ func (f FaultsRequest) Validate() error {
 		if !(share >= 0 && share <= 1) {
 			return fmt.Errorf("%s = %v: must be within 0..1", field, share)
 		}
+	}
+	if f.KeptDeletes < 0 || f.KeptDeletes > MaxFaultKeptDeletes {
+		return fmt.Errorf("keptDeletes = %d: must be within 0..%d", f.KeptDeletes, MaxFaultKeptDeletes)
 	}
 	if r := time.Duration(f.Restart); r < 0 || r > MaxFaultRestart {
 		return fmt.Errorf("restart = %v: must be within 0..%v", r, MaxFaultRestart)
