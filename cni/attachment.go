@@ -2,7 +2,6 @@ package cni
 
 import (
 	"context"
-	"slices"
 	"strings"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -48,22 +47,24 @@ func (s *session) attachmentEndpoint(ctx context.Context) (*hnslb.Endpoint, erro
 // ADD of the attachment leaves a second endpoint under the name, on an
 // address IPAM has released. So each found is removed and the name looked
 // up again, until none is left. One HNS lists again after its delete
-// (reported done, or answered "not found") is kept: the command fails with
-// "try again later", so the address stays held while the endpoint may
-// hold it, and the runtime's next DEL deletes it again.
+// (reported done, or answered "not found") is deleted again, up to
+// deletesOfAKeptEndpoint times; one still listed then fails the command
+// with "try again later", so the address stays held while the endpoint
+// may hold it, and the runtime's next DEL deletes it again.
 func (s *session) removeAttachment(ctx context.Context) (bool, error) {
-	var deleted []string
+	deletes := map[string]int{} // by lower-case endpoint ID
 	for {
 		ep, err := s.attachmentEndpoint(ctx)
 		if ep == nil || err != nil {
-			return len(deleted) > 0, err
+			return len(deletes) > 0, err
 		}
-		if slices.ContainsFunc(deleted, func(id string) bool { return strings.EqualFold(id, ep.ID) }) {
+		id := strings.ToLower(ep.ID)
+		if deletes[id] == deletesOfAKeptEndpoint {
 			return true, keptError(ep)
 		}
 		if err := s.hns.deleteEndpoint(ctx, ep); err != nil {
 			return true, err
 		}
-		deleted = append(deleted, ep.ID)
+		deletes[id]++
 	}
 }

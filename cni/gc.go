@@ -56,12 +56,7 @@ func cmdGC(ctx context.Context, s *session) error {
 				continue
 			}
 			a := s.conf.endpointAttachment(ep.Name)
-			if err := s.hns.deleteEndpoint(ctx, ep); err != nil {
-				errs = append(errs, err)
-				held = append(held, a)
-				continue
-			}
-			if err := s.hns.keptAfterDelete(ctx, ep); err != nil {
+			if err := s.hns.deleteUntilGone(ctx, ep); err != nil {
 				errs = append(errs, err)
 				held = append(held, a)
 				continue

@@ -2,6 +2,7 @@ package cni
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/containernetworking/cni/pkg/types"
@@ -72,26 +73,43 @@ func (c hnsClient) deleteEndpoint(ctx context.Context, ep *hnslb.Endpoint) error
 	return nil
 }
 
-// keptAfterDelete reads ep again after its delete, as DEL looks its name
-// up again: HNS has kept endpoints whose deletes it reported done
-// (microsoft/Windows-Containers#631), or may answer a delete "not found"
-// and keep one. One still there, or one HNS cannot say of, is an error
-// ("try again later"), and its address stays held.
-func (c hnsClient) keptAfterDelete(ctx context.Context, ep *hnslb.Endpoint) error {
-	_, err := c.GetEndpointByID(ctx, ep.ID)
-	switch {
-	case hnslb.IsNotFound(err):
-		return nil
-	case err != nil:
-		return hnsError("read HNS endpoint "+ep.Name+" after its delete", err)
+// deletesOfAKeptEndpoint bounds the deletes one command makes of an
+// endpoint HNS lists again after each: HNS has kept endpoints whose
+// deletes it reported done (microsoft/Windows-Containers#631), and may
+// answer a delete "not found" and keep one. One a second or third delete
+// removes does not fail the command, so a pod is not held Terminating for
+// the kubelet's next try; each costs a delete and a read. One still
+// listed after them is kept as far as one command can tell.
+const deletesOfAKeptEndpoint = 3
+
+// deleteUntilGone deletes ep and reads it again by ID, deleting it again
+// while HNS still lists it, up to deletesOfAKeptEndpoint deletes. One
+// still there after them, or one HNS cannot say of, is an error ("try
+// again later"), and its address stays held.
+func (c hnsClient) deleteUntilGone(ctx context.Context, ep *hnslb.Endpoint) error {
+	for range deletesOfAKeptEndpoint {
+		if err := c.deleteEndpoint(ctx, ep); err != nil {
+			return err
+		}
+		_, err := c.GetEndpointByID(ctx, ep.ID)
+		switch {
+		case hnslb.IsNotFound(err):
+			return nil
+		case err != nil:
+			return hnsError("read HNS endpoint "+ep.Name+" after its delete", err)
+		}
 	}
 	return keptError(ep)
 }
 
-// keptError is "try again later" for an endpoint HNS kept after its delete.
+// keptError is "try again later" for an endpoint HNS still lists after
+// deletesOfAKeptEndpoint deletes. It names the way out, since one HNS
+// keeps for good fails every DEL of its pod, which then stays
+// Terminating: the kubelet logs this text in its FailedKillPod event.
 func keptError(ep *hnslb.Endpoint) *types.Error {
-	return types.NewError(types.ErrTryAgainLater, "HNS still lists endpoint "+ep.Name+" after its delete",
-		"endpoint "+ep.ID+" is kept: its address stays held until a later DEL or GC finds it gone")
+	return types.NewError(types.ErrTryAgainLater,
+		fmt.Sprintf("HNS still lists endpoint %s after %d deletes", ep.Name, deletesOfAKeptEndpoint),
+		fmt.Sprintf("endpoint %s keeps the pod's address, held until a later DEL or GC finds the endpoint gone; if HNS keeps it, remove it with 'hnsdiag delete endpoints %s' (or restart HNS) and the runtime's next try completes", ep.ID, ep.ID))
 }
 
 // namespaceHasEndpoint reports whether the namespace lists the endpoint.
