@@ -5,7 +5,6 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -240,36 +239,38 @@ func (r *Reconciler) unchanged(written, listed *hnslb.LoadBalancer) bool {
 	if b, ok := r.baselines[listed.ID]; ok {
 		return fingerprint(written, listed) == b
 	}
-	if r.modifyOn() && has(r.sentUnknown, strings.ToLower(listed.ID)) && distributionUnanswered(listed, written) {
+	if _, judged := r.unansweredSent(listed.ID); judged && distributionUnanswered(listed, written) {
 		return false
 	}
 	return adoptionMatch(listed, written)
 }
 
 // distributionUnanswered reports a listing of one of hnsproxy's load
-// balancers, claimed at Start with no baseline (sentUnknown), that cannot
-// show whether it is written's: it answers no distribution where written
-// has none, and HNS may answer a sticky load balancer without its
-// distribution (docs/simulator.md, echo drop-distribution). The create
-// hnsproxy did not live to record may have been sent sticky, the
-// Service's affinity turned off while hnsproxy was down; taken as
-// unchanged it would stay sticky until its Service next changes (found by
-// the overlay fault soak, seed 1, --echo=all). Where HNS modifies load
-// balancers, such a one is modified once, which under an exact echo
-// changes nothing and cuts nothing. Where it cannot, it is kept: replacing
-// would cut the frontend of every load balancer Start claims without a
-// baseline, kube-proxy's on every standing cluster IP key after a
-// rollback among them (docs/reliability.md, "Echo-proof identity").
-// readUnanswered is listed, one of hnsproxy's to be modified into written,
-// read as sticky where distributionUnanswered holds, so that the modify
-// writes written's distribution; else listed itself.
+// balancers, claimed at Start with no baseline, that cannot show whether
+// it is written's: it answers no distribution where written has none, and
+// HNS may answer a sticky load balancer without its distribution
+// (docs/simulator.md, echo drop-distribution). The create hnsproxy did not
+// live to record may have been sent sticky, the Service's affinity turned
+// off while hnsproxy was down; taken as unchanged it would stay sticky
+// until its Service next changes (found by the overlay fault soak, seed 1,
+// --echo=all). Its declaration records what that create sent
+// (sentdecl.go, unansweredSent): sent sticky, it is not unchanged, and is
+// rewritten (a replacement: a distribution is not modified in place);
+// sent without affinity, adoptionMatch judges it as listed. A declaration
+// without a record is judged so only where HNS modifies load balancers
+// (docs/reliability.md, "Echo-proof identity").
+// readUnanswered is listed, one of hnsproxy's adopted to be updated into
+// written, read with the distribution it may have been sent with where
+// distributionUnanswered holds, so that the Sync writes written's (a
+// replacement: modify changes backends only); else listed itself.
 func (r *Reconciler) readUnanswered(listed, written *hnslb.LoadBalancer) *hnslb.LoadBalancer {
-	if !has(r.sentUnknown, strings.ToLower(listed.ID)) || !distributionUnanswered(listed, written) {
+	d, judged := r.unansweredSent(listed.ID)
+	if !judged || !distributionUnanswered(listed, written) {
 		return listed
 	}
 	read := *listed
 	read.PortMappings = []hnslb.PortMapping{listed.PortMappings[0]}
-	read.PortMappings[0].DistributionType = hnslb.DistributionSourceIP
+	read.PortMappings[0].DistributionType = d
 	return &read
 }
 

@@ -44,6 +44,7 @@ type carriedCreates struct {
 func (r *Reconciler) carryDeclarations(st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint) {
 	c := carriedCreates{lbs: map[intent.LBKey]struct{}{}, eps: map[string]struct{}{}, named: true,
 		until: r.clock.Now().Add(carriedWindowCalls * r.client.call)}
+	sent := st.sentOf()
 	for _, k := range st.CreatingLoadBalancers {
 		c.lbs[k] = struct{}{}
 	}
@@ -58,6 +59,11 @@ func (r *Reconciler) carryDeclarations(st *stateFile, lbs []hnslb.LoadBalancer, 
 	for i := range eps {
 		if eps[i].IsRemote() {
 			delete(c.eps, eps[i].IP())
+		}
+	}
+	for k := range c.lbs {
+		if d, ok := sent[k]; ok {
+			r.declaredSent[k] = d // its record stays with it
 		}
 	}
 	if len(c.lbs)+len(c.eps) > 0 {
@@ -199,6 +205,7 @@ func (r *Reconciler) mayBeLateCreate(ctx context.Context, doc *hnslb.LoadBalance
 func (r *Reconciler) dropCarried() {
 	for k := range r.carried.lbs {
 		if !has(r.creatingLBs, k) && !has(r.standingLBs, k) {
+			delete(r.declaredSent, k)
 			r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
 		}
 	}

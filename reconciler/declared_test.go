@@ -12,7 +12,8 @@ import (
 
 // declaredClient checks, at every create, that the state file on disk
 // declares the key or IP being created (what a kill at that moment would
-// leave to the restart), failing the test otherwise.
+// leave to the restart), and for a load balancer the distribution its
+// create sends (sentdecl.go), failing the test otherwise.
 type declaredClient struct {
 	hnslb.Client
 	t         *testing.T
@@ -23,6 +24,8 @@ func (c *declaredClient) CreateLoadBalancer(ctx context.Context, l *hnslb.LoadBa
 	k, _ := KeyOf(l)
 	if s := readState(c.t, c.stateFile); !slices.Contains(s.CreatingLoadBalancers, k) {
 		c.t.Errorf("load balancer %s created while the state file declares only %v", k, s.CreatingLoadBalancers)
+	} else if sent, want := s.sentOf()[k], sentText(l.PortMappings[0].DistributionType); sent != want {
+		c.t.Errorf("load balancer %s created with distribution %s while its declaration records %q", k, want, sent)
 	}
 	return c.Client.CreateLoadBalancer(ctx, l)
 }

@@ -15,13 +15,12 @@ import (
 // load balancer on the declared frontend as its own, on a tenant's
 // frontend too, in either family, sticky or not, under every echo: it is
 // realized, never left as another agent's, and kept without a write. The
-// one exception is a sticky one HNS answers without its distribution: the
-// state file keeps the declared key, not the document sent, so it is
-// judged against the Service as it is now (which may have turned affinity
-// on meanwhile) and replaced once (docs/reliability.md, "Echo-proof
-// identity"). Where HNS modifies, one without affinity is modified once
-// (TestRestartAfterAnInterruptedStickyCreateWhoseServiceDroppedAffinity);
-// ws2022 here cannot.
+// one exception is a sticky one HNS answers without its distribution: it
+// is judged against the Service as it is now (which may have turned
+// affinity on meanwhile) and replaced once (docs/reliability.md,
+// "Echo-proof identity"). One sent sticky whose Service dropped affinity
+// meanwhile is replaced too
+// (TestRestartAfterAnInterruptedStickyCreateWhoseServiceDroppedAffinity).
 func TestRestartClaimsAnInterruptedCreateUnderEveryEcho(t *testing.T) {
 	for _, name := range append(sim.EchoNames(), "", "all") {
 		echo, err := sim.ParseEcho(name)

@@ -72,6 +72,10 @@ type journalRecord struct {
 	Kind recordKind    `json:"kind"`
 	ID   string        `json:"id,omitempty"`
 	Key  *intent.LBKey `json:"key,omitempty"`
+	// SentDistribution, on a creating-lb add, is the distribution of the
+	// create the key is declared for (sentdecl.go); "" records none. Older
+	// hnsproxy versions ignore the field: a plain declaration.
+	SentDistribution string `json:"sentDistribution,omitempty"`
 	// Baseline, on a load balancer's add, is its baseline (baseline.go);
 	// an add of an ID already owned only changes its baseline. Older
 	// hnsproxy versions ignore the field.
@@ -309,7 +313,8 @@ func decodeRecord(line []byte) (journalRecord, error) {
 type stateSets struct {
 	lbs, eps, creatingEPs  map[string]struct{}
 	creatingLBs            map[intent.LBKey]struct{}
-	baselines              map[string]string // of lbs
+	sent                   map[intent.LBKey]string // of creatingLBs: sentdecl.go
+	baselines              map[string]string       // of lbs
 	deletedLBs, deletedEPs map[string]struct{}
 	failedLBs              map[string]struct{}
 	// newer counts the records replay skipped as a newer hnsproxy's.
@@ -319,7 +324,7 @@ type stateSets struct {
 func setsOf(s *stateFile) *stateSets {
 	out := &stateSets{
 		lbs: idSet(s.LoadBalancers), eps: idSet(s.RemoteEndpoints), creatingEPs: idSet(s.CreatingRemoteEndpoints),
-		creatingLBs: map[intent.LBKey]struct{}{}, baselines: map[string]string{},
+		creatingLBs: map[intent.LBKey]struct{}{}, sent: s.sentOf(), baselines: map[string]string{},
 		deletedLBs: idSet(s.DeletedLoadBalancers), deletedEPs: idSet(s.DeletedRemoteEndpoints),
 		failedLBs: idSet(s.FailedLoadBalancerCreates),
 	}
@@ -340,6 +345,11 @@ func (s *stateSets) apply(rec journalRecord) {
 			s.creatingLBs[*rec.Key] = struct{}{}
 		} else {
 			delete(s.creatingLBs, *rec.Key)
+		}
+		if _, ok := parseSent(rec.SentDistribution); ok && rec.Add {
+			s.sent[*rec.Key] = rec.SentDistribution
+		} else {
+			delete(s.sent, *rec.Key) // a declaration that records none, or none at all
 		}
 		return
 	}
@@ -391,6 +401,7 @@ func (s *stateSets) file() *stateFile {
 	for k := range s.creatingLBs {
 		out.CreatingLoadBalancers = append(out.CreatingLoadBalancers, k)
 	}
+	out.CreatingLoadBalancersSent = sentFor(out.CreatingLoadBalancers, s.sent)
 	out.DeletedLoadBalancers = slices.Collect(maps.Keys(s.deletedLBs))
 	out.DeletedRemoteEndpoints = slices.Collect(maps.Keys(s.deletedEPs))
 	out.FailedLoadBalancerCreates = slices.Collect(maps.Keys(s.failedLBs))

@@ -165,6 +165,9 @@ type Reconciler struct {
 	// no baseline: claimed after a create hnsproxy did not live to record
 	// (start.go, carried.go), whose document is not known (baseline.go).
 	sentUnknown map[string]struct{}
+	// sentSticky are such IDs claimed through a declaration that records a
+	// sticky create, with its distribution (sentdecl.go).
+	sentSticky map[string]hnslb.Distribution
 	// unsavedBaselines are owned IDs whose baseline changed since the state
 	// file recorded it; baselinesDue: a Repair ran since, write them.
 	unsavedBaselines map[string]struct{}
@@ -192,6 +195,9 @@ type Reconciler struct {
 	// settled (standing declarations, statefile.go): their later creates
 	// need no declaration of their own.
 	standingLBs map[intent.LBKey]struct{}
+	// declaredSent is what the state file's declaration of a key (creating,
+	// standing or carried) records its create sent (sentdecl.go).
+	declaredSent map[intent.LBKey]string
 	// carried are the declarations loaded at Start whose create may still
 	// land (carried.go).
 	carried carriedCreates
@@ -359,6 +365,8 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		unconfirmed:      newUnconfirmedDeletes(),
 		baselines:        map[string]string{},
 		sentUnknown:      map[string]struct{}{},
+		sentSticky:       map[string]hnslb.Distribution{},
+		declaredSent:     map[intent.LBKey]string{},
 		unsavedBaselines: map[string]struct{}{},
 		creatingLBs:      map[intent.LBKey]struct{}{},
 		creatingEPs:      map[string]struct{}{},
@@ -629,6 +637,7 @@ func (r *Reconciler) dropOwned(kind recordKind, id string) bool {
 	delete(r.baselines, id)
 	delete(r.unsavedBaselines, id)
 	delete(r.sentUnknown, strings.ToLower(id))
+	delete(r.sentSticky, strings.ToLower(id))
 	return true
 }
 

@@ -88,7 +88,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 		baselines[strings.ToLower(id)] = b
 	}
 	r.namesSeen(eps)
-	claimInterrupted(r.log, owned, lbs, eps, ownedLB, ownedEP)
+	claimed := claimInterrupted(r.log, owned, lbs, eps, ownedLB, ownedEP)
 	r.claimPartialsAtStart(owned.FailedLoadBalancerCreates, lbs)
 	r.carryDeclarations(owned, lbs, eps)
 	r.orphanLBs = map[intent.LBKey][]hnslb.LoadBalancer{}
@@ -107,6 +107,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 			r.staleLBs[lb.ID] = &staleObj{reason: "ours, of a shape hnsproxy does not make"}
 		}
 	}
+	r.claimedSent(claimed, owned.sentOf())
 	r.orphanEPs = map[string]hnslb.Endpoint{}
 	r.localIndex = map[string]string{}
 	r.heldByOthers = map[string]othersEndpoint{}
@@ -157,8 +158,9 @@ func (r *Reconciler) Start(ctx context.Context) error {
 // owns on a key or IP the state file declared as being created, and the
 // remote endpoints nobody owns that bear our name (names.go): a create whose
 // ID never reached the state file (see declareCreates). Start, Cleanup
-// and hnsproxy-diag (Owned.Claim) claim alike.
-func claimInterrupted(log klog.Logger, st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint, ownedLB, ownedEP map[string]struct{}) {
+// and hnsproxy-diag (Owned.Claim) claim alike. It returns the load
+// balancers it claimed on a declared key, by lower-case ID.
+func claimInterrupted(log klog.Logger, st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint, ownedLB, ownedEP map[string]struct{}) (claimed map[string]intent.LBKey) {
 	keys := map[intent.LBKey]struct{}{}
 	for _, k := range st.CreatingLoadBalancers {
 		keys[k] = struct{}{}
@@ -195,8 +197,13 @@ func claimInterrupted(log klog.Logger, st *stateFile, lbs []hnslb.LoadBalancer, 
 		if _, declared := keys[k]; declared && !backsOnto(&lbs[i], theirs) {
 			log.Info("Claiming a load balancer an interrupted create made", "key", k, "id", lbs[i].ID)
 			ownedLB[strings.ToLower(lbs[i].ID)] = struct{}{}
+			if claimed == nil {
+				claimed = map[string]intent.LBKey{}
+			}
+			claimed[strings.ToLower(lbs[i].ID)] = k
 		}
 	}
+	return claimed
 }
 
 // foldedSet is the set of ids in lower case.

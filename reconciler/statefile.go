@@ -33,8 +33,13 @@ type stateFile struct {
 	// creates whose IDs might never reach this file (hnsproxy killed
 	// mid-Sync, a reply lost on the way back): at Start, an object nobody
 	// owns on such a key or IP is claimed as ours.
-	CreatingLoadBalancers   []intent.LBKey `json:"creatingLoadBalancers,omitempty"`
-	CreatingRemoteEndpoints []string       `json:"creatingRemoteEndpoints,omitempty"`
+	CreatingLoadBalancers []intent.LBKey `json:"creatingLoadBalancers,omitempty"`
+	// CreatingLoadBalancersSent is, for each of CreatingLoadBalancers in
+	// order, the distribution its create sent, "" where not recorded
+	// (sentdecl.go). Added without a version change: an older hnsproxy
+	// ignores it, and drops it.
+	CreatingLoadBalancersSent []string `json:"creatingLoadBalancersSent,omitempty"`
+	CreatingRemoteEndpoints   []string `json:"creatingRemoteEndpoints,omitempty"`
 	// Takeover is the last Options.Takeover token a Start acted on.
 	Takeover string `json:"takeover,omitempty"`
 	// DeletedLoadBalancers and DeletedRemoteEndpoints were ours until HNS
@@ -301,19 +306,21 @@ func (r *Reconciler) writeSnapshot() error {
 	if path == "" {
 		return nil
 	}
+	declared := r.declaredKeys()
 	s := &stateFile{
 		Version: stateFileVersion,
 		// Unsorted: sorting 20k IDs on every write costs more than it helps.
-		LoadBalancers:           slices.Collect(maps.Keys(r.ownedLBs)),
-		RemoteEndpoints:         slices.Collect(maps.Keys(r.ownedEPs)),
-		LoadBalancerBaselines:   r.baselines,
-		CreatingLoadBalancers:   r.declaredKeys(),
-		CreatingRemoteEndpoints: r.declaredIPs(),
-		Takeover:                r.takeoverToken,
-		DeletedLoadBalancers:    r.unconfirmed.ids(recordLoadBalancer),
-		DeletedRemoteEndpoints:  r.unconfirmed.ids(recordRemoteEndpoint),
-		Networks:                r.endpointNetworks(),
-		LearnedBackendCap:       r.learnedCapRecord(),
+		LoadBalancers:             slices.Collect(maps.Keys(r.ownedLBs)),
+		RemoteEndpoints:           slices.Collect(maps.Keys(r.ownedEPs)),
+		LoadBalancerBaselines:     r.baselines,
+		CreatingLoadBalancers:     declared,
+		CreatingLoadBalancersSent: sentFor(declared, r.declaredSent),
+		CreatingRemoteEndpoints:   r.declaredIPs(),
+		Takeover:                  r.takeoverToken,
+		DeletedLoadBalancers:      r.unconfirmed.ids(recordLoadBalancer),
+		DeletedRemoteEndpoints:    r.unconfirmed.ids(recordRemoteEndpoint),
+		Networks:                  r.endpointNetworks(),
+		LearnedBackendCap:         r.learnedCapRecord(),
 	}
 	if len(r.failedLBs) > 0 {
 		s.FailedLoadBalancerCreates = slices.Collect(maps.Keys(r.failedLBs))
@@ -321,7 +328,7 @@ func (r *Reconciler) writeSnapshot() error {
 	// Room for what a GUID, a baseline and a key take, so the buffer is
 	// not grown (and copied) on the way.
 	size := 64 + 40*(len(s.LoadBalancers)+len(s.RemoteEndpoints)+len(s.CreatingRemoteEndpoints)+len(r.unconfirmed.byID)) +
-		60*len(s.LoadBalancerBaselines) + 64*len(s.CreatingLoadBalancers)
+		60*len(s.LoadBalancerBaselines) + 68*len(s.CreatingLoadBalancers)
 	raw := appendSnapshot(make([]byte, 0, size), s)
 	fsys := r.stateFS()
 	dir := filepath.Dir(path)
@@ -372,12 +379,11 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string,
 				delete(r.standingLBs, k)
 				r.creatingLBs[k] = struct{}{}
 			}
-			return
+		} else if addNew(r.creatingLBs, k) {
+			delete(r.declaredSent, k) // a withdrawn declaration's: journal this one
 		}
-		if addNew(r.creatingLBs, k) {
-			r.journal(journalRecord{Add: true, Kind: recordCreatingLB, Key: &k})
-			grew = true
-		}
+		// Declared again where its create sends another distribution.
+		grew = r.declareSent(k, e) || grew
 	}
 	for k := range lbs {
 		declareLB(k)
@@ -409,12 +415,19 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string,
 	return len(r.unsaved) == 0 && !r.snapshotDue && !r.unsyncedWithdrawal
 }
 
-// declareNow makes one key's declaration durable before its create.
+// declareNow makes one key's declaration, with the distribution its
+// create sends, durable before that create.
 func (r *Reconciler) declareNow(k intent.LBKey) error {
-	if r.opts.StateFile == "" || has(r.standingLBs, k) || !addNew(r.creatingLBs, k) {
+	e := r.lbs[k]
+	if r.opts.StateFile == "" || e == nil || e.desired == nil {
 		return nil
 	}
-	r.journal(journalRecord{Add: true, Kind: recordCreatingLB, Key: &k})
+	if !has(r.standingLBs, k) && addNew(r.creatingLBs, k) {
+		delete(r.declaredSent, k)
+	}
+	if !r.declareSent(k, e) {
+		return nil
+	}
 	return r.saveState()
 }
 
@@ -425,6 +438,7 @@ func (r *Reconciler) undeclare(k intent.LBKey) {
 		return
 	}
 	delete(r.creatingLBs, k)
+	delete(r.declaredSent, k)
 	r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
 	if err := r.saveState(); err != nil {
 		r.logStateWriteFailed(err, "Writing hnsproxy state file failed")
@@ -447,6 +461,7 @@ func (r *Reconciler) settleCreates(work map[intent.LBKey]struct{}) {
 				continue
 			}
 			if !has(r.creatingLBs, k) && !has(r.carried.lbs, k) {
+				delete(r.declaredSent, k)
 				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k, allocated: true}) // only such keys stand
 			}
 		}
@@ -464,6 +479,7 @@ func (r *Reconciler) settleCreates(work map[intent.LBKey]struct{}) {
 				r.standingLBs[k] = struct{}{}
 			case has(r.carried.lbs, k): // stays declared, carried
 			default:
+				delete(r.declaredSent, k)
 				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k, allocated: e != nil && e.desired != nil && e.desired.Origin.Allocated()})
 			}
 		}

@@ -69,6 +69,10 @@ func appendRecord(b []byte, rec journalRecord) []byte {
 		b = append(b, `,"key":`...)
 		b = appendLBKey(b, *rec.Key)
 	}
+	if rec.SentDistribution != "" {
+		b = append(b, `,"sentDistribution":`...)
+		b = appendJSONString(b, rec.SentDistribution)
+	}
 	if rec.Baseline != "" {
 		b = append(b, `,"baseline":`...)
 		b = appendJSONString(b, rec.Baseline)
@@ -111,6 +115,10 @@ func appendSnapshot(b []byte, s *stateFile) []byte {
 			b = appendLBKey(b, k)
 		}
 		b = append(b, ']')
+	}
+	if len(s.CreatingLoadBalancersSent) > 0 {
+		b = append(b, `,"creatingLoadBalancersSent":`...)
+		b = appendStrings(b, s.CreatingLoadBalancersSent)
 	}
 	if len(s.CreatingRemoteEndpoints) > 0 {
 		b = append(b, `,"creatingRemoteEndpoints":`...)

@@ -33,6 +33,7 @@ func FuzzStateJSON(f *testing.F) {
 		for _, rec := range []journalRecord{
 			{Add: true, Kind: recordLoadBalancer, ID: id, Baseline: baseline},
 			{Add: false, Kind: recordCreatingLB, Key: key},
+			{Add: true, Kind: recordCreatingLB, Key: key, SentDistribution: baseline},
 			{Add: false, Kind: recordRemoteEndpoint, ID: id, Unconfirmed: true},
 			{Add: true, Kind: recordFailedLB, ID: vip + "|" + id + "|"},
 			{Add: true, Kind: recordKind(vip), ID: id, Key: key, Baseline: baseline},
@@ -50,9 +51,10 @@ func FuzzStateJSON(f *testing.F) {
 		states := []stateFile{
 			{Version: stateFileVersion},
 			{Version: stateFileVersion, LoadBalancers: []string{id, vip}, RemoteEndpoints: []string{baseline},
-				LoadBalancerBaselines:   map[string]string{id: baseline, vip + "x": id, "fixed": vip},
-				CreatingLoadBalancers:   []intent.LBKey{{Family: intent.IPv4, VIP: vip, Protocol: 6, Port: port}, {VIP: id}},
-				CreatingRemoteEndpoints: []string{vip, id}, Takeover: baseline,
+				LoadBalancerBaselines:     map[string]string{id: baseline, vip + "x": id, "fixed": vip},
+				CreatingLoadBalancers:     []intent.LBKey{{Family: intent.IPv4, VIP: vip, Protocol: 6, Port: port}, {VIP: id}},
+				CreatingLoadBalancersSent: []string{baseline, ""},
+				CreatingRemoteEndpoints:   []string{vip, id}, Takeover: baseline,
 				DeletedLoadBalancers: []string{vip}, DeletedRemoteEndpoints: []string{id, baseline},
 				FailedLoadBalancerCreates: []string{vip + "|" + id + "|", baseline}, Networks: []string{id, vip},
 				LearnedBackendCap: &learnedCapRecord{Cap: int(port), Build: baseline}},
