@@ -122,11 +122,15 @@ func TestStateFileFixtures(t *testing.T) {
 		t.Errorf("journal without commits: %+v, %v", s, err)
 	}
 
+	// The snapshot declares key as sent sticky; the journal withdraws it
+	// and declares another as sent without affinity.
+	declared := intent.LBKey{Family: intent.IPv4, VIP: "10.96.0.41", Protocol: 6, Port: 80}
 	s, err = fixtureState(t, "every-field")
 	if err != nil || s.fresh || s.journalStopped != nil || s.newerRecords != 0 ||
 		!slices.Equal(s.LoadBalancers, []string{lbID(1), lbID(3)}) || !slices.Equal(s.RemoteEndpoints, []string{epID(1)}) ||
 		!maps.Equal(s.LoadBalancerBaselines, map[string]string{lbID(1): "421de4d88243b355", lbID(3): "ac06973a95504109"}) ||
-		len(s.CreatingLoadBalancers)+len(s.CreatingRemoteEndpoints) != 0 ||
+		!slices.Equal(s.CreatingLoadBalancers, []intent.LBKey{declared}) || len(s.CreatingRemoteEndpoints) != 0 ||
+		!maps.Equal(s.sentOf(), map[intent.LBKey]string{declared: "0"}) ||
 		!slices.Equal(s.DeletedLoadBalancers, []string{lbID(2), lbID(9)}) || !slices.Equal(s.DeletedRemoteEndpoints, []string{epID(9)}) ||
 		!slices.Equal(s.FailedLoadBalancerCreates, []string{"ffffffff-0000-4000-8000-000000000001", "ffffffff-0000-4000-8000-000000000002"}) ||
 		s.Takeover != "replace-kube-proxy-1" || !slices.Equal(s.Networks, []string{"aaaaaaaa-0000-4000-8000-000000000001"}) ||
