@@ -255,7 +255,7 @@ func (r *Reconciler) unchanged(written, listed *hnslb.LoadBalancer) bool {
 // until its Service next changes (found by the overlay fault soak, seed 1,
 // --echo=all). Its declaration records what that create sent
 // (sentdecl.go, unansweredSent): sent sticky, it is not unchanged, and is
-// rewritten (a replacement: a distribution is not modified in place);
+// rewritten (a replacement: hnsproxy modifies backends only);
 // sent without affinity, adoptionMatch judges it as listed. A declaration
 // without a record is judged so only where HNS modifies load balancers
 // (docs/reliability.md, "Echo-proof identity").

@@ -23,8 +23,8 @@ var interruptedEchoes = []string{"", sim.EchoDropDistribution, "all"}
 // read as listed it would match the Service without affinity and be kept,
 // sticky until its Service next changes. The declaration records the
 // distribution its create sent, so the start knows it was sent sticky and
-// replaces it, on Windows Server 2025 and 2022 alike (a distribution is
-// not modified in place). "standing" is a cluster IP whose key stood
+// replaces it, on Windows Server 2025 and 2022 alike (hnsproxy modifies
+// backends only). "standing" is a cluster IP whose key stood
 // declared after an earlier create without affinity (ws2022): turning
 // affinity on re-declares the key with the new distribution. Found by the
 // overlay fault soak (seed 1, --echo=all, ws2025, 2026-12-02: "distribution
