@@ -22,6 +22,14 @@ type Faults struct {
 	// Errors are the codes a failing call draws from; empty means
 	// RPCServerUnavailable (HNS unreachable).
 	Errors []hnslb.ErrorCode
+	// Codes are, per operation, the codes a failing call of it that
+	// applied nothing draws from, instead of Errors; AppliedCodes, per
+	// write, those a failing write HNS applied (Committed) draws from. A
+	// call of an operation Codes names draws first whether it was applied,
+	// so which codes come with an applied write is the caller's model; a
+	// write without AppliedCodes never fails applied. Operations Codes does
+	// not name draw from Errors as before.
+	Codes, AppliedCodes map[Op][]hnslb.ErrorCode
 	// Committed is the probability (0..1) that an injected failure of a
 	// write happened after HNS applied it: the caller sees the error, the
 	// object was created, changed or deleted all the same (a timeout on the
@@ -106,6 +114,7 @@ func ParseTakenPort(s string) (TakenPort, error) {
 func (h *HNS) SetFaults(f Faults) {
 	f.ErrorRate = maps.Clone(f.ErrorRate)
 	f.Errors = slices.Clone(f.Errors)
+	f.Codes, f.AppliedCodes = cloneCodes(f.Codes), cloneCodes(f.AppliedCodes)
 	f.TakenPorts = slices.Clone(f.TakenPorts)
 	f.ReservedAddresses = slices.Clone(f.ReservedAddresses)
 	h.mu.Lock()
@@ -234,10 +243,36 @@ func (h *HNS) gate(op Op) (commit bool, err error) {
 	if rate <= 0 || h.faultRng.Float64() >= rate {
 		return false, nil
 	}
-	code := hnslb.CodeRPCServerUnavailable
-	if n := len(h.faults.Errors); n > 0 {
-		code = h.faults.Errors[h.faultRng.IntN(n)]
+	codes, perOp := h.faults.Codes[op]
+	if perOp {
+		applied := h.faults.AppliedCodes[op]
+		commit = op.isWrite() && len(applied) > 0 && h.faults.Committed > 0 && h.faultRng.Float64() < h.faults.Committed
+		if commit {
+			codes = applied
+		}
+		return commit, hnsError(op, h.drawCode(codes), "(injected fault)")
 	}
+	code := h.drawCode(h.faults.Errors)
 	commit = op.isWrite() && h.faults.Committed > 0 && h.faultRng.Float64() < h.faults.Committed
 	return commit, hnsError(op, code, "(injected fault)")
+}
+
+// drawCode draws one of codes, RPCServerUnavailable if there are none.
+// Called with h.mu held.
+func (h *HNS) drawCode(codes []hnslb.ErrorCode) hnslb.ErrorCode {
+	if n := len(codes); n > 0 {
+		return codes[h.faultRng.IntN(n)]
+	}
+	return hnslb.CodeRPCServerUnavailable
+}
+
+func cloneCodes(m map[Op][]hnslb.ErrorCode) map[Op][]hnslb.ErrorCode {
+	if m == nil {
+		return nil
+	}
+	out := make(map[Op][]hnslb.ErrorCode, len(m))
+	for op, codes := range m {
+		out[op] = slices.Clone(codes)
+	}
+	return out
 }

@@ -313,3 +313,36 @@ func TestKeptDeletes(t *testing.T) {
 		t.Errorf("KeptOnDelete counted %d, want 2", n)
 	}
 }
+
+// TestPerOpCodes: a call of an operation Faults.Codes names fails with one
+// of its codes; an applied write with one of AppliedCodes, and a write
+// without AppliedCodes is never applied, whatever Committed says.
+func TestPerOpCodes(t *testing.T) {
+	h := newSim(t, ProfileWS2022)
+	backend := sharedBackend(t, h)
+	h.SetFaults(Faults{
+		ErrorRate: map[Op]float64{AnyOp: 1},
+		Errors:    []hnslb.ErrorCode{hnslb.CodeTimeout},
+		Codes: map[Op][]hnslb.ErrorCode{
+			OpCreateLoadBalancer: {hnslb.CodeInvalidParameter}, OpListLoadBalancers: {0x80004005},
+			OpDeleteLoadBalancer: {hnslb.CodeInvalidParameter},
+		},
+		AppliedCodes: map[Op][]hnslb.ErrorCode{OpCreateLoadBalancer: {hnslb.CodeManagerStopped}},
+		Committed:    1,
+	})
+	_, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, backend))
+	wantCode(t, err, hnslb.CodeManagerStopped)
+	_, err = h.ListLoadBalancers(ctx)
+	wantCode(t, err, 0x80004005)
+	_, err = h.GetLoadBalancerByID(ctx, "00000000-0000-0000-0000-000000000001")
+	wantCode(t, err, hnslb.CodeTimeout) // not named: Errors
+	lbs := h.Snapshot().LoadBalancers
+	if len(lbs) != 1 {
+		t.Fatalf("%d load balancers after a create failed applied, want 1", len(lbs))
+	}
+	err = h.DeleteLoadBalancer(ctx, lbs[0].ID)
+	wantCode(t, err, hnslb.CodeInvalidParameter)
+	if n := len(h.Snapshot().LoadBalancers); n != 1 {
+		t.Errorf("a delete without AppliedCodes was applied: %d load balancers left", n)
+	}
+}
