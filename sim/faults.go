@@ -78,7 +78,8 @@ type Faults struct {
 	// fails"). Which failures leave one is not known: here any failure
 	// HNS answered (a timeout included) but a reference it cannot resolve
 	// (a backend gone), injected failures included; not HNS being
-	// unreachable or stopped.
+	// unreachable or stopped, nor a create HNS applied (Committed), which
+	// stored the whole document.
 	PartialCreates float64
 	// PartialHoldsFrontend makes such a load balancer hold the frontend its
 	// create asked for, unseen: while it stays, new load balancers there are

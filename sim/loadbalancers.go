@@ -13,6 +13,7 @@ import (
 func (h *HNS) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
 	const op = OpCreateLoadBalancer
 	var out *hnslb.LoadBalancer
+	applied := false
 	err := h.call(ctx, op, func() error {
 		if err := h.checkLoadBalancer(op, lb, ""); err != nil {
 			return err
@@ -22,10 +23,11 @@ func (h *HNS) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*
 		stored.ID = h.state.ids.guid()
 		stored.SchemaVersion = hnslb.V2
 		h.state.putLoadBalancer(stored)
+		applied = true
 		out = h.answerLB(stored)
 		return nil
 	})
-	if err != nil {
+	if err != nil && !applied { // an applied create failed after it stored the whole document
 		h.leavePartial(lb, err)
 	}
 	return result(out, err)

@@ -73,3 +73,20 @@ func TestNoPartialCreates(t *testing.T) {
 		t.Errorf("partial load balancers %+v (%d counted), want none", list, h.Counters().PartialCreates)
 	}
 }
+
+// A create HNS applied before its error (a reply lost, hcn's query after
+// the create failing) stored the whole load balancer: HNS leaves no partial
+// one beside it.
+func TestNoPartialBesideAnAppliedCreate(t *testing.T) {
+	h := newSim(t, ProfileWS2022)
+	doc := withBackend(t, h, lbDoc("10.96.0.10", 80))
+	h.SetFaults(Faults{ErrorRate: map[Op]float64{OpCreateLoadBalancer: 1}, Errors: []hnslb.ErrorCode{hnslb.CodeTimeout},
+		Committed: 1, PartialCreates: 1, PartialHoldsFrontend: true})
+	if _, err := h.CreateLoadBalancer(ctx, doc); err == nil {
+		t.Fatal("the create did not fail")
+	}
+	list := h.Snapshot().LoadBalancers
+	if len(list) != 1 || len(list[0].PortMappings) != 1 || h.Counters().PartialCreates != 0 {
+		t.Errorf("after an applied create: %+v (%d partial counted), want the whole load balancer alone", list, h.Counters().PartialCreates)
+	}
+}
