@@ -205,8 +205,7 @@ func (r *Reconciler) mayBeLateCreate(ctx context.Context, doc *hnslb.LoadBalance
 func (r *Reconciler) dropCarried() {
 	for k := range r.carried.lbs {
 		if !has(r.creatingLBs, k) && !has(r.standingLBs, k) {
-			delete(r.declaredSent, k)
-			r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
+			r.withdrawDeclaration(k, false)
 		}
 	}
 	for ip := range r.carried.eps {

@@ -82,6 +82,14 @@ func (r *Reconciler) declareSent(k intent.LBKey, e *lbEntry) bool {
 	return true
 }
 
+// withdrawDeclaration journals the withdrawal of k's declaration and
+// forgets what it recorded: the declaration and its record go together.
+// allocated is journalRecord's.
+func (r *Reconciler) withdrawDeclaration(k intent.LBKey, allocated bool) {
+	delete(r.declaredSent, k)
+	r.journal(journalRecord{Kind: recordCreatingLB, Key: &k, allocated: allocated})
+}
+
 // claimedSent sorts the load balancers Start claimed through a declaration
 // (claimed: lower-case ID to key) with no baseline, by what their
 // declaration records: sent sticky, they are judged as sticky

@@ -438,8 +438,7 @@ func (r *Reconciler) undeclare(k intent.LBKey) {
 		return
 	}
 	delete(r.creatingLBs, k)
-	delete(r.declaredSent, k)
-	r.journal(journalRecord{Kind: recordCreatingLB, Key: &k})
+	r.withdrawDeclaration(k, false)
 	if err := r.saveState(); err != nil {
 		r.logStateWriteFailed(err, "Writing hnsproxy state file failed")
 	}
@@ -461,8 +460,7 @@ func (r *Reconciler) settleCreates(work map[intent.LBKey]struct{}) {
 				continue
 			}
 			if !has(r.creatingLBs, k) && !has(r.carried.lbs, k) {
-				delete(r.declaredSent, k)
-				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k, allocated: true}) // only such keys stand
+				r.withdrawDeclaration(k, true) // only such keys stand
 			}
 		}
 	}
@@ -479,8 +477,7 @@ func (r *Reconciler) settleCreates(work map[intent.LBKey]struct{}) {
 				r.standingLBs[k] = struct{}{}
 			case has(r.carried.lbs, k): // stays declared, carried
 			default:
-				delete(r.declaredSent, k)
-				r.journal(journalRecord{Kind: recordCreatingLB, Key: &k, allocated: e != nil && e.desired != nil && e.desired.Origin.Allocated()})
+				r.withdrawDeclaration(k, e != nil && e.desired != nil && e.desired.Origin.Allocated())
 			}
 		}
 		r.creatingLBs = kept
