@@ -78,12 +78,10 @@ func RandomFaults(rng *rand.Rand, maxRate float64) sim.Faults {
 	codes, applied := map[sim.Op][]hnslb.ErrorCode{}, map[sim.Op][]hnslb.ErrorCode{}
 	for _, op := range sim.Ops() {
 		codes[op] = failed
+		if missingReference && (op == sim.OpCreateLoadBalancer || op == sim.OpUpdateLoadBalancer) {
+			codes[op] = append(slices.Clone(failed), sim.MissingBackendCodes()...)
+		}
 		switch {
-		case op == sim.OpCreateLoadBalancer || op == sim.OpUpdateLoadBalancer:
-			if missingReference {
-				codes[op] = append(slices.Clone(failed), sim.MissingBackendCodes()...)
-			}
-			applied[op] = intersect(failed, AppliedWriteCodes())
 		case slices.Contains(createsAndModifies, op):
 			applied[op] = intersect(failed, AppliedWriteCodes())
 		case slices.Contains(deletes, op):
