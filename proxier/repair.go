@@ -56,9 +56,13 @@ func (p *Proxier) startLookup(ctx context.Context) {
 func (p *Proxier) startListing(ctx context.Context, what string, list func(context.Context) error, done func(failed bool)) {
 	p.repairing = true
 	p.repairs.Add(1)
+	logger := klog.FromContext(ctx)
+	logger.V(2).Info(listingStarted, "listing", what)
+	began := p.clock.Now()
 	go func() {
 		defer p.repairs.Done()
 		err := list(ctx)
+		logger.V(2).Info(listingEnded, "listing", what, "failed", err != nil, "seconds", p.clock.Since(began).Seconds())
 		p.mu.Lock()
 		p.repairing = false
 		if p.noteNetworkChanged(ctx, err); p.stopErr != nil {
@@ -78,6 +82,14 @@ func (p *Proxier) startListing(ctx context.Context, what string, list func(conte
 		p.requestSync()
 	}()
 }
+
+// A listing's start and end are logged at --v=2, as a sync is: how often
+// and how long a node lists HNS, and which syncs ran beside a listing (the
+// real-process bench reads them to price no change with a listing's CPU).
+const (
+	listingStarted = "HNS listing started"
+	listingEnded   = "HNS listing ended"
+)
 
 // logListingFailed logs a failed repair or lookup listing: an error when
 // listings start failing or fail otherwise, the same failure again (every
