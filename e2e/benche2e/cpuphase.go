@@ -171,8 +171,9 @@ func listings(c sim.Counters) int {
 // cpuPhase flips pods (each unready, then ready: two changes), skipping
 // the first skip, and prices each change. A drift repair's listing would
 // be charged to the changes beside it, so the phase stops when HNS sees a
-// listing; it starts just after a repair (waitRepairEnded), a repair period
-// before the next.
+// listing or hnsproxy's log shows one start or end (proxylog.go); it
+// starts just after a repair (waitRepairEnded), a repair period before
+// the next.
 func (m *measure) cpuPhase(node *framework.Node, pods, skip int) (cpuResult, error) {
 	var res cpuResult
 	var err error
@@ -196,11 +197,19 @@ func (m *measure) cpuPhase(node *framework.Node, pods, skip int) (cpuResult, err
 	if listings(hns) != listings(hns0) {
 		return res, errors.New("a drift repair listed HNS while the CPU phase measured hnsproxy idle")
 	}
+	plog := &proxyLog{path: node.Proxy.LogPath()}
+	if _, err := plog.read(); err != nil {
+		return res, err
+	}
 changes:
 	for k := range pods {
 		n := pick(m.l, skip+k)
 		m.used++
 		for _, ready := range []bool{false, true} {
+			log0, err := plog.read()
+			if err != nil {
+				return res, err
+			}
 			start, err := meter.take()
 			if err != nil {
 				return res, err
@@ -216,7 +225,11 @@ changes:
 			if err != nil {
 				return res, err
 			}
-			if listings(now) != listings(hns0) {
+			log1, err := plog.read()
+			if err != nil {
+				return res, err
+			}
+			if log1.listingLines(log0) || listings(now) != listings(hns0) {
 				res.stopped = fmt.Sprintf("a drift repair listed HNS after %d changes", len(res.perChange))
 				if !ready {
 					// Unpriced: the pod ready again, as the phases after

@@ -184,6 +184,9 @@ const (
 	nodeName    = "bench-node"
 	syncWait    = 30 * time.Minute // a deadline for a stuck run, not a target
 	applyWait   = 2 * time.Minute
+	// listingWait bounds an HNS listing the mix phase waits out: two
+	// listings of hnsproxy's --hns-list-timeout (2m) and the judging.
+	listingWait = 5 * time.Minute
 )
 
 func main() {

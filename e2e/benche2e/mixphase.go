@@ -126,9 +126,10 @@ func (l layout) extraPod(g, i int) (name string, n int) {
 func (l layout) extraPods() int { return max(0, scaleTo-l.podsPerGroup) }
 
 // mixPhase scales groups groups up and down and creates and deletes as
-// many Services, pricing each change. A change a drift repair's listing
-// overlapped is not priced (its CPU is the repair's), and the phase waits
-// for the repair to end before the next.
+// many Services, pricing each change. A change an HNS listing (a drift
+// repair's) overlapped is not priced (its CPU is the listing's): one whose
+// span hnsproxy's log shows a listing start or end in, or HNS answered a
+// listing in; and no change starts while the log shows one under way.
 func (m *measure) mixPhase(node *framework.Node, groups int) (map[string]mixKind, int, error) {
 	meter := newCPUMeter(node.Proxy.PID())
 	if err := meter.calibrate(); err != nil {
@@ -137,16 +138,27 @@ func (m *measure) mixPhase(node *framework.Node, groups int) (map[string]mixKind
 	samples := map[string][]mixSample{}
 	discarded := 0
 	began := time.Now()
-	gc := &collectionLog{path: node.Proxy.LogPath()}
-	if _, err := gc.count(); err != nil {
+	plog := &proxyLog{path: node.Proxy.LogPath()}
+	if _, err := plog.read(); err != nil {
 		return nil, 0, err
 	}
+	// settled waits until no listing is under way and the process has
+	// gone quiet after it: a change starts on an idle process.
+	settled := func() (logTally, error) {
+		if _, err := plog.awaitNoListing(m.ctx, 20*time.Millisecond, listingWait); err != nil {
+			return logTally{}, err
+		}
+		if _, err := meter.quiet(); err != nil {
+			return logTally{}, err
+		}
+		return plog.read()
+	}
 	price := func(kind string, names []string, services int, do func() error) error {
-		hns0, err := node.Sim.Stats(m.ctx)
+		log0, err := settled()
 		if err != nil {
 			return err
 		}
-		gc0, err := gc.count()
+		hns0, err := node.Sim.Stats(m.ctx)
 		if err != nil {
 			return err
 		}
@@ -166,18 +178,17 @@ func (m *measure) mixPhase(node *framework.Node, groups int) (map[string]mixKind
 		if err != nil {
 			return err
 		}
-		if listings(hns) != listings(hns0) {
-			discarded++
-			_, err := meter.quiet() // the repair's own work
-			return err
-		}
-		gc1, err := gc.count()
+		log1, err := plog.read()
 		if err != nil {
 			return err
 		}
+		if log1.listingLines(log0) || listings(hns) != listings(hns0) {
+			discarded++ // a listing's CPU; the next change waits for it to end
+			return nil
+		}
 		objects := services + m.slices.written(names) - written
 		samples[kind] = append(samples[kind], mixSample{cpu: meter.cost(start, end), objects: objects, hnsWrites: hns.Writes() - hns0.Writes(),
-			collection: gc1 > gc0, at: start.at.Sub(began)})
+			collection: log1.collections > log0.collections, at: start.at.Sub(began)})
 		return nil
 	}
 	for s := range groups {

@@ -1,0 +1,100 @@
+//go:build linux && benche2e
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// proxyLog reads hnsproxy's log as it grows, for two kinds of line: a
+// collection's (gctrace.go) and, at --v=2, an HNS listing's start and end
+// (a drift repair or lookup listing, proxier/repair.go). A listing runs
+// beside the syncs and its CPU is many changes' worth, so a change priced
+// while one ran would carry it. The runtime writes a collection line's
+// parts in several writes, which another thread's log line may fall
+// between, but always starts it on a line of its own: a line starting
+// "gc " is one collection, whatever follows it. klog writes a line in one
+// write, so a listing's line is whole wherever it lands.
+type proxyLog struct {
+	path    string
+	offset  int64
+	partial []byte // the log's last line, not ended yet
+	seen    logTally
+}
+
+// logTally counts the lines a log has shown since it was first read.
+type logTally struct {
+	collections, listingsStarted, listingsEnded int
+}
+
+// listing reports whether a listing had started and not ended.
+func (t logTally) listing() bool { return t.listingsStarted > t.listingsEnded }
+
+// listingLines says whether a listing started or ended between two reads.
+func (t logTally) listingLines(since logTally) bool {
+	return t.listingsStarted != since.listingsStarted || t.listingsEnded != since.listingsEnded
+}
+
+// The messages hnsproxy logs a listing's start and end with.
+var (
+	listingStartedLine = []byte(`] "HNS listing started"`)
+	listingEndedLine   = []byte(`] "HNS listing ended"`)
+)
+
+// read reads what the log gained since the last call and returns what it
+// has shown since the first.
+func (l *proxyLog) read() (logTally, error) {
+	f, err := os.Open(l.path)
+	if err != nil {
+		return l.seen, fmt.Errorf("hnsproxy's log: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(l.offset, io.SeekStart); err != nil {
+		return l.seen, fmt.Errorf("hnsproxy's log: %w", err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return l.seen, fmt.Errorf("hnsproxy's log: %w", err)
+	}
+	l.offset += int64(len(data))
+	data = append(l.partial, data...)
+	last := bytes.LastIndexByte(data, '\n')
+	l.partial = append([]byte(nil), data[last+1:]...)
+	for line := range bytes.SplitSeq(data[:last+1], []byte{'\n'}) {
+		if bytes.HasPrefix(line, []byte("gc ")) {
+			l.seen.collections++
+		}
+		if bytes.Contains(line, listingStartedLine) {
+			l.seen.listingsStarted++
+		}
+		if bytes.Contains(line, listingEndedLine) {
+			l.seen.listingsEnded++
+		}
+	}
+	return l.seen, nil
+}
+
+// awaitNoListing returns once the log shows no listing under way, polling
+// it every interval until timeout.
+func (l *proxyLog) awaitNoListing(ctx context.Context, interval, timeout time.Duration) (logTally, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		t, err := l.read()
+		if err != nil || !t.listing() {
+			return t, err
+		}
+		if time.Now().After(deadline) {
+			return t, fmt.Errorf("hnsproxy's log shows a listing under way after %s (%d started, %d ended)", timeout, t.listingsStarted, t.listingsEnded)
+		}
+		select {
+		case <-ctx.Done():
+			return t, ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}

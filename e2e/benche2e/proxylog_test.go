@@ -1,0 +1,105 @@
+//go:build linux && benche2e
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// appender appends to a log file as hnsproxy's stderr does.
+func appender(t *testing.T, path string) func(string) {
+	return func(s string) {
+		t.Helper()
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(s); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestProxyLogCountsTheLinesCollectionsWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hnsproxy.log")
+	appendLog := appender(t, path)
+	l := &proxyLog{path: path}
+	if _, err := l.read(); err == nil {
+		t.Fatal("no log yet: want an error")
+	}
+	appendLog("I1129 12:00:00.000000   1 proxier.go:1] \"Synced\" services=1\n" +
+		"gc 1 @0.012s 2%: 0.010+1.2+0.005 ms clock, 0.020+0.3/1.1/0+0.010 ms cpu, 4->4->1 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P\n")
+	if got, err := l.read(); err != nil || got.collections != 1 {
+		t.Fatalf("read = %+v, %v; want 1 collection", got, err)
+	}
+	if got, _ := l.read(); got.collections != 1 {
+		t.Fatalf("nothing new: %+v, want still 1 collection", got)
+	}
+	// A klog line that fell between the parts of a collection's line, and
+	// a collection line still being written when the log is read.
+	appendLog("gc I1129 12:00:01.000000   1 proxier.go:1] \"Synced\" services=2\n" +
+		"2 @1.5s 1%: 0.01+3+0.01 ms clock\n" +
+		"I1129 12:00:02.000000   1 proxier.go:1] \"Synced\" mentions gc 3 in passing\n" +
+		"g")
+	if got, _ := l.read(); got.collections != 2 {
+		t.Fatalf("%+v, want 2 collections: the interrupted line is one, a line mentioning gc none", got)
+	}
+	appendLog("c 3 @2.0s 1%: 0.01+3+0.01 ms clock\n")
+	if got, _ := l.read(); got.collections != 3 {
+		t.Fatalf("%+v, want 3 collections once the split line ends", got)
+	}
+}
+
+func TestProxyLogFollowsListings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hnsproxy.log")
+	appendLog := appender(t, path)
+	appendLog("I1203 09:00:00.000000   1 sync.go:122] \"Synced\" services=1\n")
+	l := &proxyLog{path: path}
+	before, err := l.read()
+	if err != nil || before.listing() {
+		t.Fatalf("read = %+v, %v; want no listing", before, err)
+	}
+	// A start line that lands in a collection line's parts, a line that
+	// only quotes the message, and an end line still being written.
+	appendLog("gc 4 @9.1s I1203 09:00:01.000000   1 repair.go:60] \"HNS listing started\" listing=\"Drift repair\"\n" +
+		"1%: 0.01+3+0.01 ms clock\n" +
+		"I1203 09:00:01.100000   1 sync.go:122] \"Synced\" note=\"HNS listing ended\"\n" +
+		"I1203 09:00:02.000000   1 repair.go:66] \"HNS listing en")
+	during, err := l.read()
+	if err != nil || !during.listing() || during.collections != 1 || !during.listingLines(before) {
+		t.Fatalf("read = %+v, %v; want a listing under way and 1 collection", during, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.awaitNoListing(context.Background(), time.Millisecond, time.Minute)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("awaitNoListing returned (%v) while the listing is under way", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	appendLog("ded\" listing=\"Drift repair\" failed=false seconds=1.2\n")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	after, _ := l.read()
+	if after.listing() || after.listingsStarted != 1 || after.listingsEnded != 1 || after.listingLines(after) {
+		t.Fatalf("read = %+v; want one listing started and ended", after)
+	}
+	if _, err := (&proxyLog{path: path}).awaitNoListing(context.Background(), time.Millisecond, time.Millisecond); err != nil {
+		t.Fatalf("a log whose listings all ended: %v", err)
+	}
+	appendLog("I1203 09:01:00.000000   1 repair.go:60] \"HNS listing started\" listing=\"Drift repair\"\n")
+	if _, err := l.awaitNoListing(context.Background(), time.Millisecond, 5*time.Millisecond); err == nil || !strings.Contains(err.Error(), "under way") {
+		t.Fatalf("a listing that never ends: err = %v, want one saying it is under way", err)
+	}
+}
