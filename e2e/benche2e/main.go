@@ -171,7 +171,11 @@ type report struct {
 	HNSRestartLoses                   string  `json:"hnsRestartLoses,omitempty"`
 	HNSLossyRestartRecoverySeconds    float64 `json:"hnsLossyRestartRecoverySeconds,omitempty"`
 	HNSLossyRestartRecoveryCPUSeconds float64 `json:"hnsLossyRestartRecoveryCPUSeconds,omitempty"`
-	NodeRebootFullSyncSeconds         float64 `json:"nodeRebootFullSyncSeconds"`
+	// HNSLossyRestartChangeSeconds is the latency of a change made in the
+	// recovery, HNSLossyRestartChangeMadeAtSeconds after HNS's return.
+	HNSLossyRestartChangeMadeAtSeconds float64 `json:"hnsLossyRestartChangeMadeAtSeconds,omitempty"`
+	HNSLossyRestartChangeSeconds       float64 `json:"hnsLossyRestartChangeSeconds,omitempty"`
+	NodeRebootFullSyncSeconds          float64 `json:"nodeRebootFullSyncSeconds"`
 	// HNSAfterReboot counts the calls the fresh HNS saw since the reboot.
 	HNSAfterReboot sim.Counters `json:"hnsAfterReboot"`
 }
@@ -187,6 +191,10 @@ const (
 	// listingWait bounds an HNS listing the mix phase waits out: two
 	// listings of hnsproxy's --hns-list-timeout (2m) and the judging.
 	listingWait = 5 * time.Minute
+	// recoveryChangeLag is how long after the drift repair that found
+	// objects gone the recovery's change is made: the next Sync, which
+	// makes them again, has started by then.
+	recoveryChangeLag = 2 * time.Second
 )
 
 func main() {
@@ -488,9 +496,8 @@ func run(ctx context.Context, o options) (r report, err error) {
 		return r, err
 	}
 	if o.restartLoses != "" {
-		if err := lossyRestart(ctx, o, node, &r, func(ready bool, timeout time.Duration) error {
-			_, err := change(ctx, admin, view, watch, o.layout, vips, pick(o.layout, o.changes+m.used+1), ready, timeout)
-			return err
+		if err := lossyRestart(ctx, o, node, &r, func(k int, ready bool, timeout time.Duration) (timing, error) {
+			return change(ctx, admin, view, watch, o.layout, vips, pick(o.layout, o.changes+m.used+k), ready, timeout)
 		}, want, rss); err != nil {
 			return r, err
 		}
@@ -529,10 +536,15 @@ func run(ctx context.Context, o options) (r report, err error) {
 
 // lossyRestart restarts HNS dropping what o.restartLoses names (which a
 // real restart drops is not known) with a change made in the outage, so
-// that hnsproxy meets the restart, as the first restart does; flip makes
-// the change and, after the recovery, takes it back. Recovery runs from
-// HNS's return until every Service is programmed as in want again.
-func lossyRestart(ctx context.Context, o options, node *framework.Node, r *report, flip func(ready bool, timeout time.Duration) error, want map[string]int, rss *rssWatch) error {
+// that hnsproxy meets the restart, as the first restart does; flip(k, ...)
+// changes the k-th pod after those the other phases used, and the change
+// is taken back once HNS shows it. A second change, of another group, is
+// made recoveryChangeLag after hnsproxy's log shows the drift repair that
+// found the dropped objects gone, while they are being made again: its
+// latency says how long a change waits behind that work. Recovery runs
+// from HNS's return until every Service is programmed as in want again;
+// the second change is taken back within it.
+func lossyRestart(ctx context.Context, o options, node *framework.Node, r *report, flip func(k int, ready bool, timeout time.Duration) (timing, error), want map[string]int, rss *rssWatch) error {
 	rss.setPhase("HNS restart that drops objects")
 	lat := remote.Duration(o.rpcLatency)
 	pid := node.Proxy.PID()
@@ -540,16 +552,35 @@ func lossyRestart(ctx context.Context, o options, node *framework.Node, r *repor
 	if err != nil {
 		return err
 	}
+	plog := &proxyLog{path: node.Proxy.LogPath()}
+	log0, err := plog.read()
+	if err != nil {
+		return err
+	}
 	if err := node.Sim.SetFaults(ctx, remote.FaultsRequest{Restart: remote.Duration(o.hnsOutage), RestartLoses: o.restartLoses, Latency: &lat}); err != nil {
 		return err
 	}
 	back := time.Now().Add(o.hnsOutage)
-	if err := flip(false, o.hnsOutage+syncWait); err != nil {
+	if _, err := flip(1, false, o.hnsOutage+syncWait); err != nil {
 		return fmt.Errorf("change during an HNS restart that drops objects: %w", err)
 	}
-	if err := flip(true, syncWait); err != nil {
+	if _, err := flip(1, true, syncWait); err != nil {
 		return err
 	}
+	if _, err := plog.awaitDriftFound(ctx, log0, 20*time.Millisecond, syncWait); err != nil {
+		return err
+	}
+	time.Sleep(recoveryChangeLag)
+	during, err := flip(2, false, syncWait)
+	if err != nil {
+		return fmt.Errorf("change during the recovery from an HNS restart that dropped objects: %w", err)
+	}
+	if _, err := flip(2, true, syncWait); err != nil {
+		return err
+	}
+	r.HNSLossyRestartChangeMadeAtSeconds = during.at.Sub(back).Seconds()
+	r.HNSLossyRestartChangeSeconds = during.total.Seconds()
+	logf("HNS restart dropping %s: a change made %.1fs after HNS came back, in the recovery, programmed after %.1fs", o.restartLoses, r.HNSLossyRestartChangeMadeAtSeconds, r.HNSLossyRestartChangeSeconds)
 	seconds, _, cpuAfter, err := fullSync(ctx, node, want, back)
 	if err != nil {
 		return fmt.Errorf("after an HNS restart that dropped %s: %w", o.restartLoses, err)

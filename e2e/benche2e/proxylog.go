@@ -11,9 +11,11 @@ import (
 	"time"
 )
 
-// proxyLog reads hnsproxy's log as it grows, for two kinds of line: a
-// collection's (gctrace.go) and, at --v=2, an HNS listing's start and end
-// (a drift repair or lookup listing, proxier/repair.go). A listing runs
+// proxyLog reads hnsproxy's log as it grows, for three kinds of line: a
+// collection's (gctrace.go), at --v=2 an HNS listing's start and end (a
+// drift repair or lookup listing, proxier/repair.go), and a drift repair's
+// summary of what it found gone or changed (reconciler/drifttally.go),
+// after which the next Sync makes those objects again. A listing runs
 // beside the syncs and its CPU is many changes' worth, so a change priced
 // while one ran would carry it. The runtime writes a collection line's
 // parts in several writes, which another thread's log line may fall
@@ -30,6 +32,7 @@ type proxyLog struct {
 // logTally counts the lines a log has shown since it was first read.
 type logTally struct {
 	collections, listingsStarted, listingsEnded int
+	driftFound                                  int
 }
 
 // listing reports whether a listing had started and not ended.
@@ -44,6 +47,7 @@ func (t logTally) listingLines(since logTally) bool {
 var (
 	listingStartedLine = []byte(`] "HNS listing started"`)
 	listingEndedLine   = []byte(`] "HNS listing ended"`)
+	driftFoundLine     = []byte(`] "Drift repair found objects of hnsproxy's gone or changed in HNS`)
 )
 
 // read reads what the log gained since the last call and returns what it
@@ -75,6 +79,9 @@ func (l *proxyLog) read() (logTally, error) {
 		if bytes.Contains(line, listingEndedLine) {
 			l.seen.listingsEnded++
 		}
+		if bytes.Contains(line, driftFoundLine) {
+			l.seen.driftFound++
+		}
 	}
 	return l.seen, nil
 }
@@ -82,14 +89,30 @@ func (l *proxyLog) read() (logTally, error) {
 // awaitNoListing returns once the log shows no listing under way, polling
 // it every interval until timeout.
 func (l *proxyLog) awaitNoListing(ctx context.Context, interval, timeout time.Duration) (logTally, error) {
+	return l.await(ctx, interval, timeout, func(t logTally) bool { return !t.listing() }, func(t logTally) error {
+		return fmt.Errorf("hnsproxy's log shows a listing under way after %s (%d started, %d ended)", timeout, t.listingsStarted, t.listingsEnded)
+	})
+}
+
+// awaitDriftFound returns once the log shows a drift repair's summary of
+// what it found gone or changed that since had not shown.
+func (l *proxyLog) awaitDriftFound(ctx context.Context, since logTally, interval, timeout time.Duration) (logTally, error) {
+	return l.await(ctx, interval, timeout, func(t logTally) bool { return t.driftFound > since.driftFound }, func(logTally) error {
+		return fmt.Errorf("hnsproxy's log shows no drift repair finding objects gone after %s", timeout)
+	})
+}
+
+// await polls the log every interval until done says its tally is done,
+// or until timeout, when late says why not.
+func (l *proxyLog) await(ctx context.Context, interval, timeout time.Duration, done func(logTally) bool, late func(logTally) error) (logTally, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		t, err := l.read()
-		if err != nil || !t.listing() {
+		if err != nil || done(t) {
 			return t, err
 		}
 		if time.Now().After(deadline) {
-			return t, fmt.Errorf("hnsproxy's log shows a listing under way after %s (%d started, %d ended)", timeout, t.listingsStarted, t.listingsEnded)
+			return t, late(t)
 		}
 		select {
 		case <-ctx.Done():

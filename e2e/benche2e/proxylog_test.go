@@ -103,3 +103,41 @@ func TestProxyLogFollowsListings(t *testing.T) {
 		t.Fatalf("a listing that never ends: err = %v, want one saying it is under way", err)
 	}
 }
+
+func TestProxyLogWaitsForARepairThatFoundObjectsGone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hnsproxy.log")
+	appendLog := appender(t, path)
+	// A repair that found something before the bench looks: not the one
+	// it waits for.
+	appendLog("I1203 17:36:25.541206   1 drifttally.go:54] \"Drift repair found objects of hnsproxy's gone or changed in HNS; repairing them (each is logged at --v=2)\" loadBalancersGone=1\n")
+	l := &proxyLog{path: path}
+	since, err := l.read()
+	if err != nil || since.driftFound != 1 {
+		t.Fatalf("read = %+v, %v; want 1 repair that found objects", since, err)
+	}
+	if _, err := l.awaitDriftFound(context.Background(), since, time.Millisecond, 5*time.Millisecond); err == nil {
+		t.Fatal("no repair since: want awaitDriftFound to time out")
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.awaitDriftFound(context.Background(), since, time.Millisecond, time.Minute)
+		done <- err
+	}()
+	// Each object's own line, and a line quoting the message, are not the
+	// summary; the summary arrives in two writes.
+	appendLog("I1203 17:41:05.603722   1 repair.go:143] \"Load balancer vanished from HNS; recreating it\" key=\"10.96.239.90:80/tcp\"\n" +
+		"I1203 17:41:05.603750   1 sync.go:122] \"Synced\" note=\"Drift repair found objects of hnsproxy's gone or changed in HNS\"\n" +
+		"I1203 17:41:05.603794   1 drifttally.go:54] \"Drift repair found objects of hnsproxy's gone")
+	select {
+	case err := <-done:
+		t.Fatalf("awaitDriftFound returned (%v) before the summary line ended", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	appendLog(" or changed in HNS; repairing them (each is logged at --v=2)\" loadBalancersGone=9990\n")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := l.read(); got.driftFound != 2 {
+		t.Fatalf("read = %+v, want 2 repairs that found objects", got)
+	}
+}
