@@ -203,6 +203,9 @@ type Proxier struct {
 	// listingWanted: the last sync left objects waiting for what only a
 	// listing tells (reconciler.SyncResult.ListingWanted, repair.go).
 	listingWanted bool
+	// repairLeft: the last sync left part of a drift repair's work
+	// (reconciler.SyncResult.RepairLeft); the next sync follows at once.
+	repairLeft bool
 	// repairing: a drift repair runs (repair.go); repairs counts its goroutine.
 	repairing   bool
 	repairs     sync.WaitGroup

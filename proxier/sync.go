@@ -92,6 +92,7 @@ func (p *Proxier) Sync(ctx context.Context) {
 		p.noteObjectsGone(ctx)
 	}
 	p.listingWanted = stats.Result.ListingWanted
+	p.repairLeft = stats.Result.RepairLeft > 0
 	if p.lookupDue() {
 		p.startLookup(ctx)
 	}
@@ -161,7 +162,15 @@ func (p *Proxier) keepBackendCap(ctx context.Context) {
 
 // scheduleNext queues the next sync at the earliest of: the periodic sync,
 // the next object retry, the next drift repair (the sync that starts it).
+// While a drift repair's work is left it queues the next at once, past
+// --min-sync-period: the reconciler does that work a chunk per sync so
+// that changes made meanwhile wait for one chunk, not for all of it, and
+// the work would otherwise take a min-sync-period per chunk.
 func (p *Proxier) scheduleNext() {
+	if p.repairLeft {
+		p.queue.Add(syncKey)
+		return
+	}
 	now := p.clock.Now()
 	next := now.Add(p.opts.SyncPeriod)
 	if t, ok := p.opts.Reconciler.NextRetry(); ok && t.Before(next) {

@@ -128,6 +128,8 @@ type Reconciler struct {
 	dirtyEPs map[string]struct{}
 	retryLBs map[intent.LBKey]struct{} // objects with a nextRetry set
 	retryEPs map[string]struct{}
+	// repairWork is what repairs marked that no Sync took yet (repairwork.go).
+	repairWork repairWork
 
 	// localIndex maps a local (CNI) endpoint's IP to its HNS ID.
 	localIndex map[string]string
@@ -355,6 +357,7 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		eps:              map[string]*remoteEP{},
 		dirtyLBs:         map[intent.LBKey]struct{}{},
 		dirtyEPs:         map[string]struct{}{},
+		repairWork:       repairWork{lbs: map[intent.LBKey]struct{}{}, eps: map[string]struct{}{}},
 		retryLBs:         map[intent.LBKey]struct{}{},
 		retryEPs:         map[string]struct{}{},
 		localIndex:       map[string]string{},
@@ -470,7 +473,7 @@ func (r *Reconciler) DeleteEndpoint(ip string) {
 func (r *Reconciler) NextRetry() (time.Time, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.dirtyLBs)+len(r.dirtyEPs) > 0 || r.client.returnedPending() {
+	if len(r.dirtyLBs)+len(r.dirtyEPs)+r.repairWork.left() > 0 || r.client.returnedPending() {
 		return r.clock.Now(), true
 	}
 	var next time.Time
@@ -541,6 +544,7 @@ func (r *Reconciler) endpointStatusOf(ep *remoteEP) EndpointStatus {
 
 func (r *Reconciler) markLB(e *lbEntry) {
 	r.dirtyLBs[e.key] = struct{}{}
+	r.repairWork.handedLB(e.key)
 	r.published.changed.lb(e.key)
 	if e.st.state == StateDone {
 		e.st.state = StatePending
@@ -549,6 +553,7 @@ func (r *Reconciler) markLB(e *lbEntry) {
 
 func (r *Reconciler) markEP(ip string) {
 	r.dirtyEPs[ip] = struct{}{}
+	r.repairWork.handedEP(ip)
 	r.published.changed.ep(ip)
 	if ep := r.eps[ip]; ep != nil && ep.st.state == StateDone {
 		ep.st.state = StatePending

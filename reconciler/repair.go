@@ -58,37 +58,19 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 		return err
 	}
 	listed.atStart = nil
-	r.claimCarried(ctx, listed, listedFrom, changed)
-	moved := r.indexChanging()
-	r.localIndex = keepIndexChanges(listed.local, indexBefore, r.localIndex)
-	r.resolveGen++
-	r.localsMoved(nil, moved)
-
 	var drift driftTally
 	usedEPs := map[string]struct{}{}
-	for ip, ep := range r.eps {
-		if ep.id == "" {
-			continue
-		}
-		if changed.touchedEP(ip) || r.unjudged(changed, epToken(ip), idToken(ep.id)) {
-			usedEPs[ep.id] = struct{}{} // not judged: the listing may predate its change
-			continue
-		}
-		if !listed.hasEP(ep.id) {
-			r.endpointVanished(ip, ep, &drift)
-			continue
-		}
-		usedEPs[ep.id] = struct{}{}
-	}
 	usedLBs := map[string]struct{}{}
-	for _, e := range r.lbs {
-		if !changed.touchedLB(e.key) && !r.unjudged(changed, lbToken(e.key), idToken(e.realizedID)) {
-			r.repairLB(e, listed, &drift)
-		}
-		if e.realizedID != "" {
-			usedLBs[e.realizedID] = struct{}{}
-		}
-	}
+	// What the judging marks is the repair's work, taken by Syncs in
+	// chunks after what they are handed (repairwork.go).
+	r.withRepairMarks(func() {
+		r.claimCarried(ctx, listed, listedFrom, changed)
+		moved := r.indexChanging()
+		r.localIndex = keepIndexChanges(listed.local, indexBefore, r.localIndex)
+		r.resolveGen++
+		r.localsMoved(nil, moved)
+		r.judgeListed(listed, changed, usedLBs, usedEPs, &drift)
+	})
 	// What a lookup was answered with is its object's to take at its turn.
 	handed := map[string]struct{}{}
 	for _, id := range r.answerLookups(listed, listingNo) {
@@ -107,6 +89,33 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	// with the next Sync.
 	r.baselinesDue = len(r.unsavedBaselines) > 0
 	return nil
+}
+
+// judgeListed judges each realized remote endpoint and load balancer by
+// the listing, marking what drifted, and collects the IDs in use.
+func (r *Reconciler) judgeListed(listed *listedHNS, changed *listingChanges, usedLBs, usedEPs map[string]struct{}, drift *driftTally) {
+	for ip, ep := range r.eps {
+		if ep.id == "" {
+			continue
+		}
+		if changed.touchedEP(ip) || r.unjudged(changed, epToken(ip), idToken(ep.id)) {
+			usedEPs[ep.id] = struct{}{} // not judged: the listing may predate its change
+			continue
+		}
+		if !listed.hasEP(ep.id) {
+			r.endpointVanished(ip, ep, drift)
+			continue
+		}
+		usedEPs[ep.id] = struct{}{}
+	}
+	for _, e := range r.lbs {
+		if !changed.touchedLB(e.key) && !r.unjudged(changed, lbToken(e.key), idToken(e.realizedID)) {
+			r.repairLB(e, listed, drift)
+		}
+		if e.realizedID != "" {
+			usedLBs[e.realizedID] = struct{}{}
+		}
+	}
 }
 
 // listForRepair lists load balancers and the network's endpoints into

@@ -124,6 +124,10 @@ type SyncResult struct {
 	// ListingWanted: objects wait for a listing of HNS to answer what a
 	// Sync could not tell (lookup.go); a Repair answers it.
 	ListingWanted bool
+	// RepairLeft counts the objects a drift repair marked that no Sync
+	// took yet (repairwork.go): while any is left the caller syncs again
+	// at once, each Sync taking a chunk after what it was handed.
+	RepairLeft int
 	// NetworkChanged: the network is gone or was replaced (network.go);
 	// nothing programmed on it holds, so the caller starts again.
 	NetworkChanged *NetworkChangedError

@@ -78,6 +78,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	r.checkInstance(run)
 	run.lbs = takeDue(run.now, &r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
 	epWork := takeDue(run.now, &r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
+	repairTaken := r.takeRepairWork(run.lbs, epWork)
 	ips := slices.AppendSeq(make([]string, 0, len(epWork)), maps.Keys(epWork))
 	intent.SortIPs(ips)
 	// First: what the index learns decides which endpoints are wanted now
@@ -123,6 +124,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 		r.syncStale(run, r.staleEPs, r.client.DeleteEndpoint, recordRemoteEndpoint)
 	}
 
+	r.repairWork.processed(run.lbs)
 	r.listing.noteSync(run.lbs, ips)
 	r.noteSynced(run.lbs, ips)
 	r.settleCreates(run.lbs)
@@ -133,10 +135,12 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	if err := r.writeState(); err != nil {
 		r.logStateWriteFailed(err, "Writing hnsproxy state file failed; retrying after the next Sync")
 	}
+	r.noteRepairWorkDone(repairTaken, r.clock.Since(run.now))
 	r.probe(run)
 	r.checkSuspectedNetwork(run)
 	r.reportProbe(run)
 	run.res.Pending = r.pending()
+	run.res.RepairLeft = r.repairWork.left()
 	run.res.LearnedBackendCap = r.learnedCap
 	run.res.ListingWanted = r.wantsListing()
 	run.res.HNSDown = r.outage.open
@@ -154,7 +158,7 @@ func (r *Reconciler) setIPs(run *syncRun, ips []string) {
 }
 
 func (r *Reconciler) pending() int {
-	return len(r.dirtyLBs) + len(r.dirtyEPs) + len(r.retryLBs) + len(r.retryEPs) + len(r.staleLBs) + len(r.staleEPs)
+	return len(r.dirtyLBs) + len(r.dirtyEPs) + r.repairWork.left() + len(r.retryLBs) + len(r.retryEPs) + len(r.staleLBs) + len(r.staleEPs)
 }
 
 // takeDue empties dirty and returns its keys plus the keys of retry whose
