@@ -175,7 +175,11 @@ type report struct {
 	// recovery, HNSLossyRestartChangeMadeAtSeconds after HNS's return.
 	HNSLossyRestartChangeMadeAtSeconds float64 `json:"hnsLossyRestartChangeMadeAtSeconds,omitempty"`
 	HNSLossyRestartChangeSeconds       float64 `json:"hnsLossyRestartChangeSeconds,omitempty"`
-	NodeRebootFullSyncSeconds          float64 `json:"nodeRebootFullSyncSeconds"`
+	// The repair's work after that restart, as hnsproxy's log says it was
+	// done: in how many Syncs (a chunk each) and seconds from the first.
+	HNSLossyRestartRepairSyncs       int     `json:"hnsLossyRestartRepairSyncs,omitempty"`
+	HNSLossyRestartRepairWorkSeconds float64 `json:"hnsLossyRestartRepairWorkSeconds,omitempty"`
+	NodeRebootFullSyncSeconds        float64 `json:"nodeRebootFullSyncSeconds"`
 	// HNSAfterReboot counts the calls the fresh HNS saw since the reboot.
 	HNSAfterReboot sim.Counters `json:"hnsAfterReboot"`
 }
@@ -589,6 +593,12 @@ func lossyRestart(ctx context.Context, o options, node *framework.Node, r *repor
 	r.HNSLossyRestartRecoverySeconds = seconds
 	r.HNSLossyRestartRecoveryCPUSeconds = cpuAfter - cpuBefore.Seconds()
 	logf("HNS restart dropping %s: every Service programmed %.1fs after HNS came back, %.2fs of hnsproxy CPU", o.restartLoses, seconds, r.HNSLossyRestartRecoveryCPUSeconds)
+	work, err := plog.awaitWorkDone(ctx, log0, 100*time.Millisecond, syncWait)
+	if err != nil {
+		return err
+	}
+	r.HNSLossyRestartRepairSyncs, r.HNSLossyRestartRepairWorkSeconds = work.lastWorkSyncs, work.lastWorkSeconds
+	logf("HNS restart dropping %s: the repair's work done in %d syncs over %.1fs", o.restartLoses, work.lastWorkSyncs, work.lastWorkSeconds)
 	return nil
 }
 

@@ -8,14 +8,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
 	"time"
 )
 
-// proxyLog reads hnsproxy's log as it grows, for three kinds of line: a
+// proxyLog reads hnsproxy's log as it grows, for four kinds of line: a
 // collection's (gctrace.go), at --v=2 an HNS listing's start and end (a
-// drift repair or lookup listing, proxier/repair.go), and a drift repair's
+// drift repair or lookup listing, proxier/repair.go), a drift repair's
 // summary of what it found gone or changed (reconciler/drifttally.go),
-// after which the next Sync makes those objects again. A listing runs
+// after which Syncs make those objects again a chunk at a time, and the
+// line that says they are done (reconciler/repairwork.go). A listing runs
 // beside the syncs and its CPU is many changes' worth, so a change priced
 // while one ran would carry it. The runtime writes a collection line's
 // parts in several writes, which another thread's log line may fall
@@ -33,6 +36,11 @@ type proxyLog struct {
 type logTally struct {
 	collections, listingsStarted, listingsEnded int
 	driftFound                                  int
+	// workDone counts the lines saying a repair's work was done; the
+	// last one's syncs and seconds are kept.
+	workDone        int
+	lastWorkSyncs   int
+	lastWorkSeconds float64
 }
 
 // listing reports whether a listing had started and not ended.
@@ -48,6 +56,8 @@ var (
 	listingStartedLine = []byte(`] "HNS listing started"`)
 	listingEndedLine   = []byte(`] "HNS listing ended"`)
 	driftFoundLine     = []byte(`] "Drift repair found objects of hnsproxy's gone or changed in HNS`)
+	workDoneLine       = []byte(`] "Drift repair's work done"`)
+	workDoneFields     = regexp.MustCompile(` syncs=(\d+) seconds=([0-9.e+-]+)`)
 )
 
 // read reads what the log gained since the last call and returns what it
@@ -82,6 +92,13 @@ func (l *proxyLog) read() (logTally, error) {
 		if bytes.Contains(line, driftFoundLine) {
 			l.seen.driftFound++
 		}
+		if bytes.Contains(line, workDoneLine) {
+			l.seen.workDone++
+			if m := workDoneFields.FindSubmatch(line); m != nil {
+				l.seen.lastWorkSyncs, _ = strconv.Atoi(string(m[1]))
+				l.seen.lastWorkSeconds, _ = strconv.ParseFloat(string(m[2]), 64)
+			}
+		}
 	}
 	return l.seen, nil
 }
@@ -99,6 +116,14 @@ func (l *proxyLog) awaitNoListing(ctx context.Context, interval, timeout time.Du
 func (l *proxyLog) awaitDriftFound(ctx context.Context, since logTally, interval, timeout time.Duration) (logTally, error) {
 	return l.await(ctx, interval, timeout, func(t logTally) bool { return t.driftFound > since.driftFound }, func(logTally) error {
 		return fmt.Errorf("hnsproxy's log shows no drift repair finding objects gone after %s", timeout)
+	})
+}
+
+// awaitWorkDone returns once the log shows a repair's work done that
+// since had not shown.
+func (l *proxyLog) awaitWorkDone(ctx context.Context, since logTally, interval, timeout time.Duration) (logTally, error) {
+	return l.await(ctx, interval, timeout, func(t logTally) bool { return t.workDone > since.workDone }, func(logTally) error {
+		return fmt.Errorf("hnsproxy's log shows no drift repair's work done after %s", timeout)
 	})
 }
 

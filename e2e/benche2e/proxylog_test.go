@@ -141,3 +141,28 @@ func TestProxyLogWaitsForARepairThatFoundObjectsGone(t *testing.T) {
 		t.Fatalf("read = %+v, want 2 repairs that found objects", got)
 	}
 }
+
+func TestProxyLogReadsWhenARepairsWorkWasDone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hnsproxy.log")
+	appendLog := appender(t, path)
+	// A repair's work done before the bench looks: not the one it waits for.
+	appendLog("I1204 03:08:29.847327   1 repairwork.go:171] \"Drift repair's work done\" logger=\"reconciler.reconciler\" objects=1 syncs=1 seconds=0.016860626\n")
+	l := &proxyLog{path: path}
+	since, err := l.read()
+	if err != nil || since.workDone != 1 {
+		t.Fatalf("read = %+v, %v; want 1 work done", since, err)
+	}
+	// A chunk's line is not the end of the work.
+	appendLog("I1204 03:12:37.315425   1 repairwork.go:168] \"Synced part of a drift repair's work; the rest follows in the next Sync\" logger=\"reconciler.reconciler\" took=22 left=9542 nextChunk=44\n")
+	if _, err := l.awaitWorkDone(context.Background(), since, time.Millisecond, 5*time.Millisecond); err == nil {
+		t.Fatal("no work done yet: want awaitWorkDone to time out")
+	}
+	appendLog("I1204 03:13:02.847327   1 repairwork.go:171] \"Drift repair's work done\" logger=\"reconciler.reconciler\" objects=29981 syncs=871 seconds=80.516860626\n")
+	got, err := l.awaitWorkDone(context.Background(), since, time.Millisecond, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.workDone != 2 || got.lastWorkSyncs != 871 || got.lastWorkSeconds != 80.516860626 {
+		t.Fatalf("read = %+v, want a second work done, in 871 syncs and 80.516860626 s", got)
+	}
+}
