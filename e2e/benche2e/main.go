@@ -175,6 +175,11 @@ type report struct {
 	// recovery, HNSLossyRestartChangeMadeAtSeconds after HNS's return.
 	HNSLossyRestartChangeMadeAtSeconds float64 `json:"hnsLossyRestartChangeMadeAtSeconds,omitempty"`
 	HNSLossyRestartChangeSeconds       float64 `json:"hnsLossyRestartChangeSeconds,omitempty"`
+	// HNSLossyRestartReturnChangeSeconds is the latency of the change made
+	// as HNS returned (a Pod ready again whose Services' load balancers the
+	// restart dropped), HNSLossyRestartReturnChangeMadeAtSeconds after it.
+	HNSLossyRestartReturnChangeMadeAtSeconds float64 `json:"hnsLossyRestartReturnChangeMadeAtSeconds,omitempty"`
+	HNSLossyRestartReturnChangeSeconds       float64 `json:"hnsLossyRestartReturnChangeSeconds,omitempty"`
 	// The repair's work after that restart, as hnsproxy's log says it was
 	// done: in how many Syncs (a chunk each) and seconds from the first.
 	HNSLossyRestartRepairSyncs       int     `json:"hnsLossyRestartRepairSyncs,omitempty"`
@@ -501,7 +506,8 @@ func run(ctx context.Context, o options) (r report, err error) {
 	}
 	if o.restartLoses != "" {
 		if err := lossyRestart(ctx, o, node, &r, func(k int, ready bool, timeout time.Duration) (timing, error) {
-			return change(ctx, admin, view, watch, o.layout, vips, pick(o.layout, o.changes+m.used+k), ready, timeout)
+			// A view of its own: two changes are awaited at once.
+			return change(ctx, admin, newHNSView(node.Sim.Client), watch, o.layout, vips, pick(o.layout, o.changes+m.used+k), ready, timeout)
 		}, want, rss); err != nil {
 			return r, err
 		}
@@ -568,23 +574,41 @@ func lossyRestart(ctx context.Context, o options, node *framework.Node, r *repor
 	if _, err := flip(1, false, o.hnsOutage+syncWait); err != nil {
 		return fmt.Errorf("change during an HNS restart that drops objects: %w", err)
 	}
-	if _, err := flip(1, true, syncWait); err != nil {
-		return err
+	// The Pod goes ready again as HNS returns, its Services' load
+	// balancers gone: a change the recovery may hold. It is awaited
+	// beside the rest, so that the change made once the repair found
+	// what is gone is made then, whatever holds this one.
+	type flipped struct {
+		t   timing
+		err error
 	}
+	returned := make(chan flipped, 1)
+	go func() {
+		t, err := flip(1, true, syncWait)
+		returned <- flipped{t, err}
+	}()
 	if _, err := plog.awaitDriftFound(ctx, log0, 20*time.Millisecond, syncWait); err != nil {
+		<-returned
 		return err
 	}
 	time.Sleep(recoveryChangeLag)
 	during, err := flip(2, false, syncWait)
+	first := <-returned
 	if err != nil {
 		return fmt.Errorf("change during the recovery from an HNS restart that dropped objects: %w", err)
+	}
+	if first.err != nil {
+		return fmt.Errorf("change as HNS returned from a restart that dropped objects: %w", first.err)
 	}
 	if _, err := flip(2, true, syncWait); err != nil {
 		return err
 	}
+	r.HNSLossyRestartReturnChangeMadeAtSeconds = first.t.at.Sub(back).Seconds()
+	r.HNSLossyRestartReturnChangeSeconds = first.t.total.Seconds()
 	r.HNSLossyRestartChangeMadeAtSeconds = during.at.Sub(back).Seconds()
 	r.HNSLossyRestartChangeSeconds = during.total.Seconds()
-	logf("HNS restart dropping %s: a change made %.1fs after HNS came back, in the recovery, programmed after %.1fs", o.restartLoses, r.HNSLossyRestartChangeMadeAtSeconds, r.HNSLossyRestartChangeSeconds)
+	logf("HNS restart dropping %s: a change made %.1fs after HNS came back programmed after %.1fs; one made %.1fs after, in the recovery, after %.1fs", o.restartLoses,
+		r.HNSLossyRestartReturnChangeMadeAtSeconds, r.HNSLossyRestartReturnChangeSeconds, r.HNSLossyRestartChangeMadeAtSeconds, r.HNSLossyRestartChangeSeconds)
 	seconds, _, cpuAfter, err := fullSync(ctx, node, want, back)
 	if err != nil {
 		return fmt.Errorf("after an HNS restart that dropped %s: %w", o.restartLoses, err)
