@@ -175,6 +175,9 @@ type report struct {
 	// recovery, HNSLossyRestartChangeMadeAtSeconds after HNS's return.
 	HNSLossyRestartChangeMadeAtSeconds float64 `json:"hnsLossyRestartChangeMadeAtSeconds,omitempty"`
 	HNSLossyRestartChangeSeconds       float64 `json:"hnsLossyRestartChangeSeconds,omitempty"`
+	// HNSLossyRestartOutageChangeSeconds is when the change made during
+	// the outage (a Pod unready) showed in HNS, from HNS's return.
+	HNSLossyRestartOutageChangeSeconds float64 `json:"hnsLossyRestartOutageChangeSeconds,omitempty"`
 	// HNSLossyRestartReturnChangeSeconds is the latency of the change made
 	// as HNS returned (a Pod ready again whose Services' load balancers the
 	// restart dropped), HNSLossyRestartReturnChangeMadeAtSeconds after it.
@@ -571,9 +574,11 @@ func lossyRestart(ctx context.Context, o options, node *framework.Node, r *repor
 		return err
 	}
 	back := time.Now().Add(o.hnsOutage)
-	if _, err := flip(1, false, o.hnsOutage+syncWait); err != nil {
+	outage, err := flip(1, false, o.hnsOutage+syncWait)
+	if err != nil {
 		return fmt.Errorf("change during an HNS restart that drops objects: %w", err)
 	}
+	r.HNSLossyRestartOutageChangeSeconds = outage.at.Add(outage.total).Sub(back).Seconds()
 	// The Pod goes ready again as HNS returns, its Services' load
 	// balancers gone: a change the recovery may hold. It is awaited
 	// beside the rest, so that the change made once the repair found
@@ -607,8 +612,8 @@ func lossyRestart(ctx context.Context, o options, node *framework.Node, r *repor
 	r.HNSLossyRestartReturnChangeSeconds = first.t.total.Seconds()
 	r.HNSLossyRestartChangeMadeAtSeconds = during.at.Sub(back).Seconds()
 	r.HNSLossyRestartChangeSeconds = during.total.Seconds()
-	logf("HNS restart dropping %s: a change made %.1fs after HNS came back programmed after %.1fs; one made %.1fs after, in the recovery, after %.1fs", o.restartLoses,
-		r.HNSLossyRestartReturnChangeMadeAtSeconds, r.HNSLossyRestartReturnChangeSeconds, r.HNSLossyRestartChangeMadeAtSeconds, r.HNSLossyRestartChangeSeconds)
+	logf("HNS restart dropping %s: a change made during the outage shown %.1fs after HNS came back; one made %.1fs after programmed after %.1fs; one made %.1fs after, in the recovery, after %.1fs", o.restartLoses,
+		r.HNSLossyRestartOutageChangeSeconds, r.HNSLossyRestartReturnChangeMadeAtSeconds, r.HNSLossyRestartReturnChangeSeconds, r.HNSLossyRestartChangeMadeAtSeconds, r.HNSLossyRestartChangeSeconds)
 	seconds, _, cpuAfter, err := fullSync(ctx, node, want, back)
 	if err != nil {
 		return fmt.Errorf("after an HNS restart that dropped %s: %w", o.restartLoses, err)
