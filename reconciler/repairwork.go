@@ -110,8 +110,9 @@ func (r *Reconciler) takeRepairWork(lbs map[intent.LBKey]struct{}, eps map[strin
 	if w.left() == 0 {
 		return 0
 	}
+	taken := 0
 	for k := range lbs {
-		r.takeBackendsOf(k, eps)
+		taken += r.takeBackendsOf(k, eps)
 	}
 	if !w.sorted {
 		w.lbOrder = sortedKeys(w.lbs)
@@ -119,7 +120,6 @@ func (r *Reconciler) takeRepairWork(lbs map[intent.LBKey]struct{}, eps map[strin
 		intent.SortIPs(w.epOrder)
 		w.sorted = true
 	}
-	taken := 0
 	for taken < w.chunk && len(w.lbOrder) > 0 {
 		k := w.lbOrder[0]
 		w.lbOrder = w.lbOrder[1:]
@@ -170,21 +170,26 @@ func (r *Reconciler) takeBackendsOf(k intent.LBKey, eps map[string]struct{}) int
 
 // noteRepairWorkDone sizes the next chunk by what this Sync, which took
 // taken objects of the repair's work, spent (elapsed), and says when the
-// work is done.
+// work is done: also when changes handed in took the last of it.
 func (r *Reconciler) noteRepairWorkDone(taken int, elapsed time.Duration) {
 	w := &r.repairWork
-	if taken == 0 {
-		return
+	if w.since.IsZero() {
+		return // no work since the last done
 	}
-	w.syncs++
-	w.done += taken
-	switch {
-	case elapsed > repairSyncBudget:
-		w.chunk = max(repairChunkMin, int(int64(w.chunk)*int64(repairSyncBudget)/int64(elapsed)))
-	case elapsed < repairSyncBudget/2 && taken >= w.chunk:
-		w.chunk = min(repairChunkMax, 2*w.chunk)
+	if taken > 0 {
+		w.syncs++
+		w.done += taken
+		switch {
+		case elapsed > repairSyncBudget:
+			w.chunk = max(repairChunkMin, int(int64(w.chunk)*int64(repairSyncBudget)/int64(elapsed)))
+		case elapsed < repairSyncBudget/2 && taken >= w.chunk:
+			w.chunk = min(repairChunkMax, 2*w.chunk)
+		}
 	}
 	if left := w.left(); left > 0 {
+		if taken == 0 {
+			return
+		}
 		r.log.V(2).Info("Synced part of a drift repair's work; the rest follows in the next Sync", "took", taken, "left", left, "nextChunk", w.chunk)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -123,8 +124,9 @@ func TestNoChangeWaitsBehindRepairWork(t *testing.T) {
 // A chunk grows while Syncs take under half the budget, and never past a
 // Sync's worth: HNS's speed per call is not known ahead.
 func TestRepairChunkFollowsHNSSpeed(t *testing.T) {
-	r := &Reconciler{log: newEnv(t, sim.ProfileWS2022).options().Logger, clock: clocktesting.NewFakeClock(time.Now())}
-	r.repairWork = repairWork{lbs: map[intent.LBKey]struct{}{{VIP: "10.96.0.1"}: {}}, chunk: repairChunkFirst}
+	clk := clocktesting.NewFakeClock(time.Now())
+	r := &Reconciler{log: ktesting.NewLogger(t, ktesting.NewConfig()), clock: clk}
+	r.repairWork = repairWork{lbs: map[intent.LBKey]struct{}{{VIP: "10.96.0.1"}: {}}, chunk: repairChunkFirst, since: clk.Now()}
 	for range 20 {
 		r.noteRepairWorkDone(r.repairWork.chunk, time.Millisecond)
 	}
@@ -143,5 +145,24 @@ func TestRepairChunkFollowsHNSSpeed(t *testing.T) {
 	r.noteRepairWorkDone(1, time.Millisecond)
 	if got := r.repairWork.chunk; got != before {
 		t.Errorf("chunk %d after a Sync that ran out of work, want it kept at %d", got, before)
+	}
+}
+
+// Work that changes handed in took to its end (each object marked again
+// before a Sync took it) is done too: the next repair's work starts its
+// own count.
+func TestRepairWorkTakenByChangesIsDone(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	r := &Reconciler{log: ktesting.NewLogger(t, ktesting.NewConfig()), clock: clk}
+	k := intent.LBKey{VIP: "10.96.0.1"}
+	r.repairWork = repairWork{lbs: map[intent.LBKey]struct{}{k: {}}, eps: map[string]struct{}{}, chunk: repairChunkFirst, since: clk.Now()}
+	r.noteRepairWorkDone(0, time.Millisecond)
+	if r.repairWork.since.IsZero() {
+		t.Fatal("work left, yet counted done")
+	}
+	r.repairWork.handedLB(k)
+	r.noteRepairWorkDone(0, time.Millisecond)
+	if !r.repairWork.since.IsZero() {
+		t.Error("the last of the work handed in, yet not counted done")
 	}
 }
