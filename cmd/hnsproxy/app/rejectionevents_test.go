@@ -212,3 +212,44 @@ func TestNodeRejectionCountsLoadBalancersNotServicePorts(t *testing.T) {
 		t.Errorf("Node events for %d refused load balancers of %d Service ports: %q, want one counting load balancers", n, n/perPort, onNode)
 	}
 }
+
+// readCounted is a status source that counts reads of the whole status.
+type readCounted struct {
+	statuses
+	reads int
+}
+
+func (s *readCounted) StatusSnapshot() *reconciler.StatusSnapshot {
+	s.reads++
+	return s.statuses.StatusSnapshot()
+}
+
+// An HNS outage fails every load balancer as unavailable, which is no
+// rejection, so the observer does not read the whole status for it: the
+// reconciler's first reader has it hand over every object's status from
+// then on (at 10,000 Services on overlay some 5 MiB, held for the
+// process's life). A refusal is read and reported as before.
+func TestAnHNSOutageReadsNoStatus(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
+	health := healthcheck.NewProxyHealthServer(clk, time.Minute, nil)
+	key := intent.LBKey{Family: intent.IPv4, VIP: "10.96.0.10", Protocol: hnslb.ProtocolTCP, Port: 80}
+	lb := intent.LB{Key: key, Owner: "shop/web:http"}
+	src := &readCounted{statuses: statuses{lbs: []reconciler.Status{{Key: key, Owner: lb.Owner, Desired: &lb, State: reconciler.StateError}}}}
+	rec := events.NewFakeRecorder(10)
+	obs := newObserver(nil, health, nil, src, hnsevents.NewReporter(fakeBroadcaster{rec: rec}, "win-1"))
+	sync := func(errs ...reconciler.ObjectError) {
+		obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now(), Result: reconciler.SyncResult{Failed: len(errs), Errors: errs}})
+	}
+	for _, code := range []hnslb.ErrorCode{hnslb.CodeRPCServerUnavailable, hnslb.CodeManagerStopped, hnslb.CodeTimeout} {
+		sync(reconciler.ObjectError{Kind: reconciler.KindLoadBalancer, Name: key.String(), Err: hnslb.NewError("CreateLoadBalancer", code, "HNS is down")},
+			reconciler.ObjectError{Kind: reconciler.KindRemoteEndpoint, Name: "10.244.2.7", Err: hnslb.NewError("CreateEndpoint", code, "HNS is down")})
+	}
+	if src.reads != 0 || len(rec.Events) != 0 {
+		t.Fatalf("an HNS outage: %d reads of the whole status, %d events; want none", src.reads, len(rec.Events))
+	}
+	sync(reconciler.ObjectError{Kind: reconciler.KindLoadBalancer, Name: key.String(),
+		Err: hnslb.NewError("CreateLoadBalancer", hnslb.CodeInvalidParameter, "The parameter is incorrect.")})
+	if src.reads == 0 || len(rec.Events) != 1 {
+		t.Errorf("a refusal: %d reads of the whole status, %d events; want it read and one event", src.reads, len(rec.Events))
+	}
+}

@@ -42,11 +42,19 @@ func newRejections() rejections {
 // distinct error; while more than rejectionsRaisedPerCode load balancers
 // are refused with one HNS error code, for that many of them, then one on
 // the Node, the rest once few are refused with it (events.Bound). It reads
-// the whole status only while some load balancer failed or was reported:
-// the common Sync pays nothing for it.
+// the whole status only while HNS refuses some load balancer or one is
+// reported: neither the common Sync nor an HNS outage (every call refused
+// as unavailable) pays for it, nor has the reconciler hand over every
+// object's status from then on (its first reader does that).
 func (o *observer) reportRejections(r reconciler.SyncResult) {
 	rj := &o.rejected
-	if len(r.Errors) == 0 && len(rj.reported) == 0 {
+	var refused []reconciler.ObjectError
+	for _, e := range r.Errors {
+		if e.Kind == reconciler.KindLoadBalancer && !hnslb.IsUnavailable(e.Err) && !stoppedMidSync(e.Err) && !foreignHeld(e.Err) {
+			refused = append(refused, e)
+		}
+	}
+	if len(refused) == 0 && len(rj.reported) == 0 {
 		return
 	}
 	owners := map[string]string{}
@@ -64,10 +72,7 @@ func (o *observer) reportRejections(r reconciler.SyncResult) {
 	}
 	var due []string // refused anew, or with another error; then owed
 	fresh := map[string]bool{}
-	for _, e := range r.Errors {
-		if e.Kind != reconciler.KindLoadBalancer || hnslb.IsUnavailable(e.Err) || stoppedMidSync(e.Err) || foreignHeld(e.Err) {
-			continue
-		}
+	for _, e := range refused {
 		if was, ok := rj.reported[e.Name]; ok && was.err.Error() == e.Err.Error() {
 			continue
 		}
