@@ -381,11 +381,11 @@ func run(ctx context.Context, o options) (r report, err error) {
 	node := cluster.Node(nodeName)
 	rss := watchRSS(node.Proxy.PID, node.Proxy.MetricsURL)
 	coldProfile := o.cpuProfile(ctx, node, "cold", o.coldProfileSeconds)
-	stopColdHeap := o.coldHeap(ctx, node, "cold")
+	stopHeapPeak := o.heapPeak(ctx, node, "cold")
 	if r.FirstFullSyncSeconds, r.RSSAfterSyncMiB, r.FirstFullSyncCPUSeconds, err = fullSync(ctx, node, want, start); err != nil {
 		return r, err
 	}
-	if err := stopColdHeap(); err != nil {
+	if err := stopHeapPeak(); err != nil {
 		return r, err
 	}
 	logf("first full sync after %.1fs, %.2fs of hnsproxy CPU", r.FirstFullSyncSeconds, r.FirstFullSyncCPUSeconds)
@@ -528,11 +528,11 @@ func run(ctx context.Context, o options) (r report, err error) {
 	if err := node.Proxy.Start(ctx); err != nil {
 		return r, err
 	}
-	stopColdHeap = o.coldHeap(ctx, node, "reboot")
+	stopHeapPeak = o.heapPeak(ctx, node, "reboot")
 	if r.NodeRebootFullSyncSeconds, r.RSSEndMiB, r.NodeRebootFullSyncCPUSeconds, err = fullSync(ctx, node, want, start); err != nil {
 		return r, err
 	}
-	if err := stopColdHeap(); err != nil {
+	if err := stopHeapPeak(); err != nil {
 		return r, err
 	}
 	logf("node reboot: full sync after %.1fs, %.2fs of hnsproxy CPU", r.NodeRebootFullSyncSeconds, r.NodeRebootFullSyncCPUSeconds)
@@ -559,6 +559,12 @@ func run(ctx context.Context, o options) (r report, err error) {
 // the second change is taken back within it.
 func lossyRestart(ctx context.Context, o options, node *framework.Node, r *report, flip func(k int, ready bool, timeout time.Duration) (timing, error), want map[string]int, rss *rssWatch) error {
 	rss.setPhase("HNS restart that drops objects")
+	stopHeapPeak := o.heapPeak(ctx, node, "lossy")
+	defer func() {
+		if err := stopHeapPeak(); err != nil {
+			logf("heap profile of the restart that drops objects: %v", err)
+		}
+	}()
 	lat := remote.Duration(o.rpcLatency)
 	pid := node.Proxy.PID()
 	cpuBefore, err := framework.ProcessCPU(pid)

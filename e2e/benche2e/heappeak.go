@@ -11,23 +11,23 @@ import (
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 )
 
-// coldHeapEvery is how often coldHeap samples hnsproxy during a full sync.
-const coldHeapEvery = time.Second
+// heapPeakEvery is how often heapPeak samples hnsproxy.
+const heapPeakEvery = time.Second
 
-// coldHeap follows hnsproxy's memory while a full sync runs, for finding
-// what sets its resident peak: every coldHeapEvery it logs VmRSS, VmHWM and
-// the heap goal, and each time the goal is the highest yet it saves the heap
+// heapPeak follows hnsproxy's memory through a phase (a full sync, the HNS
+// restart that drops objects and its recovery), for finding what sets its
+// resident peak: every heapPeakEvery it logs VmRSS, VmHWM and the heap goal, and each time the goal is the highest yet it saves the heap
 // profile, uncollected (its in-use figures are the heap live at the last
 // collection, whose live set set that goal), as heap-<label>-peak.pprof.
 // The returned func stops it and reports the peak goal seen.
-func (o options) coldHeap(ctx context.Context, node *framework.Node, label string) func() error {
+func (o options) heapPeak(ctx context.Context, node *framework.Node, label string) func() error {
 	if o.profileDir == "" {
 		return func() error { return nil }
 	}
 	stop, done := make(chan struct{}), make(chan error, 1)
 	go func() {
 		start := time.Now()
-		tick := time.NewTicker(coldHeapEvery)
+		tick := time.NewTicker(heapPeakEvery)
 		defer tick.Stop()
 		var peak float64
 		var peakAt time.Duration
