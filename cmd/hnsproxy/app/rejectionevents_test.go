@@ -224,12 +224,13 @@ func (s *readCounted) StatusSnapshot() *reconciler.StatusSnapshot {
 	return s.statuses.StatusSnapshot()
 }
 
-// An HNS outage fails every load balancer as unavailable, which is no
-// rejection, so the observer does not read the whole status for it: the
+// An HNS outage fails every load balancer as unavailable, and the restart
+// may drop the remote endpoints they use; neither is a rejection, so the
+// observer does not read the whole status for them: the
 // reconciler's first reader has it hand over every object's status from
 // then on (at 10,000 Services on overlay some 5 MiB, held for the
 // process's life). A refusal is read and reported as before.
-func TestAnHNSOutageReadsNoStatus(t *testing.T) {
+func TestAnHNSRestartReadsNoStatus(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
 	health := healthcheck.NewProxyHealthServer(clk, time.Minute, nil)
 	key := intent.LBKey{Family: intent.IPv4, VIP: "10.96.0.10", Protocol: hnslb.ProtocolTCP, Port: 80}
@@ -247,8 +248,22 @@ func TestAnHNSOutageReadsNoStatus(t *testing.T) {
 	if src.reads != 0 || len(rec.Events) != 0 {
 		t.Fatalf("an HNS outage: %d reads of the whole status, %d events; want none", src.reads, len(rec.Events))
 	}
+	// HNS back without the remote endpoints it held: a load balancer's
+	// create names one it dropped. The reconciler makes it again; no
+	// refusal of the Service's either.
+	for _, gone := range []*hnslb.Error{
+		hnslb.NewError("CreateLoadBalancer", hnslb.CodeEndpointNotFound, "The endpoint was not found. backend endpoint ID"),
+		hnslb.NewError("CreateLoadBalancer", hnslb.CodePortNotFound, "The switch-port was not found."),
+		hnslb.NewError("UpdateLoadBalancer", hnslb.CodeNotFound, "Element not found."),
+	} {
+		sync(reconciler.ObjectError{Kind: reconciler.KindLoadBalancer, Name: key.String(), Err: gone})
+	}
+	if src.reads != 0 || len(rec.Events) != 0 {
+		t.Fatalf("backends HNS dropped: %d reads of the whole status, %d events; want none", src.reads, len(rec.Events))
+	}
+	// A reference HNS does not take in the document need not pass.
 	sync(reconciler.ObjectError{Kind: reconciler.KindLoadBalancer, Name: key.String(),
-		Err: hnslb.NewError("CreateLoadBalancer", hnslb.CodeInvalidParameter, "The parameter is incorrect.")})
+		Err: hnslb.NewError("CreateLoadBalancer", hnslb.CodeInvalidJSONReference, "The reference is invalid in the JSON document.")})
 	if src.reads == 0 || len(rec.Events) != 1 {
 		t.Errorf("a refusal: %d reads of the whole status, %d events; want it read and one event", src.reads, len(rec.Events))
 	}

@@ -37,20 +37,22 @@ func newRejections() rejections {
 
 // reportRejections raises HNSLoadBalancerRejected on the owning Service for
 // each load balancer HNS refused (not for HNS being unreachable, nor for a
-// call the stop cut short, nor for a foreign load balancer on the frontend:
+// call the stop cut short, nor for a backend HNS no longer has, which the
+// reconciler makes again, nor for a foreign load balancer on the frontend:
 // the proxier raises ForeignLoadBalancerConflict for that), once per
 // distinct error; while more than rejectionsRaisedPerCode load balancers
 // are refused with one HNS error code, for that many of them, then one on
 // the Node, the rest once few are refused with it (events.Bound). It reads
 // the whole status only while HNS refuses some load balancer or one is
 // reported: neither the common Sync nor an HNS outage (every call refused
-// as unavailable) pays for it, nor has the reconciler hand over every
+// as unavailable) nor the recovery from a restart that dropped remote
+// endpoints pays for it, nor has the reconciler hand over every
 // object's status from then on (its first reader does that).
 func (o *observer) reportRejections(r reconciler.SyncResult) {
 	rj := &o.rejected
 	var refused []reconciler.ObjectError
 	for _, e := range r.Errors {
-		if e.Kind == reconciler.KindLoadBalancer && !hnslb.IsUnavailable(e.Err) && !stoppedMidSync(e.Err) && !foreignHeld(e.Err) {
+		if e.Kind == reconciler.KindLoadBalancer && !hnslb.IsUnavailable(e.Err) && !stoppedMidSync(e.Err) && !foreignHeld(e.Err) && !backendVanished(e.Err) {
 			refused = append(refused, e)
 		}
 	}
