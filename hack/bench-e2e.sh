@@ -24,8 +24,8 @@
 #      kube-proxy's default), BENCH_HEAP_PROFILES (a folder: hnsproxy runs with --profiling and its
 #      heap profile at the end is saved there; during each full sync and the
 #      HNS restart that drops objects its RSS and heap goal are logged every
-#      second and the profile at the highest goal is saved too, and heap profiles at the start and end of the
-#      HNS restart, allocs-restart-*.pprof, and of the CPU phase, a CPU
+#      second and the profile at the highest goal is saved too, and heap
+#      profiles at the start and end of the HNS restart, allocs-restart-*.pprof, and of the CPU phase, a CPU
 #      profile of its first 20 s, cpu-changes.pprof, and heap profiles at
 #      its start and end, allocs-changes-*.pprof), BENCH_COLD_CPU_PROFILE_SECONDS
 #      (with it: a CPU profile of hnsproxy's first seconds, cpu-cold.pprof),

@@ -102,7 +102,15 @@ func IsNotFound(err error) bool {
 // (reconciler: a Get of the load balancer). It is kept apart from
 // IsNotFound: a delete answered 0x803b0007 must not count as done.
 func IsMissingReference(err error) bool {
-	return IsNotFound(err) || hasCode(err, CodePortNotFound, CodeInvalidJSONReference)
+	return IsReferenceGone(err) || hasCode(err, CodeInvalidJSONReference)
+}
+
+// IsReferenceGone is the part of IsMissingReference that says an object the
+// write named is gone (a not-found code, or 0x803b0007): once the caller has
+// found and made it again, the retry passes. 0x803b001c, a reference HNS
+// does not take in the document, need not.
+func IsReferenceGone(err error) bool {
+	return IsNotFound(err) || hasCode(err, CodePortNotFound)
 }
 
 // IsPortAlreadyExists reports a frontend conflict with another load balancer.

@@ -33,22 +33,23 @@ func TestAddressRefusedCodes(t *testing.T) {
 // TestMissingReferenceCodes: each code HNS may answer a load balancer write
 // naming an object it does not have is a missing reference; only the
 // not-found codes are IsNotFound, so a delete answered with another one is
-// not taken for done.
+// not taken for done; all but the document's own bad reference say the
+// object is gone (IsReferenceGone).
 func TestMissingReferenceCodes(t *testing.T) {
 	for _, c := range []struct {
-		code              ErrorCode
-		missing, notFound bool
+		code                    ErrorCode
+		missing, gone, notFound bool
 	}{
-		{CodeEndpointNotFound, true, true},
-		{CodeNotFound, true, true},
-		{CodePortNotFound, true, false},
-		{CodeInvalidJSONReference, true, false},
-		{CodeInvalidParameter, false, false},
-		{CodePortAlreadyExists, false, false},
+		{CodeEndpointNotFound, true, true, true},
+		{CodeNotFound, true, true, true},
+		{CodePortNotFound, true, true, false},
+		{CodeInvalidJSONReference, true, false, false},
+		{CodeInvalidParameter, false, false, false},
+		{CodePortAlreadyExists, false, false, false},
 	} {
 		err := NewError("CreateLoadBalancer", c.code, "")
-		if IsMissingReference(err) != c.missing || IsNotFound(err) != c.notFound {
-			t.Errorf("0x%x: missing reference %v, not found %v; want %v, %v", uint32(c.code), IsMissingReference(err), IsNotFound(err), c.missing, c.notFound)
+		if IsMissingReference(err) != c.missing || IsReferenceGone(err) != c.gone || IsNotFound(err) != c.notFound {
+			t.Errorf("0x%x: missing reference %v, gone %v, not found %v; want %v, %v, %v", uint32(c.code), IsMissingReference(err), IsReferenceGone(err), IsNotFound(err), c.missing, c.gone, c.notFound)
 		}
 	}
 }

@@ -16,7 +16,8 @@ const heapPeakEvery = time.Second
 
 // heapPeak follows hnsproxy's memory through a phase (a full sync, the HNS
 // restart that drops objects and its recovery), for finding what sets its
-// resident peak: every heapPeakEvery it logs VmRSS, VmHWM and the heap goal, and each time the goal is the highest yet it saves the heap
+// resident peak: every heapPeakEvery it logs VmRSS, VmHWM and the heap
+// goal, and each time the goal is the highest yet it saves the heap
 // profile, uncollected (its in-use figures are the heap live at the last
 // collection, whose live set set that goal), as heap-<label>-peak.pprof.
 // The returned func stops it and reports the peak goal seen.

@@ -227,18 +227,6 @@ func (o *observer) HealthChecks(checks map[types.NamespacedName]desired.HealthCh
 // one holds: no refusal of HNS's, and reported by the proxier already.
 func foreignHeld(err error) bool { return errors.As(err, new(*reconciler.ForeignFrontendError)) }
 
-// backendVanished reports a load balancer write HNS refused because an
-// object it names is gone (not found, or 0x803b0007, the switch port of
-// an endpoint): the reconciler looks the backends up again and makes a
-// remote endpoint HNS dropped again before the retry
-// (reconciler/vanishedep.go), as after an HNS restart that dropped them.
-// That is no refusal of the Service's. 0x803b001c, a reference HNS does
-// not take in the document, is reported: it need not pass.
-func backendVanished(err error) bool {
-	code, _ := hnslb.CodeOf(err)
-	return hnslb.IsNotFound(err) || code == hnslb.CodePortNotFound
-}
-
 // stoppedMidSync reports the error of a call the stop cut short or kept
 // from being made (the Sync's context ended): not HNS's refusal.
 func stoppedMidSync(err error) bool { return errors.Is(err, context.Canceled) }

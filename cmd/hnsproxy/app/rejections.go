@@ -52,7 +52,9 @@ func (o *observer) reportRejections(r reconciler.SyncResult) {
 	rj := &o.rejected
 	var refused []reconciler.ObjectError
 	for _, e := range r.Errors {
-		if e.Kind == reconciler.KindLoadBalancer && !hnslb.IsUnavailable(e.Err) && !stoppedMidSync(e.Err) && !foreignHeld(e.Err) && !backendVanished(e.Err) {
+		// A backend HNS no longer has (IsReferenceGone) the reconciler
+		// makes again before the retry (reconciler/vanishedep.go).
+		if e.Kind == reconciler.KindLoadBalancer && !hnslb.IsUnavailable(e.Err) && !stoppedMidSync(e.Err) && !foreignHeld(e.Err) && !hnslb.IsReferenceGone(e.Err) {
 			refused = append(refused, e)
 		}
 	}
