@@ -242,19 +242,27 @@ func checkHealthz(t *testing.T, n *framework.Node) {
 }
 
 // checkDebug reads /debug/hns: the node's desired and realized load
-// balancers per Service port.
+// balancers per Service port. A first look that met a sync says the
+// statuses are being gathered; they come with that sync's end.
 func checkDebug(t *testing.T, n *framework.Node, servicePort string) {
 	t.Helper()
-	code, body, err := httpGet(context.Background(), n.Proxy.DebugURL())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var d struct {
-		Node     string                       `json:"node"`
-		Services map[string][]json.RawMessage `json:"services"`
+		Node      string                       `json:"node"`
+		Services  map[string][]json.RawMessage `json:"services"`
+		Gathering bool                         `json:"statusGathering"`
 	}
-	if err := json.Unmarshal(body, &d); err != nil || code != http.StatusOK {
-		t.Fatalf("node %s /debug/hns: %d %v: %.300s", n.Name(), code, err, body)
+	for look := 0; look == 0 || d.Gathering && look < 50; look++ {
+		if look > 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		code, body, err := httpGet(context.Background(), n.Proxy.DebugURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Gathering = false
+		if err := json.Unmarshal(body, &d); err != nil || code != http.StatusOK {
+			t.Fatalf("node %s /debug/hns: %d %v: %.300s", n.Name(), code, err, body)
+		}
 	}
 	if d.Node != n.Name() || len(d.Services[servicePort]) == 0 {
 		t.Errorf("node %s /debug/hns: node %q, %d entries for %s; want this node and its load balancer", n.Name(), d.Node, len(d.Services[servicePort]), servicePort)

@@ -46,18 +46,7 @@ func BenchmarkUpsertSyncOneOf20k(b *testing.B) {
 			}
 			want := e.bigCluster(20000)
 			r := e.started(want...)
-			i := 0
-			for b.Loop() {
-				d := want[i%len(want)]
-				if i/len(want)%2 == 0 {
-					d.Backends = d.Backends[1:]
-				}
-				r.Upsert(d)
-				if res := r.Sync(ctx); res.Updated != 1 || res.Failed != 0 {
-					b.Fatalf("sync %d: %+v", i, res)
-				}
-				i++
-			}
+			i := changeOneEachOp(b, r, want)
 			c := e.counters()
 			if c.Lists() != 0 {
 				b.Fatalf("the incremental path listed HNS %d times", c.Lists())
@@ -126,4 +115,23 @@ func BenchmarkFingerprint(b *testing.B) {
 			b.ReportAllocs()
 		})
 	}
+}
+
+// changeOneEachOp has each op of b change one load balancer of want (its
+// first backend dropped, put back on the next pass over want) and Sync;
+// it returns how many ops ran.
+func changeOneEachOp(b *testing.B, r *Reconciler, want []intent.LB) int {
+	i := 0
+	for b.Loop() {
+		d := want[i%len(want)]
+		if i/len(want)%2 == 0 {
+			d.Backends = d.Backends[1:]
+		}
+		r.Upsert(d)
+		if res := r.Sync(ctx); res.Updated != 1 || res.Failed != 0 {
+			b.Fatalf("sync %d: %+v", i, res)
+		}
+		i++
+	}
+	return i
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hnsproxy/hnsproxy/intent"
 )
@@ -19,6 +20,11 @@ type StatusSnapshot struct {
 	RemoteEndpoints []EndpointStatus // sorted by IP
 	// LearnedBackendCap is the backend cap HNS was found to enforce (0: none; backendcap.go).
 	LearnedBackendCap int
+	// Gathering says the status is not handed over yet: a first look, or
+	// the first after statusReaderIdle with none, met a Start, Sync or
+	// Repair in progress, and the statuses come with its end. The snapshot
+	// is empty then; look again.
+	Gathering bool
 }
 
 // ObjectCounts counts the tracked load balancers and remote endpoints.
@@ -41,8 +47,22 @@ type KindCounts struct{ Desired, Done, Failed int }
 // no statuses, which nobody would fold and which at 111,000 objects held
 // about a sixth of the peak RSS. The first reader has the next flush hand
 // over every object (its own, if the reconciler is idle; else the one that
-// ends the Start, Sync or Repair in progress, and until then it reads the
-// empty status).
+// ends the Start, Sync or Repair in progress, and until then it reads an
+// empty status that says it is Gathering).
+//
+// A flush that finds no reader has asked for statusReaderIdle stops the
+// hand-over and drops what it kept for readers (the last snapshot, the
+// deltas, the IPs by endpoint ID): an operator's one look at /debug/hns, or
+// one load balancer HNS refused once, no longer has the node keep every
+// object's status twice for the rest of the process's life (at 10,000
+// Services on overlay about 5 MiB live). The next reader is a first reader
+// again.
+
+// statusReaderIdle is how long the hand-over goes on with no reader. An
+// operator looking again and again, or the observer reading after every
+// Sync while a refusal it reported stands, keeps it; a look after it costs
+// one walk of every object.
+const statusReaderIdle = 10 * time.Minute
 
 // statusChanges are the objects whose status may have changed since the
 // last flush; the reconciler's lock guards them.
@@ -129,24 +149,35 @@ type publishedStatus struct {
 	counts          ObjectCounts
 	// learnedCap is the reconciler's learnedCap as of the last flush.
 	learnedCap int
-	// read says a reader has asked for a snapshot; set once, under mu.
-	read atomic.Bool
+	// read says a reader has asked for a snapshot since the hand-over last
+	// stopped; set under mu, and cleared under mu and merging. lastRead is
+	// when a reader last asked (under mu).
+	read     atomic.Bool
+	lastRead time.Time
 
-	// merging orders readers; it guards latest.
-	merging sync.Mutex
-	latest  *StatusSnapshot
+	// merging orders readers; it guards latest and gathered, which says
+	// latest is built on a hand-over of every object since read was set.
+	merging  sync.Mutex
+	latest   *StatusSnapshot
+	gathered bool
 }
 
-var emptyStatus = &StatusSnapshot{}
+var (
+	emptyStatus     = &StatusSnapshot{}
+	gatheringStatus = &StatusSnapshot{Gathering: true}
+)
 
 // StatusSnapshot returns the current status when no Start, Sync or Repair
 // holds the lock, and otherwise, without waiting for it, the status at the
-// end of the last one. It never waits for HNS.
+// end of the last one, or, if none handed the statuses over since the
+// hand-over started (a first reader, or the first after statusReaderIdle),
+// an empty status that says it is Gathering. It never waits for HNS.
 func (r *Reconciler) StatusSnapshot() *StatusSnapshot {
 	p := &r.published
 	p.merging.Lock()
 	defer p.merging.Unlock()
 	p.mu.Lock()
+	p.lastRead = r.clock.Now()
 	if !p.read.Load() {
 		p.read.Store(true)
 		p.fullDue = true
@@ -160,14 +191,18 @@ func (r *Reconciler) StatusSnapshot() *StatusSnapshot {
 	lbs, eps, learnedCap, rebase := p.lbDelta, p.epDelta, p.learnedCap, p.rebase
 	p.lbDelta, p.epDelta, p.rebase = nil, nil, false
 	p.mu.Unlock()
-	if p.latest == nil || rebase {
-		p.latest = emptyStatus
+	switch {
+	case rebase:
+		p.latest, p.gathered = emptyStatus, true
+	case !p.gathered:
+		p.latest = gatheringStatus
 	}
 	if len(lbs)+len(eps) > 0 {
 		p.latest = &StatusSnapshot{
 			LoadBalancers:     fold(p.latest.LoadBalancers, lbs, func(s *Status) intent.LBKey { return s.Key }, intent.CompareLBKeys),
 			RemoteEndpoints:   fold(p.latest.RemoteEndpoints, eps, func(s *EndpointStatus) string { return s.Endpoint.IP }, intent.CompareIPs),
 			LearnedBackendCap: p.latest.LearnedBackendCap,
+			Gathering:         p.latest.Gathering,
 		}
 	}
 	if p.latest.LearnedBackendCap != learnedCap {
@@ -227,6 +262,11 @@ func (r *Reconciler) touchAll() {
 func (r *Reconciler) flushStatusLocked() {
 	p := &r.published
 	p.mu.Lock()
+	// A reader folding now holds merging: it is no idle reader.
+	if p.read.Load() && r.clock.Since(p.lastRead) >= statusReaderIdle && p.merging.TryLock() {
+		p.stopHandOver()
+		p.merging.Unlock()
+	}
 	read, full := p.read.Load(), p.fullDue
 	p.fullDue = false
 	p.mu.Unlock()
@@ -327,6 +367,17 @@ func (r *Reconciler) flushStatusLocked() {
 	if rebuild {
 		r.flushStatusLocked()
 	}
+}
+
+// stopHandOver drops what the hand-over keeps for readers, none of whom
+// asked for statusReaderIdle; the caller holds the reconciler's lock,
+// p.mu and p.merging.
+func (p *publishedStatus) stopHandOver() {
+	p.read.Store(false)
+	p.fullDue, p.rebase = false, false
+	p.lbDelta, p.epDelta = nil, nil
+	p.latest, p.gathered = nil, false
+	p.ipOfID, p.changed.epIDs = nil, nil
 }
 
 // minDeltasDropped is how many statuses the hand-over holds at least

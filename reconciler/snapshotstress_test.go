@@ -61,10 +61,12 @@ func readUntil(wg *sync.WaitGroup, stop <-chan struct{}, read func()) {
 // Readers that run beside Syncs, Repairs and Lookups each get, every time,
 // what a full walk of the status gave at one moment: not older than the
 // last flush before their call, and never older than what they read
-// before. Between phases nobody reads while Services and pods come and go
-// (the hand-over passes its bound); the gate keeps readers out while the
-// test changes what is desired, so each moment a reader can meet is one
-// the test walked.
+// before; or, the first look after the hand-over stopped, an empty
+// snapshot that says it is Gathering. Between phases nobody reads while
+// Services and pods come and go for longer than statusReaderIdle (the
+// hand-over passes its bound, then stops); the gate keeps readers out
+// while the test changes what is desired, so each moment a reader can
+// meet is one the test walked.
 func TestConcurrentReadersGetAWalkedStatus(t *testing.T) {
 	for _, profile := range []string{sim.ProfileWS2025, sim.ProfileWS2022} {
 		t.Run(profile, func(t *testing.T) {
@@ -90,7 +92,8 @@ func TestConcurrentReadersGetAWalkedStatus(t *testing.T) {
 			record(true)
 
 			type read struct {
-				lo int64
+				lo        int64
+				gathering bool
 				walk
 			}
 			stop := make(chan struct{})
@@ -102,7 +105,7 @@ func TestConcurrentReadersGetAWalkedStatus(t *testing.T) {
 					lo := flushedAt.Load()
 					s, counts := r.StatusSnapshot(), r.ObjectCounts()
 					gate.RUnlock()
-					reads[i] = append(reads[i], read{lo, walk{digestOf(t, s.LoadBalancers, s.RemoteEndpoints, s.LearnedBackendCap), counts}})
+					reads[i] = append(reads[i], read{lo, s.Gathering, walk{digestOf(t, s.LoadBalancers, s.RemoteEndpoints, s.LearnedBackendCap), counts}})
 				})
 			}
 
@@ -156,7 +159,7 @@ func TestConcurrentReadersGetAWalkedStatus(t *testing.T) {
 					})
 					r.Sync(ctx)
 					record(true)
-					e.clock.Step(3 * DefaultRetryBase)
+					e.clock.Step(3*DefaultRetryBase + statusReaderIdle/40)
 				}
 				switch op := rng.IntN(12); {
 				case op < 5:
@@ -191,6 +194,9 @@ func TestConcurrentReadersGetAWalkedStatus(t *testing.T) {
 					e.clock.Step(3 * DefaultRetryBase)
 				}
 				if step%200 == 199 {
+					if on, _, _, _ := handOverKept(r); on {
+						t.Fatalf("step %d: nobody read for %v and the hand-over is still on", step, 100*(statusReaderIdle/40))
+					}
 					paused = false
 					gate.Unlock()
 				}
@@ -212,10 +218,18 @@ func TestConcurrentReadersGetAWalkedStatus(t *testing.T) {
 				}
 				return -1
 			}
-			total := 0
+			total, gathering := 0, 0
+			empty := digestOf(t, nil, nil, 0)
 			for i, rs := range reads {
 				prev := int64(0)
 				for n, rd := range rs {
+					if rd.gathering {
+						if rd.digest != empty {
+							t.Fatalf("reader %d, read %d: a snapshot that says it is Gathering holds statuses", i, n)
+						}
+						gathering++
+						continue
+					}
 					lo := max(prev, rd.lo)
 					found := firstFrom(at[rd.digest], lo)
 					if found < 0 {
@@ -229,7 +243,7 @@ func TestConcurrentReadersGetAWalkedStatus(t *testing.T) {
 				}
 				total += len(rs)
 			}
-			t.Logf("%d walks, %d reads", len(walks), total)
+			t.Logf("%d walks, %d reads, %d of them Gathering", len(walks), total, gathering)
 			assertSnapshotIsFullStatus(t, r)
 		})
 	}

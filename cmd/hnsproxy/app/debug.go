@@ -24,6 +24,10 @@ type debugView struct {
 	OSBugs          map[string]bool                `json:"osBugs"`
 	Services        map[string][]reconciler.Status `json:"services"`
 	RemoteEndpoints []reconciler.EndpointStatus    `json:"remoteEndpoints"`
+	// StatusGathering: the first look (or the first after ten minutes with
+	// none) met a sync in progress, and the statuses come with its end; the
+	// two lists are empty for that reason, not because there is nothing.
+	StatusGathering bool `json:"statusGathering,omitempty"`
 }
 
 // backendCapView is the backend cap in use and why.
@@ -70,6 +74,8 @@ func debugSource(cfg *options.Config, deps *Deps, src StatusSnapshotSource) metr
 			BackendCap: backendCapOf(deps.Capabilities, snap.LearnedBackendCap),
 			OSBugs:     map[string]bool{},
 			Services:   map[string][]reconciler.Status{},
+
+			StatusGathering: snap.Gathering,
 		}
 		for _, b := range deps.Capabilities.Workarounds {
 			v.OSBugs[string(b)] = true

@@ -60,6 +60,14 @@ type debugFixture struct {
 
 func newDebugFixture(t *testing.T) *debugFixture {
 	t.Helper()
+	f := newUnreadDebugFixture(t)
+	f.rec.StatusSnapshot() // a reader looks while the reconciler is idle: the current status
+	return f
+}
+
+// newUnreadDebugFixture is newDebugFixture before anything read the status.
+func newUnreadDebugFixture(t *testing.T) *debugFixture {
+	t.Helper()
 	ctx := context.Background()
 	p, err := sim.ProfileByName(sim.ProfileWS2022)
 	if err != nil {
@@ -84,7 +92,6 @@ func newDebugFixture(t *testing.T) *debugFixture {
 	if res := rec.Sync(ctx); res.Failed+res.Pending != 0 {
 		t.Fatalf("first sync: %+v", res)
 	}
-	rec.StatusSnapshot() // a reader looks while the reconciler is idle: the current status
 	deps := &Deps{Network: n, Capabilities: Capabilities{Features: p.Features()}}
 	src := debugSource(&options.Config{NodeName: "win-a"}, deps, rec)
 	m := metrics.NewServer(metrics.ServerOptions{EnableDebug: true})
@@ -103,11 +110,7 @@ func newDebugFixture(t *testing.T) *debugFixture {
 // test would hang until go test's timeout.
 func TestDebugHandlersAnswerDuringBlockedSync(t *testing.T) {
 	f := newDebugFixture(t)
-	f.hns.closed.Store(true)
-	f.rec.Upsert(clusterIPLB("10.96.0.2", "default/second:http"))
-	synced := make(chan reconciler.SyncResult)
-	go func() { synced <- f.rec.Sync(context.Background()) }()
-	<-f.hns.entered
+	synced := f.blockedSync()
 
 	for path, h := range f.servers {
 		rr := httptest.NewRecorder()
@@ -134,6 +137,40 @@ func TestDebugHandlersAnswerDuringBlockedSync(t *testing.T) {
 	}
 	if v.RemoteEndpoints == nil || len(v.RemoteEndpoints) != 0 {
 		t.Errorf("remote endpoints: %#v, want none, as [] (not null)", v.RemoteEndpoints)
+	}
+}
+
+// blockedSync starts a Sync that adds default/second's load balancer and
+// returns once it is stuck in HNS; its result comes on the channel after
+// f.hns.open is closed.
+func (f *debugFixture) blockedSync() <-chan reconciler.SyncResult {
+	f.hns.closed.Store(true)
+	f.rec.Upsert(clusterIPLB("10.96.0.2", "default/second:http"))
+	synced := make(chan reconciler.SyncResult)
+	go func() { synced <- f.rec.Sync(context.Background()) }()
+	<-f.hns.entered
+	return synced
+}
+
+// A first look that meets a Sync stuck in HNS answers at once with no
+// statuses, and says they are being gathered rather than that there are
+// none; the look after that Sync has them.
+func TestDebugSaysTheStatusIsGathering(t *testing.T) {
+	f := newUnreadDebugFixture(t)
+	synced := f.blockedSync()
+	if v := viewOf(t, f.source); !v.StatusGathering || len(v.Services) != 0 {
+		t.Errorf("the first look, during a blocked sync: statusGathering %v, %d Service ports; want true and none", v.StatusGathering, len(v.Services))
+	}
+	rr := httptest.NewRecorder()
+	f.servers["/debug/hns"].ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/debug/hns", nil))
+	if !strings.Contains(rr.Body.String(), `"statusGathering": true`) {
+		t.Errorf("/debug/hns during the blocked sync: %s, want it to say statusGathering", rr.Body)
+	}
+	close(f.hns.open)
+	<-synced
+	v := viewOf(t, f.source)
+	if v.StatusGathering || len(v.Services["default/first:http"])+len(v.Services["default/second:http"]) != 2 {
+		t.Errorf("after the sync: statusGathering %v, Services %+v; want both load balancers", v.StatusGathering, v.Services)
 	}
 }
 

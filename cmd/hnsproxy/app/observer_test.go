@@ -29,9 +29,14 @@ import (
 type statuses struct {
 	lbs []reconciler.Status
 	eps []reconciler.EndpointStatus
+	// gathering: the reconciler has not handed the statuses over yet.
+	gathering bool
 }
 
 func (s statuses) StatusSnapshot() *reconciler.StatusSnapshot {
+	if s.gathering {
+		return &reconciler.StatusSnapshot{Gathering: true}
+	}
 	return &reconciler.StatusSnapshot{LoadBalancers: s.lbs, RemoteEndpoints: s.eps}
 }
 

@@ -74,9 +74,13 @@ func (o *observer) reportRefusedBackends(r reconciler.SyncResult) {
 	if len(refused) == 0 && len(rb.reported) == 0 {
 		return
 	}
+	snap := o.statuses.StatusSnapshot()
+	if snap.Gathering { // no statuses yet: read again at the next Sync
+		return
+	}
 	var due []string // refused anew, or with another error; then owed
 	fresh, still := map[string]bool{}, map[string]bool{}
-	for _, st := range o.statuses.StatusSnapshot().LoadBalancers {
+	for _, st := range snap.LoadBalancers {
 		for _, ip := range st.MissingBackends {
 			k := st.Key.String() + " " + ip
 			was, reported := rb.reported[k]

@@ -268,3 +268,23 @@ func TestAnHNSRestartReadsNoStatus(t *testing.T) {
 		t.Errorf("a refusal: %d reads of the whole status, %d events; want it read and one event", src.reads, len(rec.Events))
 	}
 }
+
+// A status still Gathering (the reconciler's first look after nobody read
+// for a while met a Sync) holds no load balancer: taken for the status,
+// the refusals reported would be forgotten as if their Services were
+// deleted, and raised again at the next read. The observer reads again
+// at the next Sync instead.
+func TestAGatheringStatusForgetsNoRefusal(t *testing.T) {
+	h := newRefusals(t, 0)
+	refusals := h.failing(hnslb.CodeInvalidParameter, 0, 1)
+	h.src.lbs[0].MissingBackends = []string{"10.244.3.31"}
+	refusals = append(refusals, reconciler.ObjectError{Kind: reconciler.KindRemoteEndpoint, Name: "10.244.3.31",
+		Err: hnslb.NewError("CreateEndpoint", hnslb.CodeInvalidParameter, "The parameter is incorrect.")})
+	h.sync(refusals)
+	h.check("a refused load balancer and a refused backend", 2, 0)
+	h.src.gathering = true
+	h.sync(refusals)
+	h.src.gathering = false
+	h.sync(refusals)
+	h.check("the same refusals after a read of a status still Gathering", 0, 0)
+}

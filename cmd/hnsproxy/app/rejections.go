@@ -47,7 +47,8 @@ func newRejections() rejections {
 // reported: neither the common Sync nor an HNS outage (every call refused
 // as unavailable) nor the recovery from a restart that dropped remote
 // endpoints pays for it, nor has the reconciler hand over every
-// object's status from then on (its first reader does that).
+// object's status (its reader does that, until none has read for a while).
+// A status still Gathering is read again at the next Sync.
 func (o *observer) reportRejections(r reconciler.SyncResult) {
 	rj := &o.rejected
 	var refused []reconciler.ObjectError
@@ -61,8 +62,12 @@ func (o *observer) reportRejections(r reconciler.SyncResult) {
 	if len(refused) == 0 && len(rj.reported) == 0 {
 		return
 	}
+	snap := o.statuses.StatusSnapshot()
+	if snap.Gathering { // no statuses yet: taking it for none would forget what was reported
+		return
+	}
 	owners := map[string]string{}
-	for _, st := range o.statuses.StatusSnapshot().LoadBalancers {
+	for _, st := range snap.LoadBalancers {
 		key := st.Key.String()
 		owners[key] = st.Owner
 		if st.State != reconciler.StateError {
