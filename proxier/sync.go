@@ -540,9 +540,7 @@ func (p *Proxier) refreshRemoteSubnets(ctx context.Context) error {
 	subnets = p.holdVanished(ctx, subnets)
 	// Indexed here, once per change of the routes, not per Service; an
 	// unchanged set keeps its index, so configChanged sees the same pointer.
-	if ix := desired.NewRemoteSubnetIndex(subnets); !ix.Equal(p.cfg.RemoteSubnets) {
-		p.cfg.RemoteSubnets = ix
-	}
+	p.cfg.RemoteSubnets = p.cfg.RemoteSubnets.Reindexed(subnets)
 	return nil
 }
 

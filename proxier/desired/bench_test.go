@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"runtime"
+	"slices"
 	"testing"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -105,19 +106,54 @@ func BenchmarkForServiceOverlayNodes(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
 			cfg := config()
 			overlay(&cfg)
-			routes := make([]RemoteSubnet, 0, nodes)
-			for n := range nodes {
-				routes = append(routes, RemoteSubnet{
-					Prefix:          netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(1 + n/256), byte(n % 256), 0}), 24), // the endpoints are in the first
-					ProviderAddress: netip.AddrFrom4([4]byte{192, 168, byte(n / 256), byte(n % 256)}),
-				})
-			}
-			cfg.RemoteSubnets = NewRemoteSubnetIndex(routes)
+			cfg.RemoteSubnets = NewRemoteSubnetIndex(nodeRoutes(nodes))
 			in := benchInputs(1)[0]
 			b.ReportAllocs()
 			for b.Loop() {
 				if r := ForService(in, cfg); len(r.LBs) != 3 {
 					b.Fatalf("got %d load balancers", len(r.LBs))
+				}
+			}
+		})
+	}
+}
+
+// nodeRoutes are the remote subnet routes of n nodes: 10.x.y.0/24 each,
+// the first holding the benchmarks' endpoints.
+func nodeRoutes(n int) []RemoteSubnet {
+	routes := make([]RemoteSubnet, 0, n)
+	for i := range n {
+		routes = append(routes, RemoteSubnet{
+			Prefix:          netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(1 + i/256), byte(i % 256), 0}), 24),
+			ProviderAddress: netip.AddrFrom4([4]byte{192, 168, byte(i / 256), byte(i % 256)}),
+		})
+	}
+	return routes
+}
+
+// BenchmarkRoutesReadAgain is what a read of 5,000 nodes' routes costs the
+// index: unchanged (each drift repair's read, HNS's return) it keeps the
+// index it has; moved (a node's provider address changed) it builds one;
+// "new index" is what every read built before session 61.
+func BenchmarkRoutesReadAgain(b *testing.B) {
+	routes := nodeRoutes(5000)
+	ix := NewRemoteSubnetIndex(routes)
+	moved := slices.Clone(routes)
+	moved[77].ProviderAddress = netip.MustParseAddr("192.168.200.1")
+	for _, c := range []struct {
+		name  string
+		read  []RemoteSubnet
+		index func([]RemoteSubnet) *RemoteSubnetIndex
+	}{
+		{"unchanged", routes, ix.Reindexed},
+		{"moved", moved, ix.Reindexed},
+		{"new-index", routes, NewRemoteSubnetIndex},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if got := c.index(c.read); got.Len() != len(routes) {
+					b.Fatalf("%d routes", got.Len())
 				}
 			}
 		})

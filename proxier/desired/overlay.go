@@ -51,17 +51,36 @@ type subnetTable struct {
 // NewRemoteSubnetIndex indexes routes, leaving out those without a valid
 // prefix or provider address.
 func NewRemoteSubnetIndex(routes []RemoteSubnet) *RemoteSubnetIndex {
-	ix := &RemoteSubnetIndex{nodes: map[netip.Addr]*overlayNode{}}
+	return indexOf(usableRoutes(routes))
+}
+
+// Reindexed returns ix if routes are what it indexes, else
+// NewRemoteSubnetIndex(routes): a re-read of the routes that changed
+// nothing (each drift repair's, HNS's return) keeps the index, which
+// configChanged takes for no change, and builds none (at 5,000 nodes its
+// maps are some 1 MB of garbage).
+func (ix *RemoteSubnetIndex) Reindexed(routes []RemoteSubnet) *RemoteSubnetIndex {
+	usable := usableRoutes(routes)
+	var have []RemoteSubnet
+	if ix != nil {
+		have = ix.routes
+	}
+	if slices.Equal(usable, have) {
+		return ix
+	}
+	return indexOf(usable)
+}
+
+// usableRoutes are routes with a valid prefix and provider address,
+// masked, in the index's order.
+func usableRoutes(routes []RemoteSubnet) []RemoteSubnet {
+	out := make([]RemoteSubnet, 0, len(routes))
 	for _, r := range routes {
-		if !r.Prefix.IsValid() || !r.ProviderAddress.IsValid() {
-			continue
-		}
-		ix.routes = append(ix.routes, RemoteSubnet{Prefix: r.Prefix.Masked(), ProviderAddress: r.ProviderAddress})
-		if ix.nodes[r.ProviderAddress] == nil {
-			ix.nodes[r.ProviderAddress] = &overlayNode{pa: r.ProviderAddress, text: r.ProviderAddress.String()}
+		if r.Prefix.IsValid() && r.ProviderAddress.IsValid() {
+			out = append(out, RemoteSubnet{Prefix: r.Prefix.Masked(), ProviderAddress: r.ProviderAddress})
 		}
 	}
-	slices.SortFunc(ix.routes, func(a, b RemoteSubnet) int {
+	slices.SortFunc(out, func(a, b RemoteSubnet) int {
 		if c := cmp.Compare(b.Prefix.Bits(), a.Prefix.Bits()); c != 0 {
 			return c
 		}
@@ -70,6 +89,17 @@ func NewRemoteSubnetIndex(routes []RemoteSubnet) *RemoteSubnetIndex {
 		}
 		return a.ProviderAddress.Compare(b.ProviderAddress)
 	})
+	return out
+}
+
+// indexOf indexes routes, which usableRoutes gave.
+func indexOf(routes []RemoteSubnet) *RemoteSubnetIndex {
+	ix := &RemoteSubnetIndex{routes: routes, nodes: map[netip.Addr]*overlayNode{}}
+	for _, r := range routes {
+		if ix.nodes[r.ProviderAddress] == nil {
+			ix.nodes[r.ProviderAddress] = &overlayNode{pa: r.ProviderAddress, text: r.ProviderAddress.String()}
+		}
+	}
 	for _, r := range ix.routes {
 		bits, is4 := r.Prefix.Bits(), r.Prefix.Addr().Is4()
 		if n := len(ix.byLength); n == 0 || ix.byLength[n-1].bits != bits || ix.byLength[n-1].is4 != is4 {
@@ -95,14 +125,6 @@ func (ix *RemoteSubnetIndex) Routes() []RemoteSubnet {
 		return nil
 	}
 	return slices.Clone(ix.routes)
-}
-
-// Equal reports whether both index the same routes.
-func (ix *RemoteSubnetIndex) Equal(o *RemoteSubnetIndex) bool {
-	if ix == nil || o == nil {
-		return ix.Len() == o.Len()
-	}
-	return slices.Equal(ix.routes, o.routes)
 }
 
 // Len is the number of usable routes.

@@ -123,11 +123,21 @@ func TestRemoteSubnetIndex(t *testing.T) {
 	}
 	reversed := slices.Clone(routes)
 	slices.Reverse(reversed)
-	if !ix.Equal(NewRemoteSubnetIndex(reversed)) {
-		t.Error("the same routes in another order index differently")
+	if ix.Reindexed(reversed) != ix {
+		t.Error("the same routes in another order: a new index, want the same")
 	}
-	if ix.Equal(NewRemoteSubnetIndex(routes[:2])) || ix.Equal(nil) {
-		t.Error("different routes compare equal")
+	if other := ix.Reindexed(routes[:2]); other == ix || other.Len() != 2 {
+		t.Errorf("other routes: the same index or %d routes, want a new one of 2", other.Len())
+	}
+	if ix.Reindexed(nil).Len() != 0 {
+		t.Error("no routes: an index that holds some")
+	}
+	var none *RemoteSubnetIndex
+	if none.Reindexed(routes[len(routes)-2:]) != nil {
+		t.Error("no index and routes none of which is usable: an index, want none")
+	}
+	if got := none.Reindexed(reversed); got.Len() != 5 {
+		t.Errorf("no index, then the routes: %d routes, want the 5 usable", got.Len())
 	}
 	for prefix, want := range map[string]string{
 		"10.1.1.0/24": "192.168.0.11", "10.1.1.128/25": "192.168.0.11", "10.1.7.0/24": "192.168.0.12", // the /16 holds it
@@ -138,11 +148,10 @@ func TestRemoteSubnetIndex(t *testing.T) {
 			t.Errorf("ProviderOf(%s) = %q, want %q", prefix, got, want)
 		}
 	}
-	var none *RemoteSubnetIndex
 	if _, ok := none.ProviderOf(netip.MustParsePrefix("10.1.1.0/24")); ok {
 		t.Error("the nil index routes a prefix")
 	}
-	if _, ok := paOf(t, none, addr("10.1.1.5")); ok || !none.Equal(NewRemoteSubnetIndex(nil)) || none.Routes() != nil {
+	if _, ok := paOf(t, none, addr("10.1.1.5")); ok || NewRemoteSubnetIndex(nil).Len() != 0 || none.Routes() != nil {
 		t.Error("the nil index is not empty")
 	}
 }
