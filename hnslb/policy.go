@@ -165,7 +165,7 @@ func (e *Endpoint) ProviderAddress() string {
 
 // RemoteSubnetRoutes returns the network's RemoteSubnetRoute policies.
 func (n *Network) RemoteSubnetRoutes() []RemoteSubnetRoutePolicySetting {
-	var out []RemoteSubnetRoutePolicySetting
+	out := make([]RemoteSubnetRoutePolicySetting, 0, len(n.Policies))
 	for _, p := range n.Policies {
 		if p.Type != NetworkPolicyRemoteSubnetRoute {
 			continue

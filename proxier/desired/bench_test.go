@@ -1,6 +1,7 @@
 package desired
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"runtime"
@@ -9,6 +10,7 @@ import (
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/internal/liveheap"
 )
 
@@ -157,6 +159,26 @@ func BenchmarkRoutesReadAgain(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkRemoteSubnetsOf is the routes taken from a network whose
+// policies route 5,000 nodes, as each read of them does.
+func BenchmarkRemoteSubnetsOf(b *testing.B) {
+	n := &hnslb.Network{}
+	for _, r := range nodeRoutes(5000) {
+		s, err := json.Marshal(hnslb.RemoteSubnetRoutePolicySetting{DestinationPrefix: r.Prefix.String(), IsolationId: 4096,
+			ProviderAddress: r.ProviderAddress.String(), DistributedRouterMacAddress: "00-15-5d-aa-bb-cc"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n.Policies = append(n.Policies, hnslb.NetworkPolicy{Type: hnslb.NetworkPolicyRemoteSubnetRoute, Settings: s})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if got := len(RemoteSubnetsOf(n)); got != 5000 {
+			b.Fatalf("%d routes", got)
+		}
 	}
 }
 

@@ -198,8 +198,9 @@ func (ix *RemoteSubnetIndex) ProviderOf(prefix netip.Prefix) (netip.Addr, bool) 
 // RemoteSubnetsOf reads a network's RemoteSubnetRoute policies, leaving out
 // those whose prefix or provider address does not parse.
 func RemoteSubnetsOf(n *hnslb.Network) []RemoteSubnet {
-	var out []RemoteSubnet
-	for _, r := range n.RemoteSubnetRoutes() {
+	routes := n.RemoteSubnetRoutes()
+	out := make([]RemoteSubnet, 0, len(routes))
+	for _, r := range routes {
 		prefix, perr := netip.ParsePrefix(r.DestinationPrefix)
 		pa, aerr := netip.ParseAddr(r.ProviderAddress)
 		if perr != nil || aerr != nil {
