@@ -99,8 +99,6 @@ func indexOf(routes []RemoteSubnet) *RemoteSubnetIndex {
 		if ix.nodes[r.ProviderAddress] == nil {
 			ix.nodes[r.ProviderAddress] = &overlayNode{pa: r.ProviderAddress, text: r.ProviderAddress.String()}
 		}
-	}
-	for _, r := range ix.routes {
 		bits, is4 := r.Prefix.Bits(), r.Prefix.Addr().Is4()
 		if n := len(ix.byLength); n == 0 || ix.byLength[n-1].bits != bits || ix.byLength[n-1].is4 != is4 {
 			ix.byLength = append(ix.byLength, subnetTable{bits: bits, is4: is4, node: map[netip.Addr]*overlayNode{}})
