@@ -289,7 +289,7 @@ func (r *Reconciler) flushStatusLocked() {
 		p.mu.Unlock()
 		return
 	}
-	if p.ipOfID == nil {
+	if read && p.ipOfID == nil { // only a reader's flushes fill it
 		p.ipOfID = map[string]string{}
 	}
 	var lbs map[intent.LBKey]*Status
