@@ -41,21 +41,32 @@ func (l *countingListener) Accept() (net.Conn, error) {
 }
 
 // serveCounted serves h as hnssim does, counts the connections made and
-// returns a client of it.
-func serveCounted(t *testing.T, h *sim.HNS) (*remote.Client, string, *countingListener, *http.Server) {
+// returns a client of it, and stop, which returns once the socket is closed.
+// Closing the server alone is not enough: Serve may not have handed it the
+// listener yet, and until Serve returns the socket still accepts a dial (a
+// new server at the path then refuses it as taken).
+func serveCounted(t *testing.T, h *sim.HNS) (c *remote.Client, path string, counted *countingListener, stop func()) {
 	t.Helper()
-	path := socketPath(t)
+	path = socketPath(t)
 	l, err := remote.Listen(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := &countingListener{Listener: l}
+	counted = &countingListener{Listener: l}
 	srv := &http.Server{Handler: remote.NewServer(h, remote.Extras{Dump: h.Snapshot})}
-	go remote.Serve(srv, cl)
-	t.Cleanup(func() { srv.Close() })
-	c := remote.NewClient(path)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		remote.Serve(srv, counted)
+	}()
+	stop = func() {
+		srv.Close()
+		<-served
+	}
+	t.Cleanup(stop)
+	c = remote.NewClient(path)
 	t.Cleanup(c.Close)
-	return c, path, cl, srv
+	return c, path, counted, stop
 }
 
 // Calls one after another share one connection, and HTTP is served on the
@@ -103,11 +114,11 @@ func TestFramesKeepOneConnectionAndHTTPStays(t *testing.T) {
 func TestFramesAcrossAServerRestart(t *testing.T) {
 	ctx := context.Background()
 	h := sim.New(sim.Options{Seed: 1})
-	c, path, _, srv := serveCounted(t, h)
+	c, path, _, stop := serveCounted(t, h)
 	if _, err := c.CreateNetwork(ctx, l2bridge("before")); err != nil {
 		t.Fatal(err)
 	}
-	srv.Close()
+	stop()
 	// The same state, served anew (hnssim --state does this across a restart).
 	serveAt(t, path, h)
 	if _, err := c.CreateNetwork(ctx, l2bridge("after")); err != nil {
