@@ -45,7 +45,7 @@ func TestCommandsNameWhatTheRepositoryHas(t *testing.T) {
 	goPkg := regexp.MustCompile(`(?:^|\s)(\./[A-Za-z0-9_./-]*)`)
 	platform := regexp.MustCompile(`^(?:windows|linux|darwin)-(?:amd64|arm64)$`)
 	checked := 0
-	for _, f := range markdownFiles(t) {
+	for _, f := range repoFiles(t, ".md") {
 		if filepath.Base(f) == "benchmarks-history.md" {
 			continue // earlier sessions' commands, as they were run then
 		}

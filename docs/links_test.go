@@ -8,7 +8,6 @@ package docs_test
 
 import (
 	"bufio"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -126,31 +125,8 @@ func linesOf(t *testing.T, path string) []mdLine {
 	return lines
 }
 
-// markdownFiles lists the repository's Markdown, build output and
-// dependencies' folders left out.
-func markdownFiles(t *testing.T) []string {
-	t.Helper()
-	var files []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "_output" || d.Name() == "node_modules") {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(path, ".md") {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
-
 func TestRelativeLinksAndAnchorsResolve(t *testing.T) {
-	files := markdownFiles(t)
+	files := repoFiles(t, ".md")
 	if len(files) < 10 {
 		t.Fatalf("found %d Markdown files under %s, want the docs and the READMEs", len(files), root)
 	}

@@ -1,7 +1,6 @@
 package docs_test
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,40 +17,23 @@ func TestCitedTestsExist(t *testing.T) {
 	cited := map[string][]string{}
 	def := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Benchmark)\w+)\(`)
 	cite := regexp.MustCompile(`\b(?:Test|Fuzz|Benchmark)[A-Z]\w*`)
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	for _, path := range repoFiles(t, "_test.go", ".md") {
+		text, err := os.ReadFile(path)
 		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "_output") {
-				return filepath.SkipDir
-			}
-			return nil
+			t.Fatal(err)
 		}
 		switch {
 		case strings.HasSuffix(path, "_test.go"):
-			src, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			for _, m := range def.FindAllStringSubmatch(string(src), -1) {
+			for _, m := range def.FindAllStringSubmatch(string(text), -1) {
 				defined[m[1]] = true
 			}
-		case strings.HasSuffix(path, ".md") && d.Name() != "benchmarks-history.md":
-			text, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
+		case filepath.Base(path) != "benchmarks-history.md":
 			for _, name := range cite.FindAllString(string(text), -1) {
 				if name != "FuzzXxx" { // reliability.md's placeholder for any fuzz target
 					cited[name] = append(cited[name], path)
 				}
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if len(defined) < 500 || len(cited) < 100 {
 		t.Fatalf("found %d test functions and %d cited names; the patterns no longer match", len(defined), len(cited))
