@@ -76,7 +76,8 @@ func allowedEmpty(query string) bool {
 // substituted) and every alert expression against a real Prometheus
 // scraping two nodes' hnsproxy: each parses and evaluates, and each
 // dashboard query but those of series a healthy cluster may lack
-// returns data.
+// returns data. No query draws a warning or an info from Prometheus (a
+// rate over a series that is not a counter, say).
 func TestMonitoringQueries(t *testing.T) {
 	ctx := context.Background()
 	c, web, svc := webOnTwoNodes(t, l2bridgeSpec)
@@ -100,7 +101,7 @@ func TestMonitoringQueries(t *testing.T) {
 	// Rates need two scrapes of every node in their window.
 	warmUp := `sum by (node) (rate(kubeproxy_sync_proxy_rules_endpoint_changes_total{job="hnsproxy"}[1m]))`
 	err = framework.Poll(ctx, framework.ConvergeWait, 500*time.Millisecond, func(ctx context.Context) error {
-		samples, err := prom.Query(ctx, warmUp)
+		samples, _, err := prom.Query(ctx, warmUp)
 		if err != nil || len(samples) != len(c.Nodes) {
 			return fmt.Errorf("%s: %v %v", warmUp, samples, err)
 		}
@@ -118,9 +119,12 @@ func TestMonitoringQueries(t *testing.T) {
 			}
 			// A series born since the warm-up (livez) needs its own two scrapes.
 			err := framework.Poll(ctx, framework.ConvergeWait, time.Second, func(ctx context.Context) error {
-				samples, err := prom.Query(ctx, q)
+				samples, annotations, err := prom.Query(ctx, q)
 				if err != nil {
 					return err
+				}
+				if len(annotations) > 0 {
+					return fmt.Errorf("%q: Prometheus annotates it: %v", q, annotations)
 				}
 				if len(samples) == 0 && !allowedEmpty(q) {
 					return fmt.Errorf("%q returns no data", q)
@@ -151,9 +155,11 @@ func TestMonitoringQueries(t *testing.T) {
 	// On this healthy cluster, scraped, converged, no alert condition holds.
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {
-			samples, err := prom.Query(ctx, r.Expr)
+			samples, annotations, err := prom.Query(ctx, r.Expr)
 			if err != nil {
 				t.Errorf("alert %s: %v", r.Alert, err)
+			} else if len(annotations) > 0 {
+				t.Errorf("alert %s: Prometheus annotates its expression: %v", r.Alert, annotations)
 			} else if len(samples) > 0 {
 				t.Errorf("alert %s would fire on a healthy cluster: %v", r.Alert, samples)
 			}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -349,20 +350,19 @@ func checkPrometheus(t *testing.T, c *framework.Cluster, started time.Time) {
 	defer prom.Stop()
 	check := func(query string, ok func(v float64) bool, what string) {
 		t.Helper()
-		var last []framework.Sample
+		var last model.Vector
 		err := framework.Poll(ctx, framework.ConvergeWait, 500*time.Millisecond, func(ctx context.Context) error {
-			samples, err := prom.Query(ctx, query)
+			samples, _, err := prom.Query(ctx, query)
 			if err != nil {
 				return err
 			}
 			last = samples
-			nodes := map[string]bool{}
+			nodes := map[model.LabelValue]bool{}
 			for _, s := range samples {
-				v, err := strconv.ParseFloat(s.Value, 64)
-				if err != nil || !ok(v) {
-					return fmt.Errorf("%s = %s on %s, want %s", query, s.Value, s.Labels["node"], what)
+				if !ok(float64(s.Value)) {
+					return fmt.Errorf("%s = %s on %s, want %s", query, s.Value, s.Metric["node"], what)
 				}
-				nodes[s.Labels["node"]] = true
+				nodes[s.Metric["node"]] = true
 			}
 			if len(nodes) != len(c.Nodes) {
 				return fmt.Errorf("%s: series for %v, want every node", query, nodes)

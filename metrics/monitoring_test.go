@@ -25,20 +25,29 @@ import (
 
 const monitoringDir = "../deploy/monitoring"
 
-// prometheusSeries are names Prometheus itself adds to every target.
-var prometheusSeries = map[string]bool{"up": true}
+// prometheusSeries are the series Prometheus itself adds to every target:
+// up, a gauge.
+var prometheusSeries = scrapedSeries{"up": {}}
 
 // targetLabels are the labels the scrape adds to every series: the queries
 // may select and group by these beside a metric's own.
 var targetLabels = map[string]bool{"job": true, "instance": true}
 
-// seriesLabels maps each series name a scrape of hnsproxy carries to its
-// label names.
-type seriesLabels map[string]map[string]bool
+// scrapedSeries maps each series name a scrape of hnsproxy carries to
+// what the checks know of it.
+type scrapedSeries map[string]seriesFacts
+
+// seriesFacts are a series' label names and whether it only rises: a
+// counter, or a histogram's or summary's _bucket, _sum or _count.
+type seriesFacts struct {
+	labels  map[string]bool
+	counter bool
+}
 
 // exposedSeries are the series a scrape of hnsproxy carries, with every
-// metric touched: histograms as their _bucket (with le), _sum and _count.
-func exposedSeries(t *testing.T) seriesLabels {
+// metric touched: histograms as their _bucket (with le), _sum and _count,
+// and Prometheus' own.
+func exposedSeries(t *testing.T) scrapedSeries {
 	t.Helper()
 	Register()
 	RegisterFeatureGates(testFeatureGates(t))
@@ -48,7 +57,7 @@ func exposedSeries(t *testing.T) seriesLabels {
 	if err != nil {
 		t.Fatal(err)
 	}
-	series := seriesLabels{}
+	series := maps.Clone(prometheusSeries)
 	for _, f := range families {
 		labelNames := map[string]bool{}
 		for _, m := range f.GetMetric() {
@@ -56,7 +65,7 @@ func exposedSeries(t *testing.T) seriesLabels {
 				labelNames[l.GetName()] = true
 			}
 		}
-		series[f.GetName()] = labelNames
+		series[f.GetName()] = seriesFacts{labels: labelNames, counter: f.GetType() == dto.MetricType_COUNTER}
 		var suffixes []string
 		switch f.GetType() {
 		case dto.MetricType_HISTOGRAM:
@@ -65,19 +74,19 @@ func exposedSeries(t *testing.T) seriesLabels {
 			suffixes = []string{"_sum", "_count"}
 		}
 		for _, suffix := range suffixes {
-			series[f.GetName()+suffix] = maps.Clone(labelNames)
+			series[f.GetName()+suffix] = seriesFacts{labels: maps.Clone(labelNames), counter: true}
 		}
 		if f.GetType() == dto.MetricType_HISTOGRAM {
-			series[f.GetName()+"_bucket"]["le"] = true
+			series[f.GetName()+"_bucket"].labels["le"] = true
 		}
 	}
 	return series
 }
 
 // labelsOf are the label names series name has, the target's included.
-func (s seriesLabels) labelsOf(name string) map[string]bool {
+func (s scrapedSeries) labelsOf(name string) map[string]bool {
 	out := maps.Clone(targetLabels)
-	maps.Copy(out, s[name])
+	maps.Copy(out, s[name].labels)
 	return out
 }
 
@@ -115,51 +124,103 @@ func selectedName(vs *parser.VectorSelector) string {
 	return name
 }
 
-// checkExpr reports an expression that does not parse, selects a series
-// hnsproxy does not expose, matches on a label that series lacks, or
-// aggregates by a label none of its series has: a renamed metric or label
-// would otherwise leave a panel empty or an alert silent, while the
-// promtool tests, which write their own series, still pass.
-func checkExpr(t *testing.T, where, expr string, exposed seriesLabels) {
+// checkExpr reports exprProblems as test errors.
+func checkExpr(t *testing.T, where, expr string, exposed scrapedSeries) {
 	t.Helper()
+	for _, p := range exprProblems(expr, exposed) {
+		t.Errorf("%s: %q %s", where, expr, p)
+	}
+}
+
+// counterFunctions read a counter's rises (resets included): over a gauge
+// they answer nonsense, and newer Prometheus annotates the query.
+var counterFunctions = map[string]bool{"rate": true, "irate": true, "increase": true, "resets": true}
+
+// exprProblems are what is wrong with a dashboard or alert expression: it
+// does not parse, selects a series hnsproxy does not expose, matches on a
+// label that series lacks, aggregates by a label none of its series has,
+// takes a counter's rate of a series that is not one, or takes a
+// quantile of what is not a histogram's buckets by le. A renamed metric
+// or label would otherwise leave a panel empty or an alert silent, while
+// the promtool tests, which write their own series, still pass; a wrong
+// function would chart nonsense that Prometheus 2.42 (Debian's, which
+// the e2e suite runs) evaluates without a word.
+func exprProblems(expr string, exposed scrapedSeries) []string {
 	node, err := parser.ParseExpr(expr)
 	if err != nil {
-		t.Errorf("%s: %q does not parse: %v", where, expr, err)
-		return
+		return []string{fmt.Sprintf("does not parse: %v", err)}
 	}
+	var problems []string
 	selectors := selectorsIn(node)
 	if len(selectors) == 0 {
-		t.Errorf("%s: %q selects no series", where, expr)
+		problems = append(problems, "selects no series")
 	}
 	for _, vs := range selectors {
 		n := selectedName(vs)
-		if _, ok := exposed[n]; n == "" || !ok && !prometheusSeries[n] {
-			t.Errorf("%s: %q selects %q, which hnsproxy does not expose", where, expr, n)
+		if _, ok := exposed[n]; n == "" || !ok {
+			problems = append(problems, fmt.Sprintf("selects %q, which hnsproxy does not expose", n))
 			continue
 		}
 		has := exposed.labelsOf(n)
 		for _, m := range vs.LabelMatchers {
 			if m.Name != labels.MetricName && !has[m.Name] {
-				t.Errorf("%s: %q matches %s on label %q, which it does not have", where, expr, n, m.Name)
+				problems = append(problems, fmt.Sprintf("matches %s on label %q, which it does not have", n, m.Name))
 			}
 		}
 	}
 	parser.Inspect(node, func(n parser.Node, _ []parser.Node) error {
-		agg, ok := n.(*parser.AggregateExpr)
-		if !ok || agg.Without {
-			return nil
-		}
-		inner := map[string]bool{}
-		for _, vs := range selectorsIn(agg.Expr) {
-			maps.Copy(inner, exposed.labelsOf(selectedName(vs)))
-		}
-		for _, l := range agg.Grouping {
-			if !inner[l] {
-				t.Errorf("%s: %q aggregates by %q, which none of its series has", where, expr, l)
+		switch n := n.(type) {
+		case *parser.AggregateExpr:
+			if n.Without {
+				return nil
 			}
+			inner := map[string]bool{}
+			for _, vs := range selectorsIn(n.Expr) {
+				maps.Copy(inner, exposed.labelsOf(selectedName(vs)))
+			}
+			for _, l := range n.Grouping {
+				if !inner[l] {
+					problems = append(problems, fmt.Sprintf("aggregates by %q, which none of its series has", l))
+				}
+			}
+		case *parser.Call:
+			problems = append(problems, callProblems(n, exposed)...)
 		}
 		return nil
 	})
+	return problems
+}
+
+// callProblems are a function call's arguments of the wrong kind: a
+// counter function over a series that only rises is right, and a
+// quantile needs buckets with le kept through every aggregation. A series
+// hnsproxy does not expose is exprProblems' to report, once.
+func callProblems(call *parser.Call, exposed scrapedSeries) []string {
+	var problems []string
+	switch {
+	case counterFunctions[call.Func.Name]:
+		for _, vs := range selectorsIn(call.Args[0]) {
+			n := selectedName(vs)
+			if facts, known := exposed[n]; known && !facts.counter {
+				problems = append(problems, fmt.Sprintf("takes %s of %s, which is not a counter", call.Func.Name, n))
+			}
+		}
+	case call.Func.Name == "histogram_quantile":
+		buckets := call.Args[1]
+		for _, vs := range selectorsIn(buckets) {
+			n := selectedName(vs)
+			if _, known := exposed[n]; known && !strings.HasSuffix(n, "_bucket") {
+				problems = append(problems, fmt.Sprintf("takes a quantile of %s, which is not a histogram's buckets", n))
+			}
+		}
+		parser.Inspect(buckets, func(n parser.Node, _ []parser.Node) error {
+			if agg, ok := n.(*parser.AggregateExpr); ok && slices.Contains(agg.Grouping, "le") == agg.Without {
+				problems = append(problems, fmt.Sprintf("takes a quantile after %s drops le", agg.Op))
+			}
+			return nil
+		})
+	}
+	return problems
 }
 
 // grafanaDashboard is the part of Grafana's dashboard model the checks read.
@@ -490,4 +551,39 @@ func TestDashboardJobVariableSelectsOnlyHNSProxy(t *testing.T) {
 		return
 	}
 	t.Fatal("the dashboard has no job variable")
+}
+
+// TestExprProblemsFindWhatChartsNonsense holds the checks the dashboard and
+// alerts pass to the mistakes they are there for, on hnsproxy's own series.
+func TestExprProblemsFindWhatChartsNonsense(t *testing.T) {
+	exposed := exposedSeries(t)
+	for _, tc := range []struct {
+		expr string
+		want string // a part of the one problem; "" for none
+	}{
+		{`sum by (instance) (rate(hnsproxy_hns_operations_total{result="unavailable"}[2m]))`, ""},
+		{`histogram_quantile(0.99, sum by (instance, le) (rate(kubeproxy_sync_proxy_rules_duration_seconds_bucket[5m])))`, ""},
+		{`histogram_quantile(0.5, rate(kubeproxy_sync_proxy_rules_duration_seconds_bucket[5m]))`, ""},
+		{`time() - kubeproxy_sync_proxy_rules_last_timestamp_seconds > 300`, ""},
+		{`rate(kubeproxy_sync_proxy_rules_duration_seconds_count[5m])`, ""},
+		{`up == 0`, ""},
+		{`rate(hnsproxy_objects[5m])`, "takes rate of hnsproxy_objects, which is not a counter"},
+		{`increase(kubeproxy_sync_proxy_rules_last_timestamp_seconds[1h])`, "takes increase of kubeproxy_sync_proxy_rules_last_timestamp_seconds"},
+		{`irate(up[1m])`, "takes irate of up"},
+		{`histogram_quantile(0.99, rate(hnsproxy_hns_operations_total[5m]))`, "not a histogram's buckets"},
+		{`histogram_quantile(0.99, sum by (instance) (rate(kubeproxy_sync_proxy_rules_duration_seconds_bucket[5m])))`, "after sum drops le"},
+		{`histogram_quantile(0.99, sum without (le) (rate(kubeproxy_sync_proxy_rules_duration_seconds_bucket[5m])))`, "after sum drops le"},
+		{`rate(hnsproxy_no_such_total[5m])`, "which hnsproxy does not expose"},
+		{`hnsproxy_hns_operations_total{verb="create"}`, `on label "verb"`},
+		{`sum by (verb) (hnsproxy_hns_operations_total)`, `aggregates by "verb"`},
+		{`rate(`, "does not parse"},
+	} {
+		problems := exprProblems(tc.expr, exposed)
+		switch {
+		case tc.want == "" && len(problems) > 0:
+			t.Errorf("%q: %v, want no problem", tc.expr, problems)
+		case tc.want != "" && (len(problems) != 1 || !strings.Contains(problems[0], tc.want)):
+			t.Errorf("%q: %v, want one problem with %q", tc.expr, problems, tc.want)
+		}
+	}
 }

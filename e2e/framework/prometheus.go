@@ -4,16 +4,17 @@ package framework
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	promapi "github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 )
 
 const prometheusReadyWait = 2 * time.Minute
@@ -85,50 +86,23 @@ func (p *Prometheus) url(path string) string {
 // Stop stops prometheus.
 func (p *Prometheus) Stop() error { return p.proc.stop(stopGrace) }
 
-// Sample is one series of an instant query's result.
-type Sample struct {
-	Labels map[string]string
-	Value  string
-	Time   float64
-}
-
-// Query runs an instant PromQL query through the HTTP API.
-func (p *Prometheus) Query(ctx context.Context, query string) ([]Sample, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url("/api/v1/query?query="+url.QueryEscape(query)), nil)
+// Query runs an instant PromQL query through Prometheus's HTTP API with
+// client_golang's API client. The result must be a vector (every query
+// the tests and dashboards make is one); what Prometheus annotates the
+// query with (warnings, and infos such as "metric might not be a
+// counter") is returned beside it, for tests to hold a query to.
+func (p *Prometheus) Query(ctx context.Context, query string) (model.Vector, []string, error) {
+	client, err := promapi.NewClient(promapi.Config{Address: p.url("")})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	value, warnings, infos, err := promv1.NewAPI(client).Query(ctx, query, time.Now())
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("query %q: %w", query, err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return nil, err
+	vector, ok := value.(model.Vector)
+	if !ok {
+		return nil, nil, fmt.Errorf("query %q: a %s result, want a vector", query, value.Type())
 	}
-	var r struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			ResultType string `json:"resultType"`
-			Result     []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("query %q: %s: %w", query, resp.Status, err)
-	}
-	if r.Status != "success" {
-		return nil, fmt.Errorf("query %q: %s", query, r.Error)
-	}
-	var out []Sample
-	for _, s := range r.Data.Result {
-		ts, _ := s.Value[0].(float64)
-		v, _ := s.Value[1].(string)
-		out = append(out, Sample{Labels: s.Metric, Time: ts, Value: v})
-	}
-	return out, nil
+	return vector, append(warnings, infos...), nil
 }
