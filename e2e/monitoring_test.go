@@ -52,6 +52,50 @@ func dashboardQueries(t *testing.T) map[string][]string {
 	return out
 }
 
+// mixinMayBeEmpty are kubernetes-mixin kube-proxy panels a healthy node's
+// hnsproxy may leave empty, by title, with why.
+var mixinMayBeEmpty = map[string]string{
+	// The 3xx, 4xx and 5xx queries of "Kube API Request Rate" are the
+	// panel's 2nd to 4th; the 2xx one must have data.
+	"Kube API Request Rate #2": "no redirect from a healthy apiserver",
+	"Kube API Request Rate #3": "no client error on a healthy cluster",
+	"Kube API Request Rate #4": "no server error on a healthy cluster",
+	// client-go times a request when it completes, and hnsproxy's only
+	// reads are its informers', which list through a watch (client-go's
+	// WatchListClient, on by default since 1.35): a stream, not a GET.
+	"Get Request Latency 99th Quantile #1": "hnsproxy reads through watches alone",
+}
+
+// mixinProxyQueries are the panel queries of kubernetes-mixin's kube-proxy
+// dashboard (metrics/testdata, with its source), by panel title and
+// number, selecting the e2e scrape job instead of kube-proxy's, for a
+// single cluster (no cluster label) and every instance.
+func mixinProxyQueries(t *testing.T) map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile("../metrics/testdata/kubernetes-mixin-proxy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mixin struct {
+		Selector string              `json:"selector"`
+		Panels   map[string][]string `json:"panels"`
+	}
+	if err := yaml.Unmarshal(raw, &mixin); err != nil {
+		t.Fatal(err)
+	}
+	toHNSProxy := strings.NewReplacer(mixin.Selector, `job="hnsproxy"`, "$cluster", "", "$instance", ".+")
+	out := map[string]string{}
+	for title, queries := range mixin.Panels {
+		for i, q := range queries {
+			out[fmt.Sprintf("%s #%d", title, i+1)] = toHNSProxy.Replace(q)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("the kubernetes-mixin fixture has no panels")
+	}
+	return out
+}
+
 // dashboardVariables stand for the dashboard's variables against the e2e
 // Prometheus, whose scrape job is "hnsproxy" like the alerts' selector.
 var dashboardVariables = strings.NewReplacer(
@@ -77,7 +121,9 @@ func allowedEmpty(query string) bool {
 // scraping two nodes' hnsproxy: each parses and evaluates, and each
 // dashboard query but those of series a healthy cluster may lack
 // returns data. No query draws a warning or an info from Prometheus (a
-// rate over a series that is not a counter, say).
+// rate over a series that is not a counter, say). kube-prometheus's
+// kube-proxy dashboard, pointed at hnsproxy's job, returns data in every
+// panel.
 func TestMonitoringQueries(t *testing.T) {
 	ctx := context.Background()
 	c, web, svc := webOnTwoNodes(t, l2bridgeSpec)
@@ -134,6 +180,36 @@ func TestMonitoringQueries(t *testing.T) {
 			if err != nil {
 				t.Errorf("panel %q: %v", title, err)
 			}
+		}
+	}
+
+	// kube-prometheus's kube-proxy dashboard (kubernetes-mixin), pointed at
+	// hnsproxy's job as operators.md says: every panel charts it.
+	mixinQueries := mixinProxyQueries(t)
+	for title := range mixinMayBeEmpty {
+		if _, ok := mixinQueries[title]; !ok {
+			t.Errorf("mixinMayBeEmpty names %q, which the kubernetes-mixin fixture has not", title)
+		}
+	}
+	for title, q := range mixinQueries {
+		if why, ok := mixinMayBeEmpty[title]; ok {
+			if _, _, err := prom.Query(ctx, q); err != nil {
+				t.Errorf("kubernetes-mixin panel %q (may be empty: %s): %v", title, why, err)
+			}
+			continue
+		}
+		err := framework.Poll(ctx, framework.ConvergeWait, time.Second, func(ctx context.Context) error {
+			samples, _, err := prom.Query(ctx, q)
+			if err != nil {
+				return err
+			}
+			if len(samples) == 0 {
+				return fmt.Errorf("%q returns no data", q)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("kubernetes-mixin panel %q: %v", title, err)
 		}
 	}
 
