@@ -24,6 +24,7 @@ const prometheusReadyWait = 2 * time.Minute
 type Prometheus struct {
 	Port int
 	proc *process
+	api  promv1.API // client_golang's client of its HTTP API
 }
 
 // prometheusConfig scrapes each target every second, labelled by node.
@@ -59,6 +60,12 @@ func StartPrometheus(ctx context.Context, c *Cluster, dir string) (*Prometheus, 
 	if err != nil {
 		return nil, err
 	}
+	p := &Prometheus{Port: port}
+	client, err := promapi.NewClient(promapi.Config{Address: p.url("")})
+	if err != nil {
+		return nil, err
+	}
+	p.api = promv1.NewAPI(client)
 	proc, err := startProcess("prometheus", bin, []string{
 		"--config.file=" + config,
 		"--storage.tsdb.path=" + filepath.Join(dir, "tsdb"),
@@ -68,7 +75,7 @@ func StartPrometheus(ctx context.Context, c *Cluster, dir string) (*Prometheus, 
 	if err != nil {
 		return nil, err
 	}
-	p := &Prometheus{Port: port, proc: proc}
+	p.proc = proc
 	readyCtx, cancel := context.WithTimeout(ctx, prometheusReadyWait)
 	defer cancel()
 	if err := proc.waitReady(readyCtx, func(ctx context.Context) error {
@@ -92,11 +99,7 @@ func (p *Prometheus) Stop() error { return p.proc.stop(stopGrace) }
 // query with (warnings, and infos such as "metric might not be a
 // counter") is returned beside it, for tests to hold a query to.
 func (p *Prometheus) Query(ctx context.Context, query string) (model.Vector, []string, error) {
-	client, err := promapi.NewClient(promapi.Config{Address: p.url("")})
-	if err != nil {
-		return nil, nil, err
-	}
-	value, warnings, infos, err := promv1.NewAPI(client).Query(ctx, query, time.Now())
+	value, warnings, infos, err := p.api.Query(ctx, query, time.Now())
 	if err != nil {
 		return nil, nil, fmt.Errorf("query %q: %w", query, err)
 	}
