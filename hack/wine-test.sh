@@ -119,7 +119,7 @@ bridge_pass() {
   go build -o "$dir/hnssim" ./cmd/hnssim
   "$dir/hnssim" serve --socket "$dir/hns.sock" --profile ws2025 --bridge 127.0.0.1:0 \
     --network-name cbr0 --network-type l2bridge --subnet 10.244.1.0/24 --node-ip 10.0.0.11 \
-    --error-rate GetNamespace=1 >"$simlog" 2>&1 &
+    --error-rate GetNamespace=1 --bridge-down-codes 0x6ba,0x6b5 >"$simlog" 2>&1 &
   sim=$!
   for _ in $(seq 300); do grep -q "HCN bridge on" "$simlog" && break; sleep 0.1; done
   # hnssim names the port it bound in its start-up line.

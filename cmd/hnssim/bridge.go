@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
@@ -17,11 +19,24 @@ type bridgeServer struct {
 	addr net.Addr
 }
 
-// startBridge serves the bridge on addr until ctx ends; an empty addr serves
-// none (a nil *bridgeServer).
-func startBridge(ctx context.Context, n *node, addr string) (*bridgeServer, error) {
+// startBridge serves the bridge on addr until ctx ends, answering calls to
+// a stopped HNS with downCodes in turn; an empty addr serves none (a nil
+// *bridgeServer).
+func startBridge(ctx context.Context, n *node, addr string, downCodes []string) (*bridgeServer, error) {
 	if addr == "" {
 		return nil, nil
+	}
+	b := remote.NewBridge(n.hns, n.hns.Snapshot)
+	var codes []hnslb.ErrorCode
+	for _, c := range downCodes {
+		v, err := strconv.ParseUint(c, 0, 32)
+		if err != nil {
+			return nil, fmt.Errorf("--bridge-down-codes %q: %v", c, err)
+		}
+		codes = append(codes, hnslb.ErrorCode(v))
+	}
+	if err := b.AnswerDownWith(codes...); err != nil {
+		return nil, fmt.Errorf("--bridge-down-codes: %w", err)
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -34,7 +49,7 @@ func startBridge(ctx context.Context, n *node, addr string) (*bridgeServer, erro
 	if err != nil {
 		return nil, fmt.Errorf("--bridge: %w", err)
 	}
-	s := &bridgeServer{b: remote.NewBridge(n.hns, n.hns.Snapshot), addr: l.Addr()}
+	s := &bridgeServer{b: b, addr: l.Addr()}
 	go func() {
 		if err := s.b.Serve(ctx, l); err != nil {
 			fmt.Fprintf(os.Stderr, "hnssim: the HCN bridge stopped: %v\n", err)

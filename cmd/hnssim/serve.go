@@ -31,6 +31,7 @@ type serveOptions struct {
 	state    string
 	echo     string
 	bridge   string
+	downCode []string
 	writeLog string
 	faults   faultFlags
 	network  networkOptions
@@ -58,6 +59,7 @@ func newServeCommand(socket *string) *cobra.Command {
 	fs.StringVar(&o.state, "state", "", "load HNS objects from this file at start and save them there on stop, as HNS keeps them across restarts")
 	fs.StringVar(&o.echo, "echo", "", echoFlagHelp)
 	fs.StringVar(&o.bridge, "bridge", "", "also serve the HCN bridge (hack/wine's stand-ins for computenetwork.dll and vmcompute.dll) on this loopback TCP address, e.g. 127.0.0.1:7070")
+	fs.StringSliceVar(&o.downCode, "bridge-down-codes", []string{"0x6ba"}, "Win32 codes the bridge answers calls to a stopped HNS with, in turn: 0x6ba, 0x6b5 (unknown on real HNS)")
 	fs.StringVar(&o.writeLog, "write-log", "", "append a line to this file for every load balancer or endpoint HNS stores, keeps or drops, and for every write call's answer, to tell afterwards which call made an object")
 	o.faults.addFlags(fs)
 	o.network.addFlags(fs)
@@ -146,7 +148,7 @@ func serve(ctx context.Context, cmd *cobra.Command, socket string, o *serveOptio
 	if err != nil {
 		return err
 	}
-	bridge, err := startBridge(ctx, n, o.bridge)
+	bridge, err := startBridge(ctx, n, o.bridge, o.downCode)
 	if err != nil {
 		l.Close()
 		return err

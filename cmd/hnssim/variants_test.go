@@ -28,7 +28,8 @@ func TestServeErrorVariantFlags(t *testing.T) {
 	socket := filepath.Join(dir, "hns.sock")
 	writeLog := filepath.Join(dir, "writes.log")
 
-	for _, bad := range [][]string{{"--missing-backend-code=0x57"}, {"--missing-lb-code=0x803b0007"}, {"--missing-lb-code=lots"}, {"--address-taken-code=0x803b0013"}, {"--missing-network-code=0x57"}, {"--missing-network-listing-code=0x57"}} {
+	for _, bad := range [][]string{{"--missing-backend-code=0x57"}, {"--missing-lb-code=0x803b0007"}, {"--missing-lb-code=lots"}, {"--address-taken-code=0x803b0013"}, {"--missing-network-code=0x57"}, {"--missing-network-listing-code=0x57"},
+		{"--bridge=127.0.0.1:0", "--bridge-down-codes=0x490"}, {"--bridge=127.0.0.1:0", "--bridge-down-codes=down"}} {
 		cmd := newRootCommand()
 		cmd.SetOut(&bytes.Buffer{})
 		cmd.SetErr(&bytes.Buffer{})

@@ -15,9 +15,14 @@ import (
 
 // Win32 codes that mean the HNS service could not be reached (stopped,
 // restarting, overloaded). They are "retry later", never "not found"
-// (kubernetes/kubernetes#139519).
+// (kubernetes/kubernetes#139519). Which one a stopped or starting HNS
+// answers is not known, so each is taken (docs/simulator.md, "HNS down").
 var unreachableCodes = map[hnslb.ErrorCode]bool{
 	0x426: true, // ERROR_SERVICE_NOT_ACTIVE
+	// RPC_S_UNKNOWN_IF: HNS's RPC interface is not registered, the service
+	// not running or not yet initialized; kube-proxy 1.37's winkernel
+	// (pkg/proxy/winkernel/hns.go) reads it as "HNS is not running".
+	0x6b5: true,
 	0x6ba: true, // RPC_S_SERVER_UNAVAILABLE
 	0x6bb: true, // RPC_S_SERVER_TOO_BUSY
 	0x6be: true, // RPC_S_CALL_FAILED

@@ -53,6 +53,8 @@ func TestMapErrorOfConstructedErrors(t *testing.T) {
 		{"RPC server unavailable", syscall.Errno(0x6ba), hnslb.CodeRPCServerUnavailable},
 		{"RPC server unavailable as HRESULT", syscall.Errno(0x800706ba), hnslb.CodeRPCServerUnavailable},
 		{"RPC call failed", syscall.Errno(0x6be), hnslb.CodeRPCServerUnavailable},
+		{"HNS not running (RPC interface unknown)", syscall.Errno(0x6b5), hnslb.CodeRPCServerUnavailable},
+		{"HNS not running as HRESULT", syscall.Errno(0x800706b5), hnslb.CodeRPCServerUnavailable},
 		{"HNS service not started", syscall.Errno(0x426), hnslb.CodeRPCServerUnavailable},
 		{"missing DLL", &windows.DLLError{Err: syscall.Errno(126), ObjName: "computenetwork.dll", Msg: "no dll"}, hnslb.CodeNotImplemented},
 		{"unknown HNS code kept", syscall.Errno(0x803b00ff), hnslb.ErrorCode(0x803b00ff)},

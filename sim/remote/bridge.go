@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,13 @@ const (
 	hrHandle      uint32 = 0x80070006 // E_HANDLE: a handle the bridge never gave out
 	hrUnavailable uint32 = 0x800706ba // HRESULT_FROM_WIN32(RPC_S_SERVER_UNAVAILABLE)
 )
+
+// DownCodes are the Win32 codes modelled for a call to an HNS that is not
+// running, which real HNS answers is not known (docs/simulator.md, "HNS
+// down"): RPC_S_SERVER_UNAVAILABLE (the default), and RPC_S_UNKNOWN_IF, which
+// kube-proxy 1.37's winkernel reads as "HNS is not running" (its interface
+// not registered yet).
+func DownCodes() []hnslb.ErrorCode { return []hnslb.ErrorCode{0x6ba, 0x6b5} }
 
 // Bridge limits: a frame field, a request's read, the objects an enumerate
 // leaves for the opens that follow it.
@@ -53,6 +61,10 @@ type Bridge struct {
 	// lower-case ID, for the open and query hcn makes next.
 	enumerated map[string]json.RawMessage
 	calls      map[string]int
+	// down are the HRESULTs "HNS down" is answered with, in turn; downs
+	// counts those answers.
+	down  []uint32
+	downs int
 }
 
 // bridgeHandle is an open object: its kind, ID and, once a call returned
@@ -69,6 +81,7 @@ func NewBridge(c hnslb.Client, snapshot func() *hnslb.Snapshot) *Bridge {
 	b := &Bridge{
 		c: c, snapshot: snapshot, kinds: map[string]*bridgeKind{},
 		handles: map[uint64]*bridgeHandle{}, enumerated: map[string]json.RawMessage{}, calls: map[string]int{},
+		down: []uint32{hrUnavailable},
 	}
 	for _, k := range bridgeKinds(c) {
 		for _, fn := range []string{
@@ -79,6 +92,25 @@ func NewBridge(c hnslb.Client, snapshot func() *hnslb.Snapshot) *Bridge {
 		}
 	}
 	return b
+}
+
+// AnswerDownWith makes the bridge answer each call HNS refuses as down
+// with the next of codes (DownCodes), in turn, so one run meets each.
+func (b *Bridge) AnswerDownWith(codes ...hnslb.ErrorCode) error {
+	if len(codes) == 0 {
+		return errors.New("no code for HNS down")
+	}
+	down := make([]uint32, 0, len(codes))
+	for _, c := range codes {
+		if !slices.Contains(DownCodes(), c) {
+			return fmt.Errorf("HNS-down code 0x%x: want one of %v", uint32(c), DownCodes())
+		}
+		down = append(down, hresultOf(c))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.down = down
+	return nil
 }
 
 // Calls are the raw calls served, by function name (HcnOpenLoadBalancer,
@@ -129,6 +161,17 @@ func (b *Bridge) Call(ctx context.Context, fn, target, doc string) BridgeReply {
 	b.mu.Lock()
 	b.calls[fn]++
 	b.mu.Unlock()
+	r := b.call(ctx, fn, target, doc)
+	if r.HRESULT == hrUnavailable {
+		b.mu.Lock()
+		r.HRESULT = b.down[b.downs%len(b.down)]
+		b.downs++
+		b.mu.Unlock()
+	}
+	return r
+}
+
+func (b *Bridge) call(ctx context.Context, fn, target, doc string) BridgeReply {
 	if fn == "HNSCall" {
 		return b.hnsCall(ctx, target)
 	}

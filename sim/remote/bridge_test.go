@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -232,6 +233,35 @@ func TestBridgeErrorShapes(t *testing.T) {
 		if r := c.call(call[0], call[1], call[2]); r.hr != 0x800706ba || r.errDoc != "" || r.out != "" {
 			t.Errorf("%s while HNS restarts: HRESULT %08x, result %q, output %q; want 800706ba and nothing else", call[0], r.hr, r.errDoc, r.out)
 		}
+	}
+}
+
+// Which code an HNS that is not running answers is not known: the bridge
+// answers it with each modelled code in turn, always with no document, and
+// refuses a code it does not model.
+func TestBridgeAnswersHNSDownWithEachModelledCode(t *testing.T) {
+	h, b, c := startBridge(t)
+	if err := b.AnswerDownWith(0x490); err == nil {
+		t.Error("AnswerDownWith(0x490), not found, was taken as a code for HNS down")
+	}
+	if err := b.AnswerDownWith(); err == nil {
+		t.Error("AnswerDownWith() with no code was taken")
+	}
+	if err := b.AnswerDownWith(remote.DownCodes()...); err != nil {
+		t.Fatal(err)
+	}
+	h.Restart(time.Minute)
+	var got []uint32
+	for range 2 * len(remote.DownCodes()) {
+		r := c.call("HcnEnumerateLoadBalancers", "", "{}")
+		if r.errDoc != "" || r.out != "" {
+			t.Errorf("HNS down answered with result %q, output %q; want none", r.errDoc, r.out)
+		}
+		got = append(got, r.hr)
+	}
+	want := []uint32{0x800706ba, 0x800706b5, 0x800706ba, 0x800706b5}
+	if !slices.Equal(got, want) {
+		t.Errorf("HNS down answered %x, want %x", got, want)
 	}
 }
 
