@@ -41,8 +41,9 @@ func (n *testNode) recreateNode(node *v1.Node, addresses ...v1.NodeAddress) {
 
 // The Node deleted while hnsproxy runs (an operator's `kubectl delete
 // node`, a cloud controller's cleanup): kube-proxy 1.36 logs it and keeps
-// its node IPs; hnsproxy keeps HNS as it is, and follows the Node recreated
-// under the same name with a new UID and a new address.
+// its node IPs, 1.37 exits to be started again; hnsproxy keeps HNS as it
+// is, and follows the Node recreated under the same name with a new UID and
+// a new address.
 func TestNodeDeletedLeavesHNSAloneAndItsReturnIsFollowed(t *testing.T) {
 	n, _ := observedNode(t, "ws2022", "10.244.1.5")
 	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))

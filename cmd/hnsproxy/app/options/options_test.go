@@ -657,6 +657,27 @@ showHiddenMetricsForVersion: "1.2"
 	wantWarning(t, warnings, "--detect-local-mode is Linux-only")
 }
 
+// kube-proxy 1.37 takes nodePortAddresses as a list of CIDRs and the
+// keywords primary, localhost and all, combined (1.36 took primary alone).
+// A config file or flags shared with 1.37's Linux nodes starts hnsproxy,
+// which does not read the setting, as kube-proxy on Windows does not.
+func TestKubeProxy137NodePortAddressesStart(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+winkernel: {networkName: cbr0}
+nodePortAddresses: [primary, localhost, 10.0.0.0/8]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := mustParse(t, nil, "--config="+file)
+	if cfg.Winkernel.NetworkName != "cbr0" {
+		t.Errorf("network %q, want cbr0 from the file", cfg.Winkernel.NetworkName)
+	}
+	_, warnings := mustParse(t, kubeNetwork, "--nodeport-addresses=primary,all")
+	wantWarning(t, warnings, "--nodeport-addresses")
+}
+
 // TestCalicoVXLANStartScriptArgs: the arguments sig-windows-tools'
 // hostprocess/calico/kube-proxy/start.ps1 (10e8dc7362a1) builds on Calico's
 // VXLAN network, with KUBE_NETWORK=Calico: the source VIP is Calico_ep's
