@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -58,6 +59,26 @@ func TestPortTakenOutsideHNS(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// kube-proxy 1.37's counter of the creates HNS refused has it, by its
+	// kind of load balancer and class of HNS's error.
+	refused := `kubeproxy_sync_proxy_rules_winkernel_lb_create_failures_total{error="port_already_exists",ip_family="IPv4",lb_type="clusterip"} `
+	for _, n := range c.Nodes {
+		err := framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+			code, body, err := httpGet(ctx, n.Proxy.MetricsURL())
+			if err != nil || code != http.StatusOK {
+				return fmt.Errorf("GET /metrics: %d, %v", code, err)
+			}
+			for _, line := range strings.Split(string(body), "\n") {
+				if v, ok := strings.CutPrefix(line, refused); ok && v != "0" {
+					return nil
+				}
+			}
+			return fmt.Errorf("no sample %s> 0", refused)
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", n.Name(), err)
+		}
 	}
 	setTaken()
 	for _, n := range c.Nodes {

@@ -14,15 +14,18 @@ const (
 	// (unique among Services).
 	OriginClusterIP
 	// OriginNodePort: the node port, allocated by the apiserver (unique
-	// among Services); health-check node-port load balancers too.
+	// among Services).
 	OriginNodePort
 	// OriginIngress: a status.loadBalancer.ingress IP, written by a
-	// load-balancer controller through the status subresource (and the
-	// health-check load balancers hnsproxy adds on those IPs).
+	// load-balancer controller through the status subresource.
 	OriginIngress
 	// OriginExternalIP: spec.externalIPs, chosen by whoever may edit the
 	// Service: a namespace user.
 	OriginExternalIP
+	// OriginHealthCheck: a load-balancer ingress IP's health-check port
+	// (--forward-healthcheck-vip): the IP written as OriginIngress's is,
+	// so ranked and trusted as those are.
+	OriginHealthCheck
 )
 
 // Rank orders claims on one frontend: lower wins. Frontends the apiserver
@@ -32,7 +35,7 @@ func (o Origin) Rank() int {
 	switch o {
 	case OriginClusterIP, OriginNodePort:
 		return 0
-	case OriginIngress:
+	case OriginIngress, OriginHealthCheck:
 		return 1
 	case OriginExternalIP:
 		return 2
@@ -53,6 +56,8 @@ func (o Origin) String() string {
 		return "load-balancer ingress IP"
 	case OriginExternalIP:
 		return "external IP"
+	case OriginHealthCheck:
+		return "load-balancer ingress IP's health check"
 	}
 	return "unknown origin"
 }

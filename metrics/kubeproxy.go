@@ -105,11 +105,13 @@ var (
 )
 
 // kubeProxyMetrics are the kube-proxy metrics hnsproxy registers: kube-proxy's
-// common set plus the full/partial split, which only its iptables and
-// nftables modes register but which an incremental proxy has too.
+// common set, the full/partial split, which only its iptables and nftables
+// modes register but which an incremental proxy has too, and the load
+// balancer failure counters kube-proxy 1.37's winkernel registers.
 var kubeProxyMetrics = []metrics.Registerable{
 	SyncProxyRulesLatency, SyncFullProxyRulesLatency, SyncPartialProxyRulesLatency,
 	SyncProxyRulesLastTimestamp, SyncProxyRulesLastQueuedTimestamp, NetworkProgrammingLatency,
 	EndpointChangesPending, EndpointChangesTotal, ServiceChangesPending, ServiceChangesTotal,
 	ProxyHealthzTotal, ProxyLivezTotal, SyncProxyRulesNoLocalEndpointsTotal,
+	WinKernelLBCreateFailure, WinKernelLBUpdateFailure, WinKernelLBDeleteFailure,
 }

@@ -78,6 +78,9 @@ func touchAll() {
 	StateFileSyncDuration.Observe(0.0004)
 	HNSCallTimeoutsTotal.WithLabelValues("create_load_balancer").Inc()
 	ConfigFileRejected.Set(1)
+	WinKernelLBCreateFailure.WithLabelValues("IPv4", LBTypeClusterIP, "port_already_exists").Inc()
+	WinKernelLBUpdateFailure.WithLabelValues("IPv4", LBTypeNodePort, "other").Inc()
+	WinKernelLBDeleteFailure.WithLabelValues("IPv6", LBTypeHealthCheck, "other").Inc()
 }
 
 // wantFamilies are the scraped names, types and label names hnsproxy promises.
@@ -85,21 +88,24 @@ var wantFamilies = map[string]struct {
 	typ    dto.MetricType
 	labels string
 }{
-	"kubeproxy_sync_proxy_rules_duration_seconds":              {dto.MetricType_HISTOGRAM, "ip_family"},
-	"kubeproxy_sync_full_proxy_rules_duration_seconds":         {dto.MetricType_HISTOGRAM, "ip_family"},
-	"kubeproxy_sync_partial_proxy_rules_duration_seconds":      {dto.MetricType_HISTOGRAM, "ip_family"},
-	"kubeproxy_sync_proxy_rules_last_timestamp_seconds":        {dto.MetricType_GAUGE, "ip_family"},
-	"kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds": {dto.MetricType_GAUGE, "ip_family"},
-	"kubeproxy_network_programming_duration_seconds":           {dto.MetricType_HISTOGRAM, "ip_family"},
-	"kubeproxy_sync_proxy_rules_endpoint_changes_pending":      {dto.MetricType_GAUGE, ""},
-	"kubeproxy_sync_proxy_rules_endpoint_changes_total":        {dto.MetricType_COUNTER, ""},
-	"kubeproxy_sync_proxy_rules_service_changes_pending":       {dto.MetricType_GAUGE, ""},
-	"kubeproxy_sync_proxy_rules_service_changes_total":         {dto.MetricType_COUNTER, ""},
-	"kubeproxy_proxy_healthz_total":                            {dto.MetricType_COUNTER, "code"},
-	"kubeproxy_proxy_livez_total":                              {dto.MetricType_COUNTER, "code"},
-	"kubeproxy_sync_proxy_rules_no_local_endpoints_total":      {dto.MetricType_GAUGE, "ip_family,traffic_policy"},
-	"hnsproxy_hns_operations_total":                            {dto.MetricType_COUNTER, "operation,result"},
-	"hnsproxy_hns_operation_duration_seconds":                  {dto.MetricType_HISTOGRAM, "operation"},
+	"kubeproxy_sync_proxy_rules_duration_seconds":                   {dto.MetricType_HISTOGRAM, "ip_family"},
+	"kubeproxy_sync_full_proxy_rules_duration_seconds":              {dto.MetricType_HISTOGRAM, "ip_family"},
+	"kubeproxy_sync_partial_proxy_rules_duration_seconds":           {dto.MetricType_HISTOGRAM, "ip_family"},
+	"kubeproxy_sync_proxy_rules_last_timestamp_seconds":             {dto.MetricType_GAUGE, "ip_family"},
+	"kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds":      {dto.MetricType_GAUGE, "ip_family"},
+	"kubeproxy_network_programming_duration_seconds":                {dto.MetricType_HISTOGRAM, "ip_family"},
+	"kubeproxy_sync_proxy_rules_endpoint_changes_pending":           {dto.MetricType_GAUGE, ""},
+	"kubeproxy_sync_proxy_rules_endpoint_changes_total":             {dto.MetricType_COUNTER, ""},
+	"kubeproxy_sync_proxy_rules_service_changes_pending":            {dto.MetricType_GAUGE, ""},
+	"kubeproxy_sync_proxy_rules_service_changes_total":              {dto.MetricType_COUNTER, ""},
+	"kubeproxy_proxy_healthz_total":                                 {dto.MetricType_COUNTER, "code"},
+	"kubeproxy_proxy_livez_total":                                   {dto.MetricType_COUNTER, "code"},
+	"kubeproxy_sync_proxy_rules_no_local_endpoints_total":           {dto.MetricType_GAUGE, "ip_family,traffic_policy"},
+	"kubeproxy_sync_proxy_rules_winkernel_lb_create_failures_total": {dto.MetricType_COUNTER, "error,ip_family,lb_type"},
+	"kubeproxy_sync_proxy_rules_winkernel_lb_update_failures_total": {dto.MetricType_COUNTER, "error,ip_family,lb_type"},
+	"kubeproxy_sync_proxy_rules_winkernel_lb_delete_failures_total": {dto.MetricType_COUNTER, "error,ip_family,lb_type"},
+	"hnsproxy_hns_operations_total":                                 {dto.MetricType_COUNTER, "operation,result"},
+	"hnsproxy_hns_operation_duration_seconds":                       {dto.MetricType_HISTOGRAM, "operation"},
 	"hnsproxy_objects":                          {dto.MetricType_GAUGE, "kind,state"},
 	"hnsproxy_drift_repairs_total":              {dto.MetricType_COUNTER, "kind"},
 	"hnsproxy_hns_deletes_kept_total":           {dto.MetricType_COUNTER, "kind"},

@@ -52,6 +52,7 @@ func newDeadlines(c hnslb.Client, o Options, log klog.Logger) *deadlines {
 	}
 	d := &deadlines{c: c, call: o.CallTimeout, list: o.ListTimeout, maxAbandoned: o.MaxAbandonedCalls,
 		log: log, timedOut: o.CallTimedOut}
+	d.refused.on = o.LoadBalancerRefused != nil
 	if d.call <= 0 {
 		d.call = DefaultCallTimeout
 	}
@@ -81,6 +82,9 @@ type deadlines struct {
 	timedOut     func(op string) // may be nil
 	// failed are the load balancer creates HNS refused (partial.go).
 	failed failedCreates
+	// refused are the load balancer writes HNS refused, while someone is
+	// told of them (refusals.go).
+	refused lbRefusals
 	// suspect is set when an answer suggests the network is gone (network.go).
 	suspect networkSuspect
 

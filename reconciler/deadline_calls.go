@@ -63,6 +63,7 @@ func (d *deadlines) createLoadBalancer(ctx context.Context, lb *hnslb.LoadBalanc
 	got, err := d.c.CreateLoadBalancer(ctx, lb)
 	if err != nil {
 		d.failed.note(lb)
+		d.refused.note(hnslb.OpCreateLoadBalancer, lb, "", err)
 	}
 	if err == nil && (got == nil || got.ID == "") {
 		return nil, hnslb.NewError(hnslb.OpCreateLoadBalancer, hnslb.CodeTimeout, "HNS answered no load balancer for %s", docToken(lb))
@@ -82,12 +83,26 @@ func (d *deadlines) createEndpoint(ctx context.Context, networkID string, e *hns
 
 func (d *deadlines) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
 	return guard(d, ctx, hnslb.OpUpdateLoadBalancer, d.call, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
-		return d.c.UpdateLoadBalancer(ctx, id, lb)
+		return d.updateLoadBalancer(ctx, id, lb)
 	}, idToken(id), docToken(lb))
 }
 
 func (d *deadlines) DeleteLoadBalancer(ctx context.Context, id string) error {
-	return guardDelete(d, ctx, hnslb.OpDeleteLoadBalancer, d.c.DeleteLoadBalancer, id)
+	return guardDelete(d, ctx, hnslb.OpDeleteLoadBalancer, d.deleteLoadBalancer, id)
+}
+
+// updateLoadBalancer and deleteLoadBalancer are the client's, with a
+// refusal noted (refusals.go).
+func (d *deadlines) updateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
+	got, err := d.c.UpdateLoadBalancer(ctx, id, lb)
+	d.refused.note(hnslb.OpUpdateLoadBalancer, lb, id, err)
+	return got, err
+}
+
+func (d *deadlines) deleteLoadBalancer(ctx context.Context, id string) error {
+	err := d.c.DeleteLoadBalancer(ctx, id)
+	d.refused.note(hnslb.OpDeleteLoadBalancer, nil, id, err)
+	return err
 }
 
 func (d *deadlines) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.LoadBalancer, error) {

@@ -135,7 +135,7 @@ func (d *deadlines) WriteBatch(ctx context.Context, networkID string, specs []in
 				if !ok {
 					return reply{}, errEndpointNotMade
 				}
-				got, err := d.c.UpdateLoadBalancer(ctx, w.modifies, doc)
+				got, err := d.updateLoadBalancer(ctx, w.modifies, doc)
 				if err == nil {
 					replaced[j] = true // the endpoints it no longer names are free
 				}
@@ -160,7 +160,7 @@ func (d *deadlines) WriteBatch(ctx context.Context, networkID string, specs []in
 				if !ready() {
 					return reply{}, errEndpointNotMade
 				}
-				err := d.c.DeleteLoadBalancer(ctx, w.replaces)
+				err := d.deleteLoadBalancer(ctx, w.replaces)
 				if err != nil && !hnslb.IsNotFound(err) {
 					return reply{}, err
 				}

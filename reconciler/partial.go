@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -29,25 +28,11 @@ import (
 // refused, as they fail (a create abandoned at its deadline may fail long
 // after its Sync), for the reconciler to take under its lock.
 type failedCreates struct {
-	mu      sync.Mutex
-	pending []string // partialSigs
+	dropbox[string] // partialSigs
 }
 
 // note drops a failed create of doc.
-func (f *failedCreates) note(doc *hnslb.LoadBalancer) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.pending = append(f.pending, partialSig(doc))
-}
-
-// drain takes what was dropped.
-func (f *failedCreates) drain() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := f.pending
-	f.pending = nil
-	return out
-}
+func (f *failedCreates) note(doc *hnslb.LoadBalancer) { f.drop(partialSig(doc), 0) }
 
 // takeFailedCreates remembers the failed creates dropped since, each in
 // the state file, so a restart before a listing has looked remembers them

@@ -87,6 +87,12 @@ type Options struct {
 	// listed after HNS reported its delete done (deleted.go); it is
 	// deleted again. It runs under the Reconciler's lock.
 	DeleteKept func(kind ObjectKind)
+	// LoadBalancerRefused, if set, is told of each create, modify or delete
+	// of a load balancer a key wants or wanted that HNS refused: not HNS
+	// down or not answering, not a delete of one already gone (refusals.go).
+	// It runs at the end of the Sync after the call, under the Reconciler's
+	// lock.
+	LoadBalancerRefused func(LBRefusal)
 	// Clock reads the time; the default is the real clock. If it is a
 	// clock.Clock, HNS call deadlines use its timers too.
 	Clock  clock.PassiveClock
@@ -265,6 +271,9 @@ type lbEntry struct {
 	uncertain *hnslb.LoadBalancer
 	st        objStatus
 	flushed   flushMark // what the status counted of it (snapshot.go)
+	// origin is the last desired load balancer's, kept past its Delete for
+	// the refusal of the delete (refusals.go).
+	origin intent.Origin
 }
 
 type remoteEP struct {
@@ -400,7 +409,7 @@ func (r *Reconciler) Upsert(lb intent.LB) {
 		r.lbs[lb.Key] = e
 	}
 	r.restartBackoff(objectRef{lb: lb.Key}, &e.st)
-	e.desired = &lb
+	e.desired, e.origin = &lb, lb.Origin
 	r.markLB(e)
 	if r.adopting() {
 		r.adoptLB(e)

@@ -132,6 +132,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	run.res.ForeignHeld = r.foreignHeldList()
 	run.res.LeftOut = r.leftOutLocals()
 	r.takeFailedCreates()
+	r.tellRefusals()
 	if err := r.writeState(); err != nil {
 		r.logStateWriteFailed(err, "Writing hnsproxy state file failed; retrying after the next Sync")
 	}

@@ -307,7 +307,7 @@ func (b *serviceBuilder) healthCheckLBs() {
 		}
 		for _, ip := range b.ingressIPs.get(fam) {
 			key := intent.LBKey{Family: fam, VIP: ip.String(), Protocol: hnslb.ProtocolTCP, Port: port}
-			b.add(key, intent.OriginIngress, port, selection{endpoints: []*endpoint{gwEP}}, pf, f, hnslb.DistributionNone, b.r.Name.String()+":healthcheck")
+			b.add(key, intent.OriginHealthCheck, port, selection{endpoints: []*endpoint{gwEP}}, pf, f, hnslb.DistributionNone, b.r.Name.String()+":healthcheck")
 		}
 	}
 }

@@ -459,7 +459,7 @@ func TestForwardHealthCheckVIP(t *testing.T) {
 	healthLB := func(port uint16, pf hnslb.PortMappingFlags) intent.LB {
 		return intent.LB{
 			Key: key("198.51.100.7", port), SourceVIP: nodeIPv4, InternalPort: port, PortFlags: pf,
-			Backends: []intent.Backend{localBE("10.1.0.1")}, Owner: "ns/web:healthcheck", Origin: intent.OriginIngress,
+			Backends: []intent.Backend{localBE("10.1.0.1")}, Owner: "ns/web:healthcheck", Origin: intent.OriginHealthCheck,
 		}
 	}
 	udpSvc := service("web", ports(udpPort("http", 80)), loadBalancer(ingressIP("198.51.100.7")))

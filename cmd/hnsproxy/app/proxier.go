@@ -49,6 +49,7 @@ func runProxier(ctx context.Context, cfg *options.Config, deps *Deps) error {
 		RemoteEndpointNames: remoteEndpointNames,
 		DriftRepaired:       driftRepaired,
 		DeleteKept:          deleteKept,
+		LoadBalancerRefused: lbRefused,
 	})
 	if deps.Health != nil {
 		deps.Health.SetHNSActivity(rec)
