@@ -89,7 +89,8 @@ type Options struct {
 	DeleteKept func(kind ObjectKind)
 	// LoadBalancerRefused, if set, is told of each create, modify or delete
 	// of a load balancer a key wants or wanted that HNS refused: not HNS
-	// down or not answering, not a delete of one already gone (refusals.go).
+	// down or not answering, not a delete of one already gone, not a modify
+	// HNS does not implement (refusals.go).
 	// It runs at the end of the Sync after the call, under the Reconciler's
 	// lock.
 	LoadBalancerRefused func(LBRefusal)

@@ -43,10 +43,13 @@ type lbRefusals struct {
 }
 
 // note keeps a write that failed, if HNS refused it: not a delete of one
-// already gone (done), nor HNS down or not answering (no refusal; kube-proxy
-// 1.37 makes no write then either).
+// already gone (done), nor a modify HNS does not implement (which turns
+// modify off, as in kube-proxy), nor HNS down or not answering (no refusal;
+// kube-proxy 1.37 makes no write then either).
 func (l *lbRefusals) note(op string, doc *hnslb.LoadBalancer, id string, err error) {
-	if !l.on || err == nil || hnslb.IsUnavailable(err) || op == hnslb.OpDeleteLoadBalancer && hnslb.IsNotFound(err) {
+	if !l.on || err == nil || hnslb.IsUnavailable(err) ||
+		op == hnslb.OpDeleteLoadBalancer && hnslb.IsNotFound(err) ||
+		op == hnslb.OpUpdateLoadBalancer && hnslb.IsNotImplemented(err) {
 		return
 	}
 	l.drop(noted{op: op, doc: doc, id: id, err: err}, maxPendingRefusals)

@@ -81,6 +81,17 @@ func TestLoadBalancerRefusalsAreTold(t *testing.T) {
 	if n := len(e.snapshot().LoadBalancers); n != 2 {
 		t.Errorf("%d load balancers in HNS, want the cluster IP's and the node port's", n)
 	}
+
+	// A modify HNS does not implement turns modify off (ModifyAuto): the
+	// load balancer is made again, and nothing was refused.
+	refuse(sim.OpUpdateLoadBalancer, hnslb.CodeNotImplemented)
+	cluster = lb("10.96.0.10", 80, loc("10.244.1.11"))
+	upsert(r, cluster, nodePort)
+	e.converge(r)
+	take("a modify not implemented")
+	if got := e.hnsLB(cluster.Key); got == nil || len(got.HostComputeEndpoints) != 1 || got.HostComputeEndpoints[0] != e.locals["10.244.1.11"] {
+		t.Errorf("after modify turned off, HNS holds %+v for %s, want it on 10.244.1.11", got, cluster.Key)
+	}
 }
 
 // Nobody told, nothing kept: the reconciler keeps no refusals without
