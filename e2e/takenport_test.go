@@ -69,12 +69,16 @@ func TestPortTakenOutsideHNS(t *testing.T) {
 			if err != nil || code != http.StatusOK {
 				return fmt.Errorf("GET /metrics: %d, %v", code, err)
 			}
+			var counted []string
 			for _, line := range strings.Split(string(body), "\n") {
 				if v, ok := strings.CutPrefix(line, refused); ok && v != "0" {
 					return nil
 				}
+				if strings.HasPrefix(line, "kubeproxy_sync_proxy_rules_winkernel_lb_") || strings.HasPrefix(line, "hnsproxy_hns_operations_total{operation=\"create_load_balancer\"") {
+					counted = append(counted, line)
+				}
 			}
-			return fmt.Errorf("no sample %s> 0", refused)
+			return fmt.Errorf("no sample %s> 0; counted: %q", refused, counted)
 		})
 		if err != nil {
 			t.Fatalf("%s: %v", n.Name(), err)

@@ -52,7 +52,6 @@ func newDeadlines(c hnslb.Client, o Options, log klog.Logger) *deadlines {
 	}
 	d := &deadlines{c: c, call: o.CallTimeout, list: o.ListTimeout, maxAbandoned: o.MaxAbandonedCalls,
 		log: log, timedOut: o.CallTimedOut}
-	d.refused.on = o.LoadBalancerRefused != nil
 	if d.call <= 0 {
 		d.call = DefaultCallTimeout
 	}

@@ -357,6 +357,10 @@ func New(c hnslb.Client, o Options) *Reconciler {
 	if o.StartupCalls != nil {
 		client = o.StartupCalls.d
 	}
+	if client != nil {
+		// The start-up calls' deadlines were made without it.
+		client.refused.on = o.LoadBalancerRefused != nil
+	}
 	return &Reconciler{
 		client:           client,
 		opts:             o,

@@ -22,11 +22,14 @@ type told struct {
 // Each load balancer create, modify and delete HNS refuses is told once,
 // at the end of its Sync, with the key and what the load balancer is (or,
 // for a delete, was) for; HNS down and deletes of what is gone already are
-// not refusals.
+// not refusals. The daemon's reconciler makes its calls through the
+// start-up calls' deadlines, as here.
 func TestLoadBalancerRefusalsAreTold(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2025) // modifies load balancers
 	var got []told
+	startup := NewStartupCalls(e.hns, e.options())
 	e.tweak = func(o *Options) {
+		o.StartupCalls = startup
 		o.LoadBalancerRefused = func(f LBRefusal) {
 			code, _ := hnslb.CodeOf(f.Err)
 			got = append(got, told{f.Op, f.Key, f.Origin, code})
