@@ -1,5 +1,5 @@
 // Package healthcheck owns hnsproxy's health endpoints, with kube-proxy
-// 1.36's semantics (pkg/proxy/healthcheck) so probes, load balancers and
+// 1.37's semantics (pkg/proxy/healthcheck) so probes, load balancers and
 // autoscalers that know kube-proxy need no change:
 //
 //   - ProxyHealthServer serves /healthz and /livez on --healthz-bind-address.

@@ -492,7 +492,7 @@ func TestATakenPortOnOneListenIPLeavesTheOthersServing(t *testing.T) {
 	}
 }
 
-// kube-proxy 1.36 runs a health check server per IP family, on 0.0.0.0
+// kube-proxy 1.37 runs a health check server per IP family, on 0.0.0.0
 // (IPv4 only) and :: (IPv6 only), each counting its own family's local
 // endpoints: a probe over IPv4 is answered with the IPv4 count, one over
 // IPv6 with the IPv6 count, so a node with local endpoints in one family

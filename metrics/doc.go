@@ -1,5 +1,5 @@
 // Package metrics owns hnsproxy's Prometheus metrics and the metrics HTTP
-// server. kube-proxy's metrics keep kube-proxy 1.36's exact names, labels,
+// server. kube-proxy's metrics keep kube-proxy 1.37's exact names, labels,
 // help texts and buckets (pkg/proxy/metrics), and 1.37's winkernel load
 // balancer failure counters too, so dashboards and alerts made for
 // kube-proxy keep working; hnsproxy's own metrics are prefixed hnsproxy_.

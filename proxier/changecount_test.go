@@ -40,7 +40,7 @@ func (o *changesObserver) endpoints() (total, pending int) {
 	return total, pending
 }
 
-// kube-proxy v1.36's EndpointsChangeTracker takes only the EndpointSlices
+// kube-proxy v1.37's EndpointsChangeTracker takes only the EndpointSlices
 // of its proxier's family: an FQDN slice, or one of a family the proxier
 // does not serve (winkernel runs single-stack unless HNS supports IPv6
 // dual stack on a network that is not overlay), is no change. It moves

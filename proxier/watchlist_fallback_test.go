@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// client-go 0.36 streams informers' initial lists (WatchListClient, on by
+// client-go 0.37 streams informers' initial lists (WatchListClient, on by
 // default) when the client can. An apiserver without streaming lists (the
 // WatchList gate off, or one from before 1.27) refuses the watch with
 // sendInitialEvents as invalid; the informers must then list as before,

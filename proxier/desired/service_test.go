@@ -151,7 +151,7 @@ func TestServiceKinds(t *testing.T) {
 		},
 	}, {
 		// An ipMode this version does not know (a newer apiserver's) is
-		// not VIP, so kube-proxy 1.36 (proxyutil.IsVIPMode) skips it too.
+		// not VIP, so kube-proxy 1.37 (proxyutil.IsVIPMode) skips it too.
 		name: "each ingress IP; hostname-only, ipMode Proxy and unknown ipMode ingress skipped",
 		svc: service("web", nodePorts(30080), loadBalancer(
 			ingressIP("198.51.100.7"),

@@ -46,7 +46,7 @@ func TestHelpListsKubeProxyAndHNSProxyFlags(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	out, err := execute(t, "--version")
-	if err != nil || !strings.HasPrefix(out, "Kubernetes v1.36.0 (hnsproxy v") {
+	if err != nil || !strings.HasPrefix(out, "Kubernetes v1.37.0 (hnsproxy v") {
 		t.Errorf("--version = %q, %v", out, err)
 	}
 	// Calico's kube-proxy start script (projectcalico, Windows

@@ -15,7 +15,7 @@ import (
 var gitVersion = "v0.0.0-dev"
 
 // kubeProxyCompat is the kube-proxy release whose flags, config and metrics hnsproxy mirrors.
-const kubeProxyCompat = "1.36"
+const kubeProxyCompat = "1.37"
 
 // Version describes this binary.
 func Version() version.Info {
@@ -59,7 +59,7 @@ func (v versionFlag) print(w io.Writer) bool {
 	case "true":
 		info := Version()
 		// Scripts written for kube-proxy parse the first vMAJOR.MINOR of
-		// "Kubernetes v1.36.3" (Calico's kube-proxy start script, for one,
+		// "Kubernetes v1.37.2" (Calico's kube-proxy start script, for one,
 		// drops --enable-dsr below v1.14), so the line leads with the
 		// kube-proxy release hnsproxy stands in for; hnsproxy's own version follows.
 		fmt.Fprintf(w, "Kubernetes v%s.0 (hnsproxy %s, %s, %s)\n", kubeProxyCompat, info.GitVersion, info.GoVersion, info.Platform)

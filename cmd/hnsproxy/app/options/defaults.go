@@ -57,7 +57,7 @@ func DefaultCNIBinDir() string {
 	return "/opt/cni/bin"
 }
 
-// SetDefaults fills a KubeProxyConfiguration the way kube-proxy 1.36's
+// SetDefaults fills a KubeProxyConfiguration the way kube-proxy 1.37's
 // v1alpha1 defaulting does (pkg/proxy/apis/config/v1alpha1/defaults.go).
 func SetDefaults(c *v1alpha1.KubeProxyConfiguration) {
 	if c.BindAddress == "" {

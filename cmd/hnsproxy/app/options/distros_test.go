@@ -61,7 +61,7 @@ func TestAKSKubeProxyStartArgs(t *testing.T) {
 		t.Errorf("kubeconfig %q, verbosity %d", cfg.Kubeconfig, cfg.Logging.Verbosity)
 	}
 
-	// Below 1.34: refused, as kube-proxy 1.36 refuses it; the error says
+	// Below 1.34: refused, as kube-proxy 1.37 refuses it; the error says
 	// which entry to drop.
 	_, _, _, _, err := parse(t, aks, append(args, "--feature-gates=WinDSR=true,WinOverlay=false")...)
 	wantError(t, err, "cannot set feature gate WinOverlay to false")
@@ -93,7 +93,7 @@ func TestEKSBootstrapKubeProxyArgs(t *testing.T) {
 // TestEKSBootstrapKubeProxyArgsOfOlderAMIs: older AMIs' scripts also
 // passed --logtostderr=true (and before 1.16 --resource-container=""),
 // flags kube-proxy no longer has (klog's went in 1.26, KEP-2845): refused
-// by hnsproxy as by kube-proxy 1.36.
+// by hnsproxy as by kube-proxy 1.37.
 func TestEKSBootstrapKubeProxyArgsOfOlderAMIs(t *testing.T) {
 	for _, old := range []string{"--logtostderr=true", `--resource-container=`} {
 		_, _, _, _, err := parse(t, map[string]string{"KUBE_NETWORK": "vpcbr0a1b2c3d4e5f"}, "--proxy-mode=kernelspace", old)

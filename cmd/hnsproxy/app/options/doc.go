@@ -1,7 +1,7 @@
 // Package options owns hnsproxy's command line and configuration file: the
 // kube-proxy flags that matter on Windows (same names, defaults and meaning),
 // the KubeProxyConfiguration v1alpha1 file decoded with the real
-// k8s.io/kube-proxy types, the merge of the two exactly as kube-proxy 1.36
+// k8s.io/kube-proxy types, the merge of the two exactly as kube-proxy 1.37
 // merges them (cmd/kube-proxy/app/options.go), hnsproxy's own flags, and
 // validation. The result is one resolved Config that the daemon runs with.
 //

@@ -11,23 +11,24 @@ import (
 	metricsfeatures "k8s.io/component-base/metrics/features"
 )
 
-// The Windows proxy's gates, with the history kube-proxy v1.36.3 registers
-// (pkg/features/kube_features.go): kubernetes_feature_enabled reports each
-// one's stage from it. The Win* gates and PreferSameTrafficDistribution are
-// GA and locked on: asking for them off is an error in kube-proxy and here.
+// The Windows proxy's gates, with the history kube-proxy v1.37.2 registers
+// (pkg/features/kube_features.go, unchanged from v1.36.3):
+// kubernetes_feature_enabled reports each one's stage from it. The Win*
+// gates and PreferSameTrafficDistribution are GA and locked on: asking for
+// them off is an error in kube-proxy and here.
 const (
 	// WinDSR allows Direct Server Return load balancers.
 	WinDSR featuregate.Feature = "WinDSR"
 	// WinOverlay allows overlay (VXLAN) networks.
 	WinOverlay featuregate.Feature = "WinOverlay"
 	// AllowServiceExternalIPs, off, stops programming Service
-	// spec.externalIPs (kube-proxy 1.36, KEP-5707: the field is deprecated
-	// and tenant-controlled, the CVE-2020-8554 class).
+	// spec.externalIPs (kube-proxy 1.36 and 1.37, KEP-5707: the field is
+	// deprecated and tenant-controlled, the CVE-2020-8554 class).
 	AllowServiceExternalIPs featuregate.Feature = "AllowServiceExternalIPs"
 	// PreferSameTrafficDistribution governs the node hints that
 	// trafficDistribution: PreferSameNode makes, which hnsproxy applies
 	// (proxier/desired/topology.go). GA and locked on since 1.35, so asking
-	// for it off stops the start, as in kube-proxy 1.36.
+	// for it off stops the start, as in kube-proxy 1.37.
 	PreferSameTrafficDistribution featuregate.Feature = "PreferSameTrafficDistribution"
 )
 
@@ -44,7 +45,7 @@ var proxyFeatureGates = map[featuregate.Feature]featuregate.VersionedSpecs{
 	},
 	AllowServiceExternalIPs: {
 		// KEP-5707 deprecates spec.externalIPs, not yet the gate: kube-proxy
-		// 1.36 has it GA since 1.0 and not locked, so it can be turned off.
+		// 1.37 has it GA since 1.0 and not locked, so it can be turned off.
 		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
 	},
 	PreferSameTrafficDistribution: {

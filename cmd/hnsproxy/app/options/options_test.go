@@ -334,7 +334,7 @@ func TestFeatureGates(t *testing.T) {
 	if err == nil {
 		t.Fatal("a malformed gate value parsed")
 	}
-	// kube-proxy 1.36's AllowServiceExternalIPs: on by default, off on request.
+	// kube-proxy 1.37's AllowServiceExternalIPs: on by default, off on request.
 	cfg, _ := mustParse(t, kubeNetwork)
 	if !cfg.FeatureGates.Enabled(AllowServiceExternalIPs) {
 		t.Error("AllowServiceExternalIPs is off by default")
@@ -350,7 +350,7 @@ func TestFeatureGates(t *testing.T) {
 	}
 }
 
-// kube-proxy 1.36 registers client-go's gates in its own (pkg/features:
+// kube-proxy 1.37 registers client-go's gates in its own (pkg/features:
 // clientfeatures.AddVersionedFeaturesToExistingFeatureGates and
 // ReplaceFeatureGates), so --feature-gates=WatchListClient=false is how an
 // operator stops streamed lists against an apiserver that mishandles them.
@@ -368,11 +368,11 @@ func TestClientGoGatesAreKubeProxys(t *testing.T) {
 	}
 	cfg, _ = mustParse(t, kubeNetwork)
 	if !ClientGates(cfg.FeatureGates).Enabled(clientfeatures.WatchListClient) {
-		t.Error("WatchListClient is off by default; client-go 0.36 has it on")
+		t.Error("WatchListClient is off by default; client-go 0.37 has it on")
 	}
 }
 
-// PreferSameTrafficDistribution is GA and locked on in kube-proxy v1.36.3,
+// PreferSameTrafficDistribution is GA and locked on in kube-proxy v1.37.2,
 // and hnsproxy applies the node hints it governs: flags copied from an older
 // kube-proxy that turn it off must stop the start, as they stop kube-proxy's,
 // not be waved through as a gate that "does not affect hnsproxy".
@@ -391,7 +391,7 @@ func TestPreferSameTrafficDistributionIsLockedOn(t *testing.T) {
 }
 
 // Each gate hnsproxy registers has the stage, default and lock kube-proxy
-// v1.36.3 gives it (pkg/features/kube_features.go), which is what
+// v1.37.2 gives it (pkg/features/kube_features.go), which is what
 // kubernetes_feature_enabled's stage label reports (GA's is "").
 func TestFeatureGateStagesAreKubeProxys(t *testing.T) {
 	want := map[string]struct {
@@ -411,7 +411,7 @@ func TestFeatureGateStagesAreKubeProxys(t *testing.T) {
 			continue
 		}
 		if string(got.PreRelease) != w.stage || got.Default != w.on || got.LockToDefault != w.locked {
-			t.Errorf("%s: stage %q default %v locked %v; kube-proxy v1.36.3: %q %v %v", name, got.PreRelease, got.Default, got.LockToDefault, w.stage, w.on, w.locked)
+			t.Errorf("%s: stage %q default %v locked %v; kube-proxy v1.37.2: %q %v %v", name, got.PreRelease, got.Default, got.LockToDefault, w.stage, w.on, w.locked)
 		}
 	}
 	if len(proxyFeatureGates) != len(want) {
