@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,8 @@ import (
 	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/internal/hostlocalstore"
 	"github.com/hnsproxy/hnsproxy/internal/sourcevipipam"
 )
 
@@ -32,6 +35,9 @@ func cmdGC(ctx context.Context, s *session) error {
 	// HNS would not delete. Their addresses stay taken in IPAM too, as DEL
 	// keeps an address while the endpoint may hold it.
 	var held []types.GCAttachment
+	// left are the addresses of every endpoint GC leaves in HNS, whoever
+	// made it: IPAM must keep each reserved (ipamGC).
+	var left []netip.Addr
 	if network != nil {
 		valid := map[string]bool{}
 		for _, a := range s.conf.validAttachments() {
@@ -47,9 +53,11 @@ func cmdGC(ctx context.Context, s *session) error {
 		for i := range eps {
 			ep := &eps[i]
 			if valid[ep.Name] || ep.IsRemote() {
+				left = appendAddresses(left, ep)
 				continue
 			}
 			if !s.conf.ours(ep) {
+				left = appendAddresses(left, ep)
 				if containerID, ifName, ok := attachmentOf(ep.Name, s.conf.Network); ok {
 					held = append(held, types.GCAttachment{ContainerID: containerID, IfName: ifName})
 				}
@@ -58,6 +66,7 @@ func cmdGC(ctx context.Context, s *session) error {
 			a := s.conf.endpointAttachment(ep.Name)
 			if err := s.hns.deleteUntilGone(ctx, ep); err != nil {
 				errs = append(errs, err)
+				left = appendAddresses(left, ep)
 				held = append(held, a)
 				continue
 			}
@@ -70,7 +79,7 @@ func cmdGC(ctx context.Context, s *session) error {
 		}
 	}
 	if !s.conf.hnsIPAM() {
-		if err := s.ipamGC(ctx, held); err != nil && !incompatible(err) {
+		if err := s.ipamGC(ctx, held, left); err != nil && !incompatible(err) {
 			errs = append(errs, err)
 		}
 	}
@@ -98,11 +107,13 @@ func gcError(errs []error) error {
 }
 
 // ipamGC passes GC on to IPAM with the attachments it must keep: the
-// runtime's, those whose endpoint GC left in HNS (held), and hnsproxy's
-// overlay source VIP reservation, which shares IPAM's store with the pods
-// and which no runtime lists (package sourcevipipam); under both keys the
-// list has had, so an IPAM that reads either keeps the same ones.
-func (s *session) ipamGC(ctx context.Context, held []types.GCAttachment) error {
+// runtime's, those whose endpoint GC left in HNS (held), the source VIP
+// reservations, which share IPAM's store with the pods and which no
+// runtime lists (package sourcevipipam), and, for host-local, whichever
+// attachment reserved an address an endpoint left in HNS holds (left);
+// under both keys the list has had, so an IPAM that reads either keeps the
+// same ones.
+func (s *session) ipamGC(ctx context.Context, held []types.GCAttachment, left []netip.Addr) error {
 	data, err := s.releaseStdin(ctx)
 	if err != nil {
 		return err
@@ -111,7 +122,16 @@ func (s *session) ipamGC(ctx context.Context, held []types.GCAttachment) error {
 	if err := json.Unmarshal(data, &conf); err != nil {
 		return types.NewError(types.ErrDecodingFailure, "malformed network configuration", err.Error())
 	}
-	keep := slices.Concat(s.conf.validAttachments(), held, []types.GCAttachment{{ContainerID: sourcevipipam.ContainerID, IfName: sourcevipipam.IfName}})
+	holders, err := s.hostLocalHolders(data, left)
+	if err != nil {
+		return err
+	}
+	var keep []types.GCAttachment
+	for _, a := range slices.Concat(s.conf.validAttachments(), held, sourcevipipam.Attachments(), holders) {
+		if !slices.Contains(keep, a) {
+			keep = append(keep, a)
+		}
+	}
 	list, err := json.Marshal(keep)
 	if err != nil {
 		return internal("encode the valid attachments: %v", err)
@@ -121,6 +141,54 @@ func (s *session) ipamGC(ctx context.Context, held []types.GCAttachment) error {
 		return internal("re-encode configuration: %v", err)
 	}
 	return s.delegate(ctx, "GC", "", "", data)
+}
+
+// hostLocalHolders are the attachments host-local's store reserves addrs
+// under, when host-local is the IPAM. Its GC (containernetworking/plugins
+// v1.10.0) releases every reservation whose attachment the list leaves
+// out, and only its store says which attachment reserved an address: a
+// source VIP reserved by hand under another attachment than the scripts'
+// (sourcevipipam), a pod another plugin wired under another interface name
+// than its endpoint's name says. An address an endpoint holds stays
+// reserved, as DEL keeps it while the endpoint may hold it. A store it
+// cannot read answers an error and IPAM gets no GC.
+func (s *session) hostLocalHolders(stdin []byte, addrs []netip.Addr) ([]types.GCAttachment, error) {
+	if s.conf.IPAM.Type != "host-local" || len(addrs) == 0 {
+		return nil, nil
+	}
+	var conf struct {
+		Name string `json:"name"`
+		IPAM struct {
+			DataDir string `json:"dataDir"`
+		} `json:"ipam"`
+	}
+	if err := json.Unmarshal(stdin, &conf); err != nil {
+		return nil, types.NewError(types.ErrDecodingFailure, "malformed network configuration", err.Error())
+	}
+	// The store holds at most the pod subnet; the addresses can be every
+	// remote endpoint of an overlay cluster, so the store is read once.
+	dir := hostlocalstore.Dir(conf.IPAM.DataDir, conf.Name)
+	reserved, err := hostlocalstore.Reservations(dir)
+	if err != nil {
+		return nil, types.NewError(types.ErrIOFailure, "read host-local's store "+dir, err.Error())
+	}
+	var out []types.GCAttachment
+	for _, a := range addrs {
+		if holder, ok := reserved[a]; ok {
+			out = append(out, holder)
+		}
+	}
+	return out, nil
+}
+
+// appendAddresses appends an endpoint's addresses.
+func appendAddresses(addrs []netip.Addr, ep *hnslb.Endpoint) []netip.Addr {
+	for _, c := range ep.IpConfigurations {
+		if a, err := netip.ParseAddr(c.IpAddress); err == nil {
+			addrs = append(addrs, a.Unmap())
+		}
+	}
+	return addrs
 }
 
 // validAttachments are the attachments the runtime still has, under

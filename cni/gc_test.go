@@ -52,12 +52,14 @@ func TestGCReadsTheSpecsFirstKey(t *testing.T) {
 
 // TestGCHandsIPAMTheSourceVIPAndBothKeys: GC passes the runtime's list of
 // still-valid attachments on to IPAM (the spec requires it of delegating
-// plugins), and IPAM's store also holds hnsproxy's overlay source VIP,
-// reserved under an attachment no runtime lists. host-local has no GC
-// today (containernetworking/plugins#1047; #1289 adds one that releases
-// every reservation outside the list), so what IPAM is handed is the
-// contract: the source VIP's attachment among the valid ones, and the list
-// under both keys it has had, whichever the runtime sent.
+// plugins), and IPAM's store also holds an overlay node's source VIP,
+// reserved under an attachment no runtime lists: hnsproxy's, or the one
+// kube-proxy's start scripts use. An IPAM whose GC releases every
+// reservation outside the list (host-local's, from
+// containernetworking/plugins v1.10.0) would hand it to a pod, so what IPAM
+// is handed is the contract: the source VIP attachments among the valid
+// ones, and the list under both keys it has had, whichever the runtime
+// sent.
 func TestGCHandsIPAMTheSourceVIPAndBothKeys(t *testing.T) {
 	n1 := startNode(t, "n1", "--node-ip", "192.168.62.1",
 		"--network-name", "vxlan0", "--network-type", "overlay", "--subnet", "10.244.62.0/24")
@@ -76,7 +78,7 @@ func TestGCHandsIPAMTheSourceVIPAndBothKeys(t *testing.T) {
 	rt.cni = libcni.NewCNIConfigWithCacheDir([]string{binDir, ipamDir}, t.TempDir(), nil)
 	rt.add(t, running)
 
-	want := []types.GCAttachment{{ContainerID: running.id, IfName: "eth0"}, {ContainerID: sourcevipipam.ContainerID, IfName: sourcevipipam.IfName}}
+	want := slices.Concat([]types.GCAttachment{{ContainerID: running.id, IfName: "eth0"}}, sourcevipipam.Attachments())
 	handed := func(what string) {
 		t.Helper()
 		b, err := os.ReadFile(record)
@@ -108,6 +110,54 @@ func TestGCHandsIPAMTheSourceVIPAndBothKeys(t *testing.T) {
 	handed("GC with the released spec's key")
 	if got := allocated(t, conf.dataDir); len(got) != 2 {
 		t.Errorf("host-local holds %v, want the pod's address and the source VIP", got)
+	}
+}
+
+// TestGCWithHostLocalReleasesOnlyWhatNoOneHolds: with host-local's own GC
+// (containernetworking/plugins v1.10.0 releases every reservation whose
+// attachment the list leaves out), GC reclaims the address of a pod whose
+// endpoint HNS no longer has (a DEL that never came, as after a reboot
+// empties HNS), and keeps every other: the listed pod's; an address
+// reserved by hand under an attachment no one lists that an endpoint holds
+// (a source VIP endpoint as kube-proxy makes one: local, unnamed, in no
+// namespace), found through host-local's store; and the source VIP
+// reservations of hnsproxy and of kube-proxy's start scripts, which no
+// endpoint may hold yet (hnsproxy not started, HNS restarted).
+func TestGCWithHostLocalReleasesOnlyWhatNoOneHolds(t *testing.T) {
+	ctx := context.Background()
+	n1, conf := l2bridgeNode(t, 66)
+	rt := newRuntime(t, conf)
+	running := pod{id: "running", netns: n1.createNamespace(t)}
+	rt.add(t, running)
+	lost := pod{id: "lost", netns: n1.createNamespace(t)}
+	newRuntime(t, conf).add(t, lost) // a runtime that has since lost its cache
+	lostEndpoint := endpointByName(n1.dump(t), lost.endpointName("cbr0"))
+	if err := n1.client.DeleteEndpoint(ctx, lostEndpoint.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	stdin := conf.pluginJSON(t)
+	byHand := hostLocalReserve(t, binDir, stdin, "source-vip-by-hand", "none", "eth0")
+	if _, err := n1.client.CreateEndpoint(ctx, n1.dump(t).Networks[0].ID, &hnslb.Endpoint{
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: byHand.Addr().String(), PrefixLength: uint8(byHand.Bits())}}}); err != nil {
+		t.Fatal(err)
+	}
+	unheld := []string{
+		hostLocalReserve(t, binDir, stdin, sourcevipipam.ContainerID, "none", sourcevipipam.IfName).Addr().String(),
+		// As sig-windows-tools' and microsoft/SDN's kube-proxy scripts run host-local.
+		hostLocalReserve(t, binDir, stdin, "dummy", "dummy", "dummy").Addr().String(),
+	}
+
+	if err := rt.cni.GCNetworkList(ctx, rt.list, &libcni.GCArgs{ValidAttachments: []types.GCAttachment{{ContainerID: running.id, IfName: "eth0"}}}); err != nil {
+		t.Fatalf("GC: %v", err)
+	}
+	want := slices.Concat([]string{endpointByName(n1.dump(t), running.endpointName("cbr0")).IP(), byHand.Addr().String()}, unheld)
+	slices.Sort(want)
+	if got := allocated(t, conf.dataDir); !slices.Equal(got, want) {
+		t.Errorf("after GC host-local holds %v, want %v (%s's %s released)", got, want, lost.id, lostEndpoint.IP())
+	}
+	if err := rt.check(running); err != nil {
+		t.Errorf("CHECK of the listed pod after GC: %v", err)
 	}
 }
 
@@ -161,7 +211,7 @@ func TestGCReportsEveryFailure(t *testing.T) {
 // one HNS would not delete, and one another plugin made (win-bridge's, with
 // HNS's MAC). Their attachments go to IPAM's GC as still valid beside the
 // runtime's list: an IPAM that releases whatever the list leaves out
-// (host-local's GC as containernetworking/plugins#1289 proposes it) would
+// (host-local's GC, from containernetworking/plugins v1.10.0) would
 // otherwise hand the next pod an address an endpoint still holds, which
 // HNS refuses. For the same reason GC that cannot list the endpoints passes
 // nothing on to IPAM.

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,12 +20,10 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 	current "github.com/containernetworking/cni/pkg/types/100"
 	"github.com/containernetworking/cni/pkg/version"
-	// The tests build host-local; importing its disk backend keeps the
-	// modules it needs in go.mod through go mod tidy.
-	_ "github.com/containernetworking/plugins/plugins/ipam/host-local/backend/disk"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/internal/buildscript"
+	"github.com/hnsproxy/hnsproxy/internal/hostlocalstore"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
@@ -308,22 +306,19 @@ func allocated(t *testing.T, dataDir string) []string {
 	return allocatedOn(t, dataDir, "pods")
 }
 
-// allocatedOn lists the addresses host-local holds in dataDir for a network.
+// allocatedOn lists the addresses host-local holds in dataDir for a
+// network, in the order of their files' names.
 func allocatedOn(t *testing.T, dataDir, network string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(dataDir, network))
-	if os.IsNotExist(err) {
-		return nil
-	}
+	reserved, err := hostlocalstore.Reservations(filepath.Join(dataDir, network))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ips []string
-	for _, e := range entries {
-		if _, err := netip.ParseAddr(e.Name()); err == nil {
-			ips = append(ips, e.Name())
-		}
+	for a := range reserved {
+		ips = append(ips, a.String())
 	}
+	slices.Sort(ips)
 	return ips
 }
 

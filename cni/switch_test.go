@@ -169,8 +169,15 @@ func wireLegacy(t *testing.T, node *simNode, networkID, cniPath string, list *li
 // host-local ADD with the plugin's own configuration (stdin).
 func hostLocalAdd(t *testing.T, cniPath string, stdin []byte, p pod) netip.Prefix {
 	t.Helper()
+	return hostLocalReserve(t, cniPath, stdin, p.id, p.netns, "eth0")
+}
+
+// hostLocalReserve runs host-local's ADD for an attachment, as a script
+// reserving an address by hand does.
+func hostLocalReserve(t *testing.T, cniPath string, stdin []byte, containerID, netns, ifName string) netip.Prefix {
+	t.Helper()
 	r, err := invoke.ExecPluginWithResult(context.Background(), filepath.Join(cniPath, "host-local"), stdin,
-		&invoke.Args{Command: "ADD", ContainerID: p.id, NetNS: p.netns, IfName: "eth0", Path: cniPath}, nil)
+		&invoke.Args{Command: "ADD", ContainerID: containerID, NetNS: netns, IfName: ifName, Path: cniPath}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

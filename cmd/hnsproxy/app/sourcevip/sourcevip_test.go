@@ -16,6 +16,7 @@ import (
 	"golang.org/x/text/encoding/unicode"
 
 	"github.com/hnsproxy/hnsproxy/internal/buildscript"
+	"github.com/hnsproxy/hnsproxy/internal/hostlocalstore"
 	"github.com/hnsproxy/hnsproxy/internal/sourcevipipam"
 )
 
@@ -70,19 +71,17 @@ func podAdd(t *testing.T, o Options, containerID string) netip.Addr {
 	return a
 }
 
-// held lists the addresses host-local's store holds for network "pods".
+// held lists the addresses host-local's store holds for network "pods",
+// each with the container ID that reserved it.
 func held(t *testing.T, store string) map[string]string {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(store, "pods"))
+	reserved, err := hostlocalstore.Reservations(filepath.Join(store, "pods"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
-	for _, e := range entries {
-		if _, err := netip.ParseAddr(e.Name()); err == nil {
-			raw, _ := os.ReadFile(filepath.Join(store, "pods", e.Name()))
-			out[e.Name()] = strings.Fields(string(raw))[0]
-		}
+	for a, holder := range reserved {
+		out[a.String()] = holder.ContainerID
 	}
 	return out
 }
