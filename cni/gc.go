@@ -35,9 +35,9 @@ func cmdGC(ctx context.Context, s *session) error {
 	// HNS would not delete. Their addresses stay taken in IPAM too, as DEL
 	// keeps an address while the endpoint may hold it.
 	var held []types.GCAttachment
-	// left are the addresses of every endpoint GC leaves in HNS, whoever
-	// made it: IPAM must keep each reserved (ipamGC).
-	var left []netip.Addr
+	// left are the endpoints GC leaves in HNS, whoever made them: IPAM must
+	// keep their addresses reserved (ipamGC).
+	var left []*hnslb.Endpoint
 	if network != nil {
 		valid := map[string]bool{}
 		for _, a := range s.conf.validAttachments() {
@@ -53,11 +53,11 @@ func cmdGC(ctx context.Context, s *session) error {
 		for i := range eps {
 			ep := &eps[i]
 			if valid[ep.Name] || ep.IsRemote() {
-				left = appendAddresses(left, ep)
+				left = append(left, ep)
 				continue
 			}
 			if !s.conf.ours(ep) {
-				left = appendAddresses(left, ep)
+				left = append(left, ep)
 				if containerID, ifName, ok := attachmentOf(ep.Name, s.conf.Network); ok {
 					held = append(held, types.GCAttachment{ContainerID: containerID, IfName: ifName})
 				}
@@ -66,7 +66,7 @@ func cmdGC(ctx context.Context, s *session) error {
 			a := s.conf.endpointAttachment(ep.Name)
 			if err := s.hns.deleteUntilGone(ctx, ep); err != nil {
 				errs = append(errs, err)
-				left = appendAddresses(left, ep)
+				left = append(left, ep)
 				held = append(held, a)
 				continue
 			}
@@ -113,7 +113,7 @@ func gcError(errs []error) error {
 // attachment reserved an address an endpoint left in HNS holds (left);
 // under both keys the list has had, so an IPAM that reads either keeps the
 // same ones.
-func (s *session) ipamGC(ctx context.Context, held []types.GCAttachment, left []netip.Addr) error {
+func (s *session) ipamGC(ctx context.Context, held []types.GCAttachment, left []*hnslb.Endpoint) error {
 	data, err := s.releaseStdin(ctx)
 	if err != nil {
 		return err
@@ -143,8 +143,8 @@ func (s *session) ipamGC(ctx context.Context, held []types.GCAttachment, left []
 	return s.delegate(ctx, "GC", "", "", data)
 }
 
-// hostLocalHolders are the attachments host-local's store reserves addrs
-// under, when host-local is the IPAM. Its GC (containernetworking/plugins
+// hostLocalHolders are the attachments host-local's store reserves the
+// endpoints' addresses under, when host-local is the IPAM. Its GC (containernetworking/plugins
 // v1.10.0) releases every reservation whose attachment the list leaves
 // out, and only its store says which attachment reserved an address: a
 // source VIP reserved by hand under another attachment than the scripts'
@@ -152,8 +152,8 @@ func (s *session) ipamGC(ctx context.Context, held []types.GCAttachment, left []
 // than its endpoint's name says. An address an endpoint holds stays
 // reserved, as DEL keeps it while the endpoint may hold it. A store it
 // cannot read answers an error and IPAM gets no GC.
-func (s *session) hostLocalHolders(stdin []byte, addrs []netip.Addr) ([]types.GCAttachment, error) {
-	if s.conf.IPAM.Type != "host-local" || len(addrs) == 0 {
+func (s *session) hostLocalHolders(stdin []byte, endpoints []*hnslb.Endpoint) ([]types.GCAttachment, error) {
+	if s.conf.IPAM.Type != "host-local" || len(endpoints) == 0 {
 		return nil, nil
 	}
 	var conf struct {
@@ -165,7 +165,7 @@ func (s *session) hostLocalHolders(stdin []byte, addrs []netip.Addr) ([]types.GC
 	if err := json.Unmarshal(stdin, &conf); err != nil {
 		return nil, types.NewError(types.ErrDecodingFailure, "malformed network configuration", err.Error())
 	}
-	// The store holds at most the pod subnet; the addresses can be every
+	// The store holds at most the pod subnet; the endpoints can be every
 	// remote endpoint of an overlay cluster, so the store is read once.
 	dir := hostlocalstore.Dir(conf.IPAM.DataDir, conf.Name)
 	reserved, err := hostlocalstore.Reservations(dir)
@@ -173,22 +173,15 @@ func (s *session) hostLocalHolders(stdin []byte, addrs []netip.Addr) ([]types.GC
 		return nil, types.NewError(types.ErrIOFailure, "read host-local's store "+dir, err.Error())
 	}
 	var out []types.GCAttachment
-	for _, a := range addrs {
-		if holder, ok := reserved[a]; ok {
-			out = append(out, holder)
+	for _, ep := range endpoints {
+		for _, c := range ep.IpConfigurations {
+			a, err := netip.ParseAddr(c.IpAddress)
+			if holder, ok := reserved[a.Unmap()]; err == nil && ok {
+				out = append(out, holder)
+			}
 		}
 	}
 	return out, nil
-}
-
-// appendAddresses appends an endpoint's addresses.
-func appendAddresses(addrs []netip.Addr, ep *hnslb.Endpoint) []netip.Addr {
-	for _, c := range ep.IpConfigurations {
-		if a, err := netip.ParseAddr(c.IpAddress); err == nil {
-			addrs = append(addrs, a.Unmap())
-		}
-	}
-	return addrs
 }
 
 // validAttachments are the attachments the runtime still has, under

@@ -22,7 +22,7 @@ const (
 // run kube-proxy on overlay reserve its --source-vip by running host-local
 // by hand (kubernetes-sigs/sig-windows-tools' kube-proxy and Flannel
 // scripts, microsoft/SDN's). A node moved from kube-proxy keeps that
-// reservation while its address is in use.
+// reservation, whether or not an endpoint holds its address at the time.
 func Attachments() []types.GCAttachment {
 	return []types.GCAttachment{
 		{ContainerID: ContainerID, IfName: IfName},
