@@ -22,9 +22,10 @@ endif
 
 all: build
 
-## deps: the Debian packages the tests use (wine, mingw-w64, prometheus); a no-op when present
+## deps: the Debian packages the tests use (wine, mingw-w64, gcc), and the Prometheus release go.mod requires (prometheus, promtool; hack/build-prometheus.sh); a no-op when present
 deps:
 	hack/install-deps.sh
+	hack/build-prometheus.sh >/dev/null
 
 ## build: every binary into _output/bin (hack/build.sh; VERSION overrides the stamp)
 build:

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,9 +122,9 @@ func allowedEmpty(query string) bool {
 // scraping two nodes' hnsproxy: each parses and evaluates, and each
 // dashboard query but those of series a healthy cluster may lack
 // returns data. No query draws a warning or an info from Prometheus (a
-// rate over a series that is not a counter, say). kube-prometheus's
-// kube-proxy dashboard, pointed at hnsproxy's job, returns data in every
-// panel.
+// rate over a series that is not a counter, say; one such query shows the
+// check is live). kube-prometheus's kube-proxy dashboard, pointed at
+// hnsproxy's job, returns data in every panel, unannotated too.
 func TestMonitoringQueries(t *testing.T) {
 	ctx := context.Background()
 	c, web, svc := webOnTwoNodes(t, l2bridgeSpec)
@@ -155,6 +156,15 @@ func TestMonitoringQueries(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The annotations below are live: the rate of a gauge draws
+	// Prometheus's "might not be a counter" info (Prometheus 2.x had no
+	// such annotations, so this fails against one).
+	notACounter := `rate(kubeproxy_sync_proxy_rules_last_timestamp_seconds{job="hnsproxy"}[1m])`
+	if _, annotations, err := prom.Query(ctx, notACounter); err != nil {
+		t.Fatal(err)
+	} else if !slices.ContainsFunc(annotations, func(a string) bool { return strings.Contains(a, "might not be a counter") }) {
+		t.Errorf("%s: Prometheus annotates it %q, want its \"might not be a counter\" info", notACounter, annotations)
 	}
 	for title, queries := range dashboardQueries(t) {
 		for _, q := range queries {
@@ -199,9 +209,12 @@ func TestMonitoringQueries(t *testing.T) {
 			continue
 		}
 		err := framework.Poll(ctx, framework.ConvergeWait, time.Second, func(ctx context.Context) error {
-			samples, _, err := prom.Query(ctx, q)
+			samples, annotations, err := prom.Query(ctx, q)
 			if err != nil {
 				return err
+			}
+			if len(annotations) > 0 {
+				return fmt.Errorf("%q: Prometheus annotates it: %v", q, annotations)
 			}
 			if len(samples) == 0 {
 				return fmt.Errorf("%q returns no data", q)

@@ -26,25 +26,11 @@ if [[ -n "${CONTROLLER_MANAGER:-}" ]]; then
   BINS+=(kube-controller-manager)
 fi
 
-cached() {
-  [[ -z "${FORCE:-}" && -f "${STAMP}" && "${STAMP}" -nt "${MOD}/go.mod" && "${STAMP}" -nt "${MOD}/go.sum" ]] || return 1
-  local bin
-  for bin in "${BINS[@]}"; do
-    [[ -x "${OUT}/${bin}" ]] || return 1
-  done
-}
+stamp_fresh() { [[ "${STAMP}" -nt "${MOD}/go.mod" && "${STAMP}" -nt "${MOD}/go.sum" ]]; }
 
-# One build at a time per output folder (the demo and the e2e suite may
-# start together); a waiter then finds the fresh binaries cached.
-mkdir -p "${OUT}"
-exec 9>"${OUT}/.lock"
-flock 9
-
-if cached; then
-  log "using cached binaries in ${OUT} ($(cat "${STAMP}"))"
-  echo "${OUT}"
-  exit 0
-fi
+# shellcheck source=hack/cached-build.sh
+. "${ROOT}/hack/cached-build.sh"
+reuse_or_lock
 
 cd "${MOD}"
 export GOWORK=off GOFLAGS="${GOFLAGS:-} -mod=readonly"
@@ -76,14 +62,12 @@ log "building ${total} packages; a cold build takes several minutes (warm: secon
 tmp="${OUT}/.tmp"
 rm -rf "${tmp}"
 mkdir -p "${tmp}"
-start=${SECONDS}
 
 # `go build -v` names each package as it is compiled (cached ones are not
 # named), so a count of its lines is an honest progress meter; a heartbeat
 # covers the long link steps where nothing is printed.
-( while sleep 30; do log "still building... $((SECONDS - start))s"; done ) &
-heartbeat=$!
-trap 'kill "${heartbeat}" 2>/dev/null || true' EXIT
+start_heartbeat
+start=${build_start}
 
 build() { # build OUTPUT PKG
   "${GO}" build -v -ldflags "${ldflags}" -o "$1" "$2" 2>&1

@@ -16,6 +16,8 @@ import (
 	"k8s.io/component-base/logs"
 	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2"
+
+	"github.com/hnsproxy/hnsproxy/internal/prometheustest"
 )
 
 // startServer serves s on 127.0.0.1 and returns its base URL.
@@ -170,13 +172,14 @@ var knownPromtoolFindings = []string{
 	`kubeproxy_sync_proxy_rules_no_local_endpoints_total non-counter metrics should not have "_total" suffix`,
 }
 
-// promtool is the promtool binary's path. A machine without it fails the
-// test with what to install: the checks it runs are never skipped.
+// promtool is the path of the promtool of the Prometheus release go.mod
+// requires, built (or reused) by hack/build-prometheus.sh. A build that fails
+// fails the test: the checks it runs are never skipped.
 func promtool(t *testing.T) string {
 	t.Helper()
-	path, err := exec.LookPath("promtool")
+	path, err := prometheustest.Promtool()
 	if err != nil {
-		t.Fatal("promtool is not installed: run hack/install-deps.sh (Debian package prometheus)")
+		t.Fatal(err)
 	}
 	return path
 }

@@ -143,8 +143,9 @@ var counterFunctions = map[string]bool{"rate": true, "irate": true, "increase": 
 // quantile of what is not a histogram's buckets by le. A renamed metric
 // or label would otherwise leave a panel empty or an alert silent, while
 // the promtool tests, which write their own series, still pass; a wrong
-// function would chart nonsense that Prometheus 2.42 (Debian's, which
-// the e2e suite runs) evaluates without a word.
+// function would chart nonsense, which Prometheus 3 annotates (the e2e
+// suite's TestMonitoringQueries fails on any annotation) but 2.x, still
+// in use, evaluates without a word.
 func exprProblems(expr string, exposed scrapedSeries) []string {
 	node, err := parser.ParseExpr(expr)
 	if err != nil {

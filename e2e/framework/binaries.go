@@ -3,12 +3,9 @@
 package framework
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/hnsproxy/hnsproxy/internal/buildscript"
@@ -38,16 +35,10 @@ func runBuildScript() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var out bytes.Buffer
-	cmd := exec.Command(filepath.Join(root, buildScript))
-	cmd.Dir = root
-	cmd.Stdout, cmd.Stderr = &out, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("%s: %w", buildScript, err)
+	dir, err := buildscript.RunScript(root, buildScript, nil)
+	if err != nil {
+		return "", err
 	}
-	// The script prints the bin folder as its last line.
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	dir := lines[len(lines)-1]
 	for _, name := range []string{etcdName, apiServerName} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			return "", fmt.Errorf("%s did not produce %s: %w", buildScript, name, err)

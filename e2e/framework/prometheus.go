@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,12 +14,14 @@ import (
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/hnsproxy/hnsproxy/internal/prometheustest"
 )
 
 const prometheusReadyWait = 2 * time.Minute
 
-// Prometheus is a real Prometheus server (the Debian package's binary)
-// scraping every node's hnsproxy /metrics on 127.0.0.1.
+// Prometheus is a real Prometheus server (the release go.mod requires,
+// built by hack/build-prometheus.sh) scraping every node's hnsproxy /metrics on 127.0.0.1.
 type Prometheus struct {
 	Port int
 	proc *process
@@ -38,15 +39,13 @@ func prometheusConfig(targets map[string]string) string {
 }
 
 // StartPrometheus writes a config scraping every node's hnsproxy and
-// starts prometheus (from PATH, or PROMETHEUS_BIN) on a free 127.0.0.1
+// starts prometheus (prometheustest.Server: the release go.mod
+// requires, or PROMETHEUS_BIN) on a free 127.0.0.1
 // port with its TSDB in dir.
 func StartPrometheus(ctx context.Context, c *Cluster, dir string) (*Prometheus, error) {
-	bin := os.Getenv("PROMETHEUS_BIN")
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath("prometheus"); err != nil {
-			return nil, fmt.Errorf("prometheus is not installed (apt-get install prometheus, or set PROMETHEUS_BIN): %w", err)
-		}
+	bin, err := prometheustest.Server()
+	if err != nil {
+		return nil, err
 	}
 	targets := map[string]string{}
 	for _, n := range c.Nodes {

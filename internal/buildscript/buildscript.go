@@ -31,18 +31,27 @@ func BuildWith(env []string, names ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	dir, err := RunScript(root, Script, env, names...)
+	if err != nil {
+		return "", err
+	}
+	return dir, present(dir, names, env)
+}
+
+// RunScript runs script (relative to root) with args and env added to the
+// environment, and returns the folder it prints as its last line, as each
+// of the repository's build scripts does. Its progress goes to stderr.
+func RunScript(root, script string, env []string, args ...string) (string, error) {
 	var out bytes.Buffer
-	cmd := exec.Command(filepath.Join(root, Script), names...)
+	cmd := exec.Command(filepath.Join(root, script), args...)
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
 	cmd.Env = append(os.Environ(), env...)
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("%s %s %s: %w", strings.Join(env, " "), Script, strings.Join(names, " "), err)
+		return "", fmt.Errorf("%s %s %s: %w", strings.Join(env, " "), script, strings.Join(args, " "), err)
 	}
-	// The script prints the output folder as its last line.
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	dir := lines[len(lines)-1]
-	return dir, present(dir, names, env)
+	return lines[len(lines)-1], nil
 }
 
 // Tools returns a folder holding the named binaries: $HNSPROXY_TOOLS_DIR
