@@ -64,7 +64,8 @@ log "building Prometheus ${RELEASE}; a cold build takes about five minutes (warm
   cd "${SRC}"
   export GOFLAGS=-mod=readonly
   for bin in "${BINS[@]}"; do
-    "${GO}" build -ldflags "${ldflags}" -o "${tmp}/${bin}" "./cmd/${bin}"
+    # errexit does not hold in a subshell left of ||: each failure ends it.
+    "${GO}" build -ldflags "${ldflags}" -o "${tmp}/${bin}" "./cmd/${bin}" || exit 1
   done
 ) || { log "build failed; the go command's messages are above"; exit 1; }
 
