@@ -59,7 +59,7 @@ mkdir -p "${tmp}"
 start_heartbeat
 start=${build_start}
 
-log "building Prometheus ${RELEASE}; a cold build takes about five minutes (warm: seconds)"
+log "building Prometheus ${RELEASE}; a cold build takes five to seven minutes (warm: seconds)"
 (
   cd "${SRC}"
   export GOFLAGS=-mod=readonly

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -90,9 +91,13 @@ func (s scrapedSeries) labelsOf(name string) map[string]bool {
 	return out
 }
 
+// promQL parses as a Prometheus server with its default flags does: no
+// experimental functions, no unquoted UTF-8 names.
+var promQL = parser.NewParser(parser.Options{})
+
 // seriesNamesIn parses a PromQL expression and returns the metric names it selects.
 func seriesNamesIn(expr string) ([]string, error) {
-	node, err := parser.ParseExpr(expr)
+	node, err := promQL.ParseExpr(expr)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +122,7 @@ func selectorsIn(node parser.Node) []*parser.VectorSelector {
 func selectedName(vs *parser.VectorSelector) string {
 	name := vs.Name
 	for _, m := range vs.LabelMatchers {
-		if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+		if m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual {
 			name = m.Value
 		}
 	}
@@ -147,7 +152,7 @@ var counterFunctions = map[string]bool{"rate": true, "irate": true, "increase": 
 // suite's TestMonitoringQueries fails on any annotation) but 2.x, still
 // in use, evaluates without a word.
 func exprProblems(expr string, exposed scrapedSeries) []string {
-	node, err := parser.ParseExpr(expr)
+	node, err := promQL.ParseExpr(expr)
 	if err != nil {
 		return []string{fmt.Sprintf("does not parse: %v", err)}
 	}
@@ -164,7 +169,7 @@ func exprProblems(expr string, exposed scrapedSeries) []string {
 		}
 		has := exposed.labelsOf(n)
 		for _, m := range vs.LabelMatchers {
-			if m.Name != labels.MetricName && !has[m.Name] {
+			if m.Name != model.MetricNameLabel && !has[m.Name] {
 				problems = append(problems, fmt.Sprintf("matches %s on label %q, which it does not have", n, m.Name))
 			}
 		}

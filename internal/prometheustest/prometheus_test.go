@@ -14,7 +14,7 @@ import (
 // TestPrometheusIsTheReleaseGoModRequires: the prometheus and promtool the
 // tests run are the release of the github.com/prometheus/prometheus module
 // go.mod requires, read off their --version: the
-// module's v0.MMPP.Q is Prometheus M.PP.Q (v0.307.3 is 3.7.3).
+// module's v0.MMPP.Q is Prometheus M.PP.Q (v0.316.0 is 3.16.0).
 func TestPrometheusIsTheReleaseGoModRequires(t *testing.T) {
 	root, err := buildscript.RepoRoot()
 	if err != nil {
