@@ -67,7 +67,6 @@ mkdir -p "${tmp}"
 # named), so a count of its lines is an honest progress meter; a heartbeat
 # covers the long link steps where nothing is printed.
 start_heartbeat
-start=${build_start}
 
 build() { # build OUTPUT PKG
   "${GO}" build -v -ldflags "${ldflags}" -o "$1" "$2" 2>&1
@@ -93,6 +92,6 @@ for bin in "${BINS[@]}"; do
   mv -f "${tmp}/${bin}" "${OUT}/"
 done
 rmdir "${tmp}"
-echo "${BINS[*]}: kubernetes ${KUBE_VERSION}, etcd ${ETCD_VERSION}, built $(date -u +%FT%TZ) in $((SECONDS - start))s" >"${STAMP}"
-log "built in $((SECONDS - start))s: ${BINS[*]} in ${OUT}"
+echo "${BINS[*]}: kubernetes ${KUBE_VERSION}, etcd ${ETCD_VERSION}, built $(date -u +%FT%TZ) in $((SECONDS - build_start))s" >"${STAMP}"
+log "built in $((SECONDS - build_start))s: ${BINS[*]} in ${OUT}"
 echo "${OUT}"

@@ -57,7 +57,6 @@ tmp="${OUT}/.tmp"
 rm -rf "${tmp}"
 mkdir -p "${tmp}"
 start_heartbeat
-start=${build_start}
 
 log "building Prometheus ${RELEASE}; a cold build takes five to seven minutes (warm: seconds)"
 (
@@ -73,6 +72,6 @@ for bin in "${BINS[@]}"; do
   mv -f "${tmp}/${bin}" "${OUT}/"
 done
 rmdir "${tmp}"
-printf '%s\n%s\n' "${MOD_VERSION}" "${BINS[*]}: Prometheus ${RELEASE} (${MODULE} ${MOD_VERSION}), built $(date -u +%FT%TZ) in $((SECONDS - start))s" >"${STAMP}"
-log "built in $((SECONDS - start))s: ${BINS[*]} in ${OUT}"
+printf '%s\n%s\n' "${MOD_VERSION}" "${BINS[*]}: Prometheus ${RELEASE} (${MODULE} ${MOD_VERSION}), built $(date -u +%FT%TZ) in $((SECONDS - build_start))s" >"${STAMP}"
+log "built in $((SECONDS - build_start))s: ${BINS[*]} in ${OUT}"
 echo "${OUT}"

@@ -3,9 +3,6 @@
 package framework
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/hnsproxy/hnsproxy/internal/buildscript"
@@ -25,26 +22,9 @@ var binaries struct {
 // CONTROLPLANE_BIN_DIR.
 func Binaries() (string, error) {
 	binaries.once.Do(func() {
-		binaries.dir, binaries.err = runBuildScript()
+		binaries.dir, binaries.err = buildscript.Built(buildScript, etcdName, apiServerName)
 	})
 	return binaries.dir, binaries.err
-}
-
-func runBuildScript() (string, error) {
-	root, err := RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	dir, err := buildscript.RunScript(root, buildScript, nil)
-	if err != nil {
-		return "", err
-	}
-	for _, name := range []string{etcdName, apiServerName} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			return "", fmt.Errorf("%s did not produce %s: %w", buildScript, name, err)
-		}
-	}
-	return dir, nil
 }
 
 // RepoRoot finds the hnsproxy checkout from the working directory (go test

@@ -20,8 +20,9 @@ import (
 
 const prometheusReadyWait = 2 * time.Minute
 
-// Prometheus is a real Prometheus server (the release go.mod requires,
-// built by hack/build-prometheus.sh) scraping every node's hnsproxy /metrics on 127.0.0.1.
+// Prometheus is a real Prometheus server (the release go.mod requires, built
+// by hack/build-prometheus.sh) scraping every node's hnsproxy /metrics on
+// 127.0.0.1.
 type Prometheus struct {
 	Port int
 	proc *process
@@ -39,9 +40,8 @@ func prometheusConfig(targets map[string]string) string {
 }
 
 // StartPrometheus writes a config scraping every node's hnsproxy and
-// starts prometheus (prometheustest.Server: the release go.mod
-// requires, or PROMETHEUS_BIN) on a free 127.0.0.1
-// port with its TSDB in dir.
+// starts prometheus (prometheustest.Server: the release go.mod requires, or
+// PROMETHEUS_BIN) on a free 127.0.0.1 port with its TSDB in dir.
 func StartPrometheus(ctx context.Context, c *Cluster, dir string) (*Prometheus, error) {
 	bin, err := prometheustest.Server()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -31,24 +32,40 @@ func BuildWith(env []string, names ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir, err := RunScript(root, Script, env, names...)
+	dir, err := runScript(root, Script, env, names...)
 	if err != nil {
 		return "", err
 	}
 	return dir, present(dir, names, env)
 }
 
-// RunScript runs script (relative to root) with args and env added to the
+// Built runs one of the repository's other build scripts (relative to the
+// root, without arguments: hack/build-controlplane.sh, hack/build-prometheus.sh)
+// and returns the folder it prints, holding the named binaries.
+func Built(script string, names ...string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	dir, err := runScript(root, script, nil)
+	if err != nil {
+		return "", err
+	}
+	return dir, present(dir, names, nil)
+}
+
+// runScript runs script (relative to root) with args and env added to the
 // environment, and returns the folder it prints as its last line, as each
 // of the repository's build scripts does. Its progress goes to stderr.
-func RunScript(root, script string, env []string, args ...string) (string, error) {
+func runScript(root, script string, env []string, args ...string) (string, error) {
 	var out bytes.Buffer
 	cmd := exec.Command(filepath.Join(root, script), args...)
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
 	cmd.Env = append(os.Environ(), env...)
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("%s %s %s: %w", strings.Join(env, " "), script, strings.Join(args, " "), err)
+		what := strings.Join(slices.Concat(env, []string{script}, args), " ")
+		return "", fmt.Errorf("%s: %w", what, err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	return lines[len(lines)-1], nil

@@ -29,18 +29,7 @@ var built struct {
 // machine happens to have.
 func Dir() (string, error) {
 	built.once.Do(func() {
-		root, err := buildscript.RepoRoot()
-		if err != nil {
-			built.err = err
-			return
-		}
-		dir, err := buildscript.RunScript(root, Script, nil)
-		for _, bin := range []string{"prometheus", "promtool"} {
-			if _, statErr := os.Stat(filepath.Join(dir, bin)); err == nil && statErr != nil {
-				err = fmt.Errorf("%s did not build %s: %w", Script, bin, statErr)
-			}
-		}
-		built.dir, built.err = dir, err
+		built.dir, built.err = buildscript.Built(Script, "prometheus", "promtool")
 	})
 	return built.dir, built.err
 }
