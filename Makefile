@@ -3,6 +3,8 @@ SHELL := /bin/bash
 GO    ?= go
 PKGS  := ./...
 export GOFLAGS := -buildvcs=false
+# go.mod names the Go release to build with; hack/go-toolchain.sh says why.
+export GOTOOLCHAIN ?= auto
 
 # Under CI the stages whose builds no other stage reuses (race-built unit
 # tests; GOOS=windows vet, test compiles and Wine test binaries; fuzz-
@@ -31,7 +33,7 @@ deps:
 build:
 	hack/build.sh
 
-## lint: gofmt, import rules, go vet, staticcheck and the production dead-code check (tools pinned by hack/install-tools.sh)
+## lint: gofmt, import rules, go vet, staticcheck, the production dead-code check and govulncheck for Linux and Windows (tools pinned by hack/install-tools.sh)
 lint:
 	hack/lint.sh
 	$(STAGE_END) $@

@@ -45,3 +45,23 @@ func TestDockerBuildContextLeavesOutLocalOutput(t *testing.T) {
 		}
 	}
 }
+
+// The image's Go is whichever 1.26 the golang image has, and that image
+// sets GOTOOLCHAIN=local, under which a Go older than go.mod's go line
+// refuses to build. The build stage lets the go command fetch the release
+// go.mod names before its first go command, as hack/go-toolchain.sh does
+// for every script.
+func TestDockerBuildUsesTheGoGoModNames(t *testing.T) {
+	dockerfile, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := regexp.MustCompile(`(?m)^ENV GOTOOLCHAIN=auto$`).FindIndex(dockerfile)
+	firstGo := regexp.MustCompile(`(?m)^RUN .*\b(go |hack/)`).FindIndex(dockerfile)
+	if firstGo == nil {
+		t.Fatal("the Dockerfile runs no go command: revisit this test")
+	}
+	if env == nil || env[0] > firstGo[0] {
+		t.Error("the Dockerfile's build stage does not set ENV GOTOOLCHAIN=auto before its first go command")
+	}
+}

@@ -40,6 +40,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
+# shellcheck source=hack/go-toolchain.sh
+. "${ROOT}/hack/go-toolchain.sh"
 
 echo "bench-e2e: building (or reusing) kube-apiserver, etcd and kube-controller-manager" >&2
 CONTROLPLANE_BIN_DIR="$(CONTROLLER_MANAGER=1 hack/build-controlplane.sh)"

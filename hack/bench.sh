@@ -12,6 +12,8 @@
 # MODES ("l2bridge overlay"), RPC_LATENCY (0.2ms).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=hack/go-toolchain.sh
+. hack/go-toolchain.sh
 out=_output/bench
 mkdir -p "$out"
 

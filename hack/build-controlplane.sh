@@ -14,6 +14,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hack/go-toolchain.sh
+. "${ROOT}/hack/go-toolchain.sh"
 MOD="${ROOT}/hack/controlplane"
 OUT="${CONTROLPLANE_BIN_DIR:-${ROOT}/_output/controlplane/bin}"
 STAMP="${OUT}/.stamp"

@@ -18,6 +18,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hack/go-toolchain.sh
+. "${ROOT}/hack/go-toolchain.sh"
 OUT="${PROMETHEUS_BIN_DIR:-${ROOT}/_output/prometheus/bin}"
 STAMP="${OUT}/.stamp"
 GO="${GO:-go}"

@@ -11,6 +11,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
+# shellcheck source=hack/go-toolchain.sh
+. "${ROOT}/hack/go-toolchain.sh"
 
 # package NAME: the Go package a binary name stands for.
 package() {

@@ -15,6 +15,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hack/go-toolchain.sh
+. "${ROOT}/hack/go-toolchain.sh"
 
 if [[ $# -ne 2 ]]; then
   sed -n 's/^# \{0,1\}//; 2,17p' "${BASH_SOURCE[0]}" >&2

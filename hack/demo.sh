@@ -6,6 +6,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
+# shellcheck source=hack/go-toolchain.sh
+. "${ROOT}/hack/go-toolchain.sh"
 echo "==> Building the demo and the node binaries" >&2
 # One build for all; the demo takes the node binaries from HNSPROXY_TOOLS_DIR.
 BIN="$(hack/build.sh demo hnssim hnscni hnsproxy hnsproxy-diag host-local)"

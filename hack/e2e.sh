@@ -10,6 +10,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
+# shellcheck source=hack/go-toolchain.sh
+. "${ROOT}/hack/go-toolchain.sh"
 
 echo "e2e: building (or reusing) kube-apiserver and etcd"
 CONTROLPLANE_BIN_DIR="$(hack/build-controlplane.sh)"

@@ -28,6 +28,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
+# shellcheck source=hack/go-toolchain.sh
+. "${ROOT}/hack/go-toolchain.sh"
 
 FUZZTIME="${FUZZTIME:-10s}"
 FUZZBLIND="${FUZZBLIND:-5s}"

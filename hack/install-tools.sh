@@ -6,12 +6,18 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hack/go-toolchain.sh
+. "${ROOT}/hack/go-toolchain.sh"
 TOOLS="${ROOT}/_output/tools"
 
 # "binary package@version", one per tool.
 pinned=(
 	"staticcheck honnef.co/go/tools/cmd/staticcheck@v0.8.2"
 	"deadcode golang.org/x/tools/cmd/deadcode@v0.52.0"
+	"govulncheck golang.org/x/vuln/cmd/govulncheck@v1.9.0"
+	# The Go vulnerability database's reports and the tool that indexes them
+	# (hack/vulncheck.sh): moving this version brings newer reports.
+	"indexdb golang.org/x/vulndb/cmd/indexdb@v0.0.0-20261105234957-e22db6528018"
 )
 
 mkdir -p "${TOOLS}"

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # `make lint`: gofmt, no silent test skips, a tidy go.mod, the import rules, go vet and
-# staticcheck over the whole module (the e2e suite included), then a
-# dead-code check of the production packages. The tools
+# staticcheck over the whole module (the e2e suite included), a
+# dead-code check of the production packages, then the known-vulnerability
+# check (hack/vulncheck.sh, for Linux and Windows). The tools
 # come at pinned versions from hack/install-tools.sh. GOOS=windows vet is
 # hack/verify-windows.sh's, so it is not repeated here.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
+# shellcheck source=hack/go-toolchain.sh
+. "${ROOT}/hack/go-toolchain.sh"
 TOOLS="$(hack/install-tools.sh)"
 
 echo "lint: gofmt"
@@ -92,4 +95,7 @@ if [[ "${fail}" != 0 ]]; then
 	echo "lint: dead code in production packages (above): delete it, or move a test-only helper into the tests" >&2
 	exit 1
 fi
+
+echo "lint: known vulnerabilities (hack/vulncheck.sh)"
+hack/vulncheck.sh
 echo "lint: ok"

@@ -13,6 +13,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
+# shellcheck source=hack/go-toolchain.sh
+. "${ROOT}/hack/go-toolchain.sh"
 
 echo "==> Building (or reusing) kube-apiserver and etcd" >&2
 CONTROLPLANE_BIN_DIR="$(hack/build-controlplane.sh)"

@@ -9,6 +9,8 @@
 # Usage: hack/stage-end.sh STAGE [drop]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hack/go-toolchain.sh
+. "${ROOT}/hack/go-toolchain.sh"
 stage="$1"
 drop="${2:-}"
 cache="$(go env GOCACHE)"

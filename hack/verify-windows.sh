@@ -4,6 +4,8 @@
 # Windows release binaries leave the HNS simulator (sim, sim/remote) out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=hack/go-toolchain.sh
+. hack/go-toolchain.sh
 export GOOS=windows GOARCH=amd64 CGO_ENABLED=0
 echo "windows: no simulator in the release binaries"
 sim=$(go list -deps ./cmd/hnsproxy ./cmd/hnscni ./cmd/hnsproxy-diag | grep -E '^github\.com/hnsproxy/hnsproxy/sim(/|$)' || true)

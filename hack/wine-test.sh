@@ -29,6 +29,8 @@ if [ "${1:-}" = --bench ]; then
   shift
 fi
 cd "$(dirname "$0")/.."
+# shellcheck source=hack/go-toolchain.sh
+. hack/go-toolchain.sh
 root=$PWD
 out=$root/_output/wine
 export WINEPREFIX=${HNSPROXY_WINEPREFIX:-$root/_output/wineprefix}

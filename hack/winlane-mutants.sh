@@ -13,6 +13,8 @@
 #        default TestWindowsLane$), KEEP=1 keeps the copies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=hack/go-toolchain.sh
+. hack/go-toolchain.sh
 root=$PWD
 logs=$root/_output/winlane-mutants
 # The copies reuse this checkout's control plane build (hack/e2e.sh).
