@@ -29,8 +29,8 @@ import (
 // sequences of API objects through the real proxiers of three simulated
 // nodes. After every step a
 // packet to each frontend is traced with the VFP model and must reach
-// exactly the backends (address and target port) Kubernetes promises;
-// after the last step every Service is deleted and no node may keep a load
+// exactly the backends (address and target port) Kubernetes promises, and
+// no node may keep a remote endpoint that nothing uses; after the last step every Service is deleted and no node may keep a load
 // balancer or a remote endpoint. Where winkernel differs from Linux the
 // sequence follows winkernel: a frontend without endpoints has no load
 // balancer, so its packets are not rejected but find nothing (they drop,
@@ -41,7 +41,10 @@ type conformanceStep struct {
 	name   string
 	apply  []any
 	remove []any               // objects to delete (only their kind, namespace and name count)
-	do     func(c *simCluster) // a change outside the API (a pod's endpoint), before apply
+	do     func(c *simCluster) // a change outside the API (a pod's endpoint, HNS's faults), before apply
+	// wait replaces converge for a step after which HNS cannot settle (it
+	// refuses a write the proxier retries); it waits for what the step is about.
+	wait   func(c *simCluster)
 	probes []probe
 }
 
@@ -533,28 +536,46 @@ func TestUpstreamServiceConformanceSequences(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%s/%s", v.profile, v.mode, cc.upstream), func(t *testing.T) {
 				t.Parallel() // each case has its own cluster; most of a step is waiting for quiet
 				c := newSimCluster(t, clusterSpec{profile: v.profile, mode: v.mode, nodes: threeNodes()})
-				for _, st := range cc.steps {
-					c.remove(st.remove...)
-					if st.do != nil {
-						st.do(c)
-					}
-					c.apply(st.apply...)
-					c.converge()
-					vc := c.vfp()
-					for _, p := range st.probes {
-						if err := c.checkProbe(vc, p); err != nil {
-							t.Fatalf("after %q: %v", st.name, err)
-						}
-					}
-				}
-				c.removeServices()
-				c.converge()
-				for _, n := range c.nodes {
-					if lbs, eps := n.lbs(), n.remoteEndpointIPs(); len(lbs) > 0 || len(eps) > 0 {
-						t.Fatalf("%s keeps load balancers %+v and remote endpoints %v after every Service was deleted", n.name, lbs, eps)
-					}
-				}
+				c.replay(cc.steps)
 			})
+		}
+	}
+}
+
+// replay makes each step's changes and waits for them, traces its probes
+// and checks that no node keeps a remote endpoint nothing uses; after the
+// last step it deletes every Service, and no node may keep a load balancer
+// or a remote endpoint.
+func (c *simCluster) replay(steps []conformanceStep) {
+	c.t.Helper()
+	for _, st := range steps {
+		c.remove(st.remove...)
+		if st.do != nil {
+			st.do(c)
+		}
+		c.apply(st.apply...)
+		if st.wait != nil {
+			st.wait(c)
+		} else {
+			c.converge()
+		}
+		vc := c.vfp()
+		for _, p := range st.probes {
+			if err := c.checkProbe(vc, p); err != nil {
+				c.t.Fatalf("after %q: %v", st.name, err)
+			}
+		}
+		for _, n := range c.nodes {
+			if err := remoteEndpointsBackSomething(n); err != nil {
+				c.t.Fatalf("after %q, on %s: %v", st.name, n.name, err)
+			}
+		}
+	}
+	c.removeServices()
+	c.converge()
+	for _, n := range c.nodes {
+		if lbs, eps := n.lbs(), n.remoteEndpointIPs(); len(lbs) > 0 || len(eps) > 0 {
+			c.t.Fatalf("%s keeps load balancers %+v and remote endpoints %v after every Service was deleted", n.name, lbs, eps)
 		}
 	}
 }
