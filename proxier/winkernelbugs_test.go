@@ -93,24 +93,28 @@ func deletedBehindItsBack(nodes ...string) func(c *simCluster) {
 }
 
 // deletedThenAsMany is kubernetes/kubernetes#113524's sequence: a Service's
-// two pods deleted while HNS has faults (until met holds on every node),
-// then HNS well again and two pods on other addresses. A remote endpoint
-// HNS kept backs nothing and is left to the next drift repair, which lists
-// HNS (a delete HNS reports done is not checked): with repair, the last
-// step runs one.
+// three pods deleted while HNS has faults (until met holds on every node),
+// then HNS well again and three pods on other addresses (a new one on
+// win-3). A remote endpoint HNS kept backs nothing and is left to the next
+// drift repair, which lists HNS (a delete HNS reports done is not
+// checked): with repair, the last step runs one.
 func deletedThenAsMany(name, clusterIP, faults string, f sim.Faults, met func(sim.Counters) bool, repair bool) []conformanceStep {
+	const pod3b = "10.244.3.11"
 	sl := func(eps ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
 		return sliceOf(name, name+"-1", discoveryv1.AddressTypeIPv4, eps...)
 	}
 	to := clusterIP + ":80"
 	steps := []conformanceStep{
-		{name: "two pods", apply: []any{service(name, clusterIP), sl(readyEP(pod1a, "win-1"), readyEP(pod2a, "win-2"))},
-			probes: []probe{{from: pod3a, to: to, reach: ports(pod1a, pod2a)}}},
+		{name: "three pods", apply: []any{service(name, clusterIP), sl(readyEP(pod1a, "win-1"), readyEP(pod2a, "win-2"), readyEP(pod3a, "win-3"))},
+			probes: []probe{{from: pod1b, to: to, reach: ports(pod1a, pod2a, pod3a)}}},
 		{name: "pods deleted; " + faults, do: onEveryNode(f), apply: []any{sl()}, wait: untilEveryNode(faults, met)},
-		{name: "HNS well again; two new pods on other addresses",
-			do:     onEveryNode(sim.Faults{}),
-			apply:  []any{sl(readyEP(pod1b, "win-1"), readyEP(pod2b, "win-2"))},
-			probes: []probe{{from: pod3a, to: to, reach: ports(pod1b, pod2b)}}},
+		{name: "HNS well again; three new pods on other addresses",
+			do: func(c *simCluster) {
+				onEveryNode(sim.Faults{})(c)
+				c.node("win-3").replacePod(pod3b, true)
+			},
+			apply:  []any{sl(readyEP(pod1b, "win-1"), readyEP(pod2b, "win-2"), readyEP(pod3b, "win-3"))},
+			probes: []probe{{from: pod1a, to: to, reach: ports(pod1b, pod2b, pod3b)}, {from: pod3a, to: to, reach: ports(pod1b, pod2b, pod3b)}}},
 	}
 	if repair {
 		steps[2].name += "; the next drift repair"
