@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -188,6 +189,43 @@ var winkernelBugs = []winkernelBug{
 				{name: "one deleted", apply: []any{sl(pod1a, pod2a)}, probes: reach(pod1a, pod2a)},
 				{name: "another deleted", apply: []any{sl(pod2a)}, probes: reach(pod2a)},
 				{name: "a new one", apply: []any{sl(pod2a, pod1b)}, probes: reach(pod1b, pod2a)},
+			}
+		}(),
+	},
+	{
+		report: "kubernetes/kubernetes#76316 (1.12): two Services on one pod, at different ports; deleting one deleted the remote endpoint the other still used",
+		steps: func() []conformanceStep {
+			a := service("port-a", "10.96.5.5")
+			b := service("port-b", "10.96.5.6", withPorts(tcpPort("metrics", 81, intstr.FromInt32(9090), 0)))
+			bSlice := sliceOf("port-b", "port-b-1", discoveryv1.AddressTypeIPv4, readyEP(pod2a, "win-2"))
+			bSlice.Ports = []discoveryv1.EndpointPort{{Name: ptr.To("metrics"), Port: ptr.To[int32](9090), Protocol: ptr.To(v1.ProtocolTCP)}}
+			toB := []probe{{from: pod1b, to: "10.96.5.6:81", reach: []string{at(pod2a, 9090)}}, {from: pod3a, to: "10.96.5.6:81", reach: []string{at(pod2a, 9090)}}}
+			return []conformanceStep{
+				{name: "both", apply: []any{a, sliceOf("port-a", "port-a-1", discoveryv1.AddressTypeIPv4, readyEP(pod2a, "win-2")), b, bSlice},
+					probes: append([]probe{{from: pod1b, to: "10.96.5.5:80", reach: ports(pod2a)}}, toB...)},
+				{name: "the first deleted", remove: []any{a}, probes: append([]probe{{from: pod1b, to: "10.96.5.5:80"}}, toB...)},
+			}
+		}(),
+	},
+	{
+		report: "kubernetes/kubernetes#113841 (fixed by #113776; 1.24 to 1.26): a LoadBalancer Service whose every endpoint was terminating lost its ingress IP load balancer, and the connections draining through it",
+		steps: func() []conformanceStep {
+			lb := service("draining", "10.96.5.15", asType(v1.ServiceTypeLoadBalancer), nodePorts(30515), ingressIP("192.0.2.85"))
+			sl := func(eps ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
+				return sliceOf("draining", "draining-1", discoveryv1.AddressTypeIPv4, eps...)
+			}
+			reach := func(ips ...string) []probe {
+				return []probe{
+					{from: extClient, to: "192.0.2.85:80", ingress: "win-1", reach: ports(ips...)},
+					{from: extClient, to: "192.0.2.85:80", ingress: "win-2", reach: ports(ips...)},
+					{from: pod3a, to: "10.96.5.15:80", reach: ports(ips...)},
+				}
+			}
+			return []conformanceStep{
+				{name: "one pod", apply: []any{lb, sl(readyEP(pod2a, "win-2"))}, probes: reach(pod2a)},
+				{name: "its pod terminating, still serving", apply: []any{sl(terminatingEP(pod2a, "win-2", true))}, probes: reach(pod2a)},
+				{name: "no longer serving", apply: []any{sl(terminatingEP(pod2a, "win-2", false))}, probes: reach()},
+				{name: "gone, a new pod ready", apply: []any{sl(readyEP(pod1a, "win-1"))}, probes: reach(pod1a)},
 			}
 		}(),
 	},
