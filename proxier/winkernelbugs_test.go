@@ -3,6 +3,7 @@ package proxier
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -44,14 +45,12 @@ func dualStackNodes() []nodeSpec {
 	}
 }
 
-func ports(ips ...string) []string {
+// at8080 are the pods' addresses at their target port 8080, IPv6 ones
+// bracketed.
+func at8080(ips ...string) []string {
 	out := make([]string, len(ips))
 	for i, ip := range ips {
-		if strings.Contains(ip, ":") {
-			out[i] = fmt.Sprintf("[%s]:8080", ip)
-		} else {
-			out[i] = at(ip, 8080)
-		}
+		out[i] = netip.AddrPortFrom(netip.MustParseAddr(ip), 8080).String()
 	}
 	return out
 }
@@ -107,7 +106,7 @@ func deletedThenAsMany(name, clusterIP, faults string, f sim.Faults, met func(si
 	to := clusterIP + ":80"
 	steps := []conformanceStep{
 		{name: "three pods", apply: []any{service(name, clusterIP), sl(readyEP(pod1a, "win-1"), readyEP(pod2a, "win-2"), readyEP(pod3a, "win-3"))},
-			probes: []probe{{from: pod1b, to: to, reach: ports(pod1a, pod2a, pod3a)}}},
+			probes: []probe{{from: pod1b, to: to, reach: at8080(pod1a, pod2a, pod3a)}}},
 		{name: "pods deleted; " + faults, do: onEveryNode(f), apply: []any{sl()}, wait: untilEveryNode(faults, met)},
 		{name: "HNS well again; three new pods on other addresses",
 			do: func(c *simCluster) {
@@ -115,7 +114,7 @@ func deletedThenAsMany(name, clusterIP, faults string, f sim.Faults, met func(si
 				c.node("win-3").replacePod(pod3b, true)
 			},
 			apply:  []any{sl(readyEP(pod1b, "win-1"), readyEP(pod2b, "win-2"), readyEP(pod3b, "win-3"))},
-			probes: []probe{{from: pod1a, to: to, reach: ports(pod1b, pod2b, pod3b)}, {from: pod3a, to: to, reach: ports(pod1b, pod2b, pod3b)}}},
+			probes: []probe{{from: pod1a, to: to, reach: at8080(pod1b, pod2b, pod3b)}, {from: pod3a, to: to, reach: at8080(pod1b, pod2b, pod3b)}}},
 	}
 	if repair {
 		steps[2].name += "; the next drift repair"
@@ -178,10 +177,10 @@ var winkernelBugs = []winkernelBug{
 			}
 			reach := func(ips ...string) []probe {
 				return []probe{
-					{from: pod3a, to: "10.96.5.10:80", reach: ports(ips...)},
-					{from: extClient, to: "192.0.2.80:80", ingress: "win-3", reach: ports(ips...)},
-					{from: extClient, to: "192.0.2.80:80", ingress: "win-1", reach: ports(ips...)},
-					{from: extClient, to: ip2 + ":30510", reach: ports(ips...)},
+					{from: pod3a, to: "10.96.5.10:80", reach: at8080(ips...)},
+					{from: extClient, to: "192.0.2.80:80", ingress: "win-3", reach: at8080(ips...)},
+					{from: extClient, to: "192.0.2.80:80", ingress: "win-1", reach: at8080(ips...)},
+					{from: extClient, to: ip2 + ":30510", reach: at8080(ips...)},
 				}
 			}
 			return []conformanceStep{
@@ -202,7 +201,7 @@ var winkernelBugs = []winkernelBug{
 			toB := []probe{{from: pod1b, to: "10.96.5.6:81", reach: []string{at(pod2a, 9090)}}, {from: pod3a, to: "10.96.5.6:81", reach: []string{at(pod2a, 9090)}}}
 			return []conformanceStep{
 				{name: "both", apply: []any{a, sliceOf("port-a", "port-a-1", discoveryv1.AddressTypeIPv4, readyEP(pod2a, "win-2")), b, bSlice},
-					probes: append([]probe{{from: pod1b, to: "10.96.5.5:80", reach: ports(pod2a)}}, toB...)},
+					probes: append([]probe{{from: pod1b, to: "10.96.5.5:80", reach: at8080(pod2a)}}, toB...)},
 				{name: "the first deleted", remove: []any{a}, probes: append([]probe{{from: pod1b, to: "10.96.5.5:80"}}, toB...)},
 			}
 		}(),
@@ -216,9 +215,9 @@ var winkernelBugs = []winkernelBug{
 			}
 			reach := func(ips ...string) []probe {
 				return []probe{
-					{from: extClient, to: "192.0.2.85:80", ingress: "win-1", reach: ports(ips...)},
-					{from: extClient, to: "192.0.2.85:80", ingress: "win-2", reach: ports(ips...)},
-					{from: pod3a, to: "10.96.5.15:80", reach: ports(ips...)},
+					{from: extClient, to: "192.0.2.85:80", ingress: "win-1", reach: at8080(ips...)},
+					{from: extClient, to: "192.0.2.85:80", ingress: "win-2", reach: at8080(ips...)},
+					{from: pod3a, to: "10.96.5.15:80", reach: at8080(ips...)},
 				}
 			}
 			return []conformanceStep{
@@ -252,17 +251,17 @@ var winkernelBugs = []winkernelBug{
 			return []conformanceStep{
 				{name: "the only endpoint on win-2", apply: []any{svc, sliceOf("remote-only", "remote-only-1", discoveryv1.AddressTypeIPv4, readyEP(pod2a, "win-2"))},
 					probes: []probe{
-						{from: pod1b, to: "10.96.5.30:80", reach: ports(pod2a)},
-						{from: pod3a, to: "10.96.5.30:80", reach: ports(pod2a)},
+						{from: pod1b, to: "10.96.5.30:80", reach: at8080(pod2a)},
+						{from: pod3a, to: "10.96.5.30:80", reach: at8080(pod2a)},
 						{from: extClient, to: ip1 + ":30530"},
-						{from: extClient, to: ip2 + ":30530", reach: ports(pod2a)},
+						{from: extClient, to: ip2 + ":30530", reach: at8080(pod2a)},
 					}},
 				{name: "moved to win-3", apply: []any{sliceOf("remote-only", "remote-only-1", discoveryv1.AddressTypeIPv4, readyEP(pod3a, "win-3"))},
 					probes: []probe{
-						{from: pod1b, to: "10.96.5.30:80", reach: ports(pod3a)},
-						{from: pod2b, to: "10.96.5.30:80", reach: ports(pod3a)},
+						{from: pod1b, to: "10.96.5.30:80", reach: at8080(pod3a)},
+						{from: pod2b, to: "10.96.5.30:80", reach: at8080(pod3a)},
 						{from: extClient, to: ip2 + ":30530"},
-						{from: extClient, to: ip3 + ":30530", reach: ports(pod3a)},
+						{from: extClient, to: ip3 + ":30530", reach: at8080(pod3a)},
 					}},
 			}
 		}(),
@@ -276,15 +275,15 @@ var winkernelBugs = []winkernelBug{
 			}
 			return []conformanceStep{
 				{name: "a pod on win-1 and on win-2", apply: []any{svc, sl(readyEP(pod1a, "win-1"), readyEP(pod2a, "win-2"))},
-					probes: []probe{{from: pod1b, to: "10.96.5.40:80", reach: ports(pod1a)}, {from: pod2b, to: "10.96.5.40:80", reach: ports(pod2a)}, {from: pod3a, to: "10.96.5.40:80"}}},
+					probes: []probe{{from: pod1b, to: "10.96.5.40:80", reach: at8080(pod1a)}, {from: pod2b, to: "10.96.5.40:80", reach: at8080(pod2a)}, {from: pod3a, to: "10.96.5.40:80"}}},
 				{name: "scaled up on win-2 only", apply: []any{sl(readyEP(pod1a, "win-1"), readyEP(pod2a, "win-2"), readyEP(pod2b, "win-2"))},
-					probes: []probe{{from: pod1b, to: "10.96.5.40:80", reach: ports(pod1a)}, {from: pod2b, to: "10.96.5.40:80", reach: ports(pod2a, pod2b)}, {from: pod3a, to: "10.96.5.40:80"}}},
+					probes: []probe{{from: pod1b, to: "10.96.5.40:80", reach: at8080(pod1a)}, {from: pod2b, to: "10.96.5.40:80", reach: at8080(pod2a, pod2b)}, {from: pod3a, to: "10.96.5.40:80"}}},
 				{name: "scaled down on win-2 only", apply: []any{sl(readyEP(pod1a, "win-1"), readyEP(pod2a, "win-2"))},
-					probes: []probe{{from: pod1b, to: "10.96.5.40:80", reach: ports(pod1a)}, {from: pod2b, to: "10.96.5.40:80", reach: ports(pod2a)}}},
+					probes: []probe{{from: pod1b, to: "10.96.5.40:80", reach: at8080(pod1a)}, {from: pod2b, to: "10.96.5.40:80", reach: at8080(pod2a)}}},
 				{name: "none left on win-1", apply: []any{sl(readyEP(pod2a, "win-2"))},
-					probes: []probe{{from: pod1b, to: "10.96.5.40:80"}, {from: pod2b, to: "10.96.5.40:80", reach: ports(pod2a)}}},
+					probes: []probe{{from: pod1b, to: "10.96.5.40:80"}, {from: pod2b, to: "10.96.5.40:80", reach: at8080(pod2a)}}},
 				{name: "scaled up everywhere", apply: []any{sl(readyEP(pod1a, "win-1"), readyEP(pod1b, "win-1"), readyEP(pod2a, "win-2"), readyEP(pod2b, "win-2"), readyEP(pod3a, "win-3"))},
-					probes: []probe{{from: pod1b, to: "10.96.5.40:80", reach: ports(pod1a, pod1b)}, {from: pod2b, to: "10.96.5.40:80", reach: ports(pod2a, pod2b)}, {from: pod3a, to: "10.96.5.40:80", reach: ports(pod3a)}}},
+					probes: []probe{{from: pod1b, to: "10.96.5.40:80", reach: at8080(pod1a, pod1b)}, {from: pod2b, to: "10.96.5.40:80", reach: at8080(pod2a, pod2b)}, {from: pod3a, to: "10.96.5.40:80", reach: at8080(pod3a)}}},
 			}
 		}(),
 	},
@@ -307,7 +306,7 @@ var winkernelBugs = []winkernelBug{
 			reach := func(ips ...string) []probe {
 				var out []probe
 				for i := range names {
-					out = append(out, probe{from: pod3a, to: fmt.Sprintf("10.96.5.%d:80", 50+i), reach: ports(ips...)})
+					out = append(out, probe{from: pod3a, to: fmt.Sprintf("10.96.5.%d:80", 50+i), reach: at8080(ips...)})
 				}
 				return out
 			}
@@ -326,9 +325,9 @@ var winkernelBugs = []winkernelBug{
 	},
 	func() winkernelBug {
 		probes := []probe{
-			{from: pod3a, to: "10.96.5.60:80", reach: ports(pod1a, pod2a)},
-			{from: pod1b, to: "10.96.5.60:80", reach: ports(pod1a, pod2a)},
-			{from: extClient, to: ip1 + ":30560", reach: ports(pod2a)},
+			{from: pod3a, to: "10.96.5.60:80", reach: at8080(pod1a, pod2a)},
+			{from: pod1b, to: "10.96.5.60:80", reach: at8080(pod1a, pod2a)},
+			{from: extClient, to: ip1 + ":30560", reach: at8080(pod2a)},
 		}
 		return winkernelBug{
 			report: "kubernetes/kubernetes#135802 (1.34) and #110849 (1.22 to 1.24): load balancers deleted behind kube-proxy's back (hnsdiag, a CNI restart) never made again, or after days",
@@ -366,13 +365,13 @@ var winkernelBugs = []winkernelBug{
 			}
 			probes := func(v6Backends ...string) []probe {
 				return []probe{
-					{from: pod1b, to: "10.96.5.70:80", reach: ports(pod1a, pod2a)},
-					{from: extClient, to: "192.0.2.90:80", ingress: "win-2", reach: ports(pod1a, pod2a)},
-					{from: extClient, to: "192.0.2.91:80", ingress: "win-1", reach: ports(pod1a, pod2a)},
-					{from: "fd00:10:244:1::11", to: "[fd00:10:96::70]:80", reach: ports(v6Backends...)},
-					{from: "2001:db8::7", to: "[2001:db8::90]:80", ingress: "win-2", reach: ports(v6Backends...)},
-					{from: "2001:db8::7", to: "[2001:db8::91]:80", ingress: "win-1", reach: ports(v6Backends...)},
-					{from: "2001:db8::7", to: "[fd00::1]:30570", reach: ports(v6Backends...)},
+					{from: pod1b, to: "10.96.5.70:80", reach: at8080(pod1a, pod2a)},
+					{from: extClient, to: "192.0.2.90:80", ingress: "win-2", reach: at8080(pod1a, pod2a)},
+					{from: extClient, to: "192.0.2.91:80", ingress: "win-1", reach: at8080(pod1a, pod2a)},
+					{from: "fd00:10:244:1::11", to: "[fd00:10:96::70]:80", reach: at8080(v6Backends...)},
+					{from: "2001:db8::7", to: "[2001:db8::90]:80", ingress: "win-2", reach: at8080(v6Backends...)},
+					{from: "2001:db8::7", to: "[2001:db8::91]:80", ingress: "win-1", reach: at8080(v6Backends...)},
+					{from: "2001:db8::7", to: "[fd00::1]:30570", reach: at8080(v6Backends...)},
 				}
 			}
 			return []conformanceStep{
