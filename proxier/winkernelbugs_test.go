@@ -30,8 +30,9 @@ import (
 // the outcome its users were promised, not a fix.
 
 type winkernelBug struct {
-	report    string // the report, its fix, and where it appeared
-	dualStack bool   // the dual-stack nodes; l2bridge only (HNS overlay has no IPv6)
+	report    string            // the report, its fix, and where it appeared
+	dualStack bool              // the dual-stack nodes; l2bridge only (HNS overlay has no IPv6)
+	nodes     func() []nodeSpec // default threeNodes
 	steps     []conformanceStep
 }
 
@@ -323,6 +324,7 @@ var winkernelBugs = []winkernelBug{
 			}
 		}(),
 	},
+	churnAtScale(),
 	func() winkernelBug {
 		probes := []probe{
 			{from: pod3a, to: "10.96.5.60:80", reach: at8080(pod1a, pod2a)},
@@ -384,6 +386,79 @@ var winkernelBugs = []winkernelBug{
 	},
 }
 
+// churnAtScale is kubernetes/kubernetes#135144 as its report reproduced it:
+// many replicas behind several Services, scaled up and down in quick
+// succession. Three nodes of twelve pods each; six Services over the same
+// pods; bursts of scale changes written without waiting for hnsproxy, so
+// that its syncs meet them coalesced or halfway, then the last one waited
+// for. Probes check the small end states; at every step no node keeps a
+// remote endpoint nothing uses.
+func churnAtScale() winkernelBug {
+	const services, perNode = 6, 12
+	pod := func(node, i int) string { return fmt.Sprintf("10.244.%d.%d", node, 10+i) }
+	nodes := func() []nodeSpec {
+		var out []nodeSpec
+		for n := 1; n <= 3; n++ {
+			ns := nodeSpec{name: fmt.Sprintf("win-%d", n), ips: []string{fmt.Sprintf("10.0.0.%d", n)}, podCIDRs: []string{fmt.Sprintf("10.244.%d.0/24", n)}}
+			for i := range perNode {
+				ns.pods = append(ns.pods, pod(n, i))
+			}
+			out = append(out, ns)
+		}
+		return out
+	}
+	// scaled is every Service's slice with the first k pods of each node.
+	scaled := func(k int) []any {
+		var eps []discoveryv1.Endpoint
+		for n := 1; n <= 3; n++ {
+			for i := range k {
+				eps = append(eps, readyEP(pod(n, i), fmt.Sprintf("win-%d", n)))
+			}
+		}
+		var out []any
+		for s := range services {
+			name := fmt.Sprintf("churn-%d", s)
+			out = append(out, sliceOf(name, name+"-1", discoveryv1.AddressTypeIPv4, eps...))
+		}
+		return out
+	}
+	burst := func(ks ...int) func(c *simCluster) {
+		return func(c *simCluster) {
+			for _, k := range ks {
+				c.apply(scaled(k)...)
+			}
+		}
+	}
+	reach := func(k int) []probe {
+		var want []string
+		for n := 1; n <= 3; n++ {
+			for i := range k {
+				want = append(want, pod(n, i))
+			}
+		}
+		var out []probe
+		for s := range services {
+			out = append(out, probe{from: pod(1, perNode-1), to: fmt.Sprintf("10.96.6.%d:80", s+1), reach: at8080(want...)})
+		}
+		return out
+	}
+	var svcs []any
+	for s := range services {
+		svcs = append(svcs, service(fmt.Sprintf("churn-%d", s), fmt.Sprintf("10.96.6.%d", s+1)))
+	}
+	return winkernelBug{
+		report: "kubernetes/kubernetes#135144 at scale: six Services over 36 pods scaled up and down in bursts",
+		nodes:  nodes,
+		steps: []conformanceStep{
+			{name: "every pod", apply: append(svcs, scaled(perNode)...)},
+			{name: "12, 1, 7, 0, 12 per node, then 1", do: burst(perNode, 1, 7, 0, perNode), apply: scaled(1), probes: reach(1)},
+			{name: "5, 12, 2, 9 per node, then none", do: burst(5, perNode, 2, 9), apply: scaled(0), probes: reach(0)},
+			{name: "12, 0, 3 per node, then 12", do: burst(perNode, 0, 3), apply: scaled(perNode)},
+			{name: "then 1", apply: scaled(1), probes: reach(1)},
+		},
+	}
+}
+
 func TestWinkernelBugReportsReplayed(t *testing.T) {
 	for _, v := range conformanceVariants {
 		for _, bug := range winkernelBugs {
@@ -393,8 +468,11 @@ func TestWinkernelBugReportsReplayed(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%s/%s", v.profile, v.mode, bug.report), func(t *testing.T) {
 				t.Parallel()
 				nodes := threeNodes()
-				if bug.dualStack {
+				switch {
+				case bug.dualStack:
 					nodes = dualStackNodes()
+				case bug.nodes != nil:
+					nodes = bug.nodes()
 				}
 				c := newSimCluster(t, clusterSpec{profile: v.profile, mode: v.mode, nodes: nodes})
 				c.replay(bug.steps)
