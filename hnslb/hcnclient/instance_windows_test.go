@@ -41,7 +41,9 @@ func TestServiceProcessReadsTheServiceControlManager(t *testing.T) {
 // runningServiceProcess waits for a service the system runs: in a Wine
 // prefix booted just before the tests, RpcSs may still be starting, or (on
 // a loaded machine) stopped and not yet started on demand, which
-// serviceProcess rightly answers as "not running". A stopped one is
+// serviceProcess rightly answers as "not running"; and the service control
+// manager itself may not answer yet (RPC_S_SERVER_UNAVAILABLE from
+// OpenSCManager, seen in a CI run beside a long fuzz run). A stopped one is
 // started once, as a client of it would have it started.
 func runningServiceProcess(name string) (string, error) {
 	var inst string
@@ -53,7 +55,8 @@ func runningServiceProcess(name string) (string, error) {
 		}
 		inst, err = serviceProcess(name)
 		var he *hnslb.Error
-		if err == nil || !errors.As(err, &he) || he.Code != hnslb.CodeRPCServerUnavailable {
+		notRunning := errors.As(err, &he) && he.Code == hnslb.CodeRPCServerUnavailable
+		if err == nil || !notRunning && !errors.Is(err, windows.RPC_S_SERVER_UNAVAILABLE) {
 			return inst, err
 		}
 		time.Sleep(500 * time.Millisecond)
