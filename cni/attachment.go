@@ -16,7 +16,7 @@ func (s *session) attachmentEndpoint(ctx context.Context) (*hnslb.Endpoint, erro
 		endpointName(s.args.ContainerID, s.conf.Network, s.args.IfName),
 		legacyEndpointName(s.args.ContainerID, s.args.IfName),
 	} {
-		if i == 1 && s.conf.hnsIPAM() {
+		if i == 1 && (s.conf.hnsIPAM() || s.legacyNameIsAnothers(name)) {
 			break
 		}
 		ep, err := s.hns.GetEndpointByName(ctx, name)
@@ -67,4 +67,16 @@ func (s *session) removeAttachment(ctx context.Context) (bool, error) {
 		}
 		deletes[id]++
 	}
+}
+
+// legacyNameIsAnothers reports whether the attachment's legacy name is the
+// name endpointName gives another attachment of the pod on the network:
+// "<containerID>_<ifname>" for an interface named as the network is the
+// pod's eth0 endpoint, and for "cbr0_net1" on cbr0 its net1 endpoint.
+// Such an endpoint is never taken for this attachment's: the legacy name
+// cannot be told from the current one, and the current one is the other
+// attachment's.
+func (s *session) legacyNameIsAnothers(legacy string) bool {
+	containerID, ifName, ok := attachmentOf(legacy, s.conf.Network)
+	return ok && (containerID != s.args.ContainerID || ifName != s.args.IfName)
 }

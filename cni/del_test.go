@@ -67,3 +67,49 @@ func TestDelWithAPrevResultThatDoesNotParse(t *testing.T) {
 		t.Errorf("addresses left %v", got)
 	}
 }
+
+// TestDelReleasesUnderAFieldOfTheWrongType: a configuration edited into
+// one whose field DEL does not read has the wrong JSON type ("loopbackDSR":
+// "true", a list for "clusterCIDR"), which ADD refuses as malformed (code
+// 6), still names the network and the IPAM, and DEL releases the pod. A
+// wrong type in a field DEL reads ("network" as a list) is still refused:
+// which network to release on is not known.
+func TestDelReleasesUnderAFieldOfTheWrongType(t *testing.T) {
+	n1, conf := l2bridgeNode(t, 68)
+	rt := newRuntime(t, conf)
+	for _, c := range []struct {
+		name string
+		edit map[string]any
+	}{
+		{"clusterCIDR-as-a-list", map[string]any{"clusterCIDR": []string{"10.244.0.0/16"}}},
+		{"loopbackDSR-as-a-string", map[string]any{"loopbackDSR": "true"}},
+		{"two-fields", map[string]any{"loopbackDSR": "true", "vxlanPort": -1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := pod{id: c.name, netns: n1.createNamespace(t)}
+			rt.add(t, p)
+			edited := conf
+			edited.extra = c.edit
+			if err := rt.cni.DelNetworkList(context.Background(), newRuntime(t, edited).list, p.rt()); err != nil {
+				t.Fatalf("DEL under the edited configuration: %v (code %d)", err, cniCode(err))
+			}
+			if got := names(n1.dump(t)); len(got) != 0 {
+				t.Errorf("endpoints left %v", got)
+			}
+			if got := allocated(t, conf.dataDir); len(got) != 0 {
+				t.Errorf("addresses left %v", got)
+			}
+		})
+	}
+	p := pod{id: "network-as-a-list", netns: n1.createNamespace(t)}
+	rt.add(t, p)
+	edited := conf
+	edited.extra = map[string]any{"network": []string{"cbr0"}, "loopbackDSR": "true"}
+	if err := rt.cni.DelNetworkList(context.Background(), newRuntime(t, edited).list, p.rt()); cniCode(err) != 6 {
+		t.Errorf("DEL with the network's name as a list: %v, want code 6", err)
+	}
+	if got := names(n1.dump(t)); len(got) != 1 {
+		t.Errorf("endpoints after the refused DEL %v, want the pod's", got)
+	}
+	rt.del(t, p)
+}

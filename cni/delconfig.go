@@ -27,11 +27,16 @@ func parseReleaseConfig(stdin []byte) (*NetConf, error) {
 	if !errors.As(err, &refused) || refused.Code != types.ErrInvalidNetworkConfig && refused.Code != types.ErrDecodingFailure {
 		return nil, err
 	}
-	// What does not decode at all stays refused; a prevResult that does
+	// What does not decode at all stays refused, and so does a field DEL
+	// reads that has the wrong JSON type; one DEL does not read ("loopbackDSR":
+	// "true") is skipped, as the decoder skips it. A prevResult that does
 	// not parse is only a fallback's input (releasePodCIDR).
 	n = &NetConf{}
-	if json.Unmarshal(stdin, n) != nil {
-		return nil, err
+	if decodeErr := json.Unmarshal(stdin, n); decodeErr != nil {
+		var wrongType *json.UnmarshalTypeError
+		if !errors.As(decodeErr, &wrongType) || json.Unmarshal(stdin, &releaseFields{}) != nil {
+			return nil, err
+		}
 	}
 	if n.Network == "" {
 		n.Network = n.Name
@@ -45,4 +50,16 @@ func parseReleaseConfig(stdin []byte) (*NetConf, error) {
 	n.warnings = []string{fmt.Sprintf("configuration refused for ADD (%s); DEL removes the pod all the same", refused.Msg)}
 	n.anyNetworkType = true
 	return n, nil
+}
+
+// releaseFields are the fields DEL reads, to tell a wrong type in one of
+// them from one in a field DEL ignores (encoding/json names only the first
+// field it skipped).
+type releaseFields struct {
+	CNIVersion  string     `json:"cniVersion"`
+	Name        string     `json:"name"`
+	Type        string     `json:"type"`
+	Network     string     `json:"network"`
+	HNSEndpoint string     `json:"hnsEndpoint"`
+	IPAM        types.IPAM `json:"ipam"`
 }

@@ -204,6 +204,30 @@ func TestGCReportsEveryFailure(t *testing.T) {
 	}
 }
 
+// TestGCAnswersTryAgainLaterBesideWarnings: a GC that could not delete an
+// endpoint because HNS was unreachable answers code 11 ("try again
+// later"), so the runtime retries it, also when the configuration carries
+// a field hnscni ignores (a warning, added to the error's details).
+func TestGCAnswersTryAgainLaterBesideWarnings(t *testing.T) {
+	for _, extra := range []map[string]any{nil, {"master": "Ethernet"}} {
+		n1, conf := l2bridgeNode(t, 69)
+		conf.extra = extra
+		rt := newRuntime(t, conf)
+		// Added by a runtime that has since lost its cache: libcni's GC
+		// would otherwise DEL it first, and this is about GC's own answer.
+		newRuntime(t, conf).add(t, pod{id: "leaked", netns: n1.createNamespace(t)})
+		n1.hnssim(t, "faults", "--error-rate", "DeleteEndpoint=1", "--error-code", "0x6ba")
+		err := rt.cni.GCNetworkList(context.Background(), rt.list, &libcni.GCArgs{ValidAttachments: []types.GCAttachment{}})
+		if cniCode(err) != int(types.ErrTryAgainLater) {
+			t.Errorf("GC (extra fields %v) with HNS unreachable: %v (code %d), want code %d", extra, err, cniCode(err), types.ErrTryAgainLater)
+		}
+		if extra != nil && !strings.Contains(err.Error(), `unknown configuration field "master"`) {
+			t.Errorf("GC's error does not carry the warning: %v", err)
+		}
+		n1.stop(t)
+	}
+}
+
 // TestGCKeepsTheAddressOfEveryEndpointItLeaves: an address is released
 // only once its endpoint is gone (DEL keeps it while HNS cannot delete the
 // endpoint), and GC keeps to that in what it hands IPAM too. Among the

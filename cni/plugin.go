@@ -2,6 +2,7 @@ package cni
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -116,10 +117,11 @@ func withWarnings(err error, warnings []string) error {
 	if len(warnings) == 0 {
 		return err
 	}
-	// As skel reads an error: a *types.Error as it is, anything else
-	// (a wrapped one too) as an internal error with its whole message.
-	e, ok := err.(*types.Error)
-	if !ok {
+	// As skel reads an error: a *types.Error, wrapped or not (errors.As:
+	// GC's one failure comes in an errors.Join), as it is, anything else
+	// as an internal error with its whole message.
+	var e *types.Error
+	if !errors.As(err, &e) {
 		e = types.NewError(types.ErrInternal, err.Error(), "")
 	}
 	details := "hnscni warnings: " + strings.Join(warnings, "; ")
