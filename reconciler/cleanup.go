@@ -51,6 +51,8 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 	if err != nil {
 		return res, err
 	}
+	// Kept in the snapshot a partial cleanup writes, for the next Start.
+	r.takeover, r.takeoverToken = owned.fresh || owned.TakeoverPending, owned.Takeover
 	// Through the reconciler's deadlines: a hung HNS fails the cleanup
 	// (run it again) instead of holding it for good.
 	hns := r.client
@@ -115,10 +117,14 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 		}
 		return res, fmt.Errorf("cleanup: %d objects could not be deleted (run it again): %w", len(res.Failed), errors.Join(errs...))
 	}
-	for _, name := range []string{journalPath(o.StateFile), o.StateFile} {
-		if err := r.stateFS().Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return res, fmt.Errorf("cleanup: every owned HNS object is deleted, but removing %s failed: %w", name, err)
-		}
+	removeFailed := func(name string, err error) error {
+		return fmt.Errorf("cleanup: every owned HNS object is deleted, but removing %s failed: %w", name, err)
+	}
+	if err := r.retireJournal(journalPath(o.StateFile)); err != nil {
+		return res, removeFailed(journalPath(o.StateFile), err)
+	}
+	if err := r.stateFS().Remove(o.StateFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return res, removeFailed(o.StateFile, err)
 	}
 	res.StateRemoved = true
 	return res, nil

@@ -199,3 +199,42 @@ func TestTakeoverAfterLostOwnership(t *testing.T) {
 		t.Errorf("load balancer = %+v", got)
 	}
 }
+
+// TestATakeoverOutlivesAKillBeforeItsFirstSyncEnds: a takeover (the node's
+// first start, or a new --takeover token) acts in the first Sync, but Start
+// already writes a snapshot, with the token, which would make the next
+// start an ordinary one. hnsproxy killed in between (the proxier waits for
+// its informers before the first Sync, and a cold start's is long) then
+// lost the takeover for good: kube-proxy's load balancer on a tenant's
+// external IP stayed "another agent's" and the Service unprogrammed. The
+// snapshot records the takeover as pending until the first Sync ends.
+func TestATakeoverOutlivesAKillBeforeItsFirstSyncEnds(t *testing.T) {
+	for _, token := range []string{"", "migration-1"} {
+		e := newEnv(t, sim.ProfileWS2022)
+		var want []intent.LB
+		if token != "" {
+			want = e.threeServices()
+			e.started(want...) // a state file: only the token makes a takeover
+			e.tweak = func(o *Options) { o.Takeover = token }
+		}
+		kubeProxys := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
+		want = append(want, kubeProxys)
+		old := e.foreignOn(withInternalPort(kubeProxys, 9090), "10.244.1.60")
+		killed := e.reconciler()
+		upsert(killed, want...)
+		if err := killed.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if s := readState(t, e.stateFile); !s.TakeoverPending {
+			t.Errorf("token %q: the state file Start wrote does not record the takeover as pending", token)
+		}
+		// Killed here: no Sync. The restart with the same flags takes over.
+		_, res := e.start(e.hns, want...)
+		if e.hasLB(old) || len(res.ForeignHeld) != 0 {
+			t.Errorf("token %q: first Sync after the restart %+v: kube-proxy's load balancer %s still holds the tenant frontend", token, res.ForeignHeld, old)
+		}
+		if s := readState(t, e.stateFile); s.TakeoverPending || s.Takeover != token {
+			t.Errorf("token %q: after the first Sync the state file records takeover pending %v, token %q", token, s.TakeoverPending, s.Takeover)
+		}
+	}
+}

@@ -140,8 +140,9 @@ func (s *stateStore) appendJournal(fsys stateFS, path string, lines []byte, dura
 	}
 	if info.Size() == 0 {
 		// A new journal starts with a commit: it marks the format whose
-		// uncommitted records replay drops.
-		lines = append(encodeRecords([]journalRecord{commitRecord}), lines...)
+		// uncommitted records replay drops, and its ID is the generation
+		// the snapshot names (stateFile.Journal).
+		lines = append(encodeRecords([]journalRecord{{Kind: recordCommit, ID: s.journalGen}}), lines...)
 	}
 	if _, err = f.Write(lines); err == nil && durable {
 		if err = f.Sync(); err != nil {
@@ -219,12 +220,18 @@ func (s *stateStore) closeJournal() error {
 // line is where a good record glued to torn bytes would start.
 var recordStart = []byte(` {"add":`)
 
+// errStaleJournal is a journal of an earlier generation than the snapshot's.
+var errStaleJournal = errors.New("journal older than its snapshot")
+
 // replayJournal applies the journal at path to s. It returns how many
 // records it applied and what it skipped: torn or corrupt lines (the rest
 // still applies), or the whole journal when it is not a regular file or too
-// large (a *corruptStateError). A missing journal is an empty one; other
-// read errors are returned.
-func replayJournal(fsys stateFS, path string, s *stateSets) (applied int, skipped error, err error) {
+// large (a *corruptStateError). A missing journal is an empty one; one
+// whose first line is a good record other than a commit of generation gen
+// (when gen is set) is an older one, errStaleJournal, and applies nothing;
+// other read errors are returned. A damaged first line tells no
+// generation: the journal replays, the damage reported.
+func replayJournal(fsys stateFS, path string, s *stateSets, gen string) (applied int, skipped error, err error) {
 	raw, err := readStateFile(fsys, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil, nil
@@ -234,6 +241,12 @@ func replayJournal(fsys stateFS, path string, s *stateSets) (applied int, skippe
 			return 0, err, nil
 		}
 		return 0, nil, err
+	}
+	if gen != "" {
+		first, _, _ := bytes.Cut(raw, []byte{'\n'})
+		if rec, err := decodeRecord(first); (err == nil || errors.Is(err, errNewerKind)) && (rec.Kind != recordCommit || rec.ID != gen) {
+			return 0, nil, errStaleJournal
+		}
 	}
 	var damage []error
 	var batch []journalRecord // records since the last commit

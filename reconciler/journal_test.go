@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -280,7 +281,7 @@ func TestAJournalReplacedWhileHeldIsOpenedAnew(t *testing.T) {
 // when it is missing); a damaged line fails the test.
 func journalRecords(t *testing.T, statePath string) int {
 	t.Helper()
-	applied, skipped, err := replayJournal(osFS{}, journalPath(statePath), setsOf(&stateFile{}))
+	applied, skipped, err := replayJournal(osFS{}, journalPath(statePath), setsOf(&stateFile{}), "")
 	if err != nil || skipped != nil {
 		t.Fatalf("replaying the journal: %v (skipped %v)", err, skipped)
 	}
@@ -310,5 +311,64 @@ func TestCompactionBeginsTheNextJournal(t *testing.T) {
 	after, err := os.Stat(journalPath(e.stateFile))
 	if err != nil || !os.SameFile(before, after) || after.Size() <= before.Size() {
 		t.Errorf("journal after a change: %v; want the begun one appended to", err)
+	}
+}
+
+// TestAJournalOlderThanItsSnapshotIsNotReplayed: a compaction installs its
+// snapshot but cannot remove the old journal (on Windows another process
+// holding it open without FILE_SHARE_DELETE: hnsproxy-diag reading the
+// state, a backup, antivirus), and hnsproxy runs on: a tenant frontend's
+// load balancer is deleted and its declaration withdrawn, in snapshots
+// only. Another agent then makes a load balancer on that frontend, and
+// hnsproxy is restarted. The old journal's last record of the key declares
+// it; replayed over the newer snapshot it would bring the declaration back,
+// and the restart would claim the other agent's load balancer as an
+// interrupted create and delete it. The snapshot names the generation of
+// the journal that continues it, so the old one is not replayed. The same
+// holds for a crash between a snapshot's rename and the old journal's
+// removal.
+func TestAJournalOlderThanItsSnapshotIsNotReplayed(t *testing.T) {
+	for _, removable := range []bool{true, false} {
+		e := newEnv(t, sim.ProfileWS2022)
+		want := e.threeServices()
+		r := e.started(want...) // a state file exists: the restart is no takeover
+		faults := &faultFS{}
+		useStateFS(r, faults)
+		tenant := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
+		e.local("10.244.1.60")
+		upsert(r, tenant)
+		if res := r.Sync(ctx); !res.ListingWanted {
+			t.Fatalf("sync %+v: want a listing for the new tenant frontend", res)
+		}
+		if err := r.Lookup(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// The declaration is appended, then the Sync's outcome compacts.
+		r.mu.Lock()
+		r.journalLines = compactAfter(len(r.ownedLBs)+len(r.ownedEPs)) - 1
+		r.mu.Unlock()
+		if !removable {
+			faults.set(onJournal(syscall.EACCES, "remove"))
+		}
+		r.Sync(ctx)
+		ours := e.hnsLB(tenant.Key)
+		if ours == nil {
+			t.Fatal("the tenant's load balancer was not made")
+		}
+		remove(r, tenant.Key)
+		e.converge(r) // deletes go on while the journal cannot be removed
+		if e.hasLB(ours.ID) {
+			t.Fatalf("removable %v: the tenant's load balancer %s was not deleted", removable, ours.ID)
+		}
+		theirs := tenant
+		theirs.Origin = intent.OriginUnknown
+		foreign := e.foreignOn(theirs, "10.244.1.61")
+		if _, err := os.Stat(journalPath(e.stateFile)); err != nil {
+			t.Fatalf("removable %v: no journal beside the snapshot: %v", removable, err)
+		}
+		e.started(want...)
+		if !e.hasLB(foreign) {
+			t.Errorf("removable %v: the restart deleted another agent's load balancer %s on the tenant frontend %v", removable, foreign, tenant.Key)
+		}
 	}
 }

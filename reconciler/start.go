@@ -50,7 +50,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 		return err
 	}
 	r.restoreLearnedCap(owned.LearnedBackendCap)
-	r.takeover = owned.fresh || r.opts.Takeover != "" && r.opts.Takeover != owned.Takeover
+	r.takeover = owned.fresh || owned.TakeoverPending || r.opts.Takeover != "" && r.opts.Takeover != owned.Takeover
 	r.takeoverToken = owned.Takeover
 	if r.opts.Takeover != "" {
 		r.takeoverToken = r.opts.Takeover
@@ -149,7 +149,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 		"ownedLoadBalancers", len(r.ownedLBs), "ownedRemoteEndpoints", len(r.ownedEPs))
 	if r.takeover {
 		r.log.Info("Taking over this node: foreign load balancers on desired frontends are adopted if identical, replaced otherwise, until the first Sync ends",
-			"firstStart", owned.fresh, "token", r.opts.Takeover)
+			"firstStart", owned.fresh, "resumed", owned.TakeoverPending, "token", r.opts.Takeover)
 	}
 	return nil
 }

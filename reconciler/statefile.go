@@ -63,6 +63,22 @@ type stateFile struct {
 	// the build it was learned on (backendcap.go). Added without a version
 	// change: an older hnsproxy ignores it, and learns the cap again.
 	LearnedBackendCap *learnedCapRecord `json:"learnedBackendCap,omitempty"`
+	// TakeoverPending: the Start that wrote this took over (a first start,
+	// lost ownership, a new token) and its first Sync has not ended, so
+	// the next Start takes over too: a kill in between must not turn the
+	// takeover into an ordinary start, after which the load balancers it
+	// was to replace are another agent's for good. Added without a
+	// version change: an older hnsproxy ignores it.
+	TakeoverPending bool `json:"takeoverPending,omitempty"`
+	// Journal is the generation of the journal that continues this
+	// snapshot: the ID of that journal's first commit record. A journal
+	// that begins otherwise is older than the snapshot (one a compaction
+	// could not remove, or a crash kept): replaying it would undo what the
+	// snapshot folded in since, a withdrawn declaration among it. Empty
+	// (an older hnsproxy's snapshot): any journal replays. Added without a
+	// version change: an older hnsproxy ignores it, and its commit records
+	// ignore the ID.
+	Journal string `json:"journal,omitempty"`
 
 	// fresh: there was no usable state (no snapshot, or a corrupt one set
 	// aside): a first start on this node, or one that lost what it owned.
@@ -78,6 +94,10 @@ type stateFile struct {
 	// newerRecords counts the journal records replay skipped as a newer
 	// hnsproxy's (errNewerKind).
 	newerRecords int
+
+	// staleJournal: the journal beside the snapshot is of an earlier
+	// generation (Journal) and was not replayed.
+	staleJournal bool
 }
 
 // loadStateFrom reads the state file: the snapshot, then its journal
@@ -110,7 +130,11 @@ func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 		}
 	}
 	sets := setsOf(s)
-	applied, stopped, err := replayJournal(fsys, journalPath(path), sets)
+	applied, stopped, err := replayJournal(fsys, journalPath(path), sets, s.Journal)
+	if errors.Is(err, errStaleJournal) {
+		s.staleJournal = true
+		return s, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +145,7 @@ func loadStateFrom(fsys stateFS, path string) (*stateFile, error) {
 	}
 	out := sets.file()
 	out.Takeover, out.Networks, out.journalStopped, out.newerRecords = s.Takeover, s.Networks, stopped, sets.newer
-	out.LearnedBackendCap = s.LearnedBackendCap
+	out.LearnedBackendCap, out.TakeoverPending, out.Journal = s.LearnedBackendCap, s.TakeoverPending, s.Journal
 	// A journal without its snapshot (removed by hand, or set aside as
 	// corrupt by a version that left the journal: loadOwned now takes it
 	// along) holds only the changes since that snapshot: what the snapshot
@@ -264,13 +288,11 @@ func (r *Reconciler) syncJournal() error {
 }
 
 // compactState writes the whole state as a new snapshot, then empties the
-// journal. A crash between the two leaves a snapshot and an old journal
-// whose replay changes nothing for records that reached the journal; a
-// change folded into the snapshot straight from memory may be undone by
-// the old journal's record of the same ID, which errs towards owning an
-// object already deleted (Start forgets it). If the journal cannot be
-// removed, the next save writes a snapshot again: appending to the old
-// journal would make its stale records count after the new snapshot.
+// journal. The snapshot names the generation of the journal that continues
+// it (stateFile.Journal), so an old journal a crash between the two kept,
+// or one that could not be removed, is never replayed over it. While the
+// journal cannot be removed, every save writes a snapshot: an append to the
+// old journal would be lost with it.
 func (r *Reconciler) compactState() error {
 	if r.opts.StateFile == "" {
 		return nil
@@ -285,7 +307,7 @@ func (r *Reconciler) writeCompaction() error {
 	r.unsaved, r.snapshotDue, r.unsynced, r.unsyncedWithdrawal, r.undurableDeclaration = nil, false, false, false, false
 	r.store.closeJournal() // its appends are in the snapshot
 	path := journalPath(r.opts.StateFile)
-	if err := r.stateFS().Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := r.retireJournal(path); err != nil {
 		r.snapshotDue = true
 		return err
 	}
@@ -321,6 +343,8 @@ func (r *Reconciler) writeSnapshot() error {
 		DeletedRemoteEndpoints:    r.unconfirmed.ids(recordRemoteEndpoint),
 		Networks:                  r.endpointNetworks(),
 		LearnedBackendCap:         r.learnedCapRecord(),
+		TakeoverPending:           r.takeover,
+		Journal:                   strconv.FormatUint(rand.Uint64(), 36),
 	}
 	if len(r.failedLBs) > 0 {
 		s.FailedLoadBalancerCreates = slices.Collect(maps.Keys(r.failedLBs))
@@ -344,7 +368,11 @@ func (r *Reconciler) writeSnapshot() error {
 	if err := atomicfile.Fill(f, raw, 0o600); err != nil {
 		return err
 	}
-	return fsys.Rename(tmp, path)
+	if err := fsys.Rename(tmp, path); err != nil {
+		return err
+	}
+	r.store.journalGen = s.Journal
+	return nil
 }
 
 // declareCreates saves, before this Sync writes anything, every key and IP

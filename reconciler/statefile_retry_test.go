@@ -136,3 +136,49 @@ func TestJournalWithoutItsSnapshotIsOwnedAndTakesOver(t *testing.T) {
 		t.Errorf("journal alone: %+v, %v; want lb-1 owned, the snapshot reported lost and a takeover", s, err)
 	}
 }
+
+// TestRetriedStartAfterACorruptJournalTakesOver: the journal as a whole is
+// corrupt (larger than maxStateFileSize): ownership it held is lost, so the
+// Start takes over. When that Start fails later (HNS refusing its listing,
+// as at boot) and is retried, the retry must take over too: the journal is
+// set aside only by the snapshot the Start writes, so the retry meets it
+// again. Before, the first attempt set it aside at once and the retry met
+// the snapshot alone, which looks whole: hnsproxy's own load balancer on a
+// tenant's external IP, recorded only in the journal, was then another
+// agent's for good.
+func TestRetriedStartAfterACorruptJournalTakesOver(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.local("10.244.1.60")
+	tenant := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
+	want := append(e.threeServices(), tenant)
+	r := e.started(want[:3]...)
+	// The tenant's load balancer is made after the first start's snapshot:
+	// in the journal only.
+	upsert(r, tenant)
+	e.syncListed(r)
+	if e.hnsLB(tenant.Key) == nil || journalRecords(t, e.stateFile) == 0 {
+		t.Fatalf("the tenant's load balancer is not in the journal")
+	}
+	if err := os.Truncate(journalPath(e.stateFile), maxStateFileSize+1); err != nil {
+		t.Fatal(err)
+	}
+	restarted := e.reconciler()
+	upsert(restarted, want...)
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpListLoadBalancers: 1}})
+	if err := restarted.Start(ctx); err == nil {
+		t.Fatal("Start succeeded while HNS refused its listing")
+	}
+	e.hns.SetFaults(sim.Faults{})
+	if err := restarted.Start(ctx); err != nil {
+		t.Fatalf("retried Start: %v", err)
+	}
+	for _, err := range restarted.Sync(ctx).Errors {
+		if held := new(ForeignFrontendError); errors.As(err, &held) {
+			t.Errorf("hnsproxy's own load balancer %s on a tenant's frontend is reported as another agent's", held.ID)
+		}
+	}
+	e.assertRealized(want)
+	if aside, _ := filepath.Glob(journalPath(e.stateFile) + ".corrupt-*"); len(aside) != 1 {
+		t.Errorf("journals set aside %v, want the corrupt one", aside)
+	}
+}

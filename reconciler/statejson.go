@@ -151,6 +151,13 @@ func appendSnapshot(b []byte, s *stateFile) []byte {
 		b = appendJSONString(b, c.Build)
 		b = append(b, '}')
 	}
+	if s.TakeoverPending {
+		b = append(b, `,"takeoverPending":true`...)
+	}
+	if s.Journal != "" {
+		b = append(b, `,"journal":`...)
+		b = appendJSONString(b, s.Journal)
+	}
 	return append(b, '}')
 }
 

@@ -38,6 +38,7 @@ func FuzzStateJSON(f *testing.F) {
 			{Add: true, Kind: recordFailedLB, ID: vip + "|" + id + "|"},
 			{Add: true, Kind: recordKind(vip), ID: id, Key: key, Baseline: baseline},
 			commitRecord,
+			{Kind: recordCommit, ID: id},
 		} {
 			want, err := json.Marshal(rec)
 			if err != nil {
@@ -57,7 +58,7 @@ func FuzzStateJSON(f *testing.F) {
 				CreatingRemoteEndpoints:   []string{vip, id}, Takeover: baseline,
 				DeletedLoadBalancers: []string{vip}, DeletedRemoteEndpoints: []string{id, baseline},
 				FailedLoadBalancerCreates: []string{vip + "|" + id + "|", baseline}, Networks: []string{id, vip},
-				LearnedBackendCap: &learnedCapRecord{Cap: int(port), Build: baseline}},
+				LearnedBackendCap: &learnedCapRecord{Cap: int(port), Build: baseline}, TakeoverPending: withKey, Journal: id},
 			{Version: 7, LoadBalancers: []string{}, RemoteEndpoints: []string{""}, LoadBalancerBaselines: map[string]string{},
 				CreatingLoadBalancers: []intent.LBKey{}, CreatingRemoteEndpoints: []string{}, Networks: []string{}},
 		}

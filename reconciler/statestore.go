@@ -29,6 +29,15 @@ type stateStore struct {
 	// lines is the buffer the last append's lines were encoded into, kept
 	// for the next (save, reusable).
 	lines []byte
+	// journalGen is the generation the snapshot on disk names: a journal
+	// begun now starts with a commit record of that ID (journal.go).
+	journalGen string
+	// journalAside: the journal as a whole was corrupt at Start (too large,
+	// not a regular file). It is set aside, not removed, and only once a
+	// snapshot made after it is installed, so that a Start that fails
+	// before, or a process killed before, meets it again and takes over
+	// again rather than finding the snapshot alone, which looks whole.
+	journalAside bool
 }
 
 func (r *Reconciler) stateFS() stateFS {
@@ -101,6 +110,10 @@ func (r *Reconciler) loadOwned() (*stateFile, error) {
 		}
 		switch {
 		case err == nil:
+			r.store.journalGen = s.Journal
+			if s.staleJournal {
+				r.log.Info("The state file's journal is older than its snapshot (a compaction could not remove it, or was cut short); not replayed, and removed with the next snapshot", "path", path)
+			}
 			if s.newerRecords > 0 {
 				r.log.Info("The state file's journal holds records of a newer hnsproxy (a downgrade?); skipped, what it records as owned is kept", "path", path, "records", s.newerRecords)
 			}
@@ -111,9 +124,8 @@ func (r *Reconciler) loadOwned() (*stateFile, error) {
 				// Ownership of some objects is lost: take them over like a first start.
 				s.fresh = true
 				r.log.Info("Warning: part of the state file's journal was unreadable and skipped; objects of those records count as unowned, and this start takes over", "err", s.journalStopped)
-				if errors.As(s.journalStopped, &corrupt) {
-					_ = r.setAside(corrupt.path) // logged
-				}
+				// The whole journal: set aside by the next compaction (journalAside).
+				r.store.journalAside = errors.As(s.journalStopped, &corrupt)
 			}
 			return s, nil
 		case errors.As(err, &corrupt):
@@ -224,4 +236,20 @@ func (r *Reconciler) logStateWriteFailed(err error, msg string) {
 		r.store.logged[msg] = true
 	}
 	r.log.Error(err, msg, "path", r.opts.StateFile)
+}
+
+// retireJournal removes the journal a new snapshot holds everything of, or
+// sets it aside when it was found corrupt as a whole (journalAside).
+func (r *Reconciler) retireJournal(path string) error {
+	if r.store.journalAside {
+		if err := r.setAside(path); err != nil {
+			return err
+		}
+		r.store.journalAside = false
+		return nil
+	}
+	if err := r.stateFS().Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }

@@ -128,7 +128,11 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	r.listing.noteSync(run.lbs, ips)
 	r.noteSynced(run.lbs, ips)
 	r.settleCreates(run.lbs)
-	r.takeover = false // a takeover lasts until the first Sync ends
+	if r.takeover {
+		// A takeover lasts until the first Sync ends; the snapshot that
+		// says so ends it for a restart too (TakeoverPending).
+		r.takeover, r.snapshotDue = false, true
+	}
 	run.res.ForeignHeld = r.foreignHeldList()
 	run.res.LeftOut = r.leftOutLocals()
 	r.takeFailedCreates()
