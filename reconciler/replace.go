@@ -21,9 +21,10 @@ import (
 // other backend is deleted and created again (2 writes).
 func (r *Reconciler) removeEP(run *syncRun, ep *remoteEP) error {
 	for _, k := range r.refs[ep.id].sortedKeys() {
-		// Maybe none of the Sync's own load balancers (noteSynced), but its
-		// status changes here, a refused rewrite's too.
-		r.published.changed.lb(k)
+		// The Sync's work from here, though maybe not handed to it: a
+		// listing under way must not judge what it writes (noteSync), and
+		// its status changes (noteSynced). declareCreates declared it.
+		run.lbs[k] = struct{}{}
 		if e := r.lbs[k]; e.desired != nil {
 			r.syncLB(run, e)
 		} else {

@@ -377,10 +377,11 @@ func (r *Reconciler) writeSnapshot() error {
 
 // declareCreates saves, before this Sync writes anything, every key and IP
 // it may create (with those still uncertain), when that set grew: those of
-// its work, and the keys of load balancers waiting for an endpoint it may
-// create. Without it a crash between a create and the state file write, or
-// a lost reply followed by a crash, leaves an object no one owns: a leak
-// for good. The same save makes every earlier append durable, which a
+// its work, the keys of load balancers waiting for an endpoint it may
+// create, and those of load balancers using an endpoint it may replace
+// (removeEP rewrites them). Without it a crash between a create and the
+// state file write, or a lost reply followed by a crash, leaves an object
+// no one owns: a leak for good. The same save makes every earlier append durable, which a
 // withdrawal among them needs (writeState). It reports whether the state
 // file durably holds every declaration (and every withdrawal): when not (a
 // full disk, a failed fsync), the caller creates nothing, since what it
@@ -432,6 +433,13 @@ func (r *Reconciler) declareCreates(lbs map[intent.LBKey]struct{}, ips []string,
 			// again once its endpoint exists (syncWantedEP), due or not.
 			for k := range r.waiting[ip] {
 				declareLB(k)
+			}
+			// Those using the endpoint it replaces are rewritten without
+			// it first (removeEP), due or not.
+			if ep.id != "" {
+				for _, u := range r.refs[ep.id] {
+					declareLB(u.key)
+				}
 			}
 		}
 	}
