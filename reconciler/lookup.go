@@ -243,9 +243,10 @@ func (r *Reconciler) askLocal(ips map[string]struct{}) {
 // wantsListing reports whether a lookup waits for its answer. One whose
 // object an abandoned call may still change is not answered until the
 // call returns (answerLookups), so it asks for no listing till then:
-// listing after listing while the call runs would answer nothing.
+// listing after listing while the call runs would answer nothing. Failed
+// creates piled up ask for one too (partial.go).
 func (r *Reconciler) wantsListing() bool {
-	if len(r.lookups.local) > 0 {
+	if len(r.lookups.local) > 0 || r.failuresPiledUp() {
 		return true
 	}
 	for k, l := range r.lookups.lbs {

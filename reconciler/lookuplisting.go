@@ -14,7 +14,8 @@ import (
 // (lookup.go). It judges no drift: a new tenant frontend at 10,000 Services
 // waits for a listing of load balancers, about 30,000 hcn calls, not for a
 // drift repair's 90,000. Repair answers lookups too. A Sync whose
-// ListingWanted is set asks for one.
+// ListingWanted is set asks for one. Failed creates piled up (partial.go)
+// have it list load balancers, which looks for what they left.
 func (r *Reconciler) Lookup(ctx context.Context) error {
 	listingNo, err := r.beginListing("Lookup")
 	if err != nil {
@@ -25,7 +26,7 @@ func (r *Reconciler) Lookup(ctx context.Context) error {
 		askedIPs: r.lookups.addressesAsked(), asked: map[string][]*hnslb.Endpoint{}}
 	// Answered lookups kept for later (foreign.go, createLB) are answered
 	// again by a listing made for others; alone they ask for none.
-	if unanswered(r.lookups.lbs, func(l *lbLookup) bool { return l.answered }) {
+	if unanswered(r.lookups.lbs, func(l *lbLookup) bool { return l.answered }) || r.failuresPiledUp() {
 		listed.askedKeys = make(map[intent.LBKey]struct{}, len(r.lookups.lbs))
 		for k := range r.lookups.lbs {
 			listed.askedKeys[k] = struct{}{}

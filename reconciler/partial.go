@@ -47,6 +47,30 @@ func (r *Reconciler) takeFailedCreates() {
 	}
 }
 
+// Only a listing forgets a failed create (forgetFailures): a Repair's, or a
+// Lookup's that lists load balancers. Refusals for good (0x57) ask for
+// none, so with drift repair off (--drift-repair-period=0) the record grew
+// with each document HNS refused, and so did what the failures left in HNS.
+// No failure is safe to forget unlooked-for: which leave a load balancer,
+// and whether it holds its frontend, is not known, and one forgotten would
+// be nobody's for good, or, holding its frontend, named to the operator as
+// another program's holder with the Service stuck behind it (a deleted
+// Service's too: its cluster IP or node port goes to a later one). So past
+// as many as there are tracked load balancers (at least
+// minFailuresListed), they ask for a lookup listing (wantsListing), which
+// looks for them all and forgets them: one listing of load balancers per
+// that many refused documents. While listings fail they grow, as before.
+
+// minFailuresListed is the fewest remembered failed creates that ask for a
+// listing of their own.
+const minFailuresListed = 256
+
+// failuresPiledUp reports whether the failed creates remembered ask for a
+// listing. Called with the lock held.
+func (r *Reconciler) failuresPiledUp() bool {
+	return len(r.failedLBs) > max(minFailuresListed, len(r.lbs))
+}
+
 // failuresToLookFor are the failed creates a listing beginning now looks
 // for, and the mark forgetFailures takes once it has looked; nil when
 // none. Called with the lock held.

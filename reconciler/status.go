@@ -122,7 +122,8 @@ type SyncResult struct {
 	// this tells that its changes, if any came, could not reach HNS.
 	HNSDown bool
 	// ListingWanted: objects wait for a listing of HNS to answer what a
-	// Sync could not tell (lookup.go); a Repair answers it.
+	// Sync could not tell (lookup.go), or failed creates piled up want
+	// one to look for what they left (partial.go); a Repair answers it.
 	ListingWanted bool
 	// RepairLeft counts the objects a drift repair marked that no Sync
 	// took yet (repairwork.go): while any is left the caller syncs again
