@@ -435,6 +435,36 @@ func TestGetAndDeleteUnknownLoadBalancer(t *testing.T) {
 	}
 }
 
+// TestABracedIDIsAnInvalidParameter: hcn parses the ID of a delete, a
+// modify, an endpoint create's network and a namespace attachment with
+// go-winio's guid.FromString, which takes exactly 36 characters, so a
+// braced GUID is refused before HNS is called and hcnclient answers
+// CodeInvalidParameter (TestFakeHNSErrorsMapToHNSCodes, "braced ID"). The
+// simulator answered "not found" for it, which callers take for "already
+// deleted" or "the network changed".
+func TestABracedIDIsAnInvalidParameter(t *testing.T) {
+	h := newSim(t, ProfileWS2025)
+	const id = "6f1c2a3b-0000-4000-8000-000000000001"
+	braced := "{" + id + "}"
+	_, updateErr := h.UpdateLoadBalancer(ctx, braced, &hnslb.LoadBalancer{SchemaVersion: hnslb.V2})
+	_, createErr := h.CreateEndpoint(ctx, braced, &hnslb.Endpoint{Flags: hnslb.EndpointFlagsRemoteEndpoint,
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.9.9"}}, MacAddress: "02-11-0a-f4-09-09", SchemaVersion: hnslb.V2})
+	for call, err := range map[string]error{
+		"DeleteLoadBalancer":         h.DeleteLoadBalancer(ctx, braced),
+		"DeleteEndpoint":             h.DeleteEndpoint(ctx, braced),
+		"DeleteNetwork":              h.DeleteNetwork(ctx, braced),
+		"DeleteNamespace":            h.DeleteNamespace(ctx, braced),
+		"UpdateLoadBalancer":         updateErr,
+		"AddNamespaceEndpoint":       h.AddNamespaceEndpoint(ctx, braced, id),
+		"RemoveNamespaceEndpoint":    h.RemoveNamespaceEndpoint(ctx, braced, id),
+		"CreateEndpoint (a network)": createErr,
+	} {
+		if !hnslb.IsInvalidParameter(err) || hnslb.IsNotFound(err) {
+			t.Errorf("%s with %q: %v, want an invalid parameter", call, braced, err)
+		}
+	}
+}
+
 func TestDeletingBackendEndpointShrinksLoadBalancer(t *testing.T) {
 	f := newLBFixture(t, ProfileWS2022)
 	lb, err := f.h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, f.v4.ID, f.v4b.ID))

@@ -7,13 +7,10 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
-// isGUID reports whether s is a GUID as HNS writes them (8-4-4-4-12 hex
-// digits, either case, optionally in braces). A regexp would be the bulk of
-// a create's cost, hence the loop.
+// isGUID reports whether s is a GUID as HNS writes them and hcn parses
+// them (go-winio's guid.FromString): 8-4-4-4-12 hex digits, either case, no
+// braces. A regexp would be the bulk of a create's cost, hence the loop.
 func isGUID(s string) bool {
-	if len(s) == 38 && s[0] == '{' && s[37] == '}' {
-		s = s[1:37]
-	}
 	if len(s) != 36 {
 		return false
 	}
