@@ -96,8 +96,8 @@ func TestConfigFileRejectionHoldsUntilTheFileIsPutBack(t *testing.T) {
 // balancer deleted, the one of a Service made meanwhile the one created.
 func TestBrokenConfigFileLosesNoLoadBalancer(t *testing.T) {
 	pollConfigOften(t)
-	const head = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n" +
-		"healthzBindAddress: 127.0.0.1:0\nmetricsBindAddress: \"\"\nwinkernel: {networkName: cbr0}\n" +
+	head := "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n" +
+		"healthzBindAddress: 127.0.0.1:" + freePort(t) + "\nmetricsBindAddress: \"\"\nwinkernel: {networkName: cbr0}\n" +
 		"iptables: {minSyncPeriod: 0s}\n"
 	path := filepath.Join(t.TempDir(), "config.conf")
 	mustDo(t, os.WriteFile(path, []byte(head), 0o600))

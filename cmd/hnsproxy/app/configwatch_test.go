@@ -193,8 +193,8 @@ func TestConfigFileChangedBeforeTheWatchStartsStopsTheDaemon(t *testing.T) {
 // regression from hanging.
 func TestConfigFileChangedWhileWaitingForTheNetworkStopsTheDaemon(t *testing.T) {
 	pollConfigOften(t)
-	const head = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n" +
-		"healthzBindAddress: 127.0.0.1:0\nmetricsBindAddress: \"\"\n"
+	head := "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n" +
+		"healthzBindAddress: 127.0.0.1:" + freePort(t) + "\nmetricsBindAddress: \"\"\n"
 	path := filepath.Join(t.TempDir(), "config.conf")
 	mustDo(t, os.WriteFile(path, []byte(head+"winkernel: {networkName: cbr1}\n"), 0o600))
 	cfg := parseConfig(t, "--config="+path, "--hostname-override=win-1",

@@ -315,6 +315,7 @@ func TestBadConfigFiles(t *testing.T) {
 		"not yaml":   {write("bad.yaml", "kind: [unclosed\n"), "decoding"},
 		"no kind":    {write("nokind.yaml", "mode: kernelspace\n"), "decoding"},
 		"bad type":   {write("badtype.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nwinkernel:\n  enableDSR: maybe\n"), "decoding"},
+		"port 0":     {write("port0.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nwinkernel: {networkName: x}\nhealthzBindAddress: 0.0.0.0:0\n"), "must be a valid port"},
 		"bad period": {write("period.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nwinkernel: {networkName: x}\niptables: {syncPeriod: 1s, minSyncPeriod: 1m}\n"), "minSyncPeriod"},
 	}
 	for name, c := range cases {
@@ -470,11 +471,14 @@ func TestBindAddresses(t *testing.T) {
 	if cfg.MetricsBindAddress != "0.0.0.0:9100" || !cfg.DebugEndpoint {
 		t.Errorf("metrics %q debug %v", cfg.MetricsBindAddress, cfg.DebugEndpoint)
 	}
-	cfg, _ = mustParse(t, kubeNetwork, "--metrics-port=0", "--healthz-bind-address=[::1]:0")
-	if cfg.MetricsBindAddress != "" || cfg.HealthzBindAddress != "[::1]:0" {
+	cfg, _ = mustParse(t, kubeNetwork, "--metrics-port=0", "--healthz-bind-address=[::1]:10256")
+	if cfg.MetricsBindAddress != "" || cfg.HealthzBindAddress != "[::1]:10256" {
 		t.Errorf("metrics %q healthz %q", cfg.MetricsBindAddress, cfg.HealthzBindAddress)
 	}
-	for _, bad := range []string{"--healthz-bind-address=host:1", "--metrics-bind-address=1.2.3.4:99999", "--bind-address=nope", "--source-vip=10.0.0"} {
+	// Port 0 too, as kube-proxy's validation refuses it ("must be a valid
+	// port"): written to mean "off", it would serve on a random port.
+	for _, bad := range []string{"--healthz-bind-address=host:1", "--metrics-bind-address=1.2.3.4:99999", "--bind-address=nope", "--source-vip=10.0.0",
+		"--healthz-bind-address=0.0.0.0:0", "--metrics-bind-address=[::]:0"} {
 		if _, _, _, _, err := parse(t, kubeNetwork, bad); err == nil {
 			t.Errorf("%s parsed", bad)
 		}

@@ -99,7 +99,9 @@ func validateHostPort(p *field.Path, addr string) field.ErrorList {
 	if _, ok := kubeip.ParseAddr(host); !ok {
 		return field.ErrorList{field.Invalid(p, addr, "must be a valid IP")}
 	}
-	if _, err := netutils.ParsePort(port, true); err != nil {
+	// Port 0 is refused, as kube-proxy's validation refuses it: the server
+	// would listen on a random port no probe or scraper finds.
+	if _, err := netutils.ParsePort(port, false); err != nil {
 		return field.ErrorList{field.Invalid(p, addr, "must be a valid port")}
 	}
 	return nil
