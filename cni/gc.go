@@ -25,6 +25,12 @@ import (
 // remote endpoints and other agents' endpoints stay. An endpoint need not be
 // attached: deleting a pod's namespace detaches it.
 func cmdGC(ctx context.Context, s *session) error {
+	if s.conf.ValidAttachments == nil && s.conf.SpecAttachments == nil {
+		// The spec requires the list, and libcni always sends it (empty
+		// when nothing runs). Read as empty, a runtime's slip would
+		// delete every pod's endpoint on the node.
+		return invalidConfig("GC needs cni.dev/valid-attachments, the attachments still in use; without it every pod would count as stale")
+	}
 	network, err := s.network(ctx)
 	if err != nil {
 		return err

@@ -50,6 +50,29 @@ func TestGCReadsTheSpecsFirstKey(t *testing.T) {
 	}
 }
 
+// TestGCWithoutTheListDeletesNothing: the spec requires GC's list of
+// still-valid attachments, and libcni always sends it, empty when nothing
+// runs. A GC without it (neither key, or null) is refused as an invalid
+// configuration: read as an empty list, a runtime's slip would delete every
+// pod's endpoint and release every address on the node (host-local's own
+// GC reads it so).
+func TestGCWithoutTheListDeletesNothing(t *testing.T) {
+	n1, conf := l2bridgeNode(t, 70)
+	rt := newRuntime(t, conf)
+	rt.add(t, pod{id: "running", netns: n1.createNamespace(t)})
+	for _, extra := range []map[string]any{nil, {"cni.dev/valid-attachments": nil}, {"cni.dev/attachments": nil}} {
+		gc := conf
+		gc.extra = extra
+		err, _ := newSandbox(t).run(t, map[string]string{"CNI_COMMAND": "GC"}, gc.pluginJSON(t))
+		if err == nil || err.Code != types.ErrInvalidNetworkConfig {
+			t.Errorf("GC with %v: %+v, want code %d", extra, err, types.ErrInvalidNetworkConfig)
+		}
+		if got := names(n1.dump(t)); len(got) != 1 || len(allocated(t, conf.dataDir)) != 1 {
+			t.Errorf("GC with %v: endpoints %v, addresses %v; want the running pod's", extra, got, allocated(t, conf.dataDir))
+		}
+	}
+}
+
 // TestGCHandsIPAMTheSourceVIPAndBothKeys: GC passes the runtime's list of
 // still-valid attachments on to IPAM (the spec requires it of delegating
 // plugins), and IPAM's store also holds an overlay node's source VIP,
