@@ -125,13 +125,15 @@ func indexNode(in Node) (*node, error) {
 		}
 	}
 	for i := range in.HNS.LoadBalancers {
-		lb, err := parseLoadBalancer(&in.HNS.LoadBalancers[i])
+		rules, err := parseLoadBalancer(&in.HNS.LoadBalancers[i])
 		if err != nil {
 			return nil, err
 		}
-		n.lbs = append(n.lbs, lb)
-		if lb.portFlag(hnslb.PortMappingFlagsVipExternalIP) {
-			n.markExternal(lb.vips)
+		for _, lb := range rules {
+			n.lbs = append(n.lbs, lb)
+			if lb.portFlag(hnslb.PortMappingFlagsVipExternalIP) {
+				n.markExternal(lb.vips)
+			}
 		}
 	}
 	n.markExternal(in.ExternalVIPs)

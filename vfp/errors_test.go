@@ -51,11 +51,6 @@ func TestNewClusterRejectsUninterpretableState(t *testing.T) {
 			h := newHNS(nodeA, hnslb.NetworkTypeOverlay, "10.244.1.0/24", 0, remoteSubnet("10.244.2.0/24", "node-b", 0))
 			return []Node{h.asNode(ipA)}
 		}, "RemoteSubnetRoute 10.244.2.0/24: provider address"},
-		{"two port mappings", func() []Node {
-			h := good()
-			h.snap.LoadBalancers = []hnslb.LoadBalancer{{ID: "x", PortMappings: make([]hnslb.PortMapping, 2)}}
-			return []Node{h.asNode(ipA)}
-		}, "has 2 port mappings"},
 		{"bad frontend VIP", func() []Node {
 			h := good()
 			h.lb(lbSpec{vip: "10.96.0.10", ext: 80})
@@ -129,5 +124,47 @@ func TestVerdictString(t *testing.T) {
 		if !strings.Contains(s, part) {
 			t.Errorf("String() = %q, missing %q", s, part)
 		}
+	}
+}
+
+// TestLoadBalancersWithoutOrWithSeveralPortMappings: a failed create can
+// leave a load balancer without port mappings (kubernetes/kubernetes#141488),
+// on a frontend of its own or on one a working load balancer serves; it
+// matches no packet, and the node's other load balancers work on. Another
+// agent's with several port mappings is a rule for each. Before, either
+// made NewCluster fail, and with it every trace on the node (hnsproxy-diag
+// trace, hnssim trace).
+func TestLoadBalancersWithoutOrWithSeveralPortMappings(t *testing.T) {
+	a, b := l2bridgeHNS()
+	twoPorts := a.lb(lbSpec{vip: "10.96.0.98", ext: 80, int: 8080, backends: []string{podA1}})
+	a.snap.LoadBalancers[len(a.snap.LoadBalancers)-1].PortMappings = append(a.snap.LoadBalancers[len(a.snap.LoadBalancers)-1].PortMappings,
+		hnslb.PortMapping{Protocol: hnslb.ProtocolTCP, ExternalPort: 81, InternalPort: 8081})
+	var portless []string
+	for _, vip := range []string{"10.96.0.99", "10.96.0.20"} {
+		portless = append(portless, a.lb(lbSpec{vip: vip, ext: 80, backends: []string{podA1}}))
+		a.snap.LoadBalancers[len(a.snap.LoadBalancers)-1].PortMappings = nil
+	}
+	c := mustCluster(t, a.asNode(ipA), b.asNode(ipB))
+	for _, tc := range []struct {
+		dst, backend, lb string
+	}{
+		{"10.96.0.20:80", podB1 + ":8080", ""}, // the working one on the leftover's frontend
+		{"10.96.0.98:80", podA1 + ":8080", twoPorts},
+		{"10.96.0.98:81", podA1 + ":8081", twoPorts},
+	} {
+		v, err := c.Trace(tcp(podA2+":40000", tc.dst), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Outcome != DeliveredToPod || v.Backend != ap(tc.backend) || tc.lb != "" && v.LoadBalancerID != tc.lb {
+			t.Errorf("%s: %s, want delivered to %s by %q", tc.dst, v, tc.backend, tc.lb)
+		}
+	}
+	v, err := c.Trace(tcp(podA2+":40000", "10.96.0.99:80"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.LoadBalancerID != "" || v.Outcome == DeliveredToPod {
+		t.Errorf("to the portless leftover's frontend: %s, want no load balancer to match (%v)", v, portless)
 	}
 }

@@ -10,7 +10,8 @@ import (
 	"github.com/hnsproxy/hnsproxy/intent"
 )
 
-// loadBalancer is an HNS load balancer with its addresses parsed.
+// loadBalancer is one port mapping of an HNS load balancer, with its
+// addresses parsed.
 type loadBalancer struct {
 	*hnslb.LoadBalancer
 	vips      []netip.Addr // empty: NodePort, applies to the node's own addresses
@@ -18,13 +19,12 @@ type loadBalancer struct {
 	pm        hnslb.PortMapping
 }
 
-func parseLoadBalancer(l *hnslb.LoadBalancer) (*loadBalancer, error) {
+// parseLoadBalancer is a rule for each of l's port mappings. hnsproxy and
+// kube-proxy make one; a failed create can leave a load balancer with none
+// (kubernetes/kubernetes#141488), which matches no packet; another agent's
+// with several is taken as one rule per mapping.
+func parseLoadBalancer(l *hnslb.LoadBalancer) ([]*loadBalancer, error) {
 	lb := &loadBalancer{LoadBalancer: l}
-	if len(l.PortMappings) != 1 {
-		// HNS keeps one port mapping per load balancer.
-		return nil, fmt.Errorf("load balancer %s has %d port mappings, want 1", l.ID, len(l.PortMappings))
-	}
-	lb.pm = l.PortMappings[0]
 	for _, s := range l.FrontendVIPs {
 		ip, err := netip.ParseAddr(s)
 		if err != nil {
@@ -39,7 +39,13 @@ func parseLoadBalancer(l *hnslb.LoadBalancer) (*loadBalancer, error) {
 		}
 		lb.sourceVIP = ip.Unmap()
 	}
-	return lb, nil
+	rules := make([]*loadBalancer, len(l.PortMappings))
+	for i, pm := range l.PortMappings {
+		rule := *lb
+		rule.pm = pm
+		rules[i] = &rule
+	}
+	return rules, nil
 }
 
 func (lb *loadBalancer) isDSR() bool { return lb.Flags&hnslb.LoadBalancerFlagsDSR != 0 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/simtest"
 	"github.com/hnsproxy/hnsproxy/vfp"
@@ -209,5 +210,24 @@ func TestTraceSaysItDoesNotEvaluateACLs(t *testing.T) {
 	if tr.Outcome != "delivered-to-pod" || !hasLine(tr.Notes, "[pod web/web-a]", "4 ACL", "not evaluated") ||
 		!hasLine(tr.Notes, client, "4 ACL", "not evaluated") {
 		t.Errorf("trace through endpoints with ACLs: outcome %s, notes %q", tr.Outcome, tr.Notes)
+	}
+}
+
+// TestTraceBesideALoadBalancerWithoutPortMappings: HNS can keep a load
+// balancer without port mappings after a failed create
+// (kubernetes/kubernetes#141488; the table reports it as extra). A trace to
+// a healthy Service on that node works: the leftover matches no packet.
+// Before, it failed every trace on the node.
+func TestTraceBesideALoadBalancerWithoutPortMappings(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.hns.PutLoadBalancerOutOfBand(hnslb.LoadBalancer{FrontendVIPs: []string{"10.96.9.9"}}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Trace(f.read(), mustPacket(t, client+":40000", frontendIP+":80", "tcp"))
+	if err != nil {
+		t.Fatalf("trace to a healthy Service: %v", err)
+	}
+	if tr.LoadBalancer == nil || tr.Verdict.Outcome != vfp.DeliveredToPod {
+		t.Errorf("trace to a healthy Service: %+v", tr)
 	}
 }
