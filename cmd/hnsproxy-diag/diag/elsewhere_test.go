@@ -2,6 +2,7 @@ package diag
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,5 +135,32 @@ func TestDiagnoseOfANetworkDeletedSaysSo(t *testing.T) {
 	_, err = readNow(t.Context(), f.source())
 	if err == nil || !strings.Contains(err.Error(), "was deleted") || !strings.Contains(err.Error(), "flannel.4096") {
 		t.Errorf("the network deleted, another made: %v; want it to say so and name the one HNS has", err)
+	}
+}
+
+// TestDiagnoseBackendsOnAnotherNetworkDiffer: diagnosed on the network
+// hnsproxy now uses, a load balancer whose backends are endpoints on the
+// old network is not as hnsproxy would program it: hnsproxy resolves
+// backends on its own network only, and rewrites it. Each such backend is
+// "other-network" and the row differs; before, backends were matched by IP
+// alone and the row read ok.
+func TestDiagnoseBackendsOnAnotherNetworkDiffer(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.hns.CreateNetwork(t.Context(), &hnslb.Network{Name: "vxlan0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	f.network = "vxlan0"
+	in := f.read()
+	cip := row(t, Diagnose(in), "web/frontend:http", RoleClusterIP)
+	if cip.State != StateDiffers || countState(cip.Backends, BackendOtherNetwork) != len(cip.Backends) {
+		t.Errorf("row %+v, want it to differ with every backend on another network", cip)
+	}
+	if !slices.ContainsFunc(cip.Why, func(w string) bool { return strings.Contains(w, "on another HNS network than vxlan0") }) {
+		t.Errorf("why %q does not say the backends are on another network", cip.Why)
+	}
+	f.network = "cbr0"
+	if cip := row(t, Diagnose(f.read()), "web/frontend:http", RoleClusterIP); cip.State != StateOK {
+		t.Errorf("on the network the endpoints are on: %+v, want ok", cip)
 	}
 }

@@ -55,6 +55,10 @@ type Row struct {
 // missing one (markSpares).
 const BackendSpare = "spare"
 
+// BackendOtherNetwork is a backend whose endpoint is on another HNS network
+// than the one diagnosed (left from before hnsproxy moved networks).
+const BackendOtherNetwork = "other-network"
+
 // Backend is one backend of a row, by pod and node where Kubernetes knows it.
 type Backend struct {
 	IP    string `json:"ip"`
@@ -64,7 +68,9 @@ type Backend struct {
 	// State: "" when HNS and hnsproxy agree; "missing" (wanted, not in
 	// HNS's load balancer), "unwanted" (in HNS, not wanted), "spare" (in
 	// HNS in the place of a missing one, over the backend cap), "no-endpoint"
-	// (HNS names an endpoint ID that does not exist).
+	// (HNS names an endpoint ID that does not exist), "other-network" (an
+	// endpoint on another HNS network than the one diagnosed, which
+	// hnsproxy there does not use).
 	State string `json:"state,omitempty"`
 	// EndpointID is the HNS endpoint, when HNS uses one.
 	EndpointID string `json:"endpointID,omitempty"`
@@ -174,7 +180,11 @@ func (v *view) compare(want *intent.LB, got *hnslb.LoadBalancer) Row {
 		}
 		waiting = waiting && len(unwired) == n
 	}
-	if n := len(row.Backends) - countState(row.Backends, "") - countState(row.Backends, "missing") - countState(row.Backends, BackendSpare); n > 0 {
+	if n := countState(row.Backends, BackendOtherNetwork); n > 0 {
+		row.Why = append(row.Why, fmt.Sprintf("%d of its backends are endpoints on another HNS network than %s, which hnsproxy does not use", n, v.in.Network.Name))
+		waiting = false
+	}
+	if n := len(row.Backends) - countState(row.Backends, "") - countState(row.Backends, "missing") - countState(row.Backends, BackendSpare) - countState(row.Backends, BackendOtherNetwork); n > 0 {
 		row.Why = append(row.Why, fmt.Sprintf("%d of its backends are not wanted", n))
 		waiting = false
 	}
@@ -287,7 +297,11 @@ func (v *view) backends(want *intent.LB, got *hnslb.LoadBalancer) []Backend {
 			}
 			b := add(Backend{IP: ip.String(), Local: !ep.IsRemote(), State: "unwanted"})
 			b.EndpointID = id
-			if b.State == "missing" {
+			switch {
+			case v.in.Network != nil && !strings.EqualFold(ep.HostComputeNetwork, v.in.Network.ID):
+				// hnsproxy resolves backends on its own network only.
+				b.State = BackendOtherNetwork
+			case b.State == "missing":
 				b.State = ""
 			}
 		}
