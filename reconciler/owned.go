@@ -24,6 +24,13 @@ type Owned struct {
 	// JournalDamage is what replaying the journal skipped (torn or corrupt
 	// lines), nil when nothing was.
 	JournalDamage error
+
+	// NoState: there is no state file (hnsproxy never started on the node,
+	// or the file was removed). TakesOver: hnsproxy's next start is a
+	// takeover whatever its --takeover token (foreign.go): there is no
+	// state or no snapshot, the journal is damaged, or a takeover's first
+	// Sync never ended (TakeoverPending).
+	NoState, TakesOver bool
 }
 
 // ReadOwned reads the state file at path and its journal as Start would,
@@ -35,7 +42,8 @@ func ReadOwned(path string) (*Owned, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Owned{loadBalancers: foldedSet(s.ownedLBs()), remoteEndpoints: foldedSet(s.ownedEPs()), state: s, JournalDamage: s.journalStopped}
+	o := &Owned{loadBalancers: foldedSet(s.ownedLBs()), remoteEndpoints: foldedSet(s.ownedEPs()), state: s, JournalDamage: s.journalStopped,
+		NoState: s.fresh && !s.snapshotLost && s.journalStopped == nil, TakesOver: s.fresh || s.journalStopped != nil || s.TakeoverPending}
 	if len(s.Networks) > 0 { // the network in use first (endpointNetworks)
 		o.Network = s.Networks[0]
 	}

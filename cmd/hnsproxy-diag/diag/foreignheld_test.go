@@ -2,6 +2,7 @@ package diag
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -174,5 +175,68 @@ func (f *fixture) create(objs ...runtime.Object) {
 		if err != nil {
 			f.t.Fatal(err)
 		}
+	}
+}
+
+// TestDiagnoseWithoutAStateFileSaysTheNextStartTakesOver: with no state
+// file (hnsproxy never started on the node, as while moving off
+// kube-proxy, or the file was removed), every load balancer is foreign and
+// hnsproxy's first start is a takeover, which replaces another agent's on
+// a tenant's frontend too. The diagnosis said ownership came "from the
+// state file" and that hnsproxy never deletes such a one; it now says
+// there is none and that the next start replaces it, which it does.
+func TestDiagnoseWithoutAStateFileSaysTheNextStartTakesOver(t *testing.T) {
+	f := newFixtureOn(t, fixtureNode{profile: sim.ProfileWS2025, network: hnslb.NetworkTypeL2Bridge, dualStack: true}, sim.Echo{}, tenantDual()...)
+	for _, lb := range f.hns.Snapshot().LoadBalancers {
+		if k, _ := reconciler.KeyOf(&lb); k.VIP != "203.0.113.70" {
+			continue
+		}
+		if err := f.hns.DeleteLoadBalancerOutOfBand(lb.ID); err != nil {
+			t.Fatal(err)
+		}
+		lb.ID = ""
+		lb.PortMappings[0].InternalPort = 9090
+		if _, err := f.hns.PutLoadBalancerOutOfBand(lb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{f.stateFile, f.stateFile + ".journal"} {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	external := func(r *Report) Row {
+		for _, row := range r.LoadBalancers {
+			if row.Role == RoleExternalIP && strings.HasPrefix(row.Frontend, "203.0.113.70") {
+				return row
+			}
+		}
+		t.Fatal("no row for the external IP")
+		return Row{}
+	}
+	r := Diagnose(f.read())
+	before := external(r)
+	if !strings.Contains(r.Ownership, "no state file") || !strings.Contains(r.Ownership, "takes this node over") {
+		t.Errorf("ownership %q, want it to say there is no state file and the next start takes over", r.Ownership)
+	}
+	if before.Owner != OwnerForeign || hasLine(before.Why, "never deletes") || !hasLine(before.Why, "replaces it then") {
+		t.Errorf("external IP row %s, why %q: want foreign, replaced at the next start", before.Owner, before.Why)
+	}
+	// What hnsproxy's first start does.
+	in := f.read()
+	state := desired.Compute(desired.InputsOf(in.Services, in.Slices), in.Config)
+	rec := reconciler.New(f.hns, reconciler.Options{NetworkID: in.Network.ID, Features: in.Config.Features, StateFile: f.stateFile})
+	for _, ep := range state.RemoteEndpoints {
+		rec.UpsertEndpoint(ep)
+	}
+	for _, lb := range state.LBs {
+		rec.Upsert(*lb)
+	}
+	if err := rec.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec.Sync(context.Background())
+	if after := external(Diagnose(f.read())); after.ID == before.ID || after.State != StateOK {
+		t.Errorf("after hnsproxy's first start the external IP row is %s %s (was %s)", after.State, after.ID, before.ID)
 	}
 }

@@ -106,8 +106,12 @@ func (v *view) report() *Report {
 	switch {
 	case in.Owned == nil:
 		r.Ownership = "unknown: " + in.OwnedErr.Error()
+	case in.Owned.NoState:
+		r.Ownership = "none: there is no state file, so every load balancer is foreign and hnsproxy's next start takes this node over"
 	case in.Owned.JournalDamage != nil:
-		r.Ownership = "from the state file, with damage skipped: " + in.Owned.JournalDamage.Error()
+		r.Ownership = "from the state file, with damage skipped (so hnsproxy's next start takes this node over): " + in.Owned.JournalDamage.Error()
+	case in.Owned.TakesOver:
+		r.Ownership = "from the state file, whose snapshot is missing or whose takeover's first sync never ended: hnsproxy's next start takes this node over"
 	default:
 		r.Ownership = "from the state file"
 	}
@@ -193,6 +197,8 @@ func (v *view) compare(want *intent.LB, got *hnslb.LoadBalancer) Row {
 		switch {
 		case row.Owner == OwnerForeign && want.Origin.Allocated():
 			row.Why = append(row.Why, "it is not hnsproxy's: it blocks the frontend, so hnsproxy deletes it and creates its own at its next sync")
+		case row.Owner == OwnerForeign && v.in.Owned.TakesOver:
+			row.Why = append(row.Why, "it is not hnsproxy's, and hnsproxy's next start takes this node over (see ownership): it replaces it then")
 		case row.Owner == OwnerForeign:
 			// hnsproxy's own rule (reconciler/foreign.go): a frontend a tenant
 			// or a controller chose may be another agent's on purpose.
