@@ -11,21 +11,27 @@ import (
 // a bad CIDR, an unknown mode, a mode of another network type) still names
 // the network and the IPAM, and DEL, which the spec asks to complete
 // whatever else is wrong, removes the pod's endpoint and releases its
-// address, as the reference plugins do.
+// address, as the reference plugins do. So does one whose field DEL does
+// not read has the wrong JSON type ("loopbackDSR": "true", a list for
+// "clusterCIDR"), which ADD refuses as malformed (code 6).
 func TestDelReleasesUnderAConfigurationADDRefuses(t *testing.T) {
 	n1, conf := l2bridgeNode(t, 64)
 	rt := newRuntime(t, conf)
 	for _, c := range []struct {
-		name string
-		edit map[string]any
+		name    string
+		edit    map[string]any
+		addCode int // what ADD answers under it
 	}{
-		{"misspelt-field", map[string]any{"serviceCIRD": "10.96.0.0/12"}},
-		{"bad-CIDR", map[string]any{"clusterCIDR": "10.244.0.0/33"}},
-		{"unknown-mode", map[string]any{"mode": "l2brigde"}},
+		{"misspelt-field", map[string]any{"serviceCIRD": "10.96.0.0/12"}, 7},
+		{"bad-CIDR", map[string]any{"clusterCIDR": "10.244.0.0/33"}, 7},
+		{"unknown-mode", map[string]any{"mode": "l2brigde"}, 7},
 		// Calico's "usePodCidr" has DEL read the network's subnet, the
 		// network being of another type than the mode names.
 		{"mode-of-another-network-type", map[string]any{"mode": "overlay",
-			"ipam": map[string]any{"type": "host-local", "subnet": "usePodCidr", "dataDir": conf.dataDir}}},
+			"ipam": map[string]any{"type": "host-local", "subnet": "usePodCidr", "dataDir": conf.dataDir}}, 7},
+		{"clusterCIDR-as-a-list", map[string]any{"clusterCIDR": []string{"10.244.0.0/16"}}, 6},
+		{"loopbackDSR-as-a-string", map[string]any{"loopbackDSR": "true"}, 6},
+		{"two-fields-of-the-wrong-type", map[string]any{"loopbackDSR": "true", "vxlanPort": -1}, 6},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := pod{id: c.name, netns: n1.createNamespace(t)}
@@ -41,8 +47,8 @@ func TestDelReleasesUnderAConfigurationADDRefuses(t *testing.T) {
 			if got := allocated(t, conf.dataDir); len(got) != 0 {
 				t.Errorf("addresses left %v", got)
 			}
-			if _, err := rt.cni.AddNetworkList(context.Background(), newRuntime(t, edited).list, pod{id: "new", netns: n1.createNamespace(t)}.rt()); cniCode(err) != 7 {
-				t.Errorf("ADD under the edited configuration: %v, want code 7", err)
+			if _, err := rt.cni.AddNetworkList(context.Background(), newRuntime(t, edited).list, pod{id: "new", netns: n1.createNamespace(t)}.rt()); cniCode(err) != c.addCode {
+				t.Errorf("ADD under the edited configuration: %v, want code %d", err, c.addCode)
 			}
 		})
 	}
@@ -68,39 +74,14 @@ func TestDelWithAPrevResultThatDoesNotParse(t *testing.T) {
 	}
 }
 
-// TestDelReleasesUnderAFieldOfTheWrongType: a configuration edited into
-// one whose field DEL does not read has the wrong JSON type ("loopbackDSR":
-// "true", a list for "clusterCIDR"), which ADD refuses as malformed (code
-// 6), still names the network and the IPAM, and DEL releases the pod. A
-// wrong type in a field DEL reads ("network" as a list) is still refused:
-// which network to release on is not known.
-func TestDelReleasesUnderAFieldOfTheWrongType(t *testing.T) {
+// TestDelRefusesAWrongTypeInAFieldItReads: a configuration whose field
+// DEL reads has the wrong JSON type ("network" as a list) is refused (code
+// 6), the pod left as it is: which network to release it on is not known.
+// (A wrong type in a field DEL does not read releases the pod:
+// TestDelReleasesUnderAConfigurationADDRefuses.)
+func TestDelRefusesAWrongTypeInAFieldItReads(t *testing.T) {
 	n1, conf := l2bridgeNode(t, 68)
 	rt := newRuntime(t, conf)
-	for _, c := range []struct {
-		name string
-		edit map[string]any
-	}{
-		{"clusterCIDR-as-a-list", map[string]any{"clusterCIDR": []string{"10.244.0.0/16"}}},
-		{"loopbackDSR-as-a-string", map[string]any{"loopbackDSR": "true"}},
-		{"two-fields", map[string]any{"loopbackDSR": "true", "vxlanPort": -1}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			p := pod{id: c.name, netns: n1.createNamespace(t)}
-			rt.add(t, p)
-			edited := conf
-			edited.extra = c.edit
-			if err := rt.cni.DelNetworkList(context.Background(), newRuntime(t, edited).list, p.rt()); err != nil {
-				t.Fatalf("DEL under the edited configuration: %v (code %d)", err, cniCode(err))
-			}
-			if got := names(n1.dump(t)); len(got) != 0 {
-				t.Errorf("endpoints left %v", got)
-			}
-			if got := allocated(t, conf.dataDir); len(got) != 0 {
-				t.Errorf("addresses left %v", got)
-			}
-		})
-	}
 	p := pod{id: "network-as-a-list", netns: n1.createNamespace(t)}
 	rt.add(t, p)
 	edited := conf

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -35,16 +36,7 @@ func TestRetriedStartAfterACorruptSnapshotTakesOver(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	restarted := e.reconciler()
-	upsert(restarted, want...)
-	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpListLoadBalancers: 1}})
-	if err := restarted.Start(ctx); err == nil {
-		t.Fatal("Start succeeded while HNS refused its listing")
-	}
-	e.hns.SetFaults(sim.Faults{})
-	if err := restarted.Start(ctx); err != nil {
-		t.Fatalf("retried Start: %v", err)
-	}
+	restarted := e.startedAfterARefusedListing(want)
 	res := restarted.Sync(ctx)
 	for _, err := range res.Errors {
 		if held := new(ForeignFrontendError); errors.As(err, &held) {
@@ -162,16 +154,7 @@ func TestRetriedStartAfterACorruptJournalTakesOver(t *testing.T) {
 	if err := os.Truncate(journalPath(e.stateFile), maxStateFileSize+1); err != nil {
 		t.Fatal(err)
 	}
-	restarted := e.reconciler()
-	upsert(restarted, want...)
-	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpListLoadBalancers: 1}})
-	if err := restarted.Start(ctx); err == nil {
-		t.Fatal("Start succeeded while HNS refused its listing")
-	}
-	e.hns.SetFaults(sim.Faults{})
-	if err := restarted.Start(ctx); err != nil {
-		t.Fatalf("retried Start: %v", err)
-	}
+	restarted := e.startedAfterARefusedListing(want)
 	for _, err := range restarted.Sync(ctx).Errors {
 		if held := new(ForeignFrontendError); errors.As(err, &held) {
 			t.Errorf("hnsproxy's own load balancer %s on a tenant's frontend is reported as another agent's", held.ID)
@@ -181,4 +164,21 @@ func TestRetriedStartAfterACorruptJournalTakesOver(t *testing.T) {
 	if aside, _ := filepath.Glob(journalPath(e.stateFile) + ".corrupt-*"); len(aside) != 1 {
 		t.Errorf("journals set aside %v, want the corrupt one", aside)
 	}
+}
+
+// startedAfterARefusedListing is a new process's reconciler over want whose
+// first Start fails on HNS refusing its listing (as at boot), Started again.
+func (e *env) startedAfterARefusedListing(want []intent.LB) *Reconciler {
+	e.t.Helper()
+	r := e.reconciler()
+	upsert(r, want...)
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpListLoadBalancers: 1}})
+	if err := r.Start(ctx); err == nil {
+		e.t.Fatal("Start succeeded while HNS refused its listing")
+	}
+	e.hns.SetFaults(sim.Faults{})
+	if err := r.Start(ctx); err != nil {
+		e.t.Fatalf("retried Start: %v", err)
+	}
+	return r
 }

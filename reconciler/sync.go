@@ -184,8 +184,9 @@ func takeDue[K comparable](now time.Time, dirty *map[K]struct{}, retry map[K]str
 
 // lbKeys are the load balancers to process in this Sync, in order. A Sync
 // only adds to lbs (an endpoint's create frees frontends that waited for
-// it, its replacement rewrites those that used it), so they are sorted again only when that added some: a cold start's
-// 10,000 keys were sorted once for each step that walks them.
+// it, its replacement rewrites those that used it), so they are sorted
+// again only when that added some: a cold start's 10,000 keys were sorted
+// once for each step that walks them.
 func (run *syncRun) lbKeys() []intent.LBKey {
 	if len(run.sortedLBs) != len(run.lbs) {
 		run.sortedLBs = sortedKeys(run.lbs)

@@ -3,6 +3,7 @@ package diag
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +32,25 @@ func tenantDual() []runtime.Object {
 		webSlice("tenant", "tenant-6", discoveryv1.AddressTypeIPv6, pod(dualA6))}
 }
 
+// holdByAnotherAgent replaces hnsproxy's load balancers on vips with
+// another agent's, which send to port 9090.
+func (f *fixture) holdByAnotherAgent(t *testing.T, vips ...string) {
+	t.Helper()
+	for _, lb := range f.hns.Snapshot().LoadBalancers {
+		if k, _ := reconciler.KeyOf(&lb); !slices.Contains(vips, k.VIP) {
+			continue
+		}
+		if err := f.hns.DeleteLoadBalancerOutOfBand(lb.ID); err != nil {
+			t.Fatal(err)
+		}
+		lb.ID = ""
+		lb.PortMappings[0].InternalPort = 9090
+		if _, err := f.hns.PutLoadBalancerOutOfBand(lb); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestForeignHolderOfATenantFrontendIsSaidToStay: another agent's load
 // balancer holds each family's external IP of a dual-stack Service, and
 // the IPv6 cluster IP's frontend. hnsproxy replaces the one on the
@@ -47,20 +67,7 @@ func TestForeignHolderOfATenantFrontendIsSaidToStay(t *testing.T) {
 		}
 		t.Run("echo="+name, func(t *testing.T) {
 			f := newFixtureOn(t, fixtureNode{profile: sim.ProfileWS2025, network: hnslb.NetworkTypeL2Bridge, dualStack: true}, echo, tenantDual()...)
-			for _, lb := range f.hns.Snapshot().LoadBalancers {
-				k, _ := reconciler.KeyOf(&lb)
-				if k.VIP != "203.0.113.70" && k.VIP != "2001:db8::70" && k.VIP != "fd00:10:96::70" {
-					continue
-				}
-				if err := f.hns.DeleteLoadBalancerOutOfBand(lb.ID); err != nil {
-					t.Fatal(err)
-				}
-				lb.ID = ""
-				lb.PortMappings[0].InternalPort = 9090
-				if _, err := f.hns.PutLoadBalancerOutOfBand(lb); err != nil {
-					t.Fatal(err)
-				}
-			}
+			f.holdByAnotherAgent(t, "203.0.113.70", "2001:db8::70", "fd00:10:96::70")
 			r := Diagnose(f.read())
 			seen := map[string]bool{}
 			for _, row := range r.LoadBalancers {
@@ -187,19 +194,7 @@ func (f *fixture) create(objs ...runtime.Object) {
 // there is none and that the next start replaces it, which it does.
 func TestDiagnoseWithoutAStateFileSaysTheNextStartTakesOver(t *testing.T) {
 	f := newFixtureOn(t, fixtureNode{profile: sim.ProfileWS2025, network: hnslb.NetworkTypeL2Bridge, dualStack: true}, sim.Echo{}, tenantDual()...)
-	for _, lb := range f.hns.Snapshot().LoadBalancers {
-		if k, _ := reconciler.KeyOf(&lb); k.VIP != "203.0.113.70" {
-			continue
-		}
-		if err := f.hns.DeleteLoadBalancerOutOfBand(lb.ID); err != nil {
-			t.Fatal(err)
-		}
-		lb.ID = ""
-		lb.PortMappings[0].InternalPort = 9090
-		if _, err := f.hns.PutLoadBalancerOutOfBand(lb); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.holdByAnotherAgent(t, "203.0.113.70")
 	for _, p := range []string{f.stateFile, f.stateFile + ".journal"} {
 		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
