@@ -22,7 +22,8 @@ const (
 // restart that lost the containers' endpoints, another service proxy
 // holding the frontends): one event per Service from every such node,
 // which client-go's events.k8s.io broadcaster does not thin (its series
-// fold only the same event of one object). While more than
+// fold only events of one object, those of one reason whatever their notes:
+// raise one round's through Batch). While more than
 // MaxRaisedOneByOne objects have the problem (a streak), at most that many
 // of them are raised on their objects, the next on the Node, the rest
 // nowhere. The streak ends when at most MaxRaisedOneByOne have it, not

@@ -5,9 +5,11 @@
 // Service mapping problems through the same recorder, which cuts a note to
 // the length the API accepts (note.go). Problems one cause on the node can
 // give every load balancer are raised one by one only a few at a time
-// (bound.go); mapping problems whose cause is the node (a missing zone
-// label, the HNS version) are raised once on the Node for every Service
-// they affect (the proxier's nodecause.go).
+// (bound.go), and those one round raises of one object and reason go out
+// as one event, which the broadcaster would otherwise fold (batch.go);
+// mapping problems whose cause is the node (a missing zone label, the HNS
+// version) are raised once on the Node for every Service they affect (the
+// proxier's nodecause.go).
 //
 // Events name hnsproxy as their reporting controller, not kube-proxy: during
 // a migration both run in one cluster, and operators need to tell which one

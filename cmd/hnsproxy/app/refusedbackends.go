@@ -107,18 +107,22 @@ func (o *observer) reportRefusedBackends(r reconciler.SyncResult) {
 		codeOf[k] = rf.code
 	}
 	due = append(due, rb.bounds.round(codeOf, fresh)...)
+	// One event per Service and reason (and per reason on the Node) for
+	// this Sync's refusals (events.Batch).
+	ev, flush := o.events.Batch()
+	defer flush()
 	for _, k := range due {
 		rf := rb.reported[k]
 		forAddress := errors.As(rf.err, new(*reconciler.AddressRefusedError))
 		switch placed := rb.bounds.next(rf.code, k); {
 		case placed == events.OnObject && forAddress:
-			o.events.EndpointAddressRefused(rf.svc, rf.port, rf.frontend, rf.ip, rf.err)
+			ev.EndpointAddressRefused(rf.svc, rf.port, rf.frontend, rf.ip, rf.err)
 		case placed == events.OnObject:
-			o.events.EndpointRejected(rf.svc, rf.port, rf.frontend, rf.ip, rf.err)
+			ev.EndpointRejected(rf.svc, rf.port, rf.frontend, rf.ip, rf.err)
 		case placed == events.OnNode && forAddress:
-			o.events.EndpointAddressesRefused(rf.code, events.MaxRaisedOneByOne, rf.svc, rf.port, rf.frontend, rf.ip, rf.err)
+			ev.EndpointAddressesRefused(rf.code, events.MaxRaisedOneByOne, rf.svc, rf.port, rf.frontend, rf.ip, rf.err)
 		case placed == events.OnNode:
-			o.events.EndpointsRejected(rf.code, events.MaxRaisedOneByOne, rf.svc, rf.port, rf.frontend, rf.ip, rf.err)
+			ev.EndpointsRejected(rf.code, events.MaxRaisedOneByOne, rf.svc, rf.port, rf.frontend, rf.ip, rf.err)
 		default:
 			klog.V(2).InfoS("Backend left out for its refused remote endpoint; not raised on its Service", "service", rf.svc, "frontend", rf.frontend, "backend", rf.ip)
 		}

@@ -98,14 +98,19 @@ func (o *observer) reportRejections(r reconciler.SyncResult) {
 		codeOf[key] = rej.code
 	}
 	due = append(due, rj.bounds.round(codeOf, fresh)...)
+	// One event per Service (and one on the Node) for this Sync's
+	// refusals: the broadcaster would fold a second into the first's
+	// series, its note unsaid (events.Batch).
+	ev, flush := o.events.Batch()
+	defer flush()
 	for _, key := range due {
 		rej := rj.reported[key]
 		svc, port, _ := splitOwner(owners[key])
 		switch rj.bounds.next(rej.code, key) {
 		case events.OnObject:
-			o.events.LoadBalancerRejected(svc, port, key, rej.err)
+			ev.LoadBalancerRejected(svc, port, key, rej.err)
 		case events.OnNode:
-			o.events.LoadBalancersRejected(rej.code, rejectionsRaisedPerCode, svc, port, key, rej.err)
+			ev.LoadBalancersRejected(rej.code, rejectionsRaisedPerCode, svc, port, key, rej.err)
 		}
 	}
 }
