@@ -159,9 +159,13 @@ func (f *framesListener) serve(c net.Conn, r *bufio.Reader) {
 		if err != nil {
 			return
 		}
+		peer := watchPeer(c, r, req, body)
+		req = req.WithContext(peer.ctx)
 		_ = c.SetWriteDeadline(time.Now().Add(framesWriteTimeout))
 		w.reset()
-		if !f.handle(w, req) || w.finish() != nil {
+		ok := f.handle(w, req)
+		peer.stop()
+		if !ok || w.finish() != nil {
 			return
 		}
 		// What the handler left of the body comes before the next call.
@@ -175,7 +179,7 @@ func (f *framesListener) serve(c net.Conn, r *bufio.Reader) {
 // readRequest reads one call's head; a malformed one ends the connection.
 // The body stays on the connection for the handler to read, so the bound
 // on bodies read at once (bodySlots, as over HTTP) holds for frames too.
-func (f *framesListener) readRequest(r *bufio.Reader) (*http.Request, *io.LimitedReader, error) {
+func (f *framesListener) readRequest(r *bufio.Reader) (*http.Request, *callBody, error) {
 	head, err := readSized(r, maxFrameHead, "request head")
 	if err != nil {
 		return nil, nil, err
@@ -191,7 +195,7 @@ func (f *framesListener) readRequest(r *bufio.Reader) (*http.Request, *io.Limite
 	if !ok || !strings.HasPrefix(target, "/") {
 		return nil, nil, errors.New("malformed request head")
 	}
-	body := &io.LimitedReader{R: r, N: int64(n)}
+	body := &callBody{LimitedReader: io.LimitedReader{R: r, N: int64(n)}}
 	req, err := http.NewRequestWithContext(f.ctx, method, "http://hns"+target, body)
 	if err != nil {
 		return nil, nil, err
