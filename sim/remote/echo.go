@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // pathEcho changes how the served HNS answers (sim.Echo).
@@ -50,7 +51,7 @@ func WithUnknownFields(next http.Handler, on func() bool) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		rec := &bufferedWriter{header: w.Header(), status: http.StatusOK}
+		rec := &bufferedWriter{w: w, header: w.Header(), status: http.StatusOK}
 		next.ServeHTTP(rec, r)
 		body := rec.body.Bytes()
 		if rec.status < 300 {
@@ -96,6 +97,7 @@ func addMissing(o map[string]any) {
 
 // bufferedWriter holds a response so that it can be rewritten.
 type bufferedWriter struct {
+	w      http.ResponseWriter // the connection's
 	header http.Header
 	status int
 	body   bytes.Buffer
@@ -104,3 +106,10 @@ type bufferedWriter struct {
 func (b *bufferedWriter) Header() http.Header         { return b.header }
 func (b *bufferedWriter) WriteHeader(status int)      { b.status = status }
 func (b *bufferedWriter) Write(p []byte) (int, error) { return b.body.Write(p) }
+
+// SetReadDeadline hands the bound on the request body's reading (decode)
+// on to the connection: without it a stalled upload held a body slot for
+// as long as its client stayed.
+func (b *bufferedWriter) SetReadDeadline(t time.Time) error {
+	return http.NewResponseController(b.w).SetReadDeadline(t)
+}

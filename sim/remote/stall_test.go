@@ -12,6 +12,7 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
+	"github.com/hnsproxy/hnsproxy/sim/remote/remotetest"
 )
 
 // A client that sends a request's head and stops before its body ends
@@ -79,5 +80,35 @@ func TestAStalledHTTPBodyIsCutOff(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("status %d, want %d", resp.StatusCode, http.StatusBadRequest)
+	}
+}
+
+// Under the unknown-fields echo (hnssim --echo=unknown-fields), whose
+// handler rewrites the answers about load balancers and endpoints, a
+// stalled upload of one is cut off all the same.
+func TestAStalledBodyIsCutOffWhenAnswersCarryUnknownFields(t *testing.T) {
+	defer remote.SetBodyReadTimeout(50 * time.Millisecond)()
+	h := sim.New(sim.Options{Seed: 1})
+	path := remotetest.Serve(t, remote.WithUnknownFields(remote.NewServer(h, remote.Extras{}), func() bool { return true }))
+	for i := range 3 { // more stalled uploads than there are body slots
+		conn, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		head := "POST /loadbalancers"
+		raw := append([]byte("\x00hnsframes/1\n"), u32(len(head))...)
+		raw = append(append(append(raw, head...), u32(100)...), '{')
+		if _, err := conn.Write(raw); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second)) // a guard against a hang
+		var status [4]byte
+		if _, err := io.ReadFull(conn, status[:]); err != nil {
+			t.Fatalf("stalled upload %d: no answer: %v", i, err)
+		}
+		if got := binary.BigEndian.Uint32(status[:]); got != http.StatusBadRequest {
+			t.Errorf("stalled upload %d: status %d, want %d", i, got, http.StatusBadRequest)
+		}
 	}
 }
