@@ -8,10 +8,11 @@ import (
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
-// IDs that are path syntax ("", ".", "..") must reach HNS as IDs and come
-// back as HNS answers them: invalid parameter, as hcn refuses any ID that is
-// not a GUID. Over a path they were an empty segment or a dot segment the
-// router cleaned and redirected, which came back as E_FAIL.
+// IDs that are path syntax ("", ".", "..", "/") must reach HNS as IDs and
+// come back as HNS answers them: invalid parameter, as hcn refuses any ID
+// that is not a GUID. Over a path they were an empty segment or a dot
+// segment the router cleaned and redirected, or a segment it took for a
+// trailing slash ("page not found"), which came back as E_FAIL.
 func TestPathSyntaxIDsAreRefusedAsHNSRefusesThem(t *testing.T) {
 	ctx := context.Background()
 	h, c, _ := serveSim(t, remote.Extras{})
@@ -40,7 +41,7 @@ func TestPathSyntaxIDsAreRefusedAsHNSRefusesThem(t *testing.T) {
 		},
 		"DeleteLoadBalancer": func(x hnslb.Client, id string) error { return x.DeleteLoadBalancer(ctx, id) },
 	}
-	for _, id := range []string{"", ".", ".."} {
+	for _, id := range []string{"", ".", "..", "/", "a/b", "x/../y"} {
 		for name, call := range calls {
 			direct, remote := call(h, id), call(c, id)
 			if (direct == nil) != (remote == nil) {

@@ -36,20 +36,31 @@ const (
 // it were empty, "." or "..": those would come back as a redirect or "page
 // not found" instead of HNS's answer to such an ID. So dots travel escaped
 // and an empty ID as emptyID, which no HNS ID can be (a GUID has no NUL).
-const emptyID = "\x00"
+// The router also takes a segment that is "/" once unescaped for a
+// trailing slash, whatever its escaping, so the ID "/" travels as slashID.
+const (
+	emptyID = "\x00"
+	slashID = "\x00/"
+)
 
 // idSegment is id as a path segment.
 func idSegment(id string) string {
-	if id == "" {
+	switch id {
+	case "":
 		id = emptyID
+	case "/":
+		id = slashID
 	}
 	return strings.ReplaceAll(url.PathEscape(id), ".", "%2E")
 }
 
 // segmentID is the ID a path segment idSegment made carries.
 func segmentID(segment string) string {
-	if segment == emptyID {
+	switch segment {
+	case emptyID:
 		return ""
+	case slashID:
+		return "/"
 	}
 	return segment
 }
