@@ -61,6 +61,9 @@ func TestSetFaultsRefusesNonsense(t *testing.T) {
 		"empty hang":        {Hang: []string{""}},
 		"too many hangs":    {HangReply: make([]string, remote.MaxFaultHangs+1)},
 		"loss, no restart":  {RestartLoses: "load-balancers"},
+		// Code 0 is success: a failure answering it travelled as no HNS
+		// error at all and read as HNS down, where in-process it is code 0.
+		"code 0": {ErrorRate: map[string]float64{"*": 1}, Errors: []hnslb.ErrorCode{0x6ba, 0}},
 	} {
 		err := c.SetFaults(ctx, req)
 		if !hnslb.IsInvalidParameter(err) {

@@ -170,12 +170,19 @@ const (
 	MaxFaultKeptDeletes = 1000
 )
 
-// Validate refuses nonsense: probabilities outside 0..1 (or NaN), negative
-// or absurd restart windows and latencies.
+// Validate refuses nonsense: probabilities outside 0..1 (or NaN), a code 0,
+// negative or absurd restart windows and latencies.
 func (f FaultsRequest) Validate() error {
 	for op, rate := range f.ErrorRate {
 		if !(rate >= 0 && rate <= 1) {
 			return fmt.Errorf("errorRate[%q] = %v: must be within 0..1", op, rate)
+		}
+	}
+	// A failure's code is never 0 (S_OK), and the wire reads an error
+	// without a code as no HNS error: a client would take it for HNS down.
+	for i, code := range f.Errors {
+		if code == 0 {
+			return fmt.Errorf("errors[%d] = 0: a failure's code is never 0 (S_OK)", i)
 		}
 	}
 	for field, share := range map[string]float64{"committed": f.Committed, "keptOnDelete": f.KeptOnDelete, "partialCreates": f.PartialCreates} {
