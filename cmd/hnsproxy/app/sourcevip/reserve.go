@@ -71,7 +71,8 @@ func RecordFile(stateFile string) string {
 }
 
 // Reserve returns the node's source VIP: the recorded one if the IPAM
-// still holds it for hnsproxy (IPAM CHECK, from CNI 0.4.0) and it still
+// still holds it for hnsproxy (IPAM CHECK, from CNI 0.4.0; before,
+// host-local's store) and it still
 // serves the network (movedOff), else a new reservation (IPAM ADD),
 // recorded before it is used. A plugin cut short by ctx's end (the daemon
 // stopping) says nothing of the IPAM: Reserve then returns ctx's error, so
@@ -173,13 +174,17 @@ func Recorded(recordFile string) (netip.Addr, error) {
 }
 
 // check asks the IPAM whether it still holds the reservation. IPAM CHECK
-// exists from CNI 0.4.0; an older configuration's record is trusted.
+// exists from CNI 0.4.0; before, host-local's store is read
+// (hostLocalHolds), and another IPAM's record is trusted.
 func (r record) check(ctx context.Context, binDir string) error {
 	var probe struct {
 		CNIVersion string `json:"cniVersion"`
 	}
 	_ = json.Unmarshal(r.Conf, &probe)
 	if ok, err := version.GreaterThanOrEqualTo(probe.CNIVersion, "0.4.0"); err != nil || !ok {
+		if r.Type == "host-local" {
+			return r.hostLocalHolds()
+		}
 		return nil
 	}
 	var conf map[string]any

@@ -159,6 +159,39 @@ func TestReserveAgainWhenIPAMLostIt(t *testing.T) {
 	}
 }
 
+// TestReserveAgainWhenHostLocalLostItBeforeCNI040: a configuration older
+// than CNI 0.4.0 (Flannel's Windows configurations say 0.2.0 or 0.3.0) has
+// no IPAM CHECK, but host-local's store still says whether it holds the
+// recorded address for hnsproxy. One wiped (as after a reboot, when the
+// pods' reservations would otherwise stay taken) no longer keeps pods off
+// it, so a start reserves again rather than use an address the next pod is
+// given.
+func TestReserveAgainWhenHostLocalLostItBeforeCNI040(t *testing.T) {
+	for _, version := range []string{"0.2.0", "0.3.0"} {
+		t.Run(version, func(t *testing.T) {
+			ctx := context.Background()
+			o, store := node(t, "10-vxlan0.conf", `{"cniVersion": "`+version+`", "name": "pods", "type": "win-overlay",
+				"ipam": {"type": "host-local", "subnet": "10.244.3.0/24", "dataDir": "STORE"}}`)
+			if _, err := Reserve(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(filepath.Join(store, "pods")); err != nil {
+				t.Fatal(err)
+			}
+			vip, err := Reserve(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := held(t, store)[vip.String()]; got != sourcevipipam.ContainerID {
+				t.Errorf("after the store was wiped: host-local holds %s for %q, want %q", vip, got, sourcevipipam.ContainerID)
+			}
+			if pod := podAdd(t, o, "pod1"); pod == vip {
+				t.Errorf("a pod was given the source VIP %s", vip)
+			}
+		})
+	}
+}
+
 // TestFindIPAM: which configuration and IPAM input the reservation uses.
 func TestFindIPAM(t *testing.T) {
 	for _, tc := range []struct {
