@@ -3,6 +3,8 @@ package sourcevip
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"strings"
 
 	"github.com/hnsproxy/hnsproxy/internal/hostlocalstore"
 	"github.com/hnsproxy/hnsproxy/internal/sourcevipipam"
@@ -15,16 +17,10 @@ import (
 // when the pods' reservations would otherwise stay taken) keeps no pod off
 // the address, and the record alone cannot tell.
 func (r record) hostLocalHolds() error {
-	var conf struct {
-		Name string `json:"name"`
-		IPAM struct {
-			DataDir string `json:"dataDir"`
-		} `json:"ipam"`
-	}
-	if err := json.Unmarshal(r.Conf, &conf); err != nil {
+	dir, err := hostLocalDir(r.Conf)
+	if err != nil {
 		return err
 	}
-	dir := hostlocalstore.Dir(conf.IPAM.DataDir, conf.Name)
 	reserved, err := hostlocalstore.Reservations(dir)
 	if err != nil {
 		return err
@@ -34,4 +30,56 @@ func (r record) hostLocalHolds() error {
 		return fmt.Errorf("host-local's store %s does not reserve %s for %s", dir, r.Address, sourcevipipam.ContainerID)
 	}
 	return nil
+}
+
+// hostLocalDir is the store host-local keeps the addresses of an IPAM
+// input in: the network's name under its dataDir.
+func hostLocalDir(ipamConf json.RawMessage) (string, error) {
+	var conf struct {
+		Name string `json:"name"`
+		IPAM struct {
+			DataDir string `json:"dataDir"`
+		} `json:"ipam"`
+	}
+	if err := json.Unmarshal(ipamConf, &conf); err != nil {
+		return "", err
+	}
+	return hostlocalstore.Dir(conf.IPAM.DataDir, conf.Name), nil
+}
+
+// storeMoved says why the reservation no longer keeps the network's pods
+// off its address although the network and its subnet are the same
+// (movedOff), "" while it does: the node's CNI configuration now names
+// another IPAM plugin, or keeps host-local's addresses in another store
+// (the configuration renamed, another dataDir). The old store still holds
+// the address, so CHECK passes, and the new one may hand it to a pod. A
+// configuration hnsproxy cannot read now says nothing against the record.
+func (r record) storeMoved(o Options) string {
+	in, err := findIPAM(o.ConfDir, o.Network, o.Subnet)
+	switch {
+	case err != nil:
+		return ""
+	case in.Type != r.Type:
+		return "the node's CNI configuration now names another IPAM plugin"
+	case r.Type != "host-local":
+		return ""
+	}
+	was, err := hostLocalDir(r.Conf)
+	if err != nil {
+		return ""
+	}
+	now, err := hostLocalDir(in.Conf)
+	if err != nil || sameDir(was, now) {
+		return ""
+	}
+	return "the node's CNI configuration keeps the pods' addresses in another host-local store"
+}
+
+// sameDir compares two store paths as the file system does: Windows
+// ignores case.
+func sameDir(a, b string) bool {
+	if runtime.GOOS == "windows" {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
 }

@@ -1,6 +1,7 @@
 package sourcevip
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,21 +73,25 @@ func RecordFile(stateFile string) string {
 
 // Reserve returns the node's source VIP: the recorded one if the IPAM
 // still holds it for hnsproxy (IPAM CHECK, from CNI 0.4.0; before,
-// host-local's store) and it still
-// serves the network (movedOff), else a new reservation (IPAM ADD),
-// recorded before it is used. A plugin cut short by ctx's end (the daemon
-// stopping) says nothing of the IPAM: Reserve then returns ctx's error, so
-// the stop reads as a stop, not a failure.
+// host-local's store) and it still serves the network (movedOff) from the
+// store the network's pods take addresses from (storeMoved), else a new
+// reservation (IPAM ADD), recorded before it is used. A plugin cut short
+// by ctx's end (the daemon stopping) says nothing of the IPAM: Reserve
+// then returns ctx's error, so the stop reads as a stop, not a failure.
 func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
 	logger := klog.FromContext(ctx)
 	r, err := readRecord(o.Record)
+	var moved string
+	if err == nil {
+		moved = cmp.Or(r.movedOff(o), r.storeMoved(o))
+	}
 	switch {
-	case err == nil && r.movedOff(o) != "":
+	case moved != "":
 		// The old IPAM still holds the address, so CHECK passes, but the
 		// network's pods may be given it, or the answers to load balancers
 		// that SNAT to it be routed to whichever node has the old subnet now.
 		logger.Info("Warning: the recorded source VIP no longer serves the HNS network; releasing it and reserving again",
-			"why", r.movedOff(o), "address", r.Address, "reservedOn", r.Network, "reservedIn", r.Subnet, "network", o.Network, "subnet", o.Subnet)
+			"why", moved, "address", r.Address, "reservedOn", r.Network, "reservedIn", r.Subnet, "network", o.Network, "subnet", o.Subnet)
 		_ = r.release(ctx, o.BinDir)
 	case err == nil:
 		err = r.check(ctx, o.BinDir)

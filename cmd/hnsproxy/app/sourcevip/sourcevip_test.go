@@ -58,8 +58,8 @@ func podAdd(t *testing.T, o Options, containerID string) netip.Addr {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := invoke.ExecPluginWithResult(context.Background(), filepath.Join(binDir, "host-local"), in.Conf,
-		&invoke.Args{Command: "ADD", ContainerID: containerID, NetNS: "ns", IfName: "eth0", Path: binDir}, nil)
+	res, err := invoke.ExecPluginWithResult(context.Background(), filepath.Join(o.BinDir, in.Type), in.Conf,
+		&invoke.Args{Command: "ADD", ContainerID: containerID, NetNS: "ns", IfName: "eth0", Path: o.BinDir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,6 +349,62 @@ func TestReserveAgainOnAnotherNetwork(t *testing.T) {
 	}
 	if r, err := readRecord(o.Record); err != nil || r.Address != vip || r.Network != "vxlan1" {
 		t.Errorf("record %+v, %v; want %s on vxlan1", r, err, vip)
+	}
+}
+
+// TestReserveAgainWhenThePodsStoreChanged: the node's CNI configuration
+// for the same HNS network now keeps its pods' addresses elsewhere: in
+// another host-local store (the configuration renamed, as to hnscni's own
+// form with "network", or another dataDir), or through another IPAM plugin
+// (here one that keeps its own pool). The old store still holds the
+// recorded address, so CHECK passes, but the pods may be given it: the old
+// reservation is released and one made where the pods' addresses are.
+func TestReserveAgainWhenThePodsStoreChanged(t *testing.T) {
+	const first = `{"cniVersion": "1.1.0", "name": "pods", "plugins": [{"type": "hnscni", "mode": "overlay", "network": "vxlan0",
+		"ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.3.0/24", "rangeStart": "10.244.3.10"}]], "dataDir": "STORE"}}]}`
+	for name, now := range map[string]func(store, pool string) (conf, podStore string){
+		"another store": func(store, pool string) (string, string) {
+			return strings.ReplaceAll(first, "STORE", pool), pool
+		},
+		"another IPAM": func(store, pool string) (string, string) {
+			return strings.ReplaceAll(strings.ReplaceAll(first, "STORE", store), `"host-local"`, `"pool-ipam"`), pool
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			o, oldStore := node(t, "10-vxlan0.conflist", first)
+			// pool-ipam is host-local keeping its addresses in its own pool.
+			pool := t.TempDir()
+			o.BinDir = t.TempDir()
+			if err := os.Symlink(filepath.Join(binDir, "host-local"), filepath.Join(o.BinDir, "host-local")); err != nil {
+				t.Fatal(err)
+			}
+			script := "#!/bin/sh\nsed 's#" + oldStore + "#" + pool + "#' | exec " + filepath.Join(binDir, "host-local") + "\n"
+			if err := os.WriteFile(filepath.Join(o.BinDir, "pool-ipam"), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			old, err := Reserve(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conf, podStore := now(oldStore, pool)
+			if err := os.WriteFile(filepath.Join(o.ConfDir, "10-vxlan0.conflist"), []byte(conf), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			vip, err := Reserve(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := held(t, podStore)[vip.String()]; got != sourcevipipam.ContainerID {
+				t.Errorf("the pods' store holds %s for %q, want %q", vip, got, sourcevipipam.ContainerID)
+			}
+			if pod := podAdd(t, o, "pod1"); pod == vip {
+				t.Errorf("a pod was given the source VIP %s", vip)
+			}
+			if got := held(t, oldStore); len(got) != 0 {
+				t.Errorf("the old store still holds %v (the source VIP was %s)", got, old)
+			}
+		})
 	}
 }
 
