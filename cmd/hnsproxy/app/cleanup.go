@@ -46,7 +46,12 @@ func cleanup(ctx context.Context, cfg *options.Config, hns hnslb.Client) error {
 		}
 	}
 	logger.Info("Cleaning up: deleting the HNS objects hnsproxy owns", "stateFile", cfg.StateFile)
-	res, err := reconciler.Cleanup(ctx, hns, reconciler.Options{StateFile: cfg.StateFile, Logger: logger})
+	// The daemon's HNS deadlines (--hns-call-timeout, --hns-list-timeout):
+	// a node whose listings need more than the default must be able to
+	// clean up too.
+	o := hnsCallOptions(ctx, cfg)
+	o.StateFile, o.Logger = cfg.StateFile, logger
+	res, err := reconciler.Cleanup(ctx, hns, o)
 	logger.Info("Cleanup finished", "deletedLoadBalancers", res.DeletedLoadBalancers,
 		"deletedEndpoints", res.DeletedEndpoints, "left", len(res.Failed), "stateFileRemoved", res.StateRemoved)
 	if err != nil {

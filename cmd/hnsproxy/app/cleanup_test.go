@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
@@ -149,4 +150,28 @@ func podAndForeignLB(ctx context.Context, t *testing.T, hns *sim.HNS) (*hnslb.Ne
 		t.Fatal(err)
 	}
 	return network, pod, foreign
+}
+
+// --cleanup's HNS calls have the deadlines the daemon's have: its listing
+// ends at --hns-list-timeout, as operators.md says, not at the built-in
+// two minutes whatever the flag. A node whose listings need a longer
+// deadline than the default could otherwise never be cleaned up, and one
+// given a shorter one waited minutes on a hung HNS.
+func TestCleanupListingEndsAtTheListTimeoutFlag(t *testing.T) {
+	hns := sim.New(sim.Options{})
+	hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpListLoadBalancers}})
+	t.Cleanup(func() { hns.SetFaults(sim.Faults{}) })
+	cfg := parseConfig(t, "--cleanup", "--network-name=cbr0", "--hostname-override=win-1", "--hns-endpoint=sim",
+		"--state-file="+filepath.Join(t.TempDir(), "state.json"), "--hns-list-timeout=200ms", "--hns-call-timeout=200ms")
+
+	done := make(chan error, 1)
+	go func() { done <- runCleanup(context.Background(), cfg, hns) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "list load balancers") {
+			t.Errorf("--cleanup under a hung listing: %v, want the listing's timeout", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("--cleanup with --hns-list-timeout=200ms still waits on a hung listing after 20s")
+	}
 }
