@@ -540,6 +540,19 @@ func (p *Proxier) minSyncWait() time.Duration {
 	return min(last.Add(p.opts.MinSyncPeriod).Sub(p.clock.Now()), p.opts.MinSyncPeriod)
 }
 
+// loopWait is how long the sync loop holds back a queued sync: none while
+// the last sync left part of a drift repair's work, else what is left of
+// MinSyncPeriod.
+func (p *Proxier) loopWait() time.Duration {
+	p.mu.Lock()
+	left := p.repairLeft
+	p.mu.Unlock()
+	if left {
+		return 0
+	}
+	return p.minSyncWait()
+}
+
 // syncOnReturns asks for a sync each time an abandoned HNS call returns,
 // until ctx ends: what waited on the hang need not wait for its backoff.
 func (p *Proxier) syncOnReturns(ctx context.Context) {
@@ -624,8 +637,10 @@ func (p *Proxier) Run(ctx context.Context) error {
 		// No sync starts sooner than MinSyncPeriod after the last one ended,
 		// as kube-proxy's runner waits after each run: a change made during
 		// a sync was queued at once when that sync began long after the one
-		// before, and would start the next as soon as this one ends.
-		if wait := p.minSyncWait(); wait > 0 {
+		// before, and would start the next as soon as this one ends. Except
+		// while a drift repair's work is left: its chunks follow one
+		// another at once (scheduleNext), which this wait would undo.
+		if wait := p.loopWait(); wait > 0 {
 			p.queue.Done(key)
 			p.queue.AddAfter(key, wait)
 			continue
