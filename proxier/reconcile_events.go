@@ -30,6 +30,23 @@ const (
 // ended and came back.
 type onceEach map[intent.LBKey]string
 
+// holderUID is the UID of the Service whose load balancer key is ("" when
+// none is known), part of what onceEach remembers: a Service deleted and
+// made again under its name between two syncs is another object, whose
+// events kubectl describe shows apart, and gets the condition raised on
+// it, though its load balancer and the condition stay the same.
+func (p *Proxier) holderUID(key intent.LBKey) string {
+	name, ok := p.state.Holder(key)
+	if !ok {
+		return ""
+	}
+	svc, err := p.services.Services(name.Namespace).Get(name.Name)
+	if err != nil {
+		return ""
+	}
+	return string(svc.UID)
+}
+
 // due records sig as key's condition and reports whether it is new.
 func (o onceEach) due(key intent.LBKey, sig string) bool {
 	if o[key] == sig {
@@ -67,7 +84,7 @@ func (p *Proxier) reportReconcile(res reconciler.SyncResult) {
 	p.foreignReported.keep(now)
 	p.foreignRaised.Round(now)
 	for _, f := range res.ForeignHeld {
-		if !p.foreignReported.due(f.Key, f.ID) && !p.foreignRaised.Owed(f.Key) {
+		if !p.foreignReported.due(f.Key, p.holderUID(f.Key)+" "+f.ID) && !p.foreignRaised.Owed(f.Key) {
 			continue
 		}
 		const why = "hnsproxy does not delete it for an external or ingress IP, so this frontend is not served here until it is removed"
@@ -92,7 +109,7 @@ func (p *Proxier) reportReconcile(res reconciler.SyncResult) {
 	p.leftOutRaised.Round(now)
 	for _, l := range res.LeftOut {
 		ips := strings.Join(l.IPs, ", ")
-		if !p.leftOutReported.due(l.Key, ips) && !p.leftOutRaised.Owed(l.Key) {
+		if !p.leftOutReported.due(l.Key, p.holderUID(l.Key)+" "+ips) && !p.leftOutRaised.Owed(l.Key) {
 			continue
 		}
 		switch p.leftOutRaised.Next(l.Key) {

@@ -6,9 +6,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
@@ -380,4 +383,54 @@ func startWithForeignHolders(t *testing.T) (*testNode, func(vip string) string) 
 		}
 		return lb.ID
 	}
+}
+
+// TestARecreatedServiceGetsItsForeignConflictReported: a Service deleted
+// and made again under its name between two syncs (kubectl replace
+// --force, a chart reinstalled) whose external IP a foreign load balancer
+// still holds gets its own ForeignLoadBalancerConflict: the first object's
+// event is not the new one's (kubectl describe shows a Service's events by
+// its UID), and the frontend stays unserved.
+func TestARecreatedServiceGetsItsForeignConflictReported(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	n := newTestNode(t, "ws2022", "10.244.1.5", "10.244.1.6")
+	n.clock = clk
+	n.minSyncPeriod = time.Hour // no sync but the ones the test steps the clock to
+	n.start()
+	n.settle() // a load balancer found at the start is adopted, not foreign
+	var podEP string
+	for _, e := range n.hns.Snapshot().Endpoints {
+		if e.IP() == "10.244.1.6" {
+			podEP = e.ID
+		}
+	}
+	ctx := context.Background()
+	if _, err := n.hns.CreateLoadBalancer(ctx, &hnslb.LoadBalancer{
+		HostComputeEndpoints: []string{podEP},
+		FrontendVIPs:         []string{"192.0.2.10"},
+		PortMappings:         []hnslb.PortMapping{{Protocol: hnslb.ProtocolTCP, InternalPort: 9000, ExternalPort: 80}},
+		SchemaVersion:        hnslb.SchemaVersion{Major: 2},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tenant := func(uid types.UID) *v1.Service {
+		return service("tenant", "10.96.0.11", func(s *v1.Service) {
+			s.UID, s.Spec.ExternalIPs = uid, []string{"192.0.2.10"}
+		})
+	}
+	got := 0
+	conflictRaised := func() bool {
+		clk.Step(n.minSyncPeriod)
+		got += n.countEvents(ReasonForeignLoadBalancerConflict)
+		return got > 0
+	}
+	n.apply(tenant("uid-1"), slice("tenant", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("the first object's conflict event", conflictRaised)
+	if err := n.client.CoreV1().Services("default").Delete(ctx, "tenant", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.apply(tenant("uid-2"))
+	n.eventually("the proxier's cache holding the new object", n.cachesCaughtUp)
+	got = 0
+	n.eventually("the new object's conflict event", conflictRaised)
 }
