@@ -94,8 +94,10 @@ type SyncStats struct {
 	// NoLocalEndpoints by traffic policy ("internal", "external"): Service
 	// ports, per family, with that Local policy, usable endpoints somewhere
 	// and none on this node (kube-proxy's count).
-	NoLocalEndpoints   map[string]int
-	ProgrammingLatency []time.Duration
+	NoLocalEndpoints map[string]int
+	// ProgrammingLatency by the family of the EndpointSlice whose change
+	// each measures (nil when none).
+	ProgrammingLatency map[intent.IPFamily][]time.Duration
 	Truncated          int
 	MixedPortDropped   int
 	// NodeCauseServices counts, by kind, the Services a problem whose
@@ -450,7 +452,7 @@ func (p *Proxier) noteSlice(name types.NamespacedName, s *cachedSlice, trigger t
 	case !p.opts.Config.ServesFamily(fam):
 		p.tracker.sliceTouched(name)
 	default:
-		p.tracker.sliceChanged(name, trigger)
+		p.tracker.sliceChanged(name, fam, trigger)
 	}
 	p.requestSync()
 }

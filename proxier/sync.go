@@ -102,7 +102,10 @@ func (p *Proxier) Sync(ctx context.Context) {
 	stats.End = p.clock.Now()
 	for _, times := range changes.triggerTimes {
 		for _, t := range times {
-			stats.ProgrammingLatency = append(stats.ProgrammingLatency, stats.End.Sub(t))
+			if stats.ProgrammingLatency == nil {
+				stats.ProgrammingLatency = map[intent.IPFamily][]time.Duration{}
+			}
+			stats.ProgrammingLatency[t.family] = append(stats.ProgrammingLatency[t.family], stats.End.Sub(t.at))
 		}
 	}
 	stats.NoLocalEndpoints = p.tally.noLocalEndpoints()

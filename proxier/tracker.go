@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // changeTracker collects which Services must be recomputed between syncs.
@@ -30,7 +32,7 @@ type changeTracker struct {
 	endpointChanges int
 	// triggerTimes are EndpointSlice last-change-trigger-time annotations per
 	// Service, for the network programming latency metric.
-	triggerTimes map[types.NamespacedName][]time.Time
+	triggerTimes map[types.NamespacedName][]triggerTime
 	// since is when the proxier was made: an older trigger time is a
 	// change made before it started, no programming latency of its
 	// (kube-proxy ignores those too). A restart would otherwise report
@@ -49,14 +51,22 @@ type pendingChanges struct {
 	localReturned   []string
 	serviceChanges  int
 	endpointChanges int
-	triggerTimes    map[types.NamespacedName][]time.Time
+	triggerTimes    map[types.NamespacedName][]triggerTime
+}
+
+// triggerTime is one slice change's last-change-trigger-time, with the
+// slice's family: its latency carries that family's ip_family label, as
+// each family's proxier of kube-proxy's dual-stack reports its own slices.
+type triggerTime struct {
+	at     time.Time
+	family intent.IPFamily
 }
 
 func newChangeTracker(since time.Time, report func(Changes)) *changeTracker {
 	return &changeTracker{
 		services:        map[types.NamespacedName]struct{}{},
 		changedServices: map[types.NamespacedName]struct{}{},
-		triggerTimes:    map[types.NamespacedName][]time.Time{},
+		triggerTimes:    map[types.NamespacedName][]triggerTime{},
 		since:           since,
 		report:          report,
 	}
@@ -80,15 +90,16 @@ func (t *changeTracker) reportLocked(c Changes) {
 	t.report(c)
 }
 
-// sliceChanged notes a change to one of name's slices; triggerTime is the
-// slice's (zero when it has none or it is no latency to report).
-func (t *changeTracker) sliceChanged(name types.NamespacedName, triggerTime time.Time) {
+// sliceChanged notes a change to one of name's slices, of family;
+// trigger is the slice's trigger time (zero when it has none or it is no
+// latency to report).
+func (t *changeTracker) sliceChanged(name types.NamespacedName, family intent.IPFamily, trigger time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.services[name] = struct{}{}
 	t.endpointChanges++
-	if triggerTime.After(t.since) {
-		t.triggerTimes[name] = append(t.triggerTimes[name], triggerTime)
+	if trigger.After(t.since) {
+		t.triggerTimes[name] = append(t.triggerTimes[name], triggerTime{at: trigger, family: family})
 	}
 	t.reportLocked(Changes{Endpoints: 1})
 }
@@ -143,7 +154,7 @@ func (t *changeTracker) take() pendingChanges {
 	}
 	t.services = map[types.NamespacedName]struct{}{}
 	clear(t.changedServices)
-	t.triggerTimes = map[types.NamespacedName][]time.Time{}
+	t.triggerTimes = map[types.NamespacedName][]triggerTime{}
 	t.routingNodes = nil
 	t.left, t.returned = nil, nil
 	t.serviceChanges, t.endpointChanges = 0, 0

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/hnsproxy/hnsproxy/intent"
 )
 
 // The tracker reports each change as it arrives and the take that empties
@@ -18,7 +20,7 @@ func TestTrackerReportsEachChangeAndTheTake(t *testing.T) {
 	db := types.NamespacedName{Namespace: "shop", Name: "db"}
 	tr.serviceChanged(web)
 	tr.serviceChanged(web)
-	tr.sliceChanged(web, time.Time{})
+	tr.sliceChanged(web, intent.IPv4, time.Time{})
 	tr.serviceChanged(db)
 	want := []Changes{
 		{Services: 1, PendingServices: 1},

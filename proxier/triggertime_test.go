@@ -6,9 +6,14 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 
 // The network programming latency runs from an EndpointSlice's
@@ -128,4 +133,34 @@ func TestResyncIsNoChange(t *testing.T) {
 		lbs := n.lbs()
 		return len(lbs) == 1 && lbs[0].Port == 8080
 	})
+}
+
+// TestProgrammingLatencyCarriesTheSlicesFamily: on a node serving both
+// families each change's network programming latency is reported with the
+// family of the slice that changed, as each family's proxier of
+// kube-proxy's dual-stack reports its own slices (the metric's ip_family
+// label): an IPv6 slice's change is not the IPv4 family's.
+func TestProgrammingLatencyCarriesTheSlicesFamily(t *testing.T) {
+	start := time.Date(2026, 12, 6, 6, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(start)
+	obs := &recordingObserver{}
+	p := idleProxier(t, Options{Observer: obs, Clock: clk,
+		Config: desired.Config{Mode: desired.L2Bridge, Features: hnslb.Features{IPv6DualStack: true}}})
+	of := func(name string, typ discoveryv1.AddressType, addr string) *cachedSlice {
+		s := slice("web", endpoint{addr, "win-2"})
+		s.Name, s.AddressType, s.ResourceVersion = name, typ, "1"
+		s.Annotations = map[string]string{triggerTimeAnnotation: start.Add(time.Second).Format(time.RFC3339Nano)}
+		return cacheSlice(s)
+	}
+	p.onSlice(of("web-v6", discoveryv1.AddressTypeIPv6, "fd00::7"))
+	p.onSlice(of("web-v4", discoveryv1.AddressTypeIPv4, "10.244.2.7"))
+	p.onSlice(of("web-v6-2", discoveryv1.AddressTypeIPv6, "fd00::8"))
+	clk.Step(time.Minute)
+	p.Sync(context.Background())
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	got := obs.syncs[len(obs.syncs)-1].ProgrammingLatency
+	if len(got[intent.IPv6]) != 2 || len(got[intent.IPv4]) != 1 {
+		t.Errorf("programming latencies by family %v, want the IPv6 slices' two under IPv6 and the IPv4 slice's one under IPv4", got)
+	}
 }

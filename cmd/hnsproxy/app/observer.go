@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/events"
 	"github.com/hnsproxy/hnsproxy/healthcheck"
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/internal/kubeip"
 	"github.com/hnsproxy/hnsproxy/metrics"
 	"github.com/hnsproxy/hnsproxy/proxier"
@@ -131,8 +133,11 @@ func (o *observer) SyncDone(s proxier.SyncStats) {
 	// Programmed only if HNS took them: kube-proxy's Linux proxiers observe
 	// after a successful restore alone.
 	if synced {
-		for _, d := range s.ProgrammingLatency {
-			metrics.NetworkProgrammingLatency.WithLabelValues(primary).Observe(d.Seconds())
+		for family, ds := range s.ProgrammingLatency {
+			label := o.familyLabel(family)
+			for _, d := range ds {
+				metrics.NetworkProgrammingLatency.WithLabelValues(label).Observe(d.Seconds())
+			}
 		}
 	}
 	metrics.BackendsTruncated.Set(float64(s.Truncated))
@@ -155,6 +160,17 @@ func (o *observer) SyncDone(s proxier.SyncStats) {
 	if !synced {
 		klog.V(2).InfoS("Sync could not reach HNS; healthz will turn unhealthy if this lasts", "failed", s.Result.Failed)
 	}
+}
+
+// familyLabel is the ip_family label of what concerns family: its own, as
+// each family's proxier of kube-proxy's dual-stack labels its metrics,
+// where the loop reports that family; else the primary family's, which
+// carries what the families the loop reports do not name.
+func (o *observer) familyLabel(family intent.IPFamily) string {
+	if f := v1.IPFamily(family.String()); slices.Contains(o.families, f) {
+		return string(f)
+	}
+	return string(o.families[0])
 }
 
 // syncReachedHNS is false only when HNS was unreachable: every failure

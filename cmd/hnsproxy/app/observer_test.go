@@ -389,15 +389,46 @@ func TestNoProgrammingLatencyFromASyncThatMissedHNS(t *testing.T) {
 	}
 	before := count()
 	unreachable := hnslb.NewError("CreateLoadBalancer", hnslb.CodeRPCServerUnavailable, "HNS is restarting")
-	obs.SyncDone(proxier.SyncStats{ProgrammingLatency: []time.Duration{3 * time.Second},
+	obs.SyncDone(proxier.SyncStats{ProgrammingLatency: map[intent.IPFamily][]time.Duration{intent.IPv4: {3 * time.Second}},
 		Result: reconciler.SyncResult{Failed: 1, Errors: []reconciler.ObjectError{{Kind: reconciler.KindLoadBalancer, Err: unreachable}}}})
-	obs.SyncDone(proxier.SyncStats{ProgrammingLatency: []time.Duration{time.Second}, Result: reconciler.SyncResult{HNSDown: true}})
+	obs.SyncDone(proxier.SyncStats{ProgrammingLatency: map[intent.IPFamily][]time.Duration{intent.IPv4: {time.Second}}, Result: reconciler.SyncResult{HNSDown: true}})
 	if got := count() - before; got != 0 {
 		t.Errorf("%d programming latencies observed from syncs that did not reach HNS, want 0", got)
 	}
-	obs.SyncDone(proxier.SyncStats{ProgrammingLatency: []time.Duration{2 * time.Second}})
+	obs.SyncDone(proxier.SyncStats{ProgrammingLatency: map[intent.IPFamily][]time.Duration{intent.IPv4: {2 * time.Second}}})
 	if got := count() - before; got != 1 {
 		t.Errorf("%d programming latencies observed after a sync that reached HNS, want 1", got)
+	}
+}
+
+// TestProgrammingLatencyIsLabelledWithItsSlicesFamily: on a dual-stack
+// cluster an IPv6 slice's network programming latency is an IPv6 sample,
+// as kube-proxy's IPv6 proxier reports it, not the primary family's; where
+// --cluster-cidr names one family only, that family's label carries all.
+func TestProgrammingLatencyIsLabelledWithItsSlicesFamily(t *testing.T) {
+	metrics.Register()
+	count := func(family string) uint64 {
+		n, err := testutil.GetHistogramMetricCount(metrics.NetworkProgrammingLatency.WithLabelValues(family))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	stats := proxier.SyncStats{ProgrammingLatency: map[intent.IPFamily][]time.Duration{
+		intent.IPv4: {time.Second}, intent.IPv6: {2 * time.Second, 3 * time.Second}}}
+	for _, c := range []struct {
+		cidrs        []string
+		ipv4, ipv6   uint64
+		whatClusters string
+	}{
+		{[]string{"10.244.0.0/16", "fd00:10:244::/56"}, 1, 2, "dual-stack"},
+		{[]string{"10.244.0.0/16"}, 3, 0, "IPv4"},
+	} {
+		v4, v6 := count("IPv4"), count("IPv6")
+		newObserver(c.cidrs, nil, nil, nil, nil).SyncDone(stats)
+		if got4, got6 := count("IPv4")-v4, count("IPv6")-v6; got4 != c.ipv4 || got6 != c.ipv6 {
+			t.Errorf("%s cluster: %d IPv4 and %d IPv6 samples, want %d and %d", c.whatClusters, got4, got6, c.ipv4, c.ipv6)
+		}
 	}
 }
 
