@@ -24,8 +24,16 @@ import (
 // events of one object, related object, type, reason and action as one,
 // their notes joined in the order raised.
 func (r *Reporter) Batch() (batched *Reporter, flush func()) {
-	b := &batch{rec: r.rec}
-	return &Reporter{rec: b, nodeName: r.nodeName}, b.flush
+	rec, flush := NewBatch(r.rec)
+	return &Reporter{rec: rec, nodeName: r.nodeName}, flush
+}
+
+// NewBatch is Batch for a recorder: the proxier raises the conditions one
+// Sync leaves on a Service's load balancers (a foreign load balancer on
+// each of its external IPs) through one.
+func NewBatch(rec k8sevents.EventRecorder) (batched k8sevents.EventRecorder, flush func()) {
+	b := &batch{rec: rec}
+	return b, b.flush
 }
 
 // batch is a recorder that holds events until flush.

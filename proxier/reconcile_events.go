@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 
 	hnsevents "github.com/hnsproxy/hnsproxy/events"
@@ -77,6 +78,15 @@ const maxServiceEvents = hnsevents.MaxRaisedOneByOne
 // balancer: past maxServiceEvents, one Warning on the Node stands for the
 // rest (hnsevents.Bound).
 func (p *Proxier) reportReconcile(res reconciler.SyncResult) {
+	// One event per Service and reason for this Sync's conditions: the
+	// broadcaster would fold a second into the first's series, its note
+	// unsaid (hnsevents.NewBatch).
+	rec := p.opts.Recorder
+	if rec != nil {
+		var flush func()
+		rec, flush = hnsevents.NewBatch(rec)
+		defer flush()
+	}
 	now := make(map[intent.LBKey]bool, len(res.ForeignHeld))
 	for _, f := range res.ForeignHeld {
 		now[f.Key] = true
@@ -90,7 +100,7 @@ func (p *Proxier) reportReconcile(res reconciler.SyncResult) {
 		const why = "hnsproxy does not delete it for an external or ingress IP, so this frontend is not served here until it is removed"
 		switch p.foreignRaised.Next(f.Key) {
 		case hnsevents.OnObject:
-			p.serviceEvent(f.Key, ReasonForeignLoadBalancerConflict,
+			p.serviceEvent(rec, f.Key, ReasonForeignLoadBalancerConflict,
 				"%s is held on this node by HNS load balancer %s, which hnsproxy does not own; "+why, f.Key, f.ID)
 		case hnsevents.OnNode:
 			p.nodeWideEvent(ReasonForeignLoadBalancerConflict, f.Key,
@@ -116,7 +126,7 @@ func (p *Proxier) reportReconcile(res reconciler.SyncResult) {
 		case hnsevents.OnObject:
 			// The addresses come last: a note the API would find too long is
 			// cut at its end (package events), and the count and the why stay.
-			p.serviceEvent(l.Key, ReasonBackendsUnrealizable,
+			p.serviceEvent(rec, l.Key, ReasonBackendsUnrealizable,
 				"%s: %d ready endpoints on this node have no HNS endpoint and are left out (over the backend cap, other endpoints stand in): %s",
 				l.Key, len(l.IPs), ips)
 		case hnsevents.OnNode:
@@ -138,19 +148,20 @@ func (p *Proxier) nodeWideEvent(reason string, key intent.LBKey, what, next stri
 		"%s; the others are not raised on their Services while it lasts (/debug/hns and hnsproxy-diag list them). The next: %s", what, next)
 }
 
-// serviceEvent raises a Warning on the Service whose load balancer key is.
-func (p *Proxier) serviceEvent(key intent.LBKey, reason, format string, args ...any) {
+// serviceEvent raises through rec a Warning on the Service whose load
+// balancer key is.
+func (p *Proxier) serviceEvent(rec events.EventRecorder, key intent.LBKey, reason, format string, args ...any) {
 	name, ok := p.state.Holder(key)
 	if !ok {
 		return
 	}
 	klog.InfoS("Load balancer not fully programmed", "service", name, "frontend", key, "reason", reason)
-	if p.opts.Recorder == nil {
+	if rec == nil {
 		return
 	}
 	svc, err := p.services.Services(name.Namespace).Get(name.Name)
 	if err != nil {
 		return
 	}
-	p.opts.Recorder.Eventf(svc, nil, v1.EventTypeWarning, reason, "Sync", format, args...)
+	rec.Eventf(svc, nil, v1.EventTypeWarning, reason, "Sync", format, args...)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -357,9 +358,12 @@ func foreignOf(p *Proxier) onceEach { return p.foreignReported }
 // any more) with one Service, and returns it with a function that makes a
 // load balancer hnsproxy does not own on vip:80 (to the pod 10.244.1.6)
 // and returns its ID.
-func startWithForeignHolders(t *testing.T) (*testNode, func(vip string) string) {
+func startWithForeignHolders(t *testing.T, setup ...func(*testNode)) (*testNode, func(vip string) string) {
 	t.Helper()
 	n := newTestNode(t, "ws2022", "10.244.1.5", "10.244.1.6")
+	for _, f := range setup {
+		f(n)
+	}
 	n.start()
 	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
 	n.eventually("first load balancer", func() bool { return len(n.lbs()) == 1 })
@@ -433,4 +437,28 @@ func TestARecreatedServiceGetsItsForeignConflictReported(t *testing.T) {
 	n.eventually("the proxier's cache holding the new object", n.cachesCaughtUp)
 	got = 0
 	n.eventually("the new object's conflict event", conflictRaised)
+}
+
+// TestEachForeignHeldFrontendOfAServiceReachesTheAPI: a Service whose two
+// external IPs are both held by load balancers hnsproxy does not own shows
+// both in its events. client-go's broadcaster keys an event's series on
+// the Service and reason, not the note, so a second event of one Sync
+// only counted up the first and the second frontend was never said.
+func TestEachForeignHeldFrontendOfAServiceReachesTheAPI(t *testing.T) {
+	n, holdForeign := startWithForeignHolders(t, func(n *testNode) { n.apiEvents = true })
+	first, second := holdForeign("192.0.2.10"), holdForeign("192.0.2.11")
+	n.apply(service("tenant", "10.96.0.11", func(s *v1.Service) { s.Spec.ExternalIPs = []string{"192.0.2.10", "192.0.2.11"} }),
+		slice("tenant", endpoint{"10.244.1.5", nodeName}))
+	says := func(events []eventsv1.Event) bool {
+		notes := ""
+		for _, e := range events {
+			notes += e.Note + "\n"
+		}
+		return strings.Contains(notes, first) && strings.Contains(notes, second)
+	}
+	if _, onServices := n.apiEventsOf(ReasonForeignLoadBalancerConflict, func(_, onServices []eventsv1.Event) bool {
+		return says(onServices)
+	}); !says(onServices) {
+		t.Errorf("the Service's events do not name both foreign load balancers %s and %s: %+v", first, second, onServices)
+	}
 }
