@@ -417,7 +417,7 @@ func (p *Proxier) onSliceDelete(obj any) {
 
 // sliceChanged marks obj's Service changed. live (added or updated, not
 // deleted) passes the slice's trigger time on for the network programming
-// latency, and logs a slice no Service can use: one without the
+// latency (a deletion ends the family's pending ones instead), and logs a slice no Service can use: one without the
 // kubernetes.io/service-name label, the usual mistake with a hand-made
 // slice, which kube-proxy logs as an error too.
 func (p *Proxier) sliceChanged(obj any, live bool) {
@@ -432,11 +432,7 @@ func (p *Proxier) sliceChanged(obj any, live bool) {
 		}
 		return
 	}
-	trigger := slice.triggerTime
-	if !live {
-		trigger = time.Time{}
-	}
-	p.noteSlice(slice.service, slice, trigger)
+	p.noteSlice(slice.service, slice, !live)
 }
 
 // noteSlice notes a change to one of name's slices, s. As kube-proxy's
@@ -445,14 +441,17 @@ func (p *Proxier) sliceChanged(obj any, live bool) {
 // (desired.Config.ServesFamily). An FQDN slice is no change at all: the
 // mapping reads none. One of a family not served still has its Service
 // recomputed, uncounted, since the mapping reports its unusable endpoints.
-func (p *Proxier) noteSlice(name types.NamespacedName, s *cachedSlice, trigger time.Time) {
+// removed: s is gone from name (deleted, or relabelled away).
+func (p *Proxier) noteSlice(name types.NamespacedName, s *cachedSlice, removed bool) {
 	switch fam := s.slice.Family; {
 	case fam == 0:
 		return
 	case !p.opts.Config.ServesFamily(fam):
 		p.tracker.sliceTouched(name)
+	case removed:
+		p.tracker.sliceRemoved(name, fam)
 	default:
-		p.tracker.sliceChanged(name, fam, trigger)
+		p.tracker.sliceChanged(name, fam, s.triggerTime)
 	}
 	p.requestSync()
 }
@@ -466,7 +465,7 @@ func (p *Proxier) onSliceUpdate(old, obj any) {
 	before, wasSlice := old.(*cachedSlice)
 	if wasSlice && before.service.Name != "" {
 		if now, ok := obj.(*cachedSlice); !ok || now.service != before.service {
-			p.noteSlice(before.service, before, time.Time{})
+			p.noteSlice(before.service, before, true)
 		}
 	}
 	now, ok := obj.(*cachedSlice)

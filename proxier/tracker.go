@@ -96,12 +96,35 @@ func (t *changeTracker) reportLocked(c Changes) {
 func (t *changeTracker) sliceChanged(name types.NamespacedName, family intent.IPFamily, trigger time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.services[name] = struct{}{}
-	t.endpointChanges++
 	if trigger.After(t.since) {
 		t.triggerTimes[name] = append(t.triggerTimes[name], triggerTime{at: trigger, family: family})
 	}
+	t.sliceCountedLocked(name)
+}
+
+// sliceCountedLocked marks name changed and counts one endpoint change.
+func (t *changeTracker) sliceCountedLocked(name types.NamespacedName) {
+	t.services[name] = struct{}{}
+	t.endpointChanges++
 	t.reportLocked(Changes{Endpoints: 1})
+}
+
+// sliceRemoved notes that one of name's slices, of family, is gone (or
+// left the Service): a change, and the end of the family's pending trigger
+// times for name, as kube-proxy's EndpointsChangeTracker drops them. A
+// removed slice's updates since the last sync are no longer what the next
+// sync programs, and its own annotation dates its last update, not the
+// removal.
+func (t *changeTracker) sliceRemoved(name types.NamespacedName, family intent.IPFamily) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	kept := slices.DeleteFunc(t.triggerTimes[name], func(tt triggerTime) bool { return tt.family == family })
+	if len(kept) == 0 {
+		delete(t.triggerTimes, name)
+	} else {
+		t.triggerTimes[name] = kept
+	}
+	t.sliceCountedLocked(name)
 }
 
 // sliceTouched marks name for recomputing after a change to one of its

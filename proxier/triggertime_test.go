@@ -164,3 +164,41 @@ func TestProgrammingLatencyCarriesTheSlicesFamily(t *testing.T) {
 		t.Errorf("programming latencies by family %v, want the IPv6 slices' two under IPv6 and the IPv4 slice's one under IPv4", got)
 	}
 }
+
+// TestASliceDeletedBeforeTheSyncTakesItsUpdatesLatencyAlong: an
+// EndpointSlice updated and then deleted before a sync reports no network
+// programming latency for the update, which no sync programmed, as
+// kube-proxy's EndpointsChangeTracker drops a Service's pending trigger
+// times at a slice's deletion. Each family's proxier of kube-proxy's dual-
+// stack tracks its own slices: the other family's slice's change still
+// counts.
+func TestASliceDeletedBeforeTheSyncTakesItsUpdatesLatencyAlong(t *testing.T) {
+	start := time.Date(2026, 12, 6, 6, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(start)
+	p := idleProxier(t, Options{Clock: clk,
+		Config: desired.Config{Mode: desired.L2Bridge, Features: hnslb.Features{IPv6DualStack: true}}})
+	web := types.NamespacedName{Namespace: "default", Name: "web"}
+	of := func(name, rv string, typ discoveryv1.AddressType, addr string) *cachedSlice {
+		s := slice("web", endpoint{addr, "win-2"})
+		s.Name, s.AddressType, s.ResourceVersion = name, typ, rv
+		s.Annotations = map[string]string{triggerTimeAnnotation: start.Add(time.Second).Format(time.RFC3339Nano)}
+		return cacheSlice(s)
+	}
+	v4, v6 := of("web-v4", "1", discoveryv1.AddressTypeIPv4, "10.244.2.7"), of("web-v6", "1", discoveryv1.AddressTypeIPv6, "fd00::7")
+	p.onSlice(v4)
+	p.onSlice(v6)
+	_ = p.tracker.take()
+
+	v4Updated, v6Updated := of("web-v4", "2", discoveryv1.AddressTypeIPv4, "10.244.2.8"), of("web-v6", "2", discoveryv1.AddressTypeIPv6, "fd00::8")
+	p.onSliceUpdate(v4, v4Updated)
+	p.onSliceUpdate(v6, v6Updated)
+	p.onSliceDelete(v4Updated)
+	got := p.tracker.take()
+	var families []intent.IPFamily
+	for _, tt := range got.triggerTimes[web] {
+		families = append(families, tt.family)
+	}
+	if len(families) != 1 || families[0] != intent.IPv6 {
+		t.Errorf("after the IPv4 slice's update and deletion, programming latencies of families %v, want the IPv6 slice's update's alone", families)
+	}
+}
