@@ -135,43 +135,24 @@ func TestReserveHoldsOneAddressAcrossRestarts(t *testing.T) {
 }
 
 // TestReserveAgainWhenIPAMLostIt: a record whose address the IPAM no longer
-// holds (its store wiped) is not trusted: CHECK fails, and a new
-// reservation is made and recorded.
+// holds (its store wiped, as after a reboot, when the pods' reservations
+// would otherwise stay taken) is not trusted: a new reservation is made and
+// recorded, and no pod is given the old address. From CNI 0.4.0 IPAM CHECK
+// says so; an older configuration (Flannel's Windows configurations say
+// 0.2.0 or 0.3.0) has no CHECK, and host-local's store is read instead.
 func TestReserveAgainWhenIPAMLostIt(t *testing.T) {
-	ctx := context.Background()
-	o, store := node(t, "10-hnscni.conflist", hnscniList)
-	if _, err := Reserve(ctx, o); err != nil {
-		t.Fatal(err)
+	older := func(version string) string {
+		return `{"cniVersion": "` + version + `", "name": "pods", "type": "win-overlay",
+			"ipam": {"type": "host-local", "subnet": "10.244.3.0/24", "dataDir": "STORE"}}`
 	}
-	if err := os.RemoveAll(filepath.Join(store, "pods")); err != nil {
-		t.Fatal(err)
-	}
-	vip, err := Reserve(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := held(t, store)[vip.String()]; got != sourcevipipam.ContainerID {
-		t.Errorf("after the store was wiped: host-local holds %s for %q, want %q", vip, got, sourcevipipam.ContainerID)
-	}
-	r, err := readRecord(o.Record)
-	if err != nil || r.Address != vip {
-		t.Errorf("record %+v, %v; want %s", r, err, vip)
-	}
-}
-
-// TestReserveAgainWhenHostLocalLostItBeforeCNI040: a configuration older
-// than CNI 0.4.0 (Flannel's Windows configurations say 0.2.0 or 0.3.0) has
-// no IPAM CHECK, but host-local's store still says whether it holds the
-// recorded address for hnsproxy. One wiped (as after a reboot, when the
-// pods' reservations would otherwise stay taken) no longer keeps pods off
-// it, so a start reserves again rather than use an address the next pod is
-// given.
-func TestReserveAgainWhenHostLocalLostItBeforeCNI040(t *testing.T) {
-	for _, version := range []string{"0.2.0", "0.3.0"} {
-		t.Run(version, func(t *testing.T) {
+	for _, c := range []struct{ name, file, conf string }{
+		{"1.1.0", "10-hnscni.conflist", hnscniList},
+		{"0.3.0", "10-vxlan0.conf", older("0.3.0")},
+		{"0.2.0", "10-vxlan0.conf", older("0.2.0")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			o, store := node(t, "10-vxlan0.conf", `{"cniVersion": "`+version+`", "name": "pods", "type": "win-overlay",
-				"ipam": {"type": "host-local", "subnet": "10.244.3.0/24", "dataDir": "STORE"}}`)
+			o, store := node(t, c.file, c.conf)
 			if _, err := Reserve(ctx, o); err != nil {
 				t.Fatal(err)
 			}
@@ -184,6 +165,9 @@ func TestReserveAgainWhenHostLocalLostItBeforeCNI040(t *testing.T) {
 			}
 			if got := held(t, store)[vip.String()]; got != sourcevipipam.ContainerID {
 				t.Errorf("after the store was wiped: host-local holds %s for %q, want %q", vip, got, sourcevipipam.ContainerID)
+			}
+			if r, err := readRecord(o.Record); err != nil || r.Address != vip {
+				t.Errorf("record %+v, %v; want %s", r, err, vip)
 			}
 			if pod := podAdd(t, o, "pod1"); pod == vip {
 				t.Errorf("a pod was given the source VIP %s", vip)
