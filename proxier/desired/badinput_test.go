@@ -111,6 +111,15 @@ func TestDuplicateEndpointsAcrossSlices(t *testing.T) {
 			[]intent.Backend{remote("10.1.0.5")}},
 		{"local copy wins over a remote one", []*discoveryv1.EndpointSlice{slice("a", 8080, ep("10.1.0.5")), slice("b", 8080, ep("10.1.0.5", local))},
 			[]intent.Backend{localBE("10.1.0.5")}},
+		// As kube-proxy's endpointSliceCache: slices in name order, the
+		// first copy kept unless a later one is better; never the informer's
+		// order. Here b's copy places the pod on no node.
+		{"equally ranked copies: the first slice's by name", []*discoveryv1.EndpointSlice{slice("b", 8080, func() discoveryv1.Endpoint {
+			e := ep("10.1.0.5")
+			e.NodeName = nil
+			return e
+		}()), slice("a", 8080, ep("10.1.0.5"))},
+			[]intent.Backend{remote("10.1.0.5")}},
 		{"a slice listing one address twice", []*discoveryv1.EndpointSlice{slice("a", 8080, ep("10.1.0.5"), ep("10.1.0.5"), ep("10.1.0.6"))},
 			[]intent.Backend{remote("10.1.0.5"), remote("10.1.0.6")}},
 	} {

@@ -80,6 +80,12 @@ func TestTerminatingEndpoints(t *testing.T) {
 		name:   "only non-serving endpoints: no load balancers",
 		slices: one(ep("10.1.0.2", goneTerminating), ep("10.1.0.3", notReady)),
 	}, {
+		// KEP-1669's fallback is serving and terminating: an endpoint a
+		// controller writes serving but neither ready nor terminating is no
+		// pod on its way out.
+		name:   "serving but neither ready nor terminating is no fallback",
+		slices: one(ep("10.1.0.2", conditions(false, true, false)), ep("10.1.0.3", goneTerminating)),
+	}, {
 		name: "conditions unset mean ready and serving",
 		slices: one(func() discoveryv1.Endpoint {
 			e := ep("10.1.0.2")
@@ -160,6 +166,14 @@ func TestTopology(t *testing.T) {
 	}, {
 		name:     "hints of endpoints that are not ready do not count",
 		slices:   one(ep("10.1.0.2", zoneHints("zone-a")), ep("10.1.0.3", zoneHints("zone-b")), ep("10.1.0.4", notReady)),
+		cluster:  "10.1.0.2",
+		nodePort: "10.1.0.2",
+	}, {
+		// kube-proxy's canUseTopology reads ready endpoints only: a
+		// terminating pod of a rollout, still serving and without hints,
+		// does not turn zone routing off.
+		name:     "a serving-terminating endpoint without hints does not turn hints off",
+		slices:   one(ep("10.1.0.2", zoneHints("zone-a")), ep("10.1.0.3", zoneHints("zone-b")), ep("10.1.0.4", servingTerminating)),
 		cluster:  "10.1.0.2",
 		nodePort: "10.1.0.2",
 	}, {

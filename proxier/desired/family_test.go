@@ -268,6 +268,14 @@ func TestBackendCap(t *testing.T) {
 		t.Errorf("all load balancers of a Service keep the same subset: %s vs %s", backendIPs(np), backendIPs(cluster))
 	}
 
+	// Truncated is the most any load balancer left out: an ETP=Local node
+	// port, made after the cluster IP, holds the one local endpoint and
+	// fits the cap; the cluster IP's four left out are still reported.
+	etp := ServiceInput{Service: service("web", nodePorts(30080), etpLocal(0)), Slices: in.Slices}
+	if r := ForService(etp, cfg); r.Truncated != 4 || !hasReason(r.Problems, ReasonBackendsTruncated) {
+		t.Errorf("ETP=Local: truncated = %d, problems %s; want 4 and %s", r.Truncated, reasons(r.Problems), ReasonBackendsTruncated)
+	}
+
 	// The cap defaults to the HNS build's.
 	cfg = config()
 	cfg.Features = hnslb.FeaturesFor(hnslb.Version{Major: 10, Minor: 2}) // 64
@@ -314,6 +322,15 @@ func TestInvalidInput(t *testing.T) {
 		svc:  service("web"),
 		slices: []*discoveryv1.EndpointSlice{
 			sliceWithPorts("web-1", []discoveryv1.EndpointPort{{Name: ptr("http")}}, ep("10.1.0.4")),
+			slice("web-2", 8080, ep("10.1.0.3")),
+		},
+		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, remote("10.1.0.3"))},
+		problems: ReasonInvalidEndpoint,
+	}, {
+		name: "a slice port 0 is no port: skipped and reported",
+		svc:  service("web"),
+		slices: []*discoveryv1.EndpointSlice{
+			slice("web-1", 0, ep("10.1.0.4")),
 			slice("web-2", 8080, ep("10.1.0.3")),
 		},
 		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, remote("10.1.0.3"))},

@@ -112,6 +112,30 @@ func TestIngressIPOutranksAnOlderExternalIP(t *testing.T) {
 	}
 }
 
+// TestAnExternalIPIdenticalToTheIngressIPThatOutranksItIsNoConflict: two
+// Services of the same pods, one with the address as its external IP and
+// one with it as its ingress IP, want the same load balancer but for whose
+// it is (owner and origin): the ingress IP carries it, and the other
+// Service loses nothing, so no LoadBalancerConflict is raised.
+func TestAnExternalIPIdenticalToTheIngressIPThatOutranksItIsNoConflict(t *testing.T) {
+	cfg := config()
+	ext := ServiceInput{
+		Service: service("a-ext", clusterIPs("10.0.0.2"), externalIPs("198.51.100.7")),
+		Slices:  slicesOf(slice("a-ext-1", 8080, ep("10.1.0.2"))),
+	}
+	ing := ServiceInput{
+		Service: service("b-lb", clusterIPs("10.0.0.3"), loadBalancer(ingressIP("198.51.100.7")), created(time.Hour)),
+		Slices:  slicesOf(slice("b-lb-1", 8080, ep("10.1.0.2"))),
+	}
+	s := Compute([]ServiceInput{ext, ing}, cfg)
+	if got := s.LBs[key("198.51.100.7", 80)]; got.Owner != "ns/b-lb:http" || got.Origin != intent.OriginIngress {
+		t.Fatalf("ingress IP lost to an older external IP: %+v", got)
+	}
+	if p := s.Conflicts(nsName("ns", "a-ext")); len(p) != 0 {
+		t.Errorf("loser problems = %+v, want none: the load balancer it wants is there", p)
+	}
+}
+
 func TestRefuseExternalIPsOnNodeAddresses(t *testing.T) {
 	in := ServiceInput{Service: service("web", externalIPs(nodeIPv4, "203.0.113.5")), Slices: slicesOf(twoEndpoints()...)}
 	cfg := config()

@@ -86,6 +86,63 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
+// TestServesFamilyIsWhereTheMappingServesClusterIPs: the proxier counts a
+// slice change by ServesFamily (as kube-proxy counts only its proxier's
+// families), so it must say what ForService does: IPv4 always, IPv6 only on
+// HNS with dual stack and a network that is not overlay, FQDN never.
+func TestServesFamilyIsWhereTheMappingServesClusterIPs(t *testing.T) {
+	v6 := ServiceInput{
+		Service: service("web", clusterIPs("fd00:20::1")),
+		Slices:  slicesOf(slice("web-1", 8080, ep("fd01::3"))),
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+		v6   bool
+	}{
+		{"l2bridge, HNS with dual stack", func(*Config) {}, true},
+		{"l2bridge, HNS without IPv6", oldHNS, false},
+		{"overlay, HNS with dual stack", overlay, false},
+	} {
+		cfg := config()
+		tc.mod(&cfg)
+		if !cfg.ServesFamily(intent.IPv4) || cfg.ServesFamily(0) {
+			t.Errorf("%s: ServesFamily(IPv4) = %v, ServesFamily(FQDN) = %v; want true, false", tc.name, cfg.ServesFamily(intent.IPv4), cfg.ServesFamily(0))
+		}
+		r := ForService(v6, cfg)
+		if got := cfg.ServesFamily(intent.IPv6); got != tc.v6 || (len(r.LBs) > 0) != tc.v6 {
+			t.Errorf("%s: ServesFamily(IPv6) = %v, IPv6 load balancers %s; want served %v", tc.name, got, keysOf(r), tc.v6)
+		}
+	}
+}
+
+// TestBackendCapIsLoweredOnlyBelowTheCapInForce: a cap the reconciler
+// learned lowers the one in force only if it is lower; lowered, the
+// proxier raises an event and computes every Service again, so a cap
+// learned again (every Sync reports it) must change nothing.
+func TestBackendCapIsLoweredOnlyBelowTheCapInForce(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		max, learned int
+		was, now     int
+		lowered      bool
+	}{
+		{"the build's cap, learned lower", 0, 64, 1024, 64, true},
+		{"a configured cap, learned lower", 100, 64, 100, 64, true},
+		{"learned again: as in force", 64, 64, 0, 64, false},
+		{"learned higher than in force", 64, 100, 0, 64, false},
+		{"nothing learned", 0, 0, 0, 0, false},
+	} {
+		cfg := config() // HNS 15.5: 1024
+		cfg.MaxBackends = tc.max
+		was, lowered := cfg.LowerBackendCap(tc.learned)
+		if was != tc.was || lowered != tc.lowered || cfg.MaxBackends != tc.now {
+			t.Errorf("%s: LowerBackendCap(%d) from %d = (%d, %v), cap now %d; want (%d, %v), %d",
+				tc.name, tc.learned, tc.max, was, lowered, cfg.MaxBackends, tc.was, tc.lowered, tc.now)
+		}
+	}
+}
+
 func TestRemoteSubnetIndex(t *testing.T) {
 	route := func(prefix, pa string) RemoteSubnet {
 		return RemoteSubnet{Prefix: netip.MustParsePrefix(prefix), ProviderAddress: addr(pa)}

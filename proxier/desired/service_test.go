@@ -392,6 +392,30 @@ func TestTrafficPolicies(t *testing.T) {
 		slices: twoEndpoints(),
 		want:   []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 	}, {
+		// Objects from before the API server cleared the field: the policy
+		// is not counted, nor its missing DSR reported.
+		name:   "ETP=Local on a ClusterIP Service without external IPs means nothing, on HNS without DSR and without a local endpoint too",
+		svc:    service("web", etpLocal(0)),
+		slices: []*discoveryv1.EndpointSlice{slice("web-1", 8080, ep("10.1.0.3"))},
+		cfg:    oldHNS,
+		want:   []intent.LB{lb(key("10.0.0.1", 80), 0, 0, remote("10.1.0.3"))},
+		check: func(t *testing.T, r ServiceResult) {
+			if r.NoLocalExternal != 0 {
+				t.Errorf("NoLocalExternal = %d, want 0: the Service has no external traffic", r.NoLocalExternal)
+			}
+		},
+	}, {
+		// A ClusterIP Service with external IPs is externally accessible
+		// (the API accepts the policy there): its external IPs keep the
+		// traffic on this node's endpoints, with the client's address.
+		name:   "ETP=Local on a ClusterIP Service with external IPs: external IPs local-only with DSR, cluster IP untouched",
+		svc:    service("web", externalIPs("203.0.113.5"), etpLocal(0)),
+		slices: twoEndpoints(),
+		want: []intent.LB{
+			lb(key("10.0.0.1", 80), 0, 0, both...),
+			lb(key("203.0.113.5", 80), vipExt, dsr, localOnly...),
+		},
+	}, {
 		name:   "ETP=Local on a NodePort Service: no health check (no health-check node port)",
 		svc:    service("web", nodePorts(30080), etpLocal(0)),
 		slices: twoEndpoints(),
