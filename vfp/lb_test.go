@@ -181,6 +181,30 @@ func TestOverlayVNI(t *testing.T) {
 	}
 }
 
+// TestOverlayLongestRemoteSubnetRouteWins: overlapping RemoteSubnetRoutes
+// (a cluster-wide /16 beside each node's /24) route a pod address by the
+// most specific one, whatever their order in the network's policies, as
+// the host's routing table does.
+func TestOverlayLongestRemoteSubnetRouteWins(t *testing.T) {
+	wide, narrow := remoteSubnet("10.244.0.0/16", "10.0.0.9", 0), remoteSubnet("10.244.2.0/24", ipB, 0)
+	for name, routes := range map[string][]hnslb.NetworkPolicy{
+		"wide first":   {wide, narrow},
+		"narrow first": {narrow, wide},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a := newHNS(nodeA, hnslb.NetworkTypeOverlay, "10.244.1.0/24", 0, routes...)
+			b := newHNS(nodeB, hnslb.NetworkTypeOverlay, "10.244.2.0/24", 0)
+			a.pod(podA1)
+			b.pod(podB1)
+			v, err := mustCluster(t, a.asNode(ipA), b.asNode(ipB)).Trace(tcp(podA1+":40000", podB1+":80"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkVerdict(t, v, want{outcome: DeliveredToPod, node: nodeB, detail: "pa=10.0.0.2 via RemoteSubnetRoute 10.244.2.0/24", keepsIP: true}, strings.NewReplacer())
+		})
+	}
+}
+
 // TestOverlayVXLANPort: both ends must use one VXLAN UDP port (the
 // network's VxlanPort policy, else 4789); the trace names it.
 func TestOverlayVXLANPort(t *testing.T) {

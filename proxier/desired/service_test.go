@@ -519,6 +519,18 @@ func TestForwardHealthCheckVIP(t *testing.T) {
 			}
 		},
 	}, {
+		// As the ingress IP's own load balancer: no mux flags without DSR.
+		name:     "preserve-destination on HNS without DSR: no mux flags on the health-check load balancer either",
+		svc:      service("web", loadBalancer(ingressIP("198.51.100.7")), etpLocal(32000), annotate(PreserveDestinationAnnotation, "true")),
+		slices:   twoEndpoints(),
+		cfg:      func(c *Config) { oldHNS(c); gw(c) },
+		problems: ReasonNoDSRForLocalPolicy + "," + ReasonNoDSRForPreserveDestination,
+		check: func(t *testing.T, r ServiceResult) {
+			if got := lbByKey(t, r, key("198.51.100.7", 32000)); !reflect.DeepEqual(got, healthLB(32000, 0)) {
+				t.Errorf("health LB = %+v", got)
+			}
+		},
+	}, {
 		name:   "all endpoints terminating: no health-check load balancer, so probes fail",
 		svc:    service("web", loadBalancer(ingressIP("198.51.100.7"))),
 		slices: []*discoveryv1.EndpointSlice{slice("web-1", 8080, ep("10.1.0.3", servingTerminating))},
