@@ -310,5 +310,11 @@ func TestDSRHairpinNeedsLoopbackDSR(t *testing.T) {
 			want: want{outcome: DeliveredToPod, dsr: true, keepsIP: true, src: podA3 + ":40000"}},
 		{name: "non-DSR hairpin works through SNAT", pkt: tcp(podA1+":40000", "10.96.0.12:80"),
 			want: want{outcome: DeliveredToPod, src: ipA + ":40000", dst: podA1 + ":8080"}},
+		// The loopback policy translates only what goes to its destinations:
+		// to another node's pod, an exception of the other policy, the
+		// pod's own address goes out.
+		{name: "the loopback DSR policy leaves traffic to other pods untranslated", pkt: tcp(podA3+":40000", podB1+":8080"),
+			opt:  Options{OtherPods: map[netip.Addr]string{netip.MustParseAddr(podB1): nodeB}},
+			want: want{outcome: HandedOff, node: nodeB, src: podA3 + ":40000", keepsIP: true}},
 	})
 }
