@@ -84,6 +84,8 @@ func commonFlows() []flow {
 			want: want{outcome: Dropped, reason: "does not translate ICMP"}},
 		{name: "ICMP pod to pod works", pkt: Packet{Src: ap(podA1 + ":0"), Dst: ap(podA2 + ":0"), Protocol: ProtocolICMP},
 			want: want{outcome: DeliveredToPod, node: nodeA, keepsIP: true}},
+		{name: "ICMP has no ports: ones given are dropped", pkt: Packet{Src: ap(podA1 + ":1234"), Dst: ap(podA2 + ":7"), Protocol: ProtocolICMP},
+			want: want{outcome: DeliveredToPod, node: nodeA, keepsIP: true, src: podA1 + ":0", dst: podA2 + ":0"}},
 		{name: "unknown pod address in the cluster CIDR", pkt: tcp(podA1+":40000", "10.244.1.99:80"),
 			want: want{outcome: Dropped, reason: "pod subnet"}},
 	}
