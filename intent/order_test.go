@@ -57,6 +57,42 @@ func TestEqualLB(t *testing.T) {
 	}
 }
 
+// TestEveryFieldOfALoadBalancerCountsForEquality: the desired state hands
+// the reconciler only the keys whose load balancer is not EqualLB to the
+// one before, and the reconciler's Upsert drops one EqualLB to what it
+// holds: a field EqualLB skipped would be a change HNS never sees (an
+// overlay load balancer's source VIP turning to the node IP, a spare for a
+// local backend, DSR turned on).
+func TestEveryFieldOfALoadBalancerCountsForEquality(t *testing.T) {
+	mk := func() LB {
+		return LB{Key: LBKey{Family: IPv4, VIP: "10.0.0.1", Protocol: hnslb.ProtocolTCP, Port: 80},
+			SourceVIP: "10.1.0.250", InternalPort: 8080, Distribution: hnslb.DistributionNone,
+			PortFlags: hnslb.PortMappingFlagsNone, Flags: hnslb.LoadBalancerFlagsNone,
+			Backends: []Backend{{IP: "10.1.0.5", Local: true}, {IP: "10.2.0.7", ProviderAddress: "192.168.0.2"}},
+			Spares:   []Backend{{IP: "10.2.0.8", ProviderAddress: "192.168.0.2"}},
+			Owner:    "default/web:http", Origin: OriginClusterIP}
+	}
+	for name, change := range map[string]func(*LB){
+		"key":               func(l *LB) { l.Key.Port = 81 },
+		"source VIP":        func(l *LB) { l.SourceVIP = "192.168.0.10" },
+		"internal port":     func(l *LB) { l.InternalPort = 9090 },
+		"distribution":      func(l *LB) { l.Distribution = hnslb.DistributionSourceIP },
+		"port flags":        func(l *LB) { l.PortFlags = hnslb.PortMappingFlagsVipExternalIP },
+		"flags":             func(l *LB) { l.Flags = hnslb.LoadBalancerFlagsDSR },
+		"a backend's field": func(l *LB) { l.Backends[1].ProviderAddress = "192.168.0.3" },
+		"spares":            func(l *LB) { l.Spares = nil },
+		"a spare's field":   func(l *LB) { l.Spares[0].IP = "10.2.0.9" },
+		"owner":             func(l *LB) { l.Owner = "default/other:http" },
+		"origin":            func(l *LB) { l.Origin = OriginExternalIP },
+	} {
+		x, y := mk(), mk()
+		change(&y)
+		if EqualLB(&x, &y) || EqualLB(&y, &x) {
+			t.Errorf("load balancers differing in their %s compare equal", name)
+		}
+	}
+}
+
 func TestFamilyOf(t *testing.T) {
 	for s, want := range map[string]IPFamily{"10.0.0.1": IPv4, "::ffff:10.0.0.1": IPv4, "fd00::1": IPv6, "::1": IPv6} {
 		if got := FamilyOf(netip.MustParseAddr(s)); got != want {
