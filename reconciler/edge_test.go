@@ -113,6 +113,13 @@ func TestStaleDeletionRetriedAndVanishedStaleForgotten(t *testing.T) {
 	if next, ok := r.NextRetry(); !ok || !next.After(e.clock.Now()) {
 		t.Errorf("next retry %v %v", next, ok)
 	}
+	// Until then a Sync leaves them alone: a delete HNS refused is not
+	// sent again at every Sync, but at its backoff.
+	e.hns.ResetCounters()
+	r.Sync(ctx)
+	if c := e.counters(); c.Count(sim.OpDeleteLoadBalancer)+c.Count(sim.OpDeleteEndpoint) != 0 {
+		t.Errorf("a Sync before the stale objects' retry deleted again: %v", c.Calls)
+	}
 	// Someone else deletes one of them; Repair forgets it.
 	gone := e.hnsLB(want[0].Key)
 	if err := e.hns.DeleteLoadBalancerOutOfBand(gone.ID); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
@@ -106,6 +107,105 @@ func TestForeignLoadBalancerOnATenantFrontendIsNeverDeleted(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAForeignHolderHNSCannotReadIsStillHeld: a retry of a frontend a
+// foreign load balancer held reads that one by ID; where HNS answers an
+// error other than not found, it may still be there, so the frontend stays
+// held: nothing is declared (a crash after declaring it would have the next
+// Start claim the foreign one) and nothing is created.
+func TestAForeignHolderHNSCannotReadIsStillHeld(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	r := e.started(e.threeServices()...)
+	tenant := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
+	theirs := tenant
+	theirs.Origin, theirs.InternalPort = intent.OriginUnknown, 9090
+	id := e.foreignOn(theirs, "10.244.1.60")
+	upsert(r, tenant)
+	if res := e.syncListed(r); len(res.ForeignHeld) != 1 {
+		t.Fatalf("first sync: %+v, want the frontend held", res)
+	}
+	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpGetLoadBalancer: 1},
+		Codes: map[sim.Op][]hnslb.ErrorCode{sim.OpGetLoadBalancer: {hnslb.CodeInvalidParameter}}})
+	e.hns.ResetCounters()
+	e.clock.Step(DefaultRetryMax)
+	res := r.Sync(ctx)
+	c := e.counters()
+	e.hns.SetFaults(sim.Faults{})
+	if c.Count(sim.OpCreateLoadBalancer) != 0 || len(res.ForeignHeld) != 1 || !e.hasLB(id) {
+		t.Fatalf("retry with the holder unreadable: %+v, calls %v", res, c.Calls)
+	}
+	if st, err := loadState(e.stateFile); err != nil || slices.Contains(st.CreatingLoadBalancers, tenant.Key) {
+		t.Errorf("state file declares the held frontend: %+v, %v", st, err)
+	}
+}
+
+// TestForeignLoadBalancerMadeAfterItsFrontendWasCheckedIsNeverDeleted: a
+// listing found a new tenant frontend free, and another agent takes it
+// before hnsproxy's create: HNS refuses the create as taken, the listing
+// that follows shows the foreign holder, and hnsproxy reports it and keeps
+// away, as where the first listing had shown it (F1).
+func TestForeignLoadBalancerMadeAfterItsFrontendWasCheckedIsNeverDeleted(t *testing.T) {
+	for _, identical := range []bool{false, true} {
+		name := "different"
+		if identical {
+			name = "identical"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, sim.ProfileWS2022)
+			r := e.started(e.threeServices()...)
+			tenant := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
+			theirs := tenant
+			theirs.Origin = intent.OriginUnknown
+			if !identical {
+				theirs.InternalPort = 9090
+			}
+			upsert(r, tenant)
+			if res := r.Sync(ctx); !res.ListingWanted {
+				t.Fatalf("a new tenant frontend was not checked first: %+v", res)
+			}
+			if err := r.Lookup(ctx); err != nil { // the frontend is free
+				t.Fatal(err)
+			}
+			id := e.foreignOn(theirs, "10.244.1.60")
+			res := e.syncListed(r) // refused as taken; the listing shows the holder
+			var held *ForeignFrontendError
+			if len(res.Errors) != 1 || !errors.As(res.Errors[0], &held) || held.ID != id || held.Key != tenant.Key {
+				t.Fatalf("errors %v, want one ForeignFrontendError on %s", res.Errors, id)
+			}
+			if c := e.counters(); c.Count(sim.OpDeleteLoadBalancer) != 0 || !e.hasLB(id) {
+				t.Fatalf("the foreign load balancer was touched: %v", c.Calls)
+			}
+			if _, owned := r.ownedLBs[id]; owned {
+				t.Fatal("the foreign load balancer was adopted")
+			}
+		})
+	}
+}
+
+// TestWithoutAStateFileAForeignLoadBalancerOnATenantFrontendIsNeverDeleted:
+// a reconciler without persistence (Options.StateFile "") has no listing
+// check before its creates (findHeldFrontends), so a foreign holder on a
+// new tenant frontend is met only as a create HNS refuses as taken; once
+// the first Sync's takeover is over, the listing's holder is reported and
+// kept, never deleted or adopted.
+func TestWithoutAStateFileAForeignLoadBalancerOnATenantFrontendIsNeverDeleted(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.tweak = func(o *Options) { o.StateFile = "" }
+	r := e.started(e.threeServices()...)
+	tenant := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
+	theirs := tenant
+	theirs.Origin, theirs.InternalPort = intent.OriginUnknown, 9090
+	id := e.foreignOn(theirs, "10.244.1.60")
+	upsert(r, tenant)
+	res := e.syncListed(r)
+	var held *ForeignFrontendError
+	if len(res.Errors) != 1 || !errors.As(res.Errors[0], &held) || held.ID != id {
+		t.Fatalf("errors %v, want one ForeignFrontendError on %s", res.Errors, id)
+	}
+	if c := e.counters(); c.Count(sim.OpDeleteLoadBalancer) != 0 || !e.hasLB(id) {
+		t.Fatalf("the foreign load balancer was touched: %v", c.Calls)
 	}
 }
 
