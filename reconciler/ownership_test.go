@@ -366,6 +366,31 @@ func TestRemoteEndpointAdoption(t *testing.T) {
 	e.assertRealized([]intent.LB{a})
 }
 
+// TestAnIdenticalRemoteEndpointBesideALocalOneOnItsAddressIsAdopted: where
+// HNS lets a local and a remote endpoint share an address (Windows Server
+// 2022), the listing that answers a remote endpoint's refused create may
+// show both, the local one first: the remote one is what the create met,
+// and identical, it is adopted.
+func TestAnIdenticalRemoteEndpointBesideALocalOneOnItsAddressIsAdopted(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	r := e.started(e.threeServices()...)
+	const ip = "10.244.2.40"
+	e.localOutsideNamespace(ip)
+	want := rem(ip, "192.168.0.2")
+	theirs, err := e.hns.CreateEndpoint(ctx, e.netID, buildRemoteEndpoint(e.netID, intent.EndpointOf(want)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := lb("10.96.0.40", 80, want)
+	upsert(r, a)
+	if res := e.syncListed(r); res.Failed+res.Pending != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	if !slices.Contains(e.hnsLB(a.Key).HostComputeEndpoints, theirs.ID) {
+		t.Errorf("the identical remote endpoint was not adopted: %+v", e.hnsLB(a.Key))
+	}
+}
+
 func TestRemoteEndpointChangesProviderAddress(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2025)
 	want := e.threeServices()
