@@ -38,76 +38,103 @@ func (e *env) hasLB(id string) bool {
 	return err == nil
 }
 
-// TestForeignLoadBalancerOnATenantFrontendIsNeverDeleted (F1): a namespace
-// user sets an external IP on the frontend of a load balancer hnsproxy does
-// not own. hnsproxy reports it and keeps away, during and after the
-// Service's life, whether the foreign one differs or is identical.
-func TestForeignLoadBalancerOnATenantFrontendIsNeverDeleted(t *testing.T) {
+// tenantAndTheirs is a tenant's external IP load balancer and another
+// agent's on its frontend: identical to it but for whose it is, or with
+// another backend port.
+func tenantAndTheirs(identical bool) (tenant, theirs intent.LB) {
+	tenant = externalLB("203.0.113.5", 80, loc("10.244.1.60"))
+	theirs = tenant
+	theirs.Origin = intent.OriginUnknown
+	if !identical {
+		theirs.InternalPort = 9090
+	}
+	return tenant, theirs
+}
+
+// heldByAnother has r want a tenant frontend that another agent's load
+// balancer (its ID returned) holds, and syncs until r met it.
+func (e *env) heldByAnother(r *Reconciler) (tenant intent.LB, id string) {
+	e.t.Helper()
+	tenant, theirs := tenantAndTheirs(false)
+	id = e.foreignOn(theirs, "10.244.1.60")
+	upsert(r, tenant)
+	if res := e.syncListed(r); len(res.ForeignHeld) != 1 {
+		e.t.Fatalf("the foreign holder was not met: %+v", res)
+	}
+	return tenant, id
+}
+
+// eachLikeness runs f as a subtest for another agent's load balancer that
+// differs from hnsproxy's, and for one identical to it.
+func eachLikeness(t *testing.T, f func(t *testing.T, identical bool)) {
 	for _, identical := range []bool{false, true} {
 		name := "different"
 		if identical {
 			name = "identical"
 		}
-		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, sim.ProfileWS2022)
-			want := e.threeServices()
-			r := e.started(want...) // a state file exists: not a first start
-			tenant := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
-			theirs := tenant
-			theirs.Origin = intent.OriginUnknown
-			if !identical {
-				theirs.InternalPort = 9090
-			}
-			id := e.foreignOn(theirs, "10.244.1.60")
-
-			upsert(r, tenant)
-			res := e.syncListed(r)
-			var held *ForeignFrontendError
-			if len(res.Errors) != 1 || !errors.As(res.Errors[0], &held) || held.ID != id || held.Key != tenant.Key {
-				t.Fatalf("errors %v, want one ForeignFrontendError on %s", res.Errors, id)
-			}
-			if want := []ForeignFrontend{{Key: tenant.Key, ID: id}}; !reflect.DeepEqual(res.ForeignHeld, want) {
-				t.Errorf("ForeignHeld = %+v, want %+v", res.ForeignHeld, want)
-			}
-			if c := e.counters(); c.Count(sim.OpDeleteLoadBalancer) != 0 || !e.hasLB(id) {
-				t.Fatalf("the foreign load balancer was touched: %v", c.Calls)
-			}
-			// It was never declared as a create of ours (the Sync looked for
-			// a holder first): a crash at any point must not make the next
-			// Start claim it.
-			if st, err := loadState(e.stateFile); err != nil || slices.Contains(st.CreatingLoadBalancers, tenant.Key) {
-				t.Errorf("state file declares the held frontend: %+v, %v", st, err)
-			}
-			for _, f := range []string{e.stateFile, journalPath(e.stateFile)} {
-				if raw, _ := os.ReadFile(f); strings.Contains(string(raw), tenant.Key.VIP) {
-					t.Errorf("%s mentions the held frontend: %s", f, raw)
-				}
-			}
-			restarted := e.reconciler()
-			if err := restarted.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if _, owned := restarted.ownedLBs[id]; owned {
-				t.Fatal("a restart claimed the foreign load balancer")
-			}
-			// Retries keep reporting it, and keep away (one Get, no create).
-			e.hns.ResetCounters()
-			e.clock.Step(DefaultRetryMax)
-			if res := r.Sync(ctx); len(res.ForeignHeld) != 1 || !e.hasLB(id) || e.counters().Count(sim.OpCreateLoadBalancer) != 0 {
-				t.Fatalf("retry: %+v, calls %v", res, e.counters().Calls)
-			}
-			// The Service goes: the foreign load balancer stays, nothing is held.
-			remove(r, tenant.Key)
-			if res := r.Sync(ctx); len(res.ForeignHeld) != 0 || !e.hasLB(id) {
-				t.Fatalf("after the Service left: %+v, foreign present %v", res, e.hasLB(id))
-			}
-			for _, d := range want {
-				if e.hnsLB(d.Key) == nil {
-					t.Errorf("%s lost", d.Key)
-				}
-			}
-		})
+		t.Run(name, func(t *testing.T) { f(t, identical) })
 	}
+}
+
+// TestForeignLoadBalancerOnATenantFrontendIsNeverDeleted (F1): a namespace
+// user sets an external IP on the frontend of a load balancer hnsproxy does
+// not own. hnsproxy reports it and keeps away, during and after the
+// Service's life, whether the foreign one differs or is identical.
+func TestForeignLoadBalancerOnATenantFrontendIsNeverDeleted(t *testing.T) {
+	eachLikeness(t, func(t *testing.T, identical bool) {
+		e := newEnv(t, sim.ProfileWS2022)
+		want := e.threeServices()
+		r := e.started(want...) // a state file exists: not a first start
+		tenant, theirs := tenantAndTheirs(identical)
+		id := e.foreignOn(theirs, "10.244.1.60")
+
+		upsert(r, tenant)
+		res := e.syncListed(r)
+		var held *ForeignFrontendError
+		if len(res.Errors) != 1 || !errors.As(res.Errors[0], &held) || held.ID != id || held.Key != tenant.Key {
+			t.Fatalf("errors %v, want one ForeignFrontendError on %s", res.Errors, id)
+		}
+		if want := []ForeignFrontend{{Key: tenant.Key, ID: id}}; !reflect.DeepEqual(res.ForeignHeld, want) {
+			t.Errorf("ForeignHeld = %+v, want %+v", res.ForeignHeld, want)
+		}
+		if c := e.counters(); c.Count(sim.OpDeleteLoadBalancer) != 0 || !e.hasLB(id) {
+			t.Fatalf("the foreign load balancer was touched: %v", c.Calls)
+		}
+		// It was never declared as a create of ours (the Sync looked for
+		// a holder first): a crash at any point must not make the next
+		// Start claim it.
+		if st, err := loadState(e.stateFile); err != nil || slices.Contains(st.CreatingLoadBalancers, tenant.Key) {
+			t.Errorf("state file declares the held frontend: %+v, %v", st, err)
+		}
+		for _, f := range []string{e.stateFile, journalPath(e.stateFile)} {
+			if raw, _ := os.ReadFile(f); strings.Contains(string(raw), tenant.Key.VIP) {
+				t.Errorf("%s mentions the held frontend: %s", f, raw)
+			}
+		}
+		restarted := e.reconciler()
+		if err := restarted.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, owned := restarted.ownedLBs[id]; owned {
+			t.Fatal("a restart claimed the foreign load balancer")
+		}
+		// Retries keep reporting it, and keep away (one Get, no create).
+		e.hns.ResetCounters()
+		e.clock.Step(DefaultRetryMax)
+		if res := r.Sync(ctx); len(res.ForeignHeld) != 1 || !e.hasLB(id) || e.counters().Count(sim.OpCreateLoadBalancer) != 0 {
+			t.Fatalf("retry: %+v, calls %v", res, e.counters().Calls)
+		}
+		// The Service goes: the foreign load balancer stays, nothing is held.
+		remove(r, tenant.Key)
+		if res := r.Sync(ctx); len(res.ForeignHeld) != 0 || !e.hasLB(id) {
+			t.Fatalf("after the Service left: %+v, foreign present %v", res, e.hasLB(id))
+		}
+		for _, d := range want {
+			if e.hnsLB(d.Key) == nil {
+				t.Errorf("%s lost", d.Key)
+			}
+		}
+	})
 }
 
 // TestAForeignHolderHNSCannotReadIsStillHeld: a retry of a frontend a
@@ -118,14 +145,7 @@ func TestForeignLoadBalancerOnATenantFrontendIsNeverDeleted(t *testing.T) {
 func TestAForeignHolderHNSCannotReadIsStillHeld(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
 	r := e.started(e.threeServices()...)
-	tenant := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
-	theirs := tenant
-	theirs.Origin, theirs.InternalPort = intent.OriginUnknown, 9090
-	id := e.foreignOn(theirs, "10.244.1.60")
-	upsert(r, tenant)
-	if res := e.syncListed(r); len(res.ForeignHeld) != 1 {
-		t.Fatalf("first sync: %+v, want the frontend held", res)
-	}
+	tenant, id := e.heldByAnother(r)
 	e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpGetLoadBalancer: 1},
 		Codes: map[sim.Op][]hnslb.ErrorCode{sim.OpGetLoadBalancer: {hnslb.CodeInvalidParameter}}})
 	e.hns.ResetCounters()
@@ -147,41 +167,30 @@ func TestAForeignHolderHNSCannotReadIsStillHeld(t *testing.T) {
 // that follows shows the foreign holder, and hnsproxy reports it and keeps
 // away, as where the first listing had shown it (F1).
 func TestForeignLoadBalancerMadeAfterItsFrontendWasCheckedIsNeverDeleted(t *testing.T) {
-	for _, identical := range []bool{false, true} {
-		name := "different"
-		if identical {
-			name = "identical"
+	eachLikeness(t, func(t *testing.T, identical bool) {
+		e := newEnv(t, sim.ProfileWS2022)
+		r := e.started(e.threeServices()...)
+		tenant, theirs := tenantAndTheirs(identical)
+		upsert(r, tenant)
+		if res := r.Sync(ctx); !res.ListingWanted {
+			t.Fatalf("a new tenant frontend was not checked first: %+v", res)
 		}
-		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, sim.ProfileWS2022)
-			r := e.started(e.threeServices()...)
-			tenant := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
-			theirs := tenant
-			theirs.Origin = intent.OriginUnknown
-			if !identical {
-				theirs.InternalPort = 9090
-			}
-			upsert(r, tenant)
-			if res := r.Sync(ctx); !res.ListingWanted {
-				t.Fatalf("a new tenant frontend was not checked first: %+v", res)
-			}
-			if err := r.Lookup(ctx); err != nil { // the frontend is free
-				t.Fatal(err)
-			}
-			id := e.foreignOn(theirs, "10.244.1.60")
-			res := e.syncListed(r) // refused as taken; the listing shows the holder
-			var held *ForeignFrontendError
-			if len(res.Errors) != 1 || !errors.As(res.Errors[0], &held) || held.ID != id || held.Key != tenant.Key {
-				t.Fatalf("errors %v, want one ForeignFrontendError on %s", res.Errors, id)
-			}
-			if c := e.counters(); c.Count(sim.OpDeleteLoadBalancer) != 0 || !e.hasLB(id) {
-				t.Fatalf("the foreign load balancer was touched: %v", c.Calls)
-			}
-			if _, owned := r.ownedLBs[id]; owned {
-				t.Fatal("the foreign load balancer was adopted")
-			}
-		})
-	}
+		if err := r.Lookup(ctx); err != nil { // the frontend is free
+			t.Fatal(err)
+		}
+		id := e.foreignOn(theirs, "10.244.1.60")
+		res := e.syncListed(r) // refused as taken; the listing shows the holder
+		var held *ForeignFrontendError
+		if len(res.Errors) != 1 || !errors.As(res.Errors[0], &held) || held.ID != id || held.Key != tenant.Key {
+			t.Fatalf("errors %v, want one ForeignFrontendError on %s", res.Errors, id)
+		}
+		if c := e.counters(); c.Count(sim.OpDeleteLoadBalancer) != 0 || !e.hasLB(id) {
+			t.Fatalf("the foreign load balancer was touched: %v", c.Calls)
+		}
+		if _, owned := r.ownedLBs[id]; owned {
+			t.Fatal("the foreign load balancer was adopted")
+		}
+	})
 }
 
 // TestWithoutAStateFileAForeignLoadBalancerOnATenantFrontendIsNeverDeleted:
@@ -194,9 +203,7 @@ func TestWithoutAStateFileAForeignLoadBalancerOnATenantFrontendIsNeverDeleted(t 
 	e := newEnv(t, sim.ProfileWS2022)
 	e.tweak = func(o *Options) { o.StateFile = "" }
 	r := e.started(e.threeServices()...)
-	tenant := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
-	theirs := tenant
-	theirs.Origin, theirs.InternalPort = intent.OriginUnknown, 9090
+	tenant, theirs := tenantAndTheirs(false)
 	id := e.foreignOn(theirs, "10.244.1.60")
 	upsert(r, tenant)
 	res := e.syncListed(r)

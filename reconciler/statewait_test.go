@@ -24,14 +24,7 @@ func TestACreateDeclaredMidSyncWaitsForTheStateFile(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
 	three := e.threeServices()
 	r := e.started(three...)
-	tenant := externalLB("203.0.113.5", 80, loc("10.244.1.60"))
-	theirs := tenant
-	theirs.Origin, theirs.InternalPort = intent.OriginUnknown, 9090
-	id := e.foreignOn(theirs, "10.244.1.60")
-	upsert(r, tenant)
-	if res := e.syncListed(r); len(res.ForeignHeld) != 1 {
-		t.Fatalf("the foreign holder was not met: %+v", res)
-	}
+	tenant, id := e.heldByAnother(r)
 	if err := e.hns.DeleteLoadBalancer(ctx, id); err != nil {
 		t.Fatal(err)
 	}

@@ -93,16 +93,7 @@ func TestExternalIPRefusedOnEveryPortOfAClusterIP(t *testing.T) {
 }
 
 func TestIngressIPOutranksAnOlderExternalIP(t *testing.T) {
-	cfg := config()
-	ext := ServiceInput{
-		Service: service("a-ext", clusterIPs("10.0.0.2"), externalIPs("198.51.100.7")),
-		Slices:  slicesOf(slice("a-ext-1", 8080, ep("10.1.0.2"))),
-	}
-	ing := ServiceInput{
-		Service: service("b-lb", clusterIPs("10.0.0.3"), loadBalancer(ingressIP("198.51.100.7")), created(time.Hour)),
-		Slices:  slicesOf(slice("b-lb-1", 8080, ep("10.1.0.3"))),
-	}
-	s := Compute([]ServiceInput{ext, ing}, cfg)
+	s := Compute(externalIPAndYoungerIngressIP("10.1.0.3"), config())
 	if got := s.LBs[key("198.51.100.7", 80)]; got.Owner != "ns/b-lb:http" {
 		t.Fatalf("ingress IP lost to an older external IP: %+v", got)
 	}
@@ -118,16 +109,7 @@ func TestIngressIPOutranksAnOlderExternalIP(t *testing.T) {
 // it is (owner and origin): the ingress IP carries it, and the other
 // Service loses nothing, so no LoadBalancerConflict is raised.
 func TestAnExternalIPIdenticalToTheIngressIPThatOutranksItIsNoConflict(t *testing.T) {
-	cfg := config()
-	ext := ServiceInput{
-		Service: service("a-ext", clusterIPs("10.0.0.2"), externalIPs("198.51.100.7")),
-		Slices:  slicesOf(slice("a-ext-1", 8080, ep("10.1.0.2"))),
-	}
-	ing := ServiceInput{
-		Service: service("b-lb", clusterIPs("10.0.0.3"), loadBalancer(ingressIP("198.51.100.7")), created(time.Hour)),
-		Slices:  slicesOf(slice("b-lb-1", 8080, ep("10.1.0.2"))),
-	}
-	s := Compute([]ServiceInput{ext, ing}, cfg)
+	s := Compute(externalIPAndYoungerIngressIP("10.1.0.2"), config())
 	if got := s.LBs[key("198.51.100.7", 80)]; got.Owner != "ns/b-lb:http" || got.Origin != intent.OriginIngress {
 		t.Fatalf("ingress IP lost to an older external IP: %+v", got)
 	}
@@ -148,4 +130,17 @@ func TestRefuseExternalIPsOnNodeAddresses(t *testing.T) {
 	if reasons(r.Problems) != ReasonExternalIPRefused || !strings.Contains(keysOf(r), "203.0.113.5:80") || strings.Contains(keysOf(r), nodeIPv4+":80") {
 		t.Errorf("hardened: %s", dump(r))
 	}
+}
+
+// externalIPAndYoungerIngressIP are two Services on one address: a-ext's
+// external IP, backed by 10.1.0.2, and the ingress IP of b-lb, younger by
+// an hour, backed by ingressBackend.
+func externalIPAndYoungerIngressIP(ingressBackend string) []ServiceInput {
+	return []ServiceInput{{
+		Service: service("a-ext", clusterIPs("10.0.0.2"), externalIPs("198.51.100.7")),
+		Slices:  slicesOf(slice("a-ext-1", 8080, ep("10.1.0.2"))),
+	}, {
+		Service: service("b-lb", clusterIPs("10.0.0.3"), loadBalancer(ingressIP("198.51.100.7")), created(time.Hour)),
+		Slices:  slicesOf(slice("b-lb-1", 8080, ep(ingressBackend))),
+	}}
 }
