@@ -63,7 +63,7 @@ func LockStateFile(stateFile string) (*StateLock, error) {
 		}
 		return nil, err
 	}
-	f, err := openNoFollow(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openLockFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -16,3 +16,8 @@ func lockExclusive(f *os.File) error {
 }
 
 func lockHeld(err error) bool { return errors.Is(err, syscall.EWOULDBLOCK) }
+
+// openLockFile opens the lock file, creating it if missing.
+func openLockFile(path string) (*os.File, error) {
+	return openNoFollow(path, os.O_RDWR|os.O_CREATE, 0o600)
+}

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 
 	"golang.org/x/sys/windows"
@@ -17,3 +18,17 @@ func lockExclusive(f *os.File) error {
 }
 
 func lockHeld(err error) bool { return errors.Is(err, windows.ERROR_LOCK_VIOLATION) }
+
+// openLockFile opens an existing lock file for reading only, and creates
+// one that is missing. LockFileEx needs read or write access, and Windows
+// refuses write access to a file with the read-only attribute (a restored
+// backup, a copy from read-only media, attrib +r); Go asks for write
+// access whenever it may create the file. Opened for writing, such a lock
+// file was never taken, and every start ran without the lock.
+func openLockFile(path string) (*os.File, error) {
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return openNoFollow(path, os.O_RDWR|os.O_CREATE, 0o600)
+	}
+	return f, err
+}
