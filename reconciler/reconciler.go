@@ -275,6 +275,10 @@ type lbEntry struct {
 	// origin is the last desired load balancer's, kept past its Delete for
 	// the refusal of the delete (refusals.go).
 	origin intent.Origin
+	// realizedInDoubt: a write on the realized load balancer failed
+	// without saying whether HNS applied it (writeUnknown), so HNS may
+	// hold that write's document, or none, rather than realized.
+	realizedInDoubt bool
 }
 
 type remoteEP struct {
@@ -583,7 +587,7 @@ func (r *Reconciler) setRealized(e *lbEntry, id string, doc, echo *hnslb.LoadBal
 	} else {
 		r.dropRefs(e) // modified in place: same ID, same ownership
 	}
-	e.realizedID, e.realized, e.uncertain = id, doc, nil
+	e.realizedID, e.realized, e.uncertain, e.realizedInDoubt = id, doc, nil, false
 	r.forgetLB(e.key)           // realized: nothing left to look up
 	r.dropStale(r.staleLBs, id) // adopted for its key: no longer to be deleted
 	r.published.changed.lb(e.key)
@@ -608,7 +612,7 @@ func (r *Reconciler) clearRealized(e *lbEntry) {
 	}
 	r.dropRefs(e)
 	r.disown(recordLoadBalancer, e.realizedID)
-	e.realizedID, e.realized = "", nil
+	e.realizedID, e.realized, e.realizedInDoubt = "", nil, false
 	r.published.changed.lb(e.key)
 }
 

@@ -38,6 +38,7 @@ func (r *Reconciler) removeRealizedLB(run *syncRun, e *lbEntry) error {
 	}
 	if e.realizedID != "" {
 		if err := r.deleteLB(run, e.realizedID); err != nil {
+			r.writeUnknown(e, err)
 			return err
 		}
 		r.clearRealized(e)
@@ -120,6 +121,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		// Deleting the load balancer it replaces failed ahead: the
 		// create was not made, and the old one stays realized.
 		delete(run.lbCreates, e.key)
+		r.writeUnknown(e, ahead.deleteErr)
 		r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), ahead.deleteErr)
 		return
 	}
@@ -149,7 +151,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		return
 	}
 	doc := r.docForTurn(run, e, ids)
-	if e.realizedID != "" && sameLB(e.realized, doc) {
+	if realizedAs(e, doc) {
 		r.settle(run, ref, &e.st, missing)
 		return
 	}
@@ -167,6 +169,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		outcome, err := r.modifyLB(run, e, doc)
 		switch {
 		case err != nil: // the create a failed modify leads to waits for the state file too
+			r.writeUnknown(e, err)
 			r.failOrWait(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 			return
 		case outcome == modified:
@@ -178,6 +181,7 @@ func (r *Reconciler) syncLB(run *syncRun, e *lbEntry) {
 		}
 	} else if e.realizedID != "" { // not replaced ahead
 		if err := r.deleteLB(run, e.realizedID); err != nil {
+			r.writeUnknown(e, err)
 			r.fail(run, ref, &e.st, KindLoadBalancer, e.key.String(), err)
 			return
 		}

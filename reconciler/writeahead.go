@@ -291,7 +291,7 @@ func (r *Reconciler) planLB(run *syncRun, k intent.LBKey, created map[string]int
 		return w, c, false
 	}
 	doc := BuildLB(e.desired, ids)
-	if len(fills) == 0 && e.realizedID != "" && sameLB(e.realized, doc) {
+	if len(fills) == 0 && realizedAs(e, doc) {
 		return w, c, false
 	}
 	c = createdLB{doc: doc, ids: ids, missing: missing, gen: r.resolveGen, modified: modifies}
