@@ -130,6 +130,19 @@ func (p *Proxier) noteHNSReturned(ctx context.Context) {
 	p.repairNow(ctx, "HNS is back after a restart, which may have dropped objects", "listing it now to repair them")
 }
 
+// noteHNSBack forgets the backoff of listings that failed while HNS was
+// down (SyncResult.HNSBack): a lookup they left waiting (a create HNS
+// refused as down may have been applied) starts as soon as a sync wants
+// it. That backoff grew through the outage, up to 30 s: what an outage
+// that HNS outlived without a restart (no drift repair then) left waiting
+// for a lookup waited up to that long once HNS answered, where the rest
+// was retried within the reconciler's probe interval
+// (TestRefusedCreateIsLookedUpOnceHNSAnswers). Callers hold p.mu.
+func (p *Proxier) noteHNSBack() {
+	p.repairRetryAt = time.Time{}
+	p.repairBackoff.Forget(syncKey)
+}
+
 // noteObjectsGone makes a drift repair due now: the reconciler's probe
 // found an object of hnsproxy's deleted behind its back
 // (SyncResult.ObjectsGone), and a runbook that deletes one deletes them

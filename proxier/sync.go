@@ -86,6 +86,9 @@ func (p *Proxier) Sync(ctx context.Context) {
 	if stats.Result.NetworkChanged != nil {
 		p.noteNetworkChanged(ctx, stats.Result.NetworkChanged)
 	}
+	if stats.Result.HNSBack {
+		p.noteHNSBack()
+	}
 	if stats.Result.HNSReturned {
 		p.noteHNSReturned(ctx)
 	} else if stats.Result.ObjectsGone {

@@ -113,6 +113,11 @@ type SyncResult struct {
 	// as down (a restart), which may have dropped objects it held
 	// (outage.go); only a listing (Repair) finds those.
 	HNSReturned bool
+	// HNSBack: HNS answered in this Sync after refusing calls and a probe
+	// as down (outage.go), restarted or not. Listings HNS refused
+	// meanwhile (a lookup for a create it refused: the create may have
+	// been applied) need not wait for their backoff any more.
+	HNSBack bool
 	// ObjectsGone: this Sync's probe found a load balancer or endpoint of
 	// hnsproxy's gone while the network is in place: deleted behind its
 	// back (probe.go); only a listing (Repair) finds the rest.

@@ -148,7 +148,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	run.res.RepairLeft = r.repairWork.left()
 	run.res.LearnedBackendCap = r.learnedCap
 	run.res.ListingWanted = r.wantsListing()
-	run.res.HNSDown = r.outage.open
+	run.res.HNSDown, run.res.HNSBack = r.outage.open, run.outageEnded
 	return run.res
 }
 
