@@ -225,6 +225,11 @@ func (d *deadlines) ServiceInstance(ctx context.Context) (string, error) {
 	return guard(d, ctx, hnslb.OpServiceInstance, d.call, d.c.ServiceInstance)
 }
 
+// ListNamespaces lists the node's namespaces with the call deadline, not a
+// listing's: a Sync lists them (a new pod's endpoint), holding the lock
+// the sync loop waits for, and a node's pods are few (a few hundred hcn
+// RPCs, under a second). With the listing deadline a hung HNS held the
+// loop two minutes there (TestANamespaceListingInASyncHasTheCallDeadline).
 func (d *deadlines) ListNamespaces(ctx context.Context) ([]hnslb.Namespace, error) {
-	return guard(d, ctx, hnslb.OpListNamespaces, d.list, d.c.ListNamespaces)
+	return guard(d, ctx, hnslb.OpListNamespaces, d.call, d.c.ListNamespaces)
 }
