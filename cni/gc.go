@@ -162,18 +162,12 @@ func (s *session) hostLocalHolders(stdin []byte, endpoints []*hnslb.Endpoint) ([
 	if s.conf.IPAM.Type != "host-local" || len(endpoints) == 0 {
 		return nil, nil
 	}
-	var conf struct {
-		Name string `json:"name"`
-		IPAM struct {
-			DataDir string `json:"dataDir"`
-		} `json:"ipam"`
-	}
-	if err := json.Unmarshal(stdin, &conf); err != nil {
+	dir, err := hostlocalstore.Dir(stdin)
+	if err != nil {
 		return nil, types.NewError(types.ErrDecodingFailure, "malformed network configuration", err.Error())
 	}
 	// The store holds at most the pod subnet; the endpoints can be every
 	// remote endpoint of an overlay cluster, so the store is read once.
-	dir := hostlocalstore.Dir(conf.IPAM.DataDir, conf.Name)
 	reserved, err := hostlocalstore.Reservations(dir)
 	if err != nil {
 		return nil, types.NewError(types.ErrIOFailure, "read host-local's store "+dir, err.Error())

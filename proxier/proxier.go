@@ -417,9 +417,10 @@ func (p *Proxier) onSliceDelete(obj any) {
 
 // sliceChanged marks obj's Service changed. live (added or updated, not
 // deleted) passes the slice's trigger time on for the network programming
-// latency (a deletion ends the family's pending ones instead), and logs a slice no Service can use: one without the
-// kubernetes.io/service-name label, the usual mistake with a hand-made
-// slice, which kube-proxy logs as an error too.
+// latency (a deletion ends the family's pending ones instead), and logs a
+// slice no Service can use: one without the kubernetes.io/service-name
+// label, the usual mistake with a hand-made slice, which kube-proxy logs
+// as an error too.
 func (p *Proxier) sliceChanged(obj any, live bool) {
 	slice, ok := obj.(*cachedSlice)
 	if !ok {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 
@@ -37,15 +38,24 @@ type onceEach map[intent.LBKey]string
 // events kubectl describe shows apart, and gets the condition raised on
 // it, though its load balancer and the condition stay the same.
 func (p *Proxier) holderUID(key intent.LBKey) string {
+	if _, svc := p.holder(key); svc != nil {
+		return string(svc.UID)
+	}
+	return ""
+}
+
+// holder is the name of the Service whose load balancer key is ("" when
+// none), and the Service from the informer's cache (nil when not there).
+func (p *Proxier) holder(key intent.LBKey) (types.NamespacedName, *v1.Service) {
 	name, ok := p.state.Holder(key)
 	if !ok {
-		return ""
+		return types.NamespacedName{}, nil
 	}
 	svc, err := p.services.Services(name.Namespace).Get(name.Name)
 	if err != nil {
-		return ""
+		return name, nil
 	}
-	return string(svc.UID)
+	return name, svc
 }
 
 // due records sig as key's condition and reports whether it is new.
@@ -151,16 +161,12 @@ func (p *Proxier) nodeWideEvent(reason string, key intent.LBKey, what, next stri
 // serviceEvent raises through rec a Warning on the Service whose load
 // balancer key is.
 func (p *Proxier) serviceEvent(rec events.EventRecorder, key intent.LBKey, reason, format string, args ...any) {
-	name, ok := p.state.Holder(key)
-	if !ok {
+	name, svc := p.holder(key)
+	if name.Name == "" {
 		return
 	}
 	klog.InfoS("Load balancer not fully programmed", "service", name, "frontend", key, "reason", reason)
-	if rec == nil {
-		return
-	}
-	svc, err := p.services.Services(name.Namespace).Get(name.Name)
-	if err != nil {
+	if rec == nil || svc == nil {
 		return
 	}
 	rec.Eventf(svc, nil, v1.EventTypeWarning, reason, "Sync", format, args...)

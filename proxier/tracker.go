@@ -91,8 +91,7 @@ func (t *changeTracker) reportLocked(c Changes) {
 }
 
 // sliceChanged notes a change to one of name's slices, of family;
-// trigger is the slice's trigger time (zero when it has none or it is no
-// latency to report).
+// trigger is the slice's trigger time (zero when it has none).
 func (t *changeTracker) sliceChanged(name types.NamespacedName, family intent.IPFamily, trigger time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -10,6 +10,7 @@ package hostlocalstore
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"net/netip"
@@ -25,11 +26,20 @@ import (
 // configuration names no dataDir (disk.New's default, unexported there).
 const defaultDataDir = "/var/lib/cni/networks"
 
-// Dir is the directory host-local keeps a network's reservations in, for
-// an ipam dataDir ("" for host-local's default) and the configuration's
-// name.
-func Dir(dataDir, network string) string {
-	return filepath.Join(cmp.Or(dataDir, defaultDataDir), network)
+// Dir is the directory host-local keeps the reservations of a network
+// configuration (conf, the JSON a plugin is given) in: its name under the
+// ipam section's dataDir, host-local's default where it names none.
+func Dir(conf []byte) (string, error) {
+	var c struct {
+		Name string `json:"name"`
+		IPAM struct {
+			DataDir string `json:"dataDir"`
+		} `json:"ipam"`
+	}
+	if err := json.Unmarshal(conf, &c); err != nil {
+		return "", err
+	}
+	return filepath.Join(cmp.Or(c.IPAM.DataDir, defaultDataDir), c.Name), nil
 }
 
 // Reservations are the addresses reserved in dir and who holds each; none

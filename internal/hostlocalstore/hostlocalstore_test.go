@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/types"
@@ -26,6 +27,7 @@ func TestReservationsReadsWhatHostLocalWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
+	dir := dirOf(t, `{"cniVersion": "1.0.0", "name": "pods", "ipam": {"type": "host-local", "dataDir": `+strconv.Quote(dataDir)+`}}`)
 	want := map[netip.Addr]types.GCAttachment{
 		netip.MustParseAddr("10.244.1.2"):   {ContainerID: "pod-a", IfName: "eth0"},
 		netip.MustParseAddr("10.244.1.3"):   {ContainerID: "dummy", IfName: "dummy"},
@@ -38,12 +40,12 @@ func TestReservationsReadsWhatHostLocalWrote(t *testing.T) {
 		}
 	}
 	legacy := netip.MustParseAddr("10.244.1.9")
-	if err := os.WriteFile(filepath.Join(Dir(dataDir, "pods"), legacy.String()), []byte("pod-legacy"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, legacy.String()), []byte("pod-legacy"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	want[legacy] = types.GCAttachment{ContainerID: "pod-legacy"}
 
-	got, err := Reservations(Dir(dataDir, "pods"))
+	got, err := Reservations(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func TestReservationsReadsWhatHostLocalWrote(t *testing.T) {
 	if err := store.GC(holders); err != nil {
 		t.Fatal(err)
 	}
-	after, err := Reservations(Dir(dataDir, "pods"))
+	after, err := Reservations(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +73,29 @@ func TestReservationsReadsWhatHostLocalWrote(t *testing.T) {
 // TestReservationsOfNoStore: a network host-local never reserved in has
 // no directory, which is no reservation, not an error.
 func TestReservationsOfNoStore(t *testing.T) {
-	got, err := Reservations(Dir(t.TempDir(), "never"))
+	got, err := Reservations(dirOf(t, `{"name": "never", "ipam": {"dataDir": `+strconv.Quote(t.TempDir())+`}}`))
 	if err != nil || len(got) != 0 {
 		t.Errorf("Reservations of a missing store = %v, %v; want none", got, err)
 	}
+}
+
+// TestDirOfAConfigurationWithoutDataDir: host-local's default store, under
+// the configuration's name.
+func TestDirOfAConfigurationWithoutDataDir(t *testing.T) {
+	if got, want := dirOf(t, `{"name": "cbr0", "ipam": {"type": "host-local"}}`), filepath.Join(defaultDataDir, "cbr0"); got != want {
+		t.Errorf("Dir = %s, want %s", got, want)
+	}
+	if _, err := Dir([]byte(`{"name": 7}`)); err == nil {
+		t.Error("Dir of a configuration whose name is no string: no error")
+	}
+}
+
+// dirOf is Dir of conf, failing the test on an error.
+func dirOf(t *testing.T, conf string) string {
+	t.Helper()
+	dir, err := Dir([]byte(conf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

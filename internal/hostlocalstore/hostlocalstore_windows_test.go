@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/types"
@@ -38,10 +39,11 @@ func TestWindowsReservationsUnescapeIPv6(t *testing.T) {
 		}
 	}
 	store.Close()
-	if _, err := os.Stat(filepath.Join(Dir(dataDir, "pods"), "fd00_10__2")); err != nil {
+	dir := dirOf(t, `{"name": "pods", "ipam": {"dataDir": `+strconv.Quote(dataDir)+`}}`)
+	if _, err := os.Stat(filepath.Join(dir, "fd00_10__2")); err != nil {
 		t.Fatalf("host-local's file for fd00:10::2 is not named with '_' on Windows: %v", err)
 	}
-	got, err := Reservations(Dir(dataDir, "pods"))
+	got, err := Reservations(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

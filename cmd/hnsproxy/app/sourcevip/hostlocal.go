@@ -1,7 +1,6 @@
 package sourcevip
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
@@ -17,7 +16,7 @@ import (
 // when the pods' reservations would otherwise stay taken) keeps no pod off
 // the address, and the record alone cannot tell.
 func (r record) hostLocalHolds() error {
-	dir, err := hostLocalDir(r.Conf)
+	dir, err := hostlocalstore.Dir(r.Conf)
 	if err != nil {
 		return err
 	}
@@ -30,21 +29,6 @@ func (r record) hostLocalHolds() error {
 		return fmt.Errorf("host-local's store %s does not reserve %s for %s", dir, r.Address, sourcevipipam.ContainerID)
 	}
 	return nil
-}
-
-// hostLocalDir is the store host-local keeps the addresses of an IPAM
-// input in: the network's name under its dataDir.
-func hostLocalDir(ipamConf json.RawMessage) (string, error) {
-	var conf struct {
-		Name string `json:"name"`
-		IPAM struct {
-			DataDir string `json:"dataDir"`
-		} `json:"ipam"`
-	}
-	if err := json.Unmarshal(ipamConf, &conf); err != nil {
-		return "", err
-	}
-	return hostlocalstore.Dir(conf.IPAM.DataDir, conf.Name), nil
 }
 
 // storeMoved says why the reservation no longer keeps the network's pods
@@ -64,11 +48,11 @@ func (r record) storeMoved(o Options) string {
 	case r.Type != "host-local":
 		return ""
 	}
-	was, err := hostLocalDir(r.Conf)
+	was, err := hostlocalstore.Dir(r.Conf)
 	if err != nil {
 		return ""
 	}
-	now, err := hostLocalDir(in.Conf)
+	now, err := hostlocalstore.Dir(in.Conf)
 	if err != nil || sameDir(was, now) {
 		return ""
 	}
