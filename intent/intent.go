@@ -40,10 +40,18 @@ type LBKey struct {
 	Port     uint16
 }
 
+// String is "VIP:port/tcp", "VIP:port/udp" or, for another protocol (a
+// foreign load balancer's), "VIP:port/protocol-N": a foreign one on ICMP or
+// any protocol must not read as TCP in diag output and logs.
 func (k LBKey) String() string {
-	proto := "tcp"
-	if k.Protocol == hnslb.ProtocolUDP {
+	var proto string
+	switch k.Protocol {
+	case hnslb.ProtocolTCP:
+		proto = "tcp"
+	case hnslb.ProtocolUDP:
 		proto = "udp"
+	default:
+		proto = "protocol-" + strconv.FormatUint(uint64(k.Protocol), 10)
 	}
 	if k.VIP == "" {
 		return fmt.Sprintf("nodeport/v%d:%d/%s", k.Family, k.Port, proto)
