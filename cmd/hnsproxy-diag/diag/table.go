@@ -70,7 +70,8 @@ type Backend struct {
 	// HNS in the place of a missing one, over the backend cap), "no-endpoint"
 	// (HNS names an endpoint ID that does not exist), "other-network" (an
 	// endpoint on another HNS network than the one diagnosed, which
-	// hnsproxy there does not use).
+	// hnsproxy there does not use), "other-kind" (a remote endpoint where
+	// hnsproxy uses a local one, or the reverse: BackendOtherKind).
 	State string `json:"state,omitempty"`
 	// EndpointID is the HNS endpoint, when HNS uses one.
 	EndpointID string `json:"endpointID,omitempty"`
@@ -188,7 +189,12 @@ func (v *view) compare(want *intent.LB, got *hnslb.LoadBalancer) Row {
 		row.Why = append(row.Why, fmt.Sprintf("%d of its backends are endpoints on another HNS network than %s, which hnsproxy does not use", n, v.in.Network.Name))
 		waiting = false
 	}
-	if n := len(row.Backends) - countState(row.Backends, "") - countState(row.Backends, "missing") - countState(row.Backends, BackendSpare) - countState(row.Backends, BackendOtherNetwork); n > 0 {
+	if n := countState(row.Backends, BackendOtherKind); n > 0 {
+		row.Why = append(row.Why, fmt.Sprintf("%d of its backends are reached through an endpoint of the other kind than hnsproxy uses at their address: "+
+			"a remote endpoint for a pod of this node (on Windows Server 2019 and 2022 its traffic goes to another node), or a local endpoint for a pod of another node", n))
+		waiting = false
+	}
+	if n := len(row.Backends) - countState(row.Backends, "") - countState(row.Backends, "missing") - countState(row.Backends, BackendSpare) - countState(row.Backends, BackendOtherNetwork) - countState(row.Backends, BackendOtherKind); n > 0 {
 		row.Why = append(row.Why, fmt.Sprintf("%d of its backends are not wanted", n))
 		waiting = false
 	}
@@ -270,6 +276,7 @@ func shapeDiffs(want, got *hnslb.LoadBalancer) []string {
 // balancer uses, by IP.
 func (v *view) backends(want *intent.LB, got *hnslb.LoadBalancer) []Backend {
 	byIP := map[string]*Backend{}
+	wantLocal := map[string]bool{} // by IP: the kind of endpoint hnsproxy uses
 	var out []*Backend
 	add := func(b Backend) *Backend {
 		if have := byIP[b.IP]; have != nil {
@@ -287,6 +294,7 @@ func (v *view) backends(want *intent.LB, got *hnslb.LoadBalancer) []Backend {
 	if want != nil {
 		for _, b := range want.Backends {
 			add(Backend{IP: b.IP, Local: b.Local, State: "missing"})
+			wantLocal[b.IP] = v.resolvesLocal(b)
 		}
 	}
 	if got != nil {
@@ -307,6 +315,8 @@ func (v *view) backends(want *intent.LB, got *hnslb.LoadBalancer) []Backend {
 			case v.in.Network != nil && !strings.EqualFold(ep.HostComputeNetwork, v.in.Network.ID):
 				// hnsproxy resolves backends on its own network only.
 				b.State = BackendOtherNetwork
+			case b.State == "missing" && wantLocal[b.IP] == ep.IsRemote():
+				b.State = BackendOtherKind
 			case b.State == "missing":
 				b.State = ""
 			}
