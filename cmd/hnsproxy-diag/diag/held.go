@@ -8,8 +8,9 @@ import (
 )
 
 // heldAddresses explains the wanted remote backends a row lacks whose
-// address another endpoint holds: HNS keeps one endpoint per address (a
-// local and a remote one may share it on Windows Server 2019 and 2022), so
+// address another endpoint on the diagnosed network holds: HNS keeps one
+// endpoint per address on a network (a local and a remote one may share it
+// on Windows Server 2019 and 2022), so
 // it refuses hnsproxy's remote endpoint there, and hnsproxy deletes no
 // endpoint it does not own (its log says "HNS refuses endpoint address").
 func (v *view) heldAddresses(bs []Backend) []string {
@@ -24,6 +25,9 @@ func (v *view) heldAddresses(bs []Backend) []string {
 		}
 		var held []string
 		for _, ep := range v.endpoints {
+			if !strings.EqualFold(ep.HostComputeNetwork, v.in.Network.ID) {
+				continue // the rule is per network: another's endpoints refuse nothing here
+			}
 			if v.in.Owned != nil && v.in.Owned.RemoteEndpoint(ep.ID) && ep.IsRemote() {
 				continue // hnsproxy's own: it replaces or adopts it
 			}
