@@ -73,8 +73,8 @@ func (o *Options) Complete(fs *pflag.FlagSet) (*Config, []string, error) {
 		ContentType:         kp.ClientConnection.ContentType,
 		AcceptContentTypes:  kp.ClientConnection.AcceptContentTypes,
 		BindAddress:         kp.BindAddress,
-		HealthzBindAddress:  kp.HealthzBindAddress,
-		MetricsBindAddress:  kp.MetricsBindAddress,
+		HealthzBindAddress:  listenAddress(kp.HealthzBindAddress),
+		MetricsBindAddress:  listenAddress(kp.MetricsBindAddress),
 		BindAddressHardFail: kp.BindAddressHardFail,
 		EnableProfiling:     kp.EnableProfiling,
 		// kernelspace reads the iptables section's periods (the v1alpha1

@@ -77,3 +77,20 @@ func (v ipValue) String() string {
 }
 
 func (v ipValue) Type() string { return "ip" }
+
+// listenAddress is a validated "IP:port" as the servers listen on it: the
+// IP as kube-proxy reads it (kubeip), in canonical text. net.Listen takes
+// "127.000.000.001" for a host name, which it cannot resolve (or which
+// Windows' resolver reads as octal), where kube-proxy listens on 127.0.0.1.
+// Anything else is returned as it is, for validation to report.
+func listenAddress(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	ip, ok := kubeip.ParseAddr(host)
+	if !ok {
+		return addr
+	}
+	return net.JoinHostPort(ip.String(), port)
+}
