@@ -3,6 +3,7 @@ package cni
 import (
 	"context"
 	"net"
+	"net/netip"
 	"strings"
 
 	"github.com/containernetworking/cni/pkg/invoke"
@@ -86,6 +87,18 @@ func matchPrevResult(prev *current.Result, ep *hnslb.Endpoint, args *skel.CmdArg
 	}
 	if len(ep.IpConfigurations) == 0 {
 		return internal("HNS endpoint %s has no address", ep.Name)
+	}
+	// And every address prevResult records for it must be the endpoint's:
+	// the spec has CHECK take the expected addresses from prevResult, and
+	// a dual-stack pod whose endpoint was made again with one family only
+	// passes the check above.
+	for _, ipc := range prev.IPs {
+		if ipc == nil || ipc.Interface != nil && *ipc.Interface != idx {
+			continue
+		}
+		if a, ok := netip.AddrFromSlice(ipc.Address.IP); !ok || !ep.HasAddress(a) {
+			return internal("prevResult records address %s for HNS endpoint %s, which does not have it", ipc.Address.IP, ep.Name)
+		}
 	}
 	return nil
 }

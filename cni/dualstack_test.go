@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/containernetworking/cni/libcni"
@@ -173,5 +174,43 @@ func TestIPv6OnOverlayIsRefused(t *testing.T) {
 	}
 	if s := n1.dump(t); len(s.Endpoints) != 0 {
 		t.Errorf("endpoints left %v", names(s))
+	}
+}
+
+// TestCheckFailsForAnAddressPrevResultRecordsAndTheEndpointLacks: CHECK
+// holds the endpoint to every address prevResult records for the
+// attachment's interface (the spec: the plugin consults prevResult for the
+// expected addresses), not only the other way round. A dual-stack pod's
+// endpoint made again behind the runtime's back with its IPv4 address only
+// (same name, MAC and namespace) has lost its IPv6 address, and CHECK says
+// so; before, it passed, since the one address the endpoint has is one
+// prevResult records.
+func TestCheckFailsForAnAddressPrevResultRecordsAndTheEndpointLacks(t *testing.T) {
+	n1 := startNode(t, "n1", "--node-ip", "192.168.10.1", "--node-ip", "fd00:192:168:10::1",
+		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.1.0/24", "--subnet", "fd00:10:244:1::/64")
+	conf := dualStack(netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.1.0/24", socket: n1.socket, dataDir: t.TempDir()}, "fd00:10:244:1::/64")
+	rt := newRuntime(t, conf)
+	p := pod{id: "p1", netns: n1.createNamespace(t)}
+	if res := rt.add(t, p); len(res.IPs) != 2 {
+		t.Fatalf("ips %+v, want one per family", res.IPs)
+	}
+	if err := rt.check(p); err != nil {
+		t.Fatalf("CHECK of the pod as ADD left it: %v", err)
+	}
+
+	s := n1.dump(t)
+	e := endpointByName(s, p.endpointName("cbr0"))
+	if err := n1.client.DeleteEndpoint(context.Background(), e.ID); err != nil {
+		t.Fatal(err)
+	}
+	wireByHand(t, n1, s.Networks[0].ID, p, &hnslb.Endpoint{Name: e.Name, MacAddress: e.MacAddress,
+		IpConfigurations: e.IpConfigurations[:1], Routes: e.Routes[:1], SchemaVersion: hnslb.V2})
+	err := rt.check(p)
+	if cniCode(err) != int(types.ErrInternal) || !strings.Contains(err.Error(), e.IpConfigurations[1].IpAddress) {
+		t.Errorf("CHECK of the pod whose endpoint lacks its IPv6 address %s: %v, want code %d naming it", e.IpConfigurations[1].IpAddress, err, types.ErrInternal)
+	}
+	rt.del(t, p)
+	if got := allocated(t, conf.dataDir); len(got) != 0 {
+		t.Errorf("host-local holds %v after DEL", got)
 	}
 }
