@@ -3,6 +3,7 @@ package cni
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
@@ -32,13 +33,18 @@ func cmdStatus(ctx context.Context, s *session) error {
 	}
 	err = s.ipamExec(ctx, invoke.DelegateStatus)
 	var te *types.Error
-	if errors.As(err, &te) && te.Code == types.ErrTryAgainLater {
-		// An IPAM that did not answer in time (ipamError): STATUS's code
-		// for "cannot service ADD" is 50.
+	switch {
+	case err == nil || incompatible(err):
+		// An IPAM that predates STATUS says nothing against ADD.
+		return nil
+	case errors.As(err, &te) && te.Code == types.ErrTryAgainLater:
+		// An IPAM that did not answer in time (ipamError).
 		return types.NewError(types.ErrPluginNotAvailable, te.Msg, te.Details)
-	}
-	if err != nil && !incompatible(err) {
+	case errors.As(err, &te) && (te.Code == types.ErrPluginNotAvailable || te.Code == types.ErrLimitedConnectivity):
 		return err
 	}
-	return nil
+	// Whatever else keeps IPAM from answering (a plugin not installed yet,
+	// one whose own STATUS fails with its code) keeps ADD from working:
+	// STATUS's code for that is 50, with IPAM's error as the details.
+	return types.NewError(types.ErrPluginNotAvailable, fmt.Sprintf("IPAM plugin %q is not ready", s.conf.IPAM.Type), err.Error())
 }
