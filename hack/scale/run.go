@@ -3,15 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"iter"
-	"net/netip"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"time"
 
-	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/internal/liveheap"
 	"github.com/hnsproxy/hnsproxy/internal/nearestrank"
 	"github.com/hnsproxy/hnsproxy/sim"
@@ -692,63 +689,6 @@ func restart(ctx context.Context, o options, c *cluster, n *node, prof *cpuProfi
 	}
 	verify(c, n, rep, "after the restart")
 	return nil
-}
-
-// verify compares HNS's contents with the harness's own model: one load
-// balancer per Service with its ready endpoints as backends, and a remote
-// endpoint for exactly the remote pods some ready endpoint names (on
-// overlay also one per cluster IP, and each pod's provider address is its
-// node's address).
-func verify(c *cluster, n *node, rep *report, when string) {
-	byVIP := make(map[string]int, len(c.svcs))
-	for i, s := range c.svcs {
-		byVIP[s.Spec.ClusterIP] = i
-	}
-	nodeOf := map[string]int{}
-	if c.spec.Overlay {
-		for p, refs := range c.readyRefs {
-			if refs > 0 {
-				nodeOf[c.pods[p].ip] = c.pods[p].node
-			}
-		}
-	}
-	// Read in place, not copied: a snapshot's copies were garbage that the
-	// next phase's measured changes paid to sweep and collect.
-	remote, wrongPA, lbs, wrong := 0, 0, 0, 0
-	n.hns.Inspect(func(endpoints iter.Seq[*hnslb.Endpoint], loadBalancers iter.Seq[*hnslb.LoadBalancer]) {
-		for e := range endpoints {
-			if !e.IsRemote() {
-				continue
-			}
-			remote++
-			if node, ok := nodeOf[e.IP()]; ok && e.ProviderAddress() != nodeIP(node).String() {
-				wrongPA++
-			}
-		}
-		for lb := range loadBalancers {
-			lbs++
-			if len(lb.FrontendVIPs) != 1 {
-				wrong++
-				continue
-			}
-			i, ok := byVIP[lb.FrontendVIPs[0]]
-			if _, err := netip.ParseAddr(lb.FrontendVIPs[0]); err != nil || !ok || len(lb.HostComputeEndpoints) != c.expectedBackends(i) {
-				wrong++
-			}
-		}
-	})
-	if want := c.expectedRemoteEndpoints(); remote != want {
-		rep.problem("%s: HNS holds %d remote endpoints, want %d", when, remote, want)
-	}
-	if wrongPA > 0 {
-		rep.problem("%s: %d remote endpoints have a provider address other than their pod's node", when, wrongPA)
-	}
-	if lbs != c.expectedLBs() {
-		rep.problem("%s: HNS holds %d load balancers, want %d", when, lbs, c.expectedLBs())
-	}
-	if wrong > 0 {
-		rep.problem("%s: %d load balancers have an unknown frontend or the wrong number of backends", when, wrong)
-	}
 }
 
 func writeHeapProfile(path string) error {
