@@ -63,7 +63,8 @@ type Config struct {
 	// ingress IP reach hnsproxy's health servers.
 	ForwardHealthCheckVIP bool
 	// HealthzPort is the proxy healthz port (--healthz-bind-address port,
-	// 10256 by default), probed when a Service has no health-check node port.
+	// 10256 by default), probed when a Service has no health-check node port;
+	// 0 when the health server is off, so nothing is forwarded to it.
 	HealthzPort uint16
 	// HealthCheckGateway is, per family, the IP of the node's root/gateway
 	// HNS endpoint (--root-hnsendpoint-name) the health-check load balancers

@@ -169,14 +169,18 @@ func HealthCheckGateway(ctx context.Context, hns EndpointReader, name string) (m
 	return out, nil
 }
 
-// healthzPort is the port of the healthz address (kube-proxy's 10256 when unset).
+// healthzPort is the port of the healthz address, 0 when there is none.
+// The address is empty only when the health server is off
+// (--healthz-port=0; an empty address is defaulted to :10256): then
+// nothing listens, and no ingress IP's health check is forwarded to a port
+// of its own (winkernel reads its healthz port from the same address).
 func healthzPort(addr string) uint16 {
 	if _, port, err := net.SplitHostPort(addr); err == nil {
 		if p, err := strconv.ParseUint(port, 10, 16); err == nil {
 			return uint16(p)
 		}
 	}
-	return options.ProxyHealthzPort
+	return 0
 }
 
 // hostMAC is the MAC of the host interface holding the overlay network's
