@@ -78,6 +78,8 @@ func RecordFile(stateFile string) string {
 // reservation (IPAM ADD), recorded before it is used. A plugin cut short
 // by ctx's end (the daemon stopping) says nothing of the IPAM: Reserve
 // then returns ctx's error, so the stop reads as a stop, not a failure.
+// Nor does one killed at its deadline (ipamCallTimeout): Reserve returns
+// that error at once, keeping the record, and the start fails.
 func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
 	logger := klog.FromContext(ctx)
 	r, err := readRecord(o.Record)
@@ -92,7 +94,9 @@ func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
 		// that SNAT to it be routed to whichever node has the old subnet now.
 		logger.Info("Warning: the recorded source VIP no longer serves the HNS network; releasing it and reserving again",
 			"why", moved, "address", r.Address, "reservedOn", r.Network, "reservedIn", r.Subnet, "network", o.Network, "subnet", o.Subnet)
-		_ = r.release(ctx, o.BinDir)
+		if err := r.release(ctx, o.BinDir); errors.Is(err, errIPAMHung) {
+			return netip.Addr{}, err
+		}
 	case err == nil:
 		err = r.check(ctx, o.BinDir)
 		if err == nil {
@@ -102,9 +106,14 @@ func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
 		if ctx.Err() != nil {
 			return netip.Addr{}, ctx.Err()
 		}
+		if errors.Is(err, errIPAMHung) {
+			return netip.Addr{}, err // not lost: the record and the reservation stay
+		}
 		// The IPAM lost it (its store wiped): release what is left and reserve again.
 		logger.Info("Warning: the IPAM no longer holds the recorded source VIP; reserving again", "address", r.Address, "err", err)
-		_ = r.release(ctx, o.BinDir)
+		if err := r.release(ctx, o.BinDir); errors.Is(err, errIPAMHung) {
+			return netip.Addr{}, err
+		}
 	case errors.Is(err, errRecordDamaged):
 		// Which address it named is lost; the reservation below releases
 		// the attachment's (IPAM DEL) before it reserves again.
@@ -123,7 +132,9 @@ func Reserve(ctx context.Context, o Options) (netip.Addr, error) {
 	// attachment ("duplicate allocation is not allowed"): every later
 	// start would fail. DEL, which CNI requires to succeed when there is
 	// nothing to release, gives such a reservation back first.
-	if err := r.release(ctx, o.BinDir); err != nil && ctx.Err() == nil {
+	if err := r.release(ctx, o.BinDir); errors.Is(err, errIPAMHung) {
+		return netip.Addr{}, err
+	} else if err != nil && ctx.Err() == nil {
 		logger.Info("Warning: IPAM DEL of an unrecorded source VIP reservation failed; reserving anyway", "ipam", in.Type, "err", err)
 	}
 	res, err := r.add(ctx, o.BinDir)
@@ -217,7 +228,12 @@ func (r record) add(ctx context.Context, binDir string) (types.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return invoke.ExecPluginWithResult(ctx, path, r.Conf, args, nil)
+	var res types.Result
+	err = withDeadline(ctx, r.Type, "ADD", func(ctx context.Context) (err error) {
+		res, err = invoke.ExecPluginWithResult(ctx, path, r.Conf, args, nil)
+		return err
+	})
+	return res, err
 }
 
 func (r record) run(ctx context.Context, command, binDir string, stdin []byte) error {
@@ -225,7 +241,9 @@ func (r record) run(ctx context.Context, command, binDir string, stdin []byte) e
 	if err != nil {
 		return err
 	}
-	return invoke.ExecPluginWithoutResult(ctx, path, stdin, args, nil)
+	return withDeadline(ctx, r.Type, command, func(ctx context.Context) error {
+		return invoke.ExecPluginWithoutResult(ctx, path, stdin, args, nil)
+	})
 }
 
 // invocation is the IPAM plugin and its arguments, as a runtime would run
