@@ -217,10 +217,14 @@ func TestObserverSeesSyncsHealthChecksAndLocalPolicyGaps(t *testing.T) {
 	})
 }
 
-// TestNodeHeartbeatRecomputesNothing: kubelet rewrites the Node's status
-// on every condition change; what the desired state reads of the Node is
-// unchanged, so the sync it triggers recomputes no Service.
-func TestNodeHeartbeatRecomputesNothing(t *testing.T) {
+// TestANodeHeartbeatQueuesNoSync: kubelet rewrites the Node's status on
+// every condition change and every few minutes. Nothing hnsproxy reads of
+// the Node changes, so, as kube-proxy (which reacts to the zone label
+// only), it queues no sync: the last-queued metric and /healthz's pending
+// update stay as they were (an HNS outage on a quiet node does not turn
+// /healthz 503 because kubelet wrote a heartbeat). A zone change after it
+// queues one sync, which recomputes every Service.
+func TestANodeHeartbeatQueuesNoSync(t *testing.T) {
 	n, obs := observedNode(t, "ws2025", "10.244.1.5")
 	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
 	n.eventually("the load balancer", func() bool { return len(n.lbs()) == 1 })
@@ -232,25 +236,39 @@ func TestNodeHeartbeatRecomputesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	obs.mu.Lock()
-	before := len(obs.syncs)
+	syncs, queued := len(obs.syncs), obs.queued
 	obs.mu.Unlock()
 	node.Status.Conditions = append(node.Status.Conditions, v1.NodeCondition{
 		Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.Now(),
 	})
-	if _, err := n.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+	if node, err = n.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	n.eventually("a sync after the Node's status update", func() bool {
+	// A label hnsproxy does not read, then the zone: the handler sees the
+	// Node's updates in order, so once the zone's sync ran the heartbeat's
+	// handler has run too.
+	node.Labels["example.com/rack"] = "r7"
+	if node, err = n.client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	node.Labels[v1.LabelTopologyZone] = "zone-b"
+	if _, err := n.client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.eventually("the zone change's full recompute", func() bool {
 		obs.mu.Lock()
 		defer obs.mu.Unlock()
-		return len(obs.syncs) > before
+		for _, s := range obs.syncs[syncs:] {
+			if s.Full && s.ServicesComputed == 1 {
+				return true
+			}
+		}
+		return false
 	})
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
-	for _, s := range obs.syncs[before:] {
-		if s.Full || s.ServicesComputed != 0 {
-			t.Errorf("a heartbeat's sync: full=%v, %d Services computed; want none", s.Full, s.ServicesComputed)
-		}
+	if got := obs.queued - queued; got != 1 {
+		t.Errorf("a heartbeat, an unread label and a zone change queued %d syncs; want 1 (the zone's)", got)
 	}
 }
 

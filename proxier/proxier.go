@@ -331,7 +331,9 @@ func New(opts Options, nodeFactory informers.SharedInformerFactory) (*Proxier, e
 	p.nodes = nodeInformer.Lister()
 	// The registration's HasSynced (not the informer's) holds until the
 	// handler has seen every object of the initial list.
-	nodeReg, err := nodeInformer.Informer().AddEventHandler(handlerOf(p.onNode))
+	nodeReg, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: p.onNode, UpdateFunc: p.onNodeUpdate, DeleteFunc: p.onNode,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -499,9 +501,9 @@ func (p *Proxier) onNode(obj any) {
 		return
 	}
 	// The sync recomputes every Service only if what the desired state
-	// reads of the Node (addresses, zone, pod CIDRs) changed: kubelet rewrites the
-	// Node's status on every condition change and every few minutes, and a full
-	// recompute at 10,000 Services costs a second of CPU.
+	// reads of the Node (addresses, zone, pod CIDRs) changed (a full
+	// recompute at 10,000 Services costs a second of CPU); an update that
+	// changed none of it does not come here (onNodeUpdate).
 	p.requestSync()
 }
 
