@@ -12,7 +12,8 @@ import (
 )
 
 // RestConfig is the API client configuration the way kube-proxy builds it:
-// the kubeconfig and --master if given, else in-cluster; with cfg's content
+// the kubeconfig and --master if given (in-cluster where they configure no
+// API server and the process runs in a pod), else in-cluster; with cfg's content
 // types and rate limits, and userAgent. getenv reads the environment
 // (os.Getenv), for a kubeconfig naming files below the sandbox mount point.
 func RestConfig(cfg *options.Config, userAgent string, getenv func(string) string) (*rest.Config, error) {
@@ -20,9 +21,17 @@ func RestConfig(cfg *options.Config, userAgent string, getenv func(string) strin
 	var err error
 	if cfg.Kubeconfig == "" && cfg.Master == "" {
 		klog.InfoS("Neither kubeconfig file nor master URL was specified, falling back to in-cluster config")
-		rc, err = rest.InClusterConfig()
+		rc, err = inClusterConfig()
 	} else {
 		rc, err = clientConfig(cfg.Kubeconfig, cfg.Master, getenv)
+		if clientcmd.IsEmptyConfig(err) && inClusterPossible(getenv) {
+			// As kube-proxy's loading rules (clientcmd's deferred loading)
+			// do: a kubeconfig that configures no API server (an empty
+			// file, as a ConfigMap key left empty mounts it) gives way to
+			// the pod's service account.
+			klog.InfoS("The kubeconfig configures no API server, falling back to in-cluster config", "kubeconfig", cfg.Kubeconfig)
+			rc, err = inClusterConfig()
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("API server client: %w", err)

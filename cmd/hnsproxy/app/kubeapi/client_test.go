@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"golang.org/x/text/encoding/unicode"
+	"k8s.io/client-go/rest"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
 )
@@ -114,5 +115,43 @@ func TestKubeconfigErrorNamesAWindowsPathAsWritten(t *testing.T) {
 	_, err := clientConfig(path, "", func(string) string { return "" })
 	if err == nil || !strings.Contains(err.Error(), `"`+path+`"`) {
 		t.Errorf("err %v, want one naming %s as written", err, path)
+	}
+}
+
+// TestAnEmptyKubeconfigGivesWayToTheInClusterConfig: kube-proxy loads its
+// kubeconfig through clientcmd's loading rules, which take a file that
+// configures no API server (empty, as a ConfigMap key left empty mounts
+// it) for no configuration and, in a pod with a service account, use the
+// in-cluster one. hnsproxy refused to start there ("no configuration has
+// been provided"). Outside a pod it still does, as kube-proxy does, and
+// --master still applies over the empty file.
+func TestAnEmptyKubeconfigGivesWayToTheInClusterConfig(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "kubeconfig.conf")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("abc"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wasConfig, wasToken := inClusterConfig, serviceAccountToken
+	t.Cleanup(func() { inClusterConfig, serviceAccountToken = wasConfig, wasToken })
+	inClusterConfig = func() (*rest.Config, error) { return &rest.Config{Host: "https://10.96.0.1:443"}, nil }
+	serviceAccountToken = token
+	inPod := func(k string) string {
+		return map[string]string{"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}[k]
+	}
+	cfg := &options.Config{}
+	cfg.Kubeconfig = empty
+	rc, err := RestConfig(cfg, "hnsproxy", inPod)
+	if err != nil || rc.Host != "https://10.96.0.1:443" {
+		t.Errorf("an empty kubeconfig in a pod: %v, %v; want the in-cluster configuration", rc, err)
+	}
+	if _, err := RestConfig(cfg, "hnsproxy", func(string) string { return "" }); err == nil {
+		t.Error("an empty kubeconfig outside a pod loaded")
+	}
+	cfg.Master = "https://10.0.0.1:6443"
+	if rc, err := RestConfig(cfg, "hnsproxy", inPod); err != nil || rc.Host != cfg.Master {
+		t.Errorf("an empty kubeconfig and --master: %v, %v; want --master's host", rc, err)
 	}
 }
