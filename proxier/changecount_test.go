@@ -124,3 +124,61 @@ func TestOnlySlicesOfServedFamiliesCountAsChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestARelabelledSliceCountsOneEndpointChange: a slice moved from one
+// Service to another (its kubernetes.io/service-name label changed) is one
+// update of one slice, which kube-proxy v1.37's EndpointsChangeTracker
+// counts once, for the Service it names now (endpoint_changes_total and
+// _pending). hnsproxy recomputes the Service it left too, which lost its
+// endpoints (kube-proxy keeps them there), but that is no second change
+// to count: it counted two. One moved to no Service counts none, as
+// kube-proxy drops a slice without the label before counting it.
+func TestARelabelledSliceCountsOneEndpointChange(t *testing.T) {
+	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	obs := &changesObserver{}
+	p := idleProxier(t, Options{Config: desired.Config{Mode: desired.L2Bridge}, Observer: obs, Clock: clocktesting.NewFakeClock(start)})
+	of := func(svc, rv string) *cachedSlice {
+		s := slice("web", endpoint{"10.244.2.7", "win-2"})
+		s.Name, s.ResourceVersion = "hand-made", rv
+		s.Labels = map[string]string{}
+		if svc != "" {
+			s.Labels[discoveryv1.LabelServiceName] = svc
+		}
+		s.Annotations = map[string]string{triggerTimeAnnotation: start.Add(time.Second).Format(time.RFC3339Nano)}
+		return cacheSlice(s)
+	}
+	web, api := types.NamespacedName{Namespace: "default", Name: "web"}, types.NamespacedName{Namespace: "default", Name: "api"}
+	onWeb := of("web", "1")
+	p.onSlice(onWeb)
+	p.tracker.take()
+	obs.mu.Lock()
+	obs.changes = nil
+	obs.mu.Unlock()
+
+	onAPI := of("api", "2")
+	p.onSliceUpdate(onWeb, onAPI)
+	if total, pending := obs.endpoints(); total != 1 || pending != 1 {
+		t.Errorf("a slice moved from web to api: %d endpoint changes, %d pending; want 1 and 1", total, pending)
+	}
+	got := p.tracker.take()
+	if _, ok := got.services[web]; !ok {
+		t.Error("web, which lost the slice, is not recomputed")
+	}
+	if _, ok := got.services[api]; !ok {
+		t.Error("api, which gained the slice, is not recomputed")
+	}
+	if got.endpointChanges != 1 || len(got.triggerTimes[api]) != 1 || len(got.triggerTimes[web]) != 0 {
+		t.Errorf("the sync took %d endpoint changes, trigger times %v; want 1, api's", got.endpointChanges, got.triggerTimes)
+	}
+
+	obs.mu.Lock()
+	obs.changes = nil
+	obs.mu.Unlock()
+	p.onSliceUpdate(onAPI, of("", "3"))
+	if total, _ := obs.endpoints(); total != 0 {
+		t.Errorf("a slice moved from api to no Service: %d endpoint changes, want none", total)
+	}
+	if got := p.tracker.take(); len(got.services) != 1 {
+		t.Errorf("after a slice left api for no Service, %v recomputed; want api", got.services)
+	}
+}

@@ -444,7 +444,7 @@ func (p *Proxier) sliceChanged(obj any, live bool) {
 // (desired.Config.ServesFamily). An FQDN slice is no change at all: the
 // mapping reads none. One of a family not served still has its Service
 // recomputed, uncounted, since the mapping reports its unusable endpoints.
-// removed: s is gone from name (deleted, or relabelled away).
+// removed: s is gone from name (deleted).
 func (p *Proxier) noteSlice(name types.NamespacedName, s *cachedSlice, removed bool) {
 	switch fam := s.slice.Family; {
 	case fam == 0:
@@ -459,6 +459,22 @@ func (p *Proxier) noteSlice(name types.NamespacedName, s *cachedSlice, removed b
 	p.requestSync()
 }
 
+// noteSliceLeft is noteSlice for s relabelled away from name: name is
+// recomputed without s's endpoints (kube-proxy keeps them there), but the
+// update is one change, which kube-proxy counts once, for the Service the
+// slice names now (none if it names none).
+func (p *Proxier) noteSliceLeft(name types.NamespacedName, s *cachedSlice) {
+	switch fam := s.slice.Family; {
+	case fam == 0:
+		return
+	case !p.opts.Config.ServesFamily(fam):
+		p.tracker.sliceTouched(name)
+	default:
+		p.tracker.sliceLeft(name, fam)
+	}
+	p.requestSync()
+}
+
 // onSliceUpdate is onSlice for the new slice, and for the Service the old
 // one belonged to if its service-name label changed (a hand-made slice
 // moved or unlabelled): that Service has lost the slice's endpoints. A
@@ -468,7 +484,7 @@ func (p *Proxier) onSliceUpdate(old, obj any) {
 	before, wasSlice := old.(*cachedSlice)
 	if wasSlice && before.service.Name != "" {
 		if now, ok := obj.(*cachedSlice); !ok || now.service != before.service {
-			p.noteSlice(before.service, before, true)
+			p.noteSliceLeft(before.service, before)
 		}
 	}
 	now, ok := obj.(*cachedSlice)

@@ -117,13 +117,29 @@ func (t *changeTracker) sliceCountedLocked(name types.NamespacedName) {
 func (t *changeTracker) sliceRemoved(name types.NamespacedName, family intent.IPFamily) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.dropTriggerTimesLocked(name, family)
+	t.sliceCountedLocked(name)
+}
+
+// sliceLeft is sliceRemoved, uncounted, for a slice relabelled away from
+// name: the update is one change, which kube-proxy's tracker counts once,
+// for the Service the slice names now (onSliceUpdate counts it there).
+func (t *changeTracker) sliceLeft(name types.NamespacedName, family intent.IPFamily) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.dropTriggerTimesLocked(name, family)
+	t.services[name] = struct{}{}
+}
+
+// dropTriggerTimesLocked forgets name's pending trigger times of family;
+// t.mu is held.
+func (t *changeTracker) dropTriggerTimesLocked(name types.NamespacedName, family intent.IPFamily) {
 	kept := slices.DeleteFunc(t.triggerTimes[name], func(tt triggerTime) bool { return tt.family == family })
 	if len(kept) == 0 {
 		delete(t.triggerTimes, name)
 	} else {
 		t.triggerTimes[name] = kept
 	}
-	t.sliceCountedLocked(name)
 }
 
 // sliceTouched marks name for recomputing after a change to one of its
