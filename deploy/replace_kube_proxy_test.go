@@ -14,14 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	cliflag "k8s.io/component-base/cli/flag"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
-	"github.com/spf13/pflag"
-
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options/optionstest"
 )
 
 // nodeProxyLabel moves a node from kube-proxy-windows to hnsproxy.
@@ -176,17 +174,7 @@ func completeOverlay(t *testing.T, cm *v1.ConfigMap) (*overlayConfig, string, er
 	for _, a := range c.Args {
 		args = append(args, strings.ReplaceAll(a, "$(NODE_NAME)", os.Getenv("NODE_NAME")))
 	}
-	o := options.NewOptions()
-	var fss cliflag.NamedFlagSets
-	o.AddFlags(&fss)
-	fs := pflag.NewFlagSet("hnsproxy", pflag.ContinueOnError)
-	for _, name := range fss.Order {
-		fs.AddFlagSet(fss.FlagSets[name])
-	}
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	cfg, warnings, err := o.Complete(fs)
+	cfg, warnings, err := optionstest.Complete(args...)
 	if err != nil {
 		return nil, mount, fmt.Errorf("%q over kubeadm's ConfigMap: %w (warnings %q)", args, err, warnings)
 	}

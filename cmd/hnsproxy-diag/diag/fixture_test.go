@@ -109,18 +109,7 @@ func newFixtureOn(t testing.TB, on fixtureNode, echo sim.Echo, more ...runtime.O
 		}
 	}
 	f.kube = fake.NewClientset(append(f.objects(), more...)...)
-	in := f.read()
-	state := desired.Compute(desired.InputsOf(in.Services, in.Slices), in.Config)
-	rec := reconciler.New(f.hns, reconciler.Options{NetworkID: n.ID, Features: in.Config.Features, StateFile: f.stateFile})
-	for _, ep := range state.RemoteEndpoints {
-		rec.UpsertEndpoint(ep)
-	}
-	for _, lb := range state.LBs {
-		rec.Upsert(*lb)
-	}
-	if err := rec.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	rec := f.startHNSProxy(ctx)
 	if res := rec.Sync(ctx); res.Failed+res.Pending != 0 {
 		t.Fatalf("programming HNS: %+v", res)
 	}
@@ -211,4 +200,24 @@ func osBuildOf(ctx context.Context, r hnslb.Reader) hnslb.OSBuild {
 // readNow is ReadWithin without its deadline.
 func readNow(ctx context.Context, src Source) (*Inputs, error) {
 	return read(ctx, src, func(_ step, f func() error) error { return f() })
+}
+
+// startHNSProxy runs what hnsproxy's start does over the fixture's cluster
+// and state file: the desired state computed and handed to a reconciler,
+// which adopts and claims what HNS holds. The caller syncs it.
+func (f *fixture) startHNSProxy(ctx context.Context) *reconciler.Reconciler {
+	f.t.Helper()
+	in := f.read()
+	state := desired.Compute(desired.InputsOf(in.Services, in.Slices), in.Config)
+	rec := reconciler.New(f.hns, reconciler.Options{NetworkID: in.Network.ID, Features: in.Config.Features, StateFile: f.stateFile})
+	for _, ep := range state.RemoteEndpoints {
+		rec.UpsertEndpoint(ep)
+	}
+	for _, lb := range state.LBs {
+		rec.Upsert(*lb)
+	}
+	if err := rec.Start(ctx); err != nil {
+		f.t.Fatal(err)
+	}
+	return rec
 }

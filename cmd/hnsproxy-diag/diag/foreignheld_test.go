@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/proxier/desired"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
@@ -145,18 +144,7 @@ func (f *fixture) killedCreating(faults sim.Faults, objs ...runtime.Object) {
 	f.t.Helper()
 	ctx := context.Background()
 	f.create(objs...)
-	in := f.read()
-	state := desired.Compute(desired.InputsOf(in.Services, in.Slices), in.Config)
-	rec := reconciler.New(f.hns, reconciler.Options{NetworkID: in.Network.ID, Features: in.Config.Features, StateFile: f.stateFile})
-	for _, ep := range state.RemoteEndpoints {
-		rec.UpsertEndpoint(ep)
-	}
-	for _, lb := range state.LBs {
-		rec.Upsert(*lb)
-	}
-	if err := rec.Start(ctx); err != nil {
-		f.t.Fatal(err)
-	}
+	rec := f.startHNSProxy(ctx)
 	f.hns.SetFaults(faults)
 	defer f.hns.SetFaults(sim.Faults{})
 	if rec.Sync(ctx).ListingWanted { // a new tenant frontend is first looked at
@@ -218,18 +206,7 @@ func TestDiagnoseWithoutAStateFileSaysTheNextStartTakesOver(t *testing.T) {
 		t.Errorf("external IP row %s, why %q: want foreign, replaced at the next start", before.Owner, before.Why)
 	}
 	// What hnsproxy's first start does.
-	in := f.read()
-	state := desired.Compute(desired.InputsOf(in.Services, in.Slices), in.Config)
-	rec := reconciler.New(f.hns, reconciler.Options{NetworkID: in.Network.ID, Features: in.Config.Features, StateFile: f.stateFile})
-	for _, ep := range state.RemoteEndpoints {
-		rec.UpsertEndpoint(ep)
-	}
-	for _, lb := range state.LBs {
-		rec.Upsert(*lb)
-	}
-	if err := rec.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	rec := f.startHNSProxy(context.Background())
 	rec.Sync(context.Background())
 	if after := external(Diagnose(f.read())); after.ID == before.ID || after.State != StateOK {
 		t.Errorf("after hnsproxy's first start the external IP row is %s %s (was %s)", after.State, after.ID, before.ID)

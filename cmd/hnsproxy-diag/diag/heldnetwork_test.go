@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/proxier/desired"
-	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
 // TestDiagnoseNamesNoEndpointOfAnotherNetworkAsAHolder: HNS keeps one
@@ -46,18 +44,7 @@ func TestDiagnoseNamesNoEndpointOfAnotherNetworkAsAHolder(t *testing.T) {
 		t.Errorf("ClusterIP row %s, why %q: want web-b missing, with no endpoint of network nat named as holding its address", cip.State, cip.Why)
 	}
 	// What hnsproxy's next start does: web-b is back on its own endpoint.
-	in := f.read()
-	state := desired.Compute(desired.InputsOf(in.Services, in.Slices), in.Config)
-	rec := reconciler.New(f.hns, reconciler.Options{NetworkID: in.Network.ID, Features: in.Config.Features, StateFile: f.stateFile})
-	for _, ep := range state.RemoteEndpoints {
-		rec.UpsertEndpoint(ep)
-	}
-	for _, lb := range state.LBs {
-		rec.Upsert(*lb)
-	}
-	if err := rec.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	rec := f.startHNSProxy(ctx)
 	rec.Sync(ctx)
 	if after := row(t, Diagnose(f.read()), "web/frontend:http", RoleClusterIP); after.State != StateOK {
 		t.Errorf("after hnsproxy's start the ClusterIP row is %s, why %q: want web-b back", after.State, after.Why)

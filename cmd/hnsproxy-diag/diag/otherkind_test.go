@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
-	"github.com/hnsproxy/hnsproxy/proxier/desired"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
@@ -67,18 +66,7 @@ func TestDiagnoseTellsARemoteEndpointOnALocalPodFromThePod(t *testing.T) {
 			before.State, backend(before, webA), before.Why, r.ToCorrect())
 	}
 	// What hnsproxy's next start does: it replaces that load balancer.
-	in := f.read()
-	state := desired.Compute(desired.InputsOf(in.Services, in.Slices), in.Config)
-	rec := reconciler.New(f.hns, reconciler.Options{NetworkID: in.Network.ID, Features: in.Config.Features, StateFile: f.stateFile})
-	for _, ep := range state.RemoteEndpoints {
-		rec.UpsertEndpoint(ep)
-	}
-	for _, lb := range state.LBs {
-		rec.Upsert(*lb)
-	}
-	if err := rec.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	rec := f.startHNSProxy(ctx)
 	rec.Sync(ctx)
 	after := row(t, Diagnose(f.read()), "web/frontend:http", RoleClusterIP)
 	if after.ID == before.ID || after.State != StateOK || !strings.EqualFold(backend(after, webA).EndpointID, local) {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,10 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
-	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/utils/ptr"
 
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options/optionstest"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
@@ -52,17 +51,7 @@ func parseConfig(t *testing.T, args ...string) *options.Config {
 // completeConfig completes args as the command does: the configuration a
 // start would run with, or the error it would end on.
 func completeConfig(args ...string) (*options.Config, error) {
-	o := options.NewOptions()
-	var fss cliflag.NamedFlagSets
-	o.AddFlags(&fss)
-	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	for _, n := range fss.Order {
-		fs.AddFlagSet(fss.FlagSets[n])
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	cfg, _, err := o.Complete(fs)
+	cfg, _, err := optionstest.Complete(args...)
 	return cfg, err
 }
 

@@ -5,15 +5,13 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/utils/ptr"
 
-	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options"
+	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/options/optionstest"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
@@ -39,18 +37,8 @@ func TestNoHealthServerForwardsNoHealthCheckToItsPort(t *testing.T) {
 		IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.2", PrefixLength: 24}}}); err != nil {
 		t.Fatal(err)
 	}
-	o := options.NewOptions()
-	var fss cliflag.NamedFlagSets
-	o.AddFlags(&fss)
-	fs := pflag.NewFlagSet("hnsproxy", pflag.ContinueOnError)
-	for _, name := range fss.Order {
-		fs.AddFlagSet(fss.FlagSets[name])
-	}
-	if err := fs.Parse([]string{"--network-name=cbr0", "--hostname-override=win-1", "--hns-endpoint=sim",
-		"--forward-healthcheck-vip", "--healthz-port=0"}); err != nil {
-		t.Fatal(err)
-	}
-	cfg, _, err := o.Complete(fs)
+	cfg, _, err := optionstest.Complete("--network-name=cbr0", "--hostname-override=win-1", "--hns-endpoint=sim",
+		"--forward-healthcheck-vip", "--healthz-port=0")
 	if err != nil {
 		t.Fatal(err)
 	}
