@@ -435,8 +435,25 @@ func (p *Proxier) sliceChanged(obj any, live bool) {
 		}
 		return
 	}
-	p.noteSlice(slice.service, slice, !live)
+	ev := sliceSeen
+	if !live {
+		ev = sliceDeleted
+	}
+	p.noteSlice(slice.service, slice, ev)
 }
+
+// sliceEvent is what befell a Service's slice, as noteSlice counts it.
+type sliceEvent uint8
+
+const (
+	sliceSeen sliceEvent = iota // added or updated
+	sliceDeleted
+	// sliceMovedAway: relabelled away from the Service. It is recomputed
+	// without the slice's endpoints (kube-proxy keeps them there), but the
+	// update is one change, which kube-proxy counts once, for the Service
+	// the slice names now (none if it names none).
+	sliceMovedAway
+)
 
 // noteSlice notes a change to one of name's slices, s. As kube-proxy's
 // EndpointsChangeTracker, it counts (sync_proxy_rules_endpoint_changes_*,
@@ -444,33 +461,18 @@ func (p *Proxier) sliceChanged(obj any, live bool) {
 // (desired.Config.ServesFamily). An FQDN slice is no change at all: the
 // mapping reads none. One of a family not served still has its Service
 // recomputed, uncounted, since the mapping reports its unusable endpoints.
-// removed: s is gone from name (deleted).
-func (p *Proxier) noteSlice(name types.NamespacedName, s *cachedSlice, removed bool) {
+func (p *Proxier) noteSlice(name types.NamespacedName, s *cachedSlice, ev sliceEvent) {
 	switch fam := s.slice.Family; {
 	case fam == 0:
 		return
 	case !p.opts.Config.ServesFamily(fam):
 		p.tracker.sliceTouched(name)
-	case removed:
+	case ev == sliceDeleted:
 		p.tracker.sliceRemoved(name, fam)
+	case ev == sliceMovedAway:
+		p.tracker.sliceLeft(name, fam)
 	default:
 		p.tracker.sliceChanged(name, fam, s.triggerTime)
-	}
-	p.requestSync()
-}
-
-// noteSliceLeft is noteSlice for s relabelled away from name: name is
-// recomputed without s's endpoints (kube-proxy keeps them there), but the
-// update is one change, which kube-proxy counts once, for the Service the
-// slice names now (none if it names none).
-func (p *Proxier) noteSliceLeft(name types.NamespacedName, s *cachedSlice) {
-	switch fam := s.slice.Family; {
-	case fam == 0:
-		return
-	case !p.opts.Config.ServesFamily(fam):
-		p.tracker.sliceTouched(name)
-	default:
-		p.tracker.sliceLeft(name, fam)
 	}
 	p.requestSync()
 }
@@ -484,7 +486,7 @@ func (p *Proxier) onSliceUpdate(old, obj any) {
 	before, wasSlice := old.(*cachedSlice)
 	if wasSlice && before.service.Name != "" {
 		if now, ok := obj.(*cachedSlice); !ok || now.service != before.service {
-			p.noteSliceLeft(before.service, before)
+			p.noteSlice(before.service, before, sliceMovedAway)
 		}
 	}
 	now, ok := obj.(*cachedSlice)
