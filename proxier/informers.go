@@ -108,12 +108,3 @@ func listWatch(kube kubernetes.Interface, narrow func(*metav1.ListOptions),
 		},
 	}, kube)
 }
-
-// handlerOf calls on for every add, update and delete.
-func handlerOf(on func(obj any)) cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    on,
-		UpdateFunc: func(_, obj any) { on(obj) },
-		DeleteFunc: on,
-	}
-}
