@@ -47,6 +47,13 @@ const (
 	capLiftedUBR   = 2746
 )
 
+// capLifted is the first build without the 64 cap, as Windows writes it.
+var capLifted = fmt.Sprintf("%d.%d", capLiftedBuild, capLiftedUBR)
+
+// DefaultBackendCapRule is DefaultBackendCap's rule for a known build, in
+// words, for flag help and messages ("64 before 17763.2746, 1024 from it on").
+var DefaultBackendCapRule = fmt.Sprintf("%d before %s, %d from it on", MaxBackendsLegacy, capLifted, MaxBackendsModern)
+
 // BackendCap is a default backend cap and why.
 type BackendCap struct {
 	Max    int
@@ -63,7 +70,7 @@ func DefaultBackendCap(b OSBuild, v Version) BackendCap {
 		return BackendCap{Max: FeaturesFor(v).MaxBackends, Reason: fmt.Sprintf("OS build unknown; from HNS %s", v)}
 	}
 	if b.AtLeast(capLiftedBuild, capLiftedUBR) {
-		return BackendCap{Max: MaxBackendsModern, Reason: fmt.Sprintf("OS build %s >= 17763.2746", b)}
+		return BackendCap{Max: MaxBackendsModern, Reason: fmt.Sprintf("OS build %s >= %s", b, capLifted)}
 	}
-	return BackendCap{Max: MaxBackendsLegacy, Reason: fmt.Sprintf("OS build %s < 17763.2746", b)}
+	return BackendCap{Max: MaxBackendsLegacy, Reason: fmt.Sprintf("OS build %s < %s", b, capLifted)}
 }

@@ -10,6 +10,7 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/kube-proxy/config/v1alpha1"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 )
 
@@ -142,7 +143,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.DurationVar(&o.minSyncPeriod, "min-sync-period", c.IPTables.MinSyncPeriod.Duration, "The minimum interval between syncs; 0 syncs on every change (same setting as --iptables-min-sync-period)."+ignoredWithConfig)
 	fs.StringVar(&o.hnsEndpoint, "hns-endpoint", o.hnsEndpoint, "Where HNS is: empty for the real HNS (Windows), \"sim\" for an in-process simulator, or \"unix:///path/to/hnssim.sock\" for the hnssim service. Falls back to the HNS_ENDPOINT environment variable.")
 	fs.StringVar(&o.hnsSimProfile, "hns-sim-profile", o.hnsSimProfile, "With --hns-endpoint=sim: the Windows build the simulator behaves like (ws2019, ws2019-2746, ws2022, ws2022-rtm, ws2022-kb5005619, ws2022-cap64, ws2025-15.4, ws2025; docs/simulator.md).")
-	fs.IntVar(&o.maxBackendsPerLB, "max-backends-per-lb", o.maxBackendsPerLB, "The most backends one HNS load balancer gets; larger services get a stable per-node subset. 0 takes the cap from the Windows build (64 before 17763.2746, 1024 from it on; the HNS version when the build is unknown) and lowers it to 64 if HNS refuses more. A value set here is never lowered.")
+	fs.IntVar(&o.maxBackendsPerLB, "max-backends-per-lb", o.maxBackendsPerLB, "The most backends one HNS load balancer gets; larger services get a stable per-node subset. 0 takes the cap from the Windows build ("+hnslb.DefaultBackendCapRule+"; the HNS version when the build is unknown) and lowers it to 64 if HNS refuses more. A value set here is never lowered.")
 	fs.StringVar(&o.osBugWorkarounds, "os-bug-workarounds", o.osBugWorkarounds, "\"auto\": on a Windows build with a known dataplane bug, work around it (Windows Server 2022: no DSR for ClusterIP load balancers on l2bridge, local backends for NodePort load balancers on overlay), with a warning, a Node event and hnsproxy_os_bug_workaround. \"none\": never (a build whose fix you know is installed).")
 	fs.DurationVar(&o.networkWaitTimeout, "hns-network-timeout", o.networkWaitTimeout, "How long to wait at start for the HNS network to exist (an overlay one with its provider address) before failing.")
 	fs.DurationVar(&o.hnsCallTimeout, "hns-call-timeout", o.hnsCallTimeout, "The deadline of an HNS call on one object. HNS calls cannot be cancelled: one past its deadline is abandoned, reported (hnsproxy_hns_call_timeouts_total) and its object retried once it returns, while the rest of the node's programming goes on.")

@@ -58,7 +58,7 @@ func Validate(c *Config) error {
 		errs = append(errs, field.Invalid(hp.Child("hnsEndpoint"), c.HNS.Endpoint, err))
 	}
 	if c.HNS.MaxBackendsPerLB < 0 {
-		errs = append(errs, field.Invalid(hp.Child("maxBackendsPerLB"), c.HNS.MaxBackendsPerLB, "must be 0 (the cap the Windows build allows: 64 before 17763.2746, 1024 from it on; the HNS version decides where the build is unknown) or positive"))
+		errs = append(errs, field.Invalid(hp.Child("maxBackendsPerLB"), c.HNS.MaxBackendsPerLB, "must be 0 (the cap the Windows build allows: "+hnslb.DefaultBackendCapRule+"; the HNS version decides where the build is unknown) or positive"))
 	}
 	if w := c.HNS.OSBugWorkarounds; w != "" && w != OSBugWorkaroundsAuto && w != OSBugWorkaroundsNone {
 		errs = append(errs, field.NotSupported(hp.Child("osBugWorkarounds"), w, []string{OSBugWorkaroundsAuto, OSBugWorkaroundsNone}))
