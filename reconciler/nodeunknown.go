@@ -92,24 +92,36 @@ func (r *Reconciler) localsMoved(run *syncRun, before map[string]string) {
 // A remote endpoint another Service's slice wants outright (it places the
 // address on another node) is not shadowed, but a backend of unknown node
 // at the address still resolves to the local endpoint while the index
-// holds one: its load balancers move all the same.
+// holds one: its load balancers move all the same. So do those of a pod's
+// address with no remote endpoint at all: the index may learn a pod's new
+// endpoint while it looks for another pod's (indexFromNamespaces indexes
+// every endpoint the namespaces show), and a load balancer that names the
+// old one, or left the address out waiting for it, is then marked by
+// nothing else, as the pod's return (LocalReturned) finds the address
+// indexed.
 func (r *Reconciler) localMoved(run *syncRun, ip, was string) {
+	ids := []string{was}
 	ep := r.eps[ip]
-	if ep == nil || !ep.wanted {
-		return
-	}
-	if ep.spec.UnlessLocal {
-		r.shadow(ip, ep)
-		r.markEP(ip)
+	wanted := ep != nil && ep.wanted
+	if wanted {
+		if ep.spec.UnlessLocal {
+			r.shadow(ip, ep)
+			r.markEP(ip)
+		}
+		ids = append(ids, ep.id)
 	}
 	r.resolveGen++
 	mark := func(e *lbEntry) {
 		r.markLB(e)
 		if run != nil {
 			run.lbs[e.key] = struct{}{}
+			if !wanted {
+				// This Sync writes it; nothing is left for the next.
+				delete(r.dirtyLBs, e.key)
+			}
 		}
 	}
-	for _, id := range []string{was, ep.id} {
+	for _, id := range ids {
 		if id != "" {
 			for _, e := range r.refs[id] {
 				mark(e)
