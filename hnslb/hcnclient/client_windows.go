@@ -74,9 +74,10 @@ func (c *Client) DeleteNetwork(ctx context.Context, id string) error {
 
 func (c *Client) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
 	out, err := send[hnslb.Endpoint](ctx, "CreateEndpoint", e, func(h *hcn.HostComputeEndpoint) (*hcn.HostComputeEndpoint, error) {
-		// hcn creates the endpoint on the network its HostComputeNetwork names.
+		// The endpoint is created on the network its HostComputeNetwork
+		// names, as hcn's Create does (handles_windows.go: closing handles).
 		h.HostComputeNetwork = networkID
-		return h.Create()
+		return createEndpoint(h)
 	})
 	return out, refused(err, badEndpointCreate(networkID, e))
 }
@@ -131,12 +132,12 @@ func (c *Client) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer)
 	return sendConverted(ctx, "CreateLoadBalancer", lb, toHcnLoadBalancer, (*hcn.HostComputeLoadBalancer).Create, fromHcnLoadBalancer)
 }
 
-// UpdateLoadBalancer is HNS ModifyLoadBalancer (hcn's Update). The caller
-// checks Features.ModifyLoadBalancer: HNS 15.4 reports success but keeps the
-// old backends.
+// UpdateLoadBalancer is HNS ModifyLoadBalancer (hcn's Update, made as
+// handles_windows.go says). The caller checks Features.ModifyLoadBalancer:
+// HNS 15.4 reports success but keeps the old backends.
 func (c *Client) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
 	out, err := sendConverted(ctx, "UpdateLoadBalancer", lb, toHcnLoadBalancer, func(h *hcn.HostComputeLoadBalancer) (*hcn.HostComputeLoadBalancer, error) {
-		return h.Update(id)
+		return updateLoadBalancer(id, h)
 	}, fromHcnLoadBalancer)
 	return out, refused(err, badID(id))
 }

@@ -8,7 +8,9 @@
 // the same result, at half the client's CPU per call); mapping hcn's
 // errors to *hnslb.Error with HNS's real codes, so callers can tell "not
 // found" from "HNS unreachable"; and listing again by ID when hcn's listing
-// fails because an object went between its enumeration and its read.
+// fails because an object went between its enumeration and its read. It
+// makes the endpoint create and the load balancer modify itself, because
+// hcn's leave handles open when HNS refuses them.
 //
 // hcn only builds on Windows, so everything that touches it lives in
 // _windows.go files; elsewhere New returns ErrNotWindows. The Windows tests

@@ -113,7 +113,7 @@ func TestFakeHNSErrorsMapToHNSCodes(t *testing.T) {
 			want: hnslb.CodePortAlreadyExists, is: hcn.IsPortAlreadyExistsError, msg: "The specified port already exists."},
 		{name: "modify not implemented", failOp: "HcnModifyLoadBalancer", hresult: 0x80004001,
 			do:   func(c hnslb.Client) error { _, err := c.UpdateLoadBalancer(ctx, lbID, sampleLB()); return err },
-			want: hnslb.CodeNotImplemented, is: hcn.IsNotImplemented},
+			want: hnslb.CodeNotImplemented, is: hnslb.IsNotImplemented},
 		{name: "HNS down while listing", failOp: "HcnEnumerateLoadBalancers", hresult: 0x800706ba,
 			do:   func(c hnslb.Client) error { _, err := c.ListLoadBalancers(ctx); return err },
 			want: hnslb.CodeRPCServerUnavailable, is: hnslb.IsUnavailable},

@@ -1,0 +1,63 @@
+//go:build windows
+
+package hcnclient
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// TestARefusedWriteClosesTheHandlesItOpened: an endpoint create or a load
+// balancer modify that HNS refuses, at the write or at the read after it,
+// closes every handle it opened, as one that succeeds does. hcn's own
+// createEndpoint and updateLoadBalancer return at the first failure with
+// the network's, endpoint's or load balancer's handle still open, and the
+// reconciler retries such a write every two minutes at most for as long as
+// HNS refuses it (an address HNS holds or reserves, a backend gone).
+func TestARefusedWriteClosesTheHandlesItOpened(t *testing.T) {
+	ctx := context.Background()
+	createEndpoint := func(c hnslb.Client) error {
+		_, err := c.CreateEndpoint(ctx, podNet, &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.2.7"}},
+			Flags: hnslb.EndpointFlagsRemoteEndpoint, SchemaVersion: hnslb.V2})
+		return err
+	}
+	updateLB := func(c hnslb.Client) error { _, err := c.UpdateLoadBalancer(ctx, lbID, sampleLB()); return err }
+	for _, c := range []struct {
+		name    string
+		failOp  string
+		hresult uint32
+		do      func(hnslb.Client) error
+		want    hnslb.ErrorCode
+		calls   string
+	}{
+		{name: "endpoint address held", failOp: "HcnCreateEndpoint", hresult: 0x800700b7, do: createEndpoint,
+			want: hnslb.CodeAlreadyExists, calls: "HcnOpenNetwork,HcnCreateEndpoint,HcnCloseNetwork"},
+		{name: "endpoint address reserved", failOp: "HcnCreateEndpoint", hresult: 0x803b002f, do: createEndpoint,
+			want: hnslb.CodeAddrInvalidOrReserved, calls: "HcnOpenNetwork,HcnCreateEndpoint,HcnCloseNetwork"},
+		{name: "endpoint made but not read", failOp: "HcnQueryEndpointProperties", hresult: 0x803b0020, do: createEndpoint,
+			want:  hnslb.CodeManagerStopped,
+			calls: "HcnOpenNetwork,HcnCreateEndpoint,HcnQueryEndpointProperties,HcnCloseEndpoint,HcnCloseNetwork"},
+		{name: "network gone", failOp: "HcnOpenNetwork", hresult: 0x803b0001, do: createEndpoint,
+			want: hnslb.CodeNetworkNotFound, calls: "HcnOpenNetwork"},
+		{name: "modify naming a backend gone", failOp: "HcnModifyLoadBalancer", hresult: 0x803b0002, do: updateLB,
+			want: hnslb.CodeEndpointNotFound, calls: "HcnOpenLoadBalancer,HcnModifyLoadBalancer,HcnCloseLoadBalancer"},
+		{name: "modify not implemented", failOp: "HcnModifyLoadBalancer", hresult: 0x80004001, do: updateLB,
+			want: hnslb.CodeNotImplemented, calls: "HcnOpenLoadBalancer,HcnModifyLoadBalancer,HcnCloseLoadBalancer"},
+		{name: "modified but not read", failOp: "HcnQueryLoadBalancerProperties", hresult: 0x800706ba, do: updateLB,
+			want:  hnslb.CodeRPCServerUnavailable,
+			calls: "HcnOpenLoadBalancer,HcnModifyLoadBalancer,HcnQueryLoadBalancerProperties,HcnCloseLoadBalancer"},
+		{name: "load balancer gone", failOp: "HcnOpenLoadBalancer", hresult: 0x80070490, do: updateLB,
+			want: hnslb.CodeNotFound, calls: "HcnOpenLoadBalancer"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, client := useFakeHNS(t)
+			f.fail(c.failOp, c.hresult, "")
+			asHNSError(t, c.do(client), c.want)
+			if calls := f.calls(); calls != c.calls {
+				t.Errorf("called %s, want %s", calls, c.calls)
+			}
+		})
+	}
+}
