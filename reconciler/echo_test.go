@@ -283,8 +283,10 @@ func TestStateFileBaselinesAreBackwardCompatible(t *testing.T) {
 		t.Fatalf("baselines %v, want one for each of %d load balancers", st.LoadBalancerBaselines, len(want))
 	}
 	// What an older hnsproxy writes: the owned IDs only.
-	old := fmt.Sprintf(`{"version":1,"loadBalancers":%q,"remoteEndpoints":%q}`, st.LoadBalancers, st.RemoteEndpoints)
-	if err := os.WriteFile(e.stateFile, []byte(old), 0o600); err != nil {
+	// (%q of a list is no JSON list: written so, the file was corrupt, and
+	// the start a takeover that never read it as an older one's.)
+	old := olderStateFile(t, st)
+	if err := os.WriteFile(e.stateFile, old, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(journalPath(e.stateFile)); err != nil && !os.IsNotExist(err) {

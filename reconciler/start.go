@@ -97,8 +97,13 @@ func (r *Reconciler) Start(ctx context.Context) error {
 			r.ownedLBs[lb.ID] = struct{}{}
 			if b := baselines[strings.ToLower(lb.ID)]; b != "" {
 				r.baselines[lb.ID] = b
-			} else {
-				r.sentUnknown[strings.ToLower(lb.ID)] = struct{}{} // claimed: baseline.go
+			} else if _, ok := claimed[strings.ToLower(lb.ID)]; ok {
+				// Only a create hnsproxy did not live to record leaves its
+				// document unknown (baseline.go). One owned by ID without a
+				// baseline (an older hnsproxy's state file) is judged by
+				// adoptionMatch: taken as possibly sticky, every one that
+				// wants no affinity was replaced where HNS modifies.
+				r.sentUnknown[strings.ToLower(lb.ID)] = struct{}{}
 			}
 		}
 		if key, ok := KeyOf(&lb); ok {
