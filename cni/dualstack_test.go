@@ -214,3 +214,35 @@ func TestCheckFailsForAnAddressPrevResultRecordsAndTheEndpointLacks(t *testing.T
 		t.Errorf("host-local holds %v after DEL", got)
 	}
 }
+
+// TestGCDeletesDualStackEndpointsWhateverOrderHNSListsTheirAddresses: GC
+// knows hnscni's endpoints by their name and by the MAC it derives from the
+// pod's IPv4 address. Which order HNS lists a dual-stack endpoint's
+// addresses in is not published (echo reorder rotates them); read from
+// whichever came first, an endpoint listed IPv6 first was taken for another
+// plugin's and left in HNS, its addresses reserved, for good.
+func TestGCDeletesDualStackEndpointsWhateverOrderHNSListsTheirAddresses(t *testing.T) {
+	n1 := startNode(t, "n1", "--node-ip", "192.168.10.1", "--node-ip", "fd00:192:168:10::1", "--echo=reorder",
+		"--network-name", "cbr0", "--network-type", "l2bridge", "--subnet", "10.244.1.0/24", "--subnet", "fd00:10:244:1::/64")
+	conf := dualStack(netConf{version: "1.1.0", mode: "l2bridge", network: "cbr0", subnet: "10.244.1.0/24", socket: n1.socket, dataDir: t.TempDir()}, "fd00:10:244:1::/64")
+	rt := newRuntime(t, conf)
+	running := pod{id: "running", netns: n1.createNamespace(t)}
+	rt.add(t, running)
+	// Consecutive answers rotate alike-sized lists by one place more each:
+	// of two gone pods, one is listed IPv6 first.
+	for _, id := range []string{"gone1", "gone2"} {
+		rt.add(t, pod{id: id, netns: n1.createNamespace(t)})
+	}
+
+	gc := conf
+	gc.extra = map[string]any{"cni.dev/valid-attachments": []map[string]string{{"containerID": running.id, "ifname": "eth0"}}}
+	if err, _ := newSandbox(t).run(t, map[string]string{"CNI_COMMAND": "GC"}, gc.pluginJSON(t)); err != nil {
+		t.Fatalf("GC: %+v", err)
+	}
+	if got := names(n1.dump(t)); !slices.Equal(got, []string{running.endpointName("cbr0")}) {
+		t.Errorf("after GC endpoints %v, want only the listed pod's", got)
+	}
+	if got := allocated(t, conf.dataDir); len(got) != 2 {
+		t.Errorf("after GC host-local holds %v, want the listed pod's two addresses", got)
+	}
+}

@@ -97,8 +97,29 @@ func (n *NetConf) ours(e *hnslb.Endpoint) bool {
 	if _, _, legacy := legacyAttachmentOf(e.Name); !named && !legacy {
 		return false
 	}
-	ip, err := netip.ParseAddr(e.IP())
-	return err == nil && strings.EqualFold(e.MacAddress, endpointMAC(n.macPrefix, ip))
+	ip, ok := macSource(e)
+	return ok && strings.EqualFold(e.MacAddress, endpointMAC(n.macPrefix, ip))
+}
+
+// macSource is the address endpointMACFor derived e's MAC from: its IPv4
+// address if it has one, as ADD lists a pod's addresses IPv4 first. Not
+// simply the first HNS lists: which order HNS answers a dual-stack
+// endpoint's addresses in is not published (docs/simulator.md, echo
+// reorder).
+func macSource(e *hnslb.Endpoint) (netip.Addr, bool) {
+	var first netip.Addr
+	for _, c := range e.IpConfigurations {
+		a, err := netip.ParseAddr(c.IpAddress)
+		switch {
+		case err != nil:
+			continue
+		case a.Unmap().Is4():
+			return a, true
+		case !first.IsValid():
+			first = a
+		}
+	}
+	return first, first.IsValid()
 }
 
 // endpointMAC derives the MAC from the pod address, as win-overlay does

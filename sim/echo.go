@@ -27,8 +27,9 @@ type Echo struct {
 	// UpperGUIDs answers GUIDs (object IDs, backend, network and namespace
 	// references) in upper case, as HNS's v1 API does.
 	UpperGUIDs bool
-	// Reorder answers a load balancer's backends and VIPs rotated by one
-	// more place on each answer.
+	// Reorder answers a load balancer's backends and VIPs, and a
+	// dual-stack endpoint's addresses, rotated by one more place on each
+	// answer.
 	Reorder bool
 	// OmitEmpty answers empty lists as absent (nil); on the wire hnslb's
 	// omitempty tags already leave them out.
@@ -182,6 +183,13 @@ func (h *HNS) answerEndpoint(ep *hnslb.Endpoint) *hnslb.Endpoint {
 	}
 	if e.SchemaMinor != 0 {
 		out.SchemaVersion.Minor = e.SchemaMinor
+	}
+	if e.Reorder && len(out.IpConfigurations) > 1 {
+		// HNS's v1 view keeps an endpoint's addresses per family
+		// (IPAddress, IPv6Address): which order its v2 answer lists them
+		// in is not published.
+		h.echoTurns++
+		rotate(out.IpConfigurations, h.echoTurns)
 	}
 	if e.DropRemoteEndpointNames && out.IsRemote() {
 		out.Name = ""

@@ -82,6 +82,30 @@ func TestEchoChangesAnswersNotState(t *testing.T) {
 	}
 }
 
+// TestEchoReorderRotatesADualStackEndpointsAddresses: under Reorder a
+// dual-stack endpoint's addresses come back in turn IPv6 first; HNS
+// stores them as sent.
+func TestEchoReorderRotatesADualStackEndpointsAddresses(t *testing.T) {
+	h := newSim(t, ProfileWS2025)
+	sharedBackend(t, h) // makes the network
+	h.SetEcho(Echo{Reorder: true})
+	ep := mustEndpoint(t, h, h.Snapshot().Networks[0].ID, endpointDoc("10.255.0.9", "fd00:10:244::9"))
+	again, err := h.GetEndpointByID(ctx, ep.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := []string{ep.IpConfigurations[0].IpAddress, again.IpConfigurations[0].IpAddress}
+	slices.Sort(first)
+	if !slices.Equal(first, []string{"10.255.0.9", "fd00:10:244::9"}) {
+		t.Errorf("two answers list first %v: Reorder rotates each", first)
+	}
+	for _, e := range h.Snapshot().Endpoints {
+		if e.ID == ep.ID && e.IpConfigurations[0].IpAddress != "10.255.0.9" {
+			t.Errorf("stored %v", e.IpConfigurations)
+		}
+	}
+}
+
 // TestEchoLongIPv6: with LongIPv6 every answer writes IPv6 addresses in
 // full, upper case; IPv4 addresses and what HNS stores stay as sent.
 func TestEchoLongIPv6(t *testing.T) {
