@@ -237,7 +237,7 @@ func sameAddrSet(a, b []string) bool {
 // by adoptionMatch.
 func (r *Reconciler) unchanged(written, listed *hnslb.LoadBalancer) bool {
 	if b, ok := r.baselines[listed.ID]; ok {
-		return fingerprint(written, listed) == b
+		return fingerprint(written, listed) == b || echoChanged(written, listed, b)
 	}
 	if _, judged := r.unansweredSent(listed.ID); judged && distributionUnanswered(listed, written) {
 		return false
@@ -272,6 +272,41 @@ func (r *Reconciler) readUnanswered(listed, written *hnslb.LoadBalancer) *hnslb.
 	read.PortMappings = []hnslb.PortMapping{listed.PortMappings[0]}
 	read.PortMappings[0].DistributionType = d
 	return &read
+}
+
+// echoChanged reports whether listed is the load balancer the baseline b
+// was taken for, written as written, with HNS now answering otherwise
+// than it did then: a flag no capture shows echoed (unconfirmedPortFlags,
+// unconfirmedLBFlags; VipExternalIP, which hcn does not declare, alone)
+// or the distribution answered where it was not, or not where it was.
+// How HNS answers may change with an update of the node, as the fields of
+// its v1 view did between builds (docs/simulator.md, "Echo profiles");
+// taken for drift, every such load balancer was replaced at the first
+// start after the update, a moment without its frontend where HNS cannot
+// modify. The baseline's written half still has to match: a load balancer
+// written otherwise (the old one HNS kept after its delete, a Service
+// changed) is never explained so.
+func echoChanged(written, listed *hnslb.LoadBalancer, b string) bool {
+	if len(listed.PortMappings) != 1 || len(written.PortMappings) != 1 {
+		return false
+	}
+	pm, wpm := listed.PortMappings[0], written.PortMappings[0]
+	then := *listed
+	then.PortMappings = []hnslb.PortMapping{pm}
+	for _, pf := range [...]hnslb.PortMappingFlags{pm.Flags,
+		pm.Flags | wpm.Flags&unconfirmedPortFlags, pm.Flags &^ (wpm.Flags & unconfirmedPortFlags),
+		pm.Flags | wpm.Flags&hnslb.PortMappingFlagsVipExternalIP, pm.Flags &^ (wpm.Flags & hnslb.PortMappingFlagsVipExternalIP)} {
+		for _, lf := range [...]hnslb.LoadBalancerFlags{listed.Flags,
+			listed.Flags | written.Flags&unconfirmedLBFlags, listed.Flags &^ (written.Flags & unconfirmedLBFlags)} {
+			for _, d := range [...]hnslb.Distribution{pm.DistributionType, wpm.DistributionType, hnslb.DistributionNone} {
+				then.Flags, then.PortMappings[0].Flags, then.PortMappings[0].DistributionType = lf, pf, d
+				if fingerprint(written, &then) == b {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func distributionUnanswered(listed, written *hnslb.LoadBalancer) bool {

@@ -165,9 +165,11 @@ func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS, drift *driftT
 		r.markLB(e)
 		return true
 	default:
-		if _, ok := r.baselines[e.realizedID]; !ok {
+		if b, ok := r.baselines[e.realizedID]; !ok || b != fingerprint(e.realized, l.doc) {
 			// No baseline (a write answered with no document): the listing
-			// adoptionMatch accepted becomes it.
+			// adoptionMatch accepted becomes it. Or HNS answers otherwise
+			// since the baseline was taken (echoChanged): the listing
+			// becomes it, so the next repair matches it at once.
 			r.ownLB(e.realizedID, e.realized, l.doc)
 		}
 		backends = l.doc.HostComputeEndpoints
