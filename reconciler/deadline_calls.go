@@ -68,6 +68,7 @@ func (d *deadlines) createLoadBalancer(ctx context.Context, lb *hnslb.LoadBalanc
 	if err == nil && (got == nil || got.ID == "") {
 		return nil, hnslb.NewError(hnslb.OpCreateLoadBalancer, hnslb.CodeTimeout, "HNS answered no load balancer for %s", docToken(lb))
 	}
+	lowerLBGUIDs(got)
 	return got, err
 }
 
@@ -96,6 +97,7 @@ func (d *deadlines) DeleteLoadBalancer(ctx context.Context, id string) error {
 func (d *deadlines) updateLoadBalancer(ctx context.Context, id string, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
 	got, err := d.c.UpdateLoadBalancer(ctx, id, lb)
 	d.refused.note(hnslb.OpUpdateLoadBalancer, lb, id, err)
+	lowerLBGUIDs(got)
 	return got, err
 }
 
@@ -107,12 +109,18 @@ func (d *deadlines) deleteLoadBalancer(ctx context.Context, id string) error {
 
 func (d *deadlines) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.LoadBalancer, error) {
 	return guard(d, ctx, hnslb.OpGetLoadBalancer, d.call, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
-		return d.c.GetLoadBalancerByID(ctx, id)
+		lb, err := d.c.GetLoadBalancerByID(ctx, id)
+		lowerLBGUIDs(lb)
+		return lb, err
 	})
 }
 
 func (d *deadlines) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer, error) {
-	return guard(d, ctx, hnslb.OpListLoadBalancers, d.list, d.c.ListLoadBalancers)
+	return guard(d, ctx, hnslb.OpListLoadBalancers, d.list, func(ctx context.Context) ([]hnslb.LoadBalancer, error) {
+		lbs, err := d.c.ListLoadBalancers(ctx)
+		lowerLBsGUIDs(lbs)
+		return lbs, err
+	})
 }
 
 // WalkLoadBalancers is ListLoadBalancers one document at a time
@@ -120,7 +128,10 @@ func (d *deadlines) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer
 func (d *deadlines) WalkLoadBalancers(ctx context.Context, fn func(*hnslb.LoadBalancer) error) error {
 	return guardWalk(d, ctx, hnslb.OpListLoadBalancers, func(ctx context.Context, fn func(*hnslb.LoadBalancer) error) error {
 		return hnslb.WalkLoadBalancers(ctx, d.c, fn)
-	}, fn)
+	}, func(lb *hnslb.LoadBalancer) error {
+		lowerLBGUIDs(lb)
+		return fn(lb)
+	})
 }
 
 // WalkEndpointsOfNetwork is ListEndpointsOfNetwork one document at a time.

@@ -46,6 +46,8 @@ func (s *StartupCalls) OSBuild(ctx context.Context) (hnslb.OSBuild, error) {
 // health checks are forwarded to).
 func (s *StartupCalls) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoint, error) {
 	return guard(s.d, ctx, hnslb.OpGetEndpointByName, s.d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
-		return s.d.c.GetEndpointByName(ctx, name)
+		ep, err := s.d.c.GetEndpointByName(ctx, name)
+		canonicalEndpointAddresses(ep)
+		return ep, err
 	})
 }

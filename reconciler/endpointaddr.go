@@ -9,11 +9,12 @@ import "github.com/hnsproxy/hnsproxy/hnslb"
 // printed, every restart took hnsproxy's own IPv6 remote endpoints for
 // objects nobody wants, and deleted and recreated them with the load
 // balancers using them. canonicalIP is the form load balancer VIPs are
-// compared in too.
+// compared in too. Its GUIDs are lower-cased (guidcase.go).
 func canonicalEndpointAddresses(ep *hnslb.Endpoint) {
 	if ep == nil {
 		return
 	}
+	lowerEndpointGUIDs(ep)
 	copied := false
 	for i, c := range ep.IpConfigurations {
 		canon := canonicalIP(c.IpAddress)
