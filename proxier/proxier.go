@@ -124,9 +124,9 @@ type Options struct {
 	// appeared (subnets.go).
 	RemoteSubnets func(ctx context.Context) ([]desired.RemoteSubnet, error)
 	// ClusterNodes, if set with RemoteSubnets, watches every Node (its
-	// factory trims them with TrimToRouting): another Node's pod CIDR or
-	// address that appears or changes asks for a read until a route to it
-	// covers its pod CIDR.
+	// factory trims them with TrimToRouting): another Node's pod CIDR,
+	// address or Flannel public IP that appears or changes asks for a read
+	// until a route to it covers its pod CIDR.
 	ClusterNodes coreinformers.NodeInformer
 	// HealthCheckGateway, if set, re-reads the root HNS endpoint's
 	// addresses (Config.HealthCheckGateway) while Config.ForwardHealthCheckVIP

@@ -28,11 +28,12 @@ import (
 // subnet, now routed to the wrong node. So the routes are re-read (one HNS
 // call, GetNetwork), besides at start and with each drift repair, when the
 // cluster says one may have appeared or moved:
-//   - another Node's pod CIDR or address appears or changes, or the Node
-//     is listed at start (a start as soon as the network is usable can come
-//     before Flannel adds the routes of the leases it then reads): re-read
-//     until a route covers its pod CIDR and, when the Node lists addresses,
-//     names one of them, for at most routeWait;
+//   - another Node's pod CIDR, address or Flannel public IP
+//     (FlannelPublicIPAnnotation) appears or changes, or the Node is listed
+//     at start (a start as soon as the network is usable can come before
+//     Flannel adds the routes of the leases it then reads): re-read until a
+//     route covers its pod CIDR and names the node (its Flannel public IP,
+//     else one of its addresses when it lists any), for at most routeWait;
 //   - a Service's computation meets a remote backend IP in no known subnet
 //     that its previous result did not have.
 //
@@ -149,10 +150,10 @@ func (p *Proxier) readRemoteSubnets(ctx context.Context) {
 
 // routed reports whether a route covers each of node's IPv4 pod CIDRs
 // (overlay carries IPv4 only), read as kube-proxy reads CIDRs (kubeip),
-// is not only held, and names one of the node's addresses if it lists any
-// of the route's family: a route that still names the address a node had
-// before (or the node that held the pod CIDR before it) is not the node's
-// yet.
+// is not only held, and names the node (mayBeProvider: its Flannel public
+// IP, else one of its addresses if it lists any of the route's family): a
+// route that still names the address a node had before (or the node that
+// held the pod CIDR before it) is not the node's yet.
 func (p *Proxier) routed(node *v1.Node) bool {
 	for _, prefix := range desired.PodCIDRsOf(node) {
 		if !prefix.Addr().Is4() {
@@ -167,9 +168,13 @@ func (p *Proxier) routed(node *v1.Node) bool {
 	return true
 }
 
-// mayBeProvider reports whether pa is one of node's addresses, or node
-// lists none of pa's family to tell.
+// mayBeProvider reports whether pa is the public IP node's Flannel
+// announces, if it announces one; else whether pa is one of node's
+// addresses, or node lists none of pa's family to tell.
 func mayBeProvider(node *v1.Node, pa netip.Addr) bool {
+	if public, ok := flannelPublicIP(node); ok && pa.Is4() {
+		return public == pa
+	}
 	listed := false
 	for _, a := range node.Status.Addresses {
 		addr, ok := kubeip.ParseAddr(a.Address)
@@ -298,26 +303,29 @@ func (p *Proxier) noteNoProviderAddress(res, prev desired.ServiceResult) {
 	}
 }
 
-// onNodeRouting notes another Node whose pod CIDR or address appeared or
-// changed (old is nil for a Node added after the initial list): its route
-// may appear or move.
+// onNodeRouting notes another Node whose pod CIDR, address or Flannel
+// public IP appeared or changed (old is nil for a Node added after the
+// initial list): its route may appear or move.
 func (p *Proxier) onNodeRouting(old, obj any) {
 	node, ok := unwrapTombstone(obj).(*v1.Node)
 	if !ok || node.Name == p.opts.NodeName || len(desired.PodCIDRsOf(node)) == 0 {
 		return
 	}
 	if prev, ok := old.(*v1.Node); ok && slices.Equal(desired.PodCIDRsOf(prev), desired.PodCIDRsOf(node)) &&
-		slices.Equal(prev.Status.Addresses, node.Status.Addresses) {
+		slices.Equal(prev.Status.Addresses, node.Status.Addresses) &&
+		prev.Annotations[FlannelPublicIPAnnotation] == node.Annotations[FlannelPublicIPAnnotation] {
 		return
 	}
 	p.tracker.nodeRoutingChanged(node.Name)
 	p.requestSync()
 }
 
-// TrimToRouting keeps of a Node only its name, pod CIDRs and IP addresses
-// (internal and external: a route's provider address is one of them),
-// before it enters the cache of every Node on overlay (ClusterNodes): a few
-// hundred bytes per node, not the tens of kilobytes a Node's status holds.
+// TrimToRouting keeps of a Node only its name, pod CIDRs, IP addresses
+// (internal and external: a route's provider address is one of them) and
+// the public IP Flannel announces for it (the provider address of its
+// route where Flannel writes the routes), before it enters the cache of
+// every Node on overlay (ClusterNodes): a few hundred bytes per node, not
+// the tens of kilobytes a Node's status and annotations hold.
 func TrimToRouting(obj any) (any, error) {
 	node, ok := obj.(*v1.Node)
 	if !ok {
@@ -329,8 +337,12 @@ func TrimToRouting(obj any) (any, error) {
 			addrs = append(addrs, a)
 		}
 	}
+	var annotations map[string]string
+	if public, ok := node.Annotations[FlannelPublicIPAnnotation]; ok {
+		annotations = map[string]string{FlannelPublicIPAnnotation: public}
+	}
 	return &v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: node.Name, UID: node.UID, ResourceVersion: node.ResourceVersion},
+		ObjectMeta: metav1.ObjectMeta{Name: node.Name, UID: node.UID, ResourceVersion: node.ResourceVersion, Annotations: annotations},
 		Spec:       v1.NodeSpec{PodCIDR: node.Spec.PodCIDR, PodCIDRs: node.Spec.PodCIDRs},
 		Status:     v1.NodeStatus{Addresses: addrs},
 	}, nil
