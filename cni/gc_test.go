@@ -200,7 +200,8 @@ func recordingIPAM(t *testing.T) (dir, record string) {
 // TestGCReportsEveryFailure: GC goes on past what it cannot remove and
 // reports the errors to the runtime (the spec's words). skel prints one
 // CNI error, so GC's answer names every attachment it could not collect,
-// not only the first.
+// not only the first, and asks the runtime to try again later only when
+// every failure is one to retry.
 func TestGCReportsEveryFailure(t *testing.T) {
 	n1, conf := l2bridgeNode(t, 63)
 	rt := newRuntime(t, conf)
@@ -212,6 +213,11 @@ func TestGCReportsEveryFailure(t *testing.T) {
 	err := rt.cni.GCNetworkList(context.Background(), rt.list, &libcni.GCArgs{ValidAttachments: []types.GCAttachment{}})
 	if err == nil {
 		t.Fatal("GC with HNS refusing every delete succeeded")
+	}
+	// HNS refused each delete outright (0x57): no failure is one to retry,
+	// so neither is the whole ("try again later" only when each is).
+	if cniCode(err) != int(types.ErrInternal) {
+		t.Errorf("GC with HNS refusing every delete: code %d, want %d", cniCode(err), types.ErrInternal)
 	}
 	for _, p := range leaked {
 		if !strings.Contains(err.Error(), p.endpointName("cbr0")) {
