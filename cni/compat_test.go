@@ -248,7 +248,9 @@ func TestWinPolicyOrder(t *testing.T) {
 }
 
 // TestSDNSearchDomain: sdnbridge/sdnoverlay prefix the first search domain
-// with the pod's namespace (K8S_POD_NAMESPACE); win-* do not.
+// with the pod's namespace (K8S_POD_NAMESPACE); win-* do not, and neither
+// does sdnbridge for a container a runtime names no namespace for (no
+// ".svc.cluster.local").
 func TestSDNSearchDomain(t *testing.T) {
 	for conf, want := range map[string]string{
 		`{"name": "cbr0", "type": "sdnbridge", "dns": {"Search": ["svc.cluster.local", "cluster.local"]}}`:  "ns1.svc.cluster.local",
@@ -260,6 +262,9 @@ func TestSDNSearchDomain(t *testing.T) {
 		}
 		if d := n.dns("ns1"); len(d.Search) != 2 || d.Search[0] != want || d.Search[1] != "cluster.local" || n.DNS.Search[0] != "svc.cluster.local" {
 			t.Errorf("%s: search %v, want %s first (configuration left as it was: %v)", conf, d.Search, want, n.DNS.Search)
+		}
+		if d := n.dns(""); len(d.Search) != 2 || d.Search[0] != "svc.cluster.local" {
+			t.Errorf("%s without a pod namespace: search %v, want svc.cluster.local first", conf, d.Search)
 		}
 	}
 }
