@@ -236,13 +236,25 @@ func sameAddrSet(a, b []string) bool {
 // HNS answered when we wrote written: by its baseline if we have one, else
 // by adoptionMatch.
 func (r *Reconciler) unchanged(written, listed *hnslb.LoadBalancer) bool {
+	same, _ := r.judge(written, listed)
+	return same
+}
+
+// judge is unchanged, and says too whether listed should become the
+// baseline (rebase): there is none, or an echo change (echoChanged)
+// explains the difference. A drift repair asks it of every owned load
+// balancer, so the fingerprint is computed once per judgement.
+func (r *Reconciler) judge(written, listed *hnslb.LoadBalancer) (same, rebase bool) {
 	if b, ok := r.baselines[listed.ID]; ok {
-		return fingerprint(written, listed) == b || echoChanged(written, listed, b)
+		if fingerprint(written, listed) == b {
+			return true, false
+		}
+		return echoChanged(written, listed, b), true
 	}
 	if _, judged := r.unansweredSent(listed.ID); judged && distributionUnanswered(listed, written) {
-		return false
+		return false, true
 	}
-	return adoptionMatch(listed, written)
+	return adoptionMatch(listed, written), true
 }
 
 // distributionUnanswered reports a listing of one of hnsproxy's load

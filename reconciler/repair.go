@@ -147,6 +147,10 @@ func (r *Reconciler) repairLB(e *lbEntry, listed *listedHNS, drift *driftTally) 
 func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS, drift *driftTally) bool {
 	l, found := listed.lbs[e.realizedID]
 	backends := e.realized.HostComputeEndpoints // l matched: the listing has exactly these
+	var same, rebase bool
+	if found && l.doc != nil {
+		same, rebase = r.judge(e.realized, l.doc)
+	}
 	switch {
 	case !found:
 		drift.found(r.log, driftLBGone, e.key.String()).Info("Load balancer vanished from HNS; recreating it", "key", e.key, "id", e.realizedID)
@@ -158,14 +162,14 @@ func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS, drift *driftT
 		if !l.unchangedSinceStart(e, r.baselines) {
 			return false // judged against another document: the next repair judges it
 		}
-	case !r.unchanged(e.realized, l.doc):
+	case !same:
 		drift.found(r.log, driftLBChanged, e.key.String()).Info("Load balancer differs in HNS; repairing it", "key", e.key, "id", e.realizedID)
 		r.driftFound(KindLoadBalancer)
 		r.setRealized(e, e.realizedID, l.doc, nil)
 		r.markLB(e)
 		return true
 	default:
-		if b, ok := r.baselines[e.realizedID]; !ok || b != fingerprint(e.realized, l.doc) {
+		if rebase {
 			// No baseline (a write answered with no document): the listing
 			// adoptionMatch accepted becomes it. Or HNS answers otherwise
 			// since the baseline was taken (echoChanged): the listing
