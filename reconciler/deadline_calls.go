@@ -75,7 +75,7 @@ func (d *deadlines) createLoadBalancer(ctx context.Context, lb *hnslb.LoadBalanc
 func (d *deadlines) createEndpoint(ctx context.Context, networkID string, e *hnslb.Endpoint) (*hnslb.Endpoint, error) {
 	got, err := d.c.CreateEndpoint(ctx, networkID, e)
 	d.suspect.noteCreate(err)
-	canonicalEndpointAddresses(got)
+	canonicalEndpoint(got)
 	if err == nil && (got == nil || got.ID == "") {
 		return nil, hnslb.NewError(hnslb.OpCreateEndpoint, hnslb.CodeTimeout, "HNS answered no endpoint for %s", e.IP())
 	}
@@ -139,7 +139,7 @@ func (d *deadlines) WalkEndpointsOfNetwork(ctx context.Context, networkID string
 	return guardWalk(d, ctx, hnslb.OpListEndpointsOfNetwork, func(ctx context.Context, fn func(*hnslb.Endpoint) error) error {
 		return hnslb.WalkEndpointsOfNetwork(ctx, d.c, networkID, fn)
 	}, func(ep *hnslb.Endpoint) error {
-		canonicalEndpointAddresses(ep)
+		canonicalEndpoint(ep)
 		return fn(ep)
 	})
 }
@@ -198,7 +198,7 @@ func (d *deadlines) DeleteEndpoint(ctx context.Context, id string) error {
 func (d *deadlines) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {
 	return guard(d, ctx, hnslb.OpGetEndpoint, d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
 		ep, err := d.c.GetEndpointByID(ctx, id)
-		canonicalEndpointAddresses(ep)
+		canonicalEndpoint(ep)
 		return ep, err
 	})
 }
@@ -206,7 +206,7 @@ func (d *deadlines) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endp
 func (d *deadlines) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]hnslb.Endpoint, error) {
 	return guard(d, ctx, hnslb.OpListEndpointsOfNetwork, d.list, func(ctx context.Context) ([]hnslb.Endpoint, error) {
 		eps, err := d.c.ListEndpointsOfNetwork(ctx, networkID)
-		canonicalEndpointsAddresses(eps)
+		canonicalEndpoints(eps)
 		return eps, err
 	})
 }
@@ -215,7 +215,7 @@ func (d *deadlines) ListEndpointsOfNetwork(ctx context.Context, networkID string
 func (d *deadlines) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error) {
 	return guard(d, ctx, hnslb.OpListEndpoints, d.list, func(ctx context.Context) ([]hnslb.Endpoint, error) {
 		eps, err := d.c.ListEndpoints(ctx)
-		canonicalEndpointsAddresses(eps)
+		canonicalEndpoints(eps)
 		return eps, err
 	})
 }

@@ -47,7 +47,7 @@ func (s *StartupCalls) OSBuild(ctx context.Context) (hnslb.OSBuild, error) {
 func (s *StartupCalls) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoint, error) {
 	return guard(s.d, ctx, hnslb.OpGetEndpointByName, s.d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
 		ep, err := s.d.c.GetEndpointByName(ctx, name)
-		canonicalEndpointAddresses(ep)
+		canonicalEndpoint(ep)
 		return ep, err
 	})
 }

@@ -2,15 +2,15 @@ package reconciler
 
 import "github.com/hnsproxy/hnsproxy/hnslb"
 
-// canonicalEndpointAddresses rewrites the addresses of an endpoint HNS
-// answered in their canonical text, the form hnsproxy keys remote
-// endpoints by: HNS keeps an address as 16 bytes and may print an IPv6
-// one in another form than the one sent (sim.Echo.LongIPv6). Read as
-// printed, every restart took hnsproxy's own IPv6 remote endpoints for
-// objects nobody wants, and deleted and recreated them with the load
-// balancers using them. canonicalIP is the form load balancer VIPs are
-// compared in too. Its GUIDs are lower-cased (guidcase.go).
-func canonicalEndpointAddresses(ep *hnslb.Endpoint) {
+// canonicalEndpoint rewrites an endpoint HNS answered into the form the
+// reconciler holds: its GUIDs lower-cased (guidcase.go), its addresses in
+// their canonical text, the form hnsproxy keys remote endpoints by. HNS
+// keeps an address as 16 bytes and may print an IPv6 one in another form
+// than the one sent (sim.Echo.LongIPv6); read as printed, every restart
+// took hnsproxy's own IPv6 remote endpoints for objects nobody wants, and
+// deleted and recreated them with the load balancers using them.
+// canonicalIP is the form load balancer VIPs are compared in too.
+func canonicalEndpoint(ep *hnslb.Endpoint) {
 	if ep == nil {
 		return
 	}
@@ -29,9 +29,9 @@ func canonicalEndpointAddresses(ep *hnslb.Endpoint) {
 	}
 }
 
-// canonicalEndpointsAddresses is canonicalEndpointAddresses for each of eps.
-func canonicalEndpointsAddresses(eps []hnslb.Endpoint) {
+// canonicalEndpoints is canonicalEndpoint for each of eps.
+func canonicalEndpoints(eps []hnslb.Endpoint) {
 	for i := range eps {
-		canonicalEndpointAddresses(&eps[i])
+		canonicalEndpoint(&eps[i])
 	}
 }

@@ -73,7 +73,7 @@ func (o *Owned) KeptBackendCap(learn bool, osBuild hnslb.OSBuild, features hnslb
 // claims it, a running hnsproxy does not (partial.go).
 func (o *Owned) Claim(lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint) {
 	eps = slices.Clone(eps) // their addresses are read in canonical text, as Start reads them
-	canonicalEndpointsAddresses(eps)
+	canonicalEndpoints(eps)
 	shaped := slices.DeleteFunc(slices.Clone(lbs), func(lb hnslb.LoadBalancer) bool { _, ok := KeyOf(&lb); return !ok })
 	claimInterrupted(klog.Logger{}, o.state, shaped, eps, o.loadBalancers, o.remoteEndpoints) // the zero logger says nothing
 	for _, doc := range leftByFailedCreates(o.state.FailedLoadBalancerCreates, lbs) {
