@@ -341,3 +341,19 @@ func TestBackendIPsAreCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestAReadyDuplicateBeatsANotReadyServingOne: of two copies of one IP:port
+// (two slices, as the mirroring controller writes an Endpoints object's
+// ready and not-ready addresses, whose serving condition is unset and so
+// true), the ready one is kept whichever slice comes first, so the
+// endpoint stays a backend.
+func TestAReadyDuplicateBeatsANotReadyServingOne(t *testing.T) {
+	notReadyServing := conditions(false, true, false)
+	r := ForService(ServiceInput{Service: service("web"), Slices: slicesOf(
+		slice("web-a", 8080, ep("10.1.0.3", notReadyServing)),
+		slice("web-b", 8080, ep("10.1.0.3")),
+	)}, config())
+	if len(r.LBs) != 1 || backendIPs(r.LBs[0]) != "10.1.0.3" {
+		t.Errorf("got %s; want the cluster IP balancing to the ready copy", dump(r))
+	}
+}

@@ -65,6 +65,13 @@ func TestConfigValidate(t *testing.T) {
 	if err := ov.Validate(); err != nil {
 		t.Errorf("good overlay config: %v", err)
 	}
+	// An overlay node whose Node lists an IPv6 address too needs no IPv6
+	// source VIP: overlay serves no IPv6.
+	dual := config()
+	overlay(&dual)
+	if err := dual.Validate(); err != nil {
+		t.Errorf("overlay config with an IPv6 node IP and an IPv4 source VIP only: %v", err)
+	}
 	for _, tc := range []struct {
 		name string
 		mod  func(*Config)

@@ -1,6 +1,7 @@
 package desired
 
 import (
+	"fmt"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -620,4 +621,87 @@ func TestFrontendsShareEqualBackends(t *testing.T) {
 	if len(cluster) != 3 || len(external) != 1 || !external[0].Local || &cluster[0] == &external[0] {
 		t.Errorf("with a Local external policy: cluster IP backends %v, external IP backends %v; want all three, and the local one alone", cluster, external)
 	}
+}
+
+// TestAnIPv6IngressIPsHealthCheckLoadBalancerIsIPv6: the health-check load
+// balancer of an IPv6 ingress IP carries HNS's IPv6 flag, as every IPv6
+// load balancer must (HNS refuses an IPv6 frontend without it), so cloud
+// probes of an IPv6 ingress reach the health server too.
+func TestAnIPv6IngressIPsHealthCheckLoadBalancerIsIPv6(t *testing.T) {
+	cfg := config()
+	cfg.ForwardHealthCheckVIP = true
+	cfg.HealthCheckGateway = map[intent.IPFamily]netip.Addr{intent.IPv6: addr("fd00:1::1")}
+	svc := service("web", clusterIPs("fd00:10::1"), loadBalancer(ingressIP("2001:db8::7")))
+	r := ForService(ServiceInput{Service: svc, Slices: slicesOf(slice("web-1", 8080, ep("fd00:1::5")))}, cfg)
+	if got := lbByKey(t, r, key("2001:db8::7", 10256)); got.Flags != hnslb.LoadBalancerFlagsIPv6 || backendIPs(got) != "fd00:1::1" {
+		t.Errorf("health-check LB = %+v, want the IPv6 flag and the gateway endpoint", got)
+	}
+}
+
+// TestAKeyClashPastSixteenLoadBalancersMergesWithTheClashingOne: a Service
+// with many ports whose external IP is also its ingress IP (identical load
+// balancers) merges each pair into one under the ingress origin with no
+// conflict reported, however many load balancers came before, as with a
+// few (TestIntraServiceKeyClash): past 16 the keys are found through a map.
+func TestAKeyClashPastSixteenLoadBalancersMergesWithTheClashingOne(t *testing.T) {
+	var ps []v1.ServicePort
+	var sps []discoveryv1.EndpointPort
+	for i := range 10 {
+		name := fmt.Sprintf("p%d", i)
+		ps = append(ps, tcpPort(name, int32(80+i)))
+		sps = append(sps, slicePort(name, int32(8080+i), v1.ProtocolTCP))
+	}
+	svc := service("web", ports(ps...), externalIPs("198.51.100.7"), loadBalancer(ingressIP("198.51.100.7")))
+	r := ForService(ServiceInput{Service: svc, Slices: slicesOf(sliceWithPorts("web-1", sps, ep("10.1.0.3")))}, config())
+	if len(r.LBs) != 20 || len(r.Problems) != 0 {
+		t.Fatalf("got %d load balancers, problems %q; want 20 (cluster IP and one merged external/ingress per port), none", len(r.LBs), reasons(r.Problems))
+	}
+	for i := range 10 {
+		if got := lbByKey(t, r, key("198.51.100.7", uint16(80+i))); got.Origin != intent.OriginIngress || got.InternalPort != uint16(8080+i) {
+			t.Errorf("port %d: %+v, want the ingress origin and internal port %d", 80+i, got, 8080+i)
+		}
+	}
+}
+
+// TestNodePortLocalBackendsAppliesOnOverlayOnly: the workaround for the
+// overlay NodePort bug (Config.NodePortLocalBackends, on for every Windows
+// Server 2022 build) keeps an l2bridge node's node ports balanced over
+// every endpoint, and gives an overlay node's only its local ones.
+func TestNodePortLocalBackendsAppliesOnOverlayOnly(t *testing.T) {
+	eps := slice("web-1", 8080, ep("10.1.0.3"), ep("10.1.0.2", local))
+	for _, c := range []struct {
+		name string
+		mode func(*Config)
+		want string
+	}{
+		{"l2bridge", func(*Config) {}, "10.1.0.2,10.1.0.3"},
+		{"overlay", func(c *Config) { overlay(c); delete(c.NodeIPs, intent.IPv6) }, "10.1.0.2"},
+	} {
+		cfg := config()
+		c.mode(&cfg)
+		cfg.NodePortLocalBackends = true
+		r := ForService(ServiceInput{Service: service("web", nodePorts(30080)), Slices: slicesOf(eps)}, cfg)
+		if got := backendIPs(lbByKey(t, r, nodePortKey(intent.IPv4, 30080))); got != c.want {
+			t.Errorf("%s: node port backends %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+// TestPortsUpTo65535AreServed: 65535 is a valid node port (with
+// --service-node-port-range reaching it) and a valid health-check node
+// port: the node port gets its load balancer, and the ingress IP's health
+// check is forwarded on that port, not on the healthz port.
+func TestPortsUpTo65535AreServed(t *testing.T) {
+	cfg := config()
+	cfg.ForwardHealthCheckVIP = true
+	cfg.HealthCheckGateway = map[intent.IPFamily]netip.Addr{intent.IPv4: addr("10.1.0.1")}
+	svc := service("web", loadBalancer(ingressIP("198.51.100.7")), nodePorts(65535), etpLocal(65535))
+	r := ForService(ServiceInput{Service: svc, Slices: slicesOf(slice("web-1", 8080, ep("10.1.0.2", local)))}, cfg)
+	lbByKey(t, r, key("198.51.100.7", 65535))
+	svc = service("web", nodePorts(65535))
+	r = ForService(ServiceInput{Service: svc, Slices: slicesOf(slice("web-1", 8080, ep("10.1.0.2", local)))}, config())
+	if len(r.Problems) != 0 {
+		t.Errorf("problems %q, want none", reasons(r.Problems))
+	}
+	lbByKey(t, r, nodePortKey(intent.IPv4, 65535))
 }
