@@ -56,3 +56,12 @@ func TestEndpointHasAddressAndKind(t *testing.T) {
 		t.Errorf("kind of a remote endpoint: %q", ep.KindWord())
 	}
 }
+
+// TestAnEndpointsIPv4MappedAddressIsItsIPv4One: an endpoint whose address
+// HNS gives in the IPv4-mapped form holds the IPv4 address too.
+func TestAnEndpointsIPv4MappedAddressIsItsIPv4One(t *testing.T) {
+	ep := &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: "::ffff:10.244.1.5"}}}
+	if !ep.HasAddress(netip.MustParseAddr("10.244.1.5")) {
+		t.Error("an endpoint at ::ffff:10.244.1.5 does not hold 10.244.1.5")
+	}
+}

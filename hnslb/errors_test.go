@@ -1,6 +1,11 @@
 package hnslb
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+)
 
 // TestAddressRefusedCodes: each code HNS may answer for an endpoint address
 // it will not take is an address refused; only the two spellings of
@@ -92,5 +97,64 @@ func TestErrorTextNamesTheCodeOnce(t *testing.T) {
 		if got := NewError("get", c.code, "%s", c.msg).Error(); got != c.want {
 			t.Errorf("%q: %q, want %q", c.msg, got, c.want)
 		}
+	}
+}
+
+// TestRetryAndUnsupportedCodes: HNS down or restarting (the RPC server
+// unavailable, the manager stopped) and a call that timed out are
+// unavailable, to retry later; HNS's "request unsupported" is as much an
+// operation this build lacks as E_NOTIMPL (a refused modify then reads as
+// one this build cannot make); an error that says it is not transient
+// is not retried as it is.
+func TestRetryAndUnsupportedCodes(t *testing.T) {
+	for _, c := range []struct {
+		code                        ErrorCode
+		unavailable, notImplemented bool
+	}{
+		{CodeRPCServerUnavailable, true, false},
+		{CodeManagerStopped, true, false},
+		{CodeTimeout, true, false},
+		{CodeNotImplemented, false, true},
+		{CodeRequestUnsupported, false, true},
+		{CodeInvalidParameter, false, false},
+		{CodeNotFound, false, false},
+	} {
+		err := NewError("UpdateLoadBalancer", c.code, "")
+		if IsUnavailable(err) != c.unavailable || IsTransient(err) != c.unavailable || IsNotImplemented(err) != c.notImplemented {
+			t.Errorf("0x%x: unavailable %v, transient %v, not implemented %v; want %v, %v, %v", uint32(c.code),
+				IsUnavailable(err), IsTransient(err), IsNotImplemented(err), c.unavailable, c.unavailable, c.notImplemented)
+		}
+	}
+	if !IsTransient(transience(true)) || IsTransient(transience(false)) {
+		t.Errorf("an error saying it is transient: %v; one saying it is not: %v", IsTransient(transience(true)), IsTransient(transience(false)))
+	}
+}
+
+// transience is an error that says whether it is transient.
+type transience bool
+
+func (transience) Error() string     { return "state file" }
+func (t transience) Transient() bool { return bool(t) }
+
+// TestInvalidDocumentCodesAreHCNsTable: the codes the HCN error code table
+// gives for a document HNS will not take are each an invalid document,
+// among them an invalid IP (0x803b001e, as for a remote endpoint whose
+// address is in none of the network's subnets), so what HNS refused is
+// reported as rejected rather than retried as it is.
+func TestInvalidDocumentCodesAreHCNsTable(t *testing.T) {
+	for _, code := range []ErrorCode{CodeInvalidParameter, 0x803b000a, 0x803b000b, CodeInvalidEndpoint, CodeInvalidPolicy, 0x803b000e,
+		0x803b000f, 0x803b0016, 0x803b0019, 0x803b001b, CodeInvalidIP, 0x803b002d, 0x803b0030} {
+		if !IsInvalidParameter(NewError("CreateLoadBalancer", code, "")) {
+			t.Errorf("0x%x is not read as an invalid document", uint32(code))
+		}
+	}
+}
+
+// TestAnHNSErrorUnwrapsToItsCause: errors.Is reaches the error the HNS
+// client library returned under an *Error (a call's deadline, say).
+func TestAnHNSErrorUnwrapsToItsCause(t *testing.T) {
+	err := fmt.Errorf("sync: %w", &Error{Op: "get", Code: CodeTimeout, Err: context.DeadlineExceeded})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("%v does not unwrap to its cause", err)
 	}
 }

@@ -31,3 +31,36 @@ func TestFeaturesForModifyMatchesHnslib(t *testing.T) {
 		}
 	}
 }
+
+// TestFeaturesStartAtHcnsFirstVersions: DSR, IPv6 dual stack and session
+// affinity start where hcn's ranges (hcn/hcnglobals.go, hcsshim v0.15) start
+// them (DSR at 9.3 and again at 10.2), and the 64-backend cap ends with
+// Windows Server 2022's HNS 13.0; off Windows nothing else holds them
+// (hcnclient's TestFeaturesForMatchesHcnVersionRanges runs on Windows only).
+func TestFeaturesStartAtHcnsFirstVersions(t *testing.T) {
+	for _, c := range []struct {
+		v                        Version
+		dsr, ipv6, affinity, big bool
+	}{
+		{Version{Major: 9, Minor: 2}, false, false, false, false},
+		{Version{Major: 9, Minor: 3}, true, false, false, false},
+		{Version{Major: 10, Minor: 1}, false, false, false, false},
+		{Version{Major: 10, Minor: 2}, true, false, false, false},
+		{Version{Major: 11, Minor: 9}, true, false, false, false},
+		{Version{Major: 11, Minor: 10}, true, true, false, false},
+		{Version{Major: 11, Minor: math.MaxInt32}, true, true, false, false},
+		{Version{Major: 12, Minor: 0}, true, true, true, false},
+		{Version{Major: 12, Minor: math.MaxInt32}, true, true, true, false},
+		{Version{Major: 13, Minor: 0}, true, true, true, true},
+	} {
+		f := FeaturesFor(c.v)
+		wantMax := MaxBackendsLegacy
+		if c.big {
+			wantMax = MaxBackendsModern
+		}
+		if f.DSR != c.dsr || f.IPv6DualStack != c.ipv6 || f.SessionAffinity != c.affinity || f.MaxBackends != wantMax {
+			t.Errorf("HNS %s: DSR %v, IPv6 %v, affinity %v, cap %d; want %v, %v, %v, %d",
+				c.v, f.DSR, f.IPv6DualStack, f.SessionAffinity, f.MaxBackends, c.dsr, c.ipv6, c.affinity, wantMax)
+		}
+	}
+}

@@ -12,6 +12,7 @@ func TestFlagWords(t *testing.T) {
 		want []string
 	}{
 		{"plain", LoadBalancer{}, nil},
+		{"a port mapping without affinity says nothing of it", LoadBalancer{PortMappings: []PortMapping{{}}}, nil},
 		{"DSR keeps the source, so no SNAT word", LoadBalancer{Flags: LoadBalancerFlagsDSR, SourceVIP: "10.0.0.2"}, []string{"DSR"}},
 		{"NodePort with affinity", LoadBalancer{
 			SourceVIP: "10.244.1.2",
