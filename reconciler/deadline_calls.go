@@ -119,7 +119,7 @@ func (d *deadlines) ListLoadBalancers(ctx context.Context) ([]hnslb.LoadBalancer
 	return guard(d, ctx, hnslb.OpListLoadBalancers, d.list, func(ctx context.Context) ([]hnslb.LoadBalancer, error) {
 		lbs, err := d.c.ListLoadBalancers(ctx)
 		lowerLBsGUIDs(lbs)
-		return lbs, err
+		return onceByID(lbs, lbID), err
 	})
 }
 
@@ -207,7 +207,7 @@ func (d *deadlines) ListEndpointsOfNetwork(ctx context.Context, networkID string
 	return guard(d, ctx, hnslb.OpListEndpointsOfNetwork, d.list, func(ctx context.Context) ([]hnslb.Endpoint, error) {
 		eps, err := d.c.ListEndpointsOfNetwork(ctx, networkID)
 		canonicalEndpoints(eps)
-		return eps, err
+		return onceByID(eps, epID), err
 	})
 }
 
@@ -216,7 +216,7 @@ func (d *deadlines) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error)
 	return guard(d, ctx, hnslb.OpListEndpoints, d.list, func(ctx context.Context) ([]hnslb.Endpoint, error) {
 		eps, err := d.c.ListEndpoints(ctx)
 		canonicalEndpoints(eps)
-		return eps, err
+		return onceByID(eps, epID), err
 	})
 }
 

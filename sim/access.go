@@ -56,7 +56,9 @@ func listChecked[T any](ctx context.Context, h *HNS, op Op, s *store[T], check f
 		out = make([]T, 0, s.len())
 		s.each(func(o *T) {
 			if keep == nil || keep(o) {
-				out = append(out, *clone(o))
+				for range h.listedTimes() {
+					out = append(out, *clone(o))
+				}
 			}
 		})
 		h.chargeList(len(out))

@@ -87,6 +87,12 @@ type Faults struct {
 	// the port and lost it from the document. Whether one does is not
 	// known; by default it holds nothing.
 	PartialHoldsFrontend bool
+	// ListedTwice is the share (0..1) of the objects a listing answers
+	// twice, the copy right after the object; gets are not affected. No
+	// public capture shows it; it is modelled because a listing is an
+	// enumeration followed by a read of each object and HNS is not
+	// transactional (listingfaults.go).
+	ListedTwice float64
 }
 
 // TakenPort is a protocol and port taken outside HNS's load balancers.
