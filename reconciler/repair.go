@@ -16,8 +16,9 @@ import (
 //     ID HNS no longer has (a pod recreated by the CNI), is updated;
 //   - load balancers that left backends out are retried if the refreshed
 //     local endpoint index now knows them;
-//   - owned IDs HNS no longer has are dropped from the state file, and owned
-//     objects no desired object uses are deleted (leaks);
+//   - owned objects no desired object uses are deleted (leaks), listed or
+//     not: a listing may leave out one HNS holds, and the delete's "not
+//     found" drops an ID HNS no longer has from the state file (unlisted.go);
 //   - deletes HNS reported done are confirmed, and an object HNS kept is
 //     owned again and deleted again (deleted.go).
 //
@@ -102,10 +103,12 @@ func (r *Reconciler) judgeListed(listed *listedHNS, changed *listingChanges, use
 			usedEPs[ep.id] = struct{}{} // not judged: the listing may predate its change
 			continue
 		}
-		if !listed.hasEP(ep.id) {
+		if !listed.hasEP(ep.id) && ep.desired() {
 			r.endpointVanished(ip, ep, drift)
 			continue
 		}
+		// Listed, or being deleted: a listing that left it out does not
+		// make it gone, its delete tells (unlisted.go).
 		usedEPs[ep.id] = struct{}{}
 	}
 	for _, e := range r.lbs {
@@ -152,6 +155,8 @@ func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS, drift *driftT
 		same, rebase = r.judge(e.realized, l.doc)
 	}
 	switch {
+	case !found && e.desired == nil:
+		return false // being deleted: its delete tells whether it is gone (unlisted.go)
 	case !found:
 		drift.found(r.log, driftLBGone, e.key.String()).Info("Load balancer vanished from HNS; recreating it", "key", e.key, "id", e.realizedID)
 		r.driftFound(KindLoadBalancer)
@@ -189,8 +194,9 @@ func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS, drift *driftT
 	return false
 }
 
-// repairOwned drops owned IDs HNS no longer has, and marks owned objects
-// that nothing uses (and that are not being deleted already) as stale. IDs
+// repairOwned marks owned objects that nothing uses (and that are not
+// being deleted already) as stale, listed or not: the delete of one HNS no
+// longer has answers "not found", which forgets it (unlisted.go). IDs
 // that became ours during the listing, or that an abandoned call held
 // during it, are left for the next repair.
 func (r *Reconciler) repairOwned(kind recordKind, used map[string]struct{}, stale map[string]*staleObj, changed *listingChanges, exists func(string) bool) {
@@ -201,11 +207,14 @@ func (r *Reconciler) repairOwned(kind recordKind, used map[string]struct{}, stal
 		if s := stale[id]; s != nil && s.network != "" {
 			continue // on another network: its delete's answer says whether it is gone
 		}
-		switch _, inUse := used[id]; {
+		_, inUse := used[id]
+		switch {
+		case inUse || stale[id] != nil:
+			// Used, or being deleted: a listing that left it out does not
+			// make it gone (unlisted.go); its delete tells.
 		case !exists(id):
-			r.disown(kind, id)
-			r.dropStale(stale, id)
-		case !inUse && stale[id] == nil:
+			stale[id] = unlistedStale()
+		default:
 			r.log.Info("Owned HNS object is used by nothing; deleting it", "id", id)
 			stale[id] = &staleObj{reason: "ours, leaked"}
 		}

@@ -77,6 +77,9 @@ func (r *Reconciler) Start(ctx context.Context) error {
 		}
 		return &startListingError{fmt.Errorf("reconciler start: list endpoints of network %q: %w", r.opts.NetworkID, err)}
 	}
+	if lbs, eps, err = r.readUnlistedAtStart(ctx, owned, lbs, eps); err != nil {
+		return err
+	}
 
 	// GUIDs are matched case-insensitively: HNS's answers need not keep the
 	// case they had when the state file recorded them (baseline.go).

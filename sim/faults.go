@@ -93,6 +93,10 @@ type Faults struct {
 	// enumeration followed by a read of each object and HNS is not
 	// transactional (listingfaults.go).
 	ListedTwice float64
+	// LeftOutOfListings is the share (0..1) of the objects a listing
+	// leaves out though HNS holds them; the next listing draws anew, and
+	// gets are not affected. Modelled for the same reason, with no capture.
+	LeftOutOfListings float64
 }
 
 // TakenPort is a protocol and port taken outside HNS's load balancers.

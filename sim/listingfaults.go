@@ -4,14 +4,18 @@ package sim
 // a query matches, then opens, queries and closes each object (hcsshim
 // hcn/hcnloadbalancer.go enumerateLoadBalancers, hcn/hcnendpoint.go
 // enumerateEndpoints), and HNS is not transactional. No public capture
-// shows a listing answer the same object twice, but nothing in that
-// sequence rules it out, so it is a fault (Faults.ListedTwice): a caller
-// must not take a duplicate for a second object.
+// shows a listing answer the same object twice, or leave out one HNS holds,
+// but nothing in that sequence rules either out, so both are faults
+// (Faults.ListedTwice, Faults.LeftOutOfListings): a caller must not take a
+// duplicate for a second object, nor one listing's silence for a delete.
 
-// listedTimes draws how many times a listing answers one object: 1, or 2
-// (listed twice). Without the fault it draws nothing, so the other faults'
-// draws stay as they were. Called with h.mu held.
+// listedTimes draws how many times a listing answers one object: 0 (left
+// out), 1, or 2 (listed twice). Without either fault it draws nothing, so
+// the other faults' draws stay as they were. Called with h.mu held.
 func (h *HNS) listedTimes() int {
+	if h.faults.LeftOutOfListings > 0 && h.faultRng.Float64() < h.faults.LeftOutOfListings {
+		return 0
+	}
 	if h.faults.ListedTwice > 0 && h.faultRng.Float64() < h.faults.ListedTwice {
 		return 2
 	}

@@ -34,3 +34,30 @@ func TestListedTwice(t *testing.T) {
 		t.Errorf("after the fault lifted: %d load balancers listed, %v; want 1", len(lbs), err)
 	}
 }
+
+// TestLeftOutOfListings: Faults.LeftOutOfListings leaves listed objects
+// out of a listing while HNS holds them: a get still finds one, and the
+// fault lifted, the next listing shows it again.
+func TestLeftOutOfListings(t *testing.T) {
+	h := newSim(t, ProfileWS2022)
+	nw := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+	ep := mustEndpoint(t, h, nw.ID, endpointDoc("10.244.1.5"))
+	lb, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, ep.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.SetFaults(Faults{LeftOutOfListings: 1})
+	if lbs, err := h.ListLoadBalancers(ctx); err != nil || len(lbs) != 0 {
+		t.Errorf("load balancers listed %+v, %v; want none", lbs, err)
+	}
+	if eps, err := h.ListEndpointsOfNetwork(ctx, nw.ID); err != nil || len(eps) != 0 {
+		t.Errorf("endpoints listed %+v, %v; want none", eps, err)
+	}
+	if got, err := h.GetLoadBalancerByID(ctx, lb.ID); err != nil || got.ID != lb.ID {
+		t.Errorf("get %+v, %v; want the load balancer HNS holds", got, err)
+	}
+	h.SetFaults(Faults{})
+	if lbs, err := h.ListLoadBalancers(ctx); err != nil || len(lbs) != 1 || lbs[0].ID != lb.ID {
+		t.Errorf("after the fault lifted: %+v, %v; want %s", lbs, err, lb.ID)
+	}
+}

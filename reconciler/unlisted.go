@@ -1,0 +1,96 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// One listing's silence is not a delete. A listing is hcn's enumeration of
+// IDs followed by a read of each object, and HNS is not transactional
+// (docs/simulator.md, Faults.LeftOutOfListings): nothing rules out one
+// leaving out an object HNS holds. An owned ID forgotten on one listing's
+// word is, if HNS still holds it, another program's for good: a load
+// balancer of a Service deleted meanwhile then stayed in HNS, carrying its
+// frontend's traffic to the old backends and holding the frontend against
+// a new Service there
+// (TestALoadBalancerOneListingLeavesOutIsStillDeleted). So Start reads by
+// ID what the state file owns and its listing left out; a drift repair,
+// which judges under the lock and makes no HNS calls there, deletes an
+// owned object no desired one uses that its listing left out, and keeps
+// one being deleted: either delete's answer tells whether HNS still had
+// it, and its "not found" forgets it. A desired object a repair's listing
+// leaves out is made again as before: HNS refuses the create as already
+// there, and the lookup that follows finds and claims it.
+
+// unlistedStale is an owned object no desired one uses that a listing
+// left out: deleted, so that HNS's answer says whether it was still there
+// (a delete's "not found" forgets it, as any of hnsproxy's deletes does).
+// Quiet: nearly always it was gone already, deleted behind hnsproxy's back.
+func unlistedStale() *staleObj {
+	return &staleObj{reason: "ours, left out of HNS's listing", quiet: true}
+}
+
+// maxUnlistedReads bounds the reads by ID at Start. A listing that left out
+// more of hnsproxy's objects than this did not leave them out by chance:
+// HNS lost them (a reboot, a restart that dropped objects, a runbook), and
+// reading each of thousands by ID, each an enumeration, would hold the
+// start for nothing.
+const maxUnlistedReads = 256
+
+// readUnlistedAtStart reads by ID each object the state file owns that
+// Start's listing left out, and adds those HNS holds on the network in use
+// to the listing, so that Start adopts or deletes them as if listed; one
+// HNS does not find, or will not read (a malformed ID), is forgotten as
+// before. An HNS that does not answer fails the Start, as a failed
+// listing does. Usually nothing is left out: the reads are for what was
+// deleted behind hnsproxy's back while it was down. Past maxUnlistedReads
+// none is read and all are forgotten, as before. Called with r.mu held, as
+// Start's listing is.
+func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint) ([]hnslb.LoadBalancer, []hnslb.Endpoint, error) {
+	listed := map[string]struct{}{}
+	for i := range lbs {
+		listed[strings.ToLower(lbs[i].ID)] = struct{}{}
+	}
+	for i := range eps {
+		listed[strings.ToLower(eps[i].ID)] = struct{}{}
+	}
+	unlisted := func(ids []string) []string {
+		var out []string
+		for _, id := range ids {
+			if _, ok := listed[strings.ToLower(id)]; !ok {
+				listed[strings.ToLower(id)] = struct{}{} // each ID read once
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	lbIDs, epIDs := unlisted(st.ownedLBs()), unlisted(st.ownedEPs())
+	if n := len(lbIDs) + len(epIDs); n > maxUnlistedReads {
+		r.log.Info("HNS no longer lists many objects of hnsproxy's; forgetting them unread", "loadBalancers", len(lbIDs), "endpoints", len(epIDs))
+		return lbs, eps, nil
+	}
+	for _, id := range lbIDs {
+		lb, err := r.client.GetLoadBalancerByID(ctx, id)
+		switch {
+		case err == nil:
+			r.log.Info("HNS's listing left out a load balancer of hnsproxy's that a read by ID finds; keeping it", "id", lb.ID)
+			lbs = append(lbs, *lb)
+		case hnslb.IsUnavailable(err):
+			return nil, nil, &startListingError{fmt.Errorf("reconciler start: read load balancer %s the listing left out: %w", id, err)}
+		}
+	}
+	for _, id := range epIDs {
+		ep, err := r.client.GetEndpointByID(ctx, id)
+		switch {
+		case err == nil && strings.EqualFold(ep.HostComputeNetwork, r.opts.NetworkID):
+			r.log.Info("HNS's listing left out an endpoint of hnsproxy's that a read by ID finds; keeping it", "id", ep.ID)
+			eps = append(eps, *ep)
+		case hnslb.IsUnavailable(err):
+			return nil, nil, &startListingError{fmt.Errorf("reconciler start: read endpoint %s the listing left out: %w", id, err)}
+		}
+	}
+	return lbs, eps, nil
+}
