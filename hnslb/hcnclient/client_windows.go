@@ -57,11 +57,11 @@ func (c *Client) ListNetworks(ctx context.Context) ([]hnslb.Network, error) {
 }
 
 func (c *Client) GetNetworkByID(ctx context.Context, id string) (*hnslb.Network, error) {
-	return get(ctx, "GetNetworkByID", func() (*hcn.HostComputeNetwork, error) { return hcn.GetNetworkByID(id) }, convertTo[hcn.HostComputeNetwork, hnslb.Network])
+	return get(ctx, "GetNetworkByID", func() (*hcn.HostComputeNetwork, error) { return getNetworkByID(id) }, convertTo[hcn.HostComputeNetwork, hnslb.Network])
 }
 
 func (c *Client) GetNetworkByName(ctx context.Context, name string) (*hnslb.Network, error) {
-	return get(ctx, "GetNetworkByName", func() (*hcn.HostComputeNetwork, error) { return hcn.GetNetworkByName(name) }, convertTo[hcn.HostComputeNetwork, hnslb.Network])
+	return get(ctx, "GetNetworkByName", func() (*hcn.HostComputeNetwork, error) { return getNetworkByName(name) }, convertTo[hcn.HostComputeNetwork, hnslb.Network])
 }
 
 func (c *Client) CreateNetwork(ctx context.Context, n *hnslb.Network) (*hnslb.Network, error) {
@@ -83,11 +83,11 @@ func (c *Client) CreateEndpoint(ctx context.Context, networkID string, e *hnslb.
 }
 
 func (c *Client) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {
-	return get(ctx, "GetEndpointByID", func() (*hcn.HostComputeEndpoint, error) { return hcn.GetEndpointByID(id) }, convertTo[hcn.HostComputeEndpoint, hnslb.Endpoint])
+	return get(ctx, "GetEndpointByID", func() (*hcn.HostComputeEndpoint, error) { return getEndpointByID(id) }, convertTo[hcn.HostComputeEndpoint, hnslb.Endpoint])
 }
 
 func (c *Client) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoint, error) {
-	return get(ctx, "GetEndpointByName", func() (*hcn.HostComputeEndpoint, error) { return hcn.GetEndpointByName(name) }, convertTo[hcn.HostComputeEndpoint, hnslb.Endpoint])
+	return get(ctx, "GetEndpointByName", func() (*hcn.HostComputeEndpoint, error) { return getEndpointByName(name) }, convertTo[hcn.HostComputeEndpoint, hnslb.Endpoint])
 }
 
 func (c *Client) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error) {
@@ -109,7 +109,7 @@ func (c *Client) CreateNamespace(ctx context.Context, ns *hnslb.Namespace) (*hns
 }
 
 func (c *Client) GetNamespaceByID(ctx context.Context, id string) (*hnslb.Namespace, error) {
-	return get(ctx, "GetNamespaceByID", func() (*hcn.HostComputeNamespace, error) { return hcn.GetNamespaceByID(id) }, convertTo[hcn.HostComputeNamespace, hnslb.Namespace])
+	return get(ctx, "GetNamespaceByID", func() (*hcn.HostComputeNamespace, error) { return getNamespaceByID(id) }, convertTo[hcn.HostComputeNamespace, hnslb.Namespace])
 }
 
 func (c *Client) ListNamespaces(ctx context.Context) ([]hnslb.Namespace, error) {
@@ -129,7 +129,7 @@ func (c *Client) RemoveNamespaceEndpoint(ctx context.Context, namespaceID, endpo
 }
 
 func (c *Client) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {
-	return sendConverted(ctx, "CreateLoadBalancer", lb, toHcnLoadBalancer, (*hcn.HostComputeLoadBalancer).Create, fromHcnLoadBalancer)
+	return sendConverted(ctx, "CreateLoadBalancer", lb, toHcnLoadBalancer, createLoadBalancer, fromHcnLoadBalancer)
 }
 
 // UpdateLoadBalancer is HNS ModifyLoadBalancer (hcn's Update, made as
@@ -144,7 +144,7 @@ func (c *Client) UpdateLoadBalancer(ctx context.Context, id string, lb *hnslb.Lo
 
 func (c *Client) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.LoadBalancer, error) {
 	return get(ctx, "GetLoadBalancerByID", func() (*hcn.HostComputeLoadBalancer, error) {
-		return hcn.GetLoadBalancerByID(id)
+		return getLoadBalancerByID(id)
 	}, fromHcnLoadBalancer)
 }
 

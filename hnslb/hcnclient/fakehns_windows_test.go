@@ -109,8 +109,11 @@ func TestFakeHNSErrorsMapToHNSCodes(t *testing.T) {
 			do:   func(c hnslb.Client) error { return c.DeleteLoadBalancer(ctx, lbID) },
 			want: hnslb.CodeNotFound, is: hcn.IsElementNotFoundError},
 		{name: "frontend conflict", failOp: "HcnCreateLoadBalancer", hresult: 0x803b0013, result: portExists,
-			do:   func(c hnslb.Client) error { _, err := c.CreateLoadBalancer(ctx, sampleLB()); return err },
-			want: hnslb.CodePortAlreadyExists, is: hcn.IsPortAlreadyExistsError, msg: "The specified port already exists."},
+			do: func(c hnslb.Client) error { _, err := c.CreateLoadBalancer(ctx, sampleLB()); return err },
+			// hnslb's, not hcn's IsPortAlreadyExistsError: the client makes
+			// the create itself (reads_windows.go), so the error is its
+			// own, carrying HNS's code as hcn's does.
+			want: hnslb.CodePortAlreadyExists, is: hnslb.IsPortAlreadyExists, msg: "The specified port already exists."},
 		{name: "modify not implemented", failOp: "HcnModifyLoadBalancer", hresult: 0x80004001,
 			do:   func(c hnslb.Client) error { _, err := c.UpdateLoadBalancer(ctx, lbID, sampleLB()); return err },
 			want: hnslb.CodeNotImplemented, is: hnslb.IsNotImplemented},

@@ -132,10 +132,15 @@ func withHandle(closeProc *windows.LazyProc, open func(*syscall.Handle) error, u
 
 // queryProperties reads an open object with hcn's default query into out.
 func queryProperties(proc *windows.LazyProc, h syscall.Handle, out any) error {
-	query, err := utf16JSON(hcn.HostComputeQuery{SchemaVersion: hcn.SchemaVersion{Major: 2, Minor: 0}, Flags: hcn.HostComputeQueryFlagsNone})
+	query, err := hcnQuery(nil)
 	if err != nil {
 		return err
 	}
+	return queryWith(proc, h, query, out)
+}
+
+// queryWith reads an open object with query into out.
+func queryWith(proc *windows.LazyProc, h syscall.Handle, query *uint16, out any) error {
 	var props, result *uint16
 	r0, err := sysHandle3(proc, h, unsafe.Pointer(query), unsafe.Pointer(&props), unsafe.Pointer(&result))
 	doc := takeString(props)

@@ -35,31 +35,33 @@ var (
 	procEnumerateNetworks      = windows.NewLazySystemDLL(hcnDLL).NewProc("HcnEnumerateNetworks")
 )
 
-// listNetworks is hcn.ListNetworks, listed again by ID after "not found".
+// listNetworks is hcn.ListNetworks (reads_windows.go), listed again by ID
+// after "not found"; so are the listings below.
 func listNetworks() ([]hcn.HostComputeNetwork, error) {
-	return orByID(hcn.ListNetworks, procEnumerateNetworks, nil, hcn.GetNetworkByID)
+	return orByID(func() ([]hcn.HostComputeNetwork, error) { return readAll(networks, nil) }, procEnumerateNetworks, nil, getNetworkByID)
 }
 
 // listNamespaces is hcn.ListNamespaces, listed again by ID after "not found".
 func listNamespaces() ([]hcn.HostComputeNamespace, error) {
-	return orByID(hcn.ListNamespaces, procEnumerateNamespaces, nil, hcn.GetNamespaceByID)
+	return orByID(func() ([]hcn.HostComputeNamespace, error) { return readAll(namespaces, nil) }, procEnumerateNamespaces, nil, getNamespaceByID)
 }
 
 // listLoadBalancers is hcn.ListLoadBalancers, listed again by ID after "not found".
 func listLoadBalancers() ([]hcn.HostComputeLoadBalancer, error) {
-	return orByID(hcn.ListLoadBalancers, procEnumerateLoadBalancers, nil, hcn.GetLoadBalancerByID)
+	return orByID(func() ([]hcn.HostComputeLoadBalancer, error) { return readAll(loadBalancers, nil) }, procEnumerateLoadBalancers, nil, getLoadBalancerByID)
 }
 
 // listEndpoints is hcn.ListEndpoints, listed again by ID after "not found".
 func listEndpoints() ([]hcn.HostComputeEndpoint, error) {
-	return orByID(hcn.ListEndpoints, procEnumerateEndpoints, nil, hcn.GetEndpointByID)
+	return orByID(func() ([]hcn.HostComputeEndpoint, error) { return readAll(endpoints, nil) }, procEnumerateEndpoints, nil, getEndpointByID)
 }
 
 // listEndpointsOfNetwork is hcn.ListEndpointsOfNetwork, listed again by ID
 // after "not found", with hcn's filter on the network.
 func listEndpointsOfNetwork(networkID string) ([]hcn.HostComputeEndpoint, error) {
-	return orByID(func() ([]hcn.HostComputeEndpoint, error) { return hcn.ListEndpointsOfNetwork(networkID) },
-		procEnumerateEndpoints, map[string]string{"VirtualNetwork": networkID}, hcn.GetEndpointByID)
+	filter := map[string]string{"VirtualNetwork": networkID}
+	return orByID(func() ([]hcn.HostComputeEndpoint, error) { return readAll(endpoints, filter) },
+		procEnumerateEndpoints, filter, getEndpointByID)
 }
 
 // orByID runs list; when it fails "not found", it enumerates the IDs
@@ -93,22 +95,16 @@ func isGone(err error) bool { return hnslb.IsNotFound(mapError("", err)) }
 // enumerateIDs calls an HcnEnumerate* function with hcn's default query
 // (filter, if any, as hcn's Filter) and returns the IDs it answers.
 func enumerateIDs(proc *windows.LazyProc, filter map[string]string) ([]string, error) {
-	q := hcn.HostComputeQuery{SchemaVersion: hcn.SchemaVersion{Major: 2, Minor: 0}, Flags: hcn.HostComputeQueryFlagsNone}
-	if filter != nil {
-		f, err := json.Marshal(filter)
-		if err != nil {
-			return nil, err
-		}
-		q.Filter = string(f)
-	}
-	query, err := json.Marshal(q)
+	query, err := hcnQuery(filter)
 	if err != nil {
 		return nil, err
 	}
-	queryPtr, err := windows.UTF16PtrFromString(string(query))
-	if err != nil {
-		return nil, err
-	}
+	return enumerateWith(proc, query)
+}
+
+// enumerateWith calls an HcnEnumerate* function with query and returns the
+// IDs it answers.
+func enumerateWith(proc *windows.LazyProc, queryPtr *uint16) ([]string, error) {
 	if err := proc.Find(); err != nil {
 		return nil, err
 	}
