@@ -132,7 +132,7 @@ func (pl *portLBs) family(fam intent.IPFamily, pe portEndpoints) {
 		// preserve-destination keeps NodePort traffic on this node too
 		// (winkernel: health probes on the node port must not be answered by
 		// another node), but NodePort gets no UseMux/PreserveDIP.
-		mk(intent.OriginNodePort, "", pl.nodePort, pick(b.etpLocal || b.preserveDIP || b.nodePortLocal(fam, local())), external|hnslb.PortMappingFlagsLocalRoutedVIP, dsrIf(b.etpLocal))
+		mk(intent.OriginNodePort, "", pl.nodePort, pick(b.etpLocal || b.preserveDIP || b.nodePortLocal(fam, local(), cluster())), external|hnslb.PortMappingFlagsLocalRoutedVIP, dsrIf(b.etpLocal))
 	}
 	for _, ip := range b.externalIPs.get(fam) {
 		mk(intent.OriginExternalIP, ip.String(), pl.port, pick(b.etpLocal), external, dsrIf(b.etpLocal))
@@ -402,13 +402,17 @@ func (b *serviceBuilder) localReadyCounts() (ipv4, ipv6 int) {
 // nodePortLocal says whether a NodePort load balancer takes only local
 // endpoints to work around the overlay NodePort bug (Config.NodePortLocalBackends).
 // Without a local endpoint it keeps the others, which the bug may break:
-// reported, as there is nothing better to program.
-func (b *serviceBuilder) nodePortLocal(fam intent.IPFamily, local selection) bool {
+// reported, as there is nothing better to program; not where no endpoint
+// is usable anywhere, as then there is nothing for the bug to break.
+func (b *serviceBuilder) nodePortLocal(fam intent.IPFamily, local, cluster selection) bool {
 	if !b.cfg.NodePortLocalBackends || b.cfg.Mode != Overlay {
 		return false
 	}
 	if len(local.endpoints) > 0 {
 		return true
+	}
+	if len(cluster.endpoints) == 0 {
+		return false
 	}
 	b.problem(warn(ReasonNodePortRemoteOnly,
 		"node port: no endpoint on this node for IPv%d; this Windows build is known to break NodePort traffic forwarded to other nodes on overlay networks (workaround: externalTrafficPolicy Local, or a local endpoint)", fam))

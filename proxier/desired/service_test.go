@@ -705,3 +705,30 @@ func TestPortsUpTo65535AreServed(t *testing.T) {
 	}
 	lbByKey(t, r, nodePortKey(intent.IPv4, 65535))
 }
+
+// TestNodePortRemoteOnlyIsReportedOnlyWhereRemoteEndpointsServe: on an
+// overlay node with the NodePort workaround, a Service whose only usable
+// endpoints are on other nodes is reported (the OS bug may break its node
+// port); one with no usable endpoint anywhere is not: there is nothing the
+// bug could break, and the warning would send the operator after the wrong
+// cause on every Windows node.
+func TestNodePortRemoteOnlyIsReportedOnlyWhereRemoteEndpointsServe(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		eps  []discoveryv1.Endpoint
+		want bool
+	}{
+		{"remote endpoints only", []discoveryv1.Endpoint{ep("10.1.0.3")}, true},
+		{"no usable endpoint anywhere", []discoveryv1.Endpoint{ep("10.1.0.3", notReady), ep("10.1.0.2", local, notReady)}, false},
+		{"a local endpoint", []discoveryv1.Endpoint{ep("10.1.0.3"), ep("10.1.0.2", local)}, false},
+	} {
+		cfg := config()
+		overlay(&cfg)
+		delete(cfg.NodeIPs, intent.IPv6)
+		cfg.NodePortLocalBackends = true
+		r := ForService(ServiceInput{Service: service("web", nodePorts(30080)), Slices: slicesOf(slice("web-1", 8080, c.eps...))}, cfg)
+		if got := hasReason(r.Problems, ReasonNodePortRemoteOnly); got != c.want {
+			t.Errorf("%s: problems %q; want %s reported: %v", c.name, reasons(r.Problems), ReasonNodePortRemoteOnly, c.want)
+		}
+	}
+}
