@@ -88,6 +88,7 @@ func TestCreateLoadBalancerRules(t *testing.T) {
 		}, 0},
 		{"no internal port", ProfileWS2022, clusterIP(func(lb *hnslb.LoadBalancer) { lb.PortMappings[0].InternalPort = 0 }), hnslb.CodeInvalidParameter},
 		{"unknown port mapping flag", ProfileWS2022, clusterIP(func(lb *hnslb.LoadBalancer) { lb.PortMappings[0].Flags = 64 }), hnslb.CodeInvalidParameter},
+		{"port mapping flag 32, the next bit after the known ones", ProfileWS2022, clusterIP(func(lb *hnslb.LoadBalancer) { lb.PortMappings[0].Flags = 32 }), hnslb.CodeInvalidParameter},
 		{"kube-proxy node port flags", ProfileWS2022, func(f lbFixture) *hnslb.LoadBalancer {
 			lb := lbDoc("", 30080, f.v4.ID)
 			lb.PortMappings[0].Flags = hnslb.PortMappingFlagsLocalRoutedVIP | hnslb.PortMappingFlagsVipExternalIP
