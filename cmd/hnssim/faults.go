@@ -24,6 +24,8 @@ type faultFlags struct {
 	keptCount  int
 	partial    float64
 	holds      bool
+	twice      float64
+	leftOut    float64
 }
 
 func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
@@ -36,13 +38,15 @@ func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.keptCount, "kept-deletes", 0, "how many of the next load balancer and endpoint deletes HNS reports done while keeping the object listed, before deletes apply again")
 	fs.Float64Var(&f.partial, "partial-creates", 0, "share (0..1) of failed load balancer creates that leave a load balancer without port mappings listed, as kubernetes/kubernetes#141488 met")
 	fs.BoolVar(&f.holds, "partial-holds-frontend", false, "such a load balancer holds the frontend its create asked for, unseen, until deleted")
+	fs.Float64Var(&f.twice, "listed-twice", 0, "share (0..1) of the objects a listing answers twice (no public capture; a listing is not transactional)")
+	fs.Float64Var(&f.leftOut, "left-out-of-listings", 0, "share (0..1) of the objects a listing leaves out though HNS holds them (no public capture; gets still find them)")
 	fs.StringSliceVar(&f.takenPorts, "taken-port", nil, `tcp/PORT or udp/PORT: refuse new load balancer frontends on this port as taken while no load balancer holds it, as a host socket or a reservation HNS kept does (repeatable)`)
 	fs.StringSliceVar(&f.reserved, "reserved-address", nil, `IP: refuse new endpoints on this address as invalid or reserved (0x803b002f) while no endpoint holds it, as HNS refused an overlay source VIP on Windows Server 2004 (repeatable)`)
 }
 
 func (f *faultFlags) request() (remote.FaultsRequest, error) {
 	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed, Hang: f.hang, HangReply: f.hangReply, TakenPorts: f.takenPorts, ReservedAddresses: f.reserved, KeptOnDelete: f.keptShare, KeptDeletes: f.keptCount,
-		PartialCreates: f.partial, PartialHoldsFrontend: f.holds}
+		PartialCreates: f.partial, PartialHoldsFrontend: f.holds, ListedTwice: f.twice, LeftOutOfListings: f.leftOut}
 	for _, s := range f.errorRates {
 		op, rateStr, ok := strings.Cut(s, "=")
 		if !ok {

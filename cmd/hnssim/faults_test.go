@@ -236,3 +236,32 @@ func TestSetFaultsKeptDeletes(t *testing.T) {
 		}
 	}
 }
+
+// TestSetFaultsListings: --listed-twice and --left-out-of-listings reach
+// the simulator (a listing answers the endpoint twice, then not at all,
+// while a get still finds it), and a share outside 0..1 is refused.
+func TestSetFaultsListings(t *testing.T) {
+	ctx := context.Background()
+	n, ep := nodeWithEndpoint(t)
+	for _, bad := range []remote.FaultsRequest{{ListedTwice: 1.5}, {LeftOutOfListings: -0.1}} {
+		if err := n.setFaults(bad); err == nil {
+			t.Errorf("%+v was accepted", bad)
+		}
+	}
+	for _, c := range []struct {
+		flag   string
+		listed int
+	}{{"--listed-twice=1", 2}, {"--left-out-of-listings=1", 0}} {
+		setFaultsByFlags(t, n, c.flag)
+		if eps, err := n.hns.ListEndpoints(ctx); err != nil || len(eps) != c.listed {
+			t.Errorf("%s: %d endpoints listed, %v; want %d", c.flag, len(eps), err, c.listed)
+		}
+		if got, err := n.hns.GetEndpointByID(ctx, ep.ID); err != nil || got.ID != ep.ID {
+			t.Errorf("%s: get %+v, %v; want the endpoint", c.flag, got, err)
+		}
+	}
+	setFaultsByFlags(t, n)
+	if eps, err := n.hns.ListEndpoints(ctx); err != nil || len(eps) != 1 {
+		t.Errorf("faults lifted: %d endpoints listed, %v; want 1", len(eps), err)
+	}
+}

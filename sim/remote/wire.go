@@ -157,6 +157,11 @@ type FaultsRequest struct {
 	// frontend unseen if PartialHoldsFrontend (sim.Faults.PartialCreates).
 	PartialCreates       float64 `json:"partialCreates,omitempty"`
 	PartialHoldsFrontend bool    `json:"partialHoldsFrontend,omitempty"`
+	// ListedTwice and LeftOutOfListings are the shares (0..1) of objects a
+	// listing answers twice or leaves out (sim.Faults.ListedTwice,
+	// sim.Faults.LeftOutOfListings).
+	ListedTwice       float64 `json:"listedTwice,omitempty"`
+	LeftOutOfListings float64 `json:"leftOutOfListings,omitempty"`
 }
 
 // Limits of FaultsRequest: a fault window or latency beyond these is a
@@ -185,7 +190,8 @@ func (f FaultsRequest) Validate() error {
 			return fmt.Errorf("errors[%d] = 0: a failure's code is never 0 (S_OK)", i)
 		}
 	}
-	for field, share := range map[string]float64{"committed": f.Committed, "keptOnDelete": f.KeptOnDelete, "partialCreates": f.PartialCreates} {
+	for field, share := range map[string]float64{"committed": f.Committed, "keptOnDelete": f.KeptOnDelete, "partialCreates": f.PartialCreates,
+		"listedTwice": f.ListedTwice, "leftOutOfListings": f.LeftOutOfListings} {
 		if !(share >= 0 && share <= 1) {
 			return fmt.Errorf("%s = %v: must be within 0..1", field, share)
 		}
