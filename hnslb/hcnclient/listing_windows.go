@@ -29,10 +29,10 @@ import (
 // Get*ByID is a filtered listing), and only after a failed one.
 
 var (
-	procEnumerateLoadBalancers = windows.NewLazySystemDLL(hcnDLL).NewProc("HcnEnumerateLoadBalancers")
-	procEnumerateEndpoints     = windows.NewLazySystemDLL(hcnDLL).NewProc("HcnEnumerateEndpoints")
-	procEnumerateNamespaces    = windows.NewLazySystemDLL(hcnDLL).NewProc("HcnEnumerateNamespaces")
-	procEnumerateNetworks      = windows.NewLazySystemDLL(hcnDLL).NewProc("HcnEnumerateNetworks")
+	procEnumerateLoadBalancers = computeNetwork.NewProc("HcnEnumerateLoadBalancers")
+	procEnumerateEndpoints     = computeNetwork.NewProc("HcnEnumerateEndpoints")
+	procEnumerateNamespaces    = computeNetwork.NewProc("HcnEnumerateNamespaces")
+	procEnumerateNetworks      = computeNetwork.NewProc("HcnEnumerateNetworks")
 )
 
 // listNetworks is hcn.ListNetworks (reads_windows.go), listed again by ID
