@@ -21,12 +21,11 @@ import (
 // hcn/hcnnamespace.go enumerateNamespaces). An object deleted between the
 // two steps, as the CNI deletes a pod's endpoint, the container runtime a
 // pod's namespace, or a Sync a load balancer while Repair lists, fails it
-// "not found"; on a busy node a long listing might never get through. So
-// when hcn's listing fails "not found", the client lists again itself: it
-// enumerates the IDs, reads each by ID with hcn, and leaves out those gone
-// by then. "Not found" from the enumeration itself stays the listing's
-// answer. The second listing costs an enumeration more per object (hcn's
-// Get*ByID is a filtered listing), and only after a failed one.
+// "not found"; on a busy node a long listing might never get through. The
+// client makes the same calls itself (reads_windows.go) and leaves out an
+// object whose read answers "not found", in the one pass: no second
+// enumeration, no filtered get per ID. "Not found" from the enumeration
+// itself stays the listing's answer.
 
 var (
 	procEnumerateLoadBalancers = computeNetwork.NewProc("HcnEnumerateLoadBalancers")
@@ -35,72 +34,24 @@ var (
 	procEnumerateNetworks      = computeNetwork.NewProc("HcnEnumerateNetworks")
 )
 
-// listNetworks is hcn.ListNetworks (reads_windows.go), listed again by ID
-// after "not found"; so are the listings below.
-func listNetworks() ([]hcn.HostComputeNetwork, error) {
-	return orByID(func() ([]hcn.HostComputeNetwork, error) { return readAll(networks, nil) }, procEnumerateNetworks, nil, getNetworkByID)
-}
+// listNetworks is hcn.ListNetworks (reads_windows.go), leaving out a
+// network gone before it was read; so are the listings below.
+func listNetworks() ([]hcn.HostComputeNetwork, error) { return readAll(networks, nil) }
 
-// listNamespaces is hcn.ListNamespaces, listed again by ID after "not found".
-func listNamespaces() ([]hcn.HostComputeNamespace, error) {
-	return orByID(func() ([]hcn.HostComputeNamespace, error) { return readAll(namespaces, nil) }, procEnumerateNamespaces, nil, getNamespaceByID)
-}
+func listNamespaces() ([]hcn.HostComputeNamespace, error) { return readAll(namespaces, nil) }
 
-// listLoadBalancers is hcn.ListLoadBalancers, listed again by ID after "not found".
-func listLoadBalancers() ([]hcn.HostComputeLoadBalancer, error) {
-	return orByID(func() ([]hcn.HostComputeLoadBalancer, error) { return readAll(loadBalancers, nil) }, procEnumerateLoadBalancers, nil, getLoadBalancerByID)
-}
+func listLoadBalancers() ([]hcn.HostComputeLoadBalancer, error) { return readAll(loadBalancers, nil) }
 
-// listEndpoints is hcn.ListEndpoints, listed again by ID after "not found".
-func listEndpoints() ([]hcn.HostComputeEndpoint, error) {
-	return orByID(func() ([]hcn.HostComputeEndpoint, error) { return readAll(endpoints, nil) }, procEnumerateEndpoints, nil, getEndpointByID)
-}
+func listEndpoints() ([]hcn.HostComputeEndpoint, error) { return readAll(endpoints, nil) }
 
-// listEndpointsOfNetwork is hcn.ListEndpointsOfNetwork, listed again by ID
-// after "not found", with hcn's filter on the network.
+// listEndpointsOfNetwork is hcn.ListEndpointsOfNetwork: the listing with
+// hcn's filter on the network.
 func listEndpointsOfNetwork(networkID string) ([]hcn.HostComputeEndpoint, error) {
-	filter := map[string]string{"VirtualNetwork": networkID}
-	return orByID(func() ([]hcn.HostComputeEndpoint, error) { return readAll(endpoints, filter) },
-		procEnumerateEndpoints, filter, getEndpointByID)
-}
-
-// orByID runs list; when it fails "not found", it enumerates the IDs
-// matching filter with enumerate and reads each with get, leaving out those
-// get finds gone.
-func orByID[H any](list func() ([]H, error), enumerate *windows.LazyProc, filter map[string]string, get func(string) (*H, error)) ([]H, error) {
-	hs, err := list()
-	if err == nil || !isGone(err) {
-		return hs, err
-	}
-	ids, err := enumerateIDs(enumerate, filter)
-	if err != nil {
-		return nil, err
-	}
-	hs = make([]H, 0, len(ids))
-	for _, id := range ids {
-		h, err := get(id)
-		switch {
-		case err == nil:
-			hs = append(hs, *h)
-		case !isGone(err):
-			return nil, err
-		}
-	}
-	return hs, nil
+	return readAll(endpoints, map[string]string{"VirtualNetwork": networkID})
 }
 
 // isGone reports an hcn error that says an object is not found.
 func isGone(err error) bool { return hnslb.IsNotFound(mapError("", err)) }
-
-// enumerateIDs calls an HcnEnumerate* function with hcn's default query
-// (filter, if any, as hcn's Filter) and returns the IDs it answers.
-func enumerateIDs(proc *windows.LazyProc, filter map[string]string) ([]string, error) {
-	query, err := hcnQuery(filter)
-	if err != nil {
-		return nil, err
-	}
-	return enumerateWith(proc, query)
-}
 
 // enumerateWith calls an HcnEnumerate* function with query and returns the
 // IDs it answers.

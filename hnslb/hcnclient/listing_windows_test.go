@@ -66,7 +66,8 @@ func listings() map[string]func(hnslb.Client) ([]string, error) {
 }
 
 // TestListingLeavesOutAnObjectGoneBeforeItIsRead: an object deleted after
-// the enumeration listed it is left out, and the listing succeeds, for each
+// the enumeration listed it is left out, in the one pass, and the listing
+// succeeds, for each
 // code HNS may answer its open with ("not found" is not known to be one
 // code); a listing that cannot go on (HNS down) still fails.
 func TestListingLeavesOutAnObjectGoneBeforeItIsRead(t *testing.T) {
@@ -98,6 +99,15 @@ func TestListingLeavesOutAnObjectGoneBeforeItIsRead(t *testing.T) {
 				}
 				if strings.Join(got, ",") != lbID {
 					t.Errorf("listed %v, want only %s", got, lbID)
+				}
+				// One pass: the gone object costs its failed open, not a
+				// second enumeration and a filtered get per ID.
+				calls := f.calls()
+				if n := strings.Count(calls, "HcnEnumerate"); n != 1 {
+					t.Errorf("listing enumerated %d times, want 1 (calls %s)", n, calls)
+				}
+				if n := len(strings.Split(calls, ",")); n != 1+3+1 {
+					t.Errorf("listing made %d calls, want 5: one enumeration, the listed object's open, query and close, the gone one's open (calls %s)", n, calls)
 				}
 			})
 		}

@@ -54,7 +54,9 @@ var (
 )
 
 // readAll is hcn's enumerate*: the IDs filter (nil: none) matches, then
-// each object read with the same query; the first failed read fails it.
+// each object read with the same query. An object whose read answers "not
+// found" was deleted after the enumeration and is left out
+// (listing_windows.go); any other failed read fails it.
 func readAll[H any](k objectKind[H], filter map[string]string) ([]H, error) {
 	query, err := hcnQuery(filter)
 	if err != nil {
@@ -71,10 +73,12 @@ func readAll[H any](k objectKind[H], filter map[string]string) ([]H, error) {
 			return nil, err
 		}
 		h, err := read(k, g, query)
-		if err != nil {
+		switch {
+		case err == nil:
+			out = append(out, *h)
+		case !isGone(err):
 			return nil, err
 		}
-		out = append(out, *h)
 	}
 	return out, nil
 }
