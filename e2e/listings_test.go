@@ -20,13 +20,13 @@ import (
 // its own to delete. Then a Service is deleted while hnsproxy is down and
 // HNS's listings leave out every object (--left-out-of-listings 1, the
 // drift repair an hour away): restarted, hnsproxy reads by ID what its
-// state file owns, deletes the deleted Service's load balancer and keeps
-// the other's, and the remote endpoint it names, as they were. The pod is
-// on node b: a pod's endpoint on node a is the CNI's, which hnsproxy finds
-// only through listings, so with every listing empty its Service would
-// wait for one. Neither fault has a public capture
-// (docs/simulator.md); taking one listing's silence for a delete left the
-// load balancer in HNS for good, as another program's.
+// state file owns, and each endpoint its load balancers name, deletes the
+// deleted Service's load balancer and keeps the other's, with the remote
+// endpoint and the pod on node a it names, as they were. Neither fault has
+// a public capture (docs/simulator.md); taking one listing's silence for a
+// delete left the load balancer in HNS for good, as another program's, and
+// the kept Service's, its pod on node a unlisted (the CNI's endpoint,
+// which hnsproxy finds through listings), was deleted.
 func TestListingsThatRepeatOrLeaveOutObjects(t *testing.T) {
 	ctx := context.Background()
 	spec := l2bridgeSpec
@@ -34,9 +34,10 @@ func TestListingsThatRepeatOrLeaveOutObjects(t *testing.T) {
 	c := framework.StartClusterForTest(t, spec)
 	a := c.Nodes[0]
 	web := wire(t, c.Nodes[1], "web", 1) // remote on a: its endpoint is hnsproxy's
-	kept := apply(t, c, service("web", "kept", "", 80, 8080), framework.Backends(web))
+	here := wire(t, a, "web", 1)         // local on a: its endpoint is the CNI's
+	kept := apply(t, c, service("web", "kept", "", 80, 8080), framework.Backends(web, here))
 	gone := apply(t, c, service("web", "gone", "", 81, 8080), framework.Backends(web))
-	expectLBs(t, c, a, kept, lb("ClusterIP", frontend(kept.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), backends(remote(web...))...))
+	expectLBs(t, c, a, kept, lb("ClusterIP", frontend(kept.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), backends(remote(web...), local(here...))...))
 	expectLBs(t, c, a, gone, lb("ClusterIP", frontend(gone.Spec.ClusterIP, 81, "TCP", 8080), flags("DSR"), backends(remote(web...))...))
 	keptIDs, goneIDs, endpoints := lbIDsOn(t, a, kept.Spec.ClusterIP), lbIDsOn(t, a, gone.Spec.ClusterIP), endpointIDsOn(t, a)
 	if len(keptIDs) != 1 || len(goneIDs) != 1 {
@@ -73,7 +74,7 @@ func TestListingsThatRepeatOrLeaveOutObjects(t *testing.T) {
 		t.Errorf("endpoints %v, want %v as they were", now, endpoints)
 	}
 	setFaults(t, a, hnsremote.FaultsRequest{})
-	expectLBs(t, c, a, kept, lb("ClusterIP", frontend(kept.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), backends(remote(web...))...))
+	expectLBs(t, c, a, kept, lb("ClusterIP", frontend(kept.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), backends(remote(web...), local(here...))...))
 }
 
 // endpointIDsOn are the IDs, sorted, of every endpoint node n's HNS holds.

@@ -1,10 +1,14 @@
 package reconciler
 
 import (
+	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
@@ -92,4 +96,119 @@ func TestAStartAfterHNSLostManyObjectsReadsNoneByID(t *testing.T) {
 	e.converge(r)
 	e.assertRealized(want)
 	e.assertStateFileMatchesHNS()
+}
+
+// A restart whose listings leave out every object: hnsproxy's load
+// balancer is read by ID (the state file owns it), but the pods' endpoints
+// (the CNI's, found through listings alone) are not listed, nor their
+// namespaces. The load balancer keeps its backends, and nothing is
+// written. Before, the first Sync found no endpoint for either pod and
+// deleted the load balancer, and the Service stayed dark until listings
+// answered again.
+func TestARestartWhoseListingsLeaveOutThePodsKeepsTheirLoadBalancer(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			e := newEnv(t, p.Name)
+			e.local("10.244.1.10")
+			e.local("10.244.1.11")
+			want := []intent.LB{lb("10.96.0.1", 80, loc("10.244.1.10"), loc("10.244.1.11"))}
+			e.started(want...)
+			e.hns.SetFaults(sim.Faults{LeftOutOfListings: 1})
+			r := e.reconciler()
+			upsert(r, want...)
+			if err := r.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r.Sync(ctx)
+			e.assertRealized(want)
+			e.assertServed(want[0])
+			if c := e.counters(); c.Writes() != 0 {
+				t.Errorf("calls %+v, want no write", c.Calls)
+			}
+			e.hns.SetFaults(sim.Faults{})
+			e.leftOutSettles(r)
+			e.assertRealized(want)
+			e.assertStateFileMatchesHNS()
+		})
+	}
+}
+
+// A drift repair whose listing leaves out a pod's endpoint, and the
+// namespaces' listing after it too, while it lists the load balancer: the
+// pod stays indexed, the next Sync reads its endpoint by ID and writes
+// nothing, and no drift is counted. Before, the repair dropped the pod from
+// the index, counted the load balancer as using a vanished endpoint, and
+// the Sync wrote it without the pod (deleted it, the pod its only
+// backend), until a lookup's listing showed the pod again.
+func TestAPodEndpointListingsLeaveOutStaysTheBackendItsLoadBalancerNames(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			e := newEnv(t, p.Name)
+			pod := e.local("10.244.1.10")
+			e.local("10.244.1.11") // the traces' source
+			c := &podsUnlisted{Client: e.hns}
+			r := New(c, e.options())
+			if err := r.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			want := []intent.LB{lb("10.96.0.1", 80, loc("10.244.1.10"))}
+			upsert(r, want...)
+			e.converge(r)
+			e.hns.ResetCounters()
+			c.hidden = pod
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.converge(r)
+			e.assertRealized(want)
+			e.assertServed(want[0])
+			if n := e.counters().Writes(); n != 0 {
+				t.Errorf("calls %+v, want no write", e.counters().Calls)
+			}
+			if len(e.drifted) != 0 {
+				t.Errorf("drift repaired %v, want none: HNS kept everything", e.drifted)
+			}
+			c.hidden = ""
+			e.leftOutSettles(r)
+			e.assertRealized(want)
+		})
+	}
+}
+
+// podsUnlisted is an HNS whose listings of endpoints and namespaces leave
+// out the endpoint hidden (and the namespace holding it); reads by ID and
+// load balancer listings see it.
+type podsUnlisted struct {
+	hnslb.Client
+	hidden string
+}
+
+func (c *podsUnlisted) shown(id string) bool {
+	return c.hidden == "" || !strings.EqualFold(id, c.hidden)
+}
+
+func (c *podsUnlisted) ListEndpointsOfNetwork(ctx context.Context, network string) ([]hnslb.Endpoint, error) {
+	eps, err := c.Client.ListEndpointsOfNetwork(ctx, network)
+	return slices.DeleteFunc(eps, func(ep hnslb.Endpoint) bool { return !c.shown(ep.ID) }), err
+}
+
+func (c *podsUnlisted) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error) {
+	eps, err := c.Client.ListEndpoints(ctx)
+	return slices.DeleteFunc(eps, func(ep hnslb.Endpoint) bool { return !c.shown(ep.ID) }), err
+}
+
+func (c *podsUnlisted) ListNamespaces(ctx context.Context) ([]hnslb.Namespace, error) {
+	nss, err := c.Client.ListNamespaces(ctx)
+	return slices.DeleteFunc(nss, func(ns hnslb.Namespace) bool {
+		return !all(namespaceEndpointIDs([]hnslb.Namespace{ns}), c.shown)
+	}), err
+}
+
+func all(ids []string, ok func(string) bool) bool {
+	for _, id := range ids {
+		if !ok(id) {
+			return false
+		}
+	}
+	return true
 }

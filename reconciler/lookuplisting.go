@@ -59,7 +59,7 @@ func (r *Reconciler) Lookup(ctx context.Context) error {
 	defer r.flushStatusLocked()
 	if listEPs {
 		moved := r.indexChanging()
-		r.localIndex = keepIndexChanges(listed.local, indexBefore, r.localIndex)
+		r.takeListedIndex(listed.local, indexBefore)
 		r.resolveGen++
 		r.localsMoved(nil, moved)
 		r.markFoundLocals()

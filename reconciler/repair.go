@@ -67,7 +67,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	r.withRepairMarks(func() {
 		r.claimCarried(ctx, listed, listedFrom, changed)
 		moved := r.indexChanging()
-		r.localIndex = keepIndexChanges(listed.local, indexBefore, r.localIndex)
+		r.takeListedIndex(listed.local, indexBefore)
 		r.resolveGen++
 		r.localsMoved(nil, moved)
 		r.judgeListed(listed, changed, usedLBs, usedEPs, &drift)
@@ -184,7 +184,7 @@ func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS, drift *driftT
 		backends = l.doc.HostComputeEndpoints
 	}
 	for _, id := range backends {
-		if !listed.hasEP(id) {
+		if !listed.hasEP(id) && !r.rechecking(id) {
 			r.log.V(2).Info("Load balancer uses a vanished endpoint; repairing it", "key", e.key, "endpoint", id)
 			r.driftFound(KindLoadBalancer)
 			r.markLB(e)

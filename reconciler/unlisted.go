@@ -23,7 +23,10 @@ import (
 // one being deleted: either delete's answer tells whether HNS still had
 // it, and its "not found" forgets it. A desired object a repair's listing
 // leaves out is made again as before: HNS refuses the create as already
-// there, and the lookup that follows finds and claims it.
+// there, and the lookup that follows finds and claims it. Nor is a pod's
+// endpoint, the CNI's, that a listing leaves out gone: Start reads by ID
+// those the owned load balancers name (namedEndpoints), and a repair's or
+// a lookup's listing has them rechecked by ID (unlistedlocal.go).
 
 // unlistedStale is an owned object no desired one uses that a listing
 // left out: deleted, so that HNS's answer says whether it was still there
@@ -41,7 +44,8 @@ func unlistedStale() *staleObj {
 const maxUnlistedReads = 256
 
 // readUnlistedAtStart reads by ID each object the state file owns that
-// Start's listing left out, and adds those HNS holds on the network in use
+// Start's listing left out, and each endpoint its load balancers name that
+// the listing left out, and adds those HNS holds on the network in use
 // to the listing, so that Start adopts or deletes them as if listed; one
 // HNS does not find, or will not read (a malformed ID), is forgotten as
 // before. An HNS that does not answer fails the Start, as a failed
@@ -82,15 +86,38 @@ func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs
 			return nil, nil, &startListingError{fmt.Errorf("reconciler start: read load balancer %s the listing left out: %w", id, err)}
 		}
 	}
-	for _, id := range epIDs {
+	named := unlisted(namedEndpoints(lbs, st))
+	if n := len(lbIDs) + len(epIDs) + len(named); n > maxUnlistedReads {
+		r.log.Info("HNS no longer lists many endpoints hnsproxy's load balancers name; reading none of them", "endpoints", len(named))
+		named = nil
+	}
+	for _, id := range append(epIDs, named...) {
 		ep, err := r.client.GetEndpointByID(ctx, id)
 		switch {
 		case err == nil && strings.EqualFold(ep.HostComputeNetwork, r.opts.NetworkID):
-			r.log.Info("HNS's listing left out an endpoint of hnsproxy's that a read by ID finds; keeping it", "id", ep.ID)
+			r.log.Info("HNS's listing left out an endpoint of hnsproxy's, or one its load balancers name, that a read by ID finds; keeping it", "id", ep.ID)
 			eps = append(eps, *ep)
 		case hnslb.IsUnavailable(err):
 			return nil, nil, &startListingError{fmt.Errorf("reconciler start: read endpoint %s the listing left out: %w", id, err)}
 		}
 	}
 	return lbs, eps, nil
+}
+
+// namedEndpoints are the endpoint IDs that the load balancers the state
+// file owns name. A pod's endpoint is the CNI's, found through listings
+// alone: one Start's listing left out would leave its load balancers
+// without it, replaced where HNS cannot modify, and deleted with every pod
+// of theirs left out (TestARestartWhoseListingsLeaveOutThePodsKeepsTheirLoadBalancer).
+// Outside a listing fault the ones not listed are the endpoints of pods
+// deleted while hnsproxy was down.
+func namedEndpoints(lbs []hnslb.LoadBalancer, st *stateFile) []string {
+	owned := foldedSet(st.ownedLBs())
+	var ids []string
+	for i := range lbs {
+		if _, ours := owned[strings.ToLower(lbs[i].ID)]; ours {
+			ids = append(ids, lbs[i].HostComputeEndpoints...)
+		}
+	}
+	return ids
 }
