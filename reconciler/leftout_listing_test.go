@@ -98,6 +98,34 @@ func TestAStartAfterHNSLostManyObjectsReadsNoneByID(t *testing.T) {
 	e.assertStateFileMatchesHNS()
 }
 
+// A remote endpoint no Service wants any more, whose delete waits for a
+// retry, is still deleted when a drift repair's listing leaves it out:
+// taken for vanished on the listing's word, it was forgotten, and where HNS
+// drops endpoint names (so no later listing claims it by name) HNS kept it
+// for good as another program's.
+func TestARemoteEndpointOneListingLeavesOutIsStillDeleted(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2019, sim.ProfileWS2025} {
+		t.Run(profile, func(t *testing.T) {
+			e := newEnv(t, profile)
+			e.declaringEndpoints()
+			want := e.threeServices()
+			r := e.started(want...)
+			e.hns.SetFaults(sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpDeleteEndpoint: 1}})
+			want[1] = lb("10.96.0.20", 80, loc("10.244.1.11"), rem("10.244.2.20", "192.168.0.2"))
+			handOver(r, want, nil) // 10.244.3.30 is wanted no more
+			r.Sync(ctx)            // its delete fails and waits for its retry
+			e.hns.SetFaults(sim.Faults{LeftOutOfListings: 1})
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.hns.SetFaults(sim.Faults{})
+			e.leftOutSettles(r)
+			e.assertRealized(want)
+			e.assertStateFileMatchesHNS()
+		})
+	}
+}
+
 // A restart whose listings leave out every object: hnsproxy's load
 // balancer is read by ID (the state file owns it), but the pods' endpoints
 // (the CNI's, found through listings alone) are not listed, nor their
