@@ -158,3 +158,26 @@ func TestLearnedBackendCapNotKeptOnUnknownBuild(t *testing.T) {
 		t.Errorf("first sync %+v, want HNS asked again and the cap learned", res)
 	}
 }
+
+// A cap learned after the first Sync (a Service that grows past 64
+// backends on a node up for long) is kept in the state file too: the
+// first Sync's snapshot, which ends the takeover, is not the only one that
+// may carry it. Lost at the next restart, the cap was learned again by
+// replacing the adopted load balancer twice and having a create refused.
+func TestABackendCapLearnedAfterTheFirstSyncIsKeptAcrossRestart(t *testing.T) {
+	e, full := capEnv(t, sim.ProfileWS2022Cap64, true)
+	learn := e.tweak
+	e.tweak = func(o *Options) { learn(o); o.OSBuild = e.profile.OSBuild }
+	small := lb("10.96.0.11", 80, full.Backends[0])
+	r, res := e.start(e.hns, small)
+	if res.LearnedBackendCap != 0 {
+		t.Fatalf("first start %+v, want no cap learned yet", res)
+	}
+	upsert(r, full)
+	if res := r.Sync(ctx); res.LearnedBackendCap != hnslb.MaxBackendsLegacy {
+		t.Fatalf("sync of the Service over 64 backends %+v, want the cap learned", res)
+	}
+	if got := e.restart(full, small).LearnedBackendCap(); got != hnslb.MaxBackendsLegacy {
+		t.Errorf("cap after a restart %d, want 64 kept from the state file", got)
+	}
+}
