@@ -265,3 +265,28 @@ func syncThenLookup(t *testing.T, r *Reconciler) {
 		}
 	}
 }
+
+// A pod back to serving whose new endpoint no namespace shows (the runtime
+// attaches it after the CNI made it) is looked for by a listing its return
+// asks for. The listing after the pod went did not show it, which left its
+// address to the drift repair alone; the return clears that, or the load
+// balancer went without the pod until the next repair period.
+func TestReturnedLocalEndpointOutsideNamespacesIsLookedForByAListing(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			e, r, want := recheckEnv(t, p.Name, sim.Echo{})
+			recheckedPodAway(t, e, r)
+			e.localOutsideNamespace("10.244.1.10")
+			r.LocalReturned([]string{"10.244.1.10"})
+			if res := r.Sync(ctx); !res.ListingWanted {
+				t.Fatalf("sync after the pod's return %+v, want a listing asked for its endpoint", res)
+			}
+			if err := r.Lookup(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r.Sync(ctx)
+			e.assertRealized([]intent.LB{want})
+			e.assertServed(want)
+		})
+	}
+}
