@@ -106,3 +106,35 @@ func TestOwnRemoteEndpointOnALocalAddressIsKept(t *testing.T) {
 	}
 	e.assertRealized([]intent.LB{svc})
 }
+
+// A remote endpoint that a Service's slice places on another node at the
+// address of a pod of this node (a stale slice, an address reused) never
+// takes the pod's endpoint for its own at a restart: the CNI's endpoints
+// are never hnsproxy's. Adopted, the pod's endpoint was of the wrong kind
+// and replaced, deleted under the pod.
+func TestARestartNeverAdoptsAPodsEndpointForARemoteEndpointAtItsAddress(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2019, sim.ProfileWS2025} {
+		t.Run(profile, func(t *testing.T) {
+			e := newEnv(t, profile)
+			pod := e.local("10.244.1.10")
+			e.started()
+			r := e.restart(lb("10.96.0.30", 443, rem("10.244.1.10", "192.168.0.3")))
+			for range 3 {
+				r.Sync(ctx)
+				if err := r.Lookup(ctx); err != nil {
+					t.Fatal(err)
+				}
+				e.clock.Step(DefaultRetryMax)
+			}
+			if !e.hasObject(pod) {
+				t.Fatal("the pod's endpoint was deleted")
+			}
+			r.mu.Lock()
+			owned := has(r.ownedEPs, pod)
+			r.mu.Unlock()
+			if owned {
+				t.Error("the pod's endpoint was taken for hnsproxy's")
+			}
+		})
+	}
+}
