@@ -210,3 +210,53 @@ func TestLocalBackendVanishesBeforeRepairDeletesEmptyLoadBalancer(t *testing.T) 
 	e.converge(r)
 	e.assertRealized([]intent.LB{a})
 }
+
+// A drift repair between Start and the first Sync, while the desired state
+// is still being handed over, deletes nothing of hnsproxy's: until the
+// first Sync an Upsert may still claim what Start listed. Taken for leaks,
+// the load balancers and endpoints no Upsert had claimed yet were deleted,
+// and the Services handed over next were made again, each cut meanwhile.
+func TestARepairBeforeTheFirstSyncLeavesWhatUpsertsMayStillClaim(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2019, sim.ProfileWS2025} {
+		t.Run(profile, func(t *testing.T) {
+			e := newEnv(t, profile)
+			want := e.threeServices()
+			e.started(want...)
+			r := e.reconciler()
+			if err := r.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			handOver(r, want, nil)
+			e.converge(r)
+			if c := e.counters(); c.Writes() != 0 {
+				t.Errorf("a repair before the first Sync, then the desired state: HNS calls %v; want no writes", c.Calls)
+			}
+			e.assertRealized(want)
+			e.assertStateFileMatchesHNS()
+		})
+	}
+}
+
+// A load balancer adopted at a restart while a local backend of its has no
+// endpoint yet (a pod starting) is left to the first Sync, which records
+// what it waits for: taken for done at the adoption, it never named the
+// pod as left out, and nothing wrote the pod in once its endpoint came.
+func TestALoadBalancerAdoptedWithoutABackendsEndpointStillWaitsForIt(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.local("10.244.1.10")
+	e.started(lb("10.96.0.10", 80, loc("10.244.1.10")))
+	want := lb("10.96.0.10", 80, loc("10.244.1.10"), loc("10.244.1.11"))
+	r, res := e.start(e.hns, want)
+	if len(res.LeftOut) != 1 || res.LeftOut[0].Key != want.Key {
+		t.Errorf("first Sync after the restart %+v, want %s leaving out 10.244.1.11", res, want.Key)
+	}
+	e.local("10.244.1.11") // the pod's endpoint comes
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(r)
+	e.assertRealized([]intent.LB{want})
+}
