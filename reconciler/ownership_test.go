@@ -549,3 +549,24 @@ func TestLocalExtraEndpointIsLocalAndAdoptedAfterRestart(t *testing.T) {
 		}
 	}
 }
+
+// A load balancer deleted with its Service leaves no baseline in the state
+// file: kept in memory after the delete, it was written again by every
+// snapshot, so the state file carried a baseline for each load balancer
+// the node ever deleted and grew with every Service's churn.
+func TestADeletedLoadBalancerLeavesNoBaselineInTheStateFile(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	r := e.started(want...)
+	gone := e.hnsLB(want[2].Key).ID
+	remove(r, want[2].Key)
+	e.converge(r)
+	r.mu.Lock()
+	r.snapshotDue = true // as a compaction of the journal does, sooner or later
+	r.mu.Unlock()
+	r.Sync(ctx)
+	s := readState(t, e.stateFile)
+	if _, ok := s.LoadBalancerBaselines[gone]; ok || len(s.LoadBalancerBaselines) != 2 {
+		t.Errorf("state file holds %d baselines, %s's among them: %v; want those of the 2 load balancers left only", len(s.LoadBalancerBaselines), gone, ok)
+	}
+}
