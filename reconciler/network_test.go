@@ -235,3 +235,24 @@ func TestStartReportsTheNetworkReplacedWhateverItsListingAnswers(t *testing.T) {
 		})
 	}
 }
+
+// A read of the network by the reconciler's caller (the overlay's remote
+// subnet routes) that HNS answers "not found" has the next Sync check the
+// network and report it gone: a Sync with nothing due to write met no
+// other answer that said so, and the change waited for the next drift
+// repair, the node's Services on a network no longer there meanwhile.
+func TestANetworkReadAnsweredNotFoundHasTheNextSyncReportTheNetworkGone(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	e.named()
+	r := e.started(e.threeServices()...)
+	wasID := e.netID
+	e.replaceNetwork(false)
+	if _, err := r.Network(ctx); !hnslb.IsNotFound(err) {
+		t.Fatalf("reading the deleted network: %v, want not found", err)
+	}
+	res := r.Sync(ctx)
+	if res.NetworkChanged == nil {
+		t.Fatalf("sync after the network read answered not found: %+v, want the network reported gone", res)
+	}
+	wantChanged(t, res.NetworkChanged, wasID, "")
+}
