@@ -217,6 +217,35 @@ func TestObserverSeesSyncsHealthChecksAndLocalPolicyGaps(t *testing.T) {
 	})
 }
 
+// TestAHealthCheckEndsWhenItsServiceStopsAskingForOne: a Service that
+// turns its external traffic policy to Cluster has no health-check node
+// port any more; the check it had must leave the health server, or a
+// cloud load balancer keeps probing a port that answers for a policy
+// gone (kube-proxy's health server drops it at the next sync).
+func TestAHealthCheckEndsWhenItsServiceStopsAskingForOne(t *testing.T) {
+	n, obs := observedNode(t, "ws2022", "10.244.1.5")
+	lbName := types.NamespacedName{Namespace: "default", Name: "lb"}
+	lb := func(policy v1.ServiceExternalTrafficPolicy, hcPort int32) *v1.Service {
+		return service("lb", "10.96.0.10", func(s *v1.Service) {
+			s.Spec.Type = v1.ServiceTypeLoadBalancer
+			s.Spec.ExternalTrafficPolicy = policy
+			s.Spec.Ports[0].NodePort = 30080
+			s.Spec.HealthCheckNodePort = hcPort
+		})
+	}
+	n.apply(lb(v1.ServiceExternalTrafficPolicyLocal, 32001), slice("lb", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("the Service's health check", func() bool {
+		_, checks, _ := obs.last()
+		return checks[lbName].NodePort == 32001
+	})
+	n.apply(lb(v1.ServiceExternalTrafficPolicyCluster, 0))
+	n.eventually("the health check gone with the Local policy", func() bool {
+		_, checks, _ := obs.last()
+		_, ok := checks[lbName]
+		return !ok
+	})
+}
+
 // TestANodeHeartbeatQueuesNoSync: kubelet rewrites the Node's status on
 // every condition change and every few minutes. Nothing hnsproxy reads of
 // the Node changes, so, as kube-proxy (which reacts to the zone label
