@@ -217,6 +217,50 @@ func TestObserverSeesSyncsHealthChecksAndLocalPolicyGaps(t *testing.T) {
 	})
 }
 
+// TestAServiceDeletedAsTheZoneChangesLosesItsLoadBalancer: a Node change
+// hnsproxy reads (here the zone) recomputes every Service from scratch
+// rather than the changed ones; a Service deleted before that sync is in
+// neither, and only the recompute's comparison with what it replaced
+// deletes its load balancer from HNS.
+func TestAServiceDeletedAsTheZoneChangesLosesItsLoadBalancer(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	n := newTestNode(t, "ws2025", "10.244.1.5")
+	n.clock = clk
+	n.minSyncPeriod = time.Hour // no sync but the ones the test steps the clock to
+	n.start()
+	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}),
+		service("api", "10.96.0.11"), slice("api", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("both load balancers", func() bool {
+		clk.Step(n.minSyncPeriod)
+		return len(n.lbs()) == 2
+	})
+
+	ctx := context.Background()
+	if err := n.client.CoreV1().Services("default").Delete(ctx, "api", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	node, err := n.client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node.Labels == nil {
+		node.Labels = map[string]string{}
+	}
+	node.Labels[v1.LabelTopologyZone] = "zone-b"
+	if _, err := n.client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.eventually("the proxier's caches holding both changes", func() bool {
+		cached, err := n.proxier.nodes.Get(nodeName)
+		return err == nil && cached.Labels[v1.LabelTopologyZone] == "zone-b" && n.cachesCaughtUp()
+	})
+	n.eventually("only web's load balancer", func() bool {
+		clk.Step(n.minSyncPeriod)
+		lbs := n.lbs()
+		return len(lbs) == 1 && lbs[0].Frontend == "10.96.0.10"
+	})
+}
+
 // TestAHealthCheckEndsWhenItsServiceStopsAskingForOne: a Service that
 // turns its external traffic policy to Cluster has no health-check node
 // port any more; the check it had must leave the health server, or a
