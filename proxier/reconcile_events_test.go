@@ -136,6 +136,11 @@ func TestBackendsUnrealizableListsTheAddressesLast(t *testing.T) {
 	if len(notes) != 1 {
 		t.Fatalf("BackendsUnrealizable events %q, want 1", notes)
 	}
+	// A Warning: kubectl get events --field-selector type=Warning, and
+	// alerts on Warning events, must find the endpoints left out.
+	if !strings.HasPrefix(notes[0], v1.EventTypeWarning+" ") {
+		t.Errorf("event %q is not a Warning", notes[0])
+	}
 	const want = "10.96.0.10:80/tcp: 2 ready endpoints on this node have no HNS endpoint and are left out (over the backend cap, other endpoints stand in): 10.244.1.7, 10.244.1.8"
 	if !strings.HasSuffix(notes[0], want) {
 		t.Errorf("event %q, want it to end %q", notes[0], want)
@@ -437,6 +442,36 @@ func TestARecreatedServiceGetsItsForeignConflictReported(t *testing.T) {
 	n.eventually("the proxier's cache holding the new object", n.cachesCaughtUp)
 	got = 0
 	n.eventually("the new object's conflict event", conflictRaised)
+}
+
+// TestARecreatedServiceGetsItsLeftOutBackendsReported: as a foreign
+// conflict, backends left out of the load balancer of a Service deleted
+// and made again under its name between two syncs are raised on the new
+// object: the first object's event is not the new one's.
+func TestARecreatedServiceGetsItsLeftOutBackendsReported(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	n := newTestNode(t, "ws2022", "10.244.1.5") // .7 has no HNS endpoint
+	n.clock = clk
+	n.minSyncPeriod = time.Hour // no sync but the ones the test steps the clock to
+	n.start()
+	web := func(uid types.UID) *v1.Service {
+		return service("web", "10.96.0.10", func(s *v1.Service) { s.UID = uid })
+	}
+	got := 0
+	leftOutRaised := func() bool {
+		clk.Step(n.minSyncPeriod)
+		got += n.countEvents(ReasonBackendsUnrealizable)
+		return got > 0
+	}
+	n.apply(web("uid-1"), slice("web", endpoint{"10.244.1.5", nodeName}, endpoint{"10.244.1.7", nodeName}))
+	n.eventually("the first object's BackendsUnrealizable event", leftOutRaised)
+	if err := n.client.CoreV1().Services("default").Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.apply(web("uid-2"))
+	n.eventually("the proxier's cache holding the new object", n.cachesCaughtUp)
+	got = 0
+	n.eventually("the new object's BackendsUnrealizable event", leftOutRaised)
 }
 
 // TestEachForeignHeldFrontendOfAServiceReachesTheAPI: a Service whose two
