@@ -93,6 +93,31 @@ func TestBindAddressLeavesTheOtherFamilyToTheNode(t *testing.T) {
 	}
 }
 
+// TestBindAddressOfEveryFamilyKeepsNothingWhenTheNodeLosesItsAddresses: with
+// --bind-address naming the node IP of the one family it serves, a Node
+// that loses its addresses takes no node IP away, so nothing is kept and
+// no NodeAddressesMissing Warning is raised on the Node.
+func TestBindAddressOfEveryFamilyKeepsNothingWhenTheNodeLosesItsAddresses(t *testing.T) {
+	n := newTestNode(t, "ws2022", "10.244.1.5")
+	n.setNodeAddresses(v1.NodeAddress{Type: v1.NodeInternalIP, Address: nodeIP})
+	n.config.NodeIPs = map[intent.IPFamily]netip.Addr{intent.IPv4: netip.MustParseAddr("10.0.0.7")}
+	n.start()
+	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("the load balancer", func() bool { return n.hasFrontend("10.96.0.10") })
+	n.setNodeAddresses()
+	n.eventually("the proxier's Node without addresses", func() bool {
+		node, err := n.proxier.nodes.Get(nodeName)
+		return err == nil && len(node.Status.Addresses) == 0
+	})
+	// A sync after the Node lost its addresses.
+	n.apply(service("api", "10.96.0.11"), slice("api", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("the next Service's load balancer", func() bool { return n.hasFrontend("10.96.0.11") })
+	n.settle()
+	if drainUntil(n.recorder.Events, ReasonNodeAddressesMissing) {
+		t.Error("NodeAddressesMissing raised though --bind-address names every node IP")
+	}
+}
+
 // A dual-stack l2bridge node whose Node lists only its IPv4 address (kubelet
 // given one --node-ip) serves IPv6 cluster IPs as winkernel's dual-stack
 // mode does: load balancers without a source VIP. A restart, with or
