@@ -81,6 +81,34 @@ func TestManyPortsWithOneProblemAreOneEvent(t *testing.T) {
 	}
 }
 
+// TestAsManyProblemsAsAnEventSaysAreAllSaid: a Service with exactly
+// maxProblemsPerEvent SCTP ports gets an event that says all of them, not
+// one that sends the operator to hnsproxy-diag for a rest there is not.
+func TestAsManyProblemsAsAnEventSaysAreAllSaid(t *testing.T) {
+	n := newTestNode(t, "ws2022", "10.244.1.5")
+	n.start()
+	svc := service("sip", "10.96.0.10", func(s *v1.Service) {
+		for i := range maxProblemsPerEvent {
+			s.Spec.Ports = append(s.Spec.Ports, v1.ServicePort{Name: fmt.Sprintf("sctp-%d", i), Protocol: v1.ProtocolSCTP, Port: int32(5000 + i)})
+		}
+	})
+	n.apply(svc, slice("sip", endpoint{"10.244.1.5", nodeName}))
+	n.eventually("the TCP port's load balancer", func() bool { return len(n.lbs()) == 1 })
+	n.settle()
+	var unsupported []string
+	for _, e := range n.drainEvents() {
+		if strings.Contains(e, desired.ReasonUnsupportedProtocol) {
+			unsupported = append(unsupported, e)
+		}
+	}
+	if len(unsupported) != 1 {
+		t.Fatalf("%d UnsupportedProtocol events, want 1", len(unsupported))
+	}
+	if want := fmt.Sprintf("%d UnsupportedProtocol problems of this Service, these:", maxProblemsPerEvent); !strings.Contains(unsupported[0], want) {
+		t.Errorf("the event does not say %q: %q", want, unsupported[0])
+	}
+}
+
 // TestTwoProblemsOfOneReasonReachTheAPIBoth: a Service with two invalid
 // external IPs, through the recorder the daemon wires. client-go's
 // events.k8s.io broadcaster folds a second event of one object with the
