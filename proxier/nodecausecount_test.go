@@ -4,10 +4,15 @@ import (
 	"context"
 	"maps"
 	"testing"
+	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // TestNodeCausesCountTheServicesTheyAffectWhileTheyLast: the Node's
@@ -73,4 +78,56 @@ func TestAMissingZoneLabelIsCountedAtEverySyncUntilLabelled(t *testing.T) {
 	}
 	n.setZone("zone-a")
 	n.eventually("the labelled node's count at 0", func() bool { return counted() == 0 })
+}
+
+// TestAServiceDeletedAsTheZoneChangesLeavesTheNodeCauseCount: a Node
+// change hnsproxy reads (here the zone) recomputes every Service from
+// scratch instead of the changed ones; a Service deleted before that sync
+// is in neither, and only the recompute's sweep of the Services gone takes
+// it off its node causes. Left on, the Services-by-kind count keeps it
+// (an alert on the gauge never clears) and the cause stays raised.
+func TestAServiceDeletedAsTheZoneChangesLeavesTheNodeCauseCount(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	n := newTestNode(t, sim.ProfileWS2019, "10.244.1.5") // HNS without session affinity: a node cause
+	obs := &recordingObserver{}
+	n.observer = obs
+	n.clock = clk
+	n.minSyncPeriod = time.Hour // no sync but the ones the test steps the clock to
+	n.start()
+	sticky := func(s *v1.Service) { s.Spec.SessionAffinity = v1.ServiceAffinityClientIP }
+	n.apply(service("web", "10.96.0.10", sticky), slice("web", endpoint{"10.244.1.5", nodeName}),
+		service("api", "10.96.0.11", sticky), slice("api", endpoint{"10.244.1.5", nodeName}))
+	affinity := NodeCauseKind{Reason: desired.ReasonSessionAffinityUnsupported, Warning: true}
+	counted := func() int {
+		s, _, _ := obs.last()
+		return s.NodeCauseServices[affinity]
+	}
+	n.eventually("both Services counted with the node cause", func() bool {
+		clk.Step(n.minSyncPeriod)
+		return len(n.lbs()) == 2 && counted() == 2
+	})
+
+	ctx := context.Background()
+	if err := n.client.CoreV1().Services("default").Delete(ctx, "api", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.setZone("zone-b")
+	n.eventually("the proxier's caches holding both changes", func() bool {
+		cached, err := n.proxier.nodes.Get(nodeName)
+		return err == nil && cached.Labels[v1.LabelTopologyZone] == "zone-b" && n.cachesCaughtUp()
+	})
+	n.eventually("the full recompute without api", func() bool {
+		clk.Step(n.minSyncPeriod)
+		s, _, _ := obs.last()
+		return s.Full && len(n.lbs()) == 1
+	})
+	if got := counted(); got != 1 {
+		t.Errorf("after api's delete, the recompute counts %d Services with %s, want 1 (web)", got, affinity.Reason)
+	}
+	n.proxier.mu.Lock()
+	_, kept := n.proxier.nodeCauses.of[types.NamespacedName{Namespace: "default", Name: "api"}]
+	n.proxier.mu.Unlock()
+	if kept {
+		t.Error("the deleted api keeps its node causes")
+	}
 }
