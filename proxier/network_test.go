@@ -8,6 +8,12 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 	"github.com/hnsproxy/hnsproxy/sim"
@@ -91,4 +97,39 @@ func (n *testNode) replaceNetwork(again bool) string {
 		n.t.Fatal(err)
 	}
 	return id
+}
+
+// TestANetworkChangeMetTwiceIsOneWarningAndTheFirstStop: the Sync and a
+// drift repair's listing, which run side by side, may both meet the
+// network change before Run ends. The Node gets one HNSNetworkChanged
+// Warning, and Run ends with what was met first, not the later report.
+func TestANetworkChangeMetTwiceIsOneWarningAndTheFirstStop(t *testing.T) {
+	nodes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	if err := nodes.Add(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}); err != nil {
+		t.Fatal(err)
+	}
+	recorder := events.NewFakeRecorder(10)
+	stops := 0
+	p := &Proxier{
+		opts:    Options{NodeName: nodeName, Recorder: recorder},
+		nodes:   corelisters.NewNodeLister(nodes),
+		stopRun: func(error) { stops++ },
+	}
+	ctx := context.Background()
+	p.noteNetworkChanged(ctx, &reconciler.NetworkChangedError{Name: "cbr0", WasID: "old", NowID: "new"})
+	p.noteNetworkChanged(ctx, fmt.Errorf("repair: %w", &reconciler.NetworkChangedError{Name: "cbr0", WasID: "old"}))
+
+	warnings := 0
+	for len(recorder.Events) > 0 {
+		if strings.Contains(<-recorder.Events, ReasonNetworkChanged) {
+			warnings++
+		}
+	}
+	if warnings != 1 || stops != 1 {
+		t.Errorf("%d %s Warnings and %d stops, want one each", warnings, ReasonNetworkChanged, stops)
+	}
+	var changed *reconciler.NetworkChangedError
+	if !errors.As(p.stopErr, &changed) || changed.NowID != "new" {
+		t.Errorf("Run ends with %v, want the replacement met first", p.stopErr)
+	}
 }
