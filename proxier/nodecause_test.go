@@ -251,3 +251,24 @@ func timesRaised(evs []eventsv1.Event) int {
 	}
 	return raised
 }
+
+// TestANodeCauseOfOneServiceMoreThanItNamesSaysAnd1More: a Node event
+// names the first namedInCause Services it affects; with one more than
+// that, its note says "and 1 more" as it says "and 27 more", or it reads
+// as if the Services named were all.
+func TestANodeCauseOfOneServiceMoreThanItNamesSaysAnd1More(t *testing.T) {
+	c := newNodeCauses()
+	for i := range namedInCause + 1 {
+		c.set(types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("web-%d", i)}, []desired.Problem{
+			{Reason: desired.ReasonSessionAffinityUnsupported, Warning: true, NodeCause: "HNS 9.5 has no affinity"},
+		})
+	}
+	due := c.due()
+	if len(due) != 1 {
+		t.Fatalf("%d Node events %+v, want 1", len(due), due)
+	}
+	want := "affects 4 Services on this node (ns/web-0, ns/web-1, ns/web-2 and 1 more)"
+	if note := due[0].note(); !strings.Contains(note, want) {
+		t.Errorf("the Node event's note %q does not say %q", note, want)
+	}
+}
