@@ -304,3 +304,23 @@ func syncAndRepairCtx(ctx context.Context, p *Proxier) {
 	p.Sync(ctx)
 	p.repairs.Wait()
 }
+
+// TestFailedRepairBacksOffNoLongerThanItsPeriod: with a
+// --drift-repair-period under the 30 s cap of the backoff, a repair that
+// keeps failing is tried again at least once a period, as a repair that
+// succeeds is: the backoff never waits longer than the period asked for.
+func TestFailedRepairBacksOffNoLongerThanItsPeriod(t *testing.T) {
+	const period = 5 * time.Second
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	rec := &repairCounter{down: true}
+	p := idleProxier(t, Options{Clock: clk, RepairPeriod: period, Reconciler: rec})
+	p.Sync(context.Background()) // initializes; a repair is not due yet
+	// Ten failures: the backoff doubles from 100 ms past 5 s by the eighth.
+	for attempt := 1; attempt <= 10; attempt++ {
+		clk.Step(period)
+		syncAndRepair(p)
+		if rec.repairs != attempt {
+			t.Fatalf("%d repair attempts after %d failing periods of %v, want %d", rec.repairs, attempt, period, attempt)
+		}
+	}
+}
