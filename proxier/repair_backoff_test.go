@@ -324,3 +324,59 @@ func TestFailedRepairBacksOffNoLongerThanItsPeriod(t *testing.T) {
 		}
 	}
 }
+
+// slowLookupReconciler wants a listing at every Sync, and its lookup
+// listing runs until release is closed.
+type slowLookupReconciler struct {
+	repairCounter
+	release chan struct{}
+}
+
+func (r *slowLookupReconciler) Sync(context.Context) reconciler.SyncResult {
+	return reconciler.SyncResult{ListingWanted: true}
+}
+
+func (r *slowLookupReconciler) Lookup(context.Context) error {
+	<-r.release
+	return nil
+}
+
+// TestSyncDuringAListingQueuesNoSyncForIt: objects wait for a listing
+// that is under way. The listing's end asks for the sync that uses it;
+// until then a sync can do nothing for them, so the next is queued for
+// the sync period, not every --min-sync-period (empty syncs burning CPU
+// and skewing the sync metrics while a listing of thousands of objects
+// runs).
+func TestSyncDuringAListingQueuesNoSyncForIt(t *testing.T) {
+	const minSyncPeriod = time.Second
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	rec := &slowLookupReconciler{release: make(chan struct{})}
+	p := idleProxier(t, Options{Clock: clk, MinSyncPeriod: minSyncPeriod, SyncPeriod: time.Hour, Reconciler: rec})
+	p.Sync(context.Background()) // initializes and starts the lookup its objects want
+	t.Cleanup(func() { close(rec.release); p.repairs.Wait() })
+	p.mu.Lock()
+	listing := p.repairing
+	p.mu.Unlock()
+	if !listing {
+		t.Fatal("no listing under way after a sync that wants one")
+	}
+
+	// A marker due when a sync queued every --min-sync-period would be:
+	// the queue hands out what is due in the order it was added, so a
+	// sync queued for then comes out before it.
+	const marker = "marker"
+	p.queue.AddAfter(marker, minSyncPeriod)
+	clk.Step(minSyncPeriod)
+	var before []string
+	for {
+		key, _ := p.queue.Get()
+		p.queue.Done(key)
+		if key == marker {
+			break
+		}
+		before = append(before, key)
+	}
+	if len(before) != 0 {
+		t.Errorf("syncs queued %v after a sync while the listing runs: %q, want none before the listing ends or the sync period", minSyncPeriod, before)
+	}
+}
