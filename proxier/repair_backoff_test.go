@@ -11,6 +11,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/internal/klogtest"
 	"github.com/hnsproxy/hnsproxy/reconciler"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // repairCounter is a Reconciler that only counts drift repairs and lookup
@@ -378,5 +379,23 @@ func TestSyncDuringAListingQueuesNoSyncForIt(t *testing.T) {
 	}
 	if len(before) != 0 {
 		t.Errorf("syncs queued %v after a sync while the listing runs: %q, want none before the listing ends or the sync period", minSyncPeriod, before)
+	}
+}
+
+// TestStartsListingIsTheLastRepairOfTheFirstSync: the reconciler's Start
+// lists all of HNS to adopt what is there; that listing is a drift
+// repair's as good as one, so the first sync after it starts none (a
+// second full listing straight after the first, at every restart of every
+// node): the next is due a repair period after the start.
+func TestStartsListingIsTheLastRepairOfTheFirstSync(t *testing.T) {
+	n := newTestNode(t, sim.ProfileWS2022, "10.244.1.5")
+	n.apply(service("web", "10.96.0.10"), slice("web", endpoint{"10.244.1.5", nodeName}))
+	obs := &recordingObserver{}
+	n.observer = obs
+	n.start()
+	n.eventually("the first sync", func() bool { return obs.anySync(func(SyncStats) bool { return true }) })
+	n.proxier.WaitForRepair() // one the first sync started, if any
+	if lists := n.hns.Counters().Count(sim.OpListLoadBalancers); lists != 1 {
+		t.Errorf("HNS's load balancers listed %d times by the first sync's end, want once (the start's)", lists)
 	}
 }
