@@ -52,32 +52,14 @@ func TestAnUnchangedProblemIsNotReportedAgainWithANewOne(t *testing.T) {
 // says the first few, not one per port and node: every problem stays
 // listed by hnsproxy-diag, and the TCP port is served.
 func TestManyPortsWithOneProblemAreOneEvent(t *testing.T) {
-	n := newTestNode(t, "ws2022", "10.244.1.5")
-	n.start()
-	svc := service("sip", "10.96.0.10", func(s *v1.Service) {
-		for i := range 200 {
-			s.Spec.Ports = append(s.Spec.Ports, v1.ServicePort{Name: fmt.Sprintf("sctp-%d", i), Protocol: v1.ProtocolSCTP, Port: int32(5000 + i)})
-		}
-	})
-	n.apply(svc, slice("sip", endpoint{"10.244.1.5", nodeName}))
-	n.eventually("the TCP port's load balancer", func() bool { return len(n.lbs()) == 1 })
-	n.settle()
-	var unsupported []string
-	for _, e := range n.drainEvents() {
-		if strings.Contains(e, desired.ReasonUnsupportedProtocol) {
-			unsupported = append(unsupported, e)
-		}
-	}
-	if len(unsupported) != 1 {
-		t.Fatalf("%d UnsupportedProtocol events, want 1", len(unsupported))
-	}
+	event := unsupportedProtocolEvent(t, 200)
 	for _, want := range []string{"200 UnsupportedProtocol problems", fmt.Sprintf("the first %d", maxProblemsPerEvent), "port sctp-0:", "port sctp-4:"} {
-		if !strings.Contains(unsupported[0], want) {
-			t.Errorf("the event does not say %q: %q", want, unsupported[0])
+		if !strings.Contains(event, want) {
+			t.Errorf("the event does not say %q: %q", want, event)
 		}
 	}
-	if strings.Contains(unsupported[0], "port sctp-5:") {
-		t.Errorf("the event says more than the first %d: %q", maxProblemsPerEvent, unsupported[0])
+	if strings.Contains(event, "port sctp-5:") {
+		t.Errorf("the event says more than the first %d: %q", maxProblemsPerEvent, event)
 	}
 }
 
@@ -85,10 +67,21 @@ func TestManyPortsWithOneProblemAreOneEvent(t *testing.T) {
 // maxProblemsPerEvent SCTP ports gets an event that says all of them, not
 // one that sends the operator to hnsproxy-diag for a rest there is not.
 func TestAsManyProblemsAsAnEventSaysAreAllSaid(t *testing.T) {
+	event := unsupportedProtocolEvent(t, maxProblemsPerEvent)
+	if want := fmt.Sprintf("%d UnsupportedProtocol problems of this Service, these:", maxProblemsPerEvent); !strings.Contains(event, want) {
+		t.Errorf("the event does not say %q: %q", want, event)
+	}
+}
+
+// unsupportedProtocolEvent serves a Service with a TCP port and sctpPorts
+// SCTP ports (sctp-0, sctp-1, ...) and returns its one UnsupportedProtocol
+// event, failing the test unless there is exactly one.
+func unsupportedProtocolEvent(t *testing.T, sctpPorts int) string {
+	t.Helper()
 	n := newTestNode(t, "ws2022", "10.244.1.5")
 	n.start()
 	svc := service("sip", "10.96.0.10", func(s *v1.Service) {
-		for i := range maxProblemsPerEvent {
+		for i := range sctpPorts {
 			s.Spec.Ports = append(s.Spec.Ports, v1.ServicePort{Name: fmt.Sprintf("sctp-%d", i), Protocol: v1.ProtocolSCTP, Port: int32(5000 + i)})
 		}
 	})
@@ -104,9 +97,7 @@ func TestAsManyProblemsAsAnEventSaysAreAllSaid(t *testing.T) {
 	if len(unsupported) != 1 {
 		t.Fatalf("%d UnsupportedProtocol events, want 1", len(unsupported))
 	}
-	if want := fmt.Sprintf("%d UnsupportedProtocol problems of this Service, these:", maxProblemsPerEvent); !strings.Contains(unsupported[0], want) {
-		t.Errorf("the event does not say %q: %q", want, unsupported[0])
-	}
+	return unsupported[0]
 }
 
 // TestTwoProblemsOfOneReasonReachTheAPIBoth: a Service with two invalid
