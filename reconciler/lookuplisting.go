@@ -58,10 +58,7 @@ func (r *Reconciler) Lookup(ctx context.Context) error {
 	defer r.mu.Unlock()
 	defer r.flushStatusLocked()
 	if listEPs {
-		moved := r.indexChanging()
 		r.takeListedIndex(listed.local, indexBefore)
-		r.resolveGen++
-		r.localsMoved(nil, moved)
 		r.markFoundLocals()
 	}
 	if listed.lbsListed {

@@ -66,10 +66,7 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	// chunks after what they are handed (repairwork.go).
 	r.withRepairMarks(func() {
 		r.claimCarried(ctx, listed, listedFrom, changed)
-		moved := r.indexChanging()
 		r.takeListedIndex(listed.local, indexBefore)
-		r.resolveGen++
-		r.localsMoved(nil, moved)
 		r.judgeListed(listed, changed, usedLBs, usedEPs, &drift)
 	})
 	// What a lookup was answered with is its object's to take at its turn.

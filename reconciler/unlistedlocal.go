@@ -18,8 +18,10 @@ import "strings"
 // takeListedIndex makes the local endpoints a listing found the index,
 // keeping what Syncs changed while it listed (keepIndexChanges), and
 // keeping for a recheck the addresses indexed before that the listing left
-// out.
+// out; the load balancers of the addresses that moved are marked
+// (localsMoved).
 func (r *Reconciler) takeListedIndex(listed, before map[string]string) {
+	moved := r.indexChanging()
 	next := keepIndexChanges(listed, before, r.localIndex)
 	for ip, id := range before {
 		if _, ok := next[ip]; ok || r.localIndex[ip] != id {
@@ -33,6 +35,8 @@ func (r *Reconciler) takeListedIndex(listed, before map[string]string) {
 		r.recheckAt = r.clock.Now()
 	}
 	r.localIndex = next
+	r.resolveGen++
+	r.localsMoved(nil, moved)
 }
 
 // rechecking reports whether the local endpoint id waits for its recheck:
