@@ -120,12 +120,26 @@ func (c *Client) DeleteNamespace(ctx context.Context, id string) error {
 	return refused(call(ctx, "DeleteNamespace", (&hcn.HostComputeNamespace{Id: id}).Delete), badID(id))
 }
 
+// AddNamespaceEndpoint is hcn's AddNamespaceEndpoint, made as
+// handles_windows.go says.
 func (c *Client) AddNamespaceEndpoint(ctx context.Context, namespaceID, endpointID string) error {
-	return refused(call(ctx, "AddNamespaceEndpoint", func() error { return hcn.AddNamespaceEndpoint(namespaceID, endpointID) }), badID(namespaceID))
+	return c.modifyNamespaceEndpoint(ctx, "AddNamespaceEndpoint", hcn.RequestTypeAdd, namespaceID, endpointID)
 }
 
+// RemoveNamespaceEndpoint is hcn's RemoveNamespaceEndpoint, made as
+// handles_windows.go says.
 func (c *Client) RemoveNamespaceEndpoint(ctx context.Context, namespaceID, endpointID string) error {
-	return refused(call(ctx, "RemoveNamespaceEndpoint", func() error { return hcn.RemoveNamespaceEndpoint(namespaceID, endpointID) }), badID(namespaceID))
+	return c.modifyNamespaceEndpoint(ctx, "RemoveNamespaceEndpoint", hcn.RequestTypeRemove, namespaceID, endpointID)
+}
+
+func (c *Client) modifyNamespaceEndpoint(ctx context.Context, op string, requestType hcn.RequestType, namespaceID, endpointID string) error {
+	return refused(call(ctx, op, func() error {
+		request, err := namespaceEndpointRequest(requestType, endpointID)
+		if err != nil {
+			return err
+		}
+		return modifyNamespace(namespaceID, request)
+	}), badID(namespaceID))
 }
 
 func (c *Client) CreateLoadBalancer(ctx context.Context, lb *hnslb.LoadBalancer) (*hnslb.LoadBalancer, error) {

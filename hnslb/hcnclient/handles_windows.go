@@ -14,16 +14,18 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// hcn's endpoint create and load balancer modify (hcsshim
+// hcn's endpoint create, load balancer modify and namespace modify (hcsshim
 // hcn/hcnendpoint.go createEndpoint, hcn/hcnloadbalancer.go
-// updateLoadBalancer) open the network or the load balancer, write, read
-// the object back and close, but return at the first failure with what they
-// opened still open: each endpoint create HNS refuses leaves the network's
-// handle open (and the new endpoint's, when the read after it fails), each
-// refused modify the load balancer's. hnsproxy runs for months and retries a
+// updateLoadBalancer, hcn/hcnnamespace.go modifyNamespace) open the network,
+// the load balancer or the namespace, write, read the object back and close,
+// but return at the first failure with what they opened still open: each
+// endpoint create HNS refuses leaves the network's handle open (and the new
+// endpoint's, when the read after it fails), each refused modify the load
+// balancer's or the namespace's. hnsproxy runs for months and retries a
 // refused write every two minutes at most for as long as HNS refuses it (an
-// address HNS holds or reserves, a backend gone), one handle more each time.
-// So the client makes these two calls itself: the same calls in the same
+// address HNS holds or reserves, a backend gone), one handle more each time;
+// the soak and scale harnesses attach thousands of pods in one process.
+// So the client makes these calls itself: the same calls in the same
 // order with the same documents, closing what it opened on every path. A
 // failure reads as hcn's does ("hcnCreateEndpoint failed in Win32: <message>
 // (0x<code>) <HNS's error document>"), its code shortened as hcn's syscall
@@ -40,6 +42,7 @@ var (
 	procModifyLoadBalancer          = computeNetwork.NewProc("HcnModifyLoadBalancer")
 	procQueryLoadBalancerProperties = computeNetwork.NewProc("HcnQueryLoadBalancerProperties")
 	procCloseLoadBalancer           = computeNetwork.NewProc("HcnCloseLoadBalancer")
+	procModifyNamespace             = computeNetwork.NewProc("HcnModifyNamespace")
 )
 
 // The refusals hcn makes before it calls HNS, in its words (hcn/hcnerrors.go,
@@ -47,6 +50,7 @@ var (
 var (
 	errInvalidNetworkID      = errors.New("invalid network ID")
 	errInvalidLoadBalancerID = errors.New("invalid load balancer ID")
+	errInvalidNamespaceID    = errors.New("invalid namespace ID")
 	errNamespaceOnCreate     = errors.New("endpoint create error, endpoint json HostComputeNamespace is read only and should not be set")
 )
 
@@ -65,11 +69,7 @@ func createEndpoint(h *hcn.HostComputeEndpoint) (*hcn.HostComputeEndpoint, error
 		return nil, err
 	}
 	var out hcn.HostComputeEndpoint
-	err = withHandle(procCloseNetwork, func(network *syscall.Handle) error {
-		var result *uint16
-		r0, err := sys3(procOpenNetwork, unsafe.Pointer(&networkID), unsafe.Pointer(network), unsafe.Pointer(&result))
-		return checked(procOpenNetwork, r0, err, result)
-	}, func(network syscall.Handle) error {
+	err = withHandle(procCloseNetwork, opener(procOpenNetwork, networkID), func(network syscall.Handle) error {
 		return withHandle(procCloseEndpoint, func(endpoint *syscall.Handle) error {
 			var id guid.GUID
 			var result *uint16
@@ -92,27 +92,51 @@ func updateLoadBalancer(id string, h *hcn.HostComputeLoadBalancer) (*hcn.HostCom
 	if err != nil {
 		return nil, errInvalidLoadBalancerID
 	}
-	settings, err := utf16JSON(h)
+	return modify(loadBalancers, procModifyLoadBalancer, lbID, h)
+}
+
+// modifyNamespace is hcn's ModifyNamespaceSettings (AddNamespaceEndpoint,
+// RemoveNamespaceEndpoint), closing the namespace whatever happens. Like
+// hcn it reads the namespace back after the modify and fails if the read
+// does.
+func modifyNamespace(id string, request *hcn.ModifyNamespaceSettingRequest) error {
+	nsID, err := guid.FromString(id)
+	if err != nil {
+		return errInvalidNamespaceID
+	}
+	_, err = modify(namespaces, procModifyNamespace, nsID, request)
+	return err
+}
+
+// modify opens the object id, sends it settings with modifyProc, reads it
+// back with hcn's default query and closes it, whatever failed.
+func modify[H any](k objectKind[H], modifyProc *windows.LazyProc, id guid.GUID, settings any) (*H, error) {
+	doc, err := utf16JSON(settings)
 	if err != nil {
 		return nil, err
 	}
-	var out hcn.HostComputeLoadBalancer
-	err = withHandle(procCloseLoadBalancer, func(lb *syscall.Handle) error {
+	out := k.blank()
+	err = withHandle(k.close, opener(k.open, id), func(h syscall.Handle) error {
 		var result *uint16
-		r0, err := sys3(procOpenLoadBalancer, unsafe.Pointer(&lbID), unsafe.Pointer(lb), unsafe.Pointer(&result))
-		return checked(procOpenLoadBalancer, r0, err, result)
-	}, func(lb syscall.Handle) error {
-		var result *uint16
-		r0, err := sysHandle2(procModifyLoadBalancer, lb, unsafe.Pointer(settings), unsafe.Pointer(&result))
-		if err := checked(procModifyLoadBalancer, r0, err, result); err != nil {
+		r0, err := sysHandle2(modifyProc, h, unsafe.Pointer(doc), unsafe.Pointer(&result))
+		if err := checked(modifyProc, r0, err, result); err != nil {
 			return err
 		}
-		return queryProperties(procQueryLoadBalancerProperties, lb, &out)
+		return queryProperties(k.query, h, &out)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// namespaceEndpointRequest is hcn's request to add or remove an endpoint.
+func namespaceEndpointRequest(requestType hcn.RequestType, endpointID string) (*hcn.ModifyNamespaceSettingRequest, error) {
+	settings, err := json.Marshal(map[string]string{"EndpointId": endpointID})
+	if err != nil {
+		return nil, err
+	}
+	return &hcn.ModifyNamespaceSettingRequest{ResourceType: hcn.NamespaceResourceTypeEndpoint, RequestType: requestType, Settings: settings}, nil
 }
 
 // withHandle opens a handle, uses it and closes it, whether or not the use

@@ -9,11 +9,12 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
-// TestARefusedWriteClosesTheHandlesItOpened: an endpoint create or a load
-// balancer modify that HNS refuses, at the write or at the read after it,
-// closes every handle it opened, as one that succeeds does. hcn's own
-// createEndpoint and updateLoadBalancer return at the first failure with
-// the network's, endpoint's or load balancer's handle still open, and the
+// TestARefusedWriteClosesTheHandlesItOpened: an endpoint create, a load
+// balancer modify or a namespace attach or detach that HNS refuses, at the
+// write or at the read after it, closes every handle it opened, as one that
+// succeeds does. hcn's own createEndpoint, updateLoadBalancer and
+// modifyNamespace return at the first failure with the network's,
+// endpoint's, load balancer's or namespace's handle still open, and the
 // reconciler retries such a write every two minutes at most for as long as
 // HNS refuses it (an address HNS holds or reserves, a backend gone).
 func TestARefusedWriteClosesTheHandlesItOpened(t *testing.T) {
@@ -24,6 +25,8 @@ func TestARefusedWriteClosesTheHandlesItOpened(t *testing.T) {
 		return err
 	}
 	updateLB := func(c hnslb.Client) error { _, err := c.UpdateLoadBalancer(ctx, lbID, sampleLB()); return err }
+	attach := func(c hnslb.Client) error { return c.AddNamespaceEndpoint(ctx, podNet, localEP) }
+	detach := func(c hnslb.Client) error { return c.RemoveNamespaceEndpoint(ctx, podNet, localEP) }
 	for _, c := range []struct {
 		name    string
 		failOp  string
@@ -50,6 +53,15 @@ func TestARefusedWriteClosesTheHandlesItOpened(t *testing.T) {
 			calls: "HcnOpenLoadBalancer,HcnModifyLoadBalancer,HcnQueryLoadBalancerProperties,HcnCloseLoadBalancer"},
 		{name: "load balancer gone", failOp: "HcnOpenLoadBalancer", hresult: 0x80070490, do: updateLB,
 			want: hnslb.CodeNotFound, calls: "HcnOpenLoadBalancer"},
+		{name: "endpoint already attached", failOp: "HcnModifyNamespace", hresult: 0x803b0014, do: attach,
+			want: hnslb.CodeEndpointAlreadyAttach, calls: "HcnOpenNamespace,HcnModifyNamespace,HcnCloseNamespace"},
+		{name: "detach of an endpoint gone", failOp: "HcnModifyNamespace", hresult: 0x803b0002, do: detach,
+			want: hnslb.CodeEndpointNotFound, calls: "HcnOpenNamespace,HcnModifyNamespace,HcnCloseNamespace"},
+		{name: "attached but not read", failOp: "HcnQueryNamespaceProperties", hresult: 0x800706ba, do: attach,
+			want:  hnslb.CodeRPCServerUnavailable,
+			calls: "HcnOpenNamespace,HcnModifyNamespace,HcnQueryNamespaceProperties,HcnCloseNamespace"},
+		{name: "namespace gone", failOp: "HcnOpenNamespace", hresult: 0x80070490, do: detach,
+			want: hnslb.CodeNotFound, calls: "HcnOpenNamespace"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, client := useFakeHNS(t)

@@ -100,17 +100,22 @@ func readOne[H any](k objectKind[H], key, value string, notFound error) (*H, err
 // or not the query failed.
 func read[H any](k objectKind[H], id guid.GUID, query *uint16) (*H, error) {
 	out := k.blank()
-	err := withHandle(k.close, func(h *syscall.Handle) error {
-		var result *uint16
-		r0, err := sys3(k.open, unsafe.Pointer(&id), unsafe.Pointer(h), unsafe.Pointer(&result))
-		return checked(k.open, r0, err, result)
-	}, func(h syscall.Handle) error {
+	err := withHandle(k.close, opener(k.open, id), func(h syscall.Handle) error {
 		return queryWith(k.query, h, query, &out)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// opener opens the object id with open, as withHandle takes it.
+func opener(open *windows.LazyProc, id guid.GUID) func(*syscall.Handle) error {
+	return func(h *syscall.Handle) error {
+		var result *uint16
+		r0, err := sys3(open, unsafe.Pointer(&id), unsafe.Pointer(h), unsafe.Pointer(&result))
+		return checked(open, r0, err, result)
+	}
 }
 
 // createLoadBalancer is hcn's HostComputeLoadBalancer.Create, closing the
