@@ -203,6 +203,46 @@ func TestAPodEndpointListingsLeaveOutStaysTheBackendItsLoadBalancerNames(t *test
 	}
 }
 
+// A drift repair whose listing leaves out a remote endpoint of hnsproxy's
+// while it lists the load balancer using it: the next Sync reads the
+// endpoint by ID and writes nothing, and no drift is counted. Taken for
+// vanished at once, the endpoint was made again (refused as taken) and the
+// load balancer counted as using a vanished endpoint and written again.
+func TestARemoteEndpointARepairsListingLeavesOutStaysItsLoadBalancersBackend(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			e := newEnv(t, p.Name)
+			c := &podsUnlisted{Client: e.hns}
+			r := New(c, e.options())
+			want := e.threeServices()
+			upsert(r, want...)
+			if err := r.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.converge(r)
+			e.hns.ResetCounters()
+			c.hidden = e.remoteID("10.244.3.31") // the third Service's only backend
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.converge(r)
+			if n := e.counters().Writes(); n != 0 {
+				t.Errorf("calls %+v, want no write", e.counters().Calls)
+			}
+			if n := e.counters().Count(sim.OpGetEndpoint); n != 1 {
+				t.Errorf("read %d endpoints by ID, want the one left out", n)
+			}
+			if len(e.drifted) != 0 {
+				t.Errorf("drift repaired %v, want none: HNS kept everything", e.drifted)
+			}
+			c.hidden = ""
+			e.leftOutSettles(r)
+			e.assertRealized(want)
+			e.assertStateFileMatchesHNS()
+		})
+	}
+}
+
 // podsUnlisted is an HNS whose listings of endpoints and namespaces leave
 // out the endpoint hidden (and the namespace holding it); reads by ID and
 // load balancer listings see it.
@@ -239,4 +279,113 @@ func all(ids []string, ok func(string) bool) bool {
 		}
 	}
 	return true
+}
+
+// A drift repair whose listing leaves out the load balancers and remote
+// endpoints a Service still wants does not take them for vanished: the
+// next Sync reads each by ID, finds it, and writes nothing. Before, the
+// repair dropped them from the state file and made them again: HNS refused
+// each create as taken, the lookups' listings left the holders out as well,
+// and a Service deleted meanwhile left its load balancer and remote
+// endpoint in HNS for good, no longer hnsproxy's.
+func TestObjectsARepairsListingLeavesOutStayOwned(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2019, sim.ProfileWS2022, sim.ProfileWS2025} {
+		t.Run(profile, func(t *testing.T) {
+			e := newEnv(t, profile)
+			want := e.threeServices()
+			r := e.started(want...)
+			e.hns.SetFaults(sim.Faults{LeftOutOfListings: 1})
+			e.hns.ResetCounters()
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.converge(r)
+			if c := e.counters(); c.Writes() != 0 {
+				t.Errorf("after a repair whose listing left everything out: %d writes (%v), want none", c.Writes(), c)
+			}
+			remove(r, want[2].Key) // its remote endpoint goes with it
+			e.converge(r)
+			e.hns.SetFaults(sim.Faults{})
+			e.leftOutSettles(r)
+			e.assertRealized(want[:2])
+			e.assertStateFileMatchesHNS()
+		})
+	}
+}
+
+// What HNS lost behind hnsproxy's back is read by ID once before it is
+// made again; past maxUnlistedReads objects a repair's listing left out,
+// HNS lost them (a restart, a runbook) and none is read: all are made
+// again, as before.
+func TestLostObjectsAreReadOnceOrNotAtAll(t *testing.T) {
+	for _, n := range []int{3, maxUnlistedReads + 1} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			e := newEnv(t, sim.ProfileWS2022)
+			e.local("10.244.1.10")
+			var want []intent.LB
+			for i := range n {
+				want = append(want, lb(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1), 80, loc("10.244.1.10")))
+			}
+			r := e.started(want...)
+			for _, l := range e.snapshot().LoadBalancers {
+				if err := e.hns.DeleteLoadBalancer(ctx, l.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.hns.ResetCounters()
+			e.converge(r)
+			c := e.counters()
+			wantGets := n
+			if n > maxUnlistedReads {
+				wantGets = 0
+			}
+			if got := c.Count(sim.OpGetLoadBalancer); got != wantGets {
+				t.Errorf("the Syncs after the repair read %d load balancers by ID, want %d", got, wantGets)
+			}
+			if got := c.Count(sim.OpCreateLoadBalancer); got != n {
+				t.Errorf("the Syncs after the repair made %d load balancers again, want %d", got, n)
+			}
+			e.assertRealized(want)
+			e.assertStateFileMatchesHNS()
+		})
+	}
+}
+
+// A read by ID HNS does not answer tells nothing: what the repair's listing
+// left out stays realized and owned, nothing is written, and the read is
+// made again after a backoff, until HNS answers.
+func TestAnUnansweredReadOfWhatAListingLeftOutIsMadeAgain(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	want := e.threeServices()
+	r := e.started(want...)
+	e.hns.SetFaults(sim.Faults{LeftOutOfListings: 1})
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.hns.SetFaults(sim.Faults{Errors: []hnslb.ErrorCode{hnslb.CodeRPCServerUnavailable},
+		ErrorRate: map[sim.Op]float64{sim.OpGetLoadBalancer: 1, sim.OpGetEndpoint: 1}})
+	e.hns.ResetCounters()
+	r.Sync(ctx)
+	c := e.counters()
+	// The endpoints' reads may be joined by the probe's, HNS failing.
+	if c.Writes() != 0 || c.Count(sim.OpGetLoadBalancer) != 3 || c.Count(sim.OpGetEndpoint) < 3 {
+		t.Errorf("calls %+v, want the 3 load balancers and 3 endpoints read and no write", c.Calls)
+	}
+	next, ok := r.NextRetry()
+	if !ok || !next.After(e.clock.Now()) {
+		t.Errorf("next retry %v (%v), want one after a backoff", next, ok)
+	}
+	e.hns.SetFaults(sim.Faults{})
+	e.converge(r)
+	if c := e.counters(); c.Writes() != 0 || c.Count(sim.OpGetLoadBalancer) != 6 {
+		t.Errorf("calls %+v, want each read once more and no write", c.Calls)
+	}
+	if r.unlisted.pending() {
+		t.Errorf("reads still pending after HNS answered: %+v", r.unlisted)
+	}
+	e.assertRealized(want)
+	e.assertStateFileMatchesHNS()
 }

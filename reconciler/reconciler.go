@@ -146,6 +146,10 @@ type Reconciler struct {
 	// recheckAt is when a recheck HNS could not answer is asked again
 	// (recheckRef's backoff); zero while none waits.
 	recheckAt time.Time
+	// unlisted are realized objects a repair's listing left out, which a
+	// Sync reads by ID before taking them for vanished
+	// (unlistedrealized.go).
+	unlisted unlistedRealized
 	// heldByOthers maps an address to an endpoint of another program's
 	// that Start listed there (borrowedvip.go).
 	heldByOthers map[string]othersEndpoint
@@ -511,6 +515,9 @@ func (r *Reconciler) NextRetry() (time.Time, bool) {
 	}
 	if len(r.recheck) > 0 {
 		consider(r.recheckAt)
+	}
+	if r.unlisted.pending() {
+		consider(r.unlisted.at)
 	}
 	for k := range r.retryLBs {
 		consider(r.lbs[k].st.nextRetry)

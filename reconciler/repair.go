@@ -8,9 +8,10 @@ import (
 
 // Repair lists HNS (load balancers and the network's endpoints) and marks
 // for the next Sync every object that drifted behind our back:
-//   - a realized load balancer or remote endpoint that vanished is forgotten
-//     (and recreated by Sync), as are the load balancers that used a vanished
-//     endpoint;
+//   - a realized load balancer or remote endpoint a Service wants that the
+//     listing left out is read by ID at the next Sync, and forgotten (and
+//     recreated) if it vanished (unlistedrealized.go), as are the load
+//     balancers that used a vanished endpoint;
 //   - a realized load balancer whose listing differs from its baseline (what
 //     HNS answered when we wrote it, baseline.go), or that uses an endpoint
 //     ID HNS no longer has (a pod recreated by the CNI), is updated;
@@ -67,7 +68,8 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 	r.withRepairMarks(func() {
 		r.claimCarried(ctx, listed, listedFrom, changed)
 		r.takeListedIndex(listed.local, indexBefore)
-		r.judgeListed(listed, changed, usedLBs, usedEPs, &drift)
+		unlisted := r.judgeListed(listed, changed, usedLBs, usedEPs, &drift)
+		r.keepUnlisted(unlisted, &drift)
 	})
 	// What a lookup was answered with is its object's to take at its turn.
 	handed := map[string]struct{}{}
@@ -90,8 +92,9 @@ func (r *Reconciler) Repair(ctx context.Context) error {
 }
 
 // judgeListed judges each realized remote endpoint and load balancer by
-// the listing, marking what drifted, and collects the IDs in use.
-func (r *Reconciler) judgeListed(listed *listedHNS, changed *listingChanges, usedLBs, usedEPs map[string]struct{}, drift *driftTally) {
+// the listing, marking what drifted, and collects the IDs in use and the
+// wanted objects the listing left out (unlistedrealized.go).
+func (r *Reconciler) judgeListed(listed *listedHNS, changed *listingChanges, usedLBs, usedEPs map[string]struct{}, drift *driftTally) (unlisted unlistedFound) {
 	for ip, ep := range r.eps {
 		if ep.id == "" {
 			continue
@@ -101,21 +104,24 @@ func (r *Reconciler) judgeListed(listed *listedHNS, changed *listingChanges, use
 			continue
 		}
 		if !listed.hasEP(ep.id) && ep.desired() {
-			r.endpointVanished(ip, ep, drift)
-			continue
+			unlisted.addEP(ip, ep)
 		}
-		// Listed, or being deleted: a listing that left it out does not
-		// make it gone, its delete tells (unlisted.go).
+		// Listed, being deleted, or wanted and left out: a listing that
+		// left it out does not make it gone; its delete or a read tells
+		// (unlisted.go, unlistedrealized.go).
 		usedEPs[ep.id] = struct{}{}
 	}
 	for _, e := range r.lbs {
 		if !changed.touchedLB(e.key) && !r.unjudged(changed, lbToken(e.key), idToken(e.realizedID)) {
-			r.repairLB(e, listed, drift)
+			if r.repairLB(e, listed, &unlisted, drift) {
+				unlisted.lbs = append(unlisted.lbs, e)
+			}
 		}
 		if e.realizedID != "" {
 			usedLBs[e.realizedID] = struct{}{}
 		}
 	}
+	return unlisted
 }
 
 // listForRepair lists load balancers and the network's endpoints into
@@ -130,36 +136,38 @@ func (r *Reconciler) listForRepair(ctx context.Context, listed *listedHNS) error
 	return nil
 }
 
-func (r *Reconciler) repairLB(e *lbEntry, listed *listedHNS, drift *driftTally) {
-	if e.realizedID != "" && r.repairRealized(e, listed, drift) {
-		return
+// repairLB judges e by the listing and reports whether the listing left
+// out e's realized load balancer, which e still wants; leftOut are the
+// wanted remote endpoints it left out.
+func (r *Reconciler) repairLB(e *lbEntry, listed *listedHNS, leftOut *unlistedFound, drift *driftTally) (unlisted bool) {
+	if e.realizedID != "" {
+		if _, found := listed.lbs[e.realizedID]; !found {
+			// Being deleted: its delete tells whether it is gone
+			// (unlisted.go). Wanted: a read tells (unlistedrealized.go).
+			unlisted = e.desired != nil
+		} else if r.repairRealized(e, listed, leftOut, drift) {
+			return false
+		}
 	}
 	for _, ip := range e.missing {
 		if r.localIndex[ip] != "" {
 			r.markLB(e)
-			return
+			break
 		}
 	}
+	return unlisted
 }
 
-// repairRealized judges e's realized load balancer by the listing and
-// reports whether it marked e.
-func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS, drift *driftTally) bool {
-	l, found := listed.lbs[e.realizedID]
+// repairRealized judges e's realized load balancer, which the listing
+// has, and reports whether it marked e.
+func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS, leftOut *unlistedFound, drift *driftTally) bool {
+	l := listed.lbs[e.realizedID]
 	backends := e.realized.HostComputeEndpoints // l matched: the listing has exactly these
 	var same, rebase bool
-	if found && l.doc != nil {
+	if l.doc != nil {
 		same, rebase = r.judge(e.realized, l.doc)
 	}
 	switch {
-	case !found && e.desired == nil:
-		return false // being deleted: its delete tells whether it is gone (unlisted.go)
-	case !found:
-		drift.found(r.log, driftLBGone, e.key.String()).Info("Load balancer vanished from HNS; recreating it", "key", e.key, "id", e.realizedID)
-		r.driftFound(KindLoadBalancer)
-		r.clearRealized(e)
-		r.markLB(e)
-		return true
 	case l.doc == nil:
 		if !l.unchangedSinceStart(e, r.baselines) {
 			return false // judged against another document: the next repair judges it
@@ -181,7 +189,7 @@ func (r *Reconciler) repairRealized(e *lbEntry, listed *listedHNS, drift *driftT
 		backends = l.doc.HostComputeEndpoints
 	}
 	for _, id := range backends {
-		if !listed.hasEP(id) && !r.rechecking(id) {
+		if !listed.hasEP(id) && !r.rechecking(id) && !leftOut.hasEP(id) {
 			r.log.V(2).Info("Load balancer uses a vanished endpoint; repairing it", "key", e.key, "endpoint", id)
 			r.driftFound(KindLoadBalancer)
 			r.markLB(e)

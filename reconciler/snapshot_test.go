@@ -25,7 +25,7 @@ func keysDone(s *StatusSnapshot) []string {
 // An idle reconciler's snapshot is its current status; while a Sync holds
 // the lock a reader gets, at once, the status at the end of the last Sync.
 func TestStatusSnapshotNeverWaitsAndStaysCurrent(t *testing.T) {
-	e := newEnv(t, sim.ProfileWS2022)
+	e := newEnv(t, sim.ProfileWS2025)
 	e.local("10.244.1.10")
 	e.local("10.244.1.11")
 	r := e.reconciler()
@@ -67,8 +67,10 @@ func TestStatusSnapshotNeverWaitsAndStaysCurrent(t *testing.T) {
 		t.Fatalf("during the sync after: done %v, want all three", got)
 	}
 
-	// Drift: a load balancer disappears behind our back; Repair notices.
-	if err := e.hns.DeleteLoadBalancer(ctx, s.LoadBalancers[0].RealizedID); err != nil {
+	// Drift: a load balancer is changed behind our back; Repair notices.
+	changed := *e.hnsLB(first.Key)
+	changed.SourceVIP = "10.244.1.99"
+	if _, err := e.hns.UpdateLoadBalancer(ctx, changed.ID, &changed); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Repair(ctx); err != nil {

@@ -76,6 +76,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	r.probeOutage(run)
 	r.retryAfterHang(run)
 	r.checkInstance(run)
+	r.readUnlisted(run)
 	run.lbs = takeDue(run.now, &r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
 	epWork := takeDue(run.now, &r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
 	repairTaken := r.takeRepairWork(run.lbs, epWork)

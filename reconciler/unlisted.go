@@ -21,12 +21,13 @@ import (
 // which judges under the lock and makes no HNS calls there, deletes an
 // owned object no desired one uses that its listing left out, and keeps
 // one being deleted: either delete's answer tells whether HNS still had
-// it, and its "not found" forgets it. A desired object a repair's listing
-// leaves out is made again as before: HNS refuses the create as already
-// there, and the lookup that follows finds and claims it. Nor is a pod's
-// endpoint, the CNI's, that a listing leaves out gone: Start reads by ID
-// those the owned load balancers name (namedEndpoints), and a repair's or
-// a lookup's listing has them rechecked by ID (unlistedlocal.go).
+// it, and its "not found" forgets it. A realized object a Service still
+// wants that a repair's listing leaves out is read by ID at the next Sync,
+// and made again only if HNS no longer has it (unlistedrealized.go). Nor
+// is a pod's endpoint, the CNI's, that a listing leaves out gone: Start
+// reads by ID those the owned load balancers name (namedEndpoints), and a
+// repair's or a lookup's listing has them rechecked by ID
+// (unlistedlocal.go).
 
 // unlistedStale is an owned object no desired one uses that a listing
 // left out: deleted, so that HNS's answer says whether it was still there
