@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
+	"github.com/hnsproxy/hnsproxy/sim"
 	hnsremote "github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
@@ -90,4 +91,69 @@ func endpointIDsOn(t *testing.T, n *framework.Node) []string {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// TestDriftRepairsWhoseListingsLeaveOutObjects: the real hnsproxy's drift
+// repairs (every 2 s) on a node whose HNS listings leave out every object
+// (hnssim --left-out-of-listings 1) write nothing: each load balancer and
+// remote endpoint a Service wants that a repair's listing left out is read
+// by ID and kept. A Service deleted meanwhile still has its load balancer
+// deleted. Taken for vanished on the listing's word, they were dropped from
+// the state file and made again, refused as taken every few seconds, and
+// the deleted Service's load balancer stayed in HNS for good, as another
+// program's.
+func TestDriftRepairsWhoseListingsLeaveOutObjects(t *testing.T) {
+	ctx := context.Background()
+	c := framework.StartClusterForTest(t, l2bridgeSpec)
+	a := c.Nodes[0]
+	web := wire(t, c.Nodes[1], "web", 1) // remote on a: its endpoint is hnsproxy's
+	kept := apply(t, c, service("web", "kept", "", 80, 8080), framework.Backends(web))
+	gone := apply(t, c, service("web", "gone", "", 81, 8080), framework.Backends(web))
+	expectLBs(t, c, a, kept, lb("ClusterIP", frontend(kept.Spec.ClusterIP, 80, "TCP", 8080), flags("DSR"), backends(remote(web...))...))
+	expectLBs(t, c, a, gone, lb("ClusterIP", frontend(gone.Spec.ClusterIP, 81, "TCP", 8080), flags("DSR"), backends(remote(web...))...))
+	keptIDs, endpoints := lbIDsOn(t, a, kept.Spec.ClusterIP), endpointIDsOn(t, a)
+
+	before := quiescent(t, a)
+	setFaults(t, a, hnsremote.FaultsRequest{LeftOutOfListings: 1})
+	// Three repairs' listings at least, and the Syncs after them.
+	err := framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+		s, err := a.Sim.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		if n := s.Count(sim.OpListLoadBalancers) - before.Count(sim.OpListLoadBalancers); n < 3 {
+			return errorf("%d listings of load balancers since the fault, want 3", n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := quiescent(t, a)
+	for _, op := range []sim.Op{sim.OpCreateLoadBalancer, sim.OpCreateEndpoint, sim.OpDeleteLoadBalancer, sim.OpDeleteEndpoint} {
+		if n := after.Count(op) - before.Count(op); n != 0 {
+			t.Errorf("drift repairs whose listings left everything out made %d %s calls (refused or not), want 0\nbefore: %v\nafter:  %v",
+				n, op, before.Calls, after.Calls)
+		}
+	}
+
+	if err := c.Admin.CoreV1().Services("web").Delete(ctx, "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = framework.Poll(ctx, framework.ConvergeWait, pollEvery, func(ctx context.Context) error {
+		if left := lbIDsOn(t, a, gone.Spec.ClusterIP); len(left) > 0 {
+			return errorf("the deleted Service's load balancers %v are still in HNS", left)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	setFaults(t, a, hnsremote.FaultsRequest{})
+	if now := lbIDsOn(t, a, kept.Spec.ClusterIP); !slices.Equal(now, keptIDs) {
+		t.Errorf("the kept Service's load balancers are %v, want %v as they were", now, keptIDs)
+	}
+	if now := endpointIDsOn(t, a); !slices.Equal(now, endpoints) {
+		t.Errorf("endpoints %v, want %v as they were", now, endpoints)
+	}
 }
