@@ -23,6 +23,8 @@ const (
 	hnsCommitted       = 0.2  // of failed writes, the share HNS applied anyway (a lost reply)
 	hnsKeptOnDelete    = 0.05 // of deletes HNS reports done, the share whose object it keeps (microsoft/Windows-Containers#631)
 	hnsPartialCreates  = 0.5  // of failed load balancer creates, the share that leaves one without port mappings (kubernetes/kubernetes#141488)
+	hnsListedTwice     = 0.05 // of the objects a listing answers, the share answered twice (no capture: sim.Faults.ListedTwice)
+	hnsLeftOut         = 0.05 // of the objects HNS holds, the share a listing leaves out (no capture: sim.Faults.LeftOutOfListings)
 	hnsRestartWindow   = 3 * time.Second
 	hnsLatency         = 500 * time.Microsecond // per hcn RPC: a create or update 1.5 to 2 ms, a sync of a burst tens of ms, as on Windows
 	hnsRestartsEach    = 3                      // per node
@@ -89,8 +91,10 @@ func faultsOn(restart time.Duration) remote.FaultsRequest {
 		Committed: hnsCommitted,
 		Restart:   remote.Duration(restart),
 
-		KeptOnDelete:   hnsKeptOnDelete,
-		PartialCreates: hnsPartialCreates,
+		KeptOnDelete:      hnsKeptOnDelete,
+		PartialCreates:    hnsPartialCreates,
+		ListedTwice:       hnsListedTwice,
+		LeftOutOfListings: hnsLeftOut,
 	}
 }
 
