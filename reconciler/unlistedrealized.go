@@ -67,11 +67,10 @@ func (f *unlistedFound) hasEP(id string) bool {
 }
 
 // keepUnlisted has the next Sync read by ID what the repair's listing left
-// out, or, past maxUnlistedReads, takes it all for vanished.
+// out, or, past maxUnlistedReads, takes it all for vanished (the repair's
+// one line of drift says how many).
 func (r *Reconciler) keepUnlisted(found unlistedFound, drift *driftTally) {
-	if n := len(found.lbs) + len(found.eps); n > maxUnlistedReads {
-		r.log.Info("HNS's listing left out many of hnsproxy's objects that Services want; taking them for vanished unread",
-			"loadBalancers", len(found.lbs), "endpoints", len(found.eps))
+	if len(found.lbs)+len(found.eps) > maxUnlistedReads {
 		for _, ip := range found.eps {
 			r.endpointVanished(ip, r.eps[ip], drift)
 		}
