@@ -148,6 +148,29 @@ func TestObjectsGoneMakesARepairDue(t *testing.T) {
 	noRepairWhenOff(t, clk, &returningReconciler{gone: true})
 }
 
+// TestObjectsGoneDuringARepairBackoffRepairsAtOnce: objects the probe found
+// gone make a drift repair due at once even while an earlier repair that
+// failed waits for its retry: the backoff was for an HNS that did not
+// answer, and this Sync's probe heard it answer.
+func TestObjectsGoneDuringARepairBackoffRepairsAtOnce(t *testing.T) {
+	p, rec, clk := repairDueInAnHour(t)
+	p.mu.Lock()
+	p.lastRepair = clk.Now().Add(-time.Hour)
+	p.mu.Unlock()
+	rec.down = true
+	syncAndRepair(p) // the repair fails and backs off
+	if rec.repairs != 1 {
+		t.Fatalf("%d repairs, want the one that failed", rec.repairs)
+	}
+	rec.down, rec.gone = false, true
+	syncAndRepair(p)
+	rec.gone = false
+	syncAndRepair(p)
+	if rec.repairs != 2 {
+		t.Fatalf("%d repairs in the Sync after the probe found objects gone, within the failed repair's backoff; want 2", rec.repairs)
+	}
+}
+
 // repairsOnceThenWaits checks that the next Sync, the one after the Sync
 // that found why, starts one repair, and the Sync after it none: the
 // repair is then due again only at its period.
