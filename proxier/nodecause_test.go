@@ -216,16 +216,49 @@ func TestTwoCausesOfOneReasonAreBothWritten(t *testing.T) {
 	notesSay(t, "the API's IPFamilyUnsupported events on the Node", onNode, says...)
 }
 
+// TestNormalAndWarningCausesOfOneReasonKeepTheirTypes: a node cause that
+// is Normal (IPv6 cluster IPs not served: this HNS has no IPv6) and one
+// that is a Warning (IPv4 node ports not served: the Node lists no IPv4
+// address) under one reason are two events, each of its own type: grouped
+// into one, the Warning would be read as Normal, or the other way round.
+func TestNormalAndWarningCausesOfOneReasonKeepTheirTypes(t *testing.T) {
+	n := &testNode{t: t, name: nodeName, client: fake.NewClientset()}
+	n.apiRecorder = n.startAPIEvents()
+	p := &Proxier{opts: Options{NodeName: nodeName, Recorder: n.apiRecorder}, nodeCauses: newNodeCauses()}
+	web := types.NamespacedName{Namespace: "ns", Name: "web"}
+	p.nodeCauses.set(web, []desired.Problem{
+		{Reason: desired.ReasonIPFamilyUnsupported, NodeCause: "IPv6 cluster IPs are not served on this node"},
+		{Reason: desired.ReasonIPFamilyUnsupported, Warning: true, NodeCause: "node ports are not served in IPv4 on this node"},
+	})
+	p.reportNodeCauses()
+	ofType := func(evs []eventsv1.Event, typ string) []eventsv1.Event {
+		return slices.DeleteFunc(slices.Clone(evs), func(e eventsv1.Event) bool { return e.Type != typ })
+	}
+	onNode, _ := n.apiEventsOf(desired.ReasonIPFamilyUnsupported, func(onNode, _ []eventsv1.Event) bool {
+		return len(ofType(onNode, v1.EventTypeNormal)) > 0 && len(ofType(onNode, v1.EventTypeWarning)) > 0
+	})
+	normal, warning := ofType(onNode, v1.EventTypeNormal), ofType(onNode, v1.EventTypeWarning)
+	notesSay(t, "the Node's Normal IPFamilyUnsupported events", normal, "IPv6 cluster IPs")
+	notesSay(t, "the Node's Warning IPFamilyUnsupported events", warning, "node ports are not served")
+	if len(notesMissing(warning, "IPv6 cluster IPs")) == 0 || len(notesMissing(normal, "node ports are not served")) == 0 {
+		t.Errorf("a cause is in an event of the other type: Normal %q, Warning %q", eventNotes(normal), eventNotes(warning))
+	}
+}
+
 // notesSay fails t for each of wants that no note of evs says.
 func notesSay(t *testing.T, what string, evs []eventsv1.Event, wants ...string) {
 	t.Helper()
 	if missing := notesMissing(evs, wants...); len(missing) > 0 {
-		var notes []string
-		for _, e := range evs {
-			notes = append(notes, e.Note)
-		}
-		t.Errorf("%s do not say %q: %q", what, missing, notes)
+		t.Errorf("%s do not say %q: %q", what, missing, eventNotes(evs))
 	}
+}
+
+func eventNotes(evs []eventsv1.Event) []string {
+	var notes []string
+	for _, e := range evs {
+		notes = append(notes, e.Note)
+	}
+	return notes
 }
 
 // notesMissing are those of wants that no note of evs says.
