@@ -66,6 +66,7 @@ func TestLocalEndpointsReturned(t *testing.T) {
 		{"back to serving", sl(ep("10.244.1.5", self, false), ep("10.244.1.6", self, true)), sl(ep("10.244.1.5", self, true), ep("10.244.1.6", self, true)), []string{"10.244.1.5"}},
 		{"serving stays", sl(ep("10.244.1.5", self, true)), sl(ep("10.244.1.5", self, true)), nil},
 		{"stops serving", sl(ep("10.244.1.5", self, true)), sl(ep("10.244.1.5", self, false)), nil},
+		{"not serving stays, ready as published", sl(ep("10.244.1.5", self, false)), sl(ep("10.244.1.5", self, false)), nil},
 		{"another node's pod", sl(ep("10.244.2.5", other, false)), sl(ep("10.244.2.5", other, true)), nil},
 		{"slice deleted", sl(ep("10.244.1.5", self, false)), nil, nil},
 	} {
