@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -35,6 +36,9 @@ const (
 	// which has the EndpointSlice controller keep the endpoint ready and
 	// say the pod's readiness in serving alone.
 	podPublishedNotServing
+	// podSliceDeleted: the slice itself deleted (the EndpointSlice controller
+	// replacing it), to be made again under its name.
+	podSliceDeleted
 	// syncBetween is no state: the test steps the clock to a sync there.
 	syncBetween
 )
@@ -79,7 +83,8 @@ func (n *testNode) replaceLocalEndpoint(ip string) string {
 }
 
 // TestLocalEndpointReplacedWithinOneSyncIsServedAtThatSync: the slice's
-// states between two syncs (kube-proxy's default --min-sync-period is one
+// states (the slice itself deleted and made again among them) between two
+// syncs (kube-proxy's default --min-sync-period is one
 // second) end where they began, so the desired load balancer is the one
 // HNS holds, but its backend's endpoint is another. The sync that follows
 // writes the new endpoint into the load balancer: before, nothing wrote it
@@ -98,6 +103,7 @@ func TestLocalEndpointReplacedWithinOneSyncIsServedAtThatSync(t *testing.T) {
 		"sandbox recreated, publishNotReadyAddresses":               {podPublishedNotServing, podReady},
 		"sandbox recreated, publishNotReadyAddresses, sync between": {podPublishedNotServing, syncBetween, podReady},
 		"sandbox recreated, sync between":                           {podNotReady, syncBetween, podReady},
+		"slice deleted and made again, sandbox recreated":           {podSliceDeleted, podReady},
 	}
 	for _, p := range sim.Profiles() {
 		for name, seq := range sequences {
@@ -141,7 +147,13 @@ func TestLocalEndpointReplacedWithinOneSyncIsServedAtThatSync(t *testing.T) {
 					// The lister holds the slice before the proxier's handler ran
 					// for it; a sync the clock steps to in between misses it.
 					reported := obs.changesReported()
-					n.apply(reuseSlice(st))
+					if st == podSliceDeleted {
+						if err := n.client.DiscoveryV1().EndpointSlices("default").Delete(context.Background(), reuseSlice(st).Name, metav1.DeleteOptions{}); err != nil {
+							t.Fatal(err)
+						}
+					} else {
+						n.apply(reuseSlice(st))
+					}
 					n.eventually("the proxier's handler taking the slice", func() bool { return obs.changesReported() > reported })
 				}
 				syncs := obs.count()
