@@ -195,21 +195,26 @@ func TestANodeCauseIsRaisedWhenItAppearsOrChanges(t *testing.T) {
 	raised("the cause back", 1)
 }
 
+// reportedToTheAPI reports the node causes of problems, one Service's, to a
+// fake API through the recorder the daemon wires, and returns its node.
+func reportedToTheAPI(t *testing.T, problems ...desired.Problem) *testNode {
+	n := &testNode{t: t, name: nodeName, client: fake.NewClientset()}
+	n.apiRecorder = n.startAPIEvents()
+	p := &Proxier{opts: Options{NodeName: nodeName, Recorder: n.apiRecorder}, nodeCauses: newNodeCauses()}
+	p.nodeCauses.set(types.NamespacedName{Namespace: "ns", Name: "web"}, problems)
+	p.reportNodeCauses()
+	return n
+}
+
 // TestTwoCausesOfOneReasonAreBothWritten: two node causes of one reason
 // due at once (IPv6 cluster IPs and IPv6 node ports not served) reach
 // the API both, through the recorder the daemon wires: client-go's
 // broadcaster folds a second event of one object and reason into a
 // series of the first and keeps the first's note, so they are one event.
 func TestTwoCausesOfOneReasonAreBothWritten(t *testing.T) {
-	n := &testNode{t: t, name: nodeName, client: fake.NewClientset()}
-	n.apiRecorder = n.startAPIEvents()
-	p := &Proxier{opts: Options{NodeName: nodeName, Recorder: n.apiRecorder}, nodeCauses: newNodeCauses()}
-	web := types.NamespacedName{Namespace: "ns", Name: "web"}
-	p.nodeCauses.set(web, []desired.Problem{
-		{Reason: desired.ReasonIPFamilyUnsupported, Warning: true, NodeCause: "IPv6 cluster IPs are not served on this node"},
-		{Reason: desired.ReasonIPFamilyUnsupported, Warning: true, NodeCause: "node ports are not served in IPv6 on this node"},
-	})
-	p.reportNodeCauses()
+	n := reportedToTheAPI(t,
+		desired.Problem{Reason: desired.ReasonIPFamilyUnsupported, Warning: true, NodeCause: "IPv6 cluster IPs are not served on this node"},
+		desired.Problem{Reason: desired.ReasonIPFamilyUnsupported, Warning: true, NodeCause: "node ports are not served in IPv6 on this node"})
 	says := []string{"IPv6 cluster IPs", "node ports are not served"}
 	onNode, _ := n.apiEventsOf(desired.ReasonIPFamilyUnsupported,
 		func(onNode, _ []eventsv1.Event) bool { return len(notesMissing(onNode, says...)) == 0 })
@@ -222,15 +227,9 @@ func TestTwoCausesOfOneReasonAreBothWritten(t *testing.T) {
 // address) under one reason are two events, each of its own type: grouped
 // into one, the Warning would be read as Normal, or the other way round.
 func TestNormalAndWarningCausesOfOneReasonKeepTheirTypes(t *testing.T) {
-	n := &testNode{t: t, name: nodeName, client: fake.NewClientset()}
-	n.apiRecorder = n.startAPIEvents()
-	p := &Proxier{opts: Options{NodeName: nodeName, Recorder: n.apiRecorder}, nodeCauses: newNodeCauses()}
-	web := types.NamespacedName{Namespace: "ns", Name: "web"}
-	p.nodeCauses.set(web, []desired.Problem{
-		{Reason: desired.ReasonIPFamilyUnsupported, NodeCause: "IPv6 cluster IPs are not served on this node"},
-		{Reason: desired.ReasonIPFamilyUnsupported, Warning: true, NodeCause: "node ports are not served in IPv4 on this node"},
-	})
-	p.reportNodeCauses()
+	n := reportedToTheAPI(t,
+		desired.Problem{Reason: desired.ReasonIPFamilyUnsupported, NodeCause: "IPv6 cluster IPs are not served on this node"},
+		desired.Problem{Reason: desired.ReasonIPFamilyUnsupported, Warning: true, NodeCause: "node ports are not served in IPv4 on this node"})
 	ofType := func(evs []eventsv1.Event, typ string) []eventsv1.Event {
 		return slices.DeleteFunc(slices.Clone(evs), func(e eventsv1.Event) bool { return e.Type != typ })
 	}
