@@ -72,30 +72,38 @@ func (e *env) leftOutSettles(r *Reconciler) {
 // A Start after HNS lost more of hnsproxy's objects than a listing leaves
 // out by chance (a reboot, a restart that dropped them) reads none of them
 // by ID: it forgets them unread, as before, rather than hold the start for
-// a read of each.
+// a read of each. Up to the cap, it reads each.
 func TestAStartAfterHNSLostManyObjectsReadsNoneByID(t *testing.T) {
-	e := newEnv(t, sim.ProfileWS2022)
-	e.local("10.244.1.10")
-	var want []intent.LB
-	for i := range maxUnlistedReads + 1 {
-		want = append(want, lb(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1), 80, loc("10.244.1.10")))
+	for _, lost := range []int{maxUnlistedReads, maxUnlistedReads + 1} {
+		t.Run(fmt.Sprint(lost), func(t *testing.T) {
+			e := newEnv(t, sim.ProfileWS2022)
+			e.local("10.244.1.10")
+			var want []intent.LB
+			for i := range lost {
+				want = append(want, lb(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1), 80, loc("10.244.1.10")))
+			}
+			e.started(want...)
+			if err := e.hns.RestartLosing(0, sim.RestartLosesLoadBalancers); err != nil {
+				t.Fatal(err)
+			}
+			e.hns.ResetCounters()
+			r := e.reconciler()
+			upsert(r, want...)
+			if err := r.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			wantReads := lost
+			if lost > maxUnlistedReads {
+				wantReads = 0
+			}
+			if n := e.counters().Count(sim.OpGetLoadBalancer); n != wantReads {
+				t.Errorf("Start read %d of %d lost load balancers by ID, want %d", n, lost, wantReads)
+			}
+			e.converge(r)
+			e.assertRealized(want)
+			e.assertStateFileMatchesHNS()
+		})
 	}
-	e.started(want...)
-	if err := e.hns.RestartLosing(0, sim.RestartLosesLoadBalancers); err != nil {
-		t.Fatal(err)
-	}
-	e.hns.ResetCounters()
-	r := e.reconciler()
-	upsert(r, want...)
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := e.counters().Count(sim.OpGetLoadBalancer); n != 0 {
-		t.Errorf("Start read %d lost load balancers by ID, want none", n)
-	}
-	e.converge(r)
-	e.assertRealized(want)
-	e.assertStateFileMatchesHNS()
 }
 
 // A remote endpoint no Service wants any more, whose delete waits for a
@@ -318,7 +326,7 @@ func TestObjectsARepairsListingLeavesOutStayOwned(t *testing.T) {
 // HNS lost them (a restart, a runbook) and none is read: all are made
 // again, as before.
 func TestLostObjectsAreReadOnceOrNotAtAll(t *testing.T) {
-	for _, n := range []int{3, maxUnlistedReads + 1} {
+	for _, n := range []int{3, maxUnlistedReads, maxUnlistedReads + 1} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			e := newEnv(t, sim.ProfileWS2022)
 			e.local("10.244.1.10")
