@@ -69,6 +69,25 @@ func (e *env) leftOutSettles(r *Reconciler) {
 	}
 }
 
+// onePodServices are n ClusterIP Services over one local pod.
+func (e *env) onePodServices(n int) []intent.LB {
+	e.local("10.244.1.10")
+	var want []intent.LB
+	for i := range n {
+		want = append(want, lb(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1), 80, loc("10.244.1.10")))
+	}
+	return want
+}
+
+// readsUpToTheCap is how many of lost objects a listing left out are read
+// by ID: each, up to maxUnlistedReads; past it, none.
+func readsUpToTheCap(lost int) int {
+	if lost > maxUnlistedReads {
+		return 0
+	}
+	return lost
+}
+
 // A Start after HNS lost more of hnsproxy's objects than a listing leaves
 // out by chance (a reboot, a restart that dropped them) reads none of them
 // by ID: it forgets them unread, as before, rather than hold the start for
@@ -77,11 +96,7 @@ func TestAStartAfterHNSLostManyObjectsReadsNoneByID(t *testing.T) {
 	for _, lost := range []int{maxUnlistedReads, maxUnlistedReads + 1} {
 		t.Run(fmt.Sprint(lost), func(t *testing.T) {
 			e := newEnv(t, sim.ProfileWS2022)
-			e.local("10.244.1.10")
-			var want []intent.LB
-			for i := range lost {
-				want = append(want, lb(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1), 80, loc("10.244.1.10")))
-			}
+			want := e.onePodServices(lost)
 			e.started(want...)
 			if err := e.hns.RestartLosing(0, sim.RestartLosesLoadBalancers); err != nil {
 				t.Fatal(err)
@@ -92,11 +107,7 @@ func TestAStartAfterHNSLostManyObjectsReadsNoneByID(t *testing.T) {
 			if err := r.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
-			wantReads := lost
-			if lost > maxUnlistedReads {
-				wantReads = 0
-			}
-			if n := e.counters().Count(sim.OpGetLoadBalancer); n != wantReads {
+			if n, wantReads := e.counters().Count(sim.OpGetLoadBalancer), readsUpToTheCap(lost); n != wantReads {
 				t.Errorf("Start read %d of %d lost load balancers by ID, want %d", n, lost, wantReads)
 			}
 			e.converge(r)
@@ -329,11 +340,7 @@ func TestLostObjectsAreReadOnceOrNotAtAll(t *testing.T) {
 	for _, n := range []int{3, maxUnlistedReads, maxUnlistedReads + 1} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			e := newEnv(t, sim.ProfileWS2022)
-			e.local("10.244.1.10")
-			var want []intent.LB
-			for i := range n {
-				want = append(want, lb(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1), 80, loc("10.244.1.10")))
-			}
+			want := e.onePodServices(n)
 			r := e.started(want...)
 			for _, l := range e.snapshot().LoadBalancers {
 				if err := e.hns.DeleteLoadBalancer(ctx, l.ID); err != nil {
@@ -346,11 +353,7 @@ func TestLostObjectsAreReadOnceOrNotAtAll(t *testing.T) {
 			e.hns.ResetCounters()
 			e.converge(r)
 			c := e.counters()
-			wantGets := n
-			if n > maxUnlistedReads {
-				wantGets = 0
-			}
-			if got := c.Count(sim.OpGetLoadBalancer); got != wantGets {
+			if got, wantGets := c.Count(sim.OpGetLoadBalancer), readsUpToTheCap(n); got != wantGets {
 				t.Errorf("the Syncs after the repair read %d load balancers by ID, want %d", got, wantGets)
 			}
 			if got := c.Count(sim.OpCreateLoadBalancer); got != n {
