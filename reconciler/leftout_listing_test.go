@@ -90,8 +90,9 @@ func readsUpToTheCap(lost int) int {
 
 // A Start after HNS lost more of hnsproxy's objects than a listing leaves
 // out by chance (a reboot, a restart that dropped them) reads none of them
-// by ID: it forgets them unread, as before, rather than hold the start for
-// a read of each. Up to the cap, it reads each.
+// by ID, rather than hold the start for a read of each: it deletes each by
+// ID once, and the "not found" forgets it. Up to the cap, it reads each,
+// and deletes none of those HNS lost.
 func TestAStartAfterHNSLostManyObjectsReadsNoneByID(t *testing.T) {
 	for _, lost := range []int{maxUnlistedReads, maxUnlistedReads + 1} {
 		t.Run(fmt.Sprint(lost), func(t *testing.T) {
@@ -113,6 +114,60 @@ func TestAStartAfterHNSLostManyObjectsReadsNoneByID(t *testing.T) {
 			e.converge(r)
 			e.assertRealized(want)
 			e.assertStateFileMatchesHNS()
+			if n, wantDeletes := e.counters().Count(sim.OpDeleteLoadBalancer), lost-readsUpToTheCap(lost); n != wantDeletes {
+				t.Errorf("%d load balancer deletes, want %d (each lost one unread)", n, wantDeletes)
+			}
+		})
+	}
+}
+
+// The listing of a Start after HNS lost many of hnsproxy's objects may
+// leave out one HNS still holds, as any listing may. Past the cap of reads
+// it was forgotten unread, and where HNS drops remote endpoint names
+// nothing claimed it again: a remote endpoint whose Service went while
+// hnsproxy was down stayed in HNS for good (found by the fault soak). Now
+// each is deleted by ID. The deletes follow the first Sync's creates, at
+// most maxUnlistedReads per Sync, so what is desired is not held back.
+func TestAStartPastTheReadCapDeletesWhatItsListingLeftOut(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2019, sim.ProfileWS2022, sim.ProfileWS2025} {
+		t.Run(profile, func(t *testing.T) {
+			e := newEnv(t, profile)
+			e.declaringEndpoints()
+			lost := e.onePodServices(maxUnlistedReads)
+			gone := lb("10.96.9.1", 80, rem("10.244.2.20", "192.168.0.2"))
+			e.started(append(lost, gone)...)
+			if err := e.hns.RestartLosing(0, sim.RestartLosesLoadBalancers); err != nil {
+				t.Fatal(err)
+			}
+			// Every Service above was deleted while hnsproxy was down; one
+			// was created, over another remote pod.
+			fresh := lb("10.96.9.2", 80, rem("10.244.2.21", "192.168.0.2"))
+			e.hns.SetFaults(sim.Faults{LeftOutOfListings: 1})
+			e.hns.ResetCounters()
+			r := e.reconciler()
+			upsert(r, fresh)
+			if err := r.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			c := e.counters()
+			if n := c.Count(sim.OpGetLoadBalancer) + c.Count(sim.OpGetEndpoint); n != 0 {
+				t.Errorf("Start made %d reads by ID past the cap, want none", n)
+			}
+			e.hns.SetFaults(sim.Faults{})
+			r.Sync(ctx)
+			if e.hnsLB(fresh.Key) == nil {
+				t.Errorf("the first Sync did not make the Service created while hnsproxy was down")
+			}
+			c = e.counters()
+			if n := c.Count(sim.OpDeleteLoadBalancer) + c.Count(sim.OpDeleteEndpoint); n != maxUnlistedReads {
+				t.Errorf("the first Sync made %d deletes by ID, want %d (the cap)", n, maxUnlistedReads)
+			}
+			e.leftOutSettles(r)
+			e.assertRealized([]intent.LB{fresh})
+			e.assertStateFileMatchesHNS()
+			if n := e.counters().Count(sim.OpDeleteLoadBalancer); n != len(lost)+1 {
+				t.Errorf("%d load balancer deletes, want %d: each lost one once", n, len(lost)+1)
+			}
 		})
 	}
 }
@@ -399,4 +454,35 @@ func TestAnUnansweredReadOfWhatAListingLeftOutIsMadeAgain(t *testing.T) {
 	}
 	e.assertRealized(want)
 	e.assertStateFileMatchesHNS()
+}
+
+// A drift repair after HNS dropped more of hnsproxy's load balancers than
+// it reads by ID takes them, and what its listing left out with them, for
+// vanished unread. A remote endpoint HNS still held that the listing left
+// out among them was forgotten: with its Service deleted before it was
+// made again, it stayed in HNS for good where HNS drops endpoint names.
+// Now each old ID is deleted by ID once the repair's work is done.
+func TestARepairPastTheReadCapDeletesWhatItsListingLeftOut(t *testing.T) {
+	for _, profile := range []string{sim.ProfileWS2019, sim.ProfileWS2025} {
+		t.Run(profile, func(t *testing.T) {
+			e := newEnv(t, profile)
+			e.declaringEndpoints()
+			want := remoteServices(maxUnlistedReads/2 + 1) // each a load balancer and an endpoint: past the cap
+			r := e.started(want...)
+			if err := e.hns.RestartLosing(0, sim.RestartLosesLoadBalancers); err != nil {
+				t.Fatal(err)
+			}
+			e.hns.SetFaults(sim.Faults{LeftOutOfListings: 1}) // and every remote endpoint left out
+			if err := r.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.hns.SetFaults(sim.Faults{})
+			for _, d := range want {
+				remove(r, d.Key) // every Service deleted before the repair's work is done
+			}
+			e.leftOutSettles(r)
+			e.assertRealized(nil)
+			e.assertStateFileMatchesHNS()
+		})
+	}
 }

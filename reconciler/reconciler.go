@@ -343,6 +343,9 @@ type staleObj struct {
 	// quiet: its delete repeats one logged before (a delete HNS keeps
 	// for good, deleted.go), so it is logged at --v=4.
 	quiet bool
+	// deferred: deleted only after the Sync's creates and updates and a
+	// repair's work, at most maxUnlistedReads per Sync (unreadStale).
+	deferred bool
 }
 
 // New returns a Reconciler; call Start before the first Sync.

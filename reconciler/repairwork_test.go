@@ -91,7 +91,14 @@ func TestNoChangeWaitsBehindRepairWork(t *testing.T) {
 	}
 
 	syncs := 1
+	deletes := func() int {
+		c := e.counters()
+		return c.Count(sim.OpDeleteLoadBalancer) + c.Count(sim.OpDeleteEndpoint)
+	}
 	for res.RepairLeft > 0 {
+		if d := deletes(); d != 0 {
+			t.Fatalf("%d deletes by ID before Sync %d, while the repair's work goes on; want none", d, syncs+1)
+		}
 		began := e.clock.Now()
 		res = r.Sync(ctx)
 		syncs++
@@ -104,8 +111,8 @@ func TestNoChangeWaitsBehindRepairWork(t *testing.T) {
 			t.Fatalf("Sync %d: %+v", syncs, res)
 		}
 	}
-	if res.Pending != 0 {
-		t.Errorf("last Sync %+v left objects pending", res)
+	if res.Pending != 2*n { // the old IDs' deletes (below)
+		t.Errorf("last Sync %+v left %d objects pending, want the %d old IDs to delete", res, res.Pending, 2*n)
 	}
 	// 2 ms per create: about 50 creates fit a budget, 603 to make.
 	if syncs < 8 {
@@ -116,9 +123,14 @@ func TestNoChangeWaitsBehindRepairWork(t *testing.T) {
 	if lbs, eps := c.Count(sim.OpCreateLoadBalancer), c.Count(sim.OpCreateEndpoint); lbs != n+1 || eps != n+2 {
 		t.Errorf("made %d load balancers and %d endpoints, want each once: %d and %d", lbs, eps, n+1, n+2)
 	}
-	if d := c.Count(sim.OpDeleteLoadBalancer) + c.Count(sim.OpDeleteEndpoint); d != 0 {
-		t.Errorf("%d deletes, want none: the restart left nothing to delete", d)
+	// Taken for vanished unread (past the cap of reads), each old ID is
+	// deleted by ID once the repair's work is done: HNS answers "not
+	// found" to each, and the state file forgets them.
+	e.converge(r)
+	if d := deletes(); d != 2*n {
+		t.Errorf("%d deletes by ID, want one for each object the restart dropped: %d", d, 2*n)
 	}
+	e.assertStateFileMatchesHNS()
 }
 
 // A chunk grows while Syncs take under half the budget, and never past a

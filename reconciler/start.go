@@ -77,7 +77,8 @@ func (r *Reconciler) Start(ctx context.Context) error {
 		}
 		return &startListingError{fmt.Errorf("reconciler start: list endpoints of network %q: %w", r.opts.NetworkID, err)}
 	}
-	if lbs, eps, err = r.readUnlistedAtStart(ctx, owned, lbs, eps); err != nil {
+	lbs, eps, unread, err := r.readUnlistedAtStart(ctx, owned, lbs, eps)
+	if err != nil {
 		return err
 	}
 
@@ -141,6 +142,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 			r.staleEPs[ep.ID] = &staleObj{reason: "ours, a duplicate remote endpoint for " + ep.IP()}
 		}
 	}
+	r.ownUnread(unread)
 	for ip, ep := range r.eps { // upserted before Start, against no index
 		r.shadow(ip, ep)
 	}

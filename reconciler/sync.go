@@ -39,6 +39,11 @@ type syncRun struct {
 	// object's turn.
 	epCreates map[string]createdEP
 	lbCreates map[intent.LBKey]createdLB
+	// deferredDeletes counts the deferred stale deletes made (syncStale);
+	// repairing: the Sync took some of a repair's work, or left some, and
+	// makes none.
+	deferredDeletes int
+	repairing       bool
 	// epDeletes are the deletes of unwanted endpoints made ahead
 	// (deleteEndpointsAhead), by IP, each taken by its endpoint's turn.
 	epDeletes map[string]deletedEP
@@ -80,6 +85,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	run.lbs = takeDue(run.now, &r.dirtyLBs, r.retryLBs, func(k intent.LBKey) time.Time { return r.lbs[k].st.nextRetry })
 	epWork := takeDue(run.now, &r.dirtyEPs, r.retryEPs, func(ip string) time.Time { return r.eps[ip].st.nextRetry })
 	repairTaken := r.takeRepairWork(run.lbs, epWork)
+	run.repairing = repairTaken > 0 || r.repairWork.left() > 0
 	ips := slices.AppendSeq(make([]string, 0, len(epWork)), maps.Keys(epWork))
 	intent.SortIPs(ips)
 	// First: what the index learns decides which endpoints are wanted now
@@ -89,7 +95,7 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 	run.unchecked = r.findHeldFrontends(run)
 	run.noCreates = !r.declareCreates(run.lbs, ips, run.unchecked)
 
-	r.syncStale(run, r.staleLBs, r.client.DeleteLoadBalancer, recordLoadBalancer)
+	r.syncStale(run, r.staleLBs, r.client.DeleteLoadBalancer, recordLoadBalancer, staleFirst)
 	for _, k := range run.lbKeys() {
 		if e := r.lbs[k]; e != nil && e.desired == nil {
 			r.syncRemovedLB(run, e)
@@ -120,9 +126,10 @@ func (r *Reconciler) Sync(ctx context.Context) SyncResult {
 			r.syncUnwantedEP(run, ip)
 		}
 	}
+	r.syncStale(run, r.staleLBs, r.client.DeleteLoadBalancer, recordLoadBalancer, staleDeferred)
 	// Stale endpoints wait until no stale load balancer (which may use them) is left.
 	if len(r.staleLBs) == 0 {
-		r.syncStale(run, r.staleEPs, r.client.DeleteEndpoint, recordRemoteEndpoint)
+		r.syncStale(run, r.staleEPs, r.client.DeleteEndpoint, recordRemoteEndpoint, staleAll)
 	}
 
 	r.repairWork.processed(run.lbs)
@@ -201,12 +208,29 @@ func sortedKeys(m map[intent.LBKey]struct{}) []intent.LBKey {
 	return keys
 }
 
-// syncStale deletes due stale objects (ours left over, foreign blockers).
-func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del func(context.Context, string) error, owned recordKind) {
+// stalePass says which stale objects a syncStale pass deletes.
+type stalePass uint8
+
+const (
+	staleFirst    stalePass = iota // all but the deferred, before the creates
+	staleDeferred                  // the deferred alone, after the creates and updates
+	staleAll
+)
+
+// syncStale deletes due stale objects (ours left over, foreign blockers) of
+// the pass; deferred ones once a repair's work is done, maxUnlistedReads
+// per Sync (unreadStale).
+func (r *Reconciler) syncStale(run *syncRun, stale map[string]*staleObj, del func(context.Context, string) error, owned recordKind, pass stalePass) {
 	for _, id := range slices.Sorted(maps.Keys(stale)) {
 		s := stale[id]
-		if s.st.nextRetry.After(run.now) {
+		if s.st.nextRetry.After(run.now) || s.deferred && pass == staleFirst || !s.deferred && pass == staleDeferred {
 			continue
+		}
+		if s.deferred {
+			if run.deferredDeletes == maxUnlistedReads || run.repairing {
+				continue // due still: the next Sync takes them
+			}
+			run.deferredDeletes++
 		}
 		ref := objectRef{id: id}
 		if r.awaitingAbandoned(run, ref, &s.st, idToken(id)) {

@@ -37,11 +37,29 @@ func unlistedStale() *staleObj {
 	return &staleObj{reason: "ours, left out of HNS's listing", quiet: true}
 }
 
+// unreadStale is an owned object Start's listing left out past
+// maxUnlistedReads: deleted by ID after what is desired is made, a
+// bounded number per Sync, since nearly always HNS lost it.
+func unreadStale() *staleObj {
+	return &staleObj{reason: "ours, left out of HNS's listing at the start", quiet: true, deferred: true}
+}
+
 // maxUnlistedReads bounds the reads by ID at Start. A listing that left out
-// more of hnsproxy's objects than this did not leave them out by chance:
-// HNS lost them (a reboot, a restart that dropped objects, a runbook), and
-// reading each of thousands by ID, each an enumeration, would hold the
-// start for nothing.
+// more of hnsproxy's objects than this did so mostly because HNS lost them
+// (a reboot, a restart that dropped objects, a runbook), and reading each
+// of thousands by ID, each an enumeration, would hold the start for
+// nothing. Mostly, not all: the listing that meets such a loss may leave
+// out one HNS still holds, as any listing may. Forgotten unread, that one
+// was another program's for good: where HNS drops remote endpoint names,
+// nothing claims it again, and once its Service went it stayed in HNS
+// (the fault soak: a restart whose state file still owned 362 objects HNS
+// had deleted, while the state directory was full, left out one remote
+// endpoint HNS held). So past the cap they stay owned and are deleted by
+// ID, unread (unreadStale): one call each, not a read's four, and its "not
+// found" forgets the one HNS lost. The deletes wait for what is desired to
+// be made and for a repair's work, maxUnlistedReads of them per Sync
+// (syncStale), so neither a node reboot's full sync nor the recovery from
+// an HNS restart is held back by them.
 const maxUnlistedReads = 256
 
 // readUnlistedAtStart reads by ID each object the state file owns that
@@ -52,9 +70,9 @@ const maxUnlistedReads = 256
 // before. An HNS that does not answer fails the Start, as a failed
 // listing does. Usually nothing is left out: the reads are for what was
 // deleted behind hnsproxy's back while it was down. Past maxUnlistedReads
-// none is read and all are forgotten, as before. Called with r.mu held, as
-// Start's listing is.
-func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint) ([]hnslb.LoadBalancer, []hnslb.Endpoint, error) {
+// none is read: they are returned as unread, for Start to delete by ID.
+// Called with r.mu held, as Start's listing is.
+func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint) ([]hnslb.LoadBalancer, []hnslb.Endpoint, unreadAtStart, error) {
 	listed := map[string]struct{}{}
 	for i := range lbs {
 		listed[strings.ToLower(lbs[i].ID)] = struct{}{}
@@ -74,8 +92,9 @@ func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs
 	}
 	lbIDs, epIDs := unlisted(st.ownedLBs()), unlisted(st.ownedEPs())
 	if n := len(lbIDs) + len(epIDs); n > maxUnlistedReads {
-		r.log.Info("HNS no longer lists many objects of hnsproxy's; forgetting them unread", "loadBalancers", len(lbIDs), "endpoints", len(epIDs))
-		return lbs, eps, nil
+		r.log.Info("HNS no longer lists many objects of hnsproxy's; deleting them by ID, unread, once what is desired is made",
+			"loadBalancers", len(lbIDs), "endpoints", len(epIDs))
+		return lbs, eps, unreadAtStart{lbs: lbIDs, eps: epIDs}, nil
 	}
 	for _, id := range lbIDs {
 		lb, err := r.client.GetLoadBalancerByID(ctx, id)
@@ -84,7 +103,7 @@ func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs
 			r.log.Info("HNS's listing left out a load balancer of hnsproxy's that a read by ID finds; keeping it", "id", lb.ID)
 			lbs = append(lbs, *lb)
 		case hnslb.IsUnavailable(err):
-			return nil, nil, &startListingError{fmt.Errorf("reconciler start: read load balancer %s the listing left out: %w", id, err)}
+			return nil, nil, unreadAtStart{}, &startListingError{fmt.Errorf("reconciler start: read load balancer %s the listing left out: %w", id, err)}
 		}
 	}
 	named := unlisted(namedEndpoints(lbs, st))
@@ -99,10 +118,33 @@ func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs
 			r.log.Info("HNS's listing left out an endpoint of hnsproxy's, or one its load balancers name, that a read by ID finds; keeping it", "id", ep.ID)
 			eps = append(eps, *ep)
 		case hnslb.IsUnavailable(err):
-			return nil, nil, &startListingError{fmt.Errorf("reconciler start: read endpoint %s the listing left out: %w", id, err)}
+			return nil, nil, unreadAtStart{}, &startListingError{fmt.Errorf("reconciler start: read endpoint %s the listing left out: %w", id, err)}
 		}
 	}
-	return lbs, eps, nil
+	return lbs, eps, unreadAtStart{}, nil
+}
+
+// unreadAtStart are the IDs the state file owns that Start's listing left
+// out and, past maxUnlistedReads, did not read.
+type unreadAtStart struct{ lbs, eps []string }
+
+// ownUnread keeps the unread IDs owned, each to be deleted by ID
+// (unreadStale); an ID already stale (an endpoint on another network,
+// othernetwork.go) keeps its own reason.
+func (r *Reconciler) ownUnread(u unreadAtStart) {
+	for _, id := range u.lbs {
+		r.ownToDelete(recordLoadBalancer, r.staleLBs, id)
+	}
+	for _, id := range u.eps {
+		r.ownToDelete(recordRemoteEndpoint, r.staleEPs, id)
+	}
+}
+
+func (r *Reconciler) ownToDelete(kind recordKind, stale map[string]*staleObj, id string) {
+	if stale[id] == nil {
+		r.own(kind, id)
+		stale[id] = unreadStale()
+	}
 }
 
 // namedEndpoints are the endpoint IDs that the load balancers the state

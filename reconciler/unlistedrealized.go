@@ -68,14 +68,20 @@ func (f *unlistedFound) hasEP(id string) bool {
 
 // keepUnlisted has the next Sync read by ID what the repair's listing left
 // out, or, past maxUnlistedReads, takes it all for vanished (the repair's
-// one line of drift says how many).
+// one line of drift says how many). Vanished unread, each old ID stays
+// owned and is deleted by ID once its object is made again (unreadStale):
+// the listing may have left out one HNS still holds (unlisted.go).
 func (r *Reconciler) keepUnlisted(found unlistedFound, drift *driftTally) {
 	if len(found.lbs)+len(found.eps) > maxUnlistedReads {
 		for _, ip := range found.eps {
+			id := r.eps[ip].id
 			r.endpointVanished(ip, r.eps[ip], drift)
+			r.ownToDelete(recordRemoteEndpoint, r.staleEPs, id)
 		}
 		for _, e := range found.lbs {
+			id := e.realizedID
 			r.lbVanished(e, drift)
+			r.ownToDelete(recordLoadBalancer, r.staleLBs, id)
 		}
 		return
 	}
