@@ -73,9 +73,13 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 		ownedLB[strings.ToLower(doc.ID)] = struct{}{}
 	}
 
-	// Only listed objects are deleted: an owned ID HNS no longer has is gone
-	// already. An endpoint a remaining load balancer uses (one whose delete
-	// failed, or a foreign one) is kept: deleting it would break that one.
+	// The listed objects it owns are deleted, and so is each owned ID the
+	// listing left out: nearly always HNS no longer has it (its delete
+	// answers "not found", and nothing is counted), but a listing may leave
+	// out one HNS holds (unlisted.go), which the state file's removal would
+	// otherwise leave in HNS for good. An endpoint a remaining listed load
+	// balancer uses (one whose delete failed, or a foreign one) is kept:
+	// deleting it would break that one.
 	inUse := map[string]string{} // endpoint ID → a load balancer using it
 	var deletedLBs, deletedEPs []string
 	for _, lb := range lbs {
@@ -88,19 +92,28 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 			inUse[strings.ToLower(id)] = lb.ID
 		}
 	}
+	for _, id := range leftOutOf(owned.ownedLBs(), lbs, lbID) {
+		if err := hns.DeleteLoadBalancer(ctx, id); !hnslb.IsNotFound(err) && r.cleanupOne(&res, KindLoadBalancer, id, err, recordLoadBalancer) {
+			res.DeletedLoadBalancers++
+			deletedLBs = append(deletedLBs, id)
+		}
+	}
+	deleteEP := func(id string) error {
+		if lbID, used := inUse[strings.ToLower(id)]; used {
+			return fmt.Errorf("kept: load balancer %s still uses it", lbID)
+		}
+		return hns.DeleteEndpoint(ctx, id)
+	}
 	for _, ep := range eps {
-		if _, ours := ownedEP[strings.ToLower(ep.ID)]; !ours {
-			continue
-		}
-		err := error(nil)
-		if lbID, used := inUse[strings.ToLower(ep.ID)]; used {
-			err = fmt.Errorf("kept: load balancer %s still uses it", lbID)
-		} else {
-			err = hns.DeleteEndpoint(ctx, ep.ID)
-		}
-		if r.cleanupOne(&res, KindRemoteEndpoint, ep.ID, err, recordRemoteEndpoint) {
+		if _, ours := ownedEP[strings.ToLower(ep.ID)]; ours && r.cleanupOne(&res, KindRemoteEndpoint, ep.ID, deleteEP(ep.ID), recordRemoteEndpoint) {
 			res.DeletedEndpoints++
 			deletedEPs = append(deletedEPs, ep.ID)
+		}
+	}
+	for _, id := range leftOutOf(owned.ownedEPs(), eps, epID) {
+		if err := deleteEP(id); !hnslb.IsNotFound(err) && r.cleanupOne(&res, KindRemoteEndpoint, id, err, recordRemoteEndpoint) {
+			res.DeletedEndpoints++
+			deletedEPs = append(deletedEPs, id)
 		}
 	}
 	r.confirmCleanup(ctx, &res, deletedLBs, deletedEPs)

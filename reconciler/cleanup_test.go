@@ -67,6 +67,35 @@ func TestCleanupDeletesOwnedObjectsOnly(t *testing.T) {
 	}
 }
 
+// A cleanup whose listing leaves out objects HNS holds (sim
+// Faults.LeftOutOfListings) still deletes each it owns, by ID: it deleted
+// only listed ones, then removed the state file, and what the listing left
+// out stayed in HNS for good. An owned ID HNS no longer has answers "not
+// found" and is not counted.
+func TestCleanupDeletesWhatItsListingLeftOut(t *testing.T) {
+	e := newEnv(t, sim.ProfileWS2022)
+	foreignLB, foreignEP := e.foreign()
+	e.started(e.threeServices()...)
+
+	e.hns.SetFaults(sim.Faults{LeftOutOfListings: 1})
+	res, err := Cleanup(ctx, e.hns, e.options())
+	if err != nil || res.DeletedLoadBalancers != 3 || res.DeletedEndpoints != 3 || !res.StateRemoved {
+		t.Errorf("cleanup whose listings leave out everything: %+v, %v; want 3 load balancers and 3 remote endpoints deleted, state removed", res, err)
+	}
+	e.hns.SetFaults(sim.Faults{})
+	e.assertOnlyForeignLeft(foreignLB, foreignEP)
+
+	e2 := newEnv(t, sim.ProfileWS2022)
+	e2.started(e2.threeServices()...)
+	if err := e2.hns.RestartLosing(0, sim.RestartLosesLoadBalancers); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Cleanup(ctx, e2.hns, e2.options())
+	if err != nil || res.DeletedLoadBalancers != 0 || res.DeletedEndpoints != 3 || !res.StateRemoved {
+		t.Errorf("cleanup after HNS lost the load balancers: %+v, %v; want only the 3 remote endpoints counted, state removed", res, err)
+	}
+}
+
 func TestCleanupFailureKeepsWhatIsLeftOwned(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
 	foreignLB, foreignEP := e.foreign()

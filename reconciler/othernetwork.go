@@ -78,7 +78,7 @@ func (r *Reconciler) staleElsewhere(ctx context.Context, st *stateFile, ownedEP 
 // recorded no networks which the network in use (listed) does not show
 // and another network holds; see above.
 func (r *Reconciler) staleUnrecorded(ctx context.Context, st *stateFile, listed []hnslb.Endpoint) {
-	unshown := unshownOwned(st, listed)
+	unshown := foldedSet(unshownOwned(st, listed))
 	if len(unshown) == 0 {
 		return
 	}
@@ -107,19 +107,9 @@ func (r *Reconciler) staleUnrecorded(ctx context.Context, st *stateFile, listed 
 }
 
 // unshownOwned are the endpoints the state file owns that listed (the
-// network in use) does not show, by lower-case ID.
-func unshownOwned(st *stateFile, listed []hnslb.Endpoint) map[string]string {
-	shown := make(map[string]struct{}, len(listed))
-	for i := range listed {
-		shown[strings.ToLower(listed[i].ID)] = struct{}{}
-	}
-	unshown := map[string]string{}
-	for _, id := range st.ownedEPs() {
-		if _, ok := shown[strings.ToLower(id)]; !ok {
-			unshown[strings.ToLower(id)] = id
-		}
-	}
-	return unshown
+// network in use) does not show.
+func unshownOwned(st *stateFile, listed []hnslb.Endpoint) []string {
+	return leftOutOf(st.ownedEPs(), listed, epID)
 }
 
 // staleUnlisted makes stale, as on network, every endpoint the state file

@@ -164,3 +164,19 @@ func namedEndpoints(lbs []hnslb.LoadBalancer, st *stateFile) []string {
 	}
 	return ids
 }
+
+// leftOutOf are the IDs of owned that listed does not show, each once,
+// matched whatever the case of their GUIDs.
+func leftOutOf[T any](owned []string, listed []T, id func(*T) string) []string {
+	shown := make(map[string]struct{}, len(listed))
+	for i := range listed {
+		shown[strings.ToLower(id(&listed[i]))] = struct{}{}
+	}
+	var out []string
+	for _, o := range owned {
+		if addNew(shown, strings.ToLower(o)) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
