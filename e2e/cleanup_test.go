@@ -15,14 +15,25 @@ import (
 
 	"github.com/hnsproxy/hnsproxy/e2e/framework"
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	hnsremote "github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
 // TestCleanup runs the real binary with --cleanup on an overlay node whose
 // HNS hnsproxy programmed (load balancers, remote endpoints, the source VIP
 // endpoint) beside a foreign load balancer: everything hnsproxy made goes,
 // the foreign load balancer and the CNI's pod endpoints stay, the state file
-// is removed, and the exit status is 0.
+// is removed, and the exit status is 0. So too when every listing leaves
+// out every object (hnssim's --left-out-of-listings): cleanup deletes what
+// its state file records by ID.
 func TestCleanup(t *testing.T) {
+	for _, leftOut := range []bool{false, true} {
+		t.Run(map[bool]string{false: "listed", true: "left out of listings"}[leftOut], func(t *testing.T) {
+			cleanupNode(t, leftOut)
+		})
+	}
+}
+
+func cleanupNode(t *testing.T, leftOut bool) {
 	ctx := context.Background()
 	c, _, svc := webOnTwoNodes(t, overlaySpec)
 	x := c.Nodes[0]
@@ -76,10 +87,14 @@ func TestCleanup(t *testing.T) {
 	if err := x.Proxy.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	if leftOut {
+		setFaults(t, x, hnsremote.FaultsRequest{LeftOutOfListings: 1})
+	}
 	out, err := x.Proxy.Cleanup(ctx)
 	if err != nil {
 		t.Fatalf("hnsproxy --cleanup: %v\n%s", err, out)
 	}
+	setFaults(t, x, hnsremote.FaultsRequest{})
 
 	after, err := x.Sim.Dump(ctx)
 	if err != nil {

@@ -486,3 +486,65 @@ func TestARepairPastTheReadCapDeletesWhatItsListingLeftOut(t *testing.T) {
 		})
 	}
 }
+
+// A read at Start that HNS does not answer is asked again at once, up to
+// startReadTries times: one lost reply among the reads of what the listing
+// left out failed the whole start, and where HNS loses one reply in ten a
+// restart kept failing until hnsproxy gave up and exited (the fault soak).
+// An HNS that answers none of the tries still fails the start, transiently.
+func TestAStartAsksAgainForAReadHNSDidNotAnswer(t *testing.T) {
+	for _, lost := range []int{2, startReadTries} { // two replies lost in a row: asked a third time
+		t.Run(fmt.Sprint(lost), func(t *testing.T) {
+			e := newEnv(t, sim.ProfileWS2022)
+			want := e.threeServices()
+			e.started(want...)
+			e.hns.SetFaults(sim.Faults{LeftOutOfListings: 1})
+			r := New(&lostReplies{Client: e.hns, lose: lost, asked: map[string]int{}}, e.options())
+			upsert(r, want...)
+			err := r.Start(ctx)
+			if lost == startReadTries {
+				if err == nil || !hnslb.IsTransient(err) {
+					t.Fatalf("Start with every try of a read lost: %v, want a transient error", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Start with %d of %d tries of each read lost: %v", lost, startReadTries, err)
+			}
+			e.hns.SetFaults(sim.Faults{})
+			e.converge(r)
+			if w := e.counters().Writes(); w != 0 {
+				t.Errorf("%d writes after the start, want none: every object was read", w)
+			}
+			e.assertRealized(want)
+		})
+	}
+}
+
+// lostReplies loses the replies of the first reads by ID of each object.
+type lostReplies struct {
+	hnslb.Client
+	lose  int
+	asked map[string]int
+}
+
+func (l *lostReplies) lost(op, id string) error {
+	if l.asked[id]++; l.asked[id] <= l.lose {
+		return hnslb.NewError(op, hnslb.CodeRPCServerUnavailable, "(test: reply lost)")
+	}
+	return nil
+}
+
+func (l *lostReplies) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.LoadBalancer, error) {
+	if err := l.lost("GetLoadBalancer", id); err != nil {
+		return nil, err
+	}
+	return l.Client.GetLoadBalancerByID(ctx, id)
+}
+
+func (l *lostReplies) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {
+	if err := l.lost("GetEndpoint", id); err != nil {
+		return nil, err
+	}
+	return l.Client.GetEndpointByID(ctx, id)
+}

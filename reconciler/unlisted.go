@@ -67,8 +67,8 @@ const maxUnlistedReads = 256
 // the listing left out, and adds those HNS holds on the network in use
 // to the listing, so that Start adopts or deletes them as if listed; one
 // HNS does not find, or will not read (a malformed ID), is forgotten as
-// before. An HNS that does not answer fails the Start, as a failed
-// listing does. Usually nothing is left out: the reads are for what was
+// before. An HNS that does not answer a read, asked startReadTries times,
+// fails the Start, as a failed listing does. Usually nothing is left out: the reads are for what was
 // deleted behind hnsproxy's back while it was down. Past maxUnlistedReads
 // none is read: they are returned as unread, for Start to delete by ID.
 // Called with r.mu held, as Start's listing is.
@@ -97,7 +97,7 @@ func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs
 		return lbs, eps, unreadAtStart{lbs: lbIDs, eps: epIDs}, nil
 	}
 	for _, id := range lbIDs {
-		lb, err := r.client.GetLoadBalancerByID(ctx, id)
+		lb, err := readAtStart(func() (*hnslb.LoadBalancer, error) { return r.client.GetLoadBalancerByID(ctx, id) })
 		switch {
 		case err == nil:
 			r.log.Info("HNS's listing left out a load balancer of hnsproxy's that a read by ID finds; keeping it", "id", lb.ID)
@@ -112,7 +112,7 @@ func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs
 		named = nil
 	}
 	for _, id := range append(epIDs, named...) {
-		ep, err := r.client.GetEndpointByID(ctx, id)
+		ep, err := readAtStart(func() (*hnslb.Endpoint, error) { return r.client.GetEndpointByID(ctx, id) })
 		switch {
 		case err == nil && strings.EqualFold(ep.HostComputeNetwork, r.opts.NetworkID):
 			r.log.Info("HNS's listing left out an endpoint of hnsproxy's, or one its load balancers name, that a read by ID finds; keeping it", "id", ep.ID)
@@ -122,6 +122,23 @@ func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs
 		}
 	}
 	return lbs, eps, unreadAtStart{}, nil
+}
+
+// startReadTries is how often Start asks HNS for one object before the
+// start fails: those reads may be hundreds, and where one reply in ten is
+// lost (the fault soak's HNS), a start that failed at the first lost one
+// kept failing for its whole minute, and hnsproxy exited.
+const startReadTries = 3
+
+// readAtStart reads one object for Start, asking again at once when HNS
+// did not answer; an HNS that is down fails each try.
+func readAtStart[T any](read func() (*T, error)) (*T, error) {
+	for try := 1; ; try++ {
+		v, err := read()
+		if err == nil || !hnslb.IsUnavailable(err) || try == startReadTries {
+			return v, err
+		}
+	}
 }
 
 // unreadAtStart are the IDs the state file owns that Start's listing left
