@@ -37,11 +37,11 @@ func unlistedStale() *staleObj {
 	return &staleObj{reason: "ours, left out of HNS's listing", quiet: true}
 }
 
-// unreadStale is an owned object Start's listing left out past
-// maxUnlistedReads: deleted by ID after what is desired is made, a
+// unreadStale is an owned object that Start's or a repair's listing left
+// out past maxUnlistedReads: deleted by ID after what is desired is made, a
 // bounded number per Sync, since nearly always HNS lost it.
 func unreadStale() *staleObj {
-	return &staleObj{reason: "ours, left out of HNS's listing at the start", quiet: true, deferred: true}
+	return &staleObj{reason: "ours, left out of HNS's listing and not read", quiet: true, deferred: true}
 }
 
 // maxUnlistedReads bounds the reads by ID at Start. A listing that left out
@@ -68,8 +68,9 @@ const maxUnlistedReads = 256
 // to the listing, so that Start adopts or deletes them as if listed; one
 // HNS does not find, or will not read (a malformed ID), is forgotten as
 // before. An HNS that does not answer a read, asked startReadTries times,
-// fails the Start, as a failed listing does. Usually nothing is left out: the reads are for what was
-// deleted behind hnsproxy's back while it was down. Past maxUnlistedReads
+// fails the Start, as a failed listing does. Usually nothing is left out:
+// the reads are for what was deleted behind hnsproxy's back while it was
+// down. Past maxUnlistedReads
 // none is read: they are returned as unread, for Start to delete by ID.
 // Called with r.mu held, as Start's listing is.
 func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint) ([]hnslb.LoadBalancer, []hnslb.Endpoint, unreadAtStart, error) {
@@ -157,6 +158,8 @@ func (r *Reconciler) ownUnread(u unreadAtStart) {
 	}
 }
 
+// ownToDelete owns id, of kind, as unreadStale in stale, unless it is
+// stale already.
 func (r *Reconciler) ownToDelete(kind recordKind, stale map[string]*staleObj, id string) {
 	if stale[id] == nil {
 		r.own(kind, id)
