@@ -121,7 +121,7 @@ func (r *Reconciler) claimCarried(ctx context.Context, listed *listedHNS, listed
 	}
 	// After the endpoints: a late load balancer may use a late endpoint.
 	if len(r.carried.lbs) > 0 {
-		r.claimCarriedLBs(ctx, listed)
+		r.claimCarriedLBs(ctx, listed, changed)
 	}
 	if listedFrom.After(r.carried.until) {
 		r.dropCarried()
@@ -129,15 +129,27 @@ func (r *Reconciler) claimCarried(ctx context.Context, listed *listedHNS, listed
 }
 
 // claimCarriedLBs takes the listed load balancers nobody owns on a
-// carried key.
-func (r *Reconciler) claimCarriedLBs(ctx context.Context, listed *listedHNS) {
+// carried key, and those without port mappings on a carried key's VIP
+// (claimCarriedPortless).
+func (r *Reconciler) claimCarriedLBs(ctx context.Context, listed *listedHNS, changed *listingChanges) {
 	ownedLB := foldedSet(slices.Collect(maps.Keys(r.ownedLBs)))
+	var carriedVIPs map[string]struct{} // made at the first load balancer without port mappings
 	for id, l := range listed.lbs {
 		if l.doc == nil { // matched a realized one's baseline: ours
 			continue
 		}
+		if _, mine := ownedLB[strings.ToLower(id)]; mine || r.unconfirmed.has(id) {
+			continue
+		}
 		k, ok := KeyOf(l.doc)
-		if _, mine := ownedLB[strings.ToLower(id)]; !ok || mine || r.unconfirmed.has(id) || !has(r.carried.lbs, k) {
+		if !ok && len(l.doc.PortMappings) == 0 {
+			if carriedVIPs == nil {
+				carriedVIPs = r.carriedVIPsAtRest(changed)
+			}
+			r.claimCarriedPortless(ctx, l.doc, carriedVIPs)
+			continue
+		}
+		if !ok || !has(r.carried.lbs, k) {
 			continue
 		}
 		if !r.claimCarriedLB(ctx, k, l.doc) {
@@ -148,6 +160,40 @@ func (r *Reconciler) claimCarriedLBs(ctx context.Context, listed *listedHNS) {
 			r.markLB(e)
 		}
 	}
+}
+
+// claimCarriedPortless takes doc, a load balancer without port mappings
+// nobody owns, for what a failed create of the process that is gone left,
+// due for deletion, where each of its VIPs is a carried key's and it can
+// be that process's create (mayBeLateCreate): Start claims such a one by
+// the declarations it loaded (claimInterrupted), but one its listing left
+// out was nobody's for good where the failure's record was lost too (the
+// process stopped before writing it), and, holding its frontend, kept the
+// Service off it (the fault soak: ws2019 and l2bridge, seed 11, a create
+// that timed out just before the network was replaced).
+func (r *Reconciler) claimCarriedPortless(ctx context.Context, doc *hnslb.LoadBalancer, carriedVIPs map[string]struct{}) {
+	if r.staleLBs[doc.ID] != nil || !portlessOnDeclared(doc, carriedVIPs) || !r.mayBeLateCreate(ctx, doc) {
+		return
+	}
+	r.claimPartial(doc, false)
+}
+
+// carriedVIPsAtRest are the VIPs of the carried keys on which no create
+// of this process may have run during the listing: none a Sync processed
+// then, and none an abandoned call holds. HNS's create is not known to be
+// atomic (a failed one can leave a load balancer without port mappings),
+// so a listing may show one of this process's creates part made.
+func (r *Reconciler) carriedVIPsAtRest(changed *listingChanges) map[string]struct{} {
+	vips := declaredVIPsOf(r.carried.lbs)
+	for k := range changed.lbs {
+		delete(vips, canonicalIP(k.VIP))
+	}
+	for k := range r.lbs {
+		if has(vips, canonicalIP(k.VIP)) && r.unjudged(changed, lbToken(k)) {
+			delete(vips, canonicalIP(k.VIP))
+		}
+	}
+	return vips
 }
 
 // claimCarriedLB takes doc, a load balancer nobody owns on key, as ours if

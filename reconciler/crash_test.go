@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -27,6 +28,8 @@ type crashRun struct {
 	pod       string // the local endpoint of 10.244.1.11
 	// syncs are the step counts at each Sync's start and end.
 	syncs [][2]int
+	// leftOut: the restart's listing leaves out every object (restart).
+	leftOut bool
 }
 
 // newCrashRun runs the script a kill interrupts: a cold start, a Service whose
@@ -88,14 +91,44 @@ func newCrashRunUnder(t *testing.T, profile string, killAt int, declaring bool, 
 }
 
 // restart starts a new reconciler on what the kill left, with nothing
-// desired (every Service deleted while hnsproxy was down), and converges.
+// desired (every Service deleted while hnsproxy was down), and converges;
+// with leftOut, its listing leaves out every object, and two drift
+// repairs follow, as the repair period would make them.
 func (c *crashRun) restart() {
-	c.e.hns.SetFaults(sim.Faults{})
+	faults := sim.Faults{}
+	if c.leftOut {
+		faults.LeftOutOfListings = 1
+	}
+	c.e.hns.SetFaults(faults)
 	r := New(c.e.hns, c.e.options())
 	if err := r.Start(ctx); err != nil {
 		c.e.t.Fatal(err)
 	}
+	c.e.hns.SetFaults(sim.Faults{})
+	if c.leftOut {
+		c.e.leftOutSettles(r)
+		return
+	}
 	c.e.converge(r)
+}
+
+// eachKill runs the script under faults, killed before each of its steps
+// and after the last, with and without a power loss, and with and
+// without the restart's listing leaving out every object (restart), and
+// hands each run to check, with a description of where it was killed.
+func eachKill(t *testing.T, profile string, steps int, faults sim.Faults, check func(c *crashRun, at string)) {
+	for _, leftOut := range []bool{false, true} {
+		for _, powerLoss := range []bool{false, true} {
+			for kill := 1; kill <= steps+1; kill++ {
+				c := newCrashRunUnder(t, profile, kill, false, faults)
+				if powerLoss {
+					c.kfs.powerLoss(t, journalPath(c.e.stateFile))
+				}
+				c.leftOut = leftOut
+				check(c, fmt.Sprintf("killed before step %d of %d (power loss %v, the restart's listing leaving out every object %v)", kill, steps, powerLoss, leftOut))
+			}
+		}
+	}
 }
 
 // leftovers are the load balancers and remote endpoints in HNS other than
@@ -170,7 +203,10 @@ func TestKillAtEveryStepLeaksNothing(t *testing.T) {
 // that records it, and whether the journal keeps its unsynced appends or
 // not, the restart finds every such load balancer its creates left and
 // deletes it: where the record of the failure was lost, by the frontend's
-// declaration.
+// declaration. Where the restart's listing leaves out every object, the
+// listings after it find them: by the failure's record where it was
+// written (failedCreateLooks), else by the declaration, carried
+// (claimCarriedPortless).
 func TestKillAtEveryStepLeavesNoPartialLoadBalancer(t *testing.T) {
 	failing := sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 0.5}, Errors: []hnslb.ErrorCode{hnslb.CodeInvalidParameter},
 		PartialCreates: 1}
@@ -180,18 +216,12 @@ func TestKillAtEveryStepLeavesNoPartialLoadBalancer(t *testing.T) {
 		if n := whole.e.hns.Counters().PartialCreates; n < 2 {
 			t.Fatalf("%s: the script's creates left %d load balancers without port mappings; want at least 2", profile, n)
 		}
-		for _, powerLoss := range []bool{false, true} {
-			for kill := 1; kill <= steps+1; kill++ {
-				c := newCrashRunUnder(t, profile, kill, false, failing)
-				if powerLoss {
-					c.kfs.powerLoss(t, journalPath(c.e.stateFile))
-				}
-				c.restart()
-				if left := c.leftovers(); len(left) > 0 {
-					t.Errorf("%s, killed before step %d of %d (power loss %v): leaked %v", profile, kill, steps, powerLoss, left)
-				}
+		eachKill(t, profile, steps, failing, func(c *crashRun, at string) {
+			c.restart()
+			if left := c.leftovers(); len(left) > 0 {
+				t.Errorf("%s, %s: leaked %v", profile, at, left)
 			}
-		}
+		})
 	}
 }
 
@@ -201,42 +231,37 @@ func TestKillAtEveryStepLeavesNoPartialLoadBalancer(t *testing.T) {
 // a pod's endpoint) and node-wide (the shape a node port's declaration
 // covers; the script declares none). Wherever the process dies, the restart claims what its own
 // failed creates left (TestKillAtEveryStepLeavesNoPartialLoadBalancer)
-// and none of these.
+// and none of these; nor do the repairs after a restart whose listing left
+// out every object, which claim what it left out on the carried
+// declarations (claimCarriedPortless).
 func TestKillNeverClaimsAnotherAgentsPartialLoadBalancer(t *testing.T) {
 	failing := sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 0.5}, Errors: []hnslb.ErrorCode{hnslb.CodeInvalidParameter},
 		PartialCreates: 1}
 	for _, profile := range []string{sim.ProfileWS2022, sim.ProfileWS2025} {
 		steps := newCrashRunUnder(t, profile, 0, false, failing).ks.count()
 		claimed := 0
-		for _, powerLoss := range []bool{false, true} {
-			for kill := 1; kill <= steps+1; kill++ {
-				c := newCrashRunUnder(t, profile, kill, false, failing)
-				if powerLoss {
-					c.kfs.powerLoss(t, journalPath(c.e.stateFile))
+		eachKill(t, profile, steps, failing, func(c *crashRun, at string) {
+			var theirs []string
+			for _, doc := range []hnslb.LoadBalancer{
+				{FrontendVIPs: []string{"10.96.0.10"}, HostComputeEndpoints: []string{c.foreignEP}},
+				{FrontendVIPs: []string{"10.96.0.11"}, HostComputeEndpoints: []string{c.foreignEP}},
+				{FrontendVIPs: []string{"203.0.113.10"}, HostComputeEndpoints: []string{c.pod, strings.ToUpper(c.foreignEP)}},
+				{HostComputeEndpoints: []string{c.foreignEP}},
+			} {
+				put, err := c.e.hns.PutLoadBalancerOutOfBand(doc)
+				if err != nil {
+					t.Fatal(err)
 				}
-				var theirs []string
-				for _, doc := range []hnslb.LoadBalancer{
-					{FrontendVIPs: []string{"10.96.0.10"}, HostComputeEndpoints: []string{c.foreignEP}},
-					{FrontendVIPs: []string{"10.96.0.11"}, HostComputeEndpoints: []string{c.foreignEP}},
-					{FrontendVIPs: []string{"203.0.113.10"}, HostComputeEndpoints: []string{c.pod, strings.ToUpper(c.foreignEP)}},
-					{HostComputeEndpoints: []string{c.foreignEP}},
-				} {
-					put, err := c.e.hns.PutLoadBalancerOutOfBand(doc)
-					if err != nil {
-						t.Fatal(err)
-					}
-					theirs = append(theirs, put.ID)
-				}
-				c.restart()
-				for _, id := range theirs {
-					if !c.e.hasLB(id) {
-						claimed++
-						t.Errorf("%s, killed before step %d of %d (power loss %v): the restart deleted the other agent's load balancer %s",
-							profile, kill, steps, powerLoss, id)
-					}
+				theirs = append(theirs, put.ID)
+			}
+			c.restart()
+			for _, id := range theirs {
+				if !c.e.hasLB(id) {
+					claimed++
+					t.Errorf("%s, %s: the restart deleted the other agent's load balancer %s", profile, at, id)
 				}
 			}
-		}
+		})
 		t.Logf("%s: %d of the other agent's load balancers claimed", profile, claimed)
 	}
 }

@@ -221,9 +221,9 @@ type Reconciler struct {
 	// stale objects to delete: our own leftovers and foreign blockers.
 	staleLBs, staleEPs map[string]*staleObj
 	// failedLBs are the load balancer creates HNS refused, by partialSig,
-	// that no listing has looked for what they left since; each with the
-	// failedSeq it was remembered at (partial.go). The state file has them.
-	failedLBs map[string]uint64
+	// whose leftover no listing has found and fewer than failedCreateLooks
+	// have looked for (partial.go). The state file has them.
+	failedLBs map[string]failedCreate
 	failedSeq uint64
 	// partialsOn are the frontends where the last listing that looked
 	// found load balancers failed creates left (partial.go).
@@ -400,7 +400,7 @@ func New(c hnslb.Client, o Options) *Reconciler {
 		creatingEPs:      map[string]struct{}{},
 		standingLBs:      map[intent.LBKey]struct{}{},
 		staleLBs:         map[string]*staleObj{},
-		failedLBs:        map[string]uint64{},
+		failedLBs:        map[string]failedCreate{},
 		partialsOn:       map[string]struct{}{},
 		staleEPs:         map[string]*staleObj{},
 		foreignHeld:      map[intent.LBKey]string{},
