@@ -62,7 +62,7 @@ func (r *Reconciler) findHeldFrontends(run *syncRun) (unchecked map[intent.LBKey
 			continue
 		}
 		if l.holder != nil {
-			if !r.oursLB(l.holder.ID) && !r.claimCarriedLB(run.ctx, k, l.holder) {
+			if !r.oursLB(l.holder.ID) && !r.claimCarriedLB(run.ctx, k, l.holder) && !r.unseenMade(k, l.holder) {
 				r.foreignHeld[k] = l.holder.ID
 			}
 		}

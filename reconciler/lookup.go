@@ -44,6 +44,9 @@ type lookups struct {
 	// repair: it lists the network anyway.
 	local   map[string]uint64
 	unfound map[string]struct{}
+	// unseen are the documents of lost creates a listing did not show
+	// on their frontend (lostunseen.go).
+	unseen map[intent.LBKey]*hnslb.LoadBalancer
 }
 
 // lookupPurpose says what an object waits to learn; an object asking with
@@ -85,6 +88,9 @@ type lbLookup struct {
 	// recheck: asked again because one of ours was deleted after the
 	// answer before (recheckAfterDelete); it is not asked a third time.
 	recheck bool
+	// looks: the listings before this one that showed nothing for a lost
+	// create of a load balancer no longer desired (lookAgainForLost).
+	looks int
 }
 
 // epLookup is one address's question: the endpoints listed with it, once
@@ -97,7 +103,8 @@ type epLookup struct {
 }
 
 func newLookups() lookups {
-	return lookups{lbs: map[intent.LBKey]*lbLookup{}, eps: map[string]*epLookup{}, local: map[string]uint64{}, unfound: map[string]struct{}{}}
+	return lookups{lbs: map[intent.LBKey]*lbLookup{}, eps: map[string]*epLookup{}, local: map[string]uint64{}, unfound: map[string]struct{}{},
+		unseen: map[intent.LBKey]*hnslb.LoadBalancer{}}
 }
 
 // AwaitingListingError is the status of an object that waits for a listing

@@ -598,7 +598,8 @@ func (r *Reconciler) setRealized(e *lbEntry, id string, doc, echo *hnslb.LoadBal
 		r.dropRefs(e) // modified in place: same ID, same ownership
 	}
 	e.realizedID, e.realized, e.uncertain, e.realizedInDoubt = id, doc, nil, false
-	r.forgetLB(e.key)           // realized: nothing left to look up
+	r.forgetLB(e.key) // realized: nothing left to look up
+	delete(r.lookups.unseen, e.key)
 	r.dropStale(r.staleLBs, id) // adopted for its key: no longer to be deleted
 	r.published.changed.lb(e.key)
 	for _, epID := range doc.HostComputeEndpoints {

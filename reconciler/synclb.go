@@ -25,12 +25,16 @@ func (r *Reconciler) syncRemovedLB(run *syncRun, e *lbEntry) {
 	r.setMissing(e, nil)
 	r.published.lbGone(e)
 	r.forgetLB(e.key)
+	delete(r.lookups.unseen, e.key)
 	delete(r.lbs, e.key)
 }
 
 // removeRealizedLB deletes e's load balancer from HNS, including one a
 // lost create may have made.
 func (r *Reconciler) removeRealizedLB(run *syncRun, e *lbEntry) error {
+	if e.realizedID == "" {
+		r.unseenAgain(e)
+	}
 	if e.realizedID == "" && e.uncertain != nil {
 		if err := r.resolveUncertainLB(e); err != nil {
 			return err
@@ -54,13 +58,17 @@ func (r *Reconciler) removeRealizedLB(run *syncRun, e *lbEntry) error {
 // older one whose create was lost too, where hnsproxy may take foreign
 // ones: foreign.go) and becomes e's realized load balancer.
 func (r *Reconciler) resolveUncertainLB(e *lbEntry) error {
+	asked := r.lookups.lbs[e.key]
 	found, answered := r.lostLBAnswer(e.key)
 	if !answered {
 		return awaiting(whyLostLB)
 	}
+	if found == nil && r.lookAgainForLost(e, asked) {
+		return awaiting(whyLostLB)
+	}
 	r.forgetLB(e.key)
 	if found == nil {
-		e.uncertain = nil
+		r.keepUnseen(e)
 		return nil
 	}
 	_, owned := r.ownedLBs[found.ID]
@@ -297,7 +305,7 @@ func refusedAsTaken(err error) bool {
 // deleted and the create retried once, where it is ours or hnsproxy may
 // take a foreign one; reported as a *ForeignFrontendError otherwise.
 func (r *Reconciler) takeFrontend(run *syncRun, e *lbEntry, doc, blocker *hnslb.LoadBalancer) (wrote bool, err error) {
-	ours := r.oursLB(blocker.ID) || r.claimCarriedLB(run.ctx, e.key, blocker)
+	ours := r.oursLB(blocker.ID) || r.claimCarriedLB(run.ctx, e.key, blocker) || r.unseenMade(e.key, blocker)
 	if !ours && !r.mayTakeForeign(e.desired) {
 		r.foreignHeld[e.key] = blocker.ID
 		r.undeclare(e.key)
