@@ -51,7 +51,11 @@
 // that needs what only a listing tells (what holds a frontend HNS refused,
 // what a lost create made, a foreign holder of a new tenant frontend) waits
 // for the next listing, a Lookup the Sync asks for (SyncResult.ListingWanted)
-// or a Repair, and the rest of the Sync goes on.
+// or a Repair, and the rest of the Sync goes on. One listing's silence is
+// not proof: an owned object a listing left out stays owned until a read
+// or a delete by ID says it is gone (unlisted.go), a lost create's document
+// is kept against a holder its retry meets (lostunseen.go), and a failed
+// create's leftover is looked for by more than one listing (partial.go).
 //
 // Every HNS call has a deadline (deadline.go): a hung call is abandoned,
 // reported, and its object waits until the call returns while the others go
