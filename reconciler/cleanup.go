@@ -68,7 +68,8 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 	// and claimInterrupted adds them folded.
 	ownedLB, ownedEP := foldedSet(owned.ownedLBs()), foldedSet(owned.ownedEPs())
 	claimInterrupted(r.log, owned, lbs, eps, ownedLB, ownedEP)
-	for _, doc := range leftByFailedCreates(owned.FailedLoadBalancerCreates, lbs) {
+	left, _ := leftByFailedCreates(owned.FailedLoadBalancerCreates, lbs)
+	for _, doc := range left {
 		r.log.Info("Cleanup: a load balancer a failed create left without port mappings is hnsproxy's", "id", doc.ID)
 		ownedLB[strings.ToLower(doc.ID)] = struct{}{}
 	}

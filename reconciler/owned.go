@@ -76,7 +76,8 @@ func (o *Owned) Claim(lbs []hnslb.LoadBalancer, eps []hnslb.Endpoint) {
 	canonicalEndpoints(eps)
 	shaped := slices.DeleteFunc(slices.Clone(lbs), func(lb hnslb.LoadBalancer) bool { _, ok := KeyOf(&lb); return !ok })
 	claimInterrupted(klog.Logger{}, o.state, shaped, eps, o.loadBalancers, o.remoteEndpoints) // the zero logger says nothing
-	for _, doc := range leftByFailedCreates(o.state.FailedLoadBalancerCreates, lbs) {
+	left, _ := leftByFailedCreates(o.state.FailedLoadBalancerCreates, lbs)
+	for _, doc := range left {
 		o.loadBalancers[strings.ToLower(doc.ID)] = struct{}{}
 	}
 }

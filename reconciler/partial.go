@@ -341,30 +341,29 @@ func (r *Reconciler) claimPartialsAtStart(remembered []string, lbs []hnslb.LoadB
 	for _, sig := range remembered {
 		r.failedLBs[sig] = failedCreate{seq: r.failedSeq}
 	}
-	failed, found := newPartialMatcher(slices.Values(remembered)), map[string]struct{}{}
-	for i := range lbs {
-		if sig, ok := failed.match(&lbs[i]); ok {
-			r.claimPartial(&lbs[i], false)
-			found[sig] = struct{}{}
-		}
+	left, found := leftByFailedCreates(remembered, lbs)
+	for _, doc := range left {
+		r.claimPartial(doc, false)
 	}
 	r.forgetFailures(r.failedSeq, found)
 }
 
 // leftByFailedCreates are the load balancers of lbs without port mappings
-// that the failed creates of sigs left.
-func leftByFailedCreates(sigs []string, lbs []hnslb.LoadBalancer) []*hnslb.LoadBalancer {
+// that the failed creates of sigs left, and the signatures of the failed
+// creates whose leftover it found.
+func leftByFailedCreates(sigs []string, lbs []hnslb.LoadBalancer) (left []*hnslb.LoadBalancer, found map[string]struct{}) {
 	if len(sigs) == 0 {
-		return nil
+		return nil, nil
 	}
 	failed := newPartialMatcher(slices.Values(sigs))
-	var left []*hnslb.LoadBalancer
+	found = map[string]struct{}{}
 	for i := range lbs {
-		if failed.matches(&lbs[i]) {
+		if sig, ok := failed.match(&lbs[i]); ok {
 			left = append(left, &lbs[i])
+			found[sig] = struct{}{}
 		}
 	}
-	return left
+	return left, found
 }
 
 // A failed create whose record the state file lost (hnsproxy killed, or
