@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -25,7 +26,7 @@ type CleanupResult struct {
 // adopted, its remote endpoints and overlay source VIP endpoint, and what an
 // interrupted create declared, and the load balancers without port mappings
 // its failed creates left, partial.go), and nothing else: a foreign object, or a
-// CNI's endpoint, is never touched. A second listing confirms the deletes. Load balancers go first, since they
+// CNI's endpoint, is never touched. Listings after confirm the deletes. Load balancers go first, since they
 // reference the endpoints. Once all are gone, the state file and its
 // journal are removed; if a delete fails, the state file is rewritten with
 // what is left and the error names each failure. It needs neither the
@@ -145,30 +146,33 @@ func Cleanup(ctx context.Context, c hnslb.Client, o Options) (CleanupResult, err
 }
 
 // confirmCleanup lists HNS again after Cleanup's deletes: HNS has reported
-// deletes done and kept the objects (deleted.go). One still listed, or all
-// of them if the listing fails, counts as a failure and stays owned, so
-// the state file is kept for the next run.
+// deletes done and kept the objects (deleted.go). One a listing still
+// shows, or all of them if a listing fails, counts as a failure and stays
+// owned, so the state file is kept for the next run. One listing's silence
+// is not proof (unlisted.go), so silentListings listings look, fewer once
+// each object has been shown.
 func (r *Reconciler) confirmCleanup(ctx context.Context, res *CleanupResult, lbIDs, epIDs []string) {
-	if len(lbIDs)+len(epIDs) == 0 {
-		return
-	}
-	listed := map[string]bool{}
-	lbs, err := r.client.ListLoadBalancers(ctx)
-	var eps []hnslb.Endpoint
-	if err == nil {
-		eps, err = r.client.ListEndpoints(ctx)
-	}
-	for _, lb := range lbs {
-		listed[lb.ID] = true
-	}
-	for _, ep := range eps {
-		listed[ep.ID] = true
+	deleted := foldedSet(slices.Concat(lbIDs, epIDs))
+	shown := map[string]struct{}{}
+	var err error
+	for look := 0; look < silentListings && len(shown) < len(deleted) && err == nil; look++ {
+		var lbs []hnslb.LoadBalancer
+		var eps []hnslb.Endpoint
+		if lbs, err = r.client.ListLoadBalancers(ctx); err == nil {
+			eps, err = r.client.ListEndpoints(ctx)
+		}
+		for i := range lbs {
+			noteShown(deleted, shown, lbs[i].ID)
+		}
+		for i := range eps {
+			noteShown(deleted, shown, eps[i].ID)
+		}
 	}
 	unconfirmed := func(kind ObjectKind, owned recordKind, id string, count *int) {
 		why := errors.New("HNS reported the delete done but still lists the object (microsoft/Windows-Containers#631)")
-		if err != nil {
+		if _, listed := shown[strings.ToLower(id)]; !listed && err != nil {
 			why = fmt.Errorf("HNS reported the delete done; listing HNS to confirm it failed: %w", err)
-		} else if !listed[id] {
+		} else if !listed {
 			return
 		}
 		r.log.Error(why, "Cleanup: an HNS object may be left", "kind", kind, "id", id)
@@ -181,6 +185,13 @@ func (r *Reconciler) confirmCleanup(ctx context.Context, res *CleanupResult, lbI
 	}
 	for _, id := range epIDs {
 		unconfirmed(KindRemoteEndpoint, recordRemoteEndpoint, id, &res.DeletedEndpoints)
+	}
+}
+
+// noteShown adds id to shown, folded, if it is one of deleted.
+func noteShown(deleted, shown map[string]struct{}, id string) {
+	if id = strings.ToLower(id); has(deleted, id) {
+		shown[id] = struct{}{}
 	}
 }
 

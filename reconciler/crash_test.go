@@ -205,7 +205,7 @@ func TestKillAtEveryStepLeaksNothing(t *testing.T) {
 // deletes it: where the record of the failure was lost, by the frontend's
 // declaration. Where the restart's listing leaves out every object, the
 // listings after it find them: by the failure's record where it was
-// written (failedCreateLooks), else by the declaration, carried
+// written (silentListings), else by the declaration, carried
 // (claimCarriedPortless).
 func TestKillAtEveryStepLeavesNoPartialLoadBalancer(t *testing.T) {
 	failing := sim.Faults{ErrorRate: map[sim.Op]float64{sim.OpCreateLoadBalancer: 0.5}, Errors: []hnslb.ErrorCode{hnslb.CodeInvalidParameter},

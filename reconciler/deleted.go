@@ -19,8 +19,10 @@ import (
 // So a delete's success ends the object's use, not hnsproxy's claim on
 // it: the object is no longer owned, but recorded here, and in the state
 // file (its removal's journal record marked unconfirmed), until a Repair
-// begun after the delete settles it. Gone from the listing, it is
-// forgotten; still listed, it is logged, counted (Options.DeleteKept),
+// begun after the delete settles it. Left out of silentListings such
+// listings, it is forgotten (one listing's silence is not proof,
+// unlisted.go: a kept object one left out was forgotten, and stayed in
+// HNS, nobody's, for good); still listed, it is logged, counted (Options.DeleteKept),
 // owned again and deleted again like any owned object nothing uses. Until then a lookup that finds
 // it holding a frontend or an address hnsproxy wants treats it as its own
 // (oursLB, createEP), and a restart counts it as owned: deleted by the
@@ -53,6 +55,8 @@ type unconfirmedDeletes struct {
 type unconfirmedDelete struct {
 	kind recordKind
 	seq  uint64
+	// unlisted counts the Repairs' listings that did not show it.
+	unlisted int
 }
 
 type orderedDelete struct {
@@ -160,7 +164,7 @@ func (r *Reconciler) forgetOldestDeletes() {
 }
 
 // settleDeletes judges, by a Repair's listing, the deletes made before it
-// began: a gone object is forgotten; a listed one HNS kept is owned again
+// began: one left out of silentListings listings is forgotten; a listed one HNS kept is owned again
 // and, unless a lookup's answer handed it to an object, marked stale for
 // the next Sync to delete. Deletes made during the listing (touched), or
 // whose object an abandoned call held during it, wait for the next.
@@ -174,7 +178,11 @@ func (r *Reconciler) settleDeletes(listed *listedHNS, changed *listingChanges, h
 			kind, exists, stale = KindRemoteEndpoint, listed.hasEP, r.staleEPs
 		}
 		if !exists(id) {
-			r.forgetDeleted(id)
+			if u.unlisted++; u.unlisted < silentListings {
+				r.unconfirmed.byID[id] = u
+			} else {
+				r.forgetDeleted(id)
+			}
 			continue
 		}
 		_, logged := r.unconfirmed.keptLogged[id]

@@ -105,15 +105,17 @@ func TestDeleteKeptByHNSIsDeletedAgain(t *testing.T) {
 	if e.hasObject(lbID) || e.hasObject(epID) {
 		t.Error("the kept objects are still in HNS")
 	}
-	if err := r.Repair(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if res := r.Sync(ctx); res.Deleted != 0 || kept[KindLoadBalancer] != 1 {
-		t.Errorf("after the objects went: sync %+v, kept %v", res, kept)
+	for range silentListings { // one listing's silence is not proof
+		if err := r.Repair(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if res := r.Sync(ctx); res.Deleted != 0 || kept[KindLoadBalancer] != 1 {
+			t.Errorf("after the objects went: sync %+v, kept %v", res, kept)
+		}
 	}
 	e.assertRealized([]intent.LB{stays})
 	if n := len(r.unconfirmed.byID); n != 0 {
-		t.Errorf("%d deletes still unconfirmed after a repair confirmed them", n)
+		t.Errorf("%d deletes still unconfirmed after %d repairs confirmed them", n, silentListings)
 	}
 }
 
@@ -324,14 +326,16 @@ func testDeleteKeptBeforeARestart(t *testing.T, snapshot bool) {
 	if s, err := loadStateFrom(osFS{}, e.stateFile); err != nil || !slices.Equal(s.DeletedLoadBalancers, []string{keptID}) || slices.ContainsFunc(s.LoadBalancers, func(id string) bool { return id == goneID || id == keptID }) {
 		t.Errorf("state file after the restart: %+v, %v; want only the kept one's new delete unconfirmed", s, err)
 	}
-	// Confirmed by a repair, it costs the state file nothing, and another
+	// Confirmed by repairs, it costs the state file nothing, and another
 	// restart, which no longer lists it, forgets it without a count.
-	if err := r2.Repair(ctx); err != nil {
-		t.Fatal(err)
+	for range silentListings {
+		if err := r2.Repair(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r2.Sync(ctx)
 	}
-	r2.Sync(ctx)
 	if n := len(r2.unconfirmed.byID); n != 0 {
-		t.Errorf("%d deletes unconfirmed after a repair confirmed them", n)
+		t.Errorf("%d deletes unconfirmed after %d repairs confirmed them", n, silentListings)
 	}
 	e.start(e.hns, stays)
 	if kept[KindLoadBalancer] != 1 {

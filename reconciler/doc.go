@@ -11,7 +11,7 @@
 // frontend (same family, VIP, protocol and port), or a foreign remote
 // endpoint shares a local endpoint's address (sharedaddress.go): that one is
 // deleted, with a log line saying why. An object whose delete HNS reported done stays
-// hnsproxy's to delete again until a Repair's listing shows it gone
+// hnsproxy's to delete again until Repairs' listings show it gone
 // (deleted.go): HNS has kept objects after such deletes. A load balancer
 // without port mappings that a failed create of hnsproxy's left becomes
 // hnsproxy's to delete once a listing shows it (partial.go).
@@ -55,7 +55,8 @@
 // not proof: an owned object a listing left out stays owned until a read
 // or a delete by ID says it is gone (unlisted.go), a lost create's document
 // is kept against a holder its retry meets (lostunseen.go), and a failed
-// create's leftover is looked for by more than one listing (partial.go).
+// create's leftover and an object whose delete HNS reported done are
+// looked for by silentListings listings (partial.go, deleted.go).
 //
 // Every HNS call has a deadline (deadline.go): a hung call is abandoned,
 // reported, and its object waits until the call returns while the others go

@@ -60,11 +60,11 @@ func TestALostCreateListingsLeaveOutIsTakenOnceShown(t *testing.T) {
 
 // A load balancer whose create's reply was lost, whose Service goes
 // before a listing showed what it made: listings that leave it out do not
-// make it nobody's. Up to lostCreateLooks listings look for it, the
+// make it nobody's. Up to silentListings listings look for it, the
 // first that shows it hands it over, and it is deleted.
 func TestALostCreateOfAServiceGoneListingsLeaveOutIsDeleted(t *testing.T) {
 	for _, kind := range []string{"cluster-ip", "external-ip"} {
-		for listings := 1; listings < lostCreateLooks; listings++ {
+		for listings := 1; listings < silentListings; listings++ {
 			t.Run(fmt.Sprintf("%s/%d", kind, listings), func(t *testing.T) {
 				e := newEnv(t, sim.ProfileWS2022)
 				r := e.started()

@@ -17,11 +17,7 @@ import (
 // load balancer is desired and not realized: a holder the refusal finds
 // that the create could have made is taken as its own (unseenMade). And
 // where the load balancer is no longer desired, nothing else would look
-// again, so lostCreateLooks listings look before it is taken for not made.
-
-// lostCreateLooks is how many listings look for what a lost create of a
-// load balancer no longer desired made, before it is taken for not made.
-const lostCreateLooks = 3
+// again, so silentListings listings look before it is taken for not made.
 
 // keepUnseen keeps e's lost create, which a listing did not show, while e
 // is desired and not realized; e is no longer uncertain.
@@ -48,10 +44,10 @@ func (r *Reconciler) unseenAgain(e *lbEntry) {
 }
 
 // lookAgainForLost asks e's lost create's lookup again where e is no
-// longer desired and fewer than lostCreateLooks listings have shown
+// longer desired and fewer than silentListings listings have shown
 // nothing: asked is the lookup answered now.
 func (r *Reconciler) lookAgainForLost(e *lbEntry, asked *lbLookup) bool {
-	if e.desired != nil || asked == nil || asked.looks+1 >= lostCreateLooks {
+	if e.desired != nil || asked == nil || asked.looks+1 >= silentListings {
 		return false
 	}
 	r.lookups.lbs[e.key] = &lbLookup{purpose: lookupLostCreate, asked: r.lookups.listings, looks: asked.looks + 1}

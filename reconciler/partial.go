@@ -22,7 +22,7 @@ import (
 // that: it becomes hnsproxy's, stale, and the next Sync deletes it before
 // its creates, so one that holds its frontend unseen gives it back. A
 // failed create is remembered, in the state file too, until a listing has
-// found what it left, or failedCreateLooks listings have looked; Start's
+// found what it left, or silentListings listings have looked; Start's
 // listing looks for those a restart carried over.
 
 // failedCreates is where the HNS client's creates drop the documents HNS
@@ -43,16 +43,12 @@ type failedCreate struct {
 	looks int
 }
 
-// failedCreateLooks is how many listings look for what a failed create
-// left before it is forgotten unfound. One listing's silence is not
-// proof (unlisted.go): where listings leave objects out, a failed
-// create's leftover that the one listing which looked left out was
-// nobody's for good, and, holding its frontend, kept its Service off
-// it (the fault soak, ws2019 and l2bridge, seed 11). Most failed creates
-// leave nothing, so each such record now waits for three listings, not
-// one: at the default drift repair period, 15 minutes at most where
-// nothing else lists.
-const failedCreateLooks = 3
+// A failed create is looked for by silentListings listings, not one:
+// where listings leave objects out, a failed create's leftover that the
+// one listing which looked left out was nobody's for good, and, holding
+// its frontend, kept its Service off it (the fault soak, ws2019 and
+// l2bridge, seed 11). Most failed creates leave nothing, so most such
+// records wait for all of them.
 
 // takeFailedCreates remembers the failed creates dropped since, each in
 // the state file, so a restart before a listing has looked remembers them
@@ -104,14 +100,14 @@ func (r *Reconciler) failuresToLookFor() (sigs partialMatcher, mark uint64) {
 
 // forgetFailures counts a look for each failed create remembered up to
 // mark, which a listing begun after it has made, and forgets those whose
-// leftover it found, and those failedCreateLooks listings have looked
+// leftover it found, and those silentListings listings have looked
 // for. Called with the lock held.
 func (r *Reconciler) forgetFailures(mark uint64, found map[string]struct{}) {
 	for sig, f := range r.failedLBs {
 		if f.seq > mark {
 			continue
 		}
-		if f.looks++; f.looks < failedCreateLooks && !has(found, sig) {
+		if f.looks++; f.looks < silentListings && !has(found, sig) {
 			r.failedLBs[sig] = f
 			continue
 		}

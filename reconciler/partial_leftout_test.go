@@ -12,7 +12,7 @@ import (
 // A listing that leaves out what a failed create left (sim
 // Faults.LeftOutOfListings) does not end the search for it: the failed
 // create is remembered until a listing finds its leftover or
-// failedCreateLooks listings have looked. Before, the one listing that
+// silentListings listings have looked. Before, the one listing that
 // looked forgot it, and the load balancer without port mappings was
 // nobody's for good; holding its frontend, it kept the Service off it
 // (the fault soak). Whether the listing left out is a drift repair's or a
@@ -44,7 +44,7 @@ func TestALeftoverOneListingLeavesOutIsStillDeleted(t *testing.T) {
 	}
 }
 
-// After failedCreateLooks listings found nothing, a failed create is
+// After silentListings listings found nothing, a failed create is
 // forgotten, in the state file too: most failed creates leave nothing.
 func TestAFailedCreateIsForgottenAfterItsLooks(t *testing.T) {
 	e := newEnv(t, sim.ProfileWS2022)
@@ -52,13 +52,13 @@ func TestAFailedCreateIsForgottenAfterItsLooks(t *testing.T) {
 	if err := e.hns.DeleteLoadBalancer(ctx, e.portless()[0]); err != nil { // it left nothing
 		t.Fatal(err)
 	}
-	for look := 1; look <= failedCreateLooks; look++ {
+	for look := 1; look <= silentListings; look++ {
 		if err := r.Repair(ctx); err != nil {
 			t.Fatal(err)
 		}
 		e.converge(r)
 		remembered := len(e.stateOnDisk().FailedLoadBalancerCreates)
-		if want := map[bool]int{true: 1, false: 0}[look < failedCreateLooks]; remembered != want {
+		if want := map[bool]int{true: 1, false: 0}[look < silentListings]; remembered != want {
 			t.Errorf("after %d listings looked, the state file remembers %d failed creates, want %d", look, remembered, want)
 		}
 	}

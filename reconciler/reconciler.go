@@ -221,7 +221,7 @@ type Reconciler struct {
 	// stale objects to delete: our own leftovers and foreign blockers.
 	staleLBs, staleEPs map[string]*staleObj
 	// failedLBs are the load balancer creates HNS refused, by partialSig,
-	// whose leftover no listing has found and fewer than failedCreateLooks
+	// whose leftover no listing has found and fewer than silentListings
 	// have looked for (partial.go). The state file has them.
 	failedLBs map[string]failedCreate
 	failedSeq uint64

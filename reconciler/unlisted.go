@@ -29,6 +29,17 @@ import (
 // repair's or a lookup's listing has them rechecked by ID
 // (unlistedlocal.go).
 
+// silentListings is how many listings must leave an object out before
+// hnsproxy takes it for gone where nothing else would look for it again:
+// a delete HNS reported done (deleted.go), what a failed create left
+// (partial.go), what a lost create of a load balancer no longer desired
+// made (lostunseen.go). Each was taken for gone on one listing's word, and
+// each so left an object in HNS for good, nobody's, in the fault soak.
+// Where a listing leaves each object out by chance, all three miss it with
+// that chance cubed; the price is a record kept for up to three listings:
+// at the default drift repair period, 15 minutes where nothing else lists.
+const silentListings = 3
+
 // unlistedStale is an owned object no desired one uses that a listing
 // left out: deleted, so that HNS's answer says whether it was still there
 // (a delete's "not found" forgets it, as any of hnsproxy's deletes does).
