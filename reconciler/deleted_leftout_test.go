@@ -2,7 +2,6 @@ package reconciler
 
 import (
 	"context"
-	"maps"
 	"strings"
 	"testing"
 
@@ -36,18 +35,7 @@ func TestADeleteKeptThatOneListingLeavesOutIsStillDeletedAgain(t *testing.T) {
 	if res := r.Sync(ctx); res.Deleted != 0 {
 		t.Errorf("sync after the repair whose listing left them out: %+v, want nothing deleted", res)
 	}
-	if err := r.Repair(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if want := map[ObjectKind]int{KindLoadBalancer: 1, KindRemoteEndpoint: 1}; !maps.Equal(kept, want) {
-		t.Errorf("kept objects counted %v, want %v", kept, want)
-	}
-	if res := r.Sync(ctx); res.Deleted != 2 {
-		t.Errorf("sync after the repair that shows them: %+v, want both deleted again", res)
-	}
-	if e.hasObject(lbID) || e.hasObject(epID) {
-		t.Error("the kept objects are still in HNS")
-	}
+	e.repairDeletesKept(r, kept, lbID, epID)
 }
 
 // TestADeleteIsConfirmedBySilentListings: a delete HNS did apply is

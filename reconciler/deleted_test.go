@@ -73,6 +73,25 @@ func (e *env) remoteID(ip string) string {
 	return ""
 }
 
+// repairDeletesKept runs a Repair that finds the load balancer lbID and the
+// remote endpoint epID kept by HNS after their deletes, counted once each
+// in kept, and the Sync after, which deletes both again.
+func (e *env) repairDeletesKept(r *Reconciler, kept map[ObjectKind]int, lbID, epID string) {
+	e.t.Helper()
+	if err := r.Repair(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	if want := map[ObjectKind]int{KindLoadBalancer: 1, KindRemoteEndpoint: 1}; !maps.Equal(kept, want) {
+		e.t.Errorf("kept objects counted %v, want %v", kept, want)
+	}
+	if res := r.Sync(ctx); res.Deleted != 2 {
+		e.t.Errorf("sync after the repair that shows them: %+v, want both deleted again", res)
+	}
+	if e.hasObject(lbID) || e.hasObject(epID) {
+		e.t.Error("the kept objects are still in HNS")
+	}
+}
+
 // TestDeleteKeptByHNSIsDeletedAgain: HNS reports deletes of a load balancer
 // and a remote endpoint done and keeps both (microsoft/Windows-Containers#631).
 // The next Repair finds them, counts them, and the Sync after deletes them
@@ -93,18 +112,7 @@ func TestDeleteKeptByHNSIsDeletedAgain(t *testing.T) {
 		t.Fatal("the fault did not keep the deleted objects")
 	}
 
-	if err := r.Repair(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if want := map[ObjectKind]int{KindLoadBalancer: 1, KindRemoteEndpoint: 1}; !maps.Equal(kept, want) {
-		t.Errorf("kept objects counted %v, want %v", kept, want)
-	}
-	if res := r.Sync(ctx); res.Deleted != 2 {
-		t.Errorf("sync after the repair: %+v, want both deleted again", res)
-	}
-	if e.hasObject(lbID) || e.hasObject(epID) {
-		t.Error("the kept objects are still in HNS")
-	}
+	e.repairDeletesKept(r, kept, lbID, epID)
 	for range silentListings { // one listing's silence is not proof
 		if err := r.Repair(ctx); err != nil {
 			t.Fatal(err)
