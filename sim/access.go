@@ -54,9 +54,9 @@ func listChecked[T any](ctx context.Context, h *HNS, op Op, s *store[T], check f
 		// Sized once: a list of 20,000 endpoints grown by append leaves
 		// twice its size in garbage, which the scale harness would count.
 		out = make([]T, 0, s.len())
-		s.each(func(o *T) {
+		s.eachKeyed(func(id string, o *T) {
 			if keep == nil || keep(o) {
-				for range h.listedTimes() {
+				for range h.listedTimes(id) {
 					out = append(out, *clone(o))
 				}
 			}

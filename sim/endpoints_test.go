@@ -22,7 +22,7 @@ func TestCreateEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !isGUID(ep.ID) || ep.HostComputeNetwork != n.ID || ep.SchemaVersion != hnslb.V2 {
+	if !hnslb.IsGUID(ep.ID) || ep.HostComputeNetwork != n.ID || ep.SchemaVersion != hnslb.V2 {
 		t.Errorf("created %+v", ep)
 	}
 	if ep.HostComputeNamespace != "" || ep.IsRemote() || !macPattern.MatchString(ep.MacAddress) {

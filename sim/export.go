@@ -133,7 +133,7 @@ func nsID(o *hnslb.Namespace) string    { return o.ID }
 func importAll[T any](s *store[T], kind string, objs []T, id func(*T) string, put func(*T)) error {
 	for i := range objs {
 		o := &objs[i]
-		if !isGUID(id(o)) {
+		if !hnslb.IsGUID(id(o)) {
 			return fmt.Errorf("sim: import: %s has ID %q, not a GUID", kind, id(o))
 		}
 		if _, dup := s.get(id(o)); dup {

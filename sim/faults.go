@@ -97,6 +97,12 @@ type Faults struct {
 	// leaves out though HNS holds them; the next listing draws anew, and
 	// gets are not affected. Modelled for the same reason, with no capture.
 	LeftOutOfListings float64
+	// LeftOutInARow, if above 0, is the most listings in a row that leave
+	// out one object; the next lists it. hnsproxy takes an object for gone
+	// once three listings in a row left it out where nothing else looks
+	// for it (reconciler silentListings), so below three a history that
+	// loses an object is hnsproxy's bug, not the chance the rate gives.
+	LeftOutInARow int
 }
 
 // TakenPort is a protocol and port taken outside HNS's load balancers.
@@ -130,6 +136,9 @@ func (h *HNS) SetFaults(f Faults) {
 	f.ReservedAddresses = slices.Clone(f.ReservedAddresses)
 	h.mu.Lock()
 	h.faults = f
+	if f.LeftOutInARow <= 0 {
+		clear(h.leftOutRuns)
+	}
 	h.hangs.set(f.Hang, f.HangReply)
 	h.hanging.Store(len(f.Hang)+len(f.HangReply) > 0)
 	h.mu.Unlock()

@@ -63,12 +63,15 @@ type HNS struct {
 	state    state
 	faultRng *rand.Rand // fault draws; IDs come from state.ids, so faults never shift IDs
 	faults   Faults
-	down     time.Time // calls fail as unavailable until then
-	restarts uint64    // restarts simulated so far: ServiceInstance
-	counters Counters
-	hangs    hangs
-	hanging  atomic.Bool // some operation hangs: calls look at hangs
-	echo     Echo        // how answers differ from what is stored (echo.go)
+	// leftOutRuns counts, by lower-case ID, the listings in a row that
+	// left each object out, while Faults.LeftOutInARow bounds them.
+	leftOutRuns map[string]int
+	down        time.Time // calls fail as unavailable until then
+	restarts    uint64    // restarts simulated so far: ServiceInstance
+	counters    Counters
+	hangs       hangs
+	hanging     atomic.Bool // some operation hangs: calls look at hangs
+	echo        Echo        // how answers differ from what is stored (echo.go)
 	// echoTurns counts Echo.Reorder's answers, each rotated one place more.
 	echoTurns int
 	// sleep waits out simulated latency; tests replace it to see what is charged.
@@ -98,6 +101,7 @@ func New(opts Options) *HNS {
 		echo:               opts.Echo,
 		state:              st,
 		faultRng:           rand.New(rand.NewPCG(uint64(opts.Seed), 0xfa17)),
+		leftOutRuns:        map[string]int{},
 		hangs:              newHangs(),
 		sleep:              sleepCtx,
 	}

@@ -9,13 +9,22 @@ package sim
 // (Faults.ListedTwice, Faults.LeftOutOfListings): a caller must not take a
 // duplicate for a second object, nor one listing's silence for a delete.
 
-// listedTimes draws how many times a listing answers one object: 0 (left
-// out), 1, or 2 (listed twice). Without either fault it draws nothing, so
-// the other faults' draws stay as they were. Called with h.mu held.
-func (h *HNS) listedTimes() int {
+// listedTimes draws how many times a listing answers the object id: 0
+// (left out), 1, or 2 (listed twice); past Faults.LeftOutInARow listings
+// in a row that left it out, the next lists it. Without either fault it
+// draws nothing, so the other faults' draws stay as they were. Called with
+// h.mu held.
+func (h *HNS) listedTimes(id string) int {
 	if h.faults.LeftOutOfListings > 0 && h.faultRng.Float64() < h.faults.LeftOutOfListings {
-		return 0
+		if h.faults.LeftOutInARow <= 0 {
+			return 0
+		}
+		if h.leftOutRuns[id] < h.faults.LeftOutInARow {
+			h.leftOutRuns[id]++
+			return 0
+		}
 	}
+	delete(h.leftOutRuns, id)
 	if h.faults.ListedTwice > 0 && h.faultRng.Float64() < h.faults.ListedTwice {
 		return 2
 	}

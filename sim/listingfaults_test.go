@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -59,5 +60,29 @@ func TestLeftOutOfListings(t *testing.T) {
 	h.SetFaults(Faults{})
 	if lbs, err := h.ListLoadBalancers(ctx); err != nil || len(lbs) != 1 || lbs[0].ID != lb.ID {
 		t.Errorf("after the fault lifted: %+v, %v; want %s", lbs, err, lb.ID)
+	}
+}
+
+// TestLeftOutInARow: with Faults.LeftOutInARow, a listing leaves one
+// object out at most that many times in a row, even where every draw
+// would leave it out; then the count starts again.
+func TestLeftOutInARow(t *testing.T) {
+	h := newSim(t, ProfileWS2022)
+	nw := mustNetwork(t, h, "cbr0", hnslb.NetworkTypeL2Bridge)
+	ep := mustEndpoint(t, h, nw.ID, endpointDoc("10.244.1.5"))
+	if _, err := h.CreateLoadBalancer(ctx, lbDoc("10.96.0.10", 80, ep.ID)); err != nil {
+		t.Fatal(err)
+	}
+	h.SetFaults(Faults{LeftOutOfListings: 1, LeftOutInARow: 2})
+	var shown []int
+	for range 6 {
+		lbs, err := h.ListLoadBalancers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shown = append(shown, len(lbs))
+	}
+	if want := []int{0, 0, 1, 0, 0, 1}; !slices.Equal(shown, want) {
+		t.Errorf("load balancers each listing showed %v, want %v", shown, want)
 	}
 }

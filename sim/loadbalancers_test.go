@@ -38,7 +38,7 @@ func TestCreateLoadBalancerReturnsStoredObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lb.ID == doc.ID || !isGUID(lb.ID) {
+	if lb.ID == doc.ID || !hnslb.IsGUID(lb.ID) {
 		t.Errorf("ID %q is not an HNS-generated GUID", lb.ID)
 	}
 	if lb.SchemaVersion != hnslb.V2 {
@@ -517,7 +517,7 @@ func TestPutLoadBalancerOutOfBand(t *testing.T) {
 	h := newSim(t, ProfileWS2022)
 	// What kubernetes/kubernetes#141488 met in a listing: no port mappings.
 	odd, err := h.PutLoadBalancerOutOfBand(hnslb.LoadBalancer{FrontendVIPs: []string{"10.96.0.10"}})
-	if err != nil || !isGUID(odd.ID) {
+	if err != nil || !hnslb.IsGUID(odd.ID) {
 		t.Fatalf("put: %+v %v", odd, err)
 	}
 	list, err := h.ListLoadBalancers(ctx)

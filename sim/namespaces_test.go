@@ -35,7 +35,7 @@ func TestNamespaceAttachDetach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !isGUID(ns.ID) || ns.Type != hnslb.NamespaceTypeHost || ns.NamespaceId == 0 ||
+	if !hnslb.IsGUID(ns.ID) || ns.Type != hnslb.NamespaceTypeHost || ns.NamespaceId == 0 ||
 		ns2.NamespaceId == ns.NamespaceId || ns2.Type != hnslb.NamespaceTypeGuest {
 		t.Fatalf("namespaces %+v %+v", ns, ns2)
 	}

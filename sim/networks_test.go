@@ -19,7 +19,7 @@ func TestNetworks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !isGUID(n.ID) || n.SchemaVersion != hnslb.V2 || n.ProviderAddress() != "192.168.1.11" ||
+	if !hnslb.IsGUID(n.ID) || n.SchemaVersion != hnslb.V2 || n.ProviderAddress() != "192.168.1.11" ||
 		len(n.RemoteSubnetRoutes()) != 1 || len(n.Policies) != 4 {
 		t.Fatalf("created %+v", n)
 	}

@@ -25,7 +25,7 @@ func TestPartialCreates(t *testing.T) {
 		}
 		partial := list[0]
 		if len(partial.PortMappings) != 0 || !slices.Equal(partial.FrontendVIPs, doc.FrontendVIPs) ||
-			!slices.Equal(partial.HostComputeEndpoints, doc.HostComputeEndpoints) || !isGUID(partial.ID) {
+			!slices.Equal(partial.HostComputeEndpoints, doc.HostComputeEndpoints) || !hnslb.IsGUID(partial.ID) {
 			t.Errorf("holds %v: partial %+v, want the document's VIPs and backends without port mappings", holds, partial)
 		}
 		if n := h.Counters().PartialCreates; n != 1 {

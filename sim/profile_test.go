@@ -70,7 +70,7 @@ func TestGeneratedIDs(t *testing.T) {
 	seen := map[string]bool{}
 	for i := 0; i < 1000; i++ {
 		id := a.guid()
-		if !isGUID(id) || id != strings.ToLower(id) || id[14] != '4' {
+		if !hnslb.IsGUID(id) || id != strings.ToLower(id) || id[14] != '4' {
 			t.Fatalf("id %q is not a lowercase v4 GUID", id)
 		}
 		if seen[id] {
@@ -86,22 +86,5 @@ func TestGeneratedIDs(t *testing.T) {
 	}
 	if m := a.mac(); !macPattern.MatchString(m) {
 		t.Errorf("mac %q", m)
-	}
-}
-
-func TestIsGUID(t *testing.T) {
-	for s, want := range map[string]bool{
-		"0b5e4c1e-0000-4000-8000-000000000000":   true,
-		"0B5E4C1E-ABCD-4000-8000-00000000000F":   true,
-		"{0b5e4c1e-0000-4000-8000-000000000000}": false, // hcn parses with guid.FromString: no braces
-		"0b5e4c1e-0000-4000-8000-00000000000":    false,
-		"0b5e4c1e00000-4000-8000-000000000000":   false,
-		"0b5e4c1g-0000-4000-8000-000000000000":   false,
-		"{0b5e4c1e-0000-4000-8000-000000000000":  false,
-		"":                                       false,
-	} {
-		if isGUID(s) != want {
-			t.Errorf("isGUID(%q) = %v", s, !want)
-		}
 	}
 }

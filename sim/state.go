@@ -64,14 +64,22 @@ func (s *store[T]) all() iter.Seq[*T] {
 func (s *store[T]) ids() iter.Seq[string] { return maps.Keys(s.byID) }
 
 // each visits objects in creation order.
-func (s *store[T]) each(fn func(*T)) {
-	entries := make([]entry[T], 0, len(s.byID))
-	for _, e := range s.byID {
-		entries = append(entries, e)
+func (s *store[T]) each(fn func(*T)) { s.eachKeyed(func(_ string, o *T) { fn(o) }) }
+
+// eachKeyed visits objects in creation order, each with its ID in lower
+// case.
+func (s *store[T]) eachKeyed(fn func(id string, o *T)) {
+	type keyed struct {
+		id string
+		entry[T]
 	}
-	slices.SortFunc(entries, func(a, b entry[T]) int { return cmp.Compare(a.seq, b.seq) })
+	entries := make([]keyed, 0, len(s.byID))
+	for id, e := range s.byID {
+		entries = append(entries, keyed{id, e})
+	}
+	slices.SortFunc(entries, func(a, b keyed) int { return cmp.Compare(a.seq, b.seq) })
 	for _, e := range entries {
-		fn(e.obj)
+		fn(e.id, e.obj)
 	}
 }
 

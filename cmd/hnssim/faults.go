@@ -26,6 +26,7 @@ type faultFlags struct {
 	holds      bool
 	twice      float64
 	leftOut    float64
+	leftOutRun int
 }
 
 func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
@@ -40,13 +41,14 @@ func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.holds, "partial-holds-frontend", false, "such a load balancer holds the frontend its create asked for, unseen, until deleted")
 	fs.Float64Var(&f.twice, "listed-twice", 0, "share (0..1) of the objects a listing answers twice (no public capture; a listing is not transactional)")
 	fs.Float64Var(&f.leftOut, "left-out-of-listings", 0, "share (0..1) of the objects a listing leaves out though HNS holds them (no public capture; gets still find them)")
+	fs.IntVar(&f.leftOutRun, "left-out-in-a-row", 0, "with --left-out-of-listings: the most listings in a row that leave out one object, the next lists it (0: no bound)")
 	fs.StringSliceVar(&f.takenPorts, "taken-port", nil, `tcp/PORT or udp/PORT: refuse new load balancer frontends on this port as taken while no load balancer holds it, as a host socket or a reservation HNS kept does (repeatable)`)
 	fs.StringSliceVar(&f.reserved, "reserved-address", nil, `IP: refuse new endpoints on this address as invalid or reserved (0x803b002f) while no endpoint holds it, as HNS refused an overlay source VIP on Windows Server 2004 (repeatable)`)
 }
 
 func (f *faultFlags) request() (remote.FaultsRequest, error) {
 	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed, Hang: f.hang, HangReply: f.hangReply, TakenPorts: f.takenPorts, ReservedAddresses: f.reserved, KeptOnDelete: f.keptShare, KeptDeletes: f.keptCount,
-		PartialCreates: f.partial, PartialHoldsFrontend: f.holds, ListedTwice: f.twice, LeftOutOfListings: f.leftOut}
+		PartialCreates: f.partial, PartialHoldsFrontend: f.holds, ListedTwice: f.twice, LeftOutOfListings: f.leftOut, LeftOutInARow: f.leftOutRun}
 	for _, s := range f.errorRates {
 		op, rateStr, ok := strings.Cut(s, "=")
 		if !ok {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -263,5 +264,28 @@ func TestSetFaultsListings(t *testing.T) {
 	setFaultsByFlags(t, n)
 	if eps, err := n.hns.ListEndpoints(ctx); err != nil || len(eps) != 1 {
 		t.Errorf("faults lifted: %d endpoints listed, %v; want 1", len(eps), err)
+	}
+}
+
+// TestSetFaultsLeftOutInARow: --left-out-in-a-row reaches the simulator (a
+// listing that would leave the endpoint out every time lists it after two
+// that did), and a bound below 0 is refused.
+func TestSetFaultsLeftOutInARow(t *testing.T) {
+	ctx := context.Background()
+	n, _ := nodeWithEndpoint(t)
+	if bad := (remote.FaultsRequest{LeftOutInARow: -1}); n.setFaults(bad) == nil {
+		t.Errorf("%+v was accepted", bad)
+	}
+	setFaultsByFlags(t, n, "--left-out-of-listings=1", "--left-out-in-a-row=2")
+	var listed []int
+	for range 3 {
+		eps, err := n.hns.ListEndpoints(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, len(eps))
+	}
+	if want := []int{0, 0, 1}; !slices.Equal(listed, want) {
+		t.Errorf("endpoints each listing showed %v, want %v", listed, want)
 	}
 }

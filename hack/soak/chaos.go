@@ -25,6 +25,7 @@ const (
 	hnsPartialCreates  = 0.5  // of failed load balancer creates, the share that leaves one without port mappings (kubernetes/kubernetes#141488)
 	hnsListedTwice     = 0.05 // of the objects a listing answers, the share answered twice (no capture: sim.Faults.ListedTwice)
 	hnsLeftOut         = 0.05 // of the objects HNS holds, the share a listing leaves out (no capture: sim.Faults.LeftOutOfListings)
+	hnsLeftOutInARow   = 2    // the most listings in a row that leave out one object: three is what hnsproxy takes for gone (reconciler silentListings), so a loss below it is a bug, not chance
 	hnsRestartWindow   = 3 * time.Second
 	hnsLatency         = 500 * time.Microsecond // per hcn RPC: a create or update 1.5 to 2 ms, a sync of a burst tens of ms, as on Windows
 	hnsRestartsEach    = 3                      // per node
@@ -95,6 +96,7 @@ func faultsOn(restart time.Duration) remote.FaultsRequest {
 		PartialCreates:    hnsPartialCreates,
 		ListedTwice:       hnsListedTwice,
 		LeftOutOfListings: hnsLeftOut,
+		LeftOutInARow:     hnsLeftOutInARow,
 	}
 }
 

@@ -162,6 +162,9 @@ type FaultsRequest struct {
 	// sim.Faults.LeftOutOfListings).
 	ListedTwice       float64 `json:"listedTwice,omitempty"`
 	LeftOutOfListings float64 `json:"leftOutOfListings,omitempty"`
+	// LeftOutInARow, above 0, is the most listings in a row that leave out
+	// one object (sim.Faults.LeftOutInARow).
+	LeftOutInARow int `json:"leftOutInARow,omitempty"`
 }
 
 // Limits of FaultsRequest: a fault window or latency beyond these is a
@@ -173,6 +176,8 @@ const (
 	MaxFaultHangs = 32
 	// MaxFaultKeptDeletes bounds KeptDeletes: more is KeptOnDelete 1.
 	MaxFaultKeptDeletes = 1000
+	// MaxFaultLeftOutInARow bounds LeftOutInARow: more is no bound at all.
+	MaxFaultLeftOutInARow = 1000
 )
 
 // Validate refuses nonsense: probabilities outside 0..1 (or NaN), a code 0,
@@ -195,6 +200,9 @@ func (f FaultsRequest) Validate() error {
 		if !(share >= 0 && share <= 1) {
 			return fmt.Errorf("%s = %v: must be within 0..1", field, share)
 		}
+	}
+	if f.LeftOutInARow < 0 || f.LeftOutInARow > MaxFaultLeftOutInARow {
+		return fmt.Errorf("leftOutInARow = %d: must be within 0..%d", f.LeftOutInARow, MaxFaultLeftOutInARow)
 	}
 	if f.KeptDeletes < 0 || f.KeptDeletes > MaxFaultKeptDeletes {
 		return fmt.Errorf("keptDeletes = %d: must be within 0..%d", f.KeptDeletes, MaxFaultKeptDeletes)
