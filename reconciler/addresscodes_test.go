@@ -60,17 +60,26 @@ func refusedAfterALostReply(t *testing.T, e *env, r *Reconciler) {
 	e.assertStateFileMatchesHNS()
 }
 
-// refusedForAKeptEndpoint: HNS reported the delete of our endpoint done
-// and kept it; its address comes back on another node.
-func refusedForAKeptEndpoint(t *testing.T, e *env, r *Reconciler) {
+// keptEndpointReused has r realize a load balancer with a remote backend
+// at 10.244.3.31, deletes it while HNS keeps every delete, and upserts a
+// load balancer on that pod IP at another node: it returns that one and
+// the kept endpoint's ID.
+func (e *env) keptEndpointReused(r *Reconciler) (after intent.LB, kept string) {
+	e.t.Helper()
 	before := lb("10.96.0.30", 443, rem("10.244.3.31", "192.168.0.3"))
 	upsert(r, before)
 	e.converge(r)
-	old := e.remoteID("10.244.3.31")
+	kept = e.remoteID("10.244.3.31")
 	e.removeKept(r, before.Key)
-
-	after := lb("10.96.0.40", 443, rem("10.244.3.31", "192.168.0.4"))
+	after = lb("10.96.0.40", 443, rem("10.244.3.31", "192.168.0.4"))
 	upsert(r, after)
+	return after, kept
+}
+
+// refusedForAKeptEndpoint: HNS reported the delete of our endpoint done
+// and kept it; its address comes back on another node.
+func refusedForAKeptEndpoint(t *testing.T, e *env, r *Reconciler) {
+	after, old := e.keptEndpointReused(r)
 	if res := e.syncListed(r); res.Failed != 0 || e.hasObject(old) {
 		t.Errorf("sync after the lookup: %+v; the kept endpoint still there: %v", res, e.hasObject(old))
 	}
@@ -134,7 +143,7 @@ func TestReservedAddressIsRefusedWithoutAHolder(t *testing.T) {
 			e.hns.SetFaults(sim.Faults{ReservedAddresses: []netip.Addr{netip.MustParseAddr("10.244.3.31")}})
 			d := lb("10.96.0.30", 443, rem("10.244.3.31", "192.168.0.3"), loc("10.244.1.10"))
 			upsert(r, d)
-			res := e.syncListed(r)
+			res := e.answerAll(r, e.syncListed(r)) // each listing shows no holder
 			var refused *AddressRefusedError
 			st := waitingStatus(r, intent.LBKey{}, "10.244.3.31")
 			if res.Failed == 0 || !errors.As(st.lastErr, &refused) || len(refused.Holders) != 0 ||

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
 
@@ -112,4 +113,57 @@ func (s *silentListing) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, er
 		return nil, err
 	}
 	return eps, err
+}
+
+// TestARefusedFrontendWhoseListingLeftOutTheHolderIsAskedAgain: a
+// Service's load balancer is deleted and HNS keeps it; a new Service on the
+// same frontend is refused as taken, and the refusal's listing leaves the
+// kept one out, answering that nothing holds the frontend. The next
+// listing is asked, up to silentListings, and shows the holder, hnsproxy's
+// own: deleted, and the new load balancer made. Before, the one silent
+// listing took the port for a host process's, and the Service stayed off
+// its frontend until the next drift repair (found by
+// TestRandomHistoriesConverge once histories drew listing faults).
+func TestARefusedFrontendWhoseListingLeftOutTheHolderIsAskedAgain(t *testing.T) {
+	e, r, _ := keptEnv(t)
+	old := lb("10.96.0.30", 443, loc("10.244.1.10"))
+	upsert(r, old)
+	e.converge(r)
+	e.removeKept(r, old.Key)
+	next := lb("10.96.0.30", 443, loc("10.244.1.11"))
+	upsert(r, next)
+	e.hns.SetFaults(sim.Faults{LeftOutOfListings: 1, LeftOutInARow: 1})
+	res := e.answerAll(r, r.Sync(ctx))
+	e.hns.SetFaults(sim.Faults{})
+	if res.Failed != 0 || res.Pending != 0 {
+		t.Errorf("sync after the lookups: %+v, want the new load balancer made", res)
+	}
+	e.assertRealized([]intent.LB{next})
+}
+
+// TestAKeptEndpointARefusalsListingLeftOutIsAskedAgain: a remote endpoint
+// HNS kept after its delete holds a pod IP that a pod on another node now
+// has; the new endpoint's create is refused as taken, and the refusal's
+// listing leaves the kept one out. The next listing is asked, shows it,
+// hnsproxy's own, and it is deleted for the new one. Before, the one
+// silent listing took the address for one HNS reserves, and every Service
+// the pod backs went without it until the next drift repair (found by
+// TestRandomHistoriesConverge once histories drew listing faults).
+func TestAKeptEndpointARefusalsListingLeftOutIsAskedAgain(t *testing.T) {
+	e, r, _ := keptEnv(t)
+	after, old := e.keptEndpointReused(r)
+	e.hns.SetFaults(sim.Faults{LeftOutOfListings: 1, LeftOutInARow: 1})
+	res := e.answerAll(r, r.Sync(ctx))
+	e.hns.SetFaults(sim.Faults{})
+	if res.Failed+res.Pending != 0 || e.hasObject(old) {
+		t.Errorf("sync after the lookups: %+v; the kept endpoint still there: %v", res, e.hasObject(old))
+	}
+	if got := e.remoteAt("10.244.3.31"); got.ProviderAddress != "192.168.0.4" {
+		t.Errorf("remote endpoint at 10.244.3.31 has provider address %q, want the new node's", got.ProviderAddress)
+	}
+	if err := r.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(r)
+	e.assertRealized([]intent.LB{after})
 }

@@ -251,6 +251,21 @@ func (e *env) syncListed(r *Reconciler) SyncResult {
 	return e.answer(r, res)
 }
 
+// answerAll answers res as answer does, and every Sync after it that asks
+// for a listing again: a question a listing answered with nothing is
+// asked again, silentListings listings in all. It fails the test past
+// that.
+func (e *env) answerAll(r *Reconciler, res SyncResult) SyncResult {
+	e.t.Helper()
+	for i := 0; res.ListingWanted; i++ {
+		if i == silentListings {
+			e.t.Fatalf("still asking for listings after %d: %+v", i, res)
+		}
+		res = e.answer(r, res)
+	}
+	return res
+}
+
 // answer runs, after a Sync whose result res left objects waiting for a
 // listing, the Lookup that answers them and the Sync that goes on with
 // them; it returns that Sync's result.

@@ -80,7 +80,7 @@ func (r *Reconciler) recheckAfterDelete(k intent.LBKey) bool {
 		return false
 	}
 	r.askRefused(k)
-	r.lookups.lbs[k].recheck = true
+	r.lookups.lbs[k].recheck, r.lookups.lbs[k].looks = true, l.looks
 	return true
 }
 

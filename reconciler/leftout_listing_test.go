@@ -25,16 +25,8 @@ func TestALoadBalancerOneListingLeavesOutIsStillDeleted(t *testing.T) {
 			e := newEnv(t, profile)
 			want := e.threeServices()
 			e.started(want...)
-			e.hns.SetFaults(sim.Faults{LeftOutOfListings: 1})
-			r := New(e.hns, e.options())
-			upsert(r, want[:2]...) // the third Service was deleted while hnsproxy was down
-			if err := r.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			e.hns.SetFaults(sim.Faults{})
-			e.leftOutSettles(r)
-			e.assertRealized(want[:2])
-			e.assertStateFileMatchesHNS()
+			// The third Service was deleted while hnsproxy was down.
+			e.restartWithout(want, sim.Faults{LeftOutOfListings: 1})
 		})
 		t.Run(profile+"/repair", func(t *testing.T) {
 			e := newEnv(t, profile)
@@ -53,6 +45,24 @@ func TestALoadBalancerOneListingLeavesOutIsStillDeleted(t *testing.T) {
 			e.assertStateFileMatchesHNS()
 		})
 	}
+}
+
+// restartWithout starts a new reconciler that wants want but its last
+// Service, under faults, then settles it with them off: HNS holds the
+// others and nothing of the last, and the state file says so.
+func (e *env) restartWithout(want []intent.LB, faults sim.Faults) {
+	e.t.Helper()
+	e.hns.SetFaults(faults)
+	r := New(e.hns, e.options())
+	kept := want[:len(want)-1]
+	upsert(r, kept...)
+	if err := r.Start(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	e.hns.SetFaults(sim.Faults{})
+	e.leftOutSettles(r)
+	e.assertRealized(kept)
+	e.assertStateFileMatchesHNS()
 }
 
 // leftOutSettles converges r and runs two drift repairs, each converged,

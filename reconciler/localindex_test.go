@@ -63,6 +63,35 @@ func TestLocalEndpointOutsideNamespacesIsFoundByListingTheNetwork(t *testing.T) 
 	e.assertRealized([]intent.LB{want})
 }
 
+// TestALocalEndpointALookupListingLeavesOutIsLookedForAgain: a new pod's
+// endpoint, outside any namespace, that the lookup's listing leaves out
+// (Faults.LeftOutOfListings) is looked for by the next listing, which the
+// Sync asks for, up to silentListings of them; the load balancer gets the
+// pod then. Before, one listing's silence left it waiting for the periodic
+// drift repair (minutes), the load balancer without the pod meanwhile
+// (found by TestRandomHistoriesConverge once histories drew listing
+// faults). A pod no listing shows (a host-network pod's address) still
+// stops asking after silentListings.
+func TestALocalEndpointALookupListingLeavesOutIsLookedForAgain(t *testing.T) {
+	e, r := startedEnv(t, "10.244.1.10")
+	e.localOutsideNamespace("10.244.1.30")
+	want := lb("10.96.0.1", 80, loc("10.244.1.10"), loc("10.244.1.30"))
+	upsert(r, want)
+	e.hns.SetFaults(sim.Faults{LeftOutOfListings: 1, LeftOutInARow: 1})
+	if res := e.syncListed(r); res.Pending != 1 || !res.ListingWanted {
+		t.Fatalf("sync after a lookup whose listing left the pod out: %+v, want it pending and asking for another listing", res)
+	}
+	if res := e.answer(r, r.Sync(ctx)); res.Pending != 0 {
+		t.Fatalf("sync after the next lookup: %+v, want nothing pending", res)
+	}
+	e.hns.SetFaults(sim.Faults{})
+	e.assertRealized([]intent.LB{want})
+
+	hostNetwork := lb("10.96.0.2", 80, loc("10.244.1.99")) // no endpoint anywhere
+	upsert(r, hostNetwork)
+	e.answerAll(r, r.Sync(ctx))
+}
+
 // TestNamespaceListFailureFallsBackToTheNetworkList: an HNS error on the
 // cheap path costs a list, not a pod.
 func TestNamespaceListFailureFallsBackToTheNetworkList(t *testing.T) {

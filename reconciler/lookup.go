@@ -39,14 +39,23 @@ type lookups struct {
 	lbs      map[intent.LBKey]*lbLookup
 	eps      map[string]*epLookup // by IP
 	// local are the local backend IPs the index and the namespaces lack,
-	// asked at listings; unfound are those a listing did not show either
-	// (a host-network pod's address), asked again only by the periodic
-	// repair: it lists the network anyway.
-	local   map[string]uint64
+	// asked at listings; unfound are those silentListings listings did not
+	// show either (a host-network pod's address), asked again only by the
+	// periodic repair: it lists the network anyway. Not one listing: it
+	// may have left the pod's endpoint out, and its load balancers went
+	// without the pod until the repair (TestRandomHistoriesConverge).
+	local   map[string]localLookup
 	unfound map[string]struct{}
 	// unseen are the documents of lost creates a listing did not show
 	// on their frontend (lostunseen.go).
 	unseen map[intent.LBKey]*hnslb.LoadBalancer
+}
+
+// localLookup is a local backend's lookup: the listing number it was
+// asked at, and how many listings since have not shown it.
+type localLookup struct {
+	asked uint64
+	looks int
 }
 
 // lookupPurpose says what an object waits to learn; an object asking with
@@ -89,7 +98,8 @@ type lbLookup struct {
 	// answer before (recheckAfterDelete); it is not asked a third time.
 	recheck bool
 	// looks: the listings before this one that showed nothing for a lost
-	// create of a load balancer no longer desired (lookAgainForLost).
+	// create of a load balancer no longer desired (lookAgainForLost), or
+	// no holder of a refused frontend (askRefusedAgain).
 	looks int
 }
 
@@ -100,10 +110,13 @@ type epLookup struct {
 	asked    uint64
 	answered bool
 	found    []*hnslb.Endpoint
+	// looks: the listings before this one that showed nothing holding a
+	// refused address (askAddressAgain).
+	looks int
 }
 
 func newLookups() lookups {
-	return lookups{lbs: map[intent.LBKey]*lbLookup{}, eps: map[string]*epLookup{}, local: map[string]uint64{}, unfound: map[string]struct{}{},
+	return lookups{lbs: map[intent.LBKey]*lbLookup{}, eps: map[string]*epLookup{}, local: map[string]localLookup{}, unfound: map[string]struct{}{},
 		unseen: map[intent.LBKey]*hnslb.LoadBalancer{}}
 }
 
@@ -201,6 +214,23 @@ func (r *Reconciler) askRefused(k intent.LBKey) {
 	r.lookups.lbs[k] = &lbLookup{purpose: lookupFrontend, refused: true, asked: r.lookups.listings}
 }
 
+// askRefusedAgain asks k's lookup again after a listing answered that no
+// load balancer holds k's refused frontend, while fewer than
+// silentListings listings have: that listing may have left the holder out
+// (unlisted.go), and taken for a host process's port, a holder of
+// hnsproxy's own (a delete HNS kept, a lost create) kept the Service off
+// its frontend until the next drift repair (TestRandomHistoriesConverge,
+// once histories drew listing faults). Called with the lock held.
+func (r *Reconciler) askRefusedAgain(k intent.LBKey) bool {
+	l := r.lookups.lbs[k]
+	if l == nil || l.looks+1 >= silentListings {
+		return false
+	}
+	r.askRefused(k)
+	r.lookups.lbs[k].looks, r.lookups.lbs[k].recheck = l.looks+1, l.recheck
+	return true
+}
+
 // lostLBAnswer is the answer to k's lookupLostCreate, asked now if k has
 // none: the load balancer listed on its frontend (nil: none); answered is
 // false until a listing answered. The caller asks it only after the lost
@@ -234,6 +264,23 @@ func (r *Reconciler) askEP(ip string, purpose lookupPurpose) {
 
 func (r *Reconciler) forgetEP(ip string) { delete(r.lookups.eps, ip) }
 
+// askAddressAgain asks ip's address lookup again after a listing showed
+// nothing holding the address HNS refused, while fewer than
+// silentListings listings have: that listing may have left the holder out
+// (unlisted.go), and taken for an address HNS reserves, a remote endpoint
+// of hnsproxy's own that HNS kept after its delete held the address, and
+// every Service the pod backs went without it, until the next drift
+// repair (TestRandomHistoriesConverge, once histories drew listing
+// faults). Called with the lock held.
+func (r *Reconciler) askAddressAgain(ip string) bool {
+	l := r.lookups.eps[ip]
+	if l == nil || l.purpose != lookupAddress || l.looks+1 >= silentListings {
+		return false
+	}
+	r.lookups.eps[ip] = &epLookup{purpose: lookupAddress, asked: r.lookups.listings, looks: l.looks + 1}
+	return true
+}
+
 // askLocal asks for the local endpoints of ips, except those a listing did
 // not show already.
 func (r *Reconciler) askLocal(ips map[string]struct{}) {
@@ -242,7 +289,7 @@ func (r *Reconciler) askLocal(ips map[string]struct{}) {
 			continue
 		}
 		if _, asked := r.lookups.local[ip]; !asked {
-			r.lookups.local[ip] = r.lookups.listings
+			r.lookups.local[ip] = localLookup{asked: r.lookups.listings}
 		}
 	}
 }
@@ -340,11 +387,17 @@ func (r *Reconciler) answerLookups(listed *listedHNS, n uint64) (handed []string
 			r.markEP(ip)
 		}
 	}
-	// What a listing did not show of the local backends is asked again
-	// only by the periodic repair; forgotten once no load balancer waits
-	// for it or the index has it.
-	for ip, asked := range r.lookups.local {
-		if asked < n {
+	// What silentListings listings did not show of the local backends is
+	// asked again only by the periodic repair; forgotten once no load
+	// balancer waits for it or the index has it.
+	for ip, l := range r.lookups.local {
+		switch {
+		case l.asked >= n:
+		case r.localIndex[ip] != "" || len(r.waiting[ip]) == 0:
+			delete(r.lookups.local, ip)
+		case l.looks+1 < silentListings:
+			r.lookups.local[ip] = localLookup{asked: n, looks: l.looks + 1} // the next listing looks again
+		default:
 			delete(r.lookups.local, ip)
 			r.lookups.unfound[ip] = struct{}{}
 		}

@@ -65,7 +65,8 @@ func (r *Reconciler) syncWantedEP(run *syncRun, ip string) {
 // an endpoint of ep's kind that matches its spec is then adopted, and one
 // of ours that does not, which nothing uses (HNS kept it after its delete,
 // deleted.go), is deleted before the create. A create refused again after
-// such a listing fails with HNS's error, the answer kept for the next try.
+// such a listing fails with HNS's error, the answer kept for the next try;
+// where no listing showed a holder, only after silentListings listings.
 // wrote is false when nothing was created.
 func (r *Reconciler) createEP(run *syncRun, ip string, ep *remoteEP, ahead createdEP, madeAhead bool) (got *hnslb.Endpoint, wrote bool, err error) {
 	listed := false
@@ -108,6 +109,9 @@ func (r *Reconciler) createEP(run *syncRun, ip string, ep *remoteEP, ahead creat
 	if hnslb.IsAddressRefused(err) {
 		if !listed {
 			r.askEP(ip, lookupAddress)
+			return nil, false, awaiting(whyAddress)
+		}
+		if len(holders) == 0 && r.askAddressAgain(ip) {
 			return nil, false, awaiting(whyAddress)
 		}
 		err = &AddressRefusedError{IP: ip, Holders: holders, Err: err}

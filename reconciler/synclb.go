@@ -280,7 +280,7 @@ func (r *Reconciler) createLB(run *syncRun, e *lbEntry, doc *hnslb.LoadBalancer,
 		// Nothing was made, so the Sync's end withdraws the declaration
 		// (settleCreates): a restart before the listing answers claims no
 		// foreign holder.
-		if listedNone && r.recheckAfterDelete(e.key) {
+		if listedNone && (r.recheckAfterDelete(e.key) || r.askRefusedAgain(e.key)) {
 			return false, awaiting(whyRefused)
 		}
 		if listedNone {

@@ -77,9 +77,15 @@ const maxUnlistedReads = 256
 // Start's listing left out, and each endpoint its load balancers name that
 // the listing left out, and adds those HNS holds on the network in use
 // to the listing, so that Start adopts or deletes them as if listed; one
-// HNS does not find, or will not read (a malformed ID), is forgotten as
-// before. An HNS that does not answer a read, asked startReadTries times,
-// fails the Start, as a failed listing does. Usually nothing is left out:
+// HNS does not find, and one no HNS object can have (not a GUID: a state
+// file damaged by hand), is forgotten as before. An HNS that does not answer a read, asked startReadTries times,
+// fails the Start, as a failed listing does. A read answered with another
+// error (the parameter is incorrect, a code HNS does not document) says
+// neither that HNS holds the object nor that it is gone: that ID is
+// returned as unread, deleted by ID as past the cap. Before, such an
+// answer forgot it, and a load balancer of a Service deleted meanwhile
+// stayed in HNS for good (TestRandomHistoriesConverge, seed 36, once
+// listings left objects out). Usually nothing is left out:
 // the reads are for what was deleted behind hnsproxy's back while it was
 // down. Past maxUnlistedReads
 // none is read: they are returned as unread, for Start to delete by ID.
@@ -95,7 +101,7 @@ func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs
 	unlisted := func(ids []string) []string {
 		var out []string
 		for _, id := range ids {
-			if _, ok := listed[strings.ToLower(id)]; !ok {
+			if _, ok := listed[strings.ToLower(id)]; !ok && hnslb.IsGUID(id) {
 				listed[strings.ToLower(id)] = struct{}{} // each ID read once
 				out = append(out, id)
 			}
@@ -108,6 +114,7 @@ func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs
 			"loadBalancers", len(lbIDs), "endpoints", len(epIDs))
 		return lbs, eps, unreadAtStart{lbs: lbIDs, eps: epIDs}, nil
 	}
+	var unread unreadAtStart
 	for _, id := range lbIDs {
 		lb, err := readAtStart(func() (*hnslb.LoadBalancer, error) { return r.client.GetLoadBalancerByID(ctx, id) })
 		switch {
@@ -116,6 +123,8 @@ func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs
 			lbs = append(lbs, *lb)
 		case hnslb.IsUnavailable(err):
 			return nil, nil, unreadAtStart{}, &startListingError{fmt.Errorf("reconciler start: read load balancer %s the listing left out: %w", id, err)}
+		case !hnslb.IsNotFound(err):
+			unread.lbs = append(unread.lbs, id)
 		}
 	}
 	named := unlisted(namedEndpoints(lbs, st))
@@ -123,7 +132,7 @@ func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs
 		r.log.Info("HNS no longer lists many endpoints hnsproxy's load balancers name; reading none of them", "endpoints", len(named))
 		named = nil
 	}
-	for _, id := range append(epIDs, named...) {
+	for i, id := range append(epIDs, named...) {
 		ep, err := readAtStart(func() (*hnslb.Endpoint, error) { return r.client.GetEndpointByID(ctx, id) })
 		switch {
 		case err == nil && strings.EqualFold(ep.HostComputeNetwork, r.opts.NetworkID):
@@ -131,9 +140,15 @@ func (r *Reconciler) readUnlistedAtStart(ctx context.Context, st *stateFile, lbs
 			eps = append(eps, *ep)
 		case hnslb.IsUnavailable(err):
 			return nil, nil, unreadAtStart{}, &startListingError{fmt.Errorf("reconciler start: read endpoint %s the listing left out: %w", id, err)}
+		case err != nil && !hnslb.IsNotFound(err) && i < len(epIDs):
+			unread.eps = append(unread.eps, id)
 		}
 	}
-	return lbs, eps, unreadAtStart{}, nil
+	if len(unread.lbs)+len(unread.eps) > 0 {
+		r.log.Info("HNS answered reads of objects of hnsproxy's its listing left out with neither the object nor its absence; deleting them by ID, unread, once what is desired is made",
+			"loadBalancers", len(unread.lbs), "endpoints", len(unread.eps))
+	}
+	return lbs, eps, unread, nil
 }
 
 // startReadTries is how often Start asks HNS for one object before the

@@ -65,7 +65,7 @@ func TestALoadBalancerFillingUpKeepsAShortBackoff(t *testing.T) {
 	e.hns.SetFaults(sim.Faults{ReservedAddresses: reserved})
 	want := lb("10.96.0.30", 443, backends...)
 	upsert(r, want)
-	e.syncListed(r) // the first refusal looks for a holder; none
+	e.answerAll(r, e.syncListed(r)) // the first refusal looks for a holder; none, in each listing
 	// HNS takes the addresses one by one: each endpoint made is a write of
 	// the load balancer with one backend more.
 	for len(reserved) > 1 {
