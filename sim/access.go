@@ -27,11 +27,15 @@ func getByID[T any](ctx context.Context, h *HNS, op Op, kind string, s *store[T]
 	var out *T
 	err := h.call(ctx, op, func() error {
 		o, err := find(op, kind, s, id, h.notFound(kind))
-		if err == nil {
-			out = clone(o)
-			h.chargeList(1)
+		switch {
+		case err != nil:
+			return err
+		case h.leftOutOfGet(id):
+			return hnsError(op, h.notFound(kind), "%s %s", kind, id)
 		}
-		return err
+		out = clone(o)
+		h.chargeList(1)
+		return nil
 	})
 	return result(out, err)
 }

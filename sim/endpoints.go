@@ -133,7 +133,7 @@ func (h *HNS) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoi
 	var out *hnslb.Endpoint
 	err := h.call(ctx, op, func() error {
 		h.state.endpoints.each(func(e *hnslb.Endpoint) {
-			if out == nil && e.Name == name {
+			if out == nil && e.Name == name && !h.leftOutOfGet(e.ID) {
 				out = h.answerEndpoint(e)
 			}
 		})

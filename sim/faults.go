@@ -103,6 +103,15 @@ type Faults struct {
 	// for it (reconciler silentListings), so below three a history that
 	// loses an object is hnsproxy's bug, not the chance the rate gives.
 	LeftOutInARow int
+	// GetsLeaveOut makes a get by ID or by name draw LeftOutOfListings as a
+	// listing's object does, one run with the listings' under
+	// LeftOutInARow: the object HNS holds is answered not found. hcn's
+	// Get*By* is a listing filtered on the ID or the name (its own
+	// enumeration, then an open, a query and a close; hnsproxy's client
+	// drops an object whose open says not found, as one deleted after the
+	// enumeration), so whatever leaves an object out of a listing may
+	// leave it out of a get. Off by default: gets find what HNS holds.
+	GetsLeaveOut bool
 }
 
 // TakenPort is a protocol and port taken outside HNS's load balancers.

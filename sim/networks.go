@@ -89,7 +89,7 @@ func (h *HNS) GetNetworkByName(ctx context.Context, name string) (*hnslb.Network
 	var out *hnslb.Network
 	err := h.call(ctx, op, func() error {
 		n, ok := h.networkByName(name)
-		if !ok {
+		if !ok || h.leftOutOfGet(n.ID) {
 			return hnsError(op, hnslb.CodeNetworkNotFound, "network name %q", name)
 		}
 		out = copyNetwork(n)

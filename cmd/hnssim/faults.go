@@ -13,20 +13,21 @@ import (
 
 // faultFlags are the fault injection flags shared by serve and faults.
 type faultFlags struct {
-	errorRates []string
-	errorCodes []string
-	committed  float64
-	hang       []string
-	hangReply  []string
-	takenPorts []string
-	reserved   []string
-	keptShare  float64
-	keptCount  int
-	partial    float64
-	holds      bool
-	twice      float64
-	leftOut    float64
-	leftOutRun int
+	errorRates   []string
+	errorCodes   []string
+	committed    float64
+	hang         []string
+	hangReply    []string
+	takenPorts   []string
+	reserved     []string
+	keptShare    float64
+	keptCount    int
+	partial      float64
+	holds        bool
+	twice        float64
+	leftOut      float64
+	leftOutRun   int
+	getsLeaveOut bool
 }
 
 func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
@@ -40,15 +41,16 @@ func (f *faultFlags) addFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.partial, "partial-creates", 0, "share (0..1) of failed load balancer creates that leave a load balancer without port mappings listed, as kubernetes/kubernetes#141488 met")
 	fs.BoolVar(&f.holds, "partial-holds-frontend", false, "such a load balancer holds the frontend its create asked for, unseen, until deleted")
 	fs.Float64Var(&f.twice, "listed-twice", 0, "share (0..1) of the objects a listing answers twice (no public capture; a listing is not transactional)")
-	fs.Float64Var(&f.leftOut, "left-out-of-listings", 0, "share (0..1) of the objects a listing leaves out though HNS holds them (no public capture; gets still find them)")
+	fs.Float64Var(&f.leftOut, "left-out-of-listings", 0, "share (0..1) of the objects a listing leaves out though HNS holds them (no public capture; gets still find them unless --gets-leave-out)")
 	fs.IntVar(&f.leftOutRun, "left-out-in-a-row", 0, "with --left-out-of-listings: the most listings in a row that leave out one object, the next lists it (0: no bound)")
+	fs.BoolVar(&f.getsLeaveOut, "gets-leave-out", false, "with --left-out-of-listings: a get by ID or by name leaves the object out too, answering not found (hcn's gets are filtered listings), counted in --left-out-in-a-row's run")
 	fs.StringSliceVar(&f.takenPorts, "taken-port", nil, `tcp/PORT or udp/PORT: refuse new load balancer frontends on this port as taken while no load balancer holds it, as a host socket or a reservation HNS kept does (repeatable)`)
 	fs.StringSliceVar(&f.reserved, "reserved-address", nil, `IP: refuse new endpoints on this address as invalid or reserved (0x803b002f) while no endpoint holds it, as HNS refused an overlay source VIP on Windows Server 2004 (repeatable)`)
 }
 
 func (f *faultFlags) request() (remote.FaultsRequest, error) {
 	req := remote.FaultsRequest{ErrorRate: map[string]float64{}, Committed: f.committed, Hang: f.hang, HangReply: f.hangReply, TakenPorts: f.takenPorts, ReservedAddresses: f.reserved, KeptOnDelete: f.keptShare, KeptDeletes: f.keptCount,
-		PartialCreates: f.partial, PartialHoldsFrontend: f.holds, ListedTwice: f.twice, LeftOutOfListings: f.leftOut, LeftOutInARow: f.leftOutRun}
+		PartialCreates: f.partial, PartialHoldsFrontend: f.holds, ListedTwice: f.twice, LeftOutOfListings: f.leftOut, LeftOutInARow: f.leftOutRun, GetsLeaveOut: f.getsLeaveOut}
 	for _, s := range f.errorRates {
 		op, rateStr, ok := strings.Cut(s, "=")
 		if !ok {

@@ -289,3 +289,18 @@ func TestSetFaultsLeftOutInARow(t *testing.T) {
 		t.Errorf("endpoints each listing showed %v, want %v", listed, want)
 	}
 }
+
+// TestSetFaultsGetsLeaveOut: --gets-leave-out reaches the simulator: a get
+// by ID answers not found for an endpoint the listings leave out.
+func TestSetFaultsGetsLeaveOut(t *testing.T) {
+	ctx := context.Background()
+	n, ep := nodeWithEndpoint(t)
+	setFaultsByFlags(t, n, "--left-out-of-listings=1", "--gets-leave-out")
+	if got, err := n.hns.GetEndpointByID(ctx, ep.ID); !hnslb.IsNotFound(err) {
+		t.Errorf("get %+v, %v; want not found", got, err)
+	}
+	setFaultsByFlags(t, n, "--left-out-of-listings=1")
+	if _, err := n.hns.GetEndpointByID(ctx, ep.ID); err != nil {
+		t.Errorf("without --gets-leave-out: %v; want the endpoint", err)
+	}
+}

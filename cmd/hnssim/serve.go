@@ -231,7 +231,7 @@ func (n *node) setFaults(req remote.FaultsRequest) error {
 	}
 	f := sim.Faults{ErrorRate: map[sim.Op]float64{}, Errors: req.Errors, Committed: req.Committed, KeptOnDelete: req.KeptOnDelete, KeptDeletes: req.KeptDeletes,
 		PartialCreates: req.PartialCreates, PartialHoldsFrontend: req.PartialHoldsFrontend,
-		ListedTwice: req.ListedTwice, LeftOutOfListings: req.LeftOutOfListings, LeftOutInARow: req.LeftOutInARow}
+		ListedTwice: req.ListedTwice, LeftOutOfListings: req.LeftOutOfListings, LeftOutInARow: req.LeftOutInARow, GetsLeaveOut: req.GetsLeaveOut}
 	for op, rate := range req.ErrorRate {
 		if !known[sim.Op(op)] {
 			return fmt.Errorf("unknown operation %q in error rates", op)

@@ -165,6 +165,9 @@ type FaultsRequest struct {
 	// LeftOutInARow, above 0, is the most listings in a row that leave out
 	// one object (sim.Faults.LeftOutInARow).
 	LeftOutInARow int `json:"leftOutInARow,omitempty"`
+	// GetsLeaveOut makes gets by ID or by name leave objects out as
+	// listings do (sim.Faults.GetsLeaveOut).
+	GetsLeaveOut bool `json:"getsLeaveOut,omitempty"`
 }
 
 // Limits of FaultsRequest: a fault window or latency beyond these is a
