@@ -19,12 +19,14 @@ import (
 // while node a's HNS answers every object twice in each listing (hnssim
 // --listed-twice 1) writes nothing: it takes no copy for a duplicate of
 // its own to delete. Then a Service is deleted while hnsproxy is down and
-// HNS's listings leave out every object (--left-out-of-listings 1, the
-// drift repair an hour away): restarted, hnsproxy reads by ID what its
-// state file owns, and each endpoint its load balancers name, deletes the
-// deleted Service's load balancer and keeps the other's, with the remote
-// endpoint and the pod on node a it names, as they were. Neither fault has
-// a public capture (docs/simulator.md); taking one listing's silence for a
+// HNS leaves every object out of two looks in a row, listings and gets
+// alike (--left-out-of-listings 1 --left-out-in-a-row 2 --gets-leave-out,
+// the drift repair an hour away): restarted, hnsproxy reads by ID what its
+// state file owns, and each endpoint its load balancers name, asking a get
+// again while it answers "not found", deletes the deleted Service's load
+// balancer and keeps the other's, with the remote endpoint and the pod on
+// node a it names, as they were. Neither fault has a public capture
+// (docs/simulator.md); taking one listing's silence, or one get's, for a
 // delete left the load balancer in HNS for good, as another program's, and
 // the kept Service's, its pod on node a unlisted (the CNI's endpoint,
 // which hnsproxy finds through listings), was deleted.
@@ -55,7 +57,7 @@ func TestListingsThatRepeatOrLeaveOutObjects(t *testing.T) {
 	if err := c.Admin.CoreV1().Services("web").Delete(ctx, "gone", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	setFaults(t, a, hnsremote.FaultsRequest{LeftOutOfListings: 1})
+	setFaults(t, a, hnsremote.FaultsRequest{LeftOutOfListings: 1, LeftOutInARow: 2, GetsLeaveOut: true})
 	if err := a.Proxy.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -108,10 +108,12 @@ func (d *deadlines) deleteLoadBalancer(ctx context.Context, id string) error {
 }
 
 func (d *deadlines) GetLoadBalancerByID(ctx context.Context, id string) (*hnslb.LoadBalancer, error) {
-	return guard(d, ctx, hnslb.OpGetLoadBalancer, d.call, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
-		lb, err := d.c.GetLoadBalancerByID(ctx, id)
-		lowerLBGUIDs(lb)
-		return lb, err
+	return hnslb.GetLooking(func() (*hnslb.LoadBalancer, error) {
+		return guard(d, ctx, hnslb.OpGetLoadBalancer, d.call, func(ctx context.Context) (*hnslb.LoadBalancer, error) {
+			lb, err := d.c.GetLoadBalancerByID(ctx, id)
+			lowerLBGUIDs(lb)
+			return lb, err
+		})
 	})
 }
 
@@ -196,10 +198,12 @@ func (d *deadlines) DeleteEndpoint(ctx context.Context, id string) error {
 }
 
 func (d *deadlines) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {
-	return guard(d, ctx, hnslb.OpGetEndpoint, d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
-		ep, err := d.c.GetEndpointByID(ctx, id)
-		canonicalEndpoint(ep)
-		return ep, err
+	return hnslb.GetLooking(func() (*hnslb.Endpoint, error) {
+		return guard(d, ctx, hnslb.OpGetEndpoint, d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
+			ep, err := d.c.GetEndpointByID(ctx, id)
+			canonicalEndpoint(ep)
+			return ep, err
+		})
 	})
 }
 
@@ -223,8 +227,10 @@ func (d *deadlines) ListEndpoints(ctx context.Context) ([]hnslb.Endpoint, error)
 // GetNetworkByID reads a network; "not found" makes the network suspect
 // (network.go).
 func (d *deadlines) GetNetworkByID(ctx context.Context, id string) (*hnslb.Network, error) {
-	n, err := guard(d, ctx, hnslb.OpGetNetwork, d.call, func(ctx context.Context) (*hnslb.Network, error) {
-		return d.c.GetNetworkByID(ctx, id)
+	n, err := hnslb.GetLooking(func() (*hnslb.Network, error) {
+		return guard(d, ctx, hnslb.OpGetNetwork, d.call, func(ctx context.Context) (*hnslb.Network, error) {
+			return d.c.GetNetworkByID(ctx, id)
+		})
 	})
 	if hnslb.IsNotFound(err) {
 		d.suspect.set.Store(true)

@@ -45,9 +45,11 @@ func (s *StartupCalls) OSBuild(ctx context.Context) (hnslb.OSBuild, error) {
 // GetEndpointByName reads an endpoint by name (the root endpoint that
 // health checks are forwarded to).
 func (s *StartupCalls) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoint, error) {
-	return guard(s.d, ctx, hnslb.OpGetEndpointByName, s.d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
-		ep, err := s.d.c.GetEndpointByName(ctx, name)
-		canonicalEndpoint(ep)
-		return ep, err
+	return hnslb.GetLooking(func() (*hnslb.Endpoint, error) {
+		return guard(s.d, ctx, hnslb.OpGetEndpointByName, s.d.call, func(ctx context.Context) (*hnslb.Endpoint, error) {
+			ep, err := s.d.c.GetEndpointByName(ctx, name)
+			canonicalEndpoint(ep)
+			return ep, err
+		})
 	})
 }

@@ -56,7 +56,10 @@
 // or a delete by ID says it is gone (unlisted.go), a lost create's document
 // is kept against a holder its retry meets (lostunseen.go), and a failed
 // create's leftover and an object whose delete HNS reported done are
-// looked for by silentListings listings (partial.go, deleted.go).
+// looked for by silentListings listings (partial.go, deleted.go). Nor is
+// one get's: hcn's gets are filtered listings, and each is asked again
+// while it answers "not found", silentListings times in all
+// (hnslb.GetLooking, deadline_calls.go).
 //
 // Every HNS call has a deadline (deadline.go): a hung call is abandoned,
 // reported, and its object waits until the call returns while the others go

@@ -23,8 +23,8 @@ import (
 // control manager, starts it again, the start waits for the network
 // (--hns-network-timeout) and adopts what HNS still holds.
 //
-// A read by name answers for sure (hcn says "not found" itself when no
-// network has the name) but costs a call whose answer grows with the
+// A read by name answers for sure once its looks agree (hcn says "not
+// found" itself when no network has the name; hnslb.GetLooking) but costs a call whose answer grows with the
 // cluster on overlay (a route per node), so it is not made at every Sync:
 //   - each drift repair makes one before it lists, and so finds a change
 //     within --drift-repair-period, or at once after an HNS restart;
@@ -73,8 +73,10 @@ func (s *networkSuspect) noteCreate(err error) {
 
 // GetNetworkByName reads a network by name with the call deadline.
 func (d *deadlines) GetNetworkByName(ctx context.Context, name string) (*hnslb.Network, error) {
-	return guard(d, ctx, hnslb.OpGetNetworkByName, d.call, func(ctx context.Context) (*hnslb.Network, error) {
-		return d.c.GetNetworkByName(ctx, name)
+	return hnslb.GetLooking(func() (*hnslb.Network, error) {
+		return guard(d, ctx, hnslb.OpGetNetworkByName, d.call, func(ctx context.Context) (*hnslb.Network, error) {
+			return d.c.GetNetworkByName(ctx, name)
+		})
 	})
 }
 

@@ -30,15 +30,19 @@ import (
 // (unlistedlocal.go).
 
 // silentListings is how many listings must leave an object out before
-// hnsproxy takes it for gone where nothing else would look for it again:
-// a delete HNS reported done (deleted.go), what a failed create left
-// (partial.go), what a lost create of a load balancer no longer desired
-// made (lostunseen.go). Each was taken for gone on one listing's word, and
-// each so left an object in HNS for good, nobody's, in the fault soak.
-// Where a listing leaves each object out by chance, all three miss it with
-// that chance cubed; the price is a record kept for up to three listings:
-// at the default drift repair period, 15 minutes where nothing else lists.
-const silentListings = 3
+// hnsproxy takes it for gone where nothing else would look for it again
+// (hnslb.SilentLooks): a delete HNS reported done (deleted.go), what a
+// failed create left (partial.go), what a lost create of a load balancer
+// no longer desired made (lostunseen.go). Each was taken for gone on one
+// listing's word, and each so left an object in HNS for good, nobody's, in
+// the fault soak. The price is a record kept for up to three listings: at
+// the default drift repair period, 15 minutes where nothing else lists.
+// Every get is asked as many times before its "not found" is believed
+// (hnslb.GetLooking, in the calls of deadline_calls.go): hcn's gets are
+// filtered listings, and one get's "not found" forgot an object of
+// hnsproxy's at Start, made a realized one again beside the one HNS held,
+// or took the network for gone.
+const silentListings = hnslb.SilentLooks
 
 // unlistedStale is an owned object no desired one uses that a listing
 // left out: deleted, so that HNS's answer says whether it was still there

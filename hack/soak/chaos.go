@@ -25,7 +25,7 @@ const (
 	hnsPartialCreates  = 0.5  // of failed load balancer creates, the share that leaves one without port mappings (kubernetes/kubernetes#141488)
 	hnsListedTwice     = 0.05 // of the objects a listing answers, the share answered twice (no capture: sim.Faults.ListedTwice)
 	hnsLeftOut         = 0.05 // of the objects HNS holds, the share a listing leaves out (no capture: sim.Faults.LeftOutOfListings)
-	hnsLeftOutInARow   = 2    // the most listings in a row that leave out one object: three is what hnsproxy takes for gone (reconciler silentListings), so a loss below it is a bug, not chance
+	hnsLeftOutInARow   = 2    // the most looks in a row (listings, and gets where they leave out too: getsLeaveOut) that leave out one object: three is what hnsproxy takes for gone (hnslb.SilentLooks), so a loss below it is a bug, not chance
 	hnsRestartWindow   = 3 * time.Second
 	hnsLatency         = 500 * time.Microsecond // per hcn RPC: a create or update 1.5 to 2 ms, a sync of a burst tens of ms, as on Windows
 	hnsRestartsEach    = 3                      // per node
@@ -116,6 +116,13 @@ func echoArgs(seed uint64, i int) []string {
 // frontend (sim.Faults.PartialHoldsFrontend, not known of real HNS): the
 // seed turns it over the nodes, so the two nodes of a run differ.
 func partialHolds(seed uint64, i int) bool { return (seed+uint64(i))%2 == 0 }
+
+// getsLeaveOut is whether node i's gets by ID and by name leave objects
+// out as its listings do (sim.Faults.GetsLeaveOut: hcn's gets are
+// filtered listings; not known of real HNS): one node's do, the other's
+// not, turned by the seed so that over eight seeds each node meets it
+// with every echo and partial holding.
+func getsLeaveOut(seed uint64, i int) bool { return (seed/4+uint64(i))%2 == 1 }
 
 // chaos runs the faults of the soak's fault window and keeps every
 // hnsproxy running until told to stop, counting what happened.

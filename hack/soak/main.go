@@ -59,6 +59,9 @@ type result struct {
 	// per node, whether those held their frontend (partialHolds).
 	HNSPartialCreates    int    `json:"hns_partial_creates"`
 	PartialHoldsFrontend []bool `json:"partial_holds_frontend"`
+	// GetsLeaveOut is, per node, whether its gets left objects out as its
+	// listings did (getsLeaveOut).
+	GetsLeaveOut []bool `json:"gets_leave_out"`
 	// ErrorVariants are each node's hnssim flags for the codes real HNS's
 	// are not known (errorVariants).
 	ErrorVariants [][]string `json:"error_variants"`
@@ -269,6 +272,7 @@ func run(ctx context.Context, window, convergeTimeout time.Duration, seed uint64
 	for i := range r.cluster.Nodes {
 		res.ErrorVariants = append(res.ErrorVariants, variantArgs(errorVariants(seed, i)))
 		res.PartialHoldsFrontend = append(res.PartialHoldsFrontend, partialHolds(seed, i))
+		res.GetsLeaveOut = append(res.GetsLeaveOut, getsLeaveOut(seed, i))
 		res.Echoes = append(res.Echoes, echoArgs(seed, i))
 	}
 	return res, res.failed(len(r.cluster.Nodes), framework.InCI()), nil

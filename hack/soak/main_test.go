@@ -136,6 +136,24 @@ func TestEchoTurnsOverTheNodes(t *testing.T) {
 	}
 }
 
+// TestGetsLeaveOutTurnsOverTheNodes: whatever the seed, one node's gets
+// leave objects out and the other's do not; over eight seeds each node
+// meets both with every echo and partial holding.
+func TestGetsLeaveOutTurnsOverTheNodes(t *testing.T) {
+	met := map[[4]bool]bool{}
+	for seed := range uint64(8) {
+		if getsLeaveOut(seed, 0) == getsLeaveOut(seed, 1) {
+			t.Errorf("seed %d: both nodes' gets leave out: %v", seed, getsLeaveOut(seed, 0))
+		}
+		for node := range 2 {
+			met[[4]bool{node == 1, echoArgs(seed, node) != nil, partialHolds(seed, node), getsLeaveOut(seed, node)}] = true
+		}
+	}
+	if len(met) != 16 {
+		t.Errorf("over eight seeds, (node, echo, partial holds, gets leave out) met %d of 16: %v", len(met), met)
+	}
+}
+
 // TestNetworkReplacementTurnsOverNodesAndCodes: over four seeds, the
 // network is replaced on each node, and under each missing-network code.
 func TestNetworkReplacementTurnsOverNodesAndCodes(t *testing.T) {

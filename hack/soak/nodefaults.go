@@ -46,7 +46,8 @@ var hungOps = []string{"CreateLoadBalancer", "DeleteLoadBalancer", "UpdateLoadBa
 // faultsOf is the node's fault setting: faultsOn plus the hang in force.
 func (c *chaos) faultsOf(n *framework.Node, restart time.Duration) remote.FaultsRequest {
 	f := faultsOn(restart)
-	f.PartialHoldsFrontend = partialHolds(c.seed, slices.Index(c.cluster.Nodes, n))
+	i := slices.Index(c.cluster.Nodes, n)
+	f.PartialHoldsFrontend, f.GetsLeaveOut = partialHolds(c.seed, i), getsLeaveOut(c.seed, i)
 	c.hangsMu.Lock()
 	f.Hang = c.hangs[n.Name()]
 	c.hangsMu.Unlock()

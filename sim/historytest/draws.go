@@ -42,10 +42,11 @@ func RandomErrorVariants(rng *rand.Rand) sim.ErrorVariants {
 // RandomFaults draws faults on every operation: failed calls (up to
 // maxRate of them), deletes reported done but kept, failed creates that
 // leave a load balancer without port mappings, and, each on half of the
-// draws, listings that answer objects twice or leave them out, never the
-// same object out of more than two listings in a row (LeftOutInARow: three
-// in a row is what hnsproxy takes for gone where nothing else looks, by
-// design; below it, a lost object is a bug). A failed call answers one
+// draws, listings that answer objects twice or leave them out (and, on
+// half of the latter, gets that leave them out too: GetsLeaveOut), never
+// the same object out of more than two looks in a row (LeftOutInARow:
+// three in a row is what hnsproxy takes for gone, by design; below it, a
+// lost object is a bug). A failed call answers one
 // of AnyCodes that is plausible for its operation and for whether HNS
 // applied it (docs/simulator.md, "HNS as a service"):
 //   - applying nothing, any call may answer a code that says nothing of
@@ -93,16 +94,19 @@ func RandomFaults(rng *rand.Rand, maxRate float64) sim.Faults {
 		}
 	}
 	var twice, leftOut float64
+	var getsLeaveOut bool
 	if rng.IntN(2) == 0 {
 		twice = rng.Float64() * 0.3
 	}
 	if rng.IntN(2) == 0 {
 		leftOut = rng.Float64() * 0.3
+		getsLeaveOut = rng.IntN(2) == 0
 	}
 	return sim.Faults{
 		ListedTwice:          twice,
 		LeftOutOfListings:    leftOut,
 		LeftOutInARow:        2,
+		GetsLeaveOut:         getsLeaveOut,
 		ErrorRate:            map[sim.Op]float64{sim.AnyOp: rng.Float64() * maxRate},
 		Codes:                codes,
 		AppliedCodes:         applied,

@@ -1,0 +1,33 @@
+package cni
+
+import (
+	"context"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// The gets the plugin makes, each asked again while it answers "not found"
+// (hnslb.GetLooking): hcn makes a get as a listing filtered on the ID or
+// the name, and nothing rules out one leaving out an object HNS holds
+// (docs/simulator.md, Faults.GetsLeaveOut). Taken at one get's word, a DEL
+// reported an endpoint gone that HNS still held and IPAM released its
+// address; an ADD made a second endpoint, or a second network, beside the
+// one there. An object really gone costs two more gets, each an
+// enumeration that finds nothing: on an ADD, the lookups of the pod's
+// endpoint by its names.
+
+func (c hnsClient) GetNetworkByName(ctx context.Context, name string) (*hnslb.Network, error) {
+	return hnslb.GetLooking(func() (*hnslb.Network, error) { return c.Client.GetNetworkByName(ctx, name) })
+}
+
+func (c hnsClient) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoint, error) {
+	return hnslb.GetLooking(func() (*hnslb.Endpoint, error) { return c.Client.GetEndpointByName(ctx, name) })
+}
+
+func (c hnsClient) GetEndpointByID(ctx context.Context, id string) (*hnslb.Endpoint, error) {
+	return hnslb.GetLooking(func() (*hnslb.Endpoint, error) { return c.Client.GetEndpointByID(ctx, id) })
+}
+
+func (c hnsClient) GetNamespaceByID(ctx context.Context, id string) (*hnslb.Namespace, error) {
+	return hnslb.GetLooking(func() (*hnslb.Namespace, error) { return c.Client.GetNamespaceByID(ctx, id) })
+}
