@@ -81,7 +81,7 @@ func (s *session) add(ctx context.Context, nsID string, undo *undoStack) (*curre
 	// An endpoint left by an interrupted ADD of this attachment (or one an
 	// earlier release named its way) goes first, with its address: IPAM
 	// refuses a second address for one attachment.
-	stale, err := s.removeAttachment(ctx)
+	stale, err := s.removeAttachment(ctx, true)
 	if err != nil {
 		return nil, err
 	}

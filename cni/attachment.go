@@ -11,7 +11,10 @@ import (
 // plugins' name, else under the name earlier hnscni releases used (on the
 // configured network only, and only with IPAM, which they required), so a
 // node can switch plugins with pods running. nil if there is none.
-func (s *session) attachmentEndpoint(ctx context.Context) (*hnslb.Endpoint, error) {
+// byName is the lookup: s.hns's, which asks again while HNS answers "not
+// found" (hnsgets.go), or a single get where "not found" is the norm
+// (removeAttachment).
+func (s *session) attachmentEndpoint(ctx context.Context, byName func(context.Context, string) (*hnslb.Endpoint, error)) (*hnslb.Endpoint, error) {
 	for i, name := range []string{
 		endpointName(s.args.ContainerID, s.conf.Network, s.args.IfName),
 		legacyEndpointName(s.args.ContainerID, s.args.IfName),
@@ -19,7 +22,7 @@ func (s *session) attachmentEndpoint(ctx context.Context) (*hnslb.Endpoint, erro
 		if i == 1 && (s.conf.hnsIPAM() || s.legacyNameIsAnothers(name)) {
 			break
 		}
-		ep, err := s.hns.GetEndpointByName(ctx, name)
+		ep, err := byName(ctx, name)
 		if hnslb.IsNotFound(err) {
 			continue
 		}
@@ -51,10 +54,23 @@ func (s *session) attachmentEndpoint(ctx context.Context) (*hnslb.Endpoint, erro
 // deletesOfAKeptEndpoint times; one still listed then fails the command
 // with "try again later", so the address stays held while the endpoint
 // may hold it, and the runtime's next DEL deletes it again.
-func (s *session) removeAttachment(ctx context.Context) (bool, error) {
+//
+// DEL looks up each name until three gets in a row answer "not found"
+// (hnsgets.go): one that left out the endpoint answered done with it in
+// HNS and its address released. ADD, which removes what an interrupted ADD
+// of the attachment left (expectNone), asks once: nearly always there is
+// nothing, and three gets of each name would cost every pod start four
+// more RPCs, where a stale endpoint one get left out only fails the ADD
+// (HNS refuses its address to the new one, naming the holder) for the
+// runtime's DEL and next ADD to clear.
+func (s *session) removeAttachment(ctx context.Context, expectNone bool) (bool, error) {
+	byName := s.hns.GetEndpointByName
+	if expectNone {
+		byName = s.hns.Client.GetEndpointByName
+	}
 	deletes := map[string]int{} // by lower-case endpoint ID
 	for {
-		ep, err := s.attachmentEndpoint(ctx)
+		ep, err := s.attachmentEndpoint(ctx, byName)
 		if ep == nil || err != nil {
 			return len(deletes) > 0, err
 		}

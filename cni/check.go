@@ -32,7 +32,7 @@ func cmdCheck(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	ep, err := s.attachmentEndpoint(ctx)
+	ep, err := s.attachmentEndpoint(ctx, s.hns.GetEndpointByName)
 	if err != nil {
 		return err
 	}

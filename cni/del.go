@@ -8,7 +8,7 @@ import "context"
 // Without IPAM, deleting the endpoint returns its address to HNS. A network
 // already gone does not fail the release (releasePodCIDR).
 func cmdDel(ctx context.Context, s *session) error {
-	if _, err := s.removeAttachment(ctx); err != nil {
+	if _, err := s.removeAttachment(ctx, false); err != nil {
 		return err
 	}
 	if s.conf.hnsIPAM() {
