@@ -24,8 +24,9 @@ import (
 // (--hns-network-timeout) and adopts what HNS still holds.
 //
 // A read by name answers for sure once its looks agree (hcn says "not
-// found" itself when no network has the name; hnslb.GetLooking) but costs a call whose answer grows with the
-// cluster on overlay (a route per node), so it is not made at every Sync:
+// found" itself when no network has the name; hnslb.GetLooking) but
+// costs a call whose answer grows with the cluster on overlay (a route
+// per node), so it is not made at every Sync:
 //   - each drift repair makes one before it lists, and so finds a change
 //     within --drift-repair-period, or at once after an HNS restart;
 //   - a Sync makes one when a call since the last suggested the network is
