@@ -4,22 +4,30 @@ import (
 	"context"
 	"strings"
 
+	"github.com/containernetworking/cni/pkg/types"
+
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
-// attachmentEndpoint is the attachment's endpoint: under the reference
-// plugins' name, else under the name earlier hnscni releases used (on the
+// attachmentEndpoint is the endpoint of the command's attachment
+// (endpointOf).
+func (s *session) attachmentEndpoint(ctx context.Context, byName func(context.Context, string) (*hnslb.Endpoint, error)) (*hnslb.Endpoint, error) {
+	return s.endpointOf(ctx, types.GCAttachment{ContainerID: s.args.ContainerID, IfName: s.args.IfName}, byName)
+}
+
+// endpointOf is an attachment's endpoint: under the reference plugins'
+// name, else under the name earlier hnscni releases used (on the
 // configured network only, and only with IPAM, which they required), so a
 // node can switch plugins with pods running. nil if there is none.
 // byName is the lookup: s.hns's, which asks again while HNS answers "not
 // found" (hnsgets.go), or a single get where "not found" is the norm
 // (removeAttachment).
-func (s *session) attachmentEndpoint(ctx context.Context, byName func(context.Context, string) (*hnslb.Endpoint, error)) (*hnslb.Endpoint, error) {
+func (s *session) endpointOf(ctx context.Context, a types.GCAttachment, byName func(context.Context, string) (*hnslb.Endpoint, error)) (*hnslb.Endpoint, error) {
 	for i, name := range []string{
-		endpointName(s.args.ContainerID, s.conf.Network, s.args.IfName),
-		legacyEndpointName(s.args.ContainerID, s.args.IfName),
+		endpointName(a.ContainerID, s.conf.Network, a.IfName),
+		legacyEndpointName(a.ContainerID, a.IfName),
 	} {
-		if i == 1 && (s.conf.hnsIPAM() || s.legacyNameIsAnothers(name)) {
+		if i == 1 && (s.conf.hnsIPAM() || s.conf.legacyNameIsAnothers(name, a)) {
 			break
 		}
 		ep, err := byName(ctx, name)
@@ -85,14 +93,14 @@ func (s *session) removeAttachment(ctx context.Context, expectNone bool) (bool, 
 	}
 }
 
-// legacyNameIsAnothers reports whether the attachment's legacy name is the
+// legacyNameIsAnothers reports whether a's legacy name is the
 // name endpointName gives another attachment of the pod on the network:
 // "<containerID>_<ifname>" for an interface named as the network is the
 // pod's eth0 endpoint, and for "cbr0_net1" on cbr0 its net1 endpoint.
-// Such an endpoint is never taken for this attachment's: the legacy name
+// Such an endpoint is never taken for a's: the legacy name
 // cannot be told from the current one, and the current one is the other
 // attachment's.
-func (s *session) legacyNameIsAnothers(legacy string) bool {
-	containerID, ifName, ok := attachmentOf(legacy, s.conf.Network)
-	return ok && (containerID != s.args.ContainerID || ifName != s.args.IfName)
+func (n *NetConf) legacyNameIsAnothers(legacy string, a types.GCAttachment) bool {
+	containerID, ifName, ok := attachmentOf(legacy, n.Network)
+	return ok && (containerID != a.ContainerID || ifName != a.IfName)
 }

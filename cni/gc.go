@@ -1,6 +1,7 @@
 package cni
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,15 +36,8 @@ func cmdGC(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
-	// held are the unlisted attachments whose endpoint GC leaves in HNS:
-	// another plugin's (a reference plugin's pod, with HNS's MAC), or one
-	// HNS would not delete. Their addresses stay taken in IPAM too, as DEL
-	// keeps an address while the endpoint may hold it.
-	var held []types.GCAttachment
-	// left are the endpoints GC leaves in HNS, whoever made them: IPAM must
-	// keep their addresses reserved (ipamGC).
-	var left []*hnslb.Endpoint
+	var run gcRun
+	listed := map[string]bool{} // the names of the endpoints the listing showed
 	if network != nil {
 		valid := map[string]bool{}
 		for _, a := range s.conf.validAttachments() {
@@ -58,38 +52,59 @@ func cmdGC(ctx context.Context, s *session) error {
 		}
 		for i := range eps {
 			ep := &eps[i]
+			listed[ep.Name] = true
 			if valid[ep.Name] || ep.IsRemote() {
-				left = append(left, ep)
+				run.left = append(run.left, ep)
 				continue
 			}
-			if !s.conf.ours(ep) {
-				left = append(left, ep)
-				if containerID, ifName, ok := attachmentOf(ep.Name, s.conf.Network); ok {
-					held = append(held, types.GCAttachment{ContainerID: containerID, IfName: ifName})
-				}
-				continue
-			}
-			a := s.conf.endpointAttachment(ep.Name)
-			if err := s.hns.deleteUntilGone(ctx, ep); err != nil {
-				errs = append(errs, err)
-				left = append(left, ep)
-				held = append(held, a)
-				continue
-			}
-			if s.conf.hnsIPAM() {
-				continue // HNS took the address back with the endpoint
-			}
-			if err := s.releaseAddress(ctx, a); err != nil {
-				errs = append(errs, err)
-			}
+			s.collect(ctx, ep, &run)
 		}
 	}
 	if !s.conf.hnsIPAM() {
-		if err := s.ipamGC(ctx, held, left); err != nil && !incompatible(err) {
-			errs = append(errs, err)
+		if err := s.ipamGC(ctx, network != nil, listed, &run); err != nil && !incompatible(err) {
+			run.errs = append(run.errs, err)
 		}
 	}
-	return gcError(errs)
+	return gcError(run.errs)
+}
+
+// gcRun is what one GC did with the endpoints it met.
+type gcRun struct {
+	// held are the unlisted attachments whose endpoint GC leaves in HNS:
+	// another plugin's (a reference plugin's pod, with HNS's MAC), or one
+	// HNS would not delete. Their addresses stay taken in IPAM too, as DEL
+	// keeps an address while the endpoint may hold it.
+	held []types.GCAttachment
+	// left are the endpoints GC leaves in HNS, whoever made them: IPAM must
+	// keep their addresses reserved (ipamGC).
+	left []*hnslb.Endpoint
+	errs []error
+}
+
+// collect deletes a stale endpoint of hnscni's and releases its address,
+// and leaves one it did not make, or one HNS would not delete, holding its
+// attachment's address.
+func (s *session) collect(ctx context.Context, ep *hnslb.Endpoint, run *gcRun) {
+	if !s.conf.ours(ep) {
+		run.left = append(run.left, ep)
+		if containerID, ifName, ok := attachmentOf(ep.Name, s.conf.Network); ok {
+			run.held = append(run.held, types.GCAttachment{ContainerID: containerID, IfName: ifName})
+		}
+		return
+	}
+	a := s.conf.endpointAttachment(ep.Name)
+	if err := s.hns.deleteUntilGone(ctx, ep); err != nil {
+		run.errs = append(run.errs, err)
+		run.left = append(run.left, ep)
+		run.held = append(run.held, a)
+		return
+	}
+	if s.conf.hnsIPAM() {
+		return // HNS took the address back with the endpoint
+	}
+	if err := s.releaseAddress(ctx, a); err != nil {
+		run.errs = append(run.errs, err)
+	}
 }
 
 // gcError is GC's one answer for all it could not do. skel prints a single
@@ -118,8 +133,11 @@ func gcError(errs []error) error {
 // runtime lists (package sourcevipipam), and, for host-local, whichever
 // attachment reserved an address an endpoint left in HNS holds (left);
 // under both keys the list has had, so an IPAM that reads either keeps the
-// same ones.
-func (s *session) ipamGC(ctx context.Context, held []types.GCAttachment, left []*hnslb.Endpoint) error {
+// same ones. With host-local, whose store says what its GC would release,
+// the endpoints of those attachments are first looked for where the
+// listing did not show them (collectUnlisted); withNetwork is whether
+// there was a network to list.
+func (s *session) ipamGC(ctx context.Context, withNetwork bool, listed map[string]bool, run *gcRun) error {
 	data, err := s.releaseStdin(ctx)
 	if err != nil {
 		return err
@@ -128,17 +146,14 @@ func (s *session) ipamGC(ctx context.Context, held []types.GCAttachment, left []
 	if err := json.Unmarshal(data, &conf); err != nil {
 		return types.NewError(types.ErrDecodingFailure, "malformed network configuration", err.Error())
 	}
-	holders, err := s.hostLocalHolders(data, left)
+	reserved, err := s.hostLocalReservations(data)
 	if err != nil {
 		return err
 	}
-	var keep []types.GCAttachment
-	for _, a := range slices.Concat(s.conf.validAttachments(), held, sourcevipipam.Attachments(), holders) {
-		if !slices.Contains(keep, a) {
-			keep = append(keep, a)
-		}
+	if withNetwork {
+		s.collectUnlisted(ctx, reserved, listed, run)
 	}
-	list, err := json.Marshal(keep)
+	list, err := json.Marshal(s.keptAttachments(reserved, run))
 	if err != nil {
 		return internal("encode the valid attachments: %v", err)
 	}
@@ -149,28 +164,83 @@ func (s *session) ipamGC(ctx context.Context, held []types.GCAttachment, left []
 	return s.delegate(ctx, "GC", "", "", data)
 }
 
-// hostLocalHolders are the attachments host-local's store reserves the
-// endpoints' addresses under, when host-local is the IPAM. Its GC (containernetworking/plugins
-// v1.10.0) releases every reservation whose attachment the list leaves
-// out, and only its store says which attachment reserved an address: a
-// source VIP reserved by hand under another attachment than the scripts'
-// (sourcevipipam), a pod another plugin wired under another interface name
-// than its endpoint's name says. An address an endpoint holds stays
-// reserved, as DEL keeps it while the endpoint may hold it. A store it
-// cannot read answers an error and IPAM gets no GC.
-func (s *session) hostLocalHolders(stdin []byte, endpoints []*hnslb.Endpoint) ([]types.GCAttachment, error) {
-	if s.conf.IPAM.Type != "host-local" || len(endpoints) == 0 {
+// keptAttachments are the attachments IPAM's GC is told to keep (ipamGC),
+// each once.
+func (s *session) keptAttachments(reserved map[netip.Addr]types.GCAttachment, run *gcRun) []types.GCAttachment {
+	var keep []types.GCAttachment
+	for _, a := range slices.Concat(s.conf.validAttachments(), run.held, sourcevipipam.Attachments(), holders(reserved, run.left)) {
+		if !slices.Contains(keep, a) {
+			keep = append(keep, a)
+		}
+	}
+	return keep
+}
+
+// collectUnlisted looks up, by its endpoint's names, each attachment whose
+// address host-local's GC would release while the listing showed no
+// endpoint of it, and collects what it finds as if listed. A listing can
+// leave out an endpoint HNS holds (hcn lists by enumerating, then opening
+// each object; docs/simulator.md, Faults.LeftOutOfListings): taken at its
+// word, GC left a stale endpoint in HNS and released its address for the
+// next pod to be refused. The lookups ask again while HNS answers "not
+// found" (hnsgets.go) and cost nothing where no reservation is stale,
+// which is the norm, since DEL releases its address. An attachment HNS
+// cannot say of keeps its address.
+func (s *session) collectUnlisted(ctx context.Context, reserved map[netip.Addr]types.GCAttachment, listed map[string]bool, run *gcRun) {
+	kept := s.keptAttachments(reserved, run)
+	var stale []types.GCAttachment
+	for _, a := range reserved {
+		if !slices.Contains(kept, a) && !slices.Contains(stale, a) &&
+			!listed[endpointName(a.ContainerID, s.conf.Network, a.IfName)] && !listed[legacyEndpointName(a.ContainerID, a.IfName)] {
+			stale = append(stale, a)
+		}
+	}
+	slices.SortFunc(stale, func(a, b types.GCAttachment) int {
+		return cmp.Or(strings.Compare(a.ContainerID, b.ContainerID), strings.Compare(a.IfName, b.IfName))
+	})
+	for _, a := range stale {
+		ep, err := s.endpointOf(ctx, a, s.hns.GetEndpointByName)
+		switch {
+		case err != nil:
+			run.errs = append(run.errs, err)
+			run.held = append(run.held, a)
+		case ep != nil:
+			s.collect(ctx, ep, run)
+		}
+	}
+}
+
+// hostLocalReservations is host-local's store, address by address, when
+// host-local is the IPAM (nil otherwise). Only its store says which
+// attachment reserved an address, and so what its GC
+// (containernetworking/plugins v1.10.0), which releases every reservation
+// whose attachment the list leaves out, would release. A store it cannot
+// read answers an error and IPAM gets no GC.
+func (s *session) hostLocalReservations(stdin []byte) (map[netip.Addr]types.GCAttachment, error) {
+	if s.conf.IPAM.Type != "host-local" {
 		return nil, nil
 	}
 	dir, err := hostlocalstore.Dir(stdin)
 	if err != nil {
 		return nil, types.NewError(types.ErrDecodingFailure, "malformed network configuration", err.Error())
 	}
-	// The store holds at most the pod subnet; the endpoints can be every
-	// remote endpoint of an overlay cluster, so the store is read once.
 	reserved, err := hostlocalstore.Reservations(dir)
 	if err != nil {
 		return nil, types.NewError(types.ErrIOFailure, "read host-local's store "+dir, err.Error())
+	}
+	return reserved, nil
+}
+
+// holders are the attachments host-local's store reserves the endpoints'
+// addresses under: a source VIP reserved by hand under another attachment
+// than the scripts' (sourcevipipam), a pod another plugin wired under
+// another interface name than its endpoint's name says. An address an
+// endpoint holds stays reserved, as DEL keeps it while the endpoint may
+// hold it. The endpoints can be every remote endpoint of an overlay
+// cluster; the store, read once, holds at most the pod subnet.
+func holders(reserved map[netip.Addr]types.GCAttachment, endpoints []*hnslb.Endpoint) []types.GCAttachment {
+	if len(reserved) == 0 {
+		return nil
 	}
 	var out []types.GCAttachment
 	for _, ep := range endpoints {
@@ -181,7 +251,7 @@ func (s *session) hostLocalHolders(stdin []byte, endpoints []*hnslb.Endpoint) ([
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // validAttachments are the attachments the runtime still has, under
