@@ -27,9 +27,11 @@ import (
 // attached: deleting a pod's namespace detaches it.
 func cmdGC(ctx context.Context, s *session) error {
 	if s.conf.ValidAttachments == nil && s.conf.SpecAttachments == nil {
-		// The spec requires the list, and libcni always sends it (empty
-		// when nothing runs). Read as empty, a runtime's slip would
-		// delete every pod's endpoint on the node.
+		// The spec requires the list. libcni sends the runtime's as
+		// given: [] when it is empty, null when it is nil, as CRI-O's
+		// ocicni gives it for a network no pod runs on; such a node is
+		// collected once a pod runs. Read as empty, a runtime's slip
+		// would delete every pod's endpoint on the node.
 		return invalidConfig("GC needs cni.dev/valid-attachments, the attachments still in use; without it every pod would count as stale")
 	}
 	network, err := s.network(ctx)

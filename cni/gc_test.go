@@ -51,8 +51,8 @@ func TestGCReadsTheSpecsFirstKey(t *testing.T) {
 }
 
 // TestGCWithoutTheListDeletesNothing: the spec requires GC's list of
-// still-valid attachments, and libcni always sends it, empty when nothing
-// runs. A GC without it (neither key, or null) is refused as an invalid
+// still-valid attachments; libcni sends the runtime's as given, [] when
+// empty, null when nil. A GC without it (neither key, or null) is refused as an invalid
 // configuration: read as an empty list, a runtime's slip would delete every
 // pod's endpoint and release every address on the node (host-local's own
 // GC reads it so).

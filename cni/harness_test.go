@@ -24,6 +24,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/internal/buildscript"
 	"github.com/hnsproxy/hnsproxy/internal/hostlocalstore"
+	"github.com/hnsproxy/hnsproxy/internal/tiedchild"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
@@ -74,11 +75,12 @@ func (n *simNode) start(t testing.TB) {
 	var out bytes.Buffer
 	cmd := exec.Command(filepath.Join(binDir, "hnssim"), append([]string{"serve", "--socket", n.socket, "--node-name", n.name}, n.args...)...)
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	// Tied to the test process: a test killed mid-history (a timeout, the
+	// fuzzing engine stopping a worker) runs no cleanup.
+	exited, err := tiedchild.Start(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	n.client = remote.NewClient(n.socket)
 	// Wait until it answers (or died): a readiness poll, not a timing assertion.
 	for ready := false; !ready; {

@@ -1,0 +1,446 @@
+package cni_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/types"
+	current "github.com/containernetworking/cni/pkg/types/100"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/internal/hostlocalstore"
+	"github.com/hnsproxy/hnsproxy/sim"
+	"github.com/hnsproxy/hnsproxy/sim/historytest"
+	"github.com/hnsproxy/hnsproxy/sim/remote"
+)
+
+// Random pod histories: the reconciler's random histories asked of hnscni.
+// A seed picks an HNS build, its echoes, the node's network (l2bridge or
+// overlay), the faults HNS has (failed calls, applied or not, deletes
+// reported done and kept, listings that answer objects twice or leave them
+// out, gets that leave them out) and a history of what a runtime does,
+// through libcni, as containerd does it: ADD, and after a failed ADD one
+// DEL and the pod's namespace removed whatever that DEL answered (the
+// sandbox is forgotten); DEL of a running pod, tried again while it fails;
+// CHECK and STATUS; GC with the attachments the runtime still has; and a
+// runtime that loses a running pod without a DEL. host-local hands out six
+// addresses, so a released one comes back soon, to a pod whose create HNS
+// may refuse while a leftover endpoint holds it.
+//
+// After every step, with the faults off, the node must hold each running
+// pod's endpoint, once, with the address its ADD returned, attached to its
+// namespace, and that address reserved for it in host-local's store;
+// nothing of a pod whose DEL succeeded; and after a GC that succeeded, no
+// reservation but of the attachments the runtime listed, no endpoint of a
+// pod the runtime lost while wired, and, where no listing left objects
+// out, no endpoint of hnscni's but theirs. Then the faults stop: the DELs
+// that failed succeed, pods fill every free address (leftovers holding
+// some), GC succeeds, pods fill what it freed, each passes CHECK, and once
+// all are deleted neither HNS nor host-local holds anything of them.
+
+// podHistorySeeds is how many seeds `go test` runs; FuzzPodHistory tries
+// more.
+const (
+	podHistorySeeds = 6
+	podHistorySteps = 30
+	// The addresses host-local hands out, and the most pods running at once.
+	podHistoryAddresses  = 6
+	podHistoryMaxRunning = 4
+)
+
+func TestRandomPodHistories(t *testing.T) {
+	for seed := range uint64(podHistorySeeds) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runPodHistory(t, seed) })
+	}
+}
+
+func FuzzPodHistory(f *testing.F) {
+	f.Add(uint64(0))
+	f.Fuzz(func(t *testing.T, seed uint64) { runPodHistory(t, seed) })
+}
+
+// podState is where a pod of a history is, as the runtime knows it.
+type podState int
+
+const (
+	podRunning     podState = iota // ADD succeeded
+	podTerminating                 // a DEL failed; the runtime tries again
+	podLost                        // the runtime forgot it without a DEL: GC's to collect
+	podDeleted                     // a DEL succeeded, or a GC collected it
+)
+
+type historyPod struct {
+	pod
+	runtime *runtime // its own cache: a lost pod is not in the cache GC runs with
+	ip      string   // the address its ADD returned
+	state   podState
+	// wired is whether its ADD succeeded: a lost pod that was wired holds
+	// an address reservation until collected.
+	wired bool
+	// mayLinger is whether an endpoint of it may still be in HNS after
+	// it was deleted: a failed ADD's leftover no listing has shown GC yet.
+	mayLinger bool
+}
+
+type podHistory struct {
+	t        *testing.T
+	ctx      context.Context
+	rng      *rand.Rand
+	node     *simNode
+	conf     netConf
+	faults   remote.FaultsRequest
+	leaveOut bool // the faults leave objects out of listings
+	pods     []*historyPod
+	log      []string
+}
+
+func runPodHistory(t *testing.T, seed uint64) {
+	h := newPodHistory(t, seed)
+	for range podHistorySteps {
+		h.step()
+		h.observe()
+	}
+	h.settle()
+}
+
+func newPodHistory(t *testing.T, seed uint64) *podHistory {
+	rng := rand.New(rand.NewPCG(seed, 0x70d))
+	profiles := sim.Profiles()
+	profile := profiles[rng.IntN(len(profiles))].Name
+	_, echo := historytest.RandomEcho(rng)
+	overlay := rng.IntN(2) == 0
+	network, subnet, first := "cbr0", "10.244.83.0/24", "10.244.83.10"
+	mode, networkType := "l2bridge", "l2bridge"
+	if overlay {
+		network, subnet, first = "vxlan0", "10.244.0.0/23", "10.244.0.10"
+		mode, networkType = "overlay", "overlay"
+	}
+	node := startNode(t, "n1", "--node-ip", "192.168.83.1", "--network-name", network, "--network-type", networkType,
+		"--subnet", subnet, "--profile", profile, "--echo", strings.Join(echo, ","), "--seed", fmt.Sprint(seed%1_000_000+1))
+	conf := netConf{version: "1.1.0", mode: mode, network: network, subnet: subnet, socket: node.socket, dataDir: t.TempDir()}
+	conf.extra = map[string]any{"ipam": map[string]any{"type": "host-local", "dataDir": conf.dataDir,
+		"ranges": [][]map[string]string{{{"subnet": subnet, "rangeStart": first, "rangeEnd": ipAt(first, podHistoryAddresses-1)}}}}}
+
+	h := &podHistory{t: t, ctx: context.Background(), rng: rng, node: node, conf: conf}
+	h.faults = h.randomFaults()
+	h.leaveOut = h.faults.LeftOutOfListings > 0
+	h.logf("seed %d: %s network on %s, echo %v, faults %+v", seed, mode, profile, echo, h.faults)
+	return h
+}
+
+// randomFaults draws HNS's faults for the history (historytest's draws,
+// as the wire carries them: any code of StateFreeCodes on any call).
+func (h *podHistory) randomFaults() remote.FaultsRequest {
+	f := historytest.RandomFaults(h.rng, 0.25)
+	var codes []hnslb.ErrorCode
+	for _, c := range historytest.StateFreeCodes() {
+		if h.rng.IntN(2) == 0 {
+			codes = append(codes, c)
+		}
+	}
+	return remote.FaultsRequest{
+		ErrorRate: map[string]float64{string(sim.AnyOp): f.ErrorRate[sim.AnyOp]}, Errors: codes,
+		Committed: f.Committed, KeptOnDelete: f.KeptOnDelete,
+		ListedTwice: f.ListedTwice, LeftOutOfListings: f.LeftOutOfListings, LeftOutInARow: f.LeftOutInARow,
+		GetsLeaveOut: f.GetsLeaveOut,
+	}
+}
+
+// ipAt is the address i after first.
+func ipAt(first string, i int) string {
+	a := netip.MustParseAddr(first)
+	for range i {
+		a = a.Next()
+	}
+	return a.String()
+}
+
+func (h *podHistory) logf(format string, args ...any) {
+	h.log = append(h.log, fmt.Sprintf(format, args...))
+}
+
+// fatalf fails the history with what happened in it.
+func (h *podHistory) fatalf(format string, args ...any) {
+	h.t.Helper()
+	h.t.Fatalf("%s\nhistory:\n  %s", fmt.Sprintf(format, args...), strings.Join(h.log, "\n  "))
+}
+
+// faulty runs f with the history's faults on.
+func (h *podHistory) faulty(f func() error) error {
+	h.setFaults(h.faults)
+	defer h.setFaults(remote.FaultsRequest{})
+	return f()
+}
+
+func (h *podHistory) setFaults(f remote.FaultsRequest) {
+	h.t.Helper()
+	if err := h.node.client.SetFaults(h.ctx, f); err != nil {
+		h.fatalf("set faults: %v", err)
+	}
+}
+
+func (h *podHistory) inState(states ...podState) []*historyPod {
+	var out []*historyPod
+	for _, p := range h.pods {
+		if slices.Contains(states, p.state) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (h *podHistory) pick(states ...podState) *historyPod {
+	pods := h.inState(states...)
+	if len(pods) == 0 {
+		return nil
+	}
+	return pods[h.rng.IntN(len(pods))]
+}
+
+func (h *podHistory) step() {
+	switch r := h.rng.IntN(100); {
+	case r < 35:
+		if len(h.inState(podRunning)) < podHistoryMaxRunning {
+			h.add(true)
+			return
+		}
+		fallthrough
+	case r < 55:
+		if p := h.pick(podRunning); p != nil {
+			h.del(p, true)
+		}
+	case r < 67:
+		if p := h.pick(podTerminating); p != nil {
+			h.del(p, true)
+		}
+	case r < 80:
+		h.gc(true)
+	case r < 90:
+		if p := h.pick(podRunning); p != nil {
+			err := h.faulty(func() error { return p.runtime.check(p.pod) })
+			h.logf("CHECK %s: %v", p.id, err)
+		}
+	case r < 95:
+		rt := h.newRuntime()
+		err := h.faulty(func() error { return rt.cni.GetStatusNetworkList(h.ctx, rt.list) })
+		h.logf("STATUS: %v", err)
+	default:
+		if p := h.pick(podRunning); p != nil {
+			p.state = podLost
+			h.logf("the runtime loses %s", p.id)
+		}
+	}
+}
+
+func (h *podHistory) newRuntime() *runtime { return newRuntime(h.t, h.conf) }
+
+// add runs a new pod's ADD, under the faults if faulty; a failed one is
+// followed by its DEL and its namespace's removal, and the pod is lost if
+// that DEL fails too (containerd forgets the sandbox).
+func (h *podHistory) add(faulty bool) *historyPod {
+	ns, err := h.node.client.CreateNamespace(h.ctx, &hnslb.Namespace{Type: hnslb.NamespaceTypeHost, SchemaVersion: hnslb.V2})
+	if err != nil {
+		h.fatalf("create a namespace: %v", err)
+	}
+	p := &historyPod{pod: pod{id: fmt.Sprintf("pod%02d", len(h.pods)), netns: ns.ID}, runtime: h.newRuntime()}
+	h.pods = append(h.pods, p)
+	run := func(f func() error) error { return f() }
+	if faulty {
+		run = h.faulty
+	}
+	var res types.Result
+	err = run(func() (err error) { res, err = p.runtime.cni.AddNetworkList(h.ctx, p.runtime.list, p.rt()); return err })
+	if err == nil {
+		r, cerr := current.NewResultFromResult(res)
+		if cerr != nil || len(r.IPs) != 1 {
+			h.fatalf("ADD %s answered %v (%v)", p.id, res, cerr)
+		}
+		p.ip, p.state, p.wired = r.IPs[0].Address.IP.String(), podRunning, true
+		h.logf("ADD %s: %s", p.id, p.ip)
+		return p
+	}
+	if !faulty {
+		h.fatalf("ADD %s without faults: %v", p.id, err)
+	}
+	derr := run(func() error { return p.runtime.cni.DelNetworkList(h.ctx, p.runtime.list, p.rt()) })
+	h.removeNamespace(p)
+	p.state, p.mayLinger = podDeleted, true
+	if derr != nil {
+		p.state = podLost
+	}
+	h.logf("ADD %s: %v; its DEL: %v", p.id, err, derr)
+	return p
+}
+
+func (h *podHistory) removeNamespace(p *historyPod) {
+	if err := h.node.client.DeleteNamespace(h.ctx, p.netns); err != nil && !hnslb.IsNotFound(err) {
+		h.fatalf("remove %s's namespace: %v", p.id, err)
+	}
+}
+
+// del runs a pod's DEL, under the faults if faulty.
+func (h *podHistory) del(p *historyPod, faulty bool) {
+	run := func(f func() error) error { return f() }
+	if faulty {
+		run = h.faulty
+	}
+	err := run(func() error { return p.runtime.cni.DelNetworkList(h.ctx, p.runtime.list, p.rt()) })
+	h.logf("DEL %s: %v", p.id, err)
+	if err != nil {
+		if !faulty {
+			h.fatalf("DEL %s without faults: %v", p.id, err)
+		}
+		p.state = podTerminating
+		return
+	}
+	p.state = podDeleted
+	h.removeNamespace(p)
+}
+
+// gc runs GC, under the faults if faulty, with the attachments the runtime
+// has, from a cache that holds none (libcni's own DELs of cached
+// attachments are not what is tested), and checks what a GC that
+// succeeded promises.
+func (h *podHistory) gc(faulty bool) {
+	valid := []types.GCAttachment{} // [], not null: hnscni refuses a GC without the list
+	for _, p := range h.inState(podRunning, podTerminating) {
+		valid = append(valid, types.GCAttachment{ContainerID: p.id, IfName: "eth0"})
+	}
+	rt := h.newRuntime()
+	run := func(f func() error) error { return f() }
+	if faulty {
+		run = h.faulty
+	}
+	err := run(func() error { return rt.cni.GCNetworkList(h.ctx, rt.list, &libcni.GCArgs{ValidAttachments: valid}) })
+	h.logf("GC keeping %v: %v", valid, err)
+	if err != nil {
+		if !faulty {
+			h.fatalf("GC without faults: %v", err)
+		}
+		return
+	}
+	listingsWhole := !faulty || !h.leaveOut
+	for _, p := range h.pods {
+		if p.state == podLost && p.wired || p.state == podDeleted && listingsWhole {
+			p.mayLinger = false
+		}
+		if p.state == podLost {
+			p.state = podDeleted
+		}
+	}
+	for a, holder := range h.reservations() {
+		if !slices.Contains(valid, holder) {
+			h.fatalf("after a GC that succeeded, host-local reserves %s for %v, which the runtime did not list", a, holder)
+		}
+	}
+}
+
+func (h *podHistory) reservations() map[string]types.GCAttachment {
+	reserved, err := hostlocalstore.Reservations(filepath.Join(h.conf.dataDir, "pods"))
+	if err != nil {
+		h.fatalf("read host-local's store: %v", err)
+	}
+	out := map[string]types.GCAttachment{}
+	for a, holder := range reserved {
+		out[a.String()] = holder
+	}
+	return out
+}
+
+// observe checks, with the faults off, what the node holds of each pod.
+func (h *podHistory) observe() {
+	h.t.Helper()
+	snap, err := h.node.client.Dump(h.ctx)
+	if err != nil {
+		h.fatalf("dump: %v", err)
+	}
+	reserved := h.reservations()
+	byName := map[string][]*hnslb.Endpoint{}
+	for i := range snap.Endpoints {
+		ep := &snap.Endpoints[i]
+		byName[ep.Name] = append(byName[ep.Name], ep)
+	}
+	for _, p := range h.pods {
+		eps := byName[p.endpointName(h.conf.network)]
+		attachment := types.GCAttachment{ContainerID: p.id, IfName: "eth0"}
+		switch p.state {
+		case podRunning:
+			if len(eps) != 1 {
+				h.fatalf("running pod %s has %d endpoints, want one", p.id, len(eps))
+			}
+			if ip := eps[0].IP(); ip != p.ip {
+				h.fatalf("running pod %s's endpoint holds %s, its ADD answered %s", p.id, ip, p.ip)
+			}
+			if ns := namespaceByID(snap, p.netns); ns == nil || !slices.ContainsFunc(namespaceEndpoints(h.t, ns), func(id string) bool {
+				return strings.EqualFold(id, eps[0].ID)
+			}) {
+				h.fatalf("running pod %s's endpoint %s is not in its namespace %s", p.id, eps[0].ID, p.netns)
+			}
+			if holder := reserved[p.ip]; holder != attachment {
+				h.fatalf("running pod %s's address %s is reserved for %v", p.id, p.ip, holder)
+			}
+		case podDeleted:
+			if len(eps) > 0 && !p.mayLinger {
+				h.fatalf("pod %s, deleted, still has endpoint %s", p.id, eps[0].ID)
+			}
+			for a, holder := range reserved {
+				if holder == attachment {
+					h.fatalf("pod %s, deleted, still has address %s reserved", p.id, a)
+				}
+			}
+		}
+	}
+}
+
+// settle stops the faults and brings the node to what the runtime has:
+// the failed DELs succeed, pods fill the free addresses (a leftover may
+// hold one: ADD removes it), GC collects what the runtime lost, pods fill
+// what it freed, every running pod passes CHECK, and once all are
+// deleted nothing of them is left.
+func (h *podHistory) settle() {
+	h.logf("the faults stop")
+	for _, p := range h.inState(podTerminating) {
+		h.del(p, false)
+	}
+	h.fill()
+	h.gc(false)
+	h.observe()
+	h.fill()
+	for _, p := range h.inState(podRunning) {
+		if err := p.runtime.check(p.pod); err != nil {
+			h.fatalf("CHECK %s without faults: %v", p.id, err)
+		}
+	}
+	for _, p := range h.inState(podRunning) {
+		h.del(p, false)
+	}
+	h.gc(false)
+	h.observe()
+	snap, err := h.node.client.Dump(h.ctx)
+	if err != nil {
+		h.fatalf("dump: %v", err)
+	}
+	for _, ep := range snap.Endpoints {
+		if strings.HasPrefix(ep.Name, "pod") {
+			h.fatalf("with every pod deleted and collected, HNS holds endpoint %s %q", ep.ID, ep.Name)
+		}
+	}
+	if r := h.reservations(); len(r) > 0 {
+		h.fatalf("with every pod deleted and collected, host-local reserves %v", r)
+	}
+}
+
+// fill adds pods, without faults, for every address host-local has free.
+func (h *podHistory) fill() {
+	for range podHistoryAddresses - len(h.reservations()) {
+		h.add(false)
+		h.observe()
+	}
+}
