@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/containernetworking/cni/libcni"
 	"github.com/containernetworking/cni/pkg/types"
@@ -29,21 +30,24 @@ import (
 // through libcni, as containerd does it: ADD, and after a failed ADD one
 // DEL and the pod's namespace removed whatever that DEL answered (the
 // sandbox is forgotten); DEL of a running pod, tried again while it fails;
-// CHECK and STATUS; GC with the attachments the runtime still has; and a
-// runtime that loses a running pod without a DEL. host-local hands out six
+// CHECK and STATUS; GC with the attachments the runtime still has; a
+// runtime that loses a running pod without a DEL; and HNS's service
+// restarted, dropping what a random variant drops. host-local hands out six
 // addresses, so a released one comes back soon, to a pod whose create HNS
 // may refuse while a leftover endpoint holds it.
 //
 // After every step, with the faults off, the node must hold each running
 // pod's endpoint, once, with the address its ADD returned, attached to its
-// namespace, and that address reserved for it in host-local's store;
+// namespace (none where a restart dropped it), and that address reserved
+// for it in host-local's store;
 // nothing of a pod whose DEL succeeded; and after a GC that succeeded, no
 // reservation but of the attachments the runtime listed, no endpoint of a
 // pod the runtime lost while wired, and, where no listing left objects
 // out, no endpoint of hnscni's but theirs. Then the faults stop: the DELs
 // that failed succeed, pods fill every free address (leftovers holding
-// some), GC succeeds, pods fill what it freed, each passes CHECK, and once
-// all are deleted neither HNS nor host-local holds anything of them.
+// some), GC succeeds, pods fill what it freed, each passes CHECK but
+// those whose endpoint a restart dropped, and once all are deleted neither
+// HNS nor host-local holds anything of them.
 
 // podHistorySeeds is how many seeds `go test` runs; FuzzPodHistory tries
 // more.
@@ -87,6 +91,9 @@ type historyPod struct {
 	// mayLinger is whether an endpoint of it may still be in HNS after
 	// it was deleted: a failed ADD's leftover no listing has shown GC yet.
 	mayLinger bool
+	// endpointLost is whether an HNS restart dropped its endpoint while it
+	// ran: the runtime does not know, CHECK must say so, DEL must clean up.
+	endpointLost bool
 }
 
 type podHistory struct {
@@ -227,10 +234,12 @@ func (h *podHistory) step() {
 			err := h.faulty(func() error { return p.runtime.check(p.pod) })
 			h.logf("CHECK %s: %v", p.id, err)
 		}
-	case r < 95:
+	case r < 93:
 		rt := h.newRuntime()
 		err := h.faulty(func() error { return rt.cni.GetStatusNetworkList(h.ctx, rt.list) })
 		h.logf("STATUS: %v", err)
+	case r < 97:
+		h.restartHNS()
 	default:
 		if p := h.pick(podRunning); p != nil {
 			p.state = podLost
@@ -241,14 +250,31 @@ func (h *podHistory) step() {
 
 func (h *podHistory) newRuntime() *runtime { return newRuntime(h.t, h.conf) }
 
+// restartHNS restarts HNS's service, which drops what a random variant of
+// what is not known drops (docs/simulator.md, "Restart"), down for a
+// moment or not at all: the calls of the next steps may meet it down.
+func (h *podHistory) restartHNS() {
+	loss := sim.RestartLosses[h.rng.IntN(len(sim.RestartLosses))]
+	down := remote.Duration(time.Duration(1+h.rng.IntN(3)) * 50 * time.Millisecond)
+	h.setFaults(remote.FaultsRequest{Restart: down, RestartLoses: string(loss)})
+	h.logf("HNS restarts, down %v, losing %q", time.Duration(down), loss)
+	if loss != sim.RestartLosesEndpoints {
+		return
+	}
+	for _, p := range h.inState(podRunning, podTerminating) {
+		p.endpointLost = true
+	}
+}
+
 // add runs a new pod's ADD, under the faults if faulty; a failed one is
 // followed by its DEL and its namespace's removal, and the pod is lost if
 // that DEL fails too (containerd forgets the sandbox).
 func (h *podHistory) add(faulty bool) *historyPod {
-	ns, err := h.node.client.CreateNamespace(h.ctx, &hnslb.Namespace{Type: hnslb.NamespaceTypeHost, SchemaVersion: hnslb.V2})
-	if err != nil {
-		h.fatalf("create a namespace: %v", err)
-	}
+	var ns *hnslb.Namespace
+	h.pastRestart("create a namespace", func() (err error) {
+		ns, err = h.node.client.CreateNamespace(h.ctx, &hnslb.Namespace{Type: hnslb.NamespaceTypeHost, SchemaVersion: hnslb.V2})
+		return err
+	})
 	p := &historyPod{pod: pod{id: fmt.Sprintf("pod%02d", len(h.pods)), netns: ns.ID}, runtime: h.newRuntime()}
 	h.pods = append(h.pods, p)
 	run := func(f func() error) error { return f() }
@@ -256,7 +282,7 @@ func (h *podHistory) add(faulty bool) *historyPod {
 		run = h.faulty
 	}
 	var res types.Result
-	err = run(func() (err error) { res, err = p.runtime.cni.AddNetworkList(h.ctx, p.runtime.list, p.rt()); return err })
+	err := run(func() (err error) { res, err = p.runtime.cni.AddNetworkList(h.ctx, p.runtime.list, p.rt()); return err })
 	if err == nil {
 		r, cerr := current.NewResultFromResult(res)
 		if cerr != nil || len(r.IPs) != 1 {
@@ -279,10 +305,29 @@ func (h *podHistory) add(faulty bool) *historyPod {
 	return p
 }
 
-func (h *podHistory) removeNamespace(p *historyPod) {
-	if err := h.node.client.DeleteNamespace(h.ctx, p.netns); err != nil && !hnslb.IsNotFound(err) {
-		h.fatalf("remove %s's namespace: %v", p.id, err)
+// pastRestart runs what the runtime does in HNS itself (a namespace made
+// or removed), again while HNS is down after a restart (restartHNS), for a
+// minute at most.
+func (h *podHistory) pastRestart(what string, f func() error) {
+	h.t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.fatalf("%s: %v", what, err)
+		}
 	}
+}
+
+func (h *podHistory) removeNamespace(p *historyPod) {
+	h.pastRestart("remove "+p.id+"'s namespace", func() error {
+		if err := h.node.client.DeleteNamespace(h.ctx, p.netns); !hnslb.IsNotFound(err) {
+			return err
+		}
+		return nil
+	})
 }
 
 // del runs a pod's DEL, under the faults if faulty.
@@ -372,6 +417,15 @@ func (h *podHistory) observe() {
 		attachment := types.GCAttachment{ContainerID: p.id, IfName: "eth0"}
 		switch p.state {
 		case podRunning:
+			if p.endpointLost {
+				if len(eps) != 0 {
+					h.fatalf("running pod %s, whose endpoint HNS lost, has %d endpoints", p.id, len(eps))
+				}
+				if holder := reserved[p.ip]; holder != attachment {
+					h.fatalf("running pod %s's address %s is reserved for %v", p.id, p.ip, holder)
+				}
+				continue
+			}
 			if len(eps) != 1 {
 				h.fatalf("running pod %s has %d endpoints, want one", p.id, len(eps))
 			}
@@ -406,6 +460,7 @@ func (h *podHistory) observe() {
 // deleted nothing of them is left.
 func (h *podHistory) settle() {
 	h.logf("the faults stop")
+	h.pastRestart("HNS back after its restart", func() error { _, err := h.node.client.Version(h.ctx); return err })
 	for _, p := range h.inState(podTerminating) {
 		h.del(p, false)
 	}
@@ -414,8 +469,10 @@ func (h *podHistory) settle() {
 	h.observe()
 	h.fill()
 	for _, p := range h.inState(podRunning) {
-		if err := p.runtime.check(p.pod); err != nil {
-			h.fatalf("CHECK %s without faults: %v", p.id, err)
+		err := p.runtime.check(p.pod)
+		h.logf("CHECK %s: %v", p.id, err)
+		if (err != nil) != p.endpointLost {
+			h.fatalf("CHECK %s without faults: %v; want it to fail only where HNS lost the endpoint", p.id, err)
 		}
 	}
 	for _, p := range h.inState(podRunning) {
