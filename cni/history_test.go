@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 // through libcni, as containerd does it: ADD, and after a failed ADD one
 // DEL and the pod's namespace removed whatever that DEL answered (the
 // sandbox is forgotten); DEL of a running pod, tried again while it fails;
+// two or three pods' ADDs and DELs at once;
 // CHECK and STATUS; GC with the attachments the runtime still has; a
 // runtime that loses a running pod without a DEL; and HNS's service
 // restarted, dropping what a random variant drops. host-local hands out six
@@ -74,7 +76,8 @@ func FuzzPodHistory(f *testing.F) {
 type podState int
 
 const (
-	podRunning     podState = iota // ADD succeeded
+	podAdding      podState = iota // its ADD runs
+	podRunning                     // ADD succeeded
 	podTerminating                 // a DEL failed; the runtime tries again
 	podLost                        // the runtime forgot it without a DEL: GC's to collect
 	podDeleted                     // a DEL succeeded, or a GC collected it
@@ -213,33 +216,35 @@ func (h *podHistory) pick(states ...podState) *historyPod {
 
 func (h *podHistory) step() {
 	switch r := h.rng.IntN(100); {
-	case r < 35:
+	case r < 30:
 		if len(h.inState(podRunning)) < podHistoryMaxRunning {
 			h.add(true)
 			return
 		}
 		fallthrough
-	case r < 55:
+	case r < 47:
 		if p := h.pick(podRunning); p != nil {
 			h.del(p, true)
 		}
-	case r < 67:
+	case r < 57:
 		if p := h.pick(podTerminating); p != nil {
 			h.del(p, true)
 		}
-	case r < 80:
+	case r < 69:
 		h.gc(true)
-	case r < 90:
+	case r < 77:
 		if p := h.pick(podRunning); p != nil {
 			err := h.faulty(func() error { return p.runtime.check(p.pod) })
 			h.logf("CHECK %s: %v", p.id, err)
 		}
-	case r < 93:
+	case r < 80:
 		rt := h.newRuntime()
 		err := h.faulty(func() error { return rt.cni.GetStatusNetworkList(h.ctx, rt.list) })
 		h.logf("STATUS: %v", err)
-	case r < 97:
+	case r < 84:
 		h.restartHNS()
+	case r < 96:
+		h.together()
 	default:
 		if p := h.pick(podRunning); p != nil {
 			p.state = podLost
@@ -266,23 +271,47 @@ func (h *podHistory) restartHNS() {
 	}
 }
 
-// add runs a new pod's ADD, under the faults if faulty; a failed one is
-// followed by its DEL and its namespace's removal, and the pod is lost if
-// that DEL fails too (containerd forgets the sandbox).
+// add runs a new pod's ADD, under the faults if faulty (added).
 func (h *podHistory) add(faulty bool) *historyPod {
+	p := h.newPod()
+	var res types.Result
+	err := h.command(faulty, func() (err error) { res, err = p.cniAdd(h.ctx); return err })
+	h.added(p, res, err, faulty)
+	return p
+}
+
+// command runs a CNI command, under the faults if faulty.
+func (h *podHistory) command(faulty bool, f func() error) error {
+	if faulty {
+		return h.faulty(f)
+	}
+	return f()
+}
+
+// newPod is a pod about to be added, in a namespace of its own.
+func (h *podHistory) newPod() *historyPod {
 	var ns *hnslb.Namespace
 	h.pastRestart("create a namespace", func() (err error) {
 		ns, err = h.node.client.CreateNamespace(h.ctx, &hnslb.Namespace{Type: hnslb.NamespaceTypeHost, SchemaVersion: hnslb.V2})
 		return err
 	})
-	p := &historyPod{pod: pod{id: fmt.Sprintf("pod%02d", len(h.pods)), netns: ns.ID}, runtime: h.newRuntime()}
+	p := &historyPod{pod: pod{id: fmt.Sprintf("pod%02d", len(h.pods)), netns: ns.ID}, runtime: h.newRuntime(), state: podAdding}
 	h.pods = append(h.pods, p)
-	run := func(f func() error) error { return f() }
-	if faulty {
-		run = h.faulty
-	}
-	var res types.Result
-	err := run(func() (err error) { res, err = p.runtime.cni.AddNetworkList(h.ctx, p.runtime.list, p.rt()); return err })
+	return p
+}
+
+func (p *historyPod) cniAdd(ctx context.Context) (types.Result, error) {
+	return p.runtime.cni.AddNetworkList(ctx, p.runtime.list, p.rt())
+}
+
+func (p *historyPod) cniDel(ctx context.Context) error {
+	return p.runtime.cni.DelNetworkList(ctx, p.runtime.list, p.rt())
+}
+
+// added takes in what a pod's ADD answered. A failed one is followed by
+// its DEL, under the faults if faulty, and its namespace's removal, and
+// the pod is lost if that DEL fails too (containerd forgets the sandbox).
+func (h *podHistory) added(p *historyPod, res types.Result, err error, faulty bool) {
 	if err == nil {
 		r, cerr := current.NewResultFromResult(res)
 		if cerr != nil || len(r.IPs) != 1 {
@@ -290,19 +319,18 @@ func (h *podHistory) add(faulty bool) *historyPod {
 		}
 		p.ip, p.state, p.wired = r.IPs[0].Address.IP.String(), podRunning, true
 		h.logf("ADD %s: %s", p.id, p.ip)
-		return p
+		return
 	}
 	if !faulty {
 		h.fatalf("ADD %s without faults: %v", p.id, err)
 	}
-	derr := run(func() error { return p.runtime.cni.DelNetworkList(h.ctx, p.runtime.list, p.rt()) })
+	derr := h.command(faulty, func() error { return p.cniDel(h.ctx) })
 	h.removeNamespace(p)
 	p.state, p.mayLinger = podDeleted, true
 	if derr != nil {
 		p.state = podLost
 	}
 	h.logf("ADD %s: %v; its DEL: %v", p.id, err, derr)
-	return p
 }
 
 // pastRestart runs what the runtime does in HNS itself (a namespace made
@@ -330,13 +358,14 @@ func (h *podHistory) removeNamespace(p *historyPod) {
 	})
 }
 
-// del runs a pod's DEL, under the faults if faulty.
+// del runs a pod's DEL, under the faults if faulty (deleted).
 func (h *podHistory) del(p *historyPod, faulty bool) {
-	run := func(f func() error) error { return f() }
-	if faulty {
-		run = h.faulty
-	}
-	err := run(func() error { return p.runtime.cni.DelNetworkList(h.ctx, p.runtime.list, p.rt()) })
+	h.deleted(p, h.command(faulty, func() error { return p.cniDel(h.ctx) }), faulty)
+}
+
+// deleted takes in what a pod's DEL answered: a failed one is tried again
+// later.
+func (h *podHistory) deleted(p *historyPod, err error, faulty bool) {
 	h.logf("DEL %s: %v", p.id, err)
 	if err != nil {
 		if !faulty {
@@ -347,6 +376,53 @@ func (h *podHistory) del(p *historyPod, faulty bool) {
 	}
 	p.state = podDeleted
 	h.removeNamespace(p)
+}
+
+// together runs two or three pods' ADDs and DELs at once, under the
+// faults, as containerd runs different pods' sandboxes in parallel.
+func (h *podHistory) together() {
+	type job struct {
+		p   *historyPod
+		add bool
+		res types.Result
+		err error
+	}
+	var jobs []*job
+	running := len(h.inState(podRunning))
+	deletable := h.inState(podRunning, podTerminating)
+	for range 2 + h.rng.IntN(2) {
+		if len(deletable) > 0 && (h.rng.IntN(2) == 0 || running >= podHistoryMaxRunning) {
+			i := h.rng.IntN(len(deletable))
+			jobs = append(jobs, &job{p: deletable[i]})
+			deletable = slices.Delete(deletable, i, i+1)
+			continue
+		}
+		if running < podHistoryMaxRunning {
+			jobs = append(jobs, &job{p: h.newPod(), add: true})
+			running++
+		}
+	}
+	h.logf("together: %d commands", len(jobs))
+	h.setFaults(h.faults)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Go(func() {
+			if j.add {
+				j.res, j.err = j.p.cniAdd(h.ctx)
+			} else {
+				j.err = j.p.cniDel(h.ctx)
+			}
+		})
+	}
+	wg.Wait()
+	h.setFaults(remote.FaultsRequest{})
+	for _, j := range jobs {
+		if j.add {
+			h.added(j.p, j.res, j.err, true)
+		} else {
+			h.deleted(j.p, j.err, true)
+		}
+	}
 }
 
 // gc runs GC, under the faults if faulty, with the attachments the runtime
