@@ -31,6 +31,8 @@ import (
 // through libcni, as containerd does it: ADD, and after a failed ADD one
 // DEL and the pod's namespace removed whatever that DEL answered (the
 // sandbox is forgotten); DEL of a running pod, tried again while it fails;
+// an ADD or a DEL killed at a random moment, as a runtime whose call timed
+// out kills the plugin;
 // two or three pods' ADDs and DELs at once;
 // CHECK and STATUS; GC with the attachments the runtime still has; a
 // runtime that loses a running pod without a DEL; and HNS's service
@@ -94,6 +96,10 @@ type historyPod struct {
 	// mayLinger is whether an endpoint of it may still be in HNS after
 	// it was deleted: a failed ADD's leftover no listing has shown GC yet.
 	mayLinger bool
+	// mayHoldAddress is whether an address may still be reserved for it
+	// after it was deleted: a killed command's IPAM plugin reserved it
+	// after the DEL (killing), until a GC collects it.
+	mayHoldAddress bool
 	// endpointLost is whether an HNS restart dropped its endpoint while it
 	// ran: the runtime does not know, CHECK must say so, DEL must clean up.
 	endpointLost bool
@@ -274,10 +280,31 @@ func (h *podHistory) restartHNS() {
 // add runs a new pod's ADD, under the faults if faulty (added).
 func (h *podHistory) add(faulty bool) *historyPod {
 	p := h.newPod()
+	ctx, cancel, killed := h.killing(faulty, p)
+	defer cancel()
+	// What a killed ADD started may land after it and its DEL: an IPAM
+	// plugin hnscni ran outlives it and may reserve an address after the
+	// DEL released it, and HNS may apply a call it had received. So its
+	// endpoint and address may linger until a GC collects them.
+	p.mayLinger, p.mayHoldAddress = killed, killed
 	var res types.Result
-	err := h.command(faulty, func() (err error) { res, err = p.cniAdd(h.ctx); return err })
+	err := h.command(faulty, func() (err error) { res, err = p.cniAdd(ctx); return err })
 	h.added(p, res, err, faulty)
 	return p
+}
+
+// killing is the context a pod's command runs under: under the faults,
+// one in eight is given up on after 0 to 40 ms (killed), as a runtime
+// whose call timed out does, and libcni kills the plugin wherever it got
+// to.
+func (h *podHistory) killing(faulty bool, p *historyPod) (ctx context.Context, cancel context.CancelFunc, killed bool) {
+	if !faulty || h.rng.IntN(8) != 0 {
+		return h.ctx, func() {}, false
+	}
+	after := time.Duration(h.rng.IntN(40)) * time.Millisecond
+	h.logf("%s's next command is killed after %v", p.id, after)
+	ctx, cancel = context.WithTimeout(h.ctx, after)
+	return ctx, cancel, true
 }
 
 // command runs a CNI command, under the faults if faulty.
@@ -318,6 +345,7 @@ func (h *podHistory) added(p *historyPod, res types.Result, err error, faulty bo
 			h.fatalf("ADD %s answered %v (%v)", p.id, res, cerr)
 		}
 		p.ip, p.state, p.wired = r.IPs[0].Address.IP.String(), podRunning, true
+		p.mayLinger, p.mayHoldAddress = false, false // killed, if at all, once done
 		h.logf("ADD %s: %s", p.id, p.ip)
 		return
 	}
@@ -360,7 +388,9 @@ func (h *podHistory) removeNamespace(p *historyPod) {
 
 // del runs a pod's DEL, under the faults if faulty (deleted).
 func (h *podHistory) del(p *historyPod, faulty bool) {
-	h.deleted(p, h.command(faulty, func() error { return p.cniDel(h.ctx) }), faulty)
+	ctx, cancel, _ := h.killing(faulty, p)
+	defer cancel()
+	h.deleted(p, h.command(faulty, func() error { return p.cniDel(ctx) }), faulty)
 }
 
 // deleted takes in what a pod's DEL answered: a failed one is tried again
@@ -452,6 +482,9 @@ func (h *podHistory) gc(faulty bool) {
 		if p.state == podLost && p.wired || p.state == podDeleted && listingsWhole {
 			p.mayLinger = false
 		}
+		if p.state == podLost || p.state == podDeleted {
+			p.mayHoldAddress = false
+		}
 		if p.state == podLost {
 			p.state = podDeleted
 		}
@@ -521,7 +554,7 @@ func (h *podHistory) observe() {
 				h.fatalf("pod %s, deleted, still has endpoint %s", p.id, eps[0].ID)
 			}
 			for a, holder := range reserved {
-				if holder == attachment {
+				if holder == attachment && !p.mayHoldAddress {
 					h.fatalf("pod %s, deleted, still has address %s reserved", p.id, a)
 				}
 			}
