@@ -32,7 +32,8 @@ import (
 // DEL and the pod's namespace removed whatever that DEL answered (the
 // sandbox is forgotten); DEL of a running pod, tried again while it fails;
 // an ADD or a DEL killed at a random moment, as a runtime whose call timed
-// out kills the plugin;
+// out kills the plugin; an ADD killed while HNS holds its create or attach,
+// which HNS applies after the DEL;
 // two or three pods' ADDs and DELs at once;
 // CHECK and STATUS; GC with the attachments the runtime still has; a
 // runtime that loses a running pod without a DEL; and HNS's service
@@ -249,8 +250,12 @@ func (h *podHistory) step() {
 		h.logf("STATUS: %v", err)
 	case r < 84:
 		h.restartHNS()
-	case r < 96:
+	case r < 93:
 		h.together()
+	case r < 97:
+		if len(h.inState(podRunning)) < podHistoryMaxRunning {
+			h.addKilledInAHang()
+		}
 	default:
 		if p := h.pick(podRunning); p != nil {
 			p.state = podLost
@@ -305,6 +310,37 @@ func (h *podHistory) killing(faulty bool, p *historyPod) (ctx context.Context, c
 	h.logf("%s's next command is killed after %v", p.id, after)
 	ctx, cancel = context.WithTimeout(h.ctx, after)
 	return ctx, cancel, true
+}
+
+// addKilledInAHang runs a new pod's ADD, under the faults, while HNS holds
+// one of ADD's writes, before or after applying it (hung, as seen on real
+// nodes); the runtime gives up on the ADD, and libcni kills the plugin,
+// and the ADD's DEL follows. Then HNS lets the call go: a create applied
+// after the DEL leaves an endpoint on an address IPAM released, for the
+// ADD IPAM hands it to (addressheld.go) or a GC to remove.
+func (h *podHistory) addKilledInAHang() {
+	op := []string{string(sim.OpCreateEndpoint), string(sim.OpAddNamespaceEndpoint)}[h.rng.IntN(2)]
+	hung := h.faults
+	afterApply := h.rng.IntN(2) == 0
+	if afterApply {
+		hung.HangReply = []string{op}
+	} else {
+		hung.Hang = []string{op}
+	}
+	p := h.newPod()
+	p.mayLinger, p.mayHoldAddress = true, true
+	h.setFaults(hung)
+	ctx, cancel := context.WithTimeout(h.ctx, 500*time.Millisecond)
+	defer cancel()
+	_, err := p.cniAdd(ctx)
+	derr := p.cniDel(h.ctx)
+	h.setFaults(remote.FaultsRequest{}) // the held call goes on
+	h.removeNamespace(p)
+	p.state = podDeleted
+	if derr != nil {
+		p.state = podLost
+	}
+	h.logf("ADD %s with %s hung (after applying: %v), given up on: %v; its DEL: %v", p.id, op, afterApply, err, derr)
 }
 
 // command runs a CNI command, under the faults if faulty.
