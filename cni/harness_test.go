@@ -24,7 +24,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/internal/buildscript"
 	"github.com/hnsproxy/hnsproxy/internal/hostlocalstore"
-	"github.com/hnsproxy/hnsproxy/internal/tiedchild"
+	"github.com/hnsproxy/hnsproxy/internal/proctest"
 	"github.com/hnsproxy/hnsproxy/sim/remote"
 )
 
@@ -77,7 +77,7 @@ func (n *simNode) start(t testing.TB) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	// Tied to the test process: a test killed mid-history (a timeout, the
 	// fuzzing engine stopping a worker) runs no cleanup.
-	exited, err := tiedchild.Start(cmd)
+	exited, err := proctest.Start(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package tiedchild
+package proctest
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 
 // runAsParent makes this test binary the parent TestChildDiesWithItsParent
 // kills: it starts a sleep with Start, prints its PID and waits.
-const runAsParent = "TIEDCHILD_RUN_AS_PARENT"
+const runAsParent = "PROCTEST_RUN_AS_PARENT"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(runAsParent) != "" {

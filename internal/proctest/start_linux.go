@@ -1,4 +1,4 @@
-package tiedchild
+package proctest
 
 import (
 	"os/exec"

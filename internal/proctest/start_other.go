@@ -1,6 +1,6 @@
 //go:build !linux
 
-package tiedchild
+package proctest
 
 import "os/exec"
 
