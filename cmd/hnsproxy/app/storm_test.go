@@ -103,17 +103,15 @@ func TestHNSRefusingEveryWriteIsNoEventStorm(t *testing.T) {
 	t.Logf("node event: %s", onNode[0].Note)
 }
 
-// stopAndListBoundedEvents stops the daemon (cancel, then its done), then
-// lists the events of reason it raised, on Services and on the Node, once
-// as many as one bound raises have reached the API, or more: every event
-// it raised is on its way to the API, and those still on it are then no
-// more than would be over the bound anyway.
+// stopAndListBoundedEvents waits, with the daemon running, until the
+// events of reason it raised, on Services and on the Node, are as many as
+// one bound raises, or more; then stops it (cancel, then its done) and
+// lists them again. The caller waited on HNS's state, which the events
+// follow: they are raised after a Sync ends, from a status snapshot that
+// may still be gathering, so stopping first lost them under load (-race:
+// 0 events of 10 and 1). What it raises meanwhile must keep to the bound.
 func stopAndListBoundedEvents(t *testing.T, cancel context.CancelFunc, done <-chan error, client *fake.Clientset, reason string) (onServices, onNode []eventsv1.Event) {
 	t.Helper()
-	cancel()
-	if err := <-done; err != nil && err != context.Canceled {
-		t.Fatalf("the daemon returned %v", err)
-	}
 	list := func() (onServices, onNode []eventsv1.Event) {
 		evs, err := client.EventsV1().Events("").List(context.Background(), metav1.ListOptions{})
 		if err != nil {
@@ -129,9 +127,18 @@ func stopAndListBoundedEvents(t *testing.T, cancel context.CancelFunc, done <-ch
 		}
 		return onServices, onNode
 	}
-	_ = wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	_ = wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			t.Fatalf("the daemon stopped: %v", err)
+		default:
+		}
 		onServices, onNode = list()
 		return len(onServices) >= hnsevents.MaxRaisedOneByOne && len(onNode) == 1 || len(onServices) > hnsevents.MaxRaisedOneByOne, nil
 	})
-	return onServices, onNode
+	cancel()
+	if err := <-done; err != nil && err != context.Canceled {
+		t.Fatalf("the daemon returned %v", err)
+	}
+	return list()
 }
