@@ -120,6 +120,12 @@ func TestFakeHNSErrorsMapToHNSCodes(t *testing.T) {
 		{name: "HNS down while listing", failOp: "HcnEnumerateLoadBalancers", hresult: 0x800706ba,
 			do:   func(c hnslb.Client) error { _, err := c.ListLoadBalancers(ctx); return err },
 			want: hnslb.CodeRPCServerUnavailable, is: hnslb.IsUnavailable},
+		// hcn fails a call on an error document whatever its HRESULT
+		// (checkForErrors); the listing's IDs beside it are not taken.
+		{name: "listing refused by a document alone", failOp: "HcnEnumerateLoadBalancers", hresult: 0,
+			result: `{"Success":false,"Error":"boom"}`,
+			do:     func(c hnslb.Client) error { _, err := c.ListLoadBalancers(ctx); return err },
+			want:   0, msg: "boom"},
 		{name: "HNS not yet running while listing", failOp: "HcnEnumerateLoadBalancers", hresult: 0x800706b5,
 			do:   func(c hnslb.Client) error { _, err := c.ListLoadBalancers(ctx); return err },
 			want: hnslb.CodeRPCServerUnavailable, is: hnslb.IsUnavailable},

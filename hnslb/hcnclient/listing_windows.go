@@ -5,7 +5,6 @@ package hcnclient
 import (
 	"encoding/json"
 	"fmt"
-	"syscall"
 	"unsafe"
 
 	"github.com/Microsoft/hcsshim/hcn"
@@ -54,17 +53,14 @@ func listEndpointsOfNetwork(networkID string) ([]hcn.HostComputeEndpoint, error)
 func isGone(err error) bool { return hnslb.IsNotFound(mapError("", err)) }
 
 // enumerateWith calls an HcnEnumerate* function with query and returns the
-// IDs it answers.
-func enumerateWith(proc *windows.LazyProc, queryPtr *uint16) ([]string, error) {
-	if err := proc.Find(); err != nil {
+// IDs it answers. As in hcn, an error document fails it even beside a
+// successful HRESULT, and a failure reads as the client's other calls do.
+func enumerateWith(proc *windows.LazyProc, query *uint16) ([]string, error) {
+	var idsBuf, result *uint16
+	r0, err := sys3(proc, unsafe.Pointer(query), unsafe.Pointer(&idsBuf), unsafe.Pointer(&result))
+	ids := takeString(idsBuf)
+	if err := checked(proc, r0, err, result); err != nil {
 		return nil, err
-	}
-	var idsBuf, resultBuf *uint16
-	r0, _, _ := syscall.SyscallN(proc.Addr(), uintptr(unsafe.Pointer(queryPtr)),
-		uintptr(unsafe.Pointer(&idsBuf)), uintptr(unsafe.Pointer(&resultBuf)))
-	ids, result := takeString(idsBuf), takeString(resultBuf)
-	if int32(r0) < 0 {
-		return nil, fmt.Errorf("%s failed: %w %s", proc.Name, syscall.Errno(r0), result)
 	}
 	var out []string
 	if err := json.Unmarshal([]byte(ids), &out); err != nil {
