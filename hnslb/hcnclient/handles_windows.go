@@ -144,6 +144,7 @@ func namespaceEndpointRequest(requestType hcn.RequestType, endpointID string) (*
 func withHandle(closeProc *windows.LazyProc, open func(*syscall.Handle) error, use func(syscall.Handle) error) error {
 	var h syscall.Handle
 	if err := open(&h); err != nil {
+		closeOpenedAnyway(closeProc, h, err)
 		return err
 	}
 	err := use(h)
@@ -152,6 +153,17 @@ func withHandle(closeProc *windows.LazyProc, open func(*syscall.Handle) error, u
 		err = cerr
 	}
 	return err
+}
+
+// closeOpenedAnyway closes the handle an open or create wrote when HNS
+// answered success beside an error document: the call fails, as in hcn
+// (which leaves that handle open), but HNS opened the object. After a
+// failed HRESULT the handle is not HNS's to trust, and is left alone.
+func closeOpenedAnyway(closeProc *windows.LazyProc, h syscall.Handle, openErr error) {
+	var ce *callError
+	if h != 0 && errors.As(openErr, &ce) && ce.hr == nil {
+		_, _ = sysHandle(closeProc, h) // the open's failure is the answer
+	}
 }
 
 // queryProperties reads an open object with hcn's default query into out.

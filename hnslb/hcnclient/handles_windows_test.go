@@ -19,6 +19,7 @@ import (
 // HNS refuses it (an address HNS holds or reserves, a backend gone).
 func TestARefusedWriteClosesTheHandlesItOpened(t *testing.T) {
 	ctx := context.Background()
+	const refusal = `{"Success":false,"Error":"boom"}`
 	createEndpoint := func(c hnslb.Client) error {
 		_, err := c.CreateEndpoint(ctx, podNet, &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.2.7"}},
 			Flags: hnslb.EndpointFlagsRemoteEndpoint, SchemaVersion: hnslb.V2})
@@ -31,6 +32,7 @@ func TestARefusedWriteClosesTheHandlesItOpened(t *testing.T) {
 		name    string
 		failOp  string
 		hresult uint32
+		result  string // HNS's error document
 		do      func(hnslb.Client) error
 		want    hnslb.ErrorCode
 		calls   string
@@ -62,10 +64,23 @@ func TestARefusedWriteClosesTheHandlesItOpened(t *testing.T) {
 			calls: "HcnOpenNamespace,HcnModifyNamespace,HcnQueryNamespaceProperties,HcnCloseNamespace"},
 		{name: "namespace gone", failOp: "HcnOpenNamespace", hresult: 0x80070490, do: detach,
 			want: hnslb.CodeNotFound, calls: "HcnOpenNamespace"},
+		// HNS answering success with an error document fails the call, as
+		// in hcn, but it opened what it answered a handle for.
+		{name: "endpoint made beside an error document", failOp: "HcnCreateEndpoint", result: refusal, do: createEndpoint,
+			calls: "HcnOpenNetwork,HcnCreateEndpoint,HcnCloseEndpoint,HcnCloseNetwork"},
+		{name: "load balancer made beside an error document", failOp: "HcnCreateLoadBalancer", result: refusal,
+			do:    func(c hnslb.Client) error { _, err := c.CreateLoadBalancer(ctx, sampleLB()); return err },
+			calls: "HcnCreateLoadBalancer,HcnCloseLoadBalancer"},
+		{name: "network opened beside an error document", failOp: "HcnOpenNetwork", result: refusal, do: createEndpoint,
+			calls: "HcnOpenNetwork,HcnCloseNetwork"},
+		{name: "load balancer opened beside an error document", failOp: "HcnOpenLoadBalancer", result: refusal, do: updateLB,
+			calls: "HcnOpenLoadBalancer,HcnCloseLoadBalancer"},
+		{name: "namespace opened beside an error document", failOp: "HcnOpenNamespace", result: refusal, do: attach,
+			calls: "HcnOpenNamespace,HcnCloseNamespace"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, client := useFakeHNS(t)
-			f.fail(c.failOp, c.hresult, "")
+			f.fail(c.failOp, c.hresult, c.result)
 			asHNSError(t, c.do(client), c.want)
 			if calls := f.calls(); calls != c.calls {
 				t.Errorf("called %s, want %s", calls, c.calls)
