@@ -76,21 +76,13 @@ func (s *session) removeAttachment(ctx context.Context, expectNone bool) (bool, 
 	if expectNone {
 		byName = s.hns.Client.GetEndpointByName
 	}
-	deletes := map[string]int{} // by lower-case endpoint ID
-	for {
-		ep, err := s.attachmentEndpoint(ctx, byName)
-		if ep == nil || err != nil {
-			return len(deletes) > 0, err
-		}
-		id := strings.ToLower(ep.ID)
-		if deletes[id] == deletesOfAKeptEndpoint {
-			return true, keptError(ep)
-		}
-		if err := s.hns.deleteEndpoint(ctx, ep); err != nil {
-			return true, err
-		}
-		deletes[id]++
+	ep, err := s.attachmentEndpoint(ctx, byName)
+	if ep == nil || err != nil {
+		return false, err
 	}
+	return true, s.hns.deleteWhileFound(ctx, ep, func(ctx context.Context) (*hnslb.Endpoint, error) {
+		return s.attachmentEndpoint(ctx, byName)
+	})
 }
 
 // legacyNameIsAnothers reports whether a's legacy name is the

@@ -83,23 +83,44 @@ func (c hnsClient) deleteEndpoint(ctx context.Context, ep *hnslb.Endpoint) error
 const deletesOfAKeptEndpoint = 3
 
 // deleteUntilGone deletes ep and reads it again by ID, deleting it again
-// while HNS still lists it, up to deletesOfAKeptEndpoint deletes. One
-// still there after them, or one HNS cannot say of, is an error ("try
-// again later"), and its address stays held.
+// while HNS still lists it (deleteWhileFound). One HNS cannot say of is
+// an error ("try again later"), and its address stays held.
 func (c hnsClient) deleteUntilGone(ctx context.Context, ep *hnslb.Endpoint) error {
-	for range deletesOfAKeptEndpoint {
+	id, name := ep.ID, ep.Name
+	return c.deleteWhileFound(ctx, ep, func(ctx context.Context) (*hnslb.Endpoint, error) {
+		again, err := c.GetEndpointByID(ctx, id)
+		switch {
+		case hnslb.IsNotFound(err):
+			return nil, nil
+		case err != nil:
+			return nil, hnsError("read HNS endpoint "+name+" after its delete", err)
+		}
+		return again, nil
+	})
+}
+
+// deleteWhileFound deletes ep, then asks find again and deletes what it
+// answers, until it answers none. One endpoint found again after
+// deletesOfAKeptEndpoint deletes is kept as far as one command can tell:
+// keptError. find may answer another endpoint than the one deleted (a
+// second under the same name); each has its own count.
+func (c hnsClient) deleteWhileFound(ctx context.Context, ep *hnslb.Endpoint, find func(context.Context) (*hnslb.Endpoint, error)) error {
+	deletes := map[string]int{} // by lower-case endpoint ID
+	for ep != nil {
+		id := strings.ToLower(ep.ID)
+		if deletes[id] == deletesOfAKeptEndpoint {
+			return keptError(ep)
+		}
 		if err := c.deleteEndpoint(ctx, ep); err != nil {
 			return err
 		}
-		_, err := c.GetEndpointByID(ctx, ep.ID)
-		switch {
-		case hnslb.IsNotFound(err):
-			return nil
-		case err != nil:
-			return hnsError("read HNS endpoint "+ep.Name+" after its delete", err)
+		deletes[id]++
+		var err error
+		if ep, err = find(ctx); err != nil {
+			return err
 		}
 	}
-	return keptError(ep)
+	return nil
 }
 
 // keptError is "try again later" for an endpoint HNS still lists after
