@@ -275,8 +275,9 @@ type callError struct {
 }
 
 func (e *callError) Error() string {
-	s := fmt.Sprintf("%s failed in Win32: %v", "hcn"+e.fn[len("Hcn"):], e.hr)
-	if errno, ok := e.hr.(syscall.Errno); ok {
+	code := e.code()
+	s := fmt.Sprintf("%s failed in Win32: %v", "hcn"+e.fn[len("Hcn"):], code)
+	if errno, ok := code.(syscall.Errno); ok {
 		s += fmt.Sprintf(" (0x%x)", uint32(errno))
 	}
 	if e.result != "" {
@@ -285,4 +286,30 @@ func (e *callError) Error() string {
 	return s
 }
 
-func (e *callError) Unwrap() error { return e.hr }
+func (e *callError) Unwrap() error { return e.code() }
+
+// code is the call's HRESULT or, where HNS failed it by its document
+// alone, the document's ErrorCode: hcn would give such a failure no code
+// of HNS's (ERROR_GEN_FAILURE), and a port HNS says is taken must still
+// read as taken, a backend gone as gone.
+func (e *callError) code() error {
+	if e.hr != nil {
+		return e.hr
+	}
+	return documentCode(e.result)
+}
+
+// documentCode is the ErrorCode of HNS's error document as an HRESULT is
+// read (hresult), or nil where it has none. HNS writes it in decimal,
+// 2151350291 for 0x803b0013 (kubernetes/community#8883).
+func documentCode(doc string) error {
+	var d struct{ ErrorCode int64 }
+	if json.Unmarshal([]byte(doc), &d) != nil || uint32(d.ErrorCode) == 0 {
+		return nil
+	}
+	code := uint32(d.ErrorCode)
+	if hr := hresult(uintptr(code)); hr != nil {
+		return hr
+	}
+	return syscall.Errno(code) // a Win32 code written as itself
+}
