@@ -161,7 +161,7 @@ func withHandle(closeProc *windows.LazyProc, open func(*syscall.Handle) error, u
 // failed HRESULT the handle is not HNS's to trust, and is left alone.
 func closeOpenedAnyway(closeProc *windows.LazyProc, h syscall.Handle, openErr error) {
 	var ce *callError
-	if h != 0 && errors.As(openErr, &ce) && ce.hr == nil {
+	if h != 0 && errors.As(openErr, &ce) && ce.byDocument {
 		_, _ = sysHandle(closeProc, h) // the open's failure is the answer
 	}
 }
@@ -207,7 +207,10 @@ func checked(proc *windows.LazyProc, r0 uintptr, findErr error, result *uint16) 
 	if hr == nil && doc == "" {
 		return nil
 	}
-	return &callError{fn: proc.Name, hr: hr, result: doc}
+	if hr == nil {
+		return &callError{fn: proc.Name, code: documentCode(doc), byDocument: true, result: doc}
+	}
+	return &callError{fn: proc.Name, code: hr, result: doc}
 }
 
 // hresult is a failed HRESULT as hcn's syscall wrappers return it, a Win32
@@ -269,15 +272,20 @@ func sysHandle3(p *windows.LazyProc, h syscall.Handle, a, b, c unsafe.Pointer) (
 // callError is a failed call into computenetwork.dll, worded as hcn words
 // its HcnError; Unwrap gives the code.
 type callError struct {
-	fn     string // the export, HcnCreateEndpoint
-	hr     error  // syscall.Errno, nil when HNS answered only a document
-	result string // HNS's error document
+	fn string // the export, HcnCreateEndpoint
+	// code is the failed HRESULT, or where HNS failed the call by its
+	// document alone (byDocument), the document's ErrorCode: hcn would give
+	// such a failure no code of HNS's (ERROR_GEN_FAILURE), and a port HNS
+	// says is taken must still read as taken, a backend gone as gone. A
+	// syscall.Errno, nil when the document has none.
+	code       error
+	byDocument bool
+	result     string // HNS's error document
 }
 
 func (e *callError) Error() string {
-	code := e.code()
-	s := fmt.Sprintf("%s failed in Win32: %v", "hcn"+e.fn[len("Hcn"):], code)
-	if errno, ok := code.(syscall.Errno); ok {
+	s := fmt.Sprintf("%s failed in Win32: %v", "hcn"+e.fn[len("Hcn"):], e.code)
+	if errno, ok := e.code.(syscall.Errno); ok {
 		s += fmt.Sprintf(" (0x%x)", uint32(errno))
 	}
 	if e.result != "" {
@@ -286,18 +294,7 @@ func (e *callError) Error() string {
 	return s
 }
 
-func (e *callError) Unwrap() error { return e.code() }
-
-// code is the call's HRESULT or, where HNS failed it by its document
-// alone, the document's ErrorCode: hcn would give such a failure no code
-// of HNS's (ERROR_GEN_FAILURE), and a port HNS says is taken must still
-// read as taken, a backend gone as gone.
-func (e *callError) code() error {
-	if e.hr != nil {
-		return e.hr
-	}
-	return documentCode(e.result)
-}
+func (e *callError) Unwrap() error { return e.code }
 
 // documentCode is the ErrorCode of HNS's error document as an HRESULT is
 // read (hresult), or nil where it has none. HNS writes it in decimal,
