@@ -120,6 +120,21 @@ func TestDualStack(t *testing.T) {
 		cfg:      oldHNS,
 		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
 		problems: ReasonIPFamilyUnsupported,
+	}, {
+		// Nothing is programmed on it, so nothing is open on it.
+		name:     "ingress IP of an unserved family with its family's source ranges: only the family problem",
+		svc:      service("web", dual, loadBalancer(ingressIP("2001:db8::7")), sourceRanges("2001:db8::/64")),
+		slices:   dualStackSlices(),
+		cfg:      oldHNS,
+		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		problems: ReasonIPFamilyUnsupported,
+	}, {
+		name:     "external IP of an unserved family that is the node's address, with --refuse-node-external-ips: only the family problem",
+		svc:      service("web", dual, externalIPs(nodeIPv6)),
+		slices:   dualStackSlices(),
+		cfg:      func(c *Config) { oldHNS(c); c.RefuseExternalIPsOnNodeAddresses = true },
+		want:     []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		problems: ReasonIPFamilyUnsupported,
 	}})
 }
 
