@@ -366,3 +366,26 @@ func TestLBsAreTheStoredResults(t *testing.T) {
 		}
 	}
 }
+
+// TestASourceVIPThatIsAClusterIPKeepsItsEndpoint: the overlay source-VIP
+// endpoint wins its IP over a service-VIP endpoint (package doc), so a
+// cluster IP the API gives the --source-vip address never takes the
+// endpoint every overlay load balancer's SNAT needs, and its Service going
+// leaves it in place.
+func TestASourceVIPThatIsAClusterIPKeepsItsEndpoint(t *testing.T) {
+	cfg := config()
+	overlay(&cfg)
+	src := cfg.SourceVIP[intent.IPv4].String()
+	want := intent.RemoteEndpoint{IP: src, MAC: cfg.HostMAC, Local: true}
+	s := Compute([]ServiceInput{{Service: service("web", clusterIPs(src)), Slices: slicesOf(twoEndpoints()...)}}, cfg)
+	if _, ok := s.LBs[key(src, 80)]; !ok {
+		t.Fatalf("no load balancer on %s: %v", src, s.LBs)
+	}
+	if got := s.RemoteEndpoints[src]; got != want {
+		t.Errorf("endpoint at the source VIP = %+v, want the source-VIP endpoint %+v", got, want)
+	}
+	s.Delete(nsName("ns", "web"))
+	if got := s.RemoteEndpoints[src]; got != want {
+		t.Errorf("after the Service went: endpoint at the source VIP = %+v, want %+v", got, want)
+	}
+}
