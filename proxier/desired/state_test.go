@@ -389,3 +389,19 @@ func TestASourceVIPThatIsAClusterIPKeepsItsEndpoint(t *testing.T) {
 		t.Errorf("after the Service went: endpoint at the source VIP = %+v, want %+v", got, want)
 	}
 }
+
+// TestAServicesOwnClusterIPAsItsExternalIPIsNotRefused: an external IP is
+// refused when it is another Service's cluster IP. A Service that lists
+// its own (with ITP=Local and no local endpoint, the only way its external
+// IP's load balancer is not the cluster IP's own) is not told that its
+// cluster IP is its own, nor refused.
+func TestAServicesOwnClusterIPAsItsExternalIPIsNotRefused(t *testing.T) {
+	in := ServiceInput{Service: service("web", externalIPs("10.0.0.1"), itpLocal), Slices: slicesOf(slice("web-1", 8080, ep("10.1.0.3")))}
+	s := Compute([]ServiceInput{in}, config())
+	if p := s.Conflicts(nsName("ns", "web")); len(p) != 0 {
+		t.Errorf("problems = %+v, want none", p)
+	}
+	if holder, ok := s.Holder(key("10.0.0.1", 80)); !ok || holder != nsName("ns", "web") {
+		t.Errorf("10.0.0.1:80 held by %v (%v), want ns/web", holder, ok)
+	}
+}
