@@ -91,3 +91,26 @@ func TestInputsOf(t *testing.T) {
 		t.Errorf("InputsOf: %v %v %v", names(0), names(1), names(2))
 	}
 }
+
+// TestPodCIDRsOf: a Node's pod CIDRs as kube-proxy reads them, masked (the
+// proxier keys the routes it waits for by them, and compares them on every
+// Node update), from spec.podCIDR where spec.podCIDRs is empty, skipping
+// what does not parse.
+func TestPodCIDRsOf(t *testing.T) {
+	p := netip.MustParsePrefix
+	for _, tc := range []struct {
+		name string
+		spec v1.NodeSpec
+		want []netip.Prefix
+	}{
+		{"host bits set: masked", v1.NodeSpec{PodCIDRs: []string{"10.244.1.5/24", "fd00:1::7/64"}}, []netip.Prefix{p("10.244.1.0/24"), p("fd00:1::/64")}},
+		{"podCIDR alone", v1.NodeSpec{PodCIDR: "10.244.2.0/24"}, []netip.Prefix{p("10.244.2.0/24")}},
+		{"podCIDRs win over podCIDR", v1.NodeSpec{PodCIDR: "10.244.2.0/24", PodCIDRs: []string{"10.244.3.0/24"}}, []netip.Prefix{p("10.244.3.0/24")}},
+		{"unparsable skipped", v1.NodeSpec{PodCIDRs: []string{"not-a-cidr", "10.244.4.0/24"}}, []netip.Prefix{p("10.244.4.0/24")}},
+		{"none", v1.NodeSpec{}, nil},
+	} {
+		if got := PodCIDRsOf(&v1.Node{Spec: tc.spec}); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: PodCIDRsOf = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
