@@ -315,6 +315,19 @@ func TestInvalidInput(t *testing.T) {
 		want:     none,
 		problems: ReasonInvalidIP,
 	}, {
+		// The API refuses it; kube-proxy (GetClusterIPByFamily) serves a
+		// family's first cluster IP, and so is only that one a cluster IP
+		// another Service's external IP may not take.
+		name:   "two cluster IPs of one family: the first is the family's",
+		svc:    service("web", clusterIPs("10.0.0.1", "10.0.0.2")),
+		slices: twoEndpoints(),
+		want:   []intent.LB{lb(key("10.0.0.1", 80), 0, 0, both...)},
+		check: func(t *testing.T, r ServiceResult) {
+			if !slices.Equal(r.ClusterIPs, []string{"10.0.0.1"}) {
+				t.Errorf("ClusterIPs = %v, want [10.0.0.1]", r.ClusterIPs)
+			}
+		},
+	}, {
 		name:     "invalid external and ingress IPs are skipped",
 		svc:      service("web", externalIPs("300.1.1.1", "fe80::1%eth0"), loadBalancer(ingressIP("::ffff:1.2.3.4"))),
 		slices:   twoEndpoints(),
