@@ -146,6 +146,18 @@ func TestTopology(t *testing.T) {
 			}
 		},
 	}, {
+		// The ports are chosen one after another; one whose hints go
+		// unread is enough to say so, whichever port comes last.
+		name: "a node without a zone, hints on one port's endpoints only: said so",
+		svc:  service("web", ports(tcpPort("http", 80), tcpPort("metrics", 9100))),
+		slices: []*discoveryv1.EndpointSlice{
+			slice("web-1", 8080, ep("10.1.0.2", zoneHints("zone-a")), ep("10.1.0.3", zoneHints("zone-b"))),
+			sliceWithPorts("web-2", []discoveryv1.EndpointPort{slicePort("metrics", 9100, v1.ProtocolTCP)}, ep("10.1.0.4")),
+		},
+		cfg:      func(c *Config) { c.Zone = "" },
+		cluster:  "10.1.0.2,10.1.0.3",
+		problems: ReasonTopologyHintsIgnored,
+	}, {
 		name:     "a node without a zone and hints on some ready endpoints only: nothing to say",
 		slices:   one(ep("10.1.0.2", zoneHints("zone-a")), ep("10.1.0.3")),
 		cfg:      func(c *Config) { c.Zone = "" },
