@@ -89,3 +89,20 @@ func TestProviderAddressUnknownCausesKeepRoutesApartFromOutsiders(t *testing.T) 
 		t.Errorf("a Service with both: causes %q, want %q and %q", both, db[0], web[0])
 	}
 }
+
+// TestABackendOneSlicePlacesOnANodeCountsAsOnANode: a backend in no remote
+// subnet that one port's slice places on another node and another port's
+// on none is reported as on another node (a route the CNI may not have
+// added yet, the Node's to hear of), whichever port comes last.
+func TestABackendOneSlicePlacesOnANodeCountsAsOnANode(t *testing.T) {
+	cfg := config()
+	overlay(&cfg)
+	metrics := []discoveryv1.EndpointPort{slicePort("metrics", 9100, v1.ProtocolTCP)}
+	r := ForService(ServiceInput{Service: service("web", ports(tcpPort("http", 80), tcpPort("metrics", 9100))), Slices: slicesOf(
+		slice("web-1", 8080, ep("10.2.0.5")),
+		sliceWithPorts("web-2", metrics, ep("10.2.0.5", noNode)),
+	)}, cfg)
+	if reasons(r.Problems) != ReasonProviderAddressUnknown || !strings.Contains(r.Problems[0].Message, "on other nodes") {
+		t.Errorf("problems = %+v, want one ProviderAddressUnknown for a backend on other nodes", r.Problems)
+	}
+}
