@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/hnsproxy/hnsproxy/intent"
 )
@@ -143,4 +144,17 @@ func externalIPAndYoungerIngressIP(ingressBackend string) []ServiceInput {
 		Service: service("b-lb", clusterIPs("10.0.0.3"), loadBalancer(ingressIP("198.51.100.7")), created(time.Hour)),
 		Slices:  slicesOf(slice("b-lb-1", 8080, ep(ingressBackend))),
 	}}
+}
+
+// TestExternalIPRefusedIsReportedOncePerIP: the refusal names the IP,
+// "refused on every port", once, however many ports the Service has.
+func TestExternalIPRefusedIsReportedOncePerIP(t *testing.T) {
+	tn := tenant("10.0.0.7")
+	tn.Service.Spec.Ports = []v1.ServicePort{tcpPort("http", 80), tcpPort("https", 443)}
+	tn.Slices = slicesOf(sliceWithPorts("tenant-1",
+		[]discoveryv1.EndpointPort{slicePort("http", 8080, v1.ProtocolTCP), slicePort("https", 8443, v1.ProtocolTCP)}, ep("10.1.0.66")))
+	s := Compute([]ServiceInput{victim(), tn}, config())
+	if p := s.Conflicts(nsName("ns", "tenant")); reasons(p) != ReasonExternalIPRefused {
+		t.Errorf("tenant problems = %+v, want one ExternalIPRefused", p)
+	}
 }
