@@ -76,6 +76,17 @@ func TestDualStack(t *testing.T) {
 			noSourceVIP(lb(key("fd00:96::1", 80), 0, v6flag, v6both...)),
 		},
 	}, {
+		name: "l2bridge family without a node IP, a LoadBalancer Service allocating no node ports: nothing to report",
+		svc: service("web", dual, loadBalancer(), func(s *v1.Service) {
+			s.Spec.AllocateLoadBalancerNodePorts = ptr(false)
+		}),
+		slices: dualStackSlices(),
+		cfg:    func(c *Config) { delete(c.NodeIPs, intent.IPv6) },
+		want: []intent.LB{
+			lb(key("10.0.0.1", 80), 0, 0, both...),
+			noSourceVIP(lb(key("fd00:96::1", 80), 0, v6flag, v6both...)),
+		},
+	}, {
 		name:     "overlay family without a node IP: skipped and reported",
 		svc:      service("web", clusterIPs("10.0.0.1")),
 		slices:   dualStackSlices(),
