@@ -3,6 +3,8 @@ package cni_test
 import (
 	"context"
 	"testing"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
 // TestDelReleasesUnderAConfigurationADDRefuses: containerd hands DEL the
@@ -93,4 +95,30 @@ func TestDelRefusesAWrongTypeInAFieldItReads(t *testing.T) {
 		t.Errorf("endpoints after the refused DEL %v, want the pod's", got)
 	}
 	rt.del(t, p)
+}
+
+// TestDelLeavesALegacyNamedEndpointOfAnotherNetwork: DEL finds an
+// attachment's endpoint under the name earlier hnscni releases gave it,
+// "<containerID>_<ifname>", only on the configured network. That name
+// carries no network, so one on another network is another network's
+// pod (or another agent's endpoint) and stays, attached and holding its
+// address, when the runtime DELs the attachment on this network.
+func TestDelLeavesALegacyNamedEndpointOfAnotherNetwork(t *testing.T) {
+	ctx := context.Background()
+	n1, conf := l2bridgeNode(t, 65)
+	other, err := n1.client.CreateNetwork(ctx, &hnslb.Network{Name: "other", Type: hnslb.NetworkTypeL2Bridge, SchemaVersion: hnslb.V2,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.245.65.0/24"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pod{id: "elsewhere", netns: n1.createNamespace(t)}
+	// As an earlier hnscni wired it on the other network: MAC from the address.
+	wireByHand(t, n1, other.ID, p, &hnslb.Endpoint{Name: p.id + "_eth0", MacAddress: "0E-2A-0A-F5-41-07",
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.245.65.7", PrefixLength: 24}}})
+
+	newRuntime(t, conf).del(t, p)
+
+	if e := endpointByName(n1.dump(t), p.id+"_eth0"); e == nil || e.HostComputeNamespace == "" {
+		t.Errorf("DEL on cbr0 removed or detached %s_eth0, the other network's endpoint: %+v", p.id, e)
+	}
 }
