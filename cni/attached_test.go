@@ -1,0 +1,144 @@
+package cni
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"testing"
+
+	"github.com/containernetworking/cni/pkg/skel"
+
+	"github.com/hnsproxy/hnsproxy/hnslb"
+)
+
+// oneSided is HNS whose answers about endpoints (gets and listings) or
+// namespaces disagree with what it holds: whether an endpoint is attached
+// is told by both, and one side alone is not taken at its word.
+type oneSided struct {
+	hnslb.Client
+	endpoint  func(hnslb.Endpoint) hnslb.Endpoint
+	namespace func(hnslb.Namespace) hnslb.Namespace
+}
+
+func (o oneSided) GetEndpointByName(ctx context.Context, name string) (*hnslb.Endpoint, error) {
+	ep, err := o.Client.GetEndpointByName(ctx, name)
+	if err == nil && o.endpoint != nil {
+		*ep = o.endpoint(*ep)
+	}
+	return ep, err
+}
+
+func (o oneSided) ListEndpointsOfNetwork(ctx context.Context, networkID string) ([]hnslb.Endpoint, error) {
+	eps, err := o.Client.ListEndpointsOfNetwork(ctx, networkID)
+	for i := range eps {
+		if o.endpoint != nil {
+			eps[i] = o.endpoint(eps[i])
+		}
+	}
+	return eps, err
+}
+
+func (o oneSided) GetNamespaceByID(ctx context.Context, id string) (*hnslb.Namespace, error) {
+	ns, err := o.Client.GetNamespaceByID(ctx, id)
+	if err == nil && o.namespace != nil {
+		*ns = o.namespace(*ns)
+	}
+	return ns, err
+}
+
+func (o oneSided) ListNamespaces(ctx context.Context) ([]hnslb.Namespace, error) {
+	nss, err := o.Client.ListNamespaces(ctx)
+	for i := range nss {
+		if o.namespace != nil {
+			nss[i] = o.namespace(nss[i])
+		}
+	}
+	return nss, err
+}
+
+// attachedEndpoint creates an endpoint named name on cbr0 (cbr0Node) at
+// addr, with the MAC hnscni derives from it, attached to ns.
+func attachedEndpoint(t *testing.T, h hnslb.Client, ns *hnslb.Namespace, name, addr string) *hnslb.Endpoint {
+	t.Helper()
+	ctx := context.Background()
+	network, err := h.GetNetworkByName(ctx, "cbr0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := netip.MustParseAddr(addr)
+	ep, err := h.CreateEndpoint(ctx, network.ID, &hnslb.Endpoint{Name: name, MacAddress: endpointMAC("0E-2A", a),
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: addr, PrefixLength: 24}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AddNamespaceEndpoint(ctx, ns.ID, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	return ep
+}
+
+// TestCheckReadsTheAttachmentFromBothSides: CHECK passes a pod whose
+// endpoint says it is attached to CNI_NETNS and whose namespace lists the
+// endpoint, and fails it when either side alone says otherwise (docs/cni.md:
+// "from both sides").
+func TestCheckReadsTheAttachmentFromBothSides(t *testing.T) {
+	h, ns := cbr0Node(t)
+	other, err := h.CreateNamespace(context.Background(), &hnslb.Namespace{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	attachedEndpoint(t, h, ns, "c1_cbr0", "10.244.1.7")
+	stdin := []byte(`{"cniVersion": "1.0.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0",
+		"prevResult": {"cniVersion": "1.0.0", "interfaces": [{"name": "eth0", "mac": "0e:2a:0a:f4:01:07", "sandbox": "` + ns.ID + `"}],
+		"ips": [{"interface": 0, "address": "10.244.1.7/24"}]}}`)
+	conf, err := parseConfig(stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, c := range map[string]struct {
+		hns oneSided
+		ok  bool
+	}{
+		"both sides agree": {oneSided{Client: h}, true},
+		"the endpoint says another namespace": {oneSided{Client: h, endpoint: func(e hnslb.Endpoint) hnslb.Endpoint {
+			e.HostComputeNamespace = other.ID
+			return e
+		}}, false},
+		"the namespace does not list it": {oneSided{Client: h, namespace: func(n hnslb.Namespace) hnslb.Namespace {
+			n.Resources = nil
+			return n
+		}}, false},
+	} {
+		s := &session{conf: conf, hns: hnsClient{c.hns}, args: &skel.CmdArgs{ContainerID: "c1", Netns: ns.ID, IfName: "eth0", StdinData: stdin}}
+		if err := cmdCheck(context.Background(), s); (err == nil) != c.ok {
+			t.Errorf("%s: CHECK answered %v, want success %v", what, err, c.ok)
+		}
+	}
+}
+
+// TestAddLeavesAnEndpointANamespaceListsThoughItsListingSaysDetached: ADD
+// removes an endpoint of hnscni's that holds the pod's address only when it
+// is attached to no namespace, read from both sides: one a namespace lists
+// is a running pod's, whatever the endpoint listing says, and stays.
+func TestAddLeavesAnEndpointANamespaceListsThoughItsListingSaysDetached(t *testing.T) {
+	ctx := context.Background()
+	h, ns := cbr0Node(t)
+	held := attachedEndpoint(t, h, ns, "running_cbr0", "10.244.1.10")
+	hns := oneSided{Client: h, endpoint: func(e hnslb.Endpoint) hnslb.Endpoint {
+		e.HostComputeNamespace = ""
+		return e
+	}}
+	stdin := []byte(`{"cniVersion": "1.0.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0", "ipam": {"type": "host-local"}}`)
+	conf, err := parseConfig(stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{conf: conf, hns: hnsClient{hns}, args: &skel.CmdArgs{ContainerID: "new", Netns: ns.ID, IfName: "eth0", StdinData: stdin}}
+	spec := endpointSpec{name: "new_cbr0", addrs: []podAddr{{addr: netip.MustParsePrefix("10.244.1.10/24"), gateway: netip.MustParseAddr("10.244.1.1")}}}
+	if _, err := s.createOverLeftovers(ctx, held.HostComputeNetwork, spec, errors.New("address taken")); err == nil {
+		t.Error("ADD over the address of an endpoint a namespace lists succeeded")
+	}
+	if _, err := h.GetEndpointByID(ctx, held.ID); err != nil {
+		t.Errorf("the running pod's endpoint: %v, want it kept", err)
+	}
+}
