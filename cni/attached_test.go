@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/skel"
+	"github.com/containernetworking/cni/pkg/types"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
@@ -140,5 +141,31 @@ func TestAddLeavesAnEndpointANamespaceListsThoughItsListingSaysDetached(t *testi
 	}
 	if _, err := h.GetEndpointByID(ctx, held.ID); err != nil {
 		t.Errorf("the running pod's endpoint: %v, want it kept", err)
+	}
+}
+
+// TestAddressHeldByALocalAndARemoteEndpointIsNotTryAgainLater: an address
+// a local endpoint holds stays held (no proxy deletes it), so ADD answers
+// code 999 naming it, even where a service proxy's remote endpoint holds
+// it too (a build that allows both); only remote holders are "try again
+// later".
+func TestAddressHeldByALocalAndARemoteEndpointIsNotTryAgainLater(t *testing.T) {
+	const addr = "10.244.1.10"
+	local := hnslb.Endpoint{ID: "local", Name: "host-vnic", IpConfigurations: []hnslb.IPConfig{{IpAddress: addr}}}
+	remote := hnslb.Endpoint{ID: "remote", Flags: hnslb.EndpointFlagsRemoteEndpoint, IpConfigurations: []hnslb.IPConfig{{IpAddress: addr}}}
+	spec := endpointSpec{name: "new_cbr0", addrs: []podAddr{{addr: netip.MustParsePrefix(addr + "/24")}}}
+	for what, c := range map[string]struct {
+		eps  []hnslb.Endpoint
+		code uint
+	}{
+		"remote only":            {[]hnslb.Endpoint{remote}, types.ErrTryAgainLater},
+		"local, then remote":     {[]hnslb.Endpoint{local, remote}, types.ErrInternal},
+		"remote, then local":     {[]hnslb.Endpoint{remote, local}, types.ErrInternal},
+		"a local endpoint alone": {[]hnslb.Endpoint{local}, types.ErrInternal},
+	} {
+		var te *types.Error
+		if err := addressRefused(c.eps, spec, errors.New("address taken")); !errors.As(err, &te) || te.Code != c.code {
+			t.Errorf("%s: %v, want code %d", what, err, c.code)
+		}
 	}
 }
