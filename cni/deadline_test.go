@@ -204,3 +204,33 @@ func hungAttachADD(t *testing.T, h hnslb.Client, nsID string, stdin []byte) (*se
 	return &session{conf: conf, hns: hnsClient{hung},
 		args: &skel.CmdArgs{ContainerID: "c1", Netns: nsID, IfName: "eth0", StdinData: stdin}}, hung
 }
+
+// ctxBound is HNS whose endpoint lookup hangs until the caller's context
+// ends, as a call made through a client that honours it does.
+type ctxBound struct{ hnslb.Client }
+
+func (ctxBound) GetEndpointByName(ctx context.Context, _ string) (*hnslb.Endpoint, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestHNSCallStoppedByTheDeadlineIsTryAgainLater: an HNS call the
+// command's deadline stops (it answers context.DeadlineExceeded) fails the
+// command with code 11, as HNS unavailable does, so the runtime retries
+// the DEL instead of taking it for the plugin's own failure.
+func TestHNSCallStoppedByTheDeadlineIsTryAgainLater(t *testing.T) {
+	defer func(w, u time.Duration) { workTimeout, undoTimeout = w, u }(workTimeout, undoTimeout)
+	// run waits for the command, which the work deadline ends.
+	workTimeout, undoTimeout = 100*time.Millisecond, time.Hour
+	h, ns := cbr0Node(t)
+	stdin := []byte(`{"cniVersion": "1.0.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0"}`)
+	conf, err := parseConfig(stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{conf: conf, hns: hnsClient{ctxBound{h}}, args: &skel.CmdArgs{ContainerID: "c1", Netns: ns.ID, IfName: "eth0", StdinData: stdin}}
+	var te *types.Error
+	if err := s.run(cmdDel); !errors.As(err, &te) || te.Code != types.ErrTryAgainLater {
+		t.Errorf("DEL whose endpoint lookup the deadline stopped: %v, want code %d", err, types.ErrTryAgainLater)
+	}
+}
