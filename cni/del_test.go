@@ -122,3 +122,20 @@ func TestDelLeavesALegacyNamedEndpointOfAnotherNetwork(t *testing.T) {
 		t.Errorf("DEL on cbr0 removed or detached %s_eth0, the other network's endpoint: %+v", p.id, e)
 	}
 }
+
+// TestDelCompletesWhenItsDetachAnswersNotFound: a detach HNS answers "not
+// found" (the namespace gone, or the endpoint no longer in it) leaves
+// nothing to detach; DEL goes on, deletes the endpoint and releases the
+// address, and succeeds.
+func TestDelCompletesWhenItsDetachAnswersNotFound(t *testing.T) {
+	n1, conf := l2bridgeNode(t, 66)
+	rt := newRuntime(t, conf)
+	p := pod{id: "detached", netns: n1.createNamespace(t)}
+	rt.add(t, p)
+	n1.hnssim(t, "faults", "--error-rate", "RemoveNamespaceEndpoint=1", "--error-code", "0x490")
+	rt.del(t, p)
+	n1.hnssim(t, "faults")
+	if s := n1.dump(t); len(s.Endpoints) != 0 || len(allocated(t, conf.dataDir)) != 0 {
+		t.Errorf("after DEL: endpoints %v, addresses %v", names(s), allocated(t, conf.dataDir))
+	}
+}
