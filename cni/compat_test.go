@@ -173,6 +173,9 @@ func TestReferenceEndpointShapes(t *testing.T) {
 		{`{"name": "cbr0", "type": "hnscni", "mode": "l2bridge"}`, ipamGW, "10.244.1.1"},
 		{`{"name": "cbr0", "type": "sdnbridge", ` + additional + `}`, nil, "10.244.1.9"},
 		{`{"name": "cbr0", "type": "sdnbridge", ` + additional + `}`, ipamGW, "10.244.1.5"}, // only fills a gateway IPAM did not give
+		// The default route's gateway, not that of a route listed before it.
+		{`{"name": "cbr0", "type": "sdnbridge", "optionalFlags": {"gatewayFromAdditionalRoutes": true},
+			"additionalRoutes": [{"dst": "10.0.0.0/8", "gw": "10.244.1.8"}, {"dst": "0.0.0.0/0", "gw": "10.244.1.9"}]}`, nil, "10.244.1.9"},
 	} {
 		n, err := parseConfig([]byte(tc.conf))
 		if err != nil {
@@ -181,6 +184,22 @@ func TestReferenceEndpointShapes(t *testing.T) {
 		if got := n.gateway(network, tc.ipc, subnet); got.String() != tc.want {
 			t.Errorf("%s, IPAM gateway %v: gateway %s, want %s", tc.conf, tc.ipc != nil, got, tc.want)
 		}
+	}
+}
+
+// TestGatewayIsNoNetworkRouteOutsideThePodsSubnet: the network subnet's
+// default route gives the pod's gateway only where its next hop is in
+// that subnet, where the pod can reach it; otherwise IPAM's gateway does.
+func TestGatewayIsNoNetworkRouteOutsideThePodsSubnet(t *testing.T) {
+	n, err := parseConfig([]byte(`{"name": "cbr0", "type": "hnscni", "mode": "l2bridge"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	network := &hnslb.Network{Ipams: []hnslb.Ipam{{Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24",
+		Routes: []hnslb.Route{{NextHop: "192.168.0.1", DestinationPrefix: "0.0.0.0/0"}}}}}}}
+	ipc := &current.IPConfig{Address: net.IPNet{IP: net.IPv4(10, 244, 1, 7), Mask: net.CIDRMask(24, 32)}, Gateway: net.IPv4(10, 244, 1, 5)}
+	if got := n.gateway(network, ipc, netip.MustParsePrefix("10.244.1.0/24")); got.String() != "10.244.1.5" {
+		t.Errorf("gateway %s, want IPAM's 10.244.1.5 (the network's route leaves the subnet)", got)
 	}
 }
 
