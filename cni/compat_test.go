@@ -203,6 +203,26 @@ func TestGatewayIsNoNetworkRouteOutsideThePodsSubnet(t *testing.T) {
 	}
 }
 
+// TestSDNFieldsAloneMakeAConfigurationSDN: a configuration whose type names
+// no reference plugin belongs to sdnbridge/sdnoverlay by any field only
+// they have (AdditionalArgs, optionalFlags, additionalRoutes), and gets
+// their rules: here the pod's namespace before the first search domain.
+func TestSDNFieldsAloneMakeAConfigurationSDN(t *testing.T) {
+	for _, field := range []string{
+		`"AdditionalArgs": [{"Name": "EndpointPolicy", "Value": {"Type": "ACL", "Settings": {"Action": "Allow"}}}]`,
+		`"optionalFlags": {"allowAclPortMapping": true}`,
+		`"additionalRoutes": [{"dst": "10.0.0.0/8", "gw": "10.244.1.1"}]`,
+	} {
+		n, err := parseConfig([]byte(`{"name": "cbr0", "type": "hnscni", "mode": "l2bridge", "dns": {"search": ["svc.cluster.local"]}, ` + field + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := n.dns("ns1"); len(d.Search) != 1 || d.Search[0] != "ns1.svc.cluster.local" {
+			t.Errorf("with %s: search %v, want sdn*'s ns1.svc.cluster.local", field, d.Search)
+		}
+	}
+}
+
 // TestWinPolicyOrder: for a win-* configuration the endpoint's policies
 // are those win-bridge and win-overlay would send, in their order
 // (containernetworking/plugins pkg/hns Apply*Policy, as each plugin's ADD
