@@ -2,9 +2,11 @@ package cni
 
 import (
 	"context"
+	"errors"
 	"net"
 	"testing"
 
+	"github.com/containernetworking/cni/pkg/types"
 	current "github.com/containernetworking/cni/pkg/types/100"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -12,19 +14,26 @@ import (
 )
 
 // createdNetwork is the network ADD creates on an empty node for the
-// configuration stdin, with the pod address 10.244.1.7/24 from IPAM.
+// configuration stdin (createNetworkOn).
 func createdNetwork(t *testing.T, stdin string) *hnslb.Network {
+	t.Helper()
+	created, err := createNetworkOn(t, sim.New(sim.Options{}), stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return created
+}
+
+// createNetworkOn is ADD's create of the configured network on HNS h, with
+// the pod address 10.244.1.7/24 from IPAM.
+func createNetworkOn(t *testing.T, h hnslb.Client, stdin string) (*hnslb.Network, error) {
 	t.Helper()
 	n, err := parseConfig([]byte(stdin))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ipcs := []*current.IPConfig{{Address: net.IPNet{IP: net.IPv4(10, 244, 1, 7), Mask: net.CIDRMask(24, 32)}}}
-	created, err := hnsClient{sim.New(sim.Options{})}.createNetwork(context.Background(), n, ipcs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return created
+	return hnsClient{h}.createNetwork(context.Background(), n, ipcs)
 }
 
 // TestCalicoVNIShapesTheNetworkItCreates: Calico for Windows gives the
@@ -35,5 +44,23 @@ func TestCalicoVNIShapesTheNetworkItCreates(t *testing.T) {
 		"providerAddress": "192.168.0.11", "ipam": {"type": "host-local"}}`)
 	if got := created.Ipams[0].Subnets[0].Policies; len(got) != 1 || !jsonEqual(got[0], hnslb.NewVSIDSubnetPolicy(4097)) {
 		t.Errorf("subnet policies %s, want the VSID 4097", got)
+	}
+}
+
+// TestANetworkCreatedMeanwhileMustHaveTheModesType: ADD creates the
+// network the node lacks; one another ADD (or the node's provisioning)
+// created meanwhile under the name is taken only if its type is the
+// mode's: pods are not wired into an overlay network as into an l2bridge
+// one.
+func TestANetworkCreatedMeanwhileMustHaveTheModesType(t *testing.T) {
+	h := sim.New(sim.Options{})
+	if _, err := h.CreateNetwork(context.Background(), &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeOverlay,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := createNetworkOn(t, h, `{"cniVersion": "1.0.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0", "ipam": {"type": "host-local"}}`)
+	var te *types.Error
+	if !errors.As(err, &te) || te.Code != types.ErrInvalidNetworkConfig {
+		t.Errorf("l2bridge ADD finding an overlay network created meanwhile: %v, want code %d", err, types.ErrInvalidNetworkConfig)
 	}
 }
