@@ -64,3 +64,23 @@ func TestANetworkCreatedMeanwhileMustHaveTheModesType(t *testing.T) {
 		t.Errorf("l2bridge ADD finding an overlay network created meanwhile: %v, want code %d", err, types.ErrInvalidNetworkConfig)
 	}
 }
+
+// TestTheNetworksProviderAddressWinsOverTheConfigured: an overlay pod's
+// provider address is the one the HNS network carries; the configured
+// providerAddress is for a network that carries none (or one hnscni
+// creates), so a configuration written for another node, or before the
+// node's address changed, does not put a wrong PA on the endpoint.
+func TestTheNetworksProviderAddressWinsOverTheConfigured(t *testing.T) {
+	n, err := parseConfig([]byte(`{"cniVersion": "1.0.0", "name": "vxlan0", "type": "hnscni", "mode": "overlay", "providerAddress": "192.168.0.99"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	network := &hnslb.Network{Name: "vxlan0", Policies: []hnslb.NetworkPolicy{hnslb.NewNetworkPolicy(hnslb.NetworkPolicyProviderAddress,
+		hnslb.ProviderAddressNetworkPolicySetting{ProviderAddress: "192.168.0.11"})}}
+	if pa, err := providerAddress(network, n); err != nil || pa.String() != "192.168.0.11" {
+		t.Errorf("provider address %s (%v), want the network's 192.168.0.11", pa, err)
+	}
+	if pa, err := providerAddress(&hnslb.Network{Name: "vxlan0"}, n); err != nil || pa.String() != "192.168.0.99" {
+		t.Errorf("provider address of a network without one %s (%v), want the configured 192.168.0.99", pa, err)
+	}
+}
