@@ -111,6 +111,21 @@ func TestMergePolicies(t *testing.T) {
 	}
 }
 
+// TestV1OutBoundNATKeepsItsDestinations: an HNS v1 OutBoundNAT with
+// Destinations (loopback DSR as Calico and win-* write it) keeps them in
+// v2 form; without them it would NAT every destination, and hnscni's own
+// exceptions would join it.
+func TestV1OutBoundNATKeepsItsDestinations(t *testing.T) {
+	p, err := decodePolicy("policies[0]", json.RawMessage(`{"Type": "OutBoundNAT", "Destinations": ["10.244.1.7"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT, hnslb.OutboundNatPolicySetting{Destinations: []string{"10.244.1.7"}})
+	if p.Type != want.Type || !jsonEqual(p.Settings, want.Settings) {
+		t.Errorf("policy %s %s, want %s %s", p.Type, p.Settings, want.Type, want.Settings)
+	}
+}
+
 // TestReferenceEndpointShapes: what hnscni adds per family. A reference
 // configuration says itself whether it NATs: win-bridge adds ipMasqNetwork
 // as an exception, win-overlay the node's subnet under ipMasq, sdn* neither;
