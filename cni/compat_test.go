@@ -126,6 +126,19 @@ func TestV1OutBoundNATKeepsItsDestinations(t *testing.T) {
 	}
 }
 
+// TestOwnExceptionsStayOutOfALoopbackDSRPolicy: hnscni's NAT exceptions
+// join the configuration's first OutBoundNAT with exceptions, never a
+// loopback DSR one (an OutBoundNAT with Destinations) listed before it,
+// which would then NAT neither the pod's own address nor the cluster.
+func TestOwnExceptionsStayOutOfALoopbackDSRPolicy(t *testing.T) {
+	dsr := hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT, hnslb.OutboundNatPolicySetting{Destinations: []string{"10.244.1.7"}})
+	own := hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT, hnslb.OutboundNatPolicySetting{Exceptions: []string{"10.244.0.0/16"}})
+	got := mergePolicies([]hnslb.EndpointPolicy{dsr}, []hnslb.EndpointPolicy{own})
+	if len(got) != 2 || !jsonEqual(got[0].Settings, dsr.Settings) || !jsonEqual(got[1].Settings, own.Settings) {
+		t.Errorf("merged %s, want the loopback DSR policy as it was, then hnscni's exceptions", got)
+	}
+}
+
 // TestReferenceEndpointShapes: what hnscni adds per family. A reference
 // configuration says itself whether it NATs: win-bridge adds ipMasqNetwork
 // as an exception, win-overlay the node's subnet under ipMasq, sdn* neither;
