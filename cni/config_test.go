@@ -97,6 +97,19 @@ func TestParseConfigRejects(t *testing.T) {
 	}
 }
 
+// TestPortMappingsTakeEveryPortUpTo65535: a port mapping's host and
+// container ports are 1-65535, both ends included.
+func TestPortMappingsTakeEveryPortUpTo65535(t *testing.T) {
+	n, err := parseConfig([]byte(`{"cniVersion": "1.1.0", "name": "pods", "type": "hnscni", "mode": "l2bridge",
+		"runtimeConfig": {"portMappings": [{"hostPort": 65535, "containerPort": 65535}, {"hostPort": 1, "containerPort": 1}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.checkPortMappings(); err != nil {
+		t.Errorf("ports 65535 and 1: %v", err)
+	}
+}
+
 func TestBuildEndpointOverlay(t *testing.T) {
 	n, err := parseConfig([]byte(`{"cniVersion": "1.1.0", "name": "pods", "type": "hnscni", "mode": "overlay", "network": "vxlan0",
 		"clusterCIDR": "10.244.0.0/16", "serviceCIDR": "10.96.0.0/12", "ipam": {"type": "host-local"},
