@@ -110,6 +110,19 @@ func TestPortMappingsTakeEveryPortUpTo65535(t *testing.T) {
 	}
 }
 
+// TestShortUnknownFieldsAreNeverTypos: a field shorter than five letters
+// hnscni does not know ("node", two edits from "mode" and "name") is
+// another plugin's and ignored with a warning, never refused as a typo.
+func TestShortUnknownFieldsAreNeverTypos(t *testing.T) {
+	n, err := parseConfig([]byte(`{"cniVersion": "1.1.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "node": "n1"}`))
+	if err != nil {
+		t.Fatalf("a configuration with \"node\": %v", err)
+	}
+	if !slices.Equal(n.warnings, []string{`unknown configuration field "node" ignored`}) {
+		t.Errorf("warnings %q, want the one for \"node\"", n.warnings)
+	}
+}
+
 func TestBuildEndpointOverlay(t *testing.T) {
 	n, err := parseConfig([]byte(`{"cniVersion": "1.1.0", "name": "pods", "type": "hnscni", "mode": "overlay", "network": "vxlan0",
 		"clusterCIDR": "10.244.0.0/16", "serviceCIDR": "10.96.0.0/12", "ipam": {"type": "host-local"},
