@@ -123,6 +123,26 @@ func TestShortUnknownFieldsAreNeverTypos(t *testing.T) {
 	}
 }
 
+// TestHNSAssignedGatewaysKeepTheirFamily: an endpoint HNS gave an address
+// per family carries a default route per family; each address's gateway
+// is its own family's route's next hop.
+func TestHNSAssignedGatewaysKeepTheirFamily(t *testing.T) {
+	ep := &hnslb.Endpoint{Name: "c1_cbr0",
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.7", PrefixLength: 24}, {IpAddress: "fd00:10:244:1::7", PrefixLength: 64}},
+		Routes:           []hnslb.Route{{NextHop: "10.244.1.1", DestinationPrefix: "0.0.0.0/0"}, {NextHop: "fd00:10:244:1::1", DestinationPrefix: "::/0"}}}
+	got, err := hnsAssigned(ep, &hnslb.Network{Name: "cbr0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gateways []string
+	for _, a := range got {
+		gateways = append(gateways, a.gateway.String())
+	}
+	if want := []string{"10.244.1.1", "fd00:10:244:1::1"}; !slices.Equal(gateways, want) {
+		t.Errorf("gateways %v, want each address's own family's %v", gateways, want)
+	}
+}
+
 func TestBuildEndpointOverlay(t *testing.T) {
 	n, err := parseConfig([]byte(`{"cniVersion": "1.1.0", "name": "pods", "type": "hnscni", "mode": "overlay", "network": "vxlan0",
 		"clusterCIDR": "10.244.0.0/16", "serviceCIDR": "10.96.0.0/12", "ipam": {"type": "host-local"},
