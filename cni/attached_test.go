@@ -78,6 +78,17 @@ func attachedEndpoint(t *testing.T, h hnslb.Client, ns *hnslb.Namespace, name, a
 	return ep
 }
 
+// sessionFor is a command's session for container containerID, interface
+// eth0, in namespace nsID, with the configuration stdin, on HNS h.
+func sessionFor(t *testing.T, h hnslb.Client, stdin []byte, containerID, nsID string) *session {
+	t.Helper()
+	conf, err := parseConfig(stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &session{conf: conf, hns: hnsClient{h}, args: &skel.CmdArgs{ContainerID: containerID, Netns: nsID, IfName: "eth0", StdinData: stdin}}
+}
+
 // TestCheckReadsTheAttachmentFromBothSides: CHECK passes a pod whose
 // endpoint says it is attached to CNI_NETNS and whose namespace lists the
 // endpoint, and fails it when either side alone says otherwise (docs/cni.md:
@@ -92,10 +103,6 @@ func TestCheckReadsTheAttachmentFromBothSides(t *testing.T) {
 	stdin := []byte(`{"cniVersion": "1.0.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0",
 		"prevResult": {"cniVersion": "1.0.0", "interfaces": [{"name": "eth0", "mac": "0e:2a:0a:f4:01:07", "sandbox": "` + ns.ID + `"}],
 		"ips": [{"interface": 0, "address": "10.244.1.7/24"}]}}`)
-	conf, err := parseConfig(stdin)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for what, c := range map[string]struct {
 		hns oneSided
 		ok  bool
@@ -110,8 +117,7 @@ func TestCheckReadsTheAttachmentFromBothSides(t *testing.T) {
 			return n
 		}}, false},
 	} {
-		s := &session{conf: conf, hns: hnsClient{c.hns}, args: &skel.CmdArgs{ContainerID: "c1", Netns: ns.ID, IfName: "eth0", StdinData: stdin}}
-		if err := cmdCheck(context.Background(), s); (err == nil) != c.ok {
+		if err := cmdCheck(context.Background(), sessionFor(t, c.hns, stdin, "c1", ns.ID)); (err == nil) != c.ok {
 			t.Errorf("%s: CHECK answered %v, want success %v", what, err, c.ok)
 		}
 	}
@@ -130,11 +136,7 @@ func TestAddLeavesAnEndpointANamespaceListsThoughItsListingSaysDetached(t *testi
 		return e
 	}}
 	stdin := []byte(`{"cniVersion": "1.0.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0", "ipam": {"type": "host-local"}}`)
-	conf, err := parseConfig(stdin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &session{conf: conf, hns: hnsClient{hns}, args: &skel.CmdArgs{ContainerID: "new", Netns: ns.ID, IfName: "eth0", StdinData: stdin}}
+	s := sessionFor(t, hns, stdin, "new", ns.ID)
 	spec := endpointSpec{name: "new_cbr0", addrs: []podAddr{{addr: netip.MustParsePrefix("10.244.1.10/24"), gateway: netip.MustParseAddr("10.244.1.1")}}}
 	if _, err := s.createOverLeftovers(ctx, held.HostComputeNetwork, spec, errors.New("address taken")); err == nil {
 		t.Error("ADD over the address of an endpoint a namespace lists succeeded")

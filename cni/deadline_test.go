@@ -224,13 +224,8 @@ func TestHNSCallStoppedByTheDeadlineIsTryAgainLater(t *testing.T) {
 	workTimeout, undoTimeout = 100*time.Millisecond, time.Hour
 	h, ns := cbr0Node(t)
 	stdin := []byte(`{"cniVersion": "1.0.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0"}`)
-	conf, err := parseConfig(stdin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &session{conf: conf, hns: hnsClient{ctxBound{h}}, args: &skel.CmdArgs{ContainerID: "c1", Netns: ns.ID, IfName: "eth0", StdinData: stdin}}
 	var te *types.Error
-	if err := s.run(cmdDel); !errors.As(err, &te) || te.Code != types.ErrTryAgainLater {
+	if err := sessionFor(t, ctxBound{h}, stdin, "c1", ns.ID).run(cmdDel); !errors.As(err, &te) || te.Code != types.ErrTryAgainLater {
 		t.Errorf("DEL whose endpoint lookup the deadline stopped: %v, want code %d", err, types.ErrTryAgainLater)
 	}
 }
