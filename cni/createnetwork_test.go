@@ -84,3 +84,16 @@ func TestTheNetworksProviderAddressWinsOverTheConfigured(t *testing.T) {
 		t.Errorf("provider address of a network without one %s (%v), want the configured 192.168.0.99", pa, err)
 	}
 }
+
+// TestAnOverlayNetworkOnTheDefaultPortHasNoVxlanPortPolicy: an overlay
+// network hnscni creates without vxlanPort runs on VXLAN's 4789 and
+// carries no VxlanPort policy (one with port 0 would not be that).
+func TestAnOverlayNetworkOnTheDefaultPortHasNoVxlanPortPolicy(t *testing.T) {
+	created := createdNetwork(t, `{"cniVersion": "1.0.0", "name": "vxlan0", "type": "hnscni", "mode": "overlay",
+		"providerAddress": "192.168.0.11", "ipam": {"type": "host-local"}}`)
+	for _, p := range created.Policies {
+		if p.Type == hnslb.NetworkPolicyVxlanPort {
+			t.Errorf("network policy %s %s on the default port", p.Type, p.Settings)
+		}
+	}
+}
