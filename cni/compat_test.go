@@ -158,6 +158,7 @@ func TestReferenceEndpointShapes(t *testing.T) {
 		{"sdnbridge ignores both", `{"name": "cbr0", "type": "sdnbridge", "ipMasq": true, "ipMasqNetwork": "10.244.0.0/16"}`, nil, "0E-2A-0A-F4-01-07"},
 		{"Calico MAC prefix", `{"name": "Calico", "type": "calico", "mode": "windows-bgp", "vxlan_mac_prefix": "0E-2C"}`, nil, "0E-2C-0A-F4-01-07"},
 		{"hnscni's own always NATs", `{"name": "cbr0", "type": "hnscni", "mode": "l2bridge"}`, []string{}, "0E-2A-0A-F4-01-07"},
+		{"sdnbridge with hnscni's own exceptions", `{"name": "cbr0", "type": "sdnbridge", "clusterCIDR": "10.244.0.0/16"}`, []string{"10.244.0.0/16"}, "0E-2A-0A-F4-01-07"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n, err := parseConfig([]byte(tc.conf))
