@@ -2,6 +2,7 @@ package cni_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -137,5 +138,35 @@ func TestDelCompletesWhenItsDetachAnswersNotFound(t *testing.T) {
 	n1.hnssim(t, "faults")
 	if s := n1.dump(t); len(s.Endpoints) != 0 || len(allocated(t, conf.dataDir)) != 0 {
 		t.Errorf("after DEL: endpoints %v, addresses %v", names(s), allocated(t, conf.dataDir))
+	}
+}
+
+// TestDelReleasesUnderARefusedConfigurationNamingTheNetworkByName: a
+// reference configuration names its HNS network by "name" alone, without
+// "network". Edited into one ADD refuses (a misspelt field), it still
+// names the network, and DEL removes the pod and releases its address.
+func TestDelReleasesUnderARefusedConfigurationNamingTheNetworkByName(t *testing.T) {
+	n1 := startNode(t, "n1", "--network-name", "pods", "--network-type", "l2bridge", "--subnet", "10.244.69.0/24")
+	conf := netConf{version: "1.1.0", mode: "l2bridge", subnet: "10.244.69.0/24", socket: n1.socket, dataDir: t.TempDir()}
+	p := pod{id: "by-name", netns: n1.createNamespace(t)}
+	newRuntime(t, conf).add(t, p)
+	var edited map[string]any
+	if err := json.Unmarshal(conf.pluginJSON(t), &edited); err != nil {
+		t.Fatal(err)
+	}
+	delete(edited, "network")
+	edited["serviceCIRD"] = "10.96.0.0/12"
+	stdin, err := json.Marshal(edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err, _ := newSandbox(t).run(t, map[string]string{"CNI_COMMAND": "DEL", "CNI_CONTAINERID": p.id}, stdin); err != nil {
+		t.Fatalf("DEL: %+v", err)
+	}
+	if got := names(n1.dump(t)); len(got) != 0 {
+		t.Errorf("endpoints left %v", got)
+	}
+	if got := allocated(t, conf.dataDir); len(got) != 0 {
+		t.Errorf("addresses left %v", got)
 	}
 }
