@@ -89,6 +89,14 @@ func sessionFor(t *testing.T, h hnslb.Client, stdin []byte, containerID, nsID st
 	return &session{conf: conf, hns: hnsClient{h}, args: &skel.CmdArgs{ContainerID: containerID, Netns: nsID, IfName: "eth0", StdinData: stdin}}
 }
 
+// checkOf7 is CHECK's configuration, without IPAM, of the eth0 attachment
+// in nsID that ADD reported with 10.244.1.7/24 (attachedEndpoint's MAC).
+func checkOf7(nsID string) []byte {
+	return []byte(`{"cniVersion": "1.0.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0",
+		"prevResult": {"cniVersion": "1.0.0", "interfaces": [{"name": "eth0", "mac": "0e:2a:0a:f4:01:07", "sandbox": "` + nsID + `"}],
+		"ips": [{"interface": 0, "address": "10.244.1.7/24"}]}}`)
+}
+
 // TestCheckReadsTheAttachmentFromBothSides: CHECK passes a pod whose
 // endpoint says it is attached to CNI_NETNS and whose namespace lists the
 // endpoint, and fails it when either side alone says otherwise (docs/cni.md:
@@ -100,9 +108,7 @@ func TestCheckReadsTheAttachmentFromBothSides(t *testing.T) {
 		t.Fatal(err)
 	}
 	attachedEndpoint(t, h, ns, "c1_cbr0", "10.244.1.7")
-	stdin := []byte(`{"cniVersion": "1.0.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0",
-		"prevResult": {"cniVersion": "1.0.0", "interfaces": [{"name": "eth0", "mac": "0e:2a:0a:f4:01:07", "sandbox": "` + ns.ID + `"}],
-		"ips": [{"interface": 0, "address": "10.244.1.7/24"}]}}`)
+	stdin := checkOf7(ns.ID)
 	for what, c := range map[string]struct {
 		hns oneSided
 		ok  bool
@@ -169,5 +175,29 @@ func TestAddressHeldByALocalAndARemoteEndpointIsNotTryAgainLater(t *testing.T) {
 		if err := addressRefused(c.eps, spec, errors.New("address taken")); !errors.As(err, &te) || te.Code != c.code {
 			t.Errorf("%s: %v, want code %d", what, err, c.code)
 		}
+	}
+}
+
+// TestCheckFailsAnEndpointOnAnotherNetwork: the attachment's endpoint must
+// be on the configured network; one of its name on another network,
+// attached and on the address ADD reported, is not the attachment ADD made.
+func TestCheckFailsAnEndpointOnAnotherNetwork(t *testing.T) {
+	ctx := context.Background()
+	h, ns := cbr0Node(t)
+	other, err := h.CreateNetwork(ctx, &hnslb.Network{Name: "other", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := h.CreateEndpoint(ctx, other.ID, &hnslb.Endpoint{Name: "c1_cbr0", MacAddress: "0E-2A-0A-F4-01-07",
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.244.1.7", PrefixLength: 24}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AddNamespaceEndpoint(ctx, ns.ID, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmdCheck(ctx, sessionFor(t, h, checkOf7(ns.ID), "c1", ns.ID)); err == nil {
+		t.Error("CHECK passed an endpoint on another network than cbr0")
 	}
 }
