@@ -201,3 +201,20 @@ func TestCheckFailsAnEndpointOnAnotherNetwork(t *testing.T) {
 		t.Error("CHECK passed an endpoint on another network than cbr0")
 	}
 }
+
+// TestDelWithoutIPAMLeavesALegacyNamedEndpoint: earlier hnscni releases,
+// which named endpoints "<containerID>_<ifname>", always had IPAM; without
+// IPAM such a name is not hnscni's, and DEL of the attachment leaves the
+// endpoint so named, attached, on the configured network.
+func TestDelWithoutIPAMLeavesALegacyNamedEndpoint(t *testing.T) {
+	ctx := context.Background()
+	h, ns := cbr0Node(t)
+	ep := attachedEndpoint(t, h, ns, "c1_eth0", "10.244.1.7")
+	stdin := []byte(`{"cniVersion": "1.0.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0"}`)
+	if err := cmdDel(ctx, sessionFor(t, h, stdin, "c1", ns.ID)); err != nil {
+		t.Fatalf("DEL: %v", err)
+	}
+	if kept, err := h.GetEndpointByID(ctx, ep.ID); err != nil || kept.HostComputeNamespace == "" {
+		t.Errorf("c1_eth0 after DEL: %+v, %v; want it kept, attached", kept, err)
+	}
+}
