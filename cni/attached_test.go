@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/skel"
@@ -216,5 +217,41 @@ func TestDelWithoutIPAMLeavesALegacyNamedEndpoint(t *testing.T) {
 	}
 	if kept, err := h.GetEndpointByID(ctx, ep.ID); err != nil || kept.HostComputeNamespace == "" {
 		t.Errorf("c1_eth0 after DEL: %+v, %v; want it kept, attached", kept, err)
+	}
+}
+
+// olderHNS is HNS reporting version v.
+type olderHNS struct {
+	hnslb.Client
+	v hnslb.Version
+}
+
+func (o olderHNS) Version(context.Context) (hnslb.Version, error) { return o.v, nil }
+
+// TestLoopbackDSRIsLeftOutWhereHNSLacksIt: loopbackDSR puts the pod's own
+// address as an OutBoundNAT destination on its endpoint only where HNS
+// supports DSR (9.3 to 9.x, 10.2 and later); an older HNS would refuse the
+// policy, so the pod is wired without it.
+func TestLoopbackDSRIsLeftOutWhereHNSLacksIt(t *testing.T) {
+	scriptIPAM(t, "one-ipam", `echo '{"cniVersion": "1.1.0", "ips": [{"address": "10.244.1.5/24", "gateway": "10.244.1.1"}]}'`+"\n")
+	stdin := []byte(`{"cniVersion": "1.1.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0", "loopbackDSR": true, "ipam": {"type": "one-ipam"}}`)
+	for _, c := range []struct {
+		v   hnslb.Version
+		dsr bool
+	}{{hnslb.Version{Major: 9, Minor: 1}, false}, {hnslb.Version{Major: 10, Minor: 2}, true}} {
+		ctx := context.Background()
+		h, ns := cbr0Node(t)
+		var undo undoStack
+		if _, err := sessionFor(t, olderHNS{h, c.v}, stdin, "c1", ns.ID).add(ctx, ns.ID, &undo); err != nil {
+			t.Fatalf("ADD on HNS %s: %v", c.v, err)
+		}
+		ep, err := h.GetEndpointByName(ctx, "c1_cbr0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dsr := slices.ContainsFunc(ep.Policies, func(p hnslb.EndpointPolicy) bool { return natDestinationsContain(p, []string{"10.244.1.5"}) })
+		if dsr != c.dsr {
+			t.Errorf("HNS %s: loopback DSR policy %v, want %v", c.v, dsr, c.dsr)
+		}
 	}
 }
