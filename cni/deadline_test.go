@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -147,12 +148,9 @@ func TestHungIPAMIsStoppedAtTheDeadline(t *testing.T) {
 func TestGivenUpAddReleasesItsAddress(t *testing.T) {
 	defer func(w, u time.Duration) { workTimeout, undoTimeout = w, u }(workTimeout, undoTimeout)
 	workTimeout, undoTimeout = 100*time.Millisecond, 100*time.Millisecond
-	held := filepath.Join(t.TempDir(), "held")
-	scriptIPAM(t, "file-ipam", "case \"$CNI_COMMAND\" in\n"+
-		"ADD) touch "+held+"; echo '{\"cniVersion\": \"1.1.0\", \"ips\": [{\"address\": \"10.244.1.5/24\", \"gateway\": \"10.244.1.1\"}]}';;\n"+
-		"DEL) rm -f "+held+";;\nesac\n")
+	held := fileIPAM(t)
 	h, ns := cbr0Node(t)
-	s, hung := hungAttachADD(t, h, ns.ID, []byte(`{"cniVersion": "1.1.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0", "ipam": {"type": "file-ipam"}}`))
+	s, hung := hungAttachADD(t, h, ns.ID, fileIPAMConf)
 	err := s.run(cmdAdd)
 	var te *types.Error
 	if !errors.As(err, &te) || te.Code != types.ErrTryAgainLater {
@@ -163,6 +161,57 @@ func TestGivenUpAddReleasesItsAddress(t *testing.T) {
 	}
 	close(hung.release)
 	<-s.finished
+}
+
+// fileIPAM puts on CNI_PATH an IPAM plugin, file-ipam, that hands out
+// 10.244.1.5/24 and holds it while the file it returns exists.
+func fileIPAM(t *testing.T) (held string) {
+	t.Helper()
+	held = filepath.Join(t.TempDir(), "held")
+	scriptIPAM(t, "file-ipam", "case \"$CNI_COMMAND\" in\n"+
+		"ADD) touch "+held+"; echo '{\"cniVersion\": \"1.1.0\", \"ips\": [{\"address\": \"10.244.1.5/24\", \"gateway\": \"10.244.1.1\"}]}';;\n"+
+		"DEL) rm -f "+held+";;\nesac\n")
+	return held
+}
+
+// fileIPAMConf is an l2bridge configuration on cbr0 (cbr0Node) with fileIPAM.
+var fileIPAMConf = []byte(`{"cniVersion": "1.1.0", "name": "pods", "type": "hnscni", "mode": "l2bridge", "network": "cbr0", "ipam": {"type": "file-ipam"}}`)
+
+// attachRefused is HNS that refuses every namespace attach and notes, at
+// each endpoint delete, whether IPAM still held the pod's address.
+type attachRefused struct {
+	hnslb.Client
+	held         string
+	heldAtDelete *[]bool
+}
+
+func (attachRefused) AddNamespaceEndpoint(context.Context, string, string) error {
+	return &hnslb.Error{Code: 0x57, Message: "The parameter is incorrect."}
+}
+
+func (a attachRefused) DeleteEndpoint(ctx context.Context, id string) error {
+	_, err := os.Stat(a.held)
+	*a.heldAtDelete = append(*a.heldAtDelete, err == nil)
+	return a.Client.DeleteEndpoint(ctx, id)
+}
+
+// TestFailedAddReleasesItsAddressOnlyOnceItsEndpointIsGone: a failed ADD
+// undoes what it made in reverse order: the endpoint goes first, and the
+// address IPAM gave it is released after, so no other pod is handed an
+// address an endpoint still holds.
+func TestFailedAddReleasesItsAddressOnlyOnceItsEndpointIsGone(t *testing.T) {
+	held := fileIPAM(t)
+	h, ns := cbr0Node(t)
+	var heldAtDelete []bool
+	if err := sessionFor(t, attachRefused{h, held, &heldAtDelete}, fileIPAMConf, "c1", ns.ID).run(cmdAdd); err == nil {
+		t.Fatal("ADD with the attach refused succeeded")
+	}
+	if !slices.Equal(heldAtDelete, []bool{true}) {
+		t.Errorf("address held at each endpoint delete: %v, want one delete with the address still held", heldAtDelete)
+	}
+	if _, err := os.Stat(held); !os.IsNotExist(err) {
+		t.Errorf("the failed ADD left its address held (%v)", err)
+	}
 }
 
 // cbr0Node is an in-process HNS with the l2bridge network cbr0
