@@ -324,3 +324,21 @@ func TestGCKeepsTheAddressOfEveryEndpointItLeaves(t *testing.T) {
 		t.Errorf("IPAM got a GC while HNS could not list the endpoints (%v)", err)
 	}
 }
+
+// TestGCWithOneFailureAnswersItsOwnError: a GC that met one failure
+// answers that failure as it is, its own code and message (here host-local's
+// store that cannot be read, code 5), not one rewritten as GC's list of
+// failures.
+func TestGCWithOneFailureAnswersItsOwnError(t *testing.T) {
+	_, conf := l2bridgeNode(t, 71)
+	// Where host-local keeps network "pods"'s reservations, a file.
+	if err := os.WriteFile(filepath.Join(conf.dataDir, "pods"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gc := conf
+	gc.extra = map[string]any{"cni.dev/valid-attachments": []types.GCAttachment{}}
+	err, _ := newSandbox(t).run(t, map[string]string{"CNI_COMMAND": "GC"}, gc.pluginJSON(t))
+	if err == nil || err.Code != types.ErrIOFailure || !strings.Contains(err.Msg, "host-local's store") {
+		t.Errorf("GC with host-local's store unreadable: %+v, want code %d naming the store", err, types.ErrIOFailure)
+	}
+}
