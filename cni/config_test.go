@@ -241,6 +241,15 @@ func TestBuildEndpointDualStack(t *testing.T) {
 	}
 }
 
+// TestAnAttachmentWithoutAnInterfaceNameIsEth0: an attachment that names
+// no interface (a GC list entry without "ifname") stands for the pod's
+// first one: its endpoint is "<containerID>_<network>", which GC then keeps.
+func TestAnAttachmentWithoutAnInterfaceNameIsEth0(t *testing.T) {
+	if got := endpointName("abc", "cbr0", ""); got != "abc_cbr0" {
+		t.Errorf("endpointName without an interface = %q, want abc_cbr0", got)
+	}
+}
+
 func TestEndpointNamesAndNamespaceID(t *testing.T) {
 	for _, tc := range []struct{ cid, ifName, name string }{
 		{"abc123", "eth0", "abc123_cbr0"}, // the reference plugins' name
