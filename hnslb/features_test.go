@@ -9,25 +9,34 @@ import (
 // the hcn fork kube-proxy's winkernel builds on, says it does
 // (ModifyLoadbalancerVersion in hnslib v0.1.2 and v0.1.3 hcn/hcnglobals.go:
 // 15.5 to 15.x, "in Zn", and 16.0 on, "in Ge"). hcsshim v0.15 says 15.4 on;
-// 15.4 is the version of kubernetes/kubernetes#131466. hcnclient's
-// TestFeaturesForMatchesHcnVersionRanges holds the other features to hcn's
-// ranges, on Windows only; this one runs everywhere.
+// 15.4 is the version of kubernetes/kubernetes#131466, and the only one
+// known to answer a modify while leaving the backends: a modify forced on
+// (hnsModifyLoadBalancer "enabled") is read back there, and trusted
+// elsewhere. hcnclient's TestFeaturesForMatchesHcnVersionRanges holds the
+// other features to hcn's ranges, on Windows only; this one runs everywhere.
 func TestFeaturesForModifyMatchesHnslib(t *testing.T) {
 	for _, c := range []struct {
-		v    Version
-		want bool
+		v               Version
+		want            bool
+		ignoresBackends bool
 	}{
-		{Version{Major: 14, Minor: 99}, false},
-		{Version{Major: 15, Minor: 0}, false},
-		{Version{Major: 15, Minor: 4}, false},
-		{Version{Major: 15, Minor: 5}, true},
-		{Version{Major: 15, Minor: math.MaxInt32}, true},
-		{Version{Major: 16, Minor: 0}, true},
-		{Version{Major: 17, Minor: 3}, true},
-		{Version{Major: math.MaxInt32, Minor: math.MaxInt32}, true},
+		{Version{Major: 14, Minor: 4}, false, false},
+		{Version{Major: 14, Minor: 99}, false, false},
+		{Version{Major: 15, Minor: 0}, false, false},
+		{Version{Major: 15, Minor: 3}, false, false},
+		{Version{Major: 15, Minor: 4}, false, true},
+		{Version{Major: 15, Minor: 5}, true, false},
+		{Version{Major: 15, Minor: math.MaxInt32}, true, false},
+		{Version{Major: 16, Minor: 0}, true, false},
+		{Version{Major: 16, Minor: 4}, true, false},
+		{Version{Major: 17, Minor: 3}, true, false},
+		{Version{Major: math.MaxInt32, Minor: math.MaxInt32}, true, false},
 	} {
 		if got := FeaturesFor(c.v).ModifyLoadBalancer; got != c.want {
 			t.Errorf("HNS %s: ModifyLoadBalancer = %v, hnslib's ranges say %v", c.v, got, c.want)
+		}
+		if got := ModifyMayIgnoreBackends(c.v); got != c.ignoresBackends {
+			t.Errorf("ModifyMayIgnoreBackends(%s) = %v, want %v", c.v, got, c.ignoresBackends)
 		}
 	}
 }
