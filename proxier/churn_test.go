@@ -73,7 +73,7 @@ func TestChurnKeepsNothingOfDeletedServices(t *testing.T) {
 			}
 		}
 		n.settle()
-		n.repairNow()
+		n.repaired()
 		n.settle()
 		for what, got := range n.proxier.kept() {
 			if got != base[what] {

@@ -422,7 +422,7 @@ func TestOverlayRemoteSubnetsAreReReadAtDriftRepair(t *testing.T) {
 		if err := n1.hns.SetNetworkPolicies(n1.networkID, pols); err != nil {
 			t.Fatal(err)
 		}
-		n1.repairNow()
+		n1.repaired()
 		c.converge()
 	}
 	// win-1's hnsproxy starts before Flannel there has learned win-3 (a

@@ -274,7 +274,7 @@ func (h *proxierHistory) converge() {
 	h.faults = sim.Faults{}
 	h.n.hns.SetFaults(h.faults)
 	for range 2 {
-		h.n.repairNow()
+		h.n.repaired()
 		h.n.settleWrites()
 	}
 }

@@ -122,7 +122,7 @@ func deletedThenAsMany(name, clusterIP, faults string, f sim.Faults, met func(si
 		steps[2].wait = func(c *simCluster) {
 			c.converge()
 			for _, n := range c.nodes {
-				n.repairNow()
+				n.repaired()
 			}
 			c.converge()
 		}
