@@ -3,6 +3,7 @@ package options
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,6 +32,40 @@ func TestIPv6BindAddressInTheFileDefaultsIPv6Listeners(t *testing.T) {
 		cfg, _ := mustParse(t, nil, configArg(t, "winkernel: {networkName: cbr0}\nbindAddress: "+bind+"\n"))
 		if cfg.HealthzBindAddress != want[0] || cfg.MetricsBindAddress != want[1] {
 			t.Errorf("bindAddress %s: healthz %q metrics %q, want %q %q (kube-proxy's defaults)", bind, cfg.HealthzBindAddress, cfg.MetricsBindAddress, want[0], want[1])
+		}
+	}
+}
+
+// Each bound kube-proxy's validation (or hnsproxy's, for its own flags)
+// sets refuses the first value past it and accepts the value at it: a
+// zero period would spin or never sync, and a malformed address from a
+// config file (where the flags' parsing does not look) must stop the
+// start, naming the setting.
+func TestValidationBounds(t *testing.T) {
+	const net = "winkernel: {networkName: cbr0}\n"
+	for _, c := range []struct {
+		name string
+		args []string
+		want string // what the error says; "" accepts
+	}{
+		{"syncPeriod 0 with minSyncPeriod 0", []string{"--sync-period=0", "--min-sync-period=0"}, "must be greater than 0"},
+		{"configSyncPeriod 0", []string{"--config-sync-period=0"}, "configSyncPeriod"},
+		{"configSyncPeriod 1ns", []string{"--config-sync-period=1ns"}, ""},
+		{"negative configSyncPeriod in the file (0 there is the default)", []string{configArg(t, net+"configSyncPeriod: -1s\n")}, "configSyncPeriod"},
+		{"minSyncPeriod equal to syncPeriod", []string{"--sync-period=5s", "--min-sync-period=5s"}, ""},
+		{"burst -1", []string{configArg(t, net+"clientConnection: {burst: -1}\n")}, "burst"},
+		{"hns-network-timeout 0", []string{"--hns-network-timeout=0"}, "hnsNetworkTimeout"},
+		{"hns-call-timeout 0", []string{"--hns-call-timeout=0"}, "hnsCallTimeout"},
+		{"hns-list-timeout 0", []string{"--hns-list-timeout=0"}, "hnsListTimeout"},
+		{"sourceVip not an IP in the file", []string{configArg(t, "winkernel: {networkName: cbr0, sourceVip: 10.244.0}\n")}, "sourceVip"},
+		{"bindAddress not an IP in the file", []string{configArg(t, net+"bindAddress: node-1\n")}, "bindAddress"},
+	} {
+		_, _, _, _, err := parse(t, kubeNetwork, c.args...)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
 	}
 }
