@@ -2,6 +2,8 @@ package sourcevip
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -24,5 +26,22 @@ func TestADualStackIPAMGivesTheIPv4Address(t *testing.T) {
 	}
 	if got := held(t, store)[vip.String()]; got == "" {
 		t.Errorf("host-local does not hold %s: %v", vip, held(t, store))
+	}
+}
+
+// A record naming an address but no IPAM plugin (cut short, or edited by
+// hand) is damaged like one naming no address: --cleanup says so and what
+// to do, rather than failing to run a plugin named "", and the address is
+// not taken for the node's source VIP.
+func TestARecordWithoutItsIPAMIsDamaged(t *testing.T) {
+	o, _ := node(t, "10-hnscni.conflist", hnscniList)
+	if err := os.WriteFile(o.Record, []byte(`{"address": "10.244.3.77"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Release(context.Background(), o.Record, binDir); err == nil || !strings.Contains(err.Error(), "is damaged") || !strings.Contains(err.Error(), "remove it, or release the address by hand") {
+		t.Errorf("Release: %v, want the record called damaged", err)
+	}
+	if got, err := Recorded(o.Record); err == nil || got.IsValid() {
+		t.Errorf("Recorded: %s, %v; want no address and an error", got, err)
 	}
 }
