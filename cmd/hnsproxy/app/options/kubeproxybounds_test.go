@@ -1,6 +1,7 @@
 package options
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,5 +68,21 @@ func TestValidationBounds(t *testing.T) {
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
+	}
+}
+
+// --vmodule on the command line applies over a config file's logging.vmodule:
+// its entries come first, and klog takes the first pattern a file matches,
+// so `--config f --vmodule=proxier=6` logs the proxier at 6 where the file
+// says 2.
+func TestVModuleFlagComesBeforeTheFiles(t *testing.T) {
+	cfg, _ := mustParse(t, nil, configArg(t, "winkernel: {networkName: cbr0}\nlogging:\n  vmodule:\n  - {filePattern: proxier, verbosity: 2}\n  - {filePattern: sync, verbosity: 3}\n"),
+		"--vmodule=proxier=6")
+	var got []string
+	for _, v := range cfg.Logging.VModule {
+		got = append(got, fmt.Sprintf("%s=%d", v.FilePattern, v.Verbosity))
+	}
+	if strings.Join(got, ",") != "proxier=6,proxier=2,sync=3" {
+		t.Errorf("vmodule %q, want the flag's proxier=6 first, then the file's proxier=2,sync=3", got)
 	}
 }
