@@ -86,3 +86,16 @@ func TestVModuleFlagComesBeforeTheFiles(t *testing.T) {
 		t.Errorf("vmodule %q, want the flag's proxier=6 first, then the file's proxier=2,sync=3", got)
 	}
 }
+
+// --write-config-to writes the configuration kube-proxy writes, which the
+// deprecated --healthz-port and --metrics-port do not touch (kube-proxy
+// applies them only without --config and --write-config-to): the file
+// keeps the health server's address, where --healthz-port=0 would write
+// an empty one.
+func TestWriteConfigLeavesTheDeprecatedPortFlagsOut(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.yaml")
+	cfg, _ := mustParse(t, kubeNetwork, "--write-config-to="+out, "--healthz-port=0")
+	if cfg.Source.HealthzBindAddress != "0.0.0.0:10256" {
+		t.Errorf("written healthzBindAddress %q, want kube-proxy's 0.0.0.0:10256", cfg.Source.HealthzBindAddress)
+	}
+}
