@@ -3,6 +3,7 @@ package healthcheck
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -403,6 +404,23 @@ func TestATakenHealthCheckPortIsReportedOnce(t *testing.T) {
 	if n := drain(rec); n != 2 {
 		t.Errorf("a Service's failure, then its return to the taken port, raised %d events, want 2", n)
 	}
+
+	// web failed on other before it opened on port: moving back to other,
+	// still taken, is a new failure, reported again (audit HC27).
+	syncServices(s, map[types.NamespacedName]uint16{web: other, db: other})
+	if n := drain(rec); n != 1 {
+		t.Errorf("returning to a taken port after one that opened raised %d events, want 1", n)
+	}
+
+	// Another failure on the same port and listen IP (a port that Windows
+	// reserves, say, after one that another process held) is new too
+	// (audit HC21).
+	s.mu.Lock()
+	s.reportOpenFailure(listenKey{nsn: db, ip: "127.0.0.1"}, other, errors.New("bind: An attempt was made to access a socket in a way forbidden by its access permissions."))
+	s.mu.Unlock()
+	if n := drain(rec); n != 1 {
+		t.Errorf("another error on the same port raised %d events, want 1", n)
+	}
 }
 
 // Each listen IP is served on its own, as kube-proxy's per-family servers
@@ -530,6 +548,10 @@ func TestListenNetworkPinsTheFamily(t *testing.T) {
 		if got := networkFor(ip); got != want {
 			t.Errorf("networkFor(%q) = %q, want %q", ip, got, want)
 		}
+	}
+	// No listen IPs is kube-proxy's default, the IPv4 any-address (audit HC24).
+	if got := NewServiceHealthServer("win-1", nil, nil, &fakeProxyHealth{}).listenIPs; len(got) != 1 || got[0] != "0.0.0.0" {
+		t.Errorf("listen IPs without any given = %v, want [0.0.0.0]", got)
 	}
 }
 
