@@ -164,6 +164,21 @@ func TestScrapeNamesAndPromtool(t *testing.T) {
 	if !strings.Contains(body, `kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family="IPv4",le="16.384"}`) {
 		t.Error("kubeproxy_sync_proxy_rules_duration_seconds does not have kube-proxy's buckets")
 	}
+	// kube-proxy's network programming buckets, and 0.5ms doubling for HNS
+	// calls: each one's first and last, and 59s where two ranges meet
+	// (audit M04, M12).
+	for _, bucket := range []string{
+		`kubeproxy_network_programming_duration_seconds_bucket{ip_family="IPv4",le="0.25"}`,
+		`kubeproxy_network_programming_duration_seconds_bucket{ip_family="IPv4",le="59"}`,
+		`kubeproxy_network_programming_duration_seconds_bucket{ip_family="IPv4",le="60"}`,
+		`kubeproxy_network_programming_duration_seconds_bucket{ip_family="IPv4",le="300"}`,
+		`hnsproxy_hns_operation_duration_seconds_bucket{operation="create_load_balancer",le="0.0005"}`,
+		`hnsproxy_hns_operation_duration_seconds_bucket{operation="create_load_balancer",le="16.384"}`,
+	} {
+		if !strings.Contains(body, bucket) {
+			t.Errorf("the scrape has no %s", bucket)
+		}
+	}
 	runPromtool(t, body)
 }
 
@@ -314,5 +329,17 @@ func TestDebugEndpointOffUnlessEnabled(t *testing.T) {
 	}
 	if code, _ := get(t, base+"/debug/pprof/"); code != http.StatusOK {
 		t.Errorf("/debug/pprof/ with profiling = %d", code)
+	}
+}
+
+// TestBackendCapHasOneSource: the cap in force has one source; a new one
+// replaces the last rather than stand beside it (audit M13).
+func TestBackendCapHasOneSource(t *testing.T) {
+	Register()
+	t.Cleanup(func() { SetBackendCap(64, BackendCapLearned) })
+	SetBackendCap(512, BackendCapFromOSBuild)
+	SetBackendCap(64, BackendCapLearned)
+	if v, err := testutil.GetGaugeMetricValue(BackendCap.WithLabelValues(BackendCapFromOSBuild)); err != nil || v != 0 {
+		t.Errorf("hnsproxy_backend_cap{source=%q} = %v, %v after the cap was learned; want 0", BackendCapFromOSBuild, v, err)
 	}
 }
