@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	k8sevents "k8s.io/client-go/tools/events"
 )
 
 // TestABatchSaysEachNoteOfOneSeriesKeyInOneEvent: the broadcaster keys a
@@ -64,5 +66,20 @@ func TestABatchSaysEachNoteOfOneSeriesKeyInOneEvent(t *testing.T) {
 	}
 	if len(node) != 2 {
 		t.Errorf("%d events on the Node, want Starting and one warning", len(node))
+	}
+}
+
+// TestABatchKeysOnActionAndRelatedToo: events differing only in action or
+// related object are other series keys, kept apart (audit E11, E16).
+func TestABatchKeysOnActionAndRelatedToo(t *testing.T) {
+	rec := k8sevents.NewFakeRecorder(10)
+	batched, flush := NewBatch(rec)
+	node := NodeRef("win-1")
+	batched.Eventf(ServiceRef(web), nil, v1.EventTypeWarning, ReasonLoadBalancerRejected, ActionSync, "synced")
+	batched.Eventf(ServiceRef(web), nil, v1.EventTypeWarning, ReasonLoadBalancerRejected, ActionCheck, "checked")
+	batched.Eventf(ServiceRef(web), node, v1.EventTypeWarning, ReasonLoadBalancerRejected, ActionSync, "related to the node")
+	flush()
+	if n := len(rec.Events); n != 3 {
+		t.Errorf("three series keys raised %d events, want 3", n)
 	}
 }

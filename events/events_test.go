@@ -101,13 +101,14 @@ func TestNodeEvents(t *testing.T) {
 			t.Errorf("%s regards %+v", ev.Reason, ev.Regarding)
 		}
 	}
-	if ev := seen[ReasonStarting]; ev.Type != v1.EventTypeNormal || ev.Action != ActionStart {
+	// kube-proxy's action on its start events (audit E03).
+	if ev := seen[ReasonStarting]; ev.Type != v1.EventTypeNormal || ev.Action != "StartKubeProxy" {
 		t.Errorf("birth cry = %+v", ev)
 	}
 	if ev := seen[ReasonHNSFeatureUnavailable]; !strings.Contains(ev.Note, "DSR requested but unavailable: needs HNS >= 10.2") {
 		t.Errorf("feature event note = %q", ev.Note)
 	}
-	if ev := seen[ReasonFailedToStartMetricServer]; !strings.Contains(ev.Note, "address already in use") {
+	if ev := seen[ReasonFailedToStartMetricServer]; ev.Type != v1.EventTypeWarning || !strings.Contains(ev.Note, "address already in use") {
 		t.Errorf("server event note = %q", ev.Note)
 	}
 	// It says what the node does meanwhile: nothing new is made in HNS

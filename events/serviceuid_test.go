@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -23,12 +24,15 @@ func TestServiceEventsCarryTheServiceUID(t *testing.T) {
 	r.EndpointAddressRefused(gone, "http", "10.96.0.12:80/tcp", "10.244.1.5", errors.New("held"))
 	// The health-check server raises its event through Recorder().
 	r.Recorder().Eventf(ServiceRef(web), nil, "Warning", ReasonFailedToStartServiceHealthcheck, "Listen", "port taken")
+	// A reference that carries a UID keeps it (audit E15).
+	r.Recorder().Eventf(&v1.ObjectReference{Kind: "Service", Namespace: "shop", Name: "web", UID: "given"}, nil, "Warning", "BackendsTruncated", ActionSync, "given UID")
 
 	want := map[string]types.UID{
 		"early/" + ReasonLoadBalancerRejected:          "",
 		"web/" + ReasonLoadBalancerRejected:            known[web],
 		"gone/" + ReasonEndpointAddressRefused:         "",
 		"web/" + ReasonFailedToStartServiceHealthcheck: known[web],
+		"web/BackendsTruncated":                        "given",
 	}
 	for _, ev := range wait("shop", len(want)) {
 		k := ev.Regarding.Name + "/" + ev.Reason
