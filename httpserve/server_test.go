@@ -3,6 +3,7 @@ package httpserve
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -164,5 +165,39 @@ func TestServeBoundsRequestHeaders(t *testing.T) {
 		if resp.StatusCode != c.want {
 			t.Errorf("%d bytes of headers: %s, want %d", c.size, resp.Status, c.want)
 		}
+	}
+}
+
+// Every timeout reaches the server: net/http stands ReadTimeout in for an
+// unset ReadHeaderTimeout or IdleTimeout, so the connection tests above
+// pass without them (audit W03, W06).
+func TestNewServerUsesDefaultTimeouts(t *testing.T) {
+	srv := NewServer(http.NotFoundHandler())
+	got := Timeouts{ReadHeader: srv.ReadHeaderTimeout, Read: srv.ReadTimeout, Write: srv.WriteTimeout, Idle: srv.IdleTimeout}
+	if got != DefaultTimeouts {
+		t.Errorf("server timeouts = %+v, want %+v", got, DefaultTimeouts)
+	}
+}
+
+// failingListener's Accept fails: a temporary error, such as too many open
+// files, which http.Server retries.
+type failingListener struct{ net.Listener }
+
+func (failingListener) Accept() (net.Conn, error) {
+	return nil, errors.New("accept: too many open files")
+}
+
+// An Accept that fails gives its slot back: the server retries, and a
+// listener that kept the slots of failed Accepts would stop accepting
+// (audit W07).
+func TestAFailedAcceptGivesBackItsSlot(t *testing.T) {
+	ln := Limit(failingListener{}, 2, nil).(*limitedListener)
+	for range 2 {
+		if _, err := ln.Accept(); err == nil {
+			t.Fatal("Accept of a failing listener: no error")
+		}
+	}
+	if n := len(ln.own); n != 0 {
+		t.Errorf("after failed Accepts the listener holds %d of its slots, want 0", n)
 	}
 }
