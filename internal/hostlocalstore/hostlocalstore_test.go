@@ -44,6 +44,10 @@ func TestReservationsReadsWhatHostLocalWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	want[legacy] = types.GCAttachment{ContainerID: "pod-legacy"}
+	// A directory named as an address is no reservation (audit L03).
+	if err := os.Mkdir(filepath.Join(dir, "10.244.1.10"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 
 	got, err := Reservations(dir)
 	if err != nil {
@@ -82,7 +86,7 @@ func TestReservationsOfNoStore(t *testing.T) {
 // TestDirOfAConfigurationWithoutDataDir: host-local's default store, under
 // the configuration's name.
 func TestDirOfAConfigurationWithoutDataDir(t *testing.T) {
-	if got, want := dirOf(t, `{"name": "cbr0", "ipam": {"type": "host-local"}}`), filepath.Join(defaultDataDir, "cbr0"); got != want {
+	if got, want := dirOf(t, `{"name": "cbr0", "ipam": {"type": "host-local"}}`), filepath.Join("/var/lib/cni/networks", "cbr0"); got != want { // host-local's default (audit L06)
 		t.Errorf("Dir = %s, want %s", got, want)
 	}
 	if _, err := Dir([]byte(`{"name": 7}`)); err == nil {
