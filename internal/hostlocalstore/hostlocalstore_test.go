@@ -44,6 +44,13 @@ func TestReservationsReadsWhatHostLocalWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	want[legacy] = types.GCAttachment{ContainerID: "pod-legacy"}
+	// A file named with '_' for each ':', as host-local names them on
+	// Windows, read on any OS (audit L02).
+	escaped := netip.MustParseAddr("fd00:10::9")
+	if err := os.WriteFile(filepath.Join(dir, "fd00_10__9"), []byte("pod-c\r\neth0"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want[escaped] = types.GCAttachment{ContainerID: "pod-c", IfName: "eth0"}
 	// A directory named as an address is no reservation (audit L03).
 	if err := os.Mkdir(filepath.Join(dir, "10.244.1.10"), 0o700); err != nil {
 		t.Fatal(err)
