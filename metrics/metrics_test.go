@@ -291,6 +291,7 @@ func TestDebugFlagsSetVerbosity(t *testing.T) {
 		{http.MethodPut, "loud", http.StatusBadRequest},
 		{http.MethodPut, "-1", http.StatusBadRequest},
 		{http.MethodPut, strings.Repeat("9", 1<<20), http.StatusBadRequest},
+		{http.MethodPut, strings.Repeat("0", maxVerbosityBody-1) + "4", http.StatusOK}, // at the bound (audit M14)
 	} {
 		if code, body := request(t, c.method, base+"/debug/flags/v", c.body); code != c.code {
 			t.Errorf("%s %.20q = %d %q, want %d", c.method, c.body, code, body, c.code)
