@@ -88,6 +88,7 @@ func (l LocalEndpoints) of(listenIP string) int {
 // hcListener is a health check's server on one listen IP.
 type hcListener struct {
 	server *http.Server
+	ln     net.Listener
 	addr   net.Addr
 }
 
@@ -230,7 +231,7 @@ func (s *ServiceHealthServer) listen(nsn types.NamespacedName, ip string, port u
 			klog.ErrorS(err, "Healthcheck closed", "service", nsn, "listenIP", ip)
 		}
 	}()
-	return &hcListener{server: srv, addr: ln.Addr()}, nil
+	return &hcListener{server: srv, ln: limited, addr: ln.Addr()}, nil
 }
 
 // networkFor pins a listen IP's family (tcp4 / tcp6) so that 0.0.0.0 and ::
@@ -252,6 +253,12 @@ func (hc *hcInstance) close() {
 		if err := l.server.Close(); err != nil {
 			klog.ErrorS(err, "Closing health check server", "port", hc.port, "listenIP", ip)
 		}
+		// The server closes the listener only once its Serve, in a
+		// goroutine of its own, has begun: close it here, so that the
+		// port is free when the sync returns. The server is closed
+		// first, for its Serve to end as closed, not failed; a second
+		// close only errs.
+		_ = l.ln.Close()
 	}
 	clear(hc.listeners)
 }
