@@ -124,10 +124,18 @@ func testDaemon(t *testing.T, hns *sim.HNS, endpoint string, inject hnslb.Client
 	if code != 200 || !strings.Contains(body, lb.ID) || !strings.Contains(body, "shop/web") {
 		t.Errorf("/debug/hns = %d %s; want the load balancer %s under shop/web", code, body, lb.ID)
 	}
-	_, scrape := httpGet(t, "http://127.0.0.1:"+metricsPort+"/metrics")
+	// The reconciler publishes the status /debug/hns shows as the sync ends,
+	// and the object gauges are set after it, when the sync is observed:
+	// read /metrics until they are.
+	realized := `hnsproxy_objects{kind="loadbalancer",state="realized"} 1`
+	var scrape string
+	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		_, scrape = httpGet(t, "http://127.0.0.1:"+metricsPort+"/metrics")
+		return strings.Contains(scrape, realized), nil
+	})
 	for _, want := range []string{
 		`hnsproxy_hns_operations_total{operation="create_load_balancer",result="success"}`,
-		`hnsproxy_objects{kind="loadbalancer",state="realized"} 1`,
+		realized,
 		`kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"}`,
 		`hnsproxy_build_info{version="` + Version().GitVersion + `"} 1`,
 	} {
