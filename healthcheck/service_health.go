@@ -89,7 +89,6 @@ func (l LocalEndpoints) of(listenIP string) int {
 type hcListener struct {
 	server *http.Server
 	ln     net.Listener
-	addr   net.Addr
 }
 
 // NewServiceHealthServer returns a server with no services. listenIPs are
@@ -202,7 +201,7 @@ func (s *ServiceHealthServer) Addrs(nsn types.NamespacedName) []net.Addr {
 	var addrs []net.Addr
 	for _, ip := range s.listenIPs {
 		if l := hc.listeners[ip]; l != nil {
-			addrs = append(addrs, l.addr)
+			addrs = append(addrs, l.ln.Addr())
 		}
 	}
 	return addrs
@@ -231,7 +230,7 @@ func (s *ServiceHealthServer) listen(nsn types.NamespacedName, ip string, port u
 			klog.ErrorS(err, "Healthcheck closed", "service", nsn, "listenIP", ip)
 		}
 	}()
-	return &hcListener{server: srv, ln: limited, addr: ln.Addr()}, nil
+	return &hcListener{server: srv, ln: limited}, nil
 }
 
 // networkFor pins a listen IP's family (tcp4 / tcp6) so that 0.0.0.0 and ::

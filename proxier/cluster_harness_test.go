@@ -278,8 +278,14 @@ func sliceOf(svc, name string, at discoveryv1.AddressType, eps ...discoveryv1.En
 // repairNow makes the next sync a drift repair, as the repair timer would.
 func (n *testNode) repairNow() {
 	n.proxier.mu.Lock()
+	defer n.proxier.mu.Unlock()
+	n.askRepairLocked()
+}
+
+// askRepairLocked makes the next sync a drift repair; the caller holds the
+// proxier's lock.
+func (n *testNode) askRepairLocked() {
 	n.proxier.lastRepair = time.Time{}
-	n.proxier.mu.Unlock()
 	n.proxier.queue.Add(syncKey)
 }
 
@@ -299,8 +305,7 @@ func (n *testNode) repaired() {
 		case !n.proxier.initialized || n.proxier.repairing:
 			return false
 		case !asked:
-			n.proxier.lastRepair = time.Time{}
-			n.proxier.queue.Add(syncKey)
+			n.askRepairLocked()
 			asked = true
 			return false
 		}
