@@ -99,3 +99,24 @@ func TestWriteConfigLeavesTheDeprecatedPortFlagsOut(t *testing.T) {
 		t.Errorf("written healthzBindAddress %q, want kube-proxy's 0.0.0.0:10256", cfg.Source.HealthzBindAddress)
 	}
 }
+
+// So a bare IP in --healthz-bind-address or --metrics-bind-address, which
+// the deprecated port makes IP:port when the proxy runs, stays bare for
+// --write-config-to, and validation refuses it as kube-proxy's does (its
+// Complete skips the ports there and its Validate checks host:port),
+// rather than writing a file that would be refused when read.
+func TestWriteConfigRefusesABareBindIP(t *testing.T) {
+	for flag, field := range map[string]string{"--healthz-bind-address": "healthzBindAddress", "--metrics-bind-address": "metricsBindAddress"} {
+		out := filepath.Join(t.TempDir(), "out.yaml")
+		if _, _, _, _, err := parse(t, kubeNetwork, flag+"=0.0.0.0"); err != nil {
+			t.Fatalf("running with %s a bare IP: %v, want it completed with the deprecated port", flag, err)
+		}
+		_, _, _, _, err := parse(t, kubeNetwork, "--write-config-to="+out, flag+"=0.0.0.0")
+		if err == nil || !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), "must be IP:port") {
+			t.Errorf("--write-config-to with %s a bare IP: %v, want %s refused as not IP:port", flag, err, field)
+		}
+		if _, statErr := os.Stat(out); !os.IsNotExist(statErr) {
+			t.Errorf("%s: a refused configuration was written (stat: %v)", flag, statErr)
+		}
+	}
+}
