@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -64,5 +65,41 @@ func TestDebugRendersAreBounded(t *testing.T) {
 	}
 	if p := peak.Load(); p > DebugRenders {
 		t.Errorf("%d views built at once, want at most %d", p, DebugRenders)
+	}
+}
+
+// A request that waits out its turn behind DebugRenders views is answered
+// 503 with a busy error, so a script polling /debug/hns retries it (429
+// would tell it to slow down, which it need not: the views are slow, not
+// the client too fast).
+func TestDebugRequestWaitingTooLongIsBusy(t *testing.T) {
+	s := NewServer(ServerOptions{EnableDebug: true})
+	s.debugWait = 50 * time.Millisecond
+	entered := make(chan struct{}, DebugRenders)
+	release := make(chan struct{})
+	// The views hold their turns past their own deadline, until the waiting
+	// request has its answer.
+	s.SetDebugSource(func(context.Context) (any, error) {
+		entered <- struct{}{}
+		<-release
+		return map[string]int{"ok": 1}, nil
+	})
+	var wg sync.WaitGroup
+	for range DebugRenders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/debug/hns", nil))
+		}()
+	}
+	for range DebugRenders {
+		<-entered
+	}
+	rr := httptest.NewRecorder()
+	s.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/debug/hns", nil))
+	close(release)
+	wg.Wait()
+	if rr.Code != http.StatusServiceUnavailable || !strings.Contains(rr.Body.String(), "busy") {
+		t.Errorf("a request waiting out its turn got %d %q, want 503 with a busy error", rr.Code, rr.Body.String())
 	}
 }

@@ -17,8 +17,13 @@ import (
 )
 
 // DebugRenders is how many /debug/hns views are built at once; more
-// requests wait for a turn (up to 10 s).
+// requests wait for a turn (up to debugWaitDefault).
 const DebugRenders = 2
+
+// debugWaitDefault is how long a /debug/hns request may wait for its turn
+// and its view before it is answered busy: longer than a large node's view
+// takes to build.
+const debugWaitDefault = 10 * time.Second
 
 // DebugSource returns what /debug/hns shows: per Service port, the desired
 // HNS objects, the IDs realized for them and their status. The proxier
@@ -45,12 +50,15 @@ type Server struct {
 	debug atomic.Pointer[DebugSource]
 	// debugSlots bounds concurrent /debug/hns renders (DebugRenders).
 	debugSlots chan struct{}
-	mux        *http.ServeMux
+	// debugWait bounds how long a /debug/hns request waits for a slot and
+	// its view (debugWaitDefault; tests shorten it).
+	debugWait time.Duration
+	mux       *http.ServeMux
 }
 
 // NewServer builds the handler; Serve runs it.
 func NewServer(opts ServerOptions) *Server {
-	s := &Server{opts: opts, mux: http.NewServeMux(), debugSlots: make(chan struct{}, DebugRenders)}
+	s := &Server{opts: opts, mux: http.NewServeMux(), debugSlots: make(chan struct{}, DebugRenders), debugWait: debugWaitDefault}
 	s.mux.Handle("/metrics", Handler())
 	// kube-proxy serves the health-check SLIs beside its metrics.
 	slis.SLIMetricsWithReset{}.Install(s.mux)
@@ -86,7 +94,7 @@ func (s *Server) serveDebug(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "the proxier has not started yet"})
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), s.debugWait)
 	defer cancel()
 	// A view of a large node is megabytes: render a few at a time, so a
 	// burst of requests queues instead of holding one view each.
