@@ -56,6 +56,13 @@ func TestMapErrorOfConstructedErrors(t *testing.T) {
 		{"HNS not running (RPC interface unknown)", syscall.Errno(0x6b5), hnslb.CodeRPCServerUnavailable},
 		{"HNS not running as HRESULT", syscall.Errno(0x800706b5), hnslb.CodeRPCServerUnavailable},
 		{"HNS service not started", syscall.Errno(0x426), hnslb.CodeRPCServerUnavailable},
+		// Every code unreachableCodes takes: which one a stopped or busy HNS
+		// answers is not known, and each read as anything else (a code the
+		// reconciler does not retry as HNS down) would fail its object.
+		{"RPC server too busy", syscall.Errno(0x6bb), hnslb.CodeRPCServerUnavailable},
+		{"RPC call failed, not executed", syscall.Errno(0x6bf), hnslb.CodeRPCServerUnavailable},
+		{"RPC endpoint mapper has no HNS endpoint", syscall.Errno(0x6d9), hnslb.CodeRPCServerUnavailable},
+		{"RPC endpoint mapper has no HNS endpoint as HRESULT", syscall.Errno(0x800706d9), hnslb.CodeRPCServerUnavailable},
 		{"missing DLL", &windows.DLLError{Err: syscall.Errno(126), ObjName: "computenetwork.dll", Msg: "no dll"}, hnslb.CodeNotImplemented},
 		{"unknown HNS code kept", syscall.Errno(0x803b00ff), hnslb.ErrorCode(0x803b00ff)},
 		{"no code at all", errors.New("HNS failed with error : boom"), 0},

@@ -88,3 +88,4 @@ func TestARefusedWriteClosesTheHandlesItOpened(t *testing.T) {
 		})
 	}
 }
+
