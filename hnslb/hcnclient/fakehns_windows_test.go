@@ -189,6 +189,9 @@ func TestFakeHNSErrorsMapToHNSCodes(t *testing.T) {
 		// will not take, as the simulator does.
 		{name: "malformed ID", do: func(c hnslb.Client) error { return c.DeleteLoadBalancer(ctx, "not-a-guid") },
 			want: hnslb.CodeInvalidParameter, is: hnslb.IsInvalidParameter, msg: "invalid load balancer ID"},
+		{name: "malformed ID on a modify",
+			do:   func(c hnslb.Client) error { _, err := c.UpdateLoadBalancer(ctx, "not-a-guid", sampleLB()); return err },
+			want: hnslb.CodeInvalidParameter, is: hnslb.IsInvalidParameter, msg: "invalid load balancer ID"},
 		{name: "braced ID", do: func(c hnslb.Client) error { return c.DeleteEndpoint(ctx, "{"+remoteEP+"}") },
 			want: hnslb.CodeInvalidParameter, is: hnslb.IsInvalidParameter, msg: "invalid endpoint ID"},
 		{name: "malformed network ID on an endpoint create",
@@ -197,6 +200,15 @@ func TestFakeHNSErrorsMapToHNSCodes(t *testing.T) {
 				return err
 			},
 			want: hnslb.CodeInvalidParameter, is: hnslb.IsInvalidParameter, msg: "invalid network ID"},
+		// A namespace the container runtime names by something other than
+		// a GUID: the CNI's attach and detach must read it as a document
+		// HNS will not take, not as an HNS failure to retry.
+		{name: "malformed namespace ID on an attach",
+			do:   func(c hnslb.Client) error { return c.AddNamespaceEndpoint(ctx, "cni-netns-1", localEP) },
+			want: hnslb.CodeInvalidParameter, is: hnslb.IsInvalidParameter, msg: "invalid namespace ID"},
+		{name: "malformed namespace ID on a detach",
+			do:   func(c hnslb.Client) error { return c.RemoveNamespaceEndpoint(ctx, "cni-netns-1", localEP) },
+			want: hnslb.CodeInvalidParameter, is: hnslb.IsInvalidParameter, msg: "invalid namespace ID"},
 		{name: "endpoint create naming a namespace",
 			do: func(c hnslb.Client) error {
 				_, err := c.CreateEndpoint(ctx, podNet, &hnslb.Endpoint{HostComputeNamespace: podNet})
