@@ -304,6 +304,12 @@ func TestFakeHNSReceivesHcnJSON(t *testing.T) {
 	if want := `{"ResourceType":"Endpoint","RequestType":"Add","Settings":{"EndpointId":"` + localEP + `"}}`; f.sent() != want {
 		t.Errorf("namespace attach sent %s, want %s", f.sent(), want)
 	}
+	if err := c.RemoveNamespaceEndpoint(ctx, "5d2c9a1e-0f3b-4c6d-8e7f-a1b2c3d4e5f6", localEP); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"ResourceType":"Endpoint","RequestType":"Remove","Settings":{"EndpointId":"` + localEP + `"}}`; f.sent() != want {
+		t.Errorf("namespace detach sent %s, want %s", f.sent(), want)
+	}
 }
 
 // Listing costs one enumerate plus open, query and close per object, as in
