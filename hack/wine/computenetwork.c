@@ -27,6 +27,7 @@
         }                                                                                  \
         if (bridge_enabled())                                                              \
             return bridge_call(L"HcnEnumerate" L## #Plural, L"", query, ids, result);      \
+        SetEnvironmentVariableW(L"HNSPROXY_FAKE_QUERY", query);                            \
         hr = fake_call(L"HcnEnumerate" L## #Plural, result);                               \
         *ids = SUCCEEDED(hr) ? fake_ids(query) : NULL;                                     \
         return hr;                                                                         \

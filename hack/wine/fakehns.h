@@ -19,6 +19,7 @@
  *                           HcnEnumerate* filtered on its ID lists nothing
  *   HNSPROXY_FAKE_CALLS     (written) every function called, comma separated
  *   HNSPROXY_FAKE_SENT      (written) the last settings document received
+ *   HNSPROXY_FAKE_QUERY     (written) the query the last HcnEnumerate* received
  *   HNSPROXY_FAKE_QUIET     set before the first call: every call succeeds at
  *                           once and records nothing; a kind's Query* returns
  *                           the settings its last Create or Modify was given
