@@ -5,6 +5,7 @@ package hcnclient
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -77,6 +78,38 @@ func TestAFailedReadClosesTheHandleItOpened(t *testing.T) {
 			asHNSError(t, c.do(client), hnslb.CodeRPCServerUnavailable)
 			if calls := f.calls(); calls != c.calls {
 				t.Errorf("called %s, want %s", calls, c.calls)
+			}
+		})
+	}
+}
+
+// TestANetworkAnsweredWithoutATypeIsNAT: HNS leaves NAT's type, 0, out of a
+// network's document, and hcn's getNetwork presets NAT for it; read as no
+// type at all, the NAT network would match no mode hnsproxy and hnscni know.
+func TestANetworkAnsweredWithoutATypeIsNAT(t *testing.T) {
+	ctx := context.Background()
+	one, _ := json.Marshal([]string{podNet})
+	for name, read := range map[string]func(hnslb.Client) (*hnslb.Network, error){
+		"GetNetworkByName": func(c hnslb.Client) (*hnslb.Network, error) { return c.GetNetworkByName(ctx, "nat") },
+		"GetNetworkByID":   func(c hnslb.Client) (*hnslb.Network, error) { return c.GetNetworkByID(ctx, podNet) },
+		"ListNetworks": func(c hnslb.Client) (*hnslb.Network, error) {
+			ns, err := c.ListNetworks(ctx)
+			if err != nil || len(ns) != 1 {
+				return nil, fmt.Errorf("listed %+v, %v; want one network", ns, err)
+			}
+			return &ns[0], nil
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, client := useFakeHNS(t)
+			f.set("IDS", string(one))
+			f.set("OBJECT", `{"ID":"`+podNet+`","Name":"nat"}`)
+			n, err := read(client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.Type != hnslb.NetworkTypeNAT {
+				t.Errorf("a network answered without a type read as type %q, want %q", n.Type, hnslb.NetworkTypeNAT)
 			}
 		})
 	}
