@@ -312,6 +312,31 @@ func TestFakeHNSReceivesHcnJSON(t *testing.T) {
 	}
 }
 
+// TestACallWithNoObjectReachesNoHNS: a create or modify given no object is
+// refused as a document HNS will not take, before any call: sent on, it
+// would reach HNS as an empty document (a load balancer with no frontend
+// and no backend, an endpoint with no address).
+func TestACallWithNoObjectReachesNoHNS(t *testing.T) {
+	ctx := context.Background()
+	for name, do := range map[string]func(hnslb.Client) error{
+		"CreateLoadBalancer": func(c hnslb.Client) error { _, err := c.CreateLoadBalancer(ctx, nil); return err },
+		"UpdateLoadBalancer": func(c hnslb.Client) error { _, err := c.UpdateLoadBalancer(ctx, lbID, nil); return err },
+		"CreateEndpoint":     func(c hnslb.Client) error { _, err := c.CreateEndpoint(ctx, podNet, nil); return err },
+		"CreateNamespace":    func(c hnslb.Client) error { _, err := c.CreateNamespace(ctx, nil); return err },
+		"CreateNetwork":      func(c hnslb.Client) error { _, err := c.CreateNetwork(ctx, nil); return err },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, client := useFakeHNS(t)
+			if err := do(client); !hnslb.IsInvalidParameter(err) {
+				t.Errorf("no object given: %v, want invalid parameter", err)
+			}
+			if calls := f.calls(); calls != "" {
+				t.Errorf("no object given, HNS was called: %s", calls)
+			}
+		})
+	}
+}
+
 // Listing costs one enumerate plus open, query and close per object, as in
 // hcsshim's hcn (hcn/hcnloadbalancer.go: enumerateLoadBalancers lists the
 // IDs, then getLoadBalancer opens, queries and closes each); the simulator
