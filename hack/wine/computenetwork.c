@@ -100,8 +100,7 @@
             bridge_handle_text(h, handle);                                                 \
             return bridge_call(L"HcnClose" L## #Kind, handle, L"", NULL, NULL);            \
         }                                                                                  \
-        fake_record(L"HcnClose" L## #Kind);                                                \
-        return S_OK;                                                                       \
+        return fake_call(L"HcnClose" L## #Kind, NULL);                                     \
     }
 
 FAKE_OBJECT_API(Network, Networks)

@@ -5,7 +5,8 @@
  * It holds no objects: each call is steered by environment variables the test
  * sets in its own process, and it records what it was called with.
  *
- *   HNSPROXY_FAKE_FAIL_OP   function name that fails ("*" = all)
+ *   HNSPROXY_FAKE_FAIL_OP   function name that fails ("*" = all), an
+ *                           HcnClose* too
  *   HNSPROXY_FAKE_HRESULT   the HRESULT it returns, hex (e.g. 803b0013)
  *   HNSPROXY_FAKE_RESULT    the error document put in the result buffer
  *   HNSPROXY_FAKE_IDS       JSON array of GUIDs Enumerate* returns ("[]"); an

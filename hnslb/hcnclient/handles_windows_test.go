@@ -89,3 +89,38 @@ func TestARefusedWriteClosesTheHandlesItOpened(t *testing.T) {
 	}
 }
 
+// TestAFailedCloseFailsTheCallAsInHcn: a call that got what it asked for
+// but whose close HNS fails answers that failure, as hcn's own calls do
+// (its createEndpoint, getLoadBalancer and friends return the close's
+// error); the client's closing of every handle keeps that.
+func TestAFailedCloseFailsTheCallAsInHcn(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, failOp, calls string
+		do                  func(hnslb.Client) error
+	}{
+		{name: "GetLoadBalancerByID", failOp: "HcnCloseLoadBalancer",
+			calls: "HcnEnumerateLoadBalancers,HcnOpenLoadBalancer,HcnQueryLoadBalancerProperties,HcnCloseLoadBalancer",
+			do:    func(c hnslb.Client) error { _, err := c.GetLoadBalancerByID(ctx, lbID); return err }},
+		{name: "UpdateLoadBalancer", failOp: "HcnCloseLoadBalancer",
+			calls: "HcnOpenLoadBalancer,HcnModifyLoadBalancer,HcnQueryLoadBalancerProperties,HcnCloseLoadBalancer",
+			do:    func(c hnslb.Client) error { _, err := c.UpdateLoadBalancer(ctx, lbID, sampleLB()); return err }},
+		{name: "CreateLoadBalancer", failOp: "HcnCloseLoadBalancer",
+			calls: "HcnCreateLoadBalancer,HcnQueryLoadBalancerProperties,HcnCloseLoadBalancer",
+			do:    func(c hnslb.Client) error { _, err := c.CreateLoadBalancer(ctx, sampleLB()); return err }},
+		{name: "AddNamespaceEndpoint", failOp: "HcnCloseNamespace",
+			calls: "HcnOpenNamespace,HcnModifyNamespace,HcnQueryNamespaceProperties,HcnCloseNamespace",
+			do:    func(c hnslb.Client) error { return c.AddNamespaceEndpoint(ctx, podNet, localEP) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, client := useFakeHNS(t)
+			f.set("IDS", `["`+lbID+`"]`)
+			f.fail(c.failOp, 0x800706ba, "")
+			asHNSError(t, c.do(client), hnslb.CodeRPCServerUnavailable)
+			if calls := f.calls(); calls != c.calls {
+				t.Errorf("called %s, want %s", calls, c.calls)
+			}
+		})
+	}
+}
+
