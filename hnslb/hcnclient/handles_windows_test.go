@@ -124,3 +124,26 @@ func TestAFailedCloseFailsTheCallAsInHcn(t *testing.T) {
 	}
 }
 
+// TestASuccessHRESULTOtherThanSOKIsSuccess: HNS's calls succeed on any
+// HRESULT that is not negative (S_FALSE among them), as hcn's syscall
+// wrappers read them; read as failures, the object made would be retried
+// and made again.
+func TestASuccessHRESULTOtherThanSOKIsSuccess(t *testing.T) {
+	ctx := context.Background()
+	for name, do := range map[string]func(hnslb.Client) error{
+		"CreateLoadBalancer": func(c hnslb.Client) error { _, err := c.CreateLoadBalancer(ctx, sampleLB()); return err },
+		"UpdateLoadBalancer": func(c hnslb.Client) error { _, err := c.UpdateLoadBalancer(ctx, lbID, sampleLB()); return err },
+		"CreateEndpoint":     func(c hnslb.Client) error { _, err := c.CreateEndpoint(ctx, podNet, &hnslb.Endpoint{}); return err },
+		"ListLoadBalancers":  func(c hnslb.Client) error { _, err := c.ListLoadBalancers(ctx); return err },
+		"DeleteLoadBalancer": func(c hnslb.Client) error { return c.DeleteLoadBalancer(ctx, lbID) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, client := useFakeHNS(t)
+			f.set("IDS", `["`+lbID+`"]`)
+			f.fail("*", 1, "") // S_FALSE from every call
+			if err := do(client); err != nil {
+				t.Errorf("HNS answered S_FALSE: %v, want success", err)
+			}
+		})
+	}
+}
