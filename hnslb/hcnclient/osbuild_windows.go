@@ -29,6 +29,11 @@ func (c *Client) OSBuild(ctx context.Context) (hnslb.OSBuild, error) {
 		return hnslb.OSBuild{}, fmt.Errorf("reading the OS build: opening HKLM\\%s: %w", currentVersionKey, err)
 	}
 	defer k.Close()
+	return osBuildOf(k)
+}
+
+// osBuildOf reads the build from k, a key laid out as currentVersionKey.
+func osBuildOf(k registry.Key) (hnslb.OSBuild, error) {
 	buildText, _, err := k.GetStringValue("CurrentBuildNumber")
 	if err != nil {
 		return hnslb.OSBuild{}, fmt.Errorf("reading the OS build: CurrentBuildNumber: %w", err)
