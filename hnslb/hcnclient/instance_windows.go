@@ -53,6 +53,12 @@ func serviceProcess(serviceName string) (string, error) {
 		(*byte)(unsafe.Pointer(&st)), uint32(unsafe.Sizeof(st)), &needed); err != nil {
 		return "", fmt.Errorf("querying service %s: %w", serviceName, err)
 	}
+	return instanceOf(serviceName, &st)
+}
+
+// instanceOf is the instance a service's status gives: its process ID
+// while it runs, else none.
+func instanceOf(serviceName string, st *windows.SERVICE_STATUS_PROCESS) (string, error) {
 	if st.CurrentState != windows.SERVICE_RUNNING || st.ProcessId == 0 {
 		return "", &hnslb.Error{Op: "ServiceInstance", Code: hnslb.CodeRPCServerUnavailable,
 			Message: fmt.Sprintf("service %s is not running (state %d)", serviceName, st.CurrentState)}

@@ -98,3 +98,26 @@ func startService(name string) error {
 	}
 	return nil
 }
+
+// TestOnlyARunningServiceHasAnInstance: a service starting or stopping (HNS
+// restarting) may already or still have a process, but no instance yet: it
+// answers unavailable, as HNS's calls do then, so an instance is only ever
+// a running HNS's.
+func TestOnlyARunningServiceHasAnInstance(t *testing.T) {
+	for _, c := range []struct {
+		state uint32
+		pid   uint32
+		want  string // "": unavailable
+	}{
+		{windows.SERVICE_RUNNING, 4242, "4242"},
+		{windows.SERVICE_RUNNING, 0, ""},
+		{windows.SERVICE_START_PENDING, 4242, ""},
+		{windows.SERVICE_STOP_PENDING, 4242, ""},
+		{windows.SERVICE_STOPPED, 0, ""},
+	} {
+		inst, err := instanceOf("hns", &windows.SERVICE_STATUS_PROCESS{CurrentState: c.state, ProcessId: c.pid})
+		if c.want != "" && (err != nil || inst != c.want) || c.want == "" && (inst != "" || !hnslb.IsUnavailable(err)) {
+			t.Errorf("state %d, process %d: instance %q, %v; want %q", c.state, c.pid, inst, err, c.want)
+		}
+	}
+}
