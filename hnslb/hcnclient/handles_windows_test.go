@@ -95,10 +95,7 @@ func TestARefusedWriteClosesTheHandlesItOpened(t *testing.T) {
 // error); the client's closing of every handle keeps that.
 func TestAFailedCloseFailsTheCallAsInHcn(t *testing.T) {
 	ctx := context.Background()
-	for _, c := range []struct {
-		name, failOp, calls string
-		do                  func(hnslb.Client) error
-	}{
+	assertFailedCalls(t, []failedCall{
 		{name: "GetLoadBalancerByID", failOp: "HcnCloseLoadBalancer",
 			calls: "HcnEnumerateLoadBalancers,HcnOpenLoadBalancer,HcnQueryLoadBalancerProperties,HcnCloseLoadBalancer",
 			do:    func(c hnslb.Client) error { _, err := c.GetLoadBalancerByID(ctx, lbID); return err }},
@@ -111,17 +108,7 @@ func TestAFailedCloseFailsTheCallAsInHcn(t *testing.T) {
 		{name: "AddNamespaceEndpoint", failOp: "HcnCloseNamespace",
 			calls: "HcnOpenNamespace,HcnModifyNamespace,HcnQueryNamespaceProperties,HcnCloseNamespace",
 			do:    func(c hnslb.Client) error { return c.AddNamespaceEndpoint(ctx, podNet, localEP) }},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			f, client := useFakeHNS(t)
-			f.set("IDS", `["`+lbID+`"]`)
-			f.fail(c.failOp, 0x800706ba, "")
-			asHNSError(t, c.do(client), hnslb.CodeRPCServerUnavailable)
-			if calls := f.calls(); calls != c.calls {
-				t.Errorf("called %s, want %s", calls, c.calls)
-			}
-		})
-	}
+	})
 }
 
 // TestASuccessHRESULTOtherThanSOKIsSuccess: HNS's calls succeed on any

@@ -22,11 +22,7 @@ import (
 // the creates a Sync retries.
 func TestAFailedReadClosesTheHandleItOpened(t *testing.T) {
 	ctx := context.Background()
-	one, _ := json.Marshal([]string{lbID})
-	for _, c := range []struct {
-		name, failOp, calls string
-		do                  func(hnslb.Client) error
-	}{
+	assertFailedCalls(t, []failedCall{
 		{name: "GetLoadBalancerByID", failOp: "HcnQueryLoadBalancerProperties",
 			calls: "HcnEnumerateLoadBalancers,HcnOpenLoadBalancer,HcnQueryLoadBalancerProperties,HcnCloseLoadBalancer",
 			do:    func(c hnslb.Client) error { _, err := c.GetLoadBalancerByID(ctx, lbID); return err }},
@@ -70,11 +66,27 @@ func TestAFailedReadClosesTheHandleItOpened(t *testing.T) {
 		{name: "GetNamespaceByID", failOp: "HcnQueryNamespaceProperties",
 			calls: "HcnEnumerateNamespaces,HcnOpenNamespace,HcnQueryNamespaceProperties,HcnCloseNamespace",
 			do:    func(c hnslb.Client) error { _, err := c.GetNamespaceByID(ctx, lbID); return err }},
-	} {
+	})
+}
+
+// failedCall is a call whose HNS function failOp fails as HNS gone away,
+// and the functions it must have called.
+type failedCall struct {
+	name, failOp, calls string
+	do                  func(hnslb.Client) error
+}
+
+// assertFailedCalls runs each call with one load balancer listed and its
+// failOp answering RPC_S_SERVER_UNAVAILABLE: it must fail as unavailable,
+// having called calls.
+func assertFailedCalls(t *testing.T, cases []failedCall) {
+	t.Helper()
+	one, _ := json.Marshal([]string{lbID})
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f, client := useFakeHNS(t)
 			f.set("IDS", string(one))
-			f.fail(c.failOp, 0x800706ba, "") // HNS went away between the open and the query
+			f.fail(c.failOp, 0x800706ba, "")
 			asHNSError(t, c.do(client), hnslb.CodeRPCServerUnavailable)
 			if calls := f.calls(); calls != c.calls {
 				t.Errorf("called %s, want %s", calls, c.calls)
