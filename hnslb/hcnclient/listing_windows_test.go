@@ -128,3 +128,22 @@ func TestListingStillFailsWhenTheEnumerationFails(t *testing.T) {
 		})
 	}
 }
+
+// TestAListingOfUnreadableIDsFails: IDs HNS answers that are not a JSON
+// list, or not GUIDs, fail the listing, as they fail hcn's: a listing that
+// answered them as nothing (or as fewer objects) would tell the reconciler
+// that HNS holds nothing, and it would make again what is there.
+func TestAListingOfUnreadableIDsFails(t *testing.T) {
+	for name, list := range listings() {
+		for _, ids := range []string{`not a list`, `["` + lbID + `","not-a-guid"]`} {
+			t.Run(name+"/"+ids, func(t *testing.T) {
+				f, client := useFakeHNS(t)
+				f.set("IDS", ids)
+				f.set("OBJECT", `{"ID":"`+lbID+`"}`)
+				if got, err := list(client); err == nil {
+					t.Errorf("HNS answered IDs %s: listed %v, want an error", ids, got)
+				}
+			})
+		}
+	}
+}
