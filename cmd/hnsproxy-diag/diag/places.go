@@ -10,6 +10,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/intent"
 	"github.com/hnsproxy/hnsproxy/internal/kubeip"
+	"github.com/hnsproxy/hnsproxy/proxier/desired"
 )
 
 // place is what Kubernetes says is behind an address: a pod (from an
@@ -84,11 +85,24 @@ type frontendKey struct {
 	port     uint16
 }
 
-// frontendName is a frontend's Service port and role; rank is the
-// Service's place in the list, the first claiming a frontend wins.
+// frontendName is a frontend's Service port and role, with what ranks its
+// claim as hnsproxy ranks claims on one frontend (proxier/desired): who
+// chose the address (origin), then the older Service, then the first by
+// name. Ranking by the list's order named a cluster IP's load balancer
+// after a tenant's Service listed earlier whose external IP is that
+// cluster IP, which hnsproxy refuses.
 type frontendName struct {
 	service, role string
-	rank          int
+	origin        intent.Origin
+	who           desired.Claimant
+}
+
+// outranks reports whether n's claim on a frontend wins over o's.
+func (n frontendName) outranks(o frontendName) bool {
+	if n.origin.Rank() != o.origin.Rank() {
+		return n.origin.Rank() < o.origin.Rank()
+	}
+	return n.who.Outranks(o.who)
 }
 
 // frontendsOf indexes the Services' frontends. Their addresses are read as
@@ -97,41 +111,45 @@ type frontendName struct {
 func frontendsOf(svcs []v1.Service) frontends {
 	f := frontends{ports: map[frontendKey]frontendName{}, ingress: map[string]frontendName{}}
 	claim := func(k frontendKey, n frontendName) {
-		if _, taken := f.ports[k]; !taken {
+		if have, taken := f.ports[k]; !taken || n.outranks(have) {
 			f.ports[k] = n
 		}
 	}
 	for i := range svcs {
 		s := &svcs[i]
-		name := types.NamespacedName{Namespace: s.Namespace, Name: s.Name}.String()
+		nn := types.NamespacedName{Namespace: s.Namespace, Name: s.Name}
+		who, name := desired.Claimant{Name: nn, Created: s.CreationTimestamp.Time}, nn.String()
 		var ingress []string
 		for _, in := range s.Status.LoadBalancer.Ingress {
 			ingress = append(ingress, in.IP)
 		}
 		for _, p := range s.Spec.Ports {
 			proto := protocolNumber(p.Protocol)
-			port := frontendName{service: name + ":" + portName(p), rank: i}
+			service := name + ":" + portName(p)
 			if p.NodePort > 0 && p.NodePort <= 0xffff {
-				claim(frontendKey{"", proto, uint16(p.NodePort)}, frontendName{port.service, RoleNodePort, i})
+				claim(frontendKey{"", proto, uint16(p.NodePort)}, frontendName{service, RoleNodePort, intent.OriginNodePort, who})
 			}
 			if p.Port <= 0 || p.Port > 0xffff {
 				continue
 			}
 			for _, ips := range []struct {
-				role string
-				ips  []string
-			}{{RoleClusterIP, append([]string{s.Spec.ClusterIP}, s.Spec.ClusterIPs...)}, {RoleExternalIP, s.Spec.ExternalIPs}, {RoleLoadBalancer, ingress}} {
+				role   string
+				origin intent.Origin
+				ips    []string
+			}{{RoleClusterIP, intent.OriginClusterIP, append([]string{s.Spec.ClusterIP}, s.Spec.ClusterIPs...)},
+				{RoleExternalIP, intent.OriginExternalIP, s.Spec.ExternalIPs}, {RoleLoadBalancer, intent.OriginIngress, ingress}} {
 				for _, ip := range ips.ips {
 					if vip := canonicalIP(ip); vip != "" {
-						claim(frontendKey{vip, proto, uint16(p.Port)}, frontendName{port.service, ips.role, i})
+						claim(frontendKey{vip, proto, uint16(p.Port)}, frontendName{service, ips.role, ips.origin, who})
 					}
 				}
 			}
 		}
 		for _, ip := range ingress {
 			if vip := canonicalIP(ip); vip != "" {
-				if _, taken := f.ingress[vip]; !taken {
-					f.ingress[vip] = frontendName{name, RoleHealthCheck, i}
+				health := frontendName{name, RoleHealthCheck, intent.OriginHealthCheck, who}
+				if have, taken := f.ingress[vip]; !taken || health.outranks(have) {
+					f.ingress[vip] = health
 				}
 			}
 		}
@@ -142,12 +160,12 @@ func frontendsOf(svcs []v1.Service) frontends {
 // servicePort names the Service port a frontend key serves
 // ("namespace/name:port") and its role; "" when no Service has it. A
 // Service's ingress IP on a port none of its ports has is its health-check
-// frontend, unless a Service listed earlier has that frontend.
+// frontend, unless a claim that outranks it has that frontend.
 func (f frontends) servicePort(key intent.LBKey) (service, role string) {
 	port, onPort := f.ports[frontendKey{key.VIP, key.Protocol, key.Port}]
 	health, onIngress := f.ingress[key.VIP]
 	switch {
-	case key.VIP == "" || (onPort && (!onIngress || port.rank <= health.rank)):
+	case key.VIP == "" || (onPort && (!onIngress || !health.outranks(port))):
 		return port.service, port.role
 	case onIngress:
 		return health.service, health.role

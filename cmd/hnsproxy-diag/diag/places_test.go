@@ -42,9 +42,15 @@ func TestPlacesReadAddressesAsKubeProxy(t *testing.T) {
 // and role; a Service's address in a non-canonical form (as the API may
 // hold an external IP) names the load balancer HNS holds in canonical
 // form; a Service's ingress IP on another port is its health-check
-// frontend; the first Service listed claims a frontend two name.
+// frontend; of Services naming one frontend, the one hnsproxy gives it
+// names it (proxier/desired's claims: a cluster IP over an ingress IP over
+// an external IP, whatever the list's order), not a tenant's external IP
+// on another's cluster IP, which hnsproxy refuses.
 func TestFrontendsNameTheServicePort(t *testing.T) {
 	svcs := []v1.Service{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "early"}, Spec: v1.ServiceSpec{
+			ClusterIP: "10.96.0.32", ExternalIPs: []string{"10.96.0.31"},
+			Ports: []v1.ServicePort{{Protocol: v1.ProtocolUDP, Port: 53}}}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "lb"}, Spec: v1.ServiceSpec{
 			ClusterIP: "10.96.0.30", ClusterIPs: []string{"10.96.0.30", "fd00:96::30"}, ExternalIPs: []string{"2001:DB8:0::10"},
 			Ports: []v1.ServicePort{{Name: "https", Protocol: v1.ProtocolTCP, Port: 443, NodePort: 30443}}},
@@ -52,6 +58,9 @@ func TestFrontendsNameTheServicePort(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "later"}, Spec: v1.ServiceSpec{
 			ClusterIP: "10.96.0.31", ExternalIPs: []string{"203.0.113.10"},
 			Ports: []v1.ServicePort{{Protocol: v1.ProtocolUDP, Port: 53}}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "tenant"}, Spec: v1.ServiceSpec{
+			ClusterIP: "10.96.0.33", ExternalIPs: []string{"10.96.0.31", "203.0.113.10"},
+			Ports: []v1.ServicePort{{Name: "dns", Protocol: v1.ProtocolUDP, Port: 53}, {Name: "https", Protocol: v1.ProtocolTCP, Port: 443}}}},
 	}
 	f := frontendsOf(svcs)
 	for _, tc := range []struct {
