@@ -84,13 +84,20 @@ func TestTraceExplainsDrops(t *testing.T) {
 	}
 }
 
+// TestTraceRefusesSendersOnOtherNodes: a source another node holds is
+// refused, naming that node; a source whose slice names no node (mirrored
+// from a hand-made Endpoints object), here this node's client pod, is no
+// other node's and is traced.
 func TestTraceRefusesSendersOnOtherNodes(t *testing.T) {
-	in := newFixture(t).read()
+	in := newFixtureWith(t, sim.Echo{}, unplacedService("unplaced", "10.96.0.40", false, client)...).read()
 	for _, src := range []string{webB + ":40000", otherIP + ":40000"} {
 		_, err := Trace(in, mustPacket(t, src, frontendIP+":80", "tcp"))
 		if err == nil || !strings.Contains(err.Error(), "run hnsproxy-diag on "+other) {
 			t.Errorf("source %s: %v", src, err)
 		}
+	}
+	if tr, err := Trace(in, mustPacket(t, client+":40000", frontendIP+":80", "tcp")); err != nil || tr.LoadBalancer == nil {
+		t.Errorf("source %s, which a slice places on no node: %v, %+v; want it traced through the cluster IP", client, err, tr)
 	}
 }
 
