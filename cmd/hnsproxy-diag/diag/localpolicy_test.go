@@ -38,7 +38,9 @@ func localPolicyService(name, clusterIP, podIP string, edit func(*v1.Service)) [
 // whether or not the other policy is Local as well, and for a ClusterIP
 // Service with external IPs too (the API lets it set the policy). The
 // notes say so, and a trace to the frontend names the policy that left it
-// empty, not the other one.
+// empty, not the other one. A Service whose cluster IP alone is Local has
+// its external IP's load balancer here, and the note is about its cluster
+// IP as a whole, not "some of its ports".
 func TestLocalPoliciesWithoutALocalEndpointAreExplained(t *testing.T) {
 	itp := v1.ServiceInternalTrafficPolicyLocal
 	var more []runtime.Object
@@ -55,9 +57,14 @@ func TestLocalPoliciesWithoutALocalEndpointAreExplained(t *testing.T) {
 		s.Spec.ExternalIPs = []string{"192.0.2.42"}
 		s.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
 	})...)
+	more = append(more, localPolicyService("reach", "10.96.0.44", "10.244.2.44", func(s *v1.Service) {
+		s.Spec.InternalTrafficPolicy = &itp
+		s.Spec.ExternalIPs = []string{"192.0.2.44"}
+	})...)
 	in := newFixtureWith(t, sim.Echo{}, more...).read()
 	notes := Diagnose(in).Notes
 	for _, want := range []string{
+		"web/reach: internalTrafficPolicy Local and no ready endpoint on this node: by design",
 		"web/both: internalTrafficPolicy Local and no ready endpoint on this node",
 		"web/both: externalTrafficPolicy Local and no ready endpoint on this node",
 		"web/internal: internalTrafficPolicy Local and no ready endpoint on this node",
