@@ -101,7 +101,9 @@ func TestLocalPoliciesWithoutALocalEndpointAreExplained(t *testing.T) {
 // internalTrafficPolicy Local the first port has its cluster-IP load
 // balancer here and the second none. The note says so for the one port,
 // where the first port's load balancer used to hide it, and a trace to
-// the second port names the policy.
+// the second port names the policy. So too with externalTrafficPolicy
+// Local on a LoadBalancer Service, whose health-check node port answers
+// 200 here (a local endpoint serves it), so the note must not say 503.
 func TestLocalPolicyWithoutALocalEndpointOnOnePortIsExplained(t *testing.T) {
 	itp := v1.ServiceInternalTrafficPolicyLocal
 	more := localPolicyService("metrics", "10.96.0.43", "10.244.2.43", func(s *v1.Service) {
@@ -117,11 +119,29 @@ func TestLocalPolicyWithoutALocalEndpointOnOnePortIsExplained(t *testing.T) {
 		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{webA}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
 			NodeName: ptr.To(self), TargetRef: &v1.ObjectReference{Kind: "Pod", Namespace: "web", Name: "web-a"}}},
 	}
-	in := newFixtureWith(t, sim.Echo{}, append(more, local)...).read()
+	edge := localPolicyService("edge", "10.96.0.44", "10.244.2.44", func(s *v1.Service) {
+		s.Spec.Type = v1.ServiceTypeLoadBalancer
+		s.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+		s.Spec.HealthCheckNodePort = 31001
+		s.Spec.Ports[0].NodePort = 30091
+		s.Spec.Ports = append(s.Spec.Ports, v1.ServicePort{Name: "metrics", Protocol: v1.ProtocolTCP, Port: 9090, TargetPort: intstr.FromString("metrics"), NodePort: 30092})
+	})
+	edgeRemote := edge[1].(*discoveryv1.EndpointSlice)
+	edgeRemote.Ports = append(edgeRemote.Ports, discoveryv1.EndpointPort{Name: ptr.To("metrics"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To(int32(9090))})
+	edgeLocal := local.DeepCopy()
+	edgeLocal.Name, edgeLocal.Labels = "edge-2", map[string]string{discoveryv1.LabelServiceName: "edge"}
+	in := newFixtureWith(t, sim.Echo{}, append(append(more, local, edgeLocal), edge...)...).read()
 	notes := Diagnose(in).Notes
-	want := "web/metrics: internalTrafficPolicy Local and no ready endpoint on this node for 1 of its ports (in one IP family)"
-	if !hasLine(notes, want) {
-		t.Errorf("no note %q in %q", want, notes)
+	for _, want := range []string{
+		"web/metrics: internalTrafficPolicy Local and no ready endpoint on this node for 1 of its ports (in one IP family)",
+		"web/edge: externalTrafficPolicy Local and no ready endpoint on this node for 1 of its ports (in one IP family)",
+	} {
+		if !hasLine(notes, want) {
+			t.Errorf("no note %q in %q", want, notes)
+		}
+	}
+	if hasLine(notes, "web/edge: ", "503") {
+		t.Errorf("a note says web/edge's health-check node port answers 503, where a local endpoint serves one port: %q", notes)
 	}
 	tr, err := Trace(in, mustPacket(t, client+":40000", "10.96.0.43:9090", "tcp"))
 	if err != nil {
