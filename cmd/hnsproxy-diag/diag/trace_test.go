@@ -186,9 +186,24 @@ func TestTraceFromOutsideWhereHNSDoesNotEchoTheExternalFlag(t *testing.T) {
 // follows only the load balancers and routes, and says that it did not
 // evaluate those ACLs, on the sending and the receiving endpoint, where
 // before a packet a network policy drops read as delivered. A trace
-// through endpoints without ACLs says nothing of them.
+// through endpoints without ACLs says nothing of them. A remote endpoint
+// at the client's address (Windows Server 2022 lets one share a local
+// pod's, kubernetes/kubernetes#138000), ACLs and all, is not on the
+// packet's way out and is not named.
 func TestTraceSaysItDoesNotEvaluateACLs(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t) // ws2022
+	var network string
+	for _, ep := range f.hns.Snapshot().Endpoints {
+		if ep.IP() == client {
+			network = ep.HostComputeNetwork
+		}
+	}
+	remote, err := f.hns.CreateEndpoint(t.Context(), network, &hnslb.Endpoint{IpConfigurations: []hnslb.IPConfig{{IpAddress: client}},
+		Flags: hnslb.EndpointFlagsRemoteEndpoint, Policies: []hnslb.EndpointPolicy{hnslb.NewEndpointPolicy(hnslb.EndpointPolicyProviderAddress,
+			hnslb.ProviderAddressEndpointPolicySetting{ProviderAddress: otherIP})}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	toWebA := func() *TraceReport {
 		t.Helper()
 		for port := 40000; port < 40100; port++ {
@@ -217,6 +232,9 @@ func TestTraceSaysItDoesNotEvaluateACLs(t *testing.T) {
 	if tr.Outcome != "delivered-to-pod" || !hasLine(tr.Notes, "[pod web/web-a]", "4 ACL", "not evaluated") ||
 		!hasLine(tr.Notes, client, "4 ACL", "not evaluated") {
 		t.Errorf("trace through endpoints with ACLs: outcome %s, notes %q", tr.Outcome, tr.Notes)
+	}
+	if hasLine(tr.Notes, "[remote endpoint "+client) || hasLine(tr.Notes, remote.ID) {
+		t.Errorf("notes name the remote endpoint at the client's address, which the packet does not pass: %q", tr.Notes)
 	}
 }
 
