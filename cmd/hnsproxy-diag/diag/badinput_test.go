@@ -17,8 +17,9 @@ import (
 	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
-// TestBadInputIsAClearError: a wrong network or node name, or a packet
-// the model cannot answer, is an error that says what to fix.
+// TestBadInputIsAClearError: a wrong network or node name, no network name
+// where HNS has more than one network, or a packet the model cannot
+// answer, is an error that says what to fix.
 func TestBadInputIsAClearError(t *testing.T) {
 	f := newFixture(t)
 	read := func(network, node string) error {
@@ -41,6 +42,16 @@ func TestBadInputIsAClearError(t *testing.T) {
 		if err := read(tc.network, tc.node); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("network %q node %q: %v, want %q", tc.network, tc.node, err, tc.want)
 		}
+	}
+	// No name picks the only network; among two it must not guess.
+	if err := read("", self); err != nil {
+		t.Errorf("no network name, one network: %v", err)
+	}
+	if _, err := f.hns.CreateNetwork(context.Background(), &hnslb.Network{Name: "nat", Type: hnslb.NetworkTypeNAT}); err != nil {
+		t.Fatal(err)
+	}
+	if err := read("", self); err == nil || !strings.Contains(err.Error(), `HNS has no network ""`) {
+		t.Errorf("no network name, two networks: %v, want an error naming them", err)
 	}
 	in := f.read()
 	mixed := vfp.Packet{Src: mustPacket(t, "fd00::1", "[fd00::2]:80", "tcp").Src, Dst: mustPacket(t, client, frontendIP+":80", "tcp").Dst, Protocol: hnslb.ProtocolTCP}
