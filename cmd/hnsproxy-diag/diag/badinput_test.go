@@ -14,6 +14,7 @@ import (
 	"github.com/hnsproxy/hnsproxy/cmd/hnsproxy/app/nodeconfig"
 	"github.com/hnsproxy/hnsproxy/hnslb"
 	"github.com/hnsproxy/hnsproxy/proxier/desired"
+	"github.com/hnsproxy/hnsproxy/sim"
 	"github.com/hnsproxy/hnsproxy/vfp"
 )
 
@@ -71,5 +72,18 @@ func TestForbiddenListSaysWhatAccessIsNeeded(t *testing.T) {
 	_, err := readNow(context.Background(), f.source())
 	if err == nil || !strings.Contains(err.Error(), "listing EndpointSlices") || !strings.Contains(err.Error(), "list on services, endpointslices.discovery.k8s.io and nodes") {
 		t.Errorf("forbidden list: %v, want it to name the access needed", err)
+	}
+}
+
+// TestOverlayWithoutASourceVIPIsRefused: a configuration hnsproxy could
+// not run with (an overlay node with no --source-vip and none reserved) is
+// an error that says so, not a diagnosis of what hnsproxy would program
+// there, which it never does.
+func TestOverlayWithoutASourceVIPIsRefused(t *testing.T) {
+	f := newFixtureOn(t, fixtureNode{profile: sim.ProfileWS2022, network: hnslb.NetworkTypeOverlay}, sim.Echo{})
+	f.cfg.Winkernel.SourceVIP = ""
+	_, err := readNow(context.Background(), f.source())
+	if err == nil || !strings.Contains(err.Error(), "hnsproxy could not run with this configuration") || !strings.Contains(err.Error(), "source VIP") {
+		t.Errorf("overlay without a source VIP: %v, want it refused", err)
 	}
 }
