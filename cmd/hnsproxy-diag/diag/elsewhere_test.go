@@ -50,13 +50,22 @@ func TestDiagnoseNotesEndpointsOnAnotherNetwork(t *testing.T) {
 // has not restarted onto it, the notes say the state file is of a network
 // HNS no longer has, so the rows that differ are read as what the restart
 // corrects; diagnosed on another network than hnsproxy's, they name the
-// network the state file is of. On hnsproxy's own network nothing is noted.
+// network the state file is of. On hnsproxy's own network nothing is noted,
+// also where HNS answers its ID in another case than the state file holds
+// (docs/simulator.md, echo upper-guids).
 func TestDiagnoseNotesAStateFileOfAnotherNetwork(t *testing.T) {
 	const noted = "state file: written by hnsproxy on network"
 	f := newFixture(t)
-	for _, n := range Diagnose(f.read()).Notes {
-		if strings.HasPrefix(n, noted) {
-			t.Errorf("diagnosing the network hnsproxy uses noted %q", n)
+	upper := f.read()
+	for i := range upper.HNS.Networks {
+		upper.HNS.Networks[i].ID = strings.ToUpper(upper.HNS.Networks[i].ID)
+	}
+	upper.Network.ID = strings.ToUpper(upper.Network.ID)
+	for _, in := range []*Inputs{f.read(), upper} {
+		for _, n := range Diagnose(in).Notes {
+			if strings.HasPrefix(n, noted) {
+				t.Errorf("diagnosing the network hnsproxy uses (ID %s) noted %q", in.Network.ID, n)
+			}
 		}
 	}
 	old, err := f.hns.GetNetworkByName(t.Context(), "cbr0")
