@@ -150,11 +150,12 @@ func TestTraceIPv6OnANodeWithoutIPv6(t *testing.T) {
 // listing with it (hcn does not declare it; docs/simulator.md, echo
 // drop-undeclared-flags). On such a node the trace still knows the
 // Services' external and ingress IPs, so a client outside reaches an
-// external IP's local backend, and still not a cluster IP.
+// external or ingress IP's local backend, and still not a cluster IP.
 func TestTraceFromOutsideWhereHNSDoesNotEchoTheExternalFlag(t *testing.T) {
 	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "ext"},
-		Spec: v1.ServiceSpec{Type: v1.ServiceTypeClusterIP, ClusterIP: "10.96.0.40", ClusterIPs: []string{"10.96.0.40"}, ExternalIPs: []string{"192.0.2.40"},
-			Ports: []v1.ServicePort{{Name: "http", Protocol: v1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+		Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, ClusterIP: "10.96.0.40", ClusterIPs: []string{"10.96.0.40"}, ExternalIPs: []string{"192.0.2.40"},
+			Ports: []v1.ServicePort{{Name: "http", Protocol: v1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080), NodePort: 30084}}},
+		Status: v1.ServiceStatus{LoadBalancer: v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: "192.0.2.41"}}}}}
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Namespace: "web", Name: "ext-1", Labels: map[string]string{discoveryv1.LabelServiceName: "ext"}},
 		AddressType: discoveryv1.AddressTypeIPv4,
@@ -164,14 +165,16 @@ func TestTraceFromOutsideWhereHNSDoesNotEchoTheExternalFlag(t *testing.T) {
 	}
 	for _, echo := range []sim.Echo{{}, {DropUndeclaredFlags: true}} {
 		in := newFixtureWith(t, echo, svc, slice).read()
-		tr, err := Trace(in, mustPacket(t, "198.51.100.7:40000", "192.0.2.40:80", "tcp"))
-		if err != nil {
-			t.Fatal(err)
+		for _, vip := range []string{"192.0.2.40", "192.0.2.41"} { // external, ingress
+			tr, err := Trace(in, mustPacket(t, "198.51.100.7:40000", vip+":80", "tcp"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.Outcome != "delivered-to-pod" || tr.Backend != "pod web/web-a on win-a" {
+				t.Errorf("echo %+v: %s from outside: %s %q", echo, vip, tr.Summary, tr.Notes)
+			}
 		}
-		if tr.Outcome != "delivered-to-pod" || tr.Backend != "pod web/web-a on win-a" {
-			t.Errorf("echo %+v: external IP from outside: %s %q", echo, tr.Summary, tr.Notes)
-		}
-		tr, err = Trace(in, mustPacket(t, "198.51.100.7:40000", "10.96.0.40:80", "tcp"))
+		tr, err := Trace(in, mustPacket(t, "198.51.100.7:40000", "10.96.0.40:80", "tcp"))
 		if err != nil {
 			t.Fatal(err)
 		}
