@@ -30,7 +30,7 @@ func (f *recordingFile) Close() error                { return f.call("close") }
 // TestFillSyncsBeforeClosingAndReturnsTheirErrors: the data reaches the
 // disk (Sync) before the file is closed and renamed into place, and a
 // failed Sync fails Fill, so Write renames nothing a power loss could
-// leave empty; the file is closed whatever failed.
+// leave empty, as does a failed Close; the file is closed whatever failed.
 func TestFillSyncsBeforeClosingAndReturnsTheirErrors(t *testing.T) {
 	for _, tc := range []struct {
 		failing string
@@ -38,6 +38,7 @@ func TestFillSyncsBeforeClosingAndReturnsTheirErrors(t *testing.T) {
 	}{
 		{"", []string{"write", "chmod", "sync", "close"}},
 		{"sync", []string{"write", "chmod", "sync", "close"}},
+		{"close", []string{"write", "chmod", "sync", "close"}}, // a close can report a failed write-back
 	} {
 		f := &recordingFile{failing: tc.failing}
 		err := Fill(f, []byte("data"), 0o600)
