@@ -17,7 +17,8 @@ import (
 // (kubeip): an endpoint or Node address stored with leading zeros names
 // the canonical address HNS holds; a zoned one names nothing; a targetRef
 // that is not a Pod (a Node, behind a hand-made Endpoints object) names no
-// pod.
+// pod. A Node's addresses are its InternalIPs and ExternalIPs, as
+// hnsproxy's node IPs are (desired.NodeIPs).
 func TestPlacesReadAddressesAsKubeProxy(t *testing.T) {
 	node := "win-2"
 	in := &Inputs{
@@ -29,6 +30,8 @@ func TestPlacesReadAddressesAsKubeProxy(t *testing.T) {
 		Nodes: []v1.Node{{ObjectMeta: metav1.ObjectMeta{Name: node}, Status: v1.NodeStatus{Addresses: []v1.NodeAddress{
 			{Type: v1.NodeInternalIP, Address: "010.000.000.012"},
 			{Type: v1.NodeInternalIP, Address: "fe80::12%eth0"},
+			{Type: v1.NodeExternalIP, Address: "203.0.113.12"},
+			{Type: v1.NodeHostName, Address: "192.0.2.12"},
 		}}}},
 	}
 	pods := in.podPlaces()
@@ -39,8 +42,8 @@ func TestPlacesReadAddressesAsKubeProxy(t *testing.T) {
 		t.Errorf("10.0.0.12, a Node's address: %+v, want no pod, on %s", p, node)
 	}
 	nodes := in.nodeAddresses()
-	if nodes[netip.MustParseAddr("10.0.0.12")] != node || len(nodes) != 1 {
-		t.Errorf("node addresses %v, want %s at 10.0.0.12 only", nodes, node)
+	if nodes[netip.MustParseAddr("10.0.0.12")] != node || nodes[netip.MustParseAddr("203.0.113.12")] != node || len(nodes) != 2 {
+		t.Errorf("node addresses %v, want %s at 10.0.0.12 and its ExternalIP 203.0.113.12 only", nodes, node)
 	}
 }
 
