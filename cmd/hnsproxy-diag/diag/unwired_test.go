@@ -63,13 +63,22 @@ func (f *fixture) setPodCIDR() {
 // a load balancer with no other backend is not programmed at all. The
 // diagnosis says so and names the address; it does not promise that
 // hnsproxy's next sync or drift repair corrects what only a pod wired by
-// the CNI can.
+// the CNI can. An endpoint at the address on another network (a container
+// runtime's NAT network) wires nothing hnsproxy uses.
 func TestDiagnoseSaysALocalBackendWaitsForItsPodsEndpoint(t *testing.T) {
 	f := newFixture(t)
 	f.setPodCIDR()
 	const stale, mixed = "10.244.1.77", "10.244.1.78"
 	objs := append(unplacedService("stale", "10.96.0.40", false, stale), unplacedService("mixed", "10.96.0.41", true, mixed)...)
 	f.killedCreating(sim.Faults{}, objs...) // the running hnsproxy's programming, not killed
+	nat, err := f.hns.CreateNetwork(t.Context(), &hnslb.Network{Name: "nat", Type: hnslb.NetworkTypeNAT,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.hns.CreateEndpoint(t.Context(), nat.ID, &hnslb.Endpoint{Name: "on-nat", IpConfigurations: []hnslb.IPConfig{{IpAddress: stale}}}); err != nil {
+		t.Fatal(err)
+	}
 	r := Diagnose(f.read())
 
 	for _, tc := range []struct{ service, state, ip string }{
