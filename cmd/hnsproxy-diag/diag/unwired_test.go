@@ -146,3 +146,35 @@ func TestDiagnoseReadsASpareStandingInForAnUnwiredBackend(t *testing.T) {
 		t.Errorf("why %q, want it to say no endpoint holds %s and promise no correction", got.Why, selfIP)
 	}
 }
+
+// TestAMissingLoadBalancerWithSparesIsProgrammed: over the backend cap of
+// 64, a Service whose kept backends are all local addresses no pod is
+// wired at yet has spares on another node, which hnsproxy programs in
+// their places. With that load balancer deleted behind hnsproxy's back,
+// the diagnosis says drift repair re-creates it, not that hnsproxy
+// programs none until the CNI wires a pod.
+func TestAMissingLoadBalancerWithSparesIsProgrammed(t *testing.T) {
+	f := newFixtureOn(t, fixtureNode{profile: sim.ProfileWS2019, network: hnslb.NetworkTypeL2Bridge}, sim.Echo{})
+	objs := unplacedService("waiting", "10.96.0.42", false)
+	slice := objs[1].(*discoveryv1.EndpointSlice)
+	for i := range 66 {
+		ip, node := fmt.Sprintf("10.244.1.%d", 100+i), self
+		if i >= 64 {
+			ip, node = fmt.Sprintf("10.244.2.%d", 100+i), other
+		}
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}, NodeName: ptr.To(node)})
+	}
+	f.killedCreating(sim.Faults{}, objs...) // the running hnsproxy's programming, not killed
+	programmed := row(t, Diagnose(f.read()), "web/waiting:http", RoleClusterIP)
+	if programmed.ID == "" || countState(programmed.Backends, BackendSpare) == 0 {
+		t.Fatalf("web/waiting: %s %+v, want its load balancer on spares", programmed.State, programmed.Backends)
+	}
+	if err := f.hns.DeleteLoadBalancerOutOfBand(programmed.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := row(t, Diagnose(f.read()), "web/waiting:http", RoleClusterIP)
+	if got.State != StateMissing || !hasLine(got.Why, "drift repair re-creates it") || hasLine(got.Why, "programs no load balancer") {
+		t.Errorf("web/waiting deleted: %s %q, want missing, re-created by drift repair", got.State, got.Why)
+	}
+}
