@@ -45,6 +45,30 @@ func TestDiagnoseNotesEndpointsOnAnotherNetwork(t *testing.T) {
 	t.Errorf("notes %q; want one starting %q", notes, want)
 }
 
+// TestDiagnoseOwnsNoNamedEndpointOnAnotherNetwork: a remote endpoint on
+// another network named as hnsproxy names its own (another hnsproxy's,
+// there for another --network-name) is not this one's: its start claims
+// what an interrupted create left on its own network only, so it neither
+// owns nor deletes that endpoint, and no note says it does.
+func TestDiagnoseOwnsNoNamedEndpointOnAnotherNetwork(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	other, err := f.hns.CreateNetwork(ctx, &hnslb.Network{Name: "vxlan0", Type: hnslb.NetworkTypeL2Bridge,
+		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.245.1.0/24"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.hns.CreateEndpoint(ctx, other.ID, &hnslb.Endpoint{Name: "hnsproxy-remote-10.245.2.9", Flags: hnslb.EndpointFlagsRemoteEndpoint,
+		IpConfigurations: []hnslb.IPConfig{{IpAddress: "10.245.2.9"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range Diagnose(f.read()).Notes {
+		if strings.Contains(n, "endpoints of hnsproxy's are on network") {
+			t.Errorf("noted %q: the endpoint on vxlan0 is not this hnsproxy's", n)
+		}
+	}
+}
+
 // TestDiagnoseNotesAStateFileOfAnotherNetwork: diagnosed while the network
 // hnsproxy programs was made again under its name (a new ID) and hnsproxy
 // has not restarted onto it, the notes say the state file is of a network
