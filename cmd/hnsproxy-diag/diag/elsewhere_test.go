@@ -2,6 +2,7 @@ package diag
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -139,7 +140,8 @@ func TestDiagnoseFindsTheNetworkWithoutRegardToCase(t *testing.T) {
 // the CNI has not made it again), the error says that the state file's
 // network is gone too, and what brings it back, not that a flag is wrong;
 // given a name HNS has no network of while the state file's network is
-// there, it names that network.
+// there, it names that network; without a state file, it asks for the
+// name.
 func TestDiagnoseOfANetworkDeletedSaysSo(t *testing.T) {
 	f := newFixture(t)
 	f.read() // the fixture's hnsproxy has written its state file
@@ -168,6 +170,13 @@ func TestDiagnoseOfANetworkDeletedSaysSo(t *testing.T) {
 	_, err = readNow(t.Context(), f.source())
 	if err == nil || !strings.Contains(err.Error(), "was deleted") || !strings.Contains(err.Error(), "flannel.4096") {
 		t.Errorf("the network deleted, another made: %v; want it to say so and name the one HNS has", err)
+	}
+	// No state file (hnsproxy never started here) names no network, so
+	// none was deleted: the name given is what to check.
+	f.stateFile = filepath.Join(t.TempDir(), "none.json")
+	_, err = readNow(t.Context(), f.source())
+	if err == nil || strings.Contains(err.Error(), "was deleted") || !strings.Contains(err.Error(), "give hnsproxy's --network-name") {
+		t.Errorf("no state file: %v; want it to ask for the network's name", err)
 	}
 }
 
