@@ -179,15 +179,41 @@ func (f *fixture) create(objs ...runtime.Object) {
 // hnsproxy's first start is a takeover, which replaces another agent's on
 // a tenant's frontend too. The diagnosis said ownership came "from the
 // state file" and that hnsproxy never deletes such a one; it now says
-// there is none and that the next start replaces it, which it does.
+// there is none and that the next start replaces it, which it does. So
+// too with a state file whose journal is damaged, which hnsproxy's next
+// start also takes as a takeover.
 func TestDiagnoseWithoutAStateFileSaysTheNextStartTakesOver(t *testing.T) {
+	for _, tc := range []struct {
+		lost, ownership string
+		lose            func(t *testing.T, stateFile string)
+	}{
+		{"no state file", "no state file", func(t *testing.T, stateFile string) {
+			for _, p := range []string{stateFile, stateFile + ".journal"} {
+				if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+					t.Fatal(err)
+				}
+			}
+		}},
+		// A damaged journal is a takeover too, though the file is there.
+		{"a damaged journal", "damage skipped", func(t *testing.T, stateFile string) {
+			j, err := os.OpenFile(stateFile+".journal", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			if _, err := j.WriteString("{\"torn\n{}\n"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.lost, func(t *testing.T) { diagnoseLostOwnership(t, tc.ownership, tc.lose) })
+	}
+}
+
+func diagnoseLostOwnership(t *testing.T, ownership string, lose func(t *testing.T, stateFile string)) {
 	f := newFixtureOn(t, fixtureNode{profile: sim.ProfileWS2025, network: hnslb.NetworkTypeL2Bridge, dualStack: true}, sim.Echo{}, tenantDual()...)
 	f.holdByAnotherAgent(t, "203.0.113.70")
-	for _, p := range []string{f.stateFile, f.stateFile + ".journal"} {
-		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-	}
+	lose(t, f.stateFile)
 	external := func(r *Report) Row {
 		for _, row := range r.LoadBalancers {
 			if row.Role == RoleExternalIP && strings.HasPrefix(row.Frontend, "203.0.113.70") {
@@ -199,8 +225,8 @@ func TestDiagnoseWithoutAStateFileSaysTheNextStartTakesOver(t *testing.T) {
 	}
 	r := Diagnose(f.read())
 	before := external(r)
-	if !strings.Contains(r.Ownership, "no state file") || !strings.Contains(r.Ownership, "takes this node over") {
-		t.Errorf("ownership %q, want it to say there is no state file and the next start takes over", r.Ownership)
+	if !strings.Contains(r.Ownership, ownership) || !strings.Contains(r.Ownership, "takes this node over") {
+		t.Errorf("ownership %q, want it to say %q and that the next start takes over", r.Ownership, ownership)
 	}
 	if before.Owner != OwnerForeign || hasLine(before.Why, "never deletes") || !hasLine(before.Why, "replaces it then") {
 		t.Errorf("external IP row %s, why %q: want foreign, replaced at the next start", before.Owner, before.Why)
