@@ -3,6 +3,7 @@ package diag
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,10 +101,28 @@ func TestDiagnoseSaysALocalBackendWaitsForItsPodsEndpoint(t *testing.T) {
 		}
 	}
 	// A pod's endpoint missing from a load balancer that HNS does hold
-	// is still hnsproxy's to correct.
+	// is still hnsproxy's to correct, also beside a backend that waits.
 	front := row(t, r, "web/frontend:http", RoleClusterIP)
 	if front.State != StateOK {
 		t.Fatalf("web/frontend: %s %q", front.State, front.Why)
+	}
+	mixedRow := row(t, r, "web/mixed:http", RoleClusterIP)
+	for _, lb := range f.hns.Snapshot().LoadBalancers {
+		if lb.ID != mixedRow.ID {
+			continue
+		}
+		if err := f.hns.DeleteLoadBalancerOutOfBand(lb.ID); err != nil {
+			t.Fatal(err)
+		}
+		lb.ID, lb.HostComputeEndpoints = "", slices.DeleteFunc(lb.HostComputeEndpoints, func(id string) bool {
+			return strings.EqualFold(id, cipBackendID(t, r, webB))
+		})
+		if _, err := f.hns.PutLoadBalancerOutOfBand(lb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := row(t, Diagnose(f.read()), "web/mixed:http", RoleClusterIP); countState(got.Backends, "missing") != 2 || !hasLine(got.Why, "corrects it at its next sync") {
+		t.Errorf("web/mixed without web-b: %s %q %+v, want web-b and %s missing, corrected at the next sync", got.State, got.Why, got.Backends, mixed)
 	}
 }
 
