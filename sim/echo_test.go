@@ -33,7 +33,7 @@ func TestEchoChangesAnswersNotState(t *testing.T) {
 	b := mustEndpoint(t, h, h.Snapshot().Networks[0].ID, endpointDoc("10.255.0.2")).ID
 	h.SetEcho(Echo{DropUndeclaredFlags: true, UpperGUIDs: true, Reorder: true, OmitEmpty: true, SchemaMinor: 3})
 	sent := &hnslb.LoadBalancer{
-		HostComputeEndpoints: []string{a, b}, FrontendVIPs: []string{"10.96.0.1"},
+		HostComputeEndpoints: []string{a, b}, FrontendVIPs: []string{"10.96.0.1", "10.96.0.2"},
 		PortMappings: []hnslb.PortMapping{{Protocol: 6, InternalPort: 80, ExternalPort: 80,
 			Flags: hnslb.PortMappingFlagsLocalRoutedVIP | hnslb.PortMappingFlagsVipExternalIP}},
 	}
@@ -58,9 +58,14 @@ func TestEchoChangesAnswersNotState(t *testing.T) {
 	if slices.Equal(created.HostComputeEndpoints, got.HostComputeEndpoints) {
 		t.Errorf("two answers in the same order %v: Reorder rotates each", got.HostComputeEndpoints)
 	}
+	// Another agent's load balancer may carry several VIPs; their order is HNS's too.
+	if slices.Equal(created.FrontendVIPs, got.FrontendVIPs) {
+		t.Errorf("two answers list the VIPs in the same order %v: Reorder rotates them too", got.FrontendVIPs)
+	}
 	stored := h.Snapshot().LoadBalancers[0]
 	if stored.ID != strings.ToLower(created.ID) || stored.PortMappings[0].Flags != sent.PortMappings[0].Flags ||
-		stored.SchemaVersion != hnslb.V2 || !slices.Equal(stored.HostComputeEndpoints, []string{a, b}) {
+		stored.SchemaVersion != hnslb.V2 || !slices.Equal(stored.HostComputeEndpoints, []string{a, b}) ||
+		!slices.Equal(stored.FrontendVIPs, sent.FrontendVIPs) {
 		t.Errorf("stored %+v", stored)
 	}
 	// GUIDs come back as they were answered: HNS stores them lower case.
