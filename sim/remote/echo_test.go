@@ -67,14 +67,25 @@ func TestEchoOverTheWire(t *testing.T) {
 	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", path)
 	}}}
-	resp, err := hc.Get("http://hnssim/loadbalancers")
-	if err != nil {
-		t.Fatal(err)
+	rawGet := func(url string) string {
+		t.Helper()
+		resp, err := hc.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return string(raw)
 	}
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(raw), `"IsApplied":false`) || !strings.Contains(string(raw), strings.ToUpper(lb.ID)) {
+	if raw := rawGet("http://hnssim/loadbalancers"); !strings.Contains(raw, `"IsApplied":false`) || !strings.Contains(raw, strings.ToUpper(lb.ID)) {
 		t.Errorf("raw list %s", raw)
+	}
+	// A network's endpoints are answered with them too (hnsproxy lists those at its start).
+	if raw := rawGet("http://hnssim/networks/" + n.ID + "/endpoints"); !strings.Contains(raw, `"IsApplied":false`) || !strings.Contains(raw, strings.ToUpper(ep.ID)) {
+		t.Errorf("raw list of the network's endpoints %s", raw)
+	}
+	if got, err := c.ListEndpointsOfNetwork(ctx, n.ID); err != nil || len(got) != 1 || got[0].ID != strings.ToUpper(ep.ID) {
+		t.Errorf("endpoints of the network %+v %v", got, err)
 	}
 	if got, err := c.ListLoadBalancers(ctx); err != nil || len(got) != 1 || got[0].ID != lb.ID {
 		t.Errorf("list %+v %v", got, err)
