@@ -278,7 +278,14 @@ func TestDualStack(t *testing.T) {
 	a.endpoint(hnslb.Endpoint{Policies: []hnslb.EndpointPolicy{
 		hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT, hnslb.OutboundNatPolicySetting{Flags: hnslb.NatFlagsIPv6}),
 	}}, "10.244.1.12", podA3v6)
+	// An IPv4 policy naming a VirtualIP of the other family cannot put it
+	// on an IPv4 packet: it translates to the node's IPv4 address.
+	a.endpoint(hnslb.Endpoint{Policies: []hnslb.EndpointPolicy{
+		hnslb.NewEndpointPolicy(hnslb.EndpointPolicyOutBoundNAT, hnslb.OutboundNatPolicySetting{VirtualIP: "fd00::99"}),
+	}}, "10.244.1.13")
 	runFlows(t, mustCluster(t, a.asNode(ipA, "fd00::1")), "", "", []flow{
+		{name: "a VirtualIP of the other family is not put on the packet", pkt: tcp("10.244.1.13:40000", "198.51.100.1:443"),
+			want: want{outcome: LeftCluster, src: ipA + ":40000", actions: []Action{ActionFromPod, ActionOutboundNAT, ActionEgress}}},
 		{name: "an IPv6 OutBoundNAT policy translates IPv6", pkt: tcp("["+podA3v6+"]:40000", "[2001:db8::1]:443"),
 			want: want{outcome: LeftCluster, src: "[fd00::1]:40000", actions: []Action{ActionFromPod, ActionOutboundNAT, ActionEgress}}},
 		{name: "and leaves IPv4 alone", pkt: tcp("10.244.1.12:40000", "198.51.100.1:443"),
