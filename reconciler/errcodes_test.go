@@ -70,7 +70,8 @@ func testMissingObject(t *testing.T, profile string, variants sim.ErrorVariants,
 	}
 	breakHNS(e, old.ID)
 	rec := &recorder{Client: e.hns}
-	r.client = newDeadlines(rec, r.opts, r.log) // see every delete
+	met := &codesMet{Client: rec}
+	r.client = newDeadlines(met, r.opts, r.log) // see every delete, and the codes met
 	e.hns.ResetCounters()
 
 	want.InternalPort = 8081 // an update: the write meets what broke
@@ -84,6 +85,13 @@ func testMissingObject(t *testing.T, profile string, variants sim.ErrorVariants,
 		t.Errorf("still retrying after one retry (next at %v): %+v", next, r.Statuses())
 	}
 	e.assertRealized([]intent.LB{want})
+	wantCode := variants.MissingBackend
+	if lbGone {
+		wantCode = variants.MissingLoadBalancer
+	}
+	if !met.met(wantCode) {
+		t.Errorf("no load balancer call met 0x%x, the code this run is for (met %#x)", uint32(wantCode), met.codes)
+	}
 
 	c := e.counters()
 	for _, result := range []string{"PortAlreadyExists", "AlreadyExists"} {
