@@ -34,7 +34,13 @@ func TestAddressTakenCodeVariants(t *testing.T) {
 				t.Run(fmt.Sprintf("0x%x/%s/%s", uint32(code), profile, sc.name), func(t *testing.T) {
 					e := newEnvVariants(t, profile, sim.ErrorVariants{AddressTaken: code})
 					e.local("10.244.1.10")
-					sc.run(t, e, e.started())
+					r := e.started()
+					met := &codesMet{Client: e.hns}
+					r.client = newDeadlines(met, r.opts, r.log)
+					sc.run(t, e, r)
+					if !met.met(code) {
+						t.Errorf("no endpoint create met 0x%x, the code this run is for (met %#x)", uint32(code), met.codes)
+					}
 				})
 			}
 		}

@@ -8,7 +8,8 @@ import (
 	"github.com/hnsproxy/hnsproxy/hnslb"
 )
 
-// codesMet records the HNS code of every load balancer call that failed, so
+// codesMet records the HNS code of every load balancer call, endpoint
+// create and listing of a network's endpoints that failed, so
 // a test run under an error variant can tell that it met the variant's code
 // at all: had the simulator answered another one, the test would have
 // passed without testing hnsproxy under it.
@@ -54,4 +55,16 @@ func (c *codesMet) DeleteLoadBalancer(ctx context.Context, id string) error {
 	err := c.Client.DeleteLoadBalancer(ctx, id)
 	c.note(err)
 	return err
+}
+
+func (c *codesMet) CreateEndpoint(ctx context.Context, network string, ep *hnslb.Endpoint) (*hnslb.Endpoint, error) {
+	out, err := c.Client.CreateEndpoint(ctx, network, ep)
+	c.note(err)
+	return out, err
+}
+
+func (c *codesMet) ListEndpointsOfNetwork(ctx context.Context, network string) ([]hnslb.Endpoint, error) {
+	out, err := c.Client.ListEndpointsOfNetwork(ctx, network)
+	c.note(err)
+	return out, err
 }
