@@ -96,10 +96,15 @@ func TestNetworkGoneOrReplacedIsReported(t *testing.T) {
 					e.named()
 					e.local("10.244.1.10")
 					r := e.started(lb("10.96.0.10", 80, loc("10.244.1.10")))
+					met := &codesMet{Client: e.hns}
+					r.client = newDeadlines(met, r.opts, r.log)
 					was := e.netID
 					now := e.replaceNetwork(again)
 					upsert(r, lb("10.96.0.11", 80, rem("10.244.2.10", "192.168.1.2")))
 					res := r.Sync(ctx)
+					if !met.met(code) {
+						t.Errorf("the remote endpoint's create did not meet 0x%x, the code this run is for (met %#x)", uint32(code), met.codes)
+					}
 					if res.NetworkChanged == nil {
 						t.Fatalf("sync %+v reported no network change", res)
 					}
