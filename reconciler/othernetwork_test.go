@@ -53,7 +53,15 @@ func TestEndpointsOnANetworkNoLongerUsedAreDeleted(t *testing.T) {
 					// known: any error must not keep hnsproxy from starting.
 					c = failingListOf{e.hns, oldNet}
 				}
+				var met *codesMet
+				if listing != 0 {
+					met = &codesMet{Client: e.hns}
+					c = met
+				}
 				r, _ := e.start(c, want)
+				if met != nil && !met.met(listing) {
+					t.Errorf("the start's listing of the gone network did not meet 0x%x, the code this run is for (met %#x)", uint32(listing), met.codes)
+				}
 				if how == "failed delete, repair, restart" {
 					if got := e.remoteEndpointsOn(oldNet); len(got) != 2 {
 						t.Fatalf("after a failed delete the old network holds %v; want both endpoints still", got)
