@@ -129,7 +129,8 @@ func TestObserverFeedsMetricsAndHealth(t *testing.T) {
 	for range 2 { // a load balancer HNS keeps refusing is reported once
 		obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now().Add(time.Second), Full: true, Truncated: 7, MixedPortDropped: 2,
 			NoLocalEndpoints: map[string]int{"external": 4},
-			Result:           reconciler.SyncResult{Failed: 1, Errors: []reconciler.ObjectError{{Kind: reconciler.KindLoadBalancer, Name: webKey.String(), Err: rejected}}}})
+			Result: reconciler.SyncResult{Failed: 1, Errors: []reconciler.ObjectError{{Kind: reconciler.KindLoadBalancer, Name: webKey.String(), Err: rejected}},
+				ForeignHeld: []reconciler.ForeignFrontend{{Key: intent.LBKey{Family: intent.IPv4, VIP: "203.0.113.7", Protocol: hnslb.ProtocolTCP, Port: 443}, ID: "foreign-1"}}}})
 	}
 	if len(rec.Events) != 1 {
 		t.Fatalf("%d rejection events, want 1", len(rec.Events))
@@ -152,8 +153,9 @@ func TestObserverFeedsMetricsAndHealth(t *testing.T) {
 		"lb failed": must(testutil.GetGaugeMetricValue(metrics.Objects.WithLabelValues(metrics.KindLoadBalancer, metrics.StateFailed))),
 		"ep done":   must(testutil.GetGaugeMetricValue(metrics.Objects.WithLabelValues(metrics.KindRemoteEndpoint, metrics.StateRealized))),
 		"last sync": must(testutil.GetGaugeMetricValue(metrics.SyncProxyRulesLastTimestamp.WithLabelValues("IPv6"))),
+		"foreign":   must(testutil.GetGaugeMetricValue(metrics.ForeignFrontendConflicts)),
 	}
-	want := map[string]float64{"truncated": 7, "mixed": 2, "no local": 4, "lb want": 2, "lb done": 1, "lb failed": 1, "ep done": 1,
+	want := map[string]float64{"truncated": 7, "mixed": 2, "no local": 4, "lb want": 2, "lb done": 1, "lb failed": 1, "ep done": 1, "foreign": 1,
 		"last sync": float64(clk.Now().Add(time.Second).Unix())}
 	for k, w := range want {
 		if checks[k] != w {

@@ -6,9 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
 
 	"github.com/hnsproxy/hnsproxy/reconciler"
 	"github.com/hnsproxy/hnsproxy/sim"
@@ -20,6 +25,12 @@ import (
 // process at a time use it: --cleanup beside a running daemon is refused,
 // deletes nothing and leaves the state file as it was.
 func TestCleanupBesideARunningDaemonIsRefused(t *testing.T) {
+	// --cleanup refuses at once, never waiting as the daemon does for a
+	// predecessor: with an hour's wait, a cleanup that waited would be
+	// stopped by its "waiting" line below and fail with that, not the lock.
+	old := stateLockWait
+	stateLockWait = time.Hour
+	t.Cleanup(func() { stateLockWait = old })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hns := sim.New(sim.Options{})
@@ -31,9 +42,19 @@ func TestCleanupBesideARunningDaemonIsRefused(t *testing.T) {
 	go func() { done <- run(ctx, cfg, fake.NewClientset(webOnTwoNodes()...), hns) }()
 	lb := waitForWeb(ctx, t, hns, done)
 
-	err := runCleanup(ctx, cfg, hns)
-	if err == nil {
-		t.Errorf("--cleanup beside the running daemon succeeded, want it refused")
+	cleanupCtx, stopCleanup := context.WithCancel(ctx)
+	defer stopCleanup()
+	logger, waiting := logSignal(lockWaitLine)
+	go func() {
+		select {
+		case <-waiting:
+			stopCleanup()
+		case <-cleanupCtx.Done():
+		}
+	}()
+	err := runCleanup(klog.NewContext(cleanupCtx, logger), cfg, hns)
+	if !errors.Is(err, reconciler.ErrStateFileLocked) {
+		t.Errorf("--cleanup beside the running daemon: %v, want it refused at once for the lock", err)
 	}
 	if _, gerr := hns.GetLoadBalancerByID(ctx, lb.ID); gerr != nil {
 		t.Errorf("the daemon's load balancer after the refused --cleanup: %v", gerr)
@@ -87,4 +108,47 @@ func TestCleanupRunsWhereTheLockCannotBeMade(t *testing.T) {
 	if err := runCleanup(context.Background(), cfg, sim.New(sim.Options{})); err != nil {
 		t.Errorf("--cleanup where the lock file cannot be opened: %v", err)
 	}
+}
+
+// A DaemonSet pod replaced while the old one still shuts down finds the
+// state file locked: it waits for the lock rather than failing its start
+// (and crash-looping) while its predecessor lets go.
+func TestADaemonWaitsForTheLockItsPredecessorStillHolds(t *testing.T) {
+	stateFile := filepath.Join(t.TempDir(), "state.json")
+	held, err := reconciler.LockStateFile(stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	logger, waiting := logSignal(lockWaitLine)
+	got := make(chan error, 1)
+	go func() {
+		l, err := lockState(context.Background(), logger, stateFile, time.Hour)
+		l.Release()
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("lockState beside a held lock returned %v without waiting", err)
+	case <-waiting:
+	}
+	held.Release()
+	if err := <-got; err != nil {
+		t.Errorf("lockState once the predecessor let go: %v, want the lock", err)
+	}
+}
+
+// lockWaitLine is what lockState logs when it starts waiting for the lock.
+const lockWaitLine = "waiting for it to stop"
+
+// logSignal is a logger whose returned channel closes when a line holding
+// text is logged.
+func logSignal(text string) (logr.Logger, <-chan struct{}) {
+	seen := make(chan struct{})
+	var once sync.Once
+	return funcr.New(func(_, args string) {
+		if strings.Contains(args, text) {
+			once.Do(func() { close(seen) })
+		}
+	}, funcr.Options{}), seen
 }
