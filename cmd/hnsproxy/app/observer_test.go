@@ -126,6 +126,8 @@ func TestObserverFeedsMetricsAndHealth(t *testing.T) {
 		t.Error("a sync that finished without reaching HNS is a live loop: /livez must stay healthy (F7)")
 	}
 	rejected := hnslb.NewError("CreateLoadBalancer", hnslb.CodePortAlreadyExists, "exists")
+	// The start-up's cap, which syncs that learn none leave in place.
+	metrics.SetBackendCap(64, metrics.BackendCapFromHNSVersion)
 	for range 2 { // a load balancer HNS keeps refusing is reported once
 		obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now().Add(time.Second), Full: true, Truncated: 7, MixedPortDropped: 2,
 			NoLocalEndpoints: map[string]int{"external": 4},
@@ -165,6 +167,15 @@ func TestObserverFeedsMetricsAndHealth(t *testing.T) {
 	n, err := testutil.GetHistogramMetricCount(metrics.SyncFullProxyRulesLatency.WithLabelValues("IPv4"))
 	if err != nil || n == 0 {
 		t.Errorf("full sync latency not observed: %d %v", n, err)
+	}
+	// Syncs that learned no cap leave the start-up's in place; a learned
+	// one replaces it.
+	if got := must(testutil.GetGaugeMetricValue(metrics.BackendCap.WithLabelValues(metrics.BackendCapFromHNSVersion))); got != 64 {
+		t.Errorf("backend cap from the HNS version after syncs that learned none = %v, want 64", got)
+	}
+	obs.SyncDone(proxier.SyncStats{Start: clk.Now(), End: clk.Now(), Result: reconciler.SyncResult{LearnedBackendCap: 32}})
+	if got := must(testutil.GetGaugeMetricValue(metrics.BackendCap.WithLabelValues(metrics.BackendCapLearned))); got != 32 {
+		t.Errorf("learned backend cap = %v, want 32", got)
 	}
 }
 
