@@ -445,6 +445,30 @@ func TestProgrammingLatencyIsLabelledWithItsSlicesFamily(t *testing.T) {
 	}
 }
 
+// TestEachSyncIsOneLatencySamplePerFamily: two --cluster-cidr ranges of
+// one family (a cluster that added a pod range) are still one family, so
+// each sync is one sample of that family's sync latency, not one per range.
+func TestEachSyncIsOneLatencySamplePerFamily(t *testing.T) {
+	metrics.Register()
+	count := func(family string) uint64 {
+		n, err := testutil.GetHistogramMetricCount(metrics.SyncProxyRulesLatency.WithLabelValues(family))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, cidrs := range [][]string{
+		{"10.244.0.0/16", "10.245.0.0/16", "fd00:10:244::/56"},
+		{"10.244.0.0/16", "fd00:10:244::/56", "fd00:10:245::/56"},
+	} {
+		v4, v6 := count("IPv4"), count("IPv6")
+		newObserver(cidrs, nil, nil, nil, nil).SyncDone(proxier.SyncStats{})
+		if got4, got6 := count("IPv4")-v4, count("IPv6")-v6; got4 != 1 || got6 != 1 {
+			t.Errorf("--cluster-cidr %v: one sync gave %d IPv4 and %d IPv6 samples, want 1 each", cidrs, got4, got6)
+		}
+	}
+}
+
 // TestNodeCauseCountsBecomeAGaugeByReasonAndType: the Services a node
 // cause affects are a gauge labelled by the Node event's reason and type,
 // set at every sync, and 0 (not the last count) once the proxier counts
