@@ -110,6 +110,34 @@ func TestCleanupRunsWhereTheLockCannotBeMade(t *testing.T) {
 	}
 }
 
+// A DaemonSet pod replaced while the old one still shuts down finds the
+// state file locked: it waits for the lock rather than failing its start
+// (and crash-looping) while its predecessor lets go.
+func TestADaemonWaitsForTheLockItsPredecessorStillHolds(t *testing.T) {
+	stateFile := filepath.Join(t.TempDir(), "state.json")
+	held, err := reconciler.LockStateFile(stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	logger, waiting := logSignal(lockWaitLine)
+	got := make(chan error, 1)
+	go func() {
+		l, err := lockState(context.Background(), logger, stateFile, time.Hour)
+		l.Release()
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("lockState beside a held lock returned %v without waiting", err)
+	case <-waiting:
+	}
+	held.Release()
+	if err := <-got; err != nil {
+		t.Errorf("lockState once the predecessor let go: %v, want the lock", err)
+	}
+}
+
 // lockWaitLine is what lockState logs when it starts waiting for the lock.
 const lockWaitLine = "waiting for it to stop"
 
