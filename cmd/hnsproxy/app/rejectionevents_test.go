@@ -288,3 +288,20 @@ func TestAGatheringStatusForgetsNoRefusal(t *testing.T) {
 	h.sync(refusals)
 	h.check("the same refusals after a read of a status still Gathering", 0, 0)
 }
+
+// A load balancer HNS refused before and now refuses with another error
+// (one cause fixed, another showing) is news: its Service gets another
+// Warning, naming the new error.
+func TestARefusalWithAnotherErrorIsReportedAgain(t *testing.T) {
+	h := newRefusals(t, 1)
+	h.sync(h.failing(hnslb.CodeInvalidParameter, 0, 1))
+	h.sync(h.failing(hnslb.CodeInvalidParameter, 0, 1))
+	h.check("refused twice with one error", 1, 0)
+	h.sync(h.failing(hnslb.CodePortAlreadyExists, 0, 1))
+	if n := len(h.rec.Events); n != 1 {
+		t.Fatalf("%d events once refused with another error, want 1", n)
+	}
+	if ev := <-h.rec.Events; !strings.Contains(ev, "0x803b0013") {
+		t.Errorf("the Warning for the new error says %q, want its code 0x803b0013", ev)
+	}
+}
