@@ -137,7 +137,8 @@ func (h *refusals) check(when string, wantServices, wantNode int) {
 // refused with it: rejectionsRaisedPerCode on their Services, then one on
 // the Node, then none, however many more. Another code has its own bound,
 // and once no load balancer is refused with a code, a new refusal with it
-// is raised on its Service again.
+// is raised on its Service again, and a new storm of it is bounded afresh
+// (not silenced as the end of the last one).
 func TestRejectionsOfOneCodeAreBoundedUntilTheyEnd(t *testing.T) {
 	const n = 3 * rejectionsRaisedPerCode
 	h := newRefusals(t, n)
@@ -148,6 +149,10 @@ func TestRejectionsOfOneCodeAreBoundedUntilTheyEnd(t *testing.T) {
 	h.check("refused again", 0, 0)
 	h.sync(h.failing(hnslb.CodeInvalidParameter, n, n+1))
 	h.check("another code meanwhile", 1, 0)
+	h.programmed(0, n)
+	h.sync(nil)
+	h.sync(h.failing(codeUnspecified, 0, n))
+	h.check("a new storm once none was refused with the code", rejectionsRaisedPerCode, 1)
 	h.programmed(0, n)
 	h.sync(nil)
 	h.sync(h.failing(codeUnspecified, 0, 1))
