@@ -8,8 +8,12 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 
+	hnsevents "github.com/hnsproxy/hnsproxy/events"
 	"github.com/hnsproxy/hnsproxy/reconciler"
 	"github.com/hnsproxy/hnsproxy/sim"
 )
@@ -97,6 +101,48 @@ func TestHardFailWhileWaitingForTheNetwork(t *testing.T) {
 	err := run(ctx, cfg, fake.NewClientset(webOnTwoNodes()...), hns)
 	if err == nil || !strings.Contains(err.Error(), "healthz server on "+busy.Addr().String()) {
 		t.Fatalf("run = %v, want the healthz server's failure", err)
+	}
+}
+
+// Without --bind-address-hard-fail a server that cannot listen stops
+// nothing: programming goes on, and the Node gets a Warning saying why
+// (kube-proxy's FailedToStartMetricServer), the one sign of it outside
+// the log.
+func TestABusyMetricsAddressIsRaisedOnTheNodeAndProgrammingGoesOn(t *testing.T) {
+	busy := busyAddress(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hns := sim.New(sim.Options{})
+	wireWinOne(t, hns)
+	client := fake.NewClientset(webOnTwoNodes()...)
+	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--hns-endpoint=sim", "--min-sync-period=0",
+		"--healthz-bind-address=127.0.0.1:"+freePort(t), "--metrics-bind-address="+busy.Addr().String(),
+		"--state-file="+t.TempDir()+"/state.json")
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, cfg, client, hns) }()
+	waitForWeb(ctx, t, hns, done)
+	var seen []string
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := client.EventsV1().Events("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		seen = seen[:0]
+		for _, ev := range list.Items {
+			seen = append(seen, ev.Reason+": "+ev.Note)
+			if ev.Reason == hnsevents.ReasonFailedToStartMetricServer && ev.Type == v1.EventTypeWarning &&
+				ev.Regarding.Kind == "Node" && strings.Contains(ev.Note, busy.Addr().String()) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Errorf("no FailedToStartMetricServer Warning on the Node naming %s; events: %q", busy.Addr(), seen)
+	}
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("the daemon returned %v, want it to run on until stopped", err)
 	}
 }
 
