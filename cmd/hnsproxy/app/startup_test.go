@@ -227,8 +227,9 @@ func TestSeedSimNetwork(t *testing.T) {
 
 // TestCapabilitiesWorkAroundOSBugs: on Windows Server 2022 with KB5005619
 // and l2bridge, --enable-dsr gives no DSR by default; the bug is told (the
-// Node event) and exported. --os-bug-workarounds=none keeps DSR and still
-// tells the bug, with the metric at 0.
+// Node event) and exported (the metric, /debug/hns's osBugs).
+// --os-bug-workarounds=none keeps DSR and still tells the bug, with the
+// metric at 0 and osBugs saying it is not worked around.
 func TestCapabilitiesWorkAroundOSBugs(t *testing.T) {
 	metrics.Register()
 	p, err := sim.ProfileByName(sim.ProfileWS2022KB)
@@ -254,6 +255,10 @@ func TestCapabilitiesWorkAroundOSBugs(t *testing.T) {
 		}
 		if got, err := testutil.GetGaugeMetricValue(metrics.OSBugWorkaround.WithLabelValues(bug)); err != nil || got != c.wantMetric {
 			t.Errorf("workarounds %q: hnsproxy_os_bug_workaround %v, want %v", c.workarounds, got, c.wantMetric)
+		}
+		v := viewOf(t, debugSource(cfg, &Deps{Network: l2bridge, Capabilities: caps}, statuses{}))
+		if worked, listed := v.OSBugs[bug]; !listed || worked != (c.wantMetric == 1) {
+			t.Errorf("workarounds %q: /debug/hns osBugs %v, want %s worked around: %v", c.workarounds, v.OSBugs, bug, c.wantMetric == 1)
 		}
 	}
 }
