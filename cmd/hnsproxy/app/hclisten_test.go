@@ -1,10 +1,19 @@
 package app
 
 import (
+	"context"
+	"net"
 	"slices"
+	"strconv"
 	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
+	"github.com/hnsproxy/hnsproxy/sim"
 )
 
 // kube-proxy on Windows runs dual-stack wherever HNS supports IPv6 dual
@@ -40,4 +49,54 @@ func TestHealthCheckPortsListenInEveryFamilyServed(t *testing.T) {
 	if servesIPv6(Capabilities{}, &hnslb.Network{Type: hnslb.NetworkTypeL2Bridge}) {
 		t.Error("an HNS without IPv6 dual stack serves no IPv6")
 	}
+}
+
+// A stopped daemon has closed its Services' health-check node ports when
+// it returns: the next hnsproxy on the node (a replaced pod, the service
+// restarted) must find them free, not fail each with "address already in
+// use".
+func TestAStoppedDaemonFreesItsHealthCheckPorts(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hns := sim.New(sim.Options{})
+	wireWinOne(t, hns)
+	port := freePort(t)
+	hcPort, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := webOnTwoNodes()
+	web := objs[1].(*v1.Service)
+	web.Spec.Type = v1.ServiceTypeLoadBalancer
+	web.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+	web.Spec.Ports[0].NodePort = 30080
+	web.Spec.HealthCheckNodePort = int32(hcPort)
+	web.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{IP: "198.51.100.7"}}
+	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--min-sync-period=0",
+		"--healthz-bind-address=127.0.0.1:"+freePort(t), "--metrics-port=0",
+		"--state-file="+t.TempDir()+"/state.json", "--hns-endpoint=sim")
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, cfg, fake.NewClientset(objs...), hns) }()
+	addr := net.JoinHostPort("127.0.0.1", port)
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			t.Fatalf("the daemon stopped: %v", err)
+		default:
+		}
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("shop/web's health-check port %s never opened: %v", port, err)
+	}
+	cancel()
+	<-done
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("shop/web's health-check port after the daemon returned: %v", err)
+	}
+	ln.Close()
 }
