@@ -2,10 +2,14 @@ package app
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/component-base/metrics/testutil"
 
 	"github.com/hnsproxy/hnsproxy/hnslb"
@@ -108,4 +112,52 @@ func timeoutsOf(t *testing.T, op string) float64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// A sync stuck on a hung HNS call is no dead hnsproxy: once a change has
+// waited past the health timeout /healthz says so (503), while /livez stays
+// 200, so the liveness probe does not restart a pod that a restart would
+// not help (F7). The daemon's /livez must see the reconciler's HNS calls.
+func TestLivezStaysHealthyWhileASyncWaitsOnAHungHNS(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hns := sim.New(sim.Options{})
+	wireWinOne(t, hns)
+	client := fake.NewClientset(webOnTwoNodes()...)
+	healthz := "http://127.0.0.1:" + freePort(t)
+	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--hns-endpoint=sim", "--min-sync-period=0",
+		"--iptables-sync-period=200ms", "--hns-call-timeout=1h", "--healthz-bind-address="+strings.TrimPrefix(healthz, "http://"),
+		"--metrics-port=0", "--state-file="+t.TempDir()+"/state.json")
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, cfg, client, hns) }()
+	waitForWeb(ctx, t, hns, done)
+
+	hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpCreateLoadBalancer}})
+	defer func() {
+		cancel()
+		hns.SetFaults(sim.Faults{}) // lets the held create return
+		<-done
+	}()
+	web, err := client.CoreV1().Services("shop").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web.Spec.ExternalIPs = []string{"192.0.2.50"} // a load balancer to create
+	if _, err := client.CoreV1().Services("shop").Update(ctx, web, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// /healthz turns 503 once the change has waited the health timeout,
+	// which is when a /livez blind to HNS would turn 503 too.
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		code, _ := httpGet(t, healthz+"/healthz")
+		return code == http.StatusServiceUnavailable, nil
+	}); err != nil {
+		t.Fatalf("/healthz never turned 503 while the create hung (held calls: %d): %v", hns.Held(), err)
+	}
+	if hns.Held() == 0 {
+		t.Fatal("no create is held: the test's hang did not take")
+	}
+	if code, body := httpGet(t, healthz+"/livez"); code != http.StatusOK {
+		t.Errorf("/livez while the sync waits on a hung HNS call = %d %s, want 200", code, body)
+	}
 }
