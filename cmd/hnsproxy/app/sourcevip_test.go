@@ -44,3 +44,24 @@ func TestEnsureSourceVIP(t *testing.T) {
 		t.Errorf("overlay without IPAM: %v, want an error naming the missing IPAM and winkernel.sourceVip", err)
 	}
 }
+
+// The source VIP is reserved in the overlay network's IPv4 pod subnet
+// (overlay carries IPv4 only; an IPv6 source VIP stops the start), wherever
+// a dual-stack network lists it among its subnets.
+func TestPodSubnetIsTheNetworksIPv4Subnet(t *testing.T) {
+	v4, v6 := hnslb.Subnet{IpAddressPrefix: "10.244.1.1/24"}, hnslb.Subnet{IpAddressPrefix: "fd00:10:244:1::/64"}
+	for _, tc := range []struct {
+		name  string
+		ipams []hnslb.Ipam
+		want  string
+	}{
+		{"IPv4 only", []hnslb.Ipam{{Subnets: []hnslb.Subnet{v4}}}, "10.244.1.0/24"},
+		{"IPv6 listed first", []hnslb.Ipam{{Subnets: []hnslb.Subnet{v6, v4}}}, "10.244.1.0/24"},
+		{"IPv6 in the first IPAM", []hnslb.Ipam{{Subnets: []hnslb.Subnet{v6}}, {Subnets: []hnslb.Subnet{v4}}}, "10.244.1.0/24"},
+		{"IPv6 only", []hnslb.Ipam{{Subnets: []hnslb.Subnet{v6}}}, "invalid Prefix"},
+	} {
+		if got := podSubnet(&hnslb.Network{Ipams: tc.ipams}).String(); got != tc.want {
+			t.Errorf("%s: pod subnet %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
