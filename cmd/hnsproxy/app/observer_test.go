@@ -242,8 +242,8 @@ func TestReconcilerCountsReachTheirMetrics(t *testing.T) {
 // endpoint for its address, and the load balancer leaves it out. The
 // Service gets one HNSEndpointAddressRefused Warning naming the backend,
 // the port and why, however many retries HNS refuses; another after the
-// backend was programmed and is refused again; none for other errors of
-// the endpoint.
+// backend was programmed and is refused again, and another when HNS
+// refuses it for another reason; none for other errors of the endpoint.
 func TestObserverReportsRefusedAddresses(t *testing.T) {
 	metrics.Register()
 	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
@@ -274,7 +274,16 @@ func TestObserverReportsRefusedAddresses(t *testing.T) {
 	src.lbs[0].MissingBackends = []string{"10.244.3.31"}
 	sync(reserved)
 	if len(rec.Events) != 1 {
-		t.Errorf("%d events after the refusal came back, want 1", len(rec.Events))
+		t.Fatalf("%d events after the refusal came back, want 1", len(rec.Events))
+	}
+	<-rec.Events
+	sync(reconciler.ObjectError{Kind: reconciler.KindRemoteEndpoint, Name: "10.244.3.31",
+		Err: hnslb.NewError("CreateEndpoint", hnslb.CodeInvalidParameter, "The parameter is incorrect.")})
+	if len(rec.Events) != 1 {
+		t.Fatalf("%d events once HNS refused the endpoint for another reason, want 1", len(rec.Events))
+	}
+	if ev := <-rec.Events; !strings.Contains(ev, "HNSEndpointRejected") || !strings.Contains(ev, "backend 10.244.3.31") {
+		t.Errorf("event = %q, want HNSEndpointRejected for backend 10.244.3.31", ev)
 	}
 }
 
