@@ -154,7 +154,7 @@ func podAndForeignLB(ctx context.Context, t *testing.T, hns *sim.HNS) (*hnslb.Ne
 
 // --cleanup's HNS calls have the deadlines the daemon's have: its listing
 // ends at --hns-list-timeout, as operators.md says, not at the built-in
-// two minutes whatever the flag. A node whose listings need a longer
+// two minutes whatever the flag, nor at --hns-call-timeout. A node whose listings need a longer
 // deadline than the default could otherwise never be cleaned up, and one
 // given a shorter one waited minutes on a hung HNS.
 func TestCleanupListingEndsAtTheListTimeoutFlag(t *testing.T) {
@@ -162,7 +162,7 @@ func TestCleanupListingEndsAtTheListTimeoutFlag(t *testing.T) {
 	hns.SetFaults(sim.Faults{Hang: []sim.Op{sim.OpListLoadBalancers}})
 	t.Cleanup(func() { hns.SetFaults(sim.Faults{}) })
 	cfg := parseConfig(t, "--cleanup", "--network-name=cbr0", "--hostname-override=win-1", "--hns-endpoint=sim",
-		"--state-file="+filepath.Join(t.TempDir(), "state.json"), "--hns-list-timeout=200ms", "--hns-call-timeout=200ms")
+		"--state-file="+filepath.Join(t.TempDir(), "state.json"), "--hns-list-timeout=200ms", "--hns-call-timeout=1h")
 
 	done := make(chan error, 1)
 	go func() { done <- runCleanup(context.Background(), cfg, hns) }()
