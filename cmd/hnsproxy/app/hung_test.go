@@ -115,9 +115,10 @@ func timeoutsOf(t *testing.T, op string) float64 {
 }
 
 // A sync stuck on a hung HNS call is no dead hnsproxy: once a change has
-// waited past the health timeout /healthz says so (503), while /livez stays
-// 200, so the liveness probe does not restart a pod that a restart would
-// not help (F7). The daemon's /livez must see the reconciler's HNS calls.
+// waited past the health timeout, kube-proxy's two sync periods, /healthz
+// says so (503), while /livez stays 200, so the liveness probe does not
+// restart a pod that a restart would not help (F7). The daemon's /livez
+// must see the reconciler's HNS calls.
 func TestLivezStaysHealthyWhileASyncWaitsOnAHungHNS(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -126,7 +127,7 @@ func TestLivezStaysHealthyWhileASyncWaitsOnAHungHNS(t *testing.T) {
 	client := fake.NewClientset(webOnTwoNodes()...)
 	healthz := "http://127.0.0.1:" + freePort(t)
 	cfg := parseConfig(t, "--network-name=cbr0", "--hostname-override=win-1", "--hns-endpoint=sim", "--min-sync-period=0",
-		"--iptables-sync-period=200ms", "--hns-call-timeout=1h", "--healthz-bind-address="+strings.TrimPrefix(healthz, "http://"),
+		"--iptables-sync-period=1s", "--hns-call-timeout=1h", "--healthz-bind-address="+strings.TrimPrefix(healthz, "http://"),
 		"--metrics-port=0", "--state-file="+t.TempDir()+"/state.json")
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, cfg, client, hns) }()
@@ -143,6 +144,7 @@ func TestLivezStaysHealthyWhileASyncWaitsOnAHungHNS(t *testing.T) {
 		t.Fatal(err)
 	}
 	web.Spec.ExternalIPs = []string{"192.0.2.50"} // a load balancer to create
+	changed := time.Now()
 	if _, err := client.CoreV1().Services("shop").Update(ctx, web, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +155,11 @@ func TestLivezStaysHealthyWhileASyncWaitsOnAHungHNS(t *testing.T) {
 		return code == http.StatusServiceUnavailable, nil
 	}); err != nil {
 		t.Fatalf("/healthz never turned 503 while the create hung (held calls: %d): %v", hns.Held(), err)
+	}
+	// The health server queued the change after changed, and answers 503
+	// only once now - queued >= its timeout: a lower bound, whatever the load.
+	if waited := time.Since(changed); waited < 2*time.Second {
+		t.Errorf("/healthz turned 503 %v after the change, before two sync periods (2s)", waited)
 	}
 	if hns.Held() == 0 {
 		t.Fatal("no create is held: the test's hang did not take")
