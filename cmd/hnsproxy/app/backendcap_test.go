@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
@@ -44,22 +42,10 @@ func TestAnOperatorsBackendCapIsNeverLowered(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, cfg, client, hns) }()
-	var seen []string
-	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := client.EventsV1().Events("").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err
-		}
-		seen = seen[:0]
-		for _, ev := range list.Items {
-			seen = append(seen, ev.Reason+": "+ev.Note)
-			if ev.Reason == hnsevents.ReasonLoadBalancerRejected && strings.Contains(ev.Note, "(0x57)") {
-				return true, nil
-			}
-		}
-		return false, nil
-	}); err != nil {
-		t.Fatalf("no HNSLoadBalancerRejected for the backends HNS refuses: %v; events %q", err, seen)
+	if ok, seen := eventRaised(ctx, client, func(ev eventsv1.Event) bool {
+		return ev.Reason == hnsevents.ReasonLoadBalancerRejected && strings.Contains(ev.Note, "(0x57)")
+	}); !ok {
+		t.Fatalf("no HNSLoadBalancerRejected for the backends HNS refuses; events %q", seen)
 	}
 	for _, lb := range hns.Snapshot().LoadBalancers {
 		t.Errorf("HNS holds load balancer %v with %d backends: the operator's cap of 100 was lowered", lb.FrontendVIPs, len(lb.HostComputeEndpoints))

@@ -9,8 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
 	hnsevents "github.com/hnsproxy/hnsproxy/events"
@@ -121,23 +120,10 @@ func TestABusyMetricsAddressIsRaisedOnTheNodeAndProgrammingGoesOn(t *testing.T) 
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, cfg, client, hns) }()
 	waitForWeb(ctx, t, hns, done)
-	var seen []string
-	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := client.EventsV1().Events("").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err
-		}
-		seen = seen[:0]
-		for _, ev := range list.Items {
-			seen = append(seen, ev.Reason+": "+ev.Note)
-			if ev.Reason == hnsevents.ReasonFailedToStartMetricServer && ev.Type == v1.EventTypeWarning &&
-				ev.Regarding.Kind == "Node" && strings.Contains(ev.Note, busy.Addr().String()) {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
+	if ok, seen := eventRaised(ctx, client, func(ev eventsv1.Event) bool {
+		return ev.Reason == hnsevents.ReasonFailedToStartMetricServer && ev.Type == v1.EventTypeWarning &&
+			ev.Regarding.Kind == "Node" && strings.Contains(ev.Note, busy.Addr().String())
+	}); !ok {
 		t.Errorf("no FailedToStartMetricServer Warning on the Node naming %s; events: %q", busy.Addr(), seen)
 	}
 	cancel()

@@ -14,6 +14,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -231,4 +232,25 @@ func waitForVIP(ctx context.Context, t *testing.T, hns *sim.HNS, done <-chan err
 // hasLB reports whether lbs holds the load balancer id.
 func hasLB(lbs []hnslb.LoadBalancer, id string) bool {
 	return slices.ContainsFunc(lbs, func(l hnslb.LoadBalancer) bool { return l.ID == id })
+}
+
+// eventRaised polls the API's events until match takes one, for up to a
+// minute, and returns whether one came and the events it saw last.
+func eventRaised(ctx context.Context, client *fake.Clientset, match func(eventsv1.Event) bool) (bool, []string) {
+	var seen []string
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := client.EventsV1().Events("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		seen = seen[:0]
+		for _, ev := range list.Items {
+			seen = append(seen, ev.Reason+": "+ev.Note)
+			if match(ev) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return err == nil, seen
 }
