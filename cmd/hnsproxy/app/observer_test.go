@@ -191,7 +191,11 @@ func TestObserverOpensHealthCheckPorts(t *testing.T) {
 	t.Cleanup(services.Close)
 	obs := newObserver(nil, health, services, nil, nil)
 	web := types.NamespacedName{Namespace: "shop", Name: "web"}
-	obs.HealthChecks(map[types.NamespacedName]desired.HealthCheck{web: {NodePort: port, LocalIPv4: 2}, {Namespace: "shop", Name: "nohc"}: {}})
+	nohc := types.NamespacedName{Namespace: "shop", Name: "nohc"}
+	obs.HealthChecks(map[types.NamespacedName]desired.HealthCheck{web: {NodePort: port, LocalIPv4: 2}, nohc: {}})
+	if addrs := services.Addrs(nohc); addrs != nil {
+		t.Errorf("a Service without a health-check node port listens on %v, want nothing", addrs)
+	}
 	resp, err := http.Get("http://" + net.JoinHostPort("127.0.0.1", itoa(port)) + "/")
 	if err != nil {
 		t.Fatal(err)
