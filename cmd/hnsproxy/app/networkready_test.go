@@ -77,4 +77,8 @@ func TestDaemonWaitsForTheOverlayNetworksProviderAddress(t *testing.T) {
 	if u.reads < u.readyAt {
 		t.Errorf("the network was read %d times, the provider address appeared at the %dth", u.reads, u.readyAt)
 	}
+	// Stopped and waited for: its last state file write must land before
+	// t.TempDir's removal, which otherwise fails on the file it finds.
+	cancel()
+	<-done
 }
