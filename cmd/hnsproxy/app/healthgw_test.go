@@ -68,4 +68,7 @@ func TestDaemonFindsARootEndpointMadeAfterStart(t *testing.T) {
 	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, lbOn("198.51.100.7", 32001, "10.244.1.2")); err != nil {
 		t.Fatalf("health checks on the ingress IP are not forwarded to the root endpoint made after start: %v", err)
 	}
+	// Its last state file write must land before t.TempDir's removal.
+	cancel()
+	<-done
 }
