@@ -218,8 +218,15 @@ func TestFailedAddReleasesItsAddressOnlyOnceItsEndpointIsGone(t *testing.T) {
 // (10.244.1.0/24) and one namespace.
 func cbr0Node(t *testing.T) (*sim.HNS, *hnslb.Namespace) {
 	t.Helper()
-	ctx := context.Background()
 	h := sim.New(sim.Options{})
+	return h, cbr0On(t, h)
+}
+
+// cbr0On makes the l2bridge network cbr0 (10.244.1.0/24) and a pod's
+// namespace on h, and returns the namespace.
+func cbr0On(t *testing.T, h *sim.HNS) *hnslb.Namespace {
+	t.Helper()
+	ctx := context.Background()
 	if _, err := h.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
 		Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}}); err != nil {
 		t.Fatal(err)
@@ -228,7 +235,7 @@ func cbr0Node(t *testing.T) (*sim.HNS, *hnslb.Namespace) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h, ns
+	return ns
 }
 
 // scriptIPAM puts an IPAM plugin, a shell script of body, alone on CNI_PATH.

@@ -35,15 +35,8 @@ func TestAddWhoseNetworkIsDeletedMeanwhileFails(t *testing.T) {
 		t.Run(fmt.Sprintf("0x%x", uint32(code)), func(t *testing.T) {
 			ctx := context.Background()
 			h := sim.New(sim.Options{Variants: sim.ErrorVariants{MissingNetwork: code}})
-			if _, err := h.CreateNetwork(ctx, &hnslb.Network{Name: "cbr0", Type: hnslb.NetworkTypeL2Bridge,
-				Ipams: []hnslb.Ipam{{Type: "Static", Subnets: []hnslb.Subnet{{IpAddressPrefix: "10.244.1.0/24"}}}}}); err != nil {
-				t.Fatal(err)
-			}
-			ns, err := h.CreateNamespace(ctx, &hnslb.Namespace{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = sessionFor(t, networkGoneOnCreate{h}, stdin, "c1", ns.ID).run(cmdAdd)
+			ns := cbr0On(t, h)
+			err := sessionFor(t, networkGoneOnCreate{h}, stdin, "c1", ns.ID).run(cmdAdd)
 			var te *types.Error
 			// The error passes on HNS's code: this run met the one it is for.
 			if !errors.As(err, &te) || !strings.Contains(err.Error(), "create HNS endpoint") || !strings.Contains(err.Error(), fmt.Sprintf("(0x%x)", uint32(code))) {
