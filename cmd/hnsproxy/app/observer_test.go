@@ -406,13 +406,7 @@ func TestSyncWhileHNSIsDownIsNotASync(t *testing.T) {
 func TestNoProgrammingLatencyFromASyncThatMissedHNS(t *testing.T) {
 	metrics.Register()
 	obs := newObserver(nil, nil, nil, nil, nil)
-	count := func() uint64 {
-		n, err := testutil.GetHistogramMetricCount(metrics.NetworkProgrammingLatency.WithLabelValues("IPv4"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	count := func() uint64 { return samples(t, metrics.NetworkProgrammingLatency.WithLabelValues("IPv4")) }
 	before := count()
 	unreachable := hnslb.NewError("CreateLoadBalancer", hnslb.CodeRPCServerUnavailable, "HNS is restarting")
 	obs.SyncDone(proxier.SyncStats{ProgrammingLatency: map[intent.IPFamily][]time.Duration{intent.IPv4: {3 * time.Second}},
@@ -434,11 +428,7 @@ func TestNoProgrammingLatencyFromASyncThatMissedHNS(t *testing.T) {
 func TestProgrammingLatencyIsLabelledWithItsSlicesFamily(t *testing.T) {
 	metrics.Register()
 	count := func(family string) uint64 {
-		n, err := testutil.GetHistogramMetricCount(metrics.NetworkProgrammingLatency.WithLabelValues(family))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
+		return samples(t, metrics.NetworkProgrammingLatency.WithLabelValues(family))
 	}
 	stats := proxier.SyncStats{ProgrammingLatency: map[intent.IPFamily][]time.Duration{
 		intent.IPv4: {time.Second}, intent.IPv6: {2 * time.Second, 3 * time.Second}}}
@@ -463,13 +453,7 @@ func TestProgrammingLatencyIsLabelledWithItsSlicesFamily(t *testing.T) {
 // each sync is one sample of that family's sync latency, not one per range.
 func TestEachSyncIsOneLatencySamplePerFamily(t *testing.T) {
 	metrics.Register()
-	count := func(family string) uint64 {
-		n, err := testutil.GetHistogramMetricCount(metrics.SyncProxyRulesLatency.WithLabelValues(family))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	count := func(family string) uint64 { return samples(t, metrics.SyncProxyRulesLatency.WithLabelValues(family)) }
 	for _, cidrs := range [][]string{
 		{"10.244.0.0/16", "10.245.0.0/16", "fd00:10:244::/56"},
 		{"10.244.0.0/16", "fd00:10:244::/56", "fd00:10:245::/56"},
@@ -502,4 +486,14 @@ func TestNodeCauseCountsBecomeAGaugeByReasonAndType(t *testing.T) {
 	if a := gauge(affinity.Reason, v1.EventTypeWarning); a != 0 {
 		t.Errorf("after the cause ended, %s = %v, want 0", affinity.Reason, a)
 	}
+}
+
+// samples is how many observations a histogram holds.
+func samples(t *testing.T, h k8smetrics.ObserverMetric) uint64 {
+	t.Helper()
+	n, err := testutil.GetHistogramMetricCount(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
